@@ -1,0 +1,68 @@
+# Parallax: `make` builds in place under build/; `make demo`, `make test`, `make bench`.
+PREFIX ?= /usr/local
+BUILD := $(CURDIR)/build
+CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: all deps runtime engine wrappers demo test test-runtime test-sanitizers test-engine \
+        test-e2e bench install clean
+
+all: runtime engine wrappers
+
+deps:
+	@scripts/install-deps.sh
+
+runtime:
+	@cmake -S runtime -B $(BUILD)/runtime -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@ninja -C $(BUILD)/runtime --quiet
+	@mkdir -p $(BUILD)/lib $(BUILD)/include
+	@cp $(BUILD)/runtime/libplx.so $(BUILD)/lib/
+	@cp runtime/include/plx.h $(BUILD)/include/
+
+engine:
+	@cd engine && $(CARGO) build --release --quiet
+	@mkdir -p $(BUILD)/bin
+	@cp engine/target/release/plx $(BUILD)/bin/plx
+
+wrappers:
+	@mkdir -p $(BUILD)/bin
+	@sed -e 's/@COMPILER_VAR@/PLX_CC/' -e 's/@DEFAULT@/cc/' scripts/plx-cc.in > $(BUILD)/bin/plx-cc
+	@sed -e 's/@COMPILER_VAR@/PLX_CXX/' -e 's/@DEFAULT@/c++/' scripts/plx-cc.in > $(BUILD)/bin/plx-c++
+	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++
+
+demo: deps all
+	@scripts/demo.sh
+
+test: deps all test-runtime test-sanitizers test-engine test-e2e
+	@echo "make test: all suites passed"
+
+test-runtime:
+	@ctest --test-dir $(BUILD)/runtime --output-on-failure
+
+test-sanitizers:
+	@cmake -S runtime -B $(BUILD)/asan -G Ninja -DPLX_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@ninja -C $(BUILD)/asan --quiet
+	@ctest --test-dir $(BUILD)/asan --output-on-failure
+	@cmake -S runtime -B $(BUILD)/tsan -G Ninja -DPLX_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@ninja -C $(BUILD)/tsan --quiet
+	@ctest --test-dir $(BUILD)/tsan --output-on-failure -L threads
+
+test-engine:
+	@cd engine && $(CARGO) fmt --all -- --check
+	@cd engine && $(CARGO) clippy --quiet --all-targets -- -D warnings
+	@cd engine && $(CARGO) test --quiet
+
+test-e2e:
+	@python3 -m pytest -q tests/e2e
+
+bench: deps all
+	@bench/run.sh
+
+install: all
+	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
+	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(PREFIX)/bin/
+	install -m 755 $(BUILD)/lib/libplx.so $(PREFIX)/lib/
+	install -m 644 runtime/include/plx.h $(PREFIX)/include/
+
+clean:
+	rm -rf $(BUILD) engine/target

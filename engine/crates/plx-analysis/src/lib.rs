@@ -1,0 +1,2 @@
+//! x
+#![deny(missing_docs)]

@@ -1,0 +1,31 @@
+//! Reads and writes the Parallax experiment format defined in `spec/format.md`.
+//!
+//! [`Experiment::open`] reads a directory: every `<host>.<pid>/process[.N].plx` is decoded into
+//! [`ProcessData`], every `trace[.N].plx` is indexed by chunk ([`TraceIndex`]) without reading
+//! its events, which are then streamed one chunk at a time ([`TraceReader`], [`ChunkEvents`]).
+//! Damage (truncation, garbage, missing files, unfinished processes) becomes [`Warning`]s;
+//! whatever is intact is still returned. The [`writer`] module writes the same format.
+#![deny(missing_docs)]
+
+mod bytes;
+pub mod clock;
+mod error;
+pub mod event;
+pub mod experiment;
+pub mod framing;
+pub mod process;
+pub mod records;
+pub mod trace;
+mod warning;
+pub mod writer;
+
+pub use bytes::ShortPayload;
+pub use clock::{ClockMap, ClockSource};
+pub use error::FormatError;
+pub use event::{ChunkEvents, Event, EventEncoder};
+pub use experiment::{Experiment, ProcessImage};
+pub use framing::FileKind;
+pub use process::{ProcessData, ThreadData};
+pub use records::*;
+pub use trace::{ChunkHeader, ChunkInfo, TraceIndex, TraceReader};
+pub use warning::{Warning, WarningKind};

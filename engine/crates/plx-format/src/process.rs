@@ -1,0 +1,166 @@
+//! Reads one `process.plx` into [`ProcessData`], keeping everything intact and warning about the rest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::framing::{check_file_header, FileKind, RecordIter};
+use crate::records::{
+    Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
+    Throttled, UserEventDef, UserEventStats,
+};
+use crate::warning::{Warning, WarningKind};
+
+/// Everything one thread's records say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadData {
+    /// Process-local index.
+    pub thread: u32,
+    /// ThreadInfo, if written.
+    pub info: Option<ThreadInfo>,
+    /// Current name: the last ThreadName, else the ThreadInfo name.
+    pub name: String,
+    /// The callpath profile, if written (the last one wins).
+    pub profile: Option<ThreadProfile>,
+    /// User event statistics.
+    pub user_stats: Vec<UserEventStats>,
+}
+
+/// The decoded content of one `process.plx` (or `process.N.plx`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcessData {
+    /// The file read.
+    pub path: PathBuf,
+    /// ProcessInfo, if present.
+    pub info: Option<ProcessInfo>,
+    /// Calibration pairs in file order.
+    pub calibrations: Vec<Calibration>,
+    /// Measured ticks per second.
+    pub clock_rate: Option<f64>,
+    /// Modules by id.
+    pub modules: BTreeMap<u32, Module>,
+    /// Regions by id.
+    pub regions: BTreeMap<u32, RegionDef>,
+    /// Threads by index.
+    pub threads: BTreeMap<u32, ThreadData>,
+    /// User event names by id.
+    pub user_events: BTreeMap<u32, UserEventDef>,
+    /// Throttled regions.
+    pub throttled: Vec<Throttled>,
+    /// ProcessEnd, absent if the process did not finish writing.
+    pub end: Option<ProcessEnd>,
+    /// Filter text in force.
+    pub filter: Option<String>,
+    /// Records of types this reader does not know (skipped).
+    pub unknown_records: u64,
+}
+
+impl ProcessData {
+    fn thread_mut(&mut self, thread: u32) -> &mut ThreadData {
+        self.threads.entry(thread).or_insert_with(|| ThreadData {
+            thread,
+            ..ThreadData::default()
+        })
+    }
+
+    fn apply(&mut self, rec: Record) {
+        match rec {
+            Record::ProcessInfo(p) => self.info = Some(p),
+            Record::Calibration(c) => self.calibrations.push(c),
+            Record::ClockRate(r) => self.clock_rate = Some(r),
+            Record::Module(m) => {
+                self.modules.insert(m.module_id, m);
+            }
+            Record::RegionDef(d) => {
+                self.regions.insert(d.region_id, d);
+            }
+            Record::ThreadInfo(t) => {
+                let td = self.thread_mut(t.thread);
+                if td.name.is_empty() {
+                    td.name = t.name.clone();
+                }
+                td.info = Some(t);
+            }
+            Record::ThreadName(n) => {
+                let t = n.thread;
+                self.thread_mut(t).name = n.name;
+            }
+            Record::ThreadProfile(p) => {
+                let t = p.thread;
+                self.thread_mut(t).profile = Some(p);
+            }
+            Record::UserEventDef(d) => {
+                self.user_events.insert(d.event_id, d);
+            }
+            Record::UserEventStats(s) => {
+                let td = self.thread_mut(s.thread);
+                td.user_stats.retain(|o| o.event_id != s.event_id);
+                td.user_stats.push(s);
+            }
+            Record::Throttled(t) => self.throttled.push(t),
+            Record::ProcessEnd(e) => self.end = Some(e),
+            Record::Filter(f) => self.filter = Some(f),
+        }
+    }
+
+    /// Decodes a whole file already in memory; damage is appended to `warnings`.
+    pub fn parse(path: &Path, bytes: &[u8], warnings: &mut Vec<Warning>) -> ProcessData {
+        let mut data = ProcessData {
+            path: path.to_path_buf(),
+            ..ProcessData::default()
+        };
+        let head = &bytes[..bytes.len().min(16)];
+        if let Err(w) = check_file_header(path, head, bytes.len() as u64, FileKind::Process) {
+            warnings.push(w);
+            return data;
+        }
+        let mut it = RecordIter::new(path, bytes);
+        for (h, payload) in it.by_ref() {
+            match Record::decode(h.record_type, payload) {
+                Ok(Some(rec)) => data.apply(rec),
+                Ok(None) => data.unknown_records += 1,
+                Err(problem) => warnings.push(Warning::at(
+                    path,
+                    h.offset,
+                    WarningKind::Malformed,
+                    format!("malformed record of type {}: {}", h.record_type, problem),
+                )),
+            }
+        }
+        if let Some(w) = it.warning {
+            warnings.push(w);
+        }
+        if data.info.is_none() {
+            warnings.push(Warning::file(
+                path,
+                WarningKind::Malformed,
+                "no ProcessInfo record".to_string(),
+            ));
+        }
+        if data.end.is_none() {
+            warnings.push(Warning::file(
+                path,
+                WarningKind::Unfinished,
+                "no ProcessEnd record: the process did not finish writing".to_string(),
+            ));
+        }
+        data
+    }
+
+    /// Reads and decodes a file; an unreadable file gives a warning and empty data.
+    pub fn read(path: &Path, warnings: &mut Vec<Warning>) -> ProcessData {
+        match std::fs::read(path) {
+            Ok(bytes) => Self::parse(path, &bytes, warnings),
+            Err(e) => {
+                warnings.push(Warning::file(
+                    path,
+                    WarningKind::MissingFile,
+                    format!("cannot read: {e}"),
+                ));
+                ProcessData {
+                    path: path.to_path_buf(),
+                    ..ProcessData::default()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,749 @@
+//! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
+
+use crate::bytes::{FieldReader, Put, ShortPayload};
+
+/// Record type numbers.
+pub mod types {
+    /// ProcessInfo.
+    pub const PROCESS_INFO: u16 = 1;
+    /// Calibration.
+    pub const CALIBRATION: u16 = 2;
+    /// ClockRate.
+    pub const CLOCK_RATE: u16 = 3;
+    /// Module.
+    pub const MODULE: u16 = 4;
+    /// RegionDef.
+    pub const REGION_DEF: u16 = 5;
+    /// ThreadInfo.
+    pub const THREAD_INFO: u16 = 6;
+    /// ThreadName.
+    pub const THREAD_NAME: u16 = 7;
+    /// ThreadProfile.
+    pub const THREAD_PROFILE: u16 = 8;
+    /// UserEventDef.
+    pub const USER_EVENT_DEF: u16 = 9;
+    /// UserEventStats.
+    pub const USER_EVENT_STATS: u16 = 10;
+    /// Throttled.
+    pub const THROTTLED: u16 = 11;
+    /// ProcessEnd.
+    pub const PROCESS_END: u16 = 12;
+    /// Filter.
+    pub const FILTER: u16 = 13;
+    /// TraceChunk (trace.plx only).
+    pub const TRACE_CHUNK: u16 = 32;
+}
+
+/// "No such index" in u32 fields (root node parent, main thread parent, no module).
+pub const NONE_U32: u32 = 0xFFFF_FFFF;
+
+/// Which clock the ticks come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockKind {
+    /// The processor's time-stamp counter.
+    Tsc,
+    /// `CLOCK_MONOTONIC` nanoseconds.
+    Monotonic,
+    /// A value this reader does not know.
+    Other(u8),
+}
+
+impl ClockKind {
+    /// From the on-disk byte.
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            0 => ClockKind::Tsc,
+            1 => ClockKind::Monotonic,
+            o => ClockKind::Other(o),
+        }
+    }
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            ClockKind::Tsc => 0,
+            ClockKind::Monotonic => 1,
+            ClockKind::Other(o) => o,
+        }
+    }
+}
+
+/// Record 1: who the process is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessInfo {
+    /// Process id.
+    pub pid: u32,
+    /// Parent process id.
+    pub ppid: u32,
+    /// `CLOCK_REALTIME` at start, ns since the epoch.
+    pub start_realtime_ns: u64,
+    /// Clock of every tick value.
+    pub clock: ClockKind,
+    /// Host name.
+    pub host: String,
+    /// Parallax version that wrote the file.
+    pub version: String,
+    /// `/proc/self/exe`.
+    pub executable: String,
+    /// The command line.
+    pub argv: Vec<String>,
+}
+
+/// Record 2 (and the pair in each trace chunk): a tick value and `CLOCK_MONOTONIC` read right after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Calibration {
+    /// Clock value in ticks.
+    pub ticks: u64,
+    /// `CLOCK_MONOTONIC` in ns.
+    pub monotonic_ns: u64,
+}
+
+/// Record 4: a loaded executable or shared object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Module {
+    /// Id referred to by regions.
+    pub module_id: u32,
+    /// Load bias (runtime address − file address).
+    pub base: u64,
+    /// File of the module.
+    pub path: String,
+}
+
+/// What a region is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegionKind {
+    /// A compiled function.
+    Function,
+    /// A user-defined region.
+    User,
+    /// A phase.
+    Phase,
+    /// The runtime's own work.
+    Runtime,
+    /// A value this reader does not know.
+    Other(u8),
+}
+
+impl RegionKind {
+    /// From the on-disk byte.
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            0 => RegionKind::Function,
+            1 => RegionKind::User,
+            2 => RegionKind::Phase,
+            3 => RegionKind::Runtime,
+            o => RegionKind::Other(o),
+        }
+    }
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            RegionKind::Function => 0,
+            RegionKind::User => 1,
+            RegionKind::Phase => 2,
+            RegionKind::Runtime => 3,
+            RegionKind::Other(o) => o,
+        }
+    }
+    /// A short lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegionKind::Function => "function",
+            RegionKind::User => "user",
+            RegionKind::Phase => "phase",
+            RegionKind::Runtime => "runtime",
+            RegionKind::Other(_) => "other",
+        }
+    }
+}
+
+/// Record 5: a measured region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionDef {
+    /// Dense id from 0; 0 is `plx_flush`.
+    pub region_id: u32,
+    /// Kind of region.
+    pub kind: RegionKind,
+    /// Bit 0: excluded by the filter.
+    pub flags: u8,
+    /// Module of the code, [`NONE_U32`] if none.
+    pub module_id: u32,
+    /// Runtime address (functions), 0 otherwise.
+    pub address: u64,
+    /// Name.
+    pub name: String,
+    /// Source file, empty if unknown.
+    pub file: String,
+    /// Source line, 0 if unknown.
+    pub line: u32,
+}
+
+impl RegionDef {
+    /// Excluded by the filter (never measured).
+    pub fn excluded(&self) -> bool {
+        self.flags & 1 != 0
+    }
+}
+
+/// Record 6: a thread started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Process-local index, 0 = main thread.
+    pub thread: u32,
+    /// Kernel thread id.
+    pub tid: u32,
+    /// Creating thread's index, [`NONE_U32`] for the main thread.
+    pub parent: u32,
+    /// Start time in ticks.
+    pub start_ticks: u64,
+    /// Thread CPU time at start, ns.
+    pub cpu_ns: u64,
+    /// Start routine's name.
+    pub name: String,
+}
+
+/// Record 7: a thread was renamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadName {
+    /// Thread index.
+    pub thread: u32,
+    /// New name.
+    pub name: String,
+}
+
+/// One callpath node of a [`ThreadProfile`] (40 bytes on disk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileNode {
+    /// Index of the parent node, [`NONE_U32`] for a root.
+    pub parent: u32,
+    /// Region id.
+    pub region: u32,
+    /// Times entered.
+    pub calls: u64,
+    /// Calls made from it to measured children.
+    pub child_calls: u64,
+    /// Inclusive time in ticks.
+    pub inclusive_ticks: u64,
+    /// Exclusive time in ticks.
+    pub exclusive_ticks: u64,
+}
+
+/// Record 8: a thread's callpath profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadProfile {
+    /// Thread index.
+    pub thread: u32,
+    /// End time in ticks.
+    pub end_ticks: u64,
+    /// Thread CPU time at end, ns.
+    pub cpu_ns: u64,
+    /// Events recorded in the trace.
+    pub trace_events: u64,
+    /// Events that could not be recorded.
+    pub lost_events: u64,
+    /// Callpaths beyond the profile's capacity.
+    pub lost_nodes: u64,
+    /// The tree in creation order (a parent precedes its children).
+    pub nodes: Vec<ProfileNode>,
+}
+
+/// Record 9: a user event's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserEventDef {
+    /// Event id.
+    pub event_id: u32,
+    /// Name.
+    pub name: String,
+}
+
+/// Record 10: statistics of one user event in one thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UserEventStats {
+    /// Thread index.
+    pub thread: u32,
+    /// Event id.
+    pub event_id: u32,
+    /// Number of values.
+    pub count: u64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sum of values.
+    pub sum: f64,
+    /// Sum of squared values.
+    pub sum_squares: f64,
+}
+
+/// Record 11: a region stopped being measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttled {
+    /// Region id.
+    pub region_id: u32,
+    /// Calls in one callpath of one thread before it was throttled.
+    pub calls: u64,
+    /// Their inclusive time in ticks.
+    pub inclusive_ticks: u64,
+}
+
+/// Why a process image ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// exit() or return from main.
+    Exit,
+    /// A fatal signal.
+    Signal,
+    /// exec() replaced the image.
+    Exec,
+    /// A value this reader does not know.
+    Other(u8),
+}
+
+impl EndReason {
+    /// From the on-disk byte.
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            0 => EndReason::Exit,
+            1 => EndReason::Signal,
+            2 => EndReason::Exec,
+            o => EndReason::Other(o),
+        }
+    }
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            EndReason::Exit => 0,
+            EndReason::Signal => 1,
+            EndReason::Exec => 2,
+            EndReason::Other(o) => o,
+        }
+    }
+}
+
+/// Record 12: the process finished writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessEnd {
+    /// Time in ticks.
+    pub ticks: u64,
+    /// Why.
+    pub reason: EndReason,
+    /// Exit status or signal number.
+    pub status: i32,
+}
+
+/// One decoded record of `process.plx`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// Type 1.
+    ProcessInfo(ProcessInfo),
+    /// Type 2.
+    Calibration(Calibration),
+    /// Type 3: ticks per second.
+    ClockRate(f64),
+    /// Type 4.
+    Module(Module),
+    /// Type 5.
+    RegionDef(RegionDef),
+    /// Type 6.
+    ThreadInfo(ThreadInfo),
+    /// Type 7.
+    ThreadName(ThreadName),
+    /// Type 8.
+    ThreadProfile(ThreadProfile),
+    /// Type 9.
+    UserEventDef(UserEventDef),
+    /// Type 10.
+    UserEventStats(UserEventStats),
+    /// Type 11.
+    Throttled(Throttled),
+    /// Type 12.
+    ProcessEnd(ProcessEnd),
+    /// Type 13: the filter text.
+    Filter(String),
+}
+
+/// Why a record's payload could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeProblem {
+    /// A field ran past the payload.
+    Short(ShortPayload),
+    /// A count field is larger than the payload could hold.
+    BadCount(u64),
+}
+
+impl From<ShortPayload> for DecodeProblem {
+    fn from(s: ShortPayload) -> Self {
+        DecodeProblem::Short(s)
+    }
+}
+
+impl std::fmt::Display for DecodeProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeProblem::Short(s) => write!(
+                f,
+                "field at payload offset {} needs {} bytes past the payload",
+                s.at, s.needed
+            ),
+            DecodeProblem::BadCount(n) => write!(f, "count {n} does not fit in the payload"),
+        }
+    }
+}
+
+impl Record {
+    /// The record type number.
+    pub fn record_type(&self) -> u16 {
+        use types::*;
+        match self {
+            Record::ProcessInfo(_) => PROCESS_INFO,
+            Record::Calibration(_) => CALIBRATION,
+            Record::ClockRate(_) => CLOCK_RATE,
+            Record::Module(_) => MODULE,
+            Record::RegionDef(_) => REGION_DEF,
+            Record::ThreadInfo(_) => THREAD_INFO,
+            Record::ThreadName(_) => THREAD_NAME,
+            Record::ThreadProfile(_) => THREAD_PROFILE,
+            Record::UserEventDef(_) => USER_EVENT_DEF,
+            Record::UserEventStats(_) => USER_EVENT_STATS,
+            Record::Throttled(_) => THROTTLED,
+            Record::ProcessEnd(_) => PROCESS_END,
+            Record::Filter(_) => FILTER,
+        }
+    }
+
+    /// Decodes a payload of a known type; `Ok(None)` for a type this reader does not know.
+    pub fn decode(record_type: u16, payload: &[u8]) -> Result<Option<Record>, DecodeProblem> {
+        use types::*;
+        let mut r = FieldReader::new(payload);
+        let rec = match record_type {
+            PROCESS_INFO => {
+                let pid = r.u32()?;
+                let ppid = r.u32()?;
+                let start_realtime_ns = r.u64()?;
+                let clock = ClockKind::from_u8(r.u8()?);
+                let host = r.str()?;
+                let version = r.str()?;
+                let executable = r.str()?;
+                let argc = r.u32()?;
+                if argc as usize > r.remaining() / 4 {
+                    return Err(DecodeProblem::BadCount(argc as u64));
+                }
+                let mut argv = Vec::with_capacity(argc as usize);
+                for _ in 0..argc {
+                    argv.push(r.str()?);
+                }
+                Record::ProcessInfo(ProcessInfo {
+                    pid,
+                    ppid,
+                    start_realtime_ns,
+                    clock,
+                    host,
+                    version,
+                    executable,
+                    argv,
+                })
+            }
+            CALIBRATION => Record::Calibration(Calibration {
+                ticks: r.u64()?,
+                monotonic_ns: r.u64()?,
+            }),
+            CLOCK_RATE => Record::ClockRate(r.f64()?),
+            MODULE => Record::Module(Module {
+                module_id: r.u32()?,
+                base: r.u64()?,
+                path: r.str()?,
+            }),
+            REGION_DEF => Record::RegionDef(RegionDef {
+                region_id: r.u32()?,
+                kind: RegionKind::from_u8(r.u8()?),
+                flags: r.u8()?,
+                module_id: r.u32()?,
+                address: r.u64()?,
+                name: r.str()?,
+                file: r.str()?,
+                line: r.u32()?,
+            }),
+            THREAD_INFO => Record::ThreadInfo(ThreadInfo {
+                thread: r.u32()?,
+                tid: r.u32()?,
+                parent: r.u32()?,
+                start_ticks: r.u64()?,
+                cpu_ns: r.u64()?,
+                name: r.str()?,
+            }),
+            THREAD_NAME => Record::ThreadName(ThreadName {
+                thread: r.u32()?,
+                name: r.str()?,
+            }),
+            THREAD_PROFILE => {
+                let thread = r.u32()?;
+                let end_ticks = r.u64()?;
+                let cpu_ns = r.u64()?;
+                let trace_events = r.u64()?;
+                let lost_events = r.u64()?;
+                let lost_nodes = r.u64()?;
+                let n = r.u32()?;
+                if n as usize > r.remaining() / 40 {
+                    return Err(DecodeProblem::BadCount(n as u64));
+                }
+                let mut nodes = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    nodes.push(ProfileNode {
+                        parent: r.u32()?,
+                        region: r.u32()?,
+                        calls: r.u64()?,
+                        child_calls: r.u64()?,
+                        inclusive_ticks: r.u64()?,
+                        exclusive_ticks: r.u64()?,
+                    });
+                }
+                Record::ThreadProfile(ThreadProfile {
+                    thread,
+                    end_ticks,
+                    cpu_ns,
+                    trace_events,
+                    lost_events,
+                    lost_nodes,
+                    nodes,
+                })
+            }
+            USER_EVENT_DEF => Record::UserEventDef(UserEventDef {
+                event_id: r.u32()?,
+                name: r.str()?,
+            }),
+            USER_EVENT_STATS => Record::UserEventStats(UserEventStats {
+                thread: r.u32()?,
+                event_id: r.u32()?,
+                count: r.u64()?,
+                min: r.f64()?,
+                max: r.f64()?,
+                sum: r.f64()?,
+                sum_squares: r.f64()?,
+            }),
+            THROTTLED => Record::Throttled(Throttled {
+                region_id: r.u32()?,
+                calls: r.u64()?,
+                inclusive_ticks: r.u64()?,
+            }),
+            PROCESS_END => Record::ProcessEnd(ProcessEnd {
+                ticks: r.u64()?,
+                reason: EndReason::from_u8(r.u8()?),
+                status: r.i32()?,
+            }),
+            FILTER => Record::Filter(r.str()?),
+            _ => return Ok(None),
+        };
+        Ok(Some(rec))
+    }
+
+    /// Appends the payload (without the record header).
+    pub fn encode_payload(&self, out: &mut Vec<u8>) {
+        match self {
+            Record::ProcessInfo(p) => {
+                out.put_u32(p.pid);
+                out.put_u32(p.ppid);
+                out.put_u64(p.start_realtime_ns);
+                out.put_u8(p.clock.to_u8());
+                out.put_str(&p.host);
+                out.put_str(&p.version);
+                out.put_str(&p.executable);
+                out.put_u32(p.argv.len() as u32);
+                for a in &p.argv {
+                    out.put_str(a);
+                }
+            }
+            Record::Calibration(c) => {
+                out.put_u64(c.ticks);
+                out.put_u64(c.monotonic_ns);
+            }
+            Record::ClockRate(r) => out.put_f64(*r),
+            Record::Module(m) => {
+                out.put_u32(m.module_id);
+                out.put_u64(m.base);
+                out.put_str(&m.path);
+            }
+            Record::RegionDef(d) => {
+                out.put_u32(d.region_id);
+                out.put_u8(d.kind.to_u8());
+                out.put_u8(d.flags);
+                out.put_u32(d.module_id);
+                out.put_u64(d.address);
+                out.put_str(&d.name);
+                out.put_str(&d.file);
+                out.put_u32(d.line);
+            }
+            Record::ThreadInfo(t) => {
+                out.put_u32(t.thread);
+                out.put_u32(t.tid);
+                out.put_u32(t.parent);
+                out.put_u64(t.start_ticks);
+                out.put_u64(t.cpu_ns);
+                out.put_str(&t.name);
+            }
+            Record::ThreadName(t) => {
+                out.put_u32(t.thread);
+                out.put_str(&t.name);
+            }
+            Record::ThreadProfile(p) => {
+                out.put_u32(p.thread);
+                out.put_u64(p.end_ticks);
+                out.put_u64(p.cpu_ns);
+                out.put_u64(p.trace_events);
+                out.put_u64(p.lost_events);
+                out.put_u64(p.lost_nodes);
+                out.put_u32(p.nodes.len() as u32);
+                for n in &p.nodes {
+                    out.put_u32(n.parent);
+                    out.put_u32(n.region);
+                    out.put_u64(n.calls);
+                    out.put_u64(n.child_calls);
+                    out.put_u64(n.inclusive_ticks);
+                    out.put_u64(n.exclusive_ticks);
+                }
+            }
+            Record::UserEventDef(d) => {
+                out.put_u32(d.event_id);
+                out.put_str(&d.name);
+            }
+            Record::UserEventStats(s) => {
+                out.put_u32(s.thread);
+                out.put_u32(s.event_id);
+                out.put_u64(s.count);
+                out.put_f64(s.min);
+                out.put_f64(s.max);
+                out.put_f64(s.sum);
+                out.put_f64(s.sum_squares);
+            }
+            Record::Throttled(t) => {
+                out.put_u32(t.region_id);
+                out.put_u64(t.calls);
+                out.put_u64(t.inclusive_ticks);
+            }
+            Record::ProcessEnd(e) => {
+                out.put_u64(e.ticks);
+                out.put_u8(e.reason.to_u8());
+                out.put_i32(e.status);
+            }
+            Record::Filter(s) => out.put_str(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(r: Record) {
+        let mut p = Vec::new();
+        r.encode_payload(&mut p);
+        let back = Record::decode(r.record_type(), &p).unwrap().unwrap();
+        assert_eq!(back, r);
+        if !p.is_empty() {
+            assert!(Record::decode(r.record_type(), &p[..p.len() - 1]).is_err());
+        }
+    }
+
+    #[test]
+    fn every_record_round_trips() {
+        round_trip(Record::ProcessInfo(ProcessInfo {
+            pid: 42,
+            ppid: 1,
+            start_realtime_ns: 1_700_000_000_000_000_000,
+            clock: ClockKind::Tsc,
+            host: "node1".into(),
+            version: "0.1.0".into(),
+            executable: "/bin/app".into(),
+            argv: vec!["app".into(), "-n".into(), "3".into()],
+        }));
+        round_trip(Record::Calibration(Calibration {
+            ticks: 5,
+            monotonic_ns: 7,
+        }));
+        round_trip(Record::ClockRate(2.5e9));
+        round_trip(Record::Module(Module {
+            module_id: 0,
+            base: 0x5555_0000,
+            path: "/bin/app".into(),
+        }));
+        round_trip(Record::RegionDef(RegionDef {
+            region_id: 3,
+            kind: RegionKind::Phase,
+            flags: 1,
+            module_id: NONE_U32,
+            address: 0,
+            name: "solve".into(),
+            file: "a.c".into(),
+            line: 12,
+        }));
+        round_trip(Record::ThreadInfo(ThreadInfo {
+            thread: 1,
+            tid: 43,
+            parent: 0,
+            start_ticks: 100,
+            cpu_ns: 5,
+            name: "worker".into(),
+        }));
+        round_trip(Record::ThreadName(ThreadName {
+            thread: 1,
+            name: "io".into(),
+        }));
+        round_trip(Record::ThreadProfile(ThreadProfile {
+            thread: 0,
+            end_ticks: 1000,
+            cpu_ns: 900,
+            trace_events: 4,
+            lost_events: 0,
+            lost_nodes: 0,
+            nodes: vec![ProfileNode {
+                parent: NONE_U32,
+                region: 1,
+                calls: 1,
+                child_calls: 0,
+                inclusive_ticks: 10,
+                exclusive_ticks: 10,
+            }],
+        }));
+        round_trip(Record::UserEventDef(UserEventDef {
+            event_id: 0,
+            name: "bytes".into(),
+        }));
+        round_trip(Record::UserEventStats(UserEventStats {
+            thread: 0,
+            event_id: 0,
+            count: 2,
+            min: 1.0,
+            max: 3.0,
+            sum: 4.0,
+            sum_squares: 10.0,
+        }));
+        round_trip(Record::Throttled(Throttled {
+            region_id: 2,
+            calls: 100_000,
+            inclusive_ticks: 5,
+        }));
+        round_trip(Record::ProcessEnd(ProcessEnd {
+            ticks: 9,
+            reason: EndReason::Signal,
+            status: 11,
+        }));
+        round_trip(Record::Filter("exclude=foo".into()));
+    }
+
+    #[test]
+    fn unknown_type_decodes_to_none() {
+        assert_eq!(Record::decode(999, &[1, 2, 3]).unwrap(), None);
+    }
+
+    #[test]
+    fn huge_node_count_is_rejected_without_allocating() {
+        let mut p = Vec::new();
+        p.put_u32(0);
+        for _ in 0..5 {
+            p.put_u64(0);
+        }
+        p.put_u32(u32::MAX);
+        assert!(matches!(
+            Record::decode(types::THREAD_PROFILE, &p),
+            Err(DecodeProblem::BadCount(_))
+        ));
+    }
+}

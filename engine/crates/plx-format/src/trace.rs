@@ -1,0 +1,240 @@
+//! `trace.plx`: an index of chunk headers (scanned without reading events) and a streaming chunk reader.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::event::ChunkEvents;
+use crate::framing::{check_file_header, frame, FileKind, Framed, FILE_HEADER_LEN};
+use crate::records::{types, Calibration};
+use crate::warning::{Warning, WarningKind};
+
+/// Size of a TraceChunk's fixed fields before the events.
+pub const CHUNK_HEADER_LEN: u64 = 36;
+
+/// The fixed fields of a TraceChunk record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkHeader {
+    /// Thread index.
+    pub thread: u32,
+    /// Number of 8-byte event words.
+    pub event_count: u32,
+    /// Time the first event's delta counts from.
+    pub base_ticks: u64,
+    /// The calibration pair read when the chunk was written.
+    pub calib: Calibration,
+}
+
+impl ChunkHeader {
+    /// Decodes the 36 header bytes.
+    pub fn decode(b: &[u8; 36]) -> Self {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(a)
+        };
+        ChunkHeader {
+            thread: u32_at(0),
+            event_count: u32_at(4),
+            base_ticks: u64_at(8),
+            calib: Calibration {
+                ticks: u64_at(16),
+                monotonic_ns: u64_at(24),
+            },
+        }
+    }
+
+    /// Encodes the 36 header bytes.
+    pub fn encode(&self) -> [u8; 36] {
+        let mut b = [0u8; 36];
+        b[0..4].copy_from_slice(&self.thread.to_le_bytes());
+        b[4..8].copy_from_slice(&self.event_count.to_le_bytes());
+        b[8..16].copy_from_slice(&self.base_ticks.to_le_bytes());
+        b[16..24].copy_from_slice(&self.calib.ticks.to_le_bytes());
+        b[24..32].copy_from_slice(&self.calib.monotonic_ns.to_le_bytes());
+        b
+    }
+}
+
+/// Where one complete chunk lies in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkInfo {
+    /// The chunk's fixed fields.
+    pub header: ChunkHeader,
+    /// Offset of the record header.
+    pub record_offset: u64,
+    /// Offset of the first event word.
+    pub events_offset: u64,
+}
+
+/// The chunks of a trace file, found by walking record headers only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceIndex {
+    /// The trace file.
+    pub path: PathBuf,
+    /// Its length.
+    pub file_len: u64,
+    /// Complete chunks in file order.
+    pub chunks: Vec<ChunkInfo>,
+    /// Event words per thread.
+    pub words_per_thread: BTreeMap<u32, u64>,
+    /// Records of other types (skipped).
+    pub unknown_records: u64,
+}
+
+fn io_warning(path: &Path, e: std::io::Error) -> Warning {
+    Warning::file(path, WarningKind::MissingFile, format!("cannot read: {e}"))
+}
+
+impl TraceIndex {
+    /// Scans `path`; damage is appended to `warnings`. `None` if the file cannot be opened.
+    pub fn scan(path: &Path, warnings: &mut Vec<Warning>) -> Option<TraceIndex> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                warnings.push(io_warning(path, e));
+                return None;
+            }
+        };
+        let file_len = match file.metadata() {
+            Ok(m) => m.len(),
+            Err(e) => {
+                warnings.push(io_warning(path, e));
+                return None;
+            }
+        };
+        let mut index = TraceIndex {
+            path: path.to_path_buf(),
+            file_len,
+            chunks: Vec::new(),
+            words_per_thread: BTreeMap::new(),
+            unknown_records: 0,
+        };
+        let mut head = [0u8; 16];
+        let n = read_some_at(&file, &mut head, 0);
+        if let Err(w) = check_file_header(path, &head[..n], file_len, FileKind::Trace) {
+            warnings.push(w);
+            return Some(index);
+        }
+        let mut offset = FILE_HEADER_LEN;
+        loop {
+            let mut rh = [0u8; 8];
+            let n = read_some_at(&file, &mut rh, offset);
+            let h = match frame(path, offset, &rh[..n], file_len) {
+                Framed::Record(h) => h,
+                Framed::End => break,
+                Framed::Damage(w) => {
+                    warnings.push(w);
+                    break;
+                }
+            };
+            offset = h.end();
+            if h.record_type != types::TRACE_CHUNK {
+                index.unknown_records += 1;
+                continue;
+            }
+            let mut cb = [0u8; 36];
+            if (h.len as u64) < CHUNK_HEADER_LEN
+                || read_some_at(&file, &mut cb, h.payload_offset()) < 36
+            {
+                warnings.push(Warning::at(
+                    path,
+                    h.offset,
+                    WarningKind::Malformed,
+                    format!("trace chunk of {} bytes is shorter than its header", h.len),
+                ));
+                continue;
+            }
+            let header = ChunkHeader::decode(&cb);
+            if CHUNK_HEADER_LEN + 8 * header.event_count as u64 != h.len as u64 {
+                warnings.push(Warning::at(
+                    path,
+                    h.offset,
+                    WarningKind::Malformed,
+                    format!(
+                        "trace chunk says {} events but holds {} bytes: skipped",
+                        header.event_count, h.len
+                    ),
+                ));
+                continue;
+            }
+            *index.words_per_thread.entry(header.thread).or_default() +=
+                header.event_count as u64;
+            index.chunks.push(ChunkInfo {
+                header,
+                record_offset: h.offset,
+                events_offset: h.payload_offset() + CHUNK_HEADER_LEN,
+            });
+        }
+        Some(index)
+    }
+
+    /// The calibration pairs of every chunk.
+    pub fn calibrations(&self) -> impl Iterator<Item = Calibration> + '_ {
+        self.chunks.iter().map(|c| c.header.calib)
+    }
+
+    /// Threads that have chunks.
+    pub fn threads(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words_per_thread.keys().copied()
+    }
+
+    /// A reader streaming the chunks in file order.
+    pub fn reader(&self) -> Result<TraceReader<'_>, crate::FormatError> {
+        let file =
+            File::open(&self.path).map_err(|e| crate::FormatError::Io(self.path.clone(), e))?;
+        Ok(TraceReader {
+            index: self,
+            file,
+            next: 0,
+            buf: Vec::new(),
+        })
+    }
+}
+
+/// Reads up to `buf.len()` bytes at `offset`; returns how many were read (short at EOF or error).
+fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    done
+}
+
+/// Streams chunks one at a time through one reused buffer: memory is one chunk, not the trace.
+pub struct TraceReader<'a> {
+    index: &'a TraceIndex,
+    file: File,
+    next: usize,
+    buf: Vec<u8>,
+}
+
+impl TraceReader<'_> {
+    /// The next chunk and a decoder over its events; an I/O error ends the stream with a warning.
+    pub fn next_chunk(&mut self) -> Option<Result<(ChunkInfo, ChunkEvents<'_>), Warning>> {
+        let info = *self.index.chunks.get(self.next)?;
+        self.next += 1;
+        let n = info.header.event_count as usize * 8;
+        self.buf.resize(n, 0);
+        let got = read_some_at(&self.file, &mut self.buf, info.events_offset);
+        if got < n {
+            self.next = self.index.chunks.len();
+            return Some(Err(Warning::at(
+                &self.index.path,
+                info.record_offset,
+                WarningKind::Truncated {
+                    missing: (n - got) as u64,
+                },
+                "trace chunk could not be read back in full".to_string(),
+            )));
+        }
+        Some(Ok((info, ChunkEvents::new(&self.buf, info.header.base_ticks))))
+    }
+}

@@ -1,0 +1,106 @@
+//! Structured warnings about damaged or incomplete input: file, offset, kind and message.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What kind of problem a [`Warning`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WarningKind {
+    /// A record's header or payload runs past the end of the file.
+    Truncated {
+        /// Bytes missing to complete the record (at least; a cut header hides the payload size).
+        missing: u64,
+    },
+    /// Bytes that cannot be records (bad magic, non-zero flags, impossible lengths).
+    Garbage {
+        /// Bytes ignored from the offset to the end of the file.
+        ignored: u64,
+    },
+    /// A record whose framing is intact but whose payload does not decode.
+    Malformed,
+    /// An expected file is absent or unreadable.
+    MissingFile,
+    /// The process has no ProcessEnd record: it did not finish writing.
+    Unfinished,
+    /// A thread has no ThreadProfile record.
+    NoThreadProfile,
+    /// The runtime could not record some events.
+    LostEvents {
+        /// How many.
+        count: u64,
+    },
+    /// Callpaths beyond the profile's capacity (their time is kept in the parent).
+    LostNodes {
+        /// How many.
+        count: u64,
+    },
+    /// Clock conversion had to assume a rate.
+    Clock,
+    /// Trace events that do not make sense (exit without enter, ...).
+    BadEvents {
+        /// How many.
+        count: u64,
+    },
+}
+
+impl WarningKind {
+    /// A short stable name, for JSON and tests.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WarningKind::Truncated { .. } => "truncated",
+            WarningKind::Garbage { .. } => "garbage",
+            WarningKind::Malformed => "malformed",
+            WarningKind::MissingFile => "missing-file",
+            WarningKind::Unfinished => "unfinished",
+            WarningKind::NoThreadProfile => "no-thread-profile",
+            WarningKind::LostEvents { .. } => "lost-events",
+            WarningKind::LostNodes { .. } => "lost-nodes",
+            WarningKind::Clock => "clock",
+            WarningKind::BadEvents { .. } => "bad-events",
+        }
+    }
+}
+
+/// One problem found in an experiment; reading goes on after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// File (or directory) concerned.
+    pub path: PathBuf,
+    /// Byte offset in the file, where one applies.
+    pub offset: Option<u64>,
+    /// What happened.
+    pub kind: WarningKind,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning with an offset.
+    pub fn at(path: impl Into<PathBuf>, offset: u64, kind: WarningKind, message: String) -> Self {
+        Warning {
+            path: path.into(),
+            offset: Some(offset),
+            kind,
+            message,
+        }
+    }
+
+    /// A warning about a whole file or location.
+    pub fn file(path: impl Into<PathBuf>, kind: WarningKind, message: String) -> Self {
+        Warning {
+            path: path.into(),
+            offset: None,
+            kind,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "{}: offset {}: {}", self.path.display(), o, self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Writes the format (file header, records, trace chunks) to any `Write`; used by tests and tools.
+
+use std::io::{self, Write};
+
+use crate::framing::{file_header, FileKind};
+use crate::records::{types, Calibration, Record};
+use crate::trace::{ChunkHeader, CHUNK_HEADER_LEN};
+
+/// The bytes of one whole record (header and payload).
+pub fn record_bytes(rec: &Record) -> Vec<u8> {
+    let mut payload = Vec::new();
+    rec.encode_payload(&mut payload);
+    raw_record_bytes(rec.record_type(), &payload)
+}
+
+/// The bytes of one record of any type with the given payload.
+pub fn raw_record_bytes(record_type: u16, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + payload.len());
+    v.extend_from_slice(&record_type.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// The bytes of one TraceChunk record.
+pub fn chunk_bytes(thread: u32, base_ticks: u64, calib: Calibration, words: &[u64]) -> Vec<u8> {
+    let header = ChunkHeader {
+        thread,
+        event_count: words.len() as u32,
+        base_ticks,
+        calib,
+    };
+    let mut payload = Vec::with_capacity(CHUNK_HEADER_LEN as usize + 8 * words.len());
+    payload.extend_from_slice(&header.encode());
+    for w in words {
+        payload.extend_from_slice(&w.to_le_bytes());
+    }
+    raw_record_bytes(types::TRACE_CHUNK, &payload)
+}
+
+/// Writes one file: the header on creation, then records in order.
+pub struct FileWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> FileWriter<W> {
+    /// Starts a file of `kind` by writing its header.
+    pub fn new(mut out: W, kind: FileKind) -> io::Result<Self> {
+        out.write_all(&file_header(kind))?;
+        Ok(FileWriter { out })
+    }
+
+    /// Appends a record.
+    pub fn record(&mut self, rec: &Record) -> io::Result<&mut Self> {
+        self.out.write_all(&record_bytes(rec))?;
+        Ok(self)
+    }
+
+    /// Appends a record of any type (e.g. one unknown to readers).
+    pub fn raw_record(&mut self, record_type: u16, payload: &[u8]) -> io::Result<&mut Self> {
+        self.out
+            .write_all(&raw_record_bytes(record_type, payload))?;
+        Ok(self)
+    }
+
+    /// Appends bytes as they are (e.g. garbage, or part of a record).
+    pub fn raw_bytes(&mut self, bytes: &[u8]) -> io::Result<&mut Self> {
+        self.out.write_all(bytes)?;
+        Ok(self)
+    }
+
+    /// Appends a trace chunk.
+    pub fn chunk(
+        &mut self,
+        thread: u32,
+        base_ticks: u64,
+        calib: Calibration,
+        words: &[u64],
+    ) -> io::Result<&mut Self> {
+        self.out
+            .write_all(&chunk_bytes(thread, base_ticks, calib, words))?;
+        Ok(self)
+    }
+
+    /// Flushes and returns the sink.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing::RecordIter;
+    use std::path::Path;
+
+    #[test]
+    fn written_records_frame_back() {
+        let mut w = FileWriter::new(Vec::new(), FileKind::Process).unwrap();
+        w.record(&Record::ClockRate(1e9)).unwrap();
+        w.raw_record(200, &[1, 2, 3]).unwrap();
+        let bytes = w.finish().unwrap();
+        assert_eq!(&bytes[..4], b"PLX1");
+        let recs: Vec<_> = RecordIter::new(Path::new("x"), &bytes).collect();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].0.record_type, 3);
+        assert_eq!(recs[1].0.record_type, 200);
+        assert_eq!(recs[1].1, &[1, 2, 3]);
+    }
+}

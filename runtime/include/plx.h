@@ -1,0 +1,58 @@
+/* Parallax user API: named regions, phases, user events and thread names.
+ *
+ * Link with -lplx (plx-cc and plx-c++ do it). Every function is cheap when the program runs
+ * unmeasured: the calls return at once when no experiment is being written. */
+#ifndef PLX_H
+#define PLX_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Regions: begin and end must nest with each other and with measured functions. */
+void plx_region_begin(const char *name);
+void plx_region_end(const char *name);
+
+/* Phases: named intervals that reports and analyses can be limited to (`--phase NAME`). */
+void plx_phase_begin(const char *name);
+void plx_phase_end(const char *name);
+
+/* User events: a named numeric value; the profile keeps count, min, max, sum and sum of
+ * squares per thread, and the trace records each value. */
+void plx_event(const char *name, double value);
+
+/* Names the calling thread in reports (the last name given wins). */
+void plx_thread_name(const char *name);
+
+/* Writes everything measured so far; called by the runtime at exit by itself. */
+void plx_flush(void);
+
+#ifdef __cplusplus
+}
+
+namespace plx {
+/* A region for the lifetime of a scope: { plx::Region r("solve"); ... } */
+class Region {
+public:
+    explicit Region(const char *name) : name_(name) { plx_region_begin(name_); }
+    ~Region() { plx_region_end(name_); }
+    Region(const Region &) = delete;
+    Region &operator=(const Region &) = delete;
+private:
+    const char *name_;
+};
+
+/* A phase for the lifetime of a scope. */
+class Phase {
+public:
+    explicit Phase(const char *name) : name_(name) { plx_phase_begin(name_); }
+    ~Phase() { plx_phase_end(name_); }
+    Phase(const Phase &) = delete;
+    Phase &operator=(const Phase &) = delete;
+private:
+    const char *name_;
+};
+} /* namespace plx */
+#endif
+
+#endif /* PLX_H */

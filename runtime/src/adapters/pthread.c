@@ -1,0 +1,62 @@
+/* Threads: pthread_create registers the new thread (named after its start routine) before it
+ * runs; pthread_setname_np renames it. Interposed by symbol, so LD_PRELOAD suffices. */
+#include "../core/hotpath.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#define PLX_EXPORT __attribute__((visibility("default")))
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    uint32_t parent;
+};
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*setname_fn)(pthread_t, const char *);
+
+static void *trampoline(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    if (plx_active && !plx_self)
+        plx_thread_attach_as(s.parent, (uintptr_t)s.fn);
+    return s.fn(s.arg);
+}
+
+PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static create_fn real;
+    if (!real)
+        real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    struct plx_thread *t = plx_self;
+    if (!plx_active || (t && t->guard))
+        return real(th, attr, fn, arg);
+    struct start *s = malloc(sizeof *s);
+    if (!s)
+        return real(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    s->parent = t ? t->index : PLX_NO_INDEX;
+    int rc = real(th, attr, trampoline, s);
+    if (rc != 0)
+        free(s);
+    return rc;
+}
+
+PLX_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+    static setname_fn real;
+    if (!real)
+        real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+    int rc = real(th, name);
+    struct plx_thread *t = plx_self;
+    if (rc == 0 && plx_active && t && !t->guard && pthread_equal(th, pthread_self())) {
+        t->guard++;
+        plx_thread_set_name(t, name);
+        t->guard--;
+    }
+    return rc;
+}

@@ -1,0 +1,116 @@
+/* Selective instrumentation: the filter file's include/exclude rules and the throttle.
+ *
+ * Format (docs/formats/filter.md): one rule a line, '#' starts a comment.
+ *   exclude GLOB | include GLOB             by function name (demangled), e.g. exclude std::*
+ *   exclude file GLOB | include file GLOB   by source file
+ *   throttle CALLS USEC                     stop measuring a function after CALLS calls in one
+ *                                           callpath when they averaged under USEC microseconds
+ * The last matching rule decides; with no match a function is measured, unless the first rule
+ * is an include, in which case only what is included is measured. */
+#include "plx_internal.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RULES 1024
+
+struct rule {
+    int include;
+    int by_file;
+    char *glob;
+};
+
+static struct rule rules[MAX_RULES];
+static int nrules;
+static int default_exclude;
+
+int plx_glob_match(const char *pat, const char *s)
+{
+    return fnmatch(pat, s, 0) == 0;
+}
+
+static char *next_word(char **p)
+{
+    char *s = *p;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    if (!*s)
+        return NULL;
+    char *w = s;
+    while (*s && !isspace((unsigned char)*s))
+        s++;
+    if (*s)
+        *s++ = 0;
+    *p = s;
+    return w;
+}
+
+/* Returns the number of bad lines (each reported); rules from good lines are kept. */
+int plx_filter_load(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        plx_warn("cannot read filter file %s", path);
+        return 1;
+    }
+    char line[4096];
+    int lineno = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *p = line;
+        char *kw = next_word(&p);
+        if (!kw)
+            continue;
+        char *a = next_word(&p), *b = next_word(&p), *extra = next_word(&p);
+        if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0) {
+            int by_file = a && strcmp(a, "file") == 0 && b;
+            char *glob = by_file ? b : a;
+            if (!glob || (by_file ? extra != NULL : b != NULL) || nrules >= MAX_RULES) {
+                plx_warn("%s:%d: expected '%s GLOB' or '%s file GLOB'", path, lineno, kw, kw);
+                bad++;
+                continue;
+            }
+            if (nrules == 0 && kw[0] == 'i')
+                default_exclude = 1;
+            rules[nrules].include = kw[0] == 'i';
+            rules[nrules].by_file = by_file;
+            rules[nrules].glob = strdup(glob);
+            nrules++;
+        } else if (strcmp(kw, "throttle") == 0) {
+            char *e1 = NULL, *e2 = NULL;
+            unsigned long long calls = a ? strtoull(a, &e1, 10) : 0;
+            double usec = b ? strtod(b, &e2) : 0;
+            if (!a || !b || extra || *e1 || *e2 || calls == 0 || usec <= 0) {
+                plx_warn("%s:%d: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)", path,
+                         lineno);
+                bad++;
+                continue;
+            }
+            plx_throttle_calls = calls;
+            plx_throttle_ticks = (uint64_t)(usec * 1e-6 * plx_clock_rate());
+        } else {
+            plx_warn("%s:%d: unknown rule '%s' (expected include, exclude or throttle)", path,
+                     lineno, kw);
+            bad++;
+        }
+    }
+    fclose(f);
+    return bad;
+}
+
+int plx_filter_excludes(const char *name, const char *file)
+{
+    int excluded = default_exclude;
+    for (int i = 0; i < nrules; i++) {
+        const char *subject = rules[i].by_file ? file : name;
+        if (subject && plx_glob_match(rules[i].glob, subject))
+            excluded = !rules[i].include;
+    }
+    return excluded;
+}

@@ -1,0 +1,108 @@
+/* The hot path: entering and leaving a region on the calling thread.
+ *
+ * Invariants: only the owning thread touches its stack, nodes and trace buffer; nothing here
+ * allocates, locks or makes a system call except on the marked slow paths (first sight of a
+ * region, a full trace buffer), which run with the thread's re-entry guard set. The clock is
+ * read last on entry and first on exit so the hook's own cost stays outside the region. */
+#ifndef PLX_HOTPATH_H
+#define PLX_HOTPATH_H
+
+#include "plx_internal.h"
+
+static inline void plx_trace_put(struct plx_thread *t, uint64_t kind, uint32_t region, uint64_t now)
+{
+    uint64_t d = now - t->last;
+    uint64_t word = (kind << 62) | ((uint64_t)region << 40) | d;
+    if (PLX_UNLIKELY(t->pos >= t->end || d > PLX_EV_DELTA_MAX)) {
+        plx_trace_slow(t, word, now);
+        return;
+    }
+    *t->pos++ = word;
+    t->last = now;
+}
+
+/* Finds or creates the callpath node for `region` under `parent`; most recent child first. */
+static inline uint32_t plx_child(struct plx_thread *t, uint32_t parent, uint32_t region)
+{
+    struct plx_node *nodes = t->nodes;
+    uint32_t c = nodes[parent].first_child;
+    if (PLX_LIKELY(c != PLX_NO_INDEX && nodes[c].region == region))
+        return c;
+    uint32_t prev = c;
+    while (c != PLX_NO_INDEX) {
+        c = nodes[prev].next_sibling;
+        if (c != PLX_NO_INDEX && nodes[c].region == region) {
+            nodes[prev].next_sibling = nodes[c].next_sibling;
+            nodes[c].next_sibling = nodes[parent].first_child;
+            nodes[parent].first_child = c;
+            return c;
+        }
+        prev = c;
+    }
+    return plx_node_new(t, parent, region);
+}
+
+static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t region)
+{
+    if (PLX_UNLIKELY(t->depth >= t->max_depth)) {
+        t->overflow++;
+        t->lost_events++;
+        return;
+    }
+    struct plx_frame *f = &t->stack[t->depth++];
+    f->key = key;
+    f->region = region;
+    f->child = 0;
+    if (t->buf) {
+        uint64_t now = plx_ticks();
+        f->start = now;
+        plx_trace_put(t, PLX_EV_ENTER, region, now);
+        return;
+    }
+    uint32_t n = plx_child(t, t->cur, region);
+    f->node = n;
+    if (PLX_LIKELY(n != PLX_NO_INDEX)) {
+        t->nodes[n].calls++;
+        t->nodes[t->cur].child_calls++;
+        t->cur = n;
+    }
+    f->start = plx_ticks();
+}
+
+/* Leaves the innermost region; the caller has checked that it matches. */
+static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t now)
+{
+    uint64_t incl = now - f->start;
+    t->depth--;
+    if (t->depth)
+        f[-1].child += incl;
+    if (t->buf) {
+        plx_trace_put(t, PLX_EV_EXIT, f->region, now);
+        if (PLX_UNLIKELY(plx_throttle_calls != 0))
+            plx_throttle_check(t, f->region, 0, incl);
+        return;
+    }
+    uint32_t n = f->node;
+    if (PLX_UNLIKELY(n == PLX_NO_INDEX)) { /* no room for its callpath: time stays in the parent */
+        if (t->depth)
+            f[-1].child -= incl;
+        return;
+    }
+    struct plx_node *node = &t->nodes[n];
+    node->incl += incl;
+    node->excl += incl - f->child;
+    t->cur = node->parent;
+    if (PLX_UNLIKELY(node->calls == plx_throttle_calls))
+        plx_throttle_check(t, f->region, node->calls, node->incl);
+}
+
+/* The thread's state, attaching it on its first event; NULL when nothing is to be recorded. */
+static inline struct plx_thread *plx_thread(void)
+{
+    struct plx_thread *t = plx_self;
+    if (PLX_LIKELY(t != NULL))
+        return t->guard ? NULL : t;
+    return plx_active ? plx_thread_attach() : NULL;
+}
+
+#endif /* PLX_HOTPATH_H */

@@ -1,0 +1,219 @@
+/* Runtime-internal declarations shared by core and adapters: thread state, regions, clock. */
+#ifndef PLX_INTERNAL_H
+#define PLX_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PLX_HIDDEN __attribute__((visibility("hidden")))
+#define PLX_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PLX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PLX_TLS __attribute__((tls_model("initial-exec"))) __thread
+
+#define PLX_VERSION "0.1.0"
+#define PLX_NO_INDEX 0xFFFFFFFFu
+
+/* ---- clock (clock.c) ---------------------------------------------------------------------- */
+enum plx_clock_kind { PLX_CLOCK_TSC = 0, PLX_CLOCK_MONOTONIC = 1 };
+PLX_HIDDEN extern int plx_clock_kind;
+PLX_HIDDEN void plx_clock_init(void);
+PLX_HIDDEN double plx_clock_rate(void); /* ticks per second measured at start */
+PLX_HIDDEN uint64_t plx_monotonic_ns(void);
+PLX_HIDDEN uint64_t plx_clock_slow(void);
+
+static inline uint64_t plx_ticks(void)
+{
+    if (PLX_LIKELY(plx_clock_kind == PLX_CLOCK_TSC)) {
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        return ((uint64_t)hi << 32) | lo;
+    }
+    return plx_clock_slow();
+}
+
+/* ---- configuration (config.c): every option declared once ---------------------------------- */
+struct plx_config {
+    char output[4096];     /* PLX_OUTPUT: experiment directory */
+    int trace;             /* PLX_TRACE: record events instead of the callpath tree */
+    size_t buffer_bytes;   /* PLX_BUFFER: per-thread trace buffer */
+    uint32_t max_nodes;    /* PLX_MAX_NODES: callpath nodes per thread */
+    uint32_t max_depth;    /* PLX_MAX_DEPTH: call stack depth per thread */
+    char filter[4096];     /* PLX_FILTER: filter file */
+    int verbose;           /* PLX_VERBOSE */
+};
+PLX_HIDDEN extern struct plx_config plx_cfg;
+PLX_HIDDEN int plx_config_load(void);
+
+/* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
+enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3 };
+#define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
+#define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
+#define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
+#define PLX_REGION_FLUSH 0u             /* id of the runtime's own buffer flush */
+#define PLX_MAX_REGIONS (PLX_REGION_ID_MASK + 1)
+
+struct plx_slot {
+    _Atomic uintptr_t key;   /* 0 = empty; published last (release) */
+    _Atomic uint32_t value;  /* region id | PLX_REGION_EXCLUDED */
+};
+PLX_HIDDEN extern struct plx_slot *plx_fn_slots;
+PLX_HIDDEN extern uint32_t plx_fn_mask;
+
+PLX_HIDDEN int plx_regions_init(void);
+PLX_HIDDEN uint32_t plx_region_of_address_slow(uintptr_t addr);
+PLX_HIDDEN uint32_t plx_region_of_name(const char *name, int kind);
+PLX_HIDDEN void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks);
+PLX_HIDDEN int plx_region_is_excluded(uint32_t id);
+PLX_HIDDEN void plx_regions_rewrite(void); /* after fork: definitions into the new file */
+PLX_HIDDEN extern _Atomic uint32_t plx_region_count;
+PLX_HIDDEN extern uint64_t plx_throttle_calls;
+PLX_HIDDEN extern uint64_t plx_throttle_ticks;
+
+static inline uint32_t plx_hash_ptr(uintptr_t a)
+{
+    return (uint32_t)(((uint64_t)a * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+/* The hot-path lookup: lock-free read of the address table. */
+static inline uint32_t plx_region_of_address(uintptr_t addr)
+{
+    uint32_t i = plx_hash_ptr(addr) & plx_fn_mask;
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&plx_fn_slots[i].key, memory_order_acquire);
+        if (PLX_LIKELY(k == addr))
+            return atomic_load_explicit(&plx_fn_slots[i].value, memory_order_relaxed);
+        if (k == 0)
+            return PLX_REGION_MISSING;
+        i = (i + 1) & plx_fn_mask;
+    }
+}
+
+/* ---- per-thread state (thread.c) -------------------------------------------------------- */
+struct plx_node { /* one callpath; children form a list, most recently used first */
+    uint32_t parent, region, first_child, next_sibling;
+    uint64_t calls, child_calls, incl, excl;
+};
+
+struct plx_frame {
+    uintptr_t key;      /* function address, or region id for user regions */
+    uint32_t node;      /* profile mode: callpath node; trace mode: region id */
+    uint32_t region;
+    uint64_t start;
+    uint64_t child;     /* inclusive ticks of measured children */
+};
+
+struct plx_uevent {
+    uint64_t count;
+    double min, max, sum, sumsq;
+};
+
+#define PLX_MAX_UEVENTS 256
+
+struct plx_thread {
+    /* Owned by the thread itself; other threads read it only at process end. */
+    int guard;                 /* re-entry guard: nonzero while inside the runtime */
+    int dead;                  /* finalised: record nothing more */
+    uint32_t index, tid, parent;
+    uint32_t depth, max_depth, overflow;
+    struct plx_frame *stack;
+    struct plx_node *nodes;
+    uint32_t nnodes, max_nodes, cur;
+    uint64_t lost_nodes;
+    uint64_t *rstats;          /* trace mode: per region calls and inclusive ticks (2 words) */
+    uint64_t *buf, *pos, *end; /* trace buffer */
+    uint64_t base, last;       /* ticks of the chunk start and of the previous event */
+    uint64_t trace_events, lost_events;
+    uint64_t start_ticks, start_cpu_ns;
+    struct plx_uevent uevents[PLX_MAX_UEVENTS];
+    uint32_t nuevents;
+    struct plx_thread *next;   /* registry list, guarded by the registry lock */
+    unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
+    void *mem;                 /* the mapping holding this struct, stack and nodes */
+    size_t mem_bytes;
+    char name[64];
+};
+
+PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
+PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
+PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
+PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
+PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
+PLX_HIDDEN void plx_threads_finish_all(void);
+PLX_HIDDEN void plx_threads_after_fork(void);
+PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
+PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
+PLX_HIDDEN void plx_trace_time_reset(struct plx_thread *t, uint64_t now);
+PLX_HIDDEN uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr);
+PLX_HIDDEN void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now);
+PLX_HIDDEN uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region);
+PLX_HIDDEN void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls,
+                                   uint64_t incl);
+PLX_HIDDEN void plx_uevent_record(struct plx_thread *t, uint32_t id, double value);
+PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
+
+/* ---- process lifetime (process.c) ------------------------------------------------------- */
+PLX_HIDDEN void plx_process_start(void);
+PLX_HIDDEN void plx_process_end(int reason, int status);
+PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
+
+/* ---- writer (writer.c) ------------------------------------------------------------------ */
+PLX_HIDDEN int plx_writer_open(void);
+PLX_HIDDEN void plx_writer_close(void);
+PLX_HIDDEN void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len);
+PLX_HIDDEN void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen,
+                                  const void *b, uint32_t blen);
+PLX_HIDDEN extern char plx_process_dir[4600];
+
+/* A record under construction; grows with mmap so it is usable from signal handlers. */
+struct plx_rec {
+    unsigned char *p;
+    size_t len, cap;
+    unsigned char small[512];
+};
+PLX_HIDDEN void plx_rec_init(struct plx_rec *r);
+PLX_HIDDEN void plx_rec_bytes(struct plx_rec *r, const void *p, size_t n);
+PLX_HIDDEN void plx_rec_u8(struct plx_rec *r, uint8_t v);
+PLX_HIDDEN void plx_rec_u32(struct plx_rec *r, uint32_t v);
+PLX_HIDDEN void plx_rec_u64(struct plx_rec *r, uint64_t v);
+PLX_HIDDEN void plx_rec_f64(struct plx_rec *r, double v);
+PLX_HIDDEN void plx_rec_str(struct plx_rec *r, const char *s);
+PLX_HIDDEN void plx_rec_write(struct plx_rec *r, int trace_file, uint16_t type);
+
+/* ---- symbols (symbols.c) ---------------------------------------------------------------- */
+struct plx_symbol {
+    const char *name;   /* demangled where possible; owned by the symbol table */
+    uint32_t module_id;
+    uint64_t offset;    /* address − module base */
+};
+PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
+PLX_HIDDEN void plx_symbols_init(void);
+PLX_HIDDEN void plx_modules_rewrite(void);
+
+/* ---- filter (filter.c) ------------------------------------------------------------------ */
+PLX_HIDDEN int plx_filter_load(const char *path);
+PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
+PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+PLX_HIDDEN void plx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Record types, as in spec/format.md. */
+enum {
+    PLX_REC_PROCESS_INFO = 1, PLX_REC_CALIBRATION = 2, PLX_REC_CLOCK_RATE = 3, PLX_REC_MODULE = 4,
+    PLX_REC_REGION_DEF = 5, PLX_REC_THREAD_INFO = 6, PLX_REC_THREAD_NAME = 7,
+    PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
+    PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
+    PLX_REC_TRACE_CHUNK = 32,
+};
+
+/* Trace event words. */
+#define PLX_EV_ENTER 0ull
+#define PLX_EV_EXIT 1ull
+#define PLX_EV_EXT 2ull
+#define PLX_EV_DELTA_MAX ((1ull << 40) - 1)
+#define PLX_EXT_TIME_RESET 0u
+#define PLX_EXT_USER_EVENT 1u
+
+#endif /* PLX_INTERNAL_H */

@@ -1,0 +1,179 @@
+/* The process's lifetime: start (constructor), end (exit, fatal signals, exec), fork. */
+#include "hotpath.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int ended;
+static const int fatal_signals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+#define NSIGNALS (sizeof fatal_signals / sizeof fatal_signals[0])
+
+void plx_warn(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(msg, sizeof msg, "plx: ");
+    n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof msg - 2)
+        n = (int)sizeof msg - 2;
+    msg[n++] = '\n';
+    ssize_t w = write(2, msg, (size_t)n);
+    (void)w;
+}
+
+static void write_calibration(void)
+{
+    uint64_t pair[2];
+    pair[0] = plx_ticks();
+    pair[1] = plx_monotonic_ns();
+    plx_write_record(0, PLX_REC_CALIBRATION, pair, sizeof pair);
+}
+
+static void write_process_info(void)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, (uint32_t)getpid());
+    plx_rec_u32(&rec, (uint32_t)getppid());
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    plx_rec_u64(&rec, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    plx_rec_u8(&rec, (uint8_t)plx_clock_kind);
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[255] = 0;
+    plx_rec_str(&rec, host);
+    plx_rec_str(&rec, PLX_VERSION);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    plx_rec_str(&rec, exe);
+    /* argv from /proc: NUL-separated */
+    static char args[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : 0;
+    if (fd >= 0)
+        close(fd);
+    if (len < 0)
+        len = 0;
+    args[len] = 0;
+    uint32_t argc = 0;
+    for (ssize_t i = 0; i < len; i++)
+        if (args[i] == 0)
+            argc++;
+    plx_rec_u32(&rec, argc);
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
+        plx_rec_str(&rec, args + i);
+    plx_rec_write(&rec, 0, PLX_REC_PROCESS_INFO);
+    double rate = plx_clock_rate();
+    plx_write_record(0, PLX_REC_CLOCK_RATE, &rate, sizeof rate);
+    write_calibration();
+}
+
+static void write_filter_text(void)
+{
+    if (!plx_cfg.filter[0])
+        return;
+    FILE *f = fopen(plx_cfg.filter, "re");
+    if (!f)
+        return;
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_str(&rec, text);
+    plx_rec_write(&rec, 0, PLX_REC_FILTER);
+}
+
+/* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec. */
+void plx_process_end(int reason, int status)
+{
+    int expected = 0;
+    if (!plx_active || !atomic_compare_exchange_strong(&ended, &expected, 1))
+        return;
+    plx_active = 0;
+    plx_threads_finish_all();
+    write_calibration();
+    unsigned char end[13];
+    uint64_t now = plx_ticks();
+    memcpy(end, &now, 8);
+    end[8] = (unsigned char)reason;
+    memcpy(end + 9, &status, 4);
+    plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
+    plx_writer_close();
+}
+
+static void on_exit_handler(int status, void *arg)
+{
+    (void)arg;
+    plx_process_end(0, status);
+}
+
+static void on_fatal_signal(int sig)
+{
+    plx_process_end(1, sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void after_fork_child(void)
+{
+    if (!plx_active)
+        return;
+    plx_writer_close();
+    if (plx_writer_open() != 0) {
+        plx_active = 0;
+        return;
+    }
+    atomic_store(&ended, 0);
+    write_process_info();
+    plx_modules_rewrite();
+    plx_regions_rewrite();
+    write_filter_text();
+    plx_threads_after_fork();
+}
+
+__attribute__((constructor(101))) static void plx_process_init(void)
+{
+    if (plx_config_load() != 0)
+        return; /* not under `plx run`: nothing is measured */
+    plx_clock_init();
+    if (plx_writer_open() != 0)
+        return;
+    write_process_info();
+    plx_symbols_init();
+    if (plx_regions_init() != 0) {
+        plx_warn("cannot reserve memory for the region table; nothing is measured");
+        return;
+    }
+    if (plx_cfg.filter[0]) {
+        plx_filter_load(plx_cfg.filter);
+        write_filter_text();
+    }
+    plx_active = 1;
+    plx_thread_attach();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    for (size_t i = 0; i < NSIGNALS; i++) {
+        struct sigaction old;
+        /* a handler the program installed before us stays */
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(fatal_signals[i], &sa, NULL);
+    }
+    on_exit(on_exit_handler, NULL);
+    pthread_atfork(NULL, NULL, after_fork_child);
+}

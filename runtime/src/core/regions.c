@@ -1,0 +1,231 @@
+/* Region table: function addresses and region names mapped to dense ids shared by all threads.
+ *
+ * Readers (the hot path) never lock: a slot's value is stored before its key is published with
+ * release order. Writers hold `lock`, a spin lock that is only taken on first sight of a new
+ * function or name, with the thread's re-entry guard set. */
+#include "plx_internal.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define FN_SLOTS (1u << 21)
+#define NAME_SLOTS (1u << 16)
+
+struct plx_slot *plx_fn_slots;
+uint32_t plx_fn_mask = 0;
+_Atomic uint32_t plx_region_count;
+uint64_t plx_throttle_calls;
+uint64_t plx_throttle_ticks;
+
+static struct plx_slot *ptr_slots;   /* user-region name pointer → id */
+static struct plx_slot *text_slots;  /* hash of (kind, name text) → id */
+static uint32_t fn_used;
+
+struct region_info {
+    const char *name;
+    struct plx_slot *slot;  /* where the id is published, for throttling */
+    uint32_t module_id;
+    uint64_t address;
+    uint8_t kind, flags, throttled;
+};
+static struct region_info *info;
+static atomic_flag lock = ATOMIC_FLAG_INIT;
+
+static void lock_take(void)
+{
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+}
+
+static void lock_give(void)
+{
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
+static void *reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void write_def(uint32_t id)
+{
+    struct region_info *r = &info[id];
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, id);
+    plx_rec_u8(&rec, r->kind);
+    plx_rec_u8(&rec, r->flags);
+    plx_rec_u32(&rec, r->module_id);
+    plx_rec_u64(&rec, r->address);
+    plx_rec_str(&rec, r->name);
+    plx_rec_str(&rec, "");
+    plx_rec_u32(&rec, 0);
+    plx_rec_write(&rec, 0, PLX_REC_REGION_DEF);
+}
+
+/* Called with the lock held. */
+static uint32_t new_region(const char *name, int kind, uint32_t module_id, uint64_t address,
+                           int excluded, struct plx_slot *slot)
+{
+    uint32_t id = atomic_load_explicit(&plx_region_count, memory_order_relaxed);
+    if (id >= PLX_MAX_REGIONS)
+        return PLX_REGION_EXCLUDED;
+    struct region_info *r = &info[id];
+    r->name = name;
+    r->kind = (uint8_t)kind;
+    r->flags = excluded ? 1 : 0;
+    r->module_id = module_id;
+    r->address = address;
+    r->slot = slot;
+    atomic_store_explicit(&plx_region_count, id + 1, memory_order_release);
+    write_def(id);
+    return id | (excluded ? PLX_REGION_EXCLUDED : 0);
+}
+
+int plx_regions_init(void)
+{
+    plx_fn_slots = reserve(sizeof(struct plx_slot) * FN_SLOTS);
+    ptr_slots = reserve(sizeof(struct plx_slot) * NAME_SLOTS);
+    text_slots = reserve(sizeof(struct plx_slot) * NAME_SLOTS);
+    info = reserve(sizeof(struct region_info) * PLX_MAX_REGIONS);
+    if (!plx_fn_slots || !ptr_slots || !text_slots || !info)
+        return -1;
+    plx_fn_mask = FN_SLOTS - 1;
+    lock_take();
+    new_region("plx_flush", PLX_KIND_RUNTIME, PLX_NO_INDEX, 0, 0, NULL);
+    lock_give();
+    return 0;
+}
+
+uint32_t plx_region_of_address_slow(uintptr_t addr)
+{
+    if (addr == 0)
+        return PLX_REGION_EXCLUDED;
+    lock_take();
+    uint32_t i = plx_hash_ptr(addr) & plx_fn_mask;
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&plx_fn_slots[i].key, memory_order_relaxed);
+        if (k == addr) {
+            uint32_t v = atomic_load_explicit(&plx_fn_slots[i].value, memory_order_relaxed);
+            lock_give();
+            return v;
+        }
+        if (k == 0)
+            break;
+        i = (i + 1) & plx_fn_mask;
+    }
+    uint32_t value = PLX_REGION_EXCLUDED;
+    if (fn_used < FN_SLOTS / 4 * 3) {
+        struct plx_symbol sym;
+        char buf[32];
+        const char *name;
+        if (plx_symbol_lookup(addr, &sym) == 0) {
+            name = sym.name;
+        } else {
+            snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
+            name = strdup(buf);
+            sym.module_id = PLX_NO_INDEX;
+        }
+        int excluded = plx_filter_excludes(name, NULL);
+        value = new_region(name, PLX_KIND_FUNCTION, sym.module_id, addr, excluded, &plx_fn_slots[i]);
+        fn_used++;
+    }
+    atomic_store_explicit(&plx_fn_slots[i].value, value, memory_order_relaxed);
+    atomic_store_explicit(&plx_fn_slots[i].key, addr, memory_order_release);
+    lock_give();
+    return value;
+}
+
+static uintptr_t text_hash(const char *s, int kind)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (uintptr_t)(h | 1);
+}
+
+uint32_t plx_region_of_name(const char *name, int kind)
+{
+    uintptr_t pkey = (uintptr_t)name ^ ((uintptr_t)kind << 60);
+    if (pkey == 0)
+        pkey = 1;
+    uint32_t i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_acquire);
+        if (k == pkey)
+            return atomic_load_explicit(&ptr_slots[i].value, memory_order_relaxed);
+        if (k == 0)
+            break;
+        i = (i + 1) & (NAME_SLOTS - 1);
+    }
+    /* First sight of this pointer: find or define the name under the lock. */
+    lock_take();
+    uint32_t value = PLX_REGION_EXCLUDED;
+    uintptr_t h = text_hash(name, kind);
+    uint32_t j = plx_hash_ptr(h) & (NAME_SLOTS - 1);
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&text_slots[j].key, memory_order_relaxed);
+        if (k == 0) {
+            value = new_region(strdup(name), kind, PLX_NO_INDEX, 0, 0, NULL);
+            atomic_store_explicit(&text_slots[j].value, value, memory_order_relaxed);
+            atomic_store_explicit(&text_slots[j].key, h, memory_order_release);
+            break;
+        }
+        uint32_t v = atomic_load_explicit(&text_slots[j].value, memory_order_relaxed);
+        if (k == h && strcmp(info[v & PLX_REGION_ID_MASK].name, name) == 0) {
+            value = v;
+            break;
+        }
+        j = (j + 1) & (NAME_SLOTS - 1);
+    }
+    /* Publish the pointer unless the table is crowded (then the text lookup serves). */
+    i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
+    for (uint32_t n = 0; n < 64; n++, i = (i + 1) & (NAME_SLOTS - 1)) {
+        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_relaxed);
+        if (k == pkey)
+            break;
+        if (k == 0) {
+            atomic_store_explicit(&ptr_slots[i].value, value, memory_order_relaxed);
+            atomic_store_explicit(&ptr_slots[i].key, pkey, memory_order_release);
+            break;
+        }
+    }
+    lock_give();
+    return value;
+}
+
+int plx_region_is_excluded(uint32_t id)
+{
+    return id < PLX_MAX_REGIONS && (info[id].flags & 1);
+}
+
+void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks)
+{
+    lock_take();
+    struct region_info *r = &info[id];
+    if (!r->throttled && r->slot) {
+        r->throttled = 1;
+        atomic_fetch_or_explicit(&r->slot->value, PLX_REGION_EXCLUDED, memory_order_relaxed);
+        struct plx_rec rec;
+        plx_rec_init(&rec);
+        plx_rec_u32(&rec, id);
+        plx_rec_u64(&rec, calls);
+        plx_rec_u64(&rec, ticks);
+        plx_rec_write(&rec, 0, PLX_REC_THROTTLED);
+    }
+    lock_give();
+}
+
+void plx_regions_rewrite(void)
+{
+    /* After fork the child may not inherit a held lock from a thread that no longer exists. */
+    atomic_flag_clear(&lock);
+    uint32_t n = atomic_load(&plx_region_count);
+    for (uint32_t id = 0; id < n; id++)
+        write_def(id);
+}

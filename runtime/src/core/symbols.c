@@ -1,0 +1,232 @@
+/* Addresses to function names: ELF symbol tables of the executable and every loaded library,
+ * read lazily on first sight of an address in a module (never on the hot path). */
+#include "plx_internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_MODULES 4096
+
+struct sym {
+    uint64_t value, size;
+    const char *name;
+};
+
+struct module {
+    char path[512];
+    uintptr_t base, lo, hi;  /* load bias and the address range of its PT_LOAD segments */
+    int loaded;              /* symbols read (or found absent) */
+    struct sym *syms;
+    size_t nsyms;
+};
+
+static struct module *modules;
+static uint32_t nmodules;
+static atomic_flag lock = ATOMIC_FLAG_INIT;
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static void write_module(uint32_t id)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, id);
+    plx_rec_u64(&rec, modules[id].base);
+    plx_rec_str(&rec, modules[id].path);
+    plx_rec_write(&rec, 0, PLX_REC_MODULE);
+}
+
+static int add_module(struct dl_phdr_info *di, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < di->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &di->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = di->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (hi == 0)
+        return 0;
+    for (uint32_t i = 0; i < nmodules; i++)
+        if (modules[i].lo == lo && modules[i].base == di->dlpi_addr)
+            return 0;
+    if (nmodules >= MAX_MODULES)
+        return 1;
+    struct module *m = &modules[nmodules];
+    memset(m, 0, sizeof *m);
+    const char *name = di->dlpi_name;
+    if (!name || !*name) {
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = 0;
+    } else {
+        strncpy(m->path, name, sizeof m->path - 1);
+    }
+    if (strstr(m->path, "linux-vdso") || !m->path[0])
+        m->loaded = 1; /* no file to read */
+    m->base = di->dlpi_addr;
+    m->lo = lo;
+    m->hi = hi;
+    write_module(nmodules);
+    nmodules++;
+    return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* Reads the function symbols of m: .symtab when present, else .dynsym. The file stays mapped:
+ * names point into it. */
+static void load_symbols(struct module *m)
+{
+    m->loaded = 1;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+        close(fd);
+        return;
+    }
+    const unsigned char *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (img == MAP_FAILED)
+        return;
+    size_t fsize = (size_t)st.st_size;
+    const ElfW(Ehdr) *eh = (const void *)img;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > fsize)
+        return;
+    const ElfW(Shdr) *sh = (const void *)(img + eh->e_shoff);
+    const ElfW(Shdr) *tab = NULL;
+    for (int pass = 0; pass < 2 && !tab; pass++)
+        for (int i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) && sh[i].sh_size > 0) {
+                tab = &sh[i];
+                break;
+            }
+    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset + tab->sh_size > fsize)
+        return;
+    const ElfW(Shdr) *strs = &sh[tab->sh_link];
+    if (strs->sh_offset + strs->sh_size > fsize)
+        return;
+    const ElfW(Sym) *s = (const void *)(img + tab->sh_offset);
+    size_t n = tab->sh_size / sizeof(ElfW(Sym));
+    struct sym *out = malloc(n * sizeof *out);
+    if (!out)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int type = ELF64_ST_TYPE(s[i].st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s[i].st_value == 0 ||
+            s[i].st_name >= strs->sh_size)
+            continue;
+        out[k].value = s[i].st_value;
+        out[k].size = s[i].st_size;
+        out[k].name = (const char *)img + strs->sh_offset + s[i].st_name;
+        k++;
+    }
+    qsort(out, k, sizeof *out, cmp_sym);
+    m->syms = out;
+    m->nsyms = k;
+}
+
+static const struct sym *find_sym(const struct module *m, uint64_t off)
+{
+    size_t lo = 0, hi = m->nsyms;
+    while (lo < hi) { /* first symbol with value > off */
+        size_t mid = (lo + hi) / 2;
+        if (m->syms[mid].value <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct sym *s = &m->syms[lo - 1];
+    if (s->value != off && s->size && off >= s->value + s->size)
+        return NULL;
+    return s;
+}
+
+static struct module *module_of(uintptr_t addr)
+{
+    for (uint32_t i = 0; i < nmodules; i++)
+        if (addr >= modules[i].lo && addr < modules[i].hi)
+            return &modules[i];
+    return NULL;
+}
+
+void plx_symbols_init(void)
+{
+    modules = mmap(NULL, sizeof(struct module) * MAX_MODULES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (modules == MAP_FAILED) {
+        modules = NULL;
+        return;
+    }
+    dl_iterate_phdr(add_module, NULL);
+}
+
+static const char *demangle(const char *name)
+{
+    static demangle_fn fn;
+    if (name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!fn)
+        fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!fn)
+        return name; /* no C++ runtime loaded: the reader demangles */
+    int status = 0;
+    char *d = fn(name, NULL, NULL, &status);
+    return status == 0 && d ? d : name;
+}
+
+int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
+{
+    if (!modules)
+        return -1;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    struct module *m = module_of(addr);
+    if (!m) { /* loaded by dlopen since we last looked */
+        dl_iterate_phdr(add_module, NULL);
+        m = module_of(addr);
+    }
+    int rc = -1;
+    if (m) {
+        if (!m->loaded)
+            load_symbols(m);
+        out->module_id = (uint32_t)(m - modules);
+        out->offset = addr - m->base;
+        const struct sym *s = find_sym(m, addr - m->base);
+        if (s) {
+            out->name = demangle(s->name);
+            rc = 0;
+        }
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+    return rc;
+}
+
+void plx_modules_rewrite(void)
+{
+    atomic_flag_clear(&lock);
+    for (uint32_t i = 0; i < nmodules; i++)
+        write_module(i);
+}

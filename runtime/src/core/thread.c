@@ -1,0 +1,451 @@
+/* Per-thread state: creation, the slow paths of the hot path, and writing a thread's data.
+ *
+ * A thread owns its state; the registry list links live threads so the process end can write
+ * those still running. Whoever unlinks a thread from the list writes its data: the thread itself
+ * at its exit (TLS destructor), or the process end. Only the thread itself frees its memory. */
+#include "hotpath.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+PLX_TLS struct plx_thread *plx_self;
+volatile int plx_active;
+
+static struct plx_thread dead = {.guard = 1, .dead = 1};
+static struct plx_thread *live;
+static atomic_flag reg_lock = ATOMIC_FLAG_INIT;
+static _Atomic uint32_t next_index;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+#define RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
+
+static void reg_take(void)
+{
+    while (atomic_flag_test_and_set_explicit(&reg_lock, memory_order_acquire))
+        sched_yield();
+}
+
+static void reg_give(void)
+{
+    atomic_flag_clear_explicit(&reg_lock, memory_order_release);
+}
+
+static uint64_t thread_cpu_ns(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t plx_cpu_ns(void)
+{
+    return thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void on_thread_exit(void *p);
+
+static void make_key(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+static void *map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void write_thread_info(struct plx_thread *t)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, t->index);
+    plx_rec_u32(&rec, t->tid);
+    plx_rec_u32(&rec, t->parent);
+    plx_rec_u64(&rec, t->start_ticks);
+    plx_rec_u64(&rec, t->start_cpu_ns);
+    plx_rec_str(&rec, t->name);
+    plx_rec_write(&rec, 0, PLX_REC_THREAD_INFO);
+}
+
+static size_t round_page(size_t n)
+{
+    return (n + 4095) & ~(size_t)4095;
+}
+
+struct plx_thread *plx_thread_attach(void)
+{
+    return plx_thread_attach_as(PLX_NO_INDEX, 0);
+}
+
+/* Creates the calling thread's state; the caller has made plx_self the dead state meanwhile. */
+static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routine)
+{
+    size_t head = round_page(sizeof(struct plx_thread));
+    size_t stack = round_page((size_t)plx_cfg.max_depth * sizeof(struct plx_frame));
+    size_t nodes = plx_cfg.trace ? 0 : round_page((size_t)plx_cfg.max_nodes * sizeof(struct plx_node));
+    size_t tbuf = plx_cfg.trace ? round_page(plx_cfg.buffer_bytes) : 0;
+    size_t rstats = plx_cfg.trace && plx_throttle_calls ? RSTAT_REGIONS * 16 : 0;
+    size_t total = head + stack + nodes + tbuf + rstats;
+    char *mem = map(total);
+    if (!mem)
+        return NULL;
+    struct plx_thread *t = (struct plx_thread *)mem;
+    t->mem = mem;
+    t->mem_bytes = total;
+    t->stack = (struct plx_frame *)(mem + head);
+    t->max_depth = plx_cfg.max_depth;
+    if (nodes) {
+        t->nodes = (struct plx_node *)(mem + head + stack);
+        t->max_nodes = plx_cfg.max_nodes;
+        t->nodes[0] = (struct plx_node){PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, 0, 0, 0, 0};
+        t->nnodes = 1;
+        t->cur = 0;
+    }
+    if (tbuf) {
+        t->buf = (uint64_t *)(mem + head + stack + nodes);
+        t->pos = t->buf;
+        /* Room is kept at the end for a time reset and the event that follows it. */
+        t->end = t->buf + tbuf / 8 - 4;
+    }
+    if (rstats)
+        t->rstats = (uint64_t *)(mem + head + stack + nodes + tbuf);
+    t->index = atomic_fetch_add(&next_index, 1);
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->parent = parent;
+    t->pthread = (unsigned long)pthread_self();
+    t->start_cpu_ns = plx_cpu_ns();
+    t->start_ticks = plx_ticks();
+    t->base = t->last = t->start_ticks;
+    struct plx_symbol sym;
+    if (t->index == 0)
+        strcpy(t->name, "main");
+    else if (start_routine && plx_symbol_lookup(start_routine, &sym) == 0)
+        snprintf(t->name, sizeof t->name, "%s", sym.name);
+    else
+        snprintf(t->name, sizeof t->name, "thread-%u", t->index);
+    write_thread_info(t);
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(exit_key, t);
+    reg_take();
+    t->next = live;
+    live = t;
+    reg_give();
+    return t;
+}
+
+struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine)
+{
+    int saved = errno;
+    plx_self = &dead; /* hooks called while attaching record nothing */
+    struct plx_thread *t = plx_thread_new(parent, start_routine);
+    plx_self = t;
+    errno = saved;
+    return t;
+}
+
+uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr)
+{
+    int saved = errno;
+    t->guard++;
+    uint32_t v = plx_region_of_address_slow(addr);
+    t->guard--;
+    errno = saved;
+    return v;
+}
+
+uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
+{
+    if (t->nnodes >= t->max_nodes) {
+        t->lost_nodes++;
+        return PLX_NO_INDEX;
+    }
+    uint32_t n = t->nnodes++;
+    t->nodes[n] = (struct plx_node){parent, region, PLX_NO_INDEX, t->nodes[parent].first_child, 0, 0, 0, 0};
+    t->nodes[parent].first_child = n;
+    return n;
+}
+
+void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls, uint64_t incl)
+{
+    if (t->rstats) { /* trace mode: per-region totals of this thread */
+        if (region >= RSTAT_REGIONS)
+            return;
+        calls = ++t->rstats[2 * region];
+        incl = t->rstats[2 * region + 1] += incl;
+        if (calls != plx_throttle_calls)
+            return;
+    } else if (t->buf) {
+        return;
+    }
+    if (region == PLX_REGION_FLUSH || incl >= plx_throttle_ticks * calls)
+        return;
+    t->guard++;
+    plx_region_throttle(region, calls, incl);
+    t->guard--;
+}
+
+/* ---- trace buffer -------------------------------------------------------------------- */
+
+static void write_chunk(struct plx_thread *t)
+{
+    uint32_t count = (uint32_t)(t->pos - t->buf);
+    if (count == 0)
+        return;
+    unsigned char head[36];
+    uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
+    memcpy(head, &t->index, 4);
+    memcpy(head + 4, &count, 4);
+    memcpy(head + 8, &t->base, 8);
+    memcpy(head + 16, &ct, 8);
+    memcpy(head + 24, &cm, 8);
+    plx_write_record2(1, PLX_REC_TRACE_CHUNK, head, 32, t->buf, count * 8u);
+    t->trace_events += count;
+    t->pos = t->buf;
+    t->base = t->last;
+}
+
+/* Writes the buffer as one chunk; the write is recorded as region plx_flush in the next one. */
+void plx_trace_flush(struct plx_thread *t)
+{
+    int saved = errno;
+    t->guard++;
+    uint64_t t0 = plx_ticks();
+    if (t0 - t->last > PLX_EV_DELTA_MAX)
+        t0 = t->last; /* the reset comes with the next event */
+    write_chunk(t);
+    uint64_t t1 = plx_ticks();
+    if (t1 - t0 > PLX_EV_DELTA_MAX)
+        t1 = t0;
+    *t->pos++ = (PLX_EV_ENTER << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t0 - t->last);
+    *t->pos++ = (PLX_EV_EXIT << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t1 - t0);
+    t->last = t1;
+    t->guard--;
+    errno = saved;
+}
+
+void plx_trace_time_reset(struct plx_thread *t, uint64_t now)
+{
+    *t->pos++ = (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_TIME_RESET << 56) | (1ull << 48);
+    *t->pos++ = now;
+    t->last = now;
+}
+
+void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
+{
+    if (t->pos >= t->end)
+        plx_trace_flush(t);
+    uint64_t d = now - t->last;
+    if (d > PLX_EV_DELTA_MAX) {
+        plx_trace_time_reset(t, now);
+        d = 0;
+    }
+    *t->pos++ = (word & ~PLX_EV_DELTA_MAX) | d;
+    t->last = now;
+}
+
+/* ---- user events ------------------------------------------------------------------------ */
+
+void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
+{
+    if (id >= PLX_MAX_UEVENTS)
+        return;
+    struct plx_uevent *e = &t->uevents[id];
+    if (e->count == 0 || value < e->min)
+        e->min = value;
+    if (e->count == 0 || value > e->max)
+        e->max = value;
+    e->count++;
+    e->sum += value;
+    e->sumsq += value * value;
+    if (id >= t->nuevents)
+        t->nuevents = id + 1;
+    if (t->buf) {
+        uint64_t now = plx_ticks();
+        if (t->end - t->pos < 3 || now - t->last > PLX_EV_DELTA_MAX)
+            plx_trace_slow(t, (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_USER_EVENT << 56), now);
+        else
+            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER_EVENT << 56;
+        t->pos[-1] |= 2ull << 48;
+        uint64_t bits;
+        memcpy(&bits, &value, 8);
+        *t->pos++ = id;
+        *t->pos++ = bits;
+    }
+}
+
+/* ---- writing a thread's data --------------------------------------------------------------- */
+
+static void write_profile(struct plx_thread *t, uint64_t now, uint64_t cpu)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, t->index);
+    plx_rec_u64(&rec, now);
+    plx_rec_u64(&rec, cpu);
+    plx_rec_u64(&rec, t->trace_events);
+    plx_rec_u64(&rec, t->lost_events);
+    plx_rec_u64(&rec, t->lost_nodes);
+    uint32_t n = t->nodes ? t->nnodes - 1 : 0;
+    plx_rec_u32(&rec, n);
+    for (uint32_t i = 1; i <= n; i++) {
+        const struct plx_node *nd = &t->nodes[i];
+        uint32_t parent = nd->parent == 0 ? PLX_NO_INDEX : nd->parent - 1;
+        plx_rec_u32(&rec, parent);
+        plx_rec_u32(&rec, nd->region);
+        plx_rec_u64(&rec, nd->calls);
+        plx_rec_u64(&rec, nd->child_calls);
+        plx_rec_u64(&rec, nd->incl);
+        plx_rec_u64(&rec, nd->excl);
+    }
+    plx_rec_write(&rec, 0, PLX_REC_THREAD_PROFILE);
+    for (uint32_t id = 0; id < t->nuevents; id++) {
+        const struct plx_uevent *e = &t->uevents[id];
+        if (!e->count)
+            continue;
+        plx_rec_u32(&rec, t->index);
+        plx_rec_u32(&rec, id);
+        plx_rec_u64(&rec, e->count);
+        plx_rec_f64(&rec, e->min);
+        plx_rec_f64(&rec, e->max);
+        plx_rec_f64(&rec, e->sum);
+        plx_rec_f64(&rec, e->sumsq);
+        plx_rec_write(&rec, 0, PLX_REC_UEVENT_STATS);
+    }
+}
+
+/* Writes t's data: open regions are closed at `now` (profile mode), the trace buffer goes out. */
+static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
+{
+    t->guard++;
+    if (t->buf) {
+        uint64_t events = t->trace_events + (uint64_t)(t->pos - t->buf);
+        write_chunk(t);
+        t->trace_events = events;
+    } else {
+        while (t->depth > 0) {
+            struct plx_frame *f = &t->stack[t->depth - 1];
+            if (now < f->start)
+                now = f->start;
+            plx_leave(t, f, now);
+        }
+    }
+    write_profile(t, now, cpu);
+}
+
+static int unlink_thread(struct plx_thread *t)
+{
+    int found = 0;
+    reg_take();
+    for (struct plx_thread **p = &live; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            found = 1;
+            break;
+        }
+    reg_give();
+    return found;
+}
+
+void plx_thread_finish(struct plx_thread *t, uint64_t now)
+{
+    if (!t || t->dead)
+        return;
+    plx_self = &dead;
+    if (unlink_thread(t))
+        finish(t, now, plx_cpu_ns());
+    munmap(t->mem, t->mem_bytes);
+}
+
+static void on_thread_exit(void *p)
+{
+    struct plx_thread *t = p;
+    if (plx_self == t)
+        plx_thread_finish(t, plx_ticks());
+}
+
+/* Process end: the calling thread and every thread still running are written. Threads still
+ * running are stopped from recording first (their guard); their memory stays theirs. */
+void plx_threads_finish_all(void)
+{
+    uint64_t now = plx_ticks();
+    struct plx_thread *self = plx_self;
+    reg_take();
+    struct plx_thread *all = live;
+    live = NULL;
+    reg_give();
+    for (struct plx_thread *t = all; t; t = t->next)
+        if (t != self)
+            t->guard++;
+    for (struct plx_thread *t = all; t; t = t->next) {
+        uint64_t cpu = 0;
+        if (t == self) {
+            cpu = plx_cpu_ns();
+        } else {
+            clockid_t c;
+            if (pthread_getcpuclockid((pthread_t)t->pthread, &c) == 0)
+                cpu = thread_cpu_ns(c);
+        }
+        finish(t, now, cpu);
+        t->dead = 1;
+    }
+    if (self && self != &dead)
+        plx_self = &dead;
+}
+
+/* In a fork()ed child only the calling thread exists: it keeps its callpath tree and open
+ * regions with counts reset, so the child's profile holds what the child does. */
+void plx_threads_after_fork(void)
+{
+    atomic_flag_clear(&reg_lock);
+    struct plx_thread *t = plx_self;
+    live = NULL;
+    if (!t || t == &dead)
+        return;
+    uint64_t now = plx_ticks();
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->pthread = (unsigned long)pthread_self();
+    t->start_ticks = now;
+    t->start_cpu_ns = plx_cpu_ns();
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        struct plx_node *n = &t->nodes[i];
+        n->calls = n->child_calls = n->incl = n->excl = 0;
+    }
+    for (uint32_t i = 0; i < t->depth; i++) {
+        t->stack[i].start = now;
+        t->stack[i].child = 0;
+    }
+    if (t->buf) {
+        t->pos = t->buf;
+        t->base = t->last = now;
+        t->trace_events = 0;
+        /* the child's trace starts inside the regions that are open */
+        for (uint32_t i = 0; i < t->depth; i++)
+            plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
+    }
+    t->lost_events = t->lost_nodes = 0;
+    memset(t->uevents, 0, sizeof t->uevents);
+    write_thread_info(t);
+    t->next = NULL;
+    live = t;
+}
+
+void plx_thread_set_name(struct plx_thread *t, const char *name)
+{
+    snprintf(t->name, sizeof t->name, "%s", name);
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, t->index);
+    plx_rec_str(&rec, name);
+    plx_rec_write(&rec, 0, PLX_REC_THREAD_NAME);
+}
