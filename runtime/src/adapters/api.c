@@ -63,7 +63,7 @@ uint32_t plx_uevent_id(const char *name)
         if (strcmp(uevent_names[i], name) == 0)
             id = i;
     if (id == n && n < PLX_MAX_UEVENTS) {
-        uevent_names[n] = strdup(name);
+        uevent_names[n] = plx_arena_strdup(name);
         struct plx_rec rec;
         plx_rec_init(&rec);
         plx_rec_u32(&rec, n);

@@ -17,13 +17,16 @@ struct start {
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*setname_fn)(pthread_t, const char *);
 
-static void *trampoline(void *p)
+/* Runs first in the new thread, before a sanitizer's own start routine has set the thread up
+ * when one interposes pthread_create too: so it only notes who the thread is, and the thread is
+ * registered by its first event (plx_thread_attach reads the note). */
+__attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *p)
 {
-    struct start s = *(struct start *)p;
-    free(p);
-    if (plx_active && !plx_self)
-        plx_thread_attach_as(s.parent, (uintptr_t)s.fn);
-    return s.fn(s.arg);
+    struct start *s = p;
+    plx_pending_start = (uintptr_t)s->fn;
+    plx_pending_parent = s->parent;
+    plx_pending_block = p;
+    return s->fn(s->arg);
 }
 
 PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

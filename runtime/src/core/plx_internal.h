@@ -137,6 +137,10 @@ struct plx_thread {
 
 PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
 PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
+/* Set by the pthread_create trampoline, read when the thread attaches. */
+PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_start;
+PLX_HIDDEN extern PLX_TLS uint32_t plx_pending_parent;
+PLX_HIDDEN extern PLX_TLS void *plx_pending_block;
 PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
@@ -195,6 +199,10 @@ PLX_HIDDEN void plx_modules_rewrite(void);
 PLX_HIDDEN int plx_filter_load(const char *path);
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+
+/* ---- arena (arena.c): memory kept for the whole run ------------------------------------ */
+PLX_HIDDEN void *plx_arena_alloc(size_t n);
+PLX_HIDDEN char *plx_arena_strdup(const char *s);
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 PLX_HIDDEN void plx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

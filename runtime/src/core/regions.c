@@ -121,15 +121,14 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
     }
     uint32_t value = PLX_REGION_EXCLUDED;
     if (fn_used < FN_SLOTS / 4 * 3) {
-        struct plx_symbol sym;
+        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0};
         char buf[32];
         const char *name;
         if (plx_symbol_lookup(addr, &sym) == 0) {
             name = sym.name;
         } else {
             snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
-            name = strdup(buf);
-            sym.module_id = PLX_NO_INDEX;
+            name = plx_arena_strdup(buf);
         }
         int excluded = plx_filter_excludes(name, NULL);
         value = new_region(name, PLX_KIND_FUNCTION, sym.module_id, addr, excluded, &plx_fn_slots[i]);
@@ -171,7 +170,7 @@ uint32_t plx_region_of_name(const char *name, int kind)
     for (;;) {
         uintptr_t k = atomic_load_explicit(&text_slots[j].key, memory_order_relaxed);
         if (k == 0) {
-            value = new_region(strdup(name), kind, PLX_NO_INDEX, 0, 0, NULL);
+            value = new_region(plx_arena_strdup(name), kind, PLX_NO_INDEX, 0, 0, NULL);
             atomic_store_explicit(&text_slots[j].value, value, memory_order_relaxed);
             atomic_store_explicit(&text_slots[j].key, h, memory_order_release);
             break;

@@ -127,7 +127,7 @@ static void load_symbols(struct module *m)
         return;
     const ElfW(Sym) *s = (const void *)(img + tab->sh_offset);
     size_t n = tab->sh_size / sizeof(ElfW(Sym));
-    struct sym *out = malloc(n * sizeof *out);
+    struct sym *out = plx_arena_alloc(n * sizeof *out);
     if (!out)
         return;
     size_t k = 0;
@@ -194,7 +194,11 @@ static const char *demangle(const char *name)
         return name; /* no C++ runtime loaded: the reader demangles */
     int status = 0;
     char *d = fn(name, NULL, NULL, &status);
-    return status == 0 && d ? d : name;
+    if (status != 0 || !d)
+        return name;
+    char *kept = plx_arena_strdup(d);
+    free(d);
+    return kept ? kept : name;
 }
 
 int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +17,9 @@
 #include <unistd.h>
 
 PLX_TLS struct plx_thread *plx_self;
+PLX_TLS uintptr_t plx_pending_start;
+PLX_TLS uint32_t plx_pending_parent = PLX_NO_INDEX;
+PLX_TLS void *plx_pending_block;
 volatile int plx_active;
 
 static struct plx_thread dead = {.guard = 1, .dead = 1};
@@ -83,9 +87,14 @@ static size_t round_page(size_t n)
     return (n + 4095) & ~(size_t)4095;
 }
 
+/* The calling thread's first event: it is registered, named after its start routine when it
+ * came from pthread_create. */
 struct plx_thread *plx_thread_attach(void)
 {
-    return plx_thread_attach_as(PLX_NO_INDEX, 0);
+    struct plx_thread *t = plx_thread_attach_as(plx_pending_parent, plx_pending_start);
+    free(plx_pending_block);
+    plx_pending_block = NULL;
+    return t;
 }
 
 /* Creates the calling thread's state; the caller has made plx_self the dead state meanwhile. */

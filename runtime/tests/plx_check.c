@@ -1,0 +1,302 @@
+/* plx_check: reads an experiment the way spec/format.md defines it and checks expectations.
+ * The runtime tests use it so they run without the engine, under the sanitizers.
+ *
+ *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
+ *                 [--min-calls NAME=N] [--ended] [--end-signal N] [--min-events N] [--print]
+ * Calls come from the profile, or from the trace's enter events when the profile has none. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 65536
+static char *region_name[MAXR];
+static uint64_t calls_by_region[MAXR];
+static uint64_t incl_by_region[MAXR], excl_by_region[MAXR];
+static int processes, threads, ended, end_signal = -1, errors;
+static uint64_t trace_enters, trace_events;
+static char thread_names[32768][64];
+static unsigned thread_name_count;
+static int printing;
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc((size_t)n + 1);
+    *len = fread(p, 1, (size_t)n, f);
+    fclose(f);
+    return p;
+}
+
+struct cur { const unsigned char *p, *end; };
+static uint32_t u32(struct cur *c) { uint32_t v = 0; if (c->p + 4 <= c->end) memcpy(&v, c->p, 4); c->p += 4; return v; }
+static uint64_t u64(struct cur *c) { uint64_t v = 0; if (c->p + 8 <= c->end) memcpy(&v, c->p, 8); c->p += 8; return v; }
+static char *str(struct cur *c)
+{
+    uint32_t n = u32(c);
+    if (c->p + n > c->end) { errors++; return strdup("?"); }
+    char *s = malloc(n + 1);
+    memcpy(s, c->p, n);
+    s[n] = 0;
+    c->p += n;
+    return s;
+}
+
+/* Thread index → slot in thread_names (per process; processes are read one at a time). */
+static unsigned name_base;
+
+static void read_process(const char *path)
+{
+    size_t len;
+    unsigned char *buf = slurp(path, &len);
+    if (!buf || len < 16 || memcmp(buf, "PLX1", 4) != 0) {
+        fprintf(stderr, "plx_check: %s: not a process file\n", path);
+        errors++;
+        return;
+    }
+    processes++;
+    name_base = thread_name_count;
+    size_t off = 16;
+    while (off + 8 <= len) {
+        uint16_t type;
+        uint32_t plen;
+        memcpy(&type, buf + off, 2);
+        memcpy(&plen, buf + off + 4, 4);
+        if (off + 8 + plen > len) {
+            fprintf(stderr, "plx_check: %s: truncated record at %zu\n", path, off);
+            break;
+        }
+        struct cur c = {buf + off + 8, buf + off + 8 + plen};
+        switch (type) {
+        case 5: {
+            uint32_t id = u32(&c);
+            c.p += 1 + 1 + 4 + 8;
+            char *name = str(&c);
+            if (id < MAXR && !region_name[id])
+                region_name[id] = name;
+            else
+                free(name);
+            if (printing)
+                printf("region %u %s\n", id, name);
+            break;
+        }
+        case 6: {
+            uint32_t idx = u32(&c);
+            c.p += 4 + 4 + 8 + 8;
+            char *name = str(&c);
+            threads++;
+            if (name_base + idx < 32768) {
+                snprintf(thread_names[name_base + idx], 64, "%s", name);
+                if (name_base + idx + 1 > thread_name_count)
+                    thread_name_count = name_base + idx + 1;
+            }
+            free(name);
+            break;
+        }
+        case 7: {
+            uint32_t idx = u32(&c);
+            char *name = str(&c);
+            if (name_base + idx < 32768)
+                snprintf(thread_names[name_base + idx], 64, "%s", name);
+            free(name);
+            break;
+        }
+        case 8: {
+            c.p += 4 + 8 + 8 + 8 + 8 + 8;
+            uint32_t n = u32(&c);
+            for (uint32_t i = 0; i < n; i++) {
+                u32(&c);
+                uint32_t region = u32(&c);
+                uint64_t calls = u64(&c);
+                u64(&c);
+                uint64_t incl = u64(&c), excl = u64(&c);
+                if (excl > incl) {
+                    fprintf(stderr, "plx_check: exclusive > inclusive for region %u\n", region);
+                    errors++;
+                }
+                if (region < MAXR) {
+                    calls_by_region[region] += calls;
+                    incl_by_region[region] += incl;
+                    excl_by_region[region] += excl;
+                }
+            }
+            break;
+        }
+        case 12: {
+            u64(&c);
+            uint8_t reason = *c.p++;
+            int32_t status;
+            memcpy(&status, c.p, 4);
+            ended++;
+            if (reason == 1)
+                end_signal = status;
+            break;
+        }
+        default:
+            break;
+        }
+        off += 8 + plen;
+    }
+    free(buf);
+}
+
+static void read_trace(const char *path)
+{
+    size_t len;
+    unsigned char *buf = slurp(path, &len);
+    if (!buf)
+        return;
+    size_t off = 16;
+    while (off + 8 <= len) {
+        uint16_t type;
+        uint32_t plen;
+        memcpy(&type, buf + off, 2);
+        memcpy(&plen, buf + off + 4, 4);
+        if (off + 8 + plen > len)
+            break;
+        if (type == 32) {
+            uint32_t count;
+            memcpy(&count, buf + off + 8 + 4, 4);
+            const unsigned char *ev = buf + off + 8 + 32;
+            for (uint32_t i = 0; i < count; i++) {
+                uint64_t w;
+                memcpy(&w, ev + 8 * i, 8);
+                unsigned kind = (unsigned)(w >> 62);
+                trace_events++;
+                if (kind == 0) {
+                    uint32_t region = (uint32_t)((w >> 40) & 0x3FFFFF);
+                    trace_enters++;
+                    if (region < MAXR)
+                        calls_by_region[region]++;
+                } else if (kind == 2) {
+                    i += (unsigned)((w >> 48) & 0xFF);
+                }
+            }
+        }
+        off += 8 + plen;
+    }
+    free(buf);
+}
+
+/* Region ids are per process: totals are kept by name. */
+static struct { char *name; uint64_t calls; } totals[MAXR];
+static int ntotals;
+
+static void fold_process(void)
+{
+    for (int i = 0; i < MAXR; i++) {
+        if (!region_name[i])
+            continue;
+        int j = 0;
+        while (j < ntotals && strcmp(totals[j].name, region_name[i]) != 0)
+            j++;
+        if (j == ntotals && ntotals < MAXR)
+            totals[ntotals++].name = strdup(region_name[i]);
+        totals[j].calls += calls_by_region[i];
+        if (printing && calls_by_region[i])
+            printf("%-40s calls=%llu incl=%llu excl=%llu\n", region_name[i],
+                   (unsigned long long)calls_by_region[i], (unsigned long long)incl_by_region[i],
+                   (unsigned long long)excl_by_region[i]);
+        free(region_name[i]);
+        region_name[i] = NULL;
+        calls_by_region[i] = incl_by_region[i] = excl_by_region[i] = 0;
+    }
+}
+
+static uint64_t calls_of(const char *name)
+{
+    for (int j = 0; j < ntotals; j++)
+        if (strcmp(totals[j].name, name) == 0)
+            return totals[j].calls;
+    return 0;
+}
+
+static int expect(const char *what, long long got, long long want)
+{
+    if (got == want)
+        return 0;
+    fprintf(stderr, "plx_check: %s: got %lld, expected %lld\n", what, got, want);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: plx_check DIR [expectations]\n");
+        return 2;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--print") == 0)
+            printing = 1;
+    DIR *d = opendir(argv[1]);
+    if (!d) {
+        fprintf(stderr, "plx_check: cannot open %s\n", argv[1]);
+        return 2;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s/process.plx", argv[1], e->d_name);
+        /* trace events refer to this process's regions: read the trace right after */
+        read_process(path);
+        snprintf(path, sizeof path, "%s/%s/trace.plx", argv[1], e->d_name);
+        read_trace(path);
+        fold_process();
+    }
+    closedir(d);
+    int fails = errors;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        if (strcmp(a, "--processes") == 0) {
+            fails += expect("processes", processes, atoll(v)); i++;
+        } else if (strcmp(a, "--threads") == 0) {
+            fails += expect("threads", threads, atoll(v)); i++;
+        } else if (strcmp(a, "--ended") == 0) {
+            fails += expect("processes ended", ended, processes);
+        } else if (strcmp(a, "--end-signal") == 0) {
+            fails += expect("end signal", end_signal, atoll(v)); i++;
+        } else if (strcmp(a, "--min-events") == 0) {
+            if ((long long)trace_events < atoll(v)) {
+                fprintf(stderr, "plx_check: %llu trace events, expected at least %s\n",
+                        (unsigned long long)trace_events, v);
+                fails++;
+            }
+            i++;
+        } else if (strcmp(a, "--calls") == 0 || strcmp(a, "--thread-name") == 0 ||
+                   strcmp(a, "--min-calls") == 0) {
+            char name[512];
+            const char *eq = strrchr(v, '=');
+            if (!eq) { fprintf(stderr, "plx_check: bad %s %s\n", a, v); return 2; }
+            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+            long long want = atoll(eq + 1), got = 0;
+            if (a[2] == 'm') {
+                got = (long long)calls_of(name);
+                if (got < want)
+                    fprintf(stderr, "plx_check: calls %s: got %lld, expected at least %lld\n",
+                            name, got, want), fails++;
+                i++;
+                continue;
+            }
+            if (a[2] == 'c') {
+                got = (long long)calls_of(name);
+            } else {
+                for (unsigned t = 0; t < thread_name_count; t++)
+                    got += strcmp(thread_names[t], name) == 0;
+            }
+            char what[600];
+            snprintf(what, sizeof what, "%s %s", a + 2, name);
+            fails += expect(what, got, want);
+            i++;
+        }
+    }
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# run_case.sh CHECKER OUTDIR EXPECTED_STATUS ENV -- PROGRAM ARGS... -- CHECK-ARGS...
+# Runs PROGRAM measured into OUTDIR (fresh), checks its exit status, then the experiment.
+checker=$1 out=$2 want=$3 envs=$4
+shift 4
+[ "$1" = "--" ] && shift
+prog=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do prog="$prog '$1'"; shift; done
+[ "$1" = "--" ] && shift
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+eval "env PLX_OUTPUT='$out' $envs $prog" >/dev/null 2>"$out.stderr"
+status=$?
+if [ "$status" != "$want" ]; then
+  echo "run_case: exit status $status, expected $want" >&2
+  cat "$out.stderr" >&2
+  exit 1
+fi
+exec "$checker" "$out" "$@"
