@@ -1,39 +1,73 @@
-/* Compiler instrumentation: GCC and Clang -finstrument-functions call these two hooks. */
+/* Compiler instrumentation: GCC and Clang -finstrument-functions call these two hooks.
+ *
+ * The hooks only decide whether the function is measured; the work is in separate functions
+ * reached by a tail call, so an excluded function costs a table lookup and no register saves. */
 #include "../core/hotpath.h"
 
 #define PLX_EXPORT __attribute__((visibility("default"), no_instrument_function))
 
+__attribute__((noinline)) static void enter_measured(struct plx_thread *t, uintptr_t fn, uint32_t v)
+{
+    plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+}
+
+__attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
+{
+    struct plx_thread *t = plx_thread();
+    if (t == NULL)
+        return;
+    uint32_t v = plx_region_of_address(fn);
+    if (v & PLX_REGION_MISSING)
+        v = plx_region_resolve(t, fn);
+    if (!(v & PLX_REGION_EXCLUDED))
+        plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+}
+
 PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 {
     (void)site;
-    struct plx_thread *t = plx_thread();
-    if (PLX_UNLIKELY(t == NULL))
-        return;
+    struct plx_thread *t = plx_self;
+    if (PLX_UNLIKELY(t == NULL || t->guard))
+        goto slow;
     uint32_t v = plx_region_of_address((uintptr_t)fn);
-    if (PLX_UNLIKELY(v & PLX_REGION_MISSING))
-        v = plx_region_resolve(t, (uintptr_t)fn);
+    if (PLX_LIKELY(!(v & (PLX_REGION_EXCLUDED | PLX_REGION_MISSING)))) {
+        enter_measured(t, (uintptr_t)fn, v);
+        return;
+    }
     if (v & PLX_REGION_EXCLUDED)
         return;
-    plx_enter(t, (uintptr_t)fn, v & PLX_REGION_ID_MASK);
+slow:
+    if (t == NULL || !t->guard)
+        enter_slow((uintptr_t)fn);
+}
+
+__attribute__((noinline)) static void exit_measured(struct plx_thread *t, struct plx_frame *f)
+{
+    plx_leave(t, f, plx_ticks());
+}
+
+__attribute__((noinline, cold)) static void exit_overflow(struct plx_thread *t, uintptr_t fn)
+{
+    /* deeper than the stack: only measured functions were counted */
+    uint32_t v = plx_region_of_address(fn);
+    if (!(v & (PLX_REGION_EXCLUDED | PLX_REGION_MISSING)))
+        t->overflow--;
 }
 
 PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
     (void)site;
-    uint64_t now = plx_ticks();
     struct plx_thread *t = plx_self;
     if (PLX_UNLIKELY(t == NULL || t->guard))
         return;
-    if (PLX_UNLIKELY(t->overflow)) { /* deeper than the stack: only measured functions count */
-        uint32_t v = plx_region_of_address((uintptr_t)fn);
-        if (!(v & (PLX_REGION_EXCLUDED | PLX_REGION_MISSING)))
-            t->overflow--;
+    if (PLX_UNLIKELY(t->overflow)) {
+        exit_overflow(t, (uintptr_t)fn);
         return;
     }
     if (PLX_UNLIKELY(t->depth == 0))
         return;
     struct plx_frame *f = &t->stack[t->depth - 1];
     if (f->key != (uintptr_t)fn)
-        return; /* excluded or throttled at its entry */
-    plx_leave(t, f, now);
+        return; /* excluded or throttled at its entry: the clock is not read */
+    exit_measured(t, f);
 }

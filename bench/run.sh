@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# make bench: overhead of the runtime's hot path and the engine's throughput, each measured
+# against a baseline in the same run. Results: build/bench/results.md (and on stdout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$PWD/build/bin
+lib=$PWD/build/lib
+out=$PWD/build/bench
+mkdir -p "$out"
+calls=${PLX_BENCH_CALLS:-20000000}
+reps=${PLX_BENCH_REPS:-5}
+
+cc -O2 -g bench/overhead.c -o "$out/overhead-plain"
+cc -O2 -g -finstrument-functions bench/overhead.c -o "$out/overhead-inst"
+echo "exclude filtered_leaf" > "$out/exclude.filter"
+
+# The best of $reps runs: the minimum is the least disturbed by the machine's other load.
+best() {
+  local b=""
+  for _ in $(seq "$reps"); do
+    v=$("$@" 2>/dev/null | awk '/ns\/call/ {print $1}')
+    b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+  done
+  echo "$b"
+}
+measured() { # MODE [VAR=VALUE...] COMMAND...: runs COMMAND measured into exp-MODE
+  local mode=$1; shift
+  rm -rf "$out/exp-$mode"
+  env PLX_OUTPUT="$out/exp-$mode" LD_PRELOAD="$lib/libplx.so" "$@"
+}
+
+plain=$(best "$out/overhead-plain" "$calls")
+stub=$(best "$out/overhead-inst" "$calls")
+profile=$(best measured profile "$out/overhead-inst" "$calls")
+trace=$(best measured trace PLX_TRACE=1 "$out/overhead-inst" "$calls")
+filtered=$(best measured filtered PLX_FILTER="$out/exclude.filter" "$out/overhead-inst" "$calls" f)
+uftrace_ns=""
+if command -v uftrace >/dev/null; then
+  uftrace_calls=$((calls / 10))
+  uftrace_ns=$(uftrace record -d "$out/uftrace.data" "$out/overhead-inst" "$uftrace_calls" 2>/dev/null | awk '/ns\/call/ {print $1}')
+fi
+
+# bytes per event: the trace file over the events it holds (2 per call)
+trace_file=$(ls "$out"/exp-trace/*/trace.plx)
+trace_bytes=$(stat -c %s "$trace_file")
+bytes_per_event=$(awk -v b="$trace_bytes" -v c="$calls" 'BEGIN { printf "%.2f", b / (2 * c) }')
+
+# engine: read + profile of a trace of >= 50 M events (25 M calls), against reading the file
+engine_calls=${PLX_BENCH_ENGINE_CALLS:-25000000}
+rm -rf "$out/exp-engine"
+PLX_OUTPUT="$out/exp-engine" PLX_TRACE=1 LD_PRELOAD="$lib/libplx.so" "$out/overhead-inst" "$engine_calls" >/dev/null
+engine_trace=$(ls "$out"/exp-engine/*/trace.plx)
+cat "$engine_trace" > /dev/null
+events=$((2 * engine_calls))
+t0=$(date +%s.%N)
+/usr/bin/time -f "%M" -o "$out/engine.rss" "$bin/plx" report "$out/exp-engine" --format csv > "$out/engine.csv"
+t1=$(date +%s.%N)
+t2=$(date +%s.%N)
+cat "$engine_trace" > /dev/null
+t3=$(date +%s.%N)
+engine_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+read_s=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.3f", b - a }')
+engine_rate=$(awk -v e="$events" -v s="$engine_s" 'BEGIN { printf "%.1f", e / s / 1e6 }')
+engine_rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$out/engine.rss")
+
+over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+{
+  echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
+  echo
+  echo "Command: \`make bench\` (bench/run.sh), $calls calls per run, best of $reps runs."
+  echo
+  echo "| what | ns per call | over uninstrumented | target |"
+  echo "|---|---|---|---|"
+  echo "| uninstrumented build | $plain | — | |"
+  echo "| instrumented, not measured (libc's empty hooks) | $stub | $(over "$stub" "$plain") | |"
+  echo "| profile mode (callpath profile) | $profile | $(over "$profile" "$plain") | ≤ 40 |"
+  echo "| trace mode (enter + exit events) | $trace | $(over "$trace" "$plain") | ≤ 30 |"
+  echo "| filtered-out function | $filtered | $(over "$filtered" "$plain") | ≤ 5 |"
+  [ -n "$uftrace_ns" ] && echo "| uftrace record (same binary, $uftrace_calls calls) | $uftrace_ns | $(over "$uftrace_ns" "$plain") | comparison |"
+  echo
+  echo "Trace size: $trace_bytes bytes for $((2 * calls)) events = **$bytes_per_event bytes/event** (target ≤ 8)."
+  echo
+  echo "Engine: \`plx report --format csv\` on a trace of $events events (one thread): ${engine_s} s ="
+  echo "**$engine_rate M events/s** (target ≥ 10), peak memory $engine_rss MiB; reading the same"
+  echo "$(awk -v b="$(stat -c %s "$engine_trace")" 'BEGIN { printf "%.0f", b / 1048576 }') MiB file alone (cat, from the page cache) takes ${read_s} s."
+} | tee "$out/results.md"
