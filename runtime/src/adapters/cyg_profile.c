@@ -6,9 +6,31 @@
 
 #define PLX_EXPORT __attribute__((visibility("default"), no_instrument_function))
 
+PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
+PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+
 __attribute__((noinline)) static void enter_measured(struct plx_thread *t, uintptr_t fn, uint32_t v)
 {
     plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+}
+
+/* An excluded function: its hook calls are patched out where that can be done safely. */
+__attribute__((noinline, cold)) static void unhook(uintptr_t fn, uint32_t v, uintptr_t ret,
+                                                   int is_exit)
+{
+    uint32_t bit = is_exit ? PLX_REGION_EXIT_TRIED : PLX_REGION_ENTER_TRIED;
+    if (v & bit)
+        return;
+    if (is_exit && (v & PLX_REGION_THROTTLED))
+        return; /* frames entered before the throttle still need their exits */
+    struct plx_thread *t = plx_self;
+    if (t)
+        t->guard++;
+    plx_region_mark(fn, bit);
+    plx_patch_hook_call(ret, is_exit ? (uintptr_t)__cyg_profile_func_exit
+                                     : (uintptr_t)__cyg_profile_func_enter);
+    if (t)
+        t->guard--;
 }
 
 __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
@@ -34,8 +56,11 @@ PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
         enter_measured(t, (uintptr_t)fn, v);
         return;
     }
-    if (v & PLX_REGION_EXCLUDED)
+    if (v & PLX_REGION_EXCLUDED) {
+        if (!(v & PLX_REGION_ENTER_TRIED))
+            unhook((uintptr_t)fn, v, (uintptr_t)__builtin_return_address(0), 0);
         return;
+    }
 slow:
     if (t == NULL || !t->guard)
         enter_slow((uintptr_t)fn);
@@ -67,7 +92,11 @@ PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
     if (PLX_UNLIKELY(t->depth == 0))
         return;
     struct plx_frame *f = &t->stack[t->depth - 1];
-    if (f->key != (uintptr_t)fn)
-        return; /* excluded or throttled at its entry: the clock is not read */
+    if (f->key != (uintptr_t)fn) { /* excluded or throttled at its entry: no clock read */
+        uint32_t v = plx_region_of_address((uintptr_t)fn);
+        if ((v & (PLX_REGION_EXCLUDED | PLX_REGION_EXIT_TRIED)) == PLX_REGION_EXCLUDED)
+            unhook((uintptr_t)fn, v, (uintptr_t)__builtin_return_address(0), 1);
+        return;
+    }
     exit_measured(t, f);
 }

@@ -50,6 +50,9 @@ PLX_HIDDEN int plx_config_load(void);
 enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3 };
 #define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
+#define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
+#define PLX_REGION_EXIT_TRIED 0x10000000u  /* excluded: its exit call was patched out (or tried) */
+#define PLX_REGION_THROTTLED 0x08000000u   /* excluded after running: frames may be open */
 #define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
 #define PLX_REGION_FLUSH 0u             /* id of the runtime's own buffer flush */
 #define PLX_MAX_REGIONS (PLX_REGION_ID_MASK + 1)
@@ -199,6 +202,11 @@ PLX_HIDDEN void plx_modules_rewrite(void);
 PLX_HIDDEN int plx_filter_load(const char *path);
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+
+/* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
+PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
+PLX_HIDDEN uint64_t plx_patched_sites(void);
+PLX_HIDDEN void plx_region_mark(uintptr_t addr, uint32_t bits);
 
 /* ---- arena (arena.c): memory kept for the whole run ------------------------------------ */
 PLX_HIDDEN void *plx_arena_alloc(size_t n);

@@ -112,6 +112,9 @@ void plx_process_end(int reason, int status)
     memcpy(end + 9, &status, 4);
     plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
     plx_writer_close();
+    if (plx_cfg.verbose)
+        plx_warn("experiment written to %s (%llu hook calls removed)", plx_process_dir,
+                 (unsigned long long)plx_patched_sites());
 }
 
 static void on_exit_handler(int status, void *arg)

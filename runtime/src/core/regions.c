@@ -198,6 +198,22 @@ uint32_t plx_region_of_name(const char *name, int kind)
     return value;
 }
 
+/* Sets flag bits in the published value of a function's slot. */
+void plx_region_mark(uintptr_t addr, uint32_t bits)
+{
+    uint32_t i = plx_hash_ptr(addr) & plx_fn_mask;
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&plx_fn_slots[i].key, memory_order_acquire);
+        if (k == addr) {
+            atomic_fetch_or_explicit(&plx_fn_slots[i].value, bits, memory_order_relaxed);
+            return;
+        }
+        if (k == 0)
+            return;
+        i = (i + 1) & plx_fn_mask;
+    }
+}
+
 int plx_region_is_excluded(uint32_t id)
 {
     return id < PLX_MAX_REGIONS && (info[id].flags & 1);
@@ -209,7 +225,8 @@ void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks)
     struct region_info *r = &info[id];
     if (!r->throttled && r->slot) {
         r->throttled = 1;
-        atomic_fetch_or_explicit(&r->slot->value, PLX_REGION_EXCLUDED, memory_order_relaxed);
+        atomic_fetch_or_explicit(&r->slot->value, PLX_REGION_EXCLUDED | PLX_REGION_THROTTLED,
+                                 memory_order_relaxed);
         struct plx_rec rec;
         plx_rec_init(&rec);
         plx_rec_u32(&rec, id);
