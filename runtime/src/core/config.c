@@ -60,5 +60,7 @@ int plx_config_load(void)
     plx_cfg.max_depth = (uint32_t)size_option("PLX_MAX_DEPTH", 4096, 16, 1u << 20);
     const char *v = getenv("PLX_VERBOSE");
     plx_cfg.verbose = v && *v && strcmp(v, "0") != 0;
+    const char *patch = getenv("PLX_PATCH");
+    plx_cfg.patch = !(patch && strcmp(patch, "0") == 0);
     return plx_cfg.output[0] ? 0 : -1;
 }

@@ -12,22 +12,17 @@
 #include "plx_internal.h"
 
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
-static int disabled = -1;
+static atomic_int refused; /* the system does not allow writable code */
 static _Atomic uint64_t patched_sites;
 
 static int enabled(void)
 {
-    if (disabled < 0) {
-        const char *e = getenv("PLX_PATCH");
-        disabled = e && strcmp(e, "0") == 0;
-    }
-    return !disabled;
+    return plx_cfg.patch && !atomic_load_explicit(&refused, memory_order_relaxed);
 }
 
 static int32_t rel32(const unsigned char *p)
@@ -51,6 +46,17 @@ static int plt_reaches(const unsigned char *target, uintptr_t hook)
     uintptr_t v;
     memcpy(&v, (const void *)got, sizeof v);
     return v == hook;
+}
+
+/* A locked compare-and-swap written out, so no sanitizer treats code as instrumented data. */
+static int code_cas(uint64_t *p, uint64_t old, uint64_t new)
+{
+    unsigned char ok;
+    __asm__ volatile("lock cmpxchgq %3, %1; sete %0"
+                     : "=q"(ok), "+m"(*p), "+a"(old)
+                     : "r"(new)
+                     : "memory", "cc");
+    return ok;
 }
 
 /* `ret` is the hook's return address in the instrumented function. */
@@ -94,12 +100,11 @@ void plx_patch_hook_call(uintptr_t ret, uintptr_t hook)
         memcpy(&old, (const void *)word, 8);
         new = old;
         memcpy((unsigned char *)&new + (site - word), code, len);
-        if (__atomic_compare_exchange_n((uint64_t *)word, &old, new, 0, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST))
+        if (code_cas((uint64_t *)word, old, new))
             atomic_fetch_add(&patched_sites, 1);
         mprotect((void *)page, (size_t)pagesz, PROT_READ | PROT_EXEC);
     } else {
-        disabled = 1; /* the system does not allow writable code */
+        atomic_store(&refused, 1);
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
 }

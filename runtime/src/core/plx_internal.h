@@ -42,6 +42,7 @@ struct plx_config {
     uint32_t max_depth;    /* PLX_MAX_DEPTH: call stack depth per thread */
     char filter[4096];     /* PLX_FILTER: filter file */
     int verbose;           /* PLX_VERBOSE */
+    int patch;             /* PLX_PATCH: remove hook calls of excluded functions (default 1) */
 };
 PLX_HIDDEN extern struct plx_config plx_cfg;
 PLX_HIDDEN int plx_config_load(void);
