@@ -39,8 +39,11 @@ __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
     if (t == NULL)
         return;
     uint32_t v = plx_region_of_address(fn);
-    if (v & PLX_REGION_MISSING)
+    if (v & PLX_REGION_MISSING) { /* first sight: the lookup's cost is the runtime's own */
+        uint64_t t0 = plx_ticks();
         v = plx_region_resolve(t, fn);
+        plx_runtime_interval(t, PLX_REGION_SYMBOLS, t0, plx_ticks());
+    }
     if (!(v & PLX_REGION_EXCLUDED))
         plx_enter(t, fn, v & PLX_REGION_ID_MASK);
 }

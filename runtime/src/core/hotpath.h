@@ -96,6 +96,30 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
         plx_throttle_check(t, f->region, node->calls, node->incl);
 }
 
+/* Records a completed interval of the runtime's own work (region `region`, kind runtime) inside
+ * the innermost open region, so its cost shows as a child rather than as the parent's time. */
+static inline void plx_runtime_interval(struct plx_thread *t, uint32_t region, uint64_t t0, uint64_t t1)
+{
+    uint64_t d = t1 - t0;
+    if (t->depth)
+        t->stack[t->depth - 1].child += d;
+    if (t->buf) {
+        plx_trace_put(t, PLX_EV_ENTER, region, t0);
+        plx_trace_put(t, PLX_EV_EXIT, region, t1);
+        return;
+    }
+    uint32_t n = plx_child(t, t->cur, region);
+    if (n == PLX_NO_INDEX) {
+        if (t->depth)
+            t->stack[t->depth - 1].child -= d;
+        return;
+    }
+    t->nodes[n].calls++;
+    t->nodes[t->cur].child_calls++;
+    t->nodes[n].incl += d;
+    t->nodes[n].excl += d;
+}
+
 /* The thread's state, attaching it on its first event; NULL when nothing is to be recorded. */
 static inline struct plx_thread *plx_thread(void)
 {

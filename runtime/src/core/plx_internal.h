@@ -56,6 +56,7 @@ enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE 
 #define PLX_REGION_THROTTLED 0x08000000u   /* excluded after running: frames may be open */
 #define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
 #define PLX_REGION_FLUSH 0u             /* id of the runtime's own buffer flush */
+#define PLX_REGION_SYMBOLS 1u           /* id of the runtime's first-sight symbol lookups */
 #define PLX_MAX_REGIONS (PLX_REGION_ID_MASK + 1)
 
 struct plx_slot {

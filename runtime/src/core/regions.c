@@ -98,6 +98,7 @@ int plx_regions_init(void)
     plx_fn_mask = FN_SLOTS - 1;
     lock_take();
     new_region("plx_flush", PLX_KIND_RUNTIME, PLX_NO_INDEX, 0, 0, NULL);
+    new_region("plx_symbols", PLX_KIND_RUNTIME, PLX_NO_INDEX, 0, 0, NULL);
     lock_give();
     return 0;
 }
