@@ -15,12 +15,11 @@ static void begin(const char *name, int kind)
     struct plx_thread *t = plx_thread();
     if (!t || !name)
         return;
-    t->guard++;
+    t->guard++; /* held while the stack changes: see cyg_profile.c */
     uint32_t v = plx_region_of_name(name, kind);
+    if (!(v & PLX_REGION_EXCLUDED))
+        plx_enter(t, USER_KEY(v), v & PLX_REGION_ID_MASK);
     t->guard--;
-    if (v & PLX_REGION_EXCLUDED)
-        return;
-    plx_enter(t, USER_KEY(v), v & PLX_REGION_ID_MASK);
 }
 
 static void end(const char *name, int kind)
@@ -31,13 +30,12 @@ static void end(const char *name, int kind)
         return;
     t->guard++;
     uint32_t v = plx_region_of_name(name, kind);
-    t->guard--;
     struct plx_frame *f = &t->stack[t->depth - 1];
-    if (f->key != USER_KEY(v)) {
+    if (f->key == USER_KEY(v))
+        plx_leave(t, f, now);
+    else
         t->lost_events++; /* an end that does not match the innermost begin */
-        return;
-    }
-    plx_leave(t, f, now);
+    t->guard--;
 }
 
 PLX_API void plx_region_begin(const char *name) { begin(name, PLX_KIND_USER); }
@@ -81,9 +79,8 @@ PLX_API void plx_event(const char *name, double value)
     if (!t || !name)
         return;
     t->guard++;
-    uint32_t id = plx_uevent_id(name);
+    plx_uevent_record(t, plx_uevent_id(name), value);
     t->guard--;
-    plx_uevent_record(t, id, value);
 }
 
 PLX_API void plx_thread_name(const char *name)

@@ -9,9 +9,31 @@
 PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
 PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
 
+/* The guard is held while the thread's stack and tree change: a signal handler that runs
+ * measured code meanwhile is not recorded (and counted as lost) instead of corrupting them. */
+static inline void guard_on(struct plx_thread *t)
+{
+    t->guard = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void guard_off(struct plx_thread *t)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    t->guard = 0;
+}
+
 __attribute__((noinline)) static void enter_measured(struct plx_thread *t, uintptr_t fn, uint32_t v)
 {
+    guard_on(t);
     plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+    guard_off(t);
+}
+
+__attribute__((noinline, cold)) static void count_lost(struct plx_thread *t)
+{
+    if (t != NULL && !t->dead)
+        t->lost_events++;
 }
 
 /* An excluded function: its hook calls are patched out where that can be done safely. */
@@ -39,6 +61,7 @@ __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
     if (t == NULL)
         return;
     uint32_t v = plx_region_of_address(fn);
+    guard_on(t);
     if (v & PLX_REGION_MISSING) { /* first sight: the lookup's cost is the runtime's own */
         uint64_t t0 = plx_ticks();
         v = plx_region_resolve(t, fn);
@@ -46,6 +69,7 @@ __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
     }
     if (!(v & PLX_REGION_EXCLUDED))
         plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+    guard_off(t);
 }
 
 PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
@@ -64,14 +88,18 @@ PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
             unhook((uintptr_t)fn, v, (uintptr_t)__builtin_return_address(0), 0);
         return;
     }
-slow:
+slow: /* first sight of the function or of the thread, or re-entry */
     if (t == NULL || !t->guard)
         enter_slow((uintptr_t)fn);
+    else
+        count_lost(t); /* measured code run while the thread is inside the runtime */
 }
 
 __attribute__((noinline)) static void exit_measured(struct plx_thread *t, struct plx_frame *f)
 {
+    guard_on(t);
     plx_leave(t, f, plx_ticks());
+    guard_off(t);
 }
 
 __attribute__((noinline, cold)) static void exit_overflow(struct plx_thread *t, uintptr_t fn)

@@ -297,7 +297,6 @@ static int inf_codes(struct inflater *s, const struct huff *lencode, const struc
 
 static int inf_fixed(struct inflater *s)
 {
-    static struct huff lencode, distcode; /* built on every call: no shared mutable state race */
     struct huff l, d;
     short lengths[288];
     int i;
@@ -313,8 +312,6 @@ static int inf_fixed(struct inflater *s)
     for (i = 0; i < 30; i++)
         lengths[i] = 5;
     inf_construct(&d, lengths, 30);
-    (void)lencode;
-    (void)distcode;
     return inf_codes(s, &l, &d);
 }
 
@@ -435,8 +432,20 @@ struct range {
     uint64_t lo, hi;
 };
 
+enum { S_LINE, S_LINE_STR, S_STR, S_INFO, S_ABBREV, NSEC };
+static const char *const sec_names[NSEC] = {"line", "line_str", "str", "info", "abbrev"};
+
+/* A debug section found in the section headers, loaded (and inflated) on first use. */
+struct lazy_sec {
+    struct sec s;
+    Elf64_Shdr sh;
+    int present, gnu_z, tried;
+};
+
 struct elf {
-    struct sec line, line_str, str, info, abbrev;
+    const unsigned char *image;
+    size_t size;
+    struct lazy_sec sec[NSEC];
     struct range *text; /* executable sections, sorted by start */
     size_t ntext;
     int filter; /* drop sequences that start outside every executable section */
@@ -444,11 +453,8 @@ struct elf {
 
 static void elf_release(struct elf *e)
 {
-    free(e->line.owned);
-    free(e->line_str.owned);
-    free(e->str.owned);
-    free(e->info.owned);
-    free(e->abbrev.owned);
+    for (int i = 0; i < NSEC; i++)
+        free(e->sec[i].s.owned);
     free(e->text);
 }
 
@@ -462,7 +468,7 @@ static int range_cmp(const void *a, const void *b)
 static void load_sec(struct sec *s, const unsigned char *image, size_t size, const Elf64_Shdr *sh,
                      int gnu_z)
 {
-    if (s->data || sh->sh_type == SHT_NOBITS)
+    if (sh->sh_type == SHT_NOBITS)
         return;
     if (sh->sh_offset > size || sh->sh_size > size - sh->sh_offset)
         return;
@@ -474,10 +480,10 @@ static void load_sec(struct sec *s, const unsigned char *image, size_t size, con
             return;
         memcpy(&ch, p, sizeof ch);
         if (ch.ch_type != ELFCOMPRESS_ZLIB)
-            return;
+            return; /* zstd and the rest: not supported */
         sec_inflate(s, p + sizeof ch, n - sizeof ch, ch.ch_size);
     } else if (gnu_z) {
-        /* "ZLIB", 8-byte big-endian uncompressed size, zlib stream */
+        /* .zdebug_*: "ZLIB", 8-byte big-endian uncompressed size, zlib stream */
         if (n < 12 || memcmp(p, "ZLIB", 4) != 0)
             return;
         uint64_t out = 0;
@@ -490,9 +496,23 @@ static void load_sec(struct sec *s, const unsigned char *image, size_t size, con
     }
 }
 
+/* The section's contents; data is NULL when it is absent or unusable. */
+static const struct sec *elf_sec(struct elf *e, int which)
+{
+    struct lazy_sec *l = &e->sec[which];
+    if (!l->tried) {
+        l->tried = 1;
+        if (l->present)
+            load_sec(&l->s, e->image, e->size, &l->sh, l->gnu_z);
+    }
+    return &l->s;
+}
+
 static int elf_open(struct elf *e, const unsigned char *image, size_t size)
 {
     memset(e, 0, sizeof *e);
+    e->image = image;
+    e->size = size;
     Elf64_Ehdr eh;
     if (!HOST_LITTLE_ENDIAN || !image || size < sizeof eh)
         return -1;
@@ -503,7 +523,8 @@ static int elf_open(struct elf *e, const unsigned char *image, size_t size)
     if (eh.e_shoff == 0 || eh.e_shoff >= size || eh.e_shentsize < sizeof(Elf64_Shdr))
         return -1;
     uint64_t shnum = eh.e_shnum, shstrndx = eh.e_shstrndx;
-    if ((size - eh.e_shoff) / eh.e_shentsize < 1)
+    uint64_t room = (size - eh.e_shoff) / eh.e_shentsize; /* section headers that fit */
+    if (room < 1)
         return -1;
     Elf64_Shdr sh0;
     memcpy(&sh0, image + eh.e_shoff, sizeof sh0);
@@ -511,7 +532,7 @@ static int elf_open(struct elf *e, const unsigned char *image, size_t size)
         shnum = sh0.sh_size;
     if (shstrndx == SHN_XINDEX)
         shstrndx = sh0.sh_link;
-    if (shnum > (size - eh.e_shoff) / eh.e_shentsize || shstrndx >= shnum)
+    if (shnum > room || shstrndx >= shnum)
         return -1;
 
     Elf64_Shdr strh;
@@ -536,41 +557,28 @@ static int elf_open(struct elf *e, const unsigned char *image, size_t size)
             e->text[e->ntext++] = (struct range){sh.sh_addr, sh.sh_addr + sh.sh_size};
         }
         const char *name = sec_str(&names, sh.sh_name);
-        if (!name || strncmp(name, ".debug_", 7) != 0) {
-            if (name && strncmp(name, ".zdebug_", 8) == 0) {
-                const char *n = name + 8;
-                if (!strcmp(n, "line"))
-                    load_sec(&e->line, image, size, &sh, 1);
-                else if (!strcmp(n, "line_str"))
-                    load_sec(&e->line_str, image, size, &sh, 1);
-                else if (!strcmp(n, "str"))
-                    load_sec(&e->str, image, size, &sh, 1);
-                else if (!strcmp(n, "info"))
-                    load_sec(&e->info, image, size, &sh, 1);
-                else if (!strcmp(n, "abbrev"))
-                    load_sec(&e->abbrev, image, size, &sh, 1);
-            }
+        int gnu_z;
+        if (name && !strncmp(name, ".debug_", 7)) {
+            name += 7;
+            gnu_z = 0;
+        } else if (name && !strncmp(name, ".zdebug_", 8)) {
+            name += 8;
+            gnu_z = 1;
+        } else {
             continue;
         }
-        const char *n = name + 7;
-        /* .debug_info/.debug_abbrev are only needed for DWARF 2-4 comp dirs: remember their
-         * headers' contents lazily would complicate things; they are loaded (and, if compressed,
-         * inflated) only once a DWARF 2-4 unit asks for them, see need_info(). */
-        if (!strcmp(n, "line"))
-            load_sec(&e->line, image, size, &sh, 0);
-        else if (!strcmp(n, "line_str"))
-            load_sec(&e->line_str, image, size, &sh, 0);
-        else if (!strcmp(n, "str"))
-            load_sec(&e->str, image, size, &sh, 0);
-        else if (!strcmp(n, "info"))
-            load_sec(&e->info, image, size, &sh, 0);
-        else if (!strcmp(n, "abbrev"))
-            load_sec(&e->abbrev, image, size, &sh, 0);
+        for (int k = 0; k < NSEC; k++) {
+            if (!strcmp(name, sec_names[k]) && !e->sec[k].present) {
+                e->sec[k].present = 1;
+                e->sec[k].gnu_z = gnu_z;
+                e->sec[k].sh = sh;
+            }
+        }
     }
     if (e->ntext)
         qsort(e->text, e->ntext, sizeof *e->text, range_cmp);
     e->filter = (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && e->ntext > 0;
-    return e->line.data ? 0 : -1;
+    return elf_sec(e, S_LINE)->data ? 0 : -1;
 }
 
 /* Whether a sequence starting at addr describes code that is in the image. */
@@ -612,7 +620,7 @@ enum {
 
 struct fctx {
     unsigned osz, asz, version; /* offset size (4/8), address size, unit version */
-    const struct elf *e;
+    struct elf *e;
 };
 
 struct fval {
@@ -641,8 +649,8 @@ static int read_form(struct rd *r, uint64_t form, const struct fctx *c, struct f
         case FORM_rnglistx: case FORM_GNU_addr_index: case FORM_GNU_str_index:
             v->num = rd_uleb(r); break;
         case FORM_string: v->str = rd_str(r); break;
-        case FORM_strp: v->num = rd_u(r, c->osz); v->str = sec_str(&c->e->str, v->num); break;
-        case FORM_line_strp: v->num = rd_u(r, c->osz); v->str = sec_str(&c->e->line_str, v->num); break;
+        case FORM_strp: v->num = rd_u(r, c->osz); v->str = sec_str(elf_sec(c->e, S_STR), v->num); break;
+        case FORM_line_strp: v->num = rd_u(r, c->osz); v->str = sec_str(elf_sec(c->e, S_LINE_STR), v->num); break;
         case FORM_sec_offset: case FORM_strp_sup: case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
             v->num = rd_u(r, c->osz); break;
         case FORM_ref_addr: v->num = rd_u(r, c->version <= 2 ? c->asz : c->osz); break;
@@ -817,11 +825,11 @@ static int find_abbrev(const struct sec *ab, uint64_t off, uint64_t code, struct
     }
 }
 
-static struct cdir *read_comp_dirs(const struct elf *e, size_t *count)
+static struct cdir *read_comp_dirs(struct elf *e, size_t *count)
 {
     *count = 0;
-    const struct sec *info = &e->info;
-    if (!info->data || !e->abbrev.data)
+    const struct sec *info = elf_sec(e, S_INFO), *abbrev = elf_sec(e, S_ABBREV);
+    if (!info->data || !abbrev->data)
         return NULL;
     struct cdir *v = NULL;
     size_t n = 0, cap = 0;
@@ -861,7 +869,7 @@ static struct cdir *read_comp_dirs(const struct elf *e, size_t *count)
         }
         uint64_t code = rd_uleb(&r);
         struct rd ar;
-        if (r.bad || code == 0 || find_abbrev(&e->abbrev, abbr_off, code, &ar) != 0)
+        if (r.bad || code == 0 || find_abbrev(abbrev, abbr_off, code, &ar) != 0)
             continue;
         uint64_t stmt = 0;
         int have_stmt = 0;
@@ -1338,7 +1346,7 @@ API struct plx_dwarf_lines *plx_dwarf_lines_build(const unsigned char *image, si
     if (elf_open(&b.elf, image, size) != 0)
         goto done;
 
-    const struct sec *ls = &b.elf.line;
+    const struct sec *ls = elf_sec(&b.elf, S_LINE);
     size_t off = 0;
     while (ls->size - off >= 4 && !b.oom) {
         struct rd r;
