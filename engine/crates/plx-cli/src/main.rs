@@ -1,1 +1,62 @@
-fn main(){}
+//! `plx`: the Parallax command line (run, report, info).
+
+mod cli;
+mod info;
+mod report;
+mod run;
+mod signals;
+mod size;
+mod units;
+
+use clap::Parser;
+
+/// An error that ends plx with a message and an exit status.
+#[derive(Debug)]
+pub struct CliError {
+    /// Exit status.
+    pub code: i32,
+    /// Message after `plx: `.
+    pub message: String,
+}
+
+impl CliError {
+    /// An error with a status and message.
+    pub fn new(code: i32, message: String) -> Self {
+        CliError { code, message }
+    }
+}
+
+impl From<plx_analysis::AnalysisError> for CliError {
+    fn from(e: plx_analysis::AnalysisError) -> Self {
+        CliError::new(2, e.to_string())
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        // A closed pipe (`plx report | head`) ends output quietly.
+        let code = if e.kind() == std::io::ErrorKind::BrokenPipe {
+            0
+        } else {
+            1
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+fn main() {
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Run(a) => run::run(a),
+        cli::Command::Report(a) => report::report(&a).map(|()| 0),
+        cli::Command::Info(a) => info::info(&a).map(|()| 0),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) if e.code == 0 => {}
+        Err(e) => {
+            eprintln!("plx: {}", e.message);
+            std::process::exit(e.code);
+        }
+    }
+}

@@ -43,7 +43,8 @@ impl ClockMap {
                 };
             }
         }
-        let (origin_ticks, origin_ns) = first.map_or((0, 0.0), |f| (f.ticks, f.monotonic_ns as f64));
+        let (origin_ticks, origin_ns) =
+            first.map_or((0, 0.0), |f| (f.ticks, f.monotonic_ns as f64));
         let (ns_per_tick, source) = match (rate, clock) {
             (_, Some(ClockKind::Monotonic)) => (1.0, ClockSource::Monotonic),
             (Some(r), _) if r.is_finite() && r > 0.0 => (1e9 / r, ClockSource::ClockRate),

@@ -15,6 +15,7 @@ pub mod experiment;
 pub mod framing;
 pub mod process;
 pub mod records;
+pub mod synth;
 pub mod trace;
 mod warning;
 pub mod writer;

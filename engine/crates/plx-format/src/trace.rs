@@ -11,7 +11,10 @@ use crate::records::{types, Calibration};
 use crate::warning::{Warning, WarningKind};
 
 /// Size of a TraceChunk's fixed fields before the events.
-pub const CHUNK_HEADER_LEN: u64 = 36;
+pub const CHUNK_HEADER_LEN: u64 = 32;
+
+/// Malformed chunks reported one by one; the rest are counted in one warning.
+const MAX_CHUNK_WARNINGS: u64 = 5;
 
 /// The fixed fields of a TraceChunk record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +30,8 @@ pub struct ChunkHeader {
 }
 
 impl ChunkHeader {
-    /// Decodes the 36 header bytes.
-    pub fn decode(b: &[u8; 36]) -> Self {
+    /// Decodes the 32 header bytes.
+    pub fn decode(b: &[u8; 32]) -> Self {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let u64_at = |i: usize| {
             let mut a = [0u8; 8];
@@ -46,9 +49,9 @@ impl ChunkHeader {
         }
     }
 
-    /// Encodes the 36 header bytes.
-    pub fn encode(&self) -> [u8; 36] {
-        let mut b = [0u8; 36];
+    /// Encodes the 32 header bytes.
+    pub fn encode(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
         b[0..4].copy_from_slice(&self.thread.to_le_bytes());
         b[4..8].copy_from_slice(&self.event_count.to_le_bytes());
         b[8..16].copy_from_slice(&self.base_ticks.to_le_bytes());
@@ -119,6 +122,7 @@ impl TraceIndex {
             return Some(index);
         }
         let mut offset = FILE_HEADER_LEN;
+        let mut bad_chunks = 0u64;
         loop {
             let mut rh = [0u8; 8];
             let n = read_some_at(&file, &mut rh, offset);
@@ -135,9 +139,9 @@ impl TraceIndex {
                 index.unknown_records += 1;
                 continue;
             }
-            let mut cb = [0u8; 36];
+            let mut cb = [0u8; 32];
             if (h.len as u64) < CHUNK_HEADER_LEN
-                || read_some_at(&file, &mut cb, h.payload_offset()) < 36
+                || read_some_at(&file, &mut cb, h.payload_offset()) < 32
             {
                 warnings.push(Warning::at(
                     path,
@@ -149,6 +153,10 @@ impl TraceIndex {
             }
             let header = ChunkHeader::decode(&cb);
             if CHUNK_HEADER_LEN + 8 * header.event_count as u64 != h.len as u64 {
+                bad_chunks += 1;
+                if bad_chunks > MAX_CHUNK_WARNINGS {
+                    continue;
+                }
                 warnings.push(Warning::at(
                     path,
                     h.offset,
@@ -160,13 +168,22 @@ impl TraceIndex {
                 ));
                 continue;
             }
-            *index.words_per_thread.entry(header.thread).or_default() +=
-                header.event_count as u64;
+            *index.words_per_thread.entry(header.thread).or_default() += header.event_count as u64;
             index.chunks.push(ChunkInfo {
                 header,
                 record_offset: h.offset,
                 events_offset: h.payload_offset() + CHUNK_HEADER_LEN,
             });
+        }
+        if bad_chunks > MAX_CHUNK_WARNINGS {
+            warnings.push(Warning::file(
+                path,
+                WarningKind::Malformed,
+                format!(
+                    "{} more trace chunks with inconsistent lengths skipped",
+                    bad_chunks - MAX_CHUNK_WARNINGS
+                ),
+            ));
         }
         Some(index)
     }
@@ -217,24 +234,28 @@ pub struct TraceReader<'a> {
 }
 
 impl TraceReader<'_> {
-    /// The next chunk and a decoder over its events; an I/O error ends the stream with a warning.
+    /// The next chunk in file order and a decoder over its events.
     pub fn next_chunk(&mut self) -> Option<Result<(ChunkInfo, ChunkEvents<'_>), Warning>> {
         let info = *self.index.chunks.get(self.next)?;
         self.next += 1;
+        Some(self.read(info).map(|ev| (info, ev)))
+    }
+
+    /// Reads one chunk of the index (e.g. only those of chosen threads) into the reused buffer.
+    pub fn read(&mut self, info: ChunkInfo) -> Result<ChunkEvents<'_>, Warning> {
         let n = info.header.event_count as usize * 8;
         self.buf.resize(n, 0);
         let got = read_some_at(&self.file, &mut self.buf, info.events_offset);
         if got < n {
-            self.next = self.index.chunks.len();
-            return Some(Err(Warning::at(
+            return Err(Warning::at(
                 &self.index.path,
                 info.record_offset,
                 WarningKind::Truncated {
                     missing: (n - got) as u64,
                 },
                 "trace chunk could not be read back in full".to_string(),
-            )));
+            ));
         }
-        Some(Ok((info, ChunkEvents::new(&self.buf, info.header.base_ticks))))
+        Ok(ChunkEvents::new(&self.buf, info.header.base_ticks))
     }
 }

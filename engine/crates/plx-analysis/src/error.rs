@@ -1,0 +1,36 @@
+//! The crate's one error type.
+
+use std::fmt;
+
+/// Why an analysis could not be made.
+#[derive(Debug)]
+pub enum AnalysisError {
+    /// The experiment could not be read.
+    Format(plx_format::FormatError),
+    /// `--phase NAME` names no phase region.
+    NoSuchPhase(String),
+}
+
+impl fmt::Display for AnalysisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnalysisError::Format(e) => e.fmt(f),
+            AnalysisError::NoSuchPhase(p) => write!(f, "no phase region named \"{p}\""),
+        }
+    }
+}
+
+impl std::error::Error for AnalysisError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AnalysisError::Format(e) => Some(e),
+            AnalysisError::NoSuchPhase(_) => None,
+        }
+    }
+}
+
+impl From<plx_format::FormatError> for AnalysisError {
+    fn from(e: plx_format::FormatError) -> Self {
+        AnalysisError::Format(e)
+    }
+}

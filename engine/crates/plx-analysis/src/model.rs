@@ -1,0 +1,491 @@
+//! The analysis model: processes and threads of an experiment, each thread with its callpath tree in seconds.
+
+use std::path::PathBuf;
+
+use plx_format::{
+    ClockKind, ClockSource, Experiment, ProcessEnd, ProcessImage, RegionDef, RegionKind, Warning,
+    WarningKind, NONE_U32,
+};
+
+use crate::hash::FastMap;
+use crate::rebuild::{ProfileBuilder, TickNode};
+use crate::regions::{RegionInfo, RegionTable};
+use crate::symbols::{demangle, SymbolResolver};
+use crate::tree::CallTree;
+use crate::userstats::UserStat;
+
+/// What to do while building a [`Model`].
+#[derive(Debug, Clone, Copy)]
+pub struct BuildOptions {
+    /// Rebuild profiles of threads without a ThreadProfile from their trace (reads the trace).
+    pub rebuild_from_trace: bool,
+    /// Resolve missing source locations from the modules' debug info.
+    pub resolve_sources: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            rebuild_from_trace: true,
+            resolve_sources: true,
+        }
+    }
+}
+
+/// How a thread's profile was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileSource {
+    /// The ThreadProfile record.
+    Recorded,
+    /// Rebuilt from the trace.
+    Rebuilt,
+    /// Neither: the tree is empty.
+    None,
+}
+
+/// One thread.
+#[derive(Debug, Clone)]
+pub struct ThreadModel {
+    /// Process-local index.
+    pub thread: u32,
+    /// Kernel thread id.
+    pub tid: Option<u32>,
+    /// Name (last rename wins).
+    pub name: String,
+    /// CPU time, seconds (needs ThreadInfo and ThreadProfile).
+    pub cpu_s: Option<f64>,
+    /// Wall time, seconds.
+    pub wall_s: Option<f64>,
+    /// Callpath profile.
+    pub tree: CallTree,
+    /// Where the profile came from.
+    pub source: ProfileSource,
+    /// Event words in the trace.
+    pub trace_words: u64,
+    /// Events recorded, per the ThreadProfile (or counted while rebuilding).
+    pub trace_events: Option<u64>,
+    /// Events lost.
+    pub lost_events: u64,
+    /// Callpaths lost.
+    pub lost_nodes: u64,
+    /// User event statistics.
+    pub user_events: Vec<UserStat>,
+}
+
+/// A region that stopped being measured.
+#[derive(Debug, Clone)]
+pub struct ThrottledRegion {
+    /// Global region index.
+    pub region: u32,
+    /// Calls before throttling.
+    pub calls: u64,
+    /// Their inclusive time, seconds.
+    pub inclusive_s: f64,
+}
+
+/// One process image.
+#[derive(Debug, Clone)]
+pub struct ProcessModel {
+    /// Host.
+    pub host: String,
+    /// Pid.
+    pub pid: u32,
+    /// Image number (0, or N of `process.N.plx`).
+    pub image: u32,
+    /// Parent pid.
+    pub ppid: Option<u32>,
+    /// Executable.
+    pub executable: String,
+    /// Command line.
+    pub argv: Vec<String>,
+    /// Parallax version that wrote it.
+    pub version: String,
+    /// Start, ns since the epoch.
+    pub start_realtime_ns: Option<u64>,
+    /// Clock kind.
+    pub clock: Option<ClockKind>,
+    /// Measured ticks per second.
+    pub ticks_per_second: f64,
+    /// How the clock rate was found.
+    pub clock_source: ClockSource,
+    /// ProcessEnd, if it finished.
+    pub end: Option<ProcessEnd>,
+    /// Filter text.
+    pub filter: Option<String>,
+    /// Number of RegionDefs.
+    pub region_count: usize,
+    /// Regions excluded by the filter.
+    pub excluded_regions: usize,
+    /// Threads by index.
+    pub threads: Vec<ThreadModel>,
+    /// Throttled regions.
+    pub throttled: Vec<ThrottledRegion>,
+    /// The process file.
+    pub path: PathBuf,
+}
+
+/// A whole experiment, ready for reports.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Regions of all processes.
+    pub regions: RegionTable,
+    /// Process images.
+    pub processes: Vec<ProcessModel>,
+    /// Warnings from reading and analysis.
+    pub warnings: Vec<Warning>,
+}
+
+impl Model {
+    /// Reads and builds the model of the experiment in `dir`.
+    pub fn open(dir: &std::path::Path, opts: BuildOptions) -> Result<Model, crate::AnalysisError> {
+        let exp = Experiment::open(dir)?;
+        Ok(Model::build(&exp, opts))
+    }
+
+    /// Builds the model of an experiment already read.
+    pub fn build(exp: &Experiment, opts: BuildOptions) -> Model {
+        let mut regions = RegionTable::default();
+        let mut warnings = exp.warnings.clone();
+        let mut resolver = SymbolResolver::new();
+        let processes = exp
+            .images
+            .iter()
+            .map(|img| build_process(img, opts, &mut regions, &mut resolver, &mut warnings))
+            .collect();
+        Model {
+            dir: exp.dir.clone(),
+            regions,
+            processes,
+            warnings,
+        }
+    }
+}
+
+/// Process-local region ids → global indices.
+struct RegionMap {
+    map: FastMap<u32, u32>,
+}
+
+impl RegionMap {
+    fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
+        *self.map.entry(local).or_insert_with(|| {
+            table.intern(RegionInfo {
+                name: format!("region {local}"),
+                kind: RegionKind::Function,
+                file: String::new(),
+                line: 0,
+            })
+        })
+    }
+}
+
+fn region_info(
+    def: &RegionDef,
+    img: &ProcessImage,
+    opts: BuildOptions,
+    resolver: &mut SymbolResolver,
+) -> RegionInfo {
+    let name = demangle(&def.name).unwrap_or_else(|| def.name.clone());
+    let (file, line) = if def.file.is_empty() && opts.resolve_sources {
+        resolver
+            .locate(def, img.process.modules.get(&def.module_id))
+            .unwrap_or_default()
+    } else {
+        (def.file.clone(), def.line)
+    };
+    RegionInfo {
+        name,
+        kind: def.kind,
+        file,
+        line,
+    }
+}
+
+fn tree_from_ticks(
+    nodes: &[TickNode],
+    img: &ProcessImage,
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+    warnings: &mut Vec<Warning>,
+) -> CallTree {
+    let mut tree = CallTree::new();
+    let mut map = vec![0u32; nodes.len()];
+    let mut bad_parents = 0u64;
+    for (i, n) in nodes.iter().enumerate() {
+        let parent = if n.parent == NONE_U32 {
+            None
+        } else if (n.parent as usize) < i {
+            Some(map[n.parent as usize])
+        } else {
+            bad_parents += 1;
+            None
+        };
+        let region = rmap.global(n.region, table);
+        let m = tree.child(parent, region);
+        tree.add(
+            m,
+            n.calls,
+            n.child_calls,
+            img.clock.seconds(n.inclusive),
+            img.clock.seconds(n.exclusive),
+        );
+        map[i] = m;
+    }
+    if bad_parents > 0 {
+        warnings.push(Warning::file(
+            img.process_path(),
+            WarningKind::Malformed,
+            format!("{bad_parents} profile nodes name a parent that does not precede them: shown as roots"),
+        ));
+    }
+    tree
+}
+
+fn build_process(
+    img: &ProcessImage,
+    opts: BuildOptions,
+    table: &mut RegionTable,
+    resolver: &mut SymbolResolver,
+    warnings: &mut Vec<Warning>,
+) -> ProcessModel {
+    let p = &img.process;
+    let mut rmap = RegionMap {
+        map: FastMap::default(),
+    };
+    for def in p.regions.values() {
+        let g = table.intern(region_info(def, img, opts, resolver));
+        rmap.map.insert(def.region_id, g);
+    }
+    let event_name = |id: u64| {
+        u32::try_from(id)
+            .ok()
+            .and_then(|i| p.user_events.get(&i))
+            .map_or_else(|| format!("event {id}"), |d| d.name.clone())
+    };
+
+    let mut thread_ids: Vec<u32> = p.threads.keys().copied().collect();
+    if let Some(t) = &img.trace {
+        thread_ids.extend(t.threads());
+    }
+    thread_ids.sort_unstable();
+    thread_ids.dedup();
+
+    let rebuilt = if opts.rebuild_from_trace {
+        rebuild_threads(img, &thread_ids, warnings)
+    } else {
+        FastMap::default()
+    };
+
+    let mut threads = Vec::new();
+    for th in thread_ids {
+        let data = p.threads.get(&th);
+        let info = data.and_then(|d| d.info.as_ref());
+        let profile = data.and_then(|d| d.profile.as_ref());
+        let trace_words = img
+            .trace
+            .as_ref()
+            .and_then(|t| t.words_per_thread.get(&th).copied())
+            .unwrap_or(0);
+        let mut tm = ThreadModel {
+            thread: th,
+            tid: info.map(|i| i.tid),
+            name: data.map(|d| d.name.clone()).unwrap_or_default(),
+            cpu_s: None,
+            wall_s: None,
+            tree: CallTree::new(),
+            source: ProfileSource::None,
+            trace_words,
+            trace_events: profile.map(|p| p.trace_events),
+            lost_events: profile.map_or(0, |p| p.lost_events),
+            lost_nodes: profile.map_or(0, |p| p.lost_nodes),
+            user_events: Vec::new(),
+        };
+        let rebuilt_here = rebuilt.get(&th);
+        // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
+        let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
+        if let Some(prof) = recorded {
+            let nodes: Vec<TickNode> = prof
+                .nodes
+                .iter()
+                .map(|n| TickNode {
+                    parent: n.parent,
+                    region: n.region,
+                    calls: n.calls,
+                    child_calls: n.child_calls,
+                    inclusive: n.inclusive_ticks,
+                    exclusive: n.exclusive_ticks,
+                })
+                .collect();
+            tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
+            tm.source = ProfileSource::Recorded;
+            if let Some(i) = info {
+                tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+                tm.wall_s = Some(
+                    img.clock
+                        .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
+                );
+            }
+            for s in data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]) {
+                tm.user_events.push(UserStat {
+                    name: event_name(s.event_id as u64),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+        } else if let Some((nodes, b)) = rebuilt_here {
+            tm.tree = tree_from_ticks(nodes, img, &mut rmap, table, warnings);
+            tm.source = ProfileSource::Rebuilt;
+            if let (Some(prof), Some(i)) = (profile, info) {
+                tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+                tm.wall_s = Some(
+                    img.clock
+                        .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
+                );
+            }
+            tm.trace_events = Some(tm.trace_events.unwrap_or(b.events));
+            let start = info.map(|i| i.start_ticks).or(b.first_ticks);
+            if let (None, Some(s)) = (tm.wall_s, start) {
+                tm.wall_s = Some(img.clock.seconds(b.last_ticks.saturating_sub(s)));
+            }
+            let recorded_stats = data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]);
+            for s in recorded_stats {
+                tm.user_events.push(UserStat {
+                    name: event_name(s.event_id as u64),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+            let mut ids: Vec<_> = b.user.iter().collect();
+            ids.sort_by_key(|(id, _)| **id);
+            for (id, s) in ids.into_iter().filter(|_| recorded_stats.is_empty()) {
+                tm.user_events.push(UserStat {
+                    name: event_name(*id),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+        }
+        threads.push(tm);
+    }
+
+    let throttled = p
+        .throttled
+        .iter()
+        .map(|t| ThrottledRegion {
+            region: rmap.global(t.region_id, table),
+            calls: t.calls,
+            inclusive_s: img.clock.seconds(t.inclusive_ticks),
+        })
+        .collect();
+    let info = p.info.as_ref();
+    ProcessModel {
+        host: info.map_or_else(|| img.host.clone(), |i| i.host.clone()),
+        pid: info.map_or(img.pid, |i| i.pid),
+        image: img.image,
+        ppid: info.map(|i| i.ppid),
+        executable: info.map(|i| i.executable.clone()).unwrap_or_default(),
+        argv: info.map(|i| i.argv.clone()).unwrap_or_default(),
+        version: info.map(|i| i.version.clone()).unwrap_or_default(),
+        start_realtime_ns: info.map(|i| i.start_realtime_ns),
+        clock: info.map(|i| i.clock),
+        ticks_per_second: img.clock.ticks_per_second(),
+        clock_source: img.clock.source,
+        end: p.end,
+        filter: p.filter.clone(),
+        region_count: p.regions.len(),
+        excluded_regions: p.regions.values().filter(|r| r.excluded()).count(),
+        threads,
+        throttled,
+        path: img.process_path(),
+    }
+}
+
+type Rebuilt = FastMap<u32, (Vec<TickNode>, ProfileBuilder)>;
+
+/// One pass over the trace feeding a builder per thread that has no ThreadProfile.
+fn rebuild_threads(img: &ProcessImage, threads: &[u32], warnings: &mut Vec<Warning>) -> Rebuilt {
+    let mut out = FastMap::default();
+    let Some(index) = &img.trace else {
+        return out;
+    };
+    let mut builders: FastMap<u32, ProfileBuilder> = threads
+        .iter()
+        .filter(|t| {
+            img.process
+                .threads
+                .get(t)
+                .is_none_or(|d| d.profile.as_ref().is_none_or(|p| p.nodes.is_empty()))
+                && index.words_per_thread.get(t).is_some_and(|w| *w > 0)
+        })
+        .map(|t| (*t, ProfileBuilder::new()))
+        .collect();
+    if builders.is_empty() {
+        return out;
+    }
+    let mut reader = match index.reader() {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(Warning::file(
+                &index.path,
+                WarningKind::MissingFile,
+                e.to_string(),
+            ));
+            return out;
+        }
+    };
+    for info in &index.chunks {
+        let Some(b) = builders.get_mut(&info.header.thread) else {
+            continue;
+        };
+        match reader.read(*info) {
+            Ok(mut events) => {
+                for ev in events.by_ref() {
+                    b.event(ev);
+                }
+                if let Some(w) = events.cut_at() {
+                    warnings.push(Warning::at(
+                        &index.path,
+                        info.events_offset + 8 * w as u64,
+                        WarningKind::Malformed,
+                        format!(
+                            "thread {}: extended event's payload runs past its chunk: rest of chunk skipped",
+                            info.header.thread
+                        ),
+                    ));
+                }
+            }
+            Err(w) => {
+                warnings.push(w);
+                break;
+            }
+        }
+    }
+    for (th, b) in builders {
+        let (nodes, b) = b.finish();
+        if b.unmatched_exits > 0 {
+            warnings.push(Warning::file(
+                &index.path,
+                WarningKind::BadEvents {
+                    count: b.unmatched_exits,
+                },
+                format!(
+                    "thread {th}: {} exit events matched no open region",
+                    b.unmatched_exits
+                ),
+            ));
+        }
+        out.insert(th, (nodes, b));
+    }
+    out
+}

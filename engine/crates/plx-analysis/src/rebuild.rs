@@ -1,0 +1,236 @@
+//! Rebuilds a thread's callpath profile (in ticks) from its trace events: an enter/exit stack.
+
+use plx_format::{Event, NONE_U32};
+
+use crate::hash::{child_key, FastMap};
+
+/// A callpath node in ticks with process-local region ids (like a ThreadProfile node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickNode {
+    /// Parent node, [`NONE_U32`] for a root.
+    pub parent: u32,
+    /// Process-local region id.
+    pub region: u32,
+    /// Times entered.
+    pub calls: u64,
+    /// Calls to children.
+    pub child_calls: u64,
+    /// Inclusive ticks.
+    pub inclusive: u64,
+    /// Exclusive ticks.
+    pub exclusive: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    node: u32,
+    enter: u64,
+    child: u64,
+}
+
+/// Running sums of one user event's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValueSums {
+    /// Number of values.
+    pub count: u64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+    /// Sum.
+    pub sum: f64,
+    /// Sum of squares.
+    pub sum_squares: f64,
+}
+
+/// Builds one thread's profile from its events in time order; no allocation per event once warm.
+#[derive(Default)]
+pub struct ProfileBuilder {
+    nodes: Vec<TickNode>,
+    index: FastMap<u64, u32>,
+    stack: Vec<Frame>,
+    /// Events seen.
+    pub events: u64,
+    /// Time of the first event.
+    pub first_ticks: Option<u64>,
+    /// Time of the last event.
+    pub last_ticks: u64,
+    /// Exits that matched no open region.
+    pub unmatched_exits: u64,
+    /// User event sums by event id.
+    pub user: FastMap<u64, ValueSums>,
+}
+
+impl ProfileBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    fn node_for(&mut self, parent: u32, region: u32) -> u32 {
+        let p = (parent != NONE_U32).then_some(parent);
+        let key = child_key(p, region);
+        let next = self.nodes.len() as u32;
+        let n = *self.index.entry(key).or_insert(next);
+        if n == next {
+            self.nodes.push(TickNode {
+                parent,
+                region,
+                calls: 0,
+                child_calls: 0,
+                inclusive: 0,
+                exclusive: 0,
+            });
+        }
+        n
+    }
+
+    #[inline]
+    fn pop(&mut self, ticks: u64) {
+        let f = self.stack.pop().expect("pop on a non-empty stack");
+        let dur = ticks.saturating_sub(f.enter);
+        let node = &mut self.nodes[f.node as usize];
+        node.inclusive += dur;
+        node.exclusive += dur.saturating_sub(f.child);
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child += dur;
+        }
+    }
+
+    /// Feeds one event.
+    #[inline]
+    pub fn event(&mut self, ev: Event) {
+        let ticks = ev.ticks();
+        self.events += 1;
+        if self.first_ticks.is_none() {
+            self.first_ticks = Some(ticks);
+        }
+        self.last_ticks = ticks;
+        match ev {
+            Event::Enter { region, ticks } => {
+                let parent = self.stack.last().map_or(NONE_U32, |f| f.node);
+                let n = self.node_for(parent, region);
+                self.nodes[n as usize].calls += 1;
+                if parent != NONE_U32 {
+                    self.nodes[parent as usize].child_calls += 1;
+                }
+                self.stack.push(Frame {
+                    node: n,
+                    enter: ticks,
+                    child: 0,
+                });
+            }
+            Event::Exit { region, ticks } => {
+                let depth = self
+                    .stack
+                    .iter()
+                    .rposition(|f| self.nodes[f.node as usize].region == region);
+                match depth {
+                    Some(d) => {
+                        // Frames above the match were never exited: close them here.
+                        self.unmatched_exits += (self.stack.len() - 1 - d) as u64;
+                        while self.stack.len() > d {
+                            self.pop(ticks);
+                        }
+                    }
+                    None => self.unmatched_exits += 1,
+                }
+            }
+            Event::User {
+                event_id, value, ..
+            } => {
+                let s = self.user.entry(event_id).or_insert(ValueSums {
+                    count: 0,
+                    min: f64::INFINITY,
+                    max: f64::NEG_INFINITY,
+                    sum: 0.0,
+                    sum_squares: 0.0,
+                });
+                s.count += 1;
+                s.min = s.min.min(value);
+                s.max = s.max.max(value);
+                s.sum += value;
+                s.sum_squares += value * value;
+            }
+            Event::TimeReset { .. } | Event::Unknown { .. } => {}
+        }
+    }
+
+    /// Closes regions still open at the last event's time and returns the nodes.
+    pub fn finish(mut self) -> (Vec<TickNode>, Self) {
+        let t = self.last_ticks;
+        while !self.stack.is_empty() {
+            self.pop(t);
+        }
+        let nodes = std::mem::take(&mut self.nodes);
+        (nodes, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enter(region: u32, ticks: u64) -> Event {
+        Event::Enter { region, ticks }
+    }
+    fn exit(region: u32, ticks: u64) -> Event {
+        Event::Exit { region, ticks }
+    }
+
+    #[test]
+    fn nested_calls_and_open_regions() {
+        let mut b = ProfileBuilder::new();
+        for e in [
+            enter(1, 0),
+            enter(2, 10),
+            exit(2, 30),
+            enter(2, 40),
+            exit(2, 50),
+            enter(3, 60),
+        ] {
+            b.event(e);
+        }
+        b.event(Event::User {
+            event_id: 0,
+            value: 4.0,
+            ticks: 100,
+        });
+        let (nodes, b) = b.finish();
+        assert_eq!(nodes.len(), 3);
+        assert_eq!(nodes[0].inclusive, 100);
+        assert_eq!(nodes[0].exclusive, 100 - 30 - 40);
+        assert_eq!(nodes[0].child_calls, 3);
+        assert_eq!(nodes[1].calls, 2);
+        assert_eq!(nodes[1].inclusive, 30);
+        assert_eq!(nodes[2].inclusive, 40);
+        assert_eq!(b.user[&0].count, 1);
+    }
+
+    #[test]
+    fn recursion_makes_nested_nodes() {
+        let mut b = ProfileBuilder::new();
+        for e in [enter(1, 0), enter(1, 10), exit(1, 20), exit(1, 30)] {
+            b.event(e);
+        }
+        let (nodes, _) = b.finish();
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(nodes[1].parent, 0);
+        assert_eq!(nodes[0].inclusive, 30);
+        assert_eq!(nodes[0].exclusive, 20);
+    }
+
+    #[test]
+    fn unmatched_exit_is_counted() {
+        let mut b = ProfileBuilder::new();
+        b.event(exit(5, 3));
+        b.event(enter(1, 4));
+        b.event(enter(2, 5));
+        b.event(exit(1, 9));
+        let (nodes, b) = b.finish();
+        assert_eq!(b.unmatched_exits, 2);
+        assert_eq!(nodes[0].inclusive, 5);
+        assert_eq!(nodes[1].inclusive, 4);
+    }
+}

@@ -1,0 +1,204 @@
+//! The callpath tree in seconds: nodes, keyed insertion, merging and phase subtrees.
+
+use crate::hash::{child_key, FastMap};
+
+/// One callpath node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Global region index (see [`crate::RegionTable`]).
+    pub region: u32,
+    /// Parent node, `None` for a root.
+    pub parent: Option<u32>,
+    /// Times entered.
+    pub calls: u64,
+    /// Calls made from it to measured children.
+    pub child_calls: u64,
+    /// Inclusive time, seconds.
+    pub inclusive: f64,
+    /// Exclusive time, seconds.
+    pub exclusive: f64,
+}
+
+/// A callpath tree; a parent always precedes its children, and (parent, region) is unique.
+#[derive(Debug, Clone, Default)]
+pub struct CallTree {
+    nodes: Vec<Node>,
+    index: FastMap<u64, u32>,
+}
+
+impl CallTree {
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The nodes in order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Is it empty?
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node for `region` under `parent`, created empty if absent.
+    pub fn child(&mut self, parent: Option<u32>, region: u32) -> u32 {
+        let key = child_key(parent, region);
+        if let Some(&n) = self.index.get(&key) {
+            return n;
+        }
+        let n = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            region,
+            parent,
+            calls: 0,
+            child_calls: 0,
+            inclusive: 0.0,
+            exclusive: 0.0,
+        });
+        self.index.insert(key, n);
+        n
+    }
+
+    /// Adds counts and times to node `n`.
+    pub fn add(&mut self, n: u32, calls: u64, child_calls: u64, inclusive: f64, exclusive: f64) {
+        let node = &mut self.nodes[n as usize];
+        node.calls += calls;
+        node.child_calls += child_calls;
+        node.inclusive += inclusive;
+        node.exclusive += exclusive;
+    }
+
+    /// Merges all of `other` into this tree (same callpaths add up).
+    pub fn merge(&mut self, other: &CallTree) {
+        let mut map = vec![0u32; other.nodes.len()];
+        for (i, n) in other.nodes.iter().enumerate() {
+            let parent = n.parent.map(|p| map[p as usize]);
+            let m = self.child(parent, n.region);
+            self.add(m, n.calls, n.child_calls, n.inclusive, n.exclusive);
+            map[i] = m;
+        }
+    }
+
+    /// Children lists of every node.
+    pub fn children(&self) -> Vec<Vec<u32>> {
+        let mut c = vec![Vec::new(); self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(p) = n.parent {
+                c[p as usize].push(i as u32);
+            }
+        }
+        c
+    }
+
+    /// For each node: true if no ancestor has the same region (its time is not inside another call of it).
+    pub fn outermost(&self) -> Vec<bool> {
+        // Parents precede children, so one forward pass can carry each node's ancestor-region set
+        // as a walk up the parent chain; memoise the nearest same-region answer per (node) by
+        // walking with a per-region "open" counter over an explicit DFS instead.
+        let children = self.children();
+        let max_region = self.nodes.iter().map(|n| n.region).max().unwrap_or(0) as usize;
+        let mut open = vec![0u32; max_region + 1];
+        let mut out = vec![true; self.nodes.len()];
+        let mut stack: Vec<(u32, bool)> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.parent.is_none())
+            .map(|(i, _)| (i as u32, false))
+            .collect();
+        while let Some((n, leaving)) = stack.pop() {
+            let r = self.nodes[n as usize].region as usize;
+            if leaving {
+                open[r] -= 1;
+                continue;
+            }
+            out[n as usize] = open[r] == 0;
+            open[r] += 1;
+            stack.push((n, true));
+            for &c in children[n as usize].iter().rev() {
+                stack.push((c, false));
+            }
+        }
+        out
+    }
+
+    /// The regions from the root down to node `n`.
+    pub fn path(&self, n: u32) -> Vec<u32> {
+        let mut p = Vec::new();
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            p.push(self.nodes[c as usize].region);
+            cur = self.nodes[c as usize].parent;
+        }
+        p.reverse();
+        p
+    }
+
+    /// The subtrees rooted at outermost nodes of `region`, merged into a new tree whose roots they are.
+    pub fn subtrees_of(&self, region: u32) -> CallTree {
+        let outer = self.outermost();
+        let mut out = CallTree::new();
+        // map[i] = node in `out` for node i of self, when i lies inside a kept subtree.
+        let mut map: Vec<Option<u32>> = vec![None; self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            let parent_mapped = n.parent.and_then(|p| map[p as usize]);
+            let m = if n.region == region && outer[i] {
+                Some(out.child(None, region))
+            } else {
+                parent_mapped.map(|p| out.child(Some(p), n.region))
+            };
+            if let Some(m) = m {
+                out.add(m, n.calls, n.child_calls, n.inclusive, n.exclusive);
+            }
+            map[i] = m;
+        }
+        out
+    }
+
+    /// Sum of the roots' inclusive times.
+    pub fn total(&self) -> f64 {
+        self.nodes
+            .iter()
+            .filter(|n| n.parent.is_none())
+            .map(|n| n.inclusive)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_same_paths() {
+        let mut a = CallTree::new();
+        let r = a.child(None, 1);
+        a.add(r, 1, 1, 3.0, 1.0);
+        let c = a.child(Some(r), 2);
+        a.add(c, 1, 0, 2.0, 2.0);
+        let mut b = a.clone();
+        let d = b.child(Some(0), 3);
+        b.add(d, 2, 0, 0.5, 0.5);
+        a.merge(&b);
+        assert_eq!(a.nodes().len(), 3);
+        assert_eq!(a.nodes()[0].calls, 2);
+        assert_eq!(a.nodes()[1].inclusive, 4.0);
+        assert_eq!(a.path(2), vec![1, 3]);
+    }
+
+    #[test]
+    fn outermost_marks_recursion() {
+        let mut t = CallTree::new();
+        let a = t.child(None, 1);
+        let b = t.child(Some(a), 2);
+        let a2 = t.child(Some(b), 1);
+        let c = t.child(Some(a2), 3);
+        assert_eq!(t.outermost(), vec![true, true, false, true]);
+        let s = t.subtrees_of(2);
+        assert_eq!(s.nodes().len(), 3);
+        assert_eq!(s.path(2), vec![2, 1, 3]);
+        let _ = c;
+    }
+}

@@ -1,0 +1,96 @@
+//! No input panics: every truncation point and random bytes still give a model and warnings.
+
+use std::path::PathBuf;
+
+use plx_analysis::{flat_profile, BuildOptions, GroupBy, Model};
+use plx_format::synth::SynthProcess;
+use plx_format::{EventEncoder, RegionKind};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("plx-robust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn sample() -> SynthProcess {
+    let mut p = SynthProcess::new("h", 1, &["app", "x"]);
+    p.functions(&[(1, "main"), (2, "f")])
+        .region(3, RegionKind::Phase, "p")
+        .thread(0, 1, "main", 0)
+        .thread(1, 2, "w", 5)
+        .profile(
+            0,
+            100,
+            50,
+            &[(None, 1, 1, 1, 100, 60), (Some(0), 2, 1, 0, 40, 40)],
+        );
+    let mut ev = EventEncoder::new(0);
+    ev.enter(1, 1)
+        .enter(2, 2)
+        .user(0, 1.0, 3)
+        .exit(2, 4)
+        .enter(9, 5);
+    p.chunk(1, &ev).chunk(1, &ev);
+    p.end(100, 0);
+    p
+}
+
+fn analyse(d: &std::path::Path) {
+    if let Ok(m) = Model::open(d, BuildOptions::default()) {
+        for by in [GroupBy::Thread, GroupBy::Process] {
+            let (tables, total) = m.tables(by, None);
+            for t in tables.iter().chain(Some(&total)) {
+                let _ = flat_profile(&t.tree);
+                let _ = plx_analysis::call_graph(&t.tree);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_truncation_point_is_survived() {
+    let d = tmp("trunc");
+    let p = sample();
+    let dir = p.write(&d).unwrap();
+    let proc_bytes = p.process_bytes();
+    let trace_bytes = p.trace_bytes().unwrap();
+    for cut in 0..proc_bytes.len() {
+        std::fs::write(dir.join("process.plx"), &proc_bytes[..cut]).unwrap();
+        analyse(&d);
+    }
+    std::fs::write(dir.join("process.plx"), &proc_bytes).unwrap();
+    for cut in 0..trace_bytes.len() {
+        std::fs::write(dir.join("trace.plx"), &trace_bytes[..cut]).unwrap();
+        analyse(&d);
+    }
+}
+
+#[test]
+fn random_byte_flips_are_survived() {
+    let d = tmp("flip");
+    let p = sample();
+    let dir = p.write(&d).unwrap();
+    let proc_bytes = p.process_bytes();
+    let trace_bytes = p.trace_bytes().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..300 {
+        let mut a = proc_bytes.clone();
+        let mut b = trace_bytes.clone();
+        for _ in 0..4 {
+            let i = next() as usize % a.len();
+            a[i] = next() as u8;
+            let j = next() as usize % b.len();
+            b[j] = next() as u8;
+        }
+        std::fs::write(dir.join("process.plx"), &a).unwrap();
+        std::fs::write(dir.join("trace.plx"), &b).unwrap();
+        analyse(&d);
+    }
+}

@@ -1,0 +1,99 @@
+//! The command line, declared once with clap derive (help text comes from these doc comments).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Parallax: measure parallel programs and analyse the experiments they leave.
+#[derive(Parser, Debug)]
+#[command(name = "plx", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a program measured (LD_PRELOAD of libplx.so) and write an experiment directory.
+    Run(RunArgs),
+    /// Print profiles of an experiment: flat, callpath or call graph.
+    Report(ReportArgs),
+    /// Describe what an experiment holds and what is damaged or missing.
+    Info(InfoArgs),
+}
+
+/// `plx run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Experiment directory [default: plx-<program>-<YYYYMMDD-HHMMSS>].
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Also record an event trace (trace.plx).
+    #[arg(long)]
+    pub trace: bool,
+    /// Filter file choosing which functions are measured.
+    #[arg(long, value_name = "FILE")]
+    pub filter: Option<PathBuf>,
+    /// Per-thread buffer size: bytes, or with a K, M or G suffix (64K, 4M, 1G).
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    pub buffer: Option<u64>,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<String>,
+}
+
+/// Grouping of `plx report` tables.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    /// One table per thread, then the total.
+    Thread,
+    /// One table per process, then the total.
+    Process,
+}
+
+/// Output format.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned tables for people.
+    Text,
+    /// One JSON object.
+    Json,
+    /// One row per location and function (or callpath).
+    Csv,
+}
+
+/// `plx report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// Group by thread or process.
+    #[arg(long, value_enum, default_value_t = By::Thread)]
+    pub by: By,
+    /// Rows are callpaths instead of functions.
+    #[arg(long, conflicts_with = "gprof")]
+    pub callpath: bool,
+    /// gprof-style call graph (text and json).
+    #[arg(long)]
+    pub gprof: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only the subtrees under phase NAME.
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
+}
+
+/// `plx info`.
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+}

@@ -1,0 +1,79 @@
+//! CSV output of `plx report`: one row per location and function (or callpath).
+
+use std::io::{self, Write};
+
+use plx_analysis::{callpath_rows, flat_profile, Table};
+
+use super::Report;
+
+/// Quotes a field if it holds a comma, quote or line break.
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn location(rep: &Report, t: &Table) -> (String, String, String) {
+    match t.process {
+        None => ("all".into(), "all".into(), String::new()),
+        Some(pi) => {
+            let p = &rep.model.processes[pi];
+            let th = t
+                .thread
+                .map_or_else(|| "all".to_string(), |x| x.to_string());
+            (super::pid_text(p), th, p.host.clone())
+        }
+    }
+}
+
+fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
+    let (process, thread, host) = location(rep, t);
+    let tname = field(rep.thread_name(t));
+    let host = field(&host);
+    if rep.args.callpath {
+        for r in callpath_rows(&t.tree) {
+            let leaf = *r.path.last().expect("a callpath has a leaf");
+            writeln!(
+                out,
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}",
+                field(rep.name(leaf)),
+                r.calls,
+                r.child_calls,
+                r.exclusive,
+                r.inclusive,
+                field(&rep.path_text(&r.path))
+            )?;
+        }
+    } else {
+        for r in flat_profile(&t.tree) {
+            writeln!(
+                out,
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host}",
+                field(rep.name(r.region)),
+                r.calls,
+                r.child_calls,
+                r.exclusive,
+                r.inclusive
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the header, every table's rows, then the total's rows (process `all`, thread `all`).
+pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write!(
+        out,
+        "process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host"
+    )?;
+    if rep.args.callpath {
+        write!(out, ",callpath")?;
+    }
+    writeln!(out)?;
+    for t in &rep.tables {
+        table(rep, t, out)?;
+    }
+    table(rep, &rep.total, out)
+}

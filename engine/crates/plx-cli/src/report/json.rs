@@ -1,0 +1,166 @@
+//! JSON output of `plx report`: processes → threads → functions/callpaths, the total, warnings.
+
+use std::io::{self, Write};
+
+use plx_analysis::{call_graph, callpath_rows, flat_profile, CallTree, Table, UserStat};
+use serde_json::{json, Value};
+
+use super::Report;
+
+fn functions(rep: &Report, tree: &CallTree) -> Value {
+    flat_profile(tree)
+        .iter()
+        .map(|r| {
+            let info = rep.model.regions.get(r.region);
+            json!({
+                "function": info.name,
+                "kind": info.kind.as_str(),
+                "file": info.file,
+                "line": info.line,
+                "calls": r.calls,
+                "child_calls": r.child_calls,
+                "exclusive_s": r.exclusive,
+                "inclusive_s": r.inclusive,
+            })
+        })
+        .collect()
+}
+
+fn callpaths(rep: &Report, tree: &CallTree) -> Value {
+    callpath_rows(tree)
+        .iter()
+        .map(|r| {
+            json!({
+                "callpath": r.path.iter().map(|x| rep.name(*x)).collect::<Vec<_>>(),
+                "calls": r.calls,
+                "child_calls": r.child_calls,
+                "exclusive_s": r.exclusive,
+                "inclusive_s": r.inclusive,
+            })
+        })
+        .collect()
+}
+
+fn gprof(rep: &Report, tree: &CallTree) -> Value {
+    let arc = |a: &plx_analysis::gprof::Arc| {
+        json!({
+            "function": a.region.map_or("<spontaneous>", |r| rep.name(r)),
+            "calls": a.calls,
+            "total_calls": a.total_calls,
+            "self_s": a.self_s,
+            "children_s": a.children_s,
+        })
+    };
+    call_graph(tree)
+        .iter()
+        .map(|e| {
+            json!({
+                "index": e.index,
+                "function": rep.name(e.region),
+                "percent": e.percent,
+                "self_s": e.self_s,
+                "children_s": e.children_s,
+                "calls": e.calls,
+                "recursive_calls": e.recursive_calls,
+                "parents": e.parents.iter().map(arc).collect::<Vec<_>>(),
+                "children": e.children.iter().map(arc).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
+
+fn user_events(stats: &[UserStat]) -> Value {
+    stats
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name, "count": s.count, "min": s.min, "max": s.max,
+                "mean": s.mean(), "std_dev": s.std_dev(),
+            })
+        })
+        .collect()
+}
+
+fn profile(rep: &Report, t: &Table, obj: &mut serde_json::Map<String, Value>) {
+    obj.insert("functions".into(), functions(rep, &t.tree));
+    obj.insert("callpaths".into(), callpaths(rep, &t.tree));
+    if rep.args.gprof {
+        obj.insert("call_graph".into(), gprof(rep, &t.tree));
+    }
+    obj.insert("user_events".into(), user_events(&t.user_events));
+}
+
+/// Writes the whole report as one JSON object.
+pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let mut processes = Vec::new();
+    for (pi, p) in rep.model.processes.iter().enumerate() {
+        let mut threads = Vec::new();
+        let mut process_table = None;
+        for t in rep.tables.iter().filter(|t| t.process == Some(pi)) {
+            let Some(th) = t.thread else {
+                process_table = Some(t);
+                continue;
+            };
+            let tm = p.threads.iter().find(|x| x.thread == th);
+            let mut obj = serde_json::Map::new();
+            obj.insert("thread".into(), json!(th));
+            obj.insert("tid".into(), json!(tm.and_then(|x| x.tid)));
+            obj.insert("name".into(), json!(tm.map(|x| x.name.as_str())));
+            obj.insert("cpu_s".into(), json!(t.cpu_s));
+            obj.insert("wall_s".into(), json!(t.wall_s));
+            obj.insert(
+                "profile_source".into(),
+                json!(tm.map(|x| format!("{:?}", x.source).to_lowercase())),
+            );
+            profile(rep, t, &mut obj);
+            threads.push(Value::Object(obj));
+        }
+        let mut obj = serde_json::Map::new();
+        obj.insert("pid".into(), json!(p.pid));
+        obj.insert("image".into(), json!(p.image));
+        obj.insert("host".into(), json!(p.host));
+        obj.insert("ppid".into(), json!(p.ppid));
+        obj.insert("executable".into(), json!(p.executable));
+        obj.insert("argv".into(), json!(p.argv));
+        obj.insert("finished".into(), json!(p.end.is_some()));
+        obj.insert("threads".into(), Value::Array(threads));
+        if let Some(t) = process_table {
+            obj.insert("cpu_s".into(), json!(t.cpu_s));
+            obj.insert("wall_s".into(), json!(t.wall_s));
+            profile(rep, t, &mut obj);
+        }
+        obj.insert(
+            "throttled".into(),
+            p.throttled
+                .iter()
+                .map(|t| json!({"function": rep.name(t.region), "calls": t.calls, "inclusive_s": t.inclusive_s}))
+                .collect(),
+        );
+        processes.push(Value::Object(obj));
+    }
+    let mut total = serde_json::Map::new();
+    total.insert("cpu_s".into(), json!(rep.total.cpu_s));
+    profile(rep, &rep.total, &mut total);
+    let warnings: Vec<Value> = rep
+        .model
+        .warnings
+        .iter()
+        .map(|w| {
+            json!({
+                "file": w.path.display().to_string(),
+                "offset": w.offset,
+                "kind": w.kind.as_str(),
+                "message": w.message,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "experiment": rep.model.dir.display().to_string(),
+        "phase": rep.args.phase,
+        "processes": processes,
+        "total": total,
+        "warnings": warnings,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}

@@ -1,0 +1,116 @@
+//! `plx report`: builds the model, groups it into tables and prints them as text, CSV or JSON.
+
+mod csv;
+mod gprof_text;
+mod json;
+mod text;
+
+use std::io::{BufWriter, Write};
+
+use plx_analysis::{BuildOptions, GroupBy, Model, Table};
+
+use crate::cli::{By, Format, ReportArgs};
+use crate::CliError;
+
+/// What every output format needs.
+pub struct Report<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// Per-location tables.
+    pub tables: Vec<Table>,
+    /// The total over everything.
+    pub total: Table,
+    /// The options.
+    pub args: &'a ReportArgs,
+}
+
+impl Report<'_> {
+    /// `process 1234 (host) thread 2 "worker"`, `process 1234 (host)` or `total`.
+    pub fn label(&self, t: &Table) -> String {
+        let Some(pi) = t.process else {
+            return "total (all processes, all threads)".to_string();
+        };
+        let p = &self.model.processes[pi];
+        let mut s = format!("process {}", pid_text(p));
+        s.push_str(&format!(" ({})", p.host));
+        if let Some(th) = t.thread {
+            let name = p
+                .threads
+                .iter()
+                .find(|x| x.thread == th)
+                .map_or("", |x| x.name.as_str());
+            s.push_str(&format!(" thread {th} \"{name}\""));
+        }
+        s
+    }
+
+    /// The thread's name, or empty.
+    pub fn thread_name(&self, t: &Table) -> &str {
+        match (t.process, t.thread) {
+            (Some(pi), Some(th)) => self.model.processes[pi]
+                .threads
+                .iter()
+                .find(|x| x.thread == th)
+                .map_or("", |x| x.name.as_str()),
+            _ => "",
+        }
+    }
+
+    /// Region name.
+    pub fn name(&self, r: u32) -> &str {
+        self.model.regions.name(r)
+    }
+
+    /// A callpath's names joined by ` => `.
+    pub fn path_text(&self, path: &[u32]) -> String {
+        path.iter()
+            .map(|r| self.name(*r))
+            .collect::<Vec<_>>()
+            .join(" => ")
+    }
+}
+
+/// `1234`, or `1234.2` for the second exec image.
+pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
+    if p.image == 0 {
+        p.pid.to_string()
+    } else {
+        format!("{}.{}", p.pid, p.image)
+    }
+}
+
+/// Runs `plx report`.
+pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    let model = Model::open(&args.dir, BuildOptions::default())?;
+    let phase = args.phase.as_deref().map(|p| model.phase(p)).transpose()?;
+    let by = match args.by {
+        By::Thread => GroupBy::Thread,
+        By::Process => GroupBy::Process,
+    };
+    if args.gprof && args.format == Format::Csv {
+        return Err(CliError::new(
+            2,
+            "--gprof prints text or json, not csv".to_string(),
+        ));
+    }
+    let (tables, total) = model.tables(by, phase);
+    let rep = Report {
+        model: &model,
+        tables,
+        total,
+        args,
+    };
+    for w in &model.warnings {
+        eprintln!("plx: warning: {w}");
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match (args.format, args.gprof) {
+        (Format::Text, true) => gprof_text::write(&rep, &mut out)?,
+        (Format::Text, false) => text::write(&rep, &mut out)?,
+        (Format::Csv, _) => csv::write(&rep, &mut out)?,
+        (Format::Json, _) => json::write(&rep, &mut out)?,
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Text output of `plx report`: one aligned table per location, user events, throttled regions.
+
+use std::io::{self, Write};
+
+use plx_analysis::{callpath_rows, flat_profile, Table};
+
+use super::Report;
+use crate::units::{human_opt, human_time};
+
+struct Row {
+    exclusive: f64,
+    inclusive: f64,
+    calls: u64,
+    child_calls: u64,
+    name: String,
+}
+
+fn rows(rep: &Report, t: &Table) -> Vec<Row> {
+    if rep.args.callpath {
+        callpath_rows(&t.tree)
+            .into_iter()
+            .map(|r| Row {
+                exclusive: r.exclusive,
+                inclusive: r.inclusive,
+                calls: r.calls,
+                child_calls: r.child_calls,
+                name: rep.path_text(&r.path),
+            })
+            .collect()
+    } else {
+        flat_profile(&t.tree)
+            .into_iter()
+            .map(|r| Row {
+                exclusive: r.exclusive,
+                inclusive: r.inclusive,
+                calls: r.calls,
+                child_calls: r.child_calls,
+                name: rep.name(r.region).to_string(),
+            })
+            .collect()
+    }
+}
+
+fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", rep.label(t))?;
+    writeln!(
+        out,
+        "cpu time {}, wall time {}",
+        human_opt(t.cpu_s),
+        human_opt(t.wall_s)
+    )?;
+    let rows = rows(rep, t);
+    if rows.is_empty() {
+        writeln!(out, "  (no profile)")?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let total: f64 = rows.iter().map(|r| r.exclusive).sum();
+    writeln!(
+        out,
+        "{:>7} {:>12} {:>12} {:>10} {:>11} {:>12}  name",
+        "%time", "exclusive", "inclusive", "calls", "child calls", "incl/call"
+    )?;
+    for r in &rows {
+        let pct = if total > 0.0 {
+            100.0 * r.exclusive / total
+        } else {
+            0.0
+        };
+        let per_call = if r.calls > 0 {
+            human_time(r.inclusive / r.calls as f64)
+        } else {
+            "-".to_string()
+        };
+        writeln!(
+            out,
+            "{:>7.2} {:>12} {:>12} {:>10} {:>11} {:>12}  {}",
+            pct,
+            human_time(r.exclusive),
+            human_time(r.inclusive),
+            r.calls,
+            r.child_calls,
+            per_call,
+            r.name
+        )?;
+    }
+    if !t.user_events.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "  {:<24} {:>10} {:>14} {:>14} {:>14} {:>14}",
+            "user event", "count", "min", "max", "mean", "std dev"
+        )?;
+        for s in &t.user_events {
+            writeln!(
+                out,
+                "  {:<24} {:>10} {:>14.6} {:>14.6} {:>14.6} {:>14.6}",
+                s.name,
+                s.count,
+                s.min,
+                s.max,
+                s.mean(),
+                s.std_dev()
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Writes all tables, the total, and throttled regions.
+pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(p) = &rep.args.phase {
+        writeln!(out, "phase \"{p}\" only")?;
+        writeln!(out)?;
+    }
+    for t in &rep.tables {
+        table(rep, t, out)?;
+    }
+    table(rep, &rep.total, out)?;
+    for p in &rep.model.processes {
+        if p.throttled.is_empty() {
+            continue;
+        }
+        writeln!(
+            out,
+            "throttled regions of process {} ({}): no longer measured after",
+            super::pid_text(p),
+            p.host
+        )?;
+        for t in &p.throttled {
+            writeln!(
+                out,
+                "  {:>10} calls {:>12}  {}",
+                t.calls,
+                human_time(t.inclusive_s),
+                rep.name(t.region)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

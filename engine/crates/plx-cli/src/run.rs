@@ -1,0 +1,137 @@
+//! `plx run`: finds libplx.so, sets the PLX_* environment, runs the program and passes on its status.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cli::RunArgs;
+use crate::signals::signal_name;
+use crate::CliError;
+
+/// Directory holding libplx.so: `$PLX_LIB_DIR`, else `<dir of plx>/../lib`.
+fn lib_dir() -> Result<PathBuf, CliError> {
+    if let Some(d) = std::env::var_os("PLX_LIB_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new(2, format!("cannot find the plx executable: {e}")))?;
+    let bin = exe.parent().unwrap_or(Path::new("/"));
+    Ok(bin.join("..").join("lib"))
+}
+
+fn absolute(p: &Path) -> Result<PathBuf, CliError> {
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(2, format!("cannot read the current directory: {e}")))?;
+    Ok(cwd.join(p))
+}
+
+/// `YYYYMMDD-HHMMSS` in local time.
+fn timestamp() -> String {
+    // SAFETY: time() and localtime_r() with valid pointers to locals; localtime_r is thread-safe.
+    unsafe {
+        let t = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&t, &mut tm);
+        format!(
+            "{:04}{:02}{:02}-{:02}{:02}{:02}",
+            tm.tm_year + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min,
+            tm.tm_sec
+        )
+    }
+}
+
+/// The default experiment directory for a program.
+pub fn default_dir(program: &str) -> PathBuf {
+    let base = Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_string(), |b| b.to_string_lossy().into_owned());
+    PathBuf::from(format!("plx-{base}-{}", timestamp()))
+}
+
+/// Runs the command; returns the exit status plx should exit with.
+pub fn run(args: RunArgs) -> Result<i32, CliError> {
+    let program = &args.command[0];
+    let lib = lib_dir()?.join("libplx.so");
+    if !lib.is_file() {
+        return Err(CliError::new(
+            2,
+            format!(
+                "runtime library not found: {} (install it there or set PLX_LIB_DIR to its directory)",
+                lib.display()
+            ),
+        ));
+    }
+    let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
+    let filter = match &args.filter {
+        Some(f) => {
+            if !f.is_file() {
+                return Err(CliError::new(
+                    2,
+                    format!("{}: filter file not found", f.display()),
+                ));
+            }
+            Some(std::fs::canonicalize(f).unwrap_or(absolute(f)?))
+        }
+        None => None,
+    };
+    let dir = args.output.clone().unwrap_or_else(|| default_dir(program));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
+    let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
+
+    let mut preload = OsString::from(lib.as_os_str());
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(&args.command[1..])
+        .env("LD_PRELOAD", preload)
+        .env("PLX_OUTPUT", &dir_abs);
+    if args.trace {
+        cmd.env("PLX_TRACE", "1");
+    }
+    if let Some(f) = &filter {
+        cmd.env("PLX_FILTER", f);
+    }
+    if let Some(b) = args.buffer {
+        cmd.env("PLX_BUFFER", b.to_string());
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        CliError::new(code, format!("{program}: {e}"))
+    })?;
+    // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
+    // Set only after spawn so the program does not inherit the ignored disposition.
+    // SAFETY: installing SIG_IGN for two signals has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = child
+        .wait()
+        .map_err(|e| CliError::new(2, format!("{program}: wait failed: {e}")))?;
+    let code = if let Some(sig) = status.signal() {
+        eprintln!(
+            "plx: {program} killed by signal {sig} ({})",
+            signal_name(sig)
+        );
+        128 + sig
+    } else {
+        status.code().unwrap_or(1)
+    };
+    eprintln!("plx: experiment written to {}", dir.display());
+    Ok(code)
+}

@@ -1,0 +1,73 @@
+//! Human-readable numbers: times in s/ms/us/ns, dates from epoch nanoseconds.
+
+/// A duration in seconds with a unit chosen by size, e.g. `1.234 s`, `12.500 ms`, `3.000 us`.
+pub fn human_time(s: f64) -> String {
+    let a = s.abs();
+    if a >= 1.0 {
+        format!("{s:.3} s")
+    } else if a >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else if a >= 1e-6 {
+        format!("{:.3} us", s * 1e6)
+    } else if a == 0.0 {
+        "0 s".to_string()
+    } else {
+        format!("{:.0} ns", s * 1e9)
+    }
+}
+
+/// An optional duration, `-` when unknown.
+pub fn human_opt(s: Option<f64>) -> String {
+    s.map_or_else(|| "-".to_string(), human_time)
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` of nanoseconds since the epoch.
+pub fn utc_date(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(human_time(1.5), "1.500 s");
+        assert_eq!(human_time(0.0125), "12.500 ms");
+        assert_eq!(human_time(3e-6), "3.000 us");
+        assert_eq!(human_time(4e-8), "40 ns");
+        assert_eq!(human_time(0.0), "0 s");
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_date(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            utc_date(1_700_000_000_000_000_000),
+            "2023-11-14 22:13:20 UTC"
+        );
+    }
+}

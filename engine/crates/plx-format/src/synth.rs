@@ -1,0 +1,195 @@
+//! Builders of whole synthetic process images (process.plx + trace.plx) for tests and examples.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::event::EventEncoder;
+use crate::framing::FileKind;
+use crate::records::{
+    Calibration, ClockKind, EndReason, ProcessEnd, ProcessInfo, ProfileNode, Record, RegionDef,
+    RegionKind, ThreadInfo, ThreadProfile, NONE_U32,
+};
+use crate::writer::{chunk_bytes, FileWriter};
+
+/// A process image under construction. Its clock is `CLOCK_MONOTONIC` (1 tick = 1 ns) with
+/// calibration pairs at tick 0 and at [`SynthProcess::end`], so times in tests are exact.
+#[derive(Debug, Clone)]
+pub struct SynthProcess {
+    /// Host name.
+    pub host: String,
+    /// Pid.
+    pub pid: u32,
+    /// Records of process.plx in order.
+    pub records: Vec<Record>,
+    /// Raw bytes of trace.plx after its header (chunks), if any.
+    pub trace: Option<Vec<u8>>,
+}
+
+/// One node of [`SynthProcess::profile`]: (parent index or `None`, region, calls, child calls, inclusive, exclusive).
+pub type NodeSpec = (Option<u32>, u32, u64, u64, u64, u64);
+
+impl SynthProcess {
+    /// ProcessInfo, a Calibration at 0 and a ClockRate of 1e9; region 0 `plx_flush` defined.
+    pub fn new(host: &str, pid: u32, argv: &[&str]) -> Self {
+        let mut p = SynthProcess {
+            host: host.to_string(),
+            pid,
+            records: vec![
+                Record::ProcessInfo(ProcessInfo {
+                    pid,
+                    ppid: 1,
+                    start_realtime_ns: 1_700_000_000_000_000_000,
+                    clock: ClockKind::Monotonic,
+                    host: host.to_string(),
+                    version: "0.1.0".to_string(),
+                    executable: argv.first().map_or("", |a| a).to_string(),
+                    argv: argv.iter().map(|a| a.to_string()).collect(),
+                }),
+                Record::Calibration(Calibration {
+                    ticks: 0,
+                    monotonic_ns: 0,
+                }),
+                Record::ClockRate(1e9),
+            ],
+            trace: None,
+        };
+        p.region(0, RegionKind::Runtime, "plx_flush");
+        p
+    }
+
+    /// Defines a region.
+    pub fn region(&mut self, id: u32, kind: RegionKind, name: &str) -> &mut Self {
+        self.records.push(Record::RegionDef(RegionDef {
+            region_id: id,
+            kind,
+            flags: 0,
+            module_id: NONE_U32,
+            address: 0,
+            name: name.to_string(),
+            file: String::new(),
+            line: 0,
+        }));
+        self
+    }
+
+    /// Defines functions `ids[i]` named `names[i]`.
+    pub fn functions(&mut self, defs: &[(u32, &str)]) -> &mut Self {
+        for (id, name) in defs {
+            self.region(*id, RegionKind::Function, name);
+        }
+        self
+    }
+
+    /// A ThreadInfo (cpu at start 0).
+    pub fn thread(&mut self, thread: u32, tid: u32, name: &str, start_ticks: u64) -> &mut Self {
+        self.records.push(Record::ThreadInfo(ThreadInfo {
+            thread,
+            tid,
+            parent: if thread == 0 { NONE_U32 } else { 0 },
+            start_ticks,
+            cpu_ns: 0,
+            name: name.to_string(),
+        }));
+        self
+    }
+
+    /// A ThreadProfile.
+    pub fn profile(
+        &mut self,
+        thread: u32,
+        end_ticks: u64,
+        cpu_ns: u64,
+        nodes: &[NodeSpec],
+    ) -> &mut Self {
+        self.records.push(Record::ThreadProfile(ThreadProfile {
+            thread,
+            end_ticks,
+            cpu_ns,
+            trace_events: 0,
+            lost_events: 0,
+            lost_nodes: 0,
+            nodes: nodes
+                .iter()
+                .map(|n| ProfileNode {
+                    parent: n.0.unwrap_or(NONE_U32),
+                    region: n.1,
+                    calls: n.2,
+                    child_calls: n.3,
+                    inclusive_ticks: n.4,
+                    exclusive_ticks: n.5,
+                })
+                .collect(),
+        }));
+        self
+    }
+
+    /// Any record.
+    pub fn record(&mut self, rec: Record) -> &mut Self {
+        self.records.push(rec);
+        self
+    }
+
+    /// A closing Calibration at `ticks` and ProcessEnd (exit status).
+    pub fn end(&mut self, ticks: u64, status: i32) -> &mut Self {
+        self.records.push(Record::Calibration(Calibration {
+            ticks,
+            monotonic_ns: ticks,
+        }));
+        self.records.push(Record::ProcessEnd(ProcessEnd {
+            ticks,
+            reason: EndReason::Exit,
+            status,
+        }));
+        self
+    }
+
+    /// Appends a trace chunk for `thread` with the encoder's words.
+    pub fn chunk(&mut self, thread: u32, events: &EventEncoder) -> &mut Self {
+        let base = events.base_ticks();
+        let bytes = chunk_bytes(
+            thread,
+            base,
+            Calibration {
+                ticks: base,
+                monotonic_ns: base,
+            },
+            events.words(),
+        );
+        self.trace.get_or_insert_with(Vec::new).extend(bytes);
+        self
+    }
+
+    /// The bytes of process.plx.
+    pub fn process_bytes(&self) -> Vec<u8> {
+        let mut w = FileWriter::new(Vec::new(), FileKind::Process).expect("Vec write");
+        for r in &self.records {
+            w.record(r).expect("Vec write");
+        }
+        w.finish().expect("Vec write")
+    }
+
+    /// The bytes of trace.plx, if there is a trace.
+    pub fn trace_bytes(&self) -> Option<Vec<u8>> {
+        self.trace.as_ref().map(|t| {
+            let mut w = FileWriter::new(Vec::new(), FileKind::Trace).expect("Vec write");
+            w.raw_bytes(t).expect("Vec write");
+            w.finish().expect("Vec write")
+        })
+    }
+
+    /// The `<host>.<pid>` directory under `exp`.
+    pub fn dir(&self, exp: &Path) -> PathBuf {
+        exp.join(format!("{}.{}", self.host, self.pid))
+    }
+
+    /// Writes `<exp>/<host>.<pid>/process.plx` (and trace.plx); returns the process directory.
+    pub fn write(&self, exp: &Path) -> io::Result<PathBuf> {
+        let dir = self.dir(exp);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("process.plx"), self.process_bytes())?;
+        if let Some(t) = self.trace_bytes() {
+            std::fs::write(dir.join("trace.plx"), t)?;
+        }
+        Ok(dir)
+    }
+}
