@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info).
 
 mod cli;
+mod filter;
 mod info;
 mod report;
 mod run;

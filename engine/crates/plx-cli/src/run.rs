@@ -78,6 +78,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
                     format!("{}: filter file not found", f.display()),
                 ));
             }
+            crate::filter::check_file(f)?;
             Some(std::fs::canonicalize(f).unwrap_or(absolute(f)?))
         }
         None => None,

@@ -346,3 +346,45 @@ fn run_default_directory_and_errors() {
     let o = plx_env(&["run", "--", "/no/such/program"], Some(&lib), &d);
     assert_eq!(o.status.code(), Some(127));
 }
+
+/// The golden experiments written by the C runtime (spec/golden/): main runs fib(5) (15 calls)
+/// inside the phase "compute", a worker thread fib(4) (9 calls); profile and trace mode agree.
+#[test]
+fn runtime_golden_experiments_report_exact_calls() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../spec/golden");
+    for mode in ["profile", "trace"] {
+        let dir = golden.join(mode);
+        let out = plx(&["report", dir.to_str().unwrap(), "--format", "csv"]);
+        assert!(out.status.success(), "{mode}: {}", stderr(&out));
+        let csv = stdout(&out);
+        let calls = |process: &str, thread: &str, function: &str| -> u64 {
+            csv.lines()
+                .map(|l| l.split(',').collect::<Vec<_>>())
+                .find(|f| f[0] == process && f[1] == thread && f[2] == function)
+                .unwrap_or_else(|| panic!("{mode}: no row {process},{thread},{function} in\n{csv}"))
+                [3]
+            .parse()
+            .unwrap()
+        };
+        assert_eq!(calls("all", "all", "fib"), 24, "{mode}");
+        assert_eq!(calls("all", "all", "worker"), 1, "{mode}");
+        assert_eq!(calls("all", "all", "compute"), 1, "{mode}");
+        let phase = plx(&[
+            "report",
+            dir.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--phase",
+            "compute",
+        ]);
+        let phase_csv = stdout(&phase);
+        let fib_in_phase = phase_csv
+            .lines()
+            .find(|l| l.starts_with("all,all,fib,"))
+            .unwrap_or_else(|| panic!("{mode}: {phase_csv}"));
+        assert!(
+            fib_in_phase.starts_with("all,all,fib,15,"),
+            "{mode}: {fib_in_phase}"
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! Checks a filter file (docs/formats/filter.md) before the program runs, so a wrong line is
+//! reported with its file and line instead of being skipped by the runtime.
+
+use std::path::Path;
+
+use crate::CliError;
+
+/// One problem: the 1-based line and what is wrong with it.
+#[derive(Debug, PartialEq)]
+pub struct FilterProblem {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Checks the text of a filter file; returns every bad line.
+pub fn check_text(text: &str) -> Vec<FilterProblem> {
+    let mut problems = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(&keyword) = words.first() else {
+            continue;
+        };
+        let problem = match keyword {
+            "include" | "exclude" => {
+                let ok = words.len() == 2 || (words.len() == 3 && words[1] == "file");
+                (!ok).then(|| format!("expected '{keyword} GLOB' or '{keyword} file GLOB'"))
+            }
+            "throttle" => {
+                let ok = words.len() == 3
+                    && words[1].parse::<u64>().is_ok_and(|c| c > 0)
+                    && words[2].parse::<f64>().is_ok_and(|u| u > 0.0);
+                (!ok)
+                    .then(|| "expected 'throttle CALLS USEC' (e.g. throttle 100000 10)".to_string())
+            }
+            "counters" | "context" => Some(format!(
+                "'{keyword}' rules are not supported in this version"
+            )),
+            other => Some(format!(
+                "unknown rule '{other}' (expected include, exclude or throttle)"
+            )),
+        };
+        if let Some(message) = problem {
+            problems.push(FilterProblem {
+                line: i + 1,
+                message,
+            });
+        }
+    }
+    problems
+}
+
+/// Reads and checks a filter file; the error names the file and each bad line.
+pub fn check_file(path: &Path) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::new(
+            2,
+            format!("{}: cannot read filter file: {e}", path.display()),
+        )
+    })?;
+    let problems = check_text(&text);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
+        .collect();
+    Err(CliError::new(2, lines.join("\nplx: ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_rules_pass() {
+        let text =
+            "# comment\n\nexclude std::*\ninclude file */src/*  # trailing\nthrottle 1000 2.5\n";
+        assert!(check_text(text).is_empty());
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\ncounters f* cycles\ninclude a b\nthrottle 0 5\n";
+        let lines: Vec<usize> = check_text(text).iter().map(|p| p.line).collect();
+        assert_eq!(lines, vec![2, 3, 4, 5, 6, 7, 8]);
+        assert!(check_text("exclud foo")
+            .remove(0)
+            .message
+            .contains("unknown rule 'exclud'"));
+    }
+}
