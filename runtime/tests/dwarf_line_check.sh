@@ -10,11 +10,12 @@
 # directory with ${CC:-cc} when not given.
 #
 # For each address the index's "FILE:LINE" must equal addr2line's (paths normalized lexically,
-# discriminators dropped, "??" for uncovered). Where they differ and gdb is installed, gdb's
-# "info line *ADDR" decides: binutils 2.40's addr2line maps DWARF 5 file indexes wrongly when
-# file 1 is not a copy of file 0 (GCC 12 does that when a header's code comes first), gdb and
-# readelf -wL do not. If the binary's symbols include plx_sample template instantiations, they
-# must resolve to dwarf_sample/tmpl.h. Exits 1 on any mismatch.
+# discriminators dropped, "??" for uncovered). Where they differ, readelf's decoding of the line
+# table (readelf -wL, file base names) decides, looked up with the same rule: addr2line 2.40 gets
+# some DWARF 5 tables wrong (file indexes when file 1 is not a copy of file 0, as GCC 12 emits
+# when a header's code comes first; comp dir joined twice when it is relative; DWARF64 tables)
+# and finds nothing for code whose CU it cannot place. If the binary's symbols include
+# plx_sample functions, they must resolve to dwarf_sample/tmpl.h. Exits 1 on any mismatch.
 set -eu
 
 bin=${1:?usage: dwarf_line_check.sh BINARY [T_DWARF_LINE]}
@@ -28,13 +29,21 @@ if [ -z "$tool" ]; then
     ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g "$here/t_dwarf_line.c" "$here/../src/core/dwarf_line.c" -o "$tool"
 fi
 
-# Addresses of defined functions (both symbol tables), unique, in hex without 0x.
-readelf -sW "$bin" 2>/dev/null |
-    awk '$4 == "FUNC" && $7 != "UND" && $2 !~ /^0+$/ { sub(/^0+/, "", $2); print $2 }' |
-    sort -u >"$tmp/addrs"
+# Addresses of defined functions (both symbol tables), unique, in hex without 0x; with
+# DWARF_LINE_CHECK_INSNS=1 every instruction objdump -d finds instead.
+if [ "${DWARF_LINE_CHECK_INSNS:-0}" = 1 ]; then
+    what="instruction addresses"
+    objdump -d "$bin" | awk '/^ *[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a); sub(/^0+/, "", a); print a }' |
+        sort -u >"$tmp/addrs"
+else
+    what="function addresses"
+    readelf -sW "$bin" 2>/dev/null |
+        awk '$4 == "FUNC" && $7 != "UND" && $2 !~ /^0+$/ { sub(/^0+/, "", $2); print $2 }' |
+        sort -u >"$tmp/addrs"
+fi
 n=$(wc -l <"$tmp/addrs")
 if [ "$n" -eq 0 ]; then
-    echo "$bin: no function symbols" >&2
+    echo "$bin: no $what" >&2
     exit 1
 fi
 
@@ -77,48 +86,31 @@ nours=$(awk '$2 != "??:0"' "$tmp/all" | wc -l)
 fail=0
 confirmed=0
 if [ "$ndiff" -gt 0 ]; then
-    if command -v gdb >/dev/null 2>&1; then
-        awk '{ print "info line *0x" $1 }' "$tmp/diff" >"$tmp/gdbcmds"
-        gdb -nx -batch -x "$tmp/gdbcmds" "$bin" 2>/dev/null |
-            awk '/^Line [0-9]+ of "/ { split($0, q, "\""); print q[2] ":" $2; next }
-                 /^No line number information/ { print "??:0"; next }
-                 /^Line / { print "?:?"; next }' >"$tmp/gdb"
-        if [ "$(wc -l <"$tmp/gdb")" -ne "$ndiff" ]; then
-            echo "gdb answered $(wc -l <"$tmp/gdb") of $ndiff queries; cannot arbitrate" >&2
-            : >"$tmp/gdb"
-        fi
-    else
-        : >"$tmp/gdb"
-    fi
-    paste -d ' ' "$tmp/diff" "$tmp/gdb" >"$tmp/diff3"
-    while read -r addr ours a2l gdbsays; do
+    # Arbiter: readelf's own decoding of the line table (-wL), with the same lookup rule (the
+    # last row at the greatest address <= the query within a sequence; "-" ends a sequence),
+    # done by a merge of rows and queries sorted by zero-padded address. It gives base names.
+    readelf -wL -W "$bin" 2>/dev/null |
+        awk '$3 ~ /^0x[0-9a-f]+$/ && ($2 ~ /^[0-9]+$/ || $2 == "-") {
+                 a = substr($3, 3); while (length(a) < 16) a = "0" a
+                 print a, 0, ($2 == "-" ? 0 : 1), NR, $1, $2 }' >"$tmp/rows"
+    awk '{ a = $1; while (length(a) < 16) a = "0" a; print a, 1, 0, NR, "?", "?", $0 }' "$tmp/diff" >>"$tmp/rows"
+    LC_ALL=C sort -k1,1 -k2,2n -k3,3n -k4,4n "$tmp/rows" |
+        awk '$2 == 0 { cur = ($3 == 0 ? "??:0" : $5 ":" $6); next }
+             { print $7, $8, $9, (cur == "" ? "??:0" : cur) }' >"$tmp/diff3"
+    while read -r addr ours a2l rdl; do
         ok=0
-        if [ -n "${gdbsays:-}" ]; then
-            gfile=${gdbsays%:*}
-            gline=${gdbsays##*:}
-            # gdb prints the name as the line table spells it: compare what follows ./ and ../
-            while :; do
-                case "$gfile" in
-                ./*) gfile=${gfile#./} ;;
-                ../*) gfile=${gfile#../} ;;
-                *) break ;;
-                esac
-            done
-            ofile=${ours%:*}
-            oline=${ours##*:}
-            if [ "$gdbsays" = "??:0" ] && [ "$ours" = "??:0" ]; then
-                ok=1
-            elif [ "$oline" = "$gline" ] && [ "$gfile" != "?" ]; then
-                case "$ofile" in
-                "$gfile" | */"$gfile") ok=1 ;;
-                esac
-            fi
+        if [ "$ours" = "$rdl" ]; then
+            ok=1 # both uncovered
+        elif [ "$rdl" != "??:0" ] && [ "${ours##*:}" = "${rdl##*:}" ]; then
+            case "${ours%:*}" in
+            "${rdl%:*}" | */"${rdl%:*}") ok=1 ;;
+            esac
         fi
         if [ $ok -eq 1 ]; then
             confirmed=$((confirmed + 1))
         else
             fail=$((fail + 1))
-            echo "MISMATCH 0x$addr: ours $ours, addr2line $a2l${gdbsays:+, gdb $gdbsays}"
+            echo "MISMATCH 0x$addr: ours $ours, addr2line $a2l, readelf -wL $rdl"
         fi
     done <"$tmp/diff3"
 fi
@@ -139,6 +131,6 @@ while read -r addr; do
     esac
 done <"$tmp/tmpl"
 
-echo "$bin: $n function addresses, $nours covered by the line table; $((n - ndiff)) equal to addr2line," \
-    "$confirmed differ from addr2line but agree with gdb; $tmpl plx_sample functions checked; $fail failures"
+echo "$bin: $n $what, $nours covered by the line table; $((n - ndiff)) equal to addr2line," \
+    "$confirmed differ from addr2line but agree with readelf -wL; $tmpl plx_sample functions checked; $fail failures"
 [ $fail -eq 0 ]

@@ -628,40 +628,114 @@ struct fval {
     const char *str; /* for string forms that resolve in this file */
 };
 
-/* Reads (or skips) one attribute value; 0 on success, -1 on unknown form or overrun. */
+/* Reads (or skips) one attribute value; 0 on success, -1 on unknown form or overrun. String
+ * forms that need more than this file's .debug_str / .debug_line_str (strx*, strp_sup,
+ * GNU_strp_alt) are skipped and leave v->str NULL. */
 static int read_form(struct rd *r, uint64_t form, const struct fctx *c, struct fval *v)
 {
     v->num = 0;
     v->str = NULL;
     for (int depth = 0; depth < 4; depth++) {
         switch (form) {
-        case FORM_addr: v->num = c->asz <= 8 ? rd_u(r, c->asz) : (rd_skip(r, c->asz), 0); break;
-        case FORM_data1: case FORM_ref1: case FORM_flag: case FORM_strx1: case FORM_addrx1:
-            v->num = rd_u(r, 1); break;
-        case FORM_data2: case FORM_ref2: case FORM_strx2: case FORM_addrx2: v->num = rd_u(r, 2); break;
-        case FORM_strx3: case FORM_addrx3: v->num = rd_u(r, 3); break;
-        case FORM_data4: case FORM_ref4: case FORM_ref_sup4: case FORM_strx4: case FORM_addrx4:
-            v->num = rd_u(r, 4); break;
-        case FORM_data8: case FORM_ref8: case FORM_ref_sig8: case FORM_ref_sup8: v->num = rd_u(r, 8); break;
-        case FORM_data16: rd_skip(r, 16); break;
-        case FORM_sdata: { int64_t s = rd_sleb(r); memcpy(&v->num, &s, sizeof s); } break;
-        case FORM_udata: case FORM_ref_udata: case FORM_strx: case FORM_addrx: case FORM_loclistx:
-        case FORM_rnglistx: case FORM_GNU_addr_index: case FORM_GNU_str_index:
-            v->num = rd_uleb(r); break;
-        case FORM_string: v->str = rd_str(r); break;
-        case FORM_strp: v->num = rd_u(r, c->osz); v->str = sec_str(elf_sec(c->e, S_STR), v->num); break;
-        case FORM_line_strp: v->num = rd_u(r, c->osz); v->str = sec_str(elf_sec(c->e, S_LINE_STR), v->num); break;
-        case FORM_sec_offset: case FORM_strp_sup: case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
-            v->num = rd_u(r, c->osz); break;
-        case FORM_ref_addr: v->num = rd_u(r, c->version <= 2 ? c->asz : c->osz); break;
-        case FORM_block1: rd_skip(r, rd_u(r, 1)); break;
-        case FORM_block2: rd_skip(r, rd_u(r, 2)); break;
-        case FORM_block4: rd_skip(r, rd_u(r, 4)); break;
-        case FORM_block: case FORM_exprloc: rd_skip(r, rd_uleb(r)); break;
-        case FORM_flag_present: v->num = 1; break;
-        case FORM_implicit_const: break; /* value lives in the abbreviation */
-        case FORM_indirect: form = rd_uleb(r); if (r->bad) return -1; continue;
-        default: return -1;
+        case FORM_addr:
+            if (c->asz <= 8)
+                v->num = rd_u(r, c->asz);
+            else
+                rd_skip(r, c->asz);
+            break;
+        case FORM_data1:
+        case FORM_ref1:
+        case FORM_flag:
+        case FORM_strx1:
+        case FORM_addrx1:
+            v->num = rd_u(r, 1);
+            break;
+        case FORM_data2:
+        case FORM_ref2:
+        case FORM_strx2:
+        case FORM_addrx2:
+            v->num = rd_u(r, 2);
+            break;
+        case FORM_strx3:
+        case FORM_addrx3:
+            v->num = rd_u(r, 3);
+            break;
+        case FORM_data4:
+        case FORM_ref4:
+        case FORM_ref_sup4:
+        case FORM_strx4:
+        case FORM_addrx4:
+            v->num = rd_u(r, 4);
+            break;
+        case FORM_data8:
+        case FORM_ref8:
+        case FORM_ref_sig8:
+        case FORM_ref_sup8:
+            v->num = rd_u(r, 8);
+            break;
+        case FORM_data16:
+            rd_skip(r, 16);
+            break;
+        case FORM_sdata: {
+            int64_t sv = rd_sleb(r);
+            memcpy(&v->num, &sv, sizeof sv);
+            break;
+        }
+        case FORM_udata:
+        case FORM_ref_udata:
+        case FORM_strx:
+        case FORM_addrx:
+        case FORM_loclistx:
+        case FORM_rnglistx:
+        case FORM_GNU_addr_index:
+        case FORM_GNU_str_index:
+            v->num = rd_uleb(r);
+            break;
+        case FORM_string:
+            v->str = rd_str(r);
+            break;
+        case FORM_strp:
+            v->num = rd_u(r, c->osz);
+            v->str = sec_str(elf_sec(c->e, S_STR), v->num);
+            break;
+        case FORM_line_strp:
+            v->num = rd_u(r, c->osz);
+            v->str = sec_str(elf_sec(c->e, S_LINE_STR), v->num);
+            break;
+        case FORM_sec_offset:
+        case FORM_strp_sup:
+        case FORM_GNU_ref_alt:
+        case FORM_GNU_strp_alt:
+            v->num = rd_u(r, c->osz);
+            break;
+        case FORM_ref_addr:
+            v->num = rd_u(r, c->version <= 2 ? c->asz : c->osz);
+            break;
+        case FORM_block1:
+            rd_skip(r, rd_u(r, 1));
+            break;
+        case FORM_block2:
+            rd_skip(r, rd_u(r, 2));
+            break;
+        case FORM_block4:
+            rd_skip(r, rd_u(r, 4));
+            break;
+        case FORM_block:
+        case FORM_exprloc:
+            rd_skip(r, rd_uleb(r));
+            break;
+        case FORM_flag_present:
+            v->num = 1;
+            break;
+        case FORM_implicit_const: /* the value lives in the abbreviation */
+            break;
+        case FORM_indirect:
+            form = rd_uleb(r);
+            if (r->bad)
+                return -1;
+            continue;
+        default:
+            return -1;
         }
         return r->bad ? -1 : 0;
     }
@@ -1019,8 +1093,10 @@ static const char *join_path(struct build *b, const char *base, const char *dir,
             need += strlen(parts[i]) + 1;
     if (need > b->pathcap) {
         char *t = realloc(b->pathbuf, need);
-        if (!t)
+        if (!t) {
+            b->oom = 1;
             return NULL;
+        }
         b->pathbuf = t;
         b->pathcap = need;
     }
@@ -1036,7 +1112,10 @@ static const char *join_path(struct build *b, const char *base, const char *dir,
     }
     b->pathbuf[o] = 0;
     size_t len = path_normalize(b->pathbuf);
-    return intern(&b->strs, b->pathbuf, len);
+    const char *p = intern(&b->strs, b->pathbuf, len);
+    if (!p)
+        b->oom = 1;
+    return p;
 }
 
 struct fent {

@@ -266,7 +266,7 @@ fn run_sets_environment_and_passes_exit_status() {
     let d = tmp("run");
     let lib = fake_lib(&d);
     let filter = d.join("filter.txt");
-    std::fs::write(&filter, "exclude=foo\n").unwrap();
+    std::fs::write(&filter, "exclude foo\n").unwrap();
     let o = plx_env(
         &[
             "run",
