@@ -3,7 +3,7 @@
 # toolchain's components, Python packages. Safe to run again; does nothing when all is there.
 set -euo pipefail
 
-apt_packages=(cmake ninja-build gcc g++ make valgrind python3 python3-pip pkg-config uftrace
+apt_packages=(cmake ninja-build gcc g++ make binutils valgrind python3 python3-pip pkg-config uftrace
               openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${apt_packages[@]}"; do

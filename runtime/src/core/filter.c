@@ -80,6 +80,8 @@ int plx_filter_load(const char *path)
                 default_exclude = 1;
             rules[nrules].include = kw[0] == 'i';
             rules[nrules].by_file = by_file;
+            if (by_file)
+                plx_symbols_want_files = 1;
             rules[nrules].glob = strdup(glob);
             nrules++;
         } else if (strcmp(kw, "throttle") == 0) {

@@ -195,7 +195,10 @@ struct plx_symbol {
     const char *name;   /* demangled where possible; owned by the symbol table */
     uint32_t module_id;
     uint64_t offset;    /* address − module base */
+    const char *file;   /* source file, when wanted (plx_symbols_want_files) and known */
+    unsigned line;
 };
+PLX_HIDDEN extern int plx_symbols_want_files; /* set when the filter has file rules */
 PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
 PLX_HIDDEN void plx_symbols_init(void);
 PLX_HIDDEN void plx_modules_rewrite(void);

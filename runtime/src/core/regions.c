@@ -26,6 +26,8 @@ static uint32_t fn_used;
 
 struct region_info {
     const char *name;
+    const char *file;
+    unsigned line;
     struct plx_slot *slot;  /* where the id is published, for throttling */
     uint32_t module_id;
     uint64_t address;
@@ -63,14 +65,14 @@ static void write_def(uint32_t id)
     plx_rec_u32(&rec, r->module_id);
     plx_rec_u64(&rec, r->address);
     plx_rec_str(&rec, r->name);
-    plx_rec_str(&rec, "");
-    plx_rec_u32(&rec, 0);
+    plx_rec_str(&rec, r->file ? r->file : "");
+    plx_rec_u32(&rec, r->line);
     plx_rec_write(&rec, 0, PLX_REC_REGION_DEF);
 }
 
 /* Called with the lock held. */
-static uint32_t new_region(const char *name, int kind, uint32_t module_id, uint64_t address,
-                           int excluded, struct plx_slot *slot)
+static uint32_t new_region(const char *name, int kind, const struct plx_symbol *sym,
+                           uint64_t address, int excluded, struct plx_slot *slot)
 {
     uint32_t id = atomic_load_explicit(&plx_region_count, memory_order_relaxed);
     if (id >= PLX_MAX_REGIONS)
@@ -79,7 +81,9 @@ static uint32_t new_region(const char *name, int kind, uint32_t module_id, uint6
     r->name = name;
     r->kind = (uint8_t)kind;
     r->flags = excluded ? 1 : 0;
-    r->module_id = module_id;
+    r->module_id = sym ? sym->module_id : PLX_NO_INDEX;
+    r->file = sym ? sym->file : NULL;
+    r->line = sym ? sym->line : 0;
     r->address = address;
     r->slot = slot;
     atomic_store_explicit(&plx_region_count, id + 1, memory_order_release);
@@ -97,8 +101,8 @@ int plx_regions_init(void)
         return -1;
     plx_fn_mask = FN_SLOTS - 1;
     lock_take();
-    new_region("plx_flush", PLX_KIND_RUNTIME, PLX_NO_INDEX, 0, 0, NULL);
-    new_region("plx_symbols", PLX_KIND_RUNTIME, PLX_NO_INDEX, 0, 0, NULL);
+    new_region("plx_flush", PLX_KIND_RUNTIME, NULL, 0, 0, NULL);
+    new_region("plx_symbols", PLX_KIND_RUNTIME, NULL, 0, 0, NULL);
     lock_give();
     return 0;
 }
@@ -122,7 +126,7 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
     }
     uint32_t value = PLX_REGION_EXCLUDED;
     if (fn_used < FN_SLOTS / 4 * 3) {
-        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0};
+        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
         char buf[32];
         const char *name;
         if (plx_symbol_lookup(addr, &sym) == 0) {
@@ -131,8 +135,8 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
             snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
             name = plx_arena_strdup(buf);
         }
-        int excluded = plx_filter_excludes(name, NULL);
-        value = new_region(name, PLX_KIND_FUNCTION, sym.module_id, addr, excluded, &plx_fn_slots[i]);
+        int excluded = plx_filter_excludes(name, sym.file);
+        value = new_region(name, PLX_KIND_FUNCTION, &sym, addr, excluded, &plx_fn_slots[i]);
         fn_used++;
     }
     atomic_store_explicit(&plx_fn_slots[i].value, value, memory_order_relaxed);
@@ -171,7 +175,7 @@ uint32_t plx_region_of_name(const char *name, int kind)
     for (;;) {
         uintptr_t k = atomic_load_explicit(&text_slots[j].key, memory_order_relaxed);
         if (k == 0) {
-            value = new_region(plx_arena_strdup(name), kind, PLX_NO_INDEX, 0, 0, NULL);
+            value = new_region(plx_arena_strdup(name), kind, NULL, 0, 0, NULL);
             atomic_store_explicit(&text_slots[j].value, value, memory_order_relaxed);
             atomic_store_explicit(&text_slots[j].key, h, memory_order_release);
             break;

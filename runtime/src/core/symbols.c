@@ -1,6 +1,7 @@
 /* Addresses to function names: ELF symbol tables of the executable and every loaded library,
  * read lazily on first sight of an address in a module (never on the hot path). */
 #include "plx_internal.h"
+#include "dwarf_line.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -26,8 +27,15 @@ struct module {
     int loaded;              /* symbols read (or found absent) */
     struct sym *syms;
     size_t nsyms;
+    const unsigned char *img; /* the file, mapped while the module is known */
+    size_t img_size;
+    struct plx_dwarf_lines *lines; /* built on first need of a source file */
+    int lines_tried;
 };
 
+int plx_symbols_want_files;
+
+static struct module modules_table[MAX_MODULES]; /* static: leak checkers see what it holds */
 static struct module *modules;
 static uint32_t nmodules;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
@@ -108,6 +116,8 @@ static void load_symbols(struct module *m)
     if (img == MAP_FAILED)
         return;
     size_t fsize = (size_t)st.st_size;
+    m->img = img;
+    m->img_size = fsize;
     const ElfW(Ehdr) *eh = (const void *)img;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > fsize)
@@ -174,12 +184,7 @@ static struct module *module_of(uintptr_t addr)
 
 void plx_symbols_init(void)
 {
-    modules = mmap(NULL, sizeof(struct module) * MAX_MODULES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (modules == MAP_FAILED) {
-        modules = NULL;
-        return;
-    }
+    modules = modules_table;
     dl_iterate_phdr(add_module, NULL);
 }
 
@@ -222,6 +227,15 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
         if (s) {
             out->name = demangle(s->name);
             rc = 0;
+        }
+        if (plx_symbols_want_files && m->img && !m->lines_tried) {
+            m->lines_tried = 1;
+            m->lines = plx_dwarf_lines_build(m->img, m->img_size);
+        }
+        if (m->lines) {
+            unsigned line = 0;
+            out->file = plx_dwarf_file_of(m->lines, addr - m->base, &line);
+            out->line = line;
         }
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
