@@ -30,12 +30,15 @@ void plx_flush(void);
 #ifdef __cplusplus
 }
 
+/* The guards' own members are not instrumented: their calls would wrap the region they mark. */
+#define PLX_NOINST __attribute__((no_instrument_function))
+
 namespace plx {
 /* A region for the lifetime of a scope: { plx::Region r("solve"); ... } */
 class Region {
 public:
-    explicit Region(const char *name) : name_(name) { plx_region_begin(name_); }
-    ~Region() { plx_region_end(name_); }
+    PLX_NOINST explicit Region(const char *name) : name_(name) { plx_region_begin(name_); }
+    PLX_NOINST ~Region() { plx_region_end(name_); }
     Region(const Region &) = delete;
     Region &operator=(const Region &) = delete;
 private:
@@ -45,14 +48,15 @@ private:
 /* A phase for the lifetime of a scope. */
 class Phase {
 public:
-    explicit Phase(const char *name) : name_(name) { plx_phase_begin(name_); }
-    ~Phase() { plx_phase_end(name_); }
+    PLX_NOINST explicit Phase(const char *name) : name_(name) { plx_phase_begin(name_); }
+    PLX_NOINST ~Phase() { plx_phase_end(name_); }
     Phase(const Phase &) = delete;
     Phase &operator=(const Phase &) = delete;
 private:
     const char *name_;
 };
 } /* namespace plx */
+#undef PLX_NOINST
 #endif
 
 #endif /* PLX_H */

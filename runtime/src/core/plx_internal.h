@@ -136,6 +136,7 @@ struct plx_thread {
     struct plx_thread *next;   /* registry list, guarded by the registry lock */
     unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
+    void *ext[2];              /* per-thread data of extension libraries (libplx-mpi) */
     size_t mem_bytes;
     char name[64];
 };
@@ -161,6 +162,10 @@ PLX_HIDDEN void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64
                                    uint64_t incl);
 PLX_HIDDEN void plx_uevent_record(struct plx_thread *t, uint32_t id, double value);
 PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
+
+/* ---- extensions (ext.c) ------------------------------------------------------------------ */
+PLX_HIDDEN void plx_ext_thread_ended(struct plx_thread *t);
+PLX_HIDDEN void plx_ext_process_ending(void);
 
 /* ---- process lifetime (process.c) ------------------------------------------------------- */
 PLX_HIDDEN void plx_process_start(void);

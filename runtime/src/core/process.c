@@ -102,6 +102,7 @@ void plx_process_end(int reason, int status)
     int expected = 0;
     if (!plx_active || !atomic_compare_exchange_strong(&ended, &expected, 1))
         return;
+    plx_ext_process_ending();
     plx_active = 0;
     plx_threads_finish_all();
     write_calibration();

@@ -124,8 +124,9 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     if (tbuf) {
         t->buf = (uint64_t *)(mem + head + stack + nodes);
         t->pos = t->buf;
-        /* Room is kept at the end for a time reset and the event that follows it. */
-        t->end = t->buf + tbuf / 8 - 4;
+        /* Room is kept past `end` for the largest single event: a time reset (2 words), then an
+         * extended event with up to 5 payload words; writers check `pos < end` first. */
+        t->end = t->buf + tbuf / 8 - 8;
     }
     if (rstats)
         t->rstats = (uint64_t *)(mem + head + stack + nodes + tbuf);
@@ -281,7 +282,7 @@ void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
         t->nuevents = id + 1;
     if (t->buf) {
         uint64_t now = plx_ticks();
-        if (t->end - t->pos < 3 || now - t->last > PLX_EV_DELTA_MAX)
+        if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
             plx_trace_slow(t, (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_USER_EVENT << 56), now);
         else
             plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER_EVENT << 56;
@@ -350,6 +351,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
         }
     }
     write_profile(t, now, cpu);
+    plx_ext_thread_ended(t);
 }
 
 static int unlink_thread(struct plx_thread *t)

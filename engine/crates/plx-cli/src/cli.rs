@@ -43,7 +43,6 @@ pub struct RunArgs {
     #[arg(
         required = true,
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "CMD"
     )]
     pub command: Vec<String>,

@@ -1,0 +1,34 @@
+/* The runtime's interface for its extension libraries (libplx-mpi): exported from libplx.so
+ * with a plx_ext_ prefix, not part of the public API (plx.h). An extension keeps its per-thread
+ * data in struct plx_thread's `ext` slots and writes it from its thread-end callback. */
+#ifndef PLX_EXT_H
+#define PLX_EXT_H
+
+#include "plx_internal.h"
+
+#define PLX_EXT_API __attribute__((visibility("default")))
+
+/* The calling thread's state when an event may be recorded now, else NULL (not measuring, or
+ * re-entered). A non-NULL result must be handed back to plx_ext_release. */
+PLX_EXT_API struct plx_thread *plx_ext_acquire(void);
+PLX_EXT_API void plx_ext_release(struct plx_thread *t);
+
+/* Region id of a name (kind PLX_KIND_*); cold: callers cache it. */
+PLX_EXT_API uint32_t plx_ext_region(const char *name, int kind);
+/* Enter / leave a region on an acquired thread; a leave must match the innermost enter. */
+PLX_EXT_API void plx_ext_enter(struct plx_thread *t, uint32_t region);
+PLX_EXT_API void plx_ext_leave(struct plx_thread *t, uint32_t region);
+/* An extended trace event (subtype, payload words) now; nothing in profile mode. */
+PLX_EXT_API void plx_ext_event(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
+                               unsigned words);
+/* A record appended to process.plx (one write). */
+PLX_EXT_API void plx_ext_record(uint16_t type, const void *payload, uint32_t len);
+/* Called for every thread whose data is being written (thread end or process end), with the
+ * process file still open; `t` may be another thread at process end. */
+PLX_EXT_API void plx_ext_on_thread_end(void (*fn)(struct plx_thread *t));
+/* Called at process end before the threads are written (e.g. to finish MPI's own records). */
+PLX_EXT_API void plx_ext_on_process_end(void (*fn)(void));
+PLX_EXT_API int plx_ext_tracing(void);
+PLX_EXT_API uint64_t plx_ext_ticks(void);
+
+#endif /* PLX_EXT_H */

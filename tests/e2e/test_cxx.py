@@ -1,0 +1,101 @@
+"""C++ (plx-c++): demangled names, templates, namespaces, virtual methods, exceptions."""
+
+import pytest
+
+from conftest import (
+    RUNTIME_REGIONS,
+    callpath_rows,
+    report_csv,
+    run,
+    total_rows,
+)
+
+# cxx.cpp
+COUNTS = {
+    "main": 1,
+    "int twice<int>(int)": 7,
+    "double twice<double>(double)": 3,
+    "geo::area_sum(double, double)": 5,
+    "Square::area() const": 2,
+    "Circle::area() const": 3,
+    "thrower(int)": 10,
+    "catcher(int)": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def cxx_bin(programs):
+    return programs.get("cxx.cpp", "-O0", cxx=True)
+
+
+@pytest.fixture(scope="module", params=["profile", "trace"])
+def cxx_exp(request, cxx_bin, exp_root):
+    out = exp_root / ("cxx-" + request.param)
+    run(out, cxx_bin, opts=("--trace",) if request.param == "trace" else ())
+    return out
+
+
+def flat_calls(rows):
+    return {r["function"]: int(r["calls"]) for r in total_rows(rows)}
+
+
+def test_demangled_counts(cxx_exp):
+    got = flat_calls(report_csv(cxx_exp))
+    for name, n in COUNTS.items():
+        assert got.get(name) == n, (name, got)
+    # constructors and destructors of the two local objects
+    assert got["Square::Square(double)"] == 1
+    assert got["Circle::Circle(double)"] == 1
+    assert got["Square::~Square()"] == 1
+    assert got["Circle::~Circle()"] == 1
+    assert got["Shape::Shape()"] == 2
+    assert got["Shape::~Shape()"] == 2
+    # nothing mangled is left
+    assert not [n for n in got if n.startswith("_Z")]
+
+
+def test_exceptions_keep_the_stack(cxx_exp):
+    rows = report_csv(cxx_exp, "--callpath")
+    paths = callpath_rows(rows)
+    thrower = ("main", "catcher(int)", "thrower(int)")
+    assert int(paths[thrower]["calls"]) == 10
+    assert int(paths[("main", "catcher(int)")]["calls"]) == 1
+    # catcher's children: thrower, and at most the runtime's first-sight lookup
+    catcher_children = {
+        p[-1]: int(r["calls"]) for p, r in paths.items() if p[:-1] == ("main", "catcher(int)")
+    }
+    assert set(catcher_children) - RUNTIME_REGIONS == {"thrower(int)"}
+    assert int(paths[("main", "catcher(int)")]["child_calls"]) == sum(catcher_children.values())
+    # no frame left open by an exception: thrower never appears under thrower, nothing under
+    # it, and every later call of main is still a direct child of main
+    for p in paths:
+        assert "thrower(int)" not in p[:-1], p
+        if "thrower(int)" in p:
+            assert p == thrower, p
+    for name in ("Circle::~Circle()", "Square::~Square()", "geo::area_sum(double, double)"):
+        assert ("main", name) in paths, name
+    main_children = sum(int(r["calls"]) for p, r in paths.items() if len(p) == 2 and p[0] == "main")
+    assert int(paths[("main",)]["child_calls"]) == main_children
+
+
+def test_templates_and_virtuals_are_children_of_main(cxx_exp):
+    paths = callpath_rows(report_csv(cxx_exp, "--callpath"))
+    assert int(paths[("main", "int twice<int>(int)")]["calls"]) == 7
+    assert int(paths[("main", "double twice<double>(double)")]["calls"]) == 3
+    assert int(paths[("main", "Square::area() const")]["calls"]) == 2
+    assert int(paths[("main", "Circle::area() const")]["calls"]) == 3
+    assert int(paths[("main", "Square::Square(double)", "Shape::Shape()")]["calls"]) == 1
+
+
+def test_filter_on_demangled_names(cxx_bin, tmp_path):
+    filt = tmp_path / "cxx.filter"
+    filt.write_text("exclude *twice<double>*\nexclude geo::*\nexclude Shape::*\n")
+    out = tmp_path / "exp"
+    run(out, cxx_bin, opts=("--filter", filt))
+    got = flat_calls(report_csv(out))
+    assert "double twice<double>(double)" not in got
+    assert "geo::area_sum(double, double)" not in got
+    assert "Shape::Shape()" not in got and "Shape::~Shape()" not in got
+    assert got["int twice<int>(int)"] == 7
+    assert got["thrower(int)"] == 10
+    assert got["Square::Square(double)"] == 1

@@ -1,0 +1,171 @@
+"""How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
+
+import re
+
+import pytest
+
+from conftest import (
+    RUNTIME_REGIONS,
+    all_threads,
+    calls,
+    functions_of,
+    info,
+    info_thread_lines,
+    location_rows,
+    plx,
+    report_csv,
+    report_json,
+    run,
+)
+
+KILL_CALLS = 10000
+KILL_BUFFER = 4096  # --buffer 4K
+
+
+@pytest.fixture(scope="module")
+def fault_bin(programs):
+    return programs.get("fault.c", "-O0")
+
+
+@pytest.mark.parametrize(
+    "how,status,signal,name",
+    [("segv", 139, 11, "SIGSEGV"), ("abort", 134, 6, "SIGABRT")],
+)
+def test_fatal_signal(fault_bin, tmp_path, how, status, signal, name):
+    out = tmp_path / how
+    cp = run(out, fault_bin, how, status=status)
+    assert "killed by signal %d (%s)" % (signal, name) in cp.stderr
+    rows = report_csv(out)
+    assert calls(rows, "work") == 5
+    assert calls(rows, "main") == 1
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+killed by signal %d \(%s\)\s*$" % (signal, name), text, re.M), text
+    assert "warnings: none" in text
+    doc = report_json(out)
+    assert doc["warnings"] == []
+    (proc,) = doc["processes"]
+    assert proc["finished"] is True
+
+
+def test_exit_status(fault_bin, tmp_path):
+    out = tmp_path / "exit"
+    cp = run(out, fault_bin, "exit", status=3)
+    assert "killed by signal" not in cp.stderr
+    rows = report_csv(out)
+    assert calls(rows, "work") == 5
+    assert calls(rows, "main") == 1
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+exited with status 3\s*$", text, re.M), text
+    assert "warnings: none" in text
+    (line,) = info_thread_lines(text)
+    assert line["profile"] == "recorded"
+
+
+@pytest.fixture(scope="module")
+def killed_exp(fault_bin, exp_root):
+    out = exp_root / "killed"
+    cp = run(out, fault_bin, "kill", opts=("--trace", "--buffer", "4K"), status=137)
+    assert "killed by signal 9 (SIGKILL)" in cp.stderr
+    return out
+
+
+def test_sigkill_with_trace(killed_exp):
+    cp = plx("report", killed_exp, "--format", "csv")
+    assert cp.returncode == 0
+    assert "did not finish" in cp.stderr
+    rows = report_csv(killed_exp)
+    work = calls(rows, "work")
+    # every complete chunk was written; at most one buffer of events is lost
+    # (a buffer of 4096 bytes holds fewer than 4096 / 8 event words, two per call)
+    lower = KILL_CALLS - KILL_BUFFER // 8 // 2
+    assert lower <= work <= KILL_CALLS, work
+    # the profile is rebuilt from the trace: main still open at the last event
+    assert calls(rows, "main") == 1
+    doc = report_json(killed_exp)
+    (proc,) = doc["processes"]
+    assert proc["finished"] is False
+    (thread,) = proc["threads"]
+    assert thread["profile_source"] == "rebuilt"
+    assert any("no ProcessEnd" in w["message"] for w in doc["warnings"])
+
+
+def test_sigkill_info_warns(killed_exp):
+    text = info(killed_exp).stdout
+    assert re.search(r"^\s*ended\s+did not finish\b", text, re.M), text
+    warnings = text.split("warnings:", 1)[1]
+    assert re.search(r"process\.plx: no ProcessEnd record: the process did not finish", warnings)
+    assert re.search(r"thread 0 has no ThreadProfile: profile rebuilt from its trace", warnings)
+    (line,) = info_thread_lines(text)
+    assert line["profile"] == "rebuilt from trace"
+    assert line["trace_events"] >= 2 * (KILL_CALLS - KILL_BUFFER // 16)
+
+
+def test_sigkill_without_trace(fault_bin, tmp_path):
+    """Without a trace a SIGKILL leaves the definitions only: no profile, but a readable
+    experiment that says the process did not finish."""
+    out = tmp_path / "killed-profile"
+    run(out, fault_bin, "kill", status=137)
+    cp = plx("report", out, "--format", "csv")
+    assert "did not finish" in cp.stderr
+    rows = report_csv(out)
+    assert calls(rows, "work") == 0
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+did not finish\b", text, re.M), text
+
+
+def test_fork(programs, tmp_path):
+    prog = programs.get("fork.c", "-O0")
+    out = tmp_path / "fork"
+    run(out, prog)
+    doc = report_json(out)
+    procs = doc["processes"]
+    assert len(procs) == 2
+    assert len({p["pid"] for p in procs}) == 2
+    by_pid = {p["pid"]: p for p in procs}
+    (child,) = [p for p in procs if p["ppid"] in by_pid]
+    (parent,) = [p for p in procs if p is not child]
+    assert child["ppid"] == parent["pid"]
+    assert all(p["finished"] for p in procs)
+    for proc, mine, other, n in ((parent, "parent_work", "child_work", 2), (child, "child_work", "parent_work", 3)):
+        (thread,) = proc["threads"]
+        fns = functions_of(thread)
+        assert fns[mine]["calls"] == n
+        assert other not in fns
+    # each process has its own directory
+    assert len([d for d in out.iterdir() if (d / "process.plx").exists()]) == 2
+    rows = report_csv(out)
+    assert calls(rows, "parent_work") == 2
+    assert calls(rows, "child_work") == 3
+    locs = location_rows(rows)
+    assert len(locs) == 2
+    assert {p for p, _ in locs} == {str(parent["pid"]), str(child["pid"])}
+
+
+def test_exec_same_pid(programs, tmp_path):
+    prog = programs.get("exec.c", "-O0")
+    out = tmp_path / "exec"
+    run(out, prog)
+    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    assert (pdir / "process.plx").exists() and (pdir / "process.1.plx").exists()
+    doc = report_json(out)
+    procs = doc["processes"]
+    assert len(procs) == 2
+    assert procs[0]["pid"] == procs[1]["pid"]
+    images = {p["image"]: p for p in procs}
+    assert set(images) == {0, 1}
+    first = {k: v["calls"] for k, v in functions_of(images[0]["threads"][0]).items()}
+    second = {k: v["calls"] for k, v in functions_of(images[1]["threads"][0]).items()}
+    assert first.get("before_exec") == 2 and "after_exec" not in first
+    assert second.get("after_exec") == 3 and "before_exec" not in second
+    assert images[1]["argv"][1:] == ["second"]
+    rows = report_csv(out)
+    assert {r["process"] for r in rows} == {
+        str(procs[0]["pid"]),
+        "%d.1" % procs[0]["pid"],
+        "all",
+    }
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+replaced by exec\(\)\s*$", text, re.M), text
+    assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
+    assert len([t for _, t in all_threads(doc)]) == 2
+    assert not (set(first) | set(second)) - RUNTIME_REGIONS - {"main", "before_exec", "after_exec"}

@@ -1,0 +1,135 @@
+"""Threads: per-thread profiles and names, and 10,000 short-lived threads."""
+
+import re
+
+import pytest
+
+from conftest import (
+    all_threads,
+    calls,
+    functions_of,
+    info,
+    info_thread_lines,
+    location_rows,
+    report_csv,
+    report_json,
+    run,
+    total,
+)
+
+WORKERS = 8
+WORK_PER_WORKER = 100
+WORK_IN_MAIN = 10
+SHORT_THREADS = 10000
+
+
+@pytest.fixture(scope="module")
+def threads_exps(programs, exp_root):
+    prog = programs.get("threads.c", "-O0", "-pthread")
+    exps = {}
+    for mode, opts in {"profile": (), "trace": ("--trace", "--buffer", "8K")}.items():
+        out = exp_root / ("threads-" + mode)
+        run(out, prog, opts=opts)
+        exps[mode] = out
+    return exps
+
+
+@pytest.fixture(params=["profile", "trace"])
+def threads_exp(request, threads_exps):
+    return threads_exps[request.param]
+
+
+def test_nine_threads_named(threads_exp):
+    doc = report_json(threads_exp)
+    assert len(doc["processes"]) == 1
+    threads = [t for _, t in all_threads(doc)]
+    assert len(threads) == WORKERS + 1
+    assert sorted(t["thread"] for t in threads) == list(range(WORKERS + 1))
+    names = sorted(t["name"] for t in threads)
+    assert names == ["main"] + ["worker"] * WORKERS
+    (main,) = [t for t in threads if t["thread"] == 0]
+    assert main["name"] == "main"
+    assert len({t["tid"] for t in threads}) == WORKERS + 1
+
+
+def test_work_per_thread(threads_exp):
+    doc = report_json(threads_exp)
+    for _, t in all_threads(doc):
+        fns = functions_of(t)
+        if t["name"] == "worker":
+            assert fns["work"]["calls"] == WORK_PER_WORKER
+            assert fns["worker"]["calls"] == 1
+            assert "main" not in fns
+        else:
+            assert fns["work"]["calls"] == WORK_IN_MAIN
+            assert fns["main"]["calls"] == 1
+            assert "worker" not in fns
+    tot = functions_of(doc["total"])
+    assert tot["work"]["calls"] == WORKERS * WORK_PER_WORKER + WORK_IN_MAIN
+    assert tot["worker"]["calls"] == WORKERS
+
+
+def test_csv_per_thread(threads_exp):
+    rows = report_csv(threads_exp)
+    locs = location_rows(rows)
+    assert len(locs) == WORKERS + 1
+    for (_, thread), loc in locs.items():
+        names = {r["thread_name"] for r in loc}
+        assert len(names) == 1
+        work = [r for r in loc if r["function"] == "work"]
+        assert len(work) == 1
+        want = WORK_IN_MAIN if thread == "0" else WORK_PER_WORKER
+        assert int(work[0]["calls"]) == want
+        assert names == {"main" if thread == "0" else "worker"}
+    assert int(total(rows, "work")["calls"]) == WORKERS * WORK_PER_WORKER + WORK_IN_MAIN
+    # the total of a thread-local region is the sum over the threads
+    assert sum(int(r["calls"]) for loc in locs.values() for r in loc if r["function"] == "work") == 810
+
+
+def test_by_process_merges_threads(threads_exp):
+    rows = report_csv(threads_exp, "--by", "process")
+    work = [r for r in rows if r["function"] == "work"]
+    assert [(r["thread"], int(r["calls"])) for r in work] == [("all", 810), ("all", 810)]
+
+
+@pytest.fixture(scope="module")
+def short_exp(programs, exp_root):
+    prog = programs.get("short_threads.c", "-O0", "-pthread")
+    out = exp_root / "short-threads"
+    run(out, prog)
+    return out
+
+
+def test_ten_thousand_threads(short_exp):
+    doc = report_json(short_exp)
+    assert len(doc["processes"]) == 1
+    threads = [t for _, t in all_threads(doc)]
+    assert len({t["thread"] for t in threads}) == SHORT_THREADS + 1
+    assert len(threads) == SHORT_THREADS + 1
+    ticks = 0
+    for t in threads:
+        fns = functions_of(t)
+        if t["thread"] == 0:
+            assert t["name"] == "main"
+            assert "tick" not in fns
+        else:
+            assert t["name"] == "brief"
+            assert fns["tick"]["calls"] == 1
+            assert fns["brief"]["calls"] == 1
+            ticks += fns["tick"]["calls"]
+    assert ticks == SHORT_THREADS
+    assert functions_of(doc["total"])["tick"]["calls"] == SHORT_THREADS
+    rows = report_csv(short_exp)
+    assert calls(rows, "tick") == SHORT_THREADS
+    assert calls(rows, "brief") == SHORT_THREADS
+
+
+def test_ten_thousand_threads_info(short_exp):
+    text = info(short_exp).stdout
+    assert re.search(r"\b1 process image\(s\), %d thread\(s\)" % (SHORT_THREADS + 1), text), text[:500]
+    assert re.search(r"^\s*threads\s+%d\s*$" % (SHORT_THREADS + 1), text, re.M)
+    lines = info_thread_lines(text)
+    assert len(lines) == SHORT_THREADS + 1
+    assert sorted(line["thread"] for line in lines) == list(range(SHORT_THREADS + 1))
+    assert all(line["profile"] == "recorded" for line in lines)
+    assert "warnings: none" in text

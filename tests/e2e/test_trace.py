@@ -1,0 +1,177 @@
+"""Event traces (--trace): the raw trace.plx against the report, small buffers, clocks."""
+
+import re
+import struct
+from collections import Counter
+
+import pytest
+
+from conftest import (
+    RUNTIME_REGIONS,
+    all_threads,
+    calls,
+    info,
+    info_thread_lines,
+    report_csv,
+    report_json,
+    run,
+)
+
+FIB_CALLS = 21891
+
+
+def read_records(path):
+    data = path.read_bytes()
+    assert data[:4] == b"PLX1", path
+    version, kind = struct.unpack_from("<HH", data, 4)
+    assert version == 1
+    off, out = 16, []
+    while off + 8 <= len(data):
+        rtype, _flags, length = struct.unpack_from("<HHI", data, off)
+        out.append((rtype, data[off + 8 : off + 8 + length]))
+        off += 8 + length
+    assert off == len(data), "%s: trailing bytes" % path
+    return kind, out
+
+
+def region_names(process_file):
+    kind, records = read_records(process_file)
+    assert kind == 1
+    names = {}
+    for rtype, p in records:
+        if rtype == 5:  # RegionDef: id u32, kind u8, flags u8, module u32, address u64, name str
+            rid = struct.unpack_from("<I", p, 0)[0]
+            (n,) = struct.unpack_from("<I", p, 18)
+            names[rid] = p[22 : 22 + n].decode()
+    return names
+
+
+def decode_trace(trace_file):
+    """{thread: Counter(region id -> enters)}, chunks per thread, event words per thread;
+    checks that every exit matches the latest unmatched enter of its thread."""
+    kind, records = read_records(trace_file)
+    assert kind == 2
+    enters, chunks, words_per_thread, stacks = {}, Counter(), Counter(), {}
+    for rtype, p in records:
+        if rtype != 32:
+            continue
+        thread, count = struct.unpack_from("<II", p, 0)
+        words = struct.unpack_from("<%dQ" % count, p, 32)
+        chunks[thread] += 1
+        words_per_thread[thread] += count
+        stack = stacks.setdefault(thread, [])
+        c = enters.setdefault(thread, Counter())
+        i = 0
+        while i < len(words):
+            w = words[i]
+            k = w >> 62
+            if k == 2:
+                i += 1 + ((w >> 48) & 0xFF)
+                continue
+            region = (w >> 40) & 0x3FFFFF
+            if k == 0:
+                stack.append(region)
+                c[region] += 1
+            else:
+                assert k == 1, hex(w)
+                assert stack and stack[-1] == region, "exit of %d does not match" % region
+                stack.pop()
+            i += 1
+    return enters, chunks, words_per_thread, stacks
+
+
+@pytest.fixture(scope="module")
+def small_buffer_exp(fib_bin, exp_root):
+    out = exp_root / "trace-4k"
+    run(out, fib_bin, opts=("--trace", "--buffer", "4K"))
+    return out
+
+
+def test_raw_trace_matches_report(small_buffer_exp):
+    (pdir,) = [d for d in small_buffer_exp.iterdir() if d.is_dir()]
+    names = region_names(pdir / "process.plx")
+    assert names[0] == "plx_flush" and names[1] == "plx_symbols"
+    enters, chunks, words, stacks = decode_trace(pdir / "trace.plx")
+    assert list(enters) == [0]
+    by_name = {names[r]: n for r, n in enters[0].items()}
+    assert by_name["fib"] == FIB_CALLS
+    assert by_name["main"] == 1
+    assert stacks[0] == []  # the program returned from main: everything closed
+    rows = report_csv(small_buffer_exp)
+    for name, n in by_name.items():
+        assert calls(rows, name) == n, name
+    # a flush of a full buffer shows as one plx_flush at the start of the next chunk
+    assert chunks[0] > 40
+    assert by_name["plx_flush"] == chunks[0] - 1
+    # plx info counts the event words written
+    (line,) = info_thread_lines(info(small_buffer_exp).stdout)
+    assert line["trace_events"] == words[0]
+    assert line["lost"] == 0
+
+
+def test_small_buffer_counts_exact(small_buffer_exp):
+    rows = report_csv(small_buffer_exp)
+    assert calls(rows, "fib") == FIB_CALLS
+    assert calls(rows, "main") == 1
+    fib = [r for r in rows if r["process"] == "all" and r["function"] == "fib"][0]
+    # fib's children: fib itself, and the flushes that happened while it ran
+    flushes = calls(rows, "plx_flush")
+    assert int(fib["child_calls"]) <= FIB_CALLS - 1 + flushes
+    assert int(fib["child_calls"]) >= FIB_CALLS - 1
+
+
+def test_monotonic_clock(fib_bin, tmp_path):
+    out = tmp_path / "mono"
+    run(out, fib_bin, opts=("--trace",), env={"PLX_CLOCK": "monotonic"})
+    text = info(out).stdout
+    # ticks are nanoseconds; the calibration pairs may bend the rate by a few ppm
+    m = re.search(r"^\s*clock\s+monotonic, ([\d.]+) MHz", text, re.M)
+    assert m, text
+    assert 500 < float(m.group(1)) < 2000
+    rows = report_csv(out)
+    assert calls(rows, "fib") == FIB_CALLS
+    for r in rows:
+        assert 0 <= float(r["exclusive_s"]) <= float(r["inclusive_s"]) + 1e-9
+
+
+def test_tsc_clock_calibrated(fib_bin, tmp_path):
+    out = tmp_path / "tsc"
+    run(out, fib_bin)
+    text = info(out).stdout
+    m = re.search(r"^\s*clock\s+(tsc|monotonic), ([\d.]+) MHz \((calibrated|rate measured at start|nanoseconds)\)", text, re.M)
+    assert m, text
+    assert float(m.group(2)) > 1.0
+
+
+def test_user_events_from_trace(programs, tmp_path):
+    prog = programs.get("api.c", "-O0", "-pthread")
+    out = tmp_path / "api-trace"
+    run(out, prog, opts=("--trace",))
+    doc = report_json(out)
+    threads = {t["name"]: t for _, t in all_threads(doc)}
+    (ev,) = threads["coordinator"]["user_events"]
+    assert (ev["name"], ev["count"], ev["min"], ev["max"]) == ("bytes", 3, 100.0, 300.0)
+    assert ev["mean"] == pytest.approx(200.0)
+    fns = {f["function"]: f["calls"] for f in doc["total"]["functions"]}
+    assert fns["load"] == 3 and fns["iterate"] == 5 and fns["solve"] == 1
+    assert all(t["profile_source"] == "rebuilt" for t in threads.values())
+
+
+def test_threads_trace_chunks_per_thread(programs, tmp_path):
+    prog = programs.get("threads.c", "-O0", "-pthread")
+    out = tmp_path / "threads-trace"
+    run(out, prog, opts=("--trace", "--buffer", "4K"))
+    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    names = region_names(pdir / "process.plx")
+    enters, _, _, stacks = decode_trace(pdir / "trace.plx")
+    assert len(enters) == 9
+    work = [r for r, n in names.items() if n == "work"]
+    assert len(work) == 1
+    per_thread = sorted(c[work[0]] for c in enters.values())
+    assert per_thread == [10] + [100] * 8
+    assert all(s == [] for s in stacks.values())
+    assert {n for c in enters.values() for n in (names[r] for r in c)} - RUNTIME_REGIONS == {
+        "main",
+        "work",
+        "worker",
+    }
