@@ -40,11 +40,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
     pub buffer: Option<u64>,
     /// The program and its arguments (after `--`).
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
