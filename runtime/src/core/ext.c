@@ -96,6 +96,11 @@ void plx_ext_process_ending(void)
         process_end_hooks[i]();
 }
 
+void plx_ext_end_process(int reason, int status)
+{
+    plx_process_end(reason, status);
+}
+
 int plx_ext_tracing(void)
 {
     return plx_cfg.trace;

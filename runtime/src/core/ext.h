@@ -28,6 +28,8 @@ PLX_EXT_API void plx_ext_record(uint16_t type, const void *payload, uint32_t len
 PLX_EXT_API void plx_ext_on_thread_end(void (*fn)(struct plx_thread *t));
 /* Called at process end before the threads are written (e.g. to finish MPI's own records). */
 PLX_EXT_API void plx_ext_on_process_end(void (*fn)(void));
+/* Writes the experiment now (e.g. MPI_Abort: reason 3, status = the error code). */
+PLX_EXT_API void plx_ext_end_process(int reason, int status);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

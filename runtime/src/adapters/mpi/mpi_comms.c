@@ -1,0 +1,164 @@
+/* Communicators: a process-local id per communicator and the world rank of each of its ranks,
+ * defined on first sight (cold) and found afterwards by a lock-free lookup. */
+#include "mpi_internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMM_SLOTS 4096u
+
+struct slot {
+    _Atomic uintptr_t key; /* the handle's bits; 0 empty */
+    struct plx_comm *comm;
+};
+
+static struct slot slots[COMM_SLOTS];
+static struct plx_comm *defined[COMM_SLOTS]; /* by id; kept after free for the ordinal */
+static uint32_t ndefined;
+static atomic_flag lock = ATOMIC_FLAG_INIT;
+
+static uintptr_t key_of(MPI_Comm c)
+{
+    uintptr_t k = 0;
+    memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+    return k ? k : (uintptr_t)-1;
+}
+
+static uint32_t hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 40) & (COMM_SLOTS - 1);
+}
+
+static int same_members(const struct plx_comm *a, const struct plx_comm *b)
+{
+    return a->size == b->size && memcmp(a->world, b->world, a->size * sizeof *a->world) == 0;
+}
+
+static void write_def(const struct plx_comm *c)
+{
+    uint32_t ordinal = 0;
+    for (uint32_t i = 0; i < c->id; i++)
+        if (defined[i] && same_members(defined[i], c))
+            ordinal++;
+    size_t len = 12 + (size_t)c->size * 4;
+    unsigned char *p = malloc(len);
+    if (!p)
+        return;
+    memcpy(p, &c->id, 4);
+    memcpy(p + 4, &ordinal, 4);
+    memcpy(p + 8, &c->size, 4);
+    memcpy(p + 12, c->world, (size_t)c->size * 4);
+    plx_ext_record(PLX_REC_COMM_DEF, p, (uint32_t)len);
+    free(p);
+}
+
+/* Called with the lock held. */
+static struct plx_comm *define(MPI_Comm comm)
+{
+    if (ndefined >= COMM_SLOTS)
+        return NULL;
+    int inter = 0, size = 0;
+    MPI_Group group, world;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {
+        PMPI_Comm_remote_size(comm, &size);
+        PMPI_Comm_remote_group(comm, &group);
+    } else {
+        PMPI_Comm_size(comm, &size);
+        PMPI_Comm_group(comm, &group);
+    }
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    struct plx_comm *c = calloc(1, sizeof *c);
+    int *ranks = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    int *out = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    c->world = malloc(sizeof(uint32_t) * (size_t)(size > 0 ? size : 1));
+    for (int i = 0; i < size; i++)
+        ranks[i] = i;
+    PMPI_Group_translate_ranks(group, size, ranks, world, out);
+    for (int i = 0; i < size; i++)
+        c->world[i] = out[i] == MPI_UNDEFINED ? PLX_NO_PEER : (uint32_t)out[i];
+    free(ranks);
+    free(out);
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&world);
+    c->handle = comm;
+    c->size = (uint32_t)size;
+    c->id = ndefined;
+    defined[ndefined++] = c;
+    write_def(c);
+    return c;
+}
+
+static struct plx_comm *lookup(uintptr_t k)
+{
+    for (uint32_t i = hash(k), n = 0; n < COMM_SLOTS; i = (i + 1) & (COMM_SLOTS - 1), n++) {
+        uintptr_t s = atomic_load_explicit(&slots[i].key, memory_order_acquire);
+        if (s == k)
+            return slots[i].comm;
+        if (s == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+struct plx_comm *plx_mpi_comm(MPI_Comm comm)
+{
+    uintptr_t k = key_of(comm);
+    struct plx_comm *c = lookup(k);
+    if (c)
+        return c;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    c = lookup(k);
+    if (!c && (c = define(comm)) != NULL) {
+        for (uint32_t i = hash(k);; i = (i + 1) & (COMM_SLOTS - 1)) {
+            uintptr_t s = atomic_load_explicit(&slots[i].key, memory_order_relaxed);
+            if (s == 0 || s == (uintptr_t)-2) { /* empty or freed */
+                slots[i].comm = c;
+                atomic_store_explicit(&slots[i].key, k, memory_order_release);
+                break;
+            }
+        }
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+    return c;
+}
+
+/* A freed handle may be reused for a new communicator: its slot is marked freed (kept for
+ * probing), the definition stays for the ordinals of later ones. */
+void plx_mpi_comm_forget(MPI_Comm comm)
+{
+    uintptr_t k = key_of(comm);
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    for (uint32_t i = hash(k), n = 0; n < COMM_SLOTS; i = (i + 1) & (COMM_SLOTS - 1), n++) {
+        uintptr_t s = atomic_load_explicit(&slots[i].key, memory_order_relaxed);
+        if (s == 0)
+            break;
+        if (s == k) {
+            atomic_store_explicit(&slots[i].key, (uintptr_t)-2, memory_order_release);
+            break;
+        }
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
+void plx_mpi_comms_init(void)
+{
+    plx_mpi_comm(MPI_COMM_WORLD); /* id 0 */
+    plx_mpi_comm(MPI_COMM_SELF);  /* id 1 */
+}
+
+uint32_t plx_mpi_world_rank(const struct plx_comm *c, int rank)
+{
+    if (!c || rank < 0 || (uint32_t)rank >= c->size)
+        return PLX_NO_PEER;
+    return c->world[rank];
+}
+
+/* The definition with id `id` (requests keep the id of their communicator). */
+const struct plx_comm *plx_mpi_comm_by_id(uint32_t id)
+{
+    return id < COMM_SLOTS ? defined[id] : NULL;
+}

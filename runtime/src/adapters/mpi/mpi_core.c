@@ -1,0 +1,68 @@
+/* MPI's lifetime: Init (identity, communicators, clock offsets), Finalize, Abort. */
+#include "mpi_internal.h"
+
+#include <string.h>
+
+int plx_mpi_rank = -1, plx_mpi_size = 0;
+int plx_mpi_ready;
+
+__attribute__((constructor)) static void plx_mpi_load(void)
+{
+    plx_ext_on_thread_end(plx_mpi_stats_write);
+}
+
+/* After Init: who this process is. Runs with the thread acquired (nothing recorded inside). */
+static void started(int provided)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &plx_mpi_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &plx_mpi_size);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    PMPI_Get_library_version(lib, &len);
+    char *nl = strchr(lib, '\n');
+    if (nl)
+        *nl = 0;
+    size_t n = strlen(lib);
+    unsigned char p[24 + MPI_MAX_LIBRARY_VERSION_STRING];
+    uint32_t rank = (uint32_t)plx_mpi_rank, size = (uint32_t)plx_mpi_size;
+    uint32_t level = provided == MPI_THREAD_MULTIPLE     ? 3
+                     : provided == MPI_THREAD_SERIALIZED ? 2
+                     : provided == MPI_THREAD_FUNNELED   ? 1
+                                                         : 0;
+    uint64_t ticks = plx_ext_ticks();
+    uint32_t slen = (uint32_t)n;
+    memcpy(p, &rank, 4);
+    memcpy(p + 4, &size, 4);
+    memcpy(p + 8, &level, 4);
+    memcpy(p + 12, &ticks, 8);
+    memcpy(p + 20, &slen, 4);
+    memcpy(p + 24, lib, n);
+    plx_ext_record(PLX_REC_MPI_INIT, p, (uint32_t)(24 + n));
+    plx_mpi_comms_init();
+    plx_mpi_clock_sync(0);
+    plx_mpi_ready = 1;
+}
+
+PLX_MPI_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    PLX_MPI_WRAP("MPI_Init", PMPI_Init(argc, argv), , if (rc_ == MPI_SUCCESS) started(MPI_THREAD_SINGLE));
+}
+
+PLX_MPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    PLX_MPI_WRAP("MPI_Init_thread", PMPI_Init_thread(argc, argv, required, provided), ,
+                 if (rc_ == MPI_SUCCESS) started(*provided));
+}
+
+PLX_MPI_EXPORT int MPI_Finalize(void)
+{
+    PLX_MPI_WRAP("MPI_Finalize", PMPI_Finalize(), if (plx_mpi_ready) plx_mpi_clock_sync(1);
+                 plx_mpi_ready = 0, );
+}
+
+/* The other ranks are killed by the MPI runtime (SIGTERM, which the runtime handles). */
+PLX_MPI_EXPORT int MPI_Abort(MPI_Comm comm, int code)
+{
+    plx_ext_end_process(3, code);
+    return PMPI_Abort(comm, code);
+}

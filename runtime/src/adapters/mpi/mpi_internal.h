@@ -1,0 +1,100 @@
+/* libplx-mpi internals: communicators, requests, per-thread message statistics and the
+ * recording helpers the PMPI wrappers share. */
+#ifndef PLX_MPI_INTERNAL_H
+#define PLX_MPI_INTERNAL_H
+
+#include <mpi.h>
+
+#include "../../core/ext.h"
+
+#define PLX_KIND_MPI 4
+#define PLX_NO_PEER 0xFFFFFFFFu
+
+/* Records and trace subtypes of spec/format.md. */
+enum { PLX_REC_MPI_INIT = 14, PLX_REC_CLOCK_OFFSET = 15, PLX_REC_COMM_DEF = 16, PLX_REC_MESSAGE_STATS = 17 };
+enum { PLX_EXT_SEND = 2, PLX_EXT_RECV = 3, PLX_EXT_COLLECTIVE = 4 };
+enum { PLX_DIR_SENT = 0, PLX_DIR_RECEIVED = 1 };
+
+struct plx_comm {
+    MPI_Comm handle;
+    uint32_t id;
+    uint32_t size;      /* of the group peers are named in (the remote one of an intercomm) */
+    uint32_t *world;    /* world rank of each peer rank */
+};
+
+PLX_HIDDEN extern int plx_mpi_rank, plx_mpi_size;
+PLX_HIDDEN extern int plx_mpi_ready; /* MPI initialised and not finalised */
+
+/* communicators (mpi_comms.c) */
+PLX_HIDDEN void plx_mpi_comms_init(void);
+PLX_HIDDEN struct plx_comm *plx_mpi_comm(MPI_Comm comm); /* defines it on first sight */
+PLX_HIDDEN void plx_mpi_comm_forget(MPI_Comm comm);
+PLX_HIDDEN uint32_t plx_mpi_world_rank(const struct plx_comm *c, int rank);
+PLX_HIDDEN const struct plx_comm *plx_mpi_comm_by_id(uint32_t id);
+
+/* requests (mpi_requests.c) */
+enum { PLX_REQ_SEND = 1, PLX_REQ_RECV = 2, PLX_REQ_COLL = 3 };
+struct plx_req {
+    _Atomic uintptr_t key; /* the MPI_Request handle; 0 empty, 1 deleted */
+    uint8_t kind, persistent;
+    uint32_t region, comm, peer;
+    int32_t tag;
+    uint64_t bytes;
+};
+PLX_HIDDEN void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region,
+                                uint32_t comm, uint32_t peer, int tag, uint64_t bytes);
+PLX_HIDDEN struct plx_req *plx_mpi_req_find(MPI_Request r);
+PLX_HIDDEN void plx_mpi_req_remove(struct plx_req *e);
+PLX_HIDDEN uintptr_t plx_mpi_req_key(MPI_Request r);
+
+/* recording (mpi_record.c) */
+PLX_HIDDEN void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
+                             uint32_t peer, int tag, uint64_t bytes);
+PLX_HIDDEN void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
+                                 const MPI_Status *st);
+PLX_HIDDEN void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
+                                   uint64_t sent, uint64_t received);
+PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);
+PLX_HIDDEN uint64_t plx_mpi_bytes(int count, MPI_Datatype type);
+PLX_HIDDEN void plx_mpi_stats_write(struct plx_thread *t);
+
+/* scratch arrays of the calling thread, for saved requests and substitute statuses */
+PLX_HIDDEN MPI_Request *plx_mpi_scratch_requests(struct plx_thread *t, int n);
+PLX_HIDDEN MPI_Status *plx_mpi_scratch_statuses(struct plx_thread *t, int n);
+
+/* clock offsets to rank 0 (mpi_clock.c) */
+PLX_HIDDEN void plx_mpi_clock_sync(int when);
+
+/* A wrapper's region id, looked up once. */
+#define PLX_MPI_REGION(name)                                                                  \
+    ({                                                                                     \
+        static _Atomic uint32_t id_;                                                       \
+        uint32_t v_ = atomic_load_explicit(&id_, memory_order_relaxed);                    \
+        if (!v_) {                                                                         \
+            v_ = plx_ext_region(name, PLX_KIND_MPI);                                       \
+            atomic_store_explicit(&id_, v_, memory_order_relaxed);                         \
+        }                                                                                  \
+        v_;                                                                                \
+    })
+
+/* Wrapper skeleton: the region of the routine around the PMPI call; BEFORE and AFTER run with
+ * the thread acquired (`t`, `rid` in scope). Unmeasured: the PMPI call alone. */
+#define PLX_MPI_WRAP(name, call, BEFORE, AFTER)                                               \
+    do {                                                                                   \
+        struct plx_thread *t = plx_ext_acquire();                                          \
+        if (!t)                                                                            \
+            return call;                                                                   \
+        uint32_t rid = PLX_MPI_REGION(name);                                               \
+        (void)rid;                                                                         \
+        plx_ext_enter(t, rid);                                                             \
+        BEFORE;                                                                            \
+        int rc_ = call;                                                                    \
+        AFTER;                                                                             \
+        plx_ext_leave(t, rid);                                                             \
+        plx_ext_release(t);                                                                \
+        return rc_;                                                                        \
+    } while (0)
+
+#define PLX_MPI_EXPORT __attribute__((visibility("default")))
+
+#endif /* PLX_MPI_INTERNAL_H */

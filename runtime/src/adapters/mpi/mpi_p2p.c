@@ -1,0 +1,133 @@
+/* Point-to-point wrappers: sends recorded when the message leaves (blocking call, post of a
+ * nonblocking one, start of a persistent one), receives when they complete with the status's
+ * real source and tag. */
+#include "mpi_internal.h"
+
+#define SEND_EVENT(dest, tag, count, type)                                                    \
+    const struct plx_comm *c = plx_mpi_comm(comm);                                         \
+    plx_mpi_sent(t, rid, c, plx_mpi_world_rank(c, dest), tag, plx_mpi_bytes(count, type))
+
+#define BLOCKING_SEND(NAME)                                                                   \
+    PLX_MPI_EXPORT int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag,  \
+                            MPI_Comm comm)                                                 \
+    {                                                                                      \
+        PLX_MPI_WRAP(#NAME, P##NAME(buf, count, type, dest, tag, comm),                    \
+                     SEND_EVENT(dest, tag, count, type), );                                 \
+    }
+
+#define NONBLOCKING_SEND(NAME, PERSISTENT)                                                    \
+    PLX_MPI_EXPORT int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag,  \
+                            MPI_Comm comm, MPI_Request *req)                               \
+    {                                                                                      \
+        PLX_MPI_WRAP(                                                                      \
+            #NAME, P##NAME(buf, count, type, dest, tag, comm, req),                        \
+            const struct plx_comm *c = plx_mpi_comm(comm);                                 \
+            uint32_t peer = plx_mpi_world_rank(c, dest);                                   \
+            uint64_t bytes = plx_mpi_bytes(count, type);                                   \
+            if (!PERSISTENT) plx_mpi_sent(t, rid, c, peer, tag, bytes),                    \
+            if (rc_ == MPI_SUCCESS && c) plx_mpi_req_add(*req, PLX_REQ_SEND, PERSISTENT,   \
+                                                         rid, c->id, peer, tag, bytes));    \
+    }
+
+BLOCKING_SEND(MPI_Send)
+BLOCKING_SEND(MPI_Ssend)
+BLOCKING_SEND(MPI_Bsend)
+BLOCKING_SEND(MPI_Rsend)
+NONBLOCKING_SEND(MPI_Isend, 0)
+NONBLOCKING_SEND(MPI_Issend, 0)
+NONBLOCKING_SEND(MPI_Ibsend, 0)
+NONBLOCKING_SEND(MPI_Irsend, 0)
+NONBLOCKING_SEND(MPI_Send_init, 1)
+NONBLOCKING_SEND(MPI_Ssend_init, 1)
+NONBLOCKING_SEND(MPI_Bsend_init, 1)
+NONBLOCKING_SEND(MPI_Rsend_init, 1)
+
+/* The status to hand to PMPI: the caller's, or ours when it passed MPI_STATUS_IGNORE. */
+#define STATUS(st) MPI_Status own_status_, *st_ = (st) == MPI_STATUS_IGNORE ? &own_status_ : (st)
+
+PLX_MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                            MPI_Comm comm, MPI_Status *status)
+{
+    STATUS(status);
+    PLX_MPI_WRAP("MPI_Recv", PMPI_Recv(buf, count, type, source, tag, comm, st_), ,
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, plx_mpi_comm(comm), st_));
+}
+
+static void post_recv(uint32_t rid, MPI_Comm comm, MPI_Request req, int persistent)
+{
+    const struct plx_comm *c = plx_mpi_comm(comm);
+    if (c)
+        plx_mpi_req_add(req, PLX_REQ_RECV, persistent, rid, c->id, PLX_NO_PEER, 0, 0);
+}
+
+PLX_MPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                             MPI_Comm comm, MPI_Request *req)
+{
+    PLX_MPI_WRAP("MPI_Irecv", PMPI_Irecv(buf, count, type, source, tag, comm, req), ,
+                 if (rc_ == MPI_SUCCESS) post_recv(rid, comm, *req, 0));
+}
+
+PLX_MPI_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag,
+                                 MPI_Comm comm, MPI_Request *req)
+{
+    PLX_MPI_WRAP("MPI_Recv_init", PMPI_Recv_init(buf, count, type, source, tag, comm, req), ,
+                 if (rc_ == MPI_SUCCESS) post_recv(rid, comm, *req, 1));
+}
+
+PLX_MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                                int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+                                int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    STATUS(status);
+    PLX_MPI_WRAP("MPI_Sendrecv",
+                 PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                               comm, st_),
+                 SEND_EVENT(dest, stag, scount, stype),
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_));
+}
+
+PLX_MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest,
+                                        int stag, int source, int rtag, MPI_Comm comm,
+                                        MPI_Status *status)
+{
+    STATUS(status);
+    PLX_MPI_WRAP("MPI_Sendrecv_replace",
+                 PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, st_),
+                 SEND_EVENT(dest, stag, count, type),
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_));
+}
+
+/* A persistent send leaves when started. */
+static void started(struct plx_thread *t, MPI_Request req)
+{
+    struct plx_req *e = plx_mpi_req_find(req);
+    if (e && e->kind == PLX_REQ_SEND)
+        plx_mpi_sent(t, e->region, plx_mpi_comm_by_id(e->comm), e->peer, e->tag, e->bytes);
+}
+
+PLX_MPI_EXPORT int MPI_Start(MPI_Request *req)
+{
+    PLX_MPI_WRAP("MPI_Start", PMPI_Start(req), started(t, *req), );
+}
+
+PLX_MPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
+{
+    PLX_MPI_WRAP("MPI_Startall", PMPI_Startall(n, reqs), for (int i = 0; i < n; i++)
+                     started(t, reqs[i]), );
+}
+
+PLX_MPI_EXPORT int MPI_Request_free(MPI_Request *req)
+{
+    PLX_MPI_WRAP("MPI_Request_free", PMPI_Request_free(req), struct plx_req *e = plx_mpi_req_find(*req);
+                 if (e) plx_mpi_req_remove(e), );
+}
+
+PLX_MPI_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    PLX_MPI_WRAP("MPI_Probe", PMPI_Probe(source, tag, comm, status), , );
+}
+
+PLX_MPI_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    PLX_MPI_WRAP("MPI_Iprobe", PMPI_Iprobe(source, tag, comm, flag, status), , );
+}

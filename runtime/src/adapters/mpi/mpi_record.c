@@ -1,0 +1,196 @@
+/* Recording MPI activity on the calling thread: trace events (send, receive, collective) and
+ * per-thread message statistics by (routine, peer, communicator, direction). The statistics
+ * table and scratch arrays live in the thread's ext slot, mapped on its first MPI call. */
+#include "mpi_internal.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#define STAT_SLOTS 4096u
+
+struct stat_entry {
+    uint32_t region, peer, comm, used;
+    uint8_t dir;
+    uint64_t count, bytes, min, max;
+};
+
+struct mpi_thread {
+    struct stat_entry stats[STAT_SLOTS];
+    uint64_t lost;           /* statistics that found the table full */
+    MPI_Request *requests;   /* scratch, grown by doubling (a new mapping) when too small */
+    MPI_Status *statuses;
+    int nrequests, nstatuses;
+};
+
+static struct mpi_thread *mine(struct plx_thread *t)
+{
+    if (!t->ext[0]) {
+        void *p = mmap(NULL, sizeof(struct mpi_thread), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        t->ext[0] = p == MAP_FAILED ? NULL : p;
+    }
+    return t->ext[0];
+}
+
+static void *grow(void *old, size_t old_bytes, size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (old)
+        munmap(old, old_bytes);
+    return p;
+}
+
+MPI_Request *plx_mpi_scratch_requests(struct plx_thread *t, int n)
+{
+    struct mpi_thread *m = mine(t);
+    if (!m || n < 0)
+        return NULL;
+    if (n > m->nrequests) {
+        int cap = m->nrequests ? m->nrequests : 256;
+        while (cap < n)
+            cap *= 2;
+        m->requests = grow(m->requests, sizeof(MPI_Request) * (size_t)m->nrequests,
+                           sizeof(MPI_Request) * (size_t)cap);
+        m->nrequests = m->requests ? cap : 0;
+    }
+    return m->requests;
+}
+
+MPI_Status *plx_mpi_scratch_statuses(struct plx_thread *t, int n)
+{
+    struct mpi_thread *m = mine(t);
+    if (!m || n < 0)
+        return NULL;
+    if (n > m->nstatuses) {
+        int cap = m->nstatuses ? m->nstatuses : 256;
+        while (cap < n)
+            cap *= 2;
+        m->statuses = grow(m->statuses, sizeof(MPI_Status) * (size_t)m->nstatuses,
+                           sizeof(MPI_Status) * (size_t)cap);
+        m->nstatuses = m->statuses ? cap : 0;
+    }
+    return m->statuses;
+}
+
+static void count(struct plx_thread *t, uint32_t region, uint32_t peer, uint32_t comm, int dir,
+                  uint64_t bytes)
+{
+    struct mpi_thread *m = mine(t);
+    if (!m)
+        return;
+    uint32_t h = (uint32_t)(((uint64_t)region * 0x9E3779B1u ^ (uint64_t)peer * 0x85EBCA77u ^
+                             (uint64_t)comm * 0xC2B2AE3Du ^ (uint64_t)dir) * 0x9E3779B97F4A7C15ull >> 40);
+    for (uint32_t n = 0; n < STAT_SLOTS; n++) {
+        struct stat_entry *e = &m->stats[(h + n) & (STAT_SLOTS - 1)];
+        if (!e->used) {
+            *e = (struct stat_entry){region, peer, comm, 1, (uint8_t)dir, 0, 0, bytes, bytes};
+        } else if (e->region != region || e->peer != peer || e->comm != comm || e->dir != dir) {
+            continue;
+        }
+        e->count++;
+        e->bytes += bytes;
+        if (bytes < e->min)
+            e->min = bytes;
+        if (bytes > e->max)
+            e->max = bytes;
+        return;
+    }
+    m->lost++;
+}
+
+uint64_t plx_mpi_bytes(int n, MPI_Datatype type)
+{
+    int size = 0;
+    if (n <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    return (uint64_t)n * (uint64_t)size;
+}
+
+static uint64_t peer_tag(uint32_t peer, int tag)
+{
+    return (uint64_t)peer | ((uint64_t)(uint32_t)tag << 32);
+}
+
+void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c, uint32_t peer,
+                  int tag, uint64_t bytes)
+{
+    if (peer == PLX_NO_PEER || !c)
+        return; /* MPI_PROC_NULL */
+    uint64_t w[3] = {peer_tag(peer, tag), bytes, c->id};
+    plx_ext_event(t, PLX_EXT_SEND, w, 3);
+    count(t, region, peer, c->id, PLX_DIR_SENT, bytes);
+}
+
+void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
+                      const MPI_Status *st)
+{
+    if (!c || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
+        return;
+    int n = 0;
+    PMPI_Get_count(st, MPI_BYTE, &n);
+    uint64_t bytes = n > 0 ? (uint64_t)n : 0;
+    uint32_t peer = plx_mpi_world_rank(c, st->MPI_SOURCE);
+    uint64_t w[3] = {peer_tag(peer, st->MPI_TAG), bytes, c->id};
+    plx_ext_event(t, PLX_EXT_RECV, w, 3);
+    count(t, region, peer, c->id, PLX_DIR_RECEIVED, bytes);
+}
+
+void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
+                        uint64_t sent, uint64_t received)
+{
+    const struct plx_comm *c = plx_mpi_comm(comm);
+    if (!c)
+        return;
+    uint32_t wroot = root >= 0 ? plx_mpi_world_rank(c, root) : PLX_NO_PEER;
+    uint64_t w[3] = {(uint64_t)c->id | ((uint64_t)wroot << 32), sent, received};
+    plx_ext_event(t, PLX_EXT_COLLECTIVE, w, 3);
+    count(t, region, PLX_NO_PEER, c->id, PLX_DIR_SENT, sent);
+    count(t, region, PLX_NO_PEER, c->id, PLX_DIR_RECEIVED, received);
+}
+
+/* A request finished (Wait/Test family): a receive is recorded now, with its real source. */
+void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st)
+{
+    struct plx_req *e = plx_mpi_req_find(saved);
+    if (!e)
+        return;
+    if (e->kind == PLX_REQ_RECV && st) {
+        int cancelled = 0;
+        PMPI_Test_cancelled(st, &cancelled);
+        if (!cancelled)
+            plx_mpi_received(t, e->region, plx_mpi_comm_by_id(e->comm), st);
+    }
+    if (!e->persistent)
+        plx_mpi_req_remove(e);
+}
+
+void plx_mpi_stats_write(struct plx_thread *t)
+{
+    struct mpi_thread *m = t->ext[0];
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < STAT_SLOTS; i++) {
+        const struct stat_entry *e = &m->stats[i];
+        if (!e->used)
+            continue;
+        unsigned char p[53];
+        memcpy(p, &t->index, 4);
+        memcpy(p + 4, &e->region, 4);
+        memcpy(p + 8, &e->peer, 4);
+        p[12] = e->dir;
+        memcpy(p + 13, &e->comm, 4);
+        memcpy(p + 17, &e->count, 8);
+        memcpy(p + 25, &e->bytes, 8);
+        memcpy(p + 33, &e->min, 8);
+        memcpy(p + 41, &e->max, 8);
+        plx_ext_record(PLX_REC_MESSAGE_STATS, p, 49);
+    }
+    t->ext[0] = NULL;
+    if (m->requests)
+        munmap(m->requests, sizeof(MPI_Request) * (size_t)m->nrequests);
+    if (m->statuses)
+        munmap(m->statuses, sizeof(MPI_Status) * (size_t)m->nstatuses);
+    munmap(m, sizeof *m);
+}

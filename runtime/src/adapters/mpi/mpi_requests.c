@@ -1,0 +1,69 @@
+/* Nonblocking and persistent requests followed from post to completion: a process-wide
+ * lock-free table keyed by the request handle, since any thread may complete a request.
+ * An entry's fields are written before its key is published; it is removed by the thread that
+ * completes (or frees) the request. */
+#include "mpi_internal.h"
+
+#include <string.h>
+
+#define REQ_SLOTS (1u << 16)
+/* keys are odd (handle << 1 | 1); the even values mark slot states */
+#define EMPTY 0
+#define DELETED 2
+#define CLAIMED 4
+
+static struct plx_req table[REQ_SLOTS];
+
+uintptr_t plx_mpi_req_key(MPI_Request r)
+{
+    uintptr_t k = 0;
+    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return (k << 1) | 1;
+}
+
+static uint32_t hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 40) & (REQ_SLOTS - 1);
+}
+
+void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, uint32_t comm,
+                     uint32_t peer, int tag, uint64_t bytes)
+{
+    uintptr_t k = plx_mpi_req_key(r);
+    for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
+        uintptr_t s = atomic_load_explicit(&table[i].key, memory_order_relaxed);
+        if (s != EMPTY && s != DELETED)
+            continue;
+        /* claim the slot with a value no lookup can match, fill it, then publish */
+        if (!atomic_compare_exchange_strong(&table[i].key, &s, (uintptr_t)CLAIMED))
+            continue;
+        struct plx_req *e = &table[i];
+        e->kind = (uint8_t)kind;
+        e->persistent = (uint8_t)persistent;
+        e->region = region;
+        e->comm = comm;
+        e->peer = peer;
+        e->tag = tag;
+        e->bytes = bytes;
+        atomic_store_explicit(&e->key, k, memory_order_release);
+        return;
+    }
+}
+
+struct plx_req *plx_mpi_req_find(MPI_Request r)
+{
+    uintptr_t k = plx_mpi_req_key(r);
+    for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
+        uintptr_t s = atomic_load_explicit(&table[i].key, memory_order_acquire);
+        if (s == k)
+            return &table[i];
+        if (s == EMPTY)
+            return NULL;
+    }
+    return NULL;
+}
+
+void plx_mpi_req_remove(struct plx_req *e)
+{
+    atomic_store_explicit(&e->key, (uintptr_t)DELETED, memory_order_release);
+}
