@@ -17,6 +17,7 @@ runtime:
 	@ninja -C $(BUILD)/runtime --quiet
 	@mkdir -p $(BUILD)/lib $(BUILD)/include
 	@cp $(BUILD)/runtime/libplx.so $(BUILD)/lib/
+	@if [ -f $(BUILD)/runtime/libplx-mpi.so ]; then cp $(BUILD)/runtime/libplx-mpi.so $(BUILD)/lib/; fi
 	@cp runtime/include/plx.h $(BUILD)/include/
 
 engine:
@@ -61,7 +62,7 @@ bench: deps all
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
 	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(PREFIX)/bin/
-	install -m 755 $(BUILD)/lib/libplx.so $(PREFIX)/lib/
+	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
 
 clean:

@@ -3,7 +3,11 @@
  *
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
  *                 [--min-calls NAME=N] [--ended] [--end-signal N] [--min-events N] [--print]
- * Calls come from the profile, or from the trace's enter events when the profile has none. */
+ *                 [--sent S:D=N] [--sent-bytes S:D=N] [--received S:D=N] [--traced S:D=N]
+ *                 [--traced-recv S:D=N] [--ranks N]
+ * Calls come from the profile, or from the trace's enter events when the profile has none.
+ * Messages between world ranks S and D: --sent/--sent-bytes from the sender's MessageStats,
+ * --received from the receiver's, --traced/--traced-recv from send/receive trace events. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +23,14 @@ static uint64_t trace_enters, trace_events;
 static char thread_names[32768][64];
 static unsigned thread_name_count;
 static int printing;
+
+#define MAXRANK 256
+static int cur_rank = -1, ranks_seen;
+static uint64_t sent[MAXRANK][MAXRANK], sent_bytes[MAXRANK][MAXRANK], recvd[MAXRANK][MAXRANK];
+static uint64_t tsent[MAXRANK][MAXRANK], trecvd[MAXRANK][MAXRANK];
+struct pending { uint32_t peer; uint8_t dir; uint64_t count, bytes; };
+static struct pending pend[65536];
+static int npend;
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -62,6 +74,8 @@ static void read_process(const char *path)
     }
     processes++;
     name_base = thread_name_count;
+    cur_rank = -1;
+    npend = 0;
     size_t off = 16;
     while (off + 8 <= len) {
         uint16_t type;
@@ -128,6 +142,21 @@ static void read_process(const char *path)
             }
             break;
         }
+        case 14: {
+            cur_rank = (int)u32(&c);
+            ranks_seen++;
+            break;
+        }
+        case 17: {
+            c.p += 8;
+            uint32_t peer = u32(&c);
+            uint8_t dir = *c.p++;
+            c.p += 4;
+            uint64_t count = u64(&c), bytes = u64(&c);
+            if (peer != 0xFFFFFFFFu && npend < 65536)
+                pend[npend++] = (struct pending){peer, dir, count, bytes};
+            break;
+        }
         case 12: {
             u64(&c);
             uint8_t reason = *c.p++;
@@ -144,6 +173,16 @@ static void read_process(const char *path)
         off += 8 + plen;
     }
     free(buf);
+    for (int i = 0; i < npend && cur_rank >= 0 && cur_rank < MAXRANK; i++) {
+        if (pend[i].peer >= MAXRANK)
+            continue;
+        if (pend[i].dir == 0) {
+            sent[cur_rank][pend[i].peer] += pend[i].count;
+            sent_bytes[cur_rank][pend[i].peer] += pend[i].bytes;
+        } else {
+            recvd[pend[i].peer][cur_rank] += pend[i].count;
+        }
+    }
 }
 
 static void read_trace(const char *path)
@@ -175,7 +214,19 @@ static void read_trace(const char *path)
                     if (region < MAXR)
                         calls_by_region[region]++;
                 } else if (kind == 2) {
-                    i += (unsigned)((w >> 48) & 0xFF);
+                    unsigned sub = (unsigned)((w >> 56) & 0x3F), words = (unsigned)((w >> 48) & 0xFF);
+                    if ((sub == 2 || sub == 3) && i + 1 < count && cur_rank >= 0 && cur_rank < MAXRANK) {
+                        uint64_t pt;
+                        memcpy(&pt, ev + 8 * (i + 1), 8);
+                        uint32_t peer = (uint32_t)pt;
+                        if (peer < MAXRANK) {
+                            if (sub == 2)
+                                tsent[cur_rank][peer]++;
+                            else
+                                trecvd[peer][cur_rank]++;
+                        }
+                    }
+                    i += words;
                 }
             }
         }
@@ -270,6 +321,26 @@ int main(int argc, char **argv)
                         (unsigned long long)trace_events, v);
                 fails++;
             }
+            i++;
+        } else if (strcmp(a, "--ranks") == 0) {
+            fails += expect("ranks", ranks_seen, atoll(v)); i++;
+        } else if (strncmp(a, "--sent", 6) == 0 || strcmp(a, "--received") == 0 ||
+                   strncmp(a, "--traced", 8) == 0) {
+            int src, dst;
+            long long want;
+            if (sscanf(v, "%d:%d=%lld", &src, &dst, &want) != 3 || src < 0 || dst < 0 ||
+                src >= MAXRANK || dst >= MAXRANK) {
+                fprintf(stderr, "plx_check: bad %s %s (expected S:D=N)\n", a, v);
+                return 2;
+            }
+            uint64_t(*m)[MAXRANK] = strcmp(a, "--sent") == 0         ? sent
+                                    : strcmp(a, "--sent-bytes") == 0 ? sent_bytes
+                                    : strcmp(a, "--received") == 0  ? recvd
+                                    : strcmp(a, "--traced") == 0    ? tsent
+                                                                    : trecvd;
+            char what[64];
+            snprintf(what, sizeof what, "%s %d:%d", a + 2, src, dst);
+            fails += expect(what, (long long)m[src][dst], want);
             i++;
         } else if (strcmp(a, "--calls") == 0 || strcmp(a, "--thread-name") == 0 ||
                    strcmp(a, "--min-calls") == 0) {
