@@ -9,10 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static atomic_int ended;
-static const int fatal_signals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+static _Atomic pid_t writer;
+/* Signals whose default action ends the process (SIGPROF, SIGVTALRM and SIGTRAP are left to
+ * profilers and debuggers). */
+static const int fatal_signals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT,
+                                    SIGQUIT, SIGHUP, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+                                    SIGXFSZ, SIGSYS};
 #define NSIGNALS (sizeof fatal_signals / sizeof fatal_signals[0])
 
 void plx_warn(const char *fmt, ...)
@@ -96,12 +102,27 @@ static void write_filter_text(void)
     plx_rec_write(&rec, 0, PLX_REC_FILTER);
 }
 
-/* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec. */
+/* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec.
+ * `ended`: 0 running, 1 being written (by thread `writer`), 2 written. A second caller on
+ * another thread (a signal delivered twice, exit racing a signal) waits until the first has
+ * finished, so nobody re-raises a fatal signal while the experiment is half written; the
+ * writing thread itself, re-entered by a nested signal, returns at once. */
 void plx_process_end(int reason, int status)
 {
     int expected = 0;
-    if (!plx_active || !atomic_compare_exchange_strong(&ended, &expected, 1))
+    if (!atomic_compare_exchange_strong(&ended, &expected, 1)) {
+        if (expected == 1 && atomic_load(&writer) != (pid_t)syscall(SYS_gettid))
+            for (int i = 0; i < 5000 && atomic_load(&ended) == 1; i++) {
+                struct timespec ms = {0, 1000000};
+                nanosleep(&ms, NULL);
+            }
         return;
+    }
+    atomic_store(&writer, (pid_t)syscall(SYS_gettid));
+    if (!plx_active) {
+        atomic_store(&ended, 2);
+        return;
+    }
     plx_ext_process_ending();
     plx_active = 0;
     plx_threads_finish_all();
@@ -113,6 +134,7 @@ void plx_process_end(int reason, int status)
     memcpy(end + 9, &status, 4);
     plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
     plx_writer_close();
+    atomic_store(&ended, 2);
     if (plx_cfg.verbose)
         plx_warn("experiment written to %s (%llu hook calls removed)", plx_process_dir,
                  (unsigned long long)plx_patched_sites());
@@ -141,6 +163,7 @@ static void after_fork_child(void)
         return;
     }
     atomic_store(&ended, 0);
+    atomic_store(&writer, 0);
     write_process_info();
     plx_modules_rewrite();
     plx_regions_rewrite();
