@@ -29,6 +29,7 @@ static int cur_rank = -1, ranks_seen;
 static uint64_t sent[MAXRANK][MAXRANK], sent_bytes[MAXRANK][MAXRANK], recvd[MAXRANK][MAXRANK];
 static uint64_t tsent[MAXRANK][MAXRANK], trecvd[MAXRANK][MAXRANK];
 struct pending { uint32_t peer; uint8_t dir; uint64_t count, bytes; };
+static unsigned char profiled[65536], has_stats[65536]; /* by thread index, this process */
 static struct pending pend[65536];
 static int npend;
 
@@ -60,6 +61,66 @@ static char *str(struct cur *c)
     return s;
 }
 
+/* Live files (spec/format.md): the tree and MPI statistics of threads killed before they were
+ * written as records. */
+static void read_live_files(const char *process_path)
+{
+    char dir[8192];
+    snprintf(dir, sizeof dir, "%s", process_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        unsigned thread;
+        char kind[32];
+        if (sscanf(e->d_name, "live.%u.%31s", &thread, kind) != 2 || thread >= 65536)
+            continue;
+        char path[8500];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t len;
+        unsigned char *b = slurp(path, &len);
+        if (!b || len < 64 || memcmp(b, "PLXL", 4) != 0) {
+            free(b);
+            continue;
+        }
+        uint16_t item;
+        uint32_t count;
+        memcpy(&item, b + 6, 2);
+        memcpy(&count, b + 12, 4);
+        if (strcmp(kind, "nodes") == 0 && !profiled[thread] && item == 48) {
+            for (uint32_t i = 1; i < count && 64 + (size_t)(i + 1) * 48 <= len; i++) {
+                uint32_t region;
+                uint64_t calls;
+                memcpy(&region, b + 64 + i * 48 + 4, 4);
+                memcpy(&calls, b + 64 + i * 48 + 16, 8);
+                if (region < MAXR)
+                    calls_by_region[region] += calls;
+            }
+            if (printing)
+                printf("recovered live.%u.nodes\n", thread);
+        } else if (strcmp(kind, "mpi") == 0 && !has_stats[thread] && item == 56) {
+            for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 56 <= len; i++) {
+                const unsigned char *x = b + 64 + (size_t)i * 56;
+                uint32_t peer, used;
+                uint64_t n, bytes;
+                memcpy(&peer, x + 4, 4);
+                memcpy(&used, x + 12, 4);
+                memcpy(&n, x + 24, 8);
+                memcpy(&bytes, x + 32, 8);
+                if (used && peer != 0xFFFFFFFFu && npend < 65536)
+                    pend[npend++] = (struct pending){peer, x[16], n, bytes};
+            }
+        }
+        free(b);
+    }
+    closedir(d);
+}
+
 /* Thread index → slot in thread_names (per process; processes are read one at a time). */
 static unsigned name_base;
 
@@ -76,6 +137,8 @@ static void read_process(const char *path)
     name_base = thread_name_count;
     cur_rank = -1;
     npend = 0;
+    memset(profiled, 0, sizeof profiled);
+    memset(has_stats, 0, sizeof has_stats);
     size_t off = 16;
     while (off + 8 <= len) {
         uint16_t type;
@@ -122,6 +185,10 @@ static void read_process(const char *path)
             break;
         }
         case 8: {
+            uint32_t pt;
+            memcpy(&pt, c.p, 4);
+            if (pt < 65536)
+                profiled[pt] = 1;
             c.p += 4 + 8 + 8 + 8 + 8 + 8;
             uint32_t n = u32(&c);
             for (uint32_t i = 0; i < n; i++) {
@@ -148,6 +215,10 @@ static void read_process(const char *path)
             break;
         }
         case 17: {
+            uint32_t st;
+            memcpy(&st, c.p, 4);
+            if (st < 65536)
+                has_stats[st] = 1;
             c.p += 8;
             uint32_t peer = u32(&c);
             uint8_t dir = *c.p++;
@@ -173,6 +244,7 @@ static void read_process(const char *path)
         off += 8 + plen;
     }
     free(buf);
+    read_live_files(path);
     for (int i = 0; i < npend && cur_rank >= 0 && cur_rank < MAXRANK; i++) {
         if (pend[i].peer >= MAXRANK)
             continue;

@@ -101,6 +101,18 @@ void plx_ext_end_process(int reason, int status)
     plx_process_end(reason, status);
 }
 
+void *plx_ext_live_map(const char *kind, struct plx_thread *t, uint16_t item_size,
+                       uint32_t capacity, struct plx_live_header **header)
+{
+    return plx_live_map(kind, t->index, item_size, capacity, header);
+}
+
+void plx_ext_live_remove(const char *kind, struct plx_thread *t, struct plx_live_header *header)
+{
+    plx_live_remove(kind, t->index);
+    plx_live_unmap(header);
+}
+
 int plx_ext_tracing(void)
 {
     return plx_cfg.trace;

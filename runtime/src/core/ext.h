@@ -30,6 +30,12 @@ PLX_EXT_API void plx_ext_on_thread_end(void (*fn)(struct plx_thread *t));
 PLX_EXT_API void plx_ext_on_process_end(void (*fn)(void));
 /* Writes the experiment now (e.g. MPI_Abort: reason 3, status = the error code). */
 PLX_EXT_API void plx_ext_end_process(int reason, int status);
+/* A live file of the thread's (spec/format.md "Live files"): survives SIGKILL; removed by
+ * plx_ext_live_remove once its content has been written as records. */
+PLX_EXT_API void *plx_ext_live_map(const char *kind, struct plx_thread *t, uint16_t item_size,
+                                   uint32_t capacity, struct plx_live_header **header);
+PLX_EXT_API void plx_ext_live_remove(const char *kind, struct plx_thread *t,
+                                     struct plx_live_header *header);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

@@ -123,7 +123,8 @@ struct plx_thread {
     uint32_t index, tid, parent;
     uint32_t depth, max_depth, overflow;
     struct plx_frame *stack;
-    struct plx_node *nodes;
+    struct plx_node *nodes;    /* in a live file when it could be made (live_nodes) */
+    struct plx_live_header *live_nodes;
     uint32_t nnodes, max_nodes, cur;
     uint64_t lost_nodes;
     uint64_t *rstats;          /* trace mode: per region calls and inclusive ticks (2 words) */
@@ -217,6 +218,21 @@ PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
 PLX_HIDDEN uint64_t plx_patched_sites(void);
 PLX_HIDDEN void plx_region_mark(uintptr_t addr, uint32_t bits);
+
+/* ---- live files (live.c) ---------------------------------------------------------------- */
+struct plx_live_header { /* 64 bytes, as in spec/format.md "Live files" */
+    char magic[4];       /* "PLXL" */
+    uint16_t version, item_size;
+    uint32_t thread;
+    uint32_t count;      /* items in use; an item is written before count covers it */
+    uint32_t capacity;
+    char kind[16];       /* "nodes", "mpi", ... */
+    uint8_t reserved[28];
+};
+PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_size,
+                              uint32_t capacity, struct plx_live_header **header);
+PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
+PLX_HIDDEN void plx_live_remove(const char *kind, uint32_t thread);
 
 /* ---- arena (arena.c): memory kept for the whole run ------------------------------------ */
 PLX_HIDDEN void *plx_arena_alloc(size_t n);

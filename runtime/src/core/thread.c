@@ -114,12 +114,19 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     t->mem_bytes = total;
     t->stack = (struct plx_frame *)(mem + head);
     t->max_depth = plx_cfg.max_depth;
+    t->index = atomic_fetch_add(&next_index, 1);
     if (nodes) {
-        t->nodes = (struct plx_node *)(mem + head + stack);
+        /* the tree lives in a file mapping so it survives SIGKILL; memory if that fails */
+        t->nodes = plx_live_map("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
+                                &t->live_nodes);
+        if (!t->nodes)
+            t->nodes = (struct plx_node *)(mem + head + stack);
         t->max_nodes = plx_cfg.max_nodes;
         t->nodes[0] = (struct plx_node){PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, 0, 0, 0, 0};
         t->nnodes = 1;
         t->cur = 0;
+        if (t->live_nodes)
+            t->live_nodes->count = 1;
     }
     if (tbuf) {
         t->buf = (uint64_t *)(mem + head + stack + nodes);
@@ -130,7 +137,6 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     }
     if (rstats)
         t->rstats = (uint64_t *)(mem + head + stack + nodes + tbuf);
-    t->index = atomic_fetch_add(&next_index, 1);
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->parent = parent;
     t->pthread = (unsigned long)pthread_self();
@@ -183,6 +189,8 @@ uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
     uint32_t n = t->nnodes++;
     t->nodes[n] = (struct plx_node){parent, region, PLX_NO_INDEX, t->nodes[parent].first_child, 0, 0, 0, 0};
     t->nodes[parent].first_child = n;
+    if (t->live_nodes)
+        __atomic_store_n(&t->live_nodes->count, t->nnodes, __ATOMIC_RELEASE);
     return n;
 }
 
@@ -352,6 +360,8 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
     }
     write_profile(t, now, cpu);
     plx_ext_thread_ended(t);
+    if (t->live_nodes)
+        plx_live_remove("nodes", t->index); /* its content is in the records now */
 }
 
 static int unlink_thread(struct plx_thread *t)
@@ -375,6 +385,7 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     plx_self = &dead;
     if (unlink_thread(t))
         finish(t, now, plx_cpu_ns());
+    plx_live_unmap(t->live_nodes);
     munmap(t->mem, t->mem_bytes);
 }
 
@@ -428,6 +439,22 @@ void plx_threads_after_fork(void)
     t->pthread = (unsigned long)pthread_self();
     t->start_ticks = now;
     t->start_cpu_ns = plx_cpu_ns();
+    if (t->live_nodes) { /* the mapping is the parent's file: copy the tree into our own */
+        struct plx_live_header *h;
+        struct plx_node *mine = plx_live_map("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
+        if (mine) {
+            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
+            h->count = t->nnodes;
+        } else {
+            mine = mmap(NULL, sizeof(struct plx_node) * t->max_nodes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
+            h = NULL;
+        }
+        plx_live_unmap(t->live_nodes);
+        t->nodes = mine;
+        t->live_nodes = h;
+    }
     for (uint32_t i = 0; i < t->nnodes; i++) {
         struct plx_node *n = &t->nodes[i];
         n->calls = n->child_calls = n->incl = n->excl = 0;

@@ -8,14 +8,17 @@
 
 #define STAT_SLOTS 4096u
 
+/* 56 bytes, the item of the "mpi" live file (spec/format.md) */
 struct stat_entry {
     uint32_t region, peer, comm, used;
-    uint8_t dir;
+    uint8_t dir, pad[7];
     uint64_t count, bytes, min, max;
 };
+_Static_assert(sizeof(struct stat_entry) == 56, "live file layout");
 
 struct mpi_thread {
-    struct stat_entry stats[STAT_SLOTS];
+    struct stat_entry *stats;  /* STAT_SLOTS entries in the thread's "mpi" live file */
+    struct plx_live_header *live;
     uint64_t lost;           /* statistics that found the table full */
     MPI_Request *requests;   /* scratch, grown by doubling (a new mapping) when too small */
     MPI_Status *statuses;
@@ -25,9 +28,17 @@ struct mpi_thread {
 static struct mpi_thread *mine(struct plx_thread *t)
 {
     if (!t->ext[0]) {
-        void *p = mmap(NULL, sizeof(struct mpi_thread), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        t->ext[0] = p == MAP_FAILED ? NULL : p;
+        struct mpi_thread *m = mmap(NULL, sizeof(struct mpi_thread), PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        m->stats = plx_ext_live_map("mpi", t, sizeof(struct stat_entry), STAT_SLOTS, &m->live);
+        if (!m->stats) {
+            munmap(m, sizeof *m);
+            return NULL;
+        }
+        m->live->count = STAT_SLOTS; /* a hash table: readers take the entries marked used */
+        t->ext[0] = m;
     }
     return t->ext[0];
 }
@@ -85,7 +96,8 @@ static void count(struct plx_thread *t, uint32_t region, uint32_t peer, uint32_t
     for (uint32_t n = 0; n < STAT_SLOTS; n++) {
         struct stat_entry *e = &m->stats[(h + n) & (STAT_SLOTS - 1)];
         if (!e->used) {
-            *e = (struct stat_entry){region, peer, comm, 1, (uint8_t)dir, 0, 0, bytes, bytes};
+            *e = (struct stat_entry){region, peer, comm, 0, (uint8_t)dir, {0}, 0, 0, bytes, bytes};
+            __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
         } else if (e->region != region || e->peer != peer || e->comm != comm || e->dir != dir) {
             continue;
         }
@@ -188,6 +200,7 @@ void plx_mpi_stats_write(struct plx_thread *t)
         plx_ext_record(PLX_REC_MESSAGE_STATS, p, 49);
     }
     t->ext[0] = NULL;
+    plx_ext_live_remove("mpi", t, m->live);
     if (m->requests)
         munmap(m->requests, sizeof(MPI_Request) * (size_t)m->nrequests);
     if (m->statuses)
