@@ -9,6 +9,8 @@ pub enum AnalysisError {
     Format(plx_format::FormatError),
     /// `--phase NAME` names no phase region.
     NoSuchPhase(String),
+    /// An analysis needs a trace and no MPI rank of the experiment has one.
+    NoTrace(std::path::PathBuf),
 }
 
 impl fmt::Display for AnalysisError {
@@ -16,6 +18,11 @@ impl fmt::Display for AnalysisError {
         match self {
             AnalysisError::Format(e) => e.fmt(f),
             AnalysisError::NoSuchPhase(p) => write!(f, "no phase region named \"{p}\""),
+            AnalysisError::NoTrace(d) => write!(
+                f,
+                "{}: no trace: this needs the MPI ranks' traces; rerun with `plx run --trace`",
+                d.display()
+            ),
         }
     }
 }
@@ -24,7 +31,7 @@ impl std::error::Error for AnalysisError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             AnalysisError::Format(e) => Some(e),
-            AnalysisError::NoSuchPhase(_) => None,
+            AnalysisError::NoSuchPhase(_) | AnalysisError::NoTrace(_) => None,
         }
     }
 }

@@ -1,16 +1,23 @@
 //! Parallax analysis: the model of an experiment, callpath and flat profiles, aggregations by
-//! thread or process, phases and a gprof-style call graph.
+//! thread or process, phases, a gprof-style call graph, and MPI: time in MPI, message matrices,
+//! trace message matching and latency/bandwidth fits.
 //!
 //! [`Model::open`] reads an experiment with `plx-format`, maps every process's regions to one
 //! [`RegionTable`] (demangled names, source locations from debug info), converts ticks to seconds
-//! and, for threads without a ThreadProfile, rebuilds their profile from the trace.
+//! and, for threads without a ThreadProfile, rebuilds their profile from the trace. MPI ranks
+//! come first, by rank; communicators of all ranks are interned in one [`CommTable`].
 #![deny(missing_docs)]
 
+pub mod comms;
 mod error;
+pub mod fit;
 pub mod flat;
 pub mod gprof;
 mod hash;
+pub mod matching;
+pub mod messages;
 pub mod model;
+pub mod mpitime;
 pub mod rebuild;
 pub mod regions;
 pub mod symbols;
@@ -18,10 +25,15 @@ pub mod tree;
 pub mod userstats;
 pub mod views;
 
+pub use comms::{CommInfo, CommTable, Location};
 pub use error::AnalysisError;
+pub use fit::{FitAccumulator, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
 pub use gprof::{call_graph, GprofEntry};
+pub use matching::{match_messages, MatchSummary, MatchedMessage, PairCounter, UnmatchedPair};
+pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{BuildOptions, Model, ProcessModel, ProfileSource, ThreadModel, ThrottledRegion};
+pub use mpitime::{MpiTime, RoutineTime};
 pub use regions::{RegionInfo, RegionTable};
 pub use tree::{CallTree, Node};
 pub use userstats::UserStat;

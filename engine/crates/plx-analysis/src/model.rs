@@ -1,13 +1,16 @@
-//! The analysis model: processes and threads of an experiment, each thread with its callpath tree in seconds.
+//! The analysis model: processes (MPI ranks) and threads of an experiment, each thread with its callpath tree in seconds.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use plx_format::{
-    ClockKind, ClockSource, Experiment, ProcessEnd, ProcessImage, RegionDef, RegionKind, Warning,
-    WarningKind, NONE_U32,
+    ClockKind, ClockMap, ClockOffset, ClockSource, Experiment, MessageStats, MpiInit, OffsetMap,
+    ProcessEnd, ProcessImage, RegionDef, RegionKind, TraceIndex, Warning, WarningKind, NONE_U32,
 };
 
+use crate::comms::CommTable;
 use crate::hash::FastMap;
+use crate::messages::MessageStat;
 use crate::rebuild::{ProfileBuilder, TickNode};
 use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::{demangle, SymbolResolver};
@@ -70,6 +73,9 @@ pub struct ThreadModel {
     pub lost_nodes: u64,
     /// User event statistics.
     pub user_events: Vec<UserStat>,
+    /// MPI message statistics: recorded, or derived from the trace when the thread has no
+    /// ThreadProfile (then a receive completed by MPI_Wait counts under MPI_Wait).
+    pub messages: Vec<MessageStat>,
 }
 
 /// A region that stopped being measured.
@@ -122,6 +128,38 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// The process file.
     pub path: PathBuf,
+    /// MpiInit: the process is an MPI rank.
+    pub mpi: Option<MpiInit>,
+    /// ClockOffset records.
+    pub clock_offsets: Vec<ClockOffset>,
+    /// Local `CLOCK_MONOTONIC` ns → rank 0's, from the ClockOffset records.
+    pub offsets: OffsetMap,
+    /// Ticks → local `CLOCK_MONOTONIC` ns.
+    pub clock_map: ClockMap,
+    /// Process-local communicator ids → indices of [`Model::comms`].
+    pub comms: BTreeMap<u32, u32>,
+    /// The trace's chunk index, if there is a trace.
+    pub trace: Option<TraceIndex>,
+    /// Has measured data: an MPI rank, regions other than the runtime's own, or user events (a
+    /// launcher such as `mpirun` measured by `plx run` has none and is left out of reports).
+    pub measured: bool,
+}
+
+impl ProcessModel {
+    /// The MPI rank, if the process is one.
+    pub fn rank(&self) -> Option<u32> {
+        self.mpi.as_ref().map(|m| m.rank)
+    }
+
+    /// Rank 0's `CLOCK_MONOTONIC` ns at `ticks` of this process.
+    pub fn rank0_ns(&self, ticks: u64) -> f64 {
+        self.offsets.to_rank0(self.clock_map.ns(ticks))
+    }
+
+    /// Does a trace with events exist?
+    pub fn has_trace(&self) -> bool {
+        self.trace.as_ref().is_some_and(|t| !t.chunks.is_empty())
+    }
 }
 
 /// A whole experiment, ready for reports.
@@ -131,8 +169,10 @@ pub struct Model {
     pub dir: PathBuf,
     /// Regions of all processes.
     pub regions: RegionTable,
-    /// Process images.
+    /// Process images: MPI ranks by rank first, then the others by host, pid and image.
     pub processes: Vec<ProcessModel>,
+    /// MPI communicators of all processes.
+    pub comms: CommTable,
     /// Warnings from reading and analysis.
     pub warnings: Vec<Warning>,
 }
@@ -147,20 +187,112 @@ impl Model {
     /// Builds the model of an experiment already read.
     pub fn build(exp: &Experiment, opts: BuildOptions) -> Model {
         let mut regions = RegionTable::default();
+        let mut comms = CommTable::default();
         let mut warnings = exp.warnings.clone();
         let mut resolver = SymbolResolver::new();
-        let processes = exp
+        let mut processes: Vec<ProcessModel> = exp
             .images
             .iter()
-            .map(|img| build_process(img, opts, &mut regions, &mut resolver, &mut warnings))
+            .map(|img| {
+                let mut p = build_process(img, opts, &mut regions, &mut resolver, &mut warnings);
+                for def in img.process.comms.values() {
+                    p.comms.insert(def.comm, comms.intern(def));
+                }
+                p
+            })
             .collect();
-        Model {
+        processes.sort_by_key(|p| (p.rank().is_none(), p.rank()));
+        name_unfinished_ranks(&processes, &mut warnings);
+        let mut model = Model {
             dir: exp.dir.clone(),
             regions,
             processes,
+            comms,
             warnings,
+        };
+        let mpi_warnings = crate::messages::mpi_warnings(&model);
+        model.warnings.extend(mpi_warnings);
+        model
+    }
+
+    /// The warnings, less those about the files of processes left out of reports (not measured,
+    /// such as an `mpirun` that never wrote its ProcessEnd).
+    pub fn report_warnings(&self) -> Vec<&Warning> {
+        let skip: Vec<PathBuf> = self
+            .processes
+            .iter()
+            .filter(|p| !p.measured)
+            .flat_map(|p| {
+                let name = p.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                let trace = name
+                    .and_then(|n| n.strip_prefix("process").map(|r| format!("trace{r}")))
+                    .map(|n| p.path.with_file_name(n));
+                std::iter::once(p.path.clone()).chain(trace)
+            })
+            .collect();
+        self.warnings
+            .iter()
+            .filter(|w| !skip.contains(&w.path))
+            .collect()
+    }
+
+    /// Does the experiment hold MPI data (a rank or an MPI routine)?
+    pub fn has_mpi(&self) -> bool {
+        self.processes.iter().any(|p| p.mpi.is_some())
+            || self.regions.all().iter().any(|r| r.kind == RegionKind::Mpi)
+    }
+
+    /// The measured processes that are MPI ranks, by rank (the first process of a rank seen twice).
+    pub fn ranks(&self) -> Vec<(u32, &ProcessModel)> {
+        let mut out: Vec<(u32, &ProcessModel)> = Vec::new();
+        for p in self.processes.iter().filter(|p| p.measured) {
+            if let Some(r) = p.rank() {
+                if out.last().is_none_or(|(last, _)| *last != r) {
+                    out.push((r, p));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// "rank N: no ProcessEnd record..." instead of the file's anonymous warning.
+fn name_unfinished_ranks(processes: &[ProcessModel], warnings: &mut [Warning]) {
+    for p in processes.iter().filter(|p| p.end.is_none()) {
+        let Some(rank) = p.rank() else {
+            continue;
+        };
+        for w in warnings
+            .iter_mut()
+            .filter(|w| w.kind == WarningKind::Unfinished && w.path == p.path)
+        {
+            w.message = format!("rank {rank}: {}", w.message);
         }
     }
+}
+
+fn message_stats(
+    stats: &[MessageStats],
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+) -> Vec<MessageStat> {
+    stats
+        .iter()
+        .map(|s| MessageStat {
+            region: if s.region == NONE_U32 {
+                None
+            } else {
+                Some(rmap.global(s.region, table))
+            },
+            peer: (s.peer != NONE_U32).then_some(s.peer),
+            direction: s.direction,
+            comm: s.comm,
+            count: s.count,
+            bytes: s.bytes,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes,
+        })
+        .collect()
 }
 
 /// Process-local region ids → global indices.
@@ -301,7 +433,9 @@ fn build_process(
             lost_events: profile.map_or(0, |p| p.lost_events),
             lost_nodes: profile.map_or(0, |p| p.lost_nodes),
             user_events: Vec::new(),
+            messages: Vec::new(),
         };
+        let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);
         // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
         let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
@@ -320,6 +454,7 @@ fn build_process(
                 .collect();
             tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
             tm.source = ProfileSource::Recorded;
+            tm.messages = message_stats(recorded_messages, &mut rmap, table);
             if let Some(i) = info {
                 tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
                 tm.wall_s = Some(
@@ -340,6 +475,12 @@ fn build_process(
         } else if let Some((nodes, b)) = rebuilt_here {
             tm.tree = tree_from_ticks(nodes, img, &mut rmap, table, warnings);
             tm.source = ProfileSource::Rebuilt;
+            let derived = if profile.is_some() {
+                recorded_messages
+            } else {
+                b.messages.as_slice()
+            };
+            tm.messages = message_stats(derived, &mut rmap, table);
             if let (Some(prof), Some(i)) = (profile, info) {
                 tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
                 tm.wall_s = Some(
@@ -389,6 +530,10 @@ fn build_process(
         })
         .collect();
     let info = p.info.as_ref();
+    let measured = p.mpi.is_some()
+        || p.regions.is_empty()
+        || !p.user_events.is_empty()
+        || p.regions.values().any(|r| r.kind != RegionKind::Runtime);
     ProcessModel {
         host: info.map_or_else(|| img.host.clone(), |i| i.host.clone()),
         pid: info.map_or(img.pid, |i| i.pid),
@@ -408,6 +553,13 @@ fn build_process(
         threads,
         throttled,
         path: img.process_path(),
+        mpi: p.mpi.clone(),
+        clock_offsets: p.clock_offsets.clone(),
+        offsets: OffsetMap::new(&p.clock_offsets),
+        clock_map: img.clock,
+        comms: BTreeMap::new(),
+        trace: img.trace.clone(),
+        measured,
     }
 }
 

@@ -1,6 +1,6 @@
-//! Rebuilds a thread's callpath profile (in ticks) from its trace events: an enter/exit stack.
+//! Rebuilds a thread's callpath profile (in ticks) and MPI message statistics from its trace events: an enter/exit stack.
 
-use plx_format::{Event, NONE_U32};
+use plx_format::{Direction, Event, MessageStats, NONE_U32};
 
 use crate::hash::{child_key, FastMap};
 
@@ -59,6 +59,9 @@ pub struct ProfileBuilder {
     pub unmatched_exits: u64,
     /// User event sums by event id.
     pub user: FastMap<u64, ValueSums>,
+    /// MPI message statistics as the runtime would write them (`thread` 0; the routine is the
+    /// innermost open region, [`NONE_U32`] if none); collectives give one record per direction.
+    pub messages: Vec<MessageStats>,
 }
 
 impl ProfileBuilder {
@@ -153,7 +156,54 @@ impl ProfileBuilder {
                 s.sum += value;
                 s.sum_squares += value * value;
             }
+            Event::Send {
+                peer, bytes, comm, ..
+            } => self.message(peer, Direction::Sent, comm, bytes),
+            Event::Recv {
+                peer, bytes, comm, ..
+            } => self.message(peer, Direction::Received, comm, bytes),
+            Event::Collective {
+                comm,
+                bytes_sent,
+                bytes_recv,
+                ..
+            } => {
+                self.message(NONE_U32, Direction::Sent, comm, bytes_sent);
+                self.message(NONE_U32, Direction::Received, comm, bytes_recv);
+            }
             Event::TimeReset { .. } | Event::Unknown { .. } => {}
+        }
+    }
+
+    #[cold]
+    fn message(&mut self, peer: u32, direction: Direction, comm: u32, bytes: u64) {
+        let region = self
+            .stack
+            .last()
+            .map_or(NONE_U32, |f| self.nodes[f.node as usize].region);
+        let key = (region, peer, direction, comm);
+        match self
+            .messages
+            .iter_mut()
+            .find(|m| (m.region, m.peer, m.direction, m.comm) == key)
+        {
+            Some(m) => {
+                m.count += 1;
+                m.bytes += bytes;
+                m.min_bytes = m.min_bytes.min(bytes);
+                m.max_bytes = m.max_bytes.max(bytes);
+            }
+            None => self.messages.push(MessageStats {
+                thread: 0,
+                region,
+                peer,
+                direction,
+                comm,
+                count: 1,
+                bytes,
+                min_bytes: bytes,
+                max_bytes: bytes,
+            }),
         }
     }
 
@@ -219,6 +269,44 @@ mod tests {
         assert_eq!(nodes[1].parent, 0);
         assert_eq!(nodes[0].inclusive, 30);
         assert_eq!(nodes[0].exclusive, 20);
+    }
+
+    #[test]
+    fn messages_counted_under_the_open_routine() {
+        let mut b = ProfileBuilder::new();
+        let send = |bytes, ticks| Event::Send {
+            peer: 1,
+            tag: 0,
+            bytes,
+            comm: 0,
+            ticks,
+        };
+        for e in [
+            enter(1, 0),
+            enter(7, 1),
+            send(8, 2),
+            exit(7, 3),
+            enter(7, 4),
+            send(32, 5),
+            exit(7, 6),
+            Event::Collective {
+                comm: 0,
+                root: NONE_U32,
+                bytes_sent: 4,
+                bytes_recv: 12,
+                ticks: 7,
+            },
+        ] {
+            b.event(e);
+        }
+        let (_, b) = b.finish();
+        assert_eq!(b.messages.len(), 3);
+        let m = b.messages[0];
+        assert_eq!((m.region, m.peer, m.count, m.bytes), (7, 1, 2, 40));
+        assert_eq!((m.min_bytes, m.max_bytes), (8, 32));
+        assert_eq!(b.messages[1].region, 1);
+        assert_eq!(b.messages[2].direction, Direction::Received);
+        assert_eq!(b.messages[2].bytes, 12);
     }
 
     #[test]

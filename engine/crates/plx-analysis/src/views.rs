@@ -60,6 +60,9 @@ impl Model {
         };
         let mut tables = Vec::new();
         for (pi, p) in self.processes.iter().enumerate() {
+            if !p.measured {
+                continue;
+            }
             match by {
                 GroupBy::Thread => {
                     for t in &p.threads {

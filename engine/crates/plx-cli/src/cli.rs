@@ -22,6 +22,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Describe what an experiment holds and what is damaged or missing.
     Info(InfoArgs),
+    /// MPI communication matrix (messages and bytes per sender and receiver), or with --fit
+    /// latency and bandwidth per pair.
+    Comm(CommArgs),
 }
 
 /// `plx run`.
@@ -60,7 +63,7 @@ pub enum Format {
     Text,
     /// One JSON object.
     Json,
-    /// One row per location and function (or callpath).
+    /// Comma-separated rows: per location and function (report), per pair (comm).
     Csv,
 }
 
@@ -84,6 +87,32 @@ pub struct ReportArgs {
     /// Only the subtrees under phase NAME.
     #[arg(long, value_name = "NAME")]
     pub phase: Option<String>,
+}
+
+/// Rows and columns of `plx comm`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommBy {
+    /// One per rank, from the message statistics of the profiles.
+    Rank,
+    /// One per thread, `rank.thread`, from the trace's matched messages (needs --trace).
+    Thread,
+}
+
+/// `plx comm`.
+#[derive(clap::Args, Debug)]
+pub struct CommArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// Rows and columns per rank, or per thread (needs a trace).
+    #[arg(long, value_enum, default_value_t = CommBy::Rank)]
+    pub by: CommBy,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Start-up latency, asymptotic bandwidth and time per byte per sender/receiver pair,
+    /// fitted to the trace's matched messages (needs a trace).
+    #[arg(long)]
+    pub fit: bool,
 }
 
 /// `plx info`.

@@ -1,9 +1,11 @@
-//! `plx info`: processes, threads, clocks, how each process ended, and every warning.
+//! `plx info`: processes (MPI ranks), threads, clocks and clock offsets, how each process ended, and every warning.
 
 use std::io::{self, BufWriter, Write};
 
-use plx_analysis::{BuildOptions, Model, ProcessModel, ProfileSource};
-use plx_format::{ClockKind, ClockSource, EndReason};
+use plx_analysis::{
+    match_messages, BuildOptions, MatchSummary, Model, ProcessModel, ProfileSource,
+};
+use plx_format::{ClockKind, ClockSource, EndReason, Warning};
 
 use crate::cli::InfoArgs;
 use crate::report::pid_text;
@@ -42,8 +44,57 @@ pub fn end_text(p: &ProcessModel) -> String {
     }
 }
 
+/// `+12.500 us at init (rtt 3.000 us), ...` of the ClockOffset records.
+fn offsets_text(p: &ProcessModel) -> String {
+    p.clock_offsets
+        .iter()
+        .map(|o| {
+            format!(
+                "{:+.3} us at {} (rtt {:.3} us)",
+                o.offset_ns as f64 / 1e3,
+                o.when.as_str(),
+                o.rtt_ns as f64 / 1e3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(m) = &p.mpi {
+        writeln!(
+            out,
+            "  rank        {} of {} (thread level {})",
+            m.rank,
+            m.size,
+            m.thread_level.as_str()
+        )?;
+        writeln!(out, "  MPI library {}", m.library)?;
+    }
+    if !p.clock_offsets.is_empty() {
+        writeln!(out, "  clock offset to rank 0: {}", offsets_text(p))?;
+    }
+    if !p.comms.is_empty() {
+        writeln!(out, "  communicators {}", p.comms.len())?;
+    }
+    Ok(())
+}
+
 fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<()> {
+    if !p.measured {
+        writeln!(
+            out,
+            "process {} on {}: not measured (no instrumented code)",
+            pid_text(p),
+            p.host
+        )?;
+        writeln!(out, "  file        {}", p.path.display())?;
+        writeln!(out, "  argv        {}", p.argv.join(" "))?;
+        writeln!(out, "  ended       {}", end_text(p))?;
+        return writeln!(out);
+    }
     writeln!(out, "process {} on {}", pid_text(p), p.host)?;
+    mpi_lines(p, out)?;
     writeln!(out, "  file        {}", p.path.display())?;
     writeln!(out, "  executable  {}", p.executable)?;
     writeln!(out, "  argv        {}", p.argv.join(" "))?;
@@ -115,6 +166,50 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
     writeln!(out)
 }
 
+/// The MPI line of the header; with traces, matches their messages (for the warnings).
+fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSummary>> {
+    if !model.has_mpi() {
+        return Ok(None);
+    }
+    let ranks = model.ranks();
+    let traced = ranks.iter().filter(|(_, p)| p.has_trace()).count();
+    let size = ranks
+        .iter()
+        .filter_map(|(_, p)| p.mpi.as_ref().map(|m| m.size))
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "MPI: {} rank(s) of a world of {}, {} communicator(s), {} rank(s) traced",
+        ranks.len(),
+        size,
+        model.comms.all().len(),
+        traced
+    )?;
+    let unmeasured = model.processes.iter().filter(|p| !p.measured).count();
+    if unmeasured > 0 {
+        writeln!(
+            out,
+            "{unmeasured} process(es) not measured (no instrumented code)"
+        )?;
+    }
+    if traced == 0 {
+        return Ok(None);
+    }
+    let summary = match_messages(model, |_| {}).ok();
+    if let Some(s) = &summary {
+        writeln!(
+            out,
+            "messages in the traces: {} matched, {} sends never received, {} receives without a send, {} collective events",
+            s.matched,
+            s.unmatched_sends(),
+            s.unmatched_receives(),
+            s.collectives
+        )?;
+    }
+    Ok(summary)
+}
+
 /// Runs `plx info`.
 pub fn info(args: &InfoArgs) -> Result<(), CliError> {
     let model = Model::open(
@@ -138,16 +233,21 @@ pub fn info(args: &InfoArgs) -> Result<(), CliError> {
             .sum::<usize>(),
         model.regions.all().len()
     )?;
+    let summary = mpi_summary(&model, &mut out)?;
     writeln!(out)?;
     for p in &model.processes {
         process(p, &model, &mut out)?;
     }
+    let mut warnings: Vec<&Warning> = model.warnings.iter().collect();
+    if let Some(s) = &summary {
+        warnings.extend(&s.warnings);
+    }
     let throttled: usize = model.processes.iter().map(|p| p.throttled.len()).sum();
-    if model.warnings.is_empty() && throttled == 0 {
+    if warnings.is_empty() && throttled == 0 {
         writeln!(out, "warnings: none")?;
     } else {
         writeln!(out, "warnings:")?;
-        for w in &model.warnings {
+        for w in warnings {
             writeln!(out, "  {w}")?;
         }
         for p in &model.processes {

@@ -1,8 +1,10 @@
-//! `plx`: the Parallax command line (run, report, info).
+//! `plx`: the Parallax command line (run, report, info, comm).
 
 mod cli;
+mod comm;
 mod filter;
 mod info;
+mod mpi_detect;
 mod report;
 mod run;
 mod signals;
@@ -51,6 +53,7 @@ fn main() {
         cli::Command::Run(a) => run::run(a),
         cli::Command::Report(a) => report::report(&a).map(|()| 0),
         cli::Command::Info(a) => info::info(&a).map(|()| 0),
+        cli::Command::Comm(a) => comm::comm(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

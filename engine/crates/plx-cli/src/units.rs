@@ -1,4 +1,4 @@
-//! Human-readable numbers: times in s/ms/us/ns, dates from epoch nanoseconds.
+//! Human-readable numbers: times in s/ms/us/ns, sizes in B/KB/MB/GB, dates from epoch nanoseconds.
 
 /// A duration in seconds with a unit chosen by size, e.g. `1.234 s`, `12.500 ms`, `3.000 us`.
 pub fn human_time(s: f64) -> String {
@@ -13,6 +13,25 @@ pub fn human_time(s: f64) -> String {
         "0 s".to_string()
     } else {
         format!("{:.0} ns", s * 1e9)
+    }
+}
+
+/// A size in bytes with a decimal unit (1 KB = 1000 B, as 1 MB = 1e6 B in bandwidths):
+/// `0`, `512 B`, `1.5 KB`, `80.0 MB`.
+pub fn human_bytes(b: f64) -> String {
+    let a = b.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if a < 1e3 {
+        format!("{b:.0} B")
+    } else if a < 1e6 {
+        format!("{:.1} KB", b / 1e3)
+    } else if a < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else if a < 1e12 {
+        format!("{:.1} GB", b / 1e9)
+    } else {
+        format!("{:.1} TB", b / 1e12)
     }
 }
 
@@ -60,6 +79,15 @@ mod tests {
         assert_eq!(human_time(3e-6), "3.000 us");
         assert_eq!(human_time(4e-8), "40 ns");
         assert_eq!(human_time(0.0), "0 s");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(0.0), "0");
+        assert_eq!(human_bytes(512.0), "512 B");
+        assert_eq!(human_bytes(1500.0), "1.5 KB");
+        assert_eq!(human_bytes(80e6), "80.0 MB");
+        assert_eq!(human_bytes(2.5e9), "2.5 GB");
     }
 
     #[test]

@@ -56,6 +56,10 @@ impl<'a> FieldReader<'a> {
         Ok(u64::from_le_bytes(a))
     }
 
+    pub(crate) fn i64(&mut self) -> Result<i64, ShortPayload> {
+        Ok(self.u64()? as i64)
+    }
+
     pub(crate) fn f64(&mut self) -> Result<f64, ShortPayload> {
         Ok(f64::from_bits(self.u64()?))
     }
@@ -80,6 +84,7 @@ pub(crate) trait Put {
     fn put_u32(&mut self, v: u32);
     fn put_i32(&mut self, v: i32);
     fn put_u64(&mut self, v: u64);
+    fn put_i64(&mut self, v: i64);
     fn put_f64(&mut self, v: f64);
     fn put_str(&mut self, v: &str);
 }
@@ -95,6 +100,9 @@ impl Put for Vec<u8> {
         self.extend_from_slice(&v.to_le_bytes());
     }
     fn put_u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_le_bytes());
+    }
+    fn put_i64(&mut self, v: i64) {
         self.extend_from_slice(&v.to_le_bytes());
     }
     fn put_f64(&mut self, v: f64) {
@@ -118,6 +126,7 @@ mod tests {
         v.put_i32(-5);
         v.put_u64(u64::MAX - 1);
         v.put_f64(2.5);
+        v.put_i64(-7);
         v.put_str("héllo");
         let mut r = FieldReader::new(&v);
         assert_eq!(r.u8().unwrap(), 7);
@@ -125,6 +134,7 @@ mod tests {
         assert_eq!(r.i32().unwrap(), -5);
         assert_eq!(r.u64().unwrap(), u64::MAX - 1);
         assert_eq!(r.f64().unwrap(), 2.5);
+        assert_eq!(r.i64().unwrap(), -7);
         assert_eq!(r.str().unwrap(), "héllo");
         assert_eq!(r.remaining(), 0);
         assert!(r.u8().is_err());

@@ -1,5 +1,6 @@
-//! Tick → nanosecond conversion by the spec's Calibration rules.
+//! Clock conversions by the spec's rules: ticks → local ns (Calibration), local ns → rank 0's (ClockOffset).
 
+use crate::mpi::{ClockOffset, OffsetWhen};
 use crate::records::{Calibration, ClockKind};
 
 /// Where a [`ClockMap`]'s rate comes from.
@@ -79,9 +80,86 @@ impl ClockMap {
     }
 }
 
+/// Maps one process's `CLOCK_MONOTONIC` ns to rank 0's: `m + offset(m)`, the offset linear
+/// through the Init and Finalize ClockOffset pairs, constant with one, zero without.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OffsetMap {
+    origin_ns: f64,
+    origin_offset_ns: f64,
+    slope: f64,
+    /// How many pairs the map goes by (0, 1 or 2).
+    pub pairs: u8,
+}
+
+impl OffsetMap {
+    /// The map of a process's ClockOffset records: the first Init pair and the last Finalize pair.
+    pub fn new(offsets: &[ClockOffset]) -> Self {
+        let init = offsets.iter().find(|o| o.when == OffsetWhen::Init);
+        let fin = offsets
+            .iter()
+            .rev()
+            .find(|o| o.when == OffsetWhen::Finalize);
+        match (init, fin) {
+            (Some(a), Some(b)) if a.local_ns != b.local_ns => OffsetMap {
+                origin_ns: a.local_ns as f64,
+                origin_offset_ns: a.offset_ns as f64,
+                slope: (b.offset_ns as f64 - a.offset_ns as f64)
+                    / (b.local_ns as f64 - a.local_ns as f64),
+                pairs: 2,
+            },
+            (Some(o), _) | (None, Some(o)) => OffsetMap {
+                origin_ns: o.local_ns as f64,
+                origin_offset_ns: o.offset_ns as f64,
+                slope: 0.0,
+                pairs: 1,
+            },
+            (None, None) => OffsetMap::default(),
+        }
+    }
+
+    /// Rank 0's clock minus this process's at local time `local_ns`.
+    pub fn offset_ns(&self, local_ns: f64) -> f64 {
+        self.origin_offset_ns + (local_ns - self.origin_ns) * self.slope
+    }
+
+    /// Rank 0's `CLOCK_MONOTONIC` ns at local time `local_ns`.
+    pub fn to_rank0(&self, local_ns: f64) -> f64 {
+        local_ns + self.offset_ns(local_ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn off(when: OffsetWhen, local_ns: u64, offset_ns: i64) -> ClockOffset {
+        ClockOffset {
+            when,
+            local_ns,
+            offset_ns,
+            rtt_ns: 100,
+        }
+    }
+
+    #[test]
+    fn offsets_linear_constant_or_zero() {
+        let m = OffsetMap::new(&[]);
+        assert_eq!((m.pairs, m.to_rank0(123.0)), (0, 123.0));
+        let m = OffsetMap::new(&[off(OffsetWhen::Init, 1000, -500)]);
+        assert_eq!((m.pairs, m.to_rank0(5000.0)), (1, 4500.0));
+        let m = OffsetMap::new(&[off(OffsetWhen::Finalize, 1000, 70)]);
+        assert_eq!(m.offset_ns(0.0), 70.0);
+        // drift: offset goes from 100 at 1000 to 300 at 3000 (0.1 ns per ns), extrapolated outside
+        let m = OffsetMap::new(&[
+            off(OffsetWhen::Init, 1000, 100),
+            off(OffsetWhen::Other(9), 2000, 9999),
+            off(OffsetWhen::Finalize, 3000, 300),
+        ]);
+        assert_eq!(m.pairs, 2);
+        assert_eq!(m.offset_ns(2000.0), 200.0);
+        assert_eq!(m.offset_ns(0.0), 0.0);
+        assert_eq!(m.to_rank0(5000.0), 5500.0);
+    }
 
     fn c(ticks: u64, ns: u64) -> Calibration {
         Calibration {

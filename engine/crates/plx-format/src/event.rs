@@ -10,6 +10,14 @@ pub const MAX_REGION: u32 = (1 << 22) - 1;
 pub const SUBTYPE_TIME_RESET: u8 = 0;
 /// Extended subtype: user event (payload: event id, f64 value bits).
 pub const SUBTYPE_USER: u8 = 1;
+/// Extended subtype: an MPI message leaves (payload: peer | tag << 32, bytes, comm).
+pub const SUBTYPE_SEND: u8 = 2;
+/// Extended subtype: an MPI message arrived (payload: real sender | tag << 32, bytes, comm).
+pub const SUBTYPE_RECV: u8 = 3;
+/// Extended subtype: this rank's part of a collective (payload: comm | root << 32, bytes sent, bytes received).
+pub const SUBTYPE_COLLECTIVE: u8 = 4;
+/// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
+pub const MPI_PAYLOAD_WORDS: u8 = 3;
 
 const KIND_ENTER: u64 = 0;
 const KIND_EXIT: u64 = 1;
@@ -64,6 +72,45 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// An MPI message left this thread (subtype 2).
+    Send {
+        /// Receiver, a world rank.
+        peer: u32,
+        /// Tag.
+        tag: i32,
+        /// Message size.
+        bytes: u64,
+        /// Process-local communicator id (CommDef).
+        comm: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// An MPI message arrived in this thread (subtype 3).
+    Recv {
+        /// The real sender, a world rank (wildcards resolved).
+        peer: u32,
+        /// Tag.
+        tag: i32,
+        /// Message size.
+        bytes: u64,
+        /// Process-local communicator id (CommDef).
+        comm: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// This rank's part of a collective (subtype 4).
+    Collective {
+        /// Process-local communicator id (CommDef).
+        comm: u32,
+        /// Root as a world rank, [`crate::NONE_U32`] if none.
+        root: u32,
+        /// Bytes this rank sent.
+        bytes_sent: u64,
+        /// Bytes this rank received.
+        bytes_recv: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -82,6 +129,9 @@ impl Event {
             | Event::Exit { ticks, .. }
             | Event::TimeReset { ticks }
             | Event::User { ticks, .. }
+            | Event::Send { ticks, .. }
+            | Event::Recv { ticks, .. }
+            | Event::Collective { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -163,6 +213,40 @@ impl Iterator for ChunkEvents<'_> {
                         value: f64::from_bits(self.word(p + 8)),
                         ticks,
                     }),
+                    (SUBTYPE_SEND | SUBTYPE_RECV, n) if n >= MPI_PAYLOAD_WORDS as usize => {
+                        let w0 = self.word(p);
+                        let peer = w0 as u32;
+                        let tag = (w0 >> 32) as u32 as i32;
+                        let bytes = self.word(p + 8);
+                        let comm = self.word(p + 16) as u32;
+                        Some(if subtype == SUBTYPE_SEND {
+                            Event::Send {
+                                peer,
+                                tag,
+                                bytes,
+                                comm,
+                                ticks,
+                            }
+                        } else {
+                            Event::Recv {
+                                peer,
+                                tag,
+                                bytes,
+                                comm,
+                                ticks,
+                            }
+                        })
+                    }
+                    (SUBTYPE_COLLECTIVE, n) if n >= MPI_PAYLOAD_WORDS as usize => {
+                        let w0 = self.word(p);
+                        Some(Event::Collective {
+                            comm: w0 as u32,
+                            root: (w0 >> 32) as u32,
+                            bytes_sent: self.word(p + 8),
+                            bytes_recv: self.word(p + 16),
+                            ticks,
+                        })
+                    }
                     _ => Some(Event::Unknown { subtype, ticks }),
                 }
             }
@@ -235,6 +319,45 @@ impl EventEncoder {
         self.words.push(extended_word(SUBTYPE_USER, 2, d));
         self.words.push(event_id);
         self.words.push(value.to_bits());
+        self
+    }
+
+    fn message(&mut self, subtype: u8, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) {
+        let d = self.delta(ticks);
+        self.words
+            .push(extended_word(subtype, MPI_PAYLOAD_WORDS, d));
+        self.words.push(peer as u64 | ((tag as u32 as u64) << 32));
+        self.words.push(bytes);
+        self.words.push(comm as u64);
+    }
+
+    /// Appends an MPI send event at `ticks`.
+    pub fn send(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
+        self.message(SUBTYPE_SEND, peer, tag, bytes, comm, ticks);
+        self
+    }
+
+    /// Appends an MPI receive event at `ticks` (`peer` is the real sender).
+    pub fn recv(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
+        self.message(SUBTYPE_RECV, peer, tag, bytes, comm, ticks);
+        self
+    }
+
+    /// Appends an MPI collective event at `ticks` (`root` [`crate::NONE_U32`] if none).
+    pub fn collective(
+        &mut self,
+        comm: u32,
+        root: u32,
+        bytes_sent: u64,
+        bytes_recv: u64,
+        ticks: u64,
+    ) -> &mut Self {
+        let d = self.delta(ticks);
+        self.words
+            .push(extended_word(SUBTYPE_COLLECTIVE, MPI_PAYLOAD_WORDS, d));
+        self.words.push(comm as u64 | ((root as u64) << 32));
+        self.words.push(bytes_sent);
+        self.words.push(bytes_recv);
         self
     }
 
@@ -320,6 +443,126 @@ mod tests {
                 Event::Enter {
                     region: 4,
                     ticks: 106
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn mpi_events_round_trip() {
+        let mut e = EventEncoder::new(0);
+        e.enter(7, 10)
+            .send(3, -5, 1 << 40, 2, 11)
+            .exit(7, 12)
+            .recv(0xFFFF_FFFE, i32::MAX, 0, 0, 20)
+            .collective(1, crate::NONE_U32, 8, 32, 30);
+        let b = bytes(e.words());
+        let ev: Vec<Event> = ChunkEvents::new(&b, 0).collect();
+        assert_eq!(
+            ev[1],
+            Event::Send {
+                peer: 3,
+                tag: -5,
+                bytes: 1 << 40,
+                comm: 2,
+                ticks: 11
+            }
+        );
+        assert_eq!(
+            ev[3],
+            Event::Recv {
+                peer: 0xFFFF_FFFE,
+                tag: i32::MAX,
+                bytes: 0,
+                comm: 0,
+                ticks: 20
+            }
+        );
+        assert_eq!(
+            ev[4],
+            Event::Collective {
+                comm: 1,
+                root: crate::NONE_U32,
+                bytes_sent: 8,
+                bytes_recv: 32,
+                ticks: 30
+            }
+        );
+    }
+
+    #[test]
+    fn mpi_event_layout_is_the_spec_s() {
+        // send to rank 1, tag 7, 64 bytes, comm 0, 5 ticks after base; hand-encoded per spec/format.md
+        let words = [
+            (2u64 << 62) | (2 << 56) | (3 << 48) | 5,
+            1 | (7 << 32),
+            64,
+            0,
+            (2u64 << 62) | (4 << 56) | (3 << 48) | 1,
+            3 | (0xFFFF_FFFFu64 << 32),
+            16,
+            48,
+        ];
+        let b = bytes(&words);
+        let ev: Vec<Event> = ChunkEvents::new(&b, 100).collect();
+        assert_eq!(
+            ev,
+            vec![
+                Event::Send {
+                    peer: 1,
+                    tag: 7,
+                    bytes: 64,
+                    comm: 0,
+                    ticks: 105
+                },
+                Event::Collective {
+                    comm: 3,
+                    root: crate::NONE_U32,
+                    bytes_sent: 16,
+                    bytes_recv: 48,
+                    ticks: 106
+                }
+            ]
+        );
+        let mut e = EventEncoder::new(100);
+        e.send(1, 7, 64, 0, 105)
+            .collective(3, crate::NONE_U32, 16, 48, 106);
+        assert_eq!(e.words(), &words);
+    }
+
+    #[test]
+    fn mpi_events_with_extra_or_missing_words() {
+        // a later version's 4th word is skipped; a short payload makes the event unknown
+        let words = [
+            extended_word(SUBTYPE_RECV, 4, 1),
+            2 | (9 << 32),
+            8,
+            0,
+            0xABCD,
+            extended_word(SUBTYPE_SEND, 2, 1),
+            1,
+            8,
+            enter_word(1, 1),
+        ];
+        let b = bytes(&words);
+        let ev: Vec<Event> = ChunkEvents::new(&b, 0).collect();
+        assert_eq!(
+            ev,
+            vec![
+                Event::Recv {
+                    peer: 2,
+                    tag: 9,
+                    bytes: 8,
+                    comm: 0,
+                    ticks: 1
+                },
+                Event::Unknown {
+                    subtype: SUBTYPE_SEND,
+                    ticks: 2
+                },
+                Event::Enter {
+                    region: 1,
+                    ticks: 3
                 }
             ]
         );

@@ -4,7 +4,8 @@
 //! [`ProcessData`], every `trace[.N].plx` is indexed by chunk ([`TraceIndex`]) without reading
 //! its events, which are then streamed one chunk at a time ([`TraceReader`], [`ChunkEvents`]).
 //! Damage (truncation, garbage, missing files, unfinished processes) becomes [`Warning`]s;
-//! whatever is intact is still returned. The [`writer`] module writes the same format.
+//! whatever is intact is still returned. The [`writer`] module writes the same format;
+//! [`synth`] and [`synth_mpi`] build whole synthetic experiments (MPI runs included).
 #![deny(missing_docs)]
 
 mod bytes;
@@ -13,19 +14,22 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
+pub mod mpi;
 pub mod process;
 pub mod records;
 pub mod synth;
+pub mod synth_mpi;
 pub mod trace;
 mod warning;
 pub mod writer;
 
 pub use bytes::ShortPayload;
-pub use clock::{ClockMap, ClockSource};
+pub use clock::{ClockMap, ClockSource, OffsetMap};
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
 pub use experiment::{Experiment, ProcessImage};
 pub use framing::FileKind;
+pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, ThreadData};
 pub use records::*;
 pub use trace::{ChunkHeader, ChunkInfo, TraceIndex, TraceReader};

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::framing::{check_file_header, FileKind, RecordIter};
+use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
@@ -23,6 +24,8 @@ pub struct ThreadData {
     pub profile: Option<ThreadProfile>,
     /// User event statistics.
     pub user_stats: Vec<UserEventStats>,
+    /// MPI message statistics (one per routine, peer, direction and communicator; the last wins).
+    pub message_stats: Vec<MessageStats>,
 }
 
 /// The decoded content of one `process.plx` (or `process.N.plx`).
@@ -50,6 +53,12 @@ pub struct ProcessData {
     pub end: Option<ProcessEnd>,
     /// Filter text in force.
     pub filter: Option<String>,
+    /// MpiInit: the process is this MPI rank.
+    pub mpi: Option<MpiInit>,
+    /// Clock offsets to rank 0 in file order.
+    pub clock_offsets: Vec<ClockOffset>,
+    /// Communicators by process-local id.
+    pub comms: BTreeMap<u32, CommDef>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -99,6 +108,19 @@ impl ProcessData {
             Record::Throttled(t) => self.throttled.push(t),
             Record::ProcessEnd(e) => self.end = Some(e),
             Record::Filter(f) => self.filter = Some(f),
+            Record::MpiInit(m) => self.mpi = Some(m),
+            Record::ClockOffset(c) => self.clock_offsets.push(c),
+            Record::CommDef(c) => {
+                self.comms.insert(c.comm, c);
+            }
+            Record::MessageStats(m) => {
+                let td = self.thread_mut(m.thread);
+                td.message_stats.retain(|o| {
+                    (o.region, o.peer, o.direction, o.comm)
+                        != (m.region, m.peer, m.direction, m.comm)
+                });
+                td.message_stats.push(m);
+            }
         }
     }
 

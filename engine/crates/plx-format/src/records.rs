@@ -1,6 +1,7 @@
 //! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
 
 use crate::bytes::{FieldReader, Put, ShortPayload};
+use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
 
 /// Record type numbers.
 pub mod types {
@@ -30,6 +31,14 @@ pub mod types {
     pub const PROCESS_END: u16 = 12;
     /// Filter.
     pub const FILTER: u16 = 13;
+    /// MpiInit.
+    pub const MPI_INIT: u16 = 14;
+    /// ClockOffset.
+    pub const CLOCK_OFFSET: u16 = 15;
+    /// CommDef.
+    pub const COMM_DEF: u16 = 16;
+    /// MessageStats.
+    pub const MESSAGE_STATS: u16 = 17;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -119,6 +128,8 @@ pub enum RegionKind {
     Phase,
     /// The runtime's own work.
     Runtime,
+    /// An MPI routine (libplx-mpi).
+    Mpi,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -131,6 +142,7 @@ impl RegionKind {
             1 => RegionKind::User,
             2 => RegionKind::Phase,
             3 => RegionKind::Runtime,
+            4 => RegionKind::Mpi,
             o => RegionKind::Other(o),
         }
     }
@@ -141,6 +153,7 @@ impl RegionKind {
             RegionKind::User => 1,
             RegionKind::Phase => 2,
             RegionKind::Runtime => 3,
+            RegionKind::Mpi => 4,
             RegionKind::Other(o) => o,
         }
     }
@@ -151,6 +164,7 @@ impl RegionKind {
             RegionKind::User => "user",
             RegionKind::Phase => "phase",
             RegionKind::Runtime => "runtime",
+            RegionKind::Mpi => "mpi",
             RegionKind::Other(_) => "other",
         }
     }
@@ -359,6 +373,14 @@ pub enum Record {
     ProcessEnd(ProcessEnd),
     /// Type 13: the filter text.
     Filter(String),
+    /// Type 14.
+    MpiInit(MpiInit),
+    /// Type 15.
+    ClockOffset(ClockOffset),
+    /// Type 16.
+    CommDef(CommDef),
+    /// Type 17.
+    MessageStats(MessageStats),
 }
 
 /// Why a record's payload could not be decoded.
@@ -407,6 +429,10 @@ impl Record {
             Record::Throttled(_) => THROTTLED,
             Record::ProcessEnd(_) => PROCESS_END,
             Record::Filter(_) => FILTER,
+            Record::MpiInit(_) => MPI_INIT,
+            Record::ClockOffset(_) => CLOCK_OFFSET,
+            Record::CommDef(_) => COMM_DEF,
+            Record::MessageStats(_) => MESSAGE_STATS,
         }
     }
 
@@ -530,6 +556,10 @@ impl Record {
                 status: r.i32()?,
             }),
             FILTER => Record::Filter(r.str()?),
+            MPI_INIT => Record::MpiInit(mpi::decode_mpi_init(&mut r)?),
+            CLOCK_OFFSET => Record::ClockOffset(mpi::decode_clock_offset(&mut r)?),
+            COMM_DEF => Record::CommDef(mpi::decode_comm_def(&mut r)?),
+            MESSAGE_STATS => Record::MessageStats(mpi::decode_message_stats(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -624,6 +654,10 @@ impl Record {
                 out.put_i32(e.status);
             }
             Record::Filter(s) => out.put_str(s),
+            Record::MpiInit(m) => mpi::encode_mpi_init(m, out),
+            Record::ClockOffset(c) => mpi::encode_clock_offset(c, out),
+            Record::CommDef(c) => mpi::encode_comm_def(c, out),
+            Record::MessageStats(m) => mpi::encode_message_stats(m, out),
         }
     }
 }
@@ -726,11 +760,63 @@ mod tests {
             status: 11,
         }));
         round_trip(Record::Filter("exclude=foo".into()));
+        round_trip(Record::RegionDef(RegionDef {
+            region_id: 7,
+            kind: RegionKind::Mpi,
+            flags: 0,
+            module_id: NONE_U32,
+            address: 0,
+            name: "MPI_Send".into(),
+            file: String::new(),
+            line: 0,
+        }));
+        round_trip(Record::MpiInit(MpiInit {
+            rank: 3,
+            size: 8,
+            thread_level: mpi::ThreadLevel::Multiple,
+            ticks: 12_345,
+            library: "Open MPI v4.1.4".into(),
+        }));
+        round_trip(Record::ClockOffset(ClockOffset {
+            when: mpi::OffsetWhen::Finalize,
+            local_ns: 1_000_000,
+            offset_ns: -42_000,
+            rtt_ns: 3_100,
+        }));
+        round_trip(Record::CommDef(CommDef {
+            comm: 2,
+            ordinal: 1,
+            ranks: vec![4, 0, 2],
+        }));
+        round_trip(Record::MessageStats(MessageStats {
+            thread: 1,
+            region: 7,
+            peer: 2,
+            direction: mpi::Direction::Received,
+            comm: 0,
+            count: 10,
+            bytes: 80,
+            min_bytes: 8,
+            max_bytes: 8,
+        }));
     }
 
     #[test]
     fn unknown_type_decodes_to_none() {
         assert_eq!(Record::decode(999, &[1, 2, 3]).unwrap(), None);
+    }
+
+    #[test]
+    fn huge_comm_size_is_rejected_without_allocating() {
+        let mut p = Vec::new();
+        p.put_u32(2);
+        p.put_u32(0);
+        p.put_u32(u32::MAX);
+        p.put_u32(0);
+        assert!(matches!(
+            Record::decode(types::COMM_DEF, &p),
+            Err(DecodeProblem::BadCount(_))
+        ));
     }
 
     #[test]

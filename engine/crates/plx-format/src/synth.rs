@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::event::EventEncoder;
 use crate::framing::FileKind;
+use crate::mpi::{ClockOffset, CommDef, MpiInit, OffsetWhen, ThreadLevel};
 use crate::records::{
     Calibration, ClockKind, EndReason, ProcessEnd, ProcessInfo, ProfileNode, Record, RegionDef,
     RegionKind, ThreadInfo, ThreadProfile, NONE_U32,
@@ -77,6 +78,59 @@ impl SynthProcess {
         for (id, name) in defs {
             self.region(*id, RegionKind::Function, name);
         }
+        self
+    }
+
+    /// Defines MPI routines (region kind 4) `ids[i]` named `names[i]`.
+    pub fn mpi_routines(&mut self, defs: &[(u32, &str)]) -> &mut Self {
+        for (id, name) in defs {
+            self.region(*id, RegionKind::Mpi, name);
+        }
+        self
+    }
+
+    /// An MpiInit record: this process is `rank` of `size` (library "synthetic MPI 1.0").
+    pub fn mpi_init(
+        &mut self,
+        rank: u32,
+        size: u32,
+        thread_level: ThreadLevel,
+        ticks: u64,
+    ) -> &mut Self {
+        self.records.push(Record::MpiInit(MpiInit {
+            rank,
+            size,
+            thread_level,
+            ticks,
+            library: "synthetic MPI 1.0".to_string(),
+        }));
+        self
+    }
+
+    /// A CommDef: process-local id `comm`, `ordinal`, members' world ranks in order.
+    pub fn comm(&mut self, comm: u32, ordinal: u32, ranks: &[u32]) -> &mut Self {
+        self.records.push(Record::CommDef(CommDef {
+            comm,
+            ordinal,
+            ranks: ranks.to_vec(),
+        }));
+        self
+    }
+
+    /// A ClockOffset to rank 0 measured at `when`.
+    pub fn clock_offset(
+        &mut self,
+        when: OffsetWhen,
+        local_ns: u64,
+        offset_ns: i64,
+        rtt_ns: u64,
+    ) -> &mut Self {
+        self.records.push(Record::ClockOffset(ClockOffset {
+            when,
+            local_ns,
+            offset_ns,
+            rtt_ns,
+        }));
         self
     }
 

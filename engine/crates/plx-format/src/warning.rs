@@ -41,6 +41,16 @@ pub enum WarningKind {
         /// How many.
         count: u64,
     },
+    /// MPI messages of the trace that found no partner (a send never received, or a receive
+    /// whose send is not in the experiment).
+    UnmatchedMessages {
+        /// How many.
+        count: u64,
+    },
+    /// The messages one rank says it sent to another differ from those the other says it received.
+    MessageCountMismatch,
+    /// Other MPI inconsistencies (a rank seen twice, an undefined communicator, ...).
+    Mpi,
 }
 
 impl WarningKind {
@@ -57,6 +67,9 @@ impl WarningKind {
             WarningKind::LostNodes { .. } => "lost-nodes",
             WarningKind::Clock => "clock",
             WarningKind::BadEvents { .. } => "bad-events",
+            WarningKind::UnmatchedMessages { .. } => "unmatched-messages",
+            WarningKind::MessageCountMismatch => "message-count-mismatch",
+            WarningKind::Mpi => "mpi",
         }
     }
 }

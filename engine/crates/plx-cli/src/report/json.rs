@@ -1,4 +1,4 @@
-//! JSON output of `plx report`: processes → threads → functions/callpaths, the total, warnings.
+//! JSON output of `plx report`: processes → threads → functions/callpaths (and MPI), the total, warnings.
 
 use std::io::{self, Write};
 
@@ -94,11 +94,17 @@ fn profile(rep: &Report, t: &Table, obj: &mut serde_json::Map<String, Value>) {
 pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut processes = Vec::new();
     for (pi, p) in rep.model.processes.iter().enumerate() {
+        if !p.measured {
+            continue;
+        }
         let mut threads = Vec::new();
         let mut process_table = None;
-        for t in rep.tables.iter().filter(|t| t.process == Some(pi)) {
+        for (ti, t) in rep.tables.iter().enumerate() {
+            if t.process != Some(pi) {
+                continue;
+            }
             let Some(th) = t.thread else {
-                process_table = Some(t);
+                process_table = Some((ti, t));
                 continue;
             };
             let tm = p.threads.iter().find(|x| x.thread == th);
@@ -113,10 +119,14 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                 json!(tm.map(|x| format!("{:?}", x.source).to_lowercase())),
             );
             profile(rep, t, &mut obj);
+            if let Some(m) = tm.and_then(|x| super::mpi::thread_json(rep, x, ti)) {
+                obj.insert("mpi".into(), m);
+            }
             threads.push(Value::Object(obj));
         }
         let mut obj = serde_json::Map::new();
         obj.insert("pid".into(), json!(p.pid));
+        obj.insert("rank".into(), json!(p.rank()));
         obj.insert("image".into(), json!(p.image));
         obj.insert("host".into(), json!(p.host));
         obj.insert("ppid".into(), json!(p.ppid));
@@ -124,10 +134,13 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         obj.insert("argv".into(), json!(p.argv));
         obj.insert("finished".into(), json!(p.end.is_some()));
         obj.insert("threads".into(), Value::Array(threads));
-        if let Some(t) = process_table {
+        if let Some((_, t)) = process_table {
             obj.insert("cpu_s".into(), json!(t.cpu_s));
             obj.insert("wall_s".into(), json!(t.wall_s));
             profile(rep, t, &mut obj);
+        }
+        if let Some(m) = super::mpi::process_json(rep, p, process_table.map(|(i, _)| i)) {
+            obj.insert("mpi".into(), m);
         }
         obj.insert(
             "throttled".into(),
@@ -143,8 +156,8 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     profile(rep, &rep.total, &mut total);
     let warnings: Vec<Value> = rep
         .model
-        .warnings
-        .iter()
+        .report_warnings()
+        .into_iter()
         .map(|w| {
             json!({
                 "file": w.path.display().to_string(),
@@ -154,13 +167,24 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
             })
         })
         .collect();
-    let doc = json!({
+    let not_measured: Vec<Value> = rep
+        .model
+        .processes
+        .iter()
+        .filter(|p| !p.measured)
+        .map(|p| json!({"pid": p.pid, "image": p.image, "host": p.host, "argv": p.argv}))
+        .collect();
+    let mut doc = json!({
         "experiment": rep.model.dir.display().to_string(),
         "phase": rep.args.phase,
         "processes": processes,
         "total": total,
+        "not_measured": not_measured,
         "warnings": warnings,
     });
+    if let Some(m) = super::mpi::total_json(rep) {
+        doc["mpi"] = m;
+    }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }

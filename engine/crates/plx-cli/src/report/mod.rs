@@ -1,8 +1,9 @@
 //! `plx report`: builds the model, groups it into tables and prints them as text, CSV or JSON.
 
-mod csv;
+pub mod csv;
 mod gprof_text;
 mod json;
+mod mpi;
 mod text;
 
 use std::io::{BufWriter, Write};
@@ -22,17 +23,18 @@ pub struct Report<'a> {
     pub total: Table,
     /// The options.
     pub args: &'a ReportArgs,
+    /// The MPI sections, when the experiment has MPI data.
+    pub mpi: Option<mpi::MpiReport>,
 }
 
 impl Report<'_> {
-    /// `process 1234 (host) thread 2 "worker"`, `process 1234 (host)` or `total`.
+    /// `process 1234 (host) thread 2 "worker"`, `rank 3 (pid 1234 on host)`, or `total`.
     pub fn label(&self, t: &Table) -> String {
         let Some(pi) = t.process else {
             return "total (all processes, all threads)".to_string();
         };
         let p = &self.model.processes[pi];
-        let mut s = format!("process {}", pid_text(p));
-        s.push_str(&format!(" ({})", p.host));
+        let mut s = process_label(p);
         if let Some(th) = t.thread {
             let name = p
                 .threads
@@ -70,6 +72,14 @@ impl Report<'_> {
     }
 }
 
+/// `rank 3 (pid 1234 on host)` for an MPI rank, else `process 1234 (host)`.
+pub fn process_label(p: &plx_analysis::ProcessModel) -> String {
+    match p.rank() {
+        Some(r) => format!("rank {r} (pid {} on {})", pid_text(p), p.host),
+        None => format!("process {} ({})", pid_text(p), p.host),
+    }
+}
+
 /// `1234`, or `1234.2` for the second exec image.
 pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
     if p.image == 0 {
@@ -94,13 +104,15 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         ));
     }
     let (tables, total) = model.tables(by, phase);
+    let mpi = mpi::MpiReport::new(&model, &tables, by == GroupBy::Thread);
     let rep = Report {
         model: &model,
         tables,
         total,
         args,
+        mpi,
     };
-    for w in &model.warnings {
+    for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }
     let stdout = std::io::stdout();

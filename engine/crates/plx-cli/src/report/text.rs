@@ -1,4 +1,4 @@
-//! Text output of `plx report`: one aligned table per location, user events, throttled regions.
+//! Text output of `plx report`: one aligned table per location, user events, MPI sections, throttled regions.
 
 use std::io::{self, Write};
 
@@ -114,19 +114,31 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "phase \"{p}\" only")?;
         writeln!(out)?;
     }
+    for p in rep.model.processes.iter().filter(|p| !p.measured) {
+        writeln!(
+            out,
+            "not measured (no instrumented code): process {} ({}) {}",
+            super::pid_text(p),
+            p.host,
+            p.argv.join(" ")
+        )?;
+    }
+    if rep.model.processes.iter().any(|p| !p.measured) {
+        writeln!(out)?;
+    }
     for t in &rep.tables {
         table(rep, t, out)?;
     }
     table(rep, &rep.total, out)?;
+    super::mpi::write_text(rep, out)?;
     for p in &rep.model.processes {
         if p.throttled.is_empty() {
             continue;
         }
         writeln!(
             out,
-            "throttled regions of process {} ({}): no longer measured after",
-            super::pid_text(p),
-            p.host
+            "throttled regions of {}: no longer measured after",
+            super::process_label(p)
         )?;
         for t in &p.throttled {
             writeln!(

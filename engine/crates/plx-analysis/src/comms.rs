@@ -1,0 +1,146 @@
+//! MPI locations (rank, rank.thread) and communicators named across processes by their members and ordinal.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use plx_format::CommDef;
+
+/// Where MPI work happens: a rank, or one thread of a rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// World rank.
+    pub rank: u32,
+    /// Thread index, `None` for the rank as a whole.
+    pub thread: Option<u32>,
+}
+
+impl Location {
+    /// The rank as a whole.
+    pub fn rank(rank: u32) -> Self {
+        Location { rank, thread: None }
+    }
+
+    /// One thread of a rank.
+    pub fn thread(rank: u32, thread: u32) -> Self {
+        Location {
+            rank,
+            thread: Some(thread),
+        }
+    }
+
+    /// The same location at rank or thread granularity.
+    pub fn at(self, by_thread: bool) -> Self {
+        if by_thread {
+            self
+        } else {
+            Location::rank(self.rank)
+        }
+    }
+}
+
+/// `3` for a rank, `3.1` for thread 1 of rank 3.
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.thread {
+            Some(t) => write!(f, "{}.{}", self.rank, t),
+            None => write!(f, "{}", self.rank),
+        }
+    }
+}
+
+/// A communicator as every member knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CommInfo {
+    /// `Some(0)` MPI_COMM_WORLD, `Some(1)` MPI_COMM_SELF (predefined in every process, so never
+    /// confused with a created communicator of the same members); `None` for a created one.
+    pub predefined: Option<u32>,
+    /// World ranks of the members in the communicator's rank order.
+    pub ranks: Vec<u32>,
+    /// Communicators with the same members created before it (by each member).
+    pub ordinal: u32,
+}
+
+impl CommInfo {
+    /// `MPI_COMM_WORLD`, `MPI_COMM_SELF (rank 3)` or `comm of 4 ranks [0 1 2 3] #1`.
+    pub fn describe(&self) -> String {
+        match self.predefined {
+            Some(0) => "MPI_COMM_WORLD".to_string(),
+            Some(1) => format!("MPI_COMM_SELF (rank {})", self.ranks.first().unwrap_or(&0)),
+            _ => {
+                let r: Vec<String> = self.ranks.iter().map(|r| r.to_string()).collect();
+                format!(
+                    "comm of {} ranks [{}] #{}",
+                    self.ranks.len(),
+                    r.join(" "),
+                    self.ordinal
+                )
+            }
+        }
+    }
+}
+
+/// Communicators of all processes, one index per distinct `(ranks, ordinal)` (spec: CommDef).
+#[derive(Debug, Clone, Default)]
+pub struct CommTable {
+    comms: Vec<CommInfo>,
+    by_key: HashMap<CommInfo, u32>,
+}
+
+impl CommTable {
+    /// The experiment-wide index of a process's CommDef.
+    pub fn intern(&mut self, def: &CommDef) -> u32 {
+        let info = CommInfo {
+            predefined: (def.comm <= 1).then_some(def.comm),
+            ranks: def.ranks.clone(),
+            ordinal: def.ordinal,
+        };
+        if let Some(&i) = self.by_key.get(&info) {
+            return i;
+        }
+        let i = self.comms.len() as u32;
+        self.comms.push(info.clone());
+        self.by_key.insert(info, i);
+        i
+    }
+
+    /// The communicator at an index.
+    pub fn get(&self, i: u32) -> &CommInfo {
+        &self.comms[i as usize]
+    }
+
+    /// All communicators.
+    pub fn all(&self) -> &[CommInfo] {
+        &self.comms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(comm: u32, ordinal: u32, ranks: &[u32]) -> CommDef {
+        CommDef {
+            comm,
+            ordinal,
+            ranks: ranks.to_vec(),
+        }
+    }
+
+    #[test]
+    fn same_members_and_ordinal_are_one_communicator() {
+        let mut t = CommTable::default();
+        let world = t.intern(&def(0, 0, &[0, 1, 2]));
+        // rank 0 created {0,1} as its 2nd communicator, rank 1 as its 3rd: same ordinal, same comm
+        let a = t.intern(&def(2, 0, &[0, 1]));
+        let b = t.intern(&def(3, 0, &[0, 1]));
+        assert_eq!(a, b);
+        assert_ne!(t.intern(&def(4, 1, &[0, 1])), a);
+        // a duplicate of the world is not the world
+        assert_ne!(t.intern(&def(2, 0, &[0, 1, 2])), world);
+        assert_eq!(t.intern(&def(0, 0, &[0, 1, 2])), world);
+        assert_eq!(t.get(world).describe(), "MPI_COMM_WORLD");
+        assert_eq!(t.get(a).describe(), "comm of 2 ranks [0 1] #0");
+        assert_eq!(Location::thread(3, 1).to_string(), "3.1");
+        assert_eq!(Location::thread(3, 1).at(false), Location::rank(3));
+    }
+}

@@ -1,0 +1,415 @@
+//! `plx comm`: the MPI communication matrix by rank or thread, and the latency/bandwidth fit, as text, CSV or JSON.
+
+use std::io::{self, BufWriter, Write};
+
+use plx_analysis::messages::pairs;
+use plx_analysis::{
+    match_messages, BuildOptions, FitAccumulator, Location, MatchSummary, Model, PairCounter,
+    PairFit, PairStats,
+};
+use plx_format::{Direction, Warning};
+use serde_json::{json, Value};
+
+use crate::cli::{CommArgs, CommBy, Format};
+use crate::report::csv::field;
+use crate::units::human_bytes;
+use crate::CliError;
+
+/// Everything the outputs show.
+struct Comm<'a> {
+    args: &'a CommArgs,
+    model: &'a Model,
+    by_thread: bool,
+    /// Rows and columns of the matrix.
+    locations: Vec<Location>,
+    /// Nonzero pairs by sender, then receiver.
+    pairs: Vec<PairStats>,
+    /// Where the pairs come from: "message statistics" or "trace".
+    source: &'static str,
+    /// Matching of the trace, when it was read.
+    summary: Option<MatchSummary>,
+    /// With --fit.
+    fits: Vec<PairFit>,
+}
+
+/// Runs `plx comm`.
+pub fn comm(args: &CommArgs) -> Result<(), CliError> {
+    let model = Model::open(
+        &args.dir,
+        BuildOptions {
+            rebuild_from_trace: true,
+            resolve_sources: false,
+        },
+    )?;
+    for w in model.report_warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    let by_thread = args.by == CommBy::Thread;
+    let mut c = Comm {
+        args,
+        model: &model,
+        by_thread,
+        locations: Vec::new(),
+        pairs: Vec::new(),
+        source: "message statistics",
+        summary: None,
+        fits: Vec::new(),
+    };
+    if model.has_mpi() {
+        if by_thread || args.fit {
+            let mut counter = PairCounter::new(by_thread);
+            let mut fit = FitAccumulator::new(by_thread);
+            let summary = match_messages(&model, |m| {
+                counter.add(m);
+                fit.add(m);
+            })?;
+            for w in &summary.warnings {
+                eprintln!("plx: warning: {w}");
+            }
+            if by_thread {
+                c.pairs = counter.pairs();
+                c.source = "trace";
+            }
+            if args.fit {
+                c.fits = fit.fits();
+            }
+            c.summary = Some(summary);
+        }
+        if !by_thread {
+            c.pairs = pairs(&model, Direction::Sent, false);
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let empty = if args.fit {
+        c.fits.is_empty()
+    } else {
+        c.pairs.is_empty()
+    };
+    if empty {
+        let unmatched = c
+            .summary
+            .as_ref()
+            .map_or(0, |s| s.unmatched_sends() + s.unmatched_receives());
+        let msg = if unmatched > 0 {
+            format!(
+                "no matched MPI messages in {} ({unmatched} sends and receives without a partner)",
+                args.dir.display()
+            )
+        } else {
+            format!("no MPI messages in {}", args.dir.display())
+        };
+        match args.format {
+            Format::Text => writeln!(out, "{msg}")?,
+            _ => eprintln!("plx: {msg}"),
+        }
+    }
+    c.locations = locations(&c);
+    match (args.format, args.fit) {
+        (Format::Text, _) if empty => {}
+        (Format::Text, false) => text(&c, &mut out)?,
+        (Format::Text, true) => fit_text(&c, &mut out)?,
+        (Format::Csv, false) => csv(&c, &mut out)?,
+        (Format::Csv, true) => fit_csv(&c, &mut out)?,
+        (Format::Json, _) => json(&c, &mut out)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// By rank: every rank of the experiment and every rank messages name; by thread: every thread
+/// that sent or received a matched message.
+fn locations(c: &Comm) -> Vec<Location> {
+    let mut v: Vec<Location> = c
+        .pairs
+        .iter()
+        .flat_map(|p| [p.sender, p.receiver])
+        .collect();
+    if !c.by_thread {
+        v.extend(c.model.ranks().iter().map(|(r, _)| Location::rank(*r)));
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn matrix(
+    c: &Comm,
+    title: &str,
+    value: impl Fn(&PairStats) -> u64,
+    show: impl Fn(u64) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let n = c.locations.len();
+    let index = |l: Location| c.locations.binary_search(&l).unwrap_or(0);
+    let mut cells = vec![vec![0u64; n]; n];
+    for p in &c.pairs {
+        cells[index(p.sender)][index(p.receiver)] += value(p);
+    }
+    let row_total: Vec<u64> = cells.iter().map(|r| r.iter().sum()).collect();
+    let col_total: Vec<u64> = (0..n).map(|j| cells.iter().map(|r| r[j]).sum()).collect();
+    let grand: u64 = row_total.iter().sum();
+    let corner = "sender\\receiver";
+    let labels: Vec<String> = c.locations.iter().map(|l| l.to_string()).collect();
+    let first = labels
+        .iter()
+        .map(|l| l.len())
+        .chain([corner.len(), "total".len()])
+        .max()
+        .unwrap_or(0);
+    // one width for every column: the widest cell, label or total
+    let width = cells
+        .iter()
+        .flatten()
+        .chain(&row_total)
+        .chain(&col_total)
+        .chain([&grand])
+        .map(|v| show(*v).len())
+        .chain(labels.iter().map(|l| l.len()))
+        .chain(["total".len()])
+        .max()
+        .unwrap_or(0);
+    writeln!(out, "{title}")?;
+    write!(out, "{corner:<first$}")?;
+    for l in &labels {
+        write!(out, "  {l:>width$}")?;
+    }
+    writeln!(out, "  {:>width$}", "total")?;
+    for (i, l) in labels.iter().enumerate() {
+        write!(out, "{l:<first$}")?;
+        for v in &cells[i] {
+            write!(out, "  {:>width$}", show(*v))?;
+        }
+        writeln!(out, "  {:>width$}", show(row_total[i]))?;
+    }
+    write!(out, "{:<first$}", "total")?;
+    for v in &col_total {
+        write!(out, "  {:>width$}", show(*v))?;
+    }
+    writeln!(out, "  {:>width$}", show(grand))?;
+    writeln!(out)
+}
+
+fn unit(by_thread: bool) -> &'static str {
+    if by_thread {
+        "thread"
+    } else {
+        "rank"
+    }
+}
+
+fn unmatched_text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    let Some(s) = &c.summary else {
+        return Ok(());
+    };
+    let (sends, recvs) = (s.unmatched_sends(), s.unmatched_receives());
+    if sends + recvs > 0 {
+        writeln!(
+            out,
+            "unmatched: {sends} sends never received, {recvs} receives without a send (see the warnings)"
+        )?;
+    }
+    if !s.ranks_without_trace.is_empty() {
+        let r: Vec<String> = s
+            .ranks_without_trace
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        writeln!(out, "ranks without a trace: {}", r.join(" "))?;
+    }
+    Ok(())
+}
+
+fn text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    let messages: u64 = c.pairs.iter().map(|p| p.messages).sum();
+    let bytes: u64 = c.pairs.iter().map(|p| p.bytes).sum();
+    let what = if c.by_thread {
+        "matched in the trace"
+    } else {
+        "as counted by the senders"
+    };
+    writeln!(
+        out,
+        "communication matrix of {}: {} {}s, {} point-to-point messages, {} ({what})",
+        c.model.dir.display(),
+        c.locations.len(),
+        unit(c.by_thread),
+        messages,
+        human_bytes(bytes as f64)
+    )?;
+    writeln!(out)?;
+    matrix(
+        c,
+        "messages (rows: sender, columns: receiver)",
+        |p| p.messages,
+        |v| v.to_string(),
+        out,
+    )?;
+    matrix(
+        c,
+        "bytes (rows: sender, columns: receiver)",
+        |p| p.bytes,
+        |v| human_bytes(v as f64),
+        out,
+    )?;
+    unmatched_text(c, out)
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.decimals$}"))
+}
+
+fn fit_text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    let matched = c.summary.as_ref().map_or(0, |s| s.matched);
+    writeln!(
+        out,
+        "latency and bandwidth per {} pair of {}: least squares of transfer time (receive - send, rank 0's clock) against message size; {} matched messages",
+        unit(c.by_thread),
+        c.model.dir.display(),
+        matched
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}",
+        "sender",
+        "receiver",
+        "messages",
+        "latency (us)",
+        "bandwidth (MB/s)",
+        "time/byte (us)",
+        "R2"
+    )?;
+    for f in &c.fits {
+        writeln!(
+            out,
+            "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}",
+            f.sender.to_string(),
+            f.receiver.to_string(),
+            f.messages,
+            opt(f.latency_us, 3),
+            opt(f.bandwidth_mbps, 3),
+            opt(f.time_per_byte_us, 6),
+            opt(f.r2, 6)
+        )?;
+    }
+    writeln!(out)?;
+    unmatched_text(c, out)
+}
+
+fn csv(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "sender,receiver,messages,bytes")?;
+    for p in &c.pairs {
+        writeln!(
+            out,
+            "{},{},{},{}",
+            field(&p.sender.to_string()),
+            field(&p.receiver.to_string()),
+            p.messages,
+            p.bytes
+        )?;
+    }
+    Ok(())
+}
+
+fn fit_csv(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2"
+    )?;
+    for f in &c.fits {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
+            f.sender,
+            f.receiver,
+            f.messages,
+            opt(f.latency_us, 3),
+            opt(f.bandwidth_mbps, 3),
+            opt(f.time_per_byte_us, 6),
+            opt(f.r2, 6)
+        )?;
+    }
+    Ok(())
+}
+
+/// A rank as a number, a thread as `"rank.thread"`.
+fn loc(c: &Comm, l: Location) -> Value {
+    if c.by_thread {
+        json!(l.to_string())
+    } else {
+        json!(l.rank)
+    }
+}
+
+fn warning_json(w: &Warning) -> Value {
+    json!({
+        "file": w.path.display().to_string(),
+        "offset": w.offset,
+        "kind": w.kind.as_str(),
+        "message": w.message,
+    })
+}
+
+fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
+    let pairs: Vec<Value> = c
+        .pairs
+        .iter()
+        .map(|p| {
+            json!({
+                "sender": loc(c, p.sender), "receiver": loc(c, p.receiver),
+                "messages": p.messages, "bytes": p.bytes,
+                "min_bytes": p.min_bytes, "mean_bytes": p.mean_bytes(), "max_bytes": p.max_bytes,
+            })
+        })
+        .collect();
+    let unmatched = c.summary.as_ref().map(|s| {
+        json!({
+            "sends": s.unmatched_sends(),
+            "receives": s.unmatched_receives(),
+            "pairs": s.unmatched.iter().map(|u| json!({
+                "sender": u.sender, "receiver": u.receiver, "sends": u.sends, "receives": u.receives,
+            })).collect::<Vec<_>>(),
+            "ranks_without_trace": s.ranks_without_trace,
+        })
+    });
+    let mut warnings: Vec<Value> = c
+        .model
+        .report_warnings()
+        .into_iter()
+        .map(warning_json)
+        .collect();
+    if let Some(s) = &c.summary {
+        warnings.extend(s.warnings.iter().map(warning_json));
+    }
+    let mut doc = json!({
+        "experiment": c.model.dir.display().to_string(),
+        "by": unit(c.by_thread),
+        "source": c.source,
+        "locations": c.locations.iter().map(|l| loc(c, *l)).collect::<Vec<_>>(),
+        "pairs": pairs,
+        "total": {
+            "messages": c.pairs.iter().map(|p| p.messages).sum::<u64>(),
+            "bytes": c.pairs.iter().map(|p| p.bytes).sum::<u64>(),
+        },
+        "matched": c.summary.as_ref().map(|s| s.matched),
+        "unmatched": unmatched,
+        "warnings": warnings,
+    });
+    if c.args.fit {
+        doc["fit"] = c
+            .fits
+            .iter()
+            .map(|f| {
+                json!({
+                    "sender": loc(c, f.sender), "receiver": loc(c, f.receiver),
+                    "messages": f.messages, "latency_us": f.latency_us,
+                    "bandwidth_MBps": f.bandwidth_mbps, "time_per_byte_us": f.time_per_byte_us,
+                    "r2": f.r2, "mean_transfer_us": f.mean_transfer_us,
+                })
+            })
+            .collect();
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
