@@ -15,6 +15,11 @@
 
 char plx_process_dir[4600];
 static int fds[2] = {-1, -1}; /* process.plx, trace.plx */
+/* What each descriptor should be: a program may close descriptors it does not know (launchers
+ * close all before exec) and reuse the numbers, so a write checks the file is still ours. */
+static char paths[2][4700];
+static dev_t devs[2];
+static ino_t inos[2];
 
 static int write_all(int fd, struct iovec *iov, int n)
 {
@@ -38,6 +43,17 @@ static int write_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
+static void remember(int which, int fd, const char *path)
+{
+    struct stat st;
+    if (path != paths[which])
+        snprintf(paths[which], sizeof paths[which], "%s", path);
+    if (fstat(fd, &st) == 0) {
+        devs[which] = st.st_dev;
+        inos[which] = st.st_ino;
+    }
+}
+
 static int open_file(const char *name, int index, uint16_t kind)
 {
     char path[4700];
@@ -48,6 +64,7 @@ static int open_file(const char *name, int index, uint16_t kind)
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
+    remember(kind == 2 ? 1 : 0, fd, path);
     unsigned char hdr[16] = {'P', 'L', 'X', '1', 1, 0, (unsigned char)kind, 0};
     struct iovec iov = {hdr, sizeof hdr};
     write_all(fd, &iov, 1);
@@ -89,10 +106,26 @@ void plx_writer_close(void)
     }
 }
 
+/* The descriptor of file `which`, reopened if the program closed or replaced it. */
+static int checked_fd(int which)
+{
+    int fd = fds[which];
+    struct stat st;
+    if (fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == devs[which] && st.st_ino == inos[which]))
+        return fd;
+    fd = open(paths[which], O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0)
+        remember(which, fd, paths[which]);
+    fds[which] = fd;
+    return fd;
+}
+
 void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen, const void *b,
                        uint32_t blen)
 {
-    int fd = fds[trace_file ? 1 : 0];
+    int saved_errno = errno;
+    int fd = checked_fd(trace_file ? 1 : 0);
+    errno = saved_errno;
     if (fd < 0)
         return;
     unsigned char hdr[8];
