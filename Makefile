@@ -29,7 +29,8 @@ wrappers:
 	@mkdir -p $(BUILD)/bin
 	@sed -e 's/@COMPILER_VAR@/PLX_CC/' -e 's/@DEFAULT@/cc/' scripts/plx-cc.in > $(BUILD)/bin/plx-cc
 	@sed -e 's/@COMPILER_VAR@/PLX_CXX/' -e 's/@DEFAULT@/c++/' scripts/plx-cc.in > $(BUILD)/bin/plx-c++
-	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++
+	@sed -e 's/@COMPILER_VAR@/PLX_MPICC/' -e 's/@DEFAULT@/mpicc/' scripts/plx-cc.in > $(BUILD)/bin/plx-mpicc
+	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc
 
 demo: deps all
 	@scripts/demo.sh
@@ -61,7 +62,7 @@ bench: deps all
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
-	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(PREFIX)/bin/
+	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc $(PREFIX)/bin/
 	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
 

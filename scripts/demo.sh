@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
-# make demo: measure the bundled multi-threaded example and show where its time went.
+# make demo: measure the bundled examples and show where their time went — a multi-threaded
+# program, then an MPI + threads Game of Life on 4 ranks with its communication matrix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/bin
 out=build/demo
 mkdir -p "$out"
+rm -rf "$out/threads" "$out/mpi"
+
 "$bin/plx-cc" -O2 examples/threads/heat.c -o "$out/heat" -pthread
-rm -rf "$out/experiment"
-echo "== plx run -o $out/experiment -- $out/heat 4"
-"$bin/plx" run -o "$out/experiment" -- "$out/heat" 4
+echo "== plx run -o $out/threads -- $out/heat 4"
+"$bin/plx" run -o "$out/threads" -- "$out/heat" 4
 echo
-echo "== plx report $out/experiment"
-"$bin/plx" report "$out/experiment"
+echo "== plx report $out/threads --by process"
+"$bin/plx" report "$out/threads" --by process
 echo
-echo "== plx report $out/experiment --callpath --by process"
-"$bin/plx" report "$out/experiment" --callpath --by process
+
+if command -v mpirun >/dev/null && [ -f build/lib/libplx-mpi.so ]; then
+  mpirun_flags=(--oversubscribe)
+  [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
+  "$bin/plx-mpicc" -O2 examples/mpi/life.c -o "$out/life" -pthread
+  echo "== mpirun -np 4 plx run --trace -o $out/mpi -- $out/life 100 256 2"
+  mpirun "${mpirun_flags[@]}" -np 4 "$bin/plx" run --trace -o "$out/mpi" -- "$out/life" 100 256 2
+  echo
+  echo "== plx report $out/mpi --by process"
+  "$bin/plx" report "$out/mpi" --by process
+  echo
+  echo "== plx comm $out/mpi"
+  "$bin/plx" comm "$out/mpi"
+  echo
+  echo "== plx comm $out/mpi --by thread"
+  "$bin/plx" comm "$out/mpi" --by thread
+else
+  echo "(no MPI found: the MPI part of the demo is skipped; make deps installs Open MPI)"
+fi
