@@ -17,7 +17,7 @@ runtime:
 	@ninja -C $(BUILD)/runtime --quiet
 	@mkdir -p $(BUILD)/lib $(BUILD)/include
 	@cp $(BUILD)/runtime/libplx.so $(BUILD)/lib/
-	@if [ -f $(BUILD)/runtime/libplx-mpi.so ]; then cp $(BUILD)/runtime/libplx-mpi.so $(BUILD)/lib/; fi
+	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/lib/ 2>/dev/null || true
 	@cp runtime/include/plx.h $(BUILD)/include/
 
 engine:

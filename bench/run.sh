@@ -63,6 +63,30 @@ read_s=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.3f", b - a }')
 engine_rate=$(awk -v e="$events" -v s="$engine_s" 'BEGIN { printf "%.1f", e / s / 1e6 }')
 engine_rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$out/engine.rss")
 
+# MPI wrapper: added latency of a ping-pong between 2 ranks, against the same program unmeasured
+mpi_rows=""
+if command -v mpicc >/dev/null && [ -f "$lib/libplx-mpi.so" ]; then
+  mpicc -O2 examples/mpi/pingpong.c -o "$out/pingpong"
+  rtt() { # SIZE ITERATIONS [measured]: best round trip in us
+    local b=""
+    for _ in $(seq "$reps"); do
+      local pre=() v
+      [ -n "${3:-}" ] && pre=(env PLX_OUTPUT="$out/exp-mpi" LD_PRELOAD="$lib/libplx.so:$lib/libplx-mpi.so")
+      rm -rf "$out/exp-mpi"
+      v=$(mpirun --allow-run-as-root --oversubscribe -np 2 "${pre[@]}" "$out/pingpong" "$2" "$1" 2>/dev/null | awk '/bytes:/ {print $3}')
+      b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+    done
+    echo "$b"
+  }
+  for spec in "8 20000" "1048576 300"; do
+    set -- $spec
+    base=$(rtt "$1" "$2")
+    meas=$(rtt "$1" "$2" measured)
+    pct=$(awk -v a="$meas" -v b="$base" 'BEGIN { printf "%.1f", (a - b) / b * 100 }')
+    mpi_rows="$mpi_rows| $1 bytes | $base | $meas | $pct % |"$'\n'
+  done
+fi
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
@@ -80,6 +104,14 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   echo
   echo "Trace size: $trace_bytes bytes for $((2 * calls)) events = **$bytes_per_event bytes/event** (target ≤ 8)."
   echo
+  if [ -n "$mpi_rows" ]; then
+    echo "MPI ping-pong between 2 ranks (examples/mpi/pingpong.c, Open MPI, shared memory), round trip in µs:"
+    echo
+    echo "| message | unmeasured | measured (profile) | added | "
+    echo "|---|---|---|---|"
+    printf "%s" "$mpi_rows"
+    echo
+  fi
   echo "Engine: \`plx report --format csv\` on a trace of $events events (one thread): ${engine_s} s ="
   echo "**$engine_rate M events/s** (target ≥ 10), peak memory $engine_rss MiB; reading the same"
   echo "$(awk -v b="$(stat -c %s "$engine_trace")" 'BEGIN { printf "%.0f", b / 1048576 }') MiB file alone (cat, from the page cache) takes ${read_s} s."

@@ -90,10 +90,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
-    let mpi_lib = lib.with_file_name("libplx-mpi.so");
-    if mpi_lib.is_file() && crate::mpi_detect::wants_mpi(program) {
-        preload.push(":");
-        preload.push(mpi_lib.as_os_str());
+    if let Some(mpi) = crate::mpi_detect::mpi_of(program) {
+        let mpi_lib = lib.with_file_name(mpi.library());
+        if mpi_lib.is_file() {
+            preload.push(":");
+            preload.push(mpi_lib.as_os_str());
+        }
     }
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload.push(":");
