@@ -18,7 +18,7 @@ echo "exclude filtered_leaf" > "$out/exclude.filter"
 best() {
   local b=""
   for _ in $(seq "$reps"); do
-    v=$("$@" 2>/dev/null | awk '/ns\/call/ {print $1}')
+    v=$("$@" 2>/dev/null | awk '/ns\/(call|pair)/ {print $1}')
     b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
   done
   echo "$b"
@@ -63,6 +63,12 @@ read_s=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.3f", b - a }')
 engine_rate=$(awk -v e="$events" -v s="$engine_s" 'BEGIN { printf "%.1f", e / s / 1e6 }')
 engine_rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$out/engine.rss")
 
+# synchronization wrappers: an uncontended mutex lock/unlock pair
+cc -O2 bench/locks.c -o "$out/locks" -pthread
+lock_plain=$(best "$out/locks" 10000000)
+lock_profile=$(best measured locks "$out/locks" 10000000)
+lock_trace=$(best measured locks PLX_TRACE=1 "$out/locks" 10000000)
+
 # MPI wrapper: added latency of a ping-pong between 2 ranks, against the same program unmeasured
 mpi_rows=""
 if command -v mpicc >/dev/null && [ -f "$lib/libplx-mpi.so" ]; then
@@ -103,6 +109,12 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   [ -n "$uftrace_ns" ] && echo "| uftrace record (same binary, $uftrace_calls calls) | $uftrace_ns | $(over "$uftrace_ns" "$plain") | comparison |"
   echo
   echo "Trace size: $trace_bytes bytes for $((2 * calls)) events = **$bytes_per_event bytes/event** (target ≤ 8)."
+  echo
+  echo "Uncontended pthread mutex lock/unlock pair (bench/locks.c, 10,000,000 pairs), ns per pair:"
+  echo
+  echo "| unmeasured | measured (profile) | measured (trace) |"
+  echo "|---|---|---|"
+  echo "| $lock_plain | $lock_profile ($(awk -v a="$lock_profile" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) | $lock_trace ($(awk -v a="$lock_trace" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) |"
   echo
   if [ -n "$mpi_rows" ]; then
     echo "MPI ping-pong between 2 ranks (examples/mpi/pingpong.c, Open MPI, shared memory), round trip in µs:"

@@ -29,6 +29,12 @@ static int cur_rank = -1, ranks_seen;
 static uint64_t sent[MAXRANK][MAXRANK], sent_bytes[MAXRANK][MAXRANK], recvd[MAXRANK][MAXRANK];
 static uint64_t tsent[MAXRANK][MAXRANK], trecvd[MAXRANK][MAXRANK];
 struct pending { uint32_t peer; uint8_t dir; uint64_t count, bytes; };
+/* synchronization objects of the process being read, then of all processes */
+#define MAXOBJ 4096
+struct sobj { int kind, by_init; uint64_t acq, contended, wait, hold, releases; };
+static struct sobj sobjs[MAXOBJ], all_sobjs[65536];
+static int nsobjs, nall_sobjs;
+static unsigned char has_sync[65536];
 static unsigned char profiled[65536], has_stats[65536]; /* by thread index, this process */
 static struct pending pend[65536];
 static int npend;
@@ -103,6 +109,23 @@ static void read_live_files(const char *process_path)
             }
             if (printing)
                 printf("recovered live.%u.nodes\n", thread);
+        } else if (strcmp(kind, "sync") == 0 && !has_sync[thread] && item == 64) {
+            for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 64 <= len; i++) {
+                const unsigned char *x = b + 64 + (size_t)i * 64;
+                uint32_t id;
+                uint16_t used;
+                memcpy(&id, x + 8, 4);
+                memcpy(&used, x + 12, 2);
+                if (!used || id >= MAXOBJ)
+                    continue;
+                uint64_t v[5];
+                memcpy(v, x + 16, sizeof v);
+                sobjs[id].acq += v[0];
+                sobjs[id].contended += v[1];
+                sobjs[id].wait += v[2];
+                sobjs[id].hold += v[3];
+                sobjs[id].releases += v[4];
+            }
         } else if (strcmp(kind, "mpi") == 0 && !has_stats[thread] && item == 56) {
             for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 56 <= len; i++) {
                 const unsigned char *x = b + 64 + (size_t)i * 56;
@@ -139,6 +162,9 @@ static void read_process(const char *path)
     npend = 0;
     memset(profiled, 0, sizeof profiled);
     memset(has_stats, 0, sizeof has_stats);
+    memset(has_sync, 0, sizeof has_sync);
+    memset(sobjs, 0, sizeof sobjs);
+    nsobjs = 0;
     size_t off = 16;
     while (off + 8 <= len) {
         uint16_t type;
@@ -209,6 +235,29 @@ static void read_process(const char *path)
             }
             break;
         }
+        case 18: {
+            uint32_t id = u32(&c);
+            if (id < MAXOBJ) {
+                sobjs[id].kind = *c.p;
+                sobjs[id].by_init = c.p[1] == 0;
+                if ((int)id >= nsobjs)
+                    nsobjs = (int)id + 1;
+            }
+            break;
+        }
+        case 19: {
+            uint32_t th = u32(&c), id = u32(&c);
+            if (th < 65536)
+                has_sync[th] = 1;
+            if (id < MAXOBJ) {
+                sobjs[id].acq += u64(&c);
+                sobjs[id].contended += u64(&c);
+                sobjs[id].wait += u64(&c);
+                sobjs[id].hold += u64(&c);
+                sobjs[id].releases += u64(&c);
+            }
+            break;
+        }
         case 14: {
             cur_rank = (int)u32(&c);
             ranks_seen++;
@@ -245,6 +294,8 @@ static void read_process(const char *path)
     }
     free(buf);
     read_live_files(path);
+    for (int i = 0; i < nsobjs && nall_sobjs < 65536; i++)
+        all_sobjs[nall_sobjs++] = sobjs[i];
     for (int i = 0; i < npend && cur_rank >= 0 && cur_rank < MAXRANK; i++) {
         if (pend[i].peer >= MAXRANK)
             continue;
@@ -391,6 +442,47 @@ int main(int argc, char **argv)
             if ((long long)trace_events < atoll(v)) {
                 fprintf(stderr, "plx_check: %llu trace events, expected at least %s\n",
                         (unsigned long long)trace_events, v);
+                fails++;
+            }
+            i++;
+        } else if (strcmp(a, "--sync-acq") == 0 || strcmp(a, "--sync-releases") == 0) {
+            /* KIND=N: total over the objects of a kind (0 mutex ... 6 thread) */
+            int kind;
+            long long want, got = 0;
+            if (sscanf(v, "%d=%lld", &kind, &want) != 2) {
+                fprintf(stderr, "plx_check: bad %s %s\n", a, v);
+                return 2;
+            }
+            for (int k = 0; k < nall_sobjs; k++)
+                if (all_sobjs[k].kind == kind)
+                    got += (long long)(a[7] == 'a' ? all_sobjs[k].acq : all_sobjs[k].releases);
+            char what[64];
+            snprintf(what, sizeof what, "%s kind %d", a + 2, kind);
+            fails += expect(what, got, want);
+            i++;
+        } else if (strcmp(a, "--sync-quiet") == 0 || strcmp(a, "--sync-waited") == 0 ||
+                   strcmp(a, "--sync-named-by-init") == 0 || strcmp(a, "--sync-named-by-use") == 0) {
+            /* N: the object with exactly N acquisitions was never contended nor waited /
+             * waited and was contended / was named by its init call / by its first use */
+            long long n = atoll(v);
+            int found = 0;
+            for (int k = 0; k < nall_sobjs; k++) {
+                const struct sobj *o = &all_sobjs[k];
+                if ((long long)o->acq != n)
+                    continue;
+                found = 1;
+                int ok = a[7] == 'q'   ? o->contended == 0 && o->wait == 0
+                         : a[7] == 'w' ? o->contended > 0 && o->wait > 0
+                         : a[16] == 'i' ? o->by_init
+                                        : !o->by_init;
+                if (!ok) {
+                    fprintf(stderr, "plx_check: %s %lld: contended %llu wait %llu by_init %d\n", a, n,
+                            (unsigned long long)o->contended, (unsigned long long)o->wait, o->by_init);
+                    fails++;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "plx_check: %s: no object with %lld acquisitions\n", a, n);
                 fails++;
             }
             i++;

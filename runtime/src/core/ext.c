@@ -48,16 +48,7 @@ void plx_ext_leave(struct plx_thread *t, uint32_t region)
 
 void plx_ext_event(struct plx_thread *t, unsigned subtype, const uint64_t *payload, unsigned words)
 {
-    if (!t->buf || words > 5)
-        return;
-    uint64_t now = plx_ticks();
-    if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-        plx_trace_slow(t, PLX_EV_EXT << 62, now);
-    else
-        plx_trace_put(t, PLX_EV_EXT, 0, now);
-    t->pos[-1] |= ((uint64_t)subtype << 56) | ((uint64_t)words << 48);
-    for (unsigned i = 0; i < words; i++)
-        *t->pos++ = payload[i];
+    plx_trace_ext(t, subtype, payload, words);
 }
 
 void plx_ext_record(uint16_t type, const void *payload, uint32_t len)

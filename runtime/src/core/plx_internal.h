@@ -138,6 +138,8 @@ struct plx_thread {
     unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
     void *ext[2];              /* per-thread data of extension libraries (libplx-mpi) */
+    struct plx_sync_entry *sync; /* per-object statistics (sync.c), in a live file */
+    struct plx_live_header *live_sync;
     size_t mem_bytes;
     char name[64];
 };
@@ -167,6 +169,27 @@ PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
 /* ---- extensions (ext.c) ------------------------------------------------------------------ */
 PLX_HIDDEN void plx_ext_thread_ended(struct plx_thread *t);
 PLX_HIDDEN void plx_ext_process_ending(void);
+
+/* ---- synchronization objects (sync_objects.c) ------------------------------------------ */
+enum plx_sync_kind { PLX_SYNC_MUTEX, PLX_SYNC_RWLOCK, PLX_SYNC_COND, PLX_SYNC_BARRIER,
+                     PLX_SYNC_SEM, PLX_SYNC_SPIN, PLX_SYNC_THREAD };
+struct plx_sync_entry { /* 64 bytes: the item of the "sync" live file (spec/format.md) */
+    uint64_t address;
+    uint32_t object;
+    uint16_t used, depth;  /* depth: holds of a recursive lock (or readers) by this thread */
+    uint64_t acquisitions, contended, wait, hold, releases;
+    uint64_t hold_start;
+};
+PLX_HIDDEN struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
+                                                 uintptr_t site);
+PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init);
+PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
+                                  uint64_t now, uint64_t waited, int contended, int holds);
+PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
+                                  uint64_t now, int holds);
+PLX_HIDDEN void plx_sync_write(struct plx_thread *t);
+PLX_HIDDEN void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
+                              unsigned words);
 
 /* ---- process lifetime (process.c) ------------------------------------------------------- */
 PLX_HIDDEN void plx_process_start(void);
@@ -247,6 +270,7 @@ enum {
     PLX_REC_REGION_DEF = 5, PLX_REC_THREAD_INFO = 6, PLX_REC_THREAD_NAME = 7,
     PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
     PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
+    PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20,
     PLX_REC_TRACE_CHUNK = 32,
 };
 
@@ -257,5 +281,7 @@ enum {
 #define PLX_EV_DELTA_MAX ((1ull << 40) - 1)
 #define PLX_EXT_TIME_RESET 0u
 #define PLX_EXT_USER_EVENT 1u
+#define PLX_EXT_ACQUIRE 5u
+#define PLX_EXT_RELEASE 6u
 
 #endif /* PLX_INTERNAL_H */

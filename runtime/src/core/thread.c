@@ -272,6 +272,21 @@ void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
     t->last = now;
 }
 
+/* An extended event now (trace mode only): subtype, then up to 5 payload words. */
+void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload, unsigned words)
+{
+    if (!t->buf || words > 5)
+        return;
+    uint64_t now = plx_ticks();
+    if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
+        plx_trace_slow(t, PLX_EV_EXT << 62, now);
+    else
+        plx_trace_put(t, PLX_EV_EXT, 0, now);
+    t->pos[-1] |= ((uint64_t)subtype << 56) | ((uint64_t)words << 48);
+    for (unsigned i = 0; i < words; i++)
+        *t->pos++ = payload[i];
+}
+
 /* ---- user events ------------------------------------------------------------------------ */
 
 void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
@@ -359,6 +374,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
         }
     }
     write_profile(t, now, cpu);
+    plx_sync_write(t);
     plx_ext_thread_ended(t);
     if (t->live_nodes)
         plx_live_remove("nodes", t->index); /* its content is in the records now */
@@ -386,6 +402,7 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     if (unlink_thread(t))
         finish(t, now, plx_cpu_ns());
     plx_live_unmap(t->live_nodes);
+    plx_live_unmap(t->live_sync);
     munmap(t->mem, t->mem_bytes);
 }
 

@@ -1,0 +1,156 @@
+/* Synchronization objects: a process-wide table naming each object (by its init call site, or
+ * by its first use), and per-thread statistics per object kept in the thread's "sync" live
+ * file. The wrappers (adapters/sync.c) call these with the thread's guard held. */
+#include "hotpath.h"
+
+#include <sched.h>
+#include <string.h>
+
+#define OBJECT_SLOTS (1u << 16)
+#define THREAD_SLOTS 1024u
+
+struct object_slot {
+    _Atomic uintptr_t key; /* object address; 0 empty */
+    _Atomic uint32_t id1;  /* id + 1 once defined; 0 while the claiming thread writes it */
+};
+
+static struct object_slot objects[OBJECT_SLOTS];
+static _Atomic uint32_t nobjects;
+
+static uint32_t hash(uintptr_t a)
+{
+    return plx_hash_ptr(a) & (OBJECT_SLOTS - 1);
+}
+
+static void write_object(uint32_t id, const void *object, int kind, uintptr_t site, int by_init)
+{
+    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+    if (site)
+        plx_symbol_lookup(site, &sym); /* for the module; names are resolved by the reader */
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u32(&rec, id);
+    plx_rec_u8(&rec, (uint8_t)kind);
+    plx_rec_u8(&rec, by_init ? 0 : 1);
+    plx_rec_u64(&rec, (uint64_t)(uintptr_t)object);
+    plx_rec_u32(&rec, sym.module_id);
+    plx_rec_u64(&rec, site);
+    plx_rec_write(&rec, 0, PLX_REC_SYNC_OBJECT);
+}
+
+/* The object's id, defining it on first sight. Lock-free: a slot is claimed by CAS on its key;
+ * its id is published after the definition record is written. */
+static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_init)
+{
+    uintptr_t key = (uintptr_t)object;
+    if (key == 0)
+        return PLX_NO_INDEX;
+    for (uint32_t i = hash(key), n = 0; n < OBJECT_SLOTS;) {
+        uintptr_t k = atomic_load_explicit(&objects[i].key, memory_order_acquire);
+        if (k == 0) {
+            if (!atomic_compare_exchange_strong(&objects[i].key, &k, key))
+                continue; /* someone claimed it: look again at what they put there */
+            uint32_t id = atomic_fetch_add(&nobjects, 1);
+            write_object(id, object, kind, site, by_init);
+            atomic_store_explicit(&objects[i].id1, id + 1, memory_order_release);
+            return id;
+        }
+        if (k == key) {
+            uint32_t id1;
+            while ((id1 = atomic_load_explicit(&objects[i].id1, memory_order_acquire)) == 0)
+                sched_yield(); /* another thread is defining it */
+            return id1 - 1;
+        }
+        i = (i + 1) & (OBJECT_SLOTS - 1);
+        n++;
+    }
+    return PLX_NO_INDEX;
+}
+
+void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init)
+{
+    object_id(object, kind, site, by_init);
+}
+
+struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
+                                      uintptr_t site)
+{
+    if (!t->sync) {
+        if (t->dead)
+            return NULL;
+        t->sync = plx_live_map("sync", t->index, sizeof(struct plx_sync_entry), THREAD_SLOTS,
+                               &t->live_sync);
+        if (!t->sync)
+            return NULL;
+        t->live_sync->count = THREAD_SLOTS; /* a hash table: readers take the used entries */
+    }
+    uintptr_t key = (uintptr_t)object;
+    for (uint32_t i = plx_hash_ptr(key) & (THREAD_SLOTS - 1), n = 0; n < THREAD_SLOTS;
+         i = (i + 1) & (THREAD_SLOTS - 1), n++) {
+        struct plx_sync_entry *e = &t->sync[i];
+        if (e->used && e->address == key)
+            return e;
+        if (!e->used) {
+            uint32_t id = object_id(object, kind, site, 0);
+            if (id == PLX_NO_INDEX)
+                return NULL;
+            e->address = key;
+            e->object = id;
+            __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+            return e;
+        }
+    }
+    t->lost_events++;
+    return NULL;
+}
+
+static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int kind, uint64_t waited)
+{
+    uint64_t w[2] = {(uint64_t)object | ((uint64_t)(uint8_t)kind << 32), waited};
+    plx_trace_ext(t, subtype, w, subtype == PLX_EXT_ACQUIRE ? 2 : 1);
+}
+
+/* `holds`: the object is held until its release (locks), as opposed to a wait. */
+void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t now,
+                       uint64_t waited, int contended, int holds)
+{
+    e->acquisitions++;
+    e->contended += contended != 0;
+    e->wait += waited;
+    if (holds && e->depth++ == 0)
+        e->hold_start = now;
+    trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited);
+}
+
+void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t now,
+                       int holds)
+{
+    e->releases++;
+    if (holds && e->depth > 0 && --e->depth == 0)
+        e->hold += now - e->hold_start;
+    trace(t, PLX_EXT_RELEASE, e->object, kind, 0);
+}
+
+void plx_sync_write(struct plx_thread *t)
+{
+    if (!t->sync)
+        return;
+    uint64_t now = plx_ticks();
+    for (uint32_t i = 0; i < THREAD_SLOTS; i++) {
+        struct plx_sync_entry *e = &t->sync[i];
+        if (!e->used)
+            continue;
+        uint64_t hold = e->hold + (e->depth ? now - e->hold_start : 0); /* still held at the end */
+        struct plx_rec rec;
+        plx_rec_init(&rec);
+        plx_rec_u32(&rec, t->index);
+        plx_rec_u32(&rec, e->object);
+        plx_rec_u64(&rec, e->acquisitions);
+        plx_rec_u64(&rec, e->contended);
+        plx_rec_u64(&rec, e->wait);
+        plx_rec_u64(&rec, hold);
+        plx_rec_u64(&rec, e->releases);
+        plx_rec_write(&rec, 0, PLX_REC_SYNC_STATS);
+    }
+    plx_live_remove("sync", t->index);
+}
