@@ -36,6 +36,9 @@ static struct sobj sobjs[MAXOBJ], all_sobjs[65536];
 static int nsobjs, nall_sobjs;
 static unsigned char has_sync[65536];
 static unsigned char profiled[65536], has_stats[65536]; /* by thread index, this process */
+/* CPU ns of `cputime` functions by region name: NodeCpu needs the nodes' regions */
+static uint32_t node_region[1 << 16];
+static uint64_t cpu_by_region[MAXR];
 static struct pending pend[65536];
 static int npend;
 
@@ -220,6 +223,8 @@ static void read_process(const char *path)
             for (uint32_t i = 0; i < n; i++) {
                 u32(&c);
                 uint32_t region = u32(&c);
+                if (i < (1u << 16))
+                    node_region[i] = region;
                 uint64_t calls = u64(&c);
                 u64(&c);
                 uint64_t incl = u64(&c), excl = u64(&c);
@@ -255,6 +260,17 @@ static void read_process(const char *path)
                 sobjs[id].wait += u64(&c);
                 sobjs[id].hold += u64(&c);
                 sobjs[id].releases += u64(&c);
+            }
+            break;
+        }
+        case 20: { /* NodeCpu follows its thread's ThreadProfile */
+            u32(&c);
+            uint32_t n = u32(&c);
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t node = u32(&c);
+                uint64_t ns = u64(&c);
+                if (node < (1u << 16) && node_region[node] < MAXR)
+                    cpu_by_region[node_region[node]] += ns;
             }
             break;
         }
@@ -359,7 +375,7 @@ static void read_trace(const char *path)
 }
 
 /* Region ids are per process: totals are kept by name. */
-static struct { char *name; uint64_t calls; } totals[MAXR];
+static struct { char *name; uint64_t calls, cpu; } totals[MAXR];
 static int ntotals;
 
 static void fold_process(void)
@@ -373,6 +389,8 @@ static void fold_process(void)
         if (j == ntotals && ntotals < MAXR)
             totals[ntotals++].name = strdup(region_name[i]);
         totals[j].calls += calls_by_region[i];
+        totals[j].cpu += cpu_by_region[i];
+        cpu_by_region[i] = 0;
         if (printing && calls_by_region[i])
             printf("%-40s calls=%llu incl=%llu excl=%llu\n", region_name[i],
                    (unsigned long long)calls_by_region[i], (unsigned long long)incl_by_region[i],
@@ -483,6 +501,21 @@ int main(int argc, char **argv)
             }
             if (!found) {
                 fprintf(stderr, "plx_check: %s: no object with %lld acquisitions\n", a, n);
+                fails++;
+            }
+            i++;
+        } else if (strcmp(a, "--cpu-ms-min") == 0 || strcmp(a, "--cpu-ms-max") == 0) {
+            char name[512];
+            const char *eq = strrchr(v, '=');
+            if (!eq) { fprintf(stderr, "plx_check: bad %s %s\n", a, v); return 2; }
+            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+            double want = atof(eq + 1), got = -1;
+            for (int j = 0; j < ntotals; j++)
+                if (strcmp(totals[j].name, name) == 0)
+                    got = (double)totals[j].cpu / 1e6;
+            int bad = a[10] == 'i' ? got < want : got > want;
+            if (got < 0 || bad) {
+                fprintf(stderr, "plx_check: CPU time of %s: %.3f ms (%s %.3f)\n", name, got, a + 10, want);
                 fails++;
             }
             i++;

@@ -23,10 +23,19 @@ static inline void guard_off(struct plx_thread *t)
     t->guard = 0;
 }
 
+/* A function selected by `cputime`: its frame carries the thread's CPU time at entry. */
+__attribute__((noinline, cold)) static void cpu_enter(struct plx_thread *t)
+{
+    if (t->depth && t->stack[t->depth - 1].cpu == 0)
+        t->stack[t->depth - 1].cpu = plx_cpu_ns() | 1; /* never 0 */
+}
+
 __attribute__((noinline)) static void enter_measured(struct plx_thread *t, uintptr_t fn, uint32_t v)
 {
     guard_on(t);
     plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+    if (PLX_UNLIKELY(v & PLX_REGION_CPU))
+        cpu_enter(t);
     guard_off(t);
 }
 
@@ -67,8 +76,11 @@ __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
         v = plx_region_resolve(t, fn);
         plx_runtime_interval(t, PLX_REGION_SYMBOLS, t0, plx_ticks());
     }
-    if (!(v & PLX_REGION_EXCLUDED))
+    if (!(v & PLX_REGION_EXCLUDED)) {
         plx_enter(t, fn, v & PLX_REGION_ID_MASK);
+        if (v & PLX_REGION_CPU)
+            cpu_enter(t);
+    }
     guard_off(t);
 }
 
@@ -80,7 +92,7 @@ PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
         goto slow;
     uint32_t v = plx_region_of_address((uintptr_t)fn);
     if (PLX_LIKELY(!(v & (PLX_REGION_EXCLUDED | PLX_REGION_MISSING)))) {
-        enter_measured(t, (uintptr_t)fn, v);
+        enter_measured(t, (uintptr_t)fn, v); /* masks the id itself */
         return;
     }
     if (v & PLX_REGION_EXCLUDED) {
@@ -98,6 +110,8 @@ slow: /* first sight of the function or of the thread, or re-entry */
 __attribute__((noinline)) static void exit_measured(struct plx_thread *t, struct plx_frame *f)
 {
     guard_on(t);
+    if (PLX_UNLIKELY(f->cpu))
+        plx_cpu_exit(t, f);
     plx_leave(t, f, plx_ticks());
     guard_off(t);
 }

@@ -5,6 +5,7 @@
  *   exclude file GLOB | include file GLOB   by source file
  *   throttle CALLS USEC                     stop measuring a function after CALLS calls in one
  *                                           callpath when they averaged under USEC microseconds
+ *   cputime GLOB | cputime file GLOB        also measure these functions' CPU time per call
  * The last matching rule decides; with no match a function is measured, unless the first rule
  * is an include, in which case only what is included is measured. */
 #include "plx_internal.h"
@@ -18,7 +19,7 @@
 #define MAX_RULES 1024
 
 struct rule {
-    int include;
+    int include;   /* 1 include, 0 exclude, 2 cputime */
     int by_file;
     char *glob;
 };
@@ -26,6 +27,7 @@ struct rule {
 static struct rule rules[MAX_RULES];
 static int nrules;
 static int default_exclude;
+static int saw_measure_rule; /* an include/exclude rule came before */
 
 int plx_glob_match(const char *pat, const char *s)
 {
@@ -68,7 +70,7 @@ int plx_filter_load(const char *path)
         if (!kw)
             continue;
         char *a = next_word(&p), *b = next_word(&p), *extra = next_word(&p);
-        if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0) {
+        if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0 || strcmp(kw, "cputime") == 0) {
             int by_file = a && strcmp(a, "file") == 0 && b;
             char *glob = by_file ? b : a;
             if (!glob || (by_file ? extra != NULL : b != NULL) || nrules >= MAX_RULES) {
@@ -76,9 +78,11 @@ int plx_filter_load(const char *path)
                 bad++;
                 continue;
             }
-            if (nrules == 0 && kw[0] == 'i')
+            if (kw[0] == 'i' && !saw_measure_rule)
                 default_exclude = 1;
-            rules[nrules].include = kw[0] == 'i';
+            if (kw[0] != 'c')
+                saw_measure_rule = 1;
+            rules[nrules].include = kw[0] == 'i' ? 1 : kw[0] == 'e' ? 0 : 2;
             rules[nrules].by_file = by_file;
             if (by_file)
                 plx_symbols_want_files = 1;
@@ -106,13 +110,25 @@ int plx_filter_load(const char *path)
     return bad;
 }
 
+static int matches(const struct rule *r, const char *name, const char *file)
+{
+    const char *subject = r->by_file ? file : name;
+    return subject && plx_glob_match(r->glob, subject);
+}
+
 int plx_filter_excludes(const char *name, const char *file)
 {
     int excluded = default_exclude;
-    for (int i = 0; i < nrules; i++) {
-        const char *subject = rules[i].by_file ? file : name;
-        if (subject && plx_glob_match(rules[i].glob, subject))
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].include != 2 && matches(&rules[i], name, file))
             excluded = !rules[i].include;
-    }
     return excluded;
+}
+
+int plx_filter_cputime(const char *name, const char *file)
+{
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].include == 2 && matches(&rules[i], name, file))
+            return 1;
+    return 0;
 }

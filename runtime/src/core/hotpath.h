@@ -53,6 +53,7 @@ static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t regio
     f->key = key;
     f->region = region;
     f->child = 0;
+    f->cpu = 0;
     if (t->buf) {
         uint64_t now = plx_ticks();
         f->start = now;

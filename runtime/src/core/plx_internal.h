@@ -54,6 +54,7 @@ enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE 
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
 #define PLX_REGION_EXIT_TRIED 0x10000000u  /* excluded: its exit call was patched out (or tried) */
 #define PLX_REGION_THROTTLED 0x08000000u   /* excluded after running: frames may be open */
+#define PLX_REGION_CPU 0x04000000u         /* selected for per-call CPU time (filter: cputime) */
 #define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
 #define PLX_REGION_FLUSH 0u             /* id of the runtime's own buffer flush */
 #define PLX_REGION_SYMBOLS 1u           /* id of the runtime's first-sight symbol lookups */
@@ -107,6 +108,7 @@ struct plx_frame {
     uint32_t region;
     uint64_t start;
     uint64_t child;     /* inclusive ticks of measured children */
+    uint64_t cpu;       /* thread CPU ns at entry, for functions selected by `cputime`; else 0 */
 };
 
 struct plx_uevent {
@@ -128,6 +130,7 @@ struct plx_thread {
     uint32_t nnodes, max_nodes, cur;
     uint64_t lost_nodes;
     uint64_t *rstats;          /* trace mode: per region calls and inclusive ticks (2 words) */
+    uint64_t *node_cpu;        /* profile mode: inclusive CPU ns per node of `cputime` functions */
     uint64_t *buf, *pos, *end; /* trace buffer */
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
@@ -235,6 +238,8 @@ PLX_HIDDEN void plx_modules_rewrite(void);
 /* ---- filter (filter.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_filter_load(const char *path);
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
+PLX_HIDDEN int plx_filter_cputime(const char *name, const char *file);
+PLX_HIDDEN void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
@@ -283,5 +288,6 @@ enum {
 #define PLX_EXT_USER_EVENT 1u
 #define PLX_EXT_ACQUIRE 5u
 #define PLX_EXT_RELEASE 6u
+#define PLX_EXT_CPU 7u
 
 #endif /* PLX_INTERNAL_H */

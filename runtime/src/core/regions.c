@@ -137,6 +137,8 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
         }
         int excluded = plx_filter_excludes(name, sym.file);
         value = new_region(name, PLX_KIND_FUNCTION, &sym, addr, excluded, &plx_fn_slots[i]);
+        if (!excluded && plx_filter_cputime(name, sym.file))
+            value |= PLX_REGION_CPU;
         fn_used++;
     }
     atomic_store_explicit(&plx_fn_slots[i].value, value, memory_order_relaxed);

@@ -287,6 +287,49 @@ void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *paylo
         *t->pos++ = payload[i];
 }
 
+/* ---- CPU time of `cputime` functions -------------------------------------------------------- */
+
+/* At the exit of a selected function: its inclusive CPU time goes to its node (profile mode,
+ * written as NodeCpu) or into the trace as an event (trace mode). */
+void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
+{
+    uint64_t cpu = plx_cpu_ns() - (f->cpu & ~1ull);
+    if (t->buf) {
+        uint64_t w[2] = {f->region, cpu};
+        plx_trace_ext(t, PLX_EXT_CPU, w, 2);
+        return;
+    }
+    if (f->node == PLX_NO_INDEX)
+        return;
+    if (!t->node_cpu) {
+        void *p = mmap(NULL, sizeof(uint64_t) * t->max_nodes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return;
+        t->node_cpu = p;
+    }
+    t->node_cpu[f->node] += cpu;
+}
+
+static void write_node_cpu(struct plx_thread *t)
+{
+    if (!t->node_cpu)
+        return;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    uint32_t count = 0;
+    for (uint32_t i = 1; i < t->nnodes; i++)
+        count += t->node_cpu[i] != 0;
+    plx_rec_u32(&rec, t->index);
+    plx_rec_u32(&rec, count);
+    for (uint32_t i = 1; i < t->nnodes; i++)
+        if (t->node_cpu[i]) {
+            plx_rec_u32(&rec, i - 1); /* as numbered in ThreadProfile */
+            plx_rec_u64(&rec, t->node_cpu[i]);
+        }
+    plx_rec_write(&rec, 0, PLX_REC_NODE_CPU);
+}
+
 /* ---- user events ------------------------------------------------------------------------ */
 
 void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
@@ -374,6 +417,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
         }
     }
     write_profile(t, now, cpu);
+    write_node_cpu(t);
     plx_sync_write(t);
     plx_ext_thread_ended(t);
     if (t->live_nodes)
@@ -403,6 +447,8 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
         finish(t, now, plx_cpu_ns());
     plx_live_unmap(t->live_nodes);
     plx_live_unmap(t->live_sync);
+    if (t->node_cpu)
+        munmap(t->node_cpu, sizeof(uint64_t) * t->max_nodes);
     munmap(t->mem, t->mem_bytes);
 }
 

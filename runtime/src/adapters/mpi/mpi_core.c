@@ -63,6 +63,11 @@ PLX_MPI_EXPORT int MPI_Finalize(void)
 /* The other ranks are killed by the MPI runtime (SIGTERM, which the runtime handles). */
 PLX_MPI_EXPORT int MPI_Abort(MPI_Comm comm, int code)
 {
+    struct plx_thread *t = plx_ext_acquire();
+    if (t) { /* a region left open: the experiment closes it when it is written */
+        plx_ext_enter(t, PLX_MPI_REGION("MPI_Abort"));
+        plx_ext_release(t);
+    }
     plx_ext_end_process(3, code);
     return PMPI_Abort(comm, code);
 }
