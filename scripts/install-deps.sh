@@ -29,8 +29,9 @@ fi
 
 py=python3
 pip_missing=()
-for m in pytest; do
-  $py -c "import $m" 2>/dev/null || pip_missing+=("$m")
+# import name:pip package — the tests read our exports with the real readers (Hatchet)
+for pair in pytest:pytest hatchet:llnl-hatchet; do
+  $py -c "import ${pair%%:*}" 2>/dev/null || pip_missing+=("${pair#*:}")
 done
 if [ ${#pip_missing[@]} -gt 0 ]; then
   echo "install-deps: pip installing ${pip_missing[*]}"

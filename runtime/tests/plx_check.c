@@ -28,7 +28,13 @@ static int printing;
 static int cur_rank = -1, ranks_seen;
 static uint64_t sent[MAXRANK][MAXRANK], sent_bytes[MAXRANK][MAXRANK], recvd[MAXRANK][MAXRANK];
 static uint64_t tsent[MAXRANK][MAXRANK], trecvd[MAXRANK][MAXRANK];
-struct pending { uint32_t peer; uint8_t dir; uint64_t count, bytes; };
+struct pending { uint32_t thread, peer; uint8_t dir; uint64_t count, bytes; };
+/* SyncStats records, applied after the live files: a thread's live file replaces its records
+ * (the records of a process killed while writing them may be partial) */
+struct srec { uint32_t thread, object; uint64_t v[5]; };
+static struct srec srecs[65536];
+static int nsrecs;
+static unsigned char live_mpi[65536], live_sync[65536];
 /* synchronization objects of the process being read, then of all processes */
 #define MAXOBJ 4096
 struct sobj { int kind, by_init; uint64_t acq, contended, wait, hold, releases; };
@@ -112,7 +118,8 @@ static void read_live_files(const char *process_path)
             }
             if (printing)
                 printf("recovered live.%u.nodes\n", thread);
-        } else if (strcmp(kind, "sync") == 0 && !has_sync[thread] && item == 64) {
+        } else if (strcmp(kind, "sync") == 0 && item == 64) {
+            live_sync[thread] = 1;
             for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 64 <= len; i++) {
                 const unsigned char *x = b + 64 + (size_t)i * 64;
                 uint32_t id;
@@ -129,7 +136,8 @@ static void read_live_files(const char *process_path)
                 sobjs[id].hold += v[3];
                 sobjs[id].releases += v[4];
             }
-        } else if (strcmp(kind, "mpi") == 0 && !has_stats[thread] && item == 56) {
+        } else if (strcmp(kind, "mpi") == 0 && item == 56) {
+            live_mpi[thread] = 1;
             for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 56 <= len; i++) {
                 const unsigned char *x = b + 64 + (size_t)i * 56;
                 uint32_t peer, used;
@@ -139,7 +147,7 @@ static void read_live_files(const char *process_path)
                 memcpy(&n, x + 24, 8);
                 memcpy(&bytes, x + 32, 8);
                 if (used && peer != 0xFFFFFFFFu && npend < 65536)
-                    pend[npend++] = (struct pending){peer, x[16], n, bytes};
+                    pend[npend++] = (struct pending){0xFFFFFFFFu, peer, x[16], n, bytes};
             }
         }
         free(b);
@@ -167,7 +175,10 @@ static void read_process(const char *path)
     memset(has_stats, 0, sizeof has_stats);
     memset(has_sync, 0, sizeof has_sync);
     memset(sobjs, 0, sizeof sobjs);
+    memset(live_mpi, 0, sizeof live_mpi);
+    memset(live_sync, 0, sizeof live_sync);
     nsobjs = 0;
+    nsrecs = 0;
     size_t off = 16;
     while (off + 8 <= len) {
         uint16_t type;
@@ -254,12 +265,12 @@ static void read_process(const char *path)
             uint32_t th = u32(&c), id = u32(&c);
             if (th < 65536)
                 has_sync[th] = 1;
-            if (id < MAXOBJ) {
-                sobjs[id].acq += u64(&c);
-                sobjs[id].contended += u64(&c);
-                sobjs[id].wait += u64(&c);
-                sobjs[id].hold += u64(&c);
-                sobjs[id].releases += u64(&c);
+            if (nsrecs < 65536) {
+                struct srec *r = &srecs[nsrecs++];
+                r->thread = th;
+                r->object = id;
+                for (int k = 0; k < 5; k++)
+                    r->v[k] = u64(&c);
             }
             break;
         }
@@ -290,7 +301,7 @@ static void read_process(const char *path)
             c.p += 4;
             uint64_t count = u64(&c), bytes = u64(&c);
             if (peer != 0xFFFFFFFFu && npend < 65536)
-                pend[npend++] = (struct pending){peer, dir, count, bytes};
+                pend[npend++] = (struct pending){st, peer, dir, count, bytes};
             break;
         }
         case 12: {
@@ -310,10 +321,20 @@ static void read_process(const char *path)
     }
     free(buf);
     read_live_files(path);
+    for (int i = 0; i < nsrecs; i++) {
+        const struct srec *r = &srecs[i];
+        if (r->object >= MAXOBJ || (r->thread < 65536 && live_sync[r->thread]))
+            continue;
+        sobjs[r->object].acq += r->v[0];
+        sobjs[r->object].contended += r->v[1];
+        sobjs[r->object].wait += r->v[2];
+        sobjs[r->object].hold += r->v[3];
+        sobjs[r->object].releases += r->v[4];
+    }
     for (int i = 0; i < nsobjs && nall_sobjs < 65536; i++)
         all_sobjs[nall_sobjs++] = sobjs[i];
     for (int i = 0; i < npend && cur_rank >= 0 && cur_rank < MAXRANK; i++) {
-        if (pend[i].peer >= MAXRANK)
+        if (pend[i].peer >= MAXRANK || (pend[i].thread < 65536 && live_mpi[pend[i].thread]))
             continue;
         if (pend[i].dir == 0) {
             sent[cur_rank][pend[i].peer] += pend[i].count;

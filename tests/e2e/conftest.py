@@ -31,6 +31,12 @@ RUNTIME_REGIONS = {"plx_flush", "plx_symbols"}
 EPS = 1e-6
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: a test that takes seconds (e.g. 64 oversubscribed MPI ranks); `-m slow` selects them"
+    )
+
+
 def pytest_sessionstart(session):
     missing = [p for p in (PLX, PLX_CC, PLX_CXX, LIBPLX) if not p.exists()]
     if missing:

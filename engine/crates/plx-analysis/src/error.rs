@@ -11,6 +11,8 @@ pub enum AnalysisError {
     NoSuchPhase(String),
     /// An analysis needs a trace and no MPI rank of the experiment has one.
     NoTrace(std::path::PathBuf),
+    /// An analysis needs an event trace and no process of the experiment has one.
+    NoEventTrace(std::path::PathBuf),
 }
 
 impl fmt::Display for AnalysisError {
@@ -23,6 +25,11 @@ impl fmt::Display for AnalysisError {
                 "{}: no trace: this needs the MPI ranks' traces; rerun with `plx run --trace`",
                 d.display()
             ),
+            AnalysisError::NoEventTrace(d) => write!(
+                f,
+                "{}: no trace: this needs an event trace; rerun with `plx run --trace`",
+                d.display()
+            ),
         }
     }
 }
@@ -31,7 +38,9 @@ impl std::error::Error for AnalysisError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             AnalysisError::Format(e) => Some(e),
-            AnalysisError::NoSuchPhase(_) | AnalysisError::NoTrace(_) => None,
+            AnalysisError::NoSuchPhase(_)
+            | AnalysisError::NoTrace(_)
+            | AnalysisError::NoEventTrace(_) => None,
         }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! [`Model::open`] reads an experiment with `plx-format`, maps every process's regions to one
 //! [`RegionTable`] (demangled names, source locations from debug info), converts ticks to seconds
-//! and, for threads without a ThreadProfile, rebuilds their profile from the trace. MPI ranks
-//! come first, by rank; communicators of all ranks are interned in one [`CommTable`].
+//! and, for threads without a ThreadProfile (nor a tree recovered from a live file), rebuilds
+//! their profile from the trace. MPI ranks come first, by rank; communicators of all ranks are
+//! interned in one [`CommTable`].
 #![deny(missing_docs)]
 
 pub mod comms;
@@ -15,6 +16,7 @@ pub mod flat;
 pub mod gprof;
 mod hash;
 pub mod matching;
+pub mod merge;
 pub mod messages;
 pub mod model;
 pub mod mpitime;
@@ -31,6 +33,10 @@ pub use fit::{FitAccumulator, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
 pub use gprof::{call_graph, GprofEntry};
 pub use matching::{match_messages, MatchSummary, MatchedMessage, PairCounter, UnmatchedPair};
+pub use merge::{
+    clock_condition, ClockCondition, ClockReport, EventKind, GlobalEvent, GlobalMerge,
+    MergeOptions, MergeStats, MessageLink, TraceLocation,
+};
 pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{BuildOptions, Model, ProcessModel, ProfileSource, ThreadModel, ThrottledRegion};
 pub use mpitime::{MpiTime, RoutineTime};

@@ -185,6 +185,25 @@ pub fn match_messages(
     model: &Model,
     mut sink: impl FnMut(&MatchedMessage),
 ) -> Result<MatchSummary, AnalysisError> {
+    match_messages_keyed(model, |m, _| sink(m))
+}
+
+/// The communicator part of a matching key: the experiment-wide index of a process-local
+/// communicator id, or `1 << 32 | local id` when the process has no CommDef for it.
+pub(crate) fn comm_key(p: &ProcessModel, comm: u32) -> u64 {
+    match p.comms.get(&comm) {
+        Some(&g) => g as u64,
+        None => (1u64 << 32) | comm as u64,
+    }
+}
+
+/// [`match_messages`], also giving the sink each message's communicator key ([`comm_key`]):
+/// messages of one (communicator key, sender, receiver, tag) are matched first send with first
+/// receive, so counting them per key says which sends and receives found a partner.
+pub(crate) fn match_messages_keyed(
+    model: &Model,
+    mut sink: impl FnMut(&MatchedMessage, u64),
+) -> Result<MatchSummary, AnalysisError> {
     let ranks = model.ranks();
     if !ranks.iter().any(|(_, p)| p.has_trace()) {
         return Err(AnalysisError::NoTrace(model.dir.clone()));
@@ -199,15 +218,10 @@ pub fn match_messages(
         }
         let mut undefined: Vec<u32> = Vec::new();
         for raw in read_rank(p, &mut summary) {
-            let comm = match p.comms.get(&raw.comm) {
-                Some(&g) => g as u64,
-                None => {
-                    if !undefined.contains(&raw.comm) {
-                        undefined.push(raw.comm);
-                    }
-                    (1u64 << 32) | raw.comm as u64
-                }
-            };
+            let comm = comm_key(p, raw.comm);
+            if comm >> 32 != 0 && !undefined.contains(&raw.comm) {
+                undefined.push(raw.comm);
+            }
             let (sender, receiver) = if raw.send {
                 (rank, raw.peer)
             } else {
@@ -235,17 +249,20 @@ pub fn match_messages(
                 (other, half)
             };
             summary.matched += 1;
-            sink(&MatchedMessage {
-                sender: Location::thread(sender, s.thread),
-                receiver: Location::thread(receiver, r.thread),
-                comm: (comm >> 32 == 0).then_some(comm as u32),
-                tag: raw.tag,
-                bytes: s.bytes,
-                send_ticks: s.ticks,
-                recv_ticks: r.ticks,
-                send_ns: s.ns,
-                recv_ns: r.ns,
-            });
+            sink(
+                &MatchedMessage {
+                    sender: Location::thread(sender, s.thread),
+                    receiver: Location::thread(receiver, r.thread),
+                    comm: (comm >> 32 == 0).then_some(comm as u32),
+                    tag: raw.tag,
+                    bytes: s.bytes,
+                    send_ticks: s.ticks,
+                    recv_ticks: r.ticks,
+                    send_ns: s.ns,
+                    recv_ns: r.ns,
+                },
+                comm,
+            );
         }
         for c in undefined {
             summary.warnings.push(Warning::file(

@@ -42,6 +42,9 @@ pub enum ProfileSource {
     Recorded,
     /// Rebuilt from the trace.
     Rebuilt,
+    /// Recovered from the thread's live file (the process was killed before writing the
+    /// ThreadProfile): exact counts and times of the calls that returned; no CPU time.
+    Recovered,
     /// Neither: the tree is empty.
     None,
 }
@@ -73,8 +76,9 @@ pub struct ThreadModel {
     pub lost_nodes: u64,
     /// User event statistics.
     pub user_events: Vec<UserStat>,
-    /// MPI message statistics: recorded, or derived from the trace when the thread has no
-    /// ThreadProfile (then a receive completed by MPI_Wait counts under MPI_Wait).
+    /// MPI message statistics: recorded (or recovered from the thread's live file), else
+    /// derived from the trace when the thread has no ThreadProfile (then a receive completed by
+    /// MPI_Wait counts under MPI_Wait).
     pub messages: Vec<MessageStat>,
 }
 
@@ -415,6 +419,7 @@ fn build_process(
         let data = p.threads.get(&th);
         let info = data.and_then(|d| d.info.as_ref());
         let profile = data.and_then(|d| d.profile.as_ref());
+        let recovered = data.is_some_and(|d| d.recovered.profile.is_some());
         let trace_words = img
             .trace
             .as_ref()
@@ -429,7 +434,7 @@ fn build_process(
             tree: CallTree::new(),
             source: ProfileSource::None,
             trace_words,
-            trace_events: profile.map(|p| p.trace_events),
+            trace_events: profile.filter(|_| !recovered).map(|p| p.trace_events),
             lost_events: profile.map_or(0, |p| p.lost_events),
             lost_nodes: profile.map_or(0, |p| p.lost_nodes),
             user_events: Vec::new(),
@@ -453,10 +458,14 @@ fn build_process(
                 })
                 .collect();
             tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
-            tm.source = ProfileSource::Recorded;
+            tm.source = if recovered {
+                ProfileSource::Recovered
+            } else {
+                ProfileSource::Recorded
+            };
             tm.messages = message_stats(recorded_messages, &mut rmap, table);
             if let Some(i) = info {
-                tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+                tm.cpu_s = (!recovered).then(|| prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
                 tm.wall_s = Some(
                     img.clock
                         .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
@@ -475,7 +484,9 @@ fn build_process(
         } else if let Some((nodes, b)) = rebuilt_here {
             tm.tree = tree_from_ticks(nodes, img, &mut rmap, table, warnings);
             tm.source = ProfileSource::Rebuilt;
-            let derived = if profile.is_some() {
+            // records (or statistics recovered from the live file) count exactly what the trace
+            // may only partly hold (a killed process's last buffer is lost)
+            let derived = if profile.is_some() || !recorded_messages.is_empty() {
                 recorded_messages
             } else {
                 b.messages.as_slice()
@@ -516,6 +527,9 @@ fn build_process(
                     sum_squares: s.sum_squares,
                 });
             }
+        } else {
+            // no profile at all: message statistics (recovered from a live file) still count
+            tm.messages = message_stats(recorded_messages, &mut rmap, table);
         }
         threads.push(tm);
     }

@@ -171,7 +171,11 @@ impl ProfileBuilder {
                 self.message(NONE_U32, Direction::Sent, comm, bytes_sent);
                 self.message(NONE_U32, Direction::Received, comm, bytes_recv);
             }
-            Event::TimeReset { .. } | Event::Unknown { .. } => {}
+            Event::TimeReset { .. }
+            | Event::Unknown { .. }
+            | Event::Acquire { .. }
+            | Event::Release { .. }
+            | Event::Cpu { .. } => {}
         }
     }
 

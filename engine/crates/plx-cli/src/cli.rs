@@ -25,6 +25,9 @@ pub enum Command {
     /// MPI communication matrix (messages and bytes per sender and receiver), or with --fit
     /// latency and bandwidth per pair.
     Comm(CommArgs),
+    /// Write the experiment in another tool's format: the merged trace (one clock, the clock
+    /// condition repaired) or the profiles.
+    Export(ExportArgs),
 }
 
 /// `plx run`.
@@ -120,4 +123,33 @@ pub struct CommArgs {
 pub struct InfoArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+}
+
+/// `--format` of `plx export`: the exporters' names, each with its one-line description.
+fn export_formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plx_export::FORMATS
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
+}
+
+/// `plx export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", value_parser = export_formats())]
+    pub format: String,
+    /// Output file (`-`: standard output), or directory for the tau format.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    /// Minimum latency a repaired message gets, in ns [default: the smallest transfer time
+    /// observed, at most 1000].
+    #[arg(long, value_name = "NS")]
+    pub min_latency: Option<u64>,
+    /// Leave receives that come before their send as they are (times only ClockOffset-corrected).
+    #[arg(long)]
+    pub no_clock_repair: bool,
 }

@@ -22,7 +22,7 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
             continue;
         };
         let problem = match keyword {
-            "include" | "exclude" => {
+            "include" | "exclude" | "cputime" => {
                 let ok = words.len() == 2 || (words.len() == 3 && words[1] == "file");
                 (!ok).then(|| format!("expected '{keyword} GLOB' or '{keyword} file GLOB'"))
             }
@@ -37,7 +37,7 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
                 "'{keyword}' rules are not supported in this version"
             )),
             other => Some(format!(
-                "unknown rule '{other}' (expected include, exclude or throttle)"
+                "unknown rule '{other}' (expected include, exclude, cputime or throttle)"
             )),
         };
         if let Some(message) = problem {

@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 
 use plx_analysis::{
-    match_messages, BuildOptions, MatchSummary, Model, ProcessModel, ProfileSource,
+    clock_condition, BuildOptions, MatchSummary, MergeOptions, Model, ProcessModel, ProfileSource,
 };
 use plx_format::{ClockKind, ClockSource, EndReason, Warning};
 
@@ -39,6 +39,7 @@ pub fn end_text(p: &ProcessModel) -> String {
                 format!("killed by signal {} ({})", e.status, signal_name(e.status))
             }
             EndReason::Exec => "replaced by exec()".to_string(),
+            EndReason::MpiAbort => format!("called MPI_Abort with error code {}", e.status),
             EndReason::Other(r) => format!("ended (reason {r}, status {})", e.status),
         },
     }
@@ -133,6 +134,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         let source = match t.source {
             ProfileSource::Recorded => "recorded",
             ProfileSource::Rebuilt => "rebuilt from trace",
+            ProfileSource::Recovered => "recovered from live file",
             ProfileSource::None => "none",
         };
         let events = t
@@ -196,7 +198,13 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
     if traced == 0 {
         return Ok(None);
     }
-    let summary = match_messages(model, |_| {}).ok();
+    // matching and the clock condition in one pass over the messages
+    let clock = clock_condition(model, MergeOptions::default());
+    let summary = clock.as_ref().map(|c| {
+        let mut s = c.matching.clone();
+        s.warnings.extend(c.warnings.iter().cloned());
+        s
+    });
     if let Some(s) = &summary {
         writeln!(
             out,
@@ -206,6 +214,9 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
             s.unmatched_receives(),
             s.collectives
         )?;
+    }
+    if let Some(c) = &clock {
+        writeln!(out, "{}", c.report.describe())?;
     }
     Ok(summary)
 }

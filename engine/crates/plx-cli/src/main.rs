@@ -1,7 +1,8 @@
-//! `plx`: the Parallax command line (run, report, info, comm).
+//! `plx`: the Parallax command line (run, report, info, comm, export).
 
 mod cli;
 mod comm;
+mod export;
 mod filter;
 mod info;
 mod mpi_detect;
@@ -54,6 +55,7 @@ fn main() {
         cli::Command::Report(a) => report::report(&a).map(|()| 0),
         cli::Command::Info(a) => info::info(&a).map(|()| 0),
         cli::Command::Comm(a) => comm::comm(&a).map(|()| 0),
+        cli::Command::Export(a) => export::export(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -16,6 +16,12 @@ pub const SUBTYPE_SEND: u8 = 2;
 pub const SUBTYPE_RECV: u8 = 3;
 /// Extended subtype: this rank's part of a collective (payload: comm | root << 32, bytes sent, bytes received).
 pub const SUBTYPE_COLLECTIVE: u8 = 4;
+/// Extended subtype: a synchronization object acquired (payload: object | kind << 32, wait ticks).
+pub const SUBTYPE_ACQUIRE: u8 = 5;
+/// Extended subtype: a synchronization object released (payload: object | kind << 32).
+pub const SUBTYPE_RELEASE: u8 = 6;
+/// Extended subtype: CPU time of a `cputime` function's call (payload: region, cpu ns).
+pub const SUBTYPE_CPU: u8 = 7;
 /// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
 pub const MPI_PAYLOAD_WORDS: u8 = 3;
 
@@ -111,6 +117,36 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// A synchronization object taken, or a wait on one ended (subtype 5).
+    Acquire {
+        /// Process-local object id (SyncObject).
+        object: u32,
+        /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
+        kind: u8,
+        /// Ticks spent blocked before it.
+        wait_ticks: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// A synchronization object released, posted or signalled (subtype 6).
+    Release {
+        /// Process-local object id (SyncObject).
+        object: u32,
+        /// Object kind.
+        kind: u8,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// CPU time of one call of a function selected by the filter rule `cputime`, at its exit
+    /// (subtype 7).
+    Cpu {
+        /// The function's region.
+        region: u32,
+        /// Inclusive CPU time of the call in ns.
+        cpu_ns: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -132,6 +168,9 @@ impl Event {
             | Event::Send { ticks, .. }
             | Event::Recv { ticks, .. }
             | Event::Collective { ticks, .. }
+            | Event::Acquire { ticks, .. }
+            | Event::Release { ticks, .. }
+            | Event::Cpu { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -162,6 +201,26 @@ impl<'a> ChunkEvents<'a> {
     /// Index of the word whose payload ran past the chunk, if decoding stopped early.
     pub fn cut_at(&self) -> Option<usize> {
         self.cut_at
+    }
+
+    /// Continues decoding `bytes` (a whole chunk's events) where an earlier decoder over the
+    /// same bytes stopped: at byte `offset` with the running time `ticks`, both as returned by
+    /// its [`ChunkEvents::position`]. Lets a caller that owns the chunk's buffer decode it in
+    /// batches without keeping a borrowing iterator alive.
+    pub fn resume(bytes: &'a [u8], offset: usize, ticks: u64) -> Self {
+        let whole = bytes.len() & !7;
+        ChunkEvents {
+            bytes: &bytes[..whole],
+            pos: offset.min(whole) & !7,
+            ticks,
+            cut_at: None,
+        }
+    }
+
+    /// Byte offset of the next word to decode and the running time in ticks (see
+    /// [`ChunkEvents::resume`]).
+    pub fn position(&self) -> (usize, u64) {
+        (self.pos, self.ticks)
     }
 
     #[inline(always)]
@@ -247,6 +306,28 @@ impl Iterator for ChunkEvents<'_> {
                             ticks,
                         })
                     }
+                    (SUBTYPE_ACQUIRE, n) if n >= 2 => {
+                        let w0 = self.word(p);
+                        Some(Event::Acquire {
+                            object: w0 as u32,
+                            kind: (w0 >> 32) as u8,
+                            wait_ticks: self.word(p + 8),
+                            ticks,
+                        })
+                    }
+                    (SUBTYPE_RELEASE, n) if n >= 1 => {
+                        let w0 = self.word(p);
+                        Some(Event::Release {
+                            object: w0 as u32,
+                            kind: (w0 >> 32) as u8,
+                            ticks,
+                        })
+                    }
+                    (SUBTYPE_CPU, n) if n >= 2 => Some(Event::Cpu {
+                        region: self.word(p) as u32,
+                        cpu_ns: self.word(p + 8),
+                        ticks,
+                    }),
                     _ => Some(Event::Unknown { subtype, ticks }),
                 }
             }
@@ -566,6 +647,28 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn resumed_decoding_equals_one_pass() {
+        let mut e = EventEncoder::new(1000);
+        e.enter(1, 1001)
+            .send(2, 3, 64, 0, 1002)
+            .time_reset(5000)
+            .user(7, 1.5, 5003)
+            .exit(1, 5004);
+        let b = bytes(e.words());
+        let all: Vec<Event> = ChunkEvents::new(&b, 1000).collect();
+        let mut got = Vec::new();
+        let (mut pos, mut ticks) = (0, 1000);
+        loop {
+            let mut it = ChunkEvents::resume(&b, pos, ticks);
+            let Some(ev) = it.next() else { break };
+            got.push(ev);
+            (pos, ticks) = it.position();
+        }
+        assert_eq!(got, all);
+        assert_eq!(pos, b.len());
     }
 
     #[test]

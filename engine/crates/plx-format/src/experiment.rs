@@ -1,9 +1,11 @@
-//! Finds the process images of an experiment directory and reads each (process data, trace index, clock).
+//! Finds the process images of an experiment directory and reads each (process data, trace index,
+//! clock), with the live files a killed process left standing in for its missing records.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::clock::{ClockMap, ClockSource};
+use crate::live::{parse_live_name, LiveFiles, LiveKind};
 use crate::process::ProcessData;
 use crate::trace::TraceIndex;
 use crate::warning::{Warning, WarningKind};
@@ -26,6 +28,11 @@ pub struct ProcessImage {
     pub trace: Option<TraceIndex>,
     /// Tick conversion for this image.
     pub clock: ClockMap,
+    /// The live files of the directory (`live.<thread>.<kind>`), empty but for the directory's
+    /// last image. Live files belong to the image running when the process was killed; an
+    /// `exec()` without a new pid shares the directory, so they are attached to the image with
+    /// the highest N. Their data is in [`ProcessData::threads`] where records were missing.
+    pub live_files: Vec<PathBuf>,
 }
 
 impl ProcessImage {
@@ -102,6 +109,7 @@ impl Experiment {
             }
             let mut procs = BTreeSet::new();
             let mut traces = BTreeSet::new();
+            let mut live = Vec::new();
             if let Ok(files) = std::fs::read_dir(&path) {
                 for f in files.flatten() {
                     let fname = f.file_name().to_string_lossy().into_owned();
@@ -109,9 +117,14 @@ impl Experiment {
                         procs.insert(n);
                     } else if let Some(n) = image_of(&fname, "trace") {
                         traces.insert(n);
+                    } else if parse_live_name(&fname)
+                        .is_some_and(|(_, kind)| LiveKind::from_name(kind).is_some())
+                    {
+                        live.push(f.path());
                     }
                 }
             }
+            live.sort();
             any_process_file |= !procs.is_empty();
             if procs.is_empty() && traces.is_empty() {
                 warnings.push(Warning::file(
@@ -121,26 +134,30 @@ impl Experiment {
                 ));
                 continue;
             }
+            let last = procs.union(&traces).max().copied();
             for image in procs.union(&traces) {
-                found.push((
-                    host.clone(),
+                found.push(ImageFiles {
+                    host: host.clone(),
                     pid,
-                    *image,
-                    path.clone(),
-                    procs.contains(image),
-                    traces.contains(image),
-                ));
+                    image: *image,
+                    dir: path.clone(),
+                    has_proc: procs.contains(image),
+                    has_trace: traces.contains(image),
+                    live: if Some(*image) == last {
+                        live.clone()
+                    } else {
+                        Vec::new()
+                    },
+                });
             }
         }
         if !any_process_file {
             return Err(FormatError::NotAnExperiment(dir.to_path_buf()));
         }
-        found.sort();
+        found.sort_by(|a, b| (&a.host, a.pid, a.image).cmp(&(&b.host, b.pid, b.image)));
         let images = found
             .into_iter()
-            .map(|(host, pid, image, pdir, has_proc, has_trace)| {
-                read_image(host, pid, image, pdir, has_proc, has_trace, &mut warnings)
-            })
+            .map(|f| read_image(f, &mut warnings))
             .collect();
         Ok(Experiment {
             dir: dir.to_path_buf(),
@@ -150,18 +167,30 @@ impl Experiment {
     }
 }
 
-fn read_image(
+/// The files of one process image found in its directory.
+struct ImageFiles {
     host: String,
     pid: u32,
     image: u32,
     dir: PathBuf,
     has_proc: bool,
     has_trace: bool,
-    warnings: &mut Vec<Warning>,
-) -> ProcessImage {
+    live: Vec<PathBuf>,
+}
+
+fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
+    let ImageFiles {
+        host,
+        pid,
+        image,
+        dir,
+        has_proc,
+        has_trace,
+        live,
+    } = files;
     let ppath = dir.join(file_name("process", image));
     let tpath = dir.join(file_name("trace", image));
-    let process = if has_proc {
+    let mut process = if has_proc {
         ProcessData::read(&ppath, warnings)
     } else {
         warnings.push(Warning::file(
@@ -192,6 +221,9 @@ fn read_image(
         }
         None
     };
+    if !live.is_empty() {
+        LiveFiles::read(&live, warnings).recover_into(&mut process, trace.as_ref());
+    }
     let mut pairs = process.calibrations.clone();
     if let Some(t) = &trace {
         pairs.extend(t.calibrations());
@@ -216,6 +248,7 @@ fn read_image(
         process,
         trace,
         clock,
+        live_files: live,
     };
     thread_warnings(&img, warnings);
     img
@@ -229,6 +262,27 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     }
     for th in threads {
         let data = img.process.threads.get(&th);
+        if let Some(path) = data.and_then(|d| d.recovered.messages.as_ref()) {
+            warnings.push(Warning::file(
+                &ppath,
+                WarningKind::Recovered,
+                format!(
+                    "thread {th}: MPI message statistics recovered from {} (the process was killed before writing them)",
+                    file_name_of(path)
+                ),
+            ));
+        }
+        if let Some(path) = data.and_then(|d| d.recovered.profile.as_ref()) {
+            warnings.push(Warning::file(
+                &ppath,
+                WarningKind::Recovered,
+                format!(
+                    "thread {th}: profile recovered from {} (the process was killed before writing it)",
+                    file_name_of(path)
+                ),
+            ));
+            continue;
+        }
         let profile = data.and_then(|d| d.profile.as_ref());
         match profile {
             Some(p) => {
@@ -269,6 +323,13 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
             }
         }
     }
+}
+
+fn file_name_of(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! [`ProcessData`], every `trace[.N].plx` is indexed by chunk ([`TraceIndex`]) without reading
 //! its events, which are then streamed one chunk at a time ([`TraceReader`], [`ChunkEvents`]).
 //! Damage (truncation, garbage, missing files, unfinished processes) becomes [`Warning`]s;
-//! whatever is intact is still returned. The [`writer`] module writes the same format;
+//! whatever is intact is still returned. The [`live`] files a killed process left stand in for
+//! the records it never wrote (profiles, message statistics), with a warning. The [`writer`] module writes the same format;
 //! [`synth`] and [`synth_mpi`] build whole synthetic experiments (MPI runs included).
 #![deny(missing_docs)]
 
@@ -14,6 +15,7 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
+pub mod live;
 pub mod mpi;
 pub mod process;
 pub mod records;
@@ -29,8 +31,9 @@ pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
 pub use experiment::{Experiment, ProcessImage};
 pub use framing::FileKind;
+pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
-pub use process::{ProcessData, ThreadData};
+pub use process::{ProcessData, Recovered, ThreadData};
 pub use records::*;
 pub use trace::{ChunkHeader, ChunkInfo, TraceIndex, TraceReader};
 pub use warning::{Warning, WarningKind};

@@ -20,12 +20,30 @@ pub struct ThreadData {
     pub info: Option<ThreadInfo>,
     /// Current name: the last ThreadName, else the ThreadInfo name.
     pub name: String,
-    /// The callpath profile, if written (the last one wins).
+    /// The callpath profile: the ThreadProfile record (the last one wins), or, when there is
+    /// none, the one recovered from the thread's `live.<thread>.nodes` file (see [`Recovered`]).
     pub profile: Option<ThreadProfile>,
     /// User event statistics.
     pub user_stats: Vec<UserEventStats>,
-    /// MPI message statistics (one per routine, peer, direction and communicator; the last wins).
+    /// MPI message statistics (one per routine, peer, direction and communicator; the last
+    /// wins), or, when there are no records, those recovered from `live.<thread>.mpi`.
     pub message_stats: Vec<MessageStats>,
+    /// What was taken from live files because the records were never written.
+    pub recovered: Recovered,
+}
+
+/// The live files a thread's data was recovered from (spec/format.md "Live files"): the process
+/// was killed before the thread's records were written. A recovered [`ThreadProfile`] holds the
+/// live tree (regions still open at the kill are not in its times); its `end_ticks` is the
+/// latest time known for the process (never before the thread's start plus the time its tree
+/// accounts for), its `cpu_ns` the thread's CPU clock at start (its CPU time is unknown) and its
+/// event counts 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// `live.<thread>.nodes`, if the profile comes from it.
+    pub profile: Option<PathBuf>,
+    /// `live.<thread>.mpi`, if the message statistics come from it.
+    pub messages: Option<PathBuf>,
 }
 
 /// The decoded content of one `process.plx` (or `process.N.plx`).
@@ -64,7 +82,7 @@ pub struct ProcessData {
 }
 
 impl ProcessData {
-    fn thread_mut(&mut self, thread: u32) -> &mut ThreadData {
+    pub(crate) fn thread_mut(&mut self, thread: u32) -> &mut ThreadData {
         self.threads.entry(thread).or_insert_with(|| ThreadData {
             thread,
             ..ThreadData::default()

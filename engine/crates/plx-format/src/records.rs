@@ -308,6 +308,8 @@ pub enum EndReason {
     Signal,
     /// exec() replaced the image.
     Exec,
+    /// MPI_Abort (status: its error code).
+    MpiAbort,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -319,6 +321,7 @@ impl EndReason {
             0 => EndReason::Exit,
             1 => EndReason::Signal,
             2 => EndReason::Exec,
+            3 => EndReason::MpiAbort,
             o => EndReason::Other(o),
         }
     }
@@ -328,6 +331,7 @@ impl EndReason {
             EndReason::Exit => 0,
             EndReason::Signal => 1,
             EndReason::Exec => 2,
+            EndReason::MpiAbort => 3,
             EndReason::Other(o) => o,
         }
     }

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 
 use crate::event::EventEncoder;
 use crate::framing::FileKind;
-use crate::mpi::{ClockOffset, CommDef, MpiInit, OffsetWhen, ThreadLevel};
+use crate::live::{LiveKind, LiveMpiEntry, LiveNode};
+use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 use crate::records::{
     Calibration, ClockKind, EndReason, ProcessEnd, ProcessInfo, ProfileNode, Record, RegionDef,
     RegionKind, ThreadInfo, ThreadProfile, NONE_U32,
 };
-use crate::writer::{chunk_bytes, FileWriter};
+use crate::writer::{chunk_bytes, live_mpi_bytes, live_nodes_bytes, FileWriter};
 
 /// A process image under construction. Its clock is `CLOCK_MONOTONIC` (1 tick = 1 ns) with
 /// calibration pairs at tick 0 and at [`SynthProcess::end`], so times in tests are exact.
@@ -24,6 +25,8 @@ pub struct SynthProcess {
     pub records: Vec<Record>,
     /// Raw bytes of trace.plx after its header (chunks), if any.
     pub trace: Option<Vec<u8>>,
+    /// Other files of the process directory by name (live files), written as they are.
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// One node of [`SynthProcess::profile`]: (parent index or `None`, region, calls, child calls, inclusive, exclusive).
@@ -53,6 +56,7 @@ impl SynthProcess {
                 Record::ClockRate(1e9),
             ],
             trace: None,
+            files: Vec::new(),
         };
         p.region(0, RegionKind::Runtime, "plx_flush");
         p
@@ -177,6 +181,34 @@ impl SynthProcess {
         self
     }
 
+    /// A `live.<thread>.nodes` file holding the tree `nodes` (as given to
+    /// [`SynthProcess::profile`]), as the runtime leaves it when the process is killed: the root
+    /// item, then node `i` as item `i + 1`, room for 16 more items.
+    pub fn live_nodes(&mut self, thread: u32, nodes: &[NodeSpec]) -> &mut Self {
+        let items = live_tree(nodes);
+        let capacity = items.len() as u32 + 16;
+        let bytes = live_nodes_bytes(thread, capacity, &items);
+        self.file(&LiveKind::Nodes.file_name(thread), bytes)
+    }
+
+    /// A `live.<thread>.mpi` file holding `stats` (their `thread` is not used): a hash table
+    /// with the entries in slots 1, 3, 5, ... and free slots around them.
+    pub fn live_mpi(&mut self, thread: u32, stats: &[MessageStats]) -> &mut Self {
+        let mut slots = vec![LiveMpiEntry::EMPTY; 2 * stats.len() + 2];
+        for (i, s) in stats.iter().enumerate() {
+            slots[2 * i + 1] = LiveMpiEntry::from_stats(s);
+        }
+        let bytes = live_mpi_bytes(thread, &slots);
+        self.file(&LiveKind::Mpi.file_name(thread), bytes)
+    }
+
+    /// A file of the process directory with these bytes (e.g. a damaged live file).
+    pub fn file(&mut self, name: &str, bytes: Vec<u8>) -> &mut Self {
+        self.files.retain(|(n, _)| n != name);
+        self.files.push((name.to_string(), bytes));
+        self
+    }
+
     /// Any record.
     pub fn record(&mut self, rec: Record) -> &mut Self {
         self.records.push(rec);
@@ -244,6 +276,46 @@ impl SynthProcess {
         if let Some(t) = self.trace_bytes() {
             std::fs::write(dir.join("trace.plx"), t)?;
         }
+        for (name, bytes) in &self.files {
+            std::fs::write(dir.join(name), bytes)?;
+        }
         Ok(dir)
     }
+}
+
+/// The items of a live `nodes` file for a tree given as to [`SynthProcess::profile`]: item 0 the
+/// root, node `i` as item `i + 1` (parent `None` → item 0), children linked newest first as the
+/// runtime links them; the root's `child_calls` counts the calls of the top-level nodes.
+pub fn live_tree(nodes: &[NodeSpec]) -> Vec<LiveNode> {
+    let mut items = vec![LiveNode {
+        parent: NONE_U32,
+        region: NONE_U32,
+        first_child: NONE_U32,
+        next_sibling: NONE_U32,
+        ..LiveNode::default()
+    }];
+    for (i, n) in nodes.iter().enumerate() {
+        let parent = n.0.map_or(0, |p| p + 1);
+        let item = i as u32 + 1;
+        let sibling = items
+            .get(parent as usize)
+            .map_or(NONE_U32, |p| p.first_child);
+        if let Some(p) = items.get_mut(parent as usize) {
+            p.first_child = item;
+        }
+        if parent == 0 {
+            items[0].child_calls += n.2;
+        }
+        items.push(LiveNode {
+            parent,
+            region: n.1,
+            first_child: NONE_U32,
+            next_sibling: sibling,
+            calls: n.2,
+            child_calls: n.3,
+            inclusive_ticks: n.4,
+            exclusive_ticks: n.5,
+        });
+    }
+    items
 }

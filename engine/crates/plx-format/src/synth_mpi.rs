@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::event::{Event, EventEncoder};
 use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, ThreadLevel};
 use crate::records::{Record, ThreadProfile, NONE_U32};
-use crate::synth::SynthProcess;
+use crate::synth::{NodeSpec, SynthProcess};
 
 /// Region id of the first MPI routine.
 pub const FIRST_ROUTINE: u32 = 3;
@@ -126,6 +126,10 @@ pub struct SynthRank {
     /// `Some(t)`: the rank was killed at tick `t` (ops after it are lost; no profiles, no
     /// MessageStats, no ProcessEnd).
     pub crashed_at: Option<u64>,
+    /// With `crashed_at`: the rank leaves the live files a killed runtime leaves — per thread
+    /// `live.<t>.nodes` (not when traced: trace mode keeps no tree) with the ops before the
+    /// crash (main still open: no time), and `live.<t>.mpi` with their message statistics.
+    pub live_files: bool,
     /// Threads besides 0.
     pub threads: BTreeSet<u32>,
     ops: Vec<Op>,
@@ -155,6 +159,7 @@ impl MpiWorld {
                     comms: Vec::new(),
                     offsets: Vec::new(),
                     crashed_at: None,
+                    live_files: false,
                     threads: BTreeSet::new(),
                     ops: Vec::new(),
                 })
@@ -305,6 +310,16 @@ impl MpiWorld {
             self.write_chunks(&mut p, &threads, &ops, close_at);
         }
         if r.crashed_at.is_some() {
+            for &t in threads.iter().filter(|_| r.live_files) {
+                let mine: Vec<&&Op> = ops.iter().filter(|o| o.thread == t).collect();
+                if !self.trace {
+                    p.live_nodes(t, &tree(t, &mine, None));
+                }
+                let stats = message_stats(t, &mine);
+                if !stats.is_empty() {
+                    p.live_mpi(t, &stats);
+                }
+            }
             return p;
         }
         for &t in &threads {
@@ -325,19 +340,7 @@ impl MpiWorld {
                     nodes: Vec::new(),
                 }));
             } else {
-                let root = if t == 0 { 1 } else { 2 };
-                let in_ops: u64 = mine.iter().map(|o| o.exit - o.enter).sum();
-                let mut nodes = vec![(None, root, 1, mine.len() as u64, end, end - in_ops)];
-                let mut by_region: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-                for o in &mine {
-                    let e = by_region.entry(o.region).or_default();
-                    e.0 += 1;
-                    e.1 += o.exit - o.enter;
-                }
-                for (region, (calls, time)) in by_region {
-                    nodes.push((Some(0), region, calls, 0, time, time));
-                }
-                p.profile(t, end, end / 2, &nodes);
+                p.profile(t, end, end / 2, &tree(t, &mine, Some(end)));
             }
             for s in message_stats(t, &mine) {
                 p.record(Record::MessageStats(s));
@@ -420,6 +423,25 @@ impl MpiWorld {
         }
         Ok(())
     }
+}
+
+/// The callpath tree of one thread's ops: `main` (thread 0) or `worker` from 0 to `end` (`None`:
+/// still open, so no time) with one child per MPI routine.
+fn tree(thread: u32, ops: &[&&Op], end: Option<u64>) -> Vec<NodeSpec> {
+    let root = if thread == 0 { 1 } else { 2 };
+    let in_ops: u64 = ops.iter().map(|o| o.exit - o.enter).sum();
+    let (incl, excl) = end.map_or((0, 0), |e| (e, e - in_ops));
+    let mut nodes = vec![(None, root, 1, ops.len() as u64, incl, excl)];
+    let mut by_region: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for o in ops {
+        let e = by_region.entry(o.region).or_default();
+        e.0 += 1;
+        e.1 += o.exit - o.enter;
+    }
+    for (region, (calls, time)) in by_region {
+        nodes.push((Some(0), region, calls, 0, time, time));
+    }
+    nodes
 }
 
 /// MessageStats of one thread's ops, as the runtime aggregates them (collectives: one record of

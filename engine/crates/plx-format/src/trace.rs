@@ -198,6 +198,26 @@ impl TraceIndex {
         self.words_per_thread.keys().copied()
     }
 
+    /// The latest time the trace knows: its chunks' calibration pairs and the last event of
+    /// each thread's last chunk (reads one chunk per thread). `None` without chunks.
+    pub fn last_ticks(&self) -> Option<u64> {
+        let mut last = self.calibrations().map(|c| c.ticks).max()?;
+        let mut last_chunk: BTreeMap<u32, ChunkInfo> = BTreeMap::new();
+        for c in &self.chunks {
+            last_chunk.insert(c.header.thread, *c);
+        }
+        if let Ok(mut reader) = self.reader() {
+            for info in last_chunk.into_values() {
+                if let Ok(events) = reader.read(info) {
+                    if let Some(ev) = events.last() {
+                        last = last.max(ev.ticks());
+                    }
+                }
+            }
+        }
+        Some(last)
+    }
+
     /// A reader streaming the chunks in file order.
     pub fn reader(&self) -> Result<TraceReader<'_>, crate::FormatError> {
         let file =
@@ -212,7 +232,7 @@ impl TraceIndex {
 }
 
 /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (short at EOF or error).
-fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
+pub(crate) fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
     let mut done = 0;
     while done < buf.len() {
         match file.read_at(&mut buf[done..], offset + done as u64) {

@@ -24,6 +24,9 @@ pub enum WarningKind {
     Unfinished,
     /// A thread has no ThreadProfile record.
     NoThreadProfile,
+    /// A thread's profile or message statistics were recovered from its live file (the process
+    /// was killed before writing the records).
+    Recovered,
     /// The runtime could not record some events.
     LostEvents {
         /// How many.
@@ -63,6 +66,7 @@ impl WarningKind {
             WarningKind::MissingFile => "missing-file",
             WarningKind::Unfinished => "unfinished",
             WarningKind::NoThreadProfile => "no-thread-profile",
+            WarningKind::Recovered => "recovered",
             WarningKind::LostEvents { .. } => "lost-events",
             WarningKind::LostNodes { .. } => "lost-nodes",
             WarningKind::Clock => "clock",

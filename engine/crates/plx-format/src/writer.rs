@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use crate::framing::{file_header, FileKind};
+use crate::live::{LiveHeader, LiveKind, LiveMpiEntry, LiveNode};
 use crate::records::{types, Calibration, Record};
 use crate::trace::{ChunkHeader, CHUNK_HEADER_LEN};
 
@@ -37,6 +38,34 @@ pub fn chunk_bytes(thread: u32, base_ticks: u64, calib: Calibration, words: &[u6
         payload.extend_from_slice(&w.to_le_bytes());
     }
     raw_record_bytes(types::TRACE_CHUNK, &payload)
+}
+
+/// The bytes of a live file: the header, `items` as they are, then zeros up to
+/// `header.capacity` items of `header.item_size` bytes (the runtime's file has that length).
+pub fn live_file_bytes(header: &LiveHeader, items: &[u8]) -> Vec<u8> {
+    let room = header.capacity as usize * header.item_size as usize;
+    let mut v = Vec::with_capacity(64 + room.max(items.len()));
+    v.extend_from_slice(&header.encode());
+    v.extend_from_slice(items);
+    v.resize(64 + room.max(items.len()), 0);
+    v
+}
+
+/// A `live.<thread>.nodes` file as a killed runtime leaves it: `nodes` in use (item 0 the root),
+/// room for `capacity` (at least `nodes.len()`).
+pub fn live_nodes_bytes(thread: u32, capacity: u32, nodes: &[LiveNode]) -> Vec<u8> {
+    let count = nodes.len() as u32;
+    let header = LiveHeader::new(LiveKind::Nodes, thread, count, capacity.max(count));
+    let items: Vec<u8> = nodes.iter().flat_map(|n| n.encode()).collect();
+    live_file_bytes(&header, &items)
+}
+
+/// A `live.<thread>.mpi` file: the hash table `slots`, used or not (count = capacity = slots).
+pub fn live_mpi_bytes(thread: u32, slots: &[LiveMpiEntry]) -> Vec<u8> {
+    let n = slots.len() as u32;
+    let header = LiveHeader::new(LiveKind::Mpi, thread, n, n);
+    let items: Vec<u8> = slots.iter().flat_map(|e| e.encode()).collect();
+    live_file_bytes(&header, &items)
 }
 
 /// Writes one file: the header on creation, then records in order.

@@ -1,0 +1,225 @@
+//! One location's (thread's) events streamed from its trace file chunk by chunk: the cursor owns at most one chunk's bytes.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use plx_format::{ChunkEvents, ChunkInfo, Event, Warning, WarningKind};
+
+/// Events decoded ahead per refill; bounds the per-location decoded state.
+const BATCH: usize = 256;
+
+/// Counters of what the merge holds in memory, for the bounded-memory guarantee.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Events the merge has produced.
+    pub events: u64,
+    /// Chunks read from the trace files (each exactly once).
+    pub chunks_loaded: u64,
+    /// Chunks whose bytes are held right now (at most one per location).
+    pub resident_chunks: u64,
+    /// The most chunks held at once.
+    pub peak_resident_chunks: u64,
+    /// Bytes of chunk data held right now.
+    pub resident_bytes: u64,
+    /// The most chunk bytes held at once.
+    pub peak_resident_bytes: u64,
+}
+
+impl MergeStats {
+    fn load(&mut self, bytes: u64) {
+        self.chunks_loaded += 1;
+        self.resident_chunks += 1;
+        self.resident_bytes += bytes;
+        self.peak_resident_chunks = self.peak_resident_chunks.max(self.resident_chunks);
+        self.peak_resident_bytes = self.peak_resident_bytes.max(self.resident_bytes);
+    }
+
+    fn unload(&mut self, bytes: u64) {
+        self.resident_chunks -= 1;
+        self.resident_bytes -= bytes;
+    }
+}
+
+/// Which events a cursor yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Filter {
+    /// Enter, exit, user, send, receive, collective.
+    All,
+    /// Send and receive only.
+    Messages,
+}
+
+/// What went wrong in a location's stream (turned into warnings by the merge).
+#[derive(Debug, Default)]
+pub(crate) struct CursorDamage {
+    pub unknown: u64,
+    /// Bit s set: extended subtype s was skipped (bit 63: word kind 3).
+    pub unknown_subtypes: u64,
+    pub out_of_order: u64,
+    pub warnings: Vec<Warning>,
+}
+
+/// A thread's chunks, in file order (= time order for one thread), decoded lazily.
+pub(crate) struct Cursor {
+    thread: u32,
+    chunks: Vec<ChunkInfo>,
+    next_chunk: usize,
+    /// The current chunk's event bytes; empty when no chunk is loaded.
+    buf: Vec<u8>,
+    loaded: bool,
+    exhausted_chunk: bool,
+    pos: usize,
+    ticks: u64,
+    batch: Vec<(u64, Event)>,
+    at: usize,
+    filter: Filter,
+    last_ticks: u64,
+    pub damage: CursorDamage,
+}
+
+impl Cursor {
+    pub fn new(thread: u32, chunks: Vec<ChunkInfo>, filter: Filter) -> Cursor {
+        Cursor {
+            thread,
+            chunks,
+            next_chunk: 0,
+            buf: Vec::new(),
+            loaded: false,
+            exhausted_chunk: false,
+            pos: 0,
+            ticks: 0,
+            batch: Vec::with_capacity(BATCH),
+            at: 0,
+            filter,
+            last_ticks: 0,
+            damage: CursorDamage::default(),
+        }
+    }
+
+    /// The next event and its ticks (never before the previous event's: a thread's time does
+    /// not go back, a decoded one that does is clamped and counted).
+    #[inline]
+    pub fn next(
+        &mut self,
+        file: &File,
+        path: &Path,
+        stats: &mut MergeStats,
+    ) -> Option<(u64, Event)> {
+        loop {
+            if let Some(&e) = self.batch.get(self.at) {
+                self.at += 1;
+                return Some(e);
+            }
+            if !self.refill(file, path, stats) {
+                return None;
+            }
+        }
+    }
+
+    /// Decodes the next batch, loading the next chunk when the current one is done. False at
+    /// the end of the thread's chunks.
+    fn refill(&mut self, file: &File, path: &Path, stats: &mut MergeStats) -> bool {
+        self.batch.clear();
+        self.at = 0;
+        loop {
+            if !self.loaded && !self.load(file, path, stats) {
+                return false;
+            }
+            let mut it = ChunkEvents::resume(&self.buf, self.pos, self.ticks);
+            while self.batch.len() < BATCH {
+                let Some(ev) = it.next() else {
+                    self.exhausted_chunk = true;
+                    break;
+                };
+                let keep = match (ev, self.filter) {
+                    // synchronization and CPU events are not part of the merged stream yet
+                    (
+                        Event::TimeReset { .. }
+                        | Event::Acquire { .. }
+                        | Event::Release { .. }
+                        | Event::Cpu { .. },
+                        _,
+                    ) => false,
+                    (Event::Unknown { subtype, .. }, _) => {
+                        self.damage.unknown += 1;
+                        self.damage.unknown_subtypes |= 1 << subtype.min(63);
+                        false
+                    }
+                    (_, Filter::All) => true,
+                    (Event::Send { .. } | Event::Recv { .. }, Filter::Messages) => true,
+                    (_, Filter::Messages) => false,
+                };
+                if !keep {
+                    continue;
+                }
+                let mut t = ev.ticks();
+                if t < self.last_ticks {
+                    self.damage.out_of_order += 1;
+                    t = self.last_ticks;
+                }
+                self.last_ticks = t;
+                self.batch.push((t, ev));
+            }
+            if let Some(w) = it.cut_at() {
+                let info = self.chunks[self.next_chunk - 1];
+                self.damage.warnings.push(Warning::at(
+                    path,
+                    info.events_offset + 8 * w as u64,
+                    WarningKind::Malformed,
+                    format!(
+                        "thread {}: extended event's payload runs past its chunk: rest of chunk skipped",
+                        self.thread
+                    ),
+                ));
+            }
+            (self.pos, self.ticks) = it.position();
+            if self.exhausted_chunk {
+                self.unload(stats);
+            }
+            if !self.batch.is_empty() {
+                return true;
+            }
+        }
+    }
+
+    /// Reads the next chunk's bytes into the buffer. False when there is none (or it cannot be
+    /// read: the rest of the thread is lost, with a warning).
+    fn load(&mut self, file: &File, path: &Path, stats: &mut MergeStats) -> bool {
+        let Some(info) = self.chunks.get(self.next_chunk).copied() else {
+            self.buf = Vec::new();
+            return false;
+        };
+        self.next_chunk += 1;
+        let n = info.header.event_count as usize * 8;
+        self.buf.resize(n, 0);
+        if let Err(e) = file.read_exact_at(&mut self.buf, info.events_offset) {
+            self.damage.warnings.push(Warning::at(
+                path,
+                info.record_offset,
+                WarningKind::Truncated { missing: n as u64 },
+                format!(
+                    "thread {}: trace chunk could not be read back ({e}): the thread's later events are left out",
+                    self.thread
+                ),
+            ));
+            self.next_chunk = self.chunks.len();
+            self.buf = Vec::new();
+            return false;
+        }
+        self.loaded = true;
+        self.exhausted_chunk = false;
+        self.pos = 0;
+        self.ticks = info.header.base_ticks;
+        stats.load(n as u64);
+        true
+    }
+
+    fn unload(&mut self, stats: &mut MergeStats) {
+        if self.loaded {
+            stats.unload(self.buf.len() as u64);
+            self.loaded = false;
+            self.buf.clear();
+        }
+    }
+}

@@ -1,0 +1,991 @@
+//! The global merge: every thread of every process in one time-ordered stream on one clock, the clock condition repaired.
+//!
+//! **Streaming.** Each location (a thread of a process image with a trace) is a [`cursor`] over
+//! its chunks in file order; a k-way merge with a binary heap keyed by time picks the next event.
+//! A location holds at most one chunk's bytes (plus a small batch of decoded events), so memory
+//! is bounded by the number of threads, never by the trace ([`MergeStats`] counts it). A
+//! location whose next event is still the earliest keeps going without touching the heap.
+//!
+//! **One time base.** Ticks become the process's `CLOCK_MONOTONIC` ns by its calibration, then
+//! rank 0's by the ClockOffset records ([`ProcessModel::rank0_ns`]); processes without MPI keep
+//! their own monotonic clock (one host, one clock). Times are rounded to whole ns.
+//!
+//! **Order.** Events are ordered by (time, process, ticks, thread): within a process by its own
+//! ticks, then thread — the order [`crate::matching`] gives a rank's messages — and a thread's
+//! events keep their order in the trace.
+//!
+//! **Clock condition.** Offsets measured at MPI_Init and MPI_Finalize leave residual errors: a
+//! receive can still end before its matching send begins. A controlled logical clock repairs
+//! it in the stream: a receive earlier than its send's time plus a minimum latency moves to
+//! that time, and with it every later event of its process (all threads: they share the clock)
+//! by the same amount, keeping local intervals; the shift only grows, and propagates through
+//! the later sends. A receive met before its send has been seen holds its process back
+//! (events at or after it wait) until the send comes. Which messages pair up is the matching's
+//! answer, counted beforehand ([`clc`]), so the stream only waits for sends that will come.
+
+mod clc;
+mod cursor;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::path::PathBuf;
+
+use plx_format::{Event, Experiment, RegionKind, Warning, WarningKind, NONE_U32};
+
+use crate::matching::{comm_key, MatchSummary};
+use crate::model::{Model, ProcessModel};
+use crate::regions::{RegionInfo, RegionTable};
+use crate::symbols::demangle;
+use crate::AnalysisError;
+
+pub use clc::{ClockReport, DEFAULT_MIN_LATENCY_NS};
+pub use cursor::MergeStats;
+
+use clc::{MessagePlan, Messages, MsgKey, QueuedSend};
+use cursor::{Cursor, Filter};
+
+/// How to merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Repair the clock condition with the controlled logical clock (default on).
+    pub repair_clock: bool,
+    /// Minimum message latency of a repaired message, ns; `None`: the smallest transfer time
+    /// observed, at most [`DEFAULT_MIN_LATENCY_NS`].
+    pub min_latency_ns: Option<u64>,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        MergeOptions {
+            repair_clock: true,
+            min_latency_ns: None,
+        }
+    }
+}
+
+/// A thread of a process image that has trace events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceLocation {
+    /// Index into [`Model::processes`].
+    pub process: usize,
+    /// Process-local thread index.
+    pub thread: u32,
+    /// MPI rank of the process, if it is one.
+    pub rank: Option<u32>,
+    /// Pid.
+    pub pid: u32,
+    /// Exec image (0, or N of `process.N.plx`).
+    pub image: u32,
+    /// Host.
+    pub host: String,
+    /// Thread name.
+    pub name: String,
+}
+
+impl TraceLocation {
+    /// `rank.thread` for an MPI rank, else `pid.thread` (`pid:image.thread` for a later exec image).
+    pub fn label(&self) -> String {
+        match (self.rank, self.image) {
+            (Some(r), _) => format!("{r}.{}", self.thread),
+            (None, 0) => format!("{}.{}", self.pid, self.thread),
+            (None, i) => format!("{}:{i}.{}", self.pid, self.thread),
+        }
+    }
+}
+
+/// The partner of a matched receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageLink {
+    /// The message's number in the stream (0, 1, ... in the order the sends come).
+    pub id: u64,
+    /// The send event's time, ns (global, repaired).
+    pub send_ns: i64,
+    /// The sending location (index into [`GlobalMerge::locations`]).
+    pub sender: u32,
+}
+
+/// What happened, with global region, user event and communicator indices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EventKind {
+    /// A region was entered (index into [`GlobalMerge::regions`]).
+    Enter {
+        /// Region.
+        region: u32,
+    },
+    /// A region was left.
+    Exit {
+        /// Region.
+        region: u32,
+    },
+    /// A user event value (index into [`GlobalMerge::user_events`]).
+    User {
+        /// User event.
+        event: u32,
+        /// Value.
+        value: f64,
+    },
+    /// An MPI message left.
+    Send {
+        /// Receiver, a world rank.
+        peer: u32,
+        /// Tag.
+        tag: i32,
+        /// Bytes.
+        bytes: u64,
+        /// Communicator ([`Model::comms`] index), `None` without a CommDef.
+        comm: Option<u32>,
+        /// The message's number when it is matched (its receive carries the same).
+        message: Option<u64>,
+    },
+    /// An MPI message arrived.
+    Recv {
+        /// Sender, a world rank.
+        peer: u32,
+        /// Tag.
+        tag: i32,
+        /// Bytes.
+        bytes: u64,
+        /// Communicator ([`Model::comms`] index), `None` without a CommDef.
+        comm: Option<u32>,
+        /// The matching send, when matched.
+        message: Option<MessageLink>,
+    },
+    /// This rank's part of a collective.
+    Collective {
+        /// Communicator ([`Model::comms`] index), `None` without a CommDef.
+        comm: Option<u32>,
+        /// Root as a world rank.
+        root: Option<u32>,
+        /// Bytes sent.
+        bytes_sent: u64,
+        /// Bytes received.
+        bytes_recv: u64,
+    },
+}
+
+/// One event of the merged stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GlobalEvent {
+    /// Global time, ns of rank 0's `CLOCK_MONOTONIC` (repaired).
+    pub time_ns: i64,
+    /// Index into [`GlobalMerge::locations`].
+    pub location: u32,
+    /// The event.
+    pub kind: EventKind,
+}
+
+/// A process image with a trace.
+struct Slot {
+    model_index: usize,
+    rank: Option<u32>,
+    /// In [`Model::ranks`]: its messages take part in matching.
+    matching: bool,
+    path: PathBuf,
+    file: File,
+    /// Process-local region id → global, `NONE_U32` when not yet known.
+    regions: Vec<u32>,
+    user_events: HashMap<u64, u32>,
+    /// Current clock shift of the process, ns (only grows).
+    delta: i64,
+    /// Bumped with every shift: heap entries of an older generation have stale keys.
+    generation: u32,
+    /// The receive the process waits at: events at or after (ticks, thread) are parked.
+    block: Option<(u64, u32, MsgKey)>,
+    parked: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    ticks: u64,
+    base_ns: i64,
+    ev: Event,
+}
+
+/// A receive's state while the merge decides its place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    None,
+    /// Blocked until the send of this key comes.
+    Waiting(MsgKey),
+    /// Paired with its send.
+    Paired(MessageLink),
+    /// Given up on: emitted without a partner.
+    Released,
+}
+
+struct Loc {
+    slot: u32,
+    thread: u32,
+    cursor: Cursor,
+    head: Option<Head>,
+    pending: Pending,
+}
+
+/// What became of the heap's top.
+enum Taken {
+    /// Emitted: the location's next event takes its place.
+    Emitted(GlobalEvent),
+    /// Goes back at a later time (its process's clock moved).
+    Requeued,
+    /// Waits with its process for a send.
+    Parked,
+}
+
+/// A heap key: (time, process, ticks, thread) then the location; `generation` tells stale keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    time: i64,
+    slot: u32,
+    ticks: u64,
+    thread: u32,
+    loc: u32,
+    generation: u32,
+}
+
+/// The merged stream of an experiment's traces; pull events with [`GlobalMerge::next_event`].
+pub struct GlobalMerge<'m> {
+    model: &'m Model,
+    slots: Vec<Slot>,
+    locs: Vec<Loc>,
+    locations: Vec<TraceLocation>,
+    /// Every location with a head and not parked; the top is the one being decided on.
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// Locations to push once the top's decision is made (pushing earlier would move the top).
+    deferred: Vec<u32>,
+    regions: RegionTable,
+    user_events: Vec<String>,
+    user_index: HashMap<String, u32>,
+    messages: Option<Messages>,
+    repair: bool,
+    min_latency: i64,
+    origin_ns: i64,
+    stats: MergeStats,
+    /// The matching's warnings first (`matching_warnings` of them), then the merge's own.
+    warnings: Vec<Warning>,
+    matching_warnings: usize,
+    released: u64,
+    finished: bool,
+}
+
+impl<'m> GlobalMerge<'m> {
+    /// The merge of every traced thread of `model` (built from `exp`, which gives the regions'
+    /// and user events' definitions). Errors with [`AnalysisError::NoEventTrace`] when no
+    /// process has a trace.
+    pub fn new(
+        model: &'m Model,
+        exp: &Experiment,
+        opts: MergeOptions,
+    ) -> Result<GlobalMerge<'m>, AnalysisError> {
+        Self::build(model, Some(exp), opts, Filter::All)
+    }
+
+    /// A merge of the send and receive events only (all it takes to check and repair the clock
+    /// condition: see [`clock_condition`]).
+    pub fn messages_only(
+        model: &'m Model,
+        opts: MergeOptions,
+    ) -> Result<GlobalMerge<'m>, AnalysisError> {
+        Self::build(model, None, opts, Filter::Messages)
+    }
+
+    fn build(
+        model: &'m Model,
+        exp: Option<&Experiment>,
+        opts: MergeOptions,
+        filter: Filter,
+    ) -> Result<GlobalMerge<'m>, AnalysisError> {
+        if !model.processes.iter().any(ProcessModel::has_trace) {
+            return Err(AnalysisError::NoEventTrace(model.dir.clone()));
+        }
+        let ranks = model.ranks();
+        let mut m = GlobalMerge {
+            model,
+            slots: Vec::new(),
+            locs: Vec::new(),
+            locations: Vec::new(),
+            heap: BinaryHeap::new(),
+            deferred: Vec::new(),
+            regions: model.regions.clone(),
+            user_events: Vec::new(),
+            user_index: HashMap::new(),
+            messages: None,
+            repair: opts.repair_clock,
+            min_latency: 0,
+            origin_ns: 0,
+            stats: MergeStats::default(),
+            warnings: Vec::new(),
+            matching_warnings: 0,
+            released: 0,
+            finished: false,
+        };
+        for (pi, p) in model.processes.iter().enumerate() {
+            let Some(index) = p.trace.as_ref().filter(|t| !t.chunks.is_empty()) else {
+                continue;
+            };
+            let file = match File::open(&index.path) {
+                Ok(f) => f,
+                Err(e) => {
+                    m.warnings.push(Warning::file(
+                        &index.path,
+                        WarningKind::MissingFile,
+                        format!("cannot read: {e}"),
+                    ));
+                    continue;
+                }
+            };
+            let slot = m.slots.len() as u32;
+            let mut s = Slot {
+                model_index: pi,
+                rank: p.rank(),
+                matching: ranks.iter().any(|(_, r)| std::ptr::eq(*r, p)),
+                path: index.path.clone(),
+                file,
+                regions: Vec::new(),
+                user_events: HashMap::new(),
+                delta: 0,
+                generation: 0,
+                block: None,
+                parked: Vec::new(),
+            };
+            if let Some(img) =
+                exp.and_then(|e| e.images.iter().find(|i| i.process_path() == p.path))
+            {
+                for def in img.process.regions.values() {
+                    let name = demangle(&def.name).unwrap_or_else(|| def.name.clone());
+                    let g = m.regions.intern(RegionInfo {
+                        name,
+                        kind: def.kind,
+                        file: def.file.clone(),
+                        line: def.line,
+                    });
+                    let i = def.region_id as usize;
+                    if s.regions.len() <= i {
+                        s.regions.resize(i + 1, NONE_U32);
+                    }
+                    s.regions[i] = g;
+                }
+                for (id, def) in &img.process.user_events {
+                    let g = m.intern_user_event(&def.name);
+                    s.user_events.insert(*id as u64, g);
+                }
+            }
+            m.slots.push(s);
+            for &thread in index.words_per_thread.keys() {
+                let chunks: Vec<_> = index
+                    .chunks
+                    .iter()
+                    .filter(|c| c.header.thread == thread)
+                    .copied()
+                    .collect();
+                m.locations.push(TraceLocation {
+                    process: pi,
+                    thread,
+                    rank: p.rank(),
+                    pid: p.pid,
+                    image: p.image,
+                    host: p.host.clone(),
+                    name: p
+                        .threads
+                        .iter()
+                        .find(|t| t.thread == thread)
+                        .map(|t| t.name.clone())
+                        .unwrap_or_default(),
+                });
+                m.locs.push(Loc {
+                    slot,
+                    thread,
+                    cursor: Cursor::new(thread, chunks, filter),
+                    head: None,
+                    pending: Pending::None,
+                });
+            }
+        }
+        if m.slots.iter().any(|s| s.matching) {
+            if let Some(plan) = MessagePlan::new(model) {
+                let msgs = Messages::new(plan, opts.repair_clock, opts.min_latency_ns);
+                m.min_latency = msgs.report.min_latency_ns;
+                let mw = msgs.warnings();
+                m.warnings.splice(0..0, mw.iter().cloned());
+                m.matching_warnings = mw.len();
+                m.messages = Some(msgs);
+            }
+        }
+        let mut origin: Option<i64> = None;
+        for li in 0..m.locs.len() as u32 {
+            m.advance(li);
+            if let Some(h) = m.locs[li as usize].head {
+                origin = Some(origin.map_or(h.base_ns, |o: i64| o.min(h.base_ns)));
+                m.push(li);
+            }
+        }
+        m.origin_ns = origin.unwrap_or(0);
+        Ok(m)
+    }
+
+    /// The model the merge reads.
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The locations, by process (model order) then thread.
+    pub fn locations(&self) -> &[TraceLocation] {
+        &self.locations
+    }
+
+    /// Regions: the model's table, plus any region the trace names without a definition.
+    pub fn regions(&self) -> &RegionTable {
+        &self.regions
+    }
+
+    /// User event names by global index.
+    pub fn user_events(&self) -> &[String] {
+        &self.user_events
+    }
+
+    /// The earliest event's time, ns: exports count time from it.
+    pub fn origin_ns(&self) -> i64 {
+        self.origin_ns
+    }
+
+    /// Memory and progress counters.
+    pub fn stats(&self) -> MergeStats {
+        self.stats
+    }
+
+    /// The clock condition's numbers (final once the stream is exhausted); `None` when no MPI
+    /// rank has a trace.
+    pub fn clock_report(&self) -> Option<ClockReport> {
+        self.messages.as_ref().map(|m| m.report)
+    }
+
+    /// Warnings so far: the matching's (unmatched messages...), and once the stream is
+    /// exhausted, damage met in the traces.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    fn intern_user_event(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.user_index.get(name) {
+            return i;
+        }
+        let i = self.user_events.len() as u32;
+        self.user_events.push(name.to_string());
+        self.user_index.insert(name.to_string(), i);
+        i
+    }
+
+    #[inline]
+    fn global_region(&mut self, slot: u32, local: u32) -> u32 {
+        let s = &self.slots[slot as usize];
+        if let Some(&g) = s.regions.get(local as usize).filter(|g| **g != NONE_U32) {
+            return g;
+        }
+        let g = self.regions.intern(RegionInfo {
+            name: format!("region {local}"),
+            kind: RegionKind::Function,
+            file: String::new(),
+            line: 0,
+        });
+        let s = &mut self.slots[slot as usize];
+        if s.regions.len() <= local as usize {
+            s.regions.resize(local as usize + 1, NONE_U32);
+        }
+        s.regions[local as usize] = g;
+        g
+    }
+
+    fn global_user_event(&mut self, slot: u32, id: u64) -> u32 {
+        if let Some(&g) = self.slots[slot as usize].user_events.get(&id) {
+            return g;
+        }
+        let g = self.intern_user_event(&format!("event {id}"));
+        self.slots[slot as usize].user_events.insert(id, g);
+        g
+    }
+
+    /// Decodes the location's next event into its head.
+    fn advance(&mut self, li: u32) {
+        let loc = &mut self.locs[li as usize];
+        let slot = &self.slots[loc.slot as usize];
+        let p = &self.model.processes[slot.model_index];
+        loc.head = loc
+            .cursor
+            .next(&slot.file, &slot.path, &mut self.stats)
+            .map(|(ticks, ev)| Head {
+                ticks,
+                base_ns: round_ns(p.rank0_ns(ticks)),
+                ev,
+            });
+    }
+
+    fn entry(&self, li: u32) -> Option<Entry> {
+        let loc = &self.locs[li as usize];
+        let h = loc.head?;
+        let s = &self.slots[loc.slot as usize];
+        Some(Entry {
+            time: h.base_ns + s.delta,
+            slot: loc.slot,
+            ticks: h.ticks,
+            thread: loc.thread,
+            loc: li,
+            generation: s.generation,
+        })
+    }
+
+    fn push(&mut self, li: u32) {
+        if let Some(e) = self.entry(li) {
+            self.heap.push(Reverse(e));
+        }
+    }
+
+    /// The next event of the merged stream, `None` at the end.
+    pub fn next_event(&mut self) -> Option<GlobalEvent> {
+        loop {
+            for li in std::mem::take(&mut self.deferred) {
+                self.push(li);
+            }
+            let Some(&Reverse(top)) = self.heap.peek() else {
+                if self.release_one() {
+                    continue;
+                }
+                self.finish();
+                return None;
+            };
+            if top.generation != self.slots[top.slot as usize].generation {
+                // the process's clock moved on since the push: its key is stale
+                self.replace_top(top.loc);
+                continue;
+            }
+            match self.take(top.loc) {
+                Taken::Emitted(ev) => {
+                    // the location's next event takes its place (it stays on top while earliest)
+                    self.replace_top(top.loc);
+                    return Some(ev);
+                }
+                Taken::Requeued => self.replace_top(top.loc),
+                Taken::Parked => {
+                    self.heap.pop();
+                }
+            }
+        }
+    }
+
+    /// Gives the heap's top (location `li`) its current key, or removes it when it has no head.
+    fn replace_top(&mut self, li: u32) {
+        match self.entry(li) {
+            Some(e) => {
+                *self.heap.peek_mut().expect("the top is li") = Reverse(e);
+            }
+            None => {
+                self.heap.pop();
+            }
+        }
+    }
+
+    /// Decides on the head of location `li` (the heap's top): emits it, parks it, or re-queues
+    /// it at a later time.
+    fn take(&mut self, li: u32) -> Taken {
+        let loc = &self.locs[li as usize];
+        let head = loc.head.expect("a location in the heap has a head");
+        let si = loc.slot;
+        if let Some((t, th, _)) = self.slots[si as usize].block {
+            if (head.ticks, loc.thread) >= (t, th) {
+                self.slots[si as usize].parked.push(li);
+                return Taken::Parked;
+            }
+        }
+        if let Event::Recv {
+            peer, tag, comm, ..
+        } = head.ev
+        {
+            if let Some(wait) = self.place_receive(li, si, head, (peer, tag, comm)) {
+                return wait;
+            }
+        }
+        Taken::Emitted(self.emit(li, si, head))
+    }
+
+    /// Pairs a receive with its send and repairs its time: `None` when it can go now, else it
+    /// waits for its send (parked) or goes back at its repaired time (re-queued).
+    fn place_receive(
+        &mut self,
+        li: u32,
+        si: u32,
+        head: Head,
+        (peer, tag, comm): (u32, i32, u32),
+    ) -> Option<Taken> {
+        const GO: Option<Taken> = None;
+        let slot = &self.slots[si as usize];
+        let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
+        else {
+            return GO;
+        };
+        let p = &self.model.processes[slot.model_index];
+        let loc = &mut self.locs[li as usize];
+        match loc.pending {
+            Pending::None => {
+                let key = (comm_key(p, comm), peer, rank, tag);
+                let index = {
+                    let ks = msgs.keys.entry(key).or_default();
+                    ks.recvs_seen += 1;
+                    ks.recvs_seen - 1
+                };
+                if !msgs.is_matched(&key, index) {
+                    return GO;
+                }
+                let ks = msgs.keys.get_mut(&key).expect("entry made above");
+                match ks.queue.pop_front() {
+                    Some(s) => loc.pending = Pending::Paired(link(s)),
+                    // a message to itself whose send is not seen yet can only come later in
+                    // this very process, which waiting would hold back: never wait for it
+                    None if self.repair && peer != rank => {
+                        ks.waiting = Some(si);
+                        loc.pending = Pending::Waiting(key);
+                        let slot = &mut self.slots[si as usize];
+                        slot.block = Some((head.ticks, loc.thread, key));
+                        slot.parked.push(li);
+                        return Some(Taken::Parked);
+                    }
+                    None => {
+                        // not repairing (or a send to itself still to come): the receive goes
+                        // before its send, unlinked
+                        ks.orphaned_sends += 1;
+                        loc.pending = Pending::Released;
+                        msgs.report.violations_after += 1;
+                        if self.repair {
+                            self.released += 1;
+                        }
+                    }
+                }
+            }
+            Pending::Waiting(key) => {
+                let ks = msgs.keys.get_mut(&key).expect("waited on");
+                let s = ks.queue.pop_front().expect("unblocked by its send");
+                loc.pending = Pending::Paired(link(s));
+            }
+            Pending::Paired(_) | Pending::Released => {}
+        }
+        if let (Pending::Paired(l), true) = (loc.pending, self.repair) {
+            let slot = &mut self.slots[si as usize];
+            let required = l.send_ns + self.min_latency;
+            if head.base_ns + slot.delta < required {
+                slot.delta = required - head.base_ns;
+                slot.generation += 1;
+                msgs.report.shifted_receives += 1;
+                msgs.report.max_shift_ns = msgs.report.max_shift_ns.max(slot.delta);
+                // later events of other processes may now come first
+                return Some(Taken::Requeued);
+            }
+        }
+        GO
+    }
+
+    /// Emits the head of `li`, links its message, advances the location.
+    fn emit(&mut self, li: u32, si: u32, head: Head) -> GlobalEvent {
+        let time_ns = head.base_ns + self.slots[si as usize].delta;
+        let kind = match head.ev {
+            Event::Enter { region, .. } => EventKind::Enter {
+                region: self.global_region(si, region),
+            },
+            Event::Exit { region, .. } => EventKind::Exit {
+                region: self.global_region(si, region),
+            },
+            Event::User {
+                event_id, value, ..
+            } => EventKind::User {
+                event: self.global_user_event(si, event_id),
+                value,
+            },
+            Event::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm: self.comm(si, comm),
+                message: self.queue_send(li, si, time_ns, (peer, tag, comm)),
+            },
+            Event::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => {
+                let loc = &mut self.locs[li as usize];
+                let message = match std::mem::replace(&mut loc.pending, Pending::None) {
+                    Pending::Paired(l) => Some(l),
+                    _ => None,
+                };
+                if let Some(msgs) = self.messages.as_mut() {
+                    if message.is_some_and(|l| time_ns < l.send_ns) {
+                        msgs.report.violations_after += 1;
+                    }
+                }
+                EventKind::Recv {
+                    peer,
+                    tag,
+                    bytes,
+                    comm: self.comm(si, comm),
+                    message,
+                }
+            }
+            Event::Collective {
+                comm,
+                root,
+                bytes_sent,
+                bytes_recv,
+                ..
+            } => EventKind::Collective {
+                comm: self.comm(si, comm),
+                root: (root != NONE_U32).then_some(root),
+                bytes_sent,
+                bytes_recv,
+            },
+            Event::TimeReset { .. }
+            | Event::Unknown { .. }
+            | Event::Acquire { .. }
+            | Event::Release { .. }
+            | Event::Cpu { .. } => {
+                unreachable!("cursors drop time resets, unknown, synchronization and CPU events")
+            }
+        };
+        self.stats.events += 1;
+        self.advance(li);
+        GlobalEvent {
+            time_ns,
+            location: li,
+            kind,
+        }
+    }
+
+    fn comm(&self, si: u32, local: u32) -> Option<u32> {
+        let p = &self.model.processes[self.slots[si as usize].model_index];
+        p.comms.get(&local).copied()
+    }
+
+    /// Queues a matched send for its receive (and wakes the process waiting for it); its id.
+    fn queue_send(
+        &mut self,
+        li: u32,
+        si: u32,
+        time_ns: i64,
+        (peer, tag, comm): (u32, i32, u32),
+    ) -> Option<u64> {
+        let slot = &self.slots[si as usize];
+        let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
+        else {
+            return None;
+        };
+        let p = &self.model.processes[slot.model_index];
+        let key = (comm_key(p, comm), rank, peer, tag);
+        let index = {
+            let ks = msgs.keys.entry(key).or_default();
+            ks.sends_seen += 1;
+            ks.sends_seen - 1
+        };
+        if !msgs.is_matched(&key, index) {
+            return None;
+        }
+        let ks = msgs.keys.get_mut(&key).expect("entry made above");
+        if ks.orphaned_sends > 0 {
+            // its receive already went by without it
+            ks.orphaned_sends -= 1;
+            return None;
+        }
+        let id = msgs.next_id;
+        msgs.next_id += 1;
+        ks.queue.push_back(QueuedSend {
+            id,
+            time_ns,
+            location: li,
+        });
+        if let Some(w) = ks.waiting.take() {
+            self.unblock(w);
+        }
+        Some(id)
+    }
+
+    fn unblock(&mut self, si: u32) {
+        let parked = {
+            let s = &mut self.slots[si as usize];
+            s.block = None;
+            std::mem::take(&mut s.parked)
+        };
+        self.deferred.extend(parked);
+    }
+
+    /// Nothing can go on but processes wait for sends: the traces contradict themselves (a
+    /// receive before its send within one process, or a cycle). Lets the earliest waiting
+    /// receive go without its send. False when nothing waits.
+    fn release_one(&mut self) -> bool {
+        let mut best: Option<(i64, u32)> = None;
+        for (si, s) in self.slots.iter().enumerate() {
+            let Some((_, _, key)) = s.block else {
+                continue;
+            };
+            let li = s
+                .parked
+                .iter()
+                .copied()
+                .find(|&li| self.locs[li as usize].pending == Pending::Waiting(key));
+            let Some(li) = li else { continue };
+            let t = self.locs[li as usize].head.map_or(i64::MAX, |h| h.base_ns) + s.delta;
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, si as u32));
+            }
+        }
+        let Some((_, si)) = best else {
+            return false;
+        };
+        let (_, _, key) = self.slots[si as usize].block.expect("chosen as blocked");
+        for &li in &self.slots[si as usize].parked {
+            let loc = &mut self.locs[li as usize];
+            if loc.pending == Pending::Waiting(key) {
+                loc.pending = Pending::Released;
+            }
+        }
+        if let Some(msgs) = self.messages.as_mut() {
+            let ks = msgs.keys.get_mut(&key).expect("waited on");
+            ks.waiting = None;
+            ks.orphaned_sends += 1;
+            msgs.report.violations_after += 1;
+        }
+        self.released += 1;
+        self.unblock(si);
+        true
+    }
+
+    /// End of stream: damage met in the traces becomes warnings.
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        // events this reader cannot decode: one warning per process (every thread has them)
+        let mut skipped: Vec<(u64, u64, Vec<u32>)> = vec![(0, 0, Vec::new()); self.slots.len()];
+        for loc in &mut self.locs {
+            let slot = &self.slots[loc.slot as usize];
+            let d = &mut loc.cursor.damage;
+            self.warnings.append(&mut d.warnings);
+            if d.unknown > 0 {
+                let k = &mut skipped[loc.slot as usize];
+                k.0 += d.unknown;
+                k.1 |= d.unknown_subtypes;
+                k.2.push(loc.thread);
+            }
+            if d.out_of_order > 0 {
+                self.warnings.push(Warning::file(
+                    &slot.path,
+                    WarningKind::BadEvents {
+                        count: d.out_of_order,
+                    },
+                    format!(
+                        "thread {}: {} events earlier than the event before them: given that event's time",
+                        loc.thread, d.out_of_order
+                    ),
+                ));
+            }
+        }
+        for (slot, (count, subtypes, threads)) in self.slots.iter().zip(skipped) {
+            if count == 0 {
+                continue;
+            }
+            let kinds: Vec<String> = (0..64)
+                .filter(|b| subtypes & (1u64 << b) != 0)
+                .map(|b| {
+                    if b == 63 {
+                        "kind 3".to_string()
+                    } else {
+                        b.to_string()
+                    }
+                })
+                .collect();
+            let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+            self.warnings.push(Warning::file(
+                &slot.path,
+                WarningKind::BadEvents { count },
+                format!(
+                    "{count} events of kinds this reader does not decode (extended subtypes {}) left out (threads {})",
+                    kinds.join(", "),
+                    threads.join(", ")
+                ),
+            ));
+        }
+        if self.released > 0 {
+            self.warnings.push(Warning::file(
+                &self.model.dir,
+                WarningKind::Clock,
+                format!(
+                    "{} receive(s) could not be placed after their send (the traces contradict each other): left before it",
+                    self.released
+                ),
+            ));
+        }
+        if let Some(msgs) = &self.messages {
+            let left: usize = msgs.keys.values().map(|k| k.queue.len()).sum();
+            if left > 0 {
+                self.warnings.push(Warning::file(
+                    &self.model.dir,
+                    WarningKind::UnmatchedMessages { count: left as u64 },
+                    format!("{left} matched send(s) whose receive never came in the merged stream"),
+                ));
+            }
+        }
+    }
+}
+
+/// Nanoseconds rounded to the nearest whole one (halves up), without a libm call on the hot path.
+#[inline]
+pub(crate) fn round_ns(x: f64) -> i64 {
+    let r = x + 0.5;
+    let t = r as i64;
+    // `as` truncates toward zero: step down for negative non-integers (floor)
+    if (t as f64) > r {
+        t - 1
+    } else {
+        t
+    }
+}
+
+fn link(s: QueuedSend) -> MessageLink {
+    MessageLink {
+        id: s.id,
+        send_ns: s.time_ns,
+        sender: s.location,
+    }
+}
+
+/// What [`clock_condition`] finds.
+#[derive(Debug, Clone)]
+pub struct ClockCondition {
+    /// The numbers.
+    pub report: ClockReport,
+    /// The matching of the traces' messages (as [`crate::match_messages`] gives it).
+    pub matching: MatchSummary,
+    /// Damage met by the merge, and receives that could not be placed after their sends
+    /// (the matching's warnings are in `matching`).
+    pub warnings: Vec<Warning>,
+}
+
+/// The clock condition of an experiment's MPI traces: pairs the messages, counts the receives
+/// before their sends, repairs them, and counts what is left — a merge of the message events
+/// only. `None` when no MPI rank has a trace.
+pub fn clock_condition(model: &Model, opts: MergeOptions) -> Option<ClockCondition> {
+    if !model.ranks().iter().any(|(_, p)| p.has_trace()) {
+        return None;
+    }
+    let mut m = GlobalMerge::messages_only(model, opts).ok()?;
+    while m.next_event().is_some() {}
+    let msgs = m.messages.take()?;
+    Some(ClockCondition {
+        report: msgs.report,
+        matching: msgs.plan.summary,
+        warnings: m.warnings.split_off(m.matching_warnings),
+    })
+}

@@ -1,0 +1,565 @@
+//! `plx export` end to end: Chrome JSON checked by Perfetto's rules and against `plx report`,
+//! TAU profiles checked against `plx report` and read by Hatchet (when installed), errors,
+//! damaged experiments, and the clock condition in `plx info`.
+
+#[path = "../../plx-export/tests/common/mod.rs"]
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn plx(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plx"))
+        .args(args)
+        .output()
+        .expect("run plx")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "plx failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn report_json(d: &Path) -> Value {
+    serde_json::from_str(&ok(&plx(&["report", s(d), "--format", "json"]))).unwrap()
+}
+
+/// Calls per function over all locations, as `plx report` counts them.
+fn report_calls(d: &Path) -> BTreeMap<String, u64> {
+    let r = report_json(d);
+    r["total"]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["function"].as_str().unwrap().to_string(),
+                f["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn chrome(d: &Path) -> Value {
+    let out = d.join("trace.json");
+    let o = plx(&["export", s(d), "--format", "chrome", "-o", s(&out)]);
+    ok(&o);
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).expect("valid JSON")
+}
+
+fn num(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Perfetto's rules for the JSON: on each (pid, tid) B/E properly nested and balanced, X slices
+/// only on message lanes and never overlapping there, every `s` with exactly one `f` (same id
+/// and cat, `bp: "e"`, not earlier), both inside a slice of their track. Returns the number of
+/// B slices per name.
+fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
+    assert_eq!(doc["displayTimeUnit"], "ns");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let mut stacks: HashMap<(u64, u64), Vec<(String, f64)>> = HashMap::new();
+    let mut slices: HashMap<(u64, u64), Vec<(f64, f64)>> = HashMap::new();
+    let mut flows: HashMap<u64, Vec<&Value>> = HashMap::new();
+    let mut named_threads: HashMap<(u64, u64), String> = HashMap::new();
+    let mut named_processes = HashMap::new();
+    let mut counts = BTreeMap::new();
+    let mut last_ts: HashMap<(u64, u64), f64> = HashMap::new();
+    for e in events {
+        let ph = e["ph"].as_str().unwrap();
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        if ph != "M" {
+            let ts = num(e, "ts");
+            let last = last_ts.entry(key).or_insert(f64::MIN);
+            assert!(ts >= *last, "time goes back on {key:?}: {e}");
+            *last = ts;
+        }
+        match ph {
+            "M" => match e["name"].as_str().unwrap() {
+                "thread_name" => {
+                    named_threads.insert(key, e["args"]["name"].as_str().unwrap().to_string());
+                }
+                "process_name" => {
+                    named_processes.insert(key.0, e["args"]["name"].to_string());
+                }
+                "process_sort_index" | "thread_sort_index" => {
+                    assert!(e["args"]["sort_index"].is_u64())
+                }
+                other => panic!("metadata {other}"),
+            },
+            "B" => {
+                assert!(key.1 < 1_000_000, "B on a message lane");
+                let name = e["name"].as_str().unwrap().to_string();
+                *counts.entry(name.clone()).or_default() += 1;
+                stacks.entry(key).or_default().push((name, num(e, "ts")));
+            }
+            "E" => {
+                let (name, start) = stacks
+                    .get_mut(&key)
+                    .and_then(|s| s.pop())
+                    .unwrap_or_else(|| panic!("E without B: {e}"));
+                assert_eq!(e["name"].as_str().unwrap(), name, "improperly nested: {e}");
+                assert!(num(e, "ts") >= start);
+            }
+            "X" => {
+                assert!(key.1 >= 1_000_000, "X on a thread track: {e}");
+                let (ts, dur) = (num(e, "ts"), num(e, "dur"));
+                assert!(dur >= 1.0, "message slices last 1 us: {e}");
+                let lane = slices.entry(key).or_default();
+                if let Some(&(_, end)) = lane.last() {
+                    assert!(ts >= end, "overlapping X slices on {key:?}: {e}");
+                }
+                lane.push((ts, ts + dur));
+                assert_eq!(e["cat"], "mpi-message");
+            }
+            "s" | "f" => {
+                flows.entry(e["id"].as_u64().unwrap()).or_default().push(e);
+                // bound to the slice of its track that contains it
+                let ts = num(e, "ts");
+                let lane = slices.get(&key).expect("flow on a lane with slices");
+                let &(start, end) = lane.last().unwrap();
+                assert!(start <= ts && ts < end, "flow outside its slice: {e}");
+            }
+            "C" => assert!(e["args"]["value"].is_number()),
+            "i" => assert_eq!(e["s"], "t"),
+            other => panic!("unexpected phase {other}"),
+        }
+        if ph != "M" {
+            assert!(named_threads.contains_key(&key), "track not named: {e}");
+            assert!(
+                named_processes.contains_key(&key.0),
+                "process not named: {e}"
+            );
+        }
+    }
+    for (k, s) in &stacks {
+        assert!(s.is_empty(), "unbalanced B on {k:?}: {s:?}");
+    }
+    for (id, f) in &flows {
+        assert_eq!(f.len(), 2, "flow {id}: {f:?}");
+        let (a, b) = (f[0], f[1]);
+        assert_eq!((a["ph"].as_str(), b["ph"].as_str()), (Some("s"), Some("f")));
+        assert_eq!(a["cat"], b["cat"]);
+        assert_eq!(b["bp"], "e");
+        assert!(num(b, "ts") >= num(a, "ts"), "flow {id} goes back in time");
+    }
+    counts
+}
+
+#[test]
+fn chrome_json_follows_perfettos_rules_and_counts_plx_reports_calls() {
+    for (name, make) in [
+        ("chrome-threads", common::threads as fn(&Path)),
+        ("chrome-mpi", common::mpi),
+    ] {
+        let d = common::tmp(name);
+        make(&d);
+        let doc = chrome(&d);
+        let slices = check_chrome(&doc);
+        assert_eq!(slices, report_calls(&d), "{name}");
+    }
+    let d = common::tmp("chrome-mpi-flows");
+    common::mpi(&d);
+    let doc = chrome(&d);
+    let events = doc["traceEvents"].as_array().unwrap();
+    let flows = events.iter().filter(|e| e["ph"] == "s").count();
+    assert_eq!(flows, 4, "every matched message is a flow");
+    let counters = events.iter().filter(|e| e["ph"] == "C").count();
+    assert_eq!(counters, 0);
+    assert!(doc["otherData"]["clock_condition"]
+        .as_str()
+        .unwrap()
+        .contains("0 violation(s) left"));
+    let d = common::tmp("chrome-threads-counters");
+    common::threads(&d);
+    let doc = chrome(&d);
+    let names: Vec<&str> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bytes (thread 1)",
+            "bytes (thread 0)",
+            "bytes (thread 0)",
+            "bytes (thread 1)"
+        ]
+    );
+}
+
+/// One profile file: its entries by name → (calls, subrs, excl, incl, group).
+type TauEntries = BTreeMap<String, (u64, u64, f64, f64, String)>;
+
+fn parse_tau(text: &str) -> (TauEntries, Vec<String>) {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap();
+    let (n, rest) = first.split_once(' ').unwrap();
+    assert_eq!(rest, "templated_functions_MULTI_TIME");
+    let n: usize = n.parse().unwrap();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("# Name Calls Subrs Excl Incl ProfileCalls # <metadata>"));
+    assert!(header.contains("<attribute><name>Metric Name</name><value>TIME</value></attribute>"));
+    let mut entries = BTreeMap::new();
+    for _ in 0..n {
+        let l = lines.next().unwrap();
+        let (name, rest) = l[1..].split_once("\" ").unwrap();
+        let f: Vec<&str> = rest.split(' ').collect();
+        assert_eq!(f.len(), 6, "{l}");
+        assert_eq!(f[4], "0");
+        let group = f[5].strip_prefix("GROUP=\"").unwrap().trim_end_matches('"');
+        entries.insert(
+            name.to_string(),
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                group.to_string(),
+            ),
+        );
+    }
+    assert_eq!(lines.next(), Some("0 aggregates"));
+    let mut events = Vec::new();
+    if let Some(l) = lines.next() {
+        let k: usize = l.strip_suffix(" userevents").unwrap().parse().unwrap();
+        assert_eq!(
+            lines.next(),
+            Some("# eventname numevents max min mean sumsqr")
+        );
+        for _ in 0..k {
+            events.push(lines.next().unwrap().to_string());
+        }
+    }
+    assert_eq!(lines.next(), None);
+    (entries, events)
+}
+
+/// (node, thread) → callpath (names from the root) → (calls, inclusive µs), from `plx report`.
+type Callpaths = BTreeMap<(u32, u32), BTreeMap<Vec<String>, (u64, f64)>>;
+
+fn report_callpaths(d: &Path) -> Callpaths {
+    let r = report_json(d);
+    let procs = r["processes"].as_array().unwrap();
+    let mut next = procs
+        .iter()
+        .filter_map(|p| p["rank"].as_u64())
+        .max()
+        .map_or(0, |m| m as u32 + 1);
+    let mut out = BTreeMap::new();
+    for p in procs {
+        let node = match p["rank"].as_u64() {
+            Some(r) => r as u32,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        for t in p["threads"].as_array().unwrap() {
+            let th = t["thread"].as_u64().unwrap() as u32;
+            let mut m = BTreeMap::new();
+            for c in t["callpaths"].as_array().unwrap() {
+                let path: Vec<String> = c["callpath"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect();
+                m.insert(
+                    path,
+                    (
+                        c["calls"].as_u64().unwrap(),
+                        c["inclusive_s"].as_f64().unwrap() * 1e6,
+                    ),
+                );
+            }
+            out.insert((node, th), m);
+        }
+    }
+    out
+}
+
+fn tau(d: &Path) -> std::path::PathBuf {
+    let out = d.join("tau");
+    let o = plx(&["export", s(d), "--format", "tau", "-o", s(&out)]);
+    ok(&o);
+    assert!(stderr(&o).contains("profile files under"), "{}", stderr(&o));
+    out
+}
+
+#[test]
+fn tau_profiles_hold_plx_reports_callpaths() {
+    for (name, make) in [
+        ("tau-threads", common::threads as fn(&Path)),
+        ("tau-mpi", common::mpi),
+    ] {
+        let d = common::tmp(name);
+        make(&d);
+        let out = tau(&d);
+        let want = report_callpaths(&d);
+        for ((node, thread), paths) in &want {
+            let f = out.join(format!("MULTI__TIME/profile.{node}.0.{thread}"));
+            let (entries, events) = parse_tau(&std::fs::read_to_string(&f).unwrap());
+            let root = &entries[".TAU application"];
+            assert_eq!(root.0, 1);
+            let mut callpaths = 0;
+            for (path, (calls, incl)) in paths {
+                let key = format!(".TAU application => {}", path.join(" => "));
+                let e = entries
+                    .get(&key)
+                    .unwrap_or_else(|| panic!("{key} in {f:?}"));
+                assert_eq!(e.0, *calls, "{key}");
+                assert!((e.3 - incl).abs() < 1e-3, "{key}: {} vs {incl}", e.3);
+                assert!(e.4.ends_with("|TAU_CALLPATH"));
+                callpaths += 1;
+            }
+            assert_eq!(
+                entries.keys().filter(|k| k.contains(" => ")).count(),
+                callpaths
+            );
+            if name == "tau-threads" {
+                assert_eq!(events.len(), 1, "{events:?}");
+                assert!(events[0].starts_with("\"bytes\" 2 "));
+            }
+        }
+        if name == "tau-mpi" {
+            let (e, _) =
+                parse_tau(&std::fs::read_to_string(out.join("MULTI__TIME/profile.2.0.0")).unwrap());
+            assert_eq!(e["MPI_Wait"].4, "MPI");
+            assert_eq!(e["main"].4, "TAU_DEFAULT");
+        }
+    }
+}
+
+/// Reads a TAU directory with Hatchet; prints one JSON object per node of the graph frame.
+const HATCHET: &str = r#"
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import hatchet as ht
+gf = ht.GraphFrame.from_tau(sys.argv[1])
+df = gf.dataframe.reset_index()
+rows = []
+for _, r in df.iterrows():
+    rows.append({
+        "rank": int(r["rank"]) if "rank" in df.columns else 0,
+        "thread": int(r["thread"]) if "thread" in df.columns else 0,
+        "path": [n.frame["name"] for n in r["node"].path()],
+        "calls": float(r["Calls"]),
+        "incl_us": float(r["time (inc)"]),
+    })
+print(json.dumps(rows))
+"#;
+
+fn hatchet_available() -> bool {
+    Command::new("python3")
+        .args(["-c", "import hatchet"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn hatchet_reads_the_tau_export_with_plx_reports_numbers() {
+    if !hatchet_available() {
+        eprintln!(
+            "SKIPPED: python3 cannot import hatchet (pip install llnl-hatchet) — TAU export not checked by Hatchet"
+        );
+        return;
+    }
+    for (name, make) in [
+        ("hatchet-threads", common::threads as fn(&Path)),
+        ("hatchet-mpi", common::mpi),
+    ] {
+        let d = common::tmp(name);
+        make(&d);
+        let out = tau(&d);
+        let o = Command::new("python3")
+            .args(["-c", HATCHET, s(&out)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "hatchet: {}", stderr(&o));
+        let rows: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+        let want = report_callpaths(&d);
+        let mut seen = 0;
+        for r in &rows {
+            let path: Vec<String> = r["path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(path[0], ".TAU application");
+            if path.len() == 1 {
+                continue;
+            }
+            let loc = (
+                r["rank"].as_u64().unwrap() as u32,
+                r["thread"].as_u64().unwrap() as u32,
+            );
+            let calls = num(r, "calls");
+            let got = want.get(&loc).and_then(|m| m.get(&path[1..]));
+            match got {
+                Some((c, incl)) => {
+                    assert_eq!(calls, *c as f64, "{name} {loc:?} {path:?}");
+                    assert!(
+                        (num(r, "incl_us") - incl).abs() < 1e-3,
+                        "{name} {loc:?} {path:?}"
+                    );
+                    seen += 1;
+                }
+                // hatchet fills callpaths a location lacks with zeros
+                None => assert_eq!(calls, 0.0, "{name} {loc:?} {path:?} not in plx report"),
+            }
+        }
+        let total: usize = want.values().map(|m| m.len()).sum();
+        assert_eq!(
+            seen, total,
+            "{name}: every callpath of plx report is in Hatchet's frame"
+        );
+    }
+}
+
+#[test]
+fn export_errors_are_usage_errors() {
+    let d = common::tmp("errors");
+    common::threads(&d);
+    let o = plx(&["export", s(&d), "--format", "vampir", "-o", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("text, chrome, tau, sddf"),
+        "{}",
+        stderr(&o)
+    );
+    let o = plx(&["export", s(&d), "--format", "tau", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("writes a directory"), "{}", stderr(&o));
+    let o = plx(&["export", "/nonexistent", "--format", "text", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = plx(&["export", s(&d), "--format", "text"]);
+    assert_eq!(o.status.code(), Some(2), "-o is required");
+    // a profile-only experiment has no trace for the trace formats, but a TAU profile
+    let p = common::tmp("errors-profile");
+    let mut sp = plx_format::synth::SynthProcess::new("h", 7, &["app"]);
+    sp.functions(&[(1, "main")])
+        .thread(0, 7, "main", 0)
+        .profile(0, 10, 0, &[(None, 1, 1, 0, 10, 10)])
+        .end(10, 0);
+    sp.write(&p).unwrap();
+    let o = plx(&["export", s(&p), "--format", "chrome", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no trace"), "{}", stderr(&o));
+    ok(&plx(&[
+        "export",
+        s(&p),
+        "--format",
+        "tau",
+        "-o",
+        s(&p.join("tau")),
+    ]));
+    let o = plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "text",
+        "-o",
+        "/nonexistent/dir/x.txt",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn text_to_standard_output_and_the_clock_condition_on_standard_error() {
+    let d = common::tmp("stdout");
+    common::mpi(&d);
+    let o = plx(&["export", s(&d), "--format", "text", "-o", "-"]);
+    let out = ok(&o);
+    assert!(out.starts_with("# Parallax events in global time order\n"));
+    assert!(
+        stderr(&o).contains("plx: clock condition: 1 of 4 matched message(s) received before sent")
+    );
+    let o = plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "text",
+        "-o",
+        "-",
+        "--no-clock-repair",
+    ]);
+    assert!(ok(&o).contains("; not repaired; 1 violation(s) left"));
+    let o = plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "text",
+        "-o",
+        "-",
+        "--min-latency",
+        "10",
+    ]);
+    assert!(ok(&o).contains("       10010 1.0 recv "));
+}
+
+#[test]
+fn damaged_experiment_is_exported_as_far_as_intact() {
+    let d = common::tmp("damaged");
+    common::mpi(&d);
+    // rank 2's trace loses its end: the last chunk is cut
+    let trace = d.join("node1.1002/trace.plx");
+    let len = std::fs::metadata(&trace).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&trace)
+        .unwrap()
+        .set_len(len - 20)
+        .unwrap();
+    let o = plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "chrome",
+        "-o",
+        s(&d.join("t.json")),
+    ]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(err.contains("plx: warning:"), "{err}");
+    assert!(
+        err.contains("truncated") || err.contains("runs past"),
+        "{err}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    check_chrome(&doc);
+}
+
+#[test]
+fn info_reports_the_clock_condition() {
+    let d = common::tmp("info-clock");
+    common::mpi(&d);
+    let out = ok(&plx(&["info", s(&d)]));
+    assert!(
+        out.contains("clock condition: 1 of 4 matched message(s) received before sent (after the ClockOffset correction); controlled logical clock (minimum latency 1000 ns): 2 receive(s) moved later, largest shift 2000 ns; 0 violation(s) left"),
+        "{out}"
+    );
+    let d = common::tmp("info-no-mpi");
+    common::threads(&d);
+    assert!(!ok(&plx(&["info", s(&d)])).contains("clock condition"));
+}

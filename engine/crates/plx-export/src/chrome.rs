@@ -1,0 +1,424 @@
+//! `chrome`: Chrome trace-event JSON for Perfetto — a track per rank and thread, nested slices, counters, message flows.
+//!
+//! Layout (docs/exports/chrome.md): `pid` is the MPI rank (else the OS pid), `tid` the thread
+//! index; regions are `B`/`E` slices, well nested (an exit closes what was opened inside it and
+//! never exited; regions open at the end close at the thread's last event). Each send and receive
+//! is a 1 µs `X` slice on a *message lane* of its thread (tid [`LANE_BASE`] + thread ×
+//! [`LANES`] + lane, a lane per overlap so slices never cross), and a matched message is a flow:
+//! `s` in the send's slice, `f` with `bp: "e"` in the receive's, same `id` and `cat`. Flow
+//! events sit 1 ns inside their slices so that they bind to them whatever the sort order of
+//! equal timestamps. User events are `C` counters; collectives instant events.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+use plx_analysis::{EventKind, GlobalMerge};
+
+use crate::nesting::Stacks;
+use crate::text::comm_token;
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+
+/// The `chrome` format (docs/exports/chrome.md).
+pub struct Chrome;
+
+/// Duration of a message marker slice, ns.
+pub const MARKER_NS: i64 = 1_000;
+/// First tid of message lanes.
+pub const LANE_BASE: u64 = 1_000_000;
+/// Lanes per thread (a later lane is shared: only then can marker slices overlap).
+pub const LANES: u64 = 1_000;
+/// Category of message slices and flows.
+const MESSAGE_CAT: &str = "mpi-message";
+
+impl Exporter for Chrome {
+    fn name(&self) -> &'static str {
+        "chrome"
+    }
+
+    fn about(&self) -> &'static str {
+        "Chrome trace-event JSON for Perfetto UI: slices per rank and thread, counters, message flows"
+    }
+
+    fn output(&self) -> OutputKind {
+        OutputKind::File
+    }
+
+    fn needs_trace(&self) -> bool {
+        true
+    }
+
+    fn export(
+        &self,
+        input: &ExportInput,
+        target: Target<'_>,
+    ) -> Result<ExportSummary, ExportError> {
+        let out = stream(target, self.name())?;
+        let merge = input.merge()?;
+        let mut w = Writer::new(&merge, out);
+        let n = w.run(merge).map_err(ExportError::io("chrome output"))?;
+        Ok(n)
+    }
+}
+
+/// A thread's message lanes: when each lane's last marker ends.
+#[derive(Default)]
+struct Lanes {
+    ends: Vec<i64>,
+}
+
+impl Lanes {
+    /// The first lane free at `t`, taken until `t + MARKER_NS`; `(lane, new)`.
+    fn take(&mut self, t: i64) -> (u64, bool) {
+        if let Some(i) = self.ends.iter().position(|&e| e <= t) {
+            self.ends[i] = t + MARKER_NS;
+            return (i as u64, false);
+        }
+        if (self.ends.len() as u64) < LANES {
+            self.ends.push(t + MARKER_NS);
+            return (self.ends.len() as u64 - 1, true);
+        }
+        let last = self.ends.len() - 1;
+        self.ends[last] = self.ends[last].max(t + MARKER_NS);
+        (last as u64, false)
+    }
+}
+
+struct Writer<'a> {
+    out: &'a mut dyn Write,
+    first: bool,
+    origin: i64,
+    /// Per location: chrome pid, tid, name prefix of its counters.
+    pid: Vec<u64>,
+    tid: Vec<u64>,
+    counter_suffix: Vec<String>,
+    lanes: Vec<Lanes>,
+    /// JSON strings of region and user event names, escaped once.
+    region_json: Vec<String>,
+    region_cat: Vec<&'static str>,
+}
+
+/// µs with three decimals from ns: exact, deterministic.
+fn us(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+impl<'a> Writer<'a> {
+    fn new(merge: &GlobalMerge, out: &'a mut dyn Write) -> Writer<'a> {
+        let locs = merge.locations();
+        // pid: the rank, else the OS pid (moved out of the ranks' range if it collides)
+        let ranks: BTreeSet<u64> = locs.iter().filter_map(|l| l.rank.map(u64::from)).collect();
+        let mut pid_of: BTreeMap<usize, u64> = BTreeMap::new();
+        for l in locs {
+            pid_of.entry(l.process).or_insert_with(|| match l.rank {
+                Some(r) => r as u64,
+                None if ranks.contains(&(l.pid as u64)) => l.pid as u64 + (1 << 32),
+                None => l.pid as u64,
+            });
+        }
+        let threads_of = |p: usize| locs.iter().filter(|l| l.process == p).count();
+        Writer {
+            out,
+            first: true,
+            origin: merge.origin_ns(),
+            pid: locs.iter().map(|l| pid_of[&l.process]).collect(),
+            tid: locs.iter().map(|l| l.thread as u64).collect(),
+            counter_suffix: locs
+                .iter()
+                .map(|l| {
+                    if threads_of(l.process) > 1 {
+                        format!(" (thread {})", l.thread)
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect(),
+            lanes: locs.iter().map(|_| Lanes::default()).collect(),
+            region_json: Vec::new(),
+            region_cat: Vec::new(),
+        }
+    }
+
+    fn event(&mut self, body: std::fmt::Arguments) -> io::Result<()> {
+        if self.first {
+            self.first = false;
+        } else {
+            self.out.write_all(b",\n")?;
+        }
+        self.out.write_fmt(body)
+    }
+
+    fn metadata(&mut self, merge: &GlobalMerge) -> io::Result<()> {
+        let model = merge.model();
+        let mut seen = BTreeSet::new();
+        for (i, l) in merge.locations().iter().enumerate() {
+            let (pid, tid) = (self.pid[i], self.tid[i]);
+            if seen.insert(l.process) {
+                let p = &model.processes[l.process];
+                let name = match l.rank {
+                    Some(r) => format!("rank {r} (pid {} on {})", p.pid, p.host),
+                    None => format!("process {} on {}", p.pid, p.host),
+                };
+                let exe = p
+                    .executable
+                    .rsplit('/')
+                    .next()
+                    .filter(|e| !e.is_empty())
+                    .map(|e| format!(" {e}"))
+                    .unwrap_or_default();
+                self.event(format_args!(
+                    "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}",
+                    json_str(&format!("{name}{exe}"))
+                ))?;
+                self.event(format_args!(
+                    "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{}}}}}",
+                    l.process
+                ))?;
+            }
+            let name = if l.name.is_empty() {
+                format!("thread {}", l.thread)
+            } else {
+                format!("thread {} {}", l.thread, l.name)
+            };
+            self.event(format_args!(
+                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+                json_str(&name)
+            ))?;
+            self.event(format_args!(
+                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
+                2 * tid
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// The tid of lane `lane` of location `li` (named on first use, right below its thread).
+    fn lane(&mut self, li: u32, t: i64) -> io::Result<u64> {
+        let (lane, new) = self.lanes[li as usize].take(t);
+        let (pid, thread) = (self.pid[li as usize], self.tid[li as usize]);
+        let tid = LANE_BASE + thread * LANES + lane;
+        if new {
+            let name = if lane == 0 {
+                format!("thread {thread} messages")
+            } else {
+                format!("thread {thread} messages {}", lane + 1)
+            };
+            self.event(format_args!(
+                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+                json_str(&name)
+            ))?;
+            self.event(format_args!(
+                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
+                2 * thread + 1
+            ))?;
+        }
+        Ok(tid)
+    }
+
+    fn region(&mut self, merge: &GlobalMerge, r: u32) -> (&str, &'static str) {
+        let regions = merge.regions();
+        while self.region_json.len() <= r as usize {
+            let i = self.region_json.len() as u32;
+            self.region_json.push(json_str(regions.name(i)));
+            self.region_cat.push(regions.get(i).kind.as_str());
+        }
+        (&self.region_json[r as usize], self.region_cat[r as usize])
+    }
+
+    fn slice(&mut self, merge: &GlobalMerge, ph: char, li: u32, t: i64, r: u32) -> io::Result<()> {
+        let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+        let ts = us(t - self.origin);
+        let (name, cat) = self.region(merge, r);
+        let body = format!(
+            "{{\"ph\":\"{ph}\",\"name\":{name},\"cat\":\"{cat}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}}}"
+        );
+        self.event(format_args!("{body}"))
+    }
+
+    /// A message marker slice on a lane, and its flow event when the message is matched.
+    #[allow(clippy::too_many_arguments)]
+    fn marker(
+        &mut self,
+        li: u32,
+        t: i64,
+        name: &str,
+        args: &str,
+        flow: Option<(char, u64)>,
+    ) -> io::Result<()> {
+        let tid = self.lane(li, t)?;
+        let pid = self.pid[li as usize];
+        let ts = us(t - self.origin);
+        self.event(format_args!(
+            "{{\"ph\":\"X\",\"name\":{},\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{{args}}}}}",
+            json_str(name),
+            us(MARKER_NS)
+        ))?;
+        if let Some((ph, id)) = flow {
+            let ts = us(t - self.origin + 1);
+            let bp = if ph == 'f' { ",\"bp\":\"e\"" } else { "" };
+            self.event(format_args!(
+                "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
+            ))?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, mut merge: GlobalMerge) -> io::Result<ExportSummary> {
+        self.out
+            .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        self.metadata(&merge)?;
+        let n_locs = merge.locations().len();
+        let mut stacks = Stacks::new(n_locs);
+        let mut last = vec![None::<i64>; n_locs];
+        let mut closed = Vec::new();
+        let mut n = 0u64;
+        let comm_names: Vec<String> = merge
+            .model()
+            .comms
+            .all()
+            .iter()
+            .map(|c| c.describe())
+            .collect();
+        let comm_name = |c: Option<u32>| -> String {
+            c.and_then(|c| comm_names.get(c as usize).cloned())
+                .unwrap_or_else(|| comm_token(c))
+        };
+        while let Some(e) = merge.next_event() {
+            n += 1;
+            let li = e.location;
+            let t = e.time_ns;
+            last[li as usize] = Some(t);
+            match e.kind {
+                EventKind::Enter { region } => {
+                    stacks.enter(li, region);
+                    self.slice(&merge, 'B', li, t, region)?;
+                }
+                EventKind::Exit { region } => {
+                    closed.clear();
+                    stacks.exit(li, region, &mut closed);
+                    for &r in &closed {
+                        self.slice(&merge, 'E', li, t, r)?;
+                    }
+                }
+                EventKind::User { event, value } => {
+                    let name = format!(
+                        "{}{}",
+                        merge.user_events()[event as usize],
+                        self.counter_suffix[li as usize]
+                    );
+                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+                    let v = if value.is_finite() {
+                        format!("{value}")
+                    } else {
+                        "null".to_string()
+                    };
+                    self.event(format_args!(
+                        "{{\"ph\":\"C\",\"name\":{},\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"value\":{v}}}}}",
+                        json_str(&name),
+                        us(t - self.origin)
+                    ))?;
+                }
+                EventKind::Send {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                    message,
+                } => {
+                    let id = message.map_or("null".to_string(), |m| m.to_string());
+                    let args = format!(
+                        "\"to\":{peer},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id}",
+                        json_str(&comm_name(comm))
+                    );
+                    self.marker(
+                        li,
+                        t,
+                        &format!("send to {peer}"),
+                        &args,
+                        message.map(|m| ('s', m)),
+                    )?;
+                }
+                EventKind::Recv {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                    message,
+                } => {
+                    let id = message.map_or("null".to_string(), |m| m.id.to_string());
+                    let from = match message {
+                        Some(m) => json_str(&merge.locations()[m.sender as usize].label()),
+                        None => peer.to_string(),
+                    };
+                    let latency = message.map_or("null".to_string(), |m| us(t - m.send_ns));
+                    let args = format!(
+                        "\"from\":{from},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id},\"latency_us\":{latency}",
+                        json_str(&comm_name(comm))
+                    );
+                    self.marker(
+                        li,
+                        t,
+                        &format!("recv from {peer}"),
+                        &args,
+                        message.map(|m| ('f', m.id)),
+                    )?;
+                }
+                EventKind::Collective {
+                    comm,
+                    root,
+                    bytes_sent,
+                    bytes_recv,
+                } => {
+                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+                    let root = root.map_or("null".to_string(), |r| r.to_string());
+                    self.event(format_args!(
+                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"collective\",\"cat\":\"mpi-collective\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"comm\":{},\"root\":{root},\"bytes_sent\":{bytes_sent},\"bytes_received\":{bytes_recv}}}}}",
+                        us(t - self.origin),
+                        json_str(&comm_name(comm))
+                    ))?;
+                }
+            }
+        }
+        // regions still open end at their thread's last event
+        for li in 0..n_locs as u32 {
+            let Some(t) = last[li as usize] else { continue };
+            for r in stacks.close_all(li) {
+                self.slice(&merge, 'E', li, t, r)?;
+            }
+        }
+        let clock = merge.clock_report();
+        let mut other = serde_json::Map::new();
+        other.insert("generator".into(), "plx export --format chrome".into());
+        other.insert(
+            "experiment".into(),
+            merge.model().dir.display().to_string().into(),
+        );
+        other.insert(
+            "time_origin_ns".into(),
+            serde_json::Value::from(merge.origin_ns()),
+        );
+        if let Some(c) = &clock {
+            other.insert("clock_condition".into(), c.describe().into());
+        }
+        other.insert(
+            "exits_without_enter".into(),
+            serde_json::Value::from(stacks.unmatched_exits),
+        );
+        write!(
+            self.out,
+            "\n],\n\"otherData\":{}}}\n",
+            serde_json::Value::Object(other)
+        )?;
+        Ok(ExportSummary {
+            records: n,
+            files: Vec::new(),
+            clock,
+            warnings: merge.warnings().to_vec(),
+        })
+    }
+}

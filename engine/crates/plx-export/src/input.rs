@@ -1,0 +1,54 @@
+//! What every exporter reads: the experiment as read, its model, and the merge options.
+
+use std::path::Path;
+
+use plx_analysis::{BuildOptions, GlobalMerge, MergeOptions, Model};
+use plx_format::Experiment;
+
+use crate::ExportError;
+
+/// Options common to all exports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// How trace formats merge the threads (clock-condition repair, minimum latency).
+    pub merge: MergeOptions,
+}
+
+/// An experiment opened for export.
+pub struct ExportInput {
+    /// The experiment as read (definitions of regions and user events per process).
+    pub experiment: Experiment,
+    /// Its model: processes, threads, regions, communicators, profiles.
+    pub model: Model,
+    /// The options.
+    pub options: ExportOptions,
+}
+
+impl ExportInput {
+    /// Reads the experiment in `dir`. With `profiles`, threads without a ThreadProfile get
+    /// theirs rebuilt from the trace (profile formats need them; trace formats do not).
+    pub fn open(dir: &Path, options: ExportOptions, profiles: bool) -> Result<Self, ExportError> {
+        let experiment = Experiment::open(dir)?;
+        let model = Model::build(
+            &experiment,
+            BuildOptions {
+                rebuild_from_trace: profiles,
+                resolve_sources: false,
+            },
+        );
+        Ok(ExportInput {
+            experiment,
+            model,
+            options,
+        })
+    }
+
+    /// The merged stream of the traces (an error when there is no trace).
+    pub fn merge(&self) -> Result<GlobalMerge<'_>, ExportError> {
+        Ok(GlobalMerge::new(
+            &self.model,
+            &self.experiment,
+            self.options.merge,
+        )?)
+    }
+}

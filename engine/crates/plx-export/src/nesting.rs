@@ -1,0 +1,77 @@
+//! Per-location stacks of open regions, closing them as the profile rebuild does: well-nested slices for formats that need them.
+//!
+//! An exit closes the innermost open region with its id, and with it every region opened inside
+//! that was never exited (as [`plx_analysis::rebuild::ProfileBuilder`] counts them, so slices
+//! and `plx report`'s calls agree); an exit matching no open region is dropped.
+
+/// Open regions per location, innermost last.
+pub(crate) struct Stacks {
+    stacks: Vec<Vec<u32>>,
+    /// Exits that matched no open region, dropped.
+    pub unmatched_exits: u64,
+    /// Regions closed by an exit of an enclosing region (never exited themselves).
+    pub implicit_exits: u64,
+}
+
+impl Stacks {
+    pub fn new(locations: usize) -> Stacks {
+        Stacks {
+            stacks: vec![Vec::new(); locations],
+            unmatched_exits: 0,
+            implicit_exits: 0,
+        }
+    }
+
+    pub fn enter(&mut self, loc: u32, region: u32) {
+        self.stacks[loc as usize].push(region);
+    }
+
+    /// Closes `region` at `loc`: appends the regions closed, innermost first, to `closed`
+    /// (empty when the exit matches nothing).
+    pub fn exit(&mut self, loc: u32, region: u32, closed: &mut Vec<u32>) {
+        let s = &mut self.stacks[loc as usize];
+        match s.iter().rposition(|&r| r == region) {
+            Some(d) => {
+                self.implicit_exits += (s.len() - 1 - d) as u64;
+                closed.extend(s.drain(d..).rev());
+            }
+            None => self.unmatched_exits += 1,
+        }
+    }
+
+    /// The innermost open region at `loc`.
+    pub fn top(&self, loc: u32) -> Option<u32> {
+        self.stacks[loc as usize].last().copied()
+    }
+
+    /// Closes everything still open at `loc`, innermost first.
+    pub fn close_all(&mut self, loc: u32) -> Vec<u32> {
+        let mut v = std::mem::take(&mut self.stacks[loc as usize]);
+        v.reverse();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_closes_frames_opened_inside() {
+        let mut s = Stacks::new(1);
+        let mut closed = Vec::new();
+        s.enter(0, 1);
+        s.enter(0, 2);
+        s.enter(0, 3);
+        s.exit(0, 2, &mut closed);
+        assert_eq!(closed, vec![3, 2]);
+        assert_eq!(s.implicit_exits, 1);
+        closed.clear();
+        s.exit(0, 9, &mut closed);
+        assert!(closed.is_empty());
+        assert_eq!(s.unmatched_exits, 1);
+        assert_eq!(s.top(0), Some(1));
+        assert_eq!(s.close_all(0), vec![1]);
+        assert_eq!(s.top(0), None);
+    }
+}

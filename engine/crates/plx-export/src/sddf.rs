@@ -1,0 +1,490 @@
+//! `sddf`: Pablo SDDF ASCII (the trace format of jmpi/JPVS): record descriptors, then definition and event records in global time order.
+//!
+//! The file starts with `SDDFA` and the stream attributes (`/* "key" "value" ... */ ;;`), then
+//! one descriptor per record type (`#tag:`, a `// "description" "..."` attribute, the record
+//! name and its typed fields, `};;`), then data records `"Name" { v, v, ... };;`. Character
+//! strings are `char` arrays written `[n] { "text" }` with n the byte length plus the
+//! terminating NUL; integer arrays `[n] { 1, 2 }`. Timestamps are seconds since the first
+//! event (`double`, to the ns); byte counts are `double` (they outgrow an SDDF `int`).
+//! Nodes are numbered as in the `tau` export: the MPI rank, else the next free number.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use plx_analysis::{EventKind, GlobalMerge};
+
+use crate::nesting::Stacks;
+use crate::tau::nodes;
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+
+/// The `sddf` format (docs/exports/sddf.md).
+pub struct Sddf;
+
+impl Exporter for Sddf {
+    fn name(&self) -> &'static str {
+        "sddf"
+    }
+
+    fn about(&self) -> &'static str {
+        "Pablo SDDF ASCII trace (as jmpi/JPVS write): enter, exit, send, receive, collective, user event records"
+    }
+
+    fn output(&self) -> OutputKind {
+        OutputKind::File
+    }
+
+    fn needs_trace(&self) -> bool {
+        true
+    }
+
+    fn export(
+        &self,
+        input: &ExportInput,
+        target: Target<'_>,
+    ) -> Result<ExportSummary, ExportError> {
+        let out = stream(target, self.name())?;
+        let merge = input.merge()?;
+        write(merge, out).map_err(ExportError::io("sddf output"))
+    }
+}
+
+/// Fields shared by the event records: where and when.
+const WHERE_WHEN: &[(&str, &str, &str)] = &[
+    (
+        "int",
+        "Node",
+        "MPI rank, or process number (as in the tau export)",
+    ),
+    ("int", "Thread", "thread index within the process"),
+    ("double", "Timestamp", "seconds since the first event"),
+];
+
+/// (tag, name, description, fields after [`WHERE_WHEN`] or, for definitions, all fields).
+type Descriptor = (
+    u32,
+    &'static str,
+    &'static str,
+    bool,
+    &'static [(&'static str, &'static str, &'static str)],
+);
+
+/// Every record type, defined once: the descriptors are written from this table.
+const DESCRIPTORS: &[Descriptor] = &[
+    (
+        1,
+        "Enter",
+        "a region (function, MPI routine, phase) was entered",
+        true,
+        &[("int", "Region", "Region record")],
+    ),
+    (
+        2,
+        "Exit",
+        "a region was left",
+        true,
+        &[("int", "Region", "Region record")],
+    ),
+    (
+        3,
+        "Send",
+        "an MPI message left (point-to-point)",
+        true,
+        &[
+            (
+                "int",
+                "Region",
+                "enclosing region (the MPI routine), -1 if none",
+            ),
+            ("int", "Destination Node", "receiving rank"),
+            ("int", "Tag", "message tag"),
+            ("double", "Bytes", "message size in bytes"),
+            (
+                "int",
+                "Communicator",
+                "Communicator record, -1 if undefined",
+            ),
+            (
+                "int",
+                "Message",
+                "number shared with its Receive record, -1 if unmatched",
+            ),
+        ],
+    ),
+    (
+        4,
+        "Receive",
+        "an MPI message arrived; the sender is the matched Send's location",
+        true,
+        &[
+            (
+                "int",
+                "Region",
+                "enclosing region (the MPI routine), -1 if none",
+            ),
+            ("int", "Source Node", "sending rank"),
+            ("int", "Source Thread", "sending thread, -1 if unmatched"),
+            ("int", "Tag", "message tag"),
+            ("double", "Bytes", "message size in bytes"),
+            (
+                "int",
+                "Communicator",
+                "Communicator record, -1 if undefined",
+            ),
+            (
+                "int",
+                "Message",
+                "number shared with its Send record, -1 if unmatched",
+            ),
+        ],
+    ),
+    (
+        5,
+        "Collective",
+        "this rank's part of a collective operation",
+        true,
+        &[
+            (
+                "int",
+                "Region",
+                "enclosing region (the MPI routine), -1 if none",
+            ),
+            (
+                "int",
+                "Communicator",
+                "Communicator record, -1 if undefined",
+            ),
+            ("int", "Root", "root rank, -1 if none"),
+            ("double", "Bytes Sent", "bytes this rank sent"),
+            ("double", "Bytes Received", "bytes this rank received"),
+        ],
+    ),
+    (
+        6,
+        "User Event",
+        "a value of a user event",
+        true,
+        &[
+            ("int", "Event", "User Event Name record"),
+            ("double", "Value", "the value"),
+        ],
+    ),
+    (
+        7,
+        "Region",
+        "a region's name",
+        false,
+        &[
+            ("int", "Region", "number used by the event records"),
+            ("char", "Kind", "function, user, phase, runtime or mpi"),
+            ("char", "Name", "name (demangled)"),
+        ],
+    ),
+    (
+        8,
+        "User Event Name",
+        "a user event's name",
+        false,
+        &[
+            ("int", "Event", "number used by User Event records"),
+            ("char", "Name", "name"),
+        ],
+    ),
+    (
+        9,
+        "Location",
+        "a thread of a process",
+        false,
+        &[
+            ("int", "Node", "MPI rank, or process number"),
+            ("int", "Thread", "thread index"),
+            ("int", "Pid", "process id"),
+            ("char", "Host", "host name"),
+            ("char", "Name", "thread name"),
+        ],
+    ),
+    (
+        10,
+        "Communicator",
+        "an MPI communicator",
+        false,
+        &[
+            ("int", "Communicator", "number used by message records"),
+            ("char", "Name", "description"),
+            (
+                "int",
+                "Ranks",
+                "world ranks of its members, in communicator order",
+            ),
+        ],
+    ),
+    (
+        11,
+        "Clock Condition",
+        "receives before their sends, and the repair",
+        false,
+        &[
+            ("int", "Messages", "matched messages"),
+            (
+                "int",
+                "Violations Before",
+                "receives before their send after the ClockOffset correction",
+            ),
+            (
+                "int",
+                "Shifted Receives",
+                "receives moved later by the controlled logical clock",
+            ),
+            (
+                "double",
+                "Minimum Latency",
+                "seconds between a repaired send and receive",
+            ),
+            (
+                "double",
+                "Largest Shift",
+                "largest shift of a process, seconds",
+            ),
+            (
+                "int",
+                "Violations After",
+                "receives still before their send",
+            ),
+        ],
+    ),
+];
+
+/// A field's declaration: arrays for `char` strings and the communicator's ranks.
+fn declaration(ty: &str, name: &str) -> String {
+    if ty == "char" || name == "Ranks" {
+        format!("{ty}\t\"{name}\"[];")
+    } else {
+        format!("{ty}\t\"{name}\";")
+    }
+}
+
+fn descriptors(out: &mut dyn Write) -> io::Result<()> {
+    for (tag, name, about, located, fields) in DESCRIPTORS {
+        writeln!(out, "#{tag}:")?;
+        writeln!(out, "// \"description\" \"{about}\"")?;
+        writeln!(out, "\"{name}\" {{")?;
+        let all = if *located { WHERE_WHEN } else { &[] };
+        for (ty, field, doc) in all.iter().chain(fields.iter()) {
+            writeln!(out, "\t// \"{field}\" \"{doc}\"")?;
+            writeln!(out, "\t{}", declaration(ty, field))?;
+        }
+        writeln!(out, "}};;")?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Text between quotes: quotes become apostrophes and control characters spaces (SDDF ASCII
+/// strings have no escapes).
+fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '"' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// A character string value: `[n] { "text" }` (n counts the terminating NUL).
+fn string(s: &str) -> String {
+    let c = clean(s);
+    format!("[{}] {{ \"{c}\" }}", c.len() + 1)
+}
+
+/// Seconds to the ns from ns.
+fn seconds(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+}
+
+fn int(v: Option<u32>) -> String {
+    v.map_or_else(|| "-1".to_string(), |v| v.to_string())
+}
+
+fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummary> {
+    let model = merge.model();
+    writeln!(out, "SDDFA")?;
+    writeln!(out, "/*")?;
+    writeln!(
+        out,
+        " * \"generator\" \"Parallax: plx export --format sddf\""
+    )?;
+    writeln!(
+        out,
+        " * \"experiment\" \"{}\"",
+        clean(&model.dir.display().to_string())
+    )?;
+    writeln!(
+        out,
+        " * \"time\" \"seconds since the first event, at {} ns of rank 0's CLOCK_MONOTONIC\"",
+        merge.origin_ns()
+    )?;
+    writeln!(out, " */ ;;")?;
+    writeln!(out)?;
+    descriptors(out)?;
+
+    let node_of: HashMap<usize, u32> = nodes(model)
+        .into_iter()
+        .map(|(n, p)| {
+            let i = model
+                .processes
+                .iter()
+                .position(|q| std::ptr::eq(q, p))
+                .expect("a process of the model");
+            (i, n)
+        })
+        .collect();
+    let mut spare = node_of.values().max().map_or(0, |m| m + 1);
+    let mut loc_node = Vec::new();
+    for l in merge.locations() {
+        let node = match node_of.get(&l.process) {
+            Some(&n) => n,
+            None => {
+                spare += 1;
+                spare - 1
+            }
+        };
+        loc_node.push(node);
+        let p = &model.processes[l.process];
+        writeln!(
+            out,
+            "\"Location\" {{ {node}, {}, {}, {}, {} }};;",
+            l.thread,
+            p.pid,
+            string(&p.host),
+            string(&l.name)
+        )?;
+    }
+    for (i, c) in model.comms.all().iter().enumerate() {
+        let ranks: Vec<String> = c.ranks.iter().map(|r| r.to_string()).collect();
+        writeln!(
+            out,
+            "\"Communicator\" {{ {i}, {}, [{}] {{ {} }} }};;",
+            string(&c.describe()),
+            ranks.len(),
+            ranks.join(", ")
+        )?;
+    }
+    let mut regions_written = 0usize;
+    let mut events_written = 0usize;
+    let n_locs = merge.locations().len();
+    let mut stacks = Stacks::new(n_locs);
+    let mut closed = Vec::new();
+    let threads: Vec<u32> = merge.locations().iter().map(|l| l.thread).collect();
+    let origin = merge.origin_ns();
+    let mut n = 0u64;
+    while let Some(e) = merge.next_event() {
+        // definitions first: regions and user events the merge met since
+        let regions = merge.regions().all();
+        while regions_written < regions.len() {
+            let r = &regions[regions_written];
+            writeln!(
+                out,
+                "\"Region\" {{ {regions_written}, {}, {} }};;",
+                string(r.kind.as_str()),
+                string(&r.name)
+            )?;
+            regions_written += 1;
+        }
+        let users = merge.user_events();
+        while events_written < users.len() {
+            writeln!(
+                out,
+                "\"User Event Name\" {{ {events_written}, {} }};;",
+                string(&users[events_written])
+            )?;
+            events_written += 1;
+        }
+        n += 1;
+        let li = e.location;
+        let (node, thread) = (loc_node[li as usize], threads[li as usize]);
+        let t = seconds(e.time_ns - origin);
+        let here = int(stacks.top(li));
+        match e.kind {
+            EventKind::Enter { region } => {
+                stacks.enter(li, region);
+                writeln!(out, "\"Enter\" {{ {node}, {thread}, {t}, {region} }};;")?;
+            }
+            EventKind::Exit { region } => {
+                closed.clear();
+                stacks.exit(li, region, &mut closed);
+                writeln!(out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?;
+            }
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+                message,
+            } => {
+                let msg = message.map_or("-1".to_string(), |m| m.to_string());
+                writeln!(
+                    out,
+                    "\"Send\" {{ {node}, {thread}, {t}, {here}, {peer}, {tag}, {bytes}, {}, {msg} }};;",
+                    int(comm)
+                )?;
+            }
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+                message,
+            } => {
+                let (src_thread, msg) = match message {
+                    Some(m) => (threads[m.sender as usize].to_string(), m.id.to_string()),
+                    None => ("-1".to_string(), "-1".to_string()),
+                };
+                writeln!(
+                    out,
+                    "\"Receive\" {{ {node}, {thread}, {t}, {here}, {peer}, {src_thread}, {tag}, {bytes}, {}, {msg} }};;",
+                    int(comm)
+                )?;
+            }
+            EventKind::Collective {
+                comm,
+                root,
+                bytes_sent,
+                bytes_recv,
+            } => writeln!(
+                out,
+                "\"Collective\" {{ {node}, {thread}, {t}, {here}, {}, {}, {bytes_sent}, {bytes_recv} }};;",
+                int(comm),
+                int(root)
+            )?,
+            EventKind::User { event, value } => {
+                let v = if value.is_finite() {
+                    format!("{value:e}")
+                } else {
+                    "0".to_string()
+                };
+                writeln!(out, "\"User Event\" {{ {node}, {thread}, {t}, {event}, {v} }};;")?;
+            }
+        }
+    }
+    let clock = merge.clock_report();
+    if let Some(c) = &clock {
+        writeln!(
+            out,
+            "\"Clock Condition\" {{ {}, {}, {}, {}, {}, {} }};;",
+            c.messages,
+            c.violations_before,
+            c.shifted_receives,
+            seconds(c.min_latency_ns),
+            seconds(c.max_shift_ns),
+            c.violations_after
+        )?;
+    }
+    Ok(ExportSummary {
+        records: n,
+        files: Vec::new(),
+        clock,
+        warnings: merge.warnings().to_vec(),
+    })
+}

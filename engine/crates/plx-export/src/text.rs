@@ -1,0 +1,174 @@
+//! `text`: one line per event in global time order — time, location, event, region, message details — for eyes and diffs.
+
+use std::io::Write;
+
+use plx_analysis::{EventKind, GlobalMerge};
+
+use crate::nesting::Stacks;
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+
+/// The `text` format (docs/exports/text.md).
+pub struct Text;
+
+impl Exporter for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+
+    fn about(&self) -> &'static str {
+        "one line per event in global time order (time, location, event, region, message details)"
+    }
+
+    fn output(&self) -> OutputKind {
+        OutputKind::File
+    }
+
+    fn needs_trace(&self) -> bool {
+        true
+    }
+
+    fn export(
+        &self,
+        input: &ExportInput,
+        target: Target<'_>,
+    ) -> Result<ExportSummary, ExportError> {
+        let out = stream(target, self.name())?;
+        let mut merge = input.merge()?;
+        let io = ExportError::io("text output");
+        header(&merge, out).map_err(&io)?;
+        let width = merge
+            .locations()
+            .iter()
+            .map(|l| l.label().len())
+            .max()
+            .unwrap_or(3);
+        let labels: Vec<String> = merge.locations().iter().map(|l| l.label()).collect();
+        let mut stacks = Stacks::new(labels.len());
+        let mut closed = Vec::new();
+        let origin = merge.origin_ns();
+        let mut n = 0u64;
+        while let Some(e) = merge.next_event() {
+            n += 1;
+            let loc = e.location;
+            let t = e.time_ns - origin;
+            let label = &labels[loc as usize];
+            let regions = merge.regions();
+            let here = |s: &Stacks| s.top(loc).map_or("-", |r| regions.name(r));
+            let r = match e.kind {
+                EventKind::Enter { region } => {
+                    stacks.enter(loc, region);
+                    writeln!(out, "{t:>12} {label:<width$} enter      {}", regions.name(region))
+                }
+                EventKind::Exit { region } => {
+                    closed.clear();
+                    stacks.exit(loc, region, &mut closed);
+                    writeln!(out, "{t:>12} {label:<width$} exit       {}", regions.name(region))
+                }
+                EventKind::User { event, value } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} user       {}  value={value}",
+                    merge.user_events()[event as usize]
+                ),
+                EventKind::Send {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                    message,
+                } => {
+                    let msg = message.map_or(String::new(), |m| format!(" msg={m}"));
+                    writeln!(
+                        out,
+                        "{t:>12} {label:<width$} send       {}  to={peer} tag={tag} bytes={bytes} comm={}{msg}",
+                        here(&stacks),
+                        comm_token(comm)
+                    )
+                }
+                EventKind::Recv {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                    message,
+                } => {
+                    let (from, msg) = match message {
+                        Some(m) => (labels[m.sender as usize].clone(), format!(" msg={}", m.id)),
+                        None => (peer.to_string(), String::new()),
+                    };
+                    writeln!(
+                        out,
+                        "{t:>12} {label:<width$} recv       {}  from={from} tag={tag} bytes={bytes} comm={}{msg}",
+                        here(&stacks),
+                        comm_token(comm)
+                    )
+                }
+                EventKind::Collective {
+                    comm,
+                    root,
+                    bytes_sent,
+                    bytes_recv,
+                } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} collective {}  comm={} root={} sent={bytes_sent} received={bytes_recv}",
+                    here(&stacks),
+                    comm_token(comm),
+                    root.map_or("-".to_string(), |r| r.to_string())
+                ),
+            };
+            r.map_err(&io)?;
+        }
+        let clock = merge.clock_report();
+        if let Some(c) = &clock {
+            writeln!(out, "# {}", c.describe()).map_err(&io)?;
+        }
+        writeln!(out, "# {n} events").map_err(&io)?;
+        Ok(ExportSummary {
+            records: n,
+            files: Vec::new(),
+            clock,
+            warnings: merge.warnings().to_vec(),
+        })
+    }
+}
+
+/// `c3` for communicator 3 of the experiment, `?` for one without a definition.
+pub(crate) fn comm_token(comm: Option<u32>) -> String {
+    comm.map_or_else(|| "?".to_string(), |c| format!("c{c}"))
+}
+
+fn header(merge: &GlobalMerge, out: &mut dyn Write) -> std::io::Result<()> {
+    let model = merge.model();
+    writeln!(out, "# Parallax events in global time order")?;
+    let base = if model.has_mpi() {
+        "rank 0's CLOCK_MONOTONIC, ClockOffset-corrected"
+    } else {
+        "CLOCK_MONOTONIC"
+    };
+    writeln!(
+        out,
+        "# time: ns since the first event, at {} ns of {base}",
+        merge.origin_ns()
+    )?;
+    writeln!(out, "# locations:")?;
+    for l in merge.locations() {
+        let p = &model.processes[l.process];
+        let who = match l.rank {
+            Some(r) => format!("rank {r} (pid {} on {})", p.pid, p.host),
+            None => format!("pid {} on {}", p.pid, p.host),
+        };
+        writeln!(
+            out,
+            "#   {:<8} {who} thread {} \"{}\"",
+            l.label(),
+            l.thread,
+            l.name
+        )?;
+    }
+    if !model.comms.all().is_empty() {
+        writeln!(out, "# communicators:")?;
+        for (i, c) in model.comms.all().iter().enumerate() {
+            writeln!(out, "#   c{i:<7} {}", c.describe())?;
+        }
+    }
+    writeln!(out, "# time_ns location event region details")
+}

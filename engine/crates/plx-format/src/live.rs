@@ -1,0 +1,799 @@
+//! Live files (`live.<thread>.<kind>`, spec/format.md "Live files"): the callpath tree and the MPI
+//! message statistics the runtime keeps in shared file mappings while a thread runs, so that they
+//! survive a SIGKILL. A file still there after the run belongs to a thread whose records were
+//! never written; [`crate::Experiment::open`] then uses it in their place.
+//!
+//! Every file is validated (magic, version, kind, thread, item size, count ≤ capacity, length):
+//! a file that fails gives a [`Warning`] and is ignored, never a panic. Only the items in use are
+//! read, not the whole (sparse, capacity-sized) file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::mpi::{Direction, MessageStats};
+use crate::process::ProcessData;
+use crate::records::{ProfileNode, ThreadProfile, NONE_U32};
+use crate::trace::{read_some_at, TraceIndex};
+use crate::warning::{Warning, WarningKind};
+
+/// The magic of a live file.
+pub const LIVE_MAGIC: &[u8; 4] = b"PLXL";
+/// The live file version this crate reads and writes.
+pub const LIVE_VERSION: u16 = 1;
+/// Size of a live file's header.
+pub const LIVE_HEADER_LEN: u64 = 64;
+/// Size of a `nodes` item.
+pub const LIVE_NODE_LEN: u16 = 48;
+/// Size of an `mpi` item.
+pub const LIVE_MPI_LEN: u16 = 56;
+
+/// What a live file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LiveKind {
+    /// `nodes`: the thread's callpath tree.
+    Nodes,
+    /// `mpi`: the thread's MPI message statistics (a hash table).
+    Mpi,
+}
+
+impl LiveKind {
+    /// The kind's name, as in the file name and header.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LiveKind::Nodes => "nodes",
+            LiveKind::Mpi => "mpi",
+        }
+    }
+
+    /// From a name; `None` for a kind this reader does not know.
+    pub fn from_name(name: &str) -> Option<LiveKind> {
+        match name {
+            "nodes" => Some(LiveKind::Nodes),
+            "mpi" => Some(LiveKind::Mpi),
+            _ => None,
+        }
+    }
+
+    /// Size of one item.
+    pub fn item_size(self) -> u16 {
+        match self {
+            LiveKind::Nodes => LIVE_NODE_LEN,
+            LiveKind::Mpi => LIVE_MPI_LEN,
+        }
+    }
+
+    /// `live.<thread>.<kind>`.
+    pub fn file_name(self, thread: u32) -> String {
+        format!("live.{thread}.{}", self.as_str())
+    }
+}
+
+/// `live.3.nodes` → `Some((3, "nodes"))`; `None` if the name is not a live file's.
+pub fn parse_live_name(name: &str) -> Option<(u32, &str)> {
+    let rest = name.strip_prefix("live.")?;
+    let (thread, kind) = rest.split_once('.')?;
+    if thread.is_empty() || !thread.bytes().all(|b| b.is_ascii_digit()) || kind.is_empty() {
+        return None;
+    }
+    Some((thread.parse().ok()?, kind))
+}
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([b[i], b[i + 1]])
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// The 64-byte header of a live file (after its magic).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveHeader {
+    /// Version (1).
+    pub version: u16,
+    /// Size of one item.
+    pub item_size: u16,
+    /// Thread index.
+    pub thread: u32,
+    /// Items in use (an item is complete before count covers it); the capacity for `mpi`.
+    pub count: u32,
+    /// Items the file has room for.
+    pub capacity: u32,
+    /// Kind, NUL padding removed (`nodes`, `mpi`).
+    pub kind: String,
+}
+
+impl LiveHeader {
+    /// A version-1 header of `kind` with its item size.
+    pub fn new(kind: LiveKind, thread: u32, count: u32, capacity: u32) -> Self {
+        LiveHeader {
+            version: LIVE_VERSION,
+            item_size: kind.item_size(),
+            thread,
+            count,
+            capacity,
+            kind: kind.as_str().to_string(),
+        }
+    }
+
+    /// Decodes the header bytes; `None` if the magic is not `PLXL`.
+    pub fn decode(b: &[u8; 64]) -> Option<Self> {
+        if &b[..4] != LIVE_MAGIC {
+            return None;
+        }
+        let kind = &b[20..36];
+        let end = kind.iter().position(|c| *c == 0).unwrap_or(kind.len());
+        Some(LiveHeader {
+            version: u16_at(b, 4),
+            item_size: u16_at(b, 6),
+            thread: u32_at(b, 8),
+            count: u32_at(b, 12),
+            capacity: u32_at(b, 16),
+            kind: String::from_utf8_lossy(&kind[..end]).into_owned(),
+        })
+    }
+
+    /// Encodes the header (the kind is cut to 16 bytes).
+    pub fn encode(&self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        b[..4].copy_from_slice(LIVE_MAGIC);
+        b[4..6].copy_from_slice(&self.version.to_le_bytes());
+        b[6..8].copy_from_slice(&self.item_size.to_le_bytes());
+        b[8..12].copy_from_slice(&self.thread.to_le_bytes());
+        b[12..16].copy_from_slice(&self.count.to_le_bytes());
+        b[16..20].copy_from_slice(&self.capacity.to_le_bytes());
+        let k = self.kind.as_bytes();
+        let n = k.len().min(16);
+        b[20..20 + n].copy_from_slice(&k[..n]);
+        b
+    }
+}
+
+/// One item of a `nodes` file (48 bytes). Item 0 is the tree's root, not a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveNode {
+    /// Parent item (0 = the root).
+    pub parent: u32,
+    /// Region id.
+    pub region: u32,
+    /// Newest child item, [`NONE_U32`] if none.
+    pub first_child: u32,
+    /// Next older sibling item, [`NONE_U32`] if none.
+    pub next_sibling: u32,
+    /// Times entered.
+    pub calls: u64,
+    /// Calls made from it to measured children.
+    pub child_calls: u64,
+    /// Inclusive ticks of the calls that returned.
+    pub inclusive_ticks: u64,
+    /// Exclusive ticks of the calls that returned.
+    pub exclusive_ticks: u64,
+}
+
+impl LiveNode {
+    /// Decodes one item.
+    pub fn decode(b: &[u8]) -> Self {
+        LiveNode {
+            parent: u32_at(b, 0),
+            region: u32_at(b, 4),
+            first_child: u32_at(b, 8),
+            next_sibling: u32_at(b, 12),
+            calls: u64_at(b, 16),
+            child_calls: u64_at(b, 24),
+            inclusive_ticks: u64_at(b, 32),
+            exclusive_ticks: u64_at(b, 40),
+        }
+    }
+
+    /// Encodes one item.
+    pub fn encode(&self) -> [u8; 48] {
+        let mut b = [0u8; 48];
+        b[0..4].copy_from_slice(&self.parent.to_le_bytes());
+        b[4..8].copy_from_slice(&self.region.to_le_bytes());
+        b[8..12].copy_from_slice(&self.first_child.to_le_bytes());
+        b[12..16].copy_from_slice(&self.next_sibling.to_le_bytes());
+        b[16..24].copy_from_slice(&self.calls.to_le_bytes());
+        b[24..32].copy_from_slice(&self.child_calls.to_le_bytes());
+        b[32..40].copy_from_slice(&self.inclusive_ticks.to_le_bytes());
+        b[40..48].copy_from_slice(&self.exclusive_ticks.to_le_bytes());
+        b
+    }
+}
+
+/// One slot of an `mpi` file's hash table (56 bytes); only slots with `used` = 1 hold data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveMpiEntry {
+    /// The MPI routine (a RegionDef of kind 4).
+    pub region: u32,
+    /// The other side as a world rank, [`NONE_U32`] for collectives.
+    pub peer: u32,
+    /// CommDef id.
+    pub comm: u32,
+    /// 1 if the slot holds data.
+    pub used: u32,
+    /// Sent or received.
+    pub direction: Direction,
+    /// Messages (collective calls for collectives).
+    pub count: u64,
+    /// Total bytes.
+    pub bytes: u64,
+    /// Smallest message.
+    pub min_bytes: u64,
+    /// Largest message.
+    pub max_bytes: u64,
+}
+
+impl LiveMpiEntry {
+    /// An unused slot.
+    pub const EMPTY: LiveMpiEntry = LiveMpiEntry {
+        region: 0,
+        peer: 0,
+        comm: 0,
+        used: 0,
+        direction: Direction::Sent,
+        count: 0,
+        bytes: 0,
+        min_bytes: 0,
+        max_bytes: 0,
+    };
+
+    /// A used slot holding `s` (its thread is the file's).
+    pub fn from_stats(s: &MessageStats) -> Self {
+        LiveMpiEntry {
+            region: s.region,
+            peer: s.peer,
+            comm: s.comm,
+            used: 1,
+            direction: s.direction,
+            count: s.count,
+            bytes: s.bytes,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes,
+        }
+    }
+
+    /// The MessageStats record the runtime would have written for this slot in `thread`.
+    pub fn to_stats(&self, thread: u32) -> MessageStats {
+        MessageStats {
+            thread,
+            region: self.region,
+            peer: self.peer,
+            direction: self.direction,
+            comm: self.comm,
+            count: self.count,
+            bytes: self.bytes,
+            min_bytes: self.min_bytes,
+            max_bytes: self.max_bytes,
+        }
+    }
+
+    /// Decodes one slot.
+    pub fn decode(b: &[u8]) -> Self {
+        LiveMpiEntry {
+            region: u32_at(b, 0),
+            peer: u32_at(b, 4),
+            comm: u32_at(b, 8),
+            used: u32_at(b, 12),
+            direction: Direction::from_u8(b[16]),
+            count: u64_at(b, 24),
+            bytes: u64_at(b, 32),
+            min_bytes: u64_at(b, 40),
+            max_bytes: u64_at(b, 48),
+        }
+    }
+
+    /// Encodes one slot (padding zero).
+    pub fn encode(&self) -> [u8; 56] {
+        let mut b = [0u8; 56];
+        b[0..4].copy_from_slice(&self.region.to_le_bytes());
+        b[4..8].copy_from_slice(&self.peer.to_le_bytes());
+        b[8..12].copy_from_slice(&self.comm.to_le_bytes());
+        b[12..16].copy_from_slice(&self.used.to_le_bytes());
+        b[16] = self.direction.to_u8();
+        b[24..32].copy_from_slice(&self.count.to_le_bytes());
+        b[32..40].copy_from_slice(&self.bytes.to_le_bytes());
+        b[40..48].copy_from_slice(&self.min_bytes.to_le_bytes());
+        b[48..56].copy_from_slice(&self.max_bytes.to_le_bytes());
+        b
+    }
+}
+
+/// A `live.<thread>.nodes` file, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveNodes {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: LiveHeader,
+    /// The items in use: the root (item 0), then the callpath nodes.
+    pub items: Vec<LiveNode>,
+}
+
+impl LiveNodes {
+    /// Does the tree hold any callpath (an item besides the root)?
+    pub fn has_callpaths(&self) -> bool {
+        self.items.len() > 1
+    }
+
+    /// The nodes as a ThreadProfile holds them: item `i > 0` is node `i − 1`, and a parent of 0
+    /// (the root) is [`NONE_U32`]. A parent that does not precede its node is kept as it is
+    /// (readers show such nodes as roots).
+    pub fn profile_nodes(&self) -> Vec<ProfileNode> {
+        self.items
+            .iter()
+            .skip(1)
+            .map(|n| ProfileNode {
+                parent: match n.parent {
+                    0 | NONE_U32 => NONE_U32,
+                    p => p - 1,
+                },
+                region: n.region,
+                calls: n.calls,
+                child_calls: n.child_calls,
+                inclusive_ticks: n.inclusive_ticks,
+                exclusive_ticks: n.exclusive_ticks,
+            })
+            .collect()
+    }
+
+    /// Ticks the thread must have run for, by its tree: the sum of the exclusive times (the
+    /// exclusive time of one call excludes its measured children, so no two overlap).
+    pub fn elapsed_lower_bound(&self) -> u64 {
+        self.items
+            .iter()
+            .skip(1)
+            .fold(0u64, |t, n| t.saturating_add(n.exclusive_ticks))
+    }
+}
+
+/// A `live.<thread>.mpi` file, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveMpi {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: LiveHeader,
+    /// The slots with `used` = 1, in table order.
+    pub entries: Vec<LiveMpiEntry>,
+}
+
+impl LiveMpi {
+    /// The MessageStats records the thread would have written: one per used slot that counted
+    /// a message (a slot taken just before the kill may count none yet).
+    pub fn message_stats(&self) -> Vec<MessageStats> {
+        self.entries
+            .iter()
+            .filter(|e| e.count > 0)
+            .map(|e| e.to_stats(self.header.thread))
+            .collect()
+    }
+}
+
+/// The live files of one process image, by thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveFiles {
+    /// `live.<thread>.nodes` files that passed validation.
+    pub nodes: BTreeMap<u32, LiveNodes>,
+    /// `live.<thread>.mpi` files that passed validation.
+    pub mpi: BTreeMap<u32, LiveMpi>,
+}
+
+impl LiveFiles {
+    /// Reads the live files among `paths` (others, and kinds this reader does not know, are
+    /// skipped); damaged files give warnings and are left out.
+    pub fn read(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> LiveFiles {
+        let mut live = LiveFiles::default();
+        for path in paths {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some((thread, kind)) = parse_live_name(name) else {
+                continue;
+            };
+            match LiveKind::from_name(kind) {
+                Some(LiveKind::Nodes) => {
+                    if let Some((header, items)) =
+                        read_live(path, LiveKind::Nodes, thread, warnings)
+                    {
+                        let items = items
+                            .chunks_exact(LIVE_NODE_LEN as usize)
+                            .map(LiveNode::decode)
+                            .collect();
+                        live.nodes.insert(
+                            thread,
+                            LiveNodes {
+                                path: path.clone(),
+                                header,
+                                items,
+                            },
+                        );
+                    }
+                }
+                Some(LiveKind::Mpi) => {
+                    if let Some((header, items)) = read_live(path, LiveKind::Mpi, thread, warnings)
+                    {
+                        let entries = items
+                            .chunks_exact(LIVE_MPI_LEN as usize)
+                            .map(LiveMpiEntry::decode)
+                            .filter(|e| e.used == 1)
+                            .collect();
+                        live.mpi.insert(
+                            thread,
+                            LiveMpi {
+                                path: path.clone(),
+                                header,
+                                entries,
+                            },
+                        );
+                    }
+                }
+                None => {}
+            }
+        }
+        live
+    }
+
+    /// Reads every live file of a directory.
+    pub fn read_dir(dir: &Path, warnings: &mut Vec<Warning>) -> LiveFiles {
+        let paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|es| es.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        Self::read(&paths, warnings)
+    }
+
+    /// No live file at all?
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && self.mpi.is_empty()
+    }
+
+    /// Puts the live data in place of the records `process` lacks (noted in
+    /// [`crate::Recovered`]):
+    ///
+    /// * a thread with no ThreadProfile but a `nodes` file gets the live tree as its profile,
+    ///   unless the tree holds no callpath and the trace has events for the thread (trace mode
+    ///   keeps no tree: the trace is the profile);
+    /// * a thread with no MessageStats but an `mpi` file gets its used slots as MessageStats.
+    ///
+    /// Live files of threads that have the records are ignored (the process was killed after
+    /// writing them, before removing the files). Returns the threads recovered, by kind.
+    pub fn recover_into(
+        &self,
+        process: &mut ProcessData,
+        trace: Option<&TraceIndex>,
+    ) -> Vec<(u32, LiveKind)> {
+        let mut done = Vec::new();
+        let traced =
+            |th: u32| trace.is_some_and(|t| t.words_per_thread.get(&th).is_some_and(|w| *w > 0));
+        let profiles: Vec<&LiveNodes> = self
+            .nodes
+            .iter()
+            .filter(|(th, live)| {
+                process.threads.get(th).is_none_or(|d| d.profile.is_none())
+                    && (live.has_callpaths() || !traced(**th))
+            })
+            .map(|(_, live)| live)
+            .collect();
+        if !profiles.is_empty() {
+            let latest = latest_ticks(process, trace);
+            for live in profiles {
+                let th = live.header.thread;
+                let data = process.thread_mut(th);
+                let info = data.info.as_ref();
+                let end_ticks = match info {
+                    Some(i) => latest.max(i.start_ticks.saturating_add(live.elapsed_lower_bound())),
+                    None => latest,
+                };
+                data.profile = Some(ThreadProfile {
+                    thread: th,
+                    end_ticks,
+                    cpu_ns: info.map_or(0, |i| i.cpu_ns),
+                    trace_events: 0,
+                    lost_events: 0,
+                    lost_nodes: 0,
+                    nodes: live.profile_nodes(),
+                });
+                data.recovered.profile = Some(live.path.clone());
+                done.push((th, LiveKind::Nodes));
+            }
+        }
+        // MessageStats are one record per entry, so a process killed while writing them leaves
+        // only some: a live file that is still there holds them all, and wins over the records.
+        for (th, live) in &self.mpi {
+            let stats = live.message_stats();
+            if stats.is_empty() {
+                continue;
+            }
+            let data = process.thread_mut(*th);
+            data.message_stats = stats;
+            data.recovered.messages = Some(live.path.clone());
+            done.push((*th, LiveKind::Mpi));
+        }
+        done
+    }
+}
+
+/// The latest time the process's records and trace know: calibrations, trace events, thread
+/// starts, the recorded profiles' ends, MPI_Init, ProcessEnd.
+fn latest_ticks(p: &ProcessData, trace: Option<&TraceIndex>) -> u64 {
+    let mut t = p.calibrations.iter().map(|c| c.ticks).max().unwrap_or(0);
+    if let Some(last) = trace.and_then(|x| x.last_ticks()) {
+        t = t.max(last);
+    }
+    for d in p.threads.values() {
+        if let Some(i) = &d.info {
+            t = t.max(i.start_ticks);
+        }
+        if let (Some(prof), None) = (&d.profile, &d.recovered.profile) {
+            t = t.max(prof.end_ticks);
+        }
+    }
+    if let Some(m) = &p.mpi {
+        t = t.max(m.ticks);
+    }
+    if let Some(e) = &p.end {
+        t = t.max(e.ticks);
+    }
+    t
+}
+
+/// Checks a live file's header against what its name says and the file's length: `Err` is the
+/// warning to report (the file is then ignored). On success, the byte length of the items in use.
+pub fn check_live_header(
+    path: &Path,
+    head: &[u8],
+    file_len: u64,
+    kind: LiveKind,
+    thread: u32,
+) -> Result<(LiveHeader, u64), Warning> {
+    let ignored = |offset: u64, kind: WarningKind, what: String| {
+        Err(Warning::at(
+            path,
+            offset,
+            kind,
+            format!("live file {what}: ignored"),
+        ))
+    };
+    let Ok(h) = <&[u8; 64]>::try_from(head) else {
+        return ignored(
+            0,
+            WarningKind::Truncated {
+                missing: LIVE_HEADER_LEN - (head.len() as u64).min(LIVE_HEADER_LEN),
+            },
+            format!("header truncated ({} of 64 bytes)", head.len()),
+        );
+    };
+    let Some(h) = LiveHeader::decode(h) else {
+        return ignored(
+            0,
+            WarningKind::Garbage { ignored: file_len },
+            "has a bad magic (not PLXL)".to_string(),
+        );
+    };
+    if h.version != LIVE_VERSION {
+        return ignored(
+            4,
+            WarningKind::Garbage { ignored: file_len },
+            format!("version {}, this reader knows {LIVE_VERSION}", h.version),
+        );
+    }
+    if h.kind != kind.as_str() {
+        return ignored(
+            20,
+            WarningKind::Malformed,
+            format!("says kind \"{}\", its name \"{}\"", h.kind, kind.as_str()),
+        );
+    }
+    if h.thread != thread {
+        return ignored(
+            8,
+            WarningKind::Malformed,
+            format!("says thread {}, its name {thread}", h.thread),
+        );
+    }
+    if h.item_size != kind.item_size() {
+        return ignored(
+            6,
+            WarningKind::Malformed,
+            format!(
+                "has {}-byte items, {} are {}",
+                h.item_size,
+                kind.as_str(),
+                kind.item_size()
+            ),
+        );
+    }
+    if h.count > h.capacity {
+        return ignored(
+            12,
+            WarningKind::Malformed,
+            format!("count {} exceeds its capacity {}", h.count, h.capacity),
+        );
+    }
+    let items_len = h.count as u64 * h.item_size as u64;
+    let need = LIVE_HEADER_LEN + items_len;
+    if file_len < need {
+        let whole = file_len.saturating_sub(LIVE_HEADER_LEN) / h.item_size as u64;
+        return ignored(
+            LIVE_HEADER_LEN + whole * h.item_size as u64,
+            WarningKind::Truncated {
+                missing: need - file_len,
+            },
+            format!(
+                "truncated: {} items in use, {} in the file ({} bytes missing)",
+                h.count,
+                whole,
+                need - file_len
+            ),
+        );
+    }
+    Ok((h, items_len))
+}
+
+/// Reads and validates one live file: its header and the bytes of its items in use.
+fn read_live(
+    path: &Path,
+    kind: LiveKind,
+    thread: u32,
+    warnings: &mut Vec<Warning>,
+) -> Option<(LiveHeader, Vec<u8>)> {
+    let cannot = |e: std::io::Error| {
+        Warning::file(
+            path,
+            WarningKind::MissingFile,
+            format!("cannot read live file: {e}"),
+        )
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            warnings.push(cannot(e));
+            return None;
+        }
+    };
+    let file_len = match file.metadata() {
+        Ok(m) => m.len(),
+        Err(e) => {
+            warnings.push(cannot(e));
+            return None;
+        }
+    };
+    let mut head = [0u8; 64];
+    let n = read_some_at(&file, &mut head, 0);
+    let (header, items_len) = match check_live_header(path, &head[..n], file_len, kind, thread) {
+        Ok(x) => x,
+        Err(w) => {
+            warnings.push(w);
+            return None;
+        }
+    };
+    // the length was checked against the file: this allocates no more than the file holds
+    let mut items = vec![0u8; items_len as usize];
+    let got = read_some_at(&file, &mut items, LIVE_HEADER_LEN);
+    if got < items.len() {
+        warnings.push(Warning::at(
+            path,
+            LIVE_HEADER_LEN + got as u64,
+            WarningKind::Truncated {
+                missing: (items.len() - got) as u64,
+            },
+            "live file could not be read in full: ignored".to_string(),
+        ));
+        return None;
+    }
+    Some((header, items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(parse_live_name("live.3.nodes"), Some((3, "nodes")));
+        assert_eq!(parse_live_name("live.12.mpi"), Some((12, "mpi")));
+        assert_eq!(parse_live_name("live..mpi"), None);
+        assert_eq!(parse_live_name("live.x.mpi"), None);
+        assert_eq!(parse_live_name("live.3"), None);
+        assert_eq!(parse_live_name("process.plx"), None);
+        assert_eq!(LiveKind::Mpi.file_name(4), "live.4.mpi");
+    }
+
+    #[test]
+    fn items_round_trip() {
+        let h = LiveHeader::new(LiveKind::Nodes, 2, 5, 9);
+        assert_eq!(LiveHeader::decode(&h.encode()), Some(h));
+        let n = LiveNode {
+            parent: 1,
+            region: 7,
+            first_child: NONE_U32,
+            next_sibling: 3,
+            calls: 10,
+            child_calls: 4,
+            inclusive_ticks: 100,
+            exclusive_ticks: 60,
+        };
+        assert_eq!(LiveNode::decode(&n.encode()), n);
+        let e = LiveMpiEntry {
+            region: 3,
+            peer: NONE_U32,
+            comm: 2,
+            used: 1,
+            direction: Direction::Received,
+            count: 5,
+            bytes: 40,
+            min_bytes: 8,
+            max_bytes: 8,
+        };
+        assert_eq!(LiveMpiEntry::decode(&e.encode()), e);
+    }
+
+    #[test]
+    fn header_checks() {
+        let p = Path::new("live.1.nodes");
+        let good = LiveHeader::new(LiveKind::Nodes, 1, 3, 4).encode();
+        let len = 64 + 4 * 48;
+        let (h, items) = check_live_header(p, &good, len, LiveKind::Nodes, 1).unwrap();
+        assert_eq!((h.count, items), (3, 3 * 48));
+        let kind_of = |head: &[u8], len: u64, kind: LiveKind, thread: u32| {
+            check_live_header(p, head, len, kind, thread)
+                .unwrap_err()
+                .kind
+                .as_str()
+        };
+        assert_eq!(kind_of(&good[..10], 10, LiveKind::Nodes, 1), "truncated");
+        assert_eq!(kind_of(&good, len, LiveKind::Mpi, 1), "malformed");
+        assert_eq!(kind_of(&good, len, LiveKind::Nodes, 2), "malformed");
+        assert_eq!(
+            kind_of(&good, 64 + 2 * 48 + 5, LiveKind::Nodes, 1),
+            "truncated"
+        );
+        let mut bad = good;
+        bad[0] = b'X';
+        assert_eq!(kind_of(&bad, len, LiveKind::Nodes, 1), "garbage");
+        let mut bad = good;
+        bad[4] = 2;
+        assert_eq!(kind_of(&bad, len, LiveKind::Nodes, 1), "garbage");
+        let mut bad = good;
+        bad[6] = 40;
+        assert_eq!(kind_of(&bad, len, LiveKind::Nodes, 1), "malformed");
+        let over = LiveHeader::new(LiveKind::Nodes, 1, 5, 4).encode();
+        assert_eq!(kind_of(&over, u64::MAX, LiveKind::Nodes, 1), "malformed");
+        // a huge count with a matching capacity is refused by the length, not allocated
+        let huge = LiveHeader::new(LiveKind::Nodes, 1, u32::MAX, u32::MAX).encode();
+        assert_eq!(kind_of(&huge, len, LiveKind::Nodes, 1), "truncated");
+    }
+
+    #[test]
+    fn profile_nodes_and_time_bound() {
+        let node = |parent, region, exclusive_ticks| LiveNode {
+            parent,
+            region,
+            exclusive_ticks,
+            ..LiveNode::default()
+        };
+        let live = LiveNodes {
+            path: PathBuf::from("live.0.nodes"),
+            header: LiveHeader::new(LiveKind::Nodes, 0, 5, 8),
+            items: vec![
+                node(NONE_U32, NONE_U32, 0),
+                node(0, 1, 0), // main, still open
+                node(1, 2, 30),
+                node(1, 3, 50),
+                node(3, 2, 10),
+            ],
+        };
+        let nodes = live.profile_nodes();
+        let parents: Vec<u32> = nodes.iter().map(|n| n.parent).collect();
+        assert_eq!(parents, vec![NONE_U32, 0, 0, 2]);
+        assert_eq!(nodes[3].region, 2);
+        assert_eq!(live.elapsed_lower_bound(), 90);
+        assert!(live.has_callpaths());
+    }
+}
