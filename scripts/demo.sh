@@ -31,6 +31,10 @@ if command -v mpirun >/dev/null && [ -f build/lib/libplx-mpi.so ]; then
   echo
   echo "== plx comm $out/mpi --by thread"
   "$bin/plx" comm "$out/mpi" --by thread
+  echo
+  echo "== plx export $out/mpi --format chrome -o $out/mpi.json"
+  "$bin/plx" export "$out/mpi" --format chrome -o "$out/mpi.json"
+  echo "(open $out/mpi.json in https://ui.perfetto.dev: a track per rank and thread, message lines between them)"
 else
   echo "(no MPI found: the MPI part of the demo is skipped; make deps installs Open MPI)"
 fi
