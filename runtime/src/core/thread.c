@@ -263,6 +263,8 @@ void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
 {
     if (t->pos >= t->end)
         plx_trace_flush(t);
+    if ((int64_t)(now - t->last) < 0)
+        now = t->last; /* the thread moved to a core whose counter lags: keep its events in order */
     uint64_t d = now - t->last;
     if (d > PLX_EV_DELTA_MAX) {
         plx_trace_time_reset(t, now);
