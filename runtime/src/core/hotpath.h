@@ -74,6 +74,8 @@ static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t regio
 static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t now)
 {
     uint64_t incl = now - f->start;
+    if (PLX_UNLIKELY((int64_t)incl < 0))
+        incl = 0; /* moved to a core whose counter lags */
     t->depth--;
     if (t->depth)
         f[-1].child += incl;
@@ -91,7 +93,7 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
     }
     struct plx_node *node = &t->nodes[n];
     node->incl += incl;
-    node->excl += incl - f->child;
+    node->excl += incl > f->child ? incl - f->child : 0;
     t->cur = node->parent;
     if (PLX_UNLIKELY(node->calls == plx_throttle_calls))
         plx_throttle_check(t, f->region, node->calls, node->incl);
