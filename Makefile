@@ -56,6 +56,7 @@ test-engine:
 
 test-e2e:
 	@python3 -m pytest -q tests/e2e
+	@python3 -m pytest -q tests/exports
 
 bench: deps all
 	@bench/run.sh

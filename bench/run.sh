@@ -63,6 +63,13 @@ read_s=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.3f", b - a }')
 engine_rate=$(awk -v e="$events" -v s="$engine_s" 'BEGIN { printf "%.1f", e / s / 1e6 }')
 engine_rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$out/engine.rss")
 
+# exports: the merged trace of >= 50 M events over 17 locations (plx) against the OTF2 Python
+# reader on the same program's OTF2 export (bench/export.sh; its section is appended below)
+export_md=""
+if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
+  bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
+fi
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -127,4 +134,8 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   echo "Engine: \`plx report --format csv\` on a trace of $events events (one thread): ${engine_s} s ="
   echo "**$engine_rate M events/s** (target ≥ 10), peak memory $engine_rss MiB; reading the same"
   echo "$(awk -v b="$(stat -c %s "$engine_trace")" 'BEGIN { printf "%.0f", b / 1048576 }') MiB file alone (cat, from the page cache) takes ${read_s} s."
+  if [ -n "$export_md" ]; then
+    echo
+    echo "$export_md"
+  fi
 } | tee "$out/results.md"

@@ -29,8 +29,10 @@ fi
 
 py=python3
 pip_missing=()
-# import name:pip package — the tests read our exports with the real readers (Hatchet)
-for pair in pytest:pytest hatchet:llnl-hatchet; do
+# import name:pip package — the tests read our exports with the real readers: Hatchet (TAU
+# profiles), the official OTF2 library, pandas/Polars/DuckDB (Parquet)
+for pair in pytest:pytest hatchet:llnl-hatchet otf2:otf2 pyarrow:pyarrow pandas:pandas polars:polars \
+            duckdb:duckdb; do
   $py -c "import ${pair%%:*}" 2>/dev/null || pip_missing+=("${pair#*:}")
 done
 if [ ${#pip_missing[@]} -gt 0 ]; then

@@ -582,7 +582,7 @@ def test_pingpong_report_csv(pingpong_exp):
     totals = {r["function"]: int(r["calls"]) for r in rows if r["process"] == "all"}
     assert mpi_calls(totals) == {f: 2 * n for f, n in PP_ROUTINES.items()}
     assert list(rows[0]) == ["process", "thread", "function", "calls", "child_calls", "exclusive_s",
-                             "inclusive_s", "thread_name", "host"]
+                             "inclusive_s", "thread_name", "host", "cpu_s"]
     kinds = {f["function"]: f["kind"] for f in report_json(pingpong_exp)["total"]["functions"]}
     assert {f for f, k in kinds.items() if k == "mpi"} == set(PP_ROUTINES)
 

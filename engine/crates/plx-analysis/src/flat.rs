@@ -15,6 +15,9 @@ pub struct FlatRow {
     pub exclusive: f64,
     /// Inclusive seconds, summed over nodes with no ancestor of the same region.
     pub inclusive: f64,
+    /// Inclusive CPU seconds (filter rule `cputime`), summed like `inclusive`; `None` when no
+    /// node of the region has one.
+    pub cpu: Option<f64>,
 }
 
 /// One callpath (node) of a tree.
@@ -30,6 +33,8 @@ pub struct CallpathRow {
     pub exclusive: f64,
     /// Inclusive seconds.
     pub inclusive: f64,
+    /// Inclusive CPU seconds (filter rule `cputime`), if measured.
+    pub cpu: Option<f64>,
 }
 
 /// Sorts by exclusive time descending, then by `key` for a stable order.
@@ -59,6 +64,7 @@ pub fn flat_profile(tree: &CallTree) -> Vec<FlatRow> {
                 child_calls: 0,
                 exclusive: 0.0,
                 inclusive: 0.0,
+                cpu: None,
             });
             rows.len() - 1
         });
@@ -68,6 +74,9 @@ pub fn flat_profile(tree: &CallTree) -> Vec<FlatRow> {
         row.exclusive += n.exclusive;
         if outer[i] {
             row.inclusive += n.inclusive;
+            if let Some(c) = n.cpu {
+                row.cpu = Some(row.cpu.unwrap_or(0.0) + c);
+            }
         }
     }
     by_exclusive(&mut rows, |r| r.exclusive, |r| r.region);
@@ -86,6 +95,7 @@ pub fn callpath_rows(tree: &CallTree) -> Vec<CallpathRow> {
             child_calls: n.child_calls,
             exclusive: n.exclusive,
             inclusive: n.inclusive,
+            cpu: n.cpu,
         })
         .collect();
     by_exclusive(&mut rows, |r| r.exclusive, |r| r.path.clone());

@@ -14,6 +14,7 @@ use crate::messages::MessageStat;
 use crate::rebuild::{ProfileBuilder, TickNode};
 use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::{demangle, SymbolResolver};
+use crate::sync::{name_objects, stats_in_seconds, SyncObjectInfo, SyncStat};
 use crate::tree::CallTree;
 use crate::userstats::UserStat;
 
@@ -80,6 +81,9 @@ pub struct ThreadModel {
     /// derived from the trace when the thread has no ThreadProfile (then a receive completed by
     /// MPI_Wait counts under MPI_Wait).
     pub messages: Vec<MessageStat>,
+    /// Synchronization statistics per object (recorded, or recovered from the thread's live
+    /// file), by object id.
+    pub sync: Vec<SyncStat>,
 }
 
 /// A region that stopped being measured.
@@ -147,6 +151,10 @@ pub struct ProcessModel {
     /// Has measured data: an MPI rank, regions other than the runtime's own, or user events (a
     /// launcher such as `mpirun` measured by `plx run` has none and is left out of reports).
     pub measured: bool,
+    /// Synchronization objects, by id.
+    pub sync_objects: Vec<SyncObjectInfo>,
+    /// Process-local region ids → global region indices.
+    pub region_map: BTreeMap<u32, u32>,
 }
 
 impl ProcessModel {
@@ -179,6 +187,9 @@ pub struct Model {
     pub comms: CommTable,
     /// Warnings from reading and analysis.
     pub warnings: Vec<Warning>,
+    /// The module (file name without its directory) of each region that has one, by global
+    /// region index (the first process's wins).
+    pub region_modules: BTreeMap<u32, String>,
 }
 
 impl Model {
@@ -194,11 +205,22 @@ impl Model {
         let mut comms = CommTable::default();
         let mut warnings = exp.warnings.clone();
         let mut resolver = SymbolResolver::new();
+        let mut region_modules = BTreeMap::new();
         let mut processes: Vec<ProcessModel> = exp
             .images
             .iter()
             .map(|img| {
                 let mut p = build_process(img, opts, &mut regions, &mut resolver, &mut warnings);
+                for def in img.process.regions.values() {
+                    let (Some(m), Some(g)) = (
+                        img.process.modules.get(&def.module_id),
+                        regions.find(&region_info_name(def), def.kind),
+                    ) else {
+                        continue;
+                    };
+                    let base = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
+                    region_modules.entry(g).or_insert(base);
+                }
                 for def in img.process.comms.values() {
                     p.comms.insert(def.comm, comms.intern(def));
                 }
@@ -213,6 +235,7 @@ impl Model {
             processes,
             comms,
             warnings,
+            region_modules,
         };
         let mpi_warnings = crate::messages::mpi_warnings(&model);
         model.warnings.extend(mpi_warnings);
@@ -317,6 +340,10 @@ impl RegionMap {
     }
 }
 
+fn region_info_name(def: &RegionDef) -> String {
+    demangle(&def.name).unwrap_or_else(|| def.name.clone())
+}
+
 fn region_info(
     def: &RegionDef,
     img: &ProcessImage,
@@ -367,6 +394,9 @@ fn tree_from_ticks(
             img.clock.seconds(n.inclusive),
             img.clock.seconds(n.exclusive),
         );
+        if let Some(ns) = n.cpu_ns {
+            tree.add_cpu(m, ns as f64 * 1e-9);
+        }
         map[i] = m;
     }
     if bad_parents > 0 {
@@ -439,13 +469,16 @@ fn build_process(
             lost_nodes: profile.map_or(0, |p| p.lost_nodes),
             user_events: Vec::new(),
             messages: Vec::new(),
+            sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
+                img.clock.seconds(t)
+            }),
         };
         let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);
         // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
         let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
         if let Some(prof) = recorded {
-            let nodes: Vec<TickNode> = prof
+            let mut nodes: Vec<TickNode> = prof
                 .nodes
                 .iter()
                 .map(|n| TickNode {
@@ -455,8 +488,16 @@ fn build_process(
                     child_calls: n.child_calls,
                     inclusive: n.inclusive_ticks,
                     exclusive: n.exclusive_ticks,
+                    cpu_ns: None,
                 })
                 .collect();
+            if !recovered {
+                for (node, ns) in data.map(|d| d.node_cpu.as_slice()).unwrap_or(&[]) {
+                    if let Some(n) = nodes.get_mut(*node as usize) {
+                        n.cpu_ns = Some(n.cpu_ns.unwrap_or(0) + ns);
+                    }
+                }
+            }
             tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
             tm.source = if recovered {
                 ProfileSource::Recovered
@@ -574,6 +615,8 @@ fn build_process(
         comms: BTreeMap::new(),
         trace: img.trace.clone(),
         measured,
+        sync_objects: name_objects(&p.sync_objects, &p.modules, resolver, opts.resolve_sources),
+        region_map: rmap.map.iter().map(|(k, v)| (*k, *v)).collect(),
     }
 }
 

@@ -19,6 +19,8 @@ pub struct TickNode {
     pub inclusive: u64,
     /// Exclusive ticks.
     pub exclusive: u64,
+    /// Inclusive CPU ns of a `cputime` function's node (NodeCpu, or the trace's CPU events).
+    pub cpu_ns: Option<u64>,
 }
 
 #[derive(Clone, Copy)]
@@ -84,6 +86,7 @@ impl ProfileBuilder {
                 child_calls: 0,
                 inclusive: 0,
                 exclusive: 0,
+                cpu_ns: None,
             });
         }
         n
@@ -171,11 +174,22 @@ impl ProfileBuilder {
                 self.message(NONE_U32, Direction::Sent, comm, bytes_sent);
                 self.message(NONE_U32, Direction::Received, comm, bytes_recv);
             }
+            Event::Cpu { region, cpu_ns, .. } => {
+                // written just before the function's exit: its frame is the innermost of it
+                if let Some(f) = self
+                    .stack
+                    .iter()
+                    .rev()
+                    .find(|f| self.nodes[f.node as usize].region == region)
+                {
+                    let c = &mut self.nodes[f.node as usize].cpu_ns;
+                    *c = Some(c.unwrap_or(0) + cpu_ns);
+                }
+            }
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Acquire { .. }
-            | Event::Release { .. }
-            | Event::Cpu { .. } => {}
+            | Event::Release { .. } => {}
         }
     }
 
@@ -311,6 +325,34 @@ mod tests {
         assert_eq!(b.messages[1].region, 1);
         assert_eq!(b.messages[2].direction, Direction::Received);
         assert_eq!(b.messages[2].bytes, 12);
+    }
+
+    #[test]
+    fn cpu_events_go_to_the_open_call() {
+        let mut b = ProfileBuilder::new();
+        for e in [
+            enter(1, 0),
+            enter(2, 10),
+            Event::Cpu {
+                region: 2,
+                cpu_ns: 7,
+                ticks: 19,
+            },
+            exit(2, 20),
+            enter(2, 30),
+            Event::Cpu {
+                region: 2,
+                cpu_ns: 5,
+                ticks: 39,
+            },
+            exit(2, 40),
+            exit(1, 50),
+        ] {
+            b.event(e);
+        }
+        let (nodes, _) = b.finish();
+        assert_eq!(nodes[0].cpu_ns, None);
+        assert_eq!(nodes[1].cpu_ns, Some(12));
     }
 
     #[test]

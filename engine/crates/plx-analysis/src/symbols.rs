@@ -19,10 +19,67 @@ pub fn demangle(name: &str) -> Option<String> {
     sym.demangle().ok()
 }
 
+/// Where a code address is: function, source file and line, as far as known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodeLocation {
+    /// Function (demangled; the innermost inlined one), if known.
+    pub function: Option<String>,
+    /// Source file, empty if unknown.
+    pub file: String,
+    /// Line, 0 if unknown.
+    pub line: u32,
+}
+
 impl SymbolResolver {
     /// A resolver with an empty cache.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    fn loader(&mut self, module: &Module) -> Option<&addr2line::Loader> {
+        self.loaders
+            .entry(module.path.clone())
+            .or_insert_with(|| {
+                if !std::path::Path::new(&module.path).is_file() {
+                    return None;
+                }
+                addr2line::Loader::new(&module.path).ok()
+            })
+            .as_ref()
+    }
+
+    /// The call site of return address `ret` (runtime address) in `module`: the location of
+    /// the call instruction (`ret - 1`), the innermost inlined function first. `None` when the
+    /// module's file or debug info cannot be read.
+    pub fn locate_call_site(&mut self, ret: u64, module: &Module) -> Option<CodeLocation> {
+        let loader = self.loader(module)?;
+        let probe = ret.wrapping_sub(module.base).wrapping_sub(1);
+        let mut out = CodeLocation::default();
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            if let Ok(Some(f)) = frames.next() {
+                out.function = f
+                    .function
+                    .as_ref()
+                    .and_then(|n| n.demangle().ok())
+                    .map(|n| n.into_owned());
+                if let Some(loc) = f.location {
+                    out.file = loc.file.unwrap_or_default().to_string();
+                    out.line = loc.line.unwrap_or(0);
+                }
+            }
+        }
+        if out.function.is_none() {
+            out.function = loader
+                .find_symbol(probe)
+                .map(|n| demangle(n).unwrap_or_else(|| n.to_string()));
+        }
+        if out.file.is_empty() {
+            if let Ok(Some(loc)) = loader.find_location(probe) {
+                out.file = loc.file.unwrap_or_default().to_string();
+                out.line = loc.line.unwrap_or(0);
+            }
+        }
+        (out.function.is_some() || !out.file.is_empty()).then_some(out)
     }
 
     /// File and line of `def` from its module's debug info, if it can be found.
@@ -31,16 +88,7 @@ impl SymbolResolver {
             return None;
         }
         let module = module?;
-        let loader = self
-            .loaders
-            .entry(module.path.clone())
-            .or_insert_with(|| {
-                if !std::path::Path::new(&module.path).is_file() {
-                    return None;
-                }
-                addr2line::Loader::new(&module.path).ok()
-            })
-            .as_ref()?;
+        let loader = self.loader(module)?;
         let probe = def.address.wrapping_sub(module.base);
         let loc = loader.find_location(probe).ok()??;
         let file = loc.file?.to_string();

@@ -17,6 +17,9 @@ pub struct Node {
     pub inclusive: f64,
     /// Exclusive time, seconds.
     pub exclusive: f64,
+    /// Inclusive CPU time, seconds, of a function selected by the filter rule `cputime`;
+    /// `None` when not measured.
+    pub cpu: Option<f64>,
 }
 
 /// A callpath tree; a parent always precedes its children, and (parent, region) is unique.
@@ -56,6 +59,7 @@ impl CallTree {
             child_calls: 0,
             inclusive: 0.0,
             exclusive: 0.0,
+            cpu: None,
         });
         self.index.insert(key, n);
         n
@@ -70,6 +74,17 @@ impl CallTree {
         node.exclusive += exclusive;
     }
 
+    /// Adds CPU seconds to node `n` (making its CPU time known).
+    pub fn add_cpu(&mut self, n: u32, cpu: f64) {
+        let c = &mut self.nodes[n as usize].cpu;
+        *c = Some(c.unwrap_or(0.0) + cpu);
+    }
+
+    /// Does any node have a CPU time?
+    pub fn has_cpu(&self) -> bool {
+        self.nodes.iter().any(|n| n.cpu.is_some())
+    }
+
     /// Merges all of `other` into this tree (same callpaths add up).
     pub fn merge(&mut self, other: &CallTree) {
         let mut map = vec![0u32; other.nodes.len()];
@@ -77,6 +92,9 @@ impl CallTree {
             let parent = n.parent.map(|p| map[p as usize]);
             let m = self.child(parent, n.region);
             self.add(m, n.calls, n.child_calls, n.inclusive, n.exclusive);
+            if let Some(c) = n.cpu {
+                self.add_cpu(m, c);
+            }
             map[i] = m;
         }
     }
@@ -151,6 +169,9 @@ impl CallTree {
             };
             if let Some(m) = m {
                 out.add(m, n.calls, n.child_calls, n.inclusive, n.exclusive);
+                if let Some(c) = n.cpu {
+                    out.add_cpu(m, c);
+                }
             }
             map[i] = m;
         }

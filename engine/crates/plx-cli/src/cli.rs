@@ -25,6 +25,12 @@ pub enum Command {
     /// MPI communication matrix (messages and bytes per sender and receiver), or with --fit
     /// latency and bandwidth per pair.
     Comm(CommArgs),
+    /// The resource hierarchies: Code (module, file, function), Machine (host, process,
+    /// thread) and Sync (messages; mutexes, condition variables, ... and their objects).
+    Hierarchy(HierarchyArgs),
+    /// A metric (wall_time, cpu_time, calls, wait_time, hold_time, messages, bytes) for a
+    /// focus (a node of each hierarchy): the total and, with a trace, a time series.
+    Query(QueryArgs),
     /// Write the experiment in another tool's format: the merged trace (one clock, the clock
     /// condition repaired) or the profiles.
     Export(ExportArgs),
@@ -90,6 +96,10 @@ pub struct ReportArgs {
     /// Only the subtrees under phase NAME.
     #[arg(long, value_name = "NAME")]
     pub phase: Option<String>,
+    /// Synchronization objects (mutexes, rwlocks, condition variables, barriers, semaphores,
+    /// spin locks, joined threads) sorted by wait time, instead of the profile.
+    #[arg(long)]
+    pub sync: bool,
 }
 
 /// Rows and columns of `plx comm`.
@@ -116,6 +126,36 @@ pub struct CommArgs {
     /// fitted to the trace's matched messages (needs a trace).
     #[arg(long)]
     pub fit: bool,
+}
+
+/// `plx hierarchy`.
+#[derive(clap::Args, Debug)]
+pub struct HierarchyArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// Output format (text or json).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `plx query`.
+#[derive(clap::Args, Debug)]
+pub struct QueryArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// wall_time, cpu_time, calls, wait_time, hold_time, messages or bytes.
+    #[arg(long, value_name = "METRIC")]
+    pub metric: String,
+    /// `code=/MODULE/FILE/FUNCTION,machine=/HOST/PROCESS/THREAD,sync=/CATEGORY/OBJECT`; an
+    /// omitted hierarchy is its root (see docs/commands/plx-query.md).
+    #[arg(long, value_name = "FOCUS")]
+    pub focus: Option<String>,
+    /// Bins of the time series (with a trace).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub bins: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// `plx info`.

@@ -31,7 +31,7 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
         eprintln!("plx: {}", c.describe());
     }
     let what = if summary.files.len() > 1 {
-        format!("{} profile files under", summary.files.len())
+        format!("{} files under", summary.files.len())
     } else {
         "".to_string()
     };

@@ -1,11 +1,13 @@
-//! `plx`: the Parallax command line (run, report, info, comm, export).
+//! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query).
 
 mod cli;
 mod comm;
 mod export;
 mod filter;
+mod hierarchy;
 mod info;
 mod mpi_detect;
+mod query;
 mod report;
 mod run;
 mod signals;
@@ -56,6 +58,8 @@ fn main() {
         cli::Command::Info(a) => info::info(&a).map(|()| 0),
         cli::Command::Comm(a) => comm::comm(&a).map(|()| 0),
         cli::Command::Export(a) => export::export(&a).map(|()| 0),
+        cli::Command::Hierarchy(a) => hierarchy::hierarchy(&a).map(|()| 0),
+        cli::Command::Query(a) => query::query(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

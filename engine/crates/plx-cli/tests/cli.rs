@@ -68,15 +68,15 @@ fn csv_flat_by_thread_exact_rows() {
     let o = plx(&["report", d.to_str().unwrap(), "--format", "csv"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = format!(
-        "{HEADER}
-100,0,compute,2,0,0.006000000,0.006000000,main,node1
-100,0,io,1,0,0.003000000,0.003000000,main,node1
-100,0,main,1,3,0.001000000,0.010000000,main,node1
-100,1,compute,1,1,0.005000000,0.008000000,worker,node1
-100,1,io,1,0,0.003000000,0.003000000,worker,node1
-all,all,compute,3,1,0.011000000,0.014000000,,
-all,all,io,2,0,0.006000000,0.006000000,,
-all,all,main,1,3,0.001000000,0.010000000,,
+        "{HEADER},cpu_s
+100,0,compute,2,0,0.006000000,0.006000000,main,node1,
+100,0,io,1,0,0.003000000,0.003000000,main,node1,
+100,0,main,1,3,0.001000000,0.010000000,main,node1,
+100,1,compute,1,1,0.005000000,0.008000000,worker,node1,
+100,1,io,1,0,0.003000000,0.003000000,worker,node1,
+all,all,compute,3,1,0.011000000,0.014000000,,,
+all,all,io,2,0,0.006000000,0.006000000,,,
+all,all,main,1,3,0.001000000,0.010000000,,,
 "
     );
     assert_eq!(stdout(&o), expected);
@@ -98,17 +98,17 @@ fn csv_callpath_by_process_exact_rows() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = format!(
-        "{HEADER},callpath
-100,all,compute,2,0,0.006000000,0.006000000,,node1,main => compute
-100,all,compute,1,1,0.005000000,0.008000000,,node1,compute
-100,all,io,1,0,0.003000000,0.003000000,,node1,main => io
-100,all,io,1,0,0.003000000,0.003000000,,node1,compute => io
-100,all,main,1,3,0.001000000,0.010000000,,node1,main
-all,all,compute,2,0,0.006000000,0.006000000,,,main => compute
-all,all,compute,1,1,0.005000000,0.008000000,,,compute
-all,all,io,1,0,0.003000000,0.003000000,,,main => io
-all,all,io,1,0,0.003000000,0.003000000,,,compute => io
-all,all,main,1,3,0.001000000,0.010000000,,,main
+        "{HEADER},callpath,cpu_s
+100,all,compute,2,0,0.006000000,0.006000000,,node1,main => compute,
+100,all,compute,1,1,0.005000000,0.008000000,,node1,compute,
+100,all,io,1,0,0.003000000,0.003000000,,node1,main => io,
+100,all,io,1,0,0.003000000,0.003000000,,node1,compute => io,
+100,all,main,1,3,0.001000000,0.010000000,,node1,main,
+all,all,compute,2,0,0.006000000,0.006000000,,,main => compute,
+all,all,compute,1,1,0.005000000,0.008000000,,,compute,
+all,all,io,1,0,0.003000000,0.003000000,,,main => io,
+all,all,io,1,0,0.003000000,0.003000000,,,compute => io,
+all,all,main,1,3,0.001000000,0.010000000,,,main,
 "
     );
     assert_eq!(stdout(&o), expected);
@@ -203,7 +203,7 @@ fn damaged_experiment_prints_what_is_intact_and_warns() {
     std::fs::write(dir.join("process.plx"), &bytes).unwrap();
     let o = plx(&["report", d.to_str().unwrap(), "--format", "csv"]);
     assert!(o.status.success());
-    assert!(stdout(&o).contains("200,0,main,1,0,0.000000050,0.000000050,main,node1\n"));
+    assert!(stdout(&o).contains("200,0,main,1,0,0.000000050,0.000000050,main,node1,\n"));
     let err = stderr(&o);
     assert!(err.contains("node1.200/process.plx: offset "), "{err}");
     assert!(err.contains("4 bytes missing"), "{err}");

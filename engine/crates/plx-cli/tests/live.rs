@@ -75,16 +75,16 @@ fn report_of_a_killed_process_is_the_one_its_records_would_give() {
     let (csv, err) = ok(&["report", d.to_str().unwrap(), "--format", "csv"]);
     assert_eq!(
         csv,
-        "process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host
-300,0,io,4,0,0.000000500,0.000000500,main,node1
-300,0,solve,2,3,0.000000400,0.000000700,main,node1
-300,0,main,1,3,0.000000000,0.000000000,main,node1
-300,1,worker,1,1,0.000000400,0.000000500,worker,node1
-300,1,io,1,0,0.000000100,0.000000100,worker,node1
-all,all,io,5,0,0.000000600,0.000000600,,
-all,all,solve,2,3,0.000000400,0.000000700,,
-all,all,worker,1,1,0.000000400,0.000000500,,
-all,all,main,1,3,0.000000000,0.000000000,,
+        "process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host,cpu_s
+300,0,io,4,0,0.000000500,0.000000500,main,node1,
+300,0,solve,2,3,0.000000400,0.000000700,main,node1,
+300,0,main,1,3,0.000000000,0.000000000,main,node1,
+300,1,worker,1,1,0.000000400,0.000000500,worker,node1,
+300,1,io,1,0,0.000000100,0.000000100,worker,node1,
+all,all,io,5,0,0.000000600,0.000000600,,,
+all,all,solve,2,3,0.000000400,0.000000700,,,
+all,all,worker,1,1,0.000000400,0.000000500,,,
+all,all,main,1,3,0.000000000,0.000000000,,,
 "
     );
     assert!(err.contains(RECOVERED), "{err}");

@@ -329,11 +329,11 @@ messages (point-to-point, as counted by the senders; sizes in bytes)
 
     let csv = ok(&["report", dir, "--format", "csv"]);
     assert!(
-        csv.contains("501,0,MPI_Recv,4,0,0.000016000,0.000016000,main,node1\n"),
+        csv.contains("501,0,MPI_Recv,4,0,0.000016000,0.000016000,main,node1,\n"),
         "{csv}"
     );
     assert!(
-        csv.contains("all,all,MPI_Send,8,0,0.000008000,0.000008000,,\n"),
+        csv.contains("all,all,MPI_Send,8,0,0.000008000,0.000008000,,,\n"),
         "{csv}"
     );
     assert!(!csv.contains("499,"), "{csv}");

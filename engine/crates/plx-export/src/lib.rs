@@ -34,7 +34,14 @@ macro_rules! formats {
     };
 }
 
-formats!(text::Text, chrome::Chrome, tau::Tau, sddf::Sddf);
+formats!(
+    text::Text,
+    chrome::Chrome,
+    tau::Tau,
+    sddf::Sddf,
+    parquet::Parquet,
+    otf2::Otf2,
+);
 
 /// Where an exporter writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

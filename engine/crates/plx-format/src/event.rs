@@ -442,6 +442,33 @@ impl EventEncoder {
         self
     }
 
+    /// Appends a synchronization acquire (subtype 5) at `ticks` after `wait_ticks` blocked.
+    pub fn acquire(&mut self, object: u32, kind: u8, wait_ticks: u64, ticks: u64) -> &mut Self {
+        let d = self.delta(ticks);
+        self.words.push(extended_word(SUBTYPE_ACQUIRE, 2, d));
+        self.words.push(object as u64 | ((kind as u64) << 32));
+        self.words.push(wait_ticks);
+        self
+    }
+
+    /// Appends a synchronization release (subtype 6) at `ticks`.
+    pub fn release(&mut self, object: u32, kind: u8, ticks: u64) -> &mut Self {
+        let d = self.delta(ticks);
+        self.words.push(extended_word(SUBTYPE_RELEASE, 1, d));
+        self.words.push(object as u64 | ((kind as u64) << 32));
+        self
+    }
+
+    /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
+    /// its exit.
+    pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {
+        let d = self.delta(ticks);
+        self.words.push(extended_word(SUBTYPE_CPU, 2, d));
+        self.words.push(region as u64);
+        self.words.push(cpu_ns);
+        self
+    }
+
     /// Appends raw words (e.g. an unknown extended event and its payload).
     pub fn raw(&mut self, words: &[u64]) -> &mut Self {
         self.words.extend_from_slice(words);

@@ -272,6 +272,16 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
                 ),
             ));
         }
+        if let Some(path) = data.and_then(|d| d.recovered.sync.as_ref()) {
+            warnings.push(Warning::file(
+                &ppath,
+                WarningKind::Recovered,
+                format!(
+                    "thread {th}: synchronization statistics recovered from {} (the process was killed before writing them all)",
+                    file_name_of(path)
+                ),
+            ));
+        }
         if let Some(path) = data.and_then(|d| d.recovered.profile.as_ref()) {
             warnings.push(Warning::file(
                 &ppath,

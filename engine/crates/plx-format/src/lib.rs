@@ -5,7 +5,7 @@
 //! its events, which are then streamed one chunk at a time ([`TraceReader`], [`ChunkEvents`]).
 //! Damage (truncation, garbage, missing files, unfinished processes) becomes [`Warning`]s;
 //! whatever is intact is still returned. The [`live`] files a killed process left stand in for
-//! the records it never wrote (profiles, message statistics), with a warning. The [`writer`] module writes the same format;
+//! the records it never wrote (profiles, message and synchronization statistics), with a warning. The [`writer`] module writes the same format;
 //! [`synth`] and [`synth_mpi`] build whole synthetic experiments (MPI runs included).
 #![deny(missing_docs)]
 
@@ -19,6 +19,7 @@ pub mod live;
 pub mod mpi;
 pub mod process;
 pub mod records;
+pub mod sync;
 pub mod synth;
 pub mod synth_mpi;
 pub mod trace;
@@ -31,9 +32,10 @@ pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
 pub use experiment::{Experiment, ProcessImage};
 pub use framing::FileKind;
-pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes};
+pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, Recovered, ThreadData};
 pub use records::*;
+pub use sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
 pub use trace::{ChunkHeader, ChunkInfo, TraceIndex, TraceReader};
 pub use warning::{Warning, WarningKind};

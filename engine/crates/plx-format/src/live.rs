@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::mpi::{Direction, MessageStats};
 use crate::process::ProcessData;
 use crate::records::{ProfileNode, ThreadProfile, NONE_U32};
+use crate::sync::SyncStats;
 use crate::trace::{read_some_at, TraceIndex};
 use crate::warning::{Warning, WarningKind};
 
@@ -27,6 +28,8 @@ pub const LIVE_HEADER_LEN: u64 = 64;
 pub const LIVE_NODE_LEN: u16 = 48;
 /// Size of an `mpi` item.
 pub const LIVE_MPI_LEN: u16 = 56;
+/// Size of a `sync` item.
+pub const LIVE_SYNC_LEN: u16 = 64;
 
 /// What a live file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,6 +38,8 @@ pub enum LiveKind {
     Nodes,
     /// `mpi`: the thread's MPI message statistics (a hash table).
     Mpi,
+    /// `sync`: the thread's synchronization statistics (a hash table by object address).
+    Sync,
 }
 
 impl LiveKind {
@@ -43,6 +48,7 @@ impl LiveKind {
         match self {
             LiveKind::Nodes => "nodes",
             LiveKind::Mpi => "mpi",
+            LiveKind::Sync => "sync",
         }
     }
 
@@ -51,6 +57,7 @@ impl LiveKind {
         match name {
             "nodes" => Some(LiveKind::Nodes),
             "mpi" => Some(LiveKind::Mpi),
+            "sync" => Some(LiveKind::Sync),
             _ => None,
         }
     }
@@ -60,6 +67,7 @@ impl LiveKind {
         match self {
             LiveKind::Nodes => LIVE_NODE_LEN,
             LiveKind::Mpi => LIVE_MPI_LEN,
+            LiveKind::Sync => LIVE_SYNC_LEN,
         }
     }
 
@@ -305,6 +313,121 @@ impl LiveMpiEntry {
     }
 }
 
+/// One slot of a `sync` file's hash table (64 bytes); only slots with `used` = 1 hold data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveSyncEntry {
+    /// The object's address (the table's key).
+    pub address: u64,
+    /// SyncObject id.
+    pub object: u32,
+    /// 1 if the slot holds data.
+    pub used: u16,
+    /// Holds in progress by this thread (recursive locks, readers).
+    pub depth: u16,
+    /// Locks and waits taken.
+    pub acquisitions: u64,
+    /// Of those, the ones that had to wait.
+    pub contended: u64,
+    /// Ticks blocked.
+    pub wait_ticks: u64,
+    /// Ticks held by holds that ended.
+    pub hold_ticks: u64,
+    /// Unlocks, posts, signals and broadcasts.
+    pub releases: u64,
+    /// When the hold in progress began (meaningful while `depth` > 0).
+    pub hold_start: u64,
+}
+
+impl LiveSyncEntry {
+    /// A used slot holding `s`, not held (its thread is the file's).
+    pub fn from_stats(address: u64, s: &SyncStats) -> Self {
+        LiveSyncEntry {
+            address,
+            object: s.object,
+            used: 1,
+            depth: 0,
+            acquisitions: s.acquisitions,
+            contended: s.contended,
+            wait_ticks: s.wait_ticks,
+            hold_ticks: s.hold_ticks,
+            releases: s.releases,
+            hold_start: 0,
+        }
+    }
+
+    /// The SyncStats record the runtime would have written at `now` for this slot in `thread`
+    /// (a hold still in progress counts up to `now`, as the runtime counts it at the end).
+    pub fn to_stats(&self, thread: u32, now: u64) -> SyncStats {
+        let open = if self.depth > 0 {
+            now.saturating_sub(self.hold_start)
+        } else {
+            0
+        };
+        SyncStats {
+            thread,
+            object: self.object,
+            acquisitions: self.acquisitions,
+            contended: self.contended,
+            wait_ticks: self.wait_ticks,
+            hold_ticks: self.hold_ticks.saturating_add(open),
+            releases: self.releases,
+        }
+    }
+
+    /// Decodes one slot.
+    pub fn decode(b: &[u8]) -> Self {
+        LiveSyncEntry {
+            address: u64_at(b, 0),
+            object: u32_at(b, 8),
+            used: u16_at(b, 12),
+            depth: u16_at(b, 14),
+            acquisitions: u64_at(b, 16),
+            contended: u64_at(b, 24),
+            wait_ticks: u64_at(b, 32),
+            hold_ticks: u64_at(b, 40),
+            releases: u64_at(b, 48),
+            hold_start: u64_at(b, 56),
+        }
+    }
+
+    /// Encodes one slot.
+    pub fn encode(&self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        b[0..8].copy_from_slice(&self.address.to_le_bytes());
+        b[8..12].copy_from_slice(&self.object.to_le_bytes());
+        b[12..14].copy_from_slice(&self.used.to_le_bytes());
+        b[14..16].copy_from_slice(&self.depth.to_le_bytes());
+        b[16..24].copy_from_slice(&self.acquisitions.to_le_bytes());
+        b[24..32].copy_from_slice(&self.contended.to_le_bytes());
+        b[32..40].copy_from_slice(&self.wait_ticks.to_le_bytes());
+        b[40..48].copy_from_slice(&self.hold_ticks.to_le_bytes());
+        b[48..56].copy_from_slice(&self.releases.to_le_bytes());
+        b[56..64].copy_from_slice(&self.hold_start.to_le_bytes());
+        b
+    }
+}
+
+/// A `live.<thread>.sync` file, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveSync {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: LiveHeader,
+    /// The slots with `used` = 1, in table order.
+    pub entries: Vec<LiveSyncEntry>,
+}
+
+impl LiveSync {
+    /// The SyncStats records the thread would have written at `now`, one per used slot.
+    pub fn sync_stats(&self, now: u64) -> Vec<SyncStats> {
+        self.entries
+            .iter()
+            .map(|e| e.to_stats(self.header.thread, now))
+            .collect()
+    }
+}
+
 /// A `live.<thread>.nodes` file, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveNodes {
@@ -383,6 +506,8 @@ pub struct LiveFiles {
     pub nodes: BTreeMap<u32, LiveNodes>,
     /// `live.<thread>.mpi` files that passed validation.
     pub mpi: BTreeMap<u32, LiveMpi>,
+    /// `live.<thread>.sync` files that passed validation.
+    pub sync: BTreeMap<u32, LiveSync>,
 }
 
 impl LiveFiles {
@@ -434,6 +559,24 @@ impl LiveFiles {
                         );
                     }
                 }
+                Some(LiveKind::Sync) => {
+                    if let Some((header, items)) = read_live(path, LiveKind::Sync, thread, warnings)
+                    {
+                        let entries = items
+                            .chunks_exact(LIVE_SYNC_LEN as usize)
+                            .map(LiveSyncEntry::decode)
+                            .filter(|e| e.used == 1)
+                            .collect();
+                        live.sync.insert(
+                            thread,
+                            LiveSync {
+                                path: path.clone(),
+                                header,
+                                entries,
+                            },
+                        );
+                    }
+                }
                 None => {}
             }
         }
@@ -450,7 +593,7 @@ impl LiveFiles {
 
     /// No live file at all?
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty() && self.mpi.is_empty()
+        self.nodes.is_empty() && self.mpi.is_empty() && self.sync.is_empty()
     }
 
     /// Puts the live data in place of the records `process` lacks (noted in
@@ -459,10 +602,13 @@ impl LiveFiles {
     /// * a thread with no ThreadProfile but a `nodes` file gets the live tree as its profile,
     ///   unless the tree holds no callpath and the trace has events for the thread (trace mode
     ///   keeps no tree: the trace is the profile);
-    /// * a thread with no MessageStats but an `mpi` file gets its used slots as MessageStats.
+    /// * a thread with an `mpi` file gets its used slots as MessageStats, in place of any
+    ///   records (one record per entry: a process killed while writing them leaves only some);
+    /// * likewise a thread with a `sync` file gets its used slots as SyncStats (a hold still in
+    ///   progress counts up to the latest time known for the process).
     ///
-    /// Live files of threads that have the records are ignored (the process was killed after
-    /// writing them, before removing the files). Returns the threads recovered, by kind.
+    /// `nodes` files of threads that have a ThreadProfile are ignored (the process was killed
+    /// after writing it, before removing the file). Returns the threads recovered, by kind.
     pub fn recover_into(
         &self,
         process: &mut ProcessData,
@@ -514,6 +660,16 @@ impl LiveFiles {
             data.message_stats = stats;
             data.recovered.messages = Some(live.path.clone());
             done.push((*th, LiveKind::Mpi));
+        }
+        // SyncStats likewise: the live file, when it is still there, wins over the records.
+        if !self.sync.is_empty() {
+            let latest = latest_ticks(process, trace);
+            for (th, live) in &self.sync {
+                let data = process.thread_mut(*th);
+                data.sync_stats = live.sync_stats(latest);
+                data.recovered.sync = Some(live.path.clone());
+                done.push((*th, LiveKind::Sync));
+            }
         }
         done
     }
@@ -732,6 +888,23 @@ mod tests {
             max_bytes: 8,
         };
         assert_eq!(LiveMpiEntry::decode(&e.encode()), e);
+        let s = LiveSyncEntry {
+            address: 0x7fff_1234,
+            object: 4,
+            used: 1,
+            depth: 2,
+            acquisitions: 10,
+            contended: 3,
+            wait_ticks: 50,
+            hold_ticks: 70,
+            releases: 8,
+            hold_start: 1000,
+        };
+        assert_eq!(LiveSyncEntry::decode(&s.encode()), s);
+        let st = s.to_stats(3, 1500);
+        assert_eq!((st.thread, st.object, st.hold_ticks), (3, 4, 570));
+        assert_eq!(parse_live_name("live.2.sync"), Some((2, "sync")));
+        assert_eq!(LiveKind::from_name("sync"), Some(LiveKind::Sync));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
 };
+use crate::sync::{SyncObject, SyncStats};
 use crate::warning::{Warning, WarningKind};
 
 /// Everything one thread's records say.
@@ -28,6 +29,12 @@ pub struct ThreadData {
     /// MPI message statistics (one per routine, peer, direction and communicator; the last
     /// wins), or, when there are no records, those recovered from `live.<thread>.mpi`.
     pub message_stats: Vec<MessageStats>,
+    /// Synchronization statistics, one per object (the last wins), or, when the thread's
+    /// `live.<thread>.sync` file is still there, those it holds (the live file wins).
+    pub sync_stats: Vec<SyncStats>,
+    /// CPU time of `cputime` functions' profile nodes: (ThreadProfile node index, ns); the
+    /// last NodeCpu record wins.
+    pub node_cpu: Vec<(u32, u64)>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -44,6 +51,8 @@ pub struct Recovered {
     pub profile: Option<PathBuf>,
     /// `live.<thread>.mpi`, if the message statistics come from it.
     pub messages: Option<PathBuf>,
+    /// `live.<thread>.sync`, if the synchronization statistics come from it.
+    pub sync: Option<PathBuf>,
 }
 
 /// The decoded content of one `process.plx` (or `process.N.plx`).
@@ -77,6 +86,8 @@ pub struct ProcessData {
     pub clock_offsets: Vec<ClockOffset>,
     /// Communicators by process-local id.
     pub comms: BTreeMap<u32, CommDef>,
+    /// Synchronization objects by process-local id.
+    pub sync_objects: BTreeMap<u32, SyncObject>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -138,6 +149,17 @@ impl ProcessData {
                         != (m.region, m.peer, m.direction, m.comm)
                 });
                 td.message_stats.push(m);
+            }
+            Record::SyncObject(o) => {
+                self.sync_objects.insert(o.object, o);
+            }
+            Record::SyncStats(st) => {
+                let td = self.thread_mut(st.thread);
+                td.sync_stats.retain(|o| o.object != st.object);
+                td.sync_stats.push(st);
+            }
+            Record::NodeCpu(c) => {
+                self.thread_mut(c.thread).node_cpu = c.entries;
             }
         }
     }

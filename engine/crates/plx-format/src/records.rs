@@ -2,6 +2,7 @@
 
 use crate::bytes::{FieldReader, Put, ShortPayload};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
+use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
 
 /// Record type numbers.
 pub mod types {
@@ -39,6 +40,12 @@ pub mod types {
     pub const COMM_DEF: u16 = 16;
     /// MessageStats.
     pub const MESSAGE_STATS: u16 = 17;
+    /// SyncObject.
+    pub const SYNC_OBJECT: u16 = 18;
+    /// SyncStats.
+    pub const SYNC_STATS: u16 = 19;
+    /// NodeCpu.
+    pub const NODE_CPU: u16 = 20;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -385,6 +392,12 @@ pub enum Record {
     CommDef(CommDef),
     /// Type 17.
     MessageStats(MessageStats),
+    /// Type 18.
+    SyncObject(SyncObject),
+    /// Type 19.
+    SyncStats(SyncStats),
+    /// Type 20.
+    NodeCpu(NodeCpu),
 }
 
 /// Why a record's payload could not be decoded.
@@ -437,6 +450,9 @@ impl Record {
             Record::ClockOffset(_) => CLOCK_OFFSET,
             Record::CommDef(_) => COMM_DEF,
             Record::MessageStats(_) => MESSAGE_STATS,
+            Record::SyncObject(_) => SYNC_OBJECT,
+            Record::SyncStats(_) => SYNC_STATS,
+            Record::NodeCpu(_) => NODE_CPU,
         }
     }
 
@@ -564,6 +580,9 @@ impl Record {
             CLOCK_OFFSET => Record::ClockOffset(mpi::decode_clock_offset(&mut r)?),
             COMM_DEF => Record::CommDef(mpi::decode_comm_def(&mut r)?),
             MESSAGE_STATS => Record::MessageStats(mpi::decode_message_stats(&mut r)?),
+            SYNC_OBJECT => Record::SyncObject(sync::decode_sync_object(&mut r)?),
+            SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
+            NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -662,6 +681,9 @@ impl Record {
             Record::ClockOffset(c) => mpi::encode_clock_offset(c, out),
             Record::CommDef(c) => mpi::encode_comm_def(c, out),
             Record::MessageStats(m) => mpi::encode_message_stats(m, out),
+            Record::SyncObject(o) => sync::encode_sync_object(o, out),
+            Record::SyncStats(st) => sync::encode_sync_stats(st, out),
+            Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
         }
     }
 }
@@ -803,6 +825,39 @@ mod tests {
             min_bytes: 8,
             max_bytes: 8,
         }));
+    }
+
+    #[test]
+    fn sync_records_round_trip() {
+        use crate::sync::{NamedBy, SyncKind};
+        round_trip(Record::SyncObject(SyncObject {
+            object: 3,
+            kind: SyncKind::Barrier,
+            named_by: NamedBy::Use,
+            address: 0x7fff_0000_1000,
+            module_id: 0,
+            site: 0x5555_1234,
+        }));
+        round_trip(Record::SyncStats(SyncStats {
+            thread: 2,
+            object: 3,
+            acquisitions: 100,
+            contended: 7,
+            wait_ticks: 1234,
+            hold_ticks: 999,
+            releases: 100,
+        }));
+        round_trip(Record::NodeCpu(NodeCpu {
+            thread: 1,
+            entries: vec![(0, 5), (4, 1_000_000)],
+        }));
+        let mut p = Vec::new();
+        p.put_u32(1);
+        p.put_u32(u32::MAX);
+        assert!(matches!(
+            Record::decode(types::NODE_CPU, &p),
+            Err(DecodeProblem::BadCount(_))
+        ));
     }
 
     #[test]

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 
 use crate::event::EventEncoder;
 use crate::framing::FileKind;
-use crate::live::{LiveKind, LiveMpiEntry, LiveNode};
+use crate::live::{LiveKind, LiveMpiEntry, LiveNode, LiveSyncEntry};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 use crate::records::{
     Calibration, ClockKind, EndReason, ProcessEnd, ProcessInfo, ProfileNode, Record, RegionDef,
     RegionKind, ThreadInfo, ThreadProfile, NONE_U32,
 };
-use crate::writer::{chunk_bytes, live_mpi_bytes, live_nodes_bytes, FileWriter};
+use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
+use crate::writer::{chunk_bytes, live_mpi_bytes, live_nodes_bytes, live_sync_bytes, FileWriter};
 
 /// A process image under construction. Its clock is `CLOCK_MONOTONIC` (1 tick = 1 ns) with
 /// calibration pairs at tick 0 and at [`SynthProcess::end`], so times in tests are exact.
@@ -200,6 +201,66 @@ impl SynthProcess {
         }
         let bytes = live_mpi_bytes(thread, &slots);
         self.file(&LiveKind::Mpi.file_name(thread), bytes)
+    }
+
+    /// A SyncObject: object `object` of `kind` at address `0x1000 * (object + 1)`, named by
+    /// `named_by` at `site` of module `module_id`.
+    pub fn sync_object(
+        &mut self,
+        object: u32,
+        kind: SyncKind,
+        named_by: NamedBy,
+        module_id: u32,
+        site: u64,
+    ) -> &mut Self {
+        self.records.push(Record::SyncObject(SyncObject {
+            object,
+            kind,
+            named_by,
+            address: 0x1000 * (object as u64 + 1),
+            module_id,
+            site,
+        }));
+        self
+    }
+
+    /// A SyncStats record: (acquisitions, contended, wait ticks, hold ticks, releases).
+    pub fn sync_stats(
+        &mut self,
+        thread: u32,
+        object: u32,
+        counts: (u64, u64, u64, u64, u64),
+    ) -> &mut Self {
+        self.records.push(Record::SyncStats(SyncStats {
+            thread,
+            object,
+            acquisitions: counts.0,
+            contended: counts.1,
+            wait_ticks: counts.2,
+            hold_ticks: counts.3,
+            releases: counts.4,
+        }));
+        self
+    }
+
+    /// A NodeCpu record: (ThreadProfile node index, CPU ns).
+    pub fn node_cpu(&mut self, thread: u32, entries: &[(u32, u64)]) -> &mut Self {
+        self.records.push(Record::NodeCpu(NodeCpu {
+            thread,
+            entries: entries.to_vec(),
+        }));
+        self
+    }
+
+    /// A `live.<thread>.sync` file holding `stats` (their `thread` is not used; object `o` at
+    /// address `0x1000 * (o + 1)`, not held): entries in slots 1, 3, 5, ...
+    pub fn live_sync(&mut self, thread: u32, stats: &[SyncStats]) -> &mut Self {
+        let mut slots = vec![LiveSyncEntry::default(); 2 * stats.len() + 2];
+        for (i, s) in stats.iter().enumerate() {
+            slots[2 * i + 1] = LiveSyncEntry::from_stats(0x1000 * (s.object as u64 + 1), s);
+        }
+        let bytes = live_sync_bytes(thread, &slots);
+        self.file(&LiveKind::Sync.file_name(thread), bytes)
     }
 
     /// A file of the process directory with these bytes (e.g. a damaged live file).

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use crate::framing::{file_header, FileKind};
-use crate::live::{LiveHeader, LiveKind, LiveMpiEntry, LiveNode};
+use crate::live::{LiveHeader, LiveKind, LiveMpiEntry, LiveNode, LiveSyncEntry};
 use crate::records::{types, Calibration, Record};
 use crate::trace::{ChunkHeader, CHUNK_HEADER_LEN};
 
@@ -64,6 +64,14 @@ pub fn live_nodes_bytes(thread: u32, capacity: u32, nodes: &[LiveNode]) -> Vec<u
 pub fn live_mpi_bytes(thread: u32, slots: &[LiveMpiEntry]) -> Vec<u8> {
     let n = slots.len() as u32;
     let header = LiveHeader::new(LiveKind::Mpi, thread, n, n);
+    let items: Vec<u8> = slots.iter().flat_map(|e| e.encode()).collect();
+    live_file_bytes(&header, &items)
+}
+
+/// A `live.<thread>.sync` file: the hash table `slots`, used or not (count = capacity = slots).
+pub fn live_sync_bytes(thread: u32, slots: &[LiveSyncEntry]) -> Vec<u8> {
+    let n = slots.len() as u32;
+    let header = LiveHeader::new(LiveKind::Sync, thread, n, n);
     let items: Vec<u8> = slots.iter().flat_map(|e| e.encode()).collect();
     live_file_bytes(&header, &items)
 }

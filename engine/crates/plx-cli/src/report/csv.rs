@@ -28,6 +28,11 @@ fn location(rep: &Report, t: &Table) -> (String, String, String) {
     }
 }
 
+/// CPU seconds with 9 decimals, empty when unknown.
+fn cpu(c: Option<f64>) -> String {
+    c.map_or_else(String::new, |c| format!("{c:.9}"))
+}
+
 fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     let (process, thread, host) = location(rep, t);
     let tname = field(rep.thread_name(t));
@@ -37,25 +42,27 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             let leaf = *r.path.last().expect("a callpath has a leaf");
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}",
                 field(rep.name(leaf)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
-                field(&rep.path_text(&r.path))
+                field(&rep.path_text(&r.path)),
+                cpu(r.cpu)
             )?;
         }
     } else {
         for r in flat_profile(&t.tree) {
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}",
                 field(rep.name(r.region)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
-                r.inclusive
+                r.inclusive,
+                cpu(r.cpu)
             )?;
         }
     }
@@ -71,7 +78,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     if rep.args.callpath {
         write!(out, ",callpath")?;
     }
-    writeln!(out)?;
+    writeln!(out, ",cpu_s")?;
     for t in &rep.tables {
         table(rep, t, out)?;
     }

@@ -21,6 +21,7 @@ fn functions(rep: &Report, tree: &CallTree) -> Value {
                 "child_calls": r.child_calls,
                 "exclusive_s": r.exclusive,
                 "inclusive_s": r.inclusive,
+                "cpu_s": r.cpu,
             })
         })
         .collect()
@@ -36,6 +37,7 @@ fn callpaths(rep: &Report, tree: &CallTree) -> Value {
                 "child_calls": r.child_calls,
                 "exclusive_s": r.exclusive,
                 "inclusive_s": r.inclusive,
+                "cpu_s": r.cpu,
             })
         })
         .collect()

@@ -4,6 +4,7 @@ pub mod csv;
 mod gprof_text;
 mod json;
 mod mpi;
+mod sync;
 mod text;
 
 use std::io::{BufWriter, Write};
@@ -102,6 +103,23 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
             2,
             "--gprof prints text or json, not csv".to_string(),
         ));
+    }
+    if args.sync {
+        if args.gprof || args.callpath || args.phase.is_some() {
+            return Err(CliError::new(
+                2,
+                "--sync lists synchronization objects: it takes no --gprof, --callpath or --phase"
+                    .to_string(),
+            ));
+        }
+        for w in model.report_warnings() {
+            eprintln!("plx: warning: {w}");
+        }
+        let stdout = std::io::stdout();
+        let mut out = BufWriter::new(stdout.lock());
+        sync::write(&model, by, args.format, &mut out)?;
+        out.flush()?;
+        return Ok(());
     }
     let (tables, total) = model.tables(by, phase);
     let mpi = mpi::MpiReport::new(&model, &tables, by == GroupBy::Thread);

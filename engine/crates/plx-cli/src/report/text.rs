@@ -12,6 +12,7 @@ struct Row {
     inclusive: f64,
     calls: u64,
     child_calls: u64,
+    cpu: Option<f64>,
     name: String,
 }
 
@@ -24,6 +25,7 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 inclusive: r.inclusive,
                 calls: r.calls,
                 child_calls: r.child_calls,
+                cpu: r.cpu,
                 name: rep.path_text(&r.path),
             })
             .collect()
@@ -35,6 +37,7 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 inclusive: r.inclusive,
                 calls: r.calls,
                 child_calls: r.child_calls,
+                cpu: r.cpu,
                 name: rep.name(r.region).to_string(),
             })
             .collect()
@@ -56,9 +59,16 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         return Ok(());
     }
     let total: f64 = rows.iter().map(|r| r.exclusive).sum();
+    // the CPU column only when some function of the report has a CPU time (filter: cputime)
+    let with_cpu = rep.total.tree.has_cpu();
+    let cpu_head = if with_cpu {
+        format!(" {:>12}", "cpu")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{:>7} {:>12} {:>12} {:>10} {:>11} {:>12}  name",
+        "{:>7} {:>12} {:>12}{cpu_head} {:>10} {:>11} {:>12}  name",
         "%time", "exclusive", "inclusive", "calls", "child calls", "incl/call"
     )?;
     for r in &rows {
@@ -72,9 +82,14 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         } else {
             "-".to_string()
         };
+        let cpu = if with_cpu {
+            format!(" {:>12}", human_opt(r.cpu))
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{:>7.2} {:>12} {:>12} {:>10} {:>11} {:>12}  {}",
+            "{:>7.2} {:>12} {:>12}{cpu} {:>10} {:>11} {:>12}  {}",
             pct,
             human_time(r.exclusive),
             human_time(r.inclusive),

@@ -1,0 +1,336 @@
+//! Resource hierarchies (Paradyn, section 2): the program's resources as three trees — Code
+//! (module → source file → function), Machine (host → process → thread) and Sync (Messages:
+//! communicator → tag; Mutex, CondVar, RwLock, Barrier, Semaphore, Spin, Thread → object).
+//! A focus (see [`crate::query`]) picks one node of each.
+
+use std::collections::BTreeMap;
+
+use plx_format::{Event, RegionKind, SyncKind};
+
+use crate::model::Model;
+
+/// What a hierarchy node stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resource {
+    /// A hierarchy's root or an inner node with no resource of its own.
+    Group,
+    /// A function (global region index).
+    Region(u32),
+    /// A process (index into `Model::processes`).
+    Process(usize),
+    /// A thread of a process.
+    Thread(usize, u32),
+    /// A sync category: the kinds it holds.
+    Kind(SyncKind),
+    /// Synchronization objects (process index, object id) of one name.
+    Objects(Vec<(usize, u32)>),
+    /// The Messages category.
+    Messages,
+    /// A communicator (index into `Model::comms`).
+    Comm(u32),
+    /// A tag on a communicator.
+    Tag(u32, i32),
+}
+
+/// One node of a resource hierarchy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HNode {
+    /// The name shown and matched in foci.
+    pub name: String,
+    /// Other names a focus may use for it (exact match only).
+    pub aliases: Vec<String>,
+    /// What it stands for.
+    pub resource: Resource,
+    /// Children, sorted by name.
+    pub children: Vec<HNode>,
+}
+
+impl HNode {
+    fn group(name: &str) -> HNode {
+        HNode {
+            name: name.to_string(),
+            aliases: Vec::new(),
+            resource: Resource::Group,
+            children: Vec::new(),
+        }
+    }
+
+    /// The child named `name`, created as a group if absent.
+    fn child(&mut self, name: &str) -> &mut HNode {
+        let i = match self.children.iter().position(|c| c.name == name) {
+            Some(i) => i,
+            None => {
+                self.children.push(HNode::group(name));
+                self.children.len() - 1
+            }
+        };
+        &mut self.children[i]
+    }
+
+    fn sort(&mut self) {
+        // threads stay in index order, processes in the model's order (ranks by rank)
+        if !self
+            .children
+            .iter()
+            .any(|c| matches!(c.resource, Resource::Thread(..) | Resource::Process(_)))
+        {
+            self.children.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        for c in &mut self.children {
+            c.sort();
+        }
+    }
+
+    /// Does `component` name this node exactly (its name or an alias)?
+    pub fn is_named(&self, component: &str) -> bool {
+        self.name == component || self.aliases.iter().any(|a| a == component)
+    }
+
+    /// The children a path component selects: all for `*`; those named exactly (name or
+    /// alias), else those whose name starts with it.
+    pub fn select(&self, component: &str) -> Vec<&HNode> {
+        if component == "*" {
+            return self.children.iter().collect();
+        }
+        let exact: Vec<&HNode> = self
+            .children
+            .iter()
+            .filter(|c| c.is_named(component))
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        self.children
+            .iter()
+            .filter(|c| c.name.starts_with(component))
+            .collect()
+    }
+
+    /// Every node of the subtree, this one first.
+    pub fn walk(&self) -> Vec<&HNode> {
+        let mut out = vec![self];
+        for c in &self.children {
+            out.extend(c.walk());
+        }
+        out
+    }
+}
+
+/// The three hierarchies of an experiment.
+#[derive(Debug, Clone)]
+pub struct Hierarchies {
+    /// Code: module → source file → function.
+    pub code: HNode,
+    /// Machine: host → process → thread.
+    pub machine: HNode,
+    /// Sync: Messages → communicator → tag; kinds → objects.
+    pub sync: HNode,
+}
+
+/// The Sync category of a kind: `Mutex`, `RwLock`, `CondVar`, `Barrier`, `Semaphore`, `Spin`,
+/// `Thread` (pthread_join targets), `Other`.
+pub fn category(kind: SyncKind) -> &'static str {
+    match kind {
+        SyncKind::Mutex => "Mutex",
+        SyncKind::RwLock => "RwLock",
+        SyncKind::Cond => "CondVar",
+        SyncKind::Barrier => "Barrier",
+        SyncKind::Sem => "Semaphore",
+        SyncKind::Spin => "Spin",
+        SyncKind::Thread => "Thread",
+        SyncKind::Other(_) => "Other",
+    }
+}
+
+/// The name of a communicator in the Sync hierarchy: `MPI_COMM_WORLD`, `MPI_COMM_SELF` or
+/// `comm<index>`.
+pub fn comm_name(model: &Model, comm: u32) -> String {
+    match model.comms.get(comm).predefined {
+        Some(0) => "MPI_COMM_WORLD".to_string(),
+        Some(1) => "MPI_COMM_SELF".to_string(),
+        _ => format!("comm{comm}"),
+    }
+}
+
+/// The node name of a process: `rank N` for an MPI rank, else its pid (`pid.image` for an
+/// exec image).
+pub fn process_name(model: &Model, pi: usize) -> String {
+    let p = &model.processes[pi];
+    match p.rank() {
+        Some(r) => format!("rank {r}"),
+        None if p.image == 0 => p.pid.to_string(),
+        None => format!("{}.{}", p.pid, p.image),
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl Model {
+    /// The code, machine and sync hierarchies. Reads the trace (when there is one) for the
+    /// tags of messages.
+    pub fn hierarchies(&self) -> Hierarchies {
+        // Code: regions that occur in some profile (runtime regions left out)
+        let mut used = vec![false; self.regions.all().len()];
+        for p in self.processes.iter().filter(|p| p.measured) {
+            for t in &p.threads {
+                for n in t.tree.nodes() {
+                    used[n.region as usize] = true;
+                }
+            }
+        }
+        let mut code = HNode::group("Code");
+        for (i, r) in self.regions.all().iter().enumerate() {
+            if !used[i] || r.kind == RegionKind::Runtime {
+                continue;
+            }
+            let module = self
+                .region_modules
+                .get(&(i as u32))
+                .map_or("(no module)", |m| m.as_str());
+            let file = if r.file.is_empty() {
+                "(unknown file)"
+            } else {
+                file_name(&r.file)
+            };
+            code.child(module).child(file).children.push(HNode {
+                name: r.name.clone(),
+                aliases: Vec::new(),
+                resource: Resource::Region(i as u32),
+                children: Vec::new(),
+            });
+        }
+        code.sort();
+
+        let mut machine = HNode::group("Machine");
+        let mut sync = HNode::group("Sync");
+        let mut tags: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+        let mut objects: BTreeMap<(SyncKind, String), Vec<(usize, u32)>> = BTreeMap::new();
+        let mut object_ids: BTreeMap<(SyncKind, String), Vec<String>> = BTreeMap::new();
+        for (pi, p) in self.processes.iter().enumerate() {
+            if !p.measured {
+                continue;
+            }
+            let host = machine.child(&p.host);
+            let mut pn = HNode {
+                name: process_name(self, pi),
+                aliases: vec![p.pid.to_string()],
+                resource: Resource::Process(pi),
+                children: Vec::new(),
+            };
+            if let Some(r) = p.rank() {
+                pn.aliases.push(format!("rank{r}"));
+            }
+            for t in &p.threads {
+                pn.children.push(HNode {
+                    name: format!("{}#{}", t.name, t.thread),
+                    aliases: vec![t.name.clone(), t.thread.to_string()],
+                    resource: Resource::Thread(pi, t.thread),
+                    children: Vec::new(),
+                });
+            }
+            host.children.push(pn);
+            for o in &p.sync_objects {
+                let key = (o.kind, o.name.clone());
+                objects.entry(key.clone()).or_default().push((pi, o.id));
+                let ids = object_ids.entry(key).or_default();
+                ids.push(o.id.to_string());
+                ids.push(format!("#{}", o.id));
+                ids.push(o.label());
+            }
+            for t in &p.threads {
+                for m in &t.messages {
+                    if let Some(&g) = p.comms.get(&m.comm) {
+                        tags.entry(g).or_default();
+                    }
+                }
+            }
+            for (comm, tag) in trace_tags(p) {
+                if let Some(&g) = p.comms.get(&comm) {
+                    tags.entry(g).or_default().push(tag);
+                }
+            }
+        }
+        machine.sort();
+        if self.has_mpi() || !tags.is_empty() {
+            let mut messages = HNode::group("Messages");
+            messages.resource = Resource::Messages;
+            for (comm, mut ts) in tags {
+                ts.sort_unstable();
+                ts.dedup();
+                messages.children.push(HNode {
+                    name: comm_name(self, comm),
+                    aliases: vec![comm.to_string()],
+                    resource: Resource::Comm(comm),
+                    children: ts
+                        .into_iter()
+                        .map(|t| HNode {
+                            name: t.to_string(),
+                            aliases: Vec::new(),
+                            resource: Resource::Tag(comm, t),
+                            children: Vec::new(),
+                        })
+                        .collect(),
+                });
+            }
+            sync.children.push(messages);
+        }
+        for kind in SyncKind::ALL {
+            let mut cat = HNode::group(category(kind));
+            cat.aliases.push(kind.as_str().to_string());
+            cat.resource = Resource::Kind(kind);
+            sync.children.push(cat);
+        }
+        for ((kind, name), ids) in objects {
+            let cat_name = category(kind);
+            let cat = match sync.children.iter_mut().position(|c| c.name == cat_name) {
+                Some(i) => &mut sync.children[i],
+                None => {
+                    let mut c = HNode::group(cat_name);
+                    c.resource = Resource::Kind(kind);
+                    sync.children.push(c);
+                    sync.children.last_mut().expect("just pushed")
+                }
+            };
+            let mut aliases = object_ids.remove(&(kind, name.clone())).unwrap_or_default();
+            aliases.dedup();
+            cat.children.push(HNode {
+                name,
+                aliases,
+                resource: Resource::Objects(ids),
+                children: Vec::new(),
+            });
+        }
+        sync.sort();
+        Hierarchies {
+            code,
+            machine,
+            sync,
+        }
+    }
+}
+
+/// (process-local communicator, tag) of every point-to-point message event of the trace.
+fn trace_tags(p: &crate::model::ProcessModel) -> Vec<(u32, i32)> {
+    let mut out = Vec::new();
+    let Some(index) = &p.trace else {
+        return out;
+    };
+    let Ok(mut reader) = index.reader() else {
+        return out;
+    };
+    for info in &index.chunks {
+        let Ok(events) = reader.read(*info) else {
+            break;
+        };
+        for ev in events {
+            if let Event::Send { comm, tag, .. } | Event::Recv { comm, tag, .. } = ev {
+                out.push((comm, tag));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}

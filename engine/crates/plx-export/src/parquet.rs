@@ -1,0 +1,595 @@
+//! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages — for pandas, Polars, DuckDB, Spark.
+//!
+//! A directory of five files (docs/exports/parquet.md): `events.parquet` (one row per event of
+//! the merged stream, in its order), `messages.parquet` (one row per matched message, in the
+//! order of the receives), `locations.parquet`, `regions.parquet` and `comms.parquet`. Events
+//! and messages are written while the merge streams, in row groups of [`ROW_GROUP`] rows, so
+//! memory stays bounded whatever the trace's size; the definition tables are written at the end
+//! (the merge may name regions it meets without a definition).
+//!
+//! Parquet's low-level column writer is used (no Arrow): every column is a plain physical type
+//! (`INT32`, `INT64`, `DOUBLE`, `BYTE_ARRAY` UTF-8 strings), optional where a value does not apply
+//! to every row; Snappy compression, dictionary encoding (which keeps repeated names small).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::basic::Compression;
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+
+use plx_analysis::{EventKind, GlobalMerge};
+
+use crate::nesting::Stacks;
+use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+
+/// The `parquet` format (docs/exports/parquet.md).
+pub struct Parquet;
+
+/// Rows per row group of the streamed tables (events, messages): what is held in memory.
+pub const ROW_GROUP: usize = 1 << 18;
+
+/// Version of the table layout, in every file's key-value metadata (`plx.schema`).
+pub const SCHEMA_VERSION: &str = "1";
+
+impl Exporter for Parquet {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn about(&self) -> &'static str {
+        "Parquet tables (events, messages, locations, regions, comms) for pandas, Polars, DuckDB"
+    }
+
+    fn output(&self) -> OutputKind {
+        OutputKind::Directory
+    }
+
+    fn needs_trace(&self) -> bool {
+        true
+    }
+
+    fn export(
+        &self,
+        input: &ExportInput,
+        target: Target<'_>,
+    ) -> Result<ExportSummary, ExportError> {
+        let dir = match target {
+            Target::Directory(d) => d,
+            Target::Stream(_) => {
+                return Err(ExportError::Usage(
+                    "the parquet format writes a directory: give one with -o DIR".into(),
+                ))
+            }
+        };
+        write_tables(input, dir)
+    }
+}
+
+/// Writes the five tables of `input`'s merged trace under `dir` (which exists).
+pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
+    let mut merge = input.merge()?;
+    let origin = merge.origin_ns();
+    let meta = common_metadata(&merge);
+    let mut events = Table::create(dir, "events", EVENT_COLUMNS, &meta)?;
+    let mut messages = Table::create(dir, "messages", MESSAGE_COLUMNS, &meta)?;
+
+    let kinds: Vec<ByteArray> = KINDS.iter().map(|k| ByteArray::from(*k)).collect();
+    // names as ByteArrays, made once (cloning one shares its bytes)
+    let mut region_names: Vec<ByteArray> = Vec::new();
+    let mut user_names: Vec<ByteArray> = Vec::new();
+    let locs: Vec<(i32, Option<i32>, i32)> = merge
+        .locations()
+        .iter()
+        .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
+        .collect();
+    let mut stacks = Stacks::new(locs.len());
+    let mut closed = Vec::new();
+    let mut n = 0u64;
+
+    while let Some(e) = merge.next_event() {
+        n += 1;
+        let li = e.location;
+        let (process, rank, thread) = locs[li as usize];
+        let t = e.time_ns - origin;
+        // the region the event is about: its own (enter, exit), else the innermost open one
+        let (kind, region) = match e.kind {
+            EventKind::Enter { region } => {
+                stacks.enter(li, region);
+                (K_ENTER, Some(region))
+            }
+            EventKind::Exit { region } => {
+                closed.clear();
+                stacks.exit(li, region, &mut closed);
+                (K_EXIT, Some(region))
+            }
+            EventKind::User { .. } => (K_USER, stacks.top(li)),
+            EventKind::Send { .. } => (K_SEND, stacks.top(li)),
+            EventKind::Recv { .. } => (K_RECV, stacks.top(li)),
+            EventKind::Collective { .. } => (K_COLLECTIVE, stacks.top(li)),
+        };
+        let region_name = region.map(|r| {
+            while region_names.len() <= r as usize {
+                let i = region_names.len() as u32;
+                region_names.push(ByteArray::from(merge.regions().name(i)));
+            }
+            region_names[r as usize].clone()
+        });
+        let (mut peer, mut tag, mut bytes, mut bytes_recv, mut comm) = (None, None, None, None, None);
+        let (mut root, mut message, mut value, mut user) = (None, None, None, None);
+        match e.kind {
+            EventKind::Enter { .. } | EventKind::Exit { .. } => {}
+            EventKind::User { event, value: v } => {
+                while user_names.len() <= event as usize {
+                    let i = user_names.len();
+                    user_names.push(ByteArray::from(merge.user_events()[i].as_str()));
+                }
+                user = Some(user_names[event as usize].clone());
+                value = Some(v);
+            }
+            EventKind::Send {
+                peer: p,
+                tag: tg,
+                bytes: b,
+                comm: c,
+                message: m,
+            } => {
+                (peer, tag, bytes, comm) = (Some(p as i32), Some(tg), Some(b as i64), c);
+                message = m.map(|m| m as i64);
+            }
+            EventKind::Recv {
+                peer: p,
+                tag: tg,
+                bytes: b,
+                comm: c,
+                message: m,
+            } => {
+                (peer, tag, bytes, comm) = (Some(p as i32), Some(tg), Some(b as i64), c);
+                if let Some(m) = m {
+                    message = Some(m.id as i64);
+                    let (sp, sr, st) = locs[m.sender as usize];
+                    let c = &mut messages.cols;
+                    c[0].i64(m.id as i64);
+                    c[1].i64(m.send_ns - origin);
+                    c[2].i64(t);
+                    c[3].i32(m.sender as i32);
+                    c[4].i32(sp);
+                    c[5].opt_i32(sr);
+                    c[6].i32(st);
+                    c[7].i32(li as i32);
+                    c[8].i32(process);
+                    c[9].opt_i32(rank);
+                    c[10].i32(thread);
+                    c[11].i64(b as i64);
+                    c[12].i32(tg);
+                    c[13].opt_i32(comm.map(|c| c as i32));
+                    messages.row()?;
+                }
+            }
+            EventKind::Collective {
+                comm: c,
+                root: r,
+                bytes_sent,
+                bytes_recv: br,
+            } => {
+                comm = c;
+                root = r.map(|r| r as i32);
+                bytes = Some(bytes_sent as i64);
+                bytes_recv = Some(br as i64);
+            }
+        }
+        let c = &mut events.cols;
+        c[0].i64(t);
+        c[1].i32(li as i32);
+        c[2].i32(process);
+        c[3].opt_i32(rank);
+        c[4].i32(thread);
+        c[5].str(kinds[kind].clone());
+        c[6].opt_i32(region.map(|r| r as i32));
+        c[7].opt_str(region_name);
+        c[8].opt_i32(peer);
+        c[9].opt_i32(tag);
+        c[10].opt_i64(bytes);
+        c[11].opt_i64(bytes_recv);
+        c[12].opt_i32(comm.map(|c| c as i32));
+        c[13].opt_i32(root);
+        c[14].opt_i64(message);
+        c[15].opt_str(user);
+        c[16].opt_f64(value);
+        events.row()?;
+    }
+
+    let mut files = vec![events.finish()?, messages.finish()?];
+    files.push(write_locations(&merge, dir, &meta)?);
+    files.push(write_regions(&merge, dir, &meta)?);
+    files.push(write_comms(&merge, dir, &meta)?);
+    Ok(ExportSummary {
+        records: n,
+        files,
+        clock: merge.clock_report(),
+        warnings: merge.warnings().to_vec(),
+    })
+}
+
+const K_ENTER: usize = 0;
+const K_EXIT: usize = 1;
+const K_USER: usize = 2;
+const K_SEND: usize = 3;
+const K_RECV: usize = 4;
+const K_COLLECTIVE: usize = 5;
+/// The `kind` column's values, as the text export names them.
+const KINDS: [&str; 6] = ["enter", "exit", "user", "send", "recv", "collective"];
+
+/// A column's physical type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    I32,
+    I64,
+    F64,
+    Str,
+}
+
+/// (name, type, optional).
+type ColumnSpec = (&'static str, Ty, bool);
+
+const EVENT_COLUMNS: &[ColumnSpec] = &[
+    ("time_ns", Ty::I64, false),
+    ("location", Ty::I32, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("thread", Ty::I32, false),
+    ("kind", Ty::Str, false),
+    ("region", Ty::I32, true),
+    ("region_name", Ty::Str, true),
+    ("peer", Ty::I32, true),
+    ("tag", Ty::I32, true),
+    ("bytes", Ty::I64, true),
+    ("bytes_recv", Ty::I64, true),
+    ("comm", Ty::I32, true),
+    ("root", Ty::I32, true),
+    ("message", Ty::I64, true),
+    ("user_event", Ty::Str, true),
+    ("value", Ty::F64, true),
+];
+
+const MESSAGE_COLUMNS: &[ColumnSpec] = &[
+    ("message", Ty::I64, false),
+    ("send_ns", Ty::I64, false),
+    ("recv_ns", Ty::I64, false),
+    ("sender_location", Ty::I32, false),
+    ("sender_process", Ty::I32, false),
+    ("sender_rank", Ty::I32, true),
+    ("sender_thread", Ty::I32, false),
+    ("receiver_location", Ty::I32, false),
+    ("receiver_process", Ty::I32, false),
+    ("receiver_rank", Ty::I32, true),
+    ("receiver_thread", Ty::I32, false),
+    ("bytes", Ty::I64, false),
+    ("tag", Ty::I32, false),
+    ("comm", Ty::I32, true),
+];
+
+const LOCATION_COLUMNS: &[ColumnSpec] = &[
+    ("location", Ty::I32, false),
+    ("label", Ty::Str, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("host", Ty::Str, false),
+    ("pid", Ty::I64, false),
+    ("image", Ty::I32, false),
+    ("executable", Ty::Str, false),
+    ("thread", Ty::I32, false),
+    ("thread_name", Ty::Str, false),
+    ("start_realtime_ns", Ty::I64, true),
+];
+
+const REGION_COLUMNS: &[ColumnSpec] = &[
+    ("region", Ty::I32, false),
+    ("name", Ty::Str, false),
+    ("kind", Ty::Str, false),
+    ("file", Ty::Str, false),
+    ("line", Ty::I32, false),
+];
+
+const COMM_COLUMNS: &[ColumnSpec] = &[
+    ("comm", Ty::I32, false),
+    ("name", Ty::Str, false),
+    ("predefined", Ty::I32, true),
+    ("size", Ty::I32, false),
+    ("ranks", Ty::Str, false),
+    ("ordinal", Ty::I32, false),
+];
+
+/// Key-value metadata of every file: the time base.
+fn common_metadata(merge: &GlobalMerge) -> Vec<KeyValue> {
+    let base = if merge.model().has_mpi() {
+        "rank 0's CLOCK_MONOTONIC, ClockOffset-corrected"
+    } else {
+        "CLOCK_MONOTONIC"
+    };
+    vec![
+        KeyValue::new("plx.schema".into(), SCHEMA_VERSION.to_string()),
+        KeyValue::new("plx.origin_ns".into(), merge.origin_ns().to_string()),
+        KeyValue::new("plx.clock".into(), base.to_string()),
+        KeyValue::new("plx.time_unit".into(), "ns since plx.origin_ns".to_string()),
+    ]
+}
+
+fn write_locations(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+) -> Result<PathBuf, ExportError> {
+    let model = merge.model();
+    let mut t = Table::create(dir, "locations", LOCATION_COLUMNS, meta)?;
+    for (i, l) in merge.locations().iter().enumerate() {
+        let p = &model.processes[l.process];
+        let c = &mut t.cols;
+        c[0].i32(i as i32);
+        c[1].str(ByteArray::from(l.label().as_str()));
+        c[2].i32(l.process as i32);
+        c[3].opt_i32(l.rank.map(|r| r as i32));
+        c[4].str(ByteArray::from(l.host.as_str()));
+        c[5].i64(l.pid as i64);
+        c[6].i32(l.image as i32);
+        c[7].str(ByteArray::from(p.executable.as_str()));
+        c[8].i32(l.thread as i32);
+        c[9].str(ByteArray::from(l.name.as_str()));
+        c[10].opt_i64(p.start_realtime_ns.map(|n| n as i64));
+        t.row()?;
+    }
+    t.finish()
+}
+
+fn write_regions(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+) -> Result<PathBuf, ExportError> {
+    let mut t = Table::create(dir, "regions", REGION_COLUMNS, meta)?;
+    for (i, r) in merge.regions().all().iter().enumerate() {
+        let c = &mut t.cols;
+        c[0].i32(i as i32);
+        c[1].str(ByteArray::from(r.name.as_str()));
+        c[2].str(ByteArray::from(r.kind.as_str()));
+        c[3].str(ByteArray::from(r.file.as_str()));
+        c[4].i32(r.line as i32);
+        t.row()?;
+    }
+    t.finish()
+}
+
+fn write_comms(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+) -> Result<PathBuf, ExportError> {
+    let mut t = Table::create(dir, "comms", COMM_COLUMNS, meta)?;
+    for (i, info) in merge.model().comms.all().iter().enumerate() {
+        let ranks: Vec<String> = info.ranks.iter().map(|r| r.to_string()).collect();
+        let c = &mut t.cols;
+        c[0].i32(i as i32);
+        c[1].str(ByteArray::from(info.describe().as_str()));
+        c[2].opt_i32(info.predefined.map(|p| p as i32));
+        c[3].i32(info.ranks.len() as i32);
+        c[4].str(ByteArray::from(ranks.join(" ").as_str()));
+        c[5].i32(info.ordinal as i32);
+        t.row()?;
+    }
+    t.finish()
+}
+
+/// A column's values of the current row group; `def` holds definition levels of an optional
+/// column (1 present, 0 null), whose values hold only the present ones.
+struct Column {
+    data: Data,
+    def: Option<Vec<i16>>,
+}
+
+enum Data {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Str(Vec<ByteArray>),
+}
+
+impl Column {
+    fn new(ty: Ty, optional: bool) -> Column {
+        let data = match ty {
+            Ty::I32 => Data::I32(Vec::new()),
+            Ty::I64 => Data::I64(Vec::new()),
+            Ty::F64 => Data::F64(Vec::new()),
+            Ty::Str => Data::Str(Vec::new()),
+        };
+        Column {
+            data,
+            def: optional.then(Vec::new),
+        }
+    }
+
+    #[inline]
+    fn level(&mut self, present: bool) {
+        if let Some(d) = &mut self.def {
+            d.push(present as i16);
+        }
+    }
+
+    #[inline]
+    fn i32(&mut self, v: i32) {
+        self.opt_i32(Some(v));
+    }
+
+    #[inline]
+    fn i64(&mut self, v: i64) {
+        self.opt_i64(Some(v));
+    }
+
+    #[inline]
+    fn str(&mut self, v: ByteArray) {
+        self.opt_str(Some(v));
+    }
+
+    #[inline]
+    fn opt_i32(&mut self, v: Option<i32>) {
+        self.level(v.is_some());
+        match (&mut self.data, v) {
+            (Data::I32(d), Some(v)) => d.push(v),
+            (Data::I32(_), None) => {}
+            _ => unreachable!("column type"),
+        }
+    }
+
+    #[inline]
+    fn opt_i64(&mut self, v: Option<i64>) {
+        self.level(v.is_some());
+        match (&mut self.data, v) {
+            (Data::I64(d), Some(v)) => d.push(v),
+            (Data::I64(_), None) => {}
+            _ => unreachable!("column type"),
+        }
+    }
+
+    #[inline]
+    fn opt_f64(&mut self, v: Option<f64>) {
+        self.level(v.is_some());
+        match (&mut self.data, v) {
+            (Data::F64(d), Some(v)) => d.push(v),
+            (Data::F64(_), None) => {}
+            _ => unreachable!("column type"),
+        }
+    }
+
+    #[inline]
+    fn opt_str(&mut self, v: Option<ByteArray>) {
+        self.level(v.is_some());
+        match (&mut self.data, v) {
+            (Data::Str(d), Some(v)) => d.push(v),
+            (Data::Str(_), None) => {}
+            _ => unreachable!("column type"),
+        }
+    }
+
+    fn clear(&mut self) {
+        match &mut self.data {
+            Data::I32(d) => d.clear(),
+            Data::I64(d) => d.clear(),
+            Data::F64(d) => d.clear(),
+            Data::Str(d) => d.clear(),
+        }
+        if let Some(d) = &mut self.def {
+            d.clear();
+        }
+    }
+}
+
+/// A Parquet file being written a row group at a time.
+struct Table {
+    path: PathBuf,
+    writer: SerializedFileWriter<File>,
+    cols: Vec<Column>,
+    rows: usize,
+}
+
+fn pq_err(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> ExportError + '_ {
+    move |e| {
+        let e = match e {
+            parquet::errors::ParquetError::External(b) => match b.downcast::<std::io::Error>() {
+                Ok(io) => *io,
+                Err(b) => std::io::Error::other(b),
+            },
+            e => std::io::Error::other(e),
+        };
+        ExportError::Io(path.to_path_buf(), e)
+    }
+}
+
+impl Table {
+    fn create(
+        dir: &Path,
+        name: &str,
+        spec: &[ColumnSpec],
+        meta: &[KeyValue],
+    ) -> Result<Table, ExportError> {
+        let path = dir.join(format!("{name}.parquet"));
+        let mut schema = format!("message {name} {{\n");
+        for (col, ty, optional) in spec {
+            let rep = if *optional { "optional" } else { "required" };
+            let ty = match ty {
+                Ty::I32 => "int32",
+                Ty::I64 => "int64",
+                Ty::F64 => "double",
+                Ty::Str => "binary",
+            };
+            let ann = if ty == "binary" { " (STRING)" } else { "" };
+            schema.push_str(&format!("  {rep} {ty} {col}{ann};\n"));
+        }
+        schema.push('}');
+        let schema = Arc::new(
+            parquet::schema::parser::parse_message_type(&schema).expect("the schemas parse"),
+        );
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("parallax plx {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(meta.to_vec()))
+            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .build();
+        let file = File::create(&path).map_err(|e| ExportError::Io(path.clone(), e))?;
+        let writer = SerializedFileWriter::new(file, schema, Arc::new(props))
+            .map_err(pq_err(&path))?;
+        let cols = spec.iter().map(|(_, ty, o)| Column::new(*ty, *o)).collect();
+        Ok(Table {
+            path,
+            writer,
+            cols,
+            rows: 0,
+        })
+    }
+
+    /// Ends a row (every column has had its value pushed); flushes a full row group.
+    #[inline]
+    fn row(&mut self) -> Result<(), ExportError> {
+        self.rows += 1;
+        if self.rows == ROW_GROUP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ExportError> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let err = pq_err(&self.path);
+        let mut rg = self.writer.next_row_group().map_err(&err)?;
+        for col in &mut self.cols {
+            let mut w = rg
+                .next_column()
+                .map_err(&err)?
+                .expect("a writer per column");
+            let def = col.def.as_deref();
+            match &col.data {
+                Data::I32(v) => w.typed::<Int32Type>().write_batch(v, def, None),
+                Data::I64(v) => w.typed::<Int64Type>().write_batch(v, def, None),
+                Data::F64(v) => w.typed::<DoubleType>().write_batch(v, def, None),
+                Data::Str(v) => w.typed::<ByteArrayType>().write_batch(v, def, None),
+            }
+            .map_err(&err)?;
+            w.close().map_err(&err)?;
+            col.clear();
+        }
+        rg.close().map_err(&err)?;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Writes the last row group and the footer.
+    fn finish(mut self) -> Result<PathBuf, ExportError> {
+        self.flush()?;
+        let Table { path, writer, .. } = self;
+        writer.close().map_err(pq_err(&path))?;
+        Ok(path)
+    }
+}

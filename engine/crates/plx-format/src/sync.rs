@@ -1,0 +1,234 @@
+//! The synchronization records of `process.plx` (types 18–20: SyncObject, SyncStats, NodeCpu)
+//! and their codecs.
+
+use crate::bytes::{FieldReader, Put};
+use crate::records::DecodeProblem;
+
+/// What kind of synchronization object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SyncKind {
+    /// `pthread_mutex_t`.
+    Mutex,
+    /// `pthread_rwlock_t`.
+    RwLock,
+    /// `pthread_cond_t`.
+    Cond,
+    /// `pthread_barrier_t`.
+    Barrier,
+    /// `sem_t`.
+    Sem,
+    /// `pthread_spinlock_t`.
+    Spin,
+    /// A thread, as a `pthread_join` target.
+    Thread,
+    /// A value this reader does not know.
+    Other(u8),
+}
+
+impl SyncKind {
+    /// Every known kind, in on-disk order.
+    pub const ALL: [SyncKind; 7] = [
+        SyncKind::Mutex,
+        SyncKind::RwLock,
+        SyncKind::Cond,
+        SyncKind::Barrier,
+        SyncKind::Sem,
+        SyncKind::Spin,
+        SyncKind::Thread,
+    ];
+
+    /// From the on-disk byte.
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            0 => SyncKind::Mutex,
+            1 => SyncKind::RwLock,
+            2 => SyncKind::Cond,
+            3 => SyncKind::Barrier,
+            4 => SyncKind::Sem,
+            5 => SyncKind::Spin,
+            6 => SyncKind::Thread,
+            o => SyncKind::Other(o),
+        }
+    }
+
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            SyncKind::Mutex => 0,
+            SyncKind::RwLock => 1,
+            SyncKind::Cond => 2,
+            SyncKind::Barrier => 3,
+            SyncKind::Sem => 4,
+            SyncKind::Spin => 5,
+            SyncKind::Thread => 6,
+            SyncKind::Other(o) => o,
+        }
+    }
+
+    /// A short lowercase name: `mutex`, `rwlock`, `cond`, `barrier`, `sem`, `spin`, `thread`,
+    /// `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncKind::Mutex => "mutex",
+            SyncKind::RwLock => "rwlock",
+            SyncKind::Cond => "cond",
+            SyncKind::Barrier => "barrier",
+            SyncKind::Sem => "sem",
+            SyncKind::Spin => "spin",
+            SyncKind::Thread => "thread",
+            SyncKind::Other(_) => "other",
+        }
+    }
+
+    /// Is the object held between an acquisition and its release (mutex, rwlock, spin)?
+    pub fn holds(self) -> bool {
+        matches!(self, SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin)
+    }
+}
+
+/// How a [`SyncObject`] got its site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NamedBy {
+    /// Its init call (`pthread_mutex_init`, ...).
+    Init,
+    /// Its first use (a statically initialised object).
+    Use,
+    /// A value this reader does not know.
+    Other(u8),
+}
+
+impl NamedBy {
+    /// From the on-disk byte.
+    pub fn from_u8(v: u8) -> Self {
+        match v {
+            0 => NamedBy::Init,
+            1 => NamedBy::Use,
+            o => NamedBy::Other(o),
+        }
+    }
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            NamedBy::Init => 0,
+            NamedBy::Use => 1,
+            NamedBy::Other(o) => o,
+        }
+    }
+    /// `init`, `use` or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NamedBy::Init => "init",
+            NamedBy::Use => "use",
+            NamedBy::Other(_) => "other",
+        }
+    }
+}
+
+/// Record 18: a synchronization object, on first sight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncObject {
+    /// Process-local id, dense from 0.
+    pub object: u32,
+    /// Kind.
+    pub kind: SyncKind,
+    /// Named by its init call or its first use.
+    pub named_by: NamedBy,
+    /// The object's address.
+    pub address: u64,
+    /// Module of the call site, [`crate::NONE_U32`] if unknown.
+    pub module_id: u32,
+    /// The call site's runtime address (a return address).
+    pub site: u64,
+}
+
+/// Record 19: one thread's statistics of one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SyncStats {
+    /// Thread index.
+    pub thread: u32,
+    /// Object id.
+    pub object: u32,
+    /// Locks and waits taken.
+    pub acquisitions: u64,
+    /// Of those, the ones that had to wait.
+    pub contended: u64,
+    /// Ticks blocked acquiring or waiting.
+    pub wait_ticks: u64,
+    /// Ticks held.
+    pub hold_ticks: u64,
+    /// Unlocks, posts, signals and broadcasts.
+    pub releases: u64,
+}
+
+/// Record 20: inclusive CPU time of the `cputime` functions' nodes of one thread's profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCpu {
+    /// Thread index.
+    pub thread: u32,
+    /// (ThreadProfile node index, CPU ns).
+    pub entries: Vec<(u32, u64)>,
+}
+
+pub(crate) fn decode_sync_object(r: &mut FieldReader) -> Result<SyncObject, DecodeProblem> {
+    Ok(SyncObject {
+        object: r.u32()?,
+        kind: SyncKind::from_u8(r.u8()?),
+        named_by: NamedBy::from_u8(r.u8()?),
+        address: r.u64()?,
+        module_id: r.u32()?,
+        site: r.u64()?,
+    })
+}
+
+pub(crate) fn encode_sync_object(s: &SyncObject, out: &mut Vec<u8>) {
+    out.put_u32(s.object);
+    out.put_u8(s.kind.to_u8());
+    out.put_u8(s.named_by.to_u8());
+    out.put_u64(s.address);
+    out.put_u32(s.module_id);
+    out.put_u64(s.site);
+}
+
+pub(crate) fn decode_sync_stats(r: &mut FieldReader) -> Result<SyncStats, DecodeProblem> {
+    Ok(SyncStats {
+        thread: r.u32()?,
+        object: r.u32()?,
+        acquisitions: r.u64()?,
+        contended: r.u64()?,
+        wait_ticks: r.u64()?,
+        hold_ticks: r.u64()?,
+        releases: r.u64()?,
+    })
+}
+
+pub(crate) fn encode_sync_stats(s: &SyncStats, out: &mut Vec<u8>) {
+    out.put_u32(s.thread);
+    out.put_u32(s.object);
+    out.put_u64(s.acquisitions);
+    out.put_u64(s.contended);
+    out.put_u64(s.wait_ticks);
+    out.put_u64(s.hold_ticks);
+    out.put_u64(s.releases);
+}
+
+pub(crate) fn decode_node_cpu(r: &mut FieldReader) -> Result<NodeCpu, DecodeProblem> {
+    let thread = r.u32()?;
+    let n = r.u32()?;
+    if n as usize > r.remaining() / 12 {
+        return Err(DecodeProblem::BadCount(n as u64));
+    }
+    let mut entries = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        entries.push((r.u32()?, r.u64()?));
+    }
+    Ok(NodeCpu { thread, entries })
+}
+
+pub(crate) fn encode_node_cpu(c: &NodeCpu, out: &mut Vec<u8>) {
+    out.put_u32(c.thread);
+    out.put_u32(c.entries.len() as u32);
+    for (node, ns) in &c.entries {
+        out.put_u32(*node);
+        out.put_u64(*ns);
+    }
+}

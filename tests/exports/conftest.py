@@ -1,0 +1,119 @@
+"""Shared fixtures of the export tests: real MPI experiments traced with `plx run --trace`.
+
+examples/mpi/life.c (4 ranks with worker threads: halo exchange and MPI_Allreduce) and
+runtime/tests/t_mpi.c (blocking and nonblocking point-to-point, wildcard receives, collectives
+with roots, a split communicator) are built with build/bin/plx-mpicc once per session and run
+under `mpirun -np 4 plx run --trace`.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "build" / "bin"
+PLX = BIN / "plx"
+PLX_MPICC = BIN / "plx-mpicc"
+MPI_TIMEOUT = 120
+
+
+def pytest_sessionstart(session):
+    if not PLX.exists():
+        pytest.exit("Parallax is not built (missing %s): run `make all` first" % PLX, returncode=2)
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLX_") and k != "LD_PRELOAD"}
+    env["LC_ALL"] = "C"
+    env.update(extra or {})
+    return env
+
+
+def run(cmd, check=True, **kw):
+    cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                        env=kw.pop("env", clean_env()), timeout=kw.pop("timeout", 600), **kw)
+    if check and cp.returncode != 0:
+        raise AssertionError("%s exited %d\n--- stdout ---\n%s\n--- stderr ---\n%s" % (
+            " ".join(str(c) for c in cmd), cp.returncode, cp.stdout[-3000:], cp.stderr[-3000:]))
+    return cp
+
+
+def plx(*args, **kw):
+    return run([PLX, *args], **kw)
+
+
+needs_mpi = pytest.mark.skipif(
+    not (shutil.which("mpicc") and shutil.which("mpirun")),
+    reason="Open MPI is not installed (mpicc and mpirun needed)",
+)
+
+PROGRAMS = {
+    "life": (ROOT / "examples" / "mpi" / "life.c", ["20", "64", "2"]),
+    "t_mpi": (ROOT / "runtime" / "tests" / "t_mpi.c", []),
+}
+
+
+@pytest.fixture(scope="session")
+def experiments(tmp_path_factory):
+    """{name: experiment directory} of the traced MPI runs."""
+    if not (shutil.which("mpicc") and shutil.which("mpirun")):
+        pytest.skip("Open MPI is not installed (mpicc and mpirun needed)")
+    root = tmp_path_factory.mktemp("exports")
+    out = {}
+    for name, (src, args) in PROGRAMS.items():
+        exe = root / name
+        run([PLX_MPICC, "-O1", "-g", src, "-o", exe, "-lm"])
+        exp = root / (name + ".exp")
+        mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
+        if os.geteuid() == 0:
+            mpirun.insert(1, "--allow-run-as-root")
+        run([*mpirun, PLX, "run", "--trace", "-o", exp, "--", exe, *args], cwd=root,
+            timeout=MPI_TIMEOUT)
+        out[name] = exp
+    return out
+
+
+LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective)\s+(.*)$")
+
+
+class TextExport:
+    """`plx export --format text`, parsed: per location label, its events as (kind, region)."""
+
+    def __init__(self, path):
+        self.events = defaultdict(list)
+        self.total = None
+        self.locations = {}  # label -> (who, thread name)
+        for line in Path(path).read_text().splitlines():
+            if line.startswith("#"):
+                m = re.match(r"^#\s+(\S+)\s+(.*) thread (\d+) \"(.*)\"$", line)
+                if m and not line.startswith("# time"):
+                    self.locations[m.group(1)] = (m.group(2), m.group(4))
+                m = re.match(r"^# (\d+) events$", line)
+                if m:
+                    self.total = int(m.group(1))
+                continue
+            m = LINE.match(line)
+            assert m, line
+            _, label, kind, rest = m.groups()
+            # enter/exit: the region is the rest; others: the region then two spaces and details
+            region = rest if kind in ("enter", "exit") else rest.split("  ")[0]
+            self.events[label].append((kind, region))
+
+    def counts(self):
+        return {loc: Counter(k for k, _ in evs) for loc, evs in self.events.items()}
+
+
+@pytest.fixture(scope="session")
+def text_exports(experiments, tmp_path_factory):
+    root = tmp_path_factory.mktemp("text")
+    out = {}
+    for name, exp in experiments.items():
+        path = root / (name + ".txt")
+        plx("export", exp, "--format", "text", "-o", path)
+        out[name] = TextExport(path)
+    return out
