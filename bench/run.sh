@@ -100,6 +100,11 @@ if command -v mpicc >/dev/null && [ -f "$lib/libplx-mpi.so" ]; then
   done
 fi
 
+# the engine's global path on ≥ 50 M events across 16 locations (8 ranks x 2 threads, messages
+# between ranks): merge in time order + message matching + profile, one thread
+merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p plx-analysis --test merge \
+  -- --ignored --nocapture 2>/dev/null | grep '^merge+match+profile' || true)
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
@@ -123,6 +128,12 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   echo "|---|---|---|"
   echo "| $lock_plain | $lock_profile ($(awk -v a="$lock_profile" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) | $lock_trace ($(awk -v a="$lock_trace" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) |"
   echo
+  if [ -n "$merge_line" ]; then
+    echo "Engine, global merge (plx-analysis merge benchmark, synthetic MPI trace):"
+    echo
+    echo "    $merge_line"
+    echo
+  fi
   if [ -n "$mpi_rows" ]; then
     echo "MPI ping-pong between 2 ranks (examples/mpi/pingpong.c, Open MPI, shared memory), round trip in µs:"
     echo
