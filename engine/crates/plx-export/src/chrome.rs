@@ -16,7 +16,7 @@ use plx_analysis::{EventKind, GlobalMerge};
 
 use crate::nesting::Stacks;
 use crate::text::comm_token;
-use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
 /// The `chrome` format (docs/exports/chrome.md).
 pub struct Chrome;
@@ -37,14 +37,6 @@ impl Exporter for Chrome {
 
     fn about(&self) -> &'static str {
         "Chrome trace-event JSON for Perfetto UI: slices per rank and thread, counters, message flows"
-    }
-
-    fn output(&self) -> OutputKind {
-        OutputKind::File
-    }
-
-    fn needs_trace(&self) -> bool {
-        true
     }
 
     fn export(

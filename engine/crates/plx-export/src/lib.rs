@@ -79,10 +79,14 @@ pub trait Exporter: Sync {
     fn name(&self) -> &'static str;
     /// One line for `--help` and the docs.
     fn about(&self) -> &'static str;
-    /// A file or a directory.
-    fn output(&self) -> OutputKind;
-    /// Does it read the event trace (else the profiles)?
-    fn needs_trace(&self) -> bool;
+    /// A file or a directory; most formats write one file.
+    fn output(&self) -> OutputKind {
+        OutputKind::File
+    }
+    /// Does it read the event trace (else the profiles)? Most do.
+    fn needs_trace(&self) -> bool {
+        true
+    }
     /// Writes the export of `input` to `target` (of this exporter's [`OutputKind`]).
     fn export(&self, input: &ExportInput, target: Target<'_>)
         -> Result<ExportSummary, ExportError>;

@@ -35,10 +35,6 @@ impl Exporter for Otf2 {
         OutputKind::Directory
     }
 
-    fn needs_trace(&self) -> bool {
-        true
-    }
-
     fn export(
         &self,
         input: &ExportInput,

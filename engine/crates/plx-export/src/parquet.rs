@@ -48,10 +48,6 @@ impl Exporter for Parquet {
         OutputKind::Directory
     }
 
-    fn needs_trace(&self) -> bool {
-        true
-    }
-
     fn export(
         &self,
         input: &ExportInput,

@@ -15,7 +15,7 @@ use plx_analysis::{EventKind, GlobalMerge};
 
 use crate::nesting::Stacks;
 use crate::tau::nodes;
-use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
 /// The `sddf` format (docs/exports/sddf.md).
 pub struct Sddf;
@@ -27,14 +27,6 @@ impl Exporter for Sddf {
 
     fn about(&self) -> &'static str {
         "Pablo SDDF ASCII trace (as jmpi/JPVS write): enter, exit, send, receive, collective, user event records"
-    }
-
-    fn output(&self) -> OutputKind {
-        OutputKind::File
-    }
-
-    fn needs_trace(&self) -> bool {
-        true
     }
 
     fn export(

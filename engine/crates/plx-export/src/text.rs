@@ -5,7 +5,7 @@ use std::io::Write;
 use plx_analysis::{EventKind, GlobalMerge};
 
 use crate::nesting::Stacks;
-use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
 /// The `text` format (docs/exports/text.md).
 pub struct Text;
@@ -17,14 +17,6 @@ impl Exporter for Text {
 
     fn about(&self) -> &'static str {
         "one line per event in global time order (time, location, event, region, message details)"
-    }
-
-    fn output(&self) -> OutputKind {
-        OutputKind::File
-    }
-
-    fn needs_trace(&self) -> bool {
-        true
     }
 
     fn export(
