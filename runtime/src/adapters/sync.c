@@ -386,14 +386,14 @@ PLX_EXPORT int pthread_join(pthread_t th, void **ret)
 /* Init calls name their object after the caller. */
 static void defined(const void *obj, int kind, uintptr_t site)
 {
-    struct plx_thread *t = plx_self; /* an init does not make a thread measured */
-    if (!plx_active || (t && t->guard))
+    /* only a measured thread's inits: a library's helper threads (and a library's work inside
+     * a wrapped call, guard held) define objects nobody reports */
+    struct plx_thread *t = plx_self;
+    if (!plx_active || !t || t->guard)
         return;
-    if (t)
-        t->guard++;
+    t->guard++;
     plx_sync_define(obj, kind, site, 1);
-    if (t)
-        t->guard--;
+    t->guard--;
 }
 
 PLX_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)

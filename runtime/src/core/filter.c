@@ -71,7 +71,7 @@ int plx_filter_load(const char *path)
             continue;
         char *a = next_word(&p), *b = next_word(&p), *extra = next_word(&p);
         if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0 || strcmp(kw, "cputime") == 0) {
-            int by_file = a && strcmp(a, "file") == 0 && b;
+            int by_file = a && strcmp(a, "file") == 0;
             char *glob = by_file ? b : a;
             if (!glob || (by_file ? extra != NULL : b != NULL) || nrules >= MAX_RULES) {
                 plx_warn("%s:%d: expected '%s GLOB' or '%s file GLOB'", path, lineno, kw, kw);

@@ -23,8 +23,14 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
         };
         let problem = match keyword {
             "include" | "exclude" | "cputime" => {
-                let ok = words.len() == 2 || (words.len() == 3 && words[1] == "file");
-                (!ok).then(|| format!("expected '{keyword} GLOB' or '{keyword} file GLOB'"))
+                let ok = (words.len() == 2 && words[1] != "file")
+                    || (words.len() == 3 && words[1] == "file");
+                if !ok {
+                    Some(format!("expected '{keyword} GLOB' or '{keyword} file GLOB'"))
+                } else {
+                    let glob = words[words.len() - 1];
+                    unclosed_bracket(glob).then(|| format!("'{glob}': a '[' is not closed"))
+                }
             }
             "throttle" => {
                 let ok = words.len() == 3
@@ -48,6 +54,32 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
         }
     }
     problems
+}
+
+/// A `[` that opens a character class no `]` closes (the glob would match it literally).
+fn unclosed_bracket(glob: &str) -> bool {
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' => {
+                // a ']' right after '[' (or '[!') is part of the class
+                if chars.peek() == Some(&'!') {
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    chars.next();
+                }
+                if !chars.by_ref().any(|c| c == ']') {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Reads and checks a filter file; the error names the file and each bad line.
@@ -82,9 +114,9 @@ mod tests {
 
     #[test]
     fn bad_lines_are_named() {
-        let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\ncounters f* cycles\ninclude a b\nthrottle 0 5\n";
+        let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\ncounters f* cycles\ninclude a b\nthrottle 0 5\ninclude file\nexclude [abc\nexclude [!]x]*\n";
         let lines: Vec<usize> = check_text(text).iter().map(|p| p.line).collect();
-        assert_eq!(lines, vec![2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(lines, vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(check_text("exclud foo")
             .remove(0)
             .message

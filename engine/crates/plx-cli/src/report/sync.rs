@@ -127,10 +127,10 @@ pub fn write(model: &Model, by: GroupBy, format: Format, out: &mut dyn Write) ->
     let (locations, totals) = model.sync_rows(by);
     match format {
         Format::Text => {
-            if !model.has_sync() {
+            if !model.has_sync() || totals.is_empty() {
                 writeln!(
                     out,
-                    "no synchronization objects (the program used no pthread mutex, rwlock, condition variable, barrier, semaphore, spin lock or join)"
+                    "no synchronization objects measured (the program's measured threads used no pthread mutex, rwlock, condition variable, barrier, semaphore, spin lock or join)"
                 )?;
                 return Ok(());
             }
