@@ -26,7 +26,9 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
                 let ok = (words.len() == 2 && words[1] != "file")
                     || (words.len() == 3 && words[1] == "file");
                 if !ok {
-                    Some(format!("expected '{keyword} GLOB' or '{keyword} file GLOB'"))
+                    Some(format!(
+                        "expected '{keyword} GLOB' or '{keyword} file GLOB'"
+                    ))
                 } else {
                     let glob = words[words.len() - 1];
                     unclosed_bracket(glob).then(|| format!("'{glob}': a '[' is not closed"))
