@@ -20,8 +20,9 @@ if command -v mpirun >/dev/null && [ -f build/lib/libplx-mpi.so ]; then
   mpirun_flags=(--oversubscribe)
   [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
   "$bin/plx-mpicc" -O2 examples/mpi/life.c -o "$out/life" -pthread
-  echo "== mpirun -np 4 plx run --trace -o $out/mpi -- $out/life 100 256 2"
-  mpirun "${mpirun_flags[@]}" -np 4 "$bin/plx" run --trace -o "$out/mpi" -- "$out/life" 100 256 2
+  echo "== mpirun -np 4 plx run --trace --filter examples/mpi/life.filter -o $out/mpi -- $out/life 100 256 2"
+  mpirun "${mpirun_flags[@]}" -np 4 "$bin/plx" run --trace --filter examples/mpi/life.filter \
+    -o "$out/mpi" -- "$out/life" 100 256 2
   echo
   echo "== plx report $out/mpi --by process"
   "$bin/plx" report "$out/mpi" --by process
