@@ -117,8 +117,7 @@ static inline void plx_runtime_interval(struct plx_thread *t, uint32_t region, u
             t->stack[t->depth - 1].child -= d;
         return;
     }
-    t->nodes[n].calls++;
-    t->nodes[t->cur].child_calls++;
+    t->nodes[n].calls++; /* not one of the parent's child calls: the program made no call */
     t->nodes[n].incl += d;
     t->nodes[n].excl += d;
 }

@@ -118,7 +118,9 @@ impl ProfileBuilder {
                 let parent = self.stack.last().map_or(NONE_U32, |f| f.node);
                 let n = self.node_for(parent, region);
                 self.nodes[n as usize].calls += 1;
-                if parent != NONE_U32 {
+                // the runtime's own regions (ids 0 and 1, spec/format.md) are not calls the
+                // program made
+                if parent != NONE_U32 && region > 1 {
                     self.nodes[parent as usize].child_calls += 1;
                 }
                 self.stack.push(Frame {

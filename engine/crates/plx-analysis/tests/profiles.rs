@@ -96,7 +96,7 @@ fn profile_rebuilt_from_trace_when_thread_profile_is_missing() {
         vec![
             s("fib", 2, 1, 40, 40),
             s("compute", 1, 0, 30, 30),
-            s("main", 1, 3, 25, 100),
+            s("main", 1, 2, 25, 100),
             s("plx_flush", 1, 0, 5, 5),
         ]
     );

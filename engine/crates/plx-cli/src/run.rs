@@ -1,7 +1,7 @@
 //! `plx run`: finds libplx.so, sets the PLX_* environment, runs the program and passes on its status.
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -114,6 +114,23 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if let Some(b) = args.buffer {
         cmd.env("PLX_BUFFER", b.to_string());
     }
+    // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
+    // Ignored before the program starts (it may signal plx at once), restored in the child
+    // before exec: an ignored disposition would otherwise be inherited.
+    // SAFETY: installing SIG_IGN for two signals has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    // SAFETY: the closure runs in the forked child before exec and only calls signal(2), which
+    // is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             127
@@ -122,13 +139,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         };
         CliError::new(code, format!("{program}: {e}"))
     })?;
-    // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
-    // Set only after spawn so the program does not inherit the ignored disposition.
-    // SAFETY: installing SIG_IGN for two signals has no memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
     let status = child
         .wait()
         .map_err(|e| CliError::new(2, format!("{program}: wait failed: {e}")))?;
