@@ -1,32 +1,13 @@
 //! End-to-end tests of the `plx` binary on synthetic experiments: exact CSV rows, errors, `plx run`.
 
+mod support;
+use support::{plx, stderr, stdout, tmp};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use plx_format::synth::SynthProcess;
 use plx_format::{EndReason, ProcessEnd, Record, RegionKind};
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn plx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plx"))
-        .args(args)
-        .output()
-        .expect("run plx")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Process 100 on node1: main (3 calls to compute/io), a worker thread; 1 tick = 1 ns.
 fn golden(d: &Path) {

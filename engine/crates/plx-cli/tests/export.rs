@@ -2,6 +2,9 @@
 //! TAU profiles checked against `plx report` and read by Hatchet (when installed), errors,
 //! damaged experiments, and the clock condition in `plx info`.
 
+mod support;
+use support::{plx, stderr};
+
 #[path = "../../plx-export/tests/common/mod.rs"]
 mod common;
 
@@ -11,13 +14,6 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn plx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plx"))
-        .args(args)
-        .output()
-        .expect("run plx")
-}
-
 fn ok(o: &Output) -> String {
     assert!(
         o.status.success(),
@@ -25,10 +21,6 @@ fn ok(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn s(p: &Path) -> &str {

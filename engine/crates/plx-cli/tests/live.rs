@@ -1,34 +1,15 @@
 //! Killed processes: `plx report`, `plx comm` and `plx info` on threads recovered from the live
 //! files the runtime leaves (synthetic, and a real program killed under libplx.so).
 
+mod support;
+use support::{plx, stderr, stdout, tmp};
+
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 use plx_format::synth::{NodeSpec, SynthProcess};
 use plx_format::synth_mpi::{MpiWorld, Msg};
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-cli-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn plx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plx"))
-        .args(args)
-        .output()
-        .expect("run plx")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `plx ARGS` that must succeed: (stdout, stderr).
 fn ok(args: &[&str]) -> (String, String) {

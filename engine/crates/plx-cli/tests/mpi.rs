@@ -1,34 +1,14 @@
 //! `plx comm`, and the MPI parts of `plx report` and `plx info`, on synthetic MPI experiments
 //! with known communication: exact CSV rows, errors, what is left out and warned about.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+use support::{plx, stderr, stdout, tmp};
+
+use std::path::Path;
 
 use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{ClockOffset, OffsetWhen, RegionKind, NONE_U32};
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-cli-mpi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn plx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plx"))
-        .args(args)
-        .output()
-        .expect("run plx")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `plx ARGS` that must succeed; its stdout.
 fn ok(args: &[&str]) -> String {
