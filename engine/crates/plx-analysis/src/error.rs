@@ -13,6 +13,8 @@ pub enum AnalysisError {
     NoTrace(std::path::PathBuf),
     /// An analysis needs an event trace and no process of the experiment has one.
     NoEventTrace(std::path::PathBuf),
+    /// `--app NAME` names no application of the session (name, what there is).
+    NoSuchApp(String, String),
 }
 
 impl fmt::Display for AnalysisError {
@@ -20,6 +22,9 @@ impl fmt::Display for AnalysisError {
         match self {
             AnalysisError::Format(e) => e.fmt(f),
             AnalysisError::NoSuchPhase(p) => write!(f, "no phase region named \"{p}\""),
+            AnalysisError::NoSuchApp(a, there) => {
+                write!(f, "no application named \"{a}\": {there}")
+            }
             AnalysisError::NoTrace(d) => write!(
                 f,
                 "{}: no trace: this needs the MPI ranks' traces; rerun with `plx run --trace`",
@@ -39,6 +44,7 @@ impl std::error::Error for AnalysisError {
         match self {
             AnalysisError::Format(e) => Some(e),
             AnalysisError::NoSuchPhase(_)
+            | AnalysisError::NoSuchApp(..)
             | AnalysisError::NoTrace(_)
             | AnalysisError::NoEventTrace(_) => None,
         }

@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod comms;
+pub mod compare;
+pub mod critpath;
 mod error;
 pub mod fit;
 pub mod flat;
@@ -24,8 +26,10 @@ pub mod mpitime;
 pub mod query;
 pub mod rebuild;
 pub mod regions;
+pub mod selection;
 pub mod symbols;
 pub mod sync;
+pub mod timeline;
 pub mod tree;
 pub mod userstats;
 pub mod views;
@@ -41,9 +45,12 @@ pub use merge::{
     MergeOptions, MergeStats, MessageLink, TraceLocation,
 };
 pub use messages::{MessageStat, Mismatch, PairStats};
-pub use model::{BuildOptions, Model, ProcessModel, ProfileSource, ThreadModel, ThrottledRegion};
+pub use model::{
+    AppModel, BuildOptions, Model, ProcessModel, ProfileSource, ThreadModel, ThrottledRegion,
+};
 pub use mpitime::{MpiTime, RoutineTime};
 pub use regions::{RegionInfo, RegionTable};
+pub use selection::{phase_window, PhaseSpec, Window};
 pub use sync::{SyncObjectInfo, SyncRow, SyncStat};
 pub use tree::{CallTree, Node};
 pub use userstats::UserStat;

@@ -140,6 +140,7 @@ fn read_rank(p: &ProcessModel, summary: &mut MatchSummary) -> Vec<Raw> {
         match reader.read(*info) {
             Ok(events) => {
                 for ev in events {
+                    let ev = crate::model::globalize_event(p, ev);
                     match ev {
                         Event::Send {
                             peer,

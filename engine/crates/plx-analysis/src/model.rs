@@ -155,17 +155,62 @@ pub struct ProcessModel {
     pub sync_objects: Vec<SyncObjectInfo>,
     /// Process-local region ids → global region indices.
     pub region_map: BTreeMap<u32, u32>,
+    /// The application (index into [`Model::apps`]).
+    pub app: u32,
+    /// Added to the process's own world ranks (its `MpiInit` rank, message peers, communicator
+    /// members, collective roots) to make them unique across the applications of a session:
+    /// the ranks of the first application with MPI keep their numbers, the next one's follow.
+    pub rank_base: u32,
+    /// Added to its times, ns: its application's [`AppModel::shift_ns`].
+    pub shift_ns: i64,
+    /// When its first thread started (or its trace begins), ticks.
+    pub first_ticks: Option<u64>,
+}
+
+/// An application of the model: the one of a plain experiment, or one of a session's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppModel {
+    /// Its name; empty for a plain experiment.
+    pub name: String,
+    /// Comparison mode: an older run shifted to start with the others.
+    pub compare: bool,
+    /// Added to its times to bring them onto the session's time base, ns (comparison mode).
+    pub shift_ns: i64,
 }
 
 impl ProcessModel {
+    /// A world rank as the process wrote it (a peer, a root, a member) → the model's rank.
+    #[inline]
+    pub fn global_rank(&self, local: u32) -> u32 {
+        if local == NONE_U32 {
+            local
+        } else {
+            local + self.rank_base
+        }
+    }
+
     /// The MPI rank, if the process is one.
     pub fn rank(&self) -> Option<u32> {
         self.mpi.as_ref().map(|m| m.rank)
     }
 
-    /// Rank 0's `CLOCK_MONOTONIC` ns at `ticks` of this process.
+    /// Rank 0's `CLOCK_MONOTONIC` ns at `ticks` of this process (for an application in
+    /// comparison mode, shifted onto the session's time base).
     pub fn rank0_ns(&self, ticks: u64) -> f64 {
-        self.offsets.to_rank0(self.clock_map.ns(ticks))
+        self.offsets.to_rank0(self.clock_map.ns(ticks)) + self.shift_ns as f64
+    }
+
+    /// When its first thread started (or its trace begins), ticks.
+    pub fn start_ticks(&self) -> Option<u64> {
+        self.first_ticks
+    }
+
+    /// The application's name, empty for a plain experiment.
+    pub fn app_name<'a>(&self, model: &'a Model) -> &'a str {
+        model
+            .apps
+            .get(self.app as usize)
+            .map_or("", |a| a.name.as_str())
     }
 
     /// Does a trace with events exist?
@@ -190,6 +235,8 @@ pub struct Model {
     /// The module (file name without its directory) of each region that has one, by global
     /// region index (the first process's wins).
     pub region_modules: BTreeMap<u32, String>,
+    /// The applications ([`ProcessModel::app`] indexes it): one for a plain experiment.
+    pub apps: Vec<AppModel>,
 }
 
 impl Model {
@@ -206,11 +253,15 @@ impl Model {
         let mut warnings = exp.warnings.clone();
         let mut resolver = SymbolResolver::new();
         let mut region_modules = BTreeMap::new();
+        let bases = rank_bases(exp);
         let mut processes: Vec<ProcessModel> = exp
             .images
             .iter()
             .map(|img| {
                 let mut p = build_process(img, opts, &mut regions, &mut resolver, &mut warnings);
+                p.app = img.app;
+                p.rank_base = bases[img.app as usize];
+                globalize_ranks(&mut p);
                 for def in img.process.regions.values() {
                     let (Some(m), Some(g)) = (
                         img.process.modules.get(&def.module_id),
@@ -222,13 +273,18 @@ impl Model {
                     region_modules.entry(g).or_insert(base);
                 }
                 for def in img.process.comms.values() {
-                    p.comms.insert(def.comm, comms.intern(def));
+                    let mut def = def.clone();
+                    for r in &mut def.ranks {
+                        *r = p.global_rank(*r);
+                    }
+                    p.comms.insert(def.comm, comms.intern(&def));
                 }
                 p
             })
             .collect();
-        processes.sort_by_key(|p| (p.rank().is_none(), p.rank()));
+        processes.sort_by_key(|p| (p.rank().is_none(), p.rank(), p.app));
         name_unfinished_ranks(&processes, &mut warnings);
+        let apps = app_models(exp, &mut processes);
         let mut model = Model {
             dir: exp.dir.clone(),
             regions,
@@ -236,6 +292,7 @@ impl Model {
             comms,
             warnings,
             region_modules,
+            apps,
         };
         let mpi_warnings = crate::messages::mpi_warnings(&model);
         model.warnings.extend(mpi_warnings);
@@ -617,7 +674,140 @@ fn build_process(
         measured,
         sync_objects: name_objects(&p.sync_objects, &p.modules, resolver, opts.resolve_sources),
         region_map: rmap.map.iter().map(|(k, v)| (*k, *v)).collect(),
+        app: 0,
+        rank_base: 0,
+        shift_ns: 0,
+        first_ticks: p
+            .threads
+            .values()
+            .filter_map(|d| d.info.as_ref().map(|i| i.start_ticks))
+            .chain(
+                img.trace
+                    .iter()
+                    .flat_map(|t| t.chunks.iter().map(|c| c.header.base_ticks)),
+            )
+            .min(),
     }
+}
+
+/// Rank bases per application: each application's ranks follow the previous ones'.
+fn rank_bases(exp: &Experiment) -> Vec<u32> {
+    let mut bases = Vec::with_capacity(exp.apps.len());
+    let mut next = 0u32;
+    for a in 0..exp.apps.len() as u32 {
+        bases.push(next);
+        let top = exp
+            .images
+            .iter()
+            .filter(|i| i.app == a)
+            .filter_map(|i| i.process.mpi.as_ref())
+            .map(|m| m.rank.max(m.size.saturating_sub(1)) + 1)
+            .max();
+        next += top.unwrap_or(0);
+    }
+    bases
+}
+
+/// An event with its world ranks (peer, root) moved by the process's rank base.
+#[inline]
+pub fn globalize_event(p: &ProcessModel, ev: plx_format::Event) -> plx_format::Event {
+    use plx_format::Event;
+    if p.rank_base == 0 {
+        return ev;
+    }
+    match ev {
+        Event::Send {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ticks,
+        } => Event::Send {
+            peer: p.global_rank(peer),
+            tag,
+            bytes,
+            comm,
+            ticks,
+        },
+        Event::Recv {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ticks,
+        } => Event::Recv {
+            peer: p.global_rank(peer),
+            tag,
+            bytes,
+            comm,
+            ticks,
+        },
+        Event::Collective {
+            comm,
+            root,
+            bytes_sent,
+            bytes_recv,
+            ticks,
+        } => Event::Collective {
+            comm,
+            root: p.global_rank(root),
+            bytes_sent,
+            bytes_recv,
+            ticks,
+        },
+        other => other,
+    }
+}
+
+/// Moves the process's own world ranks by its rank base.
+fn globalize_ranks(p: &mut ProcessModel) {
+    if p.rank_base == 0 {
+        return;
+    }
+    let base = p.rank_base;
+    if let Some(m) = p.mpi.as_mut() {
+        m.rank += base;
+    }
+    for t in &mut p.threads {
+        for m in &mut t.messages {
+            if let Some(peer) = m.peer.as_mut() {
+                *peer += base;
+            }
+        }
+    }
+}
+
+/// The applications, with the time shift of those in comparison mode: each starts when the
+/// earliest of the live applications (all of them, if none is live) starts.
+fn app_models(exp: &Experiment, processes: &mut [ProcessModel]) -> Vec<AppModel> {
+    let start = |a: u32, ps: &[ProcessModel]| -> Option<f64> {
+        ps.iter()
+            .filter(|p| p.app == a && p.measured)
+            .filter_map(|p| p.start_ticks().map(|t| p.rank0_ns(t)))
+            .reduce(f64::min)
+    };
+    let live_start = (0..exp.apps.len() as u32)
+        .filter(|a| !exp.apps[*a as usize].compare)
+        .filter_map(|a| start(a, processes))
+        .reduce(f64::min);
+    let mut apps = Vec::new();
+    for (i, def) in exp.apps.iter().enumerate() {
+        let mut shift_ns = 0;
+        if def.compare {
+            if let (Some(to), Some(from)) = (live_start, start(i as u32, processes)) {
+                shift_ns = (to - from).round() as i64;
+            }
+        }
+        for p in processes.iter_mut().filter(|p| p.app == i as u32) {
+            p.shift_ns = shift_ns;
+        }
+        apps.push(AppModel {
+            name: def.name.clone(),
+            compare: def.compare,
+            shift_ns,
+        });
+    }
+    apps
 }
 
 type Rebuilt = FastMap<u32, (Vec<TickNode>, ProfileBuilder)>;

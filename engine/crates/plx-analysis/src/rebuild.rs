@@ -191,7 +191,9 @@ impl ProfileBuilder {
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Acquire { .. }
-            | Event::Release { .. } => {}
+            | Event::Release { .. }
+            | Event::StreamSend { .. }
+            | Event::StreamRecv { .. } => {}
         }
     }
 

@@ -34,6 +34,21 @@ pub enum Command {
     /// Write the experiment in another tool's format: the merged trace (one clock, the clock
     /// condition repaired) or the profiles.
     Export(ExportArgs),
+    /// The critical path through the program activity graph built from the trace: its length
+    /// and the profile of the procedures, threads, processes or machines on it.
+    CriticalPath(crate::critical_path::CriticalPathArgs),
+    /// Compare runs: IPS-2's metric table (one column per experiment or application) and the
+    /// per-function differences.
+    Compare(crate::compare::CompareArgs),
+    /// A metric over time in N bins (time histogram), per location or in total, for one run or
+    /// several overlaid; text, CSV or SVG.
+    Histogram(crate::histogram::HistogramArgs),
+    /// The processor and communication displays: utilization summary and Gantt chart,
+    /// concurrency profile, message queue length, space-time diagram; text, CSV or SVG.
+    Display(crate::display::DisplayArgs),
+    /// Sessions of several applications: list them, or add an older experiment in comparison
+    /// mode.
+    Session(crate::session::SessionArgs),
 }
 
 /// `plx run`.

@@ -1,15 +1,21 @@
-//! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query).
+//! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
+//! critical-path, compare, histogram, display, session).
 
 mod cli;
 mod comm;
+mod compare;
+mod critical_path;
+mod display;
 mod export;
 mod filter;
 mod hierarchy;
+mod histogram;
 mod info;
 mod mpi_detect;
 mod query;
 mod report;
 mod run;
+mod session;
 mod signals;
 mod size;
 mod units;
@@ -60,6 +66,11 @@ fn main() {
         cli::Command::Export(a) => export::export(&a).map(|()| 0),
         cli::Command::Hierarchy(a) => hierarchy::hierarchy(&a).map(|()| 0),
         cli::Command::Query(a) => query::query(&a).map(|()| 0),
+        cli::Command::CriticalPath(a) => critical_path::critical_path(&a).map(|()| 0),
+        cli::Command::Compare(a) => compare::compare(&a).map(|()| 0),
+        cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
+        cli::Command::Display(a) => display::display(&a).map(|()| 0),
+        cli::Command::Session(a) => session::session(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

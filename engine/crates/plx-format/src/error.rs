@@ -10,6 +10,8 @@ pub enum FormatError {
     NotAnExperiment(PathBuf),
     /// An I/O error on a path.
     Io(PathBuf, std::io::Error),
+    /// A session file that cannot be read as one (the path and what is wrong).
+    BadSession(PathBuf, String),
 }
 
 impl fmt::Display for FormatError {
@@ -21,6 +23,7 @@ impl fmt::Display for FormatError {
                 p.display()
             ),
             FormatError::Io(p, e) => write!(f, "{}: {}", p.display(), e),
+            FormatError::BadSession(p, m) => write!(f, "{}: {}", p.display(), m),
         }
     }
 }
@@ -29,7 +32,7 @@ impl std::error::Error for FormatError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FormatError::Io(_, e) => Some(e),
-            FormatError::NotAnExperiment(_) => None,
+            FormatError::NotAnExperiment(_) | FormatError::BadSession(..) => None,
         }
     }
 }

@@ -22,6 +22,12 @@ pub const SUBTYPE_ACQUIRE: u8 = 5;
 pub const SUBTYPE_RELEASE: u8 = 6;
 /// Extended subtype: CPU time of a `cputime` function's call (payload: region, cpu ns).
 pub const SUBTYPE_CPU: u8 = 7;
+/// Extended subtype: bytes written to a traced stream socket (payload: stream, end offset, bytes).
+pub const SUBTYPE_STREAM_SEND: u8 = 8;
+/// Extended subtype: bytes read from a traced stream socket (payload: stream, end offset, bytes).
+pub const SUBTYPE_STREAM_RECV: u8 = 9;
+/// Payload words of the stream subtypes.
+pub const STREAM_PAYLOAD_WORDS: u8 = 3;
 /// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
 pub const MPI_PAYLOAD_WORDS: u8 = 3;
 
@@ -147,6 +153,29 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Bytes written to a traced stream socket (subtype 8): one direction of a TCP connection.
+    StreamSend {
+        /// The direction's id: the same in the writer's and the reader's process (spec:
+        /// "Stream subtypes").
+        stream: u64,
+        /// Bytes written to this direction so far, this write included.
+        end: u64,
+        /// Bytes this write moved.
+        bytes: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Bytes read from a traced stream socket (subtype 9).
+    StreamRecv {
+        /// The direction's id (as its writer's [`Event::StreamSend`]).
+        stream: u64,
+        /// Bytes read from this direction so far, this read included.
+        end: u64,
+        /// Bytes this read moved.
+        bytes: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -171,6 +200,8 @@ impl Event {
             | Event::Acquire { ticks, .. }
             | Event::Release { ticks, .. }
             | Event::Cpu { ticks, .. }
+            | Event::StreamSend { ticks, .. }
+            | Event::StreamRecv { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -321,6 +352,27 @@ impl Iterator for ChunkEvents<'_> {
                             object: w0 as u32,
                             kind: (w0 >> 32) as u8,
                             ticks,
+                        })
+                    }
+                    (SUBTYPE_STREAM_SEND | SUBTYPE_STREAM_RECV, n)
+                        if n >= STREAM_PAYLOAD_WORDS as usize =>
+                    {
+                        let (stream, end, bytes) =
+                            (self.word(p), self.word(p + 8), self.word(p + 16));
+                        Some(if subtype == SUBTYPE_STREAM_SEND {
+                            Event::StreamSend {
+                                stream,
+                                end,
+                                bytes,
+                                ticks,
+                            }
+                        } else {
+                            Event::StreamRecv {
+                                stream,
+                                end,
+                                bytes,
+                                ticks,
+                            }
                         })
                     }
                     (SUBTYPE_CPU, n) if n >= 2 => Some(Event::Cpu {

@@ -33,6 +33,8 @@ pub struct ProcessImage {
     /// `exec()` without a new pid shares the directory, so they are attached to the image with
     /// the highest N. Their data is in [`ProcessData::threads`] where records were missing.
     pub live_files: Vec<PathBuf>,
+    /// The application it belongs to (index into [`Experiment::apps`]).
+    pub app: u32,
 }
 
 impl ProcessImage {
@@ -57,10 +59,66 @@ impl ProcessImage {
 pub struct Experiment {
     /// The directory.
     pub dir: PathBuf,
-    /// Process images sorted by host, pid, image.
+    /// Process images sorted by application, host, pid, image.
     pub images: Vec<ProcessImage>,
     /// Everything damaged or missing.
     pub warnings: Vec<Warning>,
+    /// The applications: one with an empty name for a plain experiment directory; those a
+    /// session file lists for a session (see [`SESSION_FILE`]).
+    pub apps: Vec<AppDef>,
+}
+
+/// The file that makes a directory a session: one line per application,
+/// `app NAME DIR live|compare` (DIR relative to the session directory or absolute; `#` starts
+/// a comment).
+pub const SESSION_FILE: &str = "session.txt";
+
+/// An application of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppDef {
+    /// Its name (`plx run --app NAME`); empty for a plain experiment.
+    pub name: String,
+    /// Its experiment directory.
+    pub dir: PathBuf,
+    /// Comparison mode: an older run whose time base is shifted to start with the others.
+    pub compare: bool,
+}
+
+/// Parses a session file's text; errors name the line.
+pub fn parse_session(text: &str) -> Result<Vec<(String, PathBuf, bool)>, String> {
+    let mut out: Vec<(String, PathBuf, bool)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (name, dir, mode) = match words.as_slice() {
+            ["app", name, dir] => (*name, *dir, "live"),
+            ["app", name, dir, mode] => (*name, *dir, *mode),
+            _ => {
+                return Err(format!(
+                    "line {}: expected 'app NAME DIR [live|compare]', found '{line}'",
+                    i + 1
+                ))
+            }
+        };
+        let compare = match mode {
+            "live" => false,
+            "compare" => true,
+            m => {
+                return Err(format!(
+                    "line {}: unknown mode '{m}' (live or compare)",
+                    i + 1
+                ))
+            }
+        };
+        if out.iter().any(|(n, _, _)| n == name) {
+            return Err(format!("line {}: application '{name}' listed twice", i + 1));
+        }
+        out.push((name.to_string(), PathBuf::from(dir), compare));
+    }
+    Ok(out)
 }
 
 fn file_name(stem: &str, image: u32) -> String {
@@ -91,9 +149,68 @@ fn parse_process_dir(name: &str) -> Option<(String, u32)> {
 }
 
 impl Experiment {
-    /// Reads every process image under `dir`. Errors only if `dir` is unreadable or holds no
-    /// `<host>.<pid>/process*.plx`; all other damage becomes warnings.
+    /// Reads every process image under `dir`, or, when `dir` holds a [`SESSION_FILE`], under
+    /// each application's directory. Errors only if a directory is unreadable or holds no
+    /// `<host>.<pid>/process*.plx`, or the session file is malformed; all other damage becomes
+    /// warnings.
     pub fn open(dir: &Path) -> Result<Experiment, FormatError> {
+        let session = dir.join(SESSION_FILE);
+        if !session.exists() {
+            let (images, warnings) = Self::open_images(dir, 0)?;
+            return Ok(Experiment {
+                dir: dir.to_path_buf(),
+                images,
+                warnings,
+                apps: vec![AppDef {
+                    name: String::new(),
+                    dir: dir.to_path_buf(),
+                    compare: false,
+                }],
+            });
+        }
+        let text =
+            std::fs::read_to_string(&session).map_err(|e| FormatError::Io(session.clone(), e))?;
+        let listed =
+            parse_session(&text).map_err(|m| FormatError::BadSession(session.clone(), m))?;
+        if listed.is_empty() {
+            return Err(FormatError::BadSession(
+                session,
+                "no application yet (plx run --session DIR --app NAME adds one)".to_string(),
+            ));
+        }
+        let mut images = Vec::new();
+        let mut warnings = Vec::new();
+        let mut apps = Vec::new();
+        for (i, (name, adir, compare)) in listed.into_iter().enumerate() {
+            let adir = if adir.is_absolute() {
+                adir
+            } else {
+                dir.join(adir)
+            };
+            let (imgs, w) = Self::open_images(&adir, i as u32)?;
+            images.extend(imgs);
+            warnings.extend(w);
+            apps.push(AppDef {
+                name,
+                dir: adir,
+                compare,
+            });
+        }
+        Ok(Experiment {
+            dir: dir.to_path_buf(),
+            images,
+            warnings,
+            apps,
+        })
+    }
+
+    /// Is `dir` a session (holds a [`SESSION_FILE`])?
+    pub fn is_session(dir: &Path) -> bool {
+        dir.join(SESSION_FILE).exists()
+    }
+
+    /// The process images of one experiment directory, tagged with application `app`.
+    fn open_images(dir: &Path, app: u32) -> Result<(Vec<ProcessImage>, Vec<Warning>), FormatError> {
         let entries = std::fs::read_dir(dir).map_err(|e| FormatError::Io(dir.to_path_buf(), e))?;
         let mut warnings = Vec::new();
         let mut found = Vec::new();
@@ -157,13 +274,13 @@ impl Experiment {
         found.sort_by(|a, b| (&a.host, a.pid, a.image).cmp(&(&b.host, b.pid, b.image)));
         let images = found
             .into_iter()
-            .map(|f| read_image(f, &mut warnings))
+            .map(|f| {
+                let mut img = read_image(f, &mut warnings);
+                img.app = app;
+                img
+            })
             .collect();
-        Ok(Experiment {
-            dir: dir.to_path_buf(),
-            images,
-            warnings,
-        })
+        Ok((images, warnings))
     }
 }
 
@@ -249,6 +366,7 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
         trace,
         clock,
         live_files: live,
+        app: 0,
     };
     thread_warnings(&img, warnings);
     img

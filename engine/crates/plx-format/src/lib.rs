@@ -30,7 +30,7 @@ pub use bytes::ShortPayload;
 pub use clock::{ClockMap, ClockSource, OffsetMap};
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
-pub use experiment::{Experiment, ProcessImage};
+pub use experiment::{parse_session, AppDef, Experiment, ProcessImage, SESSION_FILE};
 pub use framing::FileKind;
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};

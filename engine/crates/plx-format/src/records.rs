@@ -137,6 +137,8 @@ pub enum RegionKind {
     Runtime,
     /// An MPI routine (libplx-mpi).
     Mpi,
+    /// A stream socket call on a traced connection (send, recv, read, write, ...).
+    Socket,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -150,6 +152,7 @@ impl RegionKind {
             2 => RegionKind::Phase,
             3 => RegionKind::Runtime,
             4 => RegionKind::Mpi,
+            5 => RegionKind::Socket,
             o => RegionKind::Other(o),
         }
     }
@@ -161,6 +164,7 @@ impl RegionKind {
             RegionKind::Phase => 2,
             RegionKind::Runtime => 3,
             RegionKind::Mpi => 4,
+            RegionKind::Socket => 5,
             RegionKind::Other(o) => o,
         }
     }
@@ -172,6 +176,7 @@ impl RegionKind {
             RegionKind::Phase => "phase",
             RegionKind::Runtime => "runtime",
             RegionKind::Mpi => "mpi",
+            RegionKind::Socket => "socket",
             RegionKind::Other(_) => "other",
         }
     }

@@ -138,7 +138,9 @@ impl Cursor {
                         Event::TimeReset { .. }
                         | Event::Acquire { .. }
                         | Event::Release { .. }
-                        | Event::Cpu { .. },
+                        | Event::Cpu { .. }
+                        | Event::StreamSend { .. }
+                        | Event::StreamRecv { .. },
                         _,
                     ) => false,
                     (Event::Unknown { subtype, .. }, _) => {

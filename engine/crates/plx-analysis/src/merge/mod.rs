@@ -81,15 +81,25 @@ pub struct TraceLocation {
     pub host: String,
     /// Thread name.
     pub name: String,
+    /// The application's name in a session, else empty.
+    pub app: String,
+    /// The process's rank base ([`ProcessModel::rank_base`]).
+    pub rank_base: u32,
 }
 
 impl TraceLocation {
-    /// `rank.thread` for an MPI rank, else `pid.thread` (`pid:image.thread` for a later exec image).
+    /// `rank.thread` for an MPI rank, else `pid.thread` (`pid:image.thread` for a later exec
+    /// image); in a session prefixed with `app:`, the rank the application's own.
     pub fn label(&self) -> String {
-        match (self.rank, self.image) {
-            (Some(r), _) => format!("{r}.{}", self.thread),
+        let own = match (self.rank, self.image) {
+            (Some(r), _) => format!("{}.{}", r - self.rank_base, self.thread),
             (None, 0) => format!("{}.{}", self.pid, self.thread),
             (None, i) => format!("{}:{i}.{}", self.pid, self.thread),
+        };
+        if self.app.is_empty() {
+            own
+        } else {
+            format!("{}:{own}", self.app)
         }
     }
 }
@@ -385,6 +395,8 @@ impl<'m> GlobalMerge<'m> {
                     pid: p.pid,
                     image: p.image,
                     host: p.host.clone(),
+                    app: p.app_name(model).to_string(),
+                    rank_base: p.rank_base,
                     name: p
                         .threads
                         .iter()
@@ -515,7 +527,7 @@ impl<'m> GlobalMerge<'m> {
             .map(|(ticks, ev)| Head {
                 ticks,
                 base_ns: round_ns(p.rank0_ns(ticks)),
-                ev,
+                ev: crate::model::globalize_event(p, ev),
             });
     }
 
@@ -751,8 +763,12 @@ impl<'m> GlobalMerge<'m> {
             | Event::Unknown { .. }
             | Event::Acquire { .. }
             | Event::Release { .. }
-            | Event::Cpu { .. } => {
-                unreachable!("cursors drop time resets, unknown, synchronization and CPU events")
+            | Event::Cpu { .. }
+            | Event::StreamSend { .. }
+            | Event::StreamRecv { .. } => {
+                unreachable!(
+                    "cursors drop time resets, unknown, synchronization, CPU and stream events"
+                )
             }
         };
         self.stats.events += 1;
