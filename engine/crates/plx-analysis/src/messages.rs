@@ -98,7 +98,10 @@ impl PairStats {
 }
 
 fn valid_peer(p: &ProcessModel, peer: u32) -> bool {
-    p.mpi.as_ref().is_none_or(|m| peer < m.size)
+    // peers are model ranks: the process's own world starts at its rank base
+    p.mpi
+        .as_ref()
+        .is_none_or(|m| peer >= p.rank_base && peer - p.rank_base < m.size)
 }
 
 /// Point-to-point pairs as one side counts them: `Sent` (each rank's direction-0 statistics: the

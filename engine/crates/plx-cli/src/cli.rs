@@ -66,9 +66,42 @@ pub struct RunArgs {
     /// Per-thread buffer size: bytes, or with a K, M or G suffix (64K, 4M, 1G).
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
     pub buffer: Option<u64>,
+    /// Measure into session DIR (several applications in one session): the experiment goes to
+    /// DIR/APP and DIR/session.txt lists it.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub session: Option<PathBuf>,
+    /// The application's name in the session [default: the program's name]; needs --session.
+    #[arg(long, value_name = "NAME", requires = "session")]
+    pub app: Option<String>,
+    /// Timestamp clock: tsc (default where the TSC is invariant), monotonic
+    /// (CLOCK_MONOTONIC), or coarse (CLOCK_MONOTONIC_COARSE: the kernel tick, a few ms).
+    #[arg(long, value_enum, value_name = "CLOCK")]
+    pub clock: Option<ClockChoice>,
     /// The program and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `plx run --clock`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockChoice {
+    /// The TSC, calibrated against CLOCK_MONOTONIC.
+    Tsc,
+    /// CLOCK_MONOTONIC.
+    Monotonic,
+    /// CLOCK_MONOTONIC_COARSE.
+    Coarse,
+}
+
+impl ClockChoice {
+    /// The PLX_CLOCK value.
+    pub fn env(self) -> &'static str {
+        match self {
+            ClockChoice::Tsc => "tsc",
+            ClockChoice::Monotonic => "monotonic",
+            ClockChoice::Coarse => "coarse",
+        }
+    }
 }
 
 /// Grouping of `plx report` tables.
@@ -131,6 +164,9 @@ pub enum CommBy {
 pub struct CommArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+    /// Only application NAME of a session (its logical view) [default: every application].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
     /// Rows and columns per rank, or per thread (needs a trace).
     #[arg(long, value_enum, default_value_t = CommBy::Rank)]
     pub by: CommBy,
@@ -148,6 +184,9 @@ pub struct CommArgs {
 pub struct HierarchyArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+    /// Only application NAME of a session (its logical view) [default: every application].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
     /// Output format (text or json).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -158,6 +197,9 @@ pub struct HierarchyArgs {
 pub struct QueryArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+    /// Only application NAME of a session (its logical view) [default: every application].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
     /// wall_time, cpu_time, calls, wait_time, hold_time, messages or bytes.
     #[arg(long, value_name = "METRIC")]
     pub metric: String,
@@ -178,6 +220,9 @@ pub struct QueryArgs {
 pub struct InfoArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+    /// Only application NAME of a session (its logical view) [default: every application].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
 }
 
 /// `--format` of `plx export`: the exporters' names, each with its one-line description.

@@ -34,13 +34,16 @@ struct Comm<'a> {
 
 /// Runs `plx comm`.
 pub fn comm(args: &CommArgs) -> Result<(), CliError> {
-    let model = Model::open(
+    let mut model = Model::open(
         &args.dir,
         BuildOptions {
             rebuild_from_trace: true,
             resolve_sources: false,
         },
     )?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }

@@ -27,7 +27,10 @@ fn to_json(n: &HNode) -> Value {
 
 /// Runs `plx hierarchy`.
 pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
-    let model = Model::open(&args.dir, BuildOptions::default())?;
+    let mut model = Model::open(&args.dir, BuildOptions::default())?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
     let h = model.hierarchies();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

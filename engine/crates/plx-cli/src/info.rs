@@ -63,13 +63,24 @@ fn offsets_text(p: &ProcessModel) -> String {
 
 fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     if let Some(m) = &p.mpi {
-        writeln!(
-            out,
-            "  rank        {} of {} (thread level {})",
-            m.rank,
-            m.size,
-            m.thread_level.as_str()
-        )?;
+        if p.rank_base > 0 {
+            writeln!(
+                out,
+                "  rank        {} of {} in its application, {} in the session (thread level {})",
+                m.rank - p.rank_base,
+                m.size,
+                m.rank,
+                m.thread_level.as_str()
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  rank        {} of {} (thread level {})",
+                m.rank,
+                m.size,
+                m.thread_level.as_str()
+            )?;
+        }
         writeln!(out, "  MPI library {}", m.library)?;
     }
     if !p.clock_offsets.is_empty() {
@@ -95,6 +106,9 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         return writeln!(out);
     }
     writeln!(out, "process {} on {}", pid_text(p), p.host)?;
+    if model.is_session() {
+        writeln!(out, "  application {}", p.app_name(model))?;
+    }
     mpi_lines(p, out)?;
     writeln!(out, "  file        {}", p.path.display())?;
     writeln!(out, "  executable  {}", p.executable)?;
@@ -175,18 +189,31 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
     }
     let ranks = model.ranks();
     let traced = ranks.iter().filter(|(_, p)| p.has_trace()).count();
-    let size = ranks
-        .iter()
-        .filter_map(|(_, p)| p.mpi.as_ref().map(|m| m.size))
-        .max()
-        .unwrap_or(0);
+    // one world per application: a session's applications each have their own
+    let mut worlds: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+    for (_, p) in &ranks {
+        if let Some(m) = &p.mpi {
+            let w = worlds.entry(p.app).or_insert(0);
+            *w = (*w).max(m.size);
+        }
+    }
+    let size: u32 = worlds.values().sum();
+    let apps_note = if worlds.len() > 1 {
+        format!(
+            " ({} applications' worlds, ranks numbered one after the other)",
+            worlds.len()
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "MPI: {} rank(s) of a world of {}, {} communicator(s), {} rank(s) traced",
+        "MPI: {} rank(s) of a world of {}, {} communicator(s), {} rank(s) traced{}",
         ranks.len(),
         size,
         model.comms.all().len(),
-        traced
+        traced,
+        apps_note
     )?;
     let unmeasured = model.processes.iter().filter(|p| !p.measured).count();
     if unmeasured > 0 {
@@ -223,13 +250,16 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
 
 /// Runs `plx info`.
 pub fn info(args: &InfoArgs) -> Result<(), CliError> {
-    let model = Model::open(
+    let mut model = Model::open(
         &args.dir,
         BuildOptions {
             rebuild_from_trace: true,
             resolve_sources: false,
         },
     )?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     writeln!(out, "experiment {}", model.dir.display())?;
@@ -244,6 +274,31 @@ pub fn info(args: &InfoArgs) -> Result<(), CliError> {
             .sum::<usize>(),
         model.regions.all().len()
     )?;
+    if model.is_session() {
+        let apps: Vec<String> = model
+            .apps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| model.processes.iter().any(|p| p.app == *i as u32))
+            .map(|(_, a)| {
+                if a.compare {
+                    format!(
+                        "{} (compare, shifted {:+.6} s)",
+                        a.name,
+                        a.shift_ns as f64 / 1e9
+                    )
+                } else {
+                    a.name.clone()
+                }
+            })
+            .collect();
+        writeln!(
+            out,
+            "session of {} application(s): {}",
+            apps.len(),
+            apps.join(", ")
+        )?;
+    }
     let summary = mpi_summary(&model, &mut out)?;
     writeln!(out)?;
     for p in &model.processes {

@@ -24,7 +24,10 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     if args.bins == 0 {
         return Err(CliError::new(2, "--bins must be at least 1".to_string()));
     }
-    let model = Model::open(&args.dir, BuildOptions::default())?;
+    let mut model = Model::open(&args.dir, BuildOptions::default())?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
     let h = model.hierarchies();
     let focus =
         Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;

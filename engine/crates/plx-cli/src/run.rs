@@ -83,7 +83,18 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
         None => None,
     };
-    let dir = args.output.clone().unwrap_or_else(|| default_dir(program));
+    let dir = match &args.session {
+        Some(session) => {
+            let app = match &args.app {
+                Some(a) => a.clone(),
+                None => Path::new(program)
+                    .file_name()
+                    .map_or_else(|| program.clone(), |b| b.to_string_lossy().into_owned()),
+            };
+            crate::session::join(session, &app)?
+        }
+        None => args.output.clone().unwrap_or_else(|| default_dir(program)),
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
     let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
@@ -113,6 +124,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     if let Some(b) = args.buffer {
         cmd.env("PLX_BUFFER", b.to_string());
+    }
+    if let Some(c) = args.clock {
+        cmd.env("PLX_CLOCK", c.env());
     }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child

@@ -1,20 +1,199 @@
-//! `plx session`.
+//! `plx session`: list a session's applications, or add an older experiment to one in
+//! comparison mode; and the session file's upkeep for `plx run --session`.
 
-use std::path::PathBuf;
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use plx_analysis::{BuildOptions, Model};
+use plx_format::{parse_session, Experiment, SESSION_FILE};
 
 use crate::CliError;
 
 /// `plx session`.
 #[derive(clap::Args, Debug)]
 pub struct SessionArgs {
-    /// Experiment or session directory.
-    pub dir: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SessionAction,
+}
+
+/// `plx session` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum SessionAction {
+    /// The applications of a session: name, mode, directory, processes, ranks, time shift.
+    List {
+        /// Session directory.
+        dir: PathBuf,
+    },
+    /// Add an experiment measured earlier to a session, in comparison mode (its time base is
+    /// shifted to start with the session's live applications) unless --live.
+    Add {
+        /// Session directory (created if missing).
+        dir: PathBuf,
+        /// The experiment to add.
+        experiment: PathBuf,
+        /// Its name in the session.
+        #[arg(long, value_name = "NAME")]
+        app: String,
+        /// Keep its own time base (it ran at the same time as the others).
+        #[arg(long)]
+        live: bool,
+    },
 }
 
 /// Runs `plx session`.
 pub fn session(args: &SessionArgs) -> Result<(), CliError> {
-    Err(CliError::new(
-        2,
-        format!("{}: plx session is not available yet", args.dir.display()),
-    ))
+    match &args.action {
+        SessionAction::List { dir } => list(dir),
+        SessionAction::Add {
+            dir,
+            experiment,
+            app,
+            live,
+        } => {
+            Experiment::open(experiment).map_err(|e| CliError::new(2, e.to_string()))?;
+            if Experiment::is_session(experiment) {
+                return Err(CliError::new(
+                    2,
+                    format!(
+                        "{}: is a session; add its applications' directories one by one",
+                        experiment.display()
+                    ),
+                ));
+            }
+            let target = std::fs::canonicalize(experiment)
+                .map_err(|e| CliError::new(2, format!("{}: {e}", experiment.display())))?;
+            let mode = if *live { "live" } else { "compare" };
+            register(dir, app, &target.to_string_lossy(), mode)?;
+            println!(
+                "{}: {app} added ({mode}): {}",
+                dir.display(),
+                target.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn check_name(app: &str) -> Result<(), CliError> {
+    let ok = !app.is_empty()
+        && app != "."
+        && app != ".."
+        && app
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    if ok {
+        Ok(())
+    } else {
+        Err(CliError::new(
+            2,
+            format!("application name '{app}': use letters, digits, '-', '_', '.' or '+'"),
+        ))
+    }
+}
+
+/// `plx run --session DIR --app NAME`: the application's experiment directory `DIR/NAME`,
+/// listed (live) in the session file if it is not yet. Several runs of one application (its
+/// processes started apart, or every rank of an `mpirun`) share it.
+pub fn join(session: &Path, app: &str) -> Result<PathBuf, CliError> {
+    check_name(app)?;
+    register(session, app, app, "live")?;
+    Ok(session.join(app))
+}
+
+/// Adds `app NAME DIR MODE` to the session file under an exclusive lock, unless the
+/// application is there already (then its directory must be the same).
+fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<(), CliError> {
+    check_name(app)?;
+    std::fs::create_dir_all(session)
+        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", session.display())))?;
+    let path = session.join(SESSION_FILE);
+    let err = |e: std::io::Error| CliError::new(2, format!("{}: {e}", path.display()));
+    let mut f = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(err)?;
+    // SAFETY: flock on a descriptor we own; released when `f` is closed.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    let mut text = String::new();
+    f.seek(SeekFrom::Start(0)).map_err(err)?;
+    f.read_to_string(&mut text).map_err(err)?;
+    let apps =
+        parse_session(&text).map_err(|m| CliError::new(2, format!("{}: {m}", path.display())))?;
+    if let Some((_, d, compare)) = apps.iter().find(|(n, _, _)| n == app) {
+        let same = d.to_string_lossy() == dir && *compare == (mode == "compare");
+        if same {
+            return Ok(());
+        }
+        return Err(CliError::new(
+            2,
+            format!(
+                "{}: application '{app}' is already in the session (as {}); choose another name",
+                path.display(),
+                d.display()
+            ),
+        ));
+    }
+    if text.is_empty() {
+        writeln!(
+            f,
+            "# Parallax session: app NAME DIR live|compare (DIR relative to this directory)"
+        )
+        .map_err(err)?;
+    } else if !text.ends_with('\n') {
+        writeln!(f).map_err(err)?;
+    }
+    if dir.chars().any(char::is_whitespace) {
+        return Err(CliError::new(
+            2,
+            format!("{dir}: a directory with white space cannot be listed in a session"),
+        ));
+    }
+    writeln!(f, "app {app} {dir} {mode}").map_err(err)?;
+    Ok(())
+}
+
+fn list(dir: &Path) -> Result<(), CliError> {
+    if !Experiment::is_session(dir) {
+        return Err(CliError::new(
+            2,
+            format!(
+                "{}: not a session (no {SESSION_FILE}; plx run --session {} --app NAME makes one)",
+                dir.display(),
+                dir.display()
+            ),
+        ));
+    }
+    let model = Model::open(dir, BuildOptions::default())?;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<16} {:<8} {:>9} {:>6} {:>12}  {}\n",
+        "application", "mode", "processes", "ranks", "shift_s", "directory"
+    ));
+    let exp = Experiment::open(dir).map_err(|e| CliError::new(2, e.to_string()))?;
+    for (i, a) in model.apps.iter().enumerate() {
+        let procs: Vec<_> = model
+            .processes
+            .iter()
+            .filter(|p| p.app == i as u32 && p.measured)
+            .collect();
+        let ranks = procs.iter().filter(|p| p.rank().is_some()).count();
+        out.push_str(&format!(
+            "{:<16} {:<8} {:>9} {:>6} {:>12.6}  {}\n",
+            a.name,
+            if a.compare { "compare" } else { "live" },
+            procs.len(),
+            ranks,
+            a.shift_ns as f64 / 1e9,
+            exp.apps[i].dir.display()
+        ));
+    }
+    print!("{out}");
+    Ok(())
 }

@@ -1,0 +1,154 @@
+"""Sessions of several applications (IPS-2's multi-application support): plx run --session
+--app, the session file, plx session list/add (comparison mode and its time shift), --app on
+the reports (logical view) and the physical view of every application, ranks of several MPI
+applications kept apart."""
+
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, _fail_message, clean_env, info, plx, run
+import test_mpi as mpi
+from test_mpi import mpi_programs  # noqa: F401 (the fixture)
+
+HEAT = ROOT / "examples" / "threads" / "heat.c"
+
+
+@pytest.fixture(scope="module")
+def heat(tmp_path_factory):
+    out = tmp_path_factory.mktemp("session-bin") / "heat"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-cc"), "-O1", "-pthread", str(HEAT), "-o", str(out)],
+        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    return out
+
+
+def session_run(session, app, *command, opts=()):
+    cp = plx("run", "--session", session, "--app", app, *opts, "--", *command, check=False)
+    assert cp.returncode == 0, _fail_message(cp)
+    return cp
+
+
+def session_lines(session):
+    text = (session / "session.txt").read_text()
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def list_rows(session):
+    """`plx session list` as {app: (mode, processes, ranks, shift_s)}."""
+    lines = plx("session", "list", session).stdout.splitlines()
+    assert lines[0].split() == ["application", "mode", "processes", "ranks", "shift_s", "directory"]
+    out = {}
+    for line in lines[1:]:
+        name, mode, procs, ranks, shift, _ = line.split(None, 5)
+        out[name] = (mode, int(procs), int(ranks), float(shift))
+    return out
+
+
+def test_two_applications_one_session(tmp_path, heat):
+    s = tmp_path / "S"
+    session_run(s, "left", heat, "2")
+    session_run(s, "right", heat, "3")
+    # the same application again (a second process of it, started apart) joins its directory
+    session_run(s, "left", heat, "2")
+    assert session_lines(s) == ["app left left live", "app right right live"]
+    assert len(list((s / "left").glob("*.*/process.plx"))) == 2
+    assert list_rows(s) == {"left": ("live", 2, 0, 0.0), "right": ("live", 1, 0, 0.0)}
+    text = info(s).stdout
+    assert "session of 2 application(s): left, right" in text
+    assert text.count("  application left") == 2 and text.count("  application right") == 1
+    # the logical view of one application
+    only = plx("info", s, "--app", "right").stdout
+    assert "1 process image(s)" in only and "application left" not in only
+    # heat N: main + N workers
+    assert re.search(r"1 process image\(s\), 4 thread\(s\)", only), only
+
+
+def test_unknown_application_and_bad_session_file(tmp_path, heat):
+    s = tmp_path / "S"
+    session_run(s, "a", heat, "2")
+    cp = plx("info", s, "--app", "nope", check=False)
+    assert cp.returncode == 2
+    assert 'no application named "nope": the session has a' in cp.stderr
+    cp = plx("info", tmp_path / "S" / "a", "--app", "a", check=False)
+    assert cp.returncode == 2 and "this is one experiment, not a session" in cp.stderr
+    (s / "session.txt").write_text("app a a live\napp b\n")
+    cp = plx("info", s, check=False)
+    assert cp.returncode == 2
+    assert "%s: line 2: expected 'app NAME DIR [live|compare]', found 'app b'" % (s / "session.txt") \
+        in cp.stderr
+    (s / "session.txt").write_text("app a a sometimes\n")
+    cp = plx("info", s, check=False)
+    assert "line 1: unknown mode 'sometimes' (live or compare)" in cp.stderr
+
+
+def test_run_options_checked(tmp_path, heat):
+    cp = plx("run", "--app", "x", "--", heat, check=False)
+    assert cp.returncode == 2 and "--session" in cp.stderr
+    cp = plx("run", "--session", tmp_path / "S", "--app", "a/b", "--", heat, check=False)
+    assert cp.returncode == 2
+    assert "application name 'a/b': use letters, digits" in cp.stderr
+    assert not (tmp_path / "S" / "a").exists()
+    cp = plx("run", "--session", tmp_path / "S", "-o", tmp_path / "o", "--", heat, check=False)
+    assert cp.returncode == 2 and "cannot be used with" in cp.stderr
+
+
+def test_default_application_name(tmp_path, heat):
+    s = tmp_path / "S"
+    cp = plx("run", "--session", s, "--", heat, "2")
+    assert "experiment written to %s" % (s / "heat") in cp.stderr
+    assert session_lines(s) == ["app heat heat live"]
+
+
+def test_comparison_mode_shift(tmp_path, heat):
+    old = tmp_path / "old"
+    run(old, heat, "2")
+    time.sleep(1.2)
+    s = tmp_path / "S"
+    session_run(s, "new", heat, "2")
+    cp = plx("session", "add", s, old, "--app", "old")
+    assert "old added (compare)" in cp.stdout
+    assert session_lines(s)[1] == "app old %s compare" % old.resolve()
+    rows = list_rows(s)
+    assert rows["new"] == ("live", 1, 0, 0.0)
+    mode, procs, _, shift = rows["old"]
+    assert mode == "compare" and procs == 1
+    # the old run started at least 1.2 s before the new one: shifted forward onto its start
+    assert 1.2 <= shift < 120, shift
+    assert re.search(r"session of 2 application\(s\): new, old \(compare, shifted \+\d+\.\d{6} s\)",
+                     info(s).stdout)
+    # the same name twice, a session as the experiment, a directory that is no experiment
+    cp = plx("session", "add", s, old, "--app", "new", check=False)
+    assert cp.returncode == 2 and "application 'new' is already in the session" in cp.stderr
+    cp = plx("session", "add", tmp_path / "T", s, "--app", "x", check=False)
+    assert cp.returncode == 2 and "is a session; add its applications' directories" in cp.stderr
+    (tmp_path / "empty").mkdir()
+    cp = plx("session", "add", s, tmp_path / "empty", "--app", "e", check=False)
+    assert cp.returncode == 2 and "not a Parallax experiment" in cp.stderr
+    cp = plx("session", "list", old, check=False)
+    assert cp.returncode == 2 and "not a session" in cp.stderr
+
+
+@mpi.pytestmark
+def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
+    pingpong = mpi_programs.get("pingpong")
+    s = tmp_path / "S"
+    for app, iterations in (("pp1", 20), ("pp2", 30)):
+        mpi.mpirun(2, mpi.PLX, "run", "--session", s, "--app", app, "--trace", "--",
+                   pingpong, iterations, 64)
+    rows = list_rows(s)
+    assert rows == {"pp1": ("live", 2, 2, 0.0), "pp2": ("live", 2, 2, 0.0)}
+    # physical view: the second application's ranks follow the first's
+    both = mpi.comm_matrix(s)
+    assert both == {(0, 1): (20, 20 * 64), (1, 0): (20, 20 * 64),
+                    (2, 3): (30, 30 * 64), (3, 2): (30, 30 * 64)}
+    assert mpi.comm_matrix(s, "--by", "thread") == {
+        ("0.0", "1.0"): (20, 20 * 64), ("1.0", "0.0"): (20, 20 * 64),
+        ("2.0", "3.0"): (30, 30 * 64), ("3.0", "2.0"): (30, 30 * 64)}
+    # logical view: one application's ranks only
+    assert mpi.comm_matrix(s, "--app", "pp2") == {(2, 3): (30, 30 * 64), (3, 2): (30, 30 * 64)}
+    text = info(s).stdout
+    assert "messages in the traces: 100 matched, 0 sends never received" in text
