@@ -152,3 +152,19 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     assert mpi.comm_matrix(s, "--app", "pp2") == {(2, 3): (30, 30 * 64), (3, 2): (30, 30 * 64)}
     text = info(s).stdout
     assert "messages in the traces: 100 matched, 0 sends never received" in text
+    # the logical trees (Program) beside the physical one (Machine)
+    text = plx("hierarchy", s).stdout
+    program = text[text.index("Program\n"):text.index("Machine\n")]
+    assert re.fullmatch(r"Program\n  pp1\n    (\S+)\n      rank 0\n        main#0\n      rank 1\n"
+                        r"        main#0\n  pp2\n    \1\n      rank 0\n        main#0\n      rank 1\n"
+                        r"        main#0\n\n", program), program
+    machine = text[text.index("Machine\n"):text.index("Sync\n")]
+    assert [l.strip() for l in machine.splitlines() if "rank" in l] == [
+        "pp1:rank 0", "pp1:rank 1", "pp2:rank 0", "pp2:rank 1"]
+
+    def total(focus):
+        out = plx("query", s, "--metric", "messages", "--focus", focus).stdout
+        return int(re.search(r"(?m)^total\s+(\d+)", out).group(1))
+
+    assert total("program=/pp1") + total("program=/pp2") == total("machine=/")
+    assert total("program=/pp1") > 0 and total("program=/pp2") > total("program=/pp1")

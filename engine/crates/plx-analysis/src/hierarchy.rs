@@ -1,6 +1,8 @@
 //! Resource hierarchies (Paradyn, section 2): the program's resources as three trees — Code
 //! (module → source file → function), Machine (host → process → thread) and Sync (Messages:
-//! communicator → tag; Mutex, CondVar, RwLock, Barrier, Semaphore, Spin, Thread → object).
+//! communicator → tag; Mutex, CondVar, RwLock, Barrier, Semaphore, Spin, Thread → object); for
+//! a session of several applications also Program (application → host → process → thread:
+//! IPS-2's logical trees, Machine being the physical one).
 //! A focus (see [`crate::query`]) picks one node of each.
 
 use std::collections::BTreeMap;
@@ -125,6 +127,9 @@ pub struct Hierarchies {
     pub machine: HNode,
     /// Sync: Messages → communicator → tag; kinds → objects.
     pub sync: HNode,
+    /// Program, for a session (IPS-2's logical trees): application → host → process → thread.
+    /// Machine is then the physical tree: every process of every application by host.
+    pub program: Option<HNode>,
 }
 
 /// The Sync category of a kind: `Mutex`, `RwLock`, `CondVar`, `Barrier`, `Semaphore`, `Spin`,
@@ -156,8 +161,18 @@ pub fn comm_name(model: &Model, comm: u32) -> String {
 /// exec image).
 pub fn process_name(model: &Model, pi: usize) -> String {
     let p = &model.processes[pi];
+    let own = own_process_name(p);
+    if model.is_session() {
+        format!("{}:{own}", p.app_name(model))
+    } else {
+        own
+    }
+}
+
+/// The process's name within its application: `rank N` (its own rank), pid or `pid.image`.
+fn own_process_name(p: &crate::model::ProcessModel) -> String {
     match p.rank() {
-        Some(r) => format!("rank {r}"),
+        Some(r) => format!("rank {}", r - p.rank_base),
         None if p.image == 0 => p.pid.to_string(),
         None => format!("{}.{}", p.pid, p.image),
     }
@@ -204,6 +219,7 @@ impl Model {
         code.sort();
 
         let mut machine = HNode::group("Machine");
+        let mut program = self.is_session().then(|| HNode::group("Program"));
         let mut sync = HNode::group("Sync");
         let mut tags: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
         let mut objects: BTreeMap<(SyncKind, String), Vec<(usize, u32)>> = BTreeMap::new();
@@ -230,6 +246,14 @@ impl Model {
                     children: Vec::new(),
                 });
             }
+            if let Some(prog) = program.as_mut() {
+                let mut logical = pn.clone();
+                logical.name = own_process_name(p);
+                prog.child(p.app_name(self))
+                    .child(&p.host)
+                    .children
+                    .push(logical);
+            }
             host.children.push(pn);
             for o in &p.sync_objects {
                 let key = (o.kind, o.name.clone());
@@ -253,6 +277,9 @@ impl Model {
             }
         }
         machine.sort();
+        if let Some(prog) = program.as_mut() {
+            prog.sort();
+        }
         if self.has_mpi() || !tags.is_empty() {
             let mut messages = HNode::group("Messages");
             messages.resource = Resource::Messages;
@@ -307,6 +334,7 @@ impl Model {
             code,
             machine,
             sync,
+            program,
         }
     }
 }

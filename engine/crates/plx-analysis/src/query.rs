@@ -225,8 +225,16 @@ impl Focus {
                     focus.code = Some(set);
                     norm[0] = format!("code={path}");
                 }
-                "machine" => {
-                    let nodes = resolve(&h.machine, hier, path)?;
+                "machine" | "program" => {
+                    let root = if hier == "program" {
+                        h.program.as_ref().ok_or_else(|| {
+                            "focus program=/...: the experiment is not a session of applications"
+                                .to_string()
+                        })?
+                    } else {
+                        &h.machine
+                    };
+                    let nodes = resolve(root, hier, path)?;
                     if path.trim_matches('/').is_empty() {
                         continue;
                     }
@@ -238,8 +246,11 @@ impl Focus {
                             }
                         }
                     }
-                    focus.machine = Some(set);
-                    norm[1] = format!("machine={path}");
+                    focus.machine = Some(match focus.machine.take() {
+                        Some(prev) => prev.intersection(&set).copied().collect(),
+                        None => set,
+                    });
+                    norm[1] = format!("{hier}={path}");
                 }
                 "sync" => {
                     let nodes = resolve(&h.sync, hier, path)?;

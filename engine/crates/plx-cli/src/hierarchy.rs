@@ -36,17 +36,28 @@ pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
     let mut out = BufWriter::new(stdout.lock());
     match args.format {
         Format::Json => {
-            let doc = json!({
+            let mut doc = json!({
                 "experiment": model.dir.display().to_string(),
                 "code": to_json(&h.code),
                 "machine": to_json(&h.machine),
                 "sync": to_json(&h.sync),
             });
+            if let Some(p) = &h.program {
+                doc["program"] = to_json(p);
+            }
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;
         }
         Format::Text => {
-            for root in [&h.code, &h.machine, &h.sync] {
+            for root in [
+                Some(&h.code),
+                h.program.as_ref(),
+                Some(&h.machine),
+                Some(&h.sync),
+            ]
+            .into_iter()
+            .flatten()
+            {
                 text(root, 0, &mut out)?;
                 writeln!(out)?;
             }
