@@ -168,3 +168,8 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
 
     assert total("program=/pp1") + total("program=/pp2") == total("machine=/")
     assert total("program=/pp1") > 0 and total("program=/pp2") > total("program=/pp1")
+    # exports of one application
+    text = plx("export", s, "--app", "pp2", "--format", "text", "-o", "-").stdout
+    locations = re.findall(r"(?m)^#   (\S+)\s+rank (\d+) ", text)
+    assert locations == [("pp2:0.0", "2"), ("pp2:1.0", "3")]
+    assert len(re.findall(r"(?m) send ", text)) == 60

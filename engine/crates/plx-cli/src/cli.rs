@@ -239,6 +239,9 @@ fn export_formats() -> clap::builder::PossibleValuesParser {
 pub struct ExportArgs {
     /// Experiment directory.
     pub dir: PathBuf,
+    /// Only application NAME of a session (its logical view) [default: every application].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
     /// Output format.
     #[arg(long, value_name = "FORMAT", value_parser = export_formats())]
     pub format: String,

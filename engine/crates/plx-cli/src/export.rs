@@ -19,6 +19,7 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
             repair_clock: !args.no_clock_repair,
             min_latency_ns: args.min_latency,
         },
+        app: args.app.clone(),
     };
     let (input, summary) = plx_export::export(&args.format, &args.dir, &args.output, options)?;
     for w in input.model.report_warnings() {

@@ -8,10 +8,12 @@ use plx_format::Experiment;
 use crate::ExportError;
 
 /// Options common to all exports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExportOptions {
     /// How trace formats merge the threads (clock-condition repair, minimum latency).
     pub merge: MergeOptions,
+    /// Only this application of a session (its logical view); `None`: every process.
+    pub app: Option<String>,
 }
 
 /// An experiment opened for export.
@@ -29,13 +31,16 @@ impl ExportInput {
     /// theirs rebuilt from the trace (profile formats need them; trace formats do not).
     pub fn open(dir: &Path, options: ExportOptions, profiles: bool) -> Result<Self, ExportError> {
         let experiment = Experiment::open(dir)?;
-        let model = Model::build(
+        let mut model = Model::build(
             &experiment,
             BuildOptions {
                 rebuild_from_trace: profiles,
                 resolve_sources: false,
             },
         );
+        if let Some(app) = &options.app {
+            model.select_app(app)?;
+        }
         Ok(ExportInput {
             experiment,
             model,

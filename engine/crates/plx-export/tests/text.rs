@@ -76,6 +76,7 @@ fn without_repair_the_raw_order_shows() {
             repair_clock: false,
             min_latency_ns: None,
         },
+        ..ExportOptions::default()
     };
     let t = text_of(&d, opts);
     assert!(t.contains("        9000 1.0 recv       MPI_Recv  from=0 tag=0 bytes=8 comm=c0\n"));
