@@ -262,11 +262,11 @@ fn text(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "{}{} ({sum})",
+            "{}: {}, {sum}",
             s.name,
             s.location
                 .as_ref()
-                .map_or_else(|| " (total)".to_string(), |l| format!(" location {l}"))
+                .map_or_else(|| "total".to_string(), |l| format!("location {l}"))
         )?;
         writeln!(
             out,

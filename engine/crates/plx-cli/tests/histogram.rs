@@ -131,7 +131,7 @@ fn histogram_csv_of_every_metric() {
         ])
     );
     let text = ok(&["histogram", dir, "--metric", "bytes", "--bins", "4"]);
-    assert!(text.contains("(total 400)"), "{text}");
+    assert!(text.contains(": total, total 400\n"), "{text}");
     assert!(
         text.contains("########################################"),
         "{text}"

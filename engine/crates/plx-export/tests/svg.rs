@@ -45,7 +45,10 @@ fn step_plot_has_one_polyline_per_series_and_escapes_names() {
     assert!(s.contains("run 1 &lt;&amp;&gt;") && !s.contains("run 1 <&>"));
     assert!(s.contains("a &lt;title&gt; &amp; more"));
     // a step: each value is held flat to the next point
-    assert!(s.contains(r#"points="90,300 460,300 460,52.38 830,52.38""#), "{s}");
+    assert!(
+        s.contains(r#"points="90,300 460,300 460,52.38 830,52.38""#),
+        "{s}"
+    );
     assert!(s.starts_with("<?xml") && s.trim_end().ends_with("</svg>"));
 }
 
