@@ -9,12 +9,14 @@ per-cell helper filtered out), built by test_mpi's MpiPrograms."""
 
 import csv
 import io
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from conftest import EPS, ROOT, have, plx
-from test_mpi import MpiPrograms, plx_under_mpirun  # noqa: F401  (helpers, no tests)
+from test_cli import doc_options
+from test_mpi import MpiPrograms, plx_under_mpirun
 
 pytestmark = pytest.mark.skipif(
     not (have("mpicc") and have("mpirun")),
@@ -170,3 +172,13 @@ def test_life_calls_of_a_function(traced):
     assert sum(int(r["value"]) for r in h) == LIFE_RANKS * LIFE_THREADS
     cp = plx("histogram", life, "--metric", "calls:no_such_function", check=False)
     assert cp.returncode == 2 and "no function named \"no_such_function\"" in cp.stderr
+
+
+@pytest.mark.parametrize("page,command", [("plx-histogram.md", "histogram"),
+                                          ("plx-display.md", "display")])
+def test_help_mentions_documented_options(page, command):
+    opts, values = doc_options(page)
+    assert "--format" in opts and {"text", "csv", "svg"} <= values
+    out = plx(command, "--help").stdout
+    for opt in sorted((opts | values) - {"DIR", "DIR..."}):
+        assert re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(opt), out), (opt, out)
