@@ -1,20 +1,334 @@
-//! `plx histogram`.
+//! `plx histogram`: a metric over time in N bins (IPS-2's time histogram), runs overlaid, as a text table, CSV or SVG.
 
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use plx_analysis::timeline::{
+    find_function, histogram as make_histogram, Histogram, HistogramRun, Metric, Timeline,
+    TimelineOptions,
+};
+use plx_analysis::{phase_window, AnalysisError, BuildOptions, Model, PhaseSpec, Window};
+use plx_export::svg;
+use plx_format::Experiment;
 
 use crate::CliError;
+
+/// Output of `plx histogram` and `plx display`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartFormat {
+    /// Tables for people, with small ASCII bars.
+    Text,
+    /// Comma-separated rows.
+    Csv,
+    /// An SVG chart.
+    Svg,
+}
+
+/// Series per location or one per run.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistBy {
+    /// One series per location (thread) of each run.
+    Location,
+    /// One series per run (per application of a session): the sum over its locations.
+    Total,
+}
 
 /// `plx histogram`.
 #[derive(clap::Args, Debug)]
 pub struct HistogramArgs {
-    /// Experiment or session directory.
-    pub dir: PathBuf,
+    /// Experiment or session directories (traced: plx run --trace). Each run, and each
+    /// application of a session, is a series of its own, timed from its own first event.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The metric: cpu (computing utilization), mpi (time in MPI), messages and bytes (sent),
+    /// calls:FUNC (calls beginning in the bin), time:FUNC (time inside FUNC).
+    #[arg(long, value_name = "M")]
+    pub metric: String,
+    /// Number of bins (over the longest run's span).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub bins: usize,
+    /// One series per location, or per run.
+    #[arg(long, value_enum, default_value_t = HistBy::Total)]
+    pub by: HistBy,
+    /// Only this phase: a phase region's name, or START:END in seconds from the first event.
+    #[arg(long, value_name = "P")]
+    pub phase: Option<String>,
+    /// Only this application of a session.
+    #[arg(long, value_name = "A")]
+    pub app: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ChartFormat::Text)]
+    pub format: ChartFormat,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// One experiment read and passed over once.
+pub(crate) struct Run {
+    pub name: String,
+    pub exp: Experiment,
+    pub model: Model,
+    pub timeline: Timeline,
+    pub window: Window,
+}
+
+/// `--bins N` must be at least 1.
+pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
+    if bins == 0 {
+        return Err(CliError::new(
+            2,
+            "--bins 0: give at least 1 bin".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads `dir`, keeps application `app`, finds the phase's window and builds the timeline
+/// (following `function`); warnings go to standard error.
+pub(crate) fn open_run(
+    dir: &Path,
+    app: Option<&str>,
+    phase: Option<&str>,
+    function: Option<&str>,
+) -> Result<Run, CliError> {
+    let exp = Experiment::open(dir).map_err(AnalysisError::from)?;
+    let mut model = Model::build(
+        &exp,
+        BuildOptions {
+            rebuild_from_trace: false,
+            resolve_sources: false,
+        },
+    );
+    if let Some(a) = app {
+        model
+            .select_app(a)
+            .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+    }
+    if !model.processes.iter().any(|p| p.has_trace()) {
+        return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
+    }
+    let function = match function {
+        Some(f) => Some((
+            f.to_string(),
+            find_function(&model, f).map_err(|e| CliError::new(2, e))?,
+        )),
+        None => None,
+    };
+    let window = match phase {
+        Some(p) => {
+            let spec: PhaseSpec = p
+                .parse()
+                .map_err(|e: String| CliError::new(2, format!("--phase: {e}")))?;
+            phase_window(&model, &spec)
+                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?
+        }
+        None => Window::ALL,
+    };
+    let timeline = Timeline::build(
+        &model,
+        &exp,
+        &TimelineOptions {
+            function,
+            ..Default::default()
+        },
+    )?;
+    for w in model.report_warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    for w in &timeline.warnings {
+        eprintln!("plx: warning: {w}");
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    Ok(Run {
+        name,
+        exp,
+        model,
+        timeline,
+        window,
+    })
+}
+
+/// The output stream: the file of `-o` (`-` for standard output), else standard output.
+pub(crate) fn output(path: Option<&Path>) -> Result<Box<dyn Write>, CliError> {
+    match path {
+        Some(p) if p != Path::new("-") => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| CliError::new(1, format!("{}: {e}", p.display())))?;
+            Ok(Box::new(BufWriter::new(f)))
+        }
+        _ => Ok(Box::new(BufWriter::new(io::stdout()))),
+    }
+}
+
+/// A CSV field, quoted when it must be.
+pub(crate) fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A value: whole numbers without decimals, others with 6.
+pub(crate) fn value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+/// A bar of `#` for `v` out of `max`, at most `width` long.
+pub(crate) fn bar(v: f64, max: f64, width: usize) -> String {
+    if max <= 0.0 || v <= 0.0 {
+        return String::new();
+    }
+    let n = ((v / max) * width as f64).round() as usize;
+    "#".repeat(n.clamp(1, width))
 }
 
 /// Runs `plx histogram`.
 pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
-    Err(CliError::new(
-        2,
-        format!("{}: plx histogram is not available yet", args.dir.display()),
-    ))
+    let metric =
+        Metric::parse(&args.metric).map_err(|e| CliError::new(2, format!("--metric: {e}")))?;
+    check_bins(args.bins)?;
+    let mut runs = Vec::new();
+    for dir in &args.dirs {
+        runs.push(open_run(
+            dir,
+            args.app.as_deref(),
+            args.phase.as_deref(),
+            metric.function(),
+        )?);
+    }
+    // two runs of one name (a/x and b/x) are told apart by their paths
+    for i in 0..runs.len() {
+        if runs.iter().filter(|r| r.name == runs[i].name).count() > 1 {
+            runs[i].name = args.dirs[i].display().to_string();
+        }
+    }
+    let inputs: Vec<HistogramRun<'_>> = runs
+        .iter()
+        .map(|r| HistogramRun {
+            name: &r.name,
+            timeline: &r.timeline,
+            window: r.window,
+        })
+        .collect();
+    let h = make_histogram(&inputs, &metric, args.bins, args.by == HistBy::Location);
+    let mut out = output(args.output.as_deref())?;
+    match args.format {
+        ChartFormat::Text => text(&h, &mut out)?,
+        ChartFormat::Csv => csv(&h, &mut out)?,
+        ChartFormat::Svg => out.write_all(chart(&h).to_svg().as_bytes())?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn series_title(s: &plx_analysis::timeline::Series) -> String {
+    match &s.location {
+        Some(l) => format!("{} {l}", s.name),
+        None => s.name.clone(),
+    }
+}
+
+fn text(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}: {}", h.metric.name(), h.metric.meaning())?;
+    writeln!(
+        out,
+        "{} bins of {}; times in seconds from each run's first event",
+        h.bins,
+        crate::units::human_time(h.width_s)
+    )?;
+    let max = h
+        .series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0, f64::max);
+    for s in &h.series {
+        let total: f64 = s.values.iter().sum();
+        writeln!(out)?;
+        let sum = match h.metric {
+            Metric::Messages | Metric::Bytes | Metric::Calls(_) => {
+                format!("total {}", value(total))
+            }
+            _ => format!("mean {:.4}", total / s.values.len().max(1) as f64),
+        };
+        writeln!(
+            out,
+            "{}: {}, {sum}",
+            s.name,
+            s.location
+                .as_ref()
+                .map_or_else(|| "total".to_string(), |l| format!("location {l}"))
+        )?;
+        writeln!(
+            out,
+            "{:>5}  {:>12}  {:>12}  {:>12}",
+            "bin", "start_s", "end_s", "value"
+        )?;
+        for (i, v) in s.values.iter().enumerate() {
+            let (a, b) = s.grid.edges_s(i, s.origin_ns);
+            writeln!(
+                out,
+                "{i:>5}  {a:>12.6}  {b:>12.6}  {:>12}  {}",
+                value(*v),
+                bar(*v, max, 40)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn csv(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "series,location,bin,start_s,end_s,value")?;
+    for s in &h.series {
+        let loc = s.location.as_deref().unwrap_or("total");
+        for (i, v) in s.values.iter().enumerate() {
+            let (a, b) = s.grid.edges_s(i, s.origin_ns);
+            writeln!(
+                out,
+                "{},{},{i},{a:.9},{b:.9},{}",
+                field(&s.name),
+                field(loc),
+                value(*v)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The step plot of the histogram: one polyline per series.
+fn chart(h: &Histogram) -> svg::Figure {
+    let series: Vec<svg::StepSeries> = h
+        .series
+        .iter()
+        .map(|s| {
+            let points = (0..s.values.len())
+                .map(|i| (s.grid.edges_s(i, s.origin_ns).0, s.values[i]))
+                .collect();
+            svg::StepSeries {
+                name: series_title(s),
+                points,
+                end_x: s
+                    .grid
+                    .edges_s(s.values.len().saturating_sub(1), s.origin_ns)
+                    .1,
+            }
+        })
+        .collect();
+    svg::step_plot(
+        &svg::Chart {
+            title: format!("{}: {}", h.metric.name(), h.metric.meaning()),
+            x_label: "time (s from the run's first event)".into(),
+            y_label: h.metric.name(),
+        },
+        &series,
+    )
 }

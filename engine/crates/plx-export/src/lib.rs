@@ -13,6 +13,7 @@
 mod error;
 mod input;
 mod nesting;
+pub mod svg;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
