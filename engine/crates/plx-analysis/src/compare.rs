@@ -236,9 +236,8 @@ fn run_metrics(run: &Run) -> Vec<Option<f64>> {
         (None, None)
     };
     let barriers_known = has_mpi || has_sync;
-    let barrier_wait = barriers_known.then(|| {
-        (if has_mpi { mpi_barrier_s } else { 0.0 }) + (if has_sync { pt_barrier_s } else { 0.0 })
-    });
+    // without MPI there is no MPI_Barrier, without objects no pthread barrier: both add 0
+    let barrier_wait = barriers_known.then_some(mpi_barrier_s + pt_barrier_s);
     let barrier_calls = mpi_barriers + pt_barriers;
     let barriers = (barriers_known && n > 0.0).then(|| barrier_calls as f64 / n);
     let per_barrier = barrier_wait
