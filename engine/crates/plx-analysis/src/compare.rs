@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use plx_format::{RegionKind, SyncKind};
 
 use crate::flat::flat_profile;
-use crate::messages::pairs;
 use crate::model::{Model, ProcessModel};
 use crate::mpitime::MpiTime;
 use crate::selection::{phase_window, PhaseSpec, Window};
@@ -227,11 +226,8 @@ fn run_metrics(run: &Run) -> Vec<Option<f64>> {
     let (pt_barriers, pt_barrier_s) = kind(SyncKind::Barrier);
 
     let (messages, bytes) = if has_mpi {
-        let ps = pairs(model, Direction::Sent, false);
-        (
-            Some(ps.iter().map(|p| p.messages).sum::<u64>() as f64),
-            Some(ps.iter().map(|p| p.bytes).sum::<u64>() as f64),
-        )
+        let (m, b) = sent(model);
+        (Some(m as f64), Some(b as f64))
     } else {
         (None, None)
     };
@@ -262,6 +258,25 @@ fn run_metrics(run: &Run) -> Vec<Option<f64>> {
         when_sync(spin_wait),
         Some(n),
     ]
+}
+
+/// Point-to-point messages and bytes as the senders count them: the totals of `plx comm` (the
+/// pairs of [`crate::messages::pairs`]), with a peer checked against the size of the sender's
+/// own MPI_COMM_WORLD — peers of a session's later application carry its rank base.
+fn sent(model: &Model) -> (u64, u64) {
+    let (mut messages, mut bytes) = (0, 0);
+    for (_, p) in model.ranks() {
+        let size = p.mpi.as_ref().map_or(u32::MAX, |m| m.size);
+        for t in &p.threads {
+            for s in t.messages.iter().filter(|s| s.direction == Direction::Sent) {
+                if s.peer.is_some_and(|r| r.wrapping_sub(p.rank_base) < size) {
+                    messages += s.count;
+                    bytes += s.bytes;
+                }
+            }
+        }
+    }
+    (messages, bytes)
 }
 
 /// Units of the fixed rows, in [`METRICS`] order.
