@@ -120,9 +120,10 @@ fn column_names(loaded: &[(String, String, Model, Source)]) -> Vec<String> {
             }
         })
         .collect();
-    for i in 0..names.len() {
-        if names.iter().filter(|n| **n == names[i]).count() > 1 {
-            names[i] = format!("{} #{}", names[i], i + 1);
+    let given = names.clone();
+    for (i, n) in names.iter_mut().enumerate() {
+        if given.iter().filter(|g| *g == n).count() > 1 {
+            *n = format!("{n} #{}", i + 1);
         }
     }
     names

@@ -257,6 +257,12 @@ fn a_session_gives_one_column_per_application() {
         one.contains("\nBytes,sess:slow,5000\nBytes,fast,3000\n"),
         "{one}"
     );
+    // the same run twice: columns numbered
+    let twice = ok(&["compare", &fast, &fast, "--format", "csv"]);
+    assert!(
+        twice.contains(&format!("\nBytes,{fast} #1,3000\nBytes,{fast} #2,3000\n")),
+        "{twice}"
+    );
     let o = plx(&["compare", &s, "--app", "nosuch"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
