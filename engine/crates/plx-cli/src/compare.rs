@@ -255,10 +255,14 @@ fn function_table(cmp: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let (Some(first), Some(last)) = (cmp.runs.first(), cmp.runs.last()) else {
         return Ok(());
     };
-    writeln!(
-        out,
-        "per-function differences: inclusive time of {last} minus {first}, and their ratio"
-    )?;
+    if cmp.runs.len() == 1 {
+        writeln!(out, "functions of {first} (one run: nothing to compare it with)")?;
+    } else {
+        writeln!(
+            out,
+            "per-function differences: inclusive time of {last} minus {first}, and their ratio"
+        )?;
+    }
     if cmp.functions.is_empty() {
         writeln!(out, "  (no functions)")?;
         return Ok(());
