@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -136,3 +137,14 @@ def test_report_window_on_a_traced_run(pingpong):
     t = table(exp, "--phase", "%.6f:%.6f" % (start, end))
     messages, _ = comm_total(exp)
     assert 0 < int(t["Messages"]["traced"]) < messages
+
+
+def test_help_mentions_documented_options():
+    from test_cli import doc_options
+
+    opts, values = doc_options("plx-compare.md")
+    assert {"--app", "--phase", "--top", "--format", "--functions"} <= opts
+    assert {"text", "csv", "json"} <= values
+    out = plx("compare", "--help").stdout
+    for opt in sorted(opts | values):
+        assert re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(opt), out), (opt, out)

@@ -256,7 +256,10 @@ fn function_table(cmp: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         return Ok(());
     };
     if cmp.runs.len() == 1 {
-        writeln!(out, "functions of {first} (one run: nothing to compare it with)")?;
+        writeln!(
+            out,
+            "functions of {first} (one run: nothing to compare it with)"
+        )?;
     } else {
         writeln!(
             out,

@@ -338,3 +338,73 @@ fn phase_window_limits_every_run() {
         assert!(out.lines().any(|l| l == line), "{line} missing in\n{out}");
     }
 }
+
+/// A traced process whose phase `solve` runs `from..to` ns inside main 0..10000, with `work`
+/// called once in it.
+fn phased(dir: &Path, from: u64, to: u64) {
+    let mut p = plx_format::synth::SynthProcess::new("node1", 10, &["./phased"]);
+    p.functions(&[(2, "main"), (3, "work")])
+        .region(4, plx_format::RegionKind::Phase, "solve")
+        .thread(0, 10, "main", 0);
+    let mut e = plx_format::EventEncoder::new(0);
+    e.enter(2, 0)
+        .enter(4, from)
+        .enter(3, from + 10)
+        .exit(3, to - 10)
+        .exit(4, to)
+        .exit(2, 10_000);
+    p.chunk(0, &e);
+    p.profile(0, 10_000, 5_000, &[]);
+    p.end(10_000, 0);
+    p.write(dir).unwrap();
+}
+
+#[test]
+fn named_phase_is_each_runs_own_span() {
+    let d = tmp("named-phase");
+    phased(&d.join("one"), 1000, 3000);
+    phased(&d.join("two"), 5000, 9000);
+    let (one, two) = (d.join("one"), d.join("two"));
+    let out = ok(&[
+        "compare",
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+        "--phase",
+        "solve",
+        "--format",
+        "csv",
+        "--top",
+        "1",
+    ]);
+    for line in [
+        // the phase's window ends just after its last exit (phase_window: exit + 1 ns)
+        "Elapsed Time,one,0.000002001",
+        "Elapsed Time,two,0.000004001",
+        "CPU Time,one,",
+        "MPI Time,one,",
+        "Calls: main,one,0",
+    ] {
+        assert!(out.lines().any(|l| l == line), "{line} missing in\n{out}");
+    }
+    let f = ok(&[
+        "compare",
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+        "--phase",
+        "solve",
+        "--format",
+        "csv",
+        "--functions",
+    ]);
+    assert!(
+        f.contains("\nwork,one,0.000001980,0.000001980,1,0.000002000,2.010101010\n"),
+        "{f}"
+    );
+    let o = plx(&["compare", one.to_str().unwrap(), "--phase", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("one: no phase region named \"nosuch\""),
+        "{}",
+        stderr(&o)
+    );
+}

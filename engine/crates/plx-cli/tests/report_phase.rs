@@ -250,3 +250,77 @@ fn named_phase_keeps_subtrees() {
         "{out}"
     );
 }
+
+/// A traced thread holding a mutex 4..9 ms after waiting 2..4 ms, and waiting at a barrier
+/// 12..20 ms: the window 0.003:0.015 holds 1 ms of the first wait (begun outside: not counted),
+/// 5 ms of the hold, the barrier wait's first 3 ms (begun inside: counted).
+#[test]
+fn window_limits_sync_statistics() {
+    use plx_format::{NamedBy, SyncKind};
+    let d = tmp("window-sync");
+    let mut p = SynthProcess::new("node1", 300, &["./sync"]);
+    p.functions(&[(2, "main")])
+        .region(3, plx_format::RegionKind::Phase, "setup")
+        .thread(0, 300, "main", 0)
+        .sync_object(0, SyncKind::Mutex, NamedBy::Init, u32::MAX, 0x10)
+        .sync_object(1, SyncKind::Barrier, NamedBy::Init, u32::MAX, 0x20);
+    let mut e = EventEncoder::new(0);
+    e.enter(2, 0)
+        .acquire(0, 0, 2 * MS, 4 * MS)
+        .release(0, 0, 9 * MS)
+        .release(1, 3, 12 * MS)
+        .acquire(1, 3, 8 * MS, 20 * MS)
+        .exit(2, 25 * MS);
+    p.chunk(0, &e);
+    p.profile(0, 25 * MS, 20 * MS, &[])
+        .sync_stats(0, 0, (1, 1, 2 * MS, 5 * MS, 1))
+        .sync_stats(0, 1, (1, 1, 8 * MS, 0, 1));
+    p.end(25 * MS, 0);
+    p.write(&d).unwrap();
+    let out = ok(&[
+        "report",
+        d.to_str().unwrap(),
+        "--sync",
+        "--phase",
+        "0.003:0.015",
+        "--format",
+        "csv",
+    ]);
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("300,0,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    // process,thread,object,kind,acquisitions,contended,wait_s,hold_s,releases,...
+    let row = |kind: &str| {
+        rows.iter()
+            .find(|r| r[3] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {out}"))
+            .clone()
+    };
+    assert_eq!(
+        row("mutex")[4..9],
+        ["0", "0", "0.001000000", "0.005000000", "1"],
+        "{out}"
+    );
+    assert_eq!(
+        row("barrier")[4..9],
+        ["1", "1", "0.003000000", "0.000000000", "1"],
+        "{out}"
+    );
+    // the whole run: the recorded statistics
+    let all = ok(&["report", d.to_str().unwrap(), "--sync", "--format", "csv"]);
+    assert!(
+        all.contains(",mutex,1,1,0.002000000,0.005000000,1,"),
+        "{all}"
+    );
+    // a phase region is not a window of sync statistics
+    let o = plx(&["report", d.to_str().unwrap(), "--sync", "--phase", "setup"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--sync lists synchronization objects"),
+        "{}",
+        stderr(&o)
+    );
+}
