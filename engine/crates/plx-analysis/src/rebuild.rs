@@ -1,4 +1,10 @@
 //! Rebuilds a thread's callpath profile (in ticks) and MPI message statistics from its trace events: an enter/exit stack.
+//!
+//! A builder may be *clipped* to a window of time ([`ProfileBuilder::clipped`]): then a call's
+//! time counts only where it lies inside the window (every time is clamped to the window before
+//! use, so an interval's length becomes its overlap with the window), and a call, a message, a
+//! user event value, an acquisition or a release is counted only if it happens (a call, an
+//! acquisition's wait: begins) inside.
 
 use plx_format::{Direction, Event, MessageStats, NONE_U32};
 
@@ -45,6 +51,31 @@ pub struct ValueSums {
     pub sum_squares: f64,
 }
 
+/// One synchronization object's counts in one thread's trace (the trace's acquire and release
+/// events), in the builder's time unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SyncTally {
+    /// Process-local object id.
+    pub object: u32,
+    /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
+    pub kind: u8,
+    /// Acquisitions (locks taken, waits ended).
+    pub acquisitions: u64,
+    /// Acquisitions that waited (wait time above zero; the trace has no "a try failed" flag).
+    pub contended: u64,
+    /// Time blocked acquiring or waiting.
+    pub wait: u64,
+    /// Time held (mutex, rwlock, spin: from an acquire to the thread's next release of it).
+    pub hold: u64,
+    /// Releases, posts, signals and broadcasts.
+    pub releases: u64,
+}
+
+/// Kinds that are held from their acquire to their release (mutex, rwlock, spin).
+fn holds(kind: u8) -> bool {
+    matches!(kind, 0 | 1 | 5)
+}
+
 /// Builds one thread's profile from its events in time order; no allocation per event once warm.
 #[derive(Default)]
 pub struct ProfileBuilder {
@@ -64,12 +95,42 @@ pub struct ProfileBuilder {
     /// MPI message statistics as the runtime would write them (`thread` 0; the routine is the
     /// innermost open region, [`NONE_U32`] if none); collectives give one record per direction.
     pub messages: Vec<MessageStats>,
+    /// Synchronization counts per object, in order of first sight.
+    pub sync: Vec<SyncTally>,
+    /// Acquire times of locks not yet released: (object, time).
+    held: Vec<(u32, u64)>,
+    /// `[start, end)`: the window a clipped builder counts.
+    clip: Option<(u64, u64)>,
 }
 
 impl ProfileBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty builder clipped to `[start, end)` (see the module's documentation); times are
+    /// in the unit the events will carry.
+    pub fn clipped(start: u64, end: u64) -> Self {
+        ProfileBuilder {
+            clip: Some((start, end)),
+            ..Self::default()
+        }
+    }
+
+    /// Time `t` moved into the window (unchanged when not clipped).
+    #[inline]
+    fn clamp(&self, t: u64) -> u64 {
+        match self.clip {
+            Some((s, e)) => t.clamp(s, e),
+            None => t,
+        }
+    }
+
+    /// Is `t` inside the window (always, when not clipped)?
+    #[inline]
+    fn inside(&self, t: u64) -> bool {
+        self.clip.is_none_or(|(s, e)| t >= s && t < e)
     }
 
     #[inline]
@@ -107,21 +168,23 @@ impl ProfileBuilder {
     /// Feeds one event.
     #[inline]
     pub fn event(&mut self, ev: Event) {
-        let ticks = ev.ticks();
+        let raw = ev.ticks();
+        let inside = self.inside(raw);
+        let ticks = self.clamp(raw);
         self.events += 1;
         if self.first_ticks.is_none() {
             self.first_ticks = Some(ticks);
         }
         self.last_ticks = ticks;
         match ev {
-            Event::Enter { region, ticks } => {
+            Event::Enter { region, .. } => {
                 let parent = self.stack.last().map_or(NONE_U32, |f| f.node);
                 let n = self.node_for(parent, region);
-                self.nodes[n as usize].calls += 1;
+                self.nodes[n as usize].calls += inside as u64;
                 // the runtime's own regions (ids 0 and 1, spec/format.md) are not calls the
                 // program made
                 if parent != NONE_U32 && region > 1 {
-                    self.nodes[parent as usize].child_calls += 1;
+                    self.nodes[parent as usize].child_calls += inside as u64;
                 }
                 self.stack.push(Frame {
                     node: n,
@@ -129,7 +192,7 @@ impl ProfileBuilder {
                     child: 0,
                 });
             }
-            Event::Exit { region, ticks } => {
+            Event::Exit { region, .. } => {
                 let depth = self
                     .stack
                     .iter()
@@ -143,6 +206,12 @@ impl ProfileBuilder {
                         }
                     }
                     None => self.unmatched_exits += 1,
+                }
+            }
+            _ if !inside && self.clip.is_some() && !matches!(ev, Event::Acquire { .. }) => {
+                // outside the window: only an acquire (whose wait may reach into it) counts
+                if let Event::Release { object, kind, .. } = ev {
+                    self.release(object, kind, ticks, false);
                 }
             }
             Event::User {
@@ -176,6 +245,26 @@ impl ProfileBuilder {
                 self.message(NONE_U32, Direction::Sent, comm, bytes_sent);
                 self.message(NONE_U32, Direction::Received, comm, bytes_recv);
             }
+            Event::Acquire {
+                object,
+                kind,
+                wait_ticks,
+                ..
+            } => {
+                let begin = raw.saturating_sub(wait_ticks);
+                let counted = self.inside(begin);
+                let wait = ticks - self.clamp(begin);
+                let t = self.tally(object, kind);
+                t.acquisitions += counted as u64;
+                t.contended += (counted && wait_ticks > 0) as u64;
+                t.wait += wait;
+                if holds(kind) {
+                    self.held.push((object, ticks));
+                }
+            }
+            Event::Release { object, kind, .. } => self.release(object, kind, ticks, true),
+            // a clipped profile has no CPU times: the trace's CPU values are whole calls'
+            Event::Cpu { .. } if self.clip.is_some() => {}
             Event::Cpu { region, cpu_ns, .. } => {
                 // written just before the function's exit: its frame is the innermost of it
                 if let Some(f) = self
@@ -190,10 +279,39 @@ impl ProfileBuilder {
             }
             Event::TimeReset { .. }
             | Event::Unknown { .. }
-            | Event::Acquire { .. }
-            | Event::Release { .. }
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. } => {}
+        }
+    }
+
+    #[cold]
+    fn tally(&mut self, object: u32, kind: u8) -> &mut SyncTally {
+        let i = match self.sync.iter().position(|t| t.object == object) {
+            Some(i) => i,
+            None => {
+                self.sync.push(SyncTally {
+                    object,
+                    kind,
+                    ..SyncTally::default()
+                });
+                self.sync.len() - 1
+            }
+        };
+        &mut self.sync[i]
+    }
+
+    /// A release at `ticks` (clamped): ends the thread's latest hold of the object.
+    #[cold]
+    fn release(&mut self, object: u32, kind: u8, ticks: u64, counted: bool) {
+        let held = self
+            .held
+            .iter()
+            .rposition(|(o, _)| *o == object)
+            .map(|i| self.held.remove(i).1);
+        let t = self.tally(object, kind);
+        t.releases += counted as u64;
+        if let Some(since) = held {
+            t.hold += ticks.saturating_sub(since);
         }
     }
 
@@ -229,11 +347,17 @@ impl ProfileBuilder {
         }
     }
 
-    /// Closes regions still open at the last event's time and returns the nodes.
+    /// Closes regions still open (and locks still held) at the last event's time and returns
+    /// the nodes.
     pub fn finish(mut self) -> (Vec<TickNode>, Self) {
         let t = self.last_ticks;
         while !self.stack.is_empty() {
             self.pop(t);
+        }
+        for (object, since) in std::mem::take(&mut self.held) {
+            if let Some(s) = self.sync.iter_mut().find(|s| s.object == object) {
+                s.hold += t.saturating_sub(since);
+            }
         }
         let nodes = std::mem::take(&mut self.nodes);
         (nodes, self)
@@ -370,5 +494,63 @@ mod tests {
         assert_eq!(b.unmatched_exits, 2);
         assert_eq!(nodes[0].inclusive, 5);
         assert_eq!(nodes[1].inclusive, 4);
+    }
+
+    #[test]
+    fn clipped_builder_counts_time_inside_and_calls_begun_inside() {
+        // window [10, 30): main 0..50, a 5..15 (begins before), a 20..40 (ends after), b 32..34
+        let mut b = ProfileBuilder::clipped(10, 30);
+        for e in [
+            enter(1, 0),
+            enter(2, 5),
+            exit(2, 15),
+            enter(2, 20),
+            exit(2, 40),
+            enter(3, 32),
+            exit(3, 34),
+            exit(1, 50),
+        ] {
+            b.event(e);
+        }
+        let (nodes, b) = b.finish();
+        assert_eq!(nodes[0].calls, 0);
+        assert_eq!(nodes[0].inclusive, 20);
+        assert_eq!(nodes[0].exclusive, 20 - 5 - 10);
+        assert_eq!(nodes[0].child_calls, 1);
+        assert_eq!((nodes[1].calls, nodes[1].inclusive), (1, 15));
+        assert_eq!((nodes[2].calls, nodes[2].inclusive), (0, 0));
+        assert_eq!((b.first_ticks, b.last_ticks), (Some(10), 30));
+    }
+
+    #[test]
+    fn clipped_sync_counts_waits_begun_inside_and_holds_inside() {
+        let acquire = |object, kind, wait_ticks, ticks| Event::Acquire {
+            object,
+            kind,
+            wait_ticks,
+            ticks,
+        };
+        let release = |object, kind, ticks| Event::Release {
+            object,
+            kind,
+            ticks,
+        };
+        let mut b = ProfileBuilder::clipped(100, 200);
+        for e in [
+            // mutex 0: waited 90..110 (begins outside), held 110..150
+            acquire(0, 0, 20, 110),
+            release(0, 0, 150),
+            // barrier 1: waited 180..230 (begins inside, ends outside)
+            release(1, 3, 180),
+            acquire(1, 3, 50, 230),
+        ] {
+            b.event(e);
+        }
+        let (_, b) = b.finish();
+        let m = b.sync[0];
+        assert_eq!((m.acquisitions, m.wait, m.hold, m.releases), (0, 10, 40, 1));
+        let bar = b.sync[1];
+        assert_eq!((bar.acquisitions, bar.contended, bar.wait), (1, 1, 20));
+        assert_eq!((bar.releases, bar.hold), (1, 0));
     }
 }

@@ -1,10 +1,17 @@
-//! Aggregations of the model: one table per thread or per process, then the total over everything.
+//! Aggregations of the model: one table per thread or per process, then the total over
+//! everything; and the model of a window of time, rebuilt from the trace.
 
-use crate::model::Model;
+use crate::hash::FastMap;
+use crate::messages::MessageStat;
+use crate::model::{Model, ProcessModel};
+use crate::rebuild::{ProfileBuilder, TickNode};
+use crate::regions::{RegionInfo, RegionTable};
+use crate::selection::Window;
+use crate::sync::SyncStat;
 use crate::tree::CallTree;
 use crate::userstats::{merge_stats, UserStat};
 use crate::AnalysisError;
-use plx_format::RegionKind;
+use plx_format::{Event, RegionKind, Warning, WarningKind, NONE_U32};
 
 /// How to group locations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,4 +115,253 @@ impl Model {
         };
         (tables, total)
     }
+}
+
+impl Model {
+    /// The model of window `w` (global ns, as [`crate::phase_window`] gives it): every traced
+    /// thread's profile, message and synchronization statistics rebuilt from its trace with
+    /// times clipped to the window — a call partly inside counts its time inside only, and is
+    /// counted in `calls` if it begins inside; messages, user event values, acquisitions (their
+    /// wait's beginning) and releases count if they happen inside. Wall time is the part of the
+    /// thread's traced span inside the window; CPU time is unknown (`None`), and user events are
+    /// left out (the trace's values carry no name here). Threads without a trace keep nothing
+    /// and a warning says so. Errors when no process has a trace.
+    pub fn windowed(&self, w: Window) -> Result<Model, AnalysisError> {
+        if !self.processes.iter().any(ProcessModel::has_trace) {
+            return Err(AnalysisError::NoEventTrace(self.dir.clone()));
+        }
+        let mut m = self.clone();
+        let start = w.start_ns.max(0) as u64;
+        let end = w.end_ns.max(0) as u64;
+        let mut warnings = Vec::new();
+        for p in m.processes.iter_mut() {
+            window_process(p, start, end, &mut m.regions, &mut warnings);
+        }
+        m.warnings.extend(warnings);
+        Ok(m)
+    }
+}
+
+/// Global ns of an instant of the process, clamped at 0 (the clipped builder's unit).
+fn global_ns(p: &ProcessModel, ticks: u64) -> u64 {
+    p.rank0_ns(ticks).round().max(0.0) as u64
+}
+
+/// The event with its times in global ns (a wait becomes the ns between its two instants).
+fn event_ns(p: &ProcessModel, ev: Event) -> Event {
+    let t = global_ns(p, ev.ticks());
+    match ev {
+        Event::Enter { region, .. } => Event::Enter { region, ticks: t },
+        Event::Exit { region, .. } => Event::Exit { region, ticks: t },
+        Event::Acquire {
+            object,
+            kind,
+            wait_ticks,
+            ticks,
+        } => Event::Acquire {
+            object,
+            kind,
+            wait_ticks: t.saturating_sub(global_ns(p, ticks.saturating_sub(wait_ticks))),
+            ticks: t,
+        },
+        Event::Release { object, kind, .. } => Event::Release {
+            object,
+            kind,
+            ticks: t,
+        },
+        Event::Send {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ..
+        } => Event::Send {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ticks: t,
+        },
+        Event::Recv {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ..
+        } => Event::Recv {
+            peer,
+            tag,
+            bytes,
+            comm,
+            ticks: t,
+        },
+        Event::Collective {
+            comm,
+            root,
+            bytes_sent,
+            bytes_recv,
+            ..
+        } => Event::Collective {
+            comm,
+            root,
+            bytes_sent,
+            bytes_recv,
+            ticks: t,
+        },
+        // the rest counts only by its time (user values are left out of a window)
+        _ => Event::TimeReset { ticks: t },
+    }
+}
+
+fn window_process(
+    p: &mut ProcessModel,
+    start: u64,
+    end: u64,
+    regions: &mut RegionTable,
+    warnings: &mut Vec<Warning>,
+) {
+    for t in &mut p.threads {
+        t.tree = CallTree::new();
+        t.cpu_s = None;
+        t.wall_s = None;
+        t.messages.clear();
+        t.sync.clear();
+        t.user_events.clear();
+    }
+    if !p.measured {
+        return;
+    }
+    let Some(index) = p.trace.clone().filter(|t| !t.chunks.is_empty()) else {
+        warnings.push(Warning::file(
+            &p.path,
+            WarningKind::MissingFile,
+            format!(
+                "process {} has no trace: it has no data in the window",
+                p.pid
+            ),
+        ));
+        return;
+    };
+    let mut builders: FastMap<u32, ProfileBuilder> = FastMap::default();
+    let mut reader = match index.reader() {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(Warning::file(
+                &index.path,
+                WarningKind::MissingFile,
+                e.to_string(),
+            ));
+            return;
+        }
+    };
+    for info in &index.chunks {
+        let b = builders
+            .entry(info.header.thread)
+            .or_insert_with(|| ProfileBuilder::clipped(start, end));
+        match reader.read(*info) {
+            Ok(events) => {
+                for ev in events {
+                    b.event(event_ns(p, ev));
+                }
+            }
+            Err(w) => {
+                warnings.push(w);
+                break;
+            }
+        }
+    }
+    let mut local: FastMap<u32, u32> = p.region_map.iter().map(|(k, v)| (*k, *v)).collect();
+    for (th, b) in builders {
+        let (nodes, b) = b.finish();
+        let tree = clipped_tree(&nodes, &mut local, regions);
+        let messages = b
+            .messages
+            .iter()
+            .map(|s| MessageStat {
+                region: (s.region != NONE_U32)
+                    .then(|| global_region(&mut local, s.region, regions)),
+                peer: (s.peer != NONE_U32).then(|| p.global_rank(s.peer)),
+                direction: s.direction,
+                comm: s.comm,
+                count: s.count,
+                bytes: s.bytes,
+                min_bytes: s.min_bytes,
+                max_bytes: s.max_bytes,
+            })
+            .collect();
+        let mut sync: Vec<SyncStat> = b
+            .sync
+            .iter()
+            .map(|s| SyncStat {
+                object: s.object,
+                acquisitions: s.acquisitions,
+                contended: s.contended,
+                wait_s: s.wait as f64 * 1e-9,
+                hold_s: s.hold as f64 * 1e-9,
+                releases: s.releases,
+            })
+            .collect();
+        sync.sort_by_key(|s| s.object);
+        let wall = b
+            .first_ticks
+            .map(|f| b.last_ticks.saturating_sub(f) as f64 * 1e-9);
+        if let Some(t) = p.threads.iter_mut().find(|t| t.thread == th) {
+            t.tree = tree;
+            t.messages = messages;
+            t.sync = sync;
+            t.wall_s = wall;
+        }
+    }
+}
+
+fn global_region(local: &mut FastMap<u32, u32>, region: u32, table: &mut RegionTable) -> u32 {
+    *local.entry(region).or_insert_with(|| {
+        table.intern(RegionInfo {
+            name: format!("region {region}"),
+            kind: RegionKind::Function,
+            file: String::new(),
+            line: 0,
+        })
+    })
+}
+
+/// The tree of a clipped rebuild (times in ns), without the callpaths that have neither a call
+/// nor time in the window (nor a descendant that has).
+fn clipped_tree(
+    nodes: &[TickNode],
+    local: &mut FastMap<u32, u32>,
+    table: &mut RegionTable,
+) -> CallTree {
+    let mut keep: Vec<bool> = nodes
+        .iter()
+        .map(|n| n.calls > 0 || n.inclusive > 0)
+        .collect();
+    // children follow their parents: one backward pass keeps the ancestors of kept nodes
+    for i in (0..nodes.len()).rev() {
+        let parent = nodes[i].parent;
+        if keep[i] && parent != NONE_U32 && (parent as usize) < i {
+            keep[parent as usize] = true;
+        }
+    }
+    let mut tree = CallTree::new();
+    let mut map = vec![None::<u32>; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let parent = (n.parent != NONE_U32)
+            .then(|| map.get(n.parent as usize).copied().flatten())
+            .flatten();
+        let region = global_region(local, n.region, table);
+        let m = tree.child(parent, region);
+        tree.add(
+            m,
+            n.calls,
+            n.child_calls,
+            n.inclusive as f64 * 1e-9,
+            n.exclusive as f64 * 1e-9,
+        );
+        map[i] = Some(m);
+    }
+    tree
 }

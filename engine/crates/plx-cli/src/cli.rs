@@ -141,9 +141,15 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Only the subtrees under phase NAME.
+    /// A phase: NAME limits the profiles to the subtrees under the phase region NAME;
+    /// START:END (seconds from the trace's first event, either end may be empty) rebuilds the
+    /// profiles from the trace for that window — time inside it, calls begun inside it.
+    #[arg(long, value_name = "NAME|START:END")]
+    pub phase: Option<plx_analysis::PhaseSpec>,
+    /// One application of a session (its logical view); without it every process of every
+    /// application (the physical view).
     #[arg(long, value_name = "NAME")]
-    pub phase: Option<String>,
+    pub app: Option<String>,
     /// Synchronization objects (mutexes, rwlocks, condition variables, barriers, semaphores,
     /// spin locks, joined threads) sorted by wait time, instead of the profile.
     #[arg(long)]

@@ -1,4 +1,5 @@
-//! CSV output of `plx report`: one row per location and function (or callpath).
+//! CSV output of `plx report`: one row per location and function (or callpath); in a session
+//! a last column names the process's application.
 
 use std::io::{self, Write};
 
@@ -33,8 +34,20 @@ fn cpu(c: Option<f64>) -> String {
     c.map_or_else(String::new, |c| format!("{c:.9}"))
 }
 
+/// `,APP` (the process's application, `all` for the total) in a session, else nothing.
+fn app_field(rep: &Report, t: &Table) -> String {
+    if !rep.model.is_session() {
+        return String::new();
+    }
+    match t.process {
+        None => ",all".to_string(),
+        Some(pi) => format!(",{}", field(rep.model.processes[pi].app_name(rep.model))),
+    }
+}
+
 fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     let (process, thread, host) = location(rep, t);
+    let app = app_field(rep, t);
     let tname = field(rep.thread_name(t));
     let host = field(&host);
     if rep.args.callpath {
@@ -42,7 +55,7 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             let leaf = *r.path.last().expect("a callpath has a leaf");
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{app}",
                 field(rep.name(leaf)),
                 r.calls,
                 r.child_calls,
@@ -56,7 +69,7 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         for r in flat_profile(&t.tree) {
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}{app}",
                 field(rep.name(r.region)),
                 r.calls,
                 r.child_calls,
@@ -78,7 +91,11 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     if rep.args.callpath {
         write!(out, ",callpath")?;
     }
-    writeln!(out, ",cpu_s")?;
+    write!(out, ",cpu_s")?;
+    if rep.model.is_session() {
+        write!(out, ",app")?;
+    }
+    writeln!(out)?;
     for t in &rep.tables {
         table(rep, t, out)?;
     }

@@ -128,6 +128,9 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         }
         let mut obj = serde_json::Map::new();
         obj.insert("pid".into(), json!(p.pid));
+        if rep.model.is_session() {
+            obj.insert("app".into(), json!(p.app_name(rep.model)));
+        }
         obj.insert("rank".into(), json!(p.rank()));
         obj.insert("image".into(), json!(p.image));
         obj.insert("host".into(), json!(p.host));
@@ -178,7 +181,8 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     let mut doc = json!({
         "experiment": rep.model.dir.display().to_string(),
-        "phase": rep.args.phase,
+        "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
+        "app": rep.args.app,
         "processes": processes,
         "total": total,
         "not_measured": not_measured,

@@ -9,7 +9,7 @@ mod text;
 
 use std::io::{BufWriter, Write};
 
-use plx_analysis::{BuildOptions, GroupBy, Model, Table};
+use plx_analysis::{phase_window, BuildOptions, GroupBy, Model, PhaseSpec, ProcessModel, Table};
 
 use crate::cli::{By, Format, ReportArgs};
 use crate::CliError;
@@ -35,7 +35,7 @@ impl Report<'_> {
             return "total (all processes, all threads)".to_string();
         };
         let p = &self.model.processes[pi];
-        let mut s = process_label(p);
+        let mut s = app_process_label(self.model, p);
         if let Some(th) = t.thread {
             let name = p
                 .threads
@@ -81,6 +81,14 @@ pub fn process_label(p: &plx_analysis::ProcessModel) -> String {
     }
 }
 
+/// [`process_label`], prefixed with `app NAME: ` in a session.
+pub fn app_process_label(model: &Model, p: &ProcessModel) -> String {
+    match p.app_name(model) {
+        "" => process_label(p),
+        app => format!("app {app}: {}", process_label(p)),
+    }
+}
+
 /// `1234`, or `1234.2` for the second exec image.
 pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
     if p.image == 0 {
@@ -90,10 +98,50 @@ pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
     }
 }
 
+/// The model of `dir` as the options select it: one application (`--app`), and for `--phase
+/// START:END` rebuilt from the trace for that window. Returns the phase region of `--phase
+/// NAME`.
+pub fn open_model(
+    dir: &std::path::Path,
+    app: Option<&str>,
+    phase: Option<&PhaseSpec>,
+    opts: BuildOptions,
+) -> Result<(Model, Option<u32>), CliError> {
+    let mut model = Model::open(dir, opts)?;
+    if let Some(a) = app {
+        model.select_app(a)?;
+    }
+    match phase {
+        None => Ok((model, None)),
+        Some(PhaseSpec::Named(n)) => {
+            let region = model.phase(n)?;
+            Ok((model, Some(region)))
+        }
+        Some(spec) => {
+            if !model.processes.iter().any(ProcessModel::has_trace) {
+                return Err(CliError::new(
+                    2,
+                    format!(
+                        "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
+                         none: rerun with `plx run --trace`",
+                        dir.display()
+                    ),
+                ));
+            }
+            let window = phase_window(&model, spec)?;
+            Ok((model.windowed(window)?, None))
+        }
+    }
+}
+
 /// Runs `plx report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
-    let model = Model::open(&args.dir, BuildOptions::default())?;
-    let phase = args.phase.as_deref().map(|p| model.phase(p)).transpose()?;
+    let (model, phase) = open_model(
+        &args.dir,
+        args.app.as_deref(),
+        args.phase.as_ref(),
+        BuildOptions::default(),
+    )?;
     let by = match args.by {
         By::Thread => GroupBy::Thread,
         By::Process => GroupBy::Process,
@@ -105,10 +153,11 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         ));
     }
     if args.sync {
-        if args.gprof || args.callpath || args.phase.is_some() {
+        if args.gprof || args.callpath || phase.is_some() {
             return Err(CliError::new(
                 2,
-                "--sync lists synchronization objects: it takes no --gprof, --callpath or --phase"
+                "--sync lists synchronization objects: it takes no --gprof, --callpath or \
+                 --phase NAME (a window, --phase START:END, it does)"
                     .to_string(),
             ));
         }

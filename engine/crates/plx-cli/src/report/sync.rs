@@ -15,7 +15,7 @@ fn location_label(model: &Model, r: &SyncRow) -> String {
         return "total (all processes, all threads)".to_string();
     };
     let p = &model.processes[pi];
-    let mut s = super::process_label(p);
+    let mut s = super::app_process_label(model, p);
     if let Some(th) = r.thread {
         let name = p
             .threads

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use plx_analysis::{callpath_rows, flat_profile, Table};
+use plx_analysis::{callpath_rows, flat_profile, PhaseSpec, Table};
 
 use super::Report;
 use crate::units::{human_opt, human_time};
@@ -125,9 +125,24 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
 
 /// Writes all tables, the total, and throttled regions.
 pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(p) = &rep.args.phase {
-        writeln!(out, "phase \"{p}\" only")?;
-        writeln!(out)?;
+    match &rep.args.phase {
+        Some(PhaseSpec::Named(p)) => {
+            writeln!(out, "phase \"{p}\" only")?;
+            writeln!(out)?;
+        }
+        Some(PhaseSpec::Interval { start_s, end_s }) => {
+            let from = start_s.map_or_else(
+                || "the trace's first event".to_string(),
+                |s| format!("{s} s after the trace's first event"),
+            );
+            let to = end_s.map_or_else(|| "its end".to_string(), |e| format!("{e} s"));
+            writeln!(
+                out,
+                "window from {from} to {to}: times inside it, calls begun inside it; no CPU time"
+            )?;
+            writeln!(out)?;
+        }
+        None => {}
     }
     for p in rep.model.processes.iter().filter(|p| !p.measured) {
         writeln!(
@@ -153,7 +168,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "throttled regions of {}: no longer measured after",
-            super::process_label(p)
+            super::app_process_label(rep.model, p)
         )?;
         for t in &p.throttled {
             writeln!(
