@@ -496,8 +496,13 @@ impl Builder<'_> {
         for loc in 0..self.locs.len() as u32 {
             let st = &self.locs[loc as usize];
             if !st.started {
-                continue;
+                // running through the whole window without an event in it
+                if !(cut && st.before && !st.stack.is_empty()) {
+                    continue;
+                }
+                self.push(loc, w.start_ns, NodeKind::Start);
             }
+            let st = &self.locs[loc as usize];
             let at = if cut && !st.stack.is_empty() {
                 w.end_ns
             } else {
