@@ -457,3 +457,40 @@ fn inter_application_path_crosses_into_the_server_intra_does_not() {
     let path = ib.cp.path.as_ref().unwrap();
     assert_eq!(ib.cp.graph.app_of(path.first), Some(1));
 }
+
+/// Regression: collectives completed before a window's start still count in the numbering of
+/// instances (rank 0 left the first barrier before the window, rank 1 inside it: their second
+/// barriers are one instance).
+#[test]
+fn collectives_before_the_window_keep_their_numbers() {
+    let d = tmp("barrier-window");
+    for r in 0..2u32 {
+        let p = rank(r, 2, &["compute_slow", "compute_fast"]);
+        let (first_exit, f, c) = if r == 0 {
+            (100, 3, 1000)
+        } else {
+            (500, 2, 10_000)
+        };
+        let mut e = EventEncoder::new(0);
+        e.enter(1, 0)
+            .enter(12, 0)
+            .collective(0, NONE_U32, 0, 0, first_exit)
+            .exit(12, first_exit)
+            .enter(f, first_exit)
+            .exit(f, first_exit + c)
+            .enter(12, first_exit + c)
+            .collective(0, NONE_U32, 0, 0, 10_600)
+            .exit(12, 10_600)
+            .exit(1, 10_700);
+        write(&d, p, &[(0, &e)], 10_700);
+    }
+    let w = Window {
+        start_ns: 200,
+        end_ns: i64::MAX,
+    };
+    let r = run(&d, w, Mode::Global, None);
+    assert_eq!(r.cp.length_ns(), 10_500);
+    let t = r.times(Level::Procedure);
+    assert_eq!(t["compute_slow"], 10_000);
+    assert!(!t.contains_key("compute_fast"), "{t:?}");
+}

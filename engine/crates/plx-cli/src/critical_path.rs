@@ -408,6 +408,7 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "app": rep.app.map(|a| rep.model.apps[a as usize].name.clone()).filter(|n| !n.is_empty()),
         "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
         "total_length_s": secs(rep.cp.length_ns()),
+        "elapsed_s": secs(rep.cp.graph.elapsed_ns()),
         "items": items,
         "graph": {
             "events": rep.cp.graph.events,

@@ -105,6 +105,9 @@ pub struct Graph {
     pub events: u64,
     /// The trace's first event, ns (the origin of times shown).
     pub origin_ns: i64,
+    /// The first and last event inside the window, ns (the elapsed time the path is part of;
+    /// 0 and 0 without events).
+    pub span_ns: (i64, i64),
     /// The merge's warnings.
     pub warnings: Vec<Warning>,
 }
@@ -119,6 +122,8 @@ struct LocState {
     before: bool,
     started: bool,
     last_event: i64,
+    /// Inside MPI_Init or MPI_Finalize: (region, its arrival node).
+    init_or_finalize: Option<(u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -159,7 +164,17 @@ struct Builder<'a> {
     /// Threads created inside the window: (start time, child location, parent location).
     starts: Vec<(i64, u32, u32)>,
     next_start: usize,
+    /// Per global region: 0 not classified yet, 1 other, 2 MPI or socket routine, 3 MPI_Init,
+    /// MPI_Init_thread or MPI_Finalize (collective over MPI_COMM_WORLD without an event).
+    class: Vec<u8>,
 }
+
+const OTHER: u8 = 1;
+const ROUTINE: u8 = 2;
+const INIT_FINALIZE: u8 = 3;
+/// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
+const INIT_K: u32 = u32::MAX - 1;
+const FINALIZE_K: u32 = u32::MAX;
 
 impl Graph {
     /// Builds the graph of the merged trace of `model` (read from `exp`) inside `window`: the
@@ -188,6 +203,7 @@ impl Graph {
                 window,
                 events: 0,
                 origin_ns: merge.origin_ns(),
+                span_ns: (i64::MAX, i64::MIN),
                 warnings: Vec::new(),
             },
             locs: vec![LocState::default(); n],
@@ -201,6 +217,7 @@ impl Graph {
             label_index: HashMap::new(),
             starts: Vec::new(),
             next_start: 0,
+            class: Vec::new(),
         };
         b.thread_starts(exp);
         let mut cut = false;
@@ -210,12 +227,32 @@ impl Graph {
                 cut = true;
                 break;
             }
+            if ev.time_ns >= window.start_ns {
+                let s = &mut b.g.span_ns;
+                *s = (s.0.min(ev.time_ns), s.1.max(ev.time_ns));
+            }
             b.event(&merge, ev.location, ev.time_ns, ev.kind);
+        }
+        if b.g.span_ns.0 > b.g.span_ns.1 {
+            b.g.span_ns = (0, 0);
+        } else {
+            // threads running into or out of the window run from its start or to its end
+            if b.locs.iter().any(|l| l.before) {
+                b.g.span_ns.0 = window.start_ns;
+            }
+            if cut {
+                b.g.span_ns.1 = window.end_ns;
+            }
         }
         b.starts_until(i64::MAX);
         b.finish(cut);
         b.g.warnings = merge.warnings().to_vec();
         Ok(b.g)
+    }
+
+    /// Elapsed time of the window's events, ns (to the window's end when the trace goes on).
+    pub fn elapsed_ns(&self) -> i64 {
+        self.span_ns.1 - self.span_ns.0
     }
 
     /// The node's thread's application, `None` for a virtual node.
@@ -312,15 +349,111 @@ impl Builder<'_> {
         i
     }
 
+    fn class(&mut self, merge: &GlobalMerge, r: u32) -> u8 {
+        let i = r as usize;
+        if self.class.len() <= i {
+            self.class.resize(i + 1, 0);
+        }
+        if self.class[i] == 0 {
+            let info = merge.regions().get(r);
+            self.class[i] = match info.kind {
+                RegionKind::Mpi
+                    if matches!(
+                        info.name.as_str(),
+                        "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize"
+                    ) =>
+                {
+                    INIT_FINALIZE
+                }
+                RegionKind::Mpi | RegionKind::Socket => ROUTINE,
+                _ => OTHER,
+            };
+        }
+        self.class[i]
+    }
+
     /// The innermost open MPI or socket routine: (region, enter time).
-    fn routine(&self, merge: &GlobalMerge, loc: u32) -> Option<(u32, i64)> {
-        let regions = merge.regions();
-        self.locs[loc as usize]
-            .stack
-            .iter()
-            .rev()
-            .find(|(r, _)| matches!(regions.get(*r).kind, RegionKind::Mpi | RegionKind::Socket))
-            .copied()
+    fn routine(&mut self, merge: &GlobalMerge, loc: u32) -> Option<(u32, i64)> {
+        let n = self.locs[loc as usize].stack.len();
+        for i in (0..n).rev() {
+            let (r, t) = self.locs[loc as usize].stack[i];
+            if self.class(merge, r) >= ROUTINE {
+                return Some((r, t));
+            }
+        }
+        None
+    }
+
+    /// Adds a member's arrival and departure to the k-th collective on `comm` (a model
+    /// communicator), named `routine`.
+    fn collective(
+        &mut self,
+        merge: &GlobalMerge,
+        comm: u32,
+        k: u32,
+        routine: Option<u32>,
+        a: u32,
+        d: u32,
+    ) {
+        let key = (comm, k);
+        let i = match self.instances.get(&key) {
+            Some(&i) => i,
+            None => {
+                let name = routine.map_or("collective", |r| merge.regions().name(r));
+                let label = self.label(format!(
+                    "{name} on {}",
+                    self.model.comms.get(comm).describe()
+                ));
+                self.inst.push(Instance {
+                    label,
+                    ..Instance::default()
+                });
+                self.instances.insert(key, self.inst.len() - 1);
+                self.inst.len() - 1
+            }
+        };
+        self.inst[i].arrivals.push(a);
+        self.inst[i].departures.push(d);
+    }
+
+    /// MPI_Init and MPI_Finalize synchronize every rank without a collective event: their
+    /// entry is an arrival, their exit a departure of an instance on MPI_COMM_WORLD.
+    fn init_or_finalize(&mut self, merge: &GlobalMerge, loc: u32, t: i64, kind: &EventKind) {
+        let (region, enter) = match *kind {
+            EventKind::Enter { region } => (region, true),
+            EventKind::Exit { region } => (region, false),
+            _ => return,
+        };
+        if self.class(merge, region) != INIT_FINALIZE {
+            return;
+        }
+        let li = loc as usize;
+        if enter {
+            let a = self.push(loc, t, NodeKind::Arrive);
+            self.locs[li].init_or_finalize = Some((region, a));
+            return;
+        }
+        let Some((r, a)) = self.locs[li]
+            .init_or_finalize
+            .take()
+            .filter(|(r, _)| *r == region)
+        else {
+            return;
+        };
+        let d = self.push(loc, t, NodeKind::Depart);
+        let p = &self.model.processes[self.g.locations[li].process];
+        let Some(&world) = p.comms.get(&0) else {
+            return;
+        };
+        if p.mpi.is_none() || self.model.comms.get(world).ranks.len() < 2 {
+            return;
+        }
+        let k = if merge.regions().name(r) == "MPI_Finalize" {
+            FINALIZE_K
+        } else {
+            INIT_K
+        };
+        self.collective(merge, world, k, Some(r), a, d);
     }
 
     /// A wait-start node at `at` unless the thread's last node is already there or later.
@@ -335,9 +468,13 @@ impl Builder<'_> {
         let w = self.g.window;
         let li = loc as usize;
         if t < w.start_ns {
-            // before the window: only the call stack matters
+            // before the window: only the call stack and the collectives' numbering matter
             self.locs[li].before = true;
             self.stack(loc, t, &kind);
+            if let EventKind::Collective { comm: Some(c), .. } = kind {
+                let process = self.g.locations[li].process as u32;
+                *self.coll_count.entry((process, c)).or_insert(0) += 1;
+            }
             return;
         }
         self.starts_until(t);
@@ -348,7 +485,10 @@ impl Builder<'_> {
         }
         self.locs[li].last_event = t;
         match kind {
-            EventKind::Enter { .. } | EventKind::Exit { .. } => self.stack(loc, t, &kind),
+            EventKind::Enter { .. } | EventKind::Exit { .. } => {
+                self.stack(loc, t, &kind);
+                self.init_or_finalize(merge, loc, t, &kind);
+            }
             EventKind::User { .. } => {}
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
@@ -383,26 +523,9 @@ impl Builder<'_> {
                 }
                 let process = self.g.locations[li].process as u32;
                 let k = self.coll_count.entry((process, comm)).or_insert(0);
-                let key = (comm, *k);
+                let kk = *k;
                 *k += 1;
-                let i = match self.instances.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let name = routine.map_or("collective", |(r, _)| merge.regions().name(r));
-                        let label = self.label(format!(
-                            "{name} on {}",
-                            self.model.comms.get(comm).describe()
-                        ));
-                        self.inst.push(Instance {
-                            label,
-                            ..Instance::default()
-                        });
-                        self.instances.insert(key, self.inst.len() - 1);
-                        self.inst.len() - 1
-                    }
-                };
-                self.inst[i].arrivals.push(a);
-                self.inst[i].departures.push(d);
+                self.collective(merge, comm, kk, routine.map(|(r, _)| r), a, d);
             }
             EventKind::Acquire {
                 object,
@@ -504,7 +627,13 @@ impl Builder<'_> {
             }
             let st = &self.locs[loc as usize];
             let at = if cut && !st.stack.is_empty() {
-                w.end_ns
+                // inside a routine that completes after the window: its time in the window is
+                // waiting for something the graph does not show
+                let open = st
+                    .stack
+                    .iter()
+                    .find(|(r, _)| self.class.get(*r as usize).is_some_and(|&c| c >= ROUTINE));
+                open.map_or(w.end_ns, |&(_, e)| e.max(w.start_ns))
             } else {
                 st.last_event.min(w.end_ns)
             };
