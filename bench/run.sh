@@ -105,6 +105,11 @@ fi
 merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p plx-analysis --test merge \
   -- --ignored --nocapture 2>/dev/null | grep '^merge+match+profile' || true)
 
+# the critical path (graph + longest path + profile) against the merge alone, same trace, same
+# run: 12.8 M events across 16 locations (8 ranks x 2 threads, messages and lock handoffs)
+cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test -q --release -p plx-analysis \
+  --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
@@ -132,6 +137,12 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
     echo "Engine, global merge (plx-analysis merge benchmark, synthetic MPI trace):"
     echo
     echo "    $merge_line"
+    echo
+  fi
+  if [ -n "$cp_line" ]; then
+    echo "Engine, critical path (plx-analysis critpath_bench, synthetic MPI trace):"
+    echo
+    echo "    $cp_line"
     echo
   fi
   if [ -n "$mpi_rows" ]; then

@@ -78,7 +78,9 @@ def experiments(tmp_path_factory):
     return out
 
 
-LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective)\s+(.*)$")
+LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective|acquire|release|ssend|srecv)\s+(.*)$")
+# events the text export shows that the other formats leave out
+SYNC_AND_STREAM = ("acquire", "release", "ssend", "srecv")
 
 
 class TextExport:
@@ -88,6 +90,7 @@ class TextExport:
         self.events = defaultdict(list)
         self.total = None
         self.locations = {}  # label -> (who, thread name)
+        self.skipped = 0  # synchronization and stream events (only the text export has them)
         for line in Path(path).read_text().splitlines():
             if line.startswith("#"):
                 m = re.match(r"^#\s+(\S+)\s+(.*) thread (\d+) \"(.*)\"$", line)
@@ -102,7 +105,12 @@ class TextExport:
             _, label, kind, rest = m.groups()
             # enter/exit: the region is the rest; others: the region then two spaces and details
             region = rest if kind in ("enter", "exit") else rest.split("  ")[0]
+            if kind in SYNC_AND_STREAM:
+                self.skipped += 1
+                continue
             self.events[label].append((kind, region))
+        if self.total is not None:
+            self.total -= self.skipped  # the count the other formats hold
 
     def counts(self):
         return {loc: Counter(k for k, _ in evs) for loc, evs in self.events.items()}

@@ -48,6 +48,12 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
                 format!("recv from {peer} msg {:?}", message.map(|l| l.id))
             }
             EventKind::Collective { .. } => "collective".to_string(),
+            EventKind::Acquire {
+                object, wait_ns, ..
+            } => format!("acquire {object} waited {wait_ns}"),
+            EventKind::Release { object, .. } => format!("release {object}"),
+            EventKind::StreamSend { end, .. } => format!("ssend {end}"),
+            EventKind::StreamRecv { end, .. } => format!("srecv {end}"),
         };
         out.push(format!("{t} {loc} {what}"));
     }
@@ -562,4 +568,43 @@ fn merge_match_profile_throughput() {
     assert_eq!(clock.violations_after, 0);
     assert!(stats.peak_resident_chunks <= 16);
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Acquire, release and the stream events go through the merge (they were dropped before the
+/// critical path needed them); a wait in ticks becomes ns by the process's clock.
+#[test]
+fn sync_and_stream_events_are_in_the_merged_stream() {
+    let d = tmp("sync-stream");
+    let mut p = SynthProcess::new("h", 10, &["app"]);
+    p.functions(&[(1, "main"), (2, "worker")])
+        .thread(0, 10, "main", 0)
+        .thread(1, 11, "worker", 0);
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 0)
+        .release(3, 0, 10)
+        .stream_send(0xabc, 100, 100, 20)
+        .exit(1, 50);
+    p.chunk(0, &m);
+    let mut w = EventEncoder::new(0);
+    w.enter(2, 5)
+        .acquire(3, 0, 7, 12)
+        .stream_recv(0xabc, 60, 60, 30)
+        .exit(2, 40);
+    p.chunk(1, &w);
+    p.end(100, 0);
+    p.write(&d).unwrap();
+    let (got, _) = lines(&d, MergeOptions::default());
+    assert_eq!(
+        got,
+        [
+            "0 10.0 enter main",
+            "5 10.1 enter worker",
+            "10 10.0 release 3",
+            "12 10.1 acquire 3 waited 7",
+            "20 10.0 ssend 100",
+            "30 10.1 srecv 60",
+            "40 10.1 exit worker",
+            "50 10.0 exit main",
+        ]
+    );
 }

@@ -1,23 +1,442 @@
-//! `plx critical-path`.
+//! `plx critical-path`: the critical path of the trace's program activity graph (intra-, inter-application or global) and its profile by procedure, thread, process or machine, as text, CSV or JSON.
 
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+use plx_analysis::critpath::{location_name, profile, CriticalPath, Item, Level, Mode, Segment};
+use plx_analysis::{
+    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, PhaseSpec, Window,
+};
+use plx_format::Experiment;
+use serde_json::{json, Value};
+
+use crate::cli::Format;
+use crate::report::csv::field;
 use crate::CliError;
+
+/// `--mode`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    /// One application in isolation (needs --app in a session of several): arcs to and from
+    /// other applications ignored.
+    Intra,
+    /// One application and what delayed it in the others: the path begins and ends in it.
+    Inter,
+    /// Every application, every arc.
+    Global,
+}
+
+/// `--level`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelArg {
+    /// Functions (their exclusive time in the path's CPU segments) and transfers between threads.
+    Procedure,
+    /// Threads.
+    Thread,
+    /// Processes.
+    Process,
+    /// Machines.
+    Machine,
+}
 
 /// `plx critical-path`.
 #[derive(clap::Args, Debug)]
 pub struct CriticalPathArgs {
-    /// Experiment or session directory.
+    /// Experiment or session directory (recorded with `plx run --trace`).
     pub dir: PathBuf,
+    /// The application whose path is wanted (a session's application name).
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
+    /// intra, inter or global [default: intra with --app, else global].
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// What the profile's rows are.
+    #[arg(long, value_enum, default_value_t = LevelArg::Procedure)]
+    pub level: LevelArg,
+    /// Only this phase: a phase region's name, or START:END in seconds from the trace's first
+    /// event (its start is the graph's initial node, its end the terminal).
+    #[arg(long, value_name = "PHASE", value_parser = parse_phase)]
+    pub phase: Option<PhaseSpec>,
+    /// Only the N largest rows.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Also list the path's segments (with --format csv: the segments instead of the profile).
+    #[arg(long)]
+    pub path: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn parse_phase(s: &str) -> Result<PhaseSpec, String> {
+    s.parse()
+}
+
+/// Everything the outputs show.
+struct Report<'a> {
+    args: &'a CriticalPathArgs,
+    model: &'a Model,
+    mode: Mode,
+    level: Level,
+    app: Option<u32>,
+    cp: CriticalPath,
+    items: Vec<Item>,
 }
 
 /// Runs `plx critical-path`.
 pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
-    Err(CliError::new(
-        2,
-        format!(
-            "{}: plx critical-path is not available yet",
-            args.dir.display()
+    let exp = Experiment::open(&args.dir).map_err(AnalysisError::from)?;
+    let model = Model::build(
+        &exp,
+        BuildOptions {
+            rebuild_from_trace: false,
+            resolve_sources: true,
+        },
+    );
+    if !model.processes.iter().any(|p| p.has_trace()) {
+        return Err(AnalysisError::NoEventTrace(args.dir.clone()).into());
+    }
+    for w in model.report_warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    let several = model.apps.len() > 1;
+    let app = match &args.app {
+        Some(name) => Some(
+            model
+                .apps
+                .iter()
+                .position(|a| &a.name == name)
+                .ok_or_else(|| no_such_app(&model, name))? as u32,
         ),
-    ))
+        None => None,
+    };
+    let mode = match (args.mode, app) {
+        (Some(ModeArg::Global), _) | (None, None) => Mode::Global,
+        (Some(ModeArg::Intra), _) | (None, Some(_)) => Mode::Intra,
+        (Some(ModeArg::Inter), _) => Mode::Inter,
+    };
+    if mode != Mode::Global && app.is_none() && several {
+        let names: Vec<&str> = model.apps.iter().map(|a| a.name.as_str()).collect();
+        return Err(CliError::new(
+            2,
+            format!(
+                "--mode {} needs --app NAME in a session of several applications ({})",
+                mode.as_str(),
+                names.join(", ")
+            ),
+        ));
+    }
+    // one application: intra and inter are the global path
+    let app = app.or((!several).then_some(0));
+    let window = match &args.phase {
+        Some(p) => phase_window(&model, p)?,
+        None => Window::ALL,
+    };
+    let opts = MergeOptions::default();
+    let cp = CriticalPath::compute(&model, &exp, window, mode, app, opts)?;
+    for w in &cp.graph.warnings {
+        eprintln!("plx: warning: {w}");
+    }
+    if let Some(p) = cp.path.as_ref().filter(|p| p.cycles_broken > 0) {
+        eprintln!(
+            "plx: warning: {} dependence(s) ignored to break cycles in the activity graph (clocks that contradict the order of events)",
+            p.cycles_broken
+        );
+    }
+    if cp.path.is_none() {
+        return Err(CliError::new(
+            1,
+            format!(
+                "{}: no critical path: no traced thread{} has events{}",
+                args.dir.display(),
+                app.filter(|_| several).map_or(String::new(), |a| format!(
+                    " of application {}",
+                    model.apps[a as usize].name
+                )),
+                if args.phase.is_some() {
+                    " in the phase"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let level = match args.level {
+        LevelArg::Procedure => Level::Procedure,
+        LevelArg::Thread => Level::Thread,
+        LevelArg::Process => Level::Process,
+        LevelArg::Machine => Level::Machine,
+    };
+    let mut items = profile(&model, &exp, &cp.graph, &cp.segments, level, opts)?;
+    if let Some(n) = args.top {
+        items.truncate(n);
+    }
+    let rep = Report {
+        args,
+        model: &model,
+        mode,
+        level,
+        app,
+        cp,
+        items,
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Text => text(&rep, &mut out)?,
+        Format::Csv if args.path => path_csv(&rep, &mut out)?,
+        Format::Csv => csv(&rep, &mut out)?,
+        Format::Json => json(&rep, &mut out)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn no_such_app(model: &Model, name: &str) -> CliError {
+    let names: Vec<&str> = model
+        .apps
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let there = if names.is_empty() {
+        "this is one experiment, not a session".to_string()
+    } else {
+        format!("the session has {}", names.join(", "))
+    };
+    AnalysisError::NoSuchApp(name.to_string(), there).into()
+}
+
+fn secs(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn percent(rep: &Report, ns: i64) -> f64 {
+    let total = rep.cp.length_ns();
+    if total > 0 {
+        ns as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    }
+}
+
+/// `Procedure-level Inter-Application Critical Path (client)`.
+fn title(rep: &Report) -> String {
+    let level = match rep.level {
+        Level::Procedure => "Procedure",
+        Level::Thread => "Thread",
+        Level::Process => "Process",
+        Level::Machine => "Machine",
+    };
+    let mode = match rep.mode {
+        Mode::Intra => "Intra-Application",
+        Mode::Inter => "Inter-Application",
+        Mode::Global => "Global",
+    };
+    let app = rep
+        .app
+        .map(|a| rep.model.apps[a as usize].name.as_str())
+        .filter(|n| !n.is_empty() && rep.mode != Mode::Global)
+        .map_or(String::new(), |n| format!(" ({n})"));
+    format!("{level}-level {mode} Critical Path{app}")
+}
+
+fn loc_text(item: &Item) -> &str {
+    item.location.as_deref().unwrap_or("ALL")
+}
+
+fn seg_loc(rep: &Report, s: &Segment) -> (String, String) {
+    let name = |l: u32| {
+        location_name(
+            rep.model,
+            &rep.cp.graph.locations[l as usize],
+            Level::Thread,
+        )
+    };
+    (name(s.location), s.from.map_or(String::new(), name))
+}
+
+fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", title(rep))?;
+    let total = rep.cp.length_ns();
+    let procedure = rep.level == Level::Procedure;
+    let names: Vec<&str> = rep.items.iter().map(|i| i.name.as_str()).collect();
+    let lw = if procedure {
+        rep.items
+            .iter()
+            .map(|i| loc_text(i).len())
+            .max()
+            .unwrap_or(3)
+            .max("location".len())
+    } else {
+        0
+    };
+    let nw = names
+        .iter()
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0)
+        .max("TOTAL LENGTH".len())
+        .max("item".len());
+    if procedure {
+        writeln!(
+            out,
+            "{:<lw$}  {:<nw$}  {:>12}  {:>7}",
+            "location", "function", "time s", "%time"
+        )?;
+        writeln!(
+            out,
+            "{:<lw$}  {:<nw$}  {:>12.6}",
+            "",
+            "TOTAL LENGTH",
+            secs(total)
+        )?;
+    } else {
+        writeln!(out, "{:<nw$}  {:>12}  {:>7}", "item", "time s", "%time")?;
+        writeln!(out, "{:<nw$}  {:>12.6}", "TOTAL LENGTH", secs(total))?;
+    }
+    for (i, name) in rep.items.iter().zip(&names) {
+        let p = percent(rep, i.time_ns);
+        if procedure {
+            writeln!(
+                out,
+                "{:<lw$}  {name:<nw$}  {:>12.6}  {p:>7.2}",
+                loc_text(i),
+                secs(i.time_ns)
+            )?;
+        } else {
+            writeln!(out, "{name:<nw$}  {:>12.6}  {p:>7.2}", secs(i.time_ns))?;
+        }
+    }
+    if rep.args.path {
+        let origin = rep.cp.graph.origin_ns;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "path ({} segments; times in s since the first event):",
+            rep.cp.segments.len()
+        )?;
+        writeln!(
+            out,
+            "{:>12}  {:>12}  {:>12}  {:<5} location / what",
+            "start", "end", "time", "kind"
+        )?;
+        for s in &rep.cp.segments {
+            let (to, from) = seg_loc(rep, s);
+            let whence = if from.is_empty() {
+                to
+            } else {
+                format!("{from} -> {to}")
+            };
+            writeln!(
+                out,
+                "{:>12.6}  {:>12.6}  {:>12.6}  {:<5} {whence}  {}",
+                secs(s.start_ns - origin),
+                secs(s.end_ns - origin),
+                secs(s.length_ns()),
+                s.kind.as_str(),
+                s.what
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn csv(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let level = rep.level.as_str();
+    writeln!(out, "level,kind,name,location,time_s,percent")?;
+    writeln!(
+        out,
+        "{level},total,TOTAL LENGTH,ALL,{:.9},100.00",
+        secs(rep.cp.length_ns())
+    )?;
+    for i in &rep.items {
+        writeln!(
+            out,
+            "{level},{},{},{},{:.9},{:.2}",
+            i.kind.as_str(),
+            field(&i.name),
+            field(loc_text(i)),
+            secs(i.time_ns),
+            percent(rep, i.time_ns)
+        )?;
+    }
+    Ok(())
+}
+
+fn path_csv(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let origin = rep.cp.graph.origin_ns;
+    writeln!(out, "kind,location,from,start_s,end_s,time_s,what")?;
+    for s in &rep.cp.segments {
+        let (to, from) = seg_loc(rep, s);
+        writeln!(
+            out,
+            "{},{},{},{:.9},{:.9},{:.9},{}",
+            s.kind.as_str(),
+            field(&to),
+            field(&from),
+            secs(s.start_ns - origin),
+            secs(s.end_ns - origin),
+            secs(s.length_ns()),
+            field(&s.what)
+        )?;
+    }
+    Ok(())
+}
+
+fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let origin = rep.cp.graph.origin_ns;
+    let items: Vec<Value> = rep
+        .items
+        .iter()
+        .map(|i| {
+            json!({
+                "kind": i.kind.as_str(),
+                "name": i.name,
+                "location": loc_text(i),
+                "time_s": secs(i.time_ns),
+                "percent": percent(rep, i.time_ns),
+            })
+        })
+        .collect();
+    let path = rep.cp.path.as_ref();
+    let mut doc = json!({
+        "title": title(rep),
+        "level": rep.level.as_str(),
+        "mode": rep.mode.as_str(),
+        "app": rep.app.map(|a| rep.model.apps[a as usize].name.clone()).filter(|n| !n.is_empty()),
+        "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
+        "total_length_s": secs(rep.cp.length_ns()),
+        "elapsed_s": secs(rep.cp.graph.elapsed_ns()),
+        "items": items,
+        "graph": {
+            "events": rep.cp.graph.events,
+            "nodes": rep.cp.graph.nodes.len(),
+            "path_arcs": path.map_or(0, |p| p.arcs.len()),
+            "cycles_broken": path.map_or(0, |p| p.cycles_broken),
+        },
+    });
+    if rep.args.path {
+        let segs: Vec<Value> = rep
+            .cp
+            .segments
+            .iter()
+            .map(|s| {
+                let (to, from) = seg_loc(rep, s);
+                json!({
+                    "kind": s.kind.as_str(),
+                    "location": to,
+                    "from": (!from.is_empty()).then_some(from),
+                    "start_s": secs(s.start_ns - origin),
+                    "end_s": secs(s.end_ns - origin),
+                    "time_s": secs(s.length_ns()),
+                    "what": s.what,
+                })
+            })
+            .collect();
+        doc["path"] = Value::Array(segs);
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
 }

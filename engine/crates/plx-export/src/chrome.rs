@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use plx_analysis::{EventKind, GlobalMerge};
+use plx_format::SyncKind;
 
 use crate::nesting::Stacks;
 use crate::text::comm_token;
@@ -281,6 +282,12 @@ impl<'a> Writer<'a> {
                 .unwrap_or_else(|| comm_token(c))
         };
         while let Some(e) = merge.next_event() {
+            if matches!(
+                e.kind,
+                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+            ) {
+                continue;
+            }
             n += 1;
             let li = e.location;
             let t = e.time_ns;
@@ -374,6 +381,28 @@ impl<'a> Writer<'a> {
                         json_str(&comm_name(comm))
                     ))?;
                 }
+                EventKind::Acquire {
+                    object,
+                    kind,
+                    wait_ns,
+                } => {
+                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+                    let kind = SyncKind::from_u8(kind).as_str();
+                    self.event(format_args!(
+                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"acquire {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\",\"wait_us\":{}}}}}",
+                        us(t - self.origin),
+                        us(wait_ns as i64)
+                    ))?;
+                }
+                EventKind::Release { object, kind } => {
+                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+                    let kind = SyncKind::from_u8(kind).as_str();
+                    self.event(format_args!(
+                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"release {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\"}}}}",
+                        us(t - self.origin)
+                    ))?;
+                }
+                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {}
             }
         }
         // regions still open end at their thread's last event

@@ -155,3 +155,16 @@ fn stream<'a>(target: Target<'a>, format: &str) -> Result<&'a mut dyn Write, Exp
         ))),
     }
 }
+
+/// Synchronization and stream events: in the merged stream, but only the text export (and
+/// Chrome's acquire/release markers) shows them.
+pub(crate) fn is_sync_or_stream(kind: &plx_analysis::EventKind) -> bool {
+    use plx_analysis::EventKind;
+    matches!(
+        kind,
+        EventKind::Acquire { .. }
+            | EventKind::Release { .. }
+            | EventKind::StreamSend { .. }
+            | EventKind::StreamRecv { .. }
+    )
+}

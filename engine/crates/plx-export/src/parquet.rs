@@ -23,6 +23,7 @@ use parquet::file::writer::SerializedFileWriter;
 
 use plx_analysis::{EventKind, GlobalMerge};
 
+use crate::is_sync_or_stream;
 use crate::nesting::Stacks;
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
 
@@ -87,6 +88,10 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
     let mut n = 0u64;
 
     while let Some(e) = merge.next_event() {
+        // the tables (and the OTF2 written from them) hold MPI and region events only
+        if is_sync_or_stream(&e.kind) {
+            continue;
+        }
         n += 1;
         let li = e.location;
         let (process, rank, thread) = locs[li as usize];
@@ -106,6 +111,10 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             EventKind::Send { .. } => (K_SEND, stacks.top(li)),
             EventKind::Recv { .. } => (K_RECV, stacks.top(li)),
             EventKind::Collective { .. } => (K_COLLECTIVE, stacks.top(li)),
+            EventKind::Acquire { .. }
+            | EventKind::Release { .. }
+            | EventKind::StreamSend { .. }
+            | EventKind::StreamRecv { .. } => unreachable!("skipped above"),
         };
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
@@ -117,7 +126,12 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         let (mut peer, mut tag, mut bytes, mut bytes_recv, mut comm) = (None, None, None, None, None);
         let (mut root, mut message, mut value, mut user) = (None, None, None, None);
         match e.kind {
-            EventKind::Enter { .. } | EventKind::Exit { .. } => {}
+            EventKind::Enter { .. }
+            | EventKind::Exit { .. }
+            | EventKind::Acquire { .. }
+            | EventKind::Release { .. }
+            | EventKind::StreamSend { .. }
+            | EventKind::StreamRecv { .. } => {}
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 
 use plx_analysis::{EventKind, GlobalMerge};
 
+use crate::is_sync_or_stream;
 use crate::nesting::Stacks;
 use crate::tau::nodes;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
@@ -372,6 +373,9 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
     let origin = merge.origin_ns();
     let mut n = 0u64;
     while let Some(e) = merge.next_event() {
+        if is_sync_or_stream(&e.kind) {
+            continue;
+        }
         // definitions first: regions and user events the merge met since
         let regions = merge.regions().all();
         while regions_written < regions.len() {
@@ -458,6 +462,11 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
                 };
                 writeln!(out, "\"User Event\" {{ {node}, {thread}, {t}, {event}, {v} }};;")?;
             }
+            // skipped above: SDDF (the JPVS record set) has no records for these
+            EventKind::Acquire { .. }
+            | EventKind::Release { .. }
+            | EventKind::StreamSend { .. }
+            | EventKind::StreamRecv { .. } => {}
         }
     }
     let clock = merge.clock_report();

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use plx_analysis::{EventKind, GlobalMerge};
+use plx_format::SyncKind;
 
 use crate::nesting::Stacks;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
@@ -105,6 +106,32 @@ impl Exporter for Text {
                     here(&stacks),
                     comm_token(comm),
                     root.map_or("-".to_string(), |r| r.to_string())
+                ),
+                EventKind::Acquire {
+                    object,
+                    kind,
+                    wait_ns,
+                } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} acquire    {}  object={object} kind={} wait_ns={wait_ns}",
+                    here(&stacks),
+                    SyncKind::from_u8(kind).as_str()
+                ),
+                EventKind::Release { object, kind } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} release    {}  object={object} kind={}",
+                    here(&stacks),
+                    SyncKind::from_u8(kind).as_str()
+                ),
+                EventKind::StreamSend { stream, end, bytes } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} ssend      {}  stream={stream:016x} end={end} bytes={bytes}",
+                    here(&stacks)
+                ),
+                EventKind::StreamRecv { stream, end, bytes } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} srecv      {}  stream={stream:016x} end={end} bytes={bytes}",
+                    here(&stacks)
                 ),
             };
             r.map_err(&io)?;

@@ -511,6 +511,26 @@ impl EventEncoder {
         self
     }
 
+    /// Appends a stream send (subtype 8) at `ticks`: `bytes` written to direction `stream`,
+    /// `end` bytes written to it so far.
+    pub fn stream_send(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
+        self.stream(SUBTYPE_STREAM_SEND, stream, end, bytes, ticks)
+    }
+
+    /// Appends a stream receive (subtype 9) at `ticks`: `bytes` read from direction `stream`,
+    /// `end` bytes read from it so far.
+    pub fn stream_recv(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
+        self.stream(SUBTYPE_STREAM_RECV, stream, end, bytes, ticks)
+    }
+
+    fn stream(&mut self, subtype: u8, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
+        let d = self.delta(ticks);
+        self.words
+            .push(extended_word(subtype, STREAM_PAYLOAD_WORDS, d));
+        self.words.extend_from_slice(&[stream, end, bytes]);
+        self
+    }
+
     /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
     /// its exit.
     pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {

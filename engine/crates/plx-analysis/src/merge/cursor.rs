@@ -44,7 +44,8 @@ impl MergeStats {
 /// Which events a cursor yields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Filter {
-    /// Enter, exit, user, send, receive, collective.
+    /// Enter, exit, user, send, receive, collective, acquire, release, stream send and
+    /// receive.
     All,
     /// Send and receive only.
     Messages,
@@ -133,16 +134,8 @@ impl Cursor {
                     break;
                 };
                 let keep = match (ev, self.filter) {
-                    // synchronization and CPU events are not part of the merged stream yet
-                    (
-                        Event::TimeReset { .. }
-                        | Event::Acquire { .. }
-                        | Event::Release { .. }
-                        | Event::Cpu { .. }
-                        | Event::StreamSend { .. }
-                        | Event::StreamRecv { .. },
-                        _,
-                    ) => false,
+                    // CPU events are not part of the merged stream (profiles read them)
+                    (Event::TimeReset { .. } | Event::Cpu { .. }, _) => false,
                     (Event::Unknown { subtype, .. }, _) => {
                         self.damage.unknown += 1;
                         self.damage.unknown_subtypes |= 1 << subtype.min(63);

@@ -172,6 +172,41 @@ pub enum EventKind {
         /// Bytes received.
         bytes_recv: u64,
     },
+    /// A synchronization object taken, or a wait on one ended.
+    Acquire {
+        /// Process-local object id ([`ProcessModel::sync_objects`]).
+        object: u32,
+        /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
+        kind: u8,
+        /// Time blocked before it, ns.
+        wait_ns: u64,
+    },
+    /// A synchronization object released, posted or signalled (a thread's end releases its
+    /// own thread object, kind 6).
+    Release {
+        /// Process-local object id.
+        object: u32,
+        /// Object kind.
+        kind: u8,
+    },
+    /// Bytes written to a traced stream socket (one direction of a TCP connection).
+    StreamSend {
+        /// The direction's id (the same in the writer's and the reader's process).
+        stream: u64,
+        /// Bytes written to this direction so far, this write's included.
+        end: u64,
+        /// Bytes this write moved.
+        bytes: u64,
+    },
+    /// Bytes read from a traced stream socket.
+    StreamRecv {
+        /// The direction's id.
+        stream: u64,
+        /// Bytes read from this direction so far, this read's included.
+        end: u64,
+        /// Bytes this read moved.
+        bytes: u64,
+    },
 }
 
 /// One event of the merged stream.
@@ -759,16 +794,29 @@ impl<'m> GlobalMerge<'m> {
                 bytes_sent,
                 bytes_recv,
             },
-            Event::TimeReset { .. }
-            | Event::Unknown { .. }
-            | Event::Acquire { .. }
-            | Event::Release { .. }
-            | Event::Cpu { .. }
-            | Event::StreamSend { .. }
-            | Event::StreamRecv { .. } => {
-                unreachable!(
-                    "cursors drop time resets, unknown, synchronization, CPU and stream events"
-                )
+            Event::Acquire {
+                object,
+                kind,
+                wait_ticks,
+                ..
+            } => {
+                let p = &self.model.processes[self.slots[si as usize].model_index];
+                let waited = wait_ticks as f64 * p.clock_map.ns_per_tick();
+                EventKind::Acquire {
+                    object,
+                    kind,
+                    wait_ns: round_ns(waited).max(0) as u64,
+                }
+            }
+            Event::Release { object, kind, .. } => EventKind::Release { object, kind },
+            Event::StreamSend {
+                stream, end, bytes, ..
+            } => EventKind::StreamSend { stream, end, bytes },
+            Event::StreamRecv {
+                stream, end, bytes, ..
+            } => EventKind::StreamRecv { stream, end, bytes },
+            Event::TimeReset { .. } | Event::Unknown { .. } | Event::Cpu { .. } => {
+                unreachable!("cursors drop time resets, unknown and CPU events")
             }
         };
         self.stats.events += 1;

@@ -1,0 +1,689 @@
+//! The program activity graph built from the merged stream: nodes at each thread's communication points, thread arcs between consecutive nodes, remote arcs for messages, stream bytes, lock handoffs, joins, thread creation and collectives.
+//!
+//! Invariants: a thread's nodes are created in its event order and their times never go back
+//! (a node is clamped to the thread's previous node); a node has at most one thread
+//! predecessor (`prev`) and one remote predecessor (`remote`), except a collective's virtual
+//! node, whose predecessors are the members' arrivals ([`Graph::members`]).
+
+use std::collections::HashMap;
+
+use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
+
+use crate::merge::{EventKind, GlobalMerge, MergeOptions, TraceLocation};
+use crate::model::Model;
+use crate::selection::Window;
+use crate::AnalysisError;
+
+/// No node.
+pub const NONE: u32 = NONE_U32;
+
+/// What a node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A thread's first node (its start, or the window's start).
+    Start,
+    /// A thread's last node (its last event, or the window's end).
+    End,
+    /// The creating thread at the moment a thread it created started.
+    Fork,
+    /// An MPI message left.
+    Send,
+    /// The entry of the routine in which a receive, or the moment at which a lock wait, began.
+    WaitStart,
+    /// An MPI receive completed.
+    Recv,
+    /// Entry of a collective routine.
+    Arrive,
+    /// Exit of a collective routine.
+    Depart,
+    /// A collective instance's last arrival (no thread: its predecessors are all arrivals).
+    Collective,
+    /// Bytes written to a stream.
+    StreamSend,
+    /// Bytes read from a stream.
+    StreamRecv,
+    /// A lock taken or a wait ended after blocking.
+    Acquire,
+    /// A lock released, a semaphore posted, a condition signalled, a thread ended.
+    Release,
+}
+
+/// The kind of a node's remote arc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcKind {
+    /// No remote predecessor.
+    None,
+    /// An MPI message from its send.
+    Msg,
+    /// Stream bytes from the write that held them.
+    Stream,
+    /// A lock handoff, a semaphore, a condition or a join (label: the object).
+    Sync,
+    /// Thread creation.
+    Fork,
+    /// From a collective's virtual node (label: routine and communicator).
+    Collective,
+}
+
+/// One node of the program activity graph.
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    /// Global time, ns.
+    pub time_ns: i64,
+    /// The thread (index into [`Graph::locations`]); [`NONE`] for a collective's virtual node.
+    pub loc: u32,
+    /// The thread's previous node, [`NONE`] for its first.
+    pub prev: u32,
+    /// The remote predecessor ([`NONE`] if none); for a virtual node, its index into
+    /// [`Graph::members`].
+    pub remote: u32,
+    /// What it is.
+    pub kind: NodeKind,
+    /// What its remote arc is.
+    pub arc: ArcKind,
+    /// For Sync and Collective arcs (and virtual nodes), index into [`Graph::labels`].
+    pub label: u32,
+}
+
+/// The program activity graph of an experiment (all applications: the modes choose the part
+/// they use).
+#[derive(Debug, Clone)]
+pub struct Graph {
+    /// Nodes; each thread's in time order.
+    pub nodes: Vec<Node>,
+    /// Predecessors (arrivals) of each virtual collective node.
+    pub members: Vec<Vec<u32>>,
+    /// Names of synchronization objects and collectives.
+    pub labels: Vec<String>,
+    /// The threads (as the merge numbers them).
+    pub locations: Vec<TraceLocation>,
+    /// Application of each location ([`crate::ProcessModel::app`]).
+    pub loc_app: Vec<u32>,
+    /// The part of the trace the graph covers.
+    pub window: Window,
+    /// Events read from the merged stream.
+    pub events: u64,
+    /// The trace's first event, ns (the origin of times shown).
+    pub origin_ns: i64,
+    /// The first and last event inside the window, ns (the elapsed time the path is part of;
+    /// 0 and 0 without events).
+    pub span_ns: (i64, i64),
+    /// The merge's warnings.
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct LocState {
+    /// Open regions: (global region, enter time).
+    stack: Vec<(u32, i64)>,
+    last: Option<u32>,
+    last_time: i64,
+    /// Had an event before the window.
+    before: bool,
+    started: bool,
+    last_event: i64,
+    /// Inside MPI_Init or MPI_Finalize: (region, its arrival node).
+    init_or_finalize: Option<(u32, u32)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Handoff {
+    node: u32,
+    loc: u32,
+}
+
+/// The latest release of an object, and the latest by a thread other than its thread.
+#[derive(Debug, Clone, Copy)]
+struct LockState {
+    last: Handoff,
+    other: Option<Handoff>,
+}
+
+#[derive(Debug, Default)]
+struct Instance {
+    arrivals: Vec<u32>,
+    departures: Vec<u32>,
+    label: u32,
+}
+
+struct Builder<'a> {
+    model: &'a Model,
+    g: Graph,
+    locs: Vec<LocState>,
+    /// Node of each matched message's send, by message id.
+    send_of: Vec<u32>,
+    locks: HashMap<(u32, u32), LockState>,
+    /// (process, comm) → collectives seen.
+    coll_count: HashMap<(u32, u32), u32>,
+    /// (comm, k) → instance.
+    instances: HashMap<(u32, u32), usize>,
+    inst: Vec<Instance>,
+    stream_sends: HashMap<u64, Vec<(u64, u64, u32)>>,
+    stream_recvs: Vec<(u32, u64, u64)>,
+    label_index: HashMap<String, u32>,
+    /// Threads created inside the window: (start time, child location, parent location).
+    starts: Vec<(i64, u32, u32)>,
+    next_start: usize,
+    /// Per global region: 0 not classified yet, 1 other, 2 MPI or socket routine, 3 MPI_Init,
+    /// MPI_Init_thread or MPI_Finalize (collective over MPI_COMM_WORLD without an event).
+    class: Vec<u8>,
+}
+
+const OTHER: u8 = 1;
+const ROUTINE: u8 = 2;
+const INIT_FINALIZE: u8 = 3;
+/// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
+const INIT_K: u32 = u32::MAX - 1;
+const FINALIZE_K: u32 = u32::MAX;
+
+impl Graph {
+    /// Builds the graph of the merged trace of `model` (read from `exp`) inside `window`: the
+    /// window's start is every running thread's first node, its end their last.
+    pub fn build(
+        model: &Model,
+        exp: &Experiment,
+        window: Window,
+        opts: MergeOptions,
+    ) -> Result<Graph, AnalysisError> {
+        let mut merge = GlobalMerge::new(model, exp, opts)?;
+        let locations = merge.locations().to_vec();
+        let loc_app = locations
+            .iter()
+            .map(|l| model.processes[l.process].app)
+            .collect();
+        let n = locations.len();
+        let mut b = Builder {
+            model,
+            g: Graph {
+                nodes: Vec::new(),
+                members: Vec::new(),
+                labels: Vec::new(),
+                locations,
+                loc_app,
+                window,
+                events: 0,
+                origin_ns: merge.origin_ns(),
+                span_ns: (i64::MAX, i64::MIN),
+                warnings: Vec::new(),
+            },
+            locs: vec![LocState::default(); n],
+            send_of: Vec::new(),
+            locks: HashMap::new(),
+            coll_count: HashMap::new(),
+            instances: HashMap::new(),
+            inst: Vec::new(),
+            stream_sends: HashMap::new(),
+            stream_recvs: Vec::new(),
+            label_index: HashMap::new(),
+            starts: Vec::new(),
+            next_start: 0,
+            class: Vec::new(),
+        };
+        b.thread_starts(exp);
+        let mut cut = false;
+        while let Some(ev) = merge.next_event() {
+            b.g.events += 1;
+            if ev.time_ns >= window.end_ns {
+                cut = true;
+                break;
+            }
+            if ev.time_ns >= window.start_ns {
+                let s = &mut b.g.span_ns;
+                *s = (s.0.min(ev.time_ns), s.1.max(ev.time_ns));
+            }
+            b.event(&merge, ev.location, ev.time_ns, ev.kind);
+        }
+        if b.g.span_ns.0 > b.g.span_ns.1 {
+            b.g.span_ns = (0, 0);
+        } else {
+            // threads running into or out of the window run from its start or to its end
+            if b.locs.iter().any(|l| l.before) {
+                b.g.span_ns.0 = window.start_ns;
+            }
+            if cut {
+                b.g.span_ns.1 = window.end_ns;
+            }
+        }
+        b.starts_until(i64::MAX);
+        b.finish(cut);
+        b.g.warnings = merge.warnings().to_vec();
+        Ok(b.g)
+    }
+
+    /// Elapsed time of the window's events, ns (to the window's end when the trace goes on).
+    pub fn elapsed_ns(&self) -> i64 {
+        self.span_ns.1 - self.span_ns.0
+    }
+
+    /// The node's thread's application, `None` for a virtual node.
+    pub fn app_of(&self, v: u32) -> Option<u32> {
+        let l = self.nodes[v as usize].loc;
+        (l != NONE).then(|| self.loc_app[l as usize])
+    }
+}
+
+impl Builder<'_> {
+    /// Threads with a creating thread that start inside the window: their Fork arcs.
+    fn thread_starts(&mut self, exp: &Experiment) {
+        let mut by_thread: HashMap<(usize, u32), u32> = HashMap::new();
+        for (i, l) in self.g.locations.iter().enumerate() {
+            by_thread.insert((l.process, l.thread), i as u32);
+        }
+        for (pi, p) in self.model.processes.iter().enumerate() {
+            let Some(img) = exp.images.iter().find(|i| i.process_path() == p.path) else {
+                continue;
+            };
+            for t in img.process.threads.values() {
+                let Some(info) = &t.info else { continue };
+                if info.parent == NONE_U32 {
+                    continue;
+                }
+                let (Some(&child), Some(&parent)) = (
+                    by_thread.get(&(pi, info.thread)),
+                    by_thread.get(&(pi, info.parent)),
+                ) else {
+                    continue;
+                };
+                let at = crate::merge::round_ns(p.rank0_ns(info.start_ticks));
+                if self.g.window.contains(at) {
+                    self.starts.push((at, child, parent));
+                }
+            }
+        }
+        self.starts.sort_unstable();
+    }
+
+    fn starts_until(&mut self, t: i64) {
+        while let Some(&(at, child, parent)) = self.starts.get(self.next_start) {
+            if at > t {
+                break;
+            }
+            self.next_start += 1;
+            if self.locs[child as usize].started {
+                continue;
+            }
+            let f = self.push(parent, at, NodeKind::Fork);
+            self.locs[parent as usize].started = true;
+            let s = self.push(child, at, NodeKind::Start);
+            self.set_remote(s, f, ArcKind::Fork, NONE);
+            self.locs[child as usize].started = true;
+        }
+    }
+
+    /// A node on thread `loc` at `t` (not before the thread's previous node).
+    fn push(&mut self, loc: u32, t: i64, kind: NodeKind) -> u32 {
+        let st = &mut self.locs[loc as usize];
+        let time_ns = match st.last {
+            Some(_) => t.max(st.last_time),
+            None => t,
+        };
+        let id = self.g.nodes.len() as u32;
+        self.g.nodes.push(Node {
+            time_ns,
+            loc,
+            prev: st.last.unwrap_or(NONE),
+            remote: NONE,
+            kind,
+            arc: ArcKind::None,
+            label: NONE,
+        });
+        st.last = Some(id);
+        st.last_time = time_ns;
+        id
+    }
+
+    fn set_remote(&mut self, v: u32, r: u32, arc: ArcKind, label: u32) {
+        let n = &mut self.g.nodes[v as usize];
+        n.remote = r;
+        n.arc = arc;
+        n.label = label;
+    }
+
+    fn label(&mut self, s: String) -> u32 {
+        if let Some(&i) = self.label_index.get(&s) {
+            return i;
+        }
+        let i = self.g.labels.len() as u32;
+        self.g.labels.push(s.clone());
+        self.label_index.insert(s, i);
+        i
+    }
+
+    fn class(&mut self, merge: &GlobalMerge, r: u32) -> u8 {
+        let i = r as usize;
+        if self.class.len() <= i {
+            self.class.resize(i + 1, 0);
+        }
+        if self.class[i] == 0 {
+            let info = merge.regions().get(r);
+            self.class[i] = match info.kind {
+                RegionKind::Mpi
+                    if matches!(
+                        info.name.as_str(),
+                        "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize"
+                    ) =>
+                {
+                    INIT_FINALIZE
+                }
+                RegionKind::Mpi | RegionKind::Socket => ROUTINE,
+                _ => OTHER,
+            };
+        }
+        self.class[i]
+    }
+
+    /// The innermost open MPI or socket routine: (region, enter time).
+    fn routine(&mut self, merge: &GlobalMerge, loc: u32) -> Option<(u32, i64)> {
+        let n = self.locs[loc as usize].stack.len();
+        for i in (0..n).rev() {
+            let (r, t) = self.locs[loc as usize].stack[i];
+            if self.class(merge, r) >= ROUTINE {
+                return Some((r, t));
+            }
+        }
+        None
+    }
+
+    /// Adds a member's arrival and departure to the k-th collective on `comm` (a model
+    /// communicator), named `routine`.
+    fn collective(
+        &mut self,
+        merge: &GlobalMerge,
+        comm: u32,
+        k: u32,
+        routine: Option<u32>,
+        a: u32,
+        d: u32,
+    ) {
+        let key = (comm, k);
+        let i = match self.instances.get(&key) {
+            Some(&i) => i,
+            None => {
+                let name = routine.map_or("collective", |r| merge.regions().name(r));
+                let label = self.label(format!(
+                    "{name} on {}",
+                    self.model.comms.get(comm).describe()
+                ));
+                self.inst.push(Instance {
+                    label,
+                    ..Instance::default()
+                });
+                self.instances.insert(key, self.inst.len() - 1);
+                self.inst.len() - 1
+            }
+        };
+        self.inst[i].arrivals.push(a);
+        self.inst[i].departures.push(d);
+    }
+
+    /// MPI_Init and MPI_Finalize synchronize every rank without a collective event: their
+    /// entry is an arrival, their exit a departure of an instance on MPI_COMM_WORLD.
+    fn init_or_finalize(&mut self, merge: &GlobalMerge, loc: u32, t: i64, kind: &EventKind) {
+        let (region, enter) = match *kind {
+            EventKind::Enter { region } => (region, true),
+            EventKind::Exit { region } => (region, false),
+            _ => return,
+        };
+        if self.class(merge, region) != INIT_FINALIZE {
+            return;
+        }
+        let li = loc as usize;
+        if enter {
+            let a = self.push(loc, t, NodeKind::Arrive);
+            self.locs[li].init_or_finalize = Some((region, a));
+            return;
+        }
+        let Some((r, a)) = self.locs[li]
+            .init_or_finalize
+            .take()
+            .filter(|(r, _)| *r == region)
+        else {
+            return;
+        };
+        let d = self.push(loc, t, NodeKind::Depart);
+        let p = &self.model.processes[self.g.locations[li].process];
+        let Some(&world) = p.comms.get(&0) else {
+            return;
+        };
+        if p.mpi.is_none() || self.model.comms.get(world).ranks.len() < 2 {
+            return;
+        }
+        let k = if merge.regions().name(r) == "MPI_Finalize" {
+            FINALIZE_K
+        } else {
+            INIT_K
+        };
+        self.collective(merge, world, k, Some(r), a, d);
+    }
+
+    /// A wait-start node at `at` unless the thread's last node is already there or later.
+    fn wait_start(&mut self, loc: u32, at: i64) {
+        let st = &self.locs[loc as usize];
+        if st.last.is_none_or(|_| at > st.last_time) {
+            self.push(loc, at, NodeKind::WaitStart);
+        }
+    }
+
+    fn event(&mut self, merge: &GlobalMerge, loc: u32, t: i64, kind: EventKind) {
+        let w = self.g.window;
+        let li = loc as usize;
+        if t < w.start_ns {
+            // before the window: only the call stack and the collectives' numbering matter
+            self.locs[li].before = true;
+            self.stack(loc, t, &kind);
+            if let EventKind::Collective { comm: Some(c), .. } = kind {
+                let process = self.g.locations[li].process as u32;
+                *self.coll_count.entry((process, c)).or_insert(0) += 1;
+            }
+            return;
+        }
+        self.starts_until(t);
+        if !self.locs[li].started {
+            let at = if self.locs[li].before { w.start_ns } else { t };
+            self.push(loc, at, NodeKind::Start);
+            self.locs[li].started = true;
+        }
+        self.locs[li].last_event = t;
+        match kind {
+            EventKind::Enter { .. } | EventKind::Exit { .. } => {
+                self.stack(loc, t, &kind);
+                self.init_or_finalize(merge, loc, t, &kind);
+            }
+            EventKind::User { .. } => {}
+            EventKind::Send { message, .. } => {
+                let v = self.push(loc, t, NodeKind::Send);
+                if let Some(id) = message {
+                    let id = id as usize;
+                    if self.send_of.len() <= id {
+                        self.send_of.resize(id + 1, NONE);
+                    }
+                    self.send_of[id] = v;
+                }
+            }
+            EventKind::Recv { message, .. } => {
+                if let Some((_, enter)) = self.routine(merge, loc) {
+                    self.wait_start(loc, enter);
+                }
+                let v = self.push(loc, t, NodeKind::Recv);
+                let r = message
+                    .and_then(|m| self.send_of.get(m.id as usize).copied())
+                    .unwrap_or(NONE);
+                if r != NONE {
+                    self.set_remote(v, r, ArcKind::Msg, NONE);
+                }
+            }
+            EventKind::Collective { comm, .. } => {
+                let routine = self.routine(merge, loc);
+                let enter = routine.map_or(t, |(_, e)| e);
+                let a = self.push(loc, enter, NodeKind::Arrive);
+                let d = self.push(loc, t, NodeKind::Depart);
+                let Some(comm) = comm else { return };
+                if self.model.comms.get(comm).ranks.len() < 2 {
+                    return;
+                }
+                let process = self.g.locations[li].process as u32;
+                let k = self.coll_count.entry((process, comm)).or_insert(0);
+                let kk = *k;
+                *k += 1;
+                self.collective(merge, comm, kk, routine.map(|(r, _)| r), a, d);
+            }
+            EventKind::Acquire {
+                object,
+                kind: k,
+                wait_ns,
+            } => {
+                if wait_ns == 0 {
+                    return;
+                }
+                self.wait_start(loc, t - wait_ns as i64);
+                let v = self.push(loc, t, NodeKind::Acquire);
+                let process = self.g.locations[li].process as u32;
+                let Some(lock) = self.locks.get(&(process, object)).copied() else {
+                    return;
+                };
+                let from = if lock.last.loc != loc {
+                    Some(lock.last)
+                } else {
+                    lock.other
+                };
+                if let Some(h) = from {
+                    let label = self.sync_label(process, object, k, h.loc);
+                    self.set_remote(v, h.node, ArcKind::Sync, label);
+                }
+            }
+            EventKind::Release { object, .. } => {
+                let v = self.push(loc, t, NodeKind::Release);
+                let process = self.g.locations[li].process as u32;
+                let h = Handoff { node: v, loc };
+                self.locks
+                    .entry((process, object))
+                    .and_modify(|s| {
+                        if s.last.loc != loc {
+                            s.other = Some(s.last);
+                        }
+                        s.last = h;
+                    })
+                    .or_insert(LockState {
+                        last: h,
+                        other: None,
+                    });
+            }
+            EventKind::StreamSend { stream, end, bytes } => {
+                let v = self.push(loc, t, NodeKind::StreamSend);
+                self.stream_sends
+                    .entry(stream)
+                    .or_default()
+                    .push((end, bytes, v));
+            }
+            EventKind::StreamRecv { stream, end, .. } => {
+                if let Some((_, enter)) = self.routine(merge, loc) {
+                    self.wait_start(loc, enter);
+                }
+                let v = self.push(loc, t, NodeKind::StreamRecv);
+                self.stream_recvs.push((v, stream, end));
+            }
+        }
+    }
+
+    /// `mutex queue.c:97 (main)`, or `join 0.1` for a thread object (the thread that ended).
+    fn sync_label(&mut self, process: u32, object: u32, kind: u8, releaser: u32) -> u32 {
+        let kind = SyncKind::from_u8(kind);
+        let s = if kind == SyncKind::Thread {
+            format!("join {}", self.g.locations[releaser as usize].label())
+        } else {
+            self.model.processes[process as usize]
+                .sync_objects
+                .iter()
+                .find(|o| o.id == object)
+                .map_or_else(|| format!("{} {object}", kind.as_str()), |o| o.label())
+        };
+        self.label(s)
+    }
+
+    fn stack(&mut self, loc: u32, t: i64, kind: &EventKind) {
+        let stack = &mut self.locs[loc as usize].stack;
+        match *kind {
+            EventKind::Enter { region } => stack.push((region, t)),
+            EventKind::Exit { region } => {
+                if let Some(i) = stack.iter().rposition(|(r, _)| *r == region) {
+                    stack.truncate(i);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// End nodes; collectives' virtual nodes; stream receives linked to their writes.
+    fn finish(&mut self, cut: bool) {
+        let w = self.g.window;
+        for loc in 0..self.locs.len() as u32 {
+            let st = &self.locs[loc as usize];
+            if !st.started {
+                // running through the whole window without an event in it
+                if !(cut && st.before && !st.stack.is_empty()) {
+                    continue;
+                }
+                self.push(loc, w.start_ns, NodeKind::Start);
+            }
+            let st = &self.locs[loc as usize];
+            let at = if cut && !st.stack.is_empty() {
+                // inside a routine that completes after the window: its time in the window is
+                // waiting for something the graph does not show
+                let open = st
+                    .stack
+                    .iter()
+                    .find(|(r, _)| self.class.get(*r as usize).is_some_and(|&c| c >= ROUTINE));
+                open.map_or(w.end_ns, |&(_, e)| e.max(w.start_ns))
+            } else {
+                st.last_event.min(w.end_ns)
+            };
+            self.push(loc, at, NodeKind::End);
+        }
+        for inst in std::mem::take(&mut self.inst) {
+            if inst.arrivals.len() < 2 {
+                continue;
+            }
+            let last = inst
+                .arrivals
+                .iter()
+                .map(|&a| self.g.nodes[a as usize].time_ns)
+                .max()
+                .unwrap_or(0);
+            let c = self.g.nodes.len() as u32;
+            self.g.nodes.push(Node {
+                time_ns: last,
+                loc: NONE,
+                prev: NONE,
+                remote: self.g.members.len() as u32,
+                kind: NodeKind::Collective,
+                arc: ArcKind::None,
+                label: inst.label,
+            });
+            self.g.members.push(inst.arrivals);
+            for d in inst.departures {
+                // a member that left before the last arrival did not wait for it
+                if self.g.nodes[d as usize].time_ns >= last {
+                    self.set_remote(d, c, ArcKind::Collective, inst.label);
+                }
+            }
+        }
+        for sends in self.stream_sends.values_mut() {
+            sends.sort_by_key(|s| s.0);
+        }
+        for (v, stream, end) in std::mem::take(&mut self.stream_recvs) {
+            let Some(sends) = self.stream_sends.get(&stream) else {
+                continue;
+            };
+            if end == 0 {
+                continue;
+            }
+            // the write whose bytes [end_s - bytes_s, end_s) hold byte end - 1
+            let i = sends.partition_point(|s| s.0 < end);
+            if let Some(&(e, bytes, s)) = sends.get(i) {
+                if e.saturating_sub(bytes) < end {
+                    self.set_remote(v, s, ArcKind::Stream, NONE);
+                }
+            }
+        }
+    }
+}

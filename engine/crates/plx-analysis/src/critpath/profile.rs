@@ -1,0 +1,354 @@
+//! The critical path as segments (CPU on a thread, message, stream, synchronization, thread creation) and the critical-path profile at the procedure, thread, process or machine level.
+
+use std::collections::HashMap;
+
+use plx_format::Experiment;
+
+use super::graph::{ArcKind, Graph, NodeKind, NONE};
+use super::longest::LongestPath;
+use crate::merge::{EventKind, GlobalMerge, MergeOptions, TraceLocation};
+use crate::model::Model;
+use crate::AnalysisError;
+
+/// The kind of a path segment or profile item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemKind {
+    /// Time a thread ran (at the procedure level: a function's exclusive time).
+    Cpu,
+    /// A message or stream transfer between two threads.
+    Msg,
+    /// A lock, semaphore, condition, barrier, collective or join handing over.
+    Sync,
+    /// A thread creating another.
+    Fork,
+}
+
+impl ItemKind {
+    /// `cpu`, `msg`, `sync`, `fork`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemKind::Cpu => "cpu",
+            ItemKind::Msg => "msg",
+            ItemKind::Sync => "sync",
+            ItemKind::Fork => "fork",
+        }
+    }
+}
+
+/// One piece of the critical path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// What it is.
+    pub kind: ItemKind,
+    /// The thread whose time it is (for a transfer: the receiving thread).
+    pub location: u32,
+    /// For a transfer or handoff, the thread it comes from.
+    pub from: Option<u32>,
+    /// Start, global ns.
+    pub start_ns: i64,
+    /// End, global ns (`end − start` is its weight).
+    pub end_ns: i64,
+    /// `CPU`, `message`, `stream`, `fork`, or the synchronization object or collective.
+    pub what: String,
+}
+
+impl Segment {
+    /// Its length, ns.
+    pub fn length_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// The level of a critical-path profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Functions (exclusive time inside the path's CPU segments), transfers between threads.
+    Procedure,
+    /// Threads.
+    Thread,
+    /// Processes.
+    Process,
+    /// Machines (hosts).
+    Machine,
+}
+
+impl Level {
+    /// `procedure`, `thread`, `process`, `machine`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Procedure => "procedure",
+            Level::Thread => "thread",
+            Level::Process => "process",
+            Level::Machine => "machine",
+        }
+    }
+}
+
+/// One row of a critical-path profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// What kind of time.
+    pub kind: ItemKind,
+    /// `compute` (procedure level), `CPU: host:app[0.1]`, `Msg: A->B`, `Sync: mutex ...`,
+    /// `Fork: A->B`.
+    pub name: String,
+    /// The one location (at the profile's level; threads at the procedure level) its time
+    /// came from, `None` when several (IPS-2's ALL).
+    pub location: Option<String>,
+    /// Time on the path, ns.
+    pub time_ns: i64,
+}
+
+/// The segments of a path, in path order; consecutive CPU segments of one thread joined.
+pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    for (i, a) in path.arcs.iter().enumerate() {
+        let to = &g.nodes[a.to as usize];
+        if to.kind == NodeKind::Collective {
+            // into the virtual node: nothing happens, the next arc leaves it
+            continue;
+        }
+        let end = to.time_ns;
+        let start = end - a.weight_ns;
+        let seg = if a.thread {
+            Segment {
+                kind: ItemKind::Cpu,
+                location: to.loc,
+                from: None,
+                start_ns: start,
+                end_ns: end,
+                what: "CPU".to_string(),
+            }
+        } else {
+            let from_node = &g.nodes[a.from as usize];
+            let from = if from_node.loc == NONE {
+                // from a collective's virtual node: the member that arrived last
+                i.checked_sub(1)
+                    .map(|j| g.nodes[path.arcs[j].from as usize].loc)
+            } else {
+                Some(from_node.loc)
+            };
+            let (kind, what) = match to.arc {
+                ArcKind::Msg => (ItemKind::Msg, "message".to_string()),
+                ArcKind::Stream => (ItemKind::Msg, "stream".to_string()),
+                ArcKind::Fork => (ItemKind::Fork, "thread creation".to_string()),
+                ArcKind::Sync | ArcKind::Collective | ArcKind::None => (
+                    ItemKind::Sync,
+                    g.labels
+                        .get(to.label as usize)
+                        .cloned()
+                        .unwrap_or_else(|| "sync".to_string()),
+                ),
+            };
+            Segment {
+                kind,
+                location: to.loc,
+                from,
+                start_ns: start,
+                end_ns: end,
+                what,
+            }
+        };
+        if let Some(last) = out.last_mut() {
+            if seg.kind == ItemKind::Cpu
+                && last.kind == ItemKind::Cpu
+                && last.location == seg.location
+                && last.end_ns == seg.start_ns
+            {
+                last.end_ns = seg.end_ns;
+                continue;
+            }
+        }
+        out.push(seg);
+    }
+    out
+}
+
+/// Names of locations at each level: `host:program[own]` for threads (`own` as
+/// [`TraceLocation::label`]: `rank.thread` or `pid.thread`, `app:` first in a session) and
+/// processes (without the thread), the host for machines.
+pub fn location_name(model: &Model, l: &TraceLocation, level: Level) -> String {
+    let exe = model.processes[l.process]
+        .executable
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let own = l.label();
+    match level {
+        Level::Machine => l.host.clone(),
+        Level::Process => {
+            let p = own.rsplit_once('.').map_or(own.as_str(), |(p, _)| p);
+            format!("{}:{exe}[{p}]", l.host)
+        }
+        Level::Thread | Level::Procedure => format!("{}:{exe}[{own}]", l.host),
+    }
+}
+
+/// The critical-path profile of `segs` at `level`, rows by time (largest first, then name).
+/// The procedure level reads the trace again (`exp`, the graph's window and `opts`) to split
+/// CPU segments among the functions running in them.
+pub fn profile(
+    model: &Model,
+    exp: &Experiment,
+    g: &Graph,
+    segs: &[Segment],
+    level: Level,
+    opts: MergeOptions,
+) -> Result<Vec<Item>, AnalysisError> {
+    let names: Vec<String> = g
+        .locations
+        .iter()
+        .map(|l| location_name(model, l, level))
+        .collect();
+    let mut acc: HashMap<(ItemKind, String), (Option<String>, bool, i64)> = HashMap::new();
+    let mut add = |kind: ItemKind, name: String, loc: &str, ns: i64| {
+        let e = acc
+            .entry((kind, name))
+            .or_insert_with(|| (Some(loc.to_string()), false, 0));
+        if e.0.as_deref() != Some(loc) {
+            e.1 = true;
+        }
+        e.2 += ns;
+    };
+    for s in segs {
+        let to = &names[s.location as usize];
+        let from = s.from.map_or("?", |f| names[f as usize].as_str());
+        match s.kind {
+            ItemKind::Cpu if level == Level::Procedure => {}
+            ItemKind::Cpu => add(ItemKind::Cpu, format!("CPU: {to}"), to, s.length_ns()),
+            ItemKind::Msg => add(
+                ItemKind::Msg,
+                format!("Msg: {from}->{to}"),
+                to,
+                s.length_ns(),
+            ),
+            ItemKind::Fork => add(
+                ItemKind::Fork,
+                format!("Fork: {from}->{to}"),
+                to,
+                s.length_ns(),
+            ),
+            ItemKind::Sync => add(
+                ItemKind::Sync,
+                format!("Sync: {}", s.what),
+                to,
+                s.length_ns(),
+            ),
+        }
+    }
+    if level == Level::Procedure {
+        for (name, loc, ns) in procedure_times(model, exp, g, segs, opts)? {
+            add(ItemKind::Cpu, name, &names[loc as usize], ns);
+        }
+    }
+    let mut items: Vec<Item> = acc
+        .into_iter()
+        .filter(|(_, (_, _, ns))| *ns > 0)
+        .map(|((kind, name), (loc, several, ns))| Item {
+            kind,
+            name,
+            location: if several { None } else { loc },
+            time_ns: ns,
+        })
+        .collect();
+    items.sort_by(|a, b| {
+        b.time_ns
+            .cmp(&a.time_ns)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.location.cmp(&b.location))
+    });
+    Ok(items)
+}
+
+/// Exclusive time of each (function, thread) inside the path's CPU segments: a second pass
+/// over the merged trace, each thread's call stack replayed.
+fn procedure_times(
+    model: &Model,
+    exp: &Experiment,
+    g: &Graph,
+    segs: &[Segment],
+    opts: MergeOptions,
+) -> Result<Vec<(String, u32, i64)>, AnalysisError> {
+    let n = g.locations.len();
+    let mut per_loc: Vec<Vec<(i64, i64)>> = vec![Vec::new(); n];
+    for s in segs.iter().filter(|s| s.kind == ItemKind::Cpu) {
+        if s.end_ns > s.start_ns {
+            per_loc[s.location as usize].push((s.start_ns, s.end_ns));
+        }
+    }
+    for v in &mut per_loc {
+        v.sort_unstable();
+    }
+    let mut merge = GlobalMerge::new(model, exp, opts)?;
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut prev: Vec<Option<i64>> = vec![None; n];
+    let mut cursor = vec![0usize; n];
+    let mut times: HashMap<(u32, u32), i64> = HashMap::new();
+    // the time [a, b) of `loc` went to the top of its stack: the part inside its segments
+    let mut charge = |loc: usize, a: i64, b: i64, top: u32, cursor: &mut [usize]| {
+        let v = &per_loc[loc];
+        let mut i = cursor[loc];
+        while i < v.len() && v[i].1 <= a {
+            i += 1;
+        }
+        cursor[loc] = i;
+        while i < v.len() && v[i].0 < b {
+            let o = v[i].1.min(b) - v[i].0.max(a);
+            if o > 0 {
+                *times.entry((top, loc as u32)).or_default() += o;
+            }
+            if v[i].1 > b {
+                break;
+            }
+            i += 1;
+        }
+    };
+    let window = g.window;
+    while let Some(e) = merge.next_event() {
+        let li = e.location as usize;
+        if per_loc[li].is_empty() {
+            if e.time_ns >= window.end_ns {
+                break;
+            }
+            continue;
+        }
+        let t = e.time_ns.min(window.end_ns);
+        if let Some(p) = prev[li] {
+            let top = stacks[li].last().copied().unwrap_or(NONE);
+            charge(li, p, t, top, &mut cursor);
+        }
+        prev[li] = Some(t);
+        if e.time_ns >= window.end_ns {
+            break;
+        }
+        match e.kind {
+            EventKind::Enter { region } => stacks[li].push(region),
+            EventKind::Exit { region } => {
+                if let Some(i) = stacks[li].iter().rposition(|r| *r == region) {
+                    stacks[li].truncate(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    // a segment past a thread's last event read (the window's end): its open region
+    for li in 0..n {
+        if let Some(p) = prev[li] {
+            let top = stacks[li].last().copied().unwrap_or(NONE);
+            charge(li, p, window.end_ns, top, &mut cursor);
+        }
+    }
+    let regions = merge.regions();
+    Ok(times
+        .into_iter()
+        .map(|((r, loc), ns)| {
+            let name = if r == NONE {
+                "(no function)".to_string()
+            } else {
+                regions.name(r).to_string()
+            };
+            (name, loc, ns)
+        })
+        .collect())
+}

@@ -1,0 +1,134 @@
+"""plx critical-path on real MPI runs (Open MPI, 4 oversubscribed ranks, traced with
+`plx run --trace`): examples/critpath/chain.c (a token passed rank to rank, each rank computing
+(r + 1) x 0.1 s first) and barrier.c (one rank computing 1 s, the others 0.1 s, then a barrier).
+
+The compute functions busy-wait on the wall clock, so their durations hold on a loaded 2-core VM;
+the tolerances below leave room for descheduling (a function may run long, never short)."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import PLX, ROOT, _fail_message, clean_env, have, plx
+
+pytestmark = pytest.mark.skipif(
+    not (have("mpicc") and have("mpirun")),
+    reason="Open MPI is not installed (mpicc and mpirun needed): MPI tests skipped",
+)
+
+EXAMPLES = ROOT / "examples" / "critpath"
+NP = 4
+UNIT = 0.1  # chain: rank r computes (r + 1) * UNIT s
+SLOW, FAST = 1.0, 0.1  # barrier
+
+
+def mpirun_cmd(np, *command):
+    cmd = ["mpirun", "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + ["-np", str(np), *(str(c) for c in command)]
+
+
+def traced_run(tmp, name, *args):
+    """Builds examples/critpath/NAME.c with mpicc and runs it under plx run --trace; the experiment."""
+    exe = tmp / name
+    cp = subprocess.run(["mpicc", "-g", "-O1", "-finstrument-functions", str(EXAMPLES / (name + ".c")),
+                         "-o", str(exe), "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    exp = tmp / ("exp-" + name)
+    cp = subprocess.run(mpirun_cmd(NP, PLX, "run", "--trace", "-o", exp, "--", exe, *args),
+                        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert cp.returncode == 0, _fail_message(cp)
+    return exp
+
+
+def profile(exp, *extra):
+    """(JSON document, {name: item}) of `plx critical-path EXP --format json EXTRA...`."""
+    doc = json.loads(plx("critical-path", exp, "--format", "json", *extra).stdout)
+    items = {}
+    for i in doc["items"]:
+        assert i["name"] not in items, i
+        items[i["name"]] = i
+    return doc, items
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    return traced_run(tmp_path_factory.mktemp("cp-chain"), "chain", UNIT)
+
+
+@pytest.fixture(scope="module")
+def barrier(tmp_path_factory):
+    return traced_run(tmp_path_factory.mktemp("cp-barrier"), "barrier", SLOW, FAST)
+
+
+def assert_compute(item, seconds):
+    assert item is not None, "compute function not on the critical path"
+    assert 0.95 * seconds <= item["time_s"] <= 1.5 * seconds + 0.1, item
+
+
+def test_chain_puts_every_ranks_compute_on_the_path(chain):
+    doc, items = profile(chain, "--phase", "work")
+    assert doc["mode"] == "global" and doc["level"] == "procedure"
+    for r in range(NP):
+        item = items.get("compute_rank%d" % r)
+        assert_compute(item, (r + 1) * UNIT)
+        assert item["location"].endswith("[%d.0]" % r), item
+    # no waits on the path: it is the phase's elapsed time
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    computes = sum(items["compute_rank%d" % r]["time_s"] for r in range(NP))
+    assert computes >= 0.8 * total, (computes, total)
+    # the items add up to the length
+    assert abs(sum(i["time_s"] for i in doc["items"]) - total) < 1e-6
+
+
+def test_chain_messages_and_whole_run(chain):
+    doc, items = profile(chain, "--level", "thread")
+    threads = {n: i for n, i in items.items() if n.startswith("CPU: ")}
+    assert len(threads) >= NP
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.5 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    # the token's hops: a message between consecutive ranks at the process level (when the
+    # transfer took a measurable time), never a message backwards
+    doc, items = profile(chain, "--level", "process", "--phase", "work", "--path")
+    msgs = [n for n in items if n.startswith("Msg: ")]
+    for m in msgs:
+        a, b = m[len("Msg: "):].split("->")
+        assert int(b.rsplit("[", 1)[1].rstrip("]")) == int(a.rsplit("[", 1)[1].rstrip("]")) + 1, m
+    kinds = [s["kind"] for s in doc["path"]]
+    assert kinds.count("msg") == NP - 1, doc["path"]
+
+
+def test_slow_rank_before_a_barrier_is_the_path(barrier):
+    doc, items = profile(barrier, "--phase", "work")
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    slow = items.get("compute_slow")
+    assert_compute(slow, SLOW)
+    assert slow["location"].endswith("[%d.0]" % (NP // 2)), slow
+    assert slow["time_s"] >= 0.8 * total, (slow, total)
+    assert "compute_fast" not in items, items["compute_fast"]
+    # the whole run too: the fast ranks' compute is never on it
+    doc, items = profile(barrier)
+    assert_compute(items.get("compute_slow"), SLOW)
+    assert "compute_fast" not in items
+    assert doc["total_length_s"] <= 1.05 * doc["elapsed_s"]
+
+
+def test_text_and_csv_outputs(barrier):
+    out = plx("critical-path", barrier, "--phase", "work", "--level", "thread", "--path").stdout
+    lines = out.splitlines()
+    assert lines[0] == "Thread-level Global Critical Path"
+    assert lines[2].startswith("TOTAL LENGTH")
+    assert lines[3].startswith("CPU: ") and lines[3].split()[1].endswith("[%d.0]" % (NP // 2))
+    assert any(l.startswith("path (") for l in lines)
+    cp = plx("critical-path", barrier, "--phase", "work", "--format", "csv", "--top", "1")
+    rows = list(csv.DictReader(io.StringIO(cp.stdout)))
+    assert cp.stdout.splitlines()[0] == "level,kind,name,location,time_s,percent"
+    assert [r["kind"] for r in rows] == ["total", "cpu"]
+    assert rows[1]["name"] == "compute_slow" and float(rows[1]["percent"]) >= 80
