@@ -4,7 +4,9 @@
  *
  *   client PORTFILE put|get OBJECTS [SIZE] [WORK]
  *
- * WORK: units of computation per object (produce for put, consume for get), default 200000. */
+ * WORK: microseconds of computation per object (produce for put, consume for get), default
+ * 20000; the computation runs until that much wall-clock time has passed, so its length holds
+ * on a loaded machine. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile double sink;
@@ -42,11 +45,21 @@ static int write_full(int fd, const void *buf, size_t n)
     return 0;
 }
 
-static double spin(int units, double seed)
+/* Not measured themselves: their time is their callers' (produce, consume). */
+__attribute__((no_instrument_function)) static double now_us(void)
 {
-    double x = seed + 1.0;
-    for (int i = 0; i < units; i++)
-        x = x * 1.0000001 + 0.5 / (x + i);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Computes for `us` microseconds of wall-clock time. */
+__attribute__((no_instrument_function)) static double spin(int us, double seed)
+{
+    double x = seed + 1.0, end = now_us() + us;
+    for (int i = 0; now_us() < end; i++)
+        for (int k = 0; k < 1000; k++)
+            x = x * 1.0000001 + 0.5 / (x + k + i);
     return x;
 }
 
@@ -98,7 +111,7 @@ int main(int argc, char **argv)
     int put = strcmp(argv[2], "put") == 0;
     int objects = atoi(argv[3]);
     uint32_t size = argc > 4 ? (uint32_t)atoi(argv[4]) : 4096;
-    int work = argc > 5 ? atoi(argv[5]) : 200000;
+    int work = argc > 5 ? atoi(argv[5]) : 20000;
     int fd = connect_to(argv[1]);
     char *buf = malloc(size ? size : 1);
     for (int k = 0; k < objects; k++) {

@@ -17,10 +17,10 @@ rm -rf "$out" && mkdir -p "$out"
 S="$out/session"
 run() { local app="$1"; shift; "$bin/plx" run --session "$S" --app "$app" --trace -- "$@"; }
 
-run server "$out/server" "$out/port" 2 4 & server=$!
+run server "$out/server" "$out/port" 2 3 & server=$!
 # the producer works 4 times longer per object than the consumer: the consumer waits for it
-run producer "$out/client" "$out/port" put "$objects" 4096 400000 & producer=$!
-run consumer "$out/client" "$out/port" get "$objects" 4096 100000
+run producer "$out/client" "$out/port" put "$objects" 4096 20000 & producer=$!
+run consumer "$out/client" "$out/port" get "$objects" 4096 5000
 wait "$producer" "$server"
 
 for args in "--app server --mode intra --level thread" \
