@@ -4,18 +4,30 @@
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
  *                 [--min-calls NAME=N] [--ended] [--end-signal N] [--min-events N] [--print]
  *                 [--sent S:D=N] [--sent-bytes S:D=N] [--received S:D=N] [--traced S:D=N]
- *                 [--traced-recv S:D=N] [--ranks N]
+ *                 [--traced-recv S:D=N] [--ranks N] [--region-kind NAME=K] [--clock K]
+ *                 [--coarse-deltas] [--join-pairs N] [--streams N] [--streams-match]
+ *                 [--stream-sends THREAD=N] [--stream-recvs THREAD=N]
+ *                 [--stream-bytes-sent THREAD=N] [--stream-bytes-recvd THREAD=N]
  * Calls come from the profile, or from the trace's enter events when the profile has none.
  * Messages between world ranks S and D: --sent/--sent-bytes from the sender's MessageStats,
- * --received from the receiver's, --traced/--traced-recv from send/receive trace events. */
+ * --received from the receiver's, --traced/--traced-recv from send/receive trace events.
+ * Streams (socket wrappers, trace subtypes 8 and 9) by thread name; --streams-match checks that
+ * each direction's offsets are contiguous, that every receive's end lies in a send's range on
+ * its stream (read no earlier than that send began, within a process), and that every stream
+ * event is inside a socket call region (kind 5) of its direction. --join-pairs N: N joins, each
+ * acquire of a thread object (kind 6) paired with the release at the end of the joined thread,
+ * no later. --coarse-deltas: every nonzero time step between a thread's events is at least half
+ * of CLOCK_MONOTONIC_COARSE's resolution (and there is one). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAXR 65536
 static char *region_name[MAXR];
+static int region_kind[MAXR];
 static uint64_t calls_by_region[MAXR];
 static uint64_t incl_by_region[MAXR], excl_by_region[MAXR];
 static int processes, threads, ended, end_signal = -1, errors;
@@ -47,6 +59,37 @@ static uint32_t node_region[1 << 16];
 static uint64_t cpu_by_region[MAXR];
 static struct pending pend[65536];
 static int npend;
+
+/* ProcessInfo.clock: of the first process read (-1 before); clock_mixed when another differs */
+static int clock_seen = -1, clock_mixed;
+/* time steps between consecutive events of a thread */
+static uint64_t zero_steps, nonzero_steps, min_nonzero_step = UINT64_MAX;
+
+/* Trace events, by thread slot (name_base + thread index): the open regions and the serial
+ * number of the last event, for stream and join checks. */
+#define MAXSLOT 32768
+#define MAXDEPTH 1024
+struct frame { uint32_t region; uint64_t t; long ev; };
+static struct tstate { struct frame *stack; unsigned depth; uint64_t last_serial; } tstates[MAXSLOT];
+static uint64_t serial;
+static int proc_index;
+
+struct sev { /* a stream event */
+    int proc, sub, in_socket, kind_ok;
+    unsigned slot;
+    uint64_t stream, end, bytes, t, t_enter, t_exit;
+};
+static struct sev *sevs;
+static size_t nsevs, capsevs;
+
+struct jev { /* an acquire or release of a thread object */
+    int proc, sub, matched;
+    unsigned slot;
+    uint32_t object;
+    uint64_t t, serial;
+};
+static struct jev *jevs;
+static size_t njevs, capjevs;
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -168,6 +211,7 @@ static void read_process(const char *path)
         return;
     }
     processes++;
+    proc_index = processes;
     name_base = thread_name_count;
     cur_rank = -1;
     npend = 0;
@@ -191,14 +235,26 @@ static void read_process(const char *path)
         }
         struct cur c = {buf + off + 8, buf + off + 8 + plen};
         switch (type) {
+        case 1: {
+            c.p += 4 + 4 + 8;
+            int clock = c.p < c.end ? *c.p : -1;
+            if (clock_seen < 0)
+                clock_seen = clock;
+            else if (clock != clock_seen)
+                clock_mixed = 1;
+            break;
+        }
         case 5: {
             uint32_t id = u32(&c);
+            int kind = *c.p;
             c.p += 1 + 1 + 4 + 8;
             char *name = str(&c);
-            if (id < MAXR && !region_name[id])
+            if (id < MAXR && !region_name[id]) {
                 region_name[id] = name;
-            else
+                region_kind[id] = kind;
+            } else {
                 free(name);
+            }
             if (printing)
                 printf("region %u %s\n", id, name);
             break;
@@ -345,6 +401,29 @@ static void read_process(const char *path)
     }
 }
 
+static int name_in(const char *name, const char *const *list)
+{
+    for (; name && *list; list++)
+        if (strcmp(name, *list) == 0)
+            return 1;
+    return 0;
+}
+static const char *const send_calls[] = {"send", "sendto", "sendmsg", "write", "writev", NULL};
+static const char *const recv_calls[] = {"recv", "recvfrom", "recvmsg", "read", "readv", NULL};
+
+static void *grow(void *p, size_t *cap, size_t n, size_t item)
+{
+    if (n < *cap)
+        return p;
+    *cap = *cap ? *cap * 2 : 1024;
+    p = realloc(p, *cap * item);
+    if (!p) {
+        fprintf(stderr, "plx_check: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
 static void read_trace(const char *path)
 {
     size_t len;
@@ -360,31 +439,80 @@ static void read_trace(const char *path)
         if (off + 8 + plen > len)
             break;
         if (type == 32) {
-            uint32_t count;
+            uint32_t thread, count;
+            uint64_t t;
+            memcpy(&thread, buf + off + 8, 4);
             memcpy(&count, buf + off + 8 + 4, 4);
+            memcpy(&t, buf + off + 8 + 8, 8);
+            if (32 + (uint64_t)count * 8 > plen)
+                count = (plen - 32) / 8;
+            unsigned slot = name_base + thread;
+            struct tstate *ts = slot < MAXSLOT ? &tstates[slot] : NULL;
+            if (ts && !ts->stack)
+                ts->stack = calloc(MAXDEPTH, sizeof *ts->stack);
             const unsigned char *ev = buf + off + 8 + 32;
             for (uint32_t i = 0; i < count; i++) {
                 uint64_t w;
                 memcpy(&w, ev + 8 * i, 8);
                 unsigned kind = (unsigned)(w >> 62);
+                uint64_t step = w & ((1ull << 40) - 1);
+                t += step;
+                if (step) {
+                    nonzero_steps++;
+                    if (step < min_nonzero_step)
+                        min_nonzero_step = step;
+                } else {
+                    zero_steps++;
+                }
                 trace_events++;
+                serial++;
+                if (ts)
+                    ts->last_serial = serial;
                 if (kind == 0) {
                     uint32_t region = (uint32_t)((w >> 40) & 0x3FFFFF);
                     trace_enters++;
                     if (region < MAXR)
                         calls_by_region[region]++;
+                    if (ts && ts->depth < MAXDEPTH)
+                        ts->stack[ts->depth] = (struct frame){region, t, -1};
+                    if (ts)
+                        ts->depth++;
+                } else if (kind == 1) {
+                    if (ts && ts->depth > 0 && --ts->depth < MAXDEPTH && ts->stack[ts->depth].ev >= 0)
+                        sevs[ts->stack[ts->depth].ev].t_exit = t;
                 } else if (kind == 2) {
                     unsigned sub = (unsigned)((w >> 56) & 0x3F), words = (unsigned)((w >> 48) & 0xFF);
+                    uint64_t p[3] = {0, 0, 0};
+                    for (unsigned k = 0; k < words && k < 3 && i + 1 + k < count; k++)
+                        memcpy(&p[k], ev + 8 * (i + 1 + k), 8);
+                    if (sub == 0 && words >= 1)
+                        t = p[0];
                     if ((sub == 2 || sub == 3) && i + 1 < count && cur_rank >= 0 && cur_rank < MAXRANK) {
-                        uint64_t pt;
-                        memcpy(&pt, ev + 8 * (i + 1), 8);
-                        uint32_t peer = (uint32_t)pt;
+                        uint32_t peer = (uint32_t)p[0];
                         if (peer < MAXRANK) {
                             if (sub == 2)
                                 tsent[cur_rank][peer]++;
                             else
                                 trecvd[peer][cur_rank]++;
                         }
+                    }
+                    if ((sub == 8 || sub == 9) && words >= 3) {
+                        sevs = grow(sevs, &capsevs, nsevs, sizeof *sevs);
+                        struct sev *e = &sevs[nsevs];
+                        *e = (struct sev){proc_index, (int)sub, 0, 0, slot, p[0], p[1], p[2], t, 0, 0};
+                        if (ts && ts->depth > 0 && ts->depth <= MAXDEPTH) {
+                            struct frame *f = &ts->stack[ts->depth - 1];
+                            const char *name = f->region < MAXR ? region_name[f->region] : NULL;
+                            e->in_socket = f->region < MAXR && region_kind[f->region] == 5;
+                            e->kind_ok = name_in(name, sub == 8 ? send_calls : recv_calls) && f->ev < 0;
+                            e->t_enter = f->t;
+                            f->ev = (long)nsevs;
+                        }
+                        nsevs++;
+                    }
+                    if ((sub == 5 || sub == 6) && words >= 1 && ((p[0] >> 32) & 0xFF) == 6) {
+                        jevs = grow(jevs, &capjevs, njevs, sizeof *jevs);
+                        jevs[njevs++] = (struct jev){proc_index, (int)sub, 0, slot, (uint32_t)p[0], t, serial};
                     }
                     i += words;
                 }
@@ -396,7 +524,7 @@ static void read_trace(const char *path)
 }
 
 /* Region ids are per process: totals are kept by name. */
-static struct { char *name; uint64_t calls, cpu; } totals[MAXR];
+static struct { char *name; uint64_t calls, cpu; int kind; } totals[MAXR]; /* kind -2: mixed */
 static int ntotals;
 
 static void fold_process(void)
@@ -407,8 +535,12 @@ static void fold_process(void)
         int j = 0;
         while (j < ntotals && strcmp(totals[j].name, region_name[i]) != 0)
             j++;
-        if (j == ntotals && ntotals < MAXR)
+        if (j == ntotals && ntotals < MAXR) {
+            totals[ntotals].kind = region_kind[i];
             totals[ntotals++].name = strdup(region_name[i]);
+        } else if (totals[j].kind != region_kind[i]) {
+            totals[j].kind = -2;
+        }
         totals[j].calls += calls_by_region[i];
         totals[j].cpu += cpu_by_region[i];
         cpu_by_region[i] = 0;
@@ -418,6 +550,7 @@ static void fold_process(void)
                    (unsigned long long)excl_by_region[i]);
         free(region_name[i]);
         region_name[i] = NULL;
+        region_kind[i] = 0;
         calls_by_region[i] = incl_by_region[i] = excl_by_region[i] = 0;
     }
 }
@@ -437,6 +570,159 @@ static int expect(const char *what, long long got, long long want)
     fprintf(stderr, "plx_check: %s: got %lld, expected %lld\n", what, got, want);
     return 1;
 }
+
+/* Stream events of the threads named `name`: their count, or (bytes) their bytes. */
+static long long stream_total(const char *name, int sub, int bytes)
+{
+    long long n = 0;
+    for (size_t i = 0; i < nsevs; i++)
+        if (sevs[i].sub == sub && sevs[i].slot < 32768 && strcmp(thread_names[sevs[i].slot], name) == 0)
+            n += bytes ? (long long)sevs[i].bytes : 1;
+    return n;
+}
+
+static int by_stream(const void *a, const void *b)
+{
+    const struct sev *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->sub != y->sub)
+        return x->sub - y->sub;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static long long distinct_streams(void)
+{
+    qsort(sevs, nsevs, sizeof *sevs, by_stream);
+    long long n = 0;
+    for (size_t i = 0; i < nsevs; i++)
+        n += i == 0 || sevs[i].stream != sevs[i - 1].stream;
+    return n;
+}
+
+/* Each direction's offsets contiguous from 0; as many bytes read as written; every receive's
+ * end E in some send's range (end - bytes, end], and (same process) the receive's call ended no
+ * earlier than that send's began; every event inside a socket call of its direction. */
+static int streams_match(void)
+{
+    int fails = 0;
+    qsort(sevs, nsevs, sizeof *sevs, by_stream);
+    for (size_t i = 0; i < nsevs;) {
+        size_t j = i, k;
+        while (j < nsevs && sevs[j].stream == sevs[i].stream && sevs[j].sub == 8)
+            j++;
+        k = j; /* sends [i, j), receives [j, k) */
+        while (k < nsevs && sevs[k].stream == sevs[i].stream)
+            k++;
+        unsigned long long stream = (unsigned long long)sevs[i].stream;
+        for (size_t x = i; x < k; x++) {
+            const struct sev *e = &sevs[x];
+            uint64_t start = x == i || x == j ? 0 : sevs[x - 1].end;
+            if (e->end < e->bytes || e->end - e->bytes != start) {
+                fprintf(stderr, "plx_check: stream %016llx %s: range (%llu, %llu] does not follow %llu\n",
+                        stream, e->sub == 8 ? "send" : "receive", (unsigned long long)(e->end - e->bytes),
+                        (unsigned long long)e->end, (unsigned long long)start);
+                fails++;
+            }
+            if (!e->in_socket || !e->kind_ok) {
+                fprintf(stderr, "plx_check: stream %016llx: event at end %llu not inside a socket %s call\n",
+                        stream, (unsigned long long)e->end, e->sub == 8 ? "send" : "receive");
+                fails++;
+            }
+        }
+        uint64_t wrote = j > i ? sevs[j - 1].end : 0, read = k > j ? sevs[k - 1].end : 0;
+        if (wrote != read) {
+            fprintf(stderr, "plx_check: stream %016llx: %llu bytes sent, %llu received\n", stream,
+                    (unsigned long long)wrote, (unsigned long long)read);
+            fails++;
+        }
+        for (size_t r = j; r < k; r++) {
+            size_t lo = i, hi = j; /* first send with end >= the receive's end */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (sevs[mid].end < sevs[r].end)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            const struct sev *snd = lo < j ? &sevs[lo] : NULL;
+            if (!snd || snd->end - snd->bytes >= sevs[r].end) {
+                fprintf(stderr, "plx_check: stream %016llx: receive ending at %llu has no send\n", stream,
+                        (unsigned long long)sevs[r].end);
+                fails++;
+            } else if (snd->proc == sevs[r].proc && sevs[r].t_exit && sevs[r].t_exit < snd->t_enter) {
+                fprintf(stderr, "plx_check: stream %016llx: receive ending at %llu returned before its send began\n",
+                        stream, (unsigned long long)sevs[r].end);
+                fails++;
+            }
+        }
+        i = k;
+    }
+    return fails;
+}
+
+/* Each acquire of a thread object pairs with the latest unpaired release of the same object no
+ * later than it, which is the last event of another thread (its end). */
+static int join_pairs(long long want)
+{
+    int fails = 0;
+    long long acquires = 0, releases = 0, paired = 0;
+    for (size_t a = 0; a < njevs; a++) {
+        if (jevs[a].sub != 5) {
+            releases++;
+            continue;
+        }
+        acquires++;
+        struct jev *best = NULL;
+        for (size_t r = 0; r < njevs; r++) {
+            struct jev *e = &jevs[r];
+            if (e->sub == 6 && !e->matched && e->proc == jevs[a].proc && e->object == jevs[a].object &&
+                e->t <= jevs[a].t && (!best || e->t > best->t || (e->t == best->t && e->serial > best->serial)))
+                best = e;
+        }
+        if (!best) {
+            fprintf(stderr, "plx_check: join of object %u at %llu: no thread end released it before\n",
+                    jevs[a].object, (unsigned long long)jevs[a].t);
+            fails++;
+            continue;
+        }
+        best->matched = 1;
+        if (best->slot == jevs[a].slot || best->slot >= MAXSLOT || tstates[best->slot].last_serial != best->serial) {
+            fprintf(stderr, "plx_check: join of object %u: its release is not the end of another thread\n",
+                    jevs[a].object);
+            fails++;
+            continue;
+        }
+        paired++;
+    }
+    fails += expect("thread-object acquires (joins)", acquires, want);
+    fails += expect("thread-object releases (thread ends)", releases, want);
+    fails += expect("joins paired with a thread end", paired, want);
+    return fails;
+}
+
+/* Every nonzero step between a thread's events is at least half the coarse clock's resolution. */
+static int coarse_deltas(void)
+{
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) {
+        fprintf(stderr, "plx_check: no CLOCK_MONOTONIC_COARSE here\n");
+        return 1;
+    }
+    uint64_t ns = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+    if (printing)
+        printf("steps: %llu zero, %llu nonzero, smallest %llu; resolution %llu ns\n",
+               (unsigned long long)zero_steps, (unsigned long long)nonzero_steps,
+               (unsigned long long)min_nonzero_step, (unsigned long long)ns);
+    if (nonzero_steps == 0 || min_nonzero_step < ns / 2) {
+        fprintf(stderr, "plx_check: %llu nonzero time steps, the smallest %llu ticks; expected at least one, "
+                "none under %llu ns (half the coarse resolution)\n", (unsigned long long)nonzero_steps,
+                (unsigned long long)(nonzero_steps ? min_nonzero_step : 0), (unsigned long long)(ns / 2));
+        return 1;
+    }
+    return 0;
+}
+
 
 int main(int argc, char **argv)
 {
@@ -539,6 +825,44 @@ int main(int argc, char **argv)
                 fprintf(stderr, "plx_check: CPU time of %s: %.3f ms (%s %.3f)\n", name, got, a + 10, want);
                 fails++;
             }
+            i++;
+        } else if (strcmp(a, "--region-kind") == 0) {
+            char name[512];
+            const char *eq = strrchr(v, '=');
+            if (!eq) { fprintf(stderr, "plx_check: bad %s %s\n", a, v); return 2; }
+            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+            int got = -1;
+            for (int j = 0; j < ntotals; j++)
+                if (strcmp(totals[j].name, name) == 0)
+                    got = totals[j].kind;
+            char what[600];
+            snprintf(what, sizeof what, "kind of region %s", name);
+            fails += expect(what, got, atoll(eq + 1));
+            i++;
+        } else if (strcmp(a, "--clock") == 0) {
+            fails += expect("ProcessInfo.clock", clock_mixed ? -2 : clock_seen, atoll(v));
+            i++;
+        } else if (strcmp(a, "--coarse-deltas") == 0) {
+            fails += coarse_deltas();
+        } else if (strcmp(a, "--join-pairs") == 0) {
+            fails += join_pairs(atoll(v));
+            i++;
+        } else if (strcmp(a, "--streams") == 0) {
+            fails += expect("distinct streams", distinct_streams(), atoll(v));
+            i++;
+        } else if (strcmp(a, "--streams-match") == 0) {
+            fails += streams_match();
+        } else if (strncmp(a, "--stream-", 9) == 0) {
+            /* --stream-sends, --stream-recvs, --stream-bytes-sent, --stream-bytes-recvd THREAD=N */
+            char name[512];
+            const char *eq = strrchr(v, '=');
+            if (!eq) { fprintf(stderr, "plx_check: bad %s %s\n", a, v); return 2; }
+            snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+            int bytes = strncmp(a + 9, "bytes", 5) == 0;
+            int sub = strstr(a, "sent") || strstr(a, "sends") ? 8 : 9;
+            char what[600];
+            snprintf(what, sizeof what, "%s %s", a + 2, name);
+            fails += expect(what, stream_total(name, sub, bytes), atoll(eq + 1));
             i++;
         } else if (strcmp(a, "--ranks") == 0) {
             fails += expect("ranks", ranks_seen, atoll(v)); i++;

@@ -12,6 +12,7 @@ struct start {
     void *(*fn)(void *);
     void *arg;
     uint32_t parent;
+    uintptr_t site; /* the pthread_create call's return address */
 };
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -25,6 +26,7 @@ __attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *
     struct start *s = p;
     plx_pending_start = (uintptr_t)s->fn;
     plx_pending_parent = s->parent;
+    plx_pending_site = s->site;
     plx_pending_block = p;
     return s->fn(s->arg);
 }
@@ -43,6 +45,7 @@ PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     s->fn = fn;
     s->arg = arg;
     s->parent = t ? t->index : PLX_NO_INDEX;
+    s->site = (uintptr_t)__builtin_return_address(0);
     int rc = real(th, attr, trampoline, s);
     if (rc != 0)
         free(s);

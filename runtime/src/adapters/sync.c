@@ -86,35 +86,11 @@ __attribute__((constructor(101))) static void resolve(void)
     REAL(join, "pthread_join");
 }
 
-/* Whether a thread not yet measured is attached by its first synchronization: only threads the
- * program started itself (start routine in the executable) — not the helper threads of the
- * libraries it uses (an MPI library's progress threads lock all the time). */
-static PLX_TLS int attachable; /* 0 not decided, 1 yes, 2 no */
-
-static int program_thread(void)
-{
-    if (!attachable) {
-        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
-        attachable = plx_pending_start && plx_symbol_lookup(plx_pending_start, &sym) == 0 &&
-                             sym.module_id == 0
-                         ? 1
-                         : 2;
-    }
-    return attachable == 1;
-}
-
 /* The calling thread with its entry for `obj`; NULL if unmeasured (not measuring, inside the
  * runtime, or a library's thread). */
 static struct plx_thread *begin(const void *obj, int kind, uintptr_t site, struct plx_sync_entry **e)
 {
-    struct plx_thread *t = plx_self;
-    if (!t) {
-        if (!plx_active || !program_thread())
-            return NULL;
-        t = plx_thread();
-    } else if (t->guard) {
-        return NULL;
-    }
+    struct plx_thread *t = plx_wrapper_thread();
     if (!t)
         return NULL;
     t->guard++;

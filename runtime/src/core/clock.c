@@ -1,4 +1,6 @@
-/* The clock: TSC ticks calibrated against CLOCK_MONOTONIC, or CLOCK_MONOTONIC itself. */
+/* The clock: TSC ticks calibrated against CLOCK_MONOTONIC, or CLOCK_MONOTONIC itself, or
+ * CLOCK_MONOTONIC_COARSE (PLX_CLOCK=coarse: the kernel's tick, read from the vDSO without
+ * touching the clock source). Calibration pairs always read CLOCK_MONOTONIC. */
 #include "plx_internal.h"
 
 #include <cpuid.h>
@@ -18,6 +20,11 @@ uint64_t plx_monotonic_ns(void)
 
 uint64_t plx_clock_slow(void)
 {
+    if (plx_clock_kind == PLX_CLOCK_COARSE) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
     return plx_monotonic_ns();
 }
 
@@ -39,6 +46,12 @@ static int tsc_invariant(void)
 void plx_clock_init(void)
 {
     const char *want = getenv("PLX_CLOCK");
+    struct timespec res;
+    if (want && strcmp(want, "coarse") == 0 && clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
+        plx_clock_kind = PLX_CLOCK_COARSE;
+        clock_rate = 1e9;
+        return;
+    }
     if ((want && strcmp(want, "monotonic") == 0) || !tsc_invariant()) {
         plx_clock_kind = PLX_CLOCK_MONOTONIC;
         clock_rate = 1e9;

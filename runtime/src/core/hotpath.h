@@ -131,4 +131,14 @@ static inline struct plx_thread *plx_thread(void)
     return plx_active ? plx_thread_attach() : NULL;
 }
 
+/* The same for an interposed library call (synchronization, sockets): a thread not yet
+ * measured is attached only when the program started it itself (plx_program_thread). */
+static inline struct plx_thread *plx_wrapper_thread(void)
+{
+    struct plx_thread *t = plx_self;
+    if (PLX_LIKELY(t != NULL))
+        return t->guard ? NULL : t;
+    return plx_active && plx_program_thread() ? plx_thread_attach() : NULL;
+}
+
 #endif /* PLX_HOTPATH_H */

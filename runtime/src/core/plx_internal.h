@@ -16,7 +16,8 @@
 #define PLX_NO_INDEX 0xFFFFFFFFu
 
 /* ---- clock (clock.c) ---------------------------------------------------------------------- */
-enum plx_clock_kind { PLX_CLOCK_TSC = 0, PLX_CLOCK_MONOTONIC = 1 };
+/* As ProcessInfo.clock: TSC ticks, CLOCK_MONOTONIC ns, CLOCK_MONOTONIC_COARSE ns. */
+enum plx_clock_kind { PLX_CLOCK_TSC = 0, PLX_CLOCK_MONOTONIC = 1, PLX_CLOCK_COARSE = 2 };
 PLX_HIDDEN extern int plx_clock_kind;
 PLX_HIDDEN void plx_clock_init(void);
 PLX_HIDDEN double plx_clock_rate(void); /* ticks per second measured at start */
@@ -48,7 +49,9 @@ PLX_HIDDEN extern struct plx_config plx_cfg;
 PLX_HIDDEN int plx_config_load(void);
 
 /* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
-enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3 };
+/* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c). */
+enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3,
+                       PLX_KIND_SOCKET = 5 };
 #define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
@@ -139,6 +142,7 @@ struct plx_thread {
     uint32_t nuevents;
     struct plx_thread *next;   /* registry list, guarded by the registry lock */
     unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
+    uintptr_t create_site;     /* return address of the pthread_create that started it, or 0 */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
     void *ext[2];              /* per-thread data of extension libraries (libplx-mpi) */
     struct plx_sync_entry *sync; /* per-object statistics (sync.c), in a live file */
@@ -153,7 +157,9 @@ PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
 PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_start;
 PLX_HIDDEN extern PLX_TLS uint32_t plx_pending_parent;
 PLX_HIDDEN extern PLX_TLS void *plx_pending_block;
+PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_site;
 PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
+PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
@@ -191,8 +197,11 @@ PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e
 PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
                                   uint64_t now, int holds);
 PLX_HIDDEN void plx_sync_write(struct plx_thread *t);
+PLX_HIDDEN void plx_sync_thread_end(struct plx_thread *t);
 PLX_HIDDEN void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
                               unsigned words);
+PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype,
+                                 const uint64_t *payload, unsigned words);
 
 /* ---- process lifetime (process.c) ------------------------------------------------------- */
 PLX_HIDDEN void plx_process_start(void);
@@ -289,5 +298,7 @@ enum {
 #define PLX_EXT_ACQUIRE 5u
 #define PLX_EXT_RELEASE 6u
 #define PLX_EXT_CPU 7u
+#define PLX_EXT_STREAM_SEND 8u
+#define PLX_EXT_STREAM_RECV 9u
 
 #endif /* PLX_INTERNAL_H */

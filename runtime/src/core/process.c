@@ -1,5 +1,6 @@
 /* The process's lifetime: start (constructor), end (exit, fatal signals, exec), fork. */
 #include "hotpath.h"
+#include "streams.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -169,6 +170,7 @@ static void after_fork_child(void)
     plx_regions_rewrite();
     write_filter_text();
     plx_threads_after_fork();
+    plx_streams_after_fork();
 }
 
 __attribute__((constructor(101))) static void plx_process_init(void)

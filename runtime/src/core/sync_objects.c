@@ -3,6 +3,7 @@
  * file. The wrappers (adapters/sync.c) call these with the thread's guard held. */
 #include "hotpath.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
@@ -129,6 +130,19 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     if (holds && e->depth > 0 && --e->depth == 0)
         e->hold += now - e->hold_start;
     trace(t, PLX_EXT_RELEASE, e->object, kind, 0);
+}
+
+/* A measured thread that ends releases its own thread object (address: its pthread_t, as
+ * pthread_join names it), so the join's acquire pairs with the end. A trace event only, written
+ * at thread end: SyncStats do not count it. Named, when this is its first sight, after the
+ * pthread_create call that started the thread. */
+void plx_sync_thread_end(struct plx_thread *t)
+{
+    if (!t->buf)
+        return;
+    uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site, 0);
+    if (id != PLX_NO_INDEX)
+        trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0);
 }
 
 void plx_sync_write(struct plx_thread *t)

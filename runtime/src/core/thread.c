@@ -20,6 +20,7 @@ PLX_TLS struct plx_thread *plx_self;
 PLX_TLS uintptr_t plx_pending_start;
 PLX_TLS uint32_t plx_pending_parent = PLX_NO_INDEX;
 PLX_TLS void *plx_pending_block;
+PLX_TLS uintptr_t plx_pending_site;
 volatile int plx_active;
 
 static struct plx_thread dead = {.guard = 1, .dead = 1};
@@ -92,9 +93,29 @@ static size_t round_page(size_t n)
 struct plx_thread *plx_thread_attach(void)
 {
     struct plx_thread *t = plx_thread_attach_as(plx_pending_parent, plx_pending_start);
+    if (t)
+        t->create_site = plx_pending_site;
     free(plx_pending_block);
     plx_pending_block = NULL;
     return t;
+}
+
+/* Whether a thread not yet measured is attached by an interposed library call (synchronization,
+ * sockets): only threads the program started itself (start routine in the executable) — not
+ * the helper threads of the libraries it uses (an MPI library's progress threads lock all the
+ * time). Decided once per thread. */
+static PLX_TLS int attachable; /* 0 not decided, 1 yes, 2 no */
+
+int plx_program_thread(void)
+{
+    if (!attachable) {
+        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+        attachable = plx_pending_start && plx_symbol_lookup(plx_pending_start, &sym) == 0 &&
+                             sym.module_id == 0
+                         ? 1
+                         : 2;
+    }
+    return attachable == 1;
 }
 
 /* Creates the calling thread's state; the caller has made plx_self the dead state meanwhile. */
@@ -277,9 +298,17 @@ void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
 /* An extended event now (trace mode only): subtype, then up to 5 payload words. */
 void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload, unsigned words)
 {
+    if (t->buf)
+        plx_trace_ext_at(t, plx_ticks(), subtype, payload, words);
+}
+
+/* The same at `now`, a clock value the caller read (one earlier than the thread's last event
+ * is moved to that event's time, as in plx_trace_slow). */
+void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, const uint64_t *payload,
+                      unsigned words)
+{
     if (!t->buf || words > 5)
         return;
-    uint64_t now = plx_ticks();
     if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
         plx_trace_slow(t, PLX_EV_EXT << 62, now);
     else
@@ -454,11 +483,21 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     munmap(t->mem, t->mem_bytes);
 }
 
+/* A measured thread's end (TLS destructor): it releases its own thread object, the one a
+ * pthread_join of it acquires, then its data is written. */
 static void on_thread_exit(void *p)
 {
     struct plx_thread *t = p;
-    if (plx_self == t)
-        plx_thread_finish(t, plx_ticks());
+    if (plx_self != t)
+        return;
+    if (!t->guard && !t->dead && plx_active) {
+        int saved = errno;
+        t->guard++;
+        plx_sync_thread_end(t);
+        t->guard--;
+        errno = saved;
+    }
+    plx_thread_finish(t, plx_ticks());
 }
 
 /* Process end: the calling thread and every thread still running are written. Threads still

@@ -17,6 +17,7 @@ fn clock_text(p: &ProcessModel) -> String {
     let kind = match p.clock {
         Some(ClockKind::Tsc) => "tsc".to_string(),
         Some(ClockKind::Monotonic) => "monotonic".to_string(),
+        Some(ClockKind::MonotonicCoarse) => "coarse (CLOCK_MONOTONIC_COARSE)".to_string(),
         Some(ClockKind::Other(k)) => format!("unknown ({k})"),
         None => "unknown".to_string(),
     };

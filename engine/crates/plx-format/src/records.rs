@@ -60,16 +60,24 @@ pub enum ClockKind {
     Tsc,
     /// `CLOCK_MONOTONIC` nanoseconds.
     Monotonic,
+    /// `CLOCK_MONOTONIC_COARSE` nanoseconds (`PLX_CLOCK=coarse`).
+    MonotonicCoarse,
     /// A value this reader does not know.
     Other(u8),
 }
 
 impl ClockKind {
+    /// Whether the ticks are nanoseconds (`CLOCK_MONOTONIC` or `CLOCK_MONOTONIC_COARSE`).
+    pub fn is_nanoseconds(self) -> bool {
+        matches!(self, ClockKind::Monotonic | ClockKind::MonotonicCoarse)
+    }
+
     /// From the on-disk byte.
     pub fn from_u8(v: u8) -> Self {
         match v {
             0 => ClockKind::Tsc,
             1 => ClockKind::Monotonic,
+            2 => ClockKind::MonotonicCoarse,
             o => ClockKind::Other(o),
         }
     }
@@ -78,6 +86,7 @@ impl ClockKind {
         match self {
             ClockKind::Tsc => 0,
             ClockKind::Monotonic => 1,
+            ClockKind::MonotonicCoarse => 2,
             ClockKind::Other(o) => o,
         }
     }
@@ -863,6 +872,16 @@ mod tests {
             Record::decode(types::NODE_CPU, &p),
             Err(DecodeProblem::BadCount(_))
         ));
+    }
+
+    #[test]
+    fn coarse_clock_is_nanoseconds() {
+        assert_eq!(ClockKind::from_u8(2), ClockKind::MonotonicCoarse);
+        assert_eq!(ClockKind::MonotonicCoarse.to_u8(), 2);
+        assert!(ClockKind::from_u8(1).is_nanoseconds());
+        assert!(ClockKind::from_u8(2).is_nanoseconds());
+        assert!(!ClockKind::from_u8(0).is_nanoseconds());
+        assert!(!ClockKind::from_u8(3).is_nanoseconds());
     }
 
     #[test]

@@ -1,0 +1,369 @@
+/* Socket calls, interposed by symbol (LD_PRELOAD suffices): connect and accept make a connected
+ * TCP socket traced (core/streams.c), close and dup keep the descriptor table right, and each
+ * send or receive call on a traced socket is a region of kind 5 named after the call, holding a
+ * stream event for the bytes it moved (spec/format.md "Stream subtypes").
+ *
+ * A data call on any other descriptor costs the table load before the real call. On a traced
+ * one every byte is counted, whichever thread moves it (offsets must match the peer's); the
+ * region and event are recorded only for a measured thread outside the runtime (its guard
+ * free). As in sync.c the real call runs with the guard released, so a signal handler may run
+ * measured code meanwhile; errno is the real call's on return. */
+#include "../core/hotpath.h"
+#include "../core/streams.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define PLX_EXPORT __attribute__((visibility("default")))
+
+/* The socket address arguments as <sys/socket.h> declares them (a transparent union with
+ * _GNU_SOURCE in C), and the pointer inside. */
+#if defined __cplusplus || !__GNUC_PREREQ(2, 7) || !defined __USE_GNU
+#define SA(a) (a)
+#else
+#define SA(a) ((a).__sockaddr__)
+#endif
+
+extern void __chk_fail(void) __attribute__((noreturn));
+
+static struct {
+    int (*connect)(int, __CONST_SOCKADDR_ARG, socklen_t);
+    int (*accept)(int, __SOCKADDR_ARG, socklen_t *);
+    int (*accept4)(int, __SOCKADDR_ARG, socklen_t *, int);
+    int (*close)(int);
+    int (*close_range)(unsigned, unsigned, int);
+    void (*closefrom)(int);
+    int (*dup)(int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+} real;
+
+__attribute__((noinline, cold)) static void *lazy(void **slot, const char *name)
+{
+    if (!*slot)
+        *slot = dlsym(RTLD_NEXT, name);
+    return *slot;
+}
+
+/* Resolved by the constructor; lazily when called before it (another library's constructor,
+ * or the runtime's own reads while it starts). The data calls' pointers start at a stub that
+ * resolves them (DATA_CALL), so their check is a load and a jump. */
+#define REAL(f) ((typeof(real.f))(real.f ? (void *)real.f : lazy((void **)&real.f, #f)))
+
+/* ---- recording ---------------------------------------------------------------------------- */
+
+/* A call's region: defined (kind 5) on first use, then cached. */
+struct region {
+    _Atomic uint32_t id1; /* 1 + region id; NOT_MEASURED if the table had no room; 0 unknown */
+    const char *name;
+};
+#define NOT_MEASURED 0xFFFFFFFFu
+#define REGION(var) static struct region r_##var = {0, #var}
+REGION(send);
+REGION(sendto);
+REGION(sendmsg);
+REGION(write);
+REGION(writev);
+REGION(recv);
+REGION(recvfrom);
+REGION(recvmsg);
+REGION(read);
+REGION(readv);
+
+/* Keyed like user regions: the id with the top bit set, never a function address. */
+#define SOCKET_KEY(id) ((uintptr_t)(id) | ((uintptr_t)1 << 63))
+
+/* Called with the guard held (a first sight writes the RegionDef). */
+static uint32_t region_id1(struct region *r)
+{
+    uint32_t v = atomic_load_explicit(&r->id1, memory_order_relaxed);
+    if (PLX_UNLIKELY(v == 0)) {
+        uint32_t id = plx_region_of_name(r->name, PLX_KIND_SOCKET);
+        v = id & PLX_REGION_EXCLUDED ? NOT_MEASURED : (id & PLX_REGION_ID_MASK) + 1;
+        atomic_store_explicit(&r->id1, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+struct call {
+    struct plx_thread *t; /* the measured thread whose region is open, or NULL */
+    uint32_t region;
+};
+
+/* Before the real call on a traced descriptor: the region is entered (clock read last). */
+__attribute__((noinline)) static struct call call_begin(struct region *r)
+{
+    struct call k = {NULL, 0};
+    int saved = errno;
+    struct plx_thread *t = plx_wrapper_thread();
+    if (t) {
+        t->guard++;
+        uint32_t v = region_id1(r);
+        if (v != NOT_MEASURED) {
+            k.t = t;
+            k.region = v - 1;
+            plx_enter(t, SOCKET_KEY(k.region), k.region);
+        }
+        t->guard--;
+    }
+    errno = saved;
+    return k;
+}
+
+/* After it: the clock is read first (the region's end), then `moved` bytes (0 for EOF, an
+ * error or a peek) are counted on the connection; a measured thread records the stream event
+ * at the region's end time and leaves the region. */
+__attribute__((noinline)) static void call_end(struct call k, int fd, struct plx_conn *c, int dir,
+                                               ssize_t moved)
+{
+    int saved = errno;
+    struct plx_thread *t = k.t;
+    uint64_t now = t ? plx_ticks() : 0;
+    uint64_t end = moved > 0 ? plx_stream_moved(c, dir, (uint64_t)moved) : 0;
+    /* the guard is taken from outside only by the process end, which has written this thread */
+    if (t && !t->guard && !t->dead) {
+        t->guard++;
+        if (moved > 0 && t->buf && plx_stream_ready(fd, c)) {
+            uint64_t w[3] = {atomic_load_explicit(dir ? &c->in : &c->out, memory_order_relaxed),
+                             end, (uint64_t)moved};
+            plx_trace_ext_at(t, now, dir ? PLX_EXT_STREAM_RECV : PLX_EXT_STREAM_SEND, w, 3);
+        }
+        struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
+        if (f && f->key == SOCKET_KEY(k.region))
+            plx_leave(t, f, now);
+        else
+            t->lost_events++; /* no frame (stack full) or not ours */
+        t->guard--;
+    }
+    errno = saved;
+}
+
+/* A data call `name` with parameters PARAMS (the descriptor is `fd`) and arguments ARGS:
+ * do_<name> is the check, inlined into the exported function, and the real call; the traced
+ * path is a function of its own so the check stays a load and a tail call. `dir` 0 writes,
+ * 1 reads; `moves` says whether a positive result took bytes off the stream (not MSG_PEEK). */
+#define LIST(...) __VA_ARGS__
+#define DATA_CALL(name, dir, moves, PARAMS, ARGS)                                             \
+    static ssize_t first_##name(LIST PARAMS);                                              \
+    static ssize_t (*_Atomic real_##name)(LIST PARAMS) = first_##name;                     \
+    static void resolve_##name(void)                                                      \
+    {                                                                                      \
+        atomic_store_explicit(&real_##name, (typeof(real_##name))dlsym(RTLD_NEXT, #name),  \
+                              memory_order_relaxed);                                       \
+    }                                                                                      \
+    __attribute__((noinline, cold)) static ssize_t first_##name(LIST PARAMS)               \
+    {                                                                                      \
+        resolve_##name();                                                                  \
+        return REAL_DATA(name)(LIST ARGS);                                                 \
+    }                                                                                      \
+    __attribute__((noinline)) static ssize_t traced_##name(struct plx_conn *c_, LIST PARAMS) \
+    {                                                                                      \
+        struct call k_ = call_begin(&r_##name);                                            \
+        ssize_t n_ = REAL_DATA(name)(LIST ARGS);                                           \
+        call_end(k_, fd, c_, dir, (moves) && n_ > 0 ? n_ : 0);                             \
+        return n_;                                                                         \
+    }                                                                                      \
+    static inline ssize_t do_##name(LIST PARAMS)                                           \
+    {                                                                                      \
+        struct plx_conn *c_ = plx_stream_conn(fd);                                         \
+        if (PLX_UNLIKELY(c_ != NULL))                                                      \
+            return traced_##name(c_, LIST ARGS);                                           \
+        return REAL_DATA(name)(LIST ARGS);                                                 \
+    }
+#define REAL_DATA(name) atomic_load_explicit(&real_##name, memory_order_relaxed)
+
+DATA_CALL(send, 0, 1, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
+DATA_CALL(sendto, 0, 1,
+          (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to, socklen_t tolen),
+          (fd, buf, n, flags, to, tolen))
+DATA_CALL(sendmsg, 0, 1, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags))
+DATA_CALL(write, 0, 1, (int fd, const void *buf, size_t n), (fd, buf, n))
+DATA_CALL(writev, 0, 1, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+DATA_CALL(recv, 1, !(flags & MSG_PEEK), (int fd, void *buf, size_t n, int flags),
+          (fd, buf, n, flags))
+DATA_CALL(recvfrom, 1, !(flags & MSG_PEEK),
+          (int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from, socklen_t *fromlen),
+          (fd, buf, n, flags, from, fromlen))
+DATA_CALL(recvmsg, 1, !(flags & MSG_PEEK), (int fd, struct msghdr *msg, int flags),
+          (fd, msg, flags))
+DATA_CALL(read, 1, 1, (int fd, void *buf, size_t n), (fd, buf, n))
+DATA_CALL(readv, 1, 1, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+
+__attribute__((constructor(101))) static void resolve(void)
+{
+    REAL(connect), REAL(accept), REAL(accept4), REAL(close), REAL(close_range), REAL(closefrom);
+    REAL(dup), REAL(dup2), REAL(dup3);
+    resolve_send(), resolve_sendto(), resolve_sendmsg(), resolve_write(), resolve_writev();
+    resolve_recv(), resolve_recvfrom(), resolve_recvmsg(), resolve_read(), resolve_readv();
+}
+
+PLX_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    return do_send(fd, buf, n, flags);
+}
+
+PLX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
+                          socklen_t tolen)
+{
+    return do_sendto(fd, buf, n, flags, to, tolen);
+}
+
+PLX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    return do_sendmsg(fd, msg, flags);
+}
+
+PLX_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    return do_write(fd, buf, n);
+}
+
+PLX_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+    return do_writev(fd, iov, n);
+}
+
+PLX_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    return do_recv(fd, buf, n, flags);
+}
+
+PLX_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from,
+                            socklen_t *fromlen)
+{
+    return do_recvfrom(fd, buf, n, flags, from, fromlen);
+}
+
+PLX_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+    return do_recvmsg(fd, msg, flags);
+}
+
+PLX_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+    return do_read(fd, buf, n);
+}
+
+PLX_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+    return do_readv(fd, iov, n);
+}
+
+/* The _FORTIFY_SOURCE forms: glibc does not route them through the calls above. */
+PLX_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+    if (n > buflen)
+        __chk_fail();
+    return do_read(fd, buf, n);
+}
+
+PLX_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+    if (n > buflen)
+        __chk_fail();
+    return do_recv(fd, buf, n, flags);
+}
+
+PLX_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+                                  __SOCKADDR_ARG from, socklen_t *fromlen)
+{
+    if (n > buflen)
+        __chk_fail();
+    return do_recvfrom(fd, buf, n, flags, from, fromlen);
+}
+
+/* ---- which descriptors are traced ---------------------------------------------------------- */
+
+static int ip_family(const struct sockaddr *a, socklen_t len)
+{
+    return a && len >= sizeof(sa_family_t) && (a->sa_family == AF_INET || a->sa_family == AF_INET6);
+}
+
+PLX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+    int rc = REAL(connect)(fd, addr, len);
+    if (!plx_active || !ip_family(SA(addr), len))
+        return rc;
+    int saved = errno;
+    if (rc == 0 || saved == EINPROGRESS || saved == EINTR) /* the last two go on without us */
+        plx_stream_connected(fd, rc == 0);
+    errno = saved;
+    return rc;
+}
+
+static void accepted(int fd, const struct sockaddr *a, const socklen_t *len)
+{
+    int saved = errno;
+    if (a && len && *len >= sizeof(sa_family_t) && !ip_family(a, *len))
+        plx_stream_closed(fd); /* not IP: only a stale entry to forget */
+    else
+        plx_stream_accepted(fd);
+    errno = saved;
+}
+
+PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
+{
+    int rc = REAL(accept)(fd, addr, len);
+    if (rc >= 0 && plx_active)
+        accepted(rc, SA(addr), len);
+    return rc;
+}
+
+PLX_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
+{
+    int rc = REAL(accept4)(fd, addr, len, flags);
+    if (rc >= 0 && plx_active)
+        accepted(rc, SA(addr), len);
+    return rc;
+}
+
+/* The entry goes first: a descriptor number reused by another thread right after the close
+ * must not inherit it. */
+PLX_EXPORT int close(int fd)
+{
+    if (PLX_UNLIKELY(plx_stream_conn(fd) != NULL))
+        plx_stream_closed(fd);
+    return REAL(close)(fd);
+}
+
+PLX_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    if (!(flags & CLOSE_RANGE_CLOEXEC))
+        plx_stream_closed_range(first, last);
+    return REAL(close_range)(first, last, flags);
+}
+
+PLX_EXPORT void closefrom(int low)
+{
+    if (low >= 0)
+        plx_stream_closed_range((unsigned)low, ~0u);
+    REAL(closefrom)(low);
+}
+
+PLX_EXPORT int dup(int fd)
+{
+    int rc = REAL(dup)(fd);
+    if (rc >= 0 && (plx_stream_conn(fd) || plx_stream_conn(rc)))
+        plx_stream_dup(fd, rc);
+    return rc;
+}
+
+/* dup2 and dup3 close `newfd` first: it names the old descriptor's connection, or none. */
+PLX_EXPORT int dup2(int oldfd, int newfd)
+{
+    int rc = REAL(dup2)(oldfd, newfd);
+    if (rc >= 0 && (plx_stream_conn(oldfd) || plx_stream_conn(rc)))
+        plx_stream_dup(oldfd, rc);
+    return rc;
+}
+
+PLX_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    int rc = REAL(dup3)(oldfd, newfd, flags);
+    if (rc >= 0 && (plx_stream_conn(oldfd) || plx_stream_conn(rc)))
+        plx_stream_dup(oldfd, rc);
+    return rc;
+}
