@@ -109,7 +109,7 @@ def test_text_and_function_differences(two_runs):
 def test_report_window_on_a_traced_run(pingpong):
     d, exe = pingpong
     exp = d / "traced"
-    mpirun_plx(2, exp, exe, 300, 1048576, opts=("--trace",))
+    mpirun_plx(2, exp, exe, 1500, 1048576, opts=("--trace",))
     # a window inside the exchange: after the slowest rank's MPI_Init (main begins the trace)
     whole = json.loads(plx("report", exp, "--format", "json").stdout)
     fns = [{f["function"]: f for f in t["functions"]}
