@@ -3,6 +3,7 @@
 the reports (logical view) and the physical view of every application, ranks of several MPI
 applications kept apart."""
 
+import json
 import re
 import subprocess
 import time
@@ -173,3 +174,19 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     locations = re.findall(r"(?m)^#   (\S+)\s+rank (\d+) ", text)
     assert locations == [("pp2:0.0", "2"), ("pp2:1.0", "3")]
     assert len(re.findall(r"(?m) send ", text)) == 60
+
+
+@mpi.pytestmark
+def test_launcher_is_no_location_of_the_program(tmp_path, mpi_programs):
+    """`plx run -- mpirun ...` measures the launcher too; with nothing instrumented in it (its
+    trace holds at most its own lock events) it is no location of the trace analyses."""
+    pingpong = mpi_programs.get("pingpong")
+    exp = tmp_path / "exp"
+    run(exp, *mpi.mpirun_cmd(2, pingpong, 20, 64), opts=("--trace",))
+    assert "not measured (no instrumented code)" in info(exp).stdout
+    rows = plx("display", exp, "--kind", "utilization", "--format", "csv").stdout.splitlines()
+    assert [r.split(",")[0] for r in rows[1:] if not r.startswith("total")] == ["0.0", "1.0"]
+    doc = json.loads(plx("critical-path", exp, "--level", "thread", "--format", "json").stdout)
+    cpu = [i["name"] for i in doc["items"] if i["kind"] == "cpu"]
+    assert cpu and all("mpirun" not in n and "orterun" not in n for n in cpu), cpu
+    assert doc["total_length_s"] <= doc["elapsed_s"] * 1.0001

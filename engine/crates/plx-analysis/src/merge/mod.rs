@@ -365,6 +365,11 @@ impl<'m> GlobalMerge<'m> {
             finished: false,
         };
         for (pi, p) in model.processes.iter().enumerate() {
+            // a process with nothing measured (an `mpirun` launched under `plx run`, whose
+            // trace holds at most its own lock events) is no location of the program
+            if !p.measured {
+                continue;
+            }
             let Some(index) = p.trace.as_ref().filter(|t| !t.chunks.is_empty()) else {
                 continue;
             };
