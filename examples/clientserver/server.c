@@ -12,6 +12,7 @@
  * bytes for a PUT; reply = key, size, then size bytes (GET) or nothing (PUT). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -210,6 +211,11 @@ int main(int argc, char **argv)
     struct conn conns[64];
     for (int i = 0; i < clients; i++) {
         conns[i].fd = accept(ls, NULL, NULL);
+        /* replies are a header then the object: no Nagle delay between them (see client.c) */
+        const char *nagle = getenv("CS_NAGLE");
+        int one = 1;
+        if (!(nagle && *nagle == '1'))
+            setsockopt(conns[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         pthread_mutex_init(&conns[i].write_lock, NULL);
         pthread_create(&readers[i], NULL, reader, &conns[i]);
     }

@@ -3,7 +3,9 @@
 //! Arc weights: a node `v` at `t_v` with thread predecessor `u` and remote predecessor `r`
 //! gets `w = max(0, t_v − max(t_u, t_r))` on both arcs, so `L(v) = max(L(u), L(r)) + w` and
 //! time spent waiting is never counted; without a remote predecessor the thread arc weighs
-//! `t_v − t_u` (CPU); a collective's virtual node adds nothing to its arrivals' longest.
+//! `t_v − t_u` (CPU); a collective's virtual node adds nothing to its arrivals' longest. In the
+//! intra-application mode an arc from another application is ignored, but its time still
+//! bounds the wait: waiting for another application is never counted either.
 
 use super::graph::{Graph, NodeKind, NONE};
 
@@ -128,7 +130,10 @@ impl View<'_> {
         }
         let t = |x: u32| self.g.nodes[x as usize].time_ns;
         let u = (n.prev != NONE && ok(n.prev)).then(|| t(n.prev));
-        let r = (n.remote != NONE && self.included(n.remote) && ok(n.remote)).then(|| t(n.remote));
+        // a wait for another application is unproductive time even where its arc is ignored
+        // (intra): the remote predecessor's time still bounds the wait
+        let r =
+            (n.remote != NONE && (!self.included(n.remote) || ok(n.remote))).then(|| t(n.remote));
         match (u, r) {
             (_, Some(tr)) => (n.time_ns - u.map_or(tr, |tu| tu.max(tr))).max(0),
             (Some(tu), None) => (n.time_ns - tu).max(0),
