@@ -23,7 +23,7 @@ runtime:
 engine:
 	@cd engine && $(CARGO) build --release --quiet
 	@mkdir -p $(BUILD)/bin
-	@cp engine/target/release/plx $(BUILD)/bin/plx
+	@cp engine/target/release/plx $(BUILD)/bin/plx.new && mv -f $(BUILD)/bin/plx.new $(BUILD)/bin/plx
 
 wrappers:
 	@mkdir -p $(BUILD)/bin
