@@ -33,6 +33,12 @@ if command -v mpirun >/dev/null && [ -f build/lib/libplx-mpi.so ]; then
   echo "== plx comm $out/mpi --by thread"
   "$bin/plx" comm "$out/mpi" --by thread
   echo
+  echo "== plx critical-path $out/mpi --level process"
+  "$bin/plx" critical-path "$out/mpi" --level process
+  echo
+  echo "== plx display $out/mpi --kind utilization"
+  "$bin/plx" display "$out/mpi" --kind utilization
+  echo
   echo "== plx export $out/mpi --format chrome -o $out/mpi.json"
   "$bin/plx" export "$out/mpi" --format chrome -o "$out/mpi.json"
   echo "(open $out/mpi.json in https://ui.perfetto.dev: a track per rank and thread, message lines between them)"
