@@ -124,16 +124,8 @@ fn read_rank(p: &ProcessModel, summary: &mut MatchSummary) -> Vec<Raw> {
     let Some(index) = &p.trace else {
         return out;
     };
-    let mut reader = match index.reader() {
-        Ok(r) => r,
-        Err(e) => {
-            summary.warnings.push(Warning::file(
-                &index.path,
-                WarningKind::MissingFile,
-                e.to_string(),
-            ));
-            return out;
-        }
+    let Some(mut reader) = index.reader_or_warn(&mut summary.warnings) else {
+        return out;
     };
     for info in &index.chunks {
         let thread = info.header.thread;

@@ -243,16 +243,8 @@ fn window_process(
         return;
     };
     let mut builders: FastMap<u32, ProfileBuilder> = FastMap::default();
-    let mut reader = match index.reader() {
-        Ok(r) => r,
-        Err(e) => {
-            warnings.push(Warning::file(
-                &index.path,
-                WarningKind::MissingFile,
-                e.to_string(),
-            ));
-            return;
-        }
+    let Some(mut reader) = index.reader_or_warn(warnings) else {
+        return;
     };
     for info in &index.chunks {
         let b = builders

@@ -218,6 +218,22 @@ impl TraceIndex {
         Some(last)
     }
 
+    /// [`TraceIndex::reader`], or `None` after a warning naming the file when it cannot be
+    /// opened.
+    pub fn reader_or_warn(&self, warnings: &mut Vec<Warning>) -> Option<TraceReader<'_>> {
+        match self.reader() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                warnings.push(Warning::file(
+                    &self.path,
+                    WarningKind::MissingFile,
+                    e.to_string(),
+                ));
+                None
+            }
+        }
+    }
+
     /// A reader streaming the chunks in file order.
     pub fn reader(&self) -> Result<TraceReader<'_>, crate::FormatError> {
         let file =

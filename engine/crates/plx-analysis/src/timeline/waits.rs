@@ -1,6 +1,6 @@
 //! Synchronization waits per location, read from the trace's acquire events (the merged stream leaves them out).
 
-use plx_format::{Event, Warning, WarningKind};
+use plx_format::{Event, Warning};
 
 use crate::merge::{round_ns, TraceLocation};
 use crate::model::Model;
@@ -22,16 +22,8 @@ pub(crate) fn sync_waits(
         let Some(index) = p.trace.as_ref() else {
             continue;
         };
-        let mut reader = match index.reader() {
-            Ok(r) => r,
-            Err(e) => {
-                warnings.push(Warning::file(
-                    &index.path,
-                    WarningKind::MissingFile,
-                    e.to_string(),
-                ));
-                continue;
-            }
+        let Some(mut reader) = index.reader_or_warn(warnings) else {
+            continue;
         };
         for info in &index.chunks {
             let thread = info.header.thread;
