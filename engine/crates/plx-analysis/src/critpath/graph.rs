@@ -569,7 +569,10 @@ impl Builder<'_> {
                     });
             }
             EventKind::StreamSend { stream, end, bytes } => {
-                let v = self.push(loc, t, NodeKind::StreamSend);
+                // the bytes may reach the reader before the write returns: the send is where
+                // the call began (push keeps the thread's order)
+                let at = self.routine(merge, loc).map_or(t, |(_, e)| e);
+                let v = self.push(loc, at, NodeKind::StreamSend);
                 self.stream_sends
                     .entry(stream)
                     .or_default()

@@ -45,6 +45,10 @@ pub struct PathArc {
     pub weight_ns: i64,
     /// The head's thread arc (else its remote arc).
     pub thread: bool,
+    /// The weight is a transfer's (the head is a receive whose message or stream bytes came
+    /// from a thread in the view): the time between the send, or the receive's call if later,
+    /// and the receive's return, whichever arc the path took.
+    pub transfer: bool,
 }
 
 /// The longest path of a mode.
@@ -280,12 +284,17 @@ impl Graph {
         let mut v = terminal;
         while best[v as usize] != NONE {
             let p = best[v as usize];
-            let thread = self.nodes[v as usize].prev == p;
+            let node = &self.nodes[v as usize];
+            let thread = node.prev == p;
+            let transfer = matches!(node.kind, NodeKind::Recv | NodeKind::StreamRecv)
+                && node.remote != NONE
+                && inc[node.remote as usize];
             arcs.push(PathArc {
                 from: p,
                 to: v,
                 weight_ns: len[v as usize] - len[p as usize],
                 thread,
+                transfer,
             });
             v = p;
         }

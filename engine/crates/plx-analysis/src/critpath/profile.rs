@@ -110,7 +110,7 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
         }
         let end = to.time_ns;
         let start = end - a.weight_ns;
-        let seg = if a.thread {
+        let seg = if a.thread && !a.transfer {
             Segment {
                 kind: ItemKind::Cpu,
                 location: to.loc,
@@ -120,7 +120,8 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
                 what: "CPU".to_string(),
             }
         } else {
-            let from_node = &g.nodes[a.from as usize];
+            // a transfer reached along the receiving thread is still the message's time
+            let from_node = &g.nodes[if a.transfer { to.remote } else { a.from } as usize];
             let from = if from_node.loc == NONE {
                 // from a collective's virtual node: the member that arrived last
                 i.checked_sub(1)
