@@ -8,6 +8,7 @@
  *                 [--coarse-deltas] [--join-pairs N] [--streams N] [--streams-match]
  *                 [--stream-sends THREAD=N] [--stream-recvs THREAD=N]
  *                 [--stream-bytes-sent THREAD=N] [--stream-bytes-recvd THREAD=N]
+ *                 [--cpu-samples MS] [--cpu-intervals FILE]
  * Calls come from the profile, or from the trace's enter events when the profile has none.
  * Messages between world ranks S and D: --sent/--sent-bytes from the sender's MessageStats,
  * --received from the receiver's, --traced/--traced-recv from send/receive trace events.
@@ -17,7 +18,12 @@
  * event is inside a socket call region (kind 5) of its direction. --join-pairs N: N joins, each
  * acquire of a thread object (kind 6) paired with the release at the end of the joined thread,
  * no later. --coarse-deltas: every nonzero time step between a thread's events is at least half
- * of CLOCK_MONOTONIC_COARSE's resolution (and there is one). */
+ * of CLOCK_MONOTONIC_COARSE's resolution (and there is one).
+ * --cpu-samples MS: each process has CpuSamples (record 21), with a median step between MS/2 and
+ * 2·MS when it has 10 or more, every sampled thread is one of its ThreadInfos, each thread's CPU time never decreases.
+ * --cpu-intervals FILE: FILE holds "spin_start sleep_start sleep_end spin_end" (CLOCK_MONOTONIC
+ * ns, written by the program): thread 0's samples inside the sleep add < 20 ms of CPU, inside
+ * each spin ≥ 200 ms. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +63,13 @@ static unsigned char profiled[65536], has_stats[65536]; /* by thread index, this
 /* CPU ns of `cputime` functions by region name: NodeCpu needs the nodes' regions */
 static uint32_t node_region[1 << 16];
 static uint64_t cpu_by_region[MAXR];
+/* CpuSamples of every process: one row per (sample, thread); calibration per process */
+struct csample { int proc; uint64_t ticks; uint32_t thread; uint64_t cpu; };
+static struct csample *csamples;
+static size_t ncsamples, capcsamples;
+static uint64_t calib_first[2][1024], calib_last[2][1024]; /* [ticks/ns][proc] */
+static int calib_seen[1024];
+static unsigned char thread_known[1024][4096]; /* [proc][thread index] has a ThreadInfo */
 static struct pending pend[65536];
 static int npend;
 
@@ -118,6 +131,8 @@ static char *str(struct cur *c)
     c->p += n;
     return s;
 }
+
+static void *grow(void *p, size_t *cap, size_t n, size_t item);
 
 /* Live files (spec/format.md): the tree and MPI statistics of threads killed before they were
  * written as records. */
@@ -259,8 +274,45 @@ static void read_process(const char *path)
                 printf("region %u %s\n", id, name);
             break;
         }
+        case 2: {
+            uint64_t tk = u64(&c), ns = u64(&c);
+            if (proc_index < 1024) {
+                if (!calib_seen[proc_index]) {
+                    calib_first[0][proc_index] = tk;
+                    calib_first[1][proc_index] = ns;
+                }
+                calib_seen[proc_index] = 1;
+                calib_last[0][proc_index] = tk;
+                calib_last[1][proc_index] = ns;
+            }
+            break;
+        }
+        case 21: {
+            uint64_t tk = u64(&c);
+            uint32_t n = u32(&c);
+            if (12 + (uint64_t)n * 12 != plen) {
+                fprintf(stderr, "plx_check: CpuSamples of %u threads in %u bytes\n", n, plen);
+                errors++;
+                break;
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                csamples = grow(csamples, &capcsamples, ncsamples, sizeof *csamples);
+                struct csample *x = &csamples[ncsamples++];
+                x->proc = proc_index;
+                x->ticks = tk;
+                x->thread = u32(&c);
+                x->cpu = u64(&c);
+            }
+            if (n == 0) { /* a sample of no thread still counts as a sample */
+                csamples = grow(csamples, &capcsamples, ncsamples, sizeof *csamples);
+                csamples[ncsamples++] = (struct csample){proc_index, tk, 0xFFFFFFFFu, 0};
+            }
+            break;
+        }
         case 6: {
             uint32_t idx = u32(&c);
+            if (proc_index < 1024 && idx < 4096)
+                thread_known[proc_index][idx] = 1;
             c.p += 4 + 4 + 8 + 8;
             char *name = str(&c);
             threads++;
@@ -723,6 +775,144 @@ static int coarse_deltas(void)
     return 0;
 }
 
+static int by_cpu_sample(const void *a, const void *b)
+{
+    const struct csample *x = a, *y = b;
+    if (x->proc != y->proc)
+        return x->proc - y->proc;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* CLOCK_MONOTONIC ns of a process's ticks: the line through its first and last calibrations. */
+static double sample_ns(int proc, uint64_t ticks)
+{
+    double t0 = (double)calib_first[0][proc], n0 = (double)calib_first[1][proc];
+    double t1 = (double)calib_last[0][proc], n1 = (double)calib_last[1][proc];
+    double rate = t1 > t0 ? (n1 - n0) / (t1 - t0) : 1.0;
+    return n0 + ((double)ticks - t0) * rate;
+}
+
+static int cpu_samples_check(double ms)
+{
+    int fails = 0;
+    qsort(csamples, ncsamples, sizeof *csamples, by_cpu_sample);
+    for (int p = 1; p <= processes && p < 1024; p++) {
+        /* distinct sample times of the process */
+        uint64_t *times = NULL;
+        size_t nt = 0, capt = 0;
+        for (size_t i = 0; i < ncsamples; i++)
+            if (csamples[i].proc == p) {
+                times = grow(times, &capt, nt, sizeof *times);
+                times[nt++] = csamples[i].ticks;
+            }
+        qsort(times, nt, sizeof *times, by_u64);
+        size_t nd = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (i == 0 || times[i] != times[i - 1])
+                times[nd++] = times[i];
+        if (nd < 10) { /* a short process: at least the final sample */
+            if (nd == 0) {
+                fprintf(stderr, "plx_check: process %d: no CPU samples\n", p);
+                fails++;
+            }
+            free(times);
+            continue;
+        }
+        double *steps = malloc((nd - 1) * sizeof *steps);
+        for (size_t i = 1; i < nd; i++)
+            steps[i - 1] = (sample_ns(p, times[i]) - sample_ns(p, times[i - 1])) / 1e6;
+        for (size_t i = 1; i < nd - 1; i++) /* insertion sort: few hundred */
+            for (size_t j = i; j > 0 && steps[j] < steps[j - 1]; j--) {
+                double x = steps[j];
+                steps[j] = steps[j - 1];
+                steps[j - 1] = x;
+            }
+        double median = steps[(nd - 1) / 2];
+        if (printing)
+            printf("process %d: %zu CPU samples, median step %.3f ms\n", p, nd, median);
+        if (median < ms / 2 || median > ms * 2) {
+            fprintf(stderr, "plx_check: process %d: median step between CPU samples %.3f ms, expected ~%.0f\n",
+                    p, median, ms);
+            fails++;
+        }
+        free(steps);
+        free(times);
+    }
+    for (size_t i = 0; i < ncsamples; i++) {
+        const struct csample *x = &csamples[i];
+        if (x->thread == 0xFFFFFFFFu)
+            continue;
+        if (x->proc >= 1024 || x->thread >= 4096 || !thread_known[x->proc][x->thread]) {
+            fprintf(stderr, "plx_check: process %d: CPU sample of thread %u, which has no ThreadInfo\n",
+                    x->proc, x->thread);
+            fails++;
+        }
+        if (i > 0 && csamples[i - 1].proc == x->proc && csamples[i - 1].thread == x->thread &&
+            csamples[i - 1].cpu > x->cpu) {
+            fprintf(stderr, "plx_check: process %d thread %u: CPU time went back from %llu to %llu ns\n",
+                    x->proc, x->thread, (unsigned long long)csamples[i - 1].cpu, (unsigned long long)x->cpu);
+            fails++;
+        }
+    }
+    return fails;
+}
+
+/* CPU ns thread 0 of process 1 added between its first sample at or after a and its last at or
+ * before b (CLOCK_MONOTONIC ns); -1 without two such samples. */
+static double cpu_added(double a, double b)
+{
+    const struct csample *first = NULL, *last = NULL;
+    for (size_t i = 0; i < ncsamples; i++) {
+        const struct csample *x = &csamples[i];
+        if (x->proc != 1 || x->thread != 0)
+            continue;
+        double t = sample_ns(1, x->ticks);
+        if (t >= a && t <= b) {
+            if (!first)
+                first = x;
+            last = x;
+        }
+    }
+    if (!first || first == last)
+        return -1;
+    return (double)(last->cpu - first->cpu);
+}
+
+static int cpu_intervals_check(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    double t[4];
+    if (!f || fscanf(f, "%lf %lf %lf %lf", &t[0], &t[1], &t[2], &t[3]) != 4) {
+        fprintf(stderr, "plx_check: cannot read four times from %s\n", file);
+        if (f)
+            fclose(f);
+        return 1;
+    }
+    fclose(f);
+    qsort(csamples, ncsamples, sizeof *csamples, by_cpu_sample);
+    int fails = 0;
+    static const char *const what[3] = {"first spin", "sleep", "second spin"};
+    for (int k = 0; k < 3; k++) {
+        double added = cpu_added(t[k], t[k + 1]) / 1e6;
+        if (printing)
+            printf("%s: %.3f ms wall, %.3f ms CPU sampled\n", what[k], (t[k + 1] - t[k]) / 1e6, added);
+        int bad = added < 0 || (k == 1 ? added >= 20 : added < 200);
+        if (bad) {
+            fprintf(stderr, "plx_check: %s (%.1f ms): samples add %.3f ms of CPU, expected %s\n", what[k],
+                    (t[k + 1] - t[k]) / 1e6, added, k == 1 ? "< 20" : ">= 200");
+            fails++;
+        }
+    }
+    return fails;
+}
 
 int main(int argc, char **argv)
 {
@@ -841,6 +1031,12 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--clock") == 0) {
             fails += expect("ProcessInfo.clock", clock_mixed ? -2 : clock_seen, atoll(v));
+            i++;
+        } else if (strcmp(a, "--cpu-samples") == 0) {
+            fails += cpu_samples_check(atof(v));
+            i++;
+        } else if (strcmp(a, "--cpu-intervals") == 0) {
+            fails += cpu_intervals_check(v);
             i++;
         } else if (strcmp(a, "--coarse-deltas") == 0) {
             fails += coarse_deltas();

@@ -40,6 +40,21 @@ static size_t size_option(const char *var, size_t def, size_t min, size_t max)
     return v;
 }
 
+/* A whole number of `var` in [min, max]; `def` when unset, empty or invalid (with a warning). */
+static uint32_t uint_option(const char *var, uint32_t def, uint32_t min, uint32_t max)
+{
+    const char *s = getenv(var);
+    if (!s || !*s)
+        return def;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end || v < min || v > max) {
+        plx_warn("%s=%s is not a whole number between %u and %u; using %u", var, s, min, max, def);
+        return def;
+    }
+    return (uint32_t)v;
+}
+
 static void string_option(const char *var, char *dst, size_t cap)
 {
     const char *s = getenv(var);
@@ -58,6 +73,9 @@ int plx_config_load(void)
     plx_cfg.buffer_bytes = size_option("PLX_BUFFER", 1u << 20, 4096, (size_t)1 << 32) & ~(size_t)7;
     plx_cfg.max_nodes = (uint32_t)size_option("PLX_MAX_NODES", 1u << 20, 16, 1u << 28);
     plx_cfg.max_depth = (uint32_t)size_option("PLX_MAX_DEPTH", 4096, 16, 1u << 20);
+    /* CPU sampling period in ms (0: off); on by default when tracing: a trace's time axis is
+     * what the samples are shown against */
+    plx_cfg.cpu_sample_ms = uint_option("PLX_CPU_SAMPLE", plx_cfg.trace ? 10 : 0, 0, 3600000);
     const char *v = getenv("PLX_VERBOSE");
     plx_cfg.verbose = v && *v && strcmp(v, "0") != 0;
     const char *patch = getenv("PLX_PATCH");

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <pthread.h>
 
 #define PLX_HIDDEN __attribute__((visibility("hidden")))
 #define PLX_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -44,6 +45,8 @@ struct plx_config {
     char filter[4096];     /* PLX_FILTER: filter file */
     int verbose;           /* PLX_VERBOSE */
     int patch;             /* PLX_PATCH: remove hook calls of excluded functions (default 1) */
+    uint32_t cpu_sample_ms; /* PLX_CPU_SAMPLE: CPU sampling period, ms; 0 off (default 10 with
+                               PLX_TRACE, else 0) */
 };
 PLX_HIDDEN extern struct plx_config plx_cfg;
 PLX_HIDDEN int plx_config_load(void);
@@ -163,6 +166,15 @@ PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
+/* The calling thread records nothing, ever (the runtime's own threads: the CPU sampler). */
+PLX_HIDDEN void plx_thread_mark_internal(void);
+/* Number of measured threads alive now (an estimate for sizing a sample). */
+PLX_HIDDEN uint32_t plx_threads_live_count(void);
+/* Under the registry lock: for every measured thread alive, its index and the CPU time of its
+ * clock (pthread_getcpuclockid) into out[0..max), in pairs; returns how many, and the time the
+ * reading began in *ticks. A thread that has unlinked itself (ended) is never read. */
+PLX_HIDDEN uint32_t plx_threads_sample_cpu(uint32_t *index, uint64_t *cpu_ns, uint32_t max,
+                                           uint64_t *ticks);
 PLX_HIDDEN void plx_threads_after_fork(void);
 PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
@@ -208,12 +220,23 @@ PLX_HIDDEN void plx_process_start(void);
 PLX_HIDDEN void plx_process_end(int reason, int status);
 PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
 
+/* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
+PLX_HIDDEN void plx_sampler_start(void);
+/* At the process end (exit, exec, fatal signal): the final sample, the last batch written, no
+ * sample after. Waits at most ~100 ms for a sample in progress, else drops the batch. */
+PLX_HIDDEN void plx_sampler_stop(void);
+PLX_HIDDEN void plx_sampler_after_fork(void);
+/* pthread_create for the runtime's own threads: bypasses the measuring trampoline (pthread.c). */
+PLX_HIDDEN int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), void *arg);
+
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
 PLX_HIDDEN void plx_writer_close(void);
 PLX_HIDDEN void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len);
 PLX_HIDDEN void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen,
                                   const void *b, uint32_t blen);
+/* Records already framed (headers included), appended to process.plx with one writev. */
+PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];
 
 /* A record under construction; grows with mmap so it is usable from signal handlers. */
@@ -284,7 +307,7 @@ enum {
     PLX_REC_REGION_DEF = 5, PLX_REC_THREAD_INFO = 6, PLX_REC_THREAD_NAME = 7,
     PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
     PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
-    PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20,
+    PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20, PLX_REC_CPU_SAMPLES = 21,
     PLX_REC_TRACE_CHUNK = 32,
 };
 

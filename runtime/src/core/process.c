@@ -125,6 +125,7 @@ void plx_process_end(int reason, int status)
         return;
     }
     plx_ext_process_ending();
+    plx_sampler_stop(); /* its final sample reads the threads before they are finished */
     plx_active = 0;
     plx_threads_finish_all();
     write_calibration();
@@ -171,6 +172,7 @@ static void after_fork_child(void)
     write_filter_text();
     plx_threads_after_fork();
     plx_streams_after_fork();
+    plx_sampler_after_fork();
 }
 
 __attribute__((constructor(101))) static void plx_process_init(void)
@@ -205,4 +207,5 @@ __attribute__((constructor(101))) static void plx_process_init(void)
     }
     on_exit(on_exit_handler, NULL);
     pthread_atfork(NULL, NULL, after_fork_child);
+    plx_sampler_start();
 }

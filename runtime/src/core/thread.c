@@ -27,6 +27,7 @@ static struct plx_thread dead = {.guard = 1, .dead = 1};
 static struct plx_thread *live;
 static atomic_flag reg_lock = ATOMIC_FLAG_INIT;
 static _Atomic uint32_t next_index;
+static _Atomic uint32_t live_count; /* length of `live` */
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -177,6 +178,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     reg_take();
     t->next = live;
     live = t;
+    atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
     reg_give();
     return t;
 }
@@ -463,6 +465,7 @@ static int unlink_thread(struct plx_thread *t)
         if (*p == t) {
             *p = t->next;
             found = 1;
+            atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
             break;
         }
     reg_give();
@@ -509,6 +512,7 @@ void plx_threads_finish_all(void)
     reg_take();
     struct plx_thread *all = live;
     live = NULL;
+    atomic_store_explicit(&live_count, 0, memory_order_relaxed);
     reg_give();
     for (struct plx_thread *t = all; t; t = t->next)
         if (t != self)
@@ -536,6 +540,7 @@ void plx_threads_after_fork(void)
     atomic_flag_clear(&reg_lock);
     struct plx_thread *t = plx_self;
     live = NULL;
+    atomic_store_explicit(&live_count, 0, memory_order_relaxed);
     if (!t || t == &dead)
         return;
     uint64_t now = plx_ticks();
@@ -580,6 +585,37 @@ void plx_threads_after_fork(void)
     write_thread_info(t);
     t->next = NULL;
     live = t;
+    atomic_store_explicit(&live_count, 1, memory_order_relaxed);
+}
+
+void plx_thread_mark_internal(void)
+{
+    plx_self = &dead;
+}
+
+uint32_t plx_threads_live_count(void)
+{
+    return atomic_load_explicit(&live_count, memory_order_relaxed);
+}
+
+/* A thread stays in `live` until its own exit unlinks it (under this lock) before it ends, and
+ * only then frees its state: so every thread read here is alive and its pthread_t valid. */
+uint32_t plx_threads_sample_cpu(uint32_t *index, uint64_t *cpu_ns, uint32_t max, uint64_t *ticks)
+{
+    uint32_t n = 0;
+    reg_take();
+    *ticks = plx_ticks();
+    for (struct plx_thread *t = live; t && n < max; t = t->next) {
+        clockid_t c;
+        struct timespec ts;
+        if (pthread_getcpuclockid((pthread_t)t->pthread, &c) != 0 || clock_gettime(c, &ts) != 0)
+            continue;
+        index[n] = t->index;
+        cpu_ns[n] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        n++;
+    }
+    reg_give();
+    return n;
 }
 
 void plx_thread_set_name(struct plx_thread *t, const char *name)

@@ -139,6 +139,17 @@ void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t al
     errno = saved;
 }
 
+void plx_write_framed(const void *bytes, size_t len)
+{
+    int saved = errno;
+    int fd = checked_fd(0);
+    if (fd >= 0 && len) {
+        struct iovec iov = {(void *)bytes, len};
+        write_all(fd, &iov, 1);
+    }
+    errno = saved;
+}
+
 void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len)
 {
     plx_write_record2(trace_file, type, payload, len, NULL, 0);
