@@ -112,6 +112,23 @@ impl CommTable {
     pub fn all(&self) -> &[CommInfo] {
         &self.comms
     }
+
+    /// Takes `base` off the member ranks of the communicators `which` (an application's
+    /// logical view numbers its ranks from 0 again).
+    pub fn lower_ranks(&mut self, which: &std::collections::BTreeSet<u32>, base: u32) {
+        for &i in which {
+            let c = &mut self.comms[i as usize];
+            for r in &mut c.ranks {
+                *r = r.saturating_sub(base);
+            }
+        }
+        self.by_key = self
+            .comms
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.clone(), i as u32))
+            .collect();
+    }
 }
 
 #[cfg(test)]

@@ -145,8 +145,9 @@ pub fn phase_window(model: &Model, phase: &PhaseSpec) -> Result<Window, Analysis
 }
 
 impl Model {
-    /// The logical view of application `name`: only its processes are kept. Errors name the
-    /// applications there are.
+    /// The logical view of application `name`: only its processes are kept, their ranks
+    /// numbered from 0 as the application numbered them. Errors name the applications there
+    /// are.
     pub fn select_app(&mut self, name: &str) -> Result<(), AnalysisError> {
         let Some(app) = self.apps.iter().position(|a| a.name == name) else {
             let names: Vec<&str> = self
@@ -165,6 +166,26 @@ impl Model {
             ));
         };
         self.processes.retain(|p| p.app == app as u32);
+        // the logical view: the application's own ranks (0, 1, ...) again
+        let base = self.processes.first().map_or(0, |p| p.rank_base);
+        if base > 0 {
+            let mut comms = std::collections::BTreeSet::new();
+            for p in &mut self.processes {
+                p.rank_base = 0;
+                if let Some(m) = p.mpi.as_mut() {
+                    m.rank -= base;
+                }
+                for t in &mut p.threads {
+                    for m in &mut t.messages {
+                        if let Some(peer) = m.peer.as_mut() {
+                            *peer = peer.saturating_sub(base);
+                        }
+                    }
+                }
+                comms.extend(p.comms.values().copied());
+            }
+            self.comms.lower_ranks(&comms, base);
+        }
         Ok(())
     }
 

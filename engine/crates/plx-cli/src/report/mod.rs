@@ -76,6 +76,13 @@ impl Report<'_> {
 /// `rank 3 (pid 1234 on host)` for an MPI rank, else `process 1234 (host)`.
 pub fn process_label(p: &plx_analysis::ProcessModel) -> String {
     match p.rank() {
+        // a session's later application: its own rank, then the session-wide one
+        Some(r) if p.rank_base > 0 => format!(
+            "rank {} (session rank {r}, pid {} on {})",
+            r - p.rank_base,
+            pid_text(p),
+            p.host
+        ),
         Some(r) => format!("rank {r} (pid {} on {})", pid_text(p), p.host),
         None => format!("process {} ({})", pid_text(p), p.host),
     }
