@@ -165,6 +165,9 @@ pub struct ProcessModel {
     pub shift_ns: i64,
     /// When its first thread started (or its trace begins), ticks.
     pub first_ticks: Option<u64>,
+    /// The CPU sampler's samples (CpuSamples records, `PLX_CPU_SAMPLE`) in the order taken:
+    /// at `ticks`, each measured thread's CPU ns. Empty when the run was not sampled.
+    pub cpu_samples: Vec<plx_format::CpuSamples>,
 }
 
 /// An application of the model: the one of a plain experiment, or one of a session's.
@@ -677,6 +680,7 @@ fn build_process(
         app: 0,
         rank_base: 0,
         shift_ns: 0,
+        cpu_samples: p.cpu_samples.clone(),
         first_ticks: p
             .threads
             .values()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use fixtures::MS;
 use plx_analysis::timeline::{
     concurrency, find_function, gantt, histogram, npt, queue_length, space_time, utilization,
-    HistogramRun, Metric, State, Timeline, TimelineOptions,
+    CpuSource, HistogramRun, Metric, State, Timeline, TimelineOptions,
 };
 use plx_analysis::{phase_window, BuildOptions, Model, PhaseSpec, Window};
 use plx_format::Experiment;
@@ -396,4 +396,52 @@ fn no_trace_is_an_error_naming_the_directory() {
         msg.contains("notrace") && msg.contains("plx run --trace"),
         "{msg}"
     );
+}
+
+#[test]
+fn cpu_spreads_the_samples_over_the_bins_and_falls_back_to_states() {
+    let d = tmp("cpu-samples");
+    fixtures::sampled(&d);
+    let (_, model, tl) = timeline(&d, None);
+    assert_eq!(model.processes[0].cpu_samples.len(), 5);
+    assert_eq!(tl.cpu[2], []);
+    let spans: Vec<(f64, f64, f64)> = tl.cpu[1]
+        .iter()
+        .map(|c| (ms(c.start_ns), ms(c.end_ns), c.rate()))
+        .collect();
+    assert_eq!(spans, [(4.0, 12.0, 0.5), (12.0, 20.0, 0.0)]);
+    let cpu = series(&tl, "cpu", 4, true);
+    // thread 0: 0.5 of 0-10 ms, all of 10-20 ms
+    approx(&cpu[0].1, &[0.5, 0.5, 1.0, 1.0]);
+    // thread 1: computing by its states before its first sample (0-4 ms), then half of 4-12
+    approx(&cpu[1].1, &[0.9, 0.5, 0.2, 0.0]);
+    // thread 2: no samples, its states
+    approx(&cpu[2].1, &[1.0; 4]);
+    approx(&series(&tl, "cpu", 4, false)[0].1, &[2.4, 2.0, 2.2, 2.0]);
+    approx(&series(&tl, "compute", 4, false)[0].1, &[3.0; 4]);
+    let run = HistogramRun {
+        name: "run",
+        timeline: &tl,
+        window: Window::ALL,
+    };
+    let h = histogram(&[run], &Metric::Cpu, 4, true);
+    assert_eq!(h.cpu_source, Some(CpuSource::Mixed));
+    let per: Vec<Option<CpuSource>> = h.series.iter().map(|s| s.cpu_source).collect();
+    assert_eq!(
+        per,
+        [
+            Some(CpuSource::Samples),
+            Some(CpuSource::Samples),
+            Some(CpuSource::States)
+        ]
+    );
+    assert_eq!(
+        histogram(&[run], &Metric::Compute, 4, true).cpu_source,
+        None
+    );
+    // a run without samples: cpu is compute
+    let d = tmp("cpu-no-samples");
+    fixtures::two_ranks(&d);
+    let (_, _, tl) = timeline(&d, None);
+    assert_eq!(series(&tl, "cpu", 3, true), series(&tl, "compute", 3, true));
 }

@@ -77,6 +77,11 @@ pub struct RunArgs {
     /// (CLOCK_MONOTONIC), or coarse (CLOCK_MONOTONIC_COARSE: the kernel tick, a few ms).
     #[arg(long, value_enum, value_name = "CLOCK")]
     pub clock: Option<ClockChoice>,
+    /// Sample every measured thread's CPU time every MS milliseconds (a runtime thread of its
+    /// own; `plx histogram --metric cpu` shows the samples) [default: 10 with --trace, else
+    /// off; 0: off].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(0..=3_600_000))]
+    pub cpu_sample: Option<u32>,
     /// The program and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,

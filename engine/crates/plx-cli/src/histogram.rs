@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use plx_analysis::timeline::{
-    find_function, histogram as make_histogram, Histogram, HistogramRun, Metric, Timeline,
-    TimelineOptions,
+    find_function, histogram as make_histogram, CpuSource, Histogram, HistogramRun, Metric,
+    Timeline, TimelineOptions,
 };
 use plx_analysis::{phase_window, AnalysisError, BuildOptions, Model, PhaseSpec, Window};
 use plx_export::svg;
@@ -41,7 +41,9 @@ pub struct HistogramArgs {
     /// application of a session, is a series of its own, timed from its own first event.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// The metric: cpu (computing utilization), mpi (time in MPI), messages and bytes (sent),
+    /// The metric: cpu (CPU utilization from CPU samples, plx run --cpu-sample; locations
+    /// without samples as compute), compute (computing utilization from the trace's states:
+    /// outside MPI, sockets and waits), mpi (time in MPI), messages and bytes (sent),
     /// calls:FUNC (calls beginning in the bin), time:FUNC (time inside FUNC).
     #[arg(long, value_name = "M")]
     pub metric: String,
@@ -240,6 +242,9 @@ fn series_title(s: &plx_analysis::timeline::Series) -> String {
 
 fn text(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}: {}", h.metric.name(), h.metric.meaning())?;
+    if let Some(src) = h.cpu_source {
+        writeln!(out, "source: {}", src.meaning())?;
+    }
     writeln!(
         out,
         "{} bins of {}; times in seconds from each run's first event",
@@ -260,9 +265,13 @@ fn text(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
             }
             _ => format!("mean {:.4}", total / s.values.len().max(1) as f64),
         };
+        let from = match (h.cpu_source, s.cpu_source) {
+            (Some(CpuSource::Mixed), Some(src)) => format!(" (from {})", src.name()),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "{}: {}, {sum}",
+            "{}: {}, {sum}{from}",
             s.name,
             s.location
                 .as_ref()
@@ -286,15 +295,26 @@ fn text(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// CSV rows; `--metric cpu` adds a `source` column (samples, states or mixed: where the
+/// series' values come from).
 fn csv(h: &Histogram, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "series,location,bin,start_s,end_s,value")?;
+    let with_source = h.cpu_source.is_some();
+    writeln!(
+        out,
+        "series,location,bin,start_s,end_s,value{}",
+        if with_source { ",source" } else { "" }
+    )?;
     for s in &h.series {
         let loc = s.location.as_deref().unwrap_or("total");
+        let source = match s.cpu_source {
+            Some(src) if with_source => format!(",{}", src.name()),
+            _ => String::new(),
+        };
         for (i, v) in s.values.iter().enumerate() {
             let (a, b) = s.grid.edges_s(i, s.origin_ns);
             writeln!(
                 out,
-                "{},{},{i},{a:.9},{b:.9},{}",
+                "{},{},{i},{a:.9},{b:.9},{}{source}",
                 field(&s.name),
                 field(loc),
                 value(*v)

@@ -128,6 +128,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if let Some(c) = args.clock {
         cmd.env("PLX_CLOCK", c.env());
     }
+    // the runtime's default (10 ms when tracing, else off) applies when not given
+    if let Some(ms) = args.cpu_sample {
+        cmd.env("PLX_CPU_SAMPLE", ms.to_string());
+    }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child
     // before exec: an ignored disposition would otherwise be inherited.

@@ -100,11 +100,18 @@ fn histogram_csv_of_every_metric() {
         s
     };
     assert_eq!(
-        csv("cpu", "location"),
+        csv("compute", "location"),
         want(&[("0.0", ["1", "1", "0", "0"]), ("1.0", ["0", "0", "1", "1"])])
     );
+    // no CPU samples: cpu is compute, each row saying so
+    let with_source: String = csv("compute", "location")
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{l},{}\n", if i == 0 { "source" } else { "states" }))
+        .collect();
+    assert_eq!(csv("cpu", "location"), with_source);
     assert_eq!(
-        csv("cpu", "total"),
+        csv("compute", "total"),
         want(&[("total", ["1", "1", "1", "1"])])
     );
     assert_eq!(
@@ -171,7 +178,7 @@ fn histogram_svg_has_one_polyline_per_series() {
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "--metric",
-        "cpu",
+        "compute",
         "--bins",
         "2",
         "--format",
@@ -272,7 +279,7 @@ fn session_and_app_selection() {
         "histogram",
         dir,
         "--metric",
-        "cpu",
+        "compute",
         "--bins",
         "2",
         "--format",
@@ -340,7 +347,7 @@ fn errors_name_the_file_or_argument() {
     let dir = d.to_str().unwrap();
     let e = fails(&["histogram", dir, "--metric", "flops"]);
     assert!(
-        e.contains("--metric: unknown metric \"flops\": valid metrics are cpu, mpi, messages, bytes, calls:FUNC, time:FUNC"),
+        e.contains("--metric: unknown metric \"flops\": valid metrics are cpu, mpi, messages, bytes, compute, calls:FUNC, time:FUNC"),
         "{e}"
     );
     let e = fails(&["histogram", dir, "--metric", "calls:nosuch"]);

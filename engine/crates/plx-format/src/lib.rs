@@ -11,6 +11,7 @@
 
 mod bytes;
 pub mod clock;
+pub mod cpu;
 mod error;
 pub mod event;
 pub mod experiment;
@@ -28,6 +29,7 @@ pub mod writer;
 
 pub use bytes::ShortPayload;
 pub use clock::{ClockMap, ClockSource, OffsetMap};
+pub use cpu::CpuSamples;
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
 pub use experiment::{parse_session, AppDef, Experiment, ProcessImage, SESSION_FILE};

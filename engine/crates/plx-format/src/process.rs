@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::records::{
@@ -88,6 +89,8 @@ pub struct ProcessData {
     pub comms: BTreeMap<u32, CommDef>,
     /// Synchronization objects by process-local id.
     pub sync_objects: BTreeMap<u32, SyncObject>,
+    /// CPU samples (CpuSamples records) in file order.
+    pub cpu_samples: Vec<CpuSamples>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -161,6 +164,7 @@ impl ProcessData {
             Record::NodeCpu(c) => {
                 self.thread_mut(c.thread).node_cpu = c.entries;
             }
+            Record::CpuSamples(c) => self.cpu_samples.push(c),
         }
     }
 

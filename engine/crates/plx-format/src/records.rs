@@ -1,6 +1,7 @@
 //! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
 
 use crate::bytes::{FieldReader, Put, ShortPayload};
+use crate::cpu::{self, CpuSamples};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
 
@@ -46,6 +47,8 @@ pub mod types {
     pub const SYNC_STATS: u16 = 19;
     /// NodeCpu.
     pub const NODE_CPU: u16 = 20;
+    /// CpuSamples.
+    pub const CPU_SAMPLES: u16 = 21;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -412,6 +415,8 @@ pub enum Record {
     SyncStats(SyncStats),
     /// Type 20.
     NodeCpu(NodeCpu),
+    /// Type 21.
+    CpuSamples(CpuSamples),
 }
 
 /// Why a record's payload could not be decoded.
@@ -467,6 +472,7 @@ impl Record {
             Record::SyncObject(_) => SYNC_OBJECT,
             Record::SyncStats(_) => SYNC_STATS,
             Record::NodeCpu(_) => NODE_CPU,
+            Record::CpuSamples(_) => CPU_SAMPLES,
         }
     }
 
@@ -597,6 +603,7 @@ impl Record {
             SYNC_OBJECT => Record::SyncObject(sync::decode_sync_object(&mut r)?),
             SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
             NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
+            CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -698,6 +705,7 @@ impl Record {
             Record::SyncObject(o) => sync::encode_sync_object(o, out),
             Record::SyncStats(st) => sync::encode_sync_stats(st, out),
             Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
+            Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
         }
     }
 }
@@ -870,6 +878,21 @@ mod tests {
         p.put_u32(u32::MAX);
         assert!(matches!(
             Record::decode(types::NODE_CPU, &p),
+            Err(DecodeProblem::BadCount(_))
+        ));
+        round_trip(Record::CpuSamples(CpuSamples {
+            ticks: 123_456_789,
+            values: vec![(0, 5_000_000), (3, 7)],
+        }));
+        round_trip(Record::CpuSamples(CpuSamples {
+            ticks: 1,
+            values: vec![],
+        }));
+        let mut p = Vec::new();
+        p.put_u64(1);
+        p.put_u32(u32::MAX);
+        assert!(matches!(
+            Record::decode(types::CPU_SAMPLES, &p),
             Err(DecodeProblem::BadCount(_))
         ));
     }

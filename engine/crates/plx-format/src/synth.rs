@@ -243,6 +243,16 @@ impl SynthProcess {
         self
     }
 
+    /// A CpuSamples record: at `ticks`, (thread index, CPU ns) of each thread.
+    pub fn cpu_sample(&mut self, ticks: u64, values: &[(u32, u64)]) -> &mut Self {
+        self.records
+            .push(Record::CpuSamples(crate::cpu::CpuSamples {
+                ticks,
+                values: values.to_vec(),
+            }));
+        self
+    }
+
     /// A NodeCpu record: (ThreadProfile node index, CPU ns).
     pub fn node_cpu(&mut self, thread: u32, entries: &[(u32, u64)]) -> &mut Self {
         self.records.push(Record::NodeCpu(NodeCpu {

@@ -5,14 +5,29 @@ use crate::selection::Window;
 use super::{State, Timeline};
 
 /// The metrics, as `--metric` takes them.
-pub const METRICS: [&str; 6] = ["cpu", "mpi", "messages", "bytes", "calls:FUNC", "time:FUNC"];
+pub const METRICS: [&str; 7] = [
+    "cpu",
+    "mpi",
+    "messages",
+    "bytes",
+    "compute",
+    "calls:FUNC",
+    "time:FUNC",
+];
 
 /// A metric over time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Metric {
-    /// Computing utilization: the fraction of each bin a location computes (summed over
-    /// locations: the number of processors busy).
+    /// CPU utilization: the fraction of each bin a location was on a CPU, from the CPU
+    /// sampler's samples (each thread's CPU time between two samples spread evenly over that
+    /// interval; summed over locations: processors busy). A location without samples, and the
+    /// parts of a location's time before its first sample or after its last, count as
+    /// [`Metric::Compute`].
     Cpu,
+    /// Computing utilization from the trace's states: the fraction of each bin a location is
+    /// inside no MPI routine, socket call or synchronization wait (summed over locations: the
+    /// number of processors computing). A stopped, descheduled or spinning thread computes.
+    Compute,
     /// The fraction of each bin a location spends inside MPI routines.
     Mpi,
     /// Point-to-point messages sent, by send time.
@@ -39,6 +54,7 @@ impl Metric {
         };
         Ok(match name {
             "cpu" => Metric::Cpu,
+            "compute" => Metric::Compute,
             "mpi" => Metric::Mpi,
             "messages" => Metric::Messages,
             "bytes" => Metric::Bytes,
@@ -61,6 +77,7 @@ impl Metric {
     pub fn name(&self) -> String {
         match self {
             Metric::Cpu => "cpu".into(),
+            Metric::Compute => "compute".into(),
             Metric::Mpi => "mpi".into(),
             Metric::Messages => "messages".into(),
             Metric::Bytes => "bytes".into(),
@@ -81,8 +98,11 @@ impl Metric {
     pub fn meaning(&self) -> String {
         match self {
             Metric::Cpu => {
-                "computing utilization (fraction of the bin; in total: processors busy)".into()
+                "CPU utilization (fraction of the bin on a CPU; in total: processors busy)".into()
             }
+            Metric::Compute => "computing utilization from trace states (fraction of the bin \
+                                outside MPI, sockets and waits; in total: processors computing)"
+                .into(),
             Metric::Mpi => "time in MPI (fraction of the bin; in total: processors in MPI)".into(),
             Metric::Messages => "point-to-point messages sent".into(),
             Metric::Bytes => "bytes sent in point-to-point messages".into(),
@@ -190,6 +210,51 @@ impl Grid {
     }
 }
 
+/// Where the values of `--metric cpu` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuSource {
+    /// CPU samples, for every location.
+    Samples,
+    /// Trace states (no location has CPU samples): the values of [`Metric::Compute`].
+    States,
+    /// CPU samples for some locations, trace states for the others.
+    Mixed,
+}
+
+impl CpuSource {
+    /// Its name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuSource::Samples => "samples",
+            CpuSource::States => "states",
+            CpuSource::Mixed => "mixed",
+        }
+    }
+
+    /// What it means, for headings.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            CpuSource::Samples => "CPU samples",
+            CpuSource::States => {
+                "trace states (no CPU samples in the run: the values of --metric compute)"
+            }
+            CpuSource::Mixed => {
+                "CPU samples where a location has them, trace states (as --metric compute) elsewhere"
+            }
+        }
+    }
+
+    fn of(sampled: usize, total: usize) -> CpuSource {
+        if sampled == 0 {
+            CpuSource::States
+        } else if sampled == total {
+            CpuSource::Samples
+        } else {
+            CpuSource::Mixed
+        }
+    }
+}
+
 /// One run given to [`histogram`].
 #[derive(Debug, Clone, Copy)]
 pub struct HistogramRun<'a> {
@@ -214,6 +279,8 @@ pub struct Series {
     pub origin_ns: i64,
     /// One value per bin.
     pub values: Vec<f64>,
+    /// For [`Metric::Cpu`]: where its locations' values come from.
+    pub cpu_source: Option<CpuSource>,
 }
 
 /// A time histogram: one series per run (per application of a session), or per location.
@@ -227,6 +294,8 @@ pub struct Histogram {
     pub width_s: f64,
     /// The series.
     pub series: Vec<Series>,
+    /// For [`Metric::Cpu`]: where the values of all its locations come from.
+    pub cpu_source: Option<CpuSource>,
 }
 
 /// The histogram of `metric` over the runs: each run (each application of a session) a series
@@ -259,6 +328,12 @@ pub fn histogram(
             Grid::with_width(s, width_ns, bins)
         };
         let values_of = |li: usize| location_values(tl, li, metric, &grid, (s, e));
+        let source_of = |locs: &[usize]| {
+            (*metric == Metric::Cpu).then(|| {
+                let sampled = locs.iter().filter(|&&li| !tl.cpu[li].is_empty()).count();
+                CpuSource::of(sampled, locs.len())
+            })
+        };
         // a session's applications are series of their own; a plain run is one
         let groups: Vec<(String, Vec<usize>)> = if tl.is_session() {
             (0..tl.apps.len() as u32)
@@ -287,10 +362,12 @@ pub fn histogram(
                         grid,
                         origin_ns: tl.origin_ns,
                         values: values_of(li),
+                        cpu_source: source_of(&[li]),
                     });
                 }
             } else {
                 let mut total = vec![0.0; bins];
+                let cpu_source = source_of(&locs);
                 for li in locs {
                     for (t, v) in total.iter_mut().zip(values_of(li)) {
                         *t += v;
@@ -302,15 +379,22 @@ pub fn histogram(
                     grid,
                     origin_ns: tl.origin_ns,
                     values: total,
+                    cpu_source,
                 });
             }
         }
     }
+    let cpu_source = (*metric == Metric::Cpu).then(|| {
+        let all = runs.iter().flat_map(|r| r.timeline.cpu.iter());
+        let sampled = all.clone().filter(|c| !c.is_empty()).count();
+        CpuSource::of(sampled, all.count())
+    });
     Histogram {
         metric: metric.clone(),
         bins,
         width_s: width_ns * 1e-9,
         series,
+        cpu_source,
     }
 }
 
@@ -331,11 +415,26 @@ fn location_values(
         }
     };
     match metric {
-        Metric::Cpu | Metric::Mpi => {
-            let want = if *metric == Metric::Cpu {
-                State::Computing
-            } else {
+        Metric::Cpu if !tl.cpu[li].is_empty() => {
+            let spans = &tl.cpu[li];
+            for c in spans {
+                grid.add_span(&mut v, c.start_ns.max(s), c.end_ns.min(e), c.rate() * frac);
+            }
+            // before the first sample and after the last: the trace's states
+            let (first, last) = (spans[0].start_ns, spans[spans.len() - 1].end_ns);
+            for seg in tl.segments[li]
+                .iter()
+                .filter(|g| g.state == State::Computing)
+            {
+                span(&mut v, seg.start_ns, seg.end_ns.min(first));
+                span(&mut v, seg.start_ns.max(last), seg.end_ns);
+            }
+        }
+        Metric::Cpu | Metric::Compute | Metric::Mpi => {
+            let want = if *metric == Metric::Mpi {
                 State::Mpi
+            } else {
+                State::Computing
             };
             for seg in tl.segments[li].iter().filter(|g| g.state == want) {
                 span(&mut v, seg.start_ns, seg.end_ns);

@@ -5,6 +5,8 @@
 //! timeline**: *computing* (inside no MPI routine, no socket call and no synchronization wait),
 //! *MPI* (inside an MPI routine), *wait* (inside a socket call, or blocked on a
 //! synchronization object) and *idle* (before the location's first event and after its last).
+//! Where the run was sampled (`PLX_CPU_SAMPLE`), it keeps per location the CPU time between
+//! consecutive samples ([`CpuSpan`]), which `--metric cpu` spreads over time.
 //! It also keeps every point-to-point message (send time, and receive time when matched) and,
 //! when asked, the calls of one function and the intervals a location spends inside it.
 //!
@@ -14,6 +16,7 @@
 //! (IPS-2's normalized processor time) makes a second pass.
 
 mod bins;
+mod cpu;
 mod displays;
 mod npt;
 mod tracker;
@@ -27,7 +30,8 @@ use crate::merge::{EventKind, GlobalMerge, MergeOptions};
 use crate::selection::Window;
 use crate::{AnalysisError, Model};
 
-pub use bins::{histogram, Grid, Histogram, HistogramRun, Metric, Series, METRICS};
+pub use bins::{histogram, CpuSource, Grid, Histogram, HistogramRun, Metric, Series, METRICS};
+pub use cpu::CpuSpan;
 pub use displays::{
     concurrency, gantt, queue_length, space_time, utilization, Concurrency, Queue, Utilization,
 };
@@ -147,6 +151,9 @@ pub struct Timeline {
     pub messages: Vec<Message>,
     /// The followed function's activity.
     pub function: Option<FunctionActivity>,
+    /// Per location, the CPU time between its consecutive CPU samples, in time order (empty:
+    /// the location was not sampled).
+    pub cpu: Vec<Vec<CpuSpan>>,
     /// Warnings of the merge (the model's own are in [`Model::warnings`]).
     pub warnings: Vec<Warning>,
     waits: Vec<Vec<(i64, i64)>>,
@@ -191,6 +198,7 @@ impl Timeline {
         let mut merge = GlobalMerge::new(model, exp, opts.merge)?;
         let mut warnings = Vec::new();
         let waits = waits::sync_waits(model, merge.locations(), &mut warnings);
+        let cpu = cpu::cpu_spans(model, merge.locations());
         let locations: Vec<TimelineLocation> = merge
             .locations()
             .iter()
@@ -220,6 +228,7 @@ impl Timeline {
                 calls: vec![Vec::new(); n],
                 inside: vec![Vec::new(); n],
             }),
+            cpu,
             warnings: Vec::new(),
             waits: Vec::new(),
         };
