@@ -81,6 +81,11 @@ def test_unknown_application_and_bad_session_file(tmp_path, heat):
     assert cp.returncode == 2
     assert "%s: line 2: expected 'app NAME DIR [live|compare]', found 'app b'" % (s / "session.txt") \
         in cp.stderr
+    (s / "session.txt").write_text("app a a live\napp gone nowhere live\n")
+    cp = plx("info", s, check=False)
+    assert cp.returncode == 2
+    assert "%s: application 'gone': %s: No such file or directory" % (s / "session.txt", s / "nowhere") \
+        in cp.stderr, cp.stderr
     (s / "session.txt").write_text("app a a sometimes\n")
     cp = plx("info", s, check=False)
     assert "line 1: unknown mode 'sometimes' (live or compare)" in cp.stderr

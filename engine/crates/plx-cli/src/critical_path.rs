@@ -408,7 +408,11 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "app": rep.app.map(|a| rep.model.apps[a as usize].name.clone()).filter(|n| !n.is_empty()),
         "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
         "total_length_s": secs(rep.cp.length_ns()),
-        "elapsed_s": secs(rep.cp.graph.elapsed_ns()),
+        // an application's own span for its path (intra, inter), the whole run's otherwise
+        "elapsed_s": secs(match (rep.app, rep.mode) {
+            (Some(a), Mode::Intra | Mode::Inter) => rep.cp.graph.app_elapsed_ns(a),
+            _ => rep.cp.graph.elapsed_ns(),
+        }),
         "items": items,
         "graph": {
             "events": rep.cp.graph.events,

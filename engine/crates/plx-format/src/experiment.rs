@@ -187,7 +187,9 @@ impl Experiment {
             } else {
                 dir.join(adir)
             };
-            let (imgs, w) = Self::open_images(&adir, i as u32)?;
+            let (imgs, w) = Self::open_images(&adir, i as u32).map_err(|e| {
+                FormatError::BadSession(session.clone(), format!("application '{name}': {e}"))
+            })?;
             images.extend(imgs);
             warnings.extend(w);
             apps.push(AppDef {

@@ -255,6 +255,19 @@ impl Graph {
         self.span_ns.1 - self.span_ns.0
     }
 
+    /// Elapsed time of application `app`'s nodes, ns (from its first to its last).
+    pub fn app_elapsed_ns(&self, app: u32) -> i64 {
+        let mut span: Option<(i64, i64)> = None;
+        for n in &self.nodes {
+            if n.loc != NONE && self.loc_app[n.loc as usize] == app {
+                span = Some(span.map_or((n.time_ns, n.time_ns), |(a, b)| {
+                    (a.min(n.time_ns), b.max(n.time_ns))
+                }));
+            }
+        }
+        span.map_or(0, |(a, b)| b - a)
+    }
+
     /// The node's thread's application, `None` for a virtual node.
     pub fn app_of(&self, v: u32) -> Option<u32> {
         let l = self.nodes[v as usize].loc;
