@@ -125,7 +125,7 @@ pub enum Format {
     Text,
     /// One JSON object.
     Json,
-    /// Comma-separated rows: per location and function (report), per pair (comm).
+    /// Comma-separated rows, a header first (the columns are on each command's page).
     Csv,
 }
 
