@@ -836,16 +836,8 @@ fn rebuild_threads(img: &ProcessImage, threads: &[u32], warnings: &mut Vec<Warni
     if builders.is_empty() {
         return out;
     }
-    let mut reader = match index.reader() {
-        Ok(r) => r,
-        Err(e) => {
-            warnings.push(Warning::file(
-                &index.path,
-                WarningKind::MissingFile,
-                e.to_string(),
-            ));
-            return out;
-        }
+    let Some(mut reader) = index.reader_or_warn(warnings) else {
+        return out;
     };
     for info in &index.chunks {
         let Some(b) = builders.get_mut(&info.header.thread) else {
