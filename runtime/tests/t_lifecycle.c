@@ -31,12 +31,17 @@ static void *exits_holding(void *arg)
     return arg; /* never unlocks */
 }
 
+/* main cancels or stops the threads only once they have started (on a loaded machine a
+ * thread may not have run at all after main's sleep) */
+static int waiting, stepped;
+
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static void unlock_on_cancel(void *mx) { pthread_mutex_unlock(mx); }
 static void *waits_forever(void *arg)
 {
     pthread_mutex_lock(&m);
+    __atomic_store_n(&waiting, 1, __ATOMIC_RELEASE);
     pthread_cleanup_push(unlock_on_cancel, &m);
     for (;;)
         pthread_cond_wait(&never, &m);
@@ -48,6 +53,7 @@ void spin_step(void)
 {
     struct timespec d = {0, 100000};
     nanosleep(&d, NULL); /* a cancellation point */
+    __atomic_store_n(&stepped, 1, __ATOMIC_RELEASE);
 }
 static void *loops_forever(void *arg)
 {
@@ -73,8 +79,11 @@ int main(int argc, char **argv)
     pthread_join(a, NULL);
     pthread_create(&b, NULL, cancel ? waits_forever : early, NULL);
     pthread_create(&c, NULL, cancel ? loops_forever : loops_until_stopped, NULL);
-    struct timespec d = {0, 20000000};
+    struct timespec d = {0, 20000000}, poll = {0, 1000000};
     nanosleep(&d, NULL);
+    while (!__atomic_load_n(&stepped, __ATOMIC_ACQUIRE) ||
+           (cancel && !__atomic_load_n(&waiting, __ATOMIC_ACQUIRE)))
+        nanosleep(&poll, NULL);
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     if (cancel) {
         pthread_cancel(b);
