@@ -49,6 +49,6 @@ echo
 echo "== plx compare $S"
 "$bin/plx" compare "$S"
 echo
-echo "== plx histogram $S --metric cpu --bins 30 --format svg -o $out/cpu.svg"
+echo "== plx histogram $S --metric cpu --bins 15   (and as SVG: $out/cpu.svg)"
 "$bin/plx" histogram "$S" --metric cpu --bins 30 --format svg -o "$out/cpu.svg"
 "$bin/plx" histogram "$S" --metric cpu --bins 15

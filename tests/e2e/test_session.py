@@ -86,6 +86,13 @@ def test_unknown_application_and_bad_session_file(tmp_path, heat):
     assert cp.returncode == 2
     assert "%s: application 'gone': %s: No such file or directory" % (s / "session.txt", s / "nowhere") \
         in cp.stderr, cp.stderr
+    (s / "session.txt").write_text("app a a live\napp b a live\n")
+    cp = plx("info", s, check=False)
+    assert cp.returncode == 2
+    assert "applications 'a' and 'b' are the same directory" in cp.stderr, cp.stderr
+    (s / "session.txt").write_text("app a/b a live\n")
+    cp = plx("info", s, check=False)
+    assert "line 1: application name 'a/b': use letters, digits" in cp.stderr, cp.stderr
     (s / "session.txt").write_text("app a a sometimes\n")
     cp = plx("info", s, check=False)
     assert "line 1: unknown mode 'sometimes' (live or compare)" in cp.stderr

@@ -146,7 +146,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     }
     if cp.path.is_none() {
         return Err(CliError::new(
-            1,
+            2,
             format!(
                 "{}: no critical path: no traced thread{} has events{}",
                 args.dir.display(),
@@ -157,7 +157,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
                 if args.phase.is_some() {
                     " in the phase"
                 } else {
-                    ""
+                    " (rerun it with plx run --trace)"
                 }
             ),
         ));

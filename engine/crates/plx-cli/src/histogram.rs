@@ -76,12 +76,21 @@ pub(crate) struct Run {
     pub window: Window,
 }
 
-/// `--bins N` must be at least 1.
+/// The most bins a histogram or display takes (a bin per pixel of a wide chart and more).
+pub(crate) const MAX_BINS: usize = 100_000;
+
+/// `--bins N` must be at least 1 and at most [`MAX_BINS`].
 pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
     if bins == 0 {
         return Err(CliError::new(
             2,
             "--bins 0: give at least 1 bin".to_string(),
+        ));
+    }
+    if bins > MAX_BINS {
+        return Err(CliError::new(
+            2,
+            format!("--bins {bins}: at most {MAX_BINS} bins"),
         ));
     }
     Ok(())

@@ -78,13 +78,7 @@ pub fn session(args: &SessionArgs) -> Result<(), CliError> {
 }
 
 fn check_name(app: &str) -> Result<(), CliError> {
-    let ok = !app.is_empty()
-        && app != "."
-        && app != ".."
-        && app
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
-    if ok {
+    if plx_format::valid_app_name(app) {
         Ok(())
     } else {
         Err(CliError::new(

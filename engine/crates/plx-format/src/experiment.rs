@@ -84,6 +84,16 @@ pub struct AppDef {
     pub compare: bool,
 }
 
+/// Is `name` usable as an application's name (and directory name)?
+pub fn valid_app_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+}
+
 /// Parses a session file's text; errors name the line.
 pub fn parse_session(text: &str) -> Result<Vec<(String, PathBuf, bool)>, String> {
     let mut out: Vec<(String, PathBuf, bool)> = Vec::new();
@@ -113,6 +123,12 @@ pub fn parse_session(text: &str) -> Result<Vec<(String, PathBuf, bool)>, String>
                 ))
             }
         };
+        if !valid_app_name(name) {
+            return Err(format!(
+                "line {}: application name '{name}': use letters, digits, '-', '_', '.' or '+'",
+                i + 1
+            ));
+        }
         if out.iter().any(|(n, _, _)| n == name) {
             return Err(format!("line {}: application '{name}' listed twice", i + 1));
         }
@@ -181,12 +197,24 @@ impl Experiment {
         let mut images = Vec::new();
         let mut warnings = Vec::new();
         let mut apps = Vec::new();
+        let mut seen: Vec<(PathBuf, String)> = Vec::new();
         for (i, (name, adir, compare)) in listed.into_iter().enumerate() {
             let adir = if adir.is_absolute() {
                 adir
             } else {
                 dir.join(adir)
             };
+            let real = std::fs::canonicalize(&adir).unwrap_or_else(|_| adir.clone());
+            if let Some((_, other)) = seen.iter().find(|(p, _)| *p == real) {
+                return Err(FormatError::BadSession(
+                    session.clone(),
+                    format!(
+                        "applications '{other}' and '{name}' are the same directory {}",
+                        adir.display()
+                    ),
+                ));
+            }
+            seen.push((real, name.clone()));
             let (imgs, w) = Self::open_images(&adir, i as u32).map_err(|e| {
                 FormatError::BadSession(session.clone(), format!("application '{name}': {e}"))
             })?;

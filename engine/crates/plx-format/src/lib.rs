@@ -32,7 +32,9 @@ pub use clock::{ClockMap, ClockSource, OffsetMap};
 pub use cpu::CpuSamples;
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};
-pub use experiment::{parse_session, AppDef, Experiment, ProcessImage, SESSION_FILE};
+pub use experiment::{
+    parse_session, valid_app_name, AppDef, Experiment, ProcessImage, SESSION_FILE,
+};
 pub use framing::FileKind;
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
