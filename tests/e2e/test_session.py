@@ -202,3 +202,26 @@ def test_launcher_is_no_location_of_the_program(tmp_path, mpi_programs):
     cpu = [i["name"] for i in doc["items"] if i["kind"] == "cpu"]
     assert cpu and all("mpirun" not in n and "orterun" not in n for n in cpu), cpu
     assert doc["total_length_s"] <= doc["elapsed_s"] * 1.0001
+
+
+@mpi.pytestmark
+def test_comm_in_a_phase(tmp_path, mpi_programs):
+    pingpong = mpi_programs.get("pingpong")
+    exp = tmp_path / "exp"
+    mpi.plx_under_mpirun(2, exp, pingpong, 50, 64, opts=("--trace",))
+    whole = mpi.comm_matrix(exp)
+    assert whole == {(0, 1): (50, 50 * 64), (1, 0): (50, 50 * 64)}
+    # a window over everything holds every message; one before the exchange none
+    assert mpi.comm_matrix(exp, "--phase", "0:") == whole
+    cp = plx("comm", exp, "--phase", ":0.000000001")
+    assert "no MPI messages in %s" % exp in cp.stdout
+    # the first half and the second half of the run add up to the whole
+    total = float(json.loads(plx("critical-path", exp, "--format", "json").stdout)["elapsed_s"])
+    half = "%.9f" % (total / 2)
+    first = mpi.comm_matrix(exp, "--phase", ":" + half)
+    second = mpi.comm_matrix(exp, "--phase", half + ":")
+    for pair in whole:
+        a, b = first.get(pair, (0, 0)), second.get(pair, (0, 0))
+        assert (a[0] + b[0], a[1] + b[1]) == whole[pair]
+    cp = plx("comm", exp, "--phase", "nosuch", check=False)
+    assert cp.returncode == 2 and 'no phase region named "nosuch"' in cp.stderr

@@ -188,6 +188,10 @@ pub struct CommArgs {
     /// fitted to the trace's matched messages (needs a trace).
     #[arg(long)]
     pub fit: bool,
+    /// Only messages sent inside a phase: a phase region's name (from its first enter to its
+    /// last exit) or START:END in seconds from the trace's first event (needs a trace).
+    #[arg(long, value_name = "P")]
+    pub phase: Option<plx_analysis::PhaseSpec>,
 }
 
 /// `plx hierarchy`.

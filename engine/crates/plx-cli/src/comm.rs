@@ -48,6 +48,10 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         eprintln!("plx: warning: {w}");
     }
     let by_thread = args.by == CommBy::Thread;
+    let window = match &args.phase {
+        Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
+        None => None,
+    };
     let mut c = Comm {
         args,
         model: &model,
@@ -59,26 +63,33 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         fits: Vec::new(),
     };
     if model.has_mpi() {
-        if by_thread || args.fit {
+        if by_thread || args.fit || window.is_some() {
             let mut counter = PairCounter::new(by_thread);
             let mut fit = FitAccumulator::new(by_thread);
             let summary = match_messages(&model, |m| {
-                counter.add(m);
-                fit.add(m);
+                // in a phase: the messages sent inside it
+                if window.is_none_or(|w| w.contains(m.send_ns.round() as i64)) {
+                    counter.add(m);
+                    fit.add(m);
+                }
             })?;
             for w in &summary.warnings {
                 eprintln!("plx: warning: {w}");
             }
-            if by_thread {
+            if by_thread || window.is_some() {
                 c.pairs = counter.pairs();
-                c.source = "trace";
+                c.source = if window.is_some() {
+                    "trace, messages sent in the phase"
+                } else {
+                    "trace"
+                };
             }
             if args.fit {
                 c.fits = fit.fits();
             }
             c.summary = Some(summary);
         }
-        if !by_thread {
+        if !by_thread && window.is_none() {
             c.pairs = pairs(&model, Direction::Sent, false);
         }
     }
