@@ -26,7 +26,7 @@ pub enum Metric {
     Cpu,
     /// Computing utilization from the trace's states: the fraction of each bin a location is
     /// inside no MPI routine, socket call or synchronization wait (summed over locations: the
-    /// number of processors computing). A stopped, descheduled or spinning thread computes.
+    /// number of threads computing). A stopped, descheduled or spinning thread computes.
     Compute,
     /// The fraction of each bin a location spends inside MPI routines.
     Mpi,
@@ -101,9 +101,9 @@ impl Metric {
                 "CPU utilization (fraction of the bin on a CPU; in total: processors busy)".into()
             }
             Metric::Compute => "computing utilization from trace states (fraction of the bin \
-                                outside MPI, sockets and waits; in total: processors computing)"
+                                outside MPI, sockets and waits; in total: threads computing)"
                 .into(),
-            Metric::Mpi => "time in MPI (fraction of the bin; in total: processors in MPI)".into(),
+            Metric::Mpi => "time in MPI (fraction of the bin; in total: threads in MPI)".into(),
             Metric::Messages => "point-to-point messages sent".into(),
             Metric::Bytes => "bytes sent in point-to-point messages".into(),
             Metric::Calls(f) => format!("calls of {f} beginning in the bin"),
