@@ -58,7 +58,7 @@ def test_psim_copies_under_the_coscheduler(tmp_path):
     assert sched.returncode == 0, err
     m = re.search(r"cosched: 2 application\(s\), 4 process\(es\), (\d+) switches", out)
     assert m, out
-    t = compare_table(s)
+    t = compare_table(s, "--top", "50")
     runs = ["S:gang1", "S:gang2"]
     for run in runs:
         # one barrier per cycle and one before the loop, in each of the 2 ranks

@@ -127,8 +127,9 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
             ),
         ));
     }
-    // one application: intra and inter are the global path
+    // one application: intra and inter are the global path (and say so)
     let app = app.or((!several).then_some(0));
+    let mode = if several { mode } else { Mode::Global };
     let window = match &args.phase {
         Some(p) => phase_window(&model, p)?,
         None => Window::ALL,
