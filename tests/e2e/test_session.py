@@ -133,6 +133,9 @@ def test_comparison_mode_shift(tmp_path, heat):
     assert 1.2 <= shift < 120, shift
     assert re.search(r"session of 2 application\(s\): new, old \(compare, shifted \+\d+\.\d{6} s\)",
                      info(s).stdout)
+    cp = plx("session", "add", s, old, "--app", "old")
+    assert "old is in the session already (compare)" in cp.stdout
+    assert len(session_lines(s)) == 2
     # the same name twice, a session as the experiment, a directory that is no experiment
     cp = plx("session", "add", s, old, "--app", "new", check=False)
     assert cp.returncode == 2 and "application 'new' is already in the session" in cp.stderr

@@ -66,9 +66,13 @@ pub fn session(args: &SessionArgs) -> Result<(), CliError> {
             let target = std::fs::canonicalize(experiment)
                 .map_err(|e| CliError::new(2, format!("{}: {e}", experiment.display())))?;
             let mode = if *live { "live" } else { "compare" };
-            register(dir, app, &target.to_string_lossy(), mode)?;
+            let what = if register(dir, app, &target.to_string_lossy(), mode)? {
+                "added"
+            } else {
+                "is in the session already"
+            };
             println!(
-                "{}: {app} added ({mode}): {}",
+                "{}: {app} {what} ({mode}): {}",
                 dir.display(),
                 target.display()
             );
@@ -98,8 +102,8 @@ pub fn join(session: &Path, app: &str) -> Result<PathBuf, CliError> {
 }
 
 /// Adds `app NAME DIR MODE` to the session file under an exclusive lock, unless the
-/// application is there already (then its directory must be the same).
-fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<(), CliError> {
+/// application is there already (then its directory must be the same). Whether it was added.
+fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, CliError> {
     check_name(app)?;
     std::fs::create_dir_all(session)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", session.display())))?;
@@ -123,7 +127,7 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<(), CliE
     if let Some((_, d, compare)) = apps.iter().find(|(n, _, _)| n == app) {
         let same = d.to_string_lossy() == dir && *compare == (mode == "compare");
         if same {
-            return Ok(());
+            return Ok(false);
         }
         return Err(CliError::new(
             2,
@@ -150,7 +154,7 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<(), CliE
         ));
     }
     writeln!(f, "app {app} {dir} {mode}").map_err(err)?;
-    Ok(())
+    Ok(true)
 }
 
 fn list(dir: &Path) -> Result<(), CliError> {
