@@ -226,5 +226,12 @@ def test_comm_in_a_phase(tmp_path, mpi_programs):
     for pair in whole:
         a, b = first.get(pair, (0, 0)), second.get(pair, (0, 0))
         assert (a[0] + b[0], a[1] + b[1]) == whole[pair]
+    # plx query in a window: the two halves add up to the whole run's count from the trace
+    def query(phase):
+        out = plx("query", exp, "--metric", "messages", "--phase", phase).stdout
+        assert "(from the trace)" in out, out
+        return int(float(re.search(r"(?m)^total\s+(\S+)", out).group(1)))
+
+    assert query(":" + half) + query(half + ":") == query("0:") >= 100
     cp = plx("comm", exp, "--phase", "nosuch", check=False)
     assert cp.returncode == 2 and 'no phase region named "nosuch"' in cp.stderr

@@ -359,6 +359,18 @@ fn tree_sums(tree: &CallTree, pred: impl Fn(&crate::tree::Node) -> bool) -> (f64
 impl Model {
     /// Evaluates `metric` for `focus`: the total, and with a trace a series of `bins` bins.
     pub fn query(&self, metric: Metric, focus: &Focus, bins: usize) -> Result<QueryResult, String> {
+        self.query_in(metric, focus, bins, None)
+    }
+
+    /// [`Model::query`] limited to `window` (global ns, as [`crate::phase_window`] gives it):
+    /// the series covers the window, the total is the series' sum (from the trace).
+    pub fn query_in(
+        &self,
+        metric: Metric,
+        focus: &Focus,
+        bins: usize,
+        window: Option<crate::Window>,
+    ) -> Result<QueryResult, String> {
         if metric.is_sync() && matches!(focus.sync, SyncFocus::Messages { .. }) {
             return Err(format!(
                 "{} is a metric of synchronization objects: the focus sync={} is messages",
@@ -376,6 +388,7 @@ impl Model {
         let tag_focus = matches!(&focus.sync, SyncFocus::Messages { tags: Some(_), .. });
         let needs_trace = ((metric.is_sync() || metric.is_message()) && focus.code.is_some())
             || (metric.is_message() && tag_focus);
+        let needs_trace = needs_trace || window.is_some();
         if needs_trace && !has_trace {
             return Err(format!(
                 "{} for this focus needs a trace (plx run --trace): the profile keeps {} per thread and {}, not per function{}",
@@ -386,7 +399,7 @@ impl Model {
             ));
         }
         let series = if has_trace {
-            Some(self.series(metric, focus, bins.max(1)))
+            Some(self.series(metric, focus, bins.max(1), window))
         } else {
             None
         };
@@ -478,7 +491,13 @@ impl Model {
     }
 
     /// The series: every focused thread's events, binned over the span of the trace.
-    fn series(&self, metric: Metric, focus: &Focus, bins: usize) -> Vec<(f64, f64, f64)> {
+    fn series(
+        &self,
+        metric: Metric,
+        focus: &Focus,
+        bins: usize,
+        window: Option<crate::Window>,
+    ) -> Vec<(f64, f64, f64)> {
         // contributions: (start ns, end ns, value) on rank 0's clock (a point when start = end)
         let mut parts: Vec<(f64, f64, f64)> = Vec::new();
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -513,6 +532,24 @@ impl Model {
         }
         if !lo.is_finite() {
             return Vec::new();
+        }
+        if let Some(w) = window {
+            // the window's part of each contribution, in proportion to its overlap
+            lo = lo.max(w.start_ns as f64);
+            hi = hi.min(w.end_ns as f64);
+            if hi <= lo {
+                return Vec::new();
+            }
+            parts.retain_mut(|(a, b, v)| {
+                if *b <= *a {
+                    return *a >= lo && *a < hi;
+                }
+                let inside = (b.min(hi) - a.max(lo)).max(0.0);
+                *v *= inside / (*b - *a);
+                *a = a.max(lo);
+                *b = b.min(hi);
+                inside > 0.0
+            });
         }
         let span = (hi - lo).max(1.0);
         let width = span / bins as f64;

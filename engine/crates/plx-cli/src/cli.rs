@@ -225,6 +225,10 @@ pub struct QueryArgs {
     /// Bins of the time series (with a trace).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub bins: usize,
+    /// Only a phase: a phase region's name (from its first enter to its last exit) or
+    /// START:END in seconds from the trace's first event; the total then comes from the trace.
+    #[arg(long, value_name = "P")]
+    pub phase: Option<plx_analysis::PhaseSpec>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -31,8 +31,12 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     let h = model.hierarchies();
     let focus =
         Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let window = match &args.phase {
+        Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
+        None => None,
+    };
     let r = model
-        .query(metric, &focus, args.bins)
+        .query_in(metric, &focus, args.bins, window)
         .map_err(|e| CliError::new(2, e))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
