@@ -339,10 +339,15 @@ pub fn step_plot(chart: &Chart, series: &[StepSeries]) -> Figure {
         );
         entries.push((se.name.clone(), color));
     }
-    let lh = legend(&mut s, &entries, TOP + PLOT_H + AXIS_H + 14.0);
+    with_legend(s, &entries, TOP + PLOT_H)
+}
+
+/// The figure of a plot whose area ends at `plot_bottom`: its x axis below, then the legend.
+fn with_legend(mut s: String, entries: &[(String, &str)], plot_bottom: f64) -> Figure {
+    let lh = legend(&mut s, entries, plot_bottom + AXIS_H + 14.0);
     Figure {
         width: WIDTH,
-        height: TOP + PLOT_H + AXIS_H + lh + 20.0,
+        height: plot_bottom + AXIS_H + lh + 20.0,
         body: s,
     }
 }
@@ -397,12 +402,7 @@ pub fn stacked_bars(
         .iter()
         .map(|c| (c.name.to_string(), c.color))
         .collect();
-    let lh = legend(&mut s, &entries, TOP + plot_h + AXIS_H + 14.0);
-    Figure {
-        width: WIDTH,
-        height: TOP + plot_h + AXIS_H + lh + 20.0,
-        body: s,
-    }
+    with_legend(s, &entries, TOP + plot_h)
 }
 
 fn row_labels(s: &mut String, rows: &[String]) {
@@ -513,12 +513,7 @@ pub fn gantt(
         .iter()
         .map(|c| (c.name.to_string(), c.color))
         .collect();
-    let lh = legend(&mut s, &entries, TOP + plot_h + AXIS_H + 14.0);
-    Figure {
-        width: WIDTH,
-        height: TOP + plot_h + AXIS_H + lh + 20.0,
-        body: s,
-    }
+    with_legend(s, &entries, TOP + plot_h)
 }
 
 /// A space-time diagram: a horizontal line (a `<path>`) per location, a `<line>` per message
