@@ -9,7 +9,7 @@ use plx_analysis::timeline::{
 };
 use plx_export::svg;
 
-use crate::histogram::{bar, check_bins, field, open_run, output, ChartFormat, Run};
+use crate::histogram::{bar, check_bins, field, open_run, output, ChartFormat, ChartOpts, Run};
 use crate::CliError;
 
 /// The displays.
@@ -40,18 +40,9 @@ pub struct DisplayArgs {
     /// Number of bins of the curves over time (concurrency, queue).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub bins: usize,
-    /// Only this phase: a phase region's name, or START:END in seconds from the first event.
-    #[arg(long, value_name = "P")]
-    pub phase: Option<String>,
-    /// Only this application of a session.
-    #[arg(long, value_name = "A")]
-    pub app: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ChartFormat::Text)]
-    pub format: ChartFormat,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// Phase, application, format and output.
+    #[command(flatten)]
+    pub chart: ChartOpts,
 }
 
 /// The colours of the states in charts.
@@ -82,9 +73,14 @@ fn rel(tl: &Timeline, ns: i64) -> f64 {
 /// Runs `plx display`.
 pub fn display(args: &DisplayArgs) -> Result<(), CliError> {
     check_bins(args.bins)?;
-    let run = open_run(&args.dir, args.app.as_deref(), args.phase.as_deref(), None)?;
-    let mut out = output(args.output.as_deref())?;
-    let f = args.format;
+    let run = open_run(
+        &args.dir,
+        args.chart.app.as_deref(),
+        args.chart.phase.as_deref(),
+        None,
+    )?;
+    let mut out = output(args.chart.output.as_deref())?;
+    let f = args.chart.format;
     match args.kind {
         Kind::Utilization => show_utilization(&run, f, &mut out)?,
         Kind::Gantt => show_gantt(&run, f, &mut out)?,

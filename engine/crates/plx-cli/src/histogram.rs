@@ -53,6 +53,14 @@ pub struct HistogramArgs {
     /// One series per location, or per run.
     #[arg(long, value_enum, default_value_t = HistBy::Total)]
     pub by: HistBy,
+    /// Phase, application, format and output.
+    #[command(flatten)]
+    pub chart: ChartOpts,
+}
+
+/// The options `plx histogram` and `plx display` share.
+#[derive(clap::Args, Debug)]
+pub struct ChartOpts {
     /// Only this phase: a phase region's name, or START:END in seconds from the first event.
     #[arg(long, value_name = "P")]
     pub phase: Option<String>,
@@ -212,8 +220,8 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
     for dir in &args.dirs {
         runs.push(open_run(
             dir,
-            args.app.as_deref(),
-            args.phase.as_deref(),
+            args.chart.app.as_deref(),
+            args.chart.phase.as_deref(),
             metric.function(),
         )?);
     }
@@ -232,8 +240,8 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
         })
         .collect();
     let h = make_histogram(&inputs, &metric, args.bins, args.by == HistBy::Location);
-    let mut out = output(args.output.as_deref())?;
-    match args.format {
+    let mut out = output(args.chart.output.as_deref())?;
+    match args.chart.format {
         ChartFormat::Text => text(&h, &mut out)?,
         ChartFormat::Csv => csv(&h, &mut out)?,
         ChartFormat::Svg => out.write_all(chart(&h).to_svg().as_bytes())?,
