@@ -205,6 +205,13 @@ def test_launcher_is_no_location_of_the_program(tmp_path, mpi_programs):
     cpu = [i["name"] for i in doc["items"] if i["kind"] == "cpu"]
     assert cpu and all("mpirun" not in n and "orterun" not in n for n in cpu), cpu
     assert doc["total_length_s"] <= doc["elapsed_s"] * 1.0001
+    # procedure level: the rows add up to the path, and the time inside MPI_Init after the last
+    # rank arrived is the collective's (Sync), not CPU of whichever rank arrived last
+    doc = json.loads(plx("critical-path", exp, "--format", "json").stdout)
+    assert sum(i["time_s"] for i in doc["items"]) == pytest.approx(doc["total_length_s"], abs=2e-6)
+    names = {i["name"]: i["kind"] for i in doc["items"]}
+    assert "MPI_Init" not in names and "MPI_Finalize" not in names, names
+    assert names.get("Sync: MPI_Init on MPI_COMM_WORLD") == "sync", names
 
 
 @mpi.pytestmark

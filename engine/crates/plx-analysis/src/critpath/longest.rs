@@ -286,8 +286,12 @@ impl Graph {
             let p = best[v as usize];
             let node = &self.nodes[v as usize];
             let thread = node.prev == p;
-            let transfer = matches!(node.kind, NodeKind::Recv | NodeKind::StreamRecv)
-                && node.remote != NONE
+            // a receive's time is its transfer's, a collective's departure its operation's
+            // (after the last arrival), whichever arc the path took
+            let transfer = matches!(
+                node.kind,
+                NodeKind::Recv | NodeKind::StreamRecv | NodeKind::Depart
+            ) && node.remote != NONE
                 && inc[node.remote as usize];
             arcs.push(PathArc {
                 from: p,

@@ -340,6 +340,18 @@ fn procedure_times(
             charge(li, p, window.end_ns, top, &mut cursor);
         }
     }
+    // what no event of the thread covers (before its first event read, say) is time in no
+    // function, so that the rows add up to the path
+    let mut charged = vec![0i64; n];
+    for ((_, loc), ns) in &times {
+        charged[*loc as usize] += ns;
+    }
+    for (li, segs) in per_loc.iter().enumerate() {
+        let total: i64 = segs.iter().map(|(a, b)| b - a).sum();
+        if total > charged[li] {
+            *times.entry((NONE, li as u32)).or_default() += total - charged[li];
+        }
+    }
     let regions = merge.regions();
     Ok(times
         .into_iter()
