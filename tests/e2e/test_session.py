@@ -178,6 +178,10 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     assert [l.strip() for l in machine.splitlines() if "rank" in l] == [
         "pp1:rank 0", "pp1:rank 1", "pp2:rank 0", "pp2:rank 1"]
 
+    # the applications' worlds told apart in the physical view, only its own in the logical one
+    assert "    pp1:MPI_COMM_WORLD\n" in text and "    pp2:MPI_COMM_WORLD\n" in text, text
+    assert "MPI: 2 rank(s) of a world of 2, 3 communicator(s)" in plx("info", s, "--app", "pp2").stdout
+
     def total(focus):
         out = plx("query", s, "--metric", "messages", "--focus", focus).stdout
         return int(re.search(r"(?m)^total\s+(\d+)", out).group(1))

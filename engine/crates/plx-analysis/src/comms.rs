@@ -113,6 +113,27 @@ impl CommTable {
         &self.comms
     }
 
+    /// Keeps the communicators `keep` only, renumbered in their order; returns old → new.
+    pub fn retain(
+        &mut self,
+        keep: &std::collections::BTreeSet<u32>,
+    ) -> std::collections::BTreeMap<u32, u32> {
+        let mut map = std::collections::BTreeMap::new();
+        let mut comms = Vec::new();
+        for &i in keep {
+            map.insert(i, comms.len() as u32);
+            comms.push(self.comms[i as usize].clone());
+        }
+        self.comms = comms;
+        self.by_key = self
+            .comms
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.clone(), i as u32))
+            .collect();
+        map
+    }
+
     /// Takes `base` off the member ranks of the communicators `which` (an application's
     /// logical view numbers its ranks from 0 again).
     pub fn lower_ranks(&mut self, which: &std::collections::BTreeSet<u32>, base: u32) {

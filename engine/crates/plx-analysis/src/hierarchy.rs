@@ -148,12 +148,23 @@ pub fn category(kind: SyncKind) -> &'static str {
 }
 
 /// The name of a communicator in the Sync hierarchy: `MPI_COMM_WORLD`, `MPI_COMM_SELF` or
-/// `comm<index>`.
+/// `comm<index>`, prefixed `app:` when the model holds several applications.
 pub fn comm_name(model: &Model, comm: u32) -> String {
-    match model.comms.get(comm).predefined {
+    let own = match model.comms.get(comm).predefined {
         Some(0) => "MPI_COMM_WORLD".to_string(),
         Some(1) => "MPI_COMM_SELF".to_string(),
         _ => format!("comm{comm}"),
+    };
+    // in the physical view of a session every application has its own MPI_COMM_WORLD
+    let app = model
+        .processes
+        .iter()
+        .find(|p| p.comms.values().any(|&c| c == comm))
+        .map(|p| p.app_name(model))
+        .filter(|a| !a.is_empty() && model.apps.len() > 1 && model.is_session());
+    match app {
+        Some(a) if model.processes.iter().any(|p| p.app_name(model) != a) => format!("{a}:{own}"),
+        _ => own,
     }
 }
 

@@ -166,6 +166,18 @@ impl Model {
             ));
         };
         self.processes.retain(|p| p.app == app as u32);
+        // its communicators only
+        let keep: std::collections::BTreeSet<u32> = self
+            .processes
+            .iter()
+            .flat_map(|p| p.comms.values().copied())
+            .collect();
+        let renumber = self.comms.retain(&keep);
+        for p in &mut self.processes {
+            for g in p.comms.values_mut() {
+                *g = renumber[g];
+            }
+        }
         // the logical view: the application's own ranks (0, 1, ...) again
         let base = self.processes.first().map_or(0, |p| p.rank_base);
         if base > 0 {
