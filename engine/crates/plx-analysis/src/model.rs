@@ -286,6 +286,7 @@ impl Model {
             })
             .collect();
         processes.sort_by_key(|p| (p.rank().is_none(), p.rank(), p.app));
+        share_host_clocks(&mut processes);
         name_unfinished_ranks(&processes, &mut warnings);
         let apps = app_models(exp, &mut processes);
         let mut model = Model {
@@ -691,6 +692,31 @@ fn build_process(
                     .flat_map(|t| t.chunks.iter().map(|c| c.header.base_ticks)),
             )
             .min(),
+    }
+}
+
+/// Processes of one host read one time-stamp counter: each converting it with its own
+/// calibration (pairs read with some jitter) would put events of different processes out of
+/// order by tens of ns — a message received "before" it was sent. They all take the map of the
+/// host's first process (rank 0 when it is there) when their own measured rate agrees with it
+/// within 100 ppm (the same counter).
+fn share_host_clocks(processes: &mut [ProcessModel]) {
+    let mut reference: BTreeMap<String, ClockMap> = BTreeMap::new();
+    for p in processes.iter_mut() {
+        if p.clock != Some(ClockKind::Tsc) || p.clock_map.source != ClockSource::Calibrated {
+            continue;
+        }
+        match reference.get(&p.host) {
+            None => {
+                reference.insert(p.host.clone(), p.clock_map);
+            }
+            Some(r) => {
+                let (a, b) = (r.ticks_per_second(), p.clock_map.ticks_per_second());
+                if (a - b).abs() <= a * 1e-4 {
+                    p.clock_map = *r;
+                }
+            }
+        }
     }
 }
 
