@@ -402,110 +402,29 @@ fn thread_cpu_s() -> f64 {
         .map_or(0.0, |ns| ns as f64 * 1e-9)
 }
 
-/// Peak resident set size of this process, from /proc (kB).
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
-        })
-        .unwrap_or(0)
-}
+#[path = "fixtures/bench_world.rs"]
+mod bench_world;
+use bench_world::{peak_rss_kb, work};
 
-/// Writes `ranks` traced ranks of `threads` threads, each thread `per_thread` events: calls of
-/// `work` → `leaf`, and every 64th iteration thread 0 sends to the next rank and receives from
-/// the previous one. Trace files are written one chunk (1 MiB, as the runtime's) at a time.
+/// `ranks` traced ranks of `threads` threads, each thread `per_thread` events: calls of `work`
+/// → `leaf`, and every 64th iteration thread 0 sends to the next rank and receives from the
+/// previous one (every rank runs the same schedule: sends at T, receives at T + 500).
 fn big_world(d: &Path, ranks: u32, threads: u32, per_thread: u64) -> u64 {
-    use plx_format::mpi::ThreadLevel;
-    use plx_format::writer::FileWriter;
-    use plx_format::{Calibration, FileKind, Record, ThreadProfile};
-    use std::io::BufWriter;
-    const WORDS: usize = 1 << 17;
-    let mut total = 0u64;
-    for r in 0..ranks {
-        let pid = 5000 + r;
-        let mut p = SynthProcess::new("node1", pid, &["bench"]);
-        p.functions(&[(1, "main"), (2, "work"), (3, "leaf")])
-            .mpi_routines(&[(4, "MPI_Send"), (5, "MPI_Recv")])
-            .mpi_init(r, ranks, ThreadLevel::Multiple, 1)
-            .comm(0, 0, &(0..ranks).collect::<Vec<_>>())
-            .comm(1, 0, &[r]);
-        for t in 0..threads {
-            p.thread(t, pid + 100 * t, if t == 0 { "main" } else { "worker" }, 0);
+    bench_world::world(d, ranks, threads, per_thread, |s, enc| {
+        let at = s.at;
+        if s.thread == 0 && s.i % 64 == 0 {
+            let (next, prev) = ((s.rank + 1) % s.ranks, (s.rank + s.ranks - 1) % s.ranks);
+            enc.enter(4, at + 1)
+                .send(next, 0, 64, 0, at + 2)
+                .exit(4, at + 3)
+                .enter(5, at + 4)
+                .recv(prev, 0, 64, 0, at + 502)
+                .exit(5, at + 503);
+            (510, 6)
+        } else {
+            work(enc, at)
         }
-        let dir = p.dir(d);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = std::fs::File::create(dir.join("trace.plx")).unwrap();
-        let mut w = FileWriter::new(BufWriter::new(file), FileKind::Trace).unwrap();
-        let mut end = 0u64;
-        for t in 0..threads {
-            let mut enc = EventEncoder::new(0);
-            let mut n = 0u64;
-            let mut at = 0u64;
-            enc.enter(1, 0);
-            n += 1;
-            let mut i = 0u64;
-            while n < per_thread - 1 {
-                if enc.words().len() >= WORDS - 16 {
-                    let base = enc.base_ticks();
-                    let calib = Calibration {
-                        ticks: base,
-                        monotonic_ns: base,
-                    };
-                    w.chunk(t, base, calib, enc.words()).unwrap();
-                    enc = EventEncoder::new(at);
-                }
-                // every rank runs the same schedule: sends at T, receives at T + 500
-                if t == 0 && i % 64 == 0 {
-                    let next = (r + 1) % ranks;
-                    let prev = (r + ranks - 1) % ranks;
-                    enc.enter(4, at + 1)
-                        .send(next, 0, 64, 0, at + 2)
-                        .exit(4, at + 3)
-                        .enter(5, at + 4)
-                        .recv(prev, 0, 64, 0, at + 502)
-                        .exit(5, at + 503);
-                    at += 510;
-                    n += 6;
-                } else {
-                    enc.enter(2, at + 1)
-                        .enter(3, at + 3)
-                        .exit(3, at + 6)
-                        .exit(2, at + 8);
-                    at += 10;
-                    n += 4;
-                }
-                i += 1;
-            }
-            enc.exit(1, at + 1);
-            n += 1;
-            let base = enc.base_ticks();
-            let calib = Calibration {
-                ticks: base,
-                monotonic_ns: base,
-            };
-            w.chunk(t, base, calib, enc.words()).unwrap();
-            end = end.max(at + 2);
-            total += n;
-        }
-        w.finish().unwrap();
-        for t in 0..threads {
-            p.record(Record::ThreadProfile(ThreadProfile {
-                thread: t,
-                end_ticks: end,
-                cpu_ns: 0,
-                trace_events: 0,
-                lost_events: 0,
-                lost_nodes: 0,
-                nodes: Vec::new(),
-            }));
-        }
-        p.end(end, 0);
-        std::fs::write(dir.join("process.plx"), p.process_bytes()).unwrap();
-    }
-    total
+    })
 }
 
 /// Merge + match + profile throughput: `cargo test --release -p plx-analysis --test merge --
