@@ -244,5 +244,8 @@ def test_comm_in_a_phase(tmp_path, mpi_programs):
         return int(float(re.search(r"(?m)^total\s+(\S+)", out).group(1)))
 
     assert query(":" + half) + query(half + ":") == query("0:") >= 100
+    for cmd in (("histogram", exp, "--metric", "compute"), ("display", exp, "--kind", "queue")):
+        cp = plx(*cmd, "--bins", "100001", check=False)
+        assert cp.returncode == 2 and "--bins 100001: at most 100000 bins" in cp.stderr, cp.stderr
     cp = plx("comm", exp, "--phase", "nosuch", check=False)
     assert cp.returncode == 2 and 'no phase region named "nosuch"' in cp.stderr
