@@ -12,13 +12,13 @@ import os
 import subprocess
 
 import pytest
+from components import require_tools
 
 from conftest import PLX, ROOT, _fail_message, clean_env, have, plx
 
-pytestmark = pytest.mark.skipif(
-    not (have("mpicc") and have("mpirun")),
-    reason="Open MPI is not installed (mpicc and mpirun needed): MPI tests skipped",
-)
+@pytest.fixture(autouse=True)
+def _open_mpi():
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
 
 EXAMPLES = ROOT / "examples" / "critpath"
 NP = 4

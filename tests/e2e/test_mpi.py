@@ -15,6 +15,7 @@ import re
 import subprocess
 
 import pytest
+from components import require_tools
 
 from conftest import (
     LIBPLX,
@@ -33,10 +34,9 @@ from conftest import (
     run,
 )
 
-pytestmark = pytest.mark.skipif(
-    not (have("mpicc") and have("mpirun")),
-    reason="Open MPI is not installed (mpicc and mpirun needed): MPI tests skipped",
-)
+@pytest.fixture(autouse=True)
+def _open_mpi():
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
 
 LIBPLX_REAL = str(LIBPLX.resolve())
 LIBPLX_MPI_REAL = str(LIBPLX.with_name("libplx-mpi.so").resolve())

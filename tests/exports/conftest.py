@@ -10,10 +10,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from components import require_tools  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "build" / "bin"
@@ -47,10 +51,12 @@ def plx(*args, **kw):
     return run([PLX, *args], **kw)
 
 
-needs_mpi = pytest.mark.skipif(
-    not (shutil.which("mpicc") and shutil.which("mpirun")),
-    reason="Open MPI is not installed (mpicc and mpirun needed)",
-)
+@pytest.fixture
+def open_mpi():
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+
+
+needs_mpi = pytest.mark.usefixtures("open_mpi")
 
 PROGRAMS = {
     "life": (ROOT / "examples" / "mpi" / "life.c", ["20", "64", "2"]),
@@ -61,8 +67,7 @@ PROGRAMS = {
 @pytest.fixture(scope="session")
 def experiments(tmp_path_factory):
     """{name: experiment directory} of the traced MPI runs."""
-    if not (shutil.which("mpicc") and shutil.which("mpirun")):
-        pytest.skip("Open MPI is not installed (mpicc and mpirun needed)")
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
     root = tmp_path_factory.mktemp("exports")
     out = {}
     for name, (src, args) in PROGRAMS.items():

@@ -9,11 +9,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from components import require_module
 
 from conftest import ROOT, clean_env, plx, run
 
-otf2 = pytest.importorskip("otf2")
-pytest.importorskip("pyarrow")
+otf2 = require_module("otf2")
+require_module("pyarrow")
 
 DETAIL = re.compile(r"(\w+)=(\S+)")
 

@@ -6,13 +6,14 @@ import io
 from collections import Counter
 
 import pytest
+from components import require_module
 
 from conftest import plx
 
-pd = pytest.importorskip("pandas")
-pl = pytest.importorskip("polars")
-duckdb = pytest.importorskip("duckdb")
-pytest.importorskip("pyarrow")
+pd = require_module("pandas")
+pl = require_module("polars")
+duckdb = require_module("duckdb")
+require_module("pyarrow")
 
 TABLES = ["events", "messages", "locations", "regions", "comms"]
 
