@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from components import require_tools  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "build" / "bin"
@@ -242,3 +243,9 @@ def fib_bin(programs):
 
 def have(tool):
     return shutil.which(tool) is not None
+
+
+@pytest.fixture
+def open_mpi():
+    """Open MPI's mpicc and mpirun (a test using this fixture fails under CI without them)."""
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")

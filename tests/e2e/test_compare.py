@@ -14,13 +14,10 @@ import re
 import subprocess
 
 import pytest
-from components import require_tools
 
 from conftest import PLX, ROOT, _fail_message, clean_env, have, plx
 
-@pytest.fixture(autouse=True)
-def _open_mpi():
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+pytestmark = pytest.mark.usefixtures("open_mpi")
 
 PINGPONG = ROOT / "examples" / "mpi" / "pingpong.c"
 

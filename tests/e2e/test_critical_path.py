@@ -12,13 +12,10 @@ import os
 import subprocess
 
 import pytest
-from components import require_tools
 
 from conftest import PLX, ROOT, _fail_message, clean_env, have, plx
 
-@pytest.fixture(autouse=True)
-def _open_mpi():
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+pytestmark = pytest.mark.usefixtures("open_mpi")
 
 EXAMPLES = ROOT / "examples" / "critpath"
 NP = 4

@@ -13,15 +13,12 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from components import require_tools
 
 from conftest import EPS, ROOT, have, plx
 from test_cli import doc_options
 from test_mpi import MpiPrograms, plx_under_mpirun
 
-@pytest.fixture(autouse=True)
-def _open_mpi():
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+pytestmark = pytest.mark.usefixtures("open_mpi")
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 PP_ITERATIONS, PP_SIZES = 20, (8, 4096)

@@ -15,7 +15,6 @@ import re
 import subprocess
 
 import pytest
-from components import require_tools
 
 from conftest import (
     LIBPLX,
@@ -34,9 +33,7 @@ from conftest import (
     run,
 )
 
-@pytest.fixture(autouse=True)
-def _open_mpi():
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+pytestmark = pytest.mark.usefixtures("open_mpi")
 
 LIBPLX_REAL = str(LIBPLX.resolve())
 LIBPLX_MPI_REAL = str(LIBPLX.with_name("libplx-mpi.so").resolve())

@@ -148,7 +148,7 @@ def test_comparison_mode_shift(tmp_path, heat):
     assert cp.returncode == 2 and "not a session" in cp.stderr
 
 
-@mpi.pytestmark
+@pytest.mark.usefixtures("open_mpi")
 def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     pingpong = mpi_programs.get("pingpong")
     s = tmp_path / "S"
@@ -195,7 +195,7 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     assert len(re.findall(r"(?m) send ", text)) == 60
 
 
-@mpi.pytestmark
+@pytest.mark.usefixtures("open_mpi")
 def test_launcher_is_no_location_of_the_program(tmp_path, mpi_programs):
     """`plx run -- mpirun ...` measures the launcher too; with nothing instrumented in it (its
     trace holds at most its own lock events) it is no location of the trace analyses."""
@@ -218,7 +218,7 @@ def test_launcher_is_no_location_of_the_program(tmp_path, mpi_programs):
     assert names.get("Sync: MPI_Init on MPI_COMM_WORLD") == "sync", names
 
 
-@mpi.pytestmark
+@pytest.mark.usefixtures("open_mpi")
 def test_comm_in_a_phase(tmp_path, mpi_programs):
     pingpong = mpi_programs.get("pingpong")
     exp = tmp_path / "exp"

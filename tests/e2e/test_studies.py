@@ -31,7 +31,7 @@ def compare_table(target, *extra):
     return table
 
 
-@mpi.pytestmark
+@pytest.mark.usefixtures("open_mpi")
 def test_psim_copies_under_the_coscheduler(tmp_path):
     psim, cosched = tmp_path / "psim", tmp_path / "cosched"
     build([ROOT / "build" / "bin" / "plx-mpicc", "-O1", ROOT / "examples" / "psim" / "psim.c", "-o", psim])
