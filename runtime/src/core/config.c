@@ -68,6 +68,7 @@ int plx_config_load(void)
 {
     string_option("PLX_OUTPUT", plx_cfg.output, sizeof plx_cfg.output);
     string_option("PLX_FILTER", plx_cfg.filter, sizeof plx_cfg.filter);
+    string_option("PLX_PROBE", plx_cfg.probe, sizeof plx_cfg.probe);
     const char *tr = getenv("PLX_TRACE");
     plx_cfg.trace = tr && *tr && strcmp(tr, "0") != 0;
     plx_cfg.buffer_bytes = size_option("PLX_BUFFER", 1u << 20, 4096, (size_t)1 << 32) & ~(size_t)7;

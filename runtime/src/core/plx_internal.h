@@ -45,6 +45,7 @@ struct plx_config {
     char filter[4096];     /* PLX_FILTER: filter file */
     int verbose;           /* PLX_VERBOSE */
     int patch;             /* PLX_PATCH: remove hook calls of excluded functions (default 1) */
+    char probe[4096];      /* PLX_PROBE: globs of functions whose entry is rewritten */
     uint32_t cpu_sample_ms; /* PLX_CPU_SAMPLE: CPU sampling period, ms; 0 off (default 10 with
                                PLX_TRACE, else 0) */
 };
@@ -265,6 +266,18 @@ struct plx_symbol {
 PLX_HIDDEN extern int plx_symbols_want_files; /* set when the filter has file rules */
 PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
 PLX_HIDDEN void plx_symbols_init(void);
+/* A function of a module's symbol table (probe selection). `name` as in the table (mangled). */
+struct plx_function_symbol {
+    const char *module; /* file of the executable or library */
+    uint32_t module_id; /* 0 = the executable */
+    uintptr_t address;  /* runtime address */
+    uint64_t size;
+    const char *name;
+};
+/* Calls `fn` for every function symbol of every loaded module, under the symbol lock: `fn`
+ * must not look symbols up. */
+PLX_HIDDEN void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *),
+                                          void *arg);
 PLX_HIDDEN void plx_modules_rewrite(void);
 
 /* ---- filter (filter.c) ------------------------------------------------------------------ */
@@ -277,6 +290,11 @@ PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
 PLX_HIDDEN uint64_t plx_patched_sites(void);
+/* Does the code at `target` (a PLT entry) jump through a GOT slot holding `hook`? */
+PLX_HIDDEN int plx_patch_plt_reaches(uintptr_t target, uintptr_t hook);
+
+/* ---- probes (adapters/probe): entries of unmodified functions rewritten (PLX_PROBE) ------- */
+PLX_HIDDEN void plx_probes_init(const char *spec);
 PLX_HIDDEN void plx_region_mark(uintptr_t addr, uint32_t bits);
 
 /* ---- live files (live.c) ---------------------------------------------------------------- */
@@ -308,6 +326,7 @@ enum {
     PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
     PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
     PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20, PLX_REC_CPU_SAMPLES = 21,
+    PLX_REC_PROBE_SITE = 28,
     PLX_REC_TRACE_CHUNK = 32,
 };
 

@@ -194,6 +194,8 @@ __attribute__((constructor(101))) static void plx_process_init(void)
     }
     plx_active = 1;
     plx_thread_attach();
+    if (plx_cfg.probe[0])
+        plx_probes_init(plx_cfg.probe);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal_signal;

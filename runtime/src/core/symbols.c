@@ -242,6 +242,26 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
     return rc;
 }
 
+void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)
+{
+    if (!modules)
+        return;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    dl_iterate_phdr(add_module, NULL);
+    for (uint32_t i = 0; i < nmodules; i++) {
+        struct module *m = &modules[i];
+        if (!m->loaded)
+            load_symbols(m);
+        for (size_t k = 0; k < m->nsyms; k++) {
+            struct plx_function_symbol s = {m->path, i, m->base + m->syms[k].value,
+                                            m->syms[k].size, m->syms[k].name};
+            fn(&s, arg);
+        }
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
 void plx_modules_rewrite(void)
 {
     atomic_flag_clear(&lock);
