@@ -21,6 +21,7 @@ static void store(const struct plx_option *o, size_t offset, const char *text, u
     char *field = (char *)&plx_cfg + offset;
     switch (o->type) {
     case PLX_TYPE_PATH:
+    case PLX_TYPE_TEXT:
         memcpy(field, text, (size_t)v + 1);
         break;
     case PLX_TYPE_BOOL:
@@ -60,6 +61,7 @@ static void print_settings(void)
         char val[PLX_PATH_CAP];
         switch (o->type) {
         case PLX_TYPE_PATH:
+        case PLX_TYPE_TEXT:
             snprintf(val, sizeof val, "%s", field);
             break;
         case PLX_TYPE_BOOL:

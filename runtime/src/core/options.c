@@ -160,7 +160,7 @@ int plx_option_parse(const struct plx_option *o, const char *text, uint64_t *val
 {
     const char *s = text;
     size_t len = strlen(text);
-    if (o->type == PLX_TYPE_PATH) {
+    if (o->type == PLX_TYPE_PATH || o->type == PLX_TYPE_TEXT) {
         if (len >= PLX_PATH_CAP) {
             snprintf(err, cap, "longer than %d bytes", PLX_PATH_CAP - 1);
             return -1;

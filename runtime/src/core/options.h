@@ -7,11 +7,12 @@
 #include <stdint.h>
 
 enum plx_option_type {
-    PLX_TYPE_PATH = 0,   /* any text up to PLX_PATH_CAP - 1 bytes */
+    PLX_TYPE_PATH = 0,   /* a file name up to PLX_PATH_CAP - 1 bytes (plx run passes it absolute) */
     PLX_TYPE_BOOL = 1,   /* 0 1 yes no true false on off */
     PLX_TYPE_UINT = 2,   /* decimal whole number in [min, max] */
     PLX_TYPE_SIZE = 3,   /* bytes: a whole number, optionally K, M or G (powers of 1024) */
     PLX_TYPE_CHOICE = 4, /* one of the '|'-separated words of `choices` */
+    PLX_TYPE_TEXT = 5,   /* any text up to PLX_PATH_CAP - 1 bytes, not a file name */
 };
 
 #define PLX_PATH_CAP 4096
@@ -39,7 +40,7 @@ extern const struct plx_option plx_options[PLX_OPT_COUNT];
 extern const unsigned plx_option_count; /* PLX_OPT_COUNT, for readers of the table outside C */
 
 /* Reads `text` by the grammar of `o` into *value (BOOL 0/1, UINT, SIZE bytes, CHOICE index;
- * PATH: its length). Returns 0, or -1 with what is wrong in err ("at most 4G"), the one
+ * PATH, TEXT: its length). Returns 0, or -1 with what is wrong in err ("at most 4G"), the one
  * message both the runtime (after "PLX_BUFFER=8G: ") and plx run (after its flag) give. */
 int plx_option_parse(const struct plx_option *o, const char *text, uint64_t *value, char *err,
                      size_t cap);

@@ -37,13 +37,14 @@ static inline uint64_t plx_ticks(void)
 
 /* ---- configuration (config.c): every PLX_* setting, from the table in options.def ----------- */
 #include "options.h"
-/* A member per option, of its type's C type: PATH text, BOOL int, UINT and SIZE uint64_t,
+/* A member per option, of its type's C type: PATH and TEXT chars, BOOL int, UINT and SIZE uint64_t,
  * CHOICE int (the word's index, -1 when unset without a default). */
 #define PLX_FIELD_PATH(f) char f[PLX_PATH_CAP];
 #define PLX_FIELD_BOOL(f) int f;
 #define PLX_FIELD_UINT(f) uint64_t f;
 #define PLX_FIELD_SIZE(f) uint64_t f;
 #define PLX_FIELD_CHOICE(f) int f;
+#define PLX_FIELD_TEXT(f) char f[PLX_PATH_CAP];
 struct plx_config {
 #define PLX_OPTION(NAME, FIELD, TYPE, ...) PLX_FIELD_##TYPE(FIELD)
 #include "options.def"

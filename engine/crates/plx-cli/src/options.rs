@@ -40,8 +40,10 @@ extern "C" {
 /// An option's grammar (`enum plx_option_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Any text (a file or directory).
+    /// A file or directory (`plx run` passes it absolute).
     Path,
+    /// Any text.
+    Text,
     /// 1 or 0.
     Bool,
     /// A whole number in [min, max].
@@ -107,6 +109,7 @@ pub fn settings() -> &'static [Setting] {
                         2 => Kind::Uint,
                         3 => Kind::Size,
                         4 => Kind::Choice,
+                        5 => Kind::Text,
                         k => panic!("options.def: unknown type {k}"),
                     },
                     default: text(o.def),
@@ -183,7 +186,7 @@ impl Setting {
     pub fn check(&self, text: &str) -> Result<String, String> {
         let v = self.parse(text)?;
         Ok(match self.kind {
-            Kind::Path => text.to_string(),
+            Kind::Path | Kind::Text => text.to_string(),
             _ => self.format(v),
         })
     }
@@ -192,6 +195,7 @@ impl Setting {
     pub fn grammar(&self) -> String {
         match self.kind {
             Kind::Path => "a path".to_string(),
+            Kind::Text => "text".to_string(),
             Kind::Bool => "1 or 0 (also yes/no, true/false, on/off)".to_string(),
             Kind::Uint => format!("a whole number from {} to {}", self.min, self.max),
             Kind::Size => format!(

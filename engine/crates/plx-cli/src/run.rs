@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::cli::RunArgs;
+use crate::options::Kind;
 use crate::signals::signal_name;
 use crate::CliError;
 
@@ -126,11 +127,15 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     let mut cmd = Command::new(program);
     cmd.args(&args.command[1..]).env("LD_PRELOAD", preload);
-    // each flag's value was checked by the runtime's grammar as clap parsed it; the paths go
+    // each flag's value was checked by the runtime's grammar as clap parsed it; paths go
     // absolute, within the runtime's length limit
     for (setting, value) in args.settings.iter() {
-        if !matches!(setting.name, "PLX_OUTPUT" | "PLX_FILTER") {
-            cmd.env(setting.name, value);
+        match (setting.name, setting.kind) {
+            ("PLX_OUTPUT" | "PLX_FILTER", _) => {}
+            (_, Kind::Path) => set_path(&mut cmd, setting.name, &absolute(Path::new(value))?)?,
+            _ => {
+                cmd.env(setting.name, value);
+            }
         }
     }
     set_path(&mut cmd, "PLX_OUTPUT", &dir_abs)?;
