@@ -82,6 +82,17 @@ static void print_settings(void)
     plx_warn("settings:%s", line);
 }
 
+/* A PLX_* variable of neither list is a typo or a setting of another version: said, not
+ * silently ignored. */
+static void warn_unknown(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "PLX_", 4) == 0 && !plx_option_known(*e))
+            plx_warn("%.*s is not a setting of this version (see docs/commands/plx-run.md); "
+                     "ignored", (int)strcspn(*e, "="), *e);
+}
+
 int plx_config_load(void)
 {
     for (int i = 0; i < PLX_OPT_COUNT; i++) {
@@ -107,6 +118,8 @@ int plx_config_load(void)
     /* a trace's time axis is what the CPU samples are shown against */
     if (!given[PLX_OPT_CPU_SAMPLE])
         plx_cfg.cpu_sample_ms = plx_cfg.trace ? 10 : 0;
+    if (plx_cfg.output[0])
+        warn_unknown();
     if (plx_cfg.verbose && plx_cfg.output[0])
         print_settings();
     return plx_cfg.output[0] ? 0 : -1;

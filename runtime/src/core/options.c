@@ -14,6 +14,29 @@ const struct plx_option plx_options[PLX_OPT_COUNT] = {
 #undef PLX_OPTION
 };
 
+const struct plx_elsewhere plx_elsewhere[] = {
+#define PLX_ELSEWHERE(NAME, READER, DOC) {"PLX_" #NAME, READER, DOC},
+#include "options.def"
+#undef PLX_ELSEWHERE
+};
+const unsigned plx_elsewhere_count = sizeof plx_elsewhere / sizeof plx_elsewhere[0];
+
+int plx_option_known(const char *name)
+{
+    size_t len = strcspn(name, "=");
+    for (unsigned i = 0; i < PLX_OPT_COUNT; i++)
+        if (strlen(plx_options[i].name) == len && strncmp(plx_options[i].name, name, len) == 0)
+            return 1;
+    for (unsigned i = 0; i < plx_elsewhere_count; i++) {
+        const char *e = plx_elsewhere[i].name;
+        size_t elen = strlen(e);
+        if (e[elen - 1] == '*' ? len >= elen - 1 && strncmp(e, name, elen - 1) == 0
+                               : elen == len && strncmp(e, name, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 void plx_size_format(uint64_t bytes, char *buf, size_t cap)
 {
     static const char units[] = "GMK";

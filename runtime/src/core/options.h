@@ -37,6 +37,18 @@ enum plx_option_id {
 };
 
 extern const struct plx_option plx_options[PLX_OPT_COUNT];
+
+/* A PLX_* variable another program of Parallax reads (PLX_ELSEWHERE of options.def). */
+struct plx_elsewhere {
+    const char *name;   /* "PLX_LIB_DIR" */
+    const char *reader; /* "plx run" */
+    const char *doc;
+};
+extern const struct plx_elsewhere plx_elsewhere[];
+extern const unsigned plx_elsewhere_count;
+
+/* Whether `name` (up to its '=' or end) is a variable of either list. */
+int plx_option_known(const char *name);
 extern const unsigned plx_option_count; /* PLX_OPT_COUNT, for readers of the table outside C */
 
 /* Reads `text` by the grammar of `o` into *value (BOOL 0/1, UINT, SIZE bytes, CHOICE index;

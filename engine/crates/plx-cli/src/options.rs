@@ -23,7 +23,20 @@ struct RawOption {
     doc: *const c_char,
 }
 
+/// `struct plx_elsewhere` of options.h.
+#[cfg(test)]
+#[repr(C)]
+struct RawElsewhere {
+    name: *const c_char,
+    reader: *const c_char,
+    doc: *const c_char,
+}
+
 extern "C" {
+    #[cfg(test)]
+    static plx_elsewhere: RawElsewhere;
+    #[cfg(test)]
+    static plx_elsewhere_count: u32;
     static plx_options: RawOption;
     static plx_option_count: u32;
     fn plx_option_parse(
@@ -35,6 +48,8 @@ extern "C" {
     ) -> c_int;
     fn plx_option_format(o: *const RawOption, value: u64, buf: *mut c_char, cap: usize);
     fn plx_size_format(bytes: u64, buf: *mut c_char, cap: usize);
+    #[cfg(test)]
+    fn plx_option_known(name: *const c_char) -> c_int;
 }
 
 /// An option's grammar (`enum plx_option_type`).
@@ -301,7 +316,33 @@ impl clap::Args for RunSettings {
     }
 }
 
-/// The environment table of docs/commands/plx-run.md, one row per setting.
+/// The PLX_* variables other programs of Parallax read (not libplx): (name, reader, doc).
+#[cfg(test)]
+fn elsewhere() -> Vec<(&'static str, &'static str, &'static str)> {
+    // SAFETY: plx_elsewhere is an array of plx_elsewhere_count entries of literals.
+    unsafe {
+        let first = std::ptr::addr_of!(plx_elsewhere);
+        (0..plx_elsewhere_count as usize)
+            .map(|i| {
+                let e = &*first.add(i);
+                (
+                    text(e.name).unwrap(),
+                    text(e.reader).unwrap(),
+                    text(e.doc).unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The docs' Markdown: <program> is text, not a tag.
+#[cfg(test)]
+fn md(s: &str) -> String {
+    s.replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The environment tables of docs/commands/plx-run.md: a row per setting, then the variables
+/// read by other programs.
 #[cfg(test)]
 fn environment_table() -> String {
     let mut t = String::from(
@@ -316,14 +357,18 @@ fn environment_table() -> String {
                 None => format!("`--{f} {}`", s.value_name),
             },
         };
-        // the docs are Markdown: <program> is text, not a tag
-        let doc = s.doc.replace('<', "&lt;").replace('>', "&gt;");
+        let doc = md(s.doc);
         let default = s.default.map_or("—".to_string(), |d| format!("`{d}`"));
         t.push_str(&format!(
             "| `{}` | {flag} | {} | {default} | {doc} |\n",
             s.name,
             s.grammar(),
         ));
+    }
+    t.push_str("\nRead by other programs of Parallax, not by the runtime:\n\n");
+    t.push_str("| variable | read by | meaning |\n|---|---|---|\n");
+    for (name, reader, doc) in elsewhere() {
+        t.push_str(&format!("| `{name}` | `{reader}` | {} |\n", md(doc)));
     }
     t
 }
@@ -440,6 +485,20 @@ mod tests {
         );
     }
 
+    /// In options.def, as libplx decides (PLX_BENCH_* covers PLX_BENCH_REPS).
+    fn declared(name: &str) -> bool {
+        let c = CString::new(name).unwrap();
+        // SAFETY: a NUL-terminated name.
+        unsafe { plx_option_known(c.as_ptr()) != 0 }
+    }
+
+    #[test]
+    fn declared_names() {
+        assert!(declared("PLX_BUFFER") && declared("PLX_LIB_DIR") && declared("PLX_BENCH_REPS"));
+        assert!(!declared("PLX_BUFER") && !declared("PLX_BENCH") && !declared("PLX_BUFFERS"));
+        assert!(declared("PLX_BUFFER=8G"));
+    }
+
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -461,7 +520,6 @@ mod tests {
         let mut files = Vec::new();
         sources(&repo().join("runtime/src"), &mut files);
         assert!(files.len() > 20, "runtime sources not found");
-        let known: Vec<&str> = settings().iter().map(|s| s.name).collect();
         let mut read_by_name = Vec::new();
         for f in &files {
             let text = std::fs::read_to_string(f).unwrap();
@@ -484,7 +542,7 @@ mod tests {
                     .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
                     .unwrap();
                 assert!(
-                    &lit[..end] == "PLX_" || known.contains(&&lit[..end]),
+                    &lit[..end] == "PLX_" || declared(&lit[..end]),
                     "{}: {} is not in options.def",
                     f.display(),
                     &lit[..end]
@@ -495,5 +553,55 @@ mod tests {
         assert!(read_by_name.is_empty(), "getenv of {read_by_name:?}");
         let config = std::fs::read_to_string(repo().join("runtime/src/core/config.c")).unwrap();
         assert!(config.contains("getenv(o->name)"));
+    }
+
+    /// Every PLX_* variable the engine reads is a setting or one of the variables read
+    /// elsewhere, in options.def.
+    #[test]
+    fn engine_reads_only_declared_variables() {
+        let mut files = Vec::new();
+        let crates = repo().join("engine/crates");
+        for c in std::fs::read_dir(&crates).unwrap() {
+            let c = c.unwrap().path();
+            rust_sources(&c.join("src"), &mut files);
+            rust_sources(&c.join("tests"), &mut files);
+        }
+        assert!(files.len() > 20, "engine sources not found");
+        let mut read = 0;
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for pat in ["var_os(\"", "var(\""] {
+                for (i, _) in text.match_indices(pat) {
+                    let lit = &text[i + pat.len()..];
+                    let name = &lit[..lit.find('"').unwrap()];
+                    if name.starts_with("PLX_") {
+                        read += 1;
+                        assert!(
+                            declared(name),
+                            "{}: {name} is not in options.def",
+                            f.display()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            read >= 5,
+            "PLX_LIB_DIR, PLX_PYTHON, PLX_BLESS, ... are read"
+        );
+    }
+
+    fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rust_sources(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
     }
 }
