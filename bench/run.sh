@@ -70,6 +70,9 @@ if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
   bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
 fi
 
+# probes: a call measured by a rewritten entry against the compiler hook (bench/probes.sh)
+probes_md=$(bench/probes.sh | tail -n +1)
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -160,4 +163,6 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
     echo
     echo "$export_md"
   fi
+  echo
+  echo "$probes_md"
 } | tee "$out/results.md"

@@ -281,6 +281,7 @@ struct plx_function_symbol {
     uintptr_t address;  /* runtime address */
     uint64_t size;
     const char *name;
+    int unsized; /* an IFUNC's implementation with no symbol of its own: size unknown */
 };
 /* Calls `fn` for every function symbol of every loaded module, under the symbol lock: `fn`
  * must not look symbols up. */

@@ -171,7 +171,7 @@ static const char *base_name(const char *path)
 static void collect(const struct plx_function_symbol *s, void *arg)
 {
     struct selection *sel = arg;
-    if (s->size == 0)
+    if (s->size == 0 && !s->unsized)
         return;
     for (int i = 0; i < sel->n; i++) {
         if (sel->libs[i] ? strncmp(base_name(s->module), sel->libs[i], strlen(sel->libs[i])) != 0
@@ -326,6 +326,8 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
 {
     static char why[160];
     const uint8_t *code = (const uint8_t *)s->address;
+    if (s->unsized)
+        return "its size is unknown: the implementation its loader chose (IFUNC) has no symbol";
     if (s->size < JMP_LEN) {
         snprintf(why, sizeof why, "too short: %llu bytes, the jump needs %d",
                  (unsigned long long)s->size, JMP_LEN);
