@@ -55,6 +55,9 @@ PLX_HIDDEN extern struct plx_config plx_cfg;
  * its grammar is reported by name and its default used. Returns 0 when an experiment is to be
  * written (PLX_OUTPUT set). */
 PLX_HIDDEN int plx_config_load(void);
+/* The same from `block` (NAME=VALUE lines, as plx attach passes them) instead of the
+ * environment. */
+PLX_HIDDEN int plx_config_load_from(const char *block);
 /* Whether the environment gave option `id` (enum plx_option_id) a valid value. */
 PLX_HIDDEN int plx_config_given(int id);
 /* The configuration, for extensions (libplx-mpi). */
@@ -305,6 +308,15 @@ PLX_HIDDEN int plx_patch_plt_reaches(uintptr_t target, uintptr_t hook);
 
 /* ---- probes (adapters/probe): entries of unmodified functions rewritten (PLX_PROBE) ------- */
 PLX_HIDDEN void plx_probes_init(const char *spec);
+/* plx attach: program counters of the stopped threads, which no probe may displace. */
+PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
+/* plx detach: every entry restored (the other threads stopped); stubs and the exit trampoline
+ * stay, for frames still open. */
+PLX_HIDDEN void plx_probes_remove_all(void);
+/* Incremented by each plx attach: a thread whose state belongs to an earlier one starts anew. */
+PLX_HIDDEN extern uint32_t plx_attach_generation;
+/* ProcessEnd.reason of an experiment ended by plx detach, the process still running. */
+#define PLX_END_DETACHED 4
 PLX_HIDDEN void plx_region_mark(uintptr_t addr, uint32_t bits);
 
 /* ---- live files (live.c) ---------------------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -42,7 +43,15 @@ struct plx_probe {
     uintptr_t fn;       /* the function's entry */
     uintptr_t resume;   /* its relocated first instructions, then a jump to fn + len */
     uint32_t len;       /* bytes displaced from the entry */
+    unsigned char saved[JMP_LEN]; /* the entry's bytes before the jump replaced them */
+    struct plx_probe *next;       /* inserted probes, newest first (start-up or attach only) */
 };
+
+uint32_t plx_attach_generation;
+static struct plx_probe *inserted;
+#define MAX_AVOID 4096
+static uint64_t avoid[MAX_AVOID]; /* plx attach: where the stopped threads are */
+static uint32_t navoid;
 
 PLX_HIDDEN void plx_probe_entry_common(void);
 PLX_HIDDEN void plx_probe_exit_common(void);
@@ -58,6 +67,7 @@ struct shadow_entry {
 static PLX_TLS struct shadow_entry *shadow;
 static PLX_TLS uint32_t shadow_depth, shadow_cap;
 static PLX_TLS int in_probe; /* set while this thread runs a probe half: nested probes pass */
+static PLX_TLS uint32_t generation; /* plx_attach_generation when this thread last probed */
 static pthread_key_t shadow_key;
 static pthread_once_t shadow_once = PTHREAD_ONCE_INIT;
 
@@ -93,6 +103,11 @@ uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot)
         return p->resume;
     in_probe = 1;
     int saved_errno = errno;
+    if (PLX_UNLIKELY(generation != plx_attach_generation)) {
+        generation = plx_attach_generation; /* a new plx attach: its own thread state */
+        if (plx_self && plx_self->dead)
+            plx_self = NULL;
+    }
     struct plx_thread *t = plx_thread();
     if (t != NULL && (shadow_depth < shadow_cap || (shadow == NULL && shadow_make()))) {
         uint32_t v = plx_region_of_address(p->fn);
@@ -195,13 +210,13 @@ static void collect(const struct plx_function_symbol *s, void *arg)
     }
 }
 
-static void write_site(const struct plx_function_symbol *s, int inserted, const char *reason)
+static void write_site(const struct plx_function_symbol *s, int ok, const char *reason)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_rec_u32(&rec, s->module_id);
     plx_rec_u64(&rec, s->address);
-    plx_rec_u8(&rec, inserted ? 0 : 1);
+    plx_rec_u8(&rec, ok ? 0 : 1);
     plx_rec_str(&rec, s->name);
     plx_rec_str(&rec, reason ? reason : "");
     plx_rec_write(&rec, 0, PLX_REC_PROBE_SITE);
@@ -328,6 +343,18 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     const uint8_t *code = (const uint8_t *)s->address;
     if (s->unsized)
         return "its size is unknown: the implementation its loader chose (IFUNC) has no symbol";
+    if (s->address == (uintptr_t)getauxval(AT_ENTRY))
+        return "the program's entry point: it has no return address";
+    static const char *unusual[] = {"_start", "__restore_rt", "setjmp", "_setjmp", "__setjmp",
+                                    "sigsetjmp", "__sigsetjmp", "longjmp", "_longjmp",
+                                    "siglongjmp", "__longjmp_chk", "__libc_longjmp",
+                                    "__libc_siglongjmp", "vfork", "__vfork", "getcontext",
+                                    "setcontext", "swapcontext", "makecontext", "__clone",
+                                    "clone", "__clone3", "__libc_start_main", "_dl_start"};
+    for (size_t i = 0; i < sizeof unusual / sizeof unusual[0]; i++)
+        if (strcmp(s->name, unusual[i]) == 0)
+            return "it returns twice or not at all (setjmp, vfork, context switches, entry "
+                   "points): its return address cannot be replaced";
     if (s->size < JMP_LEN) {
         snprintf(why, sizeof why, "too short: %llu bytes, the jump needs %d",
                  (unsigned long long)s->size, JMP_LEN);
@@ -374,6 +401,16 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     }
     if (!bad && ndisp == 0)
         bad = "too short: its instructions end before 5 bytes";
+    for (uint32_t k = 0; k < navoid && !bad; k++) {
+        uint32_t dl = 0;
+        for (size_t i = 0; i < ndisp; i++)
+            dl += insn[i].size;
+        if (avoid[k] > s->address && avoid[k] < s->address + dl) {
+            snprintf(why, sizeof why, "a thread is stopped at byte +%llu of its first %u",
+                     (unsigned long long)(avoid[k] - s->address), dl);
+            bad = why;
+        }
+    }
     unsigned char *stub = NULL;
     if (!bad && (stub = stub_alloc(s->address)) == NULL)
         bad = "no memory for its stub within 2 GiB of the code";
@@ -456,7 +493,7 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
 }
 
 /* Writes `jmp stub` over the function's entry. Start-up only: no other thread runs the bytes. */
-static const char *insert(const struct plx_probe *p, const unsigned char *stub)
+static const char *insert(struct plx_probe *p, const unsigned char *stub)
 {
     long pagesz = sysconf(_SC_PAGESIZE);
     uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
@@ -466,6 +503,7 @@ static const char *insert(const struct plx_probe *p, const unsigned char *stub)
     unsigned char jmp[JMP_LEN] = {0xe9};
     int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(p->fn + JMP_LEN));
     memcpy(jmp + 1, &rel, 4);
+    memcpy(p->saved, (const void *)p->fn, JMP_LEN);
     memcpy((void *)p->fn, jmp, JMP_LEN);
     mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
     __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
@@ -483,7 +521,7 @@ static void probe_all(struct selection *sel)
         return;
     }
     struct plx_probe *probes = plx_arena_alloc(sel->nfound * sizeof *probes);
-    size_t inserted = 0;
+    size_t ninserted = 0;
     for (size_t i = 0; i < sel->nfound; i++) {
         const struct plx_function_symbol *s = &sel->found[i].sym;
         unsigned char *stub = NULL;
@@ -491,17 +529,39 @@ static void probe_all(struct selection *sel)
         if (!bad)
             bad = insert(&probes[i], stub);
         write_site(s, bad == NULL, bad);
-        if (bad == NULL)
-            inserted++;
+        if (bad == NULL) {
+            ninserted++;
+            probes[i].next = inserted;
+            inserted = &probes[i];
+        }
         else if (plx_cfg.verbose)
             plx_warn("--probe: %s skipped: %s", s->name, bad);
     }
     cs.close(&cs.handle);
     if (plx_cfg.verbose)
-        plx_warn("--probe: %zu of %zu functions probed", inserted, sel->nfound);
+        plx_warn("--probe: %zu of %zu functions probed", ninserted, sel->nfound);
+}
+
+void plx_probes_remove_all(void)
+{
+    long pagesz = sysconf(_SC_PAGESIZE);
+    for (struct plx_probe *p = inserted; p; p = p->next) {
+        uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
+        uintptr_t hi = (p->fn + JMP_LEN + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
+        if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+            continue;
+        memcpy((void *)p->fn, p->saved, JMP_LEN);
+        mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+        __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
+    }
+    inserted = NULL;
 }
 
 #else
+
+void plx_probes_remove_all(void)
+{
+}
 
 static void probe_all(struct selection *sel)
 {
@@ -512,6 +572,13 @@ static void probe_all(struct selection *sel)
 }
 
 #endif
+
+void plx_probes_avoid(const uint64_t *pcs, uint32_t n)
+{
+    navoid = 0;
+    for (uint32_t i = 0; i < n && navoid < MAX_AVOID; i++)
+        avoid[navoid++] = pcs[i];
+}
 
 void plx_probes_init(const char *spec)
 {
