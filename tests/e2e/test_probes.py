@@ -6,8 +6,9 @@ short to probe. Counts come from the program's own structure, exactly.
 """
 
 import subprocess
+import time
 
-from conftest import PROGRAMS, calls, callpath_rows, clean_env, location_rows, plx, report_csv, run
+from conftest import PLX, PROGRAMS, calls, callpath_rows, clean_env, location_rows, plx, report_csv, run
 
 
 def build_plain(tmp_path, name="probe_calls"):
@@ -68,3 +69,70 @@ def test_program_output_unchanged_by_probes(tmp_path):
     plain = subprocess.run([str(exe), "300"], capture_output=True, text=True, check=True).stdout
     cp = run(tmp_path / "exp", exe, "300", opts=("--probe", "*"))
     assert cp.stdout == plain
+
+
+def wait_for(path, timeout=30):
+    deadline = time.time() + timeout
+    while not path.exists():
+        assert time.time() < deadline, "%s never appeared" % path
+        time.sleep(0.01)
+
+
+def start_attach(pid, out, *opts):
+    """`plx attach PID -o OUT OPTS` in the background, once it says it is attached."""
+    p = subprocess.Popen(
+        [str(PLX), "attach", str(pid), "-o", str(out), *opts],
+        stderr=subprocess.PIPE, text=True, env=clean_env(),
+    )
+    line = p.stderr.readline()
+    assert "attached to process %d" % pid in line, line + p.stderr.read()
+    return p
+
+
+def test_attach_counts_exactly_the_window_and_the_program_goes_on(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    (plain_dir / "go").touch()
+    (plain_dir / "quit").touch()
+    expected = subprocess.run([str(exe), "3", "2500", str(plain_dir)], capture_output=True,
+                              text=True, check=True, timeout=60).stdout
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen([str(exe), "3", "2500", str(d)], stdout=subprocess.PIPE, text=True)
+    try:
+        out = tmp_path / "exp"
+        att = start_attach(prog.pid, out, "--probe", "work")
+        (d / "go").touch()
+        wait_for(d / "done")
+        plx("detach", str(prog.pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        assert prog.wait(timeout=60) == 0
+        assert prog.stdout.read() == expected  # the program's results are unchanged
+    finally:
+        prog.kill()
+    rows = report_csv(out)
+    assert calls(rows, "work") == 3 * 2500
+    per_thread = sorted(int(r["calls"]) for r in rows
+                        if r["function"] == "work" and r["process"] != "all")
+    assert per_thread == [2500, 2500, 2500]
+    text = plx("info", out).stdout
+    assert "detached" in text and "warnings: none" in text, text
+
+
+def test_attach_detach_fifty_times_to_eight_threads(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+    prog = subprocess.Popen([str(exe), "8", "0", "-"])
+    try:
+        time.sleep(0.2)
+        counted = []
+        for i in range(50):
+            out = tmp_path / ("exp%d" % i)
+            plx("attach", str(prog.pid), "-o", out, "--probe", "work", "--duration", "0.05")
+            assert prog.poll() is None, "the program died at attach %d" % i
+            counted.append(calls(report_csv(out), "work"))
+        assert all(c > 0 for c in counted), counted
+    finally:
+        prog.kill()
+        prog.wait()

@@ -178,6 +178,9 @@ PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
+/* plx detach, every other thread stopped: 1 when one of them is inside the runtime (its guard
+ * set, or the registry taken), so that its state cannot be finished from here now. */
+PLX_HIDDEN int plx_threads_busy(void);
 /* The calling thread records nothing, ever (the runtime's own threads: the CPU sampler). */
 PLX_HIDDEN void plx_thread_mark_internal(void);
 /* Number of measured threads alive now (an estimate for sizing a sample). */

@@ -243,11 +243,15 @@ __attribute__((visibility("default"))) int plx_attach_start(const char *settings
 }
 
 /* plx detach (or the end of plx attach): every probe removed, the experiment finished, the
- * process left running. Called like plx_attach_start, the other threads stopped. */
+ * process left running. Called like plx_attach_start, the other threads stopped. Returns 0, -1
+ * when not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller
+ * lets the threads run a moment and calls again). */
 __attribute__((visibility("default"))) int plx_attach_stop(void)
 {
     if (!plx_active)
         return -1;
+    if (plx_threads_busy())
+        return -2;
     plx_probes_remove_all();
     plx_process_end(PLX_END_DETACHED, 0);
     return 0;

@@ -49,6 +49,11 @@ pub enum Command {
     /// Sessions of several applications: list them, or add an older experiment in comparison
     /// mode.
     Session(crate::session::SessionArgs),
+    /// Measure a process that is already running (ptrace loads the runtime into it; --probe
+    /// names what to measure) until Ctrl-C, `plx detach PID`, --duration or its end.
+    Attach(crate::attach::AttachArgs),
+    /// Stop the `plx attach` of a process: every probe removed, the process left running.
+    Detach(crate::attach::DetachArgs),
 }
 
 /// `plx run`.

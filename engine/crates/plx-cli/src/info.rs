@@ -41,6 +41,7 @@ pub fn end_text(p: &ProcessModel) -> String {
             }
             EndReason::Exec => "replaced by exec()".to_string(),
             EndReason::MpiAbort => format!("called MPI_Abort with error code {}", e.status),
+            EndReason::Detached => "detached by plx detach (the process went on)".to_string(),
             EndReason::Other(r) => format!("ended (reason {r}, status {})", e.status),
         },
     }

@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
 //! critical-path, compare, histogram, display, session).
 
+mod attach;
 mod cli;
 mod comm;
 mod compare;
@@ -71,6 +72,8 @@ fn main() {
         cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
+        cli::Command::Attach(a) => attach::attach(&a),
+        cli::Command::Detach(a) => attach::detach(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -415,7 +415,7 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     if (!bad && (stub = stub_alloc(s->address)) == NULL)
         bad = "no memory for its stub within 2 GiB of the code";
     uint32_t len = 0;
-    unsigned char *q = stub ? stub + 24 : NULL;
+    unsigned char *q = stub ? stub + 26 : NULL;
     for (size_t i = 0; i < ndisp && !bad; i++) {
         const cs_insn *in = &insn[i];
         const cs_x86 *x = &in->detail->x86;
@@ -478,15 +478,16 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     if (bad)
         return bad; /* the stub slot stays unused: a few bytes */
     put_abs_jmp(&q, s->address + len);
-    /* movabs $p, %r11; jmp *0(%rip); .quad plx_probe_entry_common */
-    stub[0] = 0x49; stub[1] = 0xbb;
+    /* push %r11; movabs $p, %r11; jmp *0(%rip); .quad plx_probe_entry_common */
+    stub[0] = 0x41; stub[1] = 0x53;
+    stub[2] = 0x49; stub[3] = 0xbb;
     uintptr_t pv = (uintptr_t)p;
-    memcpy(stub + 2, &pv, 8);
-    stub[10] = 0xff; stub[11] = 0x25; memset(stub + 12, 0, 4);
+    memcpy(stub + 4, &pv, 8);
+    stub[12] = 0xff; stub[13] = 0x25; memset(stub + 14, 0, 4);
     uintptr_t common = (uintptr_t)plx_probe_entry_common;
-    memcpy(stub + 16, &common, 8);
+    memcpy(stub + 18, &common, 8);
     p->fn = s->address;
-    p->resume = (uintptr_t)(stub + 24);
+    p->resume = (uintptr_t)(stub + 26);
     p->len = len;
     *stub_out = stub;
     return NULL;
