@@ -136,3 +136,61 @@ def test_attach_detach_fifty_times_to_eight_threads(tmp_path):
     finally:
         prog.kill()
         prog.wait()
+
+
+def attach_window(tmp_path, exe, before_go, attach_opts=()):
+    """attach_loop 3 x 2500 under plx attach; before_go(pid) runs between the attach and the
+    workers' start. Returns the experiment directory and the program's output."""
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen([str(exe), "3", "2500", str(d)], stdout=subprocess.PIPE, text=True)
+    try:
+        out = tmp_path / "exp"
+        att = start_attach(prog.pid, out, *attach_opts)
+        before_go(prog.pid)
+        (d / "go").touch()
+        wait_for(d / "done")
+        plx("detach", str(prog.pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        assert prog.wait(timeout=60) == 0
+        return out, prog.stdout.read()
+    finally:
+        prog.kill()
+
+
+def test_ctl_insert_while_running_measures_from_then_on(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+
+    def insert(pid):
+        assert plx("ctl", str(pid), "list").stdout == ""
+        assert plx("ctl", str(pid), "insert", "work").stdout == "inserted 1\n"
+        listed = plx("ctl", str(pid), "list").stdout.split()
+        assert listed[0] == "work", listed
+
+    out, _ = attach_window(tmp_path, exe, insert)
+    assert calls(report_csv(out), "work") == 3 * 2500
+
+
+def test_ctl_remove_while_running_stops_measuring(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+
+    def remove(pid):
+        assert plx("ctl", str(pid), "remove", "wo*").stdout == "removed 1\n"
+        assert plx("ctl", str(pid), "list").stdout == ""
+
+    out, output = attach_window(tmp_path, exe, remove, ("--probe", "work"))
+    assert calls(report_csv(out), "work") == 0
+    assert output.startswith("checksum ")
+
+
+def test_ctl_of_a_process_not_measured_says_so(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+    prog = subprocess.Popen([str(exe), "1", "0", "-"])
+    try:
+        cp = plx("ctl", str(prog.pid), "list", check=False)
+        assert cp.returncode == 2 and "not measured by Parallax" in cp.stderr, cp.stderr
+        assert prog.poll() is None
+    finally:
+        prog.kill()
+        prog.wait()

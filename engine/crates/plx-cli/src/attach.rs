@@ -69,6 +69,11 @@ struct Stopped {
     pending: i32,
 }
 
+/// Where an injected call's data block goes: below the stopped thread's red zone, 16-aligned.
+fn data_address(saved: &libc::user_regs_struct, len: usize) -> u64 {
+    (saved.rsp - 1024 - len as u64) & !15
+}
+
 /// Every thread of a process, stopped under ptrace until dropped.
 struct World {
     pid: i32,
@@ -173,12 +178,30 @@ impl World {
         self.threads.iter().map(|t| Ok(self.regs(t.tid)?.rip)).collect()
     }
 
-    /// Makes thread `tid` call `func(args)` with `data` copied onto its stack (`data_arg`: the
-    /// argument index that receives its address, offsets into it are added by the caller).
-    /// Returns rax. The thread's registers are restored whatever happens.
-    fn call(&self, tid: i32, func: u64, data: &[u8], args: [u64; 3]) -> Result<u64, String> {
+    /// Makes thread `tid` call `func(args)` with `block` copied onto its stack (arguments made
+    /// with AT are offsets into it). Returns rax. The thread's registers are restored whatever
+    /// happens; the block's bytes after the call are left in `after` when given.
+    fn call_block(&self, tid: i32, func: u64, block: &Block, args: [u64; 5]) -> Result<u64, String> {
+        self.call_block_reading(tid, func, block, args, None)
+    }
+
+    fn call_block_reading(
+        &self,
+        tid: i32,
+        func: u64,
+        block: &Block,
+        args: [u64; 5],
+        after: Option<&mut Vec<u8>>,
+    ) -> Result<u64, String> {
         let saved = self.regs(tid)?;
-        let result = self.call_inner(tid, &saved, func, data, args);
+        let result = self.call_inner(tid, &saved, func, &block.bytes, args);
+        if let (Ok(_), Some(out)) = (&result, after) {
+            let at = data_address(&saved, block.bytes.len());
+            out.resize(block.bytes.len(), 0);
+            self.mem
+                .read_exact_at(out, at)
+                .map_err(|e| format!("reading process {}: {e}", self.pid))?;
+        }
         let restored = self.set_regs(tid, &saved);
         let rax = result?;
         restored?;
@@ -191,11 +214,11 @@ impl World {
         saved: &libc::user_regs_struct,
         func: u64,
         data: &[u8],
-        args: [u64; 3],
+        args: [u64; 5],
     ) -> Result<u64, String> {
         // below the red zone (128 bytes), 16-aligned, then a return address of 0: the call ends
         // with a fault at address 0 that we catch and never deliver
-        let data_at = (saved.rsp - 1024 - data.len() as u64) & !15;
+        let data_at = data_address(saved, data.len());
         self.mem
             .write_all_at(data, data_at)
             .map_err(|e| format!("writing into process {}: {e}", self.pid))?;
@@ -206,10 +229,12 @@ impl World {
         let mut r = *saved;
         r.rsp = sp;
         r.rip = func;
-        let fix = |a: u64| if a == u64::MAX { data_at } else { a };
+        let fix = |a: u64| if a & AT != 0 { data_at + (a & !AT) } else { a };
         r.rdi = fix(args[0]);
         r.rsi = fix(args[1]);
         r.rdx = fix(args[2]);
+        r.rcx = fix(args[3]);
+        r.r8 = fix(args[4]);
         r.rax = 0;
         r.orig_rax = u64::MAX; // not inside a system call: nothing to restart
         self.set_regs(tid, &r)?;
@@ -313,10 +338,8 @@ fn symbol_in(pid: i32, path: &Path, name: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{}: no symbol {name}", path.display()))
 }
 
-fn cstring(s: &OsStr) -> Vec<u8> {
-    let mut v = s.as_bytes().to_vec();
-    v.push(0);
-    v
+fn cstring_bytes(s: &OsStr) -> Vec<u8> {
+    s.as_bytes().to_vec()
 }
 
 /// Loads the runtime into the stopped process and starts it. Returns plx_attach_start's code.
@@ -326,38 +349,63 @@ fn start(w: &World, lib: &Path, settings: &[u8]) -> Result<i64, String> {
         let libc_path = mapped_file(w.pid, "libc.so")?
             .ok_or_else(|| format!("process {} has no C library loaded", w.pid))?;
         let dlopen = symbol_in(w.pid, &libc_path, "dlopen")?;
-        let handle = w.call(tid, dlopen, &cstring(lib.as_os_str()), [u64::MAX, 2, 0])?;
+        let mut block = Block::default();
+        let path = block.string(&cstring_bytes(lib.as_os_str()));
+        let handle = w.call_block(tid, dlopen, &block, [path, 2, 0, 0, 0])?;
         if handle == 0 {
             return Err(format!("dlopen of {} failed in process {}", lib.display(), w.pid));
         }
     }
     let start = symbol_in(w.pid, lib, "plx_attach_start")?;
-    // settings (NUL-terminated), then the program counters, 8-aligned
-    let mut data = settings.to_vec();
-    data.push(0);
-    while data.len() % 8 != 0 {
-        data.push(0);
-    }
-    let pcs_offset = data.len() as u64;
-    let pcs = w.pcs()?;
-    for pc in &pcs {
-        data.extend_from_slice(&pc.to_le_bytes());
-    }
-    // the pcs' address is data + offset: passed as a second call argument after the fact
-    let rc = call_with_offset(w, tid, start, &data, pcs_offset, pcs.len() as u64)?;
+    let mut block = Block::default();
+    let settings_at = block.string(settings);
+    let (pcs_at, n) = block.pcs(&w.pcs()?);
+    let rc = w.call_block(tid, start, &block, [settings_at, pcs_at, n, 0, 0])?;
     Ok(rc as i32 as i64)
 }
 
-fn call_with_offset(w: &World, tid: i32, func: u64, data: &[u8], off: u64, n: u64) -> Result<u64, String> {
-    // the data's address is known only inside call(): place it at the same spot and compute it
-    let saved = w.regs(tid)?;
-    let data_at = (saved.rsp - 1024 - data.len() as u64) & !15;
-    w.call(tid, func, data, [u64::MAX, data_at + off, n])
+/// Data copied onto the calling thread's stack for an injected call; arguments refer to its
+/// parts by offset (Arg::At), made addresses once its place is known.
+#[derive(Default)]
+struct Block {
+    bytes: Vec<u8>,
+}
+
+/// An offset into a Block, marked so call_block can tell it from a plain value.
+const AT: u64 = 1 << 63;
+
+impl Block {
+    fn align(&mut self) {
+        while self.bytes.len() % 8 != 0 {
+            self.bytes.push(0);
+        }
+    }
+    fn string(&mut self, s: &[u8]) -> u64 {
+        self.align();
+        let at = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(s);
+        self.bytes.push(0);
+        AT | at
+    }
+    fn pcs(&mut self, pcs: &[u64]) -> (u64, u64) {
+        self.align();
+        let at = self.bytes.len() as u64;
+        for pc in pcs {
+            self.bytes.extend_from_slice(&pc.to_le_bytes());
+        }
+        (AT | at, pcs.len() as u64)
+    }
+    fn space(&mut self, n: usize) -> u64 {
+        self.align();
+        let at = self.bytes.len() as u64;
+        self.bytes.resize(self.bytes.len() + n, 0);
+        AT | at
+    }
 }
 
 fn stop(w: &World, lib: &Path) -> Result<i64, String> {
     let f = symbol_in(w.pid, lib, "plx_attach_stop")?;
-    Ok(w.call(w.caller(), f, &[], [0, 0, 0])? as i32 as i64)
+    Ok(w.call_block(w.caller(), f, &Block::default(), [0; 5])? as i32 as i64)
 }
 
 fn comm(pid: i32) -> String {
@@ -475,4 +523,56 @@ pub fn detach(a: &DetachArgs) -> Result<i32, CliError> {
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok(0)
+}
+
+/// `plx ctl`.
+#[derive(clap::Args, Debug)]
+pub struct CtlArgs {
+    /// The process: measured by `plx run --probe` or `plx attach`.
+    pub pid: i32,
+    /// insert GLOBS... (probe more functions), remove GLOBS... (stop measuring them), list.
+    #[arg(value_parser = ["insert", "remove", "list"])]
+    pub action: String,
+    /// Function globs (GLOB or LIB:GLOB, as --probe).
+    pub globs: Vec<String>,
+}
+
+/// `plx ctl PID insert|remove|list`: the runtime of the process does it with every other
+/// thread stopped (ptrace), as at attach.
+pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
+    let pid = a.pid;
+    let cmd = match a.action.as_str() {
+        "list" => "list".to_string(),
+        act => {
+            if a.globs.is_empty() {
+                return Err(err(format!("plx ctl {act}: name the functions (globs)")));
+            }
+            format!("{act} {}", a.globs.join(","))
+        }
+    };
+    let lib = crate::run::lib_dir()?.join("libplx.so");
+    let lib = std::fs::canonicalize(&lib)
+        .map_err(|e| err(format!("runtime library not found: {} ({e})", lib.display())))?;
+    let w = World::stop(pid).map_err(err)?;
+    if load_base(pid, &lib).map_err(err)?.is_none() {
+        return Err(err(format!("process {pid} is not measured by Parallax (no {} in it)", lib.display())));
+    }
+    let f = symbol_in(pid, &lib, "plx_probe_ctl").map_err(err)?;
+    let mut block = Block::default();
+    let cmd_at = block.string(cmd.as_bytes());
+    const CAP: usize = 64 * 1024;
+    let out_at = block.space(CAP);
+    let (pcs_at, n) = block.pcs(&w.pcs().map_err(err)?);
+    let mut after = Vec::new();
+    let len = w
+        .call_block_reading(w.caller(), f, &block, [cmd_at, out_at, CAP as u64, pcs_at, n], Some(&mut after))
+        .map_err(err)? as i32;
+    drop(w);
+    if len < 0 {
+        return Err(err(format!("process {pid} is not being measured now")));
+    }
+    let start = (out_at & !AT) as usize;
+    let reply = &after[start..start + len as usize];
+    print!("{}", String::from_utf8_lossy(reply));
+    Ok(if reply.starts_with(b"error") { 2 } else { 0 })
 }

@@ -54,6 +54,9 @@ pub enum Command {
     Attach(crate::attach::AttachArgs),
     /// Stop the `plx attach` of a process: every probe removed, the process left running.
     Detach(crate::attach::DetachArgs),
+    /// Control the probes of a measured process while it runs: insert or remove functions,
+    /// list what is probed.
+    Ctl(crate::attach::CtlArgs),
 }
 
 /// `plx run`.

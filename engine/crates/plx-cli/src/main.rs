@@ -74,6 +74,7 @@ fn main() {
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
         cli::Command::Attach(a) => attach::attach(&a),
         cli::Command::Detach(a) => attach::detach(&a),
+        cli::Command::Ctl(a) => attach::ctl(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -44,6 +44,8 @@ struct plx_probe {
     uintptr_t resume;   /* its relocated first instructions, then a jump to fn + len */
     uint32_t len;       /* bytes displaced from the entry */
     unsigned char saved[JMP_LEN]; /* the entry's bytes before the jump replaced them */
+    const char *name;             /* its symbol (owned by the symbol table) */
+    uint32_t module_id;
     struct plx_probe *next;       /* inserted probes, newest first (start-up or attach only) */
 };
 
@@ -197,6 +199,9 @@ static void collect(const struct plx_function_symbol *s, void *arg)
         for (size_t k = 0; k < sel->nfound; k++)
             if (sel->found[k].sym.address == s->address)
                 return; /* an alias of a function already selected */
+        for (const struct plx_probe *p = inserted; p; p = p->next)
+            if (p->fn == s->address)
+                return; /* probed already (plx ctl insert) */
         if (sel->nfound == sel->cap) {
             size_t cap = sel->cap ? sel->cap * 2 : 64;
             struct candidate *n = realloc(sel->found, cap * sizeof *n);
@@ -208,6 +213,17 @@ static void collect(const struct plx_function_symbol *s, void *arg)
         sel->found[sel->nfound++].sym = *s;
         return;
     }
+}
+
+/* Record 29: when probe of `fn` was inserted (1) or removed (0), for the measured intervals. */
+static void write_change(uintptr_t fn, int inserted_now)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_rec_u64(&rec, plx_ticks());
+    plx_rec_u64(&rec, fn);
+    plx_rec_u8(&rec, inserted_now ? 1 : 0);
+    plx_rec_write(&rec, 0, PLX_REC_PROBE_CHANGE);
 }
 
 static void write_site(const struct plx_function_symbol *s, int ok, const char *reason)
@@ -511,7 +527,7 @@ static const char *insert(struct plx_probe *p, const unsigned char *stub)
     return NULL;
 }
 
-static void probe_all(struct selection *sel)
+static size_t probe_all(struct selection *sel)
 {
     struct capstone cs;
     const char *why = NULL;
@@ -519,7 +535,7 @@ static void probe_all(struct selection *sel)
         plx_warn("--probe: %s; no function is probed", why);
         for (size_t i = 0; i < sel->nfound; i++)
             write_site(&sel->found[i].sym, 0, why);
-        return;
+        return 0;
     }
     struct plx_probe *probes = plx_arena_alloc(sel->nfound * sizeof *probes);
     size_t ninserted = 0;
@@ -532,8 +548,11 @@ static void probe_all(struct selection *sel)
         write_site(s, bad == NULL, bad);
         if (bad == NULL) {
             ninserted++;
+            probes[i].name = s->name;
+            probes[i].module_id = s->module_id;
             probes[i].next = inserted;
             inserted = &probes[i];
+            write_change(s->address, 1);
         }
         else if (plx_cfg.verbose)
             plx_warn("--probe: %s skipped: %s", s->name, bad);
@@ -541,21 +560,51 @@ static void probe_all(struct selection *sel)
     cs.close(&cs.handle);
     if (plx_cfg.verbose)
         plx_warn("--probe: %zu of %zu functions probed", ninserted, sel->nfound);
+    return ninserted;
+}
+
+static void restore(const struct plx_probe *p)
+{
+    long pagesz = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
+    uintptr_t hi = (p->fn + JMP_LEN + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
+    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return;
+    memcpy((void *)p->fn, p->saved, JMP_LEN);
+    mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+    __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
+    write_change(p->fn, 0);
 }
 
 void plx_probes_remove_all(void)
 {
-    long pagesz = sysconf(_SC_PAGESIZE);
-    for (struct plx_probe *p = inserted; p; p = p->next) {
-        uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
-        uintptr_t hi = (p->fn + JMP_LEN + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
-        if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-            continue;
-        memcpy((void *)p->fn, p->saved, JMP_LEN);
-        mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
-        __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
-    }
+    for (struct plx_probe *p = inserted; p; p = p->next)
+        restore(p);
     inserted = NULL;
+}
+
+/* Removes the probes whose function name matches one of the comma-separated globs. */
+static size_t remove_matching(const char *globs)
+{
+    size_t n = 0;
+    for (struct plx_probe **pp = &inserted; *pp;) {
+        struct plx_probe *p = *pp;
+        int match = 0;
+        char *save = NULL, buf[4096];
+        snprintf(buf, sizeof buf, "%s", globs);
+        for (char *g = strtok_r(buf, ",", &save); g && !match; g = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(g, ':');
+            match = plx_glob_match(colon ? colon + 1 : g, p->name);
+        }
+        if (match) {
+            restore(p);
+            *pp = p->next;
+            n++;
+        } else {
+            pp = &p->next;
+        }
+    }
+    return n;
 }
 
 #else
@@ -564,12 +613,19 @@ void plx_probes_remove_all(void)
 {
 }
 
-static void probe_all(struct selection *sel)
+static size_t remove_matching(const char *globs)
+{
+    (void)globs;
+    return 0;
+}
+
+static size_t probe_all(struct selection *sel)
 {
     const char *why = "this Parallax was built without capstone (libcapstone-dev)";
     plx_warn("--probe: %s; no function is probed", why);
     for (size_t i = 0; i < sel->nfound; i++)
         write_site(&sel->found[i].sym, 0, why);
+    return 0;
 }
 
 #endif
@@ -581,13 +637,14 @@ void plx_probes_avoid(const uint64_t *pcs, uint32_t n)
         avoid[navoid++] = pcs[i];
 }
 
-void plx_probes_init(const char *spec)
+/* Selects the functions of `spec` not probed yet and probes them: how many were. */
+static size_t probe_spec(const char *spec)
 {
     struct selection sel;
     memset(&sel, 0, sizeof sel);
     char *copy = plx_arena_strdup(spec);
     if (!copy)
-        return;
+        return 0;
     for (char *tok = strtok(copy, ","); tok && sel.n < MAX_PATTERNS; tok = strtok(NULL, ",")) {
         while (*tok == ' ')
             tok++;
@@ -600,9 +657,42 @@ void plx_probes_init(const char *spec)
         sel.patterns[sel.n++] = colon ? colon + 1 : tok;
     }
     plx_symbols_each_function(collect, &sel);
+    size_t n = 0;
     if (sel.nfound == 0)
         plx_warn("--probe %s: no function of that name in the program or its libraries", spec);
     else
-        probe_all(&sel);
+        n = probe_all(&sel);
     free(sel.found);
+    return n;
+}
+
+void plx_probes_init(const char *spec)
+{
+    probe_spec(spec);
+}
+
+/* plx ctl PID insert|remove GLOBS, plx ctl PID list: called like plx_attach_start (by ptrace,
+ * every other thread stopped at `pcs`). Writes a reply of at most `cap` bytes into `out`;
+ * returns its length, or -1 when the process is not being measured. */
+__attribute__((visibility("default"))) int plx_probe_ctl(const char *cmd, char *out, uint32_t cap,
+                                                         const uint64_t *pcs, uint32_t npcs)
+{
+    if (!plx_active || cap == 0)
+        return -1;
+    size_t n = 0;
+    out[0] = 0;
+    if (strncmp(cmd, "insert ", 7) == 0) {
+        plx_probes_avoid(pcs, npcs);
+        size_t k = probe_spec(cmd + 7);
+        n = (size_t)snprintf(out, cap, "inserted %zu\n", k);
+    } else if (strncmp(cmd, "remove ", 7) == 0) {
+        size_t k = remove_matching(cmd + 7);
+        n = (size_t)snprintf(out, cap, "removed %zu\n", k);
+    } else if (strcmp(cmd, "list") == 0) {
+        for (const struct plx_probe *p = inserted; p && n + 1 < cap; p = p->next)
+            n += (size_t)snprintf(out + n, cap - n, "%s %#lx\n", p->name, (unsigned long)p->fn);
+    } else {
+        n = (size_t)snprintf(out, cap, "error: unknown command '%s'\n", cmd);
+    }
+    return (int)(n < cap ? n : cap - 1);
 }
