@@ -3,6 +3,8 @@
  * Format (docs/formats/filter.md): one rule a line, '#' starts a comment.
  *   exclude GLOB | include GLOB             by function name (demangled), e.g. exclude std::*
  *   exclude file GLOB | include file GLOB   by source file
+ *   exclude class P[,P...] | include class P[,P...]   Java classes by name prefix (java/lang
+ *                                           or java.lang), the paper's exclude=java/lang,sun
  *   throttle CALLS USEC                     stop measuring a function after CALLS calls in one
  *                                           callpath when they averaged under USEC microseconds
  *   cputime GLOB | cputime file GLOB        also measure these functions' CPU time per call
@@ -20,7 +22,7 @@
 
 struct rule {
     int include;   /* 1 include, 0 exclude, 2 cputime */
-    int by_file;
+    int by_file;   /* 1 by source file, 2 Java class prefixes (comma separated in glob) */
     char *glob;
 };
 
@@ -71,11 +73,26 @@ int plx_filter_load(const char *path)
             continue;
         char *a = next_word(&p), *b = next_word(&p), *extra = next_word(&p);
         if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0 || strcmp(kw, "cputime") == 0) {
-            int by_file = a && strcmp(a, "file") == 0;
+            int by_file = a && strcmp(a, "file") == 0 ? 1 : a && strcmp(a, "class") == 0 ? 2 : 0;
             char *glob = by_file ? b : a;
             if (!glob || (by_file ? extra != NULL : b != NULL) || nrules >= MAX_RULES) {
                 plx_warn("%s:%d: expected '%s GLOB' or '%s file GLOB'", path, lineno, kw, kw);
                 bad++;
+                continue;
+            }
+            if (by_file == 2) { /* class rules decide classes only: no include-list default */
+                if (kw[0] == 'c') {
+                    plx_warn("%s:%d: expected 'cputime GLOB' or 'cputime file GLOB'", path, lineno);
+                    bad++;
+                    continue;
+                }
+                rules[nrules].include = kw[0] == 'i';
+                rules[nrules].by_file = 2;
+                rules[nrules].glob = strdup(glob);
+                for (char *c = rules[nrules].glob; *c; c++)
+                    if (*c == '.')
+                        *c = '/';
+                nrules++;
                 continue;
             }
             if (kw[0] == 'i' && !saw_measure_rule)
@@ -112,6 +129,8 @@ int plx_filter_load(const char *path)
 
 static int matches(const struct rule *r, const char *name, const char *file)
 {
+    if (r->by_file == 2)
+        return 0;
     const char *subject = r->by_file ? file : name;
     return subject && plx_glob_match(r->glob, subject);
 }
@@ -131,4 +150,25 @@ int plx_filter_cputime(const char *name, const char *file)
         if (rules[i].include == 2 && matches(&rules[i], name, file))
             return 1;
     return 0;
+}
+
+/* A Java class (internal name a/b/C) against the class rules: 1 included, 0 excluded, -1 when no
+ * rule names it. A prefix matches at a package or class boundary (java/lang matches
+ * java/lang/String and java/lang/ref/Cleaner, not java/language). */
+int plx_filter_class(const char *internal_name)
+{
+    int decision = -1;
+    for (int i = 0; i < nrules; i++) {
+        if (rules[i].by_file != 2)
+            continue;
+        for (const char *p = rules[i].glob; *p;) {
+            size_t n = strcspn(p, ",");
+            if (n && strncmp(internal_name, p, n) == 0 &&
+                (p[n - 1] == '/' || internal_name[n] == 0 || internal_name[n] == '/' ||
+                 internal_name[n] == '$'))
+                decision = rules[i].include;
+            p += n + (p[n] == ',');
+        }
+    }
+    return decision;
 }

@@ -23,8 +23,9 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
         };
         let problem = match keyword {
             "include" | "exclude" | "cputime" => {
-                let ok = (words.len() == 2 && words[1] != "file")
-                    || (words.len() == 3 && words[1] == "file");
+                let ok = (words.len() == 2 && words[1] != "file" && words[1] != "class")
+                    || (words.len() == 3 && words[1] == "file")
+                    || (words.len() == 3 && words[1] == "class" && keyword != "cputime");
                 if !ok {
                     Some(format!(
                         "expected '{keyword} GLOB' or '{keyword} file GLOB'"
