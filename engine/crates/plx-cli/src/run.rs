@@ -56,6 +56,35 @@ pub fn default_dir(program: &str) -> PathBuf {
     PathBuf::from(format!("plx-{base}-{}", timestamp()))
 }
 
+/// JAVA_TOOL_OPTIONS putting the agent on a JVM's command line (docs/java.md): when the command
+/// or a word of it (a launcher's `mpirun ... java`) is a `java` executable. The user's own
+/// options come after ours.
+fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
+    let is_java = |w: &String| Path::new(w).file_name().is_some_and(|b| b == "java");
+    if !command.iter().any(is_java) {
+        return None;
+    }
+    let jar = lib.with_file_name("plx-agent.jar");
+    if !jar.is_file() {
+        eprintln!(
+            "plx: {} not found: Java methods are not measured (build it with make java)",
+            jar.display()
+        );
+        return None;
+    }
+    let mut o = OsString::from("-agentpath:");
+    o.push(lib.as_os_str());
+    o.push(" -javaagent:");
+    o.push(jar.as_os_str());
+    o.push("=lib=");
+    o.push(lib.as_os_str());
+    if let Some(old) = std::env::var_os("JAVA_TOOL_OPTIONS").filter(|v| !v.is_empty()) {
+        o.push(" ");
+        o.push(old);
+    }
+    Some(o)
+}
+
 /// Runs the command; returns the exit status plx should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let program = &args.command[0];
@@ -108,6 +137,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             preload.push(mpi_lib.as_os_str());
         }
     }
+    let java_options = java_tool_options(&args.command, &lib);
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload.push(":");
         preload.push(old);
@@ -116,6 +146,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     cmd.args(&args.command[1..])
         .env("LD_PRELOAD", preload)
         .env("PLX_OUTPUT", &dir_abs);
+    if let Some(o) = java_options {
+        cmd.env("JAVA_TOOL_OPTIONS", o);
+    }
     if args.trace {
         cmd.env("PLX_TRACE", "1");
     }
