@@ -85,6 +85,15 @@ fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
     Some(o)
 }
 
+/// A JVM using Open MPI's Java bindings (libmpi comes in through JNI, so the program links no
+/// MPI): `mpi.jar` on its command line, or a rank started by Open MPI's launcher.
+fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
+    let is_java = Path::new(&command[0]).file_name().is_some_and(|b| b == "java");
+    let uses_jar = command.iter().any(|w| w.contains("mpi.jar"));
+    let under_ompi = std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some();
+    (is_java && (uses_jar || under_ompi)).then_some(crate::mpi_detect::MpiImpl::OpenMpi)
+}
+
 /// Runs the command; returns the exit status plx should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let program = &args.command[0];
@@ -130,7 +139,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
-    if let Some(mpi) = crate::mpi_detect::mpi_of(program) {
+    let mpi = crate::mpi_detect::mpi_of(program).or_else(|| java_mpi(&args.command));
+    if let Some(mpi) = mpi {
         let mpi_lib = lib.with_file_name(mpi.library());
         if mpi_lib.is_file() {
             preload.push(":");

@@ -41,7 +41,10 @@ void plx_jvm_class_record(const char *name, uint32_t methods, uint64_t nanos, ui
             region = plx_region_of_name("plx_java_instrument", PLX_KIND_RUNTIME) & PLX_REGION_ID_MASK;
         uint64_t now = plx_ticks();
         uint64_t ticks = (uint64_t)((double)nanos * plx_clock_rate() * 1e-9);
-        plx_runtime_interval(t, region, now - ticks, now);
+        uint64_t t0 = now - ticks;
+        if (t->buf && (int64_t)(t0 - t->last) < 0)
+            t0 = t->last; /* a trace's events stay in time order */
+        plx_runtime_interval(t, region, t0, now);
         t->guard--;
     }
 }
