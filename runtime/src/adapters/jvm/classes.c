@@ -1,13 +1,15 @@
 /* Which Java classes the agent rewrites, and what rewriting each one cost (JavaClass records).
  *
- * JDK classes (java/, javax/, jdk/, sun/, com/sun/) are excluded by default; the filter file's
+ * JDK classes (java/, javax/, jdk/, sun/, com/sun/) and Parallax's own (org/parallax/: the
+ * agent, and the API, whose regions must not be nested in its own methods' frames) are
+ * excluded by default; the filter file's
  * `include class` / `exclude class` rules (docs/formats/filter.md) decide the rest. */
 #include "jvm.h"
 
 #include <string.h>
 
 static const char *const jdk_prefixes[] = {"java/", "javax/", "jdk/", "sun/", "com/sun/",
-                                           "org/parallax/agent/"};
+                                           "org/parallax/"};
 
 int plx_jvm_class_filter(const char *internal_name)
 {

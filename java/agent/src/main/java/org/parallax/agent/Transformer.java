@@ -13,9 +13,10 @@ import org.objectweb.asm.Opcodes;
 /**
  * Rewrites each measured class as it loads: every method with code calls {@link Hooks#enter} on
  * entry and {@link Hooks#exit} before each return and, through a catch-all handler placed last in
- * the method's exception table, on an exception thrown out of it. Constructors have no handler
- * (code before their super() call may not be covered); a constructor left by an exception is
- * closed by its caller's exit. Classes the filter excludes are returned unchanged (not rewritten).
+ * the method's exception table, on an exception thrown out of it. In a constructor the handler
+ * covers the code after its super() or this() call (code before it may not be covered): an
+ * exception thrown by that call itself leaves the frame to be closed by the next exit of an
+ * enclosing method. Classes the filter excludes are returned unchanged (not rewritten).
  */
 final class Transformer implements ClassFileTransformer {
     private static final String HOOKS = "org/parallax/agent/Hooks";
@@ -82,8 +83,9 @@ final class Transformer implements ClassFileTransformer {
 
     private static final class MethodHook extends MethodVisitor {
         private final int id;
-        private final boolean handler;
         private final boolean frames;
+        private boolean covering; /* the handler's range has begun */
+        private int pendingNews;  /* in a constructor: NEWs whose <init> call is still to come */
         private final Label start = new Label();
         private final Label end = new Label();
         private final Label onThrow = new Label();
@@ -91,8 +93,8 @@ final class Transformer implements ClassFileTransformer {
         MethodHook(MethodVisitor next, int id, boolean constructor, boolean frames) {
             super(Opcodes.ASM9, next);
             this.id = id;
-            this.handler = !constructor;
             this.frames = frames;
+            this.pendingNews = constructor ? 0 : -1;
         }
 
         private void call(String hook) {
@@ -107,8 +109,31 @@ final class Transformer implements ClassFileTransformer {
         public void visitCode() {
             super.visitCode();
             call("enter");
-            if (handler)
-                super.visitLabel(start);
+            if (pendingNews < 0)
+                begin();
+        }
+
+        private void begin() {
+            covering = true;
+            super.visitLabel(start);
+        }
+
+        @Override
+        public void visitTypeInsn(int opcode, String type) {
+            super.visitTypeInsn(opcode, type);
+            if (opcode == Opcodes.NEW && pendingNews >= 0 && !covering)
+                pendingNews++;
+        }
+
+        @Override
+        public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+            if (opcode == Opcodes.INVOKESPECIAL && name.equals("<init>") && !covering && pendingNews >= 0) {
+                if (pendingNews == 0)
+                    begin(); /* the super() or this() call: `this` is initialized from here */
+                else
+                    pendingNews--;
+            }
         }
 
         @Override
@@ -120,7 +145,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
-            if (handler) {
+            if (covering) {
                 /* Last in the exception table: the method's own handlers are searched first. */
                 super.visitLabel(end);
                 super.visitTryCatchBlock(start, end, onThrow, null);
