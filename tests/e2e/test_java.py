@@ -1,0 +1,297 @@
+"""Java under plx run: the agent's method entries and exits (exact call counts and call paths,
+exceptional exits), Java thread names, the user API (org.parallax.Profile), filter class rules,
+the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ranks x 2 worker
+threads: methods and MPI calls on their Java threads, every message matched, the matrix as
+sent, exports and displays).
+
+programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
+calls and messages."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import (
+    LIBPLX,
+    PLX_CC,
+    PROGRAMS,
+    ROOT,
+    _fail_message,
+    clean_env,
+    plx,
+    report_csv,
+    report_json,
+    run,
+)
+from components import require, require_tools
+
+AGENT = LIBPLX.with_name("plx-agent.jar")
+API = LIBPLX.with_name("parallax-api.jar")
+OMPI_LIB = Path("/usr/lib/x86_64-linux-gnu/openmpi/lib")
+MPI_JAR = OMPI_LIB / "mpi.jar"
+
+
+def need_java():
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    require(AGENT.is_file() and API.is_file(), "the Java agent (build/lib/plx-agent.jar)", "make java")
+
+
+def sh(*cmd, cwd=None):
+    cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=clean_env(), cwd=cwd)
+    assert cp.returncode == 0, _fail_message(cp)
+    return cp
+
+
+@pytest.fixture(scope="module")
+def jcalls(tmp_path_factory):
+    """JCalls compiled, with its JNI library built by plx-cc (so c_helper is instrumented)."""
+    need_java()
+    d = tmp_path_factory.mktemp("jcalls")
+    sh("javac", "-d", d, "-cp", API, PROGRAMS / "java" / "JCalls.java")
+    jdk = Path(os.path.realpath(subprocess.run(["which", "javac"], capture_output=True,
+                                               text=True).stdout.strip())).parents[1]
+    inc = jdk / "include"
+    sh(PLX_CC, "-O1", "-shared", "-fPIC", "-I%s" % inc, "-I%s" % (inc / "linux"),
+       PROGRAMS / "java" / "jcalls_native.c", "-o", d / "libjcalls.so")
+    return d
+
+
+def run_jcalls(jcalls, out, opts=(), native=True):
+    args = ["java", "-cp", "%s:%s" % (API, jcalls), "JCalls"]
+    if native:
+        args.append(jcalls / "libjcalls.so")
+    cp = run(out, *args, opts=opts)
+    assert "total " in cp.stdout
+    return cp
+
+
+@pytest.fixture(scope="module")
+def profile_exp(jcalls):
+    out = jcalls / "profile"
+    run_jcalls(jcalls, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def trace_exp(jcalls):
+    out = jcalls / "trace"
+    run_jcalls(jcalls, out, opts=("--trace",))
+    return out
+
+
+def paths(exp, thread_name):
+    """{callpath: calls} of one thread (by name) in `plx report --callpath`."""
+    rows = report_csv(exp, "--callpath")
+    got = {}
+    for r in rows:
+        if r["process"] != "all" and r["thread_name"] == thread_name:
+            got[r["callpath"]] = got.get(r["callpath"], 0) + int(r["calls"])
+    return got
+
+
+MAIN = "JCalls.main(String[])"
+
+
+def expected_main_paths():
+    deep = [MAIN] + ["JCalls.deep(int)"] * 4
+    return {
+        MAIN: 1,
+        MAIN + " => setup": 1,
+        MAIN + " => setup => JCalls.mid(int)": 1,
+        MAIN + " => setup => JCalls.mid(int) => JCalls.leaf(int)": 1000,
+        MAIN + " => compute": 3,
+        MAIN + " => compute => JCalls.fib(int)": 3,
+        MAIN + " => phase-A": 1,
+        MAIN + " => phase-A => JCalls.catcher(int)": 1,
+        MAIN + " => phase-A => JCalls.catcher(int) => JCalls.thrower(int)": 10,
+        " => ".join(deep[:2]): 1,
+        " => ".join(deep[:3]): 1,
+        " => ".join(deep[:4]): 1,
+        " => ".join(deep): 1,
+        MAIN + " => JCalls.after()": 1,
+        MAIN + " => JCalls$Bad.<init>()": 1,
+        MAIN + " => JCalls.bits()": 1,
+        MAIN + " => JCalls.viaNative(int)": 1,
+        MAIN + " => JCalls.viaNative(int) => Java_JCalls_nativeSum": 1,
+        MAIN + " => JCalls.viaNative(int) => Java_JCalls_nativeSum => c_helper": 1,
+    }
+
+
+def program_paths(got):
+    """Without the runtime's own regions and fib's deeper recursion (checked by total)."""
+    return {p: n for p, n in got.items()
+            if "plx_" not in p and p.count("JCalls.fib(int)") <= 1}
+
+
+def test_method_calls_paths_and_exceptional_exits(profile_exp):
+    got = paths(profile_exp, "main")
+    assert program_paths(got) == expected_main_paths()
+    # fib(10) three times: 177 calls each, whatever the depth
+    assert sum(n for p, n in got.items() if p.endswith("JCalls.fib(int)")) == 3 * 177
+    # the exceptions left every frame: after(), bits() are the main method's children, and a
+    # constructor that threw has no children
+    rows = {r["function"]: r for r in report_csv(profile_exp)
+            if r["process"] == "all" and r["thread"] == "all"}
+    assert int(rows["JCalls$Bad.<init>()"]["child_calls"]) == 0
+    assert int(rows["JCalls.thrower(int)"]["calls"]) == 10
+    assert int(rows["JCalls.deep(int)"]["calls"]) == 4
+    # the JDK is not measured by default: no java.* method, no Parallax API method
+    assert not [f for f in rows if f.startswith(("java.", "jdk.", "sun.", "org.parallax."))]
+
+
+def test_java_threads_named_by_thread_getname(profile_exp):
+    for w in ("worker-1", "worker-2"):
+        assert paths(profile_exp, w) == {
+            "JCalls.lambda$main$0()": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int)": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int) => JCalls.leaf(int)": 100,
+        }
+    names = [t["name"] for p in report_json(profile_exp)["processes"] for t in p["threads"]]
+    assert names.count("worker-1") == 1 and names.count("worker-2") == 1
+    # the launcher's main thread re-attaches as DestroyJavaVM: it keeps its Java name
+    assert "DestroyJavaVM" not in names
+
+
+def test_user_api_regions_phases_events(profile_exp):
+    doc = report_json(profile_exp)
+    events = [e for p in doc["processes"] for t in p["threads"] for e in t["user_events"]]
+    assert events == [{"count": 5, "max": 5.0, "mean": 3.0, "min": 1.0, "name": "size",
+                       "std_dev": pytest.approx(2 ** 0.5)}]
+    got = paths(profile_exp, "main")
+    assert got[MAIN + " => setup"] == 1 and got[MAIN + " => compute"] == 3
+    assert got[MAIN + " => phase-A"] == 1
+
+
+def test_trace_mode_same_calls_and_no_loss(trace_exp, profile_exp):
+    cp = plx("report", trace_exp, "--callpath", "--format", "csv")
+    assert "warning" not in cp.stderr, cp.stderr
+    assert program_paths(paths(trace_exp, "main")) == expected_main_paths()
+    text = plx("info", trace_exp).stdout
+    assert "warnings: none" in text
+
+
+def test_filter_class_rules_and_method_globs(jcalls):
+    f = jcalls / "filter1"
+    # the paper's exclude list: JDK classes measured except java/lang; BitSet is java/util
+    f.write_text("include class java,JCalls\nexclude class java/lang,sun\nexclude *.leaf(int)\n")
+    out = jcalls / "filtered"
+    run_jcalls(jcalls, out, opts=("--filter", f), native=False)
+    rows = {r["function"]: int(r["calls"]) for r in report_csv(out)
+            if r["process"] == "all" and r["thread"] == "all"}
+    assert rows["java.util.BitSet.set(int)"] == 8
+    assert rows["java.util.BitSet.cardinality()"] == 1
+    assert not [n for n in rows if n.startswith("java.lang.")]
+    assert "JCalls.leaf(int)" not in rows and rows["JCalls.mid(int)"] == 3
+    f2 = jcalls / "filter2"
+    f2.write_text("exclude class JCalls$Bad\n")
+    out2 = jcalls / "filtered2"
+    run_jcalls(jcalls, out2, opts=("--filter", f2), native=False)
+    rows2 = {r["function"] for r in report_csv(out2)}
+    assert "JCalls$Bad.<init>()" not in rows2 and "JCalls.bits()" in rows2
+
+
+def test_filter_file_class_rule_checked(jcalls):
+    f = jcalls / "bad_filter"
+    f.write_text("exclude class\n")
+    cp = plx("run", "--filter", f, "--", "true", check=False)
+    assert cp.returncode == 2 and "bad_filter:1" in cp.stderr
+
+
+# ---- Open MPI's Java bindings -------------------------------------------------------------
+
+GENS, ROWS, COLS, WORKERS = 20, 16, 32, 2
+
+
+@pytest.fixture(scope="module")
+def life_exp(tmp_path_factory):
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    d = tmp_path_factory.mktemp("life")
+    sh("javac", "-d", d, "-cp", MPI_JAR, ROOT / "examples" / "java" / "Life.java")
+    out = d / "exp"
+    cmd = ["mpirun", "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += ["-np", "4", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, d),
+            "Life", str(GENS), str(ROWS), str(COLS), str(WORKERS)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "live cells after 20 generations" in cp.stdout
+    return out
+
+
+def test_life_methods_and_mpi_on_their_java_threads(life_exp):
+    rows = [r for r in report_csv(life_exp, "--callpath", "--by", "thread") if r["process"] != "all"]
+    ranks = {}
+    for r in rows:
+        ranks.setdefault(r["process"], []).append(r)
+    assert len(ranks) == 4
+    exchange = "Life.main(String[]) => Life.exchange()"
+    sendrecv = exchange + (" => mpi.Comm.sendRecv(Object, int, Datatype, int, int, Object, int,"
+                           " Datatype, int, int) => MPI_Sendrecv")
+    per_rank_sendrecv = []
+    for proc, rs in ranks.items():
+        by = {}
+        for r in rs:
+            key = (r["thread_name"], r["callpath"])
+            by[key] = by.get(key, 0) + int(r["calls"])
+        assert by[("main", exchange)] == GENS
+        per_rank_sendrecv.append(by.get(("main", sendrecv), 0))
+        for w in range(WORKERS):
+            name = "worker-%d" % w
+            steps = [n for (t, p), n in by.items() if t == name and p.endswith("Life.step(int, int)")]
+            assert steps == [GENS]
+            # no MPI call on a worker thread
+            assert not [p for (t, p) in by if t == name and "MPI_" in p]
+    # edge ranks exchange with one neighbour, the middle ranks with two
+    assert sorted(per_rank_sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+
+
+def test_life_trace_messages_matched_matrix_as_sent(life_exp):
+    doc = json.loads(plx("comm", life_exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace"
+    assert doc["matched"] == 6 * GENS
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    rank_doc = json.loads(plx("comm", life_exp, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank_doc["pairs"]}
+    want = {}
+    for r in range(3):
+        want[(r, r + 1)] = want[(r + 1, r)] = (GENS, GENS * COLS * 4)
+    assert got == want
+
+
+def test_life_exports_and_display(life_exp, tmp_path):
+    chrome = tmp_path / "life.json"
+    plx("export", life_exp, "--format", "chrome", "-o", chrome)
+    events = json.loads(chrome.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e.get("name") for e in events}
+    assert {"Life.exchange()", "Life.step(int, int)", "MPI_Sendrecv"} <= names
+    flows = [e for e in events if e.get("ph") == "s"]
+    assert len(flows) == 6 * GENS
+    sddf = tmp_path / "life.sddf"
+    plx("export", life_exp, "--format", "sddf", "-o", sddf)
+    assert "Life.exchange()" in sddf.read_text(errors="replace")
+    # the Gantt chart: MPI time only on each rank's Java main thread, worker threads computing
+    doc = report_json(life_exp)
+    main_loc, worker_locs = set(), set()
+    for p in doc["processes"]:
+        for t in p["threads"]:
+            loc = "%d.%d" % (p["rank"], t["thread"])
+            if t["name"].startswith("worker-"):
+                worker_locs.add(loc)
+            elif t["name"] == "main" and t["thread"] != 0:
+                main_loc.add(loc)
+    assert len(main_loc) == 4 and len(worker_locs) == 4 * WORKERS
+    cp = plx("display", life_exp, "--kind", "gantt", "--format", "csv")
+    states = {}
+    for line in cp.stdout.splitlines()[1:]:
+        loc, state = line.split(",")[:2]
+        states.setdefault(loc, set()).add(state)
+    assert {loc for loc, st in states.items() if "mpi" in st} == main_loc
+    assert all("computing" in states[loc] for loc in worker_locs)
