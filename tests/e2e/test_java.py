@@ -9,6 +9,7 @@ calls and messages."""
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -140,6 +141,14 @@ def test_method_calls_paths_and_exceptional_exits(profile_exp):
     assert int(rows["JCalls.deep(int)"]["calls"]) == 4
     # the JDK is not measured by default: no java.* method, no Parallax API method
     assert not [f for f in rows if f.startswith(("java.", "jdk.", "sun.", "org.parallax."))]
+
+
+def test_info_reports_rewritten_classes(profile_exp):
+    text = plx("info", profile_exp).stdout
+    # JCalls: 12 methods with code (nativeSum is native); JCalls$Bad: its constructor
+    assert re.search(r"(?m)^  java        2 classes rewritten, 13 methods, \S+ \S+ instrumenting", text), text
+    assert "costliest: JCalls (12 methods" in text
+    assert "not measured: JDK classes" in text
 
 
 def test_java_threads_named_by_thread_getname(profile_exp):

@@ -98,7 +98,9 @@ fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
 /// A JVM using Open MPI's Java bindings (libmpi comes in through JNI, so the program links no
 /// MPI): `mpi.jar` on its command line, or a rank started by Open MPI's launcher.
 fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
-    let is_java = Path::new(&command[0]).file_name().is_some_and(|b| b == "java");
+    let is_java = Path::new(&command[0])
+        .file_name()
+        .is_some_and(|b| b == "java");
     let uses_jar = command.iter().any(|w| w.contains("mpi.jar"));
     let under_ompi = std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some();
     (is_java && (uses_jar || under_ompi)).then_some(crate::mpi_detect::MpiImpl::OpenMpi)
