@@ -182,6 +182,18 @@ def test_trace_mode_same_calls_and_no_loss(trace_exp, profile_exp):
     assert "warnings: none" in text
 
 
+def test_gc_pauses_on_the_vm_thread(jcalls):
+    sh("javac", "-d", jcalls, PROGRAMS / "java" / "Gc.java")
+    out = jcalls / "gc"
+    run(out, "java", "-Xmx64m", "-cp", jcalls, "Gc")
+    rows = [r for r in report_csv(out, "--by", "thread") if r["process"] != "all"]
+    gc = [r for r in rows if r["function"] == "(garbage collection)"]
+    # collections are regions of the JVM's VM thread, never of the thread that allocated
+    assert len(gc) == 1 and gc[0]["thread_name"] == "VM Thread" and int(gc[0]["calls"]) >= 1
+    alloc = [r for r in rows if r["function"] == "Gc.alloc()"]
+    assert len(alloc) == 1 and int(alloc[0]["calls"]) == 20 and alloc[0]["thread_name"] == "main"
+
+
 def test_filter_class_rules_and_method_globs(jcalls):
     f = jcalls / "filter1"
     # the paper's exclude list: JDK classes measured except java/lang; BitSet is java/util

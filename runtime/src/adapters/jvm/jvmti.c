@@ -4,6 +4,7 @@
 #include "jvm.h"
 
 #include <jvmti.h>
+#include <pthread.h>
 #include <string.h>
 
 static jvmtiEnv *jvmti;
@@ -36,6 +37,11 @@ static void JNICALL gc_start(jvmtiEnv *env)
     if (!t || gc_region == PLX_NO_INDEX)
         return;
     t->guard++;
+    if (!t->java_name) { /* the JVM's own thread: its native name ("VM Thread") */
+        char name[64];
+        if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
+            plx_jvm_name_thread(t, name);
+    }
     plx_enter(t, GC_KEY, gc_region);
     t->guard--;
 }
