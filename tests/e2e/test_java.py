@@ -316,3 +316,30 @@ def test_life_exports_and_display(life_exp, tmp_path):
         states.setdefault(loc, set()).add(state)
     assert {loc for loc, st in states.items() if "mpi" in st} == main_loc
     assert all("computing" in states[loc] for loc in worker_locs)
+
+
+PP_ITERATIONS, PP_SIZES = 20, (8, 1024, 65536)
+
+
+def test_pingpong_fit_on_java_mpi(tmp_path):
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
+    out = tmp_path / "exp"
+    cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cmd += ["-np", "2", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "PingPong", str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    n = PP_ITERATIONS * len(PP_SIZES)
+    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    assert doc["matched"] == 2 * n
+    assert doc["unmatched"]["sends"] == 0 and doc["unmatched"]["receives"] == 0
+    assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
+    rank = json.loads(plx("comm", out, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank["pairs"]}
+    b = PP_ITERATIONS * sum(PP_SIZES)
+    assert got == {(0, 1): (n, b), (1, 0): (n, b)}
