@@ -36,7 +36,8 @@ wrappers:
 java:
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
 	  cd java && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } && \
-	  mkdir -p $(BUILD)/lib && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/; \
+	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
+	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
 	else echo "make: no mvn/javac: the Java agent is not built"; fi
 
 demo: deps all
@@ -72,7 +73,8 @@ install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
 	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc $(PREFIX)/bin/
 	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
-	if [ -f $(BUILD)/lib/plx-agent.jar ]; then install -m 644 $(BUILD)/lib/*.jar $(PREFIX)/lib/; fi
+	if [ -f $(BUILD)/lib/plx-agent.jar ]; then install -m 644 $(BUILD)/lib/*.jar $(PREFIX)/lib/ && \
+	  install -m 755 $(BUILD)/bin/plx-mpj $(PREFIX)/bin/; fi
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
 
 clean:

@@ -243,6 +243,7 @@ def life_exp(tmp_path_factory):
     cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
     assert cp.returncode == 0, _fail_message(cp)
     assert "live cells after 20 generations" in cp.stdout
+    (d / "stdout").write_text(cp.stdout)
     return out
 
 
@@ -343,3 +344,43 @@ def test_pingpong_fit_on_java_mpi(tmp_path):
     got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank["pairs"]}
     b = PP_ITERATIONS * sum(PP_SIZES)
     assert got == {(0, 1): (n, b), (1, 0): (n, b)}
+
+
+# ---- MPJ Express (pure Java, started by plx-mpj) -------------------------------------------
+
+MPJ_JARS = (Path("/usr/share/java/mpj.jar"), Path("/usr/share/java/log4j-1.2.jar"))
+
+
+def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+    require(all(j.is_file() for j in MPJ_JARS), "MPJ Express (libmpj-java, liblog4j1.2-java)",
+            "scripts/deps/30-java.sh")
+    cp_jars = ":".join(str(j) for j in MPJ_JARS)
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "LifeMpj.java")
+    out = tmp_path / "exp"
+    f = tmp_path / "filter"
+    f.write_text("exclude class mpjdev,xdev,mpjbuf\n")  # MPJ's devices: its API (mpi.*) stays
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "4", "-o", str(out), "--filter", str(f),
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "LifeMpj",
+         str(GENS), str(ROWS), str(COLS), str(WORKERS)],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    # the same program on both MPI libraries computes the same grid
+    ompi_line = [l for l in (life_exp.parent / "stdout").read_text().splitlines() if "live cells" in l]
+    assert [l for l in cp.stdout.splitlines() if "live cells" in l] == ompi_line
+    rows = [r for r in report_csv(out, "--by", "thread") if r["process"] != "all"]
+    procs = {r["process"] for r in rows}
+    assert len(procs) == 4
+    sendrecv = []
+    for proc in procs:
+        mine = [r for r in rows if r["process"] == proc]
+        ex = [r for r in mine if r["function"] == "LifeMpj.exchange()"]
+        assert len(ex) == 1 and int(ex[0]["calls"]) == GENS and ex[0]["thread_name"] == "main"
+        for w in range(WORKERS):
+            st = [r for r in mine if r["function"] == "LifeMpj.step(int, int)"
+                  and r["thread_name"] == "worker-%d" % w]
+            assert len(st) == 1 and int(st[0]["calls"]) == GENS
+        sr = [r for r in mine if r["function"].startswith("mpi.Comm.Sendrecv(")]
+        assert {r["thread_name"] for r in sr} == {"main"}
+        sendrecv.append(sum(int(r["calls"]) for r in sr))
+    assert sorted(sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
