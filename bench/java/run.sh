@@ -33,6 +33,14 @@ plain=$(best java -cp "$out" JavaBench "$calls")
 profile=$(best measured profile)
 trace=$(best measured trace PLX_TRACE=1)
 excluded=$(best measured excluded PLX_FILTER="$out/exclude.filter")
+# JVMTI MethodEntry/MethodExit for every method: fewer calls (it is two orders slower)
+jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
+jvmti=""
+jvmti_calls=$((calls / 100))
+if cc -O2 -shared -fPIC -I"$jdk/include" -I"$jdk/include/linux" bench/java/jvmti_methods.c \
+     -o "$out/libjvmti_methods.so" 2>/dev/null; then
+  jvmti=$(best java -agentpath:"$out/libjvmti_methods.so" -cp "$out" JavaBench "$jvmti_calls")
+fi
 row() { awk -v n="$1" -v v="$2" -v p="$plain" -v t="$3" 'BEGIN { printf "| %s | %.2f | %.2f | %s |\n", n, v, v - p, t }'; }
 echo "| Java method call ($calls calls, JIT warmed) | ns per call | added by the agent | target |"
 echo "|---|---|---|---|"
@@ -40,3 +48,6 @@ row "no agent (the same JVM)" "$plain" ""
 row "agent, profile mode" "$profile" "≤ 40"
 row "agent, trace mode" "$trace" "≤ 50"
 row "agent, class excluded by the filter (not rewritten)" "$excluded" "≈ 0"
+if [ -n "$jvmti" ]; then
+  row "JVMTI MethodEntry/MethodExit agent, no agent of ours ($jvmti_calls calls)" "$jvmti" "comparison"
+fi
