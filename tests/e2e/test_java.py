@@ -384,3 +384,17 @@ def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
         assert {r["thread_name"] for r in sr} == {"main"}
         sendrecv.append(sum(int(r["calls"]) for r in sr))
     assert sorted(sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+
+
+def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):
+    """`plx run -- mpirun -np 4 java ...`: Open MPI's launcher adds mpi.jar and the library path
+    itself; the agent and the MPI wrappers reach every rank through the environment."""
+    classes = life_exp.parent
+    out = tmp_path / "exp"
+    launcher = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    run(out, *launcher, "-np", "4", "java", "-cp", classes, "Life", GENS, ROWS, COLS, WORKERS)
+    rank_doc = json.loads(plx("comm", out, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): p["messages"] for p in rank_doc["pairs"]}
+    assert got == {(r, r + d): GENS for r in range(4) for d in (-1, 1) if 0 <= r + d < 4}
+    rows = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "Life.exchange()"]
+    assert len(rows) == 1 and int(rows[0]["calls"]) == 4 * GENS
