@@ -279,6 +279,11 @@ def test_life_trace_messages_matched_matrix_as_sent(life_exp):
     assert doc["source"] == "trace"
     assert doc["matched"] == 6 * GENS
     assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    # every message was sent and received by its rank's Java main thread
+    mains = {"%d.%d" % (p["rank"], t["thread"]) for p in report_json(life_exp)["processes"]
+             for t in p["threads"] if t["name"] == "main" and t["thread"] != 0}
+    assert set(doc["locations"]) == mains and len(mains) == 4
+    assert sum(p["messages"] for p in doc["pairs"]) == 6 * GENS
     rank_doc = json.loads(plx("comm", life_exp, "--format", "json").stdout)
     got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank_doc["pairs"]}
     want = {}
