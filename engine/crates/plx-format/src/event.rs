@@ -1,35 +1,17 @@
 //! Trace event words: bit layout, encoders, and a zero-allocation decoder over one chunk.
 
-/// Bits of a tick delta.
-pub const DELTA_BITS: u32 = 40;
+pub use crate::schema::subtypes::*;
+pub use crate::schema::DELTA_BITS;
+use crate::schema::{decode_extended, REGION_BITS};
+
 /// Mask of the delta field.
 pub const DELTA_MASK: u64 = (1 << DELTA_BITS) - 1;
 /// Largest region id an event can carry (22 bits).
-pub const MAX_REGION: u32 = (1 << 22) - 1;
-/// Extended subtype: time reset (one payload word, absolute ticks).
-pub const SUBTYPE_TIME_RESET: u8 = 0;
-/// Extended subtype: user event (payload: event id, f64 value bits).
-pub const SUBTYPE_USER: u8 = 1;
-/// Extended subtype: an MPI message leaves (payload: peer | tag << 32, bytes, comm).
-pub const SUBTYPE_SEND: u8 = 2;
-/// Extended subtype: an MPI message arrived (payload: real sender | tag << 32, bytes, comm).
-pub const SUBTYPE_RECV: u8 = 3;
-/// Extended subtype: this rank's part of a collective (payload: comm | root << 32, bytes sent, bytes received).
-pub const SUBTYPE_COLLECTIVE: u8 = 4;
-/// Extended subtype: a synchronization object acquired (payload: object | kind << 32, wait ticks).
-pub const SUBTYPE_ACQUIRE: u8 = 5;
-/// Extended subtype: a synchronization object released (payload: object | kind << 32).
-pub const SUBTYPE_RELEASE: u8 = 6;
-/// Extended subtype: CPU time of a `cputime` function's call (payload: region, cpu ns).
-pub const SUBTYPE_CPU: u8 = 7;
-/// Extended subtype: bytes written to a traced stream socket (payload: stream, end offset, bytes).
-pub const SUBTYPE_STREAM_SEND: u8 = 8;
-/// Extended subtype: bytes read from a traced stream socket (payload: stream, end offset, bytes).
-pub const SUBTYPE_STREAM_RECV: u8 = 9;
+pub const MAX_REGION: u32 = (1 << REGION_BITS) - 1;
 /// Payload words of the stream subtypes.
-pub const STREAM_PAYLOAD_WORDS: u8 = 3;
+pub const STREAM_PAYLOAD_WORDS: u8 = SUBTYPE_STREAM_SEND_WORDS;
 /// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
-pub const MPI_PAYLOAD_WORDS: u8 = 3;
+pub const MPI_PAYLOAD_WORDS: u8 = SUBTYPE_SEND_WORDS;
 
 const KIND_ENTER: u64 = 0;
 const KIND_EXIT: u64 = 1;
@@ -293,94 +275,19 @@ impl Iterator for ChunkEvents<'_> {
                 }
                 let p = self.pos;
                 self.pos += n * 8;
-                match (subtype, n) {
-                    (SUBTYPE_TIME_RESET, 1) => {
-                        self.ticks = self.word(p);
-                        Some(Event::TimeReset { ticks: self.ticks })
+                let bytes = self.bytes;
+                let word = |i: usize| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(&bytes[p + 8 * i..p + 8 * i + 8]);
+                    u64::from_le_bytes(a)
+                };
+                match decode_extended(subtype, n, word, ticks) {
+                    Some(Event::TimeReset { ticks }) => {
+                        self.ticks = ticks;
+                        Some(Event::TimeReset { ticks })
                     }
-                    (SUBTYPE_USER, 2) => Some(Event::User {
-                        event_id: self.word(p),
-                        value: f64::from_bits(self.word(p + 8)),
-                        ticks,
-                    }),
-                    (SUBTYPE_SEND | SUBTYPE_RECV, n) if n >= MPI_PAYLOAD_WORDS as usize => {
-                        let w0 = self.word(p);
-                        let peer = w0 as u32;
-                        let tag = (w0 >> 32) as u32 as i32;
-                        let bytes = self.word(p + 8);
-                        let comm = self.word(p + 16) as u32;
-                        Some(if subtype == SUBTYPE_SEND {
-                            Event::Send {
-                                peer,
-                                tag,
-                                bytes,
-                                comm,
-                                ticks,
-                            }
-                        } else {
-                            Event::Recv {
-                                peer,
-                                tag,
-                                bytes,
-                                comm,
-                                ticks,
-                            }
-                        })
-                    }
-                    (SUBTYPE_COLLECTIVE, n) if n >= MPI_PAYLOAD_WORDS as usize => {
-                        let w0 = self.word(p);
-                        Some(Event::Collective {
-                            comm: w0 as u32,
-                            root: (w0 >> 32) as u32,
-                            bytes_sent: self.word(p + 8),
-                            bytes_recv: self.word(p + 16),
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_ACQUIRE, n) if n >= 2 => {
-                        let w0 = self.word(p);
-                        Some(Event::Acquire {
-                            object: w0 as u32,
-                            kind: (w0 >> 32) as u8,
-                            wait_ticks: self.word(p + 8),
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_RELEASE, n) if n >= 1 => {
-                        let w0 = self.word(p);
-                        Some(Event::Release {
-                            object: w0 as u32,
-                            kind: (w0 >> 32) as u8,
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_STREAM_SEND | SUBTYPE_STREAM_RECV, n)
-                        if n >= STREAM_PAYLOAD_WORDS as usize =>
-                    {
-                        let (stream, end, bytes) =
-                            (self.word(p), self.word(p + 8), self.word(p + 16));
-                        Some(if subtype == SUBTYPE_STREAM_SEND {
-                            Event::StreamSend {
-                                stream,
-                                end,
-                                bytes,
-                                ticks,
-                            }
-                        } else {
-                            Event::StreamRecv {
-                                stream,
-                                end,
-                                bytes,
-                                ticks,
-                            }
-                        })
-                    }
-                    (SUBTYPE_CPU, n) if n >= 2 => Some(Event::Cpu {
-                        region: self.word(p) as u32,
-                        cpu_ns: self.word(p + 8),
-                        ticks,
-                    }),
-                    _ => Some(Event::Unknown { subtype, ticks }),
+                    Some(e) => Some(e),
+                    None => Some(Event::Unknown { subtype, ticks }),
                 }
             }
             _ => Some(Event::Unknown {

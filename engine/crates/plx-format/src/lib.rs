@@ -20,6 +20,8 @@ pub mod live;
 pub mod mpi;
 pub mod process;
 pub mod records;
+#[rustfmt::skip]
+pub mod schema;
 pub mod sync;
 pub mod synth;
 pub mod synth_mpi;
