@@ -316,8 +316,8 @@ static inline void plx_rec_put_str(struct plx_rec *r, const char *s)
         for f in lv["fields"]:
             w("#define PLX_LIVE_%s_OFF_%s %du" % (k, f["name"].upper(), f["offset"]))
     w("")
-    w("#ifdef PLX_RECORDS_TABLE")
-    w("/* The layouts as data, for readers that walk any record (runtime/tests/plx_check.c). */")
+    w("/* The layouts as data, for readers that walk any record (runtime/tests/plx_walk.c): the\n"
+      " * tables themselves are defined where PLX_RECORDS_TABLE is. */")
     w("enum plx_field_type { PLX_T_U8, PLX_T_U16, PLX_T_U32, PLX_T_U64, PLX_T_I32, PLX_T_I64, PLX_T_F64, PLX_T_STR, PLX_T_GROUP };")
     w("struct plx_field_def {\n    const char *name;\n    uint8_t type;\n    int8_t count;    /* index of the count field, -1: not repeated */\n"
       "    uint8_t bulk;\n    uint8_t nitems; /* PLX_T_GROUP */\n    const struct plx_field_def *items;\n};")
@@ -325,6 +325,20 @@ static inline void plx_rec_put_str(struct plx_rec *r, const char *s)
     w("struct plx_subfield_def {\n    const char *name;\n    uint8_t type, word, lo, hi;\n};")
     w("struct plx_subtype_def {\n    uint8_t id;\n    const char *name;\n    uint8_t words, nfields;\n    const struct plx_subfield_def *fields;\n};")
     T = lambda t: "PLX_T_" + t.upper()
+    w("/* Field indices: PLX_F_<RECORD>_<FIELD> in plx_record_defs[].fields, PLX_F_<RECORD>_<FIELD>_<ITEM>\n"
+      " * in a group's items, PLX_SF_<SUBTYPE>_<FIELD> in plx_subtype_defs[].fields. */")
+    w("enum {")
+    for r in s["record"]:
+        R = snake(r["name"]).upper()
+        for k, f in enumerate(r["fields"]):
+            w("    PLX_F_%s_%s = %d," % (R, f["name"].upper(), k))
+            for j, i in enumerate(f.get("items", [])):
+                w("    PLX_F_%s_%s_%s = %d," % (R, f["name"].upper(), i["name"].upper(), j))
+    for st in s["subtype"]:
+        for k, f in enumerate(st["fields"]):
+            w("    PLX_SF_%s_%s = %d," % (st["name"].upper(), f["name"].upper(), k))
+    w("};")
+    w("#ifdef PLX_RECORDS_TABLE")
     for r in s["record"]:
         sn = snake(r["name"])
         names = [f["name"] for f in r["fields"]]
@@ -432,6 +446,17 @@ def rust_module(s):
     w("pub const WORDS_SHIFT: u32 = %d;" % ev["words"]["lo"])
     w("/// Shift of the kind in an event word.")
     w("pub const KIND_SHIFT: u32 = %d;\n" % ev["kind"]["lo"])
+    w("/// Bytes of each record's payload before its first string or repeated field.")
+    w("pub mod fixed_size {")
+    for r in s["record"]:
+        off = 0
+        for f in r["fields"]:
+            if "count" in f or f.get("type") == "str":
+                break
+            off += SIZE[f["type"]]
+        w("    /// %s." % r["name"])
+        w("    pub const %s: usize = %d;" % (snake(r["name"]).upper(), off))
+    w("}\n")
     w("/// Size of a live file's header.")
     w("pub const LIVE_HEADER_SIZE: usize = %d;" % s["live_header"]["size"])
     for lv in s["live"]:

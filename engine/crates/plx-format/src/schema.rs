@@ -118,6 +118,54 @@ pub const WORDS_SHIFT: u32 = 48;
 /// Shift of the kind in an event word.
 pub const KIND_SHIFT: u32 = 62;
 
+/// Bytes of each record's payload before its first string or repeated field.
+pub mod fixed_size {
+    /// ProcessInfo.
+    pub const PROCESS_INFO: usize = 17;
+    /// Calibration.
+    pub const CALIBRATION: usize = 16;
+    /// ClockRate.
+    pub const CLOCK_RATE: usize = 8;
+    /// Module.
+    pub const MODULE: usize = 12;
+    /// RegionDef.
+    pub const REGION_DEF: usize = 18;
+    /// ThreadInfo.
+    pub const THREAD_INFO: usize = 28;
+    /// ThreadName.
+    pub const THREAD_NAME: usize = 4;
+    /// ThreadProfile.
+    pub const THREAD_PROFILE: usize = 48;
+    /// UserEventDef.
+    pub const USER_EVENT_DEF: usize = 4;
+    /// UserEventStats.
+    pub const USER_EVENT_STATS: usize = 48;
+    /// Throttled.
+    pub const THROTTLED: usize = 20;
+    /// ProcessEnd.
+    pub const PROCESS_END: usize = 13;
+    /// Filter.
+    pub const FILTER: usize = 0;
+    /// MpiInit.
+    pub const MPI_INIT: usize = 20;
+    /// ClockOffset.
+    pub const CLOCK_OFFSET: usize = 25;
+    /// CommDef.
+    pub const COMM_DEF: usize = 12;
+    /// MessageStats.
+    pub const MESSAGE_STATS: usize = 49;
+    /// SyncObject.
+    pub const SYNC_OBJECT: usize = 26;
+    /// SyncStats.
+    pub const SYNC_STATS: usize = 48;
+    /// NodeCpu.
+    pub const NODE_CPU: usize = 8;
+    /// CpuSamples.
+    pub const CPU_SAMPLES: usize = 12;
+    /// TraceChunk.
+    pub const TRACE_CHUNK: usize = 32;
+}
+
 /// Size of a live file's header.
 pub const LIVE_HEADER_SIZE: usize = 64;
 /// Size of a `nodes` live item.

@@ -11,7 +11,7 @@ use crate::records::{types, Calibration};
 use crate::warning::{Warning, WarningKind};
 
 /// Size of a TraceChunk's fixed fields before the events.
-pub const CHUNK_HEADER_LEN: u64 = 32;
+pub const CHUNK_HEADER_LEN: u64 = crate::schema::fixed_size::TRACE_CHUNK as u64;
 
 /// Malformed chunks reported one by one; the rest are counted in one warning.
 const MAX_CHUNK_WARNINGS: u64 = 5;
