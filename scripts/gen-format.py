@@ -434,6 +434,16 @@ def rust_module(s):
         w("    pub const SUBTYPE_%s_WORDS: u8 = %d;" % (st["name"].upper(), st["words"]))
     w("}\n")
     ev = s["event"]
+    w("/// Every record type: (id, name).")
+    w("pub const RECORD_NAMES: &[(u16, &str)] = &[")
+    for r in s["record"]:
+        w("    (%d, \"%s\")," % (r["id"], r["name"]))
+    w("];\n")
+    w("/// Every extended subtype: (id, name as in the dump).")
+    w("pub const SUBTYPE_NAMES: &[(u8, &str)] = &[")
+    for st in s["subtype"]:
+        w("    (%d, \"%s\")," % (st["id"], st["name"]))
+    w("];\n")
     w("/// Bits of the delta (ticks since the previous event) in an event word.")
     w("pub const DELTA_BITS: u32 = %d;" % (ev["delta"]["hi"] - ev["delta"]["lo"] + 1))
     w("/// Bits of the region id in an enter/exit word.")

@@ -105,6 +105,46 @@ pub mod subtypes {
     pub const SUBTYPE_STREAM_RECV_WORDS: u8 = 3;
 }
 
+/// Every record type: (id, name).
+pub const RECORD_NAMES: &[(u16, &str)] = &[
+    (1, "ProcessInfo"),
+    (2, "Calibration"),
+    (3, "ClockRate"),
+    (4, "Module"),
+    (5, "RegionDef"),
+    (6, "ThreadInfo"),
+    (7, "ThreadName"),
+    (8, "ThreadProfile"),
+    (9, "UserEventDef"),
+    (10, "UserEventStats"),
+    (11, "Throttled"),
+    (12, "ProcessEnd"),
+    (13, "Filter"),
+    (14, "MpiInit"),
+    (15, "ClockOffset"),
+    (16, "CommDef"),
+    (17, "MessageStats"),
+    (18, "SyncObject"),
+    (19, "SyncStats"),
+    (20, "NodeCpu"),
+    (21, "CpuSamples"),
+    (32, "TraceChunk"),
+];
+
+/// Every extended subtype: (id, name as in the dump).
+pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
+    (0, "time_reset"),
+    (1, "user"),
+    (2, "send"),
+    (3, "recv"),
+    (4, "collective"),
+    (5, "acquire"),
+    (6, "release"),
+    (7, "cpu"),
+    (8, "stream_send"),
+    (9, "stream_recv"),
+];
+
 /// Bits of the delta (ticks since the previous event) in an event word.
 pub const DELTA_BITS: u32 = 40;
 /// Bits of the region id in an enter/exit word.

@@ -126,3 +126,32 @@ fn every_golden_experiment_decodes_to_its_dump() {
     }
     assert!(changed.is_empty(), "{changed:#?}");
 }
+
+/// Together the golden experiments hold every record type and every event subtype of the schema.
+#[test]
+fn golden_experiments_cover_every_record_and_subtype() {
+    let mut seen = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(golden_dir()).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "expected") {
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let first = line.split_whitespace().next().unwrap_or("");
+                seen.insert(
+                    if first == "chunk" {
+                        "TraceChunk"
+                    } else {
+                        first
+                    }
+                    .to_owned(),
+                );
+            }
+        }
+    }
+    let missing: Vec<&str> = plx_format::schema::RECORD_NAMES
+        .iter()
+        .map(|(_, n)| *n)
+        .chain(plx_format::schema::SUBTYPE_NAMES.iter().map(|(_, n)| *n))
+        .filter(|n| !seen.contains(*n))
+        .collect();
+    assert!(missing.is_empty(), "no golden experiment holds {missing:?}");
+}
