@@ -469,6 +469,12 @@ def rust_module(s):
     w("}\n")
     w("/// Size of a live file's header.")
     w("pub const LIVE_HEADER_SIZE: usize = %d;" % s["live_header"]["size"])
+    w("/// Field offsets of a live file's header.")
+    w("pub mod live_header {")
+    for f in s["live_header"]["fields"]:
+        w("    /// `%s` (%s)." % (f["name"], f["type"] if "size" not in f else "%d bytes" % f["size"]))
+        w("    pub const %s: usize = %d;" % (f["name"].upper(), f["offset"]))
+    w("}")
     for lv in s["live"]:
         w("/// Size of a `%s` live item." % lv["kind"])
         w("pub const LIVE_%s_ITEM_SIZE: usize = %d;" % (lv["kind"].upper(), lv["item_size"]))
@@ -599,6 +605,36 @@ def rust_module(s):
         w("            }")
     w("        }\n    }\n}\n")
 
+    # live-file items
+    for lv in s["live"]:
+        w("impl crate::live::%s {" % lv["rust"])
+        w("    /// Decodes one `%s` item (at least %d bytes)." % (lv["kind"], lv["item_size"]))
+        w("    pub fn decode(b: &[u8]) -> Self {")
+        w("        let at = |o: usize, n: usize| {\n            let mut a = [0u8; 8];\n"
+          "            a[..n].copy_from_slice(&b[o..o + n]);\n            u64::from_le_bytes(a)\n        };")
+        w("        crate::live::%s {" % lv["rust"])
+        for f in lv["fields"]:
+            if f["type"] == "pad":
+                continue
+            v = "at(%d, %d) as %s" % (f["offset"], SIZE[f["type"]], f["type"])
+            if f["type"] == "u64":
+                v = "at(%d, 8)" % f["offset"]
+            if "rust" in f:
+                v = "%s::from_u8(%s)" % (f["rust"], v)
+            w("            %s: %s," % (f["name"], v))
+        w("        }\n    }\n")
+        w("    /// Encodes one `%s` item (padding zero)." % lv["kind"])
+        w("    pub fn encode(&self) -> [u8; %d] {" % lv["item_size"])
+        w("        let mut b = [0u8; %d];" % lv["item_size"])
+        for f in lv["fields"]:
+            if f["type"] == "pad":
+                continue
+            v = "self.%s" % f["name"]
+            if "rust" in f:
+                v += ".to_u8()"
+            w("        b[%d..%d].copy_from_slice(&%s.to_le_bytes());" % (f["offset"], f["offset"] + SIZE[f["type"]], v))
+        w("        b\n    }\n}\n")
+
     # extended events
     w("/// Decodes an extended event of `subtype` whose payload is `n` words (`word(i)`); `None`")
     w("/// for a subtype this reader does not know or a payload shorter than the subtype's.")
@@ -633,6 +669,25 @@ def rust_module(s):
         w("            Some(Event::%s { %s })" % (camel(st["name"]), ", ".join(fields + tick)))
         w("        }")
     w("        _ => None,\n    }\n}\n")
+    for st in s["subtype"]:
+        args = ", ".join("%s: %s" % (f["name"], f["type"]) for f in st["fields"])
+        w("/// The payload words of a `%s` event (subtype %d)." % (st["name"], st["id"]))
+        w("pub fn pack_%s(%s) -> [u64; %d] {" % (st["name"], args, st["words"]))
+        words = []
+        for word in range(st["words"]):
+            parts = []
+            for f in st["fields"]:
+                if f["word"] != word:
+                    continue
+                bits = f["hi"] - f["lo"] + 1
+                t = f["type"]
+                v = {"f64": "%s.to_bits()", "i32": "(%s as u32 as u64)"}.get(t, "(%s as u64)" if t != "u64" else "%s") % f["name"]
+                if bits < SIZE.get(t, 8) * 8:
+                    v = "(%s & 0x%X)" % (v, (1 << bits) - 1)
+                parts.append("(%s << %d)" % (v, f["lo"]) if f["lo"] else v)
+            words.append(" | ".join(parts) if parts else "0")
+        w("    [%s]" % ", ".join(words))
+        w("}\n")
     w("impl Event {")
     w("    /// One line as in the golden dumps: the event's name, its fields as `name=value`, then")
     w("    /// `ticks`.")

@@ -2,7 +2,7 @@
 
 pub use crate::schema::subtypes::*;
 pub use crate::schema::DELTA_BITS;
-use crate::schema::{decode_extended, REGION_BITS};
+use crate::schema::{self, decode_extended, REGION_BITS};
 
 /// Mask of the delta field.
 pub const DELTA_MASK: u64 = (1 << DELTA_BITS) - 1;
@@ -333,8 +333,10 @@ impl EventEncoder {
 
     /// Appends a time reset to `ticks`.
     pub fn time_reset(&mut self, ticks: u64) -> &mut Self {
-        self.words.push(extended_word(SUBTYPE_TIME_RESET, 1, 0));
-        self.words.push(ticks);
+        let p = schema::pack_time_reset(ticks);
+        self.words
+            .push(extended_word(SUBTYPE_TIME_RESET, p.len() as u8, 0));
+        self.words.extend_from_slice(&p);
         self.last = ticks;
         self
     }
@@ -353,34 +355,36 @@ impl EventEncoder {
         self
     }
 
-    /// Appends a user event at `ticks`.
-    pub fn user(&mut self, event_id: u64, value: f64, ticks: u64) -> &mut Self {
+    /// Appends an extended event of `subtype` with its payload at `ticks`.
+    fn extended(&mut self, subtype: u8, payload: &[u64], ticks: u64) -> &mut Self {
         let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_USER, 2, d));
-        self.words.push(event_id);
-        self.words.push(value.to_bits());
+        self.words
+            .push(extended_word(subtype, payload.len() as u8, d));
+        self.words.extend_from_slice(payload);
         self
     }
 
-    fn message(&mut self, subtype: u8, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(subtype, MPI_PAYLOAD_WORDS, d));
-        self.words.push(peer as u64 | ((tag as u32 as u64) << 32));
-        self.words.push(bytes);
-        self.words.push(comm as u64);
+    /// Appends a user event at `ticks`.
+    pub fn user(&mut self, event_id: u64, value: f64, ticks: u64) -> &mut Self {
+        self.extended(SUBTYPE_USER, &schema::pack_user(event_id, value), ticks)
     }
 
     /// Appends an MPI send event at `ticks`.
     pub fn send(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
-        self.message(SUBTYPE_SEND, peer, tag, bytes, comm, ticks);
-        self
+        self.extended(
+            SUBTYPE_SEND,
+            &schema::pack_send(peer, tag, bytes, comm),
+            ticks,
+        )
     }
 
     /// Appends an MPI receive event at `ticks` (`peer` is the real sender).
     pub fn recv(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
-        self.message(SUBTYPE_RECV, peer, tag, bytes, comm, ticks);
-        self
+        self.extended(
+            SUBTYPE_RECV,
+            &schema::pack_recv(peer, tag, bytes, comm),
+            ticks,
+        )
     }
 
     /// Appends an MPI collective event at `ticks` (`root` [`crate::NONE_U32`] if none).
@@ -392,60 +396,39 @@ impl EventEncoder {
         bytes_recv: u64,
         ticks: u64,
     ) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(SUBTYPE_COLLECTIVE, MPI_PAYLOAD_WORDS, d));
-        self.words.push(comm as u64 | ((root as u64) << 32));
-        self.words.push(bytes_sent);
-        self.words.push(bytes_recv);
-        self
+        let p = schema::pack_collective(comm, root, bytes_sent, bytes_recv);
+        self.extended(SUBTYPE_COLLECTIVE, &p, ticks)
     }
 
     /// Appends a synchronization acquire (subtype 5) at `ticks` after `wait_ticks` blocked.
     pub fn acquire(&mut self, object: u32, kind: u8, wait_ticks: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_ACQUIRE, 2, d));
-        self.words.push(object as u64 | ((kind as u64) << 32));
-        self.words.push(wait_ticks);
-        self
+        let p = schema::pack_acquire(object, kind, wait_ticks);
+        self.extended(SUBTYPE_ACQUIRE, &p, ticks)
     }
 
     /// Appends a synchronization release (subtype 6) at `ticks`.
     pub fn release(&mut self, object: u32, kind: u8, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_RELEASE, 1, d));
-        self.words.push(object as u64 | ((kind as u64) << 32));
-        self
+        self.extended(SUBTYPE_RELEASE, &schema::pack_release(object, kind), ticks)
     }
 
     /// Appends a stream send (subtype 8) at `ticks`: `bytes` written to direction `stream`,
     /// `end` bytes written to it so far.
     pub fn stream_send(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        self.stream(SUBTYPE_STREAM_SEND, stream, end, bytes, ticks)
+        let p = schema::pack_stream_send(stream, end, bytes);
+        self.extended(SUBTYPE_STREAM_SEND, &p, ticks)
     }
 
     /// Appends a stream receive (subtype 9) at `ticks`: `bytes` read from direction `stream`,
     /// `end` bytes read from it so far.
     pub fn stream_recv(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        self.stream(SUBTYPE_STREAM_RECV, stream, end, bytes, ticks)
-    }
-
-    fn stream(&mut self, subtype: u8, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(subtype, STREAM_PAYLOAD_WORDS, d));
-        self.words.extend_from_slice(&[stream, end, bytes]);
-        self
+        let p = schema::pack_stream_recv(stream, end, bytes);
+        self.extended(SUBTYPE_STREAM_RECV, &p, ticks)
     }
 
     /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
     /// its exit.
     pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_CPU, 2, d));
-        self.words.push(region as u64);
-        self.words.push(cpu_ns);
-        self
+        self.extended(SUBTYPE_CPU, &schema::pack_cpu(region, cpu_ns), ticks)
     }
 
     /// Appends raw words (e.g. an unknown extended event and its payload).

@@ -208,6 +208,25 @@ pub mod fixed_size {
 
 /// Size of a live file's header.
 pub const LIVE_HEADER_SIZE: usize = 64;
+/// Field offsets of a live file's header.
+pub mod live_header {
+    /// `magic` (4 bytes).
+    pub const MAGIC: usize = 0;
+    /// `version` (u16).
+    pub const VERSION: usize = 4;
+    /// `item_size` (u16).
+    pub const ITEM_SIZE: usize = 6;
+    /// `thread` (u32).
+    pub const THREAD: usize = 8;
+    /// `count` (u32).
+    pub const COUNT: usize = 12;
+    /// `capacity` (u32).
+    pub const CAPACITY: usize = 16;
+    /// `kind` (16 bytes).
+    pub const KIND: usize = 20;
+    /// `reserved` (28 bytes).
+    pub const RESERVED: usize = 36;
+}
 /// Size of a `nodes` live item.
 pub const LIVE_NODES_ITEM_SIZE: usize = 48;
 /// Field offsets of a `nodes` live item.
@@ -1028,6 +1047,117 @@ impl Record {
     }
 }
 
+impl crate::live::LiveNode {
+    /// Decodes one `nodes` item (at least 48 bytes).
+    pub fn decode(b: &[u8]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::live::LiveNode {
+            parent: at(0, 4) as u32,
+            region: at(4, 4) as u32,
+            first_child: at(8, 4) as u32,
+            next_sibling: at(12, 4) as u32,
+            calls: at(16, 8),
+            child_calls: at(24, 8),
+            inclusive_ticks: at(32, 8),
+            exclusive_ticks: at(40, 8),
+        }
+    }
+
+    /// Encodes one `nodes` item (padding zero).
+    pub fn encode(&self) -> [u8; 48] {
+        let mut b = [0u8; 48];
+        b[0..4].copy_from_slice(&self.parent.to_le_bytes());
+        b[4..8].copy_from_slice(&self.region.to_le_bytes());
+        b[8..12].copy_from_slice(&self.first_child.to_le_bytes());
+        b[12..16].copy_from_slice(&self.next_sibling.to_le_bytes());
+        b[16..24].copy_from_slice(&self.calls.to_le_bytes());
+        b[24..32].copy_from_slice(&self.child_calls.to_le_bytes());
+        b[32..40].copy_from_slice(&self.inclusive_ticks.to_le_bytes());
+        b[40..48].copy_from_slice(&self.exclusive_ticks.to_le_bytes());
+        b
+    }
+}
+
+impl crate::live::LiveSyncEntry {
+    /// Decodes one `sync` item (at least 64 bytes).
+    pub fn decode(b: &[u8]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::live::LiveSyncEntry {
+            address: at(0, 8),
+            object: at(8, 4) as u32,
+            used: at(12, 2) as u16,
+            depth: at(14, 2) as u16,
+            acquisitions: at(16, 8),
+            contended: at(24, 8),
+            wait_ticks: at(32, 8),
+            hold_ticks: at(40, 8),
+            releases: at(48, 8),
+            hold_start: at(56, 8),
+        }
+    }
+
+    /// Encodes one `sync` item (padding zero).
+    pub fn encode(&self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        b[0..8].copy_from_slice(&self.address.to_le_bytes());
+        b[8..12].copy_from_slice(&self.object.to_le_bytes());
+        b[12..14].copy_from_slice(&self.used.to_le_bytes());
+        b[14..16].copy_from_slice(&self.depth.to_le_bytes());
+        b[16..24].copy_from_slice(&self.acquisitions.to_le_bytes());
+        b[24..32].copy_from_slice(&self.contended.to_le_bytes());
+        b[32..40].copy_from_slice(&self.wait_ticks.to_le_bytes());
+        b[40..48].copy_from_slice(&self.hold_ticks.to_le_bytes());
+        b[48..56].copy_from_slice(&self.releases.to_le_bytes());
+        b[56..64].copy_from_slice(&self.hold_start.to_le_bytes());
+        b
+    }
+}
+
+impl crate::live::LiveMpiEntry {
+    /// Decodes one `mpi` item (at least 56 bytes).
+    pub fn decode(b: &[u8]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::live::LiveMpiEntry {
+            region: at(0, 4) as u32,
+            peer: at(4, 4) as u32,
+            comm: at(8, 4) as u32,
+            used: at(12, 4) as u32,
+            direction: Direction::from_u8(at(16, 1) as u8),
+            count: at(24, 8),
+            bytes: at(32, 8),
+            min_bytes: at(40, 8),
+            max_bytes: at(48, 8),
+        }
+    }
+
+    /// Encodes one `mpi` item (padding zero).
+    pub fn encode(&self) -> [u8; 56] {
+        let mut b = [0u8; 56];
+        b[0..4].copy_from_slice(&self.region.to_le_bytes());
+        b[4..8].copy_from_slice(&self.peer.to_le_bytes());
+        b[8..12].copy_from_slice(&self.comm.to_le_bytes());
+        b[12..16].copy_from_slice(&self.used.to_le_bytes());
+        b[16..17].copy_from_slice(&self.direction.to_u8().to_le_bytes());
+        b[24..32].copy_from_slice(&self.count.to_le_bytes());
+        b[32..40].copy_from_slice(&self.bytes.to_le_bytes());
+        b[40..48].copy_from_slice(&self.min_bytes.to_le_bytes());
+        b[48..56].copy_from_slice(&self.max_bytes.to_le_bytes());
+        b
+    }
+}
+
 /// Decodes an extended event of `subtype` whose payload is `n` words (`word(i)`); `None`
 /// for a subtype this reader does not know or a payload shorter than the subtype's.
 #[inline(always)]
@@ -1094,6 +1224,56 @@ pub(crate) fn decode_extended(
         }
         _ => None,
     }
+}
+
+/// The payload words of a `time_reset` event (subtype 0).
+pub fn pack_time_reset(ticks: u64) -> [u64; 1] {
+    [ticks]
+}
+
+/// The payload words of a `user` event (subtype 1).
+pub fn pack_user(event_id: u64, value: f64) -> [u64; 2] {
+    [event_id, value.to_bits()]
+}
+
+/// The payload words of a `send` event (subtype 2).
+pub fn pack_send(peer: u32, tag: i32, bytes: u64, comm: u32) -> [u64; 3] {
+    [(peer as u64) | ((tag as u32 as u64) << 32), bytes, (comm as u64)]
+}
+
+/// The payload words of a `recv` event (subtype 3).
+pub fn pack_recv(peer: u32, tag: i32, bytes: u64, comm: u32) -> [u64; 3] {
+    [(peer as u64) | ((tag as u32 as u64) << 32), bytes, (comm as u64)]
+}
+
+/// The payload words of a `collective` event (subtype 4).
+pub fn pack_collective(comm: u32, root: u32, bytes_sent: u64, bytes_recv: u64) -> [u64; 3] {
+    [(comm as u64) | ((root as u64) << 32), bytes_sent, bytes_recv]
+}
+
+/// The payload words of a `acquire` event (subtype 5).
+pub fn pack_acquire(object: u32, kind: u8, wait_ticks: u64) -> [u64; 2] {
+    [(object as u64) | ((kind as u64) << 32), wait_ticks]
+}
+
+/// The payload words of a `release` event (subtype 6).
+pub fn pack_release(object: u32, kind: u8) -> [u64; 1] {
+    [(object as u64) | ((kind as u64) << 32)]
+}
+
+/// The payload words of a `cpu` event (subtype 7).
+pub fn pack_cpu(region: u32, cpu_ns: u64) -> [u64; 2] {
+    [(region as u64), cpu_ns]
+}
+
+/// The payload words of a `stream_send` event (subtype 8).
+pub fn pack_stream_send(stream: u64, end: u64, bytes: u64) -> [u64; 3] {
+    [stream, end, bytes]
+}
+
+/// The payload words of a `stream_recv` event (subtype 9).
+pub fn pack_stream_recv(stream: u64, end: u64, bytes: u64) -> [u64; 3] {
+    [stream, end, bytes]
 }
 
 impl Event {
