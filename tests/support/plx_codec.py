@@ -173,3 +173,101 @@ def events(words, base):
             t = vals["ticks"]
         out.append((name, t, vals))
     return out
+
+
+# ---- the golden dump (the text of spec/golden/*.expected) -----------------------------------
+
+def _f64(v):
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    for prec in range(18):
+        s = "%.*e" % (prec, v)
+        if float(s) == v:
+            break
+    mant, exp = s.split("e")
+    return "%se%d" % (mant, int(exp))
+
+
+def _str(b):
+    out = []
+    for c in b:
+        if c in (0x22, 0x5C):
+            out.append("\\" + chr(c))
+        elif 0x20 <= c <= 0x7E:
+            out.append(chr(c))
+        else:
+            out.append("\\x%02x" % c)
+    return '"%s"' % "".join(out)
+
+
+def _dump_value(ftype, p, off):
+    if ftype == "str":
+        (n,) = struct.unpack_from("<I", p, off)
+        if off + 4 + n > len(p):
+            raise Malformed("string past the payload")
+        return _str(p[off + 4: off + 4 + n]), off + 4 + n
+    v, off = _take(ftype, p, off)
+    return (_f64(v) if ftype == "f64" else str(v)), off
+
+
+def dump_record(rtype, p):
+    if rtype not in RECORDS:
+        return "unknown record %d (%d bytes)" % (rtype, len(p))
+    name, fields = RECORDS[rtype]
+    parts, vals, off = [name if name != "TraceChunk" else "chunk"], {}, 0
+    try:
+        for fname, ftype, count, items in fields:
+            if count is None:
+                text, off2 = _dump_value(ftype, p, off)
+                vals[fname] = _take(ftype, p, off)[0] if ftype != "str" else None
+                off = off2
+                parts.append("%s=%s" % (fname, text))
+            elif fname == "events":
+                continue
+            else:
+                elems = []
+                for _ in range(vals[count]):
+                    if items:
+                        sub = []
+                        for iname, itype in items:
+                            text, off = _dump_value(itype, p, off)
+                            sub.append("%s=%s" % (iname, text))
+                        elems.append("{%s}" % " ".join(sub))
+                    else:
+                        text, off = _dump_value(ftype, p, off)
+                        elems.append(text)
+                parts.append("%s=[%s]" % (fname, ", ".join(elems)))
+    except (struct.error, Malformed):
+        return "bad record %d" % rtype
+    return " ".join(parts)
+
+
+def dump(experiment):
+    """The dump both other readers print for an experiment directory."""
+    lines = []
+    for d in sorted(p for p in experiment.iterdir() if not p.name.startswith(".")):
+        lines.append("process %s" % d.name)
+        _kind, records = read_file(d / "process.plx")
+        for rtype, p in records:
+            lines.append(dump_record(rtype, p) if rtype != RECORD_IDS["TraceChunk"]
+                         else "unknown record %d (%d bytes)" % (rtype, len(p)))
+        if not (d / "trace.plx").exists():
+            continue
+        for rtype, p in read_file(d / "trace.plx")[1]:
+            if rtype != RECORD_IDS["TraceChunk"]:
+                lines.append("unknown record %d (%d bytes)" % (rtype, len(p)))
+                continue
+            lines.append(dump_record(rtype, p))
+            h = decode(rtype, p)
+            n = min(h["event_count"], (len(p) - h["events"]) // 8)
+            words = struct.unpack_from("<%dQ" % n, p, h["events"])
+            for name, ticks, vals in events(words, h["base_ticks"]):
+                if name == "unknown":
+                    lines.append("  unknown subtype=%d ticks=%d" % (vals.get("subtype", 255), ticks))
+                    continue
+                fields = "".join(" %s=%s" % (k, _f64(v) if isinstance(v, float) else v)
+                                 for k, v in vals.items() if k != "ticks")
+                lines.append("  %s%s ticks=%d" % (name, fields, ticks))
+    return "\n".join(lines) + "\n"
