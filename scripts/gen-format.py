@@ -605,6 +605,50 @@ def rust_module(s):
         w("            }")
     w("        }\n    }\n}\n")
 
+    # fixed fields of records read apart (trace chunk headers)
+    for r in s["record"]:
+        if "rust_header" not in r:
+            continue
+        fixed = [f for f in r["fields"] if "count" not in f]
+        size = sum(SIZE[f["type"]] for f in fixed)
+        ty = "crate::trace::%s" % r["rust_header"]
+        w("impl %s {" % ty)
+        w("    /// Decodes the %d bytes of a %s's fixed fields." % (size, r["name"]))
+        w("    pub fn decode(b: &[u8; %d]) -> Self {" % size)
+        w("        let at = |o: usize, n: usize| {\n            let mut a = [0u8; 8];\n"
+          "            a[..n].copy_from_slice(&b[o..o + n]);\n            u64::from_le_bytes(a)\n        };")
+        flat, nested, off = [], {}, 0
+        for f in fixed:
+            v = "at(%d, %d)" % (off, SIZE[f["type"]]) + ("" if f["type"] == "u64" else " as %s" % f["type"])
+            rn = f.get("rust_name", f["name"])
+            if "." in rn:
+                outer, inner = rn.split(".", 1)
+                if outer not in nested:
+                    nested[outer] = []
+                    flat.append((outer, None))
+                nested[outer].append((inner, v))
+            else:
+                flat.append((rn, v))
+            f["_off"] = off
+            off += SIZE[f["type"]]
+        w("        %s {" % ty)
+        for name, v in flat:
+            if v is None:
+                w("            %s: %s {" % (name, r["rust_nested"][name]))
+                for inner, iv in nested[name]:
+                    w("                %s: %s," % (inner, iv))
+                w("            },")
+            else:
+                w("            %s: %s," % (name, v))
+        w("        }\n    }\n")
+        w("    /// Encodes the %d bytes of a %s's fixed fields." % (size, r["name"]))
+        w("    pub fn encode(&self) -> [u8; %d] {" % size)
+        w("        let mut b = [0u8; %d];" % size)
+        for f in fixed:
+            w("        b[%d..%d].copy_from_slice(&self.%s.to_le_bytes());"
+              % (f["_off"], f["_off"] + SIZE[f["type"]], f.get("rust_name", f["name"])))
+        w("        b\n    }\n}\n")
+
     # live-file items
     for lv in s["live"]:
         w("impl crate::live::%s {" % lv["rust"])
@@ -797,7 +841,8 @@ def md_row(*cells):
 def md_sections(s):
     out = {}
     for r in s["record"]:
-        lines = ["| field | type | meaning |", "|---|---|---|"]
+        head = "### %d %s" % (r["id"], r["name"]) + (" — " + r["when"] if r.get("when") else "")
+        lines = [head, "| field | type | meaning |", "|---|---|---|"]
         for f in r["fields"]:
             lines.append(md_row(f["name"], md_type(f), f.get("doc", "")))
         for f in r["fields"]:

@@ -260,8 +260,10 @@ void plx_trace_flush(struct plx_thread *t)
     uint64_t t1 = plx_ticks();
     if (t1 - t0 > PLX_EV_DELTA_MAX)
         t1 = t0;
-    *t->pos++ = (PLX_EV_ENTER << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t0 - t->last);
-    *t->pos++ = (PLX_EV_EXIT << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t1 - t0);
+    *t->pos++ = (PLX_EV_ENTER << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t0 - t->last);
+    *t->pos++ = (PLX_EV_EXIT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t1 - t0);
     t->last = t1;
     t->guard--;
     errno = saved;
@@ -306,10 +308,10 @@ void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, cons
     if (!t->buf || words > 5)
         return;
     if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-        plx_trace_slow(t, PLX_EV_EXT << 62, now);
+        plx_trace_slow(t, PLX_EV_EXT << PLX_EV_KIND_SHIFT, now);
     else
         plx_trace_put(t, PLX_EV_EXT, 0, now);
-    t->pos[-1] |= ((uint64_t)subtype << 56) | ((uint64_t)words << 48);
+    t->pos[-1] |= ((uint64_t)subtype << PLX_EV_SUBTYPE_SHIFT) | ((uint64_t)words << PLX_EV_WORDS_SHIFT);
     for (unsigned i = 0; i < words; i++)
         *t->pos++ = payload[i];
 }

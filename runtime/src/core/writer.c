@@ -66,7 +66,7 @@ static int open_file(const char *name, int index, uint16_t kind)
     if (fd < 0)
         return -1;
     remember(kind == 2 ? 1 : 0, fd, path);
-    unsigned char hdr[16] = {'P', 'L', 'X', '1', 1, 0, (unsigned char)kind, 0};
+    unsigned char hdr[PLX_FILE_HEADER_SIZE] = {'P', 'L', 'X', '1', PLX_FORMAT_VERSION, 0, (unsigned char)kind, 0};
     struct iovec iov = {hdr, sizeof hdr};
     write_all(fd, &iov, 1);
     return fd;

@@ -1047,6 +1047,37 @@ impl Record {
     }
 }
 
+impl crate::trace::ChunkHeader {
+    /// Decodes the 32 bytes of a TraceChunk's fixed fields.
+    pub fn decode(b: &[u8; 32]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::trace::ChunkHeader {
+            thread: at(0, 4) as u32,
+            event_count: at(4, 4) as u32,
+            base_ticks: at(8, 8),
+            calib: Calibration {
+                ticks: at(16, 8),
+                monotonic_ns: at(24, 8),
+            },
+        }
+    }
+
+    /// Encodes the 32 bytes of a TraceChunk's fixed fields.
+    pub fn encode(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(&self.thread.to_le_bytes());
+        b[4..8].copy_from_slice(&self.event_count.to_le_bytes());
+        b[8..16].copy_from_slice(&self.base_ticks.to_le_bytes());
+        b[16..24].copy_from_slice(&self.calib.ticks.to_le_bytes());
+        b[24..32].copy_from_slice(&self.calib.monotonic_ns.to_le_bytes());
+        b
+    }
+}
+
 impl crate::live::LiveNode {
     /// Decodes one `nodes` item (at least 48 bytes).
     pub fn decode(b: &[u8]) -> Self {
