@@ -67,10 +67,9 @@ static void write_process_info(void)
     if (len < 0)
         len = 0;
     args[len] = 0;
-    uint32_t argc = 0;
-    for (ssize_t i = 0; i < len; i++)
-        if (args[i] == 0)
-            argc++;
+    uint32_t argc = 0; /* the strings the loop below appends (a cut last one included) */
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
+        argc++;
     plx_enc_process_info(&rec, (uint32_t)getpid(), (uint32_t)getppid(),
                          (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
                          (uint8_t)plx_clock_kind, host, PLX_VERSION, exe, argc);

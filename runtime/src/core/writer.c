@@ -173,6 +173,9 @@ static void rec_write(struct plx_rec *r, int trace_file, const void *bulk)
     plx_rec_end(r);
     if (r->dropped != dropped)
         extra = 0; /* the last record was dropped, its bulk with it */
+    if (r->dropped)
+        plx_warn("%u record(s) of %s could not be built (out of memory) and are missing",
+                 r->dropped, paths[trace_file ? 1 : 0]);
     struct iovec iov[2] = {{r->p, r->len}, {(void *)bulk, (size_t)extra}};
     if (r->len)
         append(trace_file ? 1 : 0, iov, extra ? 2 : 1);
