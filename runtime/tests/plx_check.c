@@ -1,4 +1,5 @@
-/* plx_check: reads an experiment the way spec/format.md defines it and checks expectations.
+/* plx_check: reads an experiment by the schema (spec/records.toml, through plx_walk.h) and checks
+ * expectations; `plx_check --dump DIR [--expect FILE]` prints (or compares) the golden dump.
  * The runtime tests use it so they run without the engine, under the sanitizers.
  *
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]

@@ -1,4 +1,5 @@
-//! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
+//! The records of `process.plx` (spec/format.md): one struct per record type, filled and encoded
+//! by the code generated from `spec/records.toml` ([`crate::schema`]).
 
 use crate::bytes::ShortPayload;
 
