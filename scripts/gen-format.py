@@ -54,6 +54,11 @@ def load():
         for key in ("id", "name", "file", "since", "fields"):
             if key not in r:
                 raise SchemaError("%s: missing %s" % (where, key))
+        if r["since"] > s["format_version"]:
+            raise SchemaError("%s: since %d is past format_version" % (where, r["since"]))
+        for f in r["fields"] + [i for f in r["fields"] for i in f.get("items", [])]:
+            if "doc" not in f:
+                raise SchemaError("%s.%s: no doc" % (where, f["name"]))
         if r["id"] in ids or not 0 < r["id"] < 65536:
             raise SchemaError("%s: id %d taken or out of range" % (where, r["id"]))
         ids[r["id"]] = r
@@ -486,6 +491,35 @@ def rust_module(s):
         w("}")
     w("")
     recs = [r for r in s["record"] if r.get("rust") != "none"]
+    w("/// The structs of the records marked `rust = \"struct\"` in the schema (a repeated group's")
+    w("/// items as `<Record><Field>Item`), re-exported by [`crate::records`].")
+    w("pub mod structs {")
+    for r in recs:
+        if r.get("rust") != "struct":
+            continue
+        cnt = counted(r)
+        for f in r["fields"]:
+            if "items" in f and f.get("rust_item") is None:
+                f["rust_item"] = "%s%sItem" % (r["name"], camel(f["name"]))
+                w("    /// One of [`%s`]'s `%s`." % (r["name"], f["name"]))
+                w("    #[derive(Debug, Clone, PartialEq)]\n    pub struct %s {" % f["rust_item"])
+                for i in f["items"]:
+                    w("        /// %s" % (i.get("doc") or i["name"]))
+                    w("        pub %s: %s," % (i["name"], i.get("rust", RTYPE[i["type"]])))
+                w("    }\n")
+        w("    /// Record %d: %s" % (r["id"], r.get("doc") or r["name"]))
+        w("    #[derive(Debug, Clone, PartialEq)]\n    pub struct %s {" % r["name"])
+        for f in r["fields"]:
+            if f["name"] in cnt:
+                continue
+            if "count" in f:
+                t = "Vec<%s>" % (f["rust_item"] if "items" in f else f.get("rust", RTYPE[f["type"]]))
+            else:
+                t = f.get("rust", RTYPE[f["type"]])
+            w("        /// %s" % (f.get("doc") or f["name"]))
+            w("        pub %s: %s," % (f.get("rust_name", f["name"]), t))
+        w("    }\n")
+    w("}\n#[allow(unused_imports)]\npub use structs::*;\n")
     w("/// One decoded record of `process.plx`.\n#[derive(Debug, Clone, PartialEq)]\npub enum Record {")
     for r in recs:
         w("    /// Type %d." % r["id"])

@@ -3,6 +3,8 @@
 
 use crate::bytes::ShortPayload;
 
+#[allow(unused_imports)] // empty until a record is marked rust = "struct"
+pub use crate::schema::structs::*;
 pub use crate::schema::{types, Record};
 
 /// "No such index" in u32 fields (root node parent, main thread parent, no module).

@@ -299,6 +299,13 @@ pub mod live_mpi {
     pub const MAX_BYTES: usize = 48;
 }
 
+/// The structs of the records marked `rust = "struct"` in the schema (a repeated group's
+/// items as `<Record><Field>Item`), re-exported by [`crate::records`].
+pub mod structs {
+}
+#[allow(unused_imports)]
+pub use structs::*;
+
 /// One decoded record of `process.plx`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
