@@ -420,7 +420,6 @@ def rust_module(s):
     w("//! the extended-event decoder, and the language-neutral dump the golden tests compare.\n")
     w("use crate::bytes::{FieldReader, Put};")
     w("use crate::cpu::CpuSamples;")
-    w("use crate::event::Event;")
     w("use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};")
     w("use crate::records::*;")
     w("use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};\n")
@@ -714,6 +713,24 @@ def rust_module(s):
         w("        b\n    }\n}\n")
 
     # extended events
+    w("/// One decoded event, with its absolute time in ticks.")
+    w("#[derive(Debug, Clone, Copy, PartialEq)]\npub enum Event {")
+    for kind in ("Enter", "Exit"):
+        w("    /// A region was %s." % ("entered" if kind == "Enter" else "left"))
+        w("    %s {\n        /// Region id.\n        region: u32,\n        /// Absolute ticks.\n        ticks: u64,\n    }," % kind)
+    for st in s["subtype"]:
+        w("    /// Subtype %d (%s): %s." % (st["id"], st["name"], st["doc"]))
+        w("    %s {" % camel(st["name"]))
+        for f in st["fields"]:
+            if f["name"] == "ticks":
+                continue
+            w("        /// %s" % (f.get("doc") or f["name"]).replace("`0xFFFFFFFF`", "[`crate::NONE_U32`]"))
+            w("        %s: %s," % (f["name"], f["type"]))
+        w("        /// Absolute ticks%s." % (" (later deltas count from them)" if any(f["name"] == "ticks" for f in st["fields"]) else ""))
+        w("        ticks: u64,\n    },")
+    w("    /// An extended event this reader does not know (skipped by its payload count).")
+    w("    Unknown {\n        /// Extended subtype, or 0xFF for word kind 3.\n        subtype: u8,\n        /// Absolute ticks.\n        ticks: u64,\n    },")
+    w("}\n")
     w("/// Decodes an extended event of `subtype` whose payload is `n` words (`word(i)`); `None`")
     w("/// for a subtype this reader does not know or a payload shorter than the subtype's.")
     w("#[inline(always)]")
@@ -767,6 +784,10 @@ def rust_module(s):
         w("    [%s]" % ", ".join(words))
         w("}\n")
     w("impl Event {")
+    w("    /// The event's absolute time in ticks.\n    #[inline]\n    pub fn ticks(&self) -> u64 {\n        match *self {")
+    names = ["Enter", "Exit"] + [camel(st["name"]) for st in s["subtype"]] + ["Unknown"]
+    w("            %s => ticks," % "\n            | ".join("Event::%s { ticks, .. }" % n for n in names))
+    w("        }\n    }\n")
     w("    /// One line as in the golden dumps: the event's name, its fields as `name=value`, then")
     w("    /// `ticks`.")
     w("    pub fn dump(&self, out: &mut String) {\n        match *self {")

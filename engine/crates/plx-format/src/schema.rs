@@ -5,7 +5,6 @@
 
 use crate::bytes::{FieldReader, Put};
 use crate::cpu::CpuSamples;
-use crate::event::Event;
 use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 use crate::records::*;
 use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
@@ -1196,6 +1195,136 @@ impl crate::live::LiveMpiEntry {
     }
 }
 
+/// One decoded event, with its absolute time in ticks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event {
+    /// A region was entered.
+    Enter {
+        /// Region id.
+        region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// A region was left.
+    Exit {
+        /// Region id.
+        region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 0 (time_reset): written when a delta does not fit in 40 bits; later deltas count from it.
+    TimeReset {
+        /// Absolute ticks (later deltas count from them).
+        ticks: u64,
+    },
+    /// Subtype 1 (user): a user event's value (`plx_event`).
+    User {
+        /// UserEventDef id
+        event_id: u64,
+        /// the value
+        value: f64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 2 (send): a message leaves (blocking send, or a nonblocking/persistent send posted or started).
+    Send {
+        /// receiver, a world rank
+        peer: u32,
+        /// tag
+        tag: i32,
+        /// message size
+        bytes: u64,
+        /// CommDef id
+        comm: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 3 (recv): a message arrived (blocking receive returned, or the Wait/Test that completed an Irecv or persistent receive).
+    Recv {
+        /// the real sender as a world rank (wildcards resolved from the status)
+        peer: u32,
+        /// tag
+        tag: i32,
+        /// message size
+        bytes: u64,
+        /// CommDef id
+        comm: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 4 (collective): this rank's part of a collective (at its exit, or when a nonblocking one is posted).
+    Collective {
+        /// CommDef id
+        comm: u32,
+        /// world rank, [`crate::NONE_U32`] if none
+        root: u32,
+        /// bytes this rank sent
+        bytes_sent: u64,
+        /// bytes this rank received
+        bytes_recv: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 5 (acquire): a lock taken or a wait ended.
+    Acquire {
+        /// SyncObject id
+        object: u32,
+        /// SyncObject kind
+        kind: u8,
+        /// ticks spent blocked before it
+        wait_ticks: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 6 (release): a lock released, a sem posted, a cond signalled or broadcast.
+    Release {
+        /// SyncObject id
+        object: u32,
+        /// SyncObject kind
+        kind: u8,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 7 (cpu): at the exit of a function selected by the filter rule `cputime` (trace mode): its inclusive CPU time.
+    Cpu {
+        /// region id
+        region: u32,
+        /// `CLOCK_THREAD_CPUTIME_ID` ns between its enter and exit
+        cpu_ns: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 8 (stream_send): bytes written (`send`, `sendto`, `sendmsg`, `write`, `writev`).
+    StreamSend {
+        /// the direction's id
+        stream: u64,
+        /// bytes written to this direction so far, this call's included
+        end: u64,
+        /// bytes this call moved
+        bytes: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 9 (stream_recv): bytes read (`recv`, `recvfrom`, `recvmsg`, `read`, `readv`).
+    StreamRecv {
+        /// the direction's id
+        stream: u64,
+        /// bytes read from this direction so far
+        end: u64,
+        /// bytes this call moved
+        bytes: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// An extended event this reader does not know (skipped by its payload count).
+    Unknown {
+        /// Extended subtype, or 0xFF for word kind 3.
+        subtype: u8,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+}
+
 /// Decodes an extended event of `subtype` whose payload is `n` words (`word(i)`); `None`
 /// for a subtype this reader does not know or a payload shorter than the subtype's.
 #[inline(always)]
@@ -1315,6 +1444,26 @@ pub fn pack_stream_recv(stream: u64, end: u64, bytes: u64) -> [u64; 3] {
 }
 
 impl Event {
+    /// The event's absolute time in ticks.
+    #[inline]
+    pub fn ticks(&self) -> u64 {
+        match *self {
+            Event::Enter { ticks, .. }
+            | Event::Exit { ticks, .. }
+            | Event::TimeReset { ticks, .. }
+            | Event::User { ticks, .. }
+            | Event::Send { ticks, .. }
+            | Event::Recv { ticks, .. }
+            | Event::Collective { ticks, .. }
+            | Event::Acquire { ticks, .. }
+            | Event::Release { ticks, .. }
+            | Event::Cpu { ticks, .. }
+            | Event::StreamSend { ticks, .. }
+            | Event::StreamRecv { ticks, .. }
+            | Event::Unknown { ticks, .. } => ticks,
+        }
+    }
+
     /// One line as in the golden dumps: the event's name, its fields as `name=value`, then
     /// `ticks`.
     pub fn dump(&self, out: &mut String) {
