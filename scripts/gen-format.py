@@ -852,13 +852,13 @@ def python_module(s):
     o = ['"""%s\n\nRecord layouts, trace event word and subtypes as data, for the e2e tests\' decoder."""' % HEADER, ""]
     o.append("FORMAT_VERSION = %d" % s["format_version"])
     o.append("")
-    o.append("# id -> (name, [(field, type, count field or None, items or None)])")
+    o.append("# id -> (name, [(field, type, count field or None, items or None, bulk)])")
     o.append("RECORDS = {")
     for r in s["record"]:
         fs = []
         for f in r["fields"]:
             items = [(i["name"], i["type"]) for i in f["items"]] if "items" in f else None
-            fs.append((f["name"], f.get("type", "group"), f.get("count"), items))
+            fs.append((f["name"], f.get("type", "group"), f.get("count"), items, bool(f.get("bulk"))))
         o.append("    %d: (%r, %r)," % (r["id"], r["name"], fs))
     o.append("}")
     o.append("RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}")
@@ -920,12 +920,22 @@ def md_sections(s):
             words = []
             for word in range(st["words"]):
                 fs = [f for f in st["fields"] if f["word"] == word]
-                words.append(" and ".join(
-                    "`%s` (%s%s)" % (f["name"], f["type"],
-                                     "" if (f["lo"], f["hi"]) == (0, 63) else ", bits %d–%d" % (f["lo"], f["hi"]))
-                    + (": " + f["doc"] if f.get("doc") else "") for f in fs))
+                words.append("word %d: " % word + ", ".join(
+                    "`%s` (%s%s%s)" % (f["name"], f["type"],
+                                       "" if (f["lo"], f["hi"]) == (0, 63) else ", bits %d–%d" % (f["lo"], f["hi"]),
+                                       ": " + f["doc"] if f.get("doc") else "") for f in fs))
             lines.append("| %d | *%s*: %s | %s |" % (st["id"], st["name"].replace("_", " "), st["doc"], "; ".join(words)))
         out["subtypes-%s" % g] = "\n".join(lines)
+    ev = s["event"]
+    rng = lambda b: "%d–%d" % (b["hi"], b["lo"])
+    out["event-word"] = "\n".join([
+        "| bits | enter (kind %d) / exit (kind %d) | extended (kind %d) |" % tuple(k["value"] for k in ev["kinds"]),
+        "|---|---|---|",
+        "| %s | kind | kind |" % rng(ev["kind"]),
+        "| %s | region id (%d bits) | %s subtype, %s number of payload words that follow |"
+        % (rng(ev["region"]), ev["region"]["hi"] - ev["region"]["lo"] + 1, rng(ev["subtype"]), rng(ev["words"])),
+        "| %s | %s | same |" % (rng(ev["delta"]), ev["delta"]["doc"]),
+    ])
     for lv in s["live"]:
         parts = []
         for f in lv["fields"]:

@@ -55,10 +55,10 @@ def decode(rtype, payload):
     _name, fields = RECORDS[rtype]
     out, off = {}, 0
     try:
-        for name, ftype, count, items in fields:
+        for name, ftype, count, items, bulk in fields:
             if count is None:
                 out[name], off = _take(ftype, payload, off)
-            elif name == "events":  # bulk: the caller reads the words
+            elif bulk:  # the caller reads it (trace events)
                 out[name] = off
             else:
                 vals = []
@@ -81,7 +81,7 @@ def encode(record, **values):
     """A framed record; count fields come from the length of the list they count."""
     rtype = RECORD_IDS[record]
     _name, fields = RECORDS[rtype]
-    counts = {count: name for name, _t, count, _i in fields if count}
+    counts = {count: name for name, _t, count, _i, _b in fields if count}
     p = b""
 
     def put(ftype, v):
@@ -90,7 +90,7 @@ def encode(record, **values):
             return struct.pack("<I", len(b)) + b
         return struct.pack("<" + FMT[ftype], v)
 
-    for fname, ftype, count, items in fields:
+    for fname, ftype, count, items, bulk in fields:
         if fname in counts:
             p += put(ftype, len(values[counts[fname]]))
         elif count is None:
@@ -100,8 +100,6 @@ def encode(record, **values):
                 if items:
                     for iname, itype in items:
                         p += put(itype, v[iname])
-                elif ftype == "u64" and fname == "events":
-                    p += struct.pack("<Q", v)
                 else:
                     p += put(ftype, v)
     return struct.pack("<HHI", rtype, 0, len(p)) + p
@@ -218,13 +216,13 @@ def dump_record(rtype, p):
     name, fields = RECORDS[rtype]
     parts, vals, off = [name if name != "TraceChunk" else "chunk"], {}, 0
     try:
-        for fname, ftype, count, items in fields:
+        for fname, ftype, count, items, bulk in fields:
             if count is None:
                 text, off2 = _dump_value(ftype, p, off)
                 vals[fname] = _take(ftype, p, off)[0] if ftype != "str" else None
                 off = off2
                 parts.append("%s=%s" % (fname, text))
-            elif fname == "events":
+            elif bulk:
                 continue
             else:
                 elems = []

@@ -4,30 +4,30 @@ Record layouts, trace event word and subtypes as data, for the e2e tests' decode
 
 FORMAT_VERSION = 1
 
-# id -> (name, [(field, type, count field or None, items or None)])
+# id -> (name, [(field, type, count field or None, items or None, bulk)])
 RECORDS = {
-    1: ('ProcessInfo', [('pid', 'u32', None, None), ('ppid', 'u32', None, None), ('start_realtime_ns', 'u64', None, None), ('clock', 'u8', None, None), ('host', 'str', None, None), ('version', 'str', None, None), ('executable', 'str', None, None), ('argc', 'u32', None, None), ('argv', 'str', 'argc', None)]),
-    2: ('Calibration', [('ticks', 'u64', None, None), ('monotonic_ns', 'u64', None, None)]),
-    3: ('ClockRate', [('ticks_per_second', 'f64', None, None)]),
-    4: ('Module', [('module_id', 'u32', None, None), ('base', 'u64', None, None), ('path', 'str', None, None)]),
-    5: ('RegionDef', [('region_id', 'u32', None, None), ('kind', 'u8', None, None), ('flags', 'u8', None, None), ('module_id', 'u32', None, None), ('address', 'u64', None, None), ('name', 'str', None, None), ('file', 'str', None, None), ('line', 'u32', None, None)]),
-    6: ('ThreadInfo', [('thread', 'u32', None, None), ('tid', 'u32', None, None), ('parent', 'u32', None, None), ('start_ticks', 'u64', None, None), ('cpu_ns', 'u64', None, None), ('name', 'str', None, None)]),
-    7: ('ThreadName', [('thread', 'u32', None, None), ('name', 'str', None, None)]),
-    8: ('ThreadProfile', [('thread', 'u32', None, None), ('end_ticks', 'u64', None, None), ('cpu_ns', 'u64', None, None), ('trace_events', 'u64', None, None), ('lost_events', 'u64', None, None), ('lost_nodes', 'u64', None, None), ('node_count', 'u32', None, None), ('nodes', 'group', 'node_count', [('parent', 'u32'), ('region', 'u32'), ('calls', 'u64'), ('child_calls', 'u64'), ('inclusive_ticks', 'u64'), ('exclusive_ticks', 'u64')])]),
-    9: ('UserEventDef', [('event_id', 'u32', None, None), ('name', 'str', None, None)]),
-    10: ('UserEventStats', [('thread', 'u32', None, None), ('event_id', 'u32', None, None), ('count', 'u64', None, None), ('min', 'f64', None, None), ('max', 'f64', None, None), ('sum', 'f64', None, None), ('sum_squares', 'f64', None, None)]),
-    11: ('Throttled', [('region_id', 'u32', None, None), ('calls', 'u64', None, None), ('inclusive_ticks', 'u64', None, None)]),
-    12: ('ProcessEnd', [('ticks', 'u64', None, None), ('reason', 'u8', None, None), ('status', 'i32', None, None)]),
-    13: ('Filter', [('text', 'str', None, None)]),
-    14: ('MpiInit', [('rank', 'u32', None, None), ('size', 'u32', None, None), ('thread_level', 'u32', None, None), ('ticks', 'u64', None, None), ('library', 'str', None, None)]),
-    15: ('ClockOffset', [('when', 'u8', None, None), ('local_ns', 'u64', None, None), ('offset_ns', 'i64', None, None), ('rtt_ns', 'u64', None, None)]),
-    16: ('CommDef', [('comm', 'u32', None, None), ('ordinal', 'u32', None, None), ('size', 'u32', None, None), ('ranks', 'u32', 'size', None)]),
-    17: ('MessageStats', [('thread', 'u32', None, None), ('region', 'u32', None, None), ('peer', 'u32', None, None), ('direction', 'u8', None, None), ('comm', 'u32', None, None), ('count', 'u64', None, None), ('bytes', 'u64', None, None), ('min_bytes', 'u64', None, None), ('max_bytes', 'u64', None, None)]),
-    18: ('SyncObject', [('object', 'u32', None, None), ('kind', 'u8', None, None), ('named_by', 'u8', None, None), ('address', 'u64', None, None), ('module_id', 'u32', None, None), ('site', 'u64', None, None)]),
-    19: ('SyncStats', [('thread', 'u32', None, None), ('object', 'u32', None, None), ('acquisitions', 'u64', None, None), ('contended', 'u64', None, None), ('wait_ticks', 'u64', None, None), ('hold_ticks', 'u64', None, None), ('releases', 'u64', None, None)]),
-    20: ('NodeCpu', [('thread', 'u32', None, None), ('count', 'u32', None, None), ('entries', 'group', 'count', [('node', 'u32'), ('cpu_ns', 'u64')])]),
-    21: ('CpuSamples', [('ticks', 'u64', None, None), ('count', 'u32', None, None), ('entries', 'group', 'count', [('thread', 'u32'), ('cpu_ns', 'u64')])]),
-    32: ('TraceChunk', [('thread', 'u32', None, None), ('event_count', 'u32', None, None), ('base_ticks', 'u64', None, None), ('calib_ticks', 'u64', None, None), ('calib_monotonic_ns', 'u64', None, None), ('events', 'u64', 'event_count', None)]),
+    1: ('ProcessInfo', [('pid', 'u32', None, None, False), ('ppid', 'u32', None, None, False), ('start_realtime_ns', 'u64', None, None, False), ('clock', 'u8', None, None, False), ('host', 'str', None, None, False), ('version', 'str', None, None, False), ('executable', 'str', None, None, False), ('argc', 'u32', None, None, False), ('argv', 'str', 'argc', None, False)]),
+    2: ('Calibration', [('ticks', 'u64', None, None, False), ('monotonic_ns', 'u64', None, None, False)]),
+    3: ('ClockRate', [('ticks_per_second', 'f64', None, None, False)]),
+    4: ('Module', [('module_id', 'u32', None, None, False), ('base', 'u64', None, None, False), ('path', 'str', None, None, False)]),
+    5: ('RegionDef', [('region_id', 'u32', None, None, False), ('kind', 'u8', None, None, False), ('flags', 'u8', None, None, False), ('module_id', 'u32', None, None, False), ('address', 'u64', None, None, False), ('name', 'str', None, None, False), ('file', 'str', None, None, False), ('line', 'u32', None, None, False)]),
+    6: ('ThreadInfo', [('thread', 'u32', None, None, False), ('tid', 'u32', None, None, False), ('parent', 'u32', None, None, False), ('start_ticks', 'u64', None, None, False), ('cpu_ns', 'u64', None, None, False), ('name', 'str', None, None, False)]),
+    7: ('ThreadName', [('thread', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    8: ('ThreadProfile', [('thread', 'u32', None, None, False), ('end_ticks', 'u64', None, None, False), ('cpu_ns', 'u64', None, None, False), ('trace_events', 'u64', None, None, False), ('lost_events', 'u64', None, None, False), ('lost_nodes', 'u64', None, None, False), ('node_count', 'u32', None, None, False), ('nodes', 'group', 'node_count', [('parent', 'u32'), ('region', 'u32'), ('calls', 'u64'), ('child_calls', 'u64'), ('inclusive_ticks', 'u64'), ('exclusive_ticks', 'u64')], False)]),
+    9: ('UserEventDef', [('event_id', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    10: ('UserEventStats', [('thread', 'u32', None, None, False), ('event_id', 'u32', None, None, False), ('count', 'u64', None, None, False), ('min', 'f64', None, None, False), ('max', 'f64', None, None, False), ('sum', 'f64', None, None, False), ('sum_squares', 'f64', None, None, False)]),
+    11: ('Throttled', [('region_id', 'u32', None, None, False), ('calls', 'u64', None, None, False), ('inclusive_ticks', 'u64', None, None, False)]),
+    12: ('ProcessEnd', [('ticks', 'u64', None, None, False), ('reason', 'u8', None, None, False), ('status', 'i32', None, None, False)]),
+    13: ('Filter', [('text', 'str', None, None, False)]),
+    14: ('MpiInit', [('rank', 'u32', None, None, False), ('size', 'u32', None, None, False), ('thread_level', 'u32', None, None, False), ('ticks', 'u64', None, None, False), ('library', 'str', None, None, False)]),
+    15: ('ClockOffset', [('when', 'u8', None, None, False), ('local_ns', 'u64', None, None, False), ('offset_ns', 'i64', None, None, False), ('rtt_ns', 'u64', None, None, False)]),
+    16: ('CommDef', [('comm', 'u32', None, None, False), ('ordinal', 'u32', None, None, False), ('size', 'u32', None, None, False), ('ranks', 'u32', 'size', None, False)]),
+    17: ('MessageStats', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('peer', 'u32', None, None, False), ('direction', 'u8', None, None, False), ('comm', 'u32', None, None, False), ('count', 'u64', None, None, False), ('bytes', 'u64', None, None, False), ('min_bytes', 'u64', None, None, False), ('max_bytes', 'u64', None, None, False)]),
+    18: ('SyncObject', [('object', 'u32', None, None, False), ('kind', 'u8', None, None, False), ('named_by', 'u8', None, None, False), ('address', 'u64', None, None, False), ('module_id', 'u32', None, None, False), ('site', 'u64', None, None, False)]),
+    19: ('SyncStats', [('thread', 'u32', None, None, False), ('object', 'u32', None, None, False), ('acquisitions', 'u64', None, None, False), ('contended', 'u64', None, None, False), ('wait_ticks', 'u64', None, None, False), ('hold_ticks', 'u64', None, None, False), ('releases', 'u64', None, None, False)]),
+    20: ('NodeCpu', [('thread', 'u32', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('node', 'u32'), ('cpu_ns', 'u64')], False)]),
+    21: ('CpuSamples', [('ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('thread', 'u32'), ('cpu_ns', 'u64')], False)]),
+    32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 
