@@ -155,7 +155,7 @@ def c_header(s):
     w("#define PLX_EV_DELTA_MAX ((1ull << PLX_EV_DELTA_BITS) - 1)\n")
     w("enum plx_ext_subtype {")
     for st in s["subtype"]:
-        w("    PLX_EXT_%s = %d, /* %s */" % (st["name"].upper(), st["id"], st["doc"].split(";")[0][:70]))
+        w("    PLX_EXT_%s = %d, /* payload: plx_ext_pack_%s() */" % (st["name"].upper(), st["id"], st["name"]))
     w("};")
     for st in s["subtype"]:
         w("#define PLX_EXT_%s_WORDS %du" % (st["name"].upper(), st["words"]))

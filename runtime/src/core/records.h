@@ -59,16 +59,16 @@ enum plx_record_type {
 #define PLX_EV_DELTA_MAX ((1ull << PLX_EV_DELTA_BITS) - 1)
 
 enum plx_ext_subtype {
-    PLX_EXT_TIME_RESET = 0, /* written when a delta does not fit in 40 bits */
-    PLX_EXT_USER = 1, /* a user event's value (`plx_event`) */
-    PLX_EXT_SEND = 2, /* a message leaves (blocking send, or a nonblocking/persistent send post */
-    PLX_EXT_RECV = 3, /* a message arrived (blocking receive returned, or the Wait/Test that co */
-    PLX_EXT_COLLECTIVE = 4, /* this rank's part of a collective (at its exit, or when a nonblocking o */
-    PLX_EXT_ACQUIRE = 5, /* a lock taken or a wait ended */
-    PLX_EXT_RELEASE = 6, /* a lock released, a sem posted, a cond signalled or broadcast */
-    PLX_EXT_CPU = 7, /* at the exit of a function selected by the filter rule `cputime` (trace */
-    PLX_EXT_STREAM_SEND = 8, /* bytes written (`send`, `sendto`, `sendmsg`, `write`, `writev`) */
-    PLX_EXT_STREAM_RECV = 9, /* bytes read (`recv`, `recvfrom`, `recvmsg`, `read`, `readv`) */
+    PLX_EXT_TIME_RESET = 0, /* payload: plx_ext_pack_time_reset() */
+    PLX_EXT_USER = 1, /* payload: plx_ext_pack_user() */
+    PLX_EXT_SEND = 2, /* payload: plx_ext_pack_send() */
+    PLX_EXT_RECV = 3, /* payload: plx_ext_pack_recv() */
+    PLX_EXT_COLLECTIVE = 4, /* payload: plx_ext_pack_collective() */
+    PLX_EXT_ACQUIRE = 5, /* payload: plx_ext_pack_acquire() */
+    PLX_EXT_RELEASE = 6, /* payload: plx_ext_pack_release() */
+    PLX_EXT_CPU = 7, /* payload: plx_ext_pack_cpu() */
+    PLX_EXT_STREAM_SEND = 8, /* payload: plx_ext_pack_stream_send() */
+    PLX_EXT_STREAM_RECV = 9, /* payload: plx_ext_pack_stream_recv() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
