@@ -1,0 +1,413 @@
+//! The JSON answers of the API: an opened experiment ([`Viewer`]) and one function per endpoint.
+//! Times in answers are ns from the trace's first event (`origin`).
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
+use plx_analysis::merge::MergeOptions;
+use plx_analysis::messages::pairs;
+use plx_analysis::timeline::{concurrency, queue_length, utilization, Timeline, TimelineOptions};
+use plx_analysis::{
+    callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, FitAccumulator,
+    GroupBy, Model, Window,
+};
+use plx_format::{Direction, Experiment};
+use serde_json::{json, Value};
+
+use crate::index::TraceIndex;
+use crate::query::{window, WindowQuery};
+
+/// An experiment (or session) opened for viewing: its model and trace index; the critical path
+/// and the state timeline are computed on first request.
+pub struct Viewer {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The experiment.
+    pub exp: Experiment,
+    /// Its model (as `plx report` builds it).
+    pub model: Model,
+    /// The trace index.
+    pub index: TraceIndex,
+    critpath: OnceCell<Result<CriticalPath, String>>,
+    timeline: OnceCell<Result<Timeline, String>>,
+}
+
+impl Viewer {
+    /// Reads `dir` (keeping application `app` of a session) and indexes its trace.
+    pub fn open(dir: &Path, app: Option<&str>) -> Result<Viewer, AnalysisError> {
+        let exp = Experiment::open(dir)?;
+        let mut model = Model::build(&exp, BuildOptions::default());
+        if let Some(a) = app {
+            model.select_app(a)?;
+        }
+        if !model.processes.iter().any(|p| p.has_trace()) {
+            return Err(AnalysisError::NoEventTrace(dir.to_path_buf()));
+        }
+        let index = TraceIndex::build(&model, &exp)?;
+        Ok(Viewer {
+            dir: dir.to_path_buf(),
+            exp,
+            model,
+            index,
+            critpath: OnceCell::new(),
+            timeline: OnceCell::new(),
+        })
+    }
+
+    /// Warnings of the model and the merge, as text.
+    pub fn warnings(&self) -> Vec<String> {
+        self.model
+            .report_warnings()
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
+    }
+
+    fn rel(&self, t: i64) -> i64 {
+        t - self.index.origin
+    }
+
+    /// `GET /api/meta`: tracks with their grouping, regions, user events, the span.
+    pub fn meta(&self) -> Value {
+        let ix = &self.index;
+        let tracks: Vec<Value> = ix
+            .tracks
+            .iter()
+            .map(|t| {
+                json!({
+                    "label": t.label, "app": t.app, "host": t.host, "pid": t.pid,
+                    "rank": t.rank, "thread": t.thread, "name": t.name,
+                    "process": t.process, "depth": t.lanes.len(),
+                    "regions": t.lanes.iter().map(|l| l.len()).sum::<usize>(),
+                })
+            })
+            .collect();
+        let regions: Vec<Value> = ix
+            .regions
+            .all()
+            .iter()
+            .map(|info| {
+                json!([info.name, info.kind.as_str(), info.file, info.line])
+            })
+            .collect();
+        json!({
+            "dir": self.dir.display().to_string(),
+            "span": ix.end - ix.origin,
+            "events": ix.events,
+            "tracks": tracks,
+            "regions": regions,
+            "user_events": ix.user_events,
+            "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
+            "has_mpi": self.model.has_mpi(),
+        })
+    }
+
+    /// `GET /api/window?t0=&t1=&width=&max=`: see [`crate::query`].
+    pub fn window(&self, t0: i64, t1: i64, width: u32, max: usize) -> Value {
+        let o = self.index.origin;
+        let q = WindowQuery {
+            t0: o + t0,
+            t1: o + t1.max(t0 + 1),
+            width: width.clamp(1, 20_000),
+            max_messages: max,
+        };
+        let a = window(&self.index, &q);
+        let tracks: Vec<Value> = a
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(ti, lanes)| {
+                let track = &self.index.tracks[ti];
+                let lanes: Vec<Value> = lanes
+                    .iter()
+                    .enumerate()
+                    .map(|(d, la)| {
+                        let lane = &track.lanes[d];
+                        let full: Vec<Value> = la
+                            .full
+                            .iter()
+                            .map(|&i| {
+                                let r = lane.get(i);
+                                json!([self.rel(r.start), self.rel(r.end), r.region, i])
+                            })
+                            .collect();
+                        let cols: Vec<Value> = la
+                            .columns
+                            .iter()
+                            .map(|c| json!([c.col, c.count, c.busy, lane.region[c.longest]]))
+                            .collect();
+                        json!({"full": full, "columns": cols})
+                    })
+                    .collect();
+                json!(lanes)
+            })
+            .collect();
+        let m = &a.messages;
+        let lines: Vec<Value> = m
+            .lines
+            .iter()
+            .map(|l| {
+                json!([
+                    self.rel(l.send),
+                    self.rel(l.recv.unwrap_or(l.send)),
+                    l.from,
+                    l.to,
+                    l.bytes
+                ])
+            })
+            .collect();
+        let bundles: Vec<Value> = m
+            .bundles
+            .iter()
+            .map(|b| json!([b.col, b.from, b.to, b.count, b.bytes, self.rel(b.mean_recv)]))
+            .collect();
+        let markers: Vec<Value> = a
+            .markers
+            .iter()
+            .map(|(t, mk)| json!([t, self.rel(mk.time), mk.event, mk.value]))
+            .collect();
+        json!({
+            "t0": t0, "t1": q.t1 - o, "width": q.width,
+            "tracks": tracks,
+            "messages": {"total": m.total, "unmatched": m.unmatched, "lines": lines,
+                         "bundles": bundles},
+            "markers": markers, "markers_total": a.markers_total,
+        })
+    }
+
+    /// `GET /api/region?track=&depth=&index=`: a region instance, its call path and source.
+    pub fn region(&self, track: usize, depth: usize, i: usize) -> Option<Value> {
+        let t = self.index.tracks.get(track)?;
+        if i >= t.lanes.get(depth)?.len() {
+            return None;
+        }
+        let path = self.index.call_path(track, depth, i);
+        let me = *path.last()?;
+        let info = self.index.regions.get(me.region);
+        let names: Vec<&str> = path
+            .iter()
+            .map(|r| self.index.regions.name(r.region))
+            .collect();
+        Some(json!({
+            "track": t.label, "name": info.name, "kind": info.kind.as_str(),
+            "start": self.rel(me.start), "end": self.rel(me.end), "duration": me.end - me.start,
+            "file": info.file, "line": info.line, "call_path": names,
+        }))
+    }
+
+    /// `GET /api/stats?t0=&t1=`: the profile of a window (each region's time clipped to it:
+    /// inclusive, exclusive, and the calls that begin in it) and its messages per pair.
+    pub fn stats(&self, t0: i64, t1: i64) -> Value {
+        let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
+        let clip = |s: i64, e: i64| (e.min(b) - s.max(a)).max(0);
+        // region → (calls, inclusive, exclusive)
+        let mut rows: HashMap<u32, (u64, i64, i64)> = HashMap::new();
+        for t in &self.index.tracks {
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let c = clip(r.start, r.end);
+                    let e = rows.entry(r.region).or_default();
+                    e.0 += u64::from(r.start >= a);
+                    e.1 += c;
+                    e.2 += c;
+                    if d > 0 {
+                        let up = &t.lanes[d - 1];
+                        if let Some(p) = up.start.partition_point(|&s| s <= r.start).checked_sub(1)
+                        {
+                            rows.entry(up.region[p]).or_default().2 -= c;
+                        }
+                    }
+                }
+            }
+        }
+        let mut rows: Vec<(u32, (u64, i64, i64))> = rows.into_iter().collect();
+        rows.sort_by_key(|(r, (_, _, ex))| (std::cmp::Reverse(*ex), *r));
+        let profile: Vec<Value> = rows
+            .iter()
+            .map(|(r, (calls, inc, ex))| json!([self.index.regions.name(*r), calls, inc, ex]))
+            .collect();
+        let mut pairs: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+        let hi = self.index.messages.partition_point(|m| m.send < b);
+        let lo = self.index.messages.partition_point(|m| m.send < a);
+        for m in &self.index.messages[lo..hi] {
+            if let Some(to) = m.to {
+                let e = pairs.entry((m.from, to)).or_default();
+                e.0 += 1;
+                e.1 += m.bytes;
+            }
+        }
+        let mut pairs: Vec<_> = pairs.into_iter().collect();
+        pairs.sort();
+        let msgs: Vec<Value> = pairs
+            .iter()
+            .map(|((f, t), (n, by))| json!([f, t, n, by]))
+            .collect();
+        json!({"t0": t0, "t1": b - self.index.origin, "profile": profile,
+               "messages": msgs,
+               "message_count": pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
+               "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
+    }
+
+    /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
+    /// them, and the total's call paths (for the flame graph).
+    pub fn profile(&self) -> Value {
+        let (tables, total) = self.model.tables(GroupBy::Thread, None);
+        let name = |r: u32| self.model.regions.name(r).to_string();
+        let flat = |t: &plx_analysis::Table| -> Vec<Value> {
+            flat_profile(&t.tree)
+                .iter()
+                .map(|r| json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu]))
+                .collect()
+        };
+        let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
+            (Some(p), th) => {
+                let p = &self.model.processes[p];
+                let who = match p.rank() {
+                    Some(r) => format!("rank {r}"),
+                    None => format!("pid {}", p.pid),
+                };
+                let app = p.app_name(&self.model);
+                let app = if app.is_empty() {
+                    String::new()
+                } else {
+                    format!("{app}: ")
+                };
+                format!("{app}{who} thread {}", th.unwrap_or(0))
+            }
+            _ => "total".to_string(),
+        };
+        let mut out: Vec<Value> = vec![json!({"label": "total", "rows": flat(&total)})];
+        out.extend(
+            tables
+                .iter()
+                .map(|t| json!({"label": label(t), "rows": flat(t)})),
+        );
+        let paths: Vec<Value> = callpath_rows(&total.tree)
+            .iter()
+            .map(|r| {
+                let p: Vec<String> = r.path.iter().map(|&x| name(x)).collect();
+                json!([p, r.calls, r.exclusive, r.inclusive])
+            })
+            .collect();
+        json!({"tables": out, "callpaths": paths})
+    }
+
+    /// `GET /api/comm`: the matrix by rank (as `plx comm`) and the latency/bandwidth fit.
+    pub fn comm(&self) -> Value {
+        if !self.model.has_mpi() {
+            return json!({"ranks": [], "pairs": [], "fits": []});
+        }
+        let ranks: Vec<u32> = self.model.ranks().iter().map(|(r, _)| *r).collect();
+        let pairs: Vec<Value> = pairs(&self.model, Direction::Sent, false)
+            .iter()
+            .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
+            .collect();
+        let mut fit = FitAccumulator::new(false);
+        let fits: Vec<Value> = match match_messages(&self.model, |m| fit.add(m)) {
+            Ok(_) => fit
+                .fits()
+                .iter()
+                .map(|f| {
+                    json!({"from": f.sender.rank, "to": f.receiver.rank,
+                           "messages": f.messages, "latency_us": f.latency_us,
+                           "bandwidth_mbps": f.bandwidth_mbps, "r2": f.r2,
+                           "mean_transfer_us": f.mean_transfer_us})
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        json!({"ranks": ranks, "pairs": pairs, "fits": fits})
+    }
+
+    /// `GET /api/critpath`: the global critical path's segments (on tracks) and its profile per
+    /// level.
+    pub fn critpath(&self) -> Value {
+        let cp = self.critpath.get_or_init(|| {
+            CriticalPath::compute(
+                &self.model,
+                &self.exp,
+                Window::ALL,
+                Mode::Global,
+                None,
+                MergeOptions::default(),
+            )
+            .map_err(|e| e.to_string())
+        });
+        let cp = match cp {
+            Ok(cp) => cp,
+            Err(e) => return json!({"error": e}),
+        };
+        // graph locations → tracks, by (process, thread)
+        let track_of: HashMap<(usize, u32), usize> = self
+            .index
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.process, t.thread), i))
+            .collect();
+        let tr = |l: u32| {
+            cp.graph
+                .locations
+                .get(l as usize)
+                .and_then(|g| track_of.get(&(g.process, g.thread)).copied())
+        };
+        let segs: Vec<Value> = cp
+            .segments
+            .iter()
+            .map(|s| {
+                json!([s.kind.as_str(), tr(s.location), s.from.and_then(tr),
+                       self.rel(s.start_ns), self.rel(s.end_ns), s.what])
+            })
+            .collect();
+        let mut levels = serde_json::Map::new();
+        for (name, level) in [("procedure", Level::Procedure), ("thread", Level::Thread)] {
+            if let Ok(items) = profile(
+                &self.model,
+                &self.exp,
+                &cp.graph,
+                &cp.segments,
+                level,
+                MergeOptions::default(),
+            ) {
+                let rows: Vec<Value> = items
+                    .iter()
+                    .map(|i| json!([i.kind.as_str(), i.name, i.location, i.time_ns]))
+                    .collect();
+                levels.insert(name.to_string(), Value::Array(rows));
+            }
+        }
+        json!({"length": cp.length_ns(), "segments": segs, "profile": levels})
+    }
+
+    /// `GET /api/displays?bins=N`: utilization per location, the concurrency profile and the
+    /// message queue length (JPVS's displays), from the state timeline.
+    pub fn displays(&self, bins: usize) -> Value {
+        let tl = self.timeline.get_or_init(|| {
+            Timeline::build(&self.model, &self.exp, &TimelineOptions::default())
+                .map_err(|e| e.to_string())
+        });
+        let tl = match tl {
+            Ok(t) => t,
+            Err(e) => return json!({"error": e}),
+        };
+        let bins = bins.clamp(1, 2000);
+        let util: Vec<Value> = utilization(tl, Window::ALL)
+            .iter()
+            .map(|u| json!([u.location, u.seconds]))
+            .collect();
+        let c = concurrency(tl, Window::ALL, bins);
+        let q = queue_length(tl, Window::ALL, bins);
+        json!({
+            "states": ["computing", "mpi", "wait", "idle"],
+            "utilization": util,
+            "concurrency": {"seconds": c.seconds, "mean": c.mean, "max": c.max,
+                            "start": c.grid.start_ns - tl.origin_ns, "width": c.grid.width_ns},
+            "queue": {"mean": q.mean, "max": q.max, "start": q.grid.start_ns - tl.origin_ns,
+                      "width": q.grid.width_ns},
+        })
+    }
+}

@@ -1,0 +1,276 @@
+//! The window query: what a timeline of `width` pixel columns over `[t0, t1)` shows.
+//!
+//! The window is cut into `width` columns at integer boundaries `b_c = t0 + (t1 − t0)·c / width`.
+//! Per track and depth, a region that lies inside one column (`b_c ≤ start`, `end ≤ b_{c+1}`,
+//! `start < b_{c+1}`) is below a pixel: it is only counted in its column's summary (how many,
+//! how long in total, and the longest one, which names what dominates). Every other region
+//! overlapping the window (it crosses a boundary or an edge of the window) comes at full detail;
+//! there are at most `width + 1` of them per lane. So an answer's size depends on the width and
+//! the number of lanes, never on the number of events in the window.
+//!
+//! Messages whose line crosses the window (sent before its end, received at or after its
+//! start) come at full detail when there are at most `max_messages`; otherwise bundled by
+//! sender, receiver and the column of the send (clamped to the window), each bundle with its
+//! count and bytes, so the counts still add up to the messages in the window.
+
+use std::collections::BTreeMap;
+
+use crate::index::{Lane, Marker, Message, TraceIndex};
+
+/// What the browser asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowQuery {
+    /// Window start, global ns.
+    pub t0: i64,
+    /// Window end, global ns (greater than `t0`).
+    pub t1: i64,
+    /// Pixel columns (at least 1).
+    pub width: u32,
+    /// Most messages (and markers) given one by one.
+    pub max_messages: usize,
+}
+
+/// The regions below a pixel of one column of one lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// Column.
+    pub col: u32,
+    /// Regions inside it.
+    pub count: u32,
+    /// Their total time, ns.
+    pub busy: u64,
+    /// The longest of them (index into the lane).
+    pub longest: usize,
+}
+
+/// One lane's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaneAnswer {
+    /// Regions at full detail (indices into the lane, in order).
+    pub full: Vec<usize>,
+    /// Columns that have regions below a pixel, in order.
+    pub columns: Vec<Column>,
+}
+
+/// Messages sent in one column from one track to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bundle {
+    /// Column of the sends (clamped to the window).
+    pub col: u32,
+    /// Sender track.
+    pub from: u32,
+    /// Receiver track.
+    pub to: u32,
+    /// Messages.
+    pub count: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// Their mean receive time, global ns.
+    pub mean_recv: i64,
+}
+
+/// The messages of a window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessagesAnswer {
+    /// Matched messages whose line crosses the window.
+    pub total: u64,
+    /// Sends in the window without a matched receive.
+    pub unmatched: u64,
+    /// The matched messages one by one (when `total ≤ max_messages`).
+    pub lines: Vec<Message>,
+    /// Otherwise bundled.
+    pub bundles: Vec<Bundle>,
+}
+
+/// The answer to a [`WindowQuery`].
+#[derive(Debug, Clone, Default)]
+pub struct WindowAnswer {
+    /// Per track, per depth.
+    pub lanes: Vec<Vec<LaneAnswer>>,
+    /// Messages.
+    pub messages: MessagesAnswer,
+    /// User events in the window (the first `max_messages` in time order, with their track).
+    pub markers: Vec<(u32, Marker)>,
+    /// User events in the window.
+    pub markers_total: u64,
+}
+
+/// Column boundaries of a query.
+struct Grid {
+    t0: i64,
+    span: i128,
+    w: u32,
+}
+
+impl Grid {
+    fn boundary(&self, c: u32) -> i64 {
+        self.t0 + (self.span * c as i128 / self.w as i128) as i64
+    }
+
+    /// The column holding `t` (clamped to the window).
+    fn col(&self, t: i64) -> u32 {
+        if t <= self.t0 {
+            return 0;
+        }
+        let mut c = (((t - self.t0) as i128 * self.w as i128) / self.span).min(self.w as i128 - 1)
+            as u32;
+        while c + 1 < self.w && self.boundary(c + 1) <= t {
+            c += 1;
+        }
+        while c > 0 && self.boundary(c) > t {
+            c -= 1;
+        }
+        c
+    }
+}
+
+/// Above this many regions of a lane in the window, the answer uses the lane's block maxima
+/// instead of visiting each region.
+const SCAN_PER_COLUMN: usize = 4;
+
+/// Answers `q` from `ix`.
+pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
+    let t1 = q.t1.max(q.t0 + 1);
+    let g = Grid {
+        t0: q.t0,
+        span: (t1 - q.t0) as i128,
+        w: q.width.max(1),
+    };
+    let lanes = ix
+        .tracks
+        .iter()
+        .map(|t| t.lanes.iter().map(|l| lane(l, &g, t1)).collect())
+        .collect();
+    let (markers, markers_total) = markers(ix, q.t0, t1, q.max_messages);
+    WindowAnswer {
+        lanes,
+        messages: messages(ix, &g, t1, q.max_messages),
+        markers,
+        markers_total,
+    }
+}
+
+fn lane(l: &Lane, g: &Grid, t1: i64) -> LaneAnswer {
+    let (a, b) = l.overlapping(g.t0, t1);
+    let mut out = LaneAnswer::default();
+    if b - a <= SCAN_PER_COLUMN * g.w as usize {
+        let mut cur: Option<Column> = None;
+        for i in a..b {
+            let (s, e) = (l.start[i], l.end[i]);
+            let c = g.col(s);
+            if s >= g.t0 && e <= g.boundary(c + 1) && s < g.boundary(c + 1) {
+                match cur.as_mut() {
+                    Some(col) if col.col == c => {
+                        col.count += 1;
+                        col.busy += (e - s) as u64;
+                        if l.dur(i) > l.dur(col.longest) {
+                            col.longest = i;
+                        }
+                    }
+                    _ => {
+                        out.columns.extend(cur.take());
+                        cur = Some(Column {
+                            col: c,
+                            count: 1,
+                            busy: (e - s) as u64,
+                            longest: i,
+                        });
+                    }
+                }
+            } else {
+                out.full.push(i);
+            }
+        }
+        out.columns.extend(cur);
+        return out;
+    }
+    // regions longer than the widest column cross a boundary; shorter ones that do contain one
+    let widest = (g.span / g.w as i128) as i64 + 1;
+    let mut full = Vec::new();
+    l.longer_than(a, b, widest, &mut |i| full.push(i));
+    for c in 1..g.w {
+        if let Some(i) = l.containing(g.boundary(c)) {
+            full.push(i);
+        }
+    }
+    if l.start[a] < g.t0 {
+        full.push(a);
+    }
+    if l.end[b - 1] > t1 {
+        full.push(b - 1);
+    }
+    full.sort_unstable();
+    full.dedup();
+    out.full = full;
+    for c in 0..g.w {
+        let (lo, hi) = (g.boundary(c), g.boundary(c + 1));
+        let ia = l.start.partition_point(|&s| s < lo).max(a);
+        let by_start = l.start.partition_point(|&s| s < hi);
+        let by_end = l.end.partition_point(|&e| e <= hi);
+        let ib = by_start.min(by_end).min(b);
+        if let Some(longest) = l.longest(ia, ib) {
+            out.columns.push(Column {
+                col: c,
+                count: (ib - ia) as u32,
+                busy: l.busy(ia, ib),
+                longest,
+            });
+        }
+    }
+    out
+}
+
+fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
+    let lo = ix
+        .messages
+        .partition_point(|m| m.send < g.t0.saturating_sub(ix.max_latency));
+    let hi = ix.messages.partition_point(|m| m.send < t1);
+    let mut out = MessagesAnswer::default();
+    let visible = ix.messages[lo..hi].iter().filter(|m| match m.recv {
+        Some(r) => r >= g.t0 && m.to.is_some(),
+        None => false,
+    });
+    out.total = visible.clone().count() as u64;
+    out.unmatched = ix.messages[lo..hi]
+        .iter()
+        .filter(|m| m.recv.is_none() && m.send >= g.t0)
+        .count() as u64;
+    if out.total as usize <= max {
+        out.lines = visible.copied().collect();
+        return out;
+    }
+    let mut bundles: BTreeMap<(u32, u32, u32), (u64, u64, i128)> = BTreeMap::new();
+    for m in visible {
+        let key = (g.col(m.send), m.from, m.to.expect("visible"));
+        let e = bundles.entry(key).or_default();
+        e.0 += 1;
+        e.1 += m.bytes;
+        e.2 += m.recv.expect("visible") as i128;
+    }
+    out.bundles = bundles
+        .into_iter()
+        .map(|((col, from, to), (count, bytes, recv))| Bundle {
+            col,
+            from,
+            to,
+            count,
+            bytes,
+            mean_recv: (recv / count as i128) as i64,
+        })
+        .collect();
+    out
+}
+
+fn markers(ix: &TraceIndex, t0: i64, t1: i64, max: usize) -> (Vec<(u32, Marker)>, u64) {
+    let mut all: Vec<(u32, Marker)> = Vec::new();
+    let mut total = 0u64;
+    for (ti, t) in ix.tracks.iter().enumerate() {
+        let a = t.markers.partition_point(|m| m.time < t0);
+        let b = t.markers.partition_point(|m| m.time < t1);
+        total += (b - a) as u64;
+        all.extend(t.markers[a..b].iter().take(max).map(|m| (ti as u32, *m)));
+    }
+    all.sort_by_key(|(t, m)| (m.time, *t));
+    all.truncate(max);
+    (all, total)
+}
