@@ -104,8 +104,11 @@ impl Viewer {
         })
     }
 
-    /// `GET /api/window?t0=&t1=&width=&max=`: see [`crate::query`].
-    pub fn window(&self, t0: i64, t1: i64, width: u32, max: usize) -> Value {
+    /// `GET /api/window?t0=&t1=&width=&max=`: see [`crate::query`]. The JSON text is written
+    /// directly (the answer is the one large one, and a value tree would cost more than the
+    /// query).
+    pub fn window(&self, t0: i64, t1: i64, width: u32, max: usize) -> String {
+        use std::fmt::Write;
         let o = self.index.origin;
         let q = WindowQuery {
             t0: o + t0,
@@ -114,67 +117,73 @@ impl Viewer {
             max_messages: max,
         };
         let a = window(&self.index, &q);
-        let tracks: Vec<Value> = a
-            .lanes
-            .iter()
-            .enumerate()
-            .map(|(ti, lanes)| {
-                let track = &self.index.tracks[ti];
-                let lanes: Vec<Value> = lanes
-                    .iter()
-                    .enumerate()
-                    .map(|(d, la)| {
-                        let lane = &track.lanes[d];
-                        let full: Vec<Value> = la
-                            .full
-                            .iter()
-                            .map(|&i| {
-                                let r = lane.get(i);
-                                json!([self.rel(r.start), self.rel(r.end), r.region, i])
-                            })
-                            .collect();
-                        let cols: Vec<Value> = la
-                            .columns
-                            .iter()
-                            .map(|c| json!([c.col, c.count, c.busy, lane.region[c.longest]]))
-                            .collect();
-                        json!({"full": full, "columns": cols})
-                    })
-                    .collect();
-                json!(lanes)
-            })
-            .collect();
+        let mut out = String::with_capacity(1 << 16);
+        let _ = write!(out, "{{\"t0\":{t0},\"t1\":{},\"width\":{},\"tracks\":[", q.t1 - o, q.width);
+        for (ti, lanes) in a.lanes.iter().enumerate() {
+            let track = &self.index.tracks[ti];
+            out.push_str(if ti == 0 { "[" } else { ",[" });
+            for (d, la) in lanes.iter().enumerate() {
+                let lane = &track.lanes[d];
+                out.push_str(if d == 0 { "{\"full\":[" } else { ",{\"full\":[" });
+                for (k, &i) in la.full.iter().enumerate() {
+                    let r = lane.get(i);
+                    let sep = if k == 0 { "" } else { "," };
+                    let _ = write!(out, "{sep}[{},{},{},{i}]", r.start - o, r.end - o, r.region);
+                }
+                out.push_str("],\"columns\":[");
+                for (k, c) in la.columns.iter().enumerate() {
+                    let sep = if k == 0 { "" } else { "," };
+                    let _ = write!(
+                        out,
+                        "{sep}[{},{},{},{}]",
+                        c.col, c.count, c.busy, lane.region[c.longest]
+                    );
+                }
+                out.push_str("]}");
+            }
+            out.push(']');
+        }
         let m = &a.messages;
-        let lines: Vec<Value> = m
-            .lines
-            .iter()
-            .map(|l| {
-                json!([
-                    self.rel(l.send),
-                    self.rel(l.recv.unwrap_or(l.send)),
-                    l.from,
-                    l.to,
-                    l.bytes
-                ])
-            })
-            .collect();
-        let bundles: Vec<Value> = m
-            .bundles
-            .iter()
-            .map(|b| json!([b.col, b.from, b.to, b.count, b.bytes, self.rel(b.mean_recv)]))
-            .collect();
-        let markers: Vec<Value> = a
-            .markers
-            .iter()
-            .map(|(t, mk)| json!([t, self.rel(mk.time), mk.event, mk.value]))
-            .collect();
-        json!({
-            "t0": t0, "t1": q.t1 - o, "width": q.width,
-            "tracks": tracks,
-            "messages": {"total": m.total, "unmatched": m.unmatched, "lines": lines,
-                         "bundles": bundles},
-            "markers": markers, "markers_total": a.markers_total,
-        })
+        let _ = write!(
+            out,
+            "],\"messages\":{{\"total\":{},\"unmatched\":{},\"lines\":[",
+            m.total, m.unmatched
+        );
+        for (k, l) in m.lines.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let to = l.to.map_or("null".to_string(), |t| t.to_string());
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{to},{}]",
+                l.send - o,
+                l.recv.unwrap_or(l.send) - o,
+                l.from,
+                l.bytes
+            );
+        }
+        out.push_str("],\"bundles\":[");
+        for (k, b) in m.bundles.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{},{},{}]",
+                b.col,
+                b.from,
+                b.to,
+                b.count,
+                b.bytes,
+                b.mean_recv - o
+            );
+        }
+        out.push_str("]},\"markers\":[");
+        for (k, (t, mk)) in a.markers.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            // a value JSON cannot hold (NaN, infinity) is given as null
+            let v = json!(mk.value);
+            let _ = write!(out, "{sep}[{t},{},{},{v}]", mk.time - o, mk.event);
+        }
+        let _ = write!(out, "],\"markers_total\":{}}}", a.markers_total);
+        out
     }
 
     /// `GET /api/region?track=&depth=&index=`: a region instance, its call path and source.

@@ -114,12 +114,18 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
         "/api/meta" => Answer::json(viewer.meta()),
         "/api/window" => {
             let span = viewer.index.end - viewer.index.origin;
-            Answer::json(viewer.window(
-                num("t0", 0),
-                num("t1", span.max(1)),
-                num("width", 1000).clamp(1, 20_000) as u32,
-                num("max", 5000).clamp(0, 1_000_000) as usize,
-            ))
+            Answer {
+                status: 200,
+                content_type: "application/json",
+                body: viewer
+                    .window(
+                        num("t0", 0),
+                        num("t1", span.max(1)),
+                        num("width", 1000).clamp(1, 20_000) as u32,
+                        num("max", 5000).clamp(0, 1_000_000) as usize,
+                    )
+                    .into_bytes(),
+            }
         }
         "/api/region" => match viewer.region(
             num("track", -1) as usize,

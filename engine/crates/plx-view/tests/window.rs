@@ -153,3 +153,26 @@ fn a_request_without_the_token_gets_403_over_http() {
     assert!(ok.contains("\"total\":1000"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn the_window_answer_is_valid_json_with_every_message() {
+    let d = experiment("json");
+    let v = Viewer::open(&d, None).unwrap();
+    for max in [5000, 10] {
+        let a: serde_json::Value = serde_json::from_str(&v.window(0, 1_024_000, 200, max)).unwrap();
+        assert_eq!(a["messages"]["total"], N);
+        let tracks = a["tracks"].as_array().unwrap();
+        assert_eq!(tracks.len(), 2);
+        assert_eq!(tracks[0][1]["full"].as_array().unwrap().len(), 16);
+        assert_eq!(tracks[0][1]["columns"].as_array().unwrap().len(), 196);
+        let lines = a["messages"]["lines"].as_array().unwrap().len() as u64;
+        let bundled: u64 = a["messages"]["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[3].as_u64().unwrap())
+            .sum();
+        assert_eq!(lines + bundled, N);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
