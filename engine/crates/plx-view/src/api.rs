@@ -88,9 +88,7 @@ impl Viewer {
             .regions
             .all()
             .iter()
-            .map(|info| {
-                json!([info.name, info.kind.as_str(), info.file, info.line])
-            })
+            .map(|info| json!([info.name, info.kind.as_str(), info.file, info.line]))
             .collect();
         json!({
             "dir": self.dir.display().to_string(),
@@ -118,13 +116,22 @@ impl Viewer {
         };
         let a = window(&self.index, &q);
         let mut out = String::with_capacity(1 << 16);
-        let _ = write!(out, "{{\"t0\":{t0},\"t1\":{},\"width\":{},\"tracks\":[", q.t1 - o, q.width);
+        let _ = write!(
+            out,
+            "{{\"t0\":{t0},\"t1\":{},\"width\":{},\"tracks\":[",
+            q.t1 - o,
+            q.width
+        );
         for (ti, lanes) in a.lanes.iter().enumerate() {
             let track = &self.index.tracks[ti];
             out.push_str(if ti == 0 { "[" } else { ",[" });
             for (d, la) in lanes.iter().enumerate() {
                 let lane = &track.lanes[d];
-                out.push_str(if d == 0 { "{\"full\":[" } else { ",{\"full\":[" });
+                out.push_str(if d == 0 {
+                    "{\"full\":["
+                } else {
+                    ",{\"full\":["
+                });
                 for (k, &i) in la.full.iter().enumerate() {
                     let r = lane.get(i);
                     let sep = if k == 0 { "" } else { "," };
@@ -368,8 +375,14 @@ impl Viewer {
             .segments
             .iter()
             .map(|s| {
-                json!([s.kind.as_str(), tr(s.location), s.from.and_then(tr),
-                       self.rel(s.start_ns), self.rel(s.end_ns), s.what])
+                json!([
+                    s.kind.as_str(),
+                    tr(s.location),
+                    s.from.and_then(tr),
+                    self.rel(s.start_ns),
+                    self.rel(s.end_ns),
+                    s.what
+                ])
             })
             .collect();
         let mut levels = serde_json::Map::new();

@@ -371,7 +371,10 @@ impl TraceIndex {
         let mut path: Vec<Region> = (0..depth)
             .filter_map(|d| {
                 let lane = &track.lanes[d];
-                let j = lane.start.partition_point(|&s| s <= me.start).checked_sub(1)?;
+                let j = lane
+                    .start
+                    .partition_point(|&s| s <= me.start)
+                    .checked_sub(1)?;
                 (lane.end[j] >= me.end).then(|| lane.get(j))
             })
             .collect();
@@ -411,7 +414,9 @@ mod tests {
         let mut t = 0;
         let mut x: u64 = 7;
         for _ in 0..10_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let d = 1 + (x >> 33) as i64 % 97;
             iv.push((t, t + d));
             t += d + 3;
@@ -427,8 +432,14 @@ mod tests {
                 assert_eq!(got, want, "{a}..{b} > {min}");
             }
         }
-        assert_eq!(l.busy(0, 10_000), iv.iter().map(|(s, e)| (e - s) as u64).sum::<u64>());
+        assert_eq!(
+            l.busy(0, 10_000),
+            iv.iter().map(|(s, e)| (e - s) as u64).sum::<u64>()
+        );
         assert_eq!(l.overlapping(0, 1), (0, 1));
-        assert_eq!(l.containing(iv[10].0 + 1), (iv[10].1 - iv[10].0 > 1).then_some(10));
+        assert_eq!(
+            l.containing(iv[10].0 + 1),
+            (iv[10].1 - iv[10].0 > 1).then_some(10)
+        );
     }
 }

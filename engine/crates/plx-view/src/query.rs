@@ -13,8 +13,6 @@
 //! sender, receiver and the column of the send (clamped to the window), each bundle with its
 //! count and bytes, so the counts still add up to the messages in the window.
 
-use std::collections::BTreeMap;
-
 use crate::index::{Lane, Marker, Message, TraceIndex};
 
 /// What the browser asks for.
@@ -112,8 +110,8 @@ impl Grid {
         if t <= self.t0 {
             return 0;
         }
-        let mut c = (((t - self.t0) as i128 * self.w as i128) / self.span).min(self.w as i128 - 1)
-            as u32;
+        let mut c =
+            (((t - self.t0) as i128 * self.w as i128) / self.span).min(self.w as i128 - 1) as u32;
         while c + 1 < self.w && self.boundary(c + 1) <= t {
             c += 1;
         }
@@ -226,38 +224,71 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
         .partition_point(|m| m.send < g.t0.saturating_sub(ix.max_latency));
     let hi = ix.messages.partition_point(|m| m.send < t1);
     let mut out = MessagesAnswer::default();
-    let visible = ix.messages[lo..hi].iter().filter(|m| match m.recv {
-        Some(r) => r >= g.t0 && m.to.is_some(),
-        None => false,
-    });
-    out.total = visible.clone().count() as u64;
-    out.unmatched = ix.messages[lo..hi]
-        .iter()
-        .filter(|m| m.recv.is_none() && m.send >= g.t0)
-        .count() as u64;
-    if out.total as usize <= max {
-        out.lines = visible.copied().collect();
-        return out;
+    // sends are in time order, so their columns never decrease: the bundles of one column are
+    // complete when the next column begins
+    let mut column: Vec<Bundle> = Vec::new();
+    let mut recv_sums: Vec<i128> = Vec::new();
+    let mut flush = |column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
+        for (mut b, s) in column.drain(..).zip(sums.drain(..)) {
+            b.mean_recv = (s / b.count as i128) as i64;
+            out.push(b);
+        }
+    };
+    let mut bundled: Vec<Bundle> = Vec::new();
+    let mut add =
+        |m: &Message, column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
+            let (col, from, to, recv) = (
+                g.col(m.send),
+                m.from,
+                m.to.expect("matched"),
+                m.recv.expect("matched"),
+            );
+            if column.first().is_some_and(|b| b.col != col) {
+                flush(column, sums, out);
+            }
+            match column.iter().position(|b| b.from == from && b.to == to) {
+                Some(i) => {
+                    column[i].count += 1;
+                    column[i].bytes += m.bytes;
+                    sums[i] += recv as i128;
+                }
+                None => {
+                    column.push(Bundle {
+                        col,
+                        from,
+                        to,
+                        count: 1,
+                        bytes: m.bytes,
+                        mean_recv: 0,
+                    });
+                    sums.push(recv as i128);
+                }
+            }
+        };
+    let mut lines: Vec<Message> = Vec::new();
+    let mut bundling = false;
+    for m in &ix.messages[lo..hi] {
+        match (m.recv, m.to) {
+            (Some(r), Some(_)) if r >= g.t0 => {
+                out.total += 1;
+                if bundling {
+                    add(m, &mut column, &mut recv_sums, &mut bundled);
+                } else if lines.len() < max {
+                    lines.push(*m);
+                } else {
+                    bundling = true;
+                    for l in lines.drain(..).chain(std::iter::once(*m)) {
+                        add(&l, &mut column, &mut recv_sums, &mut bundled);
+                    }
+                }
+            }
+            (None, _) if m.send >= g.t0 => out.unmatched += 1,
+            _ => {}
+        }
     }
-    let mut bundles: BTreeMap<(u32, u32, u32), (u64, u64, i128)> = BTreeMap::new();
-    for m in visible {
-        let key = (g.col(m.send), m.from, m.to.expect("visible"));
-        let e = bundles.entry(key).or_default();
-        e.0 += 1;
-        e.1 += m.bytes;
-        e.2 += m.recv.expect("visible") as i128;
-    }
-    out.bundles = bundles
-        .into_iter()
-        .map(|((col, from, to), (count, bytes, recv))| Bundle {
-            col,
-            from,
-            to,
-            count,
-            bytes,
-            mean_recv: (recv / count as i128) as i64,
-        })
-        .collect();
+    flush(&mut column, &mut recv_sums, &mut bundled);
+    out.lines = lines;
+    out.bundles = bundled;
     out
 }
 

@@ -76,7 +76,11 @@ impl Answer {
 
 /// Equal, in time independent of where they differ.
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 fn query(s: &str) -> HashMap<&str, &str> {
@@ -91,7 +95,10 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
     let (path, qs) = url.split_once('?').unwrap_or((url, ""));
     let q = query(qs);
     if !q.get("token").is_some_and(|t| same(t, token)) {
-        return Answer::error(403, "forbidden: this address needs the token plx view printed\n");
+        return Answer::error(
+            403,
+            "forbidden: this address needs the token plx view printed\n",
+        );
     }
     if method != "GET" {
         return Answer::error(405, "only GET\n");
@@ -151,8 +158,8 @@ impl Server {
     /// Binds `opts` and draws the token.
     pub fn bind(opts: &ServerOptions) -> Result<Server, ViewError> {
         let addr = format!("{}:{}", opts.bind, opts.port);
-        let http =
-            tiny_http::Server::http(&addr).map_err(|e| ViewError::Bind(addr.clone(), e.to_string()))?;
+        let http = tiny_http::Server::http(&addr)
+            .map_err(|e| ViewError::Bind(addr.clone(), e.to_string()))?;
         let addr = match http.server_addr() {
             tiny_http::ListenAddr::IP(a) => a.to_string(),
             #[allow(unreachable_patterns)]

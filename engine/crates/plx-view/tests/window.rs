@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use plx_format::synth_mpi::{Msg, MpiWorld};
+use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_view::api::Viewer;
 use plx_view::query::{window, WindowQuery};
 use plx_view::server::{handle, Server, ServerOptions};
@@ -58,7 +58,10 @@ fn counts_at_each_zoom_level() {
     assert_eq!(a.lanes[0][0].full.len(), 1, "main crosses every column");
     assert!(a.lanes[0][1].full.is_empty());
     assert_eq!(a.lanes[0][1].columns.len(), N as usize);
-    assert!(a.lanes[0][1].columns.iter().all(|c| c.count == 1 && c.busy == 100));
+    assert!(a.lanes[0][1]
+        .columns
+        .iter()
+        .all(|c| c.count == 1 && c.busy == 100));
     assert_eq!(a.messages.total, N);
     assert_eq!(a.messages.lines.len(), N as usize);
 
@@ -68,7 +71,10 @@ fn counts_at_each_zoom_level() {
     let send = &a.lanes[0][1];
     assert_eq!(send.full.len(), 16);
     assert_eq!(send.columns.len(), 196);
-    assert_eq!(send.columns.iter().map(|c| c.count as u64).sum::<u64>(), 984);
+    assert_eq!(
+        send.columns.iter().map(|c| c.count as u64).sum::<u64>(),
+        984
+    );
     assert_eq!(send.columns.iter().map(|c| c.busy).sum::<u64>(), 98_400);
     // fewer lines allowed than messages: bundles per send column, adding up to all of them
     let a = q(&v, 0, 1_024_000, 200, 100);
@@ -84,7 +90,11 @@ fn counts_at_each_zoom_level() {
     let a = q(&v, 100_000, 105_000, 1000, 5000);
     assert_eq!(a.lanes[0][1].full.len(), 5);
     assert!(a.lanes[0][1].columns.is_empty());
-    assert_eq!(a.lanes[1][1].full.len(), 5, "receives at 100.3, ..., 104.3 µs");
+    assert_eq!(
+        a.lanes[1][1].full.len(),
+        5,
+        "receives at 100.3, ..., 104.3 µs"
+    );
     assert_eq!(a.messages.total, 5);
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -119,7 +129,10 @@ fn region_details_stats_and_the_token() {
     let meta: serde_json::Value = serde_json::from_slice(&ok.body).unwrap();
     assert_eq!(meta["tracks"].as_array().unwrap().len(), 2);
     assert_eq!(meta["messages"], N);
-    assert_eq!(handle(&v, tok, "GET", &format!("/etc/passwd?token={tok}")).status, 404);
+    assert_eq!(
+        handle(&v, tok, "GET", &format!("/etc/passwd?token={tok}")).status,
+        404
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -142,13 +155,19 @@ fn a_request_without_the_token_gets_403_over_http() {
     });
     let get = |path: &str| -> String {
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
     };
     assert!(get("/api/meta").starts_with("HTTP/1.1 403"));
-    let ok = get(&format!("/api/window?token={token}&t0=0&t1=1024000&width=1024"));
+    let ok = get(&format!(
+        "/api/window?token={token}&t0=0&t1=1024000&width=1024"
+    ));
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert!(ok.contains("\"total\":1000"));
     let _ = std::fs::remove_dir_all(&d);
