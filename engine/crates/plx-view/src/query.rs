@@ -228,14 +228,14 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
     // complete when the next column begins
     let mut column: Vec<Bundle> = Vec::new();
     let mut recv_sums: Vec<i128> = Vec::new();
-    let mut flush = |column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
+    let flush = |column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
         for (mut b, s) in column.drain(..).zip(sums.drain(..)) {
             b.mean_recv = (s / b.count as i128) as i64;
             out.push(b);
         }
     };
     let mut bundled: Vec<Bundle> = Vec::new();
-    let mut add =
+    let add =
         |m: &Message, column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
             let (col, from, to, recv) = (
                 g.col(m.send),
