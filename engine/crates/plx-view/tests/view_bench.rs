@@ -71,21 +71,6 @@ fn viewer(d: &Path) -> (u64, f64, Vec<f64>, Vec<f64>, u64) {
         let (text, s) = timed(|| v.window(t0, t1, 1600, 5000));
         largest = largest.max(text.len());
         zooms.push(s * 1e3);
-        if std::env::var_os("PLX_VIEW_BENCH_DEBUG").is_some() {
-            let q = plx_view::query::WindowQuery {
-                t0: v.index.origin + t0,
-                t1: v.index.origin + t1,
-                width: 1600,
-                max_messages: 5000,
-            };
-            let (_, qs) = timed(|| plx_view::query::window(&v.index, &q));
-            eprintln!(
-                "zoom {i}: {:.1} ms total, {:.1} ms query, {} bytes",
-                s * 1e3,
-                qs * 1e3,
-                text.len()
-            );
-        }
     }
     let mut pans = Vec::new();
     let w = span / 8;
