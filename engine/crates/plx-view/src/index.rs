@@ -131,6 +131,21 @@ impl Lane {
         }
     }
 
+    /// A sealed lane of the intervals `[start, end)` (sorted, disjoint), region 0 each.
+    #[cfg(test)]
+    pub(crate) fn from_intervals(iv: &[(i64, i64)]) -> Lane {
+        let mut l = Lane::default();
+        for &(start, end) in iv {
+            l.push(Region {
+                start,
+                end,
+                region: 0,
+            });
+        }
+        l.seal();
+        l
+    }
+
     fn push(&mut self, r: Region) {
         self.start.push(r.start);
         self.end.push(r.end);
