@@ -66,6 +66,7 @@ export interface Displays {
   error?: string; states: string[]; utilization: [string, number[]][];
   concurrency: { seconds: number[]; mean: number[]; max: number[]; start: number; width: number };
   queue: { mean: number[]; max: number[]; start: number; width: number };
+  histograms: Record<string, { values: number[]; start: number; width: number }>;
 }
 
 const token = new URLSearchParams(window.location.search).get("token") ?? "";

@@ -59,6 +59,13 @@ export function displaysView(d: Displays, cp: CritPath): HTMLElement {
   const q = d.queue;
   root.append(bars(q.max, "#9467bd", "Message queue length over time (longest per bin)",
     (i) => time(q.start + i * q.width)));
+  const titles: Record<string, string> = {
+    compute: "Time histogram: threads computing", mpi: "Time histogram: threads in MPI",
+    messages: "Time histogram: messages sent", bytes: "Time histogram: bytes sent",
+  };
+  for (const [name, h] of Object.entries(d.histograms ?? {})) {
+    root.append(bars(h.values, "#8c564b", titles[name] ?? name, (i) => time(h.start + i * h.width)));
+  }
   root.append(el("h3", {}, `Critical path: ${cp.error ?? time(cp.length)}`));
   for (const [level, rows] of Object.entries(cp.profile ?? {})) {
     const pt = el("table", { class: "grid", id: `critpath-${level}` });

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
 use plx_analysis::merge::MergeOptions;
 use plx_analysis::messages::pairs;
-use plx_analysis::timeline::{concurrency, queue_length, utilization, Timeline, TimelineOptions};
+use plx_analysis::timeline::{
+    concurrency, histogram, queue_length, utilization, HistogramRun, Metric, Timeline,
+    TimelineOptions,
+};
 use plx_analysis::{
     callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, FitAccumulator,
     GroupBy, Model, Window,
@@ -405,8 +408,9 @@ impl Viewer {
         json!({"length": cp.length_ns(), "segments": segs, "profile": levels})
     }
 
-    /// `GET /api/displays?bins=N`: utilization per location, the concurrency profile and the
-    /// message queue length (JPVS's displays), from the state timeline.
+    /// `GET /api/displays?bins=N`: utilization per location, the concurrency profile, the
+    /// message queue length (JPVS's displays) and the time histograms of computing threads, MPI,
+    /// messages and bytes (IPS-2), from the state timeline.
     pub fn displays(&self, bins: usize) -> Value {
         let tl = self.timeline.get_or_init(|| {
             Timeline::build(&self.model, &self.exp, &TimelineOptions::default())
@@ -421,6 +425,27 @@ impl Viewer {
             .iter()
             .map(|u| json!([u.location, u.seconds]))
             .collect();
+        let run = [HistogramRun {
+            name: "",
+            timeline: tl,
+            window: Window::ALL,
+        }];
+        let mut hists = serde_json::Map::new();
+        for (name, m) in [
+            ("compute", Metric::Compute),
+            ("mpi", Metric::Mpi),
+            ("messages", Metric::Messages),
+            ("bytes", Metric::Bytes),
+        ] {
+            let h = histogram(&run, &m, bins, false);
+            if let Some(s) = h.series.first() {
+                hists.insert(
+                    name.to_string(),
+                    json!({"values": s.values, "start": s.grid.start_ns - tl.origin_ns,
+                           "width": s.grid.width_ns}),
+                );
+            }
+        }
         let c = concurrency(tl, Window::ALL, bins);
         let q = queue_length(tl, Window::ALL, bins);
         json!({
@@ -430,6 +455,7 @@ impl Viewer {
                             "start": c.grid.start_ns - tl.origin_ns, "width": c.grid.width_ns},
             "queue": {"mean": q.mean, "max": q.max, "start": q.grid.start_ns - tl.origin_ns,
                       "width": q.grid.width_ns},
+            "histograms": hists,
         })
     }
 }

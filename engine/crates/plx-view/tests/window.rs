@@ -195,3 +195,26 @@ fn the_window_answer_is_valid_json_with_every_message() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn displays_count_every_message_once() {
+    let d = experiment("displays");
+    let v = Viewer::open(&d, None).unwrap();
+    let a = v.displays(50);
+    let sent: f64 = a["histograms"]["messages"]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    assert_eq!(sent, N as f64);
+    let bytes: f64 = a["histograms"]["bytes"]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    assert_eq!(bytes, (8 * N * (N + 1) / 2) as f64);
+    assert_eq!(a["utilization"].as_array().unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(&d);
+}
