@@ -30,6 +30,9 @@ export interface WindowAnswer {
   };
   markers: [number, number, number, number][];
   markers_total: number;
+  /** [release, acquire, from track, to track, object kind] */
+  handoffs: [number, number, number, number, number][];
+  handoffs_total: number;
 }
 
 export interface RegionDetail {

@@ -307,6 +307,17 @@ export class Timeline {
         lines += count;
       }
       g.stroke();
+      // lock hand-offs and joins: dashed, from the release to the acquisition
+      g.strokeStyle = "rgba(123, 31, 162, 0.8)";
+      g.setLineDash([4, 3]);
+      g.beginPath();
+      for (const [rel, acq, from, to] of a.handoffs ?? []) {
+        g.moveTo(now(rel), mid(from));
+        g.lineTo(now(acq), mid(to));
+      }
+      g.stroke();
+      g.setLineDash([]);
+      this.canvas.dataset.handoffs = String(a.handoffs_total ?? 0);
       for (const [track, t, ev, v] of a.markers) {
         const r = this.rowOf(track);
         if (!r) continue;

@@ -101,6 +101,7 @@ impl Viewer {
             "regions": regions,
             "user_events": ix.user_events,
             "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
+            "handoffs": ix.handoffs.len(),
             "has_mpi": self.model.has_mpi(),
         })
     }
@@ -192,7 +193,24 @@ impl Viewer {
             let v = json!(mk.value);
             let _ = write!(out, "{sep}[{t},{},{},{v}]", mk.time - o, mk.event);
         }
-        let _ = write!(out, "],\"markers_total\":{}}}", a.markers_total);
+        let _ = write!(
+            out,
+            "],\"markers_total\":{},\"handoffs\":[",
+            a.markers_total
+        );
+        for (k, h) in a.handoffs.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{},{}]",
+                h.release - o,
+                h.acquire - o,
+                h.from,
+                h.to,
+                h.kind
+            );
+        }
+        let _ = write!(out, "],\"handoffs_total\":{}}}", a.handoffs_total);
         out
     }
 

@@ -214,6 +214,22 @@ pub struct Message {
     pub bytes: u64,
 }
 
+/// A synchronization object handed from one thread to another: a release, then an acquisition
+/// that had waited for it (a lock hand-off, a semaphore post, a join of the ended thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handoff {
+    /// The release, global ns.
+    pub release: i64,
+    /// The acquisition that ended the wait.
+    pub acquire: i64,
+    /// Releasing track.
+    pub from: u32,
+    /// Acquiring track.
+    pub to: u32,
+    /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
+    pub kind: u8,
+}
+
 /// One thread with trace events.
 #[derive(Debug, Clone)]
 pub struct Track {
@@ -252,6 +268,10 @@ pub struct TraceIndex {
     pub messages: Vec<Message>,
     /// Longest send-to-receive time of a matched message, ns.
     pub max_latency: i64,
+    /// Hand-offs sorted by release.
+    pub handoffs: Vec<Handoff>,
+    /// Longest release-to-acquire time of a hand-off, ns.
+    pub max_handoff: i64,
     /// First event, global ns.
     pub origin: i64,
     /// Last event, global ns.
@@ -286,6 +306,9 @@ impl TraceIndex {
         let mut sends: std::collections::HashMap<u64, usize> = Default::default();
         let mut messages: Vec<Message> = Vec::new();
         let mut events = 0u64;
+        // (process, object) → the latest release: (time, track)
+        let mut released: std::collections::HashMap<(usize, u32), (i64, u32)> = Default::default();
+        let mut handoffs: Vec<Handoff> = Vec::new();
         let origin = merge.origin_ns();
         let mut end = origin;
         while let Some(ev) = merge.next_event() {
@@ -304,6 +327,26 @@ impl TraceIndex {
                         while st.len() > pos {
                             let (r, s) = st.pop().expect("nonempty");
                             close(&mut tracks[li], st.len(), r, s, t);
+                        }
+                    }
+                }
+                EventKind::Release { object, .. } => {
+                    released.insert((tracks[li].process, object), (t, li as u32));
+                }
+                EventKind::Acquire {
+                    object,
+                    kind,
+                    wait_ns,
+                } if wait_ns > 0 => {
+                    if let Some(&(rt, from)) = released.get(&(tracks[li].process, object)) {
+                        if from != li as u32 && rt <= t {
+                            handoffs.push(Handoff {
+                                release: rt,
+                                acquire: t,
+                                from,
+                                to: li as u32,
+                                kind,
+                            });
                         }
                     }
                 }
@@ -366,8 +409,16 @@ impl TraceIndex {
             .max()
             .unwrap_or(0)
             .max(0);
+        handoffs.sort_by_key(|h| (h.release, h.from));
+        let max_handoff = handoffs
+            .iter()
+            .map(|h| h.acquire - h.release)
+            .max()
+            .unwrap_or(0);
         Ok(TraceIndex {
             tracks,
+            handoffs,
+            max_handoff,
             regions: merge.regions().clone(),
             user_events: merge.user_events().to_vec(),
             messages,

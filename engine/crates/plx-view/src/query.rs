@@ -13,7 +13,7 @@
 //! sender, receiver and the column of the send (clamped to the window), each bundle with its
 //! count and bytes, so the counts still add up to the messages in the window.
 
-use crate::index::{Lane, Marker, Message, TraceIndex};
+use crate::index::{Handoff, Lane, Marker, Message, TraceIndex};
 
 /// What the browser asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +91,10 @@ pub struct WindowAnswer {
     pub markers: Vec<(u32, Marker)>,
     /// User events in the window.
     pub markers_total: u64,
+    /// Hand-offs whose arc crosses the window (the first `max_messages` by release).
+    pub handoffs: Vec<Handoff>,
+    /// Hand-offs whose arc crosses the window.
+    pub handoffs_total: u64,
 }
 
 /// Column boundaries of a query.
@@ -140,7 +144,14 @@ pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
         .map(|t| t.lanes.iter().map(|l| lane(l, &g, t1)).collect())
         .collect();
     let (markers, markers_total) = markers(ix, q.t0, t1, q.max_messages);
+    let lo = ix
+        .handoffs
+        .partition_point(|h| h.release < q.t0.saturating_sub(ix.max_handoff));
+    let hi = ix.handoffs.partition_point(|h| h.release < t1);
+    let crossing = ix.handoffs[lo..hi].iter().filter(|h| h.acquire >= q.t0);
     WindowAnswer {
+        handoffs_total: crossing.clone().count() as u64,
+        handoffs: crossing.take(q.max_messages).copied().collect(),
         lanes,
         messages: messages(ix, &g, t1, q.max_messages),
         markers,

@@ -218,3 +218,65 @@ fn displays_count_every_message_once() {
     assert_eq!(a["utilization"].as_array().unwrap().len(), 2);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Main holds a mutex for 500 µs; the worker, waiting for it, gets it 10 ns after the release;
+/// main joins the worker, which ends at 700.03 µs (the critpath test's lock world).
+#[test]
+fn a_lock_handoff_and_a_join_are_arcs_between_threads() {
+    use plx_format::synth::SynthProcess;
+    use plx_format::{EventEncoder, NamedBy, SyncKind, NONE_U32};
+    let d = std::env::temp_dir().join(format!("plx-view-{}-lock", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let mut p = SynthProcess::new("host", 50, &["/bin/locks"]);
+    p.functions(&[(1, "main"), (2, "worker"), (3, "locked")])
+        .thread(0, 50, "main", 0)
+        .thread(1, 51, "worker", 100)
+        .sync_object(0, SyncKind::Mutex, NamedBy::Init, NONE_U32, 0x4000)
+        .sync_object(1, SyncKind::Thread, NamedBy::Use, NONE_U32, 0x5000);
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 0)
+        .acquire(0, 0, 0, 10)
+        .enter(3, 10)
+        .exit(3, 500_010)
+        .release(0, 0, 500_010)
+        .acquire(1, 6, 150_030, 700_040)
+        .exit(1, 700_100);
+    let mut w = EventEncoder::new(100);
+    w.enter(2, 100)
+        .acquire(0, 0, 499_820, 500_020)
+        .release(0, 0, 700_020)
+        .exit(2, 700_030)
+        .release(1, 6, 700_030);
+    p.chunk(0, &m).chunk(1, &w).end(700_100, 0);
+    p.write(&d).unwrap();
+    let v = Viewer::open(&d, None).unwrap();
+    let h: Vec<(i64, i64, u32, u32, u8)> = v
+        .index
+        .handoffs
+        .iter()
+        .map(|h| {
+            (
+                h.release - v.index.origin,
+                h.acquire - v.index.origin,
+                h.from,
+                h.to,
+                h.kind,
+            )
+        })
+        .collect();
+    assert_eq!(
+        h,
+        [(500_010, 500_020, 0, 1, 0), (700_030, 700_040, 1, 0, 6)]
+    );
+    let a: serde_json::Value = serde_json::from_str(&v.window(600_000, 700_100, 100, 10)).unwrap();
+    assert_eq!(
+        a["handoffs_total"], 1,
+        "only the join crosses [600, 700.1) µs"
+    );
+    assert_eq!(
+        a["handoffs"][0],
+        serde_json::json!([700_030, 700_040, 1, 0, 6])
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
