@@ -207,9 +207,13 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
     let widest = (g.span / g.w as i128) as i64 + 1;
     let mut full = Vec::new();
     l.longer_than(a, b, widest, &mut |i| full.push(i));
+    // columns go left to right: each search starts where the previous one ended
+    let mut at = a;
     for c in 1..g.w {
-        if let Some(i) = l.containing(g.boundary(c)) {
-            full.push(i);
+        let bc = g.boundary(c);
+        at = gallop(&l.start, at, |s| s < bc);
+        if at > 0 && l.start[at - 1] < bc && l.end[at - 1] > bc {
+            full.push(at - 1);
         }
     }
     if l.start[a] < g.t0 {
@@ -221,11 +225,12 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
     full.sort_unstable();
     full.dedup();
     out.full = full;
+    let (mut ia, mut by_start, mut by_end) = (a, a, a);
     for c in 0..g.w {
         let (lo, hi) = (g.boundary(c), g.boundary(c + 1));
-        let ia = l.start.partition_point(|&s| s < lo).max(a);
-        let by_start = l.start.partition_point(|&s| s < hi);
-        let by_end = l.end.partition_point(|&e| e <= hi);
+        ia = gallop(&l.start, ia, |s| s < lo);
+        by_start = gallop(&l.start, by_start.max(ia), |s| s < hi);
+        by_end = gallop(&l.end, by_end, |e| e <= hi);
         let ib = by_start.min(by_end).min(b);
         if let Some(longest) = l.longest(ia, ib) {
             out.columns.push(Column {
@@ -237,6 +242,28 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
         }
     }
     out
+}
+
+/// The first index from `from` on whose value fails `pred` (true on a prefix of `v`), found by
+/// doubling steps from `from` then bisecting: cheap when the answer is near `from`.
+fn gallop<T: Copy>(v: &[T], from: usize, pred: impl Fn(T) -> bool) -> usize {
+    if from >= v.len() || !pred(v[from]) {
+        return from;
+    }
+    // pred(v[lo]) holds; find hi with !pred(v[hi]) or the end
+    let (mut lo, mut step) = (from, 1usize);
+    let hi = loop {
+        let next = lo + step;
+        if next >= v.len() {
+            break v.len();
+        }
+        if !pred(v[next]) {
+            break next;
+        }
+        lo = next;
+        step *= 2;
+    };
+    lo + 1 + v[lo + 1..hi].partition_point(|&x| pred(x))
 }
 
 fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
