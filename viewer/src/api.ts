@@ -81,3 +81,11 @@ export async function get<T>(path: string, params: Record<string, number> = {}):
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as T;
 }
+
+export interface Compare {
+  runs: string[];
+  /** [metric, unit, one value per run] */
+  metrics: [string, string, (number | null)[]][];
+  /** [function, inclusive s per run, last − first, last / first] */
+  functions: [string, (number | null)[], number, number | null][];
+}

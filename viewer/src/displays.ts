@@ -1,8 +1,8 @@
 // Displays: utilization per location, the concurrency profile, the message queue length
 // (JPVS's displays) and the critical-path profile per level (IPS-2).
 
-import { CritPath, Displays } from "./api";
-import { el, seconds, time } from "./format";
+import { Compare, CritPath, Displays } from "./api";
+import { bytes, el, seconds, time } from "./format";
 
 const STATE_COLORS = ["#2ca02c", "#d62728", "#ff7f0e", "#dddddd"];
 
@@ -26,7 +26,7 @@ function bars(values: number[], color: string, title: string, label: (i: number)
   return box;
 }
 
-export function displaysView(d: Displays, cp: CritPath): HTMLElement {
+export function displaysView(d: Displays, cp: CritPath, cmp: Compare): HTMLElement {
   const root = el("div", { id: "displays-view", class: "view" });
   if (d.error) { root.append(el("p", {}, d.error)); return root; }
   root.append(el("h3", {}, "Utilization"));
@@ -80,5 +80,43 @@ export function displaysView(d: Displays, cp: CritPath): HTMLElement {
     }
     root.append(pt);
   }
+  root.append(compareTables(cmp));
   return root;
+}
+
+/** IPS-2's metric table and the functions that differ most, one column per run. */
+function compareTables(c: Compare): HTMLElement {
+  const box = el("div", { id: "comparison" });
+  box.append(el("h3", {}, `Comparison: ${c.runs.join(" · ")}`));
+  const show = (unit: string, v: number | null): string =>
+    v === null ? "–" : unit === "s" ? seconds(v) : unit === "bytes" ? bytes(v) : String(Math.round(v * 100) / 100);
+  const t = el("table", { class: "grid", id: "compare-metrics" });
+  const h = el("tr");
+  h.append(el("th", {}, "metric"));
+  for (const r of c.runs) h.append(el("th", {}, r));
+  t.append(h);
+  for (const [metric, unit, values] of c.metrics) {
+    const tr = el("tr");
+    tr.append(el("td", {}, metric));
+    for (const v of values) tr.append(el("td", {}, show(unit, v)));
+    t.append(tr);
+  }
+  box.append(t);
+  if (c.runs.length > 1) {
+    const f = el("table", { class: "grid", id: "compare-functions" });
+    const fh = el("tr");
+    fh.append(el("th", {}, "function"));
+    for (const r of c.runs) fh.append(el("th", {}, `${r} inclusive`));
+    fh.append(el("th", {}, "difference"), el("th", {}, "ratio"));
+    f.append(fh);
+    for (const [name, incl, diff, ratio] of c.functions.slice(0, 20)) {
+      const tr = el("tr");
+      tr.append(el("td", {}, name));
+      for (const v of incl) tr.append(el("td", {}, show("s", v)));
+      tr.append(el("td", {}, seconds(diff)), el("td", {}, ratio === null ? "–" : ratio.toFixed(3)));
+      f.append(tr);
+    }
+    box.append(f);
+  }
+  return box;
 }

@@ -5,6 +5,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use plx_analysis::compare::{compare, Run as CompareRun};
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
 use plx_analysis::merge::MergeOptions;
 use plx_analysis::messages::pairs;
@@ -358,6 +359,54 @@ impl Viewer {
             Err(_) => Vec::new(),
         };
         json!({"ranks": ranks, "pairs": pairs, "fits": fits})
+    }
+
+    /// `GET /api/compare`: IPS-2's metric table and the per-function differences, one column
+    /// per application of a session (as `plx compare SESSION`), else the run's own column.
+    pub fn compare(&self) -> Value {
+        let names: Vec<String> = self
+            .model
+            .apps
+            .iter()
+            .map(|a| a.name.clone())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut runs = Vec::new();
+        if names.len() > 1 {
+            for n in &names {
+                let mut m = self.model.clone();
+                if m.select_app(n).is_ok() {
+                    if let Ok(r) = CompareRun::new(n.clone(), m, None) {
+                        runs.push(r);
+                    }
+                }
+            }
+        } else {
+            let name = self
+                .dir
+                .file_name()
+                .map_or("run".to_string(), |n| n.to_string_lossy().into_owned());
+            if let Ok(r) = CompareRun::new(name, self.model.clone(), None) {
+                runs.push(r);
+            }
+        }
+        let c = compare(&runs, 10);
+        let metrics: Vec<Value> = c
+            .metrics
+            .iter()
+            .map(|m| json!([m.metric, m.unit.as_str(), m.values]))
+            .collect();
+        let functions: Vec<Value> = c
+            .functions
+            .iter()
+            .take(50)
+            .map(|f| {
+                let incl: Vec<Option<f64>> =
+                    f.runs.iter().map(|r| r.map(|x| x.inclusive_s)).collect();
+                json!([f.name, incl, f.inclusive_diff_s, f.inclusive_ratio])
+            })
+            .collect();
+        json!({"runs": c.runs, "metrics": metrics, "functions": functions})
     }
 
     /// `GET /api/critpath`: the global critical path's segments (on tracks) and its profile per

@@ -149,6 +149,7 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
         "/api/profile" => Answer::json(viewer.profile()),
         "/api/comm" => Answer::json(viewer.comm()),
         "/api/critpath" => Answer::json(viewer.critpath()),
+        "/api/compare" => Answer::json(viewer.compare()),
         "/api/displays" => Answer::json(viewer.displays(num("bins", 200).max(1) as usize)),
         _ => Answer::error(404, "not found\n"),
     }

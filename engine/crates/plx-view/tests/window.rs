@@ -216,6 +216,15 @@ fn displays_count_every_message_once() {
         .sum();
     assert_eq!(bytes, (8 * N * (N + 1) / 2) as f64);
     assert_eq!(a["utilization"].as_array().unwrap().len(), 2);
+    let c = v.compare();
+    assert_eq!(c["runs"].as_array().unwrap().len(), 1);
+    let messages = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m[0] == "Messages")
+        .unwrap();
+    assert_eq!(messages[2][0], N as f64);
     let _ = std::fs::remove_dir_all(&d);
 }
 
