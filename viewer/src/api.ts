@@ -54,6 +54,7 @@ export interface Profile {
 
 export interface Comm {
   ranks: number[]; pairs: [number, number, number, number][];
+  communicators: { name: string; pairs: [number, number, number, number][] }[];
   fits: { from: number; to: number; messages: number; latency_us: number | null;
           bandwidth_mbps: number | null; r2: number | null; mean_transfer_us: number }[];
 }

@@ -10,6 +10,8 @@ export class CommView {
   readonly root: HTMLElement;
   private c: Comm;
   private metric: Metric = "messages";
+  /** -1: every message (as plx comm counts them); else a communicator's, from the trace. */
+  private comm = -1;
   private matrix: HTMLTableElement;
 
   constructor(c: Comm) {
@@ -19,7 +21,11 @@ export class CommView {
     const pick = el("select", { id: "comm-metric" });
     for (const m of ["messages", "bytes", "mean"]) pick.append(el("option", { value: m }, m === "mean" ? "mean size" : m));
     pick.onchange = () => { this.metric = pick.value as Metric; this.render(); };
-    bar.append(el("span", {}, "Cell: "), pick);
+    const which = el("select", { id: "comm-communicator" });
+    which.append(el("option", { value: "-1" }, "all messages"));
+    c.communicators.forEach((x, i) => which.append(el("option", { value: String(i) }, x.name)));
+    which.onchange = () => { this.comm = Number(which.value); this.render(); };
+    bar.append(el("span", {}, "Cell: "), pick, el("span", {}, "Communicator: "), which);
     this.matrix = el("table", { id: "matrix", class: "matrix" });
     this.root.append(bar, el("h3", {}, "Sender (rows) → receiver (columns)"), this.matrix,
       el("h3", {}, "Latency and bandwidth fit"), this.fitTable());
@@ -27,7 +33,8 @@ export class CommView {
   }
 
   private render(): void {
-    const { ranks, pairs } = this.c;
+    const { ranks } = this.c;
+    const pairs = this.comm < 0 ? this.c.pairs : this.c.communicators[this.comm]?.pairs ?? [];
     const cell = new Map<string, [number, number]>();
     for (const [f, t, n, b] of pairs) cell.set(`${f},${t}`, [n, b]);
     const val = ([n, b]: [number, number]): number =>

@@ -334,7 +334,8 @@ impl Viewer {
         json!({"tables": out, "callpaths": paths})
     }
 
-    /// `GET /api/comm`: the matrix by rank (as `plx comm`) and the latency/bandwidth fit.
+    /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
+    /// (from the trace's matched messages) and the latency/bandwidth fit.
     pub fn comm(&self) -> Value {
         if !self.model.has_mpi() {
             return json!({"ranks": [], "pairs": [], "fits": []});
@@ -345,7 +346,17 @@ impl Viewer {
             .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
             .collect();
         let mut fit = FitAccumulator::new(false);
-        let fits: Vec<Value> = match match_messages(&self.model, |m| fit.add(m)) {
+        // (communicator, sender, receiver) → (messages, bytes), from the trace's matched messages
+        let mut per_comm: std::collections::BTreeMap<(Option<u32>, u32, u32), (u64, u64)> =
+            Default::default();
+        let fits: Vec<Value> = match match_messages(&self.model, |m| {
+            fit.add(m);
+            let e = per_comm
+                .entry((m.comm, m.sender.rank, m.receiver.rank))
+                .or_default();
+            e.0 += 1;
+            e.1 += m.bytes;
+        }) {
             Ok(_) => fit
                 .fits()
                 .iter()
@@ -358,7 +369,25 @@ impl Viewer {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        json!({"ranks": ranks, "pairs": pairs, "fits": fits})
+        let mut comms: Vec<Value> = Vec::new();
+        let mut cur: Option<(Option<u32>, Vec<Value>)> = None;
+        let name = |c: Option<u32>| match c {
+            Some(i) => self.model.comms.get(i).describe(),
+            None => "(no communicator definition)".to_string(),
+        };
+        for ((c, f, t), (n, b)) in per_comm {
+            if cur.as_ref().is_some_and(|(k, _)| *k != c) {
+                let (k, v) = cur.take().expect("some");
+                comms.push(json!({"name": name(k), "pairs": v}));
+            }
+            cur.get_or_insert_with(|| (c, Vec::new()))
+                .1
+                .push(json!([f, t, n, b]));
+        }
+        if let Some((k, v)) = cur {
+            comms.push(json!({"name": name(k), "pairs": v}));
+        }
+        json!({"ranks": ranks, "pairs": pairs, "fits": fits, "communicators": comms})
     }
 
     /// `GET /api/compare`: IPS-2's metric table and the per-function differences, one column

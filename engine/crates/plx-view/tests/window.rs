@@ -225,6 +225,10 @@ fn displays_count_every_message_once() {
         .find(|m| m[0] == "Messages")
         .unwrap();
     assert_eq!(messages[2][0], N as f64);
+    let comm = v.comm();
+    assert_eq!(comm["pairs"], serde_json::json!([[0, 1, N, 8 * N * (N + 1) / 2]]));
+    assert_eq!(comm["communicators"][0]["name"], "MPI_COMM_WORLD");
+    assert_eq!(comm["communicators"][0]["pairs"], comm["pairs"]);
     let _ = std::fs::remove_dir_all(&d);
 }
 
