@@ -50,6 +50,8 @@ export type FlatRow = [string, number, number, number, number | null];
 export interface Profile {
   tables: { label: string; rows: FlatRow[] }[];
   callpaths: [string[], number, number, number][];
+  /** [index, name, percent, self s, children s, calls, callers, callees] */
+  gprof: [number, string, number, number, number, number, string[], string[]][];
 }
 
 export interface Comm {

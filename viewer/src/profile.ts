@@ -29,7 +29,8 @@ export class ProfileView {
     bar.append(el("span", {}, "Table: "), pick, search);
     this.table = el("table", { id: "profile-table", class: "grid sortable" });
     this.icicle = el("canvas", { id: "icicle" });
-    this.root.append(bar, this.table, el("h3", {}, "Call paths (icicle, total)"), this.icicle);
+    this.root.append(bar, this.table, el("h3", {}, "Call paths (icicle, total)"), this.icicle,
+      this.callpaths(), this.callGraph());
     this.tree = { name: "all", incl: 0, children: new Map() };
     for (const [path, , , incl] of p.callpaths) {
       let n = this.tree;
@@ -75,6 +76,44 @@ export class ProfileView {
         el("td", {}, seconds(r[3])), el("td", {}, r[4] === null ? "" : seconds(r[4])));
       this.table.append(tr);
     }
+  }
+
+  /** The total's call paths as a table (plx report --callpath). */
+  private callpaths(): HTMLElement {
+    const d = el("details", { id: "callpaths" });
+    d.append(el("summary", {}, "Call paths (total, by exclusive time)"));
+    const t = el("table", { class: "grid" });
+    const h = el("tr");
+    for (const x of ["call path", "calls", "exclusive", "inclusive"]) h.append(el("th", {}, x));
+    t.append(h);
+    const rows = [...this.p.callpaths].sort((a, b) => b[2] - a[2]);
+    for (const [path, calls, excl, incl] of rows.slice(0, 200)) {
+      const tr = el("tr");
+      tr.append(el("td", {}, path.join(" => ")), el("td", {}, String(calls)), el("td", {}, seconds(excl)),
+        el("td", {}, seconds(incl)));
+      t.append(tr);
+    }
+    d.append(t);
+    return d;
+  }
+
+  /** The total's call graph (plx report --gprof): each function with its callers and callees. */
+  private callGraph(): HTMLElement {
+    const d = el("details", { id: "callgraph" });
+    d.append(el("summary", {}, "Call graph (total, gprof's)"));
+    const t = el("table", { class: "grid" });
+    const h = el("tr");
+    for (const x of ["index", "function", "% time", "self", "children", "calls", "called by", "calls to"]) h.append(el("th", {}, x));
+    t.append(h);
+    for (const [i, name, pct, self, children, calls, parents, kids] of this.p.gprof.slice(0, 200)) {
+      const tr = el("tr");
+      tr.append(el("td", {}, `[${i}]`), el("td", {}, name), el("td", {}, pct.toFixed(1)), el("td", {}, seconds(self)),
+        el("td", {}, seconds(children)), el("td", {}, String(calls)), el("td", {}, parents.join(", ")),
+        el("td", {}, kids.join(", ")));
+      t.append(tr);
+    }
+    d.append(t);
+    return d;
   }
 
   drawIcicle(): void {

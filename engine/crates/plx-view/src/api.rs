@@ -14,8 +14,8 @@ use plx_analysis::timeline::{
     TimelineOptions,
 };
 use plx_analysis::{
-    callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, FitAccumulator,
-    GroupBy, Model, Window,
+    call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions,
+    FitAccumulator, GroupBy, Model, Window,
 };
 use plx_format::{Direction, Experiment};
 use serde_json::{json, Value};
@@ -291,7 +291,7 @@ impl Viewer {
     }
 
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
-    /// them, and the total's call paths (for the flame graph).
+    /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
     pub fn profile(&self) -> Value {
         let (tables, total) = self.model.tables(GroupBy::Thread, None);
         let name = |r: u32| self.model.regions.name(r).to_string();
@@ -331,7 +331,27 @@ impl Viewer {
                 json!([p, r.calls, r.exclusive, r.inclusive])
             })
             .collect();
-        json!({"tables": out, "callpaths": paths})
+        let arcs = |v: &[plx_analysis::gprof::Arc]| -> Vec<String> {
+            v.iter()
+                .map(|a| a.region.map_or("<spontaneous>".to_string(), name))
+                .collect()
+        };
+        let gprof: Vec<Value> = call_graph(&total.tree)
+            .iter()
+            .map(|e| {
+                json!([
+                    e.index,
+                    name(e.region),
+                    e.percent,
+                    e.self_s,
+                    e.children_s,
+                    e.calls,
+                    arcs(&e.parents),
+                    arcs(&e.children)
+                ])
+            })
+            .collect();
+        json!({"tables": out, "callpaths": paths, "gprof": gprof})
     }
 
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator

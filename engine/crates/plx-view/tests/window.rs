@@ -197,7 +197,7 @@ fn the_window_answer_is_valid_json_with_every_message() {
 }
 
 #[test]
-fn displays_count_every_message_once() {
+fn displays_comparison_matrices_and_profiles_count_exactly() {
     let d = experiment("displays");
     let v = Viewer::open(&d, None).unwrap();
     let a = v.displays(50);
@@ -226,9 +226,35 @@ fn displays_count_every_message_once() {
         .unwrap();
     assert_eq!(messages[2][0], N as f64);
     let comm = v.comm();
-    assert_eq!(comm["pairs"], serde_json::json!([[0, 1, N, 8 * N * (N + 1) / 2]]));
+    assert_eq!(
+        comm["pairs"],
+        serde_json::json!([[0, 1, N, 8 * N * (N + 1) / 2]])
+    );
     assert_eq!(comm["communicators"][0]["name"], "MPI_COMM_WORLD");
     assert_eq!(comm["communicators"][0]["pairs"], comm["pairs"]);
+    // the profile of rank 1: main from 0 to 1,001,500 ns (its last receive ends at 1,000,500)
+    // less its 1,000 MPI_Recv of 200 ns
+    let p = v.profile();
+    let rank1 = &p["tables"][2];
+    assert_eq!(rank1["label"], "rank 1 thread 0");
+    let row = |i: usize| {
+        let r = &rank1["rows"][i];
+        (
+            r[0].clone(),
+            r[1].as_u64().unwrap(),
+            (r[2].as_f64().unwrap() * 1e9).round(),
+        )
+    };
+    assert_eq!(row(0), ("main".into(), 1, 801_500.0));
+    assert_eq!(row(1), ("MPI_Recv".into(), N, 200_000.0));
+    let send = p["gprof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e[1] == "MPI_Send")
+        .unwrap();
+    assert_eq!(send[5], N);
+    assert_eq!(send[6], serde_json::json!(["main"]));
     let _ = std::fs::remove_dir_all(&d);
 }
 
