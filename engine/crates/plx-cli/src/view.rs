@@ -14,8 +14,8 @@ pub struct ViewArgs {
     /// Experiment or session directory (traced: plx run --trace).
     pub dir: PathBuf,
     /// Port to listen on [default: a free one].
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub port: u16,
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
     /// Address to listen on; anything but 127.0.0.1 lets other machines in (with the token).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: String,
@@ -44,7 +44,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     }
     let server = Server::bind(&ServerOptions {
         bind: args.bind.clone(),
-        port: args.port,
+        port: args.port.unwrap_or(0),
     })
     .map_err(|e| CliError::new(1, e.to_string()))?;
     eprintln!(
