@@ -128,3 +128,9 @@ def test_screenshots_are_saved(viewed):
     for name in ("timeline.png", "timeline-critical-path.png", "timeline-zoomed.png",
                  "profiles.png", "communication.png", "displays.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000, name
+
+
+def test_critical_path_is_drawn_on_demand(viewed):
+    page, _ = viewed
+    # the button draws the global path's segments (compute, transfers, hand-offs) on the tracks
+    assert page["critical_segments"] > 0
