@@ -4,10 +4,10 @@ BUILD := $(CURDIR)/build
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps runtime engine wrappers demo test test-runtime test-sanitizers test-engine \
-        test-e2e bench install clean
+.PHONY: all deps runtime viewer engine wrappers java demo test test-runtime test-sanitizers \
+        test-engine test-e2e bench install clean
 
-all: runtime engine wrappers
+all: runtime viewer engine wrappers java
 
 deps:
 	@scripts/install-deps.sh
@@ -20,7 +20,18 @@ runtime:
 	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/lib/ 2>/dev/null || true
 	@cp runtime/include/plx.h $(BUILD)/include/
 
-engine:
+# the viewer's bundle, embedded into plx by plx-view's build.rs
+VIEWER_SRC := $(wildcard viewer/src/*.ts) viewer/package.json viewer/tsconfig.json
+viewer: viewer/dist/viewer.js
+
+viewer/node_modules/.package-lock.json: viewer/package-lock.json
+	@cd viewer && npm ci --no-audit --no-fund --loglevel=error
+
+viewer/dist/viewer.js: viewer/node_modules/.package-lock.json $(VIEWER_SRC)
+	@cd viewer && npx tsc --noEmit -p . && npx esbuild src/main.ts --bundle --minify --target=es2020 \
+	  --log-level=warning --outfile=dist/viewer.js
+
+engine: viewer
 	@cd engine && $(CARGO) build --release --quiet
 	@mkdir -p $(BUILD)/bin
 	@cp engine/target/release/plx $(BUILD)/bin/plx.new && mv -f $(BUILD)/bin/plx.new $(BUILD)/bin/plx
@@ -31,6 +42,14 @@ wrappers:
 	@sed -e 's/@COMPILER_VAR@/PLX_CXX/' -e 's/@DEFAULT@/c++/' scripts/plx-cc.in > $(BUILD)/bin/plx-c++
 	@sed -e 's/@COMPILER_VAR@/PLX_MPICC/' -e 's/@DEFAULT@/mpicc/' scripts/plx-cc.in > $(BUILD)/bin/plx-mpicc
 	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc
+
+# plx-agent.jar and parallax-api.jar (Maven; offline when the local repository has everything).
+java:
+	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
+	  cd java && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } && \
+	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
+	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
+	else echo "make: no mvn/javac: the Java agent is not built"; fi
 
 demo: deps all
 	@scripts/demo.sh
@@ -54,7 +73,7 @@ test-engine:
 	@cd engine && $(CARGO) clippy --quiet --all-targets -- -D warnings
 	@cd engine && $(CARGO) test --quiet
 
-test-e2e:
+test-e2e: viewer
 	@python3 -m pytest -q tests/e2e
 	@python3 -m pytest -q tests/exports
 
@@ -65,6 +84,8 @@ install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
 	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc $(PREFIX)/bin/
 	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
+	if [ -f $(BUILD)/lib/plx-agent.jar ]; then install -m 644 $(BUILD)/lib/*.jar $(PREFIX)/lib/ && \
+	  install -m 755 $(BUILD)/bin/plx-mpj $(PREFIX)/bin/; fi
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
 
 clean:

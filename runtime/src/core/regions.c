@@ -59,15 +59,9 @@ static void write_def(uint32_t id)
     struct region_info *r = &info[id];
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, id);
-    plx_rec_u8(&rec, r->kind);
-    plx_rec_u8(&rec, r->flags);
-    plx_rec_u32(&rec, r->module_id);
-    plx_rec_u64(&rec, r->address);
-    plx_rec_str(&rec, r->name);
-    plx_rec_str(&rec, r->file ? r->file : "");
-    plx_rec_u32(&rec, r->line);
-    plx_rec_write(&rec, 0, PLX_REC_REGION_DEF);
+    plx_enc_region_def(&rec, id, r->kind, r->flags, r->module_id, r->address, r->name, r->file,
+                       r->line);
+    plx_rec_write(&rec, 0);
 }
 
 /* Called with the lock held. */
@@ -155,21 +149,9 @@ static uintptr_t text_hash(const char *s, int kind)
     return (uintptr_t)(h | 1);
 }
 
-uint32_t plx_region_of_name(const char *name, int kind)
+/* By the name's text alone (for names in buffers that do not outlive the call: JNI strings). */
+uint32_t plx_region_of_text(const char *name, int kind)
 {
-    uintptr_t pkey = (uintptr_t)name ^ ((uintptr_t)kind << 60);
-    if (pkey == 0)
-        pkey = 1;
-    uint32_t i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
-    for (;;) {
-        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_acquire);
-        if (k == pkey)
-            return atomic_load_explicit(&ptr_slots[i].value, memory_order_relaxed);
-        if (k == 0)
-            break;
-        i = (i + 1) & (NAME_SLOTS - 1);
-    }
-    /* First sight of this pointer: find or define the name under the lock. */
     lock_take();
     uint32_t value = PLX_REGION_EXCLUDED;
     uintptr_t h = text_hash(name, kind);
@@ -189,7 +171,28 @@ uint32_t plx_region_of_name(const char *name, int kind)
         }
         j = (j + 1) & (NAME_SLOTS - 1);
     }
+    lock_give();
+    return value;
+}
+
+uint32_t plx_region_of_name(const char *name, int kind)
+{
+    uintptr_t pkey = (uintptr_t)name ^ ((uintptr_t)kind << 60);
+    if (pkey == 0)
+        pkey = 1;
+    uint32_t i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_acquire);
+        if (k == pkey)
+            return atomic_load_explicit(&ptr_slots[i].value, memory_order_relaxed);
+        if (k == 0)
+            break;
+        i = (i + 1) & (NAME_SLOTS - 1);
+    }
+    /* First sight of this pointer: find or define the name under the lock. */
+    uint32_t value = plx_region_of_text(name, kind);
     /* Publish the pointer unless the table is crowded (then the text lookup serves). */
+    lock_take();
     i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
     for (uint32_t n = 0; n < 64; n++, i = (i + 1) & (NAME_SLOTS - 1)) {
         uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_relaxed);
@@ -236,10 +239,8 @@ void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks)
                                  memory_order_relaxed);
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, id);
-        plx_rec_u64(&rec, calls);
-        plx_rec_u64(&rec, ticks);
-        plx_rec_write(&rec, 0, PLX_REC_THROTTLED);
+        plx_enc_throttled(&rec, id, calls, ticks);
+        plx_rec_write(&rec, 0);
     }
     lock_give();
 }

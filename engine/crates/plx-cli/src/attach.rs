@@ -59,7 +59,9 @@ fn os_err(what: &str) -> String {
 fn marker(pid: i32) -> PathBuf {
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("plx-attach-{uid}")).join(pid.to_string())
+    std::env::temp_dir()
+        .join(format!("plx-attach-{uid}"))
+        .join(pid.to_string())
 }
 
 /// A thread of the traced process, stopped.
@@ -111,7 +113,11 @@ impl World {
             .write(true)
             .open(format!("/proc/{pid}/mem"))
             .map_err(|e| format!("/proc/{pid}/mem: {e}"))?;
-        let mut w = World { pid, threads: Vec::new(), mem };
+        let mut w = World {
+            pid,
+            threads: Vec::new(),
+            mem,
+        };
         // threads may start while we stop the others: list again until nothing is new
         loop {
             let mut new = 0;
@@ -175,13 +181,22 @@ impl World {
 
     /// The stopped threads' program counters.
     fn pcs(&self) -> Result<Vec<u64>, String> {
-        self.threads.iter().map(|t| Ok(self.regs(t.tid)?.rip)).collect()
+        self.threads
+            .iter()
+            .map(|t| Ok(self.regs(t.tid)?.rip))
+            .collect()
     }
 
     /// Makes thread `tid` call `func(args)` with `block` copied onto its stack (arguments made
     /// with AT are offsets into it). Returns rax. The thread's registers are restored whatever
     /// happens; the block's bytes after the call are left in `after` when given.
-    fn call_block(&self, tid: i32, func: u64, block: &Block, args: [u64; 5]) -> Result<u64, String> {
+    fn call_block(
+        &self,
+        tid: i32,
+        func: u64,
+        block: &Block,
+        args: [u64; 5],
+    ) -> Result<u64, String> {
         self.call_block_reading(tid, func, block, args, None)
     }
 
@@ -260,11 +275,18 @@ impl World {
                 ));
             }
             if start.elapsed() > Duration::from_secs(30) {
-                return Err(format!("the call into process {} did not return in 30 s", self.pid));
+                return Err(format!(
+                    "the call into process {} did not return in 30 s",
+                    self.pid
+                ));
             }
             // another signal (a timer, a child): delivered to the program's handler now;
             // a stop of ours (PTRACE_EVENT_STOP) is resumed without one
-            sig = if (status >> 16) == libc::PTRACE_EVENT_STOP { 0 } else { got };
+            sig = if (status >> 16) == libc::PTRACE_EVENT_STOP {
+                0
+            } else {
+                got
+            };
         }
     }
 
@@ -322,7 +344,11 @@ fn mapped_file(pid: i32, prefix: &str) -> Result<Option<PathBuf>, String> {
     Ok(maps
         .lines()
         .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| Path::new(p).file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix)))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
         .map(PathBuf::from))
 }
 
@@ -353,7 +379,11 @@ fn start(w: &World, lib: &Path, settings: &[u8]) -> Result<i64, String> {
         let path = block.string(&cstring_bytes(lib.as_os_str()));
         let handle = w.call_block(tid, dlopen, &block, [path, 2, 0, 0, 0])?;
         if handle == 0 {
-            return Err(format!("dlopen of {} failed in process {}", lib.display(), w.pid));
+            return Err(format!(
+                "dlopen of {} failed in process {}",
+                lib.display(),
+                w.pid
+            ));
         }
     }
     let start = symbol_in(w.pid, lib, "plx_attach_start")?;
@@ -421,13 +451,18 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
         return Err(err(format!("no process {pid}")));
     }
     let lib = crate::run::lib_dir()?.join("libplx.so");
-    let lib = std::fs::canonicalize(&lib)
-        .map_err(|e| err(format!("runtime library not found: {} ({e})", lib.display())))?;
-    let dir = a
-        .settings
-        .get("PLX_OUTPUT")
-        .map_or_else(|| PathBuf::from(format!("plx-{}-{pid}", comm(pid))), PathBuf::from);
-    std::fs::create_dir_all(&dir).map_err(|e| err(format!("{}: cannot create: {e}", dir.display())))?;
+    let lib = std::fs::canonicalize(&lib).map_err(|e| {
+        err(format!(
+            "runtime library not found: {} ({e})",
+            lib.display()
+        ))
+    })?;
+    let dir = a.settings.get("PLX_OUTPUT").map_or_else(
+        || PathBuf::from(format!("plx-{}-{pid}", comm(pid))),
+        PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| err(format!("{}: cannot create: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(&dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
     let mut settings = OsString::from("PLX_OUTPUT=");
     settings.push(dir.as_os_str());
@@ -448,17 +483,38 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
     }
     // SAFETY: the handler only stores to an atomic.
     unsafe {
-        libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
+        libc::signal(
+            libc::SIGINT,
+            on_stop_signal as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_stop_signal as *const () as libc::sighandler_t,
+        );
     }
     let began = Instant::now();
+    // a process just started may still be in its dynamic loader (no C library mapped yet):
+    // give it a moment to get to its own code
+    while mapped_file(pid, "libc.so").map_err(err)?.is_none()
+        && began.elapsed() < Duration::from_secs(2)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     {
         let w = World::stop(pid).map_err(err)?;
         match start(&w, &lib, settings.as_bytes()).map_err(err)? {
             0 => {}
-            -1 => return Err(err(format!("process {pid} is already measured by Parallax"))),
+            -1 => {
+                return Err(err(format!(
+                    "process {pid} is already measured by Parallax"
+                )))
+            }
             -2 => return Err(err("the runtime refused the settings".into())),
-            rc => return Err(err(format!("the runtime could not start in process {pid} ({rc})"))),
+            rc => {
+                return Err(err(format!(
+                    "the runtime could not start in process {pid} ({rc})"
+                )))
+            }
         }
     }
     eprintln!(
@@ -469,7 +525,9 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
     );
     std::fs::write(&mark, std::process::id().to_string())
         .map_err(|e| err(format!("{}: {e}", mark.display())))?;
-    let deadline = a.duration.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
+    let deadline = a
+        .duration
+        .map(|s| began + Duration::from_secs_f64(s.max(0.0)));
     let mut alive = true;
     while !STOP.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         if !Path::new(&format!("/proc/{pid}")).is_dir() || zombie(pid) {
@@ -486,23 +544,37 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
             let w = World::stop(pid).map_err(err)?;
             match stop(&w, &lib).map_err(err)? {
                 -2 if tries < 500 => {}
-                -2 => return Err(err(format!("process {pid}: a thread stays inside the runtime; not detached"))),
+                -2 => {
+                    return Err(err(format!(
+                        "process {pid}: a thread stays inside the runtime; not detached"
+                    )))
+                }
                 _ => break,
             }
             drop(w);
             tries += 1;
             std::thread::sleep(Duration::from_millis(2));
         }
-        eprintln!("plx: detached from process {pid}; experiment written to {}", dir.display());
+        eprintln!(
+            "plx: detached from process {pid}; experiment written to {}",
+            dir.display()
+        );
     } else {
-        eprintln!("plx: process {pid} ended; experiment written to {}", dir.display());
+        eprintln!(
+            "plx: process {pid} ended; experiment written to {}",
+            dir.display()
+        );
     }
     Ok(0)
 }
 
 fn zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
         .unwrap_or(true)
 }
 
@@ -516,10 +588,16 @@ pub fn detach(a: &DetachArgs) -> Result<i32, CliError> {
     // SAFETY: kill has no memory preconditions.
     if unsafe { libc::kill(attacher, libc::SIGTERM) } != 0 {
         let _ = std::fs::remove_file(&mark);
-        return Err(err(format!("the `plx attach` of process {} is gone", a.pid)));
+        return Err(err(format!(
+            "the `plx attach` of process {} is gone",
+            a.pid
+        )));
     }
     let until = Instant::now() + Duration::from_secs(60);
-    while Path::new(&format!("/proc/{attacher}")).is_dir() && !zombie(attacher) && Instant::now() < until {
+    while Path::new(&format!("/proc/{attacher}")).is_dir()
+        && !zombie(attacher)
+        && Instant::now() < until
+    {
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok(0)
@@ -551,11 +629,18 @@ pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
         }
     };
     let lib = crate::run::lib_dir()?.join("libplx.so");
-    let lib = std::fs::canonicalize(&lib)
-        .map_err(|e| err(format!("runtime library not found: {} ({e})", lib.display())))?;
+    let lib = std::fs::canonicalize(&lib).map_err(|e| {
+        err(format!(
+            "runtime library not found: {} ({e})",
+            lib.display()
+        ))
+    })?;
     let w = World::stop(pid).map_err(err)?;
     if load_base(pid, &lib).map_err(err)?.is_none() {
-        return Err(err(format!("process {pid} is not measured by Parallax (no {} in it)", lib.display())));
+        return Err(err(format!(
+            "process {pid} is not measured by Parallax (no {} in it)",
+            lib.display()
+        )));
     }
     let f = symbol_in(pid, &lib, "plx_probe_ctl").map_err(err)?;
     let mut block = Block::default();
@@ -565,7 +650,13 @@ pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
     let (pcs_at, n) = block.pcs(&w.pcs().map_err(err)?);
     let mut after = Vec::new();
     let len = w
-        .call_block_reading(w.caller(), f, &block, [cmd_at, out_at, CAP as u64, pcs_at, n], Some(&mut after))
+        .call_block_reading(
+            w.caller(),
+            f,
+            &block,
+            [cmd_at, out_at, CAP as u64, pcs_at, n],
+            Some(&mut after),
+        )
         .map_err(err)? as i32;
     drop(w);
     if len < 0 {

@@ -49,6 +49,9 @@ pub enum Command {
     /// Sessions of several applications: list them, or add an older experiment in comparison
     /// mode.
     Session(crate::session::SessionArgs),
+    /// The web viewer: serve an experiment's timeline, profiles, communication matrix and
+    /// displays on a local address (with a random token) for a browser.
+    View(crate::view::ViewArgs),
     /// Measure a process that is already running (ptrace loads the runtime into it; --probe
     /// names what to measure) until Ctrl-C, `plx detach PID`, --duration or its end.
     Attach(crate::attach::AttachArgs),

@@ -169,6 +169,8 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
             source
         )?;
     }
+    java_lines(p, out)?;
+    probe_lines(p, out)?;
     if !p.throttled.is_empty() {
         writeln!(out, "  throttled")?;
         for t in &p.throttled {
@@ -182,6 +184,89 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         }
     }
     writeln!(out)
+}
+
+/// Probes (docs/dynamic.md): what was probed, over which intervals, and what was skipped and why.
+fn probe_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    if p.probe_sites.is_empty() {
+        return Ok(());
+    }
+    let probed: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped == 0).collect();
+    let skipped: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped != 0).collect();
+    writeln!(
+        out,
+        "  probes      {} probed, {} skipped",
+        probed.len(),
+        skipped.len()
+    )?;
+    let start = p.start_ticks().unwrap_or(0);
+    let at = |ticks: u64| p.clock_map.seconds(ticks) - p.clock_map.seconds(start);
+    for s in &probed {
+        let mut spans = Vec::new();
+        let mut open: Option<f64> = None;
+        for c in p.probe_changes.iter().filter(|c| c.address == s.address) {
+            match (c.inserted, open) {
+                (1, None) => open = Some(at(c.ticks)),
+                (0, Some(from)) => {
+                    spans.push(format!("{}–{}", human_time(from), human_time(at(c.ticks))));
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(from) = open {
+            spans.push(format!("{}–end", human_time(from)));
+        }
+        writeln!(
+            out,
+            "              {:<24} measured {}",
+            s.name,
+            spans.join(", ")
+        )?;
+    }
+    for s in &skipped {
+        writeln!(out, "              {:<24} skipped: {}", s.name, s.reason)?;
+    }
+    Ok(())
+}
+
+/// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
+fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    if p.java_classes.is_empty() {
+        return Ok(());
+    }
+    let rewritten: Vec<_> = p.java_classes.iter().filter(|c| c.flags & 1 == 0).collect();
+    let methods: u64 = rewritten.iter().map(|c| u64::from(c.methods)).sum();
+    let nanos: u64 = p.java_classes.iter().map(|c| c.nanos).sum();
+    let per_method = if methods > 0 {
+        nanos as f64 / methods as f64 * 1e-9
+    } else {
+        0.0
+    };
+    writeln!(
+        out,
+        "  java        {} classes rewritten, {} methods, {} instrumenting ({} per method)",
+        rewritten.len(),
+        methods,
+        human_time(nanos as f64 * 1e-9),
+        human_time(per_method)
+    )?;
+    if let Some(c) = p.java_classes.iter().max_by_key(|c| c.nanos) {
+        writeln!(
+            out,
+            "              costliest: {} ({} methods, {})",
+            c.name,
+            c.methods,
+            human_time(c.nanos as f64 * 1e-9)
+        )?;
+    }
+    for c in p.java_classes.iter().filter(|c| c.flags & 1 != 0) {
+        writeln!(out, "              not rewritten (error): {}", c.name)?;
+    }
+    writeln!(
+        out,
+        "              not measured: JDK classes (java, javax, jdk, sun, com.sun) unless the filter includes them, classes loaded before the agent, hidden classes (lambda proxies)"
+    )
 }
 
 /// The MPI line of the header; with traces, matches their messages (for the warnings).

@@ -1,5 +1,5 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
-//! critical-path, compare, histogram, display, session).
+//! critical-path, compare, histogram, display, session, view).
 
 mod attach;
 mod cli;
@@ -20,6 +20,7 @@ mod run;
 mod session;
 mod signals;
 mod units;
+mod view;
 
 use clap::Parser;
 
@@ -72,6 +73,7 @@ fn main() {
         cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
+        cli::Command::View(a) => view::view(&a).map(|()| 0),
         cli::Command::Attach(a) => attach::attach(&a),
         cli::Command::Detach(a) => attach::detach(&a),
         cli::Command::Ctl(a) => attach::ctl(&a),

@@ -91,6 +91,12 @@ pub struct ProcessData {
     pub sync_objects: BTreeMap<u32, SyncObject>,
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
+    /// Classes the Java agent rewrote (JavaClass records) in file order.
+    pub java_classes: Vec<crate::records::JavaClass>,
+    /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
+    pub probe_sites: Vec<crate::records::ProbeSite>,
+    /// Probes inserted and removed (ProbeChange records) in file order.
+    pub probe_changes: Vec<crate::records::ProbeChange>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -165,6 +171,9 @@ impl ProcessData {
                 self.thread_mut(c.thread).node_cpu = c.entries;
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
+            Record::JavaClass(c) => self.java_classes.push(c),
+            Record::ProbeSite(p) => self.probe_sites.push(p),
+            Record::ProbeChange(c) => self.probe_changes.push(c),
         }
     }
 

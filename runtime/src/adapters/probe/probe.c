@@ -220,22 +220,16 @@ static void write_change(uintptr_t fn, int inserted_now)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u64(&rec, plx_ticks());
-    plx_rec_u64(&rec, fn);
-    plx_rec_u8(&rec, inserted_now ? 1 : 0);
-    plx_rec_write(&rec, 0, PLX_REC_PROBE_CHANGE);
+    plx_enc_probe_change(&rec, plx_ticks(), fn, inserted_now ? 1 : 0);
+    plx_rec_write(&rec, 0);
 }
 
 static void write_site(const struct plx_function_symbol *s, int ok, const char *reason)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, s->module_id);
-    plx_rec_u64(&rec, s->address);
-    plx_rec_u8(&rec, ok ? 0 : 1);
-    plx_rec_str(&rec, s->name);
-    plx_rec_str(&rec, reason ? reason : "");
-    plx_rec_write(&rec, 0, PLX_REC_PROBE_SITE);
+    plx_enc_probe_site(&rec, s->module_id, s->address, ok ? 0 : 1, s->name, reason ? reason : "");
+    plx_rec_write(&rec, 0);
 }
 
 #ifdef PLX_HAVE_CAPSTONE
