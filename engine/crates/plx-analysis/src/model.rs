@@ -419,6 +419,12 @@ fn region_info(
     } else {
         (def.file.clone(), def.line)
     };
+    // an OpenMP construct is named after its source line: parallel@solver.c:42
+    let name = if def.kind == RegionKind::Omp && !file.is_empty() {
+        format!("{name}@{}:{line}", file.rsplit('/').next().unwrap_or(&file))
+    } else {
+        name
+    };
     RegionInfo {
         name,
         kind: def.kind,

@@ -60,10 +60,26 @@ static void close_ws(struct plx_thread *t)
     }
 }
 
+/* Whether the OpenMP runtime is LLVM's (which implements these entry points too and reports
+ * them through OMPT): the wrappers then only pass calls on, as tail calls, so the runtime sees
+ * the program's return address. Decided once. */
+static int llvm_runtime(void)
+{
+    static int known; /* 0 not yet, 1 libgomp, 2 LLVM */
+    if (PLX_UNLIKELY(!known))
+        known = plx_omp_tool_active || dlsym(RTLD_DEFAULT, "__kmpc_fork_call") ? 2 : 1;
+    return known == 2;
+}
+#define PASS_ON(CALL)                                                                         \
+    do {                                                                                      \
+        if (PLX_UNLIKELY(llvm_runtime()))                                                     \
+            return CALL;                                                                      \
+    } while (0)
+
 /* The calling thread when it is measured through libgomp; NULL otherwise. */
 static struct plx_thread *gomp_begin(void)
 {
-    return plx_omp_tool_active ? NULL : plx_omp_begin();
+    return llvm_runtime() ? NULL : plx_omp_begin();
 }
 
 /* ---- parallel regions -------------------------------------------------------------------- */
@@ -520,6 +536,7 @@ typedef int (*test_fn)(void *);
 PLX_EXPORT void omp_set_lock(void *l)
 {
     REAL(lock_fn, "omp_set_lock");
+    PASS_ON(real(l));
     static test_fn test;
     if (!test)
         test = (test_fn)dlsym(RTLD_NEXT, "omp_test_lock");
@@ -528,16 +545,19 @@ PLX_EXPORT void omp_set_lock(void *l)
 PLX_EXPORT int omp_test_lock(void *l)
 {
     REAL(test_fn, "omp_test_lock");
+    PASS_ON(real(l));
     TRY(l, real(l), NONZERO);
 }
 PLX_EXPORT void omp_unset_lock(void *l)
 {
     REAL(lock_fn, "omp_unset_lock");
+    PASS_ON(real(l));
     UNHELD(PLX_SYNC_OMP_LOCK, l, real(l));
 }
 PLX_EXPORT void omp_set_nest_lock(void *l)
 {
     REAL(lock_fn, "omp_set_nest_lock");
+    PASS_ON(real(l));
     static test_fn test;
     if (!test)
         test = (test_fn)dlsym(RTLD_NEXT, "omp_test_nest_lock");
@@ -546,11 +566,13 @@ PLX_EXPORT void omp_set_nest_lock(void *l)
 PLX_EXPORT int omp_test_nest_lock(void *l)
 {
     REAL(test_fn, "omp_test_nest_lock");
+    PASS_ON(real(l));
     TRY(l, real(l), NONZERO);
 }
 PLX_EXPORT void omp_unset_nest_lock(void *l)
 {
     REAL(lock_fn, "omp_unset_nest_lock");
+    PASS_ON(real(l));
     UNHELD(PLX_SYNC_OMP_LOCK, l, real(l));
 }
 
@@ -566,12 +588,14 @@ static void lock_defined(void *l, uintptr_t site)
 PLX_EXPORT void omp_init_lock(void *l)
 {
     REAL(lock_fn, "omp_init_lock");
+    PASS_ON(real(l));
     real(l);
     lock_defined(l, SITE);
 }
 PLX_EXPORT void omp_init_nest_lock(void *l)
 {
     REAL(lock_fn, "omp_init_nest_lock");
+    PASS_ON(real(l));
     real(l);
     lock_defined(l, SITE);
 }
