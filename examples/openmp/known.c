@@ -17,7 +17,7 @@
 #define ITERATIONS 32
 
 static omp_lock_t lk;
-static long total;
+static long tally, locked; /* each guarded by its own construct */
 static volatile double sink;
 
 void work(int i)
@@ -51,11 +51,11 @@ void region(int sleep_ms)
 #pragma omp barrier
         for (int k = 0; k < 5; k++) {
 #pragma omp critical(tally)
-            total++;
+            tally++;
         }
         for (int k = 0; k < 2; k++) {
             omp_set_lock(&lk);
-            total += 10;
+            locked += 10;
             omp_unset_lock(&lk);
         }
 #pragma omp single
@@ -71,6 +71,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < regions; r++)
         region(sleep_ms);
     omp_destroy_lock(&lk);
+    long total = tally + locked;
     printf("total %ld (expected %d)\n", total, regions * THREADS * 25);
     return total == (long)regions * THREADS * 25 ? 0 : 1;
 }
