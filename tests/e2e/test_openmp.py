@@ -6,6 +6,7 @@ hybrid.c runs OpenMP teams inside MPI ranks."""
 
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -148,6 +149,20 @@ def test_critical_path_goes_through_the_sleeping_thread(tmp_path, known_exp):
     assert float(nap[0]["time_s"]) > 0.115, nap[0]
     procedures = [r for r in rows if r["level"] == "procedure" and r["kind"] != "total"]
     assert max(procedures, key=lambda r: float(r["time_s"]))["name"] == "nap"
+    # Chrome tracks: one per thread, each with the 2 parallel regions, named by OpenMP thread
+    out = tmp_path / "trace.json"
+    plx("export", exp, "--format", "chrome", "-o", out)
+    doc = json.loads(out.read_text())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    region = "parallel@known.c:%d" % parallel_line()
+    per_track = {}
+    for e in events:
+        if e.get("ph") in ("X", "B") and e.get("name") == region:
+            per_track[e["tid"]] = per_track.get(e["tid"], 0) + 1
+    assert sorted(per_track.values()) == [2, 2, 2, 2]
+    names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+    assert {n.split(" ", 2)[2] for n in names} == {"main", "omp thread 1", "omp thread 2",
+                                                    "omp thread 3"}
 
 
 def slept_index(exp):

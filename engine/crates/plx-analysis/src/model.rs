@@ -405,7 +405,7 @@ fn region_info_name(def: &RegionDef) -> String {
     demangle(&def.name).unwrap_or_else(|| def.name.clone())
 }
 
-fn region_info(
+pub(crate) fn region_info(
     def: &RegionDef,
     img: &ProcessImage,
     opts: BuildOptions,

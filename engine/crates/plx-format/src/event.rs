@@ -28,6 +28,8 @@ pub const SUBTYPE_STREAM_SEND: u8 = 8;
 pub const SUBTYPE_STREAM_RECV: u8 = 9;
 /// Payload words of the stream subtypes.
 pub const STREAM_PAYLOAD_WORDS: u8 = 3;
+/// Extended subtype: an OpenMP implicit task begins (the thread joins a team).
+pub const SUBTYPE_OMP_TASK: u8 = 18;
 /// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
 pub const MPI_PAYLOAD_WORDS: u8 = 3;
 
@@ -176,6 +178,20 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// An OpenMP implicit task begins on this thread (subtype 18): it is thread `thread_num`
+    /// of a team of `team_size` at nesting `level` running parallel region `region`.
+    OmpTask {
+        /// The OpenMP thread number within the team.
+        thread_num: u32,
+        /// Threads in the team.
+        team_size: u32,
+        /// Nesting level (1 = outermost parallel region).
+        level: u32,
+        /// The parallel region (a RegionDef of kind 7).
+        region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -202,6 +218,7 @@ impl Event {
             | Event::Cpu { ticks, .. }
             | Event::StreamSend { ticks, .. }
             | Event::StreamRecv { ticks, .. }
+            | Event::OmpTask { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -380,6 +397,16 @@ impl Iterator for ChunkEvents<'_> {
                         cpu_ns: self.word(p + 8),
                         ticks,
                     }),
+                    (SUBTYPE_OMP_TASK, n) if n >= 2 => {
+                        let (w0, w1) = (self.word(p), self.word(p + 8));
+                        Some(Event::OmpTask {
+                            thread_num: w0 as u32,
+                            team_size: (w0 >> 32) as u32,
+                            level: w1 as u32,
+                            region: (w1 >> 32) as u32,
+                            ticks,
+                        })
+                    }
                     _ => Some(Event::Unknown { subtype, ticks }),
                 }
             }
