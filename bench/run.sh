@@ -70,6 +70,12 @@ if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
   bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
 fi
 
+# OpenMP: an empty parallel region and a barrier, unmeasured and measured (bench/omp.sh)
+omp_md=""
+if [ "${PLX_BENCH_OMP:-1}" != 0 ]; then
+  bench/omp.sh > /dev/null && omp_md=$(cat "$out/omp.md")
+fi
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -159,5 +165,9 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   if [ -n "$export_md" ]; then
     echo
     echo "$export_md"
+  fi
+  if [ -n "$omp_md" ]; then
+    echo
+    echo "$omp_md"
   fi
 } | tee "$out/results.md"
