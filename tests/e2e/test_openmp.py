@@ -205,3 +205,24 @@ def test_hybrid_mpi_openmp(tmp_path, open_mpi):
             assert sum(int(r["calls"]) for r in regions) == 3
     mpi = [r for r in rows if r["function"] == "MPI_Allreduce"]
     assert sorted((r["thread_name"], int(r["calls"])) for r in mpi) == [("main", 1), ("main", 1)]
+
+
+def test_query_openmp_focus(known_exp):
+    """plx query: the parallel region in the Code hierarchy (under its module and file), the
+    OpenMP objects in the Sync hierarchy."""
+    _, exp = known_exp
+    region = "parallel@known.c:%d" % parallel_line()
+    cp = plx("query", exp, "--metric", "calls", "--focus", "code=/known/known.c/" + region)
+    assert re.search(r"^total\s+%d \(from the profile\)$" % (REGIONS * THREADS), cp.stdout, re.M), cp.stdout
+    cp = plx("hierarchy", exp)
+    barrier = "known.c:%d " % line_of("#pragma omp barrier")
+    lines = cp.stdout.splitlines()
+    i = lines.index("  OmpBarrier")
+    objs = [line.strip() for line in lines[i + 1:i + 4] if line.startswith("    " + barrier)]
+    assert len(objs) == 1, cp.stdout
+    cp = plx("query", exp, "--metric", "wait_time", "--focus", "sync=/OmpBarrier/" + objs[0])
+    m = re.search(r"^total\s+([\d.]+) (ms|s) \(from the profile\)$", cp.stdout, re.M)
+    assert m, cp.stdout
+    seconds = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    # three threads wait for the fourth's sleep
+    assert seconds > 3 * 0.5 * REGIONS * SLEEP_MS / 1000, cp.stdout

@@ -266,9 +266,14 @@ impl Model {
                 p.rank_base = bases[img.app as usize];
                 globalize_ranks(&mut p);
                 for def in img.process.regions.values() {
+                    let name = if def.kind == RegionKind::Omp {
+                        region_info(def, img, opts, &mut resolver).name
+                    } else {
+                        region_info_name(def)
+                    };
                     let (Some(m), Some(g)) = (
                         img.process.modules.get(&def.module_id),
-                        regions.find(&region_info_name(def), def.kind),
+                        regions.find(&name, def.kind),
                     ) else {
                         continue;
                     };
