@@ -226,3 +226,28 @@ def test_query_openmp_focus(known_exp):
     seconds = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
     # three threads wait for the fourth's sleep
     assert seconds > 3 * 0.5 * REGIONS * SLEEP_MS / 1000, cp.stdout
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_nested_teams(tmp_path, compiler):
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    src = ROOT / "examples" / "openmp" / "nested.c"
+    lines = src.read_text().splitlines()
+    outer = "parallel@nested.c:%d" % (1 + next(i for i, x in enumerate(lines) if "OUTER" in x))
+    inner = "parallel@nested.c:%d" % (1 + next(i for i, x in enumerate(lines) if "INNER" in x))
+    exe = build(src, tmp_path / "nested", "-fopenmp", "-O1", env=env)
+    run(tmp_path / "exp", exe)
+    rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
+    leaf = sorted(path_of(r) for r in rows if r["function"] == "leaf")
+    # the master runs both levels; the outer team's worker starts its own inner team; the two
+    # inner teams' workers start at the inner region
+    assert leaf == sorted([
+        ("main", outer, inner, "leaf"),
+        (outer, inner, "leaf"),
+        (inner, "leaf"),
+        (inner, "leaf"),
+    ])
+    assert all(int(r["calls"]) == 1 for r in rows if r["function"] == "leaf")

@@ -135,7 +135,7 @@ static int team(struct team *tm, body_fn fn, void *data, uintptr_t site, int ws)
         tm->fn = fn;
         tm->data = data;
         tm->site = site;
-        tm->region = plx_omp_region(site, PLX_OMP_PARALLEL);
+        tm->region = plx_omp_region_at(site, PLX_OMP_PARALLEL, (uintptr_t)fn);
         tm->ws = ws >= 0 ? plx_omp_region(site, ws) : PLX_NO_INDEX;
         if (PLX_UNLIKELY(plx_region_of_address((uintptr_t)fn) & PLX_REGION_MISSING))
             plx_region_bind((uintptr_t)fn, tm->region, 1); /* the region stands for it */
@@ -659,10 +659,11 @@ PLX_EXPORT void GOMP_task(body_fn fn, void *data, void (*cpyfn)(void *, void *),
     uint32_t offset = (uint32_t)((sizeof(struct task_header) + align - 1) / align * align);
     _Alignas(64) char block[TASK_BLOCK_MAX + 128];
     struct task_header *h = (struct task_header *)block;
-    *h = (struct task_header){fn, cpyfn, data, plx_omp_region(site, PLX_OMP_TASK), offset};
+    *h = (struct task_header){fn, cpyfn, data, plx_omp_region_at(site, PLX_OMP_TASK, (uintptr_t)fn),
+                              offset};
     if (!cpyfn && arg_size)
         memcpy(block + offset, data, (size_t)arg_size);
-    uint32_t r = plx_omp_region(site, PLX_OMP_TASK_CREATE);
+    uint32_t r = plx_omp_region_at(site, PLX_OMP_TASK_CREATE, (uintptr_t)fn);
     plx_omp_enter(t, r);
     plx_omp_end(t);
     real(task_body, block, cpyfn ? task_copy : NULL, (long)offset + arg_size, align, if_clause,

@@ -35,8 +35,11 @@ static inline void plx_omp_end(struct plx_thread *t)
     t->guard--;
 }
 
-/* The region of construct `c` at return address `site` (defined on first sight). */
+/* The region of construct `c` at return address `site` (defined on first sight), its source
+ * line that of the call; with _at, that of code address `line` (an outlined body's entry: GCC
+ * gives the call into libgomp the line of the statement before the construct). */
 PLX_HIDDEN uint32_t plx_omp_region(uintptr_t site, int c);
+PLX_HIDDEN uint32_t plx_omp_region_at(uintptr_t site, int c, uintptr_t line);
 
 /* A construct region on the calling thread, keyed apart from functions and user regions. */
 #define PLX_OMP_KEY(region) ((uintptr_t)(region) | ((uintptr_t)1 << 62))

@@ -24,7 +24,7 @@ static struct construct_slot constructs[CONSTRUCT_SLOTS];
 
 /* Lock-free: a slot is claimed by CAS on its key and its id published after the RegionDef is
  * written; a thread that finds the key claimed but not published waits for it (first sight). */
-uint32_t plx_omp_region(uintptr_t site, int c)
+uint32_t plx_omp_region_at(uintptr_t site, int c, uintptr_t line)
 {
     uintptr_t key = site * 16 + (uintptr_t)c + 1;
     for (uint32_t i = plx_hash_ptr(key) & (CONSTRUCT_SLOTS - 1), n = 0; n < CONSTRUCT_SLOTS;) {
@@ -38,15 +38,19 @@ uint32_t plx_omp_region(uintptr_t site, int c)
         if (k == 0) {
             if (!atomic_compare_exchange_strong(&constructs[i].key, &k, key))
                 continue;
-            /* a return address: its call instruction is on the construct's line */
-            uint32_t id = plx_region_define_code(names[c], PLX_KIND_OMP, site ? site - 1 : 0);
+            uint32_t id = plx_region_define_code(names[c], PLX_KIND_OMP, line);
             atomic_store_explicit(&constructs[i].id1, id + 1, memory_order_release);
             return id;
         }
         i = (i + 1) & (CONSTRUCT_SLOTS - 1);
         n++;
     }
-    return plx_region_define_code(names[c], PLX_KIND_OMP, site ? site - 1 : 0); /* table full */
+    return plx_region_define_code(names[c], PLX_KIND_OMP, line); /* table full */
+}
+
+uint32_t plx_omp_region(uintptr_t site, int c)
+{
+    return plx_omp_region_at(site, c, site ? site - 1 : 0); /* the call instruction's line */
 }
 
 void plx_omp_leave(struct plx_thread *t, uint32_t region)
