@@ -251,3 +251,10 @@ def test_nested_teams(tmp_path, compiler):
         (inner, "leaf"),
     ])
     assert all(int(r["calls"]) == 1 for r in rows if r["function"] == "leaf")
+    # plx info: each thread's teams (record OmpTeams): level 1 has thread numbers 0 and 1, each
+    # of the two inner teams (level 2) too
+    text = plx("info", tmp_path / "exp").stdout
+    block = text.split("  OpenMP teams\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    teams = sorted(tuple(int(x) for x in line.split()[-4:]) for line in block)
+    assert teams == [(1, 0, 2, 1), (1, 1, 2, 1), (2, 0, 2, 1), (2, 0, 2, 1), (2, 1, 2, 1),
+                     (2, 1, 2, 1)], text

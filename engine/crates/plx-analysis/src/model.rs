@@ -136,6 +136,8 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
     pub java_classes: Vec<plx_format::JavaClass>,
+    /// OpenMP teams per thread (OmpTeams records; regions process-local, see `region_map`).
+    pub omp_teams: Vec<plx_format::OmpTeams>,
     /// The process file.
     pub path: PathBuf,
     /// MpiInit: the process is an MPI rank.
@@ -682,6 +684,7 @@ fn build_process(
         threads,
         throttled,
         java_classes: p.java_classes.clone(),
+        omp_teams: p.omp_teams.clone(),
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

@@ -93,6 +93,8 @@ pub struct ProcessData {
     pub cpu_samples: Vec<CpuSamples>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
     pub java_classes: Vec<crate::java::JavaClass>,
+    /// OpenMP teams per thread (OmpTeams records) in file order.
+    pub omp_teams: Vec<crate::omp::OmpTeams>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -168,6 +170,7 @@ impl ProcessData {
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
             Record::JavaClass(c) => self.java_classes.push(c),
+            Record::OmpTeams(t) => self.omp_teams.push(t),
         }
     }
 

@@ -4,6 +4,7 @@ use crate::bytes::{FieldReader, Put, ShortPayload};
 use crate::cpu::{self, CpuSamples};
 use crate::java::{self, JavaClass};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
+use crate::omp::{self, OmpTeams};
 use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
 
 /// Record type numbers.
@@ -52,6 +53,8 @@ pub mod types {
     pub const CPU_SAMPLES: u16 = 21;
     /// JavaClass (the Java agent; records 40-47 are reserved for it).
     pub const JAVA_CLASS: u16 = 40;
+    /// OmpTeams (the OpenMP adapter; records 48-55 are reserved for it).
+    pub const OMP_TEAMS: u16 = 48;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -428,6 +431,8 @@ pub enum Record {
     CpuSamples(CpuSamples),
     /// Type 40.
     JavaClass(JavaClass),
+    /// Type 48.
+    OmpTeams(OmpTeams),
 }
 
 /// Why a record's payload could not be decoded.
@@ -485,6 +490,7 @@ impl Record {
             Record::NodeCpu(_) => NODE_CPU,
             Record::CpuSamples(_) => CPU_SAMPLES,
             Record::JavaClass(_) => JAVA_CLASS,
+            Record::OmpTeams(_) => OMP_TEAMS,
         }
     }
 
@@ -617,6 +623,7 @@ impl Record {
             NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
             CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
             JAVA_CLASS => Record::JavaClass(java::decode_java_class(&mut r)?),
+            OMP_TEAMS => Record::OmpTeams(omp::decode_omp_teams(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -720,6 +727,7 @@ impl Record {
             Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
             Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
             Record::JavaClass(c) => java::encode_java_class(c, out),
+            Record::OmpTeams(t) => omp::encode_omp_teams(t, out),
         }
     }
 }
@@ -894,6 +902,14 @@ mod tests {
             Record::decode(types::NODE_CPU, &p),
             Err(DecodeProblem::BadCount(_))
         ));
+        round_trip(Record::OmpTeams(OmpTeams {
+            thread: 2,
+            region: 7,
+            level: 1,
+            team_size: 4,
+            thread_num: 3,
+            count: 9,
+        }));
         round_trip(Record::JavaClass(JavaClass {
             methods: 7,
             nanos: 31_000,

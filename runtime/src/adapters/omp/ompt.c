@@ -3,8 +3,9 @@
  * explicit tasks, work-sharing, barriers, task waits and mutexes through the callbacks below.
  *
  * The few OMPT types used are declared here from the specification (omp-tools.h is not
- * installed with GCC). Parallel data holds the region's code address; an explicit task's data
- * holds its construct's code address with TASK_BIT, and RUNNING_BIT while its region is open. */
+ * installed with GCC). Parallel data holds the region's code address and, above bit 48, its
+ * nesting level; an explicit task's data holds its construct's code address with TASK_BIT, and
+ * RUNNING_BIT while its region is open. */
 #include "omp.h"
 
 #define PLX_EXPORT __attribute__((visibility("default")))
@@ -49,6 +50,8 @@ enum { /* ompt_mutex_t */
 #define TASK_BIT ((uint64_t)1 << 63)
 #define RUNNING_BIT ((uint64_t)1 << 62)
 #define SITE_MASK (RUNNING_BIT - 1)
+#define PARALLEL_SITE(v) ((uintptr_t)((v) & (((uint64_t)1 << 48) - 1)))
+#define PARALLEL_LEVEL(v) ((uint32_t)((v) >> 48))
 
 /* Per thread: nesting level of implicit tasks, open waits (a thread waiting at a barrier may
  * run a task that waits in turn) and the mutex being acquired. */
@@ -66,7 +69,8 @@ static PLX_TLS struct ompt_thread_state st;
 static void on_parallel_begin(ompt_data_t *task, const void *frame, ompt_data_t *parallel,
                               unsigned requested, int flags, const void *codeptr)
 {
-    parallel->value = (uint64_t)(uintptr_t)codeptr;
+    /* the encountering thread is at its implicit tasks' level: the new team one deeper */
+    parallel->value = PARALLEL_SITE((uint64_t)(uintptr_t)codeptr) | ((uint64_t)(st.level + 1) << 48);
 }
 
 static void on_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *task,
@@ -78,13 +82,14 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *t
     if (!t)
         return;
     if (endpoint == SCOPE_BEGIN) {
-        uint32_t r = plx_omp_region(parallel ? (uintptr_t)parallel->value : 0, PLX_OMP_PARALLEL);
-        task->value = r;
-        plx_omp_task_begin(t, r, index, size, ++st.level);
+        uint64_t v = parallel ? parallel->value : 0;
+        uint32_t r = plx_omp_region(PARALLEL_SITE(v), PLX_OMP_PARALLEL);
+        st.level = PARALLEL_LEVEL(v) ? PARALLEL_LEVEL(v) : 1;
+        task->value = r | ((uint64_t)st.level << 32);
+        plx_omp_task_begin(t, r, index, size, st.level);
     } else {
         plx_omp_leave(t, (uint32_t)task->value);
-        if (st.level)
-            st.level--;
+        st.level = (uint32_t)(task->value >> 32) - 1; /* back in the encountering task's level */
     }
     plx_omp_end(t);
 }
@@ -104,8 +109,7 @@ static void on_work(int wstype, int endpoint, ompt_data_t *parallel, ompt_data_t
     if (!t)
         return;
     if (endpoint == SCOPE_BEGIN) {
-        uintptr_t site = codeptr ? (uintptr_t)codeptr
-                                 : parallel ? (uintptr_t)parallel->value : 0;
+        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel ? PARALLEL_SITE(parallel->value) : 0;
         uint32_t r = plx_omp_region(site, construct[wstype]);
         if (st.nworks < MAX_WAITS)
             st.work[st.nworks] = r;
@@ -139,7 +143,7 @@ static void on_sync_region(int kind, int endpoint, ompt_data_t *parallel, ompt_d
         return;
     if (endpoint == SCOPE_BEGIN) {
         /* an implicit barrier without a code address is its parallel region's */
-        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel ? (uintptr_t)parallel->value : 0;
+        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel ? PARALLEL_SITE(parallel->value) : 0;
         struct plx_sync_entry *e = site ? plx_omp_sync(t, (const void *)site, sk, site) : NULL;
         if (st.nwaits < MAX_WAITS) {
             st.wait_e[st.nwaits] = e;
