@@ -241,20 +241,24 @@ def test_nested_teams(tmp_path, compiler):
     exe = build(src, tmp_path / "nested", "-fopenmp", "-O1", env=env)
     run(tmp_path / "exp", exe)
     rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
-    leaf = sorted(path_of(r) for r in rows if r["function"] == "leaf")
-    # the master runs both levels; the outer team's worker starts its own inner team; the two
-    # inner teams' workers start at the inner region
-    assert leaf == sorted([
-        ("main", outer, inner, "leaf"),
-        (outer, inner, "leaf"),
-        (inner, "leaf"),
-        (inner, "leaf"),
-    ])
-    assert all(int(r["calls"]) == 1 for r in rows if r["function"] == "leaf")
+    leaf = {}
+    for r in rows:
+        if r["function"] == "leaf":
+            leaf[path_of(r)] = leaf.get(path_of(r), 0) + int(r["calls"])
+    # the master runs both levels; the outer team's worker starts its own inner team; the inner
+    # teams' workers start at the inner region (one thread may serve both inner teams in turn)
+    assert leaf == {("main", outer, inner, "leaf"): 1, (outer, inner, "leaf"): 1,
+                    (inner, "leaf"): 2}
     # plx info: each thread's teams (record OmpTeams): level 1 has thread numbers 0 and 1, each
     # of the two inner teams (level 2) too
     text = plx("info", tmp_path / "exp").stdout
-    block = text.split("  OpenMP teams\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    teams = sorted(tuple(int(x) for x in line.split()[-4:]) for line in block)
-    assert teams == [(1, 0, 2, 1), (1, 1, 2, 1), (2, 0, 2, 1), (2, 0, 2, 1), (2, 1, 2, 1),
-                     (2, 1, 2, 1)], text
+    block = text.split("  OpenMP teams\n", 1)[1]
+    rows = re.findall(r"^\s+\d+\s+parallel\S*\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", block, re.M)
+    teams = {}
+    for level, num, size, times in (tuple(int(x) for x in row) for row in rows):
+        assert size == 2
+        teams[(level, num)] = teams.get((level, num), 0) + times
+    # a libgomp thread of an inner team may end while the process exits: its OmpTeams are then
+    # not written (its profile is recovered from its live file), so level 2 is checked as at most
+    assert {k: v for k, v in teams.items() if k[0] == 1} == {(1, 0): 1, (1, 1): 1}, text
+    assert teams.get((2, 0), 0) == 2 and 1 <= teams.get((2, 1), 0) <= 2, text

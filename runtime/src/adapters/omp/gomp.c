@@ -18,7 +18,19 @@
 #define REAL(type, name)                                                                      \
     static __typeof__((type)0) real;                                                          \
     if (PLX_UNLIKELY(!real))                                                                  \
-        real = (type)dlsym(RTLD_NEXT, name)
+        real = (type)gomp_symbol(name)
+
+/* libgomp's `name`. A program linked by plx-cc with --as-needed (Debian's default) whose only
+ * OpenMP calls are ones libplx.so defines does not list libgomp at all: it is loaded then. */
+static void *gomp_symbol(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        void *lib = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+        p = lib ? dlsym(lib, name) : NULL;
+    }
+    return p;
+}
 
 typedef void (*body_fn)(void *);
 typedef unsigned long long ull;
@@ -35,10 +47,10 @@ static void (*real_barrier)(void);
 static int queries(void)
 {
     if (PLX_UNLIKELY(!q_level)) {
-        q_thread_num = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_thread_num");
-        q_num_threads = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_num_threads");
-        real_barrier = (void (*)(void))dlsym(RTLD_NEXT, "GOMP_barrier");
-        q_level = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_level");
+        q_thread_num = (int (*)(void))gomp_symbol("omp_get_thread_num");
+        q_num_threads = (int (*)(void))gomp_symbol("omp_get_num_threads");
+        real_barrier = (void (*)(void))gomp_symbol("GOMP_barrier");
+        q_level = (int (*)(void))gomp_symbol("omp_get_level");
     }
     return q_thread_num && q_num_threads && real_barrier && q_level;
 }
@@ -539,7 +551,7 @@ PLX_EXPORT void omp_set_lock(void *l)
     PASS_ON(real(l));
     static test_fn test;
     if (!test)
-        test = (test_fn)dlsym(RTLD_NEXT, "omp_test_lock");
+        test = (test_fn)gomp_symbol("omp_test_lock");
     LOCK(l, test(l), NONZERO, real(l));
 }
 PLX_EXPORT int omp_test_lock(void *l)
@@ -560,7 +572,7 @@ PLX_EXPORT void omp_set_nest_lock(void *l)
     PASS_ON(real(l));
     static test_fn test;
     if (!test)
-        test = (test_fn)dlsym(RTLD_NEXT, "omp_test_nest_lock");
+        test = (test_fn)gomp_symbol("omp_test_nest_lock");
     LOCK(l, test(l), NONZERO, real(l));
 }
 PLX_EXPORT int omp_test_nest_lock(void *l)

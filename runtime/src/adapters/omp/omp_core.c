@@ -122,9 +122,9 @@ void plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num, uin
             o->lost++;
     }
     if (t->buf) {
-        uint64_t w[2] = {(uint64_t)num | ((uint64_t)size << 32),
-                         (uint64_t)level | ((uint64_t)region << 32)};
-        plx_trace_ext(t, PLX_EXT_OMP_TASK, w, 2);
+        uint64_t w[PLX_EXT_OMP_TASK_WORDS];
+        plx_ext_pack_omp_task(w, num, size, level, region);
+        plx_trace_ext(t, PLX_EXT_OMP_TASK, w, PLX_EXT_OMP_TASK_WORDS);
     }
     plx_omp_enter(t, region);
 }
@@ -138,24 +138,14 @@ static void write_teams(struct plx_thread *t)
         struct team_count *c = &o->teams[i];
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, c->region);
-        plx_rec_u32(&rec, c->level);
-        plx_rec_u32(&rec, c->size);
-        plx_rec_u32(&rec, c->num);
-        plx_rec_u64(&rec, c->count);
-        plx_rec_write(&rec, 0, PLX_REC_OMP_TEAMS);
+        plx_enc_omp_teams(&rec, t->index, c->region, c->level, c->size, c->num, c->count);
+        plx_rec_write(&rec, 0);
     }
     if (o->lost) { /* implicit tasks of teams past the first TEAM_SLOTS */
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, PLX_NO_INDEX);
-        plx_rec_u32(&rec, 0);
-        plx_rec_u32(&rec, 0);
-        plx_rec_u32(&rec, 0);
-        plx_rec_u64(&rec, o->lost);
-        plx_rec_write(&rec, 0, PLX_REC_OMP_TEAMS);
+        plx_enc_omp_teams(&rec, t->index, PLX_NO_INDEX, 0, 0, 0, o->lost);
+        plx_rec_write(&rec, 0);
     }
     o->n = 0; /* written once, whoever writes the thread */
     o->lost = 0;
