@@ -72,6 +72,11 @@ fi
 
 # probes: a call measured by a rewritten entry against the compiler hook (bench/probes.sh)
 probes_md=$(bench/probes.sh | tail -n +1)
+# OpenMP: an empty parallel region and a barrier, unmeasured and measured (bench/omp.sh)
+omp_md=""
+if [ "${PLX_BENCH_OMP:-1}" != 0 ]; then
+  bench/omp.sh > /dev/null && omp_md=$(cat "$out/omp.md")
+fi
 
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
@@ -185,4 +190,8 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   fi
   echo
   echo "$probes_md"
+  if [ -n "$omp_md" ]; then
+    echo
+    echo "$omp_md"
+  fi
 } | tee "$out/results.md"

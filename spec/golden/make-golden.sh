@@ -12,13 +12,14 @@
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
+#   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name): the host and pid of the run that made it are kept
@@ -87,6 +88,9 @@ for name in "$@"; do
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
     mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/mpi" ;;
+  omp)
+    PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
+    "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;
   *) echo "make-golden.sh: no golden experiment $name" >&2; exit 2 ;;
   esac
   keep "$tmp/out-$name" "$name"

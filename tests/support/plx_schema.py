@@ -31,6 +31,7 @@ RECORDS = {
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 
@@ -49,5 +50,6 @@ SUBTYPES = {
     7: ('cpu', 2, [('region', 'u32', 0, 0, 31), ('cpu_ns', 'u64', 1, 0, 63)]),
     8: ('stream_send', 3, [('stream', 'u64', 0, 0, 63), ('end', 'u64', 1, 0, 63), ('bytes', 'u64', 2, 0, 63)]),
     9: ('stream_recv', 3, [('stream', 'u64', 0, 0, 63), ('end', 'u64', 1, 0, 63), ('bytes', 'u64', 2, 0, 63)]),
+    18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

@@ -96,11 +96,12 @@ static void warn_unknown(void)
 /* The settings block of plx_config_load_from, or NULL: the environment. */
 static const char *block;
 
-static const char *lookup(const char *name)
+static const char *lookup(const struct plx_option *o)
 {
     if (!block)
-        return getenv(name);
+        return getenv(o->name);
     static char value[PLX_PATH_CAP];
+    const char *name = o->name;
     size_t n = strlen(name);
     for (const char *l = block; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
         if (strncmp(l, name, n) == 0 && l[n] == '=') {
@@ -127,7 +128,7 @@ int plx_config_load(void)
 {
     for (int i = 0; i < PLX_OPT_COUNT; i++) {
         const struct plx_option *o = &plx_options[i];
-        const char *s = lookup(o->name);
+        const char *s = lookup(o);
         char err[256];
         uint64_t v;
         given[i] = 0;

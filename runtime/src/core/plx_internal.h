@@ -67,9 +67,9 @@ __attribute__((visibility("default"))) const struct plx_config *plx_ext_config(v
 
 /* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
 /* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c); 6 a Java
- * method (adapters/jvm). */
+ * method (adapters/jvm); 7 an OpenMP construct (adapters/omp). */
 enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3,
-                       PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6 };
+                       PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6, PLX_KIND_OMP = 7 };
 #define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
@@ -91,6 +91,8 @@ PLX_HIDDEN extern uint32_t plx_fn_mask;
 PLX_HIDDEN int plx_regions_init(void);
 PLX_HIDDEN uint32_t plx_region_of_address_slow(uintptr_t addr);
 PLX_HIDDEN uint32_t plx_region_of_name(const char *name, int kind);
+PLX_HIDDEN uint32_t plx_region_define_code(const char *name, int kind, uintptr_t address);
+PLX_HIDDEN void plx_region_bind(uintptr_t fn, uint32_t region, int hide);
 PLX_HIDDEN uint32_t plx_region_of_text(const char *name, int kind);
 PLX_HIDDEN void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks);
 PLX_HIDDEN int plx_region_is_excluded(uint32_t id);
@@ -221,7 +223,10 @@ PLX_HIDDEN void plx_ext_process_ending(void);
 
 /* ---- synchronization objects (sync_objects.c) ------------------------------------------ */
 enum plx_sync_kind { PLX_SYNC_MUTEX, PLX_SYNC_RWLOCK, PLX_SYNC_COND, PLX_SYNC_BARRIER,
-                     PLX_SYNC_SEM, PLX_SYNC_SPIN, PLX_SYNC_THREAD };
+                     PLX_SYNC_SEM, PLX_SYNC_SPIN, PLX_SYNC_THREAD,
+                     /* OpenMP (adapters/omp) */
+                     PLX_SYNC_OMP_BARRIER, PLX_SYNC_OMP_CRITICAL, PLX_SYNC_OMP_LOCK,
+                     PLX_SYNC_OMP_TASKWAIT, PLX_SYNC_OMP_ATOMIC, PLX_SYNC_OMP_ORDERED };
 struct plx_sync_entry { /* 64 bytes: the item of the "sync" live file (spec/format.md) */
     uint64_t address;
     uint32_t object;

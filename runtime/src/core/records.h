@@ -43,6 +43,7 @@ enum plx_record_type {
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
+    PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -72,6 +73,7 @@ enum plx_ext_subtype {
     PLX_EXT_CPU = 7, /* payload: plx_ext_pack_cpu() */
     PLX_EXT_STREAM_SEND = 8, /* payload: plx_ext_pack_stream_send() */
     PLX_EXT_STREAM_RECV = 9, /* payload: plx_ext_pack_stream_recv() */
+    PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -83,6 +85,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_CPU_WORDS 2u
 #define PLX_EXT_STREAM_SEND_WORDS 3u
 #define PLX_EXT_STREAM_RECV_WORDS 3u
+#define PLX_EXT_OMP_TASK_WORDS 2u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -157,6 +160,13 @@ static inline void plx_ext_pack_stream_recv(uint64_t w[PLX_EXT_STREAM_RECV_WORDS
     w[0] = (uint64_t)stream;
     w[1] = (uint64_t)end;
     w[2] = (uint64_t)bytes;
+}
+
+/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region) */
+static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uint32_t thread_num, uint32_t team_size, uint32_t level, uint32_t region)
+{
+    w[0] = (uint64_t)thread_num | ((uint64_t)team_size << 32);
+    w[1] = (uint64_t)level | ((uint64_t)region << 32);
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -535,6 +545,18 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
     plx_rec_put_str(r, name);
 }
 
+/* OmpTeams (48) */
+static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_t region, uint32_t level, uint32_t team_size, uint32_t thread_num, uint64_t count)
+{
+    plx_rec_begin(r, PLX_REC_OMP_TEAMS);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u32(r, region);
+    plx_rec_put_u32(r, level);
+    plx_rec_put_u32(r, team_size);
+    plx_rec_put_u32(r, thread_num);
+    plx_rec_put_u64(r, count);
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -565,6 +587,7 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -762,6 +785,12 @@ enum {
     PLX_F_JAVA_CLASS_NANOS = 1,
     PLX_F_JAVA_CLASS_FLAGS = 2,
     PLX_F_JAVA_CLASS_NAME = 3,
+    PLX_F_OMP_TEAMS_THREAD = 0,
+    PLX_F_OMP_TEAMS_REGION = 1,
+    PLX_F_OMP_TEAMS_LEVEL = 2,
+    PLX_F_OMP_TEAMS_TEAM_SIZE = 3,
+    PLX_F_OMP_TEAMS_THREAD_NUM = 4,
+    PLX_F_OMP_TEAMS_COUNT = 5,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -790,6 +819,10 @@ enum {
     PLX_SF_STREAM_RECV_STREAM = 0,
     PLX_SF_STREAM_RECV_END = 1,
     PLX_SF_STREAM_RECV_BYTES = 2,
+    PLX_SF_OMP_TASK_THREAD_NUM = 0,
+    PLX_SF_OMP_TASK_TEAM_SIZE = 1,
+    PLX_SF_OMP_TASK_LEVEL = 2,
+    PLX_SF_OMP_TASK_REGION = 3,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -972,6 +1005,14 @@ static const struct plx_field_def plx_fields_java_class[] = {
     {"flags", PLX_T_U32, -1, 0, 0, NULL},
     {"name", PLX_T_STR, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_omp_teams[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"region", PLX_T_U32, -1, 0, 0, NULL},
+    {"level", PLX_T_U32, -1, 0, 0, NULL},
+    {"team_size", PLX_T_U32, -1, 0, 0, NULL},
+    {"thread_num", PLX_T_U32, -1, 0, 0, NULL},
+    {"count", PLX_T_U64, -1, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, plx_fields_process_info},
     {2, "Calibration", 2, plx_fields_calibration},
@@ -998,8 +1039,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {29, "ProbeChange", 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, plx_fields_java_class},
+    {48, "OmpTeams", 6, plx_fields_omp_teams},
 };
-#define PLX_RECORD_DEFS 25
+#define PLX_RECORD_DEFS 26
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };
@@ -1048,6 +1090,12 @@ static const struct plx_subfield_def plx_subfields_stream_recv[] = {
     {"end", PLX_T_U64, 1, 0, 63},
     {"bytes", PLX_T_U64, 2, 0, 63},
 };
+static const struct plx_subfield_def plx_subfields_omp_task[] = {
+    {"thread_num", PLX_T_U32, 0, 0, 31},
+    {"team_size", PLX_T_U32, 0, 32, 63},
+    {"level", PLX_T_U32, 1, 0, 31},
+    {"region", PLX_T_U32, 1, 32, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
@@ -1059,8 +1107,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {7, "cpu", 2, 2, plx_subfields_cpu},
     {8, "stream_send", 3, 3, plx_subfields_stream_send},
     {9, "stream_recv", 3, 3, plx_subfields_stream_recv},
+    {18, "omp_task", 2, 4, plx_subfields_omp_task},
 };
-#define PLX_SUBTYPE_DEFS 10
+#define PLX_SUBTYPE_DEFS 11
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

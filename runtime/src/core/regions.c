@@ -101,6 +101,13 @@ int plx_regions_init(void)
     return 0;
 }
 
+/* LLVM's outlined OpenMP bodies (.omp_outlined., .omp_task_entry., ...) are never measured as
+ * functions: the construct region that runs them (adapters/omp) stands for them. */
+static int outlined_by_llvm(const char *name)
+{
+    return strncmp(name, ".omp_", 5) == 0;
+}
+
 uint32_t plx_region_of_address_slow(uintptr_t addr)
 {
     if (addr == 0)
@@ -129,7 +136,7 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
             snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
             name = plx_arena_strdup(buf);
         }
-        int excluded = plx_filter_excludes(name, sym.file);
+        int excluded = plx_filter_excludes(name, sym.file) || outlined_by_llvm(name);
         value = new_region(name, PLX_KIND_FUNCTION, &sym, addr, excluded, &plx_fn_slots[i]);
         if (!excluded && plx_filter_cputime(name, sym.file))
             value |= PLX_REGION_CPU;
@@ -206,6 +213,49 @@ uint32_t plx_region_of_name(const char *name, int kind)
     }
     lock_give();
     return value;
+}
+
+/* A region of code without a symbol of its own (kind 7, an OpenMP construct): `address` is a
+ * code address on its source line, resolved by the reader. Defined anew on every call: the
+ * caller keeps the id. */
+uint32_t plx_region_define_code(const char *name, int kind, uintptr_t address)
+{
+    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+    plx_symbol_lookup(address, &sym); /* for its module only */
+    sym.file = NULL;
+    sym.line = 0;
+    lock_take();
+    uint32_t v = new_region(plx_arena_strdup(name), kind, &sym, address, 0, NULL);
+    lock_give();
+    return v & PLX_REGION_ID_MASK;
+}
+
+/* Binds function address `fn` to `region` unless the compiler hooks have seen it already: their
+ * calls then enter `region`, or with `hide` are excluded (and patched out) because the caller
+ * enters the region itself. */
+void plx_region_bind(uintptr_t fn, uint32_t region, int hide)
+{
+    if (fn == 0)
+        return;
+    lock_take();
+    uint32_t i = plx_hash_ptr(fn) & plx_fn_mask;
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&plx_fn_slots[i].key, memory_order_relaxed);
+        if (k == fn)
+            break;
+        if (k == 0) {
+            if (fn_used < FN_SLOTS / 4 * 3) {
+                atomic_store_explicit(&plx_fn_slots[i].value,
+                                      region | (hide ? PLX_REGION_EXCLUDED : 0),
+                                      memory_order_relaxed);
+                atomic_store_explicit(&plx_fn_slots[i].key, fn, memory_order_release);
+                fn_used++;
+            }
+            break;
+        }
+        i = (i + 1) & plx_fn_mask;
+    }
+    lock_give();
 }
 
 /* Sets flag bits in the published value of a function's slot. */

@@ -133,7 +133,8 @@ pub struct Hierarchies {
 }
 
 /// The Sync category of a kind: `Mutex`, `RwLock`, `CondVar`, `Barrier`, `Semaphore`, `Spin`,
-/// `Thread` (pthread_join targets), `Other`.
+/// `Thread` (pthread_join targets), OpenMP's `OmpBarrier`, `OmpCritical`, `OmpLock`,
+/// `OmpTaskwait`, `OmpAtomic`, `OmpOrdered`, and `Other`.
 pub fn category(kind: SyncKind) -> &'static str {
     match kind {
         SyncKind::Mutex => "Mutex",
@@ -143,6 +144,12 @@ pub fn category(kind: SyncKind) -> &'static str {
         SyncKind::Sem => "Semaphore",
         SyncKind::Spin => "Spin",
         SyncKind::Thread => "Thread",
+        SyncKind::OmpBarrier => "OmpBarrier",
+        SyncKind::OmpCritical => "OmpCritical",
+        SyncKind::OmpLock => "OmpLock",
+        SyncKind::OmpTaskwait => "OmpTaskwait",
+        SyncKind::OmpAtomic => "OmpAtomic",
+        SyncKind::OmpOrdered => "OmpOrdered",
         SyncKind::Other(_) => "Other",
     }
 }

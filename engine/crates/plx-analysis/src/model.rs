@@ -140,6 +140,8 @@ pub struct ProcessModel {
     pub probe_sites: Vec<plx_format::ProbeSite>,
     /// When probes were inserted and removed, in file order.
     pub probe_changes: Vec<plx_format::ProbeChange>,
+    /// OpenMP teams per thread (OmpTeams records; regions process-local, see `region_map`).
+    pub omp_teams: Vec<plx_format::OmpTeams>,
     /// The process file.
     pub path: PathBuf,
     /// MpiInit: the process is an MPI rank.
@@ -272,9 +274,14 @@ impl Model {
                 p.rank_base = bases[img.app as usize];
                 globalize_ranks(&mut p);
                 for def in img.process.regions.values() {
+                    let name = if def.kind == RegionKind::Omp {
+                        region_info(def, img, opts, &mut resolver).name
+                    } else {
+                        region_info_name(def)
+                    };
                     let (Some(m), Some(g)) = (
                         img.process.modules.get(&def.module_id),
-                        regions.find(&region_info_name(def), def.kind),
+                        regions.find(&name, def.kind),
                     ) else {
                         continue;
                     };
@@ -411,7 +418,7 @@ fn region_info_name(def: &RegionDef) -> String {
     demangle(&def.name).unwrap_or_else(|| def.name.clone())
 }
 
-fn region_info(
+pub(crate) fn region_info(
     def: &RegionDef,
     img: &ProcessImage,
     opts: BuildOptions,
@@ -424,6 +431,12 @@ fn region_info(
             .unwrap_or_default()
     } else {
         (def.file.clone(), def.line)
+    };
+    // an OpenMP construct is named after its source line: parallel@solver.c:42
+    let name = if def.kind == RegionKind::Omp && !file.is_empty() {
+        format!("{name}@{}:{line}", file.rsplit('/').next().unwrap_or(&file))
+    } else {
+        name
     };
     RegionInfo {
         name,
@@ -677,6 +690,7 @@ fn build_process(
         java_classes: p.java_classes.clone(),
         probe_sites: p.probe_sites.clone(),
         probe_changes: p.probe_changes.clone(),
+        omp_teams: p.omp_teams.clone(),
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

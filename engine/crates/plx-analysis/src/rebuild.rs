@@ -279,6 +279,7 @@ impl ProfileBuilder {
             }
             Event::TimeReset { .. }
             | Event::Unknown { .. }
+            | Event::OmpTask { .. }
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. } => {}
         }

@@ -84,7 +84,8 @@ impl SymbolResolver {
 
     /// File and line of `def` from its module's debug info, if it can be found.
     pub fn locate(&mut self, def: &RegionDef, module: Option<&Module>) -> Option<(String, u32)> {
-        if def.kind != RegionKind::Function || !def.file.is_empty() || def.address == 0 {
+        let code = matches!(def.kind, RegionKind::Function | RegionKind::Omp);
+        if !code || !def.file.is_empty() || def.address == 0 {
             return None;
         }
         let module = module?;

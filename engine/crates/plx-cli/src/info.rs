@@ -171,6 +171,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
     }
     java_lines(p, out)?;
     probe_lines(p, out)?;
+    omp_lines(p, model, out)?;
     if !p.throttled.is_empty() {
         writeln!(out, "  throttled")?;
         for t in &p.throttled {
@@ -226,6 +227,33 @@ fn probe_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     }
     for s in &skipped {
         writeln!(out, "              {:<24} skipped: {}", s.name, s.reason)?;
+    }
+    Ok(())
+}
+
+/// The OpenMP teams each thread was part of (docs/openmp.md): region, level, its thread number
+/// and the team's size, how many times.
+fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<()> {
+    if p.omp_teams.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  OpenMP teams")?;
+    writeln!(
+        out,
+        "    {:>6}  {:<28} {:>5} {:>10} {:>9} {:>8}",
+        "thread", "parallel region", "level", "thread num", "team size", "times"
+    )?;
+    for t in &p.omp_teams {
+        let region = match p.region_map.get(&t.region) {
+            Some(&g) => model.regions.get(g).name.clone(),
+            None if t.region == plx_format::NONE_U32 => "(teams past the first 64)".to_string(),
+            None => format!("region {}", t.region),
+        };
+        writeln!(
+            out,
+            "    {:>6}  {:<28} {:>5} {:>10} {:>9} {:>8}",
+            t.thread, region, t.level, t.thread_num, t.team_size, t.count
+        )?;
     }
     Ok(())
 }

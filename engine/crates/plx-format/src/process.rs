@@ -97,6 +97,8 @@ pub struct ProcessData {
     pub probe_sites: Vec<crate::records::ProbeSite>,
     /// Probes inserted and removed (ProbeChange records) in file order.
     pub probe_changes: Vec<crate::records::ProbeChange>,
+    /// OpenMP teams per thread (OmpTeams records) in file order.
+    pub omp_teams: Vec<crate::records::OmpTeams>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -174,6 +176,7 @@ impl ProcessData {
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),
+            Record::OmpTeams(t) => self.omp_teams.push(t),
         }
     }
 

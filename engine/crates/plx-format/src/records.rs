@@ -105,6 +105,9 @@ pub enum RegionKind {
     Mpi,
     /// A stream socket call on a traced connection (send, recv, read, write, ...).
     Socket,
+    /// An OpenMP construct (parallel, loop, sections, single, task, ...): named by the
+    /// construct, `address` a code address on its source line.
+    Omp,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -119,6 +122,7 @@ impl RegionKind {
             3 => RegionKind::Runtime,
             4 => RegionKind::Mpi,
             5 => RegionKind::Socket,
+            7 => RegionKind::Omp,
             o => RegionKind::Other(o),
         }
     }
@@ -131,6 +135,7 @@ impl RegionKind {
             RegionKind::Runtime => 3,
             RegionKind::Mpi => 4,
             RegionKind::Socket => 5,
+            RegionKind::Omp => 7,
             RegionKind::Other(o) => o,
         }
     }
@@ -143,6 +148,7 @@ impl RegionKind {
             RegionKind::Runtime => "runtime",
             RegionKind::Mpi => "mpi",
             RegionKind::Socket => "socket",
+            RegionKind::Omp => "omp",
             RegionKind::Other(_) => "other",
         }
     }

@@ -64,6 +64,8 @@ pub mod types {
     pub const TRACE_CHUNK: u16 = 32;
     /// JavaClass (process.plx).
     pub const JAVA_CLASS: u16 = 40;
+    /// OmpTeams (process.plx).
+    pub const OMP_TEAMS: u16 = 48;
 }
 
 /// Extended event subtypes and their payload words.
@@ -108,6 +110,10 @@ pub mod subtypes {
     pub const SUBTYPE_STREAM_RECV: u8 = 9;
     /// Payload words of [`SUBTYPE_STREAM_RECV`].
     pub const SUBTYPE_STREAM_RECV_WORDS: u8 = 3;
+    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    pub const SUBTYPE_OMP_TASK: u8 = 18;
+    /// Payload words of [`SUBTYPE_OMP_TASK`].
+    pub const SUBTYPE_OMP_TASK_WORDS: u8 = 2;
 }
 
 /// Every record type: (id, name).
@@ -137,6 +143,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (29, "ProbeChange"),
     (32, "TraceChunk"),
     (40, "JavaClass"),
+    (48, "OmpTeams"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -151,6 +158,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (7, "cpu"),
     (8, "stream_send"),
     (9, "stream_recv"),
+    (18, "omp_task"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -218,6 +226,8 @@ pub mod fixed_size {
     pub const TRACE_CHUNK: usize = 32;
     /// JavaClass.
     pub const JAVA_CLASS: usize = 16;
+    /// OmpTeams.
+    pub const OMP_TEAMS: usize = 28;
 }
 
 /// Size of a live file's header.
@@ -355,6 +365,23 @@ pub mod structs {
         pub name: String,
     }
 
+    /// Record 48: OmpTeams
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct OmpTeams {
+        /// thread
+        pub thread: u32,
+        /// the parallel region (RegionDef of kind 7); `0xFFFFFFFF`: implicit tasks of teams past the 64 distinct ones a thread counts (`count` of them, other fields 0)
+        pub region: u32,
+        /// nesting level of the team (1 = outermost)
+        pub level: u32,
+        /// threads in the team
+        pub team_size: u32,
+        /// this thread's OpenMP thread number in the team (0 = the encountering thread)
+        pub thread_num: u32,
+        /// implicit tasks (regions run) with these values
+        pub count: u64,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -410,6 +437,8 @@ pub enum Record {
     ProbeChange(ProbeChange),
     /// Type 40.
     JavaClass(JavaClass),
+    /// Type 48.
+    OmpTeams(OmpTeams),
 }
 
 impl Record {
@@ -440,6 +469,7 @@ impl Record {
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
+            Record::OmpTeams(_) => types::OMP_TEAMS,
         }
     }
 
@@ -655,6 +685,15 @@ impl Record {
                 let name = r.str()?;
                 Record::JavaClass(JavaClass { methods, nanos, flags, name })
             }
+            types::OMP_TEAMS => {
+                let thread = r.u32()?;
+                let region = r.u32()?;
+                let level = r.u32()?;
+                let team_size = r.u32()?;
+                let thread_num = r.u32()?;
+                let count = r.u64()?;
+                Record::OmpTeams(OmpTeams { thread, region, level, team_size, thread_num, count })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -831,6 +870,14 @@ impl Record {
                 out.put_u64(v.nanos);
                 out.put_u32(v.flags);
                 out.put_str(&v.name);
+            }
+            Record::OmpTeams(v) => {
+                out.put_u32(v.thread);
+                out.put_u32(v.region);
+                out.put_u32(v.level);
+                out.put_u32(v.team_size);
+                out.put_u32(v.thread_num);
+                out.put_u64(v.count);
             }
         }
     }
@@ -1184,6 +1231,21 @@ impl Record {
                 out.push_str(" name=");
                 dump_str(out, &v.name);
             }
+            Record::OmpTeams(v) => {
+                out.push_str("OmpTeams");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" region=");
+                dump_int(out, v.region as i128);
+                out.push_str(" level=");
+                dump_int(out, v.level as i128);
+                out.push_str(" team_size=");
+                dump_int(out, v.team_size as i128);
+                out.push_str(" thread_num=");
+                dump_int(out, v.thread_num as i128);
+                out.push_str(" count=");
+                dump_int(out, v.count as i128);
+            }
         }
     }
 }
@@ -1451,6 +1513,19 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    OmpTask {
+        /// the thread's OpenMP thread number in the team
+        thread_num: u32,
+        /// threads in the team
+        team_size: u32,
+        /// nesting level (1 = outermost)
+        level: u32,
+        /// the parallel region (RegionDef of kind 7)
+        region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -1524,6 +1599,11 @@ pub(crate) fn decode_extended(
             let w2 = word(2);
             Some(Event::StreamRecv { stream: w0, end: w1, bytes: w2, ticks })
         }
+        SUBTYPE_OMP_TASK if n >= SUBTYPE_OMP_TASK_WORDS as usize => {
+            let w0 = word(0);
+            let w1 = word(1);
+            Some(Event::OmpTask { thread_num: w0 as u32, team_size: (w0 >> 32) as u32, level: w1 as u32, region: (w1 >> 32) as u32, ticks })
+        }
         _ => None,
     }
 }
@@ -1578,6 +1658,11 @@ pub fn pack_stream_recv(stream: u64, end: u64, bytes: u64) -> [u64; 3] {
     [stream, end, bytes]
 }
 
+/// The payload words of a `omp_task` event (subtype 18).
+pub fn pack_omp_task(thread_num: u32, team_size: u32, level: u32, region: u32) -> [u64; 2] {
+    [(thread_num as u64) | ((team_size as u64) << 32), (level as u64) | ((region as u64) << 32)]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -1595,6 +1680,7 @@ impl Event {
             | Event::Cpu { ticks, .. }
             | Event::StreamSend { ticks, .. }
             | Event::StreamRecv { ticks, .. }
+            | Event::OmpTask { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -1711,6 +1797,19 @@ impl Event {
                 dump_int(out, end as i128);
                 out.push_str(" bytes=");
                 dump_int(out, bytes as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::OmpTask { thread_num, team_size, level, region, ticks } => {
+                out.push_str("omp_task");
+                out.push_str(" thread_num=");
+                dump_int(out, thread_num as i128);
+                out.push_str(" team_size=");
+                dump_int(out, team_size as i128);
+                out.push_str(" level=");
+                dump_int(out, level as i128);
+                out.push_str(" region=");
+                dump_int(out, region as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

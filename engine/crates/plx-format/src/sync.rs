@@ -18,13 +18,26 @@ pub enum SyncKind {
     Spin,
     /// A thread, as a `pthread_join` target.
     Thread,
+    /// An OpenMP barrier (explicit, or the implicit one ending a parallel region or a
+    /// work-sharing construct).
+    OmpBarrier,
+    /// An OpenMP critical section (unnamed, or one name).
+    OmpCritical,
+    /// An OpenMP lock (`omp_lock_t`, `omp_nest_lock_t`).
+    OmpLock,
+    /// An OpenMP task wait (`taskwait`, the end of a `taskgroup`).
+    OmpTaskwait,
+    /// An OpenMP atomic done under a lock.
+    OmpAtomic,
+    /// An OpenMP ordered section.
+    OmpOrdered,
     /// A value this reader does not know.
     Other(u8),
 }
 
 impl SyncKind {
     /// Every known kind, in on-disk order.
-    pub const ALL: [SyncKind; 7] = [
+    pub const ALL: [SyncKind; 13] = [
         SyncKind::Mutex,
         SyncKind::RwLock,
         SyncKind::Cond,
@@ -32,6 +45,12 @@ impl SyncKind {
         SyncKind::Sem,
         SyncKind::Spin,
         SyncKind::Thread,
+        SyncKind::OmpBarrier,
+        SyncKind::OmpCritical,
+        SyncKind::OmpLock,
+        SyncKind::OmpTaskwait,
+        SyncKind::OmpAtomic,
+        SyncKind::OmpOrdered,
     ];
 
     /// From the on-disk byte.
@@ -44,6 +63,12 @@ impl SyncKind {
             4 => SyncKind::Sem,
             5 => SyncKind::Spin,
             6 => SyncKind::Thread,
+            7 => SyncKind::OmpBarrier,
+            8 => SyncKind::OmpCritical,
+            9 => SyncKind::OmpLock,
+            10 => SyncKind::OmpTaskwait,
+            11 => SyncKind::OmpAtomic,
+            12 => SyncKind::OmpOrdered,
             o => SyncKind::Other(o),
         }
     }
@@ -58,11 +83,18 @@ impl SyncKind {
             SyncKind::Sem => 4,
             SyncKind::Spin => 5,
             SyncKind::Thread => 6,
+            SyncKind::OmpBarrier => 7,
+            SyncKind::OmpCritical => 8,
+            SyncKind::OmpLock => 9,
+            SyncKind::OmpTaskwait => 10,
+            SyncKind::OmpAtomic => 11,
+            SyncKind::OmpOrdered => 12,
             SyncKind::Other(o) => o,
         }
     }
 
     /// A short lowercase name: `mutex`, `rwlock`, `cond`, `barrier`, `sem`, `spin`, `thread`,
+    /// `omp-barrier`, `omp-critical`, `omp-lock`, `omp-taskwait`, `omp-atomic`, `omp-ordered`,
     /// `other`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -73,13 +105,34 @@ impl SyncKind {
             SyncKind::Sem => "sem",
             SyncKind::Spin => "spin",
             SyncKind::Thread => "thread",
+            SyncKind::OmpBarrier => "omp-barrier",
+            SyncKind::OmpCritical => "omp-critical",
+            SyncKind::OmpLock => "omp-lock",
+            SyncKind::OmpTaskwait => "omp-taskwait",
+            SyncKind::OmpAtomic => "omp-atomic",
+            SyncKind::OmpOrdered => "omp-ordered",
             SyncKind::Other(_) => "other",
         }
     }
 
-    /// Is the object held between an acquisition and its release (mutex, rwlock, spin)?
+    /// Is the object held between an acquisition and its release (mutex, rwlock, spin, and
+    /// OpenMP's critical, lock, atomic and ordered)?
     pub fn holds(self) -> bool {
-        matches!(self, SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin)
+        matches!(
+            self,
+            SyncKind::Mutex
+                | SyncKind::RwLock
+                | SyncKind::Spin
+                | SyncKind::OmpCritical
+                | SyncKind::OmpLock
+                | SyncKind::OmpAtomic
+                | SyncKind::OmpOrdered
+        )
+    }
+
+    /// Is it a barrier, where every thread's departure waits for the last arrival?
+    pub fn is_barrier(self) -> bool {
+        matches!(self, SyncKind::Barrier | SyncKind::OmpBarrier)
     }
 }
 

@@ -134,8 +134,11 @@ impl Cursor {
                     break;
                 };
                 let keep = match (ev, self.filter) {
-                    // CPU events are not part of the merged stream (profiles read them)
-                    (Event::TimeReset { .. } | Event::Cpu { .. }, _) => false,
+                    // CPU events are not part of the merged stream (profiles read them), nor
+                    // OpenMP team joins (the parallel region's enter follows each)
+                    (Event::TimeReset { .. } | Event::Cpu { .. } | Event::OmpTask { .. }, _) => {
+                        false
+                    }
                     (Event::Unknown { subtype, .. }, _) => {
                         self.damage.unknown += 1;
                         self.damage.unknown_subtypes |= 1 << subtype.min(63);

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use plx_format::{Event, Experiment, RegionKind, Warning, WarningKind, NONE_U32};
 
 use crate::matching::{comm_key, MatchSummary};
-use crate::model::{Model, ProcessModel};
+use crate::model::{BuildOptions, Model, ProcessModel};
 use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::demangle;
 use crate::AnalysisError;
@@ -364,6 +364,7 @@ impl<'m> GlobalMerge<'m> {
             released: 0,
             finished: false,
         };
+        let mut resolver = crate::symbols::SymbolResolver::new();
         for (pi, p) in model.processes.iter().enumerate() {
             // a process with nothing measured (an `mpirun` launched under `plx run`, whose
             // trace holds at most its own lock events) is no location of the program
@@ -402,13 +403,18 @@ impl<'m> GlobalMerge<'m> {
                 exp.and_then(|e| e.images.iter().find(|i| i.process_path() == p.path))
             {
                 for def in img.process.regions.values() {
-                    let name = demangle(&def.name).unwrap_or_else(|| def.name.clone());
-                    let g = m.regions.intern(RegionInfo {
-                        name,
-                        kind: def.kind,
-                        file: def.file.clone(),
-                        line: def.line,
-                    });
+                    // an OpenMP construct's name is its source line (as in the model)
+                    let info = if def.kind == RegionKind::Omp {
+                        crate::model::region_info(def, img, BuildOptions::default(), &mut resolver)
+                    } else {
+                        RegionInfo {
+                            name: demangle(&def.name).unwrap_or_else(|| def.name.clone()),
+                            kind: def.kind,
+                            file: def.file.clone(),
+                            line: def.line,
+                        }
+                    };
+                    let g = m.regions.intern(info);
                     let i = def.region_id as usize;
                     if s.regions.len() <= i {
                         s.regions.resize(i + 1, NONE_U32);
@@ -820,8 +826,11 @@ impl<'m> GlobalMerge<'m> {
             Event::StreamRecv {
                 stream, end, bytes, ..
             } => EventKind::StreamRecv { stream, end, bytes },
-            Event::TimeReset { .. } | Event::Unknown { .. } | Event::Cpu { .. } => {
-                unreachable!("cursors drop time resets, unknown and CPU events")
+            Event::TimeReset { .. }
+            | Event::Unknown { .. }
+            | Event::Cpu { .. }
+            | Event::OmpTask { .. } => {
+                unreachable!("cursors drop time resets, unknown, CPU and OpenMP team events")
             }
         };
         self.stats.events += 1;
