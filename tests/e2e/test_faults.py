@@ -170,3 +170,29 @@ def test_exec_same_pid(programs, tmp_path):
     assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
     assert len([t for _, t in all_threads(doc)]) == 2
     assert not (set(first) | set(second)) - RUNTIME_REGIONS - {"main", "before_exec", "after_exec"}
+
+
+FIB_CALLS = 21891
+
+
+def test_second_run_into_a_directory_is_refused(fib_bin, tmp_path):
+    """Two unrelated runs in one directory would read as one experiment (2 × the calls)."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    cp = plx("run", "-o", out, "--", fib_bin, check=False)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr.strip() == (
+        "plx: %s: holds the run of another job (run %s); a second run there would mix both "
+        "in one experiment: give another -o, remove it, or add this run to it with --append"
+        % (out, (out / ".plx-run").read_text().strip()[len("run "):])
+    )
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 1
+    assert calls(report_csv(out), "fib") == FIB_CALLS
+    cp = run(out, fib_bin, opts=("--append",))
+    assert "experiment written to %s" % out in cp.stderr
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 2
+    assert calls(report_csv(out), "fib") == 2 * FIB_CALLS
+    # a directory of an earlier run without the marker (written by hand, or by an older plx)
+    (out / ".plx-run").unlink()
+    cp = plx("run", "-o", out, "--", fib_bin, check=False)
+    assert cp.returncode == 2 and "holds an earlier run;" in cp.stderr, cp.stderr

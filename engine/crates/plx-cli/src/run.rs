@@ -111,6 +111,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
     let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
+    // a session directory is shared by design; an experiment directory only by one job
+    let claim = match args.session {
+        Some(_) => crate::job::Claim::First,
+        None => crate::job::claim(&dir, &crate::job::job_key(), args.append)?,
+    };
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
@@ -179,6 +184,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     } else {
         status.code().unwrap_or(1)
     };
-    eprintln!("plx: experiment written to {}", dir.display());
+    // one line per job: the other ranks' plx run processes write to the same directory
+    if claim == crate::job::Claim::First {
+        eprintln!("plx: experiment written to {}", dir.display());
+    }
     Ok(code)
 }
