@@ -444,6 +444,22 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
         let profile = data.and_then(|d| d.profile.as_ref());
         match profile {
             Some(p) => {
+                // the profile counts the event words its thread wrote to the trace: fewer in
+                // the file means the trace lost them (cut, or damaged chunks skipped)
+                if let Some(t) = &img.trace {
+                    let words = t.words_per_thread.get(&th).copied().unwrap_or(0);
+                    if p.trace_events > words {
+                        let lost = p.trace_events - words;
+                        warnings.push(Warning::file(
+                            &t.path,
+                            WarningKind::LostEvents { count: lost },
+                            format!(
+                                "thread {th}: {lost} of the {} trace event words its profile says were written are not in the file",
+                                p.trace_events
+                            ),
+                        ));
+                    }
+                }
                 if p.lost_events > 0 {
                     warnings.push(Warning::file(
                         &ppath,
