@@ -196,3 +196,46 @@ def test_second_run_into_a_directory_is_refused(fib_bin, tmp_path):
     (out / ".plx-run").unlink()
     cp = plx("run", "-o", out, "--", fib_bin, check=False)
     assert cp.returncode == 2 and "holds an earlier run;" in cp.stderr, cp.stderr
+
+
+FULL_LIMIT = 64 * 1024
+
+
+def test_disk_full_during_trace_is_counted_and_reported(fib_bin, tmp_path):
+    """Writes failing (here a 64 KiB file size limit, as a full disk: write fails) lose the
+    chunks they held: counted per thread as lost, reported by plx run (exit status 3) and by
+    plx info, and the trace keeps every chunk written (was: 96 % lost, exit 0, lost 0)."""
+    import resource
+    import signal
+    import subprocess
+
+    from conftest import PLX, clean_env
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_LIMIT, FULL_LIMIT))
+
+    out = tmp_path / "exp"
+    cp = subprocess.run([str(PLX), "run", "-o", str(out), "--trace", "--buffer", "4K", "--",
+                         str(fib_bin)], capture_output=True, text=True, env=clean_env(),
+                        preexec_fn=limit, timeout=120)
+    assert cp.returncode == 3, cp.stderr
+    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    trace = pdir / "trace.plx"
+    assert re.search(r"experiment written to %s, incomplete: %s/trace.plx: \d+ records "
+                     r"\(\d+ bytes\) not written \(File too large\); see plx info"
+                     % (re.escape(str(out)), pdir.name), cp.stderr), cp.stderr
+    text = info(out).stdout
+    m = re.search(r"trace.plx: the runtime could not write (\d+) records \((\d+) bytes\): "
+                  r"File too large; what they held is lost, the rest of the file is kept", text)
+    assert m, text
+    failed, failed_bytes = int(m.group(1)), int(m.group(2))
+    (line,) = info_thread_lines(text)
+    # every word is either in the file or counted lost; the lost ones are the failed chunks'
+    assert line["lost"] == (failed_bytes - failed * (8 + 32)) // 8
+    assert line["trace_events"] + line["lost"] >= 2 * FIB_CALLS + 2
+    assert trace.stat().st_size <= FULL_LIMIT
+    # what was written is intact: fib's calls up to the limit, no warning about the file's form
+    n = calls(report_csv(out), "fib")
+    assert 0 < n <= line["trace_events"] // 2
+    assert "truncated" not in text and "garbage" not in text

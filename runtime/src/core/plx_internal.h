@@ -241,9 +241,13 @@ PLX_HIDDEN int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), vo
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
 PLX_HIDDEN void plx_writer_close(void);
-PLX_HIDDEN void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len);
-PLX_HIDDEN void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen,
-                                  const void *b, uint32_t blen);
+/* Both return 0, or -1 when the write failed (counted, see plx_writer_failures). */
+PLX_HIDDEN int plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len);
+PLX_HIDDEN int plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen,
+                                 const void *b, uint32_t blen);
+/* Records of a file (0 process.plx, 1 trace.plx) whose write failed; their bytes and the
+ * first error. */
+PLX_HIDDEN uint64_t plx_writer_failures(int trace_file, uint64_t *bytes, int *err);
 /* Records already framed (headers included), appended to process.plx with one writev. */
 PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];
@@ -318,7 +322,7 @@ enum {
     PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
     PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
     PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20, PLX_REC_CPU_SAMPLES = 21,
-    PLX_REC_TRACE_CHUNK = 32,
+    PLX_REC_TRACE_CHUNK = 32, PLX_REC_WRITE_FAILURES = 64,
 };
 
 /* Trace event words. */

@@ -97,6 +97,30 @@ static void write_filter_text(void)
     plx_rec_write(&rec, 0, PLX_REC_FILTER);
 }
 
+/* The WriteFailures record (spec/format.md) of each file whose writes failed, and a warning:
+ * what could not be written is lost, never silently. */
+static void write_failures(void)
+{
+    static const char *const names[2] = {"process.plx", "trace.plx"};
+    for (int f = 0; f < 2; f++) {
+        uint64_t bytes = 0;
+        int err = 0;
+        uint64_t n = plx_writer_failures(f, &bytes, &err);
+        if (n == 0)
+            continue;
+        unsigned char rec[21];
+        rec[0] = (unsigned char)f;
+        memcpy(rec + 1, &n, 8);
+        memcpy(rec + 9, &bytes, 8);
+        int32_t e = err;
+        memcpy(rec + 17, &e, 4);
+        plx_write_record(0, PLX_REC_WRITE_FAILURES, rec, sizeof rec);
+        plx_warn("%s/%s: %llu records (%llu bytes) could not be written: %s", plx_process_dir,
+                 names[f], (unsigned long long)n, (unsigned long long)bytes, strerror(err));
+    }
+}
+
+
 /* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec.
  * `ended`: 0 running, 1 being written (by thread `writer`), 2 written. A second caller on
  * another thread (a signal delivered twice, exit racing a signal) waits until the first has
@@ -128,6 +152,7 @@ void plx_process_end(int reason, int status)
     memcpy(end, &now, 8);
     end[8] = (unsigned char)reason;
     memcpy(end + 9, &status, 4);
+    write_failures();
     plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
     plx_writer_close();
     atomic_store(&ended, 2);

@@ -250,8 +250,11 @@ static void write_chunk(struct plx_thread *t)
     memcpy(head + 8, &t->base, 8);
     memcpy(head + 16, &ct, 8);
     memcpy(head + 24, &cm, 8);
-    plx_write_record2(1, PLX_REC_TRACE_CHUNK, head, 32, t->buf, count * 8u);
-    t->trace_events += count;
+    /* a chunk the file did not take is lost, and counted so (the trace holds trace_events) */
+    if (plx_write_record2(1, PLX_REC_TRACE_CHUNK, head, 32, t->buf, count * 8u) == 0)
+        t->trace_events += count;
+    else
+        t->lost_events += count;
     t->pos = t->buf;
     t->base = t->last;
 }
@@ -438,9 +441,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     t->guard++;
     if (t->buf) {
-        uint64_t events = t->trace_events + (uint64_t)(t->pos - t->buf);
         write_chunk(t);
-        t->trace_events = events;
     } else {
         while (t->depth > 0) {
             struct plx_frame *f = &t->stack[t->depth - 1];

@@ -5,6 +5,7 @@
 #include "plx_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,15 +22,20 @@ static char paths[2][4700];
 static dev_t devs[2];
 static ino_t inos[2];
 
-static int write_all(int fd, struct iovec *iov, int n)
+/* Writes the vector whole; on failure returns -1 with *partial the bytes it did write. */
+static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
 {
+    size_t done = 0;
     while (n > 0) {
         ssize_t w = writev(fd, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (partial)
+                *partial = done;
             return -1;
         }
+        done += (size_t)w;
         while (n > 0 && (size_t)w >= iov->iov_len) {
             w -= (ssize_t)iov->iov_len;
             iov++;
@@ -42,6 +48,11 @@ static int write_all(int fd, struct iovec *iov, int n)
     }
     return 0;
 }
+
+/* Writes that failed (disk full, file size limit, I/O error), per file: counted, never silent
+ * (plx_writer_failures, the WriteFailures record at the end). */
+static _Atomic uint64_t failed_records[2], failed_bytes[2];
+static _Atomic int failed_errno[2];
 
 static void remember(int which, int fd, const char *path)
 {
@@ -67,7 +78,11 @@ static int open_file(const char *name, int index, uint16_t kind)
     remember(kind == 2 ? 1 : 0, fd, path);
     unsigned char hdr[16] = {'P', 'L', 'X', '1', 1, 0, (unsigned char)kind, 0};
     struct iovec iov = {hdr, sizeof hdr};
-    write_all(fd, &iov, 1);
+    write_all(fd, &iov, 1, NULL);
+    /* with a trace, room for the records written at the end (profiles, ProcessEnd, the count
+     * of failed writes) is reserved now: a trace that fills the disk cannot take it */
+    if (kind == 1 && plx_cfg.trace)
+        (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20);
     return fd;
 }
 
@@ -120,14 +135,15 @@ static int checked_fd(int which)
     return fd;
 }
 
-void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen, const void *b,
-                       uint32_t blen)
+int plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen, const void *b,
+                      uint32_t blen)
 {
     int saved_errno = errno;
-    int fd = checked_fd(trace_file ? 1 : 0);
+    int which = trace_file ? 1 : 0;
+    int fd = checked_fd(which);
     errno = saved_errno;
     if (fd < 0)
-        return;
+        return -1;
     unsigned char hdr[8];
     uint32_t len = alen + blen;
     memcpy(hdr, &type, 2);
@@ -135,8 +151,32 @@ void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t al
     memcpy(hdr + 4, &len, 4);
     struct iovec iov[3] = {{hdr, 8}, {(void *)a, alen}, {(void *)b, blen}};
     int saved = errno;
-    write_all(fd, iov, blen ? 3 : 2);
+    size_t partial = 0;
+    int r = write_all(fd, iov, blen ? 3 : 2, &partial);
+    if (r != 0) {
+        int e = errno;
+        int zero = 0;
+        atomic_compare_exchange_strong(&failed_errno[which], &zero, e);
+        atomic_fetch_add(&failed_records[which], 1);
+        atomic_fetch_add(&failed_bytes[which], 8 + (uint64_t)len);
+        /* a record cut by the failure is taken back, so that the records after it (once there
+         * is room again) are framed */
+        struct stat st;
+        if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
+            (void)ftruncate(fd, st.st_size - (off_t)partial);
+    }
     errno = saved;
+    return r;
+}
+
+uint64_t plx_writer_failures(int trace_file, uint64_t *bytes, int *err)
+{
+    int which = trace_file ? 1 : 0;
+    if (bytes)
+        *bytes = atomic_load(&failed_bytes[which]);
+    if (err)
+        *err = atomic_load(&failed_errno[which]);
+    return atomic_load(&failed_records[which]);
 }
 
 void plx_write_framed(const void *bytes, size_t len)
@@ -145,14 +185,14 @@ void plx_write_framed(const void *bytes, size_t len)
     int fd = checked_fd(0);
     if (fd >= 0 && len) {
         struct iovec iov = {(void *)bytes, len};
-        write_all(fd, &iov, 1);
+        write_all(fd, &iov, 1, NULL);
     }
     errno = saved;
 }
 
-void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len)
+int plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len)
 {
-    plx_write_record2(trace_file, type, payload, len, NULL, 0);
+    return plx_write_record2(trace_file, type, payload, len, NULL, 0);
 }
 
 /* ---- record builder ---------------------------------------------------------------------- */

@@ -164,6 +164,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             Ok(())
         });
     }
+    let before = entries(&dir);
     let mut child = cmd.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             127
@@ -184,9 +185,63 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     } else {
         status.code().unwrap_or(1)
     };
+    // writes the runtime could not complete (disk full, ...): never a silent success
+    // (the runtime has said which files on standard error)
+    let failures = write_failures(&dir, &before);
+    if !failures.is_empty() {
+        eprintln!(
+            "plx: experiment written to {}, incomplete: {}; see plx info",
+            dir.display(),
+            failures.join("; ")
+        );
+        return Ok(if code == 0 { 3 } else { code });
+    }
     // one line per job: the other ranks' plx run processes write to the same directory
     if claim == crate::job::Claim::First {
         eprintln!("plx: experiment written to {}", dir.display());
     }
     Ok(code)
+}
+
+/// The names in `dir`.
+fn entries(dir: &Path) -> std::collections::BTreeSet<OsString> {
+    std::fs::read_dir(dir)
+        .map(|es| es.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default()
+}
+
+/// What the WriteFailures records of the process directories this run created say.
+fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in entries(dir).difference(before) {
+        let pdir = dir.join(name);
+        let Ok(files) = std::fs::read_dir(&pdir) else {
+            continue;
+        };
+        let mut procs: Vec<PathBuf> = files
+            .flatten()
+            .map(|f| f.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("process") && n.ends_with(".plx"))
+            })
+            .collect();
+        procs.sort();
+        for p in procs {
+            let data = plx_format::ProcessData::read(&p, &mut Vec::new());
+            for w in &data.write_failures {
+                let err = std::io::Error::from_raw_os_error(w.errno).to_string();
+                out.push(format!(
+                    "{}/{}: {} records ({} bytes) not written ({})",
+                    name.to_string_lossy(),
+                    w.file_name(),
+                    w.records,
+                    w.bytes,
+                    err.split(" (os error").next().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
 }

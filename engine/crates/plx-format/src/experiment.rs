@@ -404,6 +404,22 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
 
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     let ppath = img.process_path();
+    for w in &img.process.write_failures {
+        let err = std::io::Error::from_raw_os_error(w.errno);
+        warnings.push(Warning::file(
+            img.dir.join(file_name(
+                if w.file == 1 { "trace" } else { "process" },
+                img.image,
+            )),
+            WarningKind::WriteFailed { records: w.records },
+            format!(
+                "the runtime could not write {} records ({} bytes): {}; what they held is lost, the rest of the file is kept",
+                w.records,
+                w.bytes,
+                err.to_string().split(" (os error").next().unwrap_or_default()
+            ),
+        ));
+    }
     let mut threads: BTreeSet<u32> = img.process.threads.keys().copied().collect();
     if let Some(t) = &img.trace {
         threads.extend(t.threads());

@@ -51,6 +51,8 @@ pub mod types {
     pub const CPU_SAMPLES: u16 = 21;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
+    /// WriteFailures.
+    pub const WRITE_FAILURES: u16 = 64;
 }
 
 /// "No such index" in u32 fields (root node parent, main thread parent, no module).
@@ -417,6 +419,33 @@ pub enum Record {
     NodeCpu(NodeCpu),
     /// Type 21.
     CpuSamples(CpuSamples),
+    /// Type 64.
+    WriteFailures(WriteFailures),
+}
+
+/// Writes of one file the runtime could not complete (disk full, a file size limit, an I/O
+/// error): what they held is lost; the file holds the records written before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteFailures {
+    /// 0: process.plx, 1: trace.plx.
+    pub file: u8,
+    /// Records not written.
+    pub records: u64,
+    /// Their bytes (headers included).
+    pub bytes: u64,
+    /// The first failure's errno.
+    pub errno: i32,
+}
+
+impl WriteFailures {
+    /// The file's name.
+    pub fn file_name(&self) -> &'static str {
+        if self.file == 1 {
+            "trace.plx"
+        } else {
+            "process.plx"
+        }
+    }
 }
 
 /// Why a record's payload could not be decoded.
@@ -473,6 +502,7 @@ impl Record {
             Record::SyncStats(_) => SYNC_STATS,
             Record::NodeCpu(_) => NODE_CPU,
             Record::CpuSamples(_) => CPU_SAMPLES,
+            Record::WriteFailures(_) => WRITE_FAILURES,
         }
     }
 
@@ -604,6 +634,12 @@ impl Record {
             SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
             NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
             CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
+            WRITE_FAILURES => Record::WriteFailures(WriteFailures {
+                file: r.u8()?,
+                records: r.u64()?,
+                bytes: r.u64()?,
+                errno: r.i32()?,
+            }),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -706,6 +742,12 @@ impl Record {
             Record::SyncStats(st) => sync::encode_sync_stats(st, out),
             Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
             Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
+            Record::WriteFailures(w) => {
+                out.put_u8(w.file);
+                out.put_u64(w.records);
+                out.put_u64(w.bytes);
+                out.put_i32(w.errno);
+            }
         }
     }
 }
