@@ -1,5 +1,6 @@
 """How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
 
+import os
 import re
 
 import pytest
@@ -239,3 +240,18 @@ def test_disk_full_during_trace_is_counted_and_reported(fib_bin, tmp_path):
     n = calls(report_csv(out), "fib")
     assert 0 < n <= line["trace_events"] // 2
     assert "truncated" not in text and "garbage" not in text
+
+
+def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
+    """A vfork()ed child shares its parent's memory: its exec() must not end the parent's
+    measurement (was: parent "replaced by exec()", CPU 0 s, its 4 later calls missing)."""
+    prog = programs.get("vfork_exec.c", "-O0")
+    out = tmp_path / "vfork"
+    run(out, prog)
+    doc = report_json(out)
+    # the child's /bin/true is not measured: only the parent is in the report
+    (parent,) = doc["processes"]
+    assert functions_of(parent["threads"][0])["work"]["calls"] == 7
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
+    assert "replaced by exec()" not in text

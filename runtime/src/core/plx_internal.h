@@ -227,6 +227,8 @@ PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned su
 /* ---- process lifetime (process.c) ------------------------------------------------------- */
 PLX_HIDDEN void plx_process_start(void);
 PLX_HIDDEN void plx_process_end(int reason, int status);
+/* 0 in a vfork()ed child: it shares the parent's memory, whose state it must leave alone. */
+PLX_HIDDEN int plx_process_is_ours(void);
 PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */

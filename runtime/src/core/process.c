@@ -174,8 +174,18 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* The process whose state this memory holds: a vfork()ed child shares the memory (and runs
+ * no atfork handler) but has another pid. */
+static pid_t measured_pid;
+
+int plx_process_is_ours(void)
+{
+    return getpid() == measured_pid;
+}
+
 static void after_fork_child(void)
 {
+    measured_pid = getpid();
     if (!plx_active)
         return;
     plx_writer_close();
@@ -199,6 +209,7 @@ __attribute__((constructor(101))) static void plx_process_init(void)
     if (plx_config_load() != 0)
         return; /* not under `plx run`: nothing is measured */
     plx_clock_init();
+    measured_pid = getpid();
     if (plx_writer_open() != 0)
         return;
     write_process_info();
