@@ -211,7 +211,13 @@ fn mutated_experiments_are_read_without_panic() {
     files.sort();
     assert_eq!(
         files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
-        ["live.1.mpi", "live.1.nodes", "live.1.sync", "process.plx", "trace.plx"]
+        [
+            "live.1.mpi",
+            "live.1.nodes",
+            "live.1.sync",
+            "process.plx",
+            "trace.plx"
+        ]
     );
     analyse(&d);
     let start = Instant::now();

@@ -44,16 +44,18 @@ pub fn job_key() -> String {
         return format!("slurm {job}.{step}");
     }
     let pid = std::process::id();
-    let ranked = ["PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MPI_LOCALRANKID"]
-        .iter()
-        .any(|n| var(n).is_some());
+    let ranked = [
+        "PMI_RANK",
+        "PMIX_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "MPI_LOCALRANKID",
+    ]
+    .iter()
+    .any(|n| var(n).is_some());
     if ranked {
         // SAFETY: getppid has no preconditions.
         let ppid = unsafe { libc::getppid() } as u32;
-        return format!(
-            "launcher {ppid} {}",
-            start_time(ppid).unwrap_or_default()
-        );
+        return format!("launcher {ppid} {}", start_time(ppid).unwrap_or_default());
     }
     format!("run {pid} {}", start_time(pid).unwrap_or_default())
 }
@@ -141,7 +143,11 @@ mod tests {
         std::fs::create_dir(d.join("h.100")).unwrap();
         assert_eq!(claim(&d, "pmix 7", false).unwrap(), Claim::SameJob);
         let e = claim(&d, "pmix 8", false).unwrap_err();
-        assert!(e.message.contains("holds the run of another job (pmix 7)"), "{}", e.message);
+        assert!(
+            e.message.contains("holds the run of another job (pmix 7)"),
+            "{}",
+            e.message
+        );
         assert_eq!(claim(&d, "pmix 8", true).unwrap(), Claim::First);
         assert_eq!(claim(&d, "pmix 8", false).unwrap(), Claim::SameJob);
         // a directory written before markers existed, or by hand

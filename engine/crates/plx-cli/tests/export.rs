@@ -603,7 +603,14 @@ fn export_that_fails_leaves_no_partial_output() {
     assert!(!o.status.success());
     assert!(!tau.exists());
     // and with room, the same export succeeds
-    ok(&plx(&["export", s(&d), "--format", "chrome", "-o", s(&out)]));
+    ok(&plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "chrome",
+        "-o",
+        s(&out),
+    ]));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(doc["traceEvents"].as_array().unwrap().len() > 10);
 }

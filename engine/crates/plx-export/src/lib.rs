@@ -23,8 +23,8 @@ use plx_analysis::ClockReport;
 use plx_format::Warning;
 
 pub use error::ExportError;
-pub use staged::{StagedDir, StagedFile};
 pub use input::{ExportInput, ExportOptions};
+pub use staged::{StagedDir, StagedFile};
 
 /// Declares the format modules and [`FORMATS`], in the order `--format` lists them.
 macro_rules! formats {

@@ -815,8 +815,7 @@ fn read_live(
     };
     let mut head = [0u8; 64];
     let n = read_some_at(&input.file, &mut head, 0);
-    let (header, items_len) = match check_live_header(path, &head[..n], input.len, kind, thread)
-    {
+    let (header, items_len) = match check_live_header(path, &head[..n], input.len, kind, thread) {
         Ok(x) => x,
         Err(w) => {
             warnings.push(w);

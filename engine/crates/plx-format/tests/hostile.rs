@@ -74,9 +74,17 @@ fn sparse_live_file_claiming_2_pow_32_items_allocates_only_what_is_present() {
     if !holes {
         return;
     }
-    let nodes = &e.images[0].process.threads[&0].profile.as_ref().unwrap().nodes;
+    let nodes = &e.images[0].process.threads[&0]
+        .profile
+        .as_ref()
+        .unwrap()
+        .nodes;
     // the present items are the tree (and zero items up to the end of the written page)
-    assert!(nodes.len() >= TREE.len() && nodes.len() < 4096 / 48, "{}", nodes.len());
+    assert!(
+        nodes.len() >= TREE.len() && nodes.len() < 4096 / 48,
+        "{}",
+        nodes.len()
+    );
     assert_eq!(
         nodes.iter().take(3).map(|n| n.region).collect::<Vec<_>>(),
         vec![1, 2, 3]
@@ -89,7 +97,8 @@ fn sparse_live_file_claiming_2_pow_32_items_allocates_only_what_is_present() {
     assert_eq!(w.len(), 1, "{:?}", e.warnings);
     assert_eq!(w[0].kind.as_str(), "truncated");
     assert!(
-        w[0].message.starts_with("live file says 4294967295 items in use, "),
+        w[0].message
+            .starts_with("live file says 4294967295 items in use, "),
         "{}",
         w[0].message
     );
@@ -160,7 +169,10 @@ fn sparse_process_and_trace_files_are_read_up_to_their_hole() {
         .filter(|w| w.message.starts_with("a hole (bytes never written)"))
         .collect();
     assert_eq!(holes.len(), 2, "{:?}", e.warnings);
-    let pw = holes.iter().find(|w| w.path.ends_with("process.plx")).unwrap();
+    let pw = holes
+        .iter()
+        .find(|w| w.path.ends_with("process.plx"))
+        .unwrap();
     assert!(pw.offset.unwrap() >= proc_len, "{pw:?}");
     assert_eq!(pw.kind.as_str(), "garbage");
     assert!(e
