@@ -482,7 +482,18 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
                         WarningKind::LostEvents {
                             count: p.lost_events,
                         },
-                        format!("thread {th}: {} trace events lost", p.lost_events),
+                        // without a trace what the runtime could not record were calls
+                        if img.trace.is_some() {
+                            format!(
+                                "thread {th}: {} trace events lost (beyond the depth limit PLX_MAX_DEPTH, a full table, or trace chunks not written)",
+                                p.lost_events
+                            )
+                        } else {
+                            format!(
+                                "thread {th}: {} calls not measured (beyond the depth limit PLX_MAX_DEPTH, or a full table)",
+                                p.lost_events
+                            )
+                        },
                     ));
                 }
                 if p.lost_nodes > 0 {
