@@ -497,3 +497,25 @@ fn comm_fit_says_when_it_is_meaningless() {
     let text = ok(&["comm", d.to_str().unwrap(), "--fit"]);
     assert!(!text.contains("note:"), "{text}");
 }
+
+#[test]
+fn launcher_and_its_forked_helpers_are_one_not_measured_line() {
+    // mpirun forks helpers (its daemons) that keep its command line: one line, not one each
+    let d = tmp("launcher-helpers");
+    ping_pong(&d, 1, false);
+    for pid in [497u32, 498] {
+        let mut m = SynthProcess::new("node1", pid, &["mpirun", "-np", "2", "./app"]);
+        m.region(1, RegionKind::Runtime, "plx_symbols")
+            .thread(0, pid, "main", 0)
+            .profile(0, 50_000, 100, &[(None, 1, 2, 0, 300, 300)])
+            .end(50_000, 0);
+        m.write(&d).unwrap();
+    }
+    let text = ok(&["report", d.to_str().unwrap()]);
+    assert!(
+        text.starts_with(
+            "not measured (no instrumented code): processes 497, 498, 499 (node1) mpirun -np 2 ./app\n\nrank 0 "
+        ),
+        "{text}"
+    );
+}
