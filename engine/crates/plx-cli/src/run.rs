@@ -11,7 +11,7 @@ use crate::signals::signal_name;
 use crate::CliError;
 
 /// Directory holding libplx.so: `$PLX_LIB_DIR`, else `<dir of plx>/../lib`.
-fn lib_dir() -> Result<PathBuf, CliError> {
+pub(crate) fn lib_dir() -> Result<PathBuf, CliError> {
     if let Some(d) = std::env::var_os("PLX_LIB_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(d));
     }
@@ -21,7 +21,7 @@ fn lib_dir() -> Result<PathBuf, CliError> {
     Ok(bin.join("..").join("lib"))
 }
 
-fn absolute(p: &Path) -> Result<PathBuf, CliError> {
+pub(crate) fn absolute(p: &Path) -> Result<PathBuf, CliError> {
     if p.is_absolute() {
         return Ok(p.to_path_buf());
     }
@@ -276,12 +276,16 @@ fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> 
         for p in procs {
             let data = plx_format::ProcessData::read(&p, &mut Vec::new());
             for w in &data.write_failures {
-                let err = std::io::Error::from_raw_os_error(w.errno).to_string();
+                let err = std::io::Error::from_raw_os_error(w.error).to_string();
                 out.push(format!(
-                    "{}/{}: {} records ({} bytes) not written ({})",
+                    "{}/{}: {} writes ({} bytes) failed ({})",
                     name.to_string_lossy(),
-                    w.file_name(),
-                    w.records,
+                    if w.file == 1 {
+                        "trace.plx"
+                    } else {
+                        "process.plx"
+                    },
+                    w.writes,
                     w.bytes,
                     err.split(" (os error").next().unwrap_or_default()
                 ));

@@ -405,16 +405,16 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     let ppath = img.process_path();
     for w in &img.process.write_failures {
-        let err = std::io::Error::from_raw_os_error(w.errno);
+        let err = std::io::Error::from_raw_os_error(w.error);
         warnings.push(Warning::file(
             img.dir.join(file_name(
                 if w.file == 1 { "trace" } else { "process" },
                 img.image,
             )),
-            WarningKind::WriteFailed { records: w.records },
+            WarningKind::WriteFailed { writes: w.writes },
             format!(
-                "the runtime could not write {} records ({} bytes): {}; what they held is lost, the rest of the file is kept",
-                w.records,
+                "the runtime could not complete {} writes ({} bytes of whole records): {}; what they held is lost, the rest of the file is kept",
+                w.writes,
                 w.bytes,
                 err.to_string().split(" (os error").next().unwrap_or_default()
             ),

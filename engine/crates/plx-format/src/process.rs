@@ -92,7 +92,11 @@ pub struct ProcessData {
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
-    pub java_classes: Vec<crate::java::JavaClass>,
+    pub java_classes: Vec<crate::records::JavaClass>,
+    /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
+    pub probe_sites: Vec<crate::records::ProbeSite>,
+    /// Probes inserted and removed (ProbeChange records) in file order.
+    pub probe_changes: Vec<crate::records::ProbeChange>,
     /// Writes the runtime could not complete, per file (WriteFailures records).
     pub write_failures: Vec<crate::records::WriteFailures>,
     /// Records of types this reader does not know (skipped).
@@ -171,6 +175,8 @@ impl ProcessData {
             Record::CpuSamples(c) => self.cpu_samples.push(c),
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::WriteFailures(w) => self.write_failures.push(w),
+            Record::ProbeSite(p) => self.probe_sites.push(p),
+            Record::ProbeChange(c) => self.probe_changes.push(c),
         }
     }
 

@@ -54,8 +54,8 @@ pub enum WarningKind {
     MessageCountMismatch,
     /// The runtime could not write some records (disk full, ...): their data is lost.
     WriteFailed {
-        /// Records not written.
-        records: u64,
+        /// Writes that failed.
+        writes: u64,
     },
     /// Other MPI inconsistencies (a rank seen twice, an undefined communicator, ...).
     Mpi,
