@@ -223,16 +223,18 @@ def test_disk_full_during_trace_is_counted_and_reported(fib_bin, tmp_path):
     assert cp.returncode == 3, cp.stderr
     (pdir,) = [d for d in out.iterdir() if d.is_dir()]
     trace = pdir / "trace.plx"
-    assert re.search(r"experiment written to %s, incomplete: %s/trace.plx: \d+ records "
-                     r"\(\d+ bytes\) not written \(File too large\); see plx info"
+    assert re.search(r"experiment written to %s, incomplete: %s/trace.plx: \d+ writes "
+                     r"\(\d+ bytes\) failed \(File too large\); see plx info"
                      % (re.escape(str(out)), pdir.name), cp.stderr), cp.stderr
     text = info(out).stdout
-    m = re.search(r"trace.plx: the runtime could not write (\d+) records \((\d+) bytes\): "
+    m = re.search(r"trace.plx: the runtime could not complete (\d+) writes \((\d+) bytes of "
+                  r"whole records\): "
                   r"File too large; what they held is lost, the rest of the file is kept", text)
     assert m, text
     failed, failed_bytes = int(m.group(1)), int(m.group(2))
     (line,) = info_thread_lines(text)
     # every word is either in the file or counted lost; the lost ones are the failed chunks'
+    # (one TraceChunk a write: an 8-byte header, 32 bytes of fixed fields, then the words)
     assert line["lost"] == (failed_bytes - failed * (8 + 32)) // 8
     assert line["trace_events"] + line["lost"] >= 2 * FIB_CALLS + 2
     assert trace.stat().st_size <= FULL_LIMIT
