@@ -13,13 +13,15 @@
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
 #   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
+#   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
+#                    writes fail (WriteFailures; plx run exits 3)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,18p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name): the host and pid of the run that made it are kept
@@ -91,6 +93,12 @@ for name in "$@"; do
   omp)
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;
+  write-failures)
+    printf 'int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(void) { return fib(12) == 144 ? 0 : 1; }\n' > "$tmp/full.c"
+    "$root/build/bin/plx-cc" -O0 "$tmp/full.c" -o "$tmp/full"
+    st=0
+    (trap '' XFSZ; ulimit -f 4; "$plx" run -o "$tmp/out-$name" --trace --buffer 4K -- "$tmp/full") || st=$?
+    [ "$st" = 3 ] || { echo "make-golden.sh: plx run exited $st, expected 3" >&2; exit 1; } ;;
   *) echo "make-golden.sh: no golden experiment $name" >&2; exit 2 ;;
   esac
   keep "$tmp/out-$name" "$name"

@@ -1,6 +1,7 @@
 """Damaged and missing experiment files: what is intact is still reported, with a warning."""
 
 import os
+import re
 import shutil
 import struct
 
@@ -22,6 +23,13 @@ def records(path):
         off += 8 + length
     assert off == len(data), "the good experiment is itself damaged"
     return out
+
+
+def profile_words(pdir):
+    """The trace event words thread 0's ThreadProfile says were written (its trace_events)."""
+    prof = [r for r in records(pdir / "process.plx") if r[1] == 8][0]
+    data = (pdir / "process.plx").read_bytes()
+    return struct.unpack_from("<Q", data, prof[0] + 8 + 4 + 8 + 8)[0]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +68,11 @@ def test_truncated_trace(damaged):
     assert cp.returncode == 0, cp.stderr
     assert cp.stdout.startswith("process,thread,function,")
     warnings = [line for line in cp.stderr.splitlines() if line.startswith("plx: warning:")]
-    assert len(warnings) == 1, cp.stderr
+    # the cut record, and the event words the thread's profile counts that are not in the file
+    assert len(warnings) == 2, cp.stderr
+    assert warnings[1].endswith(
+        "trace.plx: thread 0: %d of the %d trace event words its profile says were written are "
+        "not in the file" % ((length - 32) // 8, profile_words(pdir))), warnings[1]
     assert "trace.plx" in warnings[0] and "truncated" in warnings[0]
     assert "offset %d" % last_off in warnings[0]
     assert "%d bytes missing" % (last_off + 8 + length - cut) in warnings[0]
@@ -68,7 +80,7 @@ def test_truncated_trace(damaged):
     # the last chunk's events are lost, the earlier chunks are intact
     assert FIB_CALLS - 4096 // 16 <= n < FIB_CALLS
     doc = report_json(exp)
-    (w,) = doc["warnings"]
+    (w, _) = doc["warnings"]
     assert w["file"].endswith("trace.plx") and w["offset"] == last_off
     text = plx("report", exp).stdout
     assert "fib" in text
@@ -105,6 +117,38 @@ def test_truncated_process_file(damaged):
     assert calls(report_csv(exp), "fib") == FIB_CALLS
     info = plx("info", exp).stdout
     assert "did not finish" in info
+
+
+def test_process_file_cut_inside_its_thread_record(damaged):
+    """Cut inside ThreadInfo (the region names after it are lost): the profile is rebuilt from
+    the intact trace, and report and info say the same (was: info "rebuilt from trace", report
+    "not measured (no instrumented code)")."""
+    exp, pdir = damaged
+    proc = pdir / "process.plx"
+    (off, _, _) = [r for r in records(proc) if r[1] == 6][0]  # ThreadInfo
+    os.truncate(proc, off + 8 + 5)
+    cp = plx("report", exp, "--format", "csv", check=False)
+    assert cp.returncode == 0, cp.stderr
+    assert "not measured" not in plx("report", exp).stdout
+    rows = report_csv(exp)
+    # fib lost its name with the RegionDefs cut off, not its calls
+    most = max((r for r in rows if r["process"] != "all"), key=lambda r: int(r["calls"]))
+    assert most["function"].startswith("region ") and int(most["calls"]) == FIB_CALLS
+    assert re.search(r"(?m)^\s+0\s+-\s+.*rebuilt from trace$", plx("info", exp).stdout)
+
+
+def test_trace_cut_to_its_header_is_warned(damaged):
+    """The profile counts the event words written to the trace: a trace holding fewer says so."""
+    exp, pdir = damaged
+    trace = pdir / "trace.plx"
+    os.truncate(trace, 16)
+    cp = plx("report", exp, check=False)
+    assert cp.returncode == 0, cp.stderr
+    words = profile_words(pdir)
+    warning = ("plx: warning: %s: thread 0: %d of the %d trace event words its profile says were "
+               "written are not in the file" % (trace, words, words))
+    assert warning in cp.stderr.splitlines(), cp.stderr
+    assert warning[len("plx: warning: "):] in plx("info", exp).stdout
 
 
 def test_missing_process_file(damaged):

@@ -1,5 +1,6 @@
 """How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
 
+import os
 import re
 
 import pytest
@@ -170,3 +171,89 @@ def test_exec_same_pid(programs, tmp_path):
     assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
     assert len([t for _, t in all_threads(doc)]) == 2
     assert not (set(first) | set(second)) - RUNTIME_REGIONS - {"main", "before_exec", "after_exec"}
+
+
+FIB_CALLS = 21891
+
+
+def test_second_run_into_a_directory_is_refused(fib_bin, tmp_path):
+    """Two unrelated runs in one directory would read as one experiment (2 × the calls)."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    cp = plx("run", "-o", out, "--", fib_bin, check=False)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr.strip() == (
+        "plx: %s: holds the run of another job (run %s); a second run there would mix both "
+        "in one experiment: give another -o, remove it, or add this run to it with --append"
+        % (out, (out / ".plx-run").read_text().strip()[len("run "):])
+    )
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 1
+    assert calls(report_csv(out), "fib") == FIB_CALLS
+    cp = run(out, fib_bin, opts=("--append",))
+    assert "experiment written to %s" % out in cp.stderr
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 2
+    assert calls(report_csv(out), "fib") == 2 * FIB_CALLS
+    # a directory of an earlier run without the marker (written by hand, or by an older plx)
+    (out / ".plx-run").unlink()
+    cp = plx("run", "-o", out, "--", fib_bin, check=False)
+    assert cp.returncode == 2 and "holds an earlier run;" in cp.stderr, cp.stderr
+
+
+FULL_LIMIT = 64 * 1024
+
+
+def test_disk_full_during_trace_is_counted_and_reported(fib_bin, tmp_path):
+    """Writes failing (here a 64 KiB file size limit, as a full disk: write fails) lose the
+    chunks they held: counted per thread as lost, reported by plx run (exit status 3) and by
+    plx info, and the trace keeps every chunk written (was: 96 % lost, exit 0, lost 0)."""
+    import resource
+    import signal
+    import subprocess
+
+    from conftest import PLX, clean_env
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_LIMIT, FULL_LIMIT))
+
+    out = tmp_path / "exp"
+    cp = subprocess.run([str(PLX), "run", "-o", str(out), "--trace", "--buffer", "4K", "--",
+                         str(fib_bin)], capture_output=True, text=True, env=clean_env(),
+                        preexec_fn=limit, timeout=120)
+    assert cp.returncode == 3, cp.stderr
+    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    trace = pdir / "trace.plx"
+    assert re.search(r"experiment written to %s, incomplete: %s/trace.plx: \d+ writes "
+                     r"\(\d+ bytes\) failed \(File too large\); see plx info"
+                     % (re.escape(str(out)), pdir.name), cp.stderr), cp.stderr
+    text = info(out).stdout
+    m = re.search(r"trace.plx: the runtime could not complete (\d+) writes \((\d+) bytes of "
+                  r"whole records\): "
+                  r"File too large; what they held is lost, the rest of the file is kept", text)
+    assert m, text
+    failed, failed_bytes = int(m.group(1)), int(m.group(2))
+    (line,) = info_thread_lines(text)
+    # every word is either in the file or counted lost; the lost ones are the failed chunks'
+    # (one TraceChunk a write: an 8-byte header, 32 bytes of fixed fields, then the words)
+    assert line["lost"] == (failed_bytes - failed * (8 + 32)) // 8
+    assert line["trace_events"] + line["lost"] >= 2 * FIB_CALLS + 2
+    assert trace.stat().st_size <= FULL_LIMIT
+    # what was written is intact: fib's calls up to the limit, no warning about the file's form
+    n = calls(report_csv(out), "fib")
+    assert 0 < n <= line["trace_events"] // 2
+    assert "truncated" not in text and "garbage" not in text
+
+
+def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
+    """A vfork()ed child shares its parent's memory: its exec() must not end the parent's
+    measurement (was: parent "replaced by exec()", CPU 0 s, its 4 later calls missing)."""
+    prog = programs.get("vfork_exec.c", "-O0")
+    out = tmp_path / "vfork"
+    run(out, prog)
+    doc = report_json(out)
+    # the child's /bin/true is not measured: only the parent is in the report
+    (parent,) = doc["processes"]
+    assert functions_of(parent["threads"][0])["work"]["calls"] == 7
+    text = info(out).stdout
+    assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
+    assert "replaced by exec()" not in text

@@ -327,8 +327,12 @@ def test_life_launcher_not_reported(life_exps):
     assert "mpirun" not in cp.stderr
     tables = [line for line in cp.stdout.splitlines() if re.match(r"^(rank|process) \S+ \(", line)]
     assert tables and all(line.startswith("rank ") for line in tables), tables
-    assert re.search(r"(?m)^not measured \(no instrumented code\): process %d \(\S+\) mpirun "
-                     % launchers[0]["pid"], cp.stdout)
+    # mpirun and the helpers it forks (same command line): one line listing their pids
+    lines = [line for line in cp.stdout.splitlines() if line.startswith("not measured")]
+    assert len(lines) == 1, lines
+    pids = ", ".join(str(p["pid"]) for p in launchers)
+    assert re.match(r"not measured \(no instrumented code\): process(es)? %s \(\S+\) mpirun "
+                    % pids, lines[0]), (lines, pids)
     text = info(outer).stdout
     header, info_ranks, unmeasured, _ = info_sections(text)
     assert sorted(info_ranks) == list(range(LIFE_RANKS))
@@ -801,3 +805,17 @@ def test_life_64_ranks_oversubscribed(mpi_programs, tmp_path):
     for p in procs.values():
         assert sorted(t["name"] for t in p["threads"]) == ["life_worker", "main"]
     assert functions_of(doc["total"])["MPI_Isend"]["calls"] == 64 * 2 * 3
+
+
+def test_ranks_of_one_job_share_a_directory_another_job_is_refused(mpi_programs, tmp_path):
+    """`mpirun -np 4 plx run -o DIR`: four plx run processes of one job, one experiment and one
+    "experiment written" line; a second mpirun into DIR is another job, refused."""
+    prog = mpi_programs.get("t_mpi")
+    out = tmp_path / "exp"
+    cp = plx_under_mpirun(4, out, prog)
+    assert cp.stderr.count("plx: experiment written to %s" % out) == 1, cp.stderr
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 4
+    cp = plx_under_mpirun(4, out, prog, status=None)
+    assert cp.returncode != 0
+    assert cp.stderr.count("holds the run of another job (pmix ") == 4, cp.stderr
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 4

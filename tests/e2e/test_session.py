@@ -58,6 +58,9 @@ def test_two_applications_one_session(tmp_path, heat):
     assert session_lines(s) == ["app left left live", "app right right live"]
     assert len(list((s / "left").glob("*.*/process.plx"))) == 2
     assert list_rows(s) == {"left": ("live", 2, 0, 0.0), "right": ("live", 1, 0, 0.0)}
+    # the directory alone, as every command takes it, lists the session (was clap's
+    # "unrecognized subcommand")
+    assert plx("session", s).stdout == plx("session", "list", s).stdout
     text = info(s).stdout
     assert "session of 2 application(s): left, right" in text
     assert text.count("  application left") == 2 and text.count("  application right") == 1

@@ -32,6 +32,7 @@ RECORDS = {
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),
+    64: ('WriteFailures', [('file', 'u8', None, None, False), ('writes', 'u64', None, None, False), ('bytes', 'u64', None, None, False), ('error', 'i32', None, None, False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 

@@ -15,10 +15,13 @@ static void *next(const char *name)
     return dlsym(RTLD_NEXT, name);
 }
 
-/* Finalises before the image is replaced; if exec fails the process goes on unmeasured. */
+/* Finalises before the image is replaced; if exec fails the process goes on unmeasured. A
+ * vfork()ed child's exec replaces no measured image: the state in its memory is its parent's,
+ * still running, and is left alone (the child's new image measures itself). */
 static void before_exec(void)
 {
-    plx_process_end(2, 0);
+    if (plx_process_is_ours())
+        plx_process_end(2, 0);
 }
 
 PLX_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -92,7 +95,8 @@ PLX_EXPORT void _exit(int status)
     static void (*real)(int);
     if (!real)
         real = (void (*)(int))next("_exit");
-    plx_process_end(0, status);
+    if (plx_process_is_ours())
+        plx_process_end(0, status);
     real(status);
     __builtin_unreachable();
 }

@@ -257,6 +257,8 @@ PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned su
 /* ---- process lifetime (process.c) ------------------------------------------------------- */
 PLX_HIDDEN void plx_process_start(void);
 PLX_HIDDEN void plx_process_end(int reason, int status);
+/* 0 in a vfork()ed child: it shares the parent's memory, whose state it must leave alone. */
+PLX_HIDDEN int plx_process_is_ours(void);
 PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
@@ -279,9 +281,12 @@ PLX_HIDDEN extern char plx_process_dir[4600];
  * struct plx_rec: plx_rec_init gives it a buffer that grows with mmap (usable from signal
  * handlers); plx_rec_write appends every record it holds with one write and resets it. */
 PLX_HIDDEN void plx_rec_init(struct plx_rec *r);
-PLX_HIDDEN void plx_rec_write(struct plx_rec *r, int trace_file);
+PLX_HIDDEN int plx_rec_write(struct plx_rec *r, int trace_file);
 /* The same, the last record's repeated part (`bulk` bytes, e.g. trace events) from `bulk`. */
-PLX_HIDDEN void plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk);
+PLX_HIDDEN int plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk);
+/* plx_rec_write and _bulk return 0, or -1 when the write failed: counted per file (0
+ * process.plx, 1 trace.plx) as writes, their bytes and the first errno. */
+PLX_HIDDEN uint64_t plx_writer_failures(int trace_file, uint64_t *bytes, int *err);
 
 /* ---- symbols (symbols.c) ---------------------------------------------------------------- */
 struct plx_symbol {

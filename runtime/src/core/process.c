@@ -92,6 +92,23 @@ static void write_filter_text(void)
     plx_rec_write(&rec, 0);
 }
 
+/* A WriteFailures record (spec/format.md) for each file whose writes failed, and a warning:
+ * what could not be written is lost, never silently. */
+static void write_failures(struct plx_rec *rec)
+{
+    static const char *const names[2] = {"process.plx", "trace.plx"};
+    for (int f = 0; f < 2; f++) {
+        uint64_t bytes = 0;
+        int err = 0;
+        uint64_t n = plx_writer_failures(f, &bytes, &err);
+        if (n == 0)
+            continue;
+        plx_enc_write_failures(rec, (uint8_t)f, n, bytes, err);
+        plx_warn("%s/%s: %llu writes (%llu bytes) failed: %s", plx_process_dir, names[f],
+                 (unsigned long long)n, (unsigned long long)bytes, strerror(err));
+    }
+}
+
 /* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec.
  * `ended`: 0 running, 1 being written (by thread `writer`), 2 written. A second caller on
  * another thread (a signal delivered twice, exit racing a signal) waits until the first has
@@ -120,6 +137,7 @@ void plx_process_end(int reason, int status)
     write_calibration();
     struct plx_rec rec;
     plx_rec_init(&rec);
+    write_failures(&rec);
     plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
     plx_rec_write(&rec, 0);
     plx_writer_close();
@@ -142,8 +160,18 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* The process whose state this memory holds: a vfork()ed child shares the memory (and runs
+ * no atfork handler) but has another pid. */
+static pid_t measured_pid;
+
+int plx_process_is_ours(void)
+{
+    return getpid() == measured_pid;
+}
+
 static void after_fork_child(void)
 {
+    measured_pid = getpid();
     if (!plx_active)
         return;
     plx_writer_close();
@@ -168,6 +196,7 @@ static void after_fork_child(void)
 static int measure_start(int again)
 {
     plx_clock_init();
+    measured_pid = getpid();
     if (plx_writer_open() != 0)
         return -1;
     write_process_info();

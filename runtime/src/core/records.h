@@ -44,6 +44,7 @@ enum plx_record_type {
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
+    PLX_REC_WRITE_FAILURES = 64, /* WriteFailures, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -557,6 +558,16 @@ static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_
     plx_rec_put_u64(r, count);
 }
 
+/* WriteFailures (64) */
+static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint64_t writes, uint64_t bytes, int32_t error)
+{
+    plx_rec_begin(r, PLX_REC_WRITE_FAILURES);
+    plx_rec_put_u8(r, file);
+    plx_rec_put_u64(r, writes);
+    plx_rec_put_u64(r, bytes);
+    plx_rec_put_i32(r, error);
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -588,6 +599,7 @@ static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
+#define PLX_WRITE_FAILURES_FIXED_SIZE 21u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -791,6 +803,10 @@ enum {
     PLX_F_OMP_TEAMS_TEAM_SIZE = 3,
     PLX_F_OMP_TEAMS_THREAD_NUM = 4,
     PLX_F_OMP_TEAMS_COUNT = 5,
+    PLX_F_WRITE_FAILURES_FILE = 0,
+    PLX_F_WRITE_FAILURES_WRITES = 1,
+    PLX_F_WRITE_FAILURES_BYTES = 2,
+    PLX_F_WRITE_FAILURES_ERROR = 3,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1013,6 +1029,12 @@ static const struct plx_field_def plx_fields_omp_teams[] = {
     {"thread_num", PLX_T_U32, -1, 0, 0, NULL},
     {"count", PLX_T_U64, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_write_failures[] = {
+    {"file", PLX_T_U8, -1, 0, 0, NULL},
+    {"writes", PLX_T_U64, -1, 0, 0, NULL},
+    {"bytes", PLX_T_U64, -1, 0, 0, NULL},
+    {"error", PLX_T_I32, -1, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, plx_fields_process_info},
     {2, "Calibration", 2, plx_fields_calibration},
@@ -1040,8 +1062,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {32, "TraceChunk", 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, plx_fields_java_class},
     {48, "OmpTeams", 6, plx_fields_omp_teams},
+    {64, "WriteFailures", 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 26
+#define PLX_RECORD_DEFS 27
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -242,8 +242,11 @@ static void write_chunk(struct plx_thread *t)
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_enc_trace_chunk(&rec, t->index, count, t->base, ct, cm);
-    plx_rec_write_bulk(&rec, 1, t->buf);
-    t->trace_events += count;
+    /* a chunk the file did not take is lost, and counted so (the trace holds trace_events) */
+    if (plx_rec_write_bulk(&rec, 1, t->buf) == 0)
+        t->trace_events += count;
+    else
+        t->lost_events += count;
     t->pos = t->buf;
     t->base = t->last;
 }
@@ -414,9 +417,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     t->guard++;
     if (t->buf) {
-        uint64_t events = t->trace_events + (uint64_t)(t->pos - t->buf);
         write_chunk(t);
-        t->trace_events = events;
     } else {
         while (t->depth > 0) {
             struct plx_frame *f = &t->stack[t->depth - 1];

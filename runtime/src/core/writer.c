@@ -5,6 +5,7 @@
 #include "plx_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,15 +23,20 @@ static char paths[2][4700];
 static dev_t devs[2];
 static ino_t inos[2];
 
-static int write_all(int fd, struct iovec *iov, int n)
+/* Writes the vector whole; on failure returns -1 with *partial the bytes it did write. */
+static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
 {
+    size_t done = 0;
     while (n > 0) {
         ssize_t w = writev(fd, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (partial)
+                *partial = done;
             return -1;
         }
+        done += (size_t)w;
         while (n > 0 && (size_t)w >= iov->iov_len) {
             w -= (ssize_t)iov->iov_len;
             iov++;
@@ -43,6 +49,11 @@ static int write_all(int fd, struct iovec *iov, int n)
     }
     return 0;
 }
+
+/* Writes that failed (disk full, file size limit, I/O error), per file: counted, never silent
+ * (plx_writer_failures; the WriteFailures record at the process end). */
+static _Atomic uint64_t failed_writes[2], failed_bytes[2];
+static _Atomic int failed_errno[2];
 
 static void remember(int which, int fd, const char *path)
 {
@@ -68,7 +79,11 @@ static int open_file(const char *name, int index, uint16_t kind)
     remember(kind == 2 ? 1 : 0, fd, path);
     unsigned char hdr[PLX_FILE_HEADER_SIZE] = {'P', 'L', 'X', '1', PLX_FORMAT_VERSION, 0, (unsigned char)kind, 0};
     struct iovec iov = {hdr, sizeof hdr};
-    write_all(fd, &iov, 1);
+    write_all(fd, &iov, 1, NULL);
+    /* with a trace, room for the records written at the end (profiles, ProcessEnd, the count
+     * of failed writes) is reserved now: a trace that fills the disk cannot take it */
+    if (kind == 1 && plx_cfg.trace)
+        (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20);
     return fd;
 }
 
@@ -121,14 +136,40 @@ static int checked_fd(int which)
     return fd;
 }
 
-/* Appends iov[0..n) to file `which` (0 process.plx, 1 trace.plx), errno preserved. */
-static void append(int which, struct iovec *iov, int n)
+/* Appends iov[0..n) to file `which` (0 process.plx, 1 trace.plx), errno preserved; -1 when
+ * the write failed (counted; bytes it wrote before failing are cut off again, so that the
+ * records after it, once there is room, are framed). */
+static int append(int which, struct iovec *iov, int n)
 {
     int saved = errno;
     int fd = checked_fd(which);
-    if (fd >= 0)
-        write_all(fd, iov, n);
+    int r = -1;
+    if (fd >= 0) {
+        uint64_t len = 0;
+        for (int i = 0; i < n; i++)
+            len += iov[i].iov_len;
+        size_t partial = 0;
+        r = write_all(fd, iov, n, &partial);
+        if (r != 0) {
+            int zero = 0;
+            atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
+            atomic_fetch_add(&failed_writes[which], 1);
+            atomic_fetch_add(&failed_bytes[which], len);
+            struct stat st;
+            if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
+                (void)ftruncate(fd, st.st_size - (off_t)partial);
+        }
+    }
     errno = saved;
+    return r;
+}
+
+uint64_t plx_writer_failures(int trace_file, uint64_t *bytes, int *err)
+{
+    int which = trace_file ? 1 : 0;
+    *bytes = atomic_load(&failed_bytes[which]);
+    *err = atomic_load(&failed_errno[which]);
+    return atomic_load(&failed_writes[which]);
 }
 
 void plx_write_framed(const void *bytes, size_t len)
@@ -166,7 +207,7 @@ void plx_rec_init(struct plx_rec *r)
     r->grow = grow;
 }
 
-static void rec_write(struct plx_rec *r, int trace_file, const void *bulk)
+static int rec_write(struct plx_rec *r, int trace_file, const void *bulk)
 {
     uint64_t extra = r->open && bulk ? r->bulk : 0;
     uint32_t dropped = r->dropped;
@@ -177,19 +218,21 @@ static void rec_write(struct plx_rec *r, int trace_file, const void *bulk)
         plx_warn("%u record(s) of %s could not be built (out of memory) and are missing",
                  r->dropped, paths[trace_file ? 1 : 0]);
     struct iovec iov[2] = {{r->p, r->len}, {(void *)bulk, (size_t)extra}};
+    int ok = 0;
     if (r->len)
-        append(trace_file ? 1 : 0, iov, extra ? 2 : 1);
+        ok = append(trace_file ? 1 : 0, iov, extra ? 2 : 1);
     if (r->p != r->small)
         munmap(r->p, r->cap);
     plx_rec_init(r);
+    return ok;
 }
 
-void plx_rec_write(struct plx_rec *r, int trace_file)
+int plx_rec_write(struct plx_rec *r, int trace_file)
 {
-    rec_write(r, trace_file, NULL);
+    return rec_write(r, trace_file, NULL);
 }
 
-void plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk)
+int plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk)
 {
-    rec_write(r, trace_file, bulk);
+    return rec_write(r, trace_file, bulk);
 }

@@ -64,6 +64,18 @@ pub struct PairFit {
     pub mean_transfer_us: f64,
 }
 
+/// Below this R² the size explains too little of the transfer times for the fitted latency and
+/// bandwidth to mean anything (the times are waiting or noise, not size).
+pub const MEANINGFUL_R2: f64 = 0.5;
+
+impl PairFit {
+    /// Do the fitted latency and bandwidth mean something: a fit (two sizes or more) whose R²
+    /// is at least [`MEANINGFUL_R2`]?
+    pub fn meaningful(&self) -> bool {
+        self.r2.is_some_and(|r| r >= MEANINGFUL_R2)
+    }
+}
+
 /// Collects matched messages per ordered (sender, receiver) pair and fits each.
 #[derive(Debug, Clone, Default)]
 pub struct FitAccumulator {
@@ -167,5 +179,24 @@ mod tests {
         let x = f.fits()[0];
         assert!(x.r2.unwrap() < 1.0 && x.r2.unwrap() > 0.9);
         assert!(x.bandwidth_mbps.unwrap() > 0.0);
+        assert!(x.meaningful());
+    }
+
+    #[test]
+    fn fit_of_times_size_does_not_explain_is_not_meaningful() {
+        let mut f = FitAccumulator::new(false);
+        let (a, b) = (Location::rank(0), Location::rank(1));
+        for (bytes, ns) in [
+            (0u64, 900.0),
+            (100, 10.0),
+            (200, 1000.0),
+            (300, 20.0),
+            (400, 950.0),
+        ] {
+            f.add_point(a, b, bytes, ns);
+        }
+        let x = f.fits()[0];
+        assert!(x.r2.unwrap() < 0.1, "{:?}", x.r2);
+        assert!(!x.meaningful());
     }
 }

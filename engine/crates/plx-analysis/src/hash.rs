@@ -3,7 +3,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// FxHash-style hasher: one multiply per word; not DoS-resistant, keys are ours.
+/// FxHash-style hasher: one multiply per word, and a finalizer that folds the high bits into
+/// the low ones. Not DoS-resistant, but no key set degrades it to one bucket: a multiply only
+/// carries bits upward, so keys differing only in their high half (a deep call-path chain:
+/// parent node << 32 | the same region) would otherwise share the low bits the table indexes
+/// by, and inserting a chain of n nodes took n² probes.
 #[derive(Default, Clone, Copy)]
 pub struct FastHasher(u64);
 
@@ -26,7 +30,8 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        let h = (self.0 ^ (self.0 >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
     }
 }
 

@@ -665,10 +665,18 @@ fn build_process(
         })
         .collect();
     let info = p.info.as_ref();
+    // a process.plx cut before its RegionDefs still has its threads' trees (rebuilt from the
+    // trace, their regions unnamed): measured too
     let measured = p.mpi.is_some()
         || p.regions.is_empty()
         || !p.user_events.is_empty()
-        || p.regions.values().any(|r| r.kind != RegionKind::Runtime);
+        || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
+        || threads.iter().any(|t| {
+            t.tree
+                .nodes()
+                .iter()
+                .any(|n| table.get(n.region).kind != RegionKind::Runtime)
+        });
     ProcessModel {
         host: info.map_or_else(|| img.host.clone(), |i| i.host.clone()),
         pid: info.map_or(img.pid, |i| i.pid),

@@ -134,7 +134,8 @@ pub fn name_objects(
     }
     for o in &mut out {
         if seen[&(o.kind, o.name.clone())] > 1 {
-            o.name = format!("{} #{}", o.name, o.id);
+            // "object N", not "#N": NAME#INDEX is the notation of threads (main#0)
+            o.name = format!("{} (object {})", o.name, o.id);
         }
     }
     out
@@ -292,7 +293,7 @@ mod tests {
             );
         }
         let named = name_objects(&objs, &BTreeMap::new(), &mut SymbolResolver::new(), true);
-        assert_eq!(named[0].label(), "mutex 0xabc #0");
+        assert_eq!(named[0].label(), "mutex 0xabc (object 0)");
         assert_eq!(named[1].site_text(), "init at 0xabc");
     }
 }

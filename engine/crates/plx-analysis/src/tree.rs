@@ -68,8 +68,9 @@ impl CallTree {
     /// Adds counts and times to node `n`.
     pub fn add(&mut self, n: u32, calls: u64, child_calls: u64, inclusive: f64, exclusive: f64) {
         let node = &mut self.nodes[n as usize];
-        node.calls += calls;
-        node.child_calls += child_calls;
+        // counts come from files: a damaged one may hold anything, so they saturate
+        node.calls = node.calls.saturating_add(calls);
+        node.child_calls = node.child_calls.saturating_add(child_calls);
         node.inclusive += inclusive;
         node.exclusive += exclusive;
     }

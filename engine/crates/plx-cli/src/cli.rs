@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// DIR/APP and DIR/session.txt lists it.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub session: Option<PathBuf>,
+    /// Add this run to an experiment directory that holds an earlier one (by default plx run
+    /// refuses: two runs in one directory read as one experiment). The processes of one MPI
+    /// job, each under its own plx run, share the directory without it.
+    #[arg(long, conflicts_with = "session")]
+    pub append: bool,
     /// The application's name in the session [default: the program's name]; needs --session.
     #[arg(long, value_name = "NAME", requires = "session")]
     pub app: Option<String>,

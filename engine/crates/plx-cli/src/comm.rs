@@ -307,6 +307,16 @@ fn fit_text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
             opt(f.r2, 6)
         )?;
     }
+    for f in c.fits.iter().filter(|f| f.r2.is_some() && !f.meaningful()) {
+        writeln!(
+            out,
+            "note: {} -> {}: R2 = {:.2} < {}: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing",
+            f.sender,
+            f.receiver,
+            f.r2.unwrap_or(0.0),
+            plx_analysis::fit::MEANINGFUL_R2
+        )?;
+    }
     writeln!(out)?;
     unmatched_text(c, out)
 }
@@ -419,7 +429,7 @@ fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
                     "sender": loc(c, f.sender), "receiver": loc(c, f.receiver),
                     "messages": f.messages, "latency_us": f.latency_us,
                     "bandwidth_MBps": f.bandwidth_mbps, "time_per_byte_us": f.time_per_byte_us,
-                    "r2": f.r2, "mean_transfer_us": f.mean_transfer_us,
+                    "r2": f.r2, "meaningful": f.meaningful(), "mean_transfer_us": f.mean_transfer_us,
                 })
             })
             .collect();

@@ -89,7 +89,7 @@ pub fn display(args: &DisplayArgs) -> Result<(), CliError> {
         Kind::Spacetime => show_space_time(&run, f, &mut out)?,
         Kind::Npt => show_npt(&run, f, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 

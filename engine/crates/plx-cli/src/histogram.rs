@@ -172,15 +172,47 @@ pub(crate) fn open_run(
     })
 }
 
+/// Where a chart goes: the file of `-o`, written under a temporary name and renamed when
+/// complete ([`Output::finish`]; a failure leaves no partial file), or standard output.
+pub(crate) enum Output {
+    File(plx_export::StagedFile),
+    Stdout(BufWriter<io::Stdout>),
+}
+
+impl Output {
+    /// Completes the output: flushed, and the file moved into place.
+    pub(crate) fn finish(self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.commit(),
+            Output::Stdout(mut w) => w.flush(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::File(f) => f.write(buf),
+            Output::Stdout(w) => w.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.flush(),
+            Output::Stdout(w) => w.flush(),
+        }
+    }
+}
+
 /// The output stream: the file of `-o` (`-` for standard output), else standard output.
-pub(crate) fn output(path: Option<&Path>) -> Result<Box<dyn Write>, CliError> {
+pub(crate) fn output(path: Option<&Path>) -> Result<Output, CliError> {
     match path {
         Some(p) if p != Path::new("-") => {
-            let f = std::fs::File::create(p)
+            let f = plx_export::StagedFile::create(p)
                 .map_err(|e| CliError::new(1, format!("{}: {e}", p.display())))?;
-            Ok(Box::new(BufWriter::new(f)))
+            Ok(Output::File(f))
         }
-        _ => Ok(Box::new(BufWriter::new(io::stdout()))),
+        _ => Ok(Output::Stdout(BufWriter::new(io::stdout()))),
     }
 }
 
@@ -246,7 +278,7 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
         ChartFormat::Csv => csv(&h, &mut out)?,
         ChartFormat::Svg => out.write_all(chart(&h).to_svg().as_bytes())?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 

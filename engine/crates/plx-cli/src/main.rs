@@ -12,6 +12,7 @@ mod filter;
 mod hierarchy;
 mod histogram;
 mod info;
+mod job;
 mod mpi_detect;
 mod options;
 mod query;

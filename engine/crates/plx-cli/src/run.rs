@@ -151,6 +151,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
     let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
+    // a session directory is shared by design; an experiment directory only by one job
+    let claim = match args.session {
+        Some(_) => crate::job::Claim::First,
+        None => crate::job::claim(&dir, &crate::job::job_key(), args.append)?,
+    };
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
@@ -204,6 +209,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             Ok(())
         });
     }
+    let before = entries(&dir);
     let mut child = cmd.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             127
@@ -224,6 +230,67 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     } else {
         status.code().unwrap_or(1)
     };
-    eprintln!("plx: experiment written to {}", dir.display());
+    // writes the runtime could not complete (disk full, ...): never a silent success
+    // (the runtime has said which files on standard error)
+    let failures = write_failures(&dir, &before);
+    if !failures.is_empty() {
+        eprintln!(
+            "plx: experiment written to {}, incomplete: {}; see plx info",
+            dir.display(),
+            failures.join("; ")
+        );
+        return Ok(if code == 0 { 3 } else { code });
+    }
+    // one line per job: the other ranks' plx run processes write to the same directory
+    if claim == crate::job::Claim::First {
+        eprintln!("plx: experiment written to {}", dir.display());
+    }
     Ok(code)
+}
+
+/// The names in `dir`.
+fn entries(dir: &Path) -> std::collections::BTreeSet<OsString> {
+    std::fs::read_dir(dir)
+        .map(|es| es.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default()
+}
+
+/// What the WriteFailures records of the process directories this run created say.
+fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in entries(dir).difference(before) {
+        let pdir = dir.join(name);
+        let Ok(files) = std::fs::read_dir(&pdir) else {
+            continue;
+        };
+        let mut procs: Vec<PathBuf> = files
+            .flatten()
+            .map(|f| f.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("process") && n.ends_with(".plx"))
+            })
+            .collect();
+        procs.sort();
+        for p in procs {
+            let data = plx_format::ProcessData::read(&p, &mut Vec::new());
+            for w in &data.write_failures {
+                let err = std::io::Error::from_raw_os_error(w.error).to_string();
+                out.push(format!(
+                    "{}/{}: {} writes ({} bytes) failed ({})",
+                    name.to_string_lossy(),
+                    if w.file == 1 {
+                        "trace.plx"
+                    } else {
+                        "process.plx"
+                    },
+                    w.writes,
+                    w.bytes,
+                    err.split(" (os error").next().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
 }

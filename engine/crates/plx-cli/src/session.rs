@@ -11,12 +11,17 @@ use plx_format::{parse_session, Experiment, SESSION_FILE};
 
 use crate::CliError;
 
-/// `plx session`.
+/// `plx session`: `plx session DIR` is `plx session list DIR`, as every command takes the
+/// directory.
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SessionArgs {
     /// What to do.
     #[command(subcommand)]
-    pub action: SessionAction,
+    pub action: Option<SessionAction>,
+    /// Session directory: lists it (as `plx session list DIR`).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `plx session` subcommands.
@@ -45,7 +50,17 @@ pub enum SessionAction {
 
 /// Runs `plx session`.
 pub fn session(args: &SessionArgs) -> Result<(), CliError> {
-    match &args.action {
+    let action = match (&args.action, &args.dir) {
+        (Some(a), _) => a,
+        (None, Some(dir)) => return list(dir),
+        (None, None) => {
+            return Err(CliError::new(
+                2,
+                "plx session: give a session directory (plx session DIR, or plx session list DIR / add DIR EXPERIMENT --app NAME)".to_string(),
+            ))
+        }
+    };
+    match action {
         SessionAction::List { dir } => list(dir),
         SessionAction::Add {
             dir,

@@ -555,3 +555,62 @@ fn info_reports_the_clock_condition() {
     common::threads(&d);
     assert!(!ok(&plx(&["info", s(&d)])).contains("clock condition"));
 }
+
+/// `plx args` with writes limited to `limit` bytes per file (a full disk, as the process sees
+/// it: write fails with EFBIG).
+fn plx_with_file_limit(args: &[&str], limit: u64) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plx"));
+    c.args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().expect("run plx")
+}
+
+#[test]
+fn export_that_fails_leaves_no_partial_output() {
+    let d = common::tmp("export-fails");
+    common::threads(&d);
+    let out = d.join("trace.json");
+    std::fs::write(&out, "earlier").unwrap();
+    let o = plx_with_file_limit(&["export", s(&d), "--format", "chrome", "-o", s(&out)], 300);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("File too large"), "{}", stderr(&o));
+    // the earlier file is intact, and no temporary file is left beside it
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier");
+    let left: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("plx-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // a directory format likewise leaves no directory
+    let tau = d.join("tau");
+    let o = plx_with_file_limit(&["export", s(&d), "--format", "tau", "-o", s(&tau)], 100);
+    assert!(!o.status.success());
+    assert!(!tau.exists());
+    // and with room, the same export succeeds
+    ok(&plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "chrome",
+        "-o",
+        s(&out),
+    ]));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(doc["traceEvents"].as_array().unwrap().len() > 10);
+}

@@ -454,3 +454,68 @@ fn warnings_about_processes_not_measured_stay_in_info() {
     );
     assert!(info.contains("process 498 on node1: not measured (no instrumented code)\n"));
 }
+
+#[test]
+fn comm_fit_says_when_it_is_meaningless() {
+    // transfer times that do not grow with the size (a receiver that waits): R² near 0
+    let d = tmp("fit-meaningless");
+    let mut w = MpiWorld::new(2);
+    w.trace = true;
+    for (k, (b, dt)) in [
+        (8u64, 90_000u64),
+        (1_000, 1_000),
+        (2_000, 95_000),
+        (3_000, 2_000),
+        (4_000, 91_000),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let t = 5_000_000 + k as u64 * 200_000;
+        w.message(&Msg::new((0, 0), (1, 0), *b, t, t + dt));
+    }
+    w.write(&d).unwrap();
+    let dir = d.to_str().unwrap();
+    let text = ok(&["comm", dir, "--fit"]);
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note: 0 -> 1: R2 = "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        note.ends_with(
+            " < 0.5: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing"
+        ),
+        "{note}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["comm", dir, "--fit", "--format", "json"])).unwrap();
+    assert_eq!(v["fit"][0]["meaningful"], false);
+    assert!(v["fit"][0]["r2"].as_f64().unwrap() < 0.5);
+    // a fit that holds has no note
+    let d = tmp("fit-good");
+    fit_experiment(&d);
+    let text = ok(&["comm", d.to_str().unwrap(), "--fit"]);
+    assert!(!text.contains("note:"), "{text}");
+}
+
+#[test]
+fn launcher_and_its_forked_helpers_are_one_not_measured_line() {
+    // mpirun forks helpers (its daemons) that keep its command line: one line, not one each
+    let d = tmp("launcher-helpers");
+    ping_pong(&d, 1, false);
+    for pid in [497u32, 498] {
+        let mut m = SynthProcess::new("node1", pid, &["mpirun", "-np", "2", "./app"]);
+        m.region(1, RegionKind::Runtime, "plx_symbols")
+            .thread(0, pid, "main", 0)
+            .profile(0, 50_000, 100, &[(None, 1, 2, 0, 300, 300)])
+            .end(50_000, 0);
+        m.write(&d).unwrap();
+    }
+    let text = ok(&["report", d.to_str().unwrap()]);
+    assert!(
+        text.starts_with(
+            "not measured (no instrumented code): processes 497, 498, 499 (node1) mpirun -np 2 ./app\n\nrank 0 "
+        ),
+        "{text}"
+    );
+}

@@ -13,9 +13,9 @@
 mod error;
 mod input;
 mod nesting;
+mod staged;
 pub mod svg;
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,7 @@ use plx_format::Warning;
 
 pub use error::ExportError;
 pub use input::{ExportInput, ExportOptions};
+pub use staged::{StagedDir, StagedFile};
 
 /// Declares the format modules and [`FORMATS`], in the order `--format` lists them.
 macro_rules! formats {
@@ -121,8 +122,17 @@ pub fn export(
     let input = ExportInput::open(dir, options, !exporter.needs_trace())?;
     let summary = match exporter.output() {
         OutputKind::Directory => {
-            std::fs::create_dir_all(out).map_err(|e| ExportError::Io(out.to_path_buf(), e))?;
-            exporter.export(&input, Target::Directory(out))?
+            let io = |e| ExportError::Io(out.to_path_buf(), e);
+            let staged = StagedDir::create(out).map_err(io)?;
+            let mut s = exporter.export(&input, Target::Directory(staged.path()))?;
+            let temp = staged.path().to_path_buf();
+            staged.commit().map_err(io)?;
+            for f in &mut s.files {
+                if let Ok(rest) = f.strip_prefix(&temp) {
+                    *f = out.join(rest);
+                }
+            }
+            s
         }
         OutputKind::File if stdout => {
             let stdout = std::io::stdout();
@@ -133,11 +143,10 @@ pub fn export(
             s
         }
         OutputKind::File => {
-            let f = File::create(out).map_err(|e| ExportError::Io(out.to_path_buf(), e))?;
-            let mut w = BufWriter::with_capacity(1 << 16, f);
+            let io = |e| ExportError::Io(out.to_path_buf(), e);
+            let mut w = StagedFile::create(out).map_err(io)?;
             let mut s = exporter.export(&input, Target::Stream(&mut w))?;
-            w.flush()
-                .map_err(|e| ExportError::Io(out.to_path_buf(), e))?;
+            w.commit().map_err(io)?;
             s.files.push(out.to_path_buf());
             s
         }

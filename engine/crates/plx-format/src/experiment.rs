@@ -404,6 +404,22 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
 
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     let ppath = img.process_path();
+    for w in &img.process.write_failures {
+        let err = std::io::Error::from_raw_os_error(w.error);
+        warnings.push(Warning::file(
+            img.dir.join(file_name(
+                if w.file == 1 { "trace" } else { "process" },
+                img.image,
+            )),
+            WarningKind::WriteFailed { writes: w.writes },
+            format!(
+                "the runtime could not complete {} writes ({} bytes of whole records): {}; what they held is lost, the rest of the file is kept",
+                w.writes,
+                w.bytes,
+                err.to_string().split(" (os error").next().unwrap_or_default()
+            ),
+        ));
+    }
     let mut threads: BTreeSet<u32> = img.process.threads.keys().copied().collect();
     if let Some(t) = &img.trace {
         threads.extend(t.threads());
@@ -444,13 +460,40 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
         let profile = data.and_then(|d| d.profile.as_ref());
         match profile {
             Some(p) => {
+                // the profile counts the event words its thread wrote to the trace: fewer in
+                // the file means the trace lost them (cut, or damaged chunks skipped)
+                if let Some(t) = &img.trace {
+                    let words = t.words_per_thread.get(&th).copied().unwrap_or(0);
+                    if p.trace_events > words {
+                        let lost = p.trace_events - words;
+                        warnings.push(Warning::file(
+                            &t.path,
+                            WarningKind::LostEvents { count: lost },
+                            format!(
+                                "thread {th}: {lost} of the {} trace event words its profile says were written are not in the file",
+                                p.trace_events
+                            ),
+                        ));
+                    }
+                }
                 if p.lost_events > 0 {
                     warnings.push(Warning::file(
                         &ppath,
                         WarningKind::LostEvents {
                             count: p.lost_events,
                         },
-                        format!("thread {th}: {} trace events lost", p.lost_events),
+                        // without a trace what the runtime could not record were calls
+                        if img.trace.is_some() {
+                            format!(
+                                "thread {th}: {} trace events lost (beyond the depth limit PLX_MAX_DEPTH, a full table, or trace chunks not written)",
+                                p.lost_events
+                            )
+                        } else {
+                            format!(
+                                "thread {th}: {} calls not measured (beyond the depth limit PLX_MAX_DEPTH, or a full table)",
+                                p.lost_events
+                            )
+                        },
                     ));
                 }
                 if p.lost_nodes > 0 {

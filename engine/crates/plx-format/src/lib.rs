@@ -18,6 +18,7 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
+mod input;
 pub mod live;
 pub mod mpi;
 pub mod process;

@@ -8,7 +8,6 @@
 //! read, not the whole (sparse, capacity-sized) file.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::mpi::{Direction, MessageStats};
@@ -429,13 +428,11 @@ impl LiveFiles {
             };
             match LiveKind::from_name(kind) {
                 Some(LiveKind::Nodes) => {
-                    if let Some((header, items)) =
-                        read_live(path, LiveKind::Nodes, thread, warnings)
-                    {
-                        let items = items
-                            .chunks_exact(LIVE_NODE_LEN as usize)
-                            .map(LiveNode::decode)
-                            .collect();
+                    let mut items = Vec::new();
+                    let header = read_live(path, LiveKind::Nodes, thread, warnings, |b| {
+                        items.push(LiveNode::decode(b))
+                    });
+                    if let Some(header) = header {
                         live.nodes.insert(
                             thread,
                             LiveNodes {
@@ -447,13 +444,14 @@ impl LiveFiles {
                     }
                 }
                 Some(LiveKind::Mpi) => {
-                    if let Some((header, items)) = read_live(path, LiveKind::Mpi, thread, warnings)
-                    {
-                        let entries = items
-                            .chunks_exact(LIVE_MPI_LEN as usize)
-                            .map(LiveMpiEntry::decode)
-                            .filter(|e| e.used == 1)
-                            .collect();
+                    let mut entries = Vec::new();
+                    let header = read_live(path, LiveKind::Mpi, thread, warnings, |b| {
+                        let e = LiveMpiEntry::decode(b);
+                        if e.used == 1 {
+                            entries.push(e);
+                        }
+                    });
+                    if let Some(header) = header {
                         live.mpi.insert(
                             thread,
                             LiveMpi {
@@ -465,13 +463,14 @@ impl LiveFiles {
                     }
                 }
                 Some(LiveKind::Sync) => {
-                    if let Some((header, items)) = read_live(path, LiveKind::Sync, thread, warnings)
-                    {
-                        let entries = items
-                            .chunks_exact(LIVE_SYNC_LEN as usize)
-                            .map(LiveSyncEntry::decode)
-                            .filter(|e| e.used == 1)
-                            .collect();
+                    let mut entries = Vec::new();
+                    let header = read_live(path, LiveKind::Sync, thread, warnings, |b| {
+                        let e = LiveSyncEntry::decode(b);
+                        if e.used == 1 {
+                            entries.push(e);
+                        }
+                    });
+                    if let Some(header) = header {
                         live.sync.insert(
                             thread,
                             LiveSync {
@@ -697,58 +696,68 @@ pub fn check_live_header(
     Ok((h, items_len))
 }
 
-/// Reads and validates one live file: its header and the bytes of its items in use.
+/// Reads and validates one live file: its header, and `each` called with every item in use
+/// that the file holds. Memory is bounded by the bytes present, whatever the header claims: a
+/// `nodes` tree is read up to its first hole (items are appended, so a prefix is a tree; the
+/// rest gives a warning), a hash table's holes are skipped (unused slots read as zeros).
 fn read_live(
     path: &Path,
     kind: LiveKind,
     thread: u32,
     warnings: &mut Vec<Warning>,
-) -> Option<(LiveHeader, Vec<u8>)> {
-    let cannot = |e: std::io::Error| {
-        Warning::file(
-            path,
-            WarningKind::MissingFile,
-            format!("cannot read live file: {e}"),
-        )
-    };
-    let file = match File::open(path) {
-        Ok(f) => f,
+    mut each: impl FnMut(&[u8]),
+) -> Option<LiveHeader> {
+    let input = match crate::input::open_regular(path) {
+        Ok(i) => i,
         Err(e) => {
-            warnings.push(cannot(e));
-            return None;
-        }
-    };
-    let file_len = match file.metadata() {
-        Ok(m) => m.len(),
-        Err(e) => {
-            warnings.push(cannot(e));
+            warnings.push(Warning::file(
+                path,
+                WarningKind::MissingFile,
+                format!("cannot read live file: {e}"),
+            ));
             return None;
         }
     };
     let mut head = [0u8; 64];
-    let n = read_some_at(&file, &mut head, 0);
-    let (header, items_len) = match check_live_header(path, &head[..n], file_len, kind, thread) {
+    let n = read_some_at(&input.file, &mut head, 0);
+    let (header, items_len) = match check_live_header(path, &head[..n], input.len, kind, thread) {
         Ok(x) => x,
         Err(w) => {
             warnings.push(w);
             return None;
         }
     };
-    // the length was checked against the file: this allocates no more than the file holds
-    let mut items = vec![0u8; items_len as usize];
-    let got = read_some_at(&file, &mut items, LIVE_HEADER_LEN);
-    if got < items.len() {
+    let size = kind.item_size() as u64;
+    let mut end = LIVE_HEADER_LEN + items_len;
+    if kind == LiveKind::Nodes && input.data_end < end {
+        let whole = input.data_end.saturating_sub(LIVE_HEADER_LEN) / size;
+        end = LIVE_HEADER_LEN + whole * size;
         warnings.push(Warning::at(
             path,
-            LIVE_HEADER_LEN + got as u64,
+            end,
             WarningKind::Truncated {
-                missing: (items.len() - got) as u64,
+                missing: (header.count as u64 - whole) * size,
             },
-            "live file could not be read in full: ignored".to_string(),
+            format!(
+                "live file says {} items in use, {whole} are present (the rest is a hole, never written): {whole} kept",
+                header.count
+            ),
         ));
-        return None;
     }
-    Some((header, items))
+    let visited = input.for_each_data(LIVE_HEADER_LEN, end, size, |_, bytes| {
+        bytes.chunks_exact(size as usize).for_each(&mut each)
+    });
+    if kind == LiveKind::Nodes && visited < end - LIVE_HEADER_LEN {
+        warnings.push(Warning::at(
+            path,
+            LIVE_HEADER_LEN + visited,
+            WarningKind::Truncated {
+                missing: end - LIVE_HEADER_LEN - visited,
+            },
+            "live file could not be read in full".to_string(),
+        ));
+    }
+    Some(header)
 }
 
 #[cfg(test)]

@@ -99,6 +99,8 @@ pub struct ProcessData {
     pub probe_changes: Vec<crate::records::ProbeChange>,
     /// OpenMP teams per thread (OmpTeams records) in file order.
     pub omp_teams: Vec<crate::records::OmpTeams>,
+    /// Writes the runtime could not complete, per file (WriteFailures records).
+    pub write_failures: Vec<crate::records::WriteFailures>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -174,6 +176,7 @@ impl ProcessData {
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
             Record::JavaClass(c) => self.java_classes.push(c),
+            Record::WriteFailures(w) => self.write_failures.push(w),
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),
             Record::OmpTeams(t) => self.omp_teams.push(t),
@@ -224,10 +227,22 @@ impl ProcessData {
         data
     }
 
-    /// Reads and decodes a file; an unreadable file gives a warning and empty data.
+    /// Reads and decodes a file; an unreadable file (or not a regular file) gives a warning and
+    /// empty data. Only the bytes before the file's first hole are read: a sparse file claiming
+    /// more gives a warning for the rest.
     pub fn read(path: &Path, warnings: &mut Vec<Warning>) -> ProcessData {
-        match std::fs::read(path) {
-            Ok(bytes) => Self::parse(path, &bytes, warnings),
+        let bytes = crate::input::open_regular(path).and_then(|input| {
+            let bytes = input.read_data()?;
+            Ok((bytes, input.len))
+        });
+        match bytes {
+            Ok((bytes, len)) => {
+                let data = Self::parse(path, &bytes, warnings);
+                if (bytes.len() as u64) < len {
+                    warnings.push(hole_warning(path, bytes.len() as u64, len));
+                }
+                data
+            }
             Err(e) => {
                 warnings.push(Warning::file(
                     path,
@@ -241,4 +256,19 @@ impl ProcessData {
             }
         }
     }
+}
+
+/// The warning for a file whose bytes from `data_end` to `len` were never written (a hole).
+pub(crate) fn hole_warning(path: &Path, data_end: u64, len: u64) -> Warning {
+    Warning::at(
+        path,
+        data_end,
+        WarningKind::Garbage {
+            ignored: len - data_end,
+        },
+        format!(
+            "a hole (bytes never written): {} bytes ignored from here to the end",
+            len - data_end
+        ),
+    )
 }

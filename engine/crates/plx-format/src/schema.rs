@@ -66,6 +66,8 @@ pub mod types {
     pub const JAVA_CLASS: u16 = 40;
     /// OmpTeams (process.plx).
     pub const OMP_TEAMS: u16 = 48;
+    /// WriteFailures (process.plx).
+    pub const WRITE_FAILURES: u16 = 64;
 }
 
 /// Extended event subtypes and their payload words.
@@ -144,6 +146,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (32, "TraceChunk"),
     (40, "JavaClass"),
     (48, "OmpTeams"),
+    (64, "WriteFailures"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -228,6 +231,8 @@ pub mod fixed_size {
     pub const JAVA_CLASS: usize = 16;
     /// OmpTeams.
     pub const OMP_TEAMS: usize = 28;
+    /// WriteFailures.
+    pub const WRITE_FAILURES: usize = 21;
 }
 
 /// Size of a live file's header.
@@ -382,6 +387,19 @@ pub mod structs {
         pub count: u64,
     }
 
+    /// Record 64: WriteFailures
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct WriteFailures {
+        /// 0: `process.plx`, 1: `trace.plx`
+        pub file: u8,
+        /// writes that failed (disk full, a file size limit, an I/O error); each held one or more whole records
+        pub writes: u64,
+        /// their bytes, record headers included
+        pub bytes: u64,
+        /// the first failure's error number (errno)
+        pub error: i32,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -439,6 +457,8 @@ pub enum Record {
     JavaClass(JavaClass),
     /// Type 48.
     OmpTeams(OmpTeams),
+    /// Type 64.
+    WriteFailures(WriteFailures),
 }
 
 impl Record {
@@ -470,6 +490,7 @@ impl Record {
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
             Record::OmpTeams(_) => types::OMP_TEAMS,
+            Record::WriteFailures(_) => types::WRITE_FAILURES,
         }
     }
 
@@ -694,6 +715,13 @@ impl Record {
                 let count = r.u64()?;
                 Record::OmpTeams(OmpTeams { thread, region, level, team_size, thread_num, count })
             }
+            types::WRITE_FAILURES => {
+                let file = r.u8()?;
+                let writes = r.u64()?;
+                let bytes = r.u64()?;
+                let error = r.i32()?;
+                Record::WriteFailures(WriteFailures { file, writes, bytes, error })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -878,6 +906,12 @@ impl Record {
                 out.put_u32(v.team_size);
                 out.put_u32(v.thread_num);
                 out.put_u64(v.count);
+            }
+            Record::WriteFailures(v) => {
+                out.put_u8(v.file);
+                out.put_u64(v.writes);
+                out.put_u64(v.bytes);
+                out.put_i32(v.error);
             }
         }
     }
@@ -1245,6 +1279,17 @@ impl Record {
                 dump_int(out, v.thread_num as i128);
                 out.push_str(" count=");
                 dump_int(out, v.count as i128);
+            }
+            Record::WriteFailures(v) => {
+                out.push_str("WriteFailures");
+                out.push_str(" file=");
+                dump_int(out, v.file as i128);
+                out.push_str(" writes=");
+                dump_int(out, v.writes as i128);
+                out.push_str(" bytes=");
+                dump_int(out, v.bytes as i128);
+                out.push_str(" error=");
+                dump_int(out, v.error as i128);
             }
         }
     }

@@ -62,20 +62,23 @@ fn io_warning(path: &Path, e: std::io::Error) -> Warning {
 impl TraceIndex {
     /// Scans `path`; damage is appended to `warnings`. `None` if the file cannot be opened.
     pub fn scan(path: &Path, warnings: &mut Vec<Warning>) -> Option<TraceIndex> {
-        let file = match File::open(path) {
-            Ok(f) => f,
+        let input = match crate::input::open_regular(path) {
+            Ok(i) => i,
             Err(e) => {
                 warnings.push(io_warning(path, e));
                 return None;
             }
         };
-        let file_len = match file.metadata() {
-            Ok(m) => m.len(),
-            Err(e) => {
-                warnings.push(io_warning(path, e));
-                return None;
-            }
-        };
+        // records are framed against the bytes present: a sparse file's hole ends the trace
+        let file_len = input.data_end;
+        if input.data_end < input.len {
+            warnings.push(crate::process::hole_warning(
+                path,
+                input.data_end,
+                input.len,
+            ));
+        }
+        let file = input.file;
         let mut index = TraceIndex {
             path: path.to_path_buf(),
             file_len,
@@ -204,8 +207,9 @@ impl TraceIndex {
 
     /// A reader streaming the chunks in file order.
     pub fn reader(&self) -> Result<TraceReader<'_>, crate::FormatError> {
-        let file =
-            File::open(&self.path).map_err(|e| crate::FormatError::Io(self.path.clone(), e))?;
+        let file = crate::input::open_regular(&self.path)
+            .map_err(|e| crate::FormatError::Io(self.path.clone(), e))?
+            .file;
         Ok(TraceReader {
             index: self,
             file,

@@ -52,6 +52,11 @@ pub enum WarningKind {
     },
     /// The messages one rank says it sent to another differ from those the other says it received.
     MessageCountMismatch,
+    /// The runtime could not write some records (disk full, ...): their data is lost.
+    WriteFailed {
+        /// Writes that failed.
+        writes: u64,
+    },
     /// Other MPI inconsistencies (a rank seen twice, an undefined communicator, ...).
     Mpi,
 }
@@ -74,6 +79,7 @@ impl WarningKind {
             WarningKind::UnmatchedMessages { .. } => "unmatched-messages",
             WarningKind::MessageCountMismatch => "message-count-mismatch",
             WarningKind::Mpi => "mpi",
+            WarningKind::WriteFailed { .. } => "write-failed",
         }
     }
 }

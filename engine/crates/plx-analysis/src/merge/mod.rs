@@ -228,8 +228,8 @@ struct Slot {
     matching: bool,
     path: PathBuf,
     file: File,
-    /// Process-local region id → global, `NONE_U32` when not yet known.
-    regions: Vec<u32>,
+    /// Process-local region id → global.
+    regions: LocalRegions,
     user_events: HashMap<u64, u32>,
     /// Current clock shift of the process, ns (only grows).
     delta: i64,
@@ -313,6 +313,40 @@ pub struct GlobalMerge<'m> {
     finished: bool,
 }
 
+/// Process-local region ids → global: a vector indexed by id for the ids the runtime hands
+/// out (small, dense), a map for others (the ids come from files: a damaged one may name any
+/// u32, which must not size a vector).
+#[derive(Default)]
+struct LocalRegions {
+    dense: Vec<u32>,
+    sparse: crate::hash::FastMap<u32, u32>,
+}
+
+impl LocalRegions {
+    const DENSE: u32 = 1 << 20;
+
+    #[inline]
+    fn get(&self, local: u32) -> Option<u32> {
+        match self.dense.get(local as usize) {
+            Some(&g) if g != NONE_U32 => Some(g),
+            _ if local >= Self::DENSE => self.sparse.get(&local).copied(),
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, local: u32, g: u32) {
+        if local < Self::DENSE {
+            let i = local as usize;
+            if self.dense.len() <= i {
+                self.dense.resize(i + 1, NONE_U32);
+            }
+            self.dense[i] = g;
+        } else {
+            self.sparse.insert(local, g);
+        }
+    }
+}
+
 impl<'m> GlobalMerge<'m> {
     /// The merge of every traced thread of `model` (built from `exp`, which gives the regions'
     /// and user events' definitions). Errors with [`AnalysisError::NoEventTrace`] when no
@@ -392,7 +426,7 @@ impl<'m> GlobalMerge<'m> {
                 matching: ranks.iter().any(|(_, r)| std::ptr::eq(*r, p)),
                 path: index.path.clone(),
                 file,
-                regions: Vec::new(),
+                regions: Default::default(),
                 user_events: HashMap::new(),
                 delta: 0,
                 generation: 0,
@@ -415,11 +449,7 @@ impl<'m> GlobalMerge<'m> {
                         }
                     };
                     let g = m.regions.intern(info);
-                    let i = def.region_id as usize;
-                    if s.regions.len() <= i {
-                        s.regions.resize(i + 1, NONE_U32);
-                    }
-                    s.regions[i] = g;
+                    s.regions.set(def.region_id, g);
                 }
                 for (id, def) in &img.process.user_events {
                     let g = m.intern_user_event(&def.name);
@@ -536,7 +566,7 @@ impl<'m> GlobalMerge<'m> {
     #[inline]
     fn global_region(&mut self, slot: u32, local: u32) -> u32 {
         let s = &self.slots[slot as usize];
-        if let Some(&g) = s.regions.get(local as usize).filter(|g| **g != NONE_U32) {
+        if let Some(g) = s.regions.get(local) {
             return g;
         }
         let g = self.regions.intern(RegionInfo {
@@ -545,11 +575,7 @@ impl<'m> GlobalMerge<'m> {
             file: String::new(),
             line: 0,
         });
-        let s = &mut self.slots[slot as usize];
-        if s.regions.len() <= local as usize {
-            s.regions.resize(local as usize + 1, NONE_U32);
-        }
-        s.regions[local as usize] = g;
+        self.slots[slot as usize].regions.set(local, g);
         g
     }
 

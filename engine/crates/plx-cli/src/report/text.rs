@@ -144,14 +144,28 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         }
         None => {}
     }
+    // one line per command: a launcher's forked helpers (mpirun's daemons) share its command
+    let mut unmeasured: Vec<((&str, String), Vec<String>)> = Vec::new();
     for p in rep.model.processes.iter().filter(|p| !p.measured) {
-        writeln!(
-            out,
-            "not measured (no instrumented code): process {} ({}) {}",
-            super::pid_text(p),
-            p.host,
-            p.argv.join(" ")
-        )?;
+        let key = (p.host.as_str(), p.argv.join(" "));
+        match unmeasured.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pids)) => pids.push(super::pid_text(p)),
+            None => unmeasured.push((key, vec![super::pid_text(p)])),
+        }
+    }
+    for ((host, argv), pids) in &unmeasured {
+        if let [pid] = pids.as_slice() {
+            writeln!(
+                out,
+                "not measured (no instrumented code): process {pid} ({host}) {argv}"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "not measured (no instrumented code): processes {} ({host}) {argv}",
+                pids.join(", ")
+            )?;
+        }
     }
     if rep.model.processes.iter().any(|p| !p.measured) {
         writeln!(out)?;

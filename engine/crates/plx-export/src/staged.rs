@@ -1,0 +1,129 @@
+//! Output written under a temporary name beside its destination and moved into place only once
+//! complete: a write that fails (disk full, a file size limit, an error) leaves no empty or
+//! partial file under the name the user gave, and an earlier file there intact.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// `.<name>.plx-tmp-<pid>` in the directory of `dest`.
+fn temp_name(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    dir.join(format!(".{name}.plx-tmp-{}", std::process::id()))
+}
+
+/// A file being written under a temporary name; [`StagedFile::commit`] renames it to its
+/// destination, dropping it uncommitted removes it.
+pub struct StagedFile {
+    dest: PathBuf,
+    temp: PathBuf,
+    out: Option<BufWriter<File>>,
+    done: bool,
+}
+
+impl StagedFile {
+    /// Creates the temporary file beside `dest` (the same file system, so the rename is atomic).
+    pub fn create(dest: &Path) -> io::Result<StagedFile> {
+        let temp = temp_name(dest);
+        let f = File::create(&temp)?;
+        Ok(StagedFile {
+            dest: dest.to_path_buf(),
+            temp,
+            out: Some(BufWriter::with_capacity(1 << 16, f)),
+            done: false,
+        })
+    }
+
+    /// Flushes the data to the disk and renames the file to its destination.
+    pub fn commit(mut self) -> io::Result<()> {
+        let out = self.out.take().expect("committed once");
+        let f = out.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&self.temp, &self.dest)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Write for StagedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.as_mut().expect("not committed").write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if !self.done {
+            // a failed flush here is of a file about to be removed
+            drop(self.out.take());
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// A directory being filled under a temporary name; [`StagedDir::commit`] moves it (or, when
+/// the destination directory already exists, each of its entries) into place, dropping it
+/// uncommitted removes it.
+pub struct StagedDir {
+    dest: PathBuf,
+    temp: PathBuf,
+    done: bool,
+}
+
+impl StagedDir {
+    /// Creates the temporary directory beside `dest`.
+    pub fn create(dest: &Path) -> io::Result<StagedDir> {
+        let temp = temp_name(dest);
+        let _ = std::fs::remove_dir_all(&temp);
+        if let Some(p) = temp.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        std::fs::create_dir(&temp)?;
+        Ok(StagedDir {
+            dest: dest.to_path_buf(),
+            temp,
+            done: false,
+        })
+    }
+
+    /// Where to write.
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Moves the written entries into place.
+    pub fn commit(mut self) -> io::Result<()> {
+        if std::fs::rename(&self.temp, &self.dest).is_err() {
+            std::fs::create_dir_all(&self.dest)?;
+            for e in std::fs::read_dir(&self.temp)? {
+                let e = e?;
+                let to = self.dest.join(e.file_name());
+                if to.is_dir() && e.path().is_dir() {
+                    std::fs::remove_dir_all(&to)?;
+                }
+                std::fs::rename(e.path(), to)?;
+            }
+            std::fs::remove_dir(&self.temp)?;
+        }
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.temp);
+        }
+    }
+}
