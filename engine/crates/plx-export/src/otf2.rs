@@ -91,7 +91,7 @@ impl Archive {
                 name.as_ptr(),
                 OTF2_FILEMODE_WRITE,
                 OTF2_CHUNK_SIZE_EVENTS_DEFAULT,
-                OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT,
+                OTF2_CHUNK_SIZE_MIN,
                 OTF2_SUBSTRATE_POSIX,
                 OTF2_COMPRESSION_NONE,
             )
@@ -110,12 +110,20 @@ impl Archive {
             otf2_pre_flush: Some(pre_flush),
             otf2_post_flush: None,
         };
+        static MEMORY: OTF2_MemoryCallbacks = OTF2_MemoryCallbacks {
+            otf2_allocate: Some(allocate_chunk),
+            otf2_free_all: Some(free_chunks),
+        };
         let creator = cstring(concat!("Parallax plx ", env!("CARGO_PKG_VERSION")));
         // SAFETY: `raw` is open; FLUSH is static; the creator is copied.
         unsafe {
             a.check(
                 OTF2_Archive_SetFlushCallbacks(raw, &FLUSH, ptr::null_mut()),
                 "flush callbacks",
+            )?;
+            a.check(
+                OTF2_Archive_SetMemoryCallbacks(raw, &MEMORY, ptr::null_mut()),
+                "memory callbacks",
             )?;
             a.check(
                 OTF2_Archive_SetSerialCollectiveCallbacks(raw),
@@ -180,6 +188,67 @@ extern "C" fn pre_flush(
     OTF2_FLUSH
 }
 
+/// Chunks an event writer holds before the library writes them to its file: memory stays
+/// bounded per location (the library's default pool is 128 MiB per writer, kept until closed).
+const EVENT_CHUNKS: usize = 1;
+
+/// The chunks of one writer's buffer (`perBufferData`): pointer and size of each.
+type Chunks = Vec<(*mut u8, usize)>;
+
+/// A chunk for a writer; for an event writer none past [`EVENT_CHUNKS`], upon which the library
+/// flushes the buffer to its file and frees its chunks ([`free_chunks`]).
+extern "C" fn allocate_chunk(
+    _user: *mut std::os::raw::c_void,
+    file_type: OTF2_FileType,
+    _location: OTF2_LocationRef,
+    per_buffer: *mut *mut std::os::raw::c_void,
+    chunk_size: u64,
+) -> *mut std::os::raw::c_void {
+    // SAFETY: the library hands the same writable slot for every call of one buffer; it holds
+    // null or the Chunks this function boxed.
+    unsafe {
+        if (*per_buffer).is_null() {
+            *per_buffer = Box::into_raw(Box::<Chunks>::default()).cast();
+        }
+        let chunks = &mut *(*per_buffer).cast::<Chunks>();
+        if file_type == OTF2_FILETYPE_EVENTS && chunks.len() >= EVENT_CHUNKS {
+            return ptr::null_mut();
+        }
+        let Ok(layout) = std::alloc::Layout::from_size_align(chunk_size as usize, 64) else {
+            return ptr::null_mut();
+        };
+        let p = std::alloc::alloc(layout);
+        if !p.is_null() {
+            chunks.push((p, chunk_size as usize));
+        }
+        p.cast()
+    }
+}
+
+/// Frees every chunk of a buffer (and, at the last call, its list).
+extern "C" fn free_chunks(
+    _user: *mut std::os::raw::c_void,
+    _file_type: OTF2_FileType,
+    _location: OTF2_LocationRef,
+    per_buffer: *mut *mut std::os::raw::c_void,
+    last: bool,
+) {
+    // SAFETY: as in allocate_chunk; each chunk was allocated there with this layout.
+    unsafe {
+        if (*per_buffer).is_null() {
+            return;
+        }
+        let chunks = &mut *(*per_buffer).cast::<Chunks>();
+        for (p, size) in chunks.drain(..) {
+            std::alloc::dealloc(p, std::alloc::Layout::from_size_align_unchecked(size, 64));
+        }
+        if last {
+            drop(Box::from_raw((*per_buffer).cast::<Chunks>()));
+            *per_buffer = ptr::null_mut();
+        }
+    }
+}
+
 /// A C string of `s` (an interior NUL, impossible in the experiment's names, becomes `?`).
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "?")).expect("no NUL left")
@@ -242,7 +311,13 @@ fn collective_of(routine: &str) -> Option<(u8, u8)> {
             _ => return None,
         })
     };
-    find(base).or_else(|| base.strip_prefix('I').and_then(find))
+    // nonblocking: MPI_Ibcast, MPI_Iallreduce (the blocking name capitalised after the I)
+    find(base).or_else(|| {
+        let rest = base.strip_prefix('I')?;
+        let mut c = rest.chars();
+        let first = c.next()?.to_ascii_uppercase();
+        find(&format!("{first}{}", c.as_str()))
+    })
 }
 
 /// Point-to-point MPI routines (sends, receives, their completions and probes).
@@ -712,7 +787,7 @@ fn write_definitions(
         .iter()
         .filter_map(|p| p.start_realtime_ns)
         .min()
-        .map_or(OTF2_UNDEFINED_UINT64, |r| r as u64);
+        .unwrap_or(OTF2_UNDEFINED_UINT64);
     let check = |code, what| archive.check(code, what);
     // SAFETY: `g` is the archive's global definition writer; every array outlives its call.
     unsafe {
@@ -884,6 +959,10 @@ mod tests {
             Some((OTF2_COLLECTIVE_OP_ALLREDUCE, OTF2_REGION_ROLE_COLL_ALL2ALL))
         );
         assert_eq!(collective_of("MPI_Ibcast").unwrap().0, OTF2_COLLECTIVE_OP_BCAST);
+        assert_eq!(
+            collective_of("MPI_Iallreduce").unwrap().0,
+            OTF2_COLLECTIVE_OP_ALLREDUCE
+        );
         assert_eq!(collective_of("MPI_Isend"), None);
         assert_eq!(
             region_class("MPI_Irecv", RegionKind::Mpi),

@@ -60,6 +60,27 @@ pub struct OTF2_FlushCallbacks {
     pub otf2_post_flush: Option<OTF2_PostFlushCallback>,
 }
 
+pub type OTF2_MemoryAllocate = extern "C" fn(
+    user: *mut c_void,
+    file_type: OTF2_FileType,
+    location: OTF2_LocationRef,
+    per_buffer: *mut *mut c_void,
+    chunk_size: u64,
+) -> *mut c_void;
+pub type OTF2_MemoryFreeAll = extern "C" fn(
+    user: *mut c_void,
+    file_type: OTF2_FileType,
+    location: OTF2_LocationRef,
+    per_buffer: *mut *mut c_void,
+    last: bool,
+);
+
+#[repr(C)]
+pub struct OTF2_MemoryCallbacks {
+    pub otf2_allocate: Option<OTF2_MemoryAllocate>,
+    pub otf2_free_all: Option<OTF2_MemoryFreeAll>,
+}
+
 /// `OTF2_MetricValue`: a union of 8 bytes; the export writes doubles only.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -75,7 +96,9 @@ pub const OTF2_SUBSTRATE_POSIX: u8 = 1;
 pub const OTF2_COMPRESSION_NONE: u8 = 1;
 pub const OTF2_CHUNK_SIZE_EVENTS_DEFAULT: u64 = 1024 * 1024;
 pub const OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT: u64 = 4 * 1024 * 1024;
+pub const OTF2_CHUNK_SIZE_MIN: u64 = 256 * 1024;
 pub const OTF2_FLUSH: OTF2_FlushType = 1;
+pub const OTF2_FILETYPE_EVENTS: OTF2_FileType = 3;
 
 pub const OTF2_LOCATION_GROUP_TYPE_PROCESS: u8 = 1;
 pub const OTF2_LOCATION_TYPE_CPU_THREAD: u8 = 1;
@@ -147,6 +170,11 @@ extern "C" {
     pub fn OTF2_Archive_SetFlushCallbacks(
         a: *mut OTF2_Archive,
         cb: *const OTF2_FlushCallbacks,
+        data: *mut c_void,
+    ) -> OTF2_ErrorCode;
+    pub fn OTF2_Archive_SetMemoryCallbacks(
+        a: *mut OTF2_Archive,
+        cb: *const OTF2_MemoryCallbacks,
         data: *mut c_void,
     ) -> OTF2_ErrorCode;
     pub fn OTF2_Archive_SetSerialCollectiveCallbacks(a: *mut OTF2_Archive) -> OTF2_ErrorCode;
