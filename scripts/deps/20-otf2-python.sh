@@ -8,3 +8,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 
 apt_install libotf2-trace-dev otf2-tools mpich libmpich-dev
 pip_install otf2:otf2 pyarrow:pyarrow pandas:pandas polars:polars hatchet:llnl-hatchet
+pip_install thicket:llnl-thicket
+# the parallax package of this tree, editable (python/)
+python3 -c "import parallax, sys; sys.exit(0 if hasattr(parallax, 'open') else 1)" 2>/dev/null || {
+  echo "install-deps: pip installing ./python (parallax)"
+  python3 -m pip install -q -e "$here/../../python" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages -e "$here/../../python"
+}

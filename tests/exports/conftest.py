@@ -85,6 +85,19 @@ def experiments(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="session")
+def queue_experiment(tmp_path_factory):
+    """examples/threads/queue.c traced (2 producers, 2 consumers, 300 items each): mutexes,
+    condition variables, joined threads."""
+    root = tmp_path_factory.mktemp("queue")
+    exe = root / "queue"
+    run([BIN / "plx-cc", "-O1", "-g", "-pthread", ROOT / "examples" / "threads" / "queue.c",
+         "-o", exe])
+    exp = root / "queue.exp"
+    plx("run", "--trace", "-o", exp, "--", exe, "2", "2", "300")
+    return exp
+
+
 LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective|acquire|release|ssend|srecv)\s+(.*)$")
 # events the text export shows that the other formats leave out
 SYNC_AND_STREAM = ("acquire", "release", "ssend", "srecv")

@@ -22,18 +22,6 @@ def otf2():
 
 
 @pytest.fixture(scope="module")
-def queue_experiment(tmp_path_factory):
-    """examples/threads/queue.c traced: mutexes, condition variables, joined threads."""
-    root = tmp_path_factory.mktemp("queue")
-    exe = root / "queue"
-    run([ROOT / "build" / "bin" / "plx-cc", "-O1", "-g", "-pthread",
-         ROOT / "examples" / "threads" / "queue.c", "-o", exe])
-    exp = root / "queue.exp"
-    plx("run", "--trace", "-o", exp, "--", exe, "2", "2", "300")
-    return exp
-
-
-@pytest.fixture(scope="module")
 def archives(otf2, experiments, queue_experiment, tmp_path_factory):
     """{name: (archive directory, text export path)} of every experiment."""
     root = tmp_path_factory.mktemp("otf2")
