@@ -10,7 +10,9 @@ mod export;
 mod filter;
 mod hierarchy;
 mod histogram;
+mod import;
 mod info;
+mod monitor;
 mod mpi_detect;
 mod query;
 mod report;
@@ -64,6 +66,7 @@ fn main() {
         cli::Command::Info(a) => info::info(&a).map(|()| 0),
         cli::Command::Comm(a) => comm::comm(&a).map(|()| 0),
         cli::Command::Export(a) => export::export(&a).map(|()| 0),
+        cli::Command::Import(a) => import::import(&a).map(|()| 0),
         cli::Command::Hierarchy(a) => hierarchy::hierarchy(&a).map(|()| 0),
         cli::Command::Query(a) => query::query(&a).map(|()| 0),
         cli::Command::CriticalPath(a) => critical_path::critical_path(&a).map(|()| 0),

@@ -611,6 +611,38 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
             last = e.time_ns;
         }
     }
+    // external metrics (plx run --monitor, plx import): one metric location, after the threads
+    let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
+    let external =
+        plx_analysis::external::external_metrics(&input.model, &files, Some(merge.origin_ns()));
+    let mut external_events = 0u64;
+    if !external.is_empty() {
+        // SAFETY: the event files are open.
+        let w = unsafe { OTF2_Archive_GetEvtWriter(a, nloc as u64) };
+        if w.is_null() {
+            return Err(archive.fail("no event writer for the external metrics"));
+        }
+        let base = merge.user_events().len() as u32;
+        let mut all: Vec<(u64, u32, f64)> = external
+            .iter()
+            .enumerate()
+            .flat_map(|(k, m)| {
+                m.samples
+                    .iter()
+                    .map(move |&(t, v)| (t.max(0.0).round() as u64, base + k as u32, v))
+            })
+            .collect();
+        all.sort_by_key(|x| (x.0, x.1));
+        for (t, metric, v) in all {
+            let v = OTF2_MetricValue { floating_point: v };
+            // SAFETY: `w` is open; the value and type outlive the call.
+            let code =
+                unsafe { OTF2_EvtWriter_Metric(w, null, t, metric, 1, &OTF2_TYPE_DOUBLE, &v) };
+            archive.check(code, "writing an external metric")?;
+            external_events += 1;
+        }
+        writers.push(w);
+    }
     for w in writers {
         // SAFETY: each writer is closed once, before its file container.
         archive.check(unsafe { OTF2_Archive_CloseEvtWriter(a, w) }, "closing events")?;
@@ -632,7 +664,8 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     let origin = merge.origin_ns();
     // the clock's offset is the merge's origin (the first event), as the other exports' times
     let span = (origin, last.max(first.unwrap_or(origin)));
-    write_definitions(&archive, &merge, &refs, &metrics_used, &counts, span)?;
+    let external = (external, external_events);
+    write_definitions(&archive, &merge, &refs, &metrics_used, &counts, span, &external)?;
     let summary = ExportSummary {
         records: n,
         files: Vec::new(),
@@ -652,6 +685,7 @@ fn write_definitions(
     metrics_used: &[bool],
     counts: &[u64],
     (first, last): (i64, i64),
+    (external, external_events): &(Vec<plx_analysis::external::ExternalMetric>, u64),
 ) -> Result<(), ExportError> {
     // SAFETY: the archive is open; the writer is the library's.
     let g = unsafe { OTF2_Archive_GetGlobalDefWriter(archive.raw) };
@@ -774,13 +808,17 @@ fn write_definitions(
     }
     let any_threads = comm_defs.iter().any(|c| c.1 == OTF2_PARADIGM_PTHREAD);
     let thread_locations: Vec<u64> = (0..locations.len() as u64).collect();
-    let metric_names: Vec<(u32, u32)> = metrics_used
-        .iter()
-        .enumerate()
-        .filter(|(_, &u)| u)
-        .map(|(i, _)| (i as u32, s.id(&merge.user_events()[i])))
+    // every user event's metric (references dense from 0, as readers want), used or not
+    let _ = metrics_used;
+    let metric_names: Vec<(u32, u32)> = (0..merge.user_events().len())
+        .map(|i| (i as u32, s.id(&merge.user_events()[i])))
         .collect();
     let empty = s.id("");
+    let external_names: Vec<(u32, u32)> = external
+        .iter()
+        .map(|m| (s.id(&m.name), s.id(&m.unit)))
+        .collect();
+    let external_location = s.id("external metrics");
 
     let realtime = model
         .processes
@@ -839,6 +877,19 @@ fn write_definitions(
                     OTF2_LOCATION_TYPE_CPU_THREAD,
                     counts[i],
                     l.process as u32,
+                ),
+                "location",
+            )?;
+        }
+        if !external.is_empty() {
+            check(
+                OTF2_GlobalDefWriter_WriteLocation(
+                    g,
+                    locations.len() as u64,
+                    external_location,
+                    OTF2_LOCATION_TYPE_METRIC,
+                    *external_events,
+                    locations.first().map_or(0, |l| l.process as u32),
                 ),
                 "location",
             )?;
@@ -938,6 +989,40 @@ fn write_definitions(
                     m,
                     1,
                     &m,
+                    OTF2_METRIC_SYNCHRONOUS_STRICT,
+                    OTF2_RECORDER_KIND_ABSTRACT,
+                ),
+                "metric class",
+            )?;
+        }
+        let base = merge.user_events().len() as u32;
+        for (k, (m, &(name, unit))) in external.iter().zip(&external_names).enumerate() {
+            let id = base + k as u32;
+            let mode = match m.mode {
+                plx_format::MetricMode::Absolute => OTF2_METRIC_ABSOLUTE_POINT,
+                plx_format::MetricMode::Cumulative => OTF2_METRIC_ACCUMULATED_START,
+            };
+            check(
+                OTF2_GlobalDefWriter_WriteMetricMember(
+                    g,
+                    id,
+                    name,
+                    empty,
+                    OTF2_METRIC_TYPE_OTHER,
+                    mode,
+                    OTF2_TYPE_DOUBLE,
+                    OTF2_BASE_DECIMAL,
+                    0,
+                    unit,
+                ),
+                "metric member",
+            )?;
+            check(
+                OTF2_GlobalDefWriter_WriteMetricClass(
+                    g,
+                    id,
+                    1,
+                    &id,
                     OTF2_METRIC_SYNCHRONOUS_STRICT,
                     OTF2_RECORDER_KIND_ABSTRACT,
                 ),

@@ -17,6 +17,7 @@ pub mod event;
 pub mod experiment;
 pub mod framing;
 pub mod live;
+pub mod metrics;
 pub mod mpi;
 pub mod process;
 pub mod records;
@@ -37,6 +38,9 @@ pub use experiment::{
 };
 pub use framing::FileKind;
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
+pub use metrics::{
+    read_metric_files, MetricDef, MetricFile, MetricMode, MetricSource, MetricWriter, TimeBase,
+};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, Recovered, ThreadData};
 pub use records::*;
