@@ -1,113 +1,119 @@
-/* Selective instrumentation: the filter file's include/exclude rules and the throttle.
- *
- * Format (docs/formats/filter.md): one rule a line, '#' starts a comment.
- *   exclude GLOB | include GLOB             by function name (demangled), e.g. exclude std::*
- *   exclude file GLOB | include file GLOB   by source file
- *   throttle CALLS USEC                     stop measuring a function after CALLS calls in one
- *                                           callpath when they averaged under USEC microseconds
- *   cputime GLOB | cputime file GLOB        also measure these functions' CPU time per call
- * The last matching rule decides; with no match a function is measured, unless the first rule
- * is an include, in which case only what is included is measured. */
+/* Selective instrumentation: the rules of the filter file (grammar: filter_parse.c,
+ * docs/formats/filter.md) and the questions asked of them. The last matching include/exclude
+ * rule decides; with no match a function is measured, unless the first include/exclude rule is
+ * an include, in which case only what is included is measured. */
 #include "plx_internal.h"
+#include "filter_parse.h"
 
-#include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RULES 1024
-
 struct rule {
-    int include;   /* 1 include, 0 exclude, 2 cputime */
+    int kind; /* PLX_FILTER_EXCLUDE, _INCLUDE or _CPUTIME */
     int by_file;
     char *glob;
 };
 
-static struct rule rules[MAX_RULES];
-static int nrules;
+static struct rule *rules;
+static int nrules, cap_rules;
 static int default_exclude;
 static int saw_measure_rule; /* an include/exclude rule came before */
+static char *text;           /* the file as read, for the Filter record */
 
 int plx_glob_match(const char *pat, const char *s)
 {
     return fnmatch(pat, s, 0) == 0;
 }
 
-static char *next_word(char **p)
+static void add_rule(void *ctx, const struct plx_filter_rule *r)
 {
-    char *s = *p;
-    while (*s && isspace((unsigned char)*s))
-        s++;
-    if (!*s)
-        return NULL;
-    char *w = s;
-    while (*s && !isspace((unsigned char)*s))
-        s++;
-    if (*s)
-        *s++ = 0;
-    *p = s;
-    return w;
+    (void)ctx;
+    if (r->kind == PLX_FILTER_THROTTLE) {
+        plx_throttle_calls = r->calls;
+        plx_throttle_ticks = (uint64_t)(r->usec * 1e-6 * plx_clock_rate());
+        return;
+    }
+    if (nrules == cap_rules) {
+        int cap = cap_rules ? 2 * cap_rules : 64;
+        struct rule *more = realloc(rules, (size_t)cap * sizeof *rules);
+        if (!more) {
+            plx_warn("out of memory for filter rules; line %u and after ignored", r->line);
+            return;
+        }
+        rules = more;
+        cap_rules = cap;
+    }
+    char *glob = strdup(r->glob);
+    if (!glob)
+        return;
+    if (r->kind == PLX_FILTER_INCLUDE && !saw_measure_rule)
+        default_exclude = 1;
+    if (r->kind != PLX_FILTER_CPUTIME)
+        saw_measure_rule = 1;
+    if (r->by_file)
+        plx_symbols_want_files = 1;
+    rules[nrules++] = (struct rule){r->kind, r->by_file, glob};
+}
+
+static void report(void *ctx, const char *message)
+{
+    (void)ctx;
+    plx_warn("%s", message);
+}
+
+/* The whole file, NUL-terminated, in *out (its length in *len); -1 with errno on failure. */
+static int read_all(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = 0, cap = 65536;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        char *more = realloc(buf, cap * 2);
+        if (!more) {
+            free(buf);
+            buf = NULL;
+            errno = ENOMEM;
+            break;
+        }
+        buf = more;
+        cap *= 2;
+    }
+    int failed = !buf || ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return -1;
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return 0;
 }
 
 /* Returns the number of bad lines (each reported); rules from good lines are kept. */
 int plx_filter_load(const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        plx_warn("cannot read filter file %s", path);
+    size_t len;
+    if (read_all(path, &text, &len) != 0) {
+        plx_warn("%s: cannot read filter file: %s", path, strerror(errno));
+        text = NULL;
         return 1;
     }
-    char line[4096];
-    int lineno = 0, bad = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *p = line;
-        char *kw = next_word(&p);
-        if (!kw)
-            continue;
-        char *a = next_word(&p), *b = next_word(&p), *extra = next_word(&p);
-        if (strcmp(kw, "include") == 0 || strcmp(kw, "exclude") == 0 || strcmp(kw, "cputime") == 0) {
-            int by_file = a && strcmp(a, "file") == 0;
-            char *glob = by_file ? b : a;
-            if (!glob || (by_file ? extra != NULL : b != NULL) || nrules >= MAX_RULES) {
-                plx_warn("%s:%d: expected '%s GLOB' or '%s file GLOB'", path, lineno, kw, kw);
-                bad++;
-                continue;
-            }
-            if (kw[0] == 'i' && !saw_measure_rule)
-                default_exclude = 1;
-            if (kw[0] != 'c')
-                saw_measure_rule = 1;
-            rules[nrules].include = kw[0] == 'i' ? 1 : kw[0] == 'e' ? 0 : 2;
-            rules[nrules].by_file = by_file;
-            if (by_file)
-                plx_symbols_want_files = 1;
-            rules[nrules].glob = strdup(glob);
-            nrules++;
-        } else if (strcmp(kw, "throttle") == 0) {
-            char *e1 = NULL, *e2 = NULL;
-            unsigned long long calls = a ? strtoull(a, &e1, 10) : 0;
-            double usec = b ? strtod(b, &e2) : 0;
-            if (!a || !b || extra || *e1 || *e2 || calls == 0 || usec <= 0) {
-                plx_warn("%s:%d: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)", path,
-                         lineno);
-                bad++;
-                continue;
-            }
-            plx_throttle_calls = calls;
-            plx_throttle_ticks = (uint64_t)(usec * 1e-6 * plx_clock_rate());
-        } else {
-            plx_warn("%s:%d: unknown rule '%s' (expected include, exclude or throttle)", path,
-                     lineno, kw);
-            bad++;
-        }
-    }
-    fclose(f);
-    return bad;
+    const struct plx_filter_sink sink = {add_rule, report, NULL};
+    return plx_filter_parse(path, text, len, &sink);
+}
+
+const char *plx_filter_text(void)
+{
+    return text;
 }
 
 static int matches(const struct rule *r, const char *name, const char *file)
@@ -120,15 +126,15 @@ int plx_filter_excludes(const char *name, const char *file)
 {
     int excluded = default_exclude;
     for (int i = 0; i < nrules; i++)
-        if (rules[i].include != 2 && matches(&rules[i], name, file))
-            excluded = !rules[i].include;
+        if (rules[i].kind != PLX_FILTER_CPUTIME && matches(&rules[i], name, file))
+            excluded = rules[i].kind == PLX_FILTER_EXCLUDE;
     return excluded;
 }
 
 int plx_filter_cputime(const char *name, const char *file)
 {
     for (int i = 0; i < nrules; i++)
-        if (rules[i].include == 2 && matches(&rules[i], name, file))
+        if (rules[i].kind == PLX_FILTER_CPUTIME && matches(&rules[i], name, file))
             return 1;
     return 0;
 }

@@ -14,12 +14,12 @@ mod import;
 mod info;
 mod monitor;
 mod mpi_detect;
+mod options;
 mod query;
 mod report;
 mod run;
 mod session;
 mod signals;
-mod size;
 mod units;
 
 use clap::Parser;
