@@ -16,6 +16,7 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
+pub mod java;
 pub mod live;
 pub mod metrics;
 pub mod mpi;
@@ -37,6 +38,7 @@ pub use experiment::{
     parse_session, valid_app_name, AppDef, Experiment, ProcessImage, SESSION_FILE,
 };
 pub use framing::FileKind;
+pub use java::JavaClass;
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use metrics::{
     read_metric_files, MetricDef, MetricFile, MetricMode, MetricSource, MetricWriter, TimeBase,

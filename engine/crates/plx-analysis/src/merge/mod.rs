@@ -369,8 +369,10 @@ impl<'m> GlobalMerge<'m> {
         let images: HashMap<PathBuf, &plx_format::ProcessImage> = exp
             .map(|e| e.images.iter().map(|i| (i.process_path(), i)).collect())
             .unwrap_or_default();
-        let matching: std::collections::HashSet<*const ProcessModel> =
-            ranks.iter().map(|(_, r)| *r as *const ProcessModel).collect();
+        let matching: std::collections::HashSet<*const ProcessModel> = ranks
+            .iter()
+            .map(|(_, r)| *r as *const ProcessModel)
+            .collect();
         for (pi, p) in model.processes.iter().enumerate() {
             // a process with nothing measured (an `mpirun` launched under `plx run`, whose
             // trace holds at most its own lock events) is no location of the program
