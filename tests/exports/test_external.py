@@ -76,6 +76,19 @@ def test_import_aligned_to_the_first_event(imported):
     assert cp.returncode == 2 and "or an external metric: " in cp.stderr and "power" in cp.stderr
 
 
+def test_histogram_of_an_external_metric(imported):
+    rows = plx("histogram", imported, "--metric", "power", "--bins", "4", "--format",
+               "csv").stdout.splitlines()
+    assert rows[0] == "series,location,bin,start_s,end_s,value"
+    got = [(float(r.split(",")[3]), float(r.split(",")[5])) for r in rows[1:]]
+    assert got == [(0.0, 10.0), (0.25, 10.0), (0.5, 30.0), (0.75, 30.0)]
+    text = plx("histogram", imported, "--metric", "power", "--bins", "4").stdout
+    assert text.splitlines()[0].startswith("power: external metric (time-weighted mean; csv ")
+    assert re.search(r"(?m): mean 20$", text)
+    svg = plx("histogram", imported, "--metric", "net.rx", "--format", "svg").stdout
+    assert svg.startswith("<?xml") and "net.rx: external metric (bytes, increase per bin)" in svg
+
+
 def test_bad_csv_names_file_and_line(monitored, tmp_path):
     cases = {
         "t,a\n0,1\n1,2,3\n": ":3: 3 field(s), the header has 2",

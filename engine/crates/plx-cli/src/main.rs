@@ -10,6 +10,7 @@ mod export;
 mod filter;
 mod hierarchy;
 mod histogram;
+mod histogram_external;
 mod import;
 mod info;
 mod monitor;
