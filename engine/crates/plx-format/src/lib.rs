@@ -44,7 +44,8 @@ pub use framing::FileKind;
 
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use metrics::{
-    read_metric_files, MetricDef, MetricFile, MetricMode, MetricSource, MetricWriter, TimeBase,
+    read_metric_files, MetricDef, MetricFile, MetricMode, MetricRecord, MetricSample, MetricSource,
+    MetricWriter, TimeBase,
 };
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, Recovered, ThreadData};

@@ -1,23 +1,18 @@
 //! Metric files (`DIR/metrics.<name>.plx`, file kind 3): time series from outside the program — the system monitor of `plx run --monitor`, a CSV file `plx import` added.
 //!
 //! One file per source: a [`MetricSource`] record first, then [`MetricDef`]s and
-//! samples (records 56-58 of spec/format.md). Read with [`read_metric_files`], written with
+//! [`MetricSample`]s (records 56-58 of spec/records.toml; their structs, decoders and encoders
+//! are generated into [`crate::schema`]). Read with [`read_metric_files`], written with
 //! [`MetricWriter`].
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::bytes::FieldReader;
 use crate::framing::{check_file_header, file_header, FileKind, RecordIter};
+pub use crate::schema::{MetricDef, MetricRecord, MetricSample, MetricSource};
 use crate::warning::{Warning, WarningKind};
-
-/// Record type of [`MetricSource`].
-pub const METRIC_SOURCE: u16 = 56;
-/// Record type of [`MetricDef`].
-pub const METRIC_DEF: u16 = 57;
-/// Record type of a sample (a time and values of some metrics).
-pub const METRIC_SAMPLE: u16 = 58;
+use crate::writer::raw_record_bytes;
 
 /// What a sample's time counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +26,7 @@ pub enum TimeBase {
 }
 
 impl TimeBase {
-    /// From the on-disk byte.
+    /// From the on-disk byte; `None` for a value this reader does not know.
     pub fn from_u8(v: u8) -> Option<TimeBase> {
         match v {
             0 => Some(TimeBase::Monotonic),
@@ -51,21 +46,6 @@ impl TimeBase {
     }
 }
 
-/// Record 56: where a metric file's series come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetricSource {
-    /// `monitor` or `csv`.
-    pub kind: String,
-    /// What was read: the monitored host's name, or the CSV file's path.
-    pub origin: String,
-    /// The host whose clock [`TimeBase::Monotonic`] times are on.
-    pub host: String,
-    /// What the samples' times count.
-    pub time_base: TimeBase,
-    /// The sampling period in ns; 0 when irregular.
-    pub period_ns: u64,
-}
-
 /// How a metric's values add up over an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetricMode {
@@ -76,17 +56,23 @@ pub enum MetricMode {
     Cumulative,
 }
 
-/// Record 57: one metric of the file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricDef {
-    /// Id, dense from 0 in the file.
-    pub id: u32,
-    /// Name (`cpu.util`, `cpu3.util`, `mem.used`, `net.rx`, ..., or a CSV column's header).
-    pub name: String,
-    /// Unit (`%`, `bytes`, or empty).
-    pub unit: String,
-    /// How its values add up.
-    pub mode: MetricMode,
+impl MetricMode {
+    /// From the on-disk byte; `None` for a value this reader does not know.
+    pub fn from_u8(v: u8) -> Option<MetricMode> {
+        match v {
+            0 => Some(MetricMode::Absolute),
+            1 => Some(MetricMode::Cumulative),
+            _ => None,
+        }
+    }
+
+    /// To the on-disk byte.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            MetricMode::Absolute => 0,
+            MetricMode::Cumulative => 1,
+        }
+    }
 }
 
 /// A metric file, read.
@@ -154,97 +140,48 @@ fn read_metric_file(path: &Path, warnings: &mut Vec<Warning>) -> Option<MetricFi
     let mut series: Vec<Vec<(i64, f64)>> = Vec::new();
     let mut it = RecordIter::new(path, &bytes);
     for (h, payload) in &mut it {
-        let mut r = FieldReader::new(payload);
-        let short = |e: crate::ShortPayload| {
-            bad(
+        let rec = match MetricRecord::decode(h.record_type, payload) {
+            Ok(Some(rec)) => rec,
+            Ok(None) => continue, // a record type this reader does not know
+            Err(e) => {
+                warnings.push(bad(
+                    path,
+                    h.offset,
+                    format!("bad record {}: {e}", h.record_type),
+                ));
+                if h.record_type == crate::schema::types::METRIC_SOURCE {
+                    return None;
+                }
+                continue;
+            }
+        };
+        match rec {
+            MetricRecord::MetricSource(s) => source = Some(s),
+            MetricRecord::MetricDef(d) if d.id as usize == metrics.len() => {
+                metrics.push(d);
+                series.push(Vec::new());
+            }
+            MetricRecord::MetricDef(d) => warnings.push(bad(
                 path,
                 h.offset,
                 format!(
-                    "record {} too short ({} bytes needed at {})",
-                    h.record_type, e.needed, e.at
+                    "metric id {} out of order (expected {})",
+                    d.id,
+                    metrics.len()
                 ),
-            )
-        };
-        match h.record_type {
-            METRIC_SOURCE => {
-                let parsed = (|| {
-                    Ok::<_, crate::ShortPayload>((r.str()?, r.str()?, r.str()?, r.u8()?, r.u64()?))
-                })();
-                match parsed {
-                    Ok((kind, origin, host, base, period_ns)) => match TimeBase::from_u8(base) {
-                        Some(time_base) => {
-                            source = Some(MetricSource {
-                                kind,
-                                origin,
-                                host,
-                                time_base,
-                                period_ns,
-                            })
-                        }
-                        None => {
-                            warnings.push(bad(path, h.offset, format!("unknown time base {base}")));
-                            return None;
-                        }
-                    },
-                    Err(e) => {
-                        warnings.push(short(e));
-                        return None;
+            )),
+            MetricRecord::MetricSample(s) => {
+                for (id, v) in s.entries {
+                    match series.get_mut(id as usize) {
+                        Some(x) => x.push((s.time, v)),
+                        None => warnings.push(bad(
+                            path,
+                            h.offset,
+                            format!("sample of undefined metric {id}"),
+                        )),
                     }
                 }
             }
-            METRIC_DEF => {
-                let parsed =
-                    (|| Ok::<_, crate::ShortPayload>((r.u32()?, r.str()?, r.str()?, r.u8()?)))();
-                match parsed {
-                    Ok((id, name, unit, mode)) if id as usize == metrics.len() => {
-                        let mode = if mode == 1 {
-                            MetricMode::Cumulative
-                        } else {
-                            MetricMode::Absolute
-                        };
-                        metrics.push(MetricDef {
-                            id,
-                            name,
-                            unit,
-                            mode,
-                        });
-                        series.push(Vec::new());
-                    }
-                    Ok((id, ..)) => warnings.push(bad(
-                        path,
-                        h.offset,
-                        format!("metric id {id} out of order (expected {})", metrics.len()),
-                    )),
-                    Err(e) => warnings.push(short(e)),
-                }
-            }
-            METRIC_SAMPLE => {
-                let parsed = (|| {
-                    let t = r.i64()?;
-                    let n = r.u32()?;
-                    let mut v = Vec::with_capacity(n.min(4096) as usize);
-                    for _ in 0..n {
-                        v.push((r.u32()?, r.f64()?));
-                    }
-                    Ok::<_, crate::ShortPayload>((t, v))
-                })();
-                match parsed {
-                    Ok((t, values)) => {
-                        for (id, v) in values {
-                            match series.get_mut(id as usize) {
-                                Some(s) => s.push((t, v)),
-                                None => warnings.push(bad(
-                                    path,
-                                    h.offset,
-                                    format!("sample of undefined metric {id}"),
-                                )),
-                            }
-                        }
-                    }
-                    Err(e) => warnings.push(short(e)),
-                }
-            }
-            _ => {} // unknown records are skipped
         }
     }
     if let Some(w) = it.warning.take() {
@@ -269,11 +206,6 @@ pub struct MetricWriter {
     defined: u32,
 }
 
-fn put_str(b: &mut Vec<u8>, s: &str) {
-    b.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    b.extend_from_slice(s.as_bytes());
-}
-
 impl MetricWriter {
     /// Creates (or replaces) `path` with its [`MetricSource`].
     pub fn create(path: &Path, source: &MetricSource) -> std::io::Result<MetricWriter> {
@@ -284,13 +216,7 @@ impl MetricWriter {
             path: path.to_path_buf(),
             defined: 0,
         };
-        let mut b = Vec::new();
-        put_str(&mut b, &source.kind);
-        put_str(&mut b, &source.origin);
-        put_str(&mut b, &source.host);
-        b.push(source.time_base.to_u8());
-        b.extend_from_slice(&source.period_ns.to_le_bytes());
-        w.record(METRIC_SOURCE, &b)?;
+        w.record(&MetricRecord::MetricSource(source.clone()))?;
         Ok(w)
     }
 
@@ -299,40 +225,32 @@ impl MetricWriter {
         &self.path
     }
 
-    fn record(&mut self, ty: u16, payload: &[u8]) -> std::io::Result<()> {
-        let mut h = [0u8; 8];
-        h[..2].copy_from_slice(&ty.to_le_bytes());
-        h[4..].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-        self.out.write_all(&h)?;
-        self.out.write_all(payload)
+    fn record(&mut self, rec: &MetricRecord) -> std::io::Result<()> {
+        let mut payload = Vec::with_capacity(64);
+        rec.encode_payload(&mut payload);
+        self.out
+            .write_all(&raw_record_bytes(rec.record_type(), &payload))
     }
 
     /// Defines the next metric; returns its id.
     pub fn define(&mut self, name: &str, unit: &str, mode: MetricMode) -> std::io::Result<u32> {
         let id = self.defined;
-        let mut b = Vec::new();
-        b.extend_from_slice(&id.to_le_bytes());
-        put_str(&mut b, name);
-        put_str(&mut b, unit);
-        b.push(match mode {
-            MetricMode::Absolute => 0,
-            MetricMode::Cumulative => 1,
-        });
-        self.record(METRIC_DEF, &b)?;
+        self.record(&MetricRecord::MetricDef(MetricDef {
+            id,
+            name: name.to_owned(),
+            unit: unit.to_owned(),
+            mode,
+        }))?;
         self.defined += 1;
         Ok(id)
     }
 
     /// One sample: values of some metrics at `time`.
     pub fn sample(&mut self, time: i64, values: &[(u32, f64)]) -> std::io::Result<()> {
-        let mut b = Vec::with_capacity(12 + values.len() * 12);
-        b.extend_from_slice(&time.to_le_bytes());
-        b.extend_from_slice(&(values.len() as u32).to_le_bytes());
-        for (id, v) in values {
-            b.extend_from_slice(&id.to_le_bytes());
-            b.extend_from_slice(&v.to_bits().to_le_bytes());
-        }
-        self.record(METRIC_SAMPLE, &b)
+        self.record(&MetricRecord::MetricSample(MetricSample {
+            time,
+            entries: values.to_vec(),
+        }))
     }
 
     /// Writes what is buffered (each sample reaches the file whole).
@@ -372,6 +290,74 @@ mod tests {
         assert_eq!(f.metrics[1].mode, MetricMode::Cumulative);
         assert_eq!(f.series[0], vec![(0, 10.0), (1_000, 12.5)]);
         assert_eq!(f.series[1], vec![(0, 0.0), (1_000, 4096.0)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A metric file whose records are given as (type, payload).
+    fn file_of(dir: &Path, records: &[(u16, Vec<u8>)]) {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut b = file_header(FileKind::Metrics).to_vec();
+        for (ty, payload) in records {
+            b.extend_from_slice(&raw_record_bytes(*ty, payload));
+        }
+        std::fs::write(dir.join("metrics.t.plx"), b).unwrap();
+    }
+
+    fn source_payload(time_base: u8) -> Vec<u8> {
+        let mut p = Vec::new();
+        for s in ["csv", "x.csv", "h"] {
+            p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            p.extend_from_slice(s.as_bytes());
+        }
+        p.push(time_base);
+        p.extend_from_slice(&0u64.to_le_bytes());
+        p
+    }
+
+    fn def_payload(id: u32, mode: u8) -> Vec<u8> {
+        let mut p = id.to_le_bytes().to_vec();
+        p.extend_from_slice(&1u32.to_le_bytes());
+        p.push(b'w');
+        p.extend_from_slice(&0u32.to_le_bytes());
+        p.push(mode);
+        p
+    }
+
+    #[test]
+    fn unknown_time_base_leaves_the_file_unread() {
+        let dir = std::env::temp_dir().join(format!("plx-metrics-tb-{}", std::process::id()));
+        file_of(&dir, &[(56, source_payload(7))]);
+        let (files, warnings) = read_metric_files(&dir);
+        assert!(files.is_empty());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = warnings[0].to_string();
+        assert!(w.contains("metrics.t.plx"), "{w}");
+        assert!(w.contains("bad record 56: unknown value 7"), "{w}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unknown_mode_skips_the_metric_and_its_samples() {
+        let dir = std::env::temp_dir().join(format!("plx-metrics-mode-{}", std::process::id()));
+        let mut sample = 5i64.to_le_bytes().to_vec();
+        sample.extend_from_slice(&1u32.to_le_bytes());
+        sample.extend_from_slice(&0u32.to_le_bytes());
+        sample.extend_from_slice(&2.5f64.to_le_bytes());
+        file_of(
+            &dir,
+            &[
+                (56, source_payload(1)),
+                (57, def_payload(0, 9)),
+                (58, sample),
+            ],
+        );
+        let (files, warnings) = read_metric_files(&dir);
+        assert_eq!(files.len(), 1);
+        assert!(files[0].metrics.is_empty());
+        let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("bad record 57: unknown value 9"), "{w:?}");
+        assert!(w[1].contains("sample of undefined metric 0"), "{w:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
