@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The engine's merged-trace throughput on a trace of >= 50 M events over >= 16 locations, against
-# the OTF2 library's Python reader on the same program's OTF2 export (bench/run.sh calls this;
-# it runs alone too). Prints a markdown section; also in build/bench/export.md.
+# The engine's merged-trace throughput on a trace of >= 50 M events over >= 16 locations; the OTF2
+# export (the engine through the OTF2 C library) against its former path (the Parquet tables,
+# then the OTF2 library's Python writer, bench/otf2_python_writer.py) and the OTF2 Python reader,
+# on the same trace in the same run (bench/run.sh calls this; it runs alone too). Prints a
+# markdown section; also in build/bench/export.md.
 #   PLX_BENCH_THREADS (16), PLX_BENCH_EXPORT_EVENTS (52 M: events of the big trace),
-#   PLX_BENCH_OTF2_EVENTS (2 M: events of the trace exported to OTF2, the Python writer being
-#   slow), PYTHON (python3).
+#   PLX_BENCH_OTF2_EVENTS (2 M: events of the trace both OTF2 paths export, the Python writer
+#   being slow), PYTHON (python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/build/bin
@@ -48,14 +50,24 @@ size_big=$(du -sm "$out/exp-export" | awk '{print $1}')
 read -r s_text rss_text < <(measure "$bin/plx" export "$out/exp-export" --format text -o /dev/null)
 read -r s_pq rss_pq < <(measure "$bin/plx" export "$out/exp-export" --format parquet -o "$out/export-parquet")
 pq_mb=$(du -sm "$out/export-parquet" | awk '{print $1}')
-rm -rf "$out/export-parquet" "$out/exp-export"
+rm -rf "$out/export-parquet" "$out/export-otf2-big"
+read -r s_otf2_big rss_otf2_big < <(measure "$bin/plx" export "$out/exp-export" --format otf2 -o "$out/export-otf2-big")
+otf2_mb=$(du -sm "$out/export-otf2-big" | awk '{print $1}')
+rm -rf "$out/export-otf2-big" "$out/exp-export"
 
-# the small trace: plx's merge, the OTF2 export, and the OTF2 Python reader reading it back
+# the small trace: plx's merge, the OTF2 export by the engine and by the former path (Parquet,
+# then the Python writer), and the OTF2 Python reader reading the engine's archive back
 trace "$small" "$out/exp-otf2"
 n_small=$(events_of "$out/exp-otf2")
 read -r s_text_small rss_text_small < <(measure "$bin/plx" export "$out/exp-otf2" --format text -o /dev/null)
-rm -rf "$out/export-otf2"
+rm -rf "$out/export-otf2" "$out/export-otf2-py" "$out/otf2-tables"
 read -r s_otf2w rss_otf2w < <(measure "$bin/plx" export "$out/exp-otf2" --format otf2 -o "$out/export-otf2")
+# the former otf2 export: the parquet tables, then the Python writer (times added, peak the larger)
+read -r s_old1 rss_old1 < <(measure "$bin/plx" export "$out/exp-otf2" --format parquet -o "$out/otf2-tables")
+read -r s_old2 rss_old2 < <(measure "$py" bench/otf2_python_writer.py --quiet "$out/otf2-tables" "$out/export-otf2-py")
+s_otf2old=$(awk -v a="$s_old1" -v b="$s_old2" 'BEGIN { printf "%.3f", a + b }')
+rss_otf2old=$(( rss_old1 > rss_old2 ? rss_old1 : rss_old2 ))
+rm -rf "$out/export-otf2-py" "$out/otf2-tables"
 cat > "$out/otf2_read.py" <<'PY'
 import sys, otf2
 n = 0
@@ -79,9 +91,12 @@ rm -rf "$out/exp-otf2"
   echo "| \`plx export --format text -o /dev/null\` (merge in global order, clock condition, message matching, formatting) | $n_big events, $locs locations, $size_big MiB | $s_text s | **$(rate "$n_big" "$s_text") M** | $rss_text MiB |"
   echo "| \`plx export --format parquet\` (same merge, 5 tables, $pq_mb MiB) | same | $s_pq s | $(rate "$n_big" "$s_pq") M | $rss_pq MiB |"
   echo "| \`plx export --format text -o /dev/null\` | $n_small events, $locs locations | $s_text_small s | $(rate "$n_small" "$s_text_small") M | $rss_text_small MiB |"
-  echo "| \`plx export --format otf2\` (parquet, then the OTF2 library's Python writer) | same | $s_otf2w s | $(rate "$n_small" "$s_otf2w") M | $rss_otf2w MiB |"
+  echo "| \`plx export --format otf2\` (the OTF2 C library) | $n_big events, $locs locations, $otf2_mb MiB archive | $s_otf2_big s | **$(rate "$n_big" "$s_otf2_big") M** | $rss_otf2_big MiB |"
+  echo "| \`plx export --format otf2\` (the OTF2 C library) | $n_small events, $locs locations | $s_otf2w s | **$(rate "$n_small" "$s_otf2w") M** | $rss_otf2w MiB |"
+  echo "| former OTF2 path: \`--format parquet\`, then the OTF2 library's Python writer (bench/otf2_python_writer.py) — the baseline | same | $s_otf2old s | $(rate "$n_small" "$s_otf2old") M | $rss_otf2old MiB |"
   echo "| OTF2 Python reader (\`otf2.reader\`, every event of that archive: $n_otf2 records) | same, as OTF2 | $s_otf2r s | $(rate "$n_otf2" "$s_otf2r") M | $rss_otf2r MiB |"
   echo
-  echo "The OTF2 rows use a smaller trace of the same program ($n_small events): the Python writer"
+  echo "The OTF2 export runs $(awk -v a="$s_otf2old" -v b="$s_otf2w" 'BEGIN { printf "%.0f", a / b }')x faster than its former path on the same $n_small events."
+  echo "The baseline and reader rows use a smaller trace of the same program: the Python writer"
   echo "and reader handle each event in Python, and a $n_big-event archive would take too long."
 } | tee "$out/export.md"

@@ -1,7 +1,11 @@
-"""Parallax's Python tools: exporters that use other projects' official libraries.
+"""Parallax experiments in Python: pandas and Polars DataFrames, Hatchet GraphFrames, Thickets.
 
-``python3 -m parallax.otf2_export SRC OUT`` writes an OTF2 archive from the Parquet tables of
-``plx export --format parquet`` (``plx export --format otf2`` runs it).
+``parallax.open(DIR)`` opens an experiment directory (what ``plx run`` wrote); every table comes
+from the ``plx`` engine — ``plx report --format json`` for the profiles, ``plx export --format
+parquet`` for the merged trace, ``plx hierarchy`` and ``plx query`` for the synchronization
+objects — so that Python never parses the experiment's own format (docs/python.md).
 """
 
-__all__ = ["otf2_export"]
+from .experiment import Experiment, PlxError, open, thicket
+
+__all__ = ["Experiment", "PlxError", "open", "thicket"]

@@ -325,6 +325,14 @@ void plx_walk_dump(const char *experiment, FILE *out)
     qsort(names, (size_t)n, sizeof *names, by_name);
     for (int i = 0; i < n; i++) {
         char path[8192];
+        size_t len = strlen(names[i]);
+        if (strncmp(names[i], "metrics.", 8) == 0 && len >= 12 && strcmp(names[i] + len - 4, ".plx") == 0) {
+            fprintf(out, "metrics %s\n", names[i]);
+            snprintf(path, sizeof path, "%s/%s", experiment, names[i]);
+            dump_file(out, path, 0);
+            free(names[i]);
+            continue;
+        }
         fprintf(out, "process %s\n", names[i]);
         snprintf(path, sizeof path, "%s/%s/process.plx", experiment, names[i]);
         dump_file(out, path, 0);

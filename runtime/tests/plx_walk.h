@@ -29,7 +29,8 @@ uint64_t plx_walk_item(const struct plx_record_def *d, int k, const struct plx_v
 const struct plx_subtype_def *plx_walk_subtype(unsigned id);
 /* Field k of a subtype's payload (its bits, i32 sign-extended). */
 uint64_t plx_walk_subfield(const struct plx_subtype_def *st, const uint64_t *payload, int k);
-/* The dump of every process directory of an experiment, in name order (the golden format). */
+/* The dump of every process directory and metric file (metrics.NAME.plx) of an experiment, in
+ * name order (the golden format). */
 void plx_walk_dump(const char *experiment, FILE *out);
 
 #endif

@@ -15,17 +15,20 @@
 #   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
 #   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
 #                    writes fail (WriteFailures; plx run exits 3)
+#   metrics          the trace run with --monitor cpu,mem,net,disk --monitor-period 5, then
+#                    plx import of src/power.csv (MetricSource, MetricDef, MetricSample)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,18p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
-# order of their MPI rank (or their name): the host and pid of the run that made it are kept
-# out of the name.
+# order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
+# the host and pid of the run that made it are kept out of the names. Metric files (plx import's)
+# keep their names.
 keep() {
   rm -rf "$2"
   mkdir -p "$2"
@@ -44,6 +47,9 @@ def rank(d):
 dirs = sorted((d for d in src.iterdir() if d.is_dir()), key=lambda d: (rank(d), d.name))
 for i, d in enumerate(dirs):
     shutil.copytree(d, dst / ("golden.%d" % (1000 + i)))
+for f in sorted(src.glob("metrics.*.plx")):
+    name = "metrics.monitor.golden.plx" if f.name.startswith("metrics.monitor.") else f.name
+    shutil.copyfile(f, dst / name)
 PY
 }
 
@@ -83,6 +89,10 @@ for name in "$@"; do
     javac -d "$tmp" src/Golden.java
     "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;
   trace) fib; "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/golden" ;;
+  metrics)
+    fib
+    "$plx" run -o "$tmp/out-$name" --trace --monitor cpu,mem,net,disk --monitor-period 5 -- "$tmp/golden"
+    "$plx" import "$tmp/out-$name" --csv src/power.csv --time-column t --time-unit ms ;;
   all-profile) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 -- "$tmp/all" ;;
   all-trace) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 --trace -- "$tmp/all" ;;
   mpi)

@@ -8,12 +8,12 @@ the tolerances below leave room for descheduling (a function may run long, never
 import csv
 import io
 import json
-import os
 import subprocess
 
 import pytest
 
 from conftest import PLX, ROOT, _fail_message, clean_env, have, plx
+from mpi_impls import IMPLS, OPEN_MPI
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
 
@@ -23,21 +23,16 @@ UNIT = 0.1  # chain: rank r computes (r + 1) * UNIT s
 SLOW, FAST = 1.0, 0.1  # barrier
 
 
-def mpirun_cmd(np, *command):
-    cmd = ["mpirun", "--oversubscribe"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd + ["-np", str(np), *(str(c) for c in command)]
-
-
-def traced_run(tmp, name, *args):
-    """Builds examples/critpath/NAME.c with mpicc and runs it under plx run --trace; the experiment."""
+def traced_run(tmp, name, *args, impl=OPEN_MPI):
+    """Builds examples/critpath/NAME.c with the implementation's mpicc and runs it under its
+    launcher and plx run --trace; the experiment."""
     exe = tmp / name
-    cp = subprocess.run(["mpicc", "-g", "-O1", "-finstrument-functions", str(EXAMPLES / (name + ".c")),
-                         "-o", str(exe), "-pthread"], capture_output=True, text=True, env=clean_env())
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
+                         str(EXAMPLES / (name + ".c")), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
     exp = tmp / ("exp-" + name)
-    cp = subprocess.run(mpirun_cmd(NP, PLX, "run", "--trace", "-o", exp, "--", exe, *args),
+    cp = subprocess.run(impl.mpirun_cmd(NP, PLX, "run", "--trace", "-o", exp, "--", exe, *args),
                         capture_output=True, text=True, env=clean_env(), timeout=300)
     assert cp.returncode == 0, _fail_message(cp)
     return exp
@@ -58,9 +53,12 @@ def chain(tmp_path_factory):
     return traced_run(tmp_path_factory.mktemp("cp-chain"), "chain", UNIT)
 
 
-@pytest.fixture(scope="module")
-def barrier(tmp_path_factory):
-    return traced_run(tmp_path_factory.mktemp("cp-barrier"), "barrier", SLOW, FAST)
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def barrier(request, tmp_path_factory):
+    """The barrier example under each MPI implementation (Open MPI, MPICH)."""
+    impl = IMPLS[request.param]
+    impl.require()
+    return traced_run(tmp_path_factory.mktemp("cp-barrier"), "barrier", SLOW, FAST, impl=impl)
 
 
 def assert_compute(item, seconds):

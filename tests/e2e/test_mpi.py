@@ -1,6 +1,7 @@
 """MPI under Open MPI's mpirun: both launch forms of plx run, plx comm (rank and thread matrices,
 latency/bandwidth fit), the MPI sections of plx report, plx info on MPI runs, the LD_PRELOAD
-given to MPI and non-MPI programs, MPI_Abort, and 64 oversubscribed ranks.
+given to MPI and non-MPI programs, MPI_Abort, and 64 oversubscribed ranks; the most telling of
+these (matrix, matching, MPI calls, critical path, MPI_Abort) on MPICH too (tests/e2e/mpi_impls.py).
 
 The MPI programs are the project's own (examples/mpi/life.c and pingpong.c, runtime/tests/t_mpi.c,
 whose header comment lists its messages, and t_mpi_abort.c) and programs/mpi_preload.c, built once
@@ -32,6 +33,7 @@ from conftest import (
     report_json,
     run,
 )
+from mpi_impls import IMPLS
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
 
@@ -819,3 +821,90 @@ def test_ranks_of_one_job_share_a_directory_another_job_is_refused(mpi_programs,
     assert cp.returncode != 0
     assert cp.stderr.count("holds the run of another job (pmix ") == 4, cp.stderr
     assert len([d for d in out.iterdir() if d.is_dir()]) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. The same programs on both implementations (Open MPI, MPICH): the communication matrix, the
+#    message matching of the traces, the profile's MPI calls, the critical path, MPI_Abort
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def impl_exps(request, tmp_path_factory):
+    """{name: experiment} of life and t_mpi traced and t_mpi_abort, built with the
+    implementation's mpicc and run under its launcher, 4 ranks."""
+    impl = IMPLS[request.param]
+    impl.require()
+    root = tmp_path_factory.mktemp("impl-" + request.param)
+    exps = {"impl": impl}
+    for name, opts, args in (("life", ("--trace",), (LIFE_STEPS, LIFE_SIZE, LIFE_THREADS)),
+                             ("t_mpi", ("--trace",), ()),
+                             ("t_mpi_abort", (), ())):
+        exe = root / name
+        cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
+                             str(MPI_SOURCES[name]), "-o", str(exe), "-pthread"],
+                            capture_output=True, text=True, env=clean_env())
+        assert cp.returncode == 0, _fail_message(cp)
+        out = root / (name + ".exp")
+        cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", out, *opts, "--", exe, *args),
+                            capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+        if name == "t_mpi_abort":
+            assert cp.returncode != 0, _fail_message(cp)
+        else:
+            assert cp.returncode == 0, _fail_message(cp)
+        exps[name] = out
+    return exps
+
+
+def test_impl_life(impl_exps):
+    impl, exp = impl_exps["impl"], impl_exps["life"]
+    assert comm_matrix(exp) == ring(LIFE_RANKS, LIFE_STEPS, LIFE_SIZE)
+    doc = report_json(exp)
+    ranks = ranks_of(doc)
+    assert sorted(ranks) == list(range(LIFE_RANKS))
+    for rank, p in ranks.items():
+        assert p["mpi"]["library"].startswith(impl.library), p["mpi"]["library"]
+        assert p["mpi"]["rank"] == rank and p["mpi"]["size"] == LIFE_RANKS
+        main = functions_of(next(t for t in p["threads"] if t["name"] == "main"))
+        assert main["MPI_Isend"]["calls"] == main["MPI_Irecv"]["calls"] == 2 * LIFE_STEPS
+        assert main["MPI_Allreduce"]["calls"] == main["MPI_Waitall"]["calls"] == LIFE_STEPS
+    # the traces: every message matched, one collective per rank and step (MPI_Allreduce) plus
+    # MPI_Init_thread's and MPI_Finalize's
+    header = info_sections(info(exp).stdout)[0]
+    assert re.search(r"(?m)^messages in the traces: %d matched, 0 sends never received, "
+                     r"0 receives without a send, " % (2 * LIFE_STEPS * LIFE_RANKS), header), header
+    # the critical path: no longer than the run, its procedure rows adding up to it, the
+    # collectives on it named on MPI_COMM_WORLD
+    cp = json.loads(plx("critical-path", exp, "--format", "json").stdout)
+    assert 0 < cp["total_length_s"] <= cp["elapsed_s"]
+    assert sum(i["time_s"] for i in cp["items"]) == pytest.approx(cp["total_length_s"], abs=1e-6)
+    assert "Sync: MPI_Init_thread on MPI_COMM_WORLD" in {i["name"] for i in cp["items"]}
+
+
+def test_impl_t_mpi_matching(impl_exps):
+    exp = impl_exps["t_mpi"]
+    pairs, _ = t_mpi_header()
+    assert comm_matrix(exp) == {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
+    doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == 55
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    header = info_sections(info(exp).stdout)[0]
+    assert re.search(r"(?m)^messages in the traces: 55 matched, 0 sends never received, "
+                     r"0 receives without a send, 48 collective events$", header), header
+    by_rank = calls_by_rank(exp)
+    for rank, want in T_MPI_P2P_CALLS.items():
+        assert {f: by_rank[rank].get(f) for f in want} == want, rank
+
+
+def test_impl_abort(impl_exps):
+    """Rank 2 calls MPI_Abort(7) after every rank sent 2 messages of 4 bytes to the next: plx info
+    says so, and rank 2's messages are all there (the others' too, when they wrote them or left
+    live files)."""
+    exp = impl_exps["t_mpi_abort"]
+    _, ranks, _, _ = info_sections(info(exp).stdout)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    how = ended(ranks[2])
+    assert "MPI_Abort" in how and re.search(r"\b7\b", how), how
+    matrix = comm_matrix(exp)
+    assert matrix[(2, 3)] == (2, 8)
+    for pair, value in matrix.items():
+        assert ABORT_RING.get(pair) == value, (pair, value)

@@ -1,8 +1,9 @@
 """Shared fixtures of the export tests: real MPI experiments traced with `plx run --trace`.
 
-examples/mpi/life.c (4 ranks with worker threads: halo exchange and MPI_Allreduce) and
+examples/mpi/life.c (4 ranks with worker threads: halo exchange and MPI_Allreduce),
 runtime/tests/t_mpi.c (blocking and nonblocking point-to-point, wildcard receives, collectives
-with roots, a split communicator) are built with build/bin/plx-mpicc once per session and run
+with roots, a split communicator) and examples/mpi/pingpong.c (20 round trips of 8 and 4096
+bytes between ranks 0 and 1) are built with build/bin/plx-mpicc once per session and run
 under `mpirun -np 4 plx run --trace`.
 """
 
@@ -61,6 +62,7 @@ needs_mpi = pytest.mark.usefixtures("open_mpi")
 PROGRAMS = {
     "life": (ROOT / "examples" / "mpi" / "life.c", ["20", "64", "2"]),
     "t_mpi": (ROOT / "runtime" / "tests" / "t_mpi.c", []),
+    "pingpong": (ROOT / "examples" / "mpi" / "pingpong.c", ["20", "8", "4096"]),
 }
 
 
@@ -81,6 +83,19 @@ def experiments(tmp_path_factory):
             timeout=MPI_TIMEOUT)
         out[name] = exp
     return out
+
+
+@pytest.fixture(scope="session")
+def queue_experiment(tmp_path_factory):
+    """examples/threads/queue.c traced (2 producers, 2 consumers, 300 items each): mutexes,
+    condition variables, joined threads."""
+    root = tmp_path_factory.mktemp("queue")
+    exe = root / "queue"
+    run([BIN / "plx-cc", "-O1", "-g", "-pthread", ROOT / "examples" / "threads" / "queue.c",
+         "-o", exe])
+    exp = root / "queue.exp"
+    plx("run", "--trace", "-o", exp, "--", exe, "2", "2", "300")
+    return exp
 
 
 LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective|acquire|release|ssend|srecv)\s+(.*)$")

@@ -1,39 +1,99 @@
-"""plx export --format otf2: the archive read back with the official OTF2 reader (otf2.reader)
-holds the text export's events, location by location and in order, under the same names."""
+"""plx export --format otf2: the archive, read back by the OTF2 library's own tools — otf2-print
+and the Python reader (otf2.reader) — holds the text export's events, location by location, in
+order, at the same times, under the same names."""
 
-import os
 import re
-import stat
-import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from components import require_module
+from components import require_module, require_tools
 
-from conftest import ROOT, clean_env, plx, run
-
-otf2 = require_module("otf2")
-require_module("pyarrow")
+from conftest import PLX, ROOT, plx, run
 
 DETAIL = re.compile(r"(\w+)=(\S+)")
+LOCKS = ("mutex", "rwlock", "spin")
 
 
 @pytest.fixture(scope="module")
-def archives(experiments, tmp_path_factory):
+def otf2():
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    return require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
+
+
+@pytest.fixture(scope="module")
+def archives(otf2, experiments, queue_experiment, tmp_path_factory):
+    """{name: (archive directory, text export path)} of every experiment."""
     root = tmp_path_factory.mktemp("otf2")
     out = {}
-    for name, exp in experiments.items():
+    for name, exp in {**experiments, "queue": queue_experiment}.items():
         d = root / name
         cp = plx("export", exp, "--format", "otf2", "-o", d)
-        assert "as otf2" in cp.stderr
+        assert re.search(r"exported \d+ events as otf2", cp.stderr), cp.stderr
+        # the layout Score-P writes: anchor file, global definitions, a directory of locations
         assert (d / "traces.otf2").is_file() and (d / "traces.def").is_file()
-        out[name] = d
+        assert (d / "traces").is_dir()
+        text = root / (name + ".txt")
+        plx("export", exp, "--format", "text", "-o", text)
+        out[name] = (d, text)
     return out
 
 
-def read_archive(path):
-    """(definitions summary, {location name: [(kind, region or None, details)]})."""
+def text_export(path):
+    """(origin ns, {label: [(kind, region, {details}, t)]}, {cN: description}, header)."""
+    out = defaultdict(list)
+    header, comms = [], {}
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("#"):
+            header.append(line)
+            m = re.match(r"^#\s+(c\d+)\s+(.*)$", line)
+            if m:
+                comms[m.group(1)] = m.group(2)
+            continue
+        t, label, kind, rest = line.split(None, 3)
+        region = rest if kind in ("enter", "exit") else rest.split("  ")[0]
+        out[label].append((kind, region, dict(DETAIL.findall(rest)), int(t)))
+    origin = int(re.search(r"at (\d+) ns", "\n".join(header)).group(1))
+    return origin, out, comms, header
+
+
+def expected_records(origin, events):
+    """{label: [(RECORD, time, region or None)]}: the OTF2 records each text event becomes."""
+    out = {}
+    for label, evs in events.items():
+        recs = []
+        for kind, region, d, t in evs:
+            ts = origin + t
+            if kind == "enter":
+                recs.append(("ENTER", ts, region))
+            elif kind == "exit":
+                recs.append(("LEAVE", ts, region))
+            elif kind == "send":
+                recs.append(("MPI_SEND", ts, None))
+            elif kind == "recv":
+                recs.append(("MPI_RECV", ts, None))
+            elif kind == "collective":
+                recs += [("MPI_COLLECTIVE_BEGIN", ts, None), ("MPI_COLLECTIVE_END", ts, None)]
+            elif kind == "user":
+                recs.append(("METRIC", ts, None))
+            elif kind in ("acquire", "release") and d["kind"] in LOCKS:
+                recs.append(("THREAD_%s_LOCK" % kind.upper(), ts, None))
+            elif kind == "acquire" and d["kind"] == "thread":
+                recs.append(("THREAD_WAIT", ts, None))
+            elif kind == "release" and d["kind"] == "thread":
+                recs.append(("THREAD_END", ts, None))
+            # condition variables, barriers, semaphores and stream sockets have no OTF2 record
+        out[label] = recs
+    return out
+
+
+def snake(name):
+    """MpiCollectiveBegin -> MPI_COLLECTIVE_BEGIN (the Python reader's class, otf2-print's name)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+
+
+def read_python(otf2, path):
+    """(definitions, {location name: [(RECORD, time, region or None, event)]}) by otf2.reader."""
     events = defaultdict(list)
     with otf2.reader.open(str(path / "traces.otf2")) as tr:
         d = tr.definitions
@@ -43,44 +103,50 @@ def read_archive(path):
             "groups": {g.name: g.system_tree_parent.name for g in d.location_groups},
             "nodes": {n.name: (n.class_name, n.parent.name if n.parent else None)
                       for n in d.system_tree_nodes},
-            "regions": {r.name for r in d.regions},
+            "regions": {r.name: r for r in d.regions},
             "comms": {c.name for c in d.comms},
         }
         for loc, ev in tr.events:
-            k = type(ev).__name__
-            if k == "Enter":
-                e = ("enter", ev.region.name, None)
-            elif k == "Leave":
-                e = ("exit", ev.region.name, None)
-            elif k == "MpiSend":
-                e = ("send", None, (ev.receiver, ev.msg_tag, ev.msg_length, ev.communicator.name))
-            elif k == "MpiRecv":
-                e = ("recv", None, (ev.sender, ev.msg_tag, ev.msg_length, ev.communicator.name))
-            elif k == "MpiCollectiveBegin":
-                e = ("collective-begin", None, ev.time)
-            elif k == "MpiCollectiveEnd":
-                e = ("collective", None, (ev.collective_op, ev.communicator.name, ev.root,
-                                          ev.size_sent, ev.size_received, ev.time))
-            elif k == "Metric":
-                e = ("user", None, None)
-            else:
-                e = (k, None, None)
-            events[loc.name].append(e)
+            region = ev.region.name if hasattr(ev, "region") else None
+            events[loc.name].append((snake(type(ev).__name__), ev.time, region, ev))
     return defs, events
 
 
-def text_lines(path):
-    """{label: [(kind, region, {details})]} of a text export, and its header."""
+def read_otf2_print(path):
+    """{location name: [(RECORD, time, region or None)]} as otf2-print prints the events."""
+    defs = run(["otf2-print", "-G", path / "traces.otf2"]).stdout
+    names = {}
+    for line in defs.splitlines():
+        m = re.match(r'^LOCATION\s+(\d+)\s+Name: "([^"]*)"', line)
+        if m:
+            names[m.group(1)] = m.group(2)
     out = defaultdict(list)
-    header = []
-    for line in Path(path).read_text().splitlines():
-        if line.startswith("#"):
-            header.append(line)
+    cp = run(["otf2-print", path / "traces.otf2"])
+    assert "warning" not in cp.stderr.lower() and "error" not in cp.stderr.lower(), cp.stderr
+    for line in cp.stdout.splitlines():
+        m = re.match(r"^([A-Z_]+)\s+(\d+)\s+(\d+)\s*(.*)$", line)
+        if not m:
             continue
-        t, label, kind, rest = line.split(None, 3)
-        region = rest if kind in ("enter", "exit") else rest.split("  ")[0]
-        out[label].append((kind, region, dict(DETAIL.findall(rest)), int(t)))
-    return header, out
+        rec, loc, t, attrs = m.groups()
+        r = re.match(r'Region: "([^"]*)"', attrs)
+        out[names[loc]].append((rec, int(t), r.group(1) if r else None))
+    return out
+
+
+@pytest.mark.parametrize("name", ["life", "pingpong", "t_mpi", "queue"])
+def test_readers_agree_with_the_text_export(otf2, archives, name):
+    path, text = archives[name]
+    origin, events, _, _ = text_export(text)
+    want = expected_records(origin, events)
+    # otf2-print: every event of every location, record, time and region
+    printed = read_otf2_print(path)
+    assert set(printed) == set(want)
+    for label in want:
+        assert printed[label] == want[label], label
+    # the Python reader: the same
+    _, read = read_python(otf2, path)
+    assert {k: [e[:3] for e in v] for k, v in read.items()} == want
+    assert sum(len(v) for v in want.values()) > 0
 
 
 def local(comm, world):
@@ -94,109 +160,126 @@ def local(comm, world):
     return world
 
 
-@pytest.mark.parametrize("name", ["life", "t_mpi"])
-def test_archive_is_the_text_export(archives, experiments, text_exports, tmp_path, name):
-    defs, events = read_archive(archives[name])
-    text = text_exports[name]
-    # the same locations, named as the text export names them, with the same counts per kind
-    assert set(defs["locations"]) == set(text.events)
-    for label, evs in text.events.items():
-        got = Counter(k for k, _, _ in events[label] if k != "collective-begin")
-        assert got == Counter(k for k, _ in evs), label
-        # the same order: kinds, and regions of enters and exits
-        mine = [(k, r) for k, r, _ in events[label] if k != "collective-begin"]
-        want = [(k, r if k in ("enter", "exit") else None) for k, r in evs]
-        assert mine == want, label
-    # message details: peer (a rank of MPI_COMM_WORLD here), tag, bytes, communicator
-    path = tmp_path / "t.txt"
-    plx("export", experiments[name], "--format", "text", "-o", path)
-    header, lines = text_lines(path)
-    comm_names = {}
-    for h in header:
-        m = re.match(r"^#\s+c(\d+)\s+(.*)$", h)
-        if m:
-            comm_names["c" + m.group(1)] = m.group(2)
-    origin = int(re.search(r"at (\d+) ns", "\n".join(header)).group(1))
-    for label, evs in lines.items():
-        mine = [e for e in events[label] if e[0] in ("send", "recv", "collective")]
+@pytest.mark.parametrize("name", ["life", "pingpong", "t_mpi"])
+def test_message_and_collective_details(otf2, archives, name):
+    path, text = archives[name]
+    _, events, comms, _ = text_export(text)
+    _, read = read_python(otf2, path)
+    n = 0
+    for label, evs in events.items():
+        mine = [e[3] for e in read[label] if e[0] in ("MPI_SEND", "MPI_RECV", "MPI_COLLECTIVE_END")]
         theirs = [e for e in evs if e[0] in ("send", "recv", "collective")]
         assert len(mine) == len(theirs)
-        for (k, _, det), (k2, region, d, t) in zip(mine, theirs):
-            assert k == k2
-            comm = comm_names[d["comm"]]
+        for ev, (k, region, d, _) in zip(mine, theirs):
+            n += 1
+            comm = comms[d["comm"]]
+            assert ev.communicator.name == comm
             if k == "send":
-                assert det == (local(comm, int(d["to"])), int(d["tag"]), int(d["bytes"]), comm)
+                assert (ev.receiver, ev.msg_tag, ev.msg_length) == \
+                    (local(comm, int(d["to"])), int(d["tag"]), int(d["bytes"]))
             elif k == "recv":
                 sender = int(d["from"].split(".")[0])  # matched: rank.thread of the sender
-                assert det == (local(comm, sender), int(d["tag"]), int(d["bytes"]), comm)
+                assert (ev.sender, ev.msg_tag, ev.msg_length) == \
+                    (local(comm, sender), int(d["tag"]), int(d["bytes"]))
             else:
-                op, c, root, sent, received, ts = det
-                assert c == comm and ts == origin + t
-                assert (sent, received) == (int(d["sent"]), int(d["received"]))
+                assert (ev.size_sent, ev.size_received) == (int(d["sent"]), int(d["received"]))
                 if d["root"] != "-":
-                    assert root == local(comm, int(d["root"]))
+                    assert ev.root == local(comm, int(d["root"]))
                 base = region[4:].lstrip("I") if region.startswith("MPI_I") else region[4:]
-                assert str(op).split(".")[-1].replace("_", "").lower() == base.replace("_", "").lower() \
-                    or region == "-", (op, region)
+                op = str(ev.collective_op).split(".")[-1]
+                assert op.replace("_", "").lower() == base.replace("_", "").lower(), (op, region)
+    assert n > 0
+    if name == "pingpong":
+        # 20 round trips of each of two sizes: 40 sends and 40 receives on each of ranks 0, 1
+        for label in ("0.0", "1.0"):
+            kinds = [e[0] for e in read[label]]
+            assert kinds.count("MPI_SEND") == 40 and kinds.count("MPI_RECV") == 40
+            sizes = sorted(e[3].msg_length for e in read[label] if e[0] == "MPI_SEND")
+            assert sizes == [8] * 20 + [4096] * 20
+
+
+def test_locks_and_threads(otf2, archives):
+    """queue: each mutex acquisition and release is a lock record (lock id = the object, its
+    acquisition order counted per lock); each join a ThreadWait matching the joined thread's
+    ThreadEnd (same contingent and sequence count)."""
+    path, text = archives["queue"]
+    _, events, _, _ = text_export(text)
+    _, read = read_python(otf2, path)
+    orders = defaultdict(list)  # lock -> acquisition orders, over all locations
+    ends, waits = {}, []
+    for label, evs in events.items():
+        mine = [e[3] for e in read[label] if e[0].startswith("THREAD_")]
+        theirs = [e for e in evs if e[0] in ("acquire", "release")
+                  and e[2]["kind"] in LOCKS + ("thread",)]
+        assert len(mine) == len(theirs)
+        held = {}
+        for ev, (k, _, d, _) in zip(mine, theirs):
+            if d["kind"] == "thread":
+                key = (ev.thread_contingent.name, ev.sequence_count)
+                if k == "release":
+                    ends[key] = label
+                else:
+                    waits.append(key)
+                assert ev.sequence_count == int(d["object"])
+                continue
+            assert ev.lock_id == int(d["object"])
+            if k == "acquire":
+                orders[ev.lock_id].append(ev.acquisition_order)
+                held[ev.lock_id] = ev.acquisition_order
+            else:  # a release names the acquisition it ends
+                assert ev.acquisition_order == held.pop(ev.lock_id)
+    # as many acquisitions per lock as the text export has, numbered 1..N in time order: the
+    # queue lock at least once per push and pop (300 x 2 x 2) and per producer's and consumer's
+    # end (4; a condition wait's return takes it again), the statistics lock once per thread
+    text_acq = defaultdict(int)
+    for evs in events.values():
+        for k, _, d, _ in evs:
+            if k == "acquire" and d["kind"] == "mutex":
+                text_acq[int(d["object"])] += 1
+    assert {k: len(v) for k, v in orders.items()} == text_acq
+    assert min(text_acq.values()) == 4 and max(text_acq.values()) >= 1204
+    for v in orders.values():
+        assert sorted(v) == list(range(1, len(v) + 1))
+    assert len(waits) == 4 and sorted(waits) == sorted(ends)
 
 
 @pytest.mark.parametrize("name", ["life", "t_mpi"])
-def test_definitions(archives, text_exports, experiments, tmp_path, name):
-    defs, _ = read_archive(archives[name])
-    text = text_exports[name]
-    # regions: every region an event names, under the same name
-    used = {r for evs in text.events.values() for k, r in evs if k in ("enter", "exit")}
-    assert used <= defs["regions"]
+def test_definitions(otf2, archives, name):
+    path, text = archives[name]
+    defs, _ = read_python(otf2, path)
+    origin, events, _, header = text_export(text)
+    # regions: every region an event names, under the same name; functions with file and line
+    used = {r for evs in events.values() for k, r, _, _ in evs if k in ("enter", "exit")}
+    assert used <= set(defs["regions"])
+    main = defs["regions"]["main"]
+    assert main.source_file.endswith((".c",)) and main.begin_line_number > 0
+    assert str(main.paradigm).endswith("COMPILER")
+    assert str(defs["regions"]["MPI_Init_thread"].paradigm).endswith("MPI")
+    assert str(defs["regions"]["MPI_Allreduce"].region_role).endswith("COLL_ALL2ALL")
     # system tree: machine > node per host > rank N > locations
     assert any(c == "machine" and p is None for c, p in defs["nodes"].values())
-    for label, (who, _) in text.locations.items():
-        rank = int(who.split()[1])
-        host = re.search(r" on (\S+)\)", who).group(1)
+    for line in header:
+        m = re.match(r'^#\s+(\d+\.\d+)\s+rank (\d+) \(pid \d+ on (\S+)\) thread', line)
+        if not m:
+            continue
+        label, rank, host = m.groups()
         assert defs["locations"][label] == f"rank {rank}"
         assert defs["groups"][f"rank {rank}"] == host
         assert defs["nodes"][host] == ("node", "machine")
     assert "MPI_COMM_WORLD" in defs["comms"]
     # clock: ns, offset at the first event, length the span
-    path = tmp_path / "t.txt"
-    plx("export", experiments[name], "--format", "text", "-o", path)
-    header, lines = text_lines(path)
-    origin = int(re.search(r"at (\d+) ns", "\n".join(header)).group(1))
-    last = max(t for evs in lines.values() for *_, t in evs)
+    last = max(t for evs in events.values() for *_, t in evs)
     clock = defs["clock"]
     assert clock.timer_resolution == 1_000_000_000
     assert clock.global_offset == origin
     assert clock.trace_length == last
 
 
-def test_module_runs_on_tables_and_experiments(experiments, tmp_path):
-    """python3 -m parallax.otf2_export on parquet tables, and on an experiment directory."""
-    env = clean_env({"PYTHONPATH": str(ROOT / "python"), "PLX": str(ROOT / "build" / "bin" / "plx")})
-    tables = tmp_path / "tables"
-    plx("export", experiments["life"], "--format", "parquet", "-o", tables)
-    run([sys.executable, "-m", "parallax.otf2_export", tables, tmp_path / "a"], env=env)
-    run([sys.executable, "-m", "parallax.otf2_export", experiments["life"], tmp_path / "b"], env=env)
-    counts = []
-    for d in ("a", "b"):
-        _, events = read_archive(tmp_path / d)
-        counts.append({k: len(v) for k, v in events.items()})
-    assert counts[0] == counts[1]
-    # writing again over an archive replaces it
-    run([sys.executable, "-m", "parallax.otf2_export", tables, tmp_path / "a"], env=env)
-    _, events = read_archive(tmp_path / "a")
-    assert {k: len(v) for k, v in events.items()} == counts[0]
-
-
-def test_missing_module_says_pip_install_otf2(experiments, tmp_path):
-    # an interpreter without site-packages: no otf2 module
-    py = tmp_path / "python3"
-    py.write_text('#!/bin/sh\nexec "%s" -S "$@"\n' % sys.executable)
-    py.chmod(py.stat().st_mode | stat.S_IEXEC)
-    cp = run([ROOT / "build" / "bin" / "plx", "export", experiments["life"], "--format", "otf2",
-              "-o", tmp_path / "out"], check=False, env=clean_env({"PLX_PYTHON": str(py)}))
-    assert cp.returncode == 2
-    assert "pip install otf2" in cp.stderr
-    cp = run([ROOT / "build" / "bin" / "plx", "export", experiments["life"], "--format", "otf2",
-              "-o", tmp_path / "out"], check=False,
-             env=clean_env({"PLX_PYTHON": str(tmp_path / "no-such-python")}))
-    assert cp.returncode == 2
-    assert "pip install otf2" in cp.stderr
+def test_writes_over_an_archive_and_refuses_stdout(archives, experiments, tmp_path):
+    path, _ = archives["pingpong"]
+    before = read_otf2_print(path)
+    plx("export", experiments["pingpong"], "--format", "otf2", "-o", path)
+    assert read_otf2_print(path) == before
+    cp = run([PLX, "export", experiments["pingpong"], "--format", "otf2", "-o", "-"],
+             check=False)
+    assert cp.returncode == 2 and "writes a directory" in cp.stderr

@@ -246,6 +246,10 @@ def dump(experiment):
     """The dump both other readers print for an experiment directory."""
     lines = []
     for d in sorted(p for p in experiment.iterdir() if not p.name.startswith(".")):
+        if d.name.startswith("metrics.") and d.name.endswith(".plx") and len(d.name) >= 12:
+            lines.append("metrics %s" % d.name)
+            lines.extend(dump_record(rtype, p) for rtype, p in read_file(d)[1])
+            continue
         lines.append("process %s" % d.name)
         _kind, records = read_file(d / "process.plx")
         for rtype, p in records:

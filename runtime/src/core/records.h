@@ -44,6 +44,9 @@ enum plx_record_type {
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
+    PLX_REC_METRIC_SOURCE = 56, /* MetricSource, metrics.plx */
+    PLX_REC_METRIC_DEF = 57, /* MetricDef, metrics.plx */
+    PLX_REC_METRIC_SAMPLE = 58, /* MetricSample, metrics.plx */
     PLX_REC_WRITE_FAILURES = 64, /* WriteFailures, process.plx */
 };
 
@@ -558,6 +561,43 @@ static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_
     plx_rec_put_u64(r, count);
 }
 
+/* MetricSource (56) */
+static inline void plx_enc_metric_source(struct plx_rec *r, const char *kind, const char *origin, const char *host, uint8_t time_base, uint64_t period_ns)
+{
+    plx_rec_begin(r, PLX_REC_METRIC_SOURCE);
+    plx_rec_put_str(r, kind);
+    plx_rec_put_str(r, origin);
+    plx_rec_put_str(r, host);
+    plx_rec_put_u8(r, time_base);
+    plx_rec_put_u64(r, period_ns);
+}
+
+/* MetricDef (57) */
+static inline void plx_enc_metric_def(struct plx_rec *r, uint32_t id, const char *name, const char *unit, uint8_t mode)
+{
+    plx_rec_begin(r, PLX_REC_METRIC_DEF);
+    plx_rec_put_u32(r, id);
+    plx_rec_put_str(r, name);
+    plx_rec_put_str(r, unit);
+    plx_rec_put_u8(r, mode);
+}
+
+/* MetricSample (58); then count × plx_enc_metric_sample_entries() */
+static inline void plx_enc_metric_sample(struct plx_rec *r, int64_t time, uint32_t count)
+{
+    plx_rec_begin(r, PLX_REC_METRIC_SAMPLE);
+    plx_rec_put_i64(r, time);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+}
+
+static inline void plx_enc_metric_sample_entries(struct plx_rec *r, uint32_t id, double value)
+{
+    plx_rec_put_u32(r, id);
+    plx_rec_put_f64(r, value);
+    r->items++;
+}
+
 /* WriteFailures (64) */
 static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint64_t writes, uint64_t bytes, int32_t error)
 {
@@ -599,6 +639,10 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
+#define PLX_METRIC_SOURCE_FIXED_SIZE 0u /* bytes before the first string or repeated field */
+#define PLX_METRIC_DEF_FIXED_SIZE 4u /* bytes before the first string or repeated field */
+#define PLX_METRIC_SAMPLE_FIXED_SIZE 12u /* bytes before the first string or repeated field */
+#define PLX_METRIC_SAMPLE_ENTRIES_ITEM_SIZE 12u
 #define PLX_WRITE_FAILURES_FIXED_SIZE 21u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
@@ -803,6 +847,20 @@ enum {
     PLX_F_OMP_TEAMS_TEAM_SIZE = 3,
     PLX_F_OMP_TEAMS_THREAD_NUM = 4,
     PLX_F_OMP_TEAMS_COUNT = 5,
+    PLX_F_METRIC_SOURCE_KIND = 0,
+    PLX_F_METRIC_SOURCE_ORIGIN = 1,
+    PLX_F_METRIC_SOURCE_HOST = 2,
+    PLX_F_METRIC_SOURCE_TIME_BASE = 3,
+    PLX_F_METRIC_SOURCE_PERIOD_NS = 4,
+    PLX_F_METRIC_DEF_ID = 0,
+    PLX_F_METRIC_DEF_NAME = 1,
+    PLX_F_METRIC_DEF_UNIT = 2,
+    PLX_F_METRIC_DEF_MODE = 3,
+    PLX_F_METRIC_SAMPLE_TIME = 0,
+    PLX_F_METRIC_SAMPLE_COUNT = 1,
+    PLX_F_METRIC_SAMPLE_ENTRIES = 2,
+    PLX_F_METRIC_SAMPLE_ENTRIES_ID = 0,
+    PLX_F_METRIC_SAMPLE_ENTRIES_VALUE = 1,
     PLX_F_WRITE_FAILURES_FILE = 0,
     PLX_F_WRITE_FAILURES_WRITES = 1,
     PLX_F_WRITE_FAILURES_BYTES = 2,
@@ -1029,6 +1087,28 @@ static const struct plx_field_def plx_fields_omp_teams[] = {
     {"thread_num", PLX_T_U32, -1, 0, 0, NULL},
     {"count", PLX_T_U64, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_metric_source[] = {
+    {"kind", PLX_T_STR, -1, 0, 0, NULL},
+    {"origin", PLX_T_STR, -1, 0, 0, NULL},
+    {"host", PLX_T_STR, -1, 0, 0, NULL},
+    {"time_base", PLX_T_U8, -1, 0, 0, NULL},
+    {"period_ns", PLX_T_U64, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_metric_def[] = {
+    {"id", PLX_T_U32, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+    {"unit", PLX_T_STR, -1, 0, 0, NULL},
+    {"mode", PLX_T_U8, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_metric_sample_entries[] = {
+    {"id", PLX_T_U32, -1, 0, 0, NULL},
+    {"value", PLX_T_F64, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_metric_sample[] = {
+    {"time", PLX_T_I64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"entries", PLX_T_GROUP, 1, 0, 2, plx_fields_metric_sample_entries},
+};
 static const struct plx_field_def plx_fields_write_failures[] = {
     {"file", PLX_T_U8, -1, 0, 0, NULL},
     {"writes", PLX_T_U64, -1, 0, 0, NULL},
@@ -1062,9 +1142,12 @@ static const struct plx_record_def plx_record_defs[] = {
     {32, "TraceChunk", 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, plx_fields_java_class},
     {48, "OmpTeams", 6, plx_fields_omp_teams},
+    {56, "MetricSource", 5, plx_fields_metric_source},
+    {57, "MetricDef", 4, plx_fields_metric_def},
+    {58, "MetricSample", 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 27
+#define PLX_RECORD_DEFS 30
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -13,6 +13,7 @@ pub mod comms;
 pub mod compare;
 pub mod critpath;
 mod error;
+pub mod external;
 pub mod fit;
 pub mod flat;
 pub mod gprof;

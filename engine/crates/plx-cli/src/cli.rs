@@ -34,6 +34,9 @@ pub enum Command {
     /// Write the experiment in another tool's format: the merged trace (one clock, the clock
     /// condition repaired) or the profiles.
     Export(ExportArgs),
+    /// Add external time series to an experiment: the columns of a CSV file, aligned to the
+    /// experiment's time base.
+    Import(ImportArgs),
     /// The critical path through the program activity graph built from the trace: its length
     /// and the profile of the procedures, threads, processes or machines on it.
     CriticalPath(crate::critical_path::CriticalPathArgs),
@@ -81,6 +84,16 @@ pub struct RunArgs {
     /// The application's name in the session [default: the program's name]; needs --session.
     #[arg(long, value_name = "NAME", requires = "session")]
     pub app: Option<String>,
+    /// Sample the system while the program runs: a comma-separated list of cpu (utilisation
+    /// per core and in total, %), mem (memory in use), net (bytes received and sent), disk
+    /// (bytes read and written), from /proc, into DIR/metrics.monitor.HOST.plx (one monitor
+    /// per host under an MPI launcher).
+    #[arg(long, value_name = "LIST", value_parser = crate::monitor::parse_sources)]
+    pub monitor: Option<crate::monitor::Sources>,
+    /// The monitor's period in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 100, requires = "monitor",
+          value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
+    pub monitor_period: u32,
     /// The program and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -182,6 +195,52 @@ pub struct HierarchyArgs {
     /// Output format (text or json).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// `plx import`.
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// The CSV file: a header line naming the columns, then one line per sample; every column
+    /// but the time column becomes a metric.
+    #[arg(long, value_name = "FILE")]
+    pub csv: PathBuf,
+    /// The column holding each sample's time.
+    #[arg(long, value_name = "NAME")]
+    pub time_column: String,
+    /// The time column's unit.
+    #[arg(long, value_enum, default_value_t = TimeUnit::S)]
+    pub time_unit: TimeUnit,
+    /// What the times count from: first-event (the experiment's first traced event, the origin
+    /// of plx query and plx histogram), unix (the Unix epoch, e.g. a logger's timestamps) or
+    /// monotonic (CLOCK_MONOTONIC of the host the experiment ran on).
+    #[arg(long, value_enum, default_value_t = TimeOrigin::FirstEvent)]
+    pub time_origin: TimeOrigin,
+}
+
+/// `plx import --time-unit`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds.
+    S,
+    /// Milliseconds.
+    Ms,
+    /// Microseconds.
+    Us,
+    /// Nanoseconds.
+    Ns,
+}
+
+/// `plx import --time-origin`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeOrigin {
+    /// The experiment's first traced event.
+    FirstEvent,
+    /// The Unix epoch.
+    Unix,
+    /// CLOCK_MONOTONIC of the experiment's host.
+    Monotonic,
 }
 
 /// `plx query`.

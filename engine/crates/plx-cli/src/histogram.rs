@@ -245,9 +245,11 @@ pub(crate) fn bar(v: f64, max: f64, width: usize) -> String {
 
 /// Runs `plx histogram`.
 pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
-    let metric =
-        Metric::parse(&args.metric).map_err(|e| CliError::new(2, format!("--metric: {e}")))?;
     check_bins(args.bins)?;
+    let metric = match Metric::parse(&args.metric) {
+        Ok(m) => m,
+        Err(e) => return crate::histogram_external::histogram(args, e),
+    };
     let mut runs = Vec::new();
     for dir in &args.dirs {
         runs.push(open_run(

@@ -11,8 +11,11 @@ mod export;
 mod filter;
 mod hierarchy;
 mod histogram;
+mod histogram_external;
+mod import;
 mod info;
 mod job;
+mod monitor;
 mod mpi_detect;
 mod options;
 mod query;
@@ -67,6 +70,7 @@ fn main() {
         cli::Command::Info(a) => info::info(&a).map(|()| 0),
         cli::Command::Comm(a) => comm::comm(&a).map(|()| 0),
         cli::Command::Export(a) => export::export(&a).map(|()| 0),
+        cli::Command::Import(a) => import::import(&a).map(|()| 0),
         cli::Command::Hierarchy(a) => hierarchy::hierarchy(&a).map(|()| 0),
         cli::Command::Query(a) => query::query(&a).map(|()| 0),
         cli::Command::CriticalPath(a) => critical_path::critical_path(&a).map(|()| 0),

@@ -20,10 +20,30 @@ fn value_text(metric: Metric, v: f64) -> String {
 
 /// Runs `plx query`.
 pub fn query(args: &QueryArgs) -> Result<(), CliError> {
-    let metric = Metric::parse(&args.metric).map_err(|e| CliError::new(2, e))?;
     if args.bins == 0 {
         return Err(CliError::new(2, "--bins must be at least 1".to_string()));
     }
+    let metric = match Metric::parse(&args.metric) {
+        Ok(m) => m,
+        Err(e) => {
+            let (files, _) = plx_format::read_metric_files(&args.dir);
+            let names: Vec<&str> = files
+                .iter()
+                .flat_map(|f| f.metrics.iter().map(|m| m.name.as_str()))
+                .collect();
+            if names.contains(&args.metric.as_str()) {
+                return query_external(args, &files);
+            }
+            return Err(CliError::new(
+                2,
+                if names.is_empty() {
+                    e
+                } else {
+                    format!("{e}, or an external metric: {}", names.join(", "))
+                },
+            ));
+        }
+    };
     let mut model = Model::open(&args.dir, BuildOptions::default())?;
     if let Some(app) = &args.app {
         model.select_app(app)?;
@@ -81,6 +101,112 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
                 "total": r.total,
                 "source": r.source,
                 "series": r.series.as_ref().map(|s| s.iter().map(|(a, b, v)| json!({"start_s": a, "end_s": b, "value": v})).collect::<Vec<_>>()),
+            });
+            serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `plx query` of an external metric (plx run --monitor, plx import): its value over the
+/// window (the phase's, else from the trace's first event, else from the first sample, to the
+/// last sample) and per bin: a level's time-weighted mean, a running total's increase.
+fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<(), CliError> {
+    if args.focus.as_deref().is_some_and(|f| !f.trim().is_empty()) {
+        return Err(CliError::new(
+            2,
+            format!(
+                "{} is an external metric (of the whole run): it takes no --focus",
+                args.metric
+            ),
+        ));
+    }
+    let mut model = Model::open(&args.dir, BuildOptions::default())?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
+    let origin = plx_format::Experiment::open(&args.dir)
+        .ok()
+        .and_then(|exp| {
+            plx_analysis::GlobalMerge::new(&model, &exp, Default::default())
+                .ok()
+                .map(|m| m.origin_ns())
+        });
+    let window = match &args.phase {
+        Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
+        None => None,
+    };
+    let all = plx_analysis::external::external_metrics(&model, files, origin);
+    let m = all
+        .iter()
+        .find(|m| m.name == args.metric)
+        .expect("the name was found in the files");
+    let Some((first, last)) = m.span() else {
+        return Err(CliError::new(2, format!("{}: no samples", m.name)));
+    };
+    let (lo, hi) = match window {
+        Some(w) => (
+            w.start_ns.max(i64::MIN / 2) as f64,
+            w.end_ns.min(i64::MAX / 2) as f64,
+        ),
+        None => (origin.map_or(first, |o| o as f64), last),
+    };
+    let (lo, hi) = (lo.max(first.min(lo)), hi.max(lo + 1.0));
+    let zero = origin.map_or(lo, |o| o as f64);
+    let total = m.total(lo, hi);
+    let series: Vec<(f64, f64, f64)> = m
+        .bins(lo, hi, args.bins)
+        .into_iter()
+        .map(|(a, b, v)| ((lo - zero + a) / 1e9, (lo - zero + b) / 1e9, v))
+        .collect();
+    let how = match m.mode {
+        plx_format::MetricMode::Absolute => "time-weighted mean",
+        plx_format::MetricMode::Cumulative => "increase",
+    };
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Text => {
+            if m.unit.is_empty() {
+                writeln!(out, "metric {} ({how})", m.name)?;
+            } else {
+                writeln!(out, "metric {} ({}, {how})", m.name, m.unit)?;
+            }
+            writeln!(out, "source {}", m.source)?;
+            writeln!(out, "total  {total}")?;
+            writeln!(out)?;
+            writeln!(out, "{:>12} {:>12} {:>14}", "from", "to", m.name)?;
+            for (a, b, v) in &series {
+                writeln!(
+                    out,
+                    "{:>12} {:>12} {:>14}",
+                    human_time(*a),
+                    human_time(*b),
+                    v
+                )?;
+            }
+        }
+        Format::Csv => {
+            writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
+            let name = crate::report::csv::field(&m.name);
+            writeln!(out, "{name},,total,,,{total}")?;
+            for (i, (a, b, v)) in series.iter().enumerate() {
+                writeln!(out, "{name},,{i},{a:.9},{b:.9},{v}")?;
+            }
+        }
+        Format::Json => {
+            let num = |v: f64| if v.is_finite() { json!(v) } else { json!(null) };
+            let doc = json!({
+                "experiment": model.dir.display().to_string(),
+                "metric": m.name,
+                "unit": m.unit,
+                "mode": how,
+                "focus": "",
+                "total": num(total),
+                "source": m.source,
+                "series": series.iter().map(|(a, b, v)| json!({"start_s": a, "end_s": b, "value": num(*v)})).collect::<Vec<_>>(),
             });
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;

@@ -210,6 +210,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         });
     }
     let before = entries(&dir);
+    // the system monitor samples from just before the program starts until it has ended
+    let monitor =
+        match &args.monitor {
+            Some(sources) if crate::monitor::first_on_host() => Some(
+                crate::monitor::Monitor::start(&dir_abs, &sources.0, args.monitor_period)?,
+            ),
+            _ => None,
+        };
     let mut child = cmd.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             127
@@ -221,6 +229,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let status = child
         .wait()
         .map_err(|e| CliError::new(2, format!("{program}: wait failed: {e}")))?;
+    if let Some(m) = monitor {
+        m.stop()?;
+    }
     let code = if let Some(sig) = status.signal() {
         eprintln!(
             "plx: {program} killed by signal {sig} ({})",

@@ -47,7 +47,14 @@ impl Exporter for Chrome {
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
         let merge = input.merge()?;
+        let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
+        let external = plx_analysis::external::external_metrics(
+            &input.model,
+            &files,
+            Some(merge.origin_ns()),
+        );
         let mut w = Writer::new(&merge, out);
+        w.external = external;
         let n = w.run(merge).map_err(ExportError::io("chrome output"))?;
         Ok(n)
     }
@@ -88,7 +95,12 @@ struct Writer<'a> {
     /// JSON strings of region and user event names, escaped once.
     region_json: Vec<String>,
     region_cat: Vec<&'static str>,
+    /// External metrics (plx run --monitor, plx import): counters of a process of their own.
+    external: Vec<plx_analysis::external::ExternalMetric>,
 }
+
+/// The chrome pid of the external metrics' process: above every rank and OS pid.
+const EXTERNAL_PID: u64 = 1 << 40;
 
 /// µs with three decimals from ns: exact, deterministic.
 fn us(ns: i64) -> String {
@@ -121,6 +133,7 @@ impl<'a> Writer<'a> {
             origin: merge.origin_ns(),
             pid: locs.iter().map(|l| pid_of[&l.process]).collect(),
             tid: locs.iter().map(|l| l.thread as u64).collect(),
+            external: Vec::new(),
             counter_suffix: locs
                 .iter()
                 .map(|l| {
@@ -257,6 +270,32 @@ impl<'a> Writer<'a> {
             self.event(format_args!(
                 "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
             ))?;
+        }
+        Ok(())
+    }
+
+    /// Each external metric as a counter track of the process "external metrics": one counter
+    /// event per sample, at its time on the trace's time base.
+    fn external_counters(&mut self) -> io::Result<()> {
+        if self.external.is_empty() {
+            return Ok(());
+        }
+        let ext = std::mem::take(&mut self.external);
+        self.event(format_args!(
+            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{EXTERNAL_PID},\"tid\":0,\"args\":{{\"name\":\"external metrics\"}}}}"
+        ))?;
+        for m in &ext {
+            let name = if m.unit.is_empty() {
+                json_str(&m.name)
+            } else {
+                json_str(&format!("{} ({})", m.name, m.unit))
+            };
+            for &(t, v) in &m.samples {
+                let ts = us(t.round() as i64 - self.origin);
+                self.event(format_args!(
+                    "{{\"ph\":\"C\",\"name\":{name},\"cat\":\"external\",\"ts\":{ts},\"pid\":{EXTERNAL_PID},\"tid\":0,\"args\":{{\"value\":{v}}}}}"
+                ))?;
+            }
         }
         Ok(())
     }
@@ -412,6 +451,7 @@ impl<'a> Writer<'a> {
                 self.slice(&merge, 'E', li, t, r)?;
             }
         }
+        self.external_counters()?;
         let clock = merge.clock_report();
         let mut other = serde_json::Map::new();
         other.insert("generator".into(), "plx export --format chrome".into());

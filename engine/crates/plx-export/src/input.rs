@@ -28,14 +28,21 @@ pub struct ExportInput {
 
 impl ExportInput {
     /// Reads the experiment in `dir`. With `profiles`, threads without a ThreadProfile get
-    /// theirs rebuilt from the trace (profile formats need them; trace formats do not).
-    pub fn open(dir: &Path, options: ExportOptions, profiles: bool) -> Result<Self, ExportError> {
+    /// theirs rebuilt from the trace (profile formats need them; trace formats do not). With
+    /// `sources`, regions without a source file and line get them from the executables' debug
+    /// information.
+    pub fn open(
+        dir: &Path,
+        options: ExportOptions,
+        profiles: bool,
+        sources: bool,
+    ) -> Result<Self, ExportError> {
         let experiment = Experiment::open(dir)?;
         let mut model = Model::build(
             &experiment,
             BuildOptions {
                 rebuild_from_trace: profiles,
-                resolve_sources: false,
+                resolve_sources: sources,
             },
         );
         if let Some(app) = &options.app {

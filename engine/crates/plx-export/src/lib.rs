@@ -89,6 +89,11 @@ pub trait Exporter: Sync {
     fn needs_trace(&self) -> bool {
         true
     }
+    /// Does it name regions' source files and lines (resolved from the debug information when
+    /// the experiment lacks them)? Few do: the resolution reads every executable's symbols.
+    fn needs_sources(&self) -> bool {
+        false
+    }
     /// Writes the export of `input` to `target` (of this exporter's [`OutputKind`]).
     fn export(&self, input: &ExportInput, target: Target<'_>)
         -> Result<ExportSummary, ExportError>;
@@ -119,7 +124,12 @@ pub fn export(
             "the {format} format writes a directory: give one with -o DIR"
         )));
     }
-    let input = ExportInput::open(dir, options, !exporter.needs_trace())?;
+    let input = ExportInput::open(
+        dir,
+        options,
+        !exporter.needs_trace(),
+        exporter.needs_sources(),
+    )?;
     let summary = match exporter.output() {
         OutputKind::Directory => {
             let io = |e| ExportError::Io(out.to_path_buf(), e);

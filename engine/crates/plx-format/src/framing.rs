@@ -20,6 +20,8 @@ pub enum FileKind {
     Process = 1,
     /// `trace.plx`.
     Trace = 2,
+    /// `metrics.<name>.plx` (external time series, [`crate::metrics`]).
+    Metrics = 3,
 }
 
 /// The 16-byte file header for a kind.

@@ -20,6 +20,7 @@ pub mod experiment;
 pub mod framing;
 mod input;
 pub mod live;
+pub mod metrics;
 pub mod mpi;
 pub mod process;
 pub mod records;
@@ -43,6 +44,10 @@ pub use experiment::{
 pub use framing::FileKind;
 
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
+pub use metrics::{
+    read_metric_files, MetricDef, MetricFile, MetricMode, MetricRecord, MetricSample, MetricSource,
+    MetricWriter, TimeBase,
+};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, Recovered, ThreadData};
 pub use records::*;

@@ -343,6 +343,9 @@ pub enum DecodeProblem {
     Short(ShortPayload),
     /// A count field is larger than the payload could hold.
     BadCount(u64),
+    /// An enumerated field holds a value this reader does not know (`rust_checked` in the
+    /// schema).
+    BadValue(u64),
 }
 
 impl From<ShortPayload> for DecodeProblem {
@@ -360,6 +363,7 @@ impl std::fmt::Display for DecodeProblem {
                 s.at, s.needed
             ),
             DecodeProblem::BadCount(n) => write!(f, "count {n} does not fit in the payload"),
+            DecodeProblem::BadValue(v) => write!(f, "unknown value {v} of an enumerated field"),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use plx_format::framing::RecordIter;
 use plx_format::schema::{fixed_size, types};
-use plx_format::{ChunkEvents, ChunkHeader, Record, TraceIndex};
+use plx_format::{ChunkEvents, ChunkHeader, MetricRecord, Record, TraceIndex};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../spec/golden")
@@ -72,6 +72,30 @@ fn dump_trace(path: &Path, out: &mut String) {
     assert!(records.warning.is_none(), "{:?}", records.warning);
 }
 
+fn dump_metrics(path: &Path, out: &mut String) {
+    let bytes = std::fs::read(path).expect("golden metric file");
+    let mut records = RecordIter::new(path, &bytes);
+    for (head, payload) in records.by_ref() {
+        match MetricRecord::decode(head.record_type, payload) {
+            Ok(Some(r)) => {
+                r.dump(out);
+                out.push('\n');
+            }
+            Ok(None) => writeln!(
+                out,
+                "unknown record {} ({} bytes)",
+                head.record_type,
+                payload.len()
+            )
+            .unwrap(),
+            Err(_) => writeln!(out, "bad record {}", head.record_type).unwrap(),
+        }
+    }
+    assert!(records.warning.is_none(), "{:?}", records.warning);
+}
+
+/// The dump of an experiment: each process directory (`process NAME`: its process.plx, then its
+/// trace.plx) and each metric file (`metrics NAME`), in name order.
 fn dump(dir: &Path) -> String {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("golden experiment")
@@ -81,6 +105,11 @@ fn dump(dir: &Path) -> String {
     names.sort();
     let mut out = String::new();
     for name in names {
+        if plx_format::metrics::metric_file_name(&name).is_some() {
+            writeln!(out, "metrics {name}").unwrap();
+            dump_metrics(&dir.join(&name), &mut out);
+            continue;
+        }
         writeln!(out, "process {name}").unwrap();
         dump_process(&dir.join(&name).join("process.plx"), &mut out);
         let trace = dir.join(&name).join("trace.plx");

@@ -399,6 +399,15 @@ impl<'m> GlobalMerge<'m> {
             finished: false,
         };
         let mut resolver = crate::symbols::SymbolResolver::new();
+        // looked up once per process: by path, and the ranks taking part in matching (a scan
+        // per process made the setup quadratic in processes)
+        let images: HashMap<PathBuf, &plx_format::ProcessImage> = exp
+            .map(|e| e.images.iter().map(|i| (i.process_path(), i)).collect())
+            .unwrap_or_default();
+        let matching: std::collections::HashSet<*const ProcessModel> = ranks
+            .iter()
+            .map(|(_, r)| *r as *const ProcessModel)
+            .collect();
         for (pi, p) in model.processes.iter().enumerate() {
             // a process with nothing measured (an `mpirun` launched under `plx run`, whose
             // trace holds at most its own lock events) is no location of the program
@@ -423,7 +432,7 @@ impl<'m> GlobalMerge<'m> {
             let mut s = Slot {
                 model_index: pi,
                 rank: p.rank(),
-                matching: ranks.iter().any(|(_, r)| std::ptr::eq(*r, p)),
+                matching: matching.contains(&(p as *const ProcessModel)),
                 path: index.path.clone(),
                 file,
                 regions: Default::default(),
@@ -433,9 +442,7 @@ impl<'m> GlobalMerge<'m> {
                 block: None,
                 parked: Vec::new(),
             };
-            if let Some(img) =
-                exp.and_then(|e| e.images.iter().find(|i| i.process_path() == p.path))
-            {
+            if let Some(img) = images.get(&p.path) {
                 for def in img.process.regions.values() {
                     // an OpenMP construct's name is its source line (as in the model)
                     let info = if def.kind == RegionKind::Omp {

@@ -1,37 +1,19 @@
-"""Write an OTF2 archive from Parallax's Parquet tables, with the official OTF2 library.
+"""The OTF2 export as it was before the engine wrote OTF2 itself — kept only as the baseline
+bench/export.sh measures `plx export --format otf2` against, in the same run.
 
 Usage::
 
-    python3 -m parallax.otf2_export SRC OUT
+    python3 bench/otf2_python_writer.py TABLES OUT
 
-SRC is the directory ``plx export EXP --format parquet -o SRC`` wrote (or an experiment
-directory: then ``plx`` on PATH, or ``$PLX``, writes those tables first into a temporary
-directory). OUT is the archive's directory: ``OUT/traces.otf2``, ``OUT/traces.def`` and
-``OUT/traces/``. ``plx export EXP --format otf2 -o OUT`` runs this module.
-
-Needs the PyPI packages ``otf2`` (the OTF2 library and its Python bindings) and ``pyarrow``.
-
-The mapping (docs/exports/otf2.md):
-
-* system tree: one ``machine`` root, a ``node`` per host; a location group (process) per
-  process, named ``rank N`` for an MPI rank; a location (CPU thread) per thread, named as the
-  text export names it (``rank.thread``, or ``pid.thread``);
-* a region per Parallax region (MPI routines with paradigm MPI and their MPI role);
-* Enter/Leave per enter/exit event; MpiSend/MpiRecv per send/receive, with the communicator,
-  the peer as a rank of that communicator, tag and bytes; MpiCollectiveBegin + MpiCollectiveEnd
-  (operation from the enclosing MPI routine, communicator, root, bytes sent and received) per
-  collective event, both at its time; a metric per user event;
-* timestamps in ns (timer resolution 10^9) on Parallax's global clock (rank 0's
-  CLOCK_MONOTONIC, ClockOffset-corrected and clock-condition repaired): the clock properties'
-  global offset is the first event's time and the trace length the span of the events.
+TABLES is the directory ``plx export EXP --format parquet -o TABLES`` wrote; OUT the archive's
+directory. Each event goes through the OTF2 library's Python bindings (PyPI ``otf2``) after
+being read from Parquet (``pyarrow``).
 """
 
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 BATCH = 1 << 16
 TIMER_RESOLUTION = 1_000_000_000
@@ -286,38 +268,22 @@ def export(src, out, quiet=True):
     return n
 
 
-def _plx():
-    return os.environ.get("PLX") or shutil.which("plx") or "plx"
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="python3 -m parallax.otf2_export",
+        prog="otf2_python_writer.py",
         description="Write an OTF2 archive from Parallax's Parquet tables "
-        "(plx export --format parquet) or an experiment directory.",
+        "(plx export --format parquet): the benchmark's baseline.",
     )
-    ap.add_argument("src", help="the parquet export's directory, or an experiment directory")
+    ap.add_argument("src", help="the parquet export's directory")
     ap.add_argument("out", help="the OTF2 archive's directory (traces.otf2 goes in it)")
     ap.add_argument("--quiet", action="store_true", help="no summary line")
     args = ap.parse_args(argv)
     try:
         _import_otf2()
     except MissingModule as e:
-        print(f"parallax.otf2_export: {e}", file=sys.stderr)
+        print(f"otf2_python_writer: {e}", file=sys.stderr)
         return 2
-    src = args.src
-    tmp = None
-    try:
-        if not os.path.exists(os.path.join(src, "events.parquet")):
-            tmp = tempfile.mkdtemp(prefix="plx-parquet-")
-            r = subprocess.run([_plx(), "export", src, "--format", "parquet", "-o", tmp])
-            if r.returncode != 0:
-                return r.returncode
-            src = tmp
-        export(src, args.out, quiet=args.quiet)
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+    export(args.src, args.out, quiet=args.quiet)
     return 0
 
 

@@ -1,0 +1,343 @@
+//! `plx run --monitor`: a thread of plx run sampling the system from /proc (CPU utilisation per core, memory, network and disk bytes) into `DIR/metrics.monitor.<host>.plx`.
+//!
+//! IPS-2's system monitors: what the machine did while the program ran, on the program's time
+//! base (`CLOCK_MONOTONIC` of the host, as the processes' clocks). One monitor per host: under
+//! an MPI launcher only the plx run of the host's first local rank samples.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use plx_format::{MetricMode, MetricSource, MetricWriter, TimeBase};
+
+use crate::CliError;
+
+/// What can be monitored.
+pub const SOURCES: [&str; 4] = ["cpu", "mem", "net", "disk"];
+
+/// The sources a `--monitor` value names, in its order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sources(pub Vec<String>);
+
+/// The sources of a `--monitor` value (`cpu,mem`); errors name the unknown one.
+pub fn parse_sources(text: &str) -> Result<Sources, String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if !SOURCES.contains(&s) {
+            return Err(format!(
+                "--monitor: unknown source \"{s}\" (sources: {})",
+                SOURCES.join(", ")
+            ));
+        }
+        if !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("--monitor needs sources: {}", SOURCES.join(",")));
+    }
+    Ok(Sources(out))
+}
+
+/// Is this plx run the host's first local rank (or not under an MPI launcher)?
+pub fn first_on_host() -> bool {
+    for var in [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "MPI_LOCAL_RANK",
+        "SLURM_LOCALID",
+        "PALS_LOCAL_RANKID",
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            return v.trim() == "0";
+        }
+    }
+    true
+}
+
+fn now_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Per-core (and total, first) busy and all jiffies of /proc/stat.
+fn cpu_times(stat: &str) -> Vec<(String, u64, u64)> {
+    stat.lines()
+        .filter(|l| l.starts_with("cpu"))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let name = f.next()?.to_string();
+            let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal (guest is inside user)
+            let all: u64 = v.iter().take(8).sum();
+            let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+            Some((name, all - idle, all))
+        })
+        .collect()
+}
+
+/// Used memory: MemTotal − MemAvailable, bytes.
+fn mem_used(meminfo: &str) -> Option<f64> {
+    let field = |k: &str| -> Option<f64> {
+        let l = meminfo.lines().find(|l| l.starts_with(k))?;
+        let kb: f64 = l.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    };
+    Some(field("MemTotal:")? - field("MemAvailable:")?)
+}
+
+/// Bytes received and sent over every interface but loopback.
+fn net_bytes(dev: &str) -> (f64, f64) {
+    let (mut rx, mut tx) = (0.0, 0.0);
+    for l in dev.lines().skip(2) {
+        let Some((name, rest)) = l.split_once(':') else {
+            continue;
+        };
+        if name.trim() == "lo" {
+            continue;
+        }
+        let v: Vec<f64> = rest
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        rx += v.first().copied().unwrap_or(0.0);
+        tx += v.get(8).copied().unwrap_or(0.0);
+    }
+    (rx, tx)
+}
+
+/// Bytes read and written by whole disks (those of /sys/block, partitions excluded).
+fn disk_bytes(diskstats: &str, disks: &[String]) -> (f64, f64) {
+    let (mut rd, mut wr) = (0.0, 0.0);
+    for l in diskstats.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 10 || !disks.iter().any(|d| d == f[2]) {
+            continue;
+        }
+        rd += f[5].parse::<f64>().unwrap_or(0.0) * 512.0;
+        wr += f[9].parse::<f64>().unwrap_or(0.0) * 512.0;
+    }
+    (rd, wr)
+}
+
+fn read(p: &str) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// The running monitor; [`Monitor::stop`] takes a last sample and closes the file.
+pub struct Monitor {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<std::io::Result<PathBuf>>>,
+}
+
+impl Monitor {
+    /// Starts sampling `sources` every `period_ms` into `dir`.
+    pub fn start(dir: &Path, sources: &[String], period_ms: u32) -> Result<Monitor, CliError> {
+        let host = hostname();
+        let path = dir.join(format!("metrics.monitor.{host}.plx"));
+        let src = MetricSource {
+            kind: "monitor".into(),
+            origin: sources.join(","),
+            host: host.clone(),
+            time_base: TimeBase::Monotonic,
+            period_ns: period_ms as u64 * 1_000_000,
+        };
+        let mut w = MetricWriter::create(&path, &src)
+            .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", path.display())))?;
+        let has = |s: &str| sources.iter().any(|x| x == s);
+        let mut ids = Ids::default();
+        let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", path.display()));
+        if has("cpu") {
+            for (name, _, _) in cpu_times(&read("/proc/stat")) {
+                let metric = if name == "cpu" {
+                    "cpu.util".to_string()
+                } else {
+                    format!("{name}.util")
+                };
+                ids.cpu
+                    .push(w.define(&metric, "%", MetricMode::Absolute).map_err(io)?);
+            }
+        }
+        if has("mem") {
+            ids.mem = Some(
+                w.define("mem.used", "bytes", MetricMode::Absolute)
+                    .map_err(io)?,
+            );
+        }
+        if has("net") {
+            ids.net = Some((
+                w.define("net.rx", "bytes", MetricMode::Cumulative)
+                    .map_err(io)?,
+                w.define("net.tx", "bytes", MetricMode::Cumulative)
+                    .map_err(io)?,
+            ));
+        }
+        if has("disk") {
+            ids.disk = Some((
+                w.define("disk.read", "bytes", MetricMode::Cumulative)
+                    .map_err(io)?,
+                w.define("disk.write", "bytes", MetricMode::Cumulative)
+                    .map_err(io)?,
+            ));
+        }
+        let disks: Vec<String> = std::fs::read_dir("/sys/block")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let period = Duration::from_millis(period_ms.max(1) as u64);
+        let thread = std::thread::Builder::new()
+            .name("plx-monitor".into())
+            .spawn(move || {
+                let mut prev: Vec<(u64, u64)> = Vec::new();
+                let mut prev_t = 0i64;
+                let mut next = std::time::Instant::now();
+                loop {
+                    let last = flag.load(Ordering::Acquire);
+                    sample(&mut w, &ids, &disks, &mut prev, &mut prev_t, last)?;
+                    if last {
+                        break;
+                    }
+                    next += period;
+                    let now = std::time::Instant::now();
+                    if next <= now {
+                        next = now + period; // a stall: resume a period later, no catching up
+                    }
+                    // sleep in slices so that stop() is prompt
+                    while !flag.load(Ordering::Acquire) {
+                        let now = std::time::Instant::now();
+                        if now >= next {
+                            break;
+                        }
+                        std::thread::sleep((next - now).min(Duration::from_millis(20)));
+                    }
+                }
+                w.flush()?;
+                Ok(w.path().to_path_buf())
+            })
+            .map_err(|e| CliError::new(2, format!("cannot start the monitor thread: {e}")))?;
+        Ok(Monitor {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Takes the last sample and closes the file.
+    pub fn stop(mut self) -> Result<(), CliError> {
+        self.stop.store(true, Ordering::Release);
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(_))) | None => Ok(()),
+            Some(Ok(Err(e))) => Err(CliError::new(1, format!("monitor: {e}"))),
+            Some(Err(_)) => Err(CliError::new(1, "monitor: the thread panicked".to_string())),
+        }
+    }
+}
+
+/// Metric ids of each source.
+#[derive(Default)]
+struct Ids {
+    cpu: Vec<u32>,
+    mem: Option<u32>,
+    net: Option<(u32, u32)>,
+    disk: Option<(u32, u32)>,
+}
+
+/// One sample of every source. CPU utilisation is that of the interval since the previous
+/// sample, so it is written at the previous sample's time (a level holds until the next
+/// sample); the last sample repeats it at its own time, closing the last interval.
+fn sample(
+    w: &mut MetricWriter,
+    ids: &Ids,
+    disks: &[String],
+    prev: &mut Vec<(u64, u64)>,
+    prev_t: &mut i64,
+    last: bool,
+) -> std::io::Result<()> {
+    let t = now_ns();
+    let mut values: Vec<(u32, f64)> = Vec::new();
+    if !ids.cpu.is_empty() {
+        let now: Vec<(u64, u64)> = cpu_times(&read("/proc/stat"))
+            .into_iter()
+            .map(|(_, busy, all)| (busy, all))
+            .collect();
+        if prev.len() == now.len() {
+            for (&id, (&(b0, a0), &(b1, a1))) in ids.cpu.iter().zip(prev.iter().zip(now.iter())) {
+                let all = a1.saturating_sub(a0);
+                if all > 0 {
+                    values.push((id, 100.0 * b1.saturating_sub(b0) as f64 / all as f64));
+                }
+            }
+        }
+        *prev = now;
+        if !values.is_empty() {
+            w.sample(*prev_t, &values)?;
+            if !last {
+                values.clear();
+            }
+        }
+        *prev_t = t;
+    }
+    if let Some(id) = ids.mem {
+        if let Some(m) = mem_used(&read("/proc/meminfo")) {
+            values.push((id, m));
+        }
+    }
+    if let Some((rx, tx)) = ids.net {
+        let (r, x) = net_bytes(&read("/proc/net/dev"));
+        values.extend([(rx, r), (tx, x)]);
+    }
+    if let Some((rd, wr)) = ids.disk {
+        let (r, x) = disk_bytes(&read("/proc/diskstats"), disks);
+        values.extend([(rd, r), (wr, x)]);
+    }
+    if !values.is_empty() {
+        w.sample(t, &values)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_parsers() {
+        let stat = "cpu  10 0 10 70 10 0 0 0 0 0\ncpu0 5 0 5 35 5 0 0 0 0 0\nintr 1\n";
+        assert_eq!(
+            cpu_times(stat),
+            vec![("cpu".into(), 20, 100), ("cpu0".into(), 10, 50)]
+        );
+        let mem = "MemTotal:       1000 kB\nMemFree: 10 kB\nMemAvailable:    400 kB\n";
+        assert_eq!(mem_used(mem), Some(600.0 * 1024.0));
+        let dev = "h1\nh2\n    lo: 99 0 0 0 0 0 0 0 99 0 0 0 0 0 0 0\n  eth0: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n";
+        assert_eq!(net_bytes(dev), (100.0, 200.0));
+        let ds =
+            "   8       0 sda 10 0 4 0 20 0 8 0 0 0 0\n   8       1 sda1 10 0 4 0 20 0 8 0 0 0 0\n";
+        assert_eq!(disk_bytes(ds, &["sda".to_string()]), (2048.0, 4096.0));
+        assert!(parse_sources("cpu,net,cpu").unwrap().0 == vec!["cpu", "net"]);
+        assert!(parse_sources("gpu")
+            .unwrap_err()
+            .contains("unknown source \"gpu\""));
+    }
+}

@@ -1,0 +1,31 @@
+//! Writes a synthetic traced MPI ring of N ranks (each sends M messages of 1 KiB to the next
+//! rank, then an MPI_Allreduce): `cargo run --release --example synth_ring -- DIR N M`.
+//! bench/scale.sh analyses it at 512 to 4,096 ranks.
+
+use plx_format::synth_mpi::{MpiWorld, Msg};
+use plx_format::NONE_U32;
+
+fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().unwrap_or_else(|| "plx-ring".to_string());
+    let n: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(256);
+    let m: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(160);
+    let dir = std::path::Path::new(&dir);
+    std::fs::create_dir_all(dir)?;
+    let mut w = MpiWorld::new(n);
+    w.trace = true;
+    let mut t = 1_000_000u64;
+    for _ in 0..m {
+        for r in 0..n {
+            let to = (r + 1) % n;
+            w.message(&Msg::new((r, 0), (to, 0), 1024, t, t + 6_000).durations(500, 4_000));
+        }
+        t += 20_000;
+    }
+    for r in 0..n {
+        w.collective((r, 0), "MPI_Allreduce", 0, NONE_U32, 8, 8, t, t + 20_000);
+    }
+    w.write(dir)?;
+    eprintln!("wrote {} ({n} ranks, {m} messages each)", dir.display());
+    Ok(())
+}

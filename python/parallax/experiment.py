@@ -1,0 +1,253 @@
+"""One experiment directory, its tables read from the plx engine's outputs."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pandas as pd
+
+# the Parquet export's tables (docs/exports/parquet.md)
+TRACE_TABLES = ("events", "messages", "locations", "regions", "comms")
+# a callpath's frames in the profiles table, as plx report --format csv joins them
+SEPARATOR = " => "
+
+
+class PlxError(RuntimeError):
+    """plx failed (or is missing): the command and what it printed."""
+
+
+def _plx_binary(plx=None):
+    found = plx or os.environ.get("PLX") or shutil.which("plx")
+    if not found:
+        raise PlxError("the plx command is not on PATH (set $PLX to the plx binary)")
+    return found
+
+
+class Experiment:
+    """An experiment directory. Tables are computed by plx on first use, then kept."""
+
+    def __init__(self, path, plx=None):
+        self.path = os.fspath(path)
+        if not os.path.isdir(self.path):
+            raise FileNotFoundError(f"{self.path}: not a directory")
+        self.plx = _plx_binary(plx)
+        self._cache = {}
+        self._parquet = None
+
+    def __repr__(self):
+        return f"parallax.Experiment({self.path!r})"
+
+    # -- running the engine
+
+    def _run(self, *args):
+        cmd = [self.plx, *args]
+        cp = subprocess.run(cmd, capture_output=True, text=True)
+        if cp.returncode != 0:
+            raise PlxError(f"{' '.join(cmd)} exited {cp.returncode}: {cp.stderr.strip()}")
+        return cp.stdout
+
+    def _json(self, *args):
+        return json.loads(self._run(*args, "--format", "json"))
+
+    def _parquet_dir(self):
+        """The Parquet export of the merged trace, written once into a temporary directory."""
+        if self._parquet is None:
+            tmp = tempfile.TemporaryDirectory(prefix="parallax-")
+            self._run("export", self.path, "--format", "parquet", "-o", tmp.name)
+            self._parquet = tmp  # removed with this object
+        return self._parquet.name
+
+    # -- tables
+
+    def report(self):
+        """plx report --callpath --format json, as a dict."""
+        if "report" not in self._cache:
+            self._cache["report"] = self._json("report", self.path, "--callpath")
+        return self._cache["report"]
+
+    @property
+    def profiles(self):
+        """One row per thread and callpath: node (the MPI rank, else the process's position),
+        context (0), thread, pid, host, thread_name, callpath (frames joined by ' => '),
+        function (the last frame), depth, calls, child_calls, exclusive_s, inclusive_s."""
+        if "profiles" not in self._cache:
+            rows = []
+            for i, p in enumerate(self.report()["processes"]):
+                node = p["rank"] if p.get("rank") is not None else i
+                for t in p["threads"]:
+                    for c in t["callpaths"]:
+                        rows.append({
+                            "node": node,
+                            "context": 0,
+                            "thread": t["thread"],
+                            "pid": p["pid"],
+                            "host": p["host"],
+                            "thread_name": t["name"],
+                            "callpath": SEPARATOR.join(c["callpath"]),
+                            "function": c["callpath"][-1],
+                            "depth": len(c["callpath"]) - 1,
+                            "calls": c["calls"],
+                            "child_calls": c["child_calls"],
+                            "exclusive_s": c["exclusive_s"],
+                            "inclusive_s": c["inclusive_s"],
+                        })
+            self._cache["profiles"] = pd.DataFrame(rows, columns=[
+                "node", "context", "thread", "pid", "host", "thread_name", "callpath",
+                "function", "depth", "calls", "child_calls", "exclusive_s", "inclusive_s"])
+        return self._cache["profiles"]
+
+    def table(self, name, backend="pandas"):
+        """A table of the merged trace (events, messages, locations, regions, comms), or the
+        profiles or sync_objects, as a pandas or a Polars DataFrame."""
+        if backend not in ("pandas", "polars"):
+            raise ValueError(f"backend {backend!r}: pandas or polars")
+        if name in TRACE_TABLES:
+            path = os.path.join(self._parquet_dir(), name + ".parquet")
+            if backend == "polars":
+                import polars as pl
+                return pl.read_parquet(path)
+            key = "trace:" + name
+            if key not in self._cache:
+                self._cache[key] = pd.read_parquet(path)
+            return self._cache[key]
+        if name in ("profiles", "sync_objects"):
+            df = getattr(self, name)
+            if backend == "polars":
+                import polars as pl
+                return pl.from_pandas(df)
+            return df
+        raise ValueError(f"no table {name!r} (tables: {', '.join(TRACE_TABLES)}, profiles, "
+                         "sync_objects)")
+
+    @property
+    def events(self):
+        """Every event of the merged trace in global time order (plx export --format parquet)."""
+        return self.table("events")
+
+    @property
+    def messages(self):
+        """Every matched MPI message: sender and receiver, times, bytes, tag, communicator."""
+        return self.table("messages")
+
+    @property
+    def locations(self):
+        return self.table("locations")
+
+    @property
+    def regions(self):
+        return self.table("regions")
+
+    @property
+    def comms(self):
+        return self.table("comms")
+
+    @property
+    def sync_objects(self):
+        """One row per synchronization object (plx hierarchy's Sync tree): category (Mutex,
+        CondVar, ...), object (its id), name (where it was created), wait_s and hold_s (plx
+        query's wait_time and hold_time for the focus sync=/CATEGORY/OBJECT)."""
+        if "sync_objects" not in self._cache:
+            sync = self._json("hierarchy", self.path).get("sync") or {}
+            rows = []
+            for cat in sync.get("children", []):
+                for o in cat.get("children", []):
+                    obj = next((a for a in o["aliases"] if a.isdigit()), None)
+                    focus = f"sync=/{cat['name']}/{obj if obj is not None else o['name']}"
+                    row = {"category": cat["name"], "object": int(obj) if obj else None,
+                           "name": o["name"]}
+                    for metric in ("wait_time", "hold_time"):
+                        q = self._json("query", self.path, "--metric", metric, "--focus", focus,
+                                       "--bins", "1")
+                        row[metric.replace("_time", "_s")] = q["total"]
+                    rows.append(row)
+            self._cache["sync_objects"] = pd.DataFrame(
+                rows, columns=["category", "object", "name", "wait_s", "hold_s"])
+        return self._cache["sync_objects"]
+
+    # -- Hatchet
+
+    def to_hatchet(self, total=False):
+        """A Hatchet GraphFrame of the callpath profiles: one node per callpath; metrics
+        time (exclusive s), time (inc) and calls. Per thread (index node, rank, thread: rank is
+        the profiles' node column) or, with total=True, the sum over threads (index node only,
+        the numbers of plx report --callpath's total table)."""
+        import hatchet
+        from hatchet.frame import Frame
+        from hatchet.graph import Graph
+        from hatchet.node import Node
+
+        if total:
+            rows = [{"rank": None, "thread": None, "path": tuple(c["callpath"]),
+                     "calls": c["calls"], "time": c["exclusive_s"],
+                     "time (inc)": c["inclusive_s"]}
+                    for c in self.report()["total"]["callpaths"]]
+        else:
+            prof = self.profiles
+            rows = [{"rank": int(r.node), "thread": int(r.thread),
+                     "path": tuple(r.callpath.split(SEPARATOR)), "calls": r.calls,
+                     "time": r.exclusive_s, "time (inc)": r.inclusive_s}
+                    for r in prof.itertuples()]
+        # the graph: one node per distinct callpath, parents first
+        nodes = {}
+        roots = []
+
+        def node_of(path):
+            if path not in nodes:
+                parent = node_of(path[:-1]) if len(path) > 1 else None
+                n = Node(Frame({"name": path[-1], "type": "function"}), parent)
+                if parent is None:
+                    roots.append(n)
+                else:
+                    parent.add_child(n)
+                nodes[path] = n
+            return nodes[path]
+
+        for r in sorted(rows, key=lambda r: len(r["path"])):
+            node_of(r["path"])
+        graph = Graph(roots)
+        graph.enumerate_traverse()
+        records = [{"node": nodes[r["path"]], "name": r["path"][-1], "rank": r["rank"],
+                    "thread": r["thread"], "calls": r["calls"], "time": r["time"],
+                    "time (inc)": r["time (inc)"]} for r in rows]
+        df = pd.DataFrame(records)
+        if total:
+            df = df.drop(columns=["rank", "thread"]).set_index("node")
+        else:
+            # every (rank, thread) has a row for every node (zeros where it never ran it), as
+            # Hatchet's multi-rank readers give
+            pairs = sorted(set(zip(df["rank"], df["thread"])))
+            df = df.set_index(["node", "rank", "thread"])
+            idx = pd.MultiIndex.from_tuples(
+                [(n, r, t) for n in nodes.values() for r, t in pairs],
+                names=["node", "rank", "thread"])
+            df = df.reindex(idx)
+            df["name"] = [n.frame["name"] for n, _, _ in idx]
+            df[["calls", "time", "time (inc)"]] = df[["calls", "time", "time (inc)"]].fillna(0)
+        df = df.sort_index()
+        gf = hatchet.GraphFrame(graph, df, ["time", "calls"], ["time (inc)"])
+        gf.metadata = {"experiment": os.path.abspath(self.path)}
+        return gf
+
+
+def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parallax.open)
+    """The experiment in directory `path` (`plx`: the binary, else $PLX, else plx on PATH)."""
+    return Experiment(path, plx=plx)
+
+
+def thicket(paths, plx=None):
+    """A Thicket (llnl-thicket) of several experiments: each run's callpath profile summed over
+    its threads (to_hatchet(total=True)), one profile per run, the call trees united."""
+    from thicket import Thicket
+
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("thicket() needs at least one experiment directory")
+    tks = [Thicket.thicketize_graphframe(open(p, plx=plx).to_hatchet(total=True),
+                                         os.path.abspath(p)) for p in paths]
+    if len(tks) == 1:
+        return tks[0]
+    return Thicket.concat_thickets(thickets=tks, axis="index", calltree="union",
+                                   disable_tqdm=True)
+

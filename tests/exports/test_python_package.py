@@ -1,0 +1,138 @@
+"""The parallax Python package (python/): its DataFrames, Hatchet GraphFrames and Thickets hold
+the engine's numbers — plx report --callpath, the text export, plx query — for real runs."""
+
+import csv
+import io
+import json
+import sys
+from collections import Counter
+
+import pytest
+from components import require_module
+
+from conftest import PLX, ROOT, plx
+
+sys.path.insert(0, str(ROOT / "python"))  # this tree's package, whether or not it is installed
+
+
+@pytest.fixture(scope="module")
+def parallax():
+    require_module("pandas")
+    require_module("pyarrow")
+    import parallax as p
+    return p
+
+
+def opened(parallax, exp):
+    return parallax.open(exp, plx=str(PLX))
+
+
+def test_profiles_are_plx_report(parallax, experiments):
+    exp = opened(parallax, experiments["life"])
+    prof = exp.profiles
+    rows = list(csv.DictReader(io.StringIO(
+        plx("report", experiments["life"], "--callpath", "--format", "csv").stdout)))
+    want = {(int(r["process"]), int(r["thread"]), r["callpath"]):
+            (int(r["calls"]), float(r["exclusive_s"]), float(r["inclusive_s"]))
+            for r in rows if r["process"] != "all"}  # "all": the total table
+    got = {(r.pid, r.thread, r.callpath): (r.calls, r.exclusive_s, r.inclusive_s)
+           for r in prof.itertuples()}
+    assert got.keys() == want.keys()
+    for k, (calls, exc, inc) in want.items():
+        assert got[k][0] == calls
+        assert got[k][1] == pytest.approx(exc, abs=1e-9)
+        assert got[k][2] == pytest.approx(inc, abs=1e-9)
+    # node = MPI rank, 3 threads per rank (main and 2 workers), 20 steps: 20 exchange_halos
+    assert sorted(prof["node"].unique()) == [0, 1, 2, 3]
+    assert sorted(prof["thread"].unique()) == [0, 1, 2]
+    halos = prof[prof["callpath"] == "main => exchange_halos"]
+    assert list(halos["calls"]) == [20, 20, 20, 20]
+
+
+def test_hatchet_graphframe_has_the_report_numbers(parallax, experiments):
+    require_module("hatchet", "Hatchet (pip install llnl-hatchet)")
+    exp = opened(parallax, experiments["life"])
+    gf = exp.to_hatchet()
+    df = gf.dataframe.reset_index()
+    prof = exp.profiles
+    # one graph node per distinct callpath
+    assert len(list(gf.graph.traverse())) == prof["callpath"].nunique()
+
+    def path(node):
+        return " => ".join(f.frame["name"] for f in node.path())
+
+    got = {(int(r["rank"]), int(r["thread"]), path(r["node"])): (r["calls"], r["time"])
+           for _, r in df.iterrows() if r["calls"] > 0}
+    want = {(r.node, r.thread, r.callpath): (r.calls, r.exclusive_s) for r in prof.itertuples()
+            if r.calls > 0}
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k][0] == want[k][0]
+        assert got[k][1] == pytest.approx(want[k][1], abs=1e-12)
+    # the total: plx report --callpath's total table
+    total = json.loads(plx("report", experiments["life"], "--callpath", "--format",
+                           "json").stdout)["total"]["callpaths"]
+    gt = exp.to_hatchet(total=True).dataframe
+    by_path = {path(n): (r["calls"], r["time (inc)"]) for n, r in gt.iterrows()}
+    assert len(by_path) == len(total)
+    for c in total:
+        calls, inc = by_path[" => ".join(c["callpath"])]
+        assert calls == c["calls"] and inc == pytest.approx(c["inclusive_s"], abs=1e-12)
+    assert "exchange_halos" in gf.tree(metric_column="time (inc)")
+
+
+def test_events_and_messages_are_the_merged_trace(parallax, experiments, text_exports):
+    require_module("polars", "Polars (pip install polars)")
+    exp = opened(parallax, experiments["pingpong"])
+    text = text_exports["pingpong"]
+    ev = exp.events
+    assert len(ev) == text.total
+    got = Counter(zip(ev["kind"], ev["rank"].astype(int), ev["thread"].astype(int)))
+    want = Counter()
+    for label, evs in text.events.items():
+        r, t = (int(x) for x in label.split("."))
+        for k, _ in evs:
+            want[(k, r, t)] += 1
+    assert got == want
+    # 20 round trips of 8 and of 4096 bytes: 80 messages, 40 each way
+    msg = exp.messages
+    assert len(msg) == 80
+    assert Counter(zip(msg["sender_rank"], msg["receiver_rank"])) == {(0, 1): 40, (1, 0): 40}
+    assert sorted(Counter(msg["bytes"]).items()) == [(8, 40), (4096, 40)]
+    assert (msg["recv_ns"] >= msg["send_ns"]).all()
+    # the same tables in Polars
+    pl_ev = exp.table("events", backend="polars")
+    assert pl_ev.shape == ev.shape and pl_ev["time_ns"].to_list() == ev["time_ns"].to_list()
+    assert exp.table("profiles", backend="polars").height == len(exp.profiles)
+
+
+def test_sync_objects(parallax, queue_experiment):
+    exp = opened(parallax, queue_experiment)
+    so = exp.sync_objects
+    cats = Counter(so["category"])
+    # 2 mutexes, 2 condition variables, 4 threads (queue.c)
+    assert cats == {"Mutex": 2, "CondVar": 2, "Thread": 4}
+    hot = so[(so["category"] == "Mutex") & so["name"].str.startswith("queue.c:86")]
+    assert len(hot) == 1
+    q = json.loads(plx("query", queue_experiment, "--metric", "hold_time", "--focus",
+                       "sync=/Mutex/%d" % hot["object"].iloc[0], "--format", "json").stdout)
+    assert hot["hold_s"].iloc[0] == pytest.approx(q["total"]) and q["total"] > 0
+
+
+def test_thicket_of_two_runs(parallax, experiments):
+    require_module("thicket", "Thicket (pip install llnl-thicket)")
+    dirs = [experiments["life"], experiments["pingpong"]]
+    tk = parallax.thicket(dirs, plx=str(PLX))
+    assert len(tk.profile) == 2
+    df = tk.dataframe.reset_index()
+    # each run's profile is its own total: main's calls (1 per thread running main: 4 ranks)
+    for d in dirs:
+        prof = opened(parallax, d).profiles
+        want = prof[prof["callpath"] == "main"]["calls"].sum()
+        prof_id = [p for p, name in tk.profile_mapping.items() if name == str(d.resolve())]
+        assert len(prof_id) == 1
+        mains = df[(df["profile"] == prof_id[0]) & (df["name"] == "main")]
+        assert mains["calls"].sum() == want == 4
+    # the union of both call trees: life's workers and pingpong's exchange
+    names = set(df["name"])
+    assert {"life_worker", "exchange_halos", "exchange"} <= names
