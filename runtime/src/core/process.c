@@ -1,6 +1,7 @@
 /* The process's lifetime: start (constructor), end (exit, fatal signals, exec), fork. */
 #include "hotpath.h"
 #include "streams.h"
+#include "counters.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -170,6 +171,7 @@ static void after_fork_child(void)
     plx_modules_rewrite();
     plx_regions_rewrite();
     write_filter_text();
+    plx_counters_rewrite();
     plx_threads_after_fork();
     plx_streams_after_fork();
     plx_sampler_after_fork();
@@ -192,6 +194,7 @@ __attribute__((constructor(101))) static void plx_process_init(void)
         plx_filter_load(plx_cfg.filter);
         write_filter_text();
     }
+    plx_counters_init();
     plx_active = 1;
     plx_thread_attach();
     struct sigaction sa;
