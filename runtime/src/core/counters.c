@@ -215,7 +215,7 @@ static int probe(struct set *s, uint32_t i)
         int code;
         if (!papi_init())
             return ENOSYS;
-        return PAPI_event_name_to_code(s->names[i], &code) == PAPI_OK ? 0 : ENOENT;
+        return PAPI_event_name_to_code(s->names[i], &code) == PAPI_OK ? 0 : ENODEV;
 #else
         return ENOSYS;
 #endif
@@ -237,7 +237,9 @@ static const char *why(int err)
     case EACCES: case EPERM:
         return "not permitted (kernel.perf_event_paranoid)";
     case ENOSYS:
-        return "this build of Parallax has no PAPI";
+        return "PAPI is not available (this build has no PAPI, or PAPI could not start)";
+    case ENODEV:
+        return "PAPI does not know this event here (papi_native_avail lists those it has)";
     case EINVAL:
         return "the kernel does not accept this event";
     default:
@@ -326,13 +328,13 @@ void plx_counters_add_rule(const struct plx_counter_rule *rule)
     c->glob = plx_arena_strdup(rule->glob);
     c->epoch = atomic_load_explicit(&epoch_now, memory_order_relaxed);
     c->every = rule->nsets > 1 ? rule->every : 0;
-    c->nsets = 0;
+    c->nsets = rule->nsets; /* as written in each set's record */
     c->first_set = atomic_load_explicit(&nsets_used, memory_order_relaxed);
-    for (unsigned i = 0; i < rule->nsets; i++) {
-        if (define_set(rule->events[i], rule->nevents[i], ci, i) == PLX_NO_INDEX)
+    for (unsigned i = 0; i < rule->nsets; i++)
+        if (define_set(rule->events[i], rule->nevents[i], ci, i) == PLX_NO_INDEX) {
+            c->nsets = i;
             break;
-        c->nsets++;
-    }
+        }
     if (c->nsets == 0)
         return;
     ncontexts++;

@@ -100,6 +100,8 @@ pub struct ThrottledRegion {
 /// One process image.
 #[derive(Debug, Clone)]
 pub struct ProcessModel {
+    /// Counter sets, whole-thread totals and counted functions (empty without counters).
+    pub counters: crate::counters::ProcessCounters,
     /// Host.
     pub host: String,
     /// Pid.
@@ -645,6 +647,7 @@ fn build_process(
             inclusive_s: img.clock.seconds(t.inclusive_ticks),
         })
         .collect();
+    let counters = crate::counters::build(p, &mut |r| rmap.global(r, table));
     let info = p.info.as_ref();
     let measured = p.mpi.is_some()
         || p.regions.is_empty()
@@ -668,6 +671,7 @@ fn build_process(
         excluded_regions: p.regions.values().filter(|r| r.excluded()).count(),
         threads,
         throttled,
+        counters,
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

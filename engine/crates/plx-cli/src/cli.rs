@@ -49,6 +49,9 @@ pub enum Command {
     /// Sessions of several applications: list them, or add an older experiment in comparison
     /// mode.
     Session(crate::session::SessionArgs),
+    /// Control a program running under `plx run`: `reload` makes it re-read its filter file's
+    /// `counters` rules (by sending its reload signal).
+    Ctl(crate::ctl::CtlArgs),
 }
 
 /// `plx run`.
@@ -82,6 +85,15 @@ pub struct RunArgs {
     /// off; 0: off].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(0..=3_600_000))]
     pub cpu_sample: Option<u32>,
+    /// Count these events over each thread's whole life (comma-separated perf names such as
+    /// task-clock,page-faults,context-switches; hardware events where the machine has a PMU;
+    /// PAPI names when built with PAPI): `plx report --counters` shows the totals.
+    #[arg(long, value_name = "EVENTS")]
+    pub counters: Option<String>,
+    /// The signal that makes the program re-read the filter file's `counters` rules (USR1,
+    /// USR2, a number, or 0 for none) [default: USR1]; `plx ctl PID reload` sends it.
+    #[arg(long, value_name = "SIG")]
+    pub reload_signal: Option<String>,
     /// The program and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -159,6 +171,11 @@ pub struct ReportArgs {
     /// spin locks, joined threads) sorted by wait time, instead of the profile.
     #[arg(long)]
     pub sync: bool,
+    /// Counters instead of the profile: each thread's totals (`plx run --counters`) and the
+    /// counted functions of the filter's `counters` contexts (inclusive, exclusive, and the
+    /// estimate of a multiplexed set), per configuration; --callpath splits them by callpath.
+    #[arg(long, conflicts_with_all = ["sync", "gprof"])]
+    pub counters: bool,
 }
 
 /// Rows and columns of `plx comm`.

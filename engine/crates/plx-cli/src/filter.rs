@@ -41,11 +41,9 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
                 (!ok)
                     .then(|| "expected 'throttle CALLS USEC' (e.g. throttle 100000 10)".to_string())
             }
-            "counters" | "context" => Some(format!(
-                "'{keyword}' rules are not supported in this version"
-            )),
+            "counters" => check_counters(line.trim_start()["counters".len()..].trim()),
             other => Some(format!(
-                "unknown rule '{other}' (expected include, exclude, cputime or throttle)"
+                "unknown rule '{other}' (expected include, exclude, cputime, throttle or counters)"
             )),
         };
         if let Some(message) = problem {
@@ -56,6 +54,36 @@ pub fn check_text(text: &str) -> Vec<FilterProblem> {
         }
     }
     problems
+}
+
+/// `counters GLOB SET [| SET ...] [every N]` (docs/formats/counters.md); event names are
+/// checked by the runtime.
+fn check_counters(rest: &str) -> Option<String> {
+    let usage = "expected 'counters GLOB EVENT[,EVENT...] [| EVENT,... every N]'";
+    let mut it = rest.splitn(2, char::is_whitespace);
+    let glob = it.next().filter(|g| !g.is_empty())?;
+    if unclosed_bracket(glob) {
+        return Some(format!("'{glob}': a '[' is not closed"));
+    }
+    let mut sets = it.next().unwrap_or("").trim().to_string();
+    let mut every = None;
+    if let Some(at) = sets.find("every") {
+        let n = sets[at + 5..].trim();
+        match n.parse::<u64>() {
+            Ok(v) if v > 0 => every = Some(v),
+            _ => return Some("'every' takes a whole number of calls from 1 (e.g. every 100)".into()),
+        }
+        sets.truncate(at);
+    }
+    let groups: Vec<&str> = sets.split('|').map(str::trim).collect();
+    if groups.iter().any(|g| g.split([',', ' ', '\t']).all(str::is_empty)) {
+        return Some(if groups.len() == 1 { usage.into() } else { "an empty event set".into() });
+    }
+    match (groups.len() > 1, every.is_some()) {
+        (true, false) => Some("several event sets need 'every N' (calls between switches)".into()),
+        (false, true) => Some("'every N' needs several event sets separated by '|'".into()),
+        _ => None,
+    }
 }
 
 /// A `[` that opens a character class no `]` closes (the glob would match it literally).
@@ -116,7 +144,7 @@ mod tests {
 
     #[test]
     fn bad_lines_are_named() {
-        let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\ncounters f* cycles\ninclude a b\nthrottle 0 5\ninclude file\nexclude [abc\nexclude [!]x]*\n";
+        let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\ncounters f*\ninclude a b\nthrottle 0 5\ninclude file\nexclude [abc\nexclude [!]x]*\n";
         let lines: Vec<usize> = check_text(text).iter().map(|p| p.line).collect();
         assert_eq!(lines, vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(check_text("exclud foo")

@@ -4,6 +4,7 @@
 mod cli;
 mod comm;
 mod compare;
+mod ctl;
 mod critical_path;
 mod display;
 mod export;
@@ -71,6 +72,7 @@ fn main() {
         cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
+        cli::Command::Ctl(a) => ctl::ctl(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

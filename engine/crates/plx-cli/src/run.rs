@@ -132,6 +132,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     if let Some(ms) = args.cpu_sample {
         cmd.env("PLX_CPU_SAMPLE", ms.to_string());
     }
+    if let Some(c) = &args.counters {
+        crate::ctl::check_events(c)?;
+        cmd.env("PLX_COUNTERS", c);
+    }
+    if let Some(s) = &args.reload_signal {
+        crate::ctl::signal_number(s)?;
+        cmd.env("PLX_COUNTERS_SIGNAL", s);
+    }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child
     // before exec: an ignored disposition would otherwise be inherited.

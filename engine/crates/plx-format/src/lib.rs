@@ -11,6 +11,7 @@
 
 mod bytes;
 pub mod clock;
+pub mod counters;
 pub mod cpu;
 mod error;
 pub mod event;
@@ -29,6 +30,9 @@ pub mod writer;
 
 pub use bytes::ShortPayload;
 pub use clock::{ClockMap, ClockSource, OffsetMap};
+pub use counters::{
+    CounterEpoch, CounterEvent, CounterRow, CounterSet, NodeCounters, ThreadCounters,
+};
 pub use cpu::CpuSamples;
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};

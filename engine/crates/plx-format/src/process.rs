@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::counters::{CounterEpoch, CounterSet, NodeCounters};
 use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
@@ -36,6 +37,10 @@ pub struct ThreadData {
     /// CPU time of `cputime` functions' profile nodes: (ThreadProfile node index, ns); the
     /// last NodeCpu record wins.
     pub node_cpu: Vec<(u32, u64)>,
+    /// Whole-thread counter totals: (set, one value per event); the last record of a set wins.
+    pub counters: Vec<(u32, Vec<u64>)>,
+    /// Counted calls of `counters` contexts, one record per set (the last of a set wins).
+    pub node_counters: Vec<NodeCounters>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -91,6 +96,10 @@ pub struct ProcessData {
     pub sync_objects: BTreeMap<u32, SyncObject>,
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
+    /// Counter event sets by id.
+    pub counter_sets: BTreeMap<u32, CounterSet>,
+    /// Counter configurations read (the start, then each reload), in file order.
+    pub counter_epochs: Vec<CounterEpoch>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -165,6 +174,20 @@ impl ProcessData {
                 self.thread_mut(c.thread).node_cpu = c.entries;
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
+            Record::CounterSet(s) => {
+                self.counter_sets.insert(s.set, s);
+            }
+            Record::CounterEpoch(e) => self.counter_epochs.push(e),
+            Record::ThreadCounters(c) => {
+                let td = self.thread_mut(c.thread);
+                td.counters.retain(|(s, _)| *s != c.set);
+                td.counters.push((c.set, c.values));
+            }
+            Record::NodeCounters(c) => {
+                let td = self.thread_mut(c.thread);
+                td.node_counters.retain(|o| o.set != c.set);
+                td.node_counters.push(c);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
 
 use crate::bytes::{FieldReader, Put, ShortPayload};
+use crate::counters::{self, CounterEpoch, CounterSet, NodeCounters, ThreadCounters};
 use crate::cpu::{self, CpuSamples};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
@@ -49,6 +50,14 @@ pub mod types {
     pub const NODE_CPU: u16 = 20;
     /// CpuSamples.
     pub const CPU_SAMPLES: u16 = 21;
+    /// CounterSet.
+    pub const COUNTER_SET: u16 = 22;
+    /// CounterEpoch.
+    pub const COUNTER_EPOCH: u16 = 23;
+    /// ThreadCounters.
+    pub const THREAD_COUNTERS: u16 = 24;
+    /// NodeCounters.
+    pub const NODE_COUNTERS: u16 = 25;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -417,6 +426,14 @@ pub enum Record {
     NodeCpu(NodeCpu),
     /// Type 21.
     CpuSamples(CpuSamples),
+    /// Type 22.
+    CounterSet(CounterSet),
+    /// Type 23.
+    CounterEpoch(CounterEpoch),
+    /// Type 24.
+    ThreadCounters(ThreadCounters),
+    /// Type 25.
+    NodeCounters(NodeCounters),
 }
 
 /// Why a record's payload could not be decoded.
@@ -473,6 +490,10 @@ impl Record {
             Record::SyncStats(_) => SYNC_STATS,
             Record::NodeCpu(_) => NODE_CPU,
             Record::CpuSamples(_) => CPU_SAMPLES,
+            Record::CounterSet(_) => COUNTER_SET,
+            Record::CounterEpoch(_) => COUNTER_EPOCH,
+            Record::ThreadCounters(_) => THREAD_COUNTERS,
+            Record::NodeCounters(_) => NODE_COUNTERS,
         }
     }
 
@@ -604,6 +625,10 @@ impl Record {
             SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
             NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
             CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
+            COUNTER_SET => Record::CounterSet(counters::decode_counter_set(&mut r)?),
+            COUNTER_EPOCH => Record::CounterEpoch(counters::decode_counter_epoch(&mut r)?),
+            THREAD_COUNTERS => Record::ThreadCounters(counters::decode_thread_counters(&mut r)?),
+            NODE_COUNTERS => Record::NodeCounters(counters::decode_node_counters(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -706,6 +731,10 @@ impl Record {
             Record::SyncStats(st) => sync::encode_sync_stats(st, out),
             Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
             Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
+            Record::CounterSet(s) => counters::encode_counter_set(s, out),
+            Record::CounterEpoch(e) => counters::encode_counter_epoch(e, out),
+            Record::ThreadCounters(t) => counters::encode_thread_counters(t, out),
+            Record::NodeCounters(c) => counters::encode_node_counters(c, out),
         }
     }
 }

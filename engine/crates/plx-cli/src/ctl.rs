@@ -1,0 +1,98 @@
+//! `plx ctl PID reload`: makes a program running under `plx run` re-read the `counters` rules
+//! of its filter file, by sending it the reload signal it was started with.
+
+use clap::ValueEnum;
+
+use crate::CliError;
+
+/// `plx ctl`.
+#[derive(clap::Args, Debug)]
+pub struct CtlArgs {
+    /// Process id of the measured program.
+    pub pid: i32,
+    /// What to do.
+    #[arg(value_enum)]
+    pub action: CtlAction,
+}
+
+/// `plx ctl` actions.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtlAction {
+    /// Re-read the filter file's `counters` rules; each function's next entry counts under
+    /// the new configuration.
+    Reload,
+}
+
+/// The signal number of USR1, USR2, SIGUSR1, SIGUSR2 or a number; 0 means none.
+pub fn signal_number(s: &str) -> Result<i32, CliError> {
+    match s {
+        "USR1" | "SIGUSR1" => Ok(libc::SIGUSR1),
+        "USR2" | "SIGUSR2" => Ok(libc::SIGUSR2),
+        _ => s
+            .parse::<i32>()
+            .ok()
+            .filter(|n| (0..65).contains(n))
+            .ok_or_else(|| {
+                CliError::new(
+                    2,
+                    format!("--reload-signal {s}: expected USR1, USR2, a signal number, or 0 for none"),
+                )
+            }),
+    }
+}
+
+/// `--counters EVENTS`: comma-separated, no empty name (the runtime checks the names).
+pub fn check_events(list: &str) -> Result<(), CliError> {
+    if list.split(',').any(|e| e.trim().is_empty()) {
+        return Err(CliError::new(
+            2,
+            format!("--counters {list}: expected EVENT[,EVENT...] (e.g. task-clock,page-faults)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `plx ctl`.
+pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
+    let path = format!("/proc/{}/environ", args.pid);
+    let env = std::fs::read(&path)
+        .map_err(|e| CliError::new(2, format!("process {}: cannot read {path}: {e}", args.pid)))?;
+    let var = |name: &str| {
+        env.split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok())
+            .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            .map(str::to_string)
+    };
+    if var("PLX_OUTPUT").is_none() {
+        return Err(CliError::new(
+            2,
+            format!("process {} is not running under `plx run`", args.pid),
+        ));
+    }
+    if var("PLX_FILTER").is_none() {
+        return Err(CliError::new(
+            2,
+            format!("process {} has no filter file to re-read (plx run --filter)", args.pid),
+        ));
+    }
+    let sig = signal_number(var("PLX_COUNTERS_SIGNAL").as_deref().unwrap_or("USR1"))?;
+    if sig == 0 {
+        return Err(CliError::new(
+            2,
+            format!("process {} was started with --reload-signal 0: it cannot reload", args.pid),
+        ));
+    }
+    match args.action {
+        CtlAction::Reload => {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            if unsafe { libc::kill(args.pid, sig) } != 0 {
+                return Err(CliError::new(
+                    1,
+                    format!("process {}: {}", args.pid, std::io::Error::last_os_error()),
+                ));
+            }
+            println!("process {}: reload requested (signal {sig})", args.pid);
+        }
+    }
+    Ok(())
+}
