@@ -1,7 +1,7 @@
 /* Functions with known counter behaviour: touch_pages(N) makes N minor faults on fresh pages,
  * no_touch() none, nap(K) K voluntary context switches, spin() CPU time only. Each thread of
  * `threads` faults its own number of pages. Usage: counters [pages K spins threads calls
- * pause_fd] (defaults below). */
+ * sync_dir] (defaults below). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,16 +60,26 @@ int main(int argc, char **argv)
     long spins = argc > 3 ? atol(argv[3]) : 50000000;
     int threads = argc > 4 ? atoi(argv[4]) : 2;
     int calls = argc > 5 ? atoi(argv[5]) : 100;
-    int pause_fd = argc > 6 ? atoi(argv[6]) : -1;
+    const char *sync_dir = argc > 6 ? argv[6] : NULL;
     touch_pages(pages);
     no_touch();
     nap(naps);
     spin(spins);
     for (int i = 0; i < calls; i++) {
-        if (pause_fd >= 0 && i == calls / 2) { /* half way: tell the test, wait for its go */
-            char c = 'h';
-            if (write(pause_fd + 1, &c, 1) != 1 || read(pause_fd, &c, 1) != 1)
-                return 3;
+        if (sync_dir && i == calls / 2) { /* half way: DIR/half holds our pid; wait for DIR/go */
+            char path[4096];
+            snprintf(path, sizeof path, "%s/half.tmp", sync_dir);
+            FILE *f = fopen(path, "w");
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+            char done[4096];
+            snprintf(done, sizeof done, "%s/half", sync_dir);
+            rename(path, done);
+            snprintf(path, sizeof path, "%s/go", sync_dir);
+            while (access(path, F_OK) != 0) {
+                struct timespec d = {0, 2000000};
+                nanosleep(&d, NULL);
+            }
         }
         step(i);
     }
