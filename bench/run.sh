@@ -70,6 +70,16 @@ if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
   bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
 fi
 
+# counters: a counted call (entry + exit, one group read of 3 software counters at each) against
+# the same function measured uncounted, in the same run; and the cost of the read itself
+counted_calls=${PLX_BENCH_COUNTED_CALLS:-500000}
+echo "counters leaf task-clock,page-faults,context-switches" > "$out/counters.filter"
+uncounted=$(best measured uncounted "$out/overhead-inst" "$counted_calls")
+counted=$(best measured counted PLX_FILTER="$out/counters.filter" "$out/overhead-inst" "$counted_calls")
+cc -O2 bench/counters.c -o "$out/counters-read"
+read_line=$("$out/counters-read" 1000000 | head -1)
+rdpmc_line=$("$out/counters-read" 1000000 | tail -1)
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -126,6 +136,14 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   [ -n "$uftrace_ns" ] && echo "| uftrace record (same binary, $uftrace_calls calls) | $uftrace_ns | $(over "$uftrace_ns" "$plain") | comparison |"
   echo
   echo "Trace size: $trace_bytes bytes for $((2 * calls)) events = **$bytes_per_event bytes/event** (target ≤ 8)."
+  echo
+  echo "Counters (bench/counters.c; a call of \`leaf\` counted by \`counters leaf task-clock,page-faults,context-switches\`, $counted_calls calls):"
+  echo
+  echo "| uncounted (profile) | counted | added per call | one group read |"
+  echo "|---|---|---|---|"
+  echo "| $uncounted ns | $counted ns | $(over "$counted" "$uncounted") ns | ${read_line%% (*} |"
+  echo
+  echo "rdpmc: ${rdpmc_line}"
   echo
   echo "Uncontended pthread mutex lock/unlock pair (bench/locks.c, 10,000,000 pairs), ns per pair:"
   echo
