@@ -233,3 +233,25 @@ def test_version_matches_written_by(fib_bin, tmp_path):
     run(out, fib_bin)
     assert re.search(r"written by\s+parallax %s\b" % re.escape(version), plx("info", out).stdout)
 
+
+
+
+def help_flags(command):
+    """The flags `plx COMMAND --help` lists: {'-o', '--output', '--trace', ..., '--help'}."""
+    text = plx(command, "--help").stdout.split("Options:", 1)[1]
+    flags = set()
+    for line in text.splitlines():
+        m = re.match(r"\s+(?:(-\w), )?(--[\w-]+)", line)
+        if m:
+            flags |= {f for f in m.groups() if f}
+    return flags
+
+
+def test_every_run_flag_is_documented_and_every_documented_flag_exists():
+    """Both ways: `plx run --help` and the Options table of docs/commands/plx-run.md list the
+    same flags (those setting PLX_* variables come from runtime/src/core/options.def)."""
+    documented, _ = doc_options("plx-run.md")
+    flags = help_flags("run")
+    assert {"-o", "--output", "--trace", "--filter", "--buffer", "--clock", "--cpu-sample",
+            "--session", "--app", "-h", "--help"} <= flags
+    assert flags == documented

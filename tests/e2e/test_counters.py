@@ -253,7 +253,18 @@ def test_reload_switches_events_at_the_next_call(counters_bin, tmp_path):
 
 def test_bad_counters_rule_names_file_and_line(counters_bin, tmp_path):
     filt = tmp_path / "bad.filter"
-    filt.write_text("counters step task-clock\ncounters step a | b\n")
+    filt.write_text(
+        "counters step task-clock\n"
+        "counters step cycels\n"
+        "counters step task-clock | page-faults\n"
+        "counters step task-clock every 10\n"
+        "counters step\n"
+    )
     cp = plx("run", "-o", tmp_path / "bad", "--filter", filt, "--", counters_bin, check=False)
     assert cp.returncode == 2
-    assert "bad.filter:2: several event sets need 'every N'" in cp.stderr, cp.stderr
+    assert "bad.filter:2: unknown counter 'cycels'" in cp.stderr, cp.stderr
+    assert "bad.filter:3: several event sets need 'every N'" in cp.stderr, cp.stderr
+    assert "bad.filter:4: 'every N' needs several event sets" in cp.stderr, cp.stderr
+    assert "bad.filter:5: expected at least one event" in cp.stderr, cp.stderr
+    assert "bad.filter:1:" not in cp.stderr
+    assert not (tmp_path / "bad").exists()

@@ -1,11 +1,10 @@
 /* The clock: TSC ticks calibrated against CLOCK_MONOTONIC, or CLOCK_MONOTONIC itself, or
  * CLOCK_MONOTONIC_COARSE (PLX_CLOCK=coarse: the kernel's tick, read from the vDSO without
- * touching the clock source). Calibration pairs always read CLOCK_MONOTONIC. */
+ * touching the clock source), as plx_cfg.clock chooses (its words are options.def's, in the
+ * order of enum plx_clock_kind). Calibration pairs always read CLOCK_MONOTONIC. */
 #include "plx_internal.h"
 
 #include <cpuid.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 int plx_clock_kind = PLX_CLOCK_MONOTONIC;
@@ -45,14 +44,20 @@ static int tsc_invariant(void)
 
 void plx_clock_init(void)
 {
-    const char *want = getenv("PLX_CLOCK");
+    int want = plx_cfg.clock; /* -1: unset */
     struct timespec res;
-    if (want && strcmp(want, "coarse") == 0 && clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
-        plx_clock_kind = PLX_CLOCK_COARSE;
-        clock_rate = 1e9;
-        return;
+    if (want == PLX_CLOCK_COARSE) {
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
+            plx_clock_kind = PLX_CLOCK_COARSE;
+            clock_rate = 1e9;
+            return;
+        }
+        plx_warn("PLX_CLOCK=coarse: CLOCK_MONOTONIC_COARSE is not available; using monotonic");
+        want = PLX_CLOCK_MONOTONIC;
     }
-    if ((want && strcmp(want, "monotonic") == 0) || !tsc_invariant()) {
+    if (want == PLX_CLOCK_TSC && !tsc_invariant())
+        plx_warn("PLX_CLOCK=tsc: the time-stamp counter is not invariant here; using monotonic");
+    if (want == PLX_CLOCK_MONOTONIC || !tsc_invariant()) {
         plx_clock_kind = PLX_CLOCK_MONOTONIC;
         clock_rate = 1e9;
         return;

@@ -1,4 +1,5 @@
-/* Options of the runtime, each declared once: environment variable, default, meaning. */
+/* The runtime's settings: each PLX_* variable of the table (options.def) read from the
+ * environment by its type's grammar (options.c) into plx_cfg. No other file reads PLX_*. */
 #include "plx_internal.h"
 
 #include <stdio.h>
@@ -6,79 +7,130 @@
 #include <string.h>
 
 struct plx_config plx_cfg;
+static unsigned char given[PLX_OPT_COUNT];
 
-static int parse_size(const char *s, size_t *out)
+/* Where each option's value goes in plx_cfg. */
+static const size_t field_offset[PLX_OPT_COUNT] = {
+#define PLX_OPTION(NAME, FIELD, ...) offsetof(struct plx_config, FIELD),
+#include "options.def"
+#undef PLX_OPTION
+};
+
+static void store(const struct plx_option *o, size_t offset, const char *text, uint64_t v)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
+    char *field = (char *)&plx_cfg + offset;
+    switch (o->type) {
+    case PLX_TYPE_PATH:
+    case PLX_TYPE_TEXT:
+        memcpy(field, text, (size_t)v + 1);
+        break;
+    case PLX_TYPE_BOOL:
+    case PLX_TYPE_CHOICE:
+        *(int *)field = (int)v;
+        break;
+    default:
+        *(uint64_t *)field = v;
+        break;
     }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
-        return -1;
-    *out = (size_t)v;
-    return 0;
 }
 
-static size_t size_option(const char *var, size_t def, size_t min, size_t max)
+/* Stores the default of option i; a table without a valid default is a bug caught by the
+ * plx-cli test that parses every default. */
+static void store_default(int i)
 {
-    const char *s = getenv(var);
-    size_t v;
-    if (!s || !*s)
-        return def;
-    if (parse_size(s, &v) || v < min || v > max) {
-        plx_warn("%s=%s is not a size between %zu and %zu; using %zu", var, s, min, max, def);
-        return def;
+    const struct plx_option *o = &plx_options[i];
+    char err[256];
+    uint64_t v = 0;
+    if (o->def && plx_option_parse(o, o->def, &v, err, sizeof err) == 0) {
+        store(o, field_offset[i], o->def, v);
+        return;
     }
-    return v;
+    if (o->type == PLX_TYPE_CHOICE)
+        store(o, field_offset[i], "", (uint64_t)-1);
+    else
+        store(o, field_offset[i], "", 0);
 }
 
-/* A whole number of `var` in [min, max]; `def` when unset, empty or invalid (with a warning). */
-static uint32_t uint_option(const char *var, uint32_t def, uint32_t min, uint32_t max)
+static void print_settings(void)
 {
-    const char *s = getenv(var);
-    if (!s || !*s)
-        return def;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *end || v < min || v > max) {
-        plx_warn("%s=%s is not a whole number between %u and %u; using %u", var, s, min, max, def);
-        return def;
+    char line[8192];
+    size_t n = 0;
+    for (int i = 0; i < PLX_OPT_COUNT && n < sizeof line; i++) {
+        const struct plx_option *o = &plx_options[i];
+        const char *field = (const char *)&plx_cfg + field_offset[i];
+        char val[PLX_PATH_CAP];
+        switch (o->type) {
+        case PLX_TYPE_PATH:
+        case PLX_TYPE_TEXT:
+            snprintf(val, sizeof val, "%s", field);
+            break;
+        case PLX_TYPE_BOOL:
+            snprintf(val, sizeof val, "%d", *(const int *)field);
+            break;
+        case PLX_TYPE_CHOICE:
+            if (*(const int *)field < 0)
+                snprintf(val, sizeof val, "(unset)");
+            else
+                plx_option_format(o, (uint64_t) * (const int *)field, val, sizeof val);
+            break;
+        default:
+            plx_option_format(o, *(const uint64_t *)field, val, sizeof val);
+            break;
+        }
+        n += (size_t)snprintf(line + n, sizeof line - n, " %s=%s", o->name, val);
     }
-    return (uint32_t)v;
+    plx_warn("settings:%s", line);
 }
 
-static void string_option(const char *var, char *dst, size_t cap)
+/* A PLX_* variable of neither list is a typo or a setting of another version: said, not
+ * silently ignored. */
+static void warn_unknown(void)
 {
-    const char *s = getenv(var);
-    dst[0] = 0;
-    if (s && strlen(s) < cap)
-        strcpy(dst, s);
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "PLX_", 4) == 0 && !plx_option_known(*e))
+            plx_warn("%.*s is not a setting of this version (see docs/commands/plx-run.md); "
+                     "ignored", (int)strcspn(*e, "="), *e);
 }
 
-/* Returns 0 when an experiment is to be written (PLX_OUTPUT set). */
 int plx_config_load(void)
 {
-    string_option("PLX_OUTPUT", plx_cfg.output, sizeof plx_cfg.output);
-    string_option("PLX_FILTER", plx_cfg.filter, sizeof plx_cfg.filter);
-    const char *tr = getenv("PLX_TRACE");
-    plx_cfg.trace = tr && *tr && strcmp(tr, "0") != 0;
-    plx_cfg.buffer_bytes = size_option("PLX_BUFFER", 1u << 20, 4096, (size_t)1 << 32) & ~(size_t)7;
-    plx_cfg.max_nodes = (uint32_t)size_option("PLX_MAX_NODES", 1u << 20, 16, 1u << 28);
-    plx_cfg.max_depth = (uint32_t)size_option("PLX_MAX_DEPTH", 4096, 16, 1u << 20);
-    /* CPU sampling period in ms (0: off); on by default when tracing: a trace's time axis is
-     * what the samples are shown against */
-    plx_cfg.cpu_sample_ms = uint_option("PLX_CPU_SAMPLE", plx_cfg.trace ? 10 : 0, 0, 3600000);
-    const char *v = getenv("PLX_VERBOSE");
-    plx_cfg.verbose = v && *v && strcmp(v, "0") != 0;
-    const char *patch = getenv("PLX_PATCH");
-    plx_cfg.patch = !(patch && strcmp(patch, "0") == 0);
+    for (int i = 0; i < PLX_OPT_COUNT; i++) {
+        const struct plx_option *o = &plx_options[i];
+        const char *s = getenv(o->name);
+        char err[256];
+        uint64_t v;
+        given[i] = 0;
+        store_default(i);
+        if (!s || !*s)
+            continue;
+        if (plx_option_parse(o, s, &v, err, sizeof err) != 0) {
+            if (o->def)
+                plx_warn("%s=%s: %s; using the default, %s", o->name, s, err, o->def);
+            else
+                plx_warn("%s=%s: %s; left unset", o->name, s, err);
+            continue;
+        }
+        store(o, field_offset[i], s, v);
+        given[i] = 1;
+    }
+    plx_cfg.buffer_bytes &= ~(uint64_t)7;
+    /* a trace's time axis is what the CPU samples are shown against */
+    if (!given[PLX_OPT_CPU_SAMPLE])
+        plx_cfg.cpu_sample_ms = plx_cfg.trace ? 10 : 0;
+    if (plx_cfg.output[0])
+        warn_unknown();
+    if (plx_cfg.verbose && plx_cfg.output[0])
+        print_settings();
     return plx_cfg.output[0] ? 0 : -1;
+}
+
+int plx_config_given(int id)
+{
+    return id >= 0 && id < PLX_OPT_COUNT && given[id];
+}
+
+const struct plx_config *plx_ext_config(void)
+{
+    return &plx_cfg;
 }

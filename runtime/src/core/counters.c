@@ -8,6 +8,7 @@
  * Each thread opens a set's group itself (perf_event_open on the calling thread), at its start
  * for set 0 and at its first counted call of a set for the others. */
 #include "counters.h"
+#include "counter_events.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,103 +33,23 @@ enum { PLX_REC_COUNTER_SET = 22, PLX_REC_COUNTER_EPOCH = 23, PLX_REC_THREAD_COUN
 #define PLX_EXT_COUNTED_CALL 10u
 #define PLX_EXT_COUNTER_EPOCH 11u
 
-/* ---- event names -------------------------------------------------------------------------- */
-
-struct named { const char *name; uint32_t type; uint64_t config; };
-
-static const struct named generic[] = {
-    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
-    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
-    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-    {"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-    {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
-    {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
-    {"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
-    {"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-    {"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
-    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-    {"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
-    {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
-    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
-    {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-    {"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
-    {"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
-    {"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
-    {"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-    {"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-};
-
-static const struct named caches[] = {
-    {"L1-dcache", 0, PERF_COUNT_HW_CACHE_L1D}, {"L1-icache", 0, PERF_COUNT_HW_CACHE_L1I},
-    {"LLC", 0, PERF_COUNT_HW_CACHE_LL},        {"dTLB", 0, PERF_COUNT_HW_CACHE_DTLB},
-    {"iTLB", 0, PERF_COUNT_HW_CACHE_ITLB},     {"branch", 0, PERF_COUNT_HW_CACHE_BPU},
-    {"node", 0, PERF_COUNT_HW_CACHE_NODE},
-};
-
-static const struct named cache_ops[] = {
-    {"loads", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"load-misses", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
-    {"stores", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"store-misses", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
-    {"prefetches", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"prefetch-misses", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
-};
-
-/* A PAPI name: a preset (PAPI_TOT_INS) or a native event of a component (perf::PAGE-FAULTS). */
-static int papi_name(const char *name)
-{
-    return strncmp(name, "PAPI_", 5) == 0 || strstr(name, "::") != NULL;
-}
+/* ---- event names (counter_events.c) ------------------------------------------------------ */
 
 /* Fills `attr` for a perf name; 0 on success, -1 for a name that is not one. */
 static int perf_attr(const char *name, struct perf_event_attr *attr)
 {
     memset(attr, 0, sizeof *attr);
     attr->size = sizeof *attr;
-    for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
-        if (strcmp(name, generic[i].name) == 0) {
-            attr->type = generic[i].type;
-            attr->config = generic[i].config;
-            return 0;
-        }
-    if (name[0] == 'r' && name[1]) {
-        char *end;
-        unsigned long long raw = strtoull(name + 1, &end, 16);
-        if (!*end) {
-            attr->type = PERF_TYPE_RAW;
-            attr->config = raw;
-            return 0;
-        }
-    }
-    for (size_t c = 0; c < sizeof caches / sizeof caches[0]; c++) {
-        size_t n = strlen(caches[c].name);
-        if (strncmp(name, caches[c].name, n) != 0 || name[n] != '-')
-            continue;
-        for (size_t o = 0; o < sizeof cache_ops / sizeof cache_ops[0]; o++)
-            if (strcmp(name + n + 1, cache_ops[o].name) == 0) {
-                attr->type = PERF_TYPE_HW_CACHE;
-                attr->config = caches[c].config | (cache_ops[o].config << 8);
-                return 0;
-            }
-    }
-    return -1;
+    uint64_t config;
+    if (plx_counter_event_lookup(name, &attr->type, &config) != 0)
+        return -1;
+    attr->config = config;
+    return 0;
 }
 
-int plx_counter_event_known(const char *name)
+static int papi_name(const char *name)
 {
-    struct perf_event_attr a;
-    if (perf_attr(name, &a) == 0)
-        return 1;
-#ifdef PLX_HAVE_PAPI
-    return papi_name(name);
-#else
-    return 0;
-#endif
+    return plx_counter_papi_name(name);
 }
 
 /* ---- sets and contexts ------------------------------------------------------------------- */
@@ -317,7 +238,7 @@ void plx_counters_begin(void)
     staged_n = 0;
 }
 
-void plx_counters_add_rule(const struct plx_counter_rule *rule)
+void plx_counters_add_rule(const struct plx_filter_rule *rule)
 {
     if (ncontexts >= PLX_CTR_MAX_CONTEXTS) {
         plx_warn("more than %d counters rules: '%s' is not counted", PLX_CTR_MAX_CONTEXTS, rule->glob);
@@ -823,17 +744,17 @@ void plx_counters_rewrite(void)
 
 /* ---- start -------------------------------------------------------------------------------- */
 
-/* PLX_COUNTERS=EV[,EV...]: whole-thread totals. PLX_COUNTERS_SIGNAL=N|USR1|USR2|0. */
+/* PLX_COUNTERS (whole-thread totals) and PLX_COUNTERS_SIGNAL, from the option table. */
 void plx_counters_init(void)
 {
-    const char *list = getenv("PLX_COUNTERS");
-    if (list && *list) {
-        char buf[1024];
+    const char *list = plx_cfg.counters;
+    if (list[0]) {
+        char buf[sizeof plx_cfg.counters];
         const char *names[PLX_CTR_MAX_EVENTS];
         unsigned n = 0;
         snprintf(buf, sizeof buf, "%s", list);
         for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-            if (!plx_counter_event_known(w)) {
+            if (!plx_counter_event_valid(w)) {
                 plx_warn("PLX_COUNTERS: unknown event '%s' (docs/formats/counters.md lists them)", w);
                 continue;
             }
@@ -855,23 +776,8 @@ void plx_counters_init(void)
     if (!ncontexts)
         return;
     region_context = map(sizeof(uint16_t) * PLX_MAX_REGIONS);
-    const char *sig = getenv("PLX_COUNTERS_SIGNAL");
-    if (sig && *sig) {
-        if (strcmp(sig, "USR1") == 0 || strcmp(sig, "SIGUSR1") == 0)
-            reload_signal = SIGUSR1;
-        else if (strcmp(sig, "USR2") == 0 || strcmp(sig, "SIGUSR2") == 0)
-            reload_signal = SIGUSR2;
-        else {
-            char *end;
-            long v = strtol(sig, &end, 10);
-            if (*end || v < 0 || v >= NSIG) {
-                plx_warn("PLX_COUNTERS_SIGNAL=%s is not a signal (USR1, USR2, a number, or 0 for "
-                         "none); using USR1", sig);
-                v = SIGUSR1;
-            }
-            reload_signal = (int)v;
-        }
-    }
+    /* the choices of PLX_COUNTERS_SIGNAL, in options.def's order */
+    reload_signal = plx_cfg.counters_signal == 1 ? SIGUSR2 : plx_cfg.counters_signal == 2 ? 0 : SIGUSR1;
     if (reload_signal == 0 || !plx_cfg.filter[0])
         return;
     pthread_t th;

@@ -10,8 +10,9 @@
 #define PLX_COUNTERS_H
 
 #include "plx_internal.h"
+#include "filter_parse.h"
 
-#define PLX_CTR_MAX_EVENTS 8   /* events in one set (a perf group) */
+#define PLX_CTR_MAX_EVENTS PLX_FILTER_MAX_EVENTS /* events in one set (a perf group) */
 #define PLX_CTR_MAX_SETS 64    /* event sets of a run, over every reload */
 #define PLX_CTR_MAX_CONTEXTS 128
 
@@ -19,20 +20,9 @@
 #define PLX_FRAME_CPU 1ull
 #define PLX_FRAME_COUNTED 2ull
 
-/* A `counters` rule as the filter parser read it: sets of event names, switched every `every`
- * calls (0: one set). Names point into the caller's line buffer. */
-struct plx_counter_rule {
-    const char *glob;
-    unsigned nsets, every;
-    unsigned nevents[PLX_CTR_MAX_SETS];
-    const char *events[PLX_CTR_MAX_SETS][PLX_CTR_MAX_EVENTS];
-};
-
-/* Whether `name` is an event this build knows (perf name, raw rNNNN, or PAPI name with PAPI). */
-PLX_HIDDEN int plx_counter_event_known(const char *name);
 /* Starts a new configuration (epoch) of contexts; rules are added, then committed. */
 PLX_HIDDEN void plx_counters_begin(void);
-PLX_HIDDEN void plx_counters_add_rule(const struct plx_counter_rule *rule);
+PLX_HIDDEN void plx_counters_add_rule(const struct plx_filter_rule *rule);
 PLX_HIDDEN void plx_counters_commit(const char *path, int bad_lines);
 
 /* At process start, after the filter: PLX_COUNTERS (whole-thread totals), the reload signal. */

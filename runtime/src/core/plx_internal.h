@@ -35,21 +35,30 @@ static inline uint64_t plx_ticks(void)
     return plx_clock_slow();
 }
 
-/* ---- configuration (config.c): every option declared once ---------------------------------- */
+/* ---- configuration (config.c): every PLX_* setting, from the table in options.def ----------- */
+#include "options.h"
+/* A member per option, of its type's C type: PATH and TEXT chars, BOOL int, UINT and SIZE uint64_t,
+ * CHOICE int (the word's index, -1 when unset without a default). */
+#define PLX_FIELD_PATH(f) char f[PLX_PATH_CAP];
+#define PLX_FIELD_BOOL(f) int f;
+#define PLX_FIELD_UINT(f) uint64_t f;
+#define PLX_FIELD_SIZE(f) uint64_t f;
+#define PLX_FIELD_CHOICE(f) int f;
+#define PLX_FIELD_TEXT(f) char f[PLX_PATH_CAP];
 struct plx_config {
-    char output[4096];     /* PLX_OUTPUT: experiment directory */
-    int trace;             /* PLX_TRACE: record events instead of the callpath tree */
-    size_t buffer_bytes;   /* PLX_BUFFER: per-thread trace buffer */
-    uint32_t max_nodes;    /* PLX_MAX_NODES: callpath nodes per thread */
-    uint32_t max_depth;    /* PLX_MAX_DEPTH: call stack depth per thread */
-    char filter[4096];     /* PLX_FILTER: filter file */
-    int verbose;           /* PLX_VERBOSE */
-    int patch;             /* PLX_PATCH: remove hook calls of excluded functions (default 1) */
-    uint32_t cpu_sample_ms; /* PLX_CPU_SAMPLE: CPU sampling period, ms; 0 off (default 10 with
-                               PLX_TRACE, else 0) */
+#define PLX_OPTION(NAME, FIELD, TYPE, ...) PLX_FIELD_##TYPE(FIELD)
+#include "options.def"
+#undef PLX_OPTION
 };
 PLX_HIDDEN extern struct plx_config plx_cfg;
+/* Reads every option from the environment (the only reader of PLX_* variables); a value outside
+ * its grammar is reported by name and its default used. Returns 0 when an experiment is to be
+ * written (PLX_OUTPUT set). */
 PLX_HIDDEN int plx_config_load(void);
+/* Whether the environment gave option `id` (enum plx_option_id) a valid value. */
+PLX_HIDDEN int plx_config_given(int id);
+/* The configuration, for extensions (libplx-mpi). */
+__attribute__((visibility("default"))) const struct plx_config *plx_ext_config(void);
 
 /* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
 /* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c). */
@@ -274,6 +283,7 @@ PLX_HIDDEN void plx_modules_rewrite(void);
 
 /* ---- filter (filter.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_filter_load(const char *path);
+PLX_HIDDEN const char *plx_filter_text(void); /* the file as loaded, whole; NULL: none */
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_filter_cputime(const char *name, const char *file);
 PLX_HIDDEN void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f);

@@ -89,15 +89,9 @@ static void write_process_info(void)
 
 static void write_filter_text(void)
 {
-    if (!plx_cfg.filter[0])
+    const char *text = plx_filter_text();
+    if (!text)
         return;
-    FILE *f = fopen(plx_cfg.filter, "re");
-    if (!f)
-        return;
-    static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_rec_str(&rec, text);

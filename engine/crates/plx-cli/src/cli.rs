@@ -57,18 +57,10 @@ pub enum Command {
 /// `plx run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Experiment directory [default: plx-<program>-<YYYYMMDD-HHMMSS>].
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
-    pub output: Option<PathBuf>,
-    /// Also record an event trace (trace.plx).
-    #[arg(long)]
-    pub trace: bool,
-    /// Filter file choosing which functions are measured.
-    #[arg(long, value_name = "FILE")]
-    pub filter: Option<PathBuf>,
-    /// Per-thread buffer size: bytes, or with a K, M or G suffix (64K, 4M, 1G).
-    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
-    pub buffer: Option<u64>,
+    /// The flags setting PLX_* variables, from the runtime's option table
+    /// (runtime/src/core/options.def): -o/--output, --trace, --filter, --buffer, --clock, ...
+    #[command(flatten)]
+    pub settings: crate::options::RunSettings,
     /// Measure into session DIR (several applications in one session): the experiment goes to
     /// DIR/APP and DIR/session.txt lists it.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
@@ -76,49 +68,9 @@ pub struct RunArgs {
     /// The application's name in the session [default: the program's name]; needs --session.
     #[arg(long, value_name = "NAME", requires = "session")]
     pub app: Option<String>,
-    /// Timestamp clock: tsc (default where the TSC is invariant), monotonic
-    /// (CLOCK_MONOTONIC), or coarse (CLOCK_MONOTONIC_COARSE: the kernel tick, a few ms).
-    #[arg(long, value_enum, value_name = "CLOCK")]
-    pub clock: Option<ClockChoice>,
-    /// Sample every measured thread's CPU time every MS milliseconds (a runtime thread of its
-    /// own; `plx histogram --metric cpu` shows the samples) [default: 10 with --trace, else
-    /// off; 0: off].
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(0..=3_600_000))]
-    pub cpu_sample: Option<u32>,
-    /// Count these events over each thread's whole life (comma-separated perf names such as
-    /// task-clock,page-faults,context-switches; hardware events where the machine has a PMU;
-    /// PAPI names when built with PAPI): `plx report --counters` shows the totals.
-    #[arg(long, value_name = "EVENTS")]
-    pub counters: Option<String>,
-    /// The signal that makes the program re-read the filter file's `counters` rules (USR1,
-    /// USR2, a number, or 0 for none) [default: USR1]; `plx ctl PID reload` sends it.
-    #[arg(long, value_name = "SIG")]
-    pub reload_signal: Option<String>,
     /// The program and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-/// `plx run --clock`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockChoice {
-    /// The TSC, calibrated against CLOCK_MONOTONIC.
-    Tsc,
-    /// CLOCK_MONOTONIC.
-    Monotonic,
-    /// CLOCK_MONOTONIC_COARSE.
-    Coarse,
-}
-
-impl ClockChoice {
-    /// The PLX_CLOCK value.
-    pub fn env(self) -> &'static str {
-        match self {
-            ClockChoice::Tsc => "tsc",
-            ClockChoice::Monotonic => "monotonic",
-            ClockChoice::Coarse => "coarse",
-        }
-    }
 }
 
 /// Grouping of `plx report` tables.

@@ -23,33 +23,13 @@ pub enum CtlAction {
     Reload,
 }
 
-/// The signal number of USR1, USR2, SIGUSR1, SIGUSR2 or a number; 0 means none.
-pub fn signal_number(s: &str) -> Result<i32, CliError> {
-    match s {
-        "USR1" | "SIGUSR1" => Ok(libc::SIGUSR1),
-        "USR2" | "SIGUSR2" => Ok(libc::SIGUSR2),
-        _ => s
-            .parse::<i32>()
-            .ok()
-            .filter(|n| (0..65).contains(n))
-            .ok_or_else(|| {
-                CliError::new(
-                    2,
-                    format!("--reload-signal {s}: expected USR1, USR2, a signal number, or 0 for none"),
-                )
-            }),
+/// The signal of a PLX_COUNTERS_SIGNAL value (options.def: USR1, USR2 or none); None for none.
+fn signal_of(value: &str) -> Option<i32> {
+    match value {
+        "USR2" => Some(libc::SIGUSR2),
+        "none" => None,
+        _ => Some(libc::SIGUSR1),
     }
-}
-
-/// `--counters EVENTS`: comma-separated, no empty name (the runtime checks the names).
-pub fn check_events(list: &str) -> Result<(), CliError> {
-    if list.split(',').any(|e| e.trim().is_empty()) {
-        return Err(CliError::new(
-            2,
-            format!("--counters {list}: expected EVENT[,EVENT...] (e.g. task-clock,page-faults)"),
-        ));
-    }
-    Ok(())
 }
 
 /// Runs `plx ctl`.
@@ -75,13 +55,12 @@ pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
             format!("process {} has no filter file to re-read (plx run --filter)", args.pid),
         ));
     }
-    let sig = signal_number(var("PLX_COUNTERS_SIGNAL").as_deref().unwrap_or("USR1"))?;
-    if sig == 0 {
+    let Some(sig) = signal_of(var("PLX_COUNTERS_SIGNAL").as_deref().unwrap_or("USR1")) else {
         return Err(CliError::new(
             2,
-            format!("process {} was started with --reload-signal 0: it cannot reload", args.pid),
+            format!("process {} was started with --reload-signal none: it cannot reload", args.pid),
         ));
-    }
+    };
     match args.action {
         CtlAction::Reload => {
             // SAFETY: kill(2) has no memory-safety preconditions.

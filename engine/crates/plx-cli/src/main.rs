@@ -13,12 +13,12 @@ mod hierarchy;
 mod histogram;
 mod info;
 mod mpi_detect;
+mod options;
 mod query;
 mod report;
 mod run;
 mod session;
 mod signals;
-mod size;
 mod units;
 
 use clap::Parser;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::cli::RunArgs;
+use crate::options::Kind;
 use crate::signals::signal_name;
 use crate::CliError;
 
@@ -27,6 +28,15 @@ fn absolute(p: &Path) -> Result<PathBuf, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::new(2, format!("cannot read the current directory: {e}")))?;
     Ok(cwd.join(p))
+}
+
+/// Sets variable `name` to `path` when the runtime can take it.
+fn set_path(cmd: &mut Command, name: &str, path: &Path) -> Result<(), CliError> {
+    crate::options::setting(name)
+        .parse(&path.to_string_lossy())
+        .map_err(|e| CliError::new(2, format!("{}: {e}", path.display())))?;
+    cmd.env(name, path);
+    Ok(())
 }
 
 /// `YYYYMMDD-HHMMSS` in local time.
@@ -70,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         ));
     }
     let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
-    let filter = match &args.filter {
+    let filter = match args.settings.get("PLX_FILTER").map(Path::new) {
         Some(f) => {
             if !f.is_file() {
                 return Err(CliError::new(
@@ -93,7 +103,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             };
             crate::session::join(session, &app)?
         }
-        None => args.output.clone().unwrap_or_else(|| default_dir(program)),
+        None => args
+            .settings
+            .get("PLX_OUTPUT")
+            .map_or_else(|| default_dir(program), PathBuf::from),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
@@ -113,32 +126,21 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         preload.push(old);
     }
     let mut cmd = Command::new(program);
-    cmd.args(&args.command[1..])
-        .env("LD_PRELOAD", preload)
-        .env("PLX_OUTPUT", &dir_abs);
-    if args.trace {
-        cmd.env("PLX_TRACE", "1");
+    cmd.args(&args.command[1..]).env("LD_PRELOAD", preload);
+    // each flag's value was checked by the runtime's grammar as clap parsed it; paths go
+    // absolute, within the runtime's length limit
+    for (setting, value) in args.settings.iter() {
+        match (setting.name, setting.kind) {
+            ("PLX_OUTPUT" | "PLX_FILTER", _) => {}
+            (_, Kind::Path) => set_path(&mut cmd, setting.name, &absolute(Path::new(value))?)?,
+            _ => {
+                cmd.env(setting.name, value);
+            }
+        }
     }
+    set_path(&mut cmd, "PLX_OUTPUT", &dir_abs)?;
     if let Some(f) = &filter {
-        cmd.env("PLX_FILTER", f);
-    }
-    if let Some(b) = args.buffer {
-        cmd.env("PLX_BUFFER", b.to_string());
-    }
-    if let Some(c) = args.clock {
-        cmd.env("PLX_CLOCK", c.env());
-    }
-    // the runtime's default (10 ms when tracing, else off) applies when not given
-    if let Some(ms) = args.cpu_sample {
-        cmd.env("PLX_CPU_SAMPLE", ms.to_string());
-    }
-    if let Some(c) = &args.counters {
-        crate::ctl::check_events(c)?;
-        cmd.env("PLX_COUNTERS", c);
-    }
-    if let Some(s) = &args.reload_signal {
-        crate::ctl::signal_number(s)?;
-        cmd.env("PLX_COUNTERS_SIGNAL", s);
+        set_path(&mut cmd, "PLX_FILTER", f)?;
     }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child

@@ -19,19 +19,12 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int rounds(void)
-{
-    const char *e = getenv("PLX_MPI_SYNC_ROUNDS");
-    int n = e ? atoi(e) : 5;
-    return n < 1 ? 1 : n > 100 ? 100 : n;
-}
-
 void plx_mpi_clock_sync(int when)
 {
     MPI_Comm comm;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS)
         return;
-    int n = rounds();
+    int n = (int)plx_ext_config()->mpi_sync_rounds;
     uint64_t best_rtt = UINT64_MAX, local = mono_ns();
     int64_t offset = 0;
     char mine[256] = "", host0[256] = "";
