@@ -136,7 +136,11 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
         if d.counters.is_empty() && d.node_counters.is_empty() {
             continue;
         }
-        let nodes = d.profile.as_ref().map(|p| p.nodes.as_slice()).unwrap_or(&[]);
+        let nodes = d
+            .profile
+            .as_ref()
+            .map(|p| p.nodes.as_slice())
+            .unwrap_or(&[]);
         let mut calls = Vec::new();
         for nc in &d.node_counters {
             for r in &nc.rows {
@@ -168,7 +172,9 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
             .map(|c| {
                 calls
                     .iter()
-                    .filter(|o| o.region == c.region && o.path == c.path && ctx(o.set) == ctx(c.set))
+                    .filter(|o| {
+                        o.region == c.region && o.path == c.path && ctx(o.set) == ctx(c.set)
+                    })
                     .map(|o| o.calls)
                     .sum()
             })

@@ -52,13 +52,19 @@ pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
     if var("PLX_FILTER").is_none() {
         return Err(CliError::new(
             2,
-            format!("process {} has no filter file to re-read (plx run --filter)", args.pid),
+            format!(
+                "process {} has no filter file to re-read (plx run --filter)",
+                args.pid
+            ),
         ));
     }
     let Some(sig) = signal_of(var("PLX_COUNTERS_SIGNAL").as_deref().unwrap_or("USR1")) else {
         return Err(CliError::new(
             2,
-            format!("process {} was started with --reload-signal none: it cannot reload", args.pid),
+            format!(
+                "process {} was started with --reload-signal none: it cannot reload",
+                args.pid
+            ),
         ));
     };
     match args.action {

@@ -4,8 +4,8 @@
 mod cli;
 mod comm;
 mod compare;
-mod ctl;
 mod critical_path;
+mod ctl;
 mod display;
 mod export;
 mod filter;

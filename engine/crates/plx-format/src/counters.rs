@@ -156,9 +156,7 @@ fn values(r: &mut FieldReader, n: u32) -> Result<Vec<u64>, DecodeProblem> {
     (0..n).map(|_| Ok(r.u64()?)).collect()
 }
 
-pub(crate) fn decode_thread_counters(
-    r: &mut FieldReader,
-) -> Result<ThreadCounters, DecodeProblem> {
+pub(crate) fn decode_thread_counters(r: &mut FieldReader) -> Result<ThreadCounters, DecodeProblem> {
     let thread = r.u32()?;
     let set = r.u32()?;
     let n = r.u32()?;
@@ -216,5 +214,92 @@ pub(crate) fn encode_node_counters(c: &NodeCounters, out: &mut Vec<u8>) {
         for v in row.inclusive.iter().chain(&row.exclusive) {
             out.put_u64(*v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::records::{types, Record};
+    use crate::{CounterEpoch, CounterEvent, CounterRow, CounterSet, NodeCounters, ThreadCounters};
+
+    fn round_trip(r: Record) {
+        let mut p = Vec::new();
+        r.encode_payload(&mut p);
+        assert_eq!(Record::decode(r.record_type(), &p).unwrap().unwrap(), r);
+        // a payload cut short is an error, never a wrong record
+        assert!(Record::decode(r.record_type(), &p[..p.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn counter_records_round_trip() {
+        round_trip(Record::CounterSet(CounterSet {
+            set: 3,
+            epoch: 1,
+            context: 2,
+            every: 10,
+            position: 1,
+            sets_in_context: 2,
+            glob: "solve*".into(),
+            events: vec![
+                CounterEvent {
+                    name: "page-faults".into(),
+                    refused: 0,
+                },
+                CounterEvent {
+                    name: "cycles".into(),
+                    refused: 2,
+                },
+            ],
+        }));
+        round_trip(Record::CounterEpoch(CounterEpoch {
+            epoch: 1,
+            ticks: 123_456,
+            bad_lines: 0,
+            contexts: 4,
+            path: "/tmp/app.filter".into(),
+        }));
+        round_trip(Record::ThreadCounters(ThreadCounters {
+            thread: 2,
+            set: 0,
+            values: vec![13_439_701, 546, 25],
+        }));
+        round_trip(Record::NodeCounters(NodeCounters {
+            thread: 0,
+            set: 3,
+            rows: vec![CounterRow {
+                node: 6,
+                region: 9,
+                calls: 50,
+                inclusive: vec![32_147, 7],
+                exclusive: vec![30_000, 7],
+            }],
+        }));
+        assert_eq!(types::NODE_COUNTERS, 25);
+    }
+
+    #[test]
+    fn node_counters_layout_matches_the_spec() {
+        // thread 1, set 2, 1 event, 1 row: node 0, region 5, calls 3, inclusive 40, exclusive 30
+        let mut p = Vec::new();
+        for v in [1u32, 2, 1, 1, 0, 5] {
+            p.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [3u64, 40, 30] {
+            p.extend_from_slice(&v.to_le_bytes());
+        }
+        let Some(Record::NodeCounters(n)) = Record::decode(25, &p).unwrap() else {
+            panic!("not NodeCounters");
+        };
+        assert_eq!((n.thread, n.set), (1, 2));
+        assert_eq!(
+            n.rows,
+            vec![CounterRow {
+                node: 0,
+                region: 5,
+                calls: 3,
+                inclusive: vec![40],
+                exclusive: vec![30],
+            }]
+        );
     }
 }

@@ -47,8 +47,18 @@ fn rows<'a>(model: &'a Model, callpath: bool) -> Vec<Row<'a>> {
             }
             let mut calls: Vec<&CountedCall> = tc.calls.iter().collect();
             calls.sort_by(|a, b| {
-                let ka = (p.counters.sets.get(&a.set).map(|s| s.epoch), model.regions.name(a.region), &a.path, a.set);
-                let kb = (p.counters.sets.get(&b.set).map(|s| s.epoch), model.regions.name(b.region), &b.path, b.set);
+                let ka = (
+                    p.counters.sets.get(&a.set).map(|s| s.epoch),
+                    model.regions.name(a.region),
+                    &a.path,
+                    a.set,
+                );
+                let kb = (
+                    p.counters.sets.get(&b.set).map(|s| s.epoch),
+                    model.regions.name(b.region),
+                    &b.path,
+                    b.set,
+                );
                 ka.cmp(&kb)
             });
             // per function: the callpaths of one function and set are summed
@@ -117,7 +127,12 @@ fn event_names(model: &Model) -> Vec<String> {
 }
 
 /// Writes the counters report; an experiment without counters says so (exit status 2).
-pub fn write(model: &Model, format: Format, callpath: bool, out: &mut dyn Write) -> io::Result<bool> {
+pub fn write(
+    model: &Model,
+    format: Format,
+    callpath: bool,
+    out: &mut dyn Write,
+) -> io::Result<bool> {
     if model.processes.iter().all(|p| p.counters.is_empty()) {
         return Ok(false);
     }
@@ -134,7 +149,10 @@ fn refused_text(model: &Model) -> Vec<String> {
     let mut v = Vec::new();
     for p in &model.processes {
         for (n, e) in p.counters.refused() {
-            let s = format!("{n} (errno {e}: {})", std::io::Error::from_raw_os_error(e as i32));
+            let s = format!(
+                "{n} (errno {e}: {})",
+                std::io::Error::from_raw_os_error(e as i32)
+            );
             if !v.contains(&s) {
                 v.push(s);
             }
@@ -152,7 +170,11 @@ fn text(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
     for r in rows {
         let here = (r.process.clone(), r.thread);
         if last.as_ref() != Some(&here) {
-            writeln!(out, "\ncounters of process {} thread {} \"{}\"", r.process, r.thread, r.thread_name)?;
+            writeln!(
+                out,
+                "\ncounters of process {} thread {} \"{}\"",
+                r.process, r.thread, r.thread_name
+            )?;
             writeln!(
                 out,
                 "{:>5} {:>4} {:>9} {:>9}  {:<20} {:>16} {:>16} {:>18}  function",
@@ -160,7 +182,11 @@ fn text(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
             )?;
             last = Some(here);
         }
-        let label = if r.callpath.is_empty() { r.function.clone() } else { r.callpath.clone() };
+        let label = if r.callpath.is_empty() {
+            r.function.clone()
+        } else {
+            r.callpath.clone()
+        };
         for (i, ev) in r.set.events.iter().enumerate() {
             if r.set.refused[i] != 0 {
                 continue;
@@ -180,8 +206,14 @@ fn text(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
                     writeln!(
                         out,
                         "{:>5} {:>4} {:>9} {:>9}  {:<20} {:>16} {:>16} {:>18}  {label}",
-                        r.set.epoch, r.set.set, c.calls, c.context_calls, ev, c.inclusive[i],
-                        c.exclusive[i], est
+                        r.set.epoch,
+                        r.set.set,
+                        c.calls,
+                        c.context_calls,
+                        ev,
+                        c.inclusive[i],
+                        c.exclusive[i],
+                        est
                     )?
                 }
                 _ => {}
@@ -199,11 +231,21 @@ fn csv(model: &Model, rows: &[Row], callpath: bool, out: &mut dyn Write) -> io::
     }
     write!(out, ",calls,context_calls,estimated")?;
     for n in &names {
-        write!(out, ",{},{}:exclusive,{}:estimate", field(n), field(n), field(n))?;
+        write!(
+            out,
+            ",{},{}:exclusive,{}:estimate",
+            field(n),
+            field(n),
+            field(n)
+        )?;
     }
     writeln!(out)?;
     for r in rows {
-        let epoch = if r.totals.is_some() { String::new() } else { r.set.epoch.to_string() };
+        let epoch = if r.totals.is_some() {
+            String::new()
+        } else {
+            r.set.epoch.to_string()
+        };
         write!(
             out,
             "{},{},{},{epoch},{},{}",
@@ -217,11 +259,22 @@ fn csv(model: &Model, rows: &[Row], callpath: bool, out: &mut dyn Write) -> io::
             write!(out, ",{}", field(&r.callpath))?;
         }
         match r.call.as_ref() {
-            Some(c) => write!(out, ",{},{},{}", c.calls, c.context_calls, u8::from(r.set.multiplexed()))?,
+            Some(c) => write!(
+                out,
+                ",{},{},{}",
+                c.calls,
+                c.context_calls,
+                u8::from(r.set.multiplexed())
+            )?,
             None => write!(out, ",,,0")?,
         }
         for n in &names {
-            let i = r.set.events.iter().position(|e| e == n).filter(|i| r.set.refused[*i] == 0);
+            let i = r
+                .set
+                .events
+                .iter()
+                .position(|e| e == n)
+                .filter(|i| r.set.refused[*i] == 0);
             match (i, r.call.as_ref(), r.totals) {
                 (Some(i), _, Some(t)) => write!(out, ",{},,", t[i])?,
                 (Some(i), Some(c), None) => write!(
@@ -279,6 +332,9 @@ fn jsonw(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
             })
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &json!({"sets": sets, "rows": items, "refused": refused_text(model)}))?;
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &json!({"sets": sets, "rows": items, "refused": refused_text(model)}),
+    )?;
     writeln!(out)
 }
