@@ -268,3 +268,28 @@ def test_bad_counters_rule_names_file_and_line(counters_bin, tmp_path):
     assert "bad.filter:5: expected at least one event" in cp.stderr, cp.stderr
     assert "bad.filter:1:" not in cp.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_query_metric_is_a_counter_for_a_focus(contexts_exp):
+    def total(*args):
+        cp = plx("query", contexts_exp, *args, "--format", "csv")
+        rows = list(csv.DictReader(io.StringIO(cp.stdout)))
+        return float(rows[0]["value"])
+
+    # the counted function in every thread: its three threads' faults
+    touch = [r for r in counter_rows(contexts_exp) if r["function"] == "touch_pages"]
+    assert total("--metric", "page_faults", "--focus", "code=/touch_pages") == sum(
+        int(r["page-faults"]) for r in touch
+    )
+    # one thread only (the worker that touched 2000 pages)
+    (proc,) = {r["process"] for r in touch}
+    lines = [l.strip() for l in plx("hierarchy", contexts_exp).stdout.splitlines()]
+    host = lines[lines.index("Machine") + 1]
+    big = max(touch, key=lambda r: int(r["page-faults"]))
+    focus = "code=/touch_pages,machine=/%s/%s/worker#%s" % (host, proc, big["thread"])
+    assert total("--metric", "page-faults", "--focus", focus) == int(big["page-faults"]) >= 2000
+    # a multiplexed set's total is its estimate, said so
+    step = plx("query", contexts_exp, "--metric", "task-clock", "--focus", "code=/step").stdout
+    assert "(estimate)" in step
+    cp = plx("query", contexts_exp, "--metric", "page_faults", check=False)
+    assert cp.returncode == 2 and "no whole-thread totals" in cp.stderr

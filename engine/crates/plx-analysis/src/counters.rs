@@ -198,3 +198,110 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
         threads,
     }
 }
+
+/// `plx query --metric EVENT`: a counter's total for a focus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterQuery {
+    /// The event as the run named it.
+    pub event: String,
+    /// The total.
+    pub total: f64,
+    /// Part of it is an estimate (a multiplexed set scaled to all calls).
+    pub estimated: bool,
+    /// Where it comes from: `thread totals` or `counted functions`.
+    pub source: &'static str,
+}
+
+/// Whether `metric` names an event of the experiment: as the run wrote it, or with `_` for `-`
+/// (`page_faults`).
+pub fn counter_event(model: &crate::Model, metric: &str) -> Option<String> {
+    model
+        .processes
+        .iter()
+        .flat_map(|p| p.counters.sets.values())
+        .flat_map(|s| s.events.iter())
+        .find(|e| e.as_str() == metric || e.replace('-', "_") == metric)
+        .cloned()
+}
+
+/// The total of counter `event` for `focus`: without a code focus, the focused threads'
+/// whole-thread totals; with one, the inclusive counts of the focused counted functions (a
+/// function called inside another focused one is in that one's count already), estimates for
+/// multiplexed sets.
+pub fn counter_query(
+    model: &crate::Model,
+    event: &str,
+    focus: &crate::query::Focus,
+) -> Result<CounterQuery, String> {
+    if !matches!(focus.sync, crate::query::SyncFocus::All) {
+        return Err(format!(
+            "{event} is a counter: focus code and machine, not sync"
+        ));
+    }
+    let threads_ok =
+        |pi: usize, th: u32| focus.machine.as_ref().is_none_or(|m| m.contains(&(pi, th)));
+    let mut total = 0.0;
+    let mut estimated = false;
+    let mut any = false;
+    for (pi, p) in model.processes.iter().enumerate() {
+        for tc in p
+            .counters
+            .threads
+            .iter()
+            .filter(|t| threads_ok(pi, t.thread))
+        {
+            match &focus.code {
+                None => {
+                    for (s, v) in &tc.totals {
+                        let set = &p.counters.sets[s];
+                        if let Some(i) = set.events.iter().position(|e| e == event) {
+                            any |= set.refused[i] == 0;
+                            total += v[i] as f64;
+                        }
+                    }
+                }
+                Some(code) => {
+                    for c in &tc.calls {
+                        let Some(set) = p.counters.sets.get(&c.set) else {
+                            continue;
+                        };
+                        let Some(i) = set.events.iter().position(|e| e == event) else {
+                            continue;
+                        };
+                        let inner = c.path.len() > 1
+                            && c.path[..c.path.len() - 1].iter().any(|r| code.contains(r));
+                        if !code.contains(&c.region) || inner || set.refused[i] != 0 {
+                            continue;
+                        }
+                        any = true;
+                        if set.multiplexed() {
+                            estimated = true;
+                            total += c.estimate(i);
+                        } else {
+                            total += c.inclusive[i] as f64;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !any {
+        return Err(match focus.code {
+            None => format!(
+                "{event} has no whole-thread totals for this focus (plx run --counters); focus \
+                 code=/... on a function a `counters` rule counts"
+            ),
+            Some(_) => format!("no function of this focus was counted with {event}"),
+        });
+    }
+    Ok(CounterQuery {
+        event: event.to_string(),
+        total,
+        estimated,
+        source: if focus.code.is_some() {
+            "counted functions"
+        } else {
+            "thread totals"
+        },
+    })
+}

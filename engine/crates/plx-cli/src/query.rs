@@ -20,7 +20,10 @@ fn value_text(metric: Metric, v: f64) -> String {
 
 /// Runs `plx query`.
 pub fn query(args: &QueryArgs) -> Result<(), CliError> {
-    let metric = Metric::parse(&args.metric).map_err(|e| CliError::new(2, e))?;
+    let metric = match Metric::parse(&args.metric) {
+        Ok(m) => m,
+        Err(e) => return counter_query(args, e),
+    };
     if args.bins == 0 {
         return Err(CliError::new(2, "--bins must be at least 1".to_string()));
     }
@@ -81,6 +84,62 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
                 "total": r.total,
                 "source": r.source,
                 "series": r.series.as_ref().map(|s| s.iter().map(|(a, b, v)| json!({"start_s": a, "end_s": b, "value": v})).collect::<Vec<_>>()),
+            });
+            serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `--metric EVENT` naming a counter of the experiment (page_faults or page-faults).
+fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError> {
+    let mut model = Model::open(&args.dir, BuildOptions::default())?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
+    let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
+        return Err(CliError::new(
+            2,
+            format!("{not_a_metric}, or a counter the experiment counted"),
+        ));
+    };
+    if args.phase.is_some() {
+        return Err(CliError::new(
+            2,
+            format!("{event} is a counter: its totals cover whole threads and calls, not --phase"),
+        ));
+    }
+    let h = model.hierarchies();
+    let focus =
+        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let r = plx_analysis::counters::counter_query(&model, &event, &focus)
+        .map_err(|e| CliError::new(2, e))?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let est = if r.estimated { " (estimate)" } else { "" };
+    match args.format {
+        Format::Text => {
+            writeln!(out, "metric {event} (count)")?;
+            writeln!(out, "focus  {}", focus.text)?;
+            writeln!(out, "total  {:.0}{est} (from the {})", r.total, r.source)?;
+        }
+        Format::Csv => {
+            writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
+            let f = crate::report::csv::field(&focus.text);
+            writeln!(
+                out,
+                "{},{f},total,,,{}",
+                crate::report::csv::field(&event),
+                r.total
+            )?;
+        }
+        Format::Json => {
+            let doc = json!({
+                "experiment": model.dir.display().to_string(),
+                "metric": event, "unit": "count", "focus": focus.text, "total": r.total,
+                "estimated": r.estimated, "source": r.source, "series": null,
             });
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;
