@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import LIBPLX, PLX, clean_env, plx, report_csv, run
-from components import require
+from components import require, require_module
 
 # counters.c, default arguments: main touches 500 pages, naps 20 times, spins; `step` is called
 # 100 times; two workers touch 1000 and 2000 pages.
@@ -293,3 +293,30 @@ def test_query_metric_is_a_counter_for_a_focus(contexts_exp):
     assert "(estimate)" in step
     cp = plx("query", contexts_exp, "--metric", "page_faults", check=False)
     assert cp.returncode == 2 and "no whole-thread totals" in cp.stderr
+
+
+def test_tau_export_has_a_metric_directory_per_counter_read_by_hatchet(contexts_exp, tmp_path):
+    ht = require_module("hatchet", "Python package llnl-hatchet")
+    out = tmp_path / "tau"
+    plx("export", contexts_exp, "--format", "tau", "-o", out)
+    dirs = sorted(p.name for p in out.iterdir())
+    assert dirs == [
+        "MULTI__TIME",
+        "MULTI__context-switches",
+        "MULTI__minor-faults",
+        "MULTI__page-faults",
+        "MULTI__task-clock",
+    ]
+    df = ht.GraphFrame.from_tau(str(out)).dataframe.reset_index()
+    names = df["node"].map(lambda n: n.frame["name"])
+    ours = counter_rows(contexts_exp)
+
+    def our_sum(fn, ev):
+        return sum(int(r[ev]) for r in ours if r["function"] == fn and r[ev])
+
+    assert df[names == "touch_pages"]["minor-faults (inc)"].sum() == our_sum("touch_pages", "minor-faults")
+    assert df[names == "nap"]["context-switches"].sum() == our_sum("nap", "context-switches")
+    # step's task-clock: one set of two covered half its calls; TAU gets the estimate (x2)
+    assert df[names == "step"]["task-clock (inc)"].sum() == pytest.approx(
+        2 * our_sum("step", "task-clock"), abs=2
+    )
