@@ -179,6 +179,9 @@ def test_refused_hardware_event_is_reported_once_and_the_run_goes_on(counters_bi
     assert "errno 2" in cp.stderr and "the other counters are measured" in cp.stderr
     assert all(r["cycles"] == "" for r in rows)
     assert "refused (not counted): cycles" in plx("report", out, "--counters").stdout
+    info = plx("info", out).stdout
+    assert "whole threads: cycles (refused: errno 2), page-faults" in info, info
+    assert "touch_pages: page-faults, cycles (refused: errno 2)" in info, info
 
 
 def papi_perf_events():
