@@ -42,13 +42,14 @@ static const struct named caches[] = {
     {"node", 0, PERF_COUNT_HW_CACHE_NODE},
 };
 
+/* op | result << 8, shifted 8 more into perf's cache id | op << 8 | result << 16 */
 static const struct named cache_ops[] = {
-    {"loads", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"load-misses", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
-    {"stores", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"store-misses", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
-    {"prefetches", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16)},
-    {"prefetch-misses", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
+    {"loads", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 8)},
+    {"load-misses", 0, PERF_COUNT_HW_CACHE_OP_READ | (PERF_COUNT_HW_CACHE_RESULT_MISS << 8)},
+    {"stores", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 8)},
+    {"store-misses", 0, PERF_COUNT_HW_CACHE_OP_WRITE | (PERF_COUNT_HW_CACHE_RESULT_MISS << 8)},
+    {"prefetches", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_ACCESS << 8)},
+    {"prefetch-misses", 0, PERF_COUNT_HW_CACHE_OP_PREFETCH | (PERF_COUNT_HW_CACHE_RESULT_MISS << 8)},
 };
 
 int plx_counter_papi_name(const char *name)
