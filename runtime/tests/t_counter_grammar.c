@@ -30,7 +30,9 @@ static void name_is(const char *name, uint32_t type, uint64_t config)
     }
 }
 
-static struct plx_filter_rule last;
+static struct plx_filter_rule last; /* its strings point into `names` (a rule lives only
+                                      during its callback) */
+static char names[32][64];
 static int rules;
 static char errors[8][256];
 static int nerrors;
@@ -38,7 +40,15 @@ static int nerrors;
 static void on_rule(void *ctx, const struct plx_filter_rule *r)
 {
     (void)ctx;
+    int k = 0;
     last = *r;
+    snprintf(names[k], sizeof names[0], "%s", r->glob ? r->glob : "");
+    last.glob = names[k++];
+    for (unsigned i = 0; i < r->nsets; i++)
+        for (unsigned j = 0; j < r->nevents[i] && k < 32; j++) {
+            snprintf(names[k], sizeof names[0], "%s", r->events[i][j]);
+            last.events[i][j] = names[k++];
+        }
     rules++;
 }
 
