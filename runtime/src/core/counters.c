@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <sched.h>
-#include <semaphore.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,14 +307,17 @@ int plx_counters_active(void)
 
 /* ---- reload --------------------------------------------------------------------------------- */
 
-static sem_t reload_sem;
+/* The signal handler wakes the reload thread through a pipe, with raw system calls: the
+ * runtime's own thread must not go through the program's measured wrappers (sem_wait, read). */
+static int reload_pipe[2] = {-1, -1};
 static int reload_signal = SIGUSR1;
 
 static void on_reload_signal(int sig)
 {
     (void)sig;
     int saved = errno;
-    sem_post(&reload_sem);
+    char c = 'r';
+    (void)syscall(SYS_write, reload_pipe[1], &c, 1);
     errno = saved;
 }
 
@@ -327,7 +330,8 @@ static void *reload_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     for (;;) {
-        if (sem_wait(&reload_sem) != 0)
+        char c;
+        if (syscall(SYS_read, reload_pipe[0], &c, 1) != 1)
             continue;
         if (!plx_active)
             continue;
@@ -781,7 +785,8 @@ void plx_counters_init(void)
     if (reload_signal == 0 || !plx_cfg.filter[0])
         return;
     pthread_t th;
-    if (sem_init(&reload_sem, 0, 0) != 0 || plx_create_internal_thread(&th, reload_main, NULL) != 0) {
+    if (pipe2(reload_pipe, O_CLOEXEC) != 0 ||
+        plx_create_internal_thread(&th, reload_main, NULL) != 0) {
         plx_warn("counters: no reload thread; the filter file is read once");
         return;
     }
