@@ -323,3 +323,16 @@ def test_tau_export_has_a_metric_directory_per_counter_read_by_hatchet(contexts_
     assert df[names == "step"]["task-clock (inc)"].sum() == pytest.approx(
         2 * our_sum("step", "task-clock"), abs=2
     )
+
+
+def test_forked_child_reloads_on_its_own_signal(programs, tmp_path):
+    prog = programs.get("counters_fork.c", "-O1")
+    out, _ = measure(tmp_path, prog, "counters work task-clock\n")
+    rows = [r for r in counter_rows(out) if r["function"] == "work"]
+    by_process = {}
+    for r in rows:
+        by_process.setdefault(r["process"], []).append((r["epoch"], r["calls"]))
+    # two processes, each: 10 calls before its own reload, 10 after
+    assert len(by_process) == 2, rows
+    for got in by_process.values():
+        assert sorted(got) == [("0", "10"), ("1", "10")], rows

@@ -739,11 +739,36 @@ void plx_counters_after_fork(struct plx_thread *t)
     plx_counters_thread_start(t);
 }
 
+/* The reload thread and its pipe; 0 when they run. */
+static int start_reload_thread(void)
+{
+    pthread_t th;
+    if (pipe2(reload_pipe, O_CLOEXEC) != 0)
+        return -1;
+    if (plx_create_internal_thread(&th, reload_main, NULL) != 0) {
+        close(reload_pipe[0]);
+        close(reload_pipe[1]);
+        reload_pipe[0] = reload_pipe[1] = -1;
+        return -1;
+    }
+    pthread_detach(th);
+    return 0;
+}
+
 void plx_counters_rewrite(void)
 {
+    atomic_flag_clear(&cfg_lock); /* a thread of the parent may have held it */
     uint32_t n = atomic_load_explicit(&nsets_used, memory_order_acquire);
     for (uint32_t id = 0; id < n; id++)
         write_set(id);
+    /* the parent's reload thread is not in the child: the child reloads on its own signals */
+    if (reload_pipe[0] >= 0) {
+        close(reload_pipe[0]);
+        close(reload_pipe[1]);
+        reload_pipe[0] = reload_pipe[1] = -1;
+        if (start_reload_thread() != 0)
+            plx_warn("counters: no reload thread in this child; its filter file is read once");
+    }
 }
 
 /* ---- start -------------------------------------------------------------------------------- */
@@ -784,13 +809,10 @@ void plx_counters_init(void)
     reload_signal = plx_cfg.counters_signal == 1 ? SIGUSR2 : plx_cfg.counters_signal == 2 ? 0 : SIGUSR1;
     if (reload_signal == 0 || !plx_cfg.filter[0])
         return;
-    pthread_t th;
-    if (pipe2(reload_pipe, O_CLOEXEC) != 0 ||
-        plx_create_internal_thread(&th, reload_main, NULL) != 0) {
+    if (start_reload_thread() != 0) {
         plx_warn("counters: no reload thread; the filter file is read once");
         return;
     }
-    pthread_detach(th);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_reload_signal;
