@@ -100,6 +100,8 @@ pub struct ProcessData {
     pub counter_sets: BTreeMap<u32, CounterSet>,
     /// Counter configurations read (the start, then each reload), in file order.
     pub counter_epochs: Vec<CounterEpoch>,
+    /// Classes the Java agent rewrote (JavaClass records) in file order.
+    pub java_classes: Vec<crate::java::JavaClass>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -188,6 +190,7 @@ impl ProcessData {
                 td.node_counters.retain(|o| o.set != c.set);
                 td.node_counters.push(c);
             }
+            Record::JavaClass(c) => self.java_classes.push(c),
         }
     }
 

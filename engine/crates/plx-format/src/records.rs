@@ -3,6 +3,7 @@
 use crate::bytes::{FieldReader, Put, ShortPayload};
 use crate::counters::{self, CounterEpoch, CounterSet, NodeCounters, ThreadCounters};
 use crate::cpu::{self, CpuSamples};
+use crate::java::{self, JavaClass};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
 
@@ -58,6 +59,8 @@ pub mod types {
     pub const THREAD_COUNTERS: u16 = 24;
     /// NodeCounters.
     pub const NODE_COUNTERS: u16 = 25;
+    /// JavaClass (the Java agent; records 40-47 are reserved for it).
+    pub const JAVA_CLASS: u16 = 40;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -434,6 +437,8 @@ pub enum Record {
     ThreadCounters(ThreadCounters),
     /// Type 25.
     NodeCounters(NodeCounters),
+    /// Type 40.
+    JavaClass(JavaClass),
 }
 
 /// Why a record's payload could not be decoded.
@@ -494,6 +499,7 @@ impl Record {
             Record::CounterEpoch(_) => COUNTER_EPOCH,
             Record::ThreadCounters(_) => THREAD_COUNTERS,
             Record::NodeCounters(_) => NODE_COUNTERS,
+            Record::JavaClass(_) => JAVA_CLASS,
         }
     }
 
@@ -629,6 +635,7 @@ impl Record {
             COUNTER_EPOCH => Record::CounterEpoch(counters::decode_counter_epoch(&mut r)?),
             THREAD_COUNTERS => Record::ThreadCounters(counters::decode_thread_counters(&mut r)?),
             NODE_COUNTERS => Record::NodeCounters(counters::decode_node_counters(&mut r)?),
+            JAVA_CLASS => Record::JavaClass(java::decode_java_class(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -735,6 +742,7 @@ impl Record {
             Record::CounterEpoch(e) => counters::encode_counter_epoch(e, out),
             Record::ThreadCounters(t) => counters::encode_thread_counters(t, out),
             Record::NodeCounters(c) => counters::encode_node_counters(c, out),
+            Record::JavaClass(c) => java::encode_java_class(c, out),
         }
     }
 }
@@ -909,6 +917,12 @@ mod tests {
             Record::decode(types::NODE_CPU, &p),
             Err(DecodeProblem::BadCount(_))
         ));
+        round_trip(Record::JavaClass(JavaClass {
+            methods: 7,
+            nanos: 31_000,
+            flags: 0,
+            name: "Life$Worker".into(),
+        }));
         round_trip(Record::CpuSamples(CpuSamples {
             ticks: 123_456_789,
             values: vec![(0, 5_000_000), (3, 7)],
