@@ -79,6 +79,8 @@ counted=$(best measured counted PLX_FILTER="$out/counters.filter" "$out/overhead
 cc -O2 bench/counters.c -o "$out/counters-read"
 read_line=$("$out/counters-read" 1000000 | head -1)
 rdpmc_line=$("$out/counters-read" 1000000 | tail -1)
+# probes: a call measured by a rewritten entry against the compiler hook (bench/probes.sh)
+probes_md=$(bench/probes.sh | tail -n +1)
 
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
@@ -119,6 +121,11 @@ merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p p
 # run: 12.8 M events across 16 locations (8 ranks x 2 threads, messages and lock handoffs)
 cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test -q --release -p plx-analysis \
   --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
+
+# plx view: open time (the index) and the latency of zooms and pans over a 100 M-event trace, and
+# in the same run parsing the Chrome JSON export of a 2 M-event trace against plx view's open of it
+view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-100000000} cargo test -q --release \
+  -p plx-view --test view_bench -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
 
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # the Java agent: ns per measured method call against the same JVM without it
@@ -166,6 +173,12 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
     echo "    $cp_line"
     echo
   fi
+  if [ -n "$view_lines" ]; then
+    echo "plx view (plx-view view_bench, synthetic MPI trace, 1600 pixel columns):"
+    echo
+    echo "$view_lines" | sed 's/^/    /'
+    echo
+  fi
   if [ -n "$mpi_rows" ]; then
     echo "MPI ping-pong between 2 ranks (examples/mpi/pingpong.c, Open MPI, shared memory), round trip in µs:"
     echo
@@ -187,4 +200,6 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
     echo
     echo "$java_md"
   fi
+  echo
+  echo "$probes_md"
 } | tee "$out/results.md"

@@ -28,10 +28,6 @@
 #include <papi.h>
 #endif
 
-enum { PLX_REC_COUNTER_SET = 22, PLX_REC_COUNTER_EPOCH = 23, PLX_REC_THREAD_COUNTERS = 24,
-       PLX_REC_NODE_COUNTERS = 25 };
-#define PLX_EXT_COUNTED_CALL 10u
-#define PLX_EXT_COUNTER_EPOCH 11u
 
 /* ---- event names (counter_events.c) ------------------------------------------------------ */
 
@@ -174,19 +170,12 @@ static void write_set(uint32_t id)
     const struct context *c = s->context == PLX_NO_INDEX ? NULL : &contexts[s->context];
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, id);
-    plx_rec_u32(&rec, s->epoch);
-    plx_rec_u32(&rec, s->context);
-    plx_rec_u32(&rec, c ? c->every : 0);
-    plx_rec_u32(&rec, s->position);
-    plx_rec_u32(&rec, c ? c->nsets : 1);
-    plx_rec_str(&rec, c ? c->glob : "");
-    plx_rec_u32(&rec, s->nevents);
+    plx_enc_counter_set(&rec, id, s->epoch, s->context, c ? c->every : 0, s->position,
+                        c ? c->nsets : 1, c ? c->glob : "", s->nevents);
     for (uint32_t i = 0; i < s->nevents; i++) {
-        plx_rec_str(&rec, s->names[i]);
-        plx_rec_u32(&rec, (uint32_t)s->refused[i]);
+        plx_enc_counter_set_events(&rec, s->names[i], (uint32_t)s->refused[i]);
     }
-    plx_rec_write(&rec, 0, PLX_REC_COUNTER_SET);
+    plx_rec_write(&rec, 0);
 }
 
 /* Refusals are reported once per event name and run (a name refused in one set is refused in
@@ -272,12 +261,8 @@ void plx_counters_commit(const char *path, int bad_lines)
     }
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, e);
-    plx_rec_u64(&rec, plx_ticks());
-    plx_rec_u32(&rec, (uint32_t)bad_lines);
-    plx_rec_u32(&rec, staged_n);
-    plx_rec_str(&rec, path ? path : "");
-    plx_rec_write(&rec, 0, PLX_REC_COUNTER_EPOCH);
+    plx_enc_counter_epoch(&rec, e, plx_ticks(), (uint32_t)bad_lines, staged_n, path ? path : "");
+    plx_rec_write(&rec, 0);
     atomic_store(&epoch_contexts, 0);
     atomic_store(&epoch_first_context, staged_first);
     atomic_store(&epoch_contexts, staged_n);
@@ -577,8 +562,9 @@ void plx_counters_enter(struct plx_thread *t, struct plx_frame *f)
     uint32_t e = atomic_load_explicit(&epoch_now, memory_order_relaxed);
     if (c->epoch_seen != e) {
         c->epoch_seen = e;
-        uint64_t w = e;
-        plx_trace_ext(t, PLX_EXT_COUNTER_EPOCH, &w, 1);
+        uint64_t w[PLX_EXT_COUNTER_EPOCH_WORDS];
+        plx_ext_pack_counter_epoch(w, e);
+        plx_trace_ext(t, PLX_EXT_COUNTER_EPOCH, w, PLX_EXT_COUNTER_EPOCH_WORDS);
     }
     uint64_t n = (*call_count(c, ctx - 1, f->region))++;
     uint32_t set = cx->first_set + (cx->nsets > 1 ? (uint32_t)((n / cx->every) % cx->nsets) : 0);
@@ -654,11 +640,11 @@ void plx_counters_exit(struct plx_thread *t, struct plx_frame *f)
             a->excl[i] += incl[i] > cf->child[i] ? incl[i] - cf->child[i] : 0;
         }
     }
-    if (t->buf) { /* subtype 10: set and region, then the first 4 inclusive values */
-        uint64_t w[5] = {cf->set | (uint64_t)f->region << 32, 0, 0, 0, 0};
-        uint32_t k = s->nevents < 4 ? s->nevents : 4;
-        memcpy(&w[1], incl, k * 8);
-        plx_trace_ext(t, PLX_EXT_COUNTED_CALL, w, 1 + k);
+    if (t->buf) { /* subtype 10: the first 4 inclusive values (0 for events the set lacks) */
+        uint64_t v[4] = {0, 0, 0, 0}, w[PLX_EXT_COUNTED_CALL_WORDS];
+        memcpy(v, incl, (s->nevents < 4 ? s->nevents : 4) * 8);
+        plx_ext_pack_counted_call(w, cf->set, f->region, v[0], v[1], v[2], v[3]);
+        plx_trace_ext(t, PLX_EXT_COUNTED_CALL, w, PLX_EXT_COUNTED_CALL_WORDS);
     }
 }
 
@@ -673,39 +659,26 @@ static void write_thread(struct plx_thread *t, struct plx_ctr_thread *c)
         uint64_t v[PLX_CTR_MAX_EVENTS];
         const struct set *ts = &sets[thread_set];
         read_set(c, thread_set, v);
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, thread_set);
-        plx_rec_u32(&rec, ts->nevents);
         for (uint32_t i = 0; i < ts->nevents; i++)
-            plx_rec_u64(&rec, v[i] >= c->thread_start[i] ? v[i] - c->thread_start[i] : 0);
-        plx_rec_write(&rec, 0, PLX_REC_THREAD_COUNTERS);
+            v[i] = v[i] >= c->thread_start[i] ? v[i] - c->thread_start[i] : 0;
+        plx_enc_thread_counters(&rec, t->index, thread_set, ts->nevents, v);
+        plx_rec_write(&rec, 0);
     }
     for (uint32_t s = 0; s < n; s++) {
-        uint32_t rows = 0;
-        for (uint32_t i = 0; i < ACCUM_SLOTS; i++)
-            rows += c->acc[i].key && ((c->acc[i].key - 1) & 0xFF) == s;
-        if (!rows)
-            continue;
         uint32_t ne = sets[s].nevents;
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, s);
-        plx_rec_u32(&rec, ne);
-        plx_rec_u32(&rec, rows);
         for (uint32_t i = 0; i < ACCUM_SLOTS; i++) {
             const struct accum *a = &c->acc[i];
             if (!a->key || ((a->key - 1) & 0xFF) != s)
                 continue;
             uint32_t key = (uint32_t)((a->key - 1) >> 8);
+            uint64_t v[2 * PLX_CTR_MAX_EVENTS];
+            memcpy(v, a->incl, ne * 8);
+            memcpy(v + ne, a->excl, ne * 8);
             /* profile mode: the node as numbered in ThreadProfile (node 0 is the root) */
-            plx_rec_u32(&rec, t->buf ? PLX_NO_INDEX : key - 1);
-            plx_rec_u32(&rec, a->region);
-            plx_rec_u64(&rec, a->calls);
-            for (uint32_t e = 0; e < ne; e++)
-                plx_rec_u64(&rec, a->incl[e]);
-            for (uint32_t e = 0; e < ne; e++)
-                plx_rec_u64(&rec, a->excl[e]);
+            plx_enc_node_counters(&rec, t->index, s, t->buf ? PLX_NO_INDEX : key - 1, a->region,
+                                  a->calls, 2 * ne, v);
+            plx_rec_write(&rec, 0);
         }
-        plx_rec_write(&rec, 0, PLX_REC_NODE_COUNTERS);
     }
     if (c->lost)
         plx_warn("thread %u: %llu counted calls not kept (more than %u counted callpaths)",

@@ -40,31 +40,25 @@ void plx_warn(const char *fmt, ...)
 
 static void write_calibration(void)
 {
-    uint64_t pair[2];
-    pair[0] = plx_ticks();
-    pair[1] = plx_monotonic_ns();
-    plx_write_record(0, PLX_REC_CALIBRATION, pair, sizeof pair);
+    uint64_t ticks = plx_ticks();
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_calibration(&rec, ticks, plx_monotonic_ns());
+    plx_rec_write(&rec, 0);
 }
 
 static void write_process_info(void)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, (uint32_t)getpid());
-    plx_rec_u32(&rec, (uint32_t)getppid());
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    plx_rec_u64(&rec, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-    plx_rec_u8(&rec, (uint8_t)plx_clock_kind);
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[255] = 0;
-    plx_rec_str(&rec, host);
-    plx_rec_str(&rec, PLX_VERSION);
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    plx_rec_str(&rec, exe);
     /* argv from /proc: NUL-separated */
     static char args[65536];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -74,16 +68,17 @@ static void write_process_info(void)
     if (len < 0)
         len = 0;
     args[len] = 0;
-    uint32_t argc = 0;
-    for (ssize_t i = 0; i < len; i++)
-        if (args[i] == 0)
-            argc++;
-    plx_rec_u32(&rec, argc);
+    uint32_t argc = 0; /* the strings the loop below appends (a cut last one included) */
     for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
-        plx_rec_str(&rec, args + i);
-    plx_rec_write(&rec, 0, PLX_REC_PROCESS_INFO);
-    double rate = plx_clock_rate();
-    plx_write_record(0, PLX_REC_CLOCK_RATE, &rate, sizeof rate);
+        argc++;
+    plx_enc_process_info(&rec, (uint32_t)getpid(), (uint32_t)getppid(),
+                         (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+                         (uint8_t)plx_clock_kind, host, PLX_VERSION, exe, argc);
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
+        plx_enc_process_info_argv(&rec, args + i);
+    plx_rec_write(&rec, 0);
+    plx_enc_clock_rate(&rec, plx_clock_rate());
+    plx_rec_write(&rec, 0);
     write_calibration();
 }
 
@@ -94,8 +89,8 @@ static void write_filter_text(void)
         return;
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_str(&rec, text);
-    plx_rec_write(&rec, 0, PLX_REC_FILTER);
+    plx_enc_filter(&rec, text);
+    plx_rec_write(&rec, 0);
 }
 
 /* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec.
@@ -124,12 +119,10 @@ void plx_process_end(int reason, int status)
     plx_active = 0;
     plx_threads_finish_all();
     write_calibration();
-    unsigned char end[13];
-    uint64_t now = plx_ticks();
-    memcpy(end, &now, 8);
-    end[8] = (unsigned char)reason;
-    memcpy(end + 9, &status, 4);
-    plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
+    plx_rec_write(&rec, 0);
     plx_writer_close();
     atomic_store(&ended, 2);
     if (plx_cfg.verbose)
@@ -171,18 +164,22 @@ static void after_fork_child(void)
     plx_sampler_after_fork();
 }
 
-__attribute__((constructor(101))) static void plx_process_init(void)
+/* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
+ * second start after plx_attach_stop writes a new experiment: modules and regions known from
+ * the first are written again. */
+static int measure_start(int again)
 {
-    if (plx_config_load() != 0)
-        return; /* not under `plx run`: nothing is measured */
     plx_clock_init();
     if (plx_writer_open() != 0)
-        return;
+        return -1;
     write_process_info();
     plx_symbols_init();
-    if (plx_regions_init() != 0) {
+    if (again) {
+        plx_modules_rewrite();
+        plx_regions_rewrite();
+    } else if (plx_regions_init() != 0) {
         plx_warn("cannot reserve memory for the region table; nothing is measured");
-        return;
+        return -1;
     }
     if (plx_cfg.filter[0]) {
         plx_filter_load(plx_cfg.filter);
@@ -191,18 +188,67 @@ __attribute__((constructor(101))) static void plx_process_init(void)
     plx_counters_init();
     plx_active = 1;
     plx_thread_attach();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_NODEFER;
-    for (size_t i = 0; i < NSIGNALS; i++) {
-        struct sigaction old;
-        /* a handler the program installed before us stays */
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-            sigaction(fatal_signals[i], &sa, NULL);
+    if (plx_cfg.probe[0])
+        plx_probes_init(plx_cfg.probe);
+    static int handlers; /* once per process, however many attaches */
+    if (!handlers) {
+        handlers = 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_NODEFER;
+        for (size_t i = 0; i < NSIGNALS; i++) {
+            struct sigaction old;
+            /* a handler the program installed before us stays */
+            if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+                sigaction(fatal_signals[i], &sa, NULL);
+        }
+        on_exit(on_exit_handler, NULL);
+        pthread_atfork(NULL, NULL, after_fork_child);
     }
-    on_exit(on_exit_handler, NULL);
-    pthread_atfork(NULL, NULL, after_fork_child);
     plx_sampler_start();
+    return 0;
+}
+
+__attribute__((constructor(101))) static void plx_process_init(void)
+{
+    if (plx_config_load() != 0)
+        return; /* not under `plx run`: nothing is measured (or loaded by plx attach) */
+    measure_start(0);
+}
+
+/* plx attach: called in the running process (by ptrace, after dlopen of this library) while
+ * every other thread of it is stopped. `settings` holds NAME=VALUE lines of the option table;
+ * `pcs` the stopped threads' program counters (no probe displaces bytes around one). Returns 0
+ * when measuring, -1 when already measuring, -2 on bad settings, -3 when nothing could start. */
+__attribute__((visibility("default"))) int plx_attach_start(const char *settings,
+                                                            const uint64_t *pcs, uint32_t npcs)
+{
+    static int starts;
+    if (plx_active)
+        return -1;
+    if (plx_config_load_from(settings) != 0)
+        return -2;
+    plx_probes_avoid(pcs, npcs);
+    plx_attach_generation++;
+    plx_self = NULL; /* this thread's state of an earlier attach is finished */
+    atomic_store(&ended, 0);
+    atomic_store(&writer, 0);
+    return measure_start(starts++ > 0) == 0 ? 0 : -3;
+}
+
+/* plx detach (or the end of plx attach): every probe removed, the experiment finished, the
+ * process left running. Called like plx_attach_start, the other threads stopped. Returns 0, -1
+ * when not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller
+ * lets the threads run a moment and calls again). */
+__attribute__((visibility("default"))) int plx_attach_stop(void)
+{
+    if (!plx_active)
+        return -1;
+    if (plx_threads_busy())
+        return -2;
+    plx_probes_remove_all();
+    plx_process_end(PLX_END_DETACHED, 0);
+    return 0;
 }

@@ -76,13 +76,8 @@ static void write_thread_info(struct plx_thread *t)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u32(&rec, t->tid);
-    plx_rec_u32(&rec, t->parent);
-    plx_rec_u64(&rec, t->start_ticks);
-    plx_rec_u64(&rec, t->start_cpu_ns);
-    plx_rec_str(&rec, t->name);
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_INFO);
+    plx_enc_thread_info(&rec, t->index, t->tid, t->parent, t->start_ticks, t->start_cpu_ns, t->name);
+    plx_rec_write(&rec, 0);
 }
 
 static size_t round_page(size_t n)
@@ -245,14 +240,11 @@ static void write_chunk(struct plx_thread *t)
     uint32_t count = (uint32_t)(t->pos - t->buf);
     if (count == 0)
         return;
-    unsigned char head[36];
     uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
-    memcpy(head, &t->index, 4);
-    memcpy(head + 4, &count, 4);
-    memcpy(head + 8, &t->base, 8);
-    memcpy(head + 16, &ct, 8);
-    memcpy(head + 24, &cm, 8);
-    plx_write_record2(1, PLX_REC_TRACE_CHUNK, head, 32, t->buf, count * 8u);
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_trace_chunk(&rec, t->index, count, t->base, ct, cm);
+    plx_rec_write_bulk(&rec, 1, t->buf);
     t->trace_events += count;
     t->pos = t->buf;
     t->base = t->last;
@@ -270,8 +262,10 @@ void plx_trace_flush(struct plx_thread *t)
     uint64_t t1 = plx_ticks();
     if (t1 - t0 > PLX_EV_DELTA_MAX)
         t1 = t0;
-    *t->pos++ = (PLX_EV_ENTER << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t0 - t->last);
-    *t->pos++ = (PLX_EV_EXIT << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t1 - t0);
+    *t->pos++ = (PLX_EV_ENTER << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t0 - t->last);
+    *t->pos++ = (PLX_EV_EXIT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t1 - t0);
     t->last = t1;
     t->guard--;
     errno = saved;
@@ -279,8 +273,10 @@ void plx_trace_flush(struct plx_thread *t)
 
 void plx_trace_time_reset(struct plx_thread *t, uint64_t now)
 {
-    *t->pos++ = (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_TIME_RESET << 56) | (1ull << 48);
-    *t->pos++ = now;
+    *t->pos++ = (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_TIME_RESET << PLX_EV_SUBTYPE_SHIFT) |
+                ((uint64_t)PLX_EXT_TIME_RESET_WORDS << PLX_EV_WORDS_SHIFT);
+    plx_ext_pack_time_reset(t->pos, now);
+    t->pos += PLX_EXT_TIME_RESET_WORDS;
     t->last = now;
 }
 
@@ -314,10 +310,10 @@ void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, cons
     if (!t->buf || words > 5)
         return;
     if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-        plx_trace_slow(t, PLX_EV_EXT << 62, now);
+        plx_trace_slow(t, PLX_EV_EXT << PLX_EV_KIND_SHIFT, now);
     else
         plx_trace_put(t, PLX_EV_EXT, 0, now);
-    t->pos[-1] |= ((uint64_t)subtype << 56) | ((uint64_t)words << 48);
+    t->pos[-1] |= ((uint64_t)subtype << PLX_EV_SUBTYPE_SHIFT) | ((uint64_t)words << PLX_EV_WORDS_SHIFT);
     for (unsigned i = 0; i < words; i++)
         *t->pos++ = payload[i];
 }
@@ -330,8 +326,9 @@ void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
 {
     uint64_t cpu = plx_cpu_ns() - (f->cpu & ~3ull);
     if (t->buf) {
-        uint64_t w[2] = {f->region, cpu};
-        plx_trace_ext(t, PLX_EXT_CPU, w, 2);
+        uint64_t w[PLX_EXT_CPU_WORDS];
+        plx_ext_pack_cpu(w, f->region, cpu);
+        plx_trace_ext(t, PLX_EXT_CPU, w, PLX_EXT_CPU_WORDS);
         return;
     }
     if (f->node == PLX_NO_INDEX)
@@ -375,14 +372,11 @@ static void write_node_cpu(struct plx_thread *t)
     uint32_t count = 0;
     for (uint32_t i = 1; i < t->nnodes; i++)
         count += t->node_cpu[i] != 0;
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u32(&rec, count);
+    plx_enc_node_cpu(&rec, t->index, count);
     for (uint32_t i = 1; i < t->nnodes; i++)
-        if (t->node_cpu[i]) {
-            plx_rec_u32(&rec, i - 1); /* as numbered in ThreadProfile */
-            plx_rec_u64(&rec, t->node_cpu[i]);
-        }
-    plx_rec_write(&rec, 0, PLX_REC_NODE_CPU);
+        if (t->node_cpu[i])
+            plx_enc_node_cpu_entries(&rec, i - 1, t->node_cpu[i]); /* as numbered in ThreadProfile */
+    plx_rec_write(&rec, 0);
 }
 
 /* ---- user events ------------------------------------------------------------------------ */
@@ -404,14 +398,12 @@ void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
     if (t->buf) {
         uint64_t now = plx_ticks();
         if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-            plx_trace_slow(t, (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_USER_EVENT << 56), now);
+            plx_trace_slow(t, (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT), now);
         else
-            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER_EVENT << 56;
-        t->pos[-1] |= 2ull << 48;
-        uint64_t bits;
-        memcpy(&bits, &value, 8);
-        *t->pos++ = id;
-        *t->pos++ = bits;
+            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT;
+        t->pos[-1] |= (uint64_t)PLX_EXT_USER_WORDS << PLX_EV_WORDS_SHIFT;
+        plx_ext_pack_user(t->pos, id, value);
+        t->pos += PLX_EXT_USER_WORDS;
     }
 }
 
@@ -421,37 +413,21 @@ static void write_profile(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u64(&rec, now);
-    plx_rec_u64(&rec, cpu);
-    plx_rec_u64(&rec, t->trace_events);
-    plx_rec_u64(&rec, t->lost_events);
-    plx_rec_u64(&rec, t->lost_nodes);
     uint32_t n = t->nodes ? t->nnodes - 1 : 0;
-    plx_rec_u32(&rec, n);
+    plx_enc_thread_profile(&rec, t->index, now, cpu, t->trace_events, t->lost_events, t->lost_nodes, n);
     for (uint32_t i = 1; i <= n; i++) {
         const struct plx_node *nd = &t->nodes[i];
         uint32_t parent = nd->parent == 0 ? PLX_NO_INDEX : nd->parent - 1;
-        plx_rec_u32(&rec, parent);
-        plx_rec_u32(&rec, nd->region);
-        plx_rec_u64(&rec, nd->calls);
-        plx_rec_u64(&rec, nd->child_calls);
-        plx_rec_u64(&rec, nd->incl);
-        plx_rec_u64(&rec, nd->excl);
+        plx_enc_thread_profile_nodes(&rec, parent, nd->region, nd->calls, nd->child_calls, nd->incl,
+                                     nd->excl);
     }
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_PROFILE);
+    plx_rec_write(&rec, 0);
     for (uint32_t id = 0; id < t->nuevents; id++) {
         const struct plx_uevent *e = &t->uevents[id];
         if (!e->count)
             continue;
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, id);
-        plx_rec_u64(&rec, e->count);
-        plx_rec_f64(&rec, e->min);
-        plx_rec_f64(&rec, e->max);
-        plx_rec_f64(&rec, e->sum);
-        plx_rec_f64(&rec, e->sumsq);
-        plx_rec_write(&rec, 0, PLX_REC_UEVENT_STATS);
+        plx_enc_user_event_stats(&rec, t->index, id, e->count, e->min, e->max, e->sum, e->sumsq);
+        plx_rec_write(&rec, 0);
     }
 }
 
@@ -528,6 +504,18 @@ static void on_thread_exit(void *p)
 
 /* Process end: the calling thread and every thread still running are written. Threads still
  * running are stopped from recording first (their guard); their memory stays theirs. */
+int plx_threads_busy(void)
+{
+    if (atomic_flag_test_and_set_explicit(&reg_lock, memory_order_acquire))
+        return 1;
+    int busy = 0;
+    for (struct plx_thread *t = live; t; t = t->next)
+        if (t != plx_self && t->guard)
+            busy = 1;
+    reg_give();
+    return busy;
+}
+
 void plx_threads_finish_all(void)
 {
     uint64_t now = plx_ticks();
@@ -647,7 +635,6 @@ void plx_thread_set_name(struct plx_thread *t, const char *name)
     snprintf(t->name, sizeof t->name, "%s", name);
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_str(&rec, name);
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_NAME);
+    plx_enc_thread_name(&rec, t->index, name);
+    plx_rec_write(&rec, 0);
 }

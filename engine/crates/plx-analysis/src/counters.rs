@@ -142,8 +142,8 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
             .map(|p| p.nodes.as_slice())
             .unwrap_or(&[]);
         let mut calls = Vec::new();
-        for nc in &d.node_counters {
-            for r in &nc.rows {
+        for r in &d.node_counters {
+            {
                 let mut path = Vec::new();
                 let mut n = r.node;
                 let mut guard = 0;
@@ -154,13 +154,13 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
                 }
                 path.reverse();
                 calls.push(CountedCall {
-                    set: nc.set,
+                    set: r.set,
                     region: global(r.region),
                     path,
                     calls: r.calls,
                     context_calls: 0,
-                    inclusive: r.inclusive.clone(),
-                    exclusive: r.exclusive.clone(),
+                    inclusive: r.inclusive().to_vec(),
+                    exclusive: r.exclusive().to_vec(),
                 });
             }
         }

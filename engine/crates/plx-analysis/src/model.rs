@@ -138,6 +138,10 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
     pub java_classes: Vec<plx_format::JavaClass>,
+    /// Functions selected for probes (probed or skipped with a reason), in file order.
+    pub probe_sites: Vec<plx_format::ProbeSite>,
+    /// When probes were inserted and removed, in file order.
+    pub probe_changes: Vec<plx_format::ProbeChange>,
     /// The process file.
     pub path: PathBuf,
     /// MpiInit: the process is an MPI rank.
@@ -675,6 +679,8 @@ fn build_process(
         throttled,
         counters,
         java_classes: p.java_classes.clone(),
+        probe_sites: p.probe_sites.clone(),
+        probe_changes: p.probe_changes.clone(),
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

@@ -280,7 +280,9 @@ impl ProfileBuilder {
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::StreamSend { .. }
-            | Event::StreamRecv { .. } => {}
+            | Event::StreamRecv { .. }
+            | Event::CountedCall { .. }
+            | Event::CounterEpoch { .. } => {}
         }
     }
 

@@ -49,9 +49,17 @@ pub enum Command {
     /// Sessions of several applications: list them, or add an older experiment in comparison
     /// mode.
     Session(crate::session::SessionArgs),
-    /// Control a program running under `plx run`: `reload` makes it re-read its filter file's
-    /// `counters` rules (by sending its reload signal).
-    Ctl(crate::ctl::CtlArgs),
+    /// The web viewer: serve an experiment's timeline, profiles, communication matrix and
+    /// displays on a local address (with a random token) for a browser.
+    View(crate::view::ViewArgs),
+    /// Measure a process that is already running (ptrace loads the runtime into it; --probe
+    /// names what to measure) until Ctrl-C, `plx detach PID`, --duration or its end.
+    Attach(crate::attach::AttachArgs),
+    /// Stop the `plx attach` of a process: every probe removed, the process left running.
+    Detach(crate::attach::DetachArgs),
+    /// Control a measured process while it runs: insert or remove probed functions, list what
+    /// is probed, or reload its filter file's `counters` rules.
+    Ctl(crate::attach::CtlArgs),
 }
 
 /// `plx run`.

@@ -1,27 +1,7 @@
 //! `plx ctl PID reload`: makes a program running under `plx run` re-read the `counters` rules
 //! of its filter file, by sending it the reload signal it was started with.
 
-use clap::ValueEnum;
-
 use crate::CliError;
-
-/// `plx ctl`.
-#[derive(clap::Args, Debug)]
-pub struct CtlArgs {
-    /// Process id of the measured program.
-    pub pid: i32,
-    /// What to do.
-    #[arg(value_enum)]
-    pub action: CtlAction,
-}
-
-/// `plx ctl` actions.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtlAction {
-    /// Re-read the filter file's `counters` rules; each function's next entry counts under
-    /// the new configuration.
-    Reload,
-}
 
 /// The signal of a PLX_COUNTERS_SIGNAL value (options.def: USR1, USR2 or none); None for none.
 fn signal_of(value: &str) -> Option<i32> {
@@ -32,11 +12,11 @@ fn signal_of(value: &str) -> Option<i32> {
     }
 }
 
-/// Runs `plx ctl`.
-pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
-    let path = format!("/proc/{}/environ", args.pid);
+/// Sends process `pid` its reload signal (read from its environment).
+pub fn reload(pid: i32) -> Result<(), CliError> {
+    let path = format!("/proc/{}/environ", pid);
     let env = std::fs::read(&path)
-        .map_err(|e| CliError::new(2, format!("process {}: cannot read {path}: {e}", args.pid)))?;
+        .map_err(|e| CliError::new(2, format!("process {}: cannot read {path}: {e}", pid)))?;
     let var = |name: &str| {
         env.split(|b| *b == 0)
             .filter_map(|kv| std::str::from_utf8(kv).ok())
@@ -46,7 +26,7 @@ pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
     if var("PLX_OUTPUT").is_none() {
         return Err(CliError::new(
             2,
-            format!("process {} is not running under `plx run`", args.pid),
+            format!("process {} is not running under `plx run`", pid),
         ));
     }
     if var("PLX_FILTER").is_none() {
@@ -54,7 +34,7 @@ pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
             2,
             format!(
                 "process {} has no filter file to re-read (plx run --filter)",
-                args.pid
+                pid
             ),
         ));
     }
@@ -63,21 +43,17 @@ pub fn ctl(args: &CtlArgs) -> Result<(), CliError> {
             2,
             format!(
                 "process {} was started with --reload-signal none: it cannot reload",
-                args.pid
+                pid
             ),
         ));
     };
-    match args.action {
-        CtlAction::Reload => {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            if unsafe { libc::kill(args.pid, sig) } != 0 {
-                return Err(CliError::new(
-                    1,
-                    format!("process {}: {}", args.pid, std::io::Error::last_os_error()),
-                ));
-            }
-            println!("process {}: reload requested (signal {sig})", args.pid);
-        }
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(CliError::new(
+            1,
+            format!("process {}: {}", pid, std::io::Error::last_os_error()),
+        ));
     }
+    println!("process {}: reload requested (signal {sig})", pid);
     Ok(())
 }

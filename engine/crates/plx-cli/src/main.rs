@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
-//! critical-path, compare, histogram, display, session).
+//! critical-path, compare, histogram, display, session, view).
 
+mod attach;
 mod cli;
 mod comm;
 mod compare;
@@ -20,6 +21,7 @@ mod run;
 mod session;
 mod signals;
 mod units;
+mod view;
 
 use clap::Parser;
 
@@ -72,7 +74,10 @@ fn main() {
         cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
-        cli::Command::Ctl(a) => ctl::ctl(&a).map(|()| 0),
+        cli::Command::View(a) => view::view(&a).map(|()| 0),
+        cli::Command::Attach(a) => attach::attach(&a),
+        cli::Command::Detach(a) => attach::detach(&a),
+        cli::Command::Ctl(a) => attach::ctl(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,8 +1,7 @@
 //! The counter records of `process.plx` (types 22–25: CounterSet, CounterEpoch, ThreadCounters,
-//! NodeCounters; spec/format.md).
+//! NodeCounters; decoded by the code generated from spec/records.toml).
 
-use crate::bytes::{FieldReader, Put};
-use crate::records::DecodeProblem;
+use crate::records::NodeCounters;
 
 /// One event of a [`CounterSet`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,166 +60,23 @@ pub struct ThreadCounters {
     pub values: Vec<u64>,
 }
 
-/// A counted function's counts along one callpath (or, from a trace, in one thread).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterRow {
-    /// ThreadProfile node index; `0xFFFFFFFF` in trace mode (per function only).
-    pub node: u32,
-    /// Region.
-    pub region: u32,
-    /// Calls counted with this set.
-    pub calls: u64,
-    /// Inclusive values, one per event.
-    pub inclusive: Vec<u64>,
-    /// Exclusive values: inclusive minus the same events' inclusive values of the counted
+impl NodeCounters {
+    /// The inclusive values, one per event of the set.
+    pub fn inclusive(&self) -> &[u64] {
+        &self.values[..self.values.len() / 2]
+    }
+
+    /// The exclusive values: inclusive minus the same events' inclusive values of the counted
     /// functions it called.
-    pub exclusive: Vec<u64>,
-}
-
-/// Record 25: one thread's counted calls of one set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeCounters {
-    /// Thread index.
-    pub thread: u32,
-    /// The set.
-    pub set: u32,
-    /// Rows.
-    pub rows: Vec<CounterRow>,
-}
-
-pub(crate) fn decode_counter_set(r: &mut FieldReader) -> Result<CounterSet, DecodeProblem> {
-    let set = r.u32()?;
-    let epoch = r.u32()?;
-    let context = r.u32()?;
-    let every = r.u32()?;
-    let position = r.u32()?;
-    let sets_in_context = r.u32()?;
-    let glob = r.str()?;
-    let n = r.u32()?;
-    if n as usize > r.remaining() / 8 {
-        return Err(DecodeProblem::BadCount(n as u64));
-    }
-    let mut events = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        events.push(CounterEvent {
-            name: r.str()?,
-            refused: r.u32()?,
-        });
-    }
-    Ok(CounterSet {
-        set,
-        epoch,
-        context,
-        every,
-        position,
-        sets_in_context,
-        glob,
-        events,
-    })
-}
-
-pub(crate) fn encode_counter_set(s: &CounterSet, out: &mut Vec<u8>) {
-    out.put_u32(s.set);
-    out.put_u32(s.epoch);
-    out.put_u32(s.context);
-    out.put_u32(s.every);
-    out.put_u32(s.position);
-    out.put_u32(s.sets_in_context);
-    out.put_str(&s.glob);
-    out.put_u32(s.events.len() as u32);
-    for e in &s.events {
-        out.put_str(&e.name);
-        out.put_u32(e.refused);
-    }
-}
-
-pub(crate) fn decode_counter_epoch(r: &mut FieldReader) -> Result<CounterEpoch, DecodeProblem> {
-    Ok(CounterEpoch {
-        epoch: r.u32()?,
-        ticks: r.u64()?,
-        bad_lines: r.u32()?,
-        contexts: r.u32()?,
-        path: r.str()?,
-    })
-}
-
-pub(crate) fn encode_counter_epoch(e: &CounterEpoch, out: &mut Vec<u8>) {
-    out.put_u32(e.epoch);
-    out.put_u64(e.ticks);
-    out.put_u32(e.bad_lines);
-    out.put_u32(e.contexts);
-    out.put_str(&e.path);
-}
-
-fn values(r: &mut FieldReader, n: u32) -> Result<Vec<u64>, DecodeProblem> {
-    (0..n).map(|_| Ok(r.u64()?)).collect()
-}
-
-pub(crate) fn decode_thread_counters(r: &mut FieldReader) -> Result<ThreadCounters, DecodeProblem> {
-    let thread = r.u32()?;
-    let set = r.u32()?;
-    let n = r.u32()?;
-    if n as usize > r.remaining() / 8 {
-        return Err(DecodeProblem::BadCount(n as u64));
-    }
-    Ok(ThreadCounters {
-        thread,
-        set,
-        values: values(r, n)?,
-    })
-}
-
-pub(crate) fn encode_thread_counters(t: &ThreadCounters, out: &mut Vec<u8>) {
-    out.put_u32(t.thread);
-    out.put_u32(t.set);
-    out.put_u32(t.values.len() as u32);
-    for v in &t.values {
-        out.put_u64(*v);
-    }
-}
-
-pub(crate) fn decode_node_counters(r: &mut FieldReader) -> Result<NodeCounters, DecodeProblem> {
-    let thread = r.u32()?;
-    let set = r.u32()?;
-    let n = r.u32()?;
-    let count = r.u32()?;
-    let row_bytes = 16 + 16 * n as usize;
-    if n > 64 || count as usize > r.remaining() / row_bytes {
-        return Err(DecodeProblem::BadCount(count as u64));
-    }
-    let mut rows = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        rows.push(CounterRow {
-            node: r.u32()?,
-            region: r.u32()?,
-            calls: r.u64()?,
-            inclusive: values(r, n)?,
-            exclusive: values(r, n)?,
-        });
-    }
-    Ok(NodeCounters { thread, set, rows })
-}
-
-pub(crate) fn encode_node_counters(c: &NodeCounters, out: &mut Vec<u8>) {
-    out.put_u32(c.thread);
-    out.put_u32(c.set);
-    let n = c.rows.first().map_or(0, |r| r.inclusive.len());
-    out.put_u32(n as u32);
-    out.put_u32(c.rows.len() as u32);
-    for row in &c.rows {
-        out.put_u32(row.node);
-        out.put_u32(row.region);
-        out.put_u64(row.calls);
-        for v in row.inclusive.iter().chain(&row.exclusive) {
-            out.put_u64(*v);
-        }
+    pub fn exclusive(&self) -> &[u64] {
+        &self.values[self.values.len() / 2..]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::records::{types, Record};
-    use crate::{CounterEpoch, CounterEvent, CounterRow, CounterSet, NodeCounters, ThreadCounters};
+    use crate::{CounterEpoch, CounterEvent, CounterSet, NodeCounters, ThreadCounters};
 
     fn round_trip(r: Record) {
         let mut p = Vec::new();
@@ -266,40 +122,33 @@ mod tests {
         round_trip(Record::NodeCounters(NodeCounters {
             thread: 0,
             set: 3,
-            rows: vec![CounterRow {
-                node: 6,
-                region: 9,
-                calls: 50,
-                inclusive: vec![32_147, 7],
-                exclusive: vec![30_000, 7],
-            }],
+            node: 6,
+            region: 9,
+            calls: 50,
+            values: vec![32_147, 7, 30_000, 7],
         }));
         assert_eq!(types::NODE_COUNTERS, 25);
     }
 
     #[test]
     fn node_counters_layout_matches_the_spec() {
-        // thread 1, set 2, 1 event, 1 row: node 0, region 5, calls 3, inclusive 40, exclusive 30
+        // thread 1, set 2, node 0, region 5, calls 3, 1 event: inclusive 40, exclusive 30
         let mut p = Vec::new();
-        for v in [1u32, 2, 1, 1, 0, 5] {
+        for v in [1u32, 2, 0, 5] {
             p.extend_from_slice(&v.to_le_bytes());
         }
-        for v in [3u64, 40, 30] {
+        p.extend_from_slice(&3u64.to_le_bytes());
+        p.extend_from_slice(&2u32.to_le_bytes());
+        for v in [40u64, 30] {
             p.extend_from_slice(&v.to_le_bytes());
         }
         let Some(Record::NodeCounters(n)) = Record::decode(25, &p).unwrap() else {
             panic!("not NodeCounters");
         };
-        assert_eq!((n.thread, n.set), (1, 2));
         assert_eq!(
-            n.rows,
-            vec![CounterRow {
-                node: 0,
-                region: 5,
-                calls: 3,
-                inclusive: vec![40],
-                exclusive: vec![30],
-            }]
+            (n.thread, n.set, n.node, n.region, n.calls),
+            (1, 2, 0, 5, 3)
         );
+        assert_eq!((n.inclusive(), n.exclusive()), (&[40u64][..], &[30u64][..]));
     }
 }

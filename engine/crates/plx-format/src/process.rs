@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::counters::{CounterEpoch, CounterSet, NodeCounters};
+use crate::counters::{CounterEpoch, CounterSet};
 use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
+use crate::records::NodeCounters;
 use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
@@ -39,7 +40,8 @@ pub struct ThreadData {
     pub node_cpu: Vec<(u32, u64)>,
     /// Whole-thread counter totals: (set, one value per event); the last record of a set wins.
     pub counters: Vec<(u32, Vec<u64>)>,
-    /// Counted calls of `counters` contexts, one record per set (the last of a set wins).
+    /// Counted calls of `counters` contexts, one record per set and callpath (or function)
+    /// (the last of a set and node/region wins).
     pub node_counters: Vec<NodeCounters>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
@@ -101,7 +103,11 @@ pub struct ProcessData {
     /// Counter configurations read (the start, then each reload), in file order.
     pub counter_epochs: Vec<CounterEpoch>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
-    pub java_classes: Vec<crate::java::JavaClass>,
+    pub java_classes: Vec<crate::records::JavaClass>,
+    /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
+    pub probe_sites: Vec<crate::records::ProbeSite>,
+    /// Probes inserted and removed (ProbeChange records) in file order.
+    pub probe_changes: Vec<crate::records::ProbeChange>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -187,10 +193,13 @@ impl ProcessData {
             }
             Record::NodeCounters(c) => {
                 let td = self.thread_mut(c.thread);
-                td.node_counters.retain(|o| o.set != c.set);
+                td.node_counters
+                    .retain(|o| (o.set, o.node, o.region) != (c.set, c.node, c.region));
                 td.node_counters.push(c);
             }
             Record::JavaClass(c) => self.java_classes.push(c),
+            Record::ProbeSite(p) => self.probe_sites.push(p),
+            Record::ProbeChange(c) => self.probe_changes.push(c),
         }
     }
 

@@ -1,69 +1,11 @@
-//! The records of `process.plx` (spec/format.md): one struct per record type, encoded and decoded.
+//! The records of `process.plx` (spec/format.md): one struct per record type, filled and encoded
+//! by the code generated from `spec/records.toml` ([`crate::schema`]).
 
-use crate::bytes::{FieldReader, Put, ShortPayload};
-use crate::counters::{self, CounterEpoch, CounterSet, NodeCounters, ThreadCounters};
-use crate::cpu::{self, CpuSamples};
-use crate::java::{self, JavaClass};
-use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
-use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
+use crate::bytes::ShortPayload;
 
-/// Record type numbers.
-pub mod types {
-    /// ProcessInfo.
-    pub const PROCESS_INFO: u16 = 1;
-    /// Calibration.
-    pub const CALIBRATION: u16 = 2;
-    /// ClockRate.
-    pub const CLOCK_RATE: u16 = 3;
-    /// Module.
-    pub const MODULE: u16 = 4;
-    /// RegionDef.
-    pub const REGION_DEF: u16 = 5;
-    /// ThreadInfo.
-    pub const THREAD_INFO: u16 = 6;
-    /// ThreadName.
-    pub const THREAD_NAME: u16 = 7;
-    /// ThreadProfile.
-    pub const THREAD_PROFILE: u16 = 8;
-    /// UserEventDef.
-    pub const USER_EVENT_DEF: u16 = 9;
-    /// UserEventStats.
-    pub const USER_EVENT_STATS: u16 = 10;
-    /// Throttled.
-    pub const THROTTLED: u16 = 11;
-    /// ProcessEnd.
-    pub const PROCESS_END: u16 = 12;
-    /// Filter.
-    pub const FILTER: u16 = 13;
-    /// MpiInit.
-    pub const MPI_INIT: u16 = 14;
-    /// ClockOffset.
-    pub const CLOCK_OFFSET: u16 = 15;
-    /// CommDef.
-    pub const COMM_DEF: u16 = 16;
-    /// MessageStats.
-    pub const MESSAGE_STATS: u16 = 17;
-    /// SyncObject.
-    pub const SYNC_OBJECT: u16 = 18;
-    /// SyncStats.
-    pub const SYNC_STATS: u16 = 19;
-    /// NodeCpu.
-    pub const NODE_CPU: u16 = 20;
-    /// CpuSamples.
-    pub const CPU_SAMPLES: u16 = 21;
-    /// CounterSet.
-    pub const COUNTER_SET: u16 = 22;
-    /// CounterEpoch.
-    pub const COUNTER_EPOCH: u16 = 23;
-    /// ThreadCounters.
-    pub const THREAD_COUNTERS: u16 = 24;
-    /// NodeCounters.
-    pub const NODE_COUNTERS: u16 = 25;
-    /// JavaClass (the Java agent; records 40-47 are reserved for it).
-    pub const JAVA_CLASS: u16 = 40;
-    /// TraceChunk (trace.plx only).
-    pub const TRACE_CHUNK: u16 = 32;
-}
+#[allow(unused_imports)] // empty until a record is marked rust = "struct"
+pub use crate::schema::structs::*;
+pub use crate::schema::{types, Record};
 
 /// "No such index" in u32 fields (root node parent, main thread parent, no module).
 pub const NONE_U32: u32 = 0xFFFF_FFFF;
@@ -346,6 +288,8 @@ pub enum EndReason {
     Exec,
     /// MPI_Abort (status: its error code).
     MpiAbort,
+    /// `plx detach` ended the measurement; the process went on running.
+    Detached,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -358,6 +302,7 @@ impl EndReason {
             1 => EndReason::Signal,
             2 => EndReason::Exec,
             3 => EndReason::MpiAbort,
+            4 => EndReason::Detached,
             o => EndReason::Other(o),
         }
     }
@@ -368,6 +313,7 @@ impl EndReason {
             EndReason::Signal => 1,
             EndReason::Exec => 2,
             EndReason::MpiAbort => 3,
+            EndReason::Detached => 4,
             EndReason::Other(o) => o,
         }
     }
@@ -382,63 +328,6 @@ pub struct ProcessEnd {
     pub reason: EndReason,
     /// Exit status or signal number.
     pub status: i32,
-}
-
-/// One decoded record of `process.plx`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Record {
-    /// Type 1.
-    ProcessInfo(ProcessInfo),
-    /// Type 2.
-    Calibration(Calibration),
-    /// Type 3: ticks per second.
-    ClockRate(f64),
-    /// Type 4.
-    Module(Module),
-    /// Type 5.
-    RegionDef(RegionDef),
-    /// Type 6.
-    ThreadInfo(ThreadInfo),
-    /// Type 7.
-    ThreadName(ThreadName),
-    /// Type 8.
-    ThreadProfile(ThreadProfile),
-    /// Type 9.
-    UserEventDef(UserEventDef),
-    /// Type 10.
-    UserEventStats(UserEventStats),
-    /// Type 11.
-    Throttled(Throttled),
-    /// Type 12.
-    ProcessEnd(ProcessEnd),
-    /// Type 13: the filter text.
-    Filter(String),
-    /// Type 14.
-    MpiInit(MpiInit),
-    /// Type 15.
-    ClockOffset(ClockOffset),
-    /// Type 16.
-    CommDef(CommDef),
-    /// Type 17.
-    MessageStats(MessageStats),
-    /// Type 18.
-    SyncObject(SyncObject),
-    /// Type 19.
-    SyncStats(SyncStats),
-    /// Type 20.
-    NodeCpu(NodeCpu),
-    /// Type 21.
-    CpuSamples(CpuSamples),
-    /// Type 22.
-    CounterSet(CounterSet),
-    /// Type 23.
-    CounterEpoch(CounterEpoch),
-    /// Type 24.
-    ThreadCounters(ThreadCounters),
-    /// Type 25.
-    NodeCounters(NodeCounters),
-    /// Type 40.
-    JavaClass(JavaClass),
 }
 
 /// Why a record's payload could not be decoded.
@@ -469,287 +358,13 @@ impl std::fmt::Display for DecodeProblem {
     }
 }
 
-impl Record {
-    /// The record type number.
-    pub fn record_type(&self) -> u16 {
-        use types::*;
-        match self {
-            Record::ProcessInfo(_) => PROCESS_INFO,
-            Record::Calibration(_) => CALIBRATION,
-            Record::ClockRate(_) => CLOCK_RATE,
-            Record::Module(_) => MODULE,
-            Record::RegionDef(_) => REGION_DEF,
-            Record::ThreadInfo(_) => THREAD_INFO,
-            Record::ThreadName(_) => THREAD_NAME,
-            Record::ThreadProfile(_) => THREAD_PROFILE,
-            Record::UserEventDef(_) => USER_EVENT_DEF,
-            Record::UserEventStats(_) => USER_EVENT_STATS,
-            Record::Throttled(_) => THROTTLED,
-            Record::ProcessEnd(_) => PROCESS_END,
-            Record::Filter(_) => FILTER,
-            Record::MpiInit(_) => MPI_INIT,
-            Record::ClockOffset(_) => CLOCK_OFFSET,
-            Record::CommDef(_) => COMM_DEF,
-            Record::MessageStats(_) => MESSAGE_STATS,
-            Record::SyncObject(_) => SYNC_OBJECT,
-            Record::SyncStats(_) => SYNC_STATS,
-            Record::NodeCpu(_) => NODE_CPU,
-            Record::CpuSamples(_) => CPU_SAMPLES,
-            Record::CounterSet(_) => COUNTER_SET,
-            Record::CounterEpoch(_) => COUNTER_EPOCH,
-            Record::ThreadCounters(_) => THREAD_COUNTERS,
-            Record::NodeCounters(_) => NODE_COUNTERS,
-            Record::JavaClass(_) => JAVA_CLASS,
-        }
-    }
-
-    /// Decodes a payload of a known type; `Ok(None)` for a type this reader does not know.
-    pub fn decode(record_type: u16, payload: &[u8]) -> Result<Option<Record>, DecodeProblem> {
-        use types::*;
-        let mut r = FieldReader::new(payload);
-        let rec = match record_type {
-            PROCESS_INFO => {
-                let pid = r.u32()?;
-                let ppid = r.u32()?;
-                let start_realtime_ns = r.u64()?;
-                let clock = ClockKind::from_u8(r.u8()?);
-                let host = r.str()?;
-                let version = r.str()?;
-                let executable = r.str()?;
-                let argc = r.u32()?;
-                if argc as usize > r.remaining() / 4 {
-                    return Err(DecodeProblem::BadCount(argc as u64));
-                }
-                let mut argv = Vec::with_capacity(argc as usize);
-                for _ in 0..argc {
-                    argv.push(r.str()?);
-                }
-                Record::ProcessInfo(ProcessInfo {
-                    pid,
-                    ppid,
-                    start_realtime_ns,
-                    clock,
-                    host,
-                    version,
-                    executable,
-                    argv,
-                })
-            }
-            CALIBRATION => Record::Calibration(Calibration {
-                ticks: r.u64()?,
-                monotonic_ns: r.u64()?,
-            }),
-            CLOCK_RATE => Record::ClockRate(r.f64()?),
-            MODULE => Record::Module(Module {
-                module_id: r.u32()?,
-                base: r.u64()?,
-                path: r.str()?,
-            }),
-            REGION_DEF => Record::RegionDef(RegionDef {
-                region_id: r.u32()?,
-                kind: RegionKind::from_u8(r.u8()?),
-                flags: r.u8()?,
-                module_id: r.u32()?,
-                address: r.u64()?,
-                name: r.str()?,
-                file: r.str()?,
-                line: r.u32()?,
-            }),
-            THREAD_INFO => Record::ThreadInfo(ThreadInfo {
-                thread: r.u32()?,
-                tid: r.u32()?,
-                parent: r.u32()?,
-                start_ticks: r.u64()?,
-                cpu_ns: r.u64()?,
-                name: r.str()?,
-            }),
-            THREAD_NAME => Record::ThreadName(ThreadName {
-                thread: r.u32()?,
-                name: r.str()?,
-            }),
-            THREAD_PROFILE => {
-                let thread = r.u32()?;
-                let end_ticks = r.u64()?;
-                let cpu_ns = r.u64()?;
-                let trace_events = r.u64()?;
-                let lost_events = r.u64()?;
-                let lost_nodes = r.u64()?;
-                let n = r.u32()?;
-                if n as usize > r.remaining() / 40 {
-                    return Err(DecodeProblem::BadCount(n as u64));
-                }
-                let mut nodes = Vec::with_capacity(n as usize);
-                for _ in 0..n {
-                    nodes.push(ProfileNode {
-                        parent: r.u32()?,
-                        region: r.u32()?,
-                        calls: r.u64()?,
-                        child_calls: r.u64()?,
-                        inclusive_ticks: r.u64()?,
-                        exclusive_ticks: r.u64()?,
-                    });
-                }
-                Record::ThreadProfile(ThreadProfile {
-                    thread,
-                    end_ticks,
-                    cpu_ns,
-                    trace_events,
-                    lost_events,
-                    lost_nodes,
-                    nodes,
-                })
-            }
-            USER_EVENT_DEF => Record::UserEventDef(UserEventDef {
-                event_id: r.u32()?,
-                name: r.str()?,
-            }),
-            USER_EVENT_STATS => Record::UserEventStats(UserEventStats {
-                thread: r.u32()?,
-                event_id: r.u32()?,
-                count: r.u64()?,
-                min: r.f64()?,
-                max: r.f64()?,
-                sum: r.f64()?,
-                sum_squares: r.f64()?,
-            }),
-            THROTTLED => Record::Throttled(Throttled {
-                region_id: r.u32()?,
-                calls: r.u64()?,
-                inclusive_ticks: r.u64()?,
-            }),
-            PROCESS_END => Record::ProcessEnd(ProcessEnd {
-                ticks: r.u64()?,
-                reason: EndReason::from_u8(r.u8()?),
-                status: r.i32()?,
-            }),
-            FILTER => Record::Filter(r.str()?),
-            MPI_INIT => Record::MpiInit(mpi::decode_mpi_init(&mut r)?),
-            CLOCK_OFFSET => Record::ClockOffset(mpi::decode_clock_offset(&mut r)?),
-            COMM_DEF => Record::CommDef(mpi::decode_comm_def(&mut r)?),
-            MESSAGE_STATS => Record::MessageStats(mpi::decode_message_stats(&mut r)?),
-            SYNC_OBJECT => Record::SyncObject(sync::decode_sync_object(&mut r)?),
-            SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
-            NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
-            CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
-            COUNTER_SET => Record::CounterSet(counters::decode_counter_set(&mut r)?),
-            COUNTER_EPOCH => Record::CounterEpoch(counters::decode_counter_epoch(&mut r)?),
-            THREAD_COUNTERS => Record::ThreadCounters(counters::decode_thread_counters(&mut r)?),
-            NODE_COUNTERS => Record::NodeCounters(counters::decode_node_counters(&mut r)?),
-            JAVA_CLASS => Record::JavaClass(java::decode_java_class(&mut r)?),
-            _ => return Ok(None),
-        };
-        Ok(Some(rec))
-    }
-
-    /// Appends the payload (without the record header).
-    pub fn encode_payload(&self, out: &mut Vec<u8>) {
-        match self {
-            Record::ProcessInfo(p) => {
-                out.put_u32(p.pid);
-                out.put_u32(p.ppid);
-                out.put_u64(p.start_realtime_ns);
-                out.put_u8(p.clock.to_u8());
-                out.put_str(&p.host);
-                out.put_str(&p.version);
-                out.put_str(&p.executable);
-                out.put_u32(p.argv.len() as u32);
-                for a in &p.argv {
-                    out.put_str(a);
-                }
-            }
-            Record::Calibration(c) => {
-                out.put_u64(c.ticks);
-                out.put_u64(c.monotonic_ns);
-            }
-            Record::ClockRate(r) => out.put_f64(*r),
-            Record::Module(m) => {
-                out.put_u32(m.module_id);
-                out.put_u64(m.base);
-                out.put_str(&m.path);
-            }
-            Record::RegionDef(d) => {
-                out.put_u32(d.region_id);
-                out.put_u8(d.kind.to_u8());
-                out.put_u8(d.flags);
-                out.put_u32(d.module_id);
-                out.put_u64(d.address);
-                out.put_str(&d.name);
-                out.put_str(&d.file);
-                out.put_u32(d.line);
-            }
-            Record::ThreadInfo(t) => {
-                out.put_u32(t.thread);
-                out.put_u32(t.tid);
-                out.put_u32(t.parent);
-                out.put_u64(t.start_ticks);
-                out.put_u64(t.cpu_ns);
-                out.put_str(&t.name);
-            }
-            Record::ThreadName(t) => {
-                out.put_u32(t.thread);
-                out.put_str(&t.name);
-            }
-            Record::ThreadProfile(p) => {
-                out.put_u32(p.thread);
-                out.put_u64(p.end_ticks);
-                out.put_u64(p.cpu_ns);
-                out.put_u64(p.trace_events);
-                out.put_u64(p.lost_events);
-                out.put_u64(p.lost_nodes);
-                out.put_u32(p.nodes.len() as u32);
-                for n in &p.nodes {
-                    out.put_u32(n.parent);
-                    out.put_u32(n.region);
-                    out.put_u64(n.calls);
-                    out.put_u64(n.child_calls);
-                    out.put_u64(n.inclusive_ticks);
-                    out.put_u64(n.exclusive_ticks);
-                }
-            }
-            Record::UserEventDef(d) => {
-                out.put_u32(d.event_id);
-                out.put_str(&d.name);
-            }
-            Record::UserEventStats(s) => {
-                out.put_u32(s.thread);
-                out.put_u32(s.event_id);
-                out.put_u64(s.count);
-                out.put_f64(s.min);
-                out.put_f64(s.max);
-                out.put_f64(s.sum);
-                out.put_f64(s.sum_squares);
-            }
-            Record::Throttled(t) => {
-                out.put_u32(t.region_id);
-                out.put_u64(t.calls);
-                out.put_u64(t.inclusive_ticks);
-            }
-            Record::ProcessEnd(e) => {
-                out.put_u64(e.ticks);
-                out.put_u8(e.reason.to_u8());
-                out.put_i32(e.status);
-            }
-            Record::Filter(s) => out.put_str(s),
-            Record::MpiInit(m) => mpi::encode_mpi_init(m, out),
-            Record::ClockOffset(c) => mpi::encode_clock_offset(c, out),
-            Record::CommDef(c) => mpi::encode_comm_def(c, out),
-            Record::MessageStats(m) => mpi::encode_message_stats(m, out),
-            Record::SyncObject(o) => sync::encode_sync_object(o, out),
-            Record::SyncStats(st) => sync::encode_sync_stats(st, out),
-            Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
-            Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
-            Record::CounterSet(s) => counters::encode_counter_set(s, out),
-            Record::CounterEpoch(e) => counters::encode_counter_epoch(e, out),
-            Record::ThreadCounters(t) => counters::encode_thread_counters(t, out),
-            Record::NodeCounters(c) => counters::encode_node_counters(c, out),
-            Record::JavaClass(c) => java::encode_java_class(c, out),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytes::Put;
+    use crate::cpu::CpuSamples;
+    use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
+    use crate::sync::{NodeCpu, SyncObject, SyncStats};
 
     fn round_trip(r: Record) {
         let mut p = Vec::new();
@@ -917,12 +532,6 @@ mod tests {
             Record::decode(types::NODE_CPU, &p),
             Err(DecodeProblem::BadCount(_))
         ));
-        round_trip(Record::JavaClass(JavaClass {
-            methods: 7,
-            nanos: 31_000,
-            flags: 0,
-            name: "Life$Worker".into(),
-        }));
         round_trip(Record::CpuSamples(CpuSamples {
             ticks: 123_456_789,
             values: vec![(0, 5_000_000), (3, 7)],

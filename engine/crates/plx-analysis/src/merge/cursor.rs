@@ -134,8 +134,15 @@ impl Cursor {
                     break;
                 };
                 let keep = match (ev, self.filter) {
-                    // CPU events are not part of the merged stream (profiles read them)
-                    (Event::TimeReset { .. } | Event::Cpu { .. }, _) => false,
+                    // CPU and counter events are not part of the merged stream (profiles read
+                    // them, and the counter records hold every counted call)
+                    (
+                        Event::TimeReset { .. }
+                        | Event::Cpu { .. }
+                        | Event::CountedCall { .. }
+                        | Event::CounterEpoch { .. },
+                        _,
+                    ) => false,
                     (Event::Unknown { subtype, .. }, _) => {
                         self.damage.unknown += 1;
                         self.damage.unknown_subtypes |= 1 << subtype.min(63);

@@ -820,8 +820,12 @@ impl<'m> GlobalMerge<'m> {
             Event::StreamRecv {
                 stream, end, bytes, ..
             } => EventKind::StreamRecv { stream, end, bytes },
-            Event::TimeReset { .. } | Event::Unknown { .. } | Event::Cpu { .. } => {
-                unreachable!("cursors drop time resets, unknown and CPU events")
+            Event::TimeReset { .. }
+            | Event::Unknown { .. }
+            | Event::Cpu { .. }
+            | Event::CountedCall { .. }
+            | Event::CounterEpoch { .. } => {
+                unreachable!("cursors drop time resets, unknown, CPU and counter events")
             }
         };
         self.stats.events += 1;
