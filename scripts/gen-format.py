@@ -905,7 +905,10 @@ def md_sections(s):
             if "items" in f:
                 size = sum(SIZE[i["type"]] for i in f["items"])
                 lines.append("")
-                lines.append("Each of `%s` (%d bytes):" % (f["name"], size))
+                if any(i["type"] == "str" for i in f["items"]):
+                    lines.append("Each of `%s` (%d bytes plus the bytes of its strings):" % (f["name"], size))
+                else:
+                    lines.append("Each of `%s` (%d bytes):" % (f["name"], size))
                 lines.append("")
                 lines.append("| field | type | meaning |")
                 lines.append("|---|---|---|")

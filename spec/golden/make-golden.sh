@@ -12,13 +12,16 @@
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
+#   counters         src/counters.c, --trace --counters task-clock,page-faults and the filter rule
+#                    "counters step task-clock | page-faults every 2", reloaded once (CounterSet, CounterEpoch,
+#                    ThreadCounters, NodeCounters, subtypes counted_call and counter_epoch)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,18p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name): the host and pid of the run that made it are kept
@@ -76,6 +79,11 @@ for name in "$@"; do
   probe)
     cc -O2 src/probe.c -o "$tmp/probe"
     "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;
+  counters)
+    "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
+    echo 'counters step task-clock | page-faults every 2' > "$tmp/counters.filter"
+    "$plx" run -o "$tmp/out-$name" --trace --filter "$tmp/counters.filter" \
+      --counters task-clock,page-faults -- "$tmp/counters" ;;
   java)
     javac -d "$tmp" src/Golden.java
     "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;
