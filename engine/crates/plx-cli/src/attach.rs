@@ -606,7 +606,8 @@ pub fn detach(a: &DetachArgs) -> Result<i32, CliError> {
 /// `plx ctl`.
 #[derive(clap::Args, Debug)]
 pub struct CtlArgs {
-    /// The process: measured by `plx run --probe` or `plx attach`.
+    /// The process: measured by `plx run --probe` or `plx attach` (reload: by `plx run --filter`
+    /// with `counters` rules).
     pub pid: i32,
     /// insert GLOBS... (probe more functions), remove GLOBS... (stop measuring them), list,
     /// reload (re-read the filter file's `counters` rules).
