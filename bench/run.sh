@@ -70,6 +70,15 @@ if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
   bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
 fi
 
+# counters: a counted call (entry + exit, one group read of 3 software counters at each) against
+# the same function measured uncounted, in the same run; and the cost of the read itself
+counted_calls=${PLX_BENCH_COUNTED_CALLS:-500000}
+echo "counters leaf task-clock,page-faults,context-switches" > "$out/counters.filter"
+uncounted=$(best measured uncounted "$out/overhead-inst" "$counted_calls")
+counted=$(best measured counted PLX_FILTER="$out/counters.filter" "$out/overhead-inst" "$counted_calls")
+cc -O2 bench/counters.c -o "$out/counters-read"
+read_line=$("$out/counters-read" 1000000 | head -1)
+rdpmc_line=$("$out/counters-read" 1000000 | tail -1)
 # probes: a call measured by a rewritten entry against the compiler hook (bench/probes.sh)
 probes_md=$(bench/probes.sh | tail -n +1)
 # OpenMP: an empty parallel region and a barrier, unmeasured and measured (bench/omp.sh)
@@ -142,6 +151,14 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   [ -n "$uftrace_ns" ] && echo "| uftrace record (same binary, $uftrace_calls calls) | $uftrace_ns | $(over "$uftrace_ns" "$plain") | comparison |"
   echo
   echo "Trace size: $trace_bytes bytes for $((2 * calls)) events = **$bytes_per_event bytes/event** (target ≤ 8)."
+  echo
+  echo "Counters (bench/counters.c; a call of \`leaf\` counted by \`counters leaf task-clock,page-faults,context-switches\`, $counted_calls calls):"
+  echo
+  echo "| uncounted (profile) | counted | added per call | one group read |"
+  echo "|---|---|---|---|"
+  echo "| $uncounted ns | $counted ns | $(over "$counted" "$uncounted") ns | ${read_line%% (*} |"
+  echo
+  echo "rdpmc: ${rdpmc_line}"
   echo
   echo "Uncontended pthread mutex lock/unlock pair (bench/locks.c, 10,000,000 pairs), ns per pair:"
   echo

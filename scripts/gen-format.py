@@ -550,6 +550,7 @@ def rust_module(s):
     w("//! metric file record, the extended-event decoder, and the language-neutral dump the golden")
     w("//! tests compare.\n")
     w("use crate::bytes::{FieldReader, Put};")
+    w("use crate::counters::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};")
     w("use crate::cpu::CpuSamples;")
     w("use crate::metrics::{MetricMode, TimeBase};")
     w("use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};")
@@ -932,7 +933,10 @@ def md_sections(s):
             if "items" in f:
                 size = sum(SIZE[i["type"]] for i in f["items"])
                 lines.append("")
-                lines.append("Each of `%s` (%d bytes):" % (f["name"], size))
+                if any(i["type"] == "str" for i in f["items"]):
+                    lines.append("Each of `%s` (%d bytes plus the bytes of its strings):" % (f["name"], size))
+                else:
+                    lines.append("Each of `%s` (%d bytes):" % (f["name"], size))
                 lines.append("")
                 lines.append("| field | type | meaning |")
                 lines.append("|---|---|---|")

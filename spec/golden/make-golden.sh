@@ -17,13 +17,16 @@
 #                    writes fail (WriteFailures; plx run exits 3)
 #   metrics          the trace run with --monitor cpu,mem,net,disk --monitor-period 5, then
 #                    plx import of src/power.csv (MetricSource, MetricDef, MetricSample)
+#   counters         src/counters.c, --trace --counters task-clock,page-faults and the filter rule
+#                    "counters step task-clock | page-faults every 2", reloaded once (CounterSet, CounterEpoch,
+#                    ThreadCounters, NodeCounters, subtypes counted_call and counter_epoch)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -85,6 +88,11 @@ for name in "$@"; do
   probe)
     cc -O2 src/probe.c -o "$tmp/probe"
     "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;
+  counters)
+    "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
+    echo 'counters step task-clock | page-faults every 2' > "$tmp/counters.filter"
+    "$plx" run -o "$tmp/out-$name" --trace --filter "$tmp/counters.filter" \
+      --counters task-clock,page-faults -- "$tmp/counters" ;;
   java)
     javac -d "$tmp" src/Golden.java
     "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;

@@ -142,11 +142,12 @@ def test_filter_over_64k_works_end_to_end(filters_bin, tmp_path):
 
 def test_bad_filter_line_same_message_from_cli_and_runtime(filters_bin, tmp_path):
     filt = tmp_path / "bad.filter"
-    filt.write_text("exclude alpha\nexclud beta\nthrottle 10\ncounters f* cycles\ninclude [ab\n")
+    filt.write_text("exclude alpha\nexclud beta\nthrottle 10\ncounters f* cycels\ninclude [ab\n")
     want = [
-        "plx: %s:2: unknown rule 'exclud' (expected include, exclude, cputime or throttle)" % filt,
+        "plx: %s:2: unknown rule 'exclud' (expected include, exclude, cputime, throttle or counters)"
+        % filt,
         "plx: %s:3: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)" % filt,
-        "plx: %s:4: 'counters' rules are not supported in this version" % filt,
+        "plx: %s:4: unknown counter 'cycels' (docs/formats/counters.md lists the names)" % filt,
         "plx: %s:5: '[ab': a '[' is not closed" % filt,
     ]
     marker = tmp_path / "ran"

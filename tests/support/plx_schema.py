@@ -27,6 +27,10 @@ RECORDS = {
     19: ('SyncStats', [('thread', 'u32', None, None, False), ('object', 'u32', None, None, False), ('acquisitions', 'u64', None, None, False), ('contended', 'u64', None, None, False), ('wait_ticks', 'u64', None, None, False), ('hold_ticks', 'u64', None, None, False), ('releases', 'u64', None, None, False)]),
     20: ('NodeCpu', [('thread', 'u32', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('node', 'u32'), ('cpu_ns', 'u64')], False)]),
     21: ('CpuSamples', [('ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('thread', 'u32'), ('cpu_ns', 'u64')], False)]),
+    22: ('CounterSet', [('set', 'u32', None, None, False), ('epoch', 'u32', None, None, False), ('context', 'u32', None, None, False), ('every', 'u32', None, None, False), ('position', 'u32', None, None, False), ('sets_in_context', 'u32', None, None, False), ('glob', 'str', None, None, False), ('count', 'u32', None, None, False), ('events', 'group', 'count', [('name', 'str'), ('refused', 'u32')], False)]),
+    23: ('CounterEpoch', [('epoch', 'u32', None, None, False), ('ticks', 'u64', None, None, False), ('bad_lines', 'u32', None, None, False), ('contexts', 'u32', None, None, False), ('path', 'str', None, None, False)]),
+    24: ('ThreadCounters', [('thread', 'u32', None, None, False), ('set', 'u32', None, None, False), ('count', 'u32', None, None, False), ('values', 'u64', 'count', None, False)]),
+    25: ('NodeCounters', [('thread', 'u32', None, None, False), ('set', 'u32', None, None, False), ('node', 'u32', None, None, False), ('region', 'u32', None, None, False), ('calls', 'u64', None, None, False), ('count', 'u32', None, None, False), ('values', 'u64', 'count', None, False)]),
     28: ('ProbeSite', [('module_id', 'u32', None, None, False), ('address', 'u64', None, None, False), ('skipped', 'u8', None, None, False), ('name', 'str', None, None, False), ('reason', 'str', None, None, False)]),
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
@@ -54,6 +58,8 @@ SUBTYPES = {
     7: ('cpu', 2, [('region', 'u32', 0, 0, 31), ('cpu_ns', 'u64', 1, 0, 63)]),
     8: ('stream_send', 3, [('stream', 'u64', 0, 0, 63), ('end', 'u64', 1, 0, 63), ('bytes', 'u64', 2, 0, 63)]),
     9: ('stream_recv', 3, [('stream', 'u64', 0, 0, 63), ('end', 'u64', 1, 0, 63), ('bytes', 'u64', 2, 0, 63)]),
+    10: ('counted_call', 5, [('set', 'u32', 0, 0, 31), ('region', 'u32', 0, 32, 63), ('value0', 'u64', 1, 0, 63), ('value1', 'u64', 2, 0, 63), ('value2', 'u64', 3, 0, 63), ('value3', 'u64', 4, 0, 63)]),
+    11: ('counter_epoch', 1, [('epoch', 'u32', 0, 0, 31)]),
     18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

@@ -7,8 +7,13 @@ use std::path::PathBuf;
 fn main() {
     let core = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"))
         .join("../../../runtime/src/core");
-    let sources = ["options.c", "filter_parse.c"];
-    let headers = ["options.h", "options.def", "filter_parse.h"];
+    let sources = ["options.c", "filter_parse.c", "counter_events.c"];
+    let headers = [
+        "options.h",
+        "options.def",
+        "filter_parse.h",
+        "counter_events.h",
+    ];
     cc::Build::new()
         .files(sources.iter().map(|f| core.join(f)))
         .include(&core)

@@ -23,19 +23,12 @@ static inline void guard_off(struct plx_thread *t)
     t->guard = 0;
 }
 
-/* A function selected by `cputime`: its frame carries the thread's CPU time at entry. */
-__attribute__((noinline, cold)) static void cpu_enter(struct plx_thread *t)
-{
-    if (t->depth && t->stack[t->depth - 1].cpu == 0)
-        t->stack[t->depth - 1].cpu = plx_cpu_ns() | 1; /* never 0 */
-}
-
 __attribute__((noinline)) static void enter_measured(struct plx_thread *t, uintptr_t fn, uint32_t v)
 {
     guard_on(t);
     plx_enter(t, fn, v & PLX_REGION_ID_MASK);
-    if (PLX_UNLIKELY(v & PLX_REGION_CPU))
-        cpu_enter(t);
+    if (PLX_UNLIKELY(v & (PLX_REGION_CPU | PLX_REGION_COUNTERS)))
+        plx_frame_enter_slow(t, v); /* `cputime` or `counters` functions only */
     guard_off(t);
 }
 
@@ -78,8 +71,8 @@ __attribute__((noinline, cold)) static void enter_slow(uintptr_t fn)
     }
     if (!(v & PLX_REGION_EXCLUDED)) {
         plx_enter(t, fn, v & PLX_REGION_ID_MASK);
-        if (v & PLX_REGION_CPU)
-            cpu_enter(t);
+        if (v & (PLX_REGION_CPU | PLX_REGION_COUNTERS))
+            plx_frame_enter_slow(t, v);
     }
     guard_off(t);
 }
@@ -111,7 +104,7 @@ __attribute__((noinline)) static void exit_measured(struct plx_thread *t, struct
 {
     guard_on(t);
     if (PLX_UNLIKELY(f->cpu))
-        plx_cpu_exit(t, f);
+        plx_frame_exit_slow(t, f);
     plx_leave(t, f, plx_ticks());
     guard_off(t);
 }

@@ -2,7 +2,7 @@
  * docs/formats/filter.md) and the questions asked of them. The last matching include/exclude
  * rule decides; with no match a function is measured, unless the first include/exclude rule is
  * an include, in which case only what is included is measured. */
-#include "plx_internal.h"
+#include "counters.h"
 #include "filter_parse.h"
 
 #include <errno.h>
@@ -32,6 +32,10 @@ int plx_glob_match(const char *pat, const char *s)
 static void add_rule(void *ctx, const struct plx_filter_rule *r)
 {
     (void)ctx;
+    if (r->kind == PLX_FILTER_COUNTERS) {
+        plx_counters_add_rule(r);
+        return;
+    }
     if (r->kind == PLX_FILTER_THROTTLE) {
         plx_throttle_calls = r->calls;
         plx_throttle_ticks = (uint64_t)(r->usec * 1e-6 * plx_clock_rate());
@@ -116,7 +120,35 @@ int plx_filter_load(const char *path)
         return 1;
     }
     const struct plx_filter_sink sink = {add_rule, report, NULL};
-    return plx_filter_parse(path, text, len, &sink);
+    plx_counters_begin();
+    int bad = plx_filter_parse(path, text, len, &sink);
+    plx_counters_commit(path, bad);
+    return bad;
+}
+
+static void add_counters_rule(void *ctx, const struct plx_filter_rule *r)
+{
+    (void)ctx;
+    if (r->kind == PLX_FILTER_COUNTERS)
+        plx_counters_add_rule(r);
+}
+
+/* A reload (counters.c's thread): the file read again, only its `counters` rules kept. */
+int plx_filter_reload_counters(const char *path)
+{
+    char *again;
+    size_t len;
+    if (read_all(path, &again, &len) != 0) {
+        plx_warn("%s: cannot read filter file: %s; the counters stay as they were", path,
+                 strerror(errno));
+        return 1;
+    }
+    const struct plx_filter_sink sink = {add_counters_rule, report, NULL};
+    plx_counters_begin();
+    int bad = plx_filter_parse(path, again, len, &sink);
+    plx_counters_commit(path, bad);
+    free(again);
+    return bad;
 }
 
 const char *plx_filter_text(void)

@@ -2,6 +2,7 @@
  * A rule is a keyword and its words; each keyword has its parser in `keywords`, so a new rule is
  * a new entry there (and in docs/formats/filter.md). */
 #include "filter_parse.h"
+#include "counter_events.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +14,17 @@
 struct line {
     int n;                  /* words, up to MAX_WORDS + 1 (more are not kept) */
     const char *w[MAX_WORDS + 1];
+    char *rest;             /* the text after the first word (a copy; `counters` cuts it up) */
 };
 
 typedef int (*rule_parser)(const struct line *l, struct plx_filter_rule *r, char *err,
                            size_t cap);
+
+static int is_blank_c(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+#define is_blank is_blank_c
 
 /* A '[' that opens a character class no ']' closes: fnmatch would match it literally. */
 static const char *unclosed_bracket(const char *g)
@@ -86,6 +94,90 @@ static int parse_throttle(const struct line *l, struct plx_filter_rule *r, char 
     return 0;
 }
 
+/* counters GLOB EVENT[,EVENT...] [| EVENT[,EVENT...] ...] [every N] */
+static int parse_counters(const struct line *l, struct plx_filter_rule *r, char *err, size_t cap)
+{
+    char *p = l->rest;
+    while (*p && is_blank_c(*p))
+        p++;
+    char *glob = p;
+    while (*p && !is_blank_c(*p))
+        p++;
+    if (*p)
+        *p++ = 0;
+    if (!*glob) {
+        snprintf(err, cap, "expected 'counters GLOB EVENT[,EVENT...] [| EVENT,... every N]'");
+        return -1;
+    }
+    if (unclosed_bracket(glob)) {
+        snprintf(err, cap, "'%s': a '[' is not closed", glob);
+        return -1;
+    }
+    r->glob = glob;
+    char *every = strstr(p, "every");
+    if (every) {
+        char *end;
+        unsigned long n = strtoul(every + 5, &end, 10);
+        while (*end && is_blank_c(*end))
+            end++;
+        if (!is_blank_c(every[5]) || *end || n == 0 || n > 1000000000ul) {
+            snprintf(err, cap, "'every' takes a whole number of calls from 1 (e.g. every 100)");
+            return -1;
+        }
+        r->every = (unsigned)n;
+        *every = 0;
+    }
+    for (char *set = p; set;) {
+        char *bar = strchr(set, '|');
+        if (bar)
+            *bar = 0;
+        if (r->nsets == PLX_FILTER_MAX_SETS) {
+            snprintf(err, cap, "more than %d event sets", PLX_FILTER_MAX_SETS);
+            return -1;
+        }
+        unsigned n = 0;
+        for (char *ev = set; *ev;) {
+            while (*ev == ',' || is_blank_c(*ev))
+                ev++;
+            if (!*ev)
+                break;
+            char *e = ev;
+            while (*e && *e != ',' && !is_blank_c(*e))
+                e++;
+            char *next = *e ? e + 1 : e;
+            *e = 0;
+            if (n == PLX_FILTER_MAX_EVENTS) {
+                snprintf(err, cap, "more than %d events in one set", PLX_FILTER_MAX_EVENTS);
+                return -1;
+            }
+            if (!plx_counter_event_valid(ev)) {
+                snprintf(err, cap, "unknown counter '%.80s' (docs/formats/counters.md lists the "
+                         "names)", ev);
+                return -1;
+            }
+            r->events[r->nsets][n++] = ev;
+            ev = next;
+        }
+        if (n == 0) {
+            snprintf(err, cap, r->nsets || bar ? "an empty event set"
+                                               : "expected at least one event after the glob");
+            return -1;
+        }
+        r->nevents[r->nsets++] = n;
+        set = bar ? bar + 1 : NULL;
+    }
+    if (r->nsets > 1 && !r->every) {
+        snprintf(err, cap, "several event sets need 'every N' (calls between switches)");
+        return -1;
+    }
+    if (r->nsets == 1 && r->every) {
+        snprintf(err, cap, "'every N' needs several event sets separated by '|'");
+        return -1;
+    }
+    r->kind = PLX_FILTER_COUNTERS;
+    return 0;
+}
+
 /* Words kept for later versions: an error now, never read as something else. */
 static int parse_reserved(const struct line *l, struct plx_filter_rule *r, char *err, size_t cap)
 {
@@ -103,12 +195,12 @@ static const struct {
     {"exclude", parse_select, 0},
     {"cputime", parse_select, 0},
     {"throttle", parse_throttle, 0},
-    {"counters", parse_reserved, 1}, /* per-function counter contexts */
+    {"counters", parse_counters, 0}, /* per-function counter contexts (counters.c) */
     {"context", parse_reserved, 1},
 };
 #define NKEYWORDS (sizeof keywords / sizeof keywords[0])
 
-/* "unknown rule 'x' (expected include, exclude, cputime or throttle)" */
+/* "unknown rule 'x' (expected include, exclude, cputime, throttle or counters)" */
 static void unknown_rule(const char *word, char *err, size_t cap)
 {
     size_t last = 0, n;
@@ -127,18 +219,17 @@ static void unknown_rule(const char *word, char *err, size_t cap)
     }
 }
 
-static int is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
 
-/* Cuts [s, end) before any '#' into words copied to buf (at least end - s + 1 bytes). */
+/* Cuts [s, end) before any '#' into words copied to buf (at least 2 * (end - s) + 2 bytes:
+ * the words, then the text after the first word). */
 static void split(const char *s, const char *end, char *buf, struct line *l)
 {
     const char *hash = memchr(s, '#', (size_t)(end - s));
     if (hash)
         end = hash;
     l->n = 0;
+    l->rest = buf + (end - s) + 1;
+    l->rest[0] = 0;
     while (s < end) {
         while (s < end && is_blank(*s))
             s++;
@@ -147,6 +238,10 @@ static void split(const char *s, const char *end, char *buf, struct line *l)
         const char *w = s;
         while (s < end && !is_blank(*s))
             s++;
+        if (l->n == 0) {
+            memcpy(l->rest, s, (size_t)(end - s));
+            l->rest[end - s] = 0;
+        }
         if (l->n <= MAX_WORDS) {
             memcpy(buf, w, (size_t)(s - w));
             buf[s - w] = 0;
@@ -169,7 +264,7 @@ int plx_filter_parse(const char *name, const char *text, size_t len,
                 longest = i - start;
             start = i + 1;
         }
-    char *buf = malloc(longest + MAX_WORDS + 2);
+    char *buf = malloc(2 * longest + MAX_WORDS + 4);
     char err[512], msg[1024];
     int bad = 0;
     if (!buf) {

@@ -11,7 +11,11 @@ enum plx_filter_kind {
     PLX_FILTER_INCLUDE = 1,
     PLX_FILTER_CPUTIME = 2,
     PLX_FILTER_THROTTLE = 3,
+    PLX_FILTER_COUNTERS = 4,
 };
+
+#define PLX_FILTER_MAX_SETS 16   /* event sets of one `counters` rule */
+#define PLX_FILTER_MAX_EVENTS 8  /* events of one set */
 
 /* One rule, valid during the callback only. */
 struct plx_filter_rule {
@@ -23,6 +27,10 @@ struct plx_filter_rule {
     const char *glob; /* EXCLUDE, INCLUDE, CPUTIME */
     uint64_t calls;   /* THROTTLE */
     double usec;      /* THROTTLE */
+    /* COUNTERS (glob: the functions): event sets, switched every `every` calls (0: one set) */
+    unsigned nsets, every;
+    unsigned nevents[PLX_FILTER_MAX_SETS];
+    const char *events[PLX_FILTER_MAX_SETS][PLX_FILTER_MAX_EVENTS];
 };
 
 struct plx_filter_sink {

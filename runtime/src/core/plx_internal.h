@@ -76,6 +76,7 @@ enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE 
 #define PLX_REGION_EXIT_TRIED 0x10000000u  /* excluded: its exit call was patched out (or tried) */
 #define PLX_REGION_THROTTLED 0x08000000u   /* excluded after running: frames may be open */
 #define PLX_REGION_CPU 0x04000000u         /* selected for per-call CPU time (filter: cputime) */
+#define PLX_REGION_COUNTERS 0x02000000u    /* has a counter context (filter: counters) */
 #define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
 #define PLX_REGION_FLUSH 0u             /* id of the runtime's own buffer flush */
 #define PLX_REGION_SYMBOLS 1u           /* id of the runtime's first-sight symbol lookups */
@@ -97,6 +98,8 @@ PLX_HIDDEN uint32_t plx_region_of_text(const char *name, int kind);
 PLX_HIDDEN void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks);
 PLX_HIDDEN int plx_region_is_excluded(uint32_t id);
 PLX_HIDDEN void plx_regions_rewrite(void); /* after fork: definitions into the new file */
+/* After a reload of the counter contexts: every function's PLX_REGION_COUNTERS bit again. */
+PLX_HIDDEN void plx_regions_recount(void);
 PLX_HIDDEN extern _Atomic uint32_t plx_region_count;
 PLX_HIDDEN extern uint64_t plx_throttle_calls;
 PLX_HIDDEN extern uint64_t plx_throttle_ticks;
@@ -139,7 +142,8 @@ struct plx_frame {
     uint32_t region;
     uint64_t start;
     uint64_t child;     /* inclusive ticks of measured children */
-    uint64_t cpu;       /* thread CPU ns at entry, for functions selected by `cputime`; else 0 */
+    uint64_t cpu;       /* 0, or the slow exit's work: thread CPU ns at entry (a multiple of 4)
+                           | 1 for `cputime` functions, | 2 for counted functions (counters.h) */
 };
 
 struct plx_uevent {
@@ -175,6 +179,7 @@ struct plx_thread {
     void *ext[2];              /* per-thread data of extension libraries (libplx-mpi) */
     struct plx_sync_entry *sync; /* per-object statistics (sync.c), in a live file */
     struct plx_live_header *live_sync;
+    struct plx_ctr_thread *ctr; /* counter groups and counted frames (counters.c), or NULL */
     size_t mem_bytes;
     int java_name;             /* named by its java.lang.Thread (adapters/jvm): kept over the
                                   JVM's 15-character native names (pthread_setname_np) */
@@ -321,6 +326,12 @@ PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_filter_cputime(const char *name, const char *file);
 PLX_HIDDEN int plx_filter_class(const char *internal_name);
 PLX_HIDDEN void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f);
+/* Re-reads only the `counters` rules of the filter file (a reload; counters.c). */
+PLX_HIDDEN int plx_filter_reload_counters(const char *path);
+/* The exit of a frame whose `cpu` is nonzero: counters first, then CPU time. */
+PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
+/* The entry of a function whose slot has PLX_REGION_CPU or PLX_REGION_COUNTERS. */
+PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */

@@ -1,6 +1,7 @@
 /* The process's lifetime: start (constructor), end (exit, fatal signals, exec), fork. */
 #include "hotpath.h"
 #include "streams.h"
+#include "counters.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -185,6 +186,7 @@ static void after_fork_child(void)
     plx_modules_rewrite();
     plx_regions_rewrite();
     write_filter_text();
+    plx_counters_rewrite();
     plx_threads_after_fork();
     plx_streams_after_fork();
     plx_sampler_after_fork();
@@ -212,6 +214,7 @@ static int measure_start(int again)
         plx_filter_load(plx_cfg.filter);
         write_filter_text();
     }
+    plx_counters_init();
     plx_active = 1;
     plx_thread_attach();
     if (plx_cfg.probe[0])

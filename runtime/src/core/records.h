@@ -39,6 +39,10 @@ enum plx_record_type {
     PLX_REC_SYNC_STATS = 19, /* SyncStats, process.plx */
     PLX_REC_NODE_CPU = 20, /* NodeCpu, process.plx */
     PLX_REC_CPU_SAMPLES = 21, /* CpuSamples, process.plx */
+    PLX_REC_COUNTER_SET = 22, /* CounterSet, process.plx */
+    PLX_REC_COUNTER_EPOCH = 23, /* CounterEpoch, process.plx */
+    PLX_REC_THREAD_COUNTERS = 24, /* ThreadCounters, process.plx */
+    PLX_REC_NODE_COUNTERS = 25, /* NodeCounters, process.plx */
     PLX_REC_PROBE_SITE = 28, /* ProbeSite, process.plx */
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
@@ -77,6 +81,8 @@ enum plx_ext_subtype {
     PLX_EXT_CPU = 7, /* payload: plx_ext_pack_cpu() */
     PLX_EXT_STREAM_SEND = 8, /* payload: plx_ext_pack_stream_send() */
     PLX_EXT_STREAM_RECV = 9, /* payload: plx_ext_pack_stream_recv() */
+    PLX_EXT_COUNTED_CALL = 10, /* payload: plx_ext_pack_counted_call() */
+    PLX_EXT_COUNTER_EPOCH = 11, /* payload: plx_ext_pack_counter_epoch() */
     PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
@@ -89,6 +95,8 @@ enum plx_ext_subtype {
 #define PLX_EXT_CPU_WORDS 2u
 #define PLX_EXT_STREAM_SEND_WORDS 3u
 #define PLX_EXT_STREAM_RECV_WORDS 3u
+#define PLX_EXT_COUNTED_CALL_WORDS 5u
+#define PLX_EXT_COUNTER_EPOCH_WORDS 1u
 #define PLX_EXT_OMP_TASK_WORDS 2u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
@@ -164,6 +172,22 @@ static inline void plx_ext_pack_stream_recv(uint64_t w[PLX_EXT_STREAM_RECV_WORDS
     w[0] = (uint64_t)stream;
     w[1] = (uint64_t)end;
     w[2] = (uint64_t)bytes;
+}
+
+/* counted_call (10): at the exit of a function counted by a `counters` context (trace mode) */
+static inline void plx_ext_pack_counted_call(uint64_t w[PLX_EXT_COUNTED_CALL_WORDS], uint32_t set, uint32_t region, uint64_t value0, uint64_t value1, uint64_t value2, uint64_t value3)
+{
+    w[0] = (uint64_t)set | ((uint64_t)region << 32);
+    w[1] = (uint64_t)value0;
+    w[2] = (uint64_t)value1;
+    w[3] = (uint64_t)value2;
+    w[4] = (uint64_t)value3;
+}
+
+/* counter_epoch (11): the thread's first counted call under a new configuration (a reload) */
+static inline void plx_ext_pack_counter_epoch(uint64_t w[PLX_EXT_COUNTER_EPOCH_WORDS], uint32_t epoch)
+{
+    w[0] = (uint64_t)epoch;
 }
 
 /* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region) */
@@ -507,6 +531,66 @@ static inline void plx_enc_cpu_samples_entries(struct plx_rec *r, uint32_t threa
     r->items++;
 }
 
+/* CounterSet (22); then count × plx_enc_counter_set_events() */
+static inline void plx_enc_counter_set(struct plx_rec *r, uint32_t set, uint32_t epoch, uint32_t context, uint32_t every, uint32_t position, uint32_t sets_in_context, const char *glob, uint32_t count)
+{
+    plx_rec_begin(r, PLX_REC_COUNTER_SET);
+    plx_rec_put_u32(r, set);
+    plx_rec_put_u32(r, epoch);
+    plx_rec_put_u32(r, context);
+    plx_rec_put_u32(r, every);
+    plx_rec_put_u32(r, position);
+    plx_rec_put_u32(r, sets_in_context);
+    plx_rec_put_str(r, glob);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+}
+
+static inline void plx_enc_counter_set_events(struct plx_rec *r, const char *name, uint32_t refused)
+{
+    plx_rec_put_str(r, name);
+    plx_rec_put_u32(r, refused);
+    r->items++;
+}
+
+/* CounterEpoch (23) */
+static inline void plx_enc_counter_epoch(struct plx_rec *r, uint32_t epoch, uint64_t ticks, uint32_t bad_lines, uint32_t contexts, const char *path)
+{
+    plx_rec_begin(r, PLX_REC_COUNTER_EPOCH);
+    plx_rec_put_u32(r, epoch);
+    plx_rec_put_u64(r, ticks);
+    plx_rec_put_u32(r, bad_lines);
+    plx_rec_put_u32(r, contexts);
+    plx_rec_put_str(r, path);
+}
+
+/* ThreadCounters (24) */
+static inline void plx_enc_thread_counters(struct plx_rec *r, uint32_t thread, uint32_t set, uint32_t count, const uint64_t *values)
+{
+    plx_rec_begin(r, PLX_REC_THREAD_COUNTERS);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u32(r, set);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+    plx_rec_put(r, values, (size_t)count * 8);
+    r->items = r->expect;
+}
+
+/* NodeCounters (25) */
+static inline void plx_enc_node_counters(struct plx_rec *r, uint32_t thread, uint32_t set, uint32_t node, uint32_t region, uint64_t calls, uint32_t count, const uint64_t *values)
+{
+    plx_rec_begin(r, PLX_REC_NODE_COUNTERS);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u32(r, set);
+    plx_rec_put_u32(r, node);
+    plx_rec_put_u32(r, region);
+    plx_rec_put_u64(r, calls);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+    plx_rec_put(r, values, (size_t)count * 8);
+    r->items = r->expect;
+}
+
 /* ProbeSite (28) */
 static inline void plx_enc_probe_site(struct plx_rec *r, uint32_t module_id, uint64_t address, uint8_t skipped, const char *name, const char *reason)
 {
@@ -633,6 +717,12 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_NODE_CPU_ENTRIES_ITEM_SIZE 12u
 #define PLX_CPU_SAMPLES_FIXED_SIZE 12u /* bytes before the first string or repeated field */
 #define PLX_CPU_SAMPLES_ENTRIES_ITEM_SIZE 12u
+#define PLX_COUNTER_SET_FIXED_SIZE 24u /* bytes before the first string or repeated field */
+#define PLX_COUNTER_EPOCH_FIXED_SIZE 20u /* bytes before the first string or repeated field */
+#define PLX_THREAD_COUNTERS_FIXED_SIZE 12u /* bytes before the first string or repeated field */
+#define PLX_THREAD_COUNTERS_VALUES_ITEM_SIZE 8u
+#define PLX_NODE_COUNTERS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
+#define PLX_NODE_COUNTERS_VALUES_ITEM_SIZE 8u
 #define PLX_PROBE_SITE_FIXED_SIZE 13u /* bytes before the first string or repeated field */
 #define PLX_PROBE_CHANGE_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
@@ -823,6 +913,33 @@ enum {
     PLX_F_CPU_SAMPLES_ENTRIES = 2,
     PLX_F_CPU_SAMPLES_ENTRIES_THREAD = 0,
     PLX_F_CPU_SAMPLES_ENTRIES_CPU_NS = 1,
+    PLX_F_COUNTER_SET_SET = 0,
+    PLX_F_COUNTER_SET_EPOCH = 1,
+    PLX_F_COUNTER_SET_CONTEXT = 2,
+    PLX_F_COUNTER_SET_EVERY = 3,
+    PLX_F_COUNTER_SET_POSITION = 4,
+    PLX_F_COUNTER_SET_SETS_IN_CONTEXT = 5,
+    PLX_F_COUNTER_SET_GLOB = 6,
+    PLX_F_COUNTER_SET_COUNT = 7,
+    PLX_F_COUNTER_SET_EVENTS = 8,
+    PLX_F_COUNTER_SET_EVENTS_NAME = 0,
+    PLX_F_COUNTER_SET_EVENTS_REFUSED = 1,
+    PLX_F_COUNTER_EPOCH_EPOCH = 0,
+    PLX_F_COUNTER_EPOCH_TICKS = 1,
+    PLX_F_COUNTER_EPOCH_BAD_LINES = 2,
+    PLX_F_COUNTER_EPOCH_CONTEXTS = 3,
+    PLX_F_COUNTER_EPOCH_PATH = 4,
+    PLX_F_THREAD_COUNTERS_THREAD = 0,
+    PLX_F_THREAD_COUNTERS_SET = 1,
+    PLX_F_THREAD_COUNTERS_COUNT = 2,
+    PLX_F_THREAD_COUNTERS_VALUES = 3,
+    PLX_F_NODE_COUNTERS_THREAD = 0,
+    PLX_F_NODE_COUNTERS_SET = 1,
+    PLX_F_NODE_COUNTERS_NODE = 2,
+    PLX_F_NODE_COUNTERS_REGION = 3,
+    PLX_F_NODE_COUNTERS_CALLS = 4,
+    PLX_F_NODE_COUNTERS_COUNT = 5,
+    PLX_F_NODE_COUNTERS_VALUES = 6,
     PLX_F_PROBE_SITE_MODULE_ID = 0,
     PLX_F_PROBE_SITE_ADDRESS = 1,
     PLX_F_PROBE_SITE_SKIPPED = 2,
@@ -893,6 +1010,13 @@ enum {
     PLX_SF_STREAM_RECV_STREAM = 0,
     PLX_SF_STREAM_RECV_END = 1,
     PLX_SF_STREAM_RECV_BYTES = 2,
+    PLX_SF_COUNTED_CALL_SET = 0,
+    PLX_SF_COUNTED_CALL_REGION = 1,
+    PLX_SF_COUNTED_CALL_VALUE0 = 2,
+    PLX_SF_COUNTED_CALL_VALUE1 = 3,
+    PLX_SF_COUNTED_CALL_VALUE2 = 4,
+    PLX_SF_COUNTED_CALL_VALUE3 = 5,
+    PLX_SF_COUNTER_EPOCH_EPOCH = 0,
     PLX_SF_OMP_TASK_THREAD_NUM = 0,
     PLX_SF_OMP_TASK_TEAM_SIZE = 1,
     PLX_SF_OMP_TASK_LEVEL = 2,
@@ -1053,6 +1177,43 @@ static const struct plx_field_def plx_fields_cpu_samples[] = {
     {"count", PLX_T_U32, -1, 0, 0, NULL},
     {"entries", PLX_T_GROUP, 1, 0, 2, plx_fields_cpu_samples_entries},
 };
+static const struct plx_field_def plx_fields_counter_set_events[] = {
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+    {"refused", PLX_T_U32, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_counter_set[] = {
+    {"set", PLX_T_U32, -1, 0, 0, NULL},
+    {"epoch", PLX_T_U32, -1, 0, 0, NULL},
+    {"context", PLX_T_U32, -1, 0, 0, NULL},
+    {"every", PLX_T_U32, -1, 0, 0, NULL},
+    {"position", PLX_T_U32, -1, 0, 0, NULL},
+    {"sets_in_context", PLX_T_U32, -1, 0, 0, NULL},
+    {"glob", PLX_T_STR, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"events", PLX_T_GROUP, 7, 0, 2, plx_fields_counter_set_events},
+};
+static const struct plx_field_def plx_fields_counter_epoch[] = {
+    {"epoch", PLX_T_U32, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+    {"bad_lines", PLX_T_U32, -1, 0, 0, NULL},
+    {"contexts", PLX_T_U32, -1, 0, 0, NULL},
+    {"path", PLX_T_STR, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_thread_counters[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"set", PLX_T_U32, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"values", PLX_T_U64, 2, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_node_counters[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"set", PLX_T_U32, -1, 0, 0, NULL},
+    {"node", PLX_T_U32, -1, 0, 0, NULL},
+    {"region", PLX_T_U32, -1, 0, 0, NULL},
+    {"calls", PLX_T_U64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"values", PLX_T_U64, 5, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_probe_site[] = {
     {"module_id", PLX_T_U32, -1, 0, 0, NULL},
     {"address", PLX_T_U64, -1, 0, 0, NULL},
@@ -1137,6 +1298,10 @@ static const struct plx_record_def plx_record_defs[] = {
     {19, "SyncStats", 7, plx_fields_sync_stats},
     {20, "NodeCpu", 3, plx_fields_node_cpu},
     {21, "CpuSamples", 3, plx_fields_cpu_samples},
+    {22, "CounterSet", 9, plx_fields_counter_set},
+    {23, "CounterEpoch", 5, plx_fields_counter_epoch},
+    {24, "ThreadCounters", 4, plx_fields_thread_counters},
+    {25, "NodeCounters", 7, plx_fields_node_counters},
     {28, "ProbeSite", 5, plx_fields_probe_site},
     {29, "ProbeChange", 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, plx_fields_trace_chunk},
@@ -1147,7 +1312,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {58, "MetricSample", 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 30
+#define PLX_RECORD_DEFS 34
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };
@@ -1196,6 +1361,17 @@ static const struct plx_subfield_def plx_subfields_stream_recv[] = {
     {"end", PLX_T_U64, 1, 0, 63},
     {"bytes", PLX_T_U64, 2, 0, 63},
 };
+static const struct plx_subfield_def plx_subfields_counted_call[] = {
+    {"set", PLX_T_U32, 0, 0, 31},
+    {"region", PLX_T_U32, 0, 32, 63},
+    {"value0", PLX_T_U64, 1, 0, 63},
+    {"value1", PLX_T_U64, 2, 0, 63},
+    {"value2", PLX_T_U64, 3, 0, 63},
+    {"value3", PLX_T_U64, 4, 0, 63},
+};
+static const struct plx_subfield_def plx_subfields_counter_epoch[] = {
+    {"epoch", PLX_T_U32, 0, 0, 31},
+};
 static const struct plx_subfield_def plx_subfields_omp_task[] = {
     {"thread_num", PLX_T_U32, 0, 0, 31},
     {"team_size", PLX_T_U32, 0, 32, 63},
@@ -1213,9 +1389,11 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {7, "cpu", 2, 2, plx_subfields_cpu},
     {8, "stream_send", 3, 3, plx_subfields_stream_send},
     {9, "stream_recv", 3, 3, plx_subfields_stream_recv},
+    {10, "counted_call", 5, 6, plx_subfields_counted_call},
+    {11, "counter_epoch", 1, 1, plx_subfields_counter_epoch},
     {18, "omp_task", 2, 4, plx_subfields_omp_task},
 };
-#define PLX_SUBTYPE_DEFS 11
+#define PLX_SUBTYPE_DEFS 13
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

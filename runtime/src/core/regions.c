@@ -3,7 +3,7 @@
  * Readers (the hot path) never lock: a slot's value is stored before its key is published with
  * release order. Writers hold `lock`, a spin lock that is only taken on first sight of a new
  * function or name, with the thread's re-entry guard set. */
-#include "plx_internal.h"
+#include "counters.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -140,6 +140,11 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
         value = new_region(name, PLX_KIND_FUNCTION, &sym, addr, excluded, &plx_fn_slots[i]);
         if (!excluded && plx_filter_cputime(name, sym.file))
             value |= PLX_REGION_CPU;
+        uint32_t ctx = excluded ? 0 : plx_counters_context_of(name);
+        if (ctx && !(value & PLX_REGION_EXCLUDED)) {
+            plx_counters_set_region(value & PLX_REGION_ID_MASK, ctx);
+            value |= PLX_REGION_COUNTERS;
+        }
         fn_used++;
     }
     atomic_store_explicit(&plx_fn_slots[i].value, value, memory_order_relaxed);
@@ -302,4 +307,24 @@ void plx_regions_rewrite(void)
     uint32_t n = atomic_load(&plx_region_count);
     for (uint32_t id = 0; id < n; id++)
         write_def(id);
+}
+
+/* After a reload: functions the new contexts name get PLX_REGION_COUNTERS (their next entry
+ * counts), the others lose it. Excluded functions stay excluded (their hooks may be gone). */
+void plx_regions_recount(void)
+{
+    lock_take();
+    uint32_t n = atomic_load(&plx_region_count);
+    for (uint32_t id = 0; id < n; id++) {
+        struct region_info *r = &info[id];
+        if (r->kind != PLX_KIND_FUNCTION || !r->slot || (r->flags & 1) || r->throttled)
+            continue;
+        uint32_t ctx = plx_counters_context_of(r->name);
+        plx_counters_set_region(id, ctx);
+        if (ctx)
+            atomic_fetch_or_explicit(&r->slot->value, PLX_REGION_COUNTERS, memory_order_release);
+        else
+            atomic_fetch_and_explicit(&r->slot->value, ~PLX_REGION_COUNTERS, memory_order_release);
+    }
+    lock_give();
 }

@@ -4,6 +4,7 @@
  * those still running. Whoever unlinks a thread from the list writes its data: the thread itself
  * at its exit (TLS destructor), or the process end. Only the thread itself frees its memory. */
 #include "hotpath.h"
+#include "counters.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -168,6 +169,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     else
         snprintf(t->name, sizeof t->name, "thread-%u", t->index);
     write_thread_info(t);
+    plx_counters_thread_start(t);
     pthread_once(&key_once, make_key);
     pthread_setspecific(exit_key, t);
     reg_take();
@@ -325,7 +327,7 @@ void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, cons
  * written as NodeCpu) or into the trace as an event (trace mode). */
 void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
 {
-    uint64_t cpu = plx_cpu_ns() - (f->cpu & ~1ull);
+    uint64_t cpu = plx_cpu_ns() - (f->cpu & ~3ull);
     if (t->buf) {
         uint64_t w[PLX_EXT_CPU_WORDS];
         plx_ext_pack_cpu(w, f->region, cpu);
@@ -342,6 +344,26 @@ void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
         t->node_cpu = p;
     }
     t->node_cpu[f->node] += cpu;
+}
+
+void plx_frame_enter_slow(struct plx_thread *t, uint32_t value)
+{
+    struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
+    if (!f || f->region != (value & PLX_REGION_ID_MASK) || f->cpu)
+        return; /* not pushed (too deep) */
+    if (value & PLX_REGION_CPU)
+        f->cpu = (plx_cpu_ns() & ~3ull) | 1; /* never 0 */
+    if (value & PLX_REGION_COUNTERS)
+        plx_counters_enter(t, f); /* last: the CPU clock's read stays outside the counts */
+}
+
+void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f)
+{
+    if (f->cpu & 2)
+        plx_counters_exit(t, f);
+    if (f->cpu & 1)
+        plx_cpu_exit(t, f);
+    f->cpu = 0;
 }
 
 static void write_node_cpu(struct plx_thread *t)
@@ -416,6 +438,7 @@ static void write_profile(struct plx_thread *t, uint64_t now, uint64_t cpu)
 static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     t->guard++;
+    plx_counters_thread_end(t); /* before the trace's last chunk: it may add counted calls */
     if (t->buf) {
         write_chunk(t);
     } else {
@@ -571,6 +594,7 @@ void plx_threads_after_fork(void)
     }
     t->lost_events = t->lost_nodes = 0;
     memset(t->uevents, 0, sizeof t->uevents);
+    plx_counters_after_fork(t);
     write_thread_info(t);
     t->next = NULL;
     live = t;

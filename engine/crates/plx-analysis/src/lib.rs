@@ -11,6 +11,7 @@
 
 pub mod comms;
 pub mod compare;
+pub mod counters;
 pub mod critpath;
 mod error;
 pub mod external;

@@ -100,6 +100,8 @@ pub struct ThrottledRegion {
 /// One process image.
 #[derive(Debug, Clone)]
 pub struct ProcessModel {
+    /// Counter sets, whole-thread totals and counted functions (empty without counters).
+    pub counters: crate::counters::ProcessCounters,
     /// Host.
     pub host: String,
     /// Pid.
@@ -664,6 +666,7 @@ fn build_process(
             inclusive_s: img.clock.seconds(t.inclusive_ticks),
         })
         .collect();
+    let counters = crate::counters::build(p, &mut |r| rmap.global(r, table));
     let info = p.info.as_ref();
     // a process.plx cut before its RegionDefs still has its threads' trees (rebuilt from the
     // trace, their regions unnamed): measured too
@@ -695,6 +698,7 @@ fn build_process(
         excluded_regions: p.regions.values().filter(|r| r.excluded()).count(),
         threads,
         throttled,
+        counters,
         java_classes: p.java_classes.clone(),
         probe_sites: p.probe_sites.clone(),
         probe_changes: p.probe_changes.clone(),

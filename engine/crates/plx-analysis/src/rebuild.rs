@@ -281,7 +281,9 @@ impl ProfileBuilder {
             | Event::Unknown { .. }
             | Event::OmpTask { .. }
             | Event::StreamSend { .. }
-            | Event::StreamRecv { .. } => {}
+            | Event::StreamRecv { .. }
+            | Event::CountedCall { .. }
+            | Event::CounterEpoch { .. } => {}
         }
     }
 

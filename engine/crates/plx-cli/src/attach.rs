@@ -606,20 +606,28 @@ pub fn detach(a: &DetachArgs) -> Result<i32, CliError> {
 /// `plx ctl`.
 #[derive(clap::Args, Debug)]
 pub struct CtlArgs {
-    /// The process: measured by `plx run --probe` or `plx attach`.
+    /// The process: measured by `plx run --probe` or `plx attach` (reload: by `plx run --filter`
+    /// with `counters` rules).
     pub pid: i32,
-    /// insert GLOBS... (probe more functions), remove GLOBS... (stop measuring them), list.
-    #[arg(value_parser = ["insert", "remove", "list"])]
+    /// insert GLOBS... (probe more functions), remove GLOBS... (stop measuring them), list,
+    /// reload (re-read the filter file's `counters` rules).
+    #[arg(value_parser = ["insert", "remove", "list", "reload"])]
     pub action: String,
     /// Function globs (GLOB or LIB:GLOB, as --probe).
     pub globs: Vec<String>,
 }
 
 /// `plx ctl PID insert|remove|list`: the runtime of the process does it with every other
-/// thread stopped (ptrace), as at attach.
+/// thread stopped (ptrace), as at attach. `reload` only sends the process its reload signal.
 pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
     let pid = a.pid;
     let cmd = match a.action.as_str() {
+        "reload" => {
+            if !a.globs.is_empty() {
+                return Err(err("plx ctl reload: takes no functions".to_string()));
+            }
+            return crate::ctl::reload(pid).map(|()| 0);
+        }
         "list" => "list".to_string(),
         act => {
             if a.globs.is_empty() {

@@ -60,8 +60,8 @@ pub enum Command {
     Attach(crate::attach::AttachArgs),
     /// Stop the `plx attach` of a process: every probe removed, the process left running.
     Detach(crate::attach::DetachArgs),
-    /// Control the probes of a measured process while it runs: insert or remove functions,
-    /// list what is probed.
+    /// Control a measured process while it runs: insert or remove probed functions, list what
+    /// is probed, or reload its filter file's `counters` rules.
     Ctl(crate::attach::CtlArgs),
 }
 
@@ -149,6 +149,11 @@ pub struct ReportArgs {
     /// spin locks, joined threads) sorted by wait time, instead of the profile.
     #[arg(long)]
     pub sync: bool,
+    /// Counters instead of the profile: each thread's totals (`plx run --counters`) and the
+    /// counted functions of the filter's `counters` contexts (inclusive, exclusive, and the
+    /// estimate of a multiplexed set), per configuration; --callpath splits them by callpath.
+    #[arg(long, conflicts_with_all = ["sync", "gprof"])]
+    pub counters: bool,
 }
 
 /// Rows and columns of `plx comm`.

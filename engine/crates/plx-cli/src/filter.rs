@@ -88,23 +88,25 @@ mod tests {
     #[test]
     fn good_rules_pass() {
         let text = "# comment\n\nexclude std::*\ninclude file */src/*  # trailing\n\
-                    throttle 1000 2.5\ncputime solve\r\nexclude [!]x]*\n";
+                    throttle 1000 2.5\ncputime solve\r\nexclude [!]x]*\n\
+                    counters solve cycles,instructions | cache-misses every 100\n\
+                    counters f* perf::PAGE-FAULTS,r01c2\n";
         assert_eq!(lines(text), Vec::<String>::new());
     }
 
     #[test]
     fn bad_lines_are_named() {
         let text = "exclude std::*\nexclud foo\ninclude\nexclude file a b\nthrottle 10\n\
-                    counters f* cycles\ninclude a b\nthrottle 0 5\ninclude file\nexclude [abc\n\
+                    counters f* cycels\ninclude a b\nthrottle 0 5\ninclude file\nexclude [abc\n\
                     exclude [!]x]*\nthrottle -1 5";
         assert_eq!(
             lines(text),
             vec![
-                "f:2: unknown rule 'exclud' (expected include, exclude, cputime or throttle)",
+                "f:2: unknown rule 'exclud' (expected include, exclude, cputime, throttle or counters)",
                 "f:3: expected 'include GLOB' or 'include file GLOB'",
                 "f:4: expected 'exclude GLOB' or 'exclude file GLOB'",
                 "f:5: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)",
-                "f:6: 'counters' rules are not supported in this version",
+                "f:6: unknown counter 'cycels' (docs/formats/counters.md lists the names)",
                 "f:7: expected 'include GLOB' or 'include file GLOB'",
                 "f:8: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)",
                 "f:9: expected 'include GLOB' or 'include file GLOB'",
@@ -124,7 +126,7 @@ mod tests {
         assert!(text.len() > 64 * 1024);
         assert_eq!(
             lines(&text),
-            vec!["f:20001: unknown rule 'exclud' (expected include, exclude, cputime or throttle)"]
+            vec!["f:20001: unknown rule 'exclud' (expected include, exclude, cputime, throttle or counters)"]
         );
     }
 }

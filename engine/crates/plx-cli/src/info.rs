@@ -184,6 +184,41 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
             )?;
         }
     }
+    if !p.counters.is_empty() {
+        writeln!(out, "  counters    (plx report --counters)")?;
+        for s in p.counters.sets.values() {
+            let events: Vec<String> = s
+                .events
+                .iter()
+                .zip(&s.refused)
+                .map(|(e, r)| {
+                    if *r == 0 {
+                        e.clone()
+                    } else {
+                        format!("{e} (refused: errno {r})")
+                    }
+                })
+                .collect();
+            let what = match s.context {
+                None => "whole threads".to_string(),
+                Some(_) if s.multiplexed() => format!(
+                    "{} (set {} of {}, every {} calls)",
+                    s.glob,
+                    s.position + 1,
+                    s.sets_in_context,
+                    s.every
+                ),
+                Some(_) => s.glob.clone(),
+            };
+            writeln!(
+                out,
+                "    set {} epoch {}: {what}: {}",
+                s.set,
+                s.epoch,
+                events.join(", ")
+            )?;
+        }
+    }
     writeln!(out)
 }
 

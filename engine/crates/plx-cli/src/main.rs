@@ -6,6 +6,7 @@ mod cli;
 mod comm;
 mod compare;
 mod critical_path;
+mod ctl;
 mod display;
 mod export;
 mod filter;

@@ -34,14 +34,14 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
             if names.contains(&args.metric.as_str()) {
                 return query_external(args, &files);
             }
-            return Err(CliError::new(
-                2,
+            return counter_query(
+                args,
                 if names.is_empty() {
                     e
                 } else {
-                    format!("{e}, or an external metric: {}", names.join(", "))
+                    format!("{e}, an external metric ({})", names.join(", "))
                 },
-            ));
+            );
         }
     };
     let mut model = Model::open(&args.dir, BuildOptions::default())?;
@@ -207,6 +207,62 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
                 "total": num(total),
                 "source": m.source,
                 "series": series.iter().map(|(a, b, v)| json!({"start_s": a, "end_s": b, "value": num(*v)})).collect::<Vec<_>>(),
+            });
+            serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `--metric EVENT` naming a counter of the experiment (page_faults or page-faults).
+fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError> {
+    let mut model = Model::open(&args.dir, BuildOptions::default())?;
+    if let Some(app) = &args.app {
+        model.select_app(app)?;
+    }
+    let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
+        return Err(CliError::new(
+            2,
+            format!("{not_a_metric}, or a counter the experiment counted"),
+        ));
+    };
+    if args.phase.is_some() {
+        return Err(CliError::new(
+            2,
+            format!("{event} is a counter: its totals cover whole threads and calls, not --phase"),
+        ));
+    }
+    let h = model.hierarchies();
+    let focus =
+        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let r = plx_analysis::counters::counter_query(&model, &event, &focus)
+        .map_err(|e| CliError::new(2, e))?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let est = if r.estimated { " (estimate)" } else { "" };
+    match args.format {
+        Format::Text => {
+            writeln!(out, "metric {event} (count)")?;
+            writeln!(out, "focus  {}", focus.text)?;
+            writeln!(out, "total  {:.0}{est} (from the {})", r.total, r.source)?;
+        }
+        Format::Csv => {
+            writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
+            let f = crate::report::csv::field(&focus.text);
+            writeln!(
+                out,
+                "{},{f},total,,,{}",
+                crate::report::csv::field(&event),
+                r.total
+            )?;
+        }
+        Format::Json => {
+            let doc = json!({
+                "experiment": model.dir.display().to_string(),
+                "metric": event, "unit": "count", "focus": focus.text, "total": r.total,
+                "estimated": r.estimated, "source": r.source, "series": null,
             });
             serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;

@@ -7,6 +7,7 @@
 //! as integers). Then one flat entry per region (recursion counted once in inclusive time) and
 //! one callpath entry per callpath node, `.TAU application => main => compute`. Times in µs.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use plx_analysis::{flat_profile, CallTree, Model, ProcessModel, ThreadModel};
@@ -61,6 +62,20 @@ impl Exporter for Tau {
                     .map_err(|e| ExportError::Io(path.clone(), e))?;
                 summary.records += t.tree.nodes().len() as u64;
                 summary.files.push(path);
+            }
+        }
+        // one more metric directory per counter the run counted (MULTI__page-faults, ...)
+        for event in counter_events(model) {
+            let cdir = dir.join(format!("MULTI__{}", dir_name(&event)));
+            std::fs::create_dir_all(&cdir).map_err(|e| ExportError::Io(cdir.clone(), e))?;
+            for (node, p) in nodes(model) {
+                for t in &p.threads {
+                    let path = cdir.join(format!("profile.{node}.0.{}", t.thread));
+                    let text = profile_text_of(model, p, t, Some(&event));
+                    std::fs::write(&path, text.as_bytes())
+                        .map_err(|e| ExportError::Io(path.clone(), e))?;
+                    summary.files.push(path);
+                }
             }
         }
         if summary.files.is_empty() {
@@ -129,9 +144,74 @@ fn us(s: f64) -> String {
     }
 }
 
-fn metadata(p: &ProcessModel, t: &ThreadModel) -> String {
+/// Every counter event counted (not refused) in the experiment, in order of first appearance.
+fn counter_events(model: &Model) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in &model.processes {
+        for s in p.counters.sets.values() {
+            for (e, refused) in s.events.iter().zip(&s.refused) {
+                if *refused == 0 && !out.contains(e) {
+                    out.push(e.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A metric directory's name part: the event without `/` (perf::PAGE-FAULTS stays readable).
+fn dir_name(event: &str) -> String {
+    event.replace('/', "_")
+}
+
+/// A thread's counts of `event`: (whole-thread total, per function (excl, incl), per callpath
+/// (excl, incl)); a multiplexed set's counts are scaled to all calls (its estimate).
+type Counts = (
+    Option<f64>,
+    BTreeMap<u32, (f64, f64)>,
+    BTreeMap<Vec<u32>, (f64, f64)>,
+);
+
+fn counts(p: &ProcessModel, t: &ThreadModel, event: &str) -> Counts {
+    let mut total = None;
+    let mut flat: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    let mut paths: BTreeMap<Vec<u32>, (f64, f64)> = BTreeMap::new();
+    let Some(tc) = p.counters.threads.iter().find(|c| c.thread == t.thread) else {
+        return (total, flat, paths);
+    };
+    for (s, v) in &tc.totals {
+        if let Some(i) = p.counters.sets[s].events.iter().position(|e| e == event) {
+            total = Some(v[i] as f64);
+        }
+    }
+    for c in &tc.calls {
+        let Some(set) = p.counters.sets.get(&c.set) else {
+            continue;
+        };
+        let Some(i) = set.events.iter().position(|e| e == event) else {
+            continue;
+        };
+        let scale = if c.calls > 0 {
+            c.context_calls as f64 / c.calls as f64
+        } else {
+            0.0
+        };
+        let (ex, inc) = (c.exclusive[i] as f64 * scale, c.inclusive[i] as f64 * scale);
+        let f = flat.entry(c.region).or_default();
+        f.0 += ex;
+        f.1 += inc;
+        if !c.path.is_empty() {
+            let q = paths.entry(c.path.clone()).or_default();
+            q.0 += ex;
+            q.1 += inc;
+        }
+    }
+    (total, flat, paths)
+}
+
+fn metadata(p: &ProcessModel, t: &ThreadModel, metric: &str) -> String {
     let mut attrs: Vec<(&str, String)> = vec![
-        ("Metric Name", "TIME".to_string()),
+        ("Metric Name", metric.to_string()),
         ("Node Name", p.host.clone()),
         ("pid", p.pid.to_string()),
         ("Executable", p.executable.clone()),
@@ -161,6 +241,12 @@ fn metadata(p: &ProcessModel, t: &ThreadModel) -> String {
 
 /// The text of one thread's profile file.
 pub fn profile_text(model: &Model, p: &ProcessModel, t: &ThreadModel) -> String {
+    profile_text_of(model, p, t, None)
+}
+
+/// The text of one thread's profile file for the time metric (`None`) or a counter: the same
+/// entries, a counter's values in its unit (0 where the function was not counted).
+fn profile_text_of(model: &Model, p: &ProcessModel, t: &ThreadModel, event: Option<&str>) -> String {
     let tree: &CallTree = &t.tree;
     let nodes = tree.nodes();
     let flat = flat_profile(tree);
@@ -172,48 +258,83 @@ pub fn profile_text(model: &Model, p: &ProcessModel, t: &ThreadModel) -> String 
     // the root's values are integers (whole µs, rounded up: never less than its children)
     let root_incl = (top_time.max(t.wall_s.unwrap_or(0.0)) * 1e6).ceil();
     let root_excl = (root_incl - top_time * 1e6).round().max(0.0);
+    let (ctotal, cflat, cpaths) = match event {
+        Some(e) => counts(p, t, e),
+        None => Default::default(),
+    };
+    let num = |v: f64| format!("{v:.0}");
+    let (root_excl, root_incl) = match event {
+        None => (root_excl, root_incl),
+        Some(_) => {
+            let top: f64 = roots()
+                .filter_map(|n| cpaths.get(&vec![n.region]).or(cflat.get(&n.region)))
+                .map(|v| v.1)
+                .sum();
+            let incl = ctotal.unwrap_or(top).max(top);
+            ((incl - top).max(0.0), incl)
+        }
+    };
+    let metric = event.map_or_else(|| "TIME".to_string(), xml);
 
     let mut s = String::new();
     let entries = 1 + flat.len() + nodes.len();
-    let _ = writeln!(s, "{entries} templated_functions_MULTI_TIME");
+    let _ = writeln!(
+        s,
+        "{entries} templated_functions_MULTI_{}",
+        event.map_or_else(|| "TIME".to_string(), dir_name)
+    );
     let _ = writeln!(
         s,
         "# Name Calls Subrs Excl Incl ProfileCalls # {}",
-        metadata(p, t)
+        metadata(p, t, &metric)
     );
     let _ = writeln!(
         s,
         "\"{ROOT}\" 1 {top_calls} {root_excl:.0} {root_incl:.0} 0 GROUP=\"TAU_DEFAULT\""
     );
     for r in &flat {
+        let (ex, inc) = match event {
+            None => (us(r.exclusive), us(r.inclusive)),
+            Some(_) => cflat
+                .get(&r.region)
+                .map_or(("0".into(), "0".into()), |v| (num(v.0), num(v.1))),
+        };
         let _ = writeln!(
             s,
-            "\"{}\" {} {} {} {} 0 GROUP=\"{}\"",
+            "\"{}\" {} {} {ex} {inc} 0 GROUP=\"{}\"",
             name(r.region),
             r.calls,
             r.child_calls,
-            us(r.exclusive),
-            us(r.inclusive),
             group(kind(r.region))
         );
     }
     // callpath entries in tree order: a parent precedes its children
     let mut paths: Vec<String> = Vec::with_capacity(nodes.len());
+    let mut regions: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
     for n in nodes {
-        let path = match n.parent {
-            Some(parent) => format!("{} => {}", paths[parent as usize], name(n.region)),
-            None => format!("{ROOT} => {}", name(n.region)),
+        let (path, mut rpath) = match n.parent {
+            Some(parent) => (
+                format!("{} => {}", paths[parent as usize], name(n.region)),
+                regions[parent as usize].clone(),
+            ),
+            None => (format!("{ROOT} => {}", name(n.region)), Vec::new()),
+        };
+        rpath.push(n.region);
+        let (ex, inc) = match event {
+            None => (us(n.exclusive), us(n.inclusive)),
+            Some(_) => cpaths
+                .get(&rpath)
+                .map_or(("0".into(), "0".into()), |v| (num(v.0), num(v.1))),
         };
         let _ = writeln!(
             s,
-            "\"{path}\" {} {} {} {} 0 GROUP=\"{}|TAU_CALLPATH\"",
+            "\"{path}\" {} {} {ex} {inc} 0 GROUP=\"{}|TAU_CALLPATH\"",
             n.calls,
             n.child_calls,
-            us(n.exclusive),
-            us(n.inclusive),
             group(kind(n.region))
         );
         paths.push(path);
+        regions.push(rpath);
     }
     let _ = writeln!(s, "0 aggregates");
     if !t.user_events.is_empty() {

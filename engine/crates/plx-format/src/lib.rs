@@ -13,6 +13,7 @@
 
 mod bytes;
 pub mod clock;
+pub mod counters;
 pub mod cpu;
 mod error;
 pub mod event;
@@ -35,6 +36,7 @@ pub mod writer;
 
 pub use bytes::ShortPayload;
 pub use clock::{ClockMap, ClockSource, OffsetMap};
+pub use counters::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};
 pub use cpu::CpuSamples;
 pub use error::FormatError;
 pub use event::{ChunkEvents, Event, EventEncoder};

@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::counters::{CounterEpoch, CounterSet};
 use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
+use crate::records::NodeCounters;
 use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
@@ -36,6 +38,11 @@ pub struct ThreadData {
     /// CPU time of `cputime` functions' profile nodes: (ThreadProfile node index, ns); the
     /// last NodeCpu record wins.
     pub node_cpu: Vec<(u32, u64)>,
+    /// Whole-thread counter totals: (set, one value per event); the last record of a set wins.
+    pub counters: Vec<(u32, Vec<u64>)>,
+    /// Counted calls of `counters` contexts, one record per set and callpath (or function)
+    /// (the last of a set and node/region wins).
+    pub node_counters: Vec<NodeCounters>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -91,6 +98,10 @@ pub struct ProcessData {
     pub sync_objects: BTreeMap<u32, SyncObject>,
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
+    /// Counter event sets by id.
+    pub counter_sets: BTreeMap<u32, CounterSet>,
+    /// Counter configurations read (the start, then each reload), in file order.
+    pub counter_epochs: Vec<CounterEpoch>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
     pub java_classes: Vec<crate::records::JavaClass>,
     /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
@@ -175,6 +186,21 @@ impl ProcessData {
                 self.thread_mut(c.thread).node_cpu = c.entries;
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
+            Record::CounterSet(s) => {
+                self.counter_sets.insert(s.set, s);
+            }
+            Record::CounterEpoch(e) => self.counter_epochs.push(e),
+            Record::ThreadCounters(c) => {
+                let td = self.thread_mut(c.thread);
+                td.counters.retain(|(s, _)| *s != c.set);
+                td.counters.push((c.set, c.values));
+            }
+            Record::NodeCounters(c) => {
+                let td = self.thread_mut(c.thread);
+                td.node_counters
+                    .retain(|o| (o.set, o.node, o.region) != (c.set, c.node, c.region));
+                td.node_counters.push(c);
+            }
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::ProbeSite(p) => self.probe_sites.push(p),

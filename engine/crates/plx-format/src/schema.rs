@@ -5,6 +5,7 @@
 //! tests compare.
 
 use crate::bytes::{FieldReader, Put};
+use crate::counters::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};
 use crate::cpu::CpuSamples;
 use crate::metrics::{MetricMode, TimeBase};
 use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
@@ -58,6 +59,14 @@ pub mod types {
     pub const NODE_CPU: u16 = 20;
     /// CpuSamples (process.plx).
     pub const CPU_SAMPLES: u16 = 21;
+    /// CounterSet (process.plx).
+    pub const COUNTER_SET: u16 = 22;
+    /// CounterEpoch (process.plx).
+    pub const COUNTER_EPOCH: u16 = 23;
+    /// ThreadCounters (process.plx).
+    pub const THREAD_COUNTERS: u16 = 24;
+    /// NodeCounters (process.plx).
+    pub const NODE_COUNTERS: u16 = 25;
     /// ProbeSite (process.plx).
     pub const PROBE_SITE: u16 = 28;
     /// ProbeChange (process.plx).
@@ -120,6 +129,14 @@ pub mod subtypes {
     pub const SUBTYPE_STREAM_RECV: u8 = 9;
     /// Payload words of [`SUBTYPE_STREAM_RECV`].
     pub const SUBTYPE_STREAM_RECV_WORDS: u8 = 3;
+    /// counted_call: at the exit of a function counted by a `counters` context (trace mode).
+    pub const SUBTYPE_COUNTED_CALL: u8 = 10;
+    /// Payload words of [`SUBTYPE_COUNTED_CALL`].
+    pub const SUBTYPE_COUNTED_CALL_WORDS: u8 = 5;
+    /// counter_epoch: the thread's first counted call under a new configuration (a reload).
+    pub const SUBTYPE_COUNTER_EPOCH: u8 = 11;
+    /// Payload words of [`SUBTYPE_COUNTER_EPOCH`].
+    pub const SUBTYPE_COUNTER_EPOCH_WORDS: u8 = 1;
     /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
     pub const SUBTYPE_OMP_TASK: u8 = 18;
     /// Payload words of [`SUBTYPE_OMP_TASK`].
@@ -149,6 +166,10 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (19, "SyncStats"),
     (20, "NodeCpu"),
     (21, "CpuSamples"),
+    (22, "CounterSet"),
+    (23, "CounterEpoch"),
+    (24, "ThreadCounters"),
+    (25, "NodeCounters"),
     (28, "ProbeSite"),
     (29, "ProbeChange"),
     (32, "TraceChunk"),
@@ -172,6 +193,8 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (7, "cpu"),
     (8, "stream_send"),
     (9, "stream_recv"),
+    (10, "counted_call"),
+    (11, "counter_epoch"),
     (18, "omp_task"),
 ];
 
@@ -232,6 +255,14 @@ pub mod fixed_size {
     pub const NODE_CPU: usize = 8;
     /// CpuSamples.
     pub const CPU_SAMPLES: usize = 12;
+    /// CounterSet.
+    pub const COUNTER_SET: usize = 24;
+    /// CounterEpoch.
+    pub const COUNTER_EPOCH: usize = 20;
+    /// ThreadCounters.
+    pub const THREAD_COUNTERS: usize = 12;
+    /// NodeCounters.
+    pub const NODE_COUNTERS: usize = 28;
     /// ProbeSite.
     pub const PROBE_SITE: usize = 13;
     /// ProbeChange.
@@ -350,6 +381,23 @@ pub mod live_mpi {
 pub mod structs {
     #[allow(unused_imports)]
     use super::*;
+
+    /// Record 25: NodeCounters
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct NodeCounters {
+        /// thread
+        pub thread: u32,
+        /// set
+        pub set: u32,
+        /// the ThreadProfile node (as numbered there) in profile mode, `0xFFFFFFFF` in trace mode (one record per function)
+        pub node: u32,
+        /// region
+        pub region: u32,
+        /// calls counted with this set
+        pub calls: u64,
+        /// n inclusive values (the sum over those calls of the group's reading at exit minus at entry), then n exclusive (inclusive minus the same events' inclusive counts of the counted functions called inside), in the set's order
+        pub values: Vec<u64>,
+    }
 
     /// Record 28: ProbeSite
     #[derive(Debug, Clone, PartialEq)]
@@ -506,6 +554,14 @@ pub enum Record {
     NodeCpu(NodeCpu),
     /// Type 21.
     CpuSamples(CpuSamples),
+    /// Type 22.
+    CounterSet(CounterSet),
+    /// Type 23.
+    CounterEpoch(CounterEpoch),
+    /// Type 24.
+    ThreadCounters(ThreadCounters),
+    /// Type 25.
+    NodeCounters(NodeCounters),
     /// Type 28.
     ProbeSite(ProbeSite),
     /// Type 29.
@@ -543,6 +599,10 @@ impl Record {
             Record::SyncStats(_) => types::SYNC_STATS,
             Record::NodeCpu(_) => types::NODE_CPU,
             Record::CpuSamples(_) => types::CPU_SAMPLES,
+            Record::CounterSet(_) => types::COUNTER_SET,
+            Record::CounterEpoch(_) => types::COUNTER_EPOCH,
+            Record::ThreadCounters(_) => types::THREAD_COUNTERS,
+            Record::NodeCounters(_) => types::NODE_COUNTERS,
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
@@ -742,6 +802,61 @@ impl Record {
                 }
                 Record::CpuSamples(CpuSamples { ticks, values })
             }
+            types::COUNTER_SET => {
+                let set = r.u32()?;
+                let epoch = r.u32()?;
+                let context = r.u32()?;
+                let every = r.u32()?;
+                let position = r.u32()?;
+                let sets_in_context = r.u32()?;
+                let glob = r.str()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 8 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut events = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    events.push(CounterEvent { name: r.str()?, refused: r.u32()? });
+                }
+                Record::CounterSet(CounterSet { set, epoch, context, every, position, sets_in_context, glob, events })
+            }
+            types::COUNTER_EPOCH => {
+                let epoch = r.u32()?;
+                let ticks = r.u64()?;
+                let bad_lines = r.u32()?;
+                let contexts = r.u32()?;
+                let path = r.str()?;
+                Record::CounterEpoch(CounterEpoch { epoch, ticks, bad_lines, contexts, path })
+            }
+            types::THREAD_COUNTERS => {
+                let thread = r.u32()?;
+                let set = r.u32()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 8 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut values = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    values.push(r.u64()?);
+                }
+                Record::ThreadCounters(ThreadCounters { thread, set, values })
+            }
+            types::NODE_COUNTERS => {
+                let thread = r.u32()?;
+                let set = r.u32()?;
+                let node = r.u32()?;
+                let region = r.u32()?;
+                let calls = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 8 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut values = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    values.push(r.u64()?);
+                }
+                Record::NodeCounters(NodeCounters { thread, set, node, region, calls, values })
+            }
             types::PROBE_SITE => {
                 let module_id = r.u32()?;
                 let address = r.u64()?;
@@ -936,6 +1051,46 @@ impl Record {
                 for x in &v.values {
                     out.put_u32(x.0);
                     out.put_u64(x.1);
+                }
+            }
+            Record::CounterSet(v) => {
+                out.put_u32(v.set);
+                out.put_u32(v.epoch);
+                out.put_u32(v.context);
+                out.put_u32(v.every);
+                out.put_u32(v.position);
+                out.put_u32(v.sets_in_context);
+                out.put_str(&v.glob);
+                out.put_u32(v.events.len() as u32);
+                for x in &v.events {
+                    out.put_str(&x.name);
+                    out.put_u32(x.refused);
+                }
+            }
+            Record::CounterEpoch(v) => {
+                out.put_u32(v.epoch);
+                out.put_u64(v.ticks);
+                out.put_u32(v.bad_lines);
+                out.put_u32(v.contexts);
+                out.put_str(&v.path);
+            }
+            Record::ThreadCounters(v) => {
+                out.put_u32(v.thread);
+                out.put_u32(v.set);
+                out.put_u32(v.values.len() as u32);
+                for x in &v.values {
+                    out.put_u64(*x);
+                }
+            }
+            Record::NodeCounters(v) => {
+                out.put_u32(v.thread);
+                out.put_u32(v.set);
+                out.put_u32(v.node);
+                out.put_u32(v.region);
+                out.put_u64(v.calls);
+                out.put_u32(v.values.len() as u32);
+                for x in &v.values {
+                    out.put_u64(*x);
                 }
             }
             Record::ProbeSite(v) => {
@@ -1286,6 +1441,94 @@ impl Record {
                     out.push_str(" cpu_ns=");
                     dump_int(out, x.1 as i128);
                     out.push('}');
+                }
+                out.push(']');
+            }
+            Record::CounterSet(v) => {
+                out.push_str("CounterSet");
+                out.push_str(" set=");
+                dump_int(out, v.set as i128);
+                out.push_str(" epoch=");
+                dump_int(out, v.epoch as i128);
+                out.push_str(" context=");
+                dump_int(out, v.context as i128);
+                out.push_str(" every=");
+                dump_int(out, v.every as i128);
+                out.push_str(" position=");
+                dump_int(out, v.position as i128);
+                out.push_str(" sets_in_context=");
+                dump_int(out, v.sets_in_context as i128);
+                out.push_str(" glob=");
+                dump_str(out, &v.glob);
+                out.push_str(" count=");
+                dump_int(out, v.events.len() as i128);
+                out.push_str(" events=");
+                out.push('[');
+                for (k, x) in v.events.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push('{');
+                    out.push_str("name=");
+                    dump_str(out, &x.name);
+                    out.push_str(" refused=");
+                    dump_int(out, x.refused as i128);
+                    out.push('}');
+                }
+                out.push(']');
+            }
+            Record::CounterEpoch(v) => {
+                out.push_str("CounterEpoch");
+                out.push_str(" epoch=");
+                dump_int(out, v.epoch as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
+                out.push_str(" bad_lines=");
+                dump_int(out, v.bad_lines as i128);
+                out.push_str(" contexts=");
+                dump_int(out, v.contexts as i128);
+                out.push_str(" path=");
+                dump_str(out, &v.path);
+            }
+            Record::ThreadCounters(v) => {
+                out.push_str("ThreadCounters");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" set=");
+                dump_int(out, v.set as i128);
+                out.push_str(" count=");
+                dump_int(out, v.values.len() as i128);
+                out.push_str(" values=");
+                out.push('[');
+                for (k, x) in v.values.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
+                }
+                out.push(']');
+            }
+            Record::NodeCounters(v) => {
+                out.push_str("NodeCounters");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" set=");
+                dump_int(out, v.set as i128);
+                out.push_str(" node=");
+                dump_int(out, v.node as i128);
+                out.push_str(" region=");
+                dump_int(out, v.region as i128);
+                out.push_str(" calls=");
+                dump_int(out, v.calls as i128);
+                out.push_str(" count=");
+                dump_int(out, v.values.len() as i128);
+                out.push_str(" values=");
+                out.push('[');
+                for (k, x) in v.values.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
                 }
                 out.push(']');
             }
@@ -1753,6 +1996,30 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 10 (counted_call): at the exit of a function counted by a `counters` context (trace mode).
+    CountedCall {
+        /// CounterSet id
+        set: u32,
+        /// region id
+        region: u32,
+        /// the call's inclusive value of the set's first event
+        value0: u64,
+        /// of its second event (0 if it has none)
+        value1: u64,
+        /// of its third (the NodeCounters records have every event)
+        value2: u64,
+        /// of its fourth
+        value3: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 11 (counter_epoch): the thread's first counted call under a new configuration (a reload).
+    CounterEpoch {
+        /// CounterEpoch
+        epoch: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
     OmpTask {
         /// the thread's OpenMP thread number in the team
@@ -1839,6 +2106,18 @@ pub(crate) fn decode_extended(
             let w2 = word(2);
             Some(Event::StreamRecv { stream: w0, end: w1, bytes: w2, ticks })
         }
+        SUBTYPE_COUNTED_CALL if n >= SUBTYPE_COUNTED_CALL_WORDS as usize => {
+            let w0 = word(0);
+            let w1 = word(1);
+            let w2 = word(2);
+            let w3 = word(3);
+            let w4 = word(4);
+            Some(Event::CountedCall { set: w0 as u32, region: (w0 >> 32) as u32, value0: w1, value1: w2, value2: w3, value3: w4, ticks })
+        }
+        SUBTYPE_COUNTER_EPOCH if n >= SUBTYPE_COUNTER_EPOCH_WORDS as usize => {
+            let w0 = word(0);
+            Some(Event::CounterEpoch { epoch: w0 as u32, ticks })
+        }
         SUBTYPE_OMP_TASK if n >= SUBTYPE_OMP_TASK_WORDS as usize => {
             let w0 = word(0);
             let w1 = word(1);
@@ -1898,6 +2177,16 @@ pub fn pack_stream_recv(stream: u64, end: u64, bytes: u64) -> [u64; 3] {
     [stream, end, bytes]
 }
 
+/// The payload words of a `counted_call` event (subtype 10).
+pub fn pack_counted_call(set: u32, region: u32, value0: u64, value1: u64, value2: u64, value3: u64) -> [u64; 5] {
+    [(set as u64) | ((region as u64) << 32), value0, value1, value2, value3]
+}
+
+/// The payload words of a `counter_epoch` event (subtype 11).
+pub fn pack_counter_epoch(epoch: u32) -> [u64; 1] {
+    [(epoch as u64)]
+}
+
 /// The payload words of a `omp_task` event (subtype 18).
 pub fn pack_omp_task(thread_num: u32, team_size: u32, level: u32, region: u32) -> [u64; 2] {
     [(thread_num as u64) | ((team_size as u64) << 32), (level as u64) | ((region as u64) << 32)]
@@ -1920,6 +2209,8 @@ impl Event {
             | Event::Cpu { ticks, .. }
             | Event::StreamSend { ticks, .. }
             | Event::StreamRecv { ticks, .. }
+            | Event::CountedCall { ticks, .. }
+            | Event::CounterEpoch { ticks, .. }
             | Event::OmpTask { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
@@ -2037,6 +2328,30 @@ impl Event {
                 dump_int(out, end as i128);
                 out.push_str(" bytes=");
                 dump_int(out, bytes as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::CountedCall { set, region, value0, value1, value2, value3, ticks } => {
+                out.push_str("counted_call");
+                out.push_str(" set=");
+                dump_int(out, set as i128);
+                out.push_str(" region=");
+                dump_int(out, region as i128);
+                out.push_str(" value0=");
+                dump_int(out, value0 as i128);
+                out.push_str(" value1=");
+                dump_int(out, value1 as i128);
+                out.push_str(" value2=");
+                dump_int(out, value2 as i128);
+                out.push_str(" value3=");
+                dump_int(out, value3 as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::CounterEpoch { epoch, ticks } => {
+                out.push_str("counter_epoch");
+                out.push_str(" epoch=");
+                dump_int(out, epoch as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

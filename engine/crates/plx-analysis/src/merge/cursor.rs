@@ -134,11 +134,17 @@ impl Cursor {
                     break;
                 };
                 let keep = match (ev, self.filter) {
-                    // CPU events are not part of the merged stream (profiles read them), nor
-                    // OpenMP team joins (the parallel region's enter follows each)
-                    (Event::TimeReset { .. } | Event::Cpu { .. } | Event::OmpTask { .. }, _) => {
-                        false
-                    }
+                    // CPU and counter events are not part of the merged stream (profiles read
+                    // them, and the counter records hold every counted call), nor OpenMP team
+                    // joins (the parallel region's enter follows each)
+                    (
+                        Event::TimeReset { .. }
+                        | Event::Cpu { .. }
+                        | Event::OmpTask { .. }
+                        | Event::CountedCall { .. }
+                        | Event::CounterEpoch { .. },
+                        _,
+                    ) => false,
                     (Event::Unknown { subtype, .. }, _) => {
                         self.damage.unknown += 1;
                         self.damage.unknown_subtypes |= 1 << subtype.min(63);

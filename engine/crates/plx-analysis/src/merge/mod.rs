@@ -862,8 +862,12 @@ impl<'m> GlobalMerge<'m> {
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Cpu { .. }
-            | Event::OmpTask { .. } => {
-                unreachable!("cursors drop time resets, unknown, CPU and OpenMP team events")
+            | Event::OmpTask { .. }
+            | Event::CountedCall { .. }
+            | Event::CounterEpoch { .. } => {
+                unreachable!(
+                    "cursors drop time resets, unknown, CPU, OpenMP team and counter events"
+                )
             }
         };
         self.stats.events += 1;

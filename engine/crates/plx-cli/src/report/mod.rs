@@ -1,5 +1,6 @@
 //! `plx report`: builds the model, groups it into tables and prints them as text, CSV or JSON.
 
+mod counters;
 pub mod csv;
 mod gprof_text;
 mod json;
@@ -158,6 +159,22 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
             2,
             "--gprof prints text or json, not csv".to_string(),
         ));
+    }
+    if args.counters {
+        let stdout = std::io::stdout();
+        let mut out = BufWriter::new(stdout.lock());
+        if !counters::write(&model, args.format, args.callpath, &mut out)? {
+            return Err(CliError::new(
+                2,
+                format!(
+                    "{}: no counters were measured: rerun with `plx run --counters EVENTS` or \
+                     `counters` rules in the filter file (docs/counters.md)",
+                    args.dir.display()
+                ),
+            ));
+        }
+        out.flush()?;
+        return Ok(());
     }
     if args.sync {
         if args.gprof || args.callpath || phase.is_some() {
