@@ -18,6 +18,7 @@ mod report;
 mod run;
 mod session;
 mod signals;
+mod source_files;
 mod units;
 
 use clap::Parser;
