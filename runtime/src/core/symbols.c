@@ -309,10 +309,14 @@ static struct module *module_of(uintptr_t addr)
     return NULL;
 }
 
+/* The executable's symbols are read here, before the program runs: its functions are the
+ * ones the compiler hooks meet first, and their first sight then costs a table search. */
 void plx_symbols_init(void)
 {
     modules = modules_table;
     dl_iterate_phdr(add_module, NULL);
+    if (nmodules && !modules[0].loaded)
+        load_symbols(&modules[0]);
 }
 
 static const char *demangle(const char *name)
