@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define PLX_HIDDEN __attribute__((visibility("hidden")))
 #define PLX_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -235,8 +238,31 @@ PLX_HIDDEN void plx_sampler_start(void);
  * sample after. Waits at most ~100 ms for a sample in progress, else drops the batch. */
 PLX_HIDDEN void plx_sampler_stop(void);
 PLX_HIDDEN void plx_sampler_after_fork(void);
-/* pthread_create for the runtime's own threads: bypasses the measuring trampoline (pthread.c). */
+/* pthread_create for the runtime's own threads (internal_thread.c): pthread.c's wrapper passes
+ * them on without its measuring trampoline. */
 PLX_HIDDEN int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), void *arg);
+PLX_HIDDEN extern PLX_TLS int plx_creating_internal; /* set while it creates one */
+
+/* ---- the runtime's own I/O ---------------------------------------------------------------- */
+/* Raw system calls: the runtime's own reads, writes and closes never pass through the
+ * write/read/close it interposes (adapters/socket.c), so they are never taken for the program's
+ * I/O, whatever the descriptor. */
+static inline ssize_t plx_sys_write(int fd, const void *p, size_t n)
+{
+    return (ssize_t)syscall(SYS_write, fd, p, n);
+}
+static inline ssize_t plx_sys_writev(int fd, const struct iovec *iov, int n)
+{
+    return (ssize_t)syscall(SYS_writev, fd, iov, n);
+}
+static inline ssize_t plx_sys_read(int fd, void *p, size_t n)
+{
+    return (ssize_t)syscall(SYS_read, fd, p, n);
+}
+static inline int plx_sys_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
 
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);

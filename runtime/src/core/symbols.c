@@ -125,11 +125,11 @@ static void load_symbols(struct module *m)
         return;
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
-        close(fd);
+        plx_sys_close(fd);
         return;
     }
     const unsigned char *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
+    plx_sys_close(fd);
     if (img == MAP_FAILED)
         return;
     size_t fsize = (size_t)st.st_size;
