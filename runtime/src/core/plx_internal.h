@@ -190,6 +190,10 @@ PLX_HIDDEN uint32_t plx_threads_sample_cpu(uint32_t *index, uint64_t *cpu_ns, ui
 PLX_HIDDEN void plx_threads_after_fork(void);
 PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
+PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
+PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
+PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);
+#define PLX_RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
 PLX_HIDDEN void plx_trace_time_reset(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr);
 PLX_HIDDEN void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now);
