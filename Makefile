@@ -4,10 +4,10 @@ BUILD := $(CURDIR)/build
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps runtime engine wrappers demo test test-runtime test-sanitizers test-engine \
+.PHONY: all deps runtime engine wrappers java demo test test-runtime test-sanitizers test-engine \
         test-e2e bench install clean
 
-all: runtime engine wrappers
+all: runtime engine wrappers java
 
 deps:
 	@scripts/install-deps.sh
@@ -31,6 +31,14 @@ wrappers:
 	@sed -e 's/@COMPILER_VAR@/PLX_CXX/' -e 's/@DEFAULT@/c++/' scripts/plx-cc.in > $(BUILD)/bin/plx-c++
 	@sed -e 's/@COMPILER_VAR@/PLX_MPICC/' -e 's/@DEFAULT@/mpicc/' scripts/plx-cc.in > $(BUILD)/bin/plx-mpicc
 	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc
+
+# plx-agent.jar and parallax-api.jar (Maven; offline when the local repository has everything).
+java:
+	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
+	  cd java && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } && \
+	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
+	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
+	else echo "make: no mvn/javac: the Java agent is not built"; fi
 
 demo: deps all
 	@scripts/demo.sh
@@ -65,6 +73,8 @@ install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
 	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc $(PREFIX)/bin/
 	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
+	if [ -f $(BUILD)/lib/plx-agent.jar ]; then install -m 644 $(BUILD)/lib/*.jar $(PREFIX)/lib/ && \
+	  install -m 755 $(BUILD)/bin/plx-mpj $(PREFIX)/bin/; fi
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
 
 clean:

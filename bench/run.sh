@@ -111,6 +111,9 @@ cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test
   --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
 
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+# the Java agent: ns per measured method call against the same JVM without it
+java_md=$(bench/java/run.sh 2>/dev/null || true)
+
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
   echo
@@ -159,5 +162,11 @@ over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   if [ -n "$export_md" ]; then
     echo
     echo "$export_md"
+  fi
+  if [ -n "$java_md" ]; then
+    echo
+    echo "Java agent (bench/java/run.sh):"
+    echo
+    echo "$java_md"
   fi
 } | tee "$out/results.md"

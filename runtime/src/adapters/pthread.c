@@ -60,7 +60,8 @@ PLX_EXPORT int pthread_setname_np(pthread_t th, const char *name)
         real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
     int rc = real(th, name);
     struct plx_thread *t = plx_self;
-    if (rc == 0 && plx_active && t && !t->guard && pthread_equal(th, pthread_self())) {
+    if (rc == 0 && plx_active && t && !t->guard && !t->java_name &&
+        pthread_equal(th, pthread_self())) {
         t->guard++;
         plx_thread_set_name(t, name);
         t->guard--;

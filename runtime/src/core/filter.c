@@ -15,6 +15,7 @@ struct rule {
     int kind; /* PLX_FILTER_EXCLUDE, _INCLUDE or _CPUTIME */
     int by_file;
     char *glob;
+    int by_class; /* Java class prefixes, '/'-separated, in glob (decides classes only) */
 };
 
 static struct rule *rules;
@@ -49,13 +50,20 @@ static void add_rule(void *ctx, const struct plx_filter_rule *r)
     char *glob = strdup(r->glob);
     if (!glob)
         return;
+    if (r->by_class) { /* classes only: no include-list default for functions */
+        for (char *c = glob; *c; c++)
+            if (*c == '.')
+                *c = '/';
+        rules[nrules++] = (struct rule){r->kind, 0, glob, 1};
+        return;
+    }
     if (r->kind == PLX_FILTER_INCLUDE && !saw_measure_rule)
         default_exclude = 1;
     if (r->kind != PLX_FILTER_CPUTIME)
         saw_measure_rule = 1;
     if (r->by_file)
         plx_symbols_want_files = 1;
-    rules[nrules++] = (struct rule){r->kind, r->by_file, glob};
+    rules[nrules++] = (struct rule){r->kind, r->by_file, glob, 0};
 }
 
 static void report(void *ctx, const char *message)
@@ -118,6 +126,8 @@ const char *plx_filter_text(void)
 
 static int matches(const struct rule *r, const char *name, const char *file)
 {
+    if (r->by_class)
+        return 0;
     const char *subject = r->by_file ? file : name;
     return subject && plx_glob_match(r->glob, subject);
 }
@@ -137,4 +147,25 @@ int plx_filter_cputime(const char *name, const char *file)
         if (rules[i].kind == PLX_FILTER_CPUTIME && matches(&rules[i], name, file))
             return 1;
     return 0;
+}
+
+/* A Java class (internal name a/b/C) against the class rules: 1 included, 0 excluded, -1 when no
+ * rule names it; the last rule naming it decides. A prefix matches at a package or class
+ * boundary (java/lang matches java/lang/String and java/lang/ref/Cleaner, not java/language). */
+int plx_filter_class(const char *internal_name)
+{
+    int decision = -1;
+    for (int i = 0; i < nrules; i++) {
+        if (!rules[i].by_class)
+            continue;
+        for (const char *p = rules[i].glob; *p;) {
+            size_t n = strcspn(p, ",");
+            if (n && strncmp(internal_name, p, n) == 0 &&
+                (p[n - 1] == '/' || internal_name[n] == 0 || internal_name[n] == '/' ||
+                 internal_name[n] == '$'))
+                decision = rules[i].kind == PLX_FILTER_INCLUDE;
+            p += n + (p[n] == ',');
+        }
+    }
+    return decision;
 }

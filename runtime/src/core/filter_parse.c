@@ -40,10 +40,21 @@ static const char *unclosed_bracket(const char *g)
     return NULL;
 }
 
-/* include|exclude|cputime GLOB, or KEYWORD file GLOB */
+/* include|exclude|cputime GLOB, or KEYWORD file GLOB, or include|exclude class PREFIX[,...] */
 static int parse_select(const struct line *l, struct plx_filter_rule *r, char *err, size_t cap)
 {
     const char *kw = l->w[0];
+    if (l->n >= 2 && strcmp(l->w[1], "class") == 0 && kw[0] != 'c') {
+        if (l->n != 3 || l->w[2][0] == ',') {
+            snprintf(err, cap, "expected '%s class PREFIX[,PREFIX...]' (e.g. %s class java/lang,sun)",
+                     kw, kw);
+            return -1;
+        }
+        r->by_class = 1;
+        r->glob = l->w[2];
+        r->kind = kw[0] == 'i' ? PLX_FILTER_INCLUDE : PLX_FILTER_EXCLUDE;
+        return 0;
+    }
     r->by_file = l->n >= 2 && strcmp(l->w[1], "file") == 0;
     if (l->n != 2 + r->by_file) {
         snprintf(err, cap, "expected '%s GLOB' or '%s file GLOB'", kw, kw);

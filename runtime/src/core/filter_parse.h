@@ -18,6 +18,8 @@ struct plx_filter_rule {
     int kind;         /* enum plx_filter_kind */
     unsigned line;    /* 1-based */
     int by_file;      /* EXCLUDE, INCLUDE, CPUTIME: GLOB matches source files, not names */
+    int by_class;     /* EXCLUDE, INCLUDE: GLOB is a comma-separated list of Java class
+                         prefixes (java/lang,sun or java.lang), not a glob */
     const char *glob; /* EXCLUDE, INCLUDE, CPUTIME */
     uint64_t calls;   /* THROTTLE */
     double usec;      /* THROTTLE */

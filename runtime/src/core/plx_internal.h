@@ -64,9 +64,10 @@ PLX_HIDDEN int plx_config_given(int id);
 __attribute__((visibility("default"))) const struct plx_config *plx_ext_config(void);
 
 /* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
-/* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c). */
+/* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c); 6 a Java
+ * method (adapters/jvm). */
 enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3,
-                       PLX_KIND_SOCKET = 5 };
+                       PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6 };
 #define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
@@ -88,6 +89,7 @@ PLX_HIDDEN extern uint32_t plx_fn_mask;
 PLX_HIDDEN int plx_regions_init(void);
 PLX_HIDDEN uint32_t plx_region_of_address_slow(uintptr_t addr);
 PLX_HIDDEN uint32_t plx_region_of_name(const char *name, int kind);
+PLX_HIDDEN uint32_t plx_region_of_text(const char *name, int kind);
 PLX_HIDDEN void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks);
 PLX_HIDDEN int plx_region_is_excluded(uint32_t id);
 PLX_HIDDEN void plx_regions_rewrite(void); /* after fork: definitions into the new file */
@@ -163,6 +165,8 @@ struct plx_thread {
     struct plx_sync_entry *sync; /* per-object statistics (sync.c), in a live file */
     struct plx_live_header *live_sync;
     size_t mem_bytes;
+    int java_name;             /* named by its java.lang.Thread (adapters/jvm): kept over the
+                                  JVM's 15-character native names (pthread_setname_np) */
     char name[64];
 };
 
@@ -311,6 +315,7 @@ PLX_HIDDEN int plx_filter_load(const char *path);
 PLX_HIDDEN const char *plx_filter_text(void); /* the file as loaded, whole; NULL: none */
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_filter_cputime(const char *name, const char *file);
+PLX_HIDDEN int plx_filter_class(const char *internal_name);
 PLX_HIDDEN void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 
@@ -348,6 +353,7 @@ enum {
     PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
     PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
     PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20, PLX_REC_CPU_SAMPLES = 21,
+    PLX_REC_JAVA_CLASS = 40,
     PLX_REC_TRACE_CHUNK = 32,
 };
 

@@ -155,21 +155,9 @@ static uintptr_t text_hash(const char *s, int kind)
     return (uintptr_t)(h | 1);
 }
 
-uint32_t plx_region_of_name(const char *name, int kind)
+/* By the name's text alone (for names in buffers that do not outlive the call: JNI strings). */
+uint32_t plx_region_of_text(const char *name, int kind)
 {
-    uintptr_t pkey = (uintptr_t)name ^ ((uintptr_t)kind << 60);
-    if (pkey == 0)
-        pkey = 1;
-    uint32_t i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
-    for (;;) {
-        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_acquire);
-        if (k == pkey)
-            return atomic_load_explicit(&ptr_slots[i].value, memory_order_relaxed);
-        if (k == 0)
-            break;
-        i = (i + 1) & (NAME_SLOTS - 1);
-    }
-    /* First sight of this pointer: find or define the name under the lock. */
     lock_take();
     uint32_t value = PLX_REGION_EXCLUDED;
     uintptr_t h = text_hash(name, kind);
@@ -189,7 +177,28 @@ uint32_t plx_region_of_name(const char *name, int kind)
         }
         j = (j + 1) & (NAME_SLOTS - 1);
     }
+    lock_give();
+    return value;
+}
+
+uint32_t plx_region_of_name(const char *name, int kind)
+{
+    uintptr_t pkey = (uintptr_t)name ^ ((uintptr_t)kind << 60);
+    if (pkey == 0)
+        pkey = 1;
+    uint32_t i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
+    for (;;) {
+        uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_acquire);
+        if (k == pkey)
+            return atomic_load_explicit(&ptr_slots[i].value, memory_order_relaxed);
+        if (k == 0)
+            break;
+        i = (i + 1) & (NAME_SLOTS - 1);
+    }
+    /* First sight of this pointer: find or define the name under the lock. */
+    uint32_t value = plx_region_of_text(name, kind);
     /* Publish the pointer unless the table is crowded (then the text lookup serves). */
+    lock_take();
     i = plx_hash_ptr(pkey) & (NAME_SLOTS - 1);
     for (uint32_t n = 0; n < 64; n++, i = (i + 1) & (NAME_SLOTS - 1)) {
         uintptr_t k = atomic_load_explicit(&ptr_slots[i].key, memory_order_relaxed);

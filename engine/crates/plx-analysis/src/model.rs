@@ -134,6 +134,8 @@ pub struct ProcessModel {
     pub threads: Vec<ThreadModel>,
     /// Throttled regions.
     pub throttled: Vec<ThrottledRegion>,
+    /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
+    pub java_classes: Vec<plx_format::JavaClass>,
     /// The process file.
     pub path: PathBuf,
     /// MpiInit: the process is an MPI rank.
@@ -668,6 +670,7 @@ fn build_process(
         excluded_regions: p.regions.values().filter(|r| r.excluded()).count(),
         threads,
         throttled,
+        java_classes: p.java_classes.clone(),
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

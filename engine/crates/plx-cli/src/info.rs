@@ -168,6 +168,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
             source
         )?;
     }
+    java_lines(p, out)?;
     if !p.throttled.is_empty() {
         writeln!(out, "  throttled")?;
         for t in &p.throttled {
@@ -181,6 +182,45 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         }
     }
     writeln!(out)
+}
+
+/// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
+fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    if p.java_classes.is_empty() {
+        return Ok(());
+    }
+    let rewritten: Vec<_> = p.java_classes.iter().filter(|c| c.flags & 1 == 0).collect();
+    let methods: u64 = rewritten.iter().map(|c| u64::from(c.methods)).sum();
+    let nanos: u64 = p.java_classes.iter().map(|c| c.nanos).sum();
+    let per_method = if methods > 0 {
+        nanos as f64 / methods as f64 * 1e-9
+    } else {
+        0.0
+    };
+    writeln!(
+        out,
+        "  java        {} classes rewritten, {} methods, {} instrumenting ({} per method)",
+        rewritten.len(),
+        methods,
+        human_time(nanos as f64 * 1e-9),
+        human_time(per_method)
+    )?;
+    if let Some(c) = p.java_classes.iter().max_by_key(|c| c.nanos) {
+        writeln!(
+            out,
+            "              costliest: {} ({} methods, {})",
+            c.name,
+            c.methods,
+            human_time(c.nanos as f64 * 1e-9)
+        )?;
+    }
+    for c in p.java_classes.iter().filter(|c| c.flags & 1 != 0) {
+        writeln!(out, "              not rewritten (error): {}", c.name)?;
+    }
+    writeln!(
+        out,
+        "              not measured: JDK classes (java, javax, jdk, sun, com.sun) unless the filter includes them, classes loaded before the agent, hidden classes (lambda proxies)"
+    )
 }
 
 /// The MPI line of the header; with traces, matches their messages (for the warnings).

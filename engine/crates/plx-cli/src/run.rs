@@ -66,6 +66,46 @@ pub fn default_dir(program: &str) -> PathBuf {
     PathBuf::from(format!("plx-{base}-{}", timestamp()))
 }
 
+/// JAVA_TOOL_OPTIONS putting the agent on a JVM's command line (docs/java.md): when the command
+/// or a word of it (a launcher's `mpirun ... java`) is a `java` executable. The user's own
+/// options come after ours.
+fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
+    let is_java = |w: &String| Path::new(w).file_name().is_some_and(|b| b == "java");
+    if !command.iter().any(is_java) {
+        return None;
+    }
+    let jar = lib.with_file_name("plx-agent.jar");
+    if !jar.is_file() {
+        eprintln!(
+            "plx: {} not found: Java methods are not measured (build it with make java)",
+            jar.display()
+        );
+        return None;
+    }
+    let mut o = OsString::from("-agentpath:");
+    o.push(lib.as_os_str());
+    o.push(" -javaagent:");
+    o.push(jar.as_os_str());
+    o.push("=lib=");
+    o.push(lib.as_os_str());
+    if let Some(old) = std::env::var_os("JAVA_TOOL_OPTIONS").filter(|v| !v.is_empty()) {
+        o.push(" ");
+        o.push(old);
+    }
+    Some(o)
+}
+
+/// A JVM using Open MPI's Java bindings (libmpi comes in through JNI, so the program links no
+/// MPI): `mpi.jar` on its command line, or a rank started by Open MPI's launcher.
+fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
+    let is_java = Path::new(&command[0])
+        .file_name()
+        .is_some_and(|b| b == "java");
+    let uses_jar = command.iter().any(|w| w.contains("mpi.jar"));
+    let under_ompi = std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some();
+    (is_java && (uses_jar || under_ompi)).then_some(crate::mpi_detect::MpiImpl::OpenMpi)
+}
+
 /// Runs the command; returns the exit status plx should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let program = &args.command[0];
@@ -114,19 +154,24 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
-    if let Some(mpi) = crate::mpi_detect::mpi_of(program) {
+    let mpi = crate::mpi_detect::mpi_of(program).or_else(|| java_mpi(&args.command));
+    if let Some(mpi) = mpi {
         let mpi_lib = lib.with_file_name(mpi.library());
         if mpi_lib.is_file() {
             preload.push(":");
             preload.push(mpi_lib.as_os_str());
         }
     }
+    let java_options = java_tool_options(&args.command, &lib);
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload.push(":");
         preload.push(old);
     }
     let mut cmd = Command::new(program);
     cmd.args(&args.command[1..]).env("LD_PRELOAD", preload);
+    if let Some(o) = java_options {
+        cmd.env("JAVA_TOOL_OPTIONS", o);
+    }
     // each flag's value was checked by the runtime's grammar as clap parsed it; paths go
     // absolute, within the runtime's length limit
     for (setting, value) in args.settings.iter() {

@@ -16,6 +16,7 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
+pub mod java;
 pub mod live;
 pub mod mpi;
 pub mod process;
@@ -36,6 +37,7 @@ pub use experiment::{
     parse_session, valid_app_name, AppDef, Experiment, ProcessImage, SESSION_FILE,
 };
 pub use framing::FileKind;
+pub use java::JavaClass;
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
 pub use process::{ProcessData, Recovered, ThreadData};

@@ -91,6 +91,8 @@ pub struct ProcessData {
     pub sync_objects: BTreeMap<u32, SyncObject>,
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
+    /// Classes the Java agent rewrote (JavaClass records) in file order.
+    pub java_classes: Vec<crate::java::JavaClass>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -165,6 +167,7 @@ impl ProcessData {
                 self.thread_mut(c.thread).node_cpu = c.entries;
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
+            Record::JavaClass(c) => self.java_classes.push(c),
         }
     }
 

@@ -2,6 +2,7 @@
 
 use crate::bytes::{FieldReader, Put, ShortPayload};
 use crate::cpu::{self, CpuSamples};
+use crate::java::{self, JavaClass};
 use crate::mpi::{self, ClockOffset, CommDef, MessageStats, MpiInit};
 use crate::sync::{self, NodeCpu, SyncObject, SyncStats};
 
@@ -49,6 +50,8 @@ pub mod types {
     pub const NODE_CPU: u16 = 20;
     /// CpuSamples.
     pub const CPU_SAMPLES: u16 = 21;
+    /// JavaClass (the Java agent; records 40-47 are reserved for it).
+    pub const JAVA_CLASS: u16 = 40;
     /// TraceChunk (trace.plx only).
     pub const TRACE_CHUNK: u16 = 32;
 }
@@ -417,6 +420,8 @@ pub enum Record {
     NodeCpu(NodeCpu),
     /// Type 21.
     CpuSamples(CpuSamples),
+    /// Type 40.
+    JavaClass(JavaClass),
 }
 
 /// Why a record's payload could not be decoded.
@@ -473,6 +478,7 @@ impl Record {
             Record::SyncStats(_) => SYNC_STATS,
             Record::NodeCpu(_) => NODE_CPU,
             Record::CpuSamples(_) => CPU_SAMPLES,
+            Record::JavaClass(_) => JAVA_CLASS,
         }
     }
 
@@ -604,6 +610,7 @@ impl Record {
             SYNC_STATS => Record::SyncStats(sync::decode_sync_stats(&mut r)?),
             NODE_CPU => Record::NodeCpu(sync::decode_node_cpu(&mut r)?),
             CPU_SAMPLES => Record::CpuSamples(cpu::decode_cpu_samples(&mut r)?),
+            JAVA_CLASS => Record::JavaClass(java::decode_java_class(&mut r)?),
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -706,6 +713,7 @@ impl Record {
             Record::SyncStats(st) => sync::encode_sync_stats(st, out),
             Record::NodeCpu(c) => sync::encode_node_cpu(c, out),
             Record::CpuSamples(c) => cpu::encode_cpu_samples(c, out),
+            Record::JavaClass(c) => java::encode_java_class(c, out),
         }
     }
 }
@@ -880,6 +888,12 @@ mod tests {
             Record::decode(types::NODE_CPU, &p),
             Err(DecodeProblem::BadCount(_))
         ));
+        round_trip(Record::JavaClass(JavaClass {
+            methods: 7,
+            nanos: 31_000,
+            flags: 0,
+            name: "Life$Worker".into(),
+        }));
         round_trip(Record::CpuSamples(CpuSamples {
             ticks: 123_456_789,
             values: vec![(0, 5_000_000), (3, 7)],

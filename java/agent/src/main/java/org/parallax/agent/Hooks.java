@@ -1,0 +1,51 @@
+package org.parallax.agent;
+
+/**
+ * The native half of the agent, in libplx (runtime/src/adapters/jvm/). Loaded by the boot class
+ * loader (the agent jar is on the boot class path) so that instrumented JDK and application
+ * classes reach the same class. Every method is a plain static JNI native; {@link #enter} and
+ * {@link #exit} are the hot path: they take the region id the runtime gave the method when its
+ * class was rewritten.
+ */
+public final class Hooks {
+    private Hooks() {}
+
+    /** True once libplx is loaded and bound; the agent rewrites nothing otherwise. */
+    public static volatile boolean ready;
+
+    /** Loads libplx (already mapped by LD_PRELOAD) into the boot loader's native libraries. */
+    static synchronized boolean load(String path) {
+        if (ready)
+            return true;
+        try {
+            System.load(path);
+            ready = init() == 0;
+        } catch (UnsatisfiedLinkError e) {
+            System.err.println("plx: the Java agent cannot bind libplx (" + path + "): " + e.getMessage());
+            ready = false;
+        }
+        return ready;
+    }
+
+    /** Binds the runtime to the JVM; 0 when an experiment is being written. */
+    static native int init();
+
+    /** A method entered / left (returned or thrown through). */
+    public static native void enter(int id);
+    public static native void exit(int id);
+
+    /** The region id of a method (kind Java method), or -1 when the filter excludes it. */
+    static native int method(String name);
+
+    /** Whether a class (internal name, a/b/C) is measured by the filter's class rules. */
+    static native boolean classMeasured(String internalName);
+
+    /** A class rewritten: its name, methods instrumented, and the nanoseconds the rewrite took. */
+    static native void classDone(String name, int methods, long nanos, int flags);
+
+    /** User API (org.parallax.Profile): kind 1 region, 2 phase. */
+    public static native void regionBegin(String name, int kind);
+    public static native void regionEnd(String name, int kind);
+    public static native void event(String name, double value);
+    public static native void threadName(String name);
+}

@@ -1,0 +1,161 @@
+package org.parallax.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.Label;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+
+/**
+ * Rewrites each measured class as it loads: every method with code calls {@link Hooks#enter} on
+ * entry and {@link Hooks#exit} before each return and, through a catch-all handler placed last in
+ * the method's exception table, on an exception thrown out of it. In a constructor the handler
+ * covers the code after its super() or this() call (code before it may not be covered): an
+ * exception thrown by that call itself leaves the frame to be closed by the next exit of an
+ * enclosing method. Classes the filter excludes are returned unchanged (not rewritten).
+ */
+final class Transformer implements ClassFileTransformer {
+    private static final String HOOKS = "org/parallax/agent/Hooks";
+    private static volatile boolean warned;
+
+    @Override
+    public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] bytes) {
+        if (className == null || redefined != null || className.startsWith("org/parallax/agent/"))
+            return null;
+        if (!Hooks.classMeasured(className))
+            return null;
+        long t0 = System.nanoTime();
+        try {
+            ClassReader reader = new ClassReader(bytes);
+            ClassWriter writer = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+            ClassHook hook = new ClassHook(writer);
+            reader.accept(hook, ClassReader.EXPAND_FRAMES);
+            if (hook.methods == 0)
+                return null;
+            byte[] out = writer.toByteArray();
+            Hooks.classDone(className.replace('/', '.'), hook.methods, System.nanoTime() - t0, 0);
+            return out;
+        } catch (Throwable e) {
+            if (!warned) {
+                warned = true;
+                System.err.println("plx: class " + className + " left unmeasured: " + e);
+            }
+            Hooks.classDone(className.replace('/', '.'), 0, System.nanoTime() - t0, 1);
+            return null;
+        }
+    }
+
+    private static final class ClassHook extends ClassVisitor {
+        String owner;
+        boolean frames;
+        int methods;
+
+        ClassHook(ClassVisitor next) {
+            super(Opcodes.ASM9, next);
+        }
+
+        @Override
+        public void visit(int version, int access, String name, String signature, String superName,
+                          String[] interfaces) {
+            owner = name;
+            frames = (version & 0xFFFF) >= Opcodes.V1_7;
+            super.visit(version, access, name, signature, superName, interfaces);
+        }
+
+        @Override
+        public MethodVisitor visitMethod(int access, String name, String desc, String signature,
+                                         String[] exceptions) {
+            MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+            if ((access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_BRIDGE)) != 0)
+                return mv;
+            int id = Hooks.method(Names.method(owner, name, desc));
+            if (id < 0)
+                return mv;
+            methods++;
+            return new MethodHook(mv, id, name.equals("<init>"), frames);
+        }
+    }
+
+    private static final class MethodHook extends MethodVisitor {
+        private final int id;
+        private final boolean frames;
+        private boolean covering; /* the handler's range has begun */
+        private int pendingNews;  /* in a constructor: NEWs whose <init> call is still to come */
+        private final Label start = new Label();
+        private final Label end = new Label();
+        private final Label onThrow = new Label();
+
+        MethodHook(MethodVisitor next, int id, boolean constructor, boolean frames) {
+            super(Opcodes.ASM9, next);
+            this.id = id;
+            this.frames = frames;
+            this.pendingNews = constructor ? 0 : -1;
+        }
+
+        private void call(String hook) {
+            if (id <= Short.MAX_VALUE)
+                super.visitIntInsn(Opcodes.SIPUSH, id);
+            else
+                super.visitLdcInsn(id);
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, hook, "(I)V", false);
+        }
+
+        @Override
+        public void visitCode() {
+            super.visitCode();
+            call("enter");
+            if (pendingNews < 0)
+                begin();
+        }
+
+        private void begin() {
+            covering = true;
+            super.visitLabel(start);
+        }
+
+        @Override
+        public void visitTypeInsn(int opcode, String type) {
+            super.visitTypeInsn(opcode, type);
+            if (opcode == Opcodes.NEW && pendingNews >= 0 && !covering)
+                pendingNews++;
+        }
+
+        @Override
+        public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+            if (opcode == Opcodes.INVOKESPECIAL && name.equals("<init>") && !covering && pendingNews >= 0) {
+                if (pendingNews == 0)
+                    begin(); /* the super() or this() call: `this` is initialized from here */
+                else
+                    pendingNews--;
+            }
+        }
+
+        @Override
+        public void visitInsn(int opcode) {
+            if (opcode >= Opcodes.IRETURN && opcode <= Opcodes.RETURN)
+                call("exit");
+            super.visitInsn(opcode);
+        }
+
+        @Override
+        public void visitMaxs(int maxStack, int maxLocals) {
+            if (covering) {
+                /* Last in the exception table: the method's own handlers are searched first. */
+                super.visitLabel(end);
+                super.visitTryCatchBlock(start, end, onThrow, null);
+                super.visitLabel(onThrow);
+                if (frames)
+                    super.visitFrame(Opcodes.F_NEW, 0, new Object[0], 1, new Object[] {"java/lang/Throwable"});
+                call("exit");
+                super.visitInsn(Opcodes.ATHROW);
+            }
+            super.visitMaxs(maxStack, maxLocals);
+        }
+    }
+}

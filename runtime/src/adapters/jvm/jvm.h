@@ -1,0 +1,26 @@
+/* Shared by the JVM adapter's files: frame keys, and the functions between them. */
+#ifndef PLX_JVM_H
+#define PLX_JVM_H
+
+#include "../../core/hotpath.h"
+
+#include <jni.h>
+
+#define JNI_EXPORT_PLX __attribute__((visibility("default")))
+
+/* A Java method's frame key: its region id with bit 62 set (function addresses stay below
+ * 2^47; user regions set bit 63, as in api.c). */
+#define JAVA_KEY(id) ((uintptr_t)(uint32_t)(id) | ((uintptr_t)1 << 62))
+#define JAVA_IS_KEY(k) (((k) >> 62) == 1)
+#define USER_KEY(id) ((uintptr_t)(id) | ((uintptr_t)1 << 63))
+
+/* hooks.c: the thread's experiment name from Java, once set no longer read from Thread. */
+PLX_HIDDEN void plx_jvm_name_thread(struct plx_thread *t, const char *name);
+/* classes.c: whether a class (internal name) is rewritten; a rewritten class's cost. */
+PLX_HIDDEN int plx_jvm_class_filter(const char *internal_name);
+PLX_HIDDEN void plx_jvm_class_record(const char *name, uint32_t methods, uint64_t nanos,
+                                     uint32_t flags);
+/* jvmti.c: the agent jar has bound the natives (Hooks.init). */
+PLX_HIDDEN void plx_jvm_agent_started(void);
+
+#endif /* PLX_JVM_H */

@@ -1,0 +1,96 @@
+/* The JVMTI half of the agent (-agentpath:libplx.so, added by plx run): Java threads named by
+ * Thread.getName() from their start, and garbage collections as regions of the thread running
+ * them (the JVM's VM thread), so a method's time that was a collection shows as such. */
+#include "jvm.h"
+
+#include <jvmti.h>
+#include <pthread.h>
+#include <string.h>
+
+static jvmtiEnv *jvmti;
+static uint32_t gc_region = PLX_NO_INDEX;
+#define GC_KEY ((uintptr_t)3 << 62)
+
+static void JNICALL thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    (void)jni;
+    jvmtiThreadInfo info;
+    if ((*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE)
+        return;
+    /* A thread attached again keeps its first name (the launcher's main thread re-attaches as
+     * DestroyJavaVM to wait for the others). */
+    struct plx_thread *t = plx_thread();
+    if (t && info.name && !t->java_name) {
+        t->guard++;
+        plx_jvm_name_thread(t, info.name);
+        t->guard--;
+    }
+    if (info.name)
+        (*env)->Deallocate(env, (unsigned char *)info.name);
+}
+
+/* Runs on the VM thread at a safepoint: only the runtime's own code, no JNI. */
+static void JNICALL gc_start(jvmtiEnv *env)
+{
+    (void)env;
+    struct plx_thread *t = plx_thread();
+    if (!t || gc_region == PLX_NO_INDEX)
+        return;
+    t->guard++;
+    if (!t->java_name) { /* the JVM's own thread: its native name ("VM Thread") */
+        char name[64];
+        if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
+            plx_jvm_name_thread(t, name);
+    }
+    plx_enter(t, GC_KEY, gc_region);
+    t->guard--;
+}
+
+static void JNICALL gc_finish(jvmtiEnv *env)
+{
+    (void)env;
+    uint64_t now = plx_ticks();
+    struct plx_thread *t = plx_self;
+    if (!t || t->guard || t->depth == 0 || t->stack[t->depth - 1].key != GC_KEY)
+        return;
+    t->guard++;
+    plx_leave(t, &t->stack[t->depth - 1], now);
+    t->guard--;
+}
+
+JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)options;
+    (void)reserved;
+    if (!plx_active)
+        return 0; /* not under plx run: the JVM runs unmeasured */
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+        plx_warn("JVMTI is not available: Java threads and collections are not recorded");
+        return 0;
+    }
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_generate_garbage_collection_events = 1;
+    int gc = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ThreadStart = thread_start;
+    cb.GarbageCollectionStart = gc_start;
+    cb.GarbageCollectionFinish = gc_finish;
+    (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+    if (gc) {
+        gc_region = plx_region_of_name("(garbage collection)", PLX_KIND_JAVA) & PLX_REGION_ID_MASK;
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                           JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                           JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
+    } else {
+        plx_warn("JVMTI: no garbage collection events; collections are not recorded");
+    }
+    return 0;
+}
+
+void plx_jvm_agent_started(void)
+{
+}

@@ -1,0 +1,406 @@
+"""Java under plx run: the agent's method entries and exits (exact call counts and call paths,
+exceptional exits), Java thread names, the user API (org.parallax.Profile), filter class rules,
+the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ranks x 2 worker
+threads: methods and MPI calls on their Java threads, every message matched, the matrix as
+sent, exports and displays).
+
+programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
+calls and messages."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import (
+    LIBPLX,
+    PLX_CC,
+    PROGRAMS,
+    ROOT,
+    _fail_message,
+    clean_env,
+    plx,
+    report_csv,
+    report_json,
+    run,
+)
+from components import require, require_tools
+
+AGENT = LIBPLX.with_name("plx-agent.jar")
+API = LIBPLX.with_name("parallax-api.jar")
+OMPI_LIB = Path("/usr/lib/x86_64-linux-gnu/openmpi/lib")
+MPI_JAR = OMPI_LIB / "mpi.jar"
+
+
+def need_java():
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    require(AGENT.is_file() and API.is_file(), "the Java agent (build/lib/plx-agent.jar)", "make java")
+
+
+def sh(*cmd, cwd=None):
+    cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=clean_env(), cwd=cwd)
+    assert cp.returncode == 0, _fail_message(cp)
+    return cp
+
+
+@pytest.fixture(scope="module")
+def jcalls(tmp_path_factory):
+    """JCalls compiled, with its JNI library built by plx-cc (so c_helper is instrumented)."""
+    need_java()
+    d = tmp_path_factory.mktemp("jcalls")
+    sh("javac", "-d", d, "-cp", API, PROGRAMS / "java" / "JCalls.java")
+    jdk = Path(os.path.realpath(subprocess.run(["which", "javac"], capture_output=True,
+                                               text=True).stdout.strip())).parents[1]
+    inc = jdk / "include"
+    sh(PLX_CC, "-O1", "-shared", "-fPIC", "-I%s" % inc, "-I%s" % (inc / "linux"),
+       PROGRAMS / "java" / "jcalls_native.c", "-o", d / "libjcalls.so")
+    return d
+
+
+def run_jcalls(jcalls, out, opts=(), native=True):
+    args = ["java", "-cp", "%s:%s" % (API, jcalls), "JCalls"]
+    if native:
+        args.append(jcalls / "libjcalls.so")
+    cp = run(out, *args, opts=opts)
+    assert "total " in cp.stdout
+    return cp
+
+
+@pytest.fixture(scope="module")
+def profile_exp(jcalls):
+    out = jcalls / "profile"
+    run_jcalls(jcalls, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def trace_exp(jcalls):
+    out = jcalls / "trace"
+    run_jcalls(jcalls, out, opts=("--trace",))
+    return out
+
+
+def paths(exp, thread_name):
+    """{callpath: calls} of one thread (by name) in `plx report --callpath`."""
+    rows = report_csv(exp, "--callpath")
+    got = {}
+    for r in rows:
+        if r["process"] != "all" and r["thread_name"] == thread_name:
+            got[r["callpath"]] = got.get(r["callpath"], 0) + int(r["calls"])
+    return got
+
+
+MAIN = "JCalls.main(String[])"
+
+
+def expected_main_paths():
+    deep = [MAIN] + ["JCalls.deep(int)"] * 4
+    return {
+        MAIN: 1,
+        MAIN + " => setup": 1,
+        MAIN + " => setup => JCalls.mid(int)": 1,
+        MAIN + " => setup => JCalls.mid(int) => JCalls.leaf(int)": 1000,
+        MAIN + " => compute": 3,
+        MAIN + " => compute => JCalls.fib(int)": 3,
+        MAIN + " => phase-A": 1,
+        MAIN + " => phase-A => JCalls.catcher(int)": 1,
+        MAIN + " => phase-A => JCalls.catcher(int) => JCalls.thrower(int)": 10,
+        " => ".join(deep[:2]): 1,
+        " => ".join(deep[:3]): 1,
+        " => ".join(deep[:4]): 1,
+        " => ".join(deep): 1,
+        MAIN + " => JCalls.after()": 1,
+        MAIN + " => JCalls$Bad.<init>()": 1,
+        MAIN + " => JCalls.bits()": 1,
+        MAIN + " => JCalls.viaNative(int)": 1,
+        MAIN + " => JCalls.viaNative(int) => Java_JCalls_nativeSum": 1,
+        MAIN + " => JCalls.viaNative(int) => Java_JCalls_nativeSum => c_helper": 1,
+    }
+
+
+def program_paths(got):
+    """Without the runtime's own regions and fib's deeper recursion (checked by total)."""
+    return {p: n for p, n in got.items()
+            if "plx_" not in p and p.count("JCalls.fib(int)") <= 1}
+
+
+def test_method_calls_paths_and_exceptional_exits(profile_exp):
+    got = paths(profile_exp, "main")
+    assert program_paths(got) == expected_main_paths()
+    # fib(10) three times: 177 calls each, whatever the depth
+    assert sum(n for p, n in got.items() if p.endswith("JCalls.fib(int)")) == 3 * 177
+    # the exceptions left every frame: after(), bits() are the main method's children, and a
+    # constructor that threw has no children
+    rows = {r["function"]: r for r in report_csv(profile_exp)
+            if r["process"] == "all" and r["thread"] == "all"}
+    assert int(rows["JCalls$Bad.<init>()"]["child_calls"]) == 0
+    assert int(rows["JCalls.thrower(int)"]["calls"]) == 10
+    assert int(rows["JCalls.deep(int)"]["calls"]) == 4
+    # the JDK is not measured by default: no java.* method, no Parallax API method
+    assert not [f for f in rows if f.startswith(("java.", "jdk.", "sun.", "org.parallax."))]
+
+
+def test_info_reports_rewritten_classes(profile_exp):
+    text = plx("info", profile_exp).stdout
+    # JCalls: 12 methods with code (nativeSum is native); JCalls$Bad: its constructor
+    assert re.search(r"(?m)^  java        2 classes rewritten, 13 methods, \S+ \S+ instrumenting", text), text
+    assert "costliest: JCalls (12 methods" in text
+    assert "not measured: JDK classes" in text
+
+
+def test_java_threads_named_by_thread_getname(profile_exp):
+    for w in ("worker-1", "worker-2"):
+        assert paths(profile_exp, w) == {
+            "JCalls.lambda$main$0()": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int)": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int) => JCalls.leaf(int)": 100,
+        }
+    names = [t["name"] for p in report_json(profile_exp)["processes"] for t in p["threads"]]
+    assert names.count("worker-1") == 1 and names.count("worker-2") == 1
+    # the launcher's main thread re-attaches as DestroyJavaVM: it keeps its Java name
+    assert "DestroyJavaVM" not in names
+
+
+def test_user_api_regions_phases_events(profile_exp):
+    doc = report_json(profile_exp)
+    events = [e for p in doc["processes"] for t in p["threads"] for e in t["user_events"]]
+    assert events == [{"count": 5, "max": 5.0, "mean": 3.0, "min": 1.0, "name": "size",
+                       "std_dev": pytest.approx(2 ** 0.5)}]
+    got = paths(profile_exp, "main")
+    assert got[MAIN + " => setup"] == 1 and got[MAIN + " => compute"] == 3
+    assert got[MAIN + " => phase-A"] == 1
+
+
+def test_trace_mode_same_calls_and_no_loss(trace_exp, profile_exp):
+    cp = plx("report", trace_exp, "--callpath", "--format", "csv")
+    assert "warning" not in cp.stderr, cp.stderr
+    assert program_paths(paths(trace_exp, "main")) == expected_main_paths()
+    text = plx("info", trace_exp).stdout
+    assert "warnings: none" in text
+
+
+def test_gc_pauses_on_the_vm_thread(jcalls):
+    sh("javac", "-d", jcalls, PROGRAMS / "java" / "Gc.java")
+    out = jcalls / "gc"
+    run(out, "java", "-Xmx64m", "-cp", jcalls, "Gc")
+    rows = [r for r in report_csv(out, "--by", "thread") if r["process"] != "all"]
+    gc = [r for r in rows if r["function"] == "(garbage collection)"]
+    # collections are regions of the JVM's VM thread, never of the thread that allocated
+    assert len(gc) == 1 and gc[0]["thread_name"] == "VM Thread" and int(gc[0]["calls"]) >= 1
+    alloc = [r for r in rows if r["function"] == "Gc.alloc()"]
+    assert len(alloc) == 1 and int(alloc[0]["calls"]) == 20 and alloc[0]["thread_name"] == "main"
+
+
+def test_filter_class_rules_and_method_globs(jcalls):
+    f = jcalls / "filter1"
+    # the paper's exclude list: JDK classes measured except java/lang; BitSet is java/util
+    f.write_text("include class java,JCalls\nexclude class java/lang,sun\nexclude *.leaf(int)\n")
+    out = jcalls / "filtered"
+    run_jcalls(jcalls, out, opts=("--filter", f), native=False)
+    rows = {r["function"]: int(r["calls"]) for r in report_csv(out)
+            if r["process"] == "all" and r["thread"] == "all"}
+    assert rows["java.util.BitSet.set(int)"] == 8
+    assert rows["java.util.BitSet.cardinality()"] == 1
+    assert not [n for n in rows if n.startswith("java.lang.")]
+    assert "JCalls.leaf(int)" not in rows and rows["JCalls.mid(int)"] == 3
+    f2 = jcalls / "filter2"
+    f2.write_text("exclude class JCalls$Bad\n")
+    out2 = jcalls / "filtered2"
+    run_jcalls(jcalls, out2, opts=("--filter", f2), native=False)
+    rows2 = {r["function"] for r in report_csv(out2)}
+    assert "JCalls$Bad.<init>()" not in rows2 and "JCalls.bits()" in rows2
+
+
+def test_filter_file_class_rule_checked(jcalls):
+    f = jcalls / "bad_filter"
+    f.write_text("exclude class\n")
+    cp = plx("run", "--filter", f, "--", "true", check=False)
+    assert cp.returncode == 2 and "bad_filter:1" in cp.stderr
+
+
+# ---- Open MPI's Java bindings -------------------------------------------------------------
+
+GENS, ROWS, COLS, WORKERS = 20, 16, 32, 2
+
+
+@pytest.fixture(scope="module")
+def life_exp(tmp_path_factory):
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    d = tmp_path_factory.mktemp("life")
+    sh("javac", "-d", d, "-cp", MPI_JAR, ROOT / "examples" / "java" / "Life.java")
+    out = d / "exp"
+    cmd = ["mpirun", "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += ["-np", "4", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, d),
+            "Life", str(GENS), str(ROWS), str(COLS), str(WORKERS)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "live cells after 20 generations" in cp.stdout
+    (d / "stdout").write_text(cp.stdout)
+    return out
+
+
+def test_life_methods_and_mpi_on_their_java_threads(life_exp):
+    rows = [r for r in report_csv(life_exp, "--callpath", "--by", "thread") if r["process"] != "all"]
+    ranks = {}
+    for r in rows:
+        ranks.setdefault(r["process"], []).append(r)
+    assert len(ranks) == 4
+    exchange = "Life.main(String[]) => Life.exchange()"
+    sendrecv = exchange + (" => mpi.Comm.sendRecv(Object, int, Datatype, int, int, Object, int,"
+                           " Datatype, int, int) => MPI_Sendrecv")
+    per_rank_sendrecv = []
+    for proc, rs in ranks.items():
+        by = {}
+        for r in rs:
+            key = (r["thread_name"], r["callpath"])
+            by[key] = by.get(key, 0) + int(r["calls"])
+        assert by[("main", exchange)] == GENS
+        per_rank_sendrecv.append(by.get(("main", sendrecv), 0))
+        for w in range(WORKERS):
+            name = "worker-%d" % w
+            steps = [n for (t, p), n in by.items() if t == name and p.endswith("Life.step(int, int)")]
+            assert steps == [GENS]
+            # no MPI call on a worker thread
+            assert not [p for (t, p) in by if t == name and "MPI_" in p]
+    # edge ranks exchange with one neighbour, the middle ranks with two
+    assert sorted(per_rank_sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+
+
+def test_life_trace_messages_matched_matrix_as_sent(life_exp):
+    doc = json.loads(plx("comm", life_exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace"
+    assert doc["matched"] == 6 * GENS
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    # every message was sent and received by its rank's Java main thread
+    mains = {"%d.%d" % (p["rank"], t["thread"]) for p in report_json(life_exp)["processes"]
+             for t in p["threads"] if t["name"] == "main" and t["thread"] != 0}
+    assert set(doc["locations"]) == mains and len(mains) == 4
+    assert sum(p["messages"] for p in doc["pairs"]) == 6 * GENS
+    rank_doc = json.loads(plx("comm", life_exp, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank_doc["pairs"]}
+    want = {}
+    for r in range(3):
+        want[(r, r + 1)] = want[(r + 1, r)] = (GENS, GENS * COLS * 4)
+    assert got == want
+
+
+def test_life_exports_and_display(life_exp, tmp_path):
+    chrome = tmp_path / "life.json"
+    plx("export", life_exp, "--format", "chrome", "-o", chrome)
+    events = json.loads(chrome.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e.get("name") for e in events}
+    assert {"Life.exchange()", "Life.step(int, int)", "MPI_Sendrecv"} <= names
+    flows = [e for e in events if e.get("ph") == "s"]
+    assert len(flows) == 6 * GENS
+    sddf = tmp_path / "life.sddf"
+    plx("export", life_exp, "--format", "sddf", "-o", sddf)
+    assert "Life.exchange()" in sddf.read_text(errors="replace")
+    # the Gantt chart: MPI time only on each rank's Java main thread, worker threads computing
+    doc = report_json(life_exp)
+    main_loc, worker_locs = set(), set()
+    for p in doc["processes"]:
+        for t in p["threads"]:
+            loc = "%d.%d" % (p["rank"], t["thread"])
+            if t["name"].startswith("worker-"):
+                worker_locs.add(loc)
+            elif t["name"] == "main" and t["thread"] != 0:
+                main_loc.add(loc)
+    assert len(main_loc) == 4 and len(worker_locs) == 4 * WORKERS
+    cp = plx("display", life_exp, "--kind", "gantt", "--format", "csv")
+    states = {}
+    for line in cp.stdout.splitlines()[1:]:
+        loc, state = line.split(",")[:2]
+        states.setdefault(loc, set()).add(state)
+    assert {loc for loc, st in states.items() if "mpi" in st} == main_loc
+    assert all("computing" in states[loc] for loc in worker_locs)
+
+
+PP_ITERATIONS, PP_SIZES = 20, (8, 1024, 65536)
+
+
+def test_pingpong_fit_on_java_mpi(tmp_path):
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
+    out = tmp_path / "exp"
+    cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cmd += ["-np", "2", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "PingPong", str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    n = PP_ITERATIONS * len(PP_SIZES)
+    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    assert doc["matched"] == 2 * n
+    assert doc["unmatched"]["sends"] == 0 and doc["unmatched"]["receives"] == 0
+    assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
+    rank = json.loads(plx("comm", out, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank["pairs"]}
+    b = PP_ITERATIONS * sum(PP_SIZES)
+    assert got == {(0, 1): (n, b), (1, 0): (n, b)}
+
+
+# ---- MPJ Express (pure Java, started by plx-mpj) -------------------------------------------
+
+MPJ_JARS = (Path("/usr/share/java/mpj.jar"), Path("/usr/share/java/log4j-1.2.jar"))
+
+
+def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+    require(all(j.is_file() for j in MPJ_JARS), "MPJ Express (libmpj-java, liblog4j1.2-java)",
+            "scripts/deps/30-java.sh")
+    cp_jars = ":".join(str(j) for j in MPJ_JARS)
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "LifeMpj.java")
+    out = tmp_path / "exp"
+    f = tmp_path / "filter"
+    # MPJ's devices and buffers out, and of its API only the communicator class
+    f.write_text("exclude class mpjdev,xdev,mpjbuf,mpi\ninclude class mpi/Comm\n")
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "4", "-o", str(out), "--filter", str(f),
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "LifeMpj",
+         str(GENS), str(ROWS), str(COLS), str(WORKERS)],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    # the same program on both MPI libraries computes the same grid
+    ompi_line = [l for l in (life_exp.parent / "stdout").read_text().splitlines() if "live cells" in l]
+    assert [l for l in cp.stdout.splitlines() if "live cells" in l] == ompi_line
+    rows = [r for r in report_csv(out, "--by", "thread") if r["process"] != "all"]
+    procs = {r["process"] for r in rows}
+    assert len(procs) == 4
+    sendrecv = []
+    for proc in procs:
+        mine = [r for r in rows if r["process"] == proc]
+        ex = [r for r in mine if r["function"] == "LifeMpj.exchange()"]
+        assert len(ex) == 1 and int(ex[0]["calls"]) == GENS and ex[0]["thread_name"] == "main"
+        for w in range(WORKERS):
+            st = [r for r in mine if r["function"] == "LifeMpj.step(int, int)"
+                  and r["thread_name"] == "worker-%d" % w]
+            assert len(st) == 1 and int(st[0]["calls"]) == GENS
+        sr = [r for r in mine if r["function"].startswith("mpi.Comm.Sendrecv(")]
+        assert {r["thread_name"] for r in sr} == {"main"}
+        sendrecv.append(sum(int(r["calls"]) for r in sr))
+    assert sorted(sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+
+
+def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):
+    """`plx run -- mpirun -np 4 java ...`: Open MPI's launcher adds mpi.jar and the library path
+    itself; the agent and the MPI wrappers reach every rank through the environment."""
+    classes = life_exp.parent
+    out = tmp_path / "exp"
+    launcher = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    run(out, *launcher, "-np", "4", "java", "-cp", classes, "Life", GENS, ROWS, COLS, WORKERS)
+    rank_doc = json.loads(plx("comm", out, "--format", "json").stdout)
+    got = {(p["sender"], p["receiver"]): p["messages"] for p in rank_doc["pairs"]}
+    assert got == {(r, r + d): GENS for r in range(4) for d in (-1, 1) if 0 <= r + d < 4}
+    rows = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "Life.exchange()"]
+    assert len(rows) == 1 and int(rows[0]["calls"]) == 4 * GENS
