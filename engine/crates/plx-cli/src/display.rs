@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use plx_analysis::timeline::{
     concurrency, gantt, npt, queue_length, space_time, utilization, Grid, State, Timeline,
 };
-use plx_export::svg;
+use plx_svg as svg;
 
 use crate::histogram::{bar, check_bins, field, open_run, output, ChartFormat, ChartOpts, Run};
 use crate::CliError;

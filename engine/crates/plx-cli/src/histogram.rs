@@ -9,8 +9,8 @@ use plx_analysis::timeline::{
     Timeline, TimelineOptions,
 };
 use plx_analysis::{phase_window, AnalysisError, BuildOptions, Model, PhaseSpec, Window};
-use plx_export::svg;
 use plx_format::Experiment;
+use plx_svg as svg;
 
 use crate::CliError;
 

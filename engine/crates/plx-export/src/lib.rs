@@ -13,7 +13,6 @@
 mod error;
 mod input;
 mod nesting;
-pub mod svg;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
