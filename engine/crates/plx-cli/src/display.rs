@@ -9,7 +9,7 @@ use plx_analysis::timeline::{
 };
 use plx_svg as svg;
 
-use crate::histogram::{bar, check_bins, field, open_run, output, ChartFormat, ChartOpts, Run};
+use crate::chart::{bar, check_bins, field, open_run, output, ChartFormat, ChartOpts, Run};
 use crate::CliError;
 
 /// The displays.

@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
 //! critical-path, compare, histogram, display, session).
 
+mod chart;
 mod cli;
 mod comm;
 mod compare;
