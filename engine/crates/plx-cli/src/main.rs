@@ -7,6 +7,7 @@ mod comm;
 mod compare;
 mod critical_path;
 mod display;
+mod experiment;
 mod export;
 mod filter;
 mod hierarchy;

@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use plx_analysis::query::{Focus, Metric};
-use plx_analysis::{BuildOptions, Model};
+use plx_analysis::BuildOptions;
 use serde_json::json;
 
 use crate::cli::{Format, QueryArgs};
@@ -24,10 +24,8 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     if args.bins == 0 {
         return Err(CliError::new(2, "--bins must be at least 1".to_string()));
     }
-    let mut model = Model::open(&args.dir, BuildOptions::default())?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
+    let model =
+        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
     let h = model.hierarchies();
     let focus =
         Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
