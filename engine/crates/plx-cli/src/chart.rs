@@ -148,15 +148,6 @@ pub(crate) fn output(path: Option<&Path>) -> Result<Box<dyn Write>, CliError> {
     }
 }
 
-/// A CSV field, quoted when it must be.
-pub(crate) fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// A value: whole numbers without decimals, others with 6.
 pub(crate) fn value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {

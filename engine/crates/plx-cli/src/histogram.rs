@@ -9,7 +9,8 @@ use plx_analysis::timeline::{
 };
 use plx_svg as svg;
 
-use crate::chart::{bar, check_bins, field, open_run, output, value, ChartFormat, ChartOpts};
+use crate::chart::{bar, check_bins, open_run, output, value, ChartFormat, ChartOpts};
+use crate::report::csv::field;
 use crate::CliError;
 
 /// Series per location or one per run.
