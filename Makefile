@@ -4,10 +4,10 @@ BUILD := $(CURDIR)/build
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps runtime engine wrappers java demo test test-runtime test-sanitizers test-engine \
-        test-e2e bench install clean
+.PHONY: all deps runtime viewer engine wrappers java demo test test-runtime test-sanitizers \
+        test-engine test-e2e bench install clean
 
-all: runtime engine wrappers java
+all: runtime viewer engine wrappers java
 
 deps:
 	@scripts/install-deps.sh
@@ -20,7 +20,18 @@ runtime:
 	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/lib/ 2>/dev/null || true
 	@cp runtime/include/plx.h $(BUILD)/include/
 
-engine:
+# the viewer's bundle, embedded into plx by plx-view's build.rs
+VIEWER_SRC := $(wildcard viewer/src/*.ts) viewer/package.json viewer/tsconfig.json
+viewer: viewer/dist/viewer.js
+
+viewer/node_modules/.package-lock.json: viewer/package-lock.json
+	@cd viewer && npm ci --no-audit --no-fund --loglevel=error
+
+viewer/dist/viewer.js: viewer/node_modules/.package-lock.json $(VIEWER_SRC)
+	@cd viewer && npx tsc --noEmit -p . && npx esbuild src/main.ts --bundle --minify --target=es2020 \
+	  --log-level=warning --outfile=dist/viewer.js
+
+engine: viewer
 	@cd engine && $(CARGO) build --release --quiet
 	@mkdir -p $(BUILD)/bin
 	@cp engine/target/release/plx $(BUILD)/bin/plx.new && mv -f $(BUILD)/bin/plx.new $(BUILD)/bin/plx
@@ -62,7 +73,7 @@ test-engine:
 	@cd engine && $(CARGO) clippy --quiet --all-targets -- -D warnings
 	@cd engine && $(CARGO) test --quiet
 
-test-e2e:
+test-e2e: viewer
 	@python3 -m pytest -q tests/e2e
 	@python3 -m pytest -q tests/exports
 

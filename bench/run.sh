@@ -110,6 +110,11 @@ merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p p
 cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test -q --release -p plx-analysis \
   --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
 
+# plx view: open time (the index) and the latency of zooms and pans over a 100 M-event trace, and
+# in the same run parsing the Chrome JSON export of a 2 M-event trace against plx view's open of it
+view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-100000000} cargo test -q --release \
+  -p plx-view --test view_bench -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # the Java agent: ns per measured method call against the same JVM without it
 java_md=$(bench/java/run.sh 2>/dev/null || true)
@@ -146,6 +151,12 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
     echo "Engine, critical path (plx-analysis critpath_bench, synthetic MPI trace):"
     echo
     echo "    $cp_line"
+    echo
+  fi
+  if [ -n "$view_lines" ]; then
+    echo "plx view (plx-view view_bench, synthetic MPI trace, 1600 pixel columns):"
+    echo
+    echo "$view_lines" | sed 's/^/    /'
     echo
   fi
   if [ -n "$mpi_rows" ]; then

@@ -1,4 +1,5 @@
-/* plx_check: reads an experiment the way spec/format.md defines it and checks expectations.
+/* plx_check: reads an experiment by the schema (spec/records.toml, through plx_walk.h) and checks
+ * expectations; `plx_check --dump DIR [--expect FILE]` prints (or compares) the golden dump.
  * The runtime tests use it so they run without the engine, under the sanitizers.
  *
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
@@ -30,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "plx_walk.h"
 
 #define MAXR 65536
 static char *region_name[MAXR];
@@ -118,18 +121,20 @@ static unsigned char *slurp(const char *path, size_t *len)
     return p;
 }
 
-struct cur { const unsigned char *p, *end; };
-static uint32_t u32(struct cur *c) { uint32_t v = 0; if (c->p + 4 <= c->end) memcpy(&v, c->p, 4); c->p += 4; return v; }
-static uint64_t u64(struct cur *c) { uint64_t v = 0; if (c->p + 8 <= c->end) memcpy(&v, c->p, 8); c->p += 8; return v; }
-static char *str(struct cur *c)
+/* A str field as a C string (malloc'd). */
+static char *sdup(const struct plx_val *v)
 {
-    uint32_t n = u32(c);
-    if (c->p + n > c->end) { errors++; return strdup("?"); }
-    char *s = malloc(n + 1);
-    memcpy(s, c->p, n);
-    s[n] = 0;
-    c->p += n;
+    char *s = malloc(v->n + 1);
+    memcpy(s, v->p, v->n);
+    s[v->n] = 0;
     return s;
+}
+
+static uint64_t at(const unsigned char *p, size_t off, size_t n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p + off, n);
+    return v;
 }
 
 static void *grow(void *p, size_t *cap, size_t n, size_t item);
@@ -157,55 +162,48 @@ static void read_live_files(const char *process_path)
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t len;
         unsigned char *b = slurp(path, &len);
-        if (!b || len < 64 || memcmp(b, "PLXL", 4) != 0) {
+        if (!b || len < PLX_LIVE_HEADER_SIZE || memcmp(b, "PLXL", 4) != 0) {
             free(b);
             continue;
         }
-        uint16_t item;
-        uint32_t count;
-        memcpy(&item, b + 6, 2);
-        memcpy(&count, b + 12, 4);
-        if (strcmp(kind, "nodes") == 0 && !profiled[thread] && item == 48) {
-            for (uint32_t i = 1; i < count && 64 + (size_t)(i + 1) * 48 <= len; i++) {
-                uint32_t region;
-                uint64_t calls;
-                memcpy(&region, b + 64 + i * 48 + 4, 4);
-                memcpy(&calls, b + 64 + i * 48 + 16, 8);
+        size_t item = (size_t)at(b, PLX_LIVE_HEADER_OFF_ITEM_SIZE, 2);
+        uint32_t count = (uint32_t)at(b, PLX_LIVE_HEADER_OFF_COUNT, 4);
+        const unsigned char *items = b + PLX_LIVE_HEADER_SIZE;
+        size_t room = (len - PLX_LIVE_HEADER_SIZE) / (item ? item : 1);
+        if (count > room)
+            count = (uint32_t)room;
+        if (strcmp(kind, "nodes") == 0 && !profiled[thread] && item == PLX_LIVE_NODES_ITEM_SIZE) {
+            for (uint32_t i = 1; i < count; i++) {
+                const unsigned char *x = items + (size_t)i * item;
+                uint32_t region = (uint32_t)at(x, PLX_LIVE_NODES_OFF_REGION, 4);
                 if (region < MAXR)
-                    calls_by_region[region] += calls;
+                    calls_by_region[region] += at(x, PLX_LIVE_NODES_OFF_CALLS, 8);
             }
             if (printing)
                 printf("recovered live.%u.nodes\n", thread);
-        } else if (strcmp(kind, "sync") == 0 && item == 64) {
+        } else if (strcmp(kind, "sync") == 0 && item == PLX_LIVE_SYNC_ITEM_SIZE) {
             live_sync[thread] = 1;
-            for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 64 <= len; i++) {
-                const unsigned char *x = b + 64 + (size_t)i * 64;
-                uint32_t id;
-                uint16_t used;
-                memcpy(&id, x + 8, 4);
-                memcpy(&used, x + 12, 2);
-                if (!used || id >= MAXOBJ)
+            for (uint32_t i = 0; i < count; i++) {
+                const unsigned char *x = items + (size_t)i * item;
+                uint32_t id = (uint32_t)at(x, PLX_LIVE_SYNC_OFF_OBJECT, 4);
+                if (!at(x, PLX_LIVE_SYNC_OFF_USED, 2) || id >= MAXOBJ)
                     continue;
-                uint64_t v[5];
-                memcpy(v, x + 16, sizeof v);
-                sobjs[id].acq += v[0];
-                sobjs[id].contended += v[1];
-                sobjs[id].wait += v[2];
-                sobjs[id].hold += v[3];
-                sobjs[id].releases += v[4];
+                sobjs[id].acq += at(x, PLX_LIVE_SYNC_OFF_ACQUISITIONS, 8);
+                sobjs[id].contended += at(x, PLX_LIVE_SYNC_OFF_CONTENDED, 8);
+                sobjs[id].wait += at(x, PLX_LIVE_SYNC_OFF_WAIT_TICKS, 8);
+                sobjs[id].hold += at(x, PLX_LIVE_SYNC_OFF_HOLD_TICKS, 8);
+                sobjs[id].releases += at(x, PLX_LIVE_SYNC_OFF_RELEASES, 8);
             }
-        } else if (strcmp(kind, "mpi") == 0 && item == 56) {
+        } else if (strcmp(kind, "mpi") == 0 && item == PLX_LIVE_MPI_ITEM_SIZE) {
             live_mpi[thread] = 1;
-            for (uint32_t i = 0; i < count && 64 + (size_t)(i + 1) * 56 <= len; i++) {
-                const unsigned char *x = b + 64 + (size_t)i * 56;
-                uint32_t peer, used;
-                uint64_t n, bytes;
-                memcpy(&peer, x + 4, 4);
-                memcpy(&used, x + 12, 4);
-                memcpy(&n, x + 24, 8);
-                memcpy(&bytes, x + 32, 8);
-                if (used && peer != 0xFFFFFFFFu && npend < 65536)
-                    pend[npend++] = (struct pending){0xFFFFFFFFu, peer, x[16], n, bytes};
+            for (uint32_t i = 0; i < count; i++) {
+                const unsigned char *x = items + (size_t)i * item;
+                uint32_t peer = (uint32_t)at(x, PLX_LIVE_MPI_OFF_PEER, 4);
+                if (at(x, PLX_LIVE_MPI_OFF_USED, 4) && peer != 0xFFFFFFFFu && npend < 65536)
+                    pend[npend++] = (struct pending){0xFFFFFFFFu, peer,
+                                                     (uint8_t)at(x, PLX_LIVE_MPI_OFF_DIRECTION, 1),
+                                                     at(x, PLX_LIVE_MPI_OFF_COUNT, 8),
+                                                     at(x, PLX_LIVE_MPI_OFF_BYTES, 8)};
             }
         }
         free(b);
@@ -244,29 +242,41 @@ static void read_process(const char *path)
         uint32_t plen;
         memcpy(&type, buf + off, 2);
         memcpy(&plen, buf + off + 4, 4);
-        if (off + 8 + plen > len) {
+        if (off + PLX_RECORD_HEADER_SIZE + plen > len) {
             fprintf(stderr, "plx_check: %s: truncated record at %zu\n", path, off);
             break;
         }
-        struct cur c = {buf + off + 8, buf + off + 8 + plen};
+        const unsigned char *payload = buf + off + PLX_RECORD_HEADER_SIZE;
+        const struct plx_record_def *d = plx_walk_def(type);
+        struct plx_val v[64];
+        if (!d || type == PLX_REC_TRACE_CHUNK) { /* unknown here: skipped by its length */
+            off += PLX_RECORD_HEADER_SIZE + plen;
+            continue;
+        }
+        if (plx_walk_record(d, payload, plen, v) != 0) {
+            fprintf(stderr, "plx_check: %s: %s record at %zu: a field runs past its %u bytes\n", path,
+                    d->name, off, plen);
+            errors++;
+            off += PLX_RECORD_HEADER_SIZE + plen;
+            continue;
+        }
+#define F(REC, FIELD) v[PLX_F_##REC##_##FIELD].u
+#define ITEM(REC, FIELD, I, SUB) plx_walk_item(d, PLX_F_##REC##_##FIELD, v, I, PLX_F_##REC##_##FIELD##_##SUB)
         switch (type) {
-        case 1: {
-            c.p += 4 + 4 + 8;
-            int clock = c.p < c.end ? *c.p : -1;
+        case PLX_REC_PROCESS_INFO: {
+            int clock = (int)F(PROCESS_INFO, CLOCK);
             if (clock_seen < 0)
                 clock_seen = clock;
             else if (clock != clock_seen)
                 clock_mixed = 1;
             break;
         }
-        case 5: {
-            uint32_t id = u32(&c);
-            int kind = *c.p;
-            c.p += 1 + 1 + 4 + 8;
-            char *name = str(&c);
+        case PLX_REC_REGION_DEF: {
+            uint32_t id = (uint32_t)F(REGION_DEF, REGION_ID);
+            char *name = sdup(&v[PLX_F_REGION_DEF_NAME]);
             if (id < MAXR && !region_name[id]) {
                 region_name[id] = name;
-                region_kind[id] = kind;
+                region_kind[id] = (int)F(REGION_DEF, KIND);
             } else {
                 free(name);
             }
@@ -274,8 +284,8 @@ static void read_process(const char *path)
                 printf("region %u %s\n", id, name);
             break;
         }
-        case 2: {
-            uint64_t tk = u64(&c), ns = u64(&c);
+        case PLX_REC_CALIBRATION: {
+            uint64_t tk = F(CALIBRATION, TICKS), ns = F(CALIBRATION, MONOTONIC_NS);
             if (proc_index < 1024) {
                 if (!calib_seen[proc_index]) {
                     calib_first[0][proc_index] = tk;
@@ -287,10 +297,10 @@ static void read_process(const char *path)
             }
             break;
         }
-        case 21: {
-            uint64_t tk = u64(&c);
-            uint32_t n = u32(&c);
-            if (12 + (uint64_t)n * 12 != plen) {
+        case PLX_REC_CPU_SAMPLES: {
+            uint64_t tk = F(CPU_SAMPLES, TICKS);
+            uint32_t n = (uint32_t)F(CPU_SAMPLES, COUNT);
+            if (PLX_CPU_SAMPLES_FIXED_SIZE + (uint64_t)n * PLX_CPU_SAMPLES_ENTRIES_ITEM_SIZE != plen) {
                 fprintf(stderr, "plx_check: CpuSamples of %u threads in %u bytes\n", n, plen);
                 errors++;
                 break;
@@ -300,8 +310,8 @@ static void read_process(const char *path)
                 struct csample *x = &csamples[ncsamples++];
                 x->proc = proc_index;
                 x->ticks = tk;
-                x->thread = u32(&c);
-                x->cpu = u64(&c);
+                x->thread = (uint32_t)ITEM(CPU_SAMPLES, ENTRIES, i, THREAD);
+                x->cpu = ITEM(CPU_SAMPLES, ENTRIES, i, CPU_NS);
             }
             if (n == 0) { /* a sample of no thread still counts as a sample */
                 csamples = grow(csamples, &capcsamples, ncsamples, sizeof *csamples);
@@ -309,12 +319,11 @@ static void read_process(const char *path)
             }
             break;
         }
-        case 6: {
-            uint32_t idx = u32(&c);
+        case PLX_REC_THREAD_INFO: {
+            uint32_t idx = (uint32_t)F(THREAD_INFO, THREAD);
             if (proc_index < 1024 && idx < 4096)
                 thread_known[proc_index][idx] = 1;
-            c.p += 4 + 4 + 8 + 8;
-            char *name = str(&c);
+            char *name = sdup(&v[PLX_F_THREAD_INFO_NAME]);
             threads++;
             if (name_base + idx < 32768) {
                 snprintf(thread_names[name_base + idx], 64, "%s", name);
@@ -324,29 +333,26 @@ static void read_process(const char *path)
             free(name);
             break;
         }
-        case 7: {
-            uint32_t idx = u32(&c);
-            char *name = str(&c);
+        case PLX_REC_THREAD_NAME: {
+            uint32_t idx = (uint32_t)F(THREAD_NAME, THREAD);
+            char *name = sdup(&v[PLX_F_THREAD_NAME_NAME]);
             if (name_base + idx < 32768)
                 snprintf(thread_names[name_base + idx], 64, "%s", name);
             free(name);
             break;
         }
-        case 8: {
-            uint32_t pt;
-            memcpy(&pt, c.p, 4);
+        case PLX_REC_THREAD_PROFILE: {
+            uint32_t pt = (uint32_t)F(THREAD_PROFILE, THREAD);
             if (pt < 65536)
                 profiled[pt] = 1;
-            c.p += 4 + 8 + 8 + 8 + 8 + 8;
-            uint32_t n = u32(&c);
+            uint32_t n = (uint32_t)F(THREAD_PROFILE, NODE_COUNT);
             for (uint32_t i = 0; i < n; i++) {
-                u32(&c);
-                uint32_t region = u32(&c);
+                uint32_t region = (uint32_t)ITEM(THREAD_PROFILE, NODES, i, REGION);
                 if (i < (1u << 16))
                     node_region[i] = region;
-                uint64_t calls = u64(&c);
-                u64(&c);
-                uint64_t incl = u64(&c), excl = u64(&c);
+                uint64_t calls = ITEM(THREAD_PROFILE, NODES, i, CALLS);
+                uint64_t incl = ITEM(THREAD_PROFILE, NODES, i, INCLUSIVE_TICKS);
+                uint64_t excl = ITEM(THREAD_PROFILE, NODES, i, EXCLUSIVE_TICKS);
                 if (excl > incl) {
                     fprintf(stderr, "plx_check: exclusive > inclusive for region %u\n", region);
                     errors++;
@@ -359,73 +365,60 @@ static void read_process(const char *path)
             }
             break;
         }
-        case 18: {
-            uint32_t id = u32(&c);
+        case PLX_REC_SYNC_OBJECT: {
+            uint32_t id = (uint32_t)F(SYNC_OBJECT, OBJECT);
             if (id < MAXOBJ) {
-                sobjs[id].kind = *c.p;
-                sobjs[id].by_init = c.p[1] == 0;
+                sobjs[id].kind = (int)F(SYNC_OBJECT, KIND);
+                sobjs[id].by_init = F(SYNC_OBJECT, NAMED_BY) == 0;
                 if ((int)id >= nsobjs)
                     nsobjs = (int)id + 1;
             }
             break;
         }
-        case 19: {
-            uint32_t th = u32(&c), id = u32(&c);
+        case PLX_REC_SYNC_STATS: {
+            uint32_t th = (uint32_t)F(SYNC_STATS, THREAD);
             if (th < 65536)
                 has_sync[th] = 1;
-            if (nsrecs < 65536) {
-                struct srec *r = &srecs[nsrecs++];
-                r->thread = th;
-                r->object = id;
-                for (int k = 0; k < 5; k++)
-                    r->v[k] = u64(&c);
-            }
+            if (nsrecs < 65536)
+                srecs[nsrecs++] = (struct srec){th, (uint32_t)F(SYNC_STATS, OBJECT),
+                                                {F(SYNC_STATS, ACQUISITIONS), F(SYNC_STATS, CONTENDED),
+                                                 F(SYNC_STATS, WAIT_TICKS), F(SYNC_STATS, HOLD_TICKS),
+                                                 F(SYNC_STATS, RELEASES)}};
             break;
         }
-        case 20: { /* NodeCpu follows its thread's ThreadProfile */
-            u32(&c);
-            uint32_t n = u32(&c);
+        case PLX_REC_NODE_CPU: { /* NodeCpu follows its thread's ThreadProfile */
+            uint32_t n = (uint32_t)F(NODE_CPU, COUNT);
             for (uint32_t i = 0; i < n; i++) {
-                uint32_t node = u32(&c);
-                uint64_t ns = u64(&c);
+                uint64_t node = ITEM(NODE_CPU, ENTRIES, i, NODE);
                 if (node < (1u << 16) && node_region[node] < MAXR)
-                    cpu_by_region[node_region[node]] += ns;
+                    cpu_by_region[node_region[node]] += ITEM(NODE_CPU, ENTRIES, i, CPU_NS);
             }
             break;
         }
-        case 14: {
-            cur_rank = (int)u32(&c);
+        case PLX_REC_MPI_INIT:
+            cur_rank = (int)F(MPI_INIT, RANK);
             ranks_seen++;
             break;
-        }
-        case 17: {
-            uint32_t st;
-            memcpy(&st, c.p, 4);
+        case PLX_REC_MESSAGE_STATS: {
+            uint32_t st = (uint32_t)F(MESSAGE_STATS, THREAD), peer = (uint32_t)F(MESSAGE_STATS, PEER);
             if (st < 65536)
                 has_stats[st] = 1;
-            c.p += 8;
-            uint32_t peer = u32(&c);
-            uint8_t dir = *c.p++;
-            c.p += 4;
-            uint64_t count = u64(&c), bytes = u64(&c);
             if (peer != 0xFFFFFFFFu && npend < 65536)
-                pend[npend++] = (struct pending){st, peer, dir, count, bytes};
+                pend[npend++] = (struct pending){st, peer, (uint8_t)F(MESSAGE_STATS, DIRECTION),
+                                                 F(MESSAGE_STATS, COUNT), F(MESSAGE_STATS, BYTES)};
             break;
         }
-        case 12: {
-            u64(&c);
-            uint8_t reason = *c.p++;
-            int32_t status;
-            memcpy(&status, c.p, 4);
+        case PLX_REC_PROCESS_END:
             ended++;
-            if (reason == 1)
-                end_signal = status;
+            if (F(PROCESS_END, REASON) == 1)
+                end_signal = (int)(int32_t)F(PROCESS_END, STATUS);
             break;
-        }
         default:
             break;
         }
-        off += 8 + plen;
+#undef F
+#undef ITEM
+        off += PLX_RECORD_HEADER_SIZE + plen;
     }
     free(buf);
     read_live_files(path);
@@ -482,32 +475,33 @@ static void read_trace(const char *path)
     unsigned char *buf = slurp(path, &len);
     if (!buf)
         return;
-    size_t off = 16;
-    while (off + 8 <= len) {
+    size_t off = PLX_FILE_HEADER_SIZE;
+    const struct plx_record_def *chunk = plx_walk_def(PLX_REC_TRACE_CHUNK);
+    while (off + PLX_RECORD_HEADER_SIZE <= len) {
         uint16_t type;
         uint32_t plen;
         memcpy(&type, buf + off, 2);
         memcpy(&plen, buf + off + 4, 4);
-        if (off + 8 + plen > len)
+        if (off + PLX_RECORD_HEADER_SIZE + plen > len)
             break;
-        if (type == 32) {
-            uint32_t thread, count;
-            uint64_t t;
-            memcpy(&thread, buf + off + 8, 4);
-            memcpy(&count, buf + off + 8 + 4, 4);
-            memcpy(&t, buf + off + 8 + 8, 8);
-            if (32 + (uint64_t)count * 8 > plen)
-                count = (plen - 32) / 8;
+        struct plx_val v[8];
+        if (type == PLX_REC_TRACE_CHUNK &&
+            plx_walk_record(chunk, buf + off + PLX_RECORD_HEADER_SIZE, plen, v) == 0) {
+            uint32_t thread = (uint32_t)v[PLX_F_TRACE_CHUNK_THREAD].u;
+            uint32_t count = (uint32_t)v[PLX_F_TRACE_CHUNK_EVENT_COUNT].u;
+            uint64_t t = v[PLX_F_TRACE_CHUNK_BASE_TICKS].u;
+            if (PLX_TRACE_CHUNK_FIXED_SIZE + (uint64_t)count * 8 > plen)
+                count = (plen - PLX_TRACE_CHUNK_FIXED_SIZE) / 8;
             unsigned slot = name_base + thread;
             struct tstate *ts = slot < MAXSLOT ? &tstates[slot] : NULL;
             if (ts && !ts->stack)
                 ts->stack = calloc(MAXDEPTH, sizeof *ts->stack);
-            const unsigned char *ev = buf + off + 8 + 32;
+            const unsigned char *ev = v[PLX_F_TRACE_CHUNK_EVENTS].p;
             for (uint32_t i = 0; i < count; i++) {
                 uint64_t w;
                 memcpy(&w, ev + 8 * i, 8);
-                unsigned kind = (unsigned)(w >> 62);
-                uint64_t step = w & ((1ull << 40) - 1);
+                unsigned kind = (unsigned)(w >> PLX_EV_KIND_SHIFT);
+                uint64_t step = w & PLX_EV_DELTA_MAX;
                 t += step;
                 if (step) {
                     nonzero_steps++;
@@ -520,8 +514,8 @@ static void read_trace(const char *path)
                 serial++;
                 if (ts)
                     ts->last_serial = serial;
-                if (kind == 0) {
-                    uint32_t region = (uint32_t)((w >> 40) & 0x3FFFFF);
+                if (kind == PLX_EV_ENTER) {
+                    uint32_t region = (uint32_t)((w >> PLX_EV_REGION_SHIFT) & ((1u << PLX_EV_REGION_BITS) - 1));
                     trace_enters++;
                     if (region < MAXR)
                         calls_by_region[region]++;
@@ -529,48 +523,65 @@ static void read_trace(const char *path)
                         ts->stack[ts->depth] = (struct frame){region, t, -1};
                     if (ts)
                         ts->depth++;
-                } else if (kind == 1) {
+                } else if (kind == PLX_EV_EXIT) {
                     if (ts && ts->depth > 0 && --ts->depth < MAXDEPTH && ts->stack[ts->depth].ev >= 0)
                         sevs[ts->stack[ts->depth].ev].t_exit = t;
-                } else if (kind == 2) {
-                    unsigned sub = (unsigned)((w >> 56) & 0x3F), words = (unsigned)((w >> 48) & 0xFF);
-                    uint64_t p[3] = {0, 0, 0};
-                    for (unsigned k = 0; k < words && k < 3 && i + 1 + k < count; k++)
+                } else if (kind == PLX_EV_EXT) {
+                    unsigned sub = (unsigned)((w >> PLX_EV_SUBTYPE_SHIFT) & ((1u << PLX_EV_SUBTYPE_BITS) - 1));
+                    unsigned words = (unsigned)((w >> PLX_EV_WORDS_SHIFT) & ((1u << PLX_EV_WORDS_BITS) - 1));
+                    uint64_t p[8] = {0};
+                    for (unsigned k = 0; k < words && k < 8 && i + 1 + k < count; k++)
                         memcpy(&p[k], ev + 8 * (i + 1 + k), 8);
-                    if (sub == 0 && words >= 1)
-                        t = p[0];
-                    if ((sub == 2 || sub == 3) && i + 1 < count && cur_rank >= 0 && cur_rank < MAXRANK) {
-                        uint32_t peer = (uint32_t)p[0];
+                    const struct plx_subtype_def *st = plx_walk_subtype(sub);
+                    if (i + words >= count || !st || words < st->words)
+                        st = NULL; /* unknown, or cut by the chunk's end: skipped by its count */
+#define SF(SUB, FIELD) plx_walk_subfield(st, p, PLX_SF_##SUB##_##FIELD)
+                    if (st && sub == PLX_EXT_TIME_RESET)
+                        t = SF(TIME_RESET, TICKS);
+                    if (st && (sub == PLX_EXT_SEND || sub == PLX_EXT_RECV) && cur_rank >= 0 &&
+                        cur_rank < MAXRANK) {
+                        uint64_t peer = sub == PLX_EXT_SEND ? SF(SEND, PEER) : SF(RECV, PEER);
                         if (peer < MAXRANK) {
-                            if (sub == 2)
+                            if (sub == PLX_EXT_SEND)
                                 tsent[cur_rank][peer]++;
                             else
                                 trecvd[peer][cur_rank]++;
                         }
                     }
-                    if ((sub == 8 || sub == 9) && words >= 3) {
+                    if (st && (sub == PLX_EXT_STREAM_SEND || sub == PLX_EXT_STREAM_RECV)) {
+                        _Static_assert(PLX_SF_STREAM_SEND_STREAM == PLX_SF_STREAM_RECV_STREAM &&
+                                       PLX_SF_STREAM_SEND_END == PLX_SF_STREAM_RECV_END &&
+                                       PLX_SF_STREAM_SEND_BYTES == PLX_SF_STREAM_RECV_BYTES, "stream fields");
                         sevs = grow(sevs, &capsevs, nsevs, sizeof *sevs);
                         struct sev *e = &sevs[nsevs];
-                        *e = (struct sev){proc_index, (int)sub, 0, 0, slot, p[0], p[1], p[2], t, 0, 0};
+                        *e = (struct sev){proc_index, (int)sub, 0, 0, slot, SF(STREAM_SEND, STREAM),
+                                          SF(STREAM_SEND, END), SF(STREAM_SEND, BYTES), t, 0, 0};
                         if (ts && ts->depth > 0 && ts->depth <= MAXDEPTH) {
                             struct frame *f = &ts->stack[ts->depth - 1];
                             const char *name = f->region < MAXR ? region_name[f->region] : NULL;
                             e->in_socket = f->region < MAXR && region_kind[f->region] == 5;
-                            e->kind_ok = name_in(name, sub == 8 ? send_calls : recv_calls) && f->ev < 0;
+                            e->kind_ok = name_in(name, sub == PLX_EXT_STREAM_SEND ? send_calls : recv_calls) &&
+                                         f->ev < 0;
                             e->t_enter = f->t;
                             f->ev = (long)nsevs;
                         }
                         nsevs++;
                     }
-                    if ((sub == 5 || sub == 6) && words >= 1 && ((p[0] >> 32) & 0xFF) == 6) {
-                        jevs = grow(jevs, &capjevs, njevs, sizeof *jevs);
-                        jevs[njevs++] = (struct jev){proc_index, (int)sub, 0, slot, (uint32_t)p[0], t, serial};
+                    if (st && (sub == PLX_EXT_ACQUIRE || sub == PLX_EXT_RELEASE)) {
+                        _Static_assert(PLX_SF_ACQUIRE_OBJECT == PLX_SF_RELEASE_OBJECT &&
+                                       PLX_SF_ACQUIRE_KIND == PLX_SF_RELEASE_KIND, "sync fields");
+                        if (SF(ACQUIRE, KIND) == 6) {
+                            jevs = grow(jevs, &capjevs, njevs, sizeof *jevs);
+                            jevs[njevs++] = (struct jev){proc_index, (int)sub, 0, slot,
+                                                         (uint32_t)SF(ACQUIRE, OBJECT), t, serial};
+                        }
                     }
+#undef SF
                     i += words;
                 }
             }
         }
-        off += 8 + plen;
+        off += PLX_RECORD_HEADER_SIZE + plen;
     }
     free(buf);
 }
@@ -914,12 +925,57 @@ static int cpu_intervals_check(const char *file)
     return fails;
 }
 
+/* The experiment's records and events as the golden dumps hold them (plx_walk_dump); with
+ * `expected`, compared with that file: 0 when identical, else the first differing line. */
+static int dump(const char *dir, const char *expected)
+{
+    if (!expected) {
+        plx_walk_dump(dir, stdout);
+        return 0;
+    }
+    char *got = NULL;
+    size_t ngot = 0;
+    FILE *m = open_memstream(&got, &ngot);
+    plx_walk_dump(dir, m);
+    fclose(m);
+    size_t nwant;
+    unsigned char *want = slurp(expected, &nwant);
+    if (!want) {
+        fprintf(stderr, "plx_check: cannot read %s\n", expected);
+        return 2;
+    }
+    size_t i = 0, line = 1, start = 0;
+    while (i < ngot && i < nwant && got[i] == (char)want[i]) {
+        if (got[i] == '\n') {
+            line++;
+            start = i + 1;
+        }
+        i++;
+    }
+    int same = i == ngot && i == nwant;
+    if (!same) {
+        size_t ge = start, we = start;
+        while (ge < ngot && got[ge] != '\n')
+            ge++;
+        while (we < nwant && want[we] != '\n')
+            we++;
+        fprintf(stderr, "plx_check: %s differs from %s at line %zu:\n  got:      %.*s\n  expected: %.*s\n",
+                dir, expected, line, (int)(ge - start), got + start, (int)(we - start),
+                (const char *)want + start);
+    }
+    free(got);
+    free(want);
+    return same ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: plx_check DIR [expectations]\n");
+        fprintf(stderr, "usage: plx_check DIR [expectations] | plx_check --dump DIR [--expect FILE]\n");
         return 2;
     }
+    if (strcmp(argv[1], "--dump") == 0 && argc >= 3)
+        return dump(argv[2], argc >= 5 && strcmp(argv[3], "--expect") == 0 ? argv[4] : NULL);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--print") == 0)
             printing = 1;

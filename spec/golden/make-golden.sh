@@ -1,12 +1,50 @@
 #!/usr/bin/env bash
-# Regenerates the golden experiments from the C runtime (run from the repository root after
-# `make`), then the reader's expected dumps: PLX_BLESS=1 cargo test -p plx-format --test golden.
-# Golden files are kept as they are once checked in: old formats must keep decoding.
+# Makes golden experiments from real runs of the C runtime (run from anywhere after `make`):
+#   spec/golden/make-golden.sh NAME...     NAME: profile trace all-profile all-trace mpi
+# then their expected dumps: touch spec/golden/NAME.expected for a new one, and
+#   cd engine && PLX_BLESS=1 cargo test -p plx-format --test golden
+# Golden files are kept as they are once checked in: old formats must keep decoding, so only
+# name an experiment here to make a new one. spec/golden/unknown is synthetic: make-unknown.py.
+#   profile, trace   main runs fib(5) in the phase `compute`, a worker thread fib(4)
+#   all-profile      src/all.c (every record but MPI's) with filter "throttle 100 1000",
+#                    "cputime spin" and --cpu-sample 2
+#   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
+#   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
+#   java             src/Golden.java under the agent (JavaClass, Java method regions)
 set -euo pipefail
 cd "$(dirname "$0")"
+root=$(cd ../.. && pwd)
+plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/golden.c" <<'C'
+[ $# -gt 0 ] || { sed -n '2,14p' "$0"; exit 2; }
+
+# Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
+# order of their MPI rank (or their name): the host and pid of the run that made it are kept
+# out of the name.
+keep() {
+  rm -rf "$2"
+  mkdir -p "$2"
+  python3 - "$1" "$2" <<'PY'
+import shutil, sys
+from pathlib import Path
+sys.path.insert(0, str(Path.cwd().parents[1] / "tests/support"))
+from plx_codec import decode, read_file
+from plx_schema import RECORD_IDS
+src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+def rank(d):
+    for rtype, p in read_file(d / "process.plx")[1]:
+        if rtype == RECORD_IDS["MpiInit"]:
+            return decode(rtype, p)["rank"]
+    return 0
+dirs = sorted((d for d in src.iterdir() if d.is_dir()), key=lambda d: (rank(d), d.name))
+for i, d in enumerate(dirs):
+    shutil.copytree(d, dst / ("golden.%d" % (1000 + i)))
+PY
+}
+
+fib() {
+  cat > "$tmp/golden.c" <<'C'
 #include <pthread.h>
 #include <plx.h>
 int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -23,14 +61,30 @@ int main(void)
     return 0;
 }
 C
-../../build/bin/plx-cc -O0 "$tmp/golden.c" -o "$tmp/golden" -pthread
-for mode in profile trace; do
-  rm -rf "$mode"
-  flags=""
-  [ "$mode" = trace ] && flags="--trace"
-  ../../build/bin/plx run -o "$tmp/$mode" $flags -- "$tmp/golden"
-  mkdir -p "$mode"
-  cp -r "$tmp/$mode"/* "$mode/"
-  # the directory name holds the host and pid of the run that made it; keep it fixed
-  mv "$mode"/* "$mode/golden.1000"
+  "$root/build/bin/plx-cc" -O0 "$tmp/golden.c" -o "$tmp/golden" -pthread
+}
+
+all() {
+  "$root/build/bin/plx-cc" -O0 src/all.c -o "$tmp/all" -pthread
+  printf 'throttle 100 1000\ncputime spin\n' > "$tmp/all.filter"
+}
+
+for name in "$@"; do
+  case $name in
+  profile) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
+  java)
+    javac -d "$tmp" src/Golden.java
+    "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;
+  trace) fib; "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/golden" ;;
+  all-profile) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 -- "$tmp/all" ;;
+  all-trace) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 --trace -- "$tmp/all" ;;
+  mpi)
+    mpicc -g -O0 -finstrument-functions src/mpi.c -o "$tmp/mpi"
+    root_flag=""
+    [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
+    mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/mpi" ;;
+  *) echo "make-golden.sh: no golden experiment $name" >&2; exit 2 ;;
+  esac
+  keep "$tmp/out-$name" "$name"
+  echo "made spec/golden/$name"
 done

@@ -64,9 +64,8 @@ uint32_t plx_uevent_id(const char *name)
         uevent_names[n] = plx_arena_strdup(name);
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, n);
-        plx_rec_str(&rec, name);
-        plx_rec_write(&rec, 0, PLX_REC_UEVENT_DEF);
+        plx_enc_user_event_def(&rec, n, name);
+        plx_rec_write(&rec, 0);
         atomic_store_explicit(&nuevent_names, n + 1, memory_order_release);
     }
     atomic_flag_clear_explicit(&uevent_lock, memory_order_release);

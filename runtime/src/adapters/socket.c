@@ -127,9 +127,15 @@ __attribute__((noinline)) static void call_end(struct call k, int fd, struct plx
     if (t && !t->guard && !t->dead) {
         t->guard++;
         if (moved > 0 && t->buf && plx_stream_ready(fd, c)) {
-            uint64_t w[3] = {atomic_load_explicit(dir ? &c->in : &c->out, memory_order_relaxed),
-                             end, (uint64_t)moved};
-            plx_trace_ext_at(t, now, dir ? PLX_EXT_STREAM_RECV : PLX_EXT_STREAM_SEND, w, 3);
+            uint64_t w[PLX_EXT_STREAM_SEND_WORDS];
+            uint64_t id = atomic_load_explicit(dir ? &c->in : &c->out, memory_order_relaxed);
+            if (dir)
+                plx_ext_pack_stream_recv(w, id, end, (uint64_t)moved);
+            else
+                plx_ext_pack_stream_send(w, id, end, (uint64_t)moved);
+            _Static_assert(PLX_EXT_STREAM_SEND_WORDS == PLX_EXT_STREAM_RECV_WORDS, "stream payloads");
+            plx_trace_ext_at(t, now, dir ? PLX_EXT_STREAM_RECV : PLX_EXT_STREAM_SEND, w,
+                             PLX_EXT_STREAM_SEND_WORDS);
         }
         struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
         if (f && f->key == SOCKET_KEY(k.region))

@@ -286,8 +286,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
     if (em && em->depth)
         em->hold += t0 - em->hold_start;
     if (em) {
-        uint64_t w[1] = {(uint64_t)em->object | ((uint64_t)PLX_SYNC_MUTEX << 32)};
-        plx_trace_ext(t, PLX_EXT_RELEASE, w, 1);
+        uint64_t w[PLX_EXT_RELEASE_WORDS];
+        plx_ext_pack_release(w, em->object, PLX_SYNC_MUTEX);
+        plx_trace_ext(t, PLX_EXT_RELEASE, w, PLX_EXT_RELEASE_WORDS);
     }
     t->guard--;
     int rc = at ? REAL(cond_timedwait, "pthread_cond_timedwait")(c, m, at)
@@ -296,8 +297,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
     t->guard++;
     if (em) {
         em->hold_start = t1;
-        uint64_t w[2] = {(uint64_t)em->object | ((uint64_t)PLX_SYNC_MUTEX << 32), 0};
-        plx_trace_ext(t, PLX_EXT_ACQUIRE, w, 2);
+        uint64_t w[PLX_EXT_ACQUIRE_WORDS];
+        plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0);
+        plx_trace_ext(t, PLX_EXT_ACQUIRE, w, PLX_EXT_ACQUIRE_WORDS);
     }
     plx_sync_acquired(t, ec, PLX_SYNC_COND, t1, t1 - t0, rc == 0, 0);
     t->guard--;

@@ -51,9 +51,14 @@ void plx_ext_event(struct plx_thread *t, unsigned subtype, const uint64_t *paylo
     plx_trace_ext(t, subtype, payload, words);
 }
 
-void plx_ext_record(uint16_t type, const void *payload, uint32_t len)
+void plx_ext_rec_init(struct plx_rec *r)
 {
-    plx_write_record(0, type, payload, len);
+    plx_rec_init(r);
+}
+
+void plx_ext_rec_write(struct plx_rec *r)
+{
+    plx_rec_write(r, 0);
 }
 
 static void add_hook(void **hooks, void *fn)

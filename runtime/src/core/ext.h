@@ -21,8 +21,10 @@ PLX_EXT_API void plx_ext_leave(struct plx_thread *t, uint32_t region);
 /* An extended trace event (subtype, payload words) now; nothing in profile mode. */
 PLX_EXT_API void plx_ext_event(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
                                unsigned words);
-/* A record appended to process.plx (one write). */
-PLX_EXT_API void plx_ext_record(uint16_t type, const void *payload, uint32_t len);
+/* The record builder: plx_ext_rec_init, then the plx_enc_* encoders of records.h (generated from
+ * spec/records.toml), then plx_ext_rec_write appends the records to process.plx (one write). */
+PLX_EXT_API void plx_ext_rec_init(struct plx_rec *r);
+PLX_EXT_API void plx_ext_rec_write(struct plx_rec *r);
 /* Called for every thread whose data is being written (thread end or process end), with the
  * process file still open; `t` may be another thread at process end. */
 PLX_EXT_API void plx_ext_on_thread_end(void (*fn)(struct plx_thread *t));

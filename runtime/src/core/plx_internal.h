@@ -11,6 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "records.h"
+
 #define PLX_HIDDEN __attribute__((visibility("hidden")))
 #define PLX_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PLX_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -121,6 +123,13 @@ struct plx_node { /* one callpath; children form a list, most recently used firs
     uint32_t parent, region, first_child, next_sibling;
     uint64_t calls, child_calls, incl, excl;
 };
+/* The item of the "nodes" live file (records.h, from spec/records.toml). */
+_Static_assert(sizeof(struct plx_node) == PLX_LIVE_NODES_ITEM_SIZE, "live nodes item");
+_Static_assert(offsetof(struct plx_node, region) == PLX_LIVE_NODES_OFF_REGION &&
+               offsetof(struct plx_node, next_sibling) == PLX_LIVE_NODES_OFF_NEXT_SIBLING &&
+               offsetof(struct plx_node, calls) == PLX_LIVE_NODES_OFF_CALLS &&
+               offsetof(struct plx_node, incl) == PLX_LIVE_NODES_OFF_INCLUSIVE_TICKS &&
+               offsetof(struct plx_node, excl) == PLX_LIVE_NODES_OFF_EXCLUSIVE_TICKS, "live nodes item");
 
 struct plx_frame {
     uintptr_t key;      /* function address, or region id for user regions */
@@ -221,6 +230,12 @@ struct plx_sync_entry { /* 64 bytes: the item of the "sync" live file (spec/form
     uint64_t acquisitions, contended, wait, hold, releases;
     uint64_t hold_start;
 };
+_Static_assert(sizeof(struct plx_sync_entry) == PLX_LIVE_SYNC_ITEM_SIZE &&
+               offsetof(struct plx_sync_entry, object) == PLX_LIVE_SYNC_OFF_OBJECT &&
+               offsetof(struct plx_sync_entry, used) == PLX_LIVE_SYNC_OFF_USED &&
+               offsetof(struct plx_sync_entry, acquisitions) == PLX_LIVE_SYNC_OFF_ACQUISITIONS &&
+               offsetof(struct plx_sync_entry, releases) == PLX_LIVE_SYNC_OFF_RELEASES &&
+               offsetof(struct plx_sync_entry, hold_start) == PLX_LIVE_SYNC_OFF_HOLD_START, "live sync item");
 PLX_HIDDEN struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
                                                  uintptr_t site);
 PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init);
@@ -275,27 +290,17 @@ static inline int plx_sys_close(int fd)
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
 PLX_HIDDEN void plx_writer_close(void);
-PLX_HIDDEN void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len);
-PLX_HIDDEN void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen,
-                                  const void *b, uint32_t blen);
 /* Records already framed (headers included), appended to process.plx with one writev. */
 PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];
 
-/* A record under construction; grows with mmap so it is usable from signal handlers. */
-struct plx_rec {
-    unsigned char *p;
-    size_t len, cap;
-    unsigned char small[512];
-};
+/* Records are built with the encoders of records.h (generated from spec/records.toml) into a
+ * struct plx_rec: plx_rec_init gives it a buffer that grows with mmap (usable from signal
+ * handlers); plx_rec_write appends every record it holds with one write and resets it. */
 PLX_HIDDEN void plx_rec_init(struct plx_rec *r);
-PLX_HIDDEN void plx_rec_bytes(struct plx_rec *r, const void *p, size_t n);
-PLX_HIDDEN void plx_rec_u8(struct plx_rec *r, uint8_t v);
-PLX_HIDDEN void plx_rec_u32(struct plx_rec *r, uint32_t v);
-PLX_HIDDEN void plx_rec_u64(struct plx_rec *r, uint64_t v);
-PLX_HIDDEN void plx_rec_f64(struct plx_rec *r, double v);
-PLX_HIDDEN void plx_rec_str(struct plx_rec *r, const char *s);
-PLX_HIDDEN void plx_rec_write(struct plx_rec *r, int trace_file, uint16_t type);
+PLX_HIDDEN void plx_rec_write(struct plx_rec *r, int trace_file);
+/* The same, the last record's repeated part (`bulk` bytes, e.g. trace events) from `bulk`. */
+PLX_HIDDEN void plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk);
 
 /* ---- symbols (symbols.c) ---------------------------------------------------------------- */
 struct plx_symbol {
@@ -334,6 +339,9 @@ struct plx_live_header { /* 64 bytes, as in spec/format.md "Live files" */
     char kind[16];       /* "nodes", "mpi", ... */
     uint8_t reserved[28];
 };
+_Static_assert(sizeof(struct plx_live_header) == PLX_LIVE_HEADER_SIZE &&
+               offsetof(struct plx_live_header, count) == PLX_LIVE_HEADER_OFF_COUNT &&
+               offsetof(struct plx_live_header, kind) == PLX_LIVE_HEADER_OFF_KIND, "live header");
 PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_size,
                               uint32_t capacity, struct plx_live_header **header);
 PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
@@ -345,29 +353,5 @@ PLX_HIDDEN char *plx_arena_strdup(const char *s);
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 PLX_HIDDEN void plx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Record types, as in spec/format.md. */
-enum {
-    PLX_REC_PROCESS_INFO = 1, PLX_REC_CALIBRATION = 2, PLX_REC_CLOCK_RATE = 3, PLX_REC_MODULE = 4,
-    PLX_REC_REGION_DEF = 5, PLX_REC_THREAD_INFO = 6, PLX_REC_THREAD_NAME = 7,
-    PLX_REC_THREAD_PROFILE = 8, PLX_REC_UEVENT_DEF = 9, PLX_REC_UEVENT_STATS = 10,
-    PLX_REC_THROTTLED = 11, PLX_REC_PROCESS_END = 12, PLX_REC_FILTER = 13,
-    PLX_REC_SYNC_OBJECT = 18, PLX_REC_SYNC_STATS = 19, PLX_REC_NODE_CPU = 20, PLX_REC_CPU_SAMPLES = 21,
-    PLX_REC_JAVA_CLASS = 40,
-    PLX_REC_TRACE_CHUNK = 32,
-};
-
-/* Trace event words. */
-#define PLX_EV_ENTER 0ull
-#define PLX_EV_EXIT 1ull
-#define PLX_EV_EXT 2ull
-#define PLX_EV_DELTA_MAX ((1ull << 40) - 1)
-#define PLX_EXT_TIME_RESET 0u
-#define PLX_EXT_USER_EVENT 1u
-#define PLX_EXT_ACQUIRE 5u
-#define PLX_EXT_RELEASE 6u
-#define PLX_EXT_CPU 7u
-#define PLX_EXT_STREAM_SEND 8u
-#define PLX_EXT_STREAM_RECV 9u
 
 #endif /* PLX_INTERNAL_H */

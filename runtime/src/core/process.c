@@ -39,31 +39,25 @@ void plx_warn(const char *fmt, ...)
 
 static void write_calibration(void)
 {
-    uint64_t pair[2];
-    pair[0] = plx_ticks();
-    pair[1] = plx_monotonic_ns();
-    plx_write_record(0, PLX_REC_CALIBRATION, pair, sizeof pair);
+    uint64_t ticks = plx_ticks();
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_calibration(&rec, ticks, plx_monotonic_ns());
+    plx_rec_write(&rec, 0);
 }
 
 static void write_process_info(void)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, (uint32_t)getpid());
-    plx_rec_u32(&rec, (uint32_t)getppid());
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    plx_rec_u64(&rec, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-    plx_rec_u8(&rec, (uint8_t)plx_clock_kind);
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[255] = 0;
-    plx_rec_str(&rec, host);
-    plx_rec_str(&rec, PLX_VERSION);
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    plx_rec_str(&rec, exe);
     /* argv from /proc: NUL-separated */
     static char args[65536];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -73,16 +67,17 @@ static void write_process_info(void)
     if (len < 0)
         len = 0;
     args[len] = 0;
-    uint32_t argc = 0;
-    for (ssize_t i = 0; i < len; i++)
-        if (args[i] == 0)
-            argc++;
-    plx_rec_u32(&rec, argc);
+    uint32_t argc = 0; /* the strings the loop below appends (a cut last one included) */
     for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
-        plx_rec_str(&rec, args + i);
-    plx_rec_write(&rec, 0, PLX_REC_PROCESS_INFO);
-    double rate = plx_clock_rate();
-    plx_write_record(0, PLX_REC_CLOCK_RATE, &rate, sizeof rate);
+        argc++;
+    plx_enc_process_info(&rec, (uint32_t)getpid(), (uint32_t)getppid(),
+                         (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+                         (uint8_t)plx_clock_kind, host, PLX_VERSION, exe, argc);
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1)
+        plx_enc_process_info_argv(&rec, args + i);
+    plx_rec_write(&rec, 0);
+    plx_enc_clock_rate(&rec, plx_clock_rate());
+    plx_rec_write(&rec, 0);
     write_calibration();
 }
 
@@ -93,8 +88,8 @@ static void write_filter_text(void)
         return;
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_str(&rec, text);
-    plx_rec_write(&rec, 0, PLX_REC_FILTER);
+    plx_enc_filter(&rec, text);
+    plx_rec_write(&rec, 0);
 }
 
 /* Writes everything and the ProcessEnd record; runs once, from exit, a signal or exec.
@@ -123,12 +118,10 @@ void plx_process_end(int reason, int status)
     plx_active = 0;
     plx_threads_finish_all();
     write_calibration();
-    unsigned char end[13];
-    uint64_t now = plx_ticks();
-    memcpy(end, &now, 8);
-    end[8] = (unsigned char)reason;
-    memcpy(end + 9, &status, 4);
-    plx_write_record(0, PLX_REC_PROCESS_END, end, sizeof end);
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
+    plx_rec_write(&rec, 0);
     plx_writer_close();
     atomic_store(&ended, 2);
     if (plx_cfg.verbose)

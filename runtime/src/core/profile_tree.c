@@ -46,8 +46,9 @@ void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
 {
     uint64_t cpu = plx_cpu_ns() - (f->cpu & ~1ull);
     if (t->buf) {
-        uint64_t w[2] = {f->region, cpu};
-        plx_trace_ext(t, PLX_EXT_CPU, w, 2);
+        uint64_t w[PLX_EXT_CPU_WORDS];
+        plx_ext_pack_cpu(w, f->region, cpu);
+        plx_trace_ext(t, PLX_EXT_CPU, w, PLX_EXT_CPU_WORDS);
         return;
     }
     if (f->node == PLX_NO_INDEX)
@@ -71,14 +72,11 @@ static void write_node_cpu(struct plx_thread *t)
     uint32_t count = 0;
     for (uint32_t i = 1; i < t->nnodes; i++)
         count += t->node_cpu[i] != 0;
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u32(&rec, count);
+    plx_enc_node_cpu(&rec, t->index, count);
     for (uint32_t i = 1; i < t->nnodes; i++)
-        if (t->node_cpu[i]) {
-            plx_rec_u32(&rec, i - 1); /* as numbered in ThreadProfile */
-            plx_rec_u64(&rec, t->node_cpu[i]);
-        }
-    plx_rec_write(&rec, 0, PLX_REC_NODE_CPU);
+        if (t->node_cpu[i])
+            plx_enc_node_cpu_entries(&rec, i - 1, t->node_cpu[i]); /* as numbered in ThreadProfile */
+    plx_rec_write(&rec, 0);
 }
 
 /* ---- user events ------------------------------------------------------------------------ */
@@ -100,14 +98,12 @@ void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
     if (t->buf) {
         uint64_t now = plx_ticks();
         if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-            plx_trace_slow(t, (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_USER_EVENT << 56), now);
+            plx_trace_slow(t, (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT), now);
         else
-            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER_EVENT << 56;
-        t->pos[-1] |= 2ull << 48;
-        uint64_t bits;
-        memcpy(&bits, &value, 8);
-        *t->pos++ = id;
-        *t->pos++ = bits;
+            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT;
+        t->pos[-1] |= (uint64_t)PLX_EXT_USER_WORDS << PLX_EV_WORDS_SHIFT;
+        plx_ext_pack_user(t->pos, id, value);
+        t->pos += PLX_EXT_USER_WORDS;
     }
 }
 
@@ -118,37 +114,21 @@ void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u64(&rec, now);
-    plx_rec_u64(&rec, cpu);
-    plx_rec_u64(&rec, t->trace_events);
-    plx_rec_u64(&rec, t->lost_events);
-    plx_rec_u64(&rec, t->lost_nodes);
     uint32_t n = t->nodes ? t->nnodes - 1 : 0;
-    plx_rec_u32(&rec, n);
+    plx_enc_thread_profile(&rec, t->index, now, cpu, t->trace_events, t->lost_events, t->lost_nodes, n);
     for (uint32_t i = 1; i <= n; i++) {
         const struct plx_node *nd = &t->nodes[i];
         uint32_t parent = nd->parent == 0 ? PLX_NO_INDEX : nd->parent - 1;
-        plx_rec_u32(&rec, parent);
-        plx_rec_u32(&rec, nd->region);
-        plx_rec_u64(&rec, nd->calls);
-        plx_rec_u64(&rec, nd->child_calls);
-        plx_rec_u64(&rec, nd->incl);
-        plx_rec_u64(&rec, nd->excl);
+        plx_enc_thread_profile_nodes(&rec, parent, nd->region, nd->calls, nd->child_calls, nd->incl,
+                                     nd->excl);
     }
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_PROFILE);
+    plx_rec_write(&rec, 0);
     for (uint32_t id = 0; id < t->nuevents; id++) {
         const struct plx_uevent *e = &t->uevents[id];
         if (!e->count)
             continue;
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, id);
-        plx_rec_u64(&rec, e->count);
-        plx_rec_f64(&rec, e->min);
-        plx_rec_f64(&rec, e->max);
-        plx_rec_f64(&rec, e->sum);
-        plx_rec_f64(&rec, e->sumsq);
-        plx_rec_write(&rec, 0, PLX_REC_UEVENT_STATS);
+        plx_enc_user_event_stats(&rec, t->index, id, e->count, e->min, e->max, e->sum, e->sumsq);
+        plx_rec_write(&rec, 0);
     }
     write_node_cpu(t);
 }

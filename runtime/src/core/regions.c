@@ -59,15 +59,9 @@ static void write_def(uint32_t id)
     struct region_info *r = &info[id];
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, id);
-    plx_rec_u8(&rec, r->kind);
-    plx_rec_u8(&rec, r->flags);
-    plx_rec_u32(&rec, r->module_id);
-    plx_rec_u64(&rec, r->address);
-    plx_rec_str(&rec, r->name);
-    plx_rec_str(&rec, r->file ? r->file : "");
-    plx_rec_u32(&rec, r->line);
-    plx_rec_write(&rec, 0, PLX_REC_REGION_DEF);
+    plx_enc_region_def(&rec, id, r->kind, r->flags, r->module_id, r->address, r->name, r->file,
+                       r->line);
+    plx_rec_write(&rec, 0);
 }
 
 /* Called with the lock held. */
@@ -245,10 +239,8 @@ void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks)
                                  memory_order_relaxed);
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, id);
-        plx_rec_u64(&rec, calls);
-        plx_rec_u64(&rec, ticks);
-        plx_rec_write(&rec, 0, PLX_REC_THROTTLED);
+        plx_enc_throttled(&rec, id, calls, ticks);
+        plx_rec_write(&rec, 0);
     }
     lock_give();
 }

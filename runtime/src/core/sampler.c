@@ -81,12 +81,6 @@ static void flush_locked(void)
     pending = 0;
 }
 
-static void put(const void *p, size_t n)
-{
-    memcpy(buf + len, p, n);
-    len += n;
-}
-
 /* One sample into the batch; the batch goes out when full. Caller holds smp_lock. */
 static void sample_locked(void)
 {
@@ -116,8 +110,8 @@ static void sample_locked(void)
     uint32_t n = plx_threads_sample_cpu(idx, cpu, scratch, &ticks);
     if (n == scratch)
         dropped++; /* possibly: the registry may have held more */
-    uint32_t payload = 12 + 12 * n;
-    size_t need = 8 + (size_t)payload;
+    size_t need = PLX_RECORD_HEADER_SIZE + PLX_CPU_SAMPLES_FIXED_SIZE +
+                  (size_t)n * PLX_CPU_SAMPLES_ENTRIES_ITEM_SIZE;
     if (len + need > cap)
         flush_locked();
     if (need > cap) {
@@ -132,16 +126,13 @@ static void sample_locked(void)
         buf = b;
         cap = c;
     }
-    uint16_t type = PLX_REC_CPU_SAMPLES, flags = 0;
-    put(&type, 2);
-    put(&flags, 2);
-    put(&payload, 4);
-    put(&ticks, 8);
-    put(&n, 4);
-    for (uint32_t i = 0; i < n; i++) {
-        put(&idx[i], 4);
-        put(&cpu[i], 8);
-    }
+    struct plx_rec rec;
+    plx_rec_over(&rec, buf, (uint32_t)len, (uint32_t)cap);
+    plx_enc_cpu_samples(&rec, ticks, n);
+    for (uint32_t i = 0; i < n; i++)
+        plx_enc_cpu_samples_entries(&rec, idx[i], cpu[i]);
+    plx_rec_end(&rec);
+    len = rec.len;
     if (++pending >= BATCH)
         flush_locked();
 }

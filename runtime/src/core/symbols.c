@@ -62,10 +62,8 @@ static void write_module(uint32_t id)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, id);
-    plx_rec_u64(&rec, modules[id].base);
-    plx_rec_str(&rec, modules[id].path);
-    plx_rec_write(&rec, 0, PLX_REC_MODULE);
+    plx_enc_module(&rec, id, modules[id].base, modules[id].path);
+    plx_rec_write(&rec, 0);
 }
 
 static int add_module(struct dl_phdr_info *di, size_t size, void *data)

@@ -30,13 +30,9 @@ static void write_object(uint32_t id, const void *object, int kind, uintptr_t si
         plx_symbol_lookup(site, &sym); /* for the module; names are resolved by the reader */
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, id);
-    plx_rec_u8(&rec, (uint8_t)kind);
-    plx_rec_u8(&rec, by_init ? 0 : 1);
-    plx_rec_u64(&rec, (uint64_t)(uintptr_t)object);
-    plx_rec_u32(&rec, sym.module_id);
-    plx_rec_u64(&rec, site);
-    plx_rec_write(&rec, 0, PLX_REC_SYNC_OBJECT);
+    plx_enc_sync_object(&rec, id, (uint8_t)kind, by_init ? 0 : 1, (uint64_t)(uintptr_t)object,
+                        sym.module_id, site);
+    plx_rec_write(&rec, 0);
 }
 
 /* The object's id, defining it on first sight. Lock-free: a slot is claimed by CAS on its key;
@@ -107,8 +103,14 @@ struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, 
 
 static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int kind, uint64_t waited)
 {
-    uint64_t w[2] = {(uint64_t)object | ((uint64_t)(uint8_t)kind << 32), waited};
-    plx_trace_ext(t, subtype, w, subtype == PLX_EXT_ACQUIRE ? 2 : 1);
+    uint64_t w[PLX_EXT_ACQUIRE_WORDS];
+    if (subtype == PLX_EXT_ACQUIRE) {
+        plx_ext_pack_acquire(w, object, (uint8_t)kind, waited);
+        plx_trace_ext(t, subtype, w, PLX_EXT_ACQUIRE_WORDS);
+    } else {
+        plx_ext_pack_release(w, object, (uint8_t)kind);
+        plx_trace_ext(t, subtype, w, PLX_EXT_RELEASE_WORDS);
+    }
 }
 
 /* `holds`: the object is held until its release (locks), as opposed to a wait. */
@@ -157,14 +159,9 @@ void plx_sync_write(struct plx_thread *t)
         uint64_t hold = e->hold + (e->depth ? now - e->hold_start : 0); /* still held at the end */
         struct plx_rec rec;
         plx_rec_init(&rec);
-        plx_rec_u32(&rec, t->index);
-        plx_rec_u32(&rec, e->object);
-        plx_rec_u64(&rec, e->acquisitions);
-        plx_rec_u64(&rec, e->contended);
-        plx_rec_u64(&rec, e->wait);
-        plx_rec_u64(&rec, hold);
-        plx_rec_u64(&rec, e->releases);
-        plx_rec_write(&rec, 0, PLX_REC_SYNC_STATS);
+        plx_enc_sync_stats(&rec, t->index, e->object, e->acquisitions, e->contended, e->wait, hold,
+                           e->releases);
+        plx_rec_write(&rec, 0);
     }
     plx_live_remove("sync", t->index);
 }

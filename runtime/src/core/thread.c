@@ -75,13 +75,8 @@ static void write_thread_info(struct plx_thread *t)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_u32(&rec, t->tid);
-    plx_rec_u32(&rec, t->parent);
-    plx_rec_u64(&rec, t->start_ticks);
-    plx_rec_u64(&rec, t->start_cpu_ns);
-    plx_rec_str(&rec, t->name);
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_INFO);
+    plx_enc_thread_info(&rec, t->index, t->tid, t->parent, t->start_ticks, t->start_cpu_ns, t->name);
+    plx_rec_write(&rec, 0);
 }
 
 static size_t round_page(size_t n)
@@ -356,7 +351,6 @@ void plx_thread_set_name(struct plx_thread *t, const char *name)
     snprintf(t->name, sizeof t->name, "%s", name);
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, t->index);
-    plx_rec_str(&rec, name);
-    plx_rec_write(&rec, 0, PLX_REC_THREAD_NAME);
+    plx_enc_thread_name(&rec, t->index, name);
+    plx_rec_write(&rec, 0);
 }

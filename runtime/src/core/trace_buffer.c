@@ -10,14 +10,11 @@ void plx_trace_write_chunk(struct plx_thread *t)
     uint32_t count = (uint32_t)(t->pos - t->buf);
     if (count == 0)
         return;
-    unsigned char head[36];
     uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
-    memcpy(head, &t->index, 4);
-    memcpy(head + 4, &count, 4);
-    memcpy(head + 8, &t->base, 8);
-    memcpy(head + 16, &ct, 8);
-    memcpy(head + 24, &cm, 8);
-    plx_write_record2(1, PLX_REC_TRACE_CHUNK, head, 32, t->buf, count * 8u);
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_trace_chunk(&rec, t->index, count, t->base, ct, cm);
+    plx_rec_write_bulk(&rec, 1, t->buf);
     t->trace_events += count;
     t->pos = t->buf;
     t->base = t->last;
@@ -35,8 +32,10 @@ void plx_trace_flush(struct plx_thread *t)
     uint64_t t1 = plx_ticks();
     if (t1 - t0 > PLX_EV_DELTA_MAX)
         t1 = t0;
-    *t->pos++ = (PLX_EV_ENTER << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t0 - t->last);
-    *t->pos++ = (PLX_EV_EXIT << 62) | ((uint64_t)PLX_REGION_FLUSH << 40) | (t1 - t0);
+    *t->pos++ = (PLX_EV_ENTER << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t0 - t->last);
+    *t->pos++ = (PLX_EV_EXIT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t1 - t0);
     t->last = t1;
     t->guard--;
     errno = saved;
@@ -44,8 +43,10 @@ void plx_trace_flush(struct plx_thread *t)
 
 void plx_trace_time_reset(struct plx_thread *t, uint64_t now)
 {
-    *t->pos++ = (PLX_EV_EXT << 62) | ((uint64_t)PLX_EXT_TIME_RESET << 56) | (1ull << 48);
-    *t->pos++ = now;
+    *t->pos++ = (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_TIME_RESET << PLX_EV_SUBTYPE_SHIFT) |
+                ((uint64_t)PLX_EXT_TIME_RESET_WORDS << PLX_EV_WORDS_SHIFT);
+    plx_ext_pack_time_reset(t->pos, now);
+    t->pos += PLX_EXT_TIME_RESET_WORDS;
     t->last = now;
 }
 
@@ -79,10 +80,10 @@ void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, cons
     if (!t->buf || words > 5)
         return;
     if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-        plx_trace_slow(t, PLX_EV_EXT << 62, now);
+        plx_trace_slow(t, PLX_EV_EXT << PLX_EV_KIND_SHIFT, now);
     else
         plx_trace_put(t, PLX_EV_EXT, 0, now);
-    t->pos[-1] |= ((uint64_t)subtype << 56) | ((uint64_t)words << 48);
+    t->pos[-1] |= ((uint64_t)subtype << PLX_EV_SUBTYPE_SHIFT) | ((uint64_t)words << PLX_EV_WORDS_SHIFT);
     for (unsigned i = 0; i < words; i++)
         *t->pos++ = payload[i];
 }

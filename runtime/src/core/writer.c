@@ -5,6 +5,7 @@
 #include "plx_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static int open_file(const char *name, int index, uint16_t kind)
     if (fd < 0)
         return -1;
     remember(kind == 2 ? 1 : 0, fd, path);
-    unsigned char hdr[16] = {'P', 'L', 'X', '1', 1, 0, (unsigned char)kind, 0};
+    unsigned char hdr[PLX_FILE_HEADER_SIZE] = {'P', 'L', 'X', '1', PLX_FORMAT_VERSION, 0, (unsigned char)kind, 0};
     struct iovec iov = {hdr, sizeof hdr};
     write_all(fd, &iov, 1);
     return fd;
@@ -120,85 +121,75 @@ static int checked_fd(int which)
     return fd;
 }
 
-void plx_write_record2(int trace_file, uint16_t type, const void *a, uint32_t alen, const void *b,
-                       uint32_t blen)
+/* Appends iov[0..n) to file `which` (0 process.plx, 1 trace.plx), errno preserved. */
+static void append(int which, struct iovec *iov, int n)
 {
-    int saved_errno = errno;
-    int fd = checked_fd(trace_file ? 1 : 0);
-    errno = saved_errno;
-    if (fd < 0)
-        return;
-    unsigned char hdr[8];
-    uint32_t len = alen + blen;
-    memcpy(hdr, &type, 2);
-    memset(hdr + 2, 0, 2);
-    memcpy(hdr + 4, &len, 4);
-    struct iovec iov[3] = {{hdr, 8}, {(void *)a, alen}, {(void *)b, blen}};
     int saved = errno;
-    write_all(fd, iov, blen ? 3 : 2);
+    int fd = checked_fd(which);
+    if (fd >= 0)
+        write_all(fd, iov, n);
     errno = saved;
 }
 
 void plx_write_framed(const void *bytes, size_t len)
 {
-    int saved = errno;
-    int fd = checked_fd(0);
-    if (fd >= 0 && len) {
-        struct iovec iov = {(void *)bytes, len};
-        write_all(fd, &iov, 1);
-    }
-    errno = saved;
-}
-
-void plx_write_record(int trace_file, uint16_t type, const void *payload, uint32_t len)
-{
-    plx_write_record2(trace_file, type, payload, len, NULL, 0);
+    struct iovec iov = {(void *)bytes, len};
+    if (len)
+        append(0, &iov, 1);
 }
 
 /* ---- record builder ---------------------------------------------------------------------- */
 
+static int grow(struct plx_rec *r, size_t need)
+{
+    size_t cap = r->cap * 2;
+    while (cap < (size_t)r->len + need)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return -1;
+    void *q = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED)
+        return -1;
+    memcpy(q, r->p, r->len);
+    if (r->p != r->small)
+        munmap(r->p, r->cap);
+    r->p = q;
+    r->cap = (uint32_t)cap;
+    return 0;
+}
+
 void plx_rec_init(struct plx_rec *r)
 {
+    memset(r, 0, offsetof(struct plx_rec, small));
     r->p = r->small;
-    r->len = 0;
     r->cap = sizeof r->small;
+    r->grow = grow;
 }
 
-void plx_rec_bytes(struct plx_rec *r, const void *p, size_t n)
+static void rec_write(struct plx_rec *r, int trace_file, const void *bulk)
 {
-    if (r->len + n > r->cap) {
-        size_t cap = r->cap * 2;
-        while (cap < r->len + n)
-            cap *= 2;
-        void *q = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (q == MAP_FAILED)
-            return;
-        memcpy(q, r->p, r->len);
-        if (r->p != r->small)
-            munmap(r->p, r->cap);
-        r->p = q;
-        r->cap = cap;
-    }
-    memcpy(r->p + r->len, p, n);
-    r->len += n;
-}
-
-void plx_rec_u8(struct plx_rec *r, uint8_t v) { plx_rec_bytes(r, &v, 1); }
-void plx_rec_u32(struct plx_rec *r, uint32_t v) { plx_rec_bytes(r, &v, 4); }
-void plx_rec_u64(struct plx_rec *r, uint64_t v) { plx_rec_bytes(r, &v, 8); }
-void plx_rec_f64(struct plx_rec *r, double v) { plx_rec_bytes(r, &v, 8); }
-
-void plx_rec_str(struct plx_rec *r, const char *s)
-{
-    uint32_t n = s ? (uint32_t)strlen(s) : 0;
-    plx_rec_u32(r, n);
-    plx_rec_bytes(r, s, n);
-}
-
-void plx_rec_write(struct plx_rec *r, int trace_file, uint16_t type)
-{
-    plx_write_record(trace_file, type, r->p, (uint32_t)r->len);
+    uint64_t extra = r->open && bulk ? r->bulk : 0;
+    uint32_t dropped = r->dropped;
+    plx_rec_end(r);
+    if (r->dropped != dropped)
+        extra = 0; /* the last record was dropped, its bulk with it */
+    if (r->dropped)
+        plx_warn("%u record(s) of %s could not be built (out of memory) and are missing",
+                 r->dropped, paths[trace_file ? 1 : 0]);
+    struct iovec iov[2] = {{r->p, r->len}, {(void *)bulk, (size_t)extra}};
+    if (r->len)
+        append(trace_file ? 1 : 0, iov, extra ? 2 : 1);
     if (r->p != r->small)
         munmap(r->p, r->cap);
     plx_rec_init(r);
+}
+
+void plx_rec_write(struct plx_rec *r, int trace_file)
+{
+    rec_write(r, trace_file, NULL);
+}
+
+void plx_rec_write_bulk(struct plx_rec *r, int trace_file, const void *bulk)
+{
+    rec_write(r, trace_file, bulk);
 }

@@ -49,6 +49,9 @@ pub enum Command {
     /// Sessions of several applications: list them, or add an older experiment in comparison
     /// mode.
     Session(crate::session::SessionArgs),
+    /// The web viewer: serve an experiment's timeline, profiles, communication matrix and
+    /// displays on a local address (with a random token) for a browser.
+    View(crate::view::ViewArgs),
 }
 
 /// `plx run`.

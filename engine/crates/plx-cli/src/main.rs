@@ -1,5 +1,5 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
-//! critical-path, compare, histogram, display, session).
+//! critical-path, compare, histogram, display, session, view).
 
 mod chart;
 mod cli;
@@ -22,6 +22,7 @@ mod session;
 mod signals;
 mod source_files;
 mod units;
+mod view;
 
 use clap::Parser;
 
@@ -74,6 +75,7 @@ fn main() {
         cli::Command::Histogram(a) => histogram::histogram(&a).map(|()| 0),
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
+        cli::Command::View(a) => view::view(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

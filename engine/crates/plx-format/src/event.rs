@@ -1,35 +1,17 @@
 //! Trace event words: bit layout, encoders, and a zero-allocation decoder over one chunk.
 
-/// Bits of a tick delta.
-pub const DELTA_BITS: u32 = 40;
+pub use crate::schema::subtypes::*;
+pub use crate::schema::DELTA_BITS;
+use crate::schema::{self, decode_extended, REGION_BITS};
+
 /// Mask of the delta field.
 pub const DELTA_MASK: u64 = (1 << DELTA_BITS) - 1;
 /// Largest region id an event can carry (22 bits).
-pub const MAX_REGION: u32 = (1 << 22) - 1;
-/// Extended subtype: time reset (one payload word, absolute ticks).
-pub const SUBTYPE_TIME_RESET: u8 = 0;
-/// Extended subtype: user event (payload: event id, f64 value bits).
-pub const SUBTYPE_USER: u8 = 1;
-/// Extended subtype: an MPI message leaves (payload: peer | tag << 32, bytes, comm).
-pub const SUBTYPE_SEND: u8 = 2;
-/// Extended subtype: an MPI message arrived (payload: real sender | tag << 32, bytes, comm).
-pub const SUBTYPE_RECV: u8 = 3;
-/// Extended subtype: this rank's part of a collective (payload: comm | root << 32, bytes sent, bytes received).
-pub const SUBTYPE_COLLECTIVE: u8 = 4;
-/// Extended subtype: a synchronization object acquired (payload: object | kind << 32, wait ticks).
-pub const SUBTYPE_ACQUIRE: u8 = 5;
-/// Extended subtype: a synchronization object released (payload: object | kind << 32).
-pub const SUBTYPE_RELEASE: u8 = 6;
-/// Extended subtype: CPU time of a `cputime` function's call (payload: region, cpu ns).
-pub const SUBTYPE_CPU: u8 = 7;
-/// Extended subtype: bytes written to a traced stream socket (payload: stream, end offset, bytes).
-pub const SUBTYPE_STREAM_SEND: u8 = 8;
-/// Extended subtype: bytes read from a traced stream socket (payload: stream, end offset, bytes).
-pub const SUBTYPE_STREAM_RECV: u8 = 9;
+pub const MAX_REGION: u32 = (1 << REGION_BITS) - 1;
 /// Payload words of the stream subtypes.
-pub const STREAM_PAYLOAD_WORDS: u8 = 3;
+pub const STREAM_PAYLOAD_WORDS: u8 = SUBTYPE_STREAM_SEND_WORDS;
 /// Payload words of the MPI subtypes (more are tolerated and skipped: later versions may add fields).
-pub const MPI_PAYLOAD_WORDS: u8 = 3;
+pub const MPI_PAYLOAD_WORDS: u8 = SUBTYPE_SEND_WORDS;
 
 const KIND_ENTER: u64 = 0;
 const KIND_EXIT: u64 = 1;
@@ -53,159 +35,7 @@ pub fn extended_word(subtype: u8, payload_words: u8, delta: u64) -> u64 {
         | (delta & DELTA_MASK)
 }
 
-/// One decoded event, with its absolute time in ticks.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Event {
-    /// A region was entered.
-    Enter {
-        /// Region id.
-        region: u32,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// A region was left.
-    Exit {
-        /// Region id.
-        region: u32,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// Later deltas count from `ticks`.
-    TimeReset {
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// A user event value.
-    User {
-        /// User event id.
-        event_id: u64,
-        /// Its value.
-        value: f64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// An MPI message left this thread (subtype 2).
-    Send {
-        /// Receiver, a world rank.
-        peer: u32,
-        /// Tag.
-        tag: i32,
-        /// Message size.
-        bytes: u64,
-        /// Process-local communicator id (CommDef).
-        comm: u32,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// An MPI message arrived in this thread (subtype 3).
-    Recv {
-        /// The real sender, a world rank (wildcards resolved).
-        peer: u32,
-        /// Tag.
-        tag: i32,
-        /// Message size.
-        bytes: u64,
-        /// Process-local communicator id (CommDef).
-        comm: u32,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// This rank's part of a collective (subtype 4).
-    Collective {
-        /// Process-local communicator id (CommDef).
-        comm: u32,
-        /// Root as a world rank, [`crate::NONE_U32`] if none.
-        root: u32,
-        /// Bytes this rank sent.
-        bytes_sent: u64,
-        /// Bytes this rank received.
-        bytes_recv: u64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// A synchronization object taken, or a wait on one ended (subtype 5).
-    Acquire {
-        /// Process-local object id (SyncObject).
-        object: u32,
-        /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
-        kind: u8,
-        /// Ticks spent blocked before it.
-        wait_ticks: u64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// A synchronization object released, posted or signalled (subtype 6).
-    Release {
-        /// Process-local object id (SyncObject).
-        object: u32,
-        /// Object kind.
-        kind: u8,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// CPU time of one call of a function selected by the filter rule `cputime`, at its exit
-    /// (subtype 7).
-    Cpu {
-        /// The function's region.
-        region: u32,
-        /// Inclusive CPU time of the call in ns.
-        cpu_ns: u64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// Bytes written to a traced stream socket (subtype 8): one direction of a TCP connection.
-    StreamSend {
-        /// The direction's id: the same in the writer's and the reader's process (spec:
-        /// "Stream subtypes").
-        stream: u64,
-        /// Bytes written to this direction so far, this write included.
-        end: u64,
-        /// Bytes this write moved.
-        bytes: u64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// Bytes read from a traced stream socket (subtype 9).
-    StreamRecv {
-        /// The direction's id (as its writer's [`Event::StreamSend`]).
-        stream: u64,
-        /// Bytes read from this direction so far, this read included.
-        end: u64,
-        /// Bytes this read moved.
-        bytes: u64,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-    /// An extended event this reader does not know (skipped by its payload count).
-    Unknown {
-        /// Extended subtype, or 0xFF for word kind 3.
-        subtype: u8,
-        /// Absolute ticks.
-        ticks: u64,
-    },
-}
-
-impl Event {
-    /// The event's absolute time in ticks.
-    #[inline]
-    pub fn ticks(&self) -> u64 {
-        match *self {
-            Event::Enter { ticks, .. }
-            | Event::Exit { ticks, .. }
-            | Event::TimeReset { ticks }
-            | Event::User { ticks, .. }
-            | Event::Send { ticks, .. }
-            | Event::Recv { ticks, .. }
-            | Event::Collective { ticks, .. }
-            | Event::Acquire { ticks, .. }
-            | Event::Release { ticks, .. }
-            | Event::Cpu { ticks, .. }
-            | Event::StreamSend { ticks, .. }
-            | Event::StreamRecv { ticks, .. }
-            | Event::Unknown { ticks, .. } => ticks,
-        }
-    }
-}
+pub use crate::schema::Event;
 
 /// Decodes the little-endian event words of one chunk; allocation-free.
 ///
@@ -293,94 +123,19 @@ impl Iterator for ChunkEvents<'_> {
                 }
                 let p = self.pos;
                 self.pos += n * 8;
-                match (subtype, n) {
-                    (SUBTYPE_TIME_RESET, 1) => {
-                        self.ticks = self.word(p);
-                        Some(Event::TimeReset { ticks: self.ticks })
+                let bytes = self.bytes;
+                let word = |i: usize| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(&bytes[p + 8 * i..p + 8 * i + 8]);
+                    u64::from_le_bytes(a)
+                };
+                match decode_extended(subtype, n, word, ticks) {
+                    Some(Event::TimeReset { ticks }) => {
+                        self.ticks = ticks;
+                        Some(Event::TimeReset { ticks })
                     }
-                    (SUBTYPE_USER, 2) => Some(Event::User {
-                        event_id: self.word(p),
-                        value: f64::from_bits(self.word(p + 8)),
-                        ticks,
-                    }),
-                    (SUBTYPE_SEND | SUBTYPE_RECV, n) if n >= MPI_PAYLOAD_WORDS as usize => {
-                        let w0 = self.word(p);
-                        let peer = w0 as u32;
-                        let tag = (w0 >> 32) as u32 as i32;
-                        let bytes = self.word(p + 8);
-                        let comm = self.word(p + 16) as u32;
-                        Some(if subtype == SUBTYPE_SEND {
-                            Event::Send {
-                                peer,
-                                tag,
-                                bytes,
-                                comm,
-                                ticks,
-                            }
-                        } else {
-                            Event::Recv {
-                                peer,
-                                tag,
-                                bytes,
-                                comm,
-                                ticks,
-                            }
-                        })
-                    }
-                    (SUBTYPE_COLLECTIVE, n) if n >= MPI_PAYLOAD_WORDS as usize => {
-                        let w0 = self.word(p);
-                        Some(Event::Collective {
-                            comm: w0 as u32,
-                            root: (w0 >> 32) as u32,
-                            bytes_sent: self.word(p + 8),
-                            bytes_recv: self.word(p + 16),
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_ACQUIRE, n) if n >= 2 => {
-                        let w0 = self.word(p);
-                        Some(Event::Acquire {
-                            object: w0 as u32,
-                            kind: (w0 >> 32) as u8,
-                            wait_ticks: self.word(p + 8),
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_RELEASE, n) if n >= 1 => {
-                        let w0 = self.word(p);
-                        Some(Event::Release {
-                            object: w0 as u32,
-                            kind: (w0 >> 32) as u8,
-                            ticks,
-                        })
-                    }
-                    (SUBTYPE_STREAM_SEND | SUBTYPE_STREAM_RECV, n)
-                        if n >= STREAM_PAYLOAD_WORDS as usize =>
-                    {
-                        let (stream, end, bytes) =
-                            (self.word(p), self.word(p + 8), self.word(p + 16));
-                        Some(if subtype == SUBTYPE_STREAM_SEND {
-                            Event::StreamSend {
-                                stream,
-                                end,
-                                bytes,
-                                ticks,
-                            }
-                        } else {
-                            Event::StreamRecv {
-                                stream,
-                                end,
-                                bytes,
-                                ticks,
-                            }
-                        })
-                    }
-                    (SUBTYPE_CPU, n) if n >= 2 => Some(Event::Cpu {
-                        region: self.word(p) as u32,
-                        cpu_ns: self.word(p + 8),
-                        ticks,
-                    }),
-                    _ => Some(Event::Unknown { subtype, ticks }),
+                    Some(e) => Some(e),
+                    None => Some(Event::Unknown { subtype, ticks }),
                 }
             }
             _ => Some(Event::Unknown {
@@ -426,8 +181,10 @@ impl EventEncoder {
 
     /// Appends a time reset to `ticks`.
     pub fn time_reset(&mut self, ticks: u64) -> &mut Self {
-        self.words.push(extended_word(SUBTYPE_TIME_RESET, 1, 0));
-        self.words.push(ticks);
+        let p = schema::pack_time_reset(ticks);
+        self.words
+            .push(extended_word(SUBTYPE_TIME_RESET, p.len() as u8, 0));
+        self.words.extend_from_slice(&p);
         self.last = ticks;
         self
     }
@@ -446,34 +203,36 @@ impl EventEncoder {
         self
     }
 
-    /// Appends a user event at `ticks`.
-    pub fn user(&mut self, event_id: u64, value: f64, ticks: u64) -> &mut Self {
+    /// Appends an extended event of `subtype` with its payload at `ticks`.
+    fn extended(&mut self, subtype: u8, payload: &[u64], ticks: u64) -> &mut Self {
         let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_USER, 2, d));
-        self.words.push(event_id);
-        self.words.push(value.to_bits());
+        self.words
+            .push(extended_word(subtype, payload.len() as u8, d));
+        self.words.extend_from_slice(payload);
         self
     }
 
-    fn message(&mut self, subtype: u8, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(subtype, MPI_PAYLOAD_WORDS, d));
-        self.words.push(peer as u64 | ((tag as u32 as u64) << 32));
-        self.words.push(bytes);
-        self.words.push(comm as u64);
+    /// Appends a user event at `ticks`.
+    pub fn user(&mut self, event_id: u64, value: f64, ticks: u64) -> &mut Self {
+        self.extended(SUBTYPE_USER, &schema::pack_user(event_id, value), ticks)
     }
 
     /// Appends an MPI send event at `ticks`.
     pub fn send(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
-        self.message(SUBTYPE_SEND, peer, tag, bytes, comm, ticks);
-        self
+        self.extended(
+            SUBTYPE_SEND,
+            &schema::pack_send(peer, tag, bytes, comm),
+            ticks,
+        )
     }
 
     /// Appends an MPI receive event at `ticks` (`peer` is the real sender).
     pub fn recv(&mut self, peer: u32, tag: i32, bytes: u64, comm: u32, ticks: u64) -> &mut Self {
-        self.message(SUBTYPE_RECV, peer, tag, bytes, comm, ticks);
-        self
+        self.extended(
+            SUBTYPE_RECV,
+            &schema::pack_recv(peer, tag, bytes, comm),
+            ticks,
+        )
     }
 
     /// Appends an MPI collective event at `ticks` (`root` [`crate::NONE_U32`] if none).
@@ -485,60 +244,39 @@ impl EventEncoder {
         bytes_recv: u64,
         ticks: u64,
     ) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(SUBTYPE_COLLECTIVE, MPI_PAYLOAD_WORDS, d));
-        self.words.push(comm as u64 | ((root as u64) << 32));
-        self.words.push(bytes_sent);
-        self.words.push(bytes_recv);
-        self
+        let p = schema::pack_collective(comm, root, bytes_sent, bytes_recv);
+        self.extended(SUBTYPE_COLLECTIVE, &p, ticks)
     }
 
     /// Appends a synchronization acquire (subtype 5) at `ticks` after `wait_ticks` blocked.
     pub fn acquire(&mut self, object: u32, kind: u8, wait_ticks: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_ACQUIRE, 2, d));
-        self.words.push(object as u64 | ((kind as u64) << 32));
-        self.words.push(wait_ticks);
-        self
+        let p = schema::pack_acquire(object, kind, wait_ticks);
+        self.extended(SUBTYPE_ACQUIRE, &p, ticks)
     }
 
     /// Appends a synchronization release (subtype 6) at `ticks`.
     pub fn release(&mut self, object: u32, kind: u8, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_RELEASE, 1, d));
-        self.words.push(object as u64 | ((kind as u64) << 32));
-        self
+        self.extended(SUBTYPE_RELEASE, &schema::pack_release(object, kind), ticks)
     }
 
     /// Appends a stream send (subtype 8) at `ticks`: `bytes` written to direction `stream`,
     /// `end` bytes written to it so far.
     pub fn stream_send(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        self.stream(SUBTYPE_STREAM_SEND, stream, end, bytes, ticks)
+        let p = schema::pack_stream_send(stream, end, bytes);
+        self.extended(SUBTYPE_STREAM_SEND, &p, ticks)
     }
 
     /// Appends a stream receive (subtype 9) at `ticks`: `bytes` read from direction `stream`,
     /// `end` bytes read from it so far.
     pub fn stream_recv(&mut self, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        self.stream(SUBTYPE_STREAM_RECV, stream, end, bytes, ticks)
-    }
-
-    fn stream(&mut self, subtype: u8, stream: u64, end: u64, bytes: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words
-            .push(extended_word(subtype, STREAM_PAYLOAD_WORDS, d));
-        self.words.extend_from_slice(&[stream, end, bytes]);
-        self
+        let p = schema::pack_stream_recv(stream, end, bytes);
+        self.extended(SUBTYPE_STREAM_RECV, &p, ticks)
     }
 
     /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
     /// its exit.
     pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {
-        let d = self.delta(ticks);
-        self.words.push(extended_word(SUBTYPE_CPU, 2, d));
-        self.words.push(region as u64);
-        self.words.push(cpu_ns);
-        self
+        self.extended(SUBTYPE_CPU, &schema::pack_cpu(region, cpu_ns), ticks)
     }
 
     /// Appends raw words (e.g. an unknown extended event and its payload).

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::mpi::{Direction, MessageStats};
 use crate::process::ProcessData;
 use crate::records::{ProfileNode, ThreadProfile, NONE_U32};
+use crate::schema;
 use crate::sync::SyncStats;
 use crate::trace::{read_some_at, TraceIndex};
 use crate::warning::{Warning, WarningKind};
@@ -23,13 +24,13 @@ pub const LIVE_MAGIC: &[u8; 4] = b"PLXL";
 /// The live file version this crate reads and writes.
 pub const LIVE_VERSION: u16 = 1;
 /// Size of a live file's header.
-pub const LIVE_HEADER_LEN: u64 = 64;
+pub const LIVE_HEADER_LEN: u64 = schema::LIVE_HEADER_SIZE as u64;
 /// Size of a `nodes` item.
-pub const LIVE_NODE_LEN: u16 = 48;
+pub const LIVE_NODE_LEN: u16 = schema::LIVE_NODES_ITEM_SIZE as u16;
 /// Size of an `mpi` item.
-pub const LIVE_MPI_LEN: u16 = 56;
+pub const LIVE_MPI_LEN: u16 = schema::LIVE_MPI_ITEM_SIZE as u16;
 /// Size of a `sync` item.
-pub const LIVE_SYNC_LEN: u16 = 64;
+pub const LIVE_SYNC_LEN: u16 = schema::LIVE_SYNC_ITEM_SIZE as u16;
 
 /// What a live file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,12 +96,6 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[i..i + 8]);
-    u64::from_le_bytes(a)
-}
-
 /// The 64-byte header of a live file (after its magic).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveHeader {
@@ -136,30 +131,32 @@ impl LiveHeader {
         if &b[..4] != LIVE_MAGIC {
             return None;
         }
-        let kind = &b[20..36];
+        use schema::live_header as h;
+        let kind = &b[h::KIND..h::KIND + 16];
         let end = kind.iter().position(|c| *c == 0).unwrap_or(kind.len());
         Some(LiveHeader {
-            version: u16_at(b, 4),
-            item_size: u16_at(b, 6),
-            thread: u32_at(b, 8),
-            count: u32_at(b, 12),
-            capacity: u32_at(b, 16),
+            version: u16_at(b, h::VERSION),
+            item_size: u16_at(b, h::ITEM_SIZE),
+            thread: u32_at(b, h::THREAD),
+            count: u32_at(b, h::COUNT),
+            capacity: u32_at(b, h::CAPACITY),
             kind: String::from_utf8_lossy(&kind[..end]).into_owned(),
         })
     }
 
     /// Encodes the header (the kind is cut to 16 bytes).
     pub fn encode(&self) -> [u8; 64] {
+        use schema::live_header as h;
         let mut b = [0u8; 64];
-        b[..4].copy_from_slice(LIVE_MAGIC);
-        b[4..6].copy_from_slice(&self.version.to_le_bytes());
-        b[6..8].copy_from_slice(&self.item_size.to_le_bytes());
-        b[8..12].copy_from_slice(&self.thread.to_le_bytes());
-        b[12..16].copy_from_slice(&self.count.to_le_bytes());
-        b[16..20].copy_from_slice(&self.capacity.to_le_bytes());
+        b[h::MAGIC..h::MAGIC + 4].copy_from_slice(LIVE_MAGIC);
+        b[h::VERSION..h::VERSION + 2].copy_from_slice(&self.version.to_le_bytes());
+        b[h::ITEM_SIZE..h::ITEM_SIZE + 2].copy_from_slice(&self.item_size.to_le_bytes());
+        b[h::THREAD..h::THREAD + 4].copy_from_slice(&self.thread.to_le_bytes());
+        b[h::COUNT..h::COUNT + 4].copy_from_slice(&self.count.to_le_bytes());
+        b[h::CAPACITY..h::CAPACITY + 4].copy_from_slice(&self.capacity.to_le_bytes());
         let k = self.kind.as_bytes();
         let n = k.len().min(16);
-        b[20..20 + n].copy_from_slice(&k[..n]);
+        b[h::KIND..h::KIND + n].copy_from_slice(&k[..n]);
         b
     }
 }
@@ -183,36 +180,6 @@ pub struct LiveNode {
     pub inclusive_ticks: u64,
     /// Exclusive ticks of the calls that returned.
     pub exclusive_ticks: u64,
-}
-
-impl LiveNode {
-    /// Decodes one item.
-    pub fn decode(b: &[u8]) -> Self {
-        LiveNode {
-            parent: u32_at(b, 0),
-            region: u32_at(b, 4),
-            first_child: u32_at(b, 8),
-            next_sibling: u32_at(b, 12),
-            calls: u64_at(b, 16),
-            child_calls: u64_at(b, 24),
-            inclusive_ticks: u64_at(b, 32),
-            exclusive_ticks: u64_at(b, 40),
-        }
-    }
-
-    /// Encodes one item.
-    pub fn encode(&self) -> [u8; 48] {
-        let mut b = [0u8; 48];
-        b[0..4].copy_from_slice(&self.parent.to_le_bytes());
-        b[4..8].copy_from_slice(&self.region.to_le_bytes());
-        b[8..12].copy_from_slice(&self.first_child.to_le_bytes());
-        b[12..16].copy_from_slice(&self.next_sibling.to_le_bytes());
-        b[16..24].copy_from_slice(&self.calls.to_le_bytes());
-        b[24..32].copy_from_slice(&self.child_calls.to_le_bytes());
-        b[32..40].copy_from_slice(&self.inclusive_ticks.to_le_bytes());
-        b[40..48].copy_from_slice(&self.exclusive_ticks.to_le_bytes());
-        b
-    }
 }
 
 /// One slot of an `mpi` file's hash table (56 bytes); only slots with `used` = 1 hold data.
@@ -281,36 +248,6 @@ impl LiveMpiEntry {
             max_bytes: self.max_bytes,
         }
     }
-
-    /// Decodes one slot.
-    pub fn decode(b: &[u8]) -> Self {
-        LiveMpiEntry {
-            region: u32_at(b, 0),
-            peer: u32_at(b, 4),
-            comm: u32_at(b, 8),
-            used: u32_at(b, 12),
-            direction: Direction::from_u8(b[16]),
-            count: u64_at(b, 24),
-            bytes: u64_at(b, 32),
-            min_bytes: u64_at(b, 40),
-            max_bytes: u64_at(b, 48),
-        }
-    }
-
-    /// Encodes one slot (padding zero).
-    pub fn encode(&self) -> [u8; 56] {
-        let mut b = [0u8; 56];
-        b[0..4].copy_from_slice(&self.region.to_le_bytes());
-        b[4..8].copy_from_slice(&self.peer.to_le_bytes());
-        b[8..12].copy_from_slice(&self.comm.to_le_bytes());
-        b[12..16].copy_from_slice(&self.used.to_le_bytes());
-        b[16] = self.direction.to_u8();
-        b[24..32].copy_from_slice(&self.count.to_le_bytes());
-        b[32..40].copy_from_slice(&self.bytes.to_le_bytes());
-        b[40..48].copy_from_slice(&self.min_bytes.to_le_bytes());
-        b[48..56].copy_from_slice(&self.max_bytes.to_le_bytes());
-        b
-    }
 }
 
 /// One slot of a `sync` file's hash table (64 bytes); only slots with `used` = 1 hold data.
@@ -372,38 +309,6 @@ impl LiveSyncEntry {
             hold_ticks: self.hold_ticks.saturating_add(open),
             releases: self.releases,
         }
-    }
-
-    /// Decodes one slot.
-    pub fn decode(b: &[u8]) -> Self {
-        LiveSyncEntry {
-            address: u64_at(b, 0),
-            object: u32_at(b, 8),
-            used: u16_at(b, 12),
-            depth: u16_at(b, 14),
-            acquisitions: u64_at(b, 16),
-            contended: u64_at(b, 24),
-            wait_ticks: u64_at(b, 32),
-            hold_ticks: u64_at(b, 40),
-            releases: u64_at(b, 48),
-            hold_start: u64_at(b, 56),
-        }
-    }
-
-    /// Encodes one slot.
-    pub fn encode(&self) -> [u8; 64] {
-        let mut b = [0u8; 64];
-        b[0..8].copy_from_slice(&self.address.to_le_bytes());
-        b[8..12].copy_from_slice(&self.object.to_le_bytes());
-        b[12..14].copy_from_slice(&self.used.to_le_bytes());
-        b[14..16].copy_from_slice(&self.depth.to_le_bytes());
-        b[16..24].copy_from_slice(&self.acquisitions.to_le_bytes());
-        b[24..32].copy_from_slice(&self.contended.to_le_bytes());
-        b[32..40].copy_from_slice(&self.wait_ticks.to_le_bytes());
-        b[40..48].copy_from_slice(&self.hold_ticks.to_le_bytes());
-        b[48..56].copy_from_slice(&self.releases.to_le_bytes());
-        b[56..64].copy_from_slice(&self.hold_start.to_le_bytes());
-        b
     }
 }
 

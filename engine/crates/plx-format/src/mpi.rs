@@ -1,8 +1,5 @@
 //! The MPI records of `process.plx` (types 14–17: MpiInit, ClockOffset, CommDef, MessageStats) and their codecs.
 
-use crate::bytes::{FieldReader, Put, ShortPayload};
-use crate::records::DecodeProblem;
-
 /// The thread support level MPI provided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThreadLevel {
@@ -194,91 +191,4 @@ impl MessageStats {
     pub fn is_collective(&self) -> bool {
         self.peer == crate::NONE_U32
     }
-}
-
-pub(crate) fn decode_mpi_init(r: &mut FieldReader) -> Result<MpiInit, ShortPayload> {
-    Ok(MpiInit {
-        rank: r.u32()?,
-        size: r.u32()?,
-        thread_level: ThreadLevel::from_u32(r.u32()?),
-        ticks: r.u64()?,
-        library: r.str()?,
-    })
-}
-
-pub(crate) fn encode_mpi_init(m: &MpiInit, out: &mut Vec<u8>) {
-    out.put_u32(m.rank);
-    out.put_u32(m.size);
-    out.put_u32(m.thread_level.to_u32());
-    out.put_u64(m.ticks);
-    out.put_str(&m.library);
-}
-
-pub(crate) fn decode_clock_offset(r: &mut FieldReader) -> Result<ClockOffset, ShortPayload> {
-    Ok(ClockOffset {
-        when: OffsetWhen::from_u8(r.u8()?),
-        local_ns: r.u64()?,
-        offset_ns: r.i64()?,
-        rtt_ns: r.u64()?,
-    })
-}
-
-pub(crate) fn encode_clock_offset(c: &ClockOffset, out: &mut Vec<u8>) {
-    out.put_u8(c.when.to_u8());
-    out.put_u64(c.local_ns);
-    out.put_i64(c.offset_ns);
-    out.put_u64(c.rtt_ns);
-}
-
-pub(crate) fn decode_comm_def(r: &mut FieldReader) -> Result<CommDef, DecodeProblem> {
-    let comm = r.u32()?;
-    let ordinal = r.u32()?;
-    let size = r.u32()?;
-    if size as usize > r.remaining() / 4 {
-        return Err(DecodeProblem::BadCount(size as u64));
-    }
-    let mut ranks = Vec::with_capacity(size as usize);
-    for _ in 0..size {
-        ranks.push(r.u32()?);
-    }
-    Ok(CommDef {
-        comm,
-        ordinal,
-        ranks,
-    })
-}
-
-pub(crate) fn encode_comm_def(c: &CommDef, out: &mut Vec<u8>) {
-    out.put_u32(c.comm);
-    out.put_u32(c.ordinal);
-    out.put_u32(c.ranks.len() as u32);
-    for r in &c.ranks {
-        out.put_u32(*r);
-    }
-}
-
-pub(crate) fn decode_message_stats(r: &mut FieldReader) -> Result<MessageStats, ShortPayload> {
-    Ok(MessageStats {
-        thread: r.u32()?,
-        region: r.u32()?,
-        peer: r.u32()?,
-        direction: Direction::from_u8(r.u8()?),
-        comm: r.u32()?,
-        count: r.u64()?,
-        bytes: r.u64()?,
-        min_bytes: r.u64()?,
-        max_bytes: r.u64()?,
-    })
-}
-
-pub(crate) fn encode_message_stats(m: &MessageStats, out: &mut Vec<u8>) {
-    out.put_u32(m.thread);
-    out.put_u32(m.region);
-    out.put_u32(m.peer);
-    out.put_u8(m.direction.to_u8());
-    out.put_u32(m.comm);
-    out.put_u64(m.count);
-    out.put_u64(m.bytes);
-    out.put_u64(m.min_bytes);
-    out.put_u64(m.max_bytes);
 }

@@ -92,7 +92,7 @@ pub struct ProcessData {
     /// CPU samples (CpuSamples records) in file order.
     pub cpu_samples: Vec<CpuSamples>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
-    pub java_classes: Vec<crate::java::JavaClass>,
+    pub java_classes: Vec<crate::records::JavaClass>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }

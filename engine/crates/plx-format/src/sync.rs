@@ -1,9 +1,6 @@
 //! The synchronization records of `process.plx` (types 18–20: SyncObject, SyncStats, NodeCpu)
 //! and their codecs.
 
-use crate::bytes::{FieldReader, Put};
-use crate::records::DecodeProblem;
-
 /// What kind of synchronization object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SyncKind {
@@ -167,68 +164,4 @@ pub struct NodeCpu {
     pub thread: u32,
     /// (ThreadProfile node index, CPU ns).
     pub entries: Vec<(u32, u64)>,
-}
-
-pub(crate) fn decode_sync_object(r: &mut FieldReader) -> Result<SyncObject, DecodeProblem> {
-    Ok(SyncObject {
-        object: r.u32()?,
-        kind: SyncKind::from_u8(r.u8()?),
-        named_by: NamedBy::from_u8(r.u8()?),
-        address: r.u64()?,
-        module_id: r.u32()?,
-        site: r.u64()?,
-    })
-}
-
-pub(crate) fn encode_sync_object(s: &SyncObject, out: &mut Vec<u8>) {
-    out.put_u32(s.object);
-    out.put_u8(s.kind.to_u8());
-    out.put_u8(s.named_by.to_u8());
-    out.put_u64(s.address);
-    out.put_u32(s.module_id);
-    out.put_u64(s.site);
-}
-
-pub(crate) fn decode_sync_stats(r: &mut FieldReader) -> Result<SyncStats, DecodeProblem> {
-    Ok(SyncStats {
-        thread: r.u32()?,
-        object: r.u32()?,
-        acquisitions: r.u64()?,
-        contended: r.u64()?,
-        wait_ticks: r.u64()?,
-        hold_ticks: r.u64()?,
-        releases: r.u64()?,
-    })
-}
-
-pub(crate) fn encode_sync_stats(s: &SyncStats, out: &mut Vec<u8>) {
-    out.put_u32(s.thread);
-    out.put_u32(s.object);
-    out.put_u64(s.acquisitions);
-    out.put_u64(s.contended);
-    out.put_u64(s.wait_ticks);
-    out.put_u64(s.hold_ticks);
-    out.put_u64(s.releases);
-}
-
-pub(crate) fn decode_node_cpu(r: &mut FieldReader) -> Result<NodeCpu, DecodeProblem> {
-    let thread = r.u32()?;
-    let n = r.u32()?;
-    if n as usize > r.remaining() / 12 {
-        return Err(DecodeProblem::BadCount(n as u64));
-    }
-    let mut entries = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        entries.push((r.u32()?, r.u64()?));
-    }
-    Ok(NodeCpu { thread, entries })
-}
-
-pub(crate) fn encode_node_cpu(c: &NodeCpu, out: &mut Vec<u8>) {
-    out.put_u32(c.thread);
-    out.put_u32(c.entries.len() as u32);
-    for (node, ns) in &c.entries {
-        out.put_u32(*node);
-        out.put_u64(*ns);
-    }
 }

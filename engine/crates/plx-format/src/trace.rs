@@ -11,7 +11,7 @@ use crate::records::{types, Calibration};
 use crate::warning::{Warning, WarningKind};
 
 /// Size of a TraceChunk's fixed fields before the events.
-pub const CHUNK_HEADER_LEN: u64 = 32;
+pub const CHUNK_HEADER_LEN: u64 = crate::schema::fixed_size::TRACE_CHUNK as u64;
 
 /// Malformed chunks reported one by one; the rest are counted in one warning.
 const MAX_CHUNK_WARNINGS: u64 = 5;
@@ -27,38 +27,6 @@ pub struct ChunkHeader {
     pub base_ticks: u64,
     /// The calibration pair read when the chunk was written.
     pub calib: Calibration,
-}
-
-impl ChunkHeader {
-    /// Decodes the 32 header bytes.
-    pub fn decode(b: &[u8; 32]) -> Self {
-        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        let u64_at = |i: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(a)
-        };
-        ChunkHeader {
-            thread: u32_at(0),
-            event_count: u32_at(4),
-            base_ticks: u64_at(8),
-            calib: Calibration {
-                ticks: u64_at(16),
-                monotonic_ns: u64_at(24),
-            },
-        }
-    }
-
-    /// Encodes the 32 header bytes.
-    pub fn encode(&self) -> [u8; 32] {
-        let mut b = [0u8; 32];
-        b[0..4].copy_from_slice(&self.thread.to_le_bytes());
-        b[4..8].copy_from_slice(&self.event_count.to_le_bytes());
-        b[8..16].copy_from_slice(&self.base_ticks.to_le_bytes());
-        b[16..24].copy_from_slice(&self.calib.ticks.to_le_bytes());
-        b[24..32].copy_from_slice(&self.calib.monotonic_ns.to_le_bytes());
-        b
-    }
 }
 
 /// Where one complete chunk lies in the file.

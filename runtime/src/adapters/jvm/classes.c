@@ -32,11 +32,8 @@ void plx_jvm_class_record(const char *name, uint32_t methods, uint64_t nanos, ui
         t->guard++;
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_rec_u32(&rec, methods);
-    plx_rec_u64(&rec, nanos);
-    plx_rec_u32(&rec, flags);
-    plx_rec_str(&rec, name);
-    plx_rec_write(&rec, 0, PLX_REC_JAVA_CLASS);
+    plx_enc_java_class(&rec, methods, nanos, flags, name);
+    plx_rec_write(&rec, 0);
     if (t) {
         static uint32_t region = PLX_NO_INDEX;
         if (region == PLX_NO_INDEX)

@@ -61,10 +61,8 @@ void plx_mpi_clock_sync(int when)
         }
     }
     PMPI_Comm_free(&comm);
-    unsigned char p[25];
-    p[0] = (unsigned char)when;
-    memcpy(p + 1, &local, 8);
-    memcpy(p + 9, &offset, 8);
-    memcpy(p + 17, &best_rtt, 8);
-    plx_ext_record(PLX_REC_CLOCK_OFFSET, p, sizeof p);
+    struct plx_rec rec;
+    plx_ext_rec_init(&rec);
+    plx_enc_clock_offset(&rec, (uint8_t)when, local, offset, best_rtt);
+    plx_ext_rec_write(&rec);
 }

@@ -41,16 +41,10 @@ static void write_def(const struct plx_comm *c)
     for (uint32_t i = 0; i < c->id; i++)
         if (defined[i] && same_members(defined[i], c))
             ordinal++;
-    size_t len = 12 + (size_t)c->size * 4;
-    unsigned char *p = malloc(len);
-    if (!p)
-        return;
-    memcpy(p, &c->id, 4);
-    memcpy(p + 4, &ordinal, 4);
-    memcpy(p + 8, &c->size, 4);
-    memcpy(p + 12, c->world, (size_t)c->size * 4);
-    plx_ext_record(PLX_REC_COMM_DEF, p, (uint32_t)len);
-    free(p);
+    struct plx_rec rec;
+    plx_ext_rec_init(&rec);
+    plx_enc_comm_def(&rec, c->id, ordinal, c->size, c->world);
+    plx_ext_rec_write(&rec);
 }
 
 /* Called with the lock held. */

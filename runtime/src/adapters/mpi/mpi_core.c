@@ -22,22 +22,15 @@ static void started(int provided)
     char *nl = strchr(lib, '\n');
     if (nl)
         *nl = 0;
-    size_t n = strlen(lib);
-    unsigned char p[24 + MPI_MAX_LIBRARY_VERSION_STRING];
     uint32_t rank = (uint32_t)plx_mpi_rank, size = (uint32_t)plx_mpi_size;
     uint32_t level = provided == MPI_THREAD_MULTIPLE     ? 3
                      : provided == MPI_THREAD_SERIALIZED ? 2
                      : provided == MPI_THREAD_FUNNELED   ? 1
                                                          : 0;
-    uint64_t ticks = plx_ext_ticks();
-    uint32_t slen = (uint32_t)n;
-    memcpy(p, &rank, 4);
-    memcpy(p + 4, &size, 4);
-    memcpy(p + 8, &level, 4);
-    memcpy(p + 12, &ticks, 8);
-    memcpy(p + 20, &slen, 4);
-    memcpy(p + 24, lib, n);
-    plx_ext_record(PLX_REC_MPI_INIT, p, (uint32_t)(24 + n));
+    struct plx_rec rec;
+    plx_ext_rec_init(&rec);
+    plx_enc_mpi_init(&rec, rank, size, level, plx_ext_ticks(), lib);
+    plx_ext_rec_write(&rec);
     plx_mpi_comms_init();
     plx_mpi_clock_sync(0);
     plx_mpi_ready = 1;

@@ -10,9 +10,6 @@
 #define PLX_KIND_MPI 4
 #define PLX_NO_PEER 0xFFFFFFFFu
 
-/* Records and trace subtypes of spec/format.md. */
-enum { PLX_REC_MPI_INIT = 14, PLX_REC_CLOCK_OFFSET = 15, PLX_REC_COMM_DEF = 16, PLX_REC_MESSAGE_STATS = 17 };
-enum { PLX_EXT_SEND = 2, PLX_EXT_RECV = 3, PLX_EXT_COLLECTIVE = 4 };
 enum { PLX_DIR_SENT = 0, PLX_DIR_RECEIVED = 1 };
 
 struct plx_comm {

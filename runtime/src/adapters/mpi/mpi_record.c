@@ -3,6 +3,7 @@
  * table and scratch arrays live in the thread's ext slot, mapped on its first MPI call. */
 #include "mpi_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -14,7 +15,11 @@ struct stat_entry {
     uint8_t dir, pad[7];
     uint64_t count, bytes, min, max;
 };
-_Static_assert(sizeof(struct stat_entry) == 56, "live file layout");
+_Static_assert(sizeof(struct stat_entry) == PLX_LIVE_MPI_ITEM_SIZE &&
+               offsetof(struct stat_entry, used) == PLX_LIVE_MPI_OFF_USED &&
+               offsetof(struct stat_entry, dir) == PLX_LIVE_MPI_OFF_DIRECTION &&
+               offsetof(struct stat_entry, count) == PLX_LIVE_MPI_OFF_COUNT &&
+               offsetof(struct stat_entry, max) == PLX_LIVE_MPI_OFF_MAX_BYTES, "live mpi item");
 
 struct mpi_thread {
     struct stat_entry *stats;  /* STAT_SLOTS entries in the thread's "mpi" live file */
@@ -120,18 +125,14 @@ uint64_t plx_mpi_bytes(int n, MPI_Datatype type)
     return (uint64_t)n * (uint64_t)size;
 }
 
-static uint64_t peer_tag(uint32_t peer, int tag)
-{
-    return (uint64_t)peer | ((uint64_t)(uint32_t)tag << 32);
-}
-
 void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c, uint32_t peer,
                   int tag, uint64_t bytes)
 {
     if (peer == PLX_NO_PEER || !c)
         return; /* MPI_PROC_NULL */
-    uint64_t w[3] = {peer_tag(peer, tag), bytes, c->id};
-    plx_ext_event(t, PLX_EXT_SEND, w, 3);
+    uint64_t w[PLX_EXT_SEND_WORDS];
+    plx_ext_pack_send(w, peer, tag, bytes, c->id);
+    plx_ext_event(t, PLX_EXT_SEND, w, PLX_EXT_SEND_WORDS);
     count(t, region, peer, c->id, PLX_DIR_SENT, bytes);
 }
 
@@ -144,8 +145,9 @@ void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_co
     PMPI_Get_count(st, MPI_BYTE, &n);
     uint64_t bytes = n > 0 ? (uint64_t)n : 0;
     uint32_t peer = plx_mpi_world_rank(c, st->MPI_SOURCE);
-    uint64_t w[3] = {peer_tag(peer, st->MPI_TAG), bytes, c->id};
-    plx_ext_event(t, PLX_EXT_RECV, w, 3);
+    uint64_t w[PLX_EXT_RECV_WORDS];
+    plx_ext_pack_recv(w, peer, st->MPI_TAG, bytes, c->id);
+    plx_ext_event(t, PLX_EXT_RECV, w, PLX_EXT_RECV_WORDS);
     count(t, region, peer, c->id, PLX_DIR_RECEIVED, bytes);
 }
 
@@ -156,8 +158,9 @@ void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, in
     if (!c)
         return;
     uint32_t wroot = root >= 0 ? plx_mpi_world_rank(c, root) : PLX_NO_PEER;
-    uint64_t w[3] = {(uint64_t)c->id | ((uint64_t)wroot << 32), sent, received};
-    plx_ext_event(t, PLX_EXT_COLLECTIVE, w, 3);
+    uint64_t w[PLX_EXT_COLLECTIVE_WORDS];
+    plx_ext_pack_collective(w, c->id, wroot, sent, received);
+    plx_ext_event(t, PLX_EXT_COLLECTIVE, w, PLX_EXT_COLLECTIVE_WORDS);
     count(t, region, PLX_NO_PEER, c->id, PLX_DIR_SENT, sent);
     count(t, region, PLX_NO_PEER, c->id, PLX_DIR_RECEIVED, received);
 }
@@ -187,17 +190,11 @@ void plx_mpi_stats_write(struct plx_thread *t)
         const struct stat_entry *e = &m->stats[i];
         if (!e->used)
             continue;
-        unsigned char p[53];
-        memcpy(p, &t->index, 4);
-        memcpy(p + 4, &e->region, 4);
-        memcpy(p + 8, &e->peer, 4);
-        p[12] = e->dir;
-        memcpy(p + 13, &e->comm, 4);
-        memcpy(p + 17, &e->count, 8);
-        memcpy(p + 25, &e->bytes, 8);
-        memcpy(p + 33, &e->min, 8);
-        memcpy(p + 41, &e->max, 8);
-        plx_ext_record(PLX_REC_MESSAGE_STATS, p, 49);
+        struct plx_rec rec;
+        plx_ext_rec_init(&rec);
+        plx_enc_message_stats(&rec, t->index, e->region, e->peer, e->dir, e->comm, e->count, e->bytes,
+                              e->min, e->max);
+        plx_ext_rec_write(&rec);
     }
     t->ext[0] = NULL;
     plx_ext_live_remove("mpi", t, m->live);

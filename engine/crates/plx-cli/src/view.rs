@@ -1,0 +1,69 @@
+//! `plx view`: opens an experiment or session, indexes its trace and serves the web viewer on a
+//! local address with a random token.
+
+use std::path::PathBuf;
+
+use plx_view::api::Viewer;
+use plx_view::server::{bundle, Server, ServerOptions};
+
+use crate::CliError;
+
+/// `plx view`.
+#[derive(clap::Args, Debug)]
+pub struct ViewArgs {
+    /// Experiment or session directory (traced: plx run --trace).
+    pub dir: PathBuf,
+    /// Port to listen on [default: a free one].
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Address to listen on; anything but 127.0.0.1 lets other machines in (with the token).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Open the URL in the browser ($BROWSER, else xdg-open).
+    #[arg(long)]
+    pub open: bool,
+    /// Only this application of a session.
+    #[arg(long, value_name = "A")]
+    pub app: Option<String>,
+}
+
+/// Runs `plx view` (until interrupted).
+pub fn view(args: &ViewArgs) -> Result<(), CliError> {
+    if bundle().is_none() {
+        return Err(CliError::new(
+            2,
+            "this plx was built without the viewer's bundle (viewer/dist/viewer.js): build it \
+             with `make`, or set PLX_VIEWER_BUNDLE to a built viewer.js when running cargo"
+                .to_string(),
+        ));
+    }
+    let started = std::time::Instant::now();
+    let viewer = Viewer::open(&args.dir, args.app.as_deref())?;
+    for w in viewer.warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    let server = Server::bind(&ServerOptions {
+        bind: args.bind.clone(),
+        port: args.port.unwrap_or(0),
+    })
+    .map_err(|e| CliError::new(1, e.to_string()))?;
+    eprintln!(
+        "plx: {}: {} events on {} tracks indexed in {:.2} s; Ctrl-C stops the server",
+        args.dir.display(),
+        viewer.index.events,
+        viewer.index.tracks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let url = server.url();
+    println!("{url}");
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    if args.open {
+        let browser = std::env::var("BROWSER").unwrap_or_else(|_| "xdg-open".to_string());
+        if let Err(e) = std::process::Command::new(&browser).arg(&url).spawn() {
+            eprintln!("plx: warning: cannot start {browser}: {e}; open the URL yourself");
+        }
+    }
+    server.serve(&viewer);
+    Ok(())
+}

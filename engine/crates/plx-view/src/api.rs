@@ -1,0 +1,577 @@
+//! The JSON answers of the API: an opened experiment ([`Viewer`]) and one function per endpoint.
+//! Times in answers are ns from the trace's first event (`origin`).
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use plx_analysis::compare::{compare, Run as CompareRun};
+use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
+use plx_analysis::merge::MergeOptions;
+use plx_analysis::messages::pairs;
+use plx_analysis::timeline::{
+    concurrency, histogram, queue_length, utilization, HistogramRun, Metric, Timeline,
+    TimelineOptions,
+};
+use plx_analysis::{
+    call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions,
+    FitAccumulator, GroupBy, Model, Window,
+};
+use plx_format::{Direction, Experiment};
+use serde_json::{json, Value};
+
+use crate::index::TraceIndex;
+use crate::query::{window, WindowQuery};
+
+/// An experiment (or session) opened for viewing: its model and trace index; the critical path
+/// and the state timeline are computed on first request.
+pub struct Viewer {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The experiment.
+    pub exp: Experiment,
+    /// Its model (as `plx report` builds it).
+    pub model: Model,
+    /// The trace index.
+    pub index: TraceIndex,
+    critpath: OnceCell<Result<CriticalPath, String>>,
+    timeline: OnceCell<Result<Timeline, String>>,
+}
+
+impl Viewer {
+    /// Reads `dir` (keeping application `app` of a session) and indexes its trace.
+    pub fn open(dir: &Path, app: Option<&str>) -> Result<Viewer, AnalysisError> {
+        let exp = Experiment::open(dir)?;
+        let mut model = Model::build(&exp, BuildOptions::default());
+        if let Some(a) = app {
+            model.select_app(a)?;
+        }
+        if !model.processes.iter().any(|p| p.has_trace()) {
+            return Err(AnalysisError::NoEventTrace(dir.to_path_buf()));
+        }
+        let index = TraceIndex::build(&model, &exp)?;
+        Ok(Viewer {
+            dir: dir.to_path_buf(),
+            exp,
+            model,
+            index,
+            critpath: OnceCell::new(),
+            timeline: OnceCell::new(),
+        })
+    }
+
+    /// Warnings of the model and the merge, as text.
+    pub fn warnings(&self) -> Vec<String> {
+        self.model
+            .report_warnings()
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
+    }
+
+    fn rel(&self, t: i64) -> i64 {
+        t - self.index.origin
+    }
+
+    /// `GET /api/meta`: tracks with their grouping, regions, user events, the span.
+    pub fn meta(&self) -> Value {
+        let ix = &self.index;
+        let tracks: Vec<Value> = ix
+            .tracks
+            .iter()
+            .map(|t| {
+                json!({
+                    "label": t.label, "app": t.app, "host": t.host, "pid": t.pid,
+                    "rank": t.rank, "thread": t.thread, "name": t.name,
+                    "process": t.process, "depth": t.lanes.len(),
+                    "regions": t.lanes.iter().map(|l| l.len()).sum::<usize>(),
+                })
+            })
+            .collect();
+        let regions: Vec<Value> = ix
+            .regions
+            .all()
+            .iter()
+            .map(|info| json!([info.name, info.kind.as_str(), info.file, info.line]))
+            .collect();
+        json!({
+            "dir": self.dir.display().to_string(),
+            "span": ix.end - ix.origin,
+            "events": ix.events,
+            "tracks": tracks,
+            "regions": regions,
+            "user_events": ix.user_events,
+            "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
+            "handoffs": ix.handoffs.len(),
+            "has_mpi": self.model.has_mpi(),
+        })
+    }
+
+    /// `GET /api/window?t0=&t1=&width=&max=`: see [`crate::query`]. The JSON text is written
+    /// directly (the answer is the one large one, and a value tree would cost more than the
+    /// query).
+    pub fn window(&self, t0: i64, t1: i64, width: u32, max: usize) -> String {
+        use std::fmt::Write;
+        let o = self.index.origin;
+        let q = WindowQuery {
+            t0: o + t0,
+            t1: o + t1.max(t0 + 1),
+            width: width.clamp(1, 20_000),
+            max_messages: max,
+        };
+        let a = window(&self.index, &q);
+        let mut out = String::with_capacity(1 << 16);
+        let _ = write!(
+            out,
+            "{{\"t0\":{t0},\"t1\":{},\"width\":{},\"tracks\":[",
+            q.t1 - o,
+            q.width
+        );
+        for (ti, lanes) in a.lanes.iter().enumerate() {
+            let track = &self.index.tracks[ti];
+            out.push_str(if ti == 0 { "[" } else { ",[" });
+            for (d, la) in lanes.iter().enumerate() {
+                let lane = &track.lanes[d];
+                out.push_str(if d == 0 {
+                    "{\"full\":["
+                } else {
+                    ",{\"full\":["
+                });
+                for (k, &i) in la.full.iter().enumerate() {
+                    let r = lane.get(i);
+                    let sep = if k == 0 { "" } else { "," };
+                    let _ = write!(out, "{sep}[{},{},{},{i}]", r.start - o, r.end - o, r.region);
+                }
+                out.push_str("],\"columns\":[");
+                for (k, c) in la.columns.iter().enumerate() {
+                    let sep = if k == 0 { "" } else { "," };
+                    let _ = write!(
+                        out,
+                        "{sep}[{},{},{},{}]",
+                        c.col, c.count, c.busy, lane.region[c.longest]
+                    );
+                }
+                out.push_str("]}");
+            }
+            out.push(']');
+        }
+        let m = &a.messages;
+        let _ = write!(
+            out,
+            "],\"messages\":{{\"total\":{},\"unmatched\":{},\"lines\":[",
+            m.total, m.unmatched
+        );
+        for (k, l) in m.lines.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let to = l.to.map_or("null".to_string(), |t| t.to_string());
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{to},{}]",
+                l.send - o,
+                l.recv.unwrap_or(l.send) - o,
+                l.from,
+                l.bytes
+            );
+        }
+        out.push_str("],\"bundles\":[");
+        for (k, b) in m.bundles.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{},{},{}]",
+                b.col,
+                b.from,
+                b.to,
+                b.count,
+                b.bytes,
+                b.mean_recv - o
+            );
+        }
+        out.push_str("]},\"markers\":[");
+        for (k, (t, mk)) in a.markers.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            // a value JSON cannot hold (NaN, infinity) is given as null
+            let v = json!(mk.value);
+            let _ = write!(out, "{sep}[{t},{},{},{v}]", mk.time - o, mk.event);
+        }
+        let _ = write!(
+            out,
+            "],\"markers_total\":{},\"handoffs\":[",
+            a.markers_total
+        );
+        for (k, h) in a.handoffs.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let _ = write!(
+                out,
+                "{sep}[{},{},{},{},{}]",
+                h.release - o,
+                h.acquire - o,
+                h.from,
+                h.to,
+                h.kind
+            );
+        }
+        let _ = write!(out, "],\"handoffs_total\":{}}}", a.handoffs_total);
+        out
+    }
+
+    /// `GET /api/region?track=&depth=&index=`: a region instance, its call path and source.
+    pub fn region(&self, track: usize, depth: usize, i: usize) -> Option<Value> {
+        let t = self.index.tracks.get(track)?;
+        if i >= t.lanes.get(depth)?.len() {
+            return None;
+        }
+        let path = self.index.call_path(track, depth, i);
+        let me = *path.last()?;
+        let info = self.index.regions.get(me.region);
+        let names: Vec<&str> = path
+            .iter()
+            .map(|r| self.index.regions.name(r.region))
+            .collect();
+        Some(json!({
+            "track": t.label, "name": info.name, "kind": info.kind.as_str(),
+            "start": self.rel(me.start), "end": self.rel(me.end), "duration": me.end - me.start,
+            "file": info.file, "line": info.line, "call_path": names,
+        }))
+    }
+
+    /// `GET /api/stats?t0=&t1=`: the profile of a window (each region's time clipped to it:
+    /// inclusive, exclusive, and the calls that begin in it) and its messages per pair.
+    pub fn stats(&self, t0: i64, t1: i64) -> Value {
+        let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
+        let clip = |s: i64, e: i64| (e.min(b) - s.max(a)).max(0);
+        // region → (calls, inclusive, exclusive)
+        let mut rows: HashMap<u32, (u64, i64, i64)> = HashMap::new();
+        for t in &self.index.tracks {
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let c = clip(r.start, r.end);
+                    let e = rows.entry(r.region).or_default();
+                    e.0 += u64::from(r.start >= a);
+                    e.1 += c;
+                    e.2 += c;
+                    if d > 0 {
+                        let up = &t.lanes[d - 1];
+                        if let Some(p) = up.start.partition_point(|&s| s <= r.start).checked_sub(1)
+                        {
+                            rows.entry(up.region[p]).or_default().2 -= c;
+                        }
+                    }
+                }
+            }
+        }
+        let mut rows: Vec<(u32, (u64, i64, i64))> = rows.into_iter().collect();
+        rows.sort_by_key(|(r, (_, _, ex))| (std::cmp::Reverse(*ex), *r));
+        let profile: Vec<Value> = rows
+            .iter()
+            .map(|(r, (calls, inc, ex))| json!([self.index.regions.name(*r), calls, inc, ex]))
+            .collect();
+        let mut pairs: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
+        let hi = self.index.messages.partition_point(|m| m.send < b);
+        let lo = self.index.messages.partition_point(|m| m.send < a);
+        for m in &self.index.messages[lo..hi] {
+            if let Some(to) = m.to {
+                let e = pairs.entry((m.from, to)).or_default();
+                e.0 += 1;
+                e.1 += m.bytes;
+            }
+        }
+        let mut pairs: Vec<_> = pairs.into_iter().collect();
+        pairs.sort();
+        let msgs: Vec<Value> = pairs
+            .iter()
+            .map(|((f, t), (n, by))| json!([f, t, n, by]))
+            .collect();
+        json!({"t0": t0, "t1": b - self.index.origin, "profile": profile,
+               "messages": msgs,
+               "message_count": pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
+               "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
+    }
+
+    /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
+    /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
+    pub fn profile(&self) -> Value {
+        let (tables, total) = self.model.tables(GroupBy::Thread, None);
+        let name = |r: u32| self.model.regions.name(r).to_string();
+        let flat = |t: &plx_analysis::Table| -> Vec<Value> {
+            flat_profile(&t.tree)
+                .iter()
+                .map(|r| json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu]))
+                .collect()
+        };
+        let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
+            (Some(p), th) => {
+                let p = &self.model.processes[p];
+                let who = match p.rank() {
+                    Some(r) => format!("rank {r}"),
+                    None => format!("pid {}", p.pid),
+                };
+                let app = p.app_name(&self.model);
+                let app = if app.is_empty() {
+                    String::new()
+                } else {
+                    format!("{app}: ")
+                };
+                format!("{app}{who} thread {}", th.unwrap_or(0))
+            }
+            _ => "total".to_string(),
+        };
+        let mut out: Vec<Value> = vec![json!({"label": "total", "rows": flat(&total)})];
+        out.extend(
+            tables
+                .iter()
+                .map(|t| json!({"label": label(t), "rows": flat(t)})),
+        );
+        let paths: Vec<Value> = callpath_rows(&total.tree)
+            .iter()
+            .map(|r| {
+                let p: Vec<String> = r.path.iter().map(|&x| name(x)).collect();
+                json!([p, r.calls, r.exclusive, r.inclusive])
+            })
+            .collect();
+        let arcs = |v: &[plx_analysis::gprof::Arc]| -> Vec<String> {
+            v.iter()
+                .map(|a| a.region.map_or("<spontaneous>".to_string(), name))
+                .collect()
+        };
+        let gprof: Vec<Value> = call_graph(&total.tree)
+            .iter()
+            .map(|e| {
+                json!([
+                    e.index,
+                    name(e.region),
+                    e.percent,
+                    e.self_s,
+                    e.children_s,
+                    e.calls,
+                    arcs(&e.parents),
+                    arcs(&e.children)
+                ])
+            })
+            .collect();
+        json!({"tables": out, "callpaths": paths, "gprof": gprof})
+    }
+
+    /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
+    /// (from the trace's matched messages) and the latency/bandwidth fit.
+    pub fn comm(&self) -> Value {
+        if !self.model.has_mpi() {
+            return json!({"ranks": [], "pairs": [], "fits": []});
+        }
+        let ranks: Vec<u32> = self.model.ranks().iter().map(|(r, _)| *r).collect();
+        let pairs: Vec<Value> = pairs(&self.model, Direction::Sent, false)
+            .iter()
+            .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
+            .collect();
+        let mut fit = FitAccumulator::new(false);
+        // (communicator, sender, receiver) → (messages, bytes), from the trace's matched messages
+        let mut per_comm: std::collections::BTreeMap<(Option<u32>, u32, u32), (u64, u64)> =
+            Default::default();
+        let fits: Vec<Value> = match match_messages(&self.model, |m| {
+            fit.add(m);
+            let e = per_comm
+                .entry((m.comm, m.sender.rank, m.receiver.rank))
+                .or_default();
+            e.0 += 1;
+            e.1 += m.bytes;
+        }) {
+            Ok(_) => fit
+                .fits()
+                .iter()
+                .map(|f| {
+                    json!({"from": f.sender.rank, "to": f.receiver.rank,
+                           "messages": f.messages, "latency_us": f.latency_us,
+                           "bandwidth_mbps": f.bandwidth_mbps, "r2": f.r2,
+                           "mean_transfer_us": f.mean_transfer_us})
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut comms: Vec<Value> = Vec::new();
+        let mut cur: Option<(Option<u32>, Vec<Value>)> = None;
+        let name = |c: Option<u32>| match c {
+            Some(i) => self.model.comms.get(i).describe(),
+            None => "(no communicator definition)".to_string(),
+        };
+        for ((c, f, t), (n, b)) in per_comm {
+            if cur.as_ref().is_some_and(|(k, _)| *k != c) {
+                let (k, v) = cur.take().expect("some");
+                comms.push(json!({"name": name(k), "pairs": v}));
+            }
+            cur.get_or_insert_with(|| (c, Vec::new()))
+                .1
+                .push(json!([f, t, n, b]));
+        }
+        if let Some((k, v)) = cur {
+            comms.push(json!({"name": name(k), "pairs": v}));
+        }
+        json!({"ranks": ranks, "pairs": pairs, "fits": fits, "communicators": comms})
+    }
+
+    /// `GET /api/compare`: IPS-2's metric table and the per-function differences, one column
+    /// per application of a session (as `plx compare SESSION`), else the run's own column.
+    pub fn compare(&self) -> Value {
+        let names: Vec<String> = self
+            .model
+            .apps
+            .iter()
+            .map(|a| a.name.clone())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut runs = Vec::new();
+        if names.len() > 1 {
+            for n in &names {
+                let mut m = self.model.clone();
+                if m.select_app(n).is_ok() {
+                    if let Ok(r) = CompareRun::new(n.clone(), m, None) {
+                        runs.push(r);
+                    }
+                }
+            }
+        } else {
+            let name = self
+                .dir
+                .file_name()
+                .map_or("run".to_string(), |n| n.to_string_lossy().into_owned());
+            if let Ok(r) = CompareRun::new(name, self.model.clone(), None) {
+                runs.push(r);
+            }
+        }
+        let c = compare(&runs, 10);
+        let metrics: Vec<Value> = c
+            .metrics
+            .iter()
+            .map(|m| json!([m.metric, m.unit.as_str(), m.values]))
+            .collect();
+        let functions: Vec<Value> = c
+            .functions
+            .iter()
+            .take(50)
+            .map(|f| {
+                let incl: Vec<Option<f64>> =
+                    f.runs.iter().map(|r| r.map(|x| x.inclusive_s)).collect();
+                json!([f.name, incl, f.inclusive_diff_s, f.inclusive_ratio])
+            })
+            .collect();
+        json!({"runs": c.runs, "metrics": metrics, "functions": functions})
+    }
+
+    /// `GET /api/critpath`: the global critical path's segments (on tracks) and its profile per
+    /// level.
+    pub fn critpath(&self) -> Value {
+        let cp = self.critpath.get_or_init(|| {
+            CriticalPath::compute(
+                &self.model,
+                &self.exp,
+                Window::ALL,
+                Mode::Global,
+                None,
+                MergeOptions::default(),
+            )
+            .map_err(|e| e.to_string())
+        });
+        let cp = match cp {
+            Ok(cp) => cp,
+            Err(e) => return json!({"error": e}),
+        };
+        // graph locations → tracks, by (process, thread)
+        let track_of: HashMap<(usize, u32), usize> = self
+            .index
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.process, t.thread), i))
+            .collect();
+        let tr = |l: u32| {
+            cp.graph
+                .locations
+                .get(l as usize)
+                .and_then(|g| track_of.get(&(g.process, g.thread)).copied())
+        };
+        let segs: Vec<Value> = cp
+            .segments
+            .iter()
+            .map(|s| {
+                json!([
+                    s.kind.as_str(),
+                    tr(s.location),
+                    s.from.and_then(tr),
+                    self.rel(s.start_ns),
+                    self.rel(s.end_ns),
+                    s.what
+                ])
+            })
+            .collect();
+        let mut levels = serde_json::Map::new();
+        for (name, level) in [("procedure", Level::Procedure), ("thread", Level::Thread)] {
+            if let Ok(items) = profile(
+                &self.model,
+                &self.exp,
+                &cp.graph,
+                &cp.segments,
+                level,
+                MergeOptions::default(),
+            ) {
+                let rows: Vec<Value> = items
+                    .iter()
+                    .map(|i| json!([i.kind.as_str(), i.name, i.location, i.time_ns]))
+                    .collect();
+                levels.insert(name.to_string(), Value::Array(rows));
+            }
+        }
+        json!({"length": cp.length_ns(), "segments": segs, "profile": levels})
+    }
+
+    /// `GET /api/displays?bins=N`: utilization per location, the concurrency profile, the
+    /// message queue length (JPVS's displays) and the time histograms of computing threads, MPI,
+    /// messages and bytes (IPS-2), from the state timeline.
+    pub fn displays(&self, bins: usize) -> Value {
+        let tl = self.timeline.get_or_init(|| {
+            Timeline::build(&self.model, &self.exp, &TimelineOptions::default())
+                .map_err(|e| e.to_string())
+        });
+        let tl = match tl {
+            Ok(t) => t,
+            Err(e) => return json!({"error": e}),
+        };
+        let bins = bins.clamp(1, 2000);
+        let util: Vec<Value> = utilization(tl, Window::ALL)
+            .iter()
+            .map(|u| json!([u.location, u.seconds]))
+            .collect();
+        let run = [HistogramRun {
+            name: "",
+            timeline: tl,
+            window: Window::ALL,
+        }];
+        let mut hists = serde_json::Map::new();
+        for (name, m) in [
+            ("compute", Metric::Compute),
+            ("mpi", Metric::Mpi),
+            ("messages", Metric::Messages),
+            ("bytes", Metric::Bytes),
+        ] {
+            let h = histogram(&run, &m, bins, false);
+            if let Some(s) = h.series.first() {
+                hists.insert(
+                    name.to_string(),
+                    json!({"values": s.values, "start": s.grid.start_ns - tl.origin_ns,
+                           "width": s.grid.width_ns}),
+                );
+            }
+        }
+        let c = concurrency(tl, Window::ALL, bins);
+        let q = queue_length(tl, Window::ALL, bins);
+        json!({
+            "states": ["computing", "mpi", "wait", "idle"],
+            "utilization": util,
+            "concurrency": {"seconds": c.seconds, "mean": c.mean, "max": c.max,
+                            "start": c.grid.start_ns - tl.origin_ns, "width": c.grid.width_ns},
+            "queue": {"mean": q.mean, "max": q.max, "start": q.grid.start_ns - tl.origin_ns,
+                      "width": q.grid.width_ns},
+            "histograms": hists,
+        })
+    }
+}

@@ -1,0 +1,511 @@
+//! The index built once at open: per track (a thread with trace events) its regions by nesting
+//! depth, each depth a sorted run of disjoint intervals with block maxima, plus the messages
+//! sorted by send time and the user events.
+//!
+//! Invariants: within one [`Lane`] intervals are disjoint and sorted by start (hence by end);
+//! `prefix[i]` is the total duration of intervals `0..i`; `block_max[b]` is the index of the
+//! longest interval of block `b` (of [`BLOCK`] intervals) and `super_max[s]` that of super
+//! block `s` (of [`BLOCK`] blocks).
+
+use plx_analysis::merge::{EventKind, GlobalMerge, MergeOptions};
+use plx_analysis::{AnalysisError, Model, RegionTable};
+use plx_format::Experiment;
+
+/// Intervals per block (and blocks per super block) of the maxima.
+pub const BLOCK: usize = 64;
+
+/// A closed region instance, global ns `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    /// Entry.
+    pub start: i64,
+    /// Exit.
+    pub end: i64,
+    /// Global region index ([`TraceIndex::regions`]).
+    pub region: u32,
+}
+
+/// The regions of one track at one nesting depth.
+#[derive(Debug, Clone, Default)]
+pub struct Lane {
+    /// Entries, sorted.
+    pub start: Vec<i64>,
+    /// Exits, sorted.
+    pub end: Vec<i64>,
+    /// Regions.
+    pub region: Vec<u32>,
+    prefix: Vec<u64>,
+    block_max: Vec<u32>,
+    super_max: Vec<u32>,
+}
+
+impl Lane {
+    /// Intervals.
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// No interval?
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// Interval `i`.
+    pub fn get(&self, i: usize) -> Region {
+        Region {
+            start: self.start[i],
+            end: self.end[i],
+            region: self.region[i],
+        }
+    }
+
+    /// Its duration, ns.
+    pub fn dur(&self, i: usize) -> i64 {
+        self.end[i] - self.start[i]
+    }
+
+    /// Total duration of intervals `a..b`.
+    pub fn busy(&self, a: usize, b: usize) -> u64 {
+        self.prefix[b] - self.prefix[a]
+    }
+
+    /// Indices of the intervals overlapping `[t0, t1)`: `end > t0` and `start < t1`.
+    pub fn overlapping(&self, t0: i64, t1: i64) -> (usize, usize) {
+        let a = self.end.partition_point(|&e| e <= t0);
+        let b = self.start.partition_point(|&s| s < t1);
+        (a, b.max(a))
+    }
+
+    /// The interval containing `t` strictly inside (`start < t < end`).
+    pub fn containing(&self, t: i64) -> Option<usize> {
+        let i = self.start.partition_point(|&s| s < t).checked_sub(1)?;
+        (self.end[i] > t).then_some(i)
+    }
+
+    /// Index of the longest interval of `a..b` (the first of equals), `None` when empty.
+    pub fn longest(&self, a: usize, b: usize) -> Option<usize> {
+        if a >= b {
+            return None;
+        }
+        let mut best: Option<usize> = None;
+        let mut take = |i: usize| {
+            if best.is_none_or(|j| self.dur(i) > self.dur(j)) {
+                best = Some(i);
+            }
+        };
+        let mut i = a;
+        while i < b {
+            let sb = BLOCK * BLOCK;
+            if i % sb == 0 && i + sb <= b {
+                take(self.super_max[i / sb] as usize);
+                i += sb;
+            } else if i % BLOCK == 0 && i + BLOCK <= b {
+                take(self.block_max[i / BLOCK] as usize);
+                i += BLOCK;
+            } else {
+                take(i);
+                i += 1;
+            }
+        }
+        best
+    }
+
+    /// Calls `f` with each index of `a..b` whose interval lasts more than `min` ns, in order.
+    pub fn longer_than(&self, a: usize, b: usize, min: i64, f: &mut impl FnMut(usize)) {
+        let mut i = a;
+        while i < b {
+            let sb = BLOCK * BLOCK;
+            if i % sb == 0 && i + sb <= b && self.dur(self.super_max[i / sb] as usize) <= min {
+                i += sb;
+            } else if i % BLOCK == 0
+                && i + BLOCK <= b
+                && self.dur(self.block_max[i / BLOCK] as usize) <= min
+            {
+                i += BLOCK;
+            } else {
+                if self.dur(i) > min {
+                    f(i);
+                }
+                i += 1;
+            }
+        }
+    }
+
+    /// A sealed lane of the intervals `[start, end)` (sorted, disjoint), region 0 each.
+    #[cfg(test)]
+    pub(crate) fn from_intervals(iv: &[(i64, i64)]) -> Lane {
+        let mut l = Lane::default();
+        for &(start, end) in iv {
+            l.push(Region {
+                start,
+                end,
+                region: 0,
+            });
+        }
+        l.seal();
+        l
+    }
+
+    fn push(&mut self, r: Region) {
+        self.start.push(r.start);
+        self.end.push(r.end);
+        self.region.push(r.region);
+    }
+
+    fn seal(&mut self) {
+        let n = self.len();
+        self.prefix = Vec::with_capacity(n + 1);
+        let mut acc = 0u64;
+        self.prefix.push(0);
+        for i in 0..n {
+            acc += self.dur(i) as u64;
+            self.prefix.push(acc);
+        }
+        let (start, end) = (&self.start, &self.end);
+        let dur = |i: usize| end[i] - start[i];
+        let argmax = |idx: &mut dyn Iterator<Item = usize>| -> u32 {
+            let mut best = usize::MAX;
+            for i in idx {
+                if best == usize::MAX || dur(i) > dur(best) {
+                    best = i;
+                }
+            }
+            best as u32
+        };
+        let block_max: Vec<u32> = (0..n.div_ceil(BLOCK))
+            .map(|b| argmax(&mut (b * BLOCK..((b + 1) * BLOCK).min(n))))
+            .collect();
+        self.super_max = (0..block_max.len().div_ceil(BLOCK))
+            .map(|s| {
+                argmax(
+                    &mut block_max[s * BLOCK..((s + 1) * BLOCK).min(block_max.len())]
+                        .iter()
+                        .map(|&i| i as usize),
+                )
+            })
+            .collect();
+        self.block_max = block_max;
+    }
+}
+
+/// A user event's value at a time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Marker {
+    /// Global ns.
+    pub time: i64,
+    /// Index into [`TraceIndex::user_events`].
+    pub event: u32,
+    /// Value.
+    pub value: f64,
+}
+
+/// A point-to-point message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    /// Send time, global ns.
+    pub send: i64,
+    /// Receive time (`None`: no receive matched it).
+    pub recv: Option<i64>,
+    /// Sending track.
+    pub from: u32,
+    /// Receiving track.
+    pub to: Option<u32>,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A synchronization object handed from one thread to another: a release, then an acquisition
+/// that had waited for it (a lock hand-off, a semaphore post, a join of the ended thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handoff {
+    /// The release, global ns.
+    pub release: i64,
+    /// The acquisition that ended the wait.
+    pub acquire: i64,
+    /// Releasing track.
+    pub from: u32,
+    /// Acquiring track.
+    pub to: u32,
+    /// Object kind (SyncObject kinds: 0 mutex .. 6 thread).
+    pub kind: u8,
+}
+
+/// One thread with trace events.
+#[derive(Debug, Clone)]
+pub struct Track {
+    /// `rank.thread` or `pid.thread` (with `app:` in a session).
+    pub label: String,
+    /// Application name (empty outside a session).
+    pub app: String,
+    /// Host.
+    pub host: String,
+    /// Index into [`Model::processes`].
+    pub process: usize,
+    /// Process-local thread index.
+    pub thread: u32,
+    /// MPI rank.
+    pub rank: Option<u32>,
+    /// Pid.
+    pub pid: u32,
+    /// Thread name.
+    pub name: String,
+    /// Regions by depth (0: outermost).
+    pub lanes: Vec<Lane>,
+    /// User events in time order.
+    pub markers: Vec<Marker>,
+}
+
+/// Everything the window queries read.
+#[derive(Debug, Clone)]
+pub struct TraceIndex {
+    /// Tracks in the merge's order (by process, then thread).
+    pub tracks: Vec<Track>,
+    /// Region definitions.
+    pub regions: RegionTable,
+    /// User event names.
+    pub user_events: Vec<String>,
+    /// Messages sorted by send time.
+    pub messages: Vec<Message>,
+    /// Longest send-to-receive time of a matched message, ns.
+    pub max_latency: i64,
+    /// Hand-offs sorted by release.
+    pub handoffs: Vec<Handoff>,
+    /// Longest release-to-acquire time of a hand-off, ns.
+    pub max_handoff: i64,
+    /// First event, global ns.
+    pub origin: i64,
+    /// Last event, global ns.
+    pub end: i64,
+    /// Events read.
+    pub events: u64,
+}
+
+impl TraceIndex {
+    /// One pass over the merged trace of `model` (built from `exp`).
+    pub fn build(model: &Model, exp: &Experiment) -> Result<TraceIndex, AnalysisError> {
+        let mut merge = GlobalMerge::new(model, exp, MergeOptions::default())?;
+        let mut tracks: Vec<Track> = merge
+            .locations()
+            .iter()
+            .map(|l| Track {
+                label: l.label(),
+                app: l.app.clone(),
+                host: l.host.clone(),
+                process: l.process,
+                thread: l.thread,
+                rank: l.rank,
+                pid: l.pid,
+                name: l.name.clone(),
+                lanes: Vec::new(),
+                markers: Vec::new(),
+            })
+            .collect();
+        let n = tracks.len();
+        let mut stacks: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n];
+        let mut last: Vec<i64> = vec![i64::MIN; n];
+        let mut sends: std::collections::HashMap<u64, usize> = Default::default();
+        let mut messages: Vec<Message> = Vec::new();
+        let mut events = 0u64;
+        // (process, object) → the latest release: (time, track)
+        let mut released: std::collections::HashMap<(usize, u32), (i64, u32)> = Default::default();
+        let mut handoffs: Vec<Handoff> = Vec::new();
+        let origin = merge.origin_ns();
+        let mut end = origin;
+        while let Some(ev) = merge.next_event() {
+            events += 1;
+            let li = ev.location as usize;
+            let t = ev.time_ns;
+            last[li] = t;
+            end = end.max(t);
+            match ev.kind {
+                EventKind::Enter { region } => stacks[li].push((region, t)),
+                EventKind::Exit { region } => {
+                    // an exit closes its region's innermost open instance (and whatever was
+                    // left open inside it)
+                    let st = &mut stacks[li];
+                    if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
+                        while st.len() > pos {
+                            let (r, s) = st.pop().expect("nonempty");
+                            close(&mut tracks[li], st.len(), r, s, t);
+                        }
+                    }
+                }
+                EventKind::Release { object, .. } => {
+                    released.insert((tracks[li].process, object), (t, li as u32));
+                }
+                EventKind::Acquire {
+                    object,
+                    kind,
+                    wait_ns,
+                } if wait_ns > 0 => {
+                    if let Some(&(rt, from)) = released.get(&(tracks[li].process, object)) {
+                        if from != li as u32 && rt <= t {
+                            handoffs.push(Handoff {
+                                release: rt,
+                                acquire: t,
+                                from,
+                                to: li as u32,
+                                kind,
+                            });
+                        }
+                    }
+                }
+                EventKind::User { event, value } => tracks[li].markers.push(Marker {
+                    time: t,
+                    event,
+                    value,
+                }),
+                EventKind::Send { bytes, message, .. } => {
+                    if let Some(id) = message {
+                        sends.insert(id, messages.len());
+                    }
+                    messages.push(Message {
+                        send: t,
+                        recv: None,
+                        from: li as u32,
+                        to: None,
+                        bytes,
+                    });
+                }
+                EventKind::Recv {
+                    bytes,
+                    message: Some(link),
+                    ..
+                } => {
+                    let i = match sends.remove(&link.id) {
+                        Some(i) => i,
+                        None => {
+                            messages.push(Message {
+                                send: link.send_ns,
+                                recv: None,
+                                from: link.sender,
+                                to: None,
+                                bytes,
+                            });
+                            messages.len() - 1
+                        }
+                    };
+                    messages[i].recv = Some(t);
+                    messages[i].to = Some(li as u32);
+                }
+                _ => {}
+            }
+        }
+        // regions still open at a track's end last until its last event
+        for (li, st) in stacks.iter_mut().enumerate() {
+            while let Some((r, s)) = st.pop() {
+                close(&mut tracks[li], st.len(), r, s, last[li].max(s));
+            }
+        }
+        for t in &mut tracks {
+            for lane in &mut t.lanes {
+                lane.seal();
+            }
+        }
+        messages.sort_by_key(|m| (m.send, m.from));
+        let max_latency = messages
+            .iter()
+            .filter_map(|m| m.recv.map(|r| r - m.send))
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        handoffs.sort_by_key(|h| (h.release, h.from));
+        let max_handoff = handoffs
+            .iter()
+            .map(|h| h.acquire - h.release)
+            .max()
+            .unwrap_or(0);
+        Ok(TraceIndex {
+            tracks,
+            handoffs,
+            max_handoff,
+            regions: merge.regions().clone(),
+            user_events: merge.user_events().to_vec(),
+            messages,
+            max_latency,
+            origin,
+            end,
+            events,
+        })
+    }
+
+    /// The regions of track `t` enclosing interval `i` of lane `depth`, outermost first, then
+    /// the interval itself.
+    pub fn call_path(&self, t: usize, depth: usize, i: usize) -> Vec<Region> {
+        let track = &self.tracks[t];
+        let me = track.lanes[depth].get(i);
+        let mut path: Vec<Region> = (0..depth)
+            .filter_map(|d| {
+                let lane = &track.lanes[d];
+                let j = lane
+                    .start
+                    .partition_point(|&s| s <= me.start)
+                    .checked_sub(1)?;
+                (lane.end[j] >= me.end).then(|| lane.get(j))
+            })
+            .collect();
+        path.push(me);
+        path
+    }
+}
+
+fn close(track: &mut Track, depth: usize, region: u32, start: i64, end: i64) {
+    if track.lanes.len() <= depth {
+        track.lanes.resize_with(depth + 1, Lane::default);
+    }
+    track.lanes[depth].push(Region { start, end, region });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(iv: &[(i64, i64)]) -> Lane {
+        let mut l = Lane::default();
+        for &(s, e) in iv {
+            l.push(Region {
+                start: s,
+                end: e,
+                region: 0,
+            });
+        }
+        l.seal();
+        l
+    }
+
+    #[test]
+    fn longest_and_longer_than_agree_with_a_scan() {
+        // 10,000 intervals of pseudo-random lengths 1..=97, gaps of 3
+        let mut iv = Vec::new();
+        let mut t = 0;
+        let mut x: u64 = 7;
+        for _ in 0..10_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let d = 1 + (x >> 33) as i64 % 97;
+            iv.push((t, t + d));
+            t += d + 3;
+        }
+        let l = lane(&iv);
+        for &(a, b) in &[(0, 10_000), (5, 4_200), (4_096, 8_192), (63, 65), (7, 7)] {
+            let scan = (a..b).max_by_key(|&i| (l.dur(i), std::cmp::Reverse(i)));
+            assert_eq!(l.longest(a, b), scan, "{a}..{b}");
+            for min in [0, 50, 95, 96, 97] {
+                let mut got = Vec::new();
+                l.longer_than(a, b, min, &mut |i| got.push(i));
+                let want: Vec<usize> = (a..b).filter(|&i| l.dur(i) > min).collect();
+                assert_eq!(got, want, "{a}..{b} > {min}");
+            }
+        }
+        assert_eq!(
+            l.busy(0, 10_000),
+            iv.iter().map(|(s, e)| (e - s) as u64).sum::<u64>()
+        );
+        assert_eq!(l.overlapping(0, 1), (0, 1));
+        assert_eq!(
+            l.containing(iv[10].0 + 1),
+            (iv[10].1 - iv[10].0 > 1).then_some(10)
+        );
+    }
+}

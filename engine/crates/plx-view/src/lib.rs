@@ -1,0 +1,14 @@
+//! `plx view`: an index of a trace built once at open ([`TraceIndex`]), the window queries that
+//! answer at the current zoom with a level of detail ([`query`]), and the local web server that
+//! serves the embedded viewer and the JSON API ([`server`]).
+
+pub mod api;
+mod error;
+pub mod index;
+pub mod query;
+pub mod server;
+
+pub use error::ViewError;
+pub use index::{Lane, Region, TraceIndex, Track};
+pub use query::{window, WindowQuery};
+pub use server::{Server, ServerOptions};

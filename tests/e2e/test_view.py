@@ -1,0 +1,136 @@
+"""plx view in a real headless Chromium: the Life experiment (examples/mpi/life.c, 4 ranks x (main
++ 2 workers), traced under mpirun) opened by `plx view`, the page driven by playwright-core with
+Debian's chromium (tests/view/drive.mjs). What the page shows is checked against plx comm and
+plx report. Screenshots are left in tests/e2e/artifacts/view/."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from components import require, require_tools
+from conftest import PLX, ROOT, _fail_message, clean_env, report_json
+from test_mpi import comm_matrix, mpirun
+
+pytestmark = pytest.mark.usefixtures("open_mpi")
+
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts" / "view"
+DRIVER = ROOT / "tests" / "view" / "drive.mjs"
+CHROMIUM = "/usr/bin/chromium"
+STEPS, SIZE, THREADS, RANKS = 10, 64, 2, 4
+
+
+@pytest.fixture(scope="module")
+def life_trace(tmp_path_factory):
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+    d = tmp_path_factory.mktemp("view")
+    exe = d / "life"
+    cp = subprocess.run(["mpicc", "-g", "-O1", "-finstrument-functions",
+                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    exp = d / "life-exp"
+    mpirun(RANKS, PLX, "run", "--trace", "-o", exp, "--", exe, STEPS, SIZE, THREADS)
+    return exp
+
+
+@pytest.fixture(scope="module")
+def viewed(life_trace):
+    """Runs plx view on the experiment and the driver against it: (what the page showed, URL)."""
+    require_tools("node", what="Node.js")
+    require(os.path.exists(CHROMIUM), "Chromium (/usr/bin/chromium)", "make deps")
+    require((ROOT / "viewer" / "node_modules" / "playwright-core").is_dir(),
+            "playwright-core (viewer/node_modules)", "make viewer")
+    server = subprocess.Popen([str(PLX), "view", str(life_trace)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url, url
+        shutil.rmtree(ARTIFACTS, ignore_errors=True)
+        ARTIFACTS.mkdir(parents=True)
+        cp = subprocess.run(["node", str(DRIVER), url, CHROMIUM, str(ARTIFACTS)],
+                            capture_output=True, text=True, timeout=240, env=clean_env())
+        assert cp.returncode == 0, _fail_message(cp)
+        yield json.loads(cp.stdout.strip().splitlines()[-1]), url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_tracks_are_ranks_times_threads(viewed, life_trace):
+    page, _ = viewed
+    threads = sum(len(p["threads"]) for p in report_json(life_trace)["processes"])
+    assert threads == RANKS * (1 + THREADS)
+    assert page["full"]["tracks"] == threads
+    assert page["errors"] == []
+
+
+def test_message_lines_of_the_whole_run_are_plx_comms(viewed, life_trace):
+    page, _ = viewed
+    matrix = comm_matrix(life_trace)
+    assert page["full"]["lines"] == sum(n for n, _ in matrix.values()) == 2 * RANKS * STEPS
+
+
+def test_clicking_a_region_shows_its_name_and_duration(viewed):
+    page, _ = viewed
+    c = page["clicked"]
+    assert c["name"] == page["expected_click"]["name"] and c["name"]
+    assert c["duration"] == page["expected_click"]["duration"] > 0
+    assert c["path"].endswith(c["name"]) and "main" in c["path"]
+
+
+def test_zooming_narrows_the_time_axis(viewed):
+    page, _ = viewed
+    full = page["full"]["t1"] - page["full"]["t0"]
+    zoomed = page["zoomed"]["t1"] - page["zoomed"]["t0"]
+    # three W presses: 0.7 of the window each
+    assert zoomed == pytest.approx(full * 0.7 ** 3, abs=3)
+    assert page["zoomed"]["tracks"] == page["full"]["tracks"]
+
+
+def test_profile_top_row_is_plx_reports(viewed, life_trace):
+    page, _ = viewed
+    doc = report_json(life_trace)
+    for shown, table in ((page["profile_total"], doc["total"]),
+                         (page["profile_first"], doc["processes"][0]["threads"][0])):
+        top = table["functions"][0]
+        assert shown["name"] == top["function"]
+        assert shown["calls"] == top["calls"]
+        assert shown["exclusive"] == pytest.approx(top["exclusive_s"], abs=1e-9)
+
+
+def test_matrix_cells_are_plx_comms(viewed, life_trace):
+    page, _ = viewed
+    matrix = comm_matrix(life_trace)
+    shown = {(f, t): (n, b) for f, t, n, b in page["matrix"] if n}
+    assert shown == matrix
+    assert len(page["matrix"]) == RANKS * RANKS
+
+
+def test_a_request_without_the_token_is_refused(viewed):
+    import urllib.error
+    import urllib.request
+
+    page, url = viewed
+    assert page["no_token"] == 403
+    base = url.split("?")[0]
+    for path in ("", "api/meta", "viewer.js", "api/window?t0=0&t1=10", "etc/passwd"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + path, timeout=10)
+        assert e.value.code == 403, path
+    with urllib.request.urlopen(url, timeout=10) as ok:
+        assert ok.status == 200
+
+
+def test_screenshots_are_saved(viewed):
+    for name in ("timeline.png", "timeline-critical-path.png", "timeline-zoomed.png",
+                 "profiles.png", "communication.png", "displays.png"):
+        assert (ARTIFACTS / name).stat().st_size > 10_000, name
+
+
+def test_critical_path_is_drawn_on_demand(viewed):
+    page, _ = viewed
+    # the button draws the global path's segments (compute, transfers, hand-offs) on the tracks
+    assert page["critical_segments"] > 0

@@ -1,0 +1,94 @@
+// The JSON API of plx view: typed answers and a fetch that carries the page's token.
+
+export type RegionDef = [name: string, kind: string, file: string, line: number];
+
+export interface TrackMeta {
+  label: string; app: string; host: string; pid: number; rank: number | null;
+  thread: number; name: string; process: number; depth: number; regions: number;
+}
+
+export interface Meta {
+  dir: string; span: number; events: number; tracks: TrackMeta[]; regions: RegionDef[];
+  user_events: string[]; messages: number; has_mpi: boolean;
+}
+
+/** [start, end, region, index] (ns from the first event). */
+export type Full = [number, number, number, number];
+/** [column, count, busy ns, dominant region]. */
+export type Col = [number, number, number, number];
+export interface LaneAnswer { full: Full[]; columns: Col[] }
+
+export interface WindowAnswer {
+  t0: number; t1: number; width: number;
+  tracks: LaneAnswer[][];
+  messages: {
+    total: number; unmatched: number;
+    /** [send, recv, from track, to track, bytes] */
+    lines: [number, number, number, number, number][];
+    /** [column, from, to, count, bytes, mean recv] */
+    bundles: [number, number, number, number, number, number][];
+  };
+  markers: [number, number, number, number][];
+  markers_total: number;
+  /** [release, acquire, from track, to track, object kind] */
+  handoffs: [number, number, number, number, number][];
+  handoffs_total: number;
+}
+
+export interface RegionDetail {
+  track: string; name: string; kind: string; start: number; end: number; duration: number;
+  file: string; line: number; call_path: string[];
+}
+
+export interface Stats {
+  t0: number; t1: number; profile: [string, number, number, number][];
+  messages: [number, number, number, number][]; message_count: number; bytes: number;
+}
+
+/** [name, calls, exclusive s, inclusive s, cpu s | null] */
+export type FlatRow = [string, number, number, number, number | null];
+export interface Profile {
+  tables: { label: string; rows: FlatRow[] }[];
+  callpaths: [string[], number, number, number][];
+  /** [index, name, percent, self s, children s, calls, callers, callees] */
+  gprof: [number, string, number, number, number, number, string[], string[]][];
+}
+
+export interface Comm {
+  ranks: number[]; pairs: [number, number, number, number][];
+  communicators: { name: string; pairs: [number, number, number, number][] }[];
+  fits: { from: number; to: number; messages: number; latency_us: number | null;
+          bandwidth_mbps: number | null; r2: number | null; mean_transfer_us: number }[];
+}
+
+export interface CritPath {
+  error?: string; length: number;
+  /** [kind, track, from track, start, end, what] */
+  segments: [string, number | null, number | null, number, number, string][];
+  profile: Record<string, [string, string, string | null, number][]>;
+}
+
+export interface Displays {
+  error?: string; states: string[]; utilization: [string, number[]][];
+  concurrency: { seconds: number[]; mean: number[]; max: number[]; start: number; width: number };
+  queue: { mean: number[]; max: number[]; start: number; width: number };
+  histograms: Record<string, { values: number[]; start: number; width: number }>;
+}
+
+const token = new URLSearchParams(window.location.search).get("token") ?? "";
+
+export async function get<T>(path: string, params: Record<string, number> = {}): Promise<T> {
+  const q = new URLSearchParams({ token });
+  for (const [k, v] of Object.entries(params)) q.set(k, String(Math.round(v)));
+  const r = await fetch(`${path}?${q.toString()}`);
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+export interface Compare {
+  runs: string[];
+  /** [metric, unit, one value per run] */
+  metrics: [string, string, (number | null)[]][];
+  /** [function, inclusive s per run, last − first, last / first] */
+  functions: [string, (number | null)[], number, number | null][];
+}
