@@ -70,6 +70,9 @@ if [ "${PLX_BENCH_EXPORTS:-1}" != 0 ]; then
   bench/export.sh > /dev/null && export_md=$(cat "$out/export.md")
 fi
 
+# probes: a call measured by a rewritten entry against the compiler hook (bench/probes.sh)
+probes_md=$(bench/probes.sh | tail -n +1)
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -180,4 +183,6 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
     echo
     echo "$java_md"
   fi
+  echo
+  echo "$probes_md"
 } | tee "$out/results.md"

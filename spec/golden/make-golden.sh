@@ -11,13 +11,14 @@
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
+#   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,15p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name): the host and pid of the run that made it are kept
@@ -72,6 +73,9 @@ all() {
 for name in "$@"; do
   case $name in
   profile) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
+  probe)
+    cc -O2 src/probe.c -o "$tmp/probe"
+    "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;
   java)
     javac -d "$tmp" src/Golden.java
     "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;

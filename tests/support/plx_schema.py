@@ -27,6 +27,8 @@ RECORDS = {
     19: ('SyncStats', [('thread', 'u32', None, None, False), ('object', 'u32', None, None, False), ('acquisitions', 'u64', None, None, False), ('contended', 'u64', None, None, False), ('wait_ticks', 'u64', None, None, False), ('hold_ticks', 'u64', None, None, False), ('releases', 'u64', None, None, False)]),
     20: ('NodeCpu', [('thread', 'u32', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('node', 'u32'), ('cpu_ns', 'u64')], False)]),
     21: ('CpuSamples', [('ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('thread', 'u32'), ('cpu_ns', 'u64')], False)]),
+    28: ('ProbeSite', [('module_id', 'u32', None, None, False), ('address', 'u64', None, None, False), ('skipped', 'u8', None, None, False), ('name', 'str', None, None, False), ('reason', 'str', None, None, False)]),
+    29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
 }

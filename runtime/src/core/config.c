@@ -93,11 +93,41 @@ static void warn_unknown(void)
                      "ignored", (int)strcspn(*e, "="), *e);
 }
 
+/* The settings block of plx_config_load_from, or NULL: the environment. */
+static const char *block;
+
+static const char *lookup(const char *name)
+{
+    if (!block)
+        return getenv(name);
+    static char value[PLX_PATH_CAP];
+    size_t n = strlen(name);
+    for (const char *l = block; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        if (strncmp(l, name, n) == 0 && l[n] == '=') {
+            size_t len = strcspn(l + n + 1, "\n");
+            if (len >= sizeof value)
+                len = sizeof value - 1;
+            memcpy(value, l + n + 1, len);
+            value[len] = 0;
+            return value;
+        }
+    }
+    return NULL;
+}
+
+int plx_config_load_from(const char *settings)
+{
+    block = settings ? settings : "";
+    int rc = plx_config_load();
+    block = NULL;
+    return rc;
+}
+
 int plx_config_load(void)
 {
     for (int i = 0; i < PLX_OPT_COUNT; i++) {
         const struct plx_option *o = &plx_options[i];
-        const char *s = getenv(o->name);
+        const char *s = lookup(o->name);
         char err[256];
         uint64_t v;
         given[i] = 0;
@@ -118,7 +148,7 @@ int plx_config_load(void)
     /* a trace's time axis is what the CPU samples are shown against */
     if (!given[PLX_OPT_CPU_SAMPLE])
         plx_cfg.cpu_sample_ms = plx_cfg.trace ? 10 : 0;
-    if (plx_cfg.output[0])
+    if (plx_cfg.output[0] && !block)
         warn_unknown();
     if (plx_cfg.verbose && plx_cfg.output[0])
         print_settings();

@@ -32,10 +32,9 @@ static int32_t rel32(const unsigned char *p)
     return v;
 }
 
-/* Does the code at `target` (a PLT entry) jump through a GOT slot holding `hook`? */
-static int plt_reaches(const unsigned char *target, uintptr_t hook)
+int plx_patch_plt_reaches(uintptr_t target, uintptr_t hook)
 {
-    const unsigned char *p = target;
+    const unsigned char *p = (const unsigned char *)target;
     if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
         p += 4; /* endbr64 */
     if (p[0] == 0xf2)
@@ -70,7 +69,7 @@ void plx_patch_hook_call(uintptr_t ret, uintptr_t hook)
     size_t len;
     if (r[-5] == 0xe8) { /* call rel32: direct or through the PLT */
         uintptr_t target = ret + (intptr_t)rel32(r - 4);
-        if (target != hook && !plt_reaches((const unsigned char *)target, hook))
+        if (target != hook && !plx_patch_plt_reaches(target, hook))
             return;
         site = ret - 5;
         code[0] = 0x3d;

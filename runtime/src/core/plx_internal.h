@@ -60,6 +60,9 @@ PLX_HIDDEN extern struct plx_config plx_cfg;
  * its grammar is reported by name and its default used. Returns 0 when an experiment is to be
  * written (PLX_OUTPUT set). */
 PLX_HIDDEN int plx_config_load(void);
+/* The same from `block` (NAME=VALUE lines, as plx attach passes them) instead of the
+ * environment. */
+PLX_HIDDEN int plx_config_load_from(const char *block);
 /* Whether the environment gave option `id` (enum plx_option_id) a valid value. */
 PLX_HIDDEN int plx_config_given(int id);
 /* The configuration, for extensions (libplx-mpi). */
@@ -191,6 +194,9 @@ PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
+/* plx detach, every other thread stopped: 1 when one of them is inside the runtime (its guard
+ * set, or the registry taken), so that its state cannot be finished from here now. */
+PLX_HIDDEN int plx_threads_busy(void);
 /* The calling thread records nothing, ever (the runtime's own threads: the CPU sampler). */
 PLX_HIDDEN void plx_thread_mark_internal(void);
 /* Number of measured threads alive now (an estimate for sizing a sample). */
@@ -313,6 +319,19 @@ struct plx_symbol {
 PLX_HIDDEN extern int plx_symbols_want_files; /* set when the filter has file rules */
 PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
 PLX_HIDDEN void plx_symbols_init(void);
+/* A function of a module's symbol table (probe selection). `name` as in the table (mangled). */
+struct plx_function_symbol {
+    const char *module; /* file of the executable or library */
+    uint32_t module_id; /* 0 = the executable */
+    uintptr_t address;  /* runtime address */
+    uint64_t size;
+    const char *name;
+    int unsized; /* an IFUNC's implementation with no symbol of its own: size unknown */
+};
+/* Calls `fn` for every function symbol of every loaded module, under the symbol lock: `fn`
+ * must not look symbols up. */
+PLX_HIDDEN void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *),
+                                          void *arg);
 PLX_HIDDEN void plx_modules_rewrite(void);
 
 /* ---- filter (filter.c) ------------------------------------------------------------------ */
@@ -327,6 +346,20 @@ PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
 PLX_HIDDEN uint64_t plx_patched_sites(void);
+/* Does the code at `target` (a PLT entry) jump through a GOT slot holding `hook`? */
+PLX_HIDDEN int plx_patch_plt_reaches(uintptr_t target, uintptr_t hook);
+
+/* ---- probes (adapters/probe): entries of unmodified functions rewritten (PLX_PROBE) ------- */
+PLX_HIDDEN void plx_probes_init(const char *spec);
+/* plx attach: program counters of the stopped threads, which no probe may displace. */
+PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
+/* plx detach: every entry restored (the other threads stopped); stubs and the exit trampoline
+ * stay, for frames still open. */
+PLX_HIDDEN void plx_probes_remove_all(void);
+/* Incremented by each plx attach: a thread whose state belongs to an earlier one starts anew. */
+PLX_HIDDEN extern uint32_t plx_attach_generation;
+/* ProcessEnd.reason of an experiment ended by plx detach, the process still running. */
+#define PLX_END_DETACHED 4
 PLX_HIDDEN void plx_region_mark(uintptr_t addr, uint32_t bits);
 
 /* ---- live files (live.c) ---------------------------------------------------------------- */

@@ -162,18 +162,22 @@ static void after_fork_child(void)
     plx_sampler_after_fork();
 }
 
-__attribute__((constructor(101))) static void plx_process_init(void)
+/* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
+ * second start after plx_attach_stop writes a new experiment: modules and regions known from
+ * the first are written again. */
+static int measure_start(int again)
 {
-    if (plx_config_load() != 0)
-        return; /* not under `plx run`: nothing is measured */
     plx_clock_init();
     if (plx_writer_open() != 0)
-        return;
+        return -1;
     write_process_info();
     plx_symbols_init();
-    if (plx_regions_init() != 0) {
+    if (again) {
+        plx_modules_rewrite();
+        plx_regions_rewrite();
+    } else if (plx_regions_init() != 0) {
         plx_warn("cannot reserve memory for the region table; nothing is measured");
-        return;
+        return -1;
     }
     if (plx_cfg.filter[0]) {
         plx_filter_load(plx_cfg.filter);
@@ -181,18 +185,67 @@ __attribute__((constructor(101))) static void plx_process_init(void)
     }
     plx_active = 1;
     plx_thread_attach();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_NODEFER;
-    for (size_t i = 0; i < NSIGNALS; i++) {
-        struct sigaction old;
-        /* a handler the program installed before us stays */
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-            sigaction(fatal_signals[i], &sa, NULL);
+    if (plx_cfg.probe[0])
+        plx_probes_init(plx_cfg.probe);
+    static int handlers; /* once per process, however many attaches */
+    if (!handlers) {
+        handlers = 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_NODEFER;
+        for (size_t i = 0; i < NSIGNALS; i++) {
+            struct sigaction old;
+            /* a handler the program installed before us stays */
+            if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+                sigaction(fatal_signals[i], &sa, NULL);
+        }
+        on_exit(on_exit_handler, NULL);
+        pthread_atfork(NULL, NULL, after_fork_child);
     }
-    on_exit(on_exit_handler, NULL);
-    pthread_atfork(NULL, NULL, after_fork_child);
     plx_sampler_start();
+    return 0;
+}
+
+__attribute__((constructor(101))) static void plx_process_init(void)
+{
+    if (plx_config_load() != 0)
+        return; /* not under `plx run`: nothing is measured (or loaded by plx attach) */
+    measure_start(0);
+}
+
+/* plx attach: called in the running process (by ptrace, after dlopen of this library) while
+ * every other thread of it is stopped. `settings` holds NAME=VALUE lines of the option table;
+ * `pcs` the stopped threads' program counters (no probe displaces bytes around one). Returns 0
+ * when measuring, -1 when already measuring, -2 on bad settings, -3 when nothing could start. */
+__attribute__((visibility("default"))) int plx_attach_start(const char *settings,
+                                                            const uint64_t *pcs, uint32_t npcs)
+{
+    static int starts;
+    if (plx_active)
+        return -1;
+    if (plx_config_load_from(settings) != 0)
+        return -2;
+    plx_probes_avoid(pcs, npcs);
+    plx_attach_generation++;
+    plx_self = NULL; /* this thread's state of an earlier attach is finished */
+    atomic_store(&ended, 0);
+    atomic_store(&writer, 0);
+    return measure_start(starts++ > 0) == 0 ? 0 : -3;
+}
+
+/* plx detach (or the end of plx attach): every probe removed, the experiment finished, the
+ * process left running. Called like plx_attach_start, the other threads stopped. Returns 0, -1
+ * when not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller
+ * lets the threads run a moment and calls again). */
+__attribute__((visibility("default"))) int plx_attach_stop(void)
+{
+    if (!plx_active)
+        return -1;
+    if (plx_threads_busy())
+        return -2;
+    plx_probes_remove_all();
+    plx_process_end(PLX_END_DETACHED, 0);
+    return 0;
 }

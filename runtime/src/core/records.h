@@ -39,6 +39,8 @@ enum plx_record_type {
     PLX_REC_SYNC_STATS = 19, /* SyncStats, process.plx */
     PLX_REC_NODE_CPU = 20, /* NodeCpu, process.plx */
     PLX_REC_CPU_SAMPLES = 21, /* CpuSamples, process.plx */
+    PLX_REC_PROBE_SITE = 28, /* ProbeSite, process.plx */
+    PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
 };
@@ -491,6 +493,26 @@ static inline void plx_enc_cpu_samples_entries(struct plx_rec *r, uint32_t threa
     r->items++;
 }
 
+/* ProbeSite (28) */
+static inline void plx_enc_probe_site(struct plx_rec *r, uint32_t module_id, uint64_t address, uint8_t skipped, const char *name, const char *reason)
+{
+    plx_rec_begin(r, PLX_REC_PROBE_SITE);
+    plx_rec_put_u32(r, module_id);
+    plx_rec_put_u64(r, address);
+    plx_rec_put_u8(r, skipped);
+    plx_rec_put_str(r, name);
+    plx_rec_put_str(r, reason);
+}
+
+/* ProbeChange (29) */
+static inline void plx_enc_probe_change(struct plx_rec *r, uint64_t ticks, uint64_t address, uint8_t inserted)
+{
+    plx_rec_begin(r, PLX_REC_PROBE_CHANGE);
+    plx_rec_put_u64(r, ticks);
+    plx_rec_put_u64(r, address);
+    plx_rec_put_u8(r, inserted);
+}
+
 /* TraceChunk (32) */
 static inline void plx_enc_trace_chunk(struct plx_rec *r, uint32_t thread, uint32_t event_count, uint64_t base_ticks, uint64_t calib_ticks, uint64_t calib_monotonic_ns)
 {
@@ -538,6 +560,8 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
 #define PLX_NODE_CPU_ENTRIES_ITEM_SIZE 12u
 #define PLX_CPU_SAMPLES_FIXED_SIZE 12u /* bytes before the first string or repeated field */
 #define PLX_CPU_SAMPLES_ENTRIES_ITEM_SIZE 12u
+#define PLX_PROBE_SITE_FIXED_SIZE 13u /* bytes before the first string or repeated field */
+#define PLX_PROBE_CHANGE_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
@@ -720,6 +744,14 @@ enum {
     PLX_F_CPU_SAMPLES_ENTRIES = 2,
     PLX_F_CPU_SAMPLES_ENTRIES_THREAD = 0,
     PLX_F_CPU_SAMPLES_ENTRIES_CPU_NS = 1,
+    PLX_F_PROBE_SITE_MODULE_ID = 0,
+    PLX_F_PROBE_SITE_ADDRESS = 1,
+    PLX_F_PROBE_SITE_SKIPPED = 2,
+    PLX_F_PROBE_SITE_NAME = 3,
+    PLX_F_PROBE_SITE_REASON = 4,
+    PLX_F_PROBE_CHANGE_TICKS = 0,
+    PLX_F_PROBE_CHANGE_ADDRESS = 1,
+    PLX_F_PROBE_CHANGE_INSERTED = 2,
     PLX_F_TRACE_CHUNK_THREAD = 0,
     PLX_F_TRACE_CHUNK_EVENT_COUNT = 1,
     PLX_F_TRACE_CHUNK_BASE_TICKS = 2,
@@ -914,6 +946,18 @@ static const struct plx_field_def plx_fields_cpu_samples[] = {
     {"count", PLX_T_U32, -1, 0, 0, NULL},
     {"entries", PLX_T_GROUP, 1, 0, 2, plx_fields_cpu_samples_entries},
 };
+static const struct plx_field_def plx_fields_probe_site[] = {
+    {"module_id", PLX_T_U32, -1, 0, 0, NULL},
+    {"address", PLX_T_U64, -1, 0, 0, NULL},
+    {"skipped", PLX_T_U8, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+    {"reason", PLX_T_STR, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_probe_change[] = {
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+    {"address", PLX_T_U64, -1, 0, 0, NULL},
+    {"inserted", PLX_T_U8, -1, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_trace_chunk[] = {
     {"thread", PLX_T_U32, -1, 0, 0, NULL},
     {"event_count", PLX_T_U32, -1, 0, 0, NULL},
@@ -950,10 +994,12 @@ static const struct plx_record_def plx_record_defs[] = {
     {19, "SyncStats", 7, plx_fields_sync_stats},
     {20, "NodeCpu", 3, plx_fields_node_cpu},
     {21, "CpuSamples", 3, plx_fields_cpu_samples},
+    {28, "ProbeSite", 5, plx_fields_probe_site},
+    {29, "ProbeChange", 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, plx_fields_java_class},
 };
-#define PLX_RECORD_DEFS 23
+#define PLX_RECORD_DEFS 25
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -24,6 +24,7 @@
 struct sym {
     uint64_t value, size;
     const char *name;
+    int ifunc; /* STT_GNU_IFUNC: value is the resolver, the function is what it returns */
 };
 
 struct module {
@@ -162,6 +163,7 @@ static void load_symbols(struct module *m)
         out[k].value = s[i].st_value;
         out[k].size = s[i].st_size;
         out[k].name = (const char *)img + strs->sh_offset + s[i].st_name;
+        out[k].ifunc = type == STT_GNU_IFUNC;
         k++;
     }
     qsort(out, k, sizeof *out, cmp_sym);
@@ -362,6 +364,40 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
     return rc;
+}
+
+void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)
+{
+    if (!modules)
+        return;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    dl_iterate_phdr(add_module, NULL);
+    for (uint32_t i = 0; i < nmodules; i++) {
+        struct module *m = &modules[i];
+        if (!m->loaded)
+            load_symbols(m);
+        void *handle = NULL;
+        for (size_t k = 0; k < m->nsyms; k++) {
+            struct plx_function_symbol s = {m->path, i, m->base + m->syms[k].value,
+                                            m->syms[k].size, m->syms[k].name, 0};
+            if (m->syms[k].ifunc) { /* the implementation the loader chose, under this name */
+                if (!handle && i > 0)
+                    handle = dlopen(m->path, RTLD_LAZY | RTLD_NOLOAD);
+                void *impl = handle ? dlsym(handle, m->syms[k].name) : NULL;
+                const struct sym *is = impl ? find_sym(m, (uintptr_t)impl - m->base) : NULL;
+                if (!impl)
+                    continue;
+                s.address = (uintptr_t)impl;
+                s.size = is && is->value + m->base == (uintptr_t)impl ? is->size : 0;
+                s.unsized = s.size == 0;
+            }
+            fn(&s, arg);
+        }
+        if (handle)
+            dlclose(handle);
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
 }
 
 void plx_modules_rewrite(void)

@@ -271,6 +271,18 @@ static void on_thread_exit(void *p)
 
 /* Process end: the calling thread and every thread still running are written. Threads still
  * running are stopped from recording first (their guard); their memory stays theirs. */
+int plx_threads_busy(void)
+{
+    if (atomic_flag_test_and_set_explicit(&reg_lock, memory_order_acquire))
+        return 1;
+    int busy = 0;
+    for (struct plx_thread *t = live; t; t = t->next)
+        if (t != plx_self && t->guard)
+            busy = 1;
+    reg_give();
+    return busy;
+}
+
 void plx_threads_finish_all(void)
 {
     uint64_t now = plx_ticks();

@@ -144,6 +144,10 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
     pub java_classes: Vec<plx_format::JavaClass>,
+    /// Functions selected for probes (probed or skipped with a reason), in file order.
+    pub probe_sites: Vec<plx_format::ProbeSite>,
+    /// When probes were inserted and removed, in file order.
+    pub probe_changes: Vec<plx_format::ProbeChange>,
     /// The process file.
     pub path: PathBuf,
     /// MpiInit: the process is an MPI rank.

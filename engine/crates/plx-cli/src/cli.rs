@@ -52,6 +52,14 @@ pub enum Command {
     /// The web viewer: serve an experiment's timeline, profiles, communication matrix and
     /// displays on a local address (with a random token) for a browser.
     View(crate::view::ViewArgs),
+    /// Measure a process that is already running (ptrace loads the runtime into it; --probe
+    /// names what to measure) until Ctrl-C, `plx detach PID`, --duration or its end.
+    Attach(crate::attach::AttachArgs),
+    /// Stop the `plx attach` of a process: every probe removed, the process left running.
+    Detach(crate::attach::DetachArgs),
+    /// Control the probes of a measured process while it runs: insert or remove functions,
+    /// list what is probed.
+    Ctl(crate::attach::CtlArgs),
 }
 
 /// `plx run`.

@@ -41,6 +41,7 @@ pub fn end_text(p: &ProcessModel) -> String {
             }
             EndReason::Exec => "replaced by exec()".to_string(),
             EndReason::MpiAbort => format!("called MPI_Abort with error code {}", e.status),
+            EndReason::Detached => "detached by plx detach (the process went on)".to_string(),
             EndReason::Other(r) => format!("ended (reason {r}, status {})", e.status),
         },
     }
@@ -169,6 +170,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         )?;
     }
     java_lines(p, out)?;
+    probe_lines(p, out)?;
     if !p.throttled.is_empty() {
         writeln!(out, "  throttled")?;
         for t in &p.throttled {
@@ -182,6 +184,50 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         }
     }
     writeln!(out)
+}
+
+/// Probes (docs/dynamic.md): what was probed, over which intervals, and what was skipped and why.
+fn probe_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    if p.probe_sites.is_empty() {
+        return Ok(());
+    }
+    let probed: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped == 0).collect();
+    let skipped: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped != 0).collect();
+    writeln!(
+        out,
+        "  probes      {} probed, {} skipped",
+        probed.len(),
+        skipped.len()
+    )?;
+    let start = p.start_ticks().unwrap_or(0);
+    let at = |ticks: u64| p.clock_map.seconds(ticks) - p.clock_map.seconds(start);
+    for s in &probed {
+        let mut spans = Vec::new();
+        let mut open: Option<f64> = None;
+        for c in p.probe_changes.iter().filter(|c| c.address == s.address) {
+            match (c.inserted, open) {
+                (1, None) => open = Some(at(c.ticks)),
+                (0, Some(from)) => {
+                    spans.push(format!("{}–{}", human_time(from), human_time(at(c.ticks))));
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(from) = open {
+            spans.push(format!("{}–end", human_time(from)));
+        }
+        writeln!(
+            out,
+            "              {:<24} measured {}",
+            s.name,
+            spans.join(", ")
+        )?;
+    }
+    for s in &skipped {
+        writeln!(out, "              {:<24} skipped: {}", s.name, s.reason)?;
+    }
+    Ok(())
 }
 
 /// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.

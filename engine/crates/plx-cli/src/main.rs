@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
 //! critical-path, compare, histogram, display, session, view).
 
+mod attach;
 mod chart;
 mod cli;
 mod comm;
@@ -76,6 +77,9 @@ fn main() {
         cli::Command::Display(a) => display::display(&a).map(|()| 0),
         cli::Command::Session(a) => session::session(&a).map(|()| 0),
         cli::Command::View(a) => view::view(&a).map(|()| 0),
+        cli::Command::Attach(a) => attach::attach(&a),
+        cli::Command::Detach(a) => attach::detach(&a),
+        cli::Command::Ctl(a) => attach::ctl(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -11,7 +11,7 @@ use crate::signals::signal_name;
 use crate::CliError;
 
 /// Directory holding libplx.so: `$PLX_LIB_DIR`, else `<dir of plx>/../lib`.
-fn lib_dir() -> Result<PathBuf, CliError> {
+pub(crate) fn lib_dir() -> Result<PathBuf, CliError> {
     if let Some(d) = std::env::var_os("PLX_LIB_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(d));
     }
@@ -21,7 +21,7 @@ fn lib_dir() -> Result<PathBuf, CliError> {
     Ok(bin.join("..").join("lib"))
 }
 
-fn absolute(p: &Path) -> Result<PathBuf, CliError> {
+pub(crate) fn absolute(p: &Path) -> Result<PathBuf, CliError> {
     if p.is_absolute() {
         return Ok(p.to_path_buf());
     }

@@ -93,6 +93,10 @@ pub struct ProcessData {
     pub cpu_samples: Vec<CpuSamples>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
     pub java_classes: Vec<crate::records::JavaClass>,
+    /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
+    pub probe_sites: Vec<crate::records::ProbeSite>,
+    /// Probes inserted and removed (ProbeChange records) in file order.
+    pub probe_changes: Vec<crate::records::ProbeChange>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -168,6 +172,8 @@ impl ProcessData {
             }
             Record::CpuSamples(c) => self.cpu_samples.push(c),
             Record::JavaClass(c) => self.java_classes.push(c),
+            Record::ProbeSite(p) => self.probe_sites.push(p),
+            Record::ProbeChange(c) => self.probe_changes.push(c),
         }
     }
 

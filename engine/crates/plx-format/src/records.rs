@@ -288,6 +288,8 @@ pub enum EndReason {
     Exec,
     /// MPI_Abort (status: its error code).
     MpiAbort,
+    /// `plx detach` ended the measurement; the process went on running.
+    Detached,
     /// A value this reader does not know.
     Other(u8),
 }
@@ -300,6 +302,7 @@ impl EndReason {
             1 => EndReason::Signal,
             2 => EndReason::Exec,
             3 => EndReason::MpiAbort,
+            4 => EndReason::Detached,
             o => EndReason::Other(o),
         }
     }
@@ -310,6 +313,7 @@ impl EndReason {
             EndReason::Signal => 1,
             EndReason::Exec => 2,
             EndReason::MpiAbort => 3,
+            EndReason::Detached => 4,
             EndReason::Other(o) => o,
         }
     }

@@ -56,6 +56,10 @@ pub mod types {
     pub const NODE_CPU: u16 = 20;
     /// CpuSamples (process.plx).
     pub const CPU_SAMPLES: u16 = 21;
+    /// ProbeSite (process.plx).
+    pub const PROBE_SITE: u16 = 28;
+    /// ProbeChange (process.plx).
+    pub const PROBE_CHANGE: u16 = 29;
     /// TraceChunk (trace.plx).
     pub const TRACE_CHUNK: u16 = 32;
     /// JavaClass (process.plx).
@@ -129,6 +133,8 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (19, "SyncStats"),
     (20, "NodeCpu"),
     (21, "CpuSamples"),
+    (28, "ProbeSite"),
+    (29, "ProbeChange"),
     (32, "TraceChunk"),
     (40, "JavaClass"),
 ];
@@ -204,6 +210,10 @@ pub mod fixed_size {
     pub const NODE_CPU: usize = 8;
     /// CpuSamples.
     pub const CPU_SAMPLES: usize = 12;
+    /// ProbeSite.
+    pub const PROBE_SITE: usize = 13;
+    /// ProbeChange.
+    pub const PROBE_CHANGE: usize = 17;
     /// TraceChunk.
     pub const TRACE_CHUNK: usize = 32;
     /// JavaClass.
@@ -306,6 +316,32 @@ pub mod live_mpi {
 /// The structs of the records marked `rust = "struct"` in the schema (a repeated group's
 /// items as `<Record><Field>Item`), re-exported by [`crate::records`].
 pub mod structs {
+    /// Record 28: ProbeSite
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ProbeSite {
+        /// Module of the function
+        pub module_id: u32,
+        /// runtime address of its entry
+        pub address: u64,
+        /// 0 probed, 1 skipped (never measured)
+        pub skipped: u8,
+        /// its symbol, as in the symbol table
+        pub name: String,
+        /// why it was skipped (empty when probed)
+        pub reason: String,
+    }
+
+    /// Record 29: ProbeChange
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ProbeChange {
+        /// when
+        pub ticks: u64,
+        /// the function's entry (as in ProbeSite)
+        pub address: u64,
+        /// 1 inserted (measured from then on), 0 removed
+        pub inserted: u8,
+    }
+
     /// Record 40: JavaClass
     #[derive(Debug, Clone, PartialEq)]
     pub struct JavaClass {
@@ -368,6 +404,10 @@ pub enum Record {
     NodeCpu(NodeCpu),
     /// Type 21.
     CpuSamples(CpuSamples),
+    /// Type 28.
+    ProbeSite(ProbeSite),
+    /// Type 29.
+    ProbeChange(ProbeChange),
     /// Type 40.
     JavaClass(JavaClass),
 }
@@ -397,6 +437,8 @@ impl Record {
             Record::SyncStats(_) => types::SYNC_STATS,
             Record::NodeCpu(_) => types::NODE_CPU,
             Record::CpuSamples(_) => types::CPU_SAMPLES,
+            Record::ProbeSite(_) => types::PROBE_SITE,
+            Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
         }
     }
@@ -592,6 +634,20 @@ impl Record {
                 }
                 Record::CpuSamples(CpuSamples { ticks, values })
             }
+            types::PROBE_SITE => {
+                let module_id = r.u32()?;
+                let address = r.u64()?;
+                let skipped = r.u8()?;
+                let name = r.str()?;
+                let reason = r.str()?;
+                Record::ProbeSite(ProbeSite { module_id, address, skipped, name, reason })
+            }
+            types::PROBE_CHANGE => {
+                let ticks = r.u64()?;
+                let address = r.u64()?;
+                let inserted = r.u8()?;
+                Record::ProbeChange(ProbeChange { ticks, address, inserted })
+            }
             types::JAVA_CLASS => {
                 let methods = r.u32()?;
                 let nanos = r.u64()?;
@@ -757,6 +813,18 @@ impl Record {
                     out.put_u32(x.0);
                     out.put_u64(x.1);
                 }
+            }
+            Record::ProbeSite(v) => {
+                out.put_u32(v.module_id);
+                out.put_u64(v.address);
+                out.put_u8(v.skipped);
+                out.put_str(&v.name);
+                out.put_str(&v.reason);
+            }
+            Record::ProbeChange(v) => {
+                out.put_u64(v.ticks);
+                out.put_u64(v.address);
+                out.put_u8(v.inserted);
             }
             Record::JavaClass(v) => {
                 out.put_u32(v.methods);
@@ -1082,6 +1150,28 @@ impl Record {
                     out.push('}');
                 }
                 out.push(']');
+            }
+            Record::ProbeSite(v) => {
+                out.push_str("ProbeSite");
+                out.push_str(" module_id=");
+                dump_int(out, v.module_id as i128);
+                out.push_str(" address=");
+                dump_int(out, v.address as i128);
+                out.push_str(" skipped=");
+                dump_int(out, v.skipped as i128);
+                out.push_str(" name=");
+                dump_str(out, &v.name);
+                out.push_str(" reason=");
+                dump_str(out, &v.reason);
+            }
+            Record::ProbeChange(v) => {
+                out.push_str("ProbeChange");
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
+                out.push_str(" address=");
+                dump_int(out, v.address as i128);
+                out.push_str(" inserted=");
+                dump_int(out, v.inserted as i128);
             }
             Record::JavaClass(v) => {
                 out.push_str("JavaClass");

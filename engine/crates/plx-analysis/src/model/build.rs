@@ -328,6 +328,8 @@ pub(super) fn build_process(
         threads,
         throttled,
         java_classes: p.java_classes.clone(),
+        probe_sites: p.probe_sites.clone(),
+        probe_changes: p.probe_changes.clone(),
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),

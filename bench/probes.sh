@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# make bench (called by bench/run.sh): a probed call (plx run --probe, entry rewritten) against
+# the compiler hook (-finstrument-functions) and the plain call, best of N runs each, in one run.
+# Writes build/bench/probes.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$PWD/build/bin
+out=$PWD/build/bench
+mkdir -p "$out"
+calls=${PLX_BENCH_CALLS:-20000000}
+reps=${PLX_BENCH_REPS:-5}
+cc -O2 -g bench/probe.c -o "$out/probe-plain"
+cc -O2 -g -finstrument-functions bench/probe.c -o "$out/probe-inst"
+
+best() {
+  local b=""
+  for _ in $(seq "$reps"); do
+    v=$("$@" 2>/dev/null | awk '/ns\/call/ {print $1}')
+    b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+  done
+  echo "$b"
+}
+run() { rm -rf "$out/exp-probe"; "$bin/plx" run -o "$out/exp-probe" "$@"; }
+
+plain=$(best "$out/probe-plain" "$calls")
+hook=$(best run -- "$out/probe-inst" "$calls")
+probe=$(best run --probe leaf -- "$out/probe-plain" "$calls")
+hook_trace=$(best run --trace --cpu-sample 0 -- "$out/probe-inst" "$calls")
+probe_trace=$(best run --trace --cpu-sample 0 --probe leaf -- "$out/probe-plain" "$calls")
+# attach latency: from plx attach's start to the probes in place in a running 4-thread program
+cc -O2 tests/e2e/programs/attach_loop.c -o "$out/attach_loop" -pthread
+"$out/attach_loop" 4 0 - & target=$!
+sleep 0.2
+attach_ms=""
+for _ in $(seq "$reps"); do
+  rm -rf "$out/exp-attach"
+  v=$("$bin/plx" attach "$target" -o "$out/exp-attach" --probe work --duration 0.05 2>&1 |
+      sed -n 's/.* in \([0-9.]*\) ms;.*/\1/p')
+  attach_ms=$(awk -v a="$attach_ms" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+done
+kill "$target"
+ratio() { awk -v a="$1" -v b="$2" -v p="$plain" 'BEGIN { printf "%.2fx", (a - p) / (b - p) }'; }
+{
+  echo "Probes (bench/probe.c, $calls calls, best of $reps; ns per call, cost = over the plain call):"
+  echo
+  echo "| mode | plain | compiler hook | probe | probe cost / hook cost |"
+  echo "|---|---|---|---|---|"
+  echo "| profile | $plain | $hook | $probe | $(ratio "$probe" "$hook") |"
+  echo "| trace | $plain | $hook_trace | $probe_trace | $(ratio "$probe_trace" "$hook_trace") |"
+  echo
+  echo "plx attach to a running 4-thread program (tests/e2e/programs/attach_loop.c), from its start to"
+  echo "the probes in place (threads stopped, runtime loaded and started, entries rewritten): **$attach_ms ms** (best of $reps)."
+} | tee "$out/probes.md"

@@ -1,0 +1,692 @@
+/* Probes: functions of unmodified code measured by rewriting their entry (Paradyn's
+ * instrumentation of unmodified programs; the full-dynamic mode of uftrace).
+ *
+ * PLX_PROBE lists globs of function names, `GLOB` for the executable and `LIB:GLOB` for the
+ * loaded objects whose file name starts with LIB. For each function found in a symbol table:
+ * capstone (loaded with dlopen, so programs that use no probe never map it) decodes the first
+ * whole instructions covering 5 bytes; they are copied, relocated, into a stub near the
+ * function, and the function's entry becomes `jmp stub`. The stub enters the region and
+ * replaces the return address with the shared exit trampoline (probe_entry.S), which leaves it
+ * and returns to the saved address: the same per-thread state, profile and trace as the
+ * compiler hooks (hotpath.h).
+ *
+ * Safety: a function is skipped, with its reason in a ProbeSite record, when it is shorter
+ * than the jump, when any instruction of its body jumps into the displaced bytes, when a
+ * displaced instruction is a conditional branch, a return or cannot be decoded, when it is
+ * already instrumented by the compiler, or when no stub can be placed within reach. Entries are
+ * rewritten at start-up, before the program's main() runs.
+ *
+ * Invariant: the shadow stack of return addresses is per thread (only its thread touches it);
+ * a return address is replaced only after the frame it belongs to is pushed, and the exit
+ * trampoline always pops one entry, whatever it records. */
+#include "../../core/hotpath.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef PLX_HAVE_CAPSTONE
+#include <capstone/capstone.h>
+#endif
+
+#define JMP_LEN 5        /* e9 rel32 */
+#define STUB_SIZE 128    /* movabs + jmp *common + relocated instructions + jmp back */
+#define POOL_SIZE (1u << 20)
+#define MAX_PATTERNS 64
+
+struct plx_probe {
+    uintptr_t fn;       /* the function's entry */
+    uintptr_t resume;   /* its relocated first instructions, then a jump to fn + len */
+    uint32_t len;       /* bytes displaced from the entry */
+    unsigned char saved[JMP_LEN]; /* the entry's bytes before the jump replaced them */
+    const char *name;             /* its symbol (owned by the symbol table) */
+    uint32_t module_id;
+    struct plx_probe *next;       /* inserted probes, newest first (start-up or attach only) */
+};
+
+uint32_t plx_attach_generation;
+static struct plx_probe *inserted;
+#define MAX_AVOID 4096
+static uint64_t avoid[MAX_AVOID]; /* plx attach: where the stopped threads are */
+static uint32_t navoid;
+
+PLX_HIDDEN void plx_probe_entry_common(void);
+PLX_HIDDEN void plx_probe_exit_common(void);
+PLX_HIDDEN uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot);
+PLX_HIDDEN uintptr_t plx_probe_exit(void);
+
+/* ---- the measuring halves (called from probe_entry.S) ------------------------------------ */
+
+struct shadow_entry {
+    uintptr_t ret, fn;
+};
+
+static PLX_TLS struct shadow_entry *shadow;
+static PLX_TLS uint32_t shadow_depth, shadow_cap;
+static PLX_TLS int in_probe; /* set while this thread runs a probe half: nested probes pass */
+static PLX_TLS uint32_t generation; /* plx_attach_generation when this thread last probed */
+static pthread_key_t shadow_key;
+static pthread_once_t shadow_once = PTHREAD_ONCE_INIT;
+
+static void shadow_free(void *p)
+{
+    if (p)
+        munmap(p, (size_t)shadow_cap * sizeof *shadow);
+}
+
+static void shadow_key_make(void)
+{
+    pthread_key_create(&shadow_key, shadow_free);
+}
+
+/* Slow path: the thread's first probe. */
+__attribute__((noinline, cold)) static int shadow_make(void)
+{
+    uint32_t cap = plx_cfg.max_depth ? plx_cfg.max_depth : 4096;
+    void *p = mmap(NULL, (size_t)cap * sizeof *shadow, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+    pthread_once(&shadow_once, shadow_key_make);
+    shadow = p;
+    shadow_cap = cap;
+    pthread_setspecific(shadow_key, p);
+    return 1;
+}
+
+uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot)
+{
+    if (in_probe)
+        return p->resume;
+    in_probe = 1;
+    int saved_errno = errno;
+    if (PLX_UNLIKELY(generation != plx_attach_generation)) {
+        generation = plx_attach_generation; /* a new plx attach: its own thread state */
+        if (plx_self && plx_self->dead)
+            plx_self = NULL;
+    }
+    struct plx_thread *t = plx_thread();
+    if (t != NULL && (shadow_depth < shadow_cap || (shadow == NULL && shadow_make()))) {
+        uint32_t v = plx_region_of_address(p->fn);
+        t->guard = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (v & PLX_REGION_MISSING) { /* first sight: the lookup's cost is the runtime's own */
+            uint64_t t0 = plx_ticks();
+            v = plx_region_resolve(t, p->fn);
+            plx_runtime_interval(t, PLX_REGION_SYMBOLS, t0, plx_ticks());
+        }
+        if (!(v & PLX_REGION_EXCLUDED)) {
+            uint32_t depth = t->depth;
+            plx_enter(t, p->fn, v & PLX_REGION_ID_MASK);
+            if (t->depth > depth) {
+                if ((v & PLX_REGION_CPU) && t->stack[depth].cpu == 0)
+                    t->stack[depth].cpu = plx_cpu_ns() | 1;
+                shadow[shadow_depth].ret = *ret_slot;
+                shadow[shadow_depth].fn = p->fn;
+                shadow_depth++;
+                *ret_slot = (uintptr_t)plx_probe_exit_common;
+            } else {
+                t->overflow--; /* counted as lost; no exit will come for it */
+            }
+        }
+        atomic_signal_fence(memory_order_seq_cst);
+        t->guard = 0;
+    }
+    errno = saved_errno;
+    in_probe = 0;
+    return p->resume;
+}
+
+uintptr_t plx_probe_exit(void)
+{
+    int saved_errno = errno;
+    int outer = !in_probe;
+    in_probe = 1;
+    struct shadow_entry e = shadow[--shadow_depth];
+    struct plx_thread *t = plx_self;
+    if (t != NULL && !t->guard && !t->dead && t->depth && t->stack[t->depth - 1].key == e.fn) {
+        struct plx_frame *f = &t->stack[t->depth - 1];
+        t->guard = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (f->cpu)
+            plx_cpu_exit(t, f);
+        plx_leave(t, f, plx_ticks());
+        atomic_signal_fence(memory_order_seq_cst);
+        t->guard = 0;
+    }
+    if (outer)
+        in_probe = 0;
+    errno = saved_errno;
+    return e.ret;
+}
+
+/* ---- selection and rewriting (start-up, one thread) -------------------------------------- */
+
+struct candidate {
+    struct plx_function_symbol sym;
+};
+
+struct selection {
+    char *patterns[MAX_PATTERNS];   /* glob, after an optional "LIB:" */
+    char *libs[MAX_PATTERNS];       /* NULL: the executable */
+    int n;
+    struct candidate *found;
+    size_t nfound, cap;
+};
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static void collect(const struct plx_function_symbol *s, void *arg)
+{
+    struct selection *sel = arg;
+    if (s->size == 0 && !s->unsized)
+        return;
+    for (int i = 0; i < sel->n; i++) {
+        if (sel->libs[i] ? strncmp(base_name(s->module), sel->libs[i], strlen(sel->libs[i])) != 0
+                         : s->module_id != 0)
+            continue;
+        if (!plx_glob_match(sel->patterns[i], s->name))
+            continue;
+        for (size_t k = 0; k < sel->nfound; k++)
+            if (sel->found[k].sym.address == s->address)
+                return; /* an alias of a function already selected */
+        for (const struct plx_probe *p = inserted; p; p = p->next)
+            if (p->fn == s->address)
+                return; /* probed already (plx ctl insert) */
+        if (sel->nfound == sel->cap) {
+            size_t cap = sel->cap ? sel->cap * 2 : 64;
+            struct candidate *n = realloc(sel->found, cap * sizeof *n);
+            if (!n)
+                return;
+            sel->found = n;
+            sel->cap = cap;
+        }
+        sel->found[sel->nfound++].sym = *s;
+        return;
+    }
+}
+
+/* Record 29: when probe of `fn` was inserted (1) or removed (0), for the measured intervals. */
+static void write_change(uintptr_t fn, int inserted_now)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_probe_change(&rec, plx_ticks(), fn, inserted_now ? 1 : 0);
+    plx_rec_write(&rec, 0);
+}
+
+static void write_site(const struct plx_function_symbol *s, int ok, const char *reason)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_probe_site(&rec, s->module_id, s->address, ok ? 0 : 1, s->name, reason ? reason : "");
+    plx_rec_write(&rec, 0);
+}
+
+#ifdef PLX_HAVE_CAPSTONE
+
+struct capstone {
+    cs_err (*open)(cs_arch, cs_mode, csh *);
+    cs_err (*option)(csh, cs_opt_type, size_t);
+    size_t (*disasm)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **);
+    void (*free)(cs_insn *, size_t);
+    cs_err (*close)(csh *);
+    bool (*group)(csh, const cs_insn *, unsigned int);
+    csh handle;
+};
+
+static int capstone_load(struct capstone *cs, const char **why)
+{
+    static const char *names[] = {"libcapstone.so.4", "libcapstone.so.5", "libcapstone.so"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        *why = "the capstone library (libcapstone) could not be loaded";
+        return -1;
+    }
+    cs->open = (cs_err(*)(cs_arch, cs_mode, csh *))dlsym(lib, "cs_open");
+    cs->option = (cs_err(*)(csh, cs_opt_type, size_t))dlsym(lib, "cs_option");
+    cs->disasm = (size_t(*)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **))dlsym(
+        lib, "cs_disasm");
+    cs->free = (void (*)(cs_insn *, size_t))dlsym(lib, "cs_free");
+    cs->close = (cs_err(*)(csh *))dlsym(lib, "cs_close");
+    cs->group = (bool (*)(csh, const cs_insn *, unsigned int))dlsym(lib, "cs_insn_group");
+    if (!cs->open || !cs->option || !cs->disasm || !cs->free || !cs->close || !cs->group ||
+        cs->open(CS_ARCH_X86, CS_MODE_64, &cs->handle) != CS_ERR_OK) {
+        *why = "the capstone library has no usable x86-64 disassembler";
+        return -1;
+    }
+    cs->option(cs->handle, CS_OPT_DETAIL, CS_OPT_ON);
+    return 0;
+}
+
+/* The stub pool: executable memory within ±2 GiB of the code it serves (rel32 reach). */
+struct pool {
+    unsigned char *base;
+    size_t used;
+};
+static struct pool pools[64];
+static int npools;
+
+static int reaches(uintptr_t from, uintptr_t to)
+{
+    intptr_t d = (intptr_t)(to - from);
+    return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+static unsigned char *stub_alloc(uintptr_t near)
+{
+    for (int i = 0; i < npools; i++)
+        if (pools[i].used + STUB_SIZE <= POOL_SIZE &&
+            reaches(near, (uintptr_t)pools[i].base) &&
+            reaches(near, (uintptr_t)pools[i].base + POOL_SIZE)) {
+            unsigned char *s = pools[i].base + pools[i].used;
+            pools[i].used += STUB_SIZE;
+            return s;
+        }
+    if (npools == (int)(sizeof pools / sizeof pools[0]))
+        return NULL;
+    /* below the code first (executables and libraries sit high or low; try both sides) */
+    for (int k = 1; k < 2048; k++) {
+        intptr_t step = (intptr_t)k * (1 << 20) * ((k & 1) ? -1 : 1) * ((k + 1) / 2);
+        uintptr_t hint = ((near & ~(uintptr_t)0xFFFFF) + (uintptr_t)step);
+        if (!reaches(near, hint) || !reaches(near, hint + POOL_SIZE))
+            continue;
+        void *p = mmap((void *)hint, POOL_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == MAP_FAILED)
+            continue;
+        if ((uintptr_t)p != hint) { /* a kernel that ignores MAP_FIXED_NOREPLACE */
+            munmap(p, POOL_SIZE);
+            continue;
+        }
+        pools[npools].base = p;
+        pools[npools].used = STUB_SIZE;
+        npools++;
+        return p;
+    }
+    return NULL;
+}
+
+static void put_abs_jmp(unsigned char **q, uintptr_t target)
+{
+    unsigned char *p = *q;
+    p[0] = 0xff; p[1] = 0x25; memset(p + 2, 0, 4); /* jmp *0(%rip) */
+    memcpy(p + 6, &target, 8);
+    *q = p + 14;
+}
+
+/* The condition of a jcc (short 7x or near 0f 8x, after prefixes), or -1 (jrcxz, loop, ...). */
+static int condition_code(const cs_insn *in)
+{
+    size_t i = 0;
+    while (i < in->size && (in->bytes[i] == 0x2e || in->bytes[i] == 0x3e || in->bytes[i] == 0xf2))
+        i++; /* branch hints, bnd */
+    if (i < in->size && (in->bytes[i] & 0xf0) == 0x70)
+        return in->bytes[i] & 0x0f;
+    if (i + 1 < in->size && in->bytes[i] == 0x0f && (in->bytes[i + 1] & 0xf0) == 0x80)
+        return in->bytes[i + 1] & 0x0f;
+    return -1;
+}
+
+static int is_cyg_hook(uintptr_t target)
+{
+    uintptr_t hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
+    return hook && (target == hook || plx_patch_plt_reaches(target, hook));
+}
+
+/* Decides whether `s` can be probed; fills `p` and the stub. NULL, or the reason it cannot. */
+static const char *prepare(struct capstone *cs, const struct plx_function_symbol *s,
+                           struct plx_probe *p, unsigned char **stub_out)
+{
+    static char why[160];
+    const uint8_t *code = (const uint8_t *)s->address;
+    if (s->unsized)
+        return "its size is unknown: the implementation its loader chose (IFUNC) has no symbol";
+    if (s->address == (uintptr_t)getauxval(AT_ENTRY))
+        return "the program's entry point: it has no return address";
+    static const char *unusual[] = {"_start", "__restore_rt", "setjmp", "_setjmp", "__setjmp",
+                                    "sigsetjmp", "__sigsetjmp", "longjmp", "_longjmp",
+                                    "siglongjmp", "__longjmp_chk", "__libc_longjmp",
+                                    "__libc_siglongjmp", "vfork", "__vfork", "getcontext",
+                                    "setcontext", "swapcontext", "makecontext", "__clone",
+                                    "clone", "__clone3", "__libc_start_main", "_dl_start"};
+    for (size_t i = 0; i < sizeof unusual / sizeof unusual[0]; i++)
+        if (strcmp(s->name, unusual[i]) == 0)
+            return "it returns twice or not at all (setjmp, vfork, context switches, entry "
+                   "points): its return address cannot be replaced";
+    if (s->size < JMP_LEN) {
+        snprintf(why, sizeof why, "too short: %llu bytes, the jump needs %d",
+                 (unsigned long long)s->size, JMP_LEN);
+        return why;
+    }
+    cs_insn *insn = NULL;
+    size_t n = cs->disasm(cs->handle, code, s->size, s->address, 0, &insn);
+    size_t covered = 0, ndisp = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (insn[i].address != s->address + covered) {
+            break;
+        }
+        covered += insn[i].size;
+        if (ndisp == 0 && covered >= JMP_LEN)
+            ndisp = i + 1;
+    }
+    const char *bad = NULL;
+    if (covered < s->size) {
+        snprintf(why, sizeof why, "unrecognised instruction at +%zu", covered);
+        bad = why;
+    }
+    for (size_t i = 0; i < n && !bad; i++) { /* every branch of the body */
+        const cs_x86 *x = &insn[i].detail->x86;
+        int jump = cs->group(cs->handle, &insn[i], CS_GRP_JUMP);
+        int call = cs->group(cs->handle, &insn[i], CS_GRP_CALL);
+        if ((jump || call) && x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+            uint64_t target = (uint64_t)x->operands[0].imm;
+            uint32_t len = 0;
+            for (size_t k = 0; k < ndisp; k++)
+                len += insn[k].size;
+            if (jump && target == s->address) {
+                snprintf(why, sizeof why, "a jump at +%llu goes back to its entry (a loop)",
+                         (unsigned long long)(insn[i].address - s->address));
+                bad = why;
+            } else if (target > s->address && target < s->address + len) {
+                snprintf(why, sizeof why, "a jump at +%llu targets byte +%llu of the %u displaced",
+                         (unsigned long long)(insn[i].address - s->address),
+                         (unsigned long long)(target - s->address), len);
+                bad = why;
+            } else if (call && is_cyg_hook((uintptr_t)target)) {
+                bad = "already instrumented by the compiler (-finstrument-functions)";
+            }
+        }
+    }
+    if (!bad && ndisp == 0)
+        bad = "too short: its instructions end before 5 bytes";
+    for (uint32_t k = 0; k < navoid && !bad; k++) {
+        uint32_t dl = 0;
+        for (size_t i = 0; i < ndisp; i++)
+            dl += insn[i].size;
+        if (avoid[k] > s->address && avoid[k] < s->address + dl) {
+            snprintf(why, sizeof why, "a thread is stopped at byte +%llu of its first %u",
+                     (unsigned long long)(avoid[k] - s->address), dl);
+            bad = why;
+        }
+    }
+    unsigned char *stub = NULL;
+    if (!bad && (stub = stub_alloc(s->address)) == NULL)
+        bad = "no memory for its stub within 2 GiB of the code";
+    uint32_t len = 0;
+    unsigned char *q = stub ? stub + 26 : NULL;
+    for (size_t i = 0; i < ndisp && !bad; i++) {
+        const cs_insn *in = &insn[i];
+        const cs_x86 *x = &in->detail->x86;
+        len += in->size;
+        if (cs->group(cs->handle, in, CS_GRP_RET) || cs->group(cs->handle, in, CS_GRP_IRET) ||
+            cs->group(cs->handle, in, CS_GRP_INT)) {
+            bad = "too short: it returns within the displaced bytes";
+            break;
+        }
+        int rel = cs->group(cs->handle, in, CS_GRP_BRANCH_RELATIVE);
+        if (rel && in->id == X86_INS_JMP) { /* jmp rel: an absolute jump, nothing after it runs */
+            put_abs_jmp(&q, (uintptr_t)x->operands[0].imm);
+            continue;
+        }
+        if (rel && in->id == X86_INS_CALL) { /* call *2(%rip); jmp +8; .quad target */
+            uintptr_t target = (uintptr_t)x->operands[0].imm;
+            static const unsigned char seq[] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
+            memcpy(q, seq, sizeof seq);
+            memcpy(q + sizeof seq, &target, 8);
+            q += sizeof seq + 8;
+            continue;
+        }
+        int cc = rel ? condition_code(in) : -1;
+        if (cc >= 0) { /* jcc taken; jmp next; taken: jmp *target; next: */
+            uintptr_t target = (uintptr_t)x->operands[0].imm;
+            q[0] = (unsigned char)(0x70 | cc); q[1] = 2;
+            q[2] = 0xeb; q[3] = 14;
+            q += 4;
+            put_abs_jmp(&q, target);
+            continue;
+        }
+        if (rel) {
+            snprintf(why, sizeof why, "a branch (%s) that cannot be relocated in its first %u bytes",
+                     in->mnemonic, len);
+            bad = why;
+            break;
+        }
+        memcpy(q, in->bytes, in->size);
+        for (int k = 0; k < x->op_count; k++) {
+            const cs_x86_op *o = &x->operands[k];
+            if (o->type != X86_OP_MEM || o->mem.base != X86_REG_RIP)
+                continue;
+            if (x->encoding.disp_offset == 0 || x->encoding.disp_size != 4) {
+                bad = "a rip-relative operand that cannot be relocated";
+                break;
+            }
+            int64_t target = (int64_t)(in->address + in->size) + o->mem.disp;
+            int64_t disp = target - (int64_t)((uintptr_t)q + in->size);
+            if (disp < INT32_MIN || disp > INT32_MAX) {
+                bad = "a rip-relative operand out of reach of its stub";
+                break;
+            }
+            int32_t d32 = (int32_t)disp;
+            memcpy(q + x->encoding.disp_offset, &d32, 4);
+        }
+        q += in->size;
+    }
+    if (n)
+        cs->free(insn, n);
+    if (bad)
+        return bad; /* the stub slot stays unused: a few bytes */
+    put_abs_jmp(&q, s->address + len);
+    /* push %r11; movabs $p, %r11; jmp *0(%rip); .quad plx_probe_entry_common */
+    stub[0] = 0x41; stub[1] = 0x53;
+    stub[2] = 0x49; stub[3] = 0xbb;
+    uintptr_t pv = (uintptr_t)p;
+    memcpy(stub + 4, &pv, 8);
+    stub[12] = 0xff; stub[13] = 0x25; memset(stub + 14, 0, 4);
+    uintptr_t common = (uintptr_t)plx_probe_entry_common;
+    memcpy(stub + 18, &common, 8);
+    p->fn = s->address;
+    p->resume = (uintptr_t)(stub + 26);
+    p->len = len;
+    *stub_out = stub;
+    return NULL;
+}
+
+/* Writes `jmp stub` over the function's entry. Start-up only: no other thread runs the bytes. */
+static const char *insert(struct plx_probe *p, const unsigned char *stub)
+{
+    long pagesz = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
+    uintptr_t hi = (p->fn + JMP_LEN + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
+    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return "the system does not allow its code to be written (mprotect refused)";
+    unsigned char jmp[JMP_LEN] = {0xe9};
+    int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(p->fn + JMP_LEN));
+    memcpy(jmp + 1, &rel, 4);
+    memcpy(p->saved, (const void *)p->fn, JMP_LEN);
+    memcpy((void *)p->fn, jmp, JMP_LEN);
+    mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+    __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
+    return NULL;
+}
+
+static size_t probe_all(struct selection *sel)
+{
+    struct capstone cs;
+    const char *why = NULL;
+    if (capstone_load(&cs, &why) != 0) {
+        plx_warn("--probe: %s; no function is probed", why);
+        for (size_t i = 0; i < sel->nfound; i++)
+            write_site(&sel->found[i].sym, 0, why);
+        return 0;
+    }
+    struct plx_probe *probes = plx_arena_alloc(sel->nfound * sizeof *probes);
+    size_t ninserted = 0;
+    for (size_t i = 0; i < sel->nfound; i++) {
+        const struct plx_function_symbol *s = &sel->found[i].sym;
+        unsigned char *stub = NULL;
+        const char *bad = probes ? prepare(&cs, s, &probes[i], &stub) : "out of memory";
+        if (!bad)
+            bad = insert(&probes[i], stub);
+        write_site(s, bad == NULL, bad);
+        if (bad == NULL) {
+            ninserted++;
+            probes[i].name = s->name;
+            probes[i].module_id = s->module_id;
+            probes[i].next = inserted;
+            inserted = &probes[i];
+            write_change(s->address, 1);
+        }
+        else if (plx_cfg.verbose)
+            plx_warn("--probe: %s skipped: %s", s->name, bad);
+    }
+    cs.close(&cs.handle);
+    if (plx_cfg.verbose)
+        plx_warn("--probe: %zu of %zu functions probed", ninserted, sel->nfound);
+    return ninserted;
+}
+
+static void restore(const struct plx_probe *p)
+{
+    long pagesz = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = p->fn & ~(uintptr_t)(pagesz - 1);
+    uintptr_t hi = (p->fn + JMP_LEN + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
+    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return;
+    memcpy((void *)p->fn, p->saved, JMP_LEN);
+    mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+    __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
+    write_change(p->fn, 0);
+}
+
+void plx_probes_remove_all(void)
+{
+    for (struct plx_probe *p = inserted; p; p = p->next)
+        restore(p);
+    inserted = NULL;
+}
+
+/* Removes the probes whose function name matches one of the comma-separated globs. */
+static size_t remove_matching(const char *globs)
+{
+    size_t n = 0;
+    for (struct plx_probe **pp = &inserted; *pp;) {
+        struct plx_probe *p = *pp;
+        int match = 0;
+        char *save = NULL, buf[4096];
+        snprintf(buf, sizeof buf, "%s", globs);
+        for (char *g = strtok_r(buf, ",", &save); g && !match; g = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(g, ':');
+            match = plx_glob_match(colon ? colon + 1 : g, p->name);
+        }
+        if (match) {
+            restore(p);
+            *pp = p->next;
+            n++;
+        } else {
+            pp = &p->next;
+        }
+    }
+    return n;
+}
+
+#else
+
+void plx_probes_remove_all(void)
+{
+}
+
+static size_t remove_matching(const char *globs)
+{
+    (void)globs;
+    return 0;
+}
+
+static size_t probe_all(struct selection *sel)
+{
+    const char *why = "this Parallax was built without capstone (libcapstone-dev)";
+    plx_warn("--probe: %s; no function is probed", why);
+    for (size_t i = 0; i < sel->nfound; i++)
+        write_site(&sel->found[i].sym, 0, why);
+    return 0;
+}
+
+#endif
+
+void plx_probes_avoid(const uint64_t *pcs, uint32_t n)
+{
+    navoid = 0;
+    for (uint32_t i = 0; i < n && navoid < MAX_AVOID; i++)
+        avoid[navoid++] = pcs[i];
+}
+
+/* Selects the functions of `spec` not probed yet and probes them: how many were. */
+static size_t probe_spec(const char *spec)
+{
+    struct selection sel;
+    memset(&sel, 0, sizeof sel);
+    char *copy = plx_arena_strdup(spec);
+    if (!copy)
+        return 0;
+    for (char *tok = strtok(copy, ","); tok && sel.n < MAX_PATTERNS; tok = strtok(NULL, ",")) {
+        while (*tok == ' ')
+            tok++;
+        if (!*tok)
+            continue;
+        char *colon = strchr(tok, ':');
+        sel.libs[sel.n] = colon ? tok : NULL;
+        if (colon)
+            *colon = 0;
+        sel.patterns[sel.n++] = colon ? colon + 1 : tok;
+    }
+    plx_symbols_each_function(collect, &sel);
+    size_t n = 0;
+    if (sel.nfound == 0)
+        plx_warn("--probe %s: no function of that name in the program or its libraries", spec);
+    else
+        n = probe_all(&sel);
+    free(sel.found);
+    return n;
+}
+
+void plx_probes_init(const char *spec)
+{
+    probe_spec(spec);
+}
+
+/* plx ctl PID insert|remove GLOBS, plx ctl PID list: called like plx_attach_start (by ptrace,
+ * every other thread stopped at `pcs`). Writes a reply of at most `cap` bytes into `out`;
+ * returns its length, or -1 when the process is not being measured. */
+__attribute__((visibility("default"))) int plx_probe_ctl(const char *cmd, char *out, uint32_t cap,
+                                                         const uint64_t *pcs, uint32_t npcs)
+{
+    if (!plx_active || cap == 0)
+        return -1;
+    size_t n = 0;
+    out[0] = 0;
+    if (strncmp(cmd, "insert ", 7) == 0) {
+        plx_probes_avoid(pcs, npcs);
+        size_t k = probe_spec(cmd + 7);
+        n = (size_t)snprintf(out, cap, "inserted %zu\n", k);
+    } else if (strncmp(cmd, "remove ", 7) == 0) {
+        size_t k = remove_matching(cmd + 7);
+        n = (size_t)snprintf(out, cap, "removed %zu\n", k);
+    } else if (strcmp(cmd, "list") == 0) {
+        for (const struct plx_probe *p = inserted; p && n + 1 < cap; p = p->next)
+            n += (size_t)snprintf(out + n, cap - n, "%s %#lx\n", p->name, (unsigned long)p->fn);
+    } else {
+        n = (size_t)snprintf(out, cap, "error: unknown command '%s'\n", cmd);
+    }
+    return (int)(n < cap ? n : cap - 1);
+}
