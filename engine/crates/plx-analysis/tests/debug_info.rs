@@ -115,6 +115,17 @@ fn split_dwarf_dwo() {
 }
 
 #[test]
+fn split_dwarf_dwp() {
+    // the .dwo files packed into app.dwp beside the executable (llvm-dwp: GNU dwp 2.38 crashes
+    // on GCC 11's DWARF 5), then removed; the line table stays in the executable
+    let (dir, exe) = build("dwp", "-g -gsplit-dwarf");
+    sh(&dir, "llvm-dwp -e app -o app.dwp && rm -f *.dwo");
+    let (loc, fns) = resolve(&exe);
+    assert_eq!(loc, Some((dir.join("twice.c").display().to_string(), 2)));
+    assert_eq!(fns.len(), 2);
+}
+
+#[test]
 fn gnu_debuglink() {
     let (dir, exe) = build("debuglink", "-g");
     sh(
