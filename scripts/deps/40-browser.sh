@@ -5,4 +5,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-apt_install nodejs npm chromium chromium-driver
+# A Node.js that brings its own npm (as the machine's may) is kept: Debian's npm package would
+# conflict with it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm
+fi
+apt_install chromium chromium-driver
