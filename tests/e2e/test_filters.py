@@ -6,6 +6,7 @@ import pytest
 
 from conftest import (
     RUNTIME_REGIONS,
+    build,
     info,
     plx,
     report_csv,
@@ -112,6 +113,32 @@ def test_exclude_file(files_bin, tmp_path):
 def test_include_file(files_bin, tmp_path):
     out = measure(tmp_path, files_bin, "include file */files_other.c\n")
     assert measured(report_csv(out)) == {"other_one": 5, "other_two": 6}
+
+
+@pytest.fixture(scope="module")
+def header_bin(programs):
+    return programs.get(["files_header.c", "files_other.c"], "-O0", name="files_header")
+
+
+def test_file_rule_names_the_header(header_bin, tmp_path):
+    """A function defined in a header is in the header's file, not in the .c including it."""
+    out = measure(tmp_path, header_bin, "exclude file */files_header.h\n")
+    assert measured(report_csv(out)) == {"main": 1, "local_fn": 4, "other_one": 5, "other_two": 6}
+    out = measure(tmp_path, header_bin, "include file */files_header.h\ninclude main\n", name="inc")
+    assert measured(report_csv(out)) == {"main": 1, "header_fn": 7}
+
+
+def test_file_rules_in_a_library(tmp_path):
+    """A library the program needs gets its file rules too (the list covers the closure)."""
+    lib = build(["files_other.c"], tmp_path / "libfilesother.so", "-O0", "-fPIC", "-shared")
+    exe = build(["files_main.c"], tmp_path / "files_linked", "-O0", "-Wl,--no-as-needed",
+                "-L%s" % tmp_path,
+                "-lfilesother", "-Wl,-rpath,%s" % tmp_path)
+    out = measure(tmp_path, exe, "exclude file */files_other.c\n")
+    assert measured(report_csv(out)) == {"main": 1, "here_one": 3, "here_two": 4}
+    listed = (out / "source-files").read_text().splitlines()
+    assert listed[0] == "plx-source-files 1"
+    assert "module %s" % lib.resolve() in listed
 
 
 @pytest.mark.parametrize("opts", [(), ("--trace",)], ids=["profile", "trace"])

@@ -32,16 +32,13 @@ __attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *
     return s->fn(s->arg);
 }
 
-/* Set while the runtime creates a thread of its own: the wrapper passes it straight on. */
-static PLX_TLS int creating_internal;
-
 PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     static create_fn real;
     if (!real)
         real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     struct plx_thread *t = plx_self;
-    if (!plx_active || creating_internal || (t && t->guard))
+    if (!plx_active || plx_creating_internal || (t && t->guard))
         return real(th, attr, fn, arg);
     struct start *s = malloc(sizeof *s);
     if (!s)
@@ -53,22 +50,6 @@ PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     int rc = real(th, attr, trampoline, s);
     if (rc != 0)
         free(s);
-    return rc;
-}
-
-/* A detached thread of the runtime's own. It goes through the first pthread_create in the
- * global scope — a sanitizer's interceptor when there is one, so the sanitizer knows the thread —
- * then past ours to the real one: no trampoline, never measured. */
-int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-    create_fn first = (create_fn)dlsym(RTLD_DEFAULT, "pthread_create");
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    creating_internal = 1;
-    int rc = first ? first(th, &attr, fn, arg) : EAGAIN;
-    creating_internal = 0;
-    pthread_attr_destroy(&attr);
     return rc;
 }
 

@@ -99,25 +99,27 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
         plx_throttle_check(t, f->region, node->calls, node->incl);
 }
 
-/* Records a completed interval of the runtime's own work (region `region`, kind runtime) inside
- * the innermost open region, so its cost shows as a child rather than as the parent's time. */
+/* Records a completed interval of the runtime's own work (region `region`, kind runtime) apart
+ * from the program's call paths (DESIGN.md runtime rule 7). In a profile the interval is a
+ * child of the thread's root, and every open frame starts that much later, so no function of
+ * the program counts it, inclusive or exclusive. In a trace the interval is a pair of events
+ * at its true times, inside whatever region is open; the reader sets it apart. */
 static inline void plx_runtime_interval(struct plx_thread *t, uint32_t region, uint64_t t0, uint64_t t1)
 {
-    uint64_t d = t1 - t0;
-    if (t->depth)
-        t->stack[t->depth - 1].child += d;
     if (t->buf) {
         plx_trace_put(t, PLX_EV_ENTER, region, t0);
         plx_trace_put(t, PLX_EV_EXIT, region, t1);
-        return;
-    }
-    uint32_t n = plx_child(t, t->cur, region);
-    if (n == PLX_NO_INDEX) {
         if (t->depth)
-            t->stack[t->depth - 1].child -= d;
+            t->stack[t->depth - 1].child += t1 - t0;
         return;
     }
-    t->nodes[n].calls++; /* not one of the parent's child calls: the program made no call */
+    uint64_t d = t1 - t0;
+    for (uint32_t i = 0; i < t->depth; i++)
+        t->stack[i].start += d;
+    uint32_t n = plx_child(t, 0, region);
+    if (n == PLX_NO_INDEX)
+        return;
+    t->nodes[n].calls++; /* no child call of the root: the program made no call */
     t->nodes[n].incl += d;
     t->nodes[n].excl += d;
 }

@@ -29,7 +29,7 @@ void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_size, uint32
     void *p = MAP_FAILED;
     if (ftruncate(fd, (off_t)bytes) == 0)
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-    close(fd);
+    plx_sys_close(fd);
     if (p == MAP_FAILED) {
         unlink(path);
         return NULL;

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "records.h"
 
@@ -213,6 +216,10 @@ PLX_HIDDEN uint32_t plx_threads_sample_cpu(uint32_t *index, uint64_t *cpu_ns, ui
 PLX_HIDDEN void plx_threads_after_fork(void);
 PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
+PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
+PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
+PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);
+#define PLX_RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
 PLX_HIDDEN void plx_trace_time_reset(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr);
 PLX_HIDDEN void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now);
@@ -272,8 +279,31 @@ PLX_HIDDEN void plx_sampler_start(void);
  * sample after. Waits at most ~100 ms for a sample in progress, else drops the batch. */
 PLX_HIDDEN void plx_sampler_stop(void);
 PLX_HIDDEN void plx_sampler_after_fork(void);
-/* pthread_create for the runtime's own threads: bypasses the measuring trampoline (pthread.c). */
+/* pthread_create for the runtime's own threads (internal_thread.c): pthread.c's wrapper passes
+ * them on without its measuring trampoline. */
 PLX_HIDDEN int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), void *arg);
+PLX_HIDDEN extern PLX_TLS int plx_creating_internal; /* set while it creates one */
+
+/* ---- the runtime's own I/O ---------------------------------------------------------------- */
+/* Raw system calls: the runtime's own reads, writes and closes never pass through the
+ * write/read/close it interposes (adapters/socket.c), so they are never taken for the program's
+ * I/O, whatever the descriptor. */
+static inline ssize_t plx_sys_write(int fd, const void *p, size_t n)
+{
+    return (ssize_t)syscall(SYS_write, fd, p, n);
+}
+static inline ssize_t plx_sys_writev(int fd, const struct iovec *iov, int n)
+{
+    return (ssize_t)syscall(SYS_writev, fd, iov, n);
+}
+static inline ssize_t plx_sys_read(int fd, void *p, size_t n)
+{
+    return (ssize_t)syscall(SYS_read, fd, p, n);
+}
+static inline int plx_sys_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
 
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);

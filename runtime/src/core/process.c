@@ -34,7 +34,7 @@ void plx_warn(const char *fmt, ...)
     if (n > (int)sizeof msg - 2)
         n = (int)sizeof msg - 2;
     msg[n++] = '\n';
-    ssize_t w = write(2, msg, (size_t)n);
+    ssize_t w = plx_sys_write(2, msg, (size_t)n);
     (void)w;
 }
 
@@ -62,9 +62,9 @@ static void write_process_info(void)
     /* argv from /proc: NUL-separated */
     static char args[65536];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : 0;
+    ssize_t len = fd >= 0 ? plx_sys_read(fd, args, sizeof args - 1) : 0;
     if (fd >= 0)
-        close(fd);
+        plx_sys_close(fd);
     if (len < 0)
         len = 0;
     args[len] = 0;

@@ -1,9 +1,14 @@
 /* Addresses to function names: ELF symbol tables of the executable and every loaded library,
- * read lazily on first sight of an address in a module (never on the hot path). */
+ * read lazily on first sight of an address in a module (never on the hot path). Source files
+ * are not read here: the filter's file rules get them from the list `plx run` wrote from the
+ * debug information (PLX_SOURCE_FILES, docs/formats/source-files.md); every other source
+ * location is resolved by the engine after the run. */
 #include "plx_internal.h"
-#include "dwarf_line.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -28,11 +33,23 @@ struct module {
     int loaded;              /* symbols read (or found absent) */
     struct sym *syms;
     size_t nsyms;
-    const unsigned char *img; /* the file, mapped while the module is known */
-    size_t img_size;
-    struct plx_dwarf_lines *lines; /* built on first need of a source file */
-    int lines_tried;
+    const struct source_module *files; /* its functions named by file rules, once looked up */
+    int files_tried;
 };
+
+/* One module of the PLX_SOURCE_FILES list: its functions' offsets, ascending, and files. */
+struct source_fn {
+    uint64_t offset;
+    const char *file;
+};
+struct source_module {
+    const char *path; /* canonical, as plx run resolved it */
+    struct source_fn *fns;
+    size_t nfns;
+};
+static struct source_module *source_modules;
+static size_t nsource_modules;
+static int source_tried;
 
 int plx_symbols_want_files;
 
@@ -107,16 +124,14 @@ static void load_symbols(struct module *m)
         return;
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
-        close(fd);
+        plx_sys_close(fd);
         return;
     }
     const unsigned char *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
+    plx_sys_close(fd);
     if (img == MAP_FAILED)
         return;
     size_t fsize = (size_t)st.st_size;
-    m->img = img;
-    m->img_size = fsize;
     const ElfW(Ehdr) *eh = (const void *)img;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > fsize)
@@ -174,6 +189,118 @@ static const struct sym *find_sym(const struct module *m, uint64_t off)
     return s;
 }
 
+static int cmp_source_fn(const void *a, const void *b)
+{
+    const struct source_fn *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Reads the PLX_SOURCE_FILES list, whose format is: a line "plx-source-files 1", then for each
+ * module a line "module PATH" followed by its functions, "OFFSET_HEX FILE" one a line. The
+ * text stays allocated: paths and files point into it. */
+static void load_source_files(void)
+{
+    source_tried = 1;
+    if (!plx_cfg.source_files[0]) {
+        plx_warn("the filter's file rules match no function: PLX_SOURCE_FILES is unset "
+                 "(plx run sets it when the filter has file rules)");
+        return;
+    }
+    FILE *f = fopen(plx_cfg.source_files, "re");
+    if (!f) {
+        plx_warn("%s: cannot read the source-file list: %s; the filter's file rules match no "
+                 "function", plx_cfg.source_files, strerror(errno));
+        return;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    while (text) {
+        len += fread(text + len, 1, cap - len - 1, f);
+        if (len < cap - 1)
+            break;
+        char *more = realloc(text, cap * 2);
+        if (!more)
+            free(text);
+        text = more;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!text) {
+        plx_warn("%s: out of memory reading the source-file list", plx_cfg.source_files);
+        return;
+    }
+    text[len] = 0;
+    size_t lines = 1, nmods = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    for (char *p = strstr(text, "\nmodule "); p; p = strstr(p + 1, "\nmodule "))
+        nmods++;
+    struct source_module *mods = calloc(nmods ? nmods : 1, sizeof *mods);
+    struct source_fn *fns = calloc(lines, sizeof *fns);
+    if (!mods || !fns || strncmp(text, "plx-source-files 1\n", 19) != 0) {
+        if (mods && fns)
+            plx_warn("%s: not a source-file list of this version", plx_cfg.source_files);
+        free(mods);
+        free(fns);
+        free(text);
+        return;
+    }
+    struct source_module *cur = NULL;
+    size_t nfns = 0, lineno = 1;
+    for (char *line = text + 19, *next; *line; line = next, lineno++) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        else
+            next = line + strlen(line);
+        if (strncmp(line, "module ", 7) == 0) {
+            cur = &mods[nsource_modules++];
+            cur->path = line + 7;
+            cur->fns = &fns[nfns];
+            continue;
+        }
+        char *end;
+        unsigned long long off = strtoull(line, &end, 16);
+        if (!cur || end == line || *end != ' ' || !end[1]) {
+            plx_warn("%s:%zu: not 'OFFSET FILE' under a 'module PATH' line; skipped",
+                     plx_cfg.source_files, lineno + 1);
+            continue;
+        }
+        fns[nfns++] = (struct source_fn){off, end + 1};
+        cur->nfns++;
+    }
+    for (size_t i = 0; i < nsource_modules; i++)
+        qsort(mods[i].fns, mods[i].nfns, sizeof *mods[i].fns, cmp_source_fn);
+    source_modules = mods;
+}
+
+/* The source file of the function at `offset` in m, when a file rule names it. */
+static const char *source_file_of(struct module *m, uint64_t offset)
+{
+    if (!source_tried)
+        load_source_files();
+    if (!m->files_tried) {
+        m->files_tried = 1;
+        char real[PATH_MAX];
+        const char *path = realpath(m->path, real) ? real : m->path;
+        for (size_t i = 0; i < nsource_modules; i++)
+            if (strcmp(source_modules[i].path, path) == 0)
+                m->files = &source_modules[i];
+    }
+    const struct source_module *s = m->files;
+    if (!s)
+        return NULL;
+    size_t lo = 0, hi = s->nfns;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->fns[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nfns && s->fns[lo].offset == offset ? s->fns[lo].file : NULL;
+}
+
 static struct module *module_of(uintptr_t addr)
 {
     for (uint32_t i = 0; i < nmodules; i++)
@@ -182,10 +309,14 @@ static struct module *module_of(uintptr_t addr)
     return NULL;
 }
 
+/* The executable's symbols are read here, before the program runs: its functions are the
+ * ones the compiler hooks meet first, and their first sight then costs a table search. */
 void plx_symbols_init(void)
 {
     modules = modules_table;
     dl_iterate_phdr(add_module, NULL);
+    if (nmodules && !modules[0].loaded)
+        load_symbols(&modules[0]);
 }
 
 static const char *demangle(const char *name)
@@ -228,15 +359,8 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
             out->name = demangle(s->name);
             rc = 0;
         }
-        if (plx_symbols_want_files && m->img && !m->lines_tried) {
-            m->lines_tried = 1;
-            m->lines = plx_dwarf_lines_build(m->img, m->img_size);
-        }
-        if (m->lines) {
-            unsigned line = 0;
-            out->file = plx_dwarf_file_of(m->lines, addr - m->base, &line);
-            out->line = line;
-        }
+        if (plx_symbols_want_files)
+            out->file = source_file_of(m, addr - m->base);
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
     return rc;

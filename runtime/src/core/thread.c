@@ -1,4 +1,6 @@
-/* Per-thread state: creation, the slow paths of the hot path, and writing a thread's data.
+/* Per-thread state: the lifecycle of a thread (creation, registry, exit, the process end).
+ * Its trace buffer is trace_buffer.c's, its callpath tree profile_tree.c's, what a forked child
+ * resets thread_fork.c's.
  *
  * A thread owns its state; the registry list links live threads so the process end can write
  * those still running. Whoever unlinks a thread from the list writes its data: the thread itself
@@ -31,8 +33,6 @@ static _Atomic uint32_t next_index;
 static _Atomic uint32_t live_count; /* length of `live` */
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-
-#define RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
 
 static void reg_take(void)
 {
@@ -122,7 +122,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     size_t stack = round_page((size_t)plx_cfg.max_depth * sizeof(struct plx_frame));
     size_t nodes = plx_cfg.trace ? 0 : round_page((size_t)plx_cfg.max_nodes * sizeof(struct plx_node));
     size_t tbuf = plx_cfg.trace ? round_page(plx_cfg.buffer_bytes) : 0;
-    size_t rstats = plx_cfg.trace && plx_throttle_calls ? RSTAT_REGIONS * 16 : 0;
+    size_t rstats = plx_cfg.trace && plx_throttle_calls ? PLX_RSTAT_REGIONS * 16 : 0;
     size_t total = head + stack + nodes + tbuf + rstats;
     char *mem = map(total);
     if (!mem)
@@ -200,239 +200,7 @@ uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr)
     return v;
 }
 
-uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
-{
-    if (t->nnodes >= t->max_nodes) {
-        t->lost_nodes++;
-        return PLX_NO_INDEX;
-    }
-    uint32_t n = t->nnodes++;
-    t->nodes[n] = (struct plx_node){parent, region, PLX_NO_INDEX, t->nodes[parent].first_child, 0, 0, 0, 0};
-    t->nodes[parent].first_child = n;
-    if (t->live_nodes)
-        __atomic_store_n(&t->live_nodes->count, t->nnodes, __ATOMIC_RELEASE);
-    return n;
-}
-
-void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls, uint64_t incl)
-{
-    if (t->rstats) { /* trace mode: per-region totals of this thread */
-        if (region >= RSTAT_REGIONS)
-            return;
-        calls = ++t->rstats[2 * region];
-        incl = t->rstats[2 * region + 1] += incl;
-        if (calls != plx_throttle_calls)
-            return;
-    } else if (t->buf) {
-        return;
-    }
-    if (region == PLX_REGION_FLUSH || incl >= plx_throttle_ticks * calls)
-        return;
-    t->guard++;
-    plx_region_throttle(region, calls, incl);
-    t->guard--;
-}
-
-/* ---- trace buffer -------------------------------------------------------------------- */
-
-static void write_chunk(struct plx_thread *t)
-{
-    uint32_t count = (uint32_t)(t->pos - t->buf);
-    if (count == 0)
-        return;
-    uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
-    struct plx_rec rec;
-    plx_rec_init(&rec);
-    plx_enc_trace_chunk(&rec, t->index, count, t->base, ct, cm);
-    /* a chunk the file did not take is lost, and counted so (the trace holds trace_events) */
-    if (plx_rec_write_bulk(&rec, 1, t->buf) == 0)
-        t->trace_events += count;
-    else
-        t->lost_events += count;
-    t->pos = t->buf;
-    t->base = t->last;
-}
-
-/* Writes the buffer as one chunk; the write is recorded as region plx_flush in the next one. */
-void plx_trace_flush(struct plx_thread *t)
-{
-    int saved = errno;
-    t->guard++;
-    uint64_t t0 = plx_ticks();
-    if (t0 - t->last > PLX_EV_DELTA_MAX)
-        t0 = t->last; /* the reset comes with the next event */
-    write_chunk(t);
-    uint64_t t1 = plx_ticks();
-    if (t1 - t0 > PLX_EV_DELTA_MAX)
-        t1 = t0;
-    *t->pos++ = (PLX_EV_ENTER << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
-                (t0 - t->last);
-    *t->pos++ = (PLX_EV_EXIT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
-                (t1 - t0);
-    t->last = t1;
-    t->guard--;
-    errno = saved;
-}
-
-void plx_trace_time_reset(struct plx_thread *t, uint64_t now)
-{
-    *t->pos++ = (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_TIME_RESET << PLX_EV_SUBTYPE_SHIFT) |
-                ((uint64_t)PLX_EXT_TIME_RESET_WORDS << PLX_EV_WORDS_SHIFT);
-    plx_ext_pack_time_reset(t->pos, now);
-    t->pos += PLX_EXT_TIME_RESET_WORDS;
-    t->last = now;
-}
-
-void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
-{
-    if (t->pos >= t->end)
-        plx_trace_flush(t);
-    if ((int64_t)(now - t->last) < 0)
-        now = t->last; /* the thread moved to a core whose counter lags: keep its events in order */
-    uint64_t d = now - t->last;
-    if (d > PLX_EV_DELTA_MAX) {
-        plx_trace_time_reset(t, now);
-        d = 0;
-    }
-    *t->pos++ = (word & ~PLX_EV_DELTA_MAX) | d;
-    t->last = now;
-}
-
-/* An extended event now (trace mode only): subtype, then up to 5 payload words. */
-void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload, unsigned words)
-{
-    if (t->buf)
-        plx_trace_ext_at(t, plx_ticks(), subtype, payload, words);
-}
-
-/* The same at `now`, a clock value the caller read (one earlier than the thread's last event
- * is moved to that event's time, as in plx_trace_slow). */
-void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, const uint64_t *payload,
-                      unsigned words)
-{
-    if (!t->buf || words > 5)
-        return;
-    if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-        plx_trace_slow(t, PLX_EV_EXT << PLX_EV_KIND_SHIFT, now);
-    else
-        plx_trace_put(t, PLX_EV_EXT, 0, now);
-    t->pos[-1] |= ((uint64_t)subtype << PLX_EV_SUBTYPE_SHIFT) | ((uint64_t)words << PLX_EV_WORDS_SHIFT);
-    for (unsigned i = 0; i < words; i++)
-        *t->pos++ = payload[i];
-}
-
-/* ---- CPU time of `cputime` functions -------------------------------------------------------- */
-
-/* At the exit of a selected function: its inclusive CPU time goes to its node (profile mode,
- * written as NodeCpu) or into the trace as an event (trace mode). */
-void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
-{
-    uint64_t cpu = plx_cpu_ns() - (f->cpu & ~3ull);
-    if (t->buf) {
-        uint64_t w[PLX_EXT_CPU_WORDS];
-        plx_ext_pack_cpu(w, f->region, cpu);
-        plx_trace_ext(t, PLX_EXT_CPU, w, PLX_EXT_CPU_WORDS);
-        return;
-    }
-    if (f->node == PLX_NO_INDEX)
-        return;
-    if (!t->node_cpu) {
-        void *p = mmap(NULL, sizeof(uint64_t) * t->max_nodes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            return;
-        t->node_cpu = p;
-    }
-    t->node_cpu[f->node] += cpu;
-}
-
-void plx_frame_enter_slow(struct plx_thread *t, uint32_t value)
-{
-    struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
-    if (!f || f->region != (value & PLX_REGION_ID_MASK) || f->cpu)
-        return; /* not pushed (too deep) */
-    if (value & PLX_REGION_CPU)
-        f->cpu = (plx_cpu_ns() & ~3ull) | 1; /* never 0 */
-    if (value & PLX_REGION_COUNTERS)
-        plx_counters_enter(t, f); /* last: the CPU clock's read stays outside the counts */
-}
-
-void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f)
-{
-    if (f->cpu & 2)
-        plx_counters_exit(t, f);
-    if (f->cpu & 1)
-        plx_cpu_exit(t, f);
-    f->cpu = 0;
-}
-
-static void write_node_cpu(struct plx_thread *t)
-{
-    if (!t->node_cpu)
-        return;
-    struct plx_rec rec;
-    plx_rec_init(&rec);
-    uint32_t count = 0;
-    for (uint32_t i = 1; i < t->nnodes; i++)
-        count += t->node_cpu[i] != 0;
-    plx_enc_node_cpu(&rec, t->index, count);
-    for (uint32_t i = 1; i < t->nnodes; i++)
-        if (t->node_cpu[i])
-            plx_enc_node_cpu_entries(&rec, i - 1, t->node_cpu[i]); /* as numbered in ThreadProfile */
-    plx_rec_write(&rec, 0);
-}
-
-/* ---- user events ------------------------------------------------------------------------ */
-
-void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
-{
-    if (id >= PLX_MAX_UEVENTS)
-        return;
-    struct plx_uevent *e = &t->uevents[id];
-    if (e->count == 0 || value < e->min)
-        e->min = value;
-    if (e->count == 0 || value > e->max)
-        e->max = value;
-    e->count++;
-    e->sum += value;
-    e->sumsq += value * value;
-    if (id >= t->nuevents)
-        t->nuevents = id + 1;
-    if (t->buf) {
-        uint64_t now = plx_ticks();
-        if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
-            plx_trace_slow(t, (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT), now);
-        else
-            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT;
-        t->pos[-1] |= (uint64_t)PLX_EXT_USER_WORDS << PLX_EV_WORDS_SHIFT;
-        plx_ext_pack_user(t->pos, id, value);
-        t->pos += PLX_EXT_USER_WORDS;
-    }
-}
-
 /* ---- writing a thread's data --------------------------------------------------------------- */
-
-static void write_profile(struct plx_thread *t, uint64_t now, uint64_t cpu)
-{
-    struct plx_rec rec;
-    plx_rec_init(&rec);
-    uint32_t n = t->nodes ? t->nnodes - 1 : 0;
-    plx_enc_thread_profile(&rec, t->index, now, cpu, t->trace_events, t->lost_events, t->lost_nodes, n);
-    for (uint32_t i = 1; i <= n; i++) {
-        const struct plx_node *nd = &t->nodes[i];
-        uint32_t parent = nd->parent == 0 ? PLX_NO_INDEX : nd->parent - 1;
-        plx_enc_thread_profile_nodes(&rec, parent, nd->region, nd->calls, nd->child_calls, nd->incl,
-                                     nd->excl);
-    }
-    plx_rec_write(&rec, 0);
-    for (uint32_t id = 0; id < t->nuevents; id++) {
-        const struct plx_uevent *e = &t->uevents[id];
-        if (!e->count)
-            continue;
-        plx_enc_user_event_stats(&rec, t->index, id, e->count, e->min, e->max, e->sum, e->sumsq);
-        plx_rec_write(&rec, 0);
-    }
-}
 
 /* Writes t's data: open regions are closed at `now` (profile mode), the trace buffer goes out. */
 static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
@@ -440,7 +208,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
     t->guard++;
     plx_counters_thread_end(t); /* before the trace's last chunk: it may add counted calls */
     if (t->buf) {
-        write_chunk(t);
+        plx_trace_write_chunk(t);
     } else {
         while (t->depth > 0) {
             struct plx_frame *f = &t->stack[t->depth - 1];
@@ -449,8 +217,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
             plx_leave(t, f, now);
         }
     }
-    write_profile(t, now, cpu);
-    write_node_cpu(t);
+    plx_profile_write(t, now, cpu);
     plx_sync_write(t);
     plx_ext_thread_ended(t);
     if (t->live_nodes)
@@ -555,46 +322,7 @@ void plx_threads_after_fork(void)
     atomic_store_explicit(&live_count, 0, memory_order_relaxed);
     if (!t || t == &dead)
         return;
-    uint64_t now = plx_ticks();
-    t->tid = (uint32_t)syscall(SYS_gettid);
-    t->pthread = (unsigned long)pthread_self();
-    t->start_ticks = now;
-    t->start_cpu_ns = plx_cpu_ns();
-    if (t->live_nodes) { /* the mapping is the parent's file: copy the tree into our own */
-        struct plx_live_header *h;
-        struct plx_node *mine = plx_live_map("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
-        if (mine) {
-            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
-            h->count = t->nnodes;
-        } else {
-            mine = mmap(NULL, sizeof(struct plx_node) * t->max_nodes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
-            h = NULL;
-        }
-        plx_live_unmap(t->live_nodes);
-        t->nodes = mine;
-        t->live_nodes = h;
-    }
-    for (uint32_t i = 0; i < t->nnodes; i++) {
-        struct plx_node *n = &t->nodes[i];
-        n->calls = n->child_calls = n->incl = n->excl = 0;
-    }
-    for (uint32_t i = 0; i < t->depth; i++) {
-        t->stack[i].start = now;
-        t->stack[i].child = 0;
-    }
-    if (t->buf) {
-        t->pos = t->buf;
-        t->base = t->last = now;
-        t->trace_events = 0;
-        /* the child's trace starts inside the regions that are open */
-        for (uint32_t i = 0; i < t->depth; i++)
-            plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
-    }
-    t->lost_events = t->lost_nodes = 0;
-    memset(t->uevents, 0, sizeof t->uevents);
-    plx_counters_after_fork(t);
+    plx_thread_reset_after_fork(t);
     write_thread_info(t);
     t->next = NULL;
     live = t;

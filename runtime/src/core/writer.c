@@ -28,7 +28,7 @@ static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
 {
     size_t done = 0;
     while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
+        ssize_t w = plx_sys_writev(fd, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -117,7 +117,7 @@ void plx_writer_close(void)
 {
     for (int i = 0; i < 2; i++) {
         if (fds[i] >= 0)
-            close(fds[i]);
+            plx_sys_close(fds[i]);
         fds[i] = -1;
     }
 }

@@ -25,6 +25,7 @@ pub mod merge;
 pub mod messages;
 pub mod model;
 pub mod mpitime;
+pub mod objects;
 pub mod query;
 pub mod rebuild;
 pub mod regions;

@@ -1,6 +1,10 @@
-//! Source locations from debug info (addr2line, one context per module) and C++ demangling.
+//! Source locations from debug info (addr2line, one context per module) and C++ demangling:
+//! the one place where Parallax turns code addresses into functions, files and lines.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection};
 
 use plx_format::{Module, RegionDef, RegionKind};
 
@@ -30,6 +34,65 @@ pub struct CodeLocation {
     pub line: u32,
 }
 
+/// Where the debug information of ELF file `path` is, as GDB and perf look for it: the file
+/// itself when it has a .debug_info section (compressed or not; a split-DWARF skeleton's units
+/// lead to their .dwo files or the .dwp beside it), else the file its build-id names under
+/// /usr/lib/debug/.build-id, else the file its .gnu_debuglink names (beside it, in .debug/ beside
+/// it, or under /usr/lib/debug) whose CRC matches. The file itself when none is found.
+pub fn debug_file(path: &Path) -> PathBuf {
+    let own = path.to_path_buf();
+    let Ok(data) = std::fs::read(path) else {
+        return own;
+    };
+    let Ok(obj) = object::File::parse(&*data) else {
+        return own;
+    };
+    let has_debug = obj
+        .section_by_name(".debug_info")
+        .or_else(|| obj.section_by_name(".zdebug_info"))
+        .is_some_and(|s| s.size() > 0);
+    if has_debug {
+        return own;
+    }
+    if let Ok(Some(id)) = obj.build_id() {
+        if id.len() > 1 {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            let p = PathBuf::from(format!(
+                "/usr/lib/debug/.build-id/{}/{}.debug",
+                &hex[..2],
+                &hex[2..]
+            ));
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    if let Ok(Some((name, crc))) = obj.gnu_debuglink() {
+        let name = Path::new(std::str::from_utf8(name).unwrap_or(""));
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        let abs_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let candidates = [
+            dir.join(name),
+            dir.join(".debug").join(name),
+            Path::new("/usr/lib/debug")
+                .join(abs_dir.strip_prefix("/").unwrap_or(&abs_dir))
+                .join(name),
+        ];
+        for c in candidates {
+            if c != path && std::fs::read(&c).is_ok_and(|d| crc32fast::hash(&d) == crc) {
+                return c;
+            }
+        }
+    }
+    own
+}
+
+/// An addr2line context for ELF file `path`, on its debug information wherever it lies
+/// ([`debug_file`]); `None` when no file can be read.
+pub fn open_debug(path: &Path) -> Option<addr2line::Loader> {
+    addr2line::Loader::new(debug_file(path)).ok()
+}
+
 impl SymbolResolver {
     /// A resolver with an empty cache.
     pub fn new() -> Self {
@@ -40,10 +103,11 @@ impl SymbolResolver {
         self.loaders
             .entry(module.path.clone())
             .or_insert_with(|| {
-                if !std::path::Path::new(&module.path).is_file() {
+                let path = Path::new(&module.path);
+                if !path.is_file() {
                     return None;
                 }
-                addr2line::Loader::new(&module.path).ok()
+                open_debug(path)
             })
             .as_ref()
     }

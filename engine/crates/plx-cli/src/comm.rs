@@ -34,16 +34,14 @@ struct Comm<'a> {
 
 /// Runs `plx comm`.
 pub fn comm(args: &CommArgs) -> Result<(), CliError> {
-    let mut model = Model::open(
+    let model = crate::experiment::open_app(
         &args.dir,
+        args.app.as_deref(),
         BuildOptions {
             rebuild_from_trace: true,
             resolve_sources: false,
         },
     )?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }

@@ -7,9 +7,10 @@ use clap::ValueEnum;
 use plx_analysis::timeline::{
     concurrency, gantt, npt, queue_length, space_time, utilization, Grid, State, Timeline,
 };
-use plx_export::svg;
+use plx_svg as svg;
 
-use crate::histogram::{bar, check_bins, field, open_run, output, ChartFormat, ChartOpts, Run};
+use crate::chart::{bar, check_bins, open_run, output, ChartFormat, ChartOpts, Run};
+use crate::report::csv::field;
 use crate::CliError;
 
 /// The displays.

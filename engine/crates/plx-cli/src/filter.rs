@@ -62,6 +62,41 @@ pub fn check_text(name: &str, text: &[u8]) -> Vec<String> {
     errors
 }
 
+extern "C" fn collect_file_glob(ctx: *mut c_void, rule: *const RawRule) {
+    // SAFETY: ctx is the Vec<String> file_globs passed; rule a rule of the parser's, valid for
+    // the call, whose glob is NUL-terminated when not null.
+    let (globs, rule) = unsafe { (&mut *ctx.cast::<Vec<String>>(), &*rule) };
+    if rule.by_file != 0 && !rule.glob.is_null() {
+        let glob = unsafe { CStr::from_ptr(rule.glob) };
+        globs.push(glob.to_string_lossy().into_owned());
+    }
+}
+
+extern "C" fn ignore_error(_ctx: *mut c_void, _message: *const c_char) {}
+
+/// The globs of the file rules (`include file GLOB`, `exclude file GLOB`, `cputime file GLOB`)
+/// of a filter's text, as the runtime's parser reads them.
+pub fn file_globs(text: &[u8]) -> Vec<String> {
+    let mut globs: Vec<String> = Vec::new();
+    let sink = Sink {
+        rule: collect_file_glob,
+        error: ignore_error,
+        ctx: (&mut globs as *mut Vec<String>).cast(),
+    };
+    // SAFETY: as in check_text.
+    unsafe { plx_filter_parse(c"filter".as_ptr(), text.as_ptr().cast(), text.len(), &sink) };
+    globs
+}
+
+/// Whether `subject` matches `glob` as the runtime matches filter globs (fnmatch(3), no flags).
+pub fn glob_matches(glob: &str, subject: &str) -> bool {
+    let (Ok(g), Ok(s)) = (CString::new(glob), CString::new(subject)) else {
+        return false;
+    };
+    // SAFETY: both strings are NUL-terminated.
+    unsafe { libc::fnmatch(g.as_ptr(), s.as_ptr(), 0) == 0 }
+}
+
 /// Reads and checks a filter file; the error names the file and each bad line.
 pub fn check_file(path: &Path) -> Result<(), CliError> {
     let text = std::fs::read(path).map_err(|e| {
@@ -114,6 +149,14 @@ mod tests {
                 "f:12: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)",
             ]
         );
+    }
+
+    #[test]
+    fn file_globs_are_those_of_file_rules() {
+        let text = b"exclude f*\ninclude file */src/*.c\ncputime file *.h\nthrottle 10 1\n";
+        assert_eq!(file_globs(text), vec!["*/src/*.c", "*.h"]);
+        assert!(glob_matches("*/src/*.c", "/a/src/b/x.c"));
+        assert!(!glob_matches("*/src/*.c", "/a/lib/x.c"));
     }
 
     #[test]

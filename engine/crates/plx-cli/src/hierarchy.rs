@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use plx_analysis::hierarchy::HNode;
-use plx_analysis::{BuildOptions, Model};
+use plx_analysis::BuildOptions;
 use serde_json::{json, Value};
 
 use crate::cli::{Format, HierarchyArgs};
@@ -27,10 +27,8 @@ fn to_json(n: &HNode) -> Value {
 
 /// Runs `plx hierarchy`.
 pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
-    let mut model = Model::open(&args.dir, BuildOptions::default())?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
+    let model =
+        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
     let h = model.hierarchies();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

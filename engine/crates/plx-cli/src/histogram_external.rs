@@ -4,10 +4,11 @@ use std::io::Write;
 
 use plx_analysis::external::{external_metrics, ExternalMetric};
 use plx_analysis::{BuildOptions, GlobalMerge, Model};
-use plx_export::svg;
 use plx_format::{read_metric_files, Experiment, MetricMode};
+use plx_svg as svg;
 
-use crate::histogram::{bar, output, value, ChartFormat, HistogramArgs};
+use crate::chart::{bar, output, value, ChartFormat};
+use crate::histogram::HistogramArgs;
 use crate::CliError;
 
 /// One run's series: (name, origin ns, the metric).

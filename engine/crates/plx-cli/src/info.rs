@@ -400,16 +400,14 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
 
 /// Runs `plx info`.
 pub fn info(args: &InfoArgs) -> Result<(), CliError> {
-    let mut model = Model::open(
+    let model = crate::experiment::open_app(
         &args.dir,
+        args.app.as_deref(),
         BuildOptions {
             rebuild_from_trace: true,
             resolve_sources: false,
         },
     )?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     writeln!(out, "experiment {}", model.dir.display())?;

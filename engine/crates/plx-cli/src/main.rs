@@ -2,12 +2,14 @@
 //! critical-path, compare, histogram, display, session, view).
 
 mod attach;
+mod chart;
 mod cli;
 mod comm;
 mod compare;
 mod critical_path;
 mod ctl;
 mod display;
+mod experiment;
 mod export;
 mod filter;
 mod hierarchy;
@@ -24,6 +26,7 @@ mod report;
 mod run;
 mod session;
 mod signals;
+mod source_files;
 mod units;
 mod view;
 

@@ -63,9 +63,7 @@ pub fn mpi_of(program: &str) -> Option<MpiImpl> {
             MpiImpl::OpenMpi
         });
     }
-    std::fs::read(path?)
-        .ok()
-        .and_then(|bytes| linked_mpi(&bytes))
+    linked_mpi(&path?)
 }
 
 fn file_name(p: &Path) -> String {
@@ -74,15 +72,14 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The needed-library names live in the dynamic string table: a substring test is enough.
-fn linked_mpi(elf: &[u8]) -> Option<MpiImpl> {
-    if !elf.starts_with(b"\x7fELF") {
-        return None;
-    }
-    let has = |needle: &[u8]| elf.windows(needle.len()).any(|w| w == needle);
-    if has(b"libmpich.so") {
+/// The MPI among the libraries `program` needs, directly or through another library
+/// (app → libpetsc → libmpi): the dynamic sections' needed-library closure.
+fn linked_mpi(program: &Path) -> Option<MpiImpl> {
+    let libs = plx_analysis::objects::needed_libraries(program);
+    let names: Vec<String> = libs.iter().map(|p| file_name(p)).collect();
+    if names.iter().any(|n| n.starts_with("libmpich.so")) {
         Some(MpiImpl::Mpich)
-    } else if has(b"libmpi.so") {
+    } else if names.iter().any(|n| n.starts_with("libmpi.so")) {
         Some(MpiImpl::OpenMpi)
     } else {
         None
@@ -99,14 +96,39 @@ mod tests {
         assert_eq!(mpi_of("/no/such/mpiexec.hydra"), Some(MpiImpl::Mpich));
         assert_eq!(mpi_of("/no/such/mpirun.openmpi"), Some(MpiImpl::OpenMpi));
         assert_eq!(mpi_of("/bin/true"), None);
-        assert_eq!(
-            linked_mpi(b"\x7fELF....libmpi.so.40\0"),
-            Some(MpiImpl::OpenMpi)
+    }
+
+    /// app → libfoo.so → libNAME.so (a stand-in library of the MPI's name, so no MPI needed).
+    fn through_library(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("plx-mpi-detect-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = format!(
+            "echo 'int mpi_stand_in(void) {{ return 1; }}' > m.c && \
+             cc -shared -fPIC m.c -Wl,-soname,lib{name}.so.12 -o lib{name}.so.12 && \
+             ln -sf lib{name}.so.12 lib{name}.so && \
+             echo 'int mpi_stand_in(void); int foo(void) {{ return mpi_stand_in(); }}' > foo.c && \
+             cc -shared -fPIC foo.c -L. -l{name} -Wl,-rpath,'$ORIGIN' -o libfoo.so && \
+             echo 'int foo(void); int main(void) {{ return foo(); }}' > app.c && \
+             cc app.c -L. -lfoo -Wl,-rpath,'$ORIGIN' -o app"
         );
-        assert_eq!(
-            linked_mpi(b"\x7fELF....libmpich.so.12\0"),
-            Some(MpiImpl::Mpich)
-        );
-        assert_eq!(linked_mpi(b"libmpi.so.40"), None);
+        let st = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        dir.join("app")
+    }
+
+    #[test]
+    fn mpi_linked_through_another_library() {
+        let app = through_library("mpi");
+        assert_eq!(mpi_of(app.to_str().unwrap()), Some(MpiImpl::OpenMpi));
+        let app = through_library("mpich");
+        assert_eq!(mpi_of(app.to_str().unwrap()), Some(MpiImpl::Mpich));
+        let app = through_library("notmpi");
+        assert_eq!(mpi_of(app.to_str().unwrap()), None);
     }
 }

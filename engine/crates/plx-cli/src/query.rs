@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use plx_analysis::query::{Focus, Metric};
-use plx_analysis::{BuildOptions, Model};
+use plx_analysis::BuildOptions;
 use serde_json::json;
 
 use crate::cli::{Format, QueryArgs};
@@ -44,10 +44,8 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
             );
         }
     };
-    let mut model = Model::open(&args.dir, BuildOptions::default())?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
+    let model =
+        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
     let h = model.hierarchies();
     let focus =
         Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
@@ -123,10 +121,8 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
             ),
         ));
     }
-    let mut model = Model::open(&args.dir, BuildOptions::default())?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
+    let model =
+        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
     let origin = plx_format::Experiment::open(&args.dir)
         .ok()
         .and_then(|exp| {
@@ -218,10 +214,8 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
 
 /// `--metric EVENT` naming a counter of the experiment (page_faults or page-faults).
 fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError> {
-    let mut model = Model::open(&args.dir, BuildOptions::default())?;
-    if let Some(app) = &args.app {
-        model.select_app(app)?;
-    }
+    let model =
+        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
     let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
         return Err(CliError::new(
             2,

@@ -181,7 +181,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // absolute, within the runtime's length limit
     for (setting, value) in args.settings.iter() {
         match (setting.name, setting.kind) {
-            ("PLX_OUTPUT" | "PLX_FILTER", _) => {}
+            ("PLX_OUTPUT" | "PLX_FILTER" | "PLX_SOURCE_FILES", _) => {}
             (_, Kind::Path) => set_path(&mut cmd, setting.name, &absolute(Path::new(value))?)?,
             _ => {
                 cmd.env(setting.name, value);
@@ -191,6 +191,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     set_path(&mut cmd, "PLX_OUTPUT", &dir_abs)?;
     if let Some(f) = &filter {
         set_path(&mut cmd, "PLX_FILTER", f)?;
+        // the file rules are decided here, from debug information libplx never reads
+        if let Some(list) = crate::source_files::write(&dir_abs, f, &args.command)? {
+            set_path(&mut cmd, "PLX_SOURCE_FILES", &list)?;
+        }
     }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child

@@ -14,7 +14,6 @@ mod error;
 mod input;
 mod nesting;
 mod staged;
-pub mod svg;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -162,20 +162,20 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
                     message = Some(m.id as i64);
                     let (sp, sr, st) = locs[m.sender as usize];
                     let c = &mut messages.cols;
-                    c[0].i64(m.id as i64);
-                    c[1].i64(m.send_ns - origin);
-                    c[2].i64(t);
-                    c[3].i32(m.sender as i32);
-                    c[4].i32(sp);
-                    c[5].opt_i32(sr);
-                    c[6].i32(st);
-                    c[7].i32(li as i32);
-                    c[8].i32(process);
-                    c[9].opt_i32(rank);
-                    c[10].i32(thread);
-                    c[11].i64(b as i64);
-                    c[12].i32(tg);
-                    c[13].opt_i32(comm.map(|c| c as i32));
+                    c[0].val(m.id as i64);
+                    c[1].val(m.send_ns - origin);
+                    c[2].val(t);
+                    c[3].val(m.sender as i32);
+                    c[4].val(sp);
+                    c[5].opt(sr);
+                    c[6].val(st);
+                    c[7].val(li as i32);
+                    c[8].val(process);
+                    c[9].opt(rank);
+                    c[10].val(thread);
+                    c[11].val(b as i64);
+                    c[12].val(tg);
+                    c[13].opt(comm.map(|c| c as i32));
                     messages.row()?;
                 }
             }
@@ -192,23 +192,23 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             }
         }
         let c = &mut events.cols;
-        c[0].i64(t);
-        c[1].i32(li as i32);
-        c[2].i32(process);
-        c[3].opt_i32(rank);
-        c[4].i32(thread);
-        c[5].str(kinds[kind].clone());
-        c[6].opt_i32(region.map(|r| r as i32));
-        c[7].opt_str(region_name);
-        c[8].opt_i32(peer);
-        c[9].opt_i32(tag);
-        c[10].opt_i64(bytes);
-        c[11].opt_i64(bytes_recv);
-        c[12].opt_i32(comm.map(|c| c as i32));
-        c[13].opt_i32(root);
-        c[14].opt_i64(message);
-        c[15].opt_str(user);
-        c[16].opt_f64(value);
+        c[0].val(t);
+        c[1].val(li as i32);
+        c[2].val(process);
+        c[3].opt(rank);
+        c[4].val(thread);
+        c[5].val(kinds[kind].clone());
+        c[6].opt(region.map(|r| r as i32));
+        c[7].opt(region_name);
+        c[8].opt(peer);
+        c[9].opt(tag);
+        c[10].opt(bytes);
+        c[11].opt(bytes_recv);
+        c[12].opt(comm.map(|c| c as i32));
+        c[13].opt(root);
+        c[14].opt(message);
+        c[15].opt(user);
+        c[16].opt(value);
         events.row()?;
     }
 
@@ -338,17 +338,17 @@ fn write_locations(
     for (i, l) in merge.locations().iter().enumerate() {
         let p = &model.processes[l.process];
         let c = &mut t.cols;
-        c[0].i32(i as i32);
-        c[1].str(ByteArray::from(l.label().as_str()));
-        c[2].i32(l.process as i32);
-        c[3].opt_i32(l.rank.map(|r| r as i32));
-        c[4].str(ByteArray::from(l.host.as_str()));
-        c[5].i64(l.pid as i64);
-        c[6].i32(l.image as i32);
-        c[7].str(ByteArray::from(p.executable.as_str()));
-        c[8].i32(l.thread as i32);
-        c[9].str(ByteArray::from(l.name.as_str()));
-        c[10].opt_i64(p.start_realtime_ns.map(|n| n as i64));
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(l.label().as_str()));
+        c[2].val(l.process as i32);
+        c[3].opt(l.rank.map(|r| r as i32));
+        c[4].val(ByteArray::from(l.host.as_str()));
+        c[5].val(l.pid as i64);
+        c[6].val(l.image as i32);
+        c[7].val(ByteArray::from(p.executable.as_str()));
+        c[8].val(l.thread as i32);
+        c[9].val(ByteArray::from(l.name.as_str()));
+        c[10].opt(p.start_realtime_ns.map(|n| n as i64));
         t.row()?;
     }
     t.finish()
@@ -362,11 +362,11 @@ fn write_regions(
     let mut t = Table::create(dir, "regions", REGION_COLUMNS, meta)?;
     for (i, r) in merge.regions().all().iter().enumerate() {
         let c = &mut t.cols;
-        c[0].i32(i as i32);
-        c[1].str(ByteArray::from(r.name.as_str()));
-        c[2].str(ByteArray::from(r.kind.as_str()));
-        c[3].str(ByteArray::from(r.file.as_str()));
-        c[4].i32(r.line as i32);
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(r.name.as_str()));
+        c[2].val(ByteArray::from(r.kind.as_str()));
+        c[3].val(ByteArray::from(r.file.as_str()));
+        c[4].val(r.line as i32);
         t.row()?;
     }
     t.finish()
@@ -381,12 +381,12 @@ fn write_comms(
     for (i, info) in merge.model().comms.all().iter().enumerate() {
         let ranks: Vec<String> = info.ranks.iter().map(|r| r.to_string()).collect();
         let c = &mut t.cols;
-        c[0].i32(i as i32);
-        c[1].str(ByteArray::from(info.describe().as_str()));
-        c[2].opt_i32(info.predefined.map(|p| p as i32));
-        c[3].i32(info.ranks.len() as i32);
-        c[4].str(ByteArray::from(ranks.join(" ").as_str()));
-        c[5].i32(info.ordinal as i32);
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(info.describe().as_str()));
+        c[2].opt(info.predefined.map(|p| p as i32));
+        c[3].val(info.ranks.len() as i32);
+        c[4].val(ByteArray::from(ranks.join(" ").as_str()));
+        c[5].val(info.ordinal as i32);
         t.row()?;
     }
     t.finish()
@@ -405,6 +405,26 @@ enum Data {
     F64(Vec<f64>),
     Str(Vec<ByteArray>),
 }
+
+/// A Rust type of column values: the vector of `Data` holding it.
+trait Value: Sized {
+    fn values(data: &mut Data) -> Option<&mut Vec<Self>>;
+}
+
+macro_rules! value_of {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl Value for $t {
+            #[inline]
+            fn values(data: &mut Data) -> Option<&mut Vec<Self>> {
+                match data {
+                    Data::$variant(d) => Some(d),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+value_of!(i32 => I32, i64 => I64, f64 => F64, ByteArray => Str);
 
 impl Column {
     fn new(ty: Ty, optional: bool) -> Column {
@@ -427,58 +447,19 @@ impl Column {
         }
     }
 
+    /// Appends a present value to the row.
     #[inline]
-    fn i32(&mut self, v: i32) {
-        self.opt_i32(Some(v));
+    fn val<T: Value>(&mut self, v: T) {
+        self.opt(Some(v));
     }
 
+    /// Appends a value or a null (an optional column) to the row.
     #[inline]
-    fn i64(&mut self, v: i64) {
-        self.opt_i64(Some(v));
-    }
-
-    #[inline]
-    fn str(&mut self, v: ByteArray) {
-        self.opt_str(Some(v));
-    }
-
-    #[inline]
-    fn opt_i32(&mut self, v: Option<i32>) {
+    fn opt<T: Value>(&mut self, v: Option<T>) {
         self.level(v.is_some());
-        match (&mut self.data, v) {
-            (Data::I32(d), Some(v)) => d.push(v),
-            (Data::I32(_), None) => {}
-            _ => unreachable!("column type"),
-        }
-    }
-
-    #[inline]
-    fn opt_i64(&mut self, v: Option<i64>) {
-        self.level(v.is_some());
-        match (&mut self.data, v) {
-            (Data::I64(d), Some(v)) => d.push(v),
-            (Data::I64(_), None) => {}
-            _ => unreachable!("column type"),
-        }
-    }
-
-    #[inline]
-    fn opt_f64(&mut self, v: Option<f64>) {
-        self.level(v.is_some());
-        match (&mut self.data, v) {
-            (Data::F64(d), Some(v)) => d.push(v),
-            (Data::F64(_), None) => {}
-            _ => unreachable!("column type"),
-        }
-    }
-
-    #[inline]
-    fn opt_str(&mut self, v: Option<ByteArray>) {
-        self.level(v.is_some());
-        match (&mut self.data, v) {
-            (Data::Str(d), Some(v)) => d.push(v),
-            (Data::Str(_), None) => {}
-            _ => unreachable!("column type"),
+        let values = T::values(&mut self.data).expect("column type");
+        if let Some(v) = v {
+            values.push(v);
         }
     }
 

@@ -215,3 +215,13 @@ impl<'a> Iterator for RecordIter<'a> {
         }
     }
 }
+
+/// The bytes of one record of any type with the given payload.
+pub fn raw_record_bytes(record_type: u16, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + payload.len());
+    v.extend_from_slice(&record_type.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    v.extend_from_slice(payload);
+    v
+}

@@ -7,8 +7,9 @@
 //! its events, which are then streamed one chunk at a time ([`TraceReader`], [`ChunkEvents`]).
 //! Damage (truncation, garbage, missing files, unfinished processes) becomes [`Warning`]s;
 //! whatever is intact is still returned. The [`live`] files a killed process left stand in for
-//! the records it never wrote (profiles, message and synchronization statistics), with a warning. The [`writer`] module writes the same format;
-//! [`synth`] and [`synth_mpi`] build whole synthetic experiments (MPI runs included).
+//! the records it never wrote (profiles, message and synchronization statistics), with a warning. With the `synth`
+//! feature (tests, benchmarks, examples only), the `writer` module writes the same format and
+//! `synth` and `synth_mpi` build whole synthetic experiments (MPI runs included).
 #![deny(missing_docs)]
 
 mod bytes;
@@ -28,10 +29,13 @@ pub mod records;
 #[rustfmt::skip]
 pub mod schema;
 pub mod sync;
+#[cfg(feature = "synth")]
 pub mod synth;
+#[cfg(feature = "synth")]
 pub mod synth_mpi;
 pub mod trace;
 mod warning;
+#[cfg(feature = "synth")]
 pub mod writer;
 
 pub use bytes::ShortPayload;

@@ -9,10 +9,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::framing::raw_record_bytes;
 use crate::framing::{check_file_header, file_header, FileKind, RecordIter};
 pub use crate::schema::{MetricDef, MetricRecord, MetricSample, MetricSource};
 use crate::warning::{Warning, WarningKind};
-use crate::writer::raw_record_bytes;
 
 /// What a sample's time counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

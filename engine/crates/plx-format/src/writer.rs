@@ -14,15 +14,7 @@ pub fn record_bytes(rec: &Record) -> Vec<u8> {
     raw_record_bytes(rec.record_type(), &payload)
 }
 
-/// The bytes of one record of any type with the given payload.
-pub fn raw_record_bytes(record_type: u16, payload: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(8 + payload.len());
-    v.extend_from_slice(&record_type.to_le_bytes());
-    v.extend_from_slice(&0u16.to_le_bytes());
-    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    v.extend_from_slice(payload);
-    v
-}
+pub use crate::framing::raw_record_bytes;
 
 /// The bytes of one TraceChunk record.
 pub fn chunk_bytes(thread: u32, base_ticks: u64, calib: Calibration, words: &[u64]) -> Vec<u8> {

@@ -124,8 +124,8 @@ uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot)
             uint32_t depth = t->depth;
             plx_enter(t, p->fn, v & PLX_REGION_ID_MASK);
             if (t->depth > depth) {
-                if ((v & PLX_REGION_CPU) && t->stack[depth].cpu == 0)
-                    t->stack[depth].cpu = plx_cpu_ns() | 1;
+                if (v & (PLX_REGION_CPU | PLX_REGION_COUNTERS))
+                    plx_frame_enter_slow(t, v); /* `cputime` or `counters` functions only */
                 shadow[shadow_depth].ret = *ret_slot;
                 shadow[shadow_depth].fn = p->fn;
                 shadow_depth++;
@@ -154,7 +154,7 @@ uintptr_t plx_probe_exit(void)
         t->guard = 1;
         atomic_signal_fence(memory_order_seq_cst);
         if (f->cpu)
-            plx_cpu_exit(t, f);
+            plx_frame_exit_slow(t, f);
         plx_leave(t, f, plx_ticks());
         atomic_signal_fence(memory_order_seq_cst);
         t->guard = 0;

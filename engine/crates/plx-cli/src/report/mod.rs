@@ -115,10 +115,7 @@ pub fn open_model(
     phase: Option<&PhaseSpec>,
     opts: BuildOptions,
 ) -> Result<(Model, Option<u32>), CliError> {
-    let mut model = Model::open(dir, opts)?;
-    if let Some(a) = app {
-        model.select_app(a)?;
-    }
+    let model = crate::experiment::open_app(dir, app, opts)?;
     match phase {
         None => Ok((model, None)),
         Some(PhaseSpec::Named(n)) => {

@@ -1,7 +1,7 @@
 //! The SVG charts: one mark element per datum (polyline per series, rect per interval or bar,
 //! line per message), names escaped, documents of several figures.
 
-use plx_export::svg::{self, Arrow, Category, Chart, Interval, StepSeries};
+use plx_svg::{self as svg, Arrow, Category, Chart, Interval, StepSeries};
 
 fn count(svg: &str, tag: &str) -> usize {
     svg.matches(&format!("<{tag} ")).count()

@@ -1,0 +1,483 @@
+//! Building the model from an experiment: each process's threads and callpath trees (from
+//! profiles or rebuilt from traces), regions, messages, applications.
+
+use super::*;
+
+/// "rank N: no ProcessEnd record..." instead of the file's anonymous warning.
+pub(super) fn name_unfinished_ranks(processes: &[ProcessModel], warnings: &mut [Warning]) {
+    for p in processes.iter().filter(|p| p.end.is_none()) {
+        let Some(rank) = p.rank() else {
+            continue;
+        };
+        for w in warnings
+            .iter_mut()
+            .filter(|w| w.kind == WarningKind::Unfinished && w.path == p.path)
+        {
+            w.message = format!("rank {rank}: {}", w.message);
+        }
+    }
+}
+
+pub(super) fn message_stats(
+    stats: &[MessageStats],
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+) -> Vec<MessageStat> {
+    stats
+        .iter()
+        .map(|s| MessageStat {
+            region: if s.region == NONE_U32 {
+                None
+            } else {
+                Some(rmap.global(s.region, table))
+            },
+            peer: (s.peer != NONE_U32).then_some(s.peer),
+            direction: s.direction,
+            comm: s.comm,
+            count: s.count,
+            bytes: s.bytes,
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes,
+        })
+        .collect()
+}
+
+/// Process-local region ids → global indices.
+pub(super) struct RegionMap {
+    map: FastMap<u32, u32>,
+}
+
+impl RegionMap {
+    fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
+        *self.map.entry(local).or_insert_with(|| {
+            table.intern(RegionInfo {
+                name: format!("region {local}"),
+                kind: RegionKind::Function,
+                file: String::new(),
+                line: 0,
+            })
+        })
+    }
+}
+
+pub(super) fn region_info_name(def: &RegionDef) -> String {
+    demangle(&def.name).unwrap_or_else(|| def.name.clone())
+}
+
+pub(crate) fn region_info(
+    def: &RegionDef,
+    img: &ProcessImage,
+    opts: BuildOptions,
+    resolver: &mut SymbolResolver,
+) -> RegionInfo {
+    let name = demangle(&def.name).unwrap_or_else(|| def.name.clone());
+    let (file, line) = if def.file.is_empty() && opts.resolve_sources {
+        resolver
+            .locate(def, img.process.modules.get(&def.module_id))
+            .unwrap_or_default()
+    } else {
+        (def.file.clone(), def.line)
+    };
+    // an OpenMP construct is named after its source line: parallel@solver.c:42
+    let name = if def.kind == RegionKind::Omp && !file.is_empty() {
+        format!("{name}@{}:{line}", file.rsplit('/').next().unwrap_or(&file))
+    } else {
+        name
+    };
+    RegionInfo {
+        name,
+        kind: def.kind,
+        file,
+        line,
+    }
+}
+
+pub(super) fn tree_from_ticks(
+    nodes: &[TickNode],
+    img: &ProcessImage,
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+    warnings: &mut Vec<Warning>,
+) -> CallTree {
+    let mut tree = CallTree::new();
+    let mut map = vec![0u32; nodes.len()];
+    let mut bad_parents = 0u64;
+    for (i, n) in nodes.iter().enumerate() {
+        let parent = if n.parent == NONE_U32 {
+            None
+        } else if (n.parent as usize) < i {
+            Some(map[n.parent as usize])
+        } else {
+            bad_parents += 1;
+            None
+        };
+        let region = rmap.global(n.region, table);
+        let m = tree.child(parent, region);
+        tree.add(
+            m,
+            n.calls,
+            n.child_calls,
+            img.clock.seconds(n.inclusive),
+            img.clock.seconds(n.exclusive),
+        );
+        if let Some(ns) = n.cpu_ns {
+            tree.add_cpu(m, ns as f64 * 1e-9);
+        }
+        map[i] = m;
+    }
+    if bad_parents > 0 {
+        warnings.push(Warning::file(
+            img.process_path(),
+            WarningKind::Malformed,
+            format!("{bad_parents} profile nodes name a parent that does not precede them: shown as roots"),
+        ));
+    }
+    tree
+}
+
+pub(super) fn build_process(
+    img: &ProcessImage,
+    opts: BuildOptions,
+    table: &mut RegionTable,
+    resolver: &mut SymbolResolver,
+    warnings: &mut Vec<Warning>,
+) -> ProcessModel {
+    let p = &img.process;
+    let mut rmap = RegionMap {
+        map: FastMap::default(),
+    };
+    for def in p.regions.values() {
+        let g = table.intern(region_info(def, img, opts, resolver));
+        rmap.map.insert(def.region_id, g);
+    }
+    let event_name = |id: u64| {
+        u32::try_from(id)
+            .ok()
+            .and_then(|i| p.user_events.get(&i))
+            .map_or_else(|| format!("event {id}"), |d| d.name.clone())
+    };
+
+    let mut thread_ids: Vec<u32> = p.threads.keys().copied().collect();
+    if let Some(t) = &img.trace {
+        thread_ids.extend(t.threads());
+    }
+    thread_ids.sort_unstable();
+    thread_ids.dedup();
+
+    let rebuilt = if opts.rebuild_from_trace {
+        rebuild_threads(img, &thread_ids, warnings)
+    } else {
+        FastMap::default()
+    };
+
+    let mut threads = Vec::new();
+    for th in thread_ids {
+        let data = p.threads.get(&th);
+        let info = data.and_then(|d| d.info.as_ref());
+        let profile = data.and_then(|d| d.profile.as_ref());
+        let recovered = data.is_some_and(|d| d.recovered.profile.is_some());
+        let trace_words = img
+            .trace
+            .as_ref()
+            .and_then(|t| t.words_per_thread.get(&th).copied())
+            .unwrap_or(0);
+        let mut tm = ThreadModel {
+            thread: th,
+            tid: info.map(|i| i.tid),
+            name: data.map(|d| d.name.clone()).unwrap_or_default(),
+            cpu_s: None,
+            wall_s: None,
+            tree: CallTree::new(),
+            source: ProfileSource::None,
+            trace_words,
+            trace_events: profile.filter(|_| !recovered).map(|p| p.trace_events),
+            lost_events: profile.map_or(0, |p| p.lost_events),
+            lost_nodes: profile.map_or(0, |p| p.lost_nodes),
+            user_events: Vec::new(),
+            messages: Vec::new(),
+            sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
+                img.clock.seconds(t)
+            }),
+        };
+        let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
+        let rebuilt_here = rebuilt.get(&th);
+        // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
+        let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
+        if let Some(prof) = recorded {
+            let mut nodes: Vec<TickNode> = prof
+                .nodes
+                .iter()
+                .map(|n| TickNode {
+                    parent: n.parent,
+                    region: n.region,
+                    calls: n.calls,
+                    child_calls: n.child_calls,
+                    inclusive: n.inclusive_ticks,
+                    exclusive: n.exclusive_ticks,
+                    cpu_ns: None,
+                })
+                .collect();
+            if !recovered {
+                for (node, ns) in data.map(|d| d.node_cpu.as_slice()).unwrap_or(&[]) {
+                    if let Some(n) = nodes.get_mut(*node as usize) {
+                        n.cpu_ns = Some(n.cpu_ns.unwrap_or(0) + ns);
+                    }
+                }
+            }
+            tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
+            tm.source = if recovered {
+                ProfileSource::Recovered
+            } else {
+                ProfileSource::Recorded
+            };
+            tm.messages = message_stats(recorded_messages, &mut rmap, table);
+            if let Some(i) = info {
+                tm.cpu_s = (!recovered).then(|| prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+                tm.wall_s = Some(
+                    img.clock
+                        .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
+                );
+            }
+            for s in data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]) {
+                tm.user_events.push(UserStat {
+                    name: event_name(s.event_id as u64),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+        } else if let Some((nodes, b)) = rebuilt_here {
+            tm.tree = tree_from_ticks(nodes, img, &mut rmap, table, warnings);
+            tm.source = ProfileSource::Rebuilt;
+            // records (or statistics recovered from the live file) count exactly what the trace
+            // may only partly hold (a killed process's last buffer is lost)
+            let derived = if profile.is_some() || !recorded_messages.is_empty() {
+                recorded_messages
+            } else {
+                b.messages.as_slice()
+            };
+            tm.messages = message_stats(derived, &mut rmap, table);
+            if let (Some(prof), Some(i)) = (profile, info) {
+                tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+                tm.wall_s = Some(
+                    img.clock
+                        .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
+                );
+            }
+            tm.trace_events = Some(tm.trace_events.unwrap_or(b.events));
+            let start = info.map(|i| i.start_ticks).or(b.first_ticks);
+            if let (None, Some(s)) = (tm.wall_s, start) {
+                tm.wall_s = Some(img.clock.seconds(b.last_ticks.saturating_sub(s)));
+            }
+            let recorded_stats = data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]);
+            for s in recorded_stats {
+                tm.user_events.push(UserStat {
+                    name: event_name(s.event_id as u64),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+            let mut ids: Vec<_> = b.user.iter().collect();
+            ids.sort_by_key(|(id, _)| **id);
+            for (id, s) in ids.into_iter().filter(|_| recorded_stats.is_empty()) {
+                tm.user_events.push(UserStat {
+                    name: event_name(*id),
+                    count: s.count,
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    sum_squares: s.sum_squares,
+                });
+            }
+        } else {
+            // no profile at all: message statistics (recovered from a live file) still count
+            tm.messages = message_stats(recorded_messages, &mut rmap, table);
+        }
+        threads.push(tm);
+    }
+
+    let throttled = p
+        .throttled
+        .iter()
+        .map(|t| ThrottledRegion {
+            region: rmap.global(t.region_id, table),
+            calls: t.calls,
+            inclusive_s: img.clock.seconds(t.inclusive_ticks),
+        })
+        .collect();
+    let counters = crate::counters::build(p, &mut |r| rmap.global(r, table));
+    let info = p.info.as_ref();
+    // a process.plx cut before its RegionDefs still has its threads' trees (rebuilt from the
+    // trace, their regions unnamed): measured too
+    let measured = p.mpi.is_some()
+        || p.regions.is_empty()
+        || !p.user_events.is_empty()
+        || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
+        || threads.iter().any(|t| {
+            t.tree
+                .nodes()
+                .iter()
+                .any(|n| table.get(n.region).kind != RegionKind::Runtime)
+        });
+    ProcessModel {
+        host: info.map_or_else(|| img.host.clone(), |i| i.host.clone()),
+        pid: info.map_or(img.pid, |i| i.pid),
+        image: img.image,
+        ppid: info.map(|i| i.ppid),
+        executable: info.map(|i| i.executable.clone()).unwrap_or_default(),
+        argv: info.map(|i| i.argv.clone()).unwrap_or_default(),
+        version: info.map(|i| i.version.clone()).unwrap_or_default(),
+        start_realtime_ns: info.map(|i| i.start_realtime_ns),
+        clock: info.map(|i| i.clock),
+        ticks_per_second: img.clock.ticks_per_second(),
+        clock_source: img.clock.source,
+        end: p.end,
+        filter: p.filter.clone(),
+        region_count: p.regions.len(),
+        excluded_regions: p.regions.values().filter(|r| r.excluded()).count(),
+        threads,
+        throttled,
+        counters,
+        java_classes: p.java_classes.clone(),
+        probe_sites: p.probe_sites.clone(),
+        probe_changes: p.probe_changes.clone(),
+        omp_teams: p.omp_teams.clone(),
+        path: img.process_path(),
+        mpi: p.mpi.clone(),
+        clock_offsets: p.clock_offsets.clone(),
+        offsets: OffsetMap::new(&p.clock_offsets),
+        clock_map: img.clock,
+        comms: BTreeMap::new(),
+        trace: img.trace.clone(),
+        measured,
+        sync_objects: name_objects(&p.sync_objects, &p.modules, resolver, opts.resolve_sources),
+        region_map: rmap.map.iter().map(|(k, v)| (*k, *v)).collect(),
+        app: 0,
+        rank_base: 0,
+        shift_ns: 0,
+        cpu_samples: p.cpu_samples.clone(),
+        first_ticks: p
+            .threads
+            .values()
+            .filter_map(|d| d.info.as_ref().map(|i| i.start_ticks))
+            .chain(
+                img.trace
+                    .iter()
+                    .flat_map(|t| t.chunks.iter().map(|c| c.header.base_ticks)),
+            )
+            .min(),
+    }
+}
+
+/// The applications, with the time shift of those in comparison mode: each starts when the
+/// earliest of the live applications (all of them, if none is live) starts.
+pub(super) fn app_models(exp: &Experiment, processes: &mut [ProcessModel]) -> Vec<AppModel> {
+    let start = |a: u32, ps: &[ProcessModel]| -> Option<f64> {
+        ps.iter()
+            .filter(|p| p.app == a && p.measured)
+            .filter_map(|p| p.start_ticks().map(|t| p.rank0_ns(t)))
+            .reduce(f64::min)
+    };
+    let live_start = (0..exp.apps.len() as u32)
+        .filter(|a| !exp.apps[*a as usize].compare)
+        .filter_map(|a| start(a, processes))
+        .reduce(f64::min);
+    let mut apps = Vec::new();
+    for (i, def) in exp.apps.iter().enumerate() {
+        let mut shift_ns = 0;
+        if def.compare {
+            if let (Some(to), Some(from)) = (live_start, start(i as u32, processes)) {
+                shift_ns = (to - from).round() as i64;
+            }
+        }
+        for p in processes.iter_mut().filter(|p| p.app == i as u32) {
+            p.shift_ns = shift_ns;
+        }
+        apps.push(AppModel {
+            name: def.name.clone(),
+            compare: def.compare,
+            shift_ns,
+        });
+    }
+    apps
+}
+
+type Rebuilt = FastMap<u32, (Vec<TickNode>, ProfileBuilder)>;
+
+/// One pass over the trace feeding a builder per thread that has no ThreadProfile.
+pub(super) fn rebuild_threads(
+    img: &ProcessImage,
+    threads: &[u32],
+    warnings: &mut Vec<Warning>,
+) -> Rebuilt {
+    let mut out = FastMap::default();
+    let Some(index) = &img.trace else {
+        return out;
+    };
+    let mut builders: FastMap<u32, ProfileBuilder> = threads
+        .iter()
+        .filter(|t| {
+            img.process
+                .threads
+                .get(t)
+                .is_none_or(|d| d.profile.as_ref().is_none_or(|p| p.nodes.is_empty()))
+                && index.words_per_thread.get(t).is_some_and(|w| *w > 0)
+        })
+        .map(|t| (*t, ProfileBuilder::new()))
+        .collect();
+    if builders.is_empty() {
+        return out;
+    }
+    let Some(mut reader) = index.reader_or_warn(warnings) else {
+        return out;
+    };
+    for info in &index.chunks {
+        let Some(b) = builders.get_mut(&info.header.thread) else {
+            continue;
+        };
+        match reader.read(*info) {
+            Ok(mut events) => {
+                for ev in events.by_ref() {
+                    b.event(ev);
+                }
+                if let Some(w) = events.cut_at() {
+                    warnings.push(Warning::at(
+                        &index.path,
+                        info.events_offset + 8 * w as u64,
+                        WarningKind::Malformed,
+                        format!(
+                            "thread {}: extended event's payload runs past its chunk: rest of chunk skipped",
+                            info.header.thread
+                        ),
+                    ));
+                }
+            }
+            Err(w) => {
+                warnings.push(w);
+                break;
+            }
+        }
+    }
+    for (th, b) in builders {
+        let (nodes, b) = b.finish();
+        if b.unmatched_exits > 0 {
+            warnings.push(Warning::file(
+                &index.path,
+                WarningKind::BadEvents {
+                    count: b.unmatched_exits,
+                },
+                format!(
+                    "thread {th}: {} exit events matched no open region",
+                    b.unmatched_exits
+                ),
+            ));
+        }
+        out.insert(th, (nodes, b));
+    }
+    out
+}

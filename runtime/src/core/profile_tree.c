@@ -1,0 +1,155 @@
+/* A thread's callpath tree (profile mode): its nodes, throttling, CPU time of `cputime`
+ * functions, user-event statistics, and writing them as the thread's profile records. */
+#include "hotpath.h"
+#include "counters.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
+{
+    if (t->nnodes >= t->max_nodes) {
+        t->lost_nodes++;
+        return PLX_NO_INDEX;
+    }
+    uint32_t n = t->nnodes++;
+    t->nodes[n] = (struct plx_node){parent, region, PLX_NO_INDEX, t->nodes[parent].first_child, 0, 0, 0, 0};
+    t->nodes[parent].first_child = n;
+    if (t->live_nodes)
+        __atomic_store_n(&t->live_nodes->count, t->nnodes, __ATOMIC_RELEASE);
+    return n;
+}
+
+void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls, uint64_t incl)
+{
+    if (t->rstats) { /* trace mode: per-region totals of this thread */
+        if (region >= PLX_RSTAT_REGIONS)
+            return;
+        calls = ++t->rstats[2 * region];
+        incl = t->rstats[2 * region + 1] += incl;
+        if (calls != plx_throttle_calls)
+            return;
+    } else if (t->buf) {
+        return;
+    }
+    if (region == PLX_REGION_FLUSH || incl >= plx_throttle_ticks * calls)
+        return;
+    t->guard++;
+    plx_region_throttle(region, calls, incl);
+    t->guard--;
+}
+
+/* ---- CPU time of `cputime` functions -------------------------------------------------------- */
+
+/* At the exit of a selected function: its inclusive CPU time goes to its node (profile mode,
+ * written as NodeCpu) or into the trace as an event (trace mode). */
+void plx_cpu_exit(struct plx_thread *t, struct plx_frame *f)
+{
+    uint64_t cpu = plx_cpu_ns() - (f->cpu & ~3ull);
+    if (t->buf) {
+        uint64_t w[PLX_EXT_CPU_WORDS];
+        plx_ext_pack_cpu(w, f->region, cpu);
+        plx_trace_ext(t, PLX_EXT_CPU, w, PLX_EXT_CPU_WORDS);
+        return;
+    }
+    if (f->node == PLX_NO_INDEX)
+        return;
+    if (!t->node_cpu) {
+        void *p = mmap(NULL, sizeof(uint64_t) * t->max_nodes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return;
+        t->node_cpu = p;
+    }
+    t->node_cpu[f->node] += cpu;
+}
+
+void plx_frame_enter_slow(struct plx_thread *t, uint32_t value)
+{
+    struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
+    if (!f || f->region != (value & PLX_REGION_ID_MASK) || f->cpu)
+        return; /* not pushed (too deep) */
+    if (value & PLX_REGION_CPU)
+        f->cpu = (plx_cpu_ns() & ~3ull) | 1; /* never 0 */
+    if (value & PLX_REGION_COUNTERS)
+        plx_counters_enter(t, f); /* last: the CPU clock's read stays outside the counts */
+}
+
+void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f)
+{
+    if (f->cpu & 2)
+        plx_counters_exit(t, f);
+    if (f->cpu & 1)
+        plx_cpu_exit(t, f);
+    f->cpu = 0;
+}
+
+static void write_node_cpu(struct plx_thread *t)
+{
+    if (!t->node_cpu)
+        return;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    uint32_t count = 0;
+    for (uint32_t i = 1; i < t->nnodes; i++)
+        count += t->node_cpu[i] != 0;
+    plx_enc_node_cpu(&rec, t->index, count);
+    for (uint32_t i = 1; i < t->nnodes; i++)
+        if (t->node_cpu[i])
+            plx_enc_node_cpu_entries(&rec, i - 1, t->node_cpu[i]); /* as numbered in ThreadProfile */
+    plx_rec_write(&rec, 0);
+}
+
+/* ---- user events ------------------------------------------------------------------------ */
+
+void plx_uevent_record(struct plx_thread *t, uint32_t id, double value)
+{
+    if (id >= PLX_MAX_UEVENTS)
+        return;
+    struct plx_uevent *e = &t->uevents[id];
+    if (e->count == 0 || value < e->min)
+        e->min = value;
+    if (e->count == 0 || value > e->max)
+        e->max = value;
+    e->count++;
+    e->sum += value;
+    e->sumsq += value * value;
+    if (id >= t->nuevents)
+        t->nuevents = id + 1;
+    if (t->buf) {
+        uint64_t now = plx_ticks();
+        if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
+            plx_trace_slow(t, (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT), now);
+        else
+            plx_trace_put(t, PLX_EV_EXT, 0, now), t->pos[-1] |= (uint64_t)PLX_EXT_USER << PLX_EV_SUBTYPE_SHIFT;
+        t->pos[-1] |= (uint64_t)PLX_EXT_USER_WORDS << PLX_EV_WORDS_SHIFT;
+        plx_ext_pack_user(t->pos, id, value);
+        t->pos += PLX_EXT_USER_WORDS;
+    }
+}
+
+/* ---- writing the profile ------------------------------------------------------------------ */
+
+/* ThreadProfile, the user events' statistics and NodeCpu of t, closed at `now`. */
+void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    uint32_t n = t->nodes ? t->nnodes - 1 : 0;
+    plx_enc_thread_profile(&rec, t->index, now, cpu, t->trace_events, t->lost_events, t->lost_nodes, n);
+    for (uint32_t i = 1; i <= n; i++) {
+        const struct plx_node *nd = &t->nodes[i];
+        uint32_t parent = nd->parent == 0 ? PLX_NO_INDEX : nd->parent - 1;
+        plx_enc_thread_profile_nodes(&rec, parent, nd->region, nd->calls, nd->child_calls, nd->incl,
+                                     nd->excl);
+    }
+    plx_rec_write(&rec, 0);
+    for (uint32_t id = 0; id < t->nuevents; id++) {
+        const struct plx_uevent *e = &t->uevents[id];
+        if (!e->count)
+            continue;
+        plx_enc_user_event_stats(&rec, t->index, id, e->count, e->min, e->max, e->sum, e->sumsq);
+        plx_rec_write(&rec, 0);
+    }
+    write_node_cpu(t);
+}

@@ -1,0 +1,54 @@
+/* A fork()ed child's only thread: it keeps its callpath tree and open regions with counts reset,
+ * so the child's profile holds what the child does. */
+#include "hotpath.h"
+#include "counters.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void plx_thread_reset_after_fork(struct plx_thread *t)
+{
+    uint64_t now = plx_ticks();
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->pthread = (unsigned long)pthread_self();
+    t->start_ticks = now;
+    t->start_cpu_ns = plx_cpu_ns();
+    if (t->live_nodes) { /* the mapping is the parent's file: copy the tree into our own */
+        struct plx_live_header *h;
+        struct plx_node *mine = plx_live_map("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
+        if (mine) {
+            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
+            h->count = t->nnodes;
+        } else {
+            mine = mmap(NULL, sizeof(struct plx_node) * t->max_nodes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
+            h = NULL;
+        }
+        plx_live_unmap(t->live_nodes);
+        t->nodes = mine;
+        t->live_nodes = h;
+    }
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        struct plx_node *n = &t->nodes[i];
+        n->calls = n->child_calls = n->incl = n->excl = 0;
+    }
+    for (uint32_t i = 0; i < t->depth; i++) {
+        t->stack[i].start = now;
+        t->stack[i].child = 0;
+    }
+    if (t->buf) {
+        t->pos = t->buf;
+        t->base = t->last = now;
+        t->trace_events = 0;
+        /* the child's trace starts inside the regions that are open */
+        for (uint32_t i = 0; i < t->depth; i++)
+            plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
+    }
+    t->lost_events = t->lost_nodes = 0;
+    memset(t->uevents, 0, sizeof t->uevents);
+    plx_counters_after_fork(t);
+}

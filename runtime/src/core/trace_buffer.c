@@ -1,0 +1,92 @@
+/* A thread's trace buffer: the slow paths of its event words (a full buffer, a time reset,
+ * extended events) and writing it as a chunk. Only the owning thread touches it. */
+#include "hotpath.h"
+
+#include <errno.h>
+#include <string.h>
+
+void plx_trace_write_chunk(struct plx_thread *t)
+{
+    uint32_t count = (uint32_t)(t->pos - t->buf);
+    if (count == 0)
+        return;
+    uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_trace_chunk(&rec, t->index, count, t->base, ct, cm);
+    /* a chunk the file did not take is lost, and counted so (the trace holds trace_events) */
+    if (plx_rec_write_bulk(&rec, 1, t->buf) == 0)
+        t->trace_events += count;
+    else
+        t->lost_events += count;
+    t->pos = t->buf;
+    t->base = t->last;
+}
+
+/* Writes the buffer as one chunk; the write is recorded as region plx_flush in the next one. */
+void plx_trace_flush(struct plx_thread *t)
+{
+    int saved = errno;
+    t->guard++;
+    uint64_t t0 = plx_ticks();
+    if (t0 - t->last > PLX_EV_DELTA_MAX)
+        t0 = t->last; /* the reset comes with the next event */
+    plx_trace_write_chunk(t);
+    uint64_t t1 = plx_ticks();
+    if (t1 - t0 > PLX_EV_DELTA_MAX)
+        t1 = t0;
+    *t->pos++ = (PLX_EV_ENTER << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t0 - t->last);
+    *t->pos++ = (PLX_EV_EXIT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_REGION_FLUSH << PLX_EV_REGION_SHIFT) |
+                (t1 - t0);
+    t->last = t1;
+    t->guard--;
+    errno = saved;
+}
+
+void plx_trace_time_reset(struct plx_thread *t, uint64_t now)
+{
+    *t->pos++ = (PLX_EV_EXT << PLX_EV_KIND_SHIFT) | ((uint64_t)PLX_EXT_TIME_RESET << PLX_EV_SUBTYPE_SHIFT) |
+                ((uint64_t)PLX_EXT_TIME_RESET_WORDS << PLX_EV_WORDS_SHIFT);
+    plx_ext_pack_time_reset(t->pos, now);
+    t->pos += PLX_EXT_TIME_RESET_WORDS;
+    t->last = now;
+}
+
+void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now)
+{
+    if (t->pos >= t->end)
+        plx_trace_flush(t);
+    if ((int64_t)(now - t->last) < 0)
+        now = t->last; /* the thread moved to a core whose counter lags: keep its events in order */
+    uint64_t d = now - t->last;
+    if (d > PLX_EV_DELTA_MAX) {
+        plx_trace_time_reset(t, now);
+        d = 0;
+    }
+    *t->pos++ = (word & ~PLX_EV_DELTA_MAX) | d;
+    t->last = now;
+}
+
+/* An extended event now (trace mode only): subtype, then up to 5 payload words. */
+void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload, unsigned words)
+{
+    if (t->buf)
+        plx_trace_ext_at(t, plx_ticks(), subtype, payload, words);
+}
+
+/* The same at `now`, a clock value the caller read (one earlier than the thread's last event
+ * is moved to that event's time, as in plx_trace_slow). */
+void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype, const uint64_t *payload,
+                      unsigned words)
+{
+    if (!t->buf || words > 5)
+        return;
+    if (t->pos >= t->end || now - t->last > PLX_EV_DELTA_MAX)
+        plx_trace_slow(t, PLX_EV_EXT << PLX_EV_KIND_SHIFT, now);
+    else
+        plx_trace_put(t, PLX_EV_EXT, 0, now);
+    t->pos[-1] |= ((uint64_t)subtype << PLX_EV_SUBTYPE_SHIFT) | ((uint64_t)words << PLX_EV_WORDS_SHIFT);
+    for (unsigned i = 0; i < words; i++)
+        *t->pos++ = payload[i];
+}
