@@ -142,7 +142,7 @@ static int probe(struct set *s, uint32_t i)
     if (fd < 0)
         return errno ? errno : EINVAL;
     s->attr[i] = a; /* with exclude_kernel when only that was allowed */
-    close(fd);
+    plx_sys_close(fd);
     return 0;
 }
 
@@ -490,7 +490,7 @@ static void read_set(struct plx_ctr_thread *c, uint32_t id, uint64_t *v)
     uint64_t buf[3 + PLX_CTR_MAX_EVENTS]; /* nr, time enabled, time running, values */
     int got = 0;
     if (c->leader[id] >= 0)
-        got = read(c->leader[id], buf, sizeof buf) >= 32;
+        got = plx_sys_read(c->leader[id], buf, sizeof buf) >= 32; /* the runtime's own I/O: raw */
 #ifdef PLX_HAVE_PAPI
     long long pv[PLX_CTR_MAX_EVENTS];
     int pgot = c->papi_set[id] >= 0 && PAPI_read(c->papi_set[id], pv) == PAPI_OK;
@@ -510,7 +510,7 @@ static void close_sets(struct plx_ctr_thread *c)
     for (int s = 0; s < PLX_CTR_MAX_SETS; s++) {
         for (int i = 0; i < PLX_CTR_MAX_EVENTS; i++)
             if (c->fd[s][i] >= 0)
-                close(c->fd[s][i]);
+                plx_sys_close(c->fd[s][i]);
 #ifdef PLX_HAVE_PAPI
         if (c->papi_set[s] >= 0) {
             long long pv[PLX_CTR_MAX_EVENTS];
