@@ -28,12 +28,17 @@ fn start_time(pid: u32) -> Option<String> {
     rest.split(' ').nth(19).map(str::to_string)
 }
 
-/// The key shared by the `plx run` processes of one job and by no other run: the launcher's
-/// job id (PMIx namespace, Open MPI job id, Slurm job step), else, for a launcher that gives
+/// The key shared by the `plx run` processes of one job and by no other run: PLX_JOB (set by
+/// plx-mpj for its ranks), the launcher's job id (PMIx namespace, Open MPI job id, Slurm job
+/// step), else, for a launcher that gives
 /// ranks no job id (MPICH's Hydra), the launcher process that started the ranks of this host
 /// (their parent, with its start time); outside a launcher, this process.
 pub fn job_key() -> String {
     let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    // a launcher of Parallax's own (plx-mpj) names its job
+    if let Some(job) = var("PLX_JOB") {
+        return format!("job {job}");
+    }
     if let Some(ns) = var("PMIX_NAMESPACE") {
         return format!("pmix {ns}");
     }

@@ -70,6 +70,8 @@ public final class MpjRun {
                 cmd.addAll(command.subList(main + 1, command.size()));
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 pb.environment().put("MPJ_HOME", home.getPath());
+                // the ranks are one job: they share one experiment directory (plx run's job key)
+                pb.environment().put("PLX_JOB", "mpj " + home.getPath());
                 ranks.add(pb.start());
             }
             try {
