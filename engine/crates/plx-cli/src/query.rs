@@ -39,7 +39,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
                 if names.is_empty() {
                     e
                 } else {
-                    format!("{e}, an external metric ({})", names.join(", "))
+                    format!("{e}, or an external metric: {}", names.join(", "))
                 },
             );
         }
