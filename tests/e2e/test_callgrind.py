@@ -8,14 +8,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import PROGRAMS, clean_env, have, report_csv, report_json, run, total_rows
+from components import require_tools
+from conftest import PROGRAMS, clean_env, report_csv, report_json, run, total_rows
 
 USER_FUNCTIONS = {"main", "leaf", "a", "b", "c", "ack", "collatz_steps"}
 FLAGS = ("-O0", "-fno-inline")
 
-pytestmark = pytest.mark.skipif(
-    not have("valgrind"), reason="valgrind is not installed: cannot compare with callgrind"
-)
+
+
+@pytest.fixture(autouse=True)
+def _valgrind():
+    require_tools("valgrind", what="valgrind (callgrind is the reference for call counts)")
 
 
 def callgrind_calls(path):
