@@ -5,6 +5,7 @@ update_a 200, 201, 202 and 203 times; update_a and update_b call solve; tiny (3 
 short to probe. Counts come from the program's own structure, exactly.
 """
 
+import re
 import subprocess
 import time
 
@@ -30,6 +31,10 @@ def test_exact_counts_of_probed_functions_in_every_thread(tmp_path):
     assert calls(rows, "update_a") == 3 + 200 + 201 + 202 + 203
     assert calls(rows, "solve") == 1000 + 809
     assert calls(rows, "tiny") == 0  # too short: skipped, never patched
+    text = plx("info", out).stdout
+    assert "probes      3 probed, 1 skipped" in text, text
+    assert re.search(r"tiny\s+skipped: too short: 3 bytes, the jump needs 5", text), text
+    assert re.search(r"update_b\s+measured [\d.]+ \S+–end", text), text
     per_thread = {}
     for (proc, thread), rs in location_rows(rows).items():
         per_thread[thread] = {r["function"]: int(r["calls"]) for r in rs}
