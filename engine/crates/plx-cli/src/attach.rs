@@ -9,7 +9,7 @@
 //! probe removed, the experiment finished, the process left running. libplx.so stays loaded
 //! (frames entered while measured still return through its exit trampoline).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
@@ -189,7 +189,7 @@ impl World {
 
     /// Makes thread `tid` call `func(args)` with `block` copied onto its stack (arguments made
     /// with AT are offsets into it). Returns rax. The thread's registers are restored whatever
-    /// happens; the block's bytes after the call are left in `after` when given.
+    /// happens.
     fn call_block(
         &self,
         tid: i32,
@@ -200,6 +200,8 @@ impl World {
         self.call_block_reading(tid, func, block, args, None)
     }
 
+    /// call_block, and the block's bytes as the call left them into `after` when given (a
+    /// reply the runtime wrote there).
     fn call_block_reading(
         &self,
         tid: i32,
@@ -364,10 +366,6 @@ fn symbol_in(pid: i32, path: &Path, name: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{}: no symbol {name}", path.display()))
 }
 
-fn cstring_bytes(s: &OsStr) -> Vec<u8> {
-    s.as_bytes().to_vec()
-}
-
 /// Loads the runtime into the stopped process and starts it. Returns plx_attach_start's code.
 fn start(w: &World, lib: &Path, settings: &[u8]) -> Result<i64, String> {
     let tid = w.caller();
@@ -376,7 +374,7 @@ fn start(w: &World, lib: &Path, settings: &[u8]) -> Result<i64, String> {
             .ok_or_else(|| format!("process {} has no C library loaded", w.pid))?;
         let dlopen = symbol_in(w.pid, &libc_path, "dlopen")?;
         let mut block = Block::default();
-        let path = block.string(&cstring_bytes(lib.as_os_str()));
+        let path = block.string(lib.as_os_str().as_bytes());
         let handle = w.call_block(tid, dlopen, &block, [path, 2, 0, 0, 0])?;
         if handle == 0 {
             return Err(format!(
@@ -395,7 +393,7 @@ fn start(w: &World, lib: &Path, settings: &[u8]) -> Result<i64, String> {
 }
 
 /// Data copied onto the calling thread's stack for an injected call; arguments refer to its
-/// parts by offset (Arg::At), made addresses once its place is known.
+/// parts by offset (marked with AT), made addresses once its place is known.
 #[derive(Default)]
 struct Block {
     bytes: Vec<u8>,

@@ -17,6 +17,27 @@
  * Stack: the C halves are called with rsp aligned to 16 by hand (kept in rbx): a caller that
  * knows its callee needs no alignment (GCC's IPA) calls it with rsp at any multiple of 8.
  * Nothing is below rsp at a function's entry or after its return (no red zone in use). */
+/* xmm0-15 to and from the 256 bytes at rsp. */
+        .macro SAVE_XMM
+        .irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        movdqu  %xmm\n, 16*\n(%rsp)
+        .endr
+        .endm
+        .macro LOAD_XMM
+        .irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        movdqu  16*\n(%rsp), %xmm\n
+        .endr
+        .endm
+/* A call with rsp aligned to 16, rsp kept in rbx (callee-saved) and restored after. */
+        .macro ALIGNED_CALL fn
+        push    %rbx
+        mov     %rsp, %rbx
+        and     $-16, %rsp
+        call    \fn
+        mov     %rbx, %rsp
+        pop     %rbx
+        .endm
+
         .text
         .globl  plx_probe_entry_common
         .hidden plx_probe_entry_common
@@ -32,47 +53,12 @@ plx_probe_entry_common:
         push    %r9
         push    %r10
         sub     $256, %rsp
-        movdqu  %xmm0, 0(%rsp)
-        movdqu  %xmm1, 16(%rsp)
-        movdqu  %xmm2, 32(%rsp)
-        movdqu  %xmm3, 48(%rsp)
-        movdqu  %xmm4, 64(%rsp)
-        movdqu  %xmm5, 80(%rsp)
-        movdqu  %xmm6, 96(%rsp)
-        movdqu  %xmm7, 112(%rsp)
-        movdqu  %xmm8, 128(%rsp)
-        movdqu  %xmm9, 144(%rsp)
-        movdqu  %xmm10, 160(%rsp)
-        movdqu  %xmm11, 176(%rsp)
-        movdqu  %xmm12, 192(%rsp)
-        movdqu  %xmm13, 208(%rsp)
-        movdqu  %xmm14, 224(%rsp)
-        movdqu  %xmm15, 240(%rsp)
+        SAVE_XMM
         mov     %r11, %rdi
         lea     328(%rsp), %rsi
-        push    %rbx
-        mov     %rsp, %rbx
-        and     $-16, %rsp
-        call    plx_probe_enter
-        mov     %rbx, %rsp
-        pop     %rbx
+        ALIGNED_CALL plx_probe_enter
         mov     %rax, %r11
-        movdqu  0(%rsp), %xmm0
-        movdqu  16(%rsp), %xmm1
-        movdqu  32(%rsp), %xmm2
-        movdqu  48(%rsp), %xmm3
-        movdqu  64(%rsp), %xmm4
-        movdqu  80(%rsp), %xmm5
-        movdqu  96(%rsp), %xmm6
-        movdqu  112(%rsp), %xmm7
-        movdqu  128(%rsp), %xmm8
-        movdqu  144(%rsp), %xmm9
-        movdqu  160(%rsp), %xmm10
-        movdqu  176(%rsp), %xmm11
-        movdqu  192(%rsp), %xmm12
-        movdqu  208(%rsp), %xmm13
-        movdqu  224(%rsp), %xmm14
-        movdqu  240(%rsp), %xmm15
+        LOAD_XMM
         add     $256, %rsp
         pop     %r10
         pop     %r9
@@ -101,45 +87,10 @@ plx_probe_exit_common:
         push    %r10
         push    %r11
         sub     $256, %rsp
-        movdqu  %xmm0, 0(%rsp)
-        movdqu  %xmm1, 16(%rsp)
-        movdqu  %xmm2, 32(%rsp)
-        movdqu  %xmm3, 48(%rsp)
-        movdqu  %xmm4, 64(%rsp)
-        movdqu  %xmm5, 80(%rsp)
-        movdqu  %xmm6, 96(%rsp)
-        movdqu  %xmm7, 112(%rsp)
-        movdqu  %xmm8, 128(%rsp)
-        movdqu  %xmm9, 144(%rsp)
-        movdqu  %xmm10, 160(%rsp)
-        movdqu  %xmm11, 176(%rsp)
-        movdqu  %xmm12, 192(%rsp)
-        movdqu  %xmm13, 208(%rsp)
-        movdqu  %xmm14, 224(%rsp)
-        movdqu  %xmm15, 240(%rsp)
-        push    %rbx
-        mov     %rsp, %rbx
-        and     $-16, %rsp
-        call    plx_probe_exit
-        mov     %rbx, %rsp
-        pop     %rbx
+        SAVE_XMM
+        ALIGNED_CALL plx_probe_exit
         mov     %rax, 328(%rsp)
-        movdqu  0(%rsp), %xmm0
-        movdqu  16(%rsp), %xmm1
-        movdqu  32(%rsp), %xmm2
-        movdqu  48(%rsp), %xmm3
-        movdqu  64(%rsp), %xmm4
-        movdqu  80(%rsp), %xmm5
-        movdqu  96(%rsp), %xmm6
-        movdqu  112(%rsp), %xmm7
-        movdqu  128(%rsp), %xmm8
-        movdqu  144(%rsp), %xmm9
-        movdqu  160(%rsp), %xmm10
-        movdqu  176(%rsp), %xmm11
-        movdqu  192(%rsp), %xmm12
-        movdqu  208(%rsp), %xmm13
-        movdqu  224(%rsp), %xmm14
-        movdqu  240(%rsp), %xmm15
+        LOAD_XMM
         add     $256, %rsp
         pop     %r11
         pop     %r10
