@@ -21,7 +21,25 @@ use plx_format::{Direction, Experiment};
 use serde_json::{json, Value};
 
 use crate::index::TraceIndex;
+use crate::store::{self, Unusable};
 use crate::query::{window, WindowQuery};
+
+/// Where [`Viewer::index`] came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexSource {
+    /// Read from the index file.
+    Stored(PathBuf),
+    /// Built by a merge pass, because the stored one was unusable (why), then written to the
+    /// file (or not: why).
+    Built {
+        /// The index file.
+        path: PathBuf,
+        /// Why the stored index was not used.
+        unusable: Unusable,
+        /// Why it could not be written, if so.
+        unsaved: Option<String>,
+    },
+}
 
 /// An experiment (or session) opened for viewing: its model and trace index; the critical path
 /// and the state timeline are computed on first request.
@@ -34,6 +52,8 @@ pub struct Viewer {
     pub model: Model,
     /// The trace index.
     pub index: TraceIndex,
+    /// Where the index came from.
+    pub source: IndexSource,
     critpath: OnceCell<Result<CriticalPath, String>>,
     timeline: OnceCell<Result<Timeline, String>>,
 }
@@ -49,12 +69,34 @@ impl Viewer {
         if !model.processes.iter().any(|p| p.has_trace()) {
             return Err(AnalysisError::NoEventTrace(dir.to_path_buf()));
         }
-        let index = TraceIndex::build(&model, &exp)?;
+        let path = store::path(dir, app);
+        let fp = store::fingerprint(dir, app);
+        let stored = match &fp {
+            Ok(fp) => store::load(&path, *fp),
+            Err(e) => Err(Unusable::Damaged(format!("cannot list {}: {e}", dir.display()))),
+        };
+        let (index, source) = match stored {
+            Ok(ix) => (ix, IndexSource::Stored(path)),
+            Err(unusable) => {
+                let ix = TraceIndex::build(&model, &exp)?;
+                let unsaved = match fp {
+                    Ok(fp) => store::save(&ix, fp, &path).err().map(|e| e.to_string()),
+                    Err(e) => Some(e.to_string()),
+                };
+                let source = IndexSource::Built {
+                    path,
+                    unusable,
+                    unsaved,
+                };
+                (ix, source)
+            }
+        };
         Ok(Viewer {
             dir: dir.to_path_buf(),
             exp,
             model,
             index,
+            source,
             critpath: OnceCell::new(),
             timeline: OnceCell::new(),
         })
