@@ -48,8 +48,11 @@ pub struct Viewer {
     pub dir: PathBuf,
     /// The experiment.
     pub exp: Experiment,
-    /// Its model (as `plx report` builds it).
-    pub model: Model,
+    /// Its model without the profiles rebuilt from the trace (definitions, processes, ranks):
+    /// enough to open, read without the trace.
+    pub defs: Model,
+    app: Option<String>,
+    model: OnceCell<Model>,
     /// The trace index.
     pub index: TraceIndex,
     /// Where the index came from.
@@ -62,7 +65,11 @@ impl Viewer {
     /// Reads `dir` (keeping application `app` of a session) and indexes its trace.
     pub fn open(dir: &Path, app: Option<&str>) -> Result<Viewer, AnalysisError> {
         let exp = Experiment::open(dir)?;
-        let mut model = Model::build(&exp, BuildOptions::default());
+        let opts = BuildOptions {
+            rebuild_from_trace: false,
+            ..BuildOptions::default()
+        };
+        let mut model = Model::build(&exp, opts);
         if let Some(a) = app {
             model.select_app(a)?;
         }
@@ -94,7 +101,9 @@ impl Viewer {
         Ok(Viewer {
             dir: dir.to_path_buf(),
             exp,
-            model,
+            defs: model,
+            app: app.map(str::to_string),
+            model: OnceCell::new(),
             index,
             source,
             critpath: OnceCell::new(),
@@ -102,9 +111,22 @@ impl Viewer {
         })
     }
 
+    /// The model as `plx report` builds it (profiles missing from the process files rebuilt from
+    /// the trace), built on first use.
+    pub fn model(&self) -> &Model {
+        self.model.get_or_init(|| {
+            let mut m = Model::build(&self.exp, BuildOptions::default());
+            if let Some(a) = &self.app {
+                // the same selection succeeded on `defs`
+                let _ = m.select_app(a);
+            }
+            m
+        })
+    }
+
     /// Warnings of the model and the merge, as text.
     pub fn warnings(&self) -> Vec<String> {
-        self.model
+        self.defs
             .report_warnings()
             .iter()
             .map(|w| w.to_string())
@@ -145,7 +167,7 @@ impl Viewer {
             "user_events": ix.user_events,
             "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
             "handoffs": ix.handoffs.len(),
-            "has_mpi": self.model.has_mpi(),
+            "has_mpi": self.defs.has_mpi(),
         })
     }
 
@@ -335,8 +357,8 @@ impl Viewer {
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
     /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
     pub fn profile(&self) -> Value {
-        let (tables, total) = self.model.tables(GroupBy::Thread, None);
-        let name = |r: u32| self.model.regions.name(r).to_string();
+        let (tables, total) = self.model().tables(GroupBy::Thread, None);
+        let name = |r: u32| self.model().regions.name(r).to_string();
         let flat = |t: &plx_analysis::Table| -> Vec<Value> {
             flat_profile(&t.tree)
                 .iter()
@@ -345,12 +367,12 @@ impl Viewer {
         };
         let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
             (Some(p), th) => {
-                let p = &self.model.processes[p];
+                let p = &self.model().processes[p];
                 let who = match p.rank() {
                     Some(r) => format!("rank {r}"),
                     None => format!("pid {}", p.pid),
                 };
-                let app = p.app_name(&self.model);
+                let app = p.app_name(self.model());
                 let app = if app.is_empty() {
                     String::new()
                 } else {
@@ -399,11 +421,11 @@ impl Viewer {
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
     /// (from the trace's matched messages) and the latency/bandwidth fit.
     pub fn comm(&self) -> Value {
-        if !self.model.has_mpi() {
+        if !self.model().has_mpi() {
             return json!({"ranks": [], "pairs": [], "fits": []});
         }
-        let ranks: Vec<u32> = self.model.ranks().iter().map(|(r, _)| *r).collect();
-        let pairs: Vec<Value> = pairs(&self.model, Direction::Sent, false)
+        let ranks: Vec<u32> = self.model().ranks().iter().map(|(r, _)| *r).collect();
+        let pairs: Vec<Value> = pairs(self.model(), Direction::Sent, false)
             .iter()
             .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
             .collect();
@@ -411,7 +433,7 @@ impl Viewer {
         // (communicator, sender, receiver) → (messages, bytes), from the trace's matched messages
         let mut per_comm: std::collections::BTreeMap<(Option<u32>, u32, u32), (u64, u64)> =
             Default::default();
-        let fits: Vec<Value> = match match_messages(&self.model, |m| {
+        let fits: Vec<Value> = match match_messages(self.model(), |m| {
             fit.add(m);
             let e = per_comm
                 .entry((m.comm, m.sender.rank, m.receiver.rank))
@@ -434,7 +456,7 @@ impl Viewer {
         let mut comms: Vec<Value> = Vec::new();
         let mut cur: Option<(Option<u32>, Vec<Value>)> = None;
         let name = |c: Option<u32>| match c {
-            Some(i) => self.model.comms.get(i).describe(),
+            Some(i) => self.model().comms.get(i).describe(),
             None => "(no communicator definition)".to_string(),
         };
         for ((c, f, t), (n, b)) in per_comm {
@@ -456,7 +478,7 @@ impl Viewer {
     /// per application of a session (as `plx compare SESSION`), else the run's own column.
     pub fn compare(&self) -> Value {
         let names: Vec<String> = self
-            .model
+            .model()
             .apps
             .iter()
             .map(|a| a.name.clone())
@@ -465,7 +487,7 @@ impl Viewer {
         let mut runs = Vec::new();
         if names.len() > 1 {
             for n in &names {
-                let mut m = self.model.clone();
+                let mut m = self.model().clone();
                 if m.select_app(n).is_ok() {
                     if let Ok(r) = CompareRun::new(n.clone(), m, None) {
                         runs.push(r);
@@ -477,7 +499,7 @@ impl Viewer {
                 .dir
                 .file_name()
                 .map_or("run".to_string(), |n| n.to_string_lossy().into_owned());
-            if let Ok(r) = CompareRun::new(name, self.model.clone(), None) {
+            if let Ok(r) = CompareRun::new(name, self.model().clone(), None) {
                 runs.push(r);
             }
         }
@@ -505,7 +527,7 @@ impl Viewer {
     pub fn critpath(&self) -> Value {
         let cp = self.critpath.get_or_init(|| {
             CriticalPath::compute(
-                &self.model,
+                self.model(),
                 &self.exp,
                 Window::ALL,
                 Mode::Global,
@@ -549,7 +571,7 @@ impl Viewer {
         let mut levels = serde_json::Map::new();
         for (name, level) in [("procedure", Level::Procedure), ("thread", Level::Thread)] {
             if let Ok(items) = profile(
-                &self.model,
+                self.model(),
                 &self.exp,
                 &cp.graph,
                 &cp.segments,
@@ -571,7 +593,7 @@ impl Viewer {
     /// messages and bytes (IPS-2), from the state timeline.
     pub fn displays(&self, bins: usize) -> Value {
         let tl = self.timeline.get_or_init(|| {
-            Timeline::build(&self.model, &self.exp, &TimelineOptions::default())
+            Timeline::build(self.model(), &self.exp, &TimelineOptions::default())
                 .map_err(|e| e.to_string())
         });
         let tl = match tl {
