@@ -3,9 +3,9 @@
 //! sorted by send time and the user events.
 //!
 //! Invariants: within one [`Lane`] intervals are disjoint and sorted by start (hence by end);
-//! `prefix[i]` is the total duration of intervals `0..i`; `block_max[b]` is the index of the
-//! longest interval of block `b` (of [`BLOCK`] intervals) and `super_max[s]` that of super
-//! block `s` (of [`BLOCK`] blocks).
+//! `prefix[i]` is the total duration of intervals `0..i`; level `k` (from 0) of the summaries
+//! holds, per block of `FANOUT^(k+1)` consecutive intervals, the longest one's index (the first
+//! of equals) and its duration.
 
 use plx_analysis::merge::{EventKind, GlobalMerge, MergeOptions};
 
@@ -13,8 +13,17 @@ use crate::arr::Arr;
 use plx_analysis::{AnalysisError, Model, RegionTable};
 use plx_format::Experiment;
 
-/// Intervals per block (and blocks per super block) of the maxima.
-pub const BLOCK: usize = 64;
+/// Intervals per block of the first level of maxima, blocks per block of the next.
+pub const FANOUT: usize = 8;
+
+/// One level of a lane's maxima: per block, its longest interval.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Level {
+    /// Index of the longest interval of each block.
+    pub at: Arr<u32>,
+    /// Its duration.
+    pub dur: Arr<i64>,
+}
 
 /// A closed region instance, global ns `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +48,9 @@ pub struct Lane {
     pub region: Arr<u32>,
     /// `prefix[i]`: total duration of intervals `0..i` (`len + 1` values).
     pub prefix: Arr<u64>,
-    /// Per block of [`BLOCK`] intervals, the index of its longest.
-    pub block_max: Arr<u32>,
-    /// Per super block of [`BLOCK`] blocks, the index of its longest interval.
-    pub super_max: Arr<u32>,
+    /// The maxima per block, level `k` of blocks of `FANOUT^(k+1)` intervals, up to the level
+    /// of one block.
+    pub levels: Vec<Level>,
 }
 
 /// A lane being built: intervals in the order they close at one depth.
@@ -96,52 +104,60 @@ impl Lane {
         (self.end[i] > t).then_some(i)
     }
 
+    /// The largest block that begins at `i` and ends by `b`: (its size, level), the level
+    /// `None` for the single interval.
+    fn block_at(&self, i: usize, b: usize) -> (usize, Option<usize>) {
+        let (mut size, mut level) = (1usize, None);
+        for k in 0..self.levels.len() {
+            let s = size * FANOUT;
+            if i % s != 0 || i + s > b {
+                break;
+            }
+            (size, level) = (s, Some(k));
+        }
+        (size, level)
+    }
+
     /// Index of the longest interval of `a..b` (the first of equals), `None` when empty.
     pub fn longest(&self, a: usize, b: usize) -> Option<usize> {
-        if a >= b {
-            return None;
-        }
-        let mut best: Option<usize> = None;
-        let mut take = |i: usize| {
-            if best.is_none_or(|j| self.dur(i) > self.dur(j)) {
-                best = Some(i);
-            }
-        };
+        let mut best: Option<(i64, usize)> = None;
         let mut i = a;
         while i < b {
-            let sb = BLOCK * BLOCK;
-            if i % sb == 0 && i + sb <= b {
-                take(self.super_max[i / sb] as usize);
-                i += sb;
-            } else if i % BLOCK == 0 && i + BLOCK <= b {
-                take(self.block_max[i / BLOCK] as usize);
-                i += BLOCK;
-            } else {
-                take(i);
-                i += 1;
+            let (size, level) = self.block_at(i, b);
+            let (d, at) = match level {
+                Some(k) => {
+                    let l = &self.levels[k];
+                    let j = i / size;
+                    (l.dur[j], l.at[j] as usize)
+                }
+                None => (self.dur(i), i),
+            };
+            if best.is_none_or(|(bd, _)| d > bd) {
+                best = Some((d, at));
             }
+            i += size;
         }
-        best
+        best.map(|(_, at)| at)
     }
 
     /// Calls `f` with each index of `a..b` whose interval lasts more than `min` ns, in order.
     pub fn longer_than(&self, a: usize, b: usize, min: i64, f: &mut impl FnMut(usize)) {
         let mut i = a;
-        while i < b {
-            let sb = BLOCK * BLOCK;
-            if i % sb == 0 && i + sb <= b && self.dur(self.super_max[i / sb] as usize) <= min {
-                i += sb;
-            } else if i % BLOCK == 0
-                && i + BLOCK <= b
-                && self.dur(self.block_max[i / BLOCK] as usize) <= min
-            {
-                i += BLOCK;
-            } else {
-                if self.dur(i) > min {
-                    f(i);
+        'next: while i < b {
+            // the largest block from i whose longest is short enough is skipped whole
+            let (mut size, mut k) = self.block_at(i, b);
+            while let Some(level) = k {
+                if self.levels[level].dur[i / size] <= min {
+                    i += size;
+                    continue 'next;
                 }
-                i += 1;
+                size /= FANOUT;
+                k = level.checked_sub(1);
             }
+            if self.dur(i) > min {
+                f(i);
+            }
+            i += 1;
         }
     }
 
@@ -176,36 +192,38 @@ impl LaneBuilder {
             acc = acc.wrapping_add((self.end[i] - self.start[i]) as u64);
             prefix.push(acc);
         }
-        let (start, end) = (&self.start, &self.end);
-        let dur = |i: usize| end[i] - start[i];
-        let argmax = |idx: &mut dyn Iterator<Item = usize>| -> u32 {
-            let mut best = usize::MAX;
-            for i in idx {
-                if best == usize::MAX || dur(i) > dur(best) {
-                    best = i;
+        let mut levels: Vec<Level> = Vec::new();
+        // level k from level k − 1 (or the intervals): the longest of each FANOUT entries
+        let (mut at, mut dur): (Vec<u32>, Vec<i64>) = (
+            (0..n as u32).collect(),
+            (0..n).map(|i| self.end[i] - self.start[i]).collect(),
+        );
+        while at.len() > 1 {
+            let mut next_at = Vec::with_capacity(at.len().div_ceil(FANOUT));
+            let mut next_dur = Vec::with_capacity(at.len().div_ceil(FANOUT));
+            for c in 0..at.len().div_ceil(FANOUT) {
+                let range = c * FANOUT..((c + 1) * FANOUT).min(at.len());
+                let mut best = range.start;
+                for j in range {
+                    if dur[j] > dur[best] {
+                        best = j;
+                    }
                 }
+                next_at.push(at[best]);
+                next_dur.push(dur[best]);
             }
-            best as u32
-        };
-        let block_max: Vec<u32> = (0..n.div_ceil(BLOCK))
-            .map(|b| argmax(&mut (b * BLOCK..((b + 1) * BLOCK).min(n))))
-            .collect();
-        let super_max: Vec<u32> = (0..block_max.len().div_ceil(BLOCK))
-            .map(|s| {
-                argmax(
-                    &mut block_max[s * BLOCK..((s + 1) * BLOCK).min(block_max.len())]
-                        .iter()
-                        .map(|&i| i as usize),
-                )
-            })
-            .collect();
+            levels.push(Level {
+                at: next_at.clone().into(),
+                dur: next_dur.clone().into(),
+            });
+            (at, dur) = (next_at, next_dur);
+        }
         Lane {
             start: self.start.into(),
             end: self.end.into(),
             region: self.region.into(),
             prefix: prefix.into(),
-            block_max: block_max.into(),
-            super_max: super_max.into(),
+            levels,
         }
     }
 }

@@ -207,31 +207,25 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
     let widest = (g.span / g.w as i128) as i64 + 1;
     let mut full = Vec::new();
     l.longer_than(a, b, widest, &mut |i| full.push(i));
-    // columns go left to right: each search starts where the previous one ended
-    let mut at = a;
-    for c in 1..g.w {
-        let bc = g.boundary(c);
-        at = gallop(&l.start, at, |s| s < bc);
-        if at > 0 && l.start[at - 1] < bc && l.end[at - 1] > bc {
-            full.push(at - 1);
-        }
-    }
     if l.start[a] < g.t0 {
         full.push(a);
     }
     if l.end[b - 1] > t1 {
         full.push(b - 1);
     }
-    full.sort_unstable();
-    full.dedup();
-    out.full = full;
-    let (mut ia, mut by_start, mut by_end) = (a, a, a);
+    // one search per column: `next`, the first region starting at or after the column's end.
+    // Regions are disjoint and sorted, so every region before `next − 1` ends by then: the
+    // column's regions below a pixel are `ia..next`, less `next − 1` if it crosses the end
+    let mut ia = gallop(&l.start, a, 1, |s| s < g.t0);
+    let mut step = 1;
     for c in 0..g.w {
-        let (lo, hi) = (g.boundary(c), g.boundary(c + 1));
-        ia = gallop(&l.start, ia, |s| s < lo);
-        by_start = gallop(&l.start, by_start.max(ia), |s| s < hi);
-        by_end = gallop(&l.end, by_end, |e| e <= hi);
-        let ib = by_start.min(by_end).min(b);
+        let hi = g.boundary(c + 1);
+        let next = gallop(&l.start, ia, step, |s| s < hi);
+        let crosses = next > 0 && l.end[next - 1] > hi;
+        if crosses && c + 1 < g.w {
+            full.push(next - 1);
+        }
+        let ib = if crosses && next > ia { next - 1 } else { next };
         if let Some(longest) = l.longest(ia, ib) {
             out.columns.push(Column {
                 col: c,
@@ -240,28 +234,50 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
                 longest,
             });
         }
+        step = (next - ia).max(1);
+        ia = next;
     }
+    full.sort_unstable();
+    full.dedup();
+    out.full = full;
     out
 }
 
 /// The first index from `from` on whose value fails `pred` (true on a prefix of `v`), found by
-/// doubling steps from `from` then bisecting: cheap when the answer is near `from`.
-fn gallop<T: Copy>(v: &[T], from: usize, pred: impl Fn(T) -> bool) -> usize {
+/// probing `guess` places after `from`, then doubling steps from there (forward or back) and
+/// bisecting: cheap when the answer is near the guess (the probes near it share cache lines).
+fn gallop<T: Copy>(v: &[T], from: usize, guess: usize, pred: impl Fn(T) -> bool) -> usize {
     if from >= v.len() || !pred(v[from]) {
         return from;
     }
-    // pred(v[lo]) holds; find hi with !pred(v[hi]) or the end
-    let (mut lo, mut step) = (from, 1usize);
-    let hi = loop {
-        let next = lo + step;
-        if next >= v.len() {
-            break v.len();
+    // invariant: pred(v[lo]) holds, and hi is the end or !pred(v[hi])
+    let g = from.saturating_add(guess.max(1)).min(v.len());
+    let (lo, hi) = if g < v.len() && pred(v[g]) {
+        let (mut lo, mut step) = (g, 1usize);
+        loop {
+            let next = lo.saturating_add(step);
+            if next >= v.len() {
+                break (lo, v.len());
+            }
+            if !pred(v[next]) {
+                break (lo, next);
+            }
+            lo = next;
+            step *= 2;
         }
-        if !pred(v[next]) {
-            break next;
+    } else {
+        let (mut hi, mut step) = (g, 1usize);
+        loop {
+            let next = hi.saturating_sub(step);
+            if next <= from {
+                break (from, hi);
+            }
+            if pred(v[next]) {
+                break (next, hi);
+            }
+            hi = next;
+            step *= 2;
         }
-        lo = next;
-        step *= 2;
     };
     lo + 1 + v[lo + 1..hi].partition_point(|&x| pred(x))
 }
@@ -315,7 +331,7 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
         while i < b {
             let c = g.col(p.send[i]);
             let edge = g.boundary(c + 1);
-            let j = gallop(&p.send, i, |s| s < edge).min(b);
+            let j = gallop(&p.send, i, 1, |s| s < edge).min(b);
             acc.push((
                 (c, p.from, p.to),
                 (

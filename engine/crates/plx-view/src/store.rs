@@ -27,7 +27,9 @@ use plx_format::RegionKind;
 use serde_json::{json, Value};
 
 use crate::arr::{Arr, Plain};
-use crate::index::{Handoff, Lane, Marker, Message, PairMessages, TraceIndex, Track, BLOCK};
+use crate::index::{
+    Handoff, Lane, Level, Marker, Message, PairMessages, TraceIndex, Track, FANOUT,
+};
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
 const VERSION: u32 = 1;
@@ -190,13 +192,16 @@ fn write_file(ix: &TraceIndex, fingerprint: u64, tmp: &Path) -> std::io::Result<
     for t in &ix.tracks {
         let mut lanes = Vec::new();
         for l in &t.lanes {
+            let mut levels = Vec::new();
+            for v in &l.levels {
+                levels.push(json!([w.put(&v.at)?, w.put(&v.dur)?]));
+            }
             lanes.push(json!([
                 w.put(&l.start)?,
                 w.put(&l.end)?,
                 w.put(&l.region)?,
                 w.put(&l.prefix)?,
-                w.put(&l.block_max)?,
-                w.put(&l.super_max)?
+                levels
             ]));
         }
         let time: Vec<i64> = t.markers.iter().map(|m| m.time).collect();
@@ -414,18 +419,38 @@ impl Reader<'_> {
             for l in list(&t["lanes"], "lanes")? {
                 let start: Arr<i64> = self.arr(&l[0], None, "lane starts")?;
                 let n = start.len();
-                let blocks = n.div_ceil(BLOCK);
+                let mut levels = Vec::new();
+                // level k has a block of FANOUT^(k+1) per FANOUT^(k+1) intervals, up to one block
+                let (mut size, mut blocks) = (1usize, n);
+                for v in list(&l[4], "levels")? {
+                    if blocks <= 1 {
+                        return Err(damaged("a lane has more levels than intervals need"));
+                    }
+                    size *= FANOUT;
+                    blocks = blocks.div_ceil(FANOUT);
+                    let level = Level {
+                        at: self.arr(&v[0], Some(blocks), "block maxima")?,
+                        dur: self.arr(&v[1], Some(blocks), "block maxima's durations")?,
+                    };
+                    if let Some(j) = (0..blocks).find(|&j| {
+                        let at = level.at[j] as usize;
+                        at < j * size || at >= ((j + 1) * size).min(n)
+                    }) {
+                        return Err(damaged(format!("block maximum {j} lies outside its block")));
+                    }
+                    levels.push(level);
+                }
+                if blocks > 1 {
+                    return Err(damaged("a lane has fewer levels than its intervals need"));
+                }
                 let lane = Lane {
                     end: self.arr(&l[1], Some(n), "lane ends")?,
                     region: self.arr(&l[2], Some(n), "lane regions")?,
                     prefix: self.arr(&l[3], Some(n + 1), "lane sums")?,
-                    block_max: self.arr(&l[4], Some(blocks), "block maxima")?,
-                    super_max: self.arr(&l[5], Some(blocks.div_ceil(BLOCK)), "super maxima")?,
+                    levels,
                     start,
                 };
                 in_range(&lane.region, nregions, "region")?;
-                in_range(&lane.block_max, n as u32, "block maximum")?;
-                in_range(&lane.super_max, n as u32, "super block maximum")?;
                 lanes.push(lane);
             }
             let mk = &t["markers"];

@@ -214,6 +214,8 @@ fn breakdown() {
         world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
         Viewer::open(&d, None).unwrap();
     }
+    // builds and writes the index if there is none (or it is stale)
+    Viewer::open(&d, None).unwrap();
     let (exp, a) = timed(|| plx_format::Experiment::open(&d).unwrap());
     let (model, b) = timed(|| plx_analysis::Model::build(&exp, Default::default()));
     let (fp, c) = timed(|| plx_view::store::fingerprint(&d, None).unwrap());
