@@ -13,6 +13,7 @@ use plx_analysis::timeline::{
     concurrency, histogram, queue_length, utilization, HistogramRun, Metric, Timeline,
     TimelineOptions,
 };
+use plx_analysis::hierarchy::process_name;
 use plx_analysis::{
     call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions,
     FitAccumulator, GroupBy, Model, Window,
@@ -124,6 +125,73 @@ impl Viewer {
         })
     }
 
+    /// Every counter event of the experiment that some set counted, in order of first appearance
+    /// (the columns of `plx report --counters --format csv`).
+    pub fn counter_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for p in &self.model().processes {
+            for s in p.counters.sets.values() {
+                for e in &s.events {
+                    if !names.contains(e) {
+                        names.push(e.clone());
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// The counters of thread `thread` of process `process` (`None`: every thread), per event of
+    /// `names`: the whole-thread totals, and per counted function its inclusive counts (over its
+    /// call paths and sets, as `plx report --counters` rows).
+    pub fn counters_of(
+        &self,
+        names: &[String],
+        process: Option<usize>,
+        thread: Option<u32>,
+    ) -> (Vec<Option<u64>>, HashMap<u32, Vec<Option<u64>>>) {
+        let mut totals: Vec<Option<u64>> = vec![None; names.len()];
+        let mut by_region: HashMap<u32, Vec<Option<u64>>> = HashMap::new();
+        let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
+        let model = self.model();
+        for (pi, p) in model.processes.iter().enumerate() {
+            if process.is_some_and(|x| x != pi) {
+                continue;
+            }
+            for tc in &p.counters.threads {
+                if thread.is_some_and(|t| t != tc.thread) {
+                    continue;
+                }
+                // the event's column, when the set counted it
+                let column = |set: u32, i: usize| {
+                    let s = p.counters.sets.get(&set)?;
+                    if s.refused.get(i).copied().unwrap_or(1) != 0 {
+                        return None;
+                    }
+                    names.iter().position(|n| *n == s.events[i])
+                };
+                for (set, values) in &tc.totals {
+                    for (i, v) in values.iter().enumerate() {
+                        if let Some(c) = column(*set, i) {
+                            add(&mut totals[c], *v);
+                        }
+                    }
+                }
+                for call in &tc.calls {
+                    let row = by_region
+                        .entry(call.region)
+                        .or_insert_with(|| vec![None; names.len()]);
+                    for (i, v) in call.inclusive.iter().enumerate() {
+                        if let Some(c) = column(call.set, i) {
+                            add(&mut row[c], *v);
+                        }
+                    }
+                }
+            }
+        }
+        (totals, by_region)
+    }
+
     /// Warnings of the model and the merge, as text.
     pub fn warnings(&self) -> Vec<String> {
         self.defs
@@ -144,11 +212,29 @@ impl Viewer {
             .tracks
             .iter()
             .map(|t| {
+                // the names of `plx hierarchy`'s Machine tree, and the application (the
+                // session's name for it, else the executable's file name) for the logical view
+                let p = self.defs.processes.get(t.process);
+                let thread_name = p
+                    .and_then(|p| p.threads.iter().find(|th| th.thread == t.thread))
+                    .map_or(t.name.as_str(), |th| th.name.as_str());
+                let application = match p {
+                    Some(p) if t.app.is_empty() => p
+                        .executable
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                    _ => t.app.clone(),
+                };
                 json!({
                     "label": t.label, "app": t.app, "host": t.host, "pid": t.pid,
                     "rank": t.rank, "thread": t.thread, "name": t.name,
                     "process": t.process, "depth": t.lanes.len(),
                     "regions": t.lanes.iter().map(|l| l.len()).sum::<usize>(),
+                    "process_name": process_name(&self.defs, t.process),
+                    "thread_name": format!("{thread_name}#{}", t.thread),
+                    "application": application,
                 })
             })
             .collect();
@@ -292,10 +378,24 @@ impl Viewer {
             .iter()
             .map(|r| self.index.regions.name(r.region))
             .collect();
+        // the counters of the region's function on this thread, and the thread's totals
+        let counters = self.counter_names();
+        let (totals, by_region) = if counters.is_empty() {
+            (Vec::new(), HashMap::new())
+        } else {
+            self.counters_of(&counters, Some(t.process), Some(t.thread))
+        };
         Some(json!({
             "track": t.label, "name": info.name, "kind": info.kind.as_str(),
             "start": self.rel(me.start), "end": self.rel(me.end), "duration": me.end - me.start,
             "file": info.file, "line": info.line, "call_path": names,
+            "counters": counters,
+            "function_counters": self
+                .model()
+                .regions
+                .find(&info.name, info.kind)
+                .and_then(|r| by_region.get(&r)),
+            "thread_counters": totals,
         }))
     }
 
@@ -359,11 +459,23 @@ impl Viewer {
     pub fn profile(&self) -> Value {
         let (tables, total) = self.model().tables(GroupBy::Thread, None);
         let name = |r: u32| self.model().regions.name(r).to_string();
-        let flat = |t: &plx_analysis::Table| -> Vec<Value> {
-            flat_profile(&t.tree)
+        let counters = self.counter_names();
+        // a table's rows, each with its function's counters (when the experiment has any), and
+        // the table's whole-thread counter totals
+        let flat = |t: &plx_analysis::Table| -> (Vec<Value>, Value) {
+            let (totals, by_region) = if counters.is_empty() {
+                (Vec::new(), HashMap::new())
+            } else {
+                self.counters_of(&counters, t.process, t.thread)
+            };
+            let rows = flat_profile(&t.tree)
                 .iter()
-                .map(|r| json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu]))
-                .collect()
+                .map(|r| {
+                    let c = by_region.get(&r.region).map_or(Value::Null, |v| json!(v));
+                    json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu, c])
+                })
+                .collect();
+            (rows, json!(totals))
         };
         let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
             (Some(p), th) => {
@@ -382,12 +494,12 @@ impl Viewer {
             }
             _ => "total".to_string(),
         };
-        let mut out: Vec<Value> = vec![json!({"label": "total", "rows": flat(&total)})];
-        out.extend(
-            tables
-                .iter()
-                .map(|t| json!({"label": label(t), "rows": flat(t)})),
-        );
+        let table = |label: String, t: &plx_analysis::Table| {
+            let (rows, totals) = flat(t);
+            json!({"label": label, "rows": rows, "counters": totals})
+        };
+        let mut out: Vec<Value> = vec![table("total".to_string(), &total)];
+        out.extend(tables.iter().map(|t| table(label(t), t)));
         let paths: Vec<Value> = callpath_rows(&total.tree)
             .iter()
             .map(|r| {
@@ -415,7 +527,7 @@ impl Viewer {
                 ])
             })
             .collect();
-        json!({"tables": out, "callpaths": paths, "gprof": gprof})
+        json!({"tables": out, "callpaths": paths, "gprof": gprof, "counters": counters})
     }
 
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator

@@ -124,7 +124,7 @@ impl Run {
     fn line(&self, gen_s: f64) -> String {
         format!(
             "{} events (16 tracks, written in {gen_s:.1} s): plx view's first open (merge pass, \
-index of {:.0} MiB written) {:.2} s, later opens (index read) {:.2} s ({:.1}x faster); widest \
+index of {:.0} MiB written) {:.2} s, later opens (index read) {:.3} s ({:.1}x faster); widest \
 zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             self.events,
             self.index_mib,
@@ -232,6 +232,20 @@ fn breakdown() {
     drop(model);
     let (v, h) = timed(|| Viewer::open(&d, None).unwrap());
     let (_, i) = timed(|| v.window(0, span, 1600, 5000));
+    let w = span / 8;
+    let pans: Vec<f64> = (0..20)
+        .map(|k| {
+            let t0 = (k as i64) * (span - w) / 19;
+            let q = plx_view::WindowQuery {
+                t0: ix.origin + t0,
+                t1: ix.origin + t0 + w,
+                width: 1600,
+                max_messages: 5000,
+            };
+            timed(|| plx_view::window(&ix, &q)).1 * 1e3
+        })
+        .collect();
+    eprintln!("breakdown: pans (query only) {}", stats(&pans));
     eprintln!(
         "breakdown: experiment {a:.3} s, model {b:.3} s, fingerprint {c:.3} s, index load {e:.3} s; \
 window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1} ms",
