@@ -53,6 +53,7 @@ fn file_and_line_resolved_from_debug_info() {
         module_id: 0,
         base,
         path: bin.to_string_lossy().into_owned(),
+        build_id: String::new(),
     }))
     .record(Record::RegionDef(RegionDef {
         region_id: 1,
