@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use plx_view::api::{IndexSource, Viewer};
-use plx_view::store::Unusable;
 use plx_view::server::{bundle, Server, ServerOptions};
+use plx_view::store::Unusable;
 
 use crate::CliError;
 

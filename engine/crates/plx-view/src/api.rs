@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use plx_analysis::compare::{compare, Run as CompareRun};
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
+use plx_analysis::hierarchy::process_name;
 use plx_analysis::merge::MergeOptions;
 use plx_analysis::messages::pairs;
 use plx_analysis::timeline::{
     concurrency, histogram, queue_length, utilization, HistogramRun, Metric, Timeline,
     TimelineOptions,
 };
-use plx_analysis::hierarchy::process_name;
 use plx_analysis::{
     call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions,
     FitAccumulator, GroupBy, Model, Window,
@@ -22,8 +22,11 @@ use plx_format::{Direction, Experiment};
 use serde_json::{json, Value};
 
 use crate::index::TraceIndex;
-use crate::store::{self, Unusable};
 use crate::query::{window, WindowQuery};
+use crate::store::{self, Unusable};
+
+/// Counter values, one per event name (`None`: not counted).
+pub type Counts = Vec<Option<u64>>;
 
 /// Where [`Viewer::index`] came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +84,10 @@ impl Viewer {
         let fp = store::fingerprint(dir, app);
         let stored = match &fp {
             Ok(fp) => store::load(&path, *fp),
-            Err(e) => Err(Unusable::Damaged(format!("cannot list {}: {e}", dir.display()))),
+            Err(e) => Err(Unusable::Damaged(format!(
+                "cannot list {}: {e}",
+                dir.display()
+            ))),
         };
         let (index, source) = match stored {
             Ok(ix) => (ix, IndexSource::Stored(path)),
@@ -149,7 +155,7 @@ impl Viewer {
         names: &[String],
         process: Option<usize>,
         thread: Option<u32>,
-    ) -> (Vec<Option<u64>>, HashMap<u32, Vec<Option<u64>>>) {
+    ) -> (Counts, HashMap<u32, Counts>) {
         let mut totals: Vec<Option<u64>> = vec![None; names.len()];
         let mut by_region: HashMap<u32, Vec<Option<u64>>> = HashMap::new();
         let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);

@@ -273,8 +273,9 @@ pub struct PairMessages {
 impl PairMessages {
     /// The pairs of `messages` (sorted by send), ordered by (sender, receiver).
     pub(crate) fn of(messages: &[Message]) -> Vec<PairMessages> {
-        let mut by: std::collections::BTreeMap<(u32, u32), (Vec<i64>, Vec<u64>, Vec<i128>)> =
-            Default::default();
+        // (sender, receiver) → sends, running bytes, running receive times
+        type Sums = (Vec<i64>, Vec<u64>, Vec<i128>);
+        let mut by: std::collections::BTreeMap<(u32, u32), Sums> = Default::default();
         for m in messages {
             if let (Some(to), Some(r)) = (m.to, m.recv) {
                 let e = by

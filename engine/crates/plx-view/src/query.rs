@@ -315,11 +315,15 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
             })
             .sum::<u64>();
     if out.total as usize <= max {
-        out.lines = ix.messages[lo..hi].iter().filter(crosses).copied().collect();
+        out.lines = ix.messages[lo..hi]
+            .iter()
+            .filter(crosses)
+            .copied()
+            .collect();
         return out;
     }
     // (column, from, to) → (count, bytes, sum of receive times)
-    let mut acc: Vec<((u32, u32, u32), (u64, u64, i128))> = near
+    let mut acc: Vec<Partial> = near
         .map(|m| {
             let to = m.to.expect("matched");
             let r = m.recv.expect("matched");
@@ -347,8 +351,11 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
     out
 }
 
+/// Part of a bundle: (column, from, to) and (count, bytes, sum of receive times).
+type Partial = ((u32, u32, u32), (u64, u64, i128));
+
 /// Bundles from partial sums, merged per (column, from, to) and in that order.
-fn bundles(mut acc: Vec<((u32, u32, u32), (u64, u64, i128))>) -> Vec<Bundle> {
+fn bundles(mut acc: Vec<Partial>) -> Vec<Bundle> {
     acc.sort_unstable_by_key(|(k, _)| *k);
     let mut out: Vec<Bundle> = Vec::new();
     let mut sums: Vec<i128> = Vec::new();

@@ -144,8 +144,9 @@ impl<W: Write> DataWriter<W> {
         let off = self.at;
         // SAFETY: plain data: initialized bytes; the format is little-endian and so is the host
         // (the store is not used on other hosts)
-        let b =
-            unsafe { std::slice::from_raw_parts(a.as_ptr() as *const u8, std::mem::size_of_val(a)) };
+        let b = unsafe {
+            std::slice::from_raw_parts(a.as_ptr() as *const u8, std::mem::size_of_val(a))
+        };
         self.bytes(b)?;
         Ok(json!([off, a.len()]))
     }
@@ -170,7 +171,8 @@ pub fn save(ix: &TraceIndex, fingerprint: u64, to: &Path) -> std::io::Result<()>
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
         ".{}.tmp{}",
-        to.file_name().map_or("index".into(), |n| n.to_string_lossy()),
+        to.file_name()
+            .map_or("index".into(), |n| n.to_string_lossy()),
         std::process::id()
     ));
     let result = write_file(ix, fingerprint, &tmp).and_then(|_| std::fs::rename(&tmp, to));
@@ -217,14 +219,28 @@ fn write_file(ix: &TraceIndex, fingerprint: u64, tmp: &Path) -> std::io::Result<
     let m = &ix.messages;
     let messages = json!([
         w.put(&m.iter().map(|m| m.send).collect::<Vec<i64>>())?,
-        w.put(&m.iter().map(|m| m.recv.unwrap_or(i64::MIN)).collect::<Vec<i64>>())?,
+        w.put(
+            &m.iter()
+                .map(|m| m.recv.unwrap_or(i64::MIN))
+                .collect::<Vec<i64>>()
+        )?,
         w.put(&m.iter().map(|m| m.from).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.to.unwrap_or(u32::MAX)).collect::<Vec<u32>>())?,
+        w.put(
+            &m.iter()
+                .map(|m| m.to.unwrap_or(u32::MAX))
+                .collect::<Vec<u32>>()
+        )?,
         w.put(&m.iter().map(|m| m.bytes).collect::<Vec<u64>>())?,
     ]);
     let mut pairs = Vec::new();
     for p in &ix.pairs {
-        pairs.push(json!([p.from, p.to, w.put(&p.send)?, w.put(&p.bytes)?, w.put(&p.recv)?]));
+        pairs.push(json!([
+            p.from,
+            p.to,
+            w.put(&p.send)?,
+            w.put(&p.bytes)?,
+            w.put(&p.recv)?
+        ]));
     }
     let h = &ix.handoffs;
     let handoffs = json!([
@@ -362,13 +378,23 @@ fn list<'v>(v: &'v Value, what: &str) -> Result<&'v Vec<Value>, Unusable> {
 
 impl Reader<'_> {
     /// The array described by `[offset, length]`, which must have `want` elements if given.
-    fn arr<T: Plain>(&self, v: &Value, want: Option<usize>, what: &str) -> Result<Arr<T>, Unusable> {
+    fn arr<T: Plain>(
+        &self,
+        v: &Value,
+        want: Option<usize>,
+        what: &str,
+    ) -> Result<Arr<T>, Unusable> {
         let off = int(&v[0], what)?;
         let len = int(&v[1], what)?;
         let bad = || damaged(format!("{what}: array [{off}, {len}] outside the data"));
-        let (off, len) = (usize::try_from(off).map_err(|_| bad())?, usize::try_from(len).map_err(|_| bad())?);
+        let (off, len) = (
+            usize::try_from(off).map_err(|_| bad())?,
+            usize::try_from(len).map_err(|_| bad())?,
+        );
         if want.is_some_and(|w| w != len) {
-            return Err(damaged(format!("{what}: {len} elements, expected {want:?}")));
+            return Err(damaged(format!(
+                "{what}: {len} elements, expected {want:?}"
+            )));
         }
         // bounded by the bytes present: the length is checked against the data before use
         let end = len
@@ -381,7 +407,12 @@ impl Reader<'_> {
         Arr::mapped(self.map, off, len).ok_or_else(bad)
     }
 
-    fn owned<T: Plain>(&self, v: &Value, want: Option<usize>, what: &str) -> Result<Vec<T>, Unusable> {
+    fn owned<T: Plain>(
+        &self,
+        v: &Value,
+        want: Option<usize>,
+        what: &str,
+    ) -> Result<Vec<T>, Unusable> {
         Ok(self.arr::<T>(v, want, what)?.to_vec())
     }
 

@@ -4,14 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use plx_format::synth_mpi::{MpiWorld, Msg};
+use plx_format::test_dir::{tmp, TestDir};
 use plx_view::api::{IndexSource, Viewer};
 use plx_view::store::Unusable;
 
 /// 3 ranks in a ring: 600 messages of growing size, sends 100 ns, receives 200 ns.
-fn experiment(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-view-store-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+fn experiment(name: &str) -> TestDir {
+    let d = tmp(&format!("view-store-{name}"));
     let mut w = MpiWorld::new(3);
     w.trace = true;
     w.chunk_ops = 100;
@@ -19,8 +18,14 @@ fn experiment(name: &str) -> PathBuf {
         let (from, to) = ((k % 3) as u32, ((k + 1) % 3) as u32);
         let send = 1000 * (k + 1);
         w.message(
-            &Msg::new((from, 0), (to, 0), 8 * (k + 1), send, send + 300 + 7 * (k % 5))
-                .durations(100, 200),
+            &Msg::new(
+                (from, 0),
+                (to, 0),
+                8 * (k + 1),
+                send,
+                send + 300 + 7 * (k % 5),
+            )
+            .durations(100, 200),
         );
     }
     w.write(&d).unwrap();
@@ -55,7 +60,11 @@ fn a_second_open_reads_the_index_and_answers_the_same_windows() {
     let first = Viewer::open(&d, None).unwrap();
     assert!(matches!(
         &first.source,
-        IndexSource::Built { unusable: Unusable::Missing, unsaved: None, .. }
+        IndexSource::Built {
+            unusable: Unusable::Missing,
+            unsaved: None,
+            ..
+        }
     ));
     assert!(index_file(&d).is_file());
     let second = Viewer::open(&d, None).unwrap();
@@ -84,7 +93,6 @@ fn a_second_open_reads_the_index_and_answers_the_same_windows() {
     assert_eq!(bundled, 600);
     assert_eq!(second.region(1, 1, 5), first.region(1, 1, 5));
     assert_eq!(second.stats(5000, 90_000), first.stats(5000, 90_000));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn reopened_because(d: &Path) -> (Unusable, Viewer) {
@@ -153,7 +161,6 @@ fn a_damaged_truncated_or_stale_index_is_rebuilt() {
     let (why, v) = reopened_because(&d);
     assert_eq!(why, Unusable::Stale);
     assert_eq!(windows(&v), want);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -182,5 +189,4 @@ fn a_consistent_looking_index_with_an_index_out_of_range_is_refused() {
         "{why:?}"
     );
     assert!(v.index.regions.all().len() > 1);
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -203,7 +203,7 @@ fn breakdown() {
     let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
         return;
     };
-    let d = PathBuf::from(d);
+    let d = std::path::PathBuf::from(d);
     if !d.exists() {
         std::fs::create_dir_all(&d).unwrap();
         world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
