@@ -296,15 +296,24 @@ impl Viewer {
                 for (k, &i) in la.full.iter().enumerate() {
                     let r = lane.get(i);
                     let sep = if k == 0 { "" } else { "," };
-                    let _ = write!(out, "{sep}[{},{},{},{i}]", r.start - o, r.end - o, r.region);
+                    out.push_str(sep);
+                    tuple(
+                        &mut out,
+                        &[r.start - o, r.end - o, r.region as i64, i as i64],
+                    );
                 }
                 out.push_str("],\"columns\":[");
                 for (k, c) in la.columns.iter().enumerate() {
                     let sep = if k == 0 { "" } else { "," };
-                    let _ = write!(
-                        out,
-                        "{sep}[{},{},{},{}]",
-                        c.col, c.count, c.busy, lane.region[c.longest]
+                    out.push_str(sep);
+                    tuple(
+                        &mut out,
+                        &[
+                            c.col as i64,
+                            c.count as i64,
+                            c.busy as i64,
+                            lane.region[c.longest] as i64,
+                        ],
                     );
                 }
                 out.push_str("]}");
@@ -756,4 +765,32 @@ impl Viewer {
             "histograms": hists,
         })
     }
+}
+
+/// Appends `[a,b,...]` in decimal: the window answer's bulk, written without the formatting
+/// machinery.
+fn tuple(out: &mut String, values: &[i64]) {
+    out.push('[');
+    for (k, &v) in values.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        let mut x = v.unsigned_abs();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            out.push('-');
+        }
+        // ASCII digits
+        out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    }
+    out.push(']');
 }

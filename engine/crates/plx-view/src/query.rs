@@ -138,11 +138,7 @@ pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
         span: (t1 - q.t0) as i128,
         w: q.width.max(1),
     };
-    let lanes = ix
-        .tracks
-        .iter()
-        .map(|t| t.lanes.iter().map(|l| lane(l, &g, t1)).collect())
-        .collect();
+    let lanes = lanes(ix, &g, t1);
     let (markers, markers_total) = markers(ix, q.t0, t1, q.max_messages);
     let lo = ix
         .handoffs
@@ -157,6 +153,53 @@ pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
         markers,
         markers_total,
     }
+}
+
+/// Tracks with more regions in the window than this are answered on several threads.
+const PARALLEL_REGIONS: usize = 100_000;
+
+/// Every lane's answer, the tracks split among the machine's cores when the window is large.
+fn lanes(ix: &TraceIndex, g: &Grid, t1: i64) -> Vec<Vec<LaneAnswer>> {
+    let track = |t: &crate::index::Track| -> Vec<LaneAnswer> {
+        t.lanes.iter().map(|l| lane(l, g, t1)).collect()
+    };
+    let in_window: usize = ix
+        .tracks
+        .iter()
+        .flat_map(|t| &t.lanes)
+        .map(|l| {
+            let (a, b) = l.overlapping(g.t0, t1);
+            b - a
+        })
+        .sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if in_window < PARALLEL_REGIONS {
+        return ix.tracks.iter().map(track).collect();
+    }
+    lanes_on(ix, cores, &track)
+}
+
+/// The lanes of `ix`'s tracks answered by `track` on up to `cores` threads, in track order.
+fn lanes_on(
+    ix: &TraceIndex,
+    cores: usize,
+    track: &(dyn Fn(&crate::index::Track) -> Vec<LaneAnswer> + Sync),
+) -> Vec<Vec<LaneAnswer>> {
+    if cores < 2 || ix.tracks.len() < 2 {
+        return ix.tracks.iter().map(track).collect();
+    }
+    let per = ix.tracks.len().div_ceil(cores.min(ix.tracks.len()));
+    std::thread::scope(|s| {
+        let parts: Vec<_> = ix
+            .tracks
+            .chunks(per)
+            .map(|ts| s.spawn(move || ts.iter().map(track).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a window query thread panicked"))
+            .collect()
+    })
 }
 
 fn lane(l: &Lane, g: &Grid, t1: i64) -> LaneAnswer {
@@ -542,6 +585,61 @@ mod tests {
                     a.lines.len() as u64 + a.bundles.iter().map(|b| b.count).sum::<u64>()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn tracks_answered_on_several_threads_come_back_in_order() {
+        let mut ix = TraceIndex {
+            tracks: Vec::new(),
+            regions: Default::default(),
+            user_events: Vec::new(),
+            max_latency: 0,
+            min_latency: 0,
+            pairs: Vec::new(),
+            unmatched: Default::default(),
+            messages: Vec::new(),
+            handoffs: Vec::new(),
+            max_handoff: 0,
+            origin: 0,
+            end: 100_000,
+            events: 0,
+        };
+        for k in 0..5i64 {
+            // track k: intervals of length k + 1 every 10 ns
+            let iv: Vec<(i64, i64)> = (0..10_000).map(|j| (10 * j, 10 * j + k + 1)).collect();
+            ix.tracks.push(crate::index::Track {
+                label: format!("{k}"),
+                app: String::new(),
+                host: String::new(),
+                process: k as usize,
+                thread: 0,
+                rank: None,
+                pid: 0,
+                name: String::new(),
+                lanes: vec![Lane::from_intervals(&iv)],
+                markers: Vec::new(),
+            });
+        }
+        let g = Grid {
+            t0: 0,
+            span: 100_000,
+            w: 700,
+        };
+        let track = |t: &crate::index::Track| -> Vec<LaneAnswer> {
+            t.lanes.iter().map(|l| lane(l, &g, 100_000)).collect()
+        };
+        let one = lanes_on(&ix, 1, &track);
+        assert_eq!(one.len(), 5);
+        for cores in [2, 3, 8] {
+            assert_eq!(lanes_on(&ix, cores, &track), one, "{cores} threads");
+        }
+        // track k's column summaries add up to its 10,000 intervals
+        for lanes in &one {
+            let a = &lanes[0];
+            let n: u64 =
+                a.columns.iter().map(|c| c.count as u64).sum::<u64>() + a.full.len() as u64;
+            assert_eq!(n, 10_000);
         }
     }
 }
