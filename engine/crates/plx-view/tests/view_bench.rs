@@ -1,6 +1,7 @@
 //! (Ignored) what `plx view` costs on a large synthetic trace, against loading the same trace's
 //! Chrome JSON, in one run: `cargo test --release -p plx-view --test view_bench -- --ignored
-//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events) and
+//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events; `make
+//! bench` uses 20 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
 
@@ -224,7 +225,6 @@ fn breakdown() {
     };
     let (_, f) = timed(|| plx_view::window(&ix, &q));
     let (_, g) = timed(|| plx_view::window(&ix, &q));
-    drop(model);
     let (v, h) = timed(|| Viewer::open(&d, None).unwrap());
     let (_, i) = timed(|| v.window(0, span, 1600, 5000));
     let w = span / 8;
@@ -241,6 +241,17 @@ fn breakdown() {
         })
         .collect();
     eprintln!("breakdown: pans (query only) {}", stats(&pans));
+    if std::env::var("PLX_VIEW_BENCH_MEMORY").is_ok() {
+        // the same queries on the index the merge pass builds in memory
+        let mem = plx_view::TraceIndex::build(&model, &exp).unwrap();
+        let w1 = (0..3)
+            .map(|_| timed(|| plx_view::window(&mem, &q)).1 * 1e3)
+            .fold(f64::MAX, f64::min);
+        let w2 = (0..3)
+            .map(|_| timed(|| plx_view::window(&ix, &q)).1 * 1e3)
+            .fold(f64::MAX, f64::min);
+        eprintln!("breakdown: widest query, best of 3: in memory {w1:.1} ms, mapped {w2:.1} ms");
+    }
     eprintln!(
         "breakdown: experiment {a:.3} s, model {b:.3} s, fingerprint {c:.3} s, index load {e:.3} s; \
 window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1} ms",
