@@ -327,28 +327,38 @@ def test_life_exports_and_display(life_exp, tmp_path):
 PP_ITERATIONS, PP_SIZES = 20, (8, 1024, 65536)
 
 
-def test_pingpong_fit_on_java_mpi(tmp_path):
+@pytest.fixture(scope="module")
+def pingpong_ompi(tmp_path_factory):
+    """examples/java/PingPong.java on Open MPI's Java bindings, 2 ranks, traced."""
     need_java()
     require_tools("mpirun", what="Open MPI (mpirun)")
     require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
-    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
-    out = tmp_path / "exp"
+    d = tmp_path_factory.mktemp("pingpong")
+    sh("javac", "-d", d, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
+    out = d / "exp"
     cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
     cmd += ["-np", "2", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
-            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, d),
             "PingPong", str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)]
     cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
     assert cp.returncode == 0, _fail_message(cp)
     assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    return out
+
+
+def comm_pairs(exp):
+    doc = json.loads(plx("comm", exp, "--format", "json").stdout)
+    return {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in doc["pairs"]}
+
+
+def test_pingpong_fit_on_java_mpi(pingpong_ompi):
     n = PP_ITERATIONS * len(PP_SIZES)
-    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    doc = json.loads(plx("comm", pingpong_ompi, "--fit", "--format", "json").stdout)
     assert doc["matched"] == 2 * n
     assert doc["unmatched"]["sends"] == 0 and doc["unmatched"]["receives"] == 0
     assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
-    rank = json.loads(plx("comm", out, "--format", "json").stdout)
-    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank["pairs"]}
     b = PP_ITERATIONS * sum(PP_SIZES)
-    assert got == {(0, 1): (n, b), (1, 0): (n, b)}
+    assert comm_pairs(pingpong_ompi) == {(0, 1): (n, b), (1, 0): (n, b)}
 
 
 # ---- MPJ Express (pure Java, started by plx-mpj) -------------------------------------------
@@ -356,10 +366,53 @@ def test_pingpong_fit_on_java_mpi(tmp_path):
 MPJ_JARS = (Path("/usr/share/java/mpj.jar"), Path("/usr/share/java/log4j-1.2.jar"))
 
 
-def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+def need_mpj():
+    need_java()
     require(all(j.is_file() for j in MPJ_JARS), "MPJ Express (libmpj-java, liblog4j1.2-java)",
             "scripts/deps/30-java.sh")
-    cp_jars = ":".join(str(j) for j in MPJ_JARS)
+    return ":".join(str(j) for j in MPJ_JARS)
+
+
+def test_mpj_pingpong_messages_as_open_mpi(tmp_path, pingpong_ompi):
+    """MPJ's Send/Recv/Barrier recorded as MPI: the same program's messages and bytes per rank
+    pair as on Open MPI's Java bindings, every message matched, the fit, the message lines of
+    the Chrome export and the critical path."""
+    cp_jars = need_mpj()
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "PingPongMpj.java")
+    out = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "2", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "PingPongMpj",
+         str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    n, b = PP_ITERATIONS * len(PP_SIZES), PP_ITERATIONS * sum(PP_SIZES)
+    assert comm_pairs(out) == comm_pairs(pingpong_ompi) == {(0, 1): (n, b), (1, 0): (n, b)}
+    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    assert doc["matched"] == 2 * n
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
+    # MPI routines inside MPJ's methods, on the Java main thread, as MPI_Send under JNI
+    rows = [r for r in report_csv(out, "--callpath", "--by", "thread") if r["process"] != "all"]
+    send = "PingPongMpj.exchange(byte[], int, int, int) => mpi.Comm.Send(Object, int, int, Datatype, int, int) => MPI_Send"
+    recv = "PingPongMpj.exchange(byte[], int, int, int) => mpi.Comm.Recv(Object, int, int, Datatype, int, int) => MPI_Recv"
+    for path in (send, recv):
+        got = [(r["thread_name"], int(r["calls"])) for r in rows if r["callpath"].endswith(path)]
+        assert sorted(got) == [("main", n), ("main", n)]
+    barrier = [int(r["calls"]) for r in rows if r["callpath"].endswith("mpi.Intracomm.Barrier() => MPI_Barrier")]
+    assert barrier == [len(PP_SIZES)] * 2
+    chrome = tmp_path / "pp.json"
+    plx("export", out, "--format", "chrome", "-o", chrome)
+    events = json.loads(chrome.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    assert len([e for e in events if e.get("ph") == "s"]) == 2 * n
+    cpath = plx("critical-path", out).stdout
+    assert "TOTAL LENGTH" in cpath and "PingPongMpj" in cpath
+
+
+def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+    cp_jars = need_mpj()
     sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "LifeMpj.java")
     out = tmp_path / "exp"
     f = tmp_path / "filter"
@@ -390,6 +443,12 @@ def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
         assert {r["thread_name"] for r in sr} == {"main"}
         sendrecv.append(sum(int(r["calls"]) for r in sr))
     assert sorted(sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+    # MPJ's messages (profile mode: the statistics) as the Open MPI run's, with the filter
+    # excluding MPJ's classes: the messages are recorded whatever the filter
+    want = {}
+    for r in range(3):
+        want[(r, r + 1)] = want[(r + 1, r)] = (GENS, GENS * COLS * 4)
+    assert comm_pairs(out) == comm_pairs(life_exp) == want
 
 
 def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):
