@@ -164,6 +164,18 @@ def test_java_threads_named_by_thread_getname(profile_exp):
     assert "DestroyJavaVM" not in names
 
 
+def test_every_jvm_thread_listed(profile_exp):
+    """The JVM's own threads appear in plx info by name, marked as running no measured code;
+    the program's threads as measured."""
+    text = plx("info", profile_exp).stdout
+    block = text[text.index("  jvm threads "):]
+    got = dict(re.findall(r"(?m)^              (\S(?:.*?\S)?)\s{2,}(measured|running no measured code)$", block))
+    for name in ("Reference Handler", "Finalizer", "Signal Dispatcher", "Common-Cleaner"):
+        assert got[name] == "running no measured code", block
+    for name in ("main", "worker-1", "worker-2"):
+        assert got[name] == "measured", block
+
+
 def test_user_api_regions_phases_events(profile_exp):
     doc = report_json(profile_exp)
     events = [e for p in doc["processes"] for t in p["threads"] for e in t["user_events"]]
