@@ -111,7 +111,7 @@ JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jcl
     struct plx_thread *t = plx_self;
     if (t)
         t->guard++;
-    jint id = (jint)plx_ext_region(s, PLX_KIND_MPI);
+    jint id = (jint)(plx_region_of_text(s, PLX_KIND_MPI) & PLX_REGION_ID_MASK); /* s is not kept */
     if (t)
         t->guard--;
     (*env)->ReleaseStringUTFChars(env, name, s);
