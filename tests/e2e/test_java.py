@@ -463,6 +463,29 @@ def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
     assert comm_pairs(out) == comm_pairs(life_exp) == want
 
 
+def test_mpj_nonblocking_and_collectives(tmp_path):
+    """programs/java/MpjRing.java on 3 ranks: Irecv/Isend completed by Wait and by Waitall, one
+    Bcast and one Reduce, all as MPI routines and messages."""
+    cp_jars = need_mpj()
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, PROGRAMS / "java" / "MpjRing.java")
+    out = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "3", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "MpjRing"],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "ring ok" in cp.stdout
+    # 10 rounds of 16 ints to the right neighbour
+    assert comm_pairs(out) == {(0, 1): (10, 640), (1, 2): (10, 640), (2, 0): (10, 640)}
+    text = plx("info", out).stdout
+    assert ("messages in the traces: 30 matched, 0 sends never received, 0 receives without a "
+            "send, 6 collective events") in text, text
+    calls = {r["function"]: int(r["calls"]) for r in report_csv(out)
+             if r["process"] == "all" and r["function"].startswith("MPI_")}
+    assert calls == {"MPI_Init": 3, "MPI_Irecv": 30, "MPI_Isend": 30, "MPI_Wait": 30,
+                     "MPI_Waitall": 15, "MPI_Bcast": 3, "MPI_Reduce": 3, "MPI_Finalize": 3}
+
+
 def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):
     """`plx run -- mpirun -np 4 java ...`: Open MPI's launcher adds mpi.jar and the library path
     itself; the agent and the MPI wrappers reach every rank through the environment."""

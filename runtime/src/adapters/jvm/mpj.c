@@ -1,14 +1,15 @@
 /* MPJ Express (pure Java MPI, package mpi) as MPI: the agent rewrites MPJ's communication methods
- * to call these natives on entry and exit (Transformer's MPJ table), and they record what the
- * PMPI wrappers record for a C program: a region MPI_<routine> (kind MPI) inside the Java
- * method, and the runtime's message records (core/messages.c) with world ranks and
+ * to call these natives on entry and exit (the table of java/agent/.../Mpj.java), and they record
+ * what the PMPI wrappers record for a C program: a region MPI_<routine> (kind MPI) inside the
+ * Java method, and the runtime's message records (core/messages.c) with world ranks and
  * communicator ids; MPI.Init writes the MpiInit and CommDef records of MPI.COMM_WORLD.
  *
  * Invariants: only the outermost MPJ routine of a thread records (MPJ's Sendrecv, Barrier or
  * collectives calling its own Isend/Irecv/Wait are inside it); the natives read MPJ's objects
  * through fields only, never by calling Java (which would be measured inside the MPI region);
- * an MPJ routine's kind numbers are Transformer.Mpj's. Only MPI.COMM_WORLD's messages are
- * recorded: one on another communicator is counted and said once on standard error. */
+ * the kind numbers are Mpj.java's. Only MPI.COMM_WORLD's messages are recorded: one on another
+ * communicator is said once on standard error. A thread's posted receives not yet waited for
+ * are kept up to PENDING; one posted beyond them is not recorded, and said once. */
 #include "jvm.h"
 
 #include "../../core/ext.h"
@@ -33,7 +34,7 @@ static PLX_TLS struct pending pending[PENDING];
 
 static jweak world;  /* MPI.COMM_WORLD */
 static int my_rank = -1, world_size;
-static _Atomic int other_comms;
+static _Atomic int other_comms, full;
 static jfieldID dt_size, dt_bytes, st_source, st_tag, st_count, st_bytes, st_type;
 
 static uint32_t elem_bytes(JNIEnv *env, jobject dt)
@@ -238,12 +239,15 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
     case MPJ_IRECV:
         if (world && result && in_world(env, self)) {
             uint32_t e = elem_bytes(env, dt);
-            for (int i = 0; i < PENDING; i++)
-                if (!pending[i].request) {
-                    pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result),
-                                                  (uint32_t)region, e};
-                    break;
-                }
+            int i = 0;
+            while (i < PENDING && pending[i].request)
+                i++;
+            if (i < PENDING)
+                pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result),
+                                              (uint32_t)region, e};
+            else if (atomic_fetch_add(&full, 1) == 0)
+                plx_warn("MPJ Express: more than %d receives posted and not waited for on a "
+                         "thread: the receives beyond them are not recorded as messages", PENDING);
         }
         break;
     case MPJ_WAIT:
