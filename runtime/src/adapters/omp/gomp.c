@@ -101,6 +101,7 @@ struct team { /* on the encountering thread's stack for the region's lifetime */
     void *data;
     uint32_t region, ws; /* ws: loop or sections started with the team, else PLX_NO_INDEX */
     uintptr_t site;
+    struct plx_omp_context ctx; /* the encountering thread's path: the workers' prefix */
 };
 
 static void outlined(void *p)
@@ -109,10 +110,10 @@ static void outlined(void *p)
     struct open_constructs outer = open_now; /* a nested team's thread keeps the outer ones */
     open_now = (struct open_constructs){0, 0};
     struct plx_thread *t = plx_omp_begin();
-    int measured = t != NULL;
+    uint32_t frames = 0;
     if (t) {
-        plx_omp_task_begin(t, tm->region, (uint32_t)q_thread_num(), (uint32_t)q_num_threads(),
-                           (uint32_t)q_level());
+        frames = plx_omp_task_begin(t, tm->region, (uint32_t)q_thread_num(),
+                                    (uint32_t)q_num_threads(), (uint32_t)q_level(), &tm->ctx);
         if (tm->ws != PLX_NO_INDEX) {
             plx_omp_enter(t, tm->ws);
             open_now.ws1 = tm->ws + 1;
@@ -120,7 +121,7 @@ static void outlined(void *p)
         plx_omp_end(t);
     }
     tm->fn(tm->data);
-    if (measured && (t = plx_omp_begin()) != NULL) {
+    if (frames && (t = plx_omp_begin()) != NULL) {
         close_ws(t);
         struct plx_sync_entry *e = plx_omp_sync(t, (const void *)tm->site, PLX_SYNC_OMP_BARRIER,
                                                 tm->site);
@@ -130,7 +131,7 @@ static void outlined(void *p)
         real_barrier();
         t->guard++;
         plx_omp_depart(t, e, PLX_SYNC_OMP_BARRIER, t0);
-        plx_omp_leave(t, tm->region);
+        plx_omp_task_end(t, tm->region, frames);
         plx_omp_end(t);
     }
     open_now = outer;
@@ -149,6 +150,7 @@ static int team(struct team *tm, body_fn fn, void *data, uintptr_t site, int ws)
         tm->site = site;
         tm->region = plx_omp_region_at(site, PLX_OMP_PARALLEL, (uintptr_t)fn);
         tm->ws = ws >= 0 ? plx_omp_region(site, ws) : PLX_NO_INDEX;
+        plx_omp_context_take(t, &tm->ctx);
         if (PLX_UNLIKELY(plx_region_of_address((uintptr_t)fn) & PLX_REGION_MISSING))
             plx_region_bind((uintptr_t)fn, tm->region, 1); /* the region stands for it */
     }

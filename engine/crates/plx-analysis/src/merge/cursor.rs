@@ -141,6 +141,7 @@ impl Cursor {
                         Event::TimeReset { .. }
                         | Event::Cpu { .. }
                         | Event::OmpTask { .. }
+                        | Event::OmpContext { .. }
                         | Event::CountedCall { .. }
                         | Event::CounterEpoch { .. },
                         _,

@@ -863,6 +863,7 @@ impl<'m> GlobalMerge<'m> {
             | Event::Unknown { .. }
             | Event::Cpu { .. }
             | Event::OmpTask { .. }
+            | Event::OmpContext { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {
                 unreachable!(
