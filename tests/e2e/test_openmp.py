@@ -27,6 +27,7 @@ from components import require, require_tools
 
 KNOWN = ROOT / "examples" / "openmp" / "known.c"
 HYBRID = ROOT / "examples" / "openmp" / "hybrid.c"
+PARENTS = ROOT / "examples" / "openmp" / "parents.c"
 THREADS = 4
 REGIONS = 3
 SLEEP_MS = 40
@@ -86,10 +87,16 @@ def test_parallel_regions_on_every_thread(known_exp):
     # the master and three workers, named after their OpenMP thread number
     assert sorted(threads) == ["main", "omp thread 1", "omp thread 2", "omp thread 3"]
     region = "parallel@known.c:%d" % parallel_line()
+    expected = ("main", "region", region)
     for name, trs in threads.items():
         paths = {path_of(r): r for r in trs}
-        expected = ("main", "region", region) if name == "main" else (region,)
+        # every thread's paths start with the master's at the fork; a worker made no call of
+        # main or region: they are its path, with 0 calls and the region's time
         assert int(paths[expected]["calls"]) == REGIONS, (name, expected)
+        outer = (0, 0) if name != "main" else (1, 3)
+        assert (int(paths[("main",)]["calls"]), int(paths[("main", "region")]["calls"])) == outer
+        assert int(paths[("main", "region")]["child_calls"]) == REGIONS, name
+        assert float(paths[("main", "region")]["inclusive_s"]) >= float(paths[expected]["inclusive_s"])
         # the outlined body is the region: no main._omp_fn.N or .omp_outlined. of its own
         assert not [p for p in paths if any("_omp_fn" in f or f.startswith(".omp") for f in p)]
         # schedule(static): 32 iterations over 4 threads, each calls work() once
@@ -102,7 +109,7 @@ def test_parallel_regions_on_every_thread(known_exp):
     assert total_single == REGIONS
     nap = [r for r in rows if r["process"] != "all" and r["function"] == "nap"]
     assert [(r["thread_name"], path_of(r), int(r["calls"])) for r in nap] == [
-        ("omp thread 3", (region, "nap"), REGIONS)
+        ("omp thread 3", ("main", "region", region, "nap"), REGIONS)
     ]
 
 
@@ -245,10 +252,12 @@ def test_nested_teams(tmp_path, compiler):
     for r in rows:
         if r["function"] == "leaf":
             leaf[path_of(r)] = leaf.get(path_of(r), 0) + int(r["calls"])
-    # the master runs both levels; the outer team's worker starts its own inner team; the inner
-    # teams' workers start at the inner region (one thread may serve both inner teams in turn)
-    assert leaf == {("main", outer, inner, "leaf"): 1, (outer, inner, "leaf"): 1,
-                    (inner, "leaf"): 2}
+    # the master runs both levels; the outer team's worker starts its own inner team; every
+    # worker's path starts with its team's master's (one thread may serve both inner teams)
+    assert leaf == {("main", outer, inner, "leaf"): 4}
+    # the inner teams' workers made no call of the outer region: it is their path's
+    outer_calls = sorted(int(r["calls"]) for r in rows if path_of(r) == ("main", outer))
+    assert sum(outer_calls) == 2 and outer_calls.count(1) == 2, outer_calls
     # plx info: each thread's teams (record OmpTeams): level 1 has thread numbers 0 and 1, each
     # of the two inner teams (level 2) too
     text = plx("info", tmp_path / "exp").stdout
@@ -262,3 +271,41 @@ def test_nested_teams(tmp_path, compiler):
     # not written (its profile is recovered from its live file), so level 2 is checked as at most
     assert {k: v for k, v in teams.items() if k[0] == 1} == {(1, 0): 1, (1, 1): 1}, text
     assert teams.get((2, 0), 0) == 2 and 1 <= teams.get((2, 1), 0) <= 2, text
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_worker_paths_follow_the_fork(tmp_path, compiler, mode):
+    """One region started from two call paths (a() twice, b() once) by a pool of 3 threads: each
+    thread's work() calls sit under the path of the fork that ran them, on every thread."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    lines = PARENTS.read_text().splitlines()
+    region = "parallel@parents.c:%d" % (1 + next(i for i, x in enumerate(lines) if "TEAM" in x))
+    exe = build(PARENTS, tmp_path / "parents", "-fopenmp", "-O1", env=env)
+    cp = run(tmp_path / "exp", exe, opts=("--trace",) if mode == "trace" else ())
+    assert "work calls 9 (expected 9)" in cp.stdout
+    rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
+    threads = by_thread_name(rows)
+    assert sorted(threads) == ["main", "omp thread 1", "omp thread 2"]
+    for name, trs in threads.items():
+        got = {path_of(r): int(r["calls"]) for r in trs if not r["function"].startswith("plx_")}
+        master = name == "main"
+        assert got == {
+            ("main",): 1 if master else 0,
+            ("main", "a"): 2 if master else 0,
+            ("main", "b"): 1 if master else 0,
+            ("main", "a", "team"): 2 if master else 0,
+            ("main", "b", "team"): 1 if master else 0,
+            ("main", "a", "team", region): 2,
+            ("main", "b", "team", region): 1,
+            ("main", "a", "team", region, "work"): 2,
+            ("main", "b", "team", region, "work"): 1,
+        }, (name, got)
+    # the total merges the threads' paths: main called once, the region entered 9 times
+    total = {path_of(r): int(r["calls"]) for r in report_csv(tmp_path / "exp", "--callpath")
+             if r["process"] == "all"}
+    assert total[("main",)] == 1 and total[("main", "a", "team", region)] == 6
+    assert total[("main", "b", "team", region, "work")] == 3
