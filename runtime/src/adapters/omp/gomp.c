@@ -10,6 +10,7 @@
 #include "omp.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -715,4 +716,133 @@ PLX_EXPORT void GOMP_taskgroup_end(void)
 {
     REAL(void (*)(void), "GOMP_taskgroup_end");
     TASK_WAIT(real());
+}
+
+/* ---- taskloops ---------------------------------------------------------------------------------- */
+
+/* A taskloop's tasks run through one of TASKLOOP_SLOTS wrappers, each bound on first sight to
+ * one construct (its body and step): libgomp writes each task's bounds into the first two words
+ * of the task's arguments, which the wrapper reads, so the argument block stays the program's.
+ * A task is a region `task@` (the taskloop's line) on the thread that runs it, and its
+ * iterations a value of the user event "omp taskloop iterations" there (count: tasks, sum:
+ * iterations). Constructs past the slots run unmeasured (their taskloop region still counts). */
+#define TASKLOOP_SLOTS 32
+
+struct taskloop_slot {
+    _Atomic(body_fn) fn; /* claimed by CAS; the rest is published by `ready` */
+    long long step;
+    uint32_t region;
+    _Atomic int ready;
+};
+static struct taskloop_slot taskloops[TASKLOOP_SLOTS];
+static uint32_t taskloop_event = UINT32_MAX;
+
+static void taskloop_run(struct taskloop_slot *s, void *p)
+{
+    body_fn fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+    struct plx_thread *t = plx_omp_begin();
+    if (t) {
+        long long n = (((long long *)p)[1] - ((long long *)p)[0]) / s->step;
+        plx_uevent_record(t, taskloop_event, (double)n);
+        plx_omp_enter(t, s->region);
+        plx_omp_end(t);
+    }
+    fn(p);
+    if (t && (t = plx_omp_begin()) != NULL) {
+        plx_omp_leave(t, s->region);
+        plx_omp_end(t);
+    }
+}
+
+#define TL(i)                                                                                 \
+    static void taskloop_##i(void *p)                                                         \
+    {                                                                                         \
+        taskloop_run(&taskloops[i], p);                                                       \
+    }
+TL(0) TL(1) TL(2) TL(3) TL(4) TL(5) TL(6) TL(7) TL(8) TL(9) TL(10) TL(11) TL(12) TL(13) TL(14)
+TL(15) TL(16) TL(17) TL(18) TL(19) TL(20) TL(21) TL(22) TL(23) TL(24) TL(25) TL(26) TL(27)
+TL(28) TL(29) TL(30) TL(31)
+#undef TL
+static const body_fn taskloop_wrappers[TASKLOOP_SLOTS] = {
+    taskloop_0,  taskloop_1,  taskloop_2,  taskloop_3,  taskloop_4,  taskloop_5,  taskloop_6,
+    taskloop_7,  taskloop_8,  taskloop_9,  taskloop_10, taskloop_11, taskloop_12, taskloop_13,
+    taskloop_14, taskloop_15, taskloop_16, taskloop_17, taskloop_18, taskloop_19, taskloop_20,
+    taskloop_21, taskloop_22, taskloop_23, taskloop_24, taskloop_25, taskloop_26, taskloop_27,
+    taskloop_28, taskloop_29, taskloop_30, taskloop_31,
+};
+
+/* The wrapper for body `fn` stepping by `step` (the task region's site `site`), or NULL. */
+static body_fn taskloop_wrapper(body_fn fn, long long step, uintptr_t site)
+{
+    if (step == 0)
+        return NULL;
+    for (uint32_t i = 0; i < TASKLOOP_SLOTS; i++) {
+        struct taskloop_slot *s = &taskloops[i];
+        body_fn f = atomic_load_explicit(&s->fn, memory_order_acquire);
+        if (f == NULL) {
+            if (!atomic_compare_exchange_strong(&s->fn, &f, fn)) {
+                i--; /* claimed meanwhile: look at it again */
+                continue;
+            }
+            if (taskloop_event == UINT32_MAX)
+                taskloop_event = plx_uevent_id("omp taskloop iterations");
+            s->step = step;
+            s->region = plx_omp_region_at(site, PLX_OMP_TASK, (uintptr_t)fn);
+            atomic_store_explicit(&s->ready, 1, memory_order_release);
+            return taskloop_wrappers[i];
+        }
+        if (f == fn) {
+            while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+                sched_yield();
+            if (s->step == step)
+                return taskloop_wrappers[i];
+        }
+    }
+    return NULL;
+}
+
+/* The taskloop on the creating thread: a region `taskloop@` over the call (task creation, the
+ * tasks it runs itself and, without nogroup, the wait for the others). */
+#define TASKLOOP(STEP)                                                                  \
+    {                                                                                         \
+        uintptr_t site = SITE;                                                                \
+        struct plx_thread *t = gomp_begin();                                                  \
+        if (!t) {                                                                             \
+            real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start,     \
+                 end, step);                                                                  \
+            return;                                                                           \
+        }                                                                                     \
+        body_fn w = taskloop_wrapper(fn, (long long)(STEP), site);                            \
+        uint32_t r = plx_omp_region_at(site, PLX_OMP_TASKLOOP, (uintptr_t)fn);                \
+        plx_omp_enter(t, r);                                                                  \
+        plx_omp_end(t);                                                                       \
+        real(w ? w : fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, \
+             end, step);                                                                      \
+        t->guard++;                                                                           \
+        plx_omp_leave(t, r);                                                                  \
+        plx_omp_end(t);                                                                       \
+    }
+
+PLX_EXPORT void GOMP_taskloop(body_fn fn, void *data, void (*cpyfn)(void *, void *),
+                              long arg_size, long arg_align, unsigned flags,
+                              unsigned long num_tasks, int priority, long start, long end,
+                              long step)
+{
+    REAL(void (*)(body_fn, void *, void (*)(void *, void *), long, long, unsigned, unsigned long,
+                  int, long, long, long),
+         "GOMP_taskloop");
+    TASKLOOP(step)
+}
+
+/* The ull variant's bounds are unsigned; a downward loop's step is a negative number in two's
+ * complement (GOMP_TASK_FLAG_UP clear): the difference of bounds divided by it as signed. */
+PLX_EXPORT void GOMP_taskloop_ull(body_fn fn, void *data, void (*cpyfn)(void *, void *),
+                                  long arg_size, long arg_align, unsigned flags,
+                                  unsigned long num_tasks, int priority, ull start, ull end,
+                                  ull step)
+{
+    REAL(void (*)(body_fn, void *, void (*)(void *, void *), long, long, unsigned, unsigned long,
+                  int, ull, ull, ull),
+         "GOMP_taskloop_ull");
+    TASKLOOP((long long)step)
 }
