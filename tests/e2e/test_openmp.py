@@ -28,6 +28,7 @@ from components import require, require_tools
 KNOWN = ROOT / "examples" / "openmp" / "known.c"
 HYBRID = ROOT / "examples" / "openmp" / "hybrid.c"
 PARENTS = ROOT / "examples" / "openmp" / "parents.c"
+TASKLOOP = ROOT / "examples" / "openmp" / "taskloop.c"
 THREADS = 4
 REGIONS = 3
 SLEEP_MS = 40
@@ -99,9 +100,16 @@ def test_parallel_regions_on_every_thread(known_exp):
         assert float(paths[("main", "region")]["inclusive_s"]) >= float(paths[expected]["inclusive_s"])
         # the outlined body is the region: no main._omp_fn.N or .omp_outlined. of its own
         assert not [p for p in paths if any("_omp_fn" in f or f.startswith(".omp") for f in p)]
-        # schedule(static): 32 iterations over 4 threads, each calls work() once
+        # schedule(static): 32 iterations over 4 threads, each calls work() once, inside the
+        # loop's region (libgomp: found by the compiler's thread-number reads, named by the
+        # for line; libomp: reported, named by the pragma's), entered once per region
         work = [r for p, r in paths.items() if p[-1] == "work"]
-        assert all(path_of(r)[: len(expected)] == expected for r in work), name
+        loops = {p[len(expected)] for p in paths if p[-1] == "work"}
+        assert loops <= {"loop@known.c:%d" % line_of("omp for schedule(static)"),
+                         "loop@known.c:%d" % (line_of("omp for schedule(static)") + 1)}, loops
+        assert len(loops) == 1, (name, loops)
+        assert [path_of(r) for r in work] == [expected + (loops.pop(), "work")], name
+        assert int(paths[path_of(work[0])[:-1]]["calls"]) == REGIONS, name
         assert sum(int(r["calls"]) for r in work) == REGIONS * ITERATIONS // THREADS, name
     # one single per region, run by one thread of the team
     total_single = sum(int(r["calls"]) for r in rows
@@ -309,3 +317,42 @@ def test_worker_paths_follow_the_fork(tmp_path, compiler, mode):
              if r["process"] == "all"}
     assert total[("main",)] == 1 and total[("main", "a", "team", region)] == 6
     assert total[("main", "b", "team", region, "work")] == 3
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_taskloop_tasks_and_iterations(tmp_path, compiler):
+    """taskloop.c: 100 iterations in 5 tasks, then 30 in 3 (grainsize 10, counting down): the
+    creating thread's taskloop regions, the tasks run on whichever thread of the team, and with
+    libgomp each task's iterations (user event "omp taskloop iterations")."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(TASKLOOP, tmp_path / "taskloop", "-fopenmp", "-O1", env=env)
+    cp = run(tmp_path / "exp", exe)
+    assert "body calls 130 (expected 130)" in cp.stdout
+    rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
+    calls = {}
+    for r in rows:
+        key = (r["function"].split("@")[0], r["function"])
+        calls[key] = calls.get(key, 0) + int(r["calls"])
+    tasks = {f: n for (k, f), n in calls.items() if k == "task"}
+    loops = {f: n for (k, f), n in calls.items() if k == "taskloop"}
+    body = sum(n for (k, _), n in calls.items() if k == "body")
+    assert body == 130
+    assert sum(tasks.values()) == 8 and sum(loops.values()) == 2, calls
+    # every body call is inside a task
+    assert all("task" in {f.split("@")[0] for f in path_of(r)[:-1]}
+               for r in rows if r["function"] == "body")
+    if compiler == "gcc":
+        lines = TASKLOOP.read_text().splitlines()
+        up, down = (1 + next(i for i, x in enumerate(lines) if m in x) for m in ("UP", "DOWN"))
+        assert tasks == {"task@taskloop.c:%d" % up: 5, "task@taskloop.c:%d" % down: 3}
+        assert loops == {"taskloop@taskloop.c:%d" % up: 1, "taskloop@taskloop.c:%d" % down: 1}
+        text = plx("report", tmp_path / "exp").stdout
+        # per thread: count = tasks it ran, sum = their iterations; over the threads 8 and 130
+        ran = [(int(m.group(1)), float(m.group(2)) * int(m.group(1))) for m in re.finditer(
+            r"^\s+omp taskloop iterations\s+(\d+)\s+\S+\s+\S+\s+([\d.]+)", text, re.M)]
+        per_thread = ran[:-1] if len(ran) > 1 else ran  # the last table is the total's
+        assert sum(c for c, _ in per_thread) == 8, text
+        assert round(sum(s for _, s in per_thread)) == 130, text

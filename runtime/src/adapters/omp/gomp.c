@@ -36,9 +36,10 @@ static void *gomp_symbol(const char *name)
 typedef void (*body_fn)(void *);
 typedef unsigned long long ull;
 
-/* Constructs open on this thread (region id + 1; 0 none), for the current team. */
+/* Constructs open on this thread (region id + 1; 0 none), for the current team; in_team: the
+ * thread runs a measured team's body. */
 struct open_constructs {
-    uint32_t single1, ws1;
+    uint32_t single1, ws1, in_team;
 };
 static PLX_TLS struct open_constructs open_now;
 
@@ -109,7 +110,7 @@ static void outlined(void *p)
 {
     struct team *tm = p;
     struct open_constructs outer = open_now; /* a nested team's thread keeps the outer ones */
-    open_now = (struct open_constructs){0, 0};
+    open_now = (struct open_constructs){0, 0, 1};
     struct plx_thread *t = plx_omp_begin();
     uint32_t frames = 0;
     if (t) {
@@ -224,7 +225,7 @@ static bool measured_barrier(uintptr_t site, void (*vf)(void), bool (*bf)(void))
         }
         return bf();
     }
-    close_single(t);
+    close_ws(t); /* a static loop ends at its barrier; a single at the next one */
     struct plx_sync_entry *e = plx_omp_sync(t, (const void *)site, PLX_SYNC_OMP_BARRIER, site);
     uint64_t t0 = plx_ticks();
     plx_omp_arrive(t, e, PLX_SYNC_OMP_BARRIER);
@@ -436,6 +437,38 @@ PLX_EXPORT void GOMP_single_copy_end(void *data)
     REAL(void (*)(void *), "GOMP_single_copy_end");
     ws_close();
     real(data);
+}
+
+/* ---- static loops -------------------------------------------------------------------------- */
+
+/* A schedule(static) loop calls nothing in libgomp: GCC computes each thread's iterations
+ * inline from omp_get_num_threads() and omp_get_thread_num(), called one right after the other
+ * (their return addresses at most STATIC_PAIR bytes apart). That pair, in a measured team's
+ * body, opens a loop region named after the first call (the loop's line), closed by the next
+ * barrier, work-share or the end of the body. The iterations are not known. GCC reads the pair
+ * once per body: a second static loop of the same region has no region of its own. */
+#define STATIC_PAIR 16
+static PLX_TLS uintptr_t num_threads_ret; /* return address of the last omp_get_num_threads */
+
+PLX_EXPORT int omp_get_num_threads(void)
+{
+    REAL(int (*)(void), "omp_get_num_threads");
+    PASS_ON(real());
+    num_threads_ret = SITE;
+    return real();
+}
+
+PLX_EXPORT int omp_get_thread_num(void)
+{
+    REAL(int (*)(void), "omp_get_thread_num");
+    PASS_ON(real());
+    uintptr_t ret = SITE, nt = num_threads_ret;
+    if (PLX_UNLIKELY(nt != 0)) {
+        num_threads_ret = 0;
+        if (ret > nt && ret - nt <= STATIC_PAIR && open_now.in_team && !open_now.ws1)
+            ws_open(nt, PLX_OMP_LOOP);
+    }
+    return real();
 }
 
 /* ---- critical sections, atomics, ordered, locks --------------------------------------------- */
