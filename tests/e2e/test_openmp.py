@@ -356,3 +356,70 @@ def test_taskloop_tasks_and_iterations(tmp_path, compiler):
         per_thread = ran[:-1] if len(ran) > 1 else ran  # the last table is the total's
         assert sum(c for c, _ in per_thread) == 8, text
         assert round(sum(s for _, s in per_thread)) == 130, text
+
+
+def otf2_team_records(tmp_path, exp):
+    """otf2-print's ThreadFork/Join and ThreadTeamBegin/End records: {(record, location): n}
+    and the definitions' text."""
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    out = tmp_path / "otf2"
+    plx("export", exp, "--format", "otf2", "-o", out)
+    text = subprocess.run(["otf2-print", str(out / "traces.otf2")], capture_output=True,
+                          text=True, check=True).stdout
+    counts = {}
+    for m in re.finditer(r"^(THREAD_FORK|THREAD_JOIN|THREAD_TEAM_BEGIN|THREAD_TEAM_END)\s+(\d+)",
+                         text, re.M):
+        key = (m.group(1), int(m.group(2)))
+        counts[key] = counts.get(key, 0) + 1
+    defs = subprocess.run(["otf2-print", "-G", str(out / "traces.otf2")], capture_output=True,
+                          text=True, check=True).stdout
+    return counts, defs
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_thread_teams(tmp_path, compiler):
+    """OTF2 export of known.c (2 regions of 4 threads): every location begins and ends 2 teams,
+    the master forks and joins 2; the team is an OpenMP communicator of the 4 locations."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
+    exp = tmp_path / "exp"
+    run(exp, exe, "2", "5", opts=("--trace",))
+    counts, defs = otf2_team_records(tmp_path, exp)
+    # location 0 is the main thread: the one that forks
+    expected = {("THREAD_FORK", 0): 2, ("THREAD_JOIN", 0): 2}
+    for loc in range(THREADS):
+        expected[("THREAD_TEAM_BEGIN", loc)] = 2
+        expected[("THREAD_TEAM_END", loc)] = 2
+    assert counts == expected, counts
+    region = "parallel@known.c:%d" % parallel_line()
+    comm = re.search(r'^GROUP\s+\d+\s+Name: "OpenMP teams of %s \(level 1\)[^"]*".*Type: COMM_GROUP, '
+                     r'Paradigm: OPENMP, Flags: NONE, (\d+) Members' % re.escape(region), defs, re.M)
+    assert comm and int(comm.group(1)) == THREADS, defs
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_nested_thread_teams(tmp_path, compiler):
+    """nested.c: 1 outer team of 2 and 2 inner teams of 2: 3 forks and joins (the master's 2,
+    the outer worker's 1), 6 team begins and ends over the locations."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(ROOT / "examples" / "openmp" / "nested.c", tmp_path / "nested", "-fopenmp", "-O1",
+                env=env)
+    run(tmp_path / "exp", exe, opts=("--trace",))
+    counts, defs = otf2_team_records(tmp_path, tmp_path / "exp")
+    total = {}
+    for (rec, loc), n in counts.items():
+        total[rec] = total.get(rec, 0) + n
+    assert total == {"THREAD_FORK": 3, "THREAD_JOIN": 3, "THREAD_TEAM_BEGIN": 6,
+                     "THREAD_TEAM_END": 6}, counts
+    assert counts[("THREAD_FORK", 0)] == 2 and counts[("THREAD_TEAM_BEGIN", 0)] == 2
+    # every location ends what it begins
+    for (rec, loc), n in counts.items():
+        if rec == "THREAD_TEAM_BEGIN":
+            assert counts[("THREAD_TEAM_END", loc)] == n
+    assert len(re.findall(r'^COMM\s+\d+\s+Name: "OpenMP teams of', defs, re.M)) == 2, defs
