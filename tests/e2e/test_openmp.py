@@ -213,8 +213,12 @@ def test_hybrid_mpi_openmp(tmp_path, open_mpi):
             work = [r for r in rows if (r["process"], r["thread_name"]) == (p, name)
                     and r["function"] == "work"]
             assert sum(int(r["calls"]) for r in work) == 3 * 4, (p, name)
-            region = {path_of(r)[-2] for r in work}
-            assert len(region) == 1 and re.match(r"parallel@hybrid\.c:\d+$", region.pop())
+            # work() inside the static loop's region, inside the parallel region
+            region = {path_of(r)[-3:-1] for r in work}
+            assert len(region) == 1, region
+            parallel, loop = region.pop()
+            assert re.match(r"parallel@hybrid\.c:\d+$", parallel), parallel
+            assert re.match(r"loop@hybrid\.c:\d+$", loop), loop
             regions = [r for r in rows if (r["process"], r["thread_name"]) == (p, name)
                        and r["function"].startswith("parallel@hybrid.c:")]
             assert sum(int(r["calls"]) for r in regions) == 3
