@@ -282,6 +282,7 @@ def test_nested_teams(tmp_path, compiler):
     # a libgomp thread of an inner team may end while the process exits: its OmpTeams are then
     # not written (its profile is recovered from its live file), so level 2 is checked as at most
     assert {k: v for k, v in teams.items() if k[0] == 1} == {(1, 0): 1, (1, 1): 1}, text
+    assert "loop@ regions count a thread's entries, not its iterations" in text
     assert teams.get((2, 0), 0) == 2 and 1 <= teams.get((2, 1), 0) <= 2, text
 
 
@@ -402,6 +403,16 @@ def test_otf2_thread_teams(tmp_path, compiler):
     comm = re.search(r'^GROUP\s+\d+\s+Name: "OpenMP teams of %s \(level 1\)[^"]*".*Type: COMM_GROUP, '
                      r'Paradigm: OPENMP, Flags: NONE, (\d+) Members' % re.escape(region), defs, re.M)
     assert comm and int(comm.group(1)) == THREADS, defs
+    # the text export: a team line per join, 2 per location
+    plx("export", exp, "--format", "text", "-o", tmp_path / "trace.txt")
+    text = (tmp_path / "trace.txt").read_text()
+    teams = re.findall(r"^\s+\d+ (\S+)\s+team\s+%s  level=1 size=4 num=(\d)$" % re.escape(region),
+                       text, re.M)
+    per_location = {}
+    for loc, num in teams:
+        per_location.setdefault(loc, set()).add(int(num))
+    assert len(teams) == 2 * THREADS and sorted(per_location.values(), key=min) == [
+        {0}, {1}, {2}, {3}], teams
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "clang"])
