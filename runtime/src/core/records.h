@@ -192,7 +192,7 @@ static inline void plx_ext_pack_counter_epoch(uint64_t w[PLX_EXT_COUNTER_EPOCH_W
     w[0] = (uint64_t)epoch;
 }
 
-/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region) */
+/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it) */
 static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uint32_t thread_num, uint32_t team_size, uint32_t level, uint32_t region)
 {
     w[0] = (uint64_t)thread_num | ((uint64_t)team_size << 32);

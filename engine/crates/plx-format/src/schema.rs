@@ -137,7 +137,7 @@ pub mod subtypes {
     pub const SUBTYPE_COUNTER_EPOCH: u8 = 11;
     /// Payload words of [`SUBTYPE_COUNTER_EPOCH`].
     pub const SUBTYPE_COUNTER_EPOCH_WORDS: u8 = 1;
-    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     pub const SUBTYPE_OMP_TASK: u8 = 18;
     /// Payload words of [`SUBTYPE_OMP_TASK`].
     pub const SUBTYPE_OMP_TASK_WORDS: u8 = 2;
@@ -2029,7 +2029,7 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
-    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     OmpTask {
         /// the thread's OpenMP thread number in the team
         thread_num: u32,
