@@ -242,6 +242,12 @@ fn window_process(
         ));
         return;
     };
+    let runtime: Vec<u32> = p
+        .region_map
+        .iter()
+        .filter(|(_, g)| regions.get(**g).kind == RegionKind::Runtime)
+        .map(|(l, _)| *l)
+        .collect();
     let mut builders: FastMap<u32, ProfileBuilder> = FastMap::default();
     let Some(mut reader) = index.reader_or_warn(warnings) else {
         return;
@@ -249,7 +255,9 @@ fn window_process(
     for info in &index.chunks {
         let b = builders
             .entry(info.header.thread)
-            .or_insert_with(|| ProfileBuilder::clipped(start, end));
+            .or_insert_with(|| {
+                ProfileBuilder::clipped(start, end).runtime_regions(runtime.iter().copied())
+            });
         match reader.read(*info) {
             Ok(events) => {
                 for ev in events {
