@@ -155,7 +155,7 @@ fn resolve<'h>(root: &'h HNode, hierarchy: &str, path: &str) -> Result<Vec<&'h H
                 .walk()
                 .into_iter()
                 .skip(1)
-                .filter(|n| n.is_named(comp))
+                .filter(|n| n.is_selected_by(comp))
                 .collect();
         }
         if next.is_empty() {

@@ -134,6 +134,7 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
         let f = Focus::parse(focus, &h).unwrap();
         m.query(Metric::parse(metric).unwrap(), &f, 4).unwrap()
     };
+    let bad_focus = |focus: &str| Focus::parse(focus, &h).unwrap_err();
     assert_eq!((q("cpu_time", "code=/work").total * 1e9).round(), 1150.0);
     let r = q("cpu_time", "code=/work,machine=/node1/100/worker");
     assert_eq!((r.total * 1e9).round(), 700.0);
@@ -149,6 +150,11 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
         (q("wait_time", "sync=/Mutex/0x4010").total * 1e9).round(),
         400.0
     );
+    // components are globs of the filter's grammar (fnmatch)
+    for glob in ["sync=/Mutex/0x40?0", "sync=/M*x/0x4[0-9]10", "sync=/*/0x4010"] {
+        assert_eq!((q("wait_time", glob).total * 1e9).round(), 400.0, "{glob}");
+    }
+    assert!(bad_focus("sync=/Mutex/0x9*").contains("nothing named \"0x9*\""));
     assert_eq!((q("hold_time", "sync=/Mutex").total * 1e9).round(), 70.0);
     assert_eq!(
         (q("wait_time", "sync=/Barrier/1").total * 1e9).round(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use plx_analysis::objects::{function_files, needed_libraries};
 
-use crate::filter::glob_matches;
+use plx_analysis::glob_matches;
 use crate::CliError;
 
 /// The ELF files of a command: its program and every argument naming an ELF file (the program
