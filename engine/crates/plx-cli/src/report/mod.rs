@@ -106,42 +106,38 @@ pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
     }
 }
 
-/// The model of `dir` as the options select it: one application (`--app`), and for `--phase
-/// START:END` rebuilt from the trace for that window. Returns the phase region of `--phase
-/// NAME`.
+/// The model of `dir` as the options select it: one application (`--app`), and with `--phase`
+/// rebuilt from the trace for the phase's span (docs/phases.md).
 pub fn open_model(
     dir: &std::path::Path,
     app: Option<&str>,
     phase: Option<&PhaseSpec>,
     opts: BuildOptions,
-) -> Result<(Model, Option<u32>), CliError> {
+) -> Result<Model, CliError> {
     let model = crate::experiment::open_app(dir, app, opts)?;
-    match phase {
-        None => Ok((model, None)),
-        Some(PhaseSpec::Named(n)) => {
-            let region = model.phase(n)?;
-            Ok((model, Some(region)))
-        }
-        Some(spec) => {
-            if !model.processes.iter().any(ProcessModel::has_trace) {
-                return Err(CliError::new(
-                    2,
-                    format!(
-                        "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
-                         none: rerun with `plx run --trace`",
-                        dir.display()
-                    ),
-                ));
-            }
-            let window = phase_window(&model, spec)?;
-            Ok((model.windowed(window)?, None))
-        }
+    let Some(spec) = phase else {
+        return Ok(model);
+    };
+    if let PhaseSpec::Named(n) = spec {
+        model.phase(n)?;
     }
+    if !model.processes.iter().any(ProcessModel::has_trace) {
+        return Err(CliError::new(
+            2,
+            format!(
+                "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
+                 none: rerun with `plx run --trace`",
+                dir.display()
+            ),
+        ));
+    }
+    let window = phase_window(&model, spec)?;
+    Ok(model.windowed(window)?)
 }
 
 /// Runs `plx report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
-    let (model, phase) = open_model(
+    let model = open_model(
         &args.dir,
         args.app.as_deref(),
         args.phase.as_ref(),
@@ -174,11 +170,10 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         return Ok(());
     }
     if args.sync {
-        if args.gprof || args.callpath || phase.is_some() {
+        if args.gprof || args.callpath {
             return Err(CliError::new(
                 2,
-                "--sync lists synchronization objects: it takes no --gprof, --callpath or \
-                 --phase NAME (a window, --phase START:END, it does)"
+                "--sync lists synchronization objects: it takes no --gprof or --callpath"
                     .to_string(),
             ));
         }
@@ -191,7 +186,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         out.flush()?;
         return Ok(());
     }
-    let (tables, total) = model.tables(by, phase);
+    let (tables, total) = model.tables(by, None);
     let mpi = mpi::MpiReport::new(&model, &tables, by == GroupBy::Thread);
     let rep = Report {
         model: &model,
