@@ -116,7 +116,7 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
     let d = tmp("cpu");
     profile_experiment(&d, false);
     let m = open(&d);
-    let (_, total) = m.tables(GroupBy::Thread, None);
+    let (_, total) = m.tables(GroupBy::Thread);
     let rows = flat_profile(&total.tree);
     let work = rows
         .iter()

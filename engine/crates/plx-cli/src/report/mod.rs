@@ -186,7 +186,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         out.flush()?;
         return Ok(());
     }
-    let (tables, total) = model.tables(by, None);
+    let (tables, total) = model.tables(by);
     let mpi = mpi::MpiReport::new(&model, &tables, by == GroupBy::Thread);
     let rep = Report {
         model: &model,
