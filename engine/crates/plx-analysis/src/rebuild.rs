@@ -470,10 +470,19 @@ mod tests {
         let flush = node(NONE_U32, 0);
         let symbols = node(NONE_U32, 1);
         assert_eq!(nodes.len(), 4, "{nodes:?}");
-        assert_eq!((main.inclusive, main.exclusive, main.child_calls), (100 - 19, 20 - 4, 1));
-        assert_eq!((f.inclusive, f.exclusive, f.child_calls), (80 - 15, 80 - 15, 0));
+        assert_eq!(
+            (main.inclusive, main.exclusive, main.child_calls),
+            (100 - 19, 20 - 4, 1)
+        );
+        assert_eq!(
+            (f.inclusive, f.exclusive, f.child_calls),
+            (80 - 15, 80 - 15, 0)
+        );
         assert_eq!((flush.calls, flush.inclusive, flush.exclusive), (3, 16, 16));
-        assert_eq!((symbols.calls, symbols.inclusive, symbols.exclusive), (1, 3, 3));
+        assert_eq!(
+            (symbols.calls, symbols.inclusive, symbols.exclusive),
+            (1, 3, 3)
+        );
         assert_eq!(flush.child_calls + symbols.child_calls, 0);
     }
 

@@ -155,7 +155,6 @@ impl CallTree {
         p
     }
 
-
     /// Sum of the roots' inclusive times.
     pub fn total(&self) -> f64 {
         self.nodes

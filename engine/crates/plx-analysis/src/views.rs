@@ -249,11 +249,9 @@ fn window_process(
         return;
     };
     for info in &index.chunks {
-        let b = builders
-            .entry(info.header.thread)
-            .or_insert_with(|| {
-                ProfileBuilder::clipped(start, end).runtime_regions(runtime.iter().copied())
-            });
+        let b = builders.entry(info.header.thread).or_insert_with(|| {
+            ProfileBuilder::clipped(start, end).runtime_regions(runtime.iter().copied())
+        });
         match reader.read(*info) {
             Ok(events) => {
                 for ev in events {

@@ -151,7 +151,11 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
         400.0
     );
     // components are globs of the filter's grammar (fnmatch)
-    for glob in ["sync=/Mutex/0x40?0", "sync=/M*x/0x4[0-9]10", "sync=/*/0x4010"] {
+    for glob in [
+        "sync=/Mutex/0x40?0",
+        "sync=/M*x/0x4[0-9]10",
+        "sync=/*/0x4010",
+    ] {
         assert_eq!((q("wait_time", glob).total * 1e9).round(), 400.0, "{glob}");
     }
     assert!(bad_focus("sync=/Mutex/0x9*").contains("nothing named \"0x9*\""));

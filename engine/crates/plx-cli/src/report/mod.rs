@@ -1,12 +1,14 @@
 //! `plx report`: builds the model, groups it into tables and prints them as text, CSV or JSON.
+//! One file per part of the report (the profiles, the gprof call graph, the MPI sections,
+//! synchronization objects, counters), each writing its formats.
 
 mod counters;
-pub mod csv;
-mod gprof_text;
-mod json;
+mod gprof;
 mod mpi;
+mod profile_csv;
+mod profile_json;
+mod profile_text;
 mod sync;
-mod text;
 
 use std::io::{BufWriter, Write};
 
@@ -201,10 +203,10 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match (args.format, args.gprof) {
-        (Format::Text, true) => gprof_text::write(&rep, &mut out)?,
-        (Format::Text, false) => text::write(&rep, &mut out)?,
-        (Format::Csv, _) => csv::write(&rep, &mut out)?,
-        (Format::Json, _) => json::write(&rep, &mut out)?,
+        (Format::Text, true) => gprof::write(&rep, &mut out)?,
+        (Format::Text, false) => profile_text::write(&rep, &mut out)?,
+        (Format::Csv, _) => profile_csv::write(&rep, &mut out)?,
+        (Format::Json, _) => profile_json::write(&rep, &mut out)?,
     }
     out.flush()?;
     Ok(())
