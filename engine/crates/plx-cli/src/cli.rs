@@ -136,9 +136,10 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// A phase: NAME limits the profiles to the subtrees under the phase region NAME;
-    /// START:END (seconds from the trace's first event, either end may be empty) rebuilds the
-    /// profiles from the trace for that window — time inside it, calls begun inside it.
+    /// A phase: a span of the run's time, the phase region NAME's (from its first begin to its
+    /// last end, any thread) or START:END (seconds from the trace's first event, either end may
+    /// be empty); the profiles are rebuilt from the trace for it — time inside it, calls begun
+    /// inside it, in every thread (docs/phases.md).
     #[arg(long, value_name = "NAME|START:END")]
     pub phase: Option<plx_analysis::PhaseSpec>,
     /// One application of a session (its logical view); without it every process of every

@@ -11,7 +11,7 @@ use plx_format::{Direction, Warning};
 use serde_json::{json, Value};
 
 use crate::cli::{CommArgs, CommBy, Format};
-use crate::report::csv::field;
+use crate::csv::field;
 use crate::units::human_bytes;
 use crate::CliError;
 

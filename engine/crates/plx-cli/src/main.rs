@@ -7,6 +7,7 @@ mod cli;
 mod comm;
 mod compare;
 mod critical_path;
+mod csv;
 mod ctl;
 mod display;
 mod experiment;

@@ -420,6 +420,13 @@ pub(super) fn rebuild_threads(
     let Some(index) = &img.trace else {
         return out;
     };
+    let runtime: Vec<u32> = img
+        .process
+        .regions
+        .iter()
+        .filter(|(_, r)| r.kind == RegionKind::Runtime)
+        .map(|(id, _)| *id)
+        .collect();
     let mut builders: FastMap<u32, ProfileBuilder> = threads
         .iter()
         .filter(|t| {
@@ -429,7 +436,12 @@ pub(super) fn rebuild_threads(
                 .is_none_or(|d| d.profile.as_ref().is_none_or(|p| p.nodes.is_empty()))
                 && index.words_per_thread.get(t).is_some_and(|w| *w > 0)
         })
-        .map(|t| (*t, ProfileBuilder::new()))
+        .map(|t| {
+            (
+                *t,
+                ProfileBuilder::new().runtime_regions(runtime.iter().copied()),
+            )
+        })
         .collect();
     if builders.is_empty() {
         return out;
