@@ -315,4 +315,8 @@ pub struct ExportArgs {
     /// Leave receives that come before their send as they are (times only ClockOffset-corrected).
     #[arg(long)]
     pub no_clock_repair: bool,
+    /// Write the tables as a dataset partitioned by KEY, hive-style (`events/rank=N/part-0.parquet`):
+    /// `rank` (parquet format, MPI experiments).
+    #[arg(long, value_name = "KEY", value_parser = ["rank"])]
+    pub partition: Option<String>,
 }
