@@ -8,6 +8,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "plx", version, about)]
 pub struct Cli {
+    /// Threads the engine reads, decodes and analyses with [default: RAYON_NUM_THREADS, else
+    /// one per core]; the output does not depend on it.
+    #[arg(short = 'j', long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

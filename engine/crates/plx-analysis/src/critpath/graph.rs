@@ -283,11 +283,8 @@ impl Builder<'_> {
             by_thread.insert((l.process, l.thread), i as u32);
         }
         // the images by path, looked up once per process (a scan per process was quadratic)
-        let images: HashMap<std::path::PathBuf, &plx_format::ProcessImage> = exp
-            .images
-            .iter()
-            .map(|i| (i.process_path(), i))
-            .collect();
+        let images: HashMap<std::path::PathBuf, &plx_format::ProcessImage> =
+            exp.images.iter().map(|i| (i.process_path(), i)).collect();
         for (pi, p) in self.model.processes.iter().enumerate() {
             let Some(img) = images.get(&p.path) else {
                 continue;
