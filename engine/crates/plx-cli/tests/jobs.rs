@@ -125,7 +125,6 @@ fn one_thread_and_several_give_the_same_bytes() {
         "events, messages and locations per rank"
     );
     assert!(written[0] == written[1], "parquet -j 3 differs from -j 1");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
