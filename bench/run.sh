@@ -134,6 +134,14 @@ cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test
 view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000} cargo test -q --release \
   -p plx-view --test view_bench -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
 
+# the engine on many ranks (bench/scale.sh, short: 256 and 512 synthetic ranks), one engine
+# thread against two in the same run; the full 512-4,096 sweep is bench/scale.sh alone
+scale_md=""
+if [ "${PLX_BENCH_SCALE:-1}" != 0 ]; then
+  PLX_BENCH_SCALE_RANKS=${PLX_BENCH_SCALE_RANKS:-256 512} bench/scale.sh > /dev/null &&
+    scale_md=$(cat "$out/scale.md")
+fi
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # the Java agent: ns per measured method call against the same JVM without it
 java_md=$(bench/java/run.sh 2>/dev/null || true)
@@ -200,6 +208,10 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   if [ -n "$export_md" ]; then
     echo
     echo "$export_md"
+  fi
+  if [ -n "$scale_md" ]; then
+    echo
+    echo "$scale_md"
   fi
   if [ -n "$java_md" ]; then
     echo

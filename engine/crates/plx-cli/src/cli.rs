@@ -8,6 +8,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "plx", version, about)]
 pub struct Cli {
+    /// Threads the engine reads, decodes and analyses with [default: RAYON_NUM_THREADS, else
+    /// one per core]; the output does not depend on it.
+    #[arg(short = 'j', long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -316,4 +321,8 @@ pub struct ExportArgs {
     /// Leave receives that come before their send as they are (times only ClockOffset-corrected).
     #[arg(long)]
     pub no_clock_repair: bool,
+    /// Write the tables as a dataset partitioned by KEY, hive-style (`events/rank=N/part-0.parquet`):
+    /// `rank` (parquet format, MPI experiments).
+    #[arg(long, value_name = "KEY", value_parser = ["rank"])]
+    pub partition: Option<String>,
 }

@@ -302,14 +302,24 @@ impl Experiment {
             return Err(FormatError::NotAnExperiment(dir.to_path_buf()));
         }
         found.sort_by(|a, b| (&a.host, a.pid, a.image).cmp(&(&b.host, b.pid, b.image)));
-        let images = found
-            .into_iter()
-            .map(|f| {
-                let mut img = read_image(f, &mut warnings);
-                img.app = app;
-                img
-            })
-            .collect();
+        // images read in parallel (one work item each), their warnings kept in image order
+        let read: Vec<(ProcessImage, Vec<Warning>)> = {
+            use rayon::prelude::*;
+            found
+                .into_par_iter()
+                .map(|f| {
+                    let mut w = Vec::new();
+                    let mut img = read_image(f, &mut w);
+                    img.app = app;
+                    (img, w)
+                })
+                .collect()
+        };
+        let mut images = Vec::with_capacity(read.len());
+        for (img, w) in read {
+            images.push(img);
+            warnings.extend(w);
+        }
         Ok((images, warnings))
     }
 }

@@ -135,8 +135,38 @@ pub(super) fn tree_from_ticks(
     tree
 }
 
+/// What a process image gives without the experiment-wide tables: its threads and the profiles
+/// rebuilt from its trace (decoding the whole trace: the per-image work [`Model::build`] runs
+/// in parallel), with the warnings of the decoding.
+pub(super) struct Decoded {
+    thread_ids: Vec<u32>,
+    rebuilt: Rebuilt,
+    warnings: Vec<Warning>,
+}
+
+pub(super) fn decode_process(img: &ProcessImage, opts: BuildOptions) -> Decoded {
+    let mut thread_ids: Vec<u32> = img.process.threads.keys().copied().collect();
+    if let Some(t) = &img.trace {
+        thread_ids.extend(t.threads());
+    }
+    thread_ids.sort_unstable();
+    thread_ids.dedup();
+    let mut warnings = Vec::new();
+    let rebuilt = if opts.rebuild_from_trace {
+        rebuild_threads(img, &thread_ids, &mut warnings)
+    } else {
+        FastMap::default()
+    };
+    Decoded {
+        thread_ids,
+        rebuilt,
+        warnings,
+    }
+}
+
 pub(super) fn build_process(
     img: &ProcessImage,
+    decoded: Decoded,
     opts: BuildOptions,
     table: &mut RegionTable,
     resolver: &mut SymbolResolver,
@@ -156,19 +186,12 @@ pub(super) fn build_process(
             .and_then(|i| p.user_events.get(&i))
             .map_or_else(|| format!("event {id}"), |d| d.name.clone())
     };
-
-    let mut thread_ids: Vec<u32> = p.threads.keys().copied().collect();
-    if let Some(t) = &img.trace {
-        thread_ids.extend(t.threads());
-    }
-    thread_ids.sort_unstable();
-    thread_ids.dedup();
-
-    let rebuilt = if opts.rebuild_from_trace {
-        rebuild_threads(img, &thread_ids, warnings)
-    } else {
-        FastMap::default()
-    };
+    let Decoded {
+        thread_ids,
+        rebuilt,
+        warnings: decoding,
+    } = decoded;
+    warnings.extend(decoding);
 
     let mut threads = Vec::new();
     for th in thread_ids {
