@@ -250,6 +250,8 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     plx_live_unmap(t->live_sync);
     if (t->node_cpu)
         munmap(t->node_cpu, sizeof(uint64_t) * t->max_nodes);
+    if (t->throttled)
+        munmap(t->throttled, ((size_t)t->max_nodes + 63) / 64 * 8);
     munmap(t->mem, t->mem_bytes);
 }
 
