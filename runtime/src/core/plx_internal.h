@@ -170,7 +170,8 @@ struct plx_thread {
                                   throttled on this thread) and inclusive ticks (2 words) */
     uint64_t *throttled;       /* profile mode: a bit per throttled node, made on first need */
     uint64_t *node_cpu;        /* profile mode: inclusive CPU ns per node of `cputime` functions */
-    uint64_t *buf, *pos, *end; /* trace buffer */
+    uint64_t *buf, *pos, *end; /* trace buffer, in a live file when it could be made */
+    struct plx_live_header *live_trace; /* its "trace" live file: word 0 the chunk's base */
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
     uint64_t start_ticks, start_cpu_ns;
@@ -218,6 +219,10 @@ PLX_HIDDEN void plx_threads_after_fork(void);
 PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
 PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
+/* The trace buffer of `words` event words (and the room past `end`) in a live file, so its
+ * events survive SIGKILL; in memory `mem` when the file cannot be made. */
+PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words);
+PLX_HIDDEN void plx_trace_buffer_unmap(struct plx_thread *t);
 PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
 PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);
 #define PLX_RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
@@ -408,6 +413,12 @@ PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_s
                               uint32_t capacity, struct plx_live_header **header);
 PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
 PLX_HIDDEN void plx_live_remove(const char *kind, uint32_t thread);
+/* Pooled kinds ("nodes", "trace"): a free slot of the kind, or a new one, owned by `thread`. */
+PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size,
+                               uint32_t capacity, struct plx_live_header **header);
+PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
+PLX_HIDDEN void plx_live_pool_remove(void);
+PLX_HIDDEN void plx_live_pool_after_fork(void);
 
 /* ---- arena (arena.c): memory kept for the whole run ------------------------------------ */
 PLX_HIDDEN void *plx_arena_alloc(size_t n);

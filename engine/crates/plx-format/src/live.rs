@@ -71,7 +71,13 @@ impl LiveKind {
         }
     }
 
-    /// `live.<thread>.<kind>`.
+    /// Whether files of this kind are slots of a pool (`live.<slot>.<kind>`), owned by the
+    /// thread their header names ([`NONE_U32`]: a free slot, holding nothing).
+    pub fn pooled(self) -> bool {
+        matches!(self, LiveKind::Nodes)
+    }
+
+    /// `live.<thread>.<kind>` (for a pooled kind, the slot's number).
     pub fn file_name(self, thread: u32) -> String {
         format!("live.{thread}.{}", self.as_str())
     }
@@ -434,7 +440,7 @@ impl LiveFiles {
                     });
                     if let Some(header) = header {
                         live.nodes.insert(
-                            thread,
+                            header.thread,
                             LiveNodes {
                                 path: path.clone(),
                                 header,
@@ -650,7 +656,7 @@ pub fn check_live_header(
             format!("says kind \"{}\", its name \"{}\"", h.kind, kind.as_str()),
         );
     }
-    if h.thread != thread {
+    if h.thread != thread && !kind.pooled() {
         return ignored(
             8,
             WarningKind::Malformed,
@@ -727,6 +733,9 @@ fn read_live(
             return None;
         }
     };
+    if kind.pooled() && header.thread == NONE_U32 {
+        return None; // a free slot: its last owner's data is in the records
+    }
     let size = kind.item_size() as u64;
     let mut end = LIVE_HEADER_LEN + items_len;
     if kind == LiveKind::Nodes && input.data_end < end {
@@ -836,7 +845,13 @@ mod tests {
         };
         assert_eq!(kind_of(&good[..10], 10, LiveKind::Nodes, 1), "truncated");
         assert_eq!(kind_of(&good, len, LiveKind::Mpi, 1), "malformed");
-        assert_eq!(kind_of(&good, len, LiveKind::Nodes, 2), "malformed");
+        // a pooled kind's file is a slot: its thread is the header's, whatever the name says
+        assert_eq!(
+            check_live_header(p, &good, len, LiveKind::Nodes, 2).map(|(h, _)| h.thread),
+            Ok(1)
+        );
+        let sync = LiveHeader::new(LiveKind::Sync, 1, 3, 4).encode();
+        assert_eq!(kind_of(&sync, 64 + 4 * 64, LiveKind::Sync, 2), "malformed");
         assert_eq!(
             kind_of(&good, 64 + 2 * 48 + 5, LiveKind::Nodes, 1),
             "truncated"
