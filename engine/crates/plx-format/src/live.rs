@@ -40,6 +40,8 @@ pub enum LiveKind {
     Mpi,
     /// `sync`: the thread's synchronization statistics (a hash table by object address).
     Sync,
+    /// `trace`: the thread's trace buffer (word 0 the base ticks, then event words).
+    Trace,
 }
 
 impl LiveKind {
@@ -49,6 +51,7 @@ impl LiveKind {
             LiveKind::Nodes => "nodes",
             LiveKind::Mpi => "mpi",
             LiveKind::Sync => "sync",
+            LiveKind::Trace => "trace",
         }
     }
 
@@ -58,6 +61,7 @@ impl LiveKind {
             "nodes" => Some(LiveKind::Nodes),
             "mpi" => Some(LiveKind::Mpi),
             "sync" => Some(LiveKind::Sync),
+            "trace" => Some(LiveKind::Trace),
             _ => None,
         }
     }
@@ -68,13 +72,14 @@ impl LiveKind {
             LiveKind::Nodes => LIVE_NODE_LEN,
             LiveKind::Mpi => LIVE_MPI_LEN,
             LiveKind::Sync => LIVE_SYNC_LEN,
+            LiveKind::Trace => 8,
         }
     }
 
     /// Whether files of this kind are slots of a pool (`live.<slot>.<kind>`), owned by the
     /// thread their header names ([`NONE_U32`]: a free slot, holding nothing).
     pub fn pooled(self) -> bool {
-        matches!(self, LiveKind::Nodes)
+        matches!(self, LiveKind::Nodes | LiveKind::Trace)
     }
 
     /// `live.<thread>.<kind>` (for a pooled kind, the slot's number).
@@ -418,6 +423,42 @@ pub struct LiveFiles {
     pub mpi: BTreeMap<u32, LiveMpi>,
     /// `live.<thread>.sync` files that passed validation.
     pub sync: BTreeMap<u32, LiveSync>,
+    /// `live.<slot>.trace` files of threads that had events in their buffer.
+    pub trace: Vec<LiveTrace>,
+}
+
+/// A `live.<slot>.trace` file, read: the events its thread had not yet written as a chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTrace {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header (the owning thread).
+    pub header: LiveHeader,
+    /// Ticks the first event's delta counts from; 0: the events were being written as a chunk
+    /// when the process died (those the trace file took are there, the others are lost).
+    pub base_ticks: u64,
+    /// Event words from word 1 on, up to the last event.
+    pub words: u32,
+}
+
+/// The number of words of `w` holding events: the events up to the last that has a non-zero
+/// word (the runtime zeroes what it has written as a chunk; no event word is zero after it).
+pub fn live_trace_words(w: &[u64]) -> usize {
+    let Some(last) = w.iter().rposition(|x| *x != 0) else {
+        return 0;
+    };
+    let mut i = 0;
+    while i <= last {
+        let word = w[i];
+        // kind 2: an extended event, its payload word count in 8 bits
+        let payload = if word >> schema::KIND_SHIFT == 2 {
+            ((word >> schema::WORDS_SHIFT) & 0xff) as usize
+        } else {
+            0
+        };
+        i += 1 + payload;
+    }
+    i.min(w.len())
 }
 
 impl LiveFiles {
@@ -487,6 +528,25 @@ impl LiveFiles {
                         );
                     }
                 }
+                Some(LiveKind::Trace) => {
+                    let mut words = Vec::new();
+                    let header = read_live(path, LiveKind::Trace, thread, warnings, |b| {
+                        words.push(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                    });
+                    if let (Some(header), Some((&base_ticks, events))) =
+                        (header, words.split_first())
+                    {
+                        let n = live_trace_words(events);
+                        if n > 0 {
+                            live.trace.push(LiveTrace {
+                                path: path.clone(),
+                                header,
+                                base_ticks,
+                                words: n as u32,
+                            });
+                        }
+                    }
+                }
                 None => {}
             }
         }
@@ -503,7 +563,10 @@ impl LiveFiles {
 
     /// No live file at all?
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty() && self.mpi.is_empty() && self.sync.is_empty()
+        self.nodes.is_empty()
+            && self.mpi.is_empty()
+            && self.sync.is_empty()
+            && self.trace.is_empty()
     }
 
     /// Puts the live data in place of the records `process` lacks (noted in
@@ -828,6 +891,19 @@ mod tests {
         assert_eq!((st.thread, st.object, st.hold_ticks), (3, 4, 570));
         assert_eq!(parse_live_name("live.2.sync"), Some((2, "sync")));
         assert_eq!(LiveKind::from_name("sync"), Some(LiveKind::Sync));
+    }
+
+    #[test]
+    fn live_trace_words_end_at_the_last_event() {
+        let enter = 5u64; // kind 0, region 0, delta 5
+        let exit = (1u64 << 62) | 7;
+        let ext = (2u64 << 62) | (2u64 << 48); // two payload words
+        assert_eq!(live_trace_words(&[0, 0, 0]), 0);
+        assert_eq!(live_trace_words(&[enter, exit, 0, 0]), 2);
+        // an extended event's zero payload words are its own, not the end
+        assert_eq!(live_trace_words(&[enter, ext, 0, 0, 0, 0]), 4);
+        // a zero event word (enter of region 0 after no time) followed by events is kept
+        assert_eq!(live_trace_words(&[0, exit, 0]), 2);
     }
 
     #[test]

@@ -270,7 +270,7 @@ fn poke(mut b: Vec<u8>, at: usize, bytes: &[u8]) -> Vec<u8> {
 /// a free slot (owner 0xFFFFFFFF) holds nothing and gives no warning.
 #[test]
 fn pooled_nodes_slots_belong_to_their_header_thread() {
-    let (e, path) = open_damaged(
+    let (e, path, _dir) = open_damaged(
         "slot",
         "live.0.nodes",
         poke(good_nodes(), 8, &3u32.to_le_bytes()),
@@ -280,7 +280,7 @@ fn pooled_nodes_slots_belong_to_their_header_thread() {
         img.process.threads[&3].recovered.profile,
         Some(path.clone())
     );
-    let (e, path) = open_damaged(
+    let (e, path, _dir2) = open_damaged(
         "free-slot",
         "live.0.nodes",
         poke(good_nodes(), 8, &u32::MAX.to_le_bytes()),
