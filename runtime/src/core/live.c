@@ -111,9 +111,9 @@ void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size, uint3
     if (p->nfree) {
         /* every slot of a kind has the same item size and capacity (fixed at start) */
         struct plx_live_header *h = p->slot[p->free[--p->nfree]];
-        pool_give_lock();
         h->count = 0;
         h->thread = thread;
+        pool_give_lock();
         *header = h;
         return h + 1;
     }
@@ -122,7 +122,9 @@ void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size, uint3
     if (n == POOL_SLOTS)
         return plx_live_map(kind, thread, item_size, capacity, header); /* unpooled */
     void *items = live_map_at(kind, n, thread, item_size, capacity, header);
+    pool_take_lock();
     p->slot[n] = items ? *header : NULL;
+    pool_give_lock();
     return items;
 }
 
@@ -132,9 +134,9 @@ void plx_live_give(const char *kind, struct plx_live_header *h)
     if (!h)
         return;
     struct pool *p = pool_of(kind);
+    pool_take_lock();
     uint32_t owner = h->thread;
     h->thread = PLX_NO_INDEX;
-    pool_take_lock();
     for (uint32_t n = 0; n < p->nslots; n++)
         if (p->slot[n] == h) {
             p->free[p->nfree++] = n;
