@@ -35,6 +35,7 @@ RECORDS = {
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    41: ('JavaThread', [('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),
     56: ('MetricSource', [('kind', 'str', None, None, False), ('origin', 'str', None, None, False), ('host', 'str', None, None, False), ('time_base', 'u8', None, None, False), ('period_ns', 'u64', None, None, False)]),
     57: ('MetricDef', [('id', 'u32', None, None, False), ('name', 'str', None, None, False), ('unit', 'str', None, None, False), ('mode', 'u8', None, None, False)]),
@@ -63,5 +64,6 @@ SUBTYPES = {
     10: ('counted_call', 5, [('set', 'u32', 0, 0, 31), ('region', 'u32', 0, 32, 63), ('value0', 'u64', 1, 0, 63), ('value1', 'u64', 2, 0, 63), ('value2', 'u64', 3, 0, 63), ('value3', 'u64', 4, 0, 63)]),
     11: ('counter_epoch', 1, [('epoch', 'u32', 0, 0, 31)]),
     18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
+    19: ('omp_context', 1, [('count', 'u32', 0, 0, 31), ('thread', 'u32', 0, 32, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

@@ -47,6 +47,7 @@ enum plx_record_type {
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
+    PLX_REC_JAVA_THREAD = 41, /* JavaThread, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
     PLX_REC_METRIC_SOURCE = 56, /* MetricSource, metrics.plx */
     PLX_REC_METRIC_DEF = 57, /* MetricDef, metrics.plx */
@@ -84,6 +85,7 @@ enum plx_ext_subtype {
     PLX_EXT_COUNTED_CALL = 10, /* payload: plx_ext_pack_counted_call() */
     PLX_EXT_COUNTER_EPOCH = 11, /* payload: plx_ext_pack_counter_epoch() */
     PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
+    PLX_EXT_OMP_CONTEXT = 19, /* payload: plx_ext_pack_omp_context() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -98,6 +100,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_COUNTED_CALL_WORDS 5u
 #define PLX_EXT_COUNTER_EPOCH_WORDS 1u
 #define PLX_EXT_OMP_TASK_WORDS 2u
+#define PLX_EXT_OMP_CONTEXT_WORDS 1u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -190,11 +193,17 @@ static inline void plx_ext_pack_counter_epoch(uint64_t w[PLX_EXT_COUNTER_EPOCH_W
     w[0] = (uint64_t)epoch;
 }
 
-/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region) */
+/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it) */
 static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uint32_t thread_num, uint32_t team_size, uint32_t level, uint32_t region)
 {
     w[0] = (uint64_t)thread_num | ((uint64_t)team_size << 32);
     w[1] = (uint64_t)level | ((uint64_t)region << 32);
+}
+
+/* omp_context (19): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls */
+static inline void plx_ext_pack_omp_context(uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS], uint32_t count, uint32_t thread)
+{
+    w[0] = (uint64_t)count | ((uint64_t)thread << 32);
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -634,6 +643,14 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
     plx_rec_put_str(r, name);
 }
 
+/* JavaThread (41) */
+static inline void plx_enc_java_thread(struct plx_rec *r, uint32_t flags, const char *name)
+{
+    plx_rec_begin(r, PLX_REC_JAVA_THREAD);
+    plx_rec_put_u32(r, flags);
+    plx_rec_put_str(r, name);
+}
+
 /* OmpTeams (48) */
 static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_t region, uint32_t level, uint32_t team_size, uint32_t thread_num, uint64_t count)
 {
@@ -729,6 +746,7 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_JAVA_THREAD_FIXED_SIZE 4u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
 #define PLX_METRIC_SOURCE_FIXED_SIZE 0u /* bytes before the first string or repeated field */
 #define PLX_METRIC_DEF_FIXED_SIZE 4u /* bytes before the first string or repeated field */
@@ -961,6 +979,8 @@ enum {
     PLX_F_JAVA_CLASS_NANOS = 1,
     PLX_F_JAVA_CLASS_FLAGS = 2,
     PLX_F_JAVA_CLASS_NAME = 3,
+    PLX_F_JAVA_THREAD_FLAGS = 0,
+    PLX_F_JAVA_THREAD_NAME = 1,
     PLX_F_OMP_TEAMS_THREAD = 0,
     PLX_F_OMP_TEAMS_REGION = 1,
     PLX_F_OMP_TEAMS_LEVEL = 2,
@@ -1024,6 +1044,8 @@ enum {
     PLX_SF_OMP_TASK_TEAM_SIZE = 1,
     PLX_SF_OMP_TASK_LEVEL = 2,
     PLX_SF_OMP_TASK_REGION = 3,
+    PLX_SF_OMP_CONTEXT_COUNT = 0,
+    PLX_SF_OMP_CONTEXT_THREAD = 1,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -1244,6 +1266,10 @@ static const struct plx_field_def plx_fields_java_class[] = {
     {"flags", PLX_T_U32, -1, 0, 0, NULL},
     {"name", PLX_T_STR, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_java_thread[] = {
+    {"flags", PLX_T_U32, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_omp_teams[] = {
     {"thread", PLX_T_U32, -1, 0, 0, NULL},
     {"region", PLX_T_U32, -1, 0, 0, NULL},
@@ -1310,13 +1336,14 @@ static const struct plx_record_def plx_record_defs[] = {
     {29, "ProbeChange", 3, 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, 4, plx_fields_java_class},
+    {41, "JavaThread", 2, 2, plx_fields_java_thread},
     {48, "OmpTeams", 6, 6, plx_fields_omp_teams},
     {56, "MetricSource", 5, 5, plx_fields_metric_source},
     {57, "MetricDef", 4, 4, plx_fields_metric_def},
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 34
+#define PLX_RECORD_DEFS 35
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };
@@ -1382,6 +1409,10 @@ static const struct plx_subfield_def plx_subfields_omp_task[] = {
     {"level", PLX_T_U32, 1, 0, 31},
     {"region", PLX_T_U32, 1, 32, 63},
 };
+static const struct plx_subfield_def plx_subfields_omp_context[] = {
+    {"count", PLX_T_U32, 0, 0, 31},
+    {"thread", PLX_T_U32, 0, 32, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
@@ -1396,8 +1427,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {10, "counted_call", 5, 6, plx_subfields_counted_call},
     {11, "counter_epoch", 1, 1, plx_subfields_counter_epoch},
     {18, "omp_task", 2, 4, plx_subfields_omp_task},
+    {19, "omp_context", 1, 2, plx_subfields_omp_context},
 };
-#define PLX_SUBTYPE_DEFS 13
+#define PLX_SUBTYPE_DEFS 14
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

@@ -599,6 +599,8 @@ struct Walker {
     /// Holds in progress by object: (depth, since).
     holds: std::collections::HashMap<u32, (u32, f64)>,
     last: f64,
+    /// Enters still to come that are an OpenMP team starter's path, not calls.
+    context: u32,
 }
 
 impl Walker {
@@ -623,9 +625,10 @@ impl Walker {
                     .code
                     .as_ref()
                     .is_none_or(|c| g.is_some_and(|g| c.contains(&g)));
-                if sel && metric == Metric::Calls {
+                if sel && metric == Metric::Calls && self.context == 0 {
                     parts.push((ns, ns, 1.0));
                 }
+                self.context = self.context.saturating_sub(1);
                 let was = code_on(self);
                 self.stack.push((g, ns, sel && focus.code.is_some()));
                 if sel && focus.code.is_some() {

@@ -101,6 +101,9 @@ pub struct ProfileBuilder {
     held: Vec<(u32, u64)>,
     /// `[start, end)`: the window a clipped builder counts.
     clip: Option<(u64, u64)>,
+    /// Enters still to come that are an OpenMP team starter's call path (an `omp_context`
+    /// event announced them): frames, not calls.
+    context: u32,
 }
 
 impl ProfileBuilder {
@@ -180,11 +183,13 @@ impl ProfileBuilder {
             Event::Enter { region, .. } => {
                 let parent = self.stack.last().map_or(NONE_U32, |f| f.node);
                 let n = self.node_for(parent, region);
-                self.nodes[n as usize].calls += inside as u64;
+                let call = inside && self.context == 0;
+                self.context = self.context.saturating_sub(1);
+                self.nodes[n as usize].calls += call as u64;
                 // the runtime's own regions (ids 0 and 1, spec/format.md) are not calls the
                 // program made
                 if parent != NONE_U32 && region > 1 {
-                    self.nodes[parent as usize].child_calls += inside as u64;
+                    self.nodes[parent as usize].child_calls += call as u64;
                 }
                 self.stack.push(Frame {
                     node: n,
@@ -208,6 +213,7 @@ impl ProfileBuilder {
                     None => self.unmatched_exits += 1,
                 }
             }
+            Event::OmpContext { count, .. } => self.context = count,
             _ if !inside && self.clip.is_some() && !matches!(ev, Event::Acquire { .. }) => {
                 // outside the window: only an acquire (whose wait may reach into it) counts
                 if let Event::Release { object, kind, .. } = ev {

@@ -323,7 +323,9 @@ impl<'a> Writer<'a> {
         while let Some(e) = merge.next_event() {
             if matches!(
                 e.kind,
-                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+                EventKind::StreamSend { .. }
+                    | EventKind::StreamRecv { .. }
+                    | EventKind::OmpTeam { .. }
             ) {
                 continue;
             }
@@ -441,7 +443,9 @@ impl<'a> Writer<'a> {
                         us(t - self.origin)
                     ))?;
                 }
-                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {}
+                EventKind::StreamSend { .. }
+                | EventKind::StreamRecv { .. }
+                | EventKind::OmpTeam { .. } => {}
             }
         }
         // regions still open end at their thread's last event

@@ -174,8 +174,8 @@ fn stream<'a>(target: Target<'a>, format: &str) -> Result<&'a mut dyn Write, Exp
     }
 }
 
-/// Synchronization and stream events: in the merged stream, but only the text export (and
-/// Chrome's acquire/release markers) shows them.
+/// Synchronization, stream and OpenMP team events: in the merged stream, but only the text
+/// export (Chrome's acquire/release markers, OTF2's thread teams) shows them.
 pub(crate) fn is_sync_or_stream(kind: &plx_analysis::EventKind) -> bool {
     use plx_analysis::EventKind;
     matches!(
@@ -184,5 +184,6 @@ pub(crate) fn is_sync_or_stream(kind: &plx_analysis::EventKind) -> bool {
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. }
     )
 }

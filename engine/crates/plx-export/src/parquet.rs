@@ -114,7 +114,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => unreachable!("skipped above"),
+            | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. } => unreachable!("skipped above"),
         };
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
@@ -131,7 +132,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => {}
+            | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. } => {}
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();

@@ -75,6 +75,8 @@ pub mod types {
     pub const TRACE_CHUNK: u16 = 32;
     /// JavaClass (process.plx).
     pub const JAVA_CLASS: u16 = 40;
+    /// JavaThread (process.plx).
+    pub const JAVA_THREAD: u16 = 41;
     /// OmpTeams (process.plx).
     pub const OMP_TEAMS: u16 = 48;
     /// MetricSource (metrics.plx).
@@ -137,10 +139,14 @@ pub mod subtypes {
     pub const SUBTYPE_COUNTER_EPOCH: u8 = 11;
     /// Payload words of [`SUBTYPE_COUNTER_EPOCH`].
     pub const SUBTYPE_COUNTER_EPOCH_WORDS: u8 = 1;
-    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     pub const SUBTYPE_OMP_TASK: u8 = 18;
     /// Payload words of [`SUBTYPE_OMP_TASK`].
     pub const SUBTYPE_OMP_TASK_WORDS: u8 = 2;
+    /// omp_context: a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    pub const SUBTYPE_OMP_CONTEXT: u8 = 19;
+    /// Payload words of [`SUBTYPE_OMP_CONTEXT`].
+    pub const SUBTYPE_OMP_CONTEXT_WORDS: u8 = 1;
 }
 
 /// Every record type: (id, name).
@@ -174,6 +180,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (29, "ProbeChange"),
     (32, "TraceChunk"),
     (40, "JavaClass"),
+    (41, "JavaThread"),
     (48, "OmpTeams"),
     (56, "MetricSource"),
     (57, "MetricDef"),
@@ -196,6 +203,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (10, "counted_call"),
     (11, "counter_epoch"),
     (18, "omp_task"),
+    (19, "omp_context"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -271,6 +279,8 @@ pub mod fixed_size {
     pub const TRACE_CHUNK: usize = 32;
     /// JavaClass.
     pub const JAVA_CLASS: usize = 16;
+    /// JavaThread.
+    pub const JAVA_THREAD: usize = 4;
     /// OmpTeams.
     pub const OMP_TEAMS: usize = 28;
     /// MetricSource.
@@ -438,6 +448,15 @@ pub mod structs {
         pub name: String,
     }
 
+    /// Record 41: JavaThread
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct JavaThread {
+        /// where it was seen: bit 0 the JVM's start (threads started before the agent), bit 1 a thread start, bit 2 the JVM's end
+        pub flags: u32,
+        /// its `Thread.getName()`
+        pub name: String,
+    }
+
     /// Record 48: OmpTeams
     #[derive(Debug, Clone, PartialEq)]
     pub struct OmpTeams {
@@ -568,6 +587,8 @@ pub enum Record {
     ProbeChange(ProbeChange),
     /// Type 40.
     JavaClass(JavaClass),
+    /// Type 41.
+    JavaThread(JavaThread),
     /// Type 48.
     OmpTeams(OmpTeams),
     /// Type 64.
@@ -606,6 +627,7 @@ impl Record {
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
+            Record::JavaThread(_) => types::JAVA_THREAD,
             Record::OmpTeams(_) => types::OMP_TEAMS,
             Record::WriteFailures(_) => types::WRITE_FAILURES,
         }
@@ -879,6 +901,11 @@ impl Record {
                 let name = r.str()?;
                 Record::JavaClass(JavaClass { methods, nanos, flags, name })
             }
+            types::JAVA_THREAD => {
+                let flags = r.u32()?;
+                let name = r.str()?;
+                Record::JavaThread(JavaThread { flags, name })
+            }
             types::OMP_TEAMS => {
                 let thread = r.u32()?;
                 let region = r.u32()?;
@@ -1110,6 +1137,10 @@ impl Record {
             Record::JavaClass(v) => {
                 out.put_u32(v.methods);
                 out.put_u64(v.nanos);
+                out.put_u32(v.flags);
+                out.put_str(&v.name);
+            }
+            Record::JavaThread(v) => {
                 out.put_u32(v.flags);
                 out.put_str(&v.name);
             }
@@ -1564,6 +1595,13 @@ impl Record {
                 dump_int(out, v.methods as i128);
                 out.push_str(" nanos=");
                 dump_int(out, v.nanos as i128);
+                out.push_str(" flags=");
+                dump_int(out, v.flags as i128);
+                out.push_str(" name=");
+                dump_str(out, &v.name);
+            }
+            Record::JavaThread(v) => {
+                out.push_str("JavaThread");
                 out.push_str(" flags=");
                 dump_int(out, v.flags as i128);
                 out.push_str(" name=");
@@ -2024,7 +2062,7 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
-    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     OmpTask {
         /// the thread's OpenMP thread number in the team
         thread_num: u32,
@@ -2034,6 +2072,15 @@ pub enum Event {
         level: u32,
         /// the parallel region (RegionDef of kind 7)
         region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 19 (omp_context): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    OmpContext {
+        /// enters that follow and belong to the path
+        count: u32,
+        /// the thread that started the team (its Thread index)
+        thread: u32,
         /// Absolute ticks.
         ticks: u64,
     },
@@ -2127,6 +2174,10 @@ pub(crate) fn decode_extended(
             let w1 = word(1);
             Some(Event::OmpTask { thread_num: w0 as u32, team_size: (w0 >> 32) as u32, level: w1 as u32, region: (w1 >> 32) as u32, ticks })
         }
+        SUBTYPE_OMP_CONTEXT if n >= SUBTYPE_OMP_CONTEXT_WORDS as usize => {
+            let w0 = word(0);
+            Some(Event::OmpContext { count: w0 as u32, thread: (w0 >> 32) as u32, ticks })
+        }
         _ => None,
     }
 }
@@ -2196,6 +2247,11 @@ pub fn pack_omp_task(thread_num: u32, team_size: u32, level: u32, region: u32) -
     [(thread_num as u64) | ((team_size as u64) << 32), (level as u64) | ((region as u64) << 32)]
 }
 
+/// The payload words of a `omp_context` event (subtype 19).
+pub fn pack_omp_context(count: u32, thread: u32) -> [u64; 1] {
+    [(count as u64) | ((thread as u64) << 32)]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -2216,6 +2272,7 @@ impl Event {
             | Event::CountedCall { ticks, .. }
             | Event::CounterEpoch { ticks, .. }
             | Event::OmpTask { ticks, .. }
+            | Event::OmpContext { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -2369,6 +2426,15 @@ impl Event {
                 dump_int(out, level as i128);
                 out.push_str(" region=");
                 dump_int(out, region as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::OmpContext { count, thread, ticks } => {
+                out.push_str("omp_context");
+                out.push_str(" count=");
+                dump_int(out, count as i128);
+                out.push_str(" thread=");
+                dump_int(out, thread as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

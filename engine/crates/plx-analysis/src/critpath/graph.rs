@@ -502,7 +502,7 @@ impl Builder<'_> {
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(merge, loc, t, &kind);
             }
-            EventKind::User { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
                 if let Some(id) = message {

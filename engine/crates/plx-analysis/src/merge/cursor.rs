@@ -135,12 +135,12 @@ impl Cursor {
                 };
                 let keep = match (ev, self.filter) {
                     // CPU and counter events are not part of the merged stream (profiles read
-                    // them, and the counter records hold every counted call), nor OpenMP team
-                    // joins (the parallel region's enter follows each)
+                    // them, and the counter records hold every counted call), nor the notes
+                    // that a worker's next enters are its team starter's path
                     (
                         Event::TimeReset { .. }
                         | Event::Cpu { .. }
-                        | Event::OmpTask { .. }
+                        | Event::OmpContext { .. }
                         | Event::CountedCall { .. }
                         | Event::CounterEpoch { .. },
                         _,

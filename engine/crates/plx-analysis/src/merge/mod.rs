@@ -118,6 +118,18 @@ pub struct MessageLink {
 /// What happened, with global region, user event and communicator indices.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EventKind {
+    /// An OpenMP implicit task began: the location joined a team, whose parallel region's
+    /// enter follows (on a worker, after the enters of the starter's call path).
+    OmpTeam {
+        /// The parallel region (index into [`GlobalMerge::regions`]).
+        region: u32,
+        /// Nesting level (1 = outermost).
+        level: u32,
+        /// Threads in the team.
+        team_size: u32,
+        /// The location's OpenMP thread number in it (0: the thread that started it).
+        thread_num: u32,
+    },
     /// A region was entered (index into [`GlobalMerge::regions`]).
     Enter {
         /// Region.
@@ -787,6 +799,18 @@ impl<'m> GlobalMerge<'m> {
             Event::Enter { region, .. } => EventKind::Enter {
                 region: self.global_region(si, region),
             },
+            Event::OmpTask {
+                thread_num,
+                team_size,
+                level,
+                region,
+                ..
+            } => EventKind::OmpTeam {
+                region: self.global_region(si, region),
+                level,
+                team_size,
+                thread_num,
+            },
             Event::Exit { region, .. } => EventKind::Exit {
                 region: self.global_region(si, region),
             },
@@ -870,7 +894,7 @@ impl<'m> GlobalMerge<'m> {
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Cpu { .. }
-            | Event::OmpTask { .. }
+            | Event::OmpContext { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {
                 unreachable!(
