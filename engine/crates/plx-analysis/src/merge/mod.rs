@@ -239,7 +239,8 @@ struct Slot {
     /// In [`Model::ranks`]: its messages take part in matching.
     matching: bool,
     path: PathBuf,
-    file: File,
+    /// The trace file, then the files of its recovered chunks (TraceIndex::recovered).
+    files: Vec<File>,
     /// Process-local region id → global.
     regions: LocalRegions,
     user_events: HashMap<u64, u32>,
@@ -429,24 +430,31 @@ impl<'m> GlobalMerge<'m> {
             let Some(index) = p.trace.as_ref().filter(|t| !t.chunks.is_empty()) else {
                 continue;
             };
-            let file = match File::open(&index.path) {
-                Ok(f) => f,
-                Err(e) => {
-                    m.warnings.push(Warning::file(
-                        &index.path,
-                        WarningKind::MissingFile,
-                        format!("cannot read: {e}"),
-                    ));
-                    continue;
+            let mut files = Vec::new();
+            let paths = std::iter::once(&index.path).chain(index.recovered.iter().map(|r| &r.path));
+            for path in paths {
+                match File::open(path) {
+                    Ok(f) => files.push(f),
+                    Err(e) => {
+                        m.warnings.push(Warning::file(
+                            path,
+                            WarningKind::MissingFile,
+                            format!("cannot read: {e}"),
+                        ));
+                        break;
+                    }
                 }
-            };
+            }
+            if files.is_empty() {
+                continue;
+            }
             let slot = m.slots.len() as u32;
             let mut s = Slot {
                 model_index: pi,
                 rank: p.rank(),
                 matching: matching.contains(&(p as *const ProcessModel)),
                 path: index.path.clone(),
-                file,
+                files,
                 regions: Default::default(),
                 user_events: HashMap::new(),
                 delta: 0,
@@ -614,7 +622,7 @@ impl<'m> GlobalMerge<'m> {
         let p = &self.model.processes[slot.model_index];
         loc.head = loc
             .cursor
-            .next(&slot.file, &slot.path, &mut self.stats)
+            .next(&slot.files, &slot.path, &mut self.stats)
             .map(|(ticks, ev)| Head {
                 ticks,
                 base_ns: round_ns(p.rank0_ns(ticks)),

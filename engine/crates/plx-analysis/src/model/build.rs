@@ -336,9 +336,15 @@ pub(super) fn build_process(
     let counters = crate::counters::build(p, &mut |r| rmap.global(r, table));
     let info = p.info.as_ref();
     // a process.plx cut before its RegionDefs still has its threads' trees (rebuilt from the
-    // trace, their regions unnamed): measured too
+    // trace, their regions unnamed): measured too. A program built without instrumentation is
+    // measured by its interposed calls alone: threads it started (the runtime attaches only
+    // those, lazily), synchronization objects used from its own code (module 0, the
+    // executable; a launcher's library locks are not its measurements) and messages.
     let measured = p.mpi.is_some()
         || p.regions.is_empty()
+        || threads.len() > 1
+        || p.sync_objects.values().any(|o| o.module_id == 0)
+        || threads.iter().any(|t| !t.messages.is_empty())
         || !p.user_events.is_empty()
         || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
         || threads.iter().any(|t| {
