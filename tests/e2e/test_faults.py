@@ -1,5 +1,7 @@
 """How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
 
+import csv
+import io
 import os
 import re
 import signal as signals
@@ -173,6 +175,23 @@ def test_fork(programs, tmp_path):
     locs = location_rows(rows)
     assert len(locs) == 2
     assert {p for p, _ in locs} == {str(parent["pid"]), str(child["pid"])}
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_forked_child_counts_its_own_locks(programs, tmp_path, mode):
+    """A forked child's synchronization counts are its own: the parent's live file is not
+    written by the child (5 locks before fork + 11 after for the parent, 7 for the child)."""
+    prog = programs.get("fork_sync.c", "-O0")
+    out = tmp_path / mode
+    run(out, prog, opts=["--trace"] if mode == "trace" else [])
+    by_pid = {p["pid"]: p for p in report_json(out)["processes"]}
+    (child,) = [p for p in by_pid.values() if p["ppid"] in by_pid]
+    cp = plx("report", out, "--sync", "--format", "csv")
+    rows = [r for r in csv.DictReader(io.StringIO(cp.stdout))
+            if r["kind"] == "mutex" and r["process"] != "all"]
+    got = {int(r["process"]) == child["pid"]: (int(r["acquisitions"]), int(r["releases"])) for r in rows}
+    assert len(rows) == 2, cp.stdout
+    assert got == {False: (16, 16), True: (7, 7)}, cp.stdout
 
 
 def test_exec_same_pid(programs, tmp_path):

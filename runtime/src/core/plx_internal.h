@@ -271,6 +271,8 @@ _Static_assert(sizeof(struct plx_sync_entry) == PLX_LIVE_SYNC_ITEM_SIZE &&
 PLX_HIDDEN struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
                                                  uintptr_t site);
 PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init);
+/* In a fork()ed child: objects are defined again, in the child's own file, on first use. */
+PLX_HIDDEN void plx_sync_objects_after_fork(void);
 PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
                                   uint64_t now, uint64_t waited, int contended, int holds);
 PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,

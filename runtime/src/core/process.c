@@ -188,6 +188,7 @@ static void after_fork_child(void)
     plx_regions_rewrite();
     write_filter_text();
     plx_counters_rewrite();
+    plx_sync_objects_after_fork();
     plx_threads_after_fork();
     plx_streams_after_fork();
     plx_sampler_after_fork();

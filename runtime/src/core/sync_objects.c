@@ -64,6 +64,17 @@ static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_i
     return PLX_NO_INDEX;
 }
 
+void plx_sync_objects_after_fork(void)
+{
+    /* only slots in use are written: untouched pages of the table stay unallocated */
+    for (uint32_t i = 0; i < OBJECT_SLOTS; i++)
+        if (atomic_load_explicit(&objects[i].key, memory_order_relaxed)) {
+            atomic_store_explicit(&objects[i].key, 0, memory_order_relaxed);
+            atomic_store_explicit(&objects[i].id1, 0, memory_order_relaxed);
+        }
+    atomic_store(&nobjects, 0);
+}
+
 void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init)
 {
     object_id(object, kind, site, by_init);

@@ -56,6 +56,11 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         for (uint32_t i = 0; i < t->depth; i++)
             plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
     }
+    if (t->live_sync) { /* the parent's file: the child counts its objects afresh in its own */
+        plx_live_unmap(t->live_sync);
+        t->live_sync = NULL;
+        t->sync = NULL;
+    }
     t->lost_events = t->lost_nodes = 0;
     memset(t->uevents, 0, sizeof t->uevents);
     plx_counters_after_fork(t);
