@@ -377,6 +377,22 @@ PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
 /* plx detach: every entry restored (the other threads stopped); stubs and the exit trampoline
  * stay, for frames still open. */
 PLX_HIDDEN void plx_probes_remove_all(void);
+/* plx ctl insert|remove|list: the reply written into `out` (text; "error: ..." on failure);
+ * its length, or -1 for another command. */
+PLX_HIDDEN int plx_probes_command(const char *cmd, char *out, size_t cap);
+/* The control socket (adapters/probe/control.c): `ctl.sock` in the process's directory, served
+ * by a thread of the runtime; started when probes or plx attach are in use. */
+PLX_HIDDEN void plx_control_start(void);
+/* The socket's name removed (the process ends, or is detached); its thread ends with it. */
+PLX_HIDDEN void plx_control_end(void);
+/* In a fork()ed child: the parent's socket is not the child's; a new one if it had one. */
+PLX_HIDDEN void plx_control_after_fork(void);
+/* plx detach: every probe removed and the experiment finished, the process left running. 0, -1
+ * when not measuring, -2 when a stopped thread is inside the runtime (call again later). The
+ * other threads stopped. */
+PLX_HIDDEN int plx_attach_stop(void);
+/* Re-reads the filter file's counters rules (the reload signal, or plx ctl reload). */
+PLX_HIDDEN void plx_counters_reload(void);
 /* Incremented by each plx attach: a thread whose state belongs to an earlier one starts anew. */
 PLX_HIDDEN extern uint32_t plx_attach_generation;
 /* ProcessEnd.reason of an experiment ended by plx detach, the process still running. */
