@@ -5,9 +5,18 @@ update_a 200, 201, 202 and 203 times; update_a and update_b call solve; tiny (3 
 short to probe. Counts come from the program's own structure, exactly.
 """
 
+import os
 import re
+import shutil
+import signal
+import stat
 import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+import pytest
 
 from conftest import PLX, PROGRAMS, calls, callpath_rows, clean_env, location_rows, plx, report_csv, run
 
@@ -196,6 +205,137 @@ def test_ctl_of_a_process_not_measured_says_so(tmp_path):
         cp = plx("ctl", str(prog.pid), "list", check=False)
         assert cp.returncode == 2 and "not measured by Parallax" in cp.stderr, cp.stderr
         assert prog.poll() is None
+    finally:
+        prog.kill()
+        prog.wait()
+
+
+def start_phases(tmp_path, out, n=1000):
+    """ctl_phases DIR N under `plx run --probe phase_marker`; returns (Popen, DIR, pid)."""
+    exe = build_plain(tmp_path, "ctl_phases")
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen(
+        [str(PLX), "run", "-o", str(out), "--probe", "phase_marker", "--", str(exe), str(d), str(n)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+    )
+    wait_for(d / "pid")
+    pid = int((d / "pid").read_text())
+    deadline = time.time() + 30
+    while plx("ctl", str(pid), "list", check=False).returncode != 0:
+        assert time.time() < deadline and prog.poll() is None, prog.stderr.read()
+        time.sleep(0.01)
+    return prog, d, pid
+
+
+def phase(d, p):
+    (d / ("go%d" % p)).touch()
+    wait_for(d / ("done%d" % p))
+
+
+def test_ctl_over_the_socket_counts_exactly_the_probed_phase_and_sleeps_are_not_cut(tmp_path):
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out)
+    try:
+        sock = next(out.glob("*.%d/ctl.sock" % pid))
+        mode = os.stat(sock).st_mode
+        assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600, oct(mode)
+        assert plx("ctl", str(pid), "list").stdout.split()[0] == "phase_marker"
+        phase(d, 1)  # 2 x 1000 calls, work not probed
+        assert plx("ctl", str(pid), "insert", "work").stdout == "inserted 1\n"
+        phase(d, 2)  # 2 x 2000 calls, measured
+        assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+        phase(d, 3)  # 2 x 3000 calls, not measured
+        (d / "quit").touch()
+        stdout, stderr = prog.communicate(timeout=60)
+        assert prog.returncode == 0, stderr
+    finally:
+        prog.kill()
+    # the sleeping thread was stopped at each insert and remove: never woken early, never short
+    assert stdout.splitlines()[1] == "sleeps some eintr 0 short 0", stdout
+    rows = report_csv(out)
+    assert calls(rows, "work") == 2 * 2000
+    assert calls(rows, "phase_marker") == 3
+    assert not sock.exists()  # removed at the process's end
+    text = plx("info", out).stdout
+    assert "warnings: none" in text, text
+
+
+PYTHON = "/usr/bin/python3"  # the system's, which another user may run
+
+
+def test_ctl_socket_refuses_another_user(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as another user")
+    base = Path(tempfile.mkdtemp(prefix="plx-ctl-"))
+    try:
+        base.chmod(0o755)  # only the socket's own mode stands between another user and it
+        out = base / "exp"
+        prog, d, pid = start_phases(tmp_path, out)
+        try:
+            sock = next(out.glob("*.%d/ctl.sock" % pid))
+
+            def as_nobody():
+                os.setgid(65534)
+                os.setuid(65534)
+
+            probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n"
+                     "s.sendall(b'list\\n'); s.shutdown(socket.SHUT_WR)\n"
+                     "print(s.recv(4096).decode(), end='')")
+            cp = subprocess.run([PYTHON, "-c", probe, str(sock)], preexec_fn=as_nobody,
+                                capture_output=True, text=True)
+            assert cp.returncode != 0 and "PermissionError" in cp.stderr, cp.stderr
+            # the file's mode aside, the runtime serves only its own user (SO_PEERCRED)
+            sock.chmod(0o666)
+            cp = subprocess.run([PYTHON, "-c", probe, str(sock)], preexec_fn=as_nobody,
+                                capture_output=True, text=True)
+            assert cp.stdout == "error: permission denied\n", cp.stdout + cp.stderr
+            cp = subprocess.run([str(PLX), "ctl", str(pid), "list"], preexec_fn=as_nobody,
+                                capture_output=True, text=True, env=clean_env())
+            assert cp.returncode == 2, cp.stderr
+            for p in (1, 2, 3):
+                phase(d, p)
+            (d / "quit").touch()
+            assert prog.wait(timeout=60) == 0
+        finally:
+            prog.kill()
+    finally:
+        shutil.rmtree(base)
+
+
+def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+    out = tmp_path / "exp"
+    # the shell's runtime binds ctl.sock; exec keeps the pid but not the listener: the name is
+    # stale when attach_loop's runtime starts, and replaced
+    prog = subprocess.Popen(
+        [str(PLX), "run", "-o", str(out), "--probe", "work", "--", "sh", "-c",
+         "exec %s 1 0 -" % exe],
+        stderr=subprocess.DEVNULL, env=clean_env(),
+    )
+    try:
+        deadline = time.time() + 30
+        pid = None
+        while pid is None:
+            assert time.time() < deadline
+            for c in subprocess.run(["pgrep", "-f", str(exe)], capture_output=True,
+                                    text=True).stdout.split():
+                if open("/proc/%s/comm" % c).read().strip() == "attach_loop":
+                    pid = int(c)
+            time.sleep(0.01)
+        while True:
+            cp = plx("ctl", str(pid), "list", check=False)
+            if cp.returncode == 0 and cp.stdout.startswith("work "):
+                break
+            assert time.time() < deadline, cp.stderr
+            time.sleep(0.01)
+        sock = next(out.glob("*.%d/ctl.sock" % pid))
+        os.kill(pid, signal.SIGKILL)  # a crash: nothing removes the name
+        prog.wait(timeout=30)
+        assert sock.exists()
+        cp = plx("ctl", str(pid), "list", check=False)
+        assert cp.returncode == 2 and "no process %d" % pid in cp.stderr, cp.stderr
+        plx("info", out)  # the left socket is no part of the experiment's files
     finally:
         prog.kill()
         prog.wait()

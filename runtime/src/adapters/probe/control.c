@@ -203,11 +203,11 @@ static void *listener_main(void *arg)
         (void)syscall(SYS_setsockopt, c, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
         int done = 0, n;
         char cmd[4096];
-        if (syscall(SYS_getsockopt, c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-            (cred.uid != geteuid() && cred.uid != 0))
-            n = snprintf(reply, sizeof reply, "error: permission denied\n");
-        else if (read_line(c, cmd, sizeof cmd) <= 0)
+        if (read_line(c, cmd, sizeof cmd) <= 0) /* read first: the client then gets a reply */
             n = 0;
+        else if (syscall(SYS_getsockopt, c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+                 (cred.uid != geteuid() && cred.uid != 0))
+            n = snprintf(reply, sizeof reply, "error: permission denied\n");
         else
             n = serve(cmd, reply, sizeof reply, &done);
         if (n > (int)sizeof reply - 1)
