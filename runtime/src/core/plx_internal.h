@@ -377,6 +377,14 @@ PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
 /* plx detach: every entry restored (the other threads stopped); stubs and the exit trampoline
  * stay, for frames still open. */
 PLX_HIDDEN void plx_probes_remove_all(void);
+/* Entries of `syms` made jumps to `to` (another implementation: an MPI wrapper), no other
+ * thread running; resume[i] is the relocated original of each (0 when not redirected, with its
+ * reason in a ProbeSite record). How many were. */
+PLX_HIDDEN size_t plx_probes_redirect(const struct plx_function_symbol *syms,
+                                      const uintptr_t *to, uintptr_t *resume, size_t n);
+/* plx attach to an MPI rank (probe/mpi_attach.c): libplx-mpi loaded, the MPI routines of the
+ * MPI library redirected to its wrappers, the rank identified. */
+PLX_HIDDEN void plx_attach_mpi_start(void);
 /* plx ctl insert|remove|list: the reply written into `out` (text; "error: ..." on failure);
  * its length, or -1 for another command. */
 PLX_HIDDEN int plx_probes_command(const char *cmd, char *out, size_t cap);

@@ -271,7 +271,10 @@ __attribute__((visibility("default"))) int plx_attach_start(const char *settings
     plx_self = NULL; /* this thread's state of an earlier attach is finished */
     atomic_store(&ended, 0);
     atomic_store(&writer, 0);
-    return measure_start(starts++ > 0) == 0 ? 0 : -3;
+    if (measure_start(starts++ > 0) != 0)
+        return -3;
+    plx_attach_mpi_start();
+    return 0;
 }
 
 /* plx detach (over the control socket): every probe removed, the experiment finished, the

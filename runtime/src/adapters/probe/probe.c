@@ -686,10 +686,59 @@ static long remove_matching(const char *globs, char *err, size_t errcap)
     return (long)n;
 }
 
+size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
+                           uintptr_t *resume, size_t n)
+{
+    struct capstone cs;
+    const char *why = NULL;
+    for (size_t i = 0; i < n; i++)
+        resume[i] = 0;
+    if (capstone_load(&cs, &why) != 0) {
+        plx_warn("MPI routines not measured: %s", why);
+        return 0;
+    }
+    struct plx_probe *probes = plx_arena_alloc(n * sizeof *probes);
+    size_t done = 0;
+    for (size_t i = 0; i < n && probes; i++) {
+        unsigned char *stub = NULL;
+        const char *bad = prepare(&cs, &syms[i], &probes[i], &stub);
+        if (!bad) { /* the stub's head goes to the wrapper instead of measuring */
+            unsigned char *q = stub;
+            put_abs_jmp(&q, to[i]);
+            bad = insert(&probes[i], stub);
+        }
+        write_site(&syms[i], bad == NULL, bad);
+        if (bad) {
+            if (plx_cfg.verbose)
+                plx_warn("MPI routine %s not measured: %s", syms[i].name, bad);
+            continue;
+        }
+        probes[i].name = syms[i].name;
+        probes[i].module_id = syms[i].module_id;
+        probes[i].next = inserted;
+        inserted = &probes[i];
+        resume[i] = probes[i].resume;
+        write_change(syms[i].address, 1);
+        done++;
+    }
+    cs.close(&cs.handle);
+    return done;
+}
+
 #else
 
 void plx_probes_remove_all(void)
 {
+}
+
+size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
+                           uintptr_t *resume, size_t n)
+{
+    (void)syms;
+    (void)to;
+    for (size_t i = 0; i < n; i++)
+        resume[i] = 0;
+    return 0;
 }
 
 static long remove_matching(const char *globs, char *err, size_t errcap)
