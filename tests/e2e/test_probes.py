@@ -339,3 +339,48 @@ def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp
     finally:
         prog.kill()
         prog.wait()
+
+
+@pytest.mark.parametrize("impl", ["open-mpi", "mpich"])
+def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, impl):
+    """mpi_attach_loop (plain mpicc) under mpirun -np 2; plx attach to rank 0 before the loop,
+    detach after: the rank is known, and its probed function, MPI calls and messages (partner,
+    tag, bytes) are exactly the program's own counts over the window."""
+    from mpi_impls import IMPLS
+
+    mpi = IMPLS[impl]
+    mpi.require()
+    exe = tmp_path / "mpi_attach_loop"
+    subprocess.run([mpi.mpicc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.c"), "-o", str(exe)],
+                   check=True, env=clean_env())
+    d = tmp_path / "run"
+    d.mkdir()
+    n = 300
+    job = subprocess.Popen(mpi.mpirun_cmd(2, exe, d, n), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for(d / "pid")
+        pid = int((d / "pid").read_text())
+        out = tmp_path / "exp"
+        att = start_attach(pid, out, "--probe", "compute", "--trace")
+        (d / "go").touch()
+        wait_for(d / "done0")
+        plx("detach", str(pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        stdout, stderr = job.communicate(timeout=60)
+        assert job.returncode == 0, stderr
+    finally:
+        job.kill()
+    assert stdout == "sent %d received %d computed %d\n" % (n, n, n)
+    rows = report_csv(out)
+    assert calls(rows, "compute") == n
+    assert calls(rows, "MPI_Send") == n
+    assert calls(rows, "MPI_Recv") == n
+    info = plx("info", out).stdout
+    assert re.search(r"rank\s+0 of 2", info), info
+    events = plx("export", out, "--format", "text", "-o", "-").stdout.splitlines()
+    sends = [e.split(None, 3)[3] for e in events if " send " in e]
+    recvs = [e.split(None, 3)[3] for e in events if " recv " in e]
+    assert sends == ["MPI_Send  to=1 tag=7 bytes=400 comm=c0"] * n, sends[:3]
+    assert recvs == ["MPI_Recv  from=1 tag=8 bytes=40 comm=c0"] * n, recvs[:3]
