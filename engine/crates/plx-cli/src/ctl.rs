@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -88,7 +88,10 @@ pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
     let cmd = match a.action.as_str() {
         "reload" => {
             if !a.globs.is_empty() {
-                return Err(CliError::new(2, "plx ctl reload: takes no functions".into()));
+                return Err(CliError::new(
+                    2,
+                    "plx ctl reload: takes no functions".into(),
+                ));
             }
             if socket_of(pid)?.is_none() {
                 return reload(pid).map(|()| 0);
