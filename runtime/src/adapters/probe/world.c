@@ -107,10 +107,8 @@ static int stop_one(struct plx_world *w, pid_t tid)
  * while others are being stopped). 0 or -errno. */
 static int stop_all(struct plx_world *w)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)w->process);
     for (;;) {
-        int fd = (int)RAW(SYS_open, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
+        int fd = (int)RAW(SYS_open, w->tasks, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
         if (fd < 0)
             return fd;
         int added = 0;
@@ -223,6 +221,7 @@ static void close_pipes(struct plx_world *w)
 int plx_world_stop(struct plx_world *w)
 {
     w->process = getpid();
+    snprintf(w->tasks, sizeof w->tasks, "/proc/%d/task", (int)w->process);
     w->caller = (pid_t)syscall(SYS_gettid);
     w->n = 0;
     w->error = 0;

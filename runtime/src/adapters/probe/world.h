@@ -20,6 +20,7 @@ struct plx_world {
     int error;
     /* the helper's own */
     pid_t process, caller, helper;
+    char tasks[32]; /* /proc/PID/task */
     void *stack;
     int to_helper[2], to_caller[2];
     uint32_t n;
