@@ -6,6 +6,7 @@
 # Golden files are kept as they are once checked in: old formats must keep decoding, so only
 # name an experiment here to make a new one. spec/golden/unknown is synthetic: make-unknown.py.
 #   profile, trace   main runs fib(5) in the phase `compute`, a worker thread fib(4)
+#   profile-v2       the same profile run written at format version 2 (Module.build_id)
 #   all-profile      src/all.c (every record but MPI's) with filter "throttle 100 1000",
 #                    "cputime spin" and --cpu-sample 2
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
@@ -26,7 +27,7 @@ root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,23p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -84,7 +85,7 @@ all() {
 
 for name in "$@"; do
   case $name in
-  profile) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
+  profile|profile-v2) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
   probe)
     cc -O2 src/probe.c -o "$tmp/probe"
     "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;

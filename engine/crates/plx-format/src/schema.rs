@@ -13,7 +13,7 @@ use crate::records::*;
 use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
 
 /// Format version written in every file header.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Record type numbers.
 pub mod types {
@@ -645,7 +645,8 @@ impl Record {
                 let module_id = r.u32()?;
                 let base = r.u64()?;
                 let path = r.str()?;
-                Record::Module(Module { module_id, base, path })
+                let build_id = if r.remaining() == 0 { Default::default() } else { r.str()? };
+                Record::Module(Module { module_id, base, path, build_id })
             }
             types::REGION_DEF => {
                 let region_id = r.u32()?;
@@ -924,6 +925,7 @@ impl Record {
                 out.put_u32(v.module_id);
                 out.put_u64(v.base);
                 out.put_str(&v.path);
+                out.put_str(&v.build_id);
             }
             Record::RegionDef(v) => {
                 out.put_u32(v.region_id);
@@ -1180,6 +1182,8 @@ impl Record {
                 dump_int(out, v.base as i128);
                 out.push_str(" path=");
                 dump_str(out, &v.path);
+                out.push_str(" build_id=");
+                dump_str(out, &v.build_id);
             }
             Record::RegionDef(v) => {
                 out.push_str("RegionDef");
