@@ -223,9 +223,22 @@ def start_phases(tmp_path, out, n=1000):
     pid = int((d / "pid").read_text())
     deadline = time.time() + 30
     while plx("ctl", str(pid), "list", check=False).returncode != 0:
-        assert time.time() < deadline and prog.poll() is None, prog.stderr.read()
+        if time.time() > deadline or prog.poll() is not None:
+            kill_quietly(pid)
+            prog.kill()
+            raise AssertionError(prog.stderr.read())
         time.sleep(0.01)
     return prog, d, pid
+
+
+def kill_quietly(pid):
+    """The program under plx run: killing plx run alone would leave it running."""
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def phase(d, p):
@@ -250,6 +263,7 @@ def test_ctl_over_the_socket_counts_exactly_the_probed_phase_and_sleeps_are_not_
         stdout, stderr = prog.communicate(timeout=60)
         assert prog.returncode == 0, stderr
     finally:
+        kill_quietly(pid)
         prog.kill()
     # the sleeping thread was stopped at each insert and remove: never woken early, never short
     assert stdout.splitlines()[1] == "sleeps some eintr 0 short 0", stdout
@@ -298,6 +312,7 @@ def test_ctl_socket_refuses_another_user(tmp_path):
             (d / "quit").touch()
             assert prog.wait(timeout=60) == 0
         finally:
+            kill_quietly(pid)
             prog.kill()
     finally:
         shutil.rmtree(base)
@@ -313,9 +328,9 @@ def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp
          "exec %s 1 0 -" % exe],
         stderr=subprocess.DEVNULL, env=clean_env(),
     )
+    pid = None
     try:
         deadline = time.time() + 30
-        pid = None
         while pid is None:
             assert time.time() < deadline
             for c in subprocess.run(["pgrep", "-f", str(exe)], capture_output=True,
@@ -337,6 +352,7 @@ def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp
         assert cp.returncode == 2 and "no process %d" % pid in cp.stderr, cp.stderr
         plx("info", out)  # the left socket is no part of the experiment's files
     finally:
+        kill_quietly(pid)
         prog.kill()
         prog.wait()
 
@@ -384,3 +400,31 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
     recvs = [e.split(None, 3)[3] for e in events if " recv " in e]
     assert sends == ["MPI_Send  to=1 tag=7 bytes=400 comm=c0"] * n, sends[:3]
     assert recvs == ["MPI_Recv  from=1 tag=8 bytes=40 comm=c0"] * n, recvs[:3]
+
+
+def test_ctl_insert_skips_a_function_a_thread_waits_in(tmp_path):
+    """raw_nanosleep begins with its system call: the sleeping thread's program counter is
+    inside the bytes a probe would displace, where it cannot be stepped out of."""
+    exe = build_plain(tmp_path, "raw_sleep")
+    out = tmp_path / "exp"
+    prog = subprocess.Popen([str(PLX), "run", "-o", str(out), "--probe", "main", "--", str(exe)],
+                            stdout=subprocess.PIPE, text=True, env=clean_env())
+    pid = None
+    try:
+        pid = int(prog.stdout.readline())
+        deadline = time.time() + 30
+        while open("/proc/%d/task/%d/syscall" % (pid, max(tasks(pid)))).read().split()[0] != "35":
+            assert time.time() < deadline
+            time.sleep(0.01)
+        assert plx("ctl", str(pid), "insert", "raw_nanosleep").stdout == "inserted 0\n"
+        plx("detach", str(pid))
+    finally:
+        kill_quietly(pid)
+        prog.wait()
+    text = plx("info", out).stdout
+    assert re.search(r"raw_nanosleep\s+skipped: a thread was waiting in a system call inside its "
+                     r"first 5 bytes", text), text
+
+
+def tasks(pid):
+    return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))

@@ -433,8 +433,9 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
         const cs_insn *in = &insn[i];
         const cs_x86 *x = &in->detail->x86;
         len += in->size;
+        /* syscall returns to the next instruction, wherever it is: copied as it is */
         if (cs->group(cs->handle, in, CS_GRP_RET) || cs->group(cs->handle, in, CS_GRP_IRET) ||
-            cs->group(cs->handle, in, CS_GRP_INT)) {
+            (cs->group(cs->handle, in, CS_GRP_INT) && in->id != X86_INS_SYSCALL)) {
             bad = "too short: it returns within the displaced bytes";
             break;
         }
