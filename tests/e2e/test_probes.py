@@ -428,3 +428,36 @@ def test_ctl_insert_skips_a_function_a_thread_waits_in(tmp_path):
 
 def tasks(pid):
     return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+
+
+def test_ctl_insert_remove_cycles_under_busy_threads_change_no_result(tmp_path):
+    """Two threads call work() back to back while its entry is inserted and removed over and
+    over (threads stopped inside the entry are stepped out): the program's results are those
+    of a run without Parallax."""
+    exe = build_plain(tmp_path, "ctl_phases")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for f in ("go1", "go2", "go3", "quit"):
+        (plain / f).touch()
+    n = 1500000
+    expected = subprocess.run([str(exe), str(plain), str(n)], capture_output=True, text=True,
+                              check=True, timeout=120).stdout
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out, n)
+    try:
+        (d / "go1").touch()
+        cycles = 0
+        while not (d / "done1").exists() or cycles < 5:
+            assert plx("ctl", str(pid), "insert", "work").stdout == "inserted 1\n"
+            assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+            cycles += 1
+        for p in (2, 3):
+            phase(d, p)
+        (d / "quit").touch()
+        stdout, stderr = prog.communicate(timeout=120)
+        assert prog.returncode == 0, stderr
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+    assert stdout == expected
+    assert "warnings: none" in plx("info", out).stdout
