@@ -460,4 +460,9 @@ def test_ctl_insert_remove_cycles_under_busy_threads_change_no_result(tmp_path):
         kill_quietly(pid)
         prog.kill()
     assert stdout == expected
-    assert "warnings: none" in plx("info", out).stdout
+    text = plx("info", out).stdout
+    assert "warnings: none" in text, text
+    # one line per function however often it was inserted, with each interval it was measured
+    assert "probes      2 probed, 0 skipped" in text, text
+    spans = re.search(r"work\s+measured (.*)", text).group(1).split(", ")
+    assert len(spans) == cycles, (len(spans), cycles)

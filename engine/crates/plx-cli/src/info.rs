@@ -227,8 +227,25 @@ fn probe_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     if p.probe_sites.is_empty() {
         return Ok(());
     }
-    let probed: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped == 0).collect();
-    let skipped: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped != 0).collect();
+    // a function inserted again (plx ctl) has a site per insert: one line each; one skipped
+    // and probed later is probed
+    let mut probed: Vec<&plx_format::ProbeSite> = Vec::new();
+    for s in p.probe_sites.iter().filter(|s| s.skipped == 0) {
+        if !probed.iter().any(|q| q.address == s.address) {
+            probed.push(s);
+        }
+    }
+    let mut skipped: Vec<&plx_format::ProbeSite> = Vec::new();
+    for s in p.probe_sites.iter().rev().filter(|s| s.skipped != 0) {
+        if !probed
+            .iter()
+            .chain(skipped.iter())
+            .any(|q| q.address == s.address)
+        {
+            skipped.push(s);
+        }
+    }
+    skipped.reverse();
     writeln!(
         out,
         "  probes      {} probed, {} skipped",

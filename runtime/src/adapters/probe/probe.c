@@ -591,6 +591,8 @@ static size_t probe_all(struct selection *sel, int stop, char *err, size_t errca
     }
     if (w) {
         plx_world_release(w);
+        if (plx_cfg.verbose && w->stepped)
+            plx_warn("--probe: %u thread(s) stepped out of the bytes being displaced", w->stepped);
         free(w);
     }
     for (size_t i = 0; i < n; i++) { /* the records once every thread runs again */

@@ -178,6 +178,8 @@ static void step_out(struct plx_world *w, uint32_t i)
     }
     if (k >= 0)
         w->blocked[k] = 1;
+    else
+        w->stepped++;
 }
 
 static void release_all(struct plx_world *w)
@@ -224,6 +226,7 @@ int plx_world_stop(struct plx_world *w)
     snprintf(w->tasks, sizeof w->tasks, "/proc/%d/task", (int)w->process);
     w->caller = (pid_t)syscall(SYS_gettid);
     w->n = 0;
+    w->stepped = 0;
     w->error = 0;
     w->to_helper[0] = w->to_helper[1] = w->to_caller[0] = w->to_caller[1] = -1;
     for (uint32_t i = 0; i < w->nranges; i++)

@@ -16,8 +16,9 @@ struct plx_world {
     const struct plx_world_range *ranges;
     uint32_t nranges;
     uint8_t *blocked;
-    /* out: why plx_world_stop failed (an errno value) */
+    /* out: why plx_world_stop failed (an errno value); threads stepped out of the ranges */
     int error;
+    uint32_t stepped;
     /* the helper's own */
     pid_t process, caller, helper;
     char tasks[32]; /* /proc/PID/task */
