@@ -5,6 +5,8 @@ update_a 200, 201, 202 and 203 times; update_a and update_b call solve; tiny (3 
 short to probe. Counts come from the program's own structure, exactly.
 """
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -210,13 +212,13 @@ def test_ctl_of_a_process_not_measured_says_so(tmp_path):
         prog.wait()
 
 
-def start_phases(tmp_path, out, n=1000):
-    """ctl_phases DIR N under `plx run --probe phase_marker`; returns (Popen, DIR, pid)."""
+def start_phases(tmp_path, out, n=1000, opts=("--probe", "phase_marker")):
+    """ctl_phases DIR N under `plx run OPTS`; returns (Popen, DIR, pid)."""
     exe = build_plain(tmp_path, "ctl_phases")
     d = tmp_path / "run"
     d.mkdir()
     prog = subprocess.Popen(
-        [str(PLX), "run", "-o", str(out), "--probe", "phase_marker", "--", str(exe), str(d), str(n)],
+        [str(PLX), "run", "-o", str(out), *opts, "--", str(exe), str(d), str(n)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
     )
     wait_for(d / "pid")
@@ -466,3 +468,31 @@ def test_ctl_insert_remove_cycles_under_busy_threads_change_no_result(tmp_path):
     assert "probes      2 probed, 0 skipped" in text, text
     spans = re.search(r"work\s+measured (.*)", text).group(1).split(", ")
     assert len(spans) == cycles, (len(spans), cycles)
+
+
+def test_ctl_reload_over_the_socket_switches_counters_at_the_next_call(tmp_path):
+    """A probed process re-reads its filter file's counters rules when asked on its socket (no
+    signal): work's calls of phase 1 count the first events, those of phase 2 the new ones."""
+    filt = tmp_path / "f.filter"
+    filt.write_text("counters work task-clock\n")
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out, opts=("--probe", "work", "--filter", str(filt),
+                                                     "--reload-signal", "none"))
+    try:
+        phase(d, 1)
+        filt.write_text("counters work page-faults\n")
+        assert plx("ctl", str(pid), "reload").stdout == "process %d: %s re-read\n" % (pid, filt)
+        phase(d, 2)
+        assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+        phase(d, 3)
+        (d / "quit").touch()
+        assert prog.wait(timeout=60) == 0
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+    text = plx("report", out, "--counters", "--format", "csv").stdout
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["function"] == "work"]
+    # one row per worker thread and epoch: each thread's 1000 calls of phase 1, 2000 of phase 2
+    got = sorted((r["epoch"], int(r["calls"]), bool(r["task-clock"]), bool(r["page-faults"]))
+                 for r in rows)
+    assert got == [("0", 1000, True, False)] * 2 + [("1", 2000, False, True)] * 2, got
