@@ -242,10 +242,11 @@ impl World {
             }
             if got == libc::SIGSEGV || got == libc::SIGBUS || got == libc::SIGILL {
                 return Err(format!(
-                    "the call into process {} faulted ({}) at {:#x}",
+                    "the call into process {} faulted ({}) at {:#x}{}",
                     self.pid,
                     crate::signals::signal_name(got),
-                    now.rip
+                    now.rip,
+                    where_in(self.pid, now.rip)
                 ));
             }
             if start.elapsed() > Duration::from_secs(30) {
@@ -262,6 +263,16 @@ impl World {
                 got
             };
         }
+    }
+
+    /// Has the main thread left the dynamic loader? (a thread pointer set, and not executing
+    /// the loader's code)
+    fn past_loader(&self) -> Result<bool, String> {
+        let r = self.regs(self.pid)?;
+        if r.fs_base == 0 {
+            return Ok(false);
+        }
+        Ok(!where_in(self.pid, r.rip).contains("/ld-linux"))
     }
 
     /// The thread that runs the calls: the main thread when it is stopped in a system call
@@ -309,6 +320,29 @@ fn load_base(pid: i32, path: &Path) -> Result<Option<u64>, String> {
         }
     }
     Ok(None)
+}
+
+/// " (FILE+0xOFFSET)": where `address` of process `pid` is, for an error message.
+fn where_in(pid: i32, address: u64) -> String {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let Some((lo, hi)) = f.first().and_then(|r| r.split_once('-')) else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi), Some(off)) = (
+            u64::from_str_radix(lo, 16),
+            u64::from_str_radix(hi, 16),
+            f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+        ) else {
+            continue;
+        };
+        if (lo..hi).contains(&address) {
+            let name = f.get(5).copied().unwrap_or("anonymous memory");
+            return format!(" ({name}+{:#x})", address - lo + off);
+        }
+    }
+    String::new()
 }
 
 /// The mapped file of process `pid` whose name begins with `prefix` (libc.so.6, ...).
@@ -456,7 +490,16 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
         std::thread::sleep(Duration::from_millis(5));
     }
     {
-        let w = World::stop(pid).map_err(err)?;
+        // the main thread may still be in the dynamic loader (no thread pointer yet, or the
+        // loader's own code): a dlopen made there faults; let it reach the program
+        let w = loop {
+            let w = World::stop(pid).map_err(err)?;
+            if w.past_loader().map_err(err)? || began.elapsed() > Duration::from_secs(5) {
+                break w;
+            }
+            drop(w);
+            std::thread::sleep(Duration::from_millis(5));
+        };
         match start(&w, &lib, settings.as_bytes()).map_err(err)? {
             0 => {}
             -1 => {

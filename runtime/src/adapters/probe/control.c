@@ -212,14 +212,15 @@ static void *listener_main(void *arg)
             n = serve(cmd, reply, sizeof reply, &done);
         if (n > (int)sizeof reply - 1)
             n = (int)sizeof reply - 1;
-        write_all(c, reply, n > 0 ? (size_t)n : 0);
-        sys_close(&c);
         if (done) {
-            /* listen_fd was this thread's: nobody else closes it once detached */
+            /* closed before the reply: an attach that follows at once opens its own socket */
             sys_close(&listen_fd);
             sys_close(&dir_fd);
-            return NULL;
         }
+        write_all(c, reply, n > 0 ? (size_t)n : 0);
+        sys_close(&c);
+        if (done)
+            return NULL;
     }
 }
 
