@@ -90,13 +90,15 @@ int main(int argc, char **argv)
         return 2;
     dir = argv[1];
     n_calls = atol(argv[2]);
-    char path[4096];
+    char path[4096], tmp[4200]; /* written whole, then renamed: never read empty */
     snprintf(path, sizeof path, "%s/pid", dir);
-    FILE *f = fopen(path, "w");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
     if (!f)
         return 1;
     fprintf(f, "%d\n", (int)getpid());
     fclose(f);
+    rename(tmp, path);
     pthread_t s;
     pthread_create(&s, NULL, sleeper, NULL);
     for (phase = 1; phase <= 3; phase++) {

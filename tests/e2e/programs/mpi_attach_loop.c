@@ -26,14 +26,17 @@ static void wait_file(const char *name)
         usleep(1000);
 }
 
+/* Written whole, then renamed: a reader never sees it empty. */
 static void write_file(const char *name, long value)
 {
-    char path[4096];
+    char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
     if (f) {
         fprintf(f, "%ld\n", value);
         fclose(f);
+        rename(tmp, path);
     }
 }
 

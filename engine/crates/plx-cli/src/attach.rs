@@ -539,7 +539,8 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
             );
             return Ok(0);
         }
-        if crate::ctl::socket_of(pid)?.is_none() {
+        // an error here is the process ending meanwhile: the next turn sees it
+        if let Ok(None) = crate::ctl::socket_of(pid) {
             detached_by_other = true;
             break;
         }
