@@ -1,8 +1,12 @@
 """plx view in a real headless Chromium: the Life experiment (examples/mpi/life.c, 4 ranks x (main
 + 2 workers), traced under mpirun) opened by `plx view`, the page driven by playwright-core with
 Debian's chromium (tests/view/drive.mjs). What the page shows is checked against plx comm and
-plx report. Screenshots are left in tests/e2e/artifacts/view/."""
+plx report. The run counts task-clock and page-faults per thread and in two functions, shown as
+the profile's counter columns and in the region details (checked against plx report --counters).
+Screenshots are left in tests/e2e/artifacts/view/."""
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -11,7 +15,7 @@ import subprocess
 import pytest
 
 from components import require, require_tools
-from conftest import PLX, ROOT, _fail_message, clean_env, report_json
+from conftest import PLX, ROOT, _fail_message, clean_env, plx, report_json
 from test_mpi import comm_matrix, mpirun
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
@@ -20,6 +24,9 @@ ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts" / "view"
 DRIVER = ROOT / "tests" / "view" / "drive.mjs"
 CHROMIUM = "/usr/bin/chromium"
 STEPS, SIZE, THREADS, RANKS = 10, 64, 2, 4
+COUNTERS = ["task-clock", "page-faults"]
+# per-function counts: population on the main thread, update_rows on the workers
+FILTER = "counters population task-clock,page-faults\ncounters update_rows page-faults\n"
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +39,10 @@ def life_trace(tmp_path_factory):
                         capture_output=True, text=True, env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
     exp = d / "life-exp"
-    mpirun(RANKS, PLX, "run", "--trace", "-o", exp, "--", exe, STEPS, SIZE, THREADS)
+    filt = d / "life.filter"
+    filt.write_text(FILTER)
+    mpirun(RANKS, PLX, "run", "--trace", "-o", exp, "--counters", ",".join(COUNTERS),
+           "--filter", filt, "--", exe, STEPS, SIZE, THREADS)
     return exp
 
 
@@ -134,3 +144,70 @@ def test_critical_path_is_drawn_on_demand(viewed):
     page, _ = viewed
     # the button draws the global path's segments (compute, transfers, hand-offs) on the tracks
     assert page["critical_segments"] > 0
+
+
+def counter_csv(exp):
+    """plx report --counters --format csv: {(pid, thread, function): {event: inclusive}}, the
+    rows of one function summed over its sets."""
+    text = plx("report", exp, "--counters", "--format", "csv").stdout
+    out = {}
+    for r in csv.DictReader(io.StringIO(text)):
+        key = (int(r["process"]), int(r["thread"]), r["function"])
+        row = out.setdefault(key, {})
+        for e in COUNTERS:
+            if r[e] != "":
+                row[e] = row.get(e, 0) + int(r[e])
+    return out
+
+
+def test_profile_counter_columns_are_plx_reports(viewed, life_trace):
+    page, _ = viewed
+    shown = page["profile_counters"]
+    assert shown["heads"] == ["function", "calls", "exclusive", "inclusive", "cpu", *COUNTERS]
+    first = report_json(life_trace)["processes"][0]
+    assert shown["label"] == f"rank {first['rank']} thread 0"
+    want = counter_csv(life_trace)
+    pid = int(first["pid"])
+    assert shown["thread"] == want[(pid, 0, "(thread)")]
+    assert shown["thread"]["task-clock"] > 0
+    functions = {f: v for (p, t, f), v in want.items() if (p, t) == (pid, 0) and f != "(thread)"}
+    assert set(functions) == {"population"}
+    assert shown["functions"] == functions
+    # the workers' update_rows is counted too (in their own tables)
+    assert sum(1 for (_, _, f) in want if f == "update_rows") == RANKS * THREADS
+
+
+def test_region_details_show_the_threads_counters(viewed, life_trace):
+    page, _ = viewed
+    c = page["clicked"]
+    track = c["track"]
+    want = counter_csv(life_trace)
+    totals = want[(track["pid"], track["thread"], "(thread)")]
+    function = want.get((track["pid"], track["thread"], c["name"]))
+    assert c["counters"] == [[e, function[e] if function else None, totals[e]] for e in COUNTERS]
+
+
+def hierarchy_tree(node):
+    return [{"name": n["name"], "children": hierarchy_tree(n)} for n in node["children"]]
+
+
+def test_logical_and_physical_views_group_as_plx_hierarchy_says(viewed, life_trace):
+    page, _ = viewed
+    doc = json.loads(plx("hierarchy", life_trace, "--format", "json").stdout)
+    machine = hierarchy_tree(doc["machine"])
+    # physical: host -> process -> thread, exactly plx hierarchy's Machine tree
+    assert page["physical"]["mode"] == "physical" and page["physical"]["url_view"] is None
+    assert page["physical"]["tree"] == machine
+    assert len(machine[0]["children"]) == RANKS
+    # logical: the application (the executable, outside a session) -> ranks -> their threads
+    processes = [p for host in machine for p in host["children"]]
+    assert [p["name"] for p in processes] == [f"rank {r}" for r in range(RANKS)]
+    logical = page["logical"]
+    assert logical["mode"] == "logical" and logical["url_view"] == "logical"
+    assert logical["tree"] == [{"name": "life", "children": processes}]
+    assert logical["tracks"] == page["physical"]["tracks"] == RANKS * (1 + THREADS)
+    assert page["physical_again"]["tree"] == machine
+    assert page["physical_again"]["url_view"] is None
+    from_url = page["logical_from_url"]
+    assert from_url["mode"] == from_url["selected"] == "logical"
+    assert from_url["tree"] == logical["tree"]

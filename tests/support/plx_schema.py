@@ -35,6 +35,7 @@ RECORDS = {
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    41: ('JavaThread', [('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),
     56: ('MetricSource', [('kind', 'str', None, None, False), ('origin', 'str', None, None, False), ('host', 'str', None, None, False), ('time_base', 'u8', None, None, False), ('period_ns', 'u64', None, None, False)]),
     57: ('MetricDef', [('id', 'u32', None, None, False), ('name', 'str', None, None, False), ('unit', 'str', None, None, False), ('mode', 'u8', None, None, False)]),

@@ -45,6 +45,32 @@ try {
   out.full = await tl();
   await page.screenshot({ path: join(outdir, "timeline.png") });
 
+  // IPS-2's views: the physical grouping, then the logical one chosen in the page (and in its URL)
+  const grouping = () => page.evaluate(() => ({
+    mode: document.getElementById("timeline").dataset.grouping,
+    tree: window.plxView.groupTree,
+    url_view: new URLSearchParams(location.search).get("view"),
+    tracks: +document.getElementById("timeline").dataset.tracks,
+  }));
+  out.physical = await grouping();
+  await page.selectOption("#grouping", "logical");
+  await settled();
+  out.logical = await grouping();
+  await page.screenshot({ path: join(outdir, "timeline-logical.png") });
+  await page.selectOption("#grouping", "physical");
+  await settled();
+  out.physical_again = await grouping();
+  // a page opened with view=logical in its URL starts in the logical view
+  const second = await ctx.newPage();
+  await second.goto(url + "&view=logical");
+  await second.waitForFunction(() => document.getElementById("timeline")?.dataset.loading === "0", null, { timeout: 30000 });
+  out.logical_from_url = await second.evaluate(() => ({
+    mode: document.getElementById("timeline").dataset.grouping,
+    tree: window.plxView.groupTree,
+    selected: document.getElementById("grouping").value,
+  }));
+  await second.close();
+
   // click the widest region drawn below the outermost level
   const target = await page.evaluate(() => {
     const v = window.plxView;
@@ -59,6 +85,11 @@ try {
     name: await page.textContent("#detail-name"),
     duration: Number(await page.getAttribute("#detail-duration", "data-ns")),
     path: await page.textContent("#detail-path"),
+    // the counters table of the details: [event, the function's count on the thread, the thread's total]
+    counters: await page.evaluate(() => [...document.querySelectorAll("#detail-counters tr[data-counter]")]
+      .map((tr) => [tr.dataset.counter, tr.dataset.function === undefined ? null : +tr.dataset.function,
+        tr.dataset.thread === undefined ? null : +tr.dataset.thread])),
+    track: await page.evaluate((t) => window.plxView.meta.tracks[t.track], target),
   };
   out.expected_click = await page.evaluate(async (t) => {
     const q = new URLSearchParams(location.search);
@@ -93,6 +124,23 @@ try {
   await page.screenshot({ path: join(outdir, "profiles.png"), fullPage: true });
   await page.selectOption("#profile-table-select", "1");
   out.profile_first = await top();
+  // the first thread's counter columns: the whole-run totals row and every function's cells
+  out.profile_counters = await page.evaluate(() => {
+    const cells = (tr) => Object.fromEntries([...tr.querySelectorAll("td[data-counter]")]
+      .filter((td) => td.dataset.value !== undefined).map((td) => [td.dataset.counter, +td.dataset.value]));
+    const thread = document.querySelector("#profile-thread-counters");
+    const functions = {};
+    for (const tr of document.querySelectorAll("#profile-table tr[data-name]")) {
+      const c = cells(tr);
+      if (Object.keys(c).length) functions[tr.dataset.name] = c;
+    }
+    return {
+      heads: [...document.querySelectorAll("#profile-table th")].map((th) => th.textContent.replace(/ [▼▲]$/, "")),
+      label: document.querySelector("#profile-table-select").selectedOptions[0].textContent,
+      thread: thread ? cells(thread) : null,
+      functions,
+    };
+  });
 
   await page.click("#tab-communication");
   await page.waitForSelector("#matrix td[data-from]");

@@ -5,6 +5,10 @@ export type RegionDef = [name: string, kind: string, file: string, line: number]
 export interface TrackMeta {
   label: string; app: string; host: string; pid: number; rank: number | null;
   thread: number; name: string; process: number; depth: number; regions: number;
+  /** plx hierarchy's names: the process (`rank N` or the pid) and the thread (`NAME#INDEX`) */
+  process_name: string; thread_name: string;
+  /** the application: the session's name for it, else the executable's file name */
+  application: string;
 }
 
 export interface Meta {
@@ -38,6 +42,9 @@ export interface WindowAnswer {
 export interface RegionDetail {
   track: string; name: string; kind: string; start: number; end: number; duration: number;
   file: string; line: number; call_path: string[];
+  /** counter events of the experiment; the region's function's inclusive counts on this
+   * thread (null: not counted), and the thread's whole-run totals, one per event */
+  counters: string[]; function_counters: (number | null)[] | null; thread_counters: (number | null)[];
 }
 
 export interface Stats {
@@ -45,10 +52,12 @@ export interface Stats {
   messages: [number, number, number, number][]; message_count: number; bytes: number;
 }
 
-/** [name, calls, exclusive s, inclusive s, cpu s | null] */
-export type FlatRow = [string, number, number, number, number | null];
+/** [name, calls, exclusive s, inclusive s, cpu s | null, counters (one per event) | null] */
+export type FlatRow = [string, number, number, number, number | null, (number | null)[] | null];
 export interface Profile {
-  tables: { label: string; rows: FlatRow[] }[];
+  /** counter events (columns), with per table the whole-thread totals */
+  counters: string[];
+  tables: { label: string; rows: FlatRow[]; counters: (number | null)[] }[];
   callpaths: [string[], number, number, number][];
   /** [index, name, percent, self s, children s, calls, callers, callees] */
   gprof: [number, string, number, number, number, number, string[], string[]][];

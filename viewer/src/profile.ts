@@ -47,7 +47,9 @@ export class ProfileView {
 
   private render(): void {
     const t = this.p.tables[this.which];
-    const heads = ["function", "calls", "exclusive", "inclusive", "cpu"];
+    const counters = this.p.counters ?? [];
+    // a column per counter event after plx report's (plx report --counters: inclusive counts)
+    const heads = ["function", "calls", "exclusive", "inclusive", "cpu", ...counters];
     this.table.replaceChildren();
     const hr = el("tr");
     heads.forEach((h, i) => {
@@ -59,8 +61,23 @@ export class ProfileView {
       hr.append(th);
     });
     this.table.append(hr);
+    const counterCells = (values: (number | null)[] | null): HTMLElement[] =>
+      counters.map((name, k) => {
+        const v = values?.[k] ?? null;
+        const td = el("td", { "data-counter": name }, v === null ? "" : String(v));
+        if (v !== null) td.dataset.value = String(v);
+        return td;
+      });
+    if (counters.length && t?.counters.some((v) => v !== null)) {
+      // the thread's (or all threads') whole-run totals
+      const tr = el("tr", { class: "thread-counters", id: "profile-thread-counters" });
+      tr.append(el("td", {}, this.which === 0 ? "(all threads)" : "(thread)"), el("td"), el("td"), el("td"), el("td"),
+        ...counterCells(t.counters));
+      this.table.append(tr);
+    }
     const rows: FlatRow[] = [...(t?.rows ?? [])];
-    const key = (r: FlatRow): number | string => r[this.sortCol] ?? -1;
+    const key = (r: FlatRow): number | string =>
+      this.sortCol < 5 ? (r[this.sortCol] as number | string | null) ?? -1 : r[5]?.[this.sortCol - 5] ?? -1;
     // the default order is the server's (plx report's): exclusive descending, ties by name
     if (!(this.sortCol === 2 && this.sortDesc)) {
       rows.sort((a, b) => {
@@ -73,7 +90,7 @@ export class ProfileView {
       const tr = el("tr", { "data-name": r[0], "data-exclusive": String(r[2]), "data-calls": String(r[1]) });
       if (this.search && r[0].toLowerCase().includes(this.search)) tr.className = "hit";
       tr.append(el("td", {}, r[0]), el("td", {}, String(r[1])), el("td", {}, seconds(r[2])),
-        el("td", {}, seconds(r[3])), el("td", {}, r[4] === null ? "" : seconds(r[4])));
+        el("td", {}, seconds(r[3])), el("td", {}, r[4] === null ? "" : seconds(r[4])), ...counterCells(r[5]));
       this.table.append(tr);
     }
   }

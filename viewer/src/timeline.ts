@@ -9,7 +9,11 @@ const AXIS_H = 26;
 const LANE_H = 14;
 const GROUP_H = 18;
 
-interface Row { kind: "group"; text: string; y: number }
+interface Row { kind: "group"; text: string; y: number; level: number }
+/** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
+export type Grouping = "logical" | "physical";
+/** The grouping as a tree (the shape of plx hierarchy's JSON), for the browser tests. */
+export interface GroupNode { name: string; children: GroupNode[] }
 interface TrackRow { track: number; y: number; h: number }
 /** A region drawn at full detail, for hit tests (and the browser tests). */
 export interface Drawn { x: number; y: number; w: number; h: number; track: number; depth: number; index: number }
@@ -33,9 +37,12 @@ export class Timeline {
   private selection: [number, number] | null = null;
   private drag: { x: number; t0: number; t1: number; select: boolean } | null = null;
   drawn: Drawn[] = [];
+  grouping: Grouping;
+  groupTree: GroupNode[] = [];
 
   constructor(meta: Meta) {
     this.meta = meta;
+    this.grouping = new URLSearchParams(window.location.search).get("view") === "logical" ? "logical" : "physical";
     this.t1 = Math.max(meta.span, 1);
     this.root = el("div", { id: "timeline-view", class: "view" });
     const bar = el("div", { class: "toolbar" });
@@ -45,7 +52,15 @@ export class Timeline {
     crit.onclick = () => void this.toggleCrit(crit);
     const help = el("span", { class: "help" },
       "W/S or wheel: zoom · A/D or drag: pan · shift-drag: select an interval · click: a region");
-    bar.append(reset, crit, help);
+    const view = el("select", { id: "grouping" });
+    for (const [v, text] of [["physical", "Physical view (host → process → thread)"],
+      ["logical", "Logical view (application → rank → thread)"]]) {
+      const o = el("option", { value: v }, text);
+      if (v === this.grouping) o.setAttribute("selected", "");
+      view.append(o);
+    }
+    view.onchange = () => this.setGrouping(view.value as Grouping);
+    bar.append(reset, crit, view, help);
     this.canvas = el("canvas", { id: "timeline", tabindex: "0" });
     this.detail = el("div", { id: "detail", class: "panel" }, "Click a region for its details.");
     this.stats = el("div", { id: "window-stats", class: "panel" }, "Shift-drag over the timeline to select an interval.");
@@ -58,27 +73,57 @@ export class Timeline {
     this.bind();
   }
 
+  /** Switches the view, and says so in the page's URL (`view=logical`). */
+  setGrouping(g: Grouping): void {
+    this.grouping = g;
+    const q = new URLSearchParams(window.location.search);
+    if (g === "logical") q.set("view", "logical"); else q.delete("view");
+    history.replaceState(null, "", `${window.location.pathname}?${q.toString()}`);
+    this.layout();
+    this.request();
+  }
+
   private layout(): void {
-    // group tracks by application, host, process (IPS-2's physical view)
+    // physical: host → process → thread, hosts by name, processes in plx report's order (ranks
+    // by rank), as plx hierarchy's Machine tree; logical: application → rank (or process) →
+    // thread, applications by name
+    this.groups = [];
+    this.rows = [];
+    this.groupTree = [];
+    const logical = this.grouping === "logical";
+    const top = (t: Meta["tracks"][number]): string => logical ? t.application || "(program)" : t.host;
     const order = this.meta.tracks.map((t, i) => ({ t, i }));
-    order.sort((a, b) => a.t.app.localeCompare(b.t.app) || a.t.host.localeCompare(b.t.host) ||
+    order.sort((a, b) => top(a.t).localeCompare(top(b.t)) ||
+      (logical ? (a.t.rank ?? Infinity) - (b.t.rank ?? Infinity) : 0) ||
       a.t.process - b.t.process || a.t.thread - b.t.thread);
     let y = AXIS_H;
-    let last = "";
+    let lastTop = "";
+    let lastProc = -1;
     for (const { t, i } of order) {
-      const who = t.rank !== null ? `rank ${t.rank}` : `pid ${t.pid}`;
-      const g = `${t.app ? t.app + ": " : ""}${t.host}: ${who} (pid ${t.pid})`;
-      if (g !== last) {
-        this.groups.push({ kind: "group", text: g, y });
+      const g = top(t);
+      if (g !== lastTop) {
+        this.groups.push({ kind: "group", text: logical ? `application ${g}` : `host ${g}`, y, level: 0 });
+        this.groupTree.push({ name: g, children: [] });
         y += GROUP_H;
-        last = g;
+        lastTop = g;
+        lastProc = -1;
       }
+      const node = this.groupTree[this.groupTree.length - 1];
+      if (t.process !== lastProc) {
+        const extra = t.rank !== null ? ` (pid ${t.pid})` : "";
+        this.groups.push({ kind: "group", text: `${t.process_name}${extra}`, y, level: 1 });
+        node.children.push({ name: t.process_name, children: [] });
+        y += GROUP_H;
+        lastProc = t.process;
+      }
+      node.children[node.children.length - 1].children.push({ name: t.thread_name, children: [] });
       const h = Math.max(t.depth, 1) * LANE_H + 4;
       this.rows.push({ track: i, y, h });
       y += h;
     }
     this.height = y + 8;
     this.canvas.dataset.tracks = String(this.rows.length);
+    this.canvas.dataset.grouping = this.grouping;
   }
 
   private x(t: number): number {
@@ -188,6 +233,23 @@ export class Timeline {
     const src = el("div", { id: "detail-source" }, r.file ? `${r.file}:${r.line}` : "source location unknown");
     const path = el("div", { id: "detail-path" }, r.call_path.join(" → "));
     this.detail.append(h, dur, where, src, path);
+    if (r.counters.length) {
+      // the function's counts on this thread (plx report --counters) and the thread's totals
+      const t = el("table", { id: "detail-counters", class: "grid" });
+      const head = el("tr");
+      for (const x of ["counter", `${r.name} (this thread)`, "thread total"]) head.append(el("th", {}, x));
+      t.append(head);
+      r.counters.forEach((name, k) => {
+        const f = r.function_counters?.[k] ?? null;
+        const tt = r.thread_counters[k] ?? null;
+        const tr = el("tr", { "data-counter": name });
+        if (f !== null) tr.dataset.function = String(f);
+        if (tt !== null) tr.dataset.thread = String(tt);
+        tr.append(el("td", {}, name), el("td", {}, f === null ? "" : String(f)), el("td", {}, tt === null ? "" : String(tt)));
+        t.append(tr);
+      });
+      this.detail.append(t);
+    }
   }
 
   private async showStats(t0: number, t1: number): Promise<void> {
@@ -238,10 +300,10 @@ export class Timeline {
     g.font = "11px sans-serif";
     this.drawAxis(g, cssW);
     for (const r of this.groups) {
-      g.fillStyle = "#eef1f5";
+      g.fillStyle = r.level === 0 ? "#dde3ea" : "#eef1f5";
       g.fillRect(0, r.y, cssW, GROUP_H);
       g.fillStyle = "#333";
-      g.fillText(r.text, 6, r.y + 13);
+      g.fillText(r.text, 6 + 12 * r.level, r.y + 13);
     }
     this.drawn = [];
     const a = this.answer;
@@ -342,7 +404,7 @@ export class Timeline {
     g.fillStyle = "#222";
     for (const row of this.rows) {
       const t = this.meta.tracks[row.track];
-      g.fillText(`${t.label} ${t.name}`.slice(0, 26), 14, row.y + 12);
+      g.fillText(t.thread_name.slice(0, 26), 24, row.y + 12);
     }
   }
 

@@ -47,6 +47,7 @@ enum plx_record_type {
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
+    PLX_REC_JAVA_THREAD = 41, /* JavaThread, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
     PLX_REC_METRIC_SOURCE = 56, /* MetricSource, metrics.plx */
     PLX_REC_METRIC_DEF = 57, /* MetricDef, metrics.plx */
@@ -634,6 +635,14 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
     plx_rec_put_str(r, name);
 }
 
+/* JavaThread (41) */
+static inline void plx_enc_java_thread(struct plx_rec *r, uint32_t flags, const char *name)
+{
+    plx_rec_begin(r, PLX_REC_JAVA_THREAD);
+    plx_rec_put_u32(r, flags);
+    plx_rec_put_str(r, name);
+}
+
 /* OmpTeams (48) */
 static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_t region, uint32_t level, uint32_t team_size, uint32_t thread_num, uint64_t count)
 {
@@ -729,6 +738,7 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_JAVA_THREAD_FIXED_SIZE 4u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
 #define PLX_METRIC_SOURCE_FIXED_SIZE 0u /* bytes before the first string or repeated field */
 #define PLX_METRIC_DEF_FIXED_SIZE 4u /* bytes before the first string or repeated field */
@@ -961,6 +971,8 @@ enum {
     PLX_F_JAVA_CLASS_NANOS = 1,
     PLX_F_JAVA_CLASS_FLAGS = 2,
     PLX_F_JAVA_CLASS_NAME = 3,
+    PLX_F_JAVA_THREAD_FLAGS = 0,
+    PLX_F_JAVA_THREAD_NAME = 1,
     PLX_F_OMP_TEAMS_THREAD = 0,
     PLX_F_OMP_TEAMS_REGION = 1,
     PLX_F_OMP_TEAMS_LEVEL = 2,
@@ -1244,6 +1256,10 @@ static const struct plx_field_def plx_fields_java_class[] = {
     {"flags", PLX_T_U32, -1, 0, 0, NULL},
     {"name", PLX_T_STR, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_java_thread[] = {
+    {"flags", PLX_T_U32, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_omp_teams[] = {
     {"thread", PLX_T_U32, -1, 0, 0, NULL},
     {"region", PLX_T_U32, -1, 0, 0, NULL},
@@ -1310,13 +1326,14 @@ static const struct plx_record_def plx_record_defs[] = {
     {29, "ProbeChange", 3, 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, 6, plx_fields_trace_chunk},
     {40, "JavaClass", 4, 4, plx_fields_java_class},
+    {41, "JavaThread", 2, 2, plx_fields_java_thread},
     {48, "OmpTeams", 6, 6, plx_fields_omp_teams},
     {56, "MetricSource", 5, 5, plx_fields_metric_source},
     {57, "MetricDef", 4, 4, plx_fields_metric_def},
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 34
+#define PLX_RECORD_DEFS 35
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -147,6 +147,8 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
     pub java_classes: Vec<plx_format::JavaClass>,
+    /// The JVM's threads (JavaThread records), measured code or not.
+    pub java_threads: Vec<plx_format::JavaThread>,
     /// Functions selected for probes (probed or skipped with a reason), in file order.
     pub probe_sites: Vec<plx_format::ProbeSite>,
     /// When probes were inserted and removed, in file order.

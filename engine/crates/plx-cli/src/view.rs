@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-use plx_view::api::Viewer;
+use plx_view::api::{IndexSource, Viewer};
 use plx_view::server::{bundle, Server, ServerOptions};
+use plx_view::store::Unusable;
 
 use crate::CliError;
 
@@ -42,13 +43,36 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     for w in viewer.warnings() {
         eprintln!("plx: warning: {w}");
     }
+    let how = match &viewer.source {
+        IndexSource::Stored(p) => format!("index read from {}", p.display()),
+        IndexSource::Built {
+            path,
+            unusable,
+            unsaved,
+        } => {
+            if !matches!(unusable, Unusable::Missing) {
+                eprintln!("plx: note: index {}: {unusable}; rebuilt", path.display());
+            }
+            match unsaved {
+                None => format!("index built and written to {}", path.display()),
+                Some(why) => {
+                    eprintln!(
+                        "plx: warning: cannot write the index {}: {why} (the next open builds it \
+                         again)",
+                        path.display()
+                    );
+                    "index built".to_string()
+                }
+            }
+        }
+    };
     let server = Server::bind(&ServerOptions {
         bind: args.bind.clone(),
         port: args.port.unwrap_or(0),
     })
     .map_err(|e| CliError::new(1, e.to_string()))?;
     eprintln!(
-        "plx: {}: {} events on {} tracks indexed in {:.2} s; Ctrl-C stops the server",
+        "plx: {}: {} events on {} tracks opened in {:.2} s ({how}); Ctrl-C stops the server",
         args.dir.display(),
         viewer.index.events,
         viewer.index.tracks.len(),

@@ -75,6 +75,8 @@ pub mod types {
     pub const TRACE_CHUNK: u16 = 32;
     /// JavaClass (process.plx).
     pub const JAVA_CLASS: u16 = 40;
+    /// JavaThread (process.plx).
+    pub const JAVA_THREAD: u16 = 41;
     /// OmpTeams (process.plx).
     pub const OMP_TEAMS: u16 = 48;
     /// MetricSource (metrics.plx).
@@ -174,6 +176,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (29, "ProbeChange"),
     (32, "TraceChunk"),
     (40, "JavaClass"),
+    (41, "JavaThread"),
     (48, "OmpTeams"),
     (56, "MetricSource"),
     (57, "MetricDef"),
@@ -271,6 +274,8 @@ pub mod fixed_size {
     pub const TRACE_CHUNK: usize = 32;
     /// JavaClass.
     pub const JAVA_CLASS: usize = 16;
+    /// JavaThread.
+    pub const JAVA_THREAD: usize = 4;
     /// OmpTeams.
     pub const OMP_TEAMS: usize = 28;
     /// MetricSource.
@@ -438,6 +443,15 @@ pub mod structs {
         pub name: String,
     }
 
+    /// Record 41: JavaThread
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct JavaThread {
+        /// where it was seen: bit 0 the JVM's start (threads started before the agent), bit 1 a thread start, bit 2 the JVM's end
+        pub flags: u32,
+        /// its `Thread.getName()`
+        pub name: String,
+    }
+
     /// Record 48: OmpTeams
     #[derive(Debug, Clone, PartialEq)]
     pub struct OmpTeams {
@@ -568,6 +582,8 @@ pub enum Record {
     ProbeChange(ProbeChange),
     /// Type 40.
     JavaClass(JavaClass),
+    /// Type 41.
+    JavaThread(JavaThread),
     /// Type 48.
     OmpTeams(OmpTeams),
     /// Type 64.
@@ -606,6 +622,7 @@ impl Record {
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
+            Record::JavaThread(_) => types::JAVA_THREAD,
             Record::OmpTeams(_) => types::OMP_TEAMS,
             Record::WriteFailures(_) => types::WRITE_FAILURES,
         }
@@ -879,6 +896,11 @@ impl Record {
                 let name = r.str()?;
                 Record::JavaClass(JavaClass { methods, nanos, flags, name })
             }
+            types::JAVA_THREAD => {
+                let flags = r.u32()?;
+                let name = r.str()?;
+                Record::JavaThread(JavaThread { flags, name })
+            }
             types::OMP_TEAMS => {
                 let thread = r.u32()?;
                 let region = r.u32()?;
@@ -1110,6 +1132,10 @@ impl Record {
             Record::JavaClass(v) => {
                 out.put_u32(v.methods);
                 out.put_u64(v.nanos);
+                out.put_u32(v.flags);
+                out.put_str(&v.name);
+            }
+            Record::JavaThread(v) => {
                 out.put_u32(v.flags);
                 out.put_str(&v.name);
             }
@@ -1564,6 +1590,13 @@ impl Record {
                 dump_int(out, v.methods as i128);
                 out.push_str(" nanos=");
                 dump_int(out, v.nanos as i128);
+                out.push_str(" flags=");
+                dump_int(out, v.flags as i128);
+                out.push_str(" name=");
+                dump_str(out, &v.name);
+            }
+            Record::JavaThread(v) => {
+                out.push_str("JavaThread");
                 out.push_str(" flags=");
                 dump_int(out, v.flags as i128);
                 out.push_str(" name=");

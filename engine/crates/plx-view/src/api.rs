@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use plx_analysis::compare::{compare, Run as CompareRun};
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
+use plx_analysis::hierarchy::process_name;
 use plx_analysis::merge::MergeOptions;
 use plx_analysis::messages::pairs;
 use plx_analysis::timeline::{
@@ -22,6 +23,27 @@ use serde_json::{json, Value};
 
 use crate::index::TraceIndex;
 use crate::query::{window, WindowQuery};
+use crate::store::{self, Unusable};
+
+/// Counter values, one per event name (`None`: not counted).
+pub type Counts = Vec<Option<u64>>;
+
+/// Where [`Viewer::index`] came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexSource {
+    /// Read from the index file.
+    Stored(PathBuf),
+    /// Built by a merge pass, because the stored one was unusable (why), then written to the
+    /// file (or not: why).
+    Built {
+        /// The index file.
+        path: PathBuf,
+        /// Why the stored index was not used.
+        unusable: Unusable,
+        /// Why it could not be written, if so.
+        unsaved: Option<String>,
+    },
+}
 
 /// An experiment (or session) opened for viewing: its model and trace index; the critical path
 /// and the state timeline are computed on first request.
@@ -30,10 +52,15 @@ pub struct Viewer {
     pub dir: PathBuf,
     /// The experiment.
     pub exp: Experiment,
-    /// Its model (as `plx report` builds it).
-    pub model: Model,
+    /// Its model without the profiles rebuilt from the trace (definitions, processes, ranks):
+    /// enough to open, read without the trace.
+    pub defs: Model,
+    app: Option<String>,
+    model: OnceCell<Model>,
     /// The trace index.
     pub index: TraceIndex,
+    /// Where the index came from.
+    pub source: IndexSource,
     critpath: OnceCell<Result<CriticalPath, String>>,
     timeline: OnceCell<Result<Timeline, String>>,
 }
@@ -42,27 +69,138 @@ impl Viewer {
     /// Reads `dir` (keeping application `app` of a session) and indexes its trace.
     pub fn open(dir: &Path, app: Option<&str>) -> Result<Viewer, AnalysisError> {
         let exp = Experiment::open(dir)?;
-        let mut model = Model::build(&exp, BuildOptions::default());
+        let opts = BuildOptions {
+            rebuild_from_trace: false,
+            ..BuildOptions::default()
+        };
+        let mut model = Model::build(&exp, opts);
         if let Some(a) = app {
             model.select_app(a)?;
         }
         if !model.processes.iter().any(|p| p.has_trace()) {
             return Err(AnalysisError::NoEventTrace(dir.to_path_buf()));
         }
-        let index = TraceIndex::build(&model, &exp)?;
+        let path = store::path(dir, app);
+        let fp = store::fingerprint(dir, app);
+        let stored = match &fp {
+            Ok(fp) => store::load(&path, *fp),
+            Err(e) => Err(Unusable::Damaged(format!(
+                "cannot list {}: {e}",
+                dir.display()
+            ))),
+        };
+        let (index, source) = match stored {
+            Ok(ix) => (ix, IndexSource::Stored(path)),
+            Err(unusable) => {
+                let ix = TraceIndex::build(&model, &exp)?;
+                let unsaved = match fp {
+                    Ok(fp) => store::save(&ix, fp, &path).err().map(|e| e.to_string()),
+                    Err(e) => Some(e.to_string()),
+                };
+                let source = IndexSource::Built {
+                    path,
+                    unusable,
+                    unsaved,
+                };
+                (ix, source)
+            }
+        };
         Ok(Viewer {
             dir: dir.to_path_buf(),
             exp,
-            model,
+            defs: model,
+            app: app.map(str::to_string),
+            model: OnceCell::new(),
             index,
+            source,
             critpath: OnceCell::new(),
             timeline: OnceCell::new(),
         })
     }
 
+    /// The model as `plx report` builds it (profiles missing from the process files rebuilt from
+    /// the trace), built on first use.
+    pub fn model(&self) -> &Model {
+        self.model.get_or_init(|| {
+            let mut m = Model::build(&self.exp, BuildOptions::default());
+            if let Some(a) = &self.app {
+                // the same selection succeeded on `defs`
+                let _ = m.select_app(a);
+            }
+            m
+        })
+    }
+
+    /// Every counter event of the experiment that some set counted, in order of first appearance
+    /// (the columns of `plx report --counters --format csv`).
+    pub fn counter_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for p in &self.model().processes {
+            for s in p.counters.sets.values() {
+                for e in &s.events {
+                    if !names.contains(e) {
+                        names.push(e.clone());
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// The counters of thread `thread` of process `process` (`None`: every thread), per event of
+    /// `names`: the whole-thread totals, and per counted function its inclusive counts (over its
+    /// call paths and sets, as `plx report --counters` rows).
+    pub fn counters_of(
+        &self,
+        names: &[String],
+        process: Option<usize>,
+        thread: Option<u32>,
+    ) -> (Counts, HashMap<u32, Counts>) {
+        let mut totals: Vec<Option<u64>> = vec![None; names.len()];
+        let mut by_region: HashMap<u32, Vec<Option<u64>>> = HashMap::new();
+        let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
+        let model = self.model();
+        for (pi, p) in model.processes.iter().enumerate() {
+            if process.is_some_and(|x| x != pi) {
+                continue;
+            }
+            for tc in &p.counters.threads {
+                if thread.is_some_and(|t| t != tc.thread) {
+                    continue;
+                }
+                // the event's column, when the set counted it
+                let column = |set: u32, i: usize| {
+                    let s = p.counters.sets.get(&set)?;
+                    if s.refused.get(i).copied().unwrap_or(1) != 0 {
+                        return None;
+                    }
+                    names.iter().position(|n| *n == s.events[i])
+                };
+                for (set, values) in &tc.totals {
+                    for (i, v) in values.iter().enumerate() {
+                        if let Some(c) = column(*set, i) {
+                            add(&mut totals[c], *v);
+                        }
+                    }
+                }
+                for call in &tc.calls {
+                    let row = by_region
+                        .entry(call.region)
+                        .or_insert_with(|| vec![None; names.len()]);
+                    for (i, v) in call.inclusive.iter().enumerate() {
+                        if let Some(c) = column(call.set, i) {
+                            add(&mut row[c], *v);
+                        }
+                    }
+                }
+            }
+        }
+        (totals, by_region)
+    }
+
     /// Warnings of the model and the merge, as text.
     pub fn warnings(&self) -> Vec<String> {
-        self.model
+        self.defs
             .report_warnings()
             .iter()
             .map(|w| w.to_string())
@@ -80,11 +218,29 @@ impl Viewer {
             .tracks
             .iter()
             .map(|t| {
+                // the names of `plx hierarchy`'s Machine tree, and the application (the
+                // session's name for it, else the executable's file name) for the logical view
+                let p = self.defs.processes.get(t.process);
+                let thread_name = p
+                    .and_then(|p| p.threads.iter().find(|th| th.thread == t.thread))
+                    .map_or(t.name.as_str(), |th| th.name.as_str());
+                let application = match p {
+                    Some(p) if t.app.is_empty() => p
+                        .executable
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                    _ => t.app.clone(),
+                };
                 json!({
                     "label": t.label, "app": t.app, "host": t.host, "pid": t.pid,
                     "rank": t.rank, "thread": t.thread, "name": t.name,
                     "process": t.process, "depth": t.lanes.len(),
                     "regions": t.lanes.iter().map(|l| l.len()).sum::<usize>(),
+                    "process_name": process_name(&self.defs, t.process),
+                    "thread_name": format!("{thread_name}#{}", t.thread),
+                    "application": application,
                 })
             })
             .collect();
@@ -103,7 +259,7 @@ impl Viewer {
             "user_events": ix.user_events,
             "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
             "handoffs": ix.handoffs.len(),
-            "has_mpi": self.model.has_mpi(),
+            "has_mpi": self.defs.has_mpi(),
         })
     }
 
@@ -140,15 +296,24 @@ impl Viewer {
                 for (k, &i) in la.full.iter().enumerate() {
                     let r = lane.get(i);
                     let sep = if k == 0 { "" } else { "," };
-                    let _ = write!(out, "{sep}[{},{},{},{i}]", r.start - o, r.end - o, r.region);
+                    out.push_str(sep);
+                    tuple(
+                        &mut out,
+                        &[r.start - o, r.end - o, r.region as i64, i as i64],
+                    );
                 }
                 out.push_str("],\"columns\":[");
                 for (k, c) in la.columns.iter().enumerate() {
                     let sep = if k == 0 { "" } else { "," };
-                    let _ = write!(
-                        out,
-                        "{sep}[{},{},{},{}]",
-                        c.col, c.count, c.busy, lane.region[c.longest]
+                    out.push_str(sep);
+                    tuple(
+                        &mut out,
+                        &[
+                            c.col as i64,
+                            c.count as i64,
+                            c.busy as i64,
+                            lane.region[c.longest] as i64,
+                        ],
                     );
                 }
                 out.push_str("]}");
@@ -228,10 +393,24 @@ impl Viewer {
             .iter()
             .map(|r| self.index.regions.name(r.region))
             .collect();
+        // the counters of the region's function on this thread, and the thread's totals
+        let counters = self.counter_names();
+        let (totals, by_region) = if counters.is_empty() {
+            (Vec::new(), HashMap::new())
+        } else {
+            self.counters_of(&counters, Some(t.process), Some(t.thread))
+        };
         Some(json!({
             "track": t.label, "name": info.name, "kind": info.kind.as_str(),
             "start": self.rel(me.start), "end": self.rel(me.end), "duration": me.end - me.start,
             "file": info.file, "line": info.line, "call_path": names,
+            "counters": counters,
+            "function_counters": self
+                .model()
+                .regions
+                .find(&info.name, info.kind)
+                .and_then(|r| by_region.get(&r)),
+            "thread_counters": totals,
         }))
     }
 
@@ -293,22 +472,34 @@ impl Viewer {
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
     /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
     pub fn profile(&self) -> Value {
-        let (tables, total) = self.model.tables(GroupBy::Thread, None);
-        let name = |r: u32| self.model.regions.name(r).to_string();
-        let flat = |t: &plx_analysis::Table| -> Vec<Value> {
-            flat_profile(&t.tree)
+        let (tables, total) = self.model().tables(GroupBy::Thread, None);
+        let name = |r: u32| self.model().regions.name(r).to_string();
+        let counters = self.counter_names();
+        // a table's rows, each with its function's counters (when the experiment has any), and
+        // the table's whole-thread counter totals
+        let flat = |t: &plx_analysis::Table| -> (Vec<Value>, Value) {
+            let (totals, by_region) = if counters.is_empty() {
+                (Vec::new(), HashMap::new())
+            } else {
+                self.counters_of(&counters, t.process, t.thread)
+            };
+            let rows = flat_profile(&t.tree)
                 .iter()
-                .map(|r| json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu]))
-                .collect()
+                .map(|r| {
+                    let c = by_region.get(&r.region).map_or(Value::Null, |v| json!(v));
+                    json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu, c])
+                })
+                .collect();
+            (rows, json!(totals))
         };
         let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
             (Some(p), th) => {
-                let p = &self.model.processes[p];
+                let p = &self.model().processes[p];
                 let who = match p.rank() {
                     Some(r) => format!("rank {r}"),
                     None => format!("pid {}", p.pid),
                 };
-                let app = p.app_name(&self.model);
+                let app = p.app_name(self.model());
                 let app = if app.is_empty() {
                     String::new()
                 } else {
@@ -318,12 +509,12 @@ impl Viewer {
             }
             _ => "total".to_string(),
         };
-        let mut out: Vec<Value> = vec![json!({"label": "total", "rows": flat(&total)})];
-        out.extend(
-            tables
-                .iter()
-                .map(|t| json!({"label": label(t), "rows": flat(t)})),
-        );
+        let table = |label: String, t: &plx_analysis::Table| {
+            let (rows, totals) = flat(t);
+            json!({"label": label, "rows": rows, "counters": totals})
+        };
+        let mut out: Vec<Value> = vec![table("total".to_string(), &total)];
+        out.extend(tables.iter().map(|t| table(label(t), t)));
         let paths: Vec<Value> = callpath_rows(&total.tree)
             .iter()
             .map(|r| {
@@ -351,17 +542,17 @@ impl Viewer {
                 ])
             })
             .collect();
-        json!({"tables": out, "callpaths": paths, "gprof": gprof})
+        json!({"tables": out, "callpaths": paths, "gprof": gprof, "counters": counters})
     }
 
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
     /// (from the trace's matched messages) and the latency/bandwidth fit.
     pub fn comm(&self) -> Value {
-        if !self.model.has_mpi() {
+        if !self.model().has_mpi() {
             return json!({"ranks": [], "pairs": [], "fits": []});
         }
-        let ranks: Vec<u32> = self.model.ranks().iter().map(|(r, _)| *r).collect();
-        let pairs: Vec<Value> = pairs(&self.model, Direction::Sent, false)
+        let ranks: Vec<u32> = self.model().ranks().iter().map(|(r, _)| *r).collect();
+        let pairs: Vec<Value> = pairs(self.model(), Direction::Sent, false)
             .iter()
             .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
             .collect();
@@ -369,7 +560,7 @@ impl Viewer {
         // (communicator, sender, receiver) → (messages, bytes), from the trace's matched messages
         let mut per_comm: std::collections::BTreeMap<(Option<u32>, u32, u32), (u64, u64)> =
             Default::default();
-        let fits: Vec<Value> = match match_messages(&self.model, |m| {
+        let fits: Vec<Value> = match match_messages(self.model(), |m| {
             fit.add(m);
             let e = per_comm
                 .entry((m.comm, m.sender.rank, m.receiver.rank))
@@ -392,7 +583,7 @@ impl Viewer {
         let mut comms: Vec<Value> = Vec::new();
         let mut cur: Option<(Option<u32>, Vec<Value>)> = None;
         let name = |c: Option<u32>| match c {
-            Some(i) => self.model.comms.get(i).describe(),
+            Some(i) => self.model().comms.get(i).describe(),
             None => "(no communicator definition)".to_string(),
         };
         for ((c, f, t), (n, b)) in per_comm {
@@ -414,7 +605,7 @@ impl Viewer {
     /// per application of a session (as `plx compare SESSION`), else the run's own column.
     pub fn compare(&self) -> Value {
         let names: Vec<String> = self
-            .model
+            .model()
             .apps
             .iter()
             .map(|a| a.name.clone())
@@ -423,7 +614,7 @@ impl Viewer {
         let mut runs = Vec::new();
         if names.len() > 1 {
             for n in &names {
-                let mut m = self.model.clone();
+                let mut m = self.model().clone();
                 if m.select_app(n).is_ok() {
                     if let Ok(r) = CompareRun::new(n.clone(), m, None) {
                         runs.push(r);
@@ -435,7 +626,7 @@ impl Viewer {
                 .dir
                 .file_name()
                 .map_or("run".to_string(), |n| n.to_string_lossy().into_owned());
-            if let Ok(r) = CompareRun::new(name, self.model.clone(), None) {
+            if let Ok(r) = CompareRun::new(name, self.model().clone(), None) {
                 runs.push(r);
             }
         }
@@ -463,7 +654,7 @@ impl Viewer {
     pub fn critpath(&self) -> Value {
         let cp = self.critpath.get_or_init(|| {
             CriticalPath::compute(
-                &self.model,
+                self.model(),
                 &self.exp,
                 Window::ALL,
                 Mode::Global,
@@ -507,7 +698,7 @@ impl Viewer {
         let mut levels = serde_json::Map::new();
         for (name, level) in [("procedure", Level::Procedure), ("thread", Level::Thread)] {
             if let Ok(items) = profile(
-                &self.model,
+                self.model(),
                 &self.exp,
                 &cp.graph,
                 &cp.segments,
@@ -529,7 +720,7 @@ impl Viewer {
     /// messages and bytes (IPS-2), from the state timeline.
     pub fn displays(&self, bins: usize) -> Value {
         let tl = self.timeline.get_or_init(|| {
-            Timeline::build(&self.model, &self.exp, &TimelineOptions::default())
+            Timeline::build(self.model(), &self.exp, &TimelineOptions::default())
                 .map_err(|e| e.to_string())
         });
         let tl = match tl {
@@ -574,4 +765,32 @@ impl Viewer {
             "histograms": hists,
         })
     }
+}
+
+/// Appends `[a,b,...]` in decimal: the window answer's bulk, written without the formatting
+/// machinery.
+fn tuple(out: &mut String, values: &[i64]) {
+    out.push('[');
+    for (k, &v) in values.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        let mut x = v.unsigned_abs();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            out.push('-');
+        }
+        // ASCII digits
+        out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    }
+    out.push(']');
 }

@@ -3,16 +3,27 @@
 //! sorted by send time and the user events.
 //!
 //! Invariants: within one [`Lane`] intervals are disjoint and sorted by start (hence by end);
-//! `prefix[i]` is the total duration of intervals `0..i`; `block_max[b]` is the index of the
-//! longest interval of block `b` (of [`BLOCK`] intervals) and `super_max[s]` that of super
-//! block `s` (of [`BLOCK`] blocks).
+//! `prefix[i]` is the total duration of intervals `0..i`; level `k` (from 0) of the summaries
+//! holds, per block of `FANOUT^(k+1)` consecutive intervals, the longest one's index (the first
+//! of equals) and its duration.
 
 use plx_analysis::merge::{EventKind, GlobalMerge, MergeOptions};
+
+use crate::arr::Arr;
 use plx_analysis::{AnalysisError, Model, RegionTable};
 use plx_format::Experiment;
 
-/// Intervals per block (and blocks per super block) of the maxima.
-pub const BLOCK: usize = 64;
+/// Intervals per block of the first level of maxima, blocks per block of the next.
+pub const FANOUT: usize = 8;
+
+/// One level of a lane's maxima: per block, its longest interval.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Level {
+    /// Index of the longest interval of each block.
+    pub at: Arr<u32>,
+    /// Its duration.
+    pub dur: Arr<i64>,
+}
 
 /// A closed region instance, global ns `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,18 +36,29 @@ pub struct Region {
     pub region: u32,
 }
 
-/// The regions of one track at one nesting depth.
-#[derive(Debug, Clone, Default)]
+/// The regions of one track at one nesting depth, with their level-of-detail summaries: the
+/// running total of durations and the longest interval per block and per super block.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lane {
     /// Entries, sorted.
-    pub start: Vec<i64>,
+    pub start: Arr<i64>,
     /// Exits, sorted.
-    pub end: Vec<i64>,
+    pub end: Arr<i64>,
     /// Regions.
-    pub region: Vec<u32>,
-    prefix: Vec<u64>,
-    block_max: Vec<u32>,
-    super_max: Vec<u32>,
+    pub region: Arr<u32>,
+    /// `prefix[i]`: total duration of intervals `0..i` (`len + 1` values).
+    pub prefix: Arr<u64>,
+    /// The maxima per block, level `k` of blocks of `FANOUT^(k+1)` intervals, up to the level
+    /// of one block.
+    pub levels: Vec<Level>,
+}
+
+/// A lane being built: intervals in the order they close at one depth.
+#[derive(Debug, Clone, Default)]
+struct LaneBuilder {
+    start: Vec<i64>,
+    end: Vec<i64>,
+    region: Vec<u32>,
 }
 
 impl Lane {
@@ -66,7 +88,7 @@ impl Lane {
 
     /// Total duration of intervals `a..b`.
     pub fn busy(&self, a: usize, b: usize) -> u64 {
-        self.prefix[b] - self.prefix[a]
+        self.prefix[b].wrapping_sub(self.prefix[a])
     }
 
     /// Indices of the intervals overlapping `[t0, t1)`: `end > t0` and `start < t1`.
@@ -82,59 +104,67 @@ impl Lane {
         (self.end[i] > t).then_some(i)
     }
 
+    /// The largest block that begins at `i` and ends by `b`: (its size, level), the level
+    /// `None` for the single interval.
+    fn block_at(&self, i: usize, b: usize) -> (usize, Option<usize>) {
+        let (mut size, mut level) = (1usize, None);
+        for k in 0..self.levels.len() {
+            let s = size * FANOUT;
+            if i % s != 0 || i + s > b {
+                break;
+            }
+            (size, level) = (s, Some(k));
+        }
+        (size, level)
+    }
+
     /// Index of the longest interval of `a..b` (the first of equals), `None` when empty.
     pub fn longest(&self, a: usize, b: usize) -> Option<usize> {
-        if a >= b {
-            return None;
-        }
-        let mut best: Option<usize> = None;
-        let mut take = |i: usize| {
-            if best.is_none_or(|j| self.dur(i) > self.dur(j)) {
-                best = Some(i);
-            }
-        };
+        let mut best: Option<(i64, usize)> = None;
         let mut i = a;
         while i < b {
-            let sb = BLOCK * BLOCK;
-            if i % sb == 0 && i + sb <= b {
-                take(self.super_max[i / sb] as usize);
-                i += sb;
-            } else if i % BLOCK == 0 && i + BLOCK <= b {
-                take(self.block_max[i / BLOCK] as usize);
-                i += BLOCK;
-            } else {
-                take(i);
-                i += 1;
+            let (size, level) = self.block_at(i, b);
+            let (d, at) = match level {
+                Some(k) => {
+                    let l = &self.levels[k];
+                    let j = i / size;
+                    (l.dur[j], l.at[j] as usize)
+                }
+                None => (self.dur(i), i),
+            };
+            if best.is_none_or(|(bd, _)| d > bd) {
+                best = Some((d, at));
             }
+            i += size;
         }
-        best
+        best.map(|(_, at)| at)
     }
 
     /// Calls `f` with each index of `a..b` whose interval lasts more than `min` ns, in order.
     pub fn longer_than(&self, a: usize, b: usize, min: i64, f: &mut impl FnMut(usize)) {
         let mut i = a;
-        while i < b {
-            let sb = BLOCK * BLOCK;
-            if i % sb == 0 && i + sb <= b && self.dur(self.super_max[i / sb] as usize) <= min {
-                i += sb;
-            } else if i % BLOCK == 0
-                && i + BLOCK <= b
-                && self.dur(self.block_max[i / BLOCK] as usize) <= min
-            {
-                i += BLOCK;
-            } else {
-                if self.dur(i) > min {
-                    f(i);
+        'next: while i < b {
+            // the largest block from i whose longest is short enough is skipped whole
+            let (mut size, mut k) = self.block_at(i, b);
+            while let Some(level) = k {
+                if self.levels[level].dur[i / size] <= min {
+                    i += size;
+                    continue 'next;
                 }
-                i += 1;
+                size /= FANOUT;
+                k = level.checked_sub(1);
             }
+            if self.dur(i) > min {
+                f(i);
+            }
+            i += 1;
         }
     }
 
     /// A sealed lane of the intervals `[start, end)` (sorted, disjoint), region 0 each.
     #[cfg(test)]
     pub(crate) fn from_intervals(iv: &[(i64, i64)]) -> Lane {
-        let mut l = Lane::default();
+        let mut l = LaneBuilder::default();
         for &(start, end) in iv {
             l.push(Region {
                 start,
@@ -142,49 +172,59 @@ impl Lane {
                 region: 0,
             });
         }
-        l.seal();
-        l
+        l.seal()
     }
+}
 
+impl LaneBuilder {
     fn push(&mut self, r: Region) {
         self.start.push(r.start);
         self.end.push(r.end);
         self.region.push(r.region);
     }
 
-    fn seal(&mut self) {
-        let n = self.len();
-        self.prefix = Vec::with_capacity(n + 1);
+    fn seal(self) -> Lane {
+        let n = self.start.len();
+        let mut prefix = Vec::with_capacity(n + 1);
         let mut acc = 0u64;
-        self.prefix.push(0);
+        prefix.push(0);
         for i in 0..n {
-            acc += self.dur(i) as u64;
-            self.prefix.push(acc);
+            acc = acc.wrapping_add((self.end[i] - self.start[i]) as u64);
+            prefix.push(acc);
         }
-        let (start, end) = (&self.start, &self.end);
-        let dur = |i: usize| end[i] - start[i];
-        let argmax = |idx: &mut dyn Iterator<Item = usize>| -> u32 {
-            let mut best = usize::MAX;
-            for i in idx {
-                if best == usize::MAX || dur(i) > dur(best) {
-                    best = i;
+        let mut levels: Vec<Level> = Vec::new();
+        // level k from level k − 1 (or the intervals): the longest of each FANOUT entries
+        let (mut at, mut dur): (Vec<u32>, Vec<i64>) = (
+            (0..n as u32).collect(),
+            (0..n).map(|i| self.end[i] - self.start[i]).collect(),
+        );
+        while at.len() > 1 {
+            let mut next_at = Vec::with_capacity(at.len().div_ceil(FANOUT));
+            let mut next_dur = Vec::with_capacity(at.len().div_ceil(FANOUT));
+            for c in 0..at.len().div_ceil(FANOUT) {
+                let range = c * FANOUT..((c + 1) * FANOUT).min(at.len());
+                let mut best = range.start;
+                for j in range {
+                    if dur[j] > dur[best] {
+                        best = j;
+                    }
                 }
+                next_at.push(at[best]);
+                next_dur.push(dur[best]);
             }
-            best as u32
-        };
-        let block_max: Vec<u32> = (0..n.div_ceil(BLOCK))
-            .map(|b| argmax(&mut (b * BLOCK..((b + 1) * BLOCK).min(n))))
-            .collect();
-        self.super_max = (0..block_max.len().div_ceil(BLOCK))
-            .map(|s| {
-                argmax(
-                    &mut block_max[s * BLOCK..((s + 1) * BLOCK).min(block_max.len())]
-                        .iter()
-                        .map(|&i| i as usize),
-                )
-            })
-            .collect();
-        self.block_max = block_max;
+            levels.push(Level {
+                at: next_at.clone().into(),
+                dur: next_dur.clone().into(),
+            });
+            (at, dur) = (next_at, next_dur);
+        }
+        Lane {
+            start: self.start.into(),
+            end: self.end.into(),
+            region: self.region.into(),
+            prefix: prefix.into(),
+            levels,
+        }
     }
 }
 
@@ -212,6 +252,51 @@ pub struct Message {
     pub to: Option<u32>,
     /// Bytes.
     pub bytes: u64,
+}
+
+/// The matched messages from one track to another in send order, with running sums so that
+/// the messages sent in any interval are counted and summed by two searches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PairMessages {
+    /// Sending track.
+    pub from: u32,
+    /// Receiving track.
+    pub to: u32,
+    /// Send times, sorted.
+    pub send: Arr<i64>,
+    /// `bytes[i]`: bytes of messages `0..i` (`len + 1` values).
+    pub bytes: Arr<u64>,
+    /// `recv[i]`: sum of the receive times of messages `0..i` (`len + 1` values).
+    pub recv: Arr<i128>,
+}
+
+impl PairMessages {
+    /// The pairs of `messages` (sorted by send), ordered by (sender, receiver).
+    pub(crate) fn of(messages: &[Message]) -> Vec<PairMessages> {
+        // (sender, receiver) → sends, running bytes, running receive times
+        type Sums = (Vec<i64>, Vec<u64>, Vec<i128>);
+        let mut by: std::collections::BTreeMap<(u32, u32), Sums> = Default::default();
+        for m in messages {
+            if let (Some(to), Some(r)) = (m.to, m.recv) {
+                let e = by
+                    .entry((m.from, to))
+                    .or_insert_with(|| (Vec::new(), vec![0], vec![0]));
+                e.0.push(m.send);
+                let (b, rs) = (*e.1.last().expect("one"), *e.2.last().expect("one"));
+                e.1.push(b.wrapping_add(m.bytes));
+                e.2.push(rs + r as i128);
+            }
+        }
+        by.into_iter()
+            .map(|((from, to), (send, bytes, recv))| PairMessages {
+                from,
+                to,
+                send: send.into(),
+                bytes: bytes.into(),
+                recv: recv.into(),
+            })
+            .collect()
+    }
 }
 
 /// A synchronization object handed from one thread to another: a release, then an acquisition
@@ -268,6 +353,12 @@ pub struct TraceIndex {
     pub messages: Vec<Message>,
     /// Longest send-to-receive time of a matched message, ns.
     pub max_latency: i64,
+    /// Shortest send-to-receive time of a matched message (negative when clocks disagree), ns.
+    pub min_latency: i64,
+    /// The matched messages per (sender, receiver), the summaries of the widest windows.
+    pub pairs: Vec<PairMessages>,
+    /// Send times of the messages without a matched receive, sorted.
+    pub unmatched: Arr<i64>,
     /// Hand-offs sorted by release.
     pub handoffs: Vec<Handoff>,
     /// Longest release-to-acquire time of a hand-off, ns.
@@ -301,6 +392,7 @@ impl TraceIndex {
             })
             .collect();
         let n = tracks.len();
+        let mut building: Vec<Vec<LaneBuilder>> = vec![Vec::new(); n];
         let mut stacks: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n];
         let mut last: Vec<i64> = vec![i64::MIN; n];
         let mut sends: std::collections::HashMap<u64, usize> = Default::default();
@@ -326,7 +418,7 @@ impl TraceIndex {
                     if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
                         while st.len() > pos {
                             let (r, s) = st.pop().expect("nonempty");
-                            close(&mut tracks[li], st.len(), r, s, t);
+                            close(&mut building[li], st.len(), r, s, t);
                         }
                     }
                 }
@@ -394,13 +486,11 @@ impl TraceIndex {
         // regions still open at a track's end last until its last event
         for (li, st) in stacks.iter_mut().enumerate() {
             while let Some((r, s)) = st.pop() {
-                close(&mut tracks[li], st.len(), r, s, last[li].max(s));
+                close(&mut building[li], st.len(), r, s, last[li].max(s));
             }
         }
-        for t in &mut tracks {
-            for lane in &mut t.lanes {
-                lane.seal();
-            }
+        for (t, b) in tracks.iter_mut().zip(building) {
+            t.lanes = b.into_iter().map(LaneBuilder::seal).collect();
         }
         messages.sort_by_key(|m| (m.send, m.from));
         let max_latency = messages
@@ -409,6 +499,18 @@ impl TraceIndex {
             .max()
             .unwrap_or(0)
             .max(0);
+        let min_latency = messages
+            .iter()
+            .filter_map(|m| m.recv.map(|r| r - m.send))
+            .min()
+            .unwrap_or(0)
+            .min(0);
+        let pairs = PairMessages::of(&messages);
+        let unmatched: Vec<i64> = messages
+            .iter()
+            .filter(|m| m.to.is_none() || m.recv.is_none())
+            .map(|m| m.send)
+            .collect();
         handoffs.sort_by_key(|h| (h.release, h.from));
         let max_handoff = handoffs
             .iter()
@@ -423,6 +525,9 @@ impl TraceIndex {
             user_events: merge.user_events().to_vec(),
             messages,
             max_latency,
+            min_latency,
+            pairs,
+            unmatched: unmatched.into(),
             origin,
             end,
             events,
@@ -449,11 +554,11 @@ impl TraceIndex {
     }
 }
 
-fn close(track: &mut Track, depth: usize, region: u32, start: i64, end: i64) {
-    if track.lanes.len() <= depth {
-        track.lanes.resize_with(depth + 1, Lane::default);
+fn close(lanes: &mut Vec<LaneBuilder>, depth: usize, region: u32, start: i64, end: i64) {
+    if lanes.len() <= depth {
+        lanes.resize_with(depth + 1, LaneBuilder::default);
     }
-    track.lanes[depth].push(Region { start, end, region });
+    lanes[depth].push(Region { start, end, region });
 }
 
 #[cfg(test)]
@@ -461,16 +566,7 @@ mod tests {
     use super::*;
 
     fn lane(iv: &[(i64, i64)]) -> Lane {
-        let mut l = Lane::default();
-        for &(s, e) in iv {
-            l.push(Region {
-                start: s,
-                end: e,
-                region: 0,
-            });
-        }
-        l.seal();
-        l
+        Lane::from_intervals(iv)
     }
 
     #[test]

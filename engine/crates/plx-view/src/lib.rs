@@ -3,10 +3,12 @@
 //! serves the embedded viewer and the JSON API ([`server`]).
 
 pub mod api;
+pub mod arr;
 mod error;
 pub mod index;
 pub mod query;
 pub mod server;
+pub mod store;
 
 pub use error::ViewError;
 pub use index::{Lane, Region, TraceIndex, Track};

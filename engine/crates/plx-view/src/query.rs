@@ -13,7 +13,7 @@
 //! sender, receiver and the column of the send (clamped to the window), each bundle with its
 //! count and bytes, so the counts still add up to the messages in the window.
 
-use crate::index::{Handoff, Lane, Marker, Message, TraceIndex};
+use crate::index::{Handoff, Lane, Marker, Message, PairMessages, TraceIndex};
 
 /// What the browser asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,11 +138,7 @@ pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
         span: (t1 - q.t0) as i128,
         w: q.width.max(1),
     };
-    let lanes = ix
-        .tracks
-        .iter()
-        .map(|t| t.lanes.iter().map(|l| lane(l, &g, t1)).collect())
-        .collect();
+    let lanes = lanes(ix, &g, t1);
     let (markers, markers_total) = markers(ix, q.t0, t1, q.max_messages);
     let lo = ix
         .handoffs
@@ -157,6 +153,53 @@ pub fn window(ix: &TraceIndex, q: &WindowQuery) -> WindowAnswer {
         markers,
         markers_total,
     }
+}
+
+/// Tracks with more regions in the window than this are answered on several threads.
+const PARALLEL_REGIONS: usize = 100_000;
+
+/// Every lane's answer, the tracks split among the machine's cores when the window is large.
+fn lanes(ix: &TraceIndex, g: &Grid, t1: i64) -> Vec<Vec<LaneAnswer>> {
+    let track = |t: &crate::index::Track| -> Vec<LaneAnswer> {
+        t.lanes.iter().map(|l| lane(l, g, t1)).collect()
+    };
+    let in_window: usize = ix
+        .tracks
+        .iter()
+        .flat_map(|t| &t.lanes)
+        .map(|l| {
+            let (a, b) = l.overlapping(g.t0, t1);
+            b - a
+        })
+        .sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if in_window < PARALLEL_REGIONS {
+        return ix.tracks.iter().map(track).collect();
+    }
+    lanes_on(ix, cores, &track)
+}
+
+/// The lanes of `ix`'s tracks answered by `track` on up to `cores` threads, in track order.
+fn lanes_on(
+    ix: &TraceIndex,
+    cores: usize,
+    track: &(dyn Fn(&crate::index::Track) -> Vec<LaneAnswer> + Sync),
+) -> Vec<Vec<LaneAnswer>> {
+    if cores < 2 || ix.tracks.len() < 2 {
+        return ix.tracks.iter().map(track).collect();
+    }
+    let per = ix.tracks.len().div_ceil(cores.min(ix.tracks.len()));
+    std::thread::scope(|s| {
+        let parts: Vec<_> = ix
+            .tracks
+            .chunks(per)
+            .map(|ts| s.spawn(move || ts.iter().map(track).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a window query thread panicked"))
+            .collect()
+    })
 }
 
 fn lane(l: &Lane, g: &Grid, t1: i64) -> LaneAnswer {
@@ -207,31 +250,25 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
     let widest = (g.span / g.w as i128) as i64 + 1;
     let mut full = Vec::new();
     l.longer_than(a, b, widest, &mut |i| full.push(i));
-    // columns go left to right: each search starts where the previous one ended
-    let mut at = a;
-    for c in 1..g.w {
-        let bc = g.boundary(c);
-        at = gallop(&l.start, at, |s| s < bc);
-        if at > 0 && l.start[at - 1] < bc && l.end[at - 1] > bc {
-            full.push(at - 1);
-        }
-    }
     if l.start[a] < g.t0 {
         full.push(a);
     }
     if l.end[b - 1] > t1 {
         full.push(b - 1);
     }
-    full.sort_unstable();
-    full.dedup();
-    out.full = full;
-    let (mut ia, mut by_start, mut by_end) = (a, a, a);
+    // one search per column: `next`, the first region starting at or after the column's end.
+    // Regions are disjoint and sorted, so every region before `next − 1` ends by then: the
+    // column's regions below a pixel are `ia..next`, less `next − 1` if it crosses the end
+    let mut ia = gallop(&l.start, a, 1, |s| s < g.t0);
+    let mut step = 1;
     for c in 0..g.w {
-        let (lo, hi) = (g.boundary(c), g.boundary(c + 1));
-        ia = gallop(&l.start, ia, |s| s < lo);
-        by_start = gallop(&l.start, by_start.max(ia), |s| s < hi);
-        by_end = gallop(&l.end, by_end, |e| e <= hi);
-        let ib = by_start.min(by_end).min(b);
+        let hi = g.boundary(c + 1);
+        let next = gallop(&l.start, ia, step, |s| s < hi);
+        let crosses = next > 0 && l.end[next - 1] > hi;
+        if crosses && c + 1 < g.w {
+            full.push(next - 1);
+        }
+        let ib = if crosses && next > ia { next - 1 } else { next };
         if let Some(longest) = l.longest(ia, ib) {
             out.columns.push(Column {
                 col: c,
@@ -240,103 +277,183 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
                 longest,
             });
         }
+        step = (next - ia).max(1);
+        ia = next;
     }
+    full.sort_unstable();
+    full.dedup();
+    out.full = full;
     out
 }
 
 /// The first index from `from` on whose value fails `pred` (true on a prefix of `v`), found by
-/// doubling steps from `from` then bisecting: cheap when the answer is near `from`.
-fn gallop<T: Copy>(v: &[T], from: usize, pred: impl Fn(T) -> bool) -> usize {
+/// probing `guess` places after `from`, then doubling steps from there (forward or back) and
+/// bisecting: cheap when the answer is near the guess (the probes near it share cache lines).
+fn gallop<T: Copy>(v: &[T], from: usize, guess: usize, pred: impl Fn(T) -> bool) -> usize {
     if from >= v.len() || !pred(v[from]) {
         return from;
     }
-    // pred(v[lo]) holds; find hi with !pred(v[hi]) or the end
-    let (mut lo, mut step) = (from, 1usize);
-    let hi = loop {
-        let next = lo + step;
-        if next >= v.len() {
-            break v.len();
+    // invariant: pred(v[lo]) holds, and hi is the end or !pred(v[hi])
+    let g = from.saturating_add(guess.max(1)).min(v.len());
+    let (lo, hi) = if g < v.len() && pred(v[g]) {
+        let (mut lo, mut step) = (g, 1usize);
+        loop {
+            let next = lo.saturating_add(step);
+            if next >= v.len() {
+                break (lo, v.len());
+            }
+            if !pred(v[next]) {
+                break (lo, next);
+            }
+            lo = next;
+            step *= 2;
         }
-        if !pred(v[next]) {
-            break next;
+    } else {
+        let (mut hi, mut step) = (g, 1usize);
+        loop {
+            let next = hi.saturating_sub(step);
+            if next <= from {
+                break (from, hi);
+            }
+            if pred(v[next]) {
+                break (next, hi);
+            }
+            hi = next;
+            step *= 2;
         }
-        lo = next;
-        step *= 2;
     };
     lo + 1 + v[lo + 1..hi].partition_point(|&x| pred(x))
 }
 
 fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
+    let t0 = g.t0;
+    // a message sent from `sure` on was received at or after t0 (its latency is at least
+    // min_latency ≤ 0); the ones sent before may have been received before t0 and are seen one by
+    // one, the others are counted from the pairs' running sums
+    let sure = t0.saturating_sub(ix.min_latency).min(t1);
+    let lo = ix
+        .messages
+        .partition_point(|m| m.send < t0.saturating_sub(ix.max_latency));
+    let mid = ix.messages.partition_point(|m| m.send < sure).max(lo);
+    let hi = ix.messages.partition_point(|m| m.send < t1);
+    let crosses = |m: &&Message| m.to.is_some() && m.recv.is_some_and(|r| r >= t0);
+    let near = ix.messages[lo..mid].iter().filter(crosses);
+    let in_pair = |p: &PairMessages| {
+        (
+            p.send.partition_point(|&s| s < sure),
+            p.send.partition_point(|&s| s < t1),
+        )
+    };
+    let mut out = MessagesAnswer {
+        unmatched: (ix.unmatched.partition_point(|&s| s < t1)
+            - ix.unmatched.partition_point(|&s| s < t0)) as u64,
+        ..Default::default()
+    };
+    out.total = near.clone().count() as u64
+        + ix.pairs
+            .iter()
+            .map(|p| {
+                let (a, b) = in_pair(p);
+                (b - a) as u64
+            })
+            .sum::<u64>();
+    if out.total as usize <= max {
+        out.lines = ix.messages[lo..hi]
+            .iter()
+            .filter(crosses)
+            .copied()
+            .collect();
+        return out;
+    }
+    // (column, from, to) → (count, bytes, sum of receive times)
+    let mut acc: Vec<Partial> = near
+        .map(|m| {
+            let to = m.to.expect("matched");
+            let r = m.recv.expect("matched");
+            ((g.col(m.send), m.from, to), (1, m.bytes, r as i128))
+        })
+        .collect();
+    for p in &ix.pairs {
+        let (mut i, b) = in_pair(p);
+        while i < b {
+            let c = g.col(p.send[i]);
+            let edge = g.boundary(c + 1);
+            let j = gallop(&p.send, i, 1, |s| s < edge).min(b);
+            acc.push((
+                (c, p.from, p.to),
+                (
+                    (j - i) as u64,
+                    p.bytes[j].wrapping_sub(p.bytes[i]),
+                    p.recv[j] - p.recv[i],
+                ),
+            ));
+            i = j;
+        }
+    }
+    out.bundles = bundles(acc);
+    out
+}
+
+/// Part of a bundle: (column, from, to) and (count, bytes, sum of receive times).
+type Partial = ((u32, u32, u32), (u64, u64, i128));
+
+/// Bundles from partial sums, merged per (column, from, to) and in that order.
+fn bundles(mut acc: Vec<Partial>) -> Vec<Bundle> {
+    acc.sort_unstable_by_key(|(k, _)| *k);
+    let mut out: Vec<Bundle> = Vec::new();
+    let mut sums: Vec<i128> = Vec::new();
+    for ((col, from, to), (n, bytes, recv)) in acc {
+        match out.last_mut() {
+            Some(b) if (b.col, b.from, b.to) == (col, from, to) => {
+                b.count += n;
+                b.bytes = b.bytes.wrapping_add(bytes);
+                *sums.last_mut().expect("one per bundle") += recv;
+            }
+            _ => {
+                out.push(Bundle {
+                    col,
+                    from,
+                    to,
+                    count: n,
+                    bytes,
+                    mean_recv: 0,
+                });
+                sums.push(recv);
+            }
+        }
+    }
+    for (b, s) in out.iter_mut().zip(sums) {
+        b.mean_recv = (s / b.count.max(1) as i128) as i64;
+    }
+    out
+}
+
+/// The messages of a window by visiting each one (what [`messages`] answers from the sums).
+#[cfg(test)]
+fn messages_scan(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
     let lo = ix
         .messages
         .partition_point(|m| m.send < g.t0.saturating_sub(ix.max_latency));
     let hi = ix.messages.partition_point(|m| m.send < t1);
     let mut out = MessagesAnswer::default();
-    // sends are in time order, so their columns never decrease: the bundles of one column are
-    // complete when the next column begins
-    let mut column: Vec<Bundle> = Vec::new();
-    let mut recv_sums: Vec<i128> = Vec::new();
-    let flush = |column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
-        for (mut b, s) in column.drain(..).zip(sums.drain(..)) {
-            b.mean_recv = (s / b.count as i128) as i64;
-            out.push(b);
-        }
-    };
-    let mut bundled: Vec<Bundle> = Vec::new();
-    let add =
-        |m: &Message, column: &mut Vec<Bundle>, sums: &mut Vec<i128>, out: &mut Vec<Bundle>| {
-            let (col, from, to, recv) = (
-                g.col(m.send),
-                m.from,
-                m.to.expect("matched"),
-                m.recv.expect("matched"),
-            );
-            if column.first().is_some_and(|b| b.col != col) {
-                flush(column, sums, out);
-            }
-            match column.iter().position(|b| b.from == from && b.to == to) {
-                Some(i) => {
-                    column[i].count += 1;
-                    column[i].bytes += m.bytes;
-                    sums[i] += recv as i128;
-                }
-                None => {
-                    column.push(Bundle {
-                        col,
-                        from,
-                        to,
-                        count: 1,
-                        bytes: m.bytes,
-                        mean_recv: 0,
-                    });
-                    sums.push(recv as i128);
-                }
-            }
-        };
-    let mut lines: Vec<Message> = Vec::new();
-    let mut bundling = false;
+    let mut acc = Vec::new();
+    let mut lines = Vec::new();
     for m in &ix.messages[lo..hi] {
         match (m.recv, m.to) {
-            (Some(r), Some(_)) if r >= g.t0 => {
+            (Some(r), Some(to)) if r >= g.t0 => {
                 out.total += 1;
-                if bundling {
-                    add(m, &mut column, &mut recv_sums, &mut bundled);
-                } else if lines.len() < max {
-                    lines.push(*m);
-                } else {
-                    bundling = true;
-                    for l in lines.drain(..).chain(std::iter::once(*m)) {
-                        add(&l, &mut column, &mut recv_sums, &mut bundled);
-                    }
-                }
+                lines.push(*m);
+                acc.push(((g.col(m.send), m.from, to), (1, m.bytes, r as i128)));
             }
-            (None, _) if m.send >= g.t0 => out.unmatched += 1,
+            (None, _) | (_, None) if m.send >= g.t0 => out.unmatched += 1,
             _ => {}
         }
     }
-    flush(&mut column, &mut recv_sums, &mut bundled);
-    out.lines = lines;
-    out.bundles = bundled;
+    if out.total as usize <= max {
+        out.lines = lines;
+    } else {
+        out.bundles = bundles(acc);
+    }
     out
 }
 
@@ -397,6 +514,132 @@ mod tests {
                 (b - a) as u64,
                 "every region once"
             );
+        }
+    }
+
+    #[test]
+    fn messages_from_the_pair_sums_equal_a_scan() {
+        // 5,000 messages among 4 tracks, latencies -40..460 ns (clocks that disagree), every
+        // 13th without a receive
+        let mut x = 99u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut sent: Vec<Message> = (0..5_000)
+            .map(|k| {
+                let send = 1_000 + 37 * k as i64 + (next() % 30) as i64;
+                let lat = (next() % 500) as i64 - 40;
+                let matched = k % 13 != 0;
+                Message {
+                    send,
+                    recv: matched.then_some(send + lat),
+                    from: (next() % 4) as u32,
+                    to: matched.then_some((next() % 4) as u32),
+                    bytes: next() % 10_000,
+                }
+            })
+            .collect();
+        sent.sort_by_key(|m| (m.send, m.from));
+        let lat = sent.iter().filter_map(|m| m.recv.map(|r| r - m.send));
+        let ix = TraceIndex {
+            tracks: Vec::new(),
+            regions: Default::default(),
+            user_events: Vec::new(),
+            max_latency: lat.clone().max().unwrap(),
+            min_latency: lat.min().unwrap().min(0),
+            pairs: PairMessages::of(&sent),
+            unmatched: sent
+                .iter()
+                .filter(|m| m.recv.is_none())
+                .map(|m| m.send)
+                .collect::<Vec<i64>>()
+                .into(),
+            messages: sent,
+            handoffs: Vec::new(),
+            max_handoff: 0,
+            origin: 0,
+            end: 200_000,
+            events: 0,
+        };
+        assert!(ix.min_latency < 0);
+        for (t0, t1, w) in [
+            (0, 200_000, 1600),
+            (0, 200_000, 7),
+            (50_000, 50_100, 100),
+            (99_980, 120_000, 333),
+            (150_000, 150_001, 1),
+        ] {
+            let g = Grid {
+                t0,
+                span: (t1 - t0) as i128,
+                w,
+            };
+            for max in [0, 10, 100_000] {
+                let (a, b) = (messages(&ix, &g, t1, max), messages_scan(&ix, &g, t1, max));
+                assert_eq!(a, b, "[{t0}, {t1}) at {w}, max {max}");
+                assert_eq!(
+                    a.total,
+                    a.lines.len() as u64 + a.bundles.iter().map(|b| b.count).sum::<u64>()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tracks_answered_on_several_threads_come_back_in_order() {
+        let mut ix = TraceIndex {
+            tracks: Vec::new(),
+            regions: Default::default(),
+            user_events: Vec::new(),
+            max_latency: 0,
+            min_latency: 0,
+            pairs: Vec::new(),
+            unmatched: Default::default(),
+            messages: Vec::new(),
+            handoffs: Vec::new(),
+            max_handoff: 0,
+            origin: 0,
+            end: 100_000,
+            events: 0,
+        };
+        for k in 0..5i64 {
+            // track k: intervals of length k + 1 every 10 ns
+            let iv: Vec<(i64, i64)> = (0..10_000).map(|j| (10 * j, 10 * j + k + 1)).collect();
+            ix.tracks.push(crate::index::Track {
+                label: format!("{k}"),
+                app: String::new(),
+                host: String::new(),
+                process: k as usize,
+                thread: 0,
+                rank: None,
+                pid: 0,
+                name: String::new(),
+                lanes: vec![Lane::from_intervals(&iv)],
+                markers: Vec::new(),
+            });
+        }
+        let g = Grid {
+            t0: 0,
+            span: 100_000,
+            w: 700,
+        };
+        let track = |t: &crate::index::Track| -> Vec<LaneAnswer> {
+            t.lanes.iter().map(|l| lane(l, &g, 100_000)).collect()
+        };
+        let one = lanes_on(&ix, 1, &track);
+        assert_eq!(one.len(), 5);
+        for cores in [2, 3, 8] {
+            assert_eq!(lanes_on(&ix, cores, &track), one, "{cores} threads");
+        }
+        // track k's column summaries add up to its 10,000 intervals
+        for lanes in &one {
+            let a = &lanes[0];
+            let n: u64 =
+                a.columns.iter().map(|c| c.count as u64).sum::<u64>() + a.full.len() as u64;
+            assert_eq!(n, 10_000);
         }
     }
 }

@@ -1,13 +1,14 @@
 //! (Ignored) what `plx view` costs on a large synthetic trace, against loading the same trace's
 //! Chrome JSON, in one run: `cargo test --release -p plx-view --test view_bench -- --ignored
-//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events) and
+//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events; `make
+//! bench` uses 20 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
 
 use std::path::Path;
 use std::time::Instant;
 
-use plx_view::api::Viewer;
+use plx_view::api::{IndexSource, Viewer};
 
 #[path = "../../plx-analysis/tests/fixtures/bench_world.rs"]
 mod bench_world;
@@ -49,9 +50,33 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (v, t.elapsed().as_secs_f64())
 }
 
-/// Open time and the latency of 20 zooms and 20 pans (window answer as JSON text, 1600 columns).
-fn viewer(d: &Path) -> (u64, f64, Vec<f64>, Vec<f64>, u64) {
+/// What one viewer run measured.
+struct Run {
+    events: u64,
+    /// The first open: merge pass, index written.
+    build_s: f64,
+    /// A later open: the index read back.
+    open_s: f64,
+    zooms: Vec<f64>,
+    pans: Vec<f64>,
+    /// The whole trace at 1600 columns, ms.
+    widest: f64,
+    largest: u64,
+    index_mib: f64,
+}
+
+/// The first open (which builds and writes the index), a second open (which reads it), then on
+/// the second the latency of 20 zooms and 20 pans (window answer as JSON text, 1600 columns).
+fn viewer(d: &Path) -> Run {
+    let (v, build_s) = timed(|| Viewer::open(d, None).unwrap());
+    assert!(matches!(v.source, IndexSource::Built { unsaved: None, .. }));
+    drop(v);
     let (v, open_s) = timed(|| Viewer::open(d, None).unwrap());
+    assert!(matches!(v.source, IndexSource::Stored(_)));
+    let index_mib = std::fs::metadata(plx_view::store::path(d, None))
+        .unwrap()
+        .len() as f64
+        / (1 << 20) as f64;
     let span = v.index.end - v.index.origin;
     let mut zooms = Vec::new();
     let (mut t0, mut t1) = (0i64, span);
@@ -75,7 +100,39 @@ fn viewer(d: &Path) -> (u64, f64, Vec<f64>, Vec<f64>, u64) {
         largest = largest.max(text.len());
         pans.push(s * 1e3);
     }
-    (v.index.events, open_s, zooms, pans, largest as u64)
+    // the widest zoom, at its slowest of 5
+    let widest = (0..5)
+        .map(|_| timed(|| v.window(0, span, 1600, 5000)).1 * 1e3)
+        .fold(0.0, f64::max);
+    Run {
+        events: v.index.events,
+        build_s,
+        open_s,
+        zooms,
+        pans,
+        widest,
+        largest: largest as u64,
+        index_mib,
+    }
+}
+
+impl Run {
+    fn line(&self, gen_s: f64) -> String {
+        format!(
+            "{} events (16 tracks, written in {gen_s:.1} s): plx view's first open (merge pass, \
+index of {:.0} MiB written) {:.2} s, later opens (index read) {:.3} s ({:.1}x faster); widest \
+zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
+            self.events,
+            self.index_mib,
+            self.build_s,
+            self.open_s,
+            self.build_s / self.open_s,
+            self.widest,
+            stats(&self.zooms),
+            stats(&self.pans),
+            self.largest / 1024
+        )
+    }
 }
 
 fn stats(ms: &[f64]) -> String {
@@ -97,8 +154,8 @@ fn open_and_query_latency_against_chrome_json() {
     // the comparison on one trace: plx view's open against parsing the Chrome JSON export
     let d = tmp("small");
     let (written, gen_s) = timed(|| world(&d, small / 16));
-    let (events, open_s, zooms, pans, largest) = viewer(&d);
-    assert_eq!(events, written);
+    let run = viewer(&d);
+    assert_eq!(run.events, written);
     let json = d.join("trace.json");
     let (_, export_s) = timed(|| {
         plx_export::export("chrome", &d, &json, Default::default()).unwrap();
@@ -113,16 +170,12 @@ fn open_and_query_latency_against_chrome_json() {
     assert!(doc.is_object() || doc.is_array());
     drop(doc);
     eprintln!(
-        "view-bench: {events} events (16 tracks, written in {gen_s:.1} s): plx view opens in \
-{open_s:.2} s ({:.1} M events/s); zooms {}; pans {}; largest answer {} KiB; the Chrome JSON \
-({:.0} MiB, exported in {export_s:.1} s) parses in {parse_s:.2} s ({:.1}x plx view's open), \
-peak RSS {} MiB -> {} MiB",
-        events as f64 / open_s / 1e6,
-        stats(&zooms),
-        stats(&pans),
-        largest / 1024,
+        "view-bench: {}; the Chrome JSON ({:.0} MiB, exported in {export_s:.1} s) parses in \
+{parse_s:.2} s ({:.1}x plx view's first open, {:.1}x a later one), peak RSS {} MiB -> {} MiB",
+        run.line(gen_s),
         json_bytes as f64 / (1 << 20) as f64,
-        parse_s / open_s,
+        parse_s / run.build_s,
+        parse_s / run.open_s,
         rss0 / 1024,
         rss1 / 1024,
     );
@@ -132,17 +185,78 @@ peak RSS {} MiB -> {} MiB",
         let d = tmp("large");
         let (written, gen_s) = timed(|| world(&d, large / 16));
         let rss0 = peak_rss_kb();
-        let (events, open_s, zooms, pans, largest) = viewer(&d);
-        assert_eq!(events, written);
+        let run = viewer(&d);
+        assert_eq!(run.events, written);
         eprintln!(
-            "view-bench: {events} events (16 tracks, written in {gen_s:.1} s): plx view opens in \
-{open_s:.2} s ({:.1} M events/s); zooms {}; pans {}; largest answer {} KiB; peak RSS {} MiB",
-            events as f64 / open_s / 1e6,
-            stats(&zooms),
-            stats(&pans),
-            largest / 1024,
+            "view-bench: {}; peak RSS {} MiB",
+            run.line(gen_s),
             peak_rss_kb().max(rss0) / 1024,
         );
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// (Ignored) where a later open and the widest zoom spend their time, on the experiment
+/// `PLX_VIEW_BENCH_DIR` (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events).
+#[test]
+#[ignore]
+fn breakdown() {
+    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+        return;
+    };
+    let d = std::path::PathBuf::from(d);
+    if !d.exists() {
+        std::fs::create_dir_all(&d).unwrap();
+        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+        Viewer::open(&d, None).unwrap();
+    }
+    // builds and writes the index if there is none (or it is stale)
+    Viewer::open(&d, None).unwrap();
+    let (exp, a) = timed(|| plx_format::Experiment::open(&d).unwrap());
+    let (model, b) = timed(|| plx_analysis::Model::build(&exp, Default::default()));
+    let (fp, c) = timed(|| plx_view::store::fingerprint(&d, None).unwrap());
+    let (ix, e) = timed(|| plx_view::store::load(&plx_view::store::path(&d, None), fp).unwrap());
+    let span = ix.end - ix.origin;
+    let q = plx_view::WindowQuery {
+        t0: ix.origin,
+        t1: ix.end,
+        width: 1600,
+        max_messages: 5000,
+    };
+    let (_, f) = timed(|| plx_view::window(&ix, &q));
+    let (_, g) = timed(|| plx_view::window(&ix, &q));
+    let (v, h) = timed(|| Viewer::open(&d, None).unwrap());
+    let (_, i) = timed(|| v.window(0, span, 1600, 5000));
+    let w = span / 8;
+    let pans: Vec<f64> = (0..20)
+        .map(|k| {
+            let t0 = (k as i64) * (span - w) / 19;
+            let q = plx_view::WindowQuery {
+                t0: ix.origin + t0,
+                t1: ix.origin + t0 + w,
+                width: 1600,
+                max_messages: 5000,
+            };
+            timed(|| plx_view::window(&ix, &q)).1 * 1e3
+        })
+        .collect();
+    eprintln!("breakdown: pans (query only) {}", stats(&pans));
+    if std::env::var("PLX_VIEW_BENCH_MEMORY").is_ok() {
+        // the same queries on the index the merge pass builds in memory
+        let mem = plx_view::TraceIndex::build(&model, &exp).unwrap();
+        let w1 = (0..3)
+            .map(|_| timed(|| plx_view::window(&mem, &q)).1 * 1e3)
+            .fold(f64::MAX, f64::min);
+        let w2 = (0..3)
+            .map(|_| timed(|| plx_view::window(&ix, &q)).1 * 1e3)
+            .fold(f64::MAX, f64::min);
+        eprintln!("breakdown: widest query, best of 3: in memory {w1:.1} ms, mapped {w2:.1} ms");
+    }
+    eprintln!(
+        "breakdown: experiment {a:.3} s, model {b:.3} s, fingerprint {c:.3} s, index load {e:.3} s; \
+window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1} ms",
+        f * 1e3,
+        g * 1e3,
+        i * 1e3
+    );
 }
