@@ -194,11 +194,11 @@ static void after_fork_child(void)
     plx_control_after_fork();
 }
 
+static int attached; /* started by plx attach: served on the control socket */
+
 /* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
  * second start after plx_attach_stop writes a new experiment: modules and regions known from
  * the first are written again. */
-static int attached; /* started by plx attach: served on the control socket */
-
 static int measure_start(int again)
 {
     plx_clock_init();
