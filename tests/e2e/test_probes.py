@@ -496,3 +496,27 @@ def test_ctl_reload_over_the_socket_switches_counters_at_the_next_call(tmp_path)
     got = sorted((r["epoch"], int(r["calls"]), bool(r["task-clock"]), bool(r["page-faults"]))
                  for r in rows)
     assert got == [("0", 1000, True, False)] * 2 + [("1", 2000, False, True)] * 2, got
+
+
+def test_attach_retries_a_function_a_stopped_thread_was_inside(tmp_path):
+    """At attach, raw_sleep's thread is stopped inside raw_nanosleep's first bytes: attach skips
+    it, then the runtime tries again once plx attach has let the threads go (stepping a thread
+    out where it can); this one waits in its system call there, which is the final reason."""
+    exe = build_plain(tmp_path, "raw_sleep")
+    prog = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(prog.stdout.readline())
+        deadline = time.time() + 30
+        while open("/proc/%d/task/%d/syscall" % (pid, max(tasks(pid)))).read().split()[0] != "35":
+            assert time.time() < deadline
+            time.sleep(0.01)
+        out = tmp_path / "exp"
+        plx("attach", str(pid), "-o", out, "--probe", "raw_nanosleep", "--duration", "0.3")
+        assert prog.poll() is None
+    finally:
+        prog.kill()
+        prog.wait()
+    text = plx("info", out).stdout
+    assert "probes      0 probed, 1 skipped" in text, text
+    assert re.search(r"raw_nanosleep\s+skipped: a thread was waiting in a system call inside its "
+                     r"first 5 bytes", text), text

@@ -388,6 +388,9 @@ PLX_HIDDEN size_t plx_probes_redirect(const struct plx_function_symbol *syms,
 /* plx attach to an MPI rank (probe/mpi_attach.c): libplx-mpi loaded, the MPI routines of the
  * MPI library redirected to its wrappers, the rank identified. */
 PLX_HIDDEN void plx_attach_mpi_start(void);
+/* plx attach: the functions skipped because a stopped thread was inside their entry, as
+ * --probe globs into `out` (emptied after): their length, 0 when none. */
+PLX_HIDDEN size_t plx_probes_take_retry(char *out, size_t cap);
 /* plx ctl insert|remove|list: the reply written into `out` (text; "error: ..." on failure);
  * its length, or -1 for another command. */
 PLX_HIDDEN int plx_probes_command(const char *cmd, char *out, size_t cap);

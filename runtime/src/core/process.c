@@ -241,7 +241,7 @@ static int measure_start(int again)
         pthread_atfork(NULL, NULL, after_fork_child);
     }
     plx_sampler_start();
-    if (plx_cfg.probe[0] || attached)
+    if (plx_cfg.probe[0] && !attached) /* plx attach: once attach's changes are done */
         plx_control_start();
     return 0;
 }
@@ -274,6 +274,7 @@ __attribute__((visibility("default"))) int plx_attach_start(const char *settings
     if (measure_start(starts++ > 0) != 0)
         return -3;
     plx_attach_mpi_start();
+    plx_control_start(); /* last: its thread changes probes from then on */
     return 0;
 }
 

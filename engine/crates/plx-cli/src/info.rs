@@ -105,6 +105,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "  file        {}", p.path.display())?;
         writeln!(out, "  argv        {}", p.argv.join(" "))?;
         writeln!(out, "  ended       {}", end_text(p))?;
+        probe_lines(p, out)?; // why nothing was measured, when no probe could be inserted
         return writeln!(out);
     }
     writeln!(out, "process {} on {}", pid_text(p), p.host)?;

@@ -31,6 +31,7 @@
 
 #define REPLY_CAP (64 * 1024)
 #define DETACH_TRIES 500
+#define RETRY_TRIES 200 /* 5 ms apart: plx attach releases the threads within a second */
 
 static int listen_fd = -1;
 static int dir_fd = -1;          /* the process directory, when its path is too long to bind */
@@ -182,6 +183,35 @@ static int serve(const char *cmd, char *out, size_t cap, int *done)
     return n;
 }
 
+/* Is the main thread still traced (by plx attach, which holds every thread until it is done)? */
+static int traced(void)
+{
+    char buf[2048];
+    int fd = (int)syscall(SYS_open, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+    sys_close(&fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *t = strstr(buf, "TracerPid:");
+    return t && atoi(t + 10) != 0;
+}
+
+/* plx attach skipped the functions a stopped thread was inside: inserted now, when plx attach
+ * has let the threads go (until then its ptrace holds them and world.c cannot stop them). */
+static void insert_skipped(char *reply, size_t cap)
+{
+    static char cmd[8192 + 8];
+    memcpy(cmd, "insert ", 7);
+    if (plx_probes_take_retry(cmd + 7, sizeof cmd - 7) == 0)
+        return;
+    for (int tries = 0; tries < RETRY_TRIES && traced(); tries++) {
+        struct timespec ms = {0, 5000000};
+        nanosleep(&ms, NULL);
+    }
+    plx_probes_command(cmd, reply, cap);
+}
+
 static void *listener_main(void *arg)
 {
     int fd = (int)(intptr_t)arg;
@@ -190,6 +220,7 @@ static void *listener_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     static char reply[REPLY_CAP];
+    insert_skipped(reply, sizeof reply);
     for (;;) {
         int c = (int)syscall(SYS_accept4, fd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) {

@@ -57,6 +57,10 @@ static struct plx_probe *inserted;
 #define MAX_AVOID 4096
 static uint64_t avoid[MAX_AVOID]; /* plx attach: where the stopped threads are */
 static uint32_t navoid;
+/* plx attach: functions skipped because a stopped thread was inside their first bytes, as
+ * --probe globs, for the control thread to insert once the threads run (world.c steps them) */
+static char retry[8192];
+static size_t retry_len;
 
 PLX_HIDDEN void plx_probe_entry_common(void);
 PLX_HIDDEN void plx_probe_exit_common(void);
@@ -597,6 +601,11 @@ static size_t probe_all(struct selection *sel, int stop, char *err, size_t errca
     }
     for (size_t i = 0; i < n; i++) { /* the records once every thread runs again */
         const struct plx_function_symbol *s = &sel->found[i].sym;
+        if (bad[i] && navoid && strncmp(bad[i], "a thread is stopped at byte", 27) == 0 &&
+            retry_len + strlen(s->name) + strlen(s->module) + 3 < sizeof retry)
+            retry_len += (size_t)snprintf(retry + retry_len, sizeof retry - retry_len, "%s%s%s%s",
+                                          retry_len ? "," : "", s->module_id ? base_name(s->module) : "",
+                                          s->module_id ? ":" : "", s->name);
         write_site(s, bad[i] == NULL, bad[i]);
         if (bad[i] == NULL) {
             ninserted++;
@@ -808,6 +817,15 @@ void plx_probes_init(const char *spec)
 {
     char err[256] = "";
     probe_spec(spec, 0, err, sizeof err);
+}
+
+size_t plx_probes_take_retry(char *out, size_t cap)
+{
+    size_t n = retry_len < cap ? retry_len : 0;
+    memcpy(out, retry, n);
+    out[n < cap ? n : 0] = 0;
+    retry_len = 0;
+    return n;
 }
 
 int plx_probes_command(const char *cmd, char *out, size_t cap)
