@@ -377,7 +377,12 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
     job = subprocess.Popen(mpi.mpirun_cmd(2, exe, d, n), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env=clean_env())
     try:
-        wait_for(d / "pid")
+        deadline = time.time() + 90  # mpirun's start on a loaded machine
+        while not (d / "pid").exists():
+            if time.time() > deadline or job.poll() is not None:
+                job.terminate()
+                raise AssertionError("rank 0 never started:\n%s" % (job.communicate(timeout=30),))
+            time.sleep(0.01)
         pid = int((d / "pid").read_text())
         out = tmp_path / "exp"
         att = start_attach(pid, out, "--probe", "compute", "--trace")
@@ -389,7 +394,12 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
         stdout, stderr = job.communicate(timeout=60)
         assert job.returncode == 0, stderr
     finally:
-        job.kill()
+        if job.poll() is None:  # mpirun passes SIGTERM on to its ranks; SIGKILL would not
+            job.terminate()
+            try:
+                job.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                job.kill()
     assert stdout == "sent %d received %d computed %d\n" % (n, n, n)
     rows = report_csv(out)
     assert calls(rows, "compute") == n
