@@ -93,6 +93,24 @@ lock_plain=$(best "$out/locks" 10000000)
 lock_profile=$(best measured locks "$out/locks" 10000000)
 lock_trace=$(best measured locks PLX_TRACE=1 "$out/locks" 10000000)
 
+# short-lived threads: 10,000 threads each making one measured call (bench/short_threads.c),
+# wall time of the whole program unmeasured, in profile mode and in trace mode
+cc -O2 -finstrument-functions -pthread bench/short_threads.c -o "$out/short_threads"
+wall() { # best wall seconds of COMMAND over $reps runs
+  local b=""
+  for _ in $(seq "$reps"); do
+    local t0 t1 v
+    t0=$(date +%s.%N); "$@" > /dev/null 2>&1; t1=$(date +%s.%N)
+    v=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+  done
+  echo "$b"
+}
+thr_plain=$(wall "$out/short_threads")
+thr_profile=$(wall measured threads "$out/short_threads")
+thr_trace=$(wall measured threads PLX_TRACE=1 "$out/short_threads")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+
 # MPI wrapper: added latency of a ping-pong between 2 ranks, against the same program unmeasured
 mpi_rows=""
 if command -v mpicc >/dev/null && [ -f "$lib/libplx-mpi.so" ]; then
@@ -134,6 +152,14 @@ cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test
 view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000} cargo test -q --release \
   -p plx-view --test view_bench -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
 
+# the engine on many ranks (bench/scale.sh, short: 256 and 512 synthetic ranks), one engine
+# thread against two in the same run; the full 512-4,096 sweep is bench/scale.sh alone
+scale_md=""
+if [ "${PLX_BENCH_SCALE:-1}" != 0 ]; then
+  PLX_BENCH_SCALE_RANKS=${PLX_BENCH_SCALE_RANKS:-256 512} bench/scale.sh > /dev/null &&
+    scale_md=$(cat "$out/scale.md")
+fi
+
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # the Java agent: ns per measured method call against the same JVM without it
 java_md=$(bench/java/run.sh 2>/dev/null || true)
@@ -168,6 +194,12 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   echo "|---|---|---|"
   echo "| $lock_plain | $lock_profile ($(awk -v a="$lock_profile" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) | $lock_trace ($(awk -v a="$lock_trace" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) |"
   echo
+  echo "10,000 short-lived threads, one measured call each (bench/short_threads.c), wall seconds:"
+  echo
+  echo "| unmeasured | profile mode | trace mode |"
+  echo "|---|---|---|"
+  echo "| $thr_plain | $thr_profile ($(ratio "$thr_profile" "$thr_plain")) | $thr_trace ($(ratio "$thr_trace" "$thr_plain")) |"
+  echo
   if [ -n "$merge_line" ]; then
     echo "Engine, global merge (plx-analysis merge benchmark, synthetic MPI trace):"
     echo
@@ -200,6 +232,10 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   if [ -n "$export_md" ]; then
     echo
     echo "$export_md"
+  fi
+  if [ -n "$scale_md" ]; then
+    echo
+    echo "$scale_md"
   fi
   if [ -n "$java_md" ]; then
     echo

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The engine on synthetic traced MPI rings of 512 to 4,096 ranks (each rank ~965 events: 160
 # messages of 1 KiB to the next rank and an MPI_Allreduce; engine/crates/plx-format/examples/
-# synth_ring.rs): wall time and peak RSS of plx report, plx comm, plx critical-path and the
-# merged-trace export. Prints a markdown section; also in build/bench/scale.md.
-#   PLX_BENCH_SCALE_RANKS ("512 1024 2048 4096"), PLX_BENCH_SCALE_MESSAGES (160)
+# synth_ring.rs): wall time, CPU time and peak RSS of plx report, plx comm (CSV: the pairs),
+# plx critical-path and the merged-trace export, with one engine thread (-j 1) and with
+# PLX_BENCH_SCALE_JOBS threads in the same run. Prints a markdown section; also in
+# build/bench/scale.md. `make bench` runs a short version (256 and 512 ranks).
+#   PLX_BENCH_SCALE_RANKS ("512 1024 2048 4096"), PLX_BENCH_SCALE_MESSAGES (160),
+#   PLX_BENCH_SCALE_JOBS (2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/build/bin
@@ -11,35 +14,47 @@ out=$PWD/build/bench
 mkdir -p "$out"
 ranks=${PLX_BENCH_SCALE_RANKS:-512 1024 2048 4096}
 msgs=${PLX_BENCH_SCALE_MESSAGES:-160}
+jobs=${PLX_BENCH_SCALE_JOBS:-2}
 (cd engine && cargo build --release --quiet --example synth_ring -p plx-format)
 gen=$PWD/engine/target/release/examples/synth_ring
 
-measure() { # wall seconds (CPU seconds) and peak RSS (MiB) of a command: "S(C) MIB"
+measure() { # wall seconds, CPU seconds (user + system), peak RSS (MiB) of a command: "W C MIB"
   /usr/bin/time -f "%e %U %S %M" -o "$out/scale.time" "$@" >/dev/null 2>"$out/scale.err" \
     || { cat "$out/scale.err" >&2; return 1; }
-  awk '{ printf "%.2f(%.2f) %.0f\n", $1, $2 + $3, $4 / 1024 }' "$out/scale.time"
+  awk '{ printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024 }' "$out/scale.time"
+}
+cell() { # "W C" with -j 1 and -j N: "W(C) / W(C) (×speedup)"
+  awk -v w1="$1" -v c1="$2" -v wn="$3" -v cn="$4" \
+    'BEGIN { printf "%.2f (%.2f) / %.2f (%.2f) ×%.2f", w1, c1, wn, cn, (wn > 0 ? w1 / wn : 0) }'
 }
 
 {
-  echo "### Ranks ($(date -u +%Y-%m-%d), $(nproc) cores)"
+  echo "### Ranks ($(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
   echo
   echo "\`bench/scale.sh\`: synthetic traced rings, $msgs messages of 1 KiB per rank to the next rank"
-  echo "and an MPI_Allreduce (~965 events per rank). Wall time (CPU time: user + system) and peak RSS"
-  echo "of each command."
+  echo "and an MPI_Allreduce (~965 events per rank). Each cell: wall s (CPU s, user + system) with"
+  echo "\`plx -j 1\` / with \`plx -j $jobs\`, and the wall-time speedup; peak RSS with \`-j 1\`."
   echo
-  echo "| ranks | events | report | comm | critical-path | export text | peak RSS (report / comm / critical-path / export) | RSS per rank |"
+  echo "| ranks | events | report | comm --format csv | critical-path | export text | peak RSS (report / comm / critical-path / export) | RSS per rank |"
   echo "|---|---|---|---|---|---|---|---|"
   for n in $ranks; do
     d=$out/ring-$n
     rm -rf "$d"
     "$gen" "$d" "$n" "$msgs" 2>/dev/null
     events=$("$bin/plx" export "$d" --format text -o - 2>/dev/null | tail -1 | awk '{print $2}')
-    read -r s1 m1 < <(measure "$bin/plx" report "$d")
-    read -r s2 m2 < <(measure "$bin/plx" comm "$d")
-    read -r s3 m3 < <(measure "$bin/plx" critical-path "$d")
-    read -r s4 m4 < <(measure "$bin/plx" export "$d" --format text -o /dev/null)
-    per=$(awk -v m="$m4" -v n="$n" 'BEGIN { printf "%.0f", m * 1024 / n }')
-    echo "| $n | $events | $s1 s | $s2 s | $s3 s | $s4 s | $m1 / $m2 / $m3 / $m4 MiB | $per KiB (export) |"
+    row="| $n | $events"
+    mems=""
+    for cmd in "report $d" "comm $d --format csv" "critical-path $d" "export $d --format text -o /dev/null"; do
+      # shellcheck disable=SC2086
+      read -r w1 c1 m1 < <(measure "$bin/plx" -j 1 $cmd)
+      # shellcheck disable=SC2086
+      read -r wn cn _ < <(measure "$bin/plx" -j "$jobs" $cmd)
+      row="$row | $(cell "$w1" "$c1" "$wn" "$cn")"
+      mems="$mems${mems:+ / }$m1"
+      last=$m1
+    done
+    per=$(awk -v m="$last" -v n="$n" 'BEGIN { printf "%.0f", m * 1024 / n }')
+    echo "$row | $mems MiB | $per KiB (export) |"
     rm -rf "$d"
   done
 } | tee "$out/scale.md"

@@ -15,6 +15,8 @@
 #   java-threads     the same run made with the JVM's thread list (JavaThread)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
 #   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
+#   omp-paths        the same, made after workers' paths began with their starter's (the
+#                    omp_context subtype)
 #   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
 #                    writes fail (WriteFailures; plx run exits 3)
 #   metrics          the trace run with --monitor cpu,mem,net,disk --monitor-period 5, then
@@ -28,7 +30,7 @@ root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,24p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,26p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -110,7 +112,7 @@ for name in "$@"; do
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
     mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/mpi" ;;
-  omp)
+  omp|omp-paths)
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;
   write-failures)

@@ -76,25 +76,37 @@ def test_user_event(api_exp):
     assert any(line.split()[:2] == ["bytes", "3"] for line in text.splitlines()), text
 
 
-def test_phase_report(api_exp):
-    rows = report_csv(api_exp, "--phase", "solve", "--callpath")
+def test_phase_report(programs, tmp_path):
+    """A phase is its span of time (docs/phases.md): rebuilt from the trace, calls begun inside."""
+    prog = programs.get("api.c", "-O0", "-pthread")
+    exp = tmp_path / "api-trace"
+    run(exp, prog, opts=("--trace",))
+    rows = report_csv(exp, "--phase", "solve", "--callpath")
     paths = callpath_rows(rows)
-    assert set(p[-1] for p in paths) - RUNTIME_REGIONS == {"solve", "iterate", "step"}
-    assert all(p[0] == "solve" for p in paths)
-    assert int(paths[("solve",)]["calls"]) == 1
-    assert int(paths[("solve", "iterate")]["calls"]) == 5
-    assert int(paths[("solve", "iterate", "step")]["calls"]) == 5
-    flat = {r["function"]: int(r["calls"]) for r in total_rows(report_csv(api_exp, "--phase", "solve"))}
+    assert set(p[-1] for p in paths) - RUNTIME_REGIONS == {"main", "solve", "iterate", "step"}
+    assert all(p[0] == "main" for p in paths if p[-1] not in RUNTIME_REGIONS)
+    assert int(paths[("main",)]["calls"]) == 0  # begun before the phase
+    assert int(paths[("main", "solve")]["calls"]) == 1
+    assert int(paths[("main", "solve", "iterate")]["calls"]) == 5
+    assert int(paths[("main", "solve", "iterate", "step")]["calls"]) == 5
+    flat = {r["function"]: int(r["calls"]) for r in total_rows(report_csv(exp, "--phase", "solve"))}
     assert {k: v for k, v in flat.items() if k not in RUNTIME_REGIONS} == {
+        "main": 0,
         "solve": 1,
         "iterate": 5,
         "step": 5,
     }
-    doc = report_json(api_exp, "--phase", "setup")
+    doc = report_json(exp, "--phase", "setup")
     assert doc["phase"] == "setup"
     names = {f["function"] for f in doc["total"]["functions"]} - RUNTIME_REGIONS
-    assert names == {"setup", "load", "read_input"}
+    assert names == {"main", "setup", "load", "read_input"}
     assert functions_of(doc["total"])["read_input"]["calls"] == 3
+
+
+def test_phase_of_a_profile_needs_the_trace(api_exp):
+    cp = plx("report", api_exp, "--phase", "solve", check=False)
+    assert cp.returncode == 2
+    assert "rerun with `plx run --trace`" in cp.stderr, cp.stderr
 
 
 def test_unknown_phase(api_exp):

@@ -84,8 +84,8 @@ def test_fib_flat_counts(fib_exp):
 
 def test_main_calls_fib_once(fib_exp):
     """main makes exactly one call to a program function (fib); anything else among its
-    children is the runtime's own work (plx_symbols, plx_flush), shown as a child but not
-    counted among main's child calls."""
+    children is the runtime's own work (plx_symbols, plx_flush), never counted among main's
+    child calls."""
     rows = report_csv(fib_exp, "--callpath")
     paths = callpath_rows(rows)
     main = paths[("main",)]

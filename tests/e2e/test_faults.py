@@ -2,11 +2,15 @@
 
 import os
 import re
+import signal as signals
+import subprocess
 
 import pytest
 
 from conftest import (
+    PLX,
     RUNTIME_REGIONS,
+    clean_env,
     all_threads,
     calls,
     functions_of,
@@ -99,6 +103,34 @@ def test_sigkill_info_warns(killed_exp):
     (line,) = info_thread_lines(text)
     assert line["profile"] == "rebuilt from trace"
     assert line["trace_events"] >= 2 * (KILL_CALLS - KILL_BUFFER // 16)
+
+
+@pytest.mark.parametrize("buffer", ["1M", "4K"])
+def test_sigkill_keeps_every_traced_event(programs, tmp_path, buffer):
+    """trace_kill.c: main and two threads call work() 1000 times each, then block; SIGKILL.
+    Each thread's trace buffer is a file mapping the kernel keeps, so the trace holds every
+    event written before the kill: the chunks written (with a 4 KiB buffer) and the rest."""
+    prog = programs.get("trace_kill.c", "-O0", "-pthread")
+    out = tmp_path / "killed"
+    p = subprocess.Popen([str(PLX), "run", "--trace", "--buffer", buffer, "-o", str(out), "--",
+                          str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=clean_env())
+    line = p.stdout.readline()
+    assert line.startswith("ready "), line + p.stderr.read()
+    os.kill(int(line.split()[1]), signals.SIGKILL)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 137, err
+    rows = report_csv(out)
+    work = sorted((r["thread_name"], int(r["calls"])) for r in rows
+                  if r["function"] == "work" and r["process"] != "all")
+    assert work == [("main", 1000), ("worker", 1000), ("worker", 1000)]
+    text = info(out).stdout
+    recovered = re.findall(r"thread (\d): (\d+) trace event words recovered from live\.\d\.trace",
+                           text)
+    assert sorted(int(t) for t, _ in recovered) == [0, 1, 2], text
+    assert all(int(n) > 0 for _, n in recovered)
+    for line in info_thread_lines(text):
+        assert line["profile"] == "rebuilt from trace"
 
 
 def test_sigkill_without_trace(fault_bin, tmp_path):

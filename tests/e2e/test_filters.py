@@ -161,6 +161,26 @@ def test_throttle(filters_bin, tmp_path, opts):
     assert re.search(r"^\s*1000 calls\s+\S+ \S+\s+tiny\s*$", m.group(1), re.M), m.group(1)
 
 
+@pytest.mark.parametrize("opts", [(), ("--trace",)], ids=["profile", "trace"])
+def test_throttle_per_thread_and_callpath(programs, tmp_path, opts):
+    """throttle_threads.c: four threads call tiny() 1000 times each, main 1000 times directly
+    and 200 times through slow(). Each thread keeps its own first 100 calls; in a profile each
+    callpath does (main => tiny and main => slow => tiny), in a trace each thread."""
+    prog = programs.get("throttle_threads.c", "-O0", "-pthread")
+    out = measure(tmp_path, prog, "throttle 100 50\n", opts=opts)
+    rows = [r for r in report_csv(out, "--callpath")
+            if r["process"] != "all" and r["function"] not in RUNTIME_REGIONS]
+    got = sorted((r["thread_name"], r["callpath"], int(r["calls"])) for r in rows)
+    want = [("main", "main", 1), ("main", "main => slow", 200), ("main", "main => tiny", 100)]
+    if not opts:
+        want.append(("main", "main => slow => tiny", 100))
+    want += [("work", "work", 1), ("work", "work => tiny", 100)] * 4
+    assert got == sorted(want)
+    doc = report_json(out)
+    (proc,) = doc["processes"]
+    assert [(t["function"], t["calls"]) for t in proc["throttled"]] == [("tiny", 100)]
+
+
 def test_bad_rule_stops_before_running(filters_bin, tmp_path):
     filt = tmp_path / "bad.filter"
     filt.write_text("# a comment\n\nexclude gamma_*\nexclud foo\n")

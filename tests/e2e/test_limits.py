@@ -81,6 +81,21 @@ def test_bad_limit_values_fall_back(deep_bin, tmp_path, var, value):
     assert calls(report_csv(out), "down") == DEPTH
 
 
+@pytest.mark.parametrize("var,value,default", [("PLX_MAX_DEPTH", "4", "4096"),
+                                               ("PLX_MAX_NODES", "15", "1048576")])
+def test_limits_below_16_are_said_once_with_the_value_used(deep_bin, tmp_path, var, value,
+                                                            default):
+    """A limit under the table's minimum (16) is never raised silently: one warning naming the
+    variable, its bounds and the value used."""
+    out = tmp_path / "low"
+    cp = run(out, deep_bin, env={var: value})
+    lines = [l for l in cp.stderr.splitlines() if var in l]
+    assert lines == ["plx: %s=%s: expected a whole number from 16 to %s; using the default, %s"
+                     % (var, value, "1048576" if var == "PLX_MAX_DEPTH" else "268435456",
+                        default)], cp.stderr
+    assert calls(report_csv(out), "down") == DEPTH
+
+
 def test_runtime_variables_without_plx_run(fib_bin, tmp_path):
     """PLX_OUTPUT, PLX_TRACE and PLX_BUFFER set by hand do what plx run's options do."""
     out = tmp_path / "by-hand"

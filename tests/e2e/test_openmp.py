@@ -27,6 +27,8 @@ from components import require, require_tools
 
 KNOWN = ROOT / "examples" / "openmp" / "known.c"
 HYBRID = ROOT / "examples" / "openmp" / "hybrid.c"
+PARENTS = ROOT / "examples" / "openmp" / "parents.c"
+TASKLOOP = ROOT / "examples" / "openmp" / "taskloop.c"
 THREADS = 4
 REGIONS = 3
 SLEEP_MS = 40
@@ -86,15 +88,28 @@ def test_parallel_regions_on_every_thread(known_exp):
     # the master and three workers, named after their OpenMP thread number
     assert sorted(threads) == ["main", "omp thread 1", "omp thread 2", "omp thread 3"]
     region = "parallel@known.c:%d" % parallel_line()
+    expected = ("main", "region", region)
     for name, trs in threads.items():
         paths = {path_of(r): r for r in trs}
-        expected = ("main", "region", region) if name == "main" else (region,)
+        # every thread's paths start with the master's at the fork; a worker made no call of
+        # main or region: they are its path, with 0 calls and the region's time
         assert int(paths[expected]["calls"]) == REGIONS, (name, expected)
+        outer = (0, 0) if name != "main" else (1, 3)
+        assert (int(paths[("main",)]["calls"]), int(paths[("main", "region")]["calls"])) == outer
+        assert int(paths[("main", "region")]["child_calls"]) == REGIONS, name
+        assert float(paths[("main", "region")]["inclusive_s"]) >= float(paths[expected]["inclusive_s"])
         # the outlined body is the region: no main._omp_fn.N or .omp_outlined. of its own
         assert not [p for p in paths if any("_omp_fn" in f or f.startswith(".omp") for f in p)]
-        # schedule(static): 32 iterations over 4 threads, each calls work() once
+        # schedule(static): 32 iterations over 4 threads, each calls work() once, inside the
+        # loop's region (libgomp: found by the compiler's thread-number reads, named by the
+        # for line; libomp: reported, named by the pragma's), entered once per region
         work = [r for p, r in paths.items() if p[-1] == "work"]
-        assert all(path_of(r)[: len(expected)] == expected for r in work), name
+        loops = {p[len(expected)] for p in paths if p[-1] == "work"}
+        assert loops <= {"loop@known.c:%d" % line_of("omp for schedule(static)"),
+                         "loop@known.c:%d" % (line_of("omp for schedule(static)") + 1)}, loops
+        assert len(loops) == 1, (name, loops)
+        assert [path_of(r) for r in work] == [expected + (loops.pop(), "work")], name
+        assert int(paths[path_of(work[0])[:-1]]["calls"]) == REGIONS, name
         assert sum(int(r["calls"]) for r in work) == REGIONS * ITERATIONS // THREADS, name
     # one single per region, run by one thread of the team
     total_single = sum(int(r["calls"]) for r in rows
@@ -102,7 +117,7 @@ def test_parallel_regions_on_every_thread(known_exp):
     assert total_single == REGIONS
     nap = [r for r in rows if r["process"] != "all" and r["function"] == "nap"]
     assert [(r["thread_name"], path_of(r), int(r["calls"])) for r in nap] == [
-        ("omp thread 3", (region, "nap"), REGIONS)
+        ("omp thread 3", ("main", "region", region, "nap"), REGIONS)
     ]
 
 
@@ -160,7 +175,9 @@ def test_critical_path_goes_through_the_sleeping_thread(tmp_path, known_exp):
         if e.get("ph") in ("X", "B") and e.get("name") == region:
             per_track[e["tid"]] = per_track.get(e["tid"], 0) + 1
     assert sorted(per_track.values()) == [2, 2, 2, 2]
-    names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+    # thread tracks (measurement tracks, tid 2**32 + thread, hold the runtime's own work)
+    names = {e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "thread_name" and e["tid"] < 1 << 32}
     assert {n.split(" ", 2)[2] for n in names} == {"main", "omp thread 1", "omp thread 2",
                                                     "omp thread 3"}
 
@@ -198,8 +215,12 @@ def test_hybrid_mpi_openmp(tmp_path, open_mpi):
             work = [r for r in rows if (r["process"], r["thread_name"]) == (p, name)
                     and r["function"] == "work"]
             assert sum(int(r["calls"]) for r in work) == 3 * 4, (p, name)
-            region = {path_of(r)[-2] for r in work}
-            assert len(region) == 1 and re.match(r"parallel@hybrid\.c:\d+$", region.pop())
+            # work() inside the static loop's region, inside the parallel region
+            region = {path_of(r)[-3:-1] for r in work}
+            assert len(region) == 1, region
+            parallel, loop = region.pop()
+            assert re.match(r"parallel@hybrid\.c:\d+$", parallel), parallel
+            assert re.match(r"loop@hybrid\.c:\d+$", loop), loop
             regions = [r for r in rows if (r["process"], r["thread_name"]) == (p, name)
                        and r["function"].startswith("parallel@hybrid.c:")]
             assert sum(int(r["calls"]) for r in regions) == 3
@@ -245,10 +266,12 @@ def test_nested_teams(tmp_path, compiler):
     for r in rows:
         if r["function"] == "leaf":
             leaf[path_of(r)] = leaf.get(path_of(r), 0) + int(r["calls"])
-    # the master runs both levels; the outer team's worker starts its own inner team; the inner
-    # teams' workers start at the inner region (one thread may serve both inner teams in turn)
-    assert leaf == {("main", outer, inner, "leaf"): 1, (outer, inner, "leaf"): 1,
-                    (inner, "leaf"): 2}
+    # the master runs both levels; the outer team's worker starts its own inner team; every
+    # worker's path starts with its team's master's (one thread may serve both inner teams)
+    assert leaf == {("main", outer, inner, "leaf"): 4}
+    # the inner teams' workers made no call of the outer region: it is their path's
+    outer_calls = sorted(int(r["calls"]) for r in rows if path_of(r) == ("main", outer))
+    assert sum(outer_calls) == 2 and outer_calls.count(1) == 2, outer_calls
     # plx info: each thread's teams (record OmpTeams): level 1 has thread numbers 0 and 1, each
     # of the two inner teams (level 2) too
     text = plx("info", tmp_path / "exp").stdout
@@ -261,4 +284,159 @@ def test_nested_teams(tmp_path, compiler):
     # a libgomp thread of an inner team may end while the process exits: its OmpTeams are then
     # not written (its profile is recovered from its live file), so level 2 is checked as at most
     assert {k: v for k, v in teams.items() if k[0] == 1} == {(1, 0): 1, (1, 1): 1}, text
+    assert "loop@ regions count a thread's entries, not its iterations" in text
     assert teams.get((2, 0), 0) == 2 and 1 <= teams.get((2, 1), 0) <= 2, text
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_worker_paths_follow_the_fork(tmp_path, compiler, mode):
+    """One region started from two call paths (a() twice, b() once) by a pool of 3 threads: each
+    thread's work() calls sit under the path of the fork that ran them, on every thread."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    lines = PARENTS.read_text().splitlines()
+    region = "parallel@parents.c:%d" % (1 + next(i for i, x in enumerate(lines) if "TEAM" in x))
+    exe = build(PARENTS, tmp_path / "parents", "-fopenmp", "-O1", env=env)
+    cp = run(tmp_path / "exp", exe, opts=("--trace",) if mode == "trace" else ())
+    assert "work calls 9 (expected 9)" in cp.stdout
+    rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
+    threads = by_thread_name(rows)
+    assert sorted(threads) == ["main", "omp thread 1", "omp thread 2"]
+    for name, trs in threads.items():
+        got = {path_of(r): int(r["calls"]) for r in trs if not r["function"].startswith("plx_")}
+        master = name == "main"
+        assert got == {
+            ("main",): 1 if master else 0,
+            ("main", "a"): 2 if master else 0,
+            ("main", "b"): 1 if master else 0,
+            ("main", "a", "team"): 2 if master else 0,
+            ("main", "b", "team"): 1 if master else 0,
+            ("main", "a", "team", region): 2,
+            ("main", "b", "team", region): 1,
+            ("main", "a", "team", region, "work"): 2,
+            ("main", "b", "team", region, "work"): 1,
+        }, (name, got)
+    # the total merges the threads' paths: main called once, the region entered 9 times
+    total = {path_of(r): int(r["calls"]) for r in report_csv(tmp_path / "exp", "--callpath")
+             if r["process"] == "all"}
+    assert total[("main",)] == 1 and total[("main", "a", "team", region)] == 6
+    assert total[("main", "b", "team", region, "work")] == 3
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_taskloop_tasks_and_iterations(tmp_path, compiler):
+    """taskloop.c: 100 iterations in 5 tasks, then 30 in 3 (grainsize 10, counting down): the
+    creating thread's taskloop regions, the tasks run on whichever thread of the team, and with
+    libgomp each task's iterations (user event "omp taskloop iterations")."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(TASKLOOP, tmp_path / "taskloop", "-fopenmp", "-O1", env=env)
+    cp = run(tmp_path / "exp", exe)
+    assert "body calls 130 (expected 130)" in cp.stdout
+    rows = [r for r in report_csv(tmp_path / "exp", "--callpath") if r["process"] != "all"]
+    calls = {}
+    for r in rows:
+        key = (r["function"].split("@")[0], r["function"])
+        calls[key] = calls.get(key, 0) + int(r["calls"])
+    tasks = {f: n for (k, f), n in calls.items() if k == "task"}
+    loops = {f: n for (k, f), n in calls.items() if k == "taskloop"}
+    body = sum(n for (k, _), n in calls.items() if k == "body")
+    assert body == 130
+    assert sum(tasks.values()) == 8 and sum(loops.values()) == 2, calls
+    # every body call is inside a task
+    assert all("task" in {f.split("@")[0] for f in path_of(r)[:-1]}
+               for r in rows if r["function"] == "body")
+    if compiler == "gcc":
+        lines = TASKLOOP.read_text().splitlines()
+        up, down = (1 + next(i for i, x in enumerate(lines) if m in x) for m in ("UP", "DOWN"))
+        assert tasks == {"task@taskloop.c:%d" % up: 5, "task@taskloop.c:%d" % down: 3}
+        assert loops == {"taskloop@taskloop.c:%d" % up: 1, "taskloop@taskloop.c:%d" % down: 1}
+        text = plx("report", tmp_path / "exp").stdout
+        # per thread: count = tasks it ran, sum = their iterations; over the threads 8 and 130
+        ran = [(int(m.group(1)), float(m.group(2)) * int(m.group(1))) for m in re.finditer(
+            r"^\s+omp taskloop iterations\s+(\d+)\s+\S+\s+\S+\s+([\d.]+)", text, re.M)]
+        per_thread = ran[:-1] if len(ran) > 1 else ran  # the last table is the total's
+        assert sum(c for c, _ in per_thread) == 8, text
+        assert round(sum(s for _, s in per_thread)) == 130, text
+
+
+def otf2_team_records(tmp_path, exp):
+    """otf2-print's ThreadFork/Join and ThreadTeamBegin/End records: {(record, location): n}
+    and the definitions' text."""
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    out = tmp_path / "otf2"
+    plx("export", exp, "--format", "otf2", "-o", out)
+    text = subprocess.run(["otf2-print", str(out / "traces.otf2")], capture_output=True,
+                          text=True, check=True).stdout
+    counts = {}
+    for m in re.finditer(r"^(THREAD_FORK|THREAD_JOIN|THREAD_TEAM_BEGIN|THREAD_TEAM_END)\s+(\d+)",
+                         text, re.M):
+        key = (m.group(1), int(m.group(2)))
+        counts[key] = counts.get(key, 0) + 1
+    defs = subprocess.run(["otf2-print", "-G", str(out / "traces.otf2")], capture_output=True,
+                          text=True, check=True).stdout
+    return counts, defs
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_thread_teams(tmp_path, compiler):
+    """OTF2 export of known.c (2 regions of 4 threads): every location begins and ends 2 teams,
+    the master forks and joins 2; the team is an OpenMP communicator of the 4 locations."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
+    exp = tmp_path / "exp"
+    run(exp, exe, "2", "5", opts=("--trace",))
+    counts, defs = otf2_team_records(tmp_path, exp)
+    # location 0 is the main thread: the one that forks
+    expected = {("THREAD_FORK", 0): 2, ("THREAD_JOIN", 0): 2}
+    for loc in range(THREADS):
+        expected[("THREAD_TEAM_BEGIN", loc)] = 2
+        expected[("THREAD_TEAM_END", loc)] = 2
+    assert counts == expected, counts
+    region = "parallel@known.c:%d" % parallel_line()
+    comm = re.search(r'^GROUP\s+\d+\s+Name: "OpenMP teams of %s \(level 1\)[^"]*".*Type: COMM_GROUP, '
+                     r'Paradigm: OPENMP, Flags: NONE, (\d+) Members' % re.escape(region), defs, re.M)
+    assert comm and int(comm.group(1)) == THREADS, defs
+    # the text export: a team line per join, 2 per location
+    plx("export", exp, "--format", "text", "-o", tmp_path / "trace.txt")
+    text = (tmp_path / "trace.txt").read_text()
+    teams = re.findall(r"^\s+\d+ (\S+)\s+team\s+%s  level=1 size=4 num=(\d)$" % re.escape(region),
+                       text, re.M)
+    per_location = {}
+    for loc, num in teams:
+        per_location.setdefault(loc, set()).add(int(num))
+    assert len(teams) == 2 * THREADS and sorted(per_location.values(), key=min) == [
+        {0}, {1}, {2}, {3}], teams
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_nested_thread_teams(tmp_path, compiler):
+    """nested.c: 1 outer team of 2 and 2 inner teams of 2: 3 forks and joins (the master's 2,
+    the outer worker's 1), 6 team begins and ends over the locations."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(ROOT / "examples" / "openmp" / "nested.c", tmp_path / "nested", "-fopenmp", "-O1",
+                env=env)
+    run(tmp_path / "exp", exe, opts=("--trace",))
+    counts, defs = otf2_team_records(tmp_path, tmp_path / "exp")
+    total = {}
+    for (rec, loc), n in counts.items():
+        total[rec] = total.get(rec, 0) + n
+    assert total == {"THREAD_FORK": 3, "THREAD_JOIN": 3, "THREAD_TEAM_BEGIN": 6,
+                     "THREAD_TEAM_END": 6}, counts
+    assert counts[("THREAD_FORK", 0)] == 2 and counts[("THREAD_TEAM_BEGIN", 0)] == 2
+    # every location ends what it begins
+    for (rec, loc), n in counts.items():
+        if rec == "THREAD_TEAM_BEGIN":
+            assert counts[("THREAD_TEAM_END", loc)] == n
+    assert len(re.findall(r'^COMM\s+\d+\s+Name: "OpenMP teams of', defs, re.M)) == 2, defs

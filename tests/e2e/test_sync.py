@@ -123,6 +123,29 @@ def test_query_wait_time_of_objects(t_sync):
     assert whole["total"] >= q["total"]
 
 
+def test_query_sync_focus_globs(t_sync):
+    """Sync focus components take the filter's glob grammar (fnmatch): `?`, `*`, `[...]`."""
+    mutexes = [r for r in totals(sync_csv(t_sync)) if r["kind"] == "mutex"]
+    hot = next(r for r in mutexes if r["acquisitions"] == "40001")
+    name = hot["object"].split(" ", 1)[1]
+    assert not any(c in name for c in "*?[\\")
+
+    def wait(focus):
+        return json.loads(plx("query", t_sync, "--metric", "wait_time", "--focus", focus,
+                              "--format", "json").stdout)["total"]
+
+    one = name[:-1] + "?"  # the last character left open
+    assert sum(r["object"].split(" ", 1)[1].startswith(name[:-1]) for r in mutexes) == 1
+    assert wait("sync=/Mutex/" + one) == pytest.approx(float(hot["wait_s"]), abs=1e-6)
+    assert wait("sync=/M[u]t*/" + one) == pytest.approx(float(hot["wait_s"]), abs=1e-6)
+    everything = sum(float(r["wait_s"]) for r in mutexes)
+    assert wait("sync=/Mutex/*") == pytest.approx(everything, abs=1e-6)
+    assert wait("sync=/Mutex/*" + name[-3:]) >= float(hot["wait_s"]) - 1e-6
+    cp = plx("query", t_sync, "--metric", "wait_time", "--focus", "sync=/Mutex/nothing*",
+             check=False)
+    assert cp.returncode == 2 and 'nothing named "nothing*"' in cp.stderr, cp.stderr
+
+
 def test_query_errors_name_the_bad_part(t_sync):
     cp = plx("query", t_sync, "--metric", "nonsense", check=False)
     assert cp.returncode == 2 and "wall_time" in cp.stderr and "nonsense" in cp.stderr

@@ -12,14 +12,17 @@ from plx_codec import FILE_KINDS, decode, events, read_file
 from plx_schema import RECORD_IDS, RECORDS, SUBTYPES
 
 from conftest import (
+    EPS,
     RUNTIME_REGIONS,
     all_threads,
     calls,
     info,
     info_thread_lines,
+    plx,
     report_csv,
     report_json,
     run,
+    total_rows,
 )
 
 FIB_CALLS = 21891
@@ -102,6 +105,38 @@ def test_small_buffer_counts_exact(small_buffer_exp):
     flushes = calls(rows, "plx_flush")
     assert int(fib["child_calls"]) <= FIB_CALLS - 1 + flushes
     assert int(fib["child_calls"]) >= FIB_CALLS - 1
+
+
+def test_flush_set_apart_from_the_program(small_buffer_exp):
+    """The runtime's buffer flushes are its own rows, children of the thread's root, and their
+    time is in no function of the program, inclusive or exclusive (as in a profile)."""
+    (pdir,) = [d for d in small_buffer_exp.iterdir() if d.is_dir()]
+    _, chunks, _, _ = decode_trace(pdir / "trace.plx")
+    flat = {r["function"]: r for r in total_rows(report_csv(small_buffer_exp))}
+    flush, fib, main = flat["plx_flush"], flat["fib"], flat["main"]
+    assert int(flush["calls"]) == chunks[0] - 1
+    assert float(flush["inclusive_s"]) > 0
+    # fib calls only fib: its inclusive time is its exclusive time, no flush in either
+    assert float(fib["inclusive_s"]) == pytest.approx(float(fib["exclusive_s"]), abs=EPS)
+    assert float(main["inclusive_s"]) == pytest.approx(
+        float(main["exclusive_s"]) + float(fib["inclusive_s"]), abs=EPS
+    )
+    assert int(fib["child_calls"]) == FIB_CALLS - 1
+    assert int(main["child_calls"]) == 1
+    paths = [r for r in report_csv(small_buffer_exp, "--callpath") if r["process"] != "all"]
+    flushes = [r for r in paths if r["function"] == "plx_flush"]
+    assert [r["callpath"] for r in flushes] == ["plx_flush"]
+    assert int(flushes[0]["calls"]) == chunks[0] - 1
+    assert not any("=> plx_" in r["callpath"] for r in paths)
+    # gprof: the flush is called by no function of the program
+    text = plx("report", small_buffer_exp, "--gprof").stdout
+    entry = text.split("plx_flush [")[0].rsplit("---", 1)[-1]
+    assert "<spontaneous>" in entry and "fib" not in entry, text
+    # the critical path counts it apart from fib too
+    cp = plx("critical-path", small_buffer_exp).stdout
+    rows = {line.split()[-3]: float(line.split()[-2]) for line in cp.splitlines()[3:] if line.split()}
+    assert rows["plx_flush"] == pytest.approx(float(flush["exclusive_s"]), abs=2e-6), cp
+    assert rows["fib"] == pytest.approx(float(fib["exclusive_s"]), abs=2e-6), cp
 
 
 def test_monotonic_clock(fib_bin, tmp_path):

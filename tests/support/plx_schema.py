@@ -64,5 +64,6 @@ SUBTYPES = {
     10: ('counted_call', 5, [('set', 'u32', 0, 0, 31), ('region', 'u32', 0, 32, 63), ('value0', 'u64', 1, 0, 63), ('value1', 'u64', 2, 0, 63), ('value2', 'u64', 3, 0, 63), ('value3', 'u64', 4, 0, 63)]),
     11: ('counter_epoch', 1, [('epoch', 'u32', 0, 0, 31)]),
     18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
+    19: ('omp_context', 1, [('count', 'u32', 0, 0, 31), ('thread', 'u32', 0, 32, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

@@ -45,8 +45,6 @@ __attribute__((noinline, cold)) static void unhook(uintptr_t fn, uint32_t v, uin
     uint32_t bit = is_exit ? PLX_REGION_EXIT_TRIED : PLX_REGION_ENTER_TRIED;
     if (v & bit)
         return;
-    if (is_exit && (v & PLX_REGION_THROTTLED))
-        return; /* frames entered before the throttle still need their exits */
     struct plx_thread *t = plx_self;
     if (t)
         t->guard++;

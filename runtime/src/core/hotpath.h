@@ -42,6 +42,18 @@ static inline uint32_t plx_child(struct plx_thread *t, uint32_t parent, uint32_t
     return plx_node_new(t, parent, region);
 }
 
+/* Trace mode with a throttle: whether `region` is throttled on this thread (its calls word
+ * has the top bit set); the frame remembers it (node PLX_NO_INDEX) for the exit. */
+static inline int plx_trace_throttled(struct plx_thread *t, struct plx_frame *f, uint32_t region)
+{
+    f->node = region;
+    if (region < PLX_RSTAT_REGIONS && (int64_t)t->rstats[2 * region] < 0) {
+        f->node = PLX_NO_INDEX;
+        return 1;
+    }
+    return 0;
+}
+
 static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t region)
 {
     if (PLX_UNLIKELY(t->depth >= t->max_depth)) {
@@ -57,10 +69,15 @@ static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t regio
     if (t->buf) {
         uint64_t now = plx_ticks();
         f->start = now;
+        if (PLX_UNLIKELY(t->rstats != NULL) && plx_trace_throttled(t, f, region))
+            return;
         plx_trace_put(t, PLX_EV_ENTER, region, now);
         return;
     }
     uint32_t n = plx_child(t, t->cur, region);
+    /* a throttled callpath is not measured (its time stays in the parent), as a full table */
+    if (PLX_UNLIKELY(n != PLX_NO_INDEX && t->nodes[n].calls == plx_throttle_calls) && t->throttled)
+        n = plx_node_unless_throttled(t, n);
     f->node = n;
     if (PLX_LIKELY(n != PLX_NO_INDEX)) {
         t->nodes[n].calls++;
@@ -80,9 +97,11 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
     if (t->depth)
         f[-1].child += incl;
     if (t->buf) {
+        if (PLX_UNLIKELY(t->rstats != NULL)) {
+            plx_trace_throttle_leave(t, f, incl, now);
+            return;
+        }
         plx_trace_put(t, PLX_EV_EXIT, f->region, now);
-        if (PLX_UNLIKELY(plx_throttle_calls != 0))
-            plx_throttle_check(t, f->region, 0, incl);
         return;
     }
     uint32_t n = f->node;
@@ -96,7 +115,7 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
     node->excl += incl > f->child ? incl - f->child : 0;
     t->cur = node->parent;
     if (PLX_UNLIKELY(node->calls == plx_throttle_calls))
-        plx_throttle_check(t, f->region, node->calls, node->incl);
+        plx_throttle_check(t, n);
 }
 
 /* Records a completed interval of the runtime's own work (region `region`, kind runtime) apart

@@ -77,7 +77,6 @@ enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE 
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
 #define PLX_REGION_EXIT_TRIED 0x10000000u  /* excluded: its exit call was patched out (or tried) */
-#define PLX_REGION_THROTTLED 0x08000000u   /* excluded after running: frames may be open */
 #define PLX_REGION_CPU 0x04000000u         /* selected for per-call CPU time (filter: cputime) */
 #define PLX_REGION_COUNTERS 0x02000000u    /* has a counter context (filter: counters) */
 #define PLX_REGION_ID_MASK 0x003FFFFFu  /* 22 bits, as in the trace event */
@@ -167,9 +166,12 @@ struct plx_thread {
     struct plx_live_header *live_nodes;
     uint32_t nnodes, max_nodes, cur;
     uint64_t lost_nodes;
-    uint64_t *rstats;          /* trace mode: per region calls and inclusive ticks (2 words) */
+    uint64_t *rstats;          /* trace mode with a throttle: per region calls (top bit:
+                                  throttled on this thread) and inclusive ticks (2 words) */
+    uint64_t *throttled;       /* profile mode: a bit per throttled node, made on first need */
     uint64_t *node_cpu;        /* profile mode: inclusive CPU ns per node of `cputime` functions */
-    uint64_t *buf, *pos, *end; /* trace buffer */
+    uint64_t *buf, *pos, *end; /* trace buffer, in a live file when it could be made */
+    struct plx_live_header *live_trace; /* its "trace" live file: word 0 the chunk's base */
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
     uint64_t start_ticks, start_cpu_ns;
@@ -218,6 +220,10 @@ PLX_HIDDEN void plx_threads_after_fork(void);
 PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
 PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
+/* The trace buffer of `words` event words (and the room past `end`) in a live file, so its
+ * events survive SIGKILL; in memory `mem` when the file cannot be made. */
+PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words);
+PLX_HIDDEN void plx_trace_buffer_unmap(struct plx_thread *t);
 PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
 PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);
 #define PLX_RSTAT_REGIONS (1u << 16) /* trace mode throttling covers the first 64 Ki regions */
@@ -225,8 +231,15 @@ PLX_HIDDEN void plx_trace_time_reset(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr);
 PLX_HIDDEN void plx_trace_slow(struct plx_thread *t, uint64_t word, uint64_t now);
 PLX_HIDDEN uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region);
-PLX_HIDDEN void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls,
-                                   uint64_t incl);
+/* Throttling (filter: throttle CALLS USEC) per thread and callpath. Profile mode: node n has
+ * made CALLS calls; throttled when they were fast (a bit in t->throttled). */
+PLX_HIDDEN void plx_throttle_check(struct plx_thread *t, uint32_t n);
+/* n, or PLX_NO_INDEX when node n is throttled. */
+PLX_HIDDEN uint32_t plx_node_unless_throttled(struct plx_thread *t, uint32_t n);
+/* Trace mode: the exit of frame f (its region's exit event and per-thread totals), or nothing
+ * for a frame of a throttled region. */
+PLX_HIDDEN void plx_trace_throttle_leave(struct plx_thread *t, struct plx_frame *f, uint64_t incl,
+                                         uint64_t now);
 PLX_HIDDEN void plx_uevent_record(struct plx_thread *t, uint32_t id, double value);
 PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
 
@@ -430,6 +443,12 @@ PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_s
                               uint32_t capacity, struct plx_live_header **header);
 PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
 PLX_HIDDEN void plx_live_remove(const char *kind, uint32_t thread);
+/* Pooled kinds ("nodes", "trace"): a free slot of the kind, or a new one, owned by `thread`. */
+PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size,
+                               uint32_t capacity, struct plx_live_header **header);
+PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
+PLX_HIDDEN void plx_live_pool_remove(void);
+PLX_HIDDEN void plx_live_pool_after_fork(void);
 
 /* ---- arena (arena.c): memory kept for the whole run ------------------------------------ */
 PLX_HIDDEN void *plx_arena_alloc(size_t n);

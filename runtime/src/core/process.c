@@ -135,6 +135,7 @@ void plx_process_end(int reason, int status)
     plx_sampler_stop(); /* its final sample reads the threads before they are finished */
     plx_active = 0;
     plx_threads_finish_all();
+    plx_live_pool_remove();
     write_calibration();
     struct plx_rec rec;
     plx_rec_init(&rec);

@@ -20,22 +20,52 @@ uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
     return n;
 }
 
-void plx_throttle_check(struct plx_thread *t, uint32_t region, uint64_t calls, uint64_t incl)
+static int fast(uint32_t region, uint64_t calls, uint64_t incl)
 {
-    if (t->rstats) { /* trace mode: per-region totals of this thread */
-        if (region >= PLX_RSTAT_REGIONS)
-            return;
-        calls = ++t->rstats[2 * region];
-        incl = t->rstats[2 * region + 1] += incl;
-        if (calls != plx_throttle_calls)
-            return;
-    } else if (t->buf) {
-        return;
-    }
-    if (region == PLX_REGION_FLUSH || incl >= plx_throttle_ticks * calls)
+    return region != PLX_REGION_FLUSH && incl < plx_throttle_ticks * calls;
+}
+
+void plx_throttle_check(struct plx_thread *t, uint32_t n)
+{
+    struct plx_node *node = &t->nodes[n];
+    if (t->buf || !fast(node->region, node->calls, node->incl))
         return;
     t->guard++;
-    plx_region_throttle(region, calls, incl);
+    if (!t->throttled) {
+        void *p = mmap(NULL, ((size_t)t->max_nodes + 63) / 64 * 8, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        t->throttled = p == MAP_FAILED ? NULL : p;
+    }
+    if (t->throttled) {
+        t->throttled[n / 64] |= 1ull << (n % 64);
+        plx_region_throttle(node->region, node->calls, node->incl);
+    }
+    t->guard--;
+}
+
+uint32_t plx_node_unless_throttled(struct plx_thread *t, uint32_t n)
+{
+    return t->throttled[n / 64] >> (n % 64) & 1 ? PLX_NO_INDEX : n;
+}
+
+void plx_trace_throttle_leave(struct plx_thread *t, struct plx_frame *f, uint64_t incl, uint64_t now)
+{
+    if (f->node == PLX_NO_INDEX) { /* throttled at its entry: its time stays in the parent */
+        if (t->depth)
+            f[-1].child -= incl;
+        return;
+    }
+    plx_trace_put(t, PLX_EV_EXIT, f->region, now);
+    uint32_t region = f->region;
+    if (region >= PLX_RSTAT_REGIONS)
+        return;
+    uint64_t calls = ++t->rstats[2 * region];
+    uint64_t total = t->rstats[2 * region + 1] += incl;
+    if (calls != plx_throttle_calls || !fast(region, calls, total))
+        return;
+    t->rstats[2 * region] |= 1ull << 63;
+    t->guard++;
+    plx_region_throttle(region, calls, total);
     t->guard--;
 }
 

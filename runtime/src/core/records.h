@@ -85,6 +85,7 @@ enum plx_ext_subtype {
     PLX_EXT_COUNTED_CALL = 10, /* payload: plx_ext_pack_counted_call() */
     PLX_EXT_COUNTER_EPOCH = 11, /* payload: plx_ext_pack_counter_epoch() */
     PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
+    PLX_EXT_OMP_CONTEXT = 19, /* payload: plx_ext_pack_omp_context() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -99,6 +100,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_COUNTED_CALL_WORDS 5u
 #define PLX_EXT_COUNTER_EPOCH_WORDS 1u
 #define PLX_EXT_OMP_TASK_WORDS 2u
+#define PLX_EXT_OMP_CONTEXT_WORDS 1u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -191,11 +193,17 @@ static inline void plx_ext_pack_counter_epoch(uint64_t w[PLX_EXT_COUNTER_EPOCH_W
     w[0] = (uint64_t)epoch;
 }
 
-/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region) */
+/* omp_task (18): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it) */
 static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uint32_t thread_num, uint32_t team_size, uint32_t level, uint32_t region)
 {
     w[0] = (uint64_t)thread_num | ((uint64_t)team_size << 32);
     w[1] = (uint64_t)level | ((uint64_t)region << 32);
+}
+
+/* omp_context (19): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls */
+static inline void plx_ext_pack_omp_context(uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS], uint32_t count, uint32_t thread)
+{
+    w[0] = (uint64_t)count | ((uint64_t)thread << 32);
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -1036,6 +1044,8 @@ enum {
     PLX_SF_OMP_TASK_TEAM_SIZE = 1,
     PLX_SF_OMP_TASK_LEVEL = 2,
     PLX_SF_OMP_TASK_REGION = 3,
+    PLX_SF_OMP_CONTEXT_COUNT = 0,
+    PLX_SF_OMP_CONTEXT_THREAD = 1,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -1399,6 +1409,10 @@ static const struct plx_subfield_def plx_subfields_omp_task[] = {
     {"level", PLX_T_U32, 1, 0, 31},
     {"region", PLX_T_U32, 1, 32, 63},
 };
+static const struct plx_subfield_def plx_subfields_omp_context[] = {
+    {"count", PLX_T_U32, 0, 0, 31},
+    {"thread", PLX_T_U32, 0, 32, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
@@ -1413,8 +1427,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {10, "counted_call", 5, 6, plx_subfields_counted_call},
     {11, "counter_epoch", 1, 1, plx_subfields_counter_epoch},
     {18, "omp_task", 2, 4, plx_subfields_omp_task},
+    {19, "omp_context", 1, 2, plx_subfields_omp_context},
 };
-#define PLX_SUBTYPE_DEFS 13
+#define PLX_SUBTYPE_DEFS 14
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

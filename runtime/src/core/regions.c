@@ -284,14 +284,14 @@ int plx_region_is_excluded(uint32_t id)
     return id < PLX_MAX_REGIONS && (info[id].flags & 1);
 }
 
+/* A Throttled record the first time a callpath (or thread) of region `id` is throttled; the
+ * region stays measured elsewhere. */
 void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks)
 {
     lock_take();
     struct region_info *r = &info[id];
-    if (!r->throttled && r->slot) {
+    if (!r->throttled) {
         r->throttled = 1;
-        atomic_fetch_or_explicit(&r->slot->value, PLX_REGION_EXCLUDED | PLX_REGION_THROTTLED,
-                                 memory_order_relaxed);
         struct plx_rec rec;
         plx_rec_init(&rec);
         plx_enc_throttled(&rec, id, calls, ticks);
@@ -317,7 +317,7 @@ void plx_regions_recount(void)
     uint32_t n = atomic_load(&plx_region_count);
     for (uint32_t id = 0; id < n; id++) {
         struct region_info *r = &info[id];
-        if (r->kind != PLX_KIND_FUNCTION || !r->slot || (r->flags & 1) || r->throttled)
+        if (r->kind != PLX_KIND_FUNCTION || !r->slot || (r->flags & 1))
             continue;
         uint32_t ctx = plx_counters_context_of(r->name);
         plx_counters_set_region(id, ctx);

@@ -135,8 +135,8 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     t->index = atomic_fetch_add(&next_index, 1);
     if (nodes) {
         /* the tree lives in a file mapping so it survives SIGKILL; memory if that fails */
-        t->nodes = plx_live_map("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
-                                &t->live_nodes);
+        t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
+                                 &t->live_nodes);
         if (!t->nodes)
             t->nodes = (struct plx_node *)(mem + head + stack);
         t->max_nodes = plx_cfg.max_nodes;
@@ -146,13 +146,6 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
         if (t->live_nodes)
             t->live_nodes->count = 1;
     }
-    if (tbuf) {
-        t->buf = (uint64_t *)(mem + head + stack + nodes);
-        t->pos = t->buf;
-        /* Room is kept past `end` for the largest single event: a time reset (2 words), then an
-         * extended event with up to 5 payload words; writers check `pos < end` first. */
-        t->end = t->buf + tbuf / 8 - 8;
-    }
     if (rstats)
         t->rstats = (uint64_t *)(mem + head + stack + nodes + tbuf);
     t->tid = (uint32_t)syscall(SYS_gettid);
@@ -161,6 +154,8 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     t->start_cpu_ns = plx_cpu_ns();
     t->start_ticks = plx_ticks();
     t->base = t->last = t->start_ticks;
+    if (tbuf)
+        plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8);
     struct plx_symbol sym;
     if (t->index == 0)
         strcpy(t->name, "main");
@@ -221,8 +216,10 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
     plx_sync_write(t);
     plx_messages_write(t);
     plx_ext_thread_ended(t);
-    if (t->live_nodes)
-        plx_live_remove("nodes", t->index); /* its content is in the records now */
+    /* their content is in the records now */
+    plx_live_give("nodes", t->live_nodes);
+    t->live_nodes = NULL;
+    plx_trace_buffer_unmap(t);
 }
 
 static int unlink_thread(struct plx_thread *t)
@@ -247,10 +244,11 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     plx_self = &dead;
     if (unlink_thread(t))
         finish(t, now, plx_cpu_ns());
-    plx_live_unmap(t->live_nodes);
     plx_live_unmap(t->live_sync);
     if (t->node_cpu)
         munmap(t->node_cpu, sizeof(uint64_t) * t->max_nodes);
+    if (t->throttled)
+        munmap(t->throttled, ((size_t)t->max_nodes + 63) / 64 * 8);
     munmap(t->mem, t->mem_bytes);
 }
 
@@ -318,6 +316,7 @@ void plx_threads_finish_all(void)
 void plx_threads_after_fork(void)
 {
     atomic_flag_clear(&reg_lock);
+    plx_live_pool_after_fork();
     struct plx_thread *t = plx_self;
     live = NULL;
     atomic_store_explicit(&live_count, 0, memory_order_relaxed);

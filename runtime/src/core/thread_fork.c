@@ -18,7 +18,7 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
     t->start_cpu_ns = plx_cpu_ns();
     if (t->live_nodes) { /* the mapping is the parent's file: copy the tree into our own */
         struct plx_live_header *h;
-        struct plx_node *mine = plx_live_map("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
+        struct plx_node *mine = plx_live_take("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
         if (mine) {
             memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
             h->count = t->nnodes;
@@ -41,8 +41,16 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         t->stack[i].child = 0;
     }
     if (t->buf) {
-        t->pos = t->buf;
         t->base = t->last = now;
+        if (t->live_trace) { /* the mapping is the parent's file: the child's buffer is its own */
+            uint64_t *mem = mmap(NULL, (size_t)t->live_trace->capacity * 8, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            size_t words = t->live_trace->capacity - 1;
+            plx_live_unmap(t->live_trace);
+            t->live_trace = NULL;
+            plx_trace_buffer_map(t, mem == MAP_FAILED ? NULL : mem, words);
+        }
+        t->pos = t->buf;
         t->trace_events = 0;
         /* the child's trace starts inside the regions that are open */
         for (uint32_t i = 0; i < t->depth; i++)

@@ -4,12 +4,41 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* The "trace" live file (spec/format.md "Live files"): word 0 is the base ticks of the events
+ * from word 1 on, 0 while they are being written as a chunk; the words past the last event are
+ * zero (the file starts zeroed and a written chunk's words are zeroed again). */
+void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words)
+{
+    uint64_t *w = plx_live_take("trace", t->index, 8, (uint32_t)(words + 1), &t->live_trace);
+    if (w) {
+        t->live_trace->count = t->live_trace->capacity;
+        w[0] = t->base;
+        t->buf = w + 1;
+    } else {
+        t->buf = mem;
+    }
+    t->pos = t->buf;
+    /* Room is kept past `end` for the largest single event: a time reset (2 words), then an
+     * extended event with up to 5 payload words; writers check `pos < end` first. */
+    t->end = t->buf + words - 8;
+}
+
+/* The thread's events are all in chunks (its buffer zeroed): the file goes back to the pool. */
+void plx_trace_buffer_unmap(struct plx_thread *t)
+{
+    plx_live_give("trace", t->live_trace);
+    t->live_trace = NULL;
+}
 
 void plx_trace_write_chunk(struct plx_thread *t)
 {
     uint32_t count = (uint32_t)(t->pos - t->buf);
     if (count == 0)
         return;
+    if (t->live_trace)
+        t->buf[-1] = 0; /* in flight: a reader takes them from the chunk, or loses them */
     uint64_t ct = plx_ticks(), cm = plx_monotonic_ns();
     struct plx_rec rec;
     plx_rec_init(&rec);
@@ -21,6 +50,10 @@ void plx_trace_write_chunk(struct plx_thread *t)
         t->lost_events += count;
     t->pos = t->buf;
     t->base = t->last;
+    if (t->live_trace) {
+        memset(t->buf, 0, (size_t)count * 8);
+        t->buf[-1] = t->base;
+    }
 }
 
 /* Writes the buffer as one chunk; the write is recorded as region plx_flush in the next one. */

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use plx_format::{Event, RegionKind, SyncKind};
 
+use crate::glob::{glob_matches, is_glob};
 use crate::model::Model;
 
 /// What a hierarchy node stands for.
@@ -88,12 +89,18 @@ impl HNode {
         self.name == component || self.aliases.iter().any(|a| a == component)
     }
 
-    /// The children a path component selects: all for `*`; those named exactly (name or
-    /// alias), else those whose name starts with it.
+    /// Does `component` select this node: its name or an alias exactly, or, for a glob
+    /// ([`crate::glob`]: `*`, `?`, `[...]`), its name or an alias matching it?
+    pub fn is_selected_by(&self, component: &str) -> bool {
+        self.is_named(component)
+            || is_glob(component)
+                && (glob_matches(component, &self.name)
+                    || self.aliases.iter().any(|a| glob_matches(component, a)))
+    }
+
+    /// The children a path component selects: those named exactly (name or alias), else
+    /// those a glob matches (name or alias; `*` is all), else those whose name starts with it.
     pub fn select(&self, component: &str) -> Vec<&HNode> {
-        if component == "*" {
-            return self.children.iter().collect();
-        }
         let exact: Vec<&HNode> = self
             .children
             .iter()
@@ -101,6 +108,13 @@ impl HNode {
             .collect();
         if !exact.is_empty() {
             return exact;
+        }
+        if is_glob(component) {
+            return self
+                .children
+                .iter()
+                .filter(|c| c.is_selected_by(component))
+                .collect();
         }
         self.children
             .iter()

@@ -17,6 +17,7 @@ mod error;
 pub mod external;
 pub mod fit;
 pub mod flat;
+pub mod glob;
 pub mod gprof;
 mod hash;
 pub mod hierarchy;
@@ -41,6 +42,7 @@ pub use comms::{CommInfo, CommTable, Location};
 pub use error::AnalysisError;
 pub use fit::{FitAccumulator, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
+pub use glob::glob_matches;
 pub use gprof::{call_graph, GprofEntry};
 pub use matching::{match_messages, MatchSummary, MatchedMessage, PairCounter, UnmatchedPair};
 pub use merge::{

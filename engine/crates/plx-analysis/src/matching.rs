@@ -203,66 +203,88 @@ pub(crate) fn match_messages_keyed(
     }
     let mut summary = MatchSummary::default();
     let mut queues: FastMap<Key, Queue> = FastMap::default();
-    for (rank, p) in &ranks {
-        let rank = *rank;
-        if !p.has_trace() {
-            summary.ranks_without_trace.push(rank);
-            continue;
-        }
-        let mut undefined: Vec<u32> = Vec::new();
-        for raw in read_rank(p, &mut summary) {
-            let comm = comm_key(p, raw.comm);
-            if comm >> 32 != 0 && !undefined.contains(&raw.comm) {
-                undefined.push(raw.comm);
-            }
-            let (sender, receiver) = if raw.send {
-                (rank, raw.peer)
-            } else {
-                (raw.peer, rank)
-            };
-            let half = Half {
-                thread: raw.thread,
-                ticks: raw.ticks,
-                ns: p.rank0_ns(raw.ticks),
-                bytes: raw.bytes,
-            };
-            let q = queues.entry((comm, sender, receiver, raw.tag)).or_default();
-            let (mine, theirs) = if raw.send {
-                (&mut q.sends, &mut q.recvs)
-            } else {
-                (&mut q.recvs, &mut q.sends)
-            };
-            let Some(other) = theirs.pop_front() else {
-                mine.push_back(half);
+    // ranks are read (decoded) in parallel a window at a time, then matched in rank order:
+    // the pairs, the sink's calls and the warnings do not depend on the threads, and memory
+    // holds one window's sends and receives
+    let window = 4 * rayon::current_num_threads();
+    for batch in ranks.chunks(window) {
+        let read: Vec<(Vec<Raw>, MatchSummary)> = {
+            use rayon::prelude::*;
+            batch
+                .par_iter()
+                .map(|(_, p)| {
+                    let mut s = MatchSummary::default();
+                    let raws = if p.has_trace() {
+                        read_rank(p, &mut s)
+                    } else {
+                        Vec::new()
+                    };
+                    (raws, s)
+                })
+                .collect()
+        };
+        for (&(rank, p), (raws, s)) in batch.iter().zip(read) {
+            if !p.has_trace() {
+                summary.ranks_without_trace.push(rank);
                 continue;
-            };
-            let (s, r) = if raw.send {
-                (half, other)
-            } else {
-                (other, half)
-            };
-            summary.matched += 1;
-            sink(
-                &MatchedMessage {
-                    sender: Location::thread(sender, s.thread),
-                    receiver: Location::thread(receiver, r.thread),
-                    comm: (comm >> 32 == 0).then_some(comm as u32),
-                    tag: raw.tag,
-                    bytes: s.bytes,
-                    send_ticks: s.ticks,
-                    recv_ticks: r.ticks,
-                    send_ns: s.ns,
-                    recv_ns: r.ns,
-                },
-                comm,
-            );
-        }
-        for c in undefined {
-            summary.warnings.push(Warning::file(
+            }
+            summary.warnings.extend(s.warnings);
+            summary.collectives += s.collectives;
+            let mut undefined: Vec<u32> = Vec::new();
+            for raw in raws {
+                let comm = comm_key(p, raw.comm);
+                if comm >> 32 != 0 && !undefined.contains(&raw.comm) {
+                    undefined.push(raw.comm);
+                }
+                let (sender, receiver) = if raw.send {
+                    (rank, raw.peer)
+                } else {
+                    (raw.peer, rank)
+                };
+                let half = Half {
+                    thread: raw.thread,
+                    ticks: raw.ticks,
+                    ns: p.rank0_ns(raw.ticks),
+                    bytes: raw.bytes,
+                };
+                let q = queues.entry((comm, sender, receiver, raw.tag)).or_default();
+                let (mine, theirs) = if raw.send {
+                    (&mut q.sends, &mut q.recvs)
+                } else {
+                    (&mut q.recvs, &mut q.sends)
+                };
+                let Some(other) = theirs.pop_front() else {
+                    mine.push_back(half);
+                    continue;
+                };
+                let (s, r) = if raw.send {
+                    (half, other)
+                } else {
+                    (other, half)
+                };
+                summary.matched += 1;
+                sink(
+                    &MatchedMessage {
+                        sender: Location::thread(sender, s.thread),
+                        receiver: Location::thread(receiver, r.thread),
+                        comm: (comm >> 32 == 0).then_some(comm as u32),
+                        tag: raw.tag,
+                        bytes: s.bytes,
+                        send_ticks: s.ticks,
+                        recv_ticks: r.ticks,
+                        send_ns: s.ns,
+                        recv_ns: r.ns,
+                    },
+                    comm,
+                );
+            }
+            for c in undefined {
+                summary.warnings.push(Warning::file(
                 &p.path,
                 WarningKind::Mpi,
                 format!("rank {rank}: messages on communicator {c}, which has no CommDef: matched by its local id"),
             ));
+            }
         }
     }
     let mut left: BTreeMap<(u32, u32), UnmatchedPair> = BTreeMap::new();

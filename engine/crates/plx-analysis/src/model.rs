@@ -278,11 +278,28 @@ impl Model {
         let mut resolver = SymbolResolver::new();
         let mut region_modules = BTreeMap::new();
         let bases = rank_bases(exp);
+        // decoding (the traces read whole) in parallel, one image a work item; the tables are
+        // then filled image by image in order, so ids and warnings do not depend on the threads
+        let decoded: Vec<build::Decoded> = {
+            use rayon::prelude::*;
+            exp.images
+                .par_iter()
+                .map(|img| build::decode_process(img, opts))
+                .collect()
+        };
         let mut processes: Vec<ProcessModel> = exp
             .images
             .iter()
-            .map(|img| {
-                let mut p = build_process(img, opts, &mut regions, &mut resolver, &mut warnings);
+            .zip(decoded)
+            .map(|(img, decoded)| {
+                let mut p = build_process(
+                    img,
+                    decoded,
+                    opts,
+                    &mut regions,
+                    &mut resolver,
+                    &mut warnings,
+                );
                 p.app = img.app;
                 p.rank_base = bases[img.app as usize];
                 globalize_ranks(&mut p);

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use plx_format::{Direction, Event, SyncKind};
+use plx_format::{Direction, Event, RegionKind, SyncKind};
 
 use crate::hierarchy::{HNode, Hierarchies, Resource};
 use crate::model::{Model, ProcessModel};
@@ -155,7 +155,7 @@ fn resolve<'h>(root: &'h HNode, hierarchy: &str, path: &str) -> Result<Vec<&'h H
                 .walk()
                 .into_iter()
                 .skip(1)
-                .filter(|n| n.is_named(comp))
+                .filter(|n| n.is_selected_by(comp))
                 .collect();
         }
         if next.is_empty() {
@@ -594,11 +594,16 @@ struct Walker {
     stack: Vec<(Option<u32>, f64, bool)>,
     /// Focused frames open.
     focused: usize,
+    /// Frames of the runtime's own work open (kind runtime): while one is, no code is active
+    /// (its time is in no function, as in the profiles).
+    runtime: usize,
     /// When the focused code (or any code, for the root) became active.
     active_since: Option<f64>,
     /// Holds in progress by object: (depth, since).
     holds: std::collections::HashMap<u32, (u32, f64)>,
     last: f64,
+    /// Enters still to come that are an OpenMP team starter's path, not calls.
+    context: u32,
 }
 
 impl Walker {
@@ -615,10 +620,16 @@ impl Walker {
     ) {
         let ns = p.rank0_ns(ev.ticks());
         self.last = ns;
-        let code_on = |w: &Walker| focus.code.is_none() && !w.stack.is_empty() || w.focused > 0;
+        let code_on = |w: &Walker| {
+            w.runtime == 0 && (focus.code.is_none() && !w.stack.is_empty() || w.focused > 0)
+        };
         match ev {
-            Event::Enter { region, .. } => {
+            Event::Enter { region, .. }
+                if global_region(model, p, region)
+                    .is_some_and(|g| model.regions.get(g).kind == RegionKind::Runtime) =>
+            {
                 let g = global_region(model, p, region);
+                // a call as the profiles count it (a row of its own), but no active code
                 let sel = focus
                     .code
                     .as_ref()
@@ -626,6 +637,36 @@ impl Walker {
                 if sel && metric == Metric::Calls {
                     parts.push((ns, ns, 1.0));
                 }
+                let was = code_on(self);
+                self.stack.push((g, ns, false));
+                self.runtime += 1;
+                if let (true, Some(s), Metric::WallTime) = (was, self.active_since.take(), metric) {
+                    parts.push((s, ns, (ns - s) * 1e-9));
+                }
+            }
+            Event::Exit { region, .. }
+                if self.runtime > 0
+                    && self
+                        .stack
+                        .last()
+                        .is_some_and(|f| f.0 == global_region(model, p, region)) =>
+            {
+                self.stack.pop();
+                self.runtime -= 1;
+                if code_on(self) {
+                    self.active_since = Some(ns);
+                }
+            }
+            Event::Enter { region, .. } => {
+                let g = global_region(model, p, region);
+                let sel = focus
+                    .code
+                    .as_ref()
+                    .is_none_or(|c| g.is_some_and(|g| c.contains(&g)));
+                if sel && metric == Metric::Calls && self.context == 0 {
+                    parts.push((ns, ns, 1.0));
+                }
+                self.context = self.context.saturating_sub(1);
                 let was = code_on(self);
                 self.stack.push((g, ns, sel && focus.code.is_some()));
                 if sel && focus.code.is_some() {

@@ -5,6 +5,11 @@
 //! use, so an interval's length becomes its overlap with the window), and a call, a message, a
 //! user event value, an acquisition or a release is counted only if it happens (a call, an
 //! acquisition's wait: begins) inside.
+//!
+//! The runtime's own work (regions of kind runtime: `plx_flush`, `plx_symbols`, ...) is set
+//! apart as the runtime does in a profile: its calls are children of the thread's root whatever
+//! was open when they happened, and their time is taken out of every region open around them,
+//! inclusive and exclusive, so that no function of the program counts it.
 
 use plx_format::{Direction, Event, MessageStats, NONE_U32};
 
@@ -34,6 +39,10 @@ struct Frame {
     node: u32,
     enter: u64,
     child: u64,
+    /// [`ProfileBuilder::apart`] when the frame was entered.
+    apart: u64,
+    /// A region of the runtime's own work.
+    runtime: bool,
 }
 
 /// Running sums of one user event's values.
@@ -101,6 +110,13 @@ pub struct ProfileBuilder {
     held: Vec<(u32, u64)>,
     /// `[start, end)`: the window a clipped builder counts.
     clip: Option<(u64, u64)>,
+    /// Enters still to come that are an OpenMP team starter's call path (an `omp_context`
+    /// event announced them): frames, not calls.
+    context: u32,
+    /// Region ids of the runtime's own work (a handful).
+    runtime: Vec<u32>,
+    /// Time spent so far in the runtime's own regions, nested ones counted once.
+    apart: u64,
 }
 
 impl ProfileBuilder {
@@ -116,6 +132,13 @@ impl ProfileBuilder {
             clip: Some((start, end)),
             ..Self::default()
         }
+    }
+
+    /// Sets the regions of the runtime's own work (kind runtime) apart (see the module's
+    /// documentation).
+    pub fn runtime_regions(mut self, ids: impl IntoIterator<Item = u32>) -> Self {
+        self.runtime = ids.into_iter().collect();
+        self
     }
 
     /// Time `t` moved into the window (unchanged when not clipped).
@@ -156,11 +179,16 @@ impl ProfileBuilder {
     #[inline]
     fn pop(&mut self, ticks: u64) {
         let f = self.stack.pop().expect("pop on a non-empty stack");
-        let dur = ticks.saturating_sub(f.enter);
+        let dur = ticks
+            .saturating_sub(f.enter)
+            .saturating_sub(self.apart - f.apart);
         let node = &mut self.nodes[f.node as usize];
         node.inclusive += dur;
         node.exclusive += dur.saturating_sub(f.child);
-        if let Some(parent) = self.stack.last_mut() {
+        if f.runtime {
+            // taken out of the frames still open, not added to their children
+            self.apart += dur;
+        } else if let Some(parent) = self.stack.last_mut() {
             parent.child += dur;
         }
     }
@@ -178,18 +206,25 @@ impl ProfileBuilder {
         self.last_ticks = ticks;
         match ev {
             Event::Enter { region, .. } => {
-                let parent = self.stack.last().map_or(NONE_U32, |f| f.node);
+                // the runtime's own work is no call the program made: a child of the root
+                let runtime = self.runtime.contains(&region);
+                let parent = match self.stack.last() {
+                    Some(f) if !runtime => f.node,
+                    _ => NONE_U32,
+                };
                 let n = self.node_for(parent, region);
-                self.nodes[n as usize].calls += inside as u64;
-                // the runtime's own regions (ids 0 and 1, spec/format.md) are not calls the
-                // program made
-                if parent != NONE_U32 && region > 1 {
-                    self.nodes[parent as usize].child_calls += inside as u64;
+                let call = inside && self.context == 0;
+                self.context = self.context.saturating_sub(1);
+                self.nodes[n as usize].calls += call as u64;
+                if parent != NONE_U32 {
+                    self.nodes[parent as usize].child_calls += call as u64;
                 }
                 self.stack.push(Frame {
                     node: n,
                     enter: ticks,
                     child: 0,
+                    apart: self.apart,
+                    runtime,
                 });
             }
             Event::Exit { region, .. } => {
@@ -208,6 +243,7 @@ impl ProfileBuilder {
                     None => self.unmatched_exits += 1,
                 }
             }
+            Event::OmpContext { count, .. } => self.context = count,
             _ if !inside && self.clip.is_some() && !matches!(ev, Event::Acquire { .. }) => {
                 // outside the window: only an acquire (whose wait may reach into it) counts
                 if let Event::Release { object, kind, .. } = ev {
@@ -405,6 +441,55 @@ mod tests {
         assert_eq!(nodes[1].inclusive, 30);
         assert_eq!(nodes[2].inclusive, 40);
         assert_eq!(b.user[&0].count, 1);
+    }
+
+    #[test]
+    fn runtime_work_is_set_apart() {
+        // main 0..100 > f 10..90; a flush (region 0) 20..30 inside f, another 95..99 inside
+        // main; a symbol lookup (region 1) 40..45 inside f with a flush 41..43 inside it
+        let mut b = ProfileBuilder::new().runtime_regions([0, 1]);
+        for e in [
+            enter(2, 0),
+            enter(3, 10),
+            enter(0, 20),
+            exit(0, 30),
+            enter(1, 40),
+            enter(0, 41),
+            exit(0, 43),
+            exit(1, 45),
+            exit(3, 90),
+            enter(0, 95),
+            exit(0, 99),
+            exit(2, 100),
+        ] {
+            b.event(e);
+        }
+        let (nodes, _) = b.finish();
+        let node = |parent: u32, region: u32| {
+            *nodes
+                .iter()
+                .find(|n| n.parent == parent && n.region == region)
+                .unwrap()
+        };
+        let main = node(NONE_U32, 2);
+        let f = node(0, 3);
+        let flush = node(NONE_U32, 0);
+        let symbols = node(NONE_U32, 1);
+        assert_eq!(nodes.len(), 4, "{nodes:?}");
+        assert_eq!(
+            (main.inclusive, main.exclusive, main.child_calls),
+            (100 - 19, 20 - 4, 1)
+        );
+        assert_eq!(
+            (f.inclusive, f.exclusive, f.child_calls),
+            (80 - 15, 80 - 15, 0)
+        );
+        assert_eq!((flush.calls, flush.inclusive, flush.exclusive), (3, 16, 16));
+        assert_eq!(
+            (symbols.calls, symbols.inclusive, symbols.exclusive),
+            (1, 3, 3)
+        );
+        assert_eq!(flush.child_calls + symbols.child_calls, 0);
     }
 
     #[test]

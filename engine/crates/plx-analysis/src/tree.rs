@@ -155,30 +155,6 @@ impl CallTree {
         p
     }
 
-    /// The subtrees rooted at outermost nodes of `region`, merged into a new tree whose roots they are.
-    pub fn subtrees_of(&self, region: u32) -> CallTree {
-        let outer = self.outermost();
-        let mut out = CallTree::new();
-        // map[i] = node in `out` for node i of self, when i lies inside a kept subtree.
-        let mut map: Vec<Option<u32>> = vec![None; self.nodes.len()];
-        for (i, n) in self.nodes.iter().enumerate() {
-            let parent_mapped = n.parent.and_then(|p| map[p as usize]);
-            let m = if n.region == region && outer[i] {
-                Some(out.child(None, region))
-            } else {
-                parent_mapped.map(|p| out.child(Some(p), n.region))
-            };
-            if let Some(m) = m {
-                out.add(m, n.calls, n.child_calls, n.inclusive, n.exclusive);
-                if let Some(c) = n.cpu {
-                    out.add_cpu(m, c);
-                }
-            }
-            map[i] = m;
-        }
-        out
-    }
-
     /// Sum of the roots' inclusive times.
     pub fn total(&self) -> f64 {
         self.nodes
@@ -218,9 +194,6 @@ mod tests {
         let a2 = t.child(Some(b), 1);
         let c = t.child(Some(a2), 3);
         assert_eq!(t.outermost(), vec![true, true, false, true]);
-        let s = t.subtrees_of(2);
-        assert_eq!(s.nodes().len(), 3);
-        assert_eq!(s.path(2), vec![2, 1, 3]);
         let _ = c;
     }
 }

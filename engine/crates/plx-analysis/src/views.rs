@@ -59,12 +59,8 @@ impl Model {
             .ok_or_else(|| AnalysisError::NoSuchPhase(name.to_string()))
     }
 
-    /// Tables grouped `by`, then the total; trees limited to `phase` subtrees if given.
-    pub fn tables(&self, by: GroupBy, phase: Option<u32>) -> (Vec<Table>, Table) {
-        let limit = |t: &CallTree| match phase {
-            Some(p) => t.subtrees_of(p),
-            None => t.clone(),
-        };
+    /// Tables grouped `by`, then the total (a phase: [`Model::windowed`], docs/phases.md).
+    pub fn tables(&self, by: GroupBy) -> (Vec<Table>, Table) {
         let mut tables = Vec::new();
         for (pi, p) in self.processes.iter().enumerate() {
             if !p.measured {
@@ -76,7 +72,7 @@ impl Model {
                         tables.push(Table {
                             process: Some(pi),
                             thread: Some(t.thread),
-                            tree: limit(&t.tree),
+                            tree: t.tree.clone(),
                             cpu_s: t.cpu_s,
                             wall_s: t.wall_s,
                             user_events: t.user_events.clone(),
@@ -86,7 +82,7 @@ impl Model {
                 GroupBy::Process => {
                     let mut tree = CallTree::new();
                     for t in &p.threads {
-                        tree.merge(&limit(&t.tree));
+                        tree.merge(&t.tree);
                     }
                     tables.push(Table {
                         process: Some(pi),
@@ -242,14 +238,20 @@ fn window_process(
         ));
         return;
     };
+    let runtime: Vec<u32> = p
+        .region_map
+        .iter()
+        .filter(|(_, g)| regions.get(**g).kind == RegionKind::Runtime)
+        .map(|(l, _)| *l)
+        .collect();
     let mut builders: FastMap<u32, ProfileBuilder> = FastMap::default();
     let Some(mut reader) = index.reader_or_warn(warnings) else {
         return;
     };
     for info in &index.chunks {
-        let b = builders
-            .entry(info.header.thread)
-            .or_insert_with(|| ProfileBuilder::clipped(start, end));
+        let b = builders.entry(info.header.thread).or_insert_with(|| {
+            ProfileBuilder::clipped(start, end).runtime_regions(runtime.iter().copied())
+        });
         match reader.read(*info) {
             Ok(events) => {
                 for ev in events {

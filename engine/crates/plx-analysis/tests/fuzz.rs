@@ -170,7 +170,7 @@ fn analyse(d: &Path) {
         return;
     };
     for by in [GroupBy::Thread, GroupBy::Process] {
-        let (tables, total) = m.tables(by, None);
+        let (tables, total) = m.tables(by);
         for t in tables.iter().chain(Some(&total)) {
             let _ = flat_profile(&t.tree);
             let _ = call_graph(&t.tree);

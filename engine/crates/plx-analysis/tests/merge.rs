@@ -49,6 +49,9 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
             EventKind::Release { object, .. } => format!("release {object}"),
             EventKind::StreamSend { end, .. } => format!("ssend {end}"),
             EventKind::StreamRecv { end, .. } => format!("srecv {end}"),
+            EventKind::OmpTeam {
+                region, thread_num, ..
+            } => format!("team {} num {thread_num}", m.regions().name(region)),
         };
         out.push(format!("{t} {loc} {what}"));
     }

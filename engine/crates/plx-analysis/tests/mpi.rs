@@ -90,7 +90,7 @@ fn ping_pong_ranks_time_in_mpi_and_pairs() {
                 (None, 1999, false)
             ]
         );
-        let (tables, total) = m.tables(GroupBy::Thread, None);
+        let (tables, total) = m.tables(GroupBy::Thread);
         assert_eq!(tables.len(), 2, "mpirun is left out");
         for t in &tables {
             let mt = MpiTime::of(&t.tree, &m.regions);
@@ -289,7 +289,7 @@ fn collectives_are_not_point_to_point_messages() {
         (b[0].peer, b[0].direction, b[0].bytes),
         (None, Direction::Sent, 512)
     );
-    let (tables, _) = m.tables(GroupBy::Process, None);
+    let (tables, _) = m.tables(GroupBy::Process);
     let mt = MpiTime::of(&tables[0].tree, &m.regions);
     assert_eq!(mt.routines.len(), 3);
     assert!((mt.total - 200e-9).abs() < 1e-15);

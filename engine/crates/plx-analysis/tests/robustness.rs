@@ -35,7 +35,7 @@ fn analyse(d: &std::path::Path) -> Option<usize> {
     let m = Model::open(d, BuildOptions::default()).ok()?;
     {
         for by in [GroupBy::Thread, GroupBy::Process] {
-            let (tables, total) = m.tables(by, None);
+            let (tables, total) = m.tables(by);
             for t in tables.iter().chain(Some(&total)) {
                 let _ = flat_profile(&t.tree);
                 let _ = plx_analysis::call_graph(&t.tree);

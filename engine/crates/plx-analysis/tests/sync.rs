@@ -111,7 +111,7 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
     let d = tmp("cpu");
     profile_experiment(&d, false);
     let m = open(&d);
-    let (_, total) = m.tables(GroupBy::Thread, None);
+    let (_, total) = m.tables(GroupBy::Thread);
     let rows = flat_profile(&total.tree);
     let work = rows
         .iter()
@@ -129,6 +129,7 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
         let f = Focus::parse(focus, &h).unwrap();
         m.query(Metric::parse(metric).unwrap(), &f, 4).unwrap()
     };
+    let bad_focus = |focus: &str| Focus::parse(focus, &h).unwrap_err();
     assert_eq!((q("cpu_time", "code=/work").total * 1e9).round(), 1150.0);
     let r = q("cpu_time", "code=/work,machine=/node1/100/worker");
     assert_eq!((r.total * 1e9).round(), 700.0);
@@ -144,6 +145,15 @@ fn node_cpu_gives_cpu_time_per_function_and_query() {
         (q("wait_time", "sync=/Mutex/0x4010").total * 1e9).round(),
         400.0
     );
+    // components are globs of the filter's grammar (fnmatch)
+    for glob in [
+        "sync=/Mutex/0x40?0",
+        "sync=/M*x/0x4[0-9]10",
+        "sync=/*/0x4010",
+    ] {
+        assert_eq!((q("wait_time", glob).total * 1e9).round(), 400.0, "{glob}");
+    }
+    assert!(bad_focus("sync=/Mutex/0x9*").contains("nothing named \"0x9*\""));
     assert_eq!((q("hold_time", "sync=/Mutex").total * 1e9).round(), 70.0);
     assert_eq!(
         (q("wait_time", "sync=/Barrier/1").total * 1e9).round(),
@@ -211,4 +221,38 @@ fn trace_cpu_events_sync_events_and_series() {
     let wall = q("wall_time", "code=/work").series.unwrap();
     assert_eq!((wall[0].2 * 1e9).round(), 100.0);
     assert_eq!((wall[1].2 * 1e9).round(), 100.0);
+}
+
+/// A buffer flush (the runtime's region 0) inside `work` is no code's time in the series, as in
+/// the profile: work 100..200 with a flush 140..170 is 70 ns, the program 1000 - 30.
+#[test]
+fn query_series_leave_the_runtimes_work_out() {
+    let d = tmp("trace-flush");
+    let mut p = SynthProcess::new("node1", 201, &["app"]);
+    p.functions(&[(1, "main"), (2, "work")])
+        .thread(0, 2001, "main", 0);
+    let mut e = EventEncoder::new(0);
+    e.enter(1, 0).enter(2, 100);
+    p.chunk(0, &e);
+    let mut e = EventEncoder::new(140);
+    e.enter(0, 140).exit(0, 170).exit(2, 200).exit(1, 1000);
+    p.chunk(0, &e);
+    p.profile(0, 1_000, 0, &[]);
+    p.end(1_000, 0);
+    p.write(&d).unwrap();
+    let m = open(&d);
+    let h = m.hierarchies();
+    let q = |metric: &str, focus: &str| {
+        let f = Focus::parse(focus, &h).unwrap();
+        m.query(Metric::parse(metric).unwrap(), &f, 2).unwrap()
+    };
+    let work = q("wall_time", "code=/work");
+    assert_eq!((work.total * 1e9).round(), 70.0);
+    let s = work.series.unwrap();
+    assert_eq!((s[0].2 * 1e9).round(), 70.0);
+    assert_eq!((s[1].2 * 1e9).round(), 0.0);
+    let main = q("wall_time", "code=/main");
+    assert_eq!((main.total * 1e9).round(), 970.0);
+    let sum: f64 = main.series.unwrap().iter().map(|b| b.2).sum();
+    assert_eq!((sum * 1e9).round(), 970.0);
 }

@@ -8,6 +8,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "plx", version, about)]
 pub struct Cli {
+    /// Threads the engine reads, decodes and analyses with [default: RAYON_NUM_THREADS, else
+    /// one per core]; the output does not depend on it.
+    #[arg(short = 'j', long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -136,9 +141,10 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// A phase: NAME limits the profiles to the subtrees under the phase region NAME;
-    /// START:END (seconds from the trace's first event, either end may be empty) rebuilds the
-    /// profiles from the trace for that window — time inside it, calls begun inside it.
+    /// A phase: a span of the run's time, the phase region NAME's (from its first begin to its
+    /// last end, any thread) or START:END (seconds from the trace's first event, either end may
+    /// be empty); the profiles are rebuilt from the trace for it — time inside it, calls begun
+    /// inside it, in every thread (docs/phases.md).
     #[arg(long, value_name = "NAME|START:END")]
     pub phase: Option<plx_analysis::PhaseSpec>,
     /// One application of a session (its logical view); without it every process of every
@@ -315,4 +321,8 @@ pub struct ExportArgs {
     /// Leave receives that come before their send as they are (times only ClockOffset-corrected).
     #[arg(long)]
     pub no_clock_repair: bool,
+    /// Write the tables as a dataset partitioned by KEY, hive-style (`events/rank=N/part-0.parquet`):
+    /// `rank` (parquet format, MPI experiments).
+    #[arg(long, value_name = "KEY", value_parser = ["rank"])]
+    pub partition: Option<String>,
 }

@@ -11,7 +11,7 @@ use plx_format::{Direction, Warning};
 use serde_json::{json, Value};
 
 use crate::cli::{CommArgs, CommBy, Format};
-use crate::report::csv::field;
+use crate::csv::field;
 use crate::units::human_bytes;
 use crate::CliError;
 
@@ -169,14 +169,18 @@ fn matrix(
         .chain([corner.len(), "total".len()])
         .max()
         .unwrap_or(0);
-    // one width for every column: the widest cell, label or total
-    let width = cells
+    // one width for every column: the widest cell, label or total (zero, most of the cells of
+    // a large matrix, formatted once: the text is the n² part of the command)
+    let zero = show(0);
+    let width = c
+        .pairs
         .iter()
-        .flatten()
-        .chain(&row_total)
-        .chain(&col_total)
-        .chain([&grand])
-        .map(|v| show(*v).len())
+        .map(|p| cells[index(p.sender)][index(p.receiver)])
+        .chain([0])
+        .chain(row_total.iter().copied())
+        .chain(col_total.iter().copied())
+        .chain([grand])
+        .map(|v| show(v).len())
         .chain(labels.iter().map(|l| l.len()))
         .chain(["total".len()])
         .max()
@@ -189,8 +193,12 @@ fn matrix(
     writeln!(out, "  {:>width$}", "total")?;
     for (i, l) in labels.iter().enumerate() {
         write!(out, "{l:<first$}")?;
-        for v in &cells[i] {
-            write!(out, "  {:>width$}", show(*v))?;
+        for &v in &cells[i] {
+            if v == 0 {
+                write!(out, "  {zero:>width$}")?;
+            } else {
+                write!(out, "  {:>width$}", show(v))?;
+            }
         }
         writeln!(out, "  {:>width$}", show(row_total[i]))?;
     }

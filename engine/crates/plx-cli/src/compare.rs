@@ -10,7 +10,7 @@ use plx_analysis::{BuildOptions, Model, PhaseSpec};
 use serde_json::{json, Value};
 
 use crate::cli::Format;
-use crate::report::csv::field;
+use crate::csv::field;
 use crate::units::human_time;
 use crate::CliError;
 

@@ -12,7 +12,7 @@ use plx_format::Experiment;
 use serde_json::{json, Value};
 
 use crate::cli::Format;
-use crate::report::csv::field;
+use crate::csv::field;
 use crate::CliError;
 
 /// `--mode`.

@@ -1,7 +1,7 @@
 //! `plx export`: writes an experiment in another tool's format (plx-export's formats), then the warnings and the clock condition on standard error.
 
 use plx_analysis::MergeOptions;
-use plx_export::{ExportError, ExportOptions};
+use plx_export::{ExportError, ExportOptions, Partition};
 
 use crate::cli::ExportArgs;
 use crate::CliError;
@@ -20,6 +20,7 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
             min_latency_ns: args.min_latency,
         },
         app: args.app.clone(),
+        partition: args.partition.as_ref().map(|_| Partition::Rank),
     };
     let (input, summary) = plx_export::export(&args.format, &args.dir, &args.output, options)?;
     for w in input.model.report_warnings() {

@@ -88,15 +88,6 @@ pub fn file_globs(text: &[u8]) -> Vec<String> {
     globs
 }
 
-/// Whether `subject` matches `glob` as the runtime matches filter globs (fnmatch(3), no flags).
-pub fn glob_matches(glob: &str, subject: &str) -> bool {
-    let (Ok(g), Ok(s)) = (CString::new(glob), CString::new(subject)) else {
-        return false;
-    };
-    // SAFETY: both strings are NUL-terminated.
-    unsafe { libc::fnmatch(g.as_ptr(), s.as_ptr(), 0) == 0 }
-}
-
 /// Reads and checks a filter file; the error names the file and each bad line.
 pub fn check_file(path: &Path) -> Result<(), CliError> {
     let text = std::fs::read(path).map_err(|e| {
@@ -155,8 +146,6 @@ mod tests {
     fn file_globs_are_those_of_file_rules() {
         let text = b"exclude f*\ninclude file */src/*.c\ncputime file *.h\nthrottle 10 1\n";
         assert_eq!(file_globs(text), vec!["*/src/*.c", "*.h"]);
-        assert!(glob_matches("*/src/*.c", "/a/src/b/x.c"));
-        assert!(!glob_matches("*/src/*.c", "/a/lib/x.c"));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use plx_analysis::timeline::{
 use plx_svg as svg;
 
 use crate::chart::{bar, check_bins, open_run, output, value, ChartFormat, ChartOpts};
-use crate::report::csv::field;
+use crate::csv::field;
 use crate::CliError;
 
 /// Series per location or one per run.

@@ -170,7 +170,7 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
                     writeln!(
                         out,
                         "{},total,{i},{a:.9},{b:.9},{v}",
-                        crate::report::csv::field(&r.name)
+                        crate::csv::field(&r.name)
                     )?;
                 }
             }

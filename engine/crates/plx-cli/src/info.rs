@@ -308,6 +308,12 @@ fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result
             t.thread, region, t.level, t.thread_num, t.team_size, t.count
         )?;
     }
+    writeln!(
+        out,
+        "    loop@ regions count a thread's entries, not its iterations: no runtime reports those \
+         (libgomp's schedule(static) loops are computed inline by the compiler); a taskloop's \
+         are the user event \"omp taskloop iterations\" (libgomp)"
+    )?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@ mod cli;
 mod comm;
 mod compare;
 mod critical_path;
+mod csv;
 mod ctl;
 mod display;
 mod experiment;
@@ -68,6 +69,13 @@ impl From<std::io::Error> for CliError {
 
 fn main() {
     let cli = cli::Cli::parse();
+    if let Some(n) = cli.jobs {
+        // the first use of the global pool would make it with the default size
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.into())
+            .build_global()
+            .expect("the pool is made once, before any parallel work");
+    }
     let result = match cli.command {
         cli::Command::Run(a) => run::run(a),
         cli::Command::Report(a) => report::report(&a).map(|()| 0),

@@ -84,7 +84,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
         }
         Format::Csv => {
             writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
-            let f = crate::report::csv::field(&r.focus);
+            let f = crate::csv::field(&r.focus);
             writeln!(out, "{},{f},total,,,{}", metric.name(), r.total)?;
             for (i, (a, b, v)) in r.series.iter().flatten().enumerate() {
                 writeln!(out, "{},{f},{i},{a:.9},{b:.9},{v}", metric.name())?;
@@ -186,7 +186,7 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
         }
         Format::Csv => {
             writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
-            let name = crate::report::csv::field(&m.name);
+            let name = crate::csv::field(&m.name);
             writeln!(out, "{name},,total,,,{total}")?;
             for (i, (a, b, v)) in series.iter().enumerate() {
                 writeln!(out, "{name},,{i},{a:.9},{b:.9},{v}")?;
@@ -244,13 +244,8 @@ fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError>
         }
         Format::Csv => {
             writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
-            let f = crate::report::csv::field(&focus.text);
-            writeln!(
-                out,
-                "{},{f},total,,,{}",
-                crate::report::csv::field(&event),
-                r.total
-            )?;
+            let f = crate::csv::field(&focus.text);
+            writeln!(out, "{},{f},total,,,{}", crate::csv::field(&event), r.total)?;
         }
         Format::Json => {
             let doc = json!({

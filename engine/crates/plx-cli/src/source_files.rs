@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use plx_analysis::objects::{function_files, needed_libraries};
 
-use crate::filter::glob_matches;
 use crate::CliError;
+use plx_analysis::glob_matches;
 
 /// The ELF files of a command: its program and every argument naming an ELF file (the program
 /// of `mpirun -np 4 ./app`), canonical, in order.

@@ -400,6 +400,20 @@ fn named_phase_is_each_runs_own_span() {
         f.contains("\nwork,one,0.000001980,0.000001980,1,0.000002000,2.010101010\n"),
         "{f}"
     );
+    // plx report gives the phase the same meaning, and the same numbers
+    let r = ok(&[
+        "report",
+        one.to_str().unwrap(),
+        "--phase",
+        "solve",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        r.contains("\nall,all,work,1,0,0.000001980,0.000001980,,,\n"),
+        "{r}"
+    );
+    assert!(r.contains("\nall,all,main,0,1,"), "{r}");
     let o = plx(&["compare", one.to_str().unwrap(), "--phase", "nosuch"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

@@ -95,7 +95,7 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
                 other => panic!("metadata {other}"),
             },
             "B" => {
-                assert!(key.1 < 1_000_000, "B on a message lane");
+                assert!(key.1 < 1_000_000 || key.1 >= 1 << 32, "B on a message lane");
                 let name = e["name"].as_str().unwrap().to_string();
                 *counts.entry(name.clone()).or_default() += 1;
                 stacks.entry(key).or_default().push((name, num(e, "ts")));
@@ -151,6 +151,45 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
         assert!(num(b, "ts") >= num(a, "ts"), "flow {id} goes back in time");
     }
     counts
+}
+
+/// The runtime's buffer flush (region 0) inside `work` is on the thread's measurement track,
+/// not a slice nested in `work`.
+#[test]
+fn chrome_puts_the_runtimes_work_on_a_measurement_track() {
+    let d = common::tmp("chrome-measurement");
+    let mut p = plx_format::synth::SynthProcess::new("node1", 7, &["./app"]);
+    p.functions(&[(2, "main"), (3, "work")])
+        .thread(0, 7, "main", 0);
+    let mut e = plx_format::EventEncoder::new(0);
+    e.enter(2, 0).enter(3, 100);
+    p.chunk(0, &e);
+    let mut e = plx_format::EventEncoder::new(200);
+    e.enter(0, 200).exit(0, 230).exit(3, 400).exit(2, 500);
+    p.chunk(0, &e);
+    p.profile(0, 500, 0, &[]).end(500, 0);
+    p.write(&d).unwrap();
+    let doc = chrome(&d);
+    check_chrome(&doc);
+    let events = doc["traceEvents"].as_array().unwrap();
+    let track = |name: &str| -> Vec<(String, u64)> {
+        events
+            .iter()
+            .filter(|e| e["name"] == name && (e["ph"] == "B" || e["ph"] == "E"))
+            .map(|e| {
+                (
+                    e["ph"].as_str().unwrap().to_string(),
+                    e["tid"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let m = 1u64 << 32;
+    assert_eq!(track("plx_flush"), [("B".into(), m), ("E".into(), m)]);
+    assert_eq!(track("work"), [("B".into(), 0), ("E".into(), 0)]);
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "M" && e["tid"] == m && e["args"]["name"] == "thread 0 measurement"));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `plx report --phase START:END` (profiles rebuilt from the trace for a window: time inside it,
+//! `plx report --phase` (profiles rebuilt from the trace for a phase's span or a window: time inside it,
 //! calls begun inside it) and `--app NAME` (one application of a session) on synthetic
 //! experiments with exact times (1 tick = 1 ns); their errors.
 
@@ -213,8 +213,8 @@ fn app_selects_one_application() {
 }
 
 #[test]
-fn named_phase_keeps_subtrees() {
-    // --phase NAME still means the subtrees under the phase region (no trace needed)
+fn named_phase_is_a_span_and_needs_the_trace() {
+    // --phase NAME is the phase's span of time (docs/phases.md): a profile alone has none
     let d = tmp("named");
     let mut s = SynthProcess::new("node1", 5, &["./p"]);
     s.functions(&[(2, "main"), (3, "f")])
@@ -233,21 +233,21 @@ fn named_phase_keeps_subtrees() {
         );
     s.end(100, 0);
     s.write(&d).unwrap();
-    let out = ok(&[
-        "report",
-        d.to_str().unwrap(),
-        "--phase",
-        "solve",
-        "--format",
-        "csv",
-    ]);
+    let o = plx(&["report", d.to_str().unwrap(), "--phase", "solve"]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        out.contains("\nall,all,f,1,0,0.000000030,0.000000030,,,\n"),
-        "{out}"
+        stderr(&o).contains(
+            "--phase solve rebuilds the profiles from the trace, and there is none: rerun with \
+             `plx run --trace`"
+        ),
+        "{}",
+        stderr(&o)
     );
+    let o = plx(&["report", d.to_str().unwrap(), "--phase", "nope"]);
     assert!(
-        !out.lines().any(|l| l.split(',').nth(2) == Some("main")),
-        "{out}"
+        stderr(&o).contains("no phase region named \"nope\""),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -315,12 +315,8 @@ fn window_limits_sync_statistics() {
         all.contains(",mutex,1,1,0.002000000,0.005000000,1,"),
         "{all}"
     );
-    // a phase region is not a window of sync statistics
+    // a phase region is a span like any window; one that never ran has none
     let o = plx(&["report", d.to_str().unwrap(), "--sync", "--phase", "setup"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--sync lists synchronization objects"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("the phase never ran"), "{}", stderr(&o));
 }

@@ -7,13 +7,16 @@
 //! [`LANES`] + lane, a lane per overlap so slices never cross), and a matched message is a flow:
 //! `s` in the send's slice, `f` with `bp: "e"` in the receive's, same `id` and `cat`. Flow
 //! events sit 1 ns inside their slices so that they bind to them whatever the sort order of
-//! equal timestamps. User events are `C` counters; collectives instant events.
+//! equal timestamps. User events are `C` counters; collectives instant events. The runtime's own
+//! work (regions of kind runtime: `plx_flush`, `plx_symbols`) is measurement cost, not a call of
+//! the program: its slices are on a *measurement track* of their thread (tid
+//! [`MEASURE_BASE`] + thread), never nested in the program's slices.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use plx_analysis::{EventKind, GlobalMerge};
-use plx_format::SyncKind;
+use plx_format::{RegionKind, SyncKind};
 
 use crate::nesting::Stacks;
 use crate::text::comm_token;
@@ -28,6 +31,8 @@ pub const MARKER_NS: i64 = 1_000;
 pub const LANE_BASE: u64 = 1_000_000;
 /// Lanes per thread (a later lane is shared: only then can marker slices overlap).
 pub const LANES: u64 = 1_000;
+/// First tid of measurement tracks (above every message lane).
+pub const MEASURE_BASE: u64 = 1 << 32;
 /// Category of message slices and flows.
 const MESSAGE_CAT: &str = "mpi-message";
 
@@ -95,6 +100,8 @@ struct Writer<'a> {
     /// JSON strings of region and user event names, escaped once.
     region_json: Vec<String>,
     region_cat: Vec<&'static str>,
+    /// Per location: the measurement track was named.
+    measured: Vec<bool>,
     /// External metrics (plx run --monitor, plx import): counters of a process of their own.
     external: Vec<plx_analysis::external::ExternalMetric>,
 }
@@ -147,6 +154,7 @@ impl<'a> Writer<'a> {
             lanes: locs.iter().map(|_| Lanes::default()).collect(),
             region_json: Vec::new(),
             region_cat: Vec::new(),
+            measured: locs.iter().map(|_| false).collect(),
         }
     }
 
@@ -236,8 +244,25 @@ impl<'a> Writer<'a> {
         (&self.region_json[r as usize], self.region_cat[r as usize])
     }
 
+    fn is_runtime(&mut self, merge: &GlobalMerge, r: u32) -> bool {
+        self.region(merge, r).1 == RegionKind::Runtime.as_str()
+    }
+
     fn slice(&mut self, merge: &GlobalMerge, ph: char, li: u32, t: i64, r: u32) -> io::Result<()> {
-        let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+        let (pid, mut tid) = (self.pid[li as usize], self.tid[li as usize]);
+        if self.is_runtime(merge, r) {
+            let thread = tid;
+            tid = MEASURE_BASE + thread;
+            if !std::mem::replace(&mut self.measured[li as usize], true) {
+                self.event(format_args!(
+                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":\"thread {thread} measurement\"}}}}"
+                ))?;
+                self.event(format_args!(
+                    "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
+                    2 * thread + 1
+                ))?;
+            }
+        }
         let ts = us(t - self.origin);
         let (name, cat) = self.region(merge, r);
         let body = format!(
@@ -306,6 +331,8 @@ impl<'a> Writer<'a> {
         self.metadata(&merge)?;
         let n_locs = merge.locations().len();
         let mut stacks = Stacks::new(n_locs);
+        // the runtime's own regions nest only among themselves, on the measurement track
+        let mut measure = Stacks::new(n_locs);
         let mut last = vec![None::<i64>; n_locs];
         let mut closed = Vec::new();
         let mut n = 0u64;
@@ -323,7 +350,9 @@ impl<'a> Writer<'a> {
         while let Some(e) = merge.next_event() {
             if matches!(
                 e.kind,
-                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+                EventKind::StreamSend { .. }
+                    | EventKind::StreamRecv { .. }
+                    | EventKind::OmpTeam { .. }
             ) {
                 continue;
             }
@@ -333,12 +362,20 @@ impl<'a> Writer<'a> {
             last[li as usize] = Some(t);
             match e.kind {
                 EventKind::Enter { region } => {
-                    stacks.enter(li, region);
+                    if self.is_runtime(&merge, region) {
+                        measure.enter(li, region);
+                    } else {
+                        stacks.enter(li, region);
+                    }
                     self.slice(&merge, 'B', li, t, region)?;
                 }
                 EventKind::Exit { region } => {
                     closed.clear();
-                    stacks.exit(li, region, &mut closed);
+                    if self.is_runtime(&merge, region) {
+                        measure.exit(li, region, &mut closed);
+                    } else {
+                        stacks.exit(li, region, &mut closed);
+                    }
                     for &r in &closed {
                         self.slice(&merge, 'E', li, t, r)?;
                     }
@@ -441,13 +478,15 @@ impl<'a> Writer<'a> {
                         us(t - self.origin)
                     ))?;
                 }
-                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {}
+                EventKind::StreamSend { .. }
+                | EventKind::StreamRecv { .. }
+                | EventKind::OmpTeam { .. } => {}
             }
         }
         // regions still open end at their thread's last event
         for li in 0..n_locs as u32 {
             let Some(t) = last[li as usize] else { continue };
-            for r in stacks.close_all(li) {
+            for r in measure.close_all(li).into_iter().chain(stacks.close_all(li)) {
                 self.slice(&merge, 'E', li, t, r)?;
             }
         }
@@ -468,7 +507,7 @@ impl<'a> Writer<'a> {
         }
         other.insert(
             "exits_without_enter".into(),
-            serde_json::Value::from(stacks.unmatched_exits),
+            serde_json::Value::from(stacks.unmatched_exits + measure.unmatched_exits),
         );
         write!(
             self.out,

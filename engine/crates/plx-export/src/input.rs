@@ -14,6 +14,16 @@ pub struct ExportOptions {
     pub merge: MergeOptions,
     /// Only this application of a session (its logical view); `None`: every process.
     pub app: Option<String>,
+    /// A table format's tables as datasets partitioned by this key (formats that
+    /// [`partition`](crate::Exporter::partitions)); `None`: one file per table.
+    pub partition: Option<Partition>,
+}
+
+/// What a partitioned export splits its tables by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partition {
+    /// The MPI rank (hive-style `rank=N` directories).
+    Rank,
 }
 
 /// An experiment opened for export.

@@ -22,7 +22,7 @@ use plx_analysis::ClockReport;
 use plx_format::Warning;
 
 pub use error::ExportError;
-pub use input::{ExportInput, ExportOptions};
+pub use input::{ExportInput, ExportOptions, Partition};
 pub use staged::{StagedDir, StagedFile};
 
 /// Declares the format modules and [`FORMATS`], in the order `--format` lists them.
@@ -93,6 +93,10 @@ pub trait Exporter: Sync {
     fn needs_sources(&self) -> bool {
         false
     }
+    /// Can it write its tables partitioned ([`ExportOptions::partition`])?
+    fn partitions(&self) -> bool {
+        false
+    }
     /// Writes the export of `input` to `target` (of this exporter's [`OutputKind`]).
     fn export(&self, input: &ExportInput, target: Target<'_>)
         -> Result<ExportSummary, ExportError>;
@@ -121,6 +125,11 @@ pub fn export(
     if stdout && exporter.output() == OutputKind::Directory {
         return Err(ExportError::Usage(format!(
             "the {format} format writes a directory: give one with -o DIR"
+        )));
+    }
+    if options.partition.is_some() && !exporter.partitions() {
+        return Err(ExportError::Usage(format!(
+            "--partition: the {format} format writes no partitioned tables (parquet does)"
         )));
     }
     let input = ExportInput::open(
@@ -174,8 +183,8 @@ fn stream<'a>(target: Target<'a>, format: &str) -> Result<&'a mut dyn Write, Exp
     }
 }
 
-/// Synchronization and stream events: in the merged stream, but only the text export (and
-/// Chrome's acquire/release markers) shows them.
+/// Synchronization, stream and OpenMP team events: in the merged stream, but only the text
+/// export (Chrome's acquire/release markers, OTF2's thread teams) shows them.
 pub(crate) fn is_sync_or_stream(kind: &plx_analysis::EventKind) -> bool {
     use plx_analysis::EventKind;
     matches!(
@@ -184,5 +193,6 @@ pub(crate) fn is_sync_or_stream(kind: &plx_analysis::EventKind) -> bool {
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. }
     )
 }

@@ -39,6 +39,11 @@ impl Stacks {
         }
     }
 
+    /// Regions open at `loc`.
+    pub fn depth(&self, loc: u32) -> usize {
+        self.stacks[loc as usize].len()
+    }
+
     /// The innermost open region at `loc`.
     pub fn top(&self, loc: u32) -> Option<u32> {
         self.stacks[loc as usize].last().copied()

@@ -362,21 +362,44 @@ struct CommRefs {
     extra: Vec<ExtraComm>,
     unknown: Option<u32>,
     threads: Vec<Option<u32>>,
+    /// OpenMP teams: (process, parallel region, level) → reference.
+    omp: HashMap<(usize, u32, u32), u32>,
 }
 
 /// A communicator the experiment does not define.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum ExtraComm {
     /// "unknown communicator (world ranks)".
     Unknown,
     /// The threads of a process (ThreadWait and ThreadEnd name it).
     Threads(usize),
+    /// The OpenMP teams of a parallel region at a nesting level in a process: (process,
+    /// region, level, the locations that joined one).
+    OmpTeam(usize, u32, u32, Vec<u64>),
 }
 
 impl CommRefs {
     fn next(&mut self, c: ExtraComm) -> u32 {
         self.extra.push(c);
         (self.local.len() + self.extra.len() - 1) as u32
+    }
+
+    /// The team communicator of `region` at `level` in `process`, `location` one of its members.
+    fn omp_team(&mut self, process: usize, region: u32, level: u32, location: u64) -> u32 {
+        let r = match self.omp.get(&(process, region, level)) {
+            Some(&r) => r,
+            None => {
+                let r = self.next(ExtraComm::OmpTeam(process, region, level, Vec::new()));
+                self.omp.insert((process, region, level), r);
+                r
+            }
+        };
+        if let ExtraComm::OmpTeam(.., members) = &mut self.extra[r as usize - self.local.len()] {
+            if let Err(i) = members.binary_search(&location) {
+                members.insert(i, location);
+            }
+        }
+        r
     }
 
     fn thread_contingent(&mut self, process: usize) -> u32 {
@@ -436,7 +459,12 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         extra: Vec::new(),
         unknown: None,
         threads: vec![None; merge.model().processes.len()],
+        omp: HashMap::new(),
     };
+    // OpenMP: per location, the team joined whose parallel region's enter is to come, and the
+    // teams open (the stack depth of their region's frame, the team, whether it forked it)
+    let mut omp_pending: Vec<Option<(u32, u32, bool)>> = vec![None; nloc];
+    let mut omp_open: Vec<Vec<(usize, u32, bool)>> = vec![Vec::new(); nloc];
     // collective operation per region (looked up once per region)
     let mut ops: Vec<Option<Option<u8>>> = Vec::new();
     // lock acquisitions so far per (process, object); the order of the one each location holds
@@ -459,12 +487,55 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
             match e.kind {
                 EventKind::Enter { region } => {
                     stacks.enter(e.location, region);
+                    if let Some((r, team, forked)) = omp_pending[li] {
+                        if r == region {
+                            omp_open[li].push((stacks.depth(e.location), team, forked));
+                            omp_pending[li] = None;
+                        }
+                    }
                     (OTF2_EvtWriter_Enter(w, null, t, region), 1)
                 }
                 EventKind::Exit { region } => {
                     closed.clear();
                     stacks.exit(e.location, region, &mut closed);
-                    (OTF2_EvtWriter_Leave(w, null, t, region), 1)
+                    let mut code = OTF2_EvtWriter_Leave(w, null, t, region);
+                    let mut records = 1;
+                    // a team ends with its region's frame: the thread leaves it, and the one
+                    // that forked it joins the team
+                    while let Some(&(d, team, forked)) = omp_open[li].last() {
+                        if code != OTF2_SUCCESS || d <= stacks.depth(e.location) {
+                            break;
+                        }
+                        omp_open[li].pop();
+                        code = OTF2_EvtWriter_ThreadTeamEnd(w, null, t, team);
+                        records += 1;
+                        if forked && code == OTF2_SUCCESS {
+                            code = OTF2_EvtWriter_ThreadJoin(w, null, t, OTF2_PARADIGM_OPENMP);
+                            records += 1;
+                        }
+                    }
+                    (code, records)
+                }
+                EventKind::OmpTeam {
+                    region,
+                    level,
+                    team_size,
+                    thread_num,
+                } => {
+                    let team = refs.omp_team(process_of[li], region, level, li as u64);
+                    let forked = thread_num == 0;
+                    omp_pending[li] = Some((region, team, forked));
+                    let mut code = OTF2_SUCCESS;
+                    let mut records = 0;
+                    if forked {
+                        code = OTF2_EvtWriter_ThreadFork(w, null, t, OTF2_PARADIGM_OPENMP, team_size);
+                        records += 1;
+                    }
+                    if code == OTF2_SUCCESS {
+                        code = OTF2_EvtWriter_ThreadTeamBegin(w, null, t, team);
+                        records += 1;
+                    }
+                    (code, records)
                 }
                 EventKind::Send {
                     peer,
@@ -782,19 +853,30 @@ fn write_definitions(
             .collect();
         comm_defs.push((s.id(&c.describe()), OTF2_PARADIGM_MPI, members));
     }
-    for &x in &refs.extra {
-        comm_defs.push(match x {
+    let process_name = |s: &Strings, p: usize| {
+        groups
+            .iter()
+            .find(|g| g.0 == p as u32)
+            .map(|g| s.order[g.1 as usize].to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    for x in &refs.extra {
+        comm_defs.push(match *x {
             ExtraComm::Unknown => (
                 s.id("unknown communicator (world ranks)"),
                 OTF2_PARADIGM_MPI,
                 (0..rank_location.len() as u64).collect(),
             ),
+            ExtraComm::OmpTeam(p, region, level, ref members) => {
+                let name = format!(
+                    "OpenMP teams of {} (level {level}) in {}",
+                    merge.regions().name(region),
+                    process_name(&s, p)
+                );
+                (s.id(&name), OTF2_PARADIGM_OPENMP, members.clone())
+            }
             ExtraComm::Threads(p) => {
-                let name = groups
-                    .iter()
-                    .find(|g| g.0 == p as u32)
-                    .map(|g| s.order[g.1 as usize].to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = process_name(&s, p);
                 let members = (0..locations.len() as u64)
                     .filter(|&i| locations[i as usize].process == p)
                     .collect();
@@ -807,6 +889,8 @@ fn write_definitions(
         });
     }
     let any_threads = comm_defs.iter().any(|c| c.1 == OTF2_PARADIGM_PTHREAD);
+    let any_omp = comm_defs.iter().any(|c| c.1 == OTF2_PARADIGM_OPENMP);
+    let omp_name = s.id("OpenMP threads");
     let thread_locations: Vec<u64> = (0..locations.len() as u64).collect();
     // every user event's metric (references dense from 0, as readers want), used or not
     let _ = metrics_used;
@@ -939,6 +1023,9 @@ fn write_definitions(
         }
         if any_threads {
             paradigm_group(OTF2_PARADIGM_PTHREAD, threads_name, &thread_locations)?;
+        }
+        if any_omp {
+            paradigm_group(OTF2_PARADIGM_OPENMP, omp_name, &thread_locations)?;
         }
         for (c, (name, paradigm, members)) in comm_defs.iter().enumerate() {
             check(

@@ -25,7 +25,7 @@ use plx_analysis::{EventKind, GlobalMerge};
 
 use crate::is_sync_or_stream;
 use crate::nesting::Stacks;
-use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
+use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 
 /// The `parquet` format (docs/exports/parquet.md).
 pub struct Parquet;
@@ -49,6 +49,10 @@ impl Exporter for Parquet {
         OutputKind::Directory
     }
 
+    fn partitions(&self) -> bool {
+        true
+    }
+
     fn export(
         &self,
         input: &ExportInput,
@@ -66,13 +70,27 @@ impl Exporter for Parquet {
     }
 }
 
-/// Writes the five tables of `input`'s merged trace under `dir` (which exists).
+/// Writes the five tables of `input`'s merged trace under `dir` (which exists): one file per
+/// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
+/// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
     let mut merge = input.merge()?;
+    let by_rank = input.options.partition == Some(Partition::Rank);
+    if by_rank && !merge.model().has_mpi() {
+        return Err(ExportError::Usage(format!(
+            "--partition rank: {} is not an MPI experiment (it has no ranks)",
+            input.model.dir.display()
+        )));
+    }
     let origin = merge.origin_ns();
     let meta = common_metadata(&merge);
-    let mut events = Table::create(dir, "events", EVENT_COLUMNS, &meta)?;
-    let mut messages = Table::create(dir, "messages", MESSAGE_COLUMNS, &meta)?;
+    let layout = |key: Option<(&'static str, usize)>| match key {
+        Some(k) if by_rank => Layout::ByKey(k),
+        _ => Layout::Single,
+    };
+    let mut events = Table::create(dir, "events", EVENT_COLUMNS, &meta, layout(EVENT_KEY))?;
+    let mut messages =
+        Table::create(dir, "messages", MESSAGE_COLUMNS, &meta, layout(MESSAGE_KEY))?;
 
     let kinds: Vec<ByteArray> = KINDS.iter().map(|k| ByteArray::from(*k)).collect();
     // names as ByteArrays, made once (cloning one shares its bytes)
@@ -114,7 +132,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => unreachable!("skipped above"),
+            | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. } => unreachable!("skipped above"),
         };
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
@@ -131,7 +150,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => {}
+            | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. } => {}
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();
@@ -161,7 +181,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
                 if let Some(m) = m {
                     message = Some(m.id as i64);
                     let (sp, sr, st) = locs[m.sender as usize];
-                    let c = &mut messages.cols;
+                    let c = messages.cols(rank);
                     c[0].val(m.id as i64);
                     c[1].val(m.send_ns - origin);
                     c[2].val(t);
@@ -176,7 +196,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
                     c[11].val(b as i64);
                     c[12].val(tg);
                     c[13].opt(comm.map(|c| c as i32));
-                    messages.row()?;
+                    messages.row(rank)?;
                 }
             }
             EventKind::Collective {
@@ -191,7 +211,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
                 bytes_recv = Some(br as i64);
             }
         }
-        let c = &mut events.cols;
+        let c = events.cols(rank);
         c[0].val(t);
         c[1].val(li as i32);
         c[2].val(process);
@@ -209,13 +229,14 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         c[14].opt(message);
         c[15].opt(user);
         c[16].opt(value);
-        events.row()?;
+        events.row(rank)?;
     }
 
-    let mut files = vec![events.finish()?, messages.finish()?];
-    files.push(write_locations(&merge, dir, &meta)?);
-    files.push(write_regions(&merge, dir, &meta)?);
-    files.push(write_comms(&merge, dir, &meta)?);
+    let mut files = events.finish()?;
+    files.extend(messages.finish()?);
+    files.extend(write_locations(&merge, dir, &meta, layout(LOCATION_KEY))?);
+    files.extend(write_regions(&merge, dir, &meta, layout(None))?);
+    files.extend(write_comms(&merge, dir, &meta, layout(None))?);
     Ok(ExportSummary {
         records: n,
         files,
@@ -223,6 +244,31 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         warnings: merge.warnings().to_vec(),
     })
 }
+
+/// How a table is laid out: one file `NAME.parquet`, or a dataset directory `NAME/` of
+/// hive-style partitions `NAME/KEY=VALUE/part-N.parquet` by the value of one column (left out
+/// of the files: readers take it from the directory names), `NAME/part-0.parquet` for a table
+/// without a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Single,
+    /// (partition key, index of its column)
+    ByKey((&'static str, usize)),
+}
+
+/// The partition key of each table partitioned by rank (`None`: a table of the whole run).
+const EVENT_KEY: Option<(&str, usize)> = Some(("rank", 3));
+const MESSAGE_KEY: Option<(&str, usize)> = Some(("receiver_rank", 9));
+const LOCATION_KEY: Option<(&str, usize)> = Some(("rank", 3));
+
+/// The directory name of a null key: the Hive convention, read back as null by Spark, DuckDB
+/// and Polars.
+const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// Rows buffered over all partitions of a dataset before every partition is written out (each
+/// partition also writes a part when it holds [`ROW_GROUP`] rows): bounds memory whatever the
+/// number of ranks.
+pub const DATASET_BUFFER: usize = 1 << 20;
 
 const K_ENTER: usize = 0;
 const K_EXIT: usize = 1;
@@ -332,12 +378,13 @@ fn write_locations(
     merge: &GlobalMerge,
     dir: &Path,
     meta: &[KeyValue],
-) -> Result<PathBuf, ExportError> {
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
     let model = merge.model();
-    let mut t = Table::create(dir, "locations", LOCATION_COLUMNS, meta)?;
+    let mut t = Table::create(dir, "locations", LOCATION_COLUMNS, meta, layout)?;
     for (i, l) in merge.locations().iter().enumerate() {
         let p = &model.processes[l.process];
-        let c = &mut t.cols;
+        let c = t.cols(l.rank.map(|r| r as i32));
         c[0].val(i as i32);
         c[1].val(ByteArray::from(l.label().as_str()));
         c[2].val(l.process as i32);
@@ -349,7 +396,7 @@ fn write_locations(
         c[8].val(l.thread as i32);
         c[9].val(ByteArray::from(l.name.as_str()));
         c[10].opt(p.start_realtime_ns.map(|n| n as i64));
-        t.row()?;
+        t.row(l.rank.map(|r| r as i32))?;
     }
     t.finish()
 }
@@ -358,16 +405,17 @@ fn write_regions(
     merge: &GlobalMerge,
     dir: &Path,
     meta: &[KeyValue],
-) -> Result<PathBuf, ExportError> {
-    let mut t = Table::create(dir, "regions", REGION_COLUMNS, meta)?;
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let mut t = Table::create(dir, "regions", REGION_COLUMNS, meta, layout)?;
     for (i, r) in merge.regions().all().iter().enumerate() {
-        let c = &mut t.cols;
+        let c = t.cols(None);
         c[0].val(i as i32);
         c[1].val(ByteArray::from(r.name.as_str()));
         c[2].val(ByteArray::from(r.kind.as_str()));
         c[3].val(ByteArray::from(r.file.as_str()));
         c[4].val(r.line as i32);
-        t.row()?;
+        t.row(None)?;
     }
     t.finish()
 }
@@ -376,18 +424,19 @@ fn write_comms(
     merge: &GlobalMerge,
     dir: &Path,
     meta: &[KeyValue],
-) -> Result<PathBuf, ExportError> {
-    let mut t = Table::create(dir, "comms", COMM_COLUMNS, meta)?;
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let mut t = Table::create(dir, "comms", COMM_COLUMNS, meta, layout)?;
     for (i, info) in merge.model().comms.all().iter().enumerate() {
         let ranks: Vec<String> = info.ranks.iter().map(|r| r.to_string()).collect();
-        let c = &mut t.cols;
+        let c = t.cols(None);
         c[0].val(i as i32);
         c[1].val(ByteArray::from(info.describe().as_str()));
         c[2].opt(info.predefined.map(|p| p as i32));
         c[3].val(info.ranks.len() as i32);
         c[4].val(ByteArray::from(ranks.join(" ").as_str()));
         c[5].val(info.ordinal as i32);
-        t.row()?;
+        t.row(None)?;
     }
     t.finish()
 }
@@ -476,12 +525,40 @@ impl Column {
     }
 }
 
-/// A Parquet file being written a row group at a time.
-struct Table {
-    path: PathBuf,
-    writer: SerializedFileWriter<File>,
+/// Rows of a file not yet written: a column per spec entry (the key column too, unwritten).
+struct Rows {
     cols: Vec<Column>,
     rows: usize,
+    /// Part files written (partitions).
+    parts: u32,
+}
+
+impl Rows {
+    fn new(spec: &[ColumnSpec]) -> Rows {
+        let cols = spec.iter().map(|(_, ty, o)| Column::new(*ty, *o)).collect();
+        Rows {
+            cols,
+            rows: 0,
+            parts: 0,
+        }
+    }
+}
+
+/// A table being written: one file a row group at a time, or partitions buffered per key.
+struct Table {
+    name: String,
+    spec: &'static [ColumnSpec],
+    meta: Vec<KeyValue>,
+    /// The file (single) or the table's directory (a dataset).
+    path: PathBuf,
+    layout: Layout,
+    /// Single: the open file and its rows.
+    writer: Option<SerializedFileWriter<File>>,
+    single: Rows,
+    /// ByKey: rows per key value, and their total.
+    parts: std::collections::BTreeMap<Option<i32>, Rows>,
+    buffered: usize,
+    files: Vec<PathBuf>,
 }
 
 fn pq_err(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> ExportError + '_ {
@@ -497,65 +574,56 @@ fn pq_err(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> ExportError 
     }
 }
 
-impl Table {
-    fn create(
-        dir: &Path,
-        name: &str,
-        spec: &[ColumnSpec],
-        meta: &[KeyValue],
-    ) -> Result<Table, ExportError> {
-        let path = dir.join(format!("{name}.parquet"));
-        let mut schema = format!("message {name} {{\n");
-        for (col, ty, optional) in spec {
-            let rep = if *optional { "optional" } else { "required" };
-            let ty = match ty {
-                Ty::I32 => "int32",
-                Ty::I64 => "int64",
-                Ty::F64 => "double",
-                Ty::Str => "binary",
-            };
-            let ann = if ty == "binary" { " (STRING)" } else { "" };
-            schema.push_str(&format!("  {rep} {ty} {col}{ann};\n"));
+/// A Parquet writer of `spec` but column `skip` to a new file `path`.
+fn open_file(
+    path: &Path,
+    name: &str,
+    spec: &[ColumnSpec],
+    skip: Option<usize>,
+    meta: &[KeyValue],
+) -> Result<SerializedFileWriter<File>, ExportError> {
+    let mut schema = format!("message {name} {{\n");
+    for (i, (col, ty, optional)) in spec.iter().enumerate() {
+        if Some(i) == skip {
+            continue;
         }
-        schema.push('}');
-        let schema = Arc::new(
-            parquet::schema::parser::parse_message_type(&schema).expect("the schemas parse"),
-        );
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_created_by(format!("parallax plx {}", env!("CARGO_PKG_VERSION")))
-            .set_key_value_metadata(Some(meta.to_vec()))
-            .set_max_row_group_row_count(Some(ROW_GROUP))
-            .build();
-        let file = File::create(&path).map_err(|e| ExportError::Io(path.clone(), e))?;
-        let writer = SerializedFileWriter::new(file, schema, Arc::new(props))
-            .map_err(pq_err(&path))?;
-        let cols = spec.iter().map(|(_, ty, o)| Column::new(*ty, *o)).collect();
-        Ok(Table {
-            path,
-            writer,
-            cols,
-            rows: 0,
-        })
+        let rep = if *optional { "optional" } else { "required" };
+        let ty = match ty {
+            Ty::I32 => "int32",
+            Ty::I64 => "int64",
+            Ty::F64 => "double",
+            Ty::Str => "binary",
+        };
+        let ann = if ty == "binary" { " (STRING)" } else { "" };
+        schema.push_str(&format!("  {rep} {ty} {col}{ann};\n"));
     }
+    schema.push('}');
+    let schema =
+        Arc::new(parquet::schema::parser::parse_message_type(&schema).expect("the schemas parse"));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by(format!("parallax plx {}", env!("CARGO_PKG_VERSION")))
+        .set_key_value_metadata(Some(meta.to_vec()))
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .build();
+    let file = File::create(path).map_err(|e| ExportError::Io(path.to_path_buf(), e))?;
+    SerializedFileWriter::new(file, schema, Arc::new(props)).map_err(pq_err(path))
+}
 
-    /// Ends a row (every column has had its value pushed); flushes a full row group.
-    #[inline]
-    fn row(&mut self) -> Result<(), ExportError> {
-        self.rows += 1;
-        if self.rows == ROW_GROUP {
-            self.flush()?;
-        }
-        Ok(())
+/// Writes `rows` as one row group of `writer` (but column `skip`) and empties them.
+fn write_group(
+    writer: &mut SerializedFileWriter<File>,
+    path: &Path,
+    rows: &mut Rows,
+    skip: Option<usize>,
+) -> Result<(), ExportError> {
+    if rows.rows == 0 {
+        return Ok(());
     }
-
-    fn flush(&mut self) -> Result<(), ExportError> {
-        if self.rows == 0 {
-            return Ok(());
-        }
-        let err = pq_err(&self.path);
-        let mut rg = self.writer.next_row_group().map_err(&err)?;
-        for col in &mut self.cols {
+    let err = pq_err(path);
+    let mut rg = writer.next_row_group().map_err(&err)?;
+    for (i, col) in rows.cols.iter_mut().enumerate() {
+        if Some(i) != skip {
             let mut w = rg
                 .next_column()
                 .map_err(&err)?
@@ -569,18 +637,131 @@ impl Table {
             }
             .map_err(&err)?;
             w.close().map_err(&err)?;
-            col.clear();
         }
-        rg.close().map_err(&err)?;
-        self.rows = 0;
+        col.clear();
+    }
+    rg.close().map_err(&err)?;
+    rows.rows = 0;
+    Ok(())
+}
+
+impl Table {
+    fn create(
+        dir: &Path,
+        name: &str,
+        spec: &'static [ColumnSpec],
+        meta: &[KeyValue],
+        layout: Layout,
+    ) -> Result<Table, ExportError> {
+        let (path, writer) = match layout {
+            Layout::Single => {
+                let path = dir.join(format!("{name}.parquet"));
+                let w = open_file(&path, name, spec, None, meta)?;
+                (path, Some(w))
+            }
+            Layout::ByKey(_) => (dir.join(name), None),
+        };
+        Ok(Table {
+            name: name.to_string(),
+            spec,
+            meta: meta.to_vec(),
+            path,
+            layout,
+            writer,
+            single: Rows::new(spec),
+            parts: Default::default(),
+            buffered: 0,
+            files: Vec::new(),
+        })
+    }
+
+    /// The columns to push the next row's values to: those of partition `key`'s.
+    #[inline]
+    fn cols(&mut self, key: Option<i32>) -> &mut [Column] {
+        match self.layout {
+            Layout::Single => &mut self.single.cols,
+            Layout::ByKey(_) => {
+                let spec = self.spec;
+                &mut self.parts.entry(key).or_insert_with(|| Rows::new(spec)).cols
+            }
+        }
+    }
+
+    /// Ends a row of partition `key` (every column has had its value pushed); writes a full
+    /// row group, or a dataset's partitions when it holds [`DATASET_BUFFER`] rows.
+    #[inline]
+    fn row(&mut self, key: Option<i32>) -> Result<(), ExportError> {
+        let (key_name, skip) = match self.layout {
+            Layout::Single => {
+                self.single.rows += 1;
+                if self.single.rows == ROW_GROUP {
+                    let w = self.writer.as_mut().expect("a single file is open");
+                    write_group(w, &self.path, &mut self.single, None)?;
+                }
+                return Ok(());
+            }
+            Layout::ByKey(k) => k,
+        };
+        let part = self.parts.get_mut(&key).expect("cols() made the partition");
+        part.rows += 1;
+        self.buffered += 1;
+        if part.rows == ROW_GROUP {
+            self.buffered -= part.rows;
+            let f = self.write_part(key_name, skip, key)?;
+            self.files.push(f);
+        }
+        if self.buffered >= DATASET_BUFFER {
+            self.write_parts()?;
+        }
         Ok(())
     }
 
-    /// Writes the last row group and the footer.
-    fn finish(mut self) -> Result<PathBuf, ExportError> {
-        self.flush()?;
-        let Table { path, writer, .. } = self;
-        writer.close().map_err(pq_err(&path))?;
+    /// Writes partition `key`'s rows as its next part file.
+    fn write_part(
+        &mut self,
+        key_name: &str,
+        skip: usize,
+        key: Option<i32>,
+    ) -> Result<PathBuf, ExportError> {
+        let value = key.map_or(NULL_PARTITION.to_string(), |k| k.to_string());
+        let dir = self.path.join(format!("{key_name}={value}"));
+        let rows = self.parts.get_mut(&key).expect("a partition");
+        let path = dir.join(format!("part-{}.parquet", rows.parts));
+        std::fs::create_dir_all(&dir).map_err(|e| ExportError::Io(dir.clone(), e))?;
+        let mut w = open_file(&path, &self.name, self.spec, Some(skip), &self.meta)?;
+        write_group(&mut w, &path, rows, Some(skip))?;
+        w.close().map_err(pq_err(&path))?;
+        rows.parts += 1;
         Ok(path)
+    }
+
+    /// Writes every partition's buffered rows.
+    fn write_parts(&mut self) -> Result<(), ExportError> {
+        let Layout::ByKey((key_name, skip)) = self.layout else {
+            return Ok(());
+        };
+        let keys: Vec<Option<i32>> = self
+            .parts
+            .iter()
+            .filter(|(_, r)| r.rows > 0)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in keys {
+            let f = self.write_part(key_name, skip, k)?;
+            self.files.push(f);
+        }
+        self.buffered = 0;
+        Ok(())
+    }
+
+    /// Writes what is left and the footers: the files written.
+    fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
+        if let Some(mut w) = self.writer.take() {
+            write_group(&mut w, &self.path, &mut self.single, None)?;
+            w.close().map_err(pq_err(&self.path))?;
+            return Ok(vec![self.path]);
+        }
+        self.write_parts()?;
+        Ok(self.files)
     }
 }

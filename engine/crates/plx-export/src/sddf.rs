@@ -466,7 +466,8 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
             EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => {}
+            | EventKind::StreamRecv { .. }
+            | EventKind::OmpTeam { .. } => {}
         }
     }
     let clock = merge.clock_report();

@@ -133,6 +133,16 @@ impl Exporter for Text {
                     "{t:>12} {label:<width$} srecv      {}  stream={stream:016x} end={end} bytes={bytes}",
                     here(&stacks)
                 ),
+                EventKind::OmpTeam {
+                    region,
+                    level,
+                    team_size,
+                    thread_num,
+                } => writeln!(
+                    out,
+                    "{t:>12} {label:<width$} team       {}  level={level} size={team_size} num={thread_num}",
+                    regions.name(region)
+                ),
             };
             r.map_err(&io)?;
         }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::clock::{ClockMap, ClockSource};
-use crate::live::{parse_live_name, LiveFiles, LiveKind};
+use crate::live::{parse_live_name, LiveFiles, LiveKind, LIVE_HEADER_LEN};
 use crate::process::ProcessData;
 use crate::trace::TraceIndex;
 use crate::warning::{Warning, WarningKind};
@@ -302,14 +302,24 @@ impl Experiment {
             return Err(FormatError::NotAnExperiment(dir.to_path_buf()));
         }
         found.sort_by(|a, b| (&a.host, a.pid, a.image).cmp(&(&b.host, b.pid, b.image)));
-        let images = found
-            .into_iter()
-            .map(|f| {
-                let mut img = read_image(f, &mut warnings);
-                img.app = app;
-                img
-            })
-            .collect();
+        // images read in parallel (one work item each), their warnings kept in image order
+        let read: Vec<(ProcessImage, Vec<Warning>)> = {
+            use rayon::prelude::*;
+            found
+                .into_par_iter()
+                .map(|f| {
+                    let mut w = Vec::new();
+                    let mut img = read_image(f, &mut w);
+                    img.app = app;
+                    (img, w)
+                })
+                .collect()
+        };
+        let mut images = Vec::with_capacity(read.len());
+        for (img, w) in read {
+            images.push(img);
+            warnings.extend(w);
+        }
         Ok((images, warnings))
     }
 }
@@ -350,7 +360,7 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
             ..ProcessData::default()
         }
     };
-    let trace = if has_trace {
+    let mut trace = if has_trace {
         TraceIndex::scan(&tpath, warnings)
     } else {
         let recorded: u64 = process
@@ -369,7 +379,29 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
         None
     };
     if !live.is_empty() {
-        LiveFiles::read(&live, warnings).recover_into(&mut process, trace.as_ref());
+        let files = LiveFiles::read(&live, warnings);
+        // a trace buffer's events follow the thread's chunks (the runtime zeroes a buffer it
+        // has written, and marks one being written with base 0: those are in the trace file
+        // if its write completed)
+        for lt in &files.trace {
+            let th = lt.header.thread;
+            match trace.as_mut() {
+                Some(t) if lt.base_ticks != 0 => {
+                    t.add_recovered(&lt.path, th, lt.base_ticks, LIVE_HEADER_LEN + 8, lt.words)
+                }
+                _ => warnings.push(Warning::file(
+                    &lt.path,
+                    WarningKind::Truncated {
+                        missing: lt.words as u64 * 8,
+                    },
+                    format!(
+                        "thread {th}: {} trace event words were being written when the process was killed: those the trace file took are kept, the others are lost",
+                        lt.words
+                    ),
+                )),
+            }
+        }
+        files.recover_into(&mut process, trace.as_ref());
     }
     let mut pairs = process.calibrations.clone();
     if let Some(t) = &trace {
@@ -423,6 +455,18 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     let mut threads: BTreeSet<u32> = img.process.threads.keys().copied().collect();
     if let Some(t) = &img.trace {
         threads.extend(t.threads());
+        for r in &t.recovered {
+            warnings.push(Warning::file(
+                &t.path,
+                WarningKind::Recovered,
+                format!(
+                    "thread {}: {} trace event words recovered from {} (the process was killed before writing them)",
+                    r.thread,
+                    r.words,
+                    file_name_of(&r.path)
+                ),
+            ));
+        }
     }
     for th in threads {
         let data = img.process.threads.get(&th);

@@ -40,6 +40,8 @@ pub enum LiveKind {
     Mpi,
     /// `sync`: the thread's synchronization statistics (a hash table by object address).
     Sync,
+    /// `trace`: the thread's trace buffer (word 0 the base ticks, then event words).
+    Trace,
 }
 
 impl LiveKind {
@@ -49,6 +51,7 @@ impl LiveKind {
             LiveKind::Nodes => "nodes",
             LiveKind::Mpi => "mpi",
             LiveKind::Sync => "sync",
+            LiveKind::Trace => "trace",
         }
     }
 
@@ -58,6 +61,7 @@ impl LiveKind {
             "nodes" => Some(LiveKind::Nodes),
             "mpi" => Some(LiveKind::Mpi),
             "sync" => Some(LiveKind::Sync),
+            "trace" => Some(LiveKind::Trace),
             _ => None,
         }
     }
@@ -68,10 +72,17 @@ impl LiveKind {
             LiveKind::Nodes => LIVE_NODE_LEN,
             LiveKind::Mpi => LIVE_MPI_LEN,
             LiveKind::Sync => LIVE_SYNC_LEN,
+            LiveKind::Trace => 8,
         }
     }
 
-    /// `live.<thread>.<kind>`.
+    /// Whether files of this kind are slots of a pool (`live.<slot>.<kind>`), owned by the
+    /// thread their header names ([`NONE_U32`]: a free slot, holding nothing).
+    pub fn pooled(self) -> bool {
+        matches!(self, LiveKind::Nodes | LiveKind::Trace)
+    }
+
+    /// `live.<thread>.<kind>` (for a pooled kind, the slot's number).
     pub fn file_name(self, thread: u32) -> String {
         format!("live.{thread}.{}", self.as_str())
     }
@@ -412,6 +423,42 @@ pub struct LiveFiles {
     pub mpi: BTreeMap<u32, LiveMpi>,
     /// `live.<thread>.sync` files that passed validation.
     pub sync: BTreeMap<u32, LiveSync>,
+    /// `live.<slot>.trace` files of threads that had events in their buffer.
+    pub trace: Vec<LiveTrace>,
+}
+
+/// A `live.<slot>.trace` file, read: the events its thread had not yet written as a chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTrace {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header (the owning thread).
+    pub header: LiveHeader,
+    /// Ticks the first event's delta counts from; 0: the events were being written as a chunk
+    /// when the process died (those the trace file took are there, the others are lost).
+    pub base_ticks: u64,
+    /// Event words from word 1 on, up to the last event.
+    pub words: u32,
+}
+
+/// The number of words of `w` holding events: the events up to the last that has a non-zero
+/// word (the runtime zeroes what it has written as a chunk; no event word is zero after it).
+pub fn live_trace_words(w: &[u64]) -> usize {
+    let Some(last) = w.iter().rposition(|x| *x != 0) else {
+        return 0;
+    };
+    let mut i = 0;
+    while i <= last {
+        let word = w[i];
+        // kind 2: an extended event, its payload word count in 8 bits
+        let payload = if word >> schema::KIND_SHIFT == 2 {
+            ((word >> schema::WORDS_SHIFT) & 0xff) as usize
+        } else {
+            0
+        };
+        i += 1 + payload;
+    }
+    i.min(w.len())
 }
 
 impl LiveFiles {
@@ -434,7 +481,7 @@ impl LiveFiles {
                     });
                     if let Some(header) = header {
                         live.nodes.insert(
-                            thread,
+                            header.thread,
                             LiveNodes {
                                 path: path.clone(),
                                 header,
@@ -481,6 +528,25 @@ impl LiveFiles {
                         );
                     }
                 }
+                Some(LiveKind::Trace) => {
+                    let mut words = Vec::new();
+                    let header = read_live(path, LiveKind::Trace, thread, warnings, |b| {
+                        words.push(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                    });
+                    if let (Some(header), Some((&base_ticks, events))) =
+                        (header, words.split_first())
+                    {
+                        let n = live_trace_words(events);
+                        if n > 0 {
+                            live.trace.push(LiveTrace {
+                                path: path.clone(),
+                                header,
+                                base_ticks,
+                                words: n as u32,
+                            });
+                        }
+                    }
+                }
                 None => {}
             }
         }
@@ -497,7 +563,10 @@ impl LiveFiles {
 
     /// No live file at all?
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty() && self.mpi.is_empty() && self.sync.is_empty()
+        self.nodes.is_empty()
+            && self.mpi.is_empty()
+            && self.sync.is_empty()
+            && self.trace.is_empty()
     }
 
     /// Puts the live data in place of the records `process` lacks (noted in
@@ -650,7 +719,7 @@ pub fn check_live_header(
             format!("says kind \"{}\", its name \"{}\"", h.kind, kind.as_str()),
         );
     }
-    if h.thread != thread {
+    if h.thread != thread && !kind.pooled() {
         return ignored(
             8,
             WarningKind::Malformed,
@@ -727,6 +796,9 @@ fn read_live(
             return None;
         }
     };
+    if kind.pooled() && header.thread == NONE_U32 {
+        return None; // a free slot: its last owner's data is in the records
+    }
     let size = kind.item_size() as u64;
     let mut end = LIVE_HEADER_LEN + items_len;
     if kind == LiveKind::Nodes && input.data_end < end {
@@ -822,6 +894,19 @@ mod tests {
     }
 
     #[test]
+    fn live_trace_words_end_at_the_last_event() {
+        let enter = 5u64; // kind 0, region 0, delta 5
+        let exit = (1u64 << 62) | 7;
+        let ext = (2u64 << 62) | (2u64 << 48); // two payload words
+        assert_eq!(live_trace_words(&[0, 0, 0]), 0);
+        assert_eq!(live_trace_words(&[enter, exit, 0, 0]), 2);
+        // an extended event's zero payload words are its own, not the end
+        assert_eq!(live_trace_words(&[enter, ext, 0, 0, 0, 0]), 4);
+        // a zero event word (enter of region 0 after no time) followed by events is kept
+        assert_eq!(live_trace_words(&[0, exit, 0]), 2);
+    }
+
+    #[test]
     fn header_checks() {
         let p = Path::new("live.1.nodes");
         let good = LiveHeader::new(LiveKind::Nodes, 1, 3, 4).encode();
@@ -836,7 +921,13 @@ mod tests {
         };
         assert_eq!(kind_of(&good[..10], 10, LiveKind::Nodes, 1), "truncated");
         assert_eq!(kind_of(&good, len, LiveKind::Mpi, 1), "malformed");
-        assert_eq!(kind_of(&good, len, LiveKind::Nodes, 2), "malformed");
+        // a pooled kind's file is a slot: its thread is the header's, whatever the name says
+        assert_eq!(
+            check_live_header(p, &good, len, LiveKind::Nodes, 2).map(|(h, _)| h.thread),
+            Ok(1)
+        );
+        let sync = LiveHeader::new(LiveKind::Sync, 1, 3, 4).encode();
+        assert_eq!(kind_of(&sync, 64 + 4 * 64, LiveKind::Sync, 2), "malformed");
         assert_eq!(
             kind_of(&good, 64 + 2 * 48 + 5, LiveKind::Nodes, 1),
             "truncated"

@@ -139,10 +139,14 @@ pub mod subtypes {
     pub const SUBTYPE_COUNTER_EPOCH: u8 = 11;
     /// Payload words of [`SUBTYPE_COUNTER_EPOCH`].
     pub const SUBTYPE_COUNTER_EPOCH_WORDS: u8 = 1;
-    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// omp_task: an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     pub const SUBTYPE_OMP_TASK: u8 = 18;
     /// Payload words of [`SUBTYPE_OMP_TASK`].
     pub const SUBTYPE_OMP_TASK_WORDS: u8 = 2;
+    /// omp_context: a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    pub const SUBTYPE_OMP_CONTEXT: u8 = 19;
+    /// Payload words of [`SUBTYPE_OMP_CONTEXT`].
+    pub const SUBTYPE_OMP_CONTEXT_WORDS: u8 = 1;
 }
 
 /// Every record type: (id, name).
@@ -199,6 +203,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (10, "counted_call"),
     (11, "counter_epoch"),
     (18, "omp_task"),
+    (19, "omp_context"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -2057,7 +2062,7 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
-    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region).
+    /// Subtype 18 (omp_task): an OpenMP implicit task begins: the thread joins a team (right before the enter of the parallel region; on a worker, before the omp_context event and the enters of its team starter's path that precede it).
     OmpTask {
         /// the thread's OpenMP thread number in the team
         thread_num: u32,
@@ -2067,6 +2072,15 @@ pub enum Event {
         level: u32,
         /// the parallel region (RegionDef of kind 7)
         region: u32,
+        /// Absolute ticks.
+        ticks: u64,
+    },
+    /// Subtype 19 (omp_context): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    OmpContext {
+        /// enters that follow and belong to the path
+        count: u32,
+        /// the thread that started the team (its Thread index)
+        thread: u32,
         /// Absolute ticks.
         ticks: u64,
     },
@@ -2160,6 +2174,10 @@ pub(crate) fn decode_extended(
             let w1 = word(1);
             Some(Event::OmpTask { thread_num: w0 as u32, team_size: (w0 >> 32) as u32, level: w1 as u32, region: (w1 >> 32) as u32, ticks })
         }
+        SUBTYPE_OMP_CONTEXT if n >= SUBTYPE_OMP_CONTEXT_WORDS as usize => {
+            let w0 = word(0);
+            Some(Event::OmpContext { count: w0 as u32, thread: (w0 >> 32) as u32, ticks })
+        }
         _ => None,
     }
 }
@@ -2229,6 +2247,11 @@ pub fn pack_omp_task(thread_num: u32, team_size: u32, level: u32, region: u32) -
     [(thread_num as u64) | ((team_size as u64) << 32), (level as u64) | ((region as u64) << 32)]
 }
 
+/// The payload words of a `omp_context` event (subtype 19).
+pub fn pack_omp_context(count: u32, thread: u32) -> [u64; 1] {
+    [(count as u64) | ((thread as u64) << 32)]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -2249,6 +2272,7 @@ impl Event {
             | Event::CountedCall { ticks, .. }
             | Event::CounterEpoch { ticks, .. }
             | Event::OmpTask { ticks, .. }
+            | Event::OmpContext { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -2402,6 +2426,15 @@ impl Event {
                 dump_int(out, level as i128);
                 out.push_str(" region=");
                 dump_int(out, region as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::OmpContext { count, thread, ticks } => {
+                out.push_str("omp_context");
+                out.push_str(" count=");
+                dump_int(out, count as i128);
+                out.push_str(" thread=");
+                dump_int(out, thread as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

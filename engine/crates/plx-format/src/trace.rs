@@ -38,6 +38,20 @@ pub struct ChunkInfo {
     pub record_offset: u64,
     /// Offset of the first event word.
     pub events_offset: u64,
+    /// The file holding it: 0 the trace file, `i` > 0 [`TraceIndex::recovered`]`[i - 1]`.
+    pub source: u32,
+}
+
+/// Events recovered from a thread's `trace` live file (the process was killed with them still
+/// in its buffer): one chunk of the index, read from that file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveredEvents {
+    /// The live file.
+    pub path: PathBuf,
+    /// The thread.
+    pub thread: u32,
+    /// Event words recovered.
+    pub words: u64,
 }
 
 /// The chunks of a trace file, found by walking record headers only.
@@ -53,6 +67,8 @@ pub struct TraceIndex {
     pub words_per_thread: BTreeMap<u32, u64>,
     /// Records of other types (skipped).
     pub unknown_records: u64,
+    /// Chunks recovered from live files, after the file's own.
+    pub recovered: Vec<RecoveredEvents>,
 }
 
 fn io_warning(path: &Path, e: std::io::Error) -> Warning {
@@ -85,6 +101,7 @@ impl TraceIndex {
             chunks: Vec::new(),
             words_per_thread: BTreeMap::new(),
             unknown_records: 0,
+            recovered: Vec::new(),
         };
         let mut head = [0u8; 16];
         let n = read_some_at(&file, &mut head, 0);
@@ -144,6 +161,7 @@ impl TraceIndex {
                 header,
                 record_offset: h.offset,
                 events_offset: h.payload_offset() + CHUNK_HEADER_LEN,
+                source: 0,
             });
         }
         if bad_chunks > MAX_CHUNK_WARNINGS {
@@ -159,9 +177,52 @@ impl TraceIndex {
         Some(index)
     }
 
-    /// The calibration pairs of every chunk.
+    /// The calibration pairs of every chunk (recovered ones have none).
     pub fn calibrations(&self) -> impl Iterator<Item = Calibration> + '_ {
-        self.chunks.iter().map(|c| c.header.calib)
+        self.chunks
+            .iter()
+            .filter(|c| c.source == 0)
+            .map(|c| c.header.calib)
+    }
+
+    /// Adds `words` event words of `thread` lying at `offset` in the live file `path`, counted
+    /// from `base_ticks`, as the thread's last chunk.
+    pub fn add_recovered(
+        &mut self,
+        path: &Path,
+        thread: u32,
+        base_ticks: u64,
+        offset: u64,
+        words: u32,
+    ) {
+        self.recovered.push(RecoveredEvents {
+            path: path.to_path_buf(),
+            thread,
+            words: words as u64,
+        });
+        *self.words_per_thread.entry(thread).or_default() += words as u64;
+        self.chunks.push(ChunkInfo {
+            header: ChunkHeader {
+                thread,
+                event_count: words,
+                base_ticks,
+                calib: Calibration {
+                    ticks: base_ticks,
+                    monotonic_ns: 0,
+                },
+            },
+            record_offset: 0,
+            events_offset: offset,
+            source: self.recovered.len() as u32,
+        });
+    }
+
+    /// The file holding chunk `info`.
+    pub fn source_path(&self, info: &ChunkInfo) -> &Path {
+        match info.source {
+            0 => &self.path,
+            i => &self.recovered[i as usize - 1].path,
+        }
     }
 
     /// Threads that have chunks.
@@ -212,7 +273,7 @@ impl TraceIndex {
             .file;
         Ok(TraceReader {
             index: self,
-            file,
+            files: vec![Some(file)],
             next: 0,
             buf: Vec::new(),
         })
@@ -236,7 +297,8 @@ pub(crate) fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
 /// Streams chunks one at a time through one reused buffer: memory is one chunk, not the trace.
 pub struct TraceReader<'a> {
     index: &'a TraceIndex,
-    file: File,
+    /// The trace file, then the recovered chunks' files (opened on first read).
+    files: Vec<Option<File>>,
     next: usize,
     buf: Vec<u8>,
 }
@@ -253,10 +315,22 @@ impl TraceReader<'_> {
     pub fn read(&mut self, info: ChunkInfo) -> Result<ChunkEvents<'_>, Warning> {
         let n = info.header.event_count as usize * 8;
         self.buf.resize(n, 0);
-        let got = read_some_at(&self.file, &mut self.buf, info.events_offset);
+        let i = info.source as usize;
+        if self.files.len() <= i {
+            self.files.resize_with(i + 1, || None);
+        }
+        if self.files[i].is_none() {
+            self.files[i] = crate::input::open_regular(self.index.source_path(&info))
+                .ok()
+                .map(|x| x.file);
+        }
+        let got = match &self.files[i] {
+            Some(f) => read_some_at(f, &mut self.buf, info.events_offset),
+            None => 0,
+        };
         if got < n {
             return Err(Warning::at(
-                &self.index.path,
+                self.index.source_path(&info),
                 info.record_offset,
                 WarningKind::Truncated {
                     missing: (n - got) as u64,

@@ -472,7 +472,7 @@ impl Viewer {
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
     /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
     pub fn profile(&self) -> Value {
-        let (tables, total) = self.model().tables(GroupBy::Thread, None);
+        let (tables, total) = self.model().tables(GroupBy::Thread);
         let name = |r: u32| self.model().regions.name(r).to_string();
         let counters = self.counter_names();
         // a table's rows, each with its function's counters (when the experiment has any), and

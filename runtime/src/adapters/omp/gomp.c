@@ -10,6 +10,7 @@
 #include "omp.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -35,9 +36,10 @@ static void *gomp_symbol(const char *name)
 typedef void (*body_fn)(void *);
 typedef unsigned long long ull;
 
-/* Constructs open on this thread (region id + 1; 0 none), for the current team. */
+/* Constructs open on this thread (region id + 1; 0 none), for the current team; in_team: the
+ * thread runs a measured team's body. */
 struct open_constructs {
-    uint32_t single1, ws1;
+    uint32_t single1, ws1, in_team;
 };
 static PLX_TLS struct open_constructs open_now;
 
@@ -101,18 +103,19 @@ struct team { /* on the encountering thread's stack for the region's lifetime */
     void *data;
     uint32_t region, ws; /* ws: loop or sections started with the team, else PLX_NO_INDEX */
     uintptr_t site;
+    struct plx_omp_context ctx; /* the encountering thread's path: the workers' prefix */
 };
 
 static void outlined(void *p)
 {
     struct team *tm = p;
     struct open_constructs outer = open_now; /* a nested team's thread keeps the outer ones */
-    open_now = (struct open_constructs){0, 0};
+    open_now = (struct open_constructs){0, 0, 1};
     struct plx_thread *t = plx_omp_begin();
-    int measured = t != NULL;
+    uint32_t frames = 0;
     if (t) {
-        plx_omp_task_begin(t, tm->region, (uint32_t)q_thread_num(), (uint32_t)q_num_threads(),
-                           (uint32_t)q_level());
+        frames = plx_omp_task_begin(t, tm->region, (uint32_t)q_thread_num(),
+                                    (uint32_t)q_num_threads(), (uint32_t)q_level(), &tm->ctx);
         if (tm->ws != PLX_NO_INDEX) {
             plx_omp_enter(t, tm->ws);
             open_now.ws1 = tm->ws + 1;
@@ -120,7 +123,7 @@ static void outlined(void *p)
         plx_omp_end(t);
     }
     tm->fn(tm->data);
-    if (measured && (t = plx_omp_begin()) != NULL) {
+    if (frames && (t = plx_omp_begin()) != NULL) {
         close_ws(t);
         struct plx_sync_entry *e = plx_omp_sync(t, (const void *)tm->site, PLX_SYNC_OMP_BARRIER,
                                                 tm->site);
@@ -130,7 +133,7 @@ static void outlined(void *p)
         real_barrier();
         t->guard++;
         plx_omp_depart(t, e, PLX_SYNC_OMP_BARRIER, t0);
-        plx_omp_leave(t, tm->region);
+        plx_omp_task_end(t, tm->region, frames);
         plx_omp_end(t);
     }
     open_now = outer;
@@ -149,6 +152,7 @@ static int team(struct team *tm, body_fn fn, void *data, uintptr_t site, int ws)
         tm->site = site;
         tm->region = plx_omp_region_at(site, PLX_OMP_PARALLEL, (uintptr_t)fn);
         tm->ws = ws >= 0 ? plx_omp_region(site, ws) : PLX_NO_INDEX;
+        plx_omp_context_take(t, &tm->ctx);
         if (PLX_UNLIKELY(plx_region_of_address((uintptr_t)fn) & PLX_REGION_MISSING))
             plx_region_bind((uintptr_t)fn, tm->region, 1); /* the region stands for it */
     }
@@ -221,7 +225,7 @@ static bool measured_barrier(uintptr_t site, void (*vf)(void), bool (*bf)(void))
         }
         return bf();
     }
-    close_single(t);
+    close_ws(t); /* a static loop ends at its barrier; a single at the next one */
     struct plx_sync_entry *e = plx_omp_sync(t, (const void *)site, PLX_SYNC_OMP_BARRIER, site);
     uint64_t t0 = plx_ticks();
     plx_omp_arrive(t, e, PLX_SYNC_OMP_BARRIER);
@@ -433,6 +437,38 @@ PLX_EXPORT void GOMP_single_copy_end(void *data)
     REAL(void (*)(void *), "GOMP_single_copy_end");
     ws_close();
     real(data);
+}
+
+/* ---- static loops -------------------------------------------------------------------------- */
+
+/* A schedule(static) loop calls nothing in libgomp: GCC computes each thread's iterations
+ * inline from omp_get_num_threads() and omp_get_thread_num(), called one right after the other
+ * (their return addresses at most STATIC_PAIR bytes apart). That pair, in a measured team's
+ * body, opens a loop region named after the first call (the loop's line), closed by the next
+ * barrier, work-share or the end of the body. The iterations are not known. GCC reads the pair
+ * once per body: a second static loop of the same region has no region of its own. */
+#define STATIC_PAIR 16
+static PLX_TLS uintptr_t num_threads_ret; /* return address of the last omp_get_num_threads */
+
+PLX_EXPORT int omp_get_num_threads(void)
+{
+    REAL(int (*)(void), "omp_get_num_threads");
+    PASS_ON(real());
+    num_threads_ret = SITE;
+    return real();
+}
+
+PLX_EXPORT int omp_get_thread_num(void)
+{
+    REAL(int (*)(void), "omp_get_thread_num");
+    PASS_ON(real());
+    uintptr_t ret = SITE, nt = num_threads_ret;
+    if (PLX_UNLIKELY(nt != 0)) {
+        num_threads_ret = 0;
+        if (ret > nt && ret - nt <= STATIC_PAIR && open_now.in_team && !open_now.ws1)
+            ws_open(nt, PLX_OMP_LOOP);
+    }
+    return real();
 }
 
 /* ---- critical sections, atomics, ordered, locks --------------------------------------------- */
@@ -713,4 +749,133 @@ PLX_EXPORT void GOMP_taskgroup_end(void)
 {
     REAL(void (*)(void), "GOMP_taskgroup_end");
     TASK_WAIT(real());
+}
+
+/* ---- taskloops ---------------------------------------------------------------------------------- */
+
+/* A taskloop's tasks run through one of TASKLOOP_SLOTS wrappers, each bound on first sight to
+ * one construct (its body and step): libgomp writes each task's bounds into the first two words
+ * of the task's arguments, which the wrapper reads, so the argument block stays the program's.
+ * A task is a region `task@` (the taskloop's line) on the thread that runs it, and its
+ * iterations a value of the user event "omp taskloop iterations" there (count: tasks, sum:
+ * iterations). Constructs past the slots run unmeasured (their taskloop region still counts). */
+#define TASKLOOP_SLOTS 32
+
+struct taskloop_slot {
+    _Atomic(body_fn) fn; /* claimed by CAS; the rest is published by `ready` */
+    long long step;
+    uint32_t region;
+    _Atomic int ready;
+};
+static struct taskloop_slot taskloops[TASKLOOP_SLOTS];
+static uint32_t taskloop_event = UINT32_MAX;
+
+static void taskloop_run(struct taskloop_slot *s, void *p)
+{
+    body_fn fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+    struct plx_thread *t = plx_omp_begin();
+    if (t) {
+        long long n = (((long long *)p)[1] - ((long long *)p)[0]) / s->step;
+        plx_uevent_record(t, taskloop_event, (double)n);
+        plx_omp_enter(t, s->region);
+        plx_omp_end(t);
+    }
+    fn(p);
+    if (t && (t = plx_omp_begin()) != NULL) {
+        plx_omp_leave(t, s->region);
+        plx_omp_end(t);
+    }
+}
+
+#define TL(i)                                                                                 \
+    static void taskloop_##i(void *p)                                                         \
+    {                                                                                         \
+        taskloop_run(&taskloops[i], p);                                                       \
+    }
+TL(0) TL(1) TL(2) TL(3) TL(4) TL(5) TL(6) TL(7) TL(8) TL(9) TL(10) TL(11) TL(12) TL(13) TL(14)
+TL(15) TL(16) TL(17) TL(18) TL(19) TL(20) TL(21) TL(22) TL(23) TL(24) TL(25) TL(26) TL(27)
+TL(28) TL(29) TL(30) TL(31)
+#undef TL
+static const body_fn taskloop_wrappers[TASKLOOP_SLOTS] = {
+    taskloop_0,  taskloop_1,  taskloop_2,  taskloop_3,  taskloop_4,  taskloop_5,  taskloop_6,
+    taskloop_7,  taskloop_8,  taskloop_9,  taskloop_10, taskloop_11, taskloop_12, taskloop_13,
+    taskloop_14, taskloop_15, taskloop_16, taskloop_17, taskloop_18, taskloop_19, taskloop_20,
+    taskloop_21, taskloop_22, taskloop_23, taskloop_24, taskloop_25, taskloop_26, taskloop_27,
+    taskloop_28, taskloop_29, taskloop_30, taskloop_31,
+};
+
+/* The wrapper for body `fn` stepping by `step` (the task region's site `site`), or NULL. */
+static body_fn taskloop_wrapper(body_fn fn, long long step, uintptr_t site)
+{
+    if (step == 0)
+        return NULL;
+    for (uint32_t i = 0; i < TASKLOOP_SLOTS; i++) {
+        struct taskloop_slot *s = &taskloops[i];
+        body_fn f = atomic_load_explicit(&s->fn, memory_order_acquire);
+        if (f == NULL) {
+            if (!atomic_compare_exchange_strong(&s->fn, &f, fn)) {
+                i--; /* claimed meanwhile: look at it again */
+                continue;
+            }
+            if (taskloop_event == UINT32_MAX)
+                taskloop_event = plx_uevent_id("omp taskloop iterations");
+            s->step = step;
+            s->region = plx_omp_region_at(site, PLX_OMP_TASK, (uintptr_t)fn);
+            atomic_store_explicit(&s->ready, 1, memory_order_release);
+            return taskloop_wrappers[i];
+        }
+        if (f == fn) {
+            while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+                sched_yield();
+            if (s->step == step)
+                return taskloop_wrappers[i];
+        }
+    }
+    return NULL;
+}
+
+/* The taskloop on the creating thread: a region `taskloop@` over the call (task creation, the
+ * tasks it runs itself and, without nogroup, the wait for the others). */
+#define TASKLOOP(STEP)                                                                  \
+    {                                                                                         \
+        uintptr_t site = SITE;                                                                \
+        struct plx_thread *t = gomp_begin();                                                  \
+        if (!t) {                                                                             \
+            real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start,     \
+                 end, step);                                                                  \
+            return;                                                                           \
+        }                                                                                     \
+        body_fn w = taskloop_wrapper(fn, (long long)(STEP), site);                            \
+        uint32_t r = plx_omp_region_at(site, PLX_OMP_TASKLOOP, (uintptr_t)fn);                \
+        plx_omp_enter(t, r);                                                                  \
+        plx_omp_end(t);                                                                       \
+        real(w ? w : fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, \
+             end, step);                                                                      \
+        t->guard++;                                                                           \
+        plx_omp_leave(t, r);                                                                  \
+        plx_omp_end(t);                                                                       \
+    }
+
+PLX_EXPORT void GOMP_taskloop(body_fn fn, void *data, void (*cpyfn)(void *, void *),
+                              long arg_size, long arg_align, unsigned flags,
+                              unsigned long num_tasks, int priority, long start, long end,
+                              long step)
+{
+    REAL(void (*)(body_fn, void *, void (*)(void *, void *), long, long, unsigned, unsigned long,
+                  int, long, long, long),
+         "GOMP_taskloop");
+    TASKLOOP(step)
+}
+
+/* The ull variant's bounds are unsigned; a downward loop's step is a negative number in two's
+ * complement (GOMP_TASK_FLAG_UP clear): the difference of bounds divided by it as signed. */
+PLX_EXPORT void GOMP_taskloop_ull(body_fn fn, void *data, void (*cpyfn)(void *, void *),
+                                  long arg_size, long arg_align, unsigned flags,
+                                  unsigned long num_tasks, int priority, ull start, ull end,
+                                  ull step)
+{
+    REAL(void (*)(body_fn, void *, void (*)(void *, void *), long, long, unsigned, unsigned long,
+                  int, ull, ull, ull),
+         "GOMP_taskloop_ull");
+    TASKLOOP((long long)step)
 }

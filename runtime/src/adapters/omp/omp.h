@@ -49,11 +49,38 @@ static inline void plx_omp_enter(struct plx_thread *t, uint32_t region)
 }
 PLX_HIDDEN void plx_omp_leave(struct plx_thread *t, uint32_t region);
 
+/* The call path of the thread that starts a team, at the fork: the regions of its open frames,
+ * outermost first, and its thread index. A deeper path (n > PLX_OMP_CONTEXT_MAX) is not kept:
+ * n is then 0 and the workers' paths start at the region. */
+#define PLX_OMP_CONTEXT_MAX 64
+struct plx_omp_context {
+    uint32_t n, thread;
+    uint32_t region[PLX_OMP_CONTEXT_MAX];
+};
+PLX_HIDDEN void plx_omp_context_take(struct plx_thread *t, struct plx_omp_context *c);
+
+/* A team started by the calling thread at nesting `level` (OMPT's parallel data points to it):
+ * one slot per level in the thread's own memory, rewritten only by its next team at that level
+ * (after the workers have read it: at their implicit task's begin, before the team's end).
+ * NULL past PLX_OMP_FORK_LEVELS or when the thread's memory cannot be had. */
+#define PLX_OMP_FORK_LEVELS 8
+struct plx_omp_fork {
+    uintptr_t site;
+    uint32_t level;
+    struct plx_omp_context ctx;
+};
+PLX_HIDDEN struct plx_omp_fork *plx_omp_fork_slot(struct plx_thread *t, uint32_t level);
+
 /* An implicit task of a team: thread `num` of `size` at nesting `level` (1 = outermost) enters
  * the parallel region `region`; counted per thread (record OmpTeams) and, when tracing, an
- * event. */
-PLX_HIDDEN void plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num,
-                                   uint32_t size, uint32_t level);
+ * event. A worker (`ctx` not NULL, num != 0) first enters ctx's path as frames that count no
+ * call (trace: an omp_context event announces them), so its paths read as the starter's:
+ * `main => parallel@x.c:12 => work`. Returns the frames to leave at the task's end (the region's
+ * and its context's: plx_omp_task_end). */
+PLX_HIDDEN uint32_t plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num,
+                                       uint32_t size, uint32_t level,
+                                       const struct plx_omp_context *ctx);
+PLX_HIDDEN void plx_omp_task_end(struct plx_thread *t, uint32_t region, uint32_t frames);
 
 /* Synchronization: the thread's entry for object `key` of `kind`, named after `site`. */
 static inline struct plx_sync_entry *plx_omp_sync(struct plx_thread *t, const void *key, int kind,

@@ -78,6 +78,7 @@ struct omp_thread { /* t->ext[1]: only its thread writes it; read at its end */
     uint32_t n, last;
     uint64_t lost;
     struct team_count teams[TEAM_SLOTS];
+    struct plx_omp_fork forks[PLX_OMP_FORK_LEVELS]; /* OMPT: teams it started, by level */
 };
 
 static struct omp_thread *omp_thread(struct plx_thread *t)
@@ -92,8 +93,63 @@ static struct omp_thread *omp_thread(struct plx_thread *t)
     return p;
 }
 
-void plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num, uint32_t size,
-                        uint32_t level)
+/* ---- the starter's call path on the workers ------------------------------------------------- */
+
+/* A frame of a starter's path on a worker, keyed apart from the region's own frames. */
+#define CONTEXT_KEY(region) ((uintptr_t)(region) | ((uintptr_t)3 << 61))
+
+void plx_omp_context_take(struct plx_thread *t, struct plx_omp_context *c)
+{
+    c->thread = t->index;
+    c->n = t->depth <= PLX_OMP_CONTEXT_MAX ? t->depth : 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        c->region[i] = t->stack[i].region;
+}
+
+/* Enters ctx's path; returns the frames entered (fewer when the stack is full). */
+static uint32_t context_enter(struct plx_thread *t, const struct plx_omp_context *c)
+{
+    if (t->buf) {
+        uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS];
+        plx_ext_pack_omp_context(w, c->n, c->thread);
+        plx_trace_ext(t, PLX_EXT_OMP_CONTEXT, w, PLX_EXT_OMP_CONTEXT_WORDS);
+    }
+    uint32_t d0 = t->depth;
+    for (uint32_t i = 0; i < c->n; i++) {
+        plx_enter(t, CONTEXT_KEY(c->region[i]), c->region[i]);
+        if (t->depth == d0 + i)
+            break; /* no room */
+        uint32_t n = t->stack[t->depth - 1].node;
+        if (!t->buf && n != PLX_NO_INDEX) { /* a path, not a call: plx_enter counted one */
+            t->nodes[n].calls--;
+            t->nodes[t->nodes[n].parent].child_calls--;
+        }
+    }
+    return t->depth - d0;
+}
+
+void plx_omp_task_end(struct plx_thread *t, uint32_t region, uint32_t frames)
+{
+    if (frames == 0)
+        return;
+    plx_omp_leave(t, region);
+    uint64_t now = plx_ticks();
+    for (uint32_t i = 1; i < frames && t->depth; i++) {
+        struct plx_frame *f = &t->stack[t->depth - 1];
+        if (f->key != CONTEXT_KEY(f->region))
+            return; /* left open inside the region (counted by plx_omp_leave) */
+        plx_leave(t, f, now);
+    }
+}
+
+struct plx_omp_fork *plx_omp_fork_slot(struct plx_thread *t, uint32_t level)
+{
+    struct omp_thread *o = level >= 1 && level <= PLX_OMP_FORK_LEVELS ? omp_thread(t) : NULL;
+    return o ? &o->forks[level - 1] : NULL;
+}
+
+uint32_t plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num, uint32_t size,
+                            uint32_t level, const struct plx_omp_context *ctx)
 {
     struct omp_thread *o = omp_thread(t);
     if (o) {
@@ -126,7 +182,9 @@ void plx_omp_task_begin(struct plx_thread *t, uint32_t region, uint32_t num, uin
         plx_ext_pack_omp_task(w, num, size, level, region);
         plx_trace_ext(t, PLX_EXT_OMP_TASK, w, PLX_EXT_OMP_TASK_WORDS);
     }
+    uint32_t frames = ctx && num != 0 && ctx->n ? context_enter(t, ctx) : 0;
     plx_omp_enter(t, region);
+    return frames + 1;
 }
 
 static void write_teams(struct plx_thread *t)

@@ -3,9 +3,10 @@
  * explicit tasks, work-sharing, barriers, task waits and mutexes through the callbacks below.
  *
  * The few OMPT types used are declared here from the specification (omp-tools.h is not
- * installed with GCC). Parallel data holds the region's code address and, above bit 48, its
- * nesting level; an explicit task's data holds its construct's code address with TASK_BIT, and
- * RUNNING_BIT while its region is open. */
+ * installed with GCC). Parallel data points to the team's plx_omp_fork slot (code address,
+ * nesting level, the encountering thread's call path) or, past the slots, holds INLINE_BIT, the
+ * code address and, above bit 48, the level; an explicit task's data holds its construct's code
+ * address with TASK_BIT, and RUNNING_BIT while its region is open. */
 #include "omp.h"
 
 #define PLX_EXPORT __attribute__((visibility("default")))
@@ -50,8 +51,29 @@ enum { /* ompt_mutex_t */
 #define TASK_BIT ((uint64_t)1 << 63)
 #define RUNNING_BIT ((uint64_t)1 << 62)
 #define SITE_MASK (RUNNING_BIT - 1)
-#define PARALLEL_SITE(v) ((uintptr_t)((v) & (((uint64_t)1 << 48) - 1)))
-#define PARALLEL_LEVEL(v) ((uint32_t)((v) >> 48))
+#define INLINE_BIT ((uint64_t)1 << 63)
+#define INLINE_SITE(v) ((uintptr_t)((v) & (((uint64_t)1 << 48) - 1)))
+#define INLINE_LEVEL(v) ((uint32_t)(((v) & ~INLINE_BIT) >> 48))
+
+static uintptr_t parallel_site(const ompt_data_t *p)
+{
+    if (!p || !p->value)
+        return 0;
+    return p->value & INLINE_BIT ? INLINE_SITE(p->value) : ((struct plx_omp_fork *)p->ptr)->site;
+}
+
+static uint32_t parallel_level(const ompt_data_t *p)
+{
+    if (!p || !p->value)
+        return 0;
+    return p->value & INLINE_BIT ? INLINE_LEVEL(p->value) : ((struct plx_omp_fork *)p->ptr)->level;
+}
+
+static const struct plx_omp_context *parallel_context(const ompt_data_t *p)
+{
+    return p && p->value && !(p->value & INLINE_BIT) ? &((struct plx_omp_fork *)p->ptr)->ctx
+                                                     : NULL;
+}
 
 /* Per thread: nesting level of implicit tasks, open waits (a thread waiting at a barrier may
  * run a task that waits in turn) and the mutex being acquired. */
@@ -70,7 +92,20 @@ static void on_parallel_begin(ompt_data_t *task, const void *frame, ompt_data_t 
                               unsigned requested, int flags, const void *codeptr)
 {
     /* the encountering thread is at its implicit tasks' level: the new team one deeper */
-    parallel->value = PARALLEL_SITE((uint64_t)(uintptr_t)codeptr) | ((uint64_t)(st.level + 1) << 48);
+    uint32_t level = st.level + 1;
+    struct plx_thread *t = plx_omp_begin();
+    struct plx_omp_fork *f = t ? plx_omp_fork_slot(t, level) : NULL;
+    if (f) {
+        f->site = (uintptr_t)codeptr;
+        f->level = level;
+        plx_omp_context_take(t, &f->ctx);
+        parallel->ptr = f;
+    } else {
+        parallel->value = INLINE_BIT | INLINE_SITE((uint64_t)(uintptr_t)codeptr) |
+                          ((uint64_t)level << 48);
+    }
+    if (t)
+        plx_omp_end(t);
 }
 
 static void on_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *task,
@@ -82,14 +117,18 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *t
     if (!t)
         return;
     if (endpoint == SCOPE_BEGIN) {
-        uint64_t v = parallel ? parallel->value : 0;
-        uint32_t r = plx_omp_region(PARALLEL_SITE(v), PLX_OMP_PARALLEL);
-        st.level = PARALLEL_LEVEL(v) ? PARALLEL_LEVEL(v) : 1;
-        task->value = r | ((uint64_t)st.level << 32);
-        plx_omp_task_begin(t, r, index, size, st.level);
+        uint32_t r = plx_omp_region(parallel_site(parallel), PLX_OMP_PARALLEL);
+        uint32_t level = parallel_level(parallel);
+        st.level = level ? level : 1;
+        uint32_t frames = plx_omp_task_begin(t, r, index, size, st.level,
+                                             parallel_context(parallel));
+        /* region (32 bits), level (24) and the frames to leave (8) */
+        task->value = (uint64_t)r | ((uint64_t)(st.level & 0xffffff) << 32) |
+                      ((uint64_t)(frames & 0xff) << 56);
     } else {
-        plx_omp_leave(t, (uint32_t)task->value);
-        st.level = (uint32_t)(task->value >> 32) - 1; /* back in the encountering task's level */
+        plx_omp_task_end(t, (uint32_t)task->value, (uint32_t)(task->value >> 56));
+        /* back in the encountering task's level */
+        st.level = (uint32_t)((task->value >> 32) & 0xffffff) - 1;
     }
     plx_omp_end(t);
 }
@@ -109,7 +148,7 @@ static void on_work(int wstype, int endpoint, ompt_data_t *parallel, ompt_data_t
     if (!t)
         return;
     if (endpoint == SCOPE_BEGIN) {
-        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel ? PARALLEL_SITE(parallel->value) : 0;
+        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel_site(parallel);
         uint32_t r = plx_omp_region(site, construct[wstype]);
         if (st.nworks < MAX_WAITS)
             st.work[st.nworks] = r;
@@ -143,7 +182,7 @@ static void on_sync_region(int kind, int endpoint, ompt_data_t *parallel, ompt_d
         return;
     if (endpoint == SCOPE_BEGIN) {
         /* an implicit barrier without a code address is its parallel region's */
-        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel ? PARALLEL_SITE(parallel->value) : 0;
+        uintptr_t site = codeptr ? (uintptr_t)codeptr : parallel_site(parallel);
         struct plx_sync_entry *e = site ? plx_omp_sync(t, (const void *)site, sk, site) : NULL;
         if (st.nwaits < MAX_WAITS) {
             st.wait_e[st.nwaits] = e;

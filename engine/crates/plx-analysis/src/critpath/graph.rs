@@ -282,8 +282,11 @@ impl Builder<'_> {
         for (i, l) in self.g.locations.iter().enumerate() {
             by_thread.insert((l.process, l.thread), i as u32);
         }
+        // the images by path, looked up once per process (a scan per process was quadratic)
+        let images: HashMap<std::path::PathBuf, &plx_format::ProcessImage> =
+            exp.images.iter().map(|i| (i.process_path(), i)).collect();
         for (pi, p) in self.model.processes.iter().enumerate() {
-            let Some(img) = exp.images.iter().find(|i| i.process_path() == p.path) else {
+            let Some(img) = images.get(&p.path) else {
                 continue;
             };
             for t in img.process.threads.values() {
@@ -502,7 +505,7 @@ impl Builder<'_> {
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(merge, loc, t, &kind);
             }
-            EventKind::User { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
                 if let Some(id) = message {

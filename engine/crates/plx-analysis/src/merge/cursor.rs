@@ -103,7 +103,7 @@ impl Cursor {
     #[inline]
     pub fn next(
         &mut self,
-        file: &File,
+        files: &[File],
         path: &Path,
         stats: &mut MergeStats,
     ) -> Option<(u64, Event)> {
@@ -112,7 +112,7 @@ impl Cursor {
                 self.at += 1;
                 return Some(e);
             }
-            if !self.refill(file, path, stats) {
+            if !self.refill(files, path, stats) {
                 return None;
             }
         }
@@ -120,11 +120,11 @@ impl Cursor {
 
     /// Decodes the next batch, loading the next chunk when the current one is done. False at
     /// the end of the thread's chunks.
-    fn refill(&mut self, file: &File, path: &Path, stats: &mut MergeStats) -> bool {
+    fn refill(&mut self, files: &[File], path: &Path, stats: &mut MergeStats) -> bool {
         self.batch.clear();
         self.at = 0;
         loop {
-            if !self.loaded && !self.load(file, path, stats) {
+            if !self.loaded && !self.load(files, path, stats) {
                 return false;
             }
             let mut it = ChunkEvents::resume(&self.buf, self.pos, self.ticks);
@@ -135,12 +135,12 @@ impl Cursor {
                 };
                 let keep = match (ev, self.filter) {
                     // CPU and counter events are not part of the merged stream (profiles read
-                    // them, and the counter records hold every counted call), nor OpenMP team
-                    // joins (the parallel region's enter follows each)
+                    // them, and the counter records hold every counted call), nor the notes
+                    // that a worker's next enters are its team starter's path
                     (
                         Event::TimeReset { .. }
                         | Event::Cpu { .. }
-                        | Event::OmpTask { .. }
+                        | Event::OmpContext { .. }
                         | Event::CountedCall { .. }
                         | Event::CounterEpoch { .. },
                         _,
@@ -189,7 +189,7 @@ impl Cursor {
 
     /// Reads the next chunk's bytes into the buffer. False when there is none (or it cannot be
     /// read: the rest of the thread is lost, with a warning).
-    fn load(&mut self, file: &File, path: &Path, stats: &mut MergeStats) -> bool {
+    fn load(&mut self, files: &[File], path: &Path, stats: &mut MergeStats) -> bool {
         let Some(info) = self.chunks.get(self.next_chunk).copied() else {
             self.buf = Vec::new();
             return false;
@@ -197,7 +197,11 @@ impl Cursor {
         self.next_chunk += 1;
         let n = info.header.event_count as usize * 8;
         self.buf.resize(n, 0);
-        if let Err(e) = file.read_exact_at(&mut self.buf, info.events_offset) {
+        let read = match files.get(info.source as usize) {
+            Some(file) => file.read_exact_at(&mut self.buf, info.events_offset),
+            None => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        };
+        if let Err(e) = read {
             self.damage.warnings.push(Warning::at(
                 path,
                 info.record_offset,

@@ -118,6 +118,18 @@ pub struct MessageLink {
 /// What happened, with global region, user event and communicator indices.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EventKind {
+    /// An OpenMP implicit task began: the location joined a team, whose parallel region's
+    /// enter follows (on a worker, after the enters of the starter's call path).
+    OmpTeam {
+        /// The parallel region (index into [`GlobalMerge::regions`]).
+        region: u32,
+        /// Nesting level (1 = outermost).
+        level: u32,
+        /// Threads in the team.
+        team_size: u32,
+        /// The location's OpenMP thread number in it (0: the thread that started it).
+        thread_num: u32,
+    },
     /// A region was entered (index into [`GlobalMerge::regions`]).
     Enter {
         /// Region.
@@ -227,7 +239,8 @@ struct Slot {
     /// In [`Model::ranks`]: its messages take part in matching.
     matching: bool,
     path: PathBuf,
-    file: File,
+    /// The trace file, then the files of its recovered chunks (TraceIndex::recovered).
+    files: Vec<File>,
     /// Process-local region id → global.
     regions: LocalRegions,
     user_events: HashMap<u64, u32>,
@@ -417,24 +430,31 @@ impl<'m> GlobalMerge<'m> {
             let Some(index) = p.trace.as_ref().filter(|t| !t.chunks.is_empty()) else {
                 continue;
             };
-            let file = match File::open(&index.path) {
-                Ok(f) => f,
-                Err(e) => {
-                    m.warnings.push(Warning::file(
-                        &index.path,
-                        WarningKind::MissingFile,
-                        format!("cannot read: {e}"),
-                    ));
-                    continue;
+            let mut files = Vec::new();
+            let paths = std::iter::once(&index.path).chain(index.recovered.iter().map(|r| &r.path));
+            for path in paths {
+                match File::open(path) {
+                    Ok(f) => files.push(f),
+                    Err(e) => {
+                        m.warnings.push(Warning::file(
+                            path,
+                            WarningKind::MissingFile,
+                            format!("cannot read: {e}"),
+                        ));
+                        break;
+                    }
                 }
-            };
+            }
+            if files.is_empty() {
+                continue;
+            }
             let slot = m.slots.len() as u32;
             let mut s = Slot {
                 model_index: pi,
                 rank: p.rank(),
                 matching: matching.contains(&(p as *const ProcessModel)),
                 path: index.path.clone(),
-                file,
+                files,
                 regions: Default::default(),
                 user_events: HashMap::new(),
                 delta: 0,
@@ -602,7 +622,7 @@ impl<'m> GlobalMerge<'m> {
         let p = &self.model.processes[slot.model_index];
         loc.head = loc
             .cursor
-            .next(&slot.file, &slot.path, &mut self.stats)
+            .next(&slot.files, &slot.path, &mut self.stats)
             .map(|(ticks, ev)| Head {
                 ticks,
                 base_ns: round_ns(p.rank0_ns(ticks)),
@@ -779,6 +799,18 @@ impl<'m> GlobalMerge<'m> {
             Event::Enter { region, .. } => EventKind::Enter {
                 region: self.global_region(si, region),
             },
+            Event::OmpTask {
+                thread_num,
+                team_size,
+                level,
+                region,
+                ..
+            } => EventKind::OmpTeam {
+                region: self.global_region(si, region),
+                level,
+                team_size,
+                thread_num,
+            },
             Event::Exit { region, .. } => EventKind::Exit {
                 region: self.global_region(si, region),
             },
@@ -862,7 +894,7 @@ impl<'m> GlobalMerge<'m> {
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Cpu { .. }
-            | Event::OmpTask { .. }
+            | Event::OmpContext { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {
                 unreachable!(

@@ -135,8 +135,38 @@ pub(super) fn tree_from_ticks(
     tree
 }
 
+/// What a process image gives without the experiment-wide tables: its threads and the profiles
+/// rebuilt from its trace (decoding the whole trace: the per-image work [`Model::build`] runs
+/// in parallel), with the warnings of the decoding.
+pub(super) struct Decoded {
+    thread_ids: Vec<u32>,
+    rebuilt: Rebuilt,
+    warnings: Vec<Warning>,
+}
+
+pub(super) fn decode_process(img: &ProcessImage, opts: BuildOptions) -> Decoded {
+    let mut thread_ids: Vec<u32> = img.process.threads.keys().copied().collect();
+    if let Some(t) = &img.trace {
+        thread_ids.extend(t.threads());
+    }
+    thread_ids.sort_unstable();
+    thread_ids.dedup();
+    let mut warnings = Vec::new();
+    let rebuilt = if opts.rebuild_from_trace {
+        rebuild_threads(img, &thread_ids, &mut warnings)
+    } else {
+        FastMap::default()
+    };
+    Decoded {
+        thread_ids,
+        rebuilt,
+        warnings,
+    }
+}
+
 pub(super) fn build_process(
     img: &ProcessImage,
+    decoded: Decoded,
     opts: BuildOptions,
     table: &mut RegionTable,
     resolver: &mut SymbolResolver,
@@ -156,19 +186,12 @@ pub(super) fn build_process(
             .and_then(|i| p.user_events.get(&i))
             .map_or_else(|| format!("event {id}"), |d| d.name.clone())
     };
-
-    let mut thread_ids: Vec<u32> = p.threads.keys().copied().collect();
-    if let Some(t) = &img.trace {
-        thread_ids.extend(t.threads());
-    }
-    thread_ids.sort_unstable();
-    thread_ids.dedup();
-
-    let rebuilt = if opts.rebuild_from_trace {
-        rebuild_threads(img, &thread_ids, warnings)
-    } else {
-        FastMap::default()
-    };
+    let Decoded {
+        thread_ids,
+        rebuilt,
+        warnings: decoding,
+    } = decoded;
+    warnings.extend(decoding);
 
     let mut threads = Vec::new();
     for th in thread_ids {
@@ -313,9 +336,15 @@ pub(super) fn build_process(
     let counters = crate::counters::build(p, &mut |r| rmap.global(r, table));
     let info = p.info.as_ref();
     // a process.plx cut before its RegionDefs still has its threads' trees (rebuilt from the
-    // trace, their regions unnamed): measured too
+    // trace, their regions unnamed): measured too. A program built without instrumentation is
+    // measured by its interposed calls alone: threads it started (the runtime attaches only
+    // those, lazily), synchronization objects used from its own code (module 0, the
+    // executable; a launcher's library locks are not its measurements) and messages.
     let measured = p.mpi.is_some()
         || p.regions.is_empty()
+        || threads.len() > 1
+        || p.sync_objects.values().any(|o| o.module_id == 0)
+        || threads.iter().any(|t| !t.messages.is_empty())
         || !p.user_events.is_empty()
         || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
         || threads.iter().any(|t| {
@@ -420,6 +449,13 @@ pub(super) fn rebuild_threads(
     let Some(index) = &img.trace else {
         return out;
     };
+    let runtime: Vec<u32> = img
+        .process
+        .regions
+        .iter()
+        .filter(|(_, r)| r.kind == RegionKind::Runtime)
+        .map(|(id, _)| *id)
+        .collect();
     let mut builders: FastMap<u32, ProfileBuilder> = threads
         .iter()
         .filter(|t| {
@@ -429,7 +465,12 @@ pub(super) fn rebuild_threads(
                 .is_none_or(|d| d.profile.as_ref().is_none_or(|p| p.nodes.is_empty()))
                 && index.words_per_thread.get(t).is_some_and(|w| *w > 0)
         })
-        .map(|t| (*t, ProfileBuilder::new()))
+        .map(|t| {
+            (
+                *t,
+                ProfileBuilder::new().runtime_regions(runtime.iter().copied()),
+            )
+        })
         .collect();
     if builders.is_empty() {
         return out;

@@ -7,8 +7,8 @@ use plx_analysis::counters::{CountedCall, CounterSetInfo};
 use plx_analysis::Model;
 use serde_json::json;
 
-use super::csv::field;
 use crate::cli::Format;
+use crate::csv::field;
 
 struct Row<'a> {
     process: String,

@@ -1,12 +1,14 @@
 //! `plx report`: builds the model, groups it into tables and prints them as text, CSV or JSON.
+//! One file per part of the report (the profiles, the gprof call graph, the MPI sections,
+//! synchronization objects, counters), each writing its formats.
 
 mod counters;
-pub mod csv;
-mod gprof_text;
-mod json;
+mod gprof;
 mod mpi;
+mod profile_csv;
+mod profile_json;
+mod profile_text;
 mod sync;
-mod text;
 
 use std::io::{BufWriter, Write};
 
@@ -106,42 +108,38 @@ pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
     }
 }
 
-/// The model of `dir` as the options select it: one application (`--app`), and for `--phase
-/// START:END` rebuilt from the trace for that window. Returns the phase region of `--phase
-/// NAME`.
+/// The model of `dir` as the options select it: one application (`--app`), and with `--phase`
+/// rebuilt from the trace for the phase's span (docs/phases.md).
 pub fn open_model(
     dir: &std::path::Path,
     app: Option<&str>,
     phase: Option<&PhaseSpec>,
     opts: BuildOptions,
-) -> Result<(Model, Option<u32>), CliError> {
+) -> Result<Model, CliError> {
     let model = crate::experiment::open_app(dir, app, opts)?;
-    match phase {
-        None => Ok((model, None)),
-        Some(PhaseSpec::Named(n)) => {
-            let region = model.phase(n)?;
-            Ok((model, Some(region)))
-        }
-        Some(spec) => {
-            if !model.processes.iter().any(ProcessModel::has_trace) {
-                return Err(CliError::new(
-                    2,
-                    format!(
-                        "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
-                         none: rerun with `plx run --trace`",
-                        dir.display()
-                    ),
-                ));
-            }
-            let window = phase_window(&model, spec)?;
-            Ok((model.windowed(window)?, None))
-        }
+    let Some(spec) = phase else {
+        return Ok(model);
+    };
+    if let PhaseSpec::Named(n) = spec {
+        model.phase(n)?;
     }
+    if !model.processes.iter().any(ProcessModel::has_trace) {
+        return Err(CliError::new(
+            2,
+            format!(
+                "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
+                 none: rerun with `plx run --trace`",
+                dir.display()
+            ),
+        ));
+    }
+    let window = phase_window(&model, spec)?;
+    Ok(model.windowed(window)?)
 }
 
 /// Runs `plx report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
-    let (model, phase) = open_model(
+    let model = open_model(
         &args.dir,
         args.app.as_deref(),
         args.phase.as_ref(),
@@ -174,11 +172,10 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         return Ok(());
     }
     if args.sync {
-        if args.gprof || args.callpath || phase.is_some() {
+        if args.gprof || args.callpath {
             return Err(CliError::new(
                 2,
-                "--sync lists synchronization objects: it takes no --gprof, --callpath or \
-                 --phase NAME (a window, --phase START:END, it does)"
+                "--sync lists synchronization objects: it takes no --gprof or --callpath"
                     .to_string(),
             ));
         }
@@ -191,7 +188,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         out.flush()?;
         return Ok(());
     }
-    let (tables, total) = model.tables(by, phase);
+    let (tables, total) = model.tables(by);
     let mpi = mpi::MpiReport::new(&model, &tables, by == GroupBy::Thread);
     let rep = Report {
         model: &model,
@@ -206,10 +203,10 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match (args.format, args.gprof) {
-        (Format::Text, true) => gprof_text::write(&rep, &mut out)?,
-        (Format::Text, false) => text::write(&rep, &mut out)?,
-        (Format::Csv, _) => csv::write(&rep, &mut out)?,
-        (Format::Json, _) => json::write(&rep, &mut out)?,
+        (Format::Text, true) => gprof::write(&rep, &mut out)?,
+        (Format::Text, false) => profile_text::write(&rep, &mut out)?,
+        (Format::Csv, _) => profile_csv::write(&rep, &mut out)?,
+        (Format::Json, _) => profile_json::write(&rep, &mut out)?,
     }
     out.flush()?;
     Ok(())

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use plx_analysis::{GroupBy, Model, SyncRow};
 use serde_json::{json, Value};
 
-use super::csv::field;
 use crate::cli::Format;
+use crate::csv::field;
 use crate::units::human_time;
 
 fn location_label(model: &Model, r: &SyncRow) -> String {

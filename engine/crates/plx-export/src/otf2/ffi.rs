@@ -114,6 +114,7 @@ pub const OTF2_REGION_FLAG_NONE: u32 = 0;
 
 pub const OTF2_PARADIGM_USER: OTF2_Paradigm = 1;
 pub const OTF2_PARADIGM_COMPILER: OTF2_Paradigm = 2;
+pub const OTF2_PARADIGM_OPENMP: OTF2_Paradigm = 3;
 pub const OTF2_PARADIGM_MPI: OTF2_Paradigm = 4;
 pub const OTF2_PARADIGM_MEASUREMENT_SYSTEM: OTF2_Paradigm = 6;
 pub const OTF2_PARADIGM_PTHREAD: OTF2_Paradigm = 7;
@@ -349,6 +350,17 @@ extern "C" {
         contingent: OTF2_CommRef,
         sequence: u64,
     ) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_ThreadFork(
+        w: E,
+        a: A,
+        t: u64,
+        model: OTF2_Paradigm,
+        requested: u32,
+    ) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_ThreadJoin(w: E, a: A, t: u64, model: OTF2_Paradigm) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_ThreadTeamBegin(w: E, a: A, t: u64, team: OTF2_CommRef)
+        -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_ThreadTeamEnd(w: E, a: A, t: u64, team: OTF2_CommRef) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_ThreadEnd(
         w: E,
         a: A,

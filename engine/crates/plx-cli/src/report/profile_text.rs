@@ -127,7 +127,10 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
 pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     match &rep.args.phase {
         Some(PhaseSpec::Named(p)) => {
-            writeln!(out, "phase \"{p}\" only")?;
+            writeln!(
+                out,
+                "phase \"{p}\": from its first begin to its last end, every thread"
+            )?;
             writeln!(out)?;
         }
         Some(PhaseSpec::Interval { start_s, end_s }) => {

@@ -1,4 +1,4 @@
-//! CSV output of `plx report`: one row per location and function (or callpath); in a session
+//! CSV output of `plx report`'s profiles: one row per location and function (or callpath); in a session
 //! a last column names the process's application.
 
 use std::io::{self, Write};
@@ -6,15 +6,7 @@ use std::io::{self, Write};
 use plx_analysis::{callpath_rows, flat_profile, Table};
 
 use super::Report;
-
-/// Quotes a field if it holds a comma, quote or line break.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::csv::field;
 
 fn location(rep: &Report, t: &Table) -> (String, String, String) {
     match t.process {

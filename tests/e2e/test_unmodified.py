@@ -1,0 +1,63 @@
+"""A program built without instrumentation (plain cc, no plx-cc) measured by LD_PRELOAD alone:
+its threads, its pthread synchronization objects, joins and TCP traffic (docs/threads.md).
+programs/plain_threads.c: 4 threads x 1000 acquisitions of one mutex, joined; then (unless
+given `locks`) a server thread reading 10 writes of 100 bytes over 127.0.0.1."""
+
+import subprocess
+
+import pytest
+
+from conftest import PROGRAMS, _fail_message, clean_env, info, plx, report_csv, run
+from components import require_tools
+
+THREADS, LOCKS, WRITES, BYTES = 4, 1000, 10, 100
+
+
+@pytest.fixture(scope="module")
+def plain_bin(tmp_path_factory):
+    require_tools("cc", what="a C compiler (cc)")
+    out = tmp_path_factory.mktemp("plain") / "plain_threads"
+    cp = subprocess.run(["cc", "-O1", "-pthread", str(PROGRAMS / "plain_threads.c"), "-o", str(out)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    return out
+
+
+def test_threads_and_locks_of_an_uninstrumented_program(plain_bin, tmp_path):
+    out = tmp_path / "locks"
+    cp = run(out, plain_bin, "locks")
+    assert cp.stdout == "counter %d\n" % (THREADS * LOCKS)  # the program's own output, unchanged
+    text = info(out).stdout
+    assert "not measured" not in text, text
+    rows = report_csv(out, "--sync")
+    mutex = [r for r in rows if r["kind"] == "mutex"]
+    per_thread = sorted((r["thread_name"], int(r["acquisitions"]), int(r["releases"]))
+                        for r in mutex if r["thread"] != "all")
+    assert per_thread == [("worker", LOCKS, LOCKS)] * THREADS
+    totals = [r for r in mutex if r["thread"] == "all"]
+    assert [(int(r["acquisitions"]), int(r["releases"])) for r in totals] == [(THREADS * LOCKS,
+                                                                               THREADS * LOCKS)]
+    # the joins: main acquires each worker's thread object once, waiting for it
+    joins = [r for r in rows if r["kind"] == "thread" and r["thread"] != "all"]
+    assert {r["thread_name"] for r in joins} == {"main"}
+    assert sum(int(r["acquisitions"]) for r in joins) == THREADS
+    # the threads, named after their start routine
+    names = sorted(r["thread_name"] for r in mutex if r["thread"] != "all")
+    assert names == ["worker"] * THREADS
+    assert "%d thread(s)" % (THREADS + 1) in text.splitlines()[1], text
+
+
+def test_socket_traffic_of_an_uninstrumented_program(plain_bin, tmp_path):
+    out = tmp_path / "socket"
+    cp = run(out, plain_bin, opts=("--trace",))
+    assert cp.stdout == "counter %d received %d\n" % (THREADS * LOCKS, WRITES * BYTES)
+    rows = {(r["thread_name"], r["function"]): int(r["calls"])
+            for r in report_csv(out) if r["process"] != "all"}
+    assert rows == {("main", "write"): WRITES, ("server", "read"): WRITES + 1}  # + end of file
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    sent = [int(w[6:]) for line in text.splitlines() if " ssend " in line
+            for w in line.split() if w.startswith("bytes=")]
+    received = [int(w[6:]) for line in text.splitlines() if " srecv " in line
+                for w in line.split() if w.startswith("bytes=")]
+    assert sum(sent) == WRITES * BYTES and sum(received) == WRITES * BYTES
+    assert len(sent) == WRITES
