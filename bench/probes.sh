@@ -41,6 +41,7 @@ done
 kill "$target"
 # plx ctl insert and remove over the control socket, end to end (the plx command included): the
 # runtime stops its other threads (world.c) while it rewrites the entry
+rm -rf "$out/exp-ctl"
 "$bin/plx" run -o "$out/exp-ctl" --probe main -- "$out/attach_loop" 4 0 - & ctl_run=$!
 ctl_pid=""
 for _ in $(seq 500); do
