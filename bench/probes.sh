@@ -39,6 +39,26 @@ for _ in $(seq "$reps"); do
   attach_ms=$(awk -v a="$attach_ms" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
 done
 kill "$target"
+# plx ctl insert and remove over the control socket, end to end (the plx command included): the
+# runtime stops its other threads (world.c) while it rewrites the entry
+rm -rf "$out/exp-ctl"
+"$bin/plx" run -o "$out/exp-ctl" --probe main -- "$out/attach_loop" 4 0 - & ctl_run=$!
+ctl_pid=""
+for _ in $(seq 500); do
+  ctl_pid=$(pgrep -P "$ctl_run" -x attach_loop || true)
+  [ -n "$ctl_pid" ] && "$bin/plx" ctl "$ctl_pid" list >/dev/null 2>&1 && break
+  sleep 0.01
+done
+ctl_ms=""
+for _ in $(seq "$reps"); do
+  t0=$(date +%s%N)
+  "$bin/plx" ctl "$ctl_pid" insert work >/dev/null
+  "$bin/plx" ctl "$ctl_pid" remove work >/dev/null
+  v=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 2e6 }')
+  ctl_ms=$(awk -v a="$ctl_ms" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
+done
+kill "$ctl_pid"
+wait "$ctl_run" || true
 ratio() { awk -v a="$1" -v b="$2" -v p="$plain" 'BEGIN { printf "%.2fx", (a - p) / (b - p) }'; }
 {
   echo "Probes (bench/probe.c, $calls calls, best of $reps; ns per call, cost = over the plain call):"
@@ -50,4 +70,7 @@ ratio() { awk -v a="$1" -v b="$2" -v p="$plain" 'BEGIN { printf "%.2fx", (a - p)
   echo
   echo "plx attach to a running 4-thread program (tests/e2e/programs/attach_loop.c), from its start to"
   echo "the probes in place (threads stopped, runtime loaded and started, entries rewritten): **$attach_ms ms** (best of $reps)."
+  echo
+  echo "plx ctl insert or remove of one probe in that program (5 threads) over the control socket, end to end"
+  echo "(plx started, request, threads stopped by the runtime, entry rewritten, reply): **$ctl_ms ms** (best of $reps, mean of insert and remove)."
 } | tee "$out/probes.md"

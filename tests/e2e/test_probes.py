@@ -5,9 +5,20 @@ update_a 200, 201, 202 and 203 times; update_a and update_b call solve; tiny (3 
 short to probe. Counts come from the program's own structure, exactly.
 """
 
+import csv
+import io
+import os
 import re
+import shutil
+import signal
+import stat
 import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+import pytest
 
 from conftest import PLX, PROGRAMS, calls, callpath_rows, clean_env, location_rows, plx, report_csv, run
 
@@ -199,3 +210,323 @@ def test_ctl_of_a_process_not_measured_says_so(tmp_path):
     finally:
         prog.kill()
         prog.wait()
+
+
+def start_phases(tmp_path, out, n=1000, opts=("--probe", "phase_marker")):
+    """ctl_phases DIR N under `plx run OPTS`; returns (Popen, DIR, pid)."""
+    exe = build_plain(tmp_path, "ctl_phases")
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen(
+        [str(PLX), "run", "-o", str(out), *opts, "--", str(exe), str(d), str(n)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+    )
+    wait_for(d / "pid")
+    pid = int((d / "pid").read_text())
+    deadline = time.time() + 30
+    while plx("ctl", str(pid), "list", check=False).returncode != 0:
+        if time.time() > deadline or prog.poll() is not None:
+            kill_quietly(pid)
+            prog.kill()
+            raise AssertionError(prog.stderr.read())
+        time.sleep(0.01)
+    return prog, d, pid
+
+
+def kill_quietly(pid):
+    """The program under plx run: killing plx run alone would leave it running."""
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def phase(d, p):
+    (d / ("go%d" % p)).touch()
+    wait_for(d / ("done%d" % p))
+
+
+def test_ctl_over_the_socket_counts_exactly_the_probed_phase_and_sleeps_are_not_cut(tmp_path):
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out)
+    try:
+        sock = next(out.glob("*.%d/ctl.sock" % pid))
+        mode = os.stat(sock).st_mode
+        assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600, oct(mode)
+        assert plx("ctl", str(pid), "list").stdout.split()[0] == "phase_marker"
+        phase(d, 1)  # 2 x 1000 calls, work not probed
+        assert plx("ctl", str(pid), "insert", "work").stdout == "inserted 1\n"
+        phase(d, 2)  # 2 x 2000 calls, measured
+        assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+        phase(d, 3)  # 2 x 3000 calls, not measured
+        (d / "quit").touch()
+        stdout, stderr = prog.communicate(timeout=60)
+        assert prog.returncode == 0, stderr
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+    # the sleeping thread was stopped at each insert and remove: never woken early, never short
+    assert stdout.splitlines()[1] == "sleeps some eintr 0 short 0", stdout
+    rows = report_csv(out)
+    assert calls(rows, "work") == 2 * 2000
+    assert calls(rows, "phase_marker") == 3
+    assert not sock.exists()  # removed at the process's end
+    text = plx("info", out).stdout
+    assert "warnings: none" in text, text
+
+
+PYTHON = "/usr/bin/python3"  # the system's, which another user may run
+
+
+def test_ctl_socket_refuses_another_user(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as another user")
+    base = Path(tempfile.mkdtemp(prefix="plx-ctl-"))
+    try:
+        base.chmod(0o755)  # only the socket's own mode stands between another user and it
+        out = base / "exp"
+        prog, d, pid = start_phases(tmp_path, out)
+        try:
+            sock = next(out.glob("*.%d/ctl.sock" % pid))
+
+            def as_nobody():
+                os.setgid(65534)
+                os.setuid(65534)
+
+            probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n"
+                     "s.sendall(b'list\\n'); s.shutdown(socket.SHUT_WR)\n"
+                     "print(s.recv(4096).decode(), end='')")
+            cp = subprocess.run([PYTHON, "-c", probe, str(sock)], preexec_fn=as_nobody,
+                                capture_output=True, text=True)
+            assert cp.returncode != 0 and "PermissionError" in cp.stderr, cp.stderr
+            # the file's mode aside, the runtime serves only its own user (SO_PEERCRED)
+            sock.chmod(0o666)
+            cp = subprocess.run([PYTHON, "-c", probe, str(sock)], preexec_fn=as_nobody,
+                                capture_output=True, text=True)
+            assert cp.stdout == "error: permission denied\n", cp.stdout + cp.stderr
+            cp = subprocess.run([str(PLX), "ctl", str(pid), "list"], preexec_fn=as_nobody,
+                                capture_output=True, text=True, env=clean_env())
+            assert cp.returncode == 2, cp.stderr
+            for p in (1, 2, 3):
+                phase(d, p)
+            (d / "quit").touch()
+            assert prog.wait(timeout=60) == 0
+        finally:
+            kill_quietly(pid)
+            prog.kill()
+    finally:
+        shutil.rmtree(base)
+
+
+def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp_path):
+    exe = build_plain(tmp_path, "attach_loop")
+    out = tmp_path / "exp"
+    # the shell's runtime binds ctl.sock; exec keeps the pid but not the listener: the name is
+    # stale when attach_loop's runtime starts, and replaced
+    prog = subprocess.Popen(
+        [str(PLX), "run", "-o", str(out), "--probe", "work", "--", "sh", "-c",
+         "exec %s 1 0 -" % exe],
+        stderr=subprocess.DEVNULL, env=clean_env(),
+    )
+    pid = None
+    try:
+        deadline = time.time() + 30
+        while pid is None:
+            assert time.time() < deadline
+            for c in subprocess.run(["pgrep", "-f", str(exe)], capture_output=True,
+                                    text=True).stdout.split():
+                if open("/proc/%s/comm" % c).read().strip() == "attach_loop":
+                    pid = int(c)
+            time.sleep(0.01)
+        while True:
+            cp = plx("ctl", str(pid), "list", check=False)
+            if cp.returncode == 0 and cp.stdout.startswith("work "):
+                break
+            assert time.time() < deadline, cp.stderr
+            time.sleep(0.01)
+        sock = next(out.glob("*.%d/ctl.sock" % pid))
+        os.kill(pid, signal.SIGKILL)  # a crash: nothing removes the name
+        prog.wait(timeout=30)
+        assert sock.exists()
+        cp = plx("ctl", str(pid), "list", check=False)
+        assert cp.returncode == 2 and "no process %d" % pid in cp.stderr, cp.stderr
+        plx("info", out)  # the left socket is no part of the experiment's files
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+        prog.wait()
+
+
+@pytest.mark.parametrize("impl", ["open-mpi", "mpich"])
+def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, impl):
+    """mpi_attach_loop (plain mpicc) under mpirun -np 2; plx attach to rank 0 before the loop,
+    detach after: the rank is known, and its probed function, MPI calls and messages (partner,
+    tag, bytes) are exactly the program's own counts over the window."""
+    from mpi_impls import IMPLS
+
+    mpi = IMPLS[impl]
+    mpi.require()
+    exe = tmp_path / "mpi_attach_loop"
+    subprocess.run([mpi.mpicc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.c"), "-o", str(exe)],
+                   check=True, env=clean_env())
+    d = tmp_path / "run"
+    d.mkdir()
+    n = 300
+    job = subprocess.Popen(mpi.mpirun_cmd(2, exe, d, n), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        deadline = time.time() + 90  # mpirun's start on a loaded machine
+        while not (d / "pid").exists():
+            if time.time() > deadline or job.poll() is not None:
+                job.terminate()
+                raise AssertionError("rank 0 never started:\n%s" % (job.communicate(timeout=30),))
+            time.sleep(0.01)
+        pid = int((d / "pid").read_text())
+        out = tmp_path / "exp"
+        att = start_attach(pid, out, "--probe", "compute", "--trace")
+        (d / "go").touch()
+        wait_for(d / "done0")
+        plx("detach", str(pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        stdout, stderr = job.communicate(timeout=60)
+        assert job.returncode == 0, stderr
+    finally:
+        if job.poll() is None:  # mpirun passes SIGTERM on to its ranks; SIGKILL would not
+            job.terminate()
+            try:
+                job.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                job.kill()
+    assert stdout == "sent %d received %d computed %d\n" % (n, n, n)
+    rows = report_csv(out)
+    assert calls(rows, "compute") == n
+    assert calls(rows, "MPI_Send") == n
+    assert calls(rows, "MPI_Recv") == n
+    info = plx("info", out).stdout
+    assert re.search(r"rank\s+0 of 2", info), info
+    events = plx("export", out, "--format", "text", "-o", "-").stdout.splitlines()
+    sends = [e.split(None, 3)[3] for e in events if " send " in e]
+    recvs = [e.split(None, 3)[3] for e in events if " recv " in e]
+    assert sends == ["MPI_Send  to=1 tag=7 bytes=400 comm=c0"] * n, sends[:3]
+    assert recvs == ["MPI_Recv  from=1 tag=8 bytes=40 comm=c0"] * n, recvs[:3]
+
+
+def test_ctl_insert_skips_a_function_a_thread_waits_in(tmp_path):
+    """raw_nanosleep begins with its system call: the sleeping thread's program counter is
+    inside the bytes a probe would displace, where it cannot be stepped out of."""
+    exe = build_plain(tmp_path, "raw_sleep")
+    out = tmp_path / "exp"
+    prog = subprocess.Popen([str(PLX), "run", "-o", str(out), "--probe", "main", "--", str(exe)],
+                            stdout=subprocess.PIPE, text=True, env=clean_env())
+    pid = None
+    try:
+        pid = int(prog.stdout.readline())
+        deadline = time.time() + 30
+        while open("/proc/%d/task/%d/syscall" % (pid, max(tasks(pid)))).read().split()[0] != "35":
+            assert time.time() < deadline
+            time.sleep(0.01)
+        assert plx("ctl", str(pid), "insert", "raw_nanosleep").stdout == "inserted 0\n"
+        plx("detach", str(pid))
+    finally:
+        kill_quietly(pid)
+        prog.wait()
+    text = plx("info", out).stdout
+    assert re.search(r"raw_nanosleep\s+skipped: a thread was waiting in a system call inside its "
+                     r"first 5 bytes", text), text
+
+
+def tasks(pid):
+    return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+
+
+def test_ctl_insert_remove_cycles_under_busy_threads_change_no_result(tmp_path):
+    """Two threads call work() back to back while its entry is inserted and removed over and
+    over (threads stopped inside the entry are stepped out): the program's results are those
+    of a run without Parallax."""
+    exe = build_plain(tmp_path, "ctl_phases")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for f in ("go1", "go2", "go3", "quit"):
+        (plain / f).touch()
+    n = 1500000
+    expected = subprocess.run([str(exe), str(plain), str(n)], capture_output=True, text=True,
+                              check=True, timeout=120).stdout
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out, n)
+    try:
+        (d / "go1").touch()
+        cycles = 0
+        while not (d / "done1").exists() or cycles < 5:
+            assert plx("ctl", str(pid), "insert", "work").stdout == "inserted 1\n"
+            assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+            cycles += 1
+        for p in (2, 3):
+            phase(d, p)
+        (d / "quit").touch()
+        stdout, stderr = prog.communicate(timeout=120)
+        assert prog.returncode == 0, stderr
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+    assert stdout == expected
+    text = plx("info", out).stdout
+    assert "warnings: none" in text, text
+    # one line per function however often it was inserted, with each interval it was measured
+    assert "probes      2 probed, 0 skipped" in text, text
+    spans = re.search(r"work\s+measured (.*)", text).group(1).split(", ")
+    assert len(spans) == cycles, (len(spans), cycles)
+
+
+def test_ctl_reload_over_the_socket_switches_counters_at_the_next_call(tmp_path):
+    """A probed process re-reads its filter file's counters rules when asked on its socket (no
+    signal): work's calls of phase 1 count the first events, those of phase 2 the new ones."""
+    filt = tmp_path / "f.filter"
+    filt.write_text("counters work task-clock\n")
+    out = tmp_path / "exp"
+    prog, d, pid = start_phases(tmp_path, out, opts=("--probe", "work", "--filter", str(filt),
+                                                     "--reload-signal", "none"))
+    try:
+        phase(d, 1)
+        filt.write_text("counters work page-faults\n")
+        assert plx("ctl", str(pid), "reload").stdout == "process %d: %s re-read\n" % (pid, filt)
+        phase(d, 2)
+        assert plx("ctl", str(pid), "remove", "work").stdout == "removed 1\n"
+        phase(d, 3)
+        (d / "quit").touch()
+        assert prog.wait(timeout=60) == 0
+    finally:
+        kill_quietly(pid)
+        prog.kill()
+    text = plx("report", out, "--counters", "--format", "csv").stdout
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["function"] == "work"]
+    # one row per worker thread and epoch: each thread's 1000 calls of phase 1, 2000 of phase 2
+    got = sorted((r["epoch"], int(r["calls"]), bool(r["task-clock"]), bool(r["page-faults"]))
+                 for r in rows)
+    assert got == [("0", 1000, True, False)] * 2 + [("1", 2000, False, True)] * 2, got
+
+
+def test_attach_retries_a_function_a_stopped_thread_was_inside(tmp_path):
+    """At attach, raw_sleep's thread is stopped inside raw_nanosleep's first bytes: attach skips
+    it, then the runtime tries again once plx attach has let the threads go (stepping a thread
+    out where it can); this one waits in its system call there, which is the final reason."""
+    exe = build_plain(tmp_path, "raw_sleep")
+    prog = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(prog.stdout.readline())
+        deadline = time.time() + 30
+        while open("/proc/%d/task/%d/syscall" % (pid, max(tasks(pid)))).read().split()[0] != "35":
+            assert time.time() < deadline
+            time.sleep(0.01)
+        out = tmp_path / "exp"
+        plx("attach", str(pid), "-o", out, "--probe", "raw_nanosleep", "--duration", "0.3")
+        assert prog.poll() is None
+    finally:
+        prog.kill()
+        prog.wait()
+    text = plx("info", out).stdout
+    assert "probes      0 probed, 1 skipped" in text, text
+    assert re.search(r"raw_nanosleep\s+skipped: a thread was waiting in a system call inside its "
+                     r"first 5 bytes", text), text

@@ -306,6 +306,13 @@ static void on_reload_signal(int sig)
     errno = saved;
 }
 
+void plx_counters_reload(void)
+{
+    atomic_fetch_add(&epoch_now, 1);
+    plx_filter_reload_counters(plx_cfg.filter);
+    plx_regions_recount();
+}
+
 /* The runtime's own thread: re-reads the filter file's counters rules at each signal. */
 static void *reload_main(void *arg)
 {
@@ -320,9 +327,7 @@ static void *reload_main(void *arg)
             continue;
         if (!plx_active)
             continue;
-        atomic_fetch_add(&epoch_now, 1);
-        plx_filter_reload_counters(plx_cfg.filter);
-        plx_regions_recount();
+        plx_counters_reload();
         if (plx_cfg.verbose)
             plx_warn("counters: %s re-read (epoch %u)", plx_cfg.filter,
                      atomic_load(&epoch_now));

@@ -143,6 +143,7 @@ void plx_process_end(int reason, int status)
     plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
     plx_rec_write(&rec, 0);
     plx_writer_close();
+    plx_control_end();
     atomic_store(&ended, 2);
     if (plx_cfg.verbose)
         plx_warn("experiment written to %s (%llu hook calls removed)", plx_process_dir,
@@ -192,7 +193,10 @@ static void after_fork_child(void)
     plx_threads_after_fork();
     plx_streams_after_fork();
     plx_sampler_after_fork();
+    plx_control_after_fork();
 }
+
+static int attached; /* started by plx attach: served on the control socket */
 
 /* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
  * second start after plx_attach_stop writes a new experiment: modules and regions known from
@@ -239,6 +243,8 @@ static int measure_start(int again)
         pthread_atfork(NULL, NULL, after_fork_child);
     }
     plx_sampler_start();
+    if (plx_cfg.probe[0] && !attached) /* plx attach: once attach's changes are done */
+        plx_control_start();
     return 0;
 }
 
@@ -262,18 +268,23 @@ __attribute__((visibility("default"))) int plx_attach_start(const char *settings
     if (plx_config_load_from(settings) != 0)
         return -2;
     plx_probes_avoid(pcs, npcs);
+    attached = 1;
     plx_attach_generation++;
     plx_self = NULL; /* this thread's state of an earlier attach is finished */
     atomic_store(&ended, 0);
     atomic_store(&writer, 0);
-    return measure_start(starts++ > 0) == 0 ? 0 : -3;
+    if (measure_start(starts++ > 0) != 0)
+        return -3;
+    plx_attach_mpi_start();
+    plx_control_start(); /* last: its thread changes probes from then on */
+    return 0;
 }
 
-/* plx detach (or the end of plx attach): every probe removed, the experiment finished, the
- * process left running. Called like plx_attach_start, the other threads stopped. Returns 0, -1
- * when not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller
- * lets the threads run a moment and calls again). */
-__attribute__((visibility("default"))) int plx_attach_stop(void)
+/* plx detach (over the control socket): every probe removed, the experiment finished, the
+ * process left running. Called with the other threads stopped (world.c). Returns 0, -1 when
+ * not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller lets
+ * the threads run a moment and calls again). */
+int plx_attach_stop(void)
 {
     if (!plx_active)
         return -1;

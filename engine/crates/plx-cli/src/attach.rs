@@ -5,9 +5,10 @@
 //! signal is sent to it), makes one of them call the process's own `dlopen` on libplx.so and
 //! then `plx_attach_start(settings, pcs, n)` (the option table's NAME=VALUE lines, and where the
 //! stopped threads are so that no probe displaces bytes under one), restores that thread's
-//! registers and lets the process go. Detach does the same with `plx_attach_stop()`: every
-//! probe removed, the experiment finished, the process left running. libplx.so stays loaded
-//! (frames entered while measured still return through its exit trampoline).
+//! registers and lets the process go. The runtime then serves its control socket (ctl.rs):
+//! detach is a `detach` request on it, done by the runtime itself (every probe removed, the
+//! experiment finished, the process left running). libplx.so stays loaded (frames entered while
+//! measured still return through its exit trampoline).
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -53,15 +54,6 @@ fn err(msg: String) -> CliError {
 
 fn os_err(what: &str) -> String {
     format!("{what}: {}", std::io::Error::last_os_error())
-}
-
-/// Where `plx attach` notes its own pid for `plx detach PID`.
-fn marker(pid: i32) -> PathBuf {
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("plx-attach-{uid}"))
-        .join(pid.to_string())
 }
 
 /// A thread of the traced process, stopped.
@@ -197,28 +189,8 @@ impl World {
         block: &Block,
         args: [u64; 5],
     ) -> Result<u64, String> {
-        self.call_block_reading(tid, func, block, args, None)
-    }
-
-    /// call_block, and the block's bytes as the call left them into `after` when given (a
-    /// reply the runtime wrote there).
-    fn call_block_reading(
-        &self,
-        tid: i32,
-        func: u64,
-        block: &Block,
-        args: [u64; 5],
-        after: Option<&mut Vec<u8>>,
-    ) -> Result<u64, String> {
         let saved = self.regs(tid)?;
         let result = self.call_inner(tid, &saved, func, &block.bytes, args);
-        if let (Ok(_), Some(out)) = (&result, after) {
-            let at = data_address(&saved, block.bytes.len());
-            out.resize(block.bytes.len(), 0);
-            self.mem
-                .read_exact_at(out, at)
-                .map_err(|e| format!("reading process {}: {e}", self.pid))?;
-        }
         let restored = self.set_regs(tid, &saved);
         let rax = result?;
         restored?;
@@ -270,10 +242,11 @@ impl World {
             }
             if got == libc::SIGSEGV || got == libc::SIGBUS || got == libc::SIGILL {
                 return Err(format!(
-                    "the call into process {} faulted ({}) at {:#x}",
+                    "the call into process {} faulted ({}) at {:#x}{}",
                     self.pid,
                     crate::signals::signal_name(got),
-                    now.rip
+                    now.rip,
+                    where_in(self.pid, now.rip)
                 ));
             }
             if start.elapsed() > Duration::from_secs(30) {
@@ -290,6 +263,16 @@ impl World {
                 got
             };
         }
+    }
+
+    /// Has the main thread left the dynamic loader? (a thread pointer set, and not executing
+    /// the loader's code)
+    fn past_loader(&self) -> Result<bool, String> {
+        let r = self.regs(self.pid)?;
+        if r.fs_base == 0 {
+            return Ok(false);
+        }
+        Ok(!where_in(self.pid, r.rip).contains("/ld-linux"))
     }
 
     /// The thread that runs the calls: the main thread when it is stopped in a system call
@@ -337,6 +320,29 @@ fn load_base(pid: i32, path: &Path) -> Result<Option<u64>, String> {
         }
     }
     Ok(None)
+}
+
+/// " (FILE+0xOFFSET)": where `address` of process `pid` is, for an error message.
+fn where_in(pid: i32, address: u64) -> String {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let Some((lo, hi)) = f.first().and_then(|r| r.split_once('-')) else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi), Some(off)) = (
+            u64::from_str_radix(lo, 16),
+            u64::from_str_radix(hi, 16),
+            f.get(2).and_then(|o| u64::from_str_radix(o, 16).ok()),
+        ) else {
+            continue;
+        };
+        if (lo..hi).contains(&address) {
+            let name = f.get(5).copied().unwrap_or("anonymous memory");
+            return format!(" ({name}+{:#x})", address - lo + off);
+        }
+    }
+    String::new()
 }
 
 /// The mapped file of process `pid` whose name begins with `prefix` (libc.so.6, ...).
@@ -423,17 +429,6 @@ impl Block {
         }
         (AT | at, pcs.len() as u64)
     }
-    fn space(&mut self, n: usize) -> u64 {
-        self.align();
-        let at = self.bytes.len() as u64;
-        self.bytes.resize(self.bytes.len() + n, 0);
-        AT | at
-    }
-}
-
-fn stop(w: &World, lib: &Path) -> Result<i64, String> {
-    let f = symbol_in(w.pid, lib, "plx_attach_stop")?;
-    Ok(w.call_block(w.caller(), f, &Block::default(), [0; 5])? as i32 as i64)
 }
 
 fn comm(pid: i32) -> String {
@@ -475,10 +470,6 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
             settings.push(v);
         }
     }
-    let mark = marker(pid);
-    if let Some(parent) = mark.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| err(format!("{}: {e}", parent.display())))?;
-    }
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(
@@ -499,7 +490,16 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
         std::thread::sleep(Duration::from_millis(5));
     }
     {
-        let w = World::stop(pid).map_err(err)?;
+        // the main thread may still be in the dynamic loader (no thread pointer yet, or the
+        // loader's own code): a dlopen made there faults; let it reach the program
+        let w = loop {
+            let w = World::stop(pid).map_err(err)?;
+            if w.past_loader().map_err(err)? || began.elapsed() > Duration::from_secs(5) {
+                break w;
+            }
+            drop(w);
+            std::thread::sleep(Duration::from_millis(5));
+        };
         match start(&w, &lib, settings.as_bytes()).map_err(err)? {
             0 => {}
             -1 => {
@@ -521,49 +521,49 @@ pub fn attach(a: &AttachArgs) -> Result<i32, CliError> {
         began.elapsed().as_secs_f64() * 1e3,
         dir.display()
     );
-    std::fs::write(&mark, std::process::id().to_string())
-        .map_err(|e| err(format!("{}: {e}", mark.display())))?;
+    if crate::ctl::socket_of(pid)?.is_none() {
+        return Err(err(format!(
+            "process {pid}: the runtime opened no control socket (see its warning); it measures \
+             until it ends"
+        )));
+    }
     let deadline = a
         .duration
         .map(|s| began + Duration::from_secs_f64(s.max(0.0)));
-    let mut alive = true;
+    let mut detached_by_other = false;
     while !STOP.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         if !Path::new(&format!("/proc/{pid}")).is_dir() || zombie(pid) {
-            alive = false;
+            eprintln!(
+                "plx: process {pid} ended; experiment written to {}",
+                dir.display()
+            );
+            return Ok(0);
+        }
+        // an error here is the process ending meanwhile: the next turn sees it
+        if let Ok(None) = crate::ctl::socket_of(pid) {
+            detached_by_other = true;
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = std::fs::remove_file(&mark);
-    if alive {
-        // a thread stopped inside the runtime makes the stop wait: let them run a moment
-        let mut tries = 0;
-        loop {
-            let w = World::stop(pid).map_err(err)?;
-            match stop(&w, &lib).map_err(err)? {
-                -2 if tries < 500 => {}
-                -2 => {
-                    return Err(err(format!(
-                        "process {pid}: a thread stays inside the runtime; not detached"
-                    )))
-                }
-                _ => break,
-            }
-            drop(w);
-            tries += 1;
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        eprintln!(
-            "plx: detached from process {pid}; experiment written to {}",
-            dir.display()
-        );
-    } else {
-        eprintln!(
-            "plx: process {pid} ended; experiment written to {}",
-            dir.display()
-        );
+    if !detached_by_other {
+        detach_now(pid)?;
     }
+    eprintln!(
+        "plx: detached from process {pid}; experiment written to {}",
+        dir.display()
+    );
     Ok(0)
+}
+
+/// Asks the runtime of `pid` to detach over its control socket; done when it replies.
+fn detach_now(pid: i32) -> Result<(), CliError> {
+    match crate::ctl::request(pid, "detach") {
+        Ok(_) => Ok(()),
+        // it ended, or was detached, meanwhile: nothing left to do
+        Err(_) if crate::ctl::socket_of(pid).ok().flatten().is_none() => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn zombie(pid: i32) -> bool {
@@ -576,100 +576,9 @@ fn zombie(pid: i32) -> bool {
         .unwrap_or(true)
 }
 
-/// `plx detach PID`: asks the `plx attach` measuring PID to detach, and waits for it.
+/// `plx detach PID`: the runtime of the process removes every probe and finishes the experiment
+/// (over its control socket); the process goes on unmeasured.
 pub fn detach(a: &DetachArgs) -> Result<i32, CliError> {
-    let mark = marker(a.pid);
-    let attacher: i32 = std::fs::read_to_string(&mark)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| err(format!("no `plx attach` is measuring process {}", a.pid)))?;
-    // SAFETY: kill has no memory preconditions.
-    if unsafe { libc::kill(attacher, libc::SIGTERM) } != 0 {
-        let _ = std::fs::remove_file(&mark);
-        return Err(err(format!(
-            "the `plx attach` of process {} is gone",
-            a.pid
-        )));
-    }
-    let until = Instant::now() + Duration::from_secs(60);
-    while Path::new(&format!("/proc/{attacher}")).is_dir()
-        && !zombie(attacher)
-        && Instant::now() < until
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    crate::ctl::request(a.pid, "detach")?;
     Ok(0)
-}
-
-/// `plx ctl`.
-#[derive(clap::Args, Debug)]
-pub struct CtlArgs {
-    /// The process: measured by `plx run --probe` or `plx attach` (reload: by `plx run --filter`
-    /// with `counters` rules).
-    pub pid: i32,
-    /// insert GLOBS... (probe more functions), remove GLOBS... (stop measuring them), list,
-    /// reload (re-read the filter file's `counters` rules).
-    #[arg(value_parser = ["insert", "remove", "list", "reload"])]
-    pub action: String,
-    /// Function globs (GLOB or LIB:GLOB, as --probe).
-    pub globs: Vec<String>,
-}
-
-/// `plx ctl PID insert|remove|list`: the runtime of the process does it with every other
-/// thread stopped (ptrace), as at attach. `reload` only sends the process its reload signal.
-pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
-    let pid = a.pid;
-    let cmd = match a.action.as_str() {
-        "reload" => {
-            if !a.globs.is_empty() {
-                return Err(err("plx ctl reload: takes no functions".to_string()));
-            }
-            return crate::ctl::reload(pid).map(|()| 0);
-        }
-        "list" => "list".to_string(),
-        act => {
-            if a.globs.is_empty() {
-                return Err(err(format!("plx ctl {act}: name the functions (globs)")));
-            }
-            format!("{act} {}", a.globs.join(","))
-        }
-    };
-    let lib = crate::run::lib_dir()?.join("libplx.so");
-    let lib = std::fs::canonicalize(&lib).map_err(|e| {
-        err(format!(
-            "runtime library not found: {} ({e})",
-            lib.display()
-        ))
-    })?;
-    let w = World::stop(pid).map_err(err)?;
-    if load_base(pid, &lib).map_err(err)?.is_none() {
-        return Err(err(format!(
-            "process {pid} is not measured by Parallax (no {} in it)",
-            lib.display()
-        )));
-    }
-    let f = symbol_in(pid, &lib, "plx_probe_ctl").map_err(err)?;
-    let mut block = Block::default();
-    let cmd_at = block.string(cmd.as_bytes());
-    const CAP: usize = 64 * 1024;
-    let out_at = block.space(CAP);
-    let (pcs_at, n) = block.pcs(&w.pcs().map_err(err)?);
-    let mut after = Vec::new();
-    let len = w
-        .call_block_reading(
-            w.caller(),
-            f,
-            &block,
-            [cmd_at, out_at, CAP as u64, pcs_at, n],
-            Some(&mut after),
-        )
-        .map_err(err)? as i32;
-    drop(w);
-    if len < 0 {
-        return Err(err(format!("process {pid} is not being measured now")));
-    }
-    let start = (out_at & !AT) as usize;
-    let reply = &after[start..start + len as usize];
-    print!("{}", String::from_utf8_lossy(reply));
-    Ok(if reply.starts_with(b"error") { 2 } else { 0 })
 }

@@ -67,7 +67,7 @@ pub enum Command {
     Detach(crate::attach::DetachArgs),
     /// Control a measured process while it runs: insert or remove probed functions, list what
     /// is probed, or reload its filter file's `counters` rules.
-    Ctl(crate::attach::CtlArgs),
+    Ctl(crate::ctl::CtlArgs),
 }
 
 /// `plx run`.

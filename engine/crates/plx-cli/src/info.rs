@@ -105,6 +105,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "  file        {}", p.path.display())?;
         writeln!(out, "  argv        {}", p.argv.join(" "))?;
         writeln!(out, "  ended       {}", end_text(p))?;
+        probe_lines(p, out)?; // why nothing was measured, when no probe could be inserted
         return writeln!(out);
     }
     writeln!(out, "process {} on {}", pid_text(p), p.host)?;
@@ -227,8 +228,25 @@ fn probe_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     if p.probe_sites.is_empty() {
         return Ok(());
     }
-    let probed: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped == 0).collect();
-    let skipped: Vec<_> = p.probe_sites.iter().filter(|s| s.skipped != 0).collect();
+    // a function inserted again (plx ctl) has a site per insert: one line each; one skipped
+    // and probed later is probed
+    let mut probed: Vec<&plx_format::ProbeSite> = Vec::new();
+    for s in p.probe_sites.iter().filter(|s| s.skipped == 0) {
+        if !probed.iter().any(|q| q.address == s.address) {
+            probed.push(s);
+        }
+    }
+    let mut skipped: Vec<&plx_format::ProbeSite> = Vec::new();
+    for s in p.probe_sites.iter().rev().filter(|s| s.skipped != 0) {
+        if !probed
+            .iter()
+            .chain(skipped.iter())
+            .any(|q| q.address == s.address)
+        {
+            skipped.push(s);
+        }
+    }
+    skipped.reverse();
     writeln!(
         out,
         "  probes      {} probed, {} skipped",

@@ -93,7 +93,7 @@ fn main() {
         cli::Command::View(a) => view::view(&a).map(|()| 0),
         cli::Command::Attach(a) => attach::attach(&a),
         cli::Command::Detach(a) => attach::detach(&a),
-        cli::Command::Ctl(a) => attach::ctl(&a),
+        cli::Command::Ctl(a) => ctl::ctl(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -5,6 +5,9 @@
 
 int plx_mpi_rank = -1, plx_mpi_size = 0;
 int plx_mpi_ready;
+/* Loaded by plx attach into a running rank: the other ranks are not measured, so no clock
+ * synchronisation (a collective of every rank) is ever run. */
+static int attached;
 
 __attribute__((constructor)) static void plx_mpi_load(void)
 {
@@ -32,8 +35,26 @@ static void started(int provided)
     plx_enc_mpi_init(&rec, rank, size, level, plx_ext_ticks(), lib);
     plx_ext_rec_write(&rec);
     plx_mpi_comms_init();
-    plx_mpi_clock_sync(0);
+    if (!attached)
+        plx_mpi_clock_sync(0);
     plx_mpi_ready = 1;
+}
+
+/* plx attach, after this library was loaded into a running rank and its MPI routines redirected
+ * to these wrappers: who the rank is, when MPI is initialised already (else MPI_Init's wrapper
+ * says it later). */
+PLX_MPI_EXPORT void plx_attach_mpi(void)
+{
+    attached = 1;
+    int init = 0, fini = 0, provided = MPI_THREAD_SINGLE;
+    if (PMPI_Initialized(&init) != MPI_SUCCESS || !init || PMPI_Finalized(&fini) != MPI_SUCCESS ||
+        fini)
+        return;
+    PMPI_Query_thread(&provided);
+    struct plx_thread *t = plx_ext_acquire();
+    started(provided);
+    if (t)
+        plx_ext_release(t);
 }
 
 PLX_MPI_EXPORT int MPI_Init(int *argc, char ***argv)
@@ -49,7 +70,7 @@ PLX_MPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *p
 
 PLX_MPI_EXPORT int MPI_Finalize(void)
 {
-    PLX_MPI_WRAP("MPI_Finalize", PMPI_Finalize(), if (plx_mpi_ready) plx_mpi_clock_sync(1);
+    PLX_MPI_WRAP("MPI_Finalize", PMPI_Finalize(), if (plx_mpi_ready && !attached) plx_mpi_clock_sync(1);
                  plx_mpi_ready = 0, );
 }
 

@@ -14,12 +14,15 @@
  * than the jump, when any instruction of its body jumps into the displaced bytes, when a
  * displaced instruction is a conditional branch, a return or cannot be decoded, when it is
  * already instrumented by the compiler, or when no stub can be placed within reach. Entries are
- * rewritten at start-up, before the program's main() runs.
+ * rewritten at start-up, before the program's main() runs, in plx attach's call while the
+ * program is stopped, or (plx ctl, over the control socket: control.c) with every other thread
+ * stopped by world.c; stubs are prepared while the program runs, nothing reaches them yet.
  *
  * Invariant: the shadow stack of return addresses is per thread (only its thread touches it);
  * a return address is replaced only after the frame it belongs to is pushed, and the exit
  * trampoline always pops one entry, whatever it records. */
 #include "../../core/hotpath.h"
+#include "world.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -54,6 +57,10 @@ static struct plx_probe *inserted;
 #define MAX_AVOID 4096
 static uint64_t avoid[MAX_AVOID]; /* plx attach: where the stopped threads are */
 static uint32_t navoid;
+/* plx attach: functions skipped because a stopped thread was inside their first bytes, as
+ * --probe globs, for the control thread to insert once the threads run (world.c steps them) */
+static char retry[8192];
+static size_t retry_len;
 
 PLX_HIDDEN void plx_probe_entry_common(void);
 PLX_HIDDEN void plx_probe_exit_common(void);
@@ -430,8 +437,9 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
         const cs_insn *in = &insn[i];
         const cs_x86 *x = &in->detail->x86;
         len += in->size;
+        /* syscall returns to the next instruction, wherever it is: copied as it is */
         if (cs->group(cs->handle, in, CS_GRP_RET) || cs->group(cs->handle, in, CS_GRP_IRET) ||
-            cs->group(cs->handle, in, CS_GRP_INT)) {
+            (cs->group(cs->handle, in, CS_GRP_INT) && in->id != X86_INS_SYSCALL)) {
             bad = "too short: it returns within the displaced bytes";
             break;
         }
@@ -503,7 +511,8 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     return NULL;
 }
 
-/* Writes `jmp stub` over the function's entry. Start-up only: no other thread runs the bytes. */
+/* Writes `jmp stub` over the function's entry. No other thread runs: start-up, plx attach's
+ * injected call, or every other thread stopped (world.c) and none inside the bytes. */
 static const char *insert(struct plx_probe *p, const unsigned char *stub)
 {
     long pagesz = sysconf(_SC_PAGESIZE);
@@ -521,7 +530,8 @@ static const char *insert(struct plx_probe *p, const unsigned char *stub)
     return NULL;
 }
 
-static size_t probe_all(struct selection *sel)
+/* The prepared probes of one selection, written under one stop of the world when `stop`. */
+static size_t probe_all(struct selection *sel, int stop, char *err, size_t errcap)
 {
     struct capstone cs;
     const char *why = NULL;
@@ -531,32 +541,95 @@ static size_t probe_all(struct selection *sel)
             write_site(&sel->found[i].sym, 0, why);
         return 0;
     }
-    struct plx_probe *probes = plx_arena_alloc(sel->nfound * sizeof *probes);
+    size_t n = sel->nfound;
+    struct plx_probe *probes = plx_arena_alloc(n * sizeof *probes);
+    const char **bad = calloc(n ? n : 1, sizeof *bad);
+    unsigned char **stubs = calloc(n ? n : 1, sizeof *stubs);
+    struct plx_world_range *ranges = calloc(n ? n : 1, sizeof *ranges);
+    uint8_t *blocked = calloc(n ? n : 1, 1);
+    char (*reasons)[160] = calloc(n ? n : 1, sizeof *reasons);
+    if (!probes || !bad || !stubs || !ranges || !blocked || !reasons) {
+        snprintf(err, errcap, "out of memory");
+        n = 0;
+    }
+    uint32_t nranges = 0;
+    /* capstone and the stub pool while the program runs: nothing reaches a stub yet */
+    for (size_t i = 0; i < n; i++) {
+        bad[i] = prepare(&cs, &sel->found[i].sym, &probes[i], &stubs[i]);
+        if (bad[i]) { /* prepare's reason is static: kept per function */
+            snprintf(reasons[i], sizeof reasons[i], "%s", bad[i]);
+            bad[i] = reasons[i];
+        } else {
+            ranges[nranges].lo = probes[i].fn;
+            ranges[nranges].hi = probes[i].fn + probes[i].len;
+            nranges++;
+        }
+    }
+    struct plx_world *w = NULL;
+    if (stop && nranges) {
+        w = calloc(1, sizeof *w);
+        if (w) {
+            w->ranges = ranges;
+            w->nranges = nranges;
+            w->blocked = blocked;
+        }
+        if (!w || plx_world_stop(w) != 0) {
+            snprintf(err, errcap, "cannot stop the threads of process %d: %s", (int)getpid(),
+                     strerror(w ? w->error : ENOMEM));
+            free(w);
+            w = NULL;
+            n = 0;
+        }
+    }
     size_t ninserted = 0;
-    for (size_t i = 0; i < sel->nfound; i++) {
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (bad[i])
+            continue;
+        if (blocked[k++]) {
+            snprintf(reasons[i], sizeof reasons[i],
+                     "a thread was waiting in a system call inside its first %u bytes", probes[i].len);
+            bad[i] = reasons[i];
+        } else {
+            bad[i] = insert(&probes[i], stubs[i]);
+        }
+    }
+    if (w) {
+        plx_world_release(w);
+        if (plx_cfg.verbose && w->stepped)
+            plx_warn("--probe: %u thread(s) stepped out of the bytes being displaced", w->stepped);
+        free(w);
+    }
+    for (size_t i = 0; i < n; i++) { /* the records once every thread runs again */
         const struct plx_function_symbol *s = &sel->found[i].sym;
-        unsigned char *stub = NULL;
-        const char *bad = probes ? prepare(&cs, s, &probes[i], &stub) : "out of memory";
-        if (!bad)
-            bad = insert(&probes[i], stub);
-        write_site(s, bad == NULL, bad);
-        if (bad == NULL) {
+        if (bad[i] && navoid && strncmp(bad[i], "a thread is stopped at byte", 27) == 0 &&
+            retry_len + strlen(s->name) + strlen(s->module) + 3 < sizeof retry)
+            retry_len += (size_t)snprintf(retry + retry_len, sizeof retry - retry_len, "%s%s%s%s",
+                                          retry_len ? "," : "", s->module_id ? base_name(s->module) : "",
+                                          s->module_id ? ":" : "", s->name);
+        write_site(s, bad[i] == NULL, bad[i]);
+        if (bad[i] == NULL) {
             ninserted++;
             probes[i].name = s->name;
             probes[i].module_id = s->module_id;
             probes[i].next = inserted;
             inserted = &probes[i];
             write_change(s->address, 1);
+        } else if (plx_cfg.verbose) {
+            plx_warn("--probe: %s skipped: %s", s->name, bad[i]);
         }
-        else if (plx_cfg.verbose)
-            plx_warn("--probe: %s skipped: %s", s->name, bad);
     }
+    free(bad);
+    free(stubs);
+    free(ranges);
+    free(blocked);
+    free(reasons);
     cs.close(&cs.handle);
     if (plx_cfg.verbose)
         plx_warn("--probe: %zu of %zu functions probed", ninserted, sel->nfound);
     return ninserted;
 }
 
+/* The entry's original bytes back; no record (the caller writes them). */
 static void restore(const struct plx_probe *p)
 {
     long pagesz = sysconf(_SC_PAGESIZE);
@@ -567,38 +640,101 @@ static void restore(const struct plx_probe *p)
     memcpy((void *)p->fn, p->saved, JMP_LEN);
     mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
     __builtin___clear_cache((char *)p->fn, (char *)p->fn + JMP_LEN);
-    write_change(p->fn, 0);
 }
 
 void plx_probes_remove_all(void)
 {
-    for (struct plx_probe *p = inserted; p; p = p->next)
+    for (struct plx_probe *p = inserted; p; p = p->next) {
         restore(p);
+        write_change(p->fn, 0);
+    }
     inserted = NULL;
 }
 
-/* Removes the probes whose function name matches one of the comma-separated globs. */
-static size_t remove_matching(const char *globs)
+static int matches(const struct plx_probe *p, const char *globs)
+{
+    char *save = NULL, buf[4096];
+    snprintf(buf, sizeof buf, "%s", globs);
+    for (char *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(g, ':');
+        if (plx_glob_match(colon ? colon + 1 : g, p->name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Removes the probes whose function name matches one of the comma-separated globs, every other
+ * thread stopped while the entries are written: how many, or -1 with `err` filled. */
+static long remove_matching(const char *globs, char *err, size_t errcap)
 {
     size_t n = 0;
+    for (const struct plx_probe *p = inserted; p; p = p->next)
+        n += (size_t)matches(p, globs);
+    if (n == 0)
+        return 0;
+    struct plx_world *w = calloc(1, sizeof *w);
+    if (!w || plx_world_stop(w) != 0) {
+        snprintf(err, errcap, "cannot stop the threads of process %d: %s", (int)getpid(),
+                 strerror(w ? w->error : ENOMEM));
+        free(w);
+        return -1;
+    }
+    struct plx_probe *gone = NULL;
     for (struct plx_probe **pp = &inserted; *pp;) {
         struct plx_probe *p = *pp;
-        int match = 0;
-        char *save = NULL, buf[4096];
-        snprintf(buf, sizeof buf, "%s", globs);
-        for (char *g = strtok_r(buf, ",", &save); g && !match; g = strtok_r(NULL, ",", &save)) {
-            char *colon = strchr(g, ':');
-            match = plx_glob_match(colon ? colon + 1 : g, p->name);
-        }
-        if (match) {
+        if (matches(p, globs)) {
             restore(p);
             *pp = p->next;
-            n++;
+            p->next = gone;
+            gone = p;
         } else {
             pp = &p->next;
         }
     }
-    return n;
+    plx_world_release(w);
+    free(w);
+    for (const struct plx_probe *p = gone; p; p = p->next)
+        write_change(p->fn, 0);
+    return (long)n;
+}
+
+size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
+                           uintptr_t *resume, size_t n)
+{
+    struct capstone cs;
+    const char *why = NULL;
+    for (size_t i = 0; i < n; i++)
+        resume[i] = 0;
+    if (capstone_load(&cs, &why) != 0) {
+        plx_warn("MPI routines not measured: %s", why);
+        return 0;
+    }
+    struct plx_probe *probes = plx_arena_alloc(n * sizeof *probes);
+    size_t done = 0;
+    for (size_t i = 0; i < n && probes; i++) {
+        unsigned char *stub = NULL;
+        const char *bad = prepare(&cs, &syms[i], &probes[i], &stub);
+        if (!bad) { /* the stub's head goes to the wrapper instead of measuring */
+            unsigned char *q = stub;
+            put_abs_jmp(&q, to[i]);
+            bad = insert(&probes[i], stub);
+        }
+        write_site(&syms[i], bad == NULL, bad);
+        if (bad) {
+            if (plx_cfg.verbose)
+                plx_warn("MPI routine %s not measured: %s", syms[i].name, bad);
+            continue;
+        }
+        probes[i].name = syms[i].name;
+        probes[i].module_id = syms[i].module_id;
+        probes[i].next = inserted;
+        inserted = &probes[i];
+        resume[i] = probes[i].resume;
+        write_change(syms[i].address, 1);
+        done++;
+    }
+    cs.close(&cs.handle);
+    return done;
 }
 
 #else
@@ -607,14 +743,29 @@ void plx_probes_remove_all(void)
 {
 }
 
-static size_t remove_matching(const char *globs)
+size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
+                           uintptr_t *resume, size_t n)
 {
-    (void)globs;
+    (void)syms;
+    (void)to;
+    for (size_t i = 0; i < n; i++)
+        resume[i] = 0;
     return 0;
 }
 
-static size_t probe_all(struct selection *sel)
+static long remove_matching(const char *globs, char *err, size_t errcap)
 {
+    (void)globs;
+    (void)err;
+    (void)errcap;
+    return 0;
+}
+
+static size_t probe_all(struct selection *sel, int stop, char *err, size_t errcap)
+{
+    (void)stop;
+    (void)err;
+    (void)errcap;
     const char *why = "this Parallax was built without capstone (libcapstone-dev)";
     plx_warn("--probe: %s; no function is probed", why);
     for (size_t i = 0; i < sel->nfound; i++)
@@ -631,8 +782,10 @@ void plx_probes_avoid(const uint64_t *pcs, uint32_t n)
         avoid[navoid++] = pcs[i];
 }
 
-/* Selects the functions of `spec` not probed yet and probes them: how many were. */
-static size_t probe_spec(const char *spec)
+/* Selects the functions of `spec` not probed yet and probes them: how many were. With `stop`,
+ * every other thread is stopped while the entries are written (else none runs: start-up, or
+ * plx attach's injected call). */
+static size_t probe_spec(const char *spec, int stop, char *err, size_t errcap)
 {
     struct selection sel;
     memset(&sel, 0, sizeof sel);
@@ -652,41 +805,51 @@ static size_t probe_spec(const char *spec)
     }
     plx_symbols_each_function(collect, &sel);
     size_t n = 0;
-    if (sel.nfound == 0)
+    if (sel.nfound == 0 && !stop)
         plx_warn("--probe %s: no function of that name in the program or its libraries", spec);
-    else
-        n = probe_all(&sel);
+    else if (sel.nfound)
+        n = probe_all(&sel, stop, err, errcap);
     free(sel.found);
     return n;
 }
 
 void plx_probes_init(const char *spec)
 {
-    probe_spec(spec);
+    char err[256] = "";
+    probe_spec(spec, 0, err, sizeof err);
 }
 
-/* plx ctl PID insert|remove GLOBS, plx ctl PID list: called like plx_attach_start (by ptrace,
- * every other thread stopped at `pcs`). Writes a reply of at most `cap` bytes into `out`;
- * returns its length, or -1 when the process is not being measured. */
-__attribute__((visibility("default"))) int plx_probe_ctl(const char *cmd, char *out, uint32_t cap,
-                                                         const uint64_t *pcs, uint32_t npcs)
+size_t plx_probes_take_retry(char *out, size_t cap)
 {
-    if (!plx_active || cap == 0)
-        return -1;
-    size_t n = 0;
-    out[0] = 0;
+    size_t n = retry_len < cap ? retry_len : 0;
+    memcpy(out, retry, n);
+    out[n < cap ? n : 0] = 0;
+    retry_len = 0;
+    return n;
+}
+
+int plx_probes_command(const char *cmd, char *out, size_t cap)
+{
+    char err[256] = "";
     if (strncmp(cmd, "insert ", 7) == 0) {
-        plx_probes_avoid(pcs, npcs);
-        size_t k = probe_spec(cmd + 7);
-        n = (size_t)snprintf(out, cap, "inserted %zu\n", k);
-    } else if (strncmp(cmd, "remove ", 7) == 0) {
-        size_t k = remove_matching(cmd + 7);
-        n = (size_t)snprintf(out, cap, "removed %zu\n", k);
-    } else if (strcmp(cmd, "list") == 0) {
+        plx_probes_avoid(NULL, 0);
+        size_t k = probe_spec(cmd + 7, 1, err, sizeof err);
+        if (err[0])
+            return snprintf(out, cap, "error: %s\n", err);
+        return snprintf(out, cap, "inserted %zu\n", k);
+    }
+    if (strncmp(cmd, "remove ", 7) == 0) {
+        long k = remove_matching(cmd + 7, err, sizeof err);
+        if (k < 0)
+            return snprintf(out, cap, "error: %s\n", err);
+        return snprintf(out, cap, "removed %ld\n", k);
+    }
+    if (strcmp(cmd, "list") == 0) {
+        size_t n = 0;
+        out[0] = 0;
         for (const struct plx_probe *p = inserted; p && n + 1 < cap; p = p->next)
             n += (size_t)snprintf(out + n, cap - n, "%s %#lx\n", p->name, (unsigned long)p->fn);
-    } else {
-        n = (size_t)snprintf(out, cap, "error: unknown command '%s'\n", cmd);
+        return (int)(n < cap ? n : cap - 1);
     }
-    return (int)(n < cap ? n : cap - 1);
+    return -1;
 }
