@@ -289,6 +289,20 @@ PLX_HIDDEN void plx_process_start(void);
 PLX_HIDDEN void plx_process_end(int reason, int status);
 /* 0 in a vfork()ed child: it shares the parent's memory, whose state it must leave alone. */
 PLX_HIDDEN int plx_process_is_ours(void);
+/* What an adapter does when measuring starts (the constructor, or plx attach: `attached`), once
+ * the experiment is written, and in a fork()ed child that measures. Adapters register before
+ * the runtime starts (a constructor of priority 101; the runtime starts at 102): core calls no
+ * adapter by name. */
+struct plx_process_hooks {
+    void (*started)(int attached);
+    void (*finished)(void);
+    void (*after_fork)(void);
+};
+PLX_HIDDEN void plx_process_hooks_add(const struct plx_process_hooks *h);
+/* plx attach (adapters/probe/attach.c): measuring started in the running process from the
+ * option table's NAME=VALUE `settings`. 0, -1 when already measuring, -2 on bad settings, -3
+ * when nothing could start. */
+PLX_HIDDEN int plx_process_attach(const char *settings);
 PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */

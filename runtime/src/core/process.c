@@ -15,6 +15,16 @@
 #include <unistd.h>
 
 static atomic_int ended;
+
+#define MAX_HOOKS 4
+static const struct plx_process_hooks *hooks[MAX_HOOKS];
+static int nhooks;
+
+void plx_process_hooks_add(const struct plx_process_hooks *h)
+{
+    if (nhooks < MAX_HOOKS)
+        hooks[nhooks++] = h;
+}
 static _Atomic pid_t writer;
 /* Signals whose default action ends the process (SIGPROF, SIGVTALRM and SIGTRAP are left to
  * profilers and debuggers). */
@@ -143,7 +153,9 @@ void plx_process_end(int reason, int status)
     plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
     plx_rec_write(&rec, 0);
     plx_writer_close();
-    plx_control_end();
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i]->finished)
+            hooks[i]->finished();
     atomic_store(&ended, 2);
     if (plx_cfg.verbose)
         plx_warn("experiment written to %s (%llu hook calls removed)", plx_process_dir,
@@ -193,7 +205,9 @@ static void after_fork_child(void)
     plx_threads_after_fork();
     plx_streams_after_fork();
     plx_sampler_after_fork();
-    plx_control_after_fork();
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i]->after_fork)
+            hooks[i]->after_fork();
 }
 
 static int attached; /* started by plx attach: served on the control socket */
@@ -223,8 +237,9 @@ static int measure_start(int again)
     plx_counters_init();
     plx_active = 1;
     plx_thread_attach();
-    if (plx_cfg.probe[0])
-        plx_probes_init(plx_cfg.probe);
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i]->started)
+            hooks[i]->started(attached);
     static int handlers; /* once per process, however many attaches */
     if (!handlers) {
         handlers = 1;
@@ -243,54 +258,27 @@ static int measure_start(int again)
         pthread_atfork(NULL, NULL, after_fork_child);
     }
     plx_sampler_start();
-    if (plx_cfg.probe[0] && !attached) /* plx attach: once attach's changes are done */
-        plx_control_start();
     return 0;
 }
 
-__attribute__((constructor(101))) static void plx_process_init(void)
+__attribute__((constructor(102))) static void plx_process_init(void)
 {
     if (plx_config_load() != 0)
         return; /* not under `plx run`: nothing is measured (or loaded by plx attach) */
     measure_start(0);
 }
 
-/* plx attach: called in the running process (by ptrace, after dlopen of this library) while
- * every other thread of it is stopped. `settings` holds NAME=VALUE lines of the option table;
- * `pcs` the stopped threads' program counters (no probe displaces bytes around one). Returns 0
- * when measuring, -1 when already measuring, -2 on bad settings, -3 when nothing could start. */
-__attribute__((visibility("default"))) int plx_attach_start(const char *settings,
-                                                            const uint64_t *pcs, uint32_t npcs)
+int plx_process_attach(const char *settings)
 {
     static int starts;
     if (plx_active)
         return -1;
     if (plx_config_load_from(settings) != 0)
         return -2;
-    plx_probes_avoid(pcs, npcs);
     attached = 1;
     plx_attach_generation++;
     plx_self = NULL; /* this thread's state of an earlier attach is finished */
     atomic_store(&ended, 0);
     atomic_store(&writer, 0);
-    if (measure_start(starts++ > 0) != 0)
-        return -3;
-    plx_attach_mpi_start();
-    plx_control_start(); /* last: its thread changes probes from then on */
-    return 0;
-}
-
-/* plx detach (over the control socket): every probe removed, the experiment finished, the
- * process left running. Called with the other threads stopped (world.c). Returns 0, -1 when
- * not measuring, -2 when a stopped thread is inside the runtime (nothing done: the caller lets
- * the threads run a moment and calls again). */
-int plx_attach_stop(void)
-{
-    if (!plx_active)
-        return -1;
-    if (plx_threads_busy())
-        return -2;
-    plx_probes_remove_all();
-    plx_process_end(PLX_END_DETACHED, 0);
-    return 0;
+    return measure_start(starts++ > 0) != 0 ? -3 : 0;
 }
