@@ -3,7 +3,9 @@ multiplexing by call count, reload while running, refused events, PAPI names."""
 
 import csv
 import io
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -350,3 +352,149 @@ def test_forked_child_reloads_on_its_own_signal(programs, tmp_path):
     assert len(by_process) == 2, rows
     for got in by_process.values():
         assert sorted(got) == [("0", "10"), ("1", "10")], rows
+
+
+# The trace exports (docs/exports/chrome.md, otf2.md, sddf.md): each counted call's inclusive
+# counts, read back by each format's reader and checked against the report's per-thread sums.
+TRACED = """\
+counters touch_pages page-faults,minor-faults
+counters nap context-switches
+counters step task-clock | page-faults,context-switches every 10
+"""
+# 500 pages in main, 5 naps, a short spin, 2 workers (1000, 2000 pages), step called 20 times
+TRACED_ARGS = ("500", "5", "1000000", "2", "20")
+# counted calls per thread and event: touch_pages once per thread; in main nap once and step
+# 20 times, 10 with each set
+TRACED_CALLS = {
+    (0, "page-faults"): 11,
+    (0, "minor-faults"): 1,
+    (0, "context-switches"): 11,
+    (0, "task-clock"): 10,
+    (1, "page-faults"): 1,
+    (1, "minor-faults"): 1,
+    (2, "page-faults"): 1,
+    (2, "minor-faults"): 1,
+}
+
+
+@pytest.fixture(scope="module")
+def traced_exp(counters_bin, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ctr-trace")
+    out, _ = measure(tmp, counters_bin, TRACED, opts=("--trace",), args=TRACED_ARGS)
+    return out
+
+
+def report_sums(out):
+    """{(thread, event): the report's inclusive count summed over the thread's functions}."""
+    sums = {}
+    for r in counter_rows(out):
+        if r["function"] == "(thread)":
+            continue
+        for ev in ("page-faults", "minor-faults", "context-switches", "task-clock"):
+            if r.get(ev):
+                k = (int(r["thread"]), ev)
+                sums[k] = sums.get(k, 0) + int(r[ev])
+    return sums
+
+
+def test_chrome_export_has_a_counter_track_per_event_and_thread(traced_exp, tmp_path):
+    out = tmp_path / "t.json"
+    plx("export", traced_exp, "--format", "chrome", "-o", out)
+    doc = json.loads(out.read_text())
+    tracks = {}
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "counters":
+            assert e["ph"] == "C"
+            tracks.setdefault(e["name"], []).append((e["ts"], e["tid"], e["args"]["value"]))
+    sums, calls = {}, {}
+    for name, pts in tracks.items():
+        ev, thread = re.fullmatch(r"(.+) \(thread (\d+)\)", name).groups()
+        k = (int(thread), ev)
+        assert {tid for _, tid, _ in pts} == {int(thread)}
+        # a step per counted call: its count from its entry, 0 from its exit
+        assert len(pts) % 2 == 0
+        calls[k] = len(pts) // 2
+        sums[k] = sum(v for _, _, v in pts)
+    assert calls == TRACED_CALLS
+    assert sums == report_sums(traced_exp)
+    # the step of touch_pages spans its slice: from its B to its E on the same thread
+    for thread in (1, 2):
+        slices = sorted(
+            e["ts"]
+            for e in doc["traceEvents"]
+            if e.get("name") == "touch_pages" and e["tid"] == thread and e["ph"] in "BE"
+        )
+        pts = sorted(tracks["minor-faults (thread %d)" % thread])
+        assert [ts for ts, _, _ in pts] == slices
+        assert pts[0][2] >= 1000 * thread and pts[1][2] == 0
+
+
+def test_otf2_export_has_metric_events_read_back_by_otf2_print_and_python(traced_exp, tmp_path):
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
+    out = tmp_path / "otf2"
+    plx("export", traced_exp, "--format", "otf2", "-o", out)
+    want = report_sums(traced_exp)
+    sums, calls = {}, {}
+    with otf2.reader.open(str(out / "traces.otf2")) as tr:
+        members = {m.name: (m.unit, str(m.value_type)) for m in tr.definitions.metric_members}
+        for loc, ev in tr.events:
+            if type(ev).__name__ != "Metric":
+                continue
+            thread = int(loc.name.rsplit(".", 1)[1])
+            for m, v in zip(ev.metric.members, ev.values):
+                k = (thread, m.name)
+                sums[k] = sums.get(k, 0) + v
+                calls[k] = calls.get(k, 0) + 1
+    assert members["task-clock"][0] == "ns" and members["page-faults"][0] == "#"
+    assert all("UINT64" in t for _, t in members.values())
+    assert calls == TRACED_CALLS
+    assert sums == want
+    # otf2-print: the same values, one METRIC record per counted call
+    defs = subprocess.run(["otf2-print", "-G", str(out / "traces.otf2")], capture_output=True,
+                          text=True, check=True).stdout
+    names = dict(re.findall(r'^LOCATION\s+(\d+)\s+Name: "[^"]*\.(\d+)"', defs, re.M))
+    printed = subprocess.run(["otf2-print", str(out / "traces.otf2")], capture_output=True,
+                             text=True, check=True).stdout
+    got = {}
+    for loc, vals in re.findall(r"^METRIC\s+(\d+)\s+\d+\s+Metric: \d+, \d+ Values?: (.*)$",
+                                printed, re.M):
+        for ev, v in re.findall(r'\("([^"]+)" <\d+>; UINT64; (\d+)\)', vals):
+            k = (int(names[loc]), ev)
+            got[k] = got.get(k, 0) + int(v)
+    assert got == want
+
+
+def test_sddf_export_has_counter_records(traced_exp, tmp_path):
+    out = tmp_path / "t.sddf"
+    plx("export", traced_exp, "--format", "sddf", "-o", out)
+    text = out.read_text()
+    # the descriptor: where and when, then region, counter, value
+    desc = re.search(r'^"Counter" \{(.*?)\};;', text, re.M | re.S).group(1)
+    assert re.findall(r'^\s*(\w+)\s+"([^"]+)";', desc, re.M) == [
+        ("int", "Node"), ("int", "Thread"), ("double", "Timestamp"),
+        ("int", "Region"), ("int", "Counter"), ("double", "Value"),
+    ]
+    names = {
+        int(c): (n, u)
+        for c, n, u in re.findall(
+            r'^"Counter Name" \{ (\d+), \[\d+\] \{ "([^"]*)" \}, \[\d+\] \{ "([^"]*)" \} \};;$',
+            text, re.M)
+    }
+    regions = dict(
+        (int(i), n) for i, n in re.findall(r'^"Region" \{ (\d+), \[\d+\] \{ "[^"]*" \}, \[\d+\] \{ "([^"]*)" \} \};;$', text, re.M)
+    )
+    sums, calls, where = {}, {}, set()
+    for node, thread, t, region, c, v in re.findall(
+        r'^"Counter" \{ (\d+), (\d+), ([\d.]+), (\d+), (\d+), (\d+) \};;$', text, re.M
+    ):
+        ev = names[int(c)][0]
+        k = (int(thread), ev)
+        sums[k] = sums.get(k, 0) + int(v)
+        calls[k] = calls.get(k, 0) + 1
+        where.add((int(thread), regions[int(region)]))
+    assert names[min(c for c, (n, _) in names.items() if n == "task-clock")][1] == "ns"
+    assert calls == TRACED_CALLS
+    assert sums == report_sums(traced_exp)
+    assert where == {(0, "touch_pages"), (0, "nap"), (0, "step"), (1, "touch_pages"),
+                     (2, "touch_pages")}

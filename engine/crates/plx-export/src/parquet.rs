@@ -115,6 +115,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. } => unreachable!("skipped above"),
+            EventKind::Counted { .. } => unreachable!("not in a merge without counters"),
         };
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
@@ -131,7 +132,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::Acquire { .. }
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. } => {}
+            | EventKind::StreamRecv { .. }
+            | EventKind::Counted { .. } => {}
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();

@@ -133,6 +133,8 @@ impl Exporter for Text {
                     "{t:>12} {label:<width$} srecv      {}  stream={stream:016x} end={end} bytes={bytes}",
                     here(&stacks)
                 ),
+                // not in a merge without counters
+                EventKind::Counted { .. } => Ok(()),
             };
             r.map_err(&io)?;
         }
