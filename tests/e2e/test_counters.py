@@ -498,3 +498,31 @@ def test_sddf_export_has_counter_records(traced_exp, tmp_path):
     assert sums == report_sums(traced_exp)
     assert where == {(0, "touch_pages"), (0, "nap"), (0, "step"), (1, "touch_pages"),
                      (2, "touch_pages")}
+
+
+def test_histogram_of_a_counter_per_location_and_function(traced_exp):
+    def hist(*args):
+        cp = plx("histogram", traced_exp, "--format", "csv", "--bins", "8", *args)
+        return list(csv.DictReader(io.StringIO(cp.stdout)))
+
+    want = report_sums(traced_exp)
+    rows = hist("--metric", "page-faults", "--by", "location")
+    per_loc = {}
+    for r in rows:
+        thread = int(r["location"].rsplit(".", 1)[1])
+        per_loc.setdefault(thread, []).append(float(r["value"]))
+    assert sorted(per_loc) == [0, 1, 2] and all(len(v) == 8 for v in per_loc.values())
+    for thread, v in per_loc.items():
+        # each call's count spread over the bins its time overlaps: the bins add up to it
+        assert sum(v) == pytest.approx(want[(thread, "page-faults")], abs=1e-3)
+    # in total, and one function's calls only (page_faults for page-faults, as plx query)
+    total = hist("--metric", "page_faults")
+    assert {r["location"] for r in total} == {"total"}
+    assert sum(float(r["value"]) for r in total) == pytest.approx(
+        sum(v for (t, e), v in want.items() if e == "page-faults"), abs=1e-3
+    )
+    steps = [r for r in counter_rows(traced_exp) if r["function"] == "step" and r["task-clock"]]
+    step = hist("--metric", "task-clock:step")
+    assert sum(float(r["value"]) for r in step) == pytest.approx(int(steps[0]["task-clock"]), abs=1e-3)
+    text = plx("histogram", traced_exp, "--metric", "minor-faults", "--by", "location").stdout
+    assert "in 1 counted calls" in text and "counter minor-faults" in text
