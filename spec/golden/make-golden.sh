@@ -20,13 +20,15 @@
 #   counters         src/counters.c, --trace --counters task-clock,page-faults and the filter rule
 #                    "counters step task-clock | page-faults every 2", reloaded once (CounterSet, CounterEpoch,
 #                    ThreadCounters, NodeCounters, subtypes counted_call and counter_epoch)
+#   counter-paths    src/counters.c with --counters task-clock,page-faults and the filter rule
+#                    "counters step page-faults" (CounterReadPaths: read() and the group's time)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,24p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -92,6 +94,11 @@ for name in "$@"; do
     "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
     echo 'counters step task-clock | page-faults every 2' > "$tmp/counters.filter"
     "$plx" run -o "$tmp/out-$name" --trace --filter "$tmp/counters.filter" \
+      --counters task-clock,page-faults -- "$tmp/counters" ;;
+  counter-paths)
+    "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
+    echo 'counters step page-faults' > "$tmp/counters.filter"
+    "$plx" run -o "$tmp/out-$name" --filter "$tmp/counters.filter" \
       --counters task-clock,page-faults -- "$tmp/counters" ;;
   java)
     javac -d "$tmp" src/Golden.java

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import LIBPLX, PLX, clean_env, plx, report_csv, run
+from conftest import LIBPLX, PLX, clean_env, info, plx, report_csv, run
 from components import require, require_module, require_tools
 
 # counters.c, default arguments: main touches 500 pages, naps 20 times, spins; `step` is called
@@ -526,3 +526,32 @@ def test_histogram_of_a_counter_per_location_and_function(traced_exp):
     assert sum(float(r["value"]) for r in step) == pytest.approx(int(steps[0]["task-clock"]), abs=1e-3)
     text = plx("histogram", traced_exp, "--metric", "minor-faults", "--by", "location").stdout
     assert "in 1 counted calls" in text and "counter minor-faults" in text
+
+
+def test_info_says_how_each_event_was_read(counters_bin, tmp_path):
+    # whole-thread set: read at each thread's start and end; the context's set at the entry and
+    # exit of touch_pages, once per thread: 2 readings per thread and set
+    out, _ = measure(
+        tmp_path,
+        counters_bin,
+        "counters touch_pages page-faults,minor-faults,cycles\n",
+        opts=("--counters", "task-clock,context-switches"),
+        args=("50", "1", "1000", "2", "2"),
+    )
+    text = info(out).stdout
+    whole = re.search(r"whole threads: task-clock, context-switches\n\s+read: (.*)", text).group(1)
+    assert whole == (
+        "task-clock group time enabled, context-switches read() "
+        "(3 threads; 0 readings with rdpmc, 6 with read())"
+    )
+    line = re.search(r"touch_pages: page-faults, minor-faults, cycles.*\n\s+read: (.*)", text)
+    if "cycles (refused" in line.group(0):
+        # no PMU (these VMs): the hardware event is not counted, the software ones are read()
+        assert line.group(1) == (
+            "page-faults read(), minor-faults read(), cycles not counted "
+            "(3 threads; 0 readings with rdpmc, 6 with read())"
+        )
+    else:
+        # with a PMU: cycles could be read with rdpmc, but the group's software events need
+        # the read() of the group: one path for the set
+        assert "cycles read()" in line.group(1) and "with rdpmc" in line.group(1)
