@@ -54,6 +54,7 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
             EventKind::Release { object, .. } => format!("release {object}"),
             EventKind::StreamSend { end, .. } => format!("ssend {end}"),
             EventKind::StreamRecv { end, .. } => format!("srecv {end}"),
+            EventKind::Counted { set, values, .. } => format!("counted {set} {values:?}"),
         };
         out.push(format!("{t} {loc} {what}"));
     }

@@ -30,7 +30,10 @@ struct RunCalls {
 
 /// Whether `metric` names a counter event (`EVENT` or `EVENT:FUNC`, `_` for `-` allowed) of any
 /// run: `(event, function)`.
-pub fn counter_metric(dirs: &[std::path::PathBuf], metric: &str) -> Option<(String, Option<String>)> {
+pub fn counter_metric(
+    dirs: &[std::path::PathBuf],
+    metric: &str,
+) -> Option<(String, Option<String>)> {
     let (ev, func) = match metric.split_once(':') {
         Some((e, f)) if !f.is_empty() => (e, Some(f.to_string())),
         _ => (metric, None),
@@ -68,8 +71,8 @@ fn read_run(
     event: &str,
     func: Option<&str>,
 ) -> Result<RunCalls, CliError> {
-    let exp = Experiment::open(dir)
-        .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+    let exp =
+        Experiment::open(dir).map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
     let mut model = Model::build(&exp, BuildOptions::default());
     if let Some(app) = &args.chart.app {
         model.select_app(app)?;
@@ -162,8 +165,16 @@ fn bins(calls: &[&Call], lo: i64, width: f64, n: usize) -> Vec<f64> {
             continue;
         }
         let (ca, cb) = (a.max(lo as f64), b.min(hi));
-        for (i, x) in v.iter_mut().enumerate().take(bin_of(cb) + 1).skip(bin_of(ca)) {
-            let (s, e) = (lo as f64 + width * i as f64, lo as f64 + width * (i + 1) as f64);
+        for (i, x) in v
+            .iter_mut()
+            .enumerate()
+            .take(bin_of(cb) + 1)
+            .skip(bin_of(ca))
+        {
+            let (s, e) = (
+                lo as f64 + width * i as f64,
+                lo as f64 + width * (i + 1) as f64,
+            );
             let overlap = (e.min(cb) - s.max(ca)).max(0.0);
             *x += c.count as f64 * overlap / (b - a);
         }
@@ -177,7 +188,11 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
     for dir in &args.dirs {
         runs.push(read_run(dir, args, event, func)?);
     }
-    let width = runs.iter().map(|r| (r.hi - r.lo) as f64).fold(0.0, f64::max) / args.bins as f64;
+    let width = runs
+        .iter()
+        .map(|r| (r.hi - r.lo) as f64)
+        .fold(0.0, f64::max)
+        / args.bins as f64;
     // (run, location or None for the total, bins)
     let mut series: Vec<(usize, Option<usize>, Vec<f64>)> = Vec::new();
     for (k, r) in runs.iter().enumerate() {
@@ -222,7 +237,10 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
                 args.bins,
                 crate::units::human_time(width / 1e9)
             )?;
-            let max = series.iter().flat_map(|s| s.2.iter().copied()).fold(0.0, f64::max);
+            let max = series
+                .iter()
+                .flat_map(|s| s.2.iter().copied())
+                .fold(0.0, f64::max);
             for (k, l, v) in &series {
                 writeln!(out)?;
                 let calls = runs[*k]
@@ -234,13 +252,25 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
                     out,
                     "{}: {}, total {} in {calls} counted calls",
                     runs[*k].name,
-                    l.map_or_else(|| "total".to_string(), |l| format!("location {}", runs[*k].locations[l])),
+                    l.map_or_else(
+                        || "total".to_string(),
+                        |l| format!("location {}", runs[*k].locations[l])
+                    ),
                     value(v.iter().sum())
                 )?;
-                writeln!(out, "{:>5}  {:>12}  {:>12}  {:>12}", "bin", "start_s", "end_s", "value")?;
+                writeln!(
+                    out,
+                    "{:>5}  {:>12}  {:>12}  {:>12}",
+                    "bin", "start_s", "end_s", "value"
+                )?;
                 for (i, x) in v.iter().enumerate() {
                     let (a, b) = edges(*k, i);
-                    writeln!(out, "{i:>5}  {a:>12.6}  {b:>12.6}  {:>12}  {}", value(*x), bar(*x, max, 40))?;
+                    writeln!(
+                        out,
+                        "{i:>5}  {a:>12.6}  {b:>12.6}  {:>12}  {}",
+                        value(*x),
+                        bar(*x, max, 40)
+                    )?;
                 }
             }
         }
@@ -267,7 +297,11 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
                         Some(_) => format!("{} {}", runs[*k].name, loc_name(*k, *l)),
                         None => runs[*k].name.clone(),
                     },
-                    points: v.iter().enumerate().map(|(i, x)| (edges(*k, i).0, *x)).collect(),
+                    points: v
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| (edges(*k, i).0, *x))
+                        .collect(),
                     end_x: edges(*k, v.len().saturating_sub(1)).1,
                 })
                 .collect();
@@ -292,8 +326,18 @@ mod tests {
 
     #[test]
     fn a_calls_count_is_shared_by_the_bins_it_overlaps() {
-        let c = Call { location: 0, start: 50, end: 250, count: 100 };
-        let z = Call { location: 0, start: 399, end: 399, count: 7 };
+        let c = Call {
+            location: 0,
+            start: 50,
+            end: 250,
+            count: 100,
+        };
+        let z = Call {
+            location: 0,
+            start: 399,
+            end: 399,
+            count: 7,
+        };
         // bins of 100 ns from 0: 25 in [0,100)... the call spans 50..250: 25, 50, 25
         assert_eq!(bins(&[&c, &z], 0, 100.0, 4), vec![25.0, 50.0, 25.0, 7.0]);
     }

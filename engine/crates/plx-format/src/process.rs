@@ -7,11 +7,11 @@ use crate::counters::{CounterEpoch, CounterSet};
 use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
-use crate::records::{CounterReadPaths, NodeCounters};
 use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
 };
+use crate::records::{CounterReadPaths, NodeCounters};
 use crate::sync::{SyncObject, SyncStats};
 use crate::warning::{Warning, WarningKind};
 

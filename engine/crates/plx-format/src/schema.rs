@@ -886,7 +886,7 @@ impl Record {
                 let rdpmc_readings = r.u64()?;
                 let syscall_readings = r.u64()?;
                 let count = r.u32()?;
-                if count as usize > r.remaining() / 1 {
+                if count as usize > r.remaining() {
                     return Err(DecodeProblem::BadCount(count as u64));
                 }
                 let mut paths = Vec::with_capacity(count as usize);
