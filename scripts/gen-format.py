@@ -69,8 +69,18 @@ def load():
             raise SchemaError("%s: id %d taken or out of range" % (where, r["id"]))
         ids[r["id"]] = r
         seen, repeated = {}, False
-        for f in r["fields"]:
+        r["required"] = len(r["fields"])
+        for k, f in enumerate(r["fields"]):
             fw = "%s.%s" % (where, f["name"])
+            since = f.get("since", r["since"])
+            if since > s["format_version"] or since < r["since"]:
+                raise SchemaError("%s: since %d is outside %d..format_version" % (fw, since, r["since"]))
+            if since > r["since"]:
+                if "count" in f or any("count" in g for g in r["fields"]):
+                    raise SchemaError("%s: a field appended later (since) in a record with repeated fields" % fw)
+                r["required"] = min(r["required"], k)
+            elif r["required"] < k:
+                raise SchemaError("%s: a field of the first version after one appended later" % fw)
             if "count" in f:
                 c = seen.get(f["count"])
                 if c is None or c["type"] != "u32":
@@ -332,7 +342,9 @@ static inline void plx_rec_put_str(struct plx_rec *r, const char *s)
     w("enum plx_field_type { PLX_T_U8, PLX_T_U16, PLX_T_U32, PLX_T_U64, PLX_T_I32, PLX_T_I64, PLX_T_F64, PLX_T_STR, PLX_T_GROUP };")
     w("struct plx_field_def {\n    const char *name;\n    uint8_t type;\n    int8_t count;    /* index of the count field, -1: not repeated */\n"
       "    uint8_t bulk;\n    uint8_t nitems; /* PLX_T_GROUP */\n    const struct plx_field_def *items;\n};")
-    w("struct plx_record_def {\n    uint16_t id;\n    const char *name;\n    uint8_t nfields;\n    const struct plx_field_def *fields;\n};")
+    w("struct plx_record_def {\n    uint16_t id;\n    const char *name;\n    uint8_t nfields;\n"
+      "    uint8_t nrequired; /* fields every version writes; later ones were appended (absent: zero) */\n"
+      "    const struct plx_field_def *fields;\n};")
     w("struct plx_subfield_def {\n    const char *name;\n    uint8_t type, word, lo, hi;\n};")
     w("struct plx_subtype_def {\n    uint8_t id;\n    const char *name;\n    uint8_t words, nfields;\n    const struct plx_subfield_def *fields;\n};")
     T = lambda t: "PLX_T_" + t.upper()
@@ -369,7 +381,7 @@ static inline void plx_rec_put_str(struct plx_rec *r, const char *s)
         w("};")
     w("static const struct plx_record_def plx_record_defs[] = {")
     for r in s["record"]:
-        w("    {%d, \"%s\", %d, plx_fields_%s}," % (r["id"], r["name"], len(r["fields"]), snake(r["name"])))
+        w("    {%d, \"%s\", %d, %d, plx_fields_%s}," % (r["id"], r["name"], len(r["fields"]), r["required"], snake(r["name"])))
     w("};")
     w("#define PLX_RECORD_DEFS %d" % len(s["record"]))
     for st in s["subtype"]:
@@ -469,6 +481,9 @@ def rs_record_enum(w, recs, enum, file):
                     item = rs_get(f)
                 w("                let mut %s = Vec::with_capacity(%s as usize);" % (rn, f["count"]))
                 w("                for _ in 0..%s {\n                    %s.push(%s);\n                }" % (f["count"], rn, item))
+            elif r["fields"].index(f) >= r["required"]:
+                # appended in a later format version: absent from older files
+                w("                let %s = if r.remaining() == 0 { Default::default() } else { %s };" % (rn, rs_get(f)))
             else:
                 w("                let %s = %s;" % (rn, rs_get(f)))
         w("                " + enum + "::%s(%s { %s })" % (r["name"], r["name"], ", ".join(names)))
@@ -893,6 +908,8 @@ def python_module(s):
         o.append("    %d: (%r, %r)," % (r["id"], r["name"], fs))
     o.append("}")
     o.append("RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}")
+    o.append("# id -> fields every version writes (later ones were appended: absent in older files)")
+    o.append("REQUIRED = {%s}" % ", ".join("%d: %d" % (r["id"], r["required"]) for r in s["record"] if r["required"] < len(r["fields"])))
     o.append("")
     ev = s["event"]
     o.append("EVENT = %r" % {k: (ev[k]["lo"], ev[k]["hi"]) for k in ("kind", "region", "delta", "subtype", "words")})
@@ -930,7 +947,10 @@ def md_sections(s):
         head = "### %d %s" % (r["id"], r["name"]) + (" — " + r["when"] if r.get("when") else "")
         lines = [head, "| field | type | meaning |", "|---|---|---|"]
         for f in r["fields"]:
-            lines.append(md_row(f["name"], md_type(f), f.get("doc", "")))
+            doc = f.get("doc", "")
+            if f.get("since", r["since"]) > r["since"]:
+                doc += " (appended in format version %d: absent from older files, read as empty/zero)" % f["since"]
+            lines.append(md_row(f["name"], md_type(f), doc.strip()))
         for f in r["fields"]:
             if "items" in f:
                 size = sum(SIZE[i["type"]] for i in f["items"])

@@ -33,6 +33,15 @@ plain=$(best java -cp "$out" JavaBench "$calls")
 profile=$(best measured profile)
 trace=$(best measured trace PLX_TRACE=1)
 excluded=$(best measured excluded PLX_FILTER="$out/exclude.filter")
+# the agent's natives as the JVM's critical natives (no JNI transition from compiled code), where
+# the JVM still has them (JDK 17 and earlier)
+critical=""
+critical_trace=""
+if java -XX:+CriticalJNINatives -version >/dev/null 2>&1 && \
+   ! java -XX:+CriticalJNINatives -version 2>&1 | grep -q "support was removed"; then
+  critical=$(best measured critical JAVA_TOOL_OPTIONS="$agent -XX:+CriticalJNINatives")
+  critical_trace=$(best measured critical-trace PLX_TRACE=1 JAVA_TOOL_OPTIONS="$agent -XX:+CriticalJNINatives")
+fi
 # JVMTI MethodEntry/MethodExit for every method: fewer calls (it is two orders slower)
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 jvmti=""
@@ -48,6 +57,10 @@ row "no agent (the same JVM)" "$plain" ""
 row "agent, profile mode" "$profile" "≤ 40"
 row "agent, trace mode" "$trace" "≤ 50"
 row "agent, class excluded by the filter (not rewritten)" "$excluded" "≈ 0"
+if [ -n "$critical" ]; then
+  row "agent, profile mode, -XX:+CriticalJNINatives" "$critical" "≤ 40"
+  row "agent, trace mode, -XX:+CriticalJNINatives" "$critical_trace" "≤ 50"
+fi
 if [ -n "$jvmti" ]; then
   row "JVMTI MethodEntry/MethodExit agent, no agent of ours ($jvmti_calls calls)" "$jvmti" "comparison"
 fi

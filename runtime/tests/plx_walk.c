@@ -57,6 +57,10 @@ int plx_walk_record(const struct plx_record_def *d, const unsigned char *p, uint
     const unsigned char *end = p + len;
     for (int k = 0; k < d->nfields; k++) {
         const struct plx_field_def *f = &d->fields[k];
+        if (k >= d->nrequired && p == end) { /* appended in a later version: absent, zero */
+            v[k] = (struct plx_val){0, p, 0};
+            continue;
+        }
         if (f->count < 0) {
             if (take(f->type, &p, end, &v[k]) != 0)
                 return -1;

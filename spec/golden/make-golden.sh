@@ -6,11 +6,13 @@
 # Golden files are kept as they are once checked in: old formats must keep decoding, so only
 # name an experiment here to make a new one. spec/golden/unknown is synthetic: make-unknown.py.
 #   profile, trace   main runs fib(5) in the phase `compute`, a worker thread fib(4)
+#   profile-v2       the same profile run written at format version 2 (Module.build_id)
 #   all-profile      src/all.c (every record but MPI's) with filter "throttle 100 1000",
 #                    "cputime spin" and --cpu-sample 2
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
+#   java-threads     the same run made with the JVM's thread list (JavaThread)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
 #   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
 #   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
@@ -28,7 +30,7 @@ root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,24p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,26p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -86,7 +88,7 @@ all() {
 
 for name in "$@"; do
   case $name in
-  profile) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
+  profile|profile-v2) fib; "$plx" run -o "$tmp/out-$name" -- "$tmp/golden" ;;
   probe)
     cc -O2 src/probe.c -o "$tmp/probe"
     "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;
@@ -100,7 +102,7 @@ for name in "$@"; do
     echo 'counters step page-faults' > "$tmp/counters.filter"
     "$plx" run -o "$tmp/out-$name" --filter "$tmp/counters.filter" \
       --counters task-clock,page-faults -- "$tmp/counters" ;;
-  java)
+  java|java-threads)
     javac -d "$tmp" src/Golden.java
     "$plx" run -o "$tmp/out-$name" -- java -Xint -XX:+UseSerialGC -cp "$tmp" Golden ;;
   trace) fib; "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/golden" ;;

@@ -2,7 +2,8 @@
 exceptional exits), Java thread names, the user API (org.parallax.Profile), filter class rules,
 the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ranks x 2 worker
 threads: methods and MPI calls on their Java threads, every message matched, the matrix as
-sent, exports and displays).
+sent, exports and displays); MPJ Express under plx-mpj: methods, threads and its messages as MPI
+records (the same pairs as the Open MPI run of the same program); every JVM thread in plx info.
 
 programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
 calls and messages."""
@@ -162,6 +163,18 @@ def test_java_threads_named_by_thread_getname(profile_exp):
     assert names.count("worker-1") == 1 and names.count("worker-2") == 1
     # the launcher's main thread re-attaches as DestroyJavaVM: it keeps its Java name
     assert "DestroyJavaVM" not in names
+
+
+def test_every_jvm_thread_listed(profile_exp):
+    """The JVM's own threads appear in plx info by name, marked as running no measured code;
+    the program's threads as measured."""
+    text = plx("info", profile_exp).stdout
+    block = text[text.index("  jvm threads "):]
+    got = dict(re.findall(r"(?m)^              (\S(?:.*?\S)?)\s{2,}(measured|running no measured code)$", block))
+    for name in ("Reference Handler", "Finalizer", "Signal Dispatcher", "Common-Cleaner"):
+        assert got[name] == "running no measured code", block
+    for name in ("main", "worker-1", "worker-2"):
+        assert got[name] == "measured", block
 
 
 def test_user_api_regions_phases_events(profile_exp):
@@ -327,28 +340,38 @@ def test_life_exports_and_display(life_exp, tmp_path):
 PP_ITERATIONS, PP_SIZES = 20, (8, 1024, 65536)
 
 
-def test_pingpong_fit_on_java_mpi(tmp_path):
+@pytest.fixture(scope="module")
+def pingpong_ompi(tmp_path_factory):
+    """examples/java/PingPong.java on Open MPI's Java bindings, 2 ranks, traced."""
     need_java()
     require_tools("mpirun", what="Open MPI (mpirun)")
     require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
-    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
-    out = tmp_path / "exp"
+    d = tmp_path_factory.mktemp("pingpong")
+    sh("javac", "-d", d, "-cp", MPI_JAR, ROOT / "examples" / "java" / "PingPong.java")
+    out = d / "exp"
     cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
     cmd += ["-np", "2", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
-            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, d),
             "PingPong", str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)]
     cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
     assert cp.returncode == 0, _fail_message(cp)
     assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    return out
+
+
+def comm_pairs(exp):
+    doc = json.loads(plx("comm", exp, "--format", "json").stdout)
+    return {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in doc["pairs"]}
+
+
+def test_pingpong_fit_on_java_mpi(pingpong_ompi):
     n = PP_ITERATIONS * len(PP_SIZES)
-    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    doc = json.loads(plx("comm", pingpong_ompi, "--fit", "--format", "json").stdout)
     assert doc["matched"] == 2 * n
     assert doc["unmatched"]["sends"] == 0 and doc["unmatched"]["receives"] == 0
     assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
-    rank = json.loads(plx("comm", out, "--format", "json").stdout)
-    got = {(p["sender"], p["receiver"]): (p["messages"], p["bytes"]) for p in rank["pairs"]}
     b = PP_ITERATIONS * sum(PP_SIZES)
-    assert got == {(0, 1): (n, b), (1, 0): (n, b)}
+    assert comm_pairs(pingpong_ompi) == {(0, 1): (n, b), (1, 0): (n, b)}
 
 
 # ---- MPJ Express (pure Java, started by plx-mpj) -------------------------------------------
@@ -356,10 +379,53 @@ def test_pingpong_fit_on_java_mpi(tmp_path):
 MPJ_JARS = (Path("/usr/share/java/mpj.jar"), Path("/usr/share/java/log4j-1.2.jar"))
 
 
-def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+def need_mpj():
+    need_java()
     require(all(j.is_file() for j in MPJ_JARS), "MPJ Express (libmpj-java, liblog4j1.2-java)",
             "scripts/deps/30-java.sh")
-    cp_jars = ":".join(str(j) for j in MPJ_JARS)
+    return ":".join(str(j) for j in MPJ_JARS)
+
+
+def test_mpj_pingpong_messages_as_open_mpi(tmp_path, pingpong_ompi):
+    """MPJ's Send/Recv/Barrier recorded as MPI: the same program's messages and bytes per rank
+    pair as on Open MPI's Java bindings, every message matched, the fit, the message lines of
+    the Chrome export and the critical path."""
+    cp_jars = need_mpj()
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "PingPongMpj.java")
+    out = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "2", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "PingPongMpj",
+         str(PP_ITERATIONS), *(str(s) for s in PP_SIZES)],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert cp.stdout.count("per round trip") == len(PP_SIZES)
+    n, b = PP_ITERATIONS * len(PP_SIZES), PP_ITERATIONS * sum(PP_SIZES)
+    assert comm_pairs(out) == comm_pairs(pingpong_ompi) == {(0, 1): (n, b), (1, 0): (n, b)}
+    doc = json.loads(plx("comm", out, "--fit", "--format", "json").stdout)
+    assert doc["matched"] == 2 * n
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [(0, 1, n), (1, 0, n)]
+    # MPI routines inside MPJ's methods, on the Java main thread, as MPI_Send under JNI
+    rows = [r for r in report_csv(out, "--callpath", "--by", "thread") if r["process"] != "all"]
+    send = "PingPongMpj.exchange(byte[], int, int, int) => mpi.Comm.Send(Object, int, int, Datatype, int, int) => MPI_Send"
+    recv = "PingPongMpj.exchange(byte[], int, int, int) => mpi.Comm.Recv(Object, int, int, Datatype, int, int) => MPI_Recv"
+    for path in (send, recv):
+        got = [(r["thread_name"], int(r["calls"])) for r in rows if r["callpath"].endswith(path)]
+        assert sorted(got) == [("main", n), ("main", n)]
+    barrier = [int(r["calls"]) for r in rows if r["callpath"].endswith("mpi.Intracomm.Barrier() => MPI_Barrier")]
+    assert barrier == [len(PP_SIZES)] * 2
+    chrome = tmp_path / "pp.json"
+    plx("export", out, "--format", "chrome", "-o", chrome)
+    events = json.loads(chrome.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    assert len([e for e in events if e.get("ph") == "s"]) == 2 * n
+    cpath = plx("critical-path", out).stdout
+    assert "TOTAL LENGTH" in cpath and "PingPongMpj" in cpath
+
+
+def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
+    cp_jars = need_mpj()
     sh("javac", "-d", tmp_path, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "LifeMpj.java")
     out = tmp_path / "exp"
     f = tmp_path / "filter"
@@ -390,6 +456,35 @@ def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
         assert {r["thread_name"] for r in sr} == {"main"}
         sendrecv.append(sum(int(r["calls"]) for r in sr))
     assert sorted(sendrecv) == [GENS, GENS, 2 * GENS, 2 * GENS]
+    # MPJ's messages (profile mode: the statistics) as the Open MPI run's, with the filter
+    # excluding MPJ's classes: the messages are recorded whatever the filter
+    want = {}
+    for r in range(3):
+        want[(r, r + 1)] = want[(r + 1, r)] = (GENS, GENS * COLS * 4)
+    assert comm_pairs(out) == comm_pairs(life_exp) == want
+
+
+def test_mpj_nonblocking_and_collectives(tmp_path):
+    """programs/java/MpjRing.java on 3 ranks: Irecv/Isend completed by Wait and by Waitall, one
+    Bcast and one Reduce, all as MPI routines and messages."""
+    cp_jars = need_mpj()
+    sh("javac", "-d", tmp_path, "-cp", cp_jars, PROGRAMS / "java" / "MpjRing.java")
+    out = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "3", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "MpjRing"],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "ring ok" in cp.stdout
+    # 10 rounds of 16 ints to the right neighbour
+    assert comm_pairs(out) == {(0, 1): (10, 640), (1, 2): (10, 640), (2, 0): (10, 640)}
+    text = plx("info", out).stdout
+    assert ("messages in the traces: 30 matched, 0 sends never received, 0 receives without a "
+            "send, 6 collective events") in text, text
+    calls = {r["function"]: int(r["calls"]) for r in report_csv(out)
+             if r["process"] == "all" and r["function"].startswith("MPI_")}
+    assert calls == {"MPI_Init": 3, "MPI_Irecv": 30, "MPI_Isend": 30, "MPI_Wait": 30,
+                     "MPI_Waitall": 15, "MPI_Bcast": 3, "MPI_Reduce": 3, "MPI_Finalize": 3}
 
 
 def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):

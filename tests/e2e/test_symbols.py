@@ -12,7 +12,9 @@ from conftest import (
     callpath_rows,
     clean_env,
     functions_of,
+    build,
     have,
+    info,
     report_csv,
     report_json,
     run,
@@ -132,3 +134,35 @@ def test_uninstrumented_program_measures_nothing(tmp_path):
     rows = report_csv(out)
     assert calls(rows, "fib") == 0
     assert calls(rows, "main") == 0
+
+
+def test_rebuilt_binary_shows_no_wrong_lines(tmp_path):
+    """Source locations come only from the file that ran (its build-id is recorded): after
+    the program is rebuilt with its lines moved, plx report shows no line rather than a wrong
+    one and plx info names the file with both build-ids; the same build again resolves."""
+    src = tmp_path / "fib.c"
+    src.write_text((PROGRAMS / "fib.c").read_text())
+    prog = build(src, tmp_path / "fib", "-g", "-O0")
+    out = tmp_path / "exp"
+    run(out, prog)
+    line = defining_line("fib.c", r"int fib\(int n\)")
+    assert functions_of(report_json(out)["total"])["fib"]["line"] == line
+    ran = subprocess.run(["readelf", "-n", str(prog)], capture_output=True, text=True).stdout
+    ran_id = re.search(r"Build ID: ([0-9a-f]+)", ran).group(1)
+    assert "warnings: none" in info(out).stdout
+
+    src.write_text("\n\n\n" + (PROGRAMS / "fib.c").read_text())
+    build(src, prog, "-g", "-O0")
+    now = subprocess.run(["readelf", "-n", str(prog)], capture_output=True, text=True).stdout
+    now_id = re.search(r"Build ID: ([0-9a-f]+)", now).group(1)
+    assert now_id != ran_id
+    fib = functions_of(report_json(out)["total"])["fib"]
+    assert (fib["file"], fib["line"]) == ("", 0)
+    assert fib["calls"] == 21891
+    text = info(out).stdout
+    assert "%s: rebuilt or replaced since the run (build-id %s then, %s now)" % (prog, ran_id, now_id) in text
+
+    src.write_text((PROGRAMS / "fib.c").read_text())
+    build(src, prog, "-g", "-O0")
+    assert functions_of(report_json(out)["total"])["fib"]["line"] == line
+    assert "warnings: none" in info(out).stdout

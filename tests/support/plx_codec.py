@@ -3,7 +3,7 @@ spec/records.toml): framed records, payload fields, trace event words."""
 
 import struct
 
-from plx_schema import EVENT, EVENT_KINDS, FORMAT_VERSION, RECORD_IDS, RECORDS, SUBTYPE_IDS, SUBTYPES
+from plx_schema import EVENT, EVENT_KINDS, FORMAT_VERSION, RECORD_IDS, RECORDS, REQUIRED, SUBTYPE_IDS, SUBTYPES
 
 FMT = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i32": "i", "i64": "q", "f64": "d"}
 FILE_KINDS = {"process": 1, "trace": 2}
@@ -23,7 +23,7 @@ def read_file(path):
     if data[:4] != b"PLX1" or len(data) < 16:
         raise Malformed("%s: not an experiment file" % path)
     version, kind = struct.unpack_from("<HH", data, 4)
-    if version != FORMAT_VERSION:
+    if not 1 <= version <= FORMAT_VERSION:
         raise Malformed("%s: format version %d" % (path, version))
     off, out = 16, []
     while off + 8 <= len(data):
@@ -55,8 +55,11 @@ def decode(rtype, payload):
     _name, fields = RECORDS[rtype]
     out, off = {}, 0
     try:
-        for name, ftype, count, items, bulk in fields:
-            if count is None:
+        required = REQUIRED.get(rtype, len(fields))
+        for k, (name, ftype, count, items, bulk) in enumerate(fields):
+            if k >= required and off == len(payload):  # appended later; absent from older files
+                out[name] = "" if ftype == "str" else 0
+            elif count is None:
                 out[name], off = _take(ftype, payload, off)
             elif bulk:  # the caller reads it (trace events)
                 out[name] = off
@@ -215,9 +218,12 @@ def dump_record(rtype, p):
         return "unknown record %d (%d bytes)" % (rtype, len(p))
     name, fields = RECORDS[rtype]
     parts, vals, off = [name if name != "TraceChunk" else "chunk"], {}, 0
+    required = REQUIRED.get(rtype, len(fields))
     try:
-        for fname, ftype, count, items, bulk in fields:
-            if count is None:
+        for k, (fname, ftype, count, items, bulk) in enumerate(fields):
+            if k >= required and off == len(p):  # appended later; absent from older files
+                parts.append("%s=%s" % (fname, '""' if ftype == "str" else "0"))
+            elif count is None:
                 text, off2 = _dump_value(ftype, p, off)
                 vals[fname] = _take(ftype, p, off)[0] if ftype != "str" else None
                 off = off2

@@ -2,14 +2,14 @@
 
 Record layouts, trace event word and subtypes as data, for the e2e tests' decoder."""
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # id -> (name, [(field, type, count field or None, items or None, bulk)])
 RECORDS = {
     1: ('ProcessInfo', [('pid', 'u32', None, None, False), ('ppid', 'u32', None, None, False), ('start_realtime_ns', 'u64', None, None, False), ('clock', 'u8', None, None, False), ('host', 'str', None, None, False), ('version', 'str', None, None, False), ('executable', 'str', None, None, False), ('argc', 'u32', None, None, False), ('argv', 'str', 'argc', None, False)]),
     2: ('Calibration', [('ticks', 'u64', None, None, False), ('monotonic_ns', 'u64', None, None, False)]),
     3: ('ClockRate', [('ticks_per_second', 'f64', None, None, False)]),
-    4: ('Module', [('module_id', 'u32', None, None, False), ('base', 'u64', None, None, False), ('path', 'str', None, None, False)]),
+    4: ('Module', [('module_id', 'u32', None, None, False), ('base', 'u64', None, None, False), ('path', 'str', None, None, False), ('build_id', 'str', None, None, False)]),
     5: ('RegionDef', [('region_id', 'u32', None, None, False), ('kind', 'u8', None, None, False), ('flags', 'u8', None, None, False), ('module_id', 'u32', None, None, False), ('address', 'u64', None, None, False), ('name', 'str', None, None, False), ('file', 'str', None, None, False), ('line', 'u32', None, None, False)]),
     6: ('ThreadInfo', [('thread', 'u32', None, None, False), ('tid', 'u32', None, None, False), ('parent', 'u32', None, None, False), ('start_ticks', 'u64', None, None, False), ('cpu_ns', 'u64', None, None, False), ('name', 'str', None, None, False)]),
     7: ('ThreadName', [('thread', 'u32', None, None, False), ('name', 'str', None, None, False)]),
@@ -36,6 +36,7 @@ RECORDS = {
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
+    41: ('JavaThread', [('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),
     56: ('MetricSource', [('kind', 'str', None, None, False), ('origin', 'str', None, None, False), ('host', 'str', None, None, False), ('time_base', 'u8', None, None, False), ('period_ns', 'u64', None, None, False)]),
     57: ('MetricDef', [('id', 'u32', None, None, False), ('name', 'str', None, None, False), ('unit', 'str', None, None, False), ('mode', 'u8', None, None, False)]),
@@ -43,6 +44,8 @@ RECORDS = {
     64: ('WriteFailures', [('file', 'u8', None, None, False), ('writes', 'u64', None, None, False), ('bytes', 'u64', None, None, False), ('error', 'i32', None, None, False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
+# id -> fields every version writes (later ones were appended: absent in older files)
+REQUIRED = {4: 3}
 
 EVENT = {'kind': (62, 63), 'region': (40, 61), 'delta': (0, 39), 'subtype': (56, 61), 'words': (48, 55)}
 EVENT_KINDS = {'enter': 0, 'exit': 1, 'extended': 2}

@@ -38,6 +38,16 @@ PLX_EXT_API void *plx_ext_live_map(const char *kind, struct plx_thread *t, uint1
                                    uint32_t capacity, struct plx_live_header **header);
 PLX_EXT_API void plx_ext_live_remove(const char *kind, struct plx_thread *t,
                                      struct plx_live_header *header);
+/* Messages (messages.c), for every message-passing layer: a trace event now (trace mode) and
+ * the thread's statistics by (region, peer, communicator, direction). Peers and roots are world
+ * ranks (PLX_EXT_NO_PEER: none), communicators the ids of CommDef records. */
+#define PLX_EXT_NO_PEER 0xFFFFFFFFu
+PLX_EXT_API void plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                  uint32_t peer, int tag, uint64_t bytes);
+PLX_EXT_API void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                      uint32_t peer, int tag, uint64_t bytes);
+PLX_EXT_API void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                        uint32_t root, uint64_t sent, uint64_t received);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

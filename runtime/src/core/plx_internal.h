@@ -72,7 +72,7 @@ __attribute__((visibility("default"))) const struct plx_config *plx_ext_config(v
 /* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c); 6 a Java
  * method (adapters/jvm); 7 an OpenMP construct (adapters/omp). */
 enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3,
-                       PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6, PLX_KIND_OMP = 7 };
+                       PLX_KIND_MPI = 4, PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6, PLX_KIND_OMP = 7 };
 #define PLX_REGION_EXCLUDED 0x80000000u /* in a slot's value: never measure */
 #define PLX_REGION_MISSING 0x40000000u /* lookup result: not in the table yet */
 #define PLX_REGION_ENTER_TRIED 0x20000000u /* excluded: its entry call was patched out (or tried) */
@@ -180,6 +180,7 @@ struct plx_thread {
     uintptr_t create_site;     /* return address of the pthread_create that started it, or 0 */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
     void *ext[2];              /* per-thread data of extension libraries (libplx-mpi) */
+    void *messages;            /* message statistics (messages.c), or NULL */
     struct plx_sync_entry *sync; /* per-object statistics (sync.c), in a live file */
     struct plx_live_header *live_sync;
     struct plx_ctr_thread *ctr; /* counter groups and counted frames (counters.c), or NULL */
@@ -230,6 +231,8 @@ PLX_HIDDEN void plx_uevent_record(struct plx_thread *t, uint32_t id, double valu
 PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
 
 /* ---- extensions (ext.c) ------------------------------------------------------------------ */
+/* messages.c: the thread's message statistics as MessageStats records, its live file removed */
+PLX_HIDDEN void plx_messages_write(struct plx_thread *t);
 PLX_HIDDEN void plx_ext_thread_ended(struct plx_thread *t);
 PLX_HIDDEN void plx_ext_process_ending(void);
 

@@ -13,7 +13,7 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format is little-endian");
 
-#define PLX_FORMAT_VERSION 1u
+#define PLX_FORMAT_VERSION 2u
 #define PLX_FILE_HEADER_SIZE 16u
 #define PLX_RECORD_HEADER_SIZE 8u
 
@@ -48,6 +48,7 @@ enum plx_record_type {
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
+    PLX_REC_JAVA_THREAD = 41, /* JavaThread, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
     PLX_REC_METRIC_SOURCE = 56, /* MetricSource, metrics.plx */
     PLX_REC_METRIC_DEF = 57, /* MetricDef, metrics.plx */
@@ -314,12 +315,13 @@ static inline void plx_enc_clock_rate(struct plx_rec *r, double ticks_per_second
 }
 
 /* Module (4) */
-static inline void plx_enc_module(struct plx_rec *r, uint32_t module_id, uint64_t base, const char *path)
+static inline void plx_enc_module(struct plx_rec *r, uint32_t module_id, uint64_t base, const char *path, const char *build_id)
 {
     plx_rec_begin(r, PLX_REC_MODULE);
     plx_rec_put_u32(r, module_id);
     plx_rec_put_u64(r, base);
     plx_rec_put_str(r, path);
+    plx_rec_put_str(r, build_id);
 }
 
 /* RegionDef (5) */
@@ -648,6 +650,14 @@ static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint6
     plx_rec_put_str(r, name);
 }
 
+/* JavaThread (41) */
+static inline void plx_enc_java_thread(struct plx_rec *r, uint32_t flags, const char *name)
+{
+    plx_rec_begin(r, PLX_REC_JAVA_THREAD);
+    plx_rec_put_u32(r, flags);
+    plx_rec_put_str(r, name);
+}
+
 /* OmpTeams (48) */
 static inline void plx_enc_omp_teams(struct plx_rec *r, uint32_t thread, uint32_t region, uint32_t level, uint32_t team_size, uint32_t thread_num, uint64_t count)
 {
@@ -745,6 +755,7 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_JAVA_THREAD_FIXED_SIZE 4u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
 #define PLX_METRIC_SOURCE_FIXED_SIZE 0u /* bytes before the first string or repeated field */
 #define PLX_METRIC_DEF_FIXED_SIZE 4u /* bytes before the first string or repeated field */
@@ -809,6 +820,7 @@ struct plx_record_def {
     uint16_t id;
     const char *name;
     uint8_t nfields;
+    uint8_t nrequired; /* fields every version writes; later ones were appended (absent: zero) */
     const struct plx_field_def *fields;
 };
 struct plx_subfield_def {
@@ -839,6 +851,7 @@ enum {
     PLX_F_MODULE_MODULE_ID = 0,
     PLX_F_MODULE_BASE = 1,
     PLX_F_MODULE_PATH = 2,
+    PLX_F_MODULE_BUILD_ID = 3,
     PLX_F_REGION_DEF_REGION_ID = 0,
     PLX_F_REGION_DEF_KIND = 1,
     PLX_F_REGION_DEF_FLAGS = 2,
@@ -981,6 +994,8 @@ enum {
     PLX_F_JAVA_CLASS_NANOS = 1,
     PLX_F_JAVA_CLASS_FLAGS = 2,
     PLX_F_JAVA_CLASS_NAME = 3,
+    PLX_F_JAVA_THREAD_FLAGS = 0,
+    PLX_F_JAVA_THREAD_NAME = 1,
     PLX_F_OMP_TEAMS_THREAD = 0,
     PLX_F_OMP_TEAMS_REGION = 1,
     PLX_F_OMP_TEAMS_LEVEL = 2,
@@ -1068,6 +1083,7 @@ static const struct plx_field_def plx_fields_module[] = {
     {"module_id", PLX_T_U32, -1, 0, 0, NULL},
     {"base", PLX_T_U64, -1, 0, 0, NULL},
     {"path", PLX_T_STR, -1, 0, 0, NULL},
+    {"build_id", PLX_T_STR, -1, 0, 0, NULL},
 };
 static const struct plx_field_def plx_fields_region_def[] = {
     {"region_id", PLX_T_U32, -1, 0, 0, NULL},
@@ -1271,6 +1287,10 @@ static const struct plx_field_def plx_fields_java_class[] = {
     {"flags", PLX_T_U32, -1, 0, 0, NULL},
     {"name", PLX_T_STR, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_java_thread[] = {
+    {"flags", PLX_T_U32, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_omp_teams[] = {
     {"thread", PLX_T_U32, -1, 0, 0, NULL},
     {"region", PLX_T_U32, -1, 0, 0, NULL},
@@ -1308,43 +1328,44 @@ static const struct plx_field_def plx_fields_write_failures[] = {
     {"error", PLX_T_I32, -1, 0, 0, NULL},
 };
 static const struct plx_record_def plx_record_defs[] = {
-    {1, "ProcessInfo", 9, plx_fields_process_info},
-    {2, "Calibration", 2, plx_fields_calibration},
-    {3, "ClockRate", 1, plx_fields_clock_rate},
-    {4, "Module", 3, plx_fields_module},
-    {5, "RegionDef", 8, plx_fields_region_def},
-    {6, "ThreadInfo", 6, plx_fields_thread_info},
-    {7, "ThreadName", 2, plx_fields_thread_name},
-    {8, "ThreadProfile", 8, plx_fields_thread_profile},
-    {9, "UserEventDef", 2, plx_fields_user_event_def},
-    {10, "UserEventStats", 7, plx_fields_user_event_stats},
-    {11, "Throttled", 3, plx_fields_throttled},
-    {12, "ProcessEnd", 3, plx_fields_process_end},
-    {13, "Filter", 1, plx_fields_filter},
-    {14, "MpiInit", 5, plx_fields_mpi_init},
-    {15, "ClockOffset", 4, plx_fields_clock_offset},
-    {16, "CommDef", 4, plx_fields_comm_def},
-    {17, "MessageStats", 9, plx_fields_message_stats},
-    {18, "SyncObject", 6, plx_fields_sync_object},
-    {19, "SyncStats", 7, plx_fields_sync_stats},
-    {20, "NodeCpu", 3, plx_fields_node_cpu},
-    {21, "CpuSamples", 3, plx_fields_cpu_samples},
-    {22, "CounterSet", 9, plx_fields_counter_set},
-    {23, "CounterEpoch", 5, plx_fields_counter_epoch},
-    {24, "ThreadCounters", 4, plx_fields_thread_counters},
-    {25, "NodeCounters", 7, plx_fields_node_counters},
-    {26, "CounterReadPaths", 6, plx_fields_counter_read_paths},
-    {28, "ProbeSite", 5, plx_fields_probe_site},
-    {29, "ProbeChange", 3, plx_fields_probe_change},
-    {32, "TraceChunk", 6, plx_fields_trace_chunk},
-    {40, "JavaClass", 4, plx_fields_java_class},
-    {48, "OmpTeams", 6, plx_fields_omp_teams},
-    {56, "MetricSource", 5, plx_fields_metric_source},
-    {57, "MetricDef", 4, plx_fields_metric_def},
-    {58, "MetricSample", 3, plx_fields_metric_sample},
-    {64, "WriteFailures", 4, plx_fields_write_failures},
+    {1, "ProcessInfo", 9, 9, plx_fields_process_info},
+    {2, "Calibration", 2, 2, plx_fields_calibration},
+    {3, "ClockRate", 1, 1, plx_fields_clock_rate},
+    {4, "Module", 4, 3, plx_fields_module},
+    {5, "RegionDef", 8, 8, plx_fields_region_def},
+    {6, "ThreadInfo", 6, 6, plx_fields_thread_info},
+    {7, "ThreadName", 2, 2, plx_fields_thread_name},
+    {8, "ThreadProfile", 8, 8, plx_fields_thread_profile},
+    {9, "UserEventDef", 2, 2, plx_fields_user_event_def},
+    {10, "UserEventStats", 7, 7, plx_fields_user_event_stats},
+    {11, "Throttled", 3, 3, plx_fields_throttled},
+    {12, "ProcessEnd", 3, 3, plx_fields_process_end},
+    {13, "Filter", 1, 1, plx_fields_filter},
+    {14, "MpiInit", 5, 5, plx_fields_mpi_init},
+    {15, "ClockOffset", 4, 4, plx_fields_clock_offset},
+    {16, "CommDef", 4, 4, plx_fields_comm_def},
+    {17, "MessageStats", 9, 9, plx_fields_message_stats},
+    {18, "SyncObject", 6, 6, plx_fields_sync_object},
+    {19, "SyncStats", 7, 7, plx_fields_sync_stats},
+    {20, "NodeCpu", 3, 3, plx_fields_node_cpu},
+    {21, "CpuSamples", 3, 3, plx_fields_cpu_samples},
+    {22, "CounterSet", 9, 9, plx_fields_counter_set},
+    {23, "CounterEpoch", 5, 5, plx_fields_counter_epoch},
+    {24, "ThreadCounters", 4, 4, plx_fields_thread_counters},
+    {25, "NodeCounters", 7, 7, plx_fields_node_counters},
+    {26, "CounterReadPaths", 6, 6, plx_fields_counter_read_paths},
+    {28, "ProbeSite", 5, 5, plx_fields_probe_site},
+    {29, "ProbeChange", 3, 3, plx_fields_probe_change},
+    {32, "TraceChunk", 6, 6, plx_fields_trace_chunk},
+    {40, "JavaClass", 4, 4, plx_fields_java_class},
+    {41, "JavaThread", 2, 2, plx_fields_java_thread},
+    {48, "OmpTeams", 6, 6, plx_fields_omp_teams},
+    {56, "MetricSource", 5, 5, plx_fields_metric_source},
+    {57, "MetricDef", 4, 4, plx_fields_metric_def},
+    {58, "MetricSample", 3, 3, plx_fields_metric_sample},
+    {64, "WriteFailures", 4, 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 35
+#define PLX_RECORD_DEFS 36
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

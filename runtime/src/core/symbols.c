@@ -30,6 +30,7 @@ struct sym {
 struct module {
     char path[512];
     uintptr_t base, lo, hi;  /* load bias and the address range of its PT_LOAD segments */
+    char build_id[129];      /* GNU build-id in hex (at most 64 bytes), empty if none */
     int loaded;              /* symbols read (or found absent) */
     struct sym *syms;
     size_t nsyms;
@@ -63,8 +64,40 @@ static void write_module(uint32_t id)
 {
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_enc_module(&rec, id, modules[id].base, modules[id].path);
+    plx_enc_module(&rec, id, modules[id].base, modules[id].path, modules[id].build_id);
     plx_rec_write(&rec, 0);
+}
+
+/* The GNU build-id note of a loaded module, read from its PT_NOTE segments in memory (only
+ * those inside [lo, hi), which the loader mapped), as hex into out (empty if none). */
+static void note_build_id(const struct dl_phdr_info *di, uintptr_t lo, uintptr_t hi, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int i = 0; i < di->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &di->dlpi_phdr[i];
+        uintptr_t p = di->dlpi_addr + ph->p_vaddr, end = p + ph->p_memsz;
+        if (ph->p_type != PT_NOTE || p < lo || end > hi || end < p)
+            continue;
+        while (end - p >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            uintptr_t name = p + sizeof *n, desc = name + ((n->n_namesz + 3u) & ~3u);
+            uintptr_t next = desc + ((n->n_descsz + 3u) & ~3u);
+            if (next > end || next <= p)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp((const void *)name, "GNU", 4) == 0 &&
+                n->n_descsz > 0 && 2 * (size_t)n->n_descsz < cap) {
+                static const char hex[] = "0123456789abcdef";
+                const unsigned char *d = (const unsigned char *)desc;
+                for (uint32_t k = 0; k < n->n_descsz; k++) {
+                    out[2 * k] = hex[d[k] >> 4];
+                    out[2 * k + 1] = hex[d[k] & 15];
+                }
+                out[2 * n->n_descsz] = 0;
+                return;
+            }
+            p = next;
+        }
+    }
 }
 
 static int add_module(struct dl_phdr_info *di, size_t size, void *data)
@@ -103,6 +136,7 @@ static int add_module(struct dl_phdr_info *di, size_t size, void *data)
     m->base = di->dlpi_addr;
     m->lo = lo;
     m->hi = hi;
+    note_build_id(di, lo, hi, m->build_id, sizeof m->build_id);
     write_module(nmodules);
     nmodules++;
     return 0;

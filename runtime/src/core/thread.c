@@ -219,6 +219,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
     }
     plx_profile_write(t, now, cpu);
     plx_sync_write(t);
+    plx_messages_write(t);
     plx_ext_thread_ended(t);
     if (t->live_nodes)
         plx_live_remove("nodes", t->index); /* its content is in the records now */

@@ -147,6 +147,8 @@ pub struct ProcessModel {
     pub throttled: Vec<ThrottledRegion>,
     /// Classes the Java agent rewrote, in load order (empty for a process without the agent).
     pub java_classes: Vec<plx_format::JavaClass>,
+    /// The JVM's threads (JavaThread records), measured code or not.
+    pub java_threads: Vec<plx_format::JavaThread>,
     /// Functions selected for probes (probed or skipped with a reason), in file order.
     pub probe_sites: Vec<plx_format::ProbeSite>,
     /// When probes were inserted and removed, in file order.
@@ -309,6 +311,26 @@ impl Model {
                 p
             })
             .collect();
+        if !opts.resolve_sources {
+            let mut seen = std::collections::HashSet::new();
+            for m in exp.images.iter().flat_map(|i| i.process.modules.values()) {
+                if seen.insert((&m.path, &m.build_id)) {
+                    resolver.check_build(m);
+                }
+            }
+        }
+        for m in resolver.take_stale() {
+            let found = if m.found.is_empty() { "none" } else { &m.found };
+            warnings.push(Warning::file(
+                &m.path,
+                WarningKind::StaleModule,
+                format!(
+                    "rebuilt or replaced since the run (build-id {} then, {found} now) and no matching \
+                     debug file under /usr/lib/debug/.build-id: its source locations are not shown",
+                    m.recorded
+                ),
+            ));
+        }
         processes.sort_by_key(|p| (p.rank().is_none(), p.rank(), p.app));
         share_host_clocks(&mut processes);
         name_unfinished_ranks(&processes, &mut warnings);

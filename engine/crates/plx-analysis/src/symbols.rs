@@ -8,10 +8,24 @@ use object::{Object, ObjectSection};
 
 use plx_format::{Module, RegionDef, RegionKind};
 
-/// Resolves file/line of function regions; modules without a readable file or debug info are skipped.
+/// Resolves file/line of function regions; modules without a readable file or debug info are
+/// skipped, and so are modules whose file is no longer the one that ran (another build-id).
 #[derive(Default)]
 pub struct SymbolResolver {
-    loaders: HashMap<String, Option<addr2line::Loader>>,
+    loaders: HashMap<(String, String), Option<addr2line::Loader>>,
+    stale: Vec<StaleModule>,
+}
+
+/// A module whose file on disk has another build-id than the one loaded at run time (rebuilt
+/// or replaced since): its source locations are not resolved rather than resolved wrongly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleModule {
+    /// The module's file.
+    pub path: String,
+    /// Build-id recorded at run time.
+    pub recorded: String,
+    /// Build-id of the file now (empty: it has none).
+    pub found: String,
 }
 
 /// A C++ name demangled, or `None` if it is not a mangled name.
@@ -40,30 +54,55 @@ pub struct CodeLocation {
 /// /usr/lib/debug/.build-id, else the file its .gnu_debuglink names (beside it, in .debug/ beside
 /// it, or under /usr/lib/debug) whose CRC matches. The file itself when none is found.
 pub fn debug_file(path: &Path) -> PathBuf {
+    debug_file_of_build(path, "").unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn build_id_path(hex: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &hex[..2],
+        &hex[2..]
+    ))
+}
+
+/// [`debug_file`] for the module that ran with build-id `want` (hex; empty: not recorded, any
+/// file goes). When the file at `path` now has another build-id, the debug file of `want` under
+/// /usr/lib/debug/.build-id if there is one, else `Err(the file's build-id)`.
+pub fn debug_file_of_build(path: &Path, want: &str) -> Result<PathBuf, String> {
     let own = path.to_path_buf();
     let Ok(data) = std::fs::read(path) else {
-        return own;
+        return Ok(own);
     };
     let Ok(obj) = object::File::parse(&*data) else {
-        return own;
+        return Ok(own);
     };
+    if !want.is_empty() {
+        let found: String = match obj.build_id() {
+            Ok(Some(id)) => id.iter().map(|b| format!("{b:02x}")).collect(),
+            _ => String::new(),
+        };
+        if found != want {
+            // a recorded id is data from a file: only plain hex names a path
+            let hex = want.len() > 2 && want.bytes().all(|b| b.is_ascii_hexdigit());
+            return match hex.then(|| build_id_path(want)) {
+                Some(p) if p.is_file() => Ok(p),
+                _ => Err(found),
+            };
+        }
+    }
     let has_debug = obj
         .section_by_name(".debug_info")
         .or_else(|| obj.section_by_name(".zdebug_info"))
         .is_some_and(|s| s.size() > 0);
     if has_debug {
-        return own;
+        return Ok(own);
     }
     if let Ok(Some(id)) = obj.build_id() {
         if id.len() > 1 {
             let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-            let p = PathBuf::from(format!(
-                "/usr/lib/debug/.build-id/{}/{}.debug",
-                &hex[..2],
-                &hex[2..]
-            ));
+            let p = build_id_path(&hex);
             if p.is_file() {
-                return p;
+                return Ok(p);
             }
         }
     }
@@ -80,11 +119,11 @@ pub fn debug_file(path: &Path) -> PathBuf {
         ];
         for c in candidates {
             if c != path && std::fs::read(&c).is_ok_and(|d| crc32fast::hash(&d) == crc) {
-                return c;
+                return Ok(c);
             }
         }
     }
-    own
+    Ok(own)
 }
 
 /// An addr2line context for ELF file `path`, on its debug information wherever it lies
@@ -99,15 +138,50 @@ impl SymbolResolver {
         Self::default()
     }
 
+    /// Checks `module`'s file against its recorded build-id without reading its debug info (for
+    /// readers that resolve no source locations but report stale modules).
+    pub fn check_build(&mut self, module: &Module) {
+        let path = Path::new(&module.path);
+        if module.build_id.is_empty() || !path.is_file() {
+            return;
+        }
+        if let Err(found) = debug_file_of_build(path, &module.build_id) {
+            let stale = StaleModule {
+                path: module.path.clone(),
+                recorded: module.build_id.clone(),
+                found,
+            };
+            if !self.stale.contains(&stale) {
+                self.stale.push(stale);
+            }
+        }
+    }
+
+    /// Modules found rebuilt since the run, each once, since the last call.
+    pub fn take_stale(&mut self) -> Vec<StaleModule> {
+        std::mem::take(&mut self.stale)
+    }
+
     fn loader(&mut self, module: &Module) -> Option<&addr2line::Loader> {
-        self.loaders
-            .entry(module.path.clone())
+        let Self { loaders, stale } = self;
+        loaders
+            .entry((module.path.clone(), module.build_id.clone()))
             .or_insert_with(|| {
                 let path = Path::new(&module.path);
                 if !path.is_file() {
                     return None;
                 }
-                open_debug(path)
+                match debug_file_of_build(path, &module.build_id) {
+                    Ok(file) => addr2line::Loader::new(file).ok(),
+                    Err(found) => {
+                        stale.push(StaleModule {
+                            path: module.path.clone(),
+                            recorded: module.build_id.clone(),
+                            found,
+                        });
+                        None
+                    }
+                }
             })
             .as_ref()
     }
@@ -189,6 +263,7 @@ mod tests {
             module_id: 0,
             base: 0,
             path: "/nonexistent/module.so".into(),
+            build_id: String::new(),
         };
         assert_eq!(r.locate(&def, Some(&m)), None);
     }

@@ -2,19 +2,14 @@
 //! and exact time per function, transfer and handoff on the path (1 tick = 1 ns).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_analysis::critpath::{profile, CriticalPath, Item, ItemKind, Level, Mode, Segment};
 use plx_analysis::{BuildOptions, MergeOptions, Model, Window};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, Experiment, NamedBy, RegionKind, SyncKind, ThreadLevel, NONE_U32};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-critpath-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &Path) -> (Experiment, Model) {
     let exp = Experiment::open(d).unwrap();

@@ -2,7 +2,7 @@
 //! synthetic trace in one run: `cargo test --release -p plx-analysis --test critpath_bench --
 //! --ignored --nocapture` (`PLX_CP_EVENTS=N` for another total; default 12.8 M events).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
@@ -38,12 +38,7 @@ fn world(d: &Path, ranks: u32, per_thread: u64) -> u64 {
     })
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-cpbench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 #[test]
 #[ignore]

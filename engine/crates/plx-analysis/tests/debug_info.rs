@@ -69,6 +69,7 @@ fn resolve(exe: &Path) -> Resolved {
         module_id: 0,
         base: 0,
         path: exe.display().to_string(),
+        build_id: String::new(),
     };
     let loc = SymbolResolver::new().locate(&def, Some(&m));
     let fns = function_files(exe, &|f: &str| f.ends_with("/twice.c"));

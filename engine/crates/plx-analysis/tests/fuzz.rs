@@ -4,7 +4,7 @@
 //! thousands of mutated experiments, each read without a panic and in bounded time and memory.
 //! Seeds are fixed, so a failure names the iteration that reproduces it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plx_analysis::{
@@ -16,12 +16,7 @@ use plx_format::{
     ThreadLevel,
 };
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-fuzz-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 /// A process with every kind of record, a trace of two threads and the three live files.
 fn sample() -> SynthProcess {

@@ -2,7 +2,7 @@
 //! records would have given (exact calls, child calls, inclusive and exclusive times, message
 //! statistics), with the profile marked as recovered.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_analysis::messages::{mismatches, pairs};
 use plx_analysis::{flat_profile, BuildOptions, CallTree, Model, ProfileSource};
@@ -10,12 +10,7 @@ use plx_format::synth::{NodeSpec, SynthProcess};
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{Direction, MessageStats, WarningKind, NONE_U32};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-analysis-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &Path) -> Model {
     Model::open(d, BuildOptions::default()).unwrap()

@@ -1,7 +1,7 @@
 //! The global merge on synthetic experiments: order across threads and processes, one clock,
 //! clock-condition repair, damage, bounded memory, and (ignored) the throughput benchmark.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_analysis::{
     clock_condition, BuildOptions, ClockReport, EventKind, GlobalMerge, MergeOptions, Model,
@@ -10,12 +10,7 @@ use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{ClockOffset, EventEncoder, Experiment, OffsetWhen};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-merge-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &Path) -> (Experiment, Model) {
     let exp = Experiment::open(d).unwrap();

@@ -1,8 +1,6 @@
 //! MPI analyses on synthetic MPI experiments (plx-format's synth_mpi) with known communication:
 //! ranks, time in MPI, message pairs, trace matching, clock offsets, fits, damage.
 
-use std::path::PathBuf;
-
 use plx_analysis::matching::match_messages;
 use plx_analysis::messages::{mismatches, pairs, routine_messages};
 use plx_analysis::{
@@ -13,12 +11,7 @@ use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{ClockOffset, CommDef, Direction, OffsetWhen, RegionKind, WarningKind, NONE_U32};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-analysis-mpi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &std::path::Path) -> Model {
     Model::open(d, BuildOptions::default()).unwrap()

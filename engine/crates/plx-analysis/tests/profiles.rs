@@ -1,17 +1,10 @@
 //! Golden-style tests of the analysis on synthetic experiments written with plx-format's writer.
 
-use std::path::PathBuf;
-
 use plx_analysis::{flat_profile, BuildOptions, GroupBy, Model, ProfileSource};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, Record, RegionKind, UserEventDef, WarningKind};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-analysis-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 /// (name, calls, child_calls, exclusive ns, inclusive ns) of a flat profile, rounded to ns.
 fn flat(model: &Model, tree: &plx_analysis::CallTree) -> Vec<(String, u64, u64, u64, u64)> {

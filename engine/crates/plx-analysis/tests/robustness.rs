@@ -1,17 +1,10 @@
 //! No input panics: every truncation point and random bytes still give a model and warnings.
 
-use std::path::PathBuf;
-
 use plx_analysis::{flat_profile, BuildOptions, GroupBy, Model};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, RegionKind};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-robust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn sample() -> SynthProcess {
     let mut p = SynthProcess::new("h", 1, &["app", "x"]);

@@ -1,18 +1,12 @@
 //! Source locations come from the module's debug info (addr2line) when the runtime left them empty.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use plx_analysis::{BuildOptions, Model};
 use plx_format::synth::SynthProcess;
 use plx_format::{Module, Record, RegionDef, RegionKind};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-sources-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 /// Address of `sym` in `bin` per `nm`, if the tools are there.
 fn nm_address(bin: &std::path::Path, sym: &str) -> Option<u64> {
@@ -53,6 +47,7 @@ fn file_and_line_resolved_from_debug_info() {
         module_id: 0,
         base,
         path: bin.to_string_lossy().into_owned(),
+        build_id: String::new(),
     }))
     .record(Record::RegionDef(RegionDef {
         region_id: 1,

@@ -1,19 +1,14 @@
 //! Synchronization objects, CPU time of `cputime` functions, resource hierarchies and metric ×
 //! focus queries on synthetic experiments (1 tick = 1 ns, exact numbers).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_analysis::query::{Focus, Metric};
 use plx_analysis::{flat_profile, BuildOptions, GroupBy, Model};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, NamedBy, SyncKind, SyncStats, WarningKind, NONE_U32};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-analysis-sync-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &Path) -> Model {
     Model::open(d, BuildOptions::default()).unwrap()

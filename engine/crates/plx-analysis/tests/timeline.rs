@@ -5,7 +5,7 @@
 #[path = "fixtures/timeline.rs"]
 mod fixtures;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fixtures::MS;
 use plx_analysis::timeline::{
@@ -15,12 +15,7 @@ use plx_analysis::timeline::{
 use plx_analysis::{phase_window, BuildOptions, Model, PhaseSpec, Window};
 use plx_format::Experiment;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-timeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn open(d: &Path) -> (Experiment, Model) {
     let exp = Experiment::open(d).unwrap();

@@ -324,6 +324,7 @@ fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result
 
 /// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
 fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    java_thread_lines(p, out)?;
     if p.java_classes.is_empty() {
         return Ok(());
     }
@@ -359,6 +360,34 @@ fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
         out,
         "              not measured: JDK classes (java, javax, jdk, sun, com.sun) unless the filter includes them, classes loaded before the agent, hidden classes (lambda proxies)"
     )
+}
+
+/// Every thread of the JVM (JavaThread records), in the order first seen, and whether a thread
+/// of that name ran measured code (as the paper's Figure 2 lists the JVM's own threads).
+fn java_thread_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    let mut names: Vec<&str> = Vec::new();
+    for t in &p.java_threads {
+        if !names.contains(&t.name.as_str()) {
+            names.push(&t.name);
+        }
+    }
+    if names.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  jvm threads {}", names.len())?;
+    for name in names {
+        let measured = p
+            .threads
+            .iter()
+            .any(|t| t.name == name && !t.tree.is_empty());
+        let what = if measured {
+            "measured"
+        } else {
+            "running no measured code"
+        };
+        writeln!(out, "              {name:<32} {what}")?;
+    }
+    Ok(())
 }
 
 /// The MPI line of the header; with traces, matches their messages (for the warnings).

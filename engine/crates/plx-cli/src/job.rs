@@ -134,12 +134,7 @@ fn refusal(dir: &Path, what: &str) -> CliError {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("plx-job-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
+    use plx_format::test_dir::tmp;
 
     #[test]
     fn one_job_shares_a_directory_another_is_refused() {

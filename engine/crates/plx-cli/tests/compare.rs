@@ -57,7 +57,7 @@ fn run(dir: &Path, slow: bool) {
     }
 }
 
-fn runs(name: &str) -> (std::path::PathBuf, String, String) {
+fn runs(name: &str) -> (plx_format::test_dir::TestDir, String, String) {
     let d = tmp(name);
     let fast = d.join("fast");
     let slow = d.join("slow");

@@ -19,7 +19,7 @@ fn chain(depth: u32) -> Vec<NodeSpec> {
     nodes
 }
 
-fn experiment(name: &str, depth: u32) -> std::path::PathBuf {
+fn experiment(name: &str, depth: u32) -> plx_format::test_dir::TestDir {
     let d = tmp(name);
     let mut p = SynthProcess::new("node1", 100, &["/bin/app"]);
     p.functions(&[(1, "main"), (2, "rec")])

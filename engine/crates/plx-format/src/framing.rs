@@ -6,8 +6,8 @@ use crate::warning::{Warning, WarningKind};
 
 /// The file magic.
 pub const MAGIC: &[u8; 4] = b"PLX1";
-/// The format version this crate reads and writes.
-pub const VERSION: u16 = 1;
+/// The format version this crate writes; it reads every version from 1 up to it.
+pub const VERSION: u16 = crate::schema::FORMAT_VERSION;
 /// Size of the file header.
 pub const FILE_HEADER_LEN: u64 = 16;
 /// Size of a record header.
@@ -68,12 +68,12 @@ pub fn check_file_header(
             format!("file kind {k}, expected {}", kind as u16),
         ));
     }
-    if version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return Err(Warning::at(
             path,
             4,
             WarningKind::Garbage { ignored: file_len },
-            format!("format version {version}, this reader knows {VERSION}"),
+            format!("format version {version}, this reader knows 1 to {VERSION}"),
         ));
     }
     Ok(())

@@ -33,6 +33,8 @@ pub mod sync;
 pub mod synth;
 #[cfg(feature = "synth")]
 pub mod synth_mpi;
+#[cfg(feature = "synth")]
+pub mod test_dir;
 pub mod trace;
 mod warning;
 #[cfg(feature = "synth")]

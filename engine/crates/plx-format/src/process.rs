@@ -106,6 +106,8 @@ pub struct ProcessData {
     pub counter_epochs: Vec<CounterEpoch>,
     /// Classes the Java agent rewrote (JavaClass records) in file order.
     pub java_classes: Vec<crate::records::JavaClass>,
+    /// The JVM's threads the Java agent listed (JavaThread records) in file order.
+    pub java_threads: Vec<crate::records::JavaThread>,
     /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
     pub probe_sites: Vec<crate::records::ProbeSite>,
     /// Probes inserted and removed (ProbeChange records) in file order.
@@ -209,6 +211,7 @@ impl ProcessData {
                 td.counter_paths.push(c);
             }
             Record::JavaClass(c) => self.java_classes.push(c),
+            Record::JavaThread(t) => self.java_threads.push(t),
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),

@@ -88,6 +88,9 @@ pub struct Module {
     pub base: u64,
     /// File of the module.
     pub path: String,
+    /// GNU build-id in lower-case hex as loaded at run time; empty if the module has none or
+    /// the experiment predates format version 2.
+    pub build_id: String,
 }
 
 /// What a region is.
@@ -407,6 +410,7 @@ mod tests {
             module_id: 0,
             base: 0x5555_0000,
             path: "/bin/app".into(),
+            build_id: "8f2a".into(),
         }));
         round_trip(Record::RegionDef(RegionDef {
             region_id: 3,

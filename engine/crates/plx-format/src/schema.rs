@@ -13,7 +13,7 @@ use crate::records::*;
 use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
 
 /// Format version written in every file header.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Record type numbers.
 pub mod types {
@@ -77,6 +77,8 @@ pub mod types {
     pub const TRACE_CHUNK: u16 = 32;
     /// JavaClass (process.plx).
     pub const JAVA_CLASS: u16 = 40;
+    /// JavaThread (process.plx).
+    pub const JAVA_THREAD: u16 = 41;
     /// OmpTeams (process.plx).
     pub const OMP_TEAMS: u16 = 48;
     /// MetricSource (metrics.plx).
@@ -177,6 +179,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (29, "ProbeChange"),
     (32, "TraceChunk"),
     (40, "JavaClass"),
+    (41, "JavaThread"),
     (48, "OmpTeams"),
     (56, "MetricSource"),
     (57, "MetricDef"),
@@ -276,6 +279,8 @@ pub mod fixed_size {
     pub const TRACE_CHUNK: usize = 32;
     /// JavaClass.
     pub const JAVA_CLASS: usize = 16;
+    /// JavaThread.
+    pub const JAVA_THREAD: usize = 4;
     /// OmpTeams.
     pub const OMP_TEAMS: usize = 28;
     /// MetricSource.
@@ -458,6 +463,15 @@ pub mod structs {
         pub name: String,
     }
 
+    /// Record 41: JavaThread
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct JavaThread {
+        /// where it was seen: bit 0 the JVM's start (threads started before the agent), bit 1 a thread start, bit 2 the JVM's end
+        pub flags: u32,
+        /// its `Thread.getName()`
+        pub name: String,
+    }
+
     /// Record 48: OmpTeams
     #[derive(Debug, Clone, PartialEq)]
     pub struct OmpTeams {
@@ -590,6 +604,8 @@ pub enum Record {
     ProbeChange(ProbeChange),
     /// Type 40.
     JavaClass(JavaClass),
+    /// Type 41.
+    JavaThread(JavaThread),
     /// Type 48.
     OmpTeams(OmpTeams),
     /// Type 64.
@@ -629,6 +645,7 @@ impl Record {
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
+            Record::JavaThread(_) => types::JAVA_THREAD,
             Record::OmpTeams(_) => types::OMP_TEAMS,
             Record::WriteFailures(_) => types::WRITE_FAILURES,
         }
@@ -668,7 +685,8 @@ impl Record {
                 let module_id = r.u32()?;
                 let base = r.u64()?;
                 let path = r.str()?;
-                Record::Module(Module { module_id, base, path })
+                let build_id = if r.remaining() == 0 { Default::default() } else { r.str()? };
+                Record::Module(Module { module_id, base, path, build_id })
             }
             types::REGION_DEF => {
                 let region_id = r.u32()?;
@@ -916,6 +934,11 @@ impl Record {
                 let name = r.str()?;
                 Record::JavaClass(JavaClass { methods, nanos, flags, name })
             }
+            types::JAVA_THREAD => {
+                let flags = r.u32()?;
+                let name = r.str()?;
+                Record::JavaThread(JavaThread { flags, name })
+            }
             types::OMP_TEAMS => {
                 let thread = r.u32()?;
                 let region = r.u32()?;
@@ -962,6 +985,7 @@ impl Record {
                 out.put_u32(v.module_id);
                 out.put_u64(v.base);
                 out.put_str(&v.path);
+                out.put_str(&v.build_id);
             }
             Record::RegionDef(v) => {
                 out.put_u32(v.region_id);
@@ -1159,6 +1183,10 @@ impl Record {
                 out.put_u32(v.flags);
                 out.put_str(&v.name);
             }
+            Record::JavaThread(v) => {
+                out.put_u32(v.flags);
+                out.put_str(&v.name);
+            }
             Record::OmpTeams(v) => {
                 out.put_u32(v.thread);
                 out.put_u32(v.region);
@@ -1228,6 +1256,8 @@ impl Record {
                 dump_int(out, v.base as i128);
                 out.push_str(" path=");
                 dump_str(out, &v.path);
+                out.push_str(" build_id=");
+                dump_str(out, &v.build_id);
             }
             Record::RegionDef(v) => {
                 out.push_str("RegionDef");
@@ -1630,6 +1660,13 @@ impl Record {
                 dump_int(out, v.methods as i128);
                 out.push_str(" nanos=");
                 dump_int(out, v.nanos as i128);
+                out.push_str(" flags=");
+                dump_int(out, v.flags as i128);
+                out.push_str(" name=");
+                dump_str(out, &v.name);
+            }
+            Record::JavaThread(v) => {
+                out.push_str("JavaThread");
                 out.push_str(" flags=");
                 dump_int(out, v.flags as i128);
                 out.push_str(" name=");

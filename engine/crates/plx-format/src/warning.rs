@@ -59,6 +59,9 @@ pub enum WarningKind {
     },
     /// Other MPI inconsistencies (a rank seen twice, an undefined communicator, ...).
     Mpi,
+    /// A module's file has another build-id than the one that ran: its source locations are
+    /// not resolved.
+    StaleModule,
 }
 
 impl WarningKind {
@@ -80,6 +83,7 @@ impl WarningKind {
             WarningKind::MessageCountMismatch => "message-count-mismatch",
             WarningKind::Mpi => "mpi",
             WarningKind::WriteFailed { .. } => "write-failed",
+            WarningKind::StaleModule => "stale-module",
         }
     }
 }

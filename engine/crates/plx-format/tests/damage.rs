@@ -1,7 +1,5 @@
 //! Golden-style tests: synthetic experiments, intact and damaged, read back with their warnings.
 
-use std::path::PathBuf;
-
 use plx_format::event::{enter_word, exit_word, extended_word};
 use plx_format::synth::SynthProcess;
 use plx_format::writer::record_bytes;
@@ -9,13 +7,7 @@ use plx_format::{
     ClockSource, Event, EventEncoder, Experiment, FormatError, Record, RegionKind, WarningKind,
 };
 
-/// A fresh empty directory under the system temp dir, unique per test.
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-format-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn basic() -> SynthProcess {
     let mut p = SynthProcess::new("node1", 100, &["/bin/app"]);

@@ -2,7 +2,7 @@
 //! (FIFOs), and random damage to every reader. The reader stays bounded in memory and time, never
 //! blocks, never panics, and says what it ignored.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plx_format::live::{LiveHeader, LiveKind};
@@ -10,12 +10,7 @@ use plx_format::synth::{live_tree, NodeSpec, SynthProcess};
 use plx_format::writer::raw_record_bytes;
 use plx_format::{EventEncoder, Experiment, WarningKind};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 const TREE: &[NodeSpec] = &[
     (None, 1, 1, 3, 0, 0),
@@ -194,7 +189,7 @@ fn a_fifo_in_place_of_trace_plx_is_refused_without_blocking() {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     }
     let (tx, rx) = std::sync::mpsc::channel();
-    let d2 = d.clone();
+    let d2 = d.to_path_buf();
     std::thread::spawn(move || {
         let _ = tx.send(Experiment::open(&d2).map(|e| e.warnings));
     });

@@ -10,12 +10,7 @@ use plx_format::{
     Direction, EventEncoder, Experiment, MessageStats, ProfileNode, Warning, WarningKind, NONE_U32,
 };
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-format-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::{tmp, TestDir};
 
 /// main (still open when killed) → compute ×2 → io ×3, main → io ×1; exclusive sum 900.
 const TREE: &[NodeSpec] = &[
@@ -250,13 +245,14 @@ fn good_nodes() -> Vec<u8> {
     live_nodes_bytes(0, 8, &live_tree(TREE))
 }
 
-fn open_damaged(name: &str, file: &str, bytes: Vec<u8>) -> (Experiment, PathBuf) {
+/// The experiment, the damaged file's path, and its directory (removed when dropped).
+fn open_damaged(name: &str, file: &str, bytes: Vec<u8>) -> (Experiment, PathBuf, TestDir) {
     let d = tmp(name);
     let mut p = killed();
     p.files.clear();
     p.file(file, bytes);
     let dir = p.write(&d).unwrap();
-    (Experiment::open(&d).unwrap(), dir.join(file))
+    (Experiment::open(&d).unwrap(), dir.join(file), d)
 }
 
 fn the_warning<'a>(e: &'a Experiment, path: &Path) -> &'a Warning {
@@ -351,7 +347,7 @@ fn damaged_live_files_are_ignored_with_a_warning() {
         ),
     ];
     for (name, file, bytes, (kind, offset), message) in cases {
-        let (e, path) = open_damaged(name, file, bytes);
+        let (e, path, _d) = open_damaged(name, file, bytes);
         let w = the_warning(&e, &path);
         assert_eq!(
             (w.kind.as_str(), w.offset, w.message.as_str()),
@@ -378,7 +374,7 @@ fn garbage_inside_a_valid_live_file_does_not_panic() {
     items[2].parent = 77;
     items[3].parent = NONE_U32;
     items[4].exclusive_ticks = u64::MAX;
-    let (e, _) = open_damaged(
+    let (e, _, _d) = open_damaged(
         "garbage-items",
         "live.0.nodes",
         live_nodes_bytes(0, 8, &items),
@@ -391,7 +387,7 @@ fn garbage_inside_a_valid_live_file_does_not_panic() {
     assert_eq!(nodes[1].parent, 76);
     assert_eq!(nodes[2].parent, NONE_U32);
     let other = live_file_bytes(&LiveHeader::new(LiveKind::Mpi, 0, 0, 0), &[]);
-    let (e, dir) = open_damaged("unknown-kind", "live.0.future", other);
+    let (e, dir, _d) = open_damaged("unknown-kind", "live.0.future", other);
     assert!(e.images[0].live_files.is_empty());
     assert!(e.warnings.iter().all(|w| w.path != dir));
     std::fs::create_dir(dir.with_file_name("live.5.nodes")).unwrap();

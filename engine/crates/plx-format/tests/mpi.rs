@@ -1,8 +1,6 @@
 //! Golden-style tests of the MPI records and trace events: layouts written out by hand from
 //! spec/format.md, and synthetic MPI experiments (synth_mpi) read back exactly.
 
-use std::path::PathBuf;
-
 use plx_format::event::{enter_word, exit_word, extended_word};
 use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
@@ -12,12 +10,7 @@ use plx_format::{
     RegionKind, ThreadLevel, WarningKind, NONE_U32,
 };
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-format-mpi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 /// Little-endian bytes of a list of (value, width) fields.
 fn le(fields: &[(u64, usize)]) -> Vec<u8> {

@@ -4,7 +4,7 @@
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use plx_view::api::Viewer;
@@ -33,12 +33,7 @@ fn world(d: &Path, per_thread: u64) -> u64 {
     })
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-viewbench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use plx_format::test_dir::tmp;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)

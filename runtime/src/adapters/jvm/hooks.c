@@ -73,15 +73,14 @@ __attribute__((noinline, cold)) static void enter_slow(JNIEnv *env, jint id)
         return;
     }
     t->guard = 1;
-    if (!java_named)
+    if (!java_named && env) /* without env (a critical call) the next JNI call names it */
         name_from_java(env, t);
     plx_enter(t, JAVA_KEY(id), (uint32_t)id);
     t->guard = 0;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_enter(JNIEnv *env, jclass cls, jint id)
+static inline __attribute__((always_inline)) void enter(JNIEnv *env, jint id)
 {
-    (void)cls;
     struct plx_thread *t = plx_self;
     if (PLX_UNLIKELY(t == NULL || t->guard || !java_named)) {
         enter_slow(env, id);
@@ -92,6 +91,19 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_enter(JNIEnv *env, jclass c
     plx_enter(t, JAVA_KEY(id), (uint32_t)id);
     atomic_signal_fence(memory_order_seq_cst);
     t->guard = 0;
+}
+
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_enter(JNIEnv *env, jclass cls, jint id)
+{
+    (void)cls;
+    enter(env, id);
+}
+
+/* The JVM's critical native (-XX:+CriticalJNINatives, JDK 17 and earlier; plx run adds it when
+ * the JVM has it): called from compiled code without the JNI transition. */
+JNIEXPORT void JNICALL JavaCritical_org_parallax_agent_Hooks_enter(jint id)
+{
+    enter(NULL, id);
 }
 
 /* The innermost frame is not this method's: the methods above it were left by an exception
@@ -113,10 +125,8 @@ __attribute__((noinline, cold)) static void exit_unwind(struct plx_thread *t, ui
     t->guard = 0;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_exit(JNIEnv *env, jclass cls, jint id)
+static inline __attribute__((always_inline)) void leave(jint id)
 {
-    (void)env;
-    (void)cls;
     uint64_t now = plx_ticks();
     struct plx_thread *t = plx_self;
     if (PLX_UNLIKELY(t == NULL || t->guard))
@@ -137,6 +147,18 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_exit(JNIEnv *env, jclass cl
     plx_leave(t, f, now);
     atomic_signal_fence(memory_order_seq_cst);
     t->guard = 0;
+}
+
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_exit(JNIEnv *env, jclass cls, jint id)
+{
+    (void)env;
+    (void)cls;
+    leave(id);
+}
+
+JNIEXPORT void JNICALL JavaCritical_org_parallax_agent_Hooks_exit(jint id)
+{
+    leave(id);
 }
 
 /* ---- class rewriting (slow path: once per method and class) -------------------------------- */

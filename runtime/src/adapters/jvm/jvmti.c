@@ -1,6 +1,8 @@
 /* The JVMTI half of the agent (-agentpath:libplx.so, added by plx run): Java threads named by
- * Thread.getName() from their start, and garbage collections as regions of the thread running
- * them (the JVM's VM thread), so a method's time that was a collection shows as such. */
+ * Thread.getName() from their start, every JVM thread listed (JavaThread records: at the JVM's
+ * start, at each thread start and at the JVM's end, measured code or not), and garbage
+ * collections as regions of the thread running them (the JVM's VM thread), so a method's time
+ * that was a collection shows as such. */
 #include "jvm.h"
 
 #include <jvmti.h>
@@ -11,12 +13,63 @@ static jvmtiEnv *jvmti;
 static uint32_t gc_region = PLX_NO_INDEX;
 #define GC_KEY ((uintptr_t)3 << 62)
 
+enum { SEEN_VM_START = 1, SEEN_STARTING = 2, SEEN_VM_END = 4 };
+
+static void list_thread(const char *name, uint32_t flags)
+{
+    struct plx_thread *t = plx_self;
+    if (t)
+        t->guard++;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_java_thread(&rec, flags, name);
+    plx_rec_write(&rec, 0);
+    if (t)
+        t->guard--;
+}
+
+/* Every live Java thread of the JVM now, as JavaThread records. */
+static void list_all(jvmtiEnv *env, JNIEnv *jni, uint32_t flags)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    if ((*env)->GetAllThreads(env, &n, &threads) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++) {
+        jvmtiThreadInfo info;
+        memset(&info, 0, sizeof info);
+        if ((*env)->GetThreadInfo(env, threads[i], &info) == JVMTI_ERROR_NONE && info.name) {
+            list_thread(info.name, flags);
+            (*env)->Deallocate(env, (unsigned char *)info.name);
+        }
+        if (jni) {
+            (*jni)->DeleteLocalRef(jni, info.thread_group);
+            (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+        }
+    }
+    (*env)->Deallocate(env, (unsigned char *)threads);
+}
+
+static void JNICALL vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    list_all(env, jni, SEEN_VM_START);
+}
+
+static void JNICALL vm_death(jvmtiEnv *env, JNIEnv *jni)
+{
+    list_all(env, jni, SEEN_VM_END);
+}
+
 static void JNICALL thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     (void)jni;
     jvmtiThreadInfo info;
     if ((*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE)
         return;
+    if (info.name)
+        list_thread(info.name, SEEN_STARTING);
     /* A thread attached again keeps its first name (the launcher's main thread re-attaches as
      * DestroyJavaVM to wait for the others). */
     struct plx_thread *t = plx_thread();
@@ -75,10 +128,14 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ThreadStart = thread_start;
+    cb.VMInit = vm_init;
+    cb.VMDeath = vm_death;
     cb.GarbageCollectionStart = gc_start;
     cb.GarbageCollectionFinish = gc_finish;
     (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
     if (gc) {
         gc_region = plx_region_of_name("(garbage collection)", PLX_KIND_JAVA) & PLX_REGION_ID_MASK;
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,

@@ -8,7 +8,7 @@ int plx_mpi_ready;
 
 __attribute__((constructor)) static void plx_mpi_load(void)
 {
-    plx_ext_on_thread_end(plx_mpi_stats_write);
+    plx_ext_on_thread_end(plx_mpi_thread_end);
 }
 
 /* After Init: who this process is. Runs with the thread acquired (nothing recorded inside). */

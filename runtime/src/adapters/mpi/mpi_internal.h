@@ -7,10 +7,7 @@
 
 #include "../../core/ext.h"
 
-#define PLX_KIND_MPI 4
-#define PLX_NO_PEER 0xFFFFFFFFu
-
-enum { PLX_DIR_SENT = 0, PLX_DIR_RECEIVED = 1 };
+#define PLX_NO_PEER PLX_EXT_NO_PEER
 
 struct plx_comm {
     MPI_Comm handle;
@@ -44,7 +41,7 @@ PLX_HIDDEN struct plx_req *plx_mpi_req_find(MPI_Request r);
 PLX_HIDDEN void plx_mpi_req_remove(struct plx_req *e);
 PLX_HIDDEN uintptr_t plx_mpi_req_key(MPI_Request r);
 
-/* recording (mpi_record.c) */
+/* recording (mpi_record.c, on the runtime's message records: core/messages.c) */
 PLX_HIDDEN void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
                              uint32_t peer, int tag, uint64_t bytes);
 PLX_HIDDEN void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
@@ -53,7 +50,7 @@ PLX_HIDDEN void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Co
                                    uint64_t sent, uint64_t received);
 PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);
 PLX_HIDDEN uint64_t plx_mpi_bytes(int count, MPI_Datatype type);
-PLX_HIDDEN void plx_mpi_stats_write(struct plx_thread *t);
+PLX_HIDDEN void plx_mpi_thread_end(struct plx_thread *t);
 
 /* scratch arrays of the calling thread, for saved requests and substitute statuses */
 PLX_HIDDEN MPI_Request *plx_mpi_scratch_requests(struct plx_thread *t, int n);

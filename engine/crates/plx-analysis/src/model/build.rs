@@ -344,6 +344,7 @@ pub(super) fn build_process(
         throttled,
         counters,
         java_classes: p.java_classes.clone(),
+        java_threads: p.java_threads.clone(),
         probe_sites: p.probe_sites.clone(),
         probe_changes: p.probe_changes.clone(),
         omp_teams: p.omp_teams.clone(),

@@ -2,20 +2,10 @@
 //! its output as text.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// A fresh directory under the system's temporary directory, distinct per test binary.
-pub fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "plx-cli-{}-{}-{name}",
-        env!("CARGO_CRATE_NAME"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+#[allow(unused_imports)]
+pub use plx_format::test_dir::tmp;
 
 /// Runs the `plx` binary under test.
 pub fn plx(args: &[&str]) -> Output {

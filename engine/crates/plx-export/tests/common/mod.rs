@@ -1,19 +1,14 @@
 //! Synthetic experiments the export tests share (also used by plx-cli's export tests).
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{EventEncoder, Record, RegionKind, UserEventDef, NONE_U32};
 
-/// A fresh directory under the system's temporary directory.
-pub fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("plx-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+#[allow(unused_imports)]
+pub use plx_format::test_dir::tmp;
 
 /// Process 100 on node1 traced with two threads: main runs two iterations (a phase) of
 /// compute, the first with fib recursing once, and records the user event `bytes`; the worker

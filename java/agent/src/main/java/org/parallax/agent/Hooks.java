@@ -43,6 +43,20 @@ public final class Hooks {
     /** A class rewritten: its name, methods instrumented, and the nanoseconds the rewrite took. */
     static native void classDone(String name, int methods, long nanos, int flags);
 
+    /**
+     * MPJ Express (package mpi, rewritten by {@link Mpj}): the region id of an MPI routine
+     * (kind MPI); the routine entered (the message it sends, if any), left (with its result:
+     * the message it received, the request it posted or completed, the collective's bytes), or
+     * left by an exception; MPI.Init's rank and size in MPI.COMM_WORLD.
+     */
+    static native int mpjRoutine(String mpiName);
+    public static native void mpjBegin(int region, int kind, Object comm, Object datatype, int count,
+                                       int peer, int tag);
+    public static native void mpjEnd(Object result, int region, int kind, Object self, Object datatype,
+                                     int count, int root);
+    public static native void mpjAbort(int region);
+    public static native void mpjInit(Object world, int rank, int size);
+
     /** User API (org.parallax.Profile): kind 1 region, 2 phase. */
     public static native void regionBegin(String name, int kind);
     public static native void regionEnd(String name, int kind);

@@ -2,6 +2,7 @@ package org.parallax.agent;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
+import java.util.Map;
 
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.ClassVisitor;
@@ -16,7 +17,8 @@ import org.objectweb.asm.Opcodes;
  * the method's exception table, on an exception thrown out of it. In a constructor the handler
  * covers the code after its super() or this() call (code before it may not be covered): an
  * exception thrown by that call itself leaves the frame to be closed by the next exit of an
- * enclosing method. Classes the filter excludes are returned unchanged (not rewritten).
+ * enclosing method. Classes the filter excludes are returned unchanged (not rewritten), except
+ * MPJ Express's communication methods ({@link Mpj}), rewritten to record MPI whatever the filter.
  */
 final class Transformer implements ClassFileTransformer {
     private static final String HOOKS = "org/parallax/agent/Hooks";
@@ -27,18 +29,21 @@ final class Transformer implements ClassFileTransformer {
                             ProtectionDomain domain, byte[] bytes) {
         if (className == null || redefined != null || className.startsWith("org/parallax/agent/"))
             return null;
-        if (!Hooks.classMeasured(className))
+        boolean measured = Hooks.classMeasured(className);
+        Map<String, Mpj.Routine> mpj = Mpj.of(className, loader);
+        if (!measured && mpj == null)
             return null;
         long t0 = System.nanoTime();
         try {
             ClassReader reader = new ClassReader(bytes);
             ClassWriter writer = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-            ClassHook hook = new ClassHook(writer);
+            ClassHook hook = new ClassHook(writer, measured, mpj);
             reader.accept(hook, ClassReader.EXPAND_FRAMES);
-            if (hook.methods == 0)
+            if (hook.methods == 0 && hook.mpjMethods == 0)
                 return null;
             byte[] out = writer.toByteArray();
-            Hooks.classDone(className.replace('/', '.'), hook.methods, System.nanoTime() - t0, 0);
+            if (hook.methods > 0)
+                Hooks.classDone(className.replace('/', '.'), hook.methods, System.nanoTime() - t0, 0);
             return out;
         } catch (Throwable e) {
             if (!warned) {
@@ -51,12 +56,16 @@ final class Transformer implements ClassFileTransformer {
     }
 
     private static final class ClassHook extends ClassVisitor {
+        final boolean measured;
+        final Map<String, Mpj.Routine> mpj;
         String owner;
         boolean frames;
-        int methods;
+        int methods, mpjMethods;
 
-        ClassHook(ClassVisitor next) {
+        ClassHook(ClassVisitor next, boolean measured, Map<String, Mpj.Routine> mpj) {
             super(Opcodes.ASM9, next);
+            this.measured = measured;
+            this.mpj = mpj;
         }
 
         @Override
@@ -73,11 +82,18 @@ final class Transformer implements ClassFileTransformer {
             MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
             if ((access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_BRIDGE)) != 0)
                 return mv;
-            int id = Hooks.method(Names.method(owner, name, desc));
-            if (id < 0)
-                return mv;
-            methods++;
-            return new MethodHook(mv, id, name.equals("<init>"), frames);
+            int id = measured ? Hooks.method(Names.method(owner, name, desc)) : -1;
+            if (id >= 0) {
+                methods++;
+                mv = new MethodHook(mv, id, name.equals("<init>"), frames);
+            }
+            Mpj.Routine routine = mpj != null ? mpj.get(name + desc) : null;
+            int region = routine != null ? Hooks.mpjRoutine(routine.mpiName) : -1;
+            if (region >= 0) {
+                mpjMethods++;
+                mv = new Mpj.Hook(mv, routine, region, frames);
+            }
+            return mv;
         }
     }
 

@@ -1,0 +1,126 @@
+/* Messages of every message-passing layer (MPI's PMPI wrappers in libplx-mpi, MPJ Express through
+ * the Java agent): the trace events (send, receive, collective) and the per-thread statistics by
+ * (routine, peer, communicator, direction), in the thread's "mpi" live file, written as
+ * MessageStats records when the thread's data is written. Peers are world ranks; communicators
+ * are the ids of their CommDef records. */
+#include "ext.h"
+#include "hotpath.h"
+
+#include <stddef.h>
+#include <sys/mman.h>
+
+#define STAT_SLOTS 4096u
+
+/* 56 bytes, the item of the "mpi" live file (spec/format.md) */
+struct stat_entry {
+    uint32_t region, peer, comm, used;
+    uint8_t dir, pad[7];
+    uint64_t count, bytes, min, max;
+};
+_Static_assert(sizeof(struct stat_entry) == PLX_LIVE_MPI_ITEM_SIZE &&
+               offsetof(struct stat_entry, used) == PLX_LIVE_MPI_OFF_USED &&
+               offsetof(struct stat_entry, dir) == PLX_LIVE_MPI_OFF_DIRECTION &&
+               offsetof(struct stat_entry, count) == PLX_LIVE_MPI_OFF_COUNT &&
+               offsetof(struct stat_entry, max) == PLX_LIVE_MPI_OFF_MAX_BYTES, "live mpi item");
+
+enum { DIR_SENT = 0, DIR_RECEIVED = 1 };
+
+struct msg_thread {
+    struct stat_entry *stats; /* STAT_SLOTS entries in the thread's "mpi" live file */
+    struct plx_live_header *live;
+    uint64_t lost;            /* statistics that found the table full */
+};
+
+static struct msg_thread *mine(struct plx_thread *t)
+{
+    if (!t->messages) {
+        struct msg_thread *m = mmap(NULL, sizeof(struct msg_thread), PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        m->stats = plx_live_map("mpi", t->index, sizeof(struct stat_entry), STAT_SLOTS, &m->live);
+        if (!m->stats) {
+            munmap(m, sizeof *m);
+            return NULL;
+        }
+        m->live->count = STAT_SLOTS; /* a hash table: readers take the entries marked used */
+        t->messages = m;
+    }
+    return t->messages;
+}
+
+static void count(struct plx_thread *t, uint32_t region, uint32_t peer, uint32_t comm, int dir,
+                  uint64_t bytes)
+{
+    struct msg_thread *m = mine(t);
+    if (!m)
+        return;
+    uint32_t h = (uint32_t)(((uint64_t)region * 0x9E3779B1u ^ (uint64_t)peer * 0x85EBCA77u ^
+                             (uint64_t)comm * 0xC2B2AE3Du ^ (uint64_t)dir) * 0x9E3779B97F4A7C15ull >> 40);
+    for (uint32_t n = 0; n < STAT_SLOTS; n++) {
+        struct stat_entry *e = &m->stats[(h + n) & (STAT_SLOTS - 1)];
+        if (!e->used) {
+            *e = (struct stat_entry){region, peer, comm, 0, (uint8_t)dir, {0}, 0, 0, bytes, bytes};
+            __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+        } else if (e->region != region || e->peer != peer || e->comm != comm || e->dir != dir) {
+            continue;
+        }
+        e->count++;
+        e->bytes += bytes;
+        if (bytes < e->min)
+            e->min = bytes;
+        if (bytes > e->max)
+            e->max = bytes;
+        return;
+    }
+    m->lost++;
+}
+
+void plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer, int tag,
+                      uint64_t bytes)
+{
+    uint64_t w[PLX_EXT_SEND_WORDS];
+    plx_ext_pack_send(w, peer, tag, bytes, comm);
+    plx_trace_ext(t, PLX_EXT_SEND, w, PLX_EXT_SEND_WORDS);
+    count(t, region, peer, comm, DIR_SENT, bytes);
+}
+
+void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer,
+                          int tag, uint64_t bytes)
+{
+    uint64_t w[PLX_EXT_RECV_WORDS];
+    plx_ext_pack_recv(w, peer, tag, bytes, comm);
+    plx_trace_ext(t, PLX_EXT_RECV, w, PLX_EXT_RECV_WORDS);
+    count(t, region, peer, comm, DIR_RECEIVED, bytes);
+}
+
+void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t root,
+                            uint64_t sent, uint64_t received)
+{
+    uint64_t w[PLX_EXT_COLLECTIVE_WORDS];
+    plx_ext_pack_collective(w, comm, root, sent, received);
+    plx_trace_ext(t, PLX_EXT_COLLECTIVE, w, PLX_EXT_COLLECTIVE_WORDS);
+    count(t, region, PLX_EXT_NO_PEER, comm, DIR_SENT, sent);
+    count(t, region, PLX_EXT_NO_PEER, comm, DIR_RECEIVED, received);
+}
+
+void plx_messages_write(struct plx_thread *t)
+{
+    struct msg_thread *m = t->messages;
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < STAT_SLOTS; i++) {
+        const struct stat_entry *e = &m->stats[i];
+        if (!e->used)
+            continue;
+        struct plx_rec rec;
+        plx_rec_init(&rec);
+        plx_enc_message_stats(&rec, t->index, e->region, e->peer, e->dir, e->comm, e->count, e->bytes,
+                              e->min, e->max);
+        plx_rec_write(&rec, 0);
+    }
+    t->messages = NULL;
+    plx_live_remove("mpi", t->index);
+    plx_live_unmap(m->live);
+    munmap(m, sizeof *m);
+}
