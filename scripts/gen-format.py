@@ -464,7 +464,9 @@ def rs_record_enum(w, recs, enum, file):
             if f["name"] in cnt:
                 w("                let %s = r.u32()?;" % f["name"])
                 rep = cnt[f["name"]]
-                w("                if %s as usize > r.remaining() / %d {" % (f["name"], item_min(rep)))
+                size = item_min(rep)
+                bound = "r.remaining()" if size == 1 else "r.remaining() / %d" % size
+                w("                if %s as usize > %s {" % (f["name"], bound))
                 w("                    return Err(DecodeProblem::BadCount(%s as u64));\n                }" % f["name"])
                 continue
             rn = f.get("rust_name", f["name"])

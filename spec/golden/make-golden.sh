@@ -24,6 +24,8 @@
 #   counters         src/counters.c, --trace --counters task-clock,page-faults and the filter rule
 #                    "counters step task-clock | page-faults every 2", reloaded once (CounterSet, CounterEpoch,
 #                    ThreadCounters, NodeCounters, subtypes counted_call and counter_epoch)
+#   counter-paths    src/counters.c with --counters task-clock,page-faults and the filter rule
+#                    "counters step page-faults" (CounterReadPaths: read() and the group's time)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
@@ -96,6 +98,11 @@ for name in "$@"; do
     "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
     echo 'counters step task-clock | page-faults every 2' > "$tmp/counters.filter"
     "$plx" run -o "$tmp/out-$name" --trace --filter "$tmp/counters.filter" \
+      --counters task-clock,page-faults -- "$tmp/counters" ;;
+  counter-paths)
+    "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
+    echo 'counters step page-faults' > "$tmp/counters.filter"
+    "$plx" run -o "$tmp/out-$name" --filter "$tmp/counters.filter" \
       --counters task-clock,page-faults -- "$tmp/counters" ;;
   java|java-threads)
     javac -d "$tmp" src/Golden.java

@@ -6,9 +6,11 @@
  * at a time (process start, then the reload thread) under `cfg_lock`; counting threads read a
  * set's fields only after its id was published through a region's context (release/acquire).
  * Each thread opens a set's group itself (perf_event_open on the calling thread), at its start
- * for set 0 and at its first counted call of a set for the others. */
+ * for set 0 and at its first counted call of a set for the others. A set whose every group
+ * event the kernel lets user space read (rdpmc.h) is read with rdpmc, else with one read(). */
 #include "counters.h"
 #include "counter_events.h"
+#include "rdpmc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -358,6 +360,10 @@ struct plx_ctr_thread {
     int8_t pos[PLX_CTR_MAX_SETS][PLX_CTR_MAX_EVENTS]; /* place in the group's read, -1 none */
     int8_t state[PLX_CTR_MAX_SETS];  /* 0 not opened, 1 open, -1 could not be opened */
     int leader[PLX_CTR_MAX_SETS];
+    uint8_t path[PLX_CTR_MAX_SETS][PLX_CTR_MAX_EVENTS]; /* enum plx_read_path */
+    uint8_t rdpmc[PLX_CTR_MAX_SETS];  /* 1: the set is read with rdpmc */
+    struct perf_event_mmap_page *page[PLX_CTR_MAX_SETS][PLX_CTR_MAX_EVENTS];
+    uint64_t readings_rdpmc[PLX_CTR_MAX_SETS], readings_syscall[PLX_CTR_MAX_SETS];
 #ifdef PLX_HAVE_PAPI
     int papi_set[PLX_CTR_MAX_SETS];  /* PAPI event set of the set's PAPI events, or -1 */
     int8_t papi_pos[PLX_CTR_MAX_SETS][PLX_CTR_MAX_EVENTS];
@@ -412,6 +418,46 @@ static int is_clock(const struct perf_event_attr *a)
 {
     return a->type == PERF_TYPE_SOFTWARE &&
            (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* An event the PMU counts (not a software or tracepoint event): rdpmc may read it. */
+static int on_pmu(const struct perf_event_attr *a)
+{
+    return a->type != PERF_TYPE_SOFTWARE && a->type != PERF_TYPE_TRACEPOINT;
+}
+
+/* Each event's read path of set `id` (opened), and its rdpmc pages when the set takes rdpmc. */
+static void choose_paths(struct plx_ctr_thread *c, uint32_t id)
+{
+    const struct set *s = &sets[id];
+    for (uint32_t i = 0; i < s->nevents; i++) {
+        uint8_t p = PLX_PATH_NONE;
+        if (c->pos[id][i] == POS_TIME) {
+            p = PLX_PATH_TIME;
+        } else if (c->fd[id][i] >= 0) {
+            p = PLX_PATH_READ;
+            if (plx_rdpmc_available() && on_pmu(&s->attr[i])) {
+                void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c->fd[id][i], 0);
+                if (m != MAP_FAILED) {
+                    c->page[id][i] = m;
+                    if (plx_rdpmc_allowed(m))
+                        p = PLX_PATH_RDPMC;
+                }
+            }
+        }
+#ifdef PLX_HAVE_PAPI
+        if (s->papi[i] && c->papi_set[id] >= 0)
+            p = PLX_PATH_PAPI;
+#endif
+        c->path[id][i] = p;
+    }
+    c->rdpmc[id] = (uint8_t)plx_rdpmc_decide(c->path[id], s->nevents);
+    if (!c->rdpmc[id])
+        for (uint32_t i = 0; i < s->nevents; i++)
+            if (c->page[id][i]) {
+                munmap(c->page[id][i], 4096);
+                c->page[id][i] = NULL;
+            }
 }
 
 /* Opens set `id`'s group on the calling thread (its owner). A failure after a good probe
@@ -485,15 +531,45 @@ static int open_set(struct plx_ctr_thread *c, uint32_t id)
     n += c->papi_set[id] >= 0 ? np : 0;
 #endif
     c->state[id] = n > 0 ? 1 : -1;
+    if (n > 0)
+        choose_paths(c, id);
     return n > 0;
 }
 
-/* One reading of set `id` into v[0..nevents): one read() of the group (and one PAPI_read). */
+/* A reading of set `id` with rdpmc alone: 1, or 0 when an event is not on a counter now. */
+static int read_rdpmc(struct plx_ctr_thread *c, uint32_t id, uint64_t *v)
+{
+    const struct set *s = &sets[id];
+    for (uint32_t i = 0; i < s->nevents; i++) {
+        if (c->path[id][i] == PLX_PATH_RDPMC) {
+            if (plx_rdpmc_read_with(c->page[id][i], plx_rdpmc_insn, &v[i]) != 0)
+                return 0;
+        } else if (c->path[id][i] != PLX_PATH_PAPI) {
+            v[i] = 0;
+        }
+    }
+    return 1;
+}
+
+/* One reading of set `id` into v[0..nevents): rdpmc where the set takes it, else one read() of
+ * the group; and one PAPI_read for its PAPI events. */
 static void read_set(struct plx_ctr_thread *c, uint32_t id, uint64_t *v)
 {
     const struct set *s = &sets[id];
     uint64_t buf[3 + PLX_CTR_MAX_EVENTS]; /* nr, time enabled, time running, values */
     int got = 0;
+    if (c->rdpmc[id] && read_rdpmc(c, id, v)) {
+        c->readings_rdpmc[id]++;
+#ifdef PLX_HAVE_PAPI
+        long long pv[PLX_CTR_MAX_EVENTS];
+        int pgot = c->papi_set[id] >= 0 && PAPI_read(c->papi_set[id], pv) == PAPI_OK;
+        for (uint32_t i = 0; i < s->nevents; i++)
+            if (s->papi[i])
+                v[i] = pgot ? (uint64_t)pv[(int)c->papi_pos[id][i]] : 0;
+#endif
+        return;
+    }
+    c->readings_syscall[id]++;
     if (c->leader[id] >= 0)
         got = plx_sys_read(c->leader[id], buf, sizeof buf) >= 32; /* the runtime's own I/O: raw */
 #ifdef PLX_HAVE_PAPI
@@ -513,9 +589,12 @@ static void read_set(struct plx_ctr_thread *c, uint32_t id, uint64_t *v)
 static void close_sets(struct plx_ctr_thread *c)
 {
     for (int s = 0; s < PLX_CTR_MAX_SETS; s++) {
-        for (int i = 0; i < PLX_CTR_MAX_EVENTS; i++)
+        for (int i = 0; i < PLX_CTR_MAX_EVENTS; i++) {
+            if (c->page[s][i])
+                munmap(c->page[s][i], 4096);
             if (c->fd[s][i] >= 0)
                 plx_sys_close(c->fd[s][i]);
+        }
 #ifdef PLX_HAVE_PAPI
         if (c->papi_set[s] >= 0) {
             long long pv[PLX_CTR_MAX_EVENTS];
@@ -667,6 +746,13 @@ static void write_thread(struct plx_thread *t, struct plx_ctr_thread *c)
         for (uint32_t i = 0; i < ts->nevents; i++)
             v[i] = v[i] >= c->thread_start[i] ? v[i] - c->thread_start[i] : 0;
         plx_enc_thread_counters(&rec, t->index, thread_set, ts->nevents, v);
+        plx_rec_write(&rec, 0);
+    }
+    for (uint32_t s = 0; s < n; s++) { /* how each opened set was read */
+        if (c->state[s] <= 0)
+            continue;
+        plx_enc_counter_read_paths(&rec, t->index, s, c->readings_rdpmc[s], c->readings_syscall[s],
+                                   sets[s].nevents, c->path[s]);
         plx_rec_write(&rec, 0);
     }
     for (uint32_t s = 0; s < n; s++) {

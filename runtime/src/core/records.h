@@ -43,6 +43,7 @@ enum plx_record_type {
     PLX_REC_COUNTER_EPOCH = 23, /* CounterEpoch, process.plx */
     PLX_REC_THREAD_COUNTERS = 24, /* ThreadCounters, process.plx */
     PLX_REC_NODE_COUNTERS = 25, /* NodeCounters, process.plx */
+    PLX_REC_COUNTER_READ_PATHS = 26, /* CounterReadPaths, process.plx */
     PLX_REC_PROBE_SITE = 28, /* ProbeSite, process.plx */
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
@@ -601,6 +602,20 @@ static inline void plx_enc_node_counters(struct plx_rec *r, uint32_t thread, uin
     r->items = r->expect;
 }
 
+/* CounterReadPaths (26) */
+static inline void plx_enc_counter_read_paths(struct plx_rec *r, uint32_t thread, uint32_t set, uint64_t rdpmc_readings, uint64_t syscall_readings, uint32_t count, const uint8_t *paths)
+{
+    plx_rec_begin(r, PLX_REC_COUNTER_READ_PATHS);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u32(r, set);
+    plx_rec_put_u64(r, rdpmc_readings);
+    plx_rec_put_u64(r, syscall_readings);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+    plx_rec_put(r, paths, (size_t)count * 1);
+    r->items = r->expect;
+}
+
 /* ProbeSite (28) */
 static inline void plx_enc_probe_site(struct plx_rec *r, uint32_t module_id, uint64_t address, uint8_t skipped, const char *name, const char *reason)
 {
@@ -741,6 +756,8 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_THREAD_COUNTERS_VALUES_ITEM_SIZE 8u
 #define PLX_NODE_COUNTERS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
 #define PLX_NODE_COUNTERS_VALUES_ITEM_SIZE 8u
+#define PLX_COUNTER_READ_PATHS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
+#define PLX_COUNTER_READ_PATHS_PATHS_ITEM_SIZE 1u
 #define PLX_PROBE_SITE_FIXED_SIZE 13u /* bytes before the first string or repeated field */
 #define PLX_PROBE_CHANGE_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
@@ -961,6 +978,12 @@ enum {
     PLX_F_NODE_COUNTERS_CALLS = 4,
     PLX_F_NODE_COUNTERS_COUNT = 5,
     PLX_F_NODE_COUNTERS_VALUES = 6,
+    PLX_F_COUNTER_READ_PATHS_THREAD = 0,
+    PLX_F_COUNTER_READ_PATHS_SET = 1,
+    PLX_F_COUNTER_READ_PATHS_RDPMC_READINGS = 2,
+    PLX_F_COUNTER_READ_PATHS_SYSCALL_READINGS = 3,
+    PLX_F_COUNTER_READ_PATHS_COUNT = 4,
+    PLX_F_COUNTER_READ_PATHS_PATHS = 5,
     PLX_F_PROBE_SITE_MODULE_ID = 0,
     PLX_F_PROBE_SITE_ADDRESS = 1,
     PLX_F_PROBE_SITE_SKIPPED = 2,
@@ -1240,6 +1263,14 @@ static const struct plx_field_def plx_fields_node_counters[] = {
     {"count", PLX_T_U32, -1, 0, 0, NULL},
     {"values", PLX_T_U64, 5, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_counter_read_paths[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"set", PLX_T_U32, -1, 0, 0, NULL},
+    {"rdpmc_readings", PLX_T_U64, -1, 0, 0, NULL},
+    {"syscall_readings", PLX_T_U64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"paths", PLX_T_U8, 4, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_probe_site[] = {
     {"module_id", PLX_T_U32, -1, 0, 0, NULL},
     {"address", PLX_T_U64, -1, 0, 0, NULL},
@@ -1332,6 +1363,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {23, "CounterEpoch", 5, 5, plx_fields_counter_epoch},
     {24, "ThreadCounters", 4, 4, plx_fields_thread_counters},
     {25, "NodeCounters", 7, 7, plx_fields_node_counters},
+    {26, "CounterReadPaths", 6, 6, plx_fields_counter_read_paths},
     {28, "ProbeSite", 5, 5, plx_fields_probe_site},
     {29, "ProbeChange", 3, 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, 6, plx_fields_trace_chunk},
@@ -1343,7 +1375,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 35
+#define PLX_RECORD_DEFS 36
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

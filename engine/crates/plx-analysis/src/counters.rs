@@ -78,6 +78,31 @@ pub struct ThreadCounters {
     pub calls: Vec<CountedCall>,
 }
 
+/// How one set was read, over the threads that opened it (record 26).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SetReadPaths {
+    /// Threads that opened the set.
+    pub threads: u32,
+    /// Readings made with `rdpmc`, and with `read()` (or `PAPI_read`), over those threads.
+    pub rdpmc_readings: u64,
+    /// See `rdpmc_readings`.
+    pub syscall_readings: u64,
+    /// Per event of the set: path (record 26's codes) → threads that read it so.
+    pub events: Vec<BTreeMap<u8, u32>>,
+}
+
+/// The name of a read path code of record 26.
+pub fn read_path_name(path: u8) -> &'static str {
+    match path {
+        0 => "not counted",
+        1 => "read()",
+        2 => "group time enabled",
+        3 => "rdpmc",
+        4 => "PAPI",
+        _ => "unknown path",
+    }
+}
+
 /// One process's counter data.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProcessCounters {
@@ -87,6 +112,8 @@ pub struct ProcessCounters {
     pub epochs: Vec<(u32, String, u32)>,
     /// Threads with counter data, by index.
     pub threads: Vec<ThreadCounters>,
+    /// How each set was read, by set.
+    pub read_paths: BTreeMap<u32, SetReadPaths>,
 }
 
 impl ProcessCounters {
@@ -131,6 +158,21 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
             )
         })
         .collect();
+    let mut read_paths: BTreeMap<u32, SetReadPaths> = BTreeMap::new();
+    for d in p.threads.values() {
+        for r in &d.counter_paths {
+            let e = read_paths.entry(r.set).or_default();
+            e.threads += 1;
+            e.rdpmc_readings += r.rdpmc_readings;
+            e.syscall_readings += r.syscall_readings;
+            if e.events.len() < r.paths.len() {
+                e.events.resize(r.paths.len(), BTreeMap::new());
+            }
+            for (i, &path) in r.paths.iter().enumerate() {
+                *e.events[i].entry(path).or_default() += 1;
+            }
+        }
+    }
     let mut threads = Vec::new();
     for (th, d) in &p.threads {
         if d.counters.is_empty() && d.node_counters.is_empty() {
@@ -196,6 +238,7 @@ pub fn build(p: &ProcessData, global: &mut dyn FnMut(u32) -> u32) -> ProcessCoun
             .map(|e| (e.epoch, e.path.clone(), e.bad_lines))
             .collect(),
         threads,
+        read_paths,
     }
 }
 

@@ -52,6 +52,7 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
             EventKind::OmpTeam {
                 region, thread_num, ..
             } => format!("team {} num {thread_num}", m.regions().name(region)),
+            EventKind::Counted { set, values, .. } => format!("counted {set} {values:?}"),
         };
         out.push(format!("{t} {loc} {what}"));
     }

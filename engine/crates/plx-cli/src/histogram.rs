@@ -32,7 +32,9 @@ pub struct HistogramArgs {
     /// The metric: cpu (CPU utilization from CPU samples, plx run --cpu-sample; locations
     /// without samples as compute), compute (computing utilization from the trace's states:
     /// outside MPI, sockets and waits), mpi (time in MPI), messages and bytes (sent),
-    /// calls:FUNC (calls beginning in the bin), time:FUNC (time inside FUNC).
+    /// calls:FUNC (calls beginning in the bin), time:FUNC (time inside FUNC); a counter of
+    /// the runs' counters contexts, EVENT or EVENT:FUNC (its counted calls' counts, each
+    /// spread over its call's time); an external metric's name.
     #[arg(long, value_name = "M")]
     pub metric: String,
     /// Number of bins (over the longest run's span).
@@ -51,7 +53,14 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
     check_bins(args.bins)?;
     let metric = match Metric::parse(&args.metric) {
         Ok(m) => m,
-        Err(e) => return crate::histogram_external::histogram(args, e),
+        Err(e) => {
+            if let Some((event, func)) =
+                crate::histogram_counters::counter_metric(&args.dirs, &args.metric)
+            {
+                return crate::histogram_counters::histogram(args, &event, func.as_deref());
+            }
+            return crate::histogram_external::histogram(args, e);
+        }
     };
     let mut runs = Vec::new();
     for dir in &args.dirs {

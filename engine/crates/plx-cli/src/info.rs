@@ -218,6 +218,35 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
                 s.epoch,
                 events.join(", ")
             )?;
+            if let Some(r) = p.counters.read_paths.get(&s.set) {
+                let paths: Vec<String> = s
+                    .events
+                    .iter()
+                    .zip(&r.events)
+                    .map(|(e, by)| {
+                        let how: Vec<String> = by
+                            .iter()
+                            .map(|(&path, &n)| {
+                                let name = plx_analysis::counters::read_path_name(path);
+                                if by.len() == 1 {
+                                    name.to_string()
+                                } else {
+                                    format!("{name} in {n} threads")
+                                }
+                            })
+                            .collect();
+                        format!("{e} {}", how.join(" / "))
+                    })
+                    .collect();
+                writeln!(
+                    out,
+                    "      read: {} ({} threads; {} readings with rdpmc, {} with read())",
+                    paths.join(", "),
+                    r.threads,
+                    r.rdpmc_readings,
+                    r.syscall_readings
+                )?;
+            }
         }
     }
     writeln!(out)

@@ -15,6 +15,7 @@ mod export;
 mod filter;
 mod hierarchy;
 mod histogram;
+mod histogram_counters;
 mod histogram_external;
 mod import;
 mod info;

@@ -10,7 +10,9 @@
 //! equal timestamps. User events are `C` counters; collectives instant events. The runtime's own
 //! work (regions of kind runtime: `plx_flush`, `plx_symbols`) is measurement cost, not a call of
 //! the program: its slices are on a *measurement track* of their thread (tid
-//! [`MEASURE_BASE`] + thread), never nested in the program's slices.
+//! [`MEASURE_BASE`] + thread), never nested in the program's slices. A counted call (a
+//! `counters` context) is a step on a `C` track per event and thread: its inclusive count from
+//! its entry, 0 from its exit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -51,7 +53,7 @@ impl Exporter for Chrome {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let merge = input.merge()?;
+        let merge = input.merge_with_counters()?;
         let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
         let external = plx_analysis::external::external_metrics(
             &input.model,
@@ -96,6 +98,11 @@ struct Writer<'a> {
     pid: Vec<u64>,
     tid: Vec<u64>,
     counter_suffix: Vec<String>,
+    /// Per location: its process (model index), the open regions with their entry times, and
+    /// the counter tracks whose step ends at a region's exit (region, track name as JSON).
+    process: Vec<usize>,
+    open: Vec<Vec<(u32, i64)>>,
+    steps: Vec<Vec<(u32, String)>>,
     lanes: Vec<Lanes>,
     /// JSON strings of region and user event names, escaped once.
     region_json: Vec<String>,
@@ -151,6 +158,9 @@ impl<'a> Writer<'a> {
                     }
                 })
                 .collect(),
+            process: locs.iter().map(|l| l.process).collect(),
+            open: locs.iter().map(|_| Vec::new()).collect(),
+            steps: locs.iter().map(|_| Vec::new()).collect(),
             lanes: locs.iter().map(|_| Lanes::default()).collect(),
             region_json: Vec::new(),
             region_cat: Vec::new(),
@@ -299,6 +309,55 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
+    /// A counted call ending at `t` (right before its region's exit): per traced event of its
+    /// set, its count from the call's entry (the innermost open `region`), and 0 from the
+    /// region's exit ([`Writer::end_steps`]).
+    fn counted(
+        &mut self,
+        merge: &GlobalMerge,
+        li: u32,
+        t: i64,
+        (set, region, values): (u32, u32, [u64; 4]),
+    ) -> io::Result<()> {
+        let l = li as usize;
+        let entry = self.open[l]
+            .iter()
+            .rev()
+            .find(|&&(r, _)| r == region)
+            .map_or(t, |&(_, e)| e);
+        let events = crate::counted::traced_events(merge.model(), self.process[l], set);
+        for (i, name) in events {
+            let name = json_str(&format!("{name}{}", self.counter_suffix[l]));
+            self.step(li, entry, &name, values[i])?;
+            self.steps[l].push((region, name));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, li: u32, t: i64, name: &str, v: u64) -> io::Result<()> {
+        let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+        self.event(format_args!(
+            "{{\"ph\":\"C\",\"name\":{name},\"cat\":\"counters\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"value\":{v}}}}}",
+            us(t - self.origin)
+        ))
+    }
+
+    /// The counter steps of the regions in `closed` (all with `None`) end at `t`.
+    fn end_steps(&mut self, li: u32, t: i64, closed: Option<&[u32]>) -> io::Result<()> {
+        let l = li as usize;
+        if self.steps[l].is_empty() {
+            return Ok(());
+        }
+        let (end, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.steps[l])
+            .into_iter()
+            .partition(|(r, _)| closed.is_none_or(|c| c.contains(r)));
+        self.steps[l] = keep;
+        for (_, name) in end {
+            self.step(li, t, &name, 0)?;
+        }
+        Ok(())
+    }
+
     /// Each external metric as a counter track of the process "external metrics": one counter
     /// event per sample, at its time on the trace's time base.
     fn external_counters(&mut self) -> io::Result<()> {
@@ -366,10 +425,15 @@ impl<'a> Writer<'a> {
                         measure.enter(li, region);
                     } else {
                         stacks.enter(li, region);
+                        self.open[li as usize].push((region, t));
                     }
                     self.slice(&merge, 'B', li, t, region)?;
                 }
                 EventKind::Exit { region } => {
+                    let open = &mut self.open[li as usize];
+                    if let Some(k) = open.iter().rposition(|&(r, _)| r == region) {
+                        open.truncate(k);
+                    }
                     closed.clear();
                     if self.is_runtime(&merge, region) {
                         measure.exit(li, region, &mut closed);
@@ -379,6 +443,7 @@ impl<'a> Writer<'a> {
                     for &r in &closed {
                         self.slice(&merge, 'E', li, t, r)?;
                     }
+                    self.end_steps(li, t, Some(&closed))?;
                 }
                 EventKind::User { event, value } => {
                     let name = format!(
@@ -478,6 +543,11 @@ impl<'a> Writer<'a> {
                         us(t - self.origin)
                     ))?;
                 }
+                EventKind::Counted {
+                    set,
+                    region,
+                    values,
+                } => self.counted(&merge, li, t, (set, region, values))?,
                 EventKind::StreamSend { .. }
                 | EventKind::StreamRecv { .. }
                 | EventKind::OmpTeam { .. } => {}
@@ -489,6 +559,7 @@ impl<'a> Writer<'a> {
             for r in measure.close_all(li).into_iter().chain(stacks.close_all(li)) {
                 self.slice(&merge, 'E', li, t, r)?;
             }
+            self.end_steps(li, t, None)?;
         }
         self.external_counters()?;
         let clock = merge.clock_report();

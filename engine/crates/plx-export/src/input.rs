@@ -73,4 +73,13 @@ impl ExportInput {
             self.options.merge,
         )?)
     }
+
+    /// As [`ExportInput::merge`], with the counted calls (exports that show counters).
+    pub fn merge_with_counters(&self) -> Result<GlobalMerge<'_>, ExportError> {
+        Ok(GlobalMerge::with_counters(
+            &self.model,
+            &self.experiment,
+            self.options.merge,
+        )?)
+    }
 }

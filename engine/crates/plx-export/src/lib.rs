@@ -10,6 +10,7 @@
 //! below (plus its page under `docs/exports/`).
 #![deny(missing_docs)]
 
+mod counted;
 mod error;
 mod input;
 mod nesting;

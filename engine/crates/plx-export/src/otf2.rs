@@ -434,9 +434,58 @@ impl CommRefs {
     }
 }
 
+/// Counter metrics: a member per event name, a class per list of events a counted call carries
+/// (docs/exports/otf2.md). They come first in their reference spaces (members, and metrics),
+/// before the user events' and the external metrics'.
+#[derive(Default)]
+struct CounterMetrics {
+    /// Member names, by member reference.
+    members: Vec<String>,
+    /// Per class (metric reference): its members.
+    classes: Vec<Vec<u32>>,
+    /// (process, set) → (class, the set's event indices the class's members are).
+    of: HashMap<(usize, u32), (u32, Vec<usize>)>,
+}
+
+impl CounterMetrics {
+    fn new(model: &plx_analysis::Model) -> CounterMetrics {
+        let mut m = CounterMetrics::default();
+        for (p, pm) in model.processes.iter().enumerate() {
+            for s in pm.counters.sets.values().filter(|s| s.context.is_some()) {
+                let events = crate::counted::traced_events(model, p, s.set);
+                if events.is_empty() {
+                    continue;
+                }
+                let members: Vec<u32> = events
+                    .iter()
+                    .map(|&(_, name)| match m.members.iter().position(|x| x == name) {
+                        Some(i) => i as u32,
+                        None => {
+                            m.members.push(name.to_string());
+                            m.members.len() as u32 - 1
+                        }
+                    })
+                    .collect();
+                let class = match m.classes.iter().position(|c| *c == members) {
+                    Some(c) => c as u32,
+                    None => {
+                        m.classes.push(members);
+                        m.classes.len() as u32 - 1
+                    }
+                };
+                let idx = events.iter().map(|&(i, _)| i).collect();
+                m.of.insert((p, s.set), (class, idx));
+            }
+        }
+        m
+    }
+}
+
 /// Writes the archive of `input`'s merged trace into `out` (which exists).
 fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, ExportError> {
-    let mut merge = input.merge()?;
+    let mut merge = input.merge_with_counters()?;
+    let ctr = CounterMetrics::new(merge.model());
+    let ctr_classes = ctr.classes.len() as u32;
     let archive = Archive::open(out)?;
     let a = archive.raw;
     let nloc = merge.locations().len();
@@ -613,10 +662,42 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
                         floating_point: value,
                     };
                     (
-                        OTF2_EvtWriter_Metric(w, null, t, event, 1, &OTF2_TYPE_DOUBLE, &v),
+                        OTF2_EvtWriter_Metric(
+                            w,
+                            null,
+                            t,
+                            ctr_classes + event,
+                            1,
+                            &OTF2_TYPE_DOUBLE,
+                            &v,
+                        ),
                         1,
                     )
                 }
+                EventKind::Counted { set, values, .. } => match ctr.of.get(&(process_of[li], set)) {
+                    Some((class, idx)) => {
+                        let types = vec![OTF2_TYPE_UINT64; idx.len()];
+                        let vs: Vec<OTF2_MetricValue> = idx
+                            .iter()
+                            .map(|&i| OTF2_MetricValue {
+                                unsigned_int: values[i],
+                            })
+                            .collect();
+                        (
+                            OTF2_EvtWriter_Metric(
+                                w,
+                                null,
+                                t,
+                                *class,
+                                idx.len() as u8,
+                                types.as_ptr(),
+                                vs.as_ptr(),
+                            ),
+                            1,
+                        )
+                    }
+                    None => (OTF2_SUCCESS, 0),
+                },
                 EventKind::Acquire { object, kind, .. } => match SyncKind::from_u8(kind) {
                     SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
                         let o = lock_order.entry((process_of[li], object)).or_insert(0);
@@ -693,7 +774,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         if w.is_null() {
             return Err(archive.fail("no event writer for the external metrics"));
         }
-        let base = merge.user_events().len() as u32;
+        let base = ctr_classes + merge.user_events().len() as u32;
         let mut all: Vec<(u64, u32, f64)> = external
             .iter()
             .enumerate()
@@ -736,7 +817,15 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     // the clock's offset is the merge's origin (the first event), as the other exports' times
     let span = (origin, last.max(first.unwrap_or(origin)));
     let external = (external, external_events);
-    write_definitions(&archive, &merge, &refs, &metrics_used, &counts, span, &external)?;
+    write_definitions(
+        &archive,
+        &merge,
+        &refs,
+        (&ctr, &metrics_used),
+        &counts,
+        span,
+        &external,
+    )?;
     let summary = ExportSummary {
         records: n,
         files: Vec::new(),
@@ -753,7 +842,7 @@ fn write_definitions(
     archive: &Archive,
     merge: &GlobalMerge,
     refs: &CommRefs,
-    metrics_used: &[bool],
+    (ctr, metrics_used): (&CounterMetrics, &[bool]),
     counts: &[u64],
     (first, last): (i64, i64),
     (external, external_events): &(Vec<plx_analysis::external::ExternalMetric>, u64),
@@ -903,6 +992,13 @@ fn write_definitions(
         .map(|m| (s.id(&m.name), s.id(&m.unit)))
         .collect();
     let external_location = s.id("external metrics");
+    let ctr_members: Vec<(u32, u32)> = ctr
+        .members
+        .iter()
+        .map(|m| (s.id(m), s.id(crate::counted::unit(m))))
+        .collect();
+    let counters_description = s.id("per counted call: the function's inclusive count");
+    let (nm, nc) = (ctr.members.len() as u32, ctr.classes.len() as u32);
 
     let realtime = model
         .processes
@@ -1054,11 +1150,42 @@ fn write_definitions(
             )?;
             group += 1;
         }
-        for &(m, name) in &metric_names {
+        for (m, &(name, unit)) in ctr_members.iter().enumerate() {
             check(
                 OTF2_GlobalDefWriter_WriteMetricMember(
                     g,
-                    m,
+                    m as u32,
+                    name,
+                    counters_description,
+                    OTF2_METRIC_TYPE_OTHER,
+                    OTF2_METRIC_ABSOLUTE_POINT,
+                    OTF2_TYPE_UINT64,
+                    OTF2_BASE_DECIMAL,
+                    0,
+                    unit,
+                ),
+                "metric member",
+            )?;
+        }
+        for (c, members) in ctr.classes.iter().enumerate() {
+            check(
+                OTF2_GlobalDefWriter_WriteMetricClass(
+                    g,
+                    c as u32,
+                    members.len() as u8,
+                    members.as_ptr(),
+                    OTF2_METRIC_SYNCHRONOUS,
+                    OTF2_RECORDER_KIND_ABSTRACT,
+                ),
+                "metric class",
+            )?;
+        }
+        for &(m, name) in &metric_names {
+            let (member, class) = (nm + m, nc + m);
+            check(
+                OTF2_GlobalDefWriter_WriteMetricMember(
+                    g,
+                    member,
                     name,
                     empty,
                     OTF2_METRIC_TYPE_USER,
@@ -1073,9 +1200,9 @@ fn write_definitions(
             check(
                 OTF2_GlobalDefWriter_WriteMetricClass(
                     g,
-                    m,
+                    class,
                     1,
-                    &m,
+                    &member,
                     OTF2_METRIC_SYNCHRONOUS_STRICT,
                     OTF2_RECORDER_KIND_ABSTRACT,
                 ),
@@ -1084,7 +1211,7 @@ fn write_definitions(
         }
         let base = merge.user_events().len() as u32;
         for (k, (m, &(name, unit))) in external.iter().zip(&external_names).enumerate() {
-            let id = base + k as u32;
+            let (member, id) = (nm + base + k as u32, nc + base + k as u32);
             let mode = match m.mode {
                 plx_format::MetricMode::Absolute => OTF2_METRIC_ABSOLUTE_POINT,
                 plx_format::MetricMode::Cumulative => OTF2_METRIC_ACCUMULATED_START,
@@ -1092,7 +1219,7 @@ fn write_definitions(
             check(
                 OTF2_GlobalDefWriter_WriteMetricMember(
                     g,
-                    id,
+                    member,
                     name,
                     empty,
                     OTF2_METRIC_TYPE_OTHER,
@@ -1109,7 +1236,7 @@ fn write_definitions(
                     g,
                     id,
                     1,
-                    &id,
+                    &member,
                     OTF2_METRIC_SYNCHRONOUS_STRICT,
                     OTF2_RECORDER_KIND_ABSTRACT,
                 ),

@@ -134,6 +134,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
             | EventKind::OmpTeam { .. } => unreachable!("skipped above"),
+            EventKind::Counted { .. } => unreachable!("not in a merge without counters"),
         };
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
@@ -151,7 +152,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
-            | EventKind::OmpTeam { .. } => {}
+            | EventKind::OmpTeam { .. }
+            | EventKind::Counted { .. } => {}
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();

@@ -36,7 +36,7 @@ impl Exporter for Sddf {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let merge = input.merge()?;
+        let merge = input.merge_with_counters()?;
         write(merge, out).map_err(ExportError::io("sddf output"))
     }
 }
@@ -244,6 +244,28 @@ const DESCRIPTORS: &[Descriptor] = &[
             ),
         ],
     ),
+    (
+        12,
+        "Counter",
+        "a counted call ended: its inclusive count of one event (a counters context)",
+        true,
+        &[
+            ("int", "Region", "Region record (the function counted)"),
+            ("int", "Counter", "Counter Name record"),
+            ("double", "Value", "the count from the call's entry to its exit"),
+        ],
+    ),
+    (
+        13,
+        "Counter Name",
+        "a counter event's name",
+        false,
+        &[
+            ("int", "Counter", "number used by Counter records"),
+            ("char", "Name", "event name (page-faults, task-clock, ...)"),
+            ("char", "Unit", "ns for task-clock and cpu-clock, # for counts"),
+        ],
+    ),
 ];
 
 /// A field's declaration: arrays for `char` strings and the communicator's ranks.
@@ -372,6 +394,7 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
     let threads: Vec<u32> = merge.locations().iter().map(|l| l.thread).collect();
     let origin = merge.origin_ns();
     let mut n = 0u64;
+    let mut counter_names: Vec<String> = Vec::new();
     while let Some(e) = merge.next_event() {
         if is_sync_or_stream(&e.kind) {
             continue;
@@ -461,6 +484,34 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
                     "0".to_string()
                 };
                 writeln!(out, "\"User Event\" {{ {node}, {thread}, {t}, {event}, {v} }};;")?;
+            }
+            EventKind::Counted {
+                set,
+                region,
+                values,
+            } => {
+                let p = merge.locations()[li as usize].process;
+                for (i, name) in crate::counted::traced_events(model, p, set) {
+                    let c = match counter_names.iter().position(|x| x == name) {
+                        Some(c) => c,
+                        None => {
+                            counter_names.push(name.to_string());
+                            let c = counter_names.len() - 1;
+                            writeln!(
+                                out,
+                                "\"Counter Name\" {{ {c}, {}, {} }};;",
+                                string(name),
+                                string(crate::counted::unit(name))
+                            )?;
+                            c
+                        }
+                    };
+                    writeln!(
+                        out,
+                        "\"Counter\" {{ {node}, {thread}, {t}, {region}, {c}, {} }};;",
+                        values[i]
+                    )?;
+                }
             }
             // skipped above: SDDF (the JPVS record set) has no records for these
             EventKind::Acquire { .. }

@@ -143,6 +143,8 @@ impl Exporter for Text {
                     "{t:>12} {label:<width$} team       {}  level={level} size={team_size} num={thread_num}",
                     regions.name(region)
                 ),
+                // not in a merge without counters
+                EventKind::Counted { .. } => Ok(()),
             };
             r.map_err(&io)?;
         }

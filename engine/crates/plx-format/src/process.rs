@@ -7,11 +7,11 @@ use crate::counters::{CounterEpoch, CounterSet};
 use crate::cpu::CpuSamples;
 use crate::framing::{check_file_header, FileKind, RecordIter};
 use crate::mpi::{ClockOffset, CommDef, MessageStats, MpiInit};
-use crate::records::NodeCounters;
 use crate::records::{
     Calibration, Module, ProcessEnd, ProcessInfo, Record, RegionDef, ThreadInfo, ThreadProfile,
     Throttled, UserEventDef, UserEventStats,
 };
+use crate::records::{CounterReadPaths, NodeCounters};
 use crate::sync::{SyncObject, SyncStats};
 use crate::warning::{Warning, WarningKind};
 
@@ -43,6 +43,8 @@ pub struct ThreadData {
     /// Counted calls of `counters` contexts, one record per set and callpath (or function)
     /// (the last of a set and node/region wins).
     pub node_counters: Vec<NodeCounters>,
+    /// How each set the thread opened was read (the last record of a set wins).
+    pub counter_paths: Vec<CounterReadPaths>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -202,6 +204,11 @@ impl ProcessData {
                 td.node_counters
                     .retain(|o| (o.set, o.node, o.region) != (c.set, c.node, c.region));
                 td.node_counters.push(c);
+            }
+            Record::CounterReadPaths(c) => {
+                let td = self.thread_mut(c.thread);
+                td.counter_paths.retain(|o| o.set != c.set);
+                td.counter_paths.push(c);
             }
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::JavaThread(t) => self.java_threads.push(t),

@@ -67,6 +67,8 @@ pub mod types {
     pub const THREAD_COUNTERS: u16 = 24;
     /// NodeCounters (process.plx).
     pub const NODE_COUNTERS: u16 = 25;
+    /// CounterReadPaths (process.plx).
+    pub const COUNTER_READ_PATHS: u16 = 26;
     /// ProbeSite (process.plx).
     pub const PROBE_SITE: u16 = 28;
     /// ProbeChange (process.plx).
@@ -176,6 +178,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (23, "CounterEpoch"),
     (24, "ThreadCounters"),
     (25, "NodeCounters"),
+    (26, "CounterReadPaths"),
     (28, "ProbeSite"),
     (29, "ProbeChange"),
     (32, "TraceChunk"),
@@ -271,6 +274,8 @@ pub mod fixed_size {
     pub const THREAD_COUNTERS: usize = 12;
     /// NodeCounters.
     pub const NODE_COUNTERS: usize = 28;
+    /// CounterReadPaths.
+    pub const COUNTER_READ_PATHS: usize = 28;
     /// ProbeSite.
     pub const PROBE_SITE: usize = 13;
     /// ProbeChange.
@@ -407,6 +412,21 @@ pub mod structs {
         pub calls: u64,
         /// n inclusive values (the sum over those calls of the group's reading at exit minus at entry), then n exclusive (inclusive minus the same events' inclusive counts of the counted functions called inside), in the set's order
         pub values: Vec<u64>,
+    }
+
+    /// Record 26: CounterReadPaths
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CounterReadPaths {
+        /// thread
+        pub thread: u32,
+        /// set
+        pub set: u32,
+        /// readings of the set made in user space (`rdpmc`, no system call)
+        pub rdpmc_readings: u64,
+        /// readings made with `read()` of the group (and `PAPI_read`), fallbacks of the rdpmc path included
+        pub syscall_readings: u64,
+        /// per event, in the set's order: 0 not counted (refused, or could not be opened), 1 `read()` of the group, 2 the group's time enabled (`task-clock`, `cpu-clock`), 3 `rdpmc` (the kernel's `cap_user_rdpmc`; a reading falls back to `read()` when the event is not on a counter at that moment), 4 PAPI
+        pub paths: Vec<u8>,
     }
 
     /// Record 28: ProbeSite
@@ -581,6 +601,8 @@ pub enum Record {
     ThreadCounters(ThreadCounters),
     /// Type 25.
     NodeCounters(NodeCounters),
+    /// Type 26.
+    CounterReadPaths(CounterReadPaths),
     /// Type 28.
     ProbeSite(ProbeSite),
     /// Type 29.
@@ -624,6 +646,7 @@ impl Record {
             Record::CounterEpoch(_) => types::COUNTER_EPOCH,
             Record::ThreadCounters(_) => types::THREAD_COUNTERS,
             Record::NodeCounters(_) => types::NODE_COUNTERS,
+            Record::CounterReadPaths(_) => types::COUNTER_READ_PATHS,
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
             Record::JavaClass(_) => types::JAVA_CLASS,
@@ -880,6 +903,21 @@ impl Record {
                 }
                 Record::NodeCounters(NodeCounters { thread, set, node, region, calls, values })
             }
+            types::COUNTER_READ_PATHS => {
+                let thread = r.u32()?;
+                let set = r.u32()?;
+                let rdpmc_readings = r.u64()?;
+                let syscall_readings = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut paths = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    paths.push(r.u8()?);
+                }
+                Record::CounterReadPaths(CounterReadPaths { thread, set, rdpmc_readings, syscall_readings, paths })
+            }
             types::PROBE_SITE => {
                 let module_id = r.u32()?;
                 let address = r.u64()?;
@@ -1120,6 +1158,16 @@ impl Record {
                 out.put_u32(v.values.len() as u32);
                 for x in &v.values {
                     out.put_u64(*x);
+                }
+            }
+            Record::CounterReadPaths(v) => {
+                out.put_u32(v.thread);
+                out.put_u32(v.set);
+                out.put_u64(v.rdpmc_readings);
+                out.put_u64(v.syscall_readings);
+                out.put_u32(v.paths.len() as u32);
+                for x in &v.paths {
+                    out.put_u8(*x);
                 }
             }
             Record::ProbeSite(v) => {
@@ -1560,6 +1608,28 @@ impl Record {
                 out.push_str(" values=");
                 out.push('[');
                 for (k, x) in v.values.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
+                }
+                out.push(']');
+            }
+            Record::CounterReadPaths(v) => {
+                out.push_str("CounterReadPaths");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" set=");
+                dump_int(out, v.set as i128);
+                out.push_str(" rdpmc_readings=");
+                dump_int(out, v.rdpmc_readings as i128);
+                out.push_str(" syscall_readings=");
+                dump_int(out, v.syscall_readings as i128);
+                out.push_str(" count=");
+                dump_int(out, v.paths.len() as i128);
+                out.push_str(" paths=");
+                out.push('[');
+                for (k, x) in v.paths.iter().enumerate() {
                     if k > 0 {
                         out.push_str(", ");
                     }

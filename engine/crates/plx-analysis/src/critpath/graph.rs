@@ -601,6 +601,8 @@ impl Builder<'_> {
                 let v = self.push(loc, t, NodeKind::StreamRecv);
                 self.stream_recvs.push((v, stream, end));
             }
+            // only in a merge with counters, which this is not
+            EventKind::Counted { .. } => {}
         }
     }
 

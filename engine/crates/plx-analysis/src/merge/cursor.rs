@@ -49,6 +49,8 @@ pub(crate) enum Filter {
     All,
     /// Send and receive only.
     Messages,
+    /// As [`Filter::All`], with the counted calls (trace subtype 10).
+    AllWithCounters,
 }
 
 /// What went wrong in a location's stream (turned into warnings by the merge).
@@ -135,8 +137,10 @@ impl Cursor {
                 };
                 let keep = match (ev, self.filter) {
                     // CPU and counter events are not part of the merged stream (profiles read
-                    // them, and the counter records hold every counted call), nor the notes
-                    // that a worker's next enters are its team starter's path
+                    // them, and the counter records hold every counted call) unless asked for
+                    // (exports that show counters), nor the notes that a worker's next enters
+                    // are its team starter's path
+                    (Event::CountedCall { .. }, Filter::AllWithCounters) => true,
                     (
                         Event::TimeReset { .. }
                         | Event::Cpu { .. }
@@ -150,7 +154,7 @@ impl Cursor {
                         self.damage.unknown_subtypes |= 1 << subtype.min(63);
                         false
                     }
-                    (_, Filter::All) => true,
+                    (_, Filter::All | Filter::AllWithCounters) => true,
                     (Event::Send { .. } | Event::Recv { .. }, Filter::Messages) => true,
                     (_, Filter::Messages) => false,
                 };

@@ -219,6 +219,16 @@ pub enum EventKind {
         /// Bytes this read moved.
         bytes: u64,
     },
+    /// A call counted by a `counters` context ended (only in [`GlobalMerge::with_counters`]):
+    /// its inclusive counts, before the region's exit.
+    Counted {
+        /// The process-local counter set ([`ProcessModel::counters`]`.sets`).
+        set: u32,
+        /// Region (the function counted).
+        region: u32,
+        /// The set's first four events' inclusive values (0 past the set's events).
+        values: [u64; 4],
+    },
 }
 
 /// One event of the merged stream.
@@ -370,6 +380,16 @@ impl<'m> GlobalMerge<'m> {
         opts: MergeOptions,
     ) -> Result<GlobalMerge<'m>, AnalysisError> {
         Self::build(model, Some(exp), opts, Filter::All)
+    }
+
+    /// As [`GlobalMerge::new`], with each counted call (trace subtype 10) in the stream as an
+    /// [`EventKind::Counted`], right before its function's exit.
+    pub fn with_counters(
+        model: &'m Model,
+        exp: &Experiment,
+        opts: MergeOptions,
+    ) -> Result<GlobalMerge<'m>, AnalysisError> {
+        Self::build(model, Some(exp), opts, Filter::AllWithCounters)
     }
 
     /// A merge of the send and receive events only (all it takes to check and repair the clock
@@ -891,14 +911,26 @@ impl<'m> GlobalMerge<'m> {
             Event::StreamRecv {
                 stream, end, bytes, ..
             } => EventKind::StreamRecv { stream, end, bytes },
+            Event::CountedCall {
+                set,
+                region,
+                value0,
+                value1,
+                value2,
+                value3,
+                ..
+            } => EventKind::Counted {
+                set,
+                region: self.global_region(si, region),
+                values: [value0, value1, value2, value3],
+            },
             Event::TimeReset { .. }
             | Event::Unknown { .. }
             | Event::Cpu { .. }
             | Event::OmpContext { .. }
-            | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {
                 unreachable!(
-                    "cursors drop time resets, unknown, CPU, OpenMP team and counter events"
+                    "cursors drop time resets, unknown, CPU, OpenMP context and counter epoch events"
                 )
             }
         };

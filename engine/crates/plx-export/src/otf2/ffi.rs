@@ -81,11 +81,13 @@ pub struct OTF2_MemoryCallbacks {
     pub otf2_free_all: Option<OTF2_MemoryFreeAll>,
 }
 
-/// `OTF2_MetricValue`: a union of 8 bytes; the export writes doubles only.
+/// `OTF2_MetricValue`: a union of 8 bytes (doubles for user events and external metrics,
+/// unsigned integers for counters).
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct OTF2_MetricValue {
+pub union OTF2_MetricValue {
     pub floating_point: f64,
+    pub unsigned_int: u64,
 }
 
 pub const OTF2_SUCCESS: OTF2_ErrorCode = 0;
@@ -126,12 +128,14 @@ pub const OTF2_GROUP_FLAG_NONE: u32 = 0;
 pub const OTF2_COMM_FLAG_NONE: u32 = 0;
 
 pub const OTF2_TYPE_DOUBLE: OTF2_Type = 10;
+pub const OTF2_TYPE_UINT64: OTF2_Type = 4;
 pub const OTF2_METRIC_TYPE_USER: u8 = 3;
 pub const OTF2_METRIC_ABSOLUTE_POINT: u8 = 17;
 pub const OTF2_METRIC_ACCUMULATED_START: u8 = 0;
 pub const OTF2_METRIC_TYPE_OTHER: u8 = 0;
 pub const OTF2_BASE_DECIMAL: u8 = 1;
 pub const OTF2_METRIC_SYNCHRONOUS_STRICT: u8 = 0;
+pub const OTF2_METRIC_SYNCHRONOUS: u8 = 1;
 pub const OTF2_RECORDER_KIND_ABSTRACT: u8 = 1;
 
 pub const OTF2_COLLECTIVE_OP_BARRIER: u8 = 0;
