@@ -468,7 +468,9 @@ def test_chrome_export_has_a_counter_track_per_event_and_thread(traced_exp, tmp_
         sums[k] = sum(v for _, _, v in pts)
     assert calls == TRACED_CALLS
     assert sums == report_sums(traced_exp)
-    # the step of touch_pages spans its slice: from its B to its E on the same thread
+    # the step of touch_pages spans its slice: from its B to its E on the same thread (thread
+    # numbers follow the workers' first measured call, so either may be the 2000-page one)
+    firsts = []
     for thread in (1, 2):
         slices = sorted(
             e["ts"]
@@ -477,7 +479,9 @@ def test_chrome_export_has_a_counter_track_per_event_and_thread(traced_exp, tmp_
         )
         pts = sorted(tracks["minor-faults (thread %d)" % thread])
         assert [ts for ts, _, _ in pts] == slices
-        assert pts[0][2] >= 1000 * thread and pts[1][2] == 0
+        assert pts[1][2] == 0
+        firsts.append(pts[0][2])
+    assert sorted(firsts)[0] >= 1000 and sorted(firsts)[1] >= 2000, firsts
 
 
 def test_otf2_export_has_metric_events_read_back_by_otf2_print_and_python(traced_exp, tmp_path):
