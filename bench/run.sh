@@ -93,9 +93,9 @@ lock_plain=$(best "$out/locks" 10000000)
 lock_profile=$(best measured locks "$out/locks" 10000000)
 lock_trace=$(best measured locks PLX_TRACE=1 "$out/locks" 10000000)
 
-# short-lived threads: 10,000 threads each making one measured call (bench/short_threads.c),
+# short-lived threads: 10,000 threads each making one measured call (tests/e2e/programs/short_threads.c),
 # wall time of the whole program unmeasured, in profile mode and in trace mode
-cc -O2 -finstrument-functions -pthread bench/short_threads.c -o "$out/short_threads"
+cc -O2 -finstrument-functions -pthread tests/e2e/programs/short_threads.c -o "$out/short_threads"
 wall() { # best wall seconds of COMMAND over $reps runs
   local b=""
   for _ in $(seq "$reps"); do
@@ -194,7 +194,7 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   echo "|---|---|---|"
   echo "| $lock_plain | $lock_profile ($(awk -v a="$lock_profile" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) | $lock_trace ($(awk -v a="$lock_trace" -v b="$lock_plain" 'BEGIN { printf "%.1fx", a / b }')) |"
   echo
-  echo "10,000 short-lived threads, one measured call each (bench/short_threads.c), wall seconds:"
+  echo "10,000 short-lived threads, one measured call each (tests/e2e/programs/short_threads.c), wall seconds:"
   echo
   echo "| unmeasured | profile mode | trace mode |"
   echo "|---|---|---|"
