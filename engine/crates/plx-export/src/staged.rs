@@ -1,6 +1,8 @@
 //! Output written under a temporary name beside its destination and moved into place only once
 //! complete: a write that fails (disk full, a file size limit, an error) leaves no empty or
-//! partial file under the name the user gave, and an earlier file there intact.
+//! partial file under the name the user gave, and an earlier file there intact. A destination
+//! that exists and is no regular file or directory (`/dev/null`, a FIFO, a terminal) is written
+//! directly: renaming onto it would replace the device with a file.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -22,16 +24,27 @@ fn temp_name(dest: &Path) -> PathBuf {
 /// destination, dropping it uncommitted removes it.
 pub struct StagedFile {
     dest: PathBuf,
-    temp: PathBuf,
+    /// `None`: written directly (a device or FIFO).
+    temp: Option<PathBuf>,
     out: Option<BufWriter<File>>,
     done: bool,
+}
+
+/// Whether `dest` exists as something other than a regular file or a directory.
+fn is_special(dest: &Path) -> bool {
+    std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 impl StagedFile {
     /// Creates the temporary file beside `dest` (the same file system, so the rename is atomic).
     pub fn create(dest: &Path) -> io::Result<StagedFile> {
-        let temp = temp_name(dest);
-        let f = File::create(&temp)?;
+        let (temp, f) = if is_special(dest) {
+            (None, std::fs::OpenOptions::new().write(true).open(dest)?)
+        } else {
+            let temp = temp_name(dest);
+            let f = File::create(&temp)?;
+            (Some(temp), f)
+        };
         Ok(StagedFile {
             dest: dest.to_path_buf(),
             temp,
@@ -44,9 +57,11 @@ impl StagedFile {
     pub fn commit(mut self) -> io::Result<()> {
         let out = self.out.take().expect("committed once");
         let f = out.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&self.temp, &self.dest)?;
+        if let Some(temp) = &self.temp {
+            f.sync_all()?;
+            drop(f);
+            std::fs::rename(temp, &self.dest)?;
+        }
         self.done = true;
         Ok(())
     }
@@ -66,7 +81,9 @@ impl Drop for StagedFile {
         if !self.done {
             // a failed flush here is of a file about to be removed
             drop(self.out.take());
-            let _ = std::fs::remove_file(&self.temp);
+            if let Some(temp) = &self.temp {
+                let _ = std::fs::remove_file(temp);
+            }
         }
     }
 }
@@ -125,5 +142,48 @@ impl Drop for StagedDir {
         if !self.done {
             let _ = std::fs::remove_dir_all(&self.temp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileTypeExt;
+
+    #[test]
+    fn a_device_is_written_not_replaced() {
+        let dev = Path::new("/dev/null");
+        let mut f = StagedFile::create(dev).unwrap();
+        f.write_all(b"discarded\n").unwrap();
+        f.commit().unwrap();
+        assert!(std::fs::metadata(dev).unwrap().file_type().is_char_device());
+    }
+
+    #[test]
+    fn a_fifo_is_written_not_replaced() {
+        let d = plx_format::test_dir::tmp("staged-fifo");
+        let fifo = d.join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut f = StagedFile::create(&fifo).unwrap();
+        f.write_all(b"through the pipe").unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(
+            std::fs::read_dir(&*d).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+
+    extern "C" {
+        #[link_name = "mkfifo"]
+        fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
     }
 }
