@@ -466,7 +466,7 @@ def test_mpj_life_under_plx_mpj(tmp_path, life_exp):
 
 def test_mpj_nonblocking_and_collectives(tmp_path):
     """programs/java/MpjRing.java on 3 ranks: Irecv/Isend completed by Wait and by Waitall, one
-    Bcast and one Reduce, all as MPI routines and messages."""
+    Bcast, Reduce, Gather, Scatter, Allgather and Alltoall, all as MPI routines and messages."""
     cp_jars = need_mpj()
     sh("javac", "-d", tmp_path, "-cp", cp_jars, PROGRAMS / "java" / "MpjRing.java")
     out = tmp_path / "exp"
@@ -480,11 +480,29 @@ def test_mpj_nonblocking_and_collectives(tmp_path):
     assert comm_pairs(out) == {(0, 1): (10, 640), (1, 2): (10, 640), (2, 0): (10, 640)}
     text = plx("info", out).stdout
     assert ("messages in the traces: 30 matched, 0 sends never received, 0 receives without a "
-            "send, 6 collective events") in text, text
+            "send, 18 collective events") in text, text
     calls = {r["function"]: int(r["calls"]) for r in report_csv(out)
              if r["process"] == "all" and r["function"].startswith("MPI_")}
     assert calls == {"MPI_Init": 3, "MPI_Irecv": 30, "MPI_Isend": 30, "MPI_Wait": 30,
-                     "MPI_Waitall": 15, "MPI_Bcast": 3, "MPI_Reduce": 3, "MPI_Finalize": 3}
+                     "MPI_Waitall": 15, "MPI_Bcast": 3, "MPI_Reduce": 3, "MPI_Gather": 3,
+                     "MPI_Scatter": 3, "MPI_Allgather": 3, "MPI_Alltoall": 3, "MPI_Finalize": 3}
+    # each rank's bytes sent and received per collective, counted as the C wrappers count them
+    # (4-byte ints, 3 ranks): Bcast 16 from 0, Reduce 1 to 0, Gather 2 to 1, Scatter 3 from 2,
+    # Allgather 4, Alltoall 5 per pair
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    got = {}
+    for m in re.finditer(r"^\s*\d+ (\d+)\.\d+ collective (MPI_\w+)\s+comm=\S+ root=\S+ sent=(\d+) "
+                         r"received=(\d+)$", text, re.M):
+        got[(int(m.group(1)), m.group(2))] = (int(m.group(3)), int(m.group(4)))
+    want = {}
+    for r in range(3):
+        want[(r, "MPI_Bcast")] = (64, 0) if r == 0 else (0, 64)
+        want[(r, "MPI_Reduce")] = (4, 4 if r == 0 else 0)
+        want[(r, "MPI_Gather")] = (8, 24 if r == 1 else 0)
+        want[(r, "MPI_Scatter")] = (36 if r == 2 else 0, 12)
+        want[(r, "MPI_Allgather")] = (16, 48)
+        want[(r, "MPI_Alltoall")] = (60, 60)
+    assert got == want, got
 
 
 def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):

@@ -19,7 +19,8 @@
 
 enum { MPJ_OTHER = 0, MPJ_SEND = 1, MPJ_RECV = 2, MPJ_ISEND = 3, MPJ_IRECV = 4, MPJ_WAIT = 5,
        MPJ_SENDRECV = 6, MPJ_BARRIER = 7, MPJ_BCAST = 8, MPJ_REDUCE = 9, MPJ_ALLREDUCE = 10,
-       MPJ_INIT = 11, MPJ_WAITALL = 12 };
+       MPJ_INIT = 11, MPJ_WAITALL = 12, MPJ_GATHER = 13, MPJ_SCATTER = 14, MPJ_ALLGATHER = 15,
+       MPJ_ALLTOALL = 16 };
 
 #define PENDING 64 /* a thread's posted receives not yet waited for */
 
@@ -185,10 +186,28 @@ static void collective(struct plx_thread *t, uint32_t region, int kind, uint64_t
     case MPJ_ALLREDUCE:
         sent = received = b;
         break;
+    /* b: one rank's part (the bytes of each rank's send, or of each rank's receive for Scatter),
+     * as the C wrappers count them (mpi_coll.c) */
+    case MPJ_GATHER:
+        sent = b;
+        received = root == my_rank ? b * (uint64_t)world_size : 0;
+        break;
+    case MPJ_SCATTER:
+        sent = root == my_rank ? b * (uint64_t)world_size : 0;
+        received = b;
+        break;
+    case MPJ_ALLGATHER:
+        sent = b;
+        received = b * (uint64_t)world_size;
+        break;
+    case MPJ_ALLTOALL:
+        sent = received = b * (uint64_t)world_size;
+        break;
     default:
         break;
     }
-    uint32_t wroot = kind == MPJ_BCAST || kind == MPJ_REDUCE ? peer_of(root) : PLX_EXT_NO_PEER;
+    int rooted = kind == MPJ_BCAST || kind == MPJ_REDUCE || kind == MPJ_GATHER || kind == MPJ_SCATTER;
+    uint32_t wroot = rooted ? peer_of(root) : PLX_EXT_NO_PEER;
     plx_ext_msg_collective(t, region, 0, wroot, sent, received);
 }
 
@@ -269,6 +288,10 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
     case MPJ_BCAST:
     case MPJ_REDUCE:
     case MPJ_ALLREDUCE:
+    case MPJ_GATHER:
+    case MPJ_SCATTER:
+    case MPJ_ALLGATHER:
+    case MPJ_ALLTOALL:
         if (world && in_world(env, self)) {
             uint64_t b = count > 0 ? (uint64_t)count * elem_bytes(env, dt) : 0;
             t->guard++;

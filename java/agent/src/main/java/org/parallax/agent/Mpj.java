@@ -18,7 +18,8 @@ import org.objectweb.asm.Opcodes;
  */
 final class Mpj {
     static final int OTHER = 0, SEND = 1, RECV = 2, ISEND = 3, IRECV = 4, WAIT = 5, SENDRECV = 6,
-        BARRIER = 7, BCAST = 8, REDUCE = 9, ALLREDUCE = 10, INIT = 11, WAITALL = 12;
+        BARRIER = 7, BCAST = 8, REDUCE = 9, ALLREDUCE = 10, INIT = 11, WAITALL = 12, GATHER = 13,
+        SCATTER = 14, ALLGATHER = 15, ALLTOALL = 16;
 
     /** One method: its MPI routine and kind; slots of the arguments (-1: none). */
     static final class Routine {
@@ -67,6 +68,15 @@ final class Mpj {
             new Routine("MPI_Reduce", REDUCE, 0, -1, -1, -1, -1, 6, 5, 8));
         add("mpi/Intracomm", "Allreduce", "(Ljava/lang/Object;ILjava/lang/Object;IILmpi/Datatype;Lmpi/Op;)V",
             new Routine("MPI_Allreduce", ALLREDUCE, 0, -1, -1, -1, -1, 6, 5, -1));
+        // Gather, Scatter, Allgather, Alltoall: sendbuf 1, offset 2, count 3, datatype 4, recvbuf 5,
+        // offset 6, count 7, datatype 8 (root 9); one side's bytes per rank (the send side's, the
+        // receive side's for Scatter): MPI has both sides' type signatures agree
+        String g = "(Ljava/lang/Object;IILmpi/Datatype;Ljava/lang/Object;IILmpi/Datatype;";
+        add("mpi/Intracomm", "Gather", g + "I)V", new Routine("MPI_Gather", GATHER, 0, -1, -1, -1, -1, 4, 3, 9));
+        add("mpi/Intracomm", "Scatter", g + "I)V", new Routine("MPI_Scatter", SCATTER, 0, -1, -1, -1, -1, 8, 7, 9));
+        add("mpi/Intracomm", "Allgather", g + ")V",
+            new Routine("MPI_Allgather", ALLGATHER, 0, -1, -1, -1, -1, 4, 3, -1));
+        add("mpi/Intracomm", "Alltoall", g + ")V", new Routine("MPI_Alltoall", ALLTOALL, 0, -1, -1, -1, -1, 4, 3, -1));
         add("mpi/Request", "Wait", "()Lmpi/Status;", new Routine("MPI_Wait", WAIT, 0, -1, -1, -1, -1, -1, -1, -1));
         add("mpi/Request", "Waitall", "([Lmpi/Request;)[Lmpi/Status;",
             new Routine("MPI_Waitall", WAITALL, 0, -1, -1, -1, -1, -1, -1, -1));
