@@ -124,3 +124,13 @@ void plx_messages_write(struct plx_thread *t)
     plx_live_unmap(m->live);
     munmap(m, sizeof *m);
 }
+
+void plx_messages_after_fork(struct plx_thread *t)
+{
+    struct msg_thread *m = t->messages;
+    if (!m)
+        return;
+    t->messages = NULL; /* the mapping is the parent's file: the child counts in its own */
+    plx_live_unmap(m->live);
+    munmap(m, sizeof *m);
+}

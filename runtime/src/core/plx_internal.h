@@ -246,6 +246,8 @@ PLX_HIDDEN uint32_t plx_uevent_id(const char *name);
 /* ---- extensions (ext.c) ------------------------------------------------------------------ */
 /* messages.c: the thread's message statistics as MessageStats records, its live file removed */
 PLX_HIDDEN void plx_messages_write(struct plx_thread *t);
+/* In a fork()ed child: the parent's statistics left to the parent, the child's counted afresh. */
+PLX_HIDDEN void plx_messages_after_fork(struct plx_thread *t);
 PLX_HIDDEN void plx_ext_thread_ended(struct plx_thread *t);
 PLX_HIDDEN void plx_ext_process_ending(void);
 

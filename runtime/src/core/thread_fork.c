@@ -61,6 +61,7 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         t->live_sync = NULL;
         t->sync = NULL;
     }
+    plx_messages_after_fork(t);
     t->lost_events = t->lost_nodes = 0;
     memset(t->uevents, 0, sizeof t->uevents);
     plx_counters_after_fork(t);
