@@ -557,13 +557,9 @@ def test_mpj_communicators_peers_as_world_ranks(comms_mpj):
     assert doc["matched"] == total
     assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
     # per communicator (the text export's sends, named by the communicator legend)
-    comms = text_comms(text)
     sends, recvs = text_messages(text, "send"), text_messages(text, "recv")
     assert len(sends) == len(recvs) == total and all(m[6] for m in sends + recvs)
-    per_comm = {}
-    for _, _, _, _, b, c, _ in sends:
-        n0, b0 = per_comm.get(comms[c], (0, 0))
-        per_comm[comms[c]] = (n0 + 1, b0 + b)
+    per_comm = per_comm_sends(text)
     assert per_comm == {
         "comm of 2 ranks [0 2] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
         "comm of 2 ranks [1 3] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
@@ -580,6 +576,53 @@ def test_mpj_communicators_peers_as_world_ranks(comms_mpj):
     # MPI_COMM_WORLD, each rank's MPI_COMM_SELF, the two halves, {3, 1} and the duplicate
     assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, 9 communicator\(s\), 4 rank\(s\) traced$",
                      info), info
+
+
+def per_comm_sends(text):
+    """{communicator description: (messages, bytes)} of the text export's send events."""
+    comms, got = text_comms(text), {}
+    for _, _, _, _, b, c, _ in text_messages(text, "send"):
+        n0, b0 = got.get(comms[c], (0, 0))
+        got[comms[c]] = (n0 + 1, b0 + b)
+    return got
+
+
+def test_open_mpi_java_communicators_as_mpj(tmp_path, comms_mpj):
+    """examples/java/Comms.java on Open MPI's Java bindings (the PMPI wrappers under JNI): the
+    split halves and the duplicate of MPI_COMM_WORLD carry the same messages and collectives as
+    in the MPJ Express run."""
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "Comms.java")
+    out = tmp_path / "exp"
+    cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cmd += ["-np", "4", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "Comms"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "comms ok" in cp.stdout
+    want = {(0, 2): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32), (1, 3): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+            (2, 0): (1, 24)}
+    assert comm_pairs(out) == want
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["matched"] == sum(n for n, _ in want.values())
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    got = per_comm_sends(text)
+    assert got == {"comm of 2 ranks [0 2] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+                   "comm of 2 ranks [1 3] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+                   "comm of 4 ranks [0 1 2 3] #1": (1, 24)}, got
+    mpj = per_comm_sends(comms_mpj[1])
+    assert {c: v for c, v in mpj.items() if c in got} == got
+    colls = {}
+    for m in re.finditer(EVENT + r"collective (MPI_Bcast|MPI_Gatherv)\s+comm=\S+ root=(\S+) sent=(\d+) "
+                         r"received=(\d+)$", text, re.M):
+        colls[(int(m.group(1)), m.group(2))] = (m.group(3), int(m.group(4)), int(m.group(5)))
+    assert colls == {**{(r, "MPI_Bcast"): (str(2 + r % 2), 16 if r >= 2 else 0, 0 if r >= 2 else 16)
+                        for r in range(4)},
+                     **{(r, "MPI_Gatherv"): ("0", 4 * (r + 1), 40 if r == 0 else 0) for r in range(4)}}
 
 
 def test_mpj_v_collectives_bytes(comms_mpj):
