@@ -3,7 +3,9 @@ exceptional exits), Java thread names, the user API (org.parallax.Profile), filt
 the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ranks x 2 worker
 threads: methods and MPI calls on their Java threads, every message matched, the matrix as
 sent, exports and displays); MPJ Express under plx-mpj: methods, threads and its messages as MPI
-records (the same pairs as the Open MPI run of the same program); every JVM thread in plx info.
+records (the same pairs as the Open MPI run of the same program), on split, created and
+duplicated communicators (examples/java/mpj/CommsMpj.java, and Comms.java on Open MPI), with the
+v collectives, Probe, the Test/Wait families and MPI.OBJECT; every JVM thread in plx info.
 
 programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
 calls and messages."""
