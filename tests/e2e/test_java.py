@@ -3,7 +3,9 @@ exceptional exits), Java thread names, the user API (org.parallax.Profile), filt
 the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ranks x 2 worker
 threads: methods and MPI calls on their Java threads, every message matched, the matrix as
 sent, exports and displays); MPJ Express under plx-mpj: methods, threads and its messages as MPI
-records (the same pairs as the Open MPI run of the same program); every JVM thread in plx info.
+records (the same pairs as the Open MPI run of the same program), on split, created and
+duplicated communicators (examples/java/mpj/CommsMpj.java, and Comms.java on Open MPI), with the
+v collectives, Probe, the Test/Wait families and MPI.OBJECT; every JVM thread in plx info.
 
 programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
 calls and messages."""
@@ -503,6 +505,195 @@ def test_mpj_nonblocking_and_collectives(tmp_path):
         want[(r, "MPI_Allgather")] = (16, 48)
         want[(r, "MPI_Alltoall")] = (60, 60)
     assert got == want, got
+
+
+# examples/java/mpj/CommsMpj.java on 4 ranks (its header comment lists what it sends)
+SPLIT_ROUNDS, PROBES, TESTS, OBJECTS = 6, 5, 4, 4
+
+
+@pytest.fixture(scope="module")
+def comms_mpj(tmp_path_factory):
+    """CommsMpj under plx-mpj, traced: the experiment, its text export and the serialized
+    length of its MPI.OBJECT messages as the program computed it."""
+    cp_jars = need_mpj()
+    d = tmp_path_factory.mktemp("comms-mpj")
+    sh("javac", "-d", d, "-cp", cp_jars, ROOT / "examples" / "java" / "mpj" / "CommsMpj.java")
+    out = d / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "4", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, d), "CommsMpj"],
+        capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "comms ok" in cp.stdout, _fail_message(cp)
+    object_bytes = int(re.search(r"^object bytes (\d+)$", cp.stdout, re.M).group(1))
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    return out, text, object_bytes
+
+
+EVENT = r"^\s*\d+ (\d+)\.\d+ "
+
+
+def text_comms(text):
+    """{token: description} of the text export's communicator legend."""
+    return dict(re.findall(r"^#\s+(c\d+)\s+(.+?)\s*$", text, re.M))
+
+
+def text_messages(text, kind):
+    """(rank, innermost region, peer rank, tag, bytes, comm token, matched) of each send or recv
+    event (the region: the MPI routine, or an MPJ method measured inside it)."""
+    peer = "to" if kind == "send" else "from"
+    pat = EVENT + kind + r"\s+(\S.*?)\s+%s=(\d+)(?:\.\d+)? tag=(\d+) bytes=(\d+) comm=(\S+)( msg=\d+)?$" % peer
+    return [(int(r), f, int(p), int(t), int(b), c, bool(m)) for r, f, p, t, b, c, m in re.findall(pat, text, re.M)]
+
+
+def test_mpj_communicators_peers_as_world_ranks(comms_mpj):
+    """Messages on Split, Create and clone (Comm_dup) communicators: every one matched, peers as
+    world ranks, the rank matrix and the per-communicator figures as the program sent them."""
+    out, text, object_bytes = comms_mpj
+    want = {(0, 2): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32), (1, 3): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+            (3, 1): (2, 2 * 40), (2, 0): (1, 24), (1, 0): (PROBES, PROBES * 24),
+            (2, 3): (TESTS + 6, TESTS * 28 + 6 * 4), (0, 1): (OBJECTS, object_bytes)}
+    assert comm_pairs(out) == want
+    total = sum(n for n, _ in want.values())
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["matched"] == total
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    # per communicator (the text export's sends, named by the communicator legend)
+    sends, recvs = text_messages(text, "send"), text_messages(text, "recv")
+    assert len(sends) == len(recvs) == total and all(m[6] for m in sends + recvs)
+    per_comm = per_comm_sends(text)
+    assert per_comm == {
+        "comm of 2 ranks [0 2] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+        "comm of 2 ranks [1 3] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+        "comm of 2 ranks [3 1] #0": (2, 80),
+        # a duplicate of MPI_COMM_WORLD: the second communicator of these members
+        "comm of 4 ranks [0 1 2 3] #1": (1, 24),
+        "MPI_COMM_WORLD": (PROBES + TESTS + 6 + OBJECTS,
+                           PROBES * 24 + TESTS * 28 + 6 * 4 + object_bytes),
+    }, per_comm
+    # the Bcast in each half from its rank 1: the root as a world rank
+    roots = dict(re.findall(EVENT + r"collective MPI_Bcast\s+comm=\S+ root=(\d+) ", text, re.M))
+    assert roots == {"0": "2", "2": "2", "1": "3", "3": "3"}
+    info = plx("info", out).stdout
+    # MPI_COMM_WORLD, each rank's MPI_COMM_SELF, the two halves, {3, 1} and the duplicate
+    assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, 9 communicator\(s\), 4 rank\(s\) traced$",
+                     info), info
+
+
+def per_comm_sends(text):
+    """{communicator description: (messages, bytes)} of the text export's send events."""
+    comms, got = text_comms(text), {}
+    for _, _, _, _, b, c, _ in text_messages(text, "send"):
+        n0, b0 = got.get(comms[c], (0, 0))
+        got[comms[c]] = (n0 + 1, b0 + b)
+    return got
+
+
+def test_open_mpi_java_communicators_as_mpj(tmp_path, comms_mpj):
+    """examples/java/Comms.java on Open MPI's Java bindings (the PMPI wrappers under JNI): the
+    split halves and the duplicate of MPI_COMM_WORLD carry the same messages and collectives as
+    in the MPJ Express run."""
+    need_java()
+    require_tools("mpirun", what="Open MPI (mpirun)")
+    require(MPI_JAR.is_file(), "Open MPI's mpi.jar", "scripts/deps/30-java.sh")
+    sh("javac", "-d", tmp_path, "-cp", MPI_JAR, ROOT / "examples" / "java" / "Comms.java")
+    out = tmp_path / "exp"
+    cmd = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cmd += ["-np", "4", str(ROOT / "build" / "bin" / "plx"), "run", "-o", str(out), "--trace",
+            "--", "java", "-Djava.library.path=%s" % OMPI_LIB, "-cp", "%s:%s" % (MPI_JAR, tmp_path),
+            "Comms"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "comms ok" in cp.stdout
+    want = {(0, 2): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32), (1, 3): (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+            (2, 0): (1, 24)}
+    assert comm_pairs(out) == want
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["matched"] == sum(n for n, _ in want.values())
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    got = per_comm_sends(text)
+    assert got == {"comm of 2 ranks [0 2] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+                   "comm of 2 ranks [1 3] #0": (SPLIT_ROUNDS, SPLIT_ROUNDS * 32),
+                   "comm of 4 ranks [0 1 2 3] #1": (1, 24)}, got
+    mpj = per_comm_sends(comms_mpj[1])
+    assert {c: v for c, v in mpj.items() if c in got} == got
+    colls = {}
+    for m in re.finditer(EVENT + r"collective (MPI_Bcast|MPI_Gatherv)\s+comm=\S+ root=(\S+) sent=(\d+) "
+                         r"received=(\d+)$", text, re.M):
+        colls[(int(m.group(1)), m.group(2))] = (m.group(3), int(m.group(4)), int(m.group(5)))
+    assert colls == {**{(r, "MPI_Bcast"): (str(2 + r % 2), 16 if r >= 2 else 0, 0 if r >= 2 else 16)
+                        for r in range(4)},
+                     **{(r, "MPI_Gatherv"): ("0", 4 * (r + 1), 40 if r == 0 else 0) for r in range(4)}}
+
+
+def test_mpj_v_collectives_bytes(comms_mpj):
+    """Gatherv, Allgatherv, Scatterv, Alltoallv and Reduce_scatter as MPI collectives, each
+    rank's bytes from the counts arrays (rank r contributes r + 1 ints; counts 1, 2, 3, 4)."""
+    _, text, _ = comms_mpj
+    got = {}
+    for m in re.finditer(EVENT + r"collective (MPI_\w+)\s+comm=\S+ root=\S+ sent=(\d+) received=(\d+)$",
+                         text, re.M):
+        got[(int(m.group(1)), m.group(2))] = (int(m.group(3)), int(m.group(4)))
+    want = {}
+    for r in range(4):
+        part = 4 * (r + 1)
+        want[(r, "MPI_Gatherv")] = (part, 40 if r == 0 else 0)
+        want[(r, "MPI_Allgatherv")] = (part, 40)
+        want[(r, "MPI_Scatterv")] = (40 if r == 3 else 0, part)
+        want[(r, "MPI_Alltoallv")] = (40, 4 * part)
+        want[(r, "MPI_Reduce_scatter")] = (40, part)
+        want[(r, "MPI_Bcast")] = (16, 0) if r >= 2 else (0, 16)
+        want[(r, "MPI_Barrier")] = (0, 0)
+    assert got == want, got
+
+
+def test_mpj_probe_and_test_families(comms_mpj):
+    """Probe then Recv; receives completed by Test, Waitany, Testall and Waitsome give their
+    message events in the routine that completed them."""
+    out, text, _ = comms_mpj
+    recvs = text_messages(text, "recv")
+    by_routine = {}
+    for rank, routine, peer, tag, b, _, _ in recvs:
+        key = (rank, routine, peer)
+        n0, b0 = by_routine.get(key, (0, 0))
+        by_routine[key] = (n0 + 1, b0 + b)
+    assert by_routine[(3, "MPI_Test", 2)] == (TESTS, TESTS * 28)
+    assert by_routine[(3, "MPI_Waitany", 2)] == (2, 8)
+    assert by_routine[(3, "MPI_Testall", 2)] == (2, 8)
+    assert by_routine[(3, "MPI_Waitsome", 2)] == (2, 8)
+    assert by_routine[(0, "MPI_Recv", 1)] == (PROBES, PROBES * 24)
+    probes = [int(r["calls"]) for r in report_csv(out) if r["process"] == "all" and r["function"] == "MPI_Probe"]
+    assert probes == [PROBES]
+    # the sends completed by Test: 2's Isends, each tested until done
+    sends = [m for m in text_messages(text, "send") if m[0] == 2 and m[3] == 12]
+    assert [(m[1], m[2], m[4]) for m in sends] == [("MPI_Isend", 3, 28)] * TESTS
+
+
+def test_mpj_object_bytes_serialized(comms_mpj):
+    """MPI.OBJECT messages count the bytes of their Java serialization, as sent and as received
+    (3 by Send/Recv, the last by Isend and Irecv + Wait)."""
+    out, text, object_bytes = comms_mpj
+    sends = [m for m in text_messages(text, "send") if m[0] == 0 and m[3] == 20]
+    recvs = [m for m in text_messages(text, "recv") if m[0] == 1 and m[3] == 20]
+    assert [m[1] for m in recvs] == ["MPI_Recv"] * (OBJECTS - 1) + ["MPI_Wait"]
+    assert len(sends) == OBJECTS and all(m[2] == 1 and m[4] > 0 for m in sends)
+    assert [m[4] for m in sends] == [m[4] for m in recvs]
+    assert sum(m[4] for m in sends) == object_bytes
+    # the statistics by routine, as sent and as received
+    stats = {}
+    for p in report_json(out, "--by", "process")["processes"]:
+        for m in p["mpi"]["messages"] if p.get("mpi") else []:
+            if (p["rank"], m["peer"]) in ((0, 1), (1, 0)):
+                stats[(p["rank"], m["routine"], m["direction"])] = (m["count"], m["bytes"])
+    last = sends[-1][4]
+    assert stats == {(0, "MPI_Send", "sent"): (OBJECTS - 1, object_bytes - last),
+                     (0, "MPI_Isend", "sent"): (1, last),
+                     (1, "MPI_Send", "sent"): (PROBES, PROBES * 24),
+                     (0, "MPI_Recv", "received"): (PROBES, PROBES * 24),
+                     (1, "MPI_Recv", "received"): (OBJECTS - 1, object_bytes - last),
+                     # a completed receive counts under the routine that posted it, as in C
+                     (1, "MPI_Irecv", "received"): (1, last)}, stats
 
 
 def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):

@@ -48,6 +48,25 @@ PLX_EXT_API void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uin
                                       uint32_t peer, int tag, uint64_t bytes);
 PLX_EXT_API void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
                                         uint32_t root, uint64_t sent, uint64_t received);
+/* A collective's bytes for one rank, the one rule of every message-passing layer (messages.c):
+ * `send` and `recv` are the bytes the rank's arguments describe on each side — one rank's part
+ * (count x type size) for the fixed-size kinds, the sum of the counts array's parts for the v
+ * kinds (and for REDUCE_SCATTER's send side; its receive side is the rank's own count) — and
+ * the result is what the rank sends and receives: a part times the communicator's `ranks` on
+ * the side where the rank handles every rank's part (a rooted collective's root, the all-to-all
+ * sides). `at_root`: the rank is the root (rooted kinds only). An argument MPI ignores (a
+ * root-only one elsewhere, MPI_IN_PLACE) is the caller's to pass as 0 or leave to this rule. */
+enum plx_coll {
+    PLX_COLL_BARRIER, PLX_COLL_BCAST, PLX_COLL_REDUCE, PLX_COLL_ALLREDUCE, /* Scan, Exscan too */
+    PLX_COLL_GATHER, PLX_COLL_GATHERV, PLX_COLL_SCATTER, PLX_COLL_SCATTERV, PLX_COLL_ALLGATHER,
+    PLX_COLL_ALLGATHERV, PLX_COLL_ALLTOALL, PLX_COLL_ALLTOALLV, /* Alltoallw too */
+    PLX_COLL_REDUCE_SCATTER, PLX_COLL_REDUCE_SCATTER_BLOCK
+};
+struct plx_coll_bytes {
+    uint64_t sent, received;
+};
+PLX_EXT_API struct plx_coll_bytes plx_ext_coll_bytes(enum plx_coll kind, int at_root,
+                                                     uint32_t ranks, uint64_t send, uint64_t recv);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

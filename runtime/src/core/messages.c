@@ -104,6 +104,41 @@ void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm
     count(t, region, PLX_EXT_NO_PEER, comm, DIR_RECEIVED, received);
 }
 
+struct plx_coll_bytes plx_ext_coll_bytes(enum plx_coll kind, int at_root, uint32_t ranks,
+                                         uint64_t send, uint64_t recv)
+{
+    uint64_t n = ranks;
+    switch (kind) {
+    case PLX_COLL_BARRIER:
+        break;
+    case PLX_COLL_BCAST:
+        return at_root ? (struct plx_coll_bytes){send, 0} : (struct plx_coll_bytes){0, send};
+    case PLX_COLL_REDUCE:
+        return (struct plx_coll_bytes){send, at_root ? send : 0};
+    case PLX_COLL_ALLREDUCE:
+        return (struct plx_coll_bytes){send, send};
+    case PLX_COLL_GATHER:
+        return (struct plx_coll_bytes){send, at_root ? recv * n : 0};
+    case PLX_COLL_GATHERV:
+        return (struct plx_coll_bytes){send, at_root ? recv : 0};
+    case PLX_COLL_SCATTER:
+        return (struct plx_coll_bytes){at_root ? send * n : 0, recv};
+    case PLX_COLL_SCATTERV:
+        return (struct plx_coll_bytes){at_root ? send : 0, recv};
+    case PLX_COLL_ALLGATHER:
+        return (struct plx_coll_bytes){send, recv * n};
+    case PLX_COLL_ALLGATHERV:
+    case PLX_COLL_ALLTOALLV:
+    case PLX_COLL_REDUCE_SCATTER:
+        return (struct plx_coll_bytes){send, recv};
+    case PLX_COLL_ALLTOALL:
+        return (struct plx_coll_bytes){send * n, recv * n};
+    case PLX_COLL_REDUCE_SCATTER_BLOCK:
+        return (struct plx_coll_bytes){send * n, recv};
+    }
+    return (struct plx_coll_bytes){0, 0};
+}
+
 void plx_messages_write(struct plx_thread *t)
 {
     struct msg_thread *m = t->messages;

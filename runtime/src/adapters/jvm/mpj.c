@@ -2,58 +2,121 @@
  * to call these natives on entry and exit (the table of java/agent/.../Mpj.java), and they record
  * what the PMPI wrappers record for a C program: a region MPI_<routine> (kind MPI) inside the
  * Java method, and the runtime's message records (core/messages.c) with world ranks and
- * communicator ids; MPI.Init writes the MpiInit and CommDef records of MPI.COMM_WORLD.
+ * communicator ids; each communicator is a CommDef record, as the C wrappers write it.
  *
  * Invariants: only the outermost MPJ routine of a thread records (MPJ's Sendrecv, Barrier or
  * collectives calling its own Isend/Irecv/Wait are inside it); the natives read MPJ's objects
  * through fields only, never by calling Java (which would be measured inside the MPI region);
- * the kind numbers are Mpj.java's. Only MPI.COMM_WORLD's messages are recorded: one on another
- * communicator is said once on standard error. A thread's posted receives not yet waited for
- * are kept up to PENDING; one posted beyond them is not recorded, and said once. */
+ * the kind numbers are Mpj.java's. Communicators: MPI.COMM_WORLD is id 0 and MPI.COMM_SELF id 1
+ * (MPI.Init), the others are defined when the routine that created them (Split, Create, clone,
+ * Create_intercomm, Merge, Create_cart) returns them — every member in the same order, as in C —
+ * or at their first use; their members are mapped to world ranks by the UUIDs of MPJ's process
+ * ids. The table is appended under a lock and read without one (an entry is complete before
+ * `ncomms` counts it). A thread's posted receives not yet completed are kept up to PENDING; one
+ * posted beyond them is not recorded, and said once. MPI.OBJECT messages: a send is recorded
+ * when MPJ commits its buffer (the serialized bytes are known then), a receive takes the length
+ * of the serialized bytes MPJ committed inside the routine that completed it. */
 #include "jvm.h"
 
 #include "../../core/ext.h"
 
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MPJ_OTHER = 0, MPJ_SEND = 1, MPJ_RECV = 2, MPJ_ISEND = 3, MPJ_IRECV = 4, MPJ_WAIT = 5,
        MPJ_SENDRECV = 6, MPJ_BARRIER = 7, MPJ_BCAST = 8, MPJ_REDUCE = 9, MPJ_ALLREDUCE = 10,
        MPJ_INIT = 11, MPJ_WAITALL = 12, MPJ_GATHER = 13, MPJ_SCATTER = 14, MPJ_ALLGATHER = 15,
-       MPJ_ALLTOALL = 16 };
+       MPJ_ALLTOALL = 16, MPJ_GATHERV = 17, MPJ_SCATTERV = 18, MPJ_ALLGATHERV = 19,
+       MPJ_ALLTOALLV = 20, MPJ_REDUCE_SCATTER = 21, MPJ_SCAN = 22, MPJ_TEST = 23,
+       MPJ_TESTALL = 24, MPJ_WAITANY = 25, MPJ_TESTANY = 26, MPJ_WAITSOME = 27,
+       MPJ_TESTSOME = 28, MPJ_COMM_NEW = 29 };
 
-#define PENDING 64 /* a thread's posted receives not yet waited for */
+#define MPJ_OBJECT 12 /* mpi.Datatype.OBJECT, the base type of MPI.OBJECT */
+#define PENDING 64    /* a thread's posted receives not yet completed */
+#define COMMS 1024    /* communicators of the process */
+#define COMMITS 64    /* serialized lengths committed inside one routine */
+
+struct comm {
+    jweak obj;
+    uint32_t id, size, me; /* me: this process's rank in it, or size */
+    uint32_t *world;       /* world rank of each member (of the remote group of an intercomm) */
+};
 
 struct pending {
     jweak request;
-    uint32_t region, elem_bytes;
+    uint32_t region, elem_bytes, comm;
+    int object; /* MPI.OBJECT: its bytes are a committed serialized length */
 };
 
 static PLX_TLS int depth; /* MPJ routines of this thread entered and not left */
 static PLX_TLS int counted; /* the outermost one is recording */
 static PLX_TLS struct pending pending[PENDING];
+static PLX_TLS struct { /* an MPI.OBJECT send waiting for its buffer's commit */
+    int active, tag;
+    uint32_t region, comm, peer;
+} deferred;
+static PLX_TLS uint32_t commits[COMMITS]; /* serialized lengths committed in the routine */
+static PLX_TLS int ncommits, next_commit;
 
-static jweak world;  /* MPI.COMM_WORLD */
+static struct comm comms[COMMS];
+static _Atomic uint32_t ncomms;
+static atomic_flag comms_lock = ATOMIC_FLAG_INIT;
+static uint64_t *world_ids; /* the UUID (2 words) of each world rank */
 static int my_rank = -1, world_size;
-static _Atomic int other_comms, full;
-static jfieldID dt_size, dt_bytes, st_source, st_tag, st_count, st_bytes, st_type;
+static _Atomic int too_many_comms, full;
+static jfieldID dt_size, dt_bytes, dt_base, st_source, st_tag, st_count, st_bytes, st_type,
+    st_index, cm_group, gr_dev, dg_ids, pid_uuid, uuid_hi, uuid_lo, buf_dynamic;
 
+static int fields_of(JNIEnv *env, jobject obj, jfieldID *ids[], const char *const names[],
+                     const char *const sigs[], int n)
+{
+    jclass c = (*env)->GetObjectClass(env, obj);
+    for (int i = 0; i < n; i++)
+        *ids[i] = (*env)->GetFieldID(env, c, names[i], sigs[i]);
+    (*env)->DeleteLocalRef(env, c);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        for (int i = 0; i < n; i++)
+            *ids[i] = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+static jint int_field(JNIEnv *env, jobject obj, jfieldID *id, const char *name)
+{
+    if (!obj)
+        return 0;
+    if (!*id) {
+        jfieldID *ids[] = {id};
+        const char *const names[] = {name}, *const sigs[] = {"I"};
+        if (!fields_of(env, obj, ids, names, sigs, 1))
+            return 0;
+    }
+    return (*env)->GetIntField(env, obj, *id);
+}
+
+/* An mpi.Datatype's bytes per element (0 for MPI.OBJECT: its bytes are the serialized ones). */
 static uint32_t elem_bytes(JNIEnv *env, jobject dt)
 {
     if (!dt)
         return 0;
     if (!dt_size) {
-        jclass c = (*env)->GetObjectClass(env, dt);
-        dt_bytes = (*env)->GetFieldID(env, c, "byteSize", "I");
-        dt_size = (*env)->GetFieldID(env, c, "size", "I");
-        if ((*env)->ExceptionCheck(env)) {
-            (*env)->ExceptionClear(env);
-            dt_size = dt_bytes = NULL;
+        jfieldID *ids[] = {&dt_bytes, &dt_size, &dt_base};
+        const char *const names[] = {"byteSize", "size", "baseType"}, *const sigs[] = {"I", "I", "I"};
+        if (!fields_of(env, dt, ids, names, sigs, 3))
             return 0;
-        }
     }
     jint n = (*env)->GetIntField(env, dt, dt_size), b = (*env)->GetIntField(env, dt, dt_bytes);
     return n > 0 && b > 0 ? (uint32_t)n * (uint32_t)b : 0;
+}
+
+static int is_object(JNIEnv *env, jobject dt)
+{
+    elem_bytes(env, dt); /* resolves the fields */
+    return dt && dt_base && (*env)->GetIntField(env, dt, dt_base) == MPJ_OBJECT;
 }
 
 /* A Status's source, tag and bytes (its count of elements of `elem` bytes, or of bytes). */
@@ -62,17 +125,11 @@ static int status_of(JNIEnv *env, jobject st, uint32_t elem, int *source, int *t
     if (!st)
         return 0;
     if (!st_source) {
-        jclass c = (*env)->GetObjectClass(env, st);
-        st_tag = (*env)->GetFieldID(env, c, "tag", "I");
-        st_count = (*env)->GetFieldID(env, c, "count", "I");
-        st_bytes = (*env)->GetFieldID(env, c, "countInBytes", "I");
-        st_type = (*env)->GetFieldID(env, c, "type", "Lmpjbuf/Type;");
-        st_source = (*env)->GetFieldID(env, c, "source", "I");
-        if ((*env)->ExceptionCheck(env)) {
-            (*env)->ExceptionClear(env);
-            st_source = NULL;
+        jfieldID *ids[] = {&st_tag, &st_count, &st_bytes, &st_type, &st_index, &st_source};
+        const char *const names[] = {"tag", "count", "countInBytes", "type", "index", "source"};
+        const char *const sigs[] = {"I", "I", "I", "Lmpjbuf/Type;", "I", "I"};
+        if (!fields_of(env, st, ids, names, sigs, 6))
             return 0;
-        }
     }
     *source = (*env)->GetIntField(env, st, st_source);
     *tag = (*env)->GetIntField(env, st, st_tag);
@@ -87,21 +144,161 @@ static int status_of(JNIEnv *env, jobject st, uint32_t elem, int *source, int *t
     return *source >= 0;
 }
 
-/* Whether `comm` is MPI.COMM_WORLD (id 0); the first other communicator is said once. */
-static int in_world(JNIEnv *env, jobject comm)
+/* ---- communicators ------------------------------------------------------------------------ */
+
+/* The UUIDs of an mpi.Comm's group (comm.group.mpjdevGroup.ids[i].uuid) into ids (2 words each),
+ * at most max; their number, or -1. */
+static int group_ids(JNIEnv *env, jobject comm, uint64_t *ids, int max)
 {
-    if (world && comm && (*env)->IsSameObject(env, comm, world))
-        return 1;
-    if (atomic_fetch_add(&other_comms, 1) == 0)
-        plx_warn("MPJ Express: messages on communicators other than MPI.COMM_WORLD are not "
-                 "recorded as MPI messages (their methods are)");
-    return 0;
+    if (!cm_group) {
+        jfieldID *f[] = {&cm_group};
+        const char *const n[] = {"group"}, *const s[] = {"Lmpi/Group;"};
+        if (!fields_of(env, comm, f, n, s, 1))
+            return -1;
+    }
+    jobject group = (*env)->GetObjectField(env, comm, cm_group);
+    if (!group)
+        return -1;
+    if (!gr_dev) {
+        jfieldID *f[] = {&gr_dev};
+        const char *const n[] = {"mpjdevGroup"}, *const s[] = {"Lmpjdev/Group;"};
+        if (!fields_of(env, group, f, n, s, 1))
+            return -1;
+    }
+    jobject dev = (*env)->GetObjectField(env, group, gr_dev);
+    (*env)->DeleteLocalRef(env, group);
+    if (!dev)
+        return -1;
+    if (!dg_ids) {
+        jfieldID *f[] = {&dg_ids};
+        const char *const n[] = {"ids"}, *const s[] = {"[Lxdev/ProcessID;"};
+        if (!fields_of(env, dev, f, n, s, 1))
+            return -1;
+    }
+    jobjectArray arr = (jobjectArray)(*env)->GetObjectField(env, dev, dg_ids);
+    (*env)->DeleteLocalRef(env, dev);
+    if (!arr)
+        return -1;
+    jsize n = (*env)->GetArrayLength(env, arr);
+    if (n > max)
+        n = max;
+    for (jsize i = 0; i < n; i++) {
+        jobject pid = (*env)->GetObjectArrayElement(env, arr, i);
+        ids[2 * i] = ids[2 * i + 1] = 0;
+        if (!pid)
+            continue;
+        if (!pid_uuid) {
+            jfieldID *f[] = {&pid_uuid};
+            const char *const nm[] = {"uuid"}, *const s[] = {"Ljava/util/UUID;"};
+            fields_of(env, pid, f, nm, s, 1);
+        }
+        jobject uuid = pid_uuid ? (*env)->GetObjectField(env, pid, pid_uuid) : NULL;
+        if (uuid && !uuid_hi) {
+            jfieldID *f[] = {&uuid_hi, &uuid_lo};
+            const char *const nm[] = {"mostSigBits", "leastSigBits"}, *const s[] = {"J", "J"};
+            fields_of(env, uuid, f, nm, s, 2);
+        }
+        if (uuid && uuid_hi) {
+            ids[2 * i] = (uint64_t)(*env)->GetLongField(env, uuid, uuid_hi);
+            ids[2 * i + 1] = (uint64_t)(*env)->GetLongField(env, uuid, uuid_lo);
+        }
+        (*env)->DeleteLocalRef(env, uuid);
+        (*env)->DeleteLocalRef(env, pid);
+    }
+    (*env)->DeleteLocalRef(env, arr);
+    return (int)n;
 }
 
-static uint32_t peer_of(int rank)
+static struct comm *lookup(JNIEnv *env, jobject obj)
 {
-    return rank >= 0 && rank < world_size ? (uint32_t)rank : PLX_EXT_NO_PEER;
+    uint32_t n = atomic_load_explicit(&ncomms, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (comms[i].obj && (*env)->IsSameObject(env, comms[i].obj, obj))
+            return &comms[i];
+    return NULL;
 }
+
+/* Defines a communicator (its CommDef record) unless known; `members` given for the
+ * predefined ones (obj may then be NULL: an id kept for MPI.COMM_SELF), else read from its
+ * group. Cold. */
+static struct comm *define(JNIEnv *env, jobject obj, const uint32_t *members, uint32_t size)
+{
+    if ((!obj && !members) || !world_ids)
+        return NULL;
+    struct comm *c = obj ? lookup(env, obj) : NULL;
+    if (c)
+        return c;
+    while (atomic_flag_test_and_set_explicit(&comms_lock, memory_order_acquire))
+        sched_yield();
+    uint32_t n = atomic_load_explicit(&ncomms, memory_order_relaxed);
+    c = obj ? lookup(env, obj) : NULL;
+    if (c || n >= COMMS) {
+        atomic_flag_clear_explicit(&comms_lock, memory_order_release);
+        if (!c && atomic_fetch_add(&too_many_comms, 1) == 0)
+            plx_warn("MPJ Express: more than %d communicators: the messages of the later ones are "
+                     "not recorded", COMMS);
+        return c;
+    }
+    uint32_t *world = NULL;
+    if (members) {
+        world = malloc(sizeof *world * (size ? size : 1));
+        if (world)
+            memcpy(world, members, sizeof *world * size);
+    } else {
+        uint64_t *ids = malloc(sizeof *ids * 2 * (size_t)world_size);
+        int m = ids ? group_ids(env, obj, ids, world_size) : -1;
+        size = m > 0 ? (uint32_t)m : 0;
+        world = m > 0 ? malloc(sizeof *world * size) : NULL;
+        for (uint32_t i = 0; world && i < size; i++) {
+            world[i] = PLX_EXT_NO_PEER;
+            for (int w = 0; w < world_size; w++)
+                if (world_ids[2 * w] == ids[2 * i] && world_ids[2 * w + 1] == ids[2 * i + 1])
+                    world[i] = (uint32_t)w;
+        }
+        free(ids);
+    }
+    if (!world) {
+        atomic_flag_clear_explicit(&comms_lock, memory_order_release);
+        return NULL;
+    }
+    c = &comms[n];
+    *c = (struct comm){obj ? (*env)->NewWeakGlobalRef(env, obj) : NULL, n, size, size, world};
+    for (uint32_t i = 0; i < size; i++)
+        if (world[i] == (uint32_t)my_rank)
+            c->me = i;
+    uint32_t ordinal = 0;
+    for (uint32_t i = 0; i < n; i++) /* as the C wrappers count them (mpi_comms.c) */
+        if (comms[i].size == size && memcmp(comms[i].world, world, sizeof *world * size) == 0)
+            ordinal++;
+    struct plx_thread *t = plx_self;
+    if (t)
+        t->guard++;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_comm_def(&rec, n, ordinal, size, world);
+    plx_rec_write(&rec, 0);
+    if (t)
+        t->guard--;
+    atomic_store_explicit(&ncomms, n + 1, memory_order_release);
+    atomic_flag_clear_explicit(&comms_lock, memory_order_release);
+    return c;
+}
+
+/* A communicator used: known, or defined now (one not created by a routine the agent rewrites). */
+static struct comm *comm_of(JNIEnv *env, jobject obj)
+{
+    if (!obj || !world_ids)
+        return NULL;
+    struct comm *c = lookup(env, obj);
+    return c ? c : define(env, obj, NULL, 0);
+}
+
+static uint32_t peer_of(const struct comm *c, int rank)
+{
+    return c && rank >= 0 && (uint32_t)rank < c->size ? c->world[rank] : PLX_EXT_NO_PEER;
+}
+
+/* ---- natives ------------------------------------------------------------------------------ */
 
 JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jclass cls,
                                                                 jstring name)
@@ -120,13 +317,19 @@ JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jcl
     return id;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass cls, jobject comm,
-                                                             jint rank, jint size)
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass cls, jobject world,
+                                                             jint rank, jint size, jobject self)
 {
     (void)cls;
-    if (world || !comm || size <= 0)
+    if (world_ids || !world || size <= 0 || rank < 0 || rank >= size)
         return;
-    world = (*env)->NewWeakGlobalRef(env, comm);
+    uint64_t *ids = calloc(2 * (size_t)size, sizeof *ids);
+    uint32_t *ranks = malloc(sizeof *ranks * (size_t)size);
+    if (!ids || !ranks || group_ids(env, world, ids, size) != size) {
+        free(ids);
+        free(ranks);
+        return;
+    }
     my_rank = rank;
     world_size = size;
     struct plx_thread *t = plx_self;
@@ -136,17 +339,18 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass
     plx_rec_init(&rec);
     plx_enc_mpi_init(&rec, (uint32_t)rank, (uint32_t)size, 3, plx_ticks(), "MPJ Express");
     plx_rec_write(&rec, 0);
-    uint32_t ranks[4096];
-    uint32_t n = (uint32_t)size < 4096 ? (uint32_t)size : 4096;
-    for (uint32_t i = 0; i < n; i++)
-        ranks[i] = i;
-    plx_rec_init(&rec);
-    plx_enc_comm_def(&rec, 0, 0, n, ranks);
-    plx_rec_write(&rec, 0);
     if (t)
         t->guard--;
+    world_ids = ids;
+    for (int i = 0; i < size; i++)
+        ranks[i] = (uint32_t)i;
+    define(env, world, ranks, (uint32_t)size); /* id 0 */
+    ranks[0] = (uint32_t)rank;
+    define(env, self, ranks, 1); /* id 1 */
+    free(ranks);
 }
 
+/* The send of an outermost routine: now, or for MPI.OBJECT at its buffer's commit. */
 JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclass cls, jint region,
                                                               jint kind, jobject comm, jobject dt,
                                                               jint count, jint peer, jint tag)
@@ -156,149 +360,235 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
         return;
     struct plx_thread *t = plx_thread();
     counted = t != NULL;
+    deferred.active = 0;
+    ncommits = next_commit = 0;
     if (!t)
         return;
     int send = kind == MPJ_SEND || kind == MPJ_ISEND || kind == MPJ_SENDRECV;
-    int world_comm = send && world ? in_world(env, comm) : 0;
-    uint64_t bytes = send && count > 0 ? (uint64_t)count * elem_bytes(env, dt) : 0;
+    const struct comm *c = send ? comm_of(env, comm) : NULL;
+    uint32_t to = peer_of(c, peer);
+    int object = c && to != PLX_EXT_NO_PEER && is_object(env, dt);
+    uint64_t bytes = c && count > 0 ? (uint64_t)count * elem_bytes(env, dt) : 0;
     t->guard++;
     plx_ext_enter(t, (uint32_t)region);
-    uint32_t to = peer_of(peer);
-    if (world_comm && to != PLX_EXT_NO_PEER)
-        plx_ext_msg_sent(t, (uint32_t)region, 0, to, tag, bytes);
+    if (object) {
+        deferred.region = (uint32_t)region;
+        deferred.comm = c->id;
+        deferred.peer = to;
+        deferred.tag = tag;
+        deferred.active = 1;
+    } else if (to != PLX_EXT_NO_PEER)
+        plx_ext_msg_sent(t, (uint32_t)region, c->id, to, tag, bytes);
     t->guard--;
 }
 
-static void collective(struct plx_thread *t, uint32_t region, int kind, uint64_t b, int root)
+/* mpjbuf.Buffer.commit() returned: the length of its serialized part (MPI.OBJECT elements). */
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBuffer(JNIEnv *env, jclass cls, jobject buf)
 {
-    uint64_t sent = 0, received = 0;
-    switch (kind) {
-    case MPJ_BCAST:
-        if (root == my_rank)
-            sent = b;
-        else
-            received = b;
-        break;
-    case MPJ_REDUCE:
-        sent = b;
-        received = root == my_rank ? b : 0;
-        break;
-    case MPJ_ALLREDUCE:
-        sent = received = b;
-        break;
-    /* b: one rank's part (the bytes of each rank's send, or of each rank's receive for Scatter),
-     * as the C wrappers count them (mpi_coll.c) */
-    case MPJ_GATHER:
-        sent = b;
-        received = root == my_rank ? b * (uint64_t)world_size : 0;
-        break;
-    case MPJ_SCATTER:
-        sent = root == my_rank ? b * (uint64_t)world_size : 0;
-        received = b;
-        break;
-    case MPJ_ALLGATHER:
-        sent = b;
-        received = b * (uint64_t)world_size;
-        break;
-    case MPJ_ALLTOALL:
-        sent = received = b * (uint64_t)world_size;
-        break;
-    default:
-        break;
+    (void)cls;
+    if (depth == 0 || !counted || !buf)
+        return;
+    struct plx_thread *t = plx_self;
+    if (!t || t->dead)
+        return;
+    if (!buf_dynamic) {
+        jfieldID *f[] = {&buf_dynamic};
+        const char *const n[] = {"dynamicBuffer"}, *const s[] = {"[B"};
+        if (!fields_of(env, buf, f, n, s, 1))
+            return;
     }
-    int rooted = kind == MPJ_BCAST || kind == MPJ_REDUCE || kind == MPJ_GATHER || kind == MPJ_SCATTER;
-    uint32_t wroot = rooted ? peer_of(root) : PLX_EXT_NO_PEER;
-    plx_ext_msg_collective(t, region, 0, wroot, sent, received);
+    jbyteArray dyn = (jbyteArray)(*env)->GetObjectField(env, buf, buf_dynamic);
+    uint32_t len = dyn ? (uint32_t)(*env)->GetArrayLength(env, dyn) : 0;
+    (*env)->DeleteLocalRef(env, dyn);
+    if (deferred.active) {
+        deferred.active = 0;
+        t->guard++;
+        plx_ext_msg_sent(t, deferred.region, deferred.comm, deferred.peer, deferred.tag, len);
+        t->guard--;
+    } else if (ncommits < COMMITS) {
+        commits[ncommits++] = len;
+    }
 }
 
-/* A posted receive's request waited for: its receive is recorded now, with its real source. */
+static uint64_t next_committed(void)
+{
+    return next_commit < ncommits ? commits[next_commit++] : 0;
+}
+
+static uint64_t counts_bytes(JNIEnv *env, jobject counts, uint32_t n, uint32_t elem, int only)
+{
+    if (!counts)
+        return 0;
+    jsize len = (*env)->GetArrayLength(env, (jintArray)counts);
+    jint *v = (*env)->GetIntArrayElements(env, (jintArray)counts, NULL);
+    if (!v)
+        return 0;
+    uint64_t s = 0;
+    for (jsize i = 0; i < len && (uint32_t)i < n; i++)
+        if ((only < 0 || i == only) && v[i] > 0)
+            s += (uint64_t)v[i] * elem;
+    (*env)->ReleaseIntArrayElements(env, (jintArray)counts, v, JNI_ABORT);
+    return s;
+}
+
+static void collective(JNIEnv *env, struct plx_thread *t, uint32_t region, int kind,
+                       const struct comm *c, jobject sdt, jint scount, jobject scounts,
+                       jobject rdt, jint rcount, jobject rcounts, int root)
+{
+    static const enum plx_coll of[] = {
+        [MPJ_BARRIER] = PLX_COLL_BARRIER, [MPJ_BCAST] = PLX_COLL_BCAST,
+        [MPJ_REDUCE] = PLX_COLL_REDUCE, [MPJ_ALLREDUCE] = PLX_COLL_ALLREDUCE,
+        [MPJ_SCAN] = PLX_COLL_ALLREDUCE, [MPJ_GATHER] = PLX_COLL_GATHER,
+        [MPJ_GATHERV] = PLX_COLL_GATHERV, [MPJ_SCATTER] = PLX_COLL_SCATTER,
+        [MPJ_SCATTERV] = PLX_COLL_SCATTERV, [MPJ_ALLGATHER] = PLX_COLL_ALLGATHER,
+        [MPJ_ALLGATHERV] = PLX_COLL_ALLGATHERV, [MPJ_ALLTOALL] = PLX_COLL_ALLTOALL,
+        [MPJ_ALLTOALLV] = PLX_COLL_ALLTOALLV, [MPJ_REDUCE_SCATTER] = PLX_COLL_REDUCE_SCATTER,
+    };
+    uint32_t se = elem_bytes(env, sdt), re = elem_bytes(env, rdt);
+    uint64_t send = scounts ? counts_bytes(env, scounts, c->size, se, -1)
+                            : scount > 0 ? (uint64_t)scount * se : 0;
+    uint64_t recv = rcounts ? counts_bytes(env, rcounts, c->size, re, -1)
+                            : rcount > 0 ? (uint64_t)rcount * re : 0;
+    if (kind == MPJ_REDUCE_SCATTER) /* the counts are the receive counts of every rank */
+        recv = counts_bytes(env, scounts, c->size, se, (int)c->me);
+    int rooted = root >= 0;
+    struct plx_coll_bytes x =
+        plx_ext_coll_bytes(of[kind], rooted && (uint32_t)root == c->me, c->size, send, recv);
+    t->guard++;
+    plx_ext_msg_collective(t, region, c->id, rooted ? peer_of(c, root) : PLX_EXT_NO_PEER, x.sent,
+                           x.received);
+    t->guard--;
+}
+
+static void received(JNIEnv *env, struct plx_thread *t, uint32_t region, const struct comm *c,
+                     jobject st, uint32_t elem, int object)
+{
+    int source, tag;
+    uint64_t bytes;
+    if (!c || !status_of(env, st, elem, &source, &tag, &bytes) ||
+        peer_of(c, source) == PLX_EXT_NO_PEER)
+        return;
+    if (object)
+        bytes = next_committed();
+    t->guard++;
+    plx_ext_msg_received(t, region, c->id, peer_of(c, source), tag, bytes);
+    t->guard--;
+}
+
+/* A request completed (Wait/Test family): a posted receive is recorded now, with its source. */
 static void completed(JNIEnv *env, struct plx_thread *t, jobject request, jobject st)
 {
+    if (!request || !st)
+        return;
     for (int i = 0; i < PENDING; i++) {
         if (!pending[i].request || !(*env)->IsSameObject(env, pending[i].request, request))
             continue;
-        int source, tag;
-        uint64_t bytes;
-        if (status_of(env, st, pending[i].elem_bytes, &source, &tag, &bytes) &&
-            peer_of(source) != PLX_EXT_NO_PEER) {
-            t->guard++;
-            plx_ext_msg_received(t, pending[i].region, 0, peer_of(source), tag, bytes);
-            t->guard--;
-        }
+        received(env, t, pending[i].region, &comms[pending[i].comm], st, pending[i].elem_bytes,
+                 pending[i].object);
         (*env)->DeleteWeakGlobalRef(env, pending[i].request);
         pending[i].request = NULL;
         return;
     }
 }
 
+static void completed_at(JNIEnv *env, struct plx_thread *t, jobjectArray reqs, jsize i, jobject st)
+{
+    if (!reqs || i < 0 || i >= (*env)->GetArrayLength(env, reqs))
+        return;
+    jobject r = (*env)->GetObjectArrayElement(env, reqs, i);
+    completed(env, t, r, st);
+    (*env)->DeleteLocalRef(env, r);
+}
+
+/* Statuses of the array forms: by position (all), or by each status's index (some). */
+static void completed_array(JNIEnv *env, struct plx_thread *t, jobjectArray reqs,
+                            jobjectArray sts, int by_index)
+{
+    jsize n = sts ? (*env)->GetArrayLength(env, sts) : 0;
+    for (jsize i = 0; i < n; i++) {
+        jobject st = (*env)->GetObjectArrayElement(env, sts, i);
+        if (st)
+            completed_at(env, t, reqs, by_index ? int_field(env, st, &st_index, "index") : i, st);
+        (*env)->DeleteLocalRef(env, st);
+    }
+}
+
 JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass cls, jobject result,
                                                             jint region, jint kind, jobject self,
-                                                            jobject dt, jint count, jint root)
+                                                            jobject sdt, jint scount, jobject scounts,
+                                                            jobject rdt, jint rcount, jobject rcounts,
+                                                            jint root)
 {
     (void)cls;
     if (--depth > 0 || !counted)
         return;
     counted = 0;
+    deferred.active = 0;
     struct plx_thread *t = plx_self;
     if (!t || t->dead)
         return;
-    int source, tag;
-    uint64_t bytes;
     switch (kind) {
     case MPJ_RECV:
     case MPJ_SENDRECV:
-        if (world && in_world(env, self) &&
-            status_of(env, result, elem_bytes(env, dt), &source, &tag, &bytes) &&
-            peer_of(source) != PLX_EXT_NO_PEER) {
-            t->guard++;
-            plx_ext_msg_received(t, (uint32_t)region, 0, peer_of(source), tag, bytes);
-            t->guard--;
-        }
+        received(env, t, (uint32_t)region, comm_of(env, self), result, elem_bytes(env, rdt),
+                 is_object(env, rdt));
         break;
-    case MPJ_IRECV:
-        if (world && result && in_world(env, self)) {
-            uint32_t e = elem_bytes(env, dt);
-            int i = 0;
-            while (i < PENDING && pending[i].request)
-                i++;
-            if (i < PENDING)
-                pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result),
-                                              (uint32_t)region, e};
-            else if (atomic_fetch_add(&full, 1) == 0)
-                plx_warn("MPJ Express: more than %d receives posted and not waited for on a "
-                         "thread: the receives beyond them are not recorded as messages", PENDING);
-        }
-        break;
-    case MPJ_WAIT:
-        completed(env, t, self, result);
-        break;
-    case MPJ_WAITALL: {
-        jsize n = self && result ? (*env)->GetArrayLength(env, (jobjectArray)self) : 0;
-        for (jsize i = 0; i < n; i++) {
-            jobject r = (*env)->GetObjectArrayElement(env, (jobjectArray)self, i);
-            jobject st = (*env)->GetObjectArrayElement(env, (jobjectArray)result, i);
-            if (r)
-                completed(env, t, r, st);
-            (*env)->DeleteLocalRef(env, r);
-            (*env)->DeleteLocalRef(env, st);
-        }
+    case MPJ_IRECV: {
+        const struct comm *c = result ? comm_of(env, self) : NULL;
+        if (!c)
+            break;
+        int i = 0;
+        while (i < PENDING && pending[i].request)
+            i++;
+        if (i < PENDING)
+            pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result), (uint32_t)region,
+                                          elem_bytes(env, rdt), c->id, is_object(env, rdt)};
+        else if (atomic_fetch_add(&full, 1) == 0)
+            plx_warn("MPJ Express: more than %d receives posted and not completed on a thread: "
+                     "the receives beyond them are not recorded as messages", PENDING);
         break;
     }
+    case MPJ_WAIT:
+    case MPJ_TEST:
+        completed(env, t, self, result);
+        break;
+    case MPJ_WAITALL:
+    case MPJ_TESTALL:
+        completed_array(env, t, (jobjectArray)self, (jobjectArray)result, 0);
+        break;
+    case MPJ_WAITSOME:
+    case MPJ_TESTSOME:
+        completed_array(env, t, (jobjectArray)self, (jobjectArray)result, 1);
+        break;
+    case MPJ_WAITANY:
+    case MPJ_TESTANY:
+        if (result)
+            completed_at(env, t, (jobjectArray)self, int_field(env, result, &st_index, "index"),
+                         result);
+        break;
+    case MPJ_COMM_NEW:
+        define(env, result, NULL, 0);
+        break;
     case MPJ_BARRIER:
     case MPJ_BCAST:
     case MPJ_REDUCE:
     case MPJ_ALLREDUCE:
+    case MPJ_SCAN:
     case MPJ_GATHER:
+    case MPJ_GATHERV:
     case MPJ_SCATTER:
+    case MPJ_SCATTERV:
     case MPJ_ALLGATHER:
+    case MPJ_ALLGATHERV:
     case MPJ_ALLTOALL:
-        if (world && in_world(env, self)) {
-            uint64_t b = count > 0 ? (uint64_t)count * elem_bytes(env, dt) : 0;
-            t->guard++;
-            collective(t, (uint32_t)region, kind, b, root);
-            t->guard--;
-        }
+    case MPJ_ALLTOALLV:
+    case MPJ_REDUCE_SCATTER: {
+        const struct comm *c = comm_of(env, self);
+        if (c)
+            collective(env, t, (uint32_t)region, kind, c, sdt, scount, scounts, rdt, rcount,
+                       rcounts, root);
         break;
+    }
     default:
         break;
     }
@@ -315,6 +605,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjAbort(JNIEnv *env, jclas
     if (--depth > 0 || !counted)
         return;
     counted = 0;
+    deferred.active = 0;
     struct plx_thread *t = plx_self;
     if (!t || t->dead)
         return;

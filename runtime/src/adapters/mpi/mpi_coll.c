@@ -10,151 +10,133 @@ static int my_rank(MPI_Comm comm)
     return r;
 }
 
-static int peers(MPI_Comm comm)
+static uint32_t peers(MPI_Comm comm)
 {
     const struct plx_comm *c = plx_mpi_comm(comm);
-    return c ? (int)c->size : 0;
+    return c ? c->size : 0;
 }
 
-static uint64_t sum(const int *counts, int n, MPI_Datatype type)
+static uint64_t sum(const int *counts, uint32_t n, MPI_Datatype type)
 {
     uint64_t s = 0;
-    for (int i = 0; counts && i < n; i++)
+    for (uint32_t i = 0; counts && i < n; i++)
         s += plx_mpi_bytes(counts[i], type);
     return s;
 }
 
-struct io {
-    uint64_t sent, received;
-};
-
-static struct io bcast(int count, MPI_Datatype t, int root, MPI_Comm comm)
+static uint64_t sumw(const int *counts, const MPI_Datatype *types, uint32_t n)
 {
-    uint64_t b = plx_mpi_bytes(count, t);
-    return my_rank(comm) == root ? (struct io){b, 0} : (struct io){0, b};
+    uint64_t s = 0;
+    for (uint32_t i = 0; counts && types && i < n; i++)
+        s += plx_mpi_bytes(counts[i], types[i]);
+    return s;
 }
 
-static struct io reduce(int count, MPI_Datatype t, int root, MPI_Comm comm)
+/* The rank's bytes by the one rule of core (plx_ext_coll_bytes); ROOT is the root or -1. */
+static struct plx_coll_bytes io(enum plx_coll kind, int root, MPI_Comm comm, uint64_t send,
+                                uint64_t recv)
 {
-    uint64_t b = plx_mpi_bytes(count, t);
-    return (struct io){b, root < 0 || my_rank(comm) == root ? b : 0};
+    return plx_ext_coll_bytes(kind, root >= 0 && my_rank(comm) == root, peers(comm), send, recv);
 }
 
-static struct io gather(const void *sbuf, int scount, MPI_Datatype st, uint64_t rbytes, int root,
-                        MPI_Comm comm)
+static uint64_t unless_in_place(const void *buf, uint64_t bytes)
 {
-    int rooted = root < 0 || my_rank(comm) == root;
-    uint64_t s = sbuf == MPI_IN_PLACE ? 0 : plx_mpi_bytes(scount, st);
-    return (struct io){s, rooted ? rbytes : 0};
-}
-
-static struct io scatter(uint64_t sbytes, void *rbuf, int rcount, MPI_Datatype rt, int root,
-                         MPI_Comm comm)
-{
-    uint64_t r = rbuf == MPI_IN_PLACE ? 0 : plx_mpi_bytes(rcount, rt);
-    return (struct io){my_rank(comm) == root ? sbytes : 0, r};
-}
-
-static struct io alltoallw(const int *sc, const MPI_Datatype *st, const int *rc,
-                           const MPI_Datatype *rt, MPI_Comm comm)
-{
-    struct io x = {0, 0};
-    for (int i = 0, n = peers(comm); i < n; i++) {
-        x.sent += sc ? plx_mpi_bytes(sc[i], st[i]) : 0;
-        x.received += rc ? plx_mpi_bytes(rc[i], rt[i]) : 0;
-    }
-    return x;
+    return buf == MPI_IN_PLACE ? 0 : bytes;
 }
 
 /* One blocking and one nonblocking wrapper share a byte rule; ROOT is the root or -1. */
-#define COLLECTIVE(NAME, PARAMS, ARGS, ROOT, IO)                                              \
+#define COLLECTIVE(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV)                                \
     PLX_MPI_EXPORT int NAME PARAMS                                                         \
     {                                                                                      \
         PLX_MPI_WRAP(#NAME, P##NAME ARGS, ,                                                \
                      if (rc_ == MPI_SUCCESS) {                                             \
-                         struct io x_ = IO;                                                \
+                         struct plx_coll_bytes x_ = io(KIND, ROOT, comm, SEND, RECV);      \
                          plx_mpi_collective(t, rid, comm, ROOT, x_.sent, x_.received);     \
                      });                                                                   \
     }
 
 #define R MPI_Request *req
-COLLECTIVE(MPI_Barrier, (MPI_Comm comm), (comm), -1, ((struct io){0, 0}))
-COLLECTIVE(MPI_Ibarrier, (MPI_Comm comm, R), (comm, req), -1, ((struct io){0, 0}))
+#define B(n, t_) plx_mpi_bytes(n, t_)
+COLLECTIVE(MPI_Barrier, (MPI_Comm comm), (comm), -1, PLX_COLL_BARRIER, 0, 0)
+COLLECTIVE(MPI_Ibarrier, (MPI_Comm comm, R), (comm, req), -1, PLX_COLL_BARRIER, 0, 0)
 COLLECTIVE(MPI_Bcast, (void *b, int n, MPI_Datatype t_, int root, MPI_Comm comm), (b, n, t_, root, comm),
-           root, bcast(n, t_, root, comm))
+           root, PLX_COLL_BCAST, B(n, t_), 0)
 COLLECTIVE(MPI_Ibcast, (void *b, int n, MPI_Datatype t_, int root, MPI_Comm comm, R),
-           (b, n, t_, root, comm, req), root, bcast(n, t_, root, comm))
+           (b, n, t_, root, comm, req), root, PLX_COLL_BCAST, B(n, t_), 0)
 COLLECTIVE(MPI_Reduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, int root, MPI_Comm comm),
-           (s, r, n, t_, op, root, comm), root, reduce(n, t_, root, comm))
+           (s, r, n, t_, op, root, comm), root, PLX_COLL_REDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Ireduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, int root, MPI_Comm comm, R),
-           (s, r, n, t_, op, root, comm, req), root, reduce(n, t_, root, comm))
+           (s, r, n, t_, op, root, comm, req), root, PLX_COLL_REDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Allreduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
-           (s, r, n, t_, op, comm), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Iallreduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
-           (s, r, n, t_, op, comm, req), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Scan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
-           (s, r, n, t_, op, comm), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Iscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
-           (s, r, n, t_, op, comm, req), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Exscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
-           (s, r, n, t_, op, comm), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Iexscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
-           (s, r, n, t_, op, comm, req), -1, reduce(n, t_, -1, comm))
+           (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 
 #define GATHER_P const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt
 #define GATHERV_P const void *s, int sn, MPI_Datatype st, void *r, const int *rc, const int *rd, MPI_Datatype rt
+#define SEND_PART unless_in_place(s, B(sn, st))
 COLLECTIVE(MPI_Gather, (GATHER_P, int root, MPI_Comm comm), (s, sn, st, r, rn, rt, root, comm), root,
-           gather(s, sn, st, plx_mpi_bytes(rn, rt) * (uint64_t)peers(comm), root, comm))
+           PLX_COLL_GATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Igather, (GATHER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
-           root, gather(s, sn, st, plx_mpi_bytes(rn, rt) * (uint64_t)peers(comm), root, comm))
+           root, PLX_COLL_GATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Gatherv, (GATHERV_P, int root, MPI_Comm comm), (s, sn, st, r, rc, rd, rt, root, comm),
-           root, gather(s, sn, st, sum(rc, peers(comm), rt), root, comm))
+           root, PLX_COLL_GATHERV, SEND_PART, sum(rc, peers(comm), rt))
 COLLECTIVE(MPI_Igatherv, (GATHERV_P, int root, MPI_Comm comm, R),
-           (s, sn, st, r, rc, rd, rt, root, comm, req), root, gather(s, sn, st, sum(rc, peers(comm), rt), root, comm))
+           (s, sn, st, r, rc, rd, rt, root, comm, req), root, PLX_COLL_GATHERV, SEND_PART,
+           sum(rc, peers(comm), rt))
 COLLECTIVE(MPI_Allgather, (GATHER_P, MPI_Comm comm), (s, sn, st, r, rn, rt, comm), -1,
-           gather(s, sn, st, plx_mpi_bytes(rn, rt) * (uint64_t)peers(comm), -1, comm))
+           PLX_COLL_ALLGATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Iallgather, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
-           gather(s, sn, st, plx_mpi_bytes(rn, rt) * (uint64_t)peers(comm), -1, comm))
+           PLX_COLL_ALLGATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Allgatherv, (GATHERV_P, MPI_Comm comm), (s, sn, st, r, rc, rd, rt, comm), -1,
-           gather(s, sn, st, sum(rc, peers(comm), rt), -1, comm))
+           PLX_COLL_ALLGATHERV, SEND_PART, sum(rc, peers(comm), rt))
 COLLECTIVE(MPI_Iallgatherv, (GATHERV_P, MPI_Comm comm, R), (s, sn, st, r, rc, rd, rt, comm, req), -1,
-           gather(s, sn, st, sum(rc, peers(comm), rt), -1, comm))
+           PLX_COLL_ALLGATHERV, SEND_PART, sum(rc, peers(comm), rt))
 
 #define SCATTER_P const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt
 #define SCATTERV_P const void *s, const int *sc, const int *sd, MPI_Datatype st, void *r, int rn, MPI_Datatype rt
+#define RECV_PART unless_in_place(r, B(rn, rt))
 COLLECTIVE(MPI_Scatter, (SCATTER_P, int root, MPI_Comm comm), (s, sn, st, r, rn, rt, root, comm), root,
-           scatter(plx_mpi_bytes(sn, st) * (uint64_t)peers(comm), r, rn, rt, root, comm))
+           PLX_COLL_SCATTER, B(sn, st), RECV_PART)
 COLLECTIVE(MPI_Iscatter, (SCATTER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
-           root, scatter(plx_mpi_bytes(sn, st) * (uint64_t)peers(comm), r, rn, rt, root, comm))
+           root, PLX_COLL_SCATTER, B(sn, st), RECV_PART)
 COLLECTIVE(MPI_Scatterv, (SCATTERV_P, int root, MPI_Comm comm), (s, sc, sd, st, r, rn, rt, root, comm),
-           root, scatter(sum(sc, peers(comm), st), r, rn, rt, root, comm))
+           root, PLX_COLL_SCATTERV, sum(sc, peers(comm), st), RECV_PART)
 COLLECTIVE(MPI_Iscatterv, (SCATTERV_P, int root, MPI_Comm comm, R),
-           (s, sc, sd, st, r, rn, rt, root, comm, req), root, scatter(sum(sc, peers(comm), st), r, rn, rt, root, comm))
+           (s, sc, sd, st, r, rn, rt, root, comm, req), root, PLX_COLL_SCATTERV,
+           sum(sc, peers(comm), st), RECV_PART)
 
-#define ALLTOALL_IO(sn, st, rn, rt)                                                           \
-    ((struct io){plx_mpi_bytes(sn, st) * (uint64_t)peers(comm), plx_mpi_bytes(rn, rt) * (uint64_t)peers(comm)})
-#define ALLTOALLV_IO(sc, st, rc, rt) ((struct io){sum(sc, peers(comm), st), sum(rc, peers(comm), rt)})
-COLLECTIVE(MPI_Alltoall, (GATHER_P, MPI_Comm comm), (s, sn, st, r, rn, rt, comm), -1, ALLTOALL_IO(sn, st, rn, rt))
+COLLECTIVE(MPI_Alltoall, (GATHER_P, MPI_Comm comm), (s, sn, st, r, rn, rt, comm), -1, PLX_COLL_ALLTOALL,
+           B(sn, st), B(rn, rt))
 COLLECTIVE(MPI_Ialltoall, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
-           ALLTOALL_IO(sn, st, rn, rt))
+           PLX_COLL_ALLTOALL, B(sn, st), B(rn, rt))
 #define ALLTOALLV_P const void *s, const int *sc, const int *sd, MPI_Datatype st, void *r, const int *rc, const int *rd, MPI_Datatype rt
 COLLECTIVE(MPI_Alltoallv, (ALLTOALLV_P, MPI_Comm comm), (s, sc, sd, st, r, rc, rd, rt, comm), -1,
-           ALLTOALLV_IO(sc, st, rc, rt))
+           PLX_COLL_ALLTOALLV, sum(sc, peers(comm), st), sum(rc, peers(comm), rt))
 COLLECTIVE(MPI_Ialltoallv, (ALLTOALLV_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
-           ALLTOALLV_IO(sc, st, rc, rt))
+           PLX_COLL_ALLTOALLV, sum(sc, peers(comm), st), sum(rc, peers(comm), rt))
 #define ALLTOALLW_P const void *s, const int *sc, const int *sd, const MPI_Datatype *st, void *r, const int *rc, const int *rd, const MPI_Datatype *rt
 COLLECTIVE(MPI_Alltoallw, (ALLTOALLW_P, MPI_Comm comm), (s, sc, sd, st, r, rc, rd, rt, comm), -1,
-           alltoallw(sc, st, rc, rt, comm))
+           PLX_COLL_ALLTOALLV, sumw(sc, st, peers(comm)), sumw(rc, rt, peers(comm)))
 COLLECTIVE(MPI_Ialltoallw, (ALLTOALLW_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
-           alltoallw(sc, st, rc, rt, comm))
+           PLX_COLL_ALLTOALLV, sumw(sc, st, peers(comm)), sumw(rc, rt, peers(comm)))
 
-#define RS_IO(rc, t_) ((struct io){sum(rc, peers(comm), t_), plx_mpi_bytes(rc ? rc[my_rank(comm)] : 0, t_)})
-#define RSB_IO(n, t_) ((struct io){plx_mpi_bytes(n, t_) * (uint64_t)peers(comm), plx_mpi_bytes(n, t_)})
+#define OWN_COUNT(rc) ((rc) ? (rc)[my_rank(comm)] : 0)
 COLLECTIVE(MPI_Reduce_scatter, (const void *s, void *r, const int *rc, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
-           (s, r, rc, t_, op, comm), -1, RS_IO(rc, t_))
+           (s, r, rc, t_, op, comm), -1, PLX_COLL_REDUCE_SCATTER, sum(rc, peers(comm), t_),
+           B(OWN_COUNT(rc), t_))
 COLLECTIVE(MPI_Ireduce_scatter, (const void *s, void *r, const int *rc, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
-           (s, r, rc, t_, op, comm, req), -1, RS_IO(rc, t_))
+           (s, r, rc, t_, op, comm, req), -1, PLX_COLL_REDUCE_SCATTER, sum(rc, peers(comm), t_),
+           B(OWN_COUNT(rc), t_))
 COLLECTIVE(MPI_Reduce_scatter_block, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
-           (s, r, n, t_, op, comm), -1, RSB_IO(n, t_))
+           (s, r, n, t_, op, comm), -1, PLX_COLL_REDUCE_SCATTER_BLOCK, B(n, t_), B(n, t_))
 COLLECTIVE(MPI_Ireduce_scatter_block, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
-           (s, r, n, t_, op, comm, req), -1, RSB_IO(n, t_))
+           (s, r, n, t_, op, comm, req), -1, PLX_COLL_REDUCE_SCATTER_BLOCK, B(n, t_), B(n, t_))

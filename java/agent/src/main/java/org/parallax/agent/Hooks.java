@@ -52,10 +52,13 @@ public final class Hooks {
     static native int mpjRoutine(String mpiName);
     public static native void mpjBegin(int region, int kind, Object comm, Object datatype, int count,
                                        int peer, int tag);
-    public static native void mpjEnd(Object result, int region, int kind, Object self, Object datatype,
-                                     int count, int root);
+    public static native void mpjEnd(Object result, int region, int kind, Object self, Object sendType,
+                                     int sendCount, Object sendCounts, Object recvType, int recvCount,
+                                     Object recvCounts, int root);
     public static native void mpjAbort(int region);
-    public static native void mpjInit(Object world, int rank, int size);
+    public static native void mpjInit(Object world, int rank, int size, Object self);
+    /** An MPJ message buffer committed (mpjbuf.Buffer.commit): its serialized part's length. */
+    public static native void mpjBuffer(Object buffer);
 
     /** User API (org.parallax.Profile): kind 1 region, 2 phase. */
     public static native void regionBegin(String name, int kind);

@@ -82,12 +82,19 @@ final class Transformer implements ClassFileTransformer {
             MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
             if ((access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_BRIDGE)) != 0)
                 return mv;
+            Mpj.Routine routine = mpj != null ? mpj.get(name + desc) : null;
+            /* MPJ's buffer commit reports after the method's exit (its message is the MPI
+             * routine's, not the commit's); an MPI routine's hooks run inside the method's. */
+            if (routine != null && routine.kind == Mpj.BUFFER) {
+                mpjMethods++;
+                mv = new Mpj.Hook(mv, routine, 0, frames);
+                routine = null;
+            }
             int id = measured ? Hooks.method(Names.method(owner, name, desc)) : -1;
             if (id >= 0) {
                 methods++;
                 mv = new MethodHook(mv, id, name.equals("<init>"), frames);
             }
-            Mpj.Routine routine = mpj != null ? mpj.get(name + desc) : null;
             int region = routine != null ? Hooks.mpjRoutine(routine.mpiName) : -1;
             if (region >= 0) {
                 mpjMethods++;
