@@ -87,6 +87,32 @@ def test_program_output_unchanged_by_probes(tmp_path):
     assert cp.stdout == plain
 
 
+@pytest.mark.parametrize("mode", [(), ("--trace", "--buffer", "4K")], ids=["profile", "trace"])
+def test_callers_registers_survive_probed_calls_on_every_slow_path(tmp_path, mode):
+    """programs/probe_vectors.c: callers hold values in every vector register (ymm in full when
+    the processor has AVX) and in the caller-saved general ones across calls of step, and
+    GCC's IPA keeps blend's doubles in xmm registers across calls of count. The probed calls
+    take the slow paths: each thread's first probe, first sight of each function, and in trace
+    mode a 4 KiB buffer flushed about every 250 calls."""
+    exe = build_plain(tmp_path, "probe_vectors")
+    args = ("3000", "500")  # calls of each function in main, then in a new thread
+    plain = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True).stdout
+    assert "mismatches 0 0" in plain, plain
+    out = tmp_path / "exp"
+    cp = run(out, exe, *args, opts=("--probe", "step,count", *mode))
+    assert cp.stdout == plain  # every register as the caller left it: same mismatches, same doubles
+    rows = report_csv(out)
+    assert calls(rows, "step") == 3500
+    assert calls(rows, "count") == 3500
+    per_thread = {}
+    for (proc, thread), rs in location_rows(rows).items():
+        per_thread[thread] = {r["function"]: int(r["calls"]) for r in rs}
+    assert sorted(c["step"] for c in per_thread.values()) == [500, 3000]
+    if mode:
+        flushes = sorted(c.get("plx_flush", 0) for c in per_thread.values())
+        assert flushes[0] >= 3 and flushes[1] >= 20, per_thread
+
+
 def wait_for(path, timeout=30):
     deadline = time.time() + timeout
     while not path.exists():
