@@ -13,6 +13,7 @@ reps=${PLX_BENCH_REPS:-5}
 # PLX_BENCH_BASELINE=DIR: also the probe of another build (DIR/bin/plx, DIR/lib/libplx.so), in
 # the same rounds, for a change's before and after
 base=${PLX_BENCH_BASELINE:-}
+load0=$(cut -d' ' -f1 /proc/loadavg)
 cc -O2 -g bench/probe.c -o "$out/probe-plain"
 cc -O2 -g -finstrument-functions bench/probe.c -o "$out/probe-inst"
 
@@ -68,7 +69,7 @@ kill "$ctl_pid"
 wait "$ctl_run" || true
 ratio() { awk -v a="$1" -v b="$2" -v p="$plain" 'BEGIN { printf "%.2fx", (a - p) / (b - p) }'; }
 {
-  echo "Probes (bench/probe.c, $calls calls, best of $reps rounds; ns per call, cost = over the plain call; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+  echo "Probes (bench/probe.c, $calls calls, best of $reps rounds; ns per call, cost = over the plain call; load average $load0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end):"
   echo
   echo "| mode | plain | compiler hook | probe | probe cost / hook cost |"
   echo "|---|---|---|---|---|"
