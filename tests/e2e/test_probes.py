@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from components import require_tools
 from conftest import PLX, PROGRAMS, calls, callpath_rows, clean_env, location_rows, plx, report_csv, run
 
 
@@ -85,6 +86,32 @@ def test_program_output_unchanged_by_probes(tmp_path):
     plain = subprocess.run([str(exe), "300"], capture_output=True, text=True, check=True).stdout
     cp = run(tmp_path / "exp", exe, "300", opts=("--probe", "*"))
     assert cp.stdout == plain
+
+
+@pytest.mark.parametrize("mode", [(), ("--trace", "--buffer", "4K")], ids=["profile", "trace"])
+def test_callers_registers_survive_probed_calls_on_every_slow_path(tmp_path, mode):
+    """programs/probe_vectors.c: callers hold values in every vector register (ymm in full when
+    the processor has AVX) and in the caller-saved general ones across calls of step, and
+    GCC's IPA keeps blend's doubles in xmm registers across calls of count. The probed calls
+    take the slow paths: each thread's first probe, first sight of each function, and in trace
+    mode a 4 KiB buffer flushed about every 250 calls."""
+    exe = build_plain(tmp_path, "probe_vectors")
+    args = ("3000", "500")  # calls of each function in main, then in a new thread
+    plain = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True).stdout
+    assert "mismatches 0 0" in plain, plain
+    out = tmp_path / "exp"
+    cp = run(out, exe, *args, opts=("--probe", "step,count", *mode))
+    assert cp.stdout == plain  # every register as the caller left it: same mismatches, same doubles
+    rows = report_csv(out)
+    assert calls(rows, "step") == 3500
+    assert calls(rows, "count") == 3500
+    per_thread = {}
+    for (proc, thread), rs in location_rows(rows).items():
+        per_thread[thread] = {r["function"]: int(r["calls"]) for r in rs}
+    assert sorted(c["step"] for c in per_thread.values()) == [500, 3000]
+    if mode:
+        flushes = sorted(c.get("plx_flush", 0) for c in per_thread.values())
+        assert flushes[0] >= 3 and flushes[1] >= 20, per_thread
 
 
 def wait_for(path, timeout=30):
@@ -359,21 +386,11 @@ def test_stale_socket_of_a_dead_image_is_replaced_and_a_killed_process_named(tmp
         prog.wait()
 
 
-@pytest.mark.parametrize("impl", ["open-mpi", "mpich"])
-def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, impl):
-    """mpi_attach_loop (plain mpicc) under mpirun -np 2; plx attach to rank 0 before the loop,
-    detach after: the rank is known, and its probed function, MPI calls and messages (partner,
-    tag, bytes) are exactly the program's own counts over the window."""
-    from mpi_impls import IMPLS
-
-    mpi = IMPLS[impl]
-    mpi.require()
-    exe = tmp_path / "mpi_attach_loop"
-    subprocess.run([mpi.mpicc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.c"), "-o", str(exe)],
-                   check=True, env=clean_env())
+def attach_to_rank0(tmp_path, mpi, exe, n, *opts):
+    """`mpirun -np 2 EXE DIR N` (mpi_attach_loop.c's protocol); plx attach to rank 0 with OPTS
+    before its loop, detach after it: the experiment and rank 0's output."""
     d = tmp_path / "run"
     d.mkdir()
-    n = 300
     job = subprocess.Popen(mpi.mpirun_cmd(2, exe, d, n), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env=clean_env())
     try:
@@ -385,7 +402,7 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
             time.sleep(0.01)
         pid = int((d / "pid").read_text())
         out = tmp_path / "exp"
-        att = start_attach(pid, out, "--probe", "compute", "--trace")
+        att = start_attach(pid, out, *opts)
         (d / "go").touch()
         wait_for(d / "done0")
         plx("detach", str(pid))
@@ -400,6 +417,23 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
                 job.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 job.kill()
+    return out, stdout
+
+
+@pytest.mark.parametrize("impl", ["open-mpi", "mpich"])
+def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, impl):
+    """mpi_attach_loop (plain mpicc) under mpirun -np 2; plx attach to rank 0 before the loop,
+    detach after: the rank is known, and its probed function, MPI calls and messages (partner,
+    tag, bytes) are exactly the program's own counts over the window."""
+    from mpi_impls import IMPLS
+
+    mpi = IMPLS[impl]
+    mpi.require()
+    exe = tmp_path / "mpi_attach_loop"
+    subprocess.run([mpi.mpicc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.c"), "-o", str(exe)],
+                   check=True, env=clean_env())
+    n = 300
+    out, stdout = attach_to_rank0(tmp_path, mpi, exe, n, "--probe", "compute", "--trace")
     assert stdout == "sent %d received %d computed %d\n" % (n, n, n)
     rows = report_csv(out)
     assert calls(rows, "compute") == n
@@ -407,6 +441,35 @@ def test_attach_to_one_mpi_rank_measures_its_messages_over_the_window(tmp_path, 
     assert calls(rows, "MPI_Recv") == n
     info = plx("info", out).stdout
     assert re.search(r"rank\s+0 of 2", info), info
+    events = plx("export", out, "--format", "text", "-o", "-").stdout.splitlines()
+    sends = [e.split(None, 3)[3] for e in events if " send " in e]
+    recvs = [e.split(None, 3)[3] for e in events if " recv " in e]
+    assert sends == ["MPI_Send  to=1 tag=7 bytes=400 comm=c0"] * n, sends[:3]
+    assert recvs == ["MPI_Recv  from=1 tag=8 bytes=40 comm=c0"] * n, recvs[:3]
+
+
+@pytest.mark.parametrize("impl", ["open-mpi", "mpich"])
+def test_attach_to_a_fortran_mpi_rank_measures_its_mpif_calls(tmp_path, impl):
+    """mpi_attach_loop.f90 (plain mpifort, mpif.h): its calls go through the implementation's
+    Fortran bindings (mpi_send_), which call the C routine's entry (Open MPI's PMPI_Send shares
+    MPI_Send's address; MPICH's binding calls MPI_Send), so the redirected entries measure them:
+    exact calls, messages and barriers over the window."""
+    from mpi_impls import IMPLS
+
+    mpi = IMPLS[impl]
+    mpi.require()
+    fc = mpi.mpicc.replace("mpicc", "mpifort")
+    require_tools(fc, what="%s's Fortran compiler wrapper %s" % (mpi.name, fc))
+    exe = tmp_path / "mpi_attach_loop_f"
+    subprocess.run([fc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.f90"), "-o", str(exe)],
+                   check=True, env=clean_env())
+    n = 200
+    out, stdout = attach_to_rank0(tmp_path, mpi, exe, n, "--trace")
+    assert stdout.split() == ["sent", str(n), "received", str(n), "barriers", str(n // 10)]
+    rows = report_csv(out)
+    assert calls(rows, "MPI_Send") == n
+    assert calls(rows, "MPI_Recv") == n
+    assert calls(rows, "MPI_Barrier") == n // 10
     events = plx("export", out, "--format", "text", "-o", "-").stdout.splitlines()
     sends = [e.split(None, 3)[3] for e in events if " send " in e]
     recvs = [e.split(None, 3)[3] for e in events if " recv " in e]

@@ -18,10 +18,10 @@
  * program is stopped, or (plx ctl, over the control socket: control.c) with every other thread
  * stopped by world.c; stubs are prepared while the program runs, nothing reaches them yet.
  *
- * Invariant: the shadow stack of return addresses is per thread (only its thread touches it);
- * a return address is replaced only after the frame it belongs to is pushed, and the exit
- * trampoline always pops one entry, whatever it records. */
-#include "../../core/hotpath.h"
+ * The entry and exit of a probed call run probe_fast.c (general registers only) and, for its
+ * slow paths, plx_probe_enter_slow below and the runtime's own, through the thunks of
+ * probe_entry.S that save the vector state; probe.h states the shadow stack's invariant. */
+#include "probe.h"
 #include "world.h"
 
 #include <dlfcn.h>
@@ -37,20 +37,15 @@
 #include <capstone/capstone.h>
 #endif
 
-#define JMP_LEN 5        /* e9 rel32 */
-#define STUB_SIZE 128    /* movabs + jmp *common + relocated instructions + jmp back */
+#define JMP_LEN PLX_PROBE_JMP_LEN
+/* A stub: the address of plx_probe_entry_common (8 bytes, data), then at STUB_HEAD, where the
+ * entry's jump lands: push %r11; movabs $probe, %r11; call *common; pop %r11 (20 bytes), then
+ * the relocated instructions and an absolute jump back behind them. */
+#define STUB_HEAD 8
+#define STUB_RESUME 28
+#define STUB_SIZE 128
 #define POOL_SIZE (1u << 20)
 #define MAX_PATTERNS 64
-
-struct plx_probe {
-    uintptr_t fn;       /* the function's entry */
-    uintptr_t resume;   /* its relocated first instructions, then a jump to fn + len */
-    uint32_t len;       /* bytes displaced from the entry */
-    unsigned char saved[JMP_LEN]; /* the entry's bytes before the jump replaced them */
-    const char *name;             /* its symbol (owned by the symbol table) */
-    uint32_t module_id;
-    struct plx_probe *next;       /* inserted probes, newest first (start-up or attach only) */
-};
 
 uint32_t plx_attach_generation;
 static struct plx_probe *inserted;
@@ -62,28 +57,46 @@ static uint32_t navoid;
 static char retry[8192];
 static size_t retry_len;
 
-PLX_HIDDEN void plx_probe_entry_common(void);
-PLX_HIDDEN void plx_probe_exit_common(void);
-PLX_HIDDEN uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot);
-PLX_HIDDEN uintptr_t plx_probe_exit(void);
+/* ---- the vector state the thunks save (probe_entry.S) ------------------------------------- */
 
-/* ---- the measuring halves (called from probe_entry.S) ------------------------------------ */
+/* XSAVE components the slow paths may change: x87, SSE, AVX, and AVX-512's opmask, ZMM_Hi256
+ * and Hi16_ZMM (not MPX, PKRU or AMX's tiles, which no code of the runtime or libc touches);
+ * 0 without XSAVE (then FXSAVE: x87, xmm0-15, MXCSR). */
+PLX_HIDDEN uint64_t plx_probe_xsave_mask;
+/* Bytes of the save area (standard form, >= 576 so that its XSAVE header is inside). */
+PLX_HIDDEN uint64_t plx_probe_xsave_size = 576;
 
-struct shadow_entry {
-    uintptr_t ret, fn;
-};
+/* Before any probe can run: the loader calls it when libplx.so is loaded (plx run or attach). */
+__attribute__((constructor)) static void vector_state_init(void)
+{
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+    if (!(c & (1u << 27))) /* OSXSAVE: the system saves the extended state, XGETBV works */
+        return;
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    uint64_t mask = lo & 0xE7u; /* x87 | SSE | AVX | opmask | ZMM_Hi256 | Hi16_ZMM */
+    uint64_t size = 576;        /* legacy area 512 + XSAVE header 64 */
+    for (unsigned i = 2; i < 8; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xD), "c"(i));
+        if ((uint64_t)b + a > size)
+            size = (uint64_t)b + a;
+    }
+    plx_probe_xsave_size = (size + 63) & ~(uint64_t)63;
+    plx_probe_xsave_mask = mask;
+}
 
-static PLX_TLS struct shadow_entry *shadow;
-static PLX_TLS uint32_t shadow_depth, shadow_cap;
-static PLX_TLS int in_probe; /* set while this thread runs a probe half: nested probes pass */
-static PLX_TLS uint32_t generation; /* plx_attach_generation when this thread last probed */
+/* ---- the slow half of a probe's entry (through the thunk: every register state saved) ----- */
+
 static pthread_key_t shadow_key;
 static pthread_once_t shadow_once = PTHREAD_ONCE_INIT;
 
 static void shadow_free(void *p)
 {
     if (p)
-        munmap(p, (size_t)shadow_cap * sizeof *shadow);
+        munmap(p, (size_t)plx_probe_shadow_cap * sizeof *plx_probe_shadow);
 }
 
 static void shadow_key_make(void)
@@ -91,34 +104,34 @@ static void shadow_key_make(void)
     pthread_key_create(&shadow_key, shadow_free);
 }
 
-/* Slow path: the thread's first probe. */
-__attribute__((noinline, cold)) static int shadow_make(void)
+/* The thread's first probe. */
+static int shadow_make(void)
 {
     uint32_t cap = plx_cfg.max_depth ? plx_cfg.max_depth : 4096;
-    void *p = mmap(NULL, (size_t)cap * sizeof *shadow, PROT_READ | PROT_WRITE,
+    void *p = mmap(NULL, (size_t)cap * sizeof *plx_probe_shadow, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return 0;
     pthread_once(&shadow_once, shadow_key_make);
-    shadow = p;
-    shadow_cap = cap;
+    plx_probe_shadow = p;
+    plx_probe_shadow_cap = cap;
     pthread_setspecific(shadow_key, p);
     return 1;
 }
 
-uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot)
+void plx_probe_enter_slow(const struct plx_probe *p, uintptr_t *ret_slot)
 {
-    if (in_probe)
-        return p->resume;
-    in_probe = 1;
-    int saved_errno = errno;
-    if (PLX_UNLIKELY(generation != plx_attach_generation)) {
-        generation = plx_attach_generation; /* a new plx attach: its own thread state */
+    if (plx_probe_busy)
+        return;
+    plx_probe_busy = 1;
+    if (PLX_UNLIKELY(plx_probe_generation != plx_attach_generation)) {
+        plx_probe_generation = plx_attach_generation; /* a new plx attach: its own thread state */
         if (plx_self && plx_self->dead)
             plx_self = NULL;
     }
     struct plx_thread *t = plx_thread();
-    if (t != NULL && (shadow_depth < shadow_cap || (shadow == NULL && shadow_make()))) {
+    if (t != NULL && (plx_probe_shadow_depth < plx_probe_shadow_cap ||
+                      (plx_probe_shadow == NULL && shadow_make()))) {
         uint32_t v = plx_region_of_address(p->fn);
         t->guard = 1;
         atomic_signal_fence(memory_order_seq_cst);
@@ -127,49 +140,12 @@ uintptr_t plx_probe_enter(struct plx_probe *p, uintptr_t *ret_slot)
             v = plx_region_resolve(t, p->fn);
             plx_runtime_interval(t, PLX_REGION_SYMBOLS, t0, plx_ticks());
         }
-        if (!(v & PLX_REGION_EXCLUDED)) {
-            uint32_t depth = t->depth;
-            plx_enter(t, p->fn, v & PLX_REGION_ID_MASK);
-            if (t->depth > depth) {
-                if (v & (PLX_REGION_CPU | PLX_REGION_COUNTERS))
-                    plx_frame_enter_slow(t, v); /* `cputime` or `counters` functions only */
-                shadow[shadow_depth].ret = *ret_slot;
-                shadow[shadow_depth].fn = p->fn;
-                shadow_depth++;
-                *ret_slot = (uintptr_t)plx_probe_exit_common;
-            } else {
-                t->overflow--; /* counted as lost; no exit will come for it */
-            }
-        }
+        if (!(v & PLX_REGION_EXCLUDED))
+            plx_probe_push(t, p, v, ret_slot);
         atomic_signal_fence(memory_order_seq_cst);
         t->guard = 0;
     }
-    errno = saved_errno;
-    in_probe = 0;
-    return p->resume;
-}
-
-uintptr_t plx_probe_exit(void)
-{
-    int saved_errno = errno;
-    int outer = !in_probe;
-    in_probe = 1;
-    struct shadow_entry e = shadow[--shadow_depth];
-    struct plx_thread *t = plx_self;
-    if (t != NULL && !t->guard && !t->dead && t->depth && t->stack[t->depth - 1].key == e.fn) {
-        struct plx_frame *f = &t->stack[t->depth - 1];
-        t->guard = 1;
-        atomic_signal_fence(memory_order_seq_cst);
-        if (f->cpu)
-            plx_frame_exit_slow(t, f);
-        plx_leave(t, f, plx_ticks());
-        atomic_signal_fence(memory_order_seq_cst);
-        t->guard = 0;
-    }
-    if (outer)
-        in_probe = 0;
-    errno = saved_errno;
-    return e.ret;
+    plx_probe_busy = 0;
 }
 
 /* ---- selection and rewriting (start-up, one thread) -------------------------------------- */
@@ -432,7 +408,7 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     if (!bad && (stub = stub_alloc(s->address)) == NULL)
         bad = "no memory for its stub within 2 GiB of the code";
     uint32_t len = 0;
-    unsigned char *q = stub ? stub + 26 : NULL;
+    unsigned char *q = stub ? stub + STUB_RESUME : NULL;
     for (size_t i = 0; i < ndisp && !bad; i++) {
         const cs_insn *in = &insn[i];
         const cs_x86 *x = &in->detail->x86;
@@ -496,18 +472,23 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
     if (bad)
         return bad; /* the stub slot stays unused: a few bytes */
     put_abs_jmp(&q, s->address + len);
-    /* push %r11; movabs $p, %r11; jmp *0(%rip); .quad plx_probe_entry_common */
-    stub[0] = 0x41; stub[1] = 0x53;
-    stub[2] = 0x49; stub[3] = 0xbb;
-    uintptr_t pv = (uintptr_t)p;
-    memcpy(stub + 4, &pv, 8);
-    stub[12] = 0xff; stub[13] = 0x25; memset(stub + 14, 0, 4);
+    /* .quad plx_probe_entry_common; head: push %r11; movabs $p, %r11; call *-26(%rip);
+     * pop %r11. A call, not a jump: the trampoline's ret then matches it (the processor's
+     * return prediction stays in step with the stack). */
     uintptr_t common = (uintptr_t)plx_probe_entry_common;
-    memcpy(stub + 18, &common, 8);
+    memcpy(stub, &common, 8);
+    unsigned char *h = stub + STUB_HEAD;
+    h[0] = 0x41; h[1] = 0x53;
+    h[2] = 0x49; h[3] = 0xbb;
+    uintptr_t pv = (uintptr_t)p;
+    memcpy(h + 4, &pv, 8);
+    int32_t back = -(int32_t)(STUB_HEAD + 18); /* from the call's end to the stub's start */
+    h[12] = 0xff; h[13] = 0x15; memcpy(h + 14, &back, 4);
+    h[18] = 0x41; h[19] = 0x5b;
     p->fn = s->address;
-    p->resume = (uintptr_t)(stub + 26);
+    p->resume = (uintptr_t)(stub + STUB_RESUME);
     p->len = len;
-    *stub_out = stub;
+    *stub_out = h; /* where the entry's jump lands */
     return NULL;
 }
 
@@ -714,7 +695,7 @@ size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr
     for (size_t i = 0; i < n && probes; i++) {
         unsigned char *stub = NULL;
         const char *bad = prepare(&cs, &syms[i], &probes[i], &stub);
-        if (!bad) { /* the stub's head goes to the wrapper instead of measuring */
+        if (!bad) { /* the stub's head goes to the wrapper instead of measuring (14 bytes) */
             unsigned char *q = stub;
             put_abs_jmp(&q, to[i]);
             bad = insert(&probes[i], stub);
