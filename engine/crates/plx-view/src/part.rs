@@ -119,20 +119,43 @@ pub fn path(dir: &Path, host: &str, pid: u32, image: u32) -> PathBuf {
         .join(format!("{host}.{pid}.{image}.bin"))
 }
 
-/// The experiment made of image `i` of `exp` alone.
-fn alone(exp: &Experiment, i: usize) -> Experiment {
-    Experiment {
+/// The image whose clock map image `i` of `exp` shares (the model's [`ProcessModel::clock_map`]:
+/// the first process of its host read with a calibrated time-stamp counter), if another.
+fn clock_reference(exp: &Experiment, i: usize) -> Option<usize> {
+    let tsc = |j: usize| {
+        let img = &exp.images[j];
+        img.clock.source == plx_format::ClockSource::Calibrated
+            && img
+                .process
+                .info
+                .as_ref()
+                .is_some_and(|x| x.clock == plx_format::ClockKind::Tsc)
+    };
+    if !tsc(i) {
+        return None;
+    }
+    (0..exp.images.len())
+        .find(|&j| exp.images[j].host == exp.images[i].host && tsc(j))
+        .filter(|&j| j != i)
+}
+
+/// The experiment made of image `i` of `exp` and the image whose clock it shares, if another
+/// (which must come first, as in `exp`); the index of image `i` in it.
+fn alone(exp: &Experiment, i: usize) -> (Experiment, usize) {
+    let images: Vec<usize> = clock_reference(exp, i).into_iter().chain([i]).collect();
+    let one = Experiment {
         dir: exp.dir.clone(),
-        images: vec![exp.images[i].clone()],
+        images: images.iter().map(|&j| exp.images[j].clone()).collect(),
         warnings: Vec::new(),
         apps: exp.apps.clone(),
-    }
+    };
+    (one, images.len() - 1)
 }
 
 /// The part of image `i` of `exp` (`None`: it has no trace events).
 pub fn build(exp: &Experiment, i: usize) -> Result<Option<Part>, AnalysisError> {
-    let one = alone(exp, i);
-    let img = &one.images[0];
+    let (one, me) = alone(exp, i);
+    let img = &one.images[me];
     let mut model = Model::build(
         &one,
         BuildOptions {
@@ -140,7 +163,17 @@ pub fn build(exp: &Experiment, i: usize) -> Result<Option<Part>, AnalysisError> 
             ..BuildOptions::default()
         },
     );
-    let Some(p) = model.processes.first_mut() else {
+    // the clock's reference (if another process) only lends its clock map: no events of it
+    for q in model.processes.iter_mut() {
+        if (q.host.as_str(), q.pid, q.image) != (img.host.as_str(), img.pid, img.image) {
+            q.measured = false;
+        }
+    }
+    let Some(p) = model
+        .processes
+        .iter_mut()
+        .find(|q| (q.host.as_str(), q.pid, q.image) == (img.host.as_str(), img.pid, img.image))
+    else {
         return Ok(None);
     };
     if !p.has_trace() {
@@ -507,7 +540,15 @@ pub fn from_parts(
         let path = path(dir, &img.host, img.pid, img.image);
         let fp = crate::store::process_fingerprint(&img.dir, img.image).ok();
         let loaded = match fp {
-            Some(fp) => crate::store::load_part(&path, fp),
+            // a part computed on another clock (its host's reference process had not ended
+            // when it was built) is stale
+            Some(fp) => crate::store::load_part(&path, fp).and_then(|part| {
+                if part.clock == clock_key(p) {
+                    Ok(part)
+                } else {
+                    Err(crate::store::Unusable::Stale)
+                }
+            }),
             None => Err(crate::store::Unusable::Damaged(format!(
                 "cannot list {}",
                 img.dir.display()
