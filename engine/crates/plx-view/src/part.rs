@@ -119,30 +119,27 @@ pub fn path(dir: &Path, host: &str, pid: u32, image: u32) -> PathBuf {
         .join(format!("{host}.{pid}.{image}.bin"))
 }
 
-/// The image whose clock map image `i` of `exp` shares (the model's [`ProcessModel::clock_map`]:
-/// the first process of its host read with a calibrated time-stamp counter), if another.
-fn clock_reference(exp: &Experiment, i: usize) -> Option<usize> {
-    let tsc = |j: usize| {
-        let img = &exp.images[j];
-        img.clock.source == plx_format::ClockSource::Calibrated
-            && img
-                .process
-                .info
-                .as_ref()
-                .is_some_and(|x| x.clock == plx_format::ClockKind::Tsc)
-    };
-    if !tsc(i) {
-        return None;
-    }
-    (0..exp.images.len())
-        .find(|&j| exp.images[j].host == exp.images[i].host && tsc(j))
-        .filter(|&j| j != i)
+/// The image whose clock map image `i` of `exp` shares in `model` (built from `exp`): the
+/// model gives every process of a host read with a calibrated time-stamp counter the map of the
+/// host's first such process in its order ([`ProcessModel::clock_map`]); `None` when that is
+/// image `i` itself or there is none.
+fn clock_reference(exp: &Experiment, model: &Model, i: usize) -> Option<usize> {
+    let host = &exp.images[i].host;
+    let first = model.processes.iter().find(|q| {
+        q.host == *host
+            && q.clock == Some(plx_format::ClockKind::Tsc)
+            && q.clock_map.source == plx_format::ClockSource::Calibrated
+    })?;
+    image_of(exp, first).filter(|&j| j != i)
 }
 
 /// The experiment made of image `i` of `exp` and the image whose clock it shares, if another
 /// (which must come first, as in `exp`); the index of image `i` in it.
-fn alone(exp: &Experiment, i: usize) -> (Experiment, usize) {
-    let images: Vec<usize> = clock_reference(exp, i).into_iter().chain([i]).collect();
+fn alone(exp: &Experiment, model: &Model, i: usize) -> (Experiment, usize) {
+    let images: Vec<usize> = clock_reference(exp, model, i)
+        .into_iter()
+        .chain([i])
+        .collect();
     let one = Experiment {
         dir: exp.dir.clone(),
         images: images.iter().map(|&j| exp.images[j].clone()).collect(),
@@ -152,9 +149,10 @@ fn alone(exp: &Experiment, i: usize) -> (Experiment, usize) {
     (one, images.len() - 1)
 }
 
-/// The part of image `i` of `exp` (`None`: it has no trace events).
-pub fn build(exp: &Experiment, i: usize) -> Result<Option<Part>, AnalysisError> {
-    let (one, me) = alone(exp, i);
+/// The part of image `i` of `exp` (`None`: it has no trace events); `model` is the experiment's
+/// (which says whose clock map the process shares).
+pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, AnalysisError> {
+    let (one, me) = alone(exp, model, i);
     let img = &one.images[me];
     let mut model = Model::build(
         &one,
@@ -481,7 +479,11 @@ type BuiltPart = (Result<Option<Part>, AnalysisError>, Option<String>);
 
 /// Builds the parts of images `todo` of `exp` on up to as many threads as there are cores:
 /// each written to `paths` with its fingerprint; the parts, or why one could not be built.
-fn build_many(exp: &Experiment, todo: &[(usize, PathBuf, Option<u64>)]) -> Vec<BuiltPart> {
+fn build_many(
+    exp: &Experiment,
+    model: &Model,
+    todo: &[(usize, PathBuf, Option<u64>)],
+) -> Vec<BuiltPart> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
@@ -496,7 +498,7 @@ fn build_many(exp: &Experiment, todo: &[(usize, PathBuf, Option<u64>)]) -> Vec<B
                 let Some((i, path, fp)) = todo.get(k) else {
                     break;
                 };
-                let part = build(exp, *i);
+                let part = build(exp, model, *i);
                 let unsaved = match (&part, fp) {
                     (Ok(Some(p)), Some(fp)) => crate::store::save_part(p, *fp, path)
                         .err()
@@ -566,7 +568,7 @@ pub fn from_parts(
             }
         }
     }
-    let built = build_many(exp, &todo);
+    let built = build_many(exp, model, &todo);
     for ((slot, path, u), (part, unsaved)) in why.into_iter().zip(built) {
         match part {
             Ok(Some(part)) => parts[slot] = Some(part),
@@ -586,6 +588,9 @@ pub fn from_parts(
     Ok((ix, used))
 }
 
+/// How long [`prebuild`] waits for the process whose clock map its processes share to end.
+const REFERENCE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What [`prebuild`] did.
 #[derive(Debug, Default)]
 pub struct Prebuilt {
@@ -600,7 +605,35 @@ pub struct Prebuilt {
 /// Builds and writes the parts of the images of the experiment `dir` that `pick` chooses (by
 /// host and pid), in parallel: `plx run` calls it for its own processes once they have ended.
 pub fn prebuild(dir: &Path, pick: impl Fn(&str, u32) -> bool) -> Result<Prebuilt, AnalysisError> {
-    let exp = Experiment::open(dir)?;
+    let opts = BuildOptions {
+        rebuild_from_trace: false,
+        ..BuildOptions::default()
+    };
+    let mut exp = Experiment::open(dir)?;
+    let mut model = Model::build(&exp, opts);
+    // A process shares its host's reference clock map, final once that process has ended
+    // (under `mpirun plx run` it is another rank's): wait for it a little, else the part is
+    // computed on its map so far and `plx view` rebuilds it.
+    let unfinished: Vec<PathBuf> = (0..exp.images.len())
+        .filter(|&i| pick(&exp.images[i].host, exp.images[i].pid))
+        .filter_map(|i| clock_reference(&exp, &model, i))
+        .filter(|&j| !exp.images[j].finished())
+        .map(|j| exp.images[j].process_path())
+        .collect();
+    if !unfinished.is_empty() {
+        let deadline = std::time::Instant::now() + REFERENCE_WAIT;
+        while std::time::Instant::now() < deadline
+            && !unfinished.iter().all(|f| {
+                plx_format::ProcessData::read(f, &mut Vec::new())
+                    .end
+                    .is_some()
+            })
+        {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        exp = Experiment::open(dir)?;
+        model = Model::build(&exp, opts);
+    }
     let mut todo = Vec::new();
     for (i, img) in exp.images.iter().enumerate() {
         if !pick(&img.host, img.pid) {
@@ -610,7 +643,7 @@ pub fn prebuild(dir: &Path, pick: impl Fn(&str, u32) -> bool) -> Result<Prebuilt
         todo.push((i, path(dir, &img.host, img.pid, img.image), fp));
     }
     let mut done = Prebuilt::default();
-    for ((_, path, _), (part, unsaved)) in todo.iter().zip(build_many(&exp, &todo)) {
+    for ((_, path, _), (part, unsaved)) in todo.iter().zip(build_many(&exp, &model, &todo)) {
         match (part, unsaved) {
             (Ok(Some(_)), None) => done.written.push(path.clone()),
             (Ok(Some(_)), Some(w)) => done.failed.push(format!("{}: {w}", path.display())),
