@@ -612,12 +612,12 @@ pub fn prebuild(dir: &Path, pick: impl Fn(&str, u32) -> bool) -> Result<Prebuilt
     let mut exp = Experiment::open(dir)?;
     let mut model = Model::build(&exp, opts);
     // A process shares its host's reference clock map, final once that process has ended
-    // (under `mpirun plx run` it is another rank's): wait for it a little, else the part is
-    // computed on its map so far and `plx view` rebuilds it.
+    // (under `mpirun plx run` it is another rank's; the processes picked have ended): wait for
+    // it a little, else the part is computed on its map so far and `plx view` rebuilds it.
     let unfinished: Vec<PathBuf> = (0..exp.images.len())
         .filter(|&i| pick(&exp.images[i].host, exp.images[i].pid))
         .filter_map(|i| clock_reference(&exp, &model, i))
-        .filter(|&j| !exp.images[j].finished())
+        .filter(|&j| !exp.images[j].finished() && !pick(&exp.images[j].host, exp.images[j].pid))
         .map(|j| exp.images[j].process_path())
         .collect();
     if !unfinished.is_empty() {
