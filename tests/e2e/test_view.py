@@ -257,3 +257,20 @@ def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path):
     assert len(list((exp / ".plx-view" / "parts").iterdir())) == 2
     lines = first_line_of_plx_view(exp)
     assert "index combined from 2 process parts read" in lines[-1], lines
+
+
+def test_plx_run_around_mpirun_indexes_the_ranks_it_launched(tmp_path):
+    # plx run -- mpirun: the ranks descend from the launcher plx run started (by parent pid)
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+    exe = tmp_path / "life"
+    cp = subprocess.run(["mpicc", "-O1", "-finstrument-functions",
+                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    exp = tmp_path / "exp"
+    plx("run", "--trace", "-o", exp, "--", *mpirun_cmd(2, exe, 2, 32, 1))
+    # one part per rank (the launcher, measured but without tracks, has none)
+    parts = list((exp / ".plx-view" / "parts").iterdir())
+    assert len(parts) == 2, parts
+    lines = first_line_of_plx_view(exp)
+    assert "index combined from 2 process parts read" in lines[-1], lines

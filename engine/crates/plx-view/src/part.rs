@@ -149,7 +149,8 @@ fn alone(exp: &Experiment, model: &Model, i: usize) -> (Experiment, usize) {
     (one, images.len() - 1)
 }
 
-/// The part of image `i` of `exp` (`None`: it has no trace events); `model` is the experiment's
+/// The part of image `i` of `exp` (`None`: it has no trace events, or nothing measured); `model`
+/// is the experiment's
 /// (which says whose clock map the process shares).
 pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, AnalysisError> {
     let (one, me) = alone(exp, model, i);
@@ -174,7 +175,8 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
     else {
         return Ok(None);
     };
-    if !p.has_trace() {
+    // a launcher measured by plx run (`mpirun` under `plx run -- mpirun ...`) has no track
+    if !p.has_trace() || !p.measured {
         return Ok(None);
     }
     let clock = clock_key(p);
