@@ -23,6 +23,8 @@ fn experiment(name: &str, latency: impl Fn(u64) -> i64) -> TestDir {
     let mut w = MpiWorld::new(3);
     w.trace = true;
     w.chunk_ops = 64;
+    // a routine of rank 0 alone
+    w.op((0, 0), "MPI_Probe", 10, 20, None);
     for k in 0..MESSAGES {
         let (from, to) = ((k % 3) as u32, ((k + 1) % 3) as u32);
         let send = 1000 * (k + 1);
@@ -148,8 +150,8 @@ fn the_index_from_parts_equals_the_merge_pass_index() {
     assert_eq!(a.messages.iter().filter(|m| m.recv.is_some()).count(), 882);
     assert_eq!(a.unmatched.len(), 18);
     // 900 sends and 882 receives, each an enter, the event and an exit; `main` entered and
-    // left on each of the 6 threads
-    assert_eq!(a.events, 3 * (900 + 882) + 2 * 6);
+    // left on each of the 6 threads; MPI_Probe on rank 0
+    assert_eq!(a.events, 3 * (900 + 882) + 2 * 6 + 2);
     assert_same_index(a, b);
     assert_eq!(windows(&parts), windows(&merged));
     assert_eq!(parts.meta(), merged.meta());
@@ -290,4 +292,39 @@ fn a_receive_before_its_send_needs_the_merge_pass() {
         .messages
         .iter()
         .all(|m| m.recv.is_none_or(|r| r > m.send)));
+}
+
+#[test]
+fn a_part_numbering_its_regions_otherwise_is_renumbered() {
+    let d = ring("renumbered");
+    let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
+    plx_view::part::prebuild(&d, |_, _| true).unwrap();
+    let files = part_files(&d);
+    let mut parts = Vec::new();
+    for (f, pid) in files.iter().zip([1000, 1001, 1002]) {
+        let fp = plx_view::store::process_fingerprint(&d.join(format!("node1.{pid}")), 0).unwrap();
+        parts.push(plx_view::store::load_part(f, fp).unwrap());
+    }
+    // rank 1's table in reverse order, its lanes' regions renumbered to match
+    let p1 = &mut parts[1];
+    let n = p1.regions.len() as u32;
+    p1.regions.reverse();
+    for t in &mut p1.tracks {
+        for lane in &mut t.lanes {
+            let region: Vec<u32> = lane.region.iter().map(|&r| n - 1 - r).collect();
+            lane.region = region.into();
+        }
+    }
+    let exp = plx_format::Experiment::open(&d).unwrap();
+    let model = plx_analysis::Model::build(
+        &exp,
+        plx_analysis::BuildOptions {
+            rebuild_from_trace: false,
+            ..Default::default()
+        },
+    );
+    let refs: Vec<&plx_view::part::Part> = parts.iter().collect();
+    let ix = plx_view::part::combine(&model, &refs).unwrap();
+    assert_eq!(ix.tracks[2].label, "1.0");
+    assert_same_index(&ix, &merged.index);
 }
