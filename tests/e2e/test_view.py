@@ -16,7 +16,7 @@ import pytest
 
 from components import require, require_tools
 from conftest import PLX, ROOT, _fail_message, clean_env, plx, report_json
-from test_mpi import comm_matrix, mpirun
+from test_mpi import MPIRUN_TIMEOUT, comm_matrix, mpirun, mpirun_cmd
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
 
@@ -211,3 +211,66 @@ def test_logical_and_physical_views_group_as_plx_hierarchy_says(viewed, life_tra
     from_url = page["logical_from_url"]
     assert from_url["mode"] == from_url["selected"] == "logical"
     assert from_url["tree"] == logical["tree"]
+
+
+def first_line_of_plx_view(exp):
+    """What plx view says about its open (its first line on standard error)."""
+    server = subprocess.Popen([str(PLX), "view", str(exp)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=10)
+    return err.splitlines()
+
+
+def test_each_ranks_plx_run_indexed_its_own_process(life_trace):
+    # one part per rank, written by that rank's plx run when its program had ended
+    processes = sorted(p.name for p in life_trace.iterdir() if p.is_dir() and p.name[0] != ".")
+    parts = sorted(p.name for p in (life_trace / ".plx-view" / "parts").iterdir())
+    assert len(processes) == RANKS
+    assert parts == [f"{p}.0.bin" for p in processes]
+    # plx view reads them: no merge pass, no part built, no index file
+    lines = first_line_of_plx_view(life_trace)
+    assert f"index combined from {RANKS} process parts read" in lines[-1], lines
+    assert not (life_trace / ".plx-view" / "index.bin").exists()
+
+
+def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path):
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+    exe = tmp_path / "life"
+    cp = subprocess.run(["mpicc", "-O1", "-finstrument-functions",
+                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    exp = tmp_path / "exp"
+    cp = subprocess.run(mpirun_cmd(2, PLX, "run", "--trace", "-o", exp, "--", exe, 2, 32, 1),
+                        capture_output=True, text=True, timeout=MPIRUN_TIMEOUT,
+                        env=dict(clean_env(), PLX_VIEW_INDEX="0"))
+    assert cp.returncode == 0, _fail_message(cp)
+    assert len([p for p in exp.iterdir() if p.is_dir()]) == 2
+    assert not (exp / ".plx-view").exists()
+    lines = first_line_of_plx_view(exp)
+    assert "index combined from 2 process parts built" in lines[-1], lines
+    assert len(list((exp / ".plx-view" / "parts").iterdir())) == 2
+    lines = first_line_of_plx_view(exp)
+    assert "index combined from 2 process parts read" in lines[-1], lines
+
+
+def test_plx_run_around_mpirun_indexes_the_ranks_it_launched(tmp_path):
+    # plx run -- mpirun: the ranks descend from the launcher plx run started (by parent pid)
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+    exe = tmp_path / "life"
+    cp = subprocess.run(["mpicc", "-O1", "-finstrument-functions",
+                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    exp = tmp_path / "exp"
+    plx("run", "--trace", "-o", exp, "--", *mpirun_cmd(2, exe, 2, 32, 1))
+    # one part per rank (the launcher, measured but without tracks, has none)
+    parts = list((exp / ".plx-view" / "parts").iterdir())
+    assert len(parts) == 2, parts
+    lines = first_line_of_plx_view(exp)
+    assert "index combined from 2 process parts read" in lines[-1], lines

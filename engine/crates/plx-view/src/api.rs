@@ -22,6 +22,7 @@ use plx_format::{Direction, Experiment};
 use serde_json::{json, Value};
 
 use crate::index::TraceIndex;
+use crate::part::{self, PartsUsed};
 use crate::query::{window, WindowQuery};
 use crate::store::{self, Unusable};
 
@@ -33,16 +34,30 @@ pub type Counts = Vec<Option<u64>>;
 pub enum IndexSource {
     /// Read from the index file.
     Stored(PathBuf),
-    /// Built by a merge pass, because the stored one was unusable (why), then written to the
-    /// file (or not: why).
+    /// Combined from the parts of the processes ([`crate::part`]): read, or built now and
+    /// written.
+    Parts(PartsUsed),
+    /// Built by a merge pass, because the stored one was unusable (why) and the parts could not
+    /// be combined (why, `None` for a session), then written to the file (or not: why).
     Built {
         /// The index file.
         path: PathBuf,
         /// Why the stored index was not used.
         unusable: Unusable,
+        /// Why the parts could not be combined.
+        merged: Option<String>,
         /// Why it could not be written, if so.
         unsaved: Option<String>,
     },
+}
+
+/// Where [`Viewer::open_with`] takes a missing index from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The processes' parts (read, or built), unless they cannot be combined; else a merge pass.
+    Parts,
+    /// A merge pass (its index then written to the index file).
+    MergePass,
 }
 
 /// An experiment (or session) opened for viewing: its model and trace index; the critical path
@@ -68,6 +83,11 @@ pub struct Viewer {
 impl Viewer {
     /// Reads `dir` (keeping application `app` of a session) and indexes its trace.
     pub fn open(dir: &Path, app: Option<&str>) -> Result<Viewer, AnalysisError> {
+        Self::open_with(dir, app, Via::Parts)
+    }
+
+    /// [`Viewer::open`], the index of a plain experiment taken from its process parts or not.
+    pub fn open_with(dir: &Path, app: Option<&str>, via: Via) -> Result<Viewer, AnalysisError> {
         let exp = Experiment::open(dir)?;
         let opts = BuildOptions {
             rebuild_from_trace: false,
@@ -89,20 +109,34 @@ impl Viewer {
                 dir.display()
             ))),
         };
+        // the merge pass's index when one is stored (an experiment whose parts cannot be
+        // combined), else the parts' (a plain experiment), else a merge pass
         let (index, source) = match stored {
             Ok(ix) => (ix, IndexSource::Stored(path)),
             Err(unusable) => {
-                let ix = TraceIndex::build(&model, &exp)?;
-                let unsaved = match fp {
-                    Ok(fp) => store::save(&ix, fp, &path).err().map(|e| e.to_string()),
-                    Err(e) => Some(e.to_string()),
-                };
-                let source = IndexSource::Built {
-                    path,
-                    unusable,
-                    unsaved,
-                };
-                (ix, source)
+                let combined = (via == Via::Parts && app.is_none() && !Experiment::is_session(dir))
+                    .then(|| part::from_parts(dir, &exp, &model));
+                match combined {
+                    Some(Ok((ix, used))) => (ix, IndexSource::Parts(used)),
+                    other => {
+                        let merged = match other {
+                            Some(Err(why)) => Some(why.0),
+                            _ => None,
+                        };
+                        let ix = TraceIndex::build(&model, &exp)?;
+                        let unsaved = match fp {
+                            Ok(fp) => store::save(&ix, fp, &path).err().map(|e| e.to_string()),
+                            Err(e) => Some(e.to_string()),
+                        };
+                        let source = IndexSource::Built {
+                            path,
+                            unusable,
+                            merged,
+                            unsaved,
+                        };
+                        (ix, source)
+                    }
+                }
             }
         };
         Ok(Viewer {

@@ -7,7 +7,7 @@
 //! holds, per block of `FANOUT^(k+1)` consecutive intervals, the longest one's index (the first
 //! of equals) and its duration.
 
-use plx_analysis::merge::{EventKind, GlobalMerge, MergeOptions};
+use plx_analysis::merge::{EventKind, GlobalEvent, GlobalMerge, MergeOptions, TraceLocation};
 
 use crate::arr::Arr;
 use plx_analysis::{AnalysisError, Model, RegionTable};
@@ -340,6 +340,140 @@ pub struct Track {
     pub markers: Vec<Marker>,
 }
 
+impl Track {
+    /// The track of a merge's location, without events yet.
+    pub(crate) fn of(l: &TraceLocation) -> Track {
+        Track {
+            label: l.label(),
+            app: l.app.clone(),
+            host: l.host.clone(),
+            process: l.process,
+            thread: l.thread,
+            rank: l.rank,
+            pid: l.pid,
+            name: l.name.clone(),
+            lanes: Vec::new(),
+            markers: Vec::new(),
+        }
+    }
+}
+
+/// What a stream of merged events gives each track, apart from messages: the lanes, markers and
+/// hand-offs (in the stream's order), the events counted and the last time.
+pub(crate) struct Built {
+    pub lanes: Vec<Vec<Lane>>,
+    pub markers: Vec<Vec<Marker>>,
+    pub handoffs: Vec<Handoff>,
+    pub events: u64,
+    pub end: i64,
+}
+
+/// Turns merged events into lanes, markers and hand-offs. Everything it keeps is per track or
+/// per process, so a stream of one process's events gives that process's part of the index
+/// exactly as the global stream does, as long as the process's events come in the same order
+/// at the same times.
+pub(crate) struct Builder {
+    /// Track → its process (hand-offs pair a release and an acquisition of one process).
+    process: Vec<usize>,
+    building: Vec<Vec<LaneBuilder>>,
+    stacks: Vec<Vec<(u32, i64)>>,
+    last: Vec<i64>,
+    markers: Vec<Vec<Marker>>,
+    /// (process, object) → the latest release: (time, track).
+    released: std::collections::HashMap<(usize, u32), (i64, u32)>,
+    handoffs: Vec<Handoff>,
+    events: u64,
+    end: i64,
+}
+
+impl Builder {
+    pub(crate) fn new(process: Vec<usize>, origin: i64) -> Builder {
+        let n = process.len();
+        Builder {
+            process,
+            building: vec![Vec::new(); n],
+            stacks: vec![Vec::new(); n],
+            last: vec![i64::MIN; n],
+            markers: vec![Vec::new(); n],
+            released: Default::default(),
+            handoffs: Vec::new(),
+            events: 0,
+            end: origin,
+        }
+    }
+
+    /// One event of the stream (messages are the caller's).
+    pub(crate) fn take(&mut self, ev: &GlobalEvent) {
+        self.events += 1;
+        let li = ev.location as usize;
+        let t = ev.time_ns;
+        self.last[li] = t;
+        self.end = self.end.max(t);
+        match ev.kind {
+            EventKind::Enter { region } => self.stacks[li].push((region, t)),
+            EventKind::Exit { region } => {
+                // an exit closes its region's innermost open instance (and whatever was
+                // left open inside it)
+                let st = &mut self.stacks[li];
+                if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
+                    while st.len() > pos {
+                        let (r, s) = st.pop().expect("nonempty");
+                        close(&mut self.building[li], st.len(), r, s, t);
+                    }
+                }
+            }
+            EventKind::Release { object, .. } => {
+                self.released
+                    .insert((self.process[li], object), (t, li as u32));
+            }
+            EventKind::Acquire {
+                object,
+                kind,
+                wait_ns,
+            } if wait_ns > 0 => {
+                if let Some(&(rt, from)) = self.released.get(&(self.process[li], object)) {
+                    if from != li as u32 && rt <= t {
+                        self.handoffs.push(Handoff {
+                            release: rt,
+                            acquire: t,
+                            from,
+                            to: li as u32,
+                            kind,
+                        });
+                    }
+                }
+            }
+            EventKind::User { event, value } => self.markers[li].push(Marker {
+                time: t,
+                event,
+                value,
+            }),
+            _ => {}
+        }
+    }
+
+    /// Closes what is still open (regions open at a track's end last until its last event)
+    /// and seals the lanes.
+    pub(crate) fn finish(mut self) -> Built {
+        for (li, st) in self.stacks.iter_mut().enumerate() {
+            while let Some((r, s)) = st.pop() {
+                close(&mut self.building[li], st.len(), r, s, self.last[li].max(s));
+            }
+        }
+        Built {
+            lanes: self
+                .building
+                .into_iter()
+                .map(|b| b.into_iter().map(LaneBuilder::seal).collect())
+                .collect(),
+            markers: self.markers,
+            handoffs: self.handoffs,
+            events: self.events,
+            end: self.end,
+        }
+    }
+}
+
 /// Everything the window queries read.
 #[derive(Debug, Clone)]
 pub struct TraceIndex {
@@ -375,78 +509,16 @@ impl TraceIndex {
     /// One pass over the merged trace of `model` (built from `exp`).
     pub fn build(model: &Model, exp: &Experiment) -> Result<TraceIndex, AnalysisError> {
         let mut merge = GlobalMerge::new(model, exp, MergeOptions::default())?;
-        let mut tracks: Vec<Track> = merge
-            .locations()
-            .iter()
-            .map(|l| Track {
-                label: l.label(),
-                app: l.app.clone(),
-                host: l.host.clone(),
-                process: l.process,
-                thread: l.thread,
-                rank: l.rank,
-                pid: l.pid,
-                name: l.name.clone(),
-                lanes: Vec::new(),
-                markers: Vec::new(),
-            })
-            .collect();
-        let n = tracks.len();
-        let mut building: Vec<Vec<LaneBuilder>> = vec![Vec::new(); n];
-        let mut stacks: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n];
-        let mut last: Vec<i64> = vec![i64::MIN; n];
+        let mut tracks: Vec<Track> = merge.locations().iter().map(Track::of).collect();
+        let origin = merge.origin_ns();
+        let mut b = Builder::new(tracks.iter().map(|t| t.process).collect(), origin);
         let mut sends: std::collections::HashMap<u64, usize> = Default::default();
         let mut messages: Vec<Message> = Vec::new();
-        let mut events = 0u64;
-        // (process, object) → the latest release: (time, track)
-        let mut released: std::collections::HashMap<(usize, u32), (i64, u32)> = Default::default();
-        let mut handoffs: Vec<Handoff> = Vec::new();
-        let origin = merge.origin_ns();
-        let mut end = origin;
         while let Some(ev) = merge.next_event() {
-            events += 1;
+            b.take(&ev);
             let li = ev.location as usize;
             let t = ev.time_ns;
-            last[li] = t;
-            end = end.max(t);
             match ev.kind {
-                EventKind::Enter { region } => stacks[li].push((region, t)),
-                EventKind::Exit { region } => {
-                    // an exit closes its region's innermost open instance (and whatever was
-                    // left open inside it)
-                    let st = &mut stacks[li];
-                    if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
-                        while st.len() > pos {
-                            let (r, s) = st.pop().expect("nonempty");
-                            close(&mut building[li], st.len(), r, s, t);
-                        }
-                    }
-                }
-                EventKind::Release { object, .. } => {
-                    released.insert((tracks[li].process, object), (t, li as u32));
-                }
-                EventKind::Acquire {
-                    object,
-                    kind,
-                    wait_ns,
-                } if wait_ns > 0 => {
-                    if let Some(&(rt, from)) = released.get(&(tracks[li].process, object)) {
-                        if from != li as u32 && rt <= t {
-                            handoffs.push(Handoff {
-                                release: rt,
-                                acquire: t,
-                                from,
-                                to: li as u32,
-                                kind,
-                            });
-                        }
-                    }
-                }
-                EventKind::User { event, value } => tracks[li].markers.push(Marker {
-                    time: t,
-                    event,
-                    value,
-                }),
                 EventKind::Send { bytes, message, .. } => {
                     if let Some(id) = message {
                         sends.insert(id, messages.len());
@@ -483,15 +555,37 @@ impl TraceIndex {
                 _ => {}
             }
         }
-        // regions still open at a track's end last until its last event
-        for (li, st) in stacks.iter_mut().enumerate() {
-            while let Some((r, s)) = st.pop() {
-                close(&mut building[li], st.len(), r, s, last[li].max(s));
-            }
+        let built = b.finish();
+        for ((t, lanes), markers) in tracks.iter_mut().zip(built.lanes).zip(built.markers) {
+            t.lanes = lanes;
+            t.markers = markers;
         }
-        for (t, b) in tracks.iter_mut().zip(building) {
-            t.lanes = b.into_iter().map(LaneBuilder::seal).collect();
-        }
+        Ok(TraceIndex::assemble(
+            tracks,
+            merge.regions().clone(),
+            merge.user_events().to_vec(),
+            messages,
+            built.handoffs,
+            origin,
+            built.end,
+            built.events,
+        ))
+    }
+
+    /// The index of these tracks and events: messages sorted by send (then sender: a
+    /// sender's messages of one time keep the order given) with their per-pair sums, hand-offs
+    /// sorted by release (then releasing track, the same way).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        tracks: Vec<Track>,
+        regions: RegionTable,
+        user_events: Vec<String>,
+        mut messages: Vec<Message>,
+        mut handoffs: Vec<Handoff>,
+        origin: i64,
+        end: i64,
+        events: u64,
+    ) -> TraceIndex {
         messages.sort_by_key(|m| (m.send, m.from));
         let max_latency = messages
             .iter()
@@ -517,12 +611,12 @@ impl TraceIndex {
             .map(|h| h.acquire - h.release)
             .max()
             .unwrap_or(0);
-        Ok(TraceIndex {
+        TraceIndex {
             tracks,
             handoffs,
             max_handoff,
-            regions: merge.regions().clone(),
-            user_events: merge.user_events().to_vec(),
+            regions,
+            user_events,
             messages,
             max_latency,
             min_latency,
@@ -531,7 +625,7 @@ impl TraceIndex {
             origin,
             end,
             events,
-        })
+        }
     }
 
     /// The regions of track `t` enclosing interval `i` of lane `depth`, outermost first, then

@@ -6,6 +6,7 @@ pub mod api;
 pub mod arr;
 mod error;
 pub mod index;
+pub mod part;
 pub mod query;
 pub mod server;
 pub mod store;

@@ -30,9 +30,12 @@ use crate::arr::{Arr, Plain};
 use crate::index::{
     Handoff, Lane, Level, Marker, Message, PairMessages, TraceIndex, Track, FANOUT,
 };
+use crate::part::{MessageEvent, Part, PartTrack};
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
 const VERSION: u32 = 1;
+const PART_MAGIC: &[u8; 8] = b"PLXPART\x01";
+const PART_VERSION: u32 = 1;
 const HEADER: usize = 64;
 const ALIGN: u64 = 16;
 
@@ -71,6 +74,11 @@ pub fn path(dir: &Path, app: Option<&str>) -> PathBuf {
 
 const FNV0: u64 = 0xcbf2_9ce4_8422_2325;
 
+/// A 64-bit hash of `bytes` (FNV-1a), for fingerprints.
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
+    fnv(bytes, FNV0)
+}
+
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
     for &b in bytes {
         h ^= b as u64;
@@ -88,6 +96,24 @@ pub fn fingerprint(dir: &Path, app: Option<&str>) -> std::io::Result<u64> {
     let mut h = fnv(&VERSION.to_le_bytes(), FNV0);
     h = fnv(env!("CARGO_PKG_VERSION").as_bytes(), h);
     h = fnv(app.unwrap_or("\0").as_bytes(), h);
+    for (name, len, mtime) in entries {
+        h = fnv(name.as_bytes(), h);
+        h = fnv(&len.to_le_bytes(), h);
+        h = fnv(&mtime.to_le_bytes(), h);
+    }
+    Ok(h)
+}
+
+/// A hash of what the part of image `image` of the process directory `pdir` is made from: its
+/// files by name, size and modification time; the image; the index and plx versions.
+pub fn process_fingerprint(pdir: &Path, image: u32) -> std::io::Result<u64> {
+    let mut entries: Vec<(String, u64, i128)> = Vec::new();
+    // depth 3: the directory's own files only
+    walk(pdir, pdir, 3, &mut entries)?;
+    entries.sort();
+    let mut h = fnv(&PART_VERSION.to_le_bytes(), FNV0);
+    h = fnv(env!("CARGO_PKG_VERSION").as_bytes(), h);
+    h = fnv(&image.to_le_bytes(), h);
     for (name, len, mtime) in entries {
         h = fnv(name.as_bytes(), h);
         h = fnv(&len.to_le_bytes(), h);
@@ -164,25 +190,52 @@ pub const SUPPORTED: bool = cfg!(target_endian = "little");
 
 /// Writes `ix` to `to` (through a temporary file renamed into place).
 pub fn save(ix: &TraceIndex, fingerprint: u64, to: &Path) -> std::io::Result<()> {
+    save_with(MAGIC, VERSION, fingerprint, to, |w| index_meta(ix, w))
+}
+
+/// Writes `part` to `to` (through a temporary file renamed into place).
+pub fn save_part(part: &Part, fingerprint: u64, to: &Path) -> std::io::Result<()> {
+    save_with(PART_MAGIC, PART_VERSION, fingerprint, to, |w| {
+        part_meta(part, w)
+    })
+}
+
+type Writer<'a> = DataWriter<BufWriter<&'a mut std::fs::File>>;
+
+fn save_with(
+    magic: &[u8; 8],
+    version: u32,
+    fingerprint: u64,
+    to: &Path,
+    body: impl FnOnce(&mut Writer<'_>) -> std::io::Result<Value>,
+) -> std::io::Result<()> {
     if !SUPPORTED {
         return Err(std::io::Error::other("the index file is little-endian"));
     }
     let dir = to.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
-        ".{}.tmp{}",
+        ".{}.tmp{}.{:?}",
         to.file_name()
             .map_or("index".into(), |n| n.to_string_lossy()),
-        std::process::id()
+        std::process::id(),
+        std::thread::current().id()
     ));
-    let result = write_file(ix, fingerprint, &tmp).and_then(|_| std::fs::rename(&tmp, to));
+    let result =
+        write_file(magic, version, fingerprint, &tmp, body).and_then(|_| std::fs::rename(&tmp, to));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
 }
 
-fn write_file(ix: &TraceIndex, fingerprint: u64, tmp: &Path) -> std::io::Result<()> {
+fn write_file(
+    magic: &[u8; 8],
+    version: u32,
+    fingerprint: u64,
+    tmp: &Path,
+    body: impl FnOnce(&mut Writer<'_>) -> std::io::Result<Value>,
+) -> std::io::Result<()> {
     let mut f = std::fs::File::create(tmp)?;
     f.write_all(&[0u8; HEADER])?;
     let mut w = DataWriter {
@@ -190,30 +243,81 @@ fn write_file(ix: &TraceIndex, fingerprint: u64, tmp: &Path) -> std::io::Result<
         at: HEADER as u64,
         crc: crc32fast::Hasher::new(),
     };
+    let meta = body(&mut w)?.to_string();
+    let data_crc = w.crc.clone().finalize();
+    let meta_off = w.at;
+    w.w.write_all(meta.as_bytes())?;
+    w.w.flush()?;
+    drop(w);
+    let len = meta_off + meta.len() as u64;
+    let mut h = Vec::with_capacity(HEADER);
+    h.extend_from_slice(magic);
+    h.extend_from_slice(&version.to_le_bytes());
+    h.extend_from_slice(&0u32.to_le_bytes());
+    h.extend_from_slice(&fingerprint.to_le_bytes());
+    h.extend_from_slice(&len.to_le_bytes());
+    h.extend_from_slice(&meta_off.to_le_bytes());
+    h.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    h.extend_from_slice(&crc32fast::hash(meta.as_bytes()).to_le_bytes());
+    h.extend_from_slice(&data_crc.to_le_bytes());
+    h.extend_from_slice(&(HEADER as u64).to_le_bytes());
+    // not synced: a file cut short or zeroed by a crash fails its length or checksums and is
+    // rebuilt
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(&h)?;
+    Ok(())
+}
+
+fn lanes_meta<W: Write>(lanes: &[Lane], w: &mut DataWriter<W>) -> std::io::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for l in lanes {
+        let mut levels = Vec::new();
+        for v in &l.levels {
+            levels.push(json!([w.put(&v.at)?, w.put(&v.dur)?]));
+        }
+        out.push(json!([
+            w.put(&l.start)?,
+            w.put(&l.end)?,
+            w.put(&l.region)?,
+            w.put(&l.prefix)?,
+            levels
+        ]));
+    }
+    Ok(out)
+}
+
+fn markers_meta<W: Write>(markers: &[Marker], w: &mut DataWriter<W>) -> std::io::Result<Value> {
+    let time: Vec<i64> = markers.iter().map(|m| m.time).collect();
+    let event: Vec<u32> = markers.iter().map(|m| m.event).collect();
+    let value: Vec<f64> = markers.iter().map(|m| m.value).collect();
+    Ok(json!([w.put(&time)?, w.put(&event)?, w.put(&value)?]))
+}
+
+fn handoffs_meta<W: Write>(h: &[Handoff], w: &mut DataWriter<W>) -> std::io::Result<Value> {
+    Ok(json!([
+        w.put(&h.iter().map(|h| h.release).collect::<Vec<i64>>())?,
+        w.put(&h.iter().map(|h| h.acquire).collect::<Vec<i64>>())?,
+        w.put(&h.iter().map(|h| h.from).collect::<Vec<u32>>())?,
+        w.put(&h.iter().map(|h| h.to).collect::<Vec<u32>>())?,
+        w.put(&h.iter().map(|h| h.kind as u32).collect::<Vec<u32>>())?,
+    ]))
+}
+
+fn regions_meta(regions: &[RegionInfo]) -> Vec<Value> {
+    regions
+        .iter()
+        .map(|r| json!([r.name, r.kind.to_u8(), r.file, r.line]))
+        .collect()
+}
+
+fn index_meta<W: Write>(ix: &TraceIndex, w: &mut DataWriter<W>) -> std::io::Result<Value> {
     let mut tracks = Vec::new();
     for t in &ix.tracks {
-        let mut lanes = Vec::new();
-        for l in &t.lanes {
-            let mut levels = Vec::new();
-            for v in &l.levels {
-                levels.push(json!([w.put(&v.at)?, w.put(&v.dur)?]));
-            }
-            lanes.push(json!([
-                w.put(&l.start)?,
-                w.put(&l.end)?,
-                w.put(&l.region)?,
-                w.put(&l.prefix)?,
-                levels
-            ]));
-        }
-        let time: Vec<i64> = t.markers.iter().map(|m| m.time).collect();
-        let event: Vec<u32> = t.markers.iter().map(|m| m.event).collect();
-        let value: Vec<f64> = t.markers.iter().map(|m| m.value).collect();
         tracks.push(json!({
             "label": t.label, "app": t.app, "host": t.host, "process": t.process,
             "thread": t.thread, "rank": t.rank, "pid": t.pid, "name": t.name,
-            "lanes": lanes,
-            "markers": [w.put(&time)?, w.put(&event)?, w.put(&value)?],
+            "lanes": lanes_meta(&t.lanes, w)?,
+            "markers": markers_meta(&t.markers, w)?,
         }));
     }
     let m = &ix.messages;
@@ -242,51 +346,45 @@ fn write_file(ix: &TraceIndex, fingerprint: u64, tmp: &Path) -> std::io::Result<
             w.put(&p.recv)?
         ]));
     }
-    let h = &ix.handoffs;
-    let handoffs = json!([
-        w.put(&h.iter().map(|h| h.release).collect::<Vec<i64>>())?,
-        w.put(&h.iter().map(|h| h.acquire).collect::<Vec<i64>>())?,
-        w.put(&h.iter().map(|h| h.from).collect::<Vec<u32>>())?,
-        w.put(&h.iter().map(|h| h.to).collect::<Vec<u32>>())?,
-        w.put(&h.iter().map(|h| h.kind as u32).collect::<Vec<u32>>())?,
-    ]);
+    let handoffs = handoffs_meta(&ix.handoffs, w)?;
     let unmatched = w.put(&ix.unmatched)?;
-    let regions: Vec<Value> = ix
-        .regions
-        .all()
-        .iter()
-        .map(|r| json!([r.name, r.kind.to_u8(), r.file, r.line]))
-        .collect();
-    let meta = json!({
+    Ok(json!({
         "origin": ix.origin, "end": ix.end, "events": ix.events,
         "max_latency": ix.max_latency, "min_latency": ix.min_latency,
-        "max_handoff": ix.max_handoff, "regions": regions, "user_events": ix.user_events,
+        "max_handoff": ix.max_handoff, "regions": regions_meta(ix.regions.all()),
+        "user_events": ix.user_events,
         "tracks": tracks, "messages": messages, "pairs": pairs, "handoffs": handoffs,
         "unmatched": unmatched,
-    })
-    .to_string();
-    let data_crc = w.crc.clone().finalize();
-    let meta_off = w.at;
-    w.w.write_all(meta.as_bytes())?;
-    w.w.flush()?;
-    drop(w);
-    let len = meta_off + meta.len() as u64;
-    let mut h = Vec::with_capacity(HEADER);
-    h.extend_from_slice(MAGIC);
-    h.extend_from_slice(&VERSION.to_le_bytes());
-    h.extend_from_slice(&0u32.to_le_bytes());
-    h.extend_from_slice(&fingerprint.to_le_bytes());
-    h.extend_from_slice(&len.to_le_bytes());
-    h.extend_from_slice(&meta_off.to_le_bytes());
-    h.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    h.extend_from_slice(&crc32fast::hash(meta.as_bytes()).to_le_bytes());
-    h.extend_from_slice(&data_crc.to_le_bytes());
-    h.extend_from_slice(&(HEADER as u64).to_le_bytes());
-    // not synced: a file cut short or zeroed by a crash fails its length or checksums and is
-    // rebuilt
-    f.seek(SeekFrom::Start(0))?;
-    f.write_all(&h)?;
-    Ok(())
+    }))
+}
+
+fn part_meta<W: Write>(part: &Part, w: &mut DataWriter<W>) -> std::io::Result<Value> {
+    let mut tracks = Vec::new();
+    for t in &part.tracks {
+        tracks.push(json!({
+            "thread": t.thread,
+            "lanes": lanes_meta(&t.lanes, w)?,
+            "markers": markers_meta(&t.markers, w)?,
+        }));
+    }
+    let m = &part.messages;
+    let messages = json!([
+        w.put(&m.iter().map(|m| m.time).collect::<Vec<i64>>())?,
+        w.put(&m.iter().map(|m| m.track).collect::<Vec<u32>>())?,
+        w.put(&m.iter().map(|m| m.send as u32).collect::<Vec<u32>>())?,
+        w.put(&m.iter().map(|m| m.peer).collect::<Vec<u32>>())?,
+        w.put(&m.iter().map(|m| m.tag as u32).collect::<Vec<u32>>())?,
+        w.put(&m.iter().map(|m| m.comm).collect::<Vec<u32>>())?,
+        w.put(&m.iter().map(|m| m.bytes).collect::<Vec<u64>>())?,
+    ]);
+    Ok(json!({
+        "host": part.host, "pid": part.pid, "image": part.image,
+        "clock": part.clock.to_string(),
+        "origin": part.origin, "end": part.end, "events": part.events,
+        "regions": regions_meta(&part.regions), "user_events": part.user_events,
+        "tracks": tracks, "messages": messages,
+        "handoffs": handoffs_meta(&part.handoffs, w)?,
+    }))
 }
 
 fn damaged(why: impl Into<String>) -> Unusable {
@@ -303,6 +401,32 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Reads the index at `from` made with `fingerprint`, checking it as the module says.
 pub fn load(from: &Path, fingerprint: u64) -> Result<TraceIndex, Unusable> {
+    let (map, meta, data_end) = open_checked(from, MAGIC, VERSION, fingerprint)?;
+    Reader {
+        map: &map,
+        data_end,
+    }
+    .index(&meta)
+}
+
+/// Reads the part at `from` made with `fingerprint`, checked as an index is.
+pub fn load_part(from: &Path, fingerprint: u64) -> Result<Part, Unusable> {
+    let (map, meta, data_end) = open_checked(from, PART_MAGIC, PART_VERSION, fingerprint)?;
+    Reader {
+        map: &map,
+        data_end,
+    }
+    .part(&meta)
+}
+
+/// The file at `from` mapped, its header and checksums checked: the mapping, the meta, where
+/// the data ends.
+fn open_checked(
+    from: &Path,
+    magic: &[u8; 8],
+    version: u32,
+    fingerprint: u64,
+) -> Result<(Arc<Mmap>, Value, usize), Unusable> {
     if !SUPPORTED {
         return Err(Unusable::Missing);
     }
@@ -315,10 +439,10 @@ pub fn load(from: &Path, fingerprint: u64) -> Result<TraceIndex, Unusable> {
     let map = unsafe { Mmap::map(&f) }.map_err(|e| damaged(format!("cannot map: {e}")))?;
     let map = Arc::new(map);
     let b: &[u8] = &map;
-    if b.len() < HEADER || &b[..8] != MAGIC {
+    if b.len() < HEADER || &b[..8] != magic {
         return Err(damaged("no index header"));
     }
-    if u32_at(b, 8) != VERSION {
+    if u32_at(b, 8) != version {
         return Err(Unusable::Stale);
     }
     if u64_at(b, 16) != fingerprint {
@@ -348,11 +472,8 @@ pub fn load(from: &Path, fingerprint: u64) -> Result<TraceIndex, Unusable> {
     }
     let meta: Value =
         serde_json::from_slice(meta).map_err(|e| damaged(format!("meta is not JSON: {e}")))?;
-    Reader {
-        map: &map,
-        data_end: meta_off as usize,
-    }
-    .index(&meta)
+    let data_end = meta_off as usize;
+    Ok((map, meta, data_end))
 }
 
 struct Reader<'a> {
@@ -418,78 +539,14 @@ impl Reader<'_> {
     }
 
     fn index(&self, m: &Value) -> Result<TraceIndex, Unusable> {
-        let mut regions = RegionTable::default();
-        for (i, r) in list(&m["regions"], "regions")?.iter().enumerate() {
-            let kind = u8::try_from(int(&r[1], "region kind")?)
-                .map_err(|_| damaged("region kind out of range"))?;
-            let got = regions.intern(RegionInfo {
-                name: text(&r[0], "region name")?,
-                kind: RegionKind::from_u8(kind),
-                file: text(&r[2], "region file")?,
-                line: u32::try_from(int(&r[3], "region line")?)
-                    .map_err(|_| damaged("region line out of range"))?,
-            });
-            if got as usize != i {
-                return Err(damaged("a region is listed twice"));
-            }
-        }
+        let regions = region_table(&m["regions"])?;
         let nregions = regions.all().len() as u32;
-        let user_events: Vec<String> = list(&m["user_events"], "user events")?
-            .iter()
-            .map(|v| text(v, "user event"))
-            .collect::<Result<_, _>>()?;
+        let user_events = names(&m["user_events"])?;
         let ntracks = list(&m["tracks"], "tracks")?.len() as u32;
-        let in_range = |v: &[u32], n: u32, what: &str| -> Result<(), Unusable> {
-            match v.iter().find(|&&x| x >= n) {
-                Some(x) => Err(damaged(format!("{what} {x} out of range (< {n})"))),
-                None => Ok(()),
-            }
-        };
         let mut tracks = Vec::new();
         for t in list(&m["tracks"], "tracks")? {
-            let mut lanes = Vec::new();
-            for l in list(&t["lanes"], "lanes")? {
-                let start: Arr<i64> = self.arr(&l[0], None, "lane starts")?;
-                let n = start.len();
-                let mut levels = Vec::new();
-                // level k has a block of FANOUT^(k+1) per FANOUT^(k+1) intervals, up to one block
-                let (mut size, mut blocks) = (1usize, n);
-                for v in list(&l[4], "levels")? {
-                    if blocks <= 1 {
-                        return Err(damaged("a lane has more levels than intervals need"));
-                    }
-                    size *= FANOUT;
-                    blocks = blocks.div_ceil(FANOUT);
-                    let level = Level {
-                        at: self.arr(&v[0], Some(blocks), "block maxima")?,
-                        dur: self.arr(&v[1], Some(blocks), "block maxima's durations")?,
-                    };
-                    if let Some(j) = (0..blocks).find(|&j| {
-                        let at = level.at[j] as usize;
-                        at < j * size || at >= ((j + 1) * size).min(n)
-                    }) {
-                        return Err(damaged(format!("block maximum {j} lies outside its block")));
-                    }
-                    levels.push(level);
-                }
-                if blocks > 1 {
-                    return Err(damaged("a lane has fewer levels than its intervals need"));
-                }
-                let lane = Lane {
-                    end: self.arr(&l[1], Some(n), "lane ends")?,
-                    region: self.arr(&l[2], Some(n), "lane regions")?,
-                    prefix: self.arr(&l[3], Some(n + 1), "lane sums")?,
-                    levels,
-                    start,
-                };
-                in_range(&lane.region, nregions, "region")?;
-                lanes.push(lane);
-            }
-            let mk = &t["markers"];
-            let time: Vec<i64> = self.owned(&mk[0], None, "marker times")?;
-            let event: Vec<u32> = self.owned(&mk[1], Some(time.len()), "marker events")?;
-            let value: Vec<f64> = self.owned(&mk[2], Some(time.len()), "marker values")?;
-            in_range(&event, user_events.len() as u32, "user event")?;
+            let lanes = self.lanes(&t["lanes"], nregions)?;
+            let markers = self.markers(&t["markers"], user_events.len() as u32)?;
             let rank = match &t["rank"] {
                 Value::Null => None,
                 v => Some(u32::try_from(int(v, "rank")?).map_err(|_| damaged("rank"))?),
@@ -506,15 +563,10 @@ impl Reader<'_> {
                 pid: u32::try_from(int(&t["pid"], "pid")?).map_err(|_| damaged("pid"))?,
                 name: text(&t["name"], "track name")?,
                 lanes,
-                markers: (0..time.len())
-                    .map(|i| Marker {
-                        time: time[i],
-                        event: event[i],
-                        value: value[i],
-                    })
-                    .collect(),
+                markers,
             });
         }
+
         let ms = &m["messages"];
         let send: Vec<i64> = self.owned(&ms[0], None, "message sends")?;
         let n = send.len();
@@ -549,25 +601,7 @@ impl Reader<'_> {
             in_range(&[pm.from, pm.to], ntracks, "pair track")?;
             pairs.push(pm);
         }
-        let h = &m["handoffs"];
-        let release: Vec<i64> = self.owned(&h[0], None, "hand-off releases")?;
-        let n = release.len();
-        let acquire: Vec<i64> = self.owned(&h[1], Some(n), "hand-off acquisitions")?;
-        let from: Vec<u32> = self.owned(&h[2], Some(n), "hand-off senders")?;
-        let to: Vec<u32> = self.owned(&h[3], Some(n), "hand-off receivers")?;
-        let kind: Vec<u32> = self.owned(&h[4], Some(n), "hand-off kinds")?;
-        in_range(&from, ntracks, "hand-off track")?;
-        in_range(&to, ntracks, "hand-off track")?;
-        in_range(&kind, 256, "hand-off kind")?;
-        let handoffs = (0..n)
-            .map(|i| Handoff {
-                release: release[i],
-                acquire: acquire[i],
-                from: from[i],
-                to: to[i],
-                kind: kind[i] as u8,
-            })
-            .collect();
+        let handoffs = self.handoffs(&m["handoffs"], ntracks)?;
         Ok(TraceIndex {
             tracks,
             regions,
@@ -584,4 +618,175 @@ impl Reader<'_> {
             events: int(&m["events"], "events")? as u64,
         })
     }
+
+    /// A track's lanes, their regions below `nregions`.
+    fn lanes(&self, v: &Value, nregions: u32) -> Result<Vec<Lane>, Unusable> {
+        let mut lanes = Vec::new();
+        for l in list(v, "lanes")? {
+            let start: Arr<i64> = self.arr(&l[0], None, "lane starts")?;
+            let n = start.len();
+            let mut levels = Vec::new();
+            // level k has a block of FANOUT^(k+1) per FANOUT^(k+1) intervals, up to one block
+            let (mut size, mut blocks) = (1usize, n);
+            for v in list(&l[4], "levels")? {
+                if blocks <= 1 {
+                    return Err(damaged("a lane has more levels than intervals need"));
+                }
+                size *= FANOUT;
+                blocks = blocks.div_ceil(FANOUT);
+                let level = Level {
+                    at: self.arr(&v[0], Some(blocks), "block maxima")?,
+                    dur: self.arr(&v[1], Some(blocks), "block maxima's durations")?,
+                };
+                if let Some(j) = (0..blocks).find(|&j| {
+                    let at = level.at[j] as usize;
+                    at < j * size || at >= ((j + 1) * size).min(n)
+                }) {
+                    return Err(damaged(format!("block maximum {j} lies outside its block")));
+                }
+                levels.push(level);
+            }
+            if blocks > 1 {
+                return Err(damaged("a lane has fewer levels than its intervals need"));
+            }
+            let lane = Lane {
+                end: self.arr(&l[1], Some(n), "lane ends")?,
+                region: self.arr(&l[2], Some(n), "lane regions")?,
+                prefix: self.arr(&l[3], Some(n + 1), "lane sums")?,
+                levels,
+                start,
+            };
+            in_range(&lane.region, nregions, "region")?;
+            lanes.push(lane);
+        }
+        Ok(lanes)
+    }
+
+    /// A track's markers, their user events below `nevents`.
+    fn markers(&self, mk: &Value, nevents: u32) -> Result<Vec<Marker>, Unusable> {
+        let time: Vec<i64> = self.owned(&mk[0], None, "marker times")?;
+        let event: Vec<u32> = self.owned(&mk[1], Some(time.len()), "marker events")?;
+        let value: Vec<f64> = self.owned(&mk[2], Some(time.len()), "marker values")?;
+        in_range(&event, nevents, "user event")?;
+        Ok((0..time.len())
+            .map(|i| Marker {
+                time: time[i],
+                event: event[i],
+                value: value[i],
+            })
+            .collect())
+    }
+
+    /// Hand-offs between tracks below `ntracks`.
+    fn handoffs(&self, h: &Value, ntracks: u32) -> Result<Vec<Handoff>, Unusable> {
+        let release: Vec<i64> = self.owned(&h[0], None, "hand-off releases")?;
+        let n = release.len();
+        let acquire: Vec<i64> = self.owned(&h[1], Some(n), "hand-off acquisitions")?;
+        let from: Vec<u32> = self.owned(&h[2], Some(n), "hand-off senders")?;
+        let to: Vec<u32> = self.owned(&h[3], Some(n), "hand-off receivers")?;
+        let kind: Vec<u32> = self.owned(&h[4], Some(n), "hand-off kinds")?;
+        in_range(&from, ntracks, "hand-off track")?;
+        in_range(&to, ntracks, "hand-off track")?;
+        in_range(&kind, 256, "hand-off kind")?;
+        Ok((0..n)
+            .map(|i| Handoff {
+                release: release[i],
+                acquire: acquire[i],
+                from: from[i],
+                to: to[i],
+                kind: kind[i] as u8,
+            })
+            .collect())
+    }
+
+    fn part(&self, m: &Value) -> Result<Part, Unusable> {
+        let regions = region_table(&m["regions"])?;
+        let nregions = regions.all().len() as u32;
+        let user_events = names(&m["user_events"])?;
+        let mut tracks = Vec::new();
+        for t in list(&m["tracks"], "tracks")? {
+            tracks.push(PartTrack {
+                thread: u32::try_from(int(&t["thread"], "thread")?)
+                    .map_err(|_| damaged("thread"))?,
+                lanes: self.lanes(&t["lanes"], nregions)?,
+                markers: self.markers(&t["markers"], user_events.len() as u32)?,
+            });
+        }
+        let ntracks = tracks.len() as u32;
+        let ms = &m["messages"];
+        let time: Vec<i64> = self.owned(&ms[0], None, "message times")?;
+        let n = time.len();
+        let track: Vec<u32> = self.owned(&ms[1], Some(n), "message tracks")?;
+        let send: Vec<u32> = self.owned(&ms[2], Some(n), "message kinds")?;
+        let peer: Vec<u32> = self.owned(&ms[3], Some(n), "message peers")?;
+        let tag: Vec<u32> = self.owned(&ms[4], Some(n), "message tags")?;
+        let comm: Vec<u32> = self.owned(&ms[5], Some(n), "message communicators")?;
+        let bytes: Vec<u64> = self.owned(&ms[6], Some(n), "message bytes")?;
+        in_range(&track, ntracks, "message track")?;
+        in_range(&send, 2, "message kind")?;
+        let messages = (0..n)
+            .map(|i| MessageEvent {
+                time: time[i],
+                track: track[i],
+                send: send[i] == 1,
+                peer: peer[i],
+                tag: tag[i] as i32,
+                comm: comm[i],
+                bytes: bytes[i],
+            })
+            .collect();
+        let u32_of = |v: &Value, what: &str| -> Result<u32, Unusable> {
+            u32::try_from(int(v, what)?).map_err(|_| damaged(format!("{what} out of range")))
+        };
+        Ok(Part {
+            host: text(&m["host"], "host")?,
+            pid: u32_of(&m["pid"], "pid")?,
+            image: u32_of(&m["image"], "image")?,
+            clock: text(&m["clock"], "clock")?
+                .parse()
+                .map_err(|_| damaged("clock is not a number"))?,
+            regions: regions.all().to_vec(),
+            user_events,
+            handoffs: self.handoffs(&m["handoffs"], ntracks)?,
+            tracks,
+            messages,
+            origin: int(&m["origin"], "origin")?,
+            end: int(&m["end"], "end")?,
+            events: int(&m["events"], "events")? as u64,
+        })
+    }
+}
+
+fn in_range(v: &[u32], n: u32, what: &str) -> Result<(), Unusable> {
+    match v.iter().find(|&&x| x >= n) {
+        Some(x) => Err(damaged(format!("{what} {x} out of range (< {n})"))),
+        None => Ok(()),
+    }
+}
+
+/// The region table listed in the meta (each region once).
+fn region_table(v: &Value) -> Result<RegionTable, Unusable> {
+    let mut regions = RegionTable::default();
+    for (i, r) in list(v, "regions")?.iter().enumerate() {
+        let kind = u8::try_from(int(&r[1], "region kind")?)
+            .map_err(|_| damaged("region kind out of range"))?;
+        let got = regions.intern(RegionInfo {
+            name: text(&r[0], "region name")?,
+            kind: RegionKind::from_u8(kind),
+            file: text(&r[2], "region file")?,
+            line: u32::try_from(int(&r[3], "region line")?)
+                .map_err(|_| damaged("region line out of range"))?,
+        });
+        if got as usize != i {
+            return Err(damaged("a region is listed twice"));
+        }
+    }
+    Ok(regions)
+}
+
+fn names(v: &Value) -> Result<Vec<String>, Unusable> {
+    list(v, "user events")?
+        .iter()
+        .map(|v| text(v, "user event"))
+        .collect()
 }

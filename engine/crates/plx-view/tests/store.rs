@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::test_dir::{tmp, TestDir};
-use plx_view::api::{IndexSource, Viewer};
+use plx_view::api::{IndexSource, Via, Viewer};
 use plx_view::store::Unusable;
 
 /// 3 ranks in a ring: 600 messages of growing size, sends 100 ns, receives 200 ns.
@@ -57,7 +57,7 @@ fn windows(v: &Viewer) -> Vec<String> {
 #[test]
 fn a_second_open_reads_the_index_and_answers_the_same_windows() {
     let d = experiment("same");
-    let first = Viewer::open(&d, None).unwrap();
+    let first = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert!(matches!(
         &first.source,
         IndexSource::Built {
@@ -67,7 +67,7 @@ fn a_second_open_reads_the_index_and_answers_the_same_windows() {
         }
     ));
     assert!(index_file(&d).is_file());
-    let second = Viewer::open(&d, None).unwrap();
+    let second = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert_eq!(second.source, IndexSource::Stored(index_file(&d)));
     assert_eq!(second.index.events, first.index.events);
     assert_eq!(second.index.messages, first.index.messages);
@@ -96,7 +96,7 @@ fn a_second_open_reads_the_index_and_answers_the_same_windows() {
 }
 
 fn reopened_because(d: &Path) -> (Unusable, Viewer) {
-    let v = Viewer::open(d, None).unwrap();
+    let v = Viewer::open_with(d, None, Via::MergePass).unwrap();
     match &v.source {
         IndexSource::Built {
             unusable, unsaved, ..
@@ -111,7 +111,7 @@ fn reopened_because(d: &Path) -> (Unusable, Viewer) {
 #[test]
 fn a_damaged_truncated_or_stale_index_is_rebuilt() {
     let d = experiment("damaged");
-    let want = windows(&Viewer::open(&d, None).unwrap());
+    let want = windows(&Viewer::open_with(&d, None, Via::MergePass).unwrap());
     let f = index_file(&d);
     let good = std::fs::read(&f).unwrap();
 
@@ -127,7 +127,7 @@ fn a_damaged_truncated_or_stale_index_is_rebuilt() {
     assert_eq!(windows(&v), want);
     // the rebuilt index was written again and is used
     assert!(matches!(
-        Viewer::open(&d, None).unwrap().source,
+        Viewer::open_with(&d, None, Via::MergePass).unwrap().source,
         IndexSource::Stored(_)
     ));
 
@@ -166,7 +166,7 @@ fn a_damaged_truncated_or_stale_index_is_rebuilt() {
 #[test]
 fn a_consistent_looking_index_with_an_index_out_of_range_is_refused() {
     let d = experiment("range");
-    let _ = Viewer::open(&d, None).unwrap();
+    let _ = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     let f = index_file(&d);
     let mut b = std::fs::read(&f).unwrap();
     // rewrite the meta so the first lane's regions point past the region table, with checksums

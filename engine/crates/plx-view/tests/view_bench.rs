@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use plx_view::api::{IndexSource, Viewer};
+use plx_view::api::{IndexSource, Via, Viewer};
 
 #[path = "../../plx-analysis/tests/fixtures/bench_world.rs"]
 mod bench_world;
@@ -53,30 +53,65 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 /// What one viewer run measured.
 struct Run {
     events: u64,
-    /// The first open: merge pass, index written.
-    build_s: f64,
-    /// A later open: the index read back.
+    /// What `plx run` adds at the end of the run: the parts of every process (8 ranks) built
+    /// and written, on all cores.
+    parts_s: f64,
+    /// What one rank's `plx run` adds: the part of one process (rank 0) built and written.
+    one_part_s: f64,
+    /// The first open after that: the parts read and combined.
+    first_s: f64,
+    /// A later open (the same).
     open_s: f64,
+    /// The first open of an experiment without parts (`PLX_VIEW_INDEX=0`): they are built then.
+    no_parts_s: f64,
+    /// The merge pass (the fallback when the clock condition needs repair), index written.
+    merge_s: f64,
     zooms: Vec<f64>,
     pans: Vec<f64>,
     /// The whole trace at 1600 columns, ms.
     widest: f64,
     largest: u64,
-    index_mib: f64,
+    parts_mib: f64,
 }
 
-/// The first open (which builds and writes the index), a second open (which reads it), then on
-/// the second the latency of 20 zooms and 20 pans (window answer as JSON text, 1600 columns).
+fn du_mib(d: &Path) -> f64 {
+    std::fs::read_dir(d)
+        .map(|es| {
+            es.flatten()
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum::<u64>()
+        })
+        .unwrap_or(0) as f64
+        / (1 << 20) as f64
+}
+
+/// The first open without parts (which builds them), the parts built again as `plx run` builds
+/// them, the first open after that, a later one, the merge pass; then on the last open the
+/// latency of 20 zooms and 20 pans (window answer as JSON text, 1600 columns).
 fn viewer(d: &Path) -> Run {
-    let (v, build_s) = timed(|| Viewer::open(d, None).unwrap());
+    let parts = d.join(".plx-view").join("parts");
+    let (v, no_parts_s) = timed(|| Viewer::open(d, None).unwrap());
+    assert!(matches!(&v.source, IndexSource::Parts(u) if u.read == 0 && u.unsaved.is_empty()));
+    drop(v);
+    std::fs::remove_dir_all(&parts).unwrap();
+    let (done, parts_s) = timed(|| plx_view::part::prebuild(d, |_, _| true).unwrap());
+    assert!(done.failed.is_empty() && !done.written.is_empty());
+    let parts_mib = du_mib(&parts);
+    // one rank's plx run: its own process only (rank 0, pid 5000)
+    let first = plx_view::part::path(d, "node1", 5000, 0);
+    assert!(first.is_file(), "{}", first.display());
+    std::fs::remove_file(&first).unwrap();
+    let (done, one_part_s) = timed(|| plx_view::part::prebuild(d, |_, pid| pid == 5000).unwrap());
+    assert_eq!(done.written, vec![first]);
+    let (v, first_s) = timed(|| Viewer::open(d, None).unwrap());
+    assert!(matches!(&v.source, IndexSource::Parts(u) if u.built.is_empty()));
+    drop(v);
+    let (v, merge_s) = timed(|| Viewer::open_with(d, None, Via::MergePass).unwrap());
     assert!(matches!(v.source, IndexSource::Built { unsaved: None, .. }));
     drop(v);
+    std::fs::remove_file(plx_view::store::path(d, None)).unwrap();
     let (v, open_s) = timed(|| Viewer::open(d, None).unwrap());
-    assert!(matches!(v.source, IndexSource::Stored(_)));
-    let index_mib = std::fs::metadata(plx_view::store::path(d, None))
-        .unwrap()
-        .len() as f64
-        / (1 << 20) as f64;
+    assert!(matches!(&v.source, IndexSource::Parts(u) if u.built.is_empty()));
     let span = v.index.end - v.index.origin;
     let mut zooms = Vec::new();
     let (mut t0, mut t1) = (0i64, span);
@@ -106,27 +141,37 @@ fn viewer(d: &Path) -> Run {
         .fold(0.0, f64::max);
     Run {
         events: v.index.events,
-        build_s,
+        parts_s,
+        first_s,
         open_s,
+        no_parts_s,
+        one_part_s,
+        merge_s,
         zooms,
         pans,
         widest,
         largest: largest as u64,
-        index_mib,
+        parts_mib,
     }
 }
 
 impl Run {
     fn line(&self, gen_s: f64) -> String {
         format!(
-            "{} events (16 tracks, written in {gen_s:.1} s): plx view's first open (merge pass, \
-index of {:.0} MiB written) {:.2} s, later opens (index read) {:.3} s ({:.1}x faster); widest \
-zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
+            "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): end of one rank's plx run \
+(its process's part built and written) {:.2} s; parts of all 8 processes at once (on every \
+core, {:.0} MiB written) {:.2} s; plx view's first open \
+after it (parts read, combined) {:.2} s, later opens {:.2} s; first open without parts (built \
+then) {:.2} s; merge pass (fallback, index written) {:.2} s; widest zoom {:.1} ms; zooms {}; \
+pans {}; largest answer {} KiB",
             self.events,
-            self.index_mib,
-            self.build_s,
+            self.one_part_s,
+            self.parts_mib,
+            self.parts_s,
+            self.first_s,
             self.open_s,
-            self.build_s / self.open_s,
+            self.no_parts_s,
+            self.merge_s,
             self.widest,
             stats(&self.zooms),
             stats(&self.pans),
@@ -174,7 +219,7 @@ fn open_and_query_latency_against_chrome_json() {
 {parse_s:.2} s ({:.1}x plx view's first open, {:.1}x a later one), peak RSS {} MiB -> {} MiB",
         run.line(gen_s),
         json_bytes as f64 / (1 << 20) as f64,
-        parse_s / run.build_s,
+        parse_s / run.first_s,
         parse_s / run.open_s,
         rss0 / 1024,
         rss1 / 1024,
@@ -208,10 +253,10 @@ fn breakdown() {
     if !d.exists() {
         std::fs::create_dir_all(&d).unwrap();
         world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
-        Viewer::open(&d, None).unwrap();
+        Viewer::open_with(&d, None, Via::MergePass).unwrap();
     }
     // builds and writes the index if there is none (or it is stale)
-    Viewer::open(&d, None).unwrap();
+    Viewer::open_with(&d, None, Via::MergePass).unwrap();
     let (exp, a) = timed(|| plx_format::Experiment::open(&d).unwrap());
     let (model, b) = timed(|| plx_analysis::Model::build(&exp, Default::default()));
     let (fp, c) = timed(|| plx_view::store::fingerprint(&d, None).unwrap());
