@@ -909,3 +909,90 @@ def test_impl_abort(impl_exps):
     assert matrix[(2, 3)] == (2, 8)
     for pair, value in matrix.items():
         assert ABORT_RING.get(pair) == value, (pair, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Intercommunicators (programs/intercomm.c, whose header lists its messages; all with tag 1)
+#    on both implementations: both sides name one communicator, never an intracommunicator of
+#    the same members, so every message is matched
+
+HALF_ROUNDS, INTER_ROUNDS, REPLIES, MERGED = 4, 5, 3, 2
+INTERCOMM_PAIRS = {
+    (0, 2): (HALF_ROUNDS, HALF_ROUNDS * 16), (1, 3): (HALF_ROUNDS, HALF_ROUNDS * 16),
+    (0, 1): (INTER_ROUNDS, INTER_ROUNDS * 64), (2, 3): (INTER_ROUNDS, INTER_ROUNDS * 64),
+    (1, 2): (REPLIES, REPLIES * 64), (3, 0): (REPLIES, REPLIES * 64),
+    (2, 1): (1, 12), (0, 3): (MERGED, MERGED * 4),
+}
+INTERCOMM_COMMS = {
+    "comm of 2 ranks [0 2] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+    "comm of 2 ranks [1 3] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+    "intercomm of [0 2] and [1 3] #0": (2 * INTER_ROUNDS + 2 * REPLIES,
+                                        2 * INTER_ROUNDS * 64 + 2 * REPLIES * 64),
+    # MPI_Comm_dup of the intercommunicator: the second between the same groups
+    "intercomm of [0 2] and [1 3] #1": (1, 12),
+    # MPI_Intercomm_merge's result is an intracommunicator, the odd half high
+    "comm of 4 ranks [0 2 1 3] #0": (MERGED, MERGED * 4),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def intercomm_exp(request, tmp_path_factory):
+    """programs/intercomm.c built with the implementation's mpicc, traced on 4 ranks."""
+    impl = IMPLS[request.param]
+    impl.require()
+    root = tmp_path_factory.mktemp("intercomm-" + request.param)
+    exe = root / "intercomm"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", str(PROGRAMS / "intercomm.c"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = root / "exp"
+    cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", out, "--trace", "--", exe),
+                        capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+    assert cp.returncode == 0 and "intercomm ok" in cp.stdout, _fail_message(cp)
+    return out
+
+
+def text_sends_per_comm(text):
+    """{communicator description: (messages, bytes)} of the text export's send events, and
+    whether every send and receive event is matched (has a msg= id)."""
+    comms = dict(re.findall(r"^#\s+(c\d+)\s+(.+?)\s*$", text, re.M))
+    events = re.findall(r"^\s*\d+ \d+\.\d+ (send|recv)\s+.*? bytes=(\d+) comm=(\S+)( msg=\d+)?$",
+                        text, re.M)
+    got = {}
+    for kind, b, c, _ in events:
+        if kind == "send":
+            n0, b0 = got.get(comms[c], (0, 0))
+            got[comms[c]] = (n0 + 1, b0 + int(b))
+    return got, len(events), all(m for _, _, _, m in events)
+
+
+def test_intercomm_messages_matched(intercomm_exp):
+    exp = intercomm_exp
+    total = sum(n for n, _ in INTERCOMM_PAIRS.values())
+    assert total == 27
+    assert comm_matrix(exp) == INTERCOMM_PAIRS
+    doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == total
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    header = info_sections(info(exp).stdout)[0]
+    assert re.search(r"(?m)^messages in the traces: 27 matched, 0 sends never received, "
+                     r"0 receives without a send, ", header), header
+    # MPI_COMM_WORLD, 4 x MPI_COMM_SELF, the two halves, two intercommunicators, the merged one
+    assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, 10 communicator\(s\), 4 rank\(s\) "
+                     r"traced$", header), header
+    assert re.search(r"(?m)^intercommunicators: intercomm of \[0 2\] and \[1 3\] #0, "
+                     r"intercomm of \[0 2\] and \[1 3\] #1$", header), header
+    text = plx("export", exp, "--format", "text", "-o", "-").stdout
+    per_comm, events, all_matched = text_sends_per_comm(text)
+    assert per_comm == INTERCOMM_COMMS
+    assert events == 2 * total and all_matched
+
+
+def test_intercomm_critical_path(intercomm_exp):
+    """The messages on the intercommunicators are arcs of the activity graph: the critical path
+    is built with no unmatched message (an unmatched one is warned about per pair of ranks) and
+    is no longer than the run."""
+    cp = plx("critical-path", intercomm_exp, "--format", "json")
+    assert "unmatched" not in cp.stderr, cp.stderr
+    doc = json.loads(cp.stdout)
+    assert 0 < doc["total_length_s"] <= doc["elapsed_s"]
