@@ -996,3 +996,30 @@ def test_intercomm_critical_path(intercomm_exp):
     assert "unmatched" not in cp.stderr, cp.stderr
     doc = json.loads(cp.stdout)
     assert 0 < doc["total_length_s"] <= doc["elapsed_s"]
+
+
+def test_intercomm_otf2_export(intercomm_exp, tmp_path):
+    """The OTF2 export read back by the OTF2 Python reader: each send names its receiver as a
+    rank of its communicator (an intercommunicator's group holds both of its groups,
+    docs/exports/otf2.md), resolving to the location of the world rank it was sent to."""
+    from components import require_module
+
+    otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
+    out = tmp_path / "otf2"
+    plx("export", intercomm_exp, "--format", "otf2", "-o", out)
+    got = {}
+    with otf2.reader.open(str(out / "traces.otf2")) as r:
+        for location, ev in r.events:
+            if isinstance(ev, otf2.events.MpiSend):
+                receiver = ev.communicator.group.members[ev.receiver]
+                key = (ev.communicator.name, location.name, receiver.name)
+                got[key] = got.get(key, 0) + 1
+    inter0, inter1 = "intercomm of [0 2] and [1 3] #0", "intercomm of [0 2] and [1 3] #1"
+    assert got == {
+        ("comm of 2 ranks [0 2] #0", "0.0", "2.0"): HALF_ROUNDS,
+        ("comm of 2 ranks [1 3] #0", "1.0", "3.0"): HALF_ROUNDS,
+        (inter0, "0.0", "1.0"): INTER_ROUNDS, (inter0, "2.0", "3.0"): INTER_ROUNDS,
+        (inter0, "1.0", "2.0"): REPLIES, (inter0, "3.0", "0.0"): REPLIES,
+        (inter1, "2.0", "1.0"): 1,
+        ("comm of 4 ranks [0 2 1 3] #0", "0.0", "3.0"): MERGED,
+    }
