@@ -619,7 +619,9 @@ def test_mpj_intercommunicator_messages_matched(tmp_path):
     text = plx("export", out, "--format", "text", "-o", "-").stdout
     sends, recvs = text_messages(text, "send"), text_messages(text, "recv")
     assert len(sends) == len(recvs) == total and all(m[6] for m in sends + recvs)
+    # the same per communicator from the trace's sends and from the senders' statistics
     assert per_comm_sends(text) == {
+        c["name"]: (c["messages"], c["bytes"]) for c in doc["communicators"]} == {
         "comm of 2 ranks [0 2] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
         "comm of 2 ranks [1 3] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
         "intercomm of [0 2] and [1 3] #0": (2 * INTER_ROUNDS + 2 * REPLIES,

@@ -974,6 +974,15 @@ def test_intercomm_messages_matched(intercomm_exp):
     doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
     assert doc["source"] == "trace" and doc["matched"] == total
     assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    # per communicator from the senders' message statistics
+    assert {c["name"]: (c["messages"], c["bytes"]) for c in doc["communicators"]} == \
+        INTERCOMM_COMMS
+    assert {c["name"]: (c["intercommunicator"], c["members"]) for c in doc["communicators"]} == {
+        "comm of 2 ranks [0 2] #0": (False, [0, 2]), "comm of 2 ranks [1 3] #0": (False, [1, 3]),
+        "intercomm of [0 2] and [1 3] #0": (True, [0, 2, 1, 3]),
+        "intercomm of [0 2] and [1 3] #1": (True, [0, 2, 1, 3]),
+        "comm of 4 ranks [0 2 1 3] #0": (False, [0, 2, 1, 3]),
+    }
     header = info_sections(info(exp).stdout)[0]
     assert re.search(r"(?m)^messages in the traces: 27 matched, 0 sends never received, "
                      r"0 receives without a send, ", header), header
