@@ -11,6 +11,7 @@
 #                    "cputime spin" and --cpu-sample 2
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
+#   intercomm        src/intercomm.c under mpirun with 2 ranks, --trace (InterCommDef)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   java-threads     the same run made with the JVM's thread list (JavaThread)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
@@ -32,7 +33,7 @@ root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,26p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,29p' "$0"; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
@@ -114,11 +115,11 @@ for name in "$@"; do
     "$plx" import "$tmp/out-$name" --csv src/power.csv --time-column t --time-unit ms ;;
   all-profile) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 -- "$tmp/all" ;;
   all-trace) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 --trace -- "$tmp/all" ;;
-  mpi)
-    mpicc -g -O0 -finstrument-functions src/mpi.c -o "$tmp/mpi"
+  mpi|intercomm)
+    mpicc -g -O0 -finstrument-functions "src/$name.c" -o "$tmp/$name"
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
-    mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/mpi" ;;
+    mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/$name" ;;
   omp|omp-paths)
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;

@@ -4,8 +4,9 @@ the JNI call path Java -> C, and Game of Life on Open MPI's Java bindings (4 ran
 threads: methods and MPI calls on their Java threads, every message matched, the matrix as
 sent, exports and displays); MPJ Express under plx-mpj: methods, threads and its messages as MPI
 records (the same pairs as the Open MPI run of the same program), on split, created and
-duplicated communicators (examples/java/mpj/CommsMpj.java, and Comms.java on Open MPI), with the
-v collectives, Probe, the Test/Wait families and MPI.OBJECT; every JVM thread in plx info.
+duplicated communicators (examples/java/mpj/CommsMpj.java, and Comms.java on Open MPI) and on an
+intercommunicator (examples/java/mpj/IntercommMpj.java), with the v collectives, Probe, the
+Test/Wait families and MPI.OBJECT; every JVM thread in plx info.
 
 programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
 calls and messages."""
@@ -587,6 +588,52 @@ def per_comm_sends(text):
         n0, b0 = got.get(comms[c], (0, 0))
         got[comms[c]] = (n0 + 1, b0 + b)
     return got
+
+
+# examples/java/mpj/IntercommMpj.java on 4 ranks (its header lists its messages, all with tag 1)
+HALF_ROUNDS, INTER_ROUNDS, REPLIES, MERGED = 4, 5, 3, 2
+
+
+def test_mpj_intercommunicator_messages_matched(tmp_path):
+    """Messages on Create_intercomm's intercommunicator, its clone, its Merge and the split
+    halves of the same members: each side of the intercommunicator names it by both groups
+    (an InterCommDef), so every message is matched and counted on its own communicator."""
+    cp_jars = need_mpj()
+    sh("javac", "-d", tmp_path, "-cp", cp_jars,
+       ROOT / "examples" / "java" / "mpj" / "IntercommMpj.java")
+    out = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(ROOT / "build" / "bin" / "plx-mpj"), "-np", "4", "-o", str(out), "--trace",
+         "--", "java", "-cp", "%s:%s" % (cp_jars, tmp_path), "IntercommMpj"],
+        capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0 and "intercomm ok" in cp.stdout, _fail_message(cp)
+    want = {(0, 2): (HALF_ROUNDS, HALF_ROUNDS * 16), (1, 3): (HALF_ROUNDS, HALF_ROUNDS * 16),
+            (0, 1): (INTER_ROUNDS, INTER_ROUNDS * 64), (2, 3): (INTER_ROUNDS, INTER_ROUNDS * 64),
+            (1, 2): (REPLIES, REPLIES * 64), (3, 0): (REPLIES, REPLIES * 64),
+            (2, 1): (1, 12), (0, 3): (MERGED, MERGED * 4)}
+    assert comm_pairs(out) == want
+    total = sum(n for n, _ in want.values())
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["matched"] == total == 27
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    text = plx("export", out, "--format", "text", "-o", "-").stdout
+    sends, recvs = text_messages(text, "send"), text_messages(text, "recv")
+    assert len(sends) == len(recvs) == total and all(m[6] for m in sends + recvs)
+    # the same per communicator from the trace's sends and from the senders' statistics
+    assert per_comm_sends(text) == {
+        c["name"]: (c["messages"], c["bytes"]) for c in doc["communicators"]} == {
+        "comm of 2 ranks [0 2] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+        "comm of 2 ranks [1 3] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+        "intercomm of [0 2] and [1 3] #0": (2 * INTER_ROUNDS + 2 * REPLIES,
+                                            (2 * INTER_ROUNDS + 2 * REPLIES) * 64),
+        "intercomm of [0 2] and [1 3] #1": (1, 12),
+        "comm of 4 ranks [0 2 1 3] #0": (MERGED, MERGED * 4),
+    }
+    info = plx("info", out).stdout
+    assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, 10 communicator\(s\), 4 rank\(s\) traced$",
+                     info), info
+    assert re.search(r"(?m)^intercommunicators: intercomm of \[0 2\] and \[1 3\] #0, "
+                     r"intercomm of \[0 2\] and \[1 3\] #1$", info), info
 
 
 def test_open_mpi_java_communicators_as_mpj(tmp_path, comms_mpj):

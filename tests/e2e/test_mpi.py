@@ -909,3 +909,126 @@ def test_impl_abort(impl_exps):
     assert matrix[(2, 3)] == (2, 8)
     for pair, value in matrix.items():
         assert ABORT_RING.get(pair) == value, (pair, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Intercommunicators (programs/intercomm.c, whose header lists its messages; all with tag 1)
+#    on both implementations: both sides name one communicator, never an intracommunicator of
+#    the same members, so every message is matched
+
+HALF_ROUNDS, INTER_ROUNDS, REPLIES, MERGED = 4, 5, 3, 2
+INTERCOMM_PAIRS = {
+    (0, 2): (HALF_ROUNDS, HALF_ROUNDS * 16), (1, 3): (HALF_ROUNDS, HALF_ROUNDS * 16),
+    (0, 1): (INTER_ROUNDS, INTER_ROUNDS * 64), (2, 3): (INTER_ROUNDS, INTER_ROUNDS * 64),
+    (1, 2): (REPLIES, REPLIES * 64), (3, 0): (REPLIES, REPLIES * 64),
+    (2, 1): (1, 12), (0, 3): (MERGED, MERGED * 4),
+}
+INTERCOMM_COMMS = {
+    "comm of 2 ranks [0 2] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+    "comm of 2 ranks [1 3] #0": (HALF_ROUNDS, HALF_ROUNDS * 16),
+    "intercomm of [0 2] and [1 3] #0": (2 * INTER_ROUNDS + 2 * REPLIES,
+                                        2 * INTER_ROUNDS * 64 + 2 * REPLIES * 64),
+    # MPI_Comm_dup of the intercommunicator: the second between the same groups
+    "intercomm of [0 2] and [1 3] #1": (1, 12),
+    # MPI_Intercomm_merge's result is an intracommunicator, the odd half high
+    "comm of 4 ranks [0 2 1 3] #0": (MERGED, MERGED * 4),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def intercomm_exp(request, tmp_path_factory):
+    """programs/intercomm.c built with the implementation's mpicc, traced on 4 ranks."""
+    impl = IMPLS[request.param]
+    impl.require()
+    root = tmp_path_factory.mktemp("intercomm-" + request.param)
+    exe = root / "intercomm"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", str(PROGRAMS / "intercomm.c"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = root / "exp"
+    cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", out, "--trace", "--", exe),
+                        capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+    assert cp.returncode == 0 and "intercomm ok" in cp.stdout, _fail_message(cp)
+    return out
+
+
+def text_sends_per_comm(text):
+    """{communicator description: (messages, bytes)} of the text export's send events, and
+    whether every send and receive event is matched (has a msg= id)."""
+    comms = dict(re.findall(r"^#\s+(c\d+)\s+(.+?)\s*$", text, re.M))
+    events = re.findall(r"^\s*\d+ \d+\.\d+ (send|recv)\s+.*? bytes=(\d+) comm=(\S+)( msg=\d+)?$",
+                        text, re.M)
+    got = {}
+    for kind, b, c, _ in events:
+        if kind == "send":
+            n0, b0 = got.get(comms[c], (0, 0))
+            got[comms[c]] = (n0 + 1, b0 + int(b))
+    return got, len(events), all(m for _, _, _, m in events)
+
+
+def test_intercomm_messages_matched(intercomm_exp):
+    exp = intercomm_exp
+    total = sum(n for n, _ in INTERCOMM_PAIRS.values())
+    assert total == 27
+    assert comm_matrix(exp) == INTERCOMM_PAIRS
+    doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == total
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    # per communicator from the senders' message statistics
+    assert {c["name"]: (c["messages"], c["bytes"]) for c in doc["communicators"]} == \
+        INTERCOMM_COMMS
+    assert {c["name"]: (c["intercommunicator"], c["members"]) for c in doc["communicators"]} == {
+        "comm of 2 ranks [0 2] #0": (False, [0, 2]), "comm of 2 ranks [1 3] #0": (False, [1, 3]),
+        "intercomm of [0 2] and [1 3] #0": (True, [0, 2, 1, 3]),
+        "intercomm of [0 2] and [1 3] #1": (True, [0, 2, 1, 3]),
+        "comm of 4 ranks [0 2 1 3] #0": (False, [0, 2, 1, 3]),
+    }
+    header = info_sections(info(exp).stdout)[0]
+    assert re.search(r"(?m)^messages in the traces: 27 matched, 0 sends never received, "
+                     r"0 receives without a send, ", header), header
+    # MPI_COMM_WORLD, 4 x MPI_COMM_SELF, the two halves, two intercommunicators, the merged one
+    assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, 10 communicator\(s\), 4 rank\(s\) "
+                     r"traced$", header), header
+    assert re.search(r"(?m)^intercommunicators: intercomm of \[0 2\] and \[1 3\] #0, "
+                     r"intercomm of \[0 2\] and \[1 3\] #1$", header), header
+    text = plx("export", exp, "--format", "text", "-o", "-").stdout
+    per_comm, events, all_matched = text_sends_per_comm(text)
+    assert per_comm == INTERCOMM_COMMS
+    assert events == 2 * total and all_matched
+
+
+def test_intercomm_critical_path(intercomm_exp):
+    """The messages on the intercommunicators are arcs of the activity graph: the critical path
+    is built with no unmatched message (an unmatched one is warned about per pair of ranks) and
+    is no longer than the run."""
+    cp = plx("critical-path", intercomm_exp, "--format", "json")
+    assert "unmatched" not in cp.stderr, cp.stderr
+    doc = json.loads(cp.stdout)
+    assert 0 < doc["total_length_s"] <= doc["elapsed_s"]
+
+
+def test_intercomm_otf2_export(intercomm_exp, tmp_path):
+    """The OTF2 export read back by the OTF2 Python reader: each send names its receiver as a
+    rank of its communicator (an intercommunicator's group holds both of its groups,
+    docs/exports/otf2.md), resolving to the location of the world rank it was sent to."""
+    from components import require_module
+
+    otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
+    out = tmp_path / "otf2"
+    plx("export", intercomm_exp, "--format", "otf2", "-o", out)
+    got = {}
+    with otf2.reader.open(str(out / "traces.otf2")) as r:
+        for location, ev in r.events:
+            if isinstance(ev, otf2.events.MpiSend):
+                receiver = ev.communicator.group.members[ev.receiver]
+                key = (ev.communicator.name, location.name, receiver.name)
+                got[key] = got.get(key, 0) + 1
+    inter0, inter1 = "intercomm of [0 2] and [1 3] #0", "intercomm of [0 2] and [1 3] #1"
+    assert got == {
+        ("comm of 2 ranks [0 2] #0", "0.0", "2.0"): HALF_ROUNDS,
+        ("comm of 2 ranks [1 3] #0", "1.0", "3.0"): HALF_ROUNDS,
+        (inter0, "0.0", "1.0"): INTER_ROUNDS, (inter0, "2.0", "3.0"): INTER_ROUNDS,
+        (inter0, "1.0", "2.0"): REPLIES, (inter0, "3.0", "0.0"): REPLIES,
+        (inter1, "2.0", "1.0"): 1,
+        ("comm of 4 ranks [0 2 1 3] #0", "0.0", "3.0"): MERGED,
+    }

@@ -35,6 +35,7 @@ RECORDS = {
     28: ('ProbeSite', [('module_id', 'u32', None, None, False), ('address', 'u64', None, None, False), ('skipped', 'u8', None, None, False), ('name', 'str', None, None, False), ('reason', 'str', None, None, False)]),
     29: ('ProbeChange', [('ticks', 'u64', None, None, False), ('address', 'u64', None, None, False), ('inserted', 'u8', None, None, False)]),
     32: ('TraceChunk', [('thread', 'u32', None, None, False), ('event_count', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('calib_ticks', 'u64', None, None, False), ('calib_monotonic_ns', 'u64', None, None, False), ('events', 'u64', 'event_count', None, True)]),
+    33: ('InterCommDef', [('comm', 'u32', None, None, False), ('ordinal', 'u32', None, None, False), ('local_size', 'u32', None, None, False), ('size', 'u32', None, None, False), ('ranks', 'u32', 'size', None, False)]),
     40: ('JavaClass', [('methods', 'u32', None, None, False), ('nanos', 'u64', None, None, False), ('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     41: ('JavaThread', [('flags', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     48: ('OmpTeams', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('level', 'u32', None, None, False), ('team_size', 'u32', None, None, False), ('thread_num', 'u32', None, None, False), ('count', 'u64', None, None, False)]),

@@ -47,6 +47,7 @@ enum plx_record_type {
     PLX_REC_PROBE_SITE = 28, /* ProbeSite, process.plx */
     PLX_REC_PROBE_CHANGE = 29, /* ProbeChange, process.plx */
     PLX_REC_TRACE_CHUNK = 32, /* TraceChunk, trace.plx */
+    PLX_REC_INTER_COMM_DEF = 33, /* InterCommDef, process.plx */
     PLX_REC_JAVA_CLASS = 40, /* JavaClass, process.plx */
     PLX_REC_JAVA_THREAD = 41, /* JavaThread, process.plx */
     PLX_REC_OMP_TEAMS = 48, /* OmpTeams, process.plx */
@@ -648,6 +649,19 @@ static inline void plx_enc_trace_chunk(struct plx_rec *r, uint32_t thread, uint3
     r->bulk = (uint64_t)event_count * 8;
 }
 
+/* InterCommDef (33) */
+static inline void plx_enc_inter_comm_def(struct plx_rec *r, uint32_t comm, uint32_t ordinal, uint32_t local_size, uint32_t size, const uint32_t *ranks)
+{
+    plx_rec_begin(r, PLX_REC_INTER_COMM_DEF);
+    plx_rec_put_u32(r, comm);
+    plx_rec_put_u32(r, ordinal);
+    plx_rec_put_u32(r, local_size);
+    plx_rec_put_u32(r, size);
+    r->expect = size;
+    plx_rec_put(r, ranks, (size_t)size * 4);
+    r->items = r->expect;
+}
+
 /* JavaClass (40) */
 static inline void plx_enc_java_class(struct plx_rec *r, uint32_t methods, uint64_t nanos, uint32_t flags, const char *name)
 {
@@ -762,6 +776,8 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_PROBE_CHANGE_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_TRACE_CHUNK_EVENTS_ITEM_SIZE 8u
+#define PLX_INTER_COMM_DEF_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_INTER_COMM_DEF_RANKS_ITEM_SIZE 4u
 #define PLX_JAVA_CLASS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_JAVA_THREAD_FIXED_SIZE 4u /* bytes before the first string or repeated field */
 #define PLX_OMP_TEAMS_FIXED_SIZE 28u /* bytes before the first string or repeated field */
@@ -998,6 +1014,11 @@ enum {
     PLX_F_TRACE_CHUNK_CALIB_TICKS = 3,
     PLX_F_TRACE_CHUNK_CALIB_MONOTONIC_NS = 4,
     PLX_F_TRACE_CHUNK_EVENTS = 5,
+    PLX_F_INTER_COMM_DEF_COMM = 0,
+    PLX_F_INTER_COMM_DEF_ORDINAL = 1,
+    PLX_F_INTER_COMM_DEF_LOCAL_SIZE = 2,
+    PLX_F_INTER_COMM_DEF_SIZE = 3,
+    PLX_F_INTER_COMM_DEF_RANKS = 4,
     PLX_F_JAVA_CLASS_METHODS = 0,
     PLX_F_JAVA_CLASS_NANOS = 1,
     PLX_F_JAVA_CLASS_FLAGS = 2,
@@ -1291,6 +1312,13 @@ static const struct plx_field_def plx_fields_trace_chunk[] = {
     {"calib_monotonic_ns", PLX_T_U64, -1, 0, 0, NULL},
     {"events", PLX_T_U64, 1, 1, 0, NULL},
 };
+static const struct plx_field_def plx_fields_inter_comm_def[] = {
+    {"comm", PLX_T_U32, -1, 0, 0, NULL},
+    {"ordinal", PLX_T_U32, -1, 0, 0, NULL},
+    {"local_size", PLX_T_U32, -1, 0, 0, NULL},
+    {"size", PLX_T_U32, -1, 0, 0, NULL},
+    {"ranks", PLX_T_U32, 3, 0, 0, NULL},
+};
 static const struct plx_field_def plx_fields_java_class[] = {
     {"methods", PLX_T_U32, -1, 0, 0, NULL},
     {"nanos", PLX_T_U64, -1, 0, 0, NULL},
@@ -1367,6 +1395,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {28, "ProbeSite", 5, 5, plx_fields_probe_site},
     {29, "ProbeChange", 3, 3, plx_fields_probe_change},
     {32, "TraceChunk", 6, 6, plx_fields_trace_chunk},
+    {33, "InterCommDef", 5, 5, plx_fields_inter_comm_def},
     {40, "JavaClass", 4, 4, plx_fields_java_class},
     {41, "JavaThread", 2, 2, plx_fields_java_thread},
     {48, "OmpTeams", 6, 6, plx_fields_omp_teams},
@@ -1375,7 +1404,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
 };
-#define PLX_RECORD_DEFS 36
+#define PLX_RECORD_DEFS 37
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -1,9 +1,10 @@
-//! MPI locations (rank, rank.thread) and communicators named across processes by their members and ordinal.
+//! MPI locations (rank, rank.thread) and communicators named across processes by their members
+//! (an intercommunicator's: the unordered pair of its groups) and ordinal.
 
 use std::collections::HashMap;
 use std::fmt;
 
-use plx_format::CommDef;
+use plx_format::{CommDef, InterCommDef};
 
 /// Where MPI work happens: a rank, or one thread of a rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,32 +55,64 @@ pub struct CommInfo {
     /// `Some(0)` MPI_COMM_WORLD, `Some(1)` MPI_COMM_SELF (predefined in every process, so never
     /// confused with a created communicator of the same members); `None` for a created one.
     pub predefined: Option<u32>,
-    /// World ranks of the members in the communicator's rank order.
+    /// World ranks of the members in the communicator's rank order; of an intercommunicator,
+    /// the one of its two groups that sorts first.
     pub ranks: Vec<u32>,
-    /// Communicators with the same members created before it (by each member).
+    /// Communicators with the same members created before it (by each member); of an
+    /// intercommunicator, intercommunicators between the same two groups.
     pub ordinal: u32,
+    /// An intercommunicator's other group (the one that sorts last), in its rank order; `None`
+    /// for an intracommunicator, so that the two are never one communicator.
+    pub remote: Option<Vec<u32>>,
 }
 
 impl CommInfo {
-    /// `MPI_COMM_WORLD`, `MPI_COMM_SELF (rank 3)` or `comm of 4 ranks [0 1 2 3] #1`.
+    /// `MPI_COMM_WORLD`, `MPI_COMM_SELF (rank 3)`, `comm of 4 ranks [0 1 2 3] #1` or
+    /// `intercomm of [0 2] and [1 3] #0`.
     pub fn describe(&self) -> String {
+        let list = |ranks: &[u32]| -> String {
+            let r: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+            r.join(" ")
+        };
+        if let Some(remote) = &self.remote {
+            return format!(
+                "intercomm of [{}] and [{}] #{}",
+                list(&self.ranks),
+                list(remote),
+                self.ordinal
+            );
+        }
         match self.predefined {
             Some(0) => "MPI_COMM_WORLD".to_string(),
             Some(1) => format!("MPI_COMM_SELF (rank {})", self.ranks.first().unwrap_or(&0)),
             _ => {
-                let r: Vec<String> = self.ranks.iter().map(|r| r.to_string()).collect();
                 format!(
                     "comm of {} ranks [{}] #{}",
                     self.ranks.len(),
-                    r.join(" "),
+                    list(&self.ranks),
                     self.ordinal
                 )
             }
         }
     }
+
+    /// Whether it is an intercommunicator.
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// World ranks of every member: the members, or both groups of an intercommunicator.
+    pub fn members(&self) -> Vec<u32> {
+        let mut m = self.ranks.clone();
+        if let Some(remote) = &self.remote {
+            m.extend_from_slice(remote);
+        }
+        m
+    }
 }
 
-/// Communicators of all processes, one index per distinct `(ranks, ordinal)` (spec: CommDef).
+/// Communicators of all processes, one index per distinct `(ranks, ordinal)` (spec: CommDef), or
+/// per distinct `({local, remote}, ordinal)` for intercommunicators (spec: InterCommDef).
 #[derive(Debug, Clone, Default)]
 pub struct CommTable {
     comms: Vec<CommInfo>,
@@ -89,11 +122,33 @@ pub struct CommTable {
 impl CommTable {
     /// The experiment-wide index of a process's CommDef.
     pub fn intern(&mut self, def: &CommDef) -> u32 {
-        let info = CommInfo {
+        self.insert(CommInfo {
             predefined: (def.comm <= 1).then_some(def.comm),
             ranks: def.ranks.clone(),
             ordinal: def.ordinal,
+            remote: None,
+        })
+    }
+
+    /// The experiment-wide index of a process's InterCommDef: its two sides list the groups in
+    /// opposite orders, so the pair is put in one order (the smaller group list first).
+    pub fn intern_inter(&mut self, def: &InterCommDef) -> u32 {
+        let split = (def.local_size as usize).min(def.ranks.len());
+        let (local, remote) = def.ranks.split_at(split);
+        let (a, b) = if local <= remote {
+            (local, remote)
+        } else {
+            (remote, local)
         };
+        self.insert(CommInfo {
+            predefined: None,
+            ranks: a.to_vec(),
+            ordinal: def.ordinal,
+            remote: Some(b.to_vec()),
+        })
+    }
+
+    fn insert(&mut self, info: CommInfo) -> u32 {
         if let Some(&i) = self.by_key.get(&info) {
             return i;
         }
@@ -139,7 +194,7 @@ impl CommTable {
     pub fn lower_ranks(&mut self, which: &std::collections::BTreeSet<u32>, base: u32) {
         for &i in which {
             let c = &mut self.comms[i as usize];
-            for r in &mut c.ranks {
+            for r in c.ranks.iter_mut().chain(c.remote.iter_mut().flatten()) {
                 *r = r.saturating_sub(base);
             }
         }
@@ -180,5 +235,35 @@ mod tests {
         assert_eq!(t.get(a).describe(), "comm of 2 ranks [0 1] #0");
         assert_eq!(Location::thread(3, 1).to_string(), "3.1");
         assert_eq!(Location::thread(3, 1).at(false), Location::rank(3));
+    }
+
+    fn inter(comm: u32, ordinal: u32, local: &[u32], remote: &[u32]) -> InterCommDef {
+        InterCommDef {
+            comm,
+            ordinal,
+            local_size: local.len() as u32,
+            ranks: [local, remote].concat(),
+        }
+    }
+
+    #[test]
+    fn both_sides_of_an_intercommunicator_are_one_communicator() {
+        let mut t = CommTable::default();
+        let half = t.intern(&def(2, 0, &[0, 2]));
+        // each side lists its own group first
+        let a = t.intern_inter(&inter(3, 0, &[0, 2], &[1, 3]));
+        let b = t.intern_inter(&inter(3, 0, &[1, 3], &[0, 2]));
+        assert_eq!(a, b);
+        // never the intracommunicator of the same members, nor a later one of the same groups
+        assert_ne!(a, half);
+        assert_ne!(t.intern_inter(&inter(4, 1, &[1, 3], &[0, 2])), a);
+        // the group's rank order matters, as for intracommunicators
+        assert_ne!(t.intern_inter(&inter(5, 0, &[2, 0], &[1, 3])), a);
+        assert_eq!(t.get(a).describe(), "intercomm of [0 2] and [1 3] #0");
+        assert!(t.get(a).is_inter() && !t.get(half).is_inter());
+        assert_eq!(t.get(a).members(), vec![0, 2, 1, 3]);
+        let keep: std::collections::BTreeSet<u32> = [a].into();
+        t.lower_ranks(&keep, 1);
+        assert_eq!(t.get(a).describe(), "intercomm of [0 1] and [0 2] #0");
     }
 }

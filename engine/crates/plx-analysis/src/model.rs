@@ -325,6 +325,13 @@ impl Model {
                     }
                     p.comms.insert(def.comm, comms.intern(&def));
                 }
+                for def in img.process.inter_comms.values() {
+                    let mut def = def.clone();
+                    for r in &mut def.ranks {
+                        *r = p.global_rank(*r);
+                    }
+                    p.comms.insert(def.comm, comms.intern_inter(&def));
+                }
                 p
             })
             .collect();

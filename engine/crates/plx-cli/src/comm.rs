@@ -1,5 +1,6 @@
 //! `plx comm`: the MPI communication matrix by rank or thread, and the latency/bandwidth fit, as text, CSV or JSON.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 
 use plx_analysis::messages::pairs;
@@ -381,6 +382,41 @@ fn warning_json(w: &Warning) -> Value {
     })
 }
 
+/// Point-to-point messages and bytes per communicator as the senders counted them (their
+/// message statistics), in the experiment's communicator order: name, whether it is an
+/// intercommunicator, its members as world ranks (an intercommunicator's groups one after the
+/// other).
+fn communicators(c: &Comm) -> Vec<Value> {
+    let mut sent: BTreeMap<Option<u32>, (u64, u64)> = BTreeMap::new();
+    for (_, p) in c.model.ranks() {
+        for t in &p.threads {
+            for s in &t.messages {
+                if s.direction != Direction::Sent || s.peer.is_none() || s.count == 0 {
+                    continue;
+                }
+                let e = sent.entry(p.comms.get(&s.comm).copied()).or_default();
+                e.0 += s.count;
+                e.1 += s.bytes;
+            }
+        }
+    }
+    sent.into_iter()
+        .map(|(i, (messages, bytes))| match i {
+            Some(i) => {
+                let info = c.model.comms.get(i);
+                json!({
+                    "name": info.describe(), "intercommunicator": info.is_inter(),
+                    "members": info.members(), "messages": messages, "bytes": bytes,
+                })
+            }
+            None => json!({
+                "name": null, "intercommunicator": false, "members": [],
+                "messages": messages, "bytes": bytes,
+            }),
+        })
+        .collect()
+}
+
 fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     let pairs: Vec<Value> = c
         .pairs
@@ -424,6 +460,7 @@ fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
         },
         "matched": c.summary.as_ref().map(|s| s.matched),
         "unmatched": unmatched,
+        "communicators": communicators(c),
         "warnings": warnings,
     });
     if c.args.fit {

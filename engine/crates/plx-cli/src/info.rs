@@ -447,6 +447,16 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
         traced,
         apps_note
     )?;
+    let inter: Vec<String> = model
+        .comms
+        .all()
+        .iter()
+        .filter(|c| c.is_inter())
+        .map(|c| c.describe())
+        .collect();
+    if !inter.is_empty() {
+        writeln!(out, "intercommunicators: {}", inter.join(", "))?;
+    }
     let unmeasured = model.processes.iter().filter(|p| !p.measured).count();
     if unmeasured > 0 {
         writeln!(

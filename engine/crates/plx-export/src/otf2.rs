@@ -503,7 +503,15 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     let mut refs = CommRefs {
         local: comms
             .iter()
-            .map(|c| c.ranks.iter().enumerate().map(|(i, &r)| (r, i as u32)).collect())
+            .map(|c| {
+                // an intercommunicator is written as the communicator of both its groups
+                // (docs/exports/otf2.md): its peers are ranks of that group
+                c.members()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (r, i as u32))
+                    .collect()
+            })
             .collect(),
         extra: Vec::new(),
         unknown: None,
@@ -936,7 +944,7 @@ fn write_definitions(
     let mut comm_defs: Vec<(u32, OTF2_Paradigm, Vec<u64>)> = Vec::new();
     for c in model.comms.all() {
         let members = c
-            .ranks
+            .members()
             .iter()
             .filter_map(|r| rank_index.get(r).copied())
             .collect();

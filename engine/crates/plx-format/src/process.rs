@@ -96,6 +96,8 @@ pub struct ProcessData {
     pub clock_offsets: Vec<ClockOffset>,
     /// Communicators by process-local id.
     pub comms: BTreeMap<u32, CommDef>,
+    /// Intercommunicators by process-local id (the ids are shared with `comms`).
+    pub inter_comms: BTreeMap<u32, crate::records::InterCommDef>,
     /// Synchronization objects by process-local id.
     pub sync_objects: BTreeMap<u32, SyncObject>,
     /// CPU samples (CpuSamples records) in file order.
@@ -169,6 +171,9 @@ impl ProcessData {
             Record::ClockOffset(c) => self.clock_offsets.push(c),
             Record::CommDef(c) => {
                 self.comms.insert(c.comm, c);
+            }
+            Record::InterCommDef(c) => {
+                self.inter_comms.insert(c.comm, c);
             }
             Record::MessageStats(m) => {
                 let td = self.thread_mut(m.thread);

@@ -75,6 +75,8 @@ pub mod types {
     pub const PROBE_CHANGE: u16 = 29;
     /// TraceChunk (trace.plx).
     pub const TRACE_CHUNK: u16 = 32;
+    /// InterCommDef (process.plx).
+    pub const INTER_COMM_DEF: u16 = 33;
     /// JavaClass (process.plx).
     pub const JAVA_CLASS: u16 = 40;
     /// JavaThread (process.plx).
@@ -182,6 +184,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (28, "ProbeSite"),
     (29, "ProbeChange"),
     (32, "TraceChunk"),
+    (33, "InterCommDef"),
     (40, "JavaClass"),
     (41, "JavaThread"),
     (48, "OmpTeams"),
@@ -282,6 +285,8 @@ pub mod fixed_size {
     pub const PROBE_CHANGE: usize = 17;
     /// TraceChunk.
     pub const TRACE_CHUNK: usize = 32;
+    /// InterCommDef.
+    pub const INTER_COMM_DEF: usize = 16;
     /// JavaClass.
     pub const JAVA_CLASS: usize = 16;
     /// JavaThread.
@@ -455,6 +460,19 @@ pub mod structs {
         pub inserted: u8,
     }
 
+    /// Record 33: InterCommDef
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct InterCommDef {
+        /// process-local id, counted with the CommDefs' (one sequence of ids)
+        pub comm: u32,
+        /// how many intercommunicators between the same two groups this process created before it (either group local)
+        pub ordinal: u32,
+        /// members of the local group: the first `local_size` of `ranks`
+        pub local_size: u32,
+        /// MPI_COMM_WORLD rank of each member: the local group in its rank order, then the remote group in its rank order
+        pub ranks: Vec<u32>,
+    }
+
     /// Record 40: JavaClass
     #[derive(Debug, Clone, PartialEq)]
     pub struct JavaClass {
@@ -607,6 +625,8 @@ pub enum Record {
     ProbeSite(ProbeSite),
     /// Type 29.
     ProbeChange(ProbeChange),
+    /// Type 33.
+    InterCommDef(InterCommDef),
     /// Type 40.
     JavaClass(JavaClass),
     /// Type 41.
@@ -649,6 +669,7 @@ impl Record {
             Record::CounterReadPaths(_) => types::COUNTER_READ_PATHS,
             Record::ProbeSite(_) => types::PROBE_SITE,
             Record::ProbeChange(_) => types::PROBE_CHANGE,
+            Record::InterCommDef(_) => types::INTER_COMM_DEF,
             Record::JavaClass(_) => types::JAVA_CLASS,
             Record::JavaThread(_) => types::JAVA_THREAD,
             Record::OmpTeams(_) => types::OMP_TEAMS,
@@ -932,6 +953,20 @@ impl Record {
                 let inserted = r.u8()?;
                 Record::ProbeChange(ProbeChange { ticks, address, inserted })
             }
+            types::INTER_COMM_DEF => {
+                let comm = r.u32()?;
+                let ordinal = r.u32()?;
+                let local_size = r.u32()?;
+                let size = r.u32()?;
+                if size as usize > r.remaining() / 4 {
+                    return Err(DecodeProblem::BadCount(size as u64));
+                }
+                let mut ranks = Vec::with_capacity(size as usize);
+                for _ in 0..size {
+                    ranks.push(r.u32()?);
+                }
+                Record::InterCommDef(InterCommDef { comm, ordinal, local_size, ranks })
+            }
             types::JAVA_CLASS => {
                 let methods = r.u32()?;
                 let nanos = r.u64()?;
@@ -1181,6 +1216,15 @@ impl Record {
                 out.put_u64(v.ticks);
                 out.put_u64(v.address);
                 out.put_u8(v.inserted);
+            }
+            Record::InterCommDef(v) => {
+                out.put_u32(v.comm);
+                out.put_u32(v.ordinal);
+                out.put_u32(v.local_size);
+                out.put_u32(v.ranks.len() as u32);
+                for x in &v.ranks {
+                    out.put_u32(*x);
+                }
             }
             Record::JavaClass(v) => {
                 out.put_u32(v.methods);
@@ -1658,6 +1702,26 @@ impl Record {
                 dump_int(out, v.address as i128);
                 out.push_str(" inserted=");
                 dump_int(out, v.inserted as i128);
+            }
+            Record::InterCommDef(v) => {
+                out.push_str("InterCommDef");
+                out.push_str(" comm=");
+                dump_int(out, v.comm as i128);
+                out.push_str(" ordinal=");
+                dump_int(out, v.ordinal as i128);
+                out.push_str(" local_size=");
+                dump_int(out, v.local_size as i128);
+                out.push_str(" size=");
+                dump_int(out, v.ranks.len() as i128);
+                out.push_str(" ranks=");
+                out.push('[');
+                for (k, x) in v.ranks.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
+                }
+                out.push(']');
             }
             Record::JavaClass(v) => {
                 out.push_str("JavaClass");

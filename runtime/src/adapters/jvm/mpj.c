@@ -11,7 +11,8 @@
  * (MPI.Init), the others are defined when the routine that created them (Split, Create, clone,
  * Create_intercomm, Merge, Create_cart) returns them — every member in the same order, as in C —
  * or at their first use; their members are mapped to world ranks by the UUIDs of MPJ's process
- * ids. The table is appended under a lock and read without one (an entry is complete before
+ * ids; an intercommunicator (MPJ's intercomm flag) is an InterCommDef with its local group
+ * (localgroup) and its remote group (group). The table is appended under a lock and read without one (an entry is complete before
  * `ncomms` counts it). A thread's posted receives not yet completed are kept up to PENDING; one
  * posted beyond them is not recorded, and said once. MPI.OBJECT messages: a send is recorded
  * when MPJ commits its buffer (the serialized bytes are known then), a receive takes the length
@@ -42,6 +43,8 @@ struct comm {
     jweak obj;
     uint32_t id, size, me; /* me: this process's rank in it, or size */
     uint32_t *world;       /* world rank of each member (of the remote group of an intercomm) */
+    uint32_t local_size;   /* an intercomm's local group (0 and NULL for an intracomm) */
+    uint32_t *local;       /* world rank of each rank of the local group */
 };
 
 struct pending {
@@ -67,7 +70,8 @@ static uint64_t *world_ids; /* the UUID (2 words) of each world rank */
 static int my_rank = -1, world_size;
 static _Atomic int too_many_comms, full;
 static jfieldID dt_size, dt_bytes, dt_base, st_source, st_tag, st_count, st_bytes, st_type,
-    st_index, cm_group, gr_dev, dg_ids, pid_uuid, uuid_hi, uuid_lo, buf_dynamic;
+    st_index, cm_group, cm_localgroup, cm_inter, gr_dev, dg_ids, pid_uuid, uuid_hi, uuid_lo,
+    buf_dynamic;
 
 static int fields_of(JNIEnv *env, jobject obj, jfieldID *ids[], const char *const names[],
                      const char *const sigs[], int n)
@@ -146,17 +150,31 @@ static int status_of(JNIEnv *env, jobject st, uint32_t elem, int *source, int *t
 
 /* ---- communicators ------------------------------------------------------------------------ */
 
-/* The UUIDs of an mpi.Comm's group (comm.group.mpjdevGroup.ids[i].uuid) into ids (2 words each),
- * at most max; their number, or -1. */
-static int group_ids(JNIEnv *env, jobject comm, uint64_t *ids, int max)
+/* Whether an mpi.Comm is an intercommunicator (its field intercomm). */
+static int is_inter(JNIEnv *env, jobject comm)
 {
-    if (!cm_group) {
-        jfieldID *f[] = {&cm_group};
-        const char *const n[] = {"group"}, *const s[] = {"Lmpi/Group;"};
+    if (!cm_inter) {
+        jfieldID *f[] = {&cm_inter};
+        const char *const n[] = {"intercomm"}, *const s[] = {"Z"};
+        if (!fields_of(env, comm, f, n, s, 1))
+            return 0;
+    }
+    return (*env)->GetBooleanField(env, comm, cm_inter) != JNI_FALSE;
+}
+
+/* The UUIDs of an mpi.Comm's group (comm.group.mpjdevGroup.ids[i].uuid; with `local`, its
+ * localgroup: an intercomm's group is the remote one) into ids (2 words each), at most max;
+ * their number, or -1. */
+static int group_ids(JNIEnv *env, jobject comm, int local, uint64_t *ids, int max)
+{
+    jfieldID *which = local ? &cm_localgroup : &cm_group;
+    if (!*which) {
+        jfieldID *f[] = {which};
+        const char *const n[] = {local ? "localgroup" : "group"}, *const s[] = {"Lmpi/Group;"};
         if (!fields_of(env, comm, f, n, s, 1))
             return -1;
     }
-    jobject group = (*env)->GetObjectField(env, comm, cm_group);
+    jobject group = (*env)->GetObjectField(env, comm, *which);
     if (!group)
         return -1;
     if (!gr_dev) {
@@ -209,6 +227,43 @@ static int group_ids(JNIEnv *env, jobject comm, uint64_t *ids, int max)
     return (int)n;
 }
 
+/* World ranks of an mpi.Comm's group (its localgroup with `local`) by their UUIDs, their number
+ * in *size; NULL if unreadable. */
+static uint32_t *world_of(JNIEnv *env, jobject obj, int local, uint32_t *size)
+{
+    uint64_t *ids = malloc(sizeof *ids * 2 * (size_t)world_size);
+    int m = ids ? group_ids(env, obj, local, ids, world_size) : -1;
+    *size = m > 0 ? (uint32_t)m : 0;
+    uint32_t *world = m > 0 ? malloc(sizeof *world * *size) : NULL;
+    for (uint32_t i = 0; world && i < *size; i++) {
+        world[i] = PLX_EXT_NO_PEER;
+        for (int w = 0; w < world_size; w++)
+            if (world_ids[2 * w] == ids[2 * i] && world_ids[2 * w + 1] == ids[2 * i + 1])
+                world[i] = (uint32_t)w;
+    }
+    free(ids);
+    return world;
+}
+
+static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+{
+    return na == nb && memcmp(a, b, sizeof *a * na) == 0;
+}
+
+/* Whether b counts before a in a's ordinal: an intracomm of the same members, or an intercomm
+ * between the same two groups, either of them local (as mpi_comms.c counts them). */
+static int same_members(const struct comm *a, const struct comm *b)
+{
+    if (!a->local != !b->local)
+        return 0;
+    if (!a->local)
+        return same_list(a->world, a->size, b->world, b->size);
+    return (same_list(a->local, a->local_size, b->local, b->local_size) &&
+            same_list(a->world, a->size, b->world, b->size)) ||
+           (same_list(a->local, a->local_size, b->world, b->size) &&
+            same_list(a->world, a->size, b->local, b->local_size));
+}
+
 static struct comm *lookup(JNIEnv *env, jobject obj)
 {
     uint32_t n = atomic_load_explicit(&ncomms, memory_order_acquire);
@@ -239,44 +294,51 @@ static struct comm *define(JNIEnv *env, jobject obj, const uint32_t *members, ui
                      "not recorded", COMMS);
         return c;
     }
-    uint32_t *world = NULL;
+    uint32_t *world = NULL, *local = NULL, local_size = 0;
     if (members) {
         world = malloc(sizeof *world * (size ? size : 1));
         if (world)
             memcpy(world, members, sizeof *world * size);
     } else {
-        uint64_t *ids = malloc(sizeof *ids * 2 * (size_t)world_size);
-        int m = ids ? group_ids(env, obj, ids, world_size) : -1;
-        size = m > 0 ? (uint32_t)m : 0;
-        world = m > 0 ? malloc(sizeof *world * size) : NULL;
-        for (uint32_t i = 0; world && i < size; i++) {
-            world[i] = PLX_EXT_NO_PEER;
-            for (int w = 0; w < world_size; w++)
-                if (world_ids[2 * w] == ids[2 * i] && world_ids[2 * w + 1] == ids[2 * i + 1])
-                    world[i] = (uint32_t)w;
+        world = world_of(env, obj, 0, &size);
+        if (world && is_inter(env, obj) && !(local = world_of(env, obj, 1, &local_size))) {
+            free(world);
+            world = NULL;
         }
-        free(ids);
     }
     if (!world) {
         atomic_flag_clear_explicit(&comms_lock, memory_order_release);
         return NULL;
     }
     c = &comms[n];
-    *c = (struct comm){obj ? (*env)->NewWeakGlobalRef(env, obj) : NULL, n, size, size, world};
+    *c = (struct comm){obj ? (*env)->NewWeakGlobalRef(env, obj) : NULL, n, size, size, world,
+                       local_size, local};
     for (uint32_t i = 0; i < size; i++)
         if (world[i] == (uint32_t)my_rank)
             c->me = i;
     uint32_t ordinal = 0;
     for (uint32_t i = 0; i < n; i++) /* as the C wrappers count them (mpi_comms.c) */
-        if (comms[i].size == size && memcmp(comms[i].world, world, sizeof *world * size) == 0)
+        if (same_members(c, &comms[i]))
             ordinal++;
     struct plx_thread *t = plx_self;
     if (t)
         t->guard++;
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_enc_comm_def(&rec, n, ordinal, size, world);
-    plx_rec_write(&rec, 0);
+    if (local) {
+        /* InterCommDef: the local group, then the remote one */
+        uint32_t *both = malloc(sizeof *both * (local_size + size ? local_size + size : 1));
+        if (both) {
+            memcpy(both, local, sizeof *both * local_size);
+            memcpy(both + local_size, world, sizeof *both * size);
+            plx_enc_inter_comm_def(&rec, n, ordinal, local_size, local_size + size, both);
+            plx_rec_write(&rec, 0);
+            free(both);
+        }
+    } else {
+        plx_enc_comm_def(&rec, n, ordinal, size, world);
+        plx_rec_write(&rec, 0);
+    }
     if (t)
         t->guard--;
     atomic_store_explicit(&ncomms, n + 1, memory_order_release);
@@ -325,7 +387,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass
         return;
     uint64_t *ids = calloc(2 * (size_t)size, sizeof *ids);
     uint32_t *ranks = malloc(sizeof *ranks * (size_t)size);
-    if (!ids || !ranks || group_ids(env, world, ids, size) != size) {
+    if (!ids || !ranks || group_ids(env, world, 0, ids, size) != size) {
         free(ids);
         free(ranks);
         return;

@@ -30,9 +30,23 @@ static uint32_t hash(uintptr_t k)
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 40) & (COMM_SLOTS - 1);
 }
 
+static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+{
+    return na == nb && memcmp(a, b, na * sizeof *a) == 0;
+}
+
+/* Whether b counts before a in a's ordinal: an intracomm of the same members, or an intercomm
+ * between the same two groups (either of them local: its other side counts the same). */
 static int same_members(const struct plx_comm *a, const struct plx_comm *b)
 {
-    return a->size == b->size && memcmp(a->world, b->world, a->size * sizeof *a->world) == 0;
+    if (!a->local != !b->local)
+        return 0;
+    if (!a->local)
+        return same_list(a->world, a->size, b->world, b->size);
+    return (same_list(a->local, a->local_size, b->local, b->local_size) &&
+            same_list(a->world, a->size, b->world, b->size)) ||
+           (same_list(a->local, a->local_size, b->world, b->size) &&
+            same_list(a->world, a->size, b->local, b->local_size));
 }
 
 static void write_def(const struct plx_comm *c)
@@ -43,8 +57,44 @@ static void write_def(const struct plx_comm *c)
             ordinal++;
     struct plx_rec rec;
     plx_ext_rec_init(&rec);
-    plx_enc_comm_def(&rec, c->id, ordinal, c->size, c->world);
+    if (c->local) {
+        /* InterCommDef: the local group, then the remote one */
+        uint32_t n = c->local_size + c->size;
+        uint32_t *both = malloc(sizeof *both * (n ? n : 1));
+        if (!both)
+            return;
+        memcpy(both, c->local, sizeof *both * c->local_size);
+        memcpy(both + c->local_size, c->world, sizeof *both * c->size);
+        plx_enc_inter_comm_def(&rec, c->id, ordinal, c->local_size, n, both);
+        free(both);
+    } else {
+        plx_enc_comm_def(&rec, c->id, ordinal, c->size, c->world);
+    }
     plx_ext_rec_write(&rec);
+}
+
+/* World rank of each rank of `group` (size members) into a new array. */
+static uint32_t *world_ranks(MPI_Group group, int size)
+{
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int *ranks = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    int *out = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(size > 0 ? size : 1));
+    if (ranks && out && w) {
+        for (int i = 0; i < size; i++)
+            ranks[i] = i;
+        PMPI_Group_translate_ranks(group, size, ranks, world, out);
+        for (int i = 0; i < size; i++)
+            w[i] = out[i] == MPI_UNDEFINED ? PLX_NO_PEER : (uint32_t)out[i];
+    } else {
+        free(w);
+        w = NULL;
+    }
+    free(ranks);
+    free(out);
+    PMPI_Group_free(&world);
+    return w;
 }
 
 /* Called with the lock held. */
@@ -52,32 +102,38 @@ static struct plx_comm *define(MPI_Comm comm)
 {
     if (ndefined >= COMM_SLOTS)
         return NULL;
-    int inter = 0, size = 0;
-    MPI_Group group, world;
+    int inter = 0, size = 0, local_size = 0;
+    MPI_Group group, local = MPI_GROUP_NULL;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         PMPI_Comm_remote_size(comm, &size);
         PMPI_Comm_remote_group(comm, &group);
+        PMPI_Comm_size(comm, &local_size);
+        PMPI_Comm_group(comm, &local);
     } else {
         PMPI_Comm_size(comm, &size);
         PMPI_Comm_group(comm, &group);
     }
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
     struct plx_comm *c = calloc(1, sizeof *c);
-    int *ranks = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
-    int *out = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
-    c->world = malloc(sizeof(uint32_t) * (size_t)(size > 0 ? size : 1));
-    for (int i = 0; i < size; i++)
-        ranks[i] = i;
-    PMPI_Group_translate_ranks(group, size, ranks, world, out);
-    for (int i = 0; i < size; i++)
-        c->world[i] = out[i] == MPI_UNDEFINED ? PLX_NO_PEER : (uint32_t)out[i];
-    free(ranks);
-    free(out);
+    if (c) {
+        c->world = world_ranks(group, size);
+        if (inter)
+            c->local = world_ranks(local, local_size);
+    }
     PMPI_Group_free(&group);
-    PMPI_Group_free(&world);
+    if (inter)
+        PMPI_Group_free(&local);
+    if (!c || !c->world || (inter && !c->local)) {
+        if (c) {
+            free(c->world);
+            free(c->local);
+        }
+        free(c);
+        return NULL;
+    }
     c->handle = comm;
     c->size = (uint32_t)size;
+    c->local_size = inter ? (uint32_t)local_size : 0;
     c->id = ndefined;
     defined[ndefined++] = c;
     write_def(c);

@@ -14,6 +14,8 @@ struct plx_comm {
     uint32_t id;
     uint32_t size;      /* of the group peers are named in (the remote one of an intercomm) */
     uint32_t *world;    /* world rank of each peer rank */
+    uint32_t local_size; /* an intercomm's local group (0 and NULL for an intracomm) */
+    uint32_t *local;     /* world rank of each rank of the local group */
 };
 
 PLX_HIDDEN extern int plx_mpi_rank, plx_mpi_size;
