@@ -1032,3 +1032,26 @@ def test_intercomm_otf2_export(intercomm_exp, tmp_path):
         (inter1, "2.0", "1.0"): 1,
         ("comm of 4 ranks [0 2 1 3] #0", "0.0", "3.0"): MERGED,
     }
+
+
+def test_intercomm_parquet_and_sddf_list_both_groups(intercomm_exp, tmp_path):
+    """The Parquet and SDDF exports' communicator tables give an intercommunicator both of its
+    groups as its ranks (docs/exports/parquet.md, sddf.md), as plx comm's JSON does."""
+    from components import require_module
+
+    require_module("pyarrow", what="pyarrow (pip install pyarrow)")
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "pq"
+    plx("export", intercomm_exp, "--format", "parquet", "-o", out)
+    rows = pq.read_table(out / "comms.parquet").to_pylist()
+    got = {r["name"]: (r["size"], r["ranks"]) for r in rows if "intercomm" in r["name"]}
+    assert got == {"intercomm of [0 2] and [1 3] #0": (4, "0 2 1 3"),
+                   "intercomm of [0 2] and [1 3] #1": (4, "0 2 1 3")}
+    sddf = tmp_path / "t.sddf"
+    plx("export", intercomm_exp, "--format", "sddf", "-o", sddf)
+    records = re.findall(r'"Communicator" \{ \d+, \[\d+\] \{ "(intercomm[^"]*)" \}, '
+                         r'\[(\d+)\] \{ ([^}]*) \} \};;',
+                         sddf.read_text())
+    assert sorted(records) == [("intercomm of [0 2] and [1 3] #0", "4", "0, 2, 1, 3"),
+                               ("intercomm of [0 2] and [1 3] #1", "4", "0, 2, 1, 3")]

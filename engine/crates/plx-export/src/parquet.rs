@@ -430,12 +430,13 @@ fn write_comms(
 ) -> Result<Vec<PathBuf>, ExportError> {
     let mut t = Table::create(dir, "comms", COMM_COLUMNS, meta, layout)?;
     for (i, info) in merge.model().comms.all().iter().enumerate() {
-        let ranks: Vec<String> = info.ranks.iter().map(|r| r.to_string()).collect();
+        let members = info.members();
+        let ranks: Vec<String> = members.iter().map(|r| r.to_string()).collect();
         let c = t.cols(None);
         c[0].val(i as i32);
         c[1].val(ByteArray::from(info.describe().as_str()));
         c[2].opt(info.predefined.map(|p| p as i32));
-        c[3].val(info.ranks.len() as i32);
+        c[3].val(members.len() as i32);
         c[4].val(ByteArray::from(ranks.join(" ").as_str()));
         c[5].val(info.ordinal as i32);
         t.row(None)?;

@@ -377,7 +377,7 @@ fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummar
         )?;
     }
     for (i, c) in model.comms.all().iter().enumerate() {
-        let ranks: Vec<String> = c.ranks.iter().map(|r| r.to_string()).collect();
+        let ranks: Vec<String> = c.members().iter().map(|r| r.to_string()).collect();
         writeln!(
             out,
             "\"Communicator\" {{ {i}, {}, [{}] {{ {} }} }};;",
