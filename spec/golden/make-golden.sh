@@ -28,12 +28,13 @@
 #   counter-paths    src/counters.c with --counters task-clock,page-faults and the filter rule
 #                    "counters step page-faults" (CounterReadPaths: read() and the group's time)
 set -euo pipefail
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 plx=$root/build/bin/plx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ $# -gt 0 ] || { sed -n '2,29p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,/^set -euo/p' "$self" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 
 # Copies experiment $1 to ./$2 with its directories named golden.1000, golden.1001, ... in the
 # order of their MPI rank (or their name) and its monitor's file named metrics.monitor.golden.plx:
