@@ -868,6 +868,10 @@ def test_impl_life(impl_exps):
         main = functions_of(next(t for t in p["threads"] if t["name"] == "main"))
         assert main["MPI_Isend"]["calls"] == main["MPI_Irecv"]["calls"] == 2 * LIFE_STEPS
         assert main["MPI_Allreduce"]["calls"] == main["MPI_Waitall"]["calls"] == LIFE_STEPS
+    # plx info: the library's version on one line, its whitespace (MPICH's tab) as single spaces
+    libs = re.findall(r"(?m)^  MPI library (.*)$", info(exp).stdout)
+    assert len(libs) == LIFE_RANKS and all(
+        lib.startswith(impl.library) and "\t" not in lib and "  " not in lib for lib in libs), libs
     # the traces: every message matched, one collective per rank and step (MPI_Allreduce) plus
     # MPI_Init_thread's and MPI_Finalize's
     header = info_sections(info(exp).stdout)[0]

@@ -83,7 +83,9 @@ fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
                 m.thread_level.as_str()
             )?;
         }
-        writeln!(out, "  MPI library {}", m.library)?;
+        // one line: MPICH's version string holds a tab ("MPICH Version:\t4.0.2")
+        let library: Vec<&str> = m.library.split_whitespace().collect();
+        writeln!(out, "  MPI library {}", library.join(" "))?;
     }
     if !p.clock_offsets.is_empty() {
         writeln!(out, "  clock offset to rank 0: {}", offsets_text(p))?;
