@@ -26,7 +26,7 @@ impl Exporter for Text {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let mut merge = input.merge()?;
+        let merge = input.merge()?;
         let io = ExportError::io("text output");
         header(&merge, out).map_err(&io)?;
         let width = merge
@@ -39,13 +39,15 @@ impl Exporter for Text {
         let mut stacks = Stacks::new(labels.len());
         let mut closed = Vec::new();
         let origin = merge.origin_ns();
+        // formatting runs beside the merge (on its own thread with more than one engine thread)
+        let (merge, n) = merge.feed(None, |feed| -> Result<u64, ExportError> {
         let mut n = 0u64;
-        while let Some(e) = merge.next_event() {
+        while let Some(e) = feed.next_event() {
             n += 1;
             let loc = e.location;
             let t = e.time_ns - origin;
             let label = &labels[loc as usize];
-            let regions = merge.regions();
+            let regions = feed.regions();
             let here = |s: &Stacks| s.top(loc).map_or("-", |r| regions.name(r));
             let r = match e.kind {
                 EventKind::Enter { region } => {
@@ -60,7 +62,7 @@ impl Exporter for Text {
                 EventKind::User { event, value } => writeln!(
                     out,
                     "{t:>12} {label:<width$} user       {}  value={value}",
-                    merge.user_events()[event as usize]
+                    feed.user_events()[event as usize]
                 ),
                 EventKind::Send {
                     peer,
@@ -148,6 +150,9 @@ impl Exporter for Text {
             };
             r.map_err(&io)?;
         }
+        Ok(n)
+        });
+        let n = n?;
         let clock = merge.clock_report();
         if let Some(c) = &clock {
             writeln!(out, "# {}", c.describe()).map_err(&io)?;

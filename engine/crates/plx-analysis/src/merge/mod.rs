@@ -26,6 +26,7 @@
 mod ahead;
 mod clc;
 mod cursor;
+mod feed;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -43,6 +44,7 @@ use crate::AnalysisError;
 
 pub use clc::{ClockReport, DEFAULT_MIN_LATENCY_NS};
 pub use cursor::MergeStats;
+pub use feed::Feed;
 
 use ahead::{Source, Sources};
 use clc::{MessagePlan, Messages, MsgKey, QueuedSend};
