@@ -796,15 +796,9 @@ impl<'m> GlobalMerge<'m> {
         match loc.pending {
             Pending::None => {
                 let key = (ck, peer, rank, tag);
-                let index = {
-                    let ks = msgs.keys.entry(key).or_default();
-                    ks.recvs_seen += 1;
-                    ks.recvs_seen - 1
-                };
-                if !msgs.is_matched(&key, index) {
+                let Some(ks) = clc::next_matched(&mut msgs.keys, &msgs.plan, key, false) else {
                     return GO;
-                }
-                let ks = msgs.keys.get_mut(&key).expect("entry made above");
+                };
                 match ks.queue.pop_front() {
                     Some(s) => loc.pending = Pending::Paired(link(s)),
                     // a message to itself whose send is not seen yet can only come later in
@@ -1009,22 +1003,20 @@ impl<'m> GlobalMerge<'m> {
             return None;
         };
         let key = (ck, rank, peer, tag);
-        let index = {
-            let ks = msgs.keys.entry(key).or_default();
-            ks.sends_seen += 1;
-            ks.sends_seen - 1
-        };
-        if !msgs.is_matched(&key, index) {
-            return None;
-        }
-        let ks = msgs.keys.get_mut(&key).expect("entry made above");
+        let Messages {
+            keys,
+            plan,
+            next_id,
+            ..
+        } = msgs;
+        let ks = clc::next_matched(keys, plan, key, true)?;
         if ks.orphaned_sends > 0 {
             // its receive already went by without it
             ks.orphaned_sends -= 1;
             return None;
         }
-        let id = msgs.next_id;
-        msgs.next_id += 1;
+        let id = *next_id;
+        *next_id += 1;
         ks.queue.push_back(QueuedSend {
             id,
             time_ns,
