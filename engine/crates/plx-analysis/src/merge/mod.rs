@@ -2,9 +2,11 @@
 //!
 //! **Streaming.** Each location (a thread of a process image with a trace) is a [`cursor`] over
 //! its chunks in file order; a k-way merge with a binary heap keyed by time picks the next event.
-//! A location holds at most one chunk's bytes (plus a small batch of decoded events), so memory
-//! is bounded by the number of threads, never by the trace ([`MergeStats`] counts it). A
-//! location whose next event is still the earliest keeps going without touching the heap.
+//! A location holds at most one chunk's bytes (plus a small batch of decoded events, and with
+//! more than one engine thread the next batch decoded ahead: [`ahead`]), so memory is bounded
+//! by the number of threads, never by the trace ([`MergeStats`] counts it). A location whose
+//! next event is still the earliest keeps going without touching the heap. [`GlobalMerge::feed`]
+//! runs the merge on a thread of its own while the caller consumes the stream ([`feed`]).
 //!
 //! **One time base.** Ticks become the process's `CLOCK_MONOTONIC` ns by its calibration, then
 //! rank 0's by the ClockOffset records ([`ProcessModel::rank0_ns`]); processes without MPI keep
