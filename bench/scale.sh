@@ -3,7 +3,8 @@
 # messages of 1 KiB to the next rank and an MPI_Allreduce; engine/crates/plx-format/examples/
 # synth_ring.rs): wall time, CPU time and peak RSS of plx report, plx comm (CSV: the pairs),
 # plx critical-path and the merged-trace export, with one engine thread (-j 1) and with
-# PLX_BENCH_SCALE_JOBS threads in the same run. Prints a markdown section; also in
+# PLX_BENCH_SCALE_JOBS threads in the same run (with 2 or more the merge reads ahead on a second
+# thread and the export and critical path consume it on a third). Prints a markdown section; also in
 # build/bench/scale.md. `make bench` runs a short version (256 and 512 ranks).
 #   PLX_BENCH_SCALE_RANKS ("512 1024 2048 4096"), PLX_BENCH_SCALE_MESSAGES (160),
 #   PLX_BENCH_SCALE_JOBS (2)
@@ -57,4 +58,8 @@ cell() { # "W C" with -j 1 and -j N: "W(C) / W(C) (×speedup)"
     echo "$row | $mems MiB | $per KiB (export) |"
     rm -rf "$d"
   done
+  echo
+  # the figures mean little on a loaded machine (CPU times vary by 1.5x, -j 2 finds no free
+  # core): the load at the end, next to the one in the title
+  echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 } | tee "$out/scale.md"

@@ -7,6 +7,7 @@ mod clocks;
 pub(crate) use build::region_info;
 use build::*;
 pub use clocks::globalize_event;
+pub(crate) use clocks::globalize_event_by;
 use clocks::*;
 
 use std::collections::BTreeMap;

@@ -11,6 +11,7 @@ use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
 
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, TraceLocation};
 use crate::model::Model;
+use crate::regions::RegionTable;
 use crate::selection::Window;
 use crate::AnalysisError;
 
@@ -185,7 +186,7 @@ impl Graph {
         window: Window,
         opts: MergeOptions,
     ) -> Result<Graph, AnalysisError> {
-        let mut merge = GlobalMerge::new(model, exp, opts)?;
+        let merge = GlobalMerge::new(model, exp, opts)?;
         let locations = merge.locations().to_vec();
         let loc_app = locations
             .iter()
@@ -220,19 +221,22 @@ impl Graph {
             class: Vec::new(),
         };
         b.thread_starts(exp);
-        let mut cut = false;
-        while let Some(ev) = merge.next_event() {
-            b.g.events += 1;
-            if ev.time_ns >= window.end_ns {
-                cut = true;
-                break;
+        // the graph is built beside the merge (on its own thread with more than one engine
+        // thread), which stops where the graph does: at the window's end
+        let (merge, cut) = merge.feed(Some(window.end_ns), |feed| {
+            while let Some(ev) = feed.next_event() {
+                b.g.events += 1;
+                if ev.time_ns >= window.end_ns {
+                    return true;
+                }
+                if ev.time_ns >= window.start_ns {
+                    let s = &mut b.g.span_ns;
+                    *s = (s.0.min(ev.time_ns), s.1.max(ev.time_ns));
+                }
+                b.event(feed.regions(), ev.location, ev.time_ns, ev.kind);
             }
-            if ev.time_ns >= window.start_ns {
-                let s = &mut b.g.span_ns;
-                *s = (s.0.min(ev.time_ns), s.1.max(ev.time_ns));
-            }
-            b.event(&merge, ev.location, ev.time_ns, ev.kind);
-        }
+            false
+        });
         if b.g.span_ns.0 > b.g.span_ns.1 {
             b.g.span_ns = (0, 0);
         } else {
@@ -365,13 +369,13 @@ impl Builder<'_> {
         i
     }
 
-    fn class(&mut self, merge: &GlobalMerge, r: u32) -> u8 {
+    fn class(&mut self, regions: &RegionTable, r: u32) -> u8 {
         let i = r as usize;
         if self.class.len() <= i {
             self.class.resize(i + 1, 0);
         }
         if self.class[i] == 0 {
-            let info = merge.regions().get(r);
+            let info = regions.get(r);
             self.class[i] = match info.kind {
                 RegionKind::Mpi
                     if matches!(
@@ -389,11 +393,11 @@ impl Builder<'_> {
     }
 
     /// The innermost open MPI or socket routine: (region, enter time).
-    fn routine(&mut self, merge: &GlobalMerge, loc: u32) -> Option<(u32, i64)> {
+    fn routine(&mut self, regions: &RegionTable, loc: u32) -> Option<(u32, i64)> {
         let n = self.locs[loc as usize].stack.len();
         for i in (0..n).rev() {
             let (r, t) = self.locs[loc as usize].stack[i];
-            if self.class(merge, r) >= ROUTINE {
+            if self.class(regions, r) >= ROUTINE {
                 return Some((r, t));
             }
         }
@@ -404,7 +408,7 @@ impl Builder<'_> {
     /// communicator), named `routine`.
     fn collective(
         &mut self,
-        merge: &GlobalMerge,
+        regions: &RegionTable,
         comm: u32,
         k: u32,
         routine: Option<u32>,
@@ -415,7 +419,7 @@ impl Builder<'_> {
         let i = match self.instances.get(&key) {
             Some(&i) => i,
             None => {
-                let name = routine.map_or("collective", |r| merge.regions().name(r));
+                let name = routine.map_or("collective", |r| regions.name(r));
                 let label = self.label(format!(
                     "{name} on {}",
                     self.model.comms.get(comm).describe()
@@ -434,13 +438,13 @@ impl Builder<'_> {
 
     /// MPI_Init and MPI_Finalize synchronize every rank without a collective event: their
     /// entry is an arrival, their exit a departure of an instance on MPI_COMM_WORLD.
-    fn init_or_finalize(&mut self, merge: &GlobalMerge, loc: u32, t: i64, kind: &EventKind) {
+    fn init_or_finalize(&mut self, regions: &RegionTable, loc: u32, t: i64, kind: &EventKind) {
         let (region, enter) = match *kind {
             EventKind::Enter { region } => (region, true),
             EventKind::Exit { region } => (region, false),
             _ => return,
         };
-        if self.class(merge, region) != INIT_FINALIZE {
+        if self.class(regions, region) != INIT_FINALIZE {
             return;
         }
         let li = loc as usize;
@@ -464,12 +468,12 @@ impl Builder<'_> {
         if p.mpi.is_none() || self.model.comms.get(world).ranks.len() < 2 {
             return;
         }
-        let k = if merge.regions().name(r) == "MPI_Finalize" {
+        let k = if regions.name(r) == "MPI_Finalize" {
             FINALIZE_K
         } else {
             INIT_K
         };
-        self.collective(merge, world, k, Some(r), a, d);
+        self.collective(regions, world, k, Some(r), a, d);
     }
 
     /// A wait-start node at `at` unless the thread's last node is already there or later.
@@ -480,7 +484,7 @@ impl Builder<'_> {
         }
     }
 
-    fn event(&mut self, merge: &GlobalMerge, loc: u32, t: i64, kind: EventKind) {
+    fn event(&mut self, regions: &RegionTable, loc: u32, t: i64, kind: EventKind) {
         let w = self.g.window;
         let li = loc as usize;
         if t < w.start_ns {
@@ -503,7 +507,7 @@ impl Builder<'_> {
         match kind {
             EventKind::Enter { .. } | EventKind::Exit { .. } => {
                 self.stack(loc, t, &kind);
-                self.init_or_finalize(merge, loc, t, &kind);
+                self.init_or_finalize(regions, loc, t, &kind);
             }
             EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
             EventKind::Send { message, .. } => {
@@ -517,7 +521,7 @@ impl Builder<'_> {
                 }
             }
             EventKind::Recv { message, .. } => {
-                if let Some((_, enter)) = self.routine(merge, loc) {
+                if let Some((_, enter)) = self.routine(regions, loc) {
                     self.wait_start(loc, enter);
                 }
                 let v = self.push(loc, t, NodeKind::Recv);
@@ -529,7 +533,7 @@ impl Builder<'_> {
                 }
             }
             EventKind::Collective { comm, .. } => {
-                let routine = self.routine(merge, loc);
+                let routine = self.routine(regions, loc);
                 let enter = routine.map_or(t, |(_, e)| e);
                 let a = self.push(loc, enter, NodeKind::Arrive);
                 let d = self.push(loc, t, NodeKind::Depart);
@@ -541,7 +545,7 @@ impl Builder<'_> {
                 let k = self.coll_count.entry((process, comm)).or_insert(0);
                 let kk = *k;
                 *k += 1;
-                self.collective(merge, comm, kk, routine.map(|(r, _)| r), a, d);
+                self.collective(regions, comm, kk, routine.map(|(r, _)| r), a, d);
             }
             EventKind::Acquire {
                 object,
@@ -587,7 +591,7 @@ impl Builder<'_> {
             EventKind::StreamSend { stream, end, bytes } => {
                 // the bytes may reach the reader before the write returns: the send is where
                 // the call began (push keeps the thread's order)
-                let at = self.routine(merge, loc).map_or(t, |(_, e)| e);
+                let at = self.routine(regions, loc).map_or(t, |(_, e)| e);
                 let v = self.push(loc, at, NodeKind::StreamSend);
                 self.stream_sends
                     .entry(stream)
@@ -595,7 +599,7 @@ impl Builder<'_> {
                     .push((end, bytes, v));
             }
             EventKind::StreamRecv { stream, end, .. } => {
-                if let Some((_, enter)) = self.routine(merge, loc) {
+                if let Some((_, enter)) = self.routine(regions, loc) {
                     self.wait_start(loc, enter);
                 }
                 let v = self.push(loc, t, NodeKind::StreamRecv);

@@ -281,7 +281,7 @@ fn procedure_times(
     for v in &mut per_loc {
         v.sort_unstable();
     }
-    let mut merge = GlobalMerge::new(model, exp, opts)?;
+    let merge = GlobalMerge::new(model, exp, opts)?;
     let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut prev: Vec<Option<i64>> = vec![None; n];
     let mut cursor = vec![0usize; n];
@@ -306,33 +306,37 @@ fn procedure_times(
         }
     };
     let window = g.window;
-    while let Some(e) = merge.next_event() {
-        let li = e.location as usize;
-        if per_loc[li].is_empty() {
+    // replayed beside the merge (on its own thread with more than one engine thread), which
+    // stops where the replay does: at the window's end
+    let (merge, ()) = merge.feed(Some(window.end_ns), |feed| {
+        while let Some(e) = feed.next_event() {
+            let li = e.location as usize;
+            if per_loc[li].is_empty() {
+                if e.time_ns >= window.end_ns {
+                    break;
+                }
+                continue;
+            }
+            let t = e.time_ns.min(window.end_ns);
+            if let Some(p) = prev[li] {
+                let top = stacks[li].last().copied().unwrap_or(NONE);
+                charge(li, p, t, top, &mut cursor);
+            }
+            prev[li] = Some(t);
             if e.time_ns >= window.end_ns {
                 break;
             }
-            continue;
-        }
-        let t = e.time_ns.min(window.end_ns);
-        if let Some(p) = prev[li] {
-            let top = stacks[li].last().copied().unwrap_or(NONE);
-            charge(li, p, t, top, &mut cursor);
-        }
-        prev[li] = Some(t);
-        if e.time_ns >= window.end_ns {
-            break;
-        }
-        match e.kind {
-            EventKind::Enter { region } => stacks[li].push(region),
-            EventKind::Exit { region } => {
-                if let Some(i) = stacks[li].iter().rposition(|r| *r == region) {
-                    stacks[li].truncate(i);
+            match e.kind {
+                EventKind::Enter { region } => stacks[li].push(region),
+                EventKind::Exit { region } => {
+                    if let Some(i) = stacks[li].iter().rposition(|r| *r == region) {
+                        stacks[li].truncate(i);
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
-    }
+    });
     // a segment past a thread's last event read (the window's end): its open region
     for li in 0..n {
         if let Some(p) = prev[li] {

@@ -138,6 +138,29 @@ pub(crate) struct KeyState {
     pub orphaned_sends: u64,
     /// The process slot blocked on this key, if any.
     pub waiting: Option<u32>,
+    /// Messages of the key the matching paired (the plan's count, looked up once per key).
+    pub matched: u64,
+}
+
+/// Counts the next send (`send`) or receive of `key`; the key's state when that one has a
+/// partner. One lookup per message event (its key's state is where the counts live).
+pub(crate) fn next_matched<'a>(
+    keys: &'a mut FastMap<MsgKey, KeyState>,
+    plan: &MessagePlan,
+    key: MsgKey,
+    send: bool,
+) -> Option<&'a mut KeyState> {
+    let ks = keys.entry(key).or_insert_with(|| KeyState {
+        matched: plan.matched.get(&key).copied().unwrap_or(0),
+        ..KeyState::default()
+    });
+    let seen = if send {
+        &mut ks.sends_seen
+    } else {
+        &mut ks.recvs_seen
+    };
+    *seen += 1;
+    (*seen - 1 < ks.matched).then_some(ks)
 }
 
 /// The stream's message state: one [`KeyState`] per key, the plan, counters.
@@ -167,11 +190,6 @@ impl Messages {
             next_id: 0,
             report,
         }
-    }
-
-    /// Is the `index`-th message of `key` (as sends or receives) matched?
-    pub fn is_matched(&self, key: &MsgKey, index: u64) -> bool {
-        self.plan.matched.get(key).is_some_and(|&n| index < n)
     }
 
     /// The warnings of the matching pre-pass.

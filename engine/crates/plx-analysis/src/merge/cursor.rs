@@ -2,9 +2,12 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use plx_format::{ChunkEvents, ChunkInfo, Event, Warning, WarningKind};
+use plx_format::{ChunkEvents, ChunkInfo, ClockMap, Event, OffsetMap, Warning, WarningKind};
+
+use crate::model::ProcessModel;
 
 /// Events decoded ahead per refill; bounds the per-location decoded state.
 const BATCH: usize = 256;
@@ -26,19 +29,89 @@ pub struct MergeStats {
     pub peak_resident_bytes: u64,
 }
 
-impl MergeStats {
-    fn load(&mut self, bytes: u64) {
-        self.chunks_loaded += 1;
-        self.resident_chunks += 1;
-        self.resident_bytes += bytes;
-        self.peak_resident_chunks = self.peak_resident_chunks.max(self.resident_chunks);
-        self.peak_resident_bytes = self.peak_resident_bytes.max(self.resident_bytes);
+/// The chunk counters of [`MergeStats`], shared by the merge and its read-ahead thread.
+#[derive(Debug, Default)]
+pub(crate) struct Residency {
+    chunks_loaded: AtomicU64,
+    resident_chunks: AtomicU64,
+    peak_resident_chunks: AtomicU64,
+    resident_bytes: AtomicU64,
+    peak_resident_bytes: AtomicU64,
+}
+
+impl Residency {
+    fn load(&self, bytes: u64) {
+        self.chunks_loaded.fetch_add(1, Ordering::Relaxed);
+        let c = self.resident_chunks.fetch_add(1, Ordering::Relaxed) + 1;
+        let b = self.resident_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak_resident_chunks.fetch_max(c, Ordering::Relaxed);
+        self.peak_resident_bytes.fetch_max(b, Ordering::Relaxed);
     }
 
-    fn unload(&mut self, bytes: u64) {
-        self.resident_chunks -= 1;
-        self.resident_bytes -= bytes;
+    fn unload(&self, bytes: u64) {
+        self.resident_chunks.fetch_sub(1, Ordering::Relaxed);
+        self.resident_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
+
+    /// The counters, with `events` produced.
+    pub fn stats(&self, events: u64) -> MergeStats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        MergeStats {
+            events,
+            chunks_loaded: get(&self.chunks_loaded),
+            resident_chunks: get(&self.resident_chunks),
+            peak_resident_chunks: get(&self.peak_resident_chunks),
+            resident_bytes: get(&self.resident_bytes),
+            peak_resident_bytes: get(&self.peak_resident_bytes),
+        }
+    }
+}
+
+/// A decoded event with its times: the thread's ticks, and ns on rank 0's clock before any
+/// repair of the clock condition.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Head {
+    pub ticks: u64,
+    pub base_ns: i64,
+    pub ev: Event,
+}
+
+/// What puts a process's events on the global clock, copied from its model so that events
+/// decode without it (on the read-ahead thread, and with no lookup into the model per event).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    map: ClockMap,
+    offsets: OffsetMap,
+    shift_ns: i64,
+    rank_base: u32,
+}
+
+impl Clock {
+    pub fn of(p: &ProcessModel) -> Clock {
+        Clock {
+            map: p.clock_map,
+            offsets: p.offsets,
+            shift_ns: p.shift_ns,
+            rank_base: p.rank_base,
+        }
+    }
+
+    /// As [`ProcessModel::rank0_ns`] rounded, and [`crate::model::globalize_event`].
+    #[inline]
+    fn head(&self, ticks: u64, ev: Event) -> Head {
+        let ns = self.offsets.to_rank0(self.map.ns(ticks)) + self.shift_ns as f64;
+        Head {
+            ticks,
+            base_ns: super::round_ns(ns),
+            ev: crate::model::globalize_event_by(self.rank_base, ev),
+        }
+    }
+}
+
+/// The trace files of a process image: the trace, then the files of its recovered chunks.
+pub(crate) struct Files {
+    pub path: PathBuf,
+    pub files: Vec<File>,
 }
 
 /// Which events a cursor yields.
@@ -74,8 +147,6 @@ pub(crate) struct Cursor {
     exhausted_chunk: bool,
     pos: usize,
     ticks: u64,
-    batch: Vec<(u64, Event)>,
-    at: usize,
     filter: Filter,
     last_ticks: u64,
     pub damage: CursorDamage,
@@ -92,45 +163,24 @@ impl Cursor {
             exhausted_chunk: false,
             pos: 0,
             ticks: 0,
-            batch: Vec::with_capacity(BATCH),
-            at: 0,
             filter,
             last_ticks: 0,
             damage: CursorDamage::default(),
         }
     }
 
-    /// The next event and its ticks (never before the previous event's: a thread's time does
-    /// not go back, a decoded one that does is clamped and counted).
-    #[inline]
-    pub fn next(
-        &mut self,
-        files: &[File],
-        path: &Path,
-        stats: &mut MergeStats,
-    ) -> Option<(u64, Event)> {
-        loop {
-            if let Some(&e) = self.batch.get(self.at) {
-                self.at += 1;
-                return Some(e);
-            }
-            if !self.refill(files, path, stats) {
-                return None;
-            }
-        }
-    }
-
-    /// Decodes the next batch, loading the next chunk when the current one is done. False at
-    /// the end of the thread's chunks.
-    fn refill(&mut self, files: &[File], path: &Path, stats: &mut MergeStats) -> bool {
-        self.batch.clear();
-        self.at = 0;
+    /// Decodes the next batch of events into `out` (cleared first; a thread's time does not go
+    /// back, a decoded event that does is given its predecessor's ticks and counted), loading
+    /// the next chunk when the current one is done. Empty at the end of the thread's chunks.
+    pub fn fill(&mut self, files: &Files, clock: &Clock, stats: &Residency, out: &mut Vec<Head>) {
+        out.clear();
+        let (path, files) = (files.path.as_path(), files.files.as_slice());
         loop {
             if !self.loaded && !self.load(files, path, stats) {
-                return false;
+                return;
             }
             let mut it = ChunkEvents::resume(&self.buf, self.pos, self.ticks);
-            while self.batch.len() < BATCH {
+            while out.len() < BATCH {
                 let Some(ev) = it.next() else {
                     self.exhausted_chunk = true;
                     break;
@@ -167,7 +217,7 @@ impl Cursor {
                     t = self.last_ticks;
                 }
                 self.last_ticks = t;
-                self.batch.push((t, ev));
+                out.push(clock.head(t, ev));
             }
             if let Some(w) = it.cut_at() {
                 let info = self.chunks[self.next_chunk - 1];
@@ -185,15 +235,15 @@ impl Cursor {
             if self.exhausted_chunk {
                 self.unload(stats);
             }
-            if !self.batch.is_empty() {
-                return true;
+            if !out.is_empty() {
+                return;
             }
         }
     }
 
     /// Reads the next chunk's bytes into the buffer. False when there is none (or it cannot be
     /// read: the rest of the thread is lost, with a warning).
-    fn load(&mut self, files: &[File], path: &Path, stats: &mut MergeStats) -> bool {
+    fn load(&mut self, files: &[File], path: &Path, stats: &Residency) -> bool {
         let Some(info) = self.chunks.get(self.next_chunk).copied() else {
             self.buf = Vec::new();
             return false;
@@ -227,7 +277,7 @@ impl Cursor {
         true
     }
 
-    fn unload(&mut self, stats: &mut MergeStats) {
+    fn unload(&mut self, stats: &Residency) {
         if self.loaded {
             stats.unload(self.buf.len() as u64);
             self.loaded = false;

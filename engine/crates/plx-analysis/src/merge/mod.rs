@@ -2,9 +2,11 @@
 //!
 //! **Streaming.** Each location (a thread of a process image with a trace) is a [`cursor`] over
 //! its chunks in file order; a k-way merge with a binary heap keyed by time picks the next event.
-//! A location holds at most one chunk's bytes (plus a small batch of decoded events), so memory
-//! is bounded by the number of threads, never by the trace ([`MergeStats`] counts it). A
-//! location whose next event is still the earliest keeps going without touching the heap.
+//! A location holds at most one chunk's bytes (plus a small batch of decoded events, and with
+//! more than one engine thread the next batch decoded ahead: [`ahead`]), so memory is bounded
+//! by the number of threads, never by the trace ([`MergeStats`] counts it). A location whose
+//! next event is still the earliest keeps going without touching the heap. [`GlobalMerge::feed`]
+//! runs the merge on a thread of its own while the caller consumes the stream ([`feed`]).
 //!
 //! **One time base.** Ticks become the process's `CLOCK_MONOTONIC` ns by its calibration, then
 //! rank 0's by the ClockOffset records ([`ProcessModel::rank0_ns`]); processes without MPI keep
@@ -23,17 +25,20 @@
 //! (events at or after it wait) until the send comes. Which messages pair up is the matching's
 //! answer, counted beforehand ([`clc`]), so the stream only waits for sends that will come.
 
+mod ahead;
 mod clc;
 mod cursor;
+mod feed;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use plx_format::{Event, Experiment, RegionKind, Warning, WarningKind, NONE_U32};
 
-use crate::matching::{comm_key, MatchSummary};
+use crate::matching::MatchSummary;
 use crate::model::{BuildOptions, Model, ProcessModel};
 use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::demangle;
@@ -41,9 +46,11 @@ use crate::AnalysisError;
 
 pub use clc::{ClockReport, DEFAULT_MIN_LATENCY_NS};
 pub use cursor::MergeStats;
+pub use feed::Feed;
 
+use ahead::{Source, Sources};
 use clc::{MessagePlan, Messages, MsgKey, QueuedSend};
-use cursor::{Cursor, Filter};
+use cursor::{Clock, Cursor, Files, Filter, Head};
 
 /// How to merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,10 +256,13 @@ struct Slot {
     /// In [`Model::ranks`]: its messages take part in matching.
     matching: bool,
     path: PathBuf,
-    /// The trace file, then the files of its recovered chunks (TraceIndex::recovered).
-    files: Vec<File>,
-    /// Process-local region id → global.
-    regions: LocalRegions,
+    /// Process-local region id → global: an index into [`GlobalMerge::region_maps`].
+    regions: u32,
+    /// `regions` is this process's alone (not shared with a process of the same ids).
+    own_regions: bool,
+    /// Process-local communicator id → model communicator: an index into
+    /// [`GlobalMerge::comm_maps`].
+    comms: u32,
     user_events: HashMap<u64, u32>,
     /// Current clock shift of the process, ns (only grows).
     delta: i64,
@@ -261,13 +271,6 @@ struct Slot {
     /// The receive the process waits at: events at or after (ticks, thread) are parked.
     block: Option<(u64, u32, MsgKey)>,
     parked: Vec<u32>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    ticks: u64,
-    base_ns: i64,
-    ev: Event,
 }
 
 /// A receive's state while the merge decides its place.
@@ -285,7 +288,10 @@ enum Pending {
 struct Loc {
     slot: u32,
     thread: u32,
-    cursor: Cursor,
+    /// The current batch of the location's events ([`Sources::next_batch`]); `head` is
+    /// `batch[at - 1]`.
+    batch: Vec<Head>,
+    at: usize,
     head: Option<Head>,
     pending: Pending,
 }
@@ -316,6 +322,12 @@ pub struct GlobalMerge<'m> {
     model: &'m Model,
     slots: Vec<Slot>,
     locs: Vec<Loc>,
+    sources: Sources,
+    /// The processes' region maps, one per distinct map (the ranks of one program share it:
+    /// one table in cache instead of one per process).
+    region_maps: Vec<LocalIds>,
+    /// The processes' communicator maps, likewise.
+    comm_maps: Vec<LocalIds>,
     locations: Vec<TraceLocation>,
     /// Every location with a head and not parked; the top is the one being decided on.
     heap: BinaryHeap<Reverse<Entry>>,
@@ -328,7 +340,8 @@ pub struct GlobalMerge<'m> {
     repair: bool,
     min_latency: i64,
     origin_ns: i64,
-    stats: MergeStats,
+    /// Events produced.
+    events: u64,
     /// The matching's warnings first (`matching_warnings` of them), then the merge's own.
     warnings: Vec<Warning>,
     matching_warnings: usize,
@@ -336,16 +349,16 @@ pub struct GlobalMerge<'m> {
     finished: bool,
 }
 
-/// Process-local region ids → global: a vector indexed by id for the ids the runtime hands
-/// out (small, dense), a map for others (the ids come from files: a damaged one may name any
-/// u32, which must not size a vector).
-#[derive(Default)]
-struct LocalRegions {
+/// Process-local ids (of regions, of communicators) → global: a vector indexed by id for the
+/// ids the runtime hands out (small, dense), a map for others (the ids come from files: a
+/// damaged one may name any u32, which must not size a vector).
+#[derive(Default, Clone)]
+struct LocalIds {
     dense: Vec<u32>,
     sparse: crate::hash::FastMap<u32, u32>,
 }
 
-impl LocalRegions {
+impl LocalIds {
     const DENSE: u32 = 1 << 20;
 
     #[inline]
@@ -415,6 +428,9 @@ impl<'m> GlobalMerge<'m> {
             model,
             slots: Vec::new(),
             locs: Vec::new(),
+            sources: Sources::new(Vec::new(), false),
+            region_maps: Vec::new(),
+            comm_maps: Vec::new(),
             locations: Vec::new(),
             heap: BinaryHeap::new(),
             deferred: Vec::new(),
@@ -425,7 +441,7 @@ impl<'m> GlobalMerge<'m> {
             repair: opts.repair_clock,
             min_latency: 0,
             origin_ns: 0,
-            stats: MergeStats::default(),
+            events: 0,
             warnings: Vec::new(),
             matching_warnings: 0,
             released: 0,
@@ -441,6 +457,9 @@ impl<'m> GlobalMerge<'m> {
             .iter()
             .map(|(_, r)| *r as *const ProcessModel)
             .collect();
+        let mut sources = Vec::new();
+        let mut region_maps = HashMap::new();
+        let mut comm_maps = HashMap::new();
         for (pi, p) in model.processes.iter().enumerate() {
             // a process with nothing measured (an `mpirun` launched under `plx run`, whose
             // trace holds at most its own lock events) is no location of the program
@@ -469,19 +488,27 @@ impl<'m> GlobalMerge<'m> {
                 continue;
             }
             let slot = m.slots.len() as u32;
+            let files = Arc::new(Files {
+                path: index.path.clone(),
+                files,
+            });
+            let clock = Clock::of(p);
+            let comms = p.comms.iter().map(|(&l, &g)| (l, g)).collect();
             let mut s = Slot {
                 model_index: pi,
                 rank: p.rank(),
                 matching: matching.contains(&(p as *const ProcessModel)),
                 path: index.path.clone(),
-                files,
-                regions: Default::default(),
+                regions: 0,
+                own_regions: false,
+                comms: intern_map(&mut m.comm_maps, &mut comm_maps, comms),
                 user_events: HashMap::new(),
                 delta: 0,
                 generation: 0,
                 block: None,
                 parked: Vec::new(),
             };
+            let mut regions = Vec::new();
             if let Some(img) = images.get(&p.path) {
                 for def in img.process.regions.values() {
                     // an OpenMP construct's name is its source line (as in the model)
@@ -495,14 +522,15 @@ impl<'m> GlobalMerge<'m> {
                             line: def.line,
                         }
                     };
-                    let g = m.regions.intern(info);
-                    s.regions.set(def.region_id, g);
+                    regions.push((def.region_id, m.regions.intern(info)));
                 }
                 for (id, def) in &img.process.user_events {
                     let g = m.intern_user_event(&def.name);
                     s.user_events.insert(*id as u64, g);
                 }
             }
+            regions.sort_unstable();
+            s.regions = intern_map(&mut m.region_maps, &mut region_maps, regions);
             m.slots.push(s);
             for &thread in index.words_per_thread.keys() {
                 let chunks: Vec<_> = index
@@ -527,10 +555,16 @@ impl<'m> GlobalMerge<'m> {
                         .map(|t| t.name.clone())
                         .unwrap_or_default(),
                 });
+                sources.push(Source::new(
+                    Cursor::new(thread, chunks, filter),
+                    Arc::clone(&files),
+                    clock,
+                ));
                 m.locs.push(Loc {
                     slot,
                     thread,
-                    cursor: Cursor::new(thread, chunks, filter),
+                    batch: Vec::new(),
+                    at: 0,
                     head: None,
                     pending: Pending::None,
                 });
@@ -546,6 +580,8 @@ impl<'m> GlobalMerge<'m> {
                 m.messages = Some(msgs);
             }
         }
+        // the merge is one thread; with more, a second one reads and decodes ahead
+        m.sources = Sources::new(sources, rayon::current_num_threads() > 1);
         let mut origin: Option<i64> = None;
         for li in 0..m.locs.len() as u32 {
             m.advance(li);
@@ -585,7 +621,7 @@ impl<'m> GlobalMerge<'m> {
 
     /// Memory and progress counters.
     pub fn stats(&self) -> MergeStats {
-        self.stats
+        self.sources.stats(self.events)
     }
 
     /// The clock condition's numbers (final once the stream is exhausted); `None` when no MPI
@@ -613,7 +649,7 @@ impl<'m> GlobalMerge<'m> {
     #[inline]
     fn global_region(&mut self, slot: u32, local: u32) -> u32 {
         let s = &self.slots[slot as usize];
-        if let Some(g) = s.regions.get(local) {
+        if let Some(g) = self.region_maps[s.regions as usize].get(local) {
             return g;
         }
         let g = self.regions.intern(RegionInfo {
@@ -622,7 +658,15 @@ impl<'m> GlobalMerge<'m> {
             file: String::new(),
             line: 0,
         });
-        self.slots[slot as usize].regions.set(local, g);
+        let s = &mut self.slots[slot as usize];
+        if !s.own_regions {
+            // the map may be another process's too, which does not name this id
+            let own = self.region_maps[s.regions as usize].clone();
+            s.regions = self.region_maps.len() as u32;
+            s.own_regions = true;
+            self.region_maps.push(own);
+        }
+        self.region_maps[s.regions as usize].set(local, g);
         g
     }
 
@@ -635,19 +679,16 @@ impl<'m> GlobalMerge<'m> {
         g
     }
 
-    /// Decodes the location's next event into its head.
+    /// The location's next event becomes its head.
+    #[inline]
     fn advance(&mut self, li: u32) {
         let loc = &mut self.locs[li as usize];
-        let slot = &self.slots[loc.slot as usize];
-        let p = &self.model.processes[slot.model_index];
-        loc.head = loc
-            .cursor
-            .next(&slot.files, &slot.path, &mut self.stats)
-            .map(|(ticks, ev)| Head {
-                ticks,
-                base_ns: round_ns(p.rank0_ns(ticks)),
-                ev: crate::model::globalize_event(p, ev),
-            });
+        if loc.at >= loc.batch.len() {
+            self.sources.next_batch(li, &mut loc.batch);
+            loc.at = 0;
+        }
+        loc.head = loc.batch.get(loc.at).copied();
+        loc.at += 1;
     }
 
     fn entry(&self, li: u32) -> Option<Entry> {
@@ -747,25 +788,19 @@ impl<'m> GlobalMerge<'m> {
         (peer, tag, comm): (u32, i32, u32),
     ) -> Option<Taken> {
         const GO: Option<Taken> = None;
+        let ck = self.comm_key(si, comm);
         let slot = &self.slots[si as usize];
         let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
         else {
             return GO;
         };
-        let p = &self.model.processes[slot.model_index];
         let loc = &mut self.locs[li as usize];
         match loc.pending {
             Pending::None => {
-                let key = (comm_key(p, comm), peer, rank, tag);
-                let index = {
-                    let ks = msgs.keys.entry(key).or_default();
-                    ks.recvs_seen += 1;
-                    ks.recvs_seen - 1
-                };
-                if !msgs.is_matched(&key, index) {
+                let key = (ck, peer, rank, tag);
+                let Some(ks) = clc::next_matched(&mut msgs.keys, &msgs.plan, key, false) else {
                     return GO;
-                }
-                let ks = msgs.keys.get_mut(&key).expect("entry made above");
+                };
                 match ks.queue.pop_front() {
                     Some(s) => loc.pending = Pending::Paired(link(s)),
                     // a message to itself whose send is not seen yet can only come later in
@@ -934,7 +969,7 @@ impl<'m> GlobalMerge<'m> {
                 )
             }
         };
-        self.stats.events += 1;
+        self.events += 1;
         self.advance(li);
         GlobalEvent {
             time_ns,
@@ -944,8 +979,15 @@ impl<'m> GlobalMerge<'m> {
     }
 
     fn comm(&self, si: u32, local: u32) -> Option<u32> {
-        let p = &self.model.processes[self.slots[si as usize].model_index];
-        p.comms.get(&local).copied()
+        self.comm_maps[self.slots[si as usize].comms as usize].get(local)
+    }
+
+    /// [`crate::matching::comm_key`] of a communicator of process slot `si`.
+    fn comm_key(&self, si: u32, local: u32) -> u64 {
+        match self.comm(si, local) {
+            Some(g) => g as u64,
+            None => (1u64 << 32) | local as u64,
+        }
     }
 
     /// Queues a matched send for its receive (and wakes the process waiting for it); its id.
@@ -956,29 +998,27 @@ impl<'m> GlobalMerge<'m> {
         time_ns: i64,
         (peer, tag, comm): (u32, i32, u32),
     ) -> Option<u64> {
+        let ck = self.comm_key(si, comm);
         let slot = &self.slots[si as usize];
         let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
         else {
             return None;
         };
-        let p = &self.model.processes[slot.model_index];
-        let key = (comm_key(p, comm), rank, peer, tag);
-        let index = {
-            let ks = msgs.keys.entry(key).or_default();
-            ks.sends_seen += 1;
-            ks.sends_seen - 1
-        };
-        if !msgs.is_matched(&key, index) {
-            return None;
-        }
-        let ks = msgs.keys.get_mut(&key).expect("entry made above");
+        let key = (ck, rank, peer, tag);
+        let Messages {
+            keys,
+            plan,
+            next_id,
+            ..
+        } = msgs;
+        let ks = clc::next_matched(keys, plan, key, true)?;
         if ks.orphaned_sends > 0 {
             // its receive already went by without it
             ks.orphaned_sends -= 1;
             return None;
         }
-        let id = msgs.next_id;
-        msgs.next_id += 1;
+        let id = *next_id;
+        *next_id += 1;
         ks.queue.push_back(QueuedSend {
             id,
             time_ns,
@@ -1048,9 +1088,9 @@ impl<'m> GlobalMerge<'m> {
         self.finished = true;
         // events this reader cannot decode: one warning per process (every thread has them)
         let mut skipped: Vec<(u64, u64, Vec<u32>)> = vec![(0, 0, Vec::new()); self.slots.len()];
-        for loc in &mut self.locs {
+        for (li, loc) in self.locs.iter().enumerate() {
             let slot = &self.slots[loc.slot as usize];
-            let d = &mut loc.cursor.damage;
+            let d = &mut self.sources.take_damage(li as u32);
             self.warnings.append(&mut d.warnings);
             if d.unknown > 0 {
                 let k = &mut skipped[loc.slot as usize];
@@ -1117,6 +1157,22 @@ impl<'m> GlobalMerge<'m> {
             }
         }
     }
+}
+
+/// The index of the map of `pairs` (local id, global id; sorted) in `maps`, added if new.
+fn intern_map(
+    maps: &mut Vec<LocalIds>,
+    known: &mut HashMap<Vec<(u32, u32)>, u32>,
+    pairs: Vec<(u32, u32)>,
+) -> u32 {
+    *known.entry(pairs).or_insert_with_key(|pairs| {
+        let mut ids = LocalIds::default();
+        for &(l, g) in pairs {
+            ids.set(l, g);
+        }
+        maps.push(ids);
+        maps.len() as u32 - 1
+    })
 }
 
 /// Nanoseconds rounded to the nearest whole one (halves up), without a libm call on the hot path.

@@ -49,10 +49,18 @@ pub(super) fn rank_bases(exp: &Experiment) -> Vec<u32> {
 /// An event with its world ranks (peer, root) moved by the process's rank base.
 #[inline]
 pub fn globalize_event(p: &ProcessModel, ev: plx_format::Event) -> plx_format::Event {
-    use plx_format::Event;
-    if p.rank_base == 0 {
+    globalize_event_by(p.rank_base, ev)
+}
+
+/// [`globalize_event`] by a rank base alone (what a thread decoding without the model holds).
+#[inline]
+pub(crate) fn globalize_event_by(rank_base: u32, ev: plx_format::Event) -> plx_format::Event {
+    use plx_format::{Event, NONE_U32};
+    if rank_base == 0 {
         return ev;
     }
+    // as ProcessModel::global_rank
+    let global = |r: u32| if r == NONE_U32 { r } else { r + rank_base };
     match ev {
         Event::Send {
             peer,
@@ -61,7 +69,7 @@ pub fn globalize_event(p: &ProcessModel, ev: plx_format::Event) -> plx_format::E
             comm,
             ticks,
         } => Event::Send {
-            peer: p.global_rank(peer),
+            peer: global(peer),
             tag,
             bytes,
             comm,
@@ -74,7 +82,7 @@ pub fn globalize_event(p: &ProcessModel, ev: plx_format::Event) -> plx_format::E
             comm,
             ticks,
         } => Event::Recv {
-            peer: p.global_rank(peer),
+            peer: global(peer),
             tag,
             bytes,
             comm,
@@ -88,7 +96,7 @@ pub fn globalize_event(p: &ProcessModel, ev: plx_format::Event) -> plx_format::E
             ticks,
         } => Event::Collective {
             comm,
-            root: p.global_rank(root),
+            root: global(root),
             bytes_sent,
             bytes_recv,
             ticks,
