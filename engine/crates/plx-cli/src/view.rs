@@ -122,7 +122,8 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
 /// started (the process directories new since `before` whose process is `child` or descends
 /// from it through other new ones, and that have a trace), so that `plx view` combines them
 /// instead of merging the whole trace. Each `plx run` of an MPI job (`mpirun plx run -- ...`)
-/// does its own rank's, so no run needs to know it is the last. Off with `PLX_VIEW_INDEX=0`.
+/// does its own rank's, so no run needs to know it is the last. Off with `PLX_VIEW_INDEX=0`;
+/// when it took more than [`INDEX_NOTE_AFTER`], one note on standard error says so.
 /// Failures are warnings: `plx view` builds a missing part itself.
 pub fn index_run(dir: &Path, before: &std::collections::BTreeSet<OsString>, child: u32) {
     if std::env::var("PLX_VIEW_INDEX").is_ok_and(|v| v.trim() == "0") {
@@ -182,12 +183,53 @@ pub fn index_run(dir: &Path, before: &std::collections::BTreeSet<OsString>, chil
     if !new.keys().any(|(h, pid)| traced(h, *pid)) {
         return;
     }
+    let started = std::time::Instant::now();
     match plx_view::part::prebuild(dir, traced) {
         Ok(done) => {
             for f in done.failed {
                 eprintln!("plx: warning: viewer index part not written: {f} (plx view builds it)");
             }
+            if let Some(note) = index_note(done.written.len(), started.elapsed()) {
+                eprintln!("{note}");
+            }
         }
         Err(e) => eprintln!("plx: warning: viewer index not built: {e} (plx view builds it)"),
+    }
+}
+
+/// How long the end-of-run indexing may take before `plx run` says what it cost.
+const INDEX_NOTE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What `plx run` says after indexing `parts` process parts in `took`: nothing when it was
+/// quick (the output of short runs stays as it was), else its cost and how to turn it off.
+fn index_note(parts: usize, took: std::time::Duration) -> Option<String> {
+    (parts > 0 && took > INDEX_NOTE_AFTER).then(|| {
+        format!(
+            "plx: note: the viewer's index of {parts} process{} took {:.2} s after the program \
+             ended (PLX_VIEW_INDEX=0 skips it; plx view then builds it at its first open)",
+            if parts == 1 { "" } else { "es" },
+            took.as_secs_f64()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn index_note_only_after_a_second() {
+        assert_eq!(index_note(1, Duration::from_millis(1000)), None);
+        assert_eq!(index_note(0, Duration::from_secs(5)), None);
+        assert_eq!(
+            index_note(1, Duration::from_millis(2340)).as_deref(),
+            Some(
+                "plx: note: the viewer's index of 1 process took 2.34 s after the program ended \
+                 (PLX_VIEW_INDEX=0 skips it; plx view then builds it at its first open)"
+            )
+        );
+        assert!(index_note(3, Duration::from_millis(1001))
+            .is_some_and(|n| n.contains("of 3 processes took 1.00 s")));
     }
 }
