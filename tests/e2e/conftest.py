@@ -99,6 +99,12 @@ def run(out, *command, opts=(), env=None, status=0, cwd=None):
     return cp
 
 
+def process_dirs(directory):
+    """The process directories of experiment `directory` (`<host>.<pid>/`), sorted: not the
+    hidden ones beside them (`.plx-view/`, the viewer's index that plx run --trace leaves)."""
+    return sorted(d for d in Path(directory).iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
 def report_csv(directory, *extra, env=None):
     """`plx report DIR --format csv EXTRA...` as a list of dict rows."""
     cp = plx("report", directory, "--format", "csv", *extra, env=env)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import LIBPLX, PLX, clean_env, info, plx, report_csv, run
+from conftest import LIBPLX, PLX, clean_env, info, plx, process_dirs, report_csv, run
 from components import require, require_module, require_tools
 
 # counters.c, default arguments: main touches 500 pages, naps 20 times, spins; `step` is called
@@ -306,7 +306,7 @@ def test_reload_switches_events_at_the_next_call(counters_bin, tmp_path):
         pid = int((sync / "half").read_text())
         filt.write_text("counters step page-faults,context-switches\n")
         assert "reload requested" in plx("ctl", str(pid), "reload").stdout
-        (files,) = [p for p in out.iterdir() if p.is_dir()]
+        (files,) = process_dirs(out)
         while 1 not in epochs_in(files / "process.plx"):
             assert time.time() < deadline
             time.sleep(0.01)

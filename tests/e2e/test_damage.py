@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from conftest import calls, plx, report_csv, report_json, run
+from conftest import calls, plx, process_dirs, report_csv, report_json, run
 
 FIB_CALLS = 21891
 
@@ -44,7 +44,7 @@ def good_exp(fib_bin, exp_root):
 def damaged(good_exp, tmp_path):
     copy = tmp_path / "exp"
     shutil.copytree(good_exp, copy)
-    (pdir,) = [d for d in copy.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(copy)
     return copy, pdir
 
 
@@ -52,7 +52,7 @@ def test_good_experiment(good_exp):
     cp = plx("report", good_exp, "--format", "csv")
     assert cp.stderr.strip() == ""
     assert calls(report_csv(good_exp), "fib") == FIB_CALLS
-    (pdir,) = [d for d in good_exp.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(good_exp)
     chunks = [r for r in records(pdir / "trace.plx") if r[1] == 32]
     assert len(chunks) > 10
 

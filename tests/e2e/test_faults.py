@@ -20,6 +20,7 @@ from conftest import (
     info_thread_lines,
     location_rows,
     plx,
+    process_dirs,
     report_csv,
     report_json,
     run,
@@ -198,7 +199,7 @@ def test_exec_same_pid(programs, tmp_path):
     prog = programs.get("exec.c", "-O0")
     out = tmp_path / "exec"
     run(out, prog)
-    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(out)
     assert (pdir / "process.plx").exists() and (pdir / "process.1.plx").exists()
     doc = report_json(out)
     procs = doc["processes"]
@@ -238,11 +239,11 @@ def test_second_run_into_a_directory_is_refused(fib_bin, tmp_path):
         "in one experiment: give another -o, remove it, or add this run to it with --append"
         % (out, (out / ".plx-run").read_text().strip()[len("run "):])
     )
-    assert len([d for d in out.iterdir() if d.is_dir()]) == 1
+    assert len(process_dirs(out)) == 1
     assert calls(report_csv(out), "fib") == FIB_CALLS
     cp = run(out, fib_bin, opts=("--append",))
     assert "experiment written to %s" % out in cp.stderr
-    assert len([d for d in out.iterdir() if d.is_dir()]) == 2
+    assert len(process_dirs(out)) == 2
     assert calls(report_csv(out), "fib") == 2 * FIB_CALLS
     # a directory of an earlier run without the marker (written by hand, or by an older plx)
     (out / ".plx-run").unlink()
@@ -272,7 +273,7 @@ def test_disk_full_during_trace_is_counted_and_reported(fib_bin, tmp_path):
                          str(fib_bin)], capture_output=True, text=True, env=clean_env(),
                         preexec_fn=limit, timeout=120)
     assert cp.returncode == 3, cp.stderr
-    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(out)
     trace = pdir / "trace.plx"
     assert re.search(r"experiment written to %s, incomplete: %s/trace.plx: \d+ writes "
                      r"\(\d+ bytes\) failed \(File too large\); see plx info"

@@ -29,6 +29,7 @@ from conftest import (
     have,
     info,
     plx,
+    process_dirs,
     report_csv,
     report_json,
     run,
@@ -816,12 +817,12 @@ def test_ranks_of_one_job_share_a_directory_another_job_is_refused(mpi_programs,
     out = tmp_path / "exp"
     cp = plx_under_mpirun(4, out, prog)
     assert cp.stderr.count("plx: experiment written to %s" % out) == 1, cp.stderr
-    assert len([d for d in out.iterdir() if d.is_dir()]) == 4
+    assert len(process_dirs(out)) == 4
     cp = plx_under_mpirun(4, out, prog, status=None)
     assert cp.returncode != 0
     # every rank refuses (mpirun may end the others once one has failed: at least one says so)
     assert cp.stderr.count("holds the run of another job (pmix ") >= 1, cp.stderr
-    assert len([d for d in out.iterdir() if d.is_dir()]) == 4
+    assert len(process_dirs(out)) == 4
 
 
 # ---------------------------------------------------------------------------------------------

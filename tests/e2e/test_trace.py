@@ -19,6 +19,7 @@ from conftest import (
     info,
     info_thread_lines,
     plx,
+    process_dirs,
     report_csv,
     report_json,
     run,
@@ -75,7 +76,7 @@ def small_buffer_exp(fib_bin, exp_root):
 
 
 def test_raw_trace_matches_report(small_buffer_exp):
-    (pdir,) = [d for d in small_buffer_exp.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(small_buffer_exp)
     names = region_names(pdir / "process.plx")
     assert names[0] == "plx_flush" and names[1] == "plx_symbols"
     enters, chunks, words, stacks = decode_trace(pdir / "trace.plx")
@@ -110,7 +111,7 @@ def test_small_buffer_counts_exact(small_buffer_exp):
 def test_flush_set_apart_from_the_program(small_buffer_exp):
     """The runtime's buffer flushes are its own rows, children of the thread's root, and their
     time is in no function of the program, inclusive or exclusive (as in a profile)."""
-    (pdir,) = [d for d in small_buffer_exp.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(small_buffer_exp)
     _, chunks, _, _ = decode_trace(pdir / "trace.plx")
     flat = {r["function"]: r for r in total_rows(report_csv(small_buffer_exp))}
     flush, fib, main = flat["plx_flush"], flat["fib"], flat["main"]
@@ -180,7 +181,7 @@ def test_threads_trace_chunks_per_thread(programs, tmp_path):
     prog = programs.get("threads.c", "-O0", "-pthread")
     out = tmp_path / "threads-trace"
     run(out, prog, opts=("--trace", "--buffer", "4K"))
-    (pdir,) = [d for d in out.iterdir() if d.is_dir()]
+    (pdir,) = process_dirs(out)
     names = region_names(pdir / "process.plx")
     enters, _, _, stacks = decode_trace(pdir / "trace.plx")
     assert len(enters) == 9
