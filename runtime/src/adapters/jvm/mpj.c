@@ -55,13 +55,20 @@ struct pending {
 
 static PLX_TLS int depth; /* MPJ routines of this thread entered and not left */
 static PLX_TLS int counted; /* the outermost one is recording */
-static PLX_TLS struct pending pending[PENDING];
 static PLX_TLS struct { /* an MPI.OBJECT send waiting for its buffer's commit */
     int active, tag;
     uint32_t region, comm, peer;
 } deferred;
-static PLX_TLS uint32_t commits[COMMITS]; /* serialized lengths committed in the routine */
-static PLX_TLS int ncommits, next_commit;
+/* A thread's receives and commits, allocated at its first recorded MPJ routine: libplx's static
+ * TLS must stay small enough for the dlopen of plx attach into a running process (glibc takes
+ * an initial-exec library's TLS from a surplus of about 1.6 KiB), so no array lives in TLS. Set
+ * whenever `counted` is; kept until the process ends (a thread's end may be written by another). */
+struct mpj_thread {
+    struct pending pending[PENDING];
+    uint32_t commits[COMMITS]; /* serialized lengths committed in the routine */
+    int ncommits, next_commit;
+};
+static PLX_TLS struct mpj_thread *mine;
 
 static struct comm comms[COMMS];
 static _Atomic uint32_t ncomms;
@@ -421,11 +428,13 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
     if (depth++ > 0)
         return;
     struct plx_thread *t = plx_thread();
-    counted = t != NULL;
+    if (t && !mine)
+        mine = calloc(1, sizeof *mine);
+    counted = t != NULL && mine != NULL;
     deferred.active = 0;
-    ncommits = next_commit = 0;
-    if (!t)
+    if (!counted)
         return;
+    mine->ncommits = mine->next_commit = 0;
     int send = kind == MPJ_SEND || kind == MPJ_ISEND || kind == MPJ_SENDRECV;
     const struct comm *c = send ? comm_of(env, comm) : NULL;
     uint32_t to = peer_of(c, peer);
@@ -467,14 +476,14 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBuffer(JNIEnv *env, jcla
         t->guard++;
         plx_ext_msg_sent(t, deferred.region, deferred.comm, deferred.peer, deferred.tag, len);
         t->guard--;
-    } else if (ncommits < COMMITS) {
-        commits[ncommits++] = len;
+    } else if (mine->ncommits < COMMITS) {
+        mine->commits[mine->ncommits++] = len;
     }
 }
 
 static uint64_t next_committed(void)
 {
-    return next_commit < ncommits ? commits[next_commit++] : 0;
+    return mine->next_commit < mine->ncommits ? mine->commits[mine->next_commit++] : 0;
 }
 
 static uint64_t counts_bytes(JNIEnv *env, jobject counts, uint32_t n, uint32_t elem, int only)
@@ -542,6 +551,7 @@ static void completed(JNIEnv *env, struct plx_thread *t, jobject request, jobjec
 {
     if (!request || !st)
         return;
+    struct pending *pending = mine->pending;
     for (int i = 0; i < PENDING; i++) {
         if (!pending[i].request || !(*env)->IsSameObject(env, pending[i].request, request))
             continue;
@@ -599,6 +609,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
         const struct comm *c = result ? comm_of(env, self) : NULL;
         if (!c)
             break;
+        struct pending *pending = mine->pending;
         int i = 0;
         while (i < PENDING && pending[i].request)
             i++;
