@@ -67,6 +67,18 @@ struct plx_coll_bytes {
 };
 PLX_EXT_API struct plx_coll_bytes plx_ext_coll_bytes(enum plx_coll kind, int at_root,
                                                      uint32_t ranks, uint64_t send, uint64_t recv);
+/* A communicator's members as MPI_COMM_WORLD ranks: `world`, the group its peers are named in
+ * (an intercommunicator's remote group); `local`, an intercommunicator's local group (NULL for
+ * an intracommunicator). */
+struct plx_comm_members {
+    const uint32_t *world, *local;
+    uint32_t size, local_size;
+};
+/* Whether `b`, created before `a`, counts in `a`'s ordinal (CommDef and InterCommDef of
+ * spec/records.toml): an intracommunicator of the same members, or an intercommunicator between
+ * the same two groups, either of them local (its other side counts the same). The one rule of
+ * every message-passing layer (messages.c). */
+PLX_EXT_API int plx_ext_comm_same_members(struct plx_comm_members a, struct plx_comm_members b);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

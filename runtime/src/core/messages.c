@@ -7,6 +7,7 @@
 #include "hotpath.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define STAT_SLOTS 4096u
@@ -137,6 +138,23 @@ struct plx_coll_bytes plx_ext_coll_bytes(enum plx_coll kind, int at_root, uint32
         return (struct plx_coll_bytes){send * n, recv};
     }
     return (struct plx_coll_bytes){0, 0};
+}
+
+static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+int plx_ext_comm_same_members(struct plx_comm_members a, struct plx_comm_members b)
+{
+    if (!a.local != !b.local)
+        return 0;
+    if (!a.local)
+        return same_list(a.world, a.size, b.world, b.size);
+    return (same_list(a.local, a.local_size, b.local, b.local_size) &&
+            same_list(a.world, a.size, b.world, b.size)) ||
+           (same_list(a.local, a.local_size, b.world, b.size) &&
+            same_list(a.world, a.size, b.local, b.local_size));
 }
 
 void plx_messages_write(struct plx_thread *t)

@@ -252,23 +252,9 @@ static uint32_t *world_of(JNIEnv *env, jobject obj, int local, uint32_t *size)
     return world;
 }
 
-static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+static struct plx_comm_members members_of(const struct comm *c)
 {
-    return na == nb && memcmp(a, b, sizeof *a * na) == 0;
-}
-
-/* Whether b counts before a in a's ordinal: an intracomm of the same members, or an intercomm
- * between the same two groups, either of them local (as mpi_comms.c counts them). */
-static int same_members(const struct comm *a, const struct comm *b)
-{
-    if (!a->local != !b->local)
-        return 0;
-    if (!a->local)
-        return same_list(a->world, a->size, b->world, b->size);
-    return (same_list(a->local, a->local_size, b->local, b->local_size) &&
-            same_list(a->world, a->size, b->world, b->size)) ||
-           (same_list(a->local, a->local_size, b->world, b->size) &&
-            same_list(a->world, a->size, b->local, b->local_size));
+    return (struct plx_comm_members){c->world, c->local, c->size, c->local_size};
 }
 
 static struct comm *lookup(JNIEnv *env, jobject obj)
@@ -324,8 +310,8 @@ static struct comm *define(JNIEnv *env, jobject obj, const uint32_t *members, ui
         if (world[i] == (uint32_t)my_rank)
             c->me = i;
     uint32_t ordinal = 0;
-    for (uint32_t i = 0; i < n; i++) /* as the C wrappers count them (mpi_comms.c) */
-        if (same_members(c, &comms[i]))
+    for (uint32_t i = 0; i < n; i++)
+        if (plx_ext_comm_same_members(members_of(c), members_of(&comms[i])))
             ordinal++;
     struct plx_thread *t = plx_self;
     if (t)

@@ -30,30 +30,16 @@ static uint32_t hash(uintptr_t k)
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 40) & (COMM_SLOTS - 1);
 }
 
-static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+static struct plx_comm_members members_of(const struct plx_comm *c)
 {
-    return na == nb && memcmp(a, b, na * sizeof *a) == 0;
-}
-
-/* Whether b counts before a in a's ordinal: an intracomm of the same members, or an intercomm
- * between the same two groups (either of them local: its other side counts the same). */
-static int same_members(const struct plx_comm *a, const struct plx_comm *b)
-{
-    if (!a->local != !b->local)
-        return 0;
-    if (!a->local)
-        return same_list(a->world, a->size, b->world, b->size);
-    return (same_list(a->local, a->local_size, b->local, b->local_size) &&
-            same_list(a->world, a->size, b->world, b->size)) ||
-           (same_list(a->local, a->local_size, b->world, b->size) &&
-            same_list(a->world, a->size, b->local, b->local_size));
+    return (struct plx_comm_members){c->world, c->local, c->size, c->local_size};
 }
 
 static void write_def(const struct plx_comm *c)
 {
     uint32_t ordinal = 0;
     for (uint32_t i = 0; i < c->id; i++)
-        if (defined[i] && same_members(defined[i], c))
+        if (defined[i] && plx_ext_comm_same_members(members_of(defined[i]), members_of(c)))
             ordinal++;
     struct plx_rec rec;
     plx_ext_rec_init(&rec);
