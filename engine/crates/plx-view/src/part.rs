@@ -343,22 +343,7 @@ pub fn combine(model: &Model, parts: &[&Part]) -> Result<TraceIndex, NeedsMerge>
             })
             .collect();
         for pt in &part.tracks {
-            let l = TraceLocation {
-                process: pi,
-                thread: pt.thread,
-                rank: p.rank(),
-                pid: p.pid,
-                image: p.image,
-                host: p.host.clone(),
-                app: p.app_name(model).to_string(),
-                rank_base: p.rank_base,
-                name: p
-                    .threads
-                    .iter()
-                    .find(|t| t.thread == pt.thread)
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default(),
-            };
+            let l = TraceLocation::of(model, pi, pt.thread);
             let mut t = Track::of(&l);
             t.lanes = if same {
                 pt.lanes.clone()

@@ -95,6 +95,27 @@ pub struct TraceLocation {
 }
 
 impl TraceLocation {
+    /// Thread `thread` of process `process` (a [`Model::processes`] index) of `model`.
+    pub fn of(model: &Model, process: usize, thread: u32) -> TraceLocation {
+        let p = &model.processes[process];
+        TraceLocation {
+            process,
+            thread,
+            rank: p.rank(),
+            pid: p.pid,
+            image: p.image,
+            host: p.host.clone(),
+            app: p.app_name(model).to_string(),
+            rank_base: p.rank_base,
+            name: p
+                .threads
+                .iter()
+                .find(|t| t.thread == thread)
+                .map(|t| t.name.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// `rank.thread` for an MPI rank, else `pid.thread` (`pid:image.thread` for a later exec
     /// image); in a session prefixed with `app:`, the rank the application's own.
     pub fn label(&self) -> String {
@@ -539,22 +560,7 @@ impl<'m> GlobalMerge<'m> {
                     .filter(|c| c.header.thread == thread)
                     .copied()
                     .collect();
-                m.locations.push(TraceLocation {
-                    process: pi,
-                    thread,
-                    rank: p.rank(),
-                    pid: p.pid,
-                    image: p.image,
-                    host: p.host.clone(),
-                    app: p.app_name(model).to_string(),
-                    rank_base: p.rank_base,
-                    name: p
-                        .threads
-                        .iter()
-                        .find(|t| t.thread == thread)
-                        .map(|t| t.name.clone())
-                        .unwrap_or_default(),
-                });
+                m.locations.push(TraceLocation::of(model, pi, thread));
                 sources.push(Source::new(
                     Cursor::new(thread, chunks, filter),
                     Arc::clone(&files),
