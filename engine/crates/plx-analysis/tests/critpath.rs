@@ -5,23 +5,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use plx_analysis::critpath::{profile, CriticalPath, Item, ItemKind, Level, Mode, Segment};
-use plx_analysis::{BuildOptions, MergeOptions, Model, Window};
+use plx_analysis::{MergeOptions, Model, Window};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, Experiment, NamedBy, RegionKind, SyncKind, ThreadLevel, NONE_U32};
 
 use plx_format::test_dir::tmp;
 
-fn open(d: &Path) -> (Experiment, Model) {
-    let exp = Experiment::open(d).unwrap();
-    let model = Model::build(
-        &exp,
-        BuildOptions {
-            rebuild_from_trace: false,
-            resolve_sources: false,
-        },
-    );
-    (exp, model)
-}
+#[path = "fixtures/open.rs"]
+mod open_fixture;
+use open_fixture::open;
 
 struct Run {
     exp: Experiment,

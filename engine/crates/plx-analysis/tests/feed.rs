@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use plx_analysis::{
-    BuildOptions, ClockReport, EventKind, GlobalEvent, GlobalMerge, MergeOptions, Model,
-};
+use plx_analysis::{ClockReport, EventKind, GlobalEvent, GlobalMerge, MergeOptions, Model};
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::test_dir::tmp;
 use plx_format::{Experiment, Warning, NONE_U32};
@@ -43,17 +41,9 @@ fn world(d: &Path) {
     w.write(d).unwrap();
 }
 
-fn open(d: &Path) -> (Experiment, Model) {
-    let exp = Experiment::open(d).unwrap();
-    let model = Model::build(
-        &exp,
-        BuildOptions {
-            rebuild_from_trace: false,
-            resolve_sources: false,
-        },
-    );
-    (exp, model)
-}
+#[path = "fixtures/open.rs"]
+mod open_fixture;
+use open_fixture::open;
 
 /// What a consumer sees: the events, each enter's and exit's region name as named when it
 /// came, and afterwards the merge's clock report, warnings and event count.

@@ -3,26 +3,16 @@
 
 use std::path::Path;
 
-use plx_analysis::{
-    clock_condition, BuildOptions, ClockReport, EventKind, GlobalMerge, MergeOptions, Model,
-};
+use plx_analysis::{clock_condition, ClockReport, EventKind, GlobalMerge, MergeOptions};
 use plx_format::synth::SynthProcess;
 use plx_format::synth_mpi::{MpiWorld, Msg};
-use plx_format::{ClockOffset, EventEncoder, Experiment, OffsetWhen};
+use plx_format::{ClockOffset, EventEncoder, OffsetWhen};
 
 use plx_format::test_dir::tmp;
 
-fn open(d: &Path) -> (Experiment, Model) {
-    let exp = Experiment::open(d).unwrap();
-    let model = Model::build(
-        &exp,
-        BuildOptions {
-            rebuild_from_trace: false,
-            resolve_sources: false,
-        },
-    );
-    (exp, model)
-}
+#[path = "fixtures/open.rs"]
+mod open_fixture;
+use open_fixture::open;
 
 /// Every event as `time location kind name` (names of regions; message ids).
 fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {

@@ -65,23 +65,9 @@ fn ring(name: &str) -> TestDir {
     experiment(name, |k| 300 + 7 * (k % 5) as i64)
 }
 
-/// The windows compared: the whole trace at several widths, zooms, pans, tiny windows.
-fn windows(v: &Viewer) -> Vec<String> {
-    let span = v.index.end - v.index.origin;
-    let mut out = Vec::new();
-    for (t0, t1, w, max) in [
-        (0, span, 1600, 5000),
-        (0, span, 1600, 10),
-        (0, span, 37, 100),
-        (span / 3, span / 2, 800, 50),
-        (span / 2, span / 2 + 5000, 1000, 5000),
-        (1234, 1235, 1, 5),
-        (-500, span + 500, 200, 0),
-    ] {
-        out.push(v.window(t0, t1, w, max));
-    }
-    out
-}
+#[path = "fixtures/windows.rs"]
+mod windows_fixture;
+use windows_fixture::windows;
 
 fn assert_same_index(a: &TraceIndex, b: &TraceIndex) {
     assert_eq!(a.events, b.events);
