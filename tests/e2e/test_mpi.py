@@ -35,6 +35,8 @@ from conftest import (
     run,
 )
 from mpi_impls import IMPLS
+import plx_codec
+from plx_schema import RECORD_IDS
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
 
@@ -292,6 +294,30 @@ def test_life_info(life_exp):
         assert re.search(r"(?m)^\s+rank\s+%d of 4 \(thread level funneled\)$" % rank, block)
         assert ended(block) == "exited with status 0"
         assert re.search(r"(?m)^\s+threads\s+3$", block)
+
+
+def test_life_world_lists_no_ranks(life_exp):
+    """Each rank's file defines MPI_COMM_WORLD without listing its ranks (format version 3: a
+    process's file does not grow with the job) and MPI_COMM_SELF with its own rank; the model
+    lists the world's members, as plx comm --format json shows."""
+    seen = 0
+    # each exec image has its file (process.N.plx: the rank that orted or hydra exec'ed)
+    for f in sorted(f for d in process_dirs(life_exp) for f in d.glob("process*.plx")):
+        _, records = plx_codec.read_file(f)
+        decoded = [plx_codec.decode(t, p) for t, p in records]
+        ranks = [r["rank"] for t, r in zip(records, decoded) if t[0] == RECORD_IDS["MpiInit"]]
+        if not ranks:  # mpirun, or a process before its exec
+            continue
+        rank = ranks[0]
+        comms = {r["comm"]: r for t, r in zip(records, decoded) if t[0] == RECORD_IDS["CommDef"]}
+        assert (comms[0]["size"], comms[0]["ranks"]) == (0, [])
+        if 1 in comms:
+            assert comms[1]["ranks"] == [rank]
+        seen += 1
+    assert seen == LIFE_RANKS
+    doc = json.loads(plx("comm", life_exp, "--format", "json").stdout)
+    world = [c for c in doc["communicators"] if c["name"] == "MPI_COMM_WORLD"]
+    assert [c["members"] for c in world] == [list(range(LIFE_RANKS))]
 
 
 def test_life_launch_forms_agree(life_exps):

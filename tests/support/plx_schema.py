@@ -2,7 +2,7 @@
 
 Record layouts, trace event word and subtypes as data, for the e2e tests' decoder."""
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 # id -> (name, [(field, type, count field or None, items or None, bulk)])
 RECORDS = {

@@ -79,6 +79,11 @@ struct plx_comm_members {
  * the same two groups, either of them local (its other side counts the same). The one rule of
  * every message-passing layer (messages.c). */
 PLX_EXT_API int plx_ext_comm_same_members(struct plx_comm_members a, struct plx_comm_members b);
+/* Encodes a communicator's CommDef (spec/records.toml): its members' world ranks, or none when
+ * they are the world's `world_size` ranks in order (MPI_COMM_WORLD, its duplicates), so that a
+ * process's file does not grow with the job. The one rule of every message-passing layer. */
+PLX_EXT_API void plx_ext_enc_comm_def(struct plx_rec *r, uint32_t comm, uint32_t ordinal, uint32_t size,
+                                      const uint32_t *world, uint32_t world_size);
 PLX_EXT_API int plx_ext_tracing(void);
 PLX_EXT_API uint64_t plx_ext_ticks(void);
 

@@ -157,6 +157,19 @@ int plx_ext_comm_same_members(struct plx_comm_members a, struct plx_comm_members
             same_list(a.world, a.size, b.local, b.local_size));
 }
 
+void plx_ext_enc_comm_def(struct plx_rec *r, uint32_t comm, uint32_t ordinal, uint32_t size,
+                          const uint32_t *world, uint32_t world_size)
+{
+    uint32_t i = 0;
+    if (size == world_size)
+        while (i < size && world[i] == i)
+            i++;
+    if (size == world_size && i == size)
+        plx_enc_comm_def(r, comm, ordinal, 0, NULL);
+    else
+        plx_enc_comm_def(r, comm, ordinal, size, world);
+}
+
 void plx_messages_write(struct plx_thread *t)
 {
     struct msg_thread *m = t->messages;

@@ -13,7 +13,7 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format is little-endian");
 
-#define PLX_FORMAT_VERSION 2u
+#define PLX_FORMAT_VERSION 3u
 #define PLX_FILE_HEADER_SIZE 16u
 #define PLX_RECORD_HEADER_SIZE 8u
 

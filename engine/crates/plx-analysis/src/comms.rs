@@ -117,7 +117,16 @@ impl CommInfo {
 pub struct CommTable {
     comms: Vec<CommInfo>,
     by_key: HashMap<CommInfo, u32>,
+    /// CommDefs that list no ranks (the world's, format version 3) by (world size, first rank,
+    /// predefined id, ordinal): found without building and hashing the list, once per process.
+    worlds: HashMap<(u32, u32, Option<u32>, u32), u32>,
+    /// World ranks listed for such CommDefs so far (at most [`WORLD_RANKS_LIMIT`]).
+    world_listed: u64,
 }
+
+/// The most world ranks listed, all worlds together, for CommDefs that list none (their size is
+/// the MpiInit's, which a damaged file may claim to be anything): 2^24 ranks, 64 MiB.
+pub const WORLD_RANKS_LIMIT: u64 = 1 << 24;
 
 impl CommTable {
     /// The experiment-wide index of a process's CommDef.
@@ -146,6 +155,29 @@ impl CommTable {
             ordinal: def.ordinal,
             remote: Some(b.to_vec()),
         })
+    }
+
+    /// The experiment-wide index of a CommDef that lists no ranks: its members are the world's
+    /// `size` ranks in order, numbered from `base` (an application's first rank in a session).
+    /// `None` past [`WORLD_RANKS_LIMIT`].
+    pub fn intern_world(&mut self, def: &CommDef, size: u32, base: u32) -> Option<u32> {
+        let predefined = (def.comm <= 1).then_some(def.comm);
+        let key = (size, base, predefined, def.ordinal);
+        if let Some(&i) = self.worlds.get(&key) {
+            return Some(i);
+        }
+        if self.world_listed + size as u64 > WORLD_RANKS_LIMIT {
+            return None;
+        }
+        self.world_listed += size as u64;
+        let i = self.insert(CommInfo {
+            predefined,
+            ranks: (0..size).map(|r| base.saturating_add(r)).collect(),
+            ordinal: def.ordinal,
+            remote: None,
+        });
+        self.worlds.insert(key, i);
+        Some(i)
     }
 
     fn insert(&mut self, info: CommInfo) -> u32 {
@@ -235,6 +267,29 @@ mod tests {
         assert_eq!(t.get(a).describe(), "comm of 2 ranks [0 1] #0");
         assert_eq!(Location::thread(3, 1).to_string(), "3.1");
         assert_eq!(Location::thread(3, 1).at(false), Location::rank(3));
+    }
+
+    #[test]
+    fn a_world_that_lists_no_ranks_is_the_world_that_lists_them() {
+        let mut t = CommTable::default();
+        let listed = t.intern(&def(0, 0, &[0, 1, 2]));
+        assert_eq!(t.intern_world(&def(0, 0, &[]), 3, 0), Some(listed));
+        assert_eq!(t.intern_world(&def(0, 0, &[]), 3, 0), Some(listed));
+        // a duplicate of the world written so is a duplicate, not the world
+        let dup = t.intern_world(&def(2, 0, &[]), 3, 0).unwrap();
+        assert_ne!(dup, listed);
+        assert_eq!(t.get(dup).describe(), "comm of 3 ranks [0 1 2] #0");
+        // a session's second application numbers its world from its first rank
+        let second = t.intern_world(&def(0, 0, &[]), 2, 3).unwrap();
+        assert_eq!(t.get(second).ranks, vec![3, 4]);
+        // a damaged MpiInit claiming 2^32 - 1 ranks lists none (nor allocates for them)
+        assert_eq!(t.intern_world(&def(0, 0, &[]), u32::MAX, 0), None);
+        assert_eq!(
+            t.intern_world(&def(0, 0, &[]), WORLD_RANKS_LIMIT as u32, 0),
+            None,
+            "the worlds listed so far count against the limit"
+        );
+        assert_eq!(t.all().len(), 3);
     }
 
     fn inter(comm: u32, ordinal: u32, local: &[u32], remote: &[u32]) -> InterCommDef {

@@ -320,6 +320,25 @@ impl Model {
                     region_modules.entry(g).or_insert(base);
                 }
                 for def in img.process.comms.values() {
+                    if def.ranks.is_empty() {
+                        // the world's ranks in order (format version 3), as many as MpiInit says
+                        let size = img.process.mpi.as_ref().map_or(0, |m| m.size);
+                        match comms.intern_world(def, size, p.global_rank(0)) {
+                            Some(g) => {
+                                p.comms.insert(def.comm, g);
+                                continue;
+                            }
+                            None => warnings.push(Warning::file(
+                                img.process_path(),
+                                WarningKind::Malformed,
+                                format!(
+                                    "communicator {}: the world's ranks, a world of {size} claimed by MpiInit: over the {} ranks the reader lists; its members are left out",
+                                    def.comm,
+                                    crate::comms::WORLD_RANKS_LIMIT
+                                ),
+                            )),
+                        }
+                    }
                     let mut def = def.clone();
                     for r in &mut def.ranks {
                         *r = p.global_rank(*r);

@@ -326,6 +326,36 @@ fn communicators_are_matched_by_members_and_ordinal_not_local_id() {
     assert_eq!(m.comms.get(sub_comm).describe(), "comm of 2 ranks [0 2] #0");
 }
 
+#[test]
+fn a_world_written_without_its_ranks_is_the_world_written_with_them() {
+    // the runtime writes the world's CommDef without its list (format version 3), an older
+    // file with it: both are one MPI_COMM_WORLD, and messages on it match across them
+    let d = tmp("world-list");
+    let mut w = MpiWorld::new(3);
+    w.trace = true;
+    w.ranks[1].comms.push(CommDef {
+        comm: 0,
+        ordinal: 0,
+        ranks: vec![0, 1, 2],
+    });
+    w.message(&Msg::new((0, 0), (1, 0), 64, 100, 400));
+    w.message(&Msg::new((1, 0), (2, 0), 32, 500, 900));
+    w.write(&d).unwrap();
+    let e = plx_format::Experiment::open(&d).unwrap();
+    assert!(e.images[0].process.comms[&0].ranks.is_empty());
+    assert_eq!(e.images[1].process.comms[&0].ranks, vec![0, 1, 2]);
+    let m = open(&d);
+    // the world and 3 x self
+    assert_eq!(m.comms.all().len(), 4);
+    let world = m.processes[0].comms[&0];
+    assert!((0..3).all(|r| m.processes[r].comms[&0] == world));
+    assert_eq!(m.comms.get(world).ranks, vec![0, 1, 2]);
+    assert_eq!(m.comms.get(world).describe(), "MPI_COMM_WORLD");
+    let (v, s) = matched(&m);
+    assert_eq!((s.matched, s.unmatched_sends()), (2, 0));
+    assert!(v.iter().all(|x| x.comm == Some(world)));
+}
+
 /// Rank 0 sends sizes 0..100000 twice each to rank 1; transfers take 5 us + 1 ns per byte
 /// (bandwidth 1000 MB/s); one size only back.
 fn fit_world() -> MpiWorld {

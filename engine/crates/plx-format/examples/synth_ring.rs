@@ -14,6 +14,7 @@ fn main() -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut w = MpiWorld::new(n);
     w.trace = true;
+    w.chunk_ops = usize::MAX;
     let mut t = 1_000_000u64;
     for _ in 0..m {
         for r in 0..n {

@@ -79,16 +79,20 @@ fn next_data(file: &File, from: u64) -> Option<u64> {
 impl Input {
     /// The bytes before the first hole: never more than the file holds.
     pub(crate) fn read_data(&self) -> io::Result<Vec<u8>> {
+        // read straight into the result, a piece at a time: memory follows what is read (a
+        // file that shrank meanwhile gives what it still has), and a small file costs its size
+        // (a scratch piece of 1 MiB each, zeroed, was most of the cost of opening thousands)
         let mut out = Vec::new();
-        let mut buf = vec![0u8; 1 << 20];
         let mut off = 0u64;
         while off < self.data_end {
-            let want = ((self.data_end - off) as usize).min(buf.len());
-            let got = read_some_at(&self.file, &mut buf[..want], off);
+            let want = ((self.data_end - off) as usize).min(1 << 20);
+            let at = out.len();
+            out.resize(at + want, 0);
+            let got = read_some_at(&self.file, &mut out[at..], off);
+            out.truncate(at + got);
             if got == 0 {
                 break;
             }
-            out.extend_from_slice(&buf[..got]);
             off += got as u64;
         }
         Ok(out)
@@ -106,7 +110,9 @@ impl Input {
     ) -> u64 {
         let end = end.min(self.len);
         let piece = (((1u64 << 20) / align).max(1) * align) as usize;
-        let mut buf = vec![0u8; piece];
+        // no bigger than the span asked for (a small file's scan zeroes no 1 MiB)
+        let span = end.saturating_sub(start).div_ceil(align).max(1) * align;
+        let mut buf = vec![0u8; piece.min(span as usize)];
         let mut at = start;
         let mut visited = 0;
         while at < end {

@@ -121,7 +121,9 @@ pub struct CommDef {
     pub comm: u32,
     /// Communicators with the same members this process created before it.
     pub ordinal: u32,
-    /// World rank of each member in the communicator's rank order (its size is the length).
+    /// World rank of each member in the communicator's rank order (its size is the length);
+    /// empty (format version 3): the world's ranks in order, as many as the MpiInit's size
+    /// (the model lists them: `plx_analysis::CommTable::intern_world`).
     pub ranks: Vec<u32>,
 }
 

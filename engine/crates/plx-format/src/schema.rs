@@ -13,7 +13,7 @@ use crate::records::*;
 use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
 
 /// Format version written in every file header.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 
 /// Record type numbers.
 pub mod types {

@@ -293,7 +293,8 @@ impl MpiWorld {
             p.thread(*t, r.pid + 100 * t, "worker", 0);
         }
         p.mpi_init(rank, size, level, 1);
-        p.comm(0, 0, &(0..size).collect::<Vec<_>>());
+        // the world lists no ranks, as the runtime writes it (format version 3)
+        p.comm(0, 0, &[]);
         p.comm(1, 0, &[rank]);
         for c in &r.comms {
             p.record(Record::CommDef(c.clone()));

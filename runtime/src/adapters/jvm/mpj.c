@@ -329,7 +329,7 @@ static struct comm *define(JNIEnv *env, jobject obj, const uint32_t *members, ui
             free(both);
         }
     } else {
-        plx_enc_comm_def(&rec, n, ordinal, size, world);
+        plx_ext_enc_comm_def(&rec, n, ordinal, size, world, (uint32_t)world_size);
         plx_rec_write(&rec, 0);
     }
     if (t)

@@ -54,7 +54,7 @@ static void write_def(const struct plx_comm *c)
         plx_enc_inter_comm_def(&rec, c->id, ordinal, c->local_size, n, both);
         free(both);
     } else {
-        plx_enc_comm_def(&rec, c->id, ordinal, c->size, c->world);
+        plx_ext_enc_comm_def(&rec, c->id, ordinal, c->size, c->world, (uint32_t)plx_mpi_size);
     }
     plx_ext_rec_write(&rec);
 }

@@ -11,7 +11,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::cursor::{Clock, Cursor, CursorDamage, Files, Head, MergeStats, Residency};
+use super::cursor::{batch_len, Clock, Cursor, CursorDamage, Files, Head, MergeStats, Residency};
 
 /// A location's cursor with what it decodes by, and its batch decoded ahead.
 pub(crate) struct Source {
@@ -65,8 +65,13 @@ pub(crate) struct Sources {
 }
 
 impl Sources {
-    /// The sources of the locations (by index); `read_ahead`: decode ahead on a thread.
-    pub fn new(sources: Vec<Source>, read_ahead: bool) -> Sources {
+    /// The sources of the locations (by index); `read_ahead`: decode ahead on a thread. Their
+    /// batches are as long as [`batch_len`] gives for that many locations.
+    pub fn new(mut sources: Vec<Source>, read_ahead: bool) -> Sources {
+        let batch = batch_len(sources.len());
+        for s in &mut sources {
+            s.cursor.set_batch(batch);
+        }
         let shared = Arc::new(Shared {
             sources: sources.into_iter().map(Mutex::new).collect(),
             stats: Residency::default(),

@@ -9,8 +9,21 @@ use plx_format::{ChunkEvents, ChunkInfo, ClockMap, Event, OffsetMap, Warning, Wa
 
 use crate::model::ProcessModel;
 
-/// Events decoded ahead per refill; bounds the per-location decoded state.
+/// Events decoded per refill at most; bounds the per-location decoded state.
 const BATCH: usize = 256;
+/// Events decoded per refill at least (fewer make a refill's own cost show).
+const MIN_BATCH: usize = 64;
+/// The decoded events of every location together, bytes: the merge visits the locations in
+/// turn, and the batches it goes through stay in the processor's cache only while they fit
+/// (at 4,096 locations, 256 events each would be 64 MiB, and every event a miss).
+const BATCHES_BYTES: usize = 0;
+
+/// Events per refill for `locations` locations: [`BATCHES_BYTES`] shared out, within
+/// [`MIN_BATCH`]..=[`BATCH`]. Two batches a location (the merge's and the one read ahead).
+pub(crate) fn batch_len(locations: usize) -> usize {
+    let each = BATCHES_BYTES / (2 * locations.max(1) * std::mem::size_of::<Head>());
+    each.clamp(MIN_BATCH, BATCH)
+}
 
 /// Counters of what the merge holds in memory, for the bounded-memory guarantee.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -148,6 +161,8 @@ pub(crate) struct Cursor {
     pos: usize,
     ticks: u64,
     filter: Filter,
+    /// Events per [`Cursor::fill`].
+    batch: usize,
     last_ticks: u64,
     pub damage: CursorDamage,
 }
@@ -164,9 +179,15 @@ impl Cursor {
             pos: 0,
             ticks: 0,
             filter,
+            batch: BATCH,
             last_ticks: 0,
             damage: CursorDamage::default(),
         }
+    }
+
+    /// Events per [`Cursor::fill`] from now on ([`batch_len`]).
+    pub fn set_batch(&mut self, events: usize) {
+        self.batch = events.max(1);
     }
 
     /// Decodes the next batch of events into `out` (cleared first; a thread's time does not go
@@ -180,7 +201,7 @@ impl Cursor {
                 return;
             }
             let mut it = ChunkEvents::resume(&self.buf, self.pos, self.ticks);
-            while out.len() < BATCH {
+            while out.len() < self.batch {
                 let Some(ev) = it.next() else {
                     self.exhausted_chunk = true;
                     break;
