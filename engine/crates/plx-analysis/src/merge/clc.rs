@@ -142,18 +142,61 @@ pub(crate) struct KeyState {
     pub matched: u64,
 }
 
+/// Every key's [`KeyState`]: an index from key to slot, and the states in one vector.
+#[derive(Default)]
+pub(crate) struct KeyTable {
+    index: FastMap<MsgKey, u32>,
+    states: Vec<KeyState>,
+}
+
+impl KeyTable {
+    /// The state of `key`, if the stream has met it.
+    pub fn get_mut(&mut self, key: &MsgKey) -> Option<&mut KeyState> {
+        let i = *self.index.get(key)?;
+        Some(&mut self.states[i as usize])
+    }
+
+    /// Every key's state.
+    pub fn values(&self) -> impl Iterator<Item = &KeyState> {
+        self.states.iter()
+    }
+}
+
+/// A location's last send key and last receive key with their slots in the [`KeyTable`]: a
+/// rank that sends to the same peer again finds the key's state without a hash lookup (with
+/// thousands of ranks, the lookup was a cache miss per message).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct KeyMemo {
+    send: Option<(MsgKey, u32)>,
+    recv: Option<(MsgKey, u32)>,
+}
+
 /// Counts the next send (`send`) or receive of `key`; the key's state when that one has a
-/// partner. One lookup per message event (its key's state is where the counts live).
+/// partner. `memo` is the location's (see [`KeyMemo`]).
 pub(crate) fn next_matched<'a>(
-    keys: &'a mut FastMap<MsgKey, KeyState>,
+    keys: &'a mut KeyTable,
     plan: &MessagePlan,
     key: MsgKey,
     send: bool,
+    memo: &mut KeyMemo,
 ) -> Option<&'a mut KeyState> {
-    let ks = keys.entry(key).or_insert_with(|| KeyState {
-        matched: plan.matched.get(&key).copied().unwrap_or(0),
-        ..KeyState::default()
-    });
+    let last = if send { &mut memo.send } else { &mut memo.recv };
+    let slot = match *last {
+        Some((k, i)) if k == key => i,
+        _ => {
+            let KeyTable { index, states } = keys;
+            let i = *index.entry(key).or_insert_with(|| {
+                states.push(KeyState {
+                    matched: plan.matched.get(&key).copied().unwrap_or(0),
+                    ..KeyState::default()
+                });
+                states.len() as u32 - 1
+            });
+            *last = Some((key, i));
+            i
+        }
+    };
+    let ks = &mut keys.states[slot as usize];
     let seen = if send {
         &mut ks.sends_seen
     } else {
@@ -166,7 +209,7 @@ pub(crate) fn next_matched<'a>(
 /// The stream's message state: one [`KeyState`] per key, the plan, counters.
 pub(crate) struct Messages {
     pub plan: MessagePlan,
-    pub keys: FastMap<MsgKey, KeyState>,
+    pub keys: KeyTable,
     pub next_id: u64,
     pub report: ClockReport,
 }
@@ -186,7 +229,7 @@ impl Messages {
         };
         Messages {
             plan,
-            keys: FastMap::default(),
+            keys: KeyTable::default(),
             next_id: 0,
             report,
         }

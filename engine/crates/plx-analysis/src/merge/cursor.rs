@@ -4,19 +4,20 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use plx_format::{ChunkEvents, ChunkInfo, ClockMap, Event, OffsetMap, Warning, WarningKind};
 
+use super::LocalIds;
 use crate::model::ProcessModel;
 
 /// Events decoded per refill at most; bounds the per-location decoded state.
 const BATCH: usize = 256;
 /// Events decoded per refill at least (fewer make a refill's own cost show).
-const MIN_BATCH: usize = 64;
-/// The decoded events of every location together, bytes: the merge visits the locations in
-/// turn, and the batches it goes through stay in the processor's cache only while they fit
-/// (at 4,096 locations, 256 events each would be 64 MiB, and every event a miss).
-const BATCHES_BYTES: usize = 0;
+const MIN_BATCH: usize = 32;
+/// The decoded events of every location together, bytes, as far as [`MIN_BATCH`] allows: at
+/// 4,096 locations two batches of [`BATCH`] events each would hold 150 MB.
+const BATCHES_BYTES: usize = 16 << 20;
 
 /// Events per refill for `locations` locations: [`BATCHES_BYTES`] shared out, within
 /// [`MIN_BATCH`]..=[`BATCH`]. Two batches a location (the merge's and the one read ahead).
@@ -86,26 +87,42 @@ impl Residency {
 pub(crate) struct Head {
     pub ticks: u64,
     pub base_ns: i64,
+    /// A send's, receive's or collective's communicator key ([`crate::matching::comm_key`]),
+    /// found as the event is decoded (0 for other events): the merge then looks up no
+    /// per-process map per event.
+    pub comm: u64,
     pub ev: Event,
 }
 
 /// What puts a process's events on the global clock, copied from its model so that events
 /// decode without it (on the read-ahead thread, and with no lookup into the model per event).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Clock {
     map: ClockMap,
     offsets: OffsetMap,
     shift_ns: i64,
     rank_base: u32,
+    /// The process's communicators, local id → experiment index.
+    comms: Arc<LocalIds>,
 }
 
 impl Clock {
-    pub fn of(p: &ProcessModel) -> Clock {
+    pub fn of(p: &ProcessModel, comms: Arc<LocalIds>) -> Clock {
         Clock {
             map: p.clock_map,
             offsets: p.offsets,
             shift_ns: p.shift_ns,
             rank_base: p.rank_base,
+            comms,
+        }
+    }
+
+    /// [`crate::matching::comm_key`] of the process's communicator `local`.
+    #[inline]
+    pub fn comm_key(&self, local: u32) -> u64 {
+        match self.comms.get(local) {
+            Some(g) => g as u64,
+            None => (1u64 << 32) | local as u64,
         }
     }
 
@@ -113,9 +130,16 @@ impl Clock {
     #[inline]
     fn head(&self, ticks: u64, ev: Event) -> Head {
         let ns = self.offsets.to_rank0(self.map.ns(ticks)) + self.shift_ns as f64;
+        let comm = match ev {
+            Event::Send { comm, .. }
+            | Event::Recv { comm, .. }
+            | Event::Collective { comm, .. } => self.comm_key(comm),
+            _ => 0,
+        };
         Head {
             ticks,
             base_ns: super::round_ns(ns),
+            comm,
             ev: crate::model::globalize_event_by(self.rank_base, ev),
         }
     }

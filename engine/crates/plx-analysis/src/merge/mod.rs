@@ -49,7 +49,7 @@ pub use cursor::MergeStats;
 pub use feed::Feed;
 
 use ahead::{Source, Sources};
-use clc::{MessagePlan, Messages, MsgKey, QueuedSend};
+use clc::{KeyMemo, MessagePlan, Messages, MsgKey, QueuedSend};
 use cursor::{Clock, Cursor, Files, Filter, Head};
 
 /// How to merge.
@@ -281,9 +281,6 @@ struct Slot {
     regions: u32,
     /// `regions` is this process's alone (not shared with a process of the same ids).
     own_regions: bool,
-    /// Process-local communicator id → model communicator: an index into
-    /// [`GlobalMerge::comm_maps`].
-    comms: u32,
     user_events: HashMap<u64, u32>,
     /// Current clock shift of the process, ns (only grows).
     delta: i64,
@@ -315,6 +312,8 @@ struct Loc {
     at: usize,
     head: Option<Head>,
     pending: Pending,
+    /// The location's last message keys ([`clc::next_matched`]).
+    memo: KeyMemo,
 }
 
 /// What became of the heap's top.
@@ -347,8 +346,6 @@ pub struct GlobalMerge<'m> {
     /// The processes' region maps, one per distinct map (the ranks of one program share it:
     /// one table in cache instead of one per process).
     region_maps: Vec<LocalIds>,
-    /// The processes' communicator maps, likewise.
-    comm_maps: Vec<LocalIds>,
     locations: Vec<TraceLocation>,
     /// Every location with a head and not parked; the top is the one being decided on.
     heap: BinaryHeap<Reverse<Entry>>,
@@ -451,7 +448,6 @@ impl<'m> GlobalMerge<'m> {
             locs: Vec::new(),
             sources: Sources::new(Vec::new(), false),
             region_maps: Vec::new(),
-            comm_maps: Vec::new(),
             locations: Vec::new(),
             heap: BinaryHeap::new(),
             deferred: Vec::new(),
@@ -480,7 +476,10 @@ impl<'m> GlobalMerge<'m> {
             .collect();
         let mut sources = Vec::new();
         let mut region_maps = HashMap::new();
-        let mut comm_maps = HashMap::new();
+        // the processes' communicator maps, one per distinct map: the events' keys are found
+        // with them as they are decoded ([`Head::comm`])
+        let mut comm_maps: Vec<Arc<LocalIds>> = Vec::new();
+        let mut comm_ids = HashMap::new();
         for (pi, p) in model.processes.iter().enumerate() {
             // a process with nothing measured (an `mpirun` launched under `plx run`, whose
             // trace holds at most its own lock events) is no location of the program
@@ -513,8 +512,9 @@ impl<'m> GlobalMerge<'m> {
                 path: index.path.clone(),
                 files,
             });
-            let clock = Clock::of(p);
             let comms = p.comms.iter().map(|(&l, &g)| (l, g)).collect();
+            let comms = intern_map(&mut comm_maps, &mut comm_ids, comms);
+            let clock = Clock::of(p, Arc::clone(&comm_maps[comms as usize]));
             let mut s = Slot {
                 model_index: pi,
                 rank: p.rank(),
@@ -522,7 +522,6 @@ impl<'m> GlobalMerge<'m> {
                 path: index.path.clone(),
                 regions: 0,
                 own_regions: false,
-                comms: intern_map(&mut m.comm_maps, &mut comm_maps, comms),
                 user_events: HashMap::new(),
                 delta: 0,
                 generation: 0,
@@ -564,7 +563,7 @@ impl<'m> GlobalMerge<'m> {
                 sources.push(Source::new(
                     Cursor::new(thread, chunks, filter),
                     Arc::clone(&files),
-                    clock,
+                    clock.clone(),
                 ));
                 m.locs.push(Loc {
                     slot,
@@ -573,6 +572,7 @@ impl<'m> GlobalMerge<'m> {
                     at: 0,
                     head: None,
                     pending: Pending::None,
+                    memo: KeyMemo::default(),
                 });
             }
         }
@@ -773,11 +773,8 @@ impl<'m> GlobalMerge<'m> {
                 return Taken::Parked;
             }
         }
-        if let Event::Recv {
-            peer, tag, comm, ..
-        } = head.ev
-        {
-            if let Some(wait) = self.place_receive(li, si, head, (peer, tag, comm)) {
+        if let Event::Recv { peer, tag, .. } = head.ev {
+            if let Some(wait) = self.place_receive(li, si, head, (peer, tag)) {
                 return wait;
             }
         }
@@ -791,10 +788,10 @@ impl<'m> GlobalMerge<'m> {
         li: u32,
         si: u32,
         head: Head,
-        (peer, tag, comm): (u32, i32, u32),
+        (peer, tag): (u32, i32),
     ) -> Option<Taken> {
         const GO: Option<Taken> = None;
-        let ck = self.comm_key(si, comm);
+        let ck = head.comm;
         let slot = &self.slots[si as usize];
         let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
         else {
@@ -804,7 +801,9 @@ impl<'m> GlobalMerge<'m> {
         match loc.pending {
             Pending::None => {
                 let key = (ck, peer, rank, tag);
-                let Some(ks) = clc::next_matched(&mut msgs.keys, &msgs.plan, key, false) else {
+                let Some(ks) =
+                    clc::next_matched(&mut msgs.keys, &msgs.plan, key, false, &mut loc.memo)
+                else {
                     return GO;
                 };
                 match ks.queue.pop_front() {
@@ -885,20 +884,20 @@ impl<'m> GlobalMerge<'m> {
                 peer,
                 tag,
                 bytes,
-                comm,
+                comm: _,
                 ..
             } => EventKind::Send {
                 peer,
                 tag,
                 bytes,
-                comm: self.comm(si, comm),
-                message: self.queue_send(li, si, time_ns, (peer, tag, comm)),
+                comm: comm_of(head.comm),
+                message: self.queue_send(li, si, time_ns, (peer, tag, head.comm)),
             },
             Event::Recv {
                 peer,
                 tag,
                 bytes,
-                comm,
+                comm: _,
                 ..
             } => {
                 let loc = &mut self.locs[li as usize];
@@ -915,18 +914,18 @@ impl<'m> GlobalMerge<'m> {
                     peer,
                     tag,
                     bytes,
-                    comm: self.comm(si, comm),
+                    comm: comm_of(head.comm),
                     message,
                 }
             }
             Event::Collective {
-                comm,
+                comm: _,
                 root,
                 bytes_sent,
                 bytes_recv,
                 ..
             } => EventKind::Collective {
-                comm: self.comm(si, comm),
+                comm: comm_of(head.comm),
                 root: (root != NONE_U32).then_some(root),
                 bytes_sent,
                 bytes_recv,
@@ -984,27 +983,14 @@ impl<'m> GlobalMerge<'m> {
         }
     }
 
-    fn comm(&self, si: u32, local: u32) -> Option<u32> {
-        self.comm_maps[self.slots[si as usize].comms as usize].get(local)
-    }
-
-    /// [`crate::matching::comm_key`] of a communicator of process slot `si`.
-    fn comm_key(&self, si: u32, local: u32) -> u64 {
-        match self.comm(si, local) {
-            Some(g) => g as u64,
-            None => (1u64 << 32) | local as u64,
-        }
-    }
-
     /// Queues a matched send for its receive (and wakes the process waiting for it); its id.
     fn queue_send(
         &mut self,
         li: u32,
         si: u32,
         time_ns: i64,
-        (peer, tag, comm): (u32, i32, u32),
+        (peer, tag, ck): (u32, i32, u64),
     ) -> Option<u64> {
-        let ck = self.comm_key(si, comm);
         let slot = &self.slots[si as usize];
         let (Some(msgs), true, Some(rank)) = (self.messages.as_mut(), slot.matching, slot.rank)
         else {
@@ -1017,7 +1003,7 @@ impl<'m> GlobalMerge<'m> {
             next_id,
             ..
         } = msgs;
-        let ks = clc::next_matched(keys, plan, key, true)?;
+        let ks = clc::next_matched(keys, plan, key, true, &mut self.locs[li as usize].memo)?;
         if ks.orphaned_sends > 0 {
             // its receive already went by without it
             ks.orphaned_sends -= 1;
@@ -1166,8 +1152,8 @@ impl<'m> GlobalMerge<'m> {
 }
 
 /// The index of the map of `pairs` (local id, global id; sorted) in `maps`, added if new.
-fn intern_map(
-    maps: &mut Vec<LocalIds>,
+fn intern_map<M: From<LocalIds>>(
+    maps: &mut Vec<M>,
     known: &mut HashMap<Vec<(u32, u32)>, u32>,
     pairs: Vec<(u32, u32)>,
 ) -> u32 {
@@ -1176,9 +1162,16 @@ fn intern_map(
         for &(l, g) in pairs {
             ids.set(l, g);
         }
-        maps.push(ids);
+        maps.push(ids.into());
         maps.len() as u32 - 1
     })
+}
+
+/// The experiment's communicator of a communicator key ([`Head::comm`]): `None` for a local id
+/// without a CommDef.
+#[inline]
+fn comm_of(key: u64) -> Option<u32> {
+    (key < 1 << 32).then_some(key as u32)
 }
 
 /// Nanoseconds rounded to the nearest whole one (halves up), without a libm call on the hot path.
