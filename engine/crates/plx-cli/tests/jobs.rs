@@ -90,6 +90,8 @@ fn one_thread_and_several_give_the_same_bytes() {
         &["critical-path", e, "--phase", "0.0001:0.0002", "--path"],
         &["critical-path", e, "--level", "thread", "--format", "csv"],
         &["export", e, "--format", "text", "-o", "-"],
+        // written beside the merge, as the text export is
+        &["export", e, "--format", "chrome", "-o", "-"],
     ];
     for args in commands {
         let one = run("1", args);
@@ -128,6 +130,26 @@ fn one_thread_and_several_give_the_same_bytes() {
         "events, messages and locations per rank"
     );
     assert!(written[0] == written[1], "parquet -j 3 differs from -j 1");
+    // the OTF2 archive, written beside the merge: the same files with the same bytes, but for
+    // the anchor file's trace id (random, as the OTF2 library makes it for every archive)
+    let mut archives = Vec::new();
+    for jobs in ["1", "3"] {
+        let out = d.join(format!("otf2-{jobs}"));
+        let o = run(
+            jobs,
+            &["export", e, "--format", "otf2", "-o", out.to_str().unwrap()],
+        );
+        assert!(o.1.ends_with("exit Some(0)"), "{}", o.1);
+        let mut f = files(&out);
+        f.retain(|(name, _)| name != "traces.otf2");
+        archives.push(f);
+    }
+    assert!(
+        archives[0].len() >= 4,
+        "definitions and event files: {:?}",
+        archives[0].iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    assert!(archives[0] == archives[1], "otf2 -j 3 differs from -j 1");
 }
 
 #[test]

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
-use plx_analysis::{EventKind, GlobalMerge};
+use plx_analysis::{EventKind, GlobalMerge, Model, RegionTable};
 use plx_format::{RegionKind, SyncKind};
 
 use crate::nesting::Stacks;
@@ -244,8 +244,7 @@ impl<'a> Writer<'a> {
         Ok(tid)
     }
 
-    fn region(&mut self, merge: &GlobalMerge, r: u32) -> (&str, &'static str) {
-        let regions = merge.regions();
+    fn region(&mut self, regions: &RegionTable, r: u32) -> (&str, &'static str) {
         while self.region_json.len() <= r as usize {
             let i = self.region_json.len() as u32;
             self.region_json.push(json_str(regions.name(i)));
@@ -254,13 +253,13 @@ impl<'a> Writer<'a> {
         (&self.region_json[r as usize], self.region_cat[r as usize])
     }
 
-    fn is_runtime(&mut self, merge: &GlobalMerge, r: u32) -> bool {
-        self.region(merge, r).1 == RegionKind::Runtime.as_str()
+    fn is_runtime(&mut self, regions: &RegionTable, r: u32) -> bool {
+        self.region(regions, r).1 == RegionKind::Runtime.as_str()
     }
 
-    fn slice(&mut self, merge: &GlobalMerge, ph: char, li: u32, t: i64, r: u32) -> io::Result<()> {
+    fn slice(&mut self, regions: &RegionTable, ph: char, li: u32, t: i64, r: u32) -> io::Result<()> {
         let (pid, mut tid) = (self.pid[li as usize], self.tid[li as usize]);
-        if self.is_runtime(merge, r) {
+        if self.is_runtime(regions, r) {
             let thread = tid;
             tid = MEASURE_BASE + thread;
             if !std::mem::replace(&mut self.measured[li as usize], true) {
@@ -274,7 +273,7 @@ impl<'a> Writer<'a> {
             }
         }
         let ts = us(t - self.origin);
-        let (name, cat) = self.region(merge, r);
+        let (name, cat) = self.region(regions, r);
         let body = format!(
             "{{\"ph\":\"{ph}\",\"name\":{name},\"cat\":\"{cat}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}}}"
         );
@@ -314,7 +313,7 @@ impl<'a> Writer<'a> {
     /// region's exit ([`Writer::end_steps`]).
     fn counted(
         &mut self,
-        merge: &GlobalMerge,
+        model: &Model,
         li: u32,
         t: i64,
         (set, region, values): (u32, u32, [u64; 4]),
@@ -325,7 +324,7 @@ impl<'a> Writer<'a> {
             .rev()
             .find(|&&(r, _)| r == region)
             .map_or(t, |&(_, e)| e);
-        let events = crate::counted::traced_events(merge.model(), self.process[l], set);
+        let events = crate::counted::traced_events(model, self.process[l], set);
         for (i, name) in events {
             let name = json_str(&format!("{name}{}", self.counter_suffix[l]));
             self.step(li, entry, &name, values[i])?;
@@ -384,29 +383,31 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn run(&mut self, mut merge: GlobalMerge) -> io::Result<ExportSummary> {
+    fn run(&mut self, merge: GlobalMerge) -> io::Result<ExportSummary> {
         self.out
             .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         self.metadata(&merge)?;
         let n_locs = merge.locations().len();
+        let model = merge.model();
+        let senders: Vec<String> = merge
+            .locations()
+            .iter()
+            .map(|l| json_str(&l.label()))
+            .collect();
+        let comm_names: Vec<String> = model.comms.all().iter().map(|c| c.describe()).collect();
+        let comm_name = |c: Option<u32>| -> String {
+            c.and_then(|c| comm_names.get(c as usize).cloned())
+                .unwrap_or_else(|| comm_token(c))
+        };
+        // writing runs beside the merge (on its own thread with more than one engine thread)
+        let (merge, written) = merge.feed(None, |feed| -> io::Result<(u64, u64)> {
         let mut stacks = Stacks::new(n_locs);
         // the runtime's own regions nest only among themselves, on the measurement track
         let mut measure = Stacks::new(n_locs);
         let mut last = vec![None::<i64>; n_locs];
         let mut closed = Vec::new();
         let mut n = 0u64;
-        let comm_names: Vec<String> = merge
-            .model()
-            .comms
-            .all()
-            .iter()
-            .map(|c| c.describe())
-            .collect();
-        let comm_name = |c: Option<u32>| -> String {
-            c.and_then(|c| comm_names.get(c as usize).cloned())
-                .unwrap_or_else(|| comm_token(c))
-        };
-        while let Some(e) = merge.next_event() {
+        while let Some(e) = feed.next_event() {
             if matches!(
                 e.kind,
                 EventKind::StreamSend { .. }
@@ -419,15 +420,16 @@ impl<'a> Writer<'a> {
             let li = e.location;
             let t = e.time_ns;
             last[li as usize] = Some(t);
+            let regions = feed.regions();
             match e.kind {
                 EventKind::Enter { region } => {
-                    if self.is_runtime(&merge, region) {
+                    if self.is_runtime(regions, region) {
                         measure.enter(li, region);
                     } else {
                         stacks.enter(li, region);
                         self.open[li as usize].push((region, t));
                     }
-                    self.slice(&merge, 'B', li, t, region)?;
+                    self.slice(regions, 'B', li, t, region)?;
                 }
                 EventKind::Exit { region } => {
                     let open = &mut self.open[li as usize];
@@ -435,20 +437,20 @@ impl<'a> Writer<'a> {
                         open.truncate(k);
                     }
                     closed.clear();
-                    if self.is_runtime(&merge, region) {
+                    if self.is_runtime(regions, region) {
                         measure.exit(li, region, &mut closed);
                     } else {
                         stacks.exit(li, region, &mut closed);
                     }
                     for &r in &closed {
-                        self.slice(&merge, 'E', li, t, r)?;
+                        self.slice(regions, 'E', li, t, r)?;
                     }
                     self.end_steps(li, t, Some(&closed))?;
                 }
                 EventKind::User { event, value } => {
                     let name = format!(
                         "{}{}",
-                        merge.user_events()[event as usize],
+                        feed.user_events()[event as usize],
                         self.counter_suffix[li as usize]
                     );
                     let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
@@ -492,7 +494,7 @@ impl<'a> Writer<'a> {
                 } => {
                     let id = message.map_or("null".to_string(), |m| m.id.to_string());
                     let from = match message {
-                        Some(m) => json_str(&merge.locations()[m.sender as usize].label()),
+                        Some(m) => senders[m.sender as usize].clone(),
                         None => peer.to_string(),
                     };
                     let latency = message.map_or("null".to_string(), |m| us(t - m.send_ns));
@@ -547,20 +549,24 @@ impl<'a> Writer<'a> {
                     set,
                     region,
                     values,
-                } => self.counted(&merge, li, t, (set, region, values))?,
+                } => self.counted(model, li, t, (set, region, values))?,
                 EventKind::StreamSend { .. }
                 | EventKind::StreamRecv { .. }
                 | EventKind::OmpTeam { .. } => {}
             }
         }
         // regions still open end at their thread's last event
+        let regions = feed.regions();
         for li in 0..n_locs as u32 {
             let Some(t) = last[li as usize] else { continue };
             for r in measure.close_all(li).into_iter().chain(stacks.close_all(li)) {
-                self.slice(&merge, 'E', li, t, r)?;
+                self.slice(regions, 'E', li, t, r)?;
             }
             self.end_steps(li, t, None)?;
         }
+        Ok((n, stacks.unmatched_exits + measure.unmatched_exits))
+        });
+        let (n, unmatched_exits) = written?;
         self.external_counters()?;
         let clock = merge.clock_report();
         let mut other = serde_json::Map::new();
@@ -578,7 +584,7 @@ impl<'a> Writer<'a> {
         }
         other.insert(
             "exits_without_enter".into(),
-            serde_json::Value::from(stacks.unmatched_exits + measure.unmatched_exits),
+            serde_json::Value::from(unmatched_exits),
         );
         write!(
             self.out,

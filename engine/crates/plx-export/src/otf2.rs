@@ -483,7 +483,7 @@ impl CounterMetrics {
 
 /// Writes the archive of `input`'s merged trace into `out` (which exists).
 fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, ExportError> {
-    let mut merge = input.merge_with_counters()?;
+    let merge = input.merge_with_counters()?;
     let ctr = CounterMetrics::new(merge.model());
     let ctr_classes = ctr.classes.len() as u32;
     let archive = Archive::open(out)?;
@@ -534,8 +534,13 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     let (mut first, mut last) = (None::<i64>, 0i64);
     let null = ptr::null_mut();
     let mut n = 0u64;
+    // a matched receive's sender: its location's world rank
+    let sender_rank: Vec<Option<u32>> = merge.locations().iter().map(|l| l.rank).collect();
 
-    while let Some(e) = merge.next_event() {
+    // writing runs beside the merge (on its own thread with more than one engine thread)
+    let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
+    while let Some(e) = feed.next_event() {
+        let regions = feed.regions();
         let li = e.location as usize;
         let w = writers[li];
         let t = e.time_ns.max(0) as u64;
@@ -616,7 +621,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
                 } => {
                     // the sender's world rank: the matched send's location's, else the record's
                     let from = message
-                        .and_then(|m| merge.locations()[m.sender as usize].rank)
+                        .and_then(|m| sender_rank[m.sender as usize])
                         .unwrap_or(peer);
                     let (c, from) = refs.comm(comm, from);
                     (
@@ -636,7 +641,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
                             ops.resize(r + 1, None);
                         }
                         *ops[r].get_or_insert_with(|| {
-                            collective_of(merge.regions().name(r as u32)).map(|(op, _)| op)
+                            collective_of(regions.name(r as u32)).map(|(op, _)| op)
                         })
                     });
                     let (c, root) = match root {
@@ -761,9 +766,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
                 EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => (OTF2_SUCCESS, 0),
             }
         };
-        if code != OTF2_SUCCESS {
-            return archive.check(code, "writing an event").map(|_| unreachable!());
-        }
+        archive.check(code, "writing an event")?;
         if records > 0 {
             counts[li] += records;
             n += 1;
@@ -771,6 +774,9 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
             last = e.time_ns;
         }
     }
+    Ok(())
+    });
+    written?;
     // external metrics (plx run --monitor, plx import): one metric location, after the threads
     let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
     let external =

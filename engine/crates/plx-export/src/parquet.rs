@@ -74,7 +74,7 @@ impl Exporter for Parquet {
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
-    let mut merge = input.merge()?;
+    let merge = input.merge()?;
     let by_rank = input.options.partition == Some(Partition::Rank);
     if by_rank && !merge.model().has_mpi() {
         return Err(ExportError::Usage(format!(
@@ -105,7 +105,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
     let mut closed = Vec::new();
     let mut n = 0u64;
 
-    while let Some(e) = merge.next_event() {
+    // writing runs beside the merge (on its own thread with more than one engine thread)
+    let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
+    while let Some(e) = feed.next_event() {
         // the tables (and the OTF2 written from them) hold MPI and region events only
         if is_sync_or_stream(&e.kind) {
             continue;
@@ -139,7 +141,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         let region_name = region.map(|r| {
             while region_names.len() <= r as usize {
                 let i = region_names.len() as u32;
-                region_names.push(ByteArray::from(merge.regions().name(i)));
+                region_names.push(ByteArray::from(feed.regions().name(i)));
             }
             region_names[r as usize].clone()
         });
@@ -157,7 +159,7 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             EventKind::User { event, value: v } => {
                 while user_names.len() <= event as usize {
                     let i = user_names.len();
-                    user_names.push(ByteArray::from(merge.user_events()[i].as_str()));
+                    user_names.push(ByteArray::from(feed.user_events()[i].as_str()));
                 }
                 user = Some(user_names[event as usize].clone());
                 value = Some(v);
@@ -233,6 +235,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         c[16].opt(value);
         events.row(rank)?;
     }
+    Ok(())
+    });
+    written?;
 
     let mut files = events.finish()?;
     files.extend(messages.finish()?);
