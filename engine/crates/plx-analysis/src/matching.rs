@@ -184,10 +184,23 @@ pub fn match_messages(
 /// The communicator part of a matching key: the experiment-wide index of a process-local
 /// communicator id, or `1 << 32 | local id` when the process has no CommDef for it.
 pub(crate) fn comm_key(p: &ProcessModel, comm: u32) -> u64 {
-    match p.comms.get(&comm) {
-        Some(&g) => g as u64,
-        None => (1u64 << 32) | comm as u64,
+    key_of_comm(p.comms.get(&comm).copied(), comm)
+}
+
+/// [`comm_key`] from what the process's map gives for `local`: its experiment-wide index, or
+/// none. The one rule of every matching key (the merge's, plx view's index parts').
+#[inline]
+pub fn key_of_comm(global: Option<u32>, local: u32) -> u64 {
+    match global {
+        Some(g) => g as u64,
+        None => (1u64 << 32) | local as u64,
     }
+}
+
+/// The experiment-wide communicator of a [`comm_key`]: `None` for a local id without a CommDef.
+#[inline]
+pub(crate) fn comm_of_key(key: u64) -> Option<u32> {
+    (key < 1 << 32).then_some(key as u32)
 }
 
 /// [`match_messages`], also giving the sink each message's communicator key ([`comm_key`]):

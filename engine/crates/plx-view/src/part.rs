@@ -384,10 +384,7 @@ pub fn combine(model: &Model, parts: &[&Part]) -> Result<TraceIndex, NeedsMerge>
                     "rank {rank} sends or receives on a communicator without a CommDef"
                 )));
             }
-            let comm = match p.comms.get(&m.comm) {
-                Some(&g) => g as u64,
-                None => (1u64 << 32) | m.comm as u64,
-            };
+            let comm = plx_analysis::matching::key_of_comm(p.comms.get(&m.comm).copied(), m.comm);
             Ok(Some(if m.send {
                 (comm, rank, m.peer, m.tag)
             } else {

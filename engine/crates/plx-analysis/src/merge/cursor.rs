@@ -120,10 +120,7 @@ impl Clock {
     /// [`crate::matching::comm_key`] of the process's communicator `local`.
     #[inline]
     pub fn comm_key(&self, local: u32) -> u64 {
-        match self.comms.get(local) {
-            Some(g) => g as u64,
-            None => (1u64 << 32) | local as u64,
-        }
+        crate::matching::key_of_comm(self.comms.get(local), local)
     }
 
     /// As [`ProcessModel::rank0_ns`] rounded, and [`crate::model::globalize_event`].

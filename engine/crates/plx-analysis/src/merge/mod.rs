@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use plx_format::{Event, Experiment, RegionKind, Warning, WarningKind, NONE_U32};
 
-use crate::matching::MatchSummary;
+use crate::matching::{comm_of_key, MatchSummary};
 use crate::model::{BuildOptions, Model, ProcessModel};
 use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::demangle;
@@ -890,7 +890,7 @@ impl<'m> GlobalMerge<'m> {
                 peer,
                 tag,
                 bytes,
-                comm: comm_of(head.comm),
+                comm: comm_of_key(head.comm),
                 message: self.queue_send(li, si, time_ns, (peer, tag, head.comm)),
             },
             Event::Recv {
@@ -914,7 +914,7 @@ impl<'m> GlobalMerge<'m> {
                     peer,
                     tag,
                     bytes,
-                    comm: comm_of(head.comm),
+                    comm: comm_of_key(head.comm),
                     message,
                 }
             }
@@ -925,7 +925,7 @@ impl<'m> GlobalMerge<'m> {
                 bytes_recv,
                 ..
             } => EventKind::Collective {
-                comm: comm_of(head.comm),
+                comm: comm_of_key(head.comm),
                 root: (root != NONE_U32).then_some(root),
                 bytes_sent,
                 bytes_recv,
@@ -1165,13 +1165,6 @@ fn intern_map<M: From<LocalIds>>(
         maps.push(ids.into());
         maps.len() as u32 - 1
     })
-}
-
-/// The experiment's communicator of a communicator key ([`Head::comm`]): `None` for a local id
-/// without a CommDef.
-#[inline]
-fn comm_of(key: u64) -> Option<u32> {
-    (key < 1 << 32).then_some(key as u32)
 }
 
 /// Nanoseconds rounded to the nearest whole one (halves up), without a libm call on the hot path.
