@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from components import require, require_tools
-from conftest import PLX, ROOT, _fail_message, clean_env, plx, report_json
+from conftest import PLX, ROOT, _fail_message, clean_env, plx, process_dirs, report_json
 from test_mpi import MPIRUN_TIMEOUT, comm_matrix, mpirun, mpirun_cmd
 
 pytestmark = pytest.mark.usefixtures("open_mpi")
@@ -30,14 +30,21 @@ FILTER = "counters population task-clock,page-faults\ncounters update_rows page-
 
 
 @pytest.fixture(scope="module")
-def life_trace(tmp_path_factory):
+def life_bin(tmp_path_factory):
+    """examples/mpi/life.c built with Open MPI's mpicc and compiler hooks, once per module."""
     require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
-    d = tmp_path_factory.mktemp("view")
-    exe = d / "life"
+    exe = tmp_path_factory.mktemp("view-bin") / "life"
     cp = subprocess.run(["mpicc", "-g", "-O1", "-finstrument-functions",
                          str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
                         capture_output=True, text=True, env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def life_trace(tmp_path_factory, life_bin):
+    d = tmp_path_factory.mktemp("view")
+    exe = life_bin
     exp = d / "life-exp"
     filt = d / "life.filter"
     filt.write_text(FILTER)
@@ -228,7 +235,7 @@ def first_line_of_plx_view(exp):
 
 def test_each_ranks_plx_run_indexed_its_own_process(life_trace):
     # one part per rank, written by that rank's plx run when its program had ended
-    processes = sorted(p.name for p in life_trace.iterdir() if p.is_dir() and p.name[0] != ".")
+    processes = [p.name for p in process_dirs(life_trace)]
     parts = sorted(p.name for p in (life_trace / ".plx-view" / "parts").iterdir())
     assert len(processes) == RANKS
     assert parts == [f"{p}.0.bin" for p in processes]
@@ -238,19 +245,14 @@ def test_each_ranks_plx_run_indexed_its_own_process(life_trace):
     assert not (life_trace / ".plx-view" / "index.bin").exists()
 
 
-def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path):
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
-    exe = tmp_path / "life"
-    cp = subprocess.run(["mpicc", "-O1", "-finstrument-functions",
-                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
-                        capture_output=True, text=True, env=clean_env())
-    assert cp.returncode == 0, _fail_message(cp)
+def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path, life_bin):
+    exe = life_bin
     exp = tmp_path / "exp"
     cp = subprocess.run(mpirun_cmd(2, PLX, "run", "--trace", "-o", exp, "--", exe, 2, 32, 1),
                         capture_output=True, text=True, timeout=MPIRUN_TIMEOUT,
                         env=dict(clean_env(), PLX_VIEW_INDEX="0"))
     assert cp.returncode == 0, _fail_message(cp)
-    assert len([p for p in exp.iterdir() if p.is_dir()]) == 2
+    assert len(process_dirs(exp)) == 2
     assert not (exp / ".plx-view").exists()
     lines = first_line_of_plx_view(exp)
     assert "index combined from 2 process parts built" in lines[-1], lines
@@ -259,14 +261,9 @@ def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path):
     assert "index combined from 2 process parts read" in lines[-1], lines
 
 
-def test_plx_run_around_mpirun_indexes_the_ranks_it_launched(tmp_path):
+def test_plx_run_around_mpirun_indexes_the_ranks_it_launched(tmp_path, life_bin):
     # plx run -- mpirun: the ranks descend from the launcher plx run started (by parent pid)
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
-    exe = tmp_path / "life"
-    cp = subprocess.run(["mpicc", "-O1", "-finstrument-functions",
-                         str(ROOT / "examples" / "mpi" / "life.c"), "-o", str(exe), "-pthread"],
-                        capture_output=True, text=True, env=clean_env())
-    assert cp.returncode == 0, _fail_message(cp)
+    exe = life_bin
     exp = tmp_path / "exp"
     plx("run", "--trace", "-o", exp, "--", *mpirun_cmd(2, exe, 2, 32, 1))
     # one part per rank (the launcher, measured but without tracks, has none)
