@@ -184,16 +184,29 @@ impl Graph {
         let mut len = vec![0i64; n];
         let mut best = vec![NONE; n];
         let mut flags = vec![0u8; n];
-        let mut ready: Vec<u32> = (0..n as u32)
-            .filter(|&v| inc[v as usize] && indeg[v as usize] == 0)
-            .rev()
-            .collect();
+        // Nodes are taken in index order (the merge's, about time order: the arrays are read
+        // front to back, not at random) as far as their predecessors are done: a node ready
+        // before the sweep reaches it waits for the sweep; one that becomes ready behind it (a
+        // collective's departure, whose virtual node comes later) goes on `ready`. The lengths
+        // do not depend on the order: a node's are taken from its predecessors, all done.
+        let mut ready: Vec<u32> = Vec::new();
+        let mut sweep = 0usize;
         let total = inc.iter().filter(|&&i| i).count();
         let mut done = 0usize;
         let mut cycles_broken = 0u64;
         let mut scan = 0usize;
         loop {
-            let Some(v) = ready.pop() else {
+            let next = ready.pop().or_else(|| {
+                while sweep < n {
+                    let i = sweep;
+                    sweep += 1;
+                    if inc[i] && indeg[i] == 0 && flags[i] & DONE == 0 {
+                        return Some(i as u32);
+                    }
+                }
+                None
+            });
+            let Some(v) = next else {
                 if done == total {
                     break;
                 }
@@ -257,7 +270,7 @@ impl Graph {
             for &s in &succ[start[vi] as usize..start[vi + 1] as usize] {
                 let d = &mut indeg[s as usize];
                 *d -= 1;
-                if *d == 0 && flags[s as usize] & DONE == 0 {
+                if *d == 0 && flags[s as usize] & DONE == 0 && (s as usize) < sweep {
                     ready.push(s);
                 }
             }
@@ -310,5 +323,144 @@ impl Graph {
             terminal,
             cycles_broken,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::critpath::graph::{ArcKind, Node};
+    use crate::merge::TraceLocation;
+    use crate::selection::Window;
+
+    /// A graph of `threads` threads of one application from its nodes: (time, thread or NONE,
+    /// kind, remote), each thread's nodes in index order.
+    fn graph(threads: u32, nodes: &[(i64, u32, NodeKind, u32)], members: Vec<Vec<u32>>) -> Graph {
+        let mut last = vec![NONE; threads as usize];
+        let nodes = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &(time_ns, loc, kind, remote))| {
+                let prev = if loc == NONE {
+                    NONE
+                } else {
+                    std::mem::replace(&mut last[loc as usize], i as u32)
+                };
+                let arc = match (kind, remote) {
+                    (_, NONE) => ArcKind::None,
+                    (NodeKind::Depart, _) => ArcKind::Collective,
+                    _ => ArcKind::Msg,
+                };
+                Node {
+                    time_ns,
+                    loc,
+                    prev,
+                    remote,
+                    kind,
+                    arc,
+                    label: NONE,
+                }
+            })
+            .collect();
+        let location = |thread| TraceLocation {
+            process: 0,
+            thread,
+            rank: None,
+            pid: 1,
+            image: 0,
+            host: String::new(),
+            name: String::new(),
+            app: String::new(),
+            rank_base: 0,
+        };
+        Graph {
+            nodes,
+            members,
+            labels: Vec::new(),
+            locations: (0..threads).map(location).collect(),
+            loc_app: vec![0; threads as usize],
+            window: Window::ALL,
+            events: 0,
+            origin_ns: 0,
+            span_ns: (0, 50),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn arcs(p: &LongestPath) -> Vec<(u32, u32, i64, bool)> {
+        p.arcs
+            .iter()
+            .map(|a| (a.from, a.to, a.weight_ns, a.thread))
+            .collect()
+    }
+
+    /// A barrier whose virtual node comes after the departures that wait for it (as the
+    /// graph makes it: at the instance's end): the late arrival's wait-free time is the path.
+    #[test]
+    fn collective_node_after_its_departures() {
+        use NodeKind::*;
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start, NONE),   // 0
+                (0, 1, Start, NONE),   // 1
+                (10, 0, Arrive, NONE), // 2
+                (30, 1, Arrive, NONE), // 3
+                (40, 0, Depart, 8),    // 4
+                (40, 1, Depart, 8),    // 5
+                (50, 0, End, NONE),    // 6
+                (45, 1, End, NONE),    // 7
+                (30, NONE, Collective, 0),
+            ],
+            vec![vec![2, 3]],
+        );
+        let p = g.longest_path(Mode::Global, None).expect("a path");
+        assert_eq!(p.length_ns, 50);
+        assert_eq!((p.first, p.terminal, p.cycles_broken), (1, 6, 0));
+        assert_eq!(
+            arcs(&p),
+            [
+                (1, 3, 30, true),
+                (3, 8, 0, false),
+                (8, 4, 10, false),
+                (4, 6, 10, true)
+            ]
+        );
+    }
+
+    /// Two receives each waiting for the other's later send (clocks that contradict the
+    /// order): the cycle is broken at the earliest receive, whose remote arc is ignored.
+    #[test]
+    fn cycle_is_broken_at_the_earliest_receive() {
+        use NodeKind::*;
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start, NONE), // 0
+                (0, 1, Start, NONE), // 1
+                (10, 0, Recv, 5),    // 2: waits for thread 1's send
+                (12, 1, Recv, 4),    // 3: waits for thread 0's send
+                (20, 0, Send, NONE), // 4
+                (25, 1, Send, NONE), // 5
+                (30, 0, End, NONE),  // 6
+                (40, 1, End, NONE),  // 7
+            ],
+            Vec::new(),
+        );
+        let p = g.longest_path(Mode::Global, None).expect("a path");
+        assert_eq!(p.cycles_broken, 1);
+        // 2 goes first (its remote ignored: 10 on its thread), then 4 (20), 3 from 4's send
+        // (its wait ends at 12 < 20: no time), 5 (+13), 7 (+15)
+        assert_eq!(p.length_ns, 48);
+        assert_eq!(
+            arcs(&p),
+            [
+                (0, 2, 10, true),
+                (2, 4, 10, true),
+                (4, 3, 0, false),
+                (3, 5, 13, true),
+                (5, 7, 15, true)
+            ]
+        );
     }
 }
