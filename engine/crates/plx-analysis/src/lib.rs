@@ -47,7 +47,7 @@ pub use gprof::{call_graph, GprofEntry};
 pub use matching::{match_messages, MatchSummary, MatchedMessage, PairCounter, UnmatchedPair};
 pub use merge::{
     clock_condition, ClockCondition, ClockReport, EventKind, GlobalEvent, GlobalMerge,
-    MergeOptions, MergeStats, MessageLink, TraceLocation,
+    MergeOptions, MergeStats, MessageLink, ReplayPlan, TraceLocation,
 };
 pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{

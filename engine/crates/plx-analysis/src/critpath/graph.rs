@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
 
-use crate::merge::{EventKind, GlobalMerge, MergeOptions, TraceLocation};
+use crate::merge::{EventKind, GlobalMerge, MergeOptions, ReplayPlan, TraceLocation};
 use crate::model::Model;
 use crate::regions::RegionTable;
 use crate::selection::Window;
@@ -111,6 +111,9 @@ pub struct Graph {
     pub span_ns: (i64, i64),
     /// The merge's warnings.
     pub warnings: Vec<Warning>,
+    /// What the merge gave each thread, for a second pass over each thread alone (the
+    /// procedure profile).
+    pub replay: ReplayPlan,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -186,7 +189,8 @@ impl Graph {
         window: Window,
         opts: MergeOptions,
     ) -> Result<Graph, AnalysisError> {
-        let merge = GlobalMerge::new(model, exp, opts)?;
+        let mut merge = GlobalMerge::new(model, exp, opts)?;
+        merge.keep_replay_plan();
         let locations = merge.locations().to_vec();
         let loc_app = locations
             .iter()
@@ -206,6 +210,7 @@ impl Graph {
                 origin_ns: merge.origin_ns(),
                 span_ns: (i64::MAX, i64::MIN),
                 warnings: Vec::new(),
+                replay: ReplayPlan::default(),
             },
             locs: vec![LocState::default(); n],
             send_of: Vec::new(),
@@ -251,6 +256,7 @@ impl Graph {
         b.starts_until(i64::MAX);
         b.finish(cut);
         b.g.warnings = merge.warnings().to_vec();
+        b.g.replay = merge.replay_plan();
         Ok(b.g)
     }
 

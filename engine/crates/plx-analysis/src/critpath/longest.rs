@@ -384,6 +384,7 @@ mod tests {
             origin_ns: 0,
             span_ns: (0, 50),
             warnings: Vec::new(),
+            replay: Default::default(),
         }
     }
 

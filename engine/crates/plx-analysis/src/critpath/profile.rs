@@ -187,8 +187,9 @@ pub fn location_name(model: &Model, l: &TraceLocation, level: Level) -> String {
 }
 
 /// The critical-path profile of `segs` at `level`, rows by time (largest first, then name).
-/// The procedure level reads the trace again (`exp`, the graph's window and `opts`) to split
-/// CPU segments among the functions running in them.
+/// The procedure level reads the path's threads again (`exp`, `opts`, each thread alone as the
+/// graph's merge gave it: [`Graph::replay`]) to split CPU segments among the functions running
+/// in them.
 pub fn profile(
     model: &Model,
     exp: &Experiment,
@@ -263,7 +264,8 @@ pub fn profile(
 }
 
 /// Exclusive time of each (function, thread) inside the path's CPU segments: a second pass
-/// over the merged trace, each thread's call stack replayed.
+/// over each thread of the path alone ([`GlobalMerge::replay_location`]), its call stack
+/// replayed.
 fn procedure_times(
     model: &Model,
     exp: &Experiment,
@@ -281,7 +283,7 @@ fn procedure_times(
     for v in &mut per_loc {
         v.sort_unstable();
     }
-    let merge = GlobalMerge::new(model, exp, opts)?;
+    let mut merge = GlobalMerge::new(model, exp, opts)?;
     let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut prev: Vec<Option<i64>> = vec![None; n];
     let mut cursor = vec![0usize; n];
@@ -306,16 +308,13 @@ fn procedure_times(
         }
     };
     let window = g.window;
-    // replayed beside the merge (on its own thread with more than one engine thread), which
-    // stops where the replay does: at the window's end
-    let (merge, ()) = merge.feed(Some(window.end_ns), |feed| {
-        while let Some(e) = feed.next_event() {
-            let li = e.location as usize;
-            if per_loc[li].is_empty() {
-                if e.time_ns >= window.end_ns {
-                    break;
-                }
-                continue;
+    // each thread with CPU segments read alone, its events as the graph's merge gave them (up
+    // to the first at or after the window's end): no second merge
+    for li in (0..n).filter(|&li| !per_loc[li].is_empty()) {
+        let mut ended = false;
+        merge.replay_location(li as u32, &g.replay, |e| {
+            if ended {
+                return;
             }
             let t = e.time_ns.min(window.end_ns);
             if let Some(p) = prev[li] {
@@ -324,7 +323,8 @@ fn procedure_times(
             }
             prev[li] = Some(t);
             if e.time_ns >= window.end_ns {
-                break;
+                ended = true;
+                return;
             }
             match e.kind {
                 EventKind::Enter { region } => stacks[li].push(region),
@@ -335,8 +335,8 @@ fn procedure_times(
                 }
                 _ => {}
             }
-        }
-    });
+        });
+    }
     // a segment past a thread's last event read (the window's end): its open region
     for li in 0..n {
         if let Some(p) = prev[li] {

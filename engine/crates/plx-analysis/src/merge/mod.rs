@@ -24,6 +24,11 @@
 //! the later sends. A receive met before its send has been seen holds its process back
 //! (events at or after it wait) until the send comes. Which messages pair up is the matching's
 //! answer, counted beforehand ([`clc`]), so the stream only waits for sends that will come.
+//!
+//! **Replay.** A second pass that needs each thread's events with their times but not their
+//! global order (the critical path's procedure profile) reads each location alone
+//! ([`GlobalMerge::replay_location`]) with the clock shifts the first merge gave each location
+//! and as many events as it gave ([`ReplayPlan`]): the same events, no heap, no matching.
 
 mod ahead;
 mod clc;
@@ -339,6 +344,27 @@ struct LocMessages {
     memo: KeyMemo,
 }
 
+/// What a merge gave each location, for a second pass that reads each location alone
+/// ([`GlobalMerge::replay_location`]): how many events, and from which of them on which clock
+/// shift. Taken with [`GlobalMerge::replay_plan`] from a merge that kept it
+/// ([`GlobalMerge::keep_replay_plan`]); empty otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplayPlan {
+    locations: Vec<LocationLog>,
+}
+
+/// One location's part of a [`ReplayPlan`]: one entry per change of the shift its events were
+/// given (at most one per event, so it grows with the events read, never beyond).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct LocationLog {
+    /// Events given.
+    events: u64,
+    /// The shift of its last event, ns.
+    delta: i64,
+    /// (first event, shift): from that event on (counted from 0), the shift.
+    shifts: Vec<(u64, i64)>,
+}
+
 /// What became of the heap's top.
 enum Taken {
     /// Emitted: the location's next event takes its place.
@@ -382,6 +408,8 @@ pub struct GlobalMerge<'m> {
     user_events: Vec<String>,
     user_index: HashMap<String, u32>,
     messages: Option<Messages>,
+    /// Kept for a second pass ([`GlobalMerge::keep_replay_plan`]).
+    replay: Option<ReplayPlan>,
     repair: bool,
     min_latency: i64,
     origin_ns: i64,
@@ -484,6 +512,7 @@ impl<'m> GlobalMerge<'m> {
             user_events: Vec::new(),
             user_index: HashMap::new(),
             messages: None,
+            replay: None,
             repair: opts.repair_clock,
             min_latency: 0,
             origin_ns: 0,
@@ -669,6 +698,43 @@ impl<'m> GlobalMerge<'m> {
     /// exhausted, damage met in the traces.
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+
+    /// Keeps from now on what a second pass needs to read each location alone
+    /// ([`ReplayPlan`]); call it before the first event.
+    pub fn keep_replay_plan(&mut self) {
+        self.replay = Some(ReplayPlan {
+            locations: vec![LocationLog::default(); self.locs.len()],
+        });
+    }
+
+    /// What this merge gave each location so far (empty without
+    /// [`GlobalMerge::keep_replay_plan`]).
+    pub fn replay_plan(&self) -> ReplayPlan {
+        self.replay.clone().unwrap_or_default()
+    }
+
+    /// Location `li`'s events as the merge that kept `plan` gave them — the same times (its
+    /// clock shifts), kinds and region names, as many as it gave — to `f`, in the location's
+    /// order; call it on a fresh merge of the same experiment, for each location at most once.
+    /// Messages are not linked (`message` is `None`).
+    pub fn replay_location(&mut self, li: u32, plan: &ReplayPlan, mut f: impl FnMut(GlobalEvent)) {
+        let Some(log) = plan.locations.get(li as usize) else {
+            return;
+        };
+        self.messages = None;
+        let si = self.locs[li as usize].slot;
+        let mut shifts = log.shifts.iter().peekable();
+        for k in 0..log.events {
+            let Some(&head) = self.locs[li as usize].head() else {
+                break;
+            };
+            while let Some(&(_, d)) = shifts.next_if(|&&(from, _)| from <= k) {
+                self.states[si as usize].delta = d;
+            }
+            f(self.emit(li, si, head));
+        }
+        self.states[si as usize].delta = 0;
     }
 
     fn intern_user_event(&mut self, name: &str) -> u32 {
@@ -889,7 +955,16 @@ impl<'m> GlobalMerge<'m> {
 
     /// Emits the head of `li`, links its message, advances the location.
     fn emit(&mut self, li: u32, si: u32, head: Head) -> GlobalEvent {
-        let time_ns = head.base_ns + self.states[si as usize].delta;
+        let delta = self.states[si as usize].delta;
+        let time_ns = head.base_ns + delta;
+        if let Some(plan) = &mut self.replay {
+            let log = &mut plan.locations[li as usize];
+            if log.delta != delta {
+                log.shifts.push((log.events, delta));
+                log.delta = delta;
+            }
+            log.events += 1;
+        }
         let kind = match head.ev {
             Event::Enter { region, .. } => EventKind::Enter {
                 region: self.global_region(si, region),
