@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plx_analysis::{ClockReport, EventKind, GlobalEvent, GlobalMerge, MergeOptions, Model};
 use plx_format::synth_mpi::{MpiWorld, Msg};
-use plx_format::test_dir::tmp;
+use plx_format::test_dir::{tmp, TestDir};
 use plx_format::{Experiment, Warning, NONE_U32};
 
 /// 12 ranks of two threads in small chunks (a batch per chunk), messages around rings of
@@ -106,6 +106,17 @@ fn fed(exp: &Experiment, model: &Model, until: Option<i64>) -> Seen {
     }
 }
 
+/// The world in a fresh directory named `name` (removed when the first item is dropped), its
+/// whole stream on one thread, and the time of its middle event.
+fn world_and_middle(name: &str) -> (TestDir, Experiment, Model, Seen, i64) {
+    let d = tmp(name);
+    world(&d);
+    let (exp, model) = open(&d);
+    let all = on_threads(1, || pulled(&exp, &model, None));
+    let mid = all.events[all.events.len() / 2].time_ns;
+    (d, exp, model, all, mid)
+}
+
 fn on_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -145,11 +156,7 @@ fn the_merged_stream_is_the_same_on_any_number_of_threads() {
 
 #[test]
 fn a_feed_until_a_time_stops_where_a_loop_breaking_there_does() {
-    let d = tmp("feed-until");
-    world(&d);
-    let (exp, model) = open(&d);
-    let all = on_threads(1, || pulled(&exp, &model, None));
-    let mid = all.events[all.events.len() / 2].time_ns;
+    let (_dir, exp, model, all, mid) = world_and_middle("feed-until");
     let first_after = all.events.iter().position(|e| e.time_ns >= mid).unwrap();
     let part = on_threads(1, || pulled(&exp, &model, Some(mid)));
     assert_eq!(part.events, all.events[..=first_after]);
@@ -196,11 +203,7 @@ fn unlinked(e: &GlobalEvent, regions: &plx_analysis::RegionTable) -> (i64, u32, 
 
 #[test]
 fn each_location_replayed_alone_is_what_the_merge_gave_it() {
-    let d = tmp("feed-replay");
-    world(&d);
-    let (exp, model) = open(&d);
-    let all = on_threads(1, || pulled(&exp, &model, None));
-    let mid = all.events[all.events.len() / 2].time_ns;
+    let (_dir, exp, model, all, mid) = world_and_middle("feed-replay");
     for until in [None, Some(mid)] {
         for threads in [1, 2] {
             on_threads(threads, || {
