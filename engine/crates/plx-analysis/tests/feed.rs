@@ -211,7 +211,7 @@ fn each_location_replayed_alone_is_what_the_merge_gave_it() {
                 let mut m = GlobalMerge::new(&model, &exp, MergeOptions::default()).unwrap();
                 m.keep_replay_plan();
                 let mut given = Vec::new();
-                let (m, ()) = m.feed(until, |feed| {
+                let (mut m, ()) = m.feed(until, |feed| {
                     while let Some(e) = feed.next_event() {
                         given.push(unlinked(&e, feed.regions()));
                         if until.is_some_and(|u| e.time_ns >= u) {
@@ -219,7 +219,7 @@ fn each_location_replayed_alone_is_what_the_merge_gave_it() {
                         }
                     }
                 });
-                let plan = m.replay_plan();
+                let plan = m.take_replay_plan();
                 assert!(
                     m.clock_report().unwrap().shifted_receives > 0,
                     "the repair shifted receives before the stop"

@@ -228,7 +228,7 @@ impl Graph {
         b.thread_starts(exp);
         // the graph is built beside the merge (on its own thread with more than one engine
         // thread), which stops where the graph does: at the window's end
-        let (merge, cut) = merge.feed(Some(window.end_ns), |feed| {
+        let (mut merge, cut) = merge.feed(Some(window.end_ns), |feed| {
             while let Some(ev) = feed.next_event() {
                 b.g.events += 1;
                 if ev.time_ns >= window.end_ns {
@@ -256,7 +256,7 @@ impl Graph {
         b.starts_until(i64::MAX);
         b.finish(cut);
         b.g.warnings = merge.warnings().to_vec();
-        b.g.replay = merge.replay_plan();
+        b.g.replay = merge.take_replay_plan();
         Ok(b.g)
     }
 

@@ -346,7 +346,7 @@ struct LocMessages {
 
 /// What a merge gave each location, for a second pass that reads each location alone
 /// ([`GlobalMerge::replay_location`]): how many events, and from which of them on which clock
-/// shift. Taken with [`GlobalMerge::replay_plan`] from a merge that kept it
+/// shift. Taken with [`GlobalMerge::take_replay_plan`] from a merge that kept it
 /// ([`GlobalMerge::keep_replay_plan`]); empty otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReplayPlan {
@@ -359,9 +359,8 @@ pub struct ReplayPlan {
 struct LocationLog {
     /// Events given.
     events: u64,
-    /// The shift of its last event, ns.
-    delta: i64,
-    /// (first event, shift): from that event on (counted from 0), the shift.
+    /// (first event, shift): from that event on (counted from 0), the shift (before the first
+    /// entry, 0).
     shifts: Vec<(u64, i64)>,
 }
 
@@ -709,9 +708,9 @@ impl<'m> GlobalMerge<'m> {
     }
 
     /// What this merge gave each location so far (empty without
-    /// [`GlobalMerge::keep_replay_plan`]).
-    pub fn replay_plan(&self) -> ReplayPlan {
-        self.replay.clone().unwrap_or_default()
+    /// [`GlobalMerge::keep_replay_plan`]); the merge keeps no plan after it.
+    pub fn take_replay_plan(&mut self) -> ReplayPlan {
+        self.replay.take().unwrap_or_default()
     }
 
     /// Location `li`'s events as the merge that kept `plan` gave them — the same times (its
@@ -959,9 +958,8 @@ impl<'m> GlobalMerge<'m> {
         let time_ns = head.base_ns + delta;
         if let Some(plan) = &mut self.replay {
             let log = &mut plan.locations[li as usize];
-            if log.delta != delta {
+            if log.shifts.last().map_or(0, |&(_, d)| d) != delta {
                 log.shifts.push((log.events, delta));
-                log.delta = delta;
             }
             log.events += 1;
         }
