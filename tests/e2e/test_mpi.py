@@ -1086,3 +1086,124 @@ def test_intercomm_parquet_and_sddf_list_both_groups(intercomm_exp, tmp_path):
                          sddf.read_text())
     assert sorted(records) == [("intercomm of [0 2] and [1 3] #0", "4", "0, 2, 1, 3"),
                                ("intercomm of [0 2] and [1 3] #1", "4", "0, 2, 1, 3")]
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. Both launcher positions on both implementations: `IMPL-LAUNCHER -np 4 plx run -- t_mpi`
+#     and `plx run -- IMPL-LAUNCHER -np 4 t_mpi`, traced. Under plx run the launcher and the
+#     processes it forks (Open MPI's orted children, MPICH's Hydra proxy) run the runtime's fork
+#     handler; a library hooking munmap (UCX, which MPICH loads into its launcher) must never
+#     reach an interposed function of a half-reset thread from there: the job lives, every
+#     message and call is counted exactly.
+
+LAUNCH_FORMS = ("mpirun-plx", "plx-mpirun")
+
+# The unmeasured processes of `plx run -- LAUNCHER -np 4`: Open MPI's mpirun forks each rank
+# (the fork's image is replaced by the rank's exec); MPICH's mpirun forks and execs Hydra's
+# proxy, which forks each rank.
+LAUNCHER_PROCESSES = {
+    "Open MPI": {("mpirun", "exited with status 0"): 1, ("mpirun", "replaced by exec()"): 4},
+    "MPICH": {("mpirun.mpich", "exited with status 0"): 1,
+              ("mpirun.mpich", "replaced by exec()"): 1,
+              ("hydra_pmi_proxy", "exited with status 0"): 1,
+              ("hydra_pmi_proxy", "replaced by exec()"): 4},
+}
+
+
+_LAUNCH_RUNS = {}
+
+
+def launch_run(tmp_path_factory, name, form):
+    """(impl, form, experiment, CompletedProcess) of t_mpi traced on 4 ranks under
+    implementation NAME in launch FORM; run once per session."""
+    key = (name, form)
+    if key in _LAUNCH_RUNS:
+        return _LAUNCH_RUNS[key]
+    impl = IMPLS[name]
+    impl.require()
+    root = tmp_path_factory.mktemp("launch-%s-%s" % key)
+    exe = root / "t_mpi"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
+                         str(MPI_SOURCES["t_mpi"]), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = root / "exp"
+    if form == "mpirun-plx":
+        cmd = impl.mpirun_cmd(4, PLX, "run", "-o", out, "--trace", "--", exe)
+    else:
+        cmd = [str(PLX), "run", "-o", str(out), "--trace", "--", *impl.mpirun_cmd(4, exe)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(),
+                        timeout=MPIRUN_TIMEOUT)
+    _LAUNCH_RUNS[key] = (impl, form, out, cp)
+    return _LAUNCH_RUNS[key]
+
+
+@pytest.fixture(params=[(impl, form) for impl in sorted(IMPLS) for form in LAUNCH_FORMS],
+                ids=lambda p: "%s-%s" % p)
+def launch_exp(request, tmp_path_factory):
+    return launch_run(tmp_path_factory, *request.param)
+
+
+def test_launcher_position_keeps_the_job_alive(launch_exp):
+    """The job ends with status 0, nothing crashes (before the fork handler held the thread's
+    guard, MPICH's Hydra proxy under plx run died of SIGSEGV in the pthread_rwlock_unlock
+    wrapper, called from UCX's munmap hook, and the job failed), each rank exited 0."""
+    impl, form, out, cp = launch_exp
+    assert cp.returncode == 0, _fail_message(cp)
+    for crash in ("Caught signal", "Segmentation fault", "backtrace", "assert"):
+        assert crash not in cp.stderr, _fail_message(cp)
+    assert cp.stderr.count("plx: experiment written to %s" % out) == 1, cp.stderr
+    _, ranks, unmeasured, warnings = info_sections(info(out).stdout)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    for rank, block in ranks.items():
+        assert ended(block) == "exited with status 0", (rank, block)
+        assert re.search(r"(?m)^\s+rank\s+%d of 4 \(thread level multiple\)$" % rank, block)
+    if form == "mpirun-plx":
+        assert unmeasured == [] and warnings.strip() == "none", warnings
+    else:
+        # the launcher's processes, each ended normally (none of a signal): (program, how it
+        # ended) -> how many
+        got = {}
+        for block in unmeasured:
+            argv0 = re.search(r"(?m)^\s+argv\s+(\S+)", block).group(1)
+            key = (os.path.basename(argv0), ended(block))
+            got[key] = got.get(key, 0) + 1
+        assert got == LAUNCHER_PROCESSES[impl.name], unmeasured
+
+
+def test_mpich_launcher_under_plx_run_keeps_the_job_alive(tmp_path_factory):
+    """`plx run -- mpirun.mpich -np 4 ./app` (the documented usage) by name: the job ends with
+    status 0 and the exact matrix of its four ranks."""
+    _, _, out, cp = launch_run(tmp_path_factory, "mpich", "plx-mpirun")
+    assert cp.returncode == 0, _fail_message(cp)
+    pairs, _ = t_mpi_header()
+    assert comm_matrix(out) == {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
+
+
+def test_launcher_position_exact_matrix(launch_exp):
+    impl, form, out, cp = launch_exp
+    assert cp.returncode == 0, _fail_message(cp)
+    pairs, _ = t_mpi_header()
+    expected = {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
+    assert comm_matrix(out) == expected
+    doc = json.loads(plx("comm", out, "--format", "json").stdout)
+    assert doc["total"] == {"messages": 55, "bytes": sum(T_MPI_BYTES.values())}
+    assert doc["locations"] == [0, 1, 2, 3]
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == 55
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+
+
+def test_launcher_position_exact_calls(launch_exp):
+    impl, form, out, cp = launch_exp
+    assert cp.returncode == 0, _fail_message(cp)
+    _, collectives = t_mpi_header()
+    by_rank = calls_by_rank(out)
+    assert sorted(by_rank) == [0, 1, 2, 3]
+    for rank, fns in by_rank.items():
+        got = mpi_calls(fns)
+        if rank == 3:
+            assert got.pop("MPI_Testsome", 0) >= 1
+        assert got == {**T_MPI_P2P_CALLS[rank], **T_MPI_EVERY_RANK, **collectives}, rank
+    for p in ranks_of(report_json(out)).values():
+        assert p["mpi"]["library"].startswith(impl.library), p["mpi"]["library"]

@@ -141,6 +141,9 @@ void plx_process_end(int reason, int status)
         atomic_store(&ended, 2);
         return;
     }
+    /* nothing the runtime calls while it writes is recorded (the thread records nothing after) */
+    if (plx_self)
+        plx_self->guard++;
     plx_ext_process_ending();
     plx_sampler_stop(); /* its final sample reads the threads before they are finished */
     plx_active = 0;
@@ -184,11 +187,8 @@ int plx_process_is_ours(void)
     return getpid() == measured_pid;
 }
 
-static void after_fork_child(void)
+static void reset_child(void)
 {
-    measured_pid = getpid();
-    if (!plx_active)
-        return;
     plx_writer_close();
     if (plx_writer_open() != 0) {
         plx_active = 0;
@@ -208,6 +208,23 @@ static void after_fork_child(void)
     for (int i = 0; i < nhooks; i++)
         if (hooks[i]->after_fork)
             hooks[i]->after_fork();
+}
+
+/* The child's state is rebuilt with the thread's guard held: what the runtime calls meanwhile
+ * (munmap of the parent's live files, which UCX hooks and answers with pthread_rwlock_unlock)
+ * may reach an interposed function, which must pass straight through, never record into a
+ * thread state half reset. */
+static void after_fork_child(void)
+{
+    measured_pid = getpid();
+    if (!plx_active)
+        return;
+    struct plx_thread *self = plx_self;
+    if (self)
+        self->guard++;
+    reset_child();
+    if (self && plx_self == self)
+        self->guard--;
 }
 
 static int attached; /* started by plx attach: served on the control socket */

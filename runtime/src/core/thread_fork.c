@@ -57,9 +57,10 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
             plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
     }
     if (t->live_sync) { /* the parent's file: the child counts its objects afresh in its own */
-        plx_live_unmap(t->live_sync);
+        struct plx_live_header *h = t->live_sync;
         t->live_sync = NULL;
         t->sync = NULL;
+        plx_live_unmap(h);
     }
     plx_messages_after_fork(t);
     t->lost_events = t->lost_nodes = 0;
