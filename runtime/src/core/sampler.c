@@ -24,6 +24,7 @@
 static atomic_flag smp_lock = ATOMIC_FLAG_INIT;
 static _Atomic int stopped;
 static int started;
+static int atfork; /* handlers registered: a fork()ed child inherits them, never again */
 static uint32_t period_ms;
 static unsigned char *buf; /* framed records waiting to be written */
 static size_t len, cap;
@@ -212,8 +213,9 @@ void plx_sampler_start(void)
         plx_warn("cannot start the CPU sampler: %s; no CPU samples", strerror(rc));
         return;
     }
-    if (!started)
+    if (!atfork)
         pthread_atfork(before_fork, after_fork_parent, NULL);
+    atfork = 1;
     started = 1;
 }
 
