@@ -34,7 +34,9 @@ from conftest import (
     report_json,
     run,
 )
+from components import require
 from mpi_impls import IMPLS
+import twohosts
 import plx_codec
 from plx_schema import RECORD_IDS
 
@@ -1207,3 +1209,157 @@ def test_launcher_position_exact_calls(launch_exp):
         assert got == {**T_MPI_P2P_CALLS[rank], **T_MPI_EVERY_RANK, **collectives}, rank
     for p in ranks_of(report_json(out)).values():
         assert p["mpi"]["library"].startswith(impl.library), p["mpi"]["library"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. Two hosts on one machine (twohosts.py): network namespaces joined by a veth pair, each
+#     host with its own host name and its CLOCK_MONOTONIC 7 ms apart; t_mpi traced, 2 ranks a
+#     host, Open MPI over TCP, in both launch forms. Rank 0's host is a: ranks 2 and 3 measure
+#     their clock's offset (-7 ms) and the merged trace is on rank 0's clock.
+
+HOST_B_AHEAD_NS = 7_000_000
+HOST_RANKS = {"plxhost-a": [0, 1], "plxhost-b": [2, 3]}
+# the slack beyond rtt/2 a measured offset may be off by: the two hosts' tick-to-ns lines
+OFFSET_SLACK_US = 50.0
+# Seconds the job may take (about 3 s here) before it is failed as hung
+TWO_HOSTS_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module", params=LAUNCH_FORMS)
+def two_hosts_exp(request, mpi_programs, exp_root):
+    """(experiment, CompletedProcess) of t_mpi traced on 2 + 2 ranks of hosts a and b."""
+    missing = twohosts.available()
+    require(missing is None, missing or "", install="scripts/deps/55-hosts.sh, as root")
+    prog = mpi_programs.get("t_mpi")
+    out = exp_root / ("two-hosts-" + request.param)
+    with twohosts.TwoHosts(offsets_ns=(0, HOST_B_AHEAD_NS), names=tuple(HOST_RANKS)) as hosts:
+        launcher = ["mpirun", "--allow-run-as-root", "--hostfile", hosts.hostfile(2),
+                    *hosts.open_mpi_options(), "-np", "4"]
+        if request.param == "mpirun-plx":
+            cmd = [*launcher, PLX, "run", "-o", out, "--trace", "--", prog]
+        else:
+            cmd = [PLX, "run", "-o", out, "--trace", "--", *launcher, prog]
+        cp = hosts.run("a", cmd, TWO_HOSTS_TIMEOUT, capture_output=True, text=True,
+                       env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    return out, cp
+
+
+def two_hosts_ranks(out):
+    """{rank: process} of plx report; the other processes can only be the launcher's (under
+    plx run -- mpirun, mpirun's TCP connections to its daemon on host b are traced: socket
+    calls only, in mpirun and its children before they exec'ed the ranks)."""
+    doc = report_json(out)
+    ranks = {p["rank"]: p for p in doc["processes"] if p["rank"] is not None}
+    for p in doc["processes"]:
+        if p["rank"] is None:
+            assert os.path.basename(p["executable"]) == "orterun", p["executable"]
+            assert {f["kind"] for t in p["threads"] for f in t["functions"]} <= {"socket"}, p
+    return ranks
+
+
+def test_two_hosts_exact_matrix_and_calls(two_hosts_exp):
+    out, _ = two_hosts_exp
+    pairs, collectives = t_mpi_header()
+    assert comm_matrix(out) == {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
+    doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == 55
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    ranks = two_hosts_ranks(out)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    by_rank = {}
+    for rank, p in ranks.items():
+        fns = {}
+        for t in p["threads"]:
+            for f in t["functions"]:
+                fns[f["function"]] = fns.get(f["function"], 0) + f["calls"]
+        by_rank[rank] = fns
+    for rank, fns in by_rank.items():
+        got = mpi_calls(fns)
+        if rank == 3:
+            assert got.pop("MPI_Testsome", 0) >= 1
+        assert got == {**T_MPI_P2P_CALLS[rank], **T_MPI_EVERY_RANK, **collectives}, rank
+
+
+def test_two_hosts_names_in_every_view(two_hosts_exp):
+    out, _ = two_hosts_exp
+    ranks = two_hosts_ranks(out)
+    assert {h: sorted(r for r, p in ranks.items() if p["host"] == h) for h in HOST_RANKS} \
+        == HOST_RANKS
+    # plx report's tables
+    text = plx("report", out, "--by", "process").stdout
+    heads = re.findall(r"(?m)^rank (\d+) \(pid [\d.]+ on (\S+)\)$", text)
+    assert sorted((int(r), h) for r, h in heads) == [
+        (r, h) for h, rs in HOST_RANKS.items() for r in rs]
+    # plx hierarchy: the machine tree, host by host
+    machine = json.loads(plx("hierarchy", out, "--format", "json").stdout)["machine"]
+    assert {h["name"]: [p["name"] for p in h["children"] if p["name"].startswith("rank ")]
+            for h in machine["children"] if h["name"] in HOST_RANKS} == {
+        h: ["rank %d" % r for r in rs] for h, rs in HOST_RANKS.items()}
+    # plx info: each rank's block names its host
+    info_text = info(out).stdout
+    blocks = info_rank_blocks(info_text)
+    for host, rs in HOST_RANKS.items():
+        for r in rs:
+            assert re.match(r"process \S+ on %s\n" % host, blocks[r]), blocks[r]
+    # the text export's locations
+    exported = plx("export", out, "--format", "text", "--output", "-").stdout
+    for host, rs in HOST_RANKS.items():
+        for r in rs:
+            assert re.search(r"(?m)^#\s+%d\.0\s+rank %d \(pid \d+ on %s\) thread 0 " % (r, r, host),
+                             exported), exported[:2000]
+
+
+def info_rank_blocks(info_text):
+    """{rank: block} of plx info's process blocks (the launcher's, if measured, left out)."""
+    body = info_text.partition("\nwarnings:")[0]
+    out = {}
+    for block in re.split(r"(?m)^(?=process \S+ on \S+)", body)[1:]:
+        m = re.search(r"(?m)^\s+rank\s+(\d+) of \d+", block)
+        if m:
+            assert int(m.group(1)) not in out
+            out[int(m.group(1))] = block
+    return out
+
+
+def clock_offsets(info_text):
+    """{rank: [(offset us, rtt us) at init, at finalize]} of plx info."""
+    blocks = info_rank_blocks(info_text)
+    out = {}
+    for rank, block in blocks.items():
+        m = re.search(r"(?m)^\s+clock offset to rank 0: ([-+]\d+\.\d+) us at init \(rtt "
+                      r"(\d+\.\d+) us\), ([-+]\d+\.\d+) us at finalize \(rtt (\d+\.\d+) us\)$",
+                      block)
+        assert m, block
+        v = [float(x) for x in m.groups()]
+        out[rank] = [(v[0], v[1]), (v[2], v[3])]
+    return out
+
+
+def test_two_hosts_clock_offset_measured_and_corrected(two_hosts_exp):
+    """Ranks of host b measure their offset to rank 0 at MPI_Init and MPI_Finalize: -7 ms within
+    the measurement's own bound (half its round trip); rank 1 shares rank 0's clock (0, not
+    measured). In the merged trace no receive comes before its send."""
+    out, _ = two_hosts_exp
+    text = info(out).stdout
+    offsets = clock_offsets(text)
+    for rank in HOST_RANKS["plxhost-a"]:
+        assert offsets[rank] == [(0.0, 0.0), (0.0, 0.0)], (rank, offsets[rank])
+    for rank in HOST_RANKS["plxhost-b"]:
+        for offset, rtt in offsets[rank]:
+            assert rtt > 0, (rank, offsets[rank])
+            assert abs(offset + HOST_B_AHEAD_NS / 1000) <= rtt / 2 + OFFSET_SLACK_US, (
+                rank, offsets[rank])
+    assert re.search(r"(?m)^clock condition: \d+ of 55 matched message\(s\) received before sent "
+                     r"\(after the ClockOffset correction\); .* 0 violation\(s\) left$", text), text
+    # the merged trace on rank 0's clock: each message's receive at or after its send
+    exported = plx("export", out, "--format", "text", "--output", "-").stdout
+    assert "ClockOffset-corrected" in exported.splitlines()[1]
+    sends, recvs = {}, {}
+    for line in exported.splitlines():
+        m = re.match(r"^\s*(\d+) \S+\s+(send|recv)\s.* msg=(\d+)$", line)
+        if m:
+            (sends if m.group(2) == "send" else recvs)[int(m.group(3))] = int(m.group(1))
+    assert len(sends) == len(recvs) == 55 and sends.keys() == recvs.keys()
+    early = {m: (sends[m], recvs[m]) for m in sends if recvs[m] < sends[m]}
+    assert early == {}

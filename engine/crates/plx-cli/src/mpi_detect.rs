@@ -35,6 +35,11 @@ const LAUNCHERS: &[&str] = &[
     "mpiexec.mpich",
 ];
 
+/// Whether `program` is an MPI launcher (`mpirun`, `mpiexec.hydra`, `srun`, ...).
+pub fn is_launcher(program: &str) -> bool {
+    LAUNCHERS.contains(&file_name(Path::new(program)).as_str())
+}
+
 /// The file `program` names: itself if it contains a slash, else the first match on PATH.
 pub fn resolve(program: &str) -> Option<PathBuf> {
     if program.contains('/') {

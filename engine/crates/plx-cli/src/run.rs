@@ -31,6 +31,32 @@ pub(crate) fn absolute(p: &Path) -> Result<PathBuf, CliError> {
 }
 
 /// Sets variable `name` to `path` when the runtime can take it.
+/// Open MPI's launcher starts the daemons of other hosts through ssh, with a fresh environment,
+/// and gives the ranks there only the variables it is told to carry: plx run's own (the
+/// preload, every PLX_ setting, the JVM agent) are added to `mca_base_env_list`, after any the
+/// user listed. Without them the ranks of the other hosts would run unmeasured, and the
+/// measured ranks would wait for them in MPI_Init's clock exchange forever.
+fn forward_to_remote_ranks(cmd: &mut Command) {
+    let names: Vec<String> = cmd
+        .get_envs()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .filter(|k| k.starts_with("PLX_") || k == "LD_PRELOAD" || k == "JAVA_TOOL_OPTIONS")
+        .collect();
+    let delimiter = std::env::var("OMPI_MCA_mca_base_env_list_delimiter")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ";".to_string());
+    let mut list = std::env::var("OMPI_MCA_mca_base_env_list").unwrap_or_default();
+    for name in names {
+        if !list.is_empty() {
+            list.push_str(&delimiter);
+        }
+        list.push_str(&name);
+    }
+    cmd.env("OMPI_MCA_mca_base_env_list", list);
+}
+
 fn set_path(cmd: &mut Command, name: &str, path: &Path) -> Result<(), CliError> {
     crate::options::setting(name)
         .parse(&path.to_string_lossy())
@@ -195,6 +221,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         if let Some(list) = crate::source_files::write(&dir_abs, f, &args.command)? {
             set_path(&mut cmd, "PLX_SOURCE_FILES", &list)?;
         }
+    }
+    if mpi == Some(crate::mpi_detect::MpiImpl::OpenMpi) && crate::mpi_detect::is_launcher(program) {
+        forward_to_remote_ranks(&mut cmd);
     }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child
