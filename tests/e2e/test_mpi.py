@@ -1323,16 +1323,20 @@ def info_rank_blocks(info_text):
 
 
 def clock_offsets(info_text):
-    """{rank: [(offset us, rtt us) at init, at finalize]} of plx info."""
+    """{rank: ([(offset us, rtt us) at init, at finalize], {0 or 1: offset us taken in place
+    of the measured one})} of plx info."""
     blocks = info_rank_blocks(info_text)
     out = {}
     for rank, block in blocks.items():
         m = re.search(r"(?m)^\s+clock offset to rank 0: ([-+]\d+\.\d+) us at init \(rtt "
-                      r"(\d+\.\d+) us\), ([-+]\d+\.\d+) us at finalize \(rtt (\d+\.\d+) us\)$",
-                      block)
+                      r"(\d+\.\d+) us\), ([-+]\d+\.\d+) us at finalize \(rtt (\d+\.\d+) us\)"
+                      r"(?:; (init|finalize)'s taken as ([-+]\d+\.\d+) us \(within half its rtt, "
+                      r"the nearest to (?:init|finalize)'s with at most 100 ppm drift\))?$", block)
         assert m, block
-        v = [float(x) for x in m.groups()]
-        out[rank] = [(v[0], v[1]), (v[2], v[3])]
+        v = [float(x) for x in m.groups()[:4]]
+        moved = {} if m.group(5) is None else {("init", "finalize").index(m.group(5)):
+                                               float(m.group(6))}
+        out[rank] = ([(v[0], v[1]), (v[2], v[3])], moved)
     return out
 
 
@@ -1343,17 +1347,26 @@ def test_two_hosts_clock_offset_measured_and_corrected(two_hosts_exp):
     out, _ = two_hosts_exp
     text = info(out).stdout
     offsets = clock_offsets(text)
+    exported = plx("export", out, "--format", "text", "--output", "-").stdout
+    run_us = max(int(m) for m in re.findall(r"(?m)^\s*(\d+) ", exported)) / 1000
     for rank in HOST_RANKS["plxhost-a"]:
-        assert offsets[rank] == [(0.0, 0.0), (0.0, 0.0)], (rank, offsets[rank])
+        assert offsets[rank] == ([(0.0, 0.0), (0.0, 0.0)], {}), (rank, offsets[rank])
     for rank in HOST_RANKS["plxhost-b"]:
-        for offset, rtt in offsets[rank]:
+        measured, moved = offsets[rank]
+        for offset, rtt in measured:
             assert rtt > 0, (rank, offsets[rank])
             assert abs(offset + HOST_B_AHEAD_NS / 1000) <= rtt / 2 + OFFSET_SLACK_US, (
                 rank, offsets[rank])
+        # the offsets the merge takes: one measured with the shorter round trip, the other
+        # within 100 ppm of drift over the run from it
+        best = min(rtt for _, rtt in measured)
+        for which, offset in moved.items():
+            assert measured[which][1] > best, (rank, offsets[rank])
+            assert abs(offset + HOST_B_AHEAD_NS / 1000) <= (
+                best / 2 + 1e-4 * run_us + OFFSET_SLACK_US), (rank, offsets[rank], run_us)
     assert re.search(r"(?m)^clock condition: \d+ of 55 matched message\(s\) received before sent "
                      r"\(after the ClockOffset correction\); .* 0 violation\(s\) left$", text), text
     # the merged trace on rank 0's clock: each message's receive at or after its send
-    exported = plx("export", out, "--format", "text", "--output", "-").stdout
     assert "ClockOffset-corrected" in exported.splitlines()[1]
     sends, recvs = {}, {}
     for line in exported.splitlines():

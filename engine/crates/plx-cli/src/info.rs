@@ -49,7 +49,8 @@ pub fn end_text(p: &ProcessModel) -> String {
 
 /// `+12.500 us at init (rtt 3.000 us), ...` of the ClockOffset records.
 fn offsets_text(p: &ProcessModel) -> String {
-    p.clock_offsets
+    let mut text = p
+        .clock_offsets
         .iter()
         .map(|o| {
             format!(
@@ -60,7 +61,21 @@ fn offsets_text(p: &ProcessModel) -> String {
             )
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if let Some((which, ns)) = p.offsets.moved {
+        let (this, other) = if which == 1 {
+            ("finalize", "init")
+        } else {
+            ("init", "finalize")
+        };
+        text.push_str(&format!(
+            "; {this}'s taken as {:+.3} us (within half its rtt, the nearest to {other}'s \
+             with at most {} ppm drift)",
+            ns / 1e3,
+            plx_format::clock::MAX_DRIFT * 1e6
+        ));
+    }
+    text
 }
 
 fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {

@@ -98,8 +98,18 @@ impl ClockMap {
     }
 }
 
+/// The relative rate by which two hosts' `CLOCK_MONOTONIC` may drift apart: 100 ppm (quartz
+/// oscillators and NTP's slewing stay well within it).
+pub const MAX_DRIFT: f64 = 1e-4;
+
 /// Maps one process's `CLOCK_MONOTONIC` ns to rank 0's: `m + offset(m)`, the offset linear
 /// through the Init and Finalize ClockOffset pairs, constant with one, zero without.
+///
+/// A measurement is exact only to half its round trip. When the two disagree by more than the
+/// drift allows, the one with the longer round trip is moved, within half its own round trip,
+/// as near as it comes to the other's value widened by [`MAX_DRIFT`] over the time between
+/// them (and the other's own half round trip): a round trip of 40 ms on a busy machine would
+/// otherwise tilt the whole run's times by up to 20 ms.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct OffsetMap {
     origin_ns: f64,
@@ -107,6 +117,29 @@ pub struct OffsetMap {
     slope: f64,
     /// How many pairs the map goes by (0, 1 or 2).
     pub pairs: u8,
+    /// With two pairs, the offset taken at the Finalize pair (1) or the Init pair (0) in place
+    /// of the measured one, and where: (which, offset ns); None when both are taken as measured.
+    pub moved: Option<(u8, f64)>,
+}
+
+/// The offsets taken at measurements `a` and `b`: the one with the longer round trip moved
+/// toward the other within the drift bound, never beyond half its own round trip.
+fn bounded(a: &ClockOffset, b: &ClockOffset) -> (f64, f64, Option<(u8, f64)>) {
+    let (oa, ob) = (a.offset_ns as f64, b.offset_ns as f64);
+    let b_poorer = b.rtt_ns > a.rtt_ns;
+    let (good, poor) = if b_poorer { (a, b) } else { (b, a) };
+    let dt = (poor.local_ns as f64 - good.local_ns as f64).abs();
+    let reach = MAX_DRIFT * dt + good.rtt_ns as f64 / 2.0;
+    let (g, p) = (good.offset_ns as f64, poor.offset_ns as f64);
+    let own = poor.rtt_ns as f64 / 2.0;
+    let taken = p.clamp(g - reach, g + reach).clamp(p - own, p + own);
+    if taken == p {
+        (oa, ob, None)
+    } else if b_poorer {
+        (oa, taken, Some((1, taken)))
+    } else {
+        (taken, ob, Some((0, taken)))
+    }
 }
 
 impl OffsetMap {
@@ -118,18 +151,22 @@ impl OffsetMap {
             .rev()
             .find(|o| o.when == OffsetWhen::Finalize);
         match (init, fin) {
-            (Some(a), Some(b)) if a.local_ns != b.local_ns => OffsetMap {
-                origin_ns: a.local_ns as f64,
-                origin_offset_ns: a.offset_ns as f64,
-                slope: (b.offset_ns as f64 - a.offset_ns as f64)
-                    / (b.local_ns as f64 - a.local_ns as f64),
-                pairs: 2,
-            },
+            (Some(a), Some(b)) if a.local_ns != b.local_ns => {
+                let (oa, ob, moved) = bounded(a, b);
+                OffsetMap {
+                    origin_ns: a.local_ns as f64,
+                    origin_offset_ns: oa,
+                    slope: (ob - oa) / (b.local_ns as f64 - a.local_ns as f64),
+                    pairs: 2,
+                    moved,
+                }
+            }
             (Some(o), _) | (None, Some(o)) => OffsetMap {
                 origin_ns: o.local_ns as f64,
                 origin_offset_ns: o.offset_ns as f64,
                 slope: 0.0,
                 pairs: 1,
+                moved: None,
             },
             (None, None) => OffsetMap::default(),
         }
@@ -155,7 +192,7 @@ mod tests {
             when,
             local_ns,
             offset_ns,
-            rtt_ns: 100,
+            rtt_ns: 0, // exact: taken as measured, whatever drift they imply
         }
     }
 
@@ -177,6 +214,51 @@ mod tests {
         assert_eq!(m.offset_ns(2000.0), 200.0);
         assert_eq!(m.offset_ns(0.0), 0.0);
         assert_eq!(m.to_rank0(5000.0), 5500.0);
+    }
+
+    fn off_rtt(when: OffsetWhen, local_ns: u64, offset_ns: i64, rtt_ns: u64) -> ClockOffset {
+        ClockOffset {
+            when,
+            local_ns,
+            offset_ns,
+            rtt_ns,
+        }
+    }
+
+    /// Two hosts 7 ms apart, measured 1 s apart: a measurement of a long round trip is moved
+    /// within its own error toward the precise one (the drift bound around it), never further.
+    #[test]
+    fn poor_measurement_moved_within_its_round_trip() {
+        let s = 1_000_000_000;
+        // finalize's round trip 24 ms, its offset 2.8 ms off: taken as init's + 100 us of drift
+        // + init's half round trip (5 us)
+        let m = OffsetMap::new(&[
+            off_rtt(OffsetWhen::Init, s, -7_000_000, 10_000),
+            off_rtt(OffsetWhen::Finalize, 2 * s, -4_200_000, 24_000_000),
+        ]);
+        assert_eq!(m.moved, Some((1, -6_895_000.0)));
+        assert_eq!(m.offset_ns(s as f64), -7_000_000.0);
+        assert_eq!(m.offset_ns(2.0 * s as f64), -6_895_000.0);
+        // init the poor one (44 ms), 18 ms off
+        let m = OffsetMap::new(&[
+            off_rtt(OffsetWhen::Init, s, 11_000_000, 44_000_000),
+            off_rtt(OffsetWhen::Finalize, 2 * s, -7_000_000, 10_000),
+        ]);
+        assert_eq!(m.moved, Some((0, -6_895_000.0)));
+        assert_eq!(m.offset_ns(2.0 * s as f64), -7_000_000.0);
+        // moved only within its own half round trip (1 ms): 2 ms off stays 1 ms off
+        let m = OffsetMap::new(&[
+            off_rtt(OffsetWhen::Init, s, -7_000_000, 10_000),
+            off_rtt(OffsetWhen::Finalize, 2 * s, -9_000_000, 2_000_000),
+        ]);
+        assert_eq!(m.moved, Some((1, -8_000_000.0)));
+        // two precise measurements 50 us apart over 1 s (50 ppm): both as measured
+        let m = OffsetMap::new(&[
+            off_rtt(OffsetWhen::Init, s, -7_000_000, 10_000),
+            off_rtt(OffsetWhen::Finalize, 2 * s, -7_050_000, 12_000),
+        ]);
+        assert_eq!(m.moved, None);
+        assert_eq!(m.offset_ns(2.0 * s as f64), -7_050_000.0);
     }
 
     fn c(ticks: u64, ns: u64) -> Calibration {
