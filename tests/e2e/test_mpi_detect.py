@@ -3,7 +3,7 @@
 
 import subprocess
 
-from conftest import PROGRAMS, _fail_message, clean_env, build, report_json
+from conftest import PROGRAMS, _fail_message, clean_env, build, report_json, run
 from test_mpi import comm_matrix, plx_under_mpirun
 
 
@@ -23,3 +23,32 @@ def test_mpi_through_a_library(open_mpi, tmp_path):
     # the wrappers were there: the one message of 4 bytes, both ranks known
     assert comm_matrix(out) == {(0, 1): (1, 4)}
     assert sorted(p["rank"] for p in report_json(out)["processes"]) == [0, 1]
+
+
+def _env_list_of_launcher(tmp_path, name, extra_env):
+    """OMPI_MCA_mca_base_env_list as a launcher called NAME sees it under plx run --trace
+    (a script of that name on PATH, printing it)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    script = bindir / name
+    script.write_text("#!/bin/sh\nprintf '%s\\n' \"${OMPI_MCA_mca_base_env_list-unset}\"\n")
+    script.chmod(0o755)
+    env = {"PATH": "%s:%s" % (bindir, clean_env()["PATH"]), **extra_env}
+    cp = run(tmp_path / ("exp-" + name), name, opts=("--trace",), env=env)
+    return cp.stdout.strip()
+
+
+def test_open_mpi_launcher_carries_plx_variables_to_every_host(tmp_path):
+    """plx run -- mpirun: Open MPI's launcher is told to give plx run's variables to the ranks
+    of every host (ssh starts the remote daemons with a fresh environment), after the user's;
+    MPICH's Hydra passes the whole environment itself, and a program that is no launcher gets
+    nothing."""
+    names = "LD_PRELOAD;PLX_OUTPUT;PLX_TRACE"
+    assert _env_list_of_launcher(tmp_path, "mpirun", {}) == names
+    assert _env_list_of_launcher(tmp_path, "orterun", {"OMPI_MCA_mca_base_env_list": "FOO;BAR"}) \
+        == "FOO;BAR;" + names
+    assert _env_list_of_launcher(tmp_path, "mpiexec.openmpi", {
+        "OMPI_MCA_mca_base_env_list_delimiter": ",", "OMPI_MCA_mca_base_env_list": "FOO"}) \
+        == "FOO," + names.replace(";", ",")
+    assert _env_list_of_launcher(tmp_path, "mpirun.mpich", {}) == "unset"
+    assert _env_list_of_launcher(tmp_path, "not-a-launcher", {}) == "unset"
