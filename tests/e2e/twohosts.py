@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 CLONE_NEWTIME = 0x00000080
 CLONE_NEWUTS = 0x04000000
@@ -73,7 +74,8 @@ class TwoHosts:
     def __init__(self, offsets_ns=(0, 7_000_000), names=("plxhost-a", "plxhost-b")):
         tag = "plx%d" % os.getpid()
         self.netns = {"a": tag + "a", "b": tag + "b"}
-        self.veth = {"a": tag + "va", "b": tag + "vb"}
+        # one name on both hosts (each end in its own namespace): the interface to name to MPI
+        self.interface = "plxveth"
         self.hostname = dict(zip("ab", names))
         self.address = dict(zip("ab", self.ADDRESSES))
         self.offset_ns = dict(zip("ab", offsets_ns))
@@ -96,16 +98,33 @@ class TwoHosts:
         for h in "ab":
             _ip("netns", "add", self.netns[h])
             self.made.append(self.netns[h])
-        _ip("link", "add", self.veth["a"], "netns", self.netns["a"], "type", "veth",
-            "peer", "name", self.veth["b"], "netns", self.netns["b"])
+        _ip("link", "add", self.interface, "netns", self.netns["a"], "type", "veth",
+            "peer", "name", self.interface, "netns", self.netns["b"])
         for h in "ab":
             ns = self.netns[h]
             _ip("link", "set", "lo", "up", netns=ns)
-            _ip("addr", "add", self.address[h] + "/30", "dev", self.veth[h], netns=ns)
-            _ip("link", "set", self.veth[h], "up", netns=ns)
+            _ip("addr", "add", self.address[h] + "/30", "dev", self.interface, netns=ns)
+            _ip("link", "set", self.interface, "up", netns=ns)
+        self._wait_until_up()
         self.dir = tempfile.mkdtemp(prefix="plx-twohosts-")
         self.agent = os.path.join(self.dir, "agent")
         self._write_agent()
+
+    def _wait_until_up(self):
+        """Until both ends report their link up (the kernel may take up to a second to say so,
+        and MPI libraries, UCX among them, skip an interface that is not)."""
+        deadline = time.monotonic() + SETUP_TIMEOUT
+        for h in "ab":
+            while True:
+                cp = subprocess.run(["ip", "netns", "exec", self.netns[h], "cat",
+                                     "/sys/class/net/%s/operstate" % self.interface],
+                                    capture_output=True, text=True, timeout=SETUP_TIMEOUT)
+                if cp.stdout.strip() == "up":
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("%s on host %s: link not up (%s)" % (
+                        self.interface, h, cp.stdout.strip() or cp.stderr.strip()))
+                time.sleep(0.05)
 
     def _write_agent(self):
         """The launch agent: `agent [-x] [-o OPT]... HOST COMMAND...` like ssh."""

@@ -31,8 +31,9 @@ fn start_time(pid: u32) -> Option<String> {
 /// The key shared by the `plx run` processes of one job and by no other run: PLX_JOB (set by
 /// plx-mpj for its ranks), the launcher's job id (PMIx namespace, Open MPI job id, Slurm job
 /// step), else, for a launcher that gives
-/// ranks no job id (MPICH's Hydra), the launcher process that started the ranks of this host
-/// (their parent, with its start time); outside a launcher, this process.
+/// ranks no job id, MPICH's Hydra's control port (on the command line of every host's proxy)
+/// or the launcher process that started the ranks of this host (their parent, with its start
+/// time); outside a launcher, this process.
 pub fn job_key() -> String {
     let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
     // a launcher of Parallax's own (plx-mpj) names its job
@@ -60,9 +61,28 @@ pub fn job_key() -> String {
     if ranked {
         // SAFETY: getppid has no preconditions.
         let ppid = unsafe { libc::getppid() } as u32;
+        // Hydra's proxy of each host names the launcher's control port: one for the job on
+        // every host, where the proxies are different processes
+        if let Some(port) = control_port(ppid) {
+            return format!("hydra {port}");
+        }
         return format!("launcher {ppid} {}", start_time(ppid).unwrap_or_default());
     }
     format!("run {pid} {}", start_time(pid).unwrap_or_default())
+}
+
+/// The `--control-port HOST:PORT` on process `pid`'s command line (MPICH's hydra_pmi_proxy).
+fn control_port(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    control_port_of(&cmdline)
+}
+
+fn control_port_of(cmdline: &[u8]) -> Option<String> {
+    let mut args = cmdline.split(|b| *b == 0);
+    args.find(|a| *a == b"--control-port")?;
+    args.next()
+        .filter(|v| !v.is_empty())
+        .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
 /// Does `dir` hold an experiment or anything else a run wrote (other than the marker)?
@@ -135,6 +155,25 @@ mod tests {
     use super::*;
 
     use plx_format::test_dir::tmp;
+
+    #[test]
+    fn hydra_proxies_of_every_host_name_one_control_port() {
+        let proxy = |id: &str| {
+            format!(
+                "/usr/bin/hydra_pmi_proxy\0--control-port\0hosta:45229\0--rmk\0user\0--proxy-id\0{id}\0"
+            )
+        };
+        assert_eq!(
+            control_port_of(proxy("0").as_bytes()),
+            Some("hosta:45229".to_string())
+        );
+        assert_eq!(
+            control_port_of(proxy("0").as_bytes()),
+            control_port_of(proxy("1").as_bytes())
+        );
+        assert_eq!(control_port_of(b"mpirun\0-np\0four\0"), None);
+        assert_eq!(control_port_of(b"x\0--control-port\0"), None);
+    }
 
     #[test]
     fn one_job_shares_a_directory_another_is_refused() {
