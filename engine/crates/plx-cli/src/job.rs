@@ -89,7 +89,7 @@ pub fn claim(dir: &Path, key: &str, append: bool) -> Result<Claim, CliError> {
     let temp = dir.join(format!("{MARKER}.{}", std::process::id()));
     let earlier = holds_a_run(dir);
     {
-        let mut f = std::fs::File::create(&temp).map_err(|e| io_error(dir, e))?;
+        let mut f = plx_format::output::create_replacing(&temp).map_err(|e| io_error(dir, e))?;
         f.write_all(format!("{key}\n").as_bytes())
             .map_err(|e| io_error(dir, e))?;
     }
