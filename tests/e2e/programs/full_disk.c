@@ -1,10 +1,13 @@
 /* Fills a small file system: main and one worker thread each make ROUNDS nested chains of rec()
  * DEPTH deep (DEPTH call paths per thread in a profile, 2 x DEPTH x ROUNDS events in a trace),
- * then main prints one line and exits with STATUS.  Usage: full_disk DEPTH ROUNDS STATUS
+ * then main prints one line and exits with STATUS ("kill": raises SIGKILL instead).
+ * Usage: full_disk DEPTH ROUNDS STATUS
  * Built with -DWITH_MPI, each rank does so between MPI_Init_thread and MPI_Finalize and names
  * its rank in the line. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #ifdef WITH_MPI
 #include <mpi.h>
@@ -50,5 +53,9 @@ int main(int argc, char **argv)
 #else
     printf("full_disk: %ld %ld\n", mine, theirs);
 #endif
+    if (strcmp(argv[3], "kill") == 0) {
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     return atoi(argv[3]);
 }
