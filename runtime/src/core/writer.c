@@ -20,6 +20,7 @@ static int fds[2] = {-1, -1}; /* process.plx, trace.plx */
 /* What each descriptor should be: a program may close descriptors it does not know (launchers
  * close all before exec) and reuse the numbers, so a write checks the file is still ours. */
 static char paths[2][4700];
+static int lost_errno[2]; /* why a file could not be reopened (its writes then fail, counted) */
 static dev_t devs[2];
 static ino_t inos[2];
 
@@ -148,6 +149,8 @@ static int checked_fd(int which)
         return fd;
     fd = plx_file_reopen(paths[which], O_WRONLY | O_APPEND, devs[which], inos[which]);
     fds[which] = fd;
+    if (fd < 0)
+        lost_errno[which] = errno;
     return fd;
 }
 
@@ -158,22 +161,21 @@ static int append(int which, struct iovec *iov, int n)
 {
     int saved = errno;
     int fd = checked_fd(which);
-    int r = -1;
-    if (fd >= 0) {
-        uint64_t len = 0;
-        for (int i = 0; i < n; i++)
-            len += iov[i].iov_len;
-        size_t partial = 0;
-        r = write_all(fd, iov, n, &partial);
-        if (r != 0) {
-            int zero = 0;
-            atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
-            atomic_fetch_add(&failed_writes[which], 1);
-            atomic_fetch_add(&failed_bytes[which], len);
-            struct stat st;
-            if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
-                (void)ftruncate(fd, st.st_size - (off_t)partial);
-        }
+    uint64_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    size_t partial = 0;
+    int r = fd >= 0 ? write_all(fd, iov, n, &partial) : -1;
+    if (fd < 0)
+        errno = lost_errno[which] ? lost_errno[which] : EBADF;
+    if (r != 0) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
+        atomic_fetch_add(&failed_writes[which], 1);
+        atomic_fetch_add(&failed_bytes[which], len);
+        struct stat st;
+        if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
+            (void)ftruncate(fd, st.st_size - (off_t)partial);
     }
     errno = saved;
     return r;
