@@ -417,6 +417,28 @@ def test_sigkill_recovers_a_tree_grown_past_its_first_reservation(full_disk_bin,
     assert (pdir / "live.0.nodes").stat().st_size == 212992
 
 
+def test_full_tmpfs_keeps_room_for_the_loss_record(programs, tmp_path):
+    """10,000 short threads on a 128 KiB tmpfs: their profiles fill it, and the last records
+    (WriteFailures, ProcessEnd) found no room either, so plx run said "experiment written"
+    and exited 0 with every failed write unreported. The runtime keeps 16 KiB for them
+    (`.plx-reserve`, freed at the end): the loss is reported, plx run exits 3."""
+    prog = programs.get("short_threads.c", "-O0")
+    with small_tmpfs(tmp_path / "mnt", "128k") as mnt:
+        out = mnt / "exp"
+        cp = plx("run", "-o", out, "--", prog, check=False)
+        assert cp.stdout == "10000\n"
+        assert cp.returncode == 3, cp.stderr
+        (pdir,) = process_dirs(out)
+        m = re.search(r"incomplete: %s/process.plx: (\d+) writes \((\d+) bytes\) failed \(No "
+                      r"space left on device\)" % pdir.name, cp.stderr)
+        assert m, cp.stderr
+        text = info(out).stdout
+        assert ("%s/process.plx: the runtime could not complete %s writes (%s bytes of whole "
+                "records): No space left on device" % (pdir, m.group(1), m.group(2))) in text
+        assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
+        assert not (pdir / ".plx-reserve").exists()
+
+
 @pytest.mark.parametrize("mode", ["profile", "trace"])
 def test_file_size_limit_does_not_kill_with_sigxfsz(full_disk_bin, tmp_path, mode):
     """Under a shell's `ulimit -f 64` (64 KiB, SIGXFSZ at its default: kill) the live file's

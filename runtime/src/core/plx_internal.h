@@ -367,6 +367,8 @@ PLX_HIDDEN const char *plx_read_error(int err);
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
 PLX_HIDDEN void plx_writer_close(void);
+/* Frees the room kept on the disk for the process's last records (`.plx-reserve`). */
+PLX_HIDDEN void plx_writer_free_end_room(void);
 /* Records already framed (headers included), appended to process.plx with one writev. */
 PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];

@@ -150,6 +150,7 @@ void plx_process_end(int reason, int status)
     plx_active = 0;
     plx_threads_finish_all();
     plx_live_pool_remove();
+    plx_writer_free_end_room(); /* for the records below, whatever the threads' left */
     write_calibration();
     struct plx_rec rec;
     plx_rec_init(&rec);

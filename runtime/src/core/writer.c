@@ -100,6 +100,33 @@ static int open_file(const char *name, int index, uint16_t kind)
     return fd;
 }
 
+/* Room for the last records (Calibration, WriteFailures, ProcessEnd) on a disk that fills up:
+ * a file of its own holds it until the process end frees it (a file's own preallocation would
+ * go with the first failed write cut off again). */
+#define RESERVE_NAME ".plx-reserve"
+#define RESERVE_BYTES (16 << 10)
+
+static void reserve_end_room(void)
+{
+    char path[4700];
+    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
+    int fd = plx_file_create(path, O_WRONLY);
+    if (fd < 0)
+        return;
+    if (plx_file_reserve(fd, RESERVE_BYTES) != 0)
+        unlink(path);
+    plx_sys_close(fd);
+}
+
+void plx_writer_free_end_room(void)
+{
+    char path[4700];
+    int saved = errno;
+    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
+    unlink(path);
+    errno = saved;
+}
+
 int plx_writer_open(void)
 {
     char host[256] = "localhost";
@@ -122,6 +149,7 @@ int plx_writer_open(void)
         if (fds[0] >= 0) {
             if (plx_cfg.trace)
                 fds[1] = open_file("trace", i, 2);
+            reserve_end_room();
             return 0;
         }
         if (errno != EEXIST)
