@@ -225,9 +225,9 @@ void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size, uint3
     }
     uint32_t n = p->nslots < POOL_SLOTS ? p->nslots++ : POOL_SLOTS;
     pool_give_lock();
-    if (n == POOL_SLOTS) { /* unpooled: all of it reserved, or none */
-        void *items = plx_live_map(kind, thread, item_size, capacity, header);
-        *room = capacity;
+    if (n == POOL_SLOTS) { /* unpooled, named by its thread; it never grows */
+        void *items = live_map_at(kind, thread, thread, item_size, capacity, reserve, header, &file);
+        *room = items ? room_of(*header, &file) : 0;
         return items;
     }
     void *items = live_map_at(kind, n, thread, item_size, capacity, reserve, header, &file);
