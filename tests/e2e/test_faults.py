@@ -605,3 +605,29 @@ def test_planted_names_plx_run_writes_are_refused_victims_untouched(full_disk_bi
     assert not (out / "source-files").is_symlink()
     assert (out / "source-files").read_text().startswith("plx-source-files 1\n")
     assert calls(report_csv(out), "rec") == 2 * 10
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_planted_session_file_is_refused(full_disk_bin, tmp_path, planted):
+    """`plx run --session S` appends its application to S/session.txt: a symlink planted
+    under that name to a victim that reads as a session file had the line appended to the
+    victim; a FIFO gave "Illegal seek". Now the name is opened O_NOFOLLOW | O_NONBLOCK and
+    must be a regular file: plx run stops with exit status 2 and the reason, the victim
+    unchanged."""
+    session = tmp_path / "session"
+    session.mkdir()
+    victim = tmp_path / "victim"
+    victim_text = b"app other /somewhere live\n"
+    victim.write_bytes(victim_text)
+    if planted == "symlink":
+        os.symlink(victim, session / "session.txt")
+        why = "Too many levels of symbolic links (os error 40)"
+    else:
+        os.mkfifo(session / "session.txt")
+        why = "not a regular file"
+    cp = plx("run", "--session", session, "--app", "a", "--", full_disk_bin, "10", "1", "0",
+             check=False, timeout=120)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == "plx: %s/session.txt: %s\n" % (session, why)
+    assert cp.stdout == ""
+    assert victim.read_bytes() == victim_text
