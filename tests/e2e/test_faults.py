@@ -315,6 +315,7 @@ def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
 # (issue 30: the measured program is never harmed by the disk; nobody else's file is touched)
 
 import contextlib
+import shlex
 import socket
 from pathlib import Path
 
@@ -631,3 +632,25 @@ def test_planted_session_file_is_refused(full_disk_bin, tmp_path, planted):
     assert cp.stderr == "plx: %s/session.txt: %s\n" % (session, why)
     assert cp.stdout == ""
     assert victim.read_bytes() == victim_text
+
+
+def test_plx_run_outlives_a_file_size_limit(tmp_path):
+    """Under `ulimit -f 4` (4 KiB) plx run's system monitor wrote past the limit and SIGXFSZ
+    killed plx run (exit 153) while the program ran on without it, its status unreported. plx
+    run now ignores SIGXFSZ for itself, the program keeps the disposition plx was started with
+    (default: SIGXFSZ not ignored), and the monitor's lost samples make the run incomplete."""
+    out = tmp_path / "exp"
+    program = "sleep 1; grep SigIgn /proc/self/status"
+    script = "ulimit -f 4; exec %s run --monitor cpu --monitor-period 5 -o %s -- bash -c %s" % (
+        PLX, out, shlex.quote(program))
+    cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                        env=clean_env(), timeout=120)
+    assert cp.returncode == 3, cp.stderr
+    (ignored,) = re.findall(r"^SigIgn:\s+([0-9a-f]+)$", cp.stdout, re.M)
+    assert int(ignored, 16) & (1 << (signals.SIGXFSZ - 1)) == 0
+    lost = "metrics.monitor.%s.plx: the samples from then on are lost: File too large " \
+           "(os error 27)" % socket.gethostname()
+    assert "plx: %s\n" % lost in cp.stderr
+    assert "plx: experiment written to %s, incomplete: %s; see plx info\n" % (out, lost) \
+        in cp.stderr
+    assert (out / ("metrics.monitor.%s.plx" % socket.gethostname())).stat().st_size <= 4096
