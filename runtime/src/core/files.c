@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,9 +35,15 @@ int plx_file_reopen(const char *path, int flags, dev_t dev, ino_t ino)
 }
 
 /* SIGXFSZ is held in the calling thread (the kernel sends it to the thread that passed the
- * limit); *was_pending says whether one was pending already (the program's own). */
+ * limit); *was_pending says whether one was pending already (the program's own). Without a
+ * file size limit (the usual case) nothing is held: one system call instead of three. */
 void plx_fsize_hold(sigset_t *saved, int *was_pending)
 {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur == RLIM_INFINITY) {
+        *was_pending = -1;
+        return;
+    }
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
@@ -47,6 +54,8 @@ void plx_fsize_hold(sigset_t *saved, int *was_pending)
 /* The SIGXFSZ the runtime's own operation raised is taken away, then the mask is restored. */
 void plx_fsize_release(const sigset_t *saved, int was_pending)
 {
+    if (was_pending < 0)
+        return;
     int saved_errno = errno;
     sigset_t xfsz;
     sigemptyset(&xfsz);
