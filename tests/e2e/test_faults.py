@@ -654,3 +654,26 @@ def test_plx_run_outlives_a_file_size_limit(tmp_path):
     assert "plx: experiment written to %s, incomplete: %s; see plx info\n" % (out, lost) \
         in cp.stderr
     assert (out / ("metrics.monitor.%s.plx" % socket.gethostname())).stat().st_size <= 4096
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink"])
+def test_planted_job_marker_is_refused_at_once(full_disk_bin, tmp_path, planted):
+    """plx run reads the experiment's `.plx-run` (which job holds it): a FIFO planted under
+    that name blocked plx run forever before the program started; a symlink was followed.
+    Now the marker is read only as a regular file, never through a symlink: plx run stops at
+    once with exit status 2 and the reason."""
+    out = tmp_path / "exp"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    if planted == "fifo":
+        os.mkfifo(out / ".plx-run")
+        why = "not a regular file"
+    else:
+        os.symlink(victim, out / ".plx-run")
+        why = "Too many levels of symbolic links (os error 40)"
+    cp = plx("run", "-o", out, "--", full_disk_bin, "10", "1", "0", check=False, timeout=120)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == "plx: %s/.plx-run: %s\n" % (out, why)
+    assert cp.stdout == ""
+    assert victim.read_bytes() == VICTIM
