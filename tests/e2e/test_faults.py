@@ -1,15 +1,23 @@
-"""How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
+"""How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec; and what the
+disk and other users cannot do to it: a full file system, a file size limit, hostile inputs,
+planted names."""
 
+import contextlib
 import csv
 import io
 import os
 import re
+import shlex
 import signal as signals
+import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from components import require
 from conftest import (
+    LIBPLX,
     PLX,
     RUNTIME_REGIONS,
     clean_env,
@@ -313,14 +321,6 @@ def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
 
 # ---- a full file system, a file size limit, hostile inputs and planted names ----------------
 # (issue 30: the measured program is never harmed by the disk; nobody else's file is touched)
-
-import contextlib
-import shlex
-import socket
-from pathlib import Path
-
-from components import require
-from conftest import LIBPLX
 
 
 @pytest.fixture(scope="module")
