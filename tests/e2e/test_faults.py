@@ -1,15 +1,23 @@
-"""How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec."""
+"""How a process ends: fatal signals, exit(), SIGKILL with a trace, fork and exec; and what the
+disk and other users cannot do to it: a full file system, a file size limit, hostile inputs,
+planted names."""
 
+import contextlib
 import csv
 import io
 import os
 import re
+import shlex
 import signal as signals
+import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from components import require
 from conftest import (
+    LIBPLX,
     PLX,
     RUNTIME_REGIONS,
     clean_env,
@@ -309,3 +317,363 @@ def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
     text = info(out).stdout
     assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
     assert "replaced by exec()" not in text
+
+
+# ---- a full file system, a file size limit, hostile inputs and planted names ----------------
+# (issue 30: the measured program is never harmed by the disk; nobody else's file is touched)
+
+
+@pytest.fixture(scope="module")
+def full_disk_bin(programs):
+    return programs.get("full_disk.c", "-O0")
+
+
+@contextlib.contextmanager
+def small_tmpfs(path, size):
+    """A real tmpfs of `size` mounted at `path` (root only), unmounted afterwards."""
+    require(os.geteuid() == 0, "root (to mount a small tmpfs)", install="run the tests as root")
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", str(path)],
+                   check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+# profile: DEPTH call paths a thread (48 bytes each in its live file, about 40 in its
+# ThreadProfile); trace: 2 x DEPTH x ROUNDS events a thread
+FULL_ARGS = {"profile": (3000, 1), "trace": (300, 300)}
+FULL_FILE = {"profile": "process.plx", "trace": "trace.plx"}
+
+
+def full_run(cmd, status_of_program, mode, env=None):
+    """Runs `cmd` (a plx run of full_disk); asserts the program's own output."""
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=env or clean_env(), timeout=300)
+    depth, rounds = FULL_ARGS[mode]
+    assert cp.stdout == "full_disk: %d %d\n" % (depth * rounds, depth * rounds), cp.stderr
+    return cp
+
+
+def assert_loss_reported(cp, out, mode, error):
+    """plx run's line, the runtime's and plx info's warning name the same file and loss."""
+    (pdir,) = process_dirs(out)
+    name = FULL_FILE[mode]
+    m = re.search(r"plx: experiment written to %s, incomplete: %s/%s: (\d+) writes \((\d+) "
+                  r"bytes\) failed \(%s\); see plx info"
+                  % (re.escape(str(out)), pdir.name, name, error), cp.stderr)
+    assert m, cp.stderr
+    writes, lost = int(m.group(1)), int(m.group(2))
+    assert writes > 0 and lost > 0
+    assert "plx: %s/%s: %d writes (%d bytes) failed: %s" % (pdir, name, writes, lost, error) \
+        in cp.stderr
+    text = info(out).stdout
+    assert ("%s/%s: the runtime could not complete %d writes (%d bytes of whole records): %s; "
+            "what they held is lost, the rest of the file is kept"
+            % (pdir, name, writes, lost, error)) in text, text
+    return text
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_full_tmpfs_does_not_kill_threads_with_sigbus(full_disk_bin, tmp_path, mode):
+    """Two threads on a full 256 KiB tmpfs: their live files (the profile's nodes, the trace
+    buffers) were sparse mappings, and a page the file system could not back killed the
+    program with SIGBUS (plx run: 135). Now room is reserved before it is mapped, the rest is
+    memory: the program prints its line and exits with its own status, the lost writes are
+    counted, plx run exits 3."""
+    opts = ["--trace"] if mode == "trace" else []
+    with small_tmpfs(tmp_path / "mnt", "256k") as mnt:
+        out = mnt / "exp"
+        cp = full_run([str(PLX), "run", "-o", str(out), *opts, "--", str(full_disk_bin),
+                       *map(str, FULL_ARGS[mode]), "0"], 0, mode)
+        assert cp.returncode == 3, cp.stderr
+        assert "no room for the live file (No space left on device)" in cp.stderr
+        text = assert_loss_reported(cp, out, mode, "No space left on device")
+        if mode == "trace":
+            depth, rounds = FULL_ARGS[mode]
+            for line in info_thread_lines(text):
+                assert line["trace_events"] + line["lost"] >= 2 * depth * rounds
+                assert line["lost"] > 0
+        # a program's own failure status is its own, disk full or not
+        out2 = mnt / "exp2"
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+        cp = full_run([str(PLX), "run", "-o", str(out2), *opts, "--", str(full_disk_bin),
+                       *map(str, FULL_ARGS[mode]), "5"], 5, mode)
+        assert cp.returncode == 5, cp.stderr
+        assert "incomplete: " in cp.stderr
+
+
+def test_sigkill_recovers_a_tree_grown_past_its_first_reservation(full_disk_bin, tmp_path):
+    """A callpath tree's live file is reserved 1024 nodes at first and doubled as the tree
+    grows (2 x 3000 paths here: three growths a thread); killed, every node is read back."""
+    out = tmp_path / "exp"
+    cp = run(out, full_disk_bin, "3000", "1", "kill", status=137)
+    assert cp.stdout == "full_disk: 3000 3000\n"
+    assert calls(report_csv(out), "rec") == 2 * 3000
+    (pdir,) = process_dirs(out)
+    text = info(out).stdout
+    assert "thread 0: profile recovered from live.0.nodes" in text, text
+    # 64-byte header and 48-byte nodes, page-rounded: 1,024 nodes asked -> 53,248 bytes (1,108
+    # nodes), twice that -> 106,496 (2,217), twice that -> 212,992 (4,436 >= the 3,003 used)
+    assert (pdir / "live.0.nodes").stat().st_size == 212992
+
+
+def test_full_tmpfs_keeps_room_for_the_loss_record(programs, tmp_path):
+    """10,000 short threads on a 128 KiB tmpfs: their profiles fill it, and the last records
+    (WriteFailures, ProcessEnd) found no room either, so plx run said "experiment written"
+    and exited 0 with every failed write unreported. The runtime keeps 16 KiB for them
+    (`.plx-reserve`, freed at the end): the loss is reported, plx run exits 3."""
+    prog = programs.get("short_threads.c", "-O0")
+    with small_tmpfs(tmp_path / "mnt", "128k") as mnt:
+        out = mnt / "exp"
+        cp = plx("run", "-o", out, "--", prog, check=False)
+        assert cp.stdout == "10000\n"
+        assert cp.returncode == 3, cp.stderr
+        (pdir,) = process_dirs(out)
+        m = re.search(r"incomplete: %s/process.plx: (\d+) writes \((\d+) bytes\) failed \(No "
+                      r"space left on device\)" % pdir.name, cp.stderr)
+        assert m, cp.stderr
+        text = info(out).stdout
+        assert ("%s/process.plx: the runtime could not complete %s writes (%s bytes of whole "
+                "records): No space left on device" % (pdir, m.group(1), m.group(2))) in text
+        assert re.search(r"^\s*ended\s+exited with status 0\s*$", text, re.M), text
+        assert not (pdir / ".plx-reserve").exists()
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_file_size_limit_does_not_kill_with_sigxfsz(full_disk_bin, tmp_path, mode):
+    """Under a shell's `ulimit -f 64` (64 KiB, SIGXFSZ at its default: kill) the live file's
+    ftruncate and the runtime's writes raised SIGXFSZ and killed the program (plx run: 153).
+    Now they fail with EFBIG, counted; plx run too outlives the limit and exits 3."""
+    opts = " --trace" if mode == "trace" else ""
+    out = tmp_path / "exp"
+    script = "ulimit -f 64; exec %s run -o %s%s -- %s %d %d 0" % (
+        PLX, out, opts, full_disk_bin, *FULL_ARGS[mode])
+    cp = full_run(["bash", "-c", script], 0, mode)
+    assert cp.returncode == 3, cp.stderr
+    assert "killed by signal" not in cp.stderr
+    assert_loss_reported(cp, out, mode, "File too large")
+    (pdir,) = process_dirs(out)
+    assert (pdir / FULL_FILE[mode]).stat().st_size <= 64 * 1024
+
+
+# MPICH's launcher under plx run (plx run -- mpirun.mpich) is issue 30's Hydra crash, not a disk's
+@pytest.mark.parametrize("impl,where", [("open-mpi", "mpirun-plx"), ("open-mpi", "plx-mpirun"),
+                                        ("mpich", "mpirun-plx")])
+def test_full_tmpfs_under_mpirun_keeps_the_job(tmp_path, impl, where):
+    """Two ranks of two threads each, traced onto a full 512 KiB tmpfs, under Open MPI's and
+    MPICH's launchers: every rank prints its line and the job ends with status 3; every rank's
+    lost writes are named (was: the ranks died of SIGBUS and the launcher aborted the job)."""
+    from mpi_impls import IMPLS
+
+    mpi = IMPLS[impl]
+    mpi.require()
+    prog = tmp_path / "full_disk_mpi"
+    src = Path(__file__).resolve().parent / "programs" / "full_disk.c"
+    cp = subprocess.run([mpi.mpicc, "-O0", "-g", "-finstrument-functions", "-DWITH_MPI",
+                         str(src), "-o", str(prog), "-pthread"], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    depth, rounds = FULL_ARGS["trace"]
+    with small_tmpfs(tmp_path / "mnt", "512k") as mnt:
+        out = mnt / "exp"
+        run_plx = [str(PLX), "run", "-o", str(out), "--trace", "--"]
+        if where == "mpirun-plx":
+            cmd = mpi.mpirun_cmd(2, *run_plx, prog, depth, rounds, 0)
+        else:
+            cmd = run_plx + mpi.mpirun_cmd(2, prog, depth, rounds, 0)
+        cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=300)
+        assert sorted(cp.stdout.splitlines()) == [
+            "full_disk: rank %d: %d %d" % (r, depth * rounds, depth * rounds) for r in (0, 1)]
+        assert "killed by signal" not in cp.stderr and "SIGBUS" not in cp.stderr
+        assert "Bus error" not in cp.stderr
+        # each rank's plx run exits 3 (the launcher passes a rank's status on); around
+        # mpirun, plx run reports for every rank and exits 3 for the job
+        assert cp.returncode == 3, cp.stderr
+        # every rank's trace.plx is named with its loss (a 1 MiB chunk never fits)
+        text = info(out).stdout
+        named = set(re.findall(r"(\S+)/trace(?:\.\d+)?\.plx: the runtime could not complete \d+ writes "
+                               r"\(\d+ bytes of whole records\): No space left on device", text))
+        assert len(named) >= 2, text
+        assert "plx: experiment written to %s, incomplete: " % out in cp.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_filter_naming_a_fifo_or_device_does_not_hang_the_program(full_disk_bin, tmp_path, kind):
+    """PLX_FILTER set by hand (no plx run to check it) to a FIFO nobody writes blocked the
+    program in libplx's constructor forever; /dev/zero was read until memory ran out. Only a
+    regular file is read: the program runs measured, unfiltered, with a warning."""
+    if kind == "fifo":
+        path = tmp_path / "filter"
+        os.mkfifo(path)
+    else:
+        path = "/dev/zero"
+    out = tmp_path / "exp"
+    env = clean_env({"LD_PRELOAD": LIBPLX, "PLX_OUTPUT": out, "PLX_FILTER": path})
+    cp = subprocess.run([str(full_disk_bin), "10", "1", "0"], capture_output=True, text=True,
+                        env=env, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout == "full_disk: 10 10\n"
+    assert cp.stderr == ("plx: %s: cannot read filter file: not a regular file (a FIFO, a "
+                         "device or a directory is not read); nothing is filtered\n" % path)
+    assert calls(report_csv(out), "rec") == 2 * 10
+
+
+VICTIM = b"root's file: not to be touched\n" * 100
+
+
+def test_planted_live_file_symlink_is_refused_victim_untouched(full_disk_bin, tmp_path):
+    """Someone who can write the experiment plants HOST.PID/live.1.nodes (the worker thread's
+    live file) as a symlink to a victim before the process makes it: libplx opened it with
+    O_TRUNC through the link, truncating the victim and filling it with nodes. Now the file is
+    created O_EXCL | O_NOFOLLOW: the name is refused, said on stderr, the victim is byte for
+    byte the same, and the worker is measured in memory all the same."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    out = tmp_path / "exp"
+    # bash (measured, unmodified) made HOST.PID; the program exec'd in its place uses it
+    script = 'ln -s %s "$PLX_OUTPUT/%s.$$/live.1.nodes" && exec %s 10 1 0' % (
+        victim, socket.gethostname(), full_disk_bin)
+    cp = plx("run", "--append", "-o", out, "--", "bash", "-c", script, check=False)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout == "full_disk: 10 10\n"
+    assert victim.read_bytes() == VICTIM
+    assert re.search(r"^plx: %s/[^/]+/live\.1\.nodes: exists and is not this process's file "
+                     r"\(a symlink or a file someone else made\): left untouched; the data it "
+                     r"would hold stays in memory and is lost if the process is killed$"
+                     % re.escape(str(out)), cp.stderr, re.M), cp.stderr
+    rows = report_csv(out)
+    assert calls(rows, "rec") == 2 * 10
+    assert calls(rows, "worker") == 2
+
+
+@pytest.mark.parametrize("planted", ["symlink", "other-user"])
+def test_planted_process_directory_is_refused_victim_untouched(full_disk_bin, tmp_path, planted):
+    """PLX_OUTPUT set by hand, its HOST.PID planted beforehand: as a symlink to a victim
+    directory (libplx wrote process.plx and its live files into the victim's directory), or as
+    a directory of another user holding a symlink to a victim file. libplx now uses only a
+    process directory of its own user that nobody else can write: the program runs unmeasured,
+    with a clear message, and nothing of the victim's changes."""
+    out = tmp_path / "exp"
+    out.mkdir()
+    victim_dir = tmp_path / "victim-dir"
+    victim_dir.mkdir()
+    (victim_dir / "keep").write_bytes(VICTIM)
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    pdir = '"%s/%s.$$"' % (out, socket.gethostname())
+    if planted == "symlink":
+        plant = "ln -s %s %s" % (victim_dir, pdir)
+    else:
+        plant = "mkdir -m 777 %s && ln -s %s %s/live.0.nodes && chown -R 65534 %s" % (
+            pdir, victim, pdir, pdir)
+    script = "%s && export LD_PRELOAD=%s PLX_OUTPUT=%s && exec %s 10 1 0" % (
+        plant, LIBPLX, out, full_disk_bin)
+    cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                        env=clean_env(), timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout == "full_disk: 10 10\n"
+    assert re.fullmatch(r"plx: cannot create %s/[^/]+\.\d+: it exists and is not a directory of "
+                        r"this user that only this user can write \(a symlink or another "
+                        r"user's\); nothing is measured\n" % re.escape(str(out)), cp.stderr), \
+        cp.stderr
+    assert sorted(p.name for p in victim_dir.iterdir()) == ["keep"]
+    assert (victim_dir / "keep").read_bytes() == VICTIM
+    assert victim.read_bytes() == VICTIM
+
+
+def test_planted_names_plx_run_writes_are_refused_victims_untouched(full_disk_bin, tmp_path):
+    """plx run --append writes its job marker through a temporary `.plx-run.PID` and the
+    source-file list as `source-files` in the experiment: both names planted as symlinks to
+    victims were followed (File::create, fs::write), truncating and overwriting the victims.
+    Now a planted name is replaced, never written through."""
+    out = tmp_path / "exp"
+    out.mkdir()
+    victims = [tmp_path / "victim1", tmp_path / "victim2"]
+    for v in victims:
+        v.write_bytes(VICTIM)
+    os.symlink(victims[0], out / "source-files")
+    filt = tmp_path / "files.filter"
+    filt.write_text("include file *full_disk.c\n")
+    # plx run is exec'd in bash's place: its pid, and so its marker's temporary name, is $$
+    script = 'ln -s %s "%s/.plx-run.$$" && exec %s run --append -o %s --filter %s -- %s 10 1 0' % (
+        victims[1], out, PLX, out, filt, full_disk_bin)
+    cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                        env=clean_env(), timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout == "full_disk: 10 10\n"
+    for v in victims:
+        assert v.read_bytes() == VICTIM
+    assert not (out / "source-files").is_symlink()
+    assert (out / "source-files").read_text().startswith("plx-source-files 1\n")
+    assert calls(report_csv(out), "rec") == 2 * 10
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_planted_session_file_is_refused(full_disk_bin, tmp_path, planted):
+    """`plx run --session S` appends its application to S/session.txt: a symlink planted
+    under that name to a victim that reads as a session file had the line appended to the
+    victim; a FIFO gave "Illegal seek". Now the name is opened O_NOFOLLOW | O_NONBLOCK and
+    must be a regular file: plx run stops with exit status 2 and the reason, the victim
+    unchanged."""
+    session = tmp_path / "session"
+    session.mkdir()
+    victim = tmp_path / "victim"
+    victim_text = b"app other /somewhere live\n"
+    victim.write_bytes(victim_text)
+    if planted == "symlink":
+        os.symlink(victim, session / "session.txt")
+        why = "Too many levels of symbolic links (os error 40)"
+    else:
+        os.mkfifo(session / "session.txt")
+        why = "not a regular file"
+    cp = plx("run", "--session", session, "--app", "a", "--", full_disk_bin, "10", "1", "0",
+             check=False, timeout=120)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == "plx: %s/session.txt: %s\n" % (session, why)
+    assert cp.stdout == ""
+    assert victim.read_bytes() == victim_text
+
+
+def test_plx_run_outlives_a_file_size_limit(tmp_path):
+    """Under `ulimit -f 4` (4 KiB) plx run's system monitor wrote past the limit and SIGXFSZ
+    killed plx run (exit 153) while the program ran on without it, its status unreported. plx
+    run now ignores SIGXFSZ for itself, the program keeps the disposition plx was started with
+    (default: SIGXFSZ not ignored), and the monitor's lost samples make the run incomplete."""
+    out = tmp_path / "exp"
+    program = "sleep 1; grep SigIgn /proc/self/status"
+    script = "ulimit -f 4; exec %s run --monitor cpu --monitor-period 5 -o %s -- bash -c %s" % (
+        PLX, out, shlex.quote(program))
+    cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                        env=clean_env(), timeout=120)
+    assert cp.returncode == 3, cp.stderr
+    (ignored,) = re.findall(r"^SigIgn:\s+([0-9a-f]+)$", cp.stdout, re.M)
+    assert int(ignored, 16) & (1 << (signals.SIGXFSZ - 1)) == 0
+    lost = "metrics.monitor.%s.plx: the samples from then on are lost: File too large " \
+           "(os error 27)" % socket.gethostname()
+    assert "plx: %s\n" % lost in cp.stderr
+    assert "plx: experiment written to %s, incomplete: %s; see plx info\n" % (out, lost) \
+        in cp.stderr
+    assert (out / ("metrics.monitor.%s.plx" % socket.gethostname())).stat().st_size <= 4096
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink"])
+def test_planted_job_marker_is_refused_at_once(full_disk_bin, tmp_path, planted):
+    """plx run reads the experiment's `.plx-run` (which job holds it): a FIFO planted under
+    that name blocked plx run forever before the program started; a symlink was followed.
+    Now the marker is read only as a regular file, never through a symlink: plx run stops at
+    once with exit status 2 and the reason."""
+    out = tmp_path / "exp"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    if planted == "fifo":
+        os.mkfifo(out / ".plx-run")
+        why = "not a regular file"
+    else:
+        os.symlink(victim, out / ".plx-run")
+        why = "Too many levels of symbolic links (os error 40)"
+    cp = plx("run", "-o", out, "--", full_disk_bin, "10", "1", "0", check=False, timeout=120)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == "plx: %s/.plx-run: %s\n" % (out, why)
+    assert cp.stdout == ""
+    assert victim.read_bytes() == VICTIM

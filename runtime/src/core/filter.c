@@ -76,46 +76,13 @@ static void report(void *ctx, const char *message)
     plx_warn("%s", message);
 }
 
-/* The whole file, NUL-terminated, in *out (its length in *len); -1 with errno on failure. */
-static int read_all(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = 0, cap = 65536;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *more = realloc(buf, cap * 2);
-        if (!more) {
-            free(buf);
-            buf = NULL;
-            errno = ENOMEM;
-            break;
-        }
-        buf = more;
-        cap *= 2;
-    }
-    int failed = !buf || ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return -1;
-    }
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 /* Returns the number of bad lines (each reported); rules from good lines are kept. */
 int plx_filter_load(const char *path)
 {
     size_t len;
-    if (read_all(path, &text, &len) != 0) {
-        plx_warn("%s: cannot read filter file: %s", path, strerror(errno));
+    if (plx_read_regular(path, PLX_FILTER_MAX_BYTES, &text, &len) != 0) {
+        plx_warn("%s: cannot read filter file: %s; nothing is filtered", path,
+                 plx_read_error(errno));
         text = NULL;
         return 1;
     }
@@ -138,9 +105,9 @@ int plx_filter_reload_counters(const char *path)
 {
     char *again;
     size_t len;
-    if (read_all(path, &again, &len) != 0) {
+    if (plx_read_regular(path, PLX_FILTER_MAX_BYTES, &again, &len) != 0) {
         plx_warn("%s: cannot read filter file: %s; the counters stay as they were", path,
-                 strerror(errno));
+                 plx_read_error(errno));
         return 1;
     }
     const struct plx_filter_sink sink = {add_counters_rule, report, NULL};

@@ -16,32 +16,78 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+struct live_file {
+    dev_t dev;
+    ino_t ino;
+    size_t bytes; /* the mapping's first bytes that the file backs; 0: no file */
+};
 
 static void live_path(char *out, size_t cap, const char *kind, uint32_t name)
 {
     snprintf(out, cap, "%s/live.%u.%s", plx_process_dir, name, kind);
 }
 
-/* Maps `live.<name>.<kind>` fresh (zeroed), owned by `thread`. */
+static size_t page_round(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
+}
+
+/* What a live file cannot be made or grown for is said once a process: the data stays in
+ * memory (measured as ever, written as records at the thread's end), only a SIGKILL loses it. */
+static void live_not_kept(const char *path, int err)
+{
+    static atomic_int said[2];
+    int planted = err == EEXIST || err == ELOOP || err == ESTALE;
+    if (atomic_exchange(&said[planted], 1))
+        return;
+    if (planted)
+        plx_warn("%s: exists and is not this process's file (a symlink or a file someone else "
+                 "made): left untouched; the data it would hold stays in memory and is lost if "
+                 "the process is killed", path);
+    else
+        plx_warn("%s: no room for the live file (%s): the data it would hold stays in memory "
+                 "and is lost if the process is killed", path, strerror(err));
+}
+
+/* Maps `live.<name>.<kind>`, `capacity` items, zeroed, owned by `thread`: the file backs its
+ * first `reserve` items, page-rounded (room taken on the disk first, so no write to the mapping
+ * can meet a full disk: a SIGBUS), anonymous memory the rest. *file is the file's identity and
+ * the bytes it backs (0: none, the whole in memory: no name was free or no room). */
 static void *live_map_at(const char *kind, uint32_t name, uint32_t thread, uint16_t item_size,
-                         uint32_t capacity, struct plx_live_header **header)
+                         uint32_t capacity, uint32_t reserve, struct plx_live_header **header,
+                         struct live_file *file)
 {
     char path[4700];
     live_path(path, sizeof path, kind, name);
     size_t bytes = sizeof(struct plx_live_header) + (size_t)item_size * capacity;
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    size_t backed = page_round(sizeof(struct plx_live_header) + (size_t)item_size * reserve);
+    if (backed > page_round(bytes))
+        backed = page_round(bytes);
+    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
-    void *p = MAP_FAILED;
-    if (ftruncate(fd, (off_t)bytes) == 0)
-        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-    plx_sys_close(fd);
-    if (p == MAP_FAILED) {
-        unlink(path);
-        return NULL;
+    *file = (struct live_file){0, 0, 0};
+    int fd = plx_file_create(path, O_RDWR);
+    int err = fd < 0 ? errno : plx_file_reserve(fd, (off_t)backed);
+    struct stat st;
+    if (!err && (fstat(fd, &st) != 0 ||
+                 mmap(p, backed, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED))
+        err = errno;
+    if (fd >= 0)
+        plx_sys_close(fd);
+    if (err) {
+        if (fd >= 0)
+            unlink(path);
+        live_not_kept(path, err);
+    } else {
+        *file = (struct live_file){st.st_dev, st.st_ino, backed};
     }
-    struct plx_live_header *h = p;
+    struct plx_live_header *h = (struct plx_live_header *)p;
     memcpy(h->magic, "PLXL", 4);
     h->version = 1;
     h->item_size = item_size;
@@ -49,13 +95,53 @@ static void *live_map_at(const char *kind, uint32_t name, uint32_t thread, uint1
     h->capacity = capacity;
     memcpy(h->kind, kind, strnlen(kind, sizeof h->kind - 1));
     *header = h;
-    return (char *)p + sizeof *h;
+    return h + 1;
+}
+
+/* The items of a mapping its file backs (all of them when it has none: memory never fails). */
+static uint32_t room_of(const struct plx_live_header *h, const struct live_file *file)
+{
+    if (!file->bytes)
+        return h->capacity;
+    size_t items = (file->bytes - sizeof *h) / h->item_size;
+    return items < h->capacity ? (uint32_t)items : h->capacity;
+}
+
+/* The file under `name` backs `items` of h's items (more room taken on the disk, the mapping's
+ * next pages replaced by the file's); -1 when it cannot. */
+static int live_grow_at(const char *kind, uint32_t name, struct plx_live_header *h,
+                        struct live_file *file, uint32_t items)
+{
+    if (!file->bytes)
+        return 0;
+    size_t bytes = sizeof *h + (size_t)h->item_size * h->capacity;
+    size_t backed = page_round(sizeof *h + (size_t)h->item_size * items);
+    if (backed > page_round(bytes))
+        backed = page_round(bytes);
+    if (backed <= file->bytes)
+        return 0;
+    char path[4700];
+    live_path(path, sizeof path, kind, name);
+    int fd = plx_file_reopen(path, O_RDWR, file->dev, file->ino);
+    int err = fd < 0 ? errno : plx_file_reserve(fd, (off_t)backed);
+    if (!err && mmap((char *)h + file->bytes, backed - file->bytes, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_FIXED, fd, (off_t)file->bytes) == MAP_FAILED)
+        err = errno;
+    if (fd >= 0)
+        plx_sys_close(fd);
+    if (err) {
+        live_not_kept(path, err);
+        return -1;
+    }
+    file->bytes = backed;
+    return 0;
 }
 
 void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_size, uint32_t capacity,
                    struct plx_live_header **header)
 {
-    return live_map_at(kind, thread, thread, item_size, capacity, header);
+    struct live_file file;
+    return live_map_at(kind, thread, thread, item_size, capacity, capacity, header, &file);
 }
 
 void plx_live_unmap(struct plx_live_header *header)
@@ -80,6 +166,7 @@ void plx_live_remove(const char *kind, uint32_t thread)
 struct pool {
     const char *kind;
     struct plx_live_header *slot[POOL_SLOTS]; /* every file made, by its name's number */
+    struct live_file file[POOL_SLOTS];
     uint32_t nslots;
     uint32_t free[POOL_SLOTS]; /* numbers of the slots given back */
     uint32_t nfree;
@@ -103,29 +190,84 @@ static void pool_give_lock(void)
     atomic_flag_clear_explicit(&pool_lock, memory_order_release);
 }
 
+/* The slot's number of h, POOL_SLOTS if h is not pooled; under the lock. */
+static uint32_t slot_of(const struct pool *p, const struct plx_live_header *h)
+{
+    for (uint32_t n = 0; n < p->nslots; n++)
+        if (p->slot[n] == h)
+            return n;
+    return POOL_SLOTS;
+}
+
 void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size, uint32_t capacity,
-                    struct plx_live_header **header)
+                    uint32_t reserve, struct plx_live_header **header, uint32_t *room)
 {
     struct pool *p = pool_of(kind);
+    struct live_file file;
     pool_take_lock();
     if (p->nfree) {
         /* every slot of a kind has the same item size and capacity (fixed at start) */
-        struct plx_live_header *h = p->slot[p->free[--p->nfree]];
+        uint32_t n = p->free[--p->nfree];
+        struct plx_live_header *h = p->slot[n];
         h->count = 0;
         h->thread = thread;
+        file = p->file[n];
         pool_give_lock();
+        /* only the taker grows a slot: its file record is the taker's until it is given back */
+        if (room_of(h, &file) < reserve && live_grow_at(kind, n, h, &file, reserve) == 0) {
+            pool_take_lock();
+            p->file[n] = file;
+            pool_give_lock();
+        }
         *header = h;
+        *room = room_of(h, &file);
         return h + 1;
     }
     uint32_t n = p->nslots < POOL_SLOTS ? p->nslots++ : POOL_SLOTS;
     pool_give_lock();
-    if (n == POOL_SLOTS)
-        return plx_live_map(kind, thread, item_size, capacity, header); /* unpooled */
-    void *items = live_map_at(kind, n, thread, item_size, capacity, header);
+    if (n == POOL_SLOTS) { /* unpooled, named by its thread; it never grows */
+        void *items = live_map_at(kind, thread, thread, item_size, capacity, reserve, header, &file);
+        *room = items ? room_of(*header, &file) : 0;
+        return items;
+    }
+    void *items = live_map_at(kind, n, thread, item_size, capacity, reserve, header, &file);
     pool_take_lock();
     p->slot[n] = items ? *header : NULL;
+    p->file[n] = file;
     pool_give_lock();
+    *room = items ? room_of(*header, &file) : 0;
     return items;
+}
+
+int plx_live_grow(const char *kind, struct plx_live_header *h, uint32_t items, uint32_t *room)
+{
+    struct pool *p = pool_of(kind);
+    pool_take_lock();
+    uint32_t n = slot_of(p, h);
+    struct live_file file = n < POOL_SLOTS ? p->file[n] : (struct live_file){0, 0, 0};
+    pool_give_lock();
+    if (n == POOL_SLOTS || live_grow_at(kind, n, h, &file, items) != 0)
+        return -1;
+    pool_take_lock();
+    p->file[n] = file;
+    pool_give_lock();
+    *room = room_of(h, &file);
+    return 0;
+}
+
+/* The file stops standing for its thread (readers skip a slot nobody owns; an unpooled file,
+ * named by its thread, is removed); the thread goes on using the mapping as memory. */
+void plx_live_disown(const char *kind, struct plx_live_header *h)
+{
+    if (!h || h->thread == PLX_NO_INDEX)
+        return;
+    struct pool *p = pool_of(kind);
+    pool_take_lock();
+    uint32_t n = slot_of(p, h);
+    pool_give_lock();
+    if (n == POOL_SLOTS)
+        plx_live_remove(kind, h->thread);
+    __atomic_store_n(&h->thread, PLX_NO_INDEX, __ATOMIC_RELEASE);
 }
 
 /* The slot's content is in the records: it belongs to nobody; the mapping stays for reuse. */
@@ -137,19 +279,16 @@ void plx_live_give(const char *kind, struct plx_live_header *h)
     pool_take_lock();
     uint32_t owner = h->thread;
     h->thread = PLX_NO_INDEX;
-    for (uint32_t n = 0; n < p->nslots; n++)
-        if (p->slot[n] == h) {
-            p->free[p->nfree++] = n;
-            pool_give_lock();
-            return;
-        }
+    uint32_t n = slot_of(p, h);
+    if (n < POOL_SLOTS) {
+        p->free[p->nfree++] = n;
+        pool_give_lock();
+        return;
+    }
     pool_give_lock();
     /* not pooled (the pool was full): a file of its own, named by its thread, removed */
-    char path[4700];
-    int saved = errno;
-    live_path(path, sizeof path, kind, owner);
-    unlink(path);
-    errno = saved;
+    if (owner != PLX_NO_INDEX)
+        plx_live_remove(kind, owner);
     plx_live_unmap(h);
 }
 
@@ -161,7 +300,7 @@ void plx_live_pool_remove(void)
         struct pool *p = &pools[k];
         pool_take_lock();
         for (uint32_t n = 0; n < p->nslots; n++)
-            if (p->slot[n] && p->slot[n]->thread == PLX_NO_INDEX) {
+            if (p->slot[n] && p->file[n].bytes && p->slot[n]->thread == PLX_NO_INDEX) {
                 char path[4700];
                 live_path(path, sizeof path, p->kind, n);
                 unlink(path);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -165,6 +166,7 @@ struct plx_thread {
     struct plx_node *nodes;    /* in a live file when it could be made (live_nodes) */
     struct plx_live_header *live_nodes;
     uint32_t nnodes, max_nodes, cur;
+    uint32_t node_room; /* nodes usable before plx_node_new must grow the live file */
     uint64_t lost_nodes;
     uint64_t *rstats;          /* trace mode with a throttle: per region calls (top bit:
                                   throttled on this thread) and inclusive ticks (2 words) */
@@ -339,9 +341,34 @@ static inline int plx_sys_close(int fd)
     return (int)syscall(SYS_close, fd);
 }
 
+/* ---- the runtime's own files (files.c) ---------------------------------------------------- */
+/* A new file under `path` (open flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode 0644):
+ * fails (EEXIST, ELOOP) when the name exists, a symlink included. */
+PLX_HIDDEN int plx_file_create(const char *path, int flags);
+/* `path` opened again (O_NOFOLLOW) only if it is still the file (dev, ino); else -1, ESTALE. */
+PLX_HIDDEN int plx_file_reopen(const char *path, int flags, dev_t dev, ino_t ino);
+/* Room for the first `bytes` of the file taken on the disk (the file grows to them): 0, or the
+ * error (ENOSPC, EFBIG...). */
+PLX_HIDDEN int plx_file_reserve(int fd, off_t bytes);
+/* Around a write of the runtime's own: SIGXFSZ held, and the one the write raised taken away. */
+PLX_HIDDEN void plx_fsize_hold(sigset_t *saved, int *was_pending);
+PLX_HIDDEN void plx_fsize_release(const sigset_t *saved, int was_pending);
+/* mkdir(path, 0755), or the directory already there if it is one of this user's that nobody
+ * else can write (not a symlink); -1 with errno (ELOOP, ENOTDIR, EPERM...) otherwise. */
+PLX_HIDDEN int plx_dir_make_own(const char *path);
+/* The whole of the regular file `path` (at most `cap` bytes), NUL-terminated, malloc'ed, in
+ * *out; -1 with errno (EINVAL: not a regular file; EFBIG: larger than cap) otherwise. Opened
+ * O_NONBLOCK: a FIFO never blocks. plx_read_error names the error for a warning. */
+PLX_HIDDEN int plx_read_regular(const char *path, size_t cap, char **out, size_t *len);
+#define PLX_FILTER_MAX_BYTES (16u << 20)        /* a filter file (PLX_FILTER) */
+#define PLX_SOURCE_FILES_MAX_BYTES (1u << 30)  /* the source-file list (PLX_SOURCE_FILES) */
+PLX_HIDDEN const char *plx_read_error(int err);
+
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
 PLX_HIDDEN void plx_writer_close(void);
+/* Frees the room kept on the disk for the process's last records (`.plx-reserve`). */
+PLX_HIDDEN void plx_writer_free_end_room(void);
 /* Records already framed (headers included), appended to process.plx with one writev. */
 PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];
@@ -457,13 +484,23 @@ struct plx_live_header { /* 64 bytes, as in spec/format.md "Live files" */
 _Static_assert(sizeof(struct plx_live_header) == PLX_LIVE_HEADER_SIZE &&
                offsetof(struct plx_live_header, count) == PLX_LIVE_HEADER_OFF_COUNT &&
                offsetof(struct plx_live_header, kind) == PLX_LIVE_HEADER_OFF_KIND, "live header");
+/* `live.<thread>.<kind>` mapped, zeroed: the file backs all of it where the disk has room, else
+ * it is memory only (said once on stderr); NULL only when memory fails. */
 PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_size,
                               uint32_t capacity, struct plx_live_header **header);
 PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
 PLX_HIDDEN void plx_live_remove(const char *kind, uint32_t thread);
-/* Pooled kinds ("nodes", "trace"): a free slot of the kind, or a new one, owned by `thread`. */
+/* A pooled live file for `thread` (kinds "nodes", "trace"), its file backing at least the first
+ * `reserve` items where the disk has room; *room is how many items the file backs (capacity
+ * when it is memory only). Items past *room are memory: grow before using them. */
 PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size,
-                               uint32_t capacity, struct plx_live_header **header);
+                               uint32_t capacity, uint32_t reserve,
+                               struct plx_live_header **header, uint32_t *room);
+#define PLX_LIVE_NODES_FIRST 1024u /* nodes a thread's live file backs at first; doubled as used */
+/* The file backs `items` items now (*room updated); -1 when the disk or limit has no room. */
+PLX_HIDDEN int plx_live_grow(const char *kind, struct plx_live_header *header, uint32_t items,
+                             uint32_t *room);
+PLX_HIDDEN void plx_live_disown(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_pool_remove(void);
 PLX_HIDDEN void plx_live_pool_after_fork(void);

@@ -44,8 +44,12 @@ void plx_warn(const char *fmt, ...)
     if (n > (int)sizeof msg - 2)
         n = (int)sizeof msg - 2;
     msg[n++] = '\n';
+    sigset_t mask; /* stderr may be a file past a file size limit: no SIGXFSZ from a warning */
+    int pending;
+    plx_fsize_hold(&mask, &pending);
     ssize_t w = plx_sys_write(2, msg, (size_t)n);
     (void)w;
+    plx_fsize_release(&mask, pending);
 }
 
 static void write_calibration(void)
@@ -149,6 +153,7 @@ void plx_process_end(int reason, int status)
     plx_active = 0;
     plx_threads_finish_all();
     plx_live_pool_remove();
+    plx_writer_free_end_room(); /* for the records below, whatever the threads' left */
     write_calibration();
     struct plx_rec rec;
     plx_rec_init(&rec);

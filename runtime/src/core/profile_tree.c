@@ -6,9 +6,24 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* The tree has used the nodes its live file backs: the file backs twice as many, or, when the
+ * disk has no room, the tree goes on in the mapping as memory (the file given up). 0 when a node
+ * may be added. */
+static int more_room(struct plx_thread *t)
+{
+    if (t->nnodes >= t->max_nodes)
+        return -1;
+    uint32_t want = t->node_room < t->max_nodes / 2 ? t->node_room * 2 : t->max_nodes;
+    if (!t->live_nodes || plx_live_grow("nodes", t->live_nodes, want, &t->node_room) != 0) {
+        plx_live_disown("nodes", t->live_nodes);
+        t->node_room = t->max_nodes;
+    }
+    return 0;
+}
+
 uint32_t plx_node_new(struct plx_thread *t, uint32_t parent, uint32_t region)
 {
-    if (t->nnodes >= t->max_nodes) {
+    if (t->nnodes >= t->node_room && more_room(t) != 0) {
         t->lost_nodes++;
         return PLX_NO_INDEX;
     }

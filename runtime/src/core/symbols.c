@@ -240,30 +240,13 @@ static void load_source_files(void)
                  "(plx run sets it when the filter has file rules)");
         return;
     }
-    FILE *f = fopen(plx_cfg.source_files, "re");
-    if (!f) {
+    char *text;
+    size_t len;
+    if (plx_read_regular(plx_cfg.source_files, PLX_SOURCE_FILES_MAX_BYTES, &text, &len) != 0) {
         plx_warn("%s: cannot read the source-file list: %s; the filter's file rules match no "
-                 "function", plx_cfg.source_files, strerror(errno));
+                 "function", plx_cfg.source_files, plx_read_error(errno));
         return;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    while (text) {
-        len += fread(text + len, 1, cap - len - 1, f);
-        if (len < cap - 1)
-            break;
-        char *more = realloc(text, cap * 2);
-        if (!more)
-            free(text);
-        text = more;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!text) {
-        plx_warn("%s: out of memory reading the source-file list", plx_cfg.source_files);
-        return;
-    }
-    text[len] = 0;
     size_t lines = 1, nmods = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';

@@ -135,11 +135,13 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     t->index = atomic_fetch_add(&next_index, 1);
     if (nodes) {
         /* the tree lives in a file mapping so it survives SIGKILL; memory if that fails */
-        t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
-                                 &t->live_nodes);
-        if (!t->nodes)
-            t->nodes = (struct plx_node *)(mem + head + stack);
         t->max_nodes = plx_cfg.max_nodes;
+        t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
+                                 PLX_LIVE_NODES_FIRST, &t->live_nodes, &t->node_room);
+        if (!t->nodes) {
+            t->nodes = (struct plx_node *)(mem + head + stack);
+            t->node_room = t->max_nodes;
+        }
         t->nodes[0] = (struct plx_node){PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, PLX_NO_INDEX, 0, 0, 0, 0};
         t->nnodes = 1;
         t->cur = 0;

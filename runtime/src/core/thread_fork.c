@@ -18,15 +18,23 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
     t->start_cpu_ns = plx_cpu_ns();
     if (t->live_nodes) { /* the mapping is the parent's file: copy the tree into our own */
         struct plx_live_header *h;
-        struct plx_node *mine = plx_live_take("nodes", t->index, sizeof(struct plx_node), t->max_nodes, &h);
+        uint32_t room;
+        struct plx_node *mine = plx_live_take("nodes", t->index, sizeof(struct plx_node), t->max_nodes,
+                                              t->nnodes, &h, &room);
         if (mine) {
             memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
             h->count = t->nnodes;
+            if (room < t->nnodes) { /* the disk could not back the tree: memory, the file given up */
+                plx_live_disown("nodes", h);
+                room = t->max_nodes;
+            }
+            t->node_room = room;
         } else {
             mine = mmap(NULL, sizeof(struct plx_node) * t->max_nodes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             memcpy(mine, t->nodes, sizeof(struct plx_node) * t->nnodes);
             h = NULL;
+            t->node_room = t->max_nodes;
         }
         plx_live_unmap(t->live_nodes);
         t->nodes = mine;

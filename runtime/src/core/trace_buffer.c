@@ -11,7 +11,9 @@
  * zero (the file starts zeroed and a written chunk's words are zeroed again). */
 void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words)
 {
-    uint64_t *w = plx_live_take("trace", t->index, 8, (uint32_t)(words + 1), &t->live_trace);
+    uint32_t room; /* all of it: the file backs the whole buffer, or the buffer is memory */
+    uint64_t *w = plx_live_take("trace", t->index, 8, (uint32_t)(words + 1), (uint32_t)(words + 1),
+                                &t->live_trace, &room);
     if (w) {
         t->live_trace->count = t->live_trace->capacity;
         w[0] = t->base;

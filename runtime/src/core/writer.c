@@ -20,13 +20,19 @@ static int fds[2] = {-1, -1}; /* process.plx, trace.plx */
 /* What each descriptor should be: a program may close descriptors it does not know (launchers
  * close all before exec) and reuse the numbers, so a write checks the file is still ours. */
 static char paths[2][4700];
+static int lost_errno[2]; /* why a file could not be reopened (its writes then fail, counted) */
 static dev_t devs[2];
 static ino_t inos[2];
 
-/* Writes the vector whole; on failure returns -1 with *partial the bytes it did write. */
+/* Writes the vector whole; on failure returns -1 with *partial the bytes it did write. A file
+ * size limit makes it fail with EFBIG: SIGXFSZ is held meanwhile (its default kills). */
 static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
 {
+    sigset_t mask;
+    int pending;
+    plx_fsize_hold(&mask, &pending);
     size_t done = 0;
+    int r = 0;
     while (n > 0) {
         ssize_t w = plx_sys_writev(fd, iov, n);
         if (w < 0) {
@@ -34,7 +40,8 @@ static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
                 continue;
             if (partial)
                 *partial = done;
-            return -1;
+            r = -1;
+            break;
         }
         done += (size_t)w;
         while (n > 0 && (size_t)w >= iov->iov_len) {
@@ -47,7 +54,8 @@ static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
             iov->iov_len -= (size_t)w;
         }
     }
-    return 0;
+    plx_fsize_release(&mask, pending);
+    return r;
 }
 
 /* Writes that failed (disk full, file size limit, I/O error), per file: counted, never silent
@@ -73,7 +81,7 @@ static int open_file(const char *name, int index, uint16_t kind)
         snprintf(path, sizeof path, "%s/%s.plx", plx_process_dir, name);
     else
         snprintf(path, sizeof path, "%s/%s.%d.plx", plx_process_dir, name, index);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    int fd = plx_file_create(path, O_WRONLY | O_APPEND);
     if (fd < 0)
         return -1;
     remember(kind == 2 ? 1 : 0, fd, path);
@@ -82,9 +90,41 @@ static int open_file(const char *name, int index, uint16_t kind)
     write_all(fd, &iov, 1, NULL);
     /* with a trace, room for the records written at the end (profiles, ProcessEnd, the count
      * of failed writes) is reserved now: a trace that fills the disk cannot take it */
-    if (kind == 1 && plx_cfg.trace)
+    if (kind == 1 && plx_cfg.trace) {
+        sigset_t mask;
+        int pending;
+        plx_fsize_hold(&mask, &pending);
         (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20);
+        plx_fsize_release(&mask, pending);
+    }
     return fd;
+}
+
+/* Room for the last records (Calibration, WriteFailures, ProcessEnd) on a disk that fills up:
+ * a file of its own holds it until the process end frees it (a file's own preallocation would
+ * go with the first failed write cut off again). */
+#define RESERVE_NAME ".plx-reserve"
+#define RESERVE_BYTES (16 << 10)
+
+static void reserve_end_room(void)
+{
+    char path[4700];
+    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
+    int fd = plx_file_create(path, O_WRONLY);
+    if (fd < 0)
+        return;
+    if (plx_file_reserve(fd, RESERVE_BYTES) != 0)
+        unlink(path);
+    plx_sys_close(fd);
+}
+
+void plx_writer_free_end_room(void)
+{
+    char path[4700];
+    int saved = errno;
+    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
+    unlink(path);
+    errno = saved;
 }
 
 int plx_writer_open(void)
@@ -94,8 +134,13 @@ int plx_writer_open(void)
     host[sizeof host - 1] = 0;
     mkdir(plx_cfg.output, 0755);
     snprintf(plx_process_dir, sizeof plx_process_dir, "%s/%s.%d", plx_cfg.output, host, (int)getpid());
-    if (mkdir(plx_process_dir, 0755) != 0 && errno != EEXIST) {
-        plx_warn("cannot create %s: %s; nothing is measured", plx_process_dir, strerror(errno));
+    if (plx_dir_make_own(plx_process_dir) != 0) {
+        /* a name someone else made (another user's directory, a symlink) is never written in */
+        plx_warn("cannot create %s: %s; nothing is measured", plx_process_dir,
+                 errno == EEXIST || errno == EPERM || errno == ELOOP || errno == ENOTDIR
+                     ? "it exists and is not a directory of this user that only this user can "
+                       "write (a symlink or another user's)"
+                     : strerror(errno));
         return -1;
     }
     /* After exec() the pid is the same: the new image takes the next free index. */
@@ -104,6 +149,7 @@ int plx_writer_open(void)
         if (fds[0] >= 0) {
             if (plx_cfg.trace)
                 fds[1] = open_file("trace", i, 2);
+            reserve_end_room();
             return 0;
         }
         if (errno != EEXIST)
@@ -129,10 +175,10 @@ static int checked_fd(int which)
     struct stat st;
     if (fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == devs[which] && st.st_ino == inos[which]))
         return fd;
-    fd = open(paths[which], O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0)
-        remember(which, fd, paths[which]);
+    fd = plx_file_reopen(paths[which], O_WRONLY | O_APPEND, devs[which], inos[which]);
     fds[which] = fd;
+    if (fd < 0)
+        lost_errno[which] = errno;
     return fd;
 }
 
@@ -143,22 +189,21 @@ static int append(int which, struct iovec *iov, int n)
 {
     int saved = errno;
     int fd = checked_fd(which);
-    int r = -1;
-    if (fd >= 0) {
-        uint64_t len = 0;
-        for (int i = 0; i < n; i++)
-            len += iov[i].iov_len;
-        size_t partial = 0;
-        r = write_all(fd, iov, n, &partial);
-        if (r != 0) {
-            int zero = 0;
-            atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
-            atomic_fetch_add(&failed_writes[which], 1);
-            atomic_fetch_add(&failed_bytes[which], len);
-            struct stat st;
-            if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
-                (void)ftruncate(fd, st.st_size - (off_t)partial);
-        }
+    uint64_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    size_t partial = 0;
+    int r = fd >= 0 ? write_all(fd, iov, n, &partial) : -1;
+    if (fd < 0)
+        errno = lost_errno[which] ? lost_errno[which] : EBADF;
+    if (r != 0) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
+        atomic_fetch_add(&failed_writes[which], 1);
+        atomic_fetch_add(&failed_bytes[which], len);
+        struct stat st;
+        if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
+            (void)ftruncate(fd, st.st_size - (off_t)partial);
     }
     errno = saved;
     return r;

@@ -96,6 +96,23 @@ fn holds_a_run(dir: &Path) -> bool {
     })
 }
 
+/// The marker's text: a regular file's first 4 KiB, never through a symlink; a FIFO or
+/// device under the name is refused at once instead of blocking plx run.
+fn read_marker(marker: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(marker)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    f.take(4096).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 fn io_error(dir: &Path, e: std::io::Error) -> CliError {
     CliError::new(2, format!("{}: {e}", dir.display()))
 }
@@ -109,7 +126,7 @@ pub fn claim(dir: &Path, key: &str, append: bool) -> Result<Claim, CliError> {
     let temp = dir.join(format!("{MARKER}.{}", std::process::id()));
     let earlier = holds_a_run(dir);
     {
-        let mut f = std::fs::File::create(&temp).map_err(|e| io_error(dir, e))?;
+        let mut f = plx_format::output::create_replacing(&temp).map_err(|e| io_error(dir, e))?;
         f.write_all(format!("{key}\n").as_bytes())
             .map_err(|e| io_error(dir, e))?;
     }
@@ -121,7 +138,7 @@ pub fn claim(dir: &Path, key: &str, append: bool) -> Result<Claim, CliError> {
             Err(refusal(dir, "an earlier run"))
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let theirs = std::fs::read_to_string(&marker).map_err(|e| io_error(dir, e))?;
+            let theirs = read_marker(&marker).map_err(|e| io_error(&marker, e))?;
             if theirs.trim_end() == key {
                 Ok(Claim::SameJob)
             } else if append {

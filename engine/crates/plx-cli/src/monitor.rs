@@ -146,6 +146,8 @@ fn read(p: &str) -> String {
 pub struct Monitor {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<std::io::Result<PathBuf>>>,
+    /// The file's name, for the message of a write that failed.
+    name: String,
 }
 
 impl Monitor {
@@ -240,6 +242,7 @@ impl Monitor {
         Ok(Monitor {
             stop,
             thread: Some(thread),
+            name: format!("metrics.monitor.{host}.plx"),
         })
     }
 
@@ -248,7 +251,10 @@ impl Monitor {
         self.stop.store(true, Ordering::Release);
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(Ok(_))) | None => Ok(()),
-            Some(Ok(Err(e))) => Err(CliError::new(1, format!("monitor: {e}"))),
+            Some(Ok(Err(e))) => Err(CliError::new(
+                1,
+                format!("{}: the samples from then on are lost: {e}", self.name),
+            )),
             Some(Err(_)) => Err(CliError::new(1, "monitor: the thread panicked".to_string())),
         }
     }

@@ -135,6 +135,11 @@ fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
 /// Runs the command; returns the exit status plx should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let program = &args.command[0];
+    // Under a file size limit (ulimit -f) plx's own writes fail with EFBIG and are reported,
+    // instead of SIGXFSZ killing plx while the program runs on; the program gets back the
+    // disposition plx was started with.
+    // SAFETY: installing SIG_IGN for one signal has no memory-safety preconditions.
+    let xfsz = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let lib = lib_dir()?.join("libplx.so");
     if !lib.is_file() {
         return Err(CliError::new(
@@ -234,11 +239,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
     // SAFETY: the closure runs in the forked child before exec and only calls signal(2), which
-    // is async-signal-safe.
+    // is async-signal-safe; `xfsz` is a disposition signal(2) returned.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            libc::signal(libc::SIGXFSZ, xfsz);
             Ok(())
         });
     }
@@ -263,9 +269,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let status = child
         .wait()
         .map_err(|e| CliError::new(2, format!("{program}: wait failed: {e}")))?;
-    if let Some(m) = monitor {
-        m.stop()?;
-    }
+    // a monitor that could not write (disk full, a file size limit) leaves the experiment
+    // incomplete, never the program's exit status unreported
+    let monitor_failure = monitor.and_then(|m| m.stop().err()).map(|e| e.message);
     let code = if let Some(sig) = status.signal() {
         eprintln!(
             "plx: {program} killed by signal {sig} ({})",
@@ -277,7 +283,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     };
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
-    let failures = write_failures(&dir, &before);
+    let mut failures = write_failures(&dir, &before);
+    if let Some(m) = monitor_failure {
+        eprintln!("plx: {m}");
+        failures.push(m);
+    }
     if !failures.is_empty() {
         eprintln!(
             "plx: experiment written to {}, incomplete: {}; see plx info",

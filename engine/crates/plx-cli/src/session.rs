@@ -3,6 +3,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -124,12 +125,18 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, Cl
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", session.display())))?;
     let path = session.join(SESSION_FILE);
     let err = |e: std::io::Error| CliError::new(2, format!("{}: {e}", path.display()));
+    // never through a planted symlink; a FIFO or device under the name is refused, not read
     let mut f = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
         .map_err(err)?;
+    if !f.metadata().map_err(err)?.is_file() {
+        return Err(err(std::io::Error::other("not a regular file")));
+    }
     // SAFETY: flock on a descriptor we own; released when `f` is closed.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return Err(err(std::io::Error::last_os_error()));

@@ -67,7 +67,7 @@ pub fn write(dir: &Path, filter: &Path, command: &[String]) -> Result<Option<Pat
         return Ok(None);
     }
     let path = dir.join("source-files");
-    std::fs::write(&path, list_text(command, &globs))
+    plx_format::output::write_replacing(&path, list_text(command, &globs).as_bytes())
         .map_err(|e| CliError::new(2, format!("{}: cannot write: {e}", path.display())))?;
     Ok(Some(path))
 }

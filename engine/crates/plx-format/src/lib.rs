@@ -24,6 +24,7 @@ mod input;
 pub mod live;
 pub mod metrics;
 pub mod mpi;
+pub mod output;
 pub mod process;
 pub mod records;
 #[rustfmt::skip]

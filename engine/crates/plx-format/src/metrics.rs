@@ -207,9 +207,10 @@ pub struct MetricWriter {
 }
 
 impl MetricWriter {
-    /// Creates (or replaces) `path` with its [`MetricSource`].
+    /// Creates (or replaces: [`crate::output::create_replacing`]) `path` with its
+    /// [`MetricSource`].
     pub fn create(path: &Path, source: &MetricSource) -> std::io::Result<MetricWriter> {
-        let mut out = BufWriter::new(File::create(path)?);
+        let mut out = BufWriter::new(crate::output::create_replacing(path)?);
         out.write_all(&file_header(FileKind::Metrics))?;
         let mut w = MetricWriter {
             out,

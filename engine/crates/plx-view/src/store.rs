@@ -236,7 +236,7 @@ fn write_file(
     tmp: &Path,
     body: impl FnOnce(&mut Writer<'_>) -> std::io::Result<Value>,
 ) -> std::io::Result<()> {
-    let mut f = std::fs::File::create(tmp)?;
+    let mut f = plx_format::output::create_replacing(tmp)?;
     f.write_all(&[0u8; HEADER])?;
     let mut w = DataWriter {
         w: BufWriter::with_capacity(1 << 20, &mut f),
