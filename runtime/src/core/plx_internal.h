@@ -146,7 +146,13 @@ struct plx_frame {
     uint64_t child;     /* inclusive ticks of measured children */
     uint64_t cpu;       /* 0, or the slow exit's work: thread CPU ns at entry (a multiple of 4)
                            | 1 for `cputime` functions, | 2 for counted functions (counters.h) */
+    uintptr_t sp;       /* compiler hooks: the function's stack pointer at entry (its hook's CFA,
+                           the same at its exit hook); PLX_SP_NONE for every other source */
+    uintptr_t site;     /* compiler hooks: the function's return address (the hook's `site`) */
 };
+
+/* A frame with no stack pointer (user regions, wrappers, Java): never found gone. */
+#define PLX_SP_NONE 0
 
 struct plx_uevent {
     uint64_t count;

@@ -197,21 +197,20 @@ uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr)
 
 /* ---- writing a thread's data --------------------------------------------------------------- */
 
-/* Writes t's data: open regions are closed at `now` (profile mode), the trace buffer goes out. */
+/* Writes t's data: regions still open (left by pthread_exit, a cancellation, or open when the
+ * process ends) are closed at `now` in both modes, then the trace buffer goes out. */
 static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
 {
     t->guard++;
     plx_counters_thread_end(t); /* before the trace's last chunk: it may add counted calls */
-    if (t->buf) {
-        plx_trace_write_chunk(t);
-    } else {
-        while (t->depth > 0) {
-            struct plx_frame *f = &t->stack[t->depth - 1];
-            if (now < f->start)
-                now = f->start;
-            plx_leave(t, f, now);
-        }
+    while (t->depth > 0) {
+        struct plx_frame *f = &t->stack[t->depth - 1];
+        if (now < f->start)
+            now = f->start;
+        plx_leave(t, f, now);
     }
+    if (t->buf)
+        plx_trace_write_chunk(t);
     plx_profile_write(t, now, cpu);
     plx_sync_write(t);
     plx_messages_write(t);
