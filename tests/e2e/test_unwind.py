@@ -36,8 +36,9 @@ def mode(request):
     return request.param
 
 
-def test_exceptions_close_the_frames_they_unwind(programs, toolchain, mode, tmp_path):
-    prog = programs.get("unwind.cpp", "-O0", cxx=True, toolchain=toolchain)
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_exceptions_close_the_frames_they_unwind(programs, toolchain, mode, opt, tmp_path):
+    prog = programs.get("unwind.cpp", opt, cxx=True, toolchain=toolchain)
     out = tmp_path / "exp"
     run(out, prog, opts=MODES[mode])
     calls = {p: c for p, (c, _) in paths_of(out).items()}
@@ -91,3 +92,43 @@ def test_longjmp_pthread_exit_and_cancel_close_their_frames(programs, toolchain,
     for path in (("exiter", "exit_outer", "exit_inner"), ("cancelled", "cancel_outer", "cancel_inner")):
         for k in range(1, 4):
             assert paths[path[:k]][1] >= WAIT_S - 0.001, (path[:k], paths[path[:k]])
+
+
+def test_exceptions_through_inlined_frames(programs, toolchain, mode, tmp_path):
+    """cxx.cpp at -O2: Clang inlines catcher and thrower into main, so the frames a throw leaves
+    are at the catching function's own stack pointer; closed when thrower is entered again."""
+    prog = programs.get("cxx.cpp", "-O2", cxx=True, toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, opts=MODES[mode])
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    assert calls[("main", "catcher(int)")] == 1
+    assert calls[("main", "catcher(int)", "thrower(int)")] == 10
+    assert not [p for p in calls if "thrower(int)" in p[:-1] or (p[-1] == "thrower(int)" and len(p) != 3)]
+
+
+def fib_calls_by_depth(n):
+    """{depth: calls of fib} of fib(n), depth 1 being the call from main."""
+    counts = {}
+
+    def go(k, depth):
+        counts[depth] = counts.get(depth, 0) + 1
+        if k >= 2:
+            go(k - 1, depth + 1)
+            go(k - 2, depth + 1)
+
+    go(n, 1)
+    return counts
+
+
+def test_inlined_recursion_keeps_its_call_paths(programs, toolchain, mode, tmp_path):
+    """fib.c at -O2 and -O3: GCC inlines fib into itself, its hooks at the same stack pointer
+    and return address as the frame it is inlined into: still fib's child, never a frame gone."""
+    for opt in ("-O2", "-O3"):
+        prog = programs.get("fib.c", opt, toolchain=toolchain)
+        out = tmp_path / ("exp" + opt)
+        run(out, prog, opts=MODES[mode])
+        calls = {p: c for p, (c, _) in paths_of(out).items()}
+        expected = {("main",): 1}
+        for depth, n in fib_calls_by_depth(20).items():
+            expected[("main",) + ("fib",) * depth] = n
+        assert calls == expected, opt

@@ -32,8 +32,6 @@ static inline void guard_off(struct plx_thread *t)
     t->guard = 0;
 }
 
-/* The hook's CFA: its caller's stack pointer before the call (one `lea` under GCC). */
-#define CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
 
 /* Closes the innermost frame at `now`: its function left without its exit hook, and so did
  * the calls deeper than the stack (counted in `overflow`), which were above it. */
@@ -61,9 +59,27 @@ static int stack_holds(uintptr_t lo, uintptr_t hi, uintptr_t site)
     return 0;
 }
 
+/* The entry of `fn` at `sp` over frames inlined at `sp` that a caught exception passed: the
+ * one of `fn` among them, if any, and those above it are gone (the function entered again);
+ * the others are left open (the catching function may be one of them). */
+static void close_reentered(struct plx_thread *t, uintptr_t fn, uintptr_t sp)
+{
+    uint32_t d = t->depth;
+    while (d > 0 && t->stack[d - 1].sp == sp && t->stack[d - 1].site == 0 &&
+           t->stack[d - 1].key != fn)
+        d--;
+    if (d == 0 || t->stack[d - 1].sp != sp || t->stack[d - 1].site != 0)
+        return;
+    uint64_t now = plx_ticks();
+    while (t->depth >= d)
+        close_gone(t, now);
+}
+
 /* The entry of function `fn` (stack pointer `sp`, return address `site`) where the innermost
  * frame may be gone: closes every frame that is. A frame below `sp` is gone; one at `sp` is
- * gone unless `fn` is inlined into it (same return address, another function); one above is
+ * gone unless `fn` is inlined into it (same return address; the same function too: GCC inlines
+ * a recursive call, so a frame re-entered from the same call site after a throw is closed by
+ * __cxa_begin_catch, cxx_catch.c, or else by the caller's next exit); one above is
  * a live ancestor when `site` lies between `sp` and its stack pointer (the return address is
  * found before any word above the entering function's own frame is read), else gone. Words
  * already searched are not searched again. Under the thread's guard. */
@@ -76,8 +92,12 @@ __attribute__((noinline, cold)) static void unwound_before_entry(struct plx_thre
         struct plx_frame *f = &t->stack[t->depth - 1];
         if (f->sp == PLX_SP_NONE)
             return;
-        if (f->sp == sp && f->key != fn && f->site == site)
+        if (f->sp == sp && f->site == site)
             return;
+        if (f->sp == sp && f->site == 0) { /* passed by a caught exception (plx_cyg_caught) */
+            close_reentered(t, fn, sp);
+            return;
+        }
         if (f->sp > sp) {
             if (stack_holds(lo, f->sp - sizeof(uintptr_t), site))
                 return;
@@ -96,6 +116,18 @@ static void unwound_before_exit(struct plx_thread *t, uintptr_t sp)
     uint64_t now = plx_ticks();
     while (t->depth && t->stack[t->depth - 1].sp != PLX_SP_NONE && t->stack[t->depth - 1].sp < sp)
         close_gone(t, now);
+}
+
+void plx_cyg_caught(struct plx_thread *t, uintptr_t sp)
+{
+    guard_on(t);
+    unwound_before_exit(t, sp);
+    uint32_t d = t->depth;
+    while (d > 0 && t->stack[d - 1].sp == sp)
+        d--;
+    for (uint32_t i = d + 1; i < t->depth; i++)
+        t->stack[i].site = 0; /* gone if its function is entered again at `sp` */
+    guard_off(t);
 }
 
 /* Whether the innermost frame is not plainly the caller of the function entering at `sp`. */
@@ -171,7 +203,7 @@ PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
         goto slow;
     uint32_t v = plx_region_of_address((uintptr_t)fn);
     if (PLX_LIKELY(!(v & (PLX_REGION_EXCLUDED | PLX_REGION_MISSING)))) {
-        enter_measured(t, (uintptr_t)fn, v, CALLER_SP(), (uintptr_t)site); /* masks the id itself */
+        enter_measured(t, (uintptr_t)fn, v, PLX_CALLER_SP(), (uintptr_t)site); /* masks the id itself */
         return;
     }
     if (v & PLX_REGION_EXCLUDED) {
@@ -181,7 +213,7 @@ PLX_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
     }
 slow: /* first sight of the function or of the thread, or re-entry */
     if (t == NULL || !t->guard)
-        enter_slow((uintptr_t)fn, CALLER_SP(), (uintptr_t)site);
+        enter_slow((uintptr_t)fn, PLX_CALLER_SP(), (uintptr_t)site);
     else
         count_lost(t); /* measured code run while the thread is inside the runtime */
 }
@@ -212,12 +244,29 @@ __attribute__((noinline, cold)) static int exit_overflow(struct plx_thread *t, u
 }
 
 /* The exit of a function whose frame is not the innermost: excluded or throttled at its entry
- * (no clock read), its exit call is patched out where it can be. */
-static inline void exit_other(uintptr_t fn, uintptr_t ret)
+ * (no clock read; its exit call is patched out where it can be), or measured with functions
+ * inlined into it (frames at its own stack pointer) that left without their exit hooks (a
+ * throw under Clang): they are closed, then it. */
+__attribute__((noinline)) static void exit_other(struct plx_thread *t, uintptr_t fn, uintptr_t sp,
+                                                 uintptr_t ret)
 {
     uint32_t v = plx_region_of_address(fn);
-    if ((v & (PLX_REGION_EXCLUDED | PLX_REGION_EXIT_TRIED)) == PLX_REGION_EXCLUDED)
-        unhook(fn, v, ret, 1);
+    if (v & PLX_REGION_EXCLUDED) {
+        if (!(v & PLX_REGION_EXIT_TRIED))
+            unhook(fn, v, ret, 1);
+        return;
+    }
+    uint32_t d = t->depth;
+    while (d > 0 && t->stack[d - 1].sp == sp && t->stack[d - 1].key != fn)
+        d--;
+    if (d == 0 || d == t->depth || t->stack[d - 1].sp != sp)
+        return;
+    guard_on(t);
+    uint64_t now = plx_ticks();
+    while (t->depth > d)
+        close_gone(t, now);
+    guard_off(t);
+    exit_measured(t, &t->stack[d - 1]);
 }
 
 /* The exit of a function below which frames are gone (`sp` above the innermost frame's): they
@@ -231,7 +280,7 @@ __attribute__((noinline, cold)) static void exit_after_unwind(struct plx_thread 
     if (t->depth && t->stack[t->depth - 1].key == fn)
         exit_measured(t, &t->stack[t->depth - 1]);
     else
-        exit_other(fn, ret);
+        exit_other(t, fn, sp, ret);
 }
 
 PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
@@ -240,17 +289,17 @@ PLX_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
     struct plx_thread *t = plx_self;
     if (PLX_UNLIKELY(t == NULL || t->guard))
         return;
-    if (PLX_UNLIKELY(t->overflow) && exit_overflow(t, (uintptr_t)fn, CALLER_SP()))
+    if (PLX_UNLIKELY(t->overflow) && exit_overflow(t, (uintptr_t)fn, PLX_CALLER_SP()))
         return;
     if (PLX_UNLIKELY(t->depth == 0))
         return;
     struct plx_frame *f = &t->stack[t->depth - 1];
-    if (PLX_UNLIKELY(f->sp < CALLER_SP())) {
-        exit_after_unwind(t, (uintptr_t)fn, CALLER_SP(), (uintptr_t)__builtin_return_address(0));
+    if (PLX_UNLIKELY(f->sp < PLX_CALLER_SP())) {
+        exit_after_unwind(t, (uintptr_t)fn, PLX_CALLER_SP(), (uintptr_t)__builtin_return_address(0));
         return;
     }
     if (f->key != (uintptr_t)fn) {
-        exit_other((uintptr_t)fn, (uintptr_t)__builtin_return_address(0));
+        exit_other(t, (uintptr_t)fn, PLX_CALLER_SP(), (uintptr_t)__builtin_return_address(0));
         return;
     }
     exit_measured(t, f);

@@ -54,6 +54,9 @@ static inline int plx_trace_throttled(struct plx_thread *t, struct plx_frame *f,
     return 0;
 }
 
+/* A hook's CFA: its caller's stack pointer before the call (one `lea` under GCC). */
+#define PLX_CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
+
 /* Enters `region`; `sp` and `site` are a compiler hook's (struct plx_frame), or PLX_SP_NONE. */
 static inline __attribute__((always_inline)) void plx_enter_sp(struct plx_thread *t, uintptr_t key, uint32_t region, uintptr_t sp,
                                 uintptr_t site)

@@ -404,6 +404,13 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 
+/* ---- cyg_profile.c, cxx_catch.c: frames left without their exit hook ------------------- */
+/* A catch handler in the function at stack pointer `sp`: the thread's compiler-hook frames
+ * below it are gone, closed; those inlined into it (at `sp`, above its lowest frame there) may
+ * be: marked, one is closed when its function is entered again there, with those above it,
+ * and all when the function they are inlined into exits. */
+PLX_HIDDEN void plx_cyg_caught(struct plx_thread *t, uintptr_t sp);
+
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
 PLX_HIDDEN uint64_t plx_patched_sites(void);
