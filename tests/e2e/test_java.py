@@ -771,7 +771,8 @@ def test_caught_stack_overflow_and_exceptions_leave_no_frame_open(jsoe, mode):
     exception thrown through 4 frames 6 times; later calls are the catching methods' children."""
     out = jsoe / mode
     cp = run(out, "java", "-cp", jsoe, "JSoe", opts=("--trace",) if mode == "trace" else ())
-    depth = int(re.search(r"depth (\d+)", cp.stdout).group(1))
+    depth = int(re.search(r"^depth (\d+)", cp.stdout, re.M).group(1))
+    self_depth = int(re.search(r"^self depth (\d+)", cp.stdout, re.M).group(1))
     assert "caught 11" in cp.stdout
     rows = report_csv(out, "--callpath")
     got = {}
@@ -797,6 +798,14 @@ def test_caught_stack_overflow_and_exceptions_leave_no_frame_open(jsoe, mode):
     for _ in range(depth):
         recurse += " => JSoe.recurse()"
         expected[("deep", recurse)] = 1
+    # the recursion that catches its own overflow: one call per level, the later calls under
+    # selfThread
+    expected[("self", "JSoe.selfThread()")] = 1
+    expected[("self", "JSoe.selfThread() => " + leaf)] = 5
+    selfpath = "JSoe.selfThread()"
+    for _ in range(self_depth):
+        selfpath += " => JSoe.selfCatch()"
+        expected[("self", selfpath)] = 1
     assert got == expected
 
 
