@@ -20,6 +20,8 @@
 #                    omp_context subtype)
 #   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
 #                    writes fail (WriteFailures; plx run exits 3)
+#   open-at-end      src/open_at_end.c with --trace: a thread blocked two frames down while main
+#                    calls exit() (OpenAtEnd, exit events at the process's end)
 #   metrics          the trace run with --monitor cpu,mem,net,disk --monitor-period 5, then
 #                    plx import of src/power.csv (MetricSource, MetricDef, MetricSample)
 #   counters         src/counters.c, --trace --counters task-clock,page-faults and the filter rule
@@ -55,7 +57,8 @@ def rank(d):
         if rtype == RECORD_IDS["MpiInit"]:
             return decode(rtype, p)["rank"]
     return 0
-dirs = sorted((d for d in src.iterdir() if d.is_dir()), key=lambda d: (rank(d), d.name))
+dirs = sorted((d for d in src.iterdir() if d.is_dir() and not d.name.startswith(".")),
+              key=lambda d: (rank(d), d.name))
 for i, d in enumerate(dirs):
     shutil.copytree(d, dst / ("golden.%d" % (1000 + i)))
 for f in sorted(src.glob("metrics.*.plx")):
@@ -124,6 +127,9 @@ for name in "$@"; do
   omp|omp-paths)
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;
+  open-at-end)
+    "$root/build/bin/plx-cc" -O0 -pthread src/open_at_end.c -o "$tmp/open_at_end"
+    "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/open_at_end" ;;
   write-failures)
     printf 'int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(void) { return fib(12) == 144 ? 0 : 1; }\n' > "$tmp/full.c"
     "$root/build/bin/plx-cc" -O0 "$tmp/full.c" -o "$tmp/full"

@@ -214,20 +214,33 @@ def info_thread_lines(text):
     return out
 
 
+# The compilers behind plx-cc / plx-c++ that every compiler-hook test runs under: GCC calls the
+# exit hooks of frames an exception unwinds, Clang does not (the runtime closes them itself).
+TOOLCHAINS = {
+    "gcc": {"PLX_CC": "gcc", "PLX_CXX": "g++"},
+    "clang": {"PLX_CC": "clang", "PLX_CXX": "clang++"},
+}
+
+
 class Programs:
-    """Builds each (sources, flags) once per session into a temporary directory."""
+    """Builds each (sources, flags, toolchain) once per session into a temporary directory."""
 
     def __init__(self, root):
         self.root = root
         self.cache = {}
 
-    def get(self, src, *flags, cxx=False, name=None):
-        key = (src if isinstance(src, str) else tuple(src), flags, cxx)
+    def get(self, src, *flags, cxx=False, name=None, toolchain=None):
+        """toolchain: a TOOLCHAINS name (plx-cc's default compiler when None)."""
+        key = (src if isinstance(src, str) else tuple(src), flags, cxx, toolchain)
         if key not in self.cache:
             first = src if isinstance(src, str) else src[0]
             stem = name or Path(first).stem
+            if toolchain:
+                require_tools(*TOOLCHAINS[toolchain].values(), what=toolchain)
+                stem += "-" + toolchain
             out = self.root / ("%s-%d" % (stem, len(self.cache)))
-            self.cache[key] = build(src, out, *flags, cxx=cxx)
+            env = TOOLCHAINS[toolchain] if toolchain else None
+            self.cache[key] = build(src, out, *flags, cxx=cxx, env=env)
         return self.cache[key]
 
 

@@ -7,6 +7,7 @@ import pytest
 from conftest import (
     EPS,
     RUNTIME_REGIONS,
+    TOOLCHAINS,
     all_threads,
     assert_time_relations,
     callpath_rows,
@@ -43,11 +44,17 @@ def fib_calls_by_depth(n):
 MODES = {"profile": (), "trace": ("--trace",)}
 
 
+@pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
+def fib_bin(request, programs):
+    """fib.c under each compiler (this module's, in place of conftest's)."""
+    return programs.get("fib.c", "-O0", toolchain=request.param)
+
+
 @pytest.fixture(scope="module")
 def fib_exps(fib_bin, exp_root):
     exps = {}
     for mode, opts in MODES.items():
-        out = exp_root / ("fib-" + mode)
+        out = exp_root / ("%s-%s" % (fib_bin.name, mode))
         run(out, fib_bin, opts=opts)
         exps[mode] = out
     return exps

@@ -4,6 +4,7 @@ import pytest
 
 from conftest import (
     RUNTIME_REGIONS,
+    TOOLCHAINS,
     callpath_rows,
     report_csv,
     run,
@@ -23,14 +24,14 @@ COUNTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def cxx_bin(programs):
-    return programs.get("cxx.cpp", "-O0", cxx=True)
+@pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
+def cxx_bin(request, programs):
+    return programs.get("cxx.cpp", "-O0", cxx=True, toolchain=request.param)
 
 
 @pytest.fixture(scope="module", params=["profile", "trace"])
 def cxx_exp(request, cxx_bin, exp_root):
-    out = exp_root / ("cxx-" + request.param)
+    out = exp_root / ("%s-%s" % (cxx_bin.name, request.param))
     run(out, cxx_bin, opts=("--trace",) if request.param == "trace" else ())
     return out
 

@@ -6,6 +6,7 @@ import pytest
 
 from conftest import (
     RUNTIME_REGIONS,
+    TOOLCHAINS,
     build,
     info,
     plx,
@@ -27,9 +28,9 @@ COUNTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def filters_bin(programs):
-    return programs.get("filters.c", "-O0")
+@pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
+def filters_bin(request, programs):
+    return programs.get("filters.c", "-O0", toolchain=request.param)
 
 
 def measure(tmp_path, prog, rules, opts=(), env=None, name="exp"):
@@ -85,9 +86,9 @@ def test_last_matching_rule_wins(filters_bin, tmp_path):
     assert measured(report_csv(out)) == want
 
 
-@pytest.fixture(scope="module")
-def files_bin(programs):
-    return programs.get(["files_main.c", "files_other.c"], "-O0", name="files")
+@pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
+def files_bin(request, programs):
+    return programs.get(["files_main.c", "files_other.c"], "-O0", name="files", toolchain=request.param)
 
 
 def test_two_files_unfiltered(files_bin, tmp_path):

@@ -755,3 +755,70 @@ def test_life_under_plx_run_of_mpirun(life_exp, tmp_path):
     assert got == {(r, r + d): GENS for r in range(4) for d in (-1, 1) if 0 <= r + d < 4}
     rows = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "Life.exchange()"]
     assert len(rows) == 1 and int(rows[0]["calls"]) == 4 * GENS
+
+
+@pytest.fixture(scope="module")
+def jsoe(tmp_path_factory):
+    need_java()
+    d = tmp_path_factory.mktemp("jsoe")
+    sh("javac", "-d", d, PROGRAMS / "java" / "JSoe.java")
+    return d
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_caught_stack_overflow_and_exceptions_leave_no_frame_open(jsoe, mode):
+    """programs/java/JSoe.java: a StackOverflowError caught above the recursion, an ordinary
+    exception thrown through 4 frames 6 times; later calls are the catching methods' children."""
+    out = jsoe / mode
+    cp = run(out, "java", "-cp", jsoe, "JSoe", opts=("--trace",) if mode == "trace" else ())
+    depth = int(re.search(r"^depth (\d+)", cp.stdout, re.M).group(1))
+    self_depth = int(re.search(r"^self depth (\d+)", cp.stdout, re.M).group(1))
+    assert "caught 11" in cp.stdout
+    rows = report_csv(out, "--callpath")
+    got = {}
+    for r in rows:
+        if r["process"] != "all" and "plx_" not in r["callpath"]:
+            key = (r["thread_name"], r["callpath"])
+            got[key] = got.get(key, 0) + int(r["calls"])
+    main, catcher, leaf = "JSoe.main(String[])", "JSoe.catcher()", "JSoe.leaf(int)"
+    thrower = [main, catcher] + ["JSoe.thrower(int)"] * 4
+    expected = {
+        ("main", main): 1,
+        ("main", main + " => " + catcher): 1,
+        ("main", main + " => " + catcher + " => " + leaf): 6,
+        ("main", main + " => " + leaf): 5,
+        ("deep", "JSoe.deepThread()"): 1,
+        ("deep", "JSoe.deepThread() => JSoe.overflow()"): 1,
+        ("deep", "JSoe.deepThread() => JSoe.overflow() => " + leaf): 1,
+        ("deep", "JSoe.deepThread() => " + leaf): 5,
+    }
+    for k in range(3, 7):
+        expected[("main", " => ".join(thrower[:k]))] = 6
+    recurse = "JSoe.deepThread() => JSoe.overflow()"
+    for _ in range(depth):
+        recurse += " => JSoe.recurse()"
+        expected[("deep", recurse)] = 1
+    # the recursion that catches its own overflow: one call per level, the later calls under
+    # selfThread
+    expected[("self", "JSoe.selfThread()")] = 1
+    expected[("self", "JSoe.selfThread() => " + leaf)] = 5
+    selfpath = "JSoe.selfThread()"
+    for _ in range(self_depth):
+        selfpath += " => JSoe.selfCatch()"
+        expected[("self", selfpath)] = 1
+    assert got == expected
+
+
+def test_jvm_started_by_a_script_is_measured(jcalls):
+    """plx run -- ./run.sh where the script execs java: the JVM gets the agent all the same
+    (JAVA_TOOL_OPTIONS), with the exact calls of a JVM named on the command line."""
+    script = jcalls / "run.sh"
+    script.write_text(
+        "#!/bin/sh\nexec java -cp %s:%s JCalls %s\n" % (API, jcalls, jcalls / "libjcalls.so")
+    )
+    script.chmod(0o755)
+    out = jcalls / "script"
+    cp = run(out, script)
+    assert "total " in cp.stdout
+    assert "Picked up JAVA_TOOL_OPTIONS: -agentpath:" in cp.stderr
+    assert program_paths(paths(out, "main")) == expected_main_paths()

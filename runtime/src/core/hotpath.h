@@ -54,7 +54,12 @@ static inline int plx_trace_throttled(struct plx_thread *t, struct plx_frame *f,
     return 0;
 }
 
-static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t region)
+/* A hook's CFA: its caller's stack pointer before the call (one `lea` under GCC). */
+#define PLX_CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
+
+/* Enters `region`; `sp` and `site` are a compiler hook's (struct plx_frame), or PLX_SP_NONE. */
+static inline __attribute__((always_inline)) void plx_enter_sp(struct plx_thread *t, uintptr_t key, uint32_t region, uintptr_t sp,
+                                uintptr_t site)
 {
     if (PLX_UNLIKELY(t->depth >= t->max_depth)) {
         t->overflow++;
@@ -63,6 +68,8 @@ static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t regio
     }
     struct plx_frame *f = &t->stack[t->depth++];
     f->key = key;
+    f->sp = sp;
+    f->site = site;
     f->region = region;
     f->child = 0;
     f->cpu = 0;
@@ -85,6 +92,11 @@ static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t regio
         t->cur = n;
     }
     f->start = plx_ticks();
+}
+
+static inline void plx_enter(struct plx_thread *t, uintptr_t key, uint32_t region)
+{
+    plx_enter_sp(t, key, region, PLX_SP_NONE, 0);
 }
 
 /* Leaves the innermost region; the caller has checked that it matches. */

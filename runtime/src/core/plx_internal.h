@@ -147,7 +147,13 @@ struct plx_frame {
     uint64_t child;     /* inclusive ticks of measured children */
     uint64_t cpu;       /* 0, or the slow exit's work: thread CPU ns at entry (a multiple of 4)
                            | 1 for `cputime` functions, | 2 for counted functions (counters.h) */
+    uintptr_t sp;       /* compiler hooks: the function's stack pointer at entry (its hook's CFA,
+                           the same at its exit hook); PLX_SP_NONE for every other source */
+    uintptr_t site;     /* compiler hooks: the function's return address (the hook's `site`) */
 };
+
+/* A frame with no stack pointer (user regions, wrappers, Java): never found gone. */
+#define PLX_SP_NONE 0
 
 struct plx_uevent {
     uint64_t count;
@@ -424,6 +430,13 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 /* The entry of a function whose slot has PLX_REGION_CPU or PLX_REGION_COUNTERS. */
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+
+/* ---- cyg_profile.c, cxx_catch.c: frames left without their exit hook ------------------- */
+/* A catch handler in the function at stack pointer `sp`: the thread's compiler-hook frames
+ * below it are gone, closed; those inlined into it (at `sp`, above its lowest frame there) may
+ * be: marked, one is closed when its function is entered again there, with those above it,
+ * and all when the function they are inlined into exits. */
+PLX_HIDDEN void plx_cyg_caught(struct plx_thread *t, uintptr_t sp);
 
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);

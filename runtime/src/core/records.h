@@ -55,6 +55,7 @@ enum plx_record_type {
     PLX_REC_METRIC_DEF = 57, /* MetricDef, metrics.plx */
     PLX_REC_METRIC_SAMPLE = 58, /* MetricSample, metrics.plx */
     PLX_REC_WRITE_FAILURES = 64, /* WriteFailures, process.plx */
+    PLX_REC_OPEN_AT_END = 67, /* OpenAtEnd, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -739,6 +740,15 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
     plx_rec_put_i32(r, error);
 }
 
+/* OpenAtEnd (67) */
+static inline void plx_enc_open_at_end(struct plx_rec *r, uint32_t thread, uint32_t frames, uint64_t ticks)
+{
+    plx_rec_begin(r, PLX_REC_OPEN_AT_END);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u32(r, frames);
+    plx_rec_put_u64(r, ticks);
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -786,6 +796,7 @@ static inline void plx_enc_write_failures(struct plx_rec *r, uint8_t file, uint6
 #define PLX_METRIC_SAMPLE_FIXED_SIZE 12u /* bytes before the first string or repeated field */
 #define PLX_METRIC_SAMPLE_ENTRIES_ITEM_SIZE 12u
 #define PLX_WRITE_FAILURES_FIXED_SIZE 21u /* bytes before the first string or repeated field */
+#define PLX_OPEN_AT_END_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1049,6 +1060,9 @@ enum {
     PLX_F_WRITE_FAILURES_WRITES = 1,
     PLX_F_WRITE_FAILURES_BYTES = 2,
     PLX_F_WRITE_FAILURES_ERROR = 3,
+    PLX_F_OPEN_AT_END_THREAD = 0,
+    PLX_F_OPEN_AT_END_FRAMES = 1,
+    PLX_F_OPEN_AT_END_TICKS = 2,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1365,6 +1379,11 @@ static const struct plx_field_def plx_fields_write_failures[] = {
     {"bytes", PLX_T_U64, -1, 0, 0, NULL},
     {"error", PLX_T_I32, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_open_at_end[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"frames", PLX_T_U32, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1403,8 +1422,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {57, "MetricDef", 4, 4, plx_fields_metric_def},
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
+    {67, "OpenAtEnd", 3, 3, plx_fields_open_at_end},
 };
-#define PLX_RECORD_DEFS 37
+#define PLX_RECORD_DEFS 38
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

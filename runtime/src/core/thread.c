@@ -199,21 +199,32 @@ uint32_t plx_region_resolve(struct plx_thread *t, uintptr_t addr)
 
 /* ---- writing a thread's data --------------------------------------------------------------- */
 
-/* Writes t's data: open regions are closed at `now` (profile mode), the trace buffer goes out. */
-static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu)
+/* At the process's end: how many calls of t are still open (an OpenAtEnd record). */
+static void record_open_at_end(struct plx_thread *t, uint64_t now)
+{
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_open_at_end(&rec, t->index, t->depth + (uint32_t)t->overflow, now);
+    plx_rec_write(&rec, 0);
+}
+
+/* Writes t's data: regions still open (left by pthread_exit or a cancellation; or open when the
+ * process ends, `at_end`: recorded as such) are closed at `now` in both modes, then the trace
+ * buffer goes out. */
+static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu, int at_end)
 {
     t->guard++;
     plx_counters_thread_end(t); /* before the trace's last chunk: it may add counted calls */
-    if (t->buf) {
-        plx_trace_write_chunk(t);
-    } else {
-        while (t->depth > 0) {
-            struct plx_frame *f = &t->stack[t->depth - 1];
-            if (now < f->start)
-                now = f->start;
-            plx_leave(t, f, now);
-        }
+    if (at_end && t->depth)
+        record_open_at_end(t, now);
+    while (t->depth > 0) {
+        struct plx_frame *f = &t->stack[t->depth - 1];
+        if (now < f->start)
+            now = f->start;
+        plx_leave(t, f, now);
     }
+    if (t->buf)
+        plx_trace_write_chunk(t);
     plx_profile_write(t, now, cpu);
     plx_sync_write(t);
     plx_messages_write(t);
@@ -245,7 +256,7 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
         return;
     plx_self = &dead;
     if (unlink_thread(t))
-        finish(t, now, plx_cpu_ns());
+        finish(t, now, plx_cpu_ns(), 0);
     plx_live_unmap(t->live_sync);
     if (t->node_cpu)
         munmap(t->node_cpu, sizeof(uint64_t) * t->max_nodes);
@@ -306,7 +317,7 @@ void plx_threads_finish_all(void)
             if (pthread_getcpuclockid((pthread_t)t->pthread, &c) == 0)
                 cpu = thread_cpu_ns(c);
         }
-        finish(t, now, cpu);
+        finish(t, now, cpu, 1);
         t->dead = 1;
     }
     if (self && self != &dead)

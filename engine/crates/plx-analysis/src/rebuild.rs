@@ -386,6 +386,11 @@ impl ProfileBuilder {
         }
     }
 
+    /// Regions still open.
+    pub fn open_calls(&self) -> usize {
+        self.stack.len()
+    }
+
     /// Closes regions still open (and locks still held) at the last event's time and returns
     /// the nodes.
     pub fn finish(mut self) -> (Vec<TickNode>, Self) {

@@ -92,20 +92,20 @@ pub fn default_dir(program: &str) -> PathBuf {
     PathBuf::from(format!("plx-{base}-{}", timestamp()))
 }
 
-/// JAVA_TOOL_OPTIONS putting the agent on a JVM's command line (docs/java.md): when the command
-/// or a word of it (a launcher's `mpirun ... java`) is a `java` executable. The user's own
-/// options come after ours.
+/// JAVA_TOOL_OPTIONS putting the agent on the command line of every JVM the command starts
+/// (docs/java.md), named on the command line or not (a script that execs `java`, a launcher);
+/// the user's own options come after ours. Without the agent's jar, nothing, and a warning when
+/// a word of the command is a `java` executable.
 fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
-    let is_java = |w: &String| Path::new(w).file_name().is_some_and(|b| b == "java");
-    if !command.iter().any(is_java) {
-        return None;
-    }
     let jar = lib.with_file_name("plx-agent.jar");
     if !jar.is_file() {
-        eprintln!(
-            "plx: {} not found: Java methods are not measured (build it with make java)",
-            jar.display()
-        );
+        let is_java = |w: &String| Path::new(w).file_name().is_some_and(|b| b == "java");
+        if command.iter().any(is_java) {
+            eprintln!(
+                "plx: {} not found: Java methods are not measured (build it with make java)",
+                jar.display()
+            );
+        }
         return None;
     }
     let mut o = OsString::from("-agentpath:");

@@ -452,6 +452,18 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
             ),
         ));
     }
+    for o in &img.process.open_at_end {
+        warnings.push(Warning::file(
+            &ppath,
+            WarningKind::OpenAtEnd {
+                calls: u64::from(o.frames),
+            },
+            format!(
+                "thread {}: {} calls still open when the process ended, closed at its end (truncated)",
+                o.thread, o.frames
+            ),
+        ));
+    }
     let mut threads: BTreeSet<u32> = img.process.threads.keys().copied().collect();
     if let Some(t) = &img.trace {
         threads.extend(t.threads());

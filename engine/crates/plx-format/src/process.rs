@@ -118,6 +118,8 @@ pub struct ProcessData {
     pub omp_teams: Vec<crate::records::OmpTeams>,
     /// Writes the runtime could not complete, per file (WriteFailures records).
     pub write_failures: Vec<crate::records::WriteFailures>,
+    /// Threads whose calls were still open when the process ended (OpenAtEnd records).
+    pub open_at_end: Vec<crate::records::OpenAtEnd>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -218,6 +220,7 @@ impl ProcessData {
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::JavaThread(t) => self.java_threads.push(t),
             Record::WriteFailures(w) => self.write_failures.push(w),
+            Record::OpenAtEnd(o) => self.open_at_end.push(o),
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),
             Record::OmpTeams(t) => self.omp_teams.push(t),

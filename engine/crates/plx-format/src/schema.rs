@@ -91,6 +91,8 @@ pub mod types {
     pub const METRIC_SAMPLE: u16 = 58;
     /// WriteFailures (process.plx).
     pub const WRITE_FAILURES: u16 = 64;
+    /// OpenAtEnd (process.plx).
+    pub const OPEN_AT_END: u16 = 67;
 }
 
 /// Extended event subtypes and their payload words.
@@ -192,6 +194,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (57, "MetricDef"),
     (58, "MetricSample"),
     (64, "WriteFailures"),
+    (67, "OpenAtEnd"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -301,6 +304,8 @@ pub mod fixed_size {
     pub const METRIC_SAMPLE: usize = 12;
     /// WriteFailures.
     pub const WRITE_FAILURES: usize = 21;
+    /// OpenAtEnd.
+    pub const OPEN_AT_END: usize = 16;
 }
 
 /// Size of a live file's header.
@@ -562,6 +567,17 @@ pub mod structs {
         pub error: i32,
     }
 
+    /// Record 67: calls still open when the process ended (another thread's exit(), a fatal signal, exec): the runtime closed them at the process's end, so their time is cut there (truncated).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct OpenAtEnd {
+        /// the thread's index
+        pub thread: u32,
+        /// calls still open (the thread's call depth)
+        pub frames: u32,
+        /// when they were closed: the process's end
+        pub ticks: u64,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -635,6 +651,8 @@ pub enum Record {
     OmpTeams(OmpTeams),
     /// Type 64.
     WriteFailures(WriteFailures),
+    /// Type 67.
+    OpenAtEnd(OpenAtEnd),
 }
 
 impl Record {
@@ -674,6 +692,7 @@ impl Record {
             Record::JavaThread(_) => types::JAVA_THREAD,
             Record::OmpTeams(_) => types::OMP_TEAMS,
             Record::WriteFailures(_) => types::WRITE_FAILURES,
+            Record::OpenAtEnd(_) => types::OPEN_AT_END,
         }
     }
 
@@ -995,6 +1014,12 @@ impl Record {
                 let error = r.i32()?;
                 Record::WriteFailures(WriteFailures { file, writes, bytes, error })
             }
+            types::OPEN_AT_END => {
+                let thread = r.u32()?;
+                let frames = r.u32()?;
+                let ticks = r.u64()?;
+                Record::OpenAtEnd(OpenAtEnd { thread, frames, ticks })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1249,6 +1274,11 @@ impl Record {
                 out.put_u64(v.writes);
                 out.put_u64(v.bytes);
                 out.put_i32(v.error);
+            }
+            Record::OpenAtEnd(v) => {
+                out.put_u32(v.thread);
+                out.put_u32(v.frames);
+                out.put_u64(v.ticks);
             }
         }
     }
@@ -1766,6 +1796,15 @@ impl Record {
                 dump_int(out, v.bytes as i128);
                 out.push_str(" error=");
                 dump_int(out, v.error as i128);
+            }
+            Record::OpenAtEnd(v) => {
+                out.push_str("OpenAtEnd");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" frames=");
+                dump_int(out, v.frames as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
             }
         }
     }

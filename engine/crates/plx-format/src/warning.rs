@@ -59,6 +59,11 @@ pub enum WarningKind {
     },
     /// Other MPI inconsistencies (a rank seen twice, an undefined communicator, ...).
     Mpi,
+    /// Calls still open when the process ended, closed at its end: their time is cut there.
+    OpenAtEnd {
+        /// How many calls (of one thread).
+        calls: u64,
+    },
     /// A module's file has another build-id than the one that ran: its source locations are
     /// not resolved.
     StaleModule,
@@ -84,6 +89,7 @@ impl WarningKind {
             WarningKind::Mpi => "mpi",
             WarningKind::WriteFailed { .. } => "write-failed",
             WarningKind::StaleModule => "stale-module",
+            WarningKind::OpenAtEnd { .. } => "open-at-end",
         }
     }
 }

@@ -13,6 +13,7 @@
 static PLX_TLS int java_named; /* the calling thread carries its Java name */
 static jclass thread_class;
 static jmethodID current_thread, get_name;
+static jmethodID caught_hook; /* Hooks.caught, skipped when the stack is read */
 
 /* Names the calling thread after its java.lang.Thread; called with the guard held. */
 static void name_from_java(JNIEnv *env, struct plx_thread *t)
@@ -46,7 +47,6 @@ void plx_jvm_name_thread(struct plx_thread *t, const char *name)
 
 JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_init(JNIEnv *env, jclass cls)
 {
-    (void)cls;
     if (!plx_active)
         return 1;
     jclass c = (*env)->FindClass(env, "java/lang/Thread");
@@ -58,6 +58,11 @@ JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_init(JNIEnv *env, jclass cl
     if ((*env)->ExceptionCheck(env)) {
         (*env)->ExceptionClear(env);
         current_thread = NULL;
+    }
+    caught_hook = (*env)->GetStaticMethodID(env, cls, "caught", "(I)V");
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        caught_hook = NULL;
     }
     plx_jvm_agent_started();
     return 0;
@@ -159,6 +164,46 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_exit(JNIEnv *env, jclass cl
 JNIEXPORT void JNICALL JavaCritical_org_parallax_agent_Hooks_exit(jint id)
 {
     leave(id);
+}
+
+/* The index + 1 in the thread's stack of method `id`'s live frame: its `live`-th frame from the
+ * bottom, or its innermost when `live` is negative; 0 when there is none. */
+static uint32_t live_frame(const struct plx_thread *t, uintptr_t key, int live)
+{
+    if (live < 0) {
+        for (uint32_t d = t->depth; d > 0; d--)
+            if (t->stack[d - 1].key == key)
+                return d;
+        return 0;
+    }
+    int seen = 0;
+    for (uint32_t d = 0; d < t->depth; d++)
+        if (t->stack[d].key == key && ++seen == live)
+            return d + 1;
+    return 0;
+}
+
+/* A handler of method `id` begins (the program catches an exception, or runs a finally block
+ * on one): every frame above that method's live frame is gone, closed now, those whose exit
+ * hook could not run included (a StackOverflowError: the catch-all handler's own call of
+ * Hooks.exit overflows too). With a recursive method the JVM's count of its frames on the
+ * stack (JVMTI) tells which of its frames is live; without the JVMTI agent, the innermost. */
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_caught(JNIEnv *env, jclass cls, jint id)
+{
+    (void)env;
+    (void)cls;
+    uint64_t now = plx_ticks();
+    struct plx_thread *t = plx_self;
+    if (t == NULL || t->guard || t->dead || t->depth == 0)
+        return;
+    t->guard = 1;
+    uint32_t d = live_frame(t, JAVA_KEY(id), plx_jvm_frames_of_caller(caught_hook));
+    if (d) {
+        t->overflow = 0; /* entries deeper than the stack were above the method's frame */
+        while (t->depth > d)
+            plx_leave(t, &t->stack[t->depth - 1], now);
+    }
+    t->guard = 0;
 }
 
 /* ---- class rewriting (slow path: once per method and class) -------------------------------- */

@@ -20,6 +20,9 @@ PLX_HIDDEN void plx_jvm_name_thread(struct plx_thread *t, const char *name);
 PLX_HIDDEN int plx_jvm_class_filter(const char *internal_name);
 PLX_HIDDEN void plx_jvm_class_record(const char *name, uint32_t methods, uint64_t nanos,
                                      uint32_t flags);
+/* jvmti.c: how many frames of the Java method calling `hook` (a native of Hooks, skipped) the
+ * calling thread's stack holds, that one included; -1 without the JVMTI agent. Allocates. */
+PLX_HIDDEN int plx_jvm_frames_of_caller(jmethodID hook);
 /* jvmti.c: the agent jar has bound the natives (Hooks.init). */
 PLX_HIDDEN void plx_jvm_agent_started(void);
 

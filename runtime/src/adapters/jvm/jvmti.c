@@ -7,6 +7,7 @@
 
 #include <jvmti.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static jvmtiEnv *jvmti;
@@ -49,6 +50,27 @@ static void list_all(jvmtiEnv *env, JNIEnv *jni, uint32_t flags)
         }
     }
     (*env)->Deallocate(env, (unsigned char *)threads);
+}
+
+int plx_jvm_frames_of_caller(jmethodID hook)
+{
+    jint n = 0;
+    if (!jvmti || (*jvmti)->GetFrameCount(jvmti, NULL, &n) != JVMTI_ERROR_NONE || n <= 0)
+        return -1;
+    jvmtiFrameInfo *frames = malloc((size_t)n * sizeof *frames);
+    jint got = 0;
+    if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, n, frames, &got) != JVMTI_ERROR_NONE) {
+        free(frames);
+        return -1;
+    }
+    jint i = 0;
+    while (i < got && frames[i].method == hook)
+        i++;
+    int count = 0;
+    for (jint j = i; j < got; j++)
+        count += frames[j].method == frames[i].method;
+    free(frames);
+    return i < got ? count : -1;
 }
 
 static void JNICALL vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)

@@ -505,7 +505,29 @@ pub(super) fn rebuild_threads(
             }
         }
     }
-    for (th, b) in builders {
+    // A process that did not finish writing (killed): calls still open end at the latest time
+    // known for the process, not at their own thread's last event (a thread blocked until the
+    // kill would show 0 s), and are said to be cut there.
+    let killed_at = img
+        .process
+        .end
+        .is_none()
+        .then(|| builders.values().map(|b| b.last_ticks).max())
+        .flatten();
+    for (th, mut b) in builders {
+        if let Some(end) = killed_at.filter(|_| b.open_calls() > 0) {
+            b.last_ticks = b.last_ticks.max(end);
+            warnings.push(Warning::file(
+                &index.path,
+                WarningKind::OpenAtEnd {
+                    calls: b.open_calls() as u64,
+                },
+                format!(
+                    "thread {th}: {} calls still open when the process was killed, closed at its last event (truncated)",
+                    b.open_calls()
+                ),
+            ));
+        }
         let (nodes, b) = b.finish();
         if b.unmatched_exits > 0 {
             warnings.push(Warning::file(

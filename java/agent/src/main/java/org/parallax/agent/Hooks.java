@@ -33,6 +33,11 @@ public final class Hooks {
     /** A method entered / left (returned or thrown through). */
     public static native void enter(int id);
     public static native void exit(int id);
+    /**
+     * A handler of the method begins (its code caught an exception, or runs a finally block on
+     * one): the frames above the method's are closed, those whose exit could not be recorded too.
+     */
+    public static native void caught(int id);
 
     /** The region id of a method (kind Java method), or -1 when the filter excludes it. */
     static native int method(String name);

@@ -17,7 +17,10 @@ import org.objectweb.asm.Opcodes;
  * the method's exception table, on an exception thrown out of it. In a constructor the handler
  * covers the code after its super() or this() call (code before it may not be covered): an
  * exception thrown by that call itself leaves the frame to be closed by the next exit of an
- * enclosing method. Classes the filter excludes are returned unchanged (not rewritten), except
+ * enclosing method. Each handler of the method's own exception table begins with a call of
+ * {@link Hooks#caught}, which closes the frames the exception left open (those whose exit could
+ * not be recorded: a StackOverflowError overflows the handler's call of Hooks.exit too). Classes
+ * the filter excludes are returned unchanged (not rewritten), except
  * MPJ Express's communication methods ({@link Mpj}), rewritten to record MPI whatever the filter.
  */
 final class Transformer implements ClassFileTransformer {
@@ -112,6 +115,8 @@ final class Transformer implements ClassFileTransformer {
         private final Label start = new Label();
         private final Label end = new Label();
         private final Label onThrow = new Label();
+        private final java.util.Set<Label> handlers = new java.util.HashSet<>();
+        private boolean inHandler; /* a handler's label seen: its first instruction is next */
 
         MethodHook(MethodVisitor next, int id, boolean constructor, boolean frames) {
             super(Opcodes.ASM9, next);
@@ -129,6 +134,88 @@ final class Transformer implements ClassFileTransformer {
         }
 
         @Override
+        public void visitTryCatchBlock(Label from, Label to, Label handler, String type) {
+            handlers.add(handler);
+            super.visitTryCatchBlock(from, to, handler, type);
+        }
+
+        @Override
+        public void visitLabel(Label label) {
+            super.visitLabel(label);
+            if (handlers.contains(label))
+                inHandler = true;
+        }
+
+        /* Before a handler's first instruction (after its label and stack map frame). */
+        private void handlerBegins() {
+            if (inHandler) {
+                inHandler = false;
+                call("caught");
+            }
+        }
+
+        @Override
+        public void visitIntInsn(int opcode, int operand) {
+            handlerBegins();
+            super.visitIntInsn(opcode, operand);
+        }
+
+        @Override
+        public void visitVarInsn(int opcode, int var) {
+            handlerBegins();
+            super.visitVarInsn(opcode, var);
+        }
+
+        @Override
+        public void visitFieldInsn(int opcode, String owner, String name, String desc) {
+            handlerBegins();
+            super.visitFieldInsn(opcode, owner, name, desc);
+        }
+
+        @Override
+        public void visitInvokeDynamicInsn(String name, String desc, org.objectweb.asm.Handle bsm,
+                                           Object... args) {
+            handlerBegins();
+            super.visitInvokeDynamicInsn(name, desc, bsm, args);
+        }
+
+        @Override
+        public void visitJumpInsn(int opcode, Label label) {
+            handlerBegins();
+            super.visitJumpInsn(opcode, label);
+        }
+
+        @Override
+        public void visitLdcInsn(Object value) {
+            handlerBegins();
+            super.visitLdcInsn(value);
+        }
+
+        @Override
+        public void visitIincInsn(int var, int increment) {
+            handlerBegins();
+            super.visitIincInsn(var, increment);
+        }
+
+        @Override
+        public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
+            handlerBegins();
+            super.visitTableSwitchInsn(min, max, dflt, labels);
+        }
+
+        @Override
+        public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
+            handlerBegins();
+            super.visitLookupSwitchInsn(dflt, keys, labels);
+        }
+
+        @Override
+        public void visitMultiANewArrayInsn(String desc, int dims) {
+            handlerBegins();
+            super.visitMultiANewArrayInsn(desc, dims);
+        }
+
+        @Override
         public void visitCode() {
             super.visitCode();
             call("enter");
@@ -143,6 +230,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitTypeInsn(int opcode, String type) {
+            handlerBegins();
             super.visitTypeInsn(opcode, type);
             if (opcode == Opcodes.NEW && pendingNews >= 0 && !covering)
                 pendingNews++;
@@ -150,6 +238,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
+            handlerBegins();
             super.visitMethodInsn(opcode, owner, name, desc, itf);
             if (opcode == Opcodes.INVOKESPECIAL && name.equals("<init>") && !covering && pendingNews >= 0) {
                 if (pendingNews == 0)
@@ -161,6 +250,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitInsn(int opcode) {
+            handlerBegins();
             if (opcode >= Opcodes.IRETURN && opcode <= Opcodes.RETURN)
                 call("exit");
             super.visitInsn(opcode);

@@ -1,0 +1,134 @@
+"""Frames that leave without their exit hook: C++ exceptions (Clang calls no exit hook in the
+frames a throw unwinds), longjmp, pthread_exit and cancellation, under GCC and Clang, profile
+and trace mode. Every later call is a child of the function that made it, counts are exact, and
+an abandoned frame ends when its thread went on (or ended)."""
+
+import pytest
+
+from conftest import RUNTIME_REGIONS, TOOLCHAINS, callpath_rows, report_csv, run
+
+MODES = {"profile": (), "trace": ("--trace",)}
+
+# unwind.cpp
+THROWS, DEPTH = 6, 4
+# unwind_jmp.c
+JUMPS, JUMP_DEPTH = 5, 3
+WAIT_S = 0.060  # exit_inner and cancel_inner each wait 60 ms before their thread ends
+
+
+def paths_of(out):
+    """{callpath: (calls, inclusive seconds)} over every thread, runtime regions left out."""
+    rows = callpath_rows(report_csv(out, "--callpath"))
+    return {
+        p: (int(r["calls"]), float(r["inclusive_s"]))
+        for p, r in rows.items()
+        if not set(p) & RUNTIME_REGIONS
+    }
+
+
+@pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
+def toolchain(request):
+    return request.param
+
+
+@pytest.fixture(scope="module", params=sorted(MODES))
+def mode(request):
+    return request.param
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_exceptions_close_the_frames_they_unwind(programs, toolchain, mode, opt, tmp_path):
+    prog = programs.get("unwind.cpp", opt, cxx=True, toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, opts=MODES[mode])
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    expected = {("main",): 1, ("main", "catcher()"): 1, ("main", "after(int)"): 1}
+    expected[("main", "catcher()", "after(int)")] = THROWS
+    dive = ("main", "catcher()")
+    for _ in range(DEPTH):
+        dive += ("dive(int)",)
+        expected[dive] = THROWS
+    assert calls == expected
+
+
+def test_exceptions_through_frames_deeper_than_the_stack(programs, toolchain, mode, tmp_path):
+    """40 frames thrown through with PLX_MAX_DEPTH=16: the calls below the 16th are lost (and
+    counted), and after each catch the calls are the catcher's children again."""
+    prog = programs.get("unwind.cpp", "-O0", cxx=True, toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, "40", opts=MODES[mode], env={"PLX_MAX_DEPTH": 16})
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    expected = {("main",): 1, ("main", "catcher()"): 1, ("main", "after(int)"): 1}
+    expected[("main", "catcher()", "after(int)")] = THROWS
+    dive = ("main", "catcher()")
+    for _ in range(14):
+        dive += ("dive(int)",)
+        expected[dive] = THROWS
+    assert calls == expected
+
+
+def test_longjmp_pthread_exit_and_cancel_close_their_frames(programs, toolchain, mode, tmp_path):
+    prog = programs.get("unwind_jmp.c", "-O0", "-pthread", toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, opts=MODES[mode])
+    paths = paths_of(out)
+    calls = {p: c for p, (c, _) in paths.items()}
+    expected = {("main",): 1, ("main", "jumper"): 1, ("main", "after"): 1}
+    expected[("main", "jumper", "after")] = JUMPS
+    sink = ("main", "jumper")
+    for _ in range(JUMP_DEPTH):
+        sink += ("sink",)
+        expected[sink] = JUMPS
+    for start, outer, inner in (
+        ("exiter", "exit_outer", "exit_inner"),
+        ("cancelled", "cancel_outer", "cancel_inner"),
+    ):
+        expected[(start,)] = 1
+        expected[(start, outer)] = 1
+        expected[(start, outer, inner)] = 1
+    assert calls == expected
+    # the frames a pthread_exit or a cancellation left end when their thread ends: after the
+    # 60 ms wait (not at the thread's last event, the entry of the innermost one)
+    for path in (("exiter", "exit_outer", "exit_inner"), ("cancelled", "cancel_outer", "cancel_inner")):
+        for k in range(1, 4):
+            assert paths[path[:k]][1] >= WAIT_S - 0.001, (path[:k], paths[path[:k]])
+
+
+def test_exceptions_through_inlined_frames(programs, toolchain, mode, tmp_path):
+    """cxx.cpp at -O2: Clang inlines catcher and thrower into main, so the frames a throw leaves
+    are at the catching function's own stack pointer; closed when thrower is entered again."""
+    prog = programs.get("cxx.cpp", "-O2", cxx=True, toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, opts=MODES[mode])
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    assert calls[("main", "catcher(int)")] == 1
+    assert calls[("main", "catcher(int)", "thrower(int)")] == 10
+    assert not [p for p in calls if "thrower(int)" in p[:-1] or (p[-1] == "thrower(int)" and len(p) != 3)]
+
+
+def fib_calls_by_depth(n):
+    """{depth: calls of fib} of fib(n), depth 1 being the call from main."""
+    counts = {}
+
+    def go(k, depth):
+        counts[depth] = counts.get(depth, 0) + 1
+        if k >= 2:
+            go(k - 1, depth + 1)
+            go(k - 2, depth + 1)
+
+    go(n, 1)
+    return counts
+
+
+def test_inlined_recursion_keeps_its_call_paths(programs, toolchain, mode, tmp_path):
+    """fib.c at -O2 and -O3: GCC inlines fib into itself, its hooks at the same stack pointer
+    and return address as the frame it is inlined into: still fib's child, never a frame gone."""
+    for opt in ("-O2", "-O3"):
+        prog = programs.get("fib.c", opt, toolchain=toolchain)
+        out = tmp_path / ("exp" + opt)
+        run(out, prog, opts=MODES[mode])
+        calls = {p: c for p, (c, _) in paths_of(out).items()}
+        expected = {("main",): 1}
+        for depth, n in fib_calls_by_depth(20).items():
+            expected[("main",) + ("fib",) * depth] = n
+        assert calls == expected, opt
