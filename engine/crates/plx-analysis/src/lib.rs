@@ -40,7 +40,7 @@ pub mod views;
 
 pub use comms::{CommInfo, CommTable, Location};
 pub use error::AnalysisError;
-pub use fit::{FitAccumulator, PairFit};
+pub use fit::{FitAccumulator, FitNote, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
 pub use glob::glob_matches;
 pub use gprof::{call_graph, GprofEntry};
