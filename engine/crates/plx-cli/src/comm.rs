@@ -67,7 +67,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
             let mut fit = FitAccumulator::new(by_thread);
             let summary = match_messages(&model, |m| {
                 // in a phase: the messages sent inside it
-                if window.is_none_or(|w| w.contains(m.send_ns.round() as i64)) {
+                if window.is_none_or(|w| w.holds_message_sent_at(m.send_ns.round() as i64)) {
                     counter.add(m);
                     fit.add(m);
                 }
