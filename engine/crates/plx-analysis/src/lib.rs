@@ -30,6 +30,7 @@ pub mod objects;
 pub mod query;
 pub mod rebuild;
 pub mod regions;
+pub mod runtime_cost;
 pub mod selection;
 pub mod symbols;
 pub mod sync;
