@@ -93,6 +93,28 @@ fn every_command_counts_the_messages_sent_in_the_window() {
         .map(|p| p["messages"].as_u64().unwrap())
         .sum();
     assert_eq!(sent, 3, "{}", r["mpi"]["messages"]);
+    // plx histogram's messages over the window (by send time)
+    let h = ok(&[
+        &[
+            "histogram",
+            dir,
+            "--metric",
+            "messages",
+            "--bins",
+            "4",
+            "--format",
+            "csv",
+        ][..],
+        &window,
+    ]
+    .concat());
+    let total: f64 = h
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(1) == Some("total"))
+        .map(|l| l.rsplit(',').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(total, 3.0, "{h}");
     // plx compare's Messages row
     let c = ok(&[&["compare", dir, "--format", "csv"][..], &window].concat());
     assert!(
