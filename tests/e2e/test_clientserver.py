@@ -7,8 +7,12 @@ over TCP on 127.0.0.1, measured by the runtime's socket wrappers.
 
 The clients busy-wait on the wall clock, so their compute holds on a loaded 2-core VM."""
 
+import csv
+import io
 import json
+import socket
 import subprocess
+import time
 
 import pytest
 
@@ -113,3 +117,40 @@ def test_global_path_and_errors(session):
     assert doc["total_length_s"] >= 0.8 * OBJECTS * PRODUCE_MS / 1e3
     cp = plx("critical-path", session, "--mode", "inter", check=False)
     assert cp.returncode == 2 and "--app" in cp.stderr
+
+
+WAIT_S = 0.3
+
+
+def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
+    """The server waits WAIT_S in accept() for a client that is not measured: on the critical
+    path that time is `Wait: accept`, not CPU of main (which it was before accept was a region)."""
+    server = programs.get("accept_wait.c", "-O1")
+    port_file, out = tmp_path / "port", tmp_path / "exp"
+    proc = subprocess.Popen([str(PLX), "run", "-o", str(out), "--trace", "--", str(server),
+                             str(port_file)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=clean_env())
+    try:
+        for _ in range(600):
+            text = port_file.read_text() if port_file.exists() else ""
+            if text.endswith("\n"):
+                break
+            time.sleep(0.05)
+        time.sleep(WAIT_S)
+        with socket.create_connection(("127.0.0.1", int(text))) as c:
+            c.sendall(b"12345678")
+        pout, perr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, "%s\n%s" % (pout, perr)
+    doc, items = path(out, "--level", "procedure")
+    assert items["Wait: accept"]["kind"] == "wait"
+    assert items["Wait: accept"]["time_s"] >= WAIT_S
+    cpu = {n: i["time_s"] for n, i in items.items() if i["kind"] == "cpu"}
+    assert cpu["work"] >= 0.045
+    assert cpu.get("main", 0) < 0.1, cpu
+    assert doc["total_length_s"] >= WAIT_S + 0.045
+    # the report has the call too: one accept, as a socket region
+    calls = {r["function"]: r["calls"] for r in csv.DictReader(io.StringIO(
+        plx("report", out, "--format", "csv").stdout)) if r["process"] == "all"}
+    assert calls["accept"] == "1" and calls["serve"] == "1" and calls["work"] == "1", calls

@@ -5,11 +5,13 @@ import pytest
 from conftest import (
     RUNTIME_REGIONS,
     TOOLCHAINS,
+    build,
     callpath_rows,
     report_csv,
     run,
     total_rows,
 )
+from components import require_tools
 
 # cxx.cpp
 COUNTS = {
@@ -106,3 +108,58 @@ def test_filter_on_demangled_names(cxx_bin, tmp_path):
     assert got["int twice<int>(int)"] == 7
     assert got["thrower(int)"] == 10
     assert got["Square::Square(double)"] == 1
+
+
+# cxx_filter.cpp: std::vector<int> of 100 twice<int>() values, 4 Leafs made with new and
+# destroyed with delete, one local Leaf
+CXX_FILTER_OWN = {
+    "main": 1,
+    "int twice<int>(int)": 100,
+    "Leaf::Leaf(int)": 5,
+    "Node::Node(int)": 5,
+    "Leaf::~Leaf()": 5,
+    "Node::~Node()": 5,
+}
+
+
+@pytest.fixture(scope="module", params=["g++", "clang++"])
+def cxx_filter_bin(request, tmp_path_factory):
+    require_tools(request.param)
+    out = tmp_path_factory.mktemp("cxx-filter") / ("cxx_filter-" + request.param)
+    build("cxx_filter.cpp", out, "-O0", cxx=True, env={"PLX_CXX": request.param})
+    return out
+
+
+def user_calls(out):
+    return {k: v for k, v in flat_calls(report_csv(out)).items() if k not in RUNTIME_REGIONS}
+
+
+def test_delete_counts_one_destructor_call(cxx_filter_bin, tmp_path):
+    # GCC's and clang's deleting destructor (D0) calls the complete one (D1) under the same
+    # name: 4 deletes and one local object are 5 calls of each destructor, not 9
+    got = user_calls(run_exp(tmp_path / "all", cxx_filter_bin))
+    for name, n in CXX_FILTER_OWN.items():
+        assert got.get(name) == n, (name, got)
+    assert any(name.startswith("void std::vector<int") for name in got), got
+
+
+def test_exclude_std_matches_names_that_begin_with_a_return_type(cxx_filter_bin, tmp_path):
+    # `exclude std::*` (docs/formats/filter.md's example) leaves nothing of std:: measured,
+    # `void std::vector<...>::_M_realloc_insert<...>(...)` included
+    filt = tmp_path / "std.filter"
+    filt.write_text("exclude std::*\nexclude __gnu_cxx::*\n")
+    got = user_calls(run_exp(tmp_path / "exp", cxx_filter_bin, "--filter", filt))
+    placement = {"operator new(unsigned long, void*)": 100}  # g++ instruments the inline one
+    assert got in (CXX_FILTER_OWN, {**CXX_FILTER_OWN, **placement}), got
+
+
+def test_include_glob_matches_a_function_template(cxx_filter_bin, tmp_path):
+    filt = tmp_path / "twice.filter"
+    filt.write_text("include twice*\n")
+    got = user_calls(run_exp(tmp_path / "exp", cxx_filter_bin, "--filter", filt))
+    assert got == {"int twice<int>(int)": 100}
+
+
+def run_exp(out, prog, *opts):
+    run(out, prog, opts=opts)
+    return out

@@ -563,7 +563,7 @@ def pingpong_exp(request, pingpong_exps):
 def test_pingpong_fit(pingpong_exps):
     exp = pingpong_exps["trace"]
     header, rows, cp = comm_rows(exp, "--fit")
-    assert header == "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2"
+    assert header == "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2,note"
     assert [(r["sender"], r["receiver"]) for r in rows] == [("0", "1"), ("1", "0")]
     for r in rows:
         assert int(r["messages"]) == PP_MESSAGES
@@ -582,6 +582,19 @@ def test_pingpong_fit(pingpong_exps):
     assert [(f["sender"], f["receiver"], f["messages"]) for f in doc["fit"]] == [
         (0, 1, PP_MESSAGES), (1, 0, PP_MESSAGES)]
     assert all(f["mean_transfer_us"] > 0 for f in doc["fit"])
+    # a fit a real run gives is flagged exactly when its numbers say so (a negative intercept
+    # from noise in the 1 MB transfers, a latency above twice the 8-byte messages' own times)
+    for f, r in zip(doc["fit"], rows):
+        expected = [code for code, holds in (
+            ("low_r2", f["r2"] < 0.5),
+            ("negative_latency", f["latency_us"] < 0),
+            ("negative_bandwidth", f["bandwidth_MBps"] is None),
+            ("latency_above_smallest", f["latency_us"] > 2 * f["smallest_median_us"]),
+        ) if holds]
+        assert f["notes"] == expected, f
+        assert r["note"] == ";".join(expected), (r, f)
+        assert f["meaningful"] == (not expected)
+        assert f["smallest_bytes"] == min(PP_SIZES), f
     text = info(exp).stdout
     assert re.search(r"(?m)^messages in the traces: %d matched, 0 sends never received, "
                      r"0 receives without a send, \d+ collective events$" % (2 * PP_MESSAGES), text)

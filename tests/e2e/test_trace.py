@@ -212,3 +212,37 @@ def test_goldens_hold_every_record_and_subtype():
     first = {line.split()[0] for line in text.splitlines() if line.strip()}
     assert {name for name, _ in RECORDS.values()} - {"TraceChunk"} <= first and "chunk" in first
     assert {name for name, _, _ in SUBTYPES.values()} <= first
+
+
+RUNTIME_COST_REMEDY = (
+    "remedy: a larger trace buffer (plx run --buffer SIZE or PLX_BUFFER), exclude the tiny "
+    "function called most (tiny, 2000000 calls: `exclude tiny` in a filter file, plx run "
+    "--filter FILE), or throttle them (`throttle CALLS USEC` in the filter file)"
+)
+
+
+def test_runtime_cost_on_the_critical_path_is_flagged(programs, tmp_path):
+    """2,000,000 calls of a tiny function traced into a 4 KiB buffer: plx_flush (about 8,000
+    flushes) is a large share of the thread's time and of its critical path. plx info, plx
+    report and plx critical-path say so and name the remedy; the same program profiled (no
+    trace, no flushes) has no such warning."""
+    prog = programs.get("hot_tiny.c", "-O1")
+    out = tmp_path / "small-buffer"
+    run(out, prog, "2000000", opts=("--trace", "--buffer", "4K"))
+    thread = r"is \d+\.\d % of process \d+ thread 0's time: it lies inside the measured times of " \
+             r"the functions it interrupted; "
+    lines = [l for l in info(out).stdout.splitlines() if "the runtime's own work (plx_flush " in l]
+    assert len(lines) == 1, info(out).stdout
+    assert re.search(thread + re.escape(RUNTIME_COST_REMEDY) + "$", lines[0]), lines[0]
+    rep = plx("report", out)
+    assert re.search(r"^plx: warning: .*the runtime's own work \(plx_flush .*" + thread
+                     + re.escape(RUNTIME_COST_REMEDY) + "$", rep.stderr, re.M), rep.stderr
+    cp = plx("critical-path", out)
+    assert re.search(r"^plx: warning: the runtime's own work \(plx_flush \d+\.\d+ s.*\) is \d+\.\d % "
+                     r"of the critical path: the path runs through the measurement itself; "
+                     r"remedy: a larger trace buffer \(plx run --buffer SIZE or PLX_BUFFER\)",
+                     cp.stderr, re.M), cp.stderr
+    normal = tmp_path / "profile"
+    run(normal, prog, "2000000")
+    assert "warnings: none" in info(normal).stdout
+    assert "runtime's own work" not in plx("report", normal).stderr

@@ -1,7 +1,8 @@
 /* Socket calls, interposed by symbol (LD_PRELOAD suffices): connect and accept make a connected
  * TCP socket traced (core/streams.c), close and dup keep the descriptor table right, and each
  * send or receive call on a traced socket is a region of kind 5 named after the call, holding a
- * stream event for the bytes it moved (spec/format.md "Stream subtypes").
+ * stream event for the bytes it moved (spec/format.md "Stream subtypes"); accept and accept4
+ * are regions of kind 5 too, the time a server waits for a client.
  *
  * A data call on any other descriptor costs the table load before the real call. On a traced
  * one every byte is counted, whichever thread moves it (offsets must match the peer's); the
@@ -72,6 +73,8 @@ REGION(recvfrom);
 REGION(recvmsg);
 REGION(read);
 REGION(readv);
+REGION(accept);
+REGION(accept4);
 
 /* Keyed like user regions: the id with the top bit set, never a function address. */
 #define SOCKET_KEY(id) ((uintptr_t)(id) | ((uintptr_t)1 << 63))
@@ -310,9 +313,14 @@ static void accepted(int fd, const struct sockaddr *a, const socklen_t *len)
     errno = saved;
 }
 
+/* accept and accept4 are regions of their own (kind 5), without a stream event: the time a
+ * server blocks in them is waiting for a client, which the analysis must not take for CPU. */
 PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 {
+    struct call k = plx_active ? call_begin(&r_accept) : (struct call){NULL, 0};
     int rc = REAL(accept)(fd, addr, len);
+    if (k.t)
+        call_end(k, fd, NULL, 1, 0);
     if (rc >= 0 && plx_active)
         accepted(rc, SA(addr), len);
     return rc;
@@ -320,7 +328,10 @@ PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 
 PLX_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
 {
+    struct call k = plx_active ? call_begin(&r_accept4) : (struct call){NULL, 0};
     int rc = REAL(accept4)(fd, addr, len, flags);
+    if (k.t)
+        call_end(k, fd, NULL, 1, 0);
     if (rc >= 0 && plx_active)
         accepted(rc, SA(addr), len);
     return rc;

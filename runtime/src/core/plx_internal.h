@@ -397,6 +397,7 @@ struct plx_symbol {
     uint64_t offset;    /* address − module base */
     const char *file;   /* source file, when wanted (plx_symbols_want_files) and known */
     unsigned line;
+    int deleting_dtor;  /* an Itanium D0 destructor (names.c) */
 };
 PLX_HIDDEN extern int plx_symbols_want_files; /* set when the filter has file rules */
 PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
@@ -430,6 +431,9 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 /* The entry of a function whose slot has PLX_REGION_CPU or PLX_REGION_COUNTERS. */
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+/* names.c: a demangled name without the return type of a function template (what globs match) */
+PLX_HIDDEN const char *plx_name_qualified(const char *name);
+PLX_HIDDEN int plx_name_is_deleting_dtor(const char *mangled);
 
 /* ---- cyg_profile.c, cxx_catch.c: frames left without their exit hook ------------------- */
 /* A catch handler in the function at stack pointer `sp`: the thread's compiler-hook frames

@@ -127,7 +127,7 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
     }
     uint32_t value = PLX_REGION_EXCLUDED;
     if (fn_used < FN_SLOTS / 4 * 3) {
-        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
         char buf[32];
         const char *name;
         if (plx_symbol_lookup(addr, &sym) == 0) {
@@ -136,11 +136,13 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
             snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
             name = plx_arena_strdup(buf);
         }
-        int excluded = plx_filter_excludes(name, sym.file) || outlined_by_llvm(name);
+        const char *subject = plx_name_qualified(name);
+        int excluded = plx_filter_excludes(subject, sym.file) || outlined_by_llvm(name) ||
+                       sym.deleting_dtor;
         value = new_region(name, PLX_KIND_FUNCTION, &sym, addr, excluded, &plx_fn_slots[i]);
-        if (!excluded && plx_filter_cputime(name, sym.file))
+        if (!excluded && plx_filter_cputime(subject, sym.file))
             value |= PLX_REGION_CPU;
-        uint32_t ctx = excluded ? 0 : plx_counters_context_of(name);
+        uint32_t ctx = excluded ? 0 : plx_counters_context_of(subject);
         if (ctx && !(value & PLX_REGION_EXCLUDED)) {
             plx_counters_set_region(value & PLX_REGION_ID_MASK, ctx);
             value |= PLX_REGION_COUNTERS;
@@ -225,7 +227,7 @@ uint32_t plx_region_of_name(const char *name, int kind)
  * caller keeps the id. */
 uint32_t plx_region_define_code(const char *name, int kind, uintptr_t address)
 {
-    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
     plx_symbol_lookup(address, &sym); /* for its module only */
     sym.file = NULL;
     sym.line = 0;

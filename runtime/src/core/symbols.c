@@ -372,6 +372,7 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
         out->module_id = (uint32_t)(m - modules);
         out->offset = addr - m->base;
         const struct sym *s = find_sym(m, addr - m->base);
+        out->deleting_dtor = s && plx_name_is_deleting_dtor(s->name);
         if (s) {
             out->name = demangle(s->name);
             rc = 0;

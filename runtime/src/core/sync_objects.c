@@ -25,7 +25,7 @@ static uint32_t hash(uintptr_t a)
 
 static void write_object(uint32_t id, const void *object, int kind, uintptr_t site, int by_init)
 {
-    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
     if (site)
         plx_symbol_lookup(site, &sym); /* for the module; names are resolved by the reader */
     struct plx_rec rec;

@@ -106,7 +106,7 @@ static PLX_TLS int attachable; /* 0 not decided, 1 yes, 2 no */
 int plx_program_thread(void)
 {
     if (!attachable) {
-        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0};
+        struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
         attachable = plx_pending_start && plx_symbol_lookup(plx_pending_start, &sym) == 0 &&
                              sym.module_id == 0
                          ? 1

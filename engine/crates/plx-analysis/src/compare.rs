@@ -141,6 +141,8 @@ pub struct FunctionStat {
 pub struct FunctionDiff {
     /// Its name.
     pub name: String,
+    /// Its kind: a phase and a function of the same name are two rows.
+    pub kind: RegionKind,
     /// One per run; `None` where the run's profile does not have it.
     pub runs: Vec<Option<FunctionStat>>,
     /// Last run's inclusive time minus the first's (a missing one counts 0), s.
@@ -288,10 +290,33 @@ fn unit_of(metric: &str) -> Unit {
     }
 }
 
-/// The flat profile of a run by function name (the runtime's own regions left out).
-fn functions_of(run: &Run) -> BTreeMap<String, FunctionStat> {
+/// How a region of `kind` named `name` is shown: a function, an MPI routine, a socket call or
+/// an OpenMP construct by its name alone, a phase or a user region with its kind after it
+/// (`solve (phase)`), so that it is never taken for the function of the same name.
+pub fn region_label(name: &str, kind: RegionKind) -> String {
+    match kind {
+        RegionKind::Phase | RegionKind::User | RegionKind::Other(_) => {
+            format!("{name} ({})", kind.as_str())
+        }
+        _ => name.to_string(),
+    }
+}
+
+impl FunctionDiff {
+    /// The row's name as shown: [`region_label`].
+    pub fn label(&self) -> String {
+        region_label(&self.name, self.kind)
+    }
+}
+
+/// A region of a profile: its name, then its kind (regions of different runs are matched by
+/// both, so a phase and a function of the same name stay apart).
+type RegionKey = (String, u8);
+
+/// The flat profile of a run by region name and kind (the runtime's own regions left out).
+fn functions_of(run: &Run) -> BTreeMap<RegionKey, FunctionStat> {
     let model = &run.model;
-    let mut out: BTreeMap<String, FunctionStat> = BTreeMap::new();
+    let mut out: BTreeMap<RegionKey, FunctionStat> = BTreeMap::new();
     for p in run.processes() {
         for t in &p.threads {
             for r in flat_profile(&t.tree) {
@@ -299,7 +324,8 @@ fn functions_of(run: &Run) -> BTreeMap<String, FunctionStat> {
                 if info.kind == RegionKind::Runtime {
                     continue;
                 }
-                let e = out.entry(info.name.clone()).or_insert(FunctionStat {
+                let key = (info.name.clone(), info.kind.to_u8());
+                let e = out.entry(key).or_insert(FunctionStat {
                     inclusive_s: 0.0,
                     exclusive_s: 0.0,
                     calls: 0,
@@ -327,8 +353,8 @@ pub fn compare(runs: &[Run], top: usize) -> Comparison {
         })
         .collect();
 
-    let profiles: Vec<BTreeMap<String, FunctionStat>> = runs.iter().map(functions_of).collect();
-    let mut names: Vec<&String> = profiles.iter().flat_map(|p| p.keys()).collect();
+    let profiles: Vec<BTreeMap<RegionKey, FunctionStat>> = runs.iter().map(functions_of).collect();
+    let mut names: Vec<&RegionKey> = profiles.iter().flat_map(|p| p.keys()).collect();
     names.sort();
     names.dedup();
     let mut functions: Vec<FunctionDiff> = names
@@ -342,7 +368,8 @@ pub fn compare(runs: &[Run], top: usize) -> Comparison {
             let first = incl(stats.first());
             let last = incl(stats.last());
             FunctionDiff {
-                name: name.to_string(),
+                name: name.0.clone(),
+                kind: RegionKind::from_u8(name.1),
                 inclusive_diff_s: last - first,
                 inclusive_ratio: (first > 0.0).then(|| last / first),
                 runs: stats,
@@ -355,9 +382,10 @@ pub fn compare(runs: &[Run], top: usize) -> Comparison {
             .partial_cmp(&a.inclusive_diff_s.abs())
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.kind.to_u8().cmp(&b.kind.to_u8()))
     });
 
-    let mut by_time: Vec<(&String, f64)> = names
+    let mut by_time: Vec<(&RegionKey, f64)> = names
         .iter()
         .map(|n| {
             let total: f64 = profiles
@@ -375,7 +403,10 @@ pub fn compare(runs: &[Run], top: usize) -> Comparison {
     });
     for (name, _) in by_time.into_iter().take(top) {
         metrics.push(MetricRow {
-            metric: format!("Calls: {name}"),
+            metric: format!(
+                "Calls: {}",
+                region_label(&name.0, RegionKind::from_u8(name.1))
+            ),
             unit: Unit::Count,
             values: profiles
                 .iter()

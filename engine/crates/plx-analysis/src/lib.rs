@@ -30,6 +30,7 @@ pub mod objects;
 pub mod query;
 pub mod rebuild;
 pub mod regions;
+pub mod runtime_cost;
 pub mod selection;
 pub mod symbols;
 pub mod sync;
@@ -40,7 +41,7 @@ pub mod views;
 
 pub use comms::{CommInfo, CommTable, Location};
 pub use error::AnalysisError;
-pub use fit::{FitAccumulator, PairFit};
+pub use fit::{FitAccumulator, FitNote, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
 pub use glob::glob_matches;
 pub use gprof::{call_graph, GprofEntry};

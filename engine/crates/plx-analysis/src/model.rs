@@ -390,6 +390,8 @@ impl Model {
         };
         let mpi_warnings = crate::messages::mpi_warnings(&model);
         model.warnings.extend(mpi_warnings);
+        let runtime_cost = crate::runtime_cost::runtime_cost_warnings(&model);
+        model.warnings.extend(runtime_cost);
         model
     }
 

@@ -97,6 +97,14 @@ impl Window {
         t >= self.start_ns && t < self.end_ns
     }
 
+    /// Does a message sent at `send_ns` belong to the window? The one rule of every command
+    /// (`plx comm`, `plx report`, `plx display`, `plx compare`): a message belongs to the window
+    /// in which it was **sent**, wherever it was received (docs/phases.md).
+    #[inline]
+    pub fn holds_message_sent_at(&self, send_ns: i64) -> bool {
+        self.contains(send_ns)
+    }
+
     /// The part of `[a, b)` inside, as a length in ns (0 when disjoint).
     #[inline]
     pub fn overlap(&self, a: i64, b: i64) -> i64 {

@@ -5,8 +5,8 @@ use std::io::{self, BufWriter, Write};
 
 use plx_analysis::messages::pairs;
 use plx_analysis::{
-    match_messages, BuildOptions, FitAccumulator, Location, MatchSummary, Model, PairCounter,
-    PairFit, PairStats,
+    match_messages, BuildOptions, FitAccumulator, FitNote, Location, MatchSummary, Model,
+    PairCounter, PairFit, PairStats,
 };
 use plx_format::{Direction, Warning};
 use serde_json::{json, Value};
@@ -67,7 +67,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
             let mut fit = FitAccumulator::new(by_thread);
             let summary = match_messages(&model, |m| {
                 // in a phase: the messages sent inside it
-                if window.is_none_or(|w| w.contains(m.send_ns.round() as i64)) {
+                if window.is_none_or(|w| w.holds_message_sent_at(m.send_ns.round() as i64)) {
                     counter.add(m);
                     fit.add(m);
                 }
@@ -292,7 +292,7 @@ fn fit_text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}",
+        "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}  note",
         "sender",
         "receiver",
         "messages",
@@ -302,27 +302,29 @@ fn fit_text(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
         "R2"
     )?;
     for f in &c.fits {
-        writeln!(
-            out,
-            "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}",
+        let row = format!(
+            "{:>8} {:>8} {:>9} {:>13} {:>16} {:>15} {:>9}  {}",
             f.sender.to_string(),
             f.receiver.to_string(),
             f.messages,
             opt(f.latency_us, 3),
             opt(f.bandwidth_mbps, 3),
             opt(f.time_per_byte_us, 6),
-            opt(f.r2, 6)
-        )?;
+            opt(f.r2, 6),
+            note_codes(f)
+        );
+        writeln!(out, "{}", row.trim_end())?;
     }
-    for f in c.fits.iter().filter(|f| f.r2.is_some() && !f.meaningful()) {
-        writeln!(
-            out,
-            "note: {} -> {}: R2 = {:.2} < {}: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing",
-            f.sender,
-            f.receiver,
-            f.r2.unwrap_or(0.0),
-            plx_analysis::fit::MEANINGFUL_R2
-        )?;
+    for f in &c.fits {
+        for n in f.notes() {
+            writeln!(
+                out,
+                "note: {} -> {}: {}",
+                f.sender,
+                f.receiver,
+                explain(f, n)
+            )?;
+        }
     }
     writeln!(out)?;
     unmatched_text(c, out)
@@ -343,22 +345,54 @@ fn csv(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// A fit's notes as their codes, `;`-separated (empty for a sound fit).
+fn note_codes(f: &PairFit) -> String {
+    f.notes()
+        .iter()
+        .map(|n| n.code())
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// What a note means for this fit, in a sentence.
+fn explain(f: &PairFit, n: FitNote) -> String {
+    let latency = f.latency_us.unwrap_or(0.0);
+    match n {
+        FitNote::LowR2 => format!(
+            "R2 = {:.2} < {}: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing",
+            f.r2.unwrap_or(0.0),
+            plx_analysis::fit::MEANINGFUL_R2
+        ),
+        FitNote::NegativeLatency => format!(
+            "the fitted latency {latency:.3} us is negative, which no network gives: the line does not describe these messages (waiting or noise in the transfer times)"
+        ),
+        FitNote::NegativeBandwidth => "transfer time does not grow with message size, so there is no bandwidth to fit (waiting or noise in the transfer times)".to_string(),
+        FitNote::LatencyAboveSmallest => format!(
+            "the fitted latency {latency:.3} us is more than {} x the median transfer time of the smallest ({} bytes) messages, {:.3} us: the line does not describe the small messages",
+            plx_analysis::fit::LATENCY_OVER_SMALLEST,
+            f.smallest_bytes,
+            f.smallest_median_us.unwrap_or(0.0)
+        ),
+    }
+}
+
 fn fit_csv(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2"
+        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2,note"
     )?;
     for f in &c.fits {
         writeln!(
             out,
-            "{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{}",
             f.sender,
             f.receiver,
             f.messages,
             opt(f.latency_us, 3),
             opt(f.bandwidth_mbps, 3),
             opt(f.time_per_byte_us, 6),
-            opt(f.r2, 6)
+            opt(f.r2, 6),
+            note_codes(f)
         )?;
     }
     Ok(())
@@ -473,6 +507,8 @@ fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
                     "messages": f.messages, "latency_us": f.latency_us,
                     "bandwidth_MBps": f.bandwidth_mbps, "time_per_byte_us": f.time_per_byte_us,
                     "r2": f.r2, "meaningful": f.meaningful(), "mean_transfer_us": f.mean_transfer_us,
+                    "smallest_bytes": f.smallest_bytes, "smallest_median_us": f.smallest_median_us,
+                    "notes": f.notes().iter().map(|n| n.code()).collect::<Vec<_>>(),
                 })
             })
             .collect();

@@ -315,7 +315,7 @@ fn function_table(cmp: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         for (c, w) in row.iter().zip(&widths) {
             write!(out, "{c:>w$} ")?;
         }
-        writeln!(out, " {}", f.name)?;
+        writeln!(out, " {}", f.label())?;
     }
     Ok(())
 }
@@ -334,7 +334,7 @@ fn csv(args: &CompareArgs, cmp: &Comparison, out: &mut dyn Write) -> io::Result<
     if args.functions {
         writeln!(
             out,
-            "function,run,inclusive_s,exclusive_s,calls,inclusive_diff_s,inclusive_ratio"
+            "function,run,inclusive_s,exclusive_s,calls,inclusive_diff_s,inclusive_ratio,kind"
         )?;
         for f in &cmp.functions {
             let ratio = f
@@ -351,10 +351,11 @@ fn csv(args: &CompareArgs, cmp: &Comparison, out: &mut dyn Write) -> io::Result<
                 };
                 writeln!(
                     out,
-                    "{},{},{i},{e},{c},{:.9},{ratio}",
+                    "{},{},{i},{e},{c},{:.9},{ratio},{}",
                     field(&f.name),
                     field(run),
-                    f.inclusive_diff_s
+                    f.inclusive_diff_s,
+                    f.kind.as_str()
                 )?;
             }
         }
@@ -411,6 +412,7 @@ fn json_out(
         .map(|f| {
             json!({
                 "function": f.name,
+                "kind": f.kind.as_str(),
                 "runs": f.runs.iter().map(|s| s.map(|s| json!({
                     "inclusive_s": s.inclusive_s,
                     "exclusive_s": s.exclusive_s,

@@ -4,11 +4,14 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use plx_analysis::critpath::{location_name, profile, CriticalPath, Item, Level, Mode, Segment};
+use plx_analysis::critpath::{
+    location_name, profile, CriticalPath, Item, ItemKind, Level, Mode, Segment,
+};
+use plx_analysis::runtime_cost::critical_path_warning;
 use plx_analysis::{
     phase_window, AnalysisError, BuildOptions, MergeOptions, Model, PhaseSpec, Window,
 };
-use plx_format::Experiment;
+use plx_format::{Experiment, RegionKind};
 use serde_json::{json, Value};
 
 use crate::cli::Format;
@@ -170,6 +173,9 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         LevelArg::Machine => Level::Machine,
     };
     let mut items = profile(&model, &exp, &cp.graph, &cp.segments, level, opts)?;
+    if level == Level::Procedure {
+        runtime_on_path(&model, &cp, &items);
+    }
     if let Some(n) = args.top {
         items.truncate(n);
     }
@@ -192,6 +198,29 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Warns when the runtime's own regions (`plx_flush`, `plx_symbols`) are more than a few
+/// percent of the path (the procedure level's CPU rows name them).
+fn runtime_on_path(model: &Model, cp: &CriticalPath, items: &[Item]) {
+    let Some(path) = cp.path.as_ref() else {
+        return;
+    };
+    let runtime: Vec<(String, i64)> = items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Cpu)
+        .filter(|i| {
+            model
+                .regions
+                .all()
+                .iter()
+                .any(|r| r.kind == RegionKind::Runtime && r.name == i.name)
+        })
+        .map(|i| (i.name.clone(), i.time_ns))
+        .collect();
+    if let Some(w) = critical_path_warning(path.length_ns, &runtime) {
+        eprintln!("plx: warning: {w}");
+    }
 }
 
 fn no_such_app(model: &Model, name: &str) -> CliError {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use plx_analysis::timeline::{
-    concurrency, gantt, npt, queue_length, space_time, utilization, Grid, State, Timeline,
+    concurrency, gantt, messages_in, npt, queue_length, space_time, utilization, Grid, State,
+    Timeline,
 };
 use plx_svg as svg;
 
@@ -349,12 +350,12 @@ fn show_queue(run: &Run, bins: usize, f: ChartFormat, out: &mut dyn Write) -> io
     match f {
         ChartFormat::Text => {
             heading(run, "Message queue length", out)?;
-            let unmatched = tl.messages.iter().filter(|m| m.receiver.is_none()).count();
+            let (sent, unmatched) = messages_in(tl, run.window).fold((0, 0), |(n, u), m| {
+                (n + 1, u + usize::from(m.receiver.is_none()))
+            });
             writeln!(
                 out,
-                "{} messages sent, {} never received; queue at the end: {}\n",
-                tl.messages.len(),
-                unmatched,
+                "{sent} messages sent, {unmatched} never received; queue at the end: {}\n",
                 q.final_len
             )?;
             writeln!(

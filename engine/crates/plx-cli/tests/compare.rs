@@ -145,17 +145,17 @@ fn per_function_differences_sorted_and_exact() {
     let (_d, fast, slow) = runs("functions");
     let out = ok(&["compare", &fast, &slow, "--format", "csv", "--functions"]);
     let expected = "\
-function,run,inclusive_s,exclusive_s,calls,inclusive_diff_s,inclusive_ratio
-main,fast,0.000003350,0.000002750,2,0.000010200,4.044776119
-main,slow,0.000013550,0.000007900,2,0.000010200,4.044776119
-MPI_Barrier,fast,0.000000150,0.000000150,2,0.000004900,33.666666667
-MPI_Barrier,slow,0.000005050,0.000005050,2,0.000004900,33.666666667
-MPI_Allreduce,fast,,,,0.000000150,
-MPI_Allreduce,slow,0.000000150,0.000000150,2,0.000000150,
-MPI_Recv,fast,0.000000300,0.000000300,2,0.000000000,1.000000000
-MPI_Recv,slow,0.000000300,0.000000300,2,0.000000000,1.000000000
-MPI_Send,fast,0.000000150,0.000000150,2,0.000000000,1.000000000
-MPI_Send,slow,0.000000150,0.000000150,2,0.000000000,1.000000000
+function,run,inclusive_s,exclusive_s,calls,inclusive_diff_s,inclusive_ratio,kind
+main,fast,0.000003350,0.000002750,2,0.000010200,4.044776119,function
+main,slow,0.000013550,0.000007900,2,0.000010200,4.044776119,function
+MPI_Barrier,fast,0.000000150,0.000000150,2,0.000004900,33.666666667,mpi
+MPI_Barrier,slow,0.000005050,0.000005050,2,0.000004900,33.666666667,mpi
+MPI_Allreduce,fast,,,,0.000000150,,mpi
+MPI_Allreduce,slow,0.000000150,0.000000150,2,0.000000150,,mpi
+MPI_Recv,fast,0.000000300,0.000000300,2,0.000000000,1.000000000,mpi
+MPI_Recv,slow,0.000000300,0.000000300,2,0.000000000,1.000000000,mpi
+MPI_Send,fast,0.000000150,0.000000150,2,0.000000000,1.000000000,mpi
+MPI_Send,slow,0.000000150,0.000000150,2,0.000000000,1.000000000,mpi
 ";
     assert_eq!(out, expected);
     // the text lists the same order, '-' for the run without MPI_Allreduce
@@ -397,7 +397,7 @@ fn named_phase_is_each_runs_own_span() {
         "--functions",
     ]);
     assert!(
-        f.contains("\nwork,one,0.000001980,0.000001980,1,0.000002000,2.010101010\n"),
+        f.contains("\nwork,one,0.000001980,0.000001980,1,0.000002000,2.010101010,function\n"),
         "{f}"
     );
     // plx report gives the phase the same meaning, and the same numbers
@@ -421,4 +421,66 @@ fn named_phase_is_each_runs_own_span() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A process whose phase `solve` (one enter, 1000..3000 ns) calls the function `solve` `calls`
+/// times, 100 ns each, inside main 0..10000.
+fn phase_and_function_named_solve(dir: &Path, calls: u64) {
+    let mut p = plx_format::synth::SynthProcess::new("node1", 10, &["./solver"]);
+    p.functions(&[(2, "main"), (3, "solve")])
+        .region(4, plx_format::RegionKind::Phase, "solve")
+        .thread(0, 10, "main", 0);
+    let mut e = plx_format::EventEncoder::new(0);
+    e.enter(2, 0).enter(4, 1000);
+    for k in 0..calls {
+        e.enter(3, 1100 + k * 200).exit(3, 1200 + k * 200);
+    }
+    e.exit(4, 3000).exit(2, 10_000);
+    p.chunk(0, &e);
+    p.profile(0, 10_000, 5_000, &[]);
+    p.end(10_000, 0);
+    p.write(dir).unwrap();
+}
+
+#[test]
+fn a_phase_and_a_function_of_the_same_name_stay_apart() {
+    let d = tmp("phase-and-function");
+    phase_and_function_named_solve(&d.join("one"), 3);
+    phase_and_function_named_solve(&d.join("two"), 5);
+    let (one, two) = (d.join("one"), d.join("two"));
+    let (one, two) = (one.to_str().unwrap(), two.to_str().unwrap());
+    let f = ok(&["compare", one, two, "--format", "csv", "--functions"]);
+    for line in [
+        "solve,one,0.000000300,0.000000300,3,0.000000200,1.666666667,function",
+        "solve,two,0.000000500,0.000000500,5,0.000000200,1.666666667,function",
+        "solve,one,0.000002000,0.000001700,1,0.000000000,1.000000000,phase",
+        "solve,two,0.000002000,0.000001500,1,0.000000000,1.000000000,phase",
+    ] {
+        assert!(f.lines().any(|l| l == line), "{line} missing in\n{f}");
+    }
+    let m = ok(&["compare", one, two, "--format", "csv", "--top", "3"]);
+    for line in [
+        "Calls: solve (phase),one,1",
+        "Calls: solve (phase),two,1",
+        "Calls: solve,one,3",
+        "Calls: solve,two,5",
+    ] {
+        assert!(m.lines().any(|l| l == line), "{line} missing in\n{m}");
+    }
+    let text = ok(&["compare", one, two, "--functions"]);
+    assert!(
+        text.lines().any(|l| l.ends_with("  solve (phase)")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.ends_with("  solve")), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["compare", one, two, "--format", "json"])).unwrap();
+    let kinds: Vec<(&str, &str)> = v["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["function"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .filter(|(n, _)| *n == "solve")
+        .collect();
+    assert_eq!(kinds, [("solve", "function"), ("solve", "phase")]);
 }

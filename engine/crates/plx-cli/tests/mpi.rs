@@ -161,9 +161,9 @@ fn comm_fit_recovers_latency_and_bandwidth() {
     let dir = d.to_str().unwrap();
     assert_eq!(
         ok(&["comm", dir, "--fit", "--format", "csv"]),
-        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2
-0,1,10,5.000,1000.000,0.001225,1.000000
-1,0,2,-,-,0.125000,-
+        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2,note
+0,1,10,5.000,1000.000,0.001225,1.000000,
+1,0,2,-,-,0.125000,-,
 "
     );
     let text = ok(&["comm", dir, "--fit"]);
@@ -207,8 +207,8 @@ fn comm_fit_applies_clock_offsets() {
     w.write(&d).unwrap();
     assert_eq!(
         ok(&["comm", d.to_str().unwrap(), "--fit", "--format", "csv"]),
-        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2
-0,1,3,5.000,1000.000,0.003500,1.000000
+        "sender,receiver,messages,latency_us,bandwidth_MBps,time_per_byte_us,r2,note
+0,1,3,5.000,1000.000,0.003500,1.000000,
 "
     );
     let info = ok(&["info", d.to_str().unwrap()]);
@@ -518,4 +518,65 @@ fn launcher_and_its_forked_helpers_are_one_not_measured_line() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn comm_fit_flags_negative_latency_and_latency_above_the_smallest_messages() {
+    // 0 -> 1: small messages instant, large ones slow: intercept below zero.
+    // 1 -> 0: three 8-byte messages of 1 us, four large ones of 10 us + 0.1 ns per byte:
+    // intercept 3.8 us, above twice the small messages' 1 us.
+    let d = tmp("fit-impossible");
+    let mut w = MpiWorld::new(2);
+    w.trace = true;
+    let mut t = 1_000_000u64;
+    for (b, dt) in [(0u64, 0u64), (1_000, 0), (10_000, 5_000), (20_000, 15_000)] {
+        w.message(&Msg::new((0, 0), (1, 0), b, t, t + dt));
+        t += 200_000;
+    }
+    let mut slow = vec![(8u64, 1_000u64); 3];
+    for b in [65_536u64, 131_072, 262_144, 524_288] {
+        slow.push((b, 10_000 + b / 10));
+    }
+    for (b, dt) in slow {
+        w.message(&Msg::new((1, 0), (0, 0), b, t, t + dt));
+        t += 200_000;
+    }
+    w.write(&d).unwrap();
+    let dir = d.to_str().unwrap();
+    let csv = ok(&["comm", dir, "--fit", "--format", "csv"]);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(
+        rows[1].starts_with("0,1,4,-") && rows[1].ends_with(",negative_latency"),
+        "{csv}"
+    );
+    assert!(
+        rows[2].starts_with("1,0,7,3.797,") && rows[2].ends_with(",latency_above_smallest"),
+        "{csv}"
+    );
+    let text = ok(&["comm", dir, "--fit"]);
+    assert!(
+        text.contains("note: 0 -> 1: the fitted latency -"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" us is negative, which no network gives: the line does not describe these messages (waiting or noise in the transfer times)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" us is more than 2 x the median transfer time of the smallest (8 bytes) messages, 1.000 us: the line does not describe the small messages"),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["comm", dir, "--fit", "--format", "json"])).unwrap();
+    assert_eq!(
+        v["fit"][0]["notes"],
+        serde_json::json!(["negative_latency"])
+    );
+    assert_eq!(v["fit"][0]["meaningful"], false);
+    assert_eq!(
+        v["fit"][1]["notes"],
+        serde_json::json!(["latency_above_smallest"])
+    );
+    assert_eq!(v["fit"][1]["smallest_bytes"], 8);
+    assert_eq!(v["fit"][1]["smallest_median_us"], 1.0);
 }

@@ -67,6 +67,8 @@ pub enum WarningKind {
     /// A module's file has another build-id than the one that ran: its source locations are
     /// not resolved.
     StaleModule,
+    /// The runtime's own work (flushes, symbol lookups) is a large share of a thread's time.
+    RuntimeCost,
 }
 
 impl WarningKind {
@@ -90,6 +92,7 @@ impl WarningKind {
             WarningKind::WriteFailed { .. } => "write-failed",
             WarningKind::StaleModule => "stale-module",
             WarningKind::OpenAtEnd { .. } => "open-at-end",
+            WarningKind::RuntimeCost => "runtime-cost",
         }
     }
 }

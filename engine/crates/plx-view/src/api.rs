@@ -609,7 +609,8 @@ impl Viewer {
                     json!({"from": f.sender.rank, "to": f.receiver.rank,
                            "messages": f.messages, "latency_us": f.latency_us,
                            "bandwidth_mbps": f.bandwidth_mbps, "r2": f.r2,
-                           "mean_transfer_us": f.mean_transfer_us})
+                           "mean_transfer_us": f.mean_transfer_us,
+                           "notes": f.notes().iter().map(|n| n.code()).collect::<Vec<_>>()})
                 })
                 .collect(),
             Err(_) => Vec::new(),

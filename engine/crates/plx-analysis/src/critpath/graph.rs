@@ -47,6 +47,10 @@ pub enum NodeKind {
     Acquire,
     /// A lock released, a semaphore posted, a condition signalled, a thread ended.
     Release,
+    /// The return of a blocking socket call (`accept`, a receive that got nothing) whose cause
+    /// the graph does not show: the thread arc into it is waiting, not CPU (its label: the
+    /// routine).
+    Unblocked,
 }
 
 /// The kind of a node's remote arc.
@@ -482,6 +486,29 @@ impl Builder<'_> {
         self.collective(regions, world, k, Some(r), a, d);
     }
 
+    /// The exit of a socket routine at `t`: unless a node was placed since its entry (its
+    /// stream event), the time since its entry was spent blocked in it (accept waiting for a client,
+    /// a receive that got nothing): a wait-start at the entry and an [`NodeKind::Unblocked`]
+    /// node at the exit, labelled with the routine.
+    fn socket_exit(&mut self, regions: &RegionTable, loc: u32, region: u32, t: i64) {
+        if regions.get(region).kind != RegionKind::Socket {
+            return;
+        }
+        let st = &self.locs[loc as usize];
+        let Some(&(_, enter)) = st.stack.iter().rev().find(|(r, _)| *r == region) else {
+            return;
+        };
+        // a stream event inside (a write's send at the entry, a read's receive at the exit)
+        // already placed the call in the graph
+        if enter >= t || (st.last.is_some() && st.last_time >= enter) {
+            return;
+        }
+        self.wait_start(loc, enter);
+        let v = self.push(loc, t, NodeKind::Unblocked);
+        let label = self.label(regions.name(region).to_string());
+        self.g.nodes[v as usize].label = label;
+    }
+
     /// A wait-start node at `at` unless the thread's last node is already there or later.
     fn wait_start(&mut self, loc: u32, at: i64) {
         let st = &self.locs[loc as usize];
@@ -512,6 +539,9 @@ impl Builder<'_> {
         self.locs[li].last_event = t;
         match kind {
             EventKind::Enter { .. } | EventKind::Exit { .. } => {
+                if let EventKind::Exit { region } = kind {
+                    self.socket_exit(regions, loc, region, t);
+                }
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
             }

@@ -21,16 +21,20 @@ pub enum ItemKind {
     Sync,
     /// A thread creating another.
     Fork,
+    /// A thread blocked in a call whose cause the graph does not show (`accept` waiting for
+    /// a client): time on the path, but not CPU.
+    Wait,
 }
 
 impl ItemKind {
-    /// `cpu`, `msg`, `sync`, `fork`.
+    /// `cpu`, `msg`, `sync`, `fork`, `wait`.
     pub fn as_str(self) -> &'static str {
         match self {
             ItemKind::Cpu => "cpu",
             ItemKind::Msg => "msg",
             ItemKind::Sync => "sync",
             ItemKind::Fork => "fork",
+            ItemKind::Wait => "wait",
         }
     }
 }
@@ -110,7 +114,20 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
         }
         let end = to.time_ns;
         let start = end - a.weight_ns;
-        let seg = if a.thread && !a.transfer {
+        let seg = if a.thread && !a.transfer && to.kind == NodeKind::Unblocked {
+            Segment {
+                kind: ItemKind::Wait,
+                location: to.loc,
+                from: None,
+                start_ns: start,
+                end_ns: end,
+                what: g
+                    .labels
+                    .get(to.label as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "blocked".to_string()),
+            }
+        } else if a.thread && !a.transfer {
             Segment {
                 kind: ItemKind::Cpu,
                 location: to.loc,
@@ -234,6 +251,12 @@ pub fn profile(
             ItemKind::Sync => add(
                 ItemKind::Sync,
                 format!("Sync: {}", s.what),
+                to,
+                s.length_ns(),
+            ),
+            ItemKind::Wait => add(
+                ItemKind::Wait,
+                format!("Wait: {}", s.what),
                 to,
                 s.length_ns(),
             ),

@@ -215,13 +215,19 @@ pub fn queue_length(tl: &Timeline, window: Window, bins: usize) -> Queue {
     q
 }
 
-/// The matched messages that overlap the window (sent before its end, received after its
-/// start), in send order: the space-time diagram's lines.
-pub fn space_time(tl: &Timeline, window: Window) -> Vec<Message> {
-    let (s, e) = tl.span(window);
+/// The messages of the window, matched or not, in send order: those sent inside it
+/// ([`Window::holds_message_sent_at`], the rule of every command).
+pub fn messages_in(tl: &Timeline, window: Window) -> impl Iterator<Item = &Message> {
     tl.messages
         .iter()
-        .filter(|m| m.receiver.is_some() && m.send_ns <= e && m.recv_ns.is_some_and(|r| r >= s))
+        .filter(move |m| window.holds_message_sent_at(m.send_ns))
+}
+
+/// The matched messages of the window ([`messages_in`]), in send order: the space-time
+/// diagram's lines (a line may end after the window).
+pub fn space_time(tl: &Timeline, window: Window) -> Vec<Message> {
+    messages_in(tl, window)
+        .filter(|m| m.receiver.is_some() && m.recv_ns.is_some())
         .copied()
         .collect()
 }

@@ -33,7 +33,8 @@ use crate::{AnalysisError, Model};
 pub use bins::{histogram, CpuSource, Grid, Histogram, HistogramRun, Metric, Series, METRICS};
 pub use cpu::CpuSpan;
 pub use displays::{
-    concurrency, gantt, queue_length, space_time, utilization, Concurrency, Queue, Utilization,
+    concurrency, gantt, messages_in, queue_length, space_time, utilization, Concurrency, Queue,
+    Utilization,
 };
 pub use npt::{npt, NptRow};
 
