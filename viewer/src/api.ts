@@ -1,4 +1,5 @@
-// The JSON API of plx view: typed answers and a fetch that carries the page's token.
+// The JSON API of plx view: typed answers and a fetch that carries the page's token (none when
+// the page was opened through plx view --open's one-time address: its cookie carries it then).
 
 export type RegionDef = [name: string, kind: string, file: string, line: number];
 
@@ -87,7 +88,7 @@ export interface Displays {
 const token = new URLSearchParams(window.location.search).get("token") ?? "";
 
 export async function get<T>(path: string, params: Record<string, number> = {}): Promise<T> {
-  const q = new URLSearchParams({ token });
+  const q = new URLSearchParams(token ? { token } : {});
   for (const [k, v] of Object.entries(params)) q.set(k, String(Math.round(v)));
   const r = await fetch(`${path}?${q.toString()}`);
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);

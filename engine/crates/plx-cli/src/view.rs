@@ -22,7 +22,8 @@ pub struct ViewArgs {
     /// Address to listen on; anything but 127.0.0.1 lets other machines in (with the token).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: String,
-    /// Open the URL in the browser ($BROWSER, else xdg-open).
+    /// Open the page in the browser ($BROWSER, else xdg-open) through a one-time URL without
+    /// the token (valid once, for 30 s), which sets it as a cookie.
     #[arg(long)]
     pub open: bool,
     /// Only this application of a session.
@@ -92,7 +93,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
             }
         }
     };
-    let server = Server::bind(&ServerOptions {
+    let mut server = Server::bind(&ServerOptions {
         bind: args.bind.clone(),
         port: args.port.unwrap_or(0),
     })
@@ -109,8 +110,13 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     use std::io::Write;
     std::io::stdout().flush()?;
     if args.open {
+        // not the token: a command line is readable by every local user (ps); the one-time
+        // address gives the browser the token as a cookie instead
+        let once = server
+            .one_time_url()
+            .map_err(|e| CliError::new(1, e.to_string()))?;
         let browser = std::env::var("BROWSER").unwrap_or_else(|_| "xdg-open".to_string());
-        if let Err(e) = std::process::Command::new(&browser).arg(&url).spawn() {
+        if let Err(e) = std::process::Command::new(&browser).arg(&once).spawn() {
             eprintln!("plx: warning: cannot start {browser}: {e}; open the URL yourself");
         }
     }

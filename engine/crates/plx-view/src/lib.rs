@@ -5,6 +5,7 @@
 pub mod api;
 pub mod arr;
 mod error;
+pub mod http;
 pub mod index;
 pub mod part;
 pub mod query;

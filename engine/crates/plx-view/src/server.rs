@@ -1,13 +1,17 @@
-//! The local HTTP server: every request must carry the token drawn at start (`?token=`), else
-//! 403; it answers only the embedded page and bundle and the JSON API, never a file from disk.
+//! The local HTTP server: every request must carry the token drawn at start (`?token=`, or the
+//! cookie the one-time address of `--open` sets), else 403; its `Host` must name this server by
+//! address (or `localhost`) and port, and an `Origin`, when sent, be this server's, else 403
+//! (DNS rebinding, requests from other sites). It answers only the embedded page and bundle and
+//! the JSON API, never a file from disk.
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::net::{IpAddr, TcpListener};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tiny_http::{Header, Response, StatusCode};
 
 use crate::api::Viewer;
+use crate::http::{self, Limits, Reply, Request};
 use crate::ViewError;
 
 mod bundle {
@@ -31,12 +35,32 @@ pub struct ServerOptions {
     pub port: u16,
 }
 
+/// How long the one-time address (`--open`) may be used.
+pub const ONE_TIME: Duration = Duration::from_secs(30);
+
 /// A bound server and its token.
 pub struct Server {
-    http: tiny_http::Server,
-    token: String,
+    listener: TcpListener,
+    gate: Gate,
     /// The address it listens on, `host:port`.
     pub addr: String,
+    /// What it accepts of a client.
+    pub limits: Limits,
+}
+
+/// Who may ask: the token (in the query or the cookie), the names the server may be reached by,
+/// and the one-time address that hands the cookie to the browser `--open` starts.
+pub struct Gate {
+    token: String,
+    port: u16,
+    /// Host names (lower-case) accepted besides the loopback addresses; `None`: any IP address
+    /// (bound to every address).
+    hosts: Option<Vec<String>>,
+    cookie: String,
+    /// The one-time address's nonce and until when it holds; `None` once used or never made.
+    once: Option<(String, Instant)>,
+    /// A nonce already used, to warn when it comes again.
+    used: Vec<String>,
 }
 
 /// 16 random bytes from the OS, in hex.
@@ -54,6 +78,8 @@ pub struct Answer {
     pub content_type: &'static str,
     /// Body.
     pub body: Vec<u8>,
+    /// Headers beyond the usual ones (`Set-Cookie`, `Location`).
+    pub extra: Vec<(String, String)>,
 }
 
 impl Answer {
@@ -62,6 +88,7 @@ impl Answer {
             status: 200,
             content_type: "application/json",
             body: v.to_string().into_bytes(),
+            extra: Vec::new(),
         }
     }
 
@@ -70,6 +97,7 @@ impl Answer {
             status,
             content_type: "text/plain; charset=utf-8",
             body: msg.as_bytes().to_vec(),
+            extra: Vec::new(),
         }
     }
 }
@@ -90,31 +118,44 @@ fn query(s: &str) -> HashMap<&str, &str> {
         .collect()
 }
 
-/// Answers `GET url` for `viewer` with `token` required.
+fn forbidden() -> Answer {
+    Answer::error(
+        403,
+        "forbidden: this address needs the token plx view printed\n",
+    )
+}
+
+/// Answers `GET url` for `viewer` with `token` required in the query.
 pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
-    let (path, qs) = url.split_once('?').unwrap_or((url, ""));
-    let q = query(qs);
-    if !q.get("token").is_some_and(|t| same(t, token)) {
-        return Answer::error(
-            403,
-            "forbidden: this address needs the token plx view printed\n",
-        );
+    let (_, qs) = url.split_once('?').unwrap_or((url, ""));
+    if !query(qs).get("token").is_some_and(|t| same(t, token)) {
+        return forbidden();
     }
     if method != "GET" {
         return Answer::error(405, "only GET\n");
     }
+    route(viewer, token, url)
+}
+
+/// Answers `url` of a client already let in; `page_token` is written into the page (empty when
+/// the client came with the cookie: the page then sends none).
+fn route(viewer: &Viewer, page_token: &str, url: &str) -> Answer {
+    let (path, qs) = url.split_once('?').unwrap_or((url, ""));
+    let q = query(qs);
     let num = |k: &str, d: i64| -> i64 { q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d) };
     match path {
         "/" | "/index.html" => Answer {
             status: 200,
             content_type: "text/html; charset=utf-8",
-            body: PAGE.replace("__TOKEN__", token).into_bytes(),
+            body: PAGE.replace("__TOKEN__", page_token).into_bytes(),
+            extra: Vec::new(),
         },
         "/viewer.js" => match bundle() {
             Some(b) => Answer {
                 status: 200,
                 content_type: "text/javascript; charset=utf-8",
                 body: b.to_vec(),
+                extra: Vec::new(),
             },
             None => Answer::error(404, "this plx was built without the viewer's bundle\n"),
         },
@@ -132,6 +173,7 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
                         num("max", 5000).clamp(0, 1_000_000) as usize,
                     )
                     .into_bytes(),
+                extra: Vec::new(),
             }
         }
         "/api/region" => match viewer.region(
@@ -155,62 +197,351 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
     }
 }
 
+/// `host:port` split, the host an IP address when it is one (`[v6]` unbracketed).
+fn host_port(h: &str) -> Option<(Result<IpAddr, String>, u16)> {
+    let (host, port) = match h.strip_prefix('[') {
+        Some(rest) => {
+            let (ip, after) = rest.split_once(']')?;
+            (ip.parse::<std::net::Ipv6Addr>().ok()?.into(), after)
+        }
+        None => {
+            let (host, port) = h.rsplit_once(':')?;
+            let host = host
+                .parse::<std::net::Ipv4Addr>()
+                .map(IpAddr::from)
+                .map_err(|_| host.to_ascii_lowercase());
+            return Some((host, port.parse().ok()?));
+        }
+    };
+    Some((Ok(host), port.strip_prefix(':')?.parse().ok()?))
+}
+
+impl Gate {
+    fn new(token: String, bind: &str, port: u16) -> Gate {
+        let bind_ip = bind
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>();
+        let hosts = match bind_ip {
+            Ok(ip) if ip.is_unspecified() => None,
+            Ok(ip) => Some(vec![ip.to_string()]),
+            Err(_) => Some(vec![bind.to_ascii_lowercase()]),
+        };
+        Gate {
+            token,
+            port,
+            hosts,
+            cookie: format!("plx_view_{port}"),
+            once: None,
+            used: Vec::new(),
+        }
+    }
+
+    /// Does `host` (a `Host` header) name this server: `localhost`, 127.0.0.1 or ::1, the
+    /// address it was bound to (any IP address when bound to all), with its port? A name other
+    /// than these could be one whose DNS answer an attacker's site changes to 127.0.0.1.
+    fn host_ok(&self, host: &str) -> bool {
+        let Some((h, port)) = host_port(host) else {
+            return false;
+        };
+        if port != self.port {
+            return false;
+        }
+        match h {
+            Ok(ip) => {
+                ip.is_loopback() && (ip == IpAddr::from([127, 0, 0, 1]) || ip.is_ipv6())
+                    || match &self.hosts {
+                        None => true,
+                        Some(names) => names.iter().any(|n| *n == ip.to_string()),
+                    }
+            }
+            Err(name) => {
+                name == "localhost" || self.hosts.as_ref().is_some_and(|n| n.contains(&name))
+            }
+        }
+    }
+
+    /// 403 unless the request's `Host` names this server and its `Origin`, if any, is this
+    /// server's own.
+    fn place(&self, req: &Request) -> Result<(), Answer> {
+        let hosts: Vec<&str> = req.all("host").collect();
+        let host = match hosts[..] {
+            [h] if self.host_ok(h) => h,
+            [h] => {
+                return Err(Answer::error(
+                    403,
+                    &format!(
+                        "forbidden: Host {h:?} is not this server's address (127.0.0.1:{p}, \
+                         localhost:{p} or [::1]:{p})\n",
+                        p = self.port
+                    ),
+                ))
+            }
+            [] => return Err(Answer::error(403, "forbidden: no Host header\n")),
+            _ => return Err(Answer::error(400, "more than one Host header\n")),
+        };
+        for origin in req.all("origin") {
+            if !origin.eq_ignore_ascii_case(&format!("http://{host}")) {
+                return Err(Answer::error(
+                    403,
+                    &format!("forbidden: a request from another site (Origin {origin:?})\n"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The token if the request carries it (query or cookie): `Some(token for the page)`.
+    fn admitted(&self, req: &Request) -> Option<&str> {
+        let (_, qs) = req.target.split_once('?').unwrap_or((&req.target, ""));
+        if query(qs).get("token").is_some_and(|t| same(t, &self.token)) {
+            return Some(&self.token);
+        }
+        let cookie = req
+            .all("cookie")
+            .flat_map(|c| c.split(';'))
+            .filter_map(|kv| kv.trim().split_once('='))
+            .any(|(k, v)| k == self.cookie && same(v, &self.token));
+        cookie.then_some("")
+    }
+
+    /// A new one-time path (`/open?once=NONCE`), usable once within [`ONE_TIME`]; any earlier
+    /// one is void.
+    pub fn one_time(&mut self) -> Result<String, ViewError> {
+        let nonce = random_token()?;
+        let path = format!("/open?once={nonce}");
+        self.once = Some((nonce, Instant::now() + ONE_TIME));
+        Ok(path)
+    }
+
+    /// `/open?once=NONCE`: the cookie and a redirection to the page the first time within
+    /// [`ONE_TIME`], else 403 (and a warning when it was used already: someone else may have
+    /// read it first).
+    fn redeem(&mut self, target: &str) -> Answer {
+        let (_, qs) = target.split_once('?').unwrap_or((target, ""));
+        let given = query(qs).get("once").copied().unwrap_or("");
+        match &self.once {
+            Some((nonce, until)) if same(given, nonce) && Instant::now() <= *until => {
+                self.used.push(nonce.clone());
+                self.once = None;
+                let mut a = Answer::error(303, "to the page\n");
+                a.extra = vec![
+                    ("Location".into(), "/".into()),
+                    (
+                        "Set-Cookie".into(),
+                        format!(
+                            "{}={}; HttpOnly; SameSite=Strict; Path=/",
+                            self.cookie, self.token
+                        ),
+                    ),
+                ];
+                a
+            }
+            _ if self.used.iter().any(|u| same(given, u)) => {
+                eprintln!(
+                    "plx: warning: the one-time address opened in the browser was used a second \
+                     time; if the browser did not get the page, someone else used it first: \
+                     restart plx view"
+                );
+                Answer::error(403, "forbidden: this one-time address was used already\n")
+            }
+            _ => Answer::error(
+                403,
+                "forbidden: this one-time address has expired or is not this server's; use the \
+                 address plx view printed\n",
+            ),
+        }
+    }
+
+    /// The answer to `req` from `viewer`.
+    pub fn answer(&mut self, viewer: &Viewer, req: &Request) -> Answer {
+        if let Err(a) = self.place(req) {
+            return a;
+        }
+        if req.method != "GET" {
+            return Answer::error(405, "only GET\n");
+        }
+        let path = req.target.split('?').next().unwrap_or("");
+        if path == "/open" {
+            return self.redeem(&req.target);
+        }
+        match self.admitted(req) {
+            Some(page_token) => route(viewer, page_token, &req.target),
+            None => forbidden(),
+        }
+    }
+}
+
 impl Server {
     /// Binds `opts` and draws the token.
     pub fn bind(opts: &ServerOptions) -> Result<Server, ViewError> {
-        let addr = format!("{}:{}", opts.bind, opts.port);
-        let http = tiny_http::Server::http(&addr)
-            .map_err(|e| ViewError::Bind(addr.clone(), e.to_string()))?;
-        let addr = match http.server_addr() {
-            tiny_http::ListenAddr::IP(a) => a.to_string(),
-            #[allow(unreachable_patterns)]
-            _ => addr,
-        };
+        let want = format!("{}:{}", opts.bind, opts.port);
+        let bind = opts.bind.trim_start_matches('[').trim_end_matches(']');
+        let listener = TcpListener::bind((bind, opts.port))
+            .map_err(|e| ViewError::Bind(want.clone(), e.to_string()))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| ViewError::Bind(want, e.to_string()))?;
         Ok(Server {
-            http,
-            token: random_token()?,
-            addr,
+            listener,
+            gate: Gate::new(random_token()?, &opts.bind, local.port()),
+            addr: local.to_string(),
+            limits: Limits::default(),
         })
     }
 
     /// The URL to open (with the token).
     pub fn url(&self) -> String {
-        format!("http://{}/?token={}", self.addr, self.token)
+        format!("http://{}/?token={}", self.addr, self.gate.token)
+    }
+
+    /// A one-time URL without the token, for a browser started with it on its command line
+    /// (which every local user can read): used once within [`ONE_TIME`], it sets the token as
+    /// an HttpOnly, SameSite=Strict cookie and sends the browser to the page.
+    pub fn one_time_url(&mut self) -> Result<String, ViewError> {
+        Ok(format!("http://{}{}", self.addr, self.gate.one_time()?))
     }
 
     /// The token.
     pub fn token(&self) -> &str {
-        &self.token
+        &self.gate.token
     }
 
-    /// Serves requests one after the other until the process ends.
-    pub fn serve(&self, viewer: &Viewer) {
-        for req in self.http.incoming_requests() {
-            let a = handle(viewer, &self.token, req.method().as_str(), req.url());
-            let headers = [
-                ("Content-Type", a.content_type),
-                ("Cache-Control", "no-store"),
-                ("X-Content-Type-Options", "nosniff"),
-                ("Referrer-Policy", "no-referrer"),
-                (
-                    "Content-Security-Policy",
-                    "default-src 'self'; style-src 'self' 'unsafe-inline'",
-                ),
-            ];
-            let mut resp = Response::new(
-                StatusCode(a.status),
-                Vec::new(),
-                Cursor::new(a.body.clone()),
-                Some(a.body.len()),
-                None,
-            );
-            for (k, v) in headers {
-                if let Ok(h) = Header::from_bytes(k.as_bytes(), v.as_bytes()) {
-                    resp.add_header(h);
-                }
-            }
-            // a browser that went away is no error of the server's
-            let _ = req.respond(resp);
+    /// Serves requests until the process ends, answering them one after the other on this
+    /// thread.
+    pub fn serve(self, viewer: &Viewer) {
+        let Server {
+            listener,
+            mut gate,
+            limits,
+            ..
+        } = self;
+        http::serve(listener, limits, |req| reply(gate.answer(viewer, req)))
+    }
+}
+
+fn reply(a: Answer) -> Reply {
+    let mut headers: Vec<(String, String)> = [
+        ("Content-Type", a.content_type),
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; style-src 'self' 'unsafe-inline'",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    headers.extend(a.extra);
+    Reply {
+        status: a.status,
+        headers,
+        body: a.body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(target: &str, headers: &[(&str, &str)]) -> Request {
+        Request {
+            method: "GET".into(),
+            target: target.into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         }
+    }
+
+    #[test]
+    fn only_this_servers_host_and_origin_pass() {
+        let g = Gate::new("t".into(), "127.0.0.1", 4000);
+        for ok in [
+            "127.0.0.1:4000",
+            "localhost:4000",
+            "LocalHost:4000",
+            "[::1]:4000",
+        ] {
+            assert!(g.place(&req("/", &[("host", ok)])).is_ok(), "{ok}");
+        }
+        for bad in [
+            "evil.example:4000",
+            "127.0.0.1:4001",
+            "127.0.0.1",
+            "localhost.evil.example:4000",
+            "10.0.0.1:4000",
+            "",
+        ] {
+            assert_eq!(
+                g.place(&req("/", &[("host", bad)])).err().unwrap().status,
+                403,
+                "{bad}"
+            );
+        }
+        assert_eq!(g.place(&req("/", &[])).err().unwrap().status, 403);
+        let two = [("host", "127.0.0.1:4000"), ("host", "127.0.0.1:4000")];
+        assert_eq!(g.place(&req("/", &two)).err().unwrap().status, 400);
+        let h = ("host", "127.0.0.1:4000");
+        assert!(g
+            .place(&req("/", &[h, ("origin", "http://127.0.0.1:4000")]))
+            .is_ok());
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://localhost:4000",
+            "https://127.0.0.1:4000",
+        ] {
+            let a = g.place(&req("/", &[h, ("origin", bad)])).err().unwrap();
+            assert_eq!(a.status, 403, "{bad}");
+        }
+        // bound to every address: any IP address, still no other name
+        let all = Gate::new("t".into(), "0.0.0.0", 4000);
+        assert!(all
+            .place(&req("/", &[("host", "192.168.1.7:4000")]))
+            .is_ok());
+        assert!(all
+            .place(&req("/", &[("host", "evil.example:4000")]))
+            .is_err());
+    }
+
+    #[test]
+    fn the_one_time_path_sets_the_cookie_once() {
+        let mut g = Gate::new("tok".into(), "127.0.0.1", 4000);
+        let path = g.one_time().unwrap();
+        assert!(!path.contains("tok"));
+        let a = g.redeem(&path);
+        assert_eq!(a.status, 303);
+        assert_eq!(
+            a.extra,
+            vec![
+                ("Location".to_string(), "/".to_string()),
+                (
+                    "Set-Cookie".to_string(),
+                    "plx_view_4000=tok; HttpOnly; SameSite=Strict; Path=/".to_string()
+                )
+            ]
+        );
+        assert_eq!(g.redeem(&path).status, 403);
+        let h = ("host", "127.0.0.1:4000");
+        assert_eq!(
+            g.admitted(&req(
+                "/api/meta",
+                &[h, ("cookie", "a=b; plx_view_4000=tok")]
+            )),
+            Some("")
+        );
+        assert_eq!(
+            g.admitted(&req("/api/meta", &[h, ("cookie", "plx_view_4001=tok")])),
+            None
+        );
+        assert_eq!(g.admitted(&req("/api/meta?token=tok", &[h])), Some("tok"));
+        // expired
+        let path = g.one_time().unwrap();
+        g.once.as_mut().unwrap().1 = Instant::now() - Duration::from_secs(1);
+        assert_eq!(g.redeem(&path).status, 403);
     }
 }

@@ -1,5 +1,7 @@
-//! The on-disk trace index: [`TraceIndex`] written once into `DIR/.plx-view/` and read back by
-//! mapping it, so that a later `plx view` of the same experiment opens without a merge pass.
+//! The on-disk trace index: [`TraceIndex`] written once into `DIR/.plx-view/` and read back
+//! into memory, so that a later `plx view` of the same experiment opens without a merge pass.
+//! The file is read, never mapped: a file truncated or rewritten while `plx view` serves from it
+//! changes nothing the server holds (a mapping would fault, SIGBUS, on the pages cut off).
 //!
 //! Layout (little-endian): a 64-byte header, the data (every array 16-byte aligned), then the
 //! meta (JSON: tracks, regions, names, scalars, and per array its offset and length).
@@ -15,18 +17,18 @@
 //! application) match; both CRC-32s match; every array lies inside the file with the length its
 //! neighbours imply; every stored index (region, track, user event, block maximum) is in range.
 //! Otherwise it is rebuilt. Lengths are taken from the bytes present, so a damaged index cannot
-//! make the reader allocate more than the file holds.
+//! make the reader allocate more than the file holds. Only a regular file is read, and not
+//! through a symbolic link: a FIFO or device planted under `.plx-view/` is refused at once.
 
-use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use memmap2::Mmap;
 use plx_analysis::{RegionInfo, RegionTable};
 use plx_format::RegionKind;
 use serde_json::{json, Value};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::arr::{Arr, Plain};
+use crate::arr::{Arr, Bytes, Plain};
 use crate::index::{
     Handoff, Lane, Level, Marker, Message, PairMessages, TraceIndex, Track, FANOUT,
 };
@@ -419,42 +421,48 @@ pub fn load_part(from: &Path, fingerprint: u64) -> Result<Part, Unusable> {
     .part(&meta)
 }
 
-/// The file at `from` mapped, its header and checksums checked: the mapping, the meta, where
-/// the data ends.
+/// The file at `from` read into memory, its header and checksums checked: the bytes, the
+/// meta, where the data ends.
 fn open_checked(
     from: &Path,
     magic: &[u8; 8],
     version: u32,
     fingerprint: u64,
-) -> Result<(Arc<Mmap>, Value, usize), Unusable> {
+) -> Result<(Arc<Bytes>, Value, usize), Unusable> {
     if !SUPPORTED {
         return Err(Unusable::Missing);
     }
-    let f = match std::fs::File::open(from) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
-        Err(e) => return Err(damaged(format!("cannot open: {e}"))),
-    };
-    // SAFETY: the file is only ever replaced by rename, not written in place (see crate::arr)
-    let map = unsafe { Mmap::map(&f) }.map_err(|e| damaged(format!("cannot map: {e}")))?;
-    let map = Arc::new(map);
-    let b: &[u8] = &map;
-    if b.len() < HEADER || &b[..8] != magic {
+    let f = open_regular(from)?;
+    let size = f
+        .metadata()
+        .map_err(|e| damaged(format!("cannot read: {e}")))?
+        .len();
+    let mut h = [0u8; HEADER];
+    if size < HEADER as u64 || read_fully(&f, &mut h, 0)? < HEADER || &h[..8] != magic {
         return Err(damaged("no index header"));
     }
-    if u32_at(b, 8) != version {
+    if u32_at(&h, 8) != version {
         return Err(Unusable::Stale);
     }
-    if u64_at(b, 16) != fingerprint {
+    if u64_at(&h, 16) != fingerprint {
         return Err(Unusable::Stale);
     }
-    if u64_at(b, 24) != b.len() as u64 {
+    if u64_at(&h, 24) != size {
         return Err(damaged(format!(
-            "{} bytes, the header says {}",
-            b.len(),
-            u64_at(b, 24)
+            "{size} bytes, the header says {}",
+            u64_at(&h, 24)
         )));
     }
+    let len = usize::try_from(size).map_err(|_| damaged("larger than memory"))?;
+    let mut bytes =
+        Bytes::zeroed(len).ok_or_else(|| damaged(format!("cannot allocate {len} bytes")))?;
+    let got = read_fully(&f, bytes.as_mut_slice(), 0)?;
+    if got != len {
+        return Err(damaged(format!(
+            "{got} bytes read of {len}: cut while read"
+        )));
+    }
+    let b: &[u8] = &bytes;
     let (meta_off, meta_len) = (u64_at(b, 32), u64_at(b, 40));
     let data_off = u64_at(b, 56);
     if data_off != HEADER as u64
@@ -473,11 +481,61 @@ fn open_checked(
     let meta: Value =
         serde_json::from_slice(meta).map_err(|e| damaged(format!("meta is not JSON: {e}")))?;
     let data_end = meta_off as usize;
-    Ok((map, meta, data_end))
+    Ok((Arc::new(bytes), meta, data_end))
+}
+
+/// Opens `from` to read if it is a regular file reached without a symbolic link: a FIFO would
+/// block the open (or the first read) forever, a device give endless bytes. `Missing` when
+/// there is none.
+fn open_regular(from: &Path) -> Result<std::fs::File, Unusable> {
+    // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(from)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(damaged("a symbolic link, not followed"))
+        }
+        Err(e) => return Err(damaged(format!("cannot open: {e}"))),
+    };
+    let ft = f
+        .metadata()
+        .map_err(|e| damaged(format!("cannot read: {e}")))?
+        .file_type();
+    if !ft.is_file() {
+        let what = if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_dir() {
+            "a directory"
+        } else if ft.is_char_device() || ft.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(damaged(format!("{what}, not a regular file: not read")));
+    }
+    Ok(f)
+}
+
+/// Reads `f` from `at` into `buf` until it is full or the file ends: the bytes read.
+fn read_fully(f: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize, Unusable> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(damaged(format!("cannot read: {e}"))),
+        }
+    }
+    Ok(got)
 }
 
 struct Reader<'a> {
-    map: &'a Arc<Mmap>,
+    map: &'a Arc<Bytes>,
     data_end: usize,
 }
 
@@ -526,7 +584,7 @@ impl Reader<'_> {
         if off < HEADER || end > self.data_end {
             return Err(bad());
         }
-        Arr::mapped(self.map, off, len).ok_or_else(bad)
+        Arr::shared(self.map, off, len).ok_or_else(bad)
     }
 
     fn owned<T: Plain>(

@@ -252,6 +252,39 @@ fn a_damaged_or_stale_part_is_rebuilt() {
 }
 
 #[test]
+fn a_fifo_as_a_part_is_not_read_but_rebuilt() {
+    // opening a FIFO for reading waits for a writer: plx view hung at its open
+    let d = ring("fifo");
+    let want = Viewer::open(&d, None).unwrap();
+    let f = part_files(&d)[2].clone();
+    std::fs::remove_file(&f).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&f)
+        .status()
+        .unwrap()
+        .success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = d.to_path_buf();
+    std::thread::spawn(move || {
+        let v = Viewer::open(&dir, None).unwrap();
+        let _ = tx.send((used(&v).clone(), windows(&v)));
+    });
+    let (u, w) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the open returned within 60 s");
+    assert_eq!(u.read, 2);
+    assert_eq!(
+        u.built,
+        vec![(
+            f.clone(),
+            Unusable::Damaged("a FIFO, not a regular file: not read".into())
+        )]
+    );
+    assert_eq!(w, windows(&want));
+    assert!(std::fs::symlink_metadata(&f).unwrap().is_file());
+}
+
+#[test]
 fn a_receive_before_its_send_needs_the_merge_pass() {
     // message 10 is received 50 ns before it was sent: the merge moves it and the rest of its
     // process, which per-process parts cannot

@@ -176,3 +176,74 @@ fn a_consistent_looking_index_with_an_index_out_of_range_is_refused() {
     );
     assert!(v.index.regions.all().len() > 1);
 }
+
+/// `open` on another thread, failing the test if it has not returned within a minute (a FIFO
+/// opened for reading waits for a writer forever).
+fn open_bounded(d: &Path) -> Viewer {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = d.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(reopened_because(&dir));
+    });
+    let (why, v) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the open returned within 60 s");
+    assert!(matches!(&why, Unusable::Damaged(_)), "{why:?}");
+    v
+}
+
+#[test]
+fn a_fifo_or_a_symbolic_link_as_the_index_is_not_read_but_replaced() {
+    let d = experiment("fifo");
+    let want = windows(&Viewer::open_with(&d, None, Via::MergePass).unwrap());
+    let f = index_file(&d);
+    std::fs::remove_file(&f).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(&f)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = d.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(reopened_because(&dir).0);
+    });
+    let why = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the open returned within 60 s");
+    assert_eq!(
+        why,
+        Unusable::Damaged("a FIFO, not a regular file: not read".into())
+    );
+    // the rebuilt index took the FIFO's place
+    assert!(std::fs::symlink_metadata(&f).unwrap().is_file());
+
+    // a symbolic link to a good index (another experiment's, say) is not followed
+    let good = f.with_file_name("elsewhere.bin");
+    std::fs::rename(&f, &good).unwrap();
+    std::os::unix::fs::symlink(&good, &f).unwrap();
+    let v = open_bounded(&d);
+    assert!(matches!(
+        &v.source,
+        IndexSource::Built { unusable: Unusable::Damaged(w), .. } if w == "a symbolic link, not followed"
+    ));
+    assert_eq!(windows(&v), want);
+    assert!(std::fs::symlink_metadata(&f).unwrap().is_file());
+}
+
+#[test]
+fn an_index_truncated_while_served_changes_no_answer() {
+    // the index used to be mapped: cutting the file under a running plx view made the next
+    // query touch pages past its end (SIGBUS, the server killed)
+    let d = experiment("truncated");
+    let want = windows(&Viewer::open_with(&d, None, Via::MergePass).unwrap());
+    let served = Viewer::open_with(&d, None, Via::MergePass).unwrap();
+    assert_eq!(served.source, IndexSource::Stored(index_file(&d)));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(index_file(&d))
+        .unwrap();
+    f.set_len(0).unwrap();
+    assert_eq!(windows(&served), want);
+    assert_eq!(served.region(1, 1, 5).unwrap()["duration"], 100);
+}

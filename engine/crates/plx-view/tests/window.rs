@@ -157,7 +157,7 @@ fn a_request_without_the_token_gets_403_over_http() {
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
         write!(
             s,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut out = String::new();
@@ -170,6 +170,67 @@ fn a_request_without_the_token_gets_403_over_http() {
     ));
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert!(ok.contains("\"total\":1000"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn idle_connections_and_endless_heads_leave_the_server_answering() {
+    let d = experiment("limits");
+    let mut server = Server::bind(&ServerOptions {
+        bind: "127.0.0.1".to_string(),
+        port: 0,
+    })
+    .unwrap();
+    server.limits.connections = 4;
+    let addr = server.addr.clone();
+    let token = server.token().to_string();
+    let dir = d.clone();
+    std::thread::spawn(move || {
+        let v = Viewer::open(&dir, None).unwrap();
+        server.serve(&v);
+    });
+    let ask = |head: &str| -> String {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        // the server may answer and close before all of an oversized head is sent
+        let _ = s.write_all(head.as_bytes());
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let meta = format!("GET /api/meta?token={token} HTTP/1.1\r\nHost: {addr}\r\n");
+    // 20 connections that send nothing: each new one beyond 4 closes the oldest
+    let mut idle: Vec<std::net::TcpStream> = (0..20)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let ok = ask(&format!("{meta}Connection: close\r\n\r\n"));
+    assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
+    let mut closed = 0;
+    for s in idle.iter_mut().take(16) {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        closed += matches!(s.read(&mut [0u8; 1]), Ok(0)) as usize;
+    }
+    assert_eq!(closed, 16);
+    // a line over 8 KiB, a head over 64 KiB: 431
+    let long = ask(&format!("{meta}X-Long: {}\r\n\r\n", "a".repeat(8 * 1024)));
+    assert!(
+        long.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+        "{long}"
+    );
+    let many = ask(&format!(
+        "{meta}{}\r\n",
+        "X-Many: 0123456789\r\n".repeat(4000)
+    ));
+    assert!(many.starts_with("HTTP/1.1 431 "), "{many}");
+    // a body: 413; not HTTP: 400
+    let body = ask(&format!("{meta}Content-Length: 5\r\n\r\nhello"));
+    assert!(body.starts_with("HTTP/1.1 413 "), "{body}");
+    assert!(ask("hello\r\n\r\n").starts_with("HTTP/1.1 400 "));
+    // two requests on one connection, the second after the first's answer
+    let two = ask(&format!("{meta}\r\n{meta}Connection: close\r\n\r\n"));
+    assert_eq!(two.matches("HTTP/1.1 200 OK\r\n").count(), 2, "{two}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
