@@ -237,3 +237,18 @@ def test_series_with_a_trace(matmul):
     assert sum(b["value"] for b in q["series"]) == N * N * REPEATS
     c = query(matmul, "cpu_time", "code=/innerp", bins=5)
     assert sum(b["value"] for b in c["series"]) == pytest.approx(c["total"], rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_threads_joined_one_after_another_are_one_object_each(tmp_path, mode):
+    """100 threads created and joined one after another (glibc reuses the handle): 100 thread
+    objects, each joined once — they were one object with all 100 joins."""
+    exe = build("serial_joins.c", tmp_path / "serial_joins", "-O1", "-pthread")
+    cp = run(tmp_path / "exp", exe, "100", opts=["--trace"] if mode == "trace" else [])
+    assert "100 threads" in cp.stdout
+    threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
+    assert len(threads) == 100
+    assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100
+    tree = json.loads(plx("hierarchy", tmp_path / "exp", "--format", "json").stdout)["sync"]
+    cats = {c["name"]: c["children"] for c in tree["children"]}
+    assert len(cats["Thread"]) == 100

@@ -281,6 +281,7 @@ PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e
                                   uint64_t now, int holds);
 PLX_HIDDEN void plx_sync_write(struct plx_thread *t);
 PLX_HIDDEN void plx_sync_thread_end(struct plx_thread *t);
+PLX_HIDDEN void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e);
 PLX_HIDDEN void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
                               unsigned words);
 PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype,
