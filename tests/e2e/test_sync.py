@@ -252,3 +252,13 @@ def test_threads_joined_one_after_another_are_one_object_each(tmp_path, mode):
     tree = json.loads(plx("hierarchy", tmp_path / "exp", "--format", "json").stdout)["sync"]
     cats = {c["name"]: c["children"] for c in tree["children"]}
     assert len(cats["Thread"]) == 100
+
+
+def test_joined_threads_objects_survive_a_sigkill(tmp_path):
+    """The joins' statistics are written at each join; the joiner's live sync file, read after
+    a SIGKILL, replaces only the objects it holds (it replaced every record)."""
+    exe = build("serial_joins.c", tmp_path / "serial_joins", "-O1", "-pthread")
+    cp = run(tmp_path / "exp", exe, "100", "kill", status=137)
+    assert "killed by signal 9 (SIGKILL)" in cp.stderr
+    threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
+    assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100

@@ -1,8 +1,11 @@
 /* N threads (argv[1], default 100) created and joined one after another: glibc gives each the
- * handle of the one before. Each calls tick() once. */
+ * handle of the one before. Each calls tick() once. With argv[2] "kill" the process then
+ * kills itself (SIGKILL), leaving its live files. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static volatile unsigned ticks;
 
@@ -28,5 +31,8 @@ int main(int argc, char **argv)
         pthread_join(th, NULL);
     }
     printf("%u threads, %u with the first one's handle\n", ticks, handles);
+    fflush(stdout);
+    if (argc > 2 && strcmp(argv[2], "kill") == 0)
+        raise(SIGKILL);
     return ticks == n ? 0 : 1;
 }
