@@ -2,7 +2,9 @@
 tids are read as 32-bit numbers (a larger tid lands on the track tid = pid), a flow event `s`,
 and an `f` with `bp: "e"`, binds to the slice enclosing it on its own track, and `B`/`E` nest
 per track. life.c (4 ranks x 3 threads: MPI_Isend/MPI_Irecv/MPI_Waitall) and pingpong.c (80
-messages of MPI_Send/MPI_Recv between ranks 0 and 1)."""
+messages of MPI_Send/MPI_Recv between ranks 0 and 1). Perfetto's own reader (the PyPI package
+`perfetto`) downloads its trace_processor_shell on first use, which an offline machine cannot:
+the rules are checked here instead."""
 
 import json
 from collections import Counter, defaultdict
