@@ -249,6 +249,11 @@ def test_threads_joined_one_after_another_are_one_object_each(tmp_path, mode):
     threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
     assert len(threads) == 100
     assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100
+    # each named after the pthread_create call (it was the join or the thread's end, whichever
+    # came first)
+    src = (ROOT / "tests" / "e2e" / "programs" / "serial_joins.c").read_text().splitlines()
+    line = next(i for i, text in enumerate(src, 1) if "pthread_create(" in text)
+    assert {r["site"] for r in threads} == {"init at serial_joins.c:%d (main)" % line}
     tree = json.loads(plx("hierarchy", tmp_path / "exp", "--format", "json").stdout)["sync"]
     cats = {c["name"]: c["children"] for c in tree["children"]}
     assert len(cats["Thread"]) == 100

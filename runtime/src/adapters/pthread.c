@@ -52,12 +52,20 @@ PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     s->fn = fn;
     s->arg = arg;
     s->parent = t ? t->index : PLX_NO_INDEX;
-    s->site = (uintptr_t)__builtin_return_address(0);
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    s->site = site; /* s belongs to the new thread once it runs: it frees it */
     s->created = plx_ticks();
     plx_thread_comm_self(s->comm);
     int rc = real(th, attr, trampoline, s);
-    if (rc != 0)
+    if (rc != 0) {
         free(s);
+        return rc;
+    }
+    if (t) { /* its thread object (what pthread_join acquires) is named after this call */
+        t->guard++;
+        plx_sync_define((const void *)*th, PLX_SYNC_THREAD, site, 1);
+        t->guard--;
+    }
     return rc;
 }
 

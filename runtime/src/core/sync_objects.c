@@ -181,13 +181,15 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
 
 /* A measured thread that ends releases its own thread object (address: its pthread_t, as
  * pthread_join names it), so the join's acquire pairs with the end. A trace event only, written
- * at thread end: SyncStats do not count it. Named, when this is its first sight, after the
- * pthread_create call that started the thread. */
+ * at thread end: SyncStats do not count it. Named, when this is its first sight (the thread
+ * ended before its pthread_create returned), after that pthread_create call. */
 void plx_sync_thread_end(struct plx_thread *t)
 {
     if (!t->buf)
         return;
-    uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site, 0);
+    /* named after its pthread_create call, as that call names it (it may come first) */
+    uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site,
+                            t->create_site != 0);
     if (id != PLX_NO_INDEX)
         trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0);
 }
