@@ -12,6 +12,8 @@ import pandas as pd
 TRACE_TABLES = ("events", "messages", "locations", "regions", "comms")
 # a callpath's frames in the profiles table, as plx report --format csv joins them
 SEPARATOR = " => "
+# plx hierarchy's Sync branch of communicators and tags (not synchronization objects)
+MESSAGES = "Messages"
 
 
 class PlxError(RuntimeError):
@@ -123,7 +125,9 @@ class Experiment:
 
     @property
     def events(self):
-        """Every event of the merged trace in global time order (plx export --format parquet)."""
+        """Every event of the merged trace in global time order (plx export --format parquet):
+        enter, exit, user, send, recv, collective, acquire and release (synchronization
+        objects: object, sync_kind, wait_ns)."""
         return self.table("events")
 
     @property
@@ -137,6 +141,9 @@ class Experiment:
 
     @property
     def regions(self):
+        """Every region: region (its id in events), name, kind, file and line (resolved from
+        the executables' debug information, as plx report and the OTF2 export show them;
+        empty and 0 where there is none)."""
         return self.table("regions")
 
     @property
@@ -146,12 +153,16 @@ class Experiment:
     @property
     def sync_objects(self):
         """One row per synchronization object (plx hierarchy's Sync tree): category (Mutex,
-        CondVar, ...), object (its id), name (where it was created), wait_s and hold_s (plx
-        query's wait_time and hold_time for the focus sync=/CATEGORY/OBJECT)."""
+        CondVar, Barrier, Thread, ...), object (its id), name (where it was created), wait_s and
+        hold_s (plx query's wait_time and hold_time for the focus sync=/CATEGORY/OBJECT). The
+        Sync tree's Messages branch (communicators and tags of an MPI experiment) holds no
+        synchronization objects: it is left out."""
         if "sync_objects" not in self._cache:
             sync = self._json("hierarchy", self.path).get("sync") or {}
             rows = []
             for cat in sync.get("children", []):
+                if cat["name"] == MESSAGES:
+                    continue
                 for o in cat.get("children", []):
                     obj = next((a for a in o["aliases"] if a.isdigit()), None)
                     focus = f"sync=/{cat['name']}/{obj if obj is not None else o['name']}"

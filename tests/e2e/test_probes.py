@@ -606,3 +606,29 @@ def test_attach_retries_a_function_a_stopped_thread_was_inside(tmp_path):
     assert "probes      0 probed, 1 skipped" in text, text
     assert re.search(r"raw_nanosleep\s+skipped: a thread was waiting in a system call inside its "
                      r"first 5 bytes", text), text
+
+
+def test_attach_keeps_the_names_threads_were_given_before_it(tmp_path):
+    """Threads named before plx attach (pthread_setname_np, which no wrapper saw) were
+    reported as thread-N: each keeps its name."""
+    exe = build_plain(tmp_path, "attach_names")
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen([str(exe), str(d)])
+    try:
+        wait_for(d / "ready")
+        out = tmp_path / "exp"
+        att = start_attach(prog.pid, out, "--probe", "work")
+        (d / "go").touch()
+        wait_for(d / "done")
+        plx("detach", str(prog.pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        assert prog.wait(timeout=60) == 0
+    finally:
+        prog.kill()
+    rows = report_csv(out)
+    names = sorted(r["thread_name"] for r in rows
+                   if r["function"] == "work" and r["process"] != "all")
+    assert names == ["named-0", "named-1", "named-2"]
+    assert calls(rows, "work") == 30

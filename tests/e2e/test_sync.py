@@ -237,3 +237,33 @@ def test_series_with_a_trace(matmul):
     assert sum(b["value"] for b in q["series"]) == N * N * REPEATS
     c = query(matmul, "cpu_time", "code=/innerp", bins=5)
     assert sum(b["value"] for b in c["series"]) == pytest.approx(c["total"], rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_threads_joined_one_after_another_are_one_object_each(tmp_path, mode):
+    """100 threads created and joined one after another (glibc reuses the handle): 100 thread
+    objects, each joined once — they were one object with all 100 joins."""
+    exe = build("serial_joins.c", tmp_path / "serial_joins", "-O1", "-pthread")
+    cp = run(tmp_path / "exp", exe, "100", opts=["--trace"] if mode == "trace" else [])
+    assert "100 threads" in cp.stdout
+    threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
+    assert len(threads) == 100
+    assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100
+    # each named after the pthread_create call (it was the join or the thread's end, whichever
+    # came first)
+    src = (ROOT / "tests" / "e2e" / "programs" / "serial_joins.c").read_text().splitlines()
+    line = next(i for i, text in enumerate(src, 1) if "pthread_create(" in text)
+    assert {r["site"] for r in threads} == {"init at serial_joins.c:%d (main)" % line}
+    tree = json.loads(plx("hierarchy", tmp_path / "exp", "--format", "json").stdout)["sync"]
+    cats = {c["name"]: c["children"] for c in tree["children"]}
+    assert len(cats["Thread"]) == 100
+
+
+def test_joined_threads_objects_survive_a_sigkill(tmp_path):
+    """The joins' statistics are written at each join; the joiner's live sync file, read after
+    a SIGKILL, replaces only the objects it holds (it replaced every record)."""
+    exe = build("serial_joins.c", tmp_path / "serial_joins", "-O1", "-pthread")
+    cp = run(tmp_path / "exp", exe, "100", "kill", status=137)
+    assert "killed by signal 9 (SIGKILL)" in cp.stderr
+    threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
+    assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100

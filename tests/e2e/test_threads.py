@@ -1,11 +1,14 @@
 """Threads: per-thread profiles and names, and 10,000 short-lived threads."""
 
 import re
+import subprocess
 
 import pytest
 
 from conftest import (
+    PROGRAMS,
     all_threads,
+    build,
     calls,
     functions_of,
     info,
@@ -133,3 +136,30 @@ def test_ten_thousand_threads_info(short_exp):
     assert sorted(line["thread"] for line in lines) == list(range(SHORT_THREADS + 1))
     assert all(line["profile"] == "recorded" for line in lines)
     assert "warnings: none" in text
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace", "probe"])
+def test_thread_names_given_outside_the_wrapper_and_wall_time_from_creation(tmp_path, mode):
+    """thread_names.c: a name set before the thread's first event ("first-name"), one set by
+    main through the thread's handle ("from-main"), one set with prctl ("with-prctl") were lost
+    (the threads were named after their start routines); and the thread that sleeps 300 ms
+    before its first event had a wall time from that event. Under --probe (plain cc, work()
+    probed) the same."""
+    if mode == "probe":
+        exe = tmp_path / "thread_names"
+        subprocess.run(["cc", "-O1", "-g", "-pthread", str(PROGRAMS / "thread_names.c"), "-o",
+                        str(exe)], check=True)
+        opts = ["--probe", "work"]
+    else:
+        exe = build("thread_names.c", tmp_path / "thread_names", "-O1", "-pthread")
+        opts = ["--trace"] if mode == "trace" else []
+    cp = run(tmp_path / "exp", exe, opts=opts)
+    assert "4 threads" in cp.stdout
+    [proc] = report_json(tmp_path / "exp")["processes"]
+    threads = {t["name"]: t for t in proc["threads"]}
+    assert sorted(threads) == ["first-name", "from-main", "late_start", "main", "with-prctl"]
+    assert threads["late_start"]["wall_s"] >= 0.3
+    # the CSV report's rows of work(), one per thread but main
+    names = sorted(r["thread_name"] for r in report_csv(tmp_path / "exp")
+                   if r["function"] == "work" and r["thread"] != "all")
+    assert names == ["first-name", "from-main", "late_start", "with-prctl"]

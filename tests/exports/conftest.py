@@ -99,8 +99,10 @@ def queue_experiment(tmp_path_factory):
 
 
 LINE = re.compile(r"^\s*(-?\d+) (\S+)\s+(enter|exit|user|send|recv|collective|acquire|release|ssend|srecv)\s+(.*)$")
-# events the text export shows that the other formats leave out
-SYNC_AND_STREAM = ("acquire", "release", "ssend", "srecv")
+# events the text export shows that OTF2 and SDDF leave out (the Parquet tables hold the
+# synchronization events too: `with_sync`)
+SYNC = ("acquire", "release")
+SYNC_AND_STREAM = (*SYNC, "ssend", "srecv")
 
 
 class TextExport:
@@ -108,6 +110,8 @@ class TextExport:
 
     def __init__(self, path):
         self.events = defaultdict(list)
+        self.with_sync = defaultdict(list)  # the events and the acquires and releases
+        self.sync = 0
         self.total = None
         self.locations = {}  # label -> (who, thread name)
         self.skipped = 0  # synchronization and stream events (only the text export has them)
@@ -127,8 +131,12 @@ class TextExport:
             region = rest if kind in ("enter", "exit") else rest.split("  ")[0]
             if kind in SYNC_AND_STREAM:
                 self.skipped += 1
+                if kind in SYNC:
+                    self.sync += 1
+                    self.with_sync[label].append((kind, region))
                 continue
             self.events[label].append((kind, region))
+            self.with_sync[label].append((kind, region))
         if self.total is not None:
             self.total -= self.skipped  # the count the other formats hold
 

@@ -57,19 +57,20 @@ def test_events_are_the_text_exports(parquet_exports, text_exports, name):
     text = text_exports[name]
     ev = pd.read_parquet(parquet_exports[name] / "events.parquet", engine="pyarrow")
     locs = pd.read_parquet(parquet_exports[name] / "locations.parquet", engine="pyarrow")
-    assert len(ev) == text.total
+    assert len(ev) == text.total + text.sync
     assert ev["time_ns"].is_monotonic_increasing
     label = dict(zip(locs["location"], locs["label"]))
-    assert set(label.values()) == set(text.events)
-    # per location, the same events in the same order (kind and region)
+    assert set(label.values()) == set(text.with_sync)
+    # per location, the same events in the same order (kind and region), acquires and
+    # releases of synchronization objects included
     ev["label"] = ev["location"].map(label)
     for lab, group in ev.groupby("label", sort=False):
         got = [(k, r if r is not None else "-") for k, r in zip(group["kind"], group["region_name"])]
-        assert got == text.events[lab], lab
+        assert got == text.with_sync[lab], lab
     # DuckDB counts the same kinds
     path = parquet_exports[name] / "events.parquet"
     rows = duckdb.sql(f"select kind, count(*) from read_parquet('{path}') group by kind").fetchall()
-    want = Counter(k for evs in text.events.values() for k, _ in evs)
+    want = Counter(k for evs in text.with_sync.values() for k, _ in evs)
     assert dict(rows) == dict(want)
 
 

@@ -86,10 +86,10 @@ def test_events_and_messages_are_the_merged_trace(parallax, experiments, text_ex
     exp = opened(parallax, experiments["pingpong"])
     text = text_exports["pingpong"]
     ev = exp.events
-    assert len(ev) == text.total
+    assert len(ev) == text.total + text.sync
     got = Counter(zip(ev["kind"], ev["rank"].astype(int), ev["thread"].astype(int)))
     want = Counter()
-    for label, evs in text.events.items():
+    for label, evs in text.with_sync.items():
         r, t = (int(x) for x in label.split("."))
         for k, _ in evs:
             want[(k, r, t)] += 1
@@ -136,3 +136,64 @@ def test_thicket_of_two_runs(parallax, experiments):
     # the union of both call trees: life's workers and pingpong's exchange
     names = set(df["name"])
     assert {"life_worker", "exchange_halos", "exchange"} <= names
+
+
+def test_sync_objects_of_an_mpi_experiment(parallax, experiments):
+    """exp.sync_objects raised on every MPI experiment (the Sync tree's Messages branch was
+    taken for a category of objects): life.c's 2 barriers and its worker threads' objects, each
+    with plx query's wait time."""
+    exp = opened(parallax, experiments["life"])
+    so = exp.sync_objects
+    # one row per object of plx report --sync's totals (objects of the same kind and name in
+    # several ranks are one)
+    rows = list(csv.DictReader(io.StringIO(
+        plx("report", experiments["life"], "--sync", "--format", "csv").stdout)))
+    want = Counter(r["kind"] for r in rows if r["process"] == "all" and r["thread"] == "all")
+    assert want["barrier"] == 2 and want["thread"] >= 2
+    assert Counter(so["category"]) == {"Barrier": 2, "Thread": want["thread"]}
+    assert sorted(so[so["category"] == "Barrier"]["name"]) == ["life.c:110 (main)",
+                                                               "life.c:111 (main)"]
+    for r in so.itertuples():
+        q = json.loads(plx("query", experiments["life"], "--metric", "wait_time", "--focus",
+                           "sync=/%s/%d" % (r.category, r.object), "--format", "json").stdout)
+        assert r.wait_s == pytest.approx(q["total"], abs=1e-12)
+    assert (so[so["category"] == "Barrier"]["wait_s"] > 0).all()
+
+
+def test_regions_have_file_and_line(parallax, experiments):
+    """exp.regions had an empty file and line 0 for every region: each function has the file
+    and line plx report gives it (life.c's 7 functions), MPI routines none."""
+    exp = opened(parallax, experiments["life"])
+    reg = exp.regions
+    funcs = json.loads(plx("report", experiments["life"], "--format", "json").stdout)[
+        "total"]["functions"]
+    want = {f["function"]: (f["file"], f["line"]) for f in funcs}
+    got = {r.name: (r.file, r.line) for r in reg.itertuples() if r.name in want}
+    assert got == want
+    in_life = sorted(n for n, (f, _) in got.items() if f.endswith("examples/mpi/life.c"))
+    assert in_life == ["exchange_halos", "life_worker", "main", "neighbours", "population",
+                       "seed", "update_rows"]
+    assert got["main"][1] > 0
+
+
+def test_events_hold_acquires_and_releases(parallax, experiments):
+    """The events table had no acquire or release: one acquire per acquisition of plx report
+    --sync, per kind of object, and the objects' ids and kinds."""
+    exp = opened(parallax, experiments["life"])
+    ev = exp.events
+    rows = list(csv.DictReader(io.StringIO(
+        plx("report", experiments["life"], "--sync", "--format", "csv").stdout)))
+    acq, rel = Counter(), Counter()
+    for r in rows:
+        if r["process"] == "all" and r["thread"] == "all":
+            acq[r["kind"]] += int(r["acquisitions"])
+            rel[r["kind"]] += int(r["releases"])
+    sync = ev[ev["kind"].isin(["acquire", "release"])]
+    got = Counter(zip(sync["kind"], sync["sync_kind"]))
+    # 4 ranks x 2 worker threads: 8 joins, and 8 thread ends releasing their objects (a
+    # release the statistics do not count)
+    assert acq["thread"] == 8
+    assert got == {("acquire", "barrier"): acq["barrier"], ("release", "barrier"): rel["barrier"],
+                   ("acquire", "thread"): 8, ("release", "thread"): 8}
+    assert sync["object"].notna().all()
+    assert (sync[sync["kind"] == "acquire"]["wait_ns"] >= 0).all()

@@ -1,5 +1,7 @@
-/* Threads: pthread_create registers the new thread (named after its start routine) before it
- * runs; pthread_setname_np renames it. Interposed by symbol, so LD_PRELOAD suffices. */
+/* Threads: pthread_create notes who the new thread is (named after its start routine, its wall
+ * time from the call) before it runs; pthread_setname_np renames the calling thread (a name
+ * given another way is read from the kernel: core/thread_name.c). Interposed by symbol, so
+ * LD_PRELOAD suffices. */
 #include "../core/hotpath.h"
 
 #include <dlfcn.h>
@@ -13,7 +15,9 @@ struct start {
     void *(*fn)(void *);
     void *arg;
     uint32_t parent;
-    uintptr_t site; /* the pthread_create call's return address */
+    uintptr_t site;   /* the pthread_create call's return address */
+    uint64_t created; /* ticks at the call: the thread's wall time starts there */
+    char comm[16];    /* the creator's kernel name, which the thread inherits */
 };
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -29,6 +33,8 @@ __attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *
     plx_pending_parent = s->parent;
     plx_pending_site = s->site;
     plx_pending_block = p;
+    plx_pending_created = s->created;
+    plx_pending_comm = s->comm; /* no call: the sanitizers' interceptors are not ready */
     return s->fn(s->arg);
 }
 
@@ -46,10 +52,20 @@ PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     s->fn = fn;
     s->arg = arg;
     s->parent = t ? t->index : PLX_NO_INDEX;
-    s->site = (uintptr_t)__builtin_return_address(0);
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    s->site = site; /* s belongs to the new thread once it runs: it frees it */
+    s->created = plx_ticks();
+    plx_thread_comm_self(s->comm);
     int rc = real(th, attr, trampoline, s);
-    if (rc != 0)
+    if (rc != 0) {
         free(s);
+        return rc;
+    }
+    if (t) { /* its thread object (what pthread_join acquires) is named after this call */
+        t->guard++;
+        plx_sync_define((const void *)*th, PLX_SYNC_THREAD, site, 1);
+        t->guard--;
+    }
     return rc;
 }
 

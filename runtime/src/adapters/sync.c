@@ -356,8 +356,12 @@ PLX_EXPORT int pthread_join(pthread_t th, void **ret)
         return REAL(join, "pthread_join")(th, ret);
     uint64_t t0 = plx_ticks();
     int rc = REAL(join, "pthread_join")(th, ret);
-    if (rc == 0)
+    if (rc == 0) {
         acquired(t, e, PLX_SYNC_THREAD, t0, plx_ticks(), 1, 0);
+        t->guard++;
+        plx_sync_thread_joined(t, e); /* the handle may name the next thread */
+        t->guard--;
+    }
     return rc;
 }
 

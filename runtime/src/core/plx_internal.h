@@ -198,6 +198,7 @@ struct plx_thread {
     int java_name;             /* named by its java.lang.Thread (adapters/jvm): kept over the
                                   JVM's 15-character native names (pthread_setname_np) */
     char name[64];
+    char comm[16];             /* its kernel name when it registered (thread_name.c) */
 };
 
 PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
@@ -206,6 +207,9 @@ PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
 PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_start;
 PLX_HIDDEN extern PLX_TLS uint32_t plx_pending_parent;
 PLX_HIDDEN extern PLX_TLS void *plx_pending_block;
+PLX_HIDDEN extern PLX_TLS uint64_t plx_pending_created; /* ticks at its pthread_create */
+PLX_HIDDEN extern PLX_TLS const char *plx_pending_comm;  /* its creator's comm then (in the
+                                                             pending block: NULL once freed) */
 PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_site;
 PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
 PLX_HIDDEN int plx_program_thread(void);
@@ -289,6 +293,11 @@ PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e
                                   uint64_t now, int holds);
 PLX_HIDDEN void plx_sync_write(struct plx_thread *t);
 PLX_HIDDEN void plx_sync_thread_end(struct plx_thread *t);
+/* ---- thread names from the kernel's (thread_name.c) ---- */
+PLX_HIDDEN void plx_thread_comm_self(char out[16]);
+PLX_HIDDEN void plx_thread_name_start(struct plx_thread *t, const char *inherited);
+PLX_HIDDEN void plx_thread_name_end(struct plx_thread *t, int self);
+PLX_HIDDEN void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e);
 PLX_HIDDEN void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
                               unsigned words);
 PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype,

@@ -12,8 +12,12 @@
 
 struct object_slot {
     _Atomic uintptr_t key; /* object address; 0 empty */
-    _Atomic uint32_t id1;  /* id + 1 once defined; 0 while the claiming thread writes it */
+    _Atomic uint32_t id1;  /* id + 1 once defined; 0 while the claiming thread writes it;
+                            * RETIRED once its object ended (a joined thread): the next user
+                            * of the address defines a new object in the same slot */
 };
+
+#define RETIRED UINT32_MAX
 
 static struct object_slot objects[OBJECT_SLOTS];
 static _Atomic uint32_t nobjects;
@@ -35,6 +39,32 @@ static void write_object(uint32_t id, const void *object, int kind, uintptr_t si
     plx_rec_write(&rec, 0);
 }
 
+/* Defines a new object in slot i, which the caller has claimed (its id1 is 0). */
+static uint32_t define(uint32_t i, const void *object, int kind, uintptr_t site, int by_init)
+{
+    uint32_t id = atomic_fetch_add(&nobjects, 1);
+    write_object(id, object, kind, site, by_init);
+    atomic_store_explicit(&objects[i].id1, id + 1, memory_order_release);
+    return id;
+}
+
+/* The id of the object in slot i (key already matched): waits while another thread defines
+ * it, and defines the next one when it was retired. */
+static uint32_t slot_id(uint32_t i, const void *object, int kind, uintptr_t site, int by_init)
+{
+    for (;;) {
+        uint32_t id1 = atomic_load_explicit(&objects[i].id1, memory_order_acquire);
+        if (id1 == RETIRED) {
+            if (atomic_compare_exchange_strong(&objects[i].id1, &id1, 0))
+                return define(i, object, kind, site, by_init);
+            continue;
+        }
+        if (id1)
+            return id1 - 1;
+        sched_yield(); /* another thread is defining it */
+    }
+}
+
 /* The object's id, defining it on first sight. Lock-free: a slot is claimed by CAS on its key;
  * its id is published after the definition record is written. */
 static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_init)
@@ -47,17 +77,10 @@ static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_i
         if (k == 0) {
             if (!atomic_compare_exchange_strong(&objects[i].key, &k, key))
                 continue; /* someone claimed it: look again at what they put there */
-            uint32_t id = atomic_fetch_add(&nobjects, 1);
-            write_object(id, object, kind, site, by_init);
-            atomic_store_explicit(&objects[i].id1, id + 1, memory_order_release);
-            return id;
+            return define(i, object, kind, site, by_init);
         }
-        if (k == key) {
-            uint32_t id1;
-            while ((id1 = atomic_load_explicit(&objects[i].id1, memory_order_acquire)) == 0)
-                sched_yield(); /* another thread is defining it */
-            return id1 - 1;
-        }
+        if (k == key)
+            return slot_id(i, object, kind, site, by_init);
         i = (i + 1) & (OBJECT_SLOTS - 1);
         n++;
     }
@@ -80,6 +103,17 @@ void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init)
     object_id(object, kind, site, by_init);
 }
 
+/* An entry whose object ended (plx_sync_thread_joined) takes the address's current object. */
+static struct plx_sync_entry *renew(struct plx_sync_entry *e, const void *object, int kind,
+                                    uintptr_t site)
+{
+    uint32_t id = object_id(object, kind, site, 0);
+    if (id == PLX_NO_INDEX)
+        return NULL;
+    e->object = id;
+    return e;
+}
+
 struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
                                       uintptr_t site)
 {
@@ -97,7 +131,7 @@ struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, 
          i = (i + 1) & (THREAD_SLOTS - 1), n++) {
         struct plx_sync_entry *e = &t->sync[i];
         if (e->used && e->address == key)
-            return e;
+            return e->object != PLX_NO_INDEX ? e : renew(e, object, kind, site);
         if (!e->used) {
             uint32_t id = object_id(object, kind, site, 0);
             if (id == PLX_NO_INDEX)
@@ -147,15 +181,51 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
 
 /* A measured thread that ends releases its own thread object (address: its pthread_t, as
  * pthread_join names it), so the join's acquire pairs with the end. A trace event only, written
- * at thread end: SyncStats do not count it. Named, when this is its first sight, after the
- * pthread_create call that started the thread. */
+ * at thread end: SyncStats do not count it. Named, when this is its first sight (the thread
+ * ended before its pthread_create returned), after that pthread_create call. */
 void plx_sync_thread_end(struct plx_thread *t)
 {
     if (!t->buf)
         return;
-    uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site, 0);
+    /* named after its pthread_create call, as that call names it (it may come first) */
+    uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site,
+                            t->create_site != 0);
     if (id != PLX_NO_INDEX)
         trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0);
+}
+
+static void write_stats(struct plx_thread *t, const struct plx_sync_entry *e, uint64_t now)
+{
+    uint64_t hold = e->hold + (e->depth ? now - e->hold_start : 0); /* still held at the end */
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_sync_stats(&rec, t->index, e->object, e->acquisitions, e->contended, e->wait, hold,
+                       e->releases);
+    plx_rec_write(&rec, 0);
+}
+
+/* A thread object is one thread's lifetime, and a join ends it: the thread's handle may name
+ * the next thread (glibc reuses pthread_t), which is another object. The process table's slot
+ * is retired (the next use of the handle defines a new object in it), and the joiner's entry
+ * writes its statistics now and takes that next object on its next use: its slot is reused,
+ * so a thread that joins thousands of threads through a few hundred handles keeps a few
+ * hundred entries. Called with the joiner's guard held, after a successful join. */
+void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e)
+{
+    uintptr_t key = (uintptr_t)e->address;
+    for (uint32_t i = hash(key), n = 0; n < OBJECT_SLOTS; i = (i + 1) & (OBJECT_SLOTS - 1), n++) {
+        uintptr_t k = atomic_load_explicit(&objects[i].key, memory_order_acquire);
+        if (k == 0)
+            break;
+        if (k == key) {
+            atomic_store_explicit(&objects[i].id1, RETIRED, memory_order_release);
+            break;
+        }
+    }
+    write_stats(t, e, plx_ticks());
+    e->acquisitions = e->contended = e->wait = e->hold = e->releases = e->hold_start = 0;
+    e->depth = 0;
+    __atomic_store_n(&e->object, PLX_NO_INDEX, __ATOMIC_RELEASE);
 }
 
 void plx_sync_write(struct plx_thread *t)
@@ -165,14 +235,8 @@ void plx_sync_write(struct plx_thread *t)
     uint64_t now = plx_ticks();
     for (uint32_t i = 0; i < THREAD_SLOTS; i++) {
         struct plx_sync_entry *e = &t->sync[i];
-        if (!e->used)
-            continue;
-        uint64_t hold = e->hold + (e->depth ? now - e->hold_start : 0); /* still held at the end */
-        struct plx_rec rec;
-        plx_rec_init(&rec);
-        plx_enc_sync_stats(&rec, t->index, e->object, e->acquisitions, e->contended, e->wait, hold,
-                           e->releases);
-        plx_rec_write(&rec, 0);
+        if (e->used && e->object != PLX_NO_INDEX) /* a joined thread's: written at the join */
+            write_stats(t, e, now);
     }
     plx_live_remove("sync", t->index);
 }

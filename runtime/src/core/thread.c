@@ -94,6 +94,7 @@ struct plx_thread *plx_thread_attach(void)
         t->create_site = plx_pending_site;
     free(plx_pending_block);
     plx_pending_block = NULL;
+    plx_pending_comm = NULL;
     return t;
 }
 
@@ -154,8 +155,11 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     t->parent = parent;
     t->pthread = (unsigned long)pthread_self();
     t->start_cpu_ns = plx_cpu_ns();
-    t->start_ticks = plx_ticks();
-    t->base = t->last = t->start_ticks;
+    uint64_t now = plx_ticks();
+    /* its wall time starts at its creation, when an interposed pthread_create saw it */
+    t->start_ticks = plx_pending_created && plx_pending_created < now ? plx_pending_created : now;
+    plx_pending_created = 0;
+    t->base = t->last = now;
     if (tbuf)
         plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8);
     struct plx_symbol sym;
@@ -165,6 +169,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
         snprintf(t->name, sizeof t->name, "%s", sym.name);
     else
         snprintf(t->name, sizeof t->name, "thread-%u", t->index);
+    plx_thread_name_start(t, plx_pending_comm);
     write_thread_info(t);
     plx_counters_thread_start(t);
     pthread_once(&key_once, make_key);
@@ -255,8 +260,10 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     if (!t || t->dead)
         return;
     plx_self = &dead;
-    if (unlink_thread(t))
+    if (unlink_thread(t)) {
+        plx_thread_name_end(t, 1);
         finish(t, now, plx_cpu_ns(), 0);
+    }
     plx_live_unmap(t->live_sync);
     if (t->node_cpu)
         munmap(t->node_cpu, sizeof(uint64_t) * t->max_nodes);
@@ -317,6 +324,7 @@ void plx_threads_finish_all(void)
             if (pthread_getcpuclockid((pthread_t)t->pthread, &c) == 0)
                 cpu = thread_cpu_ns(c);
         }
+        plx_thread_name_end(t, t == self);
         finish(t, now, cpu, 1);
         t->dead = 1;
     }

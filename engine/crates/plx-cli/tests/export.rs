@@ -58,11 +58,20 @@ fn num(v: &Value, k: &str) -> f64 {
     v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
-/// Perfetto's rules for the JSON: on each (pid, tid) B/E properly nested and balanced, X slices
-/// only on message lanes and never overlapping there, every `s` with exactly one `f` (same id
-/// and cat, `bp: "e"`, not earlier), both inside a slice of their track. Returns the number of
-/// B slices per name.
+/// Perfetto's rules for the JSON: every pid and tid below 2³¹ (Perfetto reads 32-bit numbers),
+/// on each (pid, tid) B/E properly nested and balanced, X slices only on message lanes and never
+/// overlapping there, every `s` with exactly one `f` (same id and cat, `bp: "e"`, not earlier),
+/// both strictly inside a slice of their track. Returns the number of B slices per name.
 fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
+    check_chrome_flows(doc).0
+}
+
+/// A chrome track: (pid, tid).
+type Track = (u64, u64);
+
+/// [`check_chrome`], and the flows bound to a `B`/`E` slice of a thread's own track, per name
+/// of that slice and flow phase (`s` or `f`).
+fn check_chrome_flows(doc: &Value) -> (BTreeMap<String, u64>, BTreeMap<(String, String), u64>) {
     assert_eq!(doc["displayTimeUnit"], "ns");
     let events = doc["traceEvents"].as_array().expect("traceEvents");
     let mut stacks: HashMap<(u64, u64), Vec<(String, f64)>> = HashMap::new();
@@ -72,9 +81,16 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
     let mut named_processes = HashMap::new();
     let mut counts = BTreeMap::new();
     let mut last_ts: HashMap<(u64, u64), f64> = HashMap::new();
+    // flows bound to the innermost open B slice: (key, stack depth) -> (phase, ts)
+    let mut bound: HashMap<(Track, usize), Vec<(String, f64)>> = HashMap::new();
+    let mut on_slices = BTreeMap::new();
     for e in events {
         let ph = e["ph"].as_str().unwrap();
         let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        assert!(
+            key.0 < 1 << 31 && key.1 < 1 << 31,
+            "pid or tid past 32 bits: {e}"
+        );
         if ph != "M" {
             let ts = num(e, "ts");
             let last = last_ts.entry(key).or_insert(f64::MIN);
@@ -95,18 +111,25 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
                 other => panic!("metadata {other}"),
             },
             "B" => {
-                assert!(key.1 < 1_000_000 || key.1 >= 1 << 32, "B on a message lane");
+                assert!(
+                    key.1 < 1_000_000 || key.1 >= 2_000_000_000,
+                    "B on a message lane"
+                );
                 let name = e["name"].as_str().unwrap().to_string();
                 *counts.entry(name.clone()).or_default() += 1;
                 stacks.entry(key).or_default().push((name, num(e, "ts")));
             }
             "E" => {
-                let (name, start) = stacks
-                    .get_mut(&key)
-                    .and_then(|s| s.pop())
-                    .unwrap_or_else(|| panic!("E without B: {e}"));
+                let stack = stacks.entry(key).or_default();
+                let depth = stack.len();
+                let (name, start) = stack.pop().unwrap_or_else(|| panic!("E without B: {e}"));
                 assert_eq!(e["name"].as_str().unwrap(), name, "improperly nested: {e}");
-                assert!(num(e, "ts") >= start);
+                let end = num(e, "ts");
+                assert!(end >= start);
+                for (fph, ts) in bound.remove(&(key, depth)).unwrap_or_default() {
+                    assert!(ts < end, "flow past its slice {name}: {e}");
+                    *on_slices.entry((name.clone(), fph)).or_default() += 1;
+                }
             }
             "X" => {
                 assert!(key.1 >= 1_000_000, "X on a thread track: {e}");
@@ -121,11 +144,22 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
             }
             "s" | "f" => {
                 flows.entry(e["id"].as_u64().unwrap()).or_default().push(e);
-                // bound to the slice of its track that contains it
+                // bound to the slice of its track that contains it: on a thread's track the
+                // innermost open B slice (checked at its E), on a lane the last X
                 let ts = num(e, "ts");
-                let lane = slices.get(&key).expect("flow on a lane with slices");
-                let &(start, end) = lane.last().unwrap();
-                assert!(start <= ts && ts < end, "flow outside its slice: {e}");
+                if key.1 < 1_000_000 {
+                    let stack = stacks.get(&key).map_or(&[][..], |s| &s[..]);
+                    let &(_, start) = stack.last().expect("flow outside every slice");
+                    assert!(start < ts, "flow at its slice's start: {e}");
+                    bound
+                        .entry((key, stack.len()))
+                        .or_default()
+                        .push((ph.to_string(), ts));
+                } else {
+                    let lane = slices.get(&key).expect("flow on a lane with slices");
+                    let &(start, end) = lane.last().unwrap();
+                    assert!(start <= ts && ts < end, "flow outside its slice: {e}");
+                }
             }
             "C" => assert!(e["args"]["value"].is_number()),
             "i" => assert_eq!(e["s"], "t"),
@@ -150,7 +184,8 @@ fn check_chrome(doc: &Value) -> BTreeMap<String, u64> {
         assert_eq!(b["bp"], "e");
         assert!(num(b, "ts") >= num(a, "ts"), "flow {id} goes back in time");
     }
-    counts
+    assert!(bound.is_empty(), "flows in slices never closed: {bound:?}");
+    (counts, on_slices)
 }
 
 /// The runtime's buffer flush (region 0) inside `work` is on the thread's measurement track,
@@ -184,7 +219,7 @@ fn chrome_puts_the_runtimes_work_on_a_measurement_track() {
             })
             .collect()
     };
-    let m = 1u64 << 32;
+    let m = 2_000_000_000u64;
     assert_eq!(track("plx_flush"), [("B".into(), m), ("E".into(), m)]);
     assert_eq!(track("work"), [("B".into(), 0), ("E".into(), 0)]);
     assert!(events
@@ -235,6 +270,68 @@ fn chrome_json_follows_perfettos_rules_and_counts_plx_reports_calls() {
             "bytes (thread 1)"
         ]
     );
+}
+
+/// Message flows start and end on the MPI calls' slices of the ranks' own thread tracks (they
+/// were bound to synthetic lanes), and the measurement tracks' tids fit in 32 bits (they were
+/// 2³² + thread, which Perfetto folds onto tid = pid).
+#[test]
+fn chrome_flows_bind_to_the_mpi_calls_slices_on_32_bit_tids() {
+    let d = common::tmp("chrome-flows-bound");
+    common::mpi(&d);
+    let doc = chrome(&d);
+    let (_, on_slices) = check_chrome_flows(&doc);
+    let want: BTreeMap<(String, String), u64> = [
+        (("MPI_Isend", "s"), 1),
+        (("MPI_Send", "s"), 3),
+        (("MPI_Recv", "f"), 3),
+        (("MPI_Wait", "f"), 1),
+    ]
+    .into_iter()
+    .map(|((n, p), c)| ((n.to_string(), p.to_string()), c))
+    .collect();
+    assert_eq!(on_slices, want);
+    assert_eq!(doc["otherData"]["flows_on_thread_slices"], 8);
+    let tids: std::collections::BTreeSet<u64> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "s" || e["ph"] == "f")
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tids.into_iter().collect::<Vec<_>>(), [0, 1]);
+}
+
+/// With --no-clock-repair the message received before its send (rank 1's clock is behind) is
+/// not linked by the merge and its flow was left out silently: the export says how many.
+#[test]
+fn chrome_no_clock_repair_says_which_messages_have_no_flow() {
+    let d = common::tmp("chrome-no-repair");
+    common::mpi(&d);
+    let out = d.join("trace.json");
+    let o = plx(&[
+        "export",
+        s(&d),
+        "--format",
+        "chrome",
+        "--no-clock-repair",
+        "-o",
+        s(&out),
+    ]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("plx: warning: ")
+            && stderr(&o).contains(": 1 of 4 matched message(s) are received before their send on the unrepaired clocks: the chrome export draws their send and receive slices without a flow arrow (export without --no-clock-repair to draw them)"),
+        "{}",
+        stderr(&o)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let (_, on_slices) = check_chrome_flows(&doc);
+    assert_eq!(on_slices.values().sum::<u64>(), 6, "{on_slices:?}");
+    assert_eq!(doc["otherData"]["messages_without_flow"], 1);
+    // the repaired export draws all 4
+    let doc = chrome(&d);
+    assert_eq!(doc["otherData"]["messages_without_flow"], 0);
 }
 
 /// One profile file: its entries by name → (calls, subrs, excl, incl, group).

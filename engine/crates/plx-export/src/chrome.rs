@@ -1,16 +1,20 @@
 //! `chrome`: Chrome trace-event JSON for Perfetto — a track per rank and thread, nested slices, counters, message flows.
 //!
 //! Layout (docs/exports/chrome.md): `pid` is the MPI rank (else the OS pid), `tid` the thread
-//! index; regions are `B`/`E` slices, well nested (an exit closes what was opened inside it and
-//! never exited; regions open at the end close at the thread's last event). Each send and receive
-//! is a 1 µs `X` slice on a *message lane* of its thread (tid [`LANE_BASE`] + thread ×
-//! [`LANES`] + lane, a lane per overlap so slices never cross), and a matched message is a flow:
-//! `s` in the send's slice, `f` with `bp: "e"` in the receive's, same `id` and `cat`. Flow
-//! events sit 1 ns inside their slices so that they bind to them whatever the sort order of
-//! equal timestamps. User events are `C` counters; collectives instant events. The runtime's own
-//! work (regions of kind runtime: `plx_flush`, `plx_symbols`) is measurement cost, not a call of
-//! the program: its slices are on a *measurement track* of their thread (tid
-//! [`MEASURE_BASE`] + thread), never nested in the program's slices. A counted call (a
+//! index; every pid and tid is below 2³¹, as Perfetto's importer reads them as 32-bit numbers
+//! (a larger one becomes tid = pid). Regions are `B`/`E` slices, well nested (an exit closes
+//! what was opened inside it and never exited; regions open at the end close at the thread's
+//! last event). Each send and receive is a 1 µs `X` slice on a *message lane* of its thread (tid
+//! [`LANE_BASE`] + thread × [`LANES`] + lane, a lane per overlap so slices never cross), which
+//! carries the message's details. A matched message is a flow bound to the MPI calls' slices on
+//! the threads' own tracks: `s` 1 ns after the send event, inside the call that sent it; `f` with
+//! `bp: "e"` 1 ns before the receive event, inside the call that completed it (a receive is
+//! recorded at its call's end). With no region open at the event the flow binds to the message
+//! slice on the lane instead. A message received before its send (clocks left unrepaired) is
+//! not linked by the merge and gets no flow: the export warns with their number. User events are `C` counters; collectives instant
+//! events. The runtime's own work (regions of kind runtime: `plx_flush`, `plx_symbols`) is
+//! measurement cost, not a call of the program: its slices are on a *measurement track* of their
+//! thread (tid [`MEASURE_BASE`] + thread), never nested in the program's slices. A counted call (a
 //! `counters` context) is a step on a `C` track per event and thread: its inclusive count from
 //! its entry, 0 from its exit.
 
@@ -33,8 +37,10 @@ pub const MARKER_NS: i64 = 1_000;
 pub const LANE_BASE: u64 = 1_000_000;
 /// Lanes per thread (a later lane is shared: only then can marker slices overlap).
 pub const LANES: u64 = 1_000;
-/// First tid of measurement tracks (above every message lane).
-pub const MEASURE_BASE: u64 = 1 << 32;
+/// First tid of measurement tracks (above every message lane, below 2³¹).
+pub const MEASURE_BASE: u64 = 2_000_000_000;
+/// Added to an OS pid used as a chrome pid that collides with a rank (OS pids are below 2²²).
+pub const PID_OFFSET: u64 = 1_000_000_000;
 /// Category of message slices and flows.
 const MESSAGE_CAT: &str = "mpi-message";
 
@@ -109,12 +115,14 @@ struct Writer<'a> {
     region_cat: Vec<&'static str>,
     /// Per location: the measurement track was named.
     measured: Vec<bool>,
+    /// Flow events bound to a region's slice on a thread's own track.
+    flows_on_slices: u64,
     /// External metrics (plx run --monitor, plx import): counters of a process of their own.
     external: Vec<plx_analysis::external::ExternalMetric>,
 }
 
-/// The chrome pid of the external metrics' process: above every rank and OS pid.
-const EXTERNAL_PID: u64 = 1 << 40;
+/// The chrome pid of the external metrics' process: above every rank and OS pid, below 2³¹.
+pub const EXTERNAL_PID: u64 = 2_100_000_000;
 
 /// µs with three decimals from ns: exact, deterministic.
 fn us(ns: i64) -> String {
@@ -136,7 +144,7 @@ impl<'a> Writer<'a> {
         for l in locs {
             pid_of.entry(l.process).or_insert_with(|| match l.rank {
                 Some(r) => r as u64,
-                None if ranks.contains(&(l.pid as u64)) => l.pid as u64 + (1 << 32),
+                None if ranks.contains(&(l.pid as u64)) => l.pid as u64 + PID_OFFSET,
                 None => l.pid as u64,
             });
         }
@@ -165,6 +173,7 @@ impl<'a> Writer<'a> {
             region_json: Vec::new(),
             region_cat: Vec::new(),
             measured: locs.iter().map(|_| false).collect(),
+            flows_on_slices: 0,
         }
     }
 
@@ -280,8 +289,10 @@ impl<'a> Writer<'a> {
         self.event(format_args!("{body}"))
     }
 
-    /// A message marker slice on a lane, and its flow event when the message is matched.
-    #[allow(clippy::too_many_arguments)]
+    /// A message marker slice on a lane, and its flow event when the message is matched: bound
+    /// to the innermost open region's slice on the thread's own track (the MPI call), 1 ns after
+    /// a send and 1 ns before a receive (recorded at its call's end) so that it lies strictly
+    /// inside; to the marker slice when no region's slice holds that instant.
     fn marker(
         &mut self,
         li: u32,
@@ -298,14 +309,20 @@ impl<'a> Writer<'a> {
             json_str(name),
             us(MARKER_NS)
         ))?;
-        if let Some((ph, id)) = flow {
-            let ts = us(t - self.origin + 1);
-            let bp = if ph == 'f' { ",\"bp\":\"e\"" } else { "" };
-            self.event(format_args!(
-                "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
-            ))?;
-        }
-        Ok(())
+        let Some((ph, id)) = flow else { return Ok(()) };
+        let at = if ph == 's' { t + 1 } else { t - 1 };
+        let (tid, at) = match self.open[li as usize].last() {
+            Some(&(_, entry)) if at > entry => {
+                self.flows_on_slices += 1;
+                (self.tid[li as usize], at)
+            }
+            _ => (tid, t + 1),
+        };
+        let ts = us(at - self.origin);
+        let bp = if ph == 'f' { ",\"bp\":\"e\"" } else { "" };
+        self.event(format_args!(
+            "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
+        ))
     }
 
     /// A counted call ending at `t` (right before its region's exit): per traced event of its
@@ -477,13 +494,8 @@ impl<'a> Writer<'a> {
                         "\"to\":{peer},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id}",
                         json_str(&comm_name(comm))
                     );
-                    self.marker(
-                        li,
-                        t,
-                        &format!("send to {peer}"),
-                        &args,
-                        message.map(|m| ('s', m)),
-                    )?;
+                    let flow = message.map(|m| ('s', m));
+                    self.marker(li, t, &format!("send to {peer}"), &args, flow)?;
                 }
                 EventKind::Recv {
                     peer,
@@ -502,13 +514,8 @@ impl<'a> Writer<'a> {
                         "\"from\":{from},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id},\"latency_us\":{latency}",
                         json_str(&comm_name(comm))
                     );
-                    self.marker(
-                        li,
-                        t,
-                        &format!("recv from {peer}"),
-                        &args,
-                        message.map(|m| ('f', m.id)),
-                    )?;
+                    let flow = message.map(|m| ('f', m.id));
+                    self.marker(li, t, &format!("recv from {peer}"), &args, flow)?;
                 }
                 EventKind::Collective {
                     comm,
@@ -586,6 +593,31 @@ impl<'a> Writer<'a> {
             "exits_without_enter".into(),
             serde_json::Value::from(unmatched_exits),
         );
+        other.insert(
+            "flows_on_thread_slices".into(),
+            serde_json::Value::from(self.flows_on_slices),
+        );
+        // receives left before their send in the merged stream are not linked to it
+        let backward = clock.as_ref().map_or(0, |c| c.violations_after);
+        other.insert(
+            "messages_without_flow".into(),
+            serde_json::Value::from(backward),
+        );
+        let mut warnings = merge.warnings().to_vec();
+        if let Some(c) = clock.as_ref().filter(|c| c.violations_after > 0) {
+            warnings.push(plx_format::Warning {
+                path: merge.model().dir.clone(),
+                offset: None,
+                kind: plx_format::WarningKind::Clock,
+                message: format!(
+                    "{} of {} matched message(s) are received before their send on the {} clocks: the chrome export draws their send and receive slices without a flow arrow{}",
+                    c.violations_after,
+                    c.messages,
+                    if c.repaired { "repaired" } else { "unrepaired" },
+                    if c.repaired { "" } else { " (export without --no-clock-repair to draw them)" },
+                ),
+            });
+        }
         write!(
             self.out,
             "\n],\n\"otherData\":{}}}\n",
@@ -595,7 +627,7 @@ impl<'a> Writer<'a> {
             records: n,
             files: Vec::new(),
             clock,
-            warnings: merge.warnings().to_vec(),
+            warnings,
         })
     }
 }

@@ -23,7 +23,7 @@ use parquet::file::writer::SerializedFileWriter;
 
 use plx_analysis::{EventKind, GlobalMerge};
 
-use crate::is_sync_or_stream;
+use plx_format::SyncKind;
 use crate::nesting::Stacks;
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 
@@ -50,6 +50,11 @@ impl Exporter for Parquet {
     }
 
     fn partitions(&self) -> bool {
+        true
+    }
+
+    /// The regions table's `file` and `line`, as the OTF2 export's region definitions have them.
+    fn needs_sources(&self) -> bool {
         true
     }
 
@@ -108,8 +113,12 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
     // writing runs beside the merge (on its own thread with more than one engine thread)
     let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
     while let Some(e) = feed.next_event() {
-        // the tables (and the OTF2 written from them) hold MPI and region events only
-        if is_sync_or_stream(&e.kind) {
+        // the tables hold region, MPI and synchronization events (not stream bytes, not
+        // OpenMP team records)
+        if matches!(
+            e.kind,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
+        ) {
             continue;
         }
         n += 1;
@@ -131,9 +140,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
             EventKind::Send { .. } => (K_SEND, stacks.top(li)),
             EventKind::Recv { .. } => (K_RECV, stacks.top(li)),
             EventKind::Collective { .. } => (K_COLLECTIVE, stacks.top(li)),
-            EventKind::Acquire { .. }
-            | EventKind::Release { .. }
-            | EventKind::StreamSend { .. }
+            EventKind::Acquire { .. } => (K_ACQUIRE, stacks.top(li)),
+            EventKind::Release { .. } => (K_RELEASE, stacks.top(li)),
+            EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
             | EventKind::OmpTeam { .. } => unreachable!("skipped above"),
             EventKind::Counted { .. } => unreachable!("not in a merge without counters"),
@@ -147,11 +156,20 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         });
         let (mut peer, mut tag, mut bytes, mut bytes_recv, mut comm) = (None, None, None, None, None);
         let (mut root, mut message, mut value, mut user) = (None, None, None, None);
+        let (mut object, mut sync_kind, mut wait_ns) = (None, None, None);
         match e.kind {
+            EventKind::Acquire {
+                object: o,
+                kind: k,
+                wait_ns: w,
+            } => {
+                (object, sync_kind, wait_ns) = (Some(o as i32), Some(k), Some(w as i64));
+            }
+            EventKind::Release { object: o, kind: k } => {
+                (object, sync_kind) = (Some(o as i32), Some(k));
+            }
             EventKind::Enter { .. }
             | EventKind::Exit { .. }
-            | EventKind::Acquire { .. }
-            | EventKind::Release { .. }
             | EventKind::StreamSend { .. }
             | EventKind::StreamRecv { .. }
             | EventKind::OmpTeam { .. }
@@ -233,6 +251,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         c[14].opt(message);
         c[15].opt(user);
         c[16].opt(value);
+        c[17].opt(object);
+        c[18].opt(sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
+        c[19].opt(wait_ns);
         events.row(rank)?;
     }
     Ok(())
@@ -283,8 +304,19 @@ const K_USER: usize = 2;
 const K_SEND: usize = 3;
 const K_RECV: usize = 4;
 const K_COLLECTIVE: usize = 5;
+const K_ACQUIRE: usize = 6;
+const K_RELEASE: usize = 7;
 /// The `kind` column's values, as the text export names them.
-const KINDS: [&str; 6] = ["enter", "exit", "user", "send", "recv", "collective"];
+const KINDS: [&str; 8] = [
+    "enter",
+    "exit",
+    "user",
+    "send",
+    "recv",
+    "collective",
+    "acquire",
+    "release",
+];
 
 /// A column's physical type.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -316,6 +348,9 @@ const EVENT_COLUMNS: &[ColumnSpec] = &[
     ("message", Ty::I64, true),
     ("user_event", Ty::Str, true),
     ("value", Ty::F64, true),
+    ("object", Ty::I32, true),
+    ("sync_kind", Ty::Str, true),
+    ("wait_ns", Ty::I64, true),
 ];
 
 const MESSAGE_COLUMNS: &[ColumnSpec] = &[

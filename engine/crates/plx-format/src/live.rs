@@ -338,6 +338,8 @@ impl LiveSync {
     pub fn sync_stats(&self, now: u64) -> Vec<SyncStats> {
         self.entries
             .iter()
+            // object u32::MAX: a joined thread's entry, its statistics already in a record
+            .filter(|e| e.object != u32::MAX)
             .map(|e| e.to_stats(self.header.thread, now))
             .collect()
     }
@@ -634,12 +636,16 @@ impl LiveFiles {
             data.recovered.messages = Some(live.path.clone());
             done.push((*th, LiveKind::Mpi));
         }
-        // SyncStats likewise: the live file, when it is still there, wins over the records.
+        // SyncStats likewise: the live file, when it is still there, wins over the records of
+        // the objects it holds (a joined thread's object was written at its join).
         if !self.sync.is_empty() {
             let latest = latest_ticks(process, trace);
             for (th, live) in &self.sync {
                 let data = process.thread_mut(*th);
-                data.sync_stats = live.sync_stats(latest);
+                let stats = live.sync_stats(latest);
+                data.sync_stats
+                    .retain(|r| !stats.iter().any(|s| s.object == r.object));
+                data.sync_stats.extend(stats);
                 data.recovered.sync = Some(live.path.clone());
                 done.push((*th, LiveKind::Sync));
             }
