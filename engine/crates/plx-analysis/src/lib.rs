@@ -31,6 +31,7 @@ pub mod query;
 pub mod rebuild;
 pub mod regions;
 pub mod selection;
+pub mod suggest;
 pub mod symbols;
 pub mod sync;
 pub mod timeline;
