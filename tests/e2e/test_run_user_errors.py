@@ -156,3 +156,14 @@ def test_mistyped_function_gets_did_you_mean(solver, tmp_path):
     assert cp.returncode == 2
     assert cp.stderr == "plx: %s: no function named \"sovle\" (did you mean solve?)\n" % (
         tmp_path / "e")
+
+
+def test_mistyped_function_in_a_focus_gets_did_you_mean(tmp_path):
+    exe = compile_c(tmp_path, ARGS_C, tmp_path / "app", PLX_CC)
+    plx("run", "-o", "e", "--", exe, cwd=tmp_path)
+    for focus, under, valid in (("code=/wrok", "code=/", "app"),
+                                ("code=/app/wrok", "code=/app/", "src.c")):
+        cp = plx("query", tmp_path / "e", "--metric", "calls", "--focus", focus, check=False)
+        assert cp.returncode == 2
+        assert cp.stderr == ('plx: focus %s: nothing named "wrok" under %s (did you mean '
+                             'work?): valid are %s\n' % (focus, under, valid))
