@@ -85,6 +85,15 @@ def test_unstarted_run_leaves_nothing_and_the_rerun_works(tmp_path):
     assert os.listdir(tmp_path / "n") == ["notes"]
     cp = plx("run", "-o", "e", "--", exe, cwd=tmp_path)
     assert cp.stderr == "plx: experiment written to e\n"
+    # in a session: the application it listed is taken out again (every reader of the session
+    # failed on its missing directory), the session's other applications kept
+    cp = plx("run", "--session", "s", "--", "./apq", check=False, cwd=tmp_path)
+    assert cp.returncode == 127 and not (tmp_path / "s").exists()
+    plx("run", "--session", "s", "--", exe, cwd=tmp_path)
+    cp = plx("run", "--session", "s", "--", "./apq", check=False, cwd=tmp_path)
+    assert cp.returncode == 127
+    assert (tmp_path / "s" / "session.txt").read_text().splitlines()[1:] == ["app app app live"]
+    plx("info", tmp_path / "s")
     # not executable: 126, and nothing left either
     cp = plx("run", "-o", "x", "--", filt, check=False, cwd=tmp_path)
     assert cp.returncode == 126 and not (tmp_path / "x").exists()

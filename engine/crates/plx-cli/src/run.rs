@@ -235,6 +235,9 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
                 let _ = m.stop();
             }
             unstarted.undo();
+            if let Some(session) = &args.session {
+                crate::session::leave(session, &dir);
+            }
             let code = if e.kind() == std::io::ErrorKind::NotFound {
                 127
             } else {
