@@ -140,10 +140,10 @@ def refused_before_running(tmp_path, *opts):
 
 def test_unknown_counter_is_refused_before_the_program_runs(solver, tmp_path):
     assert refused_before_running(tmp_path, "--counters", "task-clock,cycels") == (
-        "plx: --counters: unknown counter 'cycels' (did you mean cycles?); "
-        "docs/formats/counters.md lists the names\n")
+        "plx: --counters: unknown counter 'cycels' (did you mean cycles?; "
+        "docs/formats/counters.md lists the names)\n")
     assert refused_before_running(tmp_path, "--counters", "flops") == (
-        "plx: --counters: unknown counter 'flops'; docs/formats/counters.md lists the names\n")
+        "plx: --counters: unknown counter 'flops' (docs/formats/counters.md lists the names)\n")
 
 
 def test_probe_glob_matching_nothing_is_refused_before_the_program_runs(solver, tmp_path):

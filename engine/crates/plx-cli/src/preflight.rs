@@ -30,6 +30,16 @@ fn counter_names() -> Vec<String> {
     }
 }
 
+/// What is said of a counter name that is none: the runtime's filter parser's words, with the
+/// names near it.
+pub fn unknown_counter(name: &str) -> String {
+    let names = counter_names();
+    let hint = did_you_mean(&near(name, names.iter().map(String::as_str)), 5);
+    let hint = hint.trim_start_matches(" (").trim_end_matches(')');
+    let sep = if hint.is_empty() { "" } else { "; " };
+    format!("unknown counter '{name}' ({hint}{sep}docs/formats/counters.md lists the names)")
+}
+
 /// Checks `--counters EVENTS` with the runtime's own table.
 pub fn check_counters(events: &str) -> Result<(), CliError> {
     for ev in events.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -38,11 +48,9 @@ pub fn check_counters(events: &str) -> Result<(), CliError> {
         if unsafe { plx_counter_event_valid(c.as_ptr()) } != 0 {
             continue;
         }
-        let names = counter_names();
-        let hint = did_you_mean(&near(ev, names.iter().map(String::as_str)), 5);
         return Err(CliError::new(
             2,
-            format!("--counters: unknown counter '{ev}'{hint}; docs/formats/counters.md lists the names"),
+            format!("--counters: {}", unknown_counter(ev)),
         ));
     }
     Ok(())
@@ -157,11 +165,11 @@ mod tests {
         assert!(check_counters("PAPI_TOT_INS,perf::PAGE-FAULTS,r01c2").is_ok());
         assert_eq!(
             check_counters("task-clock,cycels").unwrap_err().message,
-            "--counters: unknown counter 'cycels' (did you mean cycles?); docs/formats/counters.md lists the names"
+            "--counters: unknown counter 'cycels' (did you mean cycles?; docs/formats/counters.md lists the names)"
         );
         assert_eq!(
             check_counters("flops").unwrap_err().message,
-            "--counters: unknown counter 'flops'; docs/formats/counters.md lists the names"
+            "--counters: unknown counter 'flops' (docs/formats/counters.md lists the names)"
         );
         let names = counter_names();
         assert_eq!(names.len(), 24 + 7 * 6);
