@@ -22,6 +22,10 @@ pub struct ExternalMetric {
     pub source: String,
     /// (ns on rank 0's clock, value), in time order.
     pub samples: Vec<(f64, f64)>,
+    /// The last sample closes the series (the monitor's repeats the last interval's value at
+    /// its own time); else (a CSV file's last line) a level's last value holds one more
+    /// sampling interval.
+    pub last_closes: bool,
 }
 
 /// The experiment's external metrics, their times on rank 0's clock; `origin_ns` is the
@@ -63,6 +67,7 @@ pub fn external_metrics(
                 mode: m.mode,
                 source: format!("{} {}", src.kind, src.origin),
                 samples,
+                last_closes: src.kind != "csv",
             });
         }
     }
@@ -72,10 +77,12 @@ pub fn external_metrics(
 impl ExternalMetric {
     /// Where a level's last value stops holding: one more of its sampling intervals (the time
     /// between its last two samples) after it; `None` for a single sample (it holds to the end
-    /// of any range asked about) or a running total (its last sample ends it).
+    /// of any range asked about), a running total, or a series its last sample closes.
     fn last_holds_until(&self) -> Option<f64> {
         match (self.mode, self.samples.as_slice()) {
-            (MetricMode::Absolute, [.., (t0, _), (t1, _)]) => Some(t1 + (t1 - t0)),
+            (MetricMode::Absolute, [.., (t0, _), (t1, _)]) if !self.last_closes => {
+                Some(t1 + (t1 - t0))
+            }
             _ => None,
         }
     }
@@ -84,7 +91,9 @@ impl ExternalMetric {
     /// value holds until [`Self::last_holds_until`] or `hi`.
     fn steps(&self, hi: f64) -> impl Iterator<Item = (f64, f64, f64, f64)> + '_ {
         let last = match (self.mode, self.samples.last()) {
-            (MetricMode::Absolute, Some(&(t, v))) => {
+            (MetricMode::Absolute, Some(&(t, v)))
+                if !self.last_closes || self.samples.len() == 1 =>
+            {
                 Some((t, self.last_holds_until().unwrap_or(hi.max(t)), v, v))
             }
             _ => None,
@@ -176,6 +185,7 @@ mod tests {
             mode,
             source: "csv x".into(),
             samples,
+            last_closes: false,
         }
     }
 
@@ -216,6 +226,13 @@ mod tests {
         let one = metric(MetricMode::Absolute, vec![(50.0, 7.0)]);
         assert_eq!(one.span(), Some((50.0, 50.0)));
         assert_eq!(one.total(0.0, 400.0), 7.0);
+        // the monitor's last sample closes its series
+        let closed = ExternalMetric {
+            last_closes: true,
+            ..m
+        };
+        assert_eq!(closed.span(), Some((0.0, 200.0)));
+        assert_eq!(closed.total(0.0, 300.0), 20.0);
     }
 
     #[test]
