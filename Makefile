@@ -43,10 +43,11 @@ wrappers:
 	@sed -e 's/@COMPILER_VAR@/PLX_MPICC/' -e 's/@DEFAULT@/mpicc/' scripts/plx-cc.in > $(BUILD)/bin/plx-mpicc
 	@chmod +x $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc
 
-# plx-agent.jar and parallax-api.jar (Maven; offline when the local repository has everything).
+# plx-agent.jar and parallax-api.jar (Maven; offline when the local repository has everything:
+# that try's messages, on standard output, are dropped, the online build's shown).
 java:
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
-	  cd java && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; } && \
+	  cd java && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; } && \
 	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
 	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
 	else echo "make: no mvn/javac: the Java agent is not built"; fi

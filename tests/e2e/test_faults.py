@@ -249,7 +249,8 @@ def test_second_run_into_a_directory_is_refused(fib_bin, tmp_path):
     assert cp.returncode == 2, cp.stderr
     assert cp.stderr.strip() == (
         "plx: %s: holds the run of another job (run %s); a second run there would mix both "
-        "in one experiment: give another -o, remove it, or add this run to it with --append"
+        "in one experiment: give another -o, replace it with --force, or add this run to it "
+        "with --append"
         % (out, (out / ".plx-run").read_text().strip()[len("run "):])
     )
     assert len(process_dirs(out)) == 1

@@ -57,7 +57,9 @@ def test_monitor_refuses_unknown_sources(tmp_path):
 
 @pytest.fixture(scope="module")
 def imported(monitored, tmp_path_factory):
-    """power: 10 W over the first 0.5 s after the first event, then 30 W until 1 s."""
+    """power: 10 W over the first 0.5 s after the first event, then 30 W until 1.5 s (the last
+    line's value holds for one more interval); fan: 1000 until 1 s (its empty field repeats it),
+    then 1200."""
     csv = tmp_path_factory.mktemp("csv") / "power.csv"
     csv.write_text("t,power,fan\n0,10,1000\n0.5,30,\n1.0,30,1200\n")
     cp = plx("import", monitored, "--csv", csv, "--time-column", "t")
@@ -66,25 +68,27 @@ def imported(monitored, tmp_path_factory):
 
 
 def test_import_aligned_to_the_first_event(imported):
-    q = query(imported, "power", "--bins", "2")
-    assert q["total"] == pytest.approx(20.0)
+    q = query(imported, "power", "--bins", "3")
+    assert q["total"] == pytest.approx(70 / 3)
     assert [(b["start_s"], b["end_s"], b["value"]) for b in q["series"]] == \
-        [(0.0, 0.5, 10.0), (0.5, 1.0, 30.0)]
+        [(0.0, 0.5, 10.0), (0.5, 1.0, 30.0), (1.0, 1.5, 30.0)]
     # fan has no value at 0.5 s: 1000 holds until 1.0 s
-    assert query(imported, "fan", "--bins", "1")["total"] == pytest.approx(1000.0)
+    fan = query(imported, "fan", "--bins", "3")
+    assert [b["value"] for b in fan["series"]] == [1000.0, 1000.0, 1200.0]
     cp = plx("query", imported, "--metric", "nope", check=False)
     assert cp.returncode == 2 and "or an external metric: " in cp.stderr and "power" in cp.stderr
 
 
 def test_histogram_of_an_external_metric(imported):
-    rows = plx("histogram", imported, "--metric", "power", "--bins", "4", "--format",
+    rows = plx("histogram", imported, "--metric", "power", "--bins", "6", "--format",
                "csv").stdout.splitlines()
     assert rows[0] == "series,location,bin,start_s,end_s,value"
     got = [(float(r.split(",")[3]), float(r.split(",")[5])) for r in rows[1:]]
-    assert got == [(0.0, 10.0), (0.25, 10.0), (0.5, 30.0), (0.75, 30.0)]
-    text = plx("histogram", imported, "--metric", "power", "--bins", "4").stdout
+    assert got == [(0.0, 10.0), (0.25, 10.0), (0.5, 30.0), (0.75, 30.0), (1.0, 30.0),
+                   (1.25, 30.0)]
+    text = plx("histogram", imported, "--metric", "power", "--bins", "3").stdout
     assert text.splitlines()[0].startswith("power: external metric (time-weighted mean; csv ")
-    assert re.search(r"(?m): mean 20$", text)
+    assert re.search(r"(?m): mean 23\.33", text), text
     svg = plx("histogram", imported, "--metric", "net.rx", "--format", "svg").stdout
     assert svg.startswith("<?xml") and "net.rx: external metric (bytes, increase per bin)" in svg
 

@@ -4,6 +4,7 @@
 #include "counter_events.h"
 
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,4 +95,17 @@ int plx_counter_event_valid(const char *name)
     uint32_t type;
     uint64_t config;
     return plx_counter_event_lookup(name, &type, &config) == 0 || plx_counter_papi_name(name);
+}
+
+const char *plx_counter_event_name(size_t i, char *buf, size_t cap)
+{
+    size_t ngeneric = sizeof generic / sizeof generic[0];
+    size_t nops = sizeof cache_ops / sizeof cache_ops[0];
+    if (i < ngeneric)
+        return generic[i].name;
+    i -= ngeneric;
+    if (i >= nops * (sizeof caches / sizeof caches[0]))
+        return NULL;
+    snprintf(buf, cap, "%s-%s", caches[i / nops].name, cache_ops[i % nops].name);
+    return buf;
 }

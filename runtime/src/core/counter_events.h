@@ -4,6 +4,7 @@
 #ifndef PLX_COUNTER_EVENTS_H
 #define PLX_COUNTER_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* 0 and (type, config) for a perf name or rNNNN, -1 otherwise. */
@@ -12,5 +13,8 @@ int plx_counter_event_lookup(const char *name, uint32_t *type, uint64_t *config)
 int plx_counter_papi_name(const char *name);
 /* A name the filter grammar accepts: a perf name, rNNNN, or a PAPI name. */
 int plx_counter_event_valid(const char *name);
+/* The i-th perf name (generic, then cache events written into `buf`), NULL past the last:
+ * the names a mistyped one is compared with. */
+const char *plx_counter_event_name(size_t i, char *buf, size_t cap);
 
 #endif

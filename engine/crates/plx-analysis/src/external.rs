@@ -22,6 +22,10 @@ pub struct ExternalMetric {
     pub source: String,
     /// (ns on rank 0's clock, value), in time order.
     pub samples: Vec<(f64, f64)>,
+    /// The last sample closes the series (the monitor's repeats the last interval's value at
+    /// its own time); else (a CSV file's last line) a level's last value holds one more
+    /// sampling interval.
+    pub last_closes: bool,
 }
 
 /// The experiment's external metrics, their times on rank 0's clock; `origin_ns` is the
@@ -63,6 +67,7 @@ pub fn external_metrics(
                 mode: m.mode,
                 source: format!("{} {}", src.kind, src.origin),
                 samples,
+                last_closes: src.kind != "csv",
             });
         }
     }
@@ -70,18 +75,46 @@ pub fn external_metrics(
 }
 
 impl ExternalMetric {
+    /// Where a level's last value stops holding: one more of its sampling intervals (the time
+    /// between its last two samples) after it; `None` for a single sample (it holds to the end
+    /// of any range asked about), a running total, or a series its last sample closes.
+    fn last_holds_until(&self) -> Option<f64> {
+        match (self.mode, self.samples.as_slice()) {
+            (MetricMode::Absolute, [.., (t0, _), (t1, _)]) if !self.last_closes => {
+                Some(t1 + (t1 - t0))
+            }
+            _ => None,
+        }
+    }
+
+    /// The steps of the metric: (from, to, value at from, value at to) ns; a level's last
+    /// value holds until [`Self::last_holds_until`] or `hi`.
+    fn steps(&self, hi: f64) -> impl Iterator<Item = (f64, f64, f64, f64)> + '_ {
+        let last = match (self.mode, self.samples.last()) {
+            (MetricMode::Absolute, Some(&(t, v)))
+                if !self.last_closes || self.samples.len() == 1 =>
+            {
+                Some((t, self.last_holds_until().unwrap_or(hi.max(t)), v, v))
+            }
+            _ => None,
+        };
+        self.samples
+            .windows(2)
+            .map(|w| (w[0].0, w[1].0, w[0].1, w[1].1))
+            .chain(last)
+    }
+
     /// The value over each of `bins` equal bins of [`lo`, `hi`) ns: for a level, the
     /// time-weighted mean of the step function the samples make (each value holds until the
-    /// next sample; nothing before the first, the last holds for no time), `NaN` in a bin no
-    /// sample covers; for a running total, its increase inside the bin (spread evenly between
-    /// consecutive samples).
+    /// next sample, the last for one more sampling interval; nothing before the first), `NaN`
+    /// in a bin no sample covers; for a running total, its increase inside the bin (spread
+    /// evenly between consecutive samples).
     pub fn bins(&self, lo: f64, hi: f64, bins: usize) -> Vec<(f64, f64, f64)> {
         let bins = bins.max(1);
         let width = (hi - lo) / bins as f64;
         let mut acc = vec![0.0; bins];
         let mut covered = vec![0.0; bins];
-        for w in self.samples.windows(2) {
-            let ((t0, v0), (t1, v1)) = (w[0], w[1]);
+        for (t0, t1, v0, v1) in self.steps(hi) {
             if t1 <= t0 {
                 continue;
             }
@@ -130,9 +163,14 @@ impl ExternalMetric {
         self.bins(lo, hi, 1)[0].2
     }
 
-    /// The span of the samples, ns.
+    /// The time the metric covers, ns: from its first sample to its last, or to where a level's
+    /// last value stops holding.
     pub fn span(&self) -> Option<(f64, f64)> {
-        Some((self.samples.first()?.0, self.samples.last()?.0))
+        let last = self.samples.last()?.0;
+        Some((
+            self.samples.first()?.0,
+            self.last_holds_until().unwrap_or(last),
+        ))
     }
 }
 
@@ -147,6 +185,7 @@ mod tests {
             mode,
             source: "csv x".into(),
             samples,
+            last_closes: false,
         }
     }
 
@@ -164,7 +203,36 @@ mod tests {
         );
         assert_eq!(m.total(0.0, 200.0), 15.0);
         assert_eq!(m.total(50.0, 150.0), 15.0);
-        assert!(m.bins(200.0, 300.0, 1)[0].2.is_nan());
+        assert!(m.bins(400.0, 500.0, 1)[0].2.is_nan());
+        assert!(m.bins(-100.0, 0.0, 1)[0].2.is_nan());
+    }
+
+    /// The last sample of a level holds for one more sampling interval (it was dropped: it
+    /// held for no time), a single sample until the end of the range.
+    #[test]
+    fn last_sample_of_a_level_counts() {
+        let m = metric(
+            MetricMode::Absolute,
+            vec![(0.0, 10.0), (100.0, 30.0), (200.0, 50.0)],
+        );
+        assert_eq!(m.span(), Some((0.0, 300.0)));
+        let b = m.bins(0.0, 300.0, 3);
+        assert_eq!(
+            b.iter().map(|x| x.2).collect::<Vec<_>>(),
+            vec![10.0, 30.0, 50.0]
+        );
+        assert_eq!(m.total(0.0, 300.0), 30.0);
+        assert!(m.bins(300.0, 400.0, 1)[0].2.is_nan());
+        let one = metric(MetricMode::Absolute, vec![(50.0, 7.0)]);
+        assert_eq!(one.span(), Some((50.0, 50.0)));
+        assert_eq!(one.total(0.0, 400.0), 7.0);
+        // the monitor's last sample closes its series
+        let closed = ExternalMetric {
+            last_closes: true,
+            ..m
+        };
+        assert_eq!(closed.span(), Some((0.0, 200.0)));
+        assert_eq!(closed.total(0.0, 300.0), 20.0);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod rebuild;
 pub mod regions;
 pub mod runtime_cost;
 pub mod selection;
+pub mod suggest;
 pub mod symbols;
 pub mod sync;
 pub mod timeline;

@@ -172,8 +172,16 @@ fn resolve<'h>(root: &'h HNode, hierarchy: &str, path: &str) -> Result<Vec<&'h H
             } else {
                 valid.join(", ")
             };
+            // a code path may leave out levels: any function below is a candidate then
+            let mut candidates = valid.clone();
+            if hierarchy == "code" {
+                for n in &cur {
+                    candidates.extend(n.walk().into_iter().skip(1).map(|n| n.name.as_str()));
+                }
+            }
+            let hint = crate::suggest::did_you_mean(&crate::suggest::near(comp, candidates), 5);
             return Err(format!(
-                "focus {hierarchy}={path}: nothing named \"{comp}\" under {hierarchy}=/{so_far}: valid are {shown}"
+                "focus {hierarchy}={path}: nothing named \"{comp}\" under {hierarchy}=/{so_far}{hint}: valid are {shown}"
             ));
         }
         so_far.push_str(comp);

@@ -86,6 +86,10 @@ pub struct RunArgs {
     /// job, each under its own plx run, share the directory without it.
     #[arg(long, conflicts_with = "session")]
     pub append: bool,
+    /// Replace the run an experiment directory holds: everything in it is removed first. Only
+    /// a directory plx run made (it holds .plx-run) is replaced.
+    #[arg(long, conflicts_with_all = ["session", "append"])]
+    pub force: bool,
     /// The application's name in the session [default: the program's name]; needs --session.
     #[arg(long, value_name = "NAME", requires = "session")]
     pub app: Option<String>,
@@ -99,9 +103,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", default_value_t = 100, requires = "monitor",
           value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
     pub monitor_period: u32,
-    /// The program and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
-    pub command: Vec<String>,
+    /// The program and its arguments (after `--`), passed on byte for byte.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD",
+          value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Grouping of `plx report` tables.

@@ -88,6 +88,26 @@ pub fn file_globs(text: &[u8]) -> Vec<String> {
     globs
 }
 
+/// The parser's message of an unknown counter with the names near it, as `--counters` gives.
+fn with_counter_hint(message: String) -> String {
+    const SAID: &str = "unknown counter '";
+    let Some(at) = message.find(SAID) else {
+        return message;
+    };
+    let rest = &message[at + SAID.len()..];
+    let Some(name) = rest.split('\'').next() else {
+        return message;
+    };
+    if rest[name.len()..] != *"' (docs/formats/counters.md lists the names)" {
+        return message;
+    }
+    format!(
+        "{}{}",
+        &message[..at],
+        crate::preflight::unknown_counter(name)
+    )
+}
+
 /// Reads and checks a filter file; the error names the file and each bad line.
 pub fn check_file(path: &Path) -> Result<(), CliError> {
     let text = std::fs::read(path).map_err(|e| {
@@ -96,7 +116,10 @@ pub fn check_file(path: &Path) -> Result<(), CliError> {
             format!("{}: cannot read filter file: {e}", path.display()),
         )
     })?;
-    let errors = check_text(&path.display().to_string(), &text);
+    let errors: Vec<String> = check_text(&path.display().to_string(), &text)
+        .into_iter()
+        .map(with_counter_hint)
+        .collect();
     if errors.is_empty() {
         return Ok(());
     }
@@ -139,6 +162,22 @@ mod tests {
                 "f:10: '[abc': a '[' is not closed",
                 "f:12: expected 'throttle CALLS USEC' (e.g. throttle 100000 10)",
             ]
+        );
+    }
+
+    #[test]
+    fn unknown_counters_get_the_names_near() {
+        let f = std::env::temp_dir().join(format!("plx-filter-hint-{}", std::process::id()));
+        std::fs::write(&f, "counters f* task-clock,cycels\ncounters g* flops\n").unwrap();
+        let e = check_file(&f).unwrap_err().message;
+        std::fs::remove_file(&f).unwrap();
+        let name = f.display();
+        assert_eq!(
+            e,
+            format!(
+                "{name}:1: unknown counter 'cycels' (did you mean cycles?; docs/formats/counters.md lists the names)\n\
+                 plx: {name}:2: unknown counter 'flops' (docs/formats/counters.md lists the names)"
+            )
         );
     }
 

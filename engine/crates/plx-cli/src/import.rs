@@ -1,9 +1,10 @@
 //! `plx import`: a CSV file's columns as external time series of an experiment (`DIR/metrics.csv-<name>.plx`).
 //!
-//! The CSV is checked whole before anything is written: a header naming distinct columns, the
-//! time column among them, the same number of fields on every line, every field a number (an
-//! empty field: no value of that column at that time), times never decreasing. An error names
-//! the file and the line.
+//! The CSV (RFC 4180, read by the `csv` crate: quoted fields may hold commas) is checked whole
+//! before anything is written: a header naming distinct columns, the time column among them,
+//! the same number of fields on every line, every field a number (an empty field: the column's
+//! previous value holds), times never decreasing. An error names the file and the line. The
+//! metric file is written under a temporary name and renamed into place once complete.
 
 use std::path::Path;
 
@@ -12,31 +13,60 @@ use plx_format::{Experiment, MetricMode, MetricSource, MetricWriter, TimeBase};
 use crate::cli::{ImportArgs, TimeOrigin, TimeUnit};
 use crate::CliError;
 
-/// A parsed CSV: metric names, then per line (time ns, values by column, None when empty).
+/// A parsed CSV: metric names, then per line (time ns, values by column, None before a
+/// column's first value).
 struct Table {
     names: Vec<String>,
     rows: Vec<(i64, Vec<Option<f64>>)>,
 }
 
-fn parse_csv(path: &Path, text: &str, time_column: &str, unit: TimeUnit) -> Result<Table, String> {
-    let at = |line: usize, what: String| format!("{}:{line}: {what}", path.display());
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
-    let (hl, header) = lines
-        .by_ref()
-        .find(|(_, l)| !l.trim().is_empty())
-        .ok_or_else(|| format!("{}: empty file (a header line is needed)", path.display()))?;
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+/// The header's column names, checked: each named, none twice.
+fn header_names(
+    at: &dyn Fn(u64, String) -> String,
+    line: u64,
+    header: &::csv::StringRecord,
+) -> Result<Vec<String>, String> {
+    let cols: Vec<String> = header.iter().map(str::to_string).collect();
     for (i, c) in cols.iter().enumerate() {
         if c.is_empty() {
-            return Err(at(hl, format!("column {} has no name", i + 1)));
+            return Err(at(line, format!("column {} has no name", i + 1)));
         }
         if cols[..i].contains(c) {
-            return Err(at(hl, format!("column \"{c}\" twice")));
+            return Err(at(line, format!("column \"{c}\" twice")));
         }
     }
+    Ok(cols)
+}
+
+fn parse_csv(path: &Path, data: &[u8], time_column: &str, unit: TimeUnit) -> Result<Table, String> {
+    let at = |line: u64, what: String| format!("{}:{line}: {what}", path.display());
+    let csv_error = |e: ::csv::Error| match e.position() {
+        Some(p) => at(p.line(), e.kind_text()),
+        None => format!("{}: {e}", path.display()),
+    };
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(::csv::Trim::All)
+        .from_reader(data);
+    let mut records = reader.records();
+    let (hl, header) = loop {
+        match records.next() {
+            None => {
+                return Err(format!(
+                    "{}: empty file (a header line is needed)",
+                    path.display()
+                ))
+            }
+            Some(r) => {
+                let r = r.map_err(csv_error)?;
+                if r.iter().any(|f| !f.is_empty()) {
+                    break (r.position().map_or(1, |p| p.line()), r);
+                }
+            }
+        }
+    };
+    let cols = header_names(&at, hl, &header)?;
     let tcol = cols.iter().position(|c| c == time_column).ok_or_else(|| {
         at(
             hl,
@@ -54,50 +84,48 @@ fn parse_csv(path: &Path, text: &str, time_column: &str, unit: TimeUnit) -> Resu
     };
     let mut rows = Vec::new();
     let mut last: Option<i64> = None;
-    for (n, line) in lines {
-        if line.trim().is_empty() {
+    let mut held: Vec<Option<f64>> = vec![None; cols.len()];
+    for r in records {
+        let r = r.map_err(csv_error)?;
+        let n = r.position().map_or(0, |p| p.line());
+        if r.iter().all(str::is_empty) && r.len() <= 1 {
             continue;
         }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        if fields.len() != cols.len() {
+        if r.len() != cols.len() {
             return Err(at(
                 n,
-                format!("{} field(s), the header has {}", fields.len(), cols.len()),
+                format!("{} field(s), the header has {}", r.len(), cols.len()),
             ));
         }
-        let mut values = Vec::with_capacity(cols.len() - 1);
-        let mut time = None;
-        for (i, f) in fields.iter().enumerate() {
-            let v = if f.is_empty() {
-                None
-            } else {
-                match f.parse::<f64>() {
-                    Ok(v) if v.is_finite() => Some(v),
-                    _ => {
-                        return Err(at(
-                            n,
-                            format!("column \"{}\": \"{f}\" is not a number", cols[i]),
-                        ))
-                    }
+        for (i, f) in r.iter().enumerate() {
+            if f.is_empty() {
+                continue;
+            }
+            match f.parse::<f64>() {
+                Ok(v) if v.is_finite() => held[i] = Some(v),
+                _ => {
+                    return Err(at(
+                        n,
+                        format!("column \"{}\": \"{f}\" is not a number", cols[i]),
+                    ))
                 }
-            };
-            if i == tcol {
-                let v = v.ok_or_else(|| at(n, format!("no time (column \"{time_column}\")")))?;
-                time = Some((v * scale).round() as i64);
-            } else {
-                values.push(v);
             }
         }
-        let t = time.expect("the time column was read");
-        if let Some(p) = last {
-            if t < p {
-                return Err(at(
-                    n,
-                    format!("time {} before the previous line's", fields[tcol]),
-                ));
-            }
+        if r[tcol].is_empty() {
+            return Err(at(n, format!("no time (column \"{time_column}\")")));
+        }
+        let t = (held[tcol].expect("read above") * scale).round() as i64;
+        if last.is_some_and(|p| t < p) {
+            return Err(at(
+                n,
+                format!("time {} before the previous line's", &r[tcol]),
+            ));
         }
         last = Some(t);
+        let values = (0..cols.len())
+            .filter(|&i| i != tcol)
+            .map(|i| held[i])
+            .collect();
         rows.push((t, values));
     }
     if rows.is_empty() {
@@ -115,6 +143,33 @@ fn parse_csv(path: &Path, text: &str, time_column: &str, unit: TimeUnit) -> Resu
     Ok(Table { names, rows })
 }
 
+/// What a CSV reading error says, without its position (given before it).
+trait KindText {
+    fn kind_text(&self) -> String;
+}
+
+impl KindText for ::csv::Error {
+    fn kind_text(&self) -> String {
+        match self.kind() {
+            ::csv::ErrorKind::Utf8 { err, .. } => {
+                format!("field {} is not UTF-8 text", err.field() + 1)
+            }
+            ::csv::ErrorKind::Io(e) => e.to_string(),
+            _ => self.to_string(),
+        }
+    }
+}
+
+/// The bytes of the CSV file: a regular file only (a FIFO or a device would block or never end).
+fn read_csv_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    let err = |what: String| CliError::new(2, format!("{}: {what}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(err("not a regular file".to_string()));
+    }
+    std::fs::read(path).map_err(|e| err(e.to_string()))
+}
+
 /// Runs `plx import`.
 pub fn import(args: &ImportArgs) -> Result<(), CliError> {
     let exp = Experiment::open(&args.dir).map_err(|e| CliError::new(2, e.to_string()))?;
@@ -125,9 +180,8 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
         ));
     };
     let host = first.host.clone();
-    let text = std::fs::read_to_string(&args.csv)
-        .map_err(|e| CliError::new(2, format!("{}: {e}", args.csv.display())))?;
-    let table = parse_csv(&args.csv, &text, &args.time_column, args.time_unit)
+    let data = read_csv_file(&args.csv)?;
+    let table = parse_csv(&args.csv, &data, &args.time_column, args.time_unit)
         .map_err(|e| CliError::new(2, e))?;
     let stem: String = args
         .csv
@@ -174,7 +228,9 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
         period_ns: 0,
     };
     let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", path.display()));
-    let mut w = MetricWriter::create(&path, &source).map_err(io)?;
+    // a failed write leaves no partial file under the final name, and an earlier import intact
+    let staged = plx_export::StagedFile::create(&path).map_err(io)?;
+    let mut w = MetricWriter::new(staged, &path, &source).map_err(io)?;
     let mut ids = Vec::new();
     for n in &table.names {
         ids.push(w.define(n, "", MetricMode::Absolute).map_err(io)?);
@@ -189,7 +245,7 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
         );
         w.sample(*t, &values).map_err(io)?;
     }
-    w.flush().map_err(io)?;
+    w.into_inner().commit().map_err(io)?;
     eprintln!(
         "plx: imported {} sample(s) of {} metric(s) ({}) from {} into {}",
         table.rows.len(),
@@ -206,7 +262,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Table, String> {
-        parse_csv(Path::new("x.csv"), text, "t", TimeUnit::S)
+        parse_csv(Path::new("x.csv"), text.as_bytes(), "t", TimeUnit::S)
     }
 
     #[test]
@@ -214,7 +270,39 @@ mod tests {
         let t = parse("t,power,temp\n0,10,40\n0.5,,41\n\n1.5,12,42\n").unwrap();
         assert_eq!(t.names, vec!["power", "temp"]);
         assert_eq!(t.rows.len(), 3);
-        assert_eq!(t.rows[1], (500_000_000, vec![None, Some(41.0)]));
+        // an empty field: the column's previous value holds
+        assert_eq!(t.rows[1], (500_000_000, vec![Some(10.0), Some(41.0)]));
+        assert_eq!(t.rows[2], (1_500_000_000, vec![Some(12.0), Some(42.0)]));
+    }
+
+    /// A header quoted as RFC 4180 has it (a comma inside a name) was refused; trailing empty
+    /// fields lost the column's value; the last line was kept only by luck of the split.
+    #[test]
+    fn quoted_header_and_trailing_empty_fields() {
+        let t = parse("t,\"temp, C\",fan\r\n0,10,1000\r\n0.5,30,\r\n1.0,50,\r\n").unwrap();
+        assert_eq!(t.names, vec!["temp, C", "fan"]);
+        assert_eq!(
+            t.rows,
+            vec![
+                (0, vec![Some(10.0), Some(1000.0)]),
+                (500_000_000, vec![Some(30.0), Some(1000.0)]),
+                (1_000_000_000, vec![Some(50.0), Some(1000.0)]),
+            ]
+        );
+        // before a column's first value it has none
+        let t = parse("t,a,b\n0,,1\n1,2,\n").unwrap();
+        assert_eq!(t.rows[0].1, vec![None, Some(1.0)]);
+        assert_eq!(t.rows[1].1, vec![Some(2.0), Some(1.0)]);
+        assert_eq!(
+            parse("t,a\n0,\"1,5\"\n").err().unwrap(),
+            "x.csv:2: column \"a\": \"1,5\" is not a number"
+        );
+        assert_eq!(
+            parse_csv(Path::new("x.csv"), b"t,a\n0,\xff\n", "t", TimeUnit::S)
+                .err()
+                .unwrap(),
+            "x.csv:2: field 2 is not UTF-8 text"
+        );
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! share the directory while a later, unrelated run does not mix into it unless asked
 //! (`--append`).
 
+use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::CliError;
 
@@ -161,10 +163,116 @@ fn refusal(dir: &Path, what: &str) -> CliError {
     CliError::new(
         2,
         format!(
-            "{}: holds {what}; a second run there would mix both in one experiment: give another -o, remove it, or add this run to it with --append",
+            "{}: holds {what}; a second run there would mix both in one experiment: give another -o, replace it with --force, or add this run to it with --append",
             dir.display()
         ),
     )
+}
+
+/// An exclusive lock on a directory (flock), released when dropped.
+pub struct DirLock {
+    _held: std::fs::File,
+}
+
+impl DirLock {
+    fn take(dir: &Path) -> Result<DirLock, CliError> {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(dir).map_err(|e| io_error(dir, e))?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io_error(dir, std::io::Error::last_os_error()));
+        }
+        Ok(DirLock { _held: f })
+    }
+}
+
+/// `plx run --force`: empties `dir` when it holds the run of another job than `key`. Only a
+/// directory plx run made (its marker) is emptied; anything else is refused. The lock returned
+/// is to be held until [`claim`]: the ranks of one job, each with its own `plx run --force`,
+/// empty the directory once (the first), the others then find their own job's marker.
+pub fn replace(dir: &Path, key: &str) -> Result<DirLock, CliError> {
+    let lock = DirLock::take(dir)?;
+    let marker = dir.join(MARKER);
+    match std::fs::read_to_string(&marker) {
+        Ok(theirs) if theirs.trim_end() == key => {}
+        Ok(_) => {
+            for e in std::fs::read_dir(dir).map_err(|e| io_error(dir, e))?.flatten() {
+                let path = e.path();
+                let gone = match e.file_type() {
+                    Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+                    _ => std::fs::remove_file(&path),
+                };
+                gone.map_err(|e| io_error(&path, e))?;
+            }
+        }
+        Err(_) if !holds_a_run(dir) => {}
+        Err(_) => {
+            return Err(CliError::new(
+                2,
+                format!(
+                    "{}: not an experiment directory of plx run (no {MARKER} in it): --force replaces only those; give another -o or remove it yourself",
+                    dir.display()
+                ),
+            ))
+        }
+    }
+    Ok(lock)
+}
+
+/// What `plx run` creates for its experiment before the program starts, to be removed when
+/// the program cannot be started: the directories it made and the files it put in the
+/// experiment directory (marker, source-file list, the monitor's file).
+pub struct Unstarted {
+    dir: PathBuf,
+    /// The outermost directory `create_dir_all` is to make (None: `dir` existed).
+    first_made: Option<PathBuf>,
+    before: BTreeSet<OsString>,
+}
+
+impl Unstarted {
+    /// Notes what exists before `dir` is created.
+    pub fn note(dir: &Path) -> Unstarted {
+        let mut first_made = None;
+        let mut d = Some(dir);
+        while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+            first_made = Some(p.to_path_buf());
+            d = p.parent();
+        }
+        let before = std::fs::read_dir(dir)
+            .map(|es| es.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        Unstarted {
+            dir: dir.to_path_buf(),
+            first_made,
+            before,
+        }
+    }
+
+    /// Removes what this run created. A new directory in the experiment directory is a
+    /// process of another `plx run` of the job (this one started none): then nothing is.
+    pub fn undo(self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let new: Vec<_> = entries
+            .flatten()
+            .filter(|e| !self.before.contains(&e.file_name()))
+            .collect();
+        if new.iter().any(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+            return;
+        }
+        for e in &new {
+            let _ = std::fs::remove_file(e.path());
+        }
+        let Some(top) = self.first_made else { return };
+        let mut d = Some(self.dir.as_path());
+        while let Some(p) = d {
+            if std::fs::remove_dir(p).is_err() || p == top {
+                break;
+            }
+            d = p.parent();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -214,5 +322,57 @@ mod tests {
         assert!(!d.join(MARKER).exists());
         let names: Vec<_> = std::fs::read_dir(&d).unwrap().flatten().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// A run whose program did not start left its -o directory behind, and the corrected
+    /// rerun was refused as "another job": only what the run created goes.
+    #[test]
+    fn an_unstarted_run_leaves_nothing() {
+        let d = tmp("unstarted");
+        let dir = d.join("a/b/exp");
+        let u = Unstarted::note(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        claim(&dir, "run 1", false).unwrap();
+        std::fs::write(dir.join("source-files"), "x").unwrap();
+        u.undo();
+        assert!(!d.join("a").exists());
+        // a directory that was there stays, with what was in it
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes"), "mine").unwrap();
+        let u = Unstarted::note(&dir);
+        claim(&dir, "run 2", false).unwrap_err();
+        let u2 = Unstarted::note(&dir);
+        u.undo();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        // another plx run of the job started its process: nothing is removed
+        std::fs::remove_file(dir.join("notes")).unwrap();
+        claim(&dir, "job 3", false).unwrap();
+        std::fs::create_dir(dir.join("h.100")).unwrap();
+        u2.undo();
+        assert!(dir.join(MARKER).exists() && dir.join("h.100").exists());
+    }
+
+    #[test]
+    fn force_replaces_only_another_jobs_experiment() {
+        let d = tmp("force");
+        claim(&d, "run 1", false).unwrap();
+        std::fs::create_dir(d.join("h.100")).unwrap();
+        std::fs::write(d.join("h.100/process.plx"), "x").unwrap();
+        // the same job's marker: nothing removed (the other ranks of a job that replaced it)
+        drop(replace(&d, "run 1").unwrap());
+        assert!(d.join("h.100/process.plx").exists());
+        let lock = replace(&d, "run 2").unwrap();
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+        assert_eq!(claim(&d, "run 2", false).unwrap(), Claim::First);
+        drop(lock);
+        // not made by plx run
+        let d = tmp("force-not-mine");
+        std::fs::write(d.join("thesis.tex"), "x").unwrap();
+        let e = replace(&d, "run 2").err().unwrap();
+        assert_eq!(
+            e.message,
+            format!("{}: not an experiment directory of plx run (no .plx-run in it): --force replaces only those; give another -o or remove it yourself", d.display())
+        );
+        assert!(d.join("thesis.tex").exists());
     }
 }

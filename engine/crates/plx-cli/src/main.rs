@@ -23,6 +23,7 @@ mod job;
 mod monitor;
 mod mpi_detect;
 mod options;
+mod preflight;
 mod query;
 mod report;
 mod run;

@@ -2,6 +2,8 @@
 //! the launcher's MPI when the program is a launcher whose ranks inherit the environment
 //! (`plx run -- mpirun -np 4 ./app`). None for a program without MPI.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// An MPI implementation with a wrapper library of its own.
@@ -23,7 +25,8 @@ impl MpiImpl {
     }
 }
 
-const LAUNCHERS: &[&str] = &[
+/// The MPI launchers, by file name.
+pub(crate) const LAUNCHERS: &[&str] = &[
     "mpirun",
     "mpiexec",
     "orterun",
@@ -36,13 +39,15 @@ const LAUNCHERS: &[&str] = &[
 ];
 
 /// Whether `program` is an MPI launcher (`mpirun`, `mpiexec.hydra`, `srun`, ...).
-pub fn is_launcher(program: &str) -> bool {
+pub fn is_launcher(program: impl AsRef<OsStr>) -> bool {
+    let program = program.as_ref();
     LAUNCHERS.contains(&file_name(Path::new(program)).as_str())
 }
 
 /// The file `program` names: itself if it contains a slash, else the first match on PATH.
-pub fn resolve(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
+pub fn resolve(program: impl AsRef<OsStr>) -> Option<PathBuf> {
+    let program = program.as_ref();
+    if program.as_bytes().contains(&b'/') {
         return Some(PathBuf::from(program));
     }
     std::env::var_os("PATH").and_then(|paths| {
@@ -53,7 +58,8 @@ pub fn resolve(program: &str) -> Option<PathBuf> {
 }
 
 /// The MPI the program uses, if any.
-pub fn mpi_of(program: &str) -> Option<MpiImpl> {
+pub fn mpi_of(program: impl AsRef<OsStr>) -> Option<MpiImpl> {
+    let program = program.as_ref();
     let base = file_name(Path::new(program));
     let path = resolve(program);
     if LAUNCHERS.contains(&base.as_str()) {

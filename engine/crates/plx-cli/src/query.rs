@@ -171,7 +171,15 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
                 writeln!(out, "metric {} ({}, {how})", m.name, m.unit)?;
             }
             writeln!(out, "source {}", m.source)?;
-            writeln!(out, "total  {total}")?;
+            // a level has no value before its first sample: "-", never NaN
+            let shown = |v: f64| {
+                if v.is_finite() {
+                    v.to_string()
+                } else {
+                    "-".into()
+                }
+            };
+            writeln!(out, "total  {}", shown(total))?;
             writeln!(out)?;
             writeln!(out, "{:>12} {:>12} {:>14}", "from", "to", m.name)?;
             for (a, b, v) in &series {
@@ -180,16 +188,23 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
                     "{:>12} {:>12} {:>14}",
                     human_time(*a),
                     human_time(*b),
-                    v
+                    shown(*v)
                 )?;
             }
         }
         Format::Csv => {
             writeln!(out, "metric,focus,bin,start_s,end_s,value")?;
             let name = crate::csv::field(&m.name);
-            writeln!(out, "{name},,total,,,{total}")?;
+            let shown = |v: f64| {
+                if v.is_finite() {
+                    v.to_string()
+                } else {
+                    String::new()
+                }
+            };
+            writeln!(out, "{name},,total,,,{}", shown(total))?;
             for (i, (a, b, v)) in series.iter().enumerate() {
-                writeln!(out, "{name},,{i},{a:.9},{b:.9},{v}")?;
+                writeln!(out, "{name},,{i},{a:.9},{b:.9},{}", shown(*v))?;
             }
         }
         Format::Json => {

@@ -1,6 +1,6 @@
 //! `plx run`: finds libplx.so, sets the PLX_* environment, runs the program and passes on its status.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,22 +84,22 @@ fn timestamp() -> String {
     }
 }
 
-/// The default experiment directory for a program.
-pub fn default_dir(program: &str) -> PathBuf {
-    let base = Path::new(program)
-        .file_name()
-        .map_or_else(|| program.to_string(), |b| b.to_string_lossy().into_owned());
-    PathBuf::from(format!("plx-{base}-{}", timestamp()))
+/// The default experiment directory for a program (its name's bytes as they are).
+pub fn default_dir(program: &OsStr) -> PathBuf {
+    let mut name = OsString::from("plx-");
+    name.push(Path::new(program).file_name().unwrap_or(program));
+    name.push(format!("-{}", timestamp()));
+    PathBuf::from(name)
 }
 
 /// JAVA_TOOL_OPTIONS putting the agent on the command line of every JVM the command starts
 /// (docs/java.md), named on the command line or not (a script that execs `java`, a launcher);
 /// the user's own options come after ours. Without the agent's jar, nothing, and a warning when
 /// a word of the command is a `java` executable.
-fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
+fn java_tool_options(command: &[OsString], lib: &Path) -> Option<OsString> {
     let jar = lib.with_file_name("plx-agent.jar");
     if !jar.is_file() {
-        let is_java = |w: &String| Path::new(w).file_name().is_some_and(|b| b == "java");
+        let is_java = |w: &OsString| Path::new(w).file_name().is_some_and(|b| b == "java");
         if command.iter().any(is_java) {
             eprintln!(
                 "plx: {} not found: Java methods are not measured (build it with make java)",
@@ -123,11 +123,13 @@ fn java_tool_options(command: &[String], lib: &Path) -> Option<OsString> {
 
 /// A JVM using Open MPI's Java bindings (libmpi comes in through JNI, so the program links no
 /// MPI): `mpi.jar` on its command line, or a rank started by Open MPI's launcher.
-fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
+fn java_mpi(command: &[OsString]) -> Option<crate::mpi_detect::MpiImpl> {
     let is_java = Path::new(&command[0])
         .file_name()
         .is_some_and(|b| b == "java");
-    let uses_jar = command.iter().any(|w| w.contains("mpi.jar"));
+    let uses_jar = command
+        .iter()
+        .any(|w| w.to_string_lossy().contains("mpi.jar"));
     let under_ompi = std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some();
     (is_java && (uses_jar || under_ompi)).then_some(crate::mpi_detect::MpiImpl::OpenMpi)
 }
@@ -135,6 +137,7 @@ fn java_mpi(command: &[String]) -> Option<crate::mpi_detect::MpiImpl> {
 /// Runs the command; returns the exit status plx should exit with.
 pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let program = &args.command[0];
+    let name = program.to_string_lossy();
     // Under a file size limit (ulimit -f) plx's own writes fail with EFBIG and are reported,
     // instead of SIGXFSZ killing plx while the program runs on; the program gets back the
     // disposition plx was started with.
@@ -164,13 +167,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
         None => None,
     };
+    preflight(&args)?;
     let dir = match &args.session {
         Some(session) => {
             let app = match &args.app {
                 Some(a) => a.clone(),
                 None => Path::new(program)
                     .file_name()
-                    .map_or_else(|| program.clone(), |b| b.to_string_lossy().into_owned()),
+                    .map_or_else(|| name.to_string(), |b| b.to_string_lossy().into_owned()),
             };
             crate::session::join(session, &app)?
         }
@@ -179,13 +183,14 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             .get("PLX_OUTPUT")
             .map_or_else(|| default_dir(program), PathBuf::from),
     };
+    let unstarted = crate::job::Unstarted::note(&dir);
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
     let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
     // a session directory is shared by design; an experiment directory only by one job
     let claim = match args.session {
         Some(_) => crate::job::Claim::First,
-        None => crate::job::claim(&dir, &crate::job::job_key(), args.append)?,
+        None => claim_dir(&dir, &args)?,
     };
 
     let mut preload = OsString::from(lib.as_os_str());
@@ -257,26 +262,34 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             ),
             _ => None,
         };
-    let mut child = cmd.spawn().map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            126
-        };
-        CliError::new(code, format!("{program}: {e}"))
-    })?;
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // nothing ran: what this run created goes, so that the corrected rerun can use -o DIR
+            if let Some(m) = monitor {
+                let _ = m.stop();
+            }
+            unstarted.undo();
+            if let Some(session) = &args.session {
+                crate::session::leave(session, &dir);
+            }
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Err(CliError::new(code, format!("{name}: {e}")));
+        }
+    };
     let child_pid = child.id();
     let status = child
         .wait()
-        .map_err(|e| CliError::new(2, format!("{program}: wait failed: {e}")))?;
+        .map_err(|e| CliError::new(2, format!("{name}: wait failed: {e}")))?;
     // a monitor that could not write (disk full, a file size limit) leaves the experiment
     // incomplete, never the program's exit status unreported
     let monitor_failure = monitor.and_then(|m| m.stop().err()).map(|e| e.message);
     let code = if let Some(sig) = status.signal() {
-        eprintln!(
-            "plx: {program} killed by signal {sig} ({})",
-            signal_name(sig)
-        );
+        eprintln!("plx: {name} killed by signal {sig} ({})", signal_name(sig));
         128 + sig
     } else {
         status.code().unwrap_or(1)
@@ -305,6 +318,28 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         eprintln!("plx: experiment written to {}", dir.display());
     }
     Ok(code)
+}
+
+/// The checks of --counters and --probe (an unknown event, a glob matching nothing).
+fn preflight(args: &RunArgs) -> Result<(), CliError> {
+    if let Some(events) = args.settings.get("PLX_COUNTERS") {
+        crate::preflight::check_counters(&events.to_string_lossy())?;
+    }
+    if let Some(globs) = args.settings.get("PLX_PROBE") {
+        crate::preflight::check_probes(&globs.to_string_lossy(), &args.command)?;
+    }
+    Ok(())
+}
+
+/// Claims experiment directory `dir` for this job; with --force, first empties it of another
+/// job's run (under a lock held until the claim is made).
+fn claim_dir(dir: &Path, args: &RunArgs) -> Result<crate::job::Claim, CliError> {
+    let key = crate::job::job_key();
+    let _lock = match args.force {
+        true => Some(crate::job::replace(dir, &key)?),
+        false => None,
+    };
+    crate::job::claim(dir, &key, args.append)
 }
 
 /// The names in `dir`.

@@ -117,6 +117,47 @@ pub fn join(session: &Path, app: &str) -> Result<PathBuf, CliError> {
     Ok(session.join(app))
 }
 
+/// Takes the live application whose directory `app_dir` was out of the session file once that
+/// directory is gone (a run of it whose program did not start removed it: the session would
+/// name a directory that does not exist). The session file, left with no application, and
+/// the session directory, left empty, go too.
+pub fn leave(session: &Path, app_dir: &Path) {
+    if app_dir.exists() {
+        return;
+    }
+    let Some(app) = app_dir.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let path = session.join(SESSION_FILE);
+    let Ok(mut f) = OpenOptions::new().read(true).write(true).open(&path) else {
+        return;
+    };
+    // SAFETY: flock on a descriptor we own; released when `f` is closed.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return;
+    }
+    let mut text = String::new();
+    if f.read_to_string(&mut text).is_err() {
+        return;
+    }
+    let line = format!("app {app} {app} live");
+    let kept: Vec<&str> = text.lines().filter(|l| l.trim() != line).collect();
+    if kept.len() == text.lines().count() {
+        return;
+    }
+    if !kept.iter().any(|l| l.starts_with("app ")) {
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir(session);
+        return;
+    }
+    let mut new = kept.join("\n");
+    new.push('\n');
+    let _ = f
+        .set_len(0)
+        .and_then(|_| f.seek(SeekFrom::Start(0)).map(|_| ()));
+    let _ = f.write_all(new.as_bytes());
+}
+
 /// Adds `app NAME DIR MODE` to the session file under an exclusive lock, unless the
 /// application is there already (then its directory must be the same). Whether it was added.
 fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, CliError> {

@@ -3,6 +3,7 @@
 //! program of a launcher) and every library they need, the functions whose source file a file
 //! rule matches. libplx reads it (PLX_SOURCE_FILES) and never reads debug information itself.
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use plx_analysis::glob_matches;
 
 /// The ELF files of a command: its program and every argument naming an ELF file (the program
 /// of `mpirun -np 4 ./app`), canonical, in order.
-fn command_files(command: &[String]) -> Vec<PathBuf> {
+pub(crate) fn command_files(command: &[OsString]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let program = crate::mpi_detect::resolve(&command[0]);
     let args = command[1..].iter().map(|a| Some(PathBuf::from(a)));
@@ -30,7 +31,7 @@ fn command_files(command: &[String]) -> Vec<PathBuf> {
 }
 
 /// The list's text for `command` and the globs of the filter's file rules.
-pub fn list_text(command: &[String], globs: &[String]) -> String {
+pub fn list_text(command: &[OsString], globs: &[String]) -> String {
     let wanted = |file: &str| globs.iter().any(|g| glob_matches(g, file));
     let mut modules = command_files(command);
     for m in modules.clone() {
@@ -55,7 +56,7 @@ pub fn list_text(command: &[String], globs: &[String]) -> String {
 }
 
 /// Writes the list into experiment directory `dir` when the filter has file rules; its path.
-pub fn write(dir: &Path, filter: &Path, command: &[String]) -> Result<Option<PathBuf>, CliError> {
+pub fn write(dir: &Path, filter: &Path, command: &[OsString]) -> Result<Option<PathBuf>, CliError> {
     let text = std::fs::read(filter).map_err(|e| {
         CliError::new(
             2,

@@ -3,21 +3,73 @@
 //! partial file under the name the user gave, and an earlier file there intact. A destination
 //! that exists and is no regular file or directory (`/dev/null`, a FIFO, a terminal) is written
 //! directly: renaming onto it would replace the device with a file.
+//!
+//! A writer killed midway leaves its temporary name behind: the next file or directory staged
+//! in the same directory removes every `.NAME.plx-tmp-PID` there whose process no longer runs
+//! (and that belongs to the same user).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+const TEMP_MARK: &str = ".plx-tmp-";
+
+/// The directory `dest` is written in.
+fn dir_of(dest: &Path) -> PathBuf {
+    match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
 
 /// `.<name>.plx-tmp-<pid>` in the directory of `dest`.
 fn temp_name(dest: &Path) -> PathBuf {
     let name = dest
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let dir = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+    dir_of(dest).join(format!(".{name}{TEMP_MARK}{}", std::process::id()))
+}
+
+/// The process id of a temporary name `.<name>.plx-tmp-<pid>`.
+fn temp_pid(file_name: &std::ffi::OsStr) -> Option<u32> {
+    let name = file_name.to_str()?;
+    let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
+    if !stem.starts_with('.') || stem.len() < 2 || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether process `pid` runs on this machine (its /proc entry); `true` when /proc cannot tell.
+fn alive(pid: u32) -> bool {
+    let proc_root = Path::new("/proc");
+    !proc_root.join("self").exists() || proc_root.join(pid.to_string()).exists()
+}
+
+/// Removes the temporary files and directories of dead writers in the directory of `dest`
+/// (only the user's own: a shared directory may hold another user's).
+pub fn remove_stale(dest: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir_of(dest)) else {
+        return;
     };
-    dir.join(format!(".{name}.plx-tmp-{}", std::process::id()))
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    for e in entries.flatten() {
+        let Some(pid) = temp_pid(&e.file_name()) else {
+            continue;
+        };
+        let Ok(meta) = e.path().symlink_metadata() else {
+            continue;
+        };
+        if pid == std::process::id() || alive(pid) || me.is_some_and(|u| u != meta.uid()) {
+            continue;
+        }
+        let _ = if meta.is_dir() {
+            std::fs::remove_dir_all(e.path())
+        } else {
+            std::fs::remove_file(e.path())
+        };
+    }
 }
 
 /// A file being written under a temporary name; [`StagedFile::commit`] renames it to its
@@ -41,6 +93,7 @@ impl StagedFile {
         let (temp, f) = if is_special(dest) {
             (None, std::fs::OpenOptions::new().write(true).open(dest)?)
         } else {
+            remove_stale(dest);
             let temp = temp_name(dest);
             let f = File::create(&temp)?;
             (Some(temp), f)
@@ -100,6 +153,7 @@ pub struct StagedDir {
 impl StagedDir {
     /// Creates the temporary directory beside `dest`.
     pub fn create(dest: &Path) -> io::Result<StagedDir> {
+        remove_stale(dest);
         let temp = temp_name(dest);
         let _ = std::fs::remove_dir_all(&temp);
         if let Some(p) = temp.parent() {
@@ -179,6 +233,44 @@ mod tests {
             std::fs::read_dir(&*d).unwrap().count(),
             1,
             "no temporary file left"
+        );
+    }
+
+    /// A process that has ended (reaped).
+    fn dead_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    }
+
+    /// An export killed midway left its temporary file forever: the next file staged in the
+    /// same directory removes it (and a dead writer's directory), never a live writer's.
+    #[test]
+    fn stale_temporary_files_are_removed() {
+        let d = plx_format::test_dir::tmp("staged-stale");
+        let dead = dead_pid();
+        let stale_file = d.join(format!(".old.json.plx-tmp-{dead}"));
+        let stale_dir = d.join(format!(".otf2.plx-tmp-{dead}"));
+        std::fs::write(&stale_file, vec![0u8; 4096]).unwrap();
+        std::fs::create_dir(&stale_dir).unwrap();
+        std::fs::write(stale_dir.join("traces.otf2"), "x").unwrap();
+        let live = d.join(".other.json.plx-tmp-1");
+        std::fs::write(&live, "init's").unwrap();
+        let unrelated = d.join(".notes.plx-tmp-x1");
+        std::fs::write(&unrelated, "mine").unwrap();
+        let mut f = StagedFile::create(&d.join("new.json")).unwrap();
+        f.write_all(b"{}").unwrap();
+        f.commit().unwrap();
+        assert!(!stale_file.exists() && !stale_dir.exists());
+        let mut left: Vec<String> = std::fs::read_dir(&*d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            vec![".notes.plx-tmp-x1", ".other.json.plx-tmp-1", "new.json"]
         );
     }
 

@@ -199,9 +199,10 @@ fn read_metric_file(path: &Path, warnings: &mut Vec<Warning>) -> Option<MetricFi
     })
 }
 
-/// Writes a metric file: the source, then definitions and samples as they come.
-pub struct MetricWriter {
-    out: BufWriter<File>,
+/// Writes a metric file: the source, then definitions and samples as they come, to a file
+/// (the default) or any other writer (a file staged under a temporary name).
+pub struct MetricWriter<W: Write = BufWriter<File>> {
+    out: W,
     path: PathBuf,
     defined: u32,
 }
@@ -210,7 +211,17 @@ impl MetricWriter {
     /// Creates (or replaces: [`crate::output::create_replacing`]) `path` with its
     /// [`MetricSource`].
     pub fn create(path: &Path, source: &MetricSource) -> std::io::Result<MetricWriter> {
-        let mut out = BufWriter::new(crate::output::create_replacing(path)?);
+        MetricWriter::new(
+            BufWriter::new(crate::output::create_replacing(path)?),
+            path,
+            source,
+        )
+    }
+}
+
+impl<W: Write> MetricWriter<W> {
+    /// Writes the file header and its [`MetricSource`] to `out`, the file `path` is to be.
+    pub fn new(mut out: W, path: &Path, source: &MetricSource) -> std::io::Result<MetricWriter<W>> {
         out.write_all(&file_header(FileKind::Metrics))?;
         let mut w = MetricWriter {
             out,
@@ -219,6 +230,11 @@ impl MetricWriter {
         };
         w.record(&MetricRecord::MetricSource(source.clone()))?;
         Ok(w)
+    }
+
+    /// The writer, everything written handed to it (not flushed).
+    pub fn into_inner(self) -> W {
+        self.out
     }
 
     /// The file written.

@@ -160,8 +160,8 @@ pub struct Timeline {
     waits: Vec<Vec<(i64, i64)>>,
 }
 
-/// The global region indices of a function (or any region) named `name`: an error lists names
-/// that contain it, if any.
+/// The global region indices of a function (or any region) named `name`: an error lists the
+/// names near it (a typo away, or containing it), if any.
 pub fn find_function(model: &Model, name: &str) -> Result<Vec<u32>, String> {
     let all = model.regions.all();
     let found: Vec<u32> = (0..all.len() as u32)
@@ -170,21 +170,11 @@ pub fn find_function(model: &Model, name: &str) -> Result<Vec<u32>, String> {
     if !found.is_empty() {
         return Ok(found);
     }
-    let mut near: Vec<&str> = all
-        .iter()
-        .map(|r| r.name.as_str())
-        .filter(|n| n.contains(name))
-        .collect();
-    near.sort_unstable();
-    near.dedup();
-    let hint = match near.len() {
-        0 => String::new(),
-        n if n > 10 => format!(" (did you mean one of {}, ...?)", near[..10].join(", ")),
-        _ => format!(" (did you mean {}?)", near.join(", ")),
-    };
+    let near = crate::suggest::near(name, all.iter().map(|r| r.name.as_str()));
     Err(format!(
-        "{}: no function named \"{name}\"{hint}",
-        model.dir.display()
+        "{}: no function named \"{name}\"{}",
+        model.dir.display(),
+        crate::suggest::did_you_mean(&near, 10)
     ))
 }
 
