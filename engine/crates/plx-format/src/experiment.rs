@@ -184,8 +184,8 @@ impl Experiment {
                 }],
             });
         }
-        let text =
-            std::fs::read_to_string(&session).map_err(|e| FormatError::Io(session.clone(), e))?;
+        let text = crate::input::read_regular_text(&session, crate::input::TEXT_LIMIT)
+            .map_err(|e| FormatError::Io(session.clone(), e))?;
         let listed =
             parse_session(&text).map_err(|m| FormatError::BadSession(session.clone(), m))?;
         if listed.is_empty() {

@@ -430,8 +430,9 @@ fn open_checked(
     if !SUPPORTED {
         return Err(Unusable::Missing);
     }
-    let f = match std::fs::File::open(from) {
-        Ok(f) => f,
+    // a FIFO or device planted in the cache is refused at once, never waited on
+    let f = match plx_format::open_regular(from) {
+        Ok(input) => input.file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
         Err(e) => return Err(damaged(format!("cannot open: {e}"))),
     };
