@@ -15,7 +15,7 @@ import threading
 import pytest
 from components import require_module
 
-from conftest import PLX, ROOT, clean_env, plx, process_dirs, run
+from conftest import PLX, ROOT, calls, clean_env, plx, process_dirs, report_csv, run
 
 sys.path.insert(0, str(ROOT / "python"))
 
@@ -210,3 +210,47 @@ def test_cut_trace_is_warned_by_the_python_package(cut_trace):
         e.sync_objects  # noqa: B018 (hierarchy and query: the same warnings, said once)
     assert [str(w.message) for w in got] == want
     assert len(prof) > 0
+
+
+CHAIN = 10000  # a call chain this deep: its callpaths name 50 million frames in all
+
+
+@pytest.fixture(scope="module")
+def deep_chain(programs, exp_root):
+    out = exp_root / "hostile-deep"
+    run(out, programs.get("deep_chain.c", "-O0"), str(CHAIN), env={"PLX_MAX_DEPTH": "1048576"})
+    return out
+
+
+def peak_rss_kib(args):
+    """Runs plx ARGS (output discarded); returns (exit status, its own peak RSS in KiB)."""
+    with open(os.devnull, "wb") as null:
+        p = subprocess.Popen([str(PLX), *map(str, args)], stdout=null, stderr=null,
+                             env=clean_env())
+    timer = threading.Timer(600, p.kill)  # a hang fails, never blocks the suite
+    timer.start()
+    try:
+        _, status, usage = os.wait4(p.pid, 0)
+    finally:
+        timer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, usage.ru_maxrss
+
+
+@pytest.mark.parametrize("args", [("report", "--callpath"),
+                                  ("report", "--callpath", "--format", "csv"),
+                                  ("export", "--format", "tau", "-o", "OUT")],
+                         ids=["report-callpath", "report-callpath-csv", "export-tau"])
+def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
+    rows = report_csv(deep_chain)
+    # the whole chain was measured: one callpath node per call
+    assert (calls(rows, "main"), calls(rows, "down"), calls(rows, "leaf")) == (1, CHAIN + 1, 1)
+    size = sum(f.stat().st_size for f in deep_chain.rglob("*") if f.is_file())
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    status, rss = peak_rss_kib([args[0], deep_chain, *args[1:]])
+    assert status == 0
+    # a path held per node was quadratic: 474, 297 and 1,064 MB here; now ~13 MB
+    bound = 32 * 1024 + 64 * size // 1024
+    assert rss < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (rss, size,
+                                                                                  bound)
+
