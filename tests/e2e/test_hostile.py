@@ -7,13 +7,14 @@ import os
 import re
 import queue
 import shutil
+import struct
 import signal
 import subprocess
 import sys
 import threading
 
 import pytest
-from components import require_module
+from components import require_module, require_tools
 
 from conftest import PLX, ROOT, calls, clean_env, plx, process_dirs, report_csv, run
 
@@ -212,6 +213,7 @@ def test_cut_trace_is_warned_by_the_python_package(cut_trace):
     assert len(prof) > 0
 
 
+TIME = "/usr/bin/time"
 CHAIN = 10000  # a call chain this deep: its callpaths name 50 million frames in all
 
 
@@ -222,19 +224,15 @@ def deep_chain(programs, exp_root):
     return out
 
 
-def peak_rss_kib(args):
-    """Runs plx ARGS (output discarded); returns (exit status, its own peak RSS in KiB)."""
+def peak_rss_kib(args, tmp_path):
+    """Runs plx ARGS (output discarded) under GNU time; returns (exit status, its peak RSS in
+    KiB). Not wait4 from here: a child's maxrss starts at the forking Python's own RSS."""
+    require_tools(TIME, what="GNU time (scripts/deps/14-time.sh)")
+    report = tmp_path / "rss"
     with open(os.devnull, "wb") as null:
-        p = subprocess.Popen([str(PLX), *map(str, args)], stdout=null, stderr=null,
-                             env=clean_env())
-    timer = threading.Timer(600, p.kill)  # a hang fails, never blocks the suite
-    timer.start()
-    try:
-        _, status, usage = os.wait4(p.pid, 0)
-    finally:
-        timer.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss
+        cp = subprocess.run([TIME, "-f", "%M", "-o", str(report), str(PLX), *map(str, args)],
+                            stdout=null, stderr=null, env=clean_env(), timeout=600)
+    return cp.returncode, int(report.read_text().split()[-1])
 
 
 @pytest.mark.parametrize("args", [("report", "--callpath"),
@@ -247,10 +245,48 @@ def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
     assert (calls(rows, "main"), calls(rows, "down"), calls(rows, "leaf")) == (1, CHAIN + 1, 1)
     size = sum(f.stat().st_size for f in deep_chain.rglob("*") if f.is_file())
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
-    status, rss = peak_rss_kib([args[0], deep_chain, *args[1:]])
+    status, rss = peak_rss_kib([args[0], deep_chain, *args[1:]], tmp_path)
     assert status == 0
     # a path held per node was quadratic: 474, 297 and 1,064 MB here; now ~13 MB
     bound = 32 * 1024 + 64 * size // 1024
     assert rss < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (rss, size,
                                                                                   bound)
 
+
+
+def test_forged_calibration_is_warned(fib_bin, tmp_path):
+    """Calibration pairs saying 1,000 ticks are 200 s: plx info and plx report warn, naming the
+    rate measured at start and the time the file itself says the run took."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    (pdir,) = process_dirs(out)
+    path = pdir / "process.plx"
+    data = bytearray(path.read_bytes())
+    off, pairs, rate = 16, [], None
+    while off + 8 <= len(data):
+        rtype, _flags, length = struct.unpack_from("<HHI", data, off)
+        if rtype == 2:  # Calibration: ticks u64, monotonic_ns u64
+            pairs.append(off + 8)
+        elif rtype == 3:  # ClockRate: ticks per second, f64
+            (rate,) = struct.unpack_from("<d", data, off + 8)
+        off += 8 + length
+    assert len(pairs) == 2 and rate
+    (t0, ns0), (t1, _) = (struct.unpack_from("<QQ", data, p) for p in pairs)
+    struct.pack_into("<Q", data, pairs[1] + 8, ns0 + (t1 - t0) * 200_000_000)
+    mtime = path.stat().st_mtime_ns
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(mtime, mtime))  # the file's own time is the run's
+    rate_line = ("plx: warning: %s: the calibration records give 0.000005 MHz but the clock "
+                 "rate measured at start is %.6f MHz: times may be wrong" % (path, rate / 1e6))
+    cp = plx("report", out)
+    got = warning_lines(cp.stderr)
+    assert len(got) == 2, got
+    assert got[0] == rate_line
+    m = re.fullmatch(r"plx: warning: %s: by its calibration records the process ran "
+                     r"(\d+\.\d{3}) s, but its file was last written (\d+\.\d{3}) s after "
+                     r"it started: times may be wrong" % re.escape(str(path)), got[1])
+    assert m, got[1]
+    # from the first pair to the process's end (after the last pair) at 0.2 s a tick
+    assert float(m.group(1)) >= (t1 - t0) * 0.2 and float(m.group(2)) < 60
+    text = plx("info", out).stdout
+    assert rate_line[len("plx: warning: "):] in text
