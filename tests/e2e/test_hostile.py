@@ -40,16 +40,22 @@ READERS = [
     ("export", "--format", "parquet", "-o", "OUT"),
     ("export", "--format", "text", "-o", "OUT"),
     ("view", "--port", "0"),
+    ("import", "--csv", "CSV", "--time-column", "t"),
+    ("compare", "SELF"),
 ]
 
 
 def reader_id(r):
-    return "-".join(a for a in r if a not in ("OUT", "--format", "--metric", "-o", "--port", "0"))
+    return "-".join(a for a in r if a not in ("OUT", "--format", "--metric", "-o", "--port", "0",
+                                              "--csv", "CSV", "--time-column", "t", "SELF"))
 
 
 def read_with(command, exp, tmp_path):
     """`plx COMMAND EXP ARGS...` under a timeout: a hang fails the test."""
-    args = [str(tmp_path / "out") if a == "OUT" else a for a in command[1:]]
+    csv = tmp_path / "m.csv"
+    csv.write_text("t,watts\n0,1\n1,2\n")
+    places = {"OUT": tmp_path / "out", "CSV": csv, "SELF": exp}
+    args = [places.get(a, a) for a in command[1:]]
     return plx(command[0], exp, *args, check=False, timeout=TIMEOUT)
 
 
@@ -68,12 +74,18 @@ def copy(small_exp, tmp_path):
     return dest
 
 
+def run_of(command, exp):
+    """plx compare names the run an error is of first."""
+    return "%s: " % exp if command[0] == "compare" else ""
+
+
 @pytest.mark.parametrize("command", READERS, ids=reader_id)
 def test_fifo_as_session_file_is_refused_at_once(copy, tmp_path, command):
     os.mkfifo(copy / "session.txt")
     cp = read_with(command, copy, tmp_path)
     assert cp.returncode == 2, cp.stderr
-    assert cp.stderr == "plx: %s/session.txt: not a regular file (a FIFO)\n" % copy
+    assert cp.stderr == "plx: %s%s/session.txt: not a regular file (a FIFO)\n" % (
+        run_of(command, copy), copy)
 
 
 @pytest.mark.parametrize("command", READERS, ids=reader_id)
@@ -82,8 +94,8 @@ def test_session_file_of_one_endless_line_is_refused(copy, tmp_path, command):
     (copy / "session.txt").write_bytes(b"a" * (2 << 20))
     cp = read_with(command, copy, tmp_path)
     assert cp.returncode == 2, cp.stderr
-    assert cp.stderr == ("plx: %s/session.txt: 2097152 bytes, more than the 1048576 such a "
-                         "file may hold\n" % copy)
+    assert cp.stderr == ("plx: %s%s/session.txt: 2097152 bytes, more than the 1048576 such a "
+                         "file may hold\n" % (run_of(command, copy), copy))
 
 
 def test_session_file_linking_to_dev_zero_is_refused(copy, tmp_path):
