@@ -5,7 +5,7 @@ CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: all deps runtime viewer engine wrappers java demo test test-runtime test-sanitizers \
-        test-engine test-e2e bench install clean
+        test-engine test-e2e bench fuzz install clean
 
 all: runtime viewer engine wrappers java
 
@@ -80,6 +80,10 @@ test-e2e: viewer
 
 bench: deps all
 	@bench/run.sh
+
+# the mutation fuzzer of the reading commands at length (make test runs 240 cases)
+fuzz: all
+	@bench/fuzz.sh
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include

@@ -6,6 +6,6 @@ parquet`` for the merged trace, ``plx hierarchy`` and ``plx query`` for the sync
 objects — so that Python never parses the experiment's own format (docs/python.md).
 """
 
-from .experiment import Experiment, PlxError, open, thicket
+from .experiment import Experiment, PlxError, PlxWarning, open, thicket
 
-__all__ = ["Experiment", "PlxError", "open", "thicket"]
+__all__ = ["Experiment", "PlxError", "PlxWarning", "open", "thicket"]

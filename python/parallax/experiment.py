@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import pandas as pd
 
@@ -18,6 +19,14 @@ MESSAGES = "Messages"
 
 class PlxError(RuntimeError):
     """plx failed (or is missing): the command and what it printed."""
+
+
+class PlxWarning(UserWarning):
+    """What plx could not read of an experiment (its `plx: warning:` lines): the tables hold
+    what was intact, as plx report's do."""
+
+
+WARNING_PREFIX = "plx: warning: "
 
 
 def _plx_binary(plx=None):
@@ -37,6 +46,7 @@ class Experiment:
         self.plx = _plx_binary(plx)
         self._cache = {}
         self._parquet = None
+        self._warned = set()
 
     def __repr__(self):
         return f"parallax.Experiment({self.path!r})"
@@ -48,6 +58,11 @@ class Experiment:
         cp = subprocess.run(cmd, capture_output=True, text=True)
         if cp.returncode != 0:
             raise PlxError(f"{' '.join(cmd)} exited {cp.returncode}: {cp.stderr.strip()}")
+        # every warning of the engine is passed on, once per experiment object
+        for line in cp.stderr.splitlines():
+            if line.startswith(WARNING_PREFIX) and line not in self._warned:
+                self._warned.add(line)
+                warnings.warn(PlxWarning(line[len(WARNING_PREFIX):]), stacklevel=3)
         return cp.stdout
 
     def _json(self, *args):

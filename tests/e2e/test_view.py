@@ -528,6 +528,6 @@ def test_a_fifo_under_plx_view_does_not_hang_plx_view(tmp_path, fib_bin):
         status, _, body = http(port, f"/api/meta?token={token}")
         assert (status, tracks_of(body)) == (200, ONE_TRACK)
     err = proc.stderr.read()
-    assert f"plx: note: index part {part}: damaged: a FIFO, not a regular file: not read; " \
+    assert f"plx: note: index part {part}: damaged: cannot open: not a regular file (a FIFO); " \
         "rebuilt" in err, err
     assert stat.S_ISREG(part.lstat().st_mode)

@@ -20,11 +20,12 @@ pub struct FlatRow {
     pub cpu: Option<f64>,
 }
 
-/// One callpath (node) of a tree.
+/// One callpath (node) of a tree. The path itself is not held (a chain N deep would hold N²/2
+/// regions): [`CallTree::path`] or [`CallTree::for_each_in_path`] give it from `node`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallpathRow {
-    /// Regions from the root to the leaf.
-    pub path: Vec<u32>,
+    /// The node of the tree.
+    pub node: u32,
     /// Calls.
     pub calls: u64,
     /// Calls to children.
@@ -83,14 +84,16 @@ pub fn flat_profile(tree: &CallTree) -> Vec<FlatRow> {
     rows
 }
 
-/// Every callpath of a tree, by exclusive time descending.
+/// Every callpath of a tree, by exclusive time descending, then by path (region ids from the
+/// root, compared as sequences). Memory is linear in the nodes, whatever the depth.
 pub fn callpath_rows(tree: &CallTree) -> Vec<CallpathRow> {
+    let order = tree.path_order();
     let mut rows: Vec<CallpathRow> = tree
         .nodes()
         .iter()
         .enumerate()
         .map(|(i, n)| CallpathRow {
-            path: tree.path(i as u32),
+            node: i as u32,
             calls: n.calls,
             child_calls: n.child_calls,
             exclusive: n.exclusive,
@@ -98,7 +101,7 @@ pub fn callpath_rows(tree: &CallTree) -> Vec<CallpathRow> {
             cpu: n.cpu,
         })
         .collect();
-    by_exclusive(&mut rows, |r| r.exclusive, |r| r.path.clone());
+    by_exclusive(&mut rows, |r| r.exclusive, |r| order[r.node as usize]);
     rows
 }
 
@@ -124,6 +127,6 @@ mod tests {
         assert_eq!(f[1].inclusive, 2.0);
         let c = callpath_rows(&t);
         assert_eq!(c.len(), 3);
-        assert_eq!(c[2].path, vec![0, 0, 1]);
+        assert_eq!(t.path(c[2].node), vec![0, 0, 1]);
     }
 }

@@ -70,7 +70,8 @@ fn build_id_path(hex: &str) -> PathBuf {
 /// /usr/lib/debug/.build-id if there is one, else `Err(the file's build-id)`.
 pub fn debug_file_of_build(path: &Path, want: &str) -> Result<PathBuf, String> {
     let own = path.to_path_buf();
-    let Ok(data) = std::fs::read(path) else {
+    // a module path is data from the experiment: only a regular file is read
+    let Ok(data) = plx_format::read_regular(path, u64::MAX) else {
         return Ok(own);
     };
     let Ok(obj) = object::File::parse(&*data) else {
@@ -118,7 +119,9 @@ pub fn debug_file_of_build(path: &Path, want: &str) -> Result<PathBuf, String> {
                 .join(name),
         ];
         for c in candidates {
-            if c != path && std::fs::read(&c).is_ok_and(|d| crc32fast::hash(&d) == crc) {
+            if c != path
+                && plx_format::read_regular(&c, u64::MAX).is_ok_and(|d| crc32fast::hash(&d) == crc)
+            {
                 return Ok(c);
             }
         }

@@ -155,6 +155,49 @@ impl CallTree {
         p
     }
 
+    /// Calls `each` with the regions of node `n`'s path from the root, without building it:
+    /// memory is the depth in node indices only once per call (no region vector per node).
+    pub fn for_each_in_path(&self, n: u32, mut each: impl FnMut(u32)) {
+        let mut chain = Vec::new();
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            chain.push(c);
+            cur = self.nodes[c as usize].parent;
+        }
+        for &c in chain.iter().rev() {
+            each(self.nodes[c as usize].region);
+        }
+    }
+
+    /// Each node's rank when the paths (region ids from the root) are sorted as sequences: a
+    /// depth-first walk, children by region (a prefix sorts before its extensions). Linear in
+    /// the nodes (after sorting siblings), iterative whatever the depth.
+    pub fn path_order(&self) -> Vec<u32> {
+        let n = self.nodes.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            match node.parent {
+                Some(p) => children[p as usize].push(i as u32),
+                None => roots.push(i as u32),
+            }
+        }
+        let by_region = |v: &mut Vec<u32>| v.sort_by_key(|&c| self.nodes[c as usize].region);
+        by_region(&mut roots);
+        let mut order = vec![0u32; n];
+        let mut next = 0u32;
+        // a stack of nodes still to visit, the next sibling on top
+        let mut stack: Vec<u32> = roots.into_iter().rev().collect();
+        while let Some(c) = stack.pop() {
+            order[c as usize] = next;
+            next += 1;
+            let mut kids = std::mem::take(&mut children[c as usize]);
+            by_region(&mut kids);
+            stack.extend(kids.into_iter().rev());
+        }
+        order
+    }
+
     /// Sum of the roots' inclusive times.
     pub fn total(&self) -> f64 {
         self.nodes

@@ -169,7 +169,9 @@ fn matrix(
         .map(|l| l.len())
         .chain([corner.len(), "total".len()])
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        // `{:<w$}` panics past u16::MAX; a longer label (a hostile name) is not padded further
+        .min(u16::MAX as usize);
     // one width for every column: the widest cell, label or total (zero, most of the cells of
     // a large matrix, formatted once: the text is the n² part of the command)
     let zero = show(0);
@@ -185,7 +187,8 @@ fn matrix(
         .chain(labels.iter().map(|l| l.len()))
         .chain(["total".len()])
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(u16::MAX as usize);
     writeln!(out, "{title}")?;
     write!(out, "{corner:<first$}")?;
     for l in &labels {

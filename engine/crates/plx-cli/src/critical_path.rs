@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::cli::Format;
 use crate::csv::field;
+use crate::units::Left;
 use crate::CliError;
 
 /// `--mode`.
@@ -309,34 +310,50 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         .unwrap_or(0)
         .max("TOTAL LENGTH".len())
         .max("item".len());
+    // Left pads: a region name may be longer than `{:<w$}` allows
     if procedure {
         writeln!(
             out,
-            "{:<lw$}  {:<nw$}  {:>12}  {:>7}",
-            "location", "function", "time s", "%time"
+            "{}  {}  {:>12}  {:>7}",
+            Left("location", lw),
+            Left("function", nw),
+            "time s",
+            "%time"
         )?;
         writeln!(
             out,
-            "{:<lw$}  {:<nw$}  {:>12.6}",
-            "",
-            "TOTAL LENGTH",
+            "{}  {}  {:>12.6}",
+            Left("", lw),
+            Left("TOTAL LENGTH", nw),
             secs(total)
         )?;
     } else {
-        writeln!(out, "{:<nw$}  {:>12}  {:>7}", "item", "time s", "%time")?;
-        writeln!(out, "{:<nw$}  {:>12.6}", "TOTAL LENGTH", secs(total))?;
+        writeln!(
+            out,
+            "{}  {:>12}  {:>7}",
+            Left("item", nw),
+            "time s",
+            "%time"
+        )?;
+        writeln!(out, "{}  {:>12.6}", Left("TOTAL LENGTH", nw), secs(total))?;
     }
     for (i, name) in rep.items.iter().zip(&names) {
         let p = percent(rep, i.time_ns);
         if procedure {
             writeln!(
                 out,
-                "{:<lw$}  {name:<nw$}  {:>12.6}  {p:>7.2}",
-                loc_text(i),
+                "{}  {}  {:>12.6}  {p:>7.2}",
+                Left(loc_text(i), lw),
+                Left(name, nw),
                 secs(i.time_ns)
             )?;
         } else {
-            writeln!(out, "{name:<nw$}  {:>12.6}  {p:>7.2}", secs(i.time_ns))?;
+            writeln!(
+                out,
+                "{}  {:>12.6}  {p:>7.2}",
+                Left(name, nw),
+                secs(i.time_ns)
+            )?;
         }
     }
     if rep.args.path {

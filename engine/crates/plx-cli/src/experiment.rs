@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use plx_analysis::{BuildOptions, Model};
+use plx_format::Warning;
 
 use crate::CliError;
 
@@ -13,5 +14,24 @@ pub fn open_app(dir: &Path, app: Option<&str>, opts: BuildOptions) -> Result<Mod
     if let Some(a) = app {
         model.select_app(a)?;
     }
+    Ok(model)
+}
+
+/// Says on stderr what could not be read (`plx: warning: ...`, the lines `plx report` prints),
+/// so that no reader answers from part of an experiment without saying so.
+pub fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a Warning>) {
+    for w in warnings {
+        eprintln!("plx: warning: {w}");
+    }
+}
+
+/// [`open_app`], then its warnings printed ([`print_warnings`]).
+pub fn open_app_warned(
+    dir: &Path,
+    app: Option<&str>,
+    opts: BuildOptions,
+) -> Result<Model, CliError> {
+    let model = open_app(dir, app, opts)?;
+    print_warnings(model.report_warnings());
     Ok(model)
 }

@@ -27,8 +27,11 @@ fn to_json(n: &HNode) -> Value {
 
 /// Runs `plx hierarchy`.
 pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
-    let model =
-        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
+    let model = crate::experiment::open_app_warned(
+        &args.dir,
+        args.app.as_deref(),
+        BuildOptions::default(),
+    )?;
     let h = model.hierarchies();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

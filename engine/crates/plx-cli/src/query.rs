@@ -26,12 +26,13 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     let metric = match Metric::parse(&args.metric) {
         Ok(m) => m,
         Err(e) => {
-            let (files, _) = plx_format::read_metric_files(&args.dir);
+            let (files, unread) = plx_format::read_metric_files(&args.dir);
             let names: Vec<&str> = files
                 .iter()
                 .flat_map(|f| f.metrics.iter().map(|m| m.name.as_str()))
                 .collect();
             if names.contains(&args.metric.as_str()) {
+                crate::experiment::print_warnings(&unread);
                 return query_external(args, &files);
             }
             return counter_query(
@@ -44,8 +45,11 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
             );
         }
     };
-    let model =
-        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
+    let model = crate::experiment::open_app_warned(
+        &args.dir,
+        args.app.as_deref(),
+        BuildOptions::default(),
+    )?;
     let h = model.hierarchies();
     let focus =
         Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
@@ -121,8 +125,11 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
             ),
         ));
     }
-    let model =
-        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
+    let model = crate::experiment::open_app_warned(
+        &args.dir,
+        args.app.as_deref(),
+        BuildOptions::default(),
+    )?;
     let origin = plx_format::Experiment::open(&args.dir)
         .ok()
         .and_then(|exp| {
@@ -229,8 +236,11 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
 
 /// `--metric EVENT` naming a counter of the experiment (page_faults or page-faults).
 fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError> {
-    let model =
-        crate::experiment::open_app(&args.dir, args.app.as_deref(), BuildOptions::default())?;
+    let model = crate::experiment::open_app_warned(
+        &args.dir,
+        args.app.as_deref(),
+        BuildOptions::default(),
+    )?;
     let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
         return Err(CliError::new(
             2,

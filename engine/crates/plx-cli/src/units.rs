@@ -99,3 +99,32 @@ mod tests {
         );
     }
 }
+
+/// `text` left-aligned in a column of `width` characters, for any width: `{:<w$}` panics
+/// ("Formatting argument out of range") past 65,535, which a region name may be.
+pub struct Left<'a>(pub &'a str, pub usize);
+
+impl std::fmt::Display for Left<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)?;
+        let have = self.0.chars().count();
+        for _ in have..self.1 {
+            f.write_str(" ")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod left_tests {
+    use super::Left;
+
+    #[test]
+    fn a_column_wider_than_65535_is_padded() {
+        let name = "f".repeat(70_000);
+        let s = format!("{}|", Left(&name, 70_002));
+        assert_eq!(s.len(), 70_003);
+        assert!(s.ends_with("ff  |"));
+        assert_eq!(format!("{}|", Left("ab", 1)), "ab|");
+    }
+}

@@ -60,7 +60,7 @@ impl Exporter for Chrome {
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
         let merge = input.merge_with_counters()?;
-        let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
+        let (files, unread) = plx_format::read_metric_files(&input.experiment.dir);
         let external = plx_analysis::external::external_metrics(
             &input.model,
             &files,
@@ -68,7 +68,9 @@ impl Exporter for Chrome {
         );
         let mut w = Writer::new(&merge, out);
         w.external = external;
-        let n = w.run(merge).map_err(ExportError::io("chrome output"))?;
+        let mut n = w.run(merge).map_err(ExportError::io("chrome output"))?;
+        // what of the external metrics could not be read is said, as the merge's own damage
+        n.warnings.extend(unread);
         Ok(n)
     }
 }

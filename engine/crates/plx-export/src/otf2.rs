@@ -778,7 +778,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     });
     written?;
     // external metrics (plx run --monitor, plx import): one metric location, after the threads
-    let (files, _) = plx_format::read_metric_files(&input.experiment.dir);
+    let (files, unread) = plx_format::read_metric_files(&input.experiment.dir);
     let external =
         plx_analysis::external::external_metrics(&input.model, &files, Some(merge.origin_ns()));
     let mut external_events = 0u64;
@@ -844,7 +844,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         records: n,
         files: Vec::new(),
         clock: merge.clock_report(),
-        warnings: merge.warnings().to_vec(),
+        warnings: merge.warnings().iter().cloned().chain(unread).collect(),
     };
     drop(archive);
     Ok(summary)

@@ -57,9 +57,7 @@ impl Exporter for Tau {
         for (node, p) in nodes(model) {
             for t in &p.threads {
                 let path = metric.join(format!("profile.{node}.0.{}", t.thread));
-                let text = profile_text(model, p, t);
-                std::fs::write(&path, text.as_bytes())
-                    .map_err(|e| ExportError::Io(path.clone(), e))?;
+                write_file(&path, |out| write_profile(model, p, t, None, out))?;
                 summary.records += t.tree.nodes().len() as u64;
                 summary.files.push(path);
             }
@@ -71,9 +69,7 @@ impl Exporter for Tau {
             for (node, p) in nodes(model) {
                 for t in &p.threads {
                     let path = cdir.join(format!("profile.{node}.0.{}", t.thread));
-                    let text = profile_text_of(model, p, t, Some(&event));
-                    std::fs::write(&path, text.as_bytes())
-                        .map_err(|e| ExportError::Io(path.clone(), e))?;
+                    write_file(&path, |out| write_profile(model, p, t, Some(&event), out))?;
                     summary.files.push(path);
                 }
             }
@@ -239,14 +235,28 @@ fn metadata(p: &ProcessModel, t: &ThreadModel, metric: &str) -> String {
     s
 }
 
-/// The text of one thread's profile file.
-pub fn profile_text(model: &Model, p: &ProcessModel, t: &ThreadModel) -> String {
-    profile_text_of(model, p, t, None)
+/// Writes file `path` with `body`, buffered.
+fn write_file(
+    path: &std::path::Path,
+    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), ExportError> {
+    let fail = |e| ExportError::Io(path.to_path_buf(), e);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    body(&mut out).map_err(fail)?;
+    std::io::Write::flush(&mut out).map_err(fail)
 }
 
-/// The text of one thread's profile file for the time metric (`None`) or a counter: the same
-/// entries, a counter's values in its unit (0 where the function was not counted).
-fn profile_text_of(model: &Model, p: &ProcessModel, t: &ThreadModel, event: Option<&str>) -> String {
+/// One thread's profile file for the time metric (`None`) or a counter: the same entries, a
+/// counter's values in its unit (0 where the function was not counted). Written as it is
+/// made: a callpath's name is written from the tree, so memory stays linear in the nodes
+/// although the file names every callpath whole (a chain N deep: N²/2 names).
+fn write_profile(
+    model: &Model,
+    p: &ProcessModel,
+    t: &ThreadModel,
+    event: Option<&str>,
+    s: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let tree: &CallTree = &t.tree;
     let nodes = tree.nodes();
     let flat = flat_profile(tree);
@@ -276,22 +286,21 @@ fn profile_text_of(model: &Model, p: &ProcessModel, t: &ThreadModel, event: Opti
     };
     let metric = event.map_or_else(|| "TIME".to_string(), xml);
 
-    let mut s = String::new();
     let entries = 1 + flat.len() + nodes.len();
-    let _ = writeln!(
+    writeln!(
         s,
         "{entries} templated_functions_MULTI_{}",
         event.map_or_else(|| "TIME".to_string(), dir_name)
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         s,
         "# Name Calls Subrs Excl Incl ProfileCalls # {}",
         metadata(p, t, &metric)
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         s,
         "\"{ROOT}\" 1 {top_calls} {root_excl:.0} {root_incl:.0} 0 GROUP=\"TAU_DEFAULT\""
-    );
+    )?;
     for r in &flat {
         let (ex, inc) = match event {
             None => (us(r.exclusive), us(r.inclusive)),
@@ -299,49 +308,45 @@ fn profile_text_of(model: &Model, p: &ProcessModel, t: &ThreadModel, event: Opti
                 .get(&r.region)
                 .map_or(("0".into(), "0".into()), |v| (num(v.0), num(v.1))),
         };
-        let _ = writeln!(
+        writeln!(
             s,
             "\"{}\" {} {} {ex} {inc} 0 GROUP=\"{}\"",
             name(r.region),
             r.calls,
             r.child_calls,
             group(kind(r.region))
-        );
+        )?;
     }
     // callpath entries in tree order: a parent precedes its children
-    let mut paths: Vec<String> = Vec::with_capacity(nodes.len());
-    let mut regions: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
-    for n in nodes {
-        let (path, mut rpath) = match n.parent {
-            Some(parent) => (
-                format!("{} => {}", paths[parent as usize], name(n.region)),
-                regions[parent as usize].clone(),
-            ),
-            None => (format!("{ROOT} => {}", name(n.region)), Vec::new()),
-        };
-        rpath.push(n.region);
+    for (i, n) in nodes.iter().enumerate() {
         let (ex, inc) = match event {
             None => (us(n.exclusive), us(n.inclusive)),
             Some(_) => cpaths
-                .get(&rpath)
+                .get(&tree.path(i as u32))
                 .map_or(("0".into(), "0".into()), |v| (num(v.0), num(v.1))),
         };
-        let _ = writeln!(
+        write!(s, "\"{ROOT}")?;
+        let mut result = Ok(());
+        tree.for_each_in_path(i as u32, |r| {
+            if result.is_ok() {
+                result = write!(s, " => {}", name(r));
+            }
+        });
+        result?;
+        writeln!(
             s,
-            "\"{path}\" {} {} {ex} {inc} 0 GROUP=\"{}|TAU_CALLPATH\"",
+            "\" {} {} {ex} {inc} 0 GROUP=\"{}|TAU_CALLPATH\"",
             n.calls,
             n.child_calls,
             group(kind(n.region))
-        );
-        paths.push(path);
-        regions.push(rpath);
+        )?;
     }
-    let _ = writeln!(s, "0 aggregates");
+    writeln!(s, "0 aggregates")?;
     if !t.user_events.is_empty() {
-        let _ = writeln!(s, "{} userevents", t.user_events.len());
-        let _ = writeln!(s, "# eventname numevents max min mean sumsqr");
+        writeln!(s, "{} userevents", t.user_events.len())?;
+        writeln!(s, "# eventname numevents max min mean sumsqr")?;
         for e in &t.user_events {
-            let _ = writeln!(
+            writeln!(
                 s,
                 "\"{}\" {} {} {} {} {}",
                 tau_name(&e.name),
@@ -350,10 +355,10 @@ fn profile_text_of(model: &Model, p: &ProcessModel, t: &ThreadModel, event: Opti
                 e.min,
                 e.mean(),
                 e.sum_squares
-            );
+            )?;
         }
     }
-    s
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,7 +34,9 @@ impl Exporter for Text {
             .iter()
             .map(|l| l.label().len())
             .max()
-            .unwrap_or(3);
+            .unwrap_or(3)
+            // `{:<w$}` panics past u16::MAX; a longer label (a hostile name) is not padded
+            .min(u16::MAX as usize);
         let labels: Vec<String> = merge.locations().iter().map(|l| l.label()).collect();
         let mut stacks = Stacks::new(labels.len());
         let padded = Labels::new(labels.iter().map(|l| format!("{l:<width$}")));

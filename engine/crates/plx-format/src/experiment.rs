@@ -184,8 +184,8 @@ impl Experiment {
                 }],
             });
         }
-        let text =
-            std::fs::read_to_string(&session).map_err(|e| FormatError::Io(session.clone(), e))?;
+        let text = crate::input::read_regular_text(&session, crate::input::TEXT_LIMIT)
+            .map_err(|e| FormatError::Io(session.clone(), e))?;
         let listed =
             parse_session(&text).map_err(|m| FormatError::BadSession(session.clone(), m))?;
         if listed.is_empty() {
@@ -419,6 +419,7 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
             "no calibration and no clock rate: assuming 1 tick = 1 ns".to_string(),
         ));
     }
+    calibration_warnings(&ppath, &pairs, &process, &clock, warnings);
     let img = ProcessImage {
         dir,
         host,
@@ -432,6 +433,56 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
     };
     thread_warnings(&img, warnings);
     img
+}
+
+/// Calibration pairs that contradict the run (damaged or forged records showed 1,000 ticks as
+/// 200 s): a rate more than 5 % from the one measured at start (`ClockRate`), or a run longer by
+/// the calibrated clock than the time from its start (`start_realtime_ns`) to the last write of
+/// its process file (its modification time) by more than a second.
+fn calibration_warnings(
+    ppath: &Path,
+    pairs: &[crate::records::Calibration],
+    process: &ProcessData,
+    clock: &ClockMap,
+    warnings: &mut Vec<Warning>,
+) {
+    if clock.source != ClockSource::Calibrated {
+        return;
+    }
+    let warn = |m: String| Warning::file(ppath, WarningKind::Clock, m);
+    if let Some(rate) = process.clock_rate.filter(|r| r.is_finite() && *r > 0.0) {
+        let calibrated = clock.ticks_per_second();
+        if (calibrated / rate - 1.0).abs() > 0.05 {
+            warnings.push(warn(format!(
+                "the calibration records give {:.6} MHz but the clock rate measured at start is {:.6} MHz: times may be wrong",
+                calibrated / 1e6,
+                rate / 1e6
+            )));
+        }
+    }
+    let first = pairs.iter().map(|c| c.ticks).min();
+    let last = pairs
+        .iter()
+        .map(|c| c.ticks)
+        .chain(process.end.as_ref().map(|e| e.ticks))
+        .max();
+    let (Some(first), Some(last), Some(info)) = (first, last, process.info.as_ref()) else {
+        return;
+    };
+    let Some(written) = std::fs::metadata(ppath)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+    else {
+        return;
+    };
+    let run_s = last.saturating_sub(first) as f64 * clock.ns_per_tick() * 1e-9;
+    let wall_s = written.as_secs_f64() - info.start_realtime_ns as f64 * 1e-9;
+    if wall_s >= 0.0 && run_s > wall_s + 1.0 {
+        warnings.push(warn(format!(
+            "by its calibration records the process ran {run_s:.3} s, but its file was last written {wall_s:.3} s after it started: times may be wrong"
+        )));
+    }
 }
 
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {

@@ -1,6 +1,8 @@
 //! Opening experiment files without trusting them: regular files only (a FIFO or device never
 //! blocks or streams forever), and reads bounded by the bytes a file actually holds (a sparse
-//! file claiming gigabytes allocates no more than its data).
+//! file claiming gigabytes allocates no more than its data). Every read of a file of an
+//! experiment (its own files, `session.txt`, `metrics.*.plx`, the viewer's index) goes through
+//! [`open_regular`]: one place decides what is refused.
 
 use std::fs::File;
 use std::io;
@@ -11,21 +13,61 @@ use std::path::Path;
 use crate::trace::read_some_at;
 
 /// An opened regular file, its length, and where its data ends.
-pub(crate) struct Input {
-    pub(crate) file: File,
+pub struct Input {
+    /// The open file (non-blocking: only ever a regular file, where that changes nothing).
+    pub file: File,
     /// Length the file claims (`st_size`).
-    pub(crate) len: u64,
+    pub len: u64,
     /// Offset of its first hole (`len` if it has none, or the file system cannot tell): the
     /// bytes before it are all present, those after it start with zeros that were never written.
-    pub(crate) data_end: u64,
+    pub data_end: u64,
 }
 
-/// Opens `path` for reading if it is a regular file. The open itself never blocks (a FIFO is
-/// opened non-blocking, then refused).
-pub(crate) fn open_regular(path: &Path) -> io::Result<Input> {
+/// The most bytes a text file of an experiment (`session.txt`, a filter copy) may hold: far
+/// more than any written by `plx` (a line per application), so that a file of one endless line
+/// is refused rather than read.
+pub const TEXT_LIMIT: u64 = 1 << 20;
+
+/// Reads the whole of `path`, a regular file of at most `limit` bytes (a larger one is an error
+/// saying so, before anything is read). Errors carry no path: the caller names the file.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let input = open_regular(path)?;
+    if input.len > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} bytes, more than the {limit} such a file may hold",
+                input.len
+            ),
+        ));
+    }
+    input.read_data()
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_regular(path, limit)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// Opens `path` for reading if it is a regular file (following a symbolic link to one). The
+/// open itself never blocks (a FIFO is opened non-blocking, then refused), and a FIFO, device,
+/// socket or directory is refused with an error saying which it is.
+pub fn open_regular(path: &Path) -> io::Result<Input> {
+    open_regular_flags(path, libc::O_NONBLOCK)
+}
+
+/// [`open_regular`] without following a symbolic link: a link at `path` fails with `ELOOP`
+/// (for files a reader itself keeps, such as the viewer's index, where a link can only have
+/// been planted).
+pub fn open_regular_nofollow(path: &Path) -> io::Result<Input> {
+    open_regular_flags(path, libc::O_NONBLOCK | libc::O_NOFOLLOW)
+}
+
+fn open_regular_flags(path: &Path, flags: libc::c_int) -> io::Result<Input> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags | libc::O_CLOEXEC)
         .open(path)?;
     let meta = file.metadata()?;
     let ft = meta.file_type();
@@ -78,7 +120,7 @@ fn next_data(file: &File, from: u64) -> Option<u64> {
 
 impl Input {
     /// The bytes before the first hole: never more than the file holds.
-    pub(crate) fn read_data(&self) -> io::Result<Vec<u8>> {
+    pub fn read_data(&self) -> io::Result<Vec<u8>> {
         // read straight into the result, a piece at a time: memory follows what is read (a
         // file that shrank meanwhile gives what it still has), and a small file costs its size
         // (a scratch piece of 1 MiB each, zeroed, was most of the cost of opening thousands)
@@ -101,7 +143,7 @@ impl Input {
     /// Calls `each(offset, bytes)` for the data of `[start, end)`, skipping holes (which read as
     /// zeros), in pieces of at most 1 MiB aligned to `align` bytes from `start`; returns the
     /// bytes visited. Memory is one piece, whatever the file claims.
-    pub(crate) fn for_each_data(
+    pub fn for_each_data(
         &self,
         start: u64,
         end: u64,

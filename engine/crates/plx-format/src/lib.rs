@@ -20,7 +20,7 @@ mod error;
 pub mod event;
 pub mod experiment;
 pub mod framing;
-mod input;
+pub mod input;
 pub mod live;
 pub mod metrics;
 pub mod mpi;
@@ -51,6 +51,7 @@ pub use experiment::{
     parse_session, valid_app_name, AppDef, Experiment, ProcessImage, SESSION_FILE,
 };
 pub use framing::FileKind;
+pub use input::{open_regular, open_regular_nofollow, read_regular, read_regular_text, TEXT_LIMIT};
 
 pub use live::{LiveFiles, LiveKind, LiveMpi, LiveNodes, LiveSync, LiveSyncEntry};
 pub use metrics::{

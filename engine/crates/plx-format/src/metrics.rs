@@ -120,7 +120,7 @@ fn bad(path: &Path, offset: u64, what: String) -> Warning {
 }
 
 fn read_metric_file(path: &Path, warnings: &mut Vec<Warning>) -> Option<MetricFile> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::input::open_regular(path).and_then(|i| i.read_data()) {
         Ok(b) => b,
         Err(e) => {
             warnings.push(Warning::file(

@@ -552,7 +552,7 @@ impl Viewer {
         let paths: Vec<Value> = callpath_rows(&total.tree)
             .iter()
             .map(|r| {
-                let p: Vec<String> = r.path.iter().map(|&x| name(x)).collect();
+                let p: Vec<String> = total.tree.path(r.node).iter().map(|&x| name(x)).collect();
                 json!([p, r.calls, r.exclusive, r.inclusive])
             })
             .collect();

@@ -24,7 +24,7 @@ use plx_analysis::{RegionInfo, RegionTable};
 use plx_format::RegionKind;
 use serde_json::{json, Value};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -488,36 +488,14 @@ fn open_checked(
 /// block the open (or the first read) forever, a device give endless bytes. `Missing` when
 /// there is none.
 fn open_regular(from: &Path) -> Result<std::fs::File, Unusable> {
-    // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(from)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
+    match plx_format::open_regular_nofollow(from) {
+        Ok(input) => Ok(input.file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Unusable::Missing),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(damaged("a symbolic link, not followed"))
+            Err(damaged("a symbolic link, not followed"))
         }
-        Err(e) => return Err(damaged(format!("cannot open: {e}"))),
-    };
-    let ft = f
-        .metadata()
-        .map_err(|e| damaged(format!("cannot read: {e}")))?
-        .file_type();
-    if !ft.is_file() {
-        let what = if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_dir() {
-            "a directory"
-        } else if ft.is_char_device() || ft.is_block_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(damaged(format!("{what}, not a regular file: not read")));
+        Err(e) => Err(damaged(format!("cannot open: {e}"))),
     }
-    Ok(f)
 }
 
 /// Reads `f` from `at` into `buf` until it is full or the file ends: the bytes read.

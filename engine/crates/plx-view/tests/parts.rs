@@ -277,7 +277,7 @@ fn a_fifo_as_a_part_is_not_read_but_rebuilt() {
         u.built,
         vec![(
             f.clone(),
-            Unusable::Damaged("a FIFO, not a regular file: not read".into())
+            Unusable::Damaged("cannot open: not a regular file (a FIFO)".into())
         )]
     );
     assert_eq!(w, windows(&want));

@@ -213,7 +213,7 @@ fn a_fifo_or_a_symbolic_link_as_the_index_is_not_read_but_replaced() {
         .expect("the open returned within 60 s");
     assert_eq!(
         why,
-        Unusable::Damaged("a FIFO, not a regular file: not read".into())
+        Unusable::Damaged("cannot open: not a regular file (a FIFO)".into())
     );
     // the rebuilt index took the FIFO's place
     assert!(std::fs::symlink_metadata(&f).unwrap().is_file());

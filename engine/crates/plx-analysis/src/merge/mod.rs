@@ -37,7 +37,6 @@ mod feed;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -549,8 +548,8 @@ impl<'m> GlobalMerge<'m> {
             let mut files = Vec::new();
             let paths = std::iter::once(&index.path).chain(index.recovered.iter().map(|r| &r.path));
             for path in paths {
-                match File::open(path) {
-                    Ok(f) => files.push(f),
+                match plx_format::open_regular(path) {
+                    Ok(input) => files.push(input.file),
                     Err(e) => {
                         m.warnings.push(Warning::file(
                             path,

@@ -10,9 +10,11 @@ mod profile_json;
 mod profile_text;
 mod sync;
 
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 
-use plx_analysis::{phase_window, BuildOptions, GroupBy, Model, PhaseSpec, ProcessModel, Table};
+use plx_analysis::{
+    phase_window, BuildOptions, CallTree, GroupBy, Model, PhaseSpec, ProcessModel, Table,
+};
 
 use crate::cli::{By, Format, ReportArgs};
 use crate::CliError;
@@ -67,12 +69,33 @@ impl Report<'_> {
         self.model.regions.name(r)
     }
 
-    /// A callpath's names joined by ` => `.
-    pub fn path_text(&self, path: &[u32]) -> String {
-        path.iter()
-            .map(|r| self.name(*r))
-            .collect::<Vec<_>>()
-            .join(" => ")
+    /// The names of node `node`'s callpath joined by ` => `.
+    pub fn path_text(&self, tree: &CallTree, node: u32) -> String {
+        let mut text = String::new();
+        tree.for_each_in_path(node, |r| {
+            if !text.is_empty() {
+                text.push_str(" => ");
+            }
+            text.push_str(self.name(r));
+        });
+        text
+    }
+
+    /// [`Report::path_text`] written to `out` as it is walked (nothing the length of the path
+    /// is built).
+    pub fn write_path(&self, tree: &CallTree, node: u32, out: &mut dyn Write) -> io::Result<()> {
+        let mut first = true;
+        let mut result = Ok(());
+        tree.for_each_in_path(node, |r| {
+            if result.is_ok() {
+                let sep: &[u8] = if first { b"" } else { b" => " };
+                first = false;
+                result = out
+                    .write_all(sep)
+                    .and_then(|_| out.write_all(self.name(r).as_bytes()));
+            }
+        });
+        result
     }
 }
 

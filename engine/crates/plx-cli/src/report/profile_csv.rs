@@ -44,7 +44,7 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     let host = field(&host);
     if rep.args.callpath {
         for r in callpath_rows(&t.tree) {
-            let leaf = *r.path.last().expect("a callpath has a leaf");
+            let leaf = t.tree.nodes()[r.node as usize].region;
             writeln!(
                 out,
                 "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{app}",
@@ -53,7 +53,7 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
-                field(&rep.path_text(&r.path)),
+                field(&rep.path_text(&t.tree, r.node)),
                 cpu(r.cpu)
             )?;
         }

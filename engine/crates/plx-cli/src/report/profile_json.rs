@@ -32,7 +32,7 @@ fn callpaths(rep: &Report, tree: &CallTree) -> Value {
         .iter()
         .map(|r| {
             json!({
-                "callpath": r.path.iter().map(|x| rep.name(*x)).collect::<Vec<_>>(),
+                "callpath": tree.path(r.node).iter().map(|x| rep.name(*x)).collect::<Vec<_>>(),
                 "calls": r.calls,
                 "child_calls": r.child_calls,
                 "exclusive_s": r.exclusive,

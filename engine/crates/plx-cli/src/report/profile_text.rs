@@ -13,7 +13,14 @@ struct Row {
     calls: u64,
     child_calls: u64,
     cpu: Option<f64>,
-    name: String,
+    name: Name,
+}
+
+/// A row's name: a region's, or a callpath's (written from the tree when printed, never held:
+/// the paths of a chain N deep are N²/2 names).
+enum Name {
+    Region(u32),
+    Path(u32),
 }
 
 fn rows(rep: &Report, t: &Table) -> Vec<Row> {
@@ -26,7 +33,7 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 calls: r.calls,
                 child_calls: r.child_calls,
                 cpu: r.cpu,
-                name: rep.path_text(&r.path),
+                name: Name::Path(r.node),
             })
             .collect()
     } else {
@@ -38,7 +45,7 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 calls: r.calls,
                 child_calls: r.child_calls,
                 cpu: r.cpu,
-                name: rep.name(r.region).to_string(),
+                name: Name::Region(r.region),
             })
             .collect()
     }
@@ -87,17 +94,21 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         };
-        writeln!(
+        write!(
             out,
-            "{:>7.2} {:>12} {:>12}{cpu} {:>10} {:>11} {:>12}  {}",
+            "{:>7.2} {:>12} {:>12}{cpu} {:>10} {:>11} {:>12}  ",
             pct,
             human_time(r.exclusive),
             human_time(r.inclusive),
             r.calls,
             r.child_calls,
             per_call,
-            r.name
         )?;
+        match r.name {
+            Name::Region(region) => out.write_all(rep.name(region).as_bytes())?,
+            Name::Path(node) => rep.write_path(&t.tree, node, out)?,
+        }
+        writeln!(out)?;
     }
     if !t.user_events.is_empty() {
         writeln!(out)?;

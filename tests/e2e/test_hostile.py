@@ -1,0 +1,304 @@
+"""Hostile experiments: files that are not regular files, a session of one endless line, a region
+name longer than a format width allows, a trace cut in the middle. Every reading command answers
+at once, names the file and what is wrong, never hangs or panics, and says what it could not
+read (spec/format.md, "Reading untrusted experiments")."""
+
+import os
+import re
+import queue
+import shutil
+import struct
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from components import require_module, require_tools
+
+from conftest import PLX, ROOT, calls, clean_env, plx, process_dirs, report_csv, run
+
+sys.path.insert(0, str(ROOT / "python"))
+
+# generous: a refusal is immediate, a hang is what these tests catch
+TIMEOUT = 60
+
+# every command that reads an experiment, with the arguments it needs (OUT: an output path)
+READERS = [
+    ("info",),
+    ("report",),
+    ("report", "--callpath"),
+    ("comm",),
+    ("critical-path",),
+    ("hierarchy",),
+    ("query", "--metric", "calls"),
+    ("histogram", "--metric", "cpu"),
+    ("export", "--format", "chrome", "-o", "OUT"),
+    ("export", "--format", "otf2", "-o", "OUT"),
+    ("export", "--format", "tau", "-o", "OUT"),
+    ("export", "--format", "sddf", "-o", "OUT"),
+    ("export", "--format", "parquet", "-o", "OUT"),
+    ("export", "--format", "text", "-o", "OUT"),
+    ("view", "--port", "0"),
+    ("import", "--csv", "CSV", "--time-column", "t"),
+    ("compare", "SELF"),
+]
+
+
+def reader_id(r):
+    return "-".join(a for a in r if a not in ("OUT", "--format", "--metric", "-o", "--port", "0",
+                                              "--csv", "CSV", "--time-column", "t", "SELF"))
+
+
+def read_with(command, exp, tmp_path):
+    """`plx COMMAND EXP ARGS...` under a timeout: a hang fails the test."""
+    csv = tmp_path / "m.csv"
+    csv.write_text("t,watts\n0,1\n1,2\n")
+    places = {"OUT": tmp_path / "out", "CSV": csv, "SELF": exp}
+    args = [places.get(a, a) for a in command[1:]]
+    return plx(command[0], exp, *args, check=False, timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def small_exp(programs, exp_root):
+    """threads.c traced with 4 KiB buffers: 9 threads, a trace of several chunks."""
+    out = exp_root / "hostile-small"
+    run(out, programs.get("threads.c", "-O0", "-pthread"), opts=("--trace", "--buffer", "4K"))
+    return out
+
+
+@pytest.fixture
+def copy(small_exp, tmp_path):
+    dest = tmp_path / "exp"
+    shutil.copytree(small_exp, dest)
+    return dest
+
+
+def run_of(command, exp):
+    """plx compare names the run an error is of first."""
+    return "%s: " % exp if command[0] == "compare" else ""
+
+
+@pytest.mark.parametrize("command", READERS, ids=reader_id)
+def test_fifo_as_session_file_is_refused_at_once(copy, tmp_path, command):
+    os.mkfifo(copy / "session.txt")
+    cp = read_with(command, copy, tmp_path)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == "plx: %s%s/session.txt: not a regular file (a FIFO)\n" % (
+        run_of(command, copy), copy)
+
+
+@pytest.mark.parametrize("command", READERS, ids=reader_id)
+def test_session_file_of_one_endless_line_is_refused(copy, tmp_path, command):
+    # 2 MiB without a line break: more than a session file may hold (1 MiB)
+    (copy / "session.txt").write_bytes(b"a" * (2 << 20))
+    cp = read_with(command, copy, tmp_path)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == ("plx: %s%s/session.txt: 2097152 bytes, more than the 1048576 such a "
+                         "file may hold\n" % (run_of(command, copy), copy))
+
+
+def test_session_file_linking_to_dev_zero_is_refused(copy, tmp_path):
+    os.symlink("/dev/zero", copy / "session.txt")
+    cp = plx("report", copy, check=False, timeout=TIMEOUT)
+    assert cp.returncode == 2
+    assert cp.stderr == "plx: %s/session.txt: not a regular file (a device)\n" % copy
+
+
+@pytest.mark.parametrize("fmt", ["chrome", "otf2"])
+def test_fifo_as_metrics_file_is_warned_and_the_export_written(copy, tmp_path, fmt):
+    os.mkfifo(copy / "metrics.temp.plx")
+    out = tmp_path / ("out." + fmt)
+    cp = plx("export", copy, "--format", fmt, "-o", out, timeout=TIMEOUT)
+    assert cp.stderr.splitlines()[0] == (
+        "plx: warning: %s/metrics.temp.plx: cannot read: not a regular file (a FIFO)" % copy)
+    assert re.fullmatch(r"plx: exported \d+ events as %s to \S+" % fmt, cp.stderr.splitlines()[1])
+    assert out.exists()
+
+
+def test_fifo_as_metrics_file_leaves_import_working(copy, tmp_path):
+    os.mkfifo(copy / "metrics.temp.plx")
+    csv = tmp_path / "m.csv"
+    csv.write_text("t,watts\n0,1\n1,2\n2,3\n")
+    cp = plx("import", copy, "--csv", csv, "--time-column", "t", timeout=TIMEOUT)
+    assert cp.stderr == ("plx: imported 3 sample(s) of 1 metric(s) (watts) from %s into "
+                         "%s/metrics.csv-m.plx\n" % (csv, copy))
+
+
+def view_until_serving(exp):
+    """Starts `plx view EXP`; returns (process, its output lines up to the serving line)."""
+    p = subprocess.Popen([str(PLX), "view", str(exp), "--port", "0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=clean_env())
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x.rstrip("\n")) for x in p.stdout],
+                     daemon=True).start()
+    got = []
+    try:
+        while True:
+            got.append(lines.get(timeout=TIMEOUT))
+            if "Ctrl-C stops the server" in got[-1]:
+                return p, got
+    except queue.Empty:
+        p.kill()
+        p.wait()
+        pytest.fail("plx view did not serve within %d s: %s" % (TIMEOUT, got))
+
+
+def test_fifo_in_viewer_index_is_rebuilt_not_waited_on(copy):
+    parts = copy / ".plx-view" / "parts"
+    (part,) = list(parts.iterdir())
+    part.unlink()
+    os.mkfifo(part)
+    p, lines = view_until_serving(copy)
+    try:
+        assert lines[0] == ("plx: note: index part %s: damaged: cannot open: not a regular "
+                            "file (a FIFO); rebuilt" % part)
+        assert part.is_file()
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=TIMEOUT)
+
+
+def test_region_name_longer_than_65535_bytes_in_critical_path(tmp_path):
+    # "Formatting argument out of range": a padded column wider than 65,535 panicked
+    name = "f" * 70000
+    src = tmp_path / "longname.c"
+    src.write_text("static volatile int s;\nvoid %s(void) { s++; }\n"
+                   "int main(void) { %s(); return 0; }\n" % (name, name))
+    exe = tmp_path / "longname"
+    cc = subprocess.run([str(ROOT / "build/bin/plx-cc"), "-O0", str(src), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cc.returncode == 0, cc.stderr
+    out = tmp_path / "exp"
+    run(out, exe, opts=("--trace",))
+    cp = plx("critical-path", out, timeout=TIMEOUT)
+    lines = cp.stdout.splitlines()
+    assert lines[0] == "Procedure-level Global Critical Path"
+    # every row padded to the longest name: the header's function column is 70,000 wide
+    # the function column (70,000) + 2 + the 12-wide time column
+    assert lines[1].index("time s") == lines[1].index("function") + 70000 + 2 + 6
+    (row,) = [line for line in lines if name in line]
+    assert row.split()[1] == name
+    assert len(row) == len(lines[1])
+
+
+def warning_lines(text):
+    return [line for line in text.splitlines() if line.startswith("plx: warning: ")]
+
+
+@pytest.fixture
+def cut_trace(copy):
+    """The small experiment with its trace cut in the middle."""
+    (pdir,) = process_dirs(copy)
+    trace = pdir / "trace.plx"
+    os.truncate(trace, trace.stat().st_size // 2)
+    return copy, trace
+
+
+def test_cut_trace_is_warned_by_query_and_hierarchy_as_by_report(cut_trace):
+    exp, trace = cut_trace
+    want = warning_lines(plx("report", exp).stderr)
+    # the cut record, and each thread whose events are gone
+    assert re.fullmatch(r"plx: warning: %s: offset \d+: truncated record \(type 32, \d+ byte "
+                        r"payload\): \d+ bytes missing" % re.escape(str(trace)), want[0])
+    lost = [w for w in want if "trace event words its profile says were written are not in "
+            "the file" in w]
+    assert len(lost) >= 1 and len(want) == 1 + len(lost), want
+    for args in (("query", "--metric", "calls"), ("query", "--metric", "calls", "--focus",
+                                                  "code=/work"), ("hierarchy",)):
+        cp = plx(args[0], exp, *args[1:])
+        assert warning_lines(cp.stderr) == want, args
+
+
+def test_cut_trace_is_warned_by_the_python_package(cut_trace):
+    require_module("pandas")
+    require_module("pyarrow")
+    import parallax
+
+    exp, _ = cut_trace
+    want = [w[len("plx: warning: "):] for w in warning_lines(plx("report", exp).stderr)]
+    e = parallax.open(exp, plx=str(PLX))
+    with pytest.warns(parallax.PlxWarning) as got:
+        prof = e.profiles
+        e.sync_objects  # noqa: B018 (hierarchy and query: the same warnings, said once)
+    assert [str(w.message) for w in got] == want
+    assert len(prof) > 0
+
+
+TIME = "/usr/bin/time"
+CHAIN = 10000  # a call chain this deep: its callpaths name 50 million frames in all
+
+
+@pytest.fixture(scope="module")
+def deep_chain(programs, exp_root):
+    out = exp_root / "hostile-deep"
+    run(out, programs.get("deep_chain.c", "-O0"), str(CHAIN), env={"PLX_MAX_DEPTH": "1048576"})
+    return out
+
+
+def peak_rss_kib(args, tmp_path):
+    """Runs plx ARGS (output discarded) under GNU time; returns (exit status, its peak RSS in
+    KiB). Not wait4 from here: a child's maxrss starts at the forking Python's own RSS."""
+    require_tools(TIME, what="GNU time (scripts/deps/14-time.sh)")
+    report = tmp_path / "rss"
+    with open(os.devnull, "wb") as null:
+        cp = subprocess.run([TIME, "-f", "%M", "-o", str(report), str(PLX), *map(str, args)],
+                            stdout=null, stderr=null, env=clean_env(), timeout=600)
+    return cp.returncode, int(report.read_text().split()[-1])
+
+
+@pytest.mark.parametrize("args", [("report", "--callpath"),
+                                  ("report", "--callpath", "--format", "csv"),
+                                  ("export", "--format", "tau", "-o", "OUT")],
+                         ids=["report-callpath", "report-callpath-csv", "export-tau"])
+def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
+    rows = report_csv(deep_chain)
+    # the whole chain was measured: one callpath node per call
+    assert (calls(rows, "main"), calls(rows, "down"), calls(rows, "leaf")) == (1, CHAIN + 1, 1)
+    size = sum(f.stat().st_size for f in deep_chain.rglob("*") if f.is_file())
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    status, rss = peak_rss_kib([args[0], deep_chain, *args[1:]], tmp_path)
+    assert status == 0
+    # a path held per node was quadratic: 474, 297 and 1,064 MB here; now ~13 MB
+    bound = 32 * 1024 + 64 * size // 1024
+    assert rss < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (rss, size,
+                                                                                  bound)
+
+
+
+def test_forged_calibration_is_warned(fib_bin, tmp_path):
+    """Calibration pairs saying 1,000 ticks are 200 s: plx info and plx report warn, naming the
+    rate measured at start and the time the file itself says the run took."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    (pdir,) = process_dirs(out)
+    path = pdir / "process.plx"
+    data = bytearray(path.read_bytes())
+    off, pairs, rate = 16, [], None
+    while off + 8 <= len(data):
+        rtype, _flags, length = struct.unpack_from("<HHI", data, off)
+        if rtype == 2:  # Calibration: ticks u64, monotonic_ns u64
+            pairs.append(off + 8)
+        elif rtype == 3:  # ClockRate: ticks per second, f64
+            (rate,) = struct.unpack_from("<d", data, off + 8)
+        off += 8 + length
+    assert len(pairs) == 2 and rate
+    (t0, ns0), (t1, _) = (struct.unpack_from("<QQ", data, p) for p in pairs)
+    struct.pack_into("<Q", data, pairs[1] + 8, ns0 + (t1 - t0) * 200_000_000)
+    mtime = path.stat().st_mtime_ns
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(mtime, mtime))  # the file's own time is the run's
+    rate_line = ("plx: warning: %s: the calibration records give 0.000005 MHz but the clock "
+                 "rate measured at start is %.6f MHz: times may be wrong" % (path, rate / 1e6))
+    cp = plx("report", out)
+    got = warning_lines(cp.stderr)
+    assert len(got) == 2, got
+    assert got[0] == rate_line
+    m = re.fullmatch(r"plx: warning: %s: by its calibration records the process ran "
+                     r"(\d+\.\d{3}) s, but its file was last written (\d+\.\d{3}) s after "
+                     r"it started: times may be wrong" % re.escape(str(path)), got[1])
+    assert m, got[1]
+    # from the first pair to the process's end (after the last pair) at 0.2 s a tick
+    assert float(m.group(1)) >= (t1 - t0) * 0.2 and float(m.group(2)) < 60
+    text = plx("info", out).stdout
+    assert rate_line[len("plx: warning: "):] in text
