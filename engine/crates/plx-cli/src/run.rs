@@ -30,19 +30,29 @@ pub(crate) fn absolute(p: &Path) -> Result<PathBuf, CliError> {
     Ok(cwd.join(p))
 }
 
-/// Sets variable `name` to `path` when the runtime can take it.
 /// Open MPI's launcher starts the daemons of other hosts through ssh, with a fresh environment,
 /// and gives the ranks there only the variables it is told to carry: plx run's own (the
 /// preload, every PLX_ setting, the JVM agent) are added to `mca_base_env_list`, after any the
-/// user listed. Without them the ranks of the other hosts would run unmeasured, and the
-/// measured ranks would wait for them in MPI_Init's clock exchange forever.
-fn forward_to_remote_ranks(cmd: &mut Command) {
+/// user listed; when the command line already exports variables with `-x` (which Open MPI
+/// refuses to mix with that list), as more `-x NAME` arguments of the launcher instead.
+/// Without them the ranks of the other hosts would run unmeasured, and the measured ranks
+/// would wait for them in MPI_Init's clock exchange forever. Returns the launcher's arguments.
+fn forward_to_remote_ranks(cmd: &mut Command, launcher_args: &[OsString]) -> Vec<OsString> {
     let names: Vec<String> = cmd
         .get_envs()
         .filter(|(_, v)| v.is_some())
         .map(|(k, _)| k.to_string_lossy().into_owned())
         .filter(|k| k.starts_with("PLX_") || k == "LD_PRELOAD" || k == "JAVA_TOOL_OPTIONS")
         .collect();
+    if launcher_args.iter().any(|a| a == "-x" || a == "--x") {
+        let mut out = Vec::with_capacity(launcher_args.len() + 2 * names.len());
+        for name in names {
+            out.push(OsString::from("-x"));
+            out.push(OsString::from(name));
+        }
+        out.extend(launcher_args.iter().cloned());
+        return out;
+    }
     let delimiter = std::env::var("OMPI_MCA_mca_base_env_list_delimiter")
         .ok()
         .filter(|d| !d.is_empty())
@@ -55,8 +65,10 @@ fn forward_to_remote_ranks(cmd: &mut Command) {
         list.push_str(&name);
     }
     cmd.env("OMPI_MCA_mca_base_env_list", list);
+    launcher_args.to_vec()
 }
 
+/// Sets variable `name` to `path` when the runtime can take it.
 fn set_path(cmd: &mut Command, name: &str, path: &Path) -> Result<(), CliError> {
     crate::options::setting(name)
         .parse(&path.to_string_lossy())
@@ -209,7 +221,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         preload.push(old);
     }
     let mut cmd = Command::new(program);
-    cmd.args(&args.command[1..]).env("LD_PRELOAD", preload);
+    cmd.env("LD_PRELOAD", preload);
     if let Some(o) = java_options {
         cmd.env("JAVA_TOOL_OPTIONS", o);
     }
@@ -233,7 +245,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
     }
     if mpi == Some(crate::mpi_detect::MpiImpl::OpenMpi) && crate::mpi_detect::is_launcher(program) {
-        forward_to_remote_ranks(&mut cmd);
+        let launcher_args = forward_to_remote_ranks(&mut cmd, &args.command[1..]);
+        cmd.args(launcher_args);
+    } else {
+        cmd.args(&args.command[1..]);
     }
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child
