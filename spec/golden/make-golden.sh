@@ -20,7 +20,7 @@
 #                    omp_context subtype)
 #   write-failures   fib(12) traced in 4 KiB buffers under a 4 KiB file size limit: the trace's
 #                    writes fail (WriteFailures; plx run exits 3)
-#   open-at-end      src/open_at_end.c with --trace: a thread blocked two frames down while main
+#   open-at-end      tests/e2e/programs/blocked_exit.c with --trace: a thread blocked two frames down while main
 #                    calls exit() (OpenAtEnd, exit events at the process's end)
 #   metrics          the trace run with --monitor cpu,mem,net,disk --monitor-period 5, then
 #                    plx import of src/power.csv (MetricSource, MetricDef, MetricSample)
@@ -128,7 +128,7 @@ for name in "$@"; do
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;
   open-at-end)
-    "$root/build/bin/plx-cc" -O0 -pthread src/open_at_end.c -o "$tmp/open_at_end"
+    "$root/build/bin/plx-cc" -O0 -pthread "$root/tests/e2e/programs/blocked_exit.c" -o "$tmp/open_at_end"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/open_at_end" ;;
   write-failures)
     printf 'int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nint main(void) { return fib(12) == 144 ? 0 : 1; }\n' > "$tmp/full.c"
