@@ -683,3 +683,34 @@ def test_planted_job_marker_is_refused_at_once(full_disk_bin, tmp_path, planted)
     assert cp.stderr == "plx: %s/.plx-run: %s\n" % (out, why)
     assert cp.stdout == ""
     assert victim.read_bytes() == VICTIM
+
+
+def test_disk_full_before_the_start_is_no_silent_success(programs, tmp_path):
+    """A tmpfs with 4 KiB left before plx run starts: the runtime could write nothing, not even
+    the record of its failed writes, and plx run said "experiment written" and exited 0 over an
+    empty process.plx. Now the run is incomplete (exit 3) and names the empty file; the program
+    still ran to its end with its own output."""
+    prog = programs.get("threads.c", "-O0", "-pthread")
+    with small_tmpfs(tmp_path / "mnt", "256k") as mnt:
+        fill = mnt / "fill"
+        with open(fill, "wb") as f:
+            f.write(b"\0" * (252 * 1024))
+        out = mnt / "exp"
+        cp = plx("run", "-o", out, "--", prog, check=False)
+        assert cp.returncode == 3, cp.stderr
+        (pdir,) = process_dirs(out)
+        assert (pdir / "process.plx").stat().st_size == 0
+        assert ("incomplete: %s/process.plx: empty: nothing of the process could be written "
+                "(a full disk or a file size limit)" % pdir.name) in cp.stderr, cp.stderr
+
+
+def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
+    """plx run --filter FIFO said "filter file not found" for a file that is there; now the
+    check says what it is, at once, and the program does not run."""
+    prog = programs.get("threads.c", "-O0", "-pthread")
+    fifo = tmp_path / "ff"
+    os.mkfifo(fifo)
+    cp = plx("run", "-o", tmp_path / "exp", "--filter", fifo, "--", prog, check=False, timeout=60)
+    assert cp.returncode == 2
+    assert cp.stderr == "plx: %s: cannot read filter file: not a regular file (a FIFO)\n" % fifo
+    assert cp.stdout == ""

@@ -357,13 +357,19 @@ fn note_codes(f: &PairFit) -> String {
         .join(";")
 }
 
+/// R² as the low_r2 note prints it (3 decimals): rounded down, so that a value just under the
+/// bound (0.4999) never reads as the bound itself ("R2 = 0.50 < 0.5").
+fn r2_shown(r2: f64) -> f64 {
+    (r2 * 1000.0).floor() / 1000.0
+}
+
 /// What a note means for this fit, in a sentence.
 fn explain(f: &PairFit, n: FitNote) -> String {
     let latency = f.latency_us.unwrap_or(0.0);
     match n {
         FitNote::LowR2 => format!(
-            "R2 = {:.2} < {}: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing",
-            f.r2.unwrap_or(0.0),
+            "R2 = {:.3} < {}: message size explains little of the transfer times (waiting or noise), so that latency and bandwidth mean nothing",
+            r2_shown(f.r2.unwrap_or(0.0)),
             plx_analysis::fit::MEANINGFUL_R2
         ),
         FitNote::NegativeLatency => format!(
@@ -518,4 +524,16 @@ fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::r2_shown;
+
+    #[test]
+    fn an_r2_just_under_the_bound_is_not_shown_as_the_bound() {
+        assert_eq!(format!("{:.3}", r2_shown(0.498996)), "0.498");
+        assert_eq!(format!("{:.3}", r2_shown(0.49999)), "0.499");
+        assert_eq!(format!("{:.3}", r2_shown(0.02)), "0.020");
+    }
 }

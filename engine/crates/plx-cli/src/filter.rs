@@ -108,9 +108,12 @@ fn with_counter_hint(message: String) -> String {
     )
 }
 
+/// The largest filter file the runtime reads (`PLX_FILTER_MAX_BYTES` in runtime/src/core).
+const FILTER_MAX_BYTES: u64 = 16 << 20;
+
 /// Reads and checks a filter file; the error names the file and each bad line.
 pub fn check_file(path: &Path) -> Result<(), CliError> {
-    let text = std::fs::read(path).map_err(|e| {
+    let text = plx_format::read_regular(path, FILTER_MAX_BYTES).map_err(|e| {
         CliError::new(
             2,
             format!("{}: cannot read filter file: {e}", path.display()),

@@ -168,12 +168,13 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
     let filter = match args.settings.get("PLX_FILTER").map(Path::new) {
         Some(f) => {
-            if !f.is_file() {
+            if !f.exists() {
                 return Err(CliError::new(
                     2,
                     format!("{}: filter file not found", f.display()),
                 ));
             }
+            // a FIFO, a device or a directory is refused by the check, saying which it is
             crate::filter::check_file(f)?;
             Some(std::fs::canonicalize(f).unwrap_or(absolute(f)?))
         }
@@ -383,6 +384,15 @@ fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> 
             .collect();
         procs.sort();
         for p in procs {
+            // a disk full before the process began leaves not even the record of the failures
+            if std::fs::metadata(&p).is_ok_and(|m| m.len() == 0) {
+                out.push(format!(
+                    "{}/{}: empty: nothing of the process could be written (a full disk or a file size limit)",
+                    name.to_string_lossy(),
+                    p.file_name().unwrap_or_default().to_string_lossy()
+                ));
+                continue;
+            }
             let data = plx_format::ProcessData::read(&p, &mut Vec::new());
             for w in &data.write_failures {
                 let err = std::io::Error::from_raw_os_error(w.error).to_string();
