@@ -714,3 +714,24 @@ def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
     assert cp.returncode == 2
     assert cp.stderr == "plx: %s: cannot read filter file: not a regular file (a FIFO)\n" % fifo
     assert cp.stdout == ""
+
+
+def test_a_profile_lost_with_its_trace_is_not_called_recorded(full_disk_bin, tmp_path):
+    """--trace under `ulimit -f 64`: the workers' traces are not written, and with --trace the
+    runtime keeps no call tree, so their profiles are lost with them. plx info called those
+    profiles "recorded" and plx report printed a bare "(no profile)"; now info says "lost with
+    the trace" and report how many events went with it."""
+    out = tmp_path / "exp"
+    script = "ulimit -f 64; exec %s run -o %s --trace -- %s %d %d 0" % (
+        PLX, out, full_disk_bin, *FULL_ARGS["trace"])
+    cp = full_run(["bash", "-c", script], 0, "trace")
+    assert cp.returncode == 3, cp.stderr
+    rows = info_thread_lines(info(out).stdout)
+    lost = [r for r in rows if r["lost"] > 0 and r["trace_events"] == 0]
+    assert lost, rows
+    assert all(r["profile"] == "lost with the trace" for r in lost), rows
+    report = plx("report", out).stdout
+    for r in lost:
+        assert ("  (no profile: %d trace events lost, the profile with them; see plx info)"
+                % r["lost"]) in report, report
+    assert "recorded" not in {r["profile"] for r in lost}

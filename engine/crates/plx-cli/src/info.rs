@@ -166,6 +166,11 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
     )?;
     for t in &p.threads {
         let source = match t.source {
+            // with --trace the runtime keeps no call tree: the profile is the trace's, and a
+            // trace that could not be written leaves none
+            ProfileSource::Recorded if t.tree.is_empty() && t.lost_events > 0 => {
+                "lost with the trace"
+            }
             ProfileSource::Recorded => "recorded",
             ProfileSource::Rebuilt => "rebuilt from trace",
             ProfileSource::Recovered => "recovered from live file",

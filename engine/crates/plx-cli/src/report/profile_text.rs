@@ -23,6 +23,18 @@ enum Name {
     Path(u32),
 }
 
+/// The trace events lost of a thread's table (0 for the tables of a process or of all).
+fn lost_events(rep: &Report, t: &Table) -> u64 {
+    match (t.process, t.thread) {
+        (Some(p), Some(th)) => rep.model.processes[p]
+            .threads
+            .iter()
+            .find(|x| x.thread == th)
+            .map_or(0, |x| x.lost_events),
+        _ => 0,
+    }
+}
+
 fn rows(rep: &Report, t: &Table) -> Vec<Row> {
     if rep.args.callpath {
         callpath_rows(&t.tree)
@@ -61,7 +73,13 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     )?;
     let rows = rows(rep, t);
     if rows.is_empty() {
-        writeln!(out, "  (no profile)")?;
+        match lost_events(rep, t) {
+            0 => writeln!(out, "  (no profile)")?,
+            n => writeln!(
+                out,
+                "  (no profile: {n} trace events lost, the profile with them; see plx info)"
+            )?,
+        }
         writeln!(out)?;
         return Ok(());
     }
