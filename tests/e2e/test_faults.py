@@ -735,3 +735,25 @@ def test_a_profile_lost_with_its_trace_is_not_called_recorded(full_disk_bin, tmp
         assert ("  (no profile: %d trace events lost, the profile with them; see plx info)"
                 % r["lost"]) in report, report
     assert "recorded" not in {r["profile"] for r in lost}
+
+
+def test_disk_full_before_plx_run_still_runs_the_program(programs, tmp_path):
+    """A tmpfs with no room at all: plx run could not make the experiment directory and stopped
+    with exit status 2, so the program did not run. Now it runs unmeasured, with its own output,
+    and plx run says why and exits 3 (the program's own status when that is not 0)."""
+    prog = programs.get("threads.c", "-O0", "-pthread")
+    with small_tmpfs(tmp_path / "mnt", "64k") as mnt:
+        fd = os.open(mnt / "fill", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        plain = subprocess.run([str(prog)], capture_output=True, text=True)
+        cp = plx("run", "-o", mnt / "exp", "--", prog, check=False)
+        assert cp.returncode == 3, cp.stderr
+        assert cp.stdout == plain.stdout
+        assert cp.stderr == ("plx: %s: No space left on device (os error 28): the disk is full; "
+                             "the program runs unmeasured\n" % (mnt / "exp"))
+        assert not (mnt / "exp").exists()

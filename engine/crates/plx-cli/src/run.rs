@@ -1,6 +1,7 @@
 //! `plx run`: finds libplx.so, sets the PLX_* environment, runs the program and passes on its status.
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -197,14 +198,24 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             .map_or_else(|| default_dir(program), PathBuf::from),
     };
     let unstarted = crate::job::Unstarted::note(&dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())))?;
-    let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
+    let made = std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())));
     // a session directory is shared by design; an experiment directory only by one job
-    let claim = match args.session {
-        Some(_) => crate::job::Claim::First,
-        None => claim_dir(&dir, &args)?,
+    let claim = match (made, &args.session) {
+        (Ok(()), Some(_)) => Ok(crate::job::Claim::First),
+        (Ok(()), None) => claim_dir(&dir, &args),
+        (Err(e), _) => Err(e),
     };
+    let claim = match claim {
+        Ok(c) => c,
+        // a disk with no room left must not cost the user the program's run
+        Err(e) if disk_full(&dir) => {
+            unstarted.undo();
+            return run_unmeasured(&args, &e.message, xfsz);
+        }
+        Err(e) => return Err(e),
+    };
+    let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
 
     let mut preload = OsString::from(lib.as_os_str());
     // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
@@ -349,6 +360,50 @@ fn preflight(args: &RunArgs) -> Result<(), CliError> {
 
 /// Claims experiment directory `dir` for this job; with --force, first empties it of another
 /// job's run (under a lock held until the claim is made).
+/// Has the file system `dir` is (or would be) on no block or no inode left for its user?
+fn disk_full(dir: &Path) -> bool {
+    let Some(existing) = dir.ancestors().find(|a| a.exists()) else {
+        return false;
+    };
+    let Ok(path) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: statvfs writes a struct statvfs through the pointer, which has room for one.
+    if unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let st = unsafe { st.assume_init() };
+    st.f_bavail == 0 || (st.f_files > 0 && st.f_favail == 0)
+}
+
+/// The program run as it is, unmeasured, when the experiment could not even be begun (a full
+/// disk): its output and status are the user's; plx exits 3 where it would have exited 0.
+/// `xfsz`: the SIGXFSZ disposition plx was started with, the program's.
+fn run_unmeasured(args: &RunArgs, why: &str, xfsz: libc::sighandler_t) -> Result<i32, CliError> {
+    eprintln!("plx: {why}: the disk is full; the program runs unmeasured");
+    let program = &args.command[0];
+    let mut cmd = Command::new(program);
+    cmd.args(&args.command[1..]);
+    // SAFETY: the closure runs in the forked child before exec and only calls signal(2), which
+    // is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, xfsz);
+            Ok(())
+        });
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| CliError::new(127, format!("{}: {e}", program.to_string_lossy())))?;
+    let code = match status.signal() {
+        Some(sig) => 128 + sig,
+        None => status.code().unwrap_or(1),
+    };
+    Ok(if code == 0 { 3 } else { code })
+}
+
 fn claim_dir(dir: &Path, args: &RunArgs) -> Result<crate::job::Claim, CliError> {
     let key = crate::job::job_key();
     let _lock = match args.force {
