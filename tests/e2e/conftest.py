@@ -31,6 +31,11 @@ DOCS = ROOT / "docs"
 # Regions of the runtime's own work (kind "runtime"): plx_flush (region 0), plx_symbols (1).
 RUNTIME_REGIONS = {"plx_flush", "plx_symbols"}
 
+# Every export as a reading command with its arguments (OUT: the output path), for the tests
+# that run every reader of an experiment.
+EXPORTS = [("export", "--format", f, "-o", "OUT")
+           for f in ("chrome", "otf2", "tau", "sddf", "parquet", "text")]
+
 # Time values are printed with 9 decimals in CSV: allow the rounding of a few dozen of them.
 EPS = 1e-6
 

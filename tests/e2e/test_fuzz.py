@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from conftest import PLX, clean_env, process_dirs, run
+from conftest import EXPORTS, PLX, clean_env, process_dirs, run
 
 CASES = int(os.environ.get("PLX_FUZZ_CASES", "240"))
 SEED = int(os.environ.get("PLX_FUZZ_SEED", "1"))
@@ -38,12 +38,7 @@ READERS = [
     ("query", "--metric", "calls:work"),
     ("histogram", "--metric", "cpu"),
     ("display", "utilization"),
-    ("export", "--format", "chrome", "-o", "OUT"),
-    ("export", "--format", "otf2", "-o", "OUT"),
-    ("export", "--format", "tau", "-o", "OUT"),
-    ("export", "--format", "sddf", "-o", "OUT"),
-    ("export", "--format", "parquet", "-o", "OUT"),
-    ("export", "--format", "text", "-o", "OUT"),
+    *EXPORTS,
 ]
 
 

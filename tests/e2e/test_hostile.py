@@ -16,7 +16,7 @@ import threading
 import pytest
 from components import require_module, require_tools
 
-from conftest import PLX, ROOT, calls, clean_env, plx, process_dirs, report_csv, run
+from conftest import EXPORTS, PLX, ROOT, calls, clean_env, plx, process_dirs, report_csv, run
 
 sys.path.insert(0, str(ROOT / "python"))
 
@@ -33,12 +33,7 @@ READERS = [
     ("hierarchy",),
     ("query", "--metric", "calls"),
     ("histogram", "--metric", "cpu"),
-    ("export", "--format", "chrome", "-o", "OUT"),
-    ("export", "--format", "otf2", "-o", "OUT"),
-    ("export", "--format", "tau", "-o", "OUT"),
-    ("export", "--format", "sddf", "-o", "OUT"),
-    ("export", "--format", "parquet", "-o", "OUT"),
-    ("export", "--format", "text", "-o", "OUT"),
+    *EXPORTS,
     ("view", "--port", "0"),
     ("import", "--csv", "CSV", "--time-column", "t"),
     ("compare", "SELF"),
