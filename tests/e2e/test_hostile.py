@@ -7,6 +7,7 @@ import os
 import re
 import queue
 import shutil
+import socket
 import struct
 import signal
 import subprocess
@@ -244,8 +245,10 @@ def peak_rss_kib(args, tmp_path):
 
 @pytest.mark.parametrize("args", [("report", "--callpath"),
                                   ("report", "--callpath", "--format", "csv"),
+                                  ("report", "--callpath", "--format", "json"),
                                   ("export", "--format", "tau", "-o", "OUT")],
-                         ids=["report-callpath", "report-callpath-csv", "export-tau"])
+                         ids=["report-callpath", "report-callpath-csv", "report-callpath-json",
+                              "export-tau"])
 def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
     rows = report_csv(deep_chain)
     # the whole chain was measured: one callpath node per call
@@ -254,7 +257,8 @@ def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
     status, rss = peak_rss_kib([args[0], deep_chain, *args[1:]], tmp_path)
     assert status == 0
-    # a path held per node was quadratic: 474, 297 and 1,064 MB here; now ~13 MB
+    # a path held per node was quadratic: 474, 297, 12,260 and 1,064 MB here; now ~13 MB (the
+    # JSON names every path whole, 2.1 GB for this chain: written as it is made)
     bound = 32 * 1024 + 64 * size // 1024
     assert rss < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (rss, size,
                                                                                   bound)
@@ -297,3 +301,57 @@ def test_forged_calibration_is_warned(fib_bin, tmp_path):
     assert float(m.group(1)) >= (t1 - t0) * 0.2 and float(m.group(2)) < 60
     text = plx("info", out).stdout
     assert rate_line[len("plx: warning: "):] in text
+
+
+@pytest.fixture(scope="module")
+def deep_chain_trace(programs, exp_root):
+    out = exp_root / "hostile-deep-trace"
+    run(out, programs.get("deep_chain.c", "-O0"), str(CHAIN), opts=("--trace",),
+        env={"PLX_MAX_DEPTH": "1048576"})
+    return out
+
+
+def test_memory_linear_in_call_depth_viewer_callpaths(deep_chain_trace):
+    """plx view's /api/profile names every callpath of the chain whole (350 MB): it is written
+    to the connection as it is made, never held."""
+    size = sum(f.stat().st_size for f in deep_chain_trace.rglob("*") if f.is_file())
+    proc = subprocess.Popen([str(PLX), "view", str(deep_chain_trace)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=clean_env())
+    timer = threading.Timer(600, proc.kill)  # a hang fails, never blocks the suite
+    timer.start()
+    try:
+        url = proc.stdout.readline().strip()
+        m = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})", url)
+        assert m, url
+        port, token = int(m.group(1)), m.group(2)
+        with socket.create_connection(("127.0.0.1", port), timeout=600) as s:
+            s.sendall(f"GET /api/profile?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            head, body, got, last = None, b"", 0, b""
+            while chunk := s.recv(1 << 20):
+                if head is None:
+                    body += chunk
+                    if b"\r\n\r\n" in body:
+                        head, _, body = body.partition(b"\r\n\r\n")
+                        got = len(body)
+                else:
+                    got += len(chunk)
+                    body = body if len(body) >= 64 else body + chunk[:64]
+                last = (last + chunk)[-64:]
+        lines = head.decode().split("\r\n")
+        assert lines[0] == "HTTP/1.1 200 OK"
+        length = int(dict(x.split(": ", 1) for x in lines[1:])["Content-Length"])
+        # the whole answer came, as long as it said: every path of the chain, named whole
+        assert got == length and length > CHAIN * CHAIN // 2 * len('"down",')
+        assert body.startswith(b'{"callpaths":[[["') and last.endswith(b"]}")
+        with open(f"/proc/{proc.pid}/status") as f:
+            peak = int(next(x for x in f if x.startswith("VmHWM:")).split()[1])
+        # the answer built whole was quadratic: 6.6 GB here; now ~19 MB
+        bound = 32 * 1024 + 64 * size // 1024
+        assert peak < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (
+            peak, size, bound)
+        assert proc.poll() is None
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait(timeout=10)

@@ -15,10 +15,11 @@ use plx_analysis::timeline::{
     TimelineOptions,
 };
 use plx_analysis::{
-    call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions,
+    call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, CallTree,
     FitAccumulator, GroupBy, Model, Window,
 };
 use plx_format::{Direction, Experiment};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
 
 use crate::index::TraceIndex;
@@ -504,8 +505,10 @@ impl Viewer {
     }
 
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
-    /// them, the total's call paths (for the flame graph) and its call graph (gprof's).
-    pub fn profile(&self) -> Value {
+    /// them, the total's call paths (for the flame graph) and its call graph (gprof's). The
+    /// call paths name each path whole (N²/2 names for a chain N deep): they are serialized
+    /// from the tree as the answer is written, never built.
+    pub fn profile(&self) -> Profile<'_> {
         let (tables, total) = self.model().tables(GroupBy::Thread);
         let name = |r: u32| self.model().regions.name(r).to_string();
         let counters = self.counter_names();
@@ -549,13 +552,6 @@ impl Viewer {
         };
         let mut out: Vec<Value> = vec![table("total".to_string(), &total)];
         out.extend(tables.iter().map(|t| table(label(t), t)));
-        let paths: Vec<Value> = callpath_rows(&total.tree)
-            .iter()
-            .map(|r| {
-                let p: Vec<String> = total.tree.path(r.node).iter().map(|&x| name(x)).collect();
-                json!([p, r.calls, r.exclusive, r.inclusive])
-            })
-            .collect();
         let arcs = |v: &[plx_analysis::gprof::Arc]| -> Vec<String> {
             v.iter()
                 .map(|a| a.region.map_or("<spontaneous>".to_string(), name))
@@ -576,7 +572,11 @@ impl Viewer {
                 ])
             })
             .collect();
-        json!({"tables": out, "callpaths": paths, "gprof": gprof, "counters": counters})
+        Profile {
+            viewer: self,
+            rest: json!({"tables": out, "gprof": gprof, "counters": counters}),
+            tree: total.tree,
+        }
     }
 
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
@@ -828,4 +828,73 @@ fn tuple(out: &mut String, values: &[i64]) {
         out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
     }
     out.push(']');
+}
+
+/// `GET /api/profile`'s answer (see [`Viewer::profile`]): `rest`, an object, with `callpaths`
+/// written from `tree` among its keys (in serde_json's sorted order).
+pub struct Profile<'a> {
+    viewer: &'a Viewer,
+    rest: Value,
+    tree: CallTree,
+}
+
+/// One callpath's region names from the root, written from the tree.
+struct PathNames<'a> {
+    viewer: &'a Viewer,
+    tree: &'a CallTree,
+    node: u32,
+}
+
+impl Serialize for PathNames<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let mut result = Ok(());
+        self.tree.for_each_in_path(self.node, |r| {
+            if result.is_ok() {
+                result = seq.serialize_element(self.viewer.model().regions.name(r));
+            }
+        });
+        result?;
+        seq.end()
+    }
+}
+
+/// The tree's callpaths, `[[path names], calls, exclusive_s, inclusive_s]` each.
+struct Callpaths<'a>(&'a Profile<'a>);
+
+impl Serialize for Callpaths<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let tree = &self.0.tree;
+        let rows = callpath_rows(tree);
+        let mut seq = s.serialize_seq(Some(rows.len()))?;
+        for r in &rows {
+            let path = PathNames {
+                viewer: self.0.viewer,
+                tree,
+                node: r.node,
+            };
+            seq.serialize_element(&(path, r.calls, r.exclusive, r.inclusive))?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Profile<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rest = self.rest.as_object().expect("the profile is an object");
+        let mut map = s.serialize_map(Some(rest.len() + 1))?;
+        let mut paths = Some(Callpaths(self));
+        for (k, v) in rest {
+            if k.as_str() > "callpaths" {
+                if let Some(p) = paths.take() {
+                    map.serialize_entry("callpaths", &p)?;
+                }
+            }
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(p) = paths {
+            map.serialize_entry("callpaths", &p)?;
+        }
+        map.end()
+    }
 }

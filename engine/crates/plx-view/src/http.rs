@@ -8,11 +8,14 @@
 //! to the caller's thread through a channel and writes the answer back. So the threads are at
 //! most `connections + 2`, the memory held for requests at most `connections × head` bytes,
 //! the descriptors two per connection (its stream, and the acceptor's handle to close it).
+//! A [`Body::Written`] answer is counted, then written by the caller's thread in pieces of
+//! [`PIECE`] bytes that its connection sends as they come (at most two pieces held), so an
+//! answer larger than memory is never held whole.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -63,14 +66,98 @@ impl Request {
 }
 
 /// An answer: status, content type, extra headers, body.
-#[derive(Debug, Clone)]
-pub struct Reply {
+pub struct Reply<'a> {
     /// HTTP status.
     pub status: u16,
     /// Headers beyond `Content-Length` and `Connection`.
     pub headers: Vec<(String, String)>,
     /// Body.
-    pub body: Vec<u8>,
+    pub body: Body<'a>,
+}
+
+/// A body to send.
+pub enum Body<'a> {
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// The bytes this writes, called twice: once to count them (`Content-Length`), once to send
+    /// them in pieces as they are made. It must write the same bytes both times.
+    Written(Writer<'a>),
+}
+
+/// What writes a [`Body::Written`].
+pub type Writer<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
+impl Body<'_> {
+    /// The whole body (a [`Body::Written`] one written into memory).
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Body::Bytes(b) => b.clone(),
+            Body::Written(write) => {
+                let mut b = Vec::new();
+                // writing into a Vec fails only where `write` itself fails
+                let _ = write(&mut b);
+                b
+            }
+        }
+    }
+}
+
+/// The bytes of a piece of a [`Body::Written`] answer.
+pub const PIECE: usize = 64 * 1024;
+
+/// A reply as its connection gets it: the head, and the body whole or in pieces.
+struct Sent {
+    status: u16,
+    headers: Vec<(String, String)>,
+    len: u64,
+    body: SentBody,
+}
+
+enum SentBody {
+    Whole(Vec<u8>),
+    /// The pieces, until the sender is gone.
+    Pieces(Receiver<Vec<u8>>),
+}
+
+impl Sent {
+    fn whole(r: &Reply) -> Sent {
+        let b = r.body.bytes();
+        Sent {
+            status: r.status,
+            headers: r.headers.clone(),
+            len: b.len() as u64,
+            body: SentBody::Whole(b),
+        }
+    }
+}
+
+/// Counts the bytes written to it.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sends what is written to it to a connection, a write at a time (put a `BufWriter` of
+/// [`PIECE`] bytes before it); fails once the connection is gone.
+struct ToConnection(SyncSender<Vec<u8>>);
+
+impl Write for ToConnection {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .send(b.to_vec())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn reason(status: u16) -> &'static str {
@@ -104,11 +191,15 @@ struct Slots {
     next: u64,
 }
 
-type Job = (Request, Sender<Reply>);
+type Job = (Request, Sender<Sent>);
 
 /// Serves `listener` until the process ends, `answer` computing each request's reply on this
 /// thread.
-pub fn serve(listener: TcpListener, limits: Limits, mut answer: impl FnMut(&Request) -> Reply) {
+pub fn serve<'a>(
+    listener: TcpListener,
+    limits: Limits,
+    mut answer: impl FnMut(&Request) -> Reply<'a>,
+) {
     let (jobs, incoming) = channel::<Job>();
     let slots = Arc::new(Mutex::new(Slots::default()));
     let threads = Arc::new(AtomicUsize::new(0));
@@ -121,10 +212,29 @@ pub fn serve(listener: TcpListener, limits: Limits, mut answer: impl FnMut(&Requ
     answer_loop(incoming, &mut answer);
 }
 
-fn answer_loop(incoming: Receiver<Job>, answer: &mut impl FnMut(&Request) -> Reply) {
+fn answer_loop<'a>(incoming: Receiver<Job>, answer: &mut impl FnMut(&Request) -> Reply<'a>) {
     for (req, back) in incoming {
+        let r = answer(&req);
         // a connection that went away is no error of the server's
-        let _ = back.send(answer(&req));
+        let Body::Written(write) = r.body else {
+            let _ = back.send(Sent::whole(&r));
+            continue;
+        };
+        let mut count = Count(0);
+        let counted = write(&mut count);
+        let (pieces, body) = sync_channel(1);
+        let sent = Sent {
+            status: r.status,
+            headers: r.headers,
+            len: count.0,
+            body: SentBody::Pieces(body),
+        };
+        if counted.is_err() || back.send(sent).is_err() {
+            continue;
+        }
+        let mut out = std::io::BufWriter::with_capacity(PIECE, ToConnection(pieces));
+        // fails where the connection went away: it stops reading, and so this writing
+        let _ = write(&mut out).and_then(|_| out.flush());
     }
 }
 
@@ -232,15 +342,19 @@ fn set_waiting(slots: &Mutex<Slots>, id: u64, waiting: Option<Instant>) {
 
 fn refuse(mut stream: TcpStream, limits: Limits) {
     let _ = stream.set_write_timeout(Some(limits.time));
-    let _ = write_reply(&mut stream, &plain(503, "too many connections\n"), true);
+    let _ = write_reply(
+        &mut stream,
+        Sent::whole(&plain(503, "too many connections\n")),
+        true,
+    );
 }
 
 /// A plain-text reply.
-pub fn plain(status: u16, msg: &str) -> Reply {
+pub fn plain(status: u16, msg: &str) -> Reply<'static> {
     Reply {
         status,
         headers: vec![("Content-Type".into(), "text/plain; charset=utf-8".into())],
-        body: msg.as_bytes().to_vec(),
+        body: Body::Bytes(msg.as_bytes().to_vec()),
     }
 }
 
@@ -302,7 +416,7 @@ fn connection(
             return;
         }
         let Ok(r) = reply.recv() else { return };
-        if write_reply(&mut stream, &r, close).is_err() || close {
+        if write_reply(&mut stream, r, close).is_err() || close {
             return;
         }
         set_waiting(slots, id, Some(Instant::now()));
@@ -313,7 +427,9 @@ fn connection(
 /// still sends is read and dropped, at most [`LINGER_BYTES`] for at most [`LINGER`], so that
 /// closing with unread bytes does not reset the connection before the client has read `r`.
 fn refuse_and_close(mut stream: TcpStream, r: &Reply) {
-    if write_reply(&mut stream, r, true).is_err() || stream.shutdown(Shutdown::Write).is_err() {
+    if write_reply(&mut stream, Sent::whole(r), true).is_err()
+        || stream.shutdown(Shutdown::Write).is_err()
+    {
         return;
     }
     let deadline = Instant::now() + LINGER;
@@ -444,18 +560,34 @@ fn parse(head: &[u8]) -> Result<Request, HeadError> {
     })
 }
 
-fn write_reply(stream: &mut TcpStream, r: &Reply, close: bool) -> std::io::Result<()> {
+fn write_reply(stream: &mut TcpStream, r: Sent, close: bool) -> std::io::Result<()> {
     let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
     for (k, v) in &r.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str(&format!(
         "Content-Length: {}\r\nConnection: {}\r\n\r\n",
-        r.body.len(),
+        r.len,
         if close { "close" } else { "keep-alive" }
     ));
     stream.write_all(head.as_bytes())?;
-    stream.write_all(&r.body)?;
+    match r.body {
+        SentBody::Whole(b) => stream.write_all(&b)?,
+        SentBody::Pieces(pieces) => {
+            let mut sent = 0u64;
+            for piece in pieces {
+                sent += piece.len() as u64;
+                if sent > r.len {
+                    break;
+                }
+                stream.write_all(&piece)?;
+            }
+            if sent != r.len {
+                // the body was not what was counted: the client must not wait for the rest
+                return Err(std::io::Error::other("answer not the length announced"));
+            }
+        }
+    }
     stream.flush()
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::api::Viewer;
-use crate::http::{self, Limits, Reply, Request};
+use crate::http::{self, Body, Limits, Reply, Request};
 use crate::ViewError;
 
 mod bundle {
@@ -71,32 +71,32 @@ pub fn random_token() -> Result<String, ViewError> {
 }
 
 /// An answer: status, content type, body.
-pub struct Answer {
+pub struct Answer<'a> {
     /// HTTP status.
     pub status: u16,
     /// Content type.
     pub content_type: &'static str,
     /// Body.
-    pub body: Vec<u8>,
+    pub body: Body<'a>,
     /// Headers beyond the usual ones (`Set-Cookie`, `Location`).
     pub extra: Vec<(String, String)>,
 }
 
-impl Answer {
-    fn json(v: Value) -> Answer {
+impl Answer<'_> {
+    fn json(v: Value) -> Answer<'static> {
         Answer {
             status: 200,
             content_type: "application/json",
-            body: v.to_string().into_bytes(),
+            body: Body::Bytes(v.to_string().into_bytes()),
             extra: Vec::new(),
         }
     }
 
-    fn error(status: u16, msg: &str) -> Answer {
+    fn error(status: u16, msg: &str) -> Answer<'static> {
         Answer {
             status,
             content_type: "text/plain; charset=utf-8",
-            body: msg.as_bytes().to_vec(),
+            body: Body::Bytes(msg.as_bytes().to_vec()),
             extra: Vec::new(),
         }
     }
@@ -118,7 +118,7 @@ fn query(s: &str) -> HashMap<&str, &str> {
         .collect()
 }
 
-fn forbidden() -> Answer {
+fn forbidden() -> Answer<'static> {
     Answer::error(
         403,
         "forbidden: this address needs the token plx view printed\n",
@@ -126,7 +126,7 @@ fn forbidden() -> Answer {
 }
 
 /// Answers `GET url` for `viewer` with `token` required in the query.
-pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
+pub fn handle<'v>(viewer: &'v Viewer, token: &str, method: &str, url: &str) -> Answer<'v> {
     let (_, qs) = url.split_once('?').unwrap_or((url, ""));
     if !query(qs).get("token").is_some_and(|t| same(t, token)) {
         return forbidden();
@@ -139,7 +139,7 @@ pub fn handle(viewer: &Viewer, token: &str, method: &str, url: &str) -> Answer {
 
 /// Answers `url` of a client already let in; `page_token` is written into the page (empty when
 /// the client came with the cookie: the page then sends none).
-fn route(viewer: &Viewer, page_token: &str, url: &str) -> Answer {
+fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
     let (path, qs) = url.split_once('?').unwrap_or((url, ""));
     let q = query(qs);
     let num = |k: &str, d: i64| -> i64 { q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d) };
@@ -147,14 +147,14 @@ fn route(viewer: &Viewer, page_token: &str, url: &str) -> Answer {
         "/" | "/index.html" => Answer {
             status: 200,
             content_type: "text/html; charset=utf-8",
-            body: PAGE.replace("__TOKEN__", page_token).into_bytes(),
+            body: Body::Bytes(PAGE.replace("__TOKEN__", page_token).into_bytes()),
             extra: Vec::new(),
         },
         "/viewer.js" => match bundle() {
             Some(b) => Answer {
                 status: 200,
                 content_type: "text/javascript; charset=utf-8",
-                body: b.to_vec(),
+                body: Body::Bytes(b.to_vec()),
                 extra: Vec::new(),
             },
             None => Answer::error(404, "this plx was built without the viewer's bundle\n"),
@@ -165,14 +165,16 @@ fn route(viewer: &Viewer, page_token: &str, url: &str) -> Answer {
             Answer {
                 status: 200,
                 content_type: "application/json",
-                body: viewer
-                    .window(
-                        num("t0", 0),
-                        num("t1", span.max(1)),
-                        num("width", 1000).clamp(1, 20_000) as u32,
-                        num("max", 5000).clamp(0, 1_000_000) as usize,
-                    )
-                    .into_bytes(),
+                body: Body::Bytes(
+                    viewer
+                        .window(
+                            num("t0", 0),
+                            num("t1", span.max(1)),
+                            num("width", 1000).clamp(1, 20_000) as u32,
+                            num("max", 5000).clamp(0, 1_000_000) as usize,
+                        )
+                        .into_bytes(),
+                ),
                 extra: Vec::new(),
             }
         }
@@ -188,7 +190,17 @@ fn route(viewer: &Viewer, page_token: &str, url: &str) -> Answer {
             let span = viewer.index.end - viewer.index.origin;
             Answer::json(viewer.stats(num("t0", 0), num("t1", span.max(1))))
         }
-        "/api/profile" => Answer::json(viewer.profile()),
+        "/api/profile" => {
+            let profile = viewer.profile();
+            Answer {
+                status: 200,
+                content_type: "application/json",
+                body: Body::Written(Box::new(move |out| {
+                    serde_json::to_writer(out, &profile).map_err(std::io::Error::other)
+                })),
+                extra: Vec::new(),
+            }
+        }
         "/api/comm" => Answer::json(viewer.comm()),
         "/api/critpath" => Answer::json(viewer.critpath()),
         "/api/compare" => Answer::json(viewer.compare()),
@@ -263,7 +275,7 @@ impl Gate {
 
     /// 403 unless the request's `Host` names this server and its `Origin`, if any, is this
     /// server's own.
-    fn place(&self, req: &Request) -> Result<(), Answer> {
+    fn place(&self, req: &Request) -> Result<(), Answer<'static>> {
         let hosts: Vec<&str> = req.all("host").collect();
         let host = match hosts[..] {
             [h] if self.host_ok(h) => h,
@@ -317,7 +329,7 @@ impl Gate {
     /// `/open?once=NONCE`: the cookie and a redirection to the page the first time within
     /// [`ONE_TIME`], else 403 (and a warning when it was used already: someone else may have
     /// read it first).
-    fn redeem(&mut self, target: &str) -> Answer {
+    fn redeem(&mut self, target: &str) -> Answer<'static> {
         let (_, qs) = target.split_once('?').unwrap_or((target, ""));
         let given = query(qs).get("once").copied().unwrap_or("");
         match &self.once {
@@ -354,7 +366,7 @@ impl Gate {
     }
 
     /// The answer to `req` from `viewer`.
-    pub fn answer(&mut self, viewer: &Viewer, req: &Request) -> Answer {
+    pub fn answer<'v>(&mut self, viewer: &'v Viewer, req: &Request) -> Answer<'v> {
         if let Err(a) = self.place(req) {
             return a;
         }

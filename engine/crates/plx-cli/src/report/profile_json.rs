@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use plx_analysis::{call_graph, callpath_rows, flat_profile, CallTree, Table, UserStat};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
 
 use super::Report;
@@ -27,20 +28,114 @@ fn functions(rep: &Report, tree: &CallTree) -> Value {
         .collect()
 }
 
-fn callpaths(rep: &Report, tree: &CallTree) -> Value {
-    callpath_rows(tree)
-        .iter()
-        .map(|r| {
-            json!({
-                "callpath": tree.path(r.node).iter().map(|x| rep.name(*x)).collect::<Vec<_>>(),
-                "calls": r.calls,
-                "child_calls": r.child_calls,
-                "exclusive_s": r.exclusive,
-                "inclusive_s": r.inclusive,
-                "cpu_s": r.cpu,
-            })
-        })
-        .collect()
+/// A tree's callpath rows, serialized as they are walked: each row names its whole path (a
+/// chain N deep names N²/2 regions), so the rows are never built as values, only written.
+struct Callpaths<'a> {
+    rep: &'a Report<'a>,
+    tree: &'a CallTree,
+}
+
+/// The region names of one node's callpath, from the root, written from the tree.
+struct PathNames<'a> {
+    rep: &'a Report<'a>,
+    tree: &'a CallTree,
+    node: u32,
+}
+
+impl Serialize for PathNames<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let mut result = Ok(());
+        self.tree.for_each_in_path(self.node, |r| {
+            if result.is_ok() {
+                result = seq.serialize_element(self.rep.name(r));
+            }
+        });
+        result?;
+        seq.end()
+    }
+}
+
+impl Serialize for Callpaths<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rows = callpath_rows(self.tree);
+        let mut seq = s.serialize_seq(Some(rows.len()))?;
+        for r in &rows {
+            let path = PathNames {
+                rep: self.rep,
+                tree: self.tree,
+                node: r.node,
+            };
+            seq.serialize_element(&Row { path, r })?;
+        }
+        seq.end()
+    }
+}
+
+/// One callpath row; its keys in the order of a JSON object's (sorted, as serde_json's map).
+struct Row<'a> {
+    path: PathNames<'a>,
+    r: &'a plx_analysis::CallpathRow,
+}
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(6))?;
+        map.serialize_entry("callpath", &self.path)?;
+        map.serialize_entry("calls", &self.r.calls)?;
+        map.serialize_entry("child_calls", &self.r.child_calls)?;
+        map.serialize_entry("cpu_s", &self.r.cpu)?;
+        map.serialize_entry("exclusive_s", &self.r.exclusive)?;
+        map.serialize_entry("inclusive_s", &self.r.inclusive)?;
+        map.end()
+    }
+}
+
+/// The report document: a JSON value whose `"callpaths"` entries hold the index of a tree in
+/// `trees`, written as that tree's [`Callpaths`] when the document is serialized.
+struct Doc<'a> {
+    rep: &'a Report<'a>,
+    value: &'a Value,
+    trees: &'a [&'a CallTree],
+}
+
+impl Serialize for Doc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let inner = |value| Doc {
+            rep: self.rep,
+            value,
+            trees: self.trees,
+        };
+        match self.value {
+            Value::Object(obj) => {
+                let mut map = s.serialize_map(Some(obj.len()))?;
+                for (k, v) in obj {
+                    match (k.as_str(), v.as_u64()) {
+                        ("callpaths", Some(i)) => {
+                            let tree = self.trees[i as usize];
+                            map.serialize_entry(
+                                k,
+                                &Callpaths {
+                                    rep: self.rep,
+                                    tree,
+                                },
+                            )?
+                        }
+                        _ => map.serialize_entry(k, &inner(v))?,
+                    }
+                }
+                map.end()
+            }
+            Value::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    seq.serialize_element(&inner(v))?;
+                }
+                seq.end()
+            }
+            other => other.serialize(s),
+        }
+    }
 }
 
 fn gprof(rep: &Report, tree: &CallTree) -> Value {
@@ -83,9 +178,17 @@ fn user_events(stats: &[UserStat]) -> Value {
         .collect()
 }
 
-fn profile(rep: &Report, t: &Table, obj: &mut serde_json::Map<String, Value>) {
+/// Adds table `t`'s profile to `obj`; its callpaths as the index of its tree in `trees` (see
+/// [`Doc`]).
+fn profile<'a>(
+    rep: &Report,
+    t: &'a Table,
+    obj: &mut serde_json::Map<String, Value>,
+    trees: &mut Vec<&'a CallTree>,
+) {
     obj.insert("functions".into(), functions(rep, &t.tree));
-    obj.insert("callpaths".into(), callpaths(rep, &t.tree));
+    obj.insert("callpaths".into(), json!(trees.len()));
+    trees.push(&t.tree);
     if rep.args.gprof {
         obj.insert("call_graph".into(), gprof(rep, &t.tree));
     }
@@ -95,6 +198,7 @@ fn profile(rep: &Report, t: &Table, obj: &mut serde_json::Map<String, Value>) {
 /// Writes the whole report as one JSON object.
 pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut processes = Vec::new();
+    let mut trees = Vec::new();
     for (pi, p) in rep.model.processes.iter().enumerate() {
         if !p.measured {
             continue;
@@ -120,7 +224,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                 "profile_source".into(),
                 json!(tm.map(|x| format!("{:?}", x.source).to_lowercase())),
             );
-            profile(rep, t, &mut obj);
+            profile(rep, t, &mut obj, &mut trees);
             if let Some(m) = tm.and_then(|x| super::mpi::thread_json(rep, x, ti)) {
                 obj.insert("mpi".into(), m);
             }
@@ -142,7 +246,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         if let Some((_, t)) = process_table {
             obj.insert("cpu_s".into(), json!(t.cpu_s));
             obj.insert("wall_s".into(), json!(t.wall_s));
-            profile(rep, t, &mut obj);
+            profile(rep, t, &mut obj, &mut trees);
         }
         if let Some(m) = super::mpi::process_json(rep, p, process_table.map(|(i, _)| i)) {
             obj.insert("mpi".into(), m);
@@ -158,7 +262,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     let mut total = serde_json::Map::new();
     total.insert("cpu_s".into(), json!(rep.total.cpu_s));
-    profile(rep, &rep.total, &mut total);
+    profile(rep, &rep.total, &mut total, &mut trees);
     let warnings: Vec<Value> = rep
         .model
         .report_warnings()
@@ -191,6 +295,11 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     if let Some(m) = super::mpi::total_json(rep) {
         doc["mpi"] = m;
     }
+    let doc = Doc {
+        rep,
+        value: &doc,
+        trees: &trees,
+    };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
