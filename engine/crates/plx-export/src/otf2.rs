@@ -536,6 +536,10 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     let mut n = 0u64;
     // a matched receive's sender: its location's world rank
     let sender_rank: Vec<Option<u32>> = merge.locations().iter().map(|l| l.rank).collect();
+    // each location's last event, ns: where the regions still open after it are left
+    let mut own_last = vec![None::<i64>; nloc];
+    let locations = merge.locations().to_vec();
+    let model = merge.model();
 
     // writing runs beside the merge (on its own thread with more than one engine thread)
     let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
@@ -544,6 +548,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         let li = e.location as usize;
         let w = writers[li];
         let t = e.time_ns.max(0) as u64;
+        own_last[li] = Some(e.time_ns);
         // SAFETY (every call below): `w` is an open event writer of this archive.
         let (code, records) = unsafe {
             match e.kind {
@@ -772,6 +777,21 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
             n += 1;
             first.get_or_insert(e.time_ns);
             last = e.time_ns;
+        }
+    }
+    // regions still open are left at their location's last event, or, in a killed process,
+    // at the process's latest event (cut there)
+    let killed = plx_analysis::merge::killed_ends(model, &locations, &own_last);
+    for li in 0..nloc {
+        let Some(own) = own_last[li] else { continue };
+        let t = killed[li].map_or(own, |k| k.max(own));
+        for r in stacks.close_all(li as u32) {
+            // SAFETY: the location's writer is open.
+            let code = unsafe { OTF2_EvtWriter_Leave(writers[li], null, t.max(0) as u64, r) };
+            archive.check(code, "writing an event")?;
+            counts[li] += 1;
+            n += 1;
+            last = last.max(t);
         }
     }
     Ok(())

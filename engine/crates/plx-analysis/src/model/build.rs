@@ -508,12 +508,10 @@ pub(super) fn rebuild_threads(
     // A process that did not finish writing (killed): calls still open end at the latest time
     // known for the process, not at their own thread's last event (a thread blocked until the
     // kill would show 0 s), and are said to be cut there.
-    let killed_at = img
-        .process
-        .end
-        .is_none()
-        .then(|| builders.values().map(|b| b.last_ticks).max())
-        .flatten();
+    let killed_at = crate::rebuild::killed_end(
+        img.process.end.is_some(),
+        builders.values().map(|b| b.last_ticks),
+    );
     for (th, mut b) in builders {
         if let Some(end) = killed_at.filter(|_| b.open_calls() > 0) {
             b.last_ticks = b.last_ticks.max(end);
