@@ -118,7 +118,9 @@ def test_chrome_export_of_a_killed_process_ends_open_calls_at_its_last_event(kil
     latest event, >= 55 ms after the wait began, their ends marked {"truncated": true}; every
     other slice end carries no such mark."""
     path = tmp_path / "killed.json"
-    plx("export", killed, "--format", "chrome", "-o", path)
+    cp = plx("export", killed, "--format", "chrome", "-o", path)
+    assert ("thread 1: 3 calls still open when the process was killed, closed at its last "
+            "event (truncated)") in cp.stderr, cp.stderr
     events = json.loads(path.read_text())["traceEvents"]
     slices = [e for e in events if e.get("ph") in ("B", "E") and e["name"] in
               WAITER + ("main", "finish", "marker")]
@@ -139,7 +141,9 @@ def test_otf2_export_of_a_killed_process_leaves_open_calls_at_its_last_event(kil
     main's two) are left at the process's latest time, >= 55 ms after the wait's enter."""
     otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
     out = tmp_path / "otf2"
-    plx("export", killed, "--format", "otf2", "-o", out)
+    cp = plx("export", killed, "--format", "otf2", "-o", out)
+    assert ("thread 1: 3 calls still open when the process was killed, closed at its last "
+            "event (truncated)") in cp.stderr, cp.stderr
     enters, leaves, times = {}, {}, []
     with otf2.reader.open(str(out / "traces.otf2")) as tr:
         per_s = tr.definitions.clock_properties.timer_resolution
@@ -157,6 +161,24 @@ def test_otf2_export_of_a_killed_process_leaves_open_calls_at_its_last_event(kil
         assert leaves[name] == [latest], (name, leaves[name], latest)
     for name in WAITER:
         assert (leaves[name][0] - enters[name][0]) / per_s >= 0.055, (name, enters, leaves)
+
+
+def test_text_export_of_a_killed_process_says_where_open_calls_end(killed, tmp_path):
+    """The text export lists each thread's calls still open and where the other exports end
+    them: the process's latest event, the last line's time."""
+    path = tmp_path / "killed.txt"
+    cp = plx("export", killed, "--format", "text", "-o", path)
+    assert ("thread 1: 3 calls still open when the process was killed, closed at its last "
+            "event (truncated)") in cp.stderr, cp.stderr
+    lines = path.read_text().splitlines()
+    latest = max(int(line.split()[0]) for line in lines if not line.startswith("#"))
+    cut = [line.split(": ", 1)[1] for line in lines if "calls still open" in line]
+    assert cut == [
+        f"2 calls still open (finish < main), ended at {latest}, the process's latest event: "
+        "it was killed (truncated)",
+        f"3 calls still open (wait_inner < wait_outer < waiter), ended at {latest}, the "
+        "process's latest event: it was killed (truncated)",
+    ], lines
 
 
 def test_plx_view_of_a_killed_process_ends_open_calls_at_its_last_event(killed, tmp_path):

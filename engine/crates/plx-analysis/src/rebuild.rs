@@ -422,6 +422,20 @@ pub fn killed_end<T: Ord>(finished: bool, lasts: impl IntoIterator<Item = T>) ->
     }
 }
 
+/// What every reader says of the `calls` calls of `thread` that [`killed_end`] closed at the
+/// latest event of its killed process (`path`: the file the warning is about).
+pub fn killed_warning(path: &std::path::Path, thread: u32, calls: usize) -> plx_format::Warning {
+    plx_format::Warning::file(
+        path,
+        plx_format::WarningKind::OpenAtEnd {
+            calls: calls as u64,
+        },
+        format!(
+            "thread {thread}: {calls} calls still open when the process was killed, closed at its last event (truncated)"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

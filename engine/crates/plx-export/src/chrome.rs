@@ -433,6 +433,7 @@ impl<'a> Writer<'a> {
             .map(|l| json_str(&l.label()))
             .collect();
         let locations = merge.locations().to_vec();
+        let mut cut_warnings = Vec::new();
         let comm_names: Vec<String> = model.comms.all().iter().map(|c| c.describe()).collect();
         let comm_name = |c: Option<u32>| -> String {
             c.and_then(|c| comm_names.get(c as usize).cloned())
@@ -592,7 +593,16 @@ impl<'a> Writer<'a> {
             let Some(own) = last[li as usize] else { continue };
             let cut = killed[li as usize];
             let t = cut.map_or(own, |k| k.max(own));
-            for r in measure.close_all(li).into_iter().chain(stacks.close_all(li)) {
+            let open: Vec<u32> = measure.close_all(li).into_iter().chain(stacks.close_all(li)).collect();
+            if cut.is_some() && !open.is_empty() {
+                let l = &locations[li as usize];
+                cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                    &model.processes[l.process].path,
+                    l.thread,
+                    open.len(),
+                ));
+            }
+            for r in open {
                 self.slice_with(regions, 'E', li, t, r, cut.is_some())?;
             }
             self.end_steps(li, t, None)?;
@@ -630,6 +640,7 @@ impl<'a> Writer<'a> {
             serde_json::Value::from(backward),
         );
         let mut warnings = merge.warnings().to_vec();
+        warnings.append(&mut cut_warnings);
         if let Some(c) = clock.as_ref().filter(|c| c.violations_after > 0) {
             warnings.push(plx_format::Warning {
                 path: merge.model().dir.clone(),

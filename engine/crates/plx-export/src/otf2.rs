@@ -539,6 +539,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     // each location's last event, ns: where the regions still open after it are left
     let mut own_last = vec![None::<i64>; nloc];
     let locations = merge.locations().to_vec();
+    let mut cut_warnings = Vec::new();
     let model = merge.model();
 
     // writing runs beside the merge (on its own thread with more than one engine thread)
@@ -785,7 +786,16 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     for li in 0..nloc {
         let Some(own) = own_last[li] else { continue };
         let t = killed[li].map_or(own, |k| k.max(own));
-        for r in stacks.close_all(li as u32) {
+        let open = stacks.close_all(li as u32);
+        if killed[li].is_some() && !open.is_empty() {
+            let l = &locations[li];
+            cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                &model.processes[l.process].path,
+                l.thread,
+                open.len(),
+            ));
+        }
+        for r in open {
             // SAFETY: the location's writer is open.
             let code = unsafe { OTF2_EvtWriter_Leave(writers[li], null, t.max(0) as u64, r) };
             archive.check(code, "writing an event")?;
@@ -864,7 +874,13 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         records: n,
         files: Vec::new(),
         clock: merge.clock_report(),
-        warnings: merge.warnings().iter().cloned().chain(unread).collect(),
+        warnings: merge
+            .warnings()
+            .iter()
+            .cloned()
+            .chain(cut_warnings)
+            .chain(unread)
+            .collect(),
     };
     drop(archive);
     Ok(summary)

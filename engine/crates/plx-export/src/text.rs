@@ -44,6 +44,7 @@ impl Exporter for Text {
         let mut closed = Vec::new();
         let origin = merge.origin_ns();
         let locations = merge.locations().to_vec();
+        let mut cut_warnings = Vec::new();
         let model = merge.model();
         // formatting runs beside the merge (on its own thread with more than one engine thread)
         let (merge, n) = merge.feed(None, |feed| -> Result<u64, ExportError> {
@@ -169,6 +170,14 @@ impl Exporter for Text {
             }
             let names: Vec<&str> = open.iter().map(|&r| feed.regions().name(r)).collect();
             let end = killed[li].map_or(own, |k| k.max(own)) - origin;
+            if killed[li].is_some() {
+                let l = &locations[li];
+                cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                    &model.processes[l.process].path,
+                    l.thread,
+                    open.len(),
+                ));
+            }
             let why = if killed[li].is_some() {
                 ", the process's latest event: it was killed (truncated)"
             } else {
@@ -195,7 +204,7 @@ impl Exporter for Text {
             records: n,
             files: Vec::new(),
             clock,
-            warnings: merge.warnings().to_vec(),
+            warnings: merge.warnings().iter().cloned().chain(cut_warnings).collect(),
         })
     }
 }

@@ -515,15 +515,10 @@ pub(super) fn rebuild_threads(
     for (th, mut b) in builders {
         if let Some(end) = killed_at.filter(|_| b.open_calls() > 0) {
             b.last_ticks = b.last_ticks.max(end);
-            warnings.push(Warning::file(
+            warnings.push(crate::rebuild::killed_warning(
                 &index.path,
-                WarningKind::OpenAtEnd {
-                    calls: b.open_calls() as u64,
-                },
-                format!(
-                    "thread {th}: {} calls still open when the process was killed, closed at its last event (truncated)",
-                    b.open_calls()
-                ),
+                th,
+                b.open_calls(),
             ));
         }
         let (nodes, b) = b.finish();
