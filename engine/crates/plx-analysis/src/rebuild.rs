@@ -408,9 +408,44 @@ impl ProfileBuilder {
     }
 }
 
+/// Where the calls still open at the end of one process's threads are closed, given each
+/// thread's last event: `None` for a process that finished (its runtime closed them at its end
+/// and said so in OpenAtEnd records; anything left ends at its thread's last event); for a
+/// process killed (no ProcessEnd), the latest event of the whole process, so that a thread
+/// blocked until the kill is not shown as 0 s. Calls closed there are cut (truncated). Every
+/// reader (the profile rebuild, the exports, `plx view`) ends them by this rule.
+pub fn killed_end<T: Ord>(finished: bool, lasts: impl IntoIterator<Item = T>) -> Option<T> {
+    if finished {
+        None
+    } else {
+        lasts.into_iter().max()
+    }
+}
+
+/// What every reader says of the `calls` calls of `thread` that [`killed_end`] closed at the
+/// latest event of its killed process (`path`: the file the warning is about).
+pub fn killed_warning(path: &std::path::Path, thread: u32, calls: usize) -> plx_format::Warning {
+    plx_format::Warning::file(
+        path,
+        plx_format::WarningKind::OpenAtEnd {
+            calls: calls as u64,
+        },
+        format!(
+            "thread {thread}: {calls} calls still open when the process was killed, closed at its last event (truncated)"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_process_ends_open_calls_at_its_latest_event() {
+        assert_eq!(killed_end(false, [5u64, 60_000_000, 7]), Some(60_000_000));
+        assert_eq!(killed_end(true, [5u64, 60_000_000, 7]), None);
+        assert_eq!(killed_end::<u64>(false, []), None);
+    }
 
     fn enter(region: u32, ticks: u64) -> Event {
         Event::Enter { region, ticks }

@@ -269,6 +269,20 @@ impl<'a> Writer<'a> {
     }
 
     fn slice(&mut self, regions: &RegionTable, ph: char, li: u32, t: i64, r: u32) -> io::Result<()> {
+        self.slice_with(regions, ph, li, t, r, false)
+    }
+
+    /// A slice's begin or end; `truncated`: an end where the call was cut (still open when its
+    /// process was killed), `"args":{"truncated":true}`.
+    fn slice_with(
+        &mut self,
+        regions: &RegionTable,
+        ph: char,
+        li: u32,
+        t: i64,
+        r: u32,
+        truncated: bool,
+    ) -> io::Result<()> {
         let (pid, mut tid) = (self.pid[li as usize], self.tid[li as usize]);
         if self.is_runtime(regions, r) {
             let thread = tid;
@@ -285,8 +299,13 @@ impl<'a> Writer<'a> {
         }
         let ts = us(t - self.origin);
         let (name, cat) = self.region(regions, r);
+        let args = if truncated {
+            ",\"args\":{\"truncated\":true}"
+        } else {
+            ""
+        };
         let body = format!(
-            "{{\"ph\":\"{ph}\",\"name\":{name},\"cat\":\"{cat}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}}}"
+            "{{\"ph\":\"{ph}\",\"name\":{name},\"cat\":\"{cat}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{args}}}"
         );
         self.event(format_args!("{body}"))
     }
@@ -413,6 +432,8 @@ impl<'a> Writer<'a> {
             .iter()
             .map(|l| json_str(&l.label()))
             .collect();
+        let locations = merge.locations().to_vec();
+        let mut cut_warnings = Vec::new();
         let comm_names: Vec<String> = model.comms.all().iter().map(|c| c.describe()).collect();
         let comm_name = |c: Option<u32>| -> String {
             c.and_then(|c| comm_names.get(c as usize).cloned())
@@ -564,12 +585,25 @@ impl<'a> Writer<'a> {
                 | EventKind::OmpTeam { .. } => {}
             }
         }
-        // regions still open end at their thread's last event
+        // regions still open end at their thread's last event, or, in a killed process, at
+        // the process's latest event, cut there
         let regions = feed.regions();
+        let killed = plx_analysis::merge::killed_ends(model, &locations, &last);
         for li in 0..n_locs as u32 {
-            let Some(t) = last[li as usize] else { continue };
-            for r in measure.close_all(li).into_iter().chain(stacks.close_all(li)) {
-                self.slice(regions, 'E', li, t, r)?;
+            let Some(own) = last[li as usize] else { continue };
+            let cut = killed[li as usize];
+            let t = cut.map_or(own, |k| k.max(own));
+            let open: Vec<u32> = measure.close_all(li).into_iter().chain(stacks.close_all(li)).collect();
+            if cut.is_some() && !open.is_empty() {
+                let l = &locations[li as usize];
+                cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                    &model.processes[l.process].path,
+                    l.thread,
+                    open.len(),
+                ));
+            }
+            for r in open {
+                self.slice_with(regions, 'E', li, t, r, cut.is_some())?;
             }
             self.end_steps(li, t, None)?;
         }
@@ -606,6 +640,7 @@ impl<'a> Writer<'a> {
             serde_json::Value::from(backward),
         );
         let mut warnings = merge.warnings().to_vec();
+        warnings.append(&mut cut_warnings);
         if let Some(c) = clock.as_ref().filter(|c| c.violations_after > 0) {
             warnings.push(plx_format::Warning {
                 path: merge.model().dir.clone(),

@@ -536,6 +536,11 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
     let mut n = 0u64;
     // a matched receive's sender: its location's world rank
     let sender_rank: Vec<Option<u32>> = merge.locations().iter().map(|l| l.rank).collect();
+    // each location's last event, ns: where the regions still open after it are left
+    let mut own_last = vec![None::<i64>; nloc];
+    let locations = merge.locations().to_vec();
+    let mut cut_warnings = Vec::new();
+    let model = merge.model();
 
     // writing runs beside the merge (on its own thread with more than one engine thread)
     let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
@@ -544,6 +549,7 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         let li = e.location as usize;
         let w = writers[li];
         let t = e.time_ns.max(0) as u64;
+        own_last[li] = Some(e.time_ns);
         // SAFETY (every call below): `w` is an open event writer of this archive.
         let (code, records) = unsafe {
             match e.kind {
@@ -774,6 +780,30 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
             last = e.time_ns;
         }
     }
+    // regions still open are left at their location's last event, or, in a killed process,
+    // at the process's latest event (cut there)
+    let killed = plx_analysis::merge::killed_ends(model, &locations, &own_last);
+    for li in 0..nloc {
+        let Some(own) = own_last[li] else { continue };
+        let t = killed[li].map_or(own, |k| k.max(own));
+        let open = stacks.close_all(li as u32);
+        if killed[li].is_some() && !open.is_empty() {
+            let l = &locations[li];
+            cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                &model.processes[l.process].path,
+                l.thread,
+                open.len(),
+            ));
+        }
+        for r in open {
+            // SAFETY: the location's writer is open.
+            let code = unsafe { OTF2_EvtWriter_Leave(writers[li], null, t.max(0) as u64, r) };
+            archive.check(code, "writing an event")?;
+            counts[li] += 1;
+            n += 1;
+            last = last.max(t);
+        }
+    }
     Ok(())
     });
     written?;
@@ -844,7 +874,13 @@ fn write_archive(input: &ExportInput, out: &Path) -> Result<ExportSummary, Expor
         records: n,
         files: Vec::new(),
         clock: merge.clock_report(),
-        warnings: merge.warnings().iter().cloned().chain(unread).collect(),
+        warnings: merge
+            .warnings()
+            .iter()
+            .cloned()
+            .chain(cut_warnings)
+            .chain(unread)
+            .collect(),
     };
     drop(archive);
     Ok(summary)

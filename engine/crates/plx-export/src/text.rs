@@ -43,12 +43,17 @@ impl Exporter for Text {
         let labels = Labels::new(labels);
         let mut closed = Vec::new();
         let origin = merge.origin_ns();
+        let locations = merge.locations().to_vec();
+        let mut cut_warnings = Vec::new();
+        let model = merge.model();
         // formatting runs beside the merge (on its own thread with more than one engine thread)
         let (merge, n) = merge.feed(None, |feed| -> Result<u64, ExportError> {
         let mut n = 0u64;
+        let mut last = vec![None::<i64>; locations.len()];
         while let Some(e) = feed.next_event() {
             n += 1;
             let loc = e.location;
+            last[loc as usize] = Some(e.time_ns);
             let t = e.time_ns - origin;
             let label = padded.get(loc);
             let regions = feed.regions();
@@ -154,6 +159,39 @@ impl Exporter for Text {
             };
             r.map_err(&io)?;
         }
+        // calls still open after a location's last event: where the other exports end them
+        // (a killed process's at its latest event, cut there)
+        let killed = plx_analysis::merge::killed_ends(model, &locations, &last);
+        for (li, own) in last.iter().enumerate() {
+            let Some(own) = *own else { continue };
+            let open = stacks.close_all(li as u32);
+            if open.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = open.iter().map(|&r| feed.regions().name(r)).collect();
+            let end = killed[li].map_or(own, |k| k.max(own)) - origin;
+            if killed[li].is_some() {
+                let l = &locations[li];
+                cut_warnings.push(plx_analysis::rebuild::killed_warning(
+                    &model.processes[l.process].path,
+                    l.thread,
+                    open.len(),
+                ));
+            }
+            let why = if killed[li].is_some() {
+                ", the process's latest event: it was killed (truncated)"
+            } else {
+                ", its last event"
+            };
+            writeln!(
+                out,
+                "# {}: {} calls still open ({}), ended at {end}{why}",
+                labels.get(li as u32),
+                open.len(),
+                names.join(" < "),
+            )
+            .map_err(&io)?;
+        }
         Ok(n)
         });
         let n = n?;
@@ -166,7 +204,7 @@ impl Exporter for Text {
             records: n,
             files: Vec::new(),
             clock,
-            warnings: merge.warnings().to_vec(),
+            warnings: merge.warnings().iter().cloned().chain(cut_warnings).collect(),
         })
     }
 }

@@ -452,12 +452,20 @@ impl Builder {
         }
     }
 
-    /// Closes what is still open (regions open at a track's end last until its last event)
-    /// and seals the lanes.
-    pub(crate) fn finish(mut self) -> Built {
+    /// Closes what is still open (regions open at a track's end last until its last event,
+    /// or, in a killed process, until the process's latest event: cut there) and seals the
+    /// lanes. `model` and `locations`: the merge's the events came from.
+    pub(crate) fn finish(mut self, model: &Model, locations: &[TraceLocation]) -> Built {
+        let last: Vec<Option<i64>> = self
+            .last
+            .iter()
+            .map(|&t| (t != i64::MIN).then_some(t))
+            .collect();
+        let killed = plx_analysis::merge::killed_ends(model, locations, &last);
         for (li, st) in self.stacks.iter_mut().enumerate() {
+            let end = killed[li].map_or(self.last[li], |k| k.max(self.last[li]));
             while let Some((r, s)) = st.pop() {
-                close(&mut self.building[li], st.len(), r, s, self.last[li].max(s));
+                close(&mut self.building[li], st.len(), r, s, end.max(s));
             }
         }
         Built {
@@ -555,7 +563,7 @@ impl TraceIndex {
                 _ => {}
             }
         }
-        let built = b.finish();
+        let built = b.finish(model, merge.locations());
         for ((t, lanes), markers) in tracks.iter_mut().zip(built.lanes).zip(built.markers) {
             t.lanes = lanes;
             t.markers = markers;

@@ -234,7 +234,7 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
             bytes,
         });
     }
-    let built = b.finish();
+    let built = b.finish(&model, &locations);
     let tracks = locations
         .iter()
         .zip(built.lanes)

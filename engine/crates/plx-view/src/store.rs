@@ -35,9 +35,9 @@ use crate::index::{
 use crate::part::{MessageEvent, Part, PartTrack};
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const PART_MAGIC: &[u8; 8] = b"PLXPART\x01";
-const PART_VERSION: u32 = 1;
+const PART_VERSION: u32 = 2;
 const HEADER: usize = 64;
 const ALIGN: u64 = 16;
 

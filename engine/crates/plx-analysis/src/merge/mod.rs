@@ -454,6 +454,29 @@ impl LocalIds {
     }
 }
 
+/// Where each location's calls still open after its last event (`last`, ns) end, by
+/// [`crate::rebuild::killed_end`]: `None` but for a killed process, whose locations' open calls
+/// end at its latest event (any thread's) and are cut there (truncated).
+pub fn killed_ends(
+    model: &Model,
+    locations: &[TraceLocation],
+    last: &[Option<i64>],
+) -> Vec<Option<i64>> {
+    let per_process: Vec<Option<i64>> = (0..model.processes.len())
+        .map(|p| {
+            crate::rebuild::killed_end(
+                model.processes[p].end.is_some(),
+                locations
+                    .iter()
+                    .zip(last)
+                    .filter(|(l, _)| l.process == p)
+                    .filter_map(|(_, t)| *t),
+            )
+        })
+        .collect();
+    locations.iter().map(|l| per_process[l.process]).collect()
+}
+
 impl<'m> GlobalMerge<'m> {
     /// The merge of every traced thread of `model` (built from `exp`, which gives the regions'
     /// and user events' definitions). Errors with [`AnalysisError::NoEventTrace`] when no

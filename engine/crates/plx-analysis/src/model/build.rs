@@ -508,24 +508,17 @@ pub(super) fn rebuild_threads(
     // A process that did not finish writing (killed): calls still open end at the latest time
     // known for the process, not at their own thread's last event (a thread blocked until the
     // kill would show 0 s), and are said to be cut there.
-    let killed_at = img
-        .process
-        .end
-        .is_none()
-        .then(|| builders.values().map(|b| b.last_ticks).max())
-        .flatten();
+    let killed_at = crate::rebuild::killed_end(
+        img.process.end.is_some(),
+        builders.values().map(|b| b.last_ticks),
+    );
     for (th, mut b) in builders {
         if let Some(end) = killed_at.filter(|_| b.open_calls() > 0) {
             b.last_ticks = b.last_ticks.max(end);
-            warnings.push(Warning::file(
+            warnings.push(crate::rebuild::killed_warning(
                 &index.path,
-                WarningKind::OpenAtEnd {
-                    calls: b.open_calls() as u64,
-                },
-                format!(
-                    "thread {th}: {} calls still open when the process was killed, closed at its last event (truncated)",
-                    b.open_calls()
-                ),
+                th,
+                b.open_calls(),
             ));
         }
         let (nodes, b) = b.finish();
