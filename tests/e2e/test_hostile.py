@@ -290,7 +290,8 @@ def test_forged_calibration_is_warned(fib_bin, tmp_path):
     rate_line = ("plx: warning: %s: the calibration records give 0.000005 MHz but the clock "
                  "rate measured at start is %.6f MHz: times may be wrong" % (path, rate / 1e6))
     cp = plx("report", out)
-    got = warning_lines(cp.stderr)
+    # at 0.2 s a tick the runtime's own regions take seconds too: its cost is warned as well
+    got = [w for w in warning_lines(cp.stderr) if "remedy: a larger trace buffer" not in w]
     assert len(got) == 2, got
     assert got[0] == rate_line
     m = re.fullmatch(r"plx: warning: %s: by its calibration records the process ran "
