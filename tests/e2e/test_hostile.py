@@ -356,3 +356,25 @@ def test_memory_linear_in_call_depth_viewer_callpaths(deep_chain_trace):
         timer.cancel()
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_a_poor_start_rate_beside_a_sound_calibration_is_not_warned(fib_bin, tmp_path):
+    """64 ranks on 2 cores measured a 51,382 MHz clock at start for a 2,596 MHz one (the start's
+    measurement is short); the calibration pairs, which span the run and agree with its wall
+    time, are right, and warning "times may be wrong" over them was a false alarm."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    (pdir,) = process_dirs(out)
+    path = pdir / "process.plx"
+    data = bytearray(path.read_bytes())
+    off = 16
+    while off + 8 <= len(data):
+        rtype, _flags, length = struct.unpack_from("<HHI", data, off)
+        if rtype == 3:  # ClockRate: ticks per second, f64
+            (rate,) = struct.unpack_from("<d", data, off + 8)
+            struct.pack_into("<d", data, off + 8, rate * 20)
+        off += 8 + length
+    mtime = path.stat().st_mtime_ns
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(mtime, mtime))
+    assert [w for w in warning_lines(plx("report", out).stderr) if "calibration" in w] == []

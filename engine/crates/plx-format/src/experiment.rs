@@ -436,9 +436,11 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
 }
 
 /// Calibration pairs that contradict the run (damaged or forged records showed 1,000 ticks as
-/// 200 s): a rate more than 5 % from the one measured at start (`ClockRate`), or a run longer by
-/// the calibrated clock than the time from its start (`start_realtime_ns`) to the last write of
-/// its process file (its modification time) by more than a second.
+/// 200 s): a run longer by the calibrated clock than the time from its start
+/// (`start_realtime_ns`) to the last write of its process file (its modification time) by more
+/// than a second; and a rate more than 5 % from the one measured at start (`ClockRate`) unless
+/// the calibrated run agrees with that time (the start's short measurement is the one to doubt
+/// then: 64 ranks on 2 cores measured 51,382 MHz for a 2,596 MHz clock).
 fn calibration_warnings(
     ppath: &Path,
     pairs: &[crate::records::Calibration],
@@ -450,9 +452,11 @@ fn calibration_warnings(
         return;
     }
     let warn = |m: String| Warning::file(ppath, WarningKind::Clock, m);
+    let run = calibrated_run(ppath, pairs, process, clock).filter(|(_, wall_s)| *wall_s >= 0.0);
+    let agrees = run.is_some_and(|(run_s, wall_s)| (run_s - wall_s).abs() <= 1.0 + 0.1 * wall_s);
     if let Some(rate) = process.clock_rate.filter(|r| r.is_finite() && *r > 0.0) {
         let calibrated = clock.ticks_per_second();
-        if (calibrated / rate - 1.0).abs() > 0.05 {
+        if (calibrated / rate - 1.0).abs() > 0.05 && !agrees {
             warnings.push(warn(format!(
                 "the calibration records give {:.6} MHz but the clock rate measured at start is {:.6} MHz: times may be wrong",
                 calibrated / 1e6,
@@ -460,29 +464,35 @@ fn calibration_warnings(
             )));
         }
     }
-    let first = pairs.iter().map(|c| c.ticks).min();
-    let last = pairs
-        .iter()
-        .map(|c| c.ticks)
-        .chain(process.end.as_ref().map(|e| e.ticks))
-        .max();
-    let (Some(first), Some(last), Some(info)) = (first, last, process.info.as_ref()) else {
-        return;
-    };
-    let Some(written) = std::fs::metadata(ppath)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-    else {
-        return;
-    };
-    let run_s = last.saturating_sub(first) as f64 * clock.ns_per_tick() * 1e-9;
-    let wall_s = written.as_secs_f64() - info.start_realtime_ns as f64 * 1e-9;
-    if wall_s >= 0.0 && run_s > wall_s + 1.0 {
+    if let Some((run_s, wall_s)) = run.filter(|(run_s, wall_s)| *run_s > wall_s + 1.0) {
         warnings.push(warn(format!(
             "by its calibration records the process ran {run_s:.3} s, but its file was last written {wall_s:.3} s after it started: times may be wrong"
         )));
     }
+}
+
+/// The run's length by the calibrated clock (first calibration to the process's end) and the
+/// time from its start to its process file's last write, in seconds; None when unknown.
+fn calibrated_run(
+    ppath: &Path,
+    pairs: &[crate::records::Calibration],
+    process: &ProcessData,
+    clock: &ClockMap,
+) -> Option<(f64, f64)> {
+    let first = pairs.iter().map(|c| c.ticks).min()?;
+    let last = pairs
+        .iter()
+        .map(|c| c.ticks)
+        .chain(process.end.as_ref().map(|e| e.ticks))
+        .max()?;
+    let info = process.info.as_ref()?;
+    let written = std::fs::metadata(ppath)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())?;
+    let run_s = last.saturating_sub(first) as f64 * clock.ns_per_tick() * 1e-9;
+    let wall_s = written.as_secs_f64() - info.start_realtime_ns as f64 * 1e-9;
+    Some((run_s, wall_s))
 }
 
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
