@@ -59,6 +59,6 @@ pub use mpitime::{MpiTime, RoutineTime};
 pub use regions::{RegionInfo, RegionTable};
 pub use selection::{phase_window, PhaseSpec, Window};
 pub use sync::{SyncObjectInfo, SyncRow, SyncStat};
-pub use tree::{CallTree, Node};
+pub use tree::{CallTree, Node, PathNames};
 pub use userstats::UserStat;
 pub use views::{GroupBy, Table};

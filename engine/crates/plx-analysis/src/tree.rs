@@ -208,6 +208,33 @@ impl CallTree {
     }
 }
 
+/// One node's callpath as the names of its regions from the root, serialized as the tree is
+/// walked, never built as a value (a chain N deep names N²/2 regions in all): the JSON report's
+/// and the viewer's callpath rows.
+pub struct PathNames<'a> {
+    /// The tree the node is in.
+    pub tree: &'a CallTree,
+    /// The node whose path this is.
+    pub node: u32,
+    /// The names of the regions.
+    pub regions: &'a crate::RegionTable,
+}
+
+impl serde::Serialize for PathNames<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        let mut result = Ok(());
+        self.tree.for_each_in_path(self.node, |r| {
+            if result.is_ok() {
+                result = seq.serialize_element(self.regions.name(r));
+            }
+        });
+        result?;
+        seq.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

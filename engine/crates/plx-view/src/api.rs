@@ -16,7 +16,7 @@ use plx_analysis::timeline::{
 };
 use plx_analysis::{
     call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, CallTree,
-    FitAccumulator, GroupBy, Model, Window,
+    FitAccumulator, GroupBy, Model, PathNames, Window,
 };
 use plx_format::{Direction, Experiment};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -838,27 +838,6 @@ pub struct Profile<'a> {
     tree: CallTree,
 }
 
-/// One callpath's region names from the root, written from the tree.
-struct PathNames<'a> {
-    viewer: &'a Viewer,
-    tree: &'a CallTree,
-    node: u32,
-}
-
-impl Serialize for PathNames<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(None)?;
-        let mut result = Ok(());
-        self.tree.for_each_in_path(self.node, |r| {
-            if result.is_ok() {
-                result = seq.serialize_element(self.viewer.model().regions.name(r));
-            }
-        });
-        result?;
-        seq.end()
-    }
-}
-
 /// The tree's callpaths, `[[path names], calls, exclusive_s, inclusive_s]` each.
 struct Callpaths<'a>(&'a Profile<'a>);
 
@@ -869,9 +848,9 @@ impl Serialize for Callpaths<'_> {
         let mut seq = s.serialize_seq(Some(rows.len()))?;
         for r in &rows {
             let path = PathNames {
-                viewer: self.0.viewer,
                 tree,
                 node: r.node,
+                regions: &self.0.viewer.model().regions,
             };
             seq.serialize_element(&(path, r.calls, r.exclusive, r.inclusive))?;
         }

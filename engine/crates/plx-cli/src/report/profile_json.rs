@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use plx_analysis::{call_graph, callpath_rows, flat_profile, CallTree, Table, UserStat};
+use plx_analysis::{call_graph, callpath_rows, flat_profile, CallTree, PathNames, Table, UserStat};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
 
@@ -35,36 +35,15 @@ struct Callpaths<'a> {
     tree: &'a CallTree,
 }
 
-/// The region names of one node's callpath, from the root, written from the tree.
-struct PathNames<'a> {
-    rep: &'a Report<'a>,
-    tree: &'a CallTree,
-    node: u32,
-}
-
-impl Serialize for PathNames<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(None)?;
-        let mut result = Ok(());
-        self.tree.for_each_in_path(self.node, |r| {
-            if result.is_ok() {
-                result = seq.serialize_element(self.rep.name(r));
-            }
-        });
-        result?;
-        seq.end()
-    }
-}
-
 impl Serialize for Callpaths<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let rows = callpath_rows(self.tree);
         let mut seq = s.serialize_seq(Some(rows.len()))?;
         for r in &rows {
             let path = PathNames {
-                rep: self.rep,
                 tree: self.tree,
                 node: r.node,
+                regions: &self.rep.model.regions,
             };
             seq.serialize_element(&Row { path, r })?;
         }
