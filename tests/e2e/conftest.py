@@ -159,6 +159,16 @@ def callpath_rows(rows, where=None):
     return out
 
 
+def paths_of(out):
+    """{callpath: (calls, inclusive seconds)} over every thread, runtime regions left out."""
+    rows = callpath_rows(report_csv(out, "--callpath"))
+    return {
+        p: (int(r["calls"]), float(r["inclusive_s"]))
+        for p, r in rows.items()
+        if not set(p) & RUNTIME_REGIONS
+    }
+
+
 def location_rows(rows):
     """{(process, thread): [rows]} of the per-location rows (totals left out)."""
     out = {}

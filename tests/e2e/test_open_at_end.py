@@ -13,13 +13,11 @@ from components import require_module
 
 from conftest import (
     PLX,
-    RUNTIME_REGIONS,
     TOOLCHAINS,
-    callpath_rows,
     clean_env,
     info,
+    paths_of,
     plx,
-    report_csv,
     run,
 )
 from test_view import http, serving
@@ -27,15 +25,6 @@ from test_view import http, serving
 MODES = {"profile": (), "trace": ("--trace",)}
 WAIT_S = 0.060
 WAITER = ("waiter", "wait_outer", "wait_inner")
-
-
-def paths_of(out):
-    rows = callpath_rows(report_csv(out, "--callpath"))
-    return {
-        p: (int(r["calls"]), float(r["inclusive_s"]))
-        for p, r in rows.items()
-        if not set(p) & RUNTIME_REGIONS
-    }
 
 
 @pytest.mark.parametrize("toolchain", sorted(TOOLCHAINS))

@@ -5,7 +5,7 @@ an abandoned frame ends when its thread went on (or ended)."""
 
 import pytest
 
-from conftest import RUNTIME_REGIONS, TOOLCHAINS, callpath_rows, report_csv, run
+from conftest import TOOLCHAINS, paths_of, run
 
 MODES = {"profile": (), "trace": ("--trace",)}
 
@@ -14,16 +14,6 @@ THROWS, DEPTH = 6, 4
 # unwind_jmp.c
 JUMPS, JUMP_DEPTH = 5, 3
 WAIT_S = 0.060  # exit_inner and cancel_inner each wait 60 ms before their thread ends
-
-
-def paths_of(out):
-    """{callpath: (calls, inclusive seconds)} over every thread, runtime regions left out."""
-    rows = callpath_rows(report_csv(out, "--callpath"))
-    return {
-        p: (int(r["calls"]), float(r["inclusive_s"]))
-        for p, r in rows.items()
-        if not set(p) & RUNTIME_REGIONS
-    }
 
 
 @pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
