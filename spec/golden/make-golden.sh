@@ -12,6 +12,8 @@
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   intercomm        src/intercomm.c under mpirun with 2 ranks, --trace (InterCommDef)
+#   mpi-partial      src/mpi.c under mpirun with 2 ranks, only rank 0 under plx run
+#                    (ClockSyncSkipped)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   java-threads     the same run made with the JVM's thread list (JavaThread)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
@@ -124,6 +126,13 @@ for name in "$@"; do
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
     mpirun --oversubscribe $root_flag -np 2 "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/$name" ;;
+  mpi-partial)
+    mpicc -g -O0 -finstrument-functions src/mpi.c -o "$tmp/mpi"
+    root_flag=""
+    [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
+    mpirun --oversubscribe $root_flag -np 2 sh -c \
+      'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then exec "$0" run -o "$1" -- "$2"; else exec "$2"; fi' \
+      "$plx" "$tmp/out-$name" "$tmp/mpi" ;;
   omp|omp-paths)
     PLX_CC=gcc "$root/build/bin/plx-cc" -O0 -fopenmp src/omp.c -o "$tmp/omp"
     "$plx" run -o "$tmp/out-$name" --trace -- "$tmp/omp" ;;

@@ -500,7 +500,20 @@ def test_full_tmpfs_under_mpirun_keeps_the_job(tmp_path, impl, where):
         named = set(re.findall(r"(\S+)/trace(?:\.\d+)?\.plx: the runtime could not complete \d+ writes "
                                r"\(\d+ bytes of whole records\): No space left on device", text))
         assert len(named) >= 2, text
-        assert "plx: experiment written to %s, incomplete: " % out in cp.stderr
+        # one "incomplete" line per plx run, naming only the directories of the processes it
+        # started (was: each rank's plx run named every rank's directory, the ones it found
+        # written when its own rank ended)
+        lines = re.findall(r"(?m)^plx: experiment written to %s, incomplete: (.*); see plx info$"
+                           % re.escape(str(out)), cp.stderr)
+        named_by = [sorted(set(re.findall(r"(?:^|; )([^/; ]+)/", line))) for line in lines]
+        ranks = sorted(Path(re.search(r"(?m)^  file +(\S+)$", b).group(1)).parent.name
+                       for b in re.split(r"(?m)^(?=process \S+ on \S+)", text)
+                       if re.search(r"(?m)^  rank +\d+ of 2 ", b))
+        assert len(ranks) == 2, text
+        if where == "mpirun-plx":
+            assert sorted(named_by) == [[r] for r in ranks], cp.stderr
+        else:
+            assert len(named_by) == 1 and set(ranks) <= set(named_by[0]), cp.stderr
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])

@@ -962,6 +962,50 @@ def test_impl_abort(impl_exps):
         assert ABORT_RING.get(pair) == value, (pair, value)
 
 
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_partly_measured_job_does_not_hang(name, tmp_path):
+    """Ranks 0 and 2 of t_mpi's 4 run under plx run, ranks 1 and 3 not (the launcher starts a
+    shell that picks): the measured ranks used to wait forever in MPI_Init's clock exchange, a
+    collective the others never join. Now the job runs to its end (t_mpi aborts with 3 on a wrong
+    message count), the measured ranks skip the exchange, and plx info says why. A fully measured
+    run of the same program still measures every rank's offset."""
+    impl = IMPLS[name]
+    impl.require()
+    exe = tmp_path / "t_mpi"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
+                         str(MPI_SOURCES["t_mpi"]), "-o", str(exe), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "partial"
+    pick = ('r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; case $r in 0|2) exec "$0" run -o "$1" -- "$2";; '
+            '*) exec "$2";; esac')
+    cp = subprocess.run(impl.mpirun_cmd(4, "sh", "-c", pick, PLX, out, exe),
+                        capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+    assert cp.returncode == 0, _fail_message(cp)
+    text = info(out).stdout
+    _, ranks, _, _ = info_sections(text)
+    assert sorted(ranks) == [0, 2]
+    for rank in (0, 2):
+        assert re.search(r"(?m)^  clock offset to rank 0: not measured \(2 of 4 ranks measured\)$",
+                         ranks[rank]), ranks[rank]
+    warned = re.findall(r"(?m)^  .*: no clock offset to rank 0 measured: 2 of its 4 ranks are "
+                        r"measured, and the exchange needs every rank; this rank's times stay on "
+                        r"its host's clock$", text)
+    assert len(warned) == 2, text
+    full = tmp_path / "full"
+    cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", full, "--", exe),
+                        capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+    assert cp.returncode == 0, _fail_message(cp)
+    _, ranks, _, _ = info_sections(info(full).stdout)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    for rank, block in ranks.items():
+        assert re.search(r"(?m)^  clock offset to rank 0: \+0\.000 us at init \(rtt 0\.000 us\), "
+                         r"\+0\.000 us at finalize \(rtt 0\.000 us\)$", block), block
+    # every rank removed its marker once all had counted them
+    assert list((full / ".plx-mpi").iterdir())[0].is_dir()
+    assert [list(d.iterdir()) for d in (full / ".plx-mpi").iterdir()] == [[]]
+
+
 # ---------------------------------------------------------------------------------------------
 # 9. Intercommunicators (programs/intercomm.c, whose header lists its messages; all with tag 1)
 #    on both implementations: both sides name one communicator, never an intracommunicator of

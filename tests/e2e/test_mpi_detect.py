@@ -42,8 +42,9 @@ def test_open_mpi_launcher_carries_plx_variables_to_every_host(tmp_path):
     """plx run -- mpirun: Open MPI's launcher is told to give plx run's variables to the ranks
     of every host (ssh starts the remote daemons with a fresh environment), after the user's;
     MPICH's Hydra passes the whole environment itself, and a program that is no launcher gets
-    nothing. JAVA_TOOL_OPTIONS (the agent, given to every command: docs/java.md) is one of them."""
-    names = "JAVA_TOOL_OPTIONS;LD_PRELOAD;PLX_OUTPUT;PLX_TRACE"
+    nothing. JAVA_TOOL_OPTIONS (the agent, given to every command: docs/java.md) is one of them,
+    and PLX_JOB (the job's name, by which the ranks know whether all of them are measured)."""
+    names = "JAVA_TOOL_OPTIONS;LD_PRELOAD;PLX_JOB;PLX_OUTPUT;PLX_TRACE"
     assert _env_list_of_launcher(tmp_path, "mpirun", {}) == names
     assert _env_list_of_launcher(tmp_path, "orterun", {"OMPI_MCA_mca_base_env_list": "FOO;BAR"}) \
         == "FOO;BAR;" + names
@@ -66,5 +67,5 @@ def test_open_mpi_launcher_with_x_gets_x_not_the_env_list(tmp_path):
     env = {"PATH": "%s:%s" % (bindir, clean_env()["PATH"])}
     cp = run(tmp_path / "exp", "mpirun", "-x", "FOO", "-np", "2", "./app", opts=("--trace",),
              env=env)
-    assert cp.stdout.strip() == ("unset|-x JAVA_TOOL_OPTIONS -x LD_PRELOAD -x PLX_OUTPUT "
+    assert cp.stdout.strip() == ("unset|-x JAVA_TOOL_OPTIONS -x LD_PRELOAD -x PLX_JOB -x PLX_OUTPUT "
                                  "-x PLX_TRACE -x FOO -np 2 ./app")

@@ -56,6 +56,7 @@ enum plx_record_type {
     PLX_REC_METRIC_SAMPLE = 58, /* MetricSample, metrics.plx */
     PLX_REC_WRITE_FAILURES = 64, /* WriteFailures, process.plx */
     PLX_REC_OPEN_AT_END = 67, /* OpenAtEnd, process.plx */
+    PLX_REC_CLOCK_SYNC_SKIPPED = 70, /* ClockSyncSkipped, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -749,6 +750,14 @@ static inline void plx_enc_open_at_end(struct plx_rec *r, uint32_t thread, uint3
     plx_rec_put_u64(r, ticks);
 }
 
+/* ClockSyncSkipped (70) */
+static inline void plx_enc_clock_sync_skipped(struct plx_rec *r, uint32_t marked, uint32_t size)
+{
+    plx_rec_begin(r, PLX_REC_CLOCK_SYNC_SKIPPED);
+    plx_rec_put_u32(r, marked);
+    plx_rec_put_u32(r, size);
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -797,6 +806,7 @@ static inline void plx_enc_open_at_end(struct plx_rec *r, uint32_t thread, uint3
 #define PLX_METRIC_SAMPLE_ENTRIES_ITEM_SIZE 12u
 #define PLX_WRITE_FAILURES_FIXED_SIZE 21u /* bytes before the first string or repeated field */
 #define PLX_OPEN_AT_END_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_CLOCK_SYNC_SKIPPED_FIXED_SIZE 8u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1063,6 +1073,8 @@ enum {
     PLX_F_OPEN_AT_END_THREAD = 0,
     PLX_F_OPEN_AT_END_FRAMES = 1,
     PLX_F_OPEN_AT_END_TICKS = 2,
+    PLX_F_CLOCK_SYNC_SKIPPED_MARKED = 0,
+    PLX_F_CLOCK_SYNC_SKIPPED_SIZE = 1,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1384,6 +1396,10 @@ static const struct plx_field_def plx_fields_open_at_end[] = {
     {"frames", PLX_T_U32, -1, 0, 0, NULL},
     {"ticks", PLX_T_U64, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_clock_sync_skipped[] = {
+    {"marked", PLX_T_U32, -1, 0, 0, NULL},
+    {"size", PLX_T_U32, -1, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1423,8 +1439,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {58, "MetricSample", 3, 3, plx_fields_metric_sample},
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
     {67, "OpenAtEnd", 3, 3, plx_fields_open_at_end},
+    {70, "ClockSyncSkipped", 2, 2, plx_fields_clock_sync_skipped},
 };
-#define PLX_RECORD_DEFS 38
+#define PLX_RECORD_DEFS 39
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

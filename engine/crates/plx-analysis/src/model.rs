@@ -162,6 +162,8 @@ pub struct ProcessModel {
     pub mpi: Option<MpiInit>,
     /// ClockOffset records.
     pub clock_offsets: Vec<ClockOffset>,
+    /// ClockSyncSkipped: MPI's clock exchange was not run (not every rank measured).
+    pub clock_sync_skipped: Option<plx_format::ClockSyncSkipped>,
     /// Local `CLOCK_MONOTONIC` ns → rank 0's, from the ClockOffset records.
     pub offsets: OffsetMap,
     /// Ticks → local `CLOCK_MONOTONIC` ns.

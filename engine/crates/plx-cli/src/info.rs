@@ -104,6 +104,12 @@ fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     }
     if !p.clock_offsets.is_empty() {
         writeln!(out, "  clock offset to rank 0: {}", offsets_text(p))?;
+    } else if let Some(c) = &p.clock_sync_skipped {
+        let marked = match c.marked {
+            0 => "which ranks are measured is unknown (PLX_JOB unset)".to_string(),
+            n => format!("{n} of {} ranks measured", c.size),
+        };
+        writeln!(out, "  clock offset to rank 0: not measured ({marked})")?;
     }
     if !p.comms.is_empty() {
         writeln!(out, "  communicators {}", p.comms.len())?;

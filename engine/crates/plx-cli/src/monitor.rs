@@ -67,7 +67,7 @@ fn now_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes into buf.
     let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

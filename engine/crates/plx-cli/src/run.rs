@@ -1,5 +1,6 @@
 //! `plx run`: finds libplx.so, sets the PLX_* environment, runs the program and passes on its status.
 
+use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -256,6 +257,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             set_path(&mut cmd, "PLX_SOURCE_FILES", &list)?;
         }
     }
+    // the job's name: the runtime's MPI clock exchange runs only when every rank of it is
+    // measured (docs/mpi.md)
+    if std::env::var_os("PLX_JOB").is_none_or(|v| v.is_empty()) {
+        cmd.env("PLX_JOB", crate::job::job_key());
+    }
     if mpi == Some(crate::mpi_detect::MpiImpl::OpenMpi) && crate::mpi_detect::is_launcher(program) {
         let launcher_args = forward_to_remote_ranks(&mut cmd, &args.command[1..]);
         cmd.args(launcher_args);
@@ -323,7 +329,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     };
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
-    let mut failures = write_failures(&dir, &before);
+    let mut failures = write_failures(&dir, &before, child_pid, claim == crate::job::Claim::First);
     if let Some(m) = monitor_failure {
         eprintln!("plx: {m}");
         failures.push(m);
@@ -420,9 +426,16 @@ fn entries(dir: &Path) -> std::collections::BTreeSet<OsString> {
         .unwrap_or_default()
 }
 
-/// What the WriteFailures records of the process directories this run created say.
-fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> Vec<String> {
+/// What the WriteFailures records of the process directories this run's program made say
+/// (never another rank's plx run's: each names only its own, [`own_dirs`]).
+fn write_failures(
+    dir: &Path,
+    before: &std::collections::BTreeSet<OsString>,
+    child: u32,
+    first: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
+    let mut found = Vec::new();
     for name in entries(dir).difference(before) {
         let pdir = dir.join(name);
         let Ok(files) = std::fs::read_dir(&pdir) else {
@@ -438,10 +451,12 @@ fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> 
             })
             .collect();
         procs.sort();
+        let mut ppid = None;
+        let mut lines = Vec::new();
         for p in procs {
             // a disk full before the process began leaves not even the record of the failures
             if std::fs::metadata(&p).is_ok_and(|m| m.len() == 0) {
-                out.push(format!(
+                lines.push(format!(
                     "{}/{}: empty: nothing of the process could be written (a full disk or a file size limit)",
                     name.to_string_lossy(),
                     p.file_name().unwrap_or_default().to_string_lossy()
@@ -449,9 +464,10 @@ fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> 
                 continue;
             }
             let data = plx_format::ProcessData::read(&p, &mut Vec::new());
+            ppid = ppid.or(data.info.as_ref().map(|i| i.ppid));
             for w in &data.write_failures {
                 let err = std::io::Error::from_raw_os_error(w.error).to_string();
-                out.push(format!(
+                lines.push(format!(
                     "{}/{}: {} writes ({} bytes) failed ({})",
                     name.to_string_lossy(),
                     if w.file == 1 {
@@ -465,6 +481,50 @@ fn write_failures(dir: &Path, before: &std::collections::BTreeSet<OsString>) -> 
                 ));
             }
         }
+        found.push((name.clone(), ppid, lines));
+    }
+    let parents: Vec<(OsString, Option<u32>)> =
+        found.iter().map(|(n, p, _)| (n.clone(), *p)).collect();
+    let own = own_dirs(&parents, child, first);
+    for (name, _, lines) in found {
+        if own.contains(&name) {
+            out.extend(lines);
+        }
     }
     out
+}
+
+/// Which of the process directories `HOST.PID` (with the parent each recorded, if any) this
+/// run's program made: on this host, the program's own (`child`) and those of processes whose
+/// recorded parent is one of them, transitively. Other ranks' plx run processes write into the
+/// same directory at the same time; each names only its own. A directory whose process could
+/// record nothing (a disk full from its start) is this run's when it is `child`'s, else when this
+/// run is the first of its job (`first`), so that it is named once.
+fn own_dirs(dirs: &[(OsString, Option<u32>)], child: u32, first: bool) -> BTreeSet<OsString> {
+    let host = crate::monitor::hostname();
+    let pid_of = |name: &OsString| {
+        let name = name.to_str()?;
+        let (h, pid) = name.rsplit_once('.')?;
+        (h == host).then(|| pid.parse::<u32>().ok()).flatten()
+    };
+    let mut pids: BTreeSet<u32> = BTreeSet::from([child]);
+    loop {
+        let more: Vec<u32> = dirs
+            .iter()
+            .filter_map(|(n, ppid)| Some((pid_of(n)?, (*ppid)?)))
+            .filter(|(pid, ppid)| pids.contains(ppid) && !pids.contains(pid))
+            .map(|(pid, _)| pid)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        pids.extend(more);
+    }
+    dirs.iter()
+        .filter(|(n, ppid)| match pid_of(n) {
+            Some(pid) if pids.contains(&pid) => true,
+            _ => ppid.is_none() && first,
+        })
+        .map(|(n, _)| n.clone())
+        .collect()
 }

@@ -513,6 +513,19 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
             ),
         ));
     }
+    if let Some(c) = &img.process.clock_sync_skipped {
+        let marked = match c.marked {
+            0 => "it is not known which other ranks are measured (PLX_JOB unset)".to_string(),
+            n => format!("{n} of its {} ranks are measured", c.size),
+        };
+        warnings.push(Warning::file(
+            &ppath,
+            WarningKind::Clock,
+            format!(
+                "no clock offset to rank 0 measured: {marked}, and the exchange needs every rank; this rank's times stay on its host's clock"
+            ),
+        ));
+    }
     for o in &img.process.open_at_end {
         warnings.push(Warning::file(
             &ppath,

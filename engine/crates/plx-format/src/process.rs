@@ -120,6 +120,9 @@ pub struct ProcessData {
     pub write_failures: Vec<crate::records::WriteFailures>,
     /// Threads whose calls were still open when the process ended (OpenAtEnd records).
     pub open_at_end: Vec<crate::records::OpenAtEnd>,
+    /// MPI's clock exchange was not run: not every rank of the job was measured
+    /// (ClockSyncSkipped record).
+    pub clock_sync_skipped: Option<crate::records::ClockSyncSkipped>,
     /// Records of types this reader does not know (skipped).
     pub unknown_records: u64,
 }
@@ -221,6 +224,7 @@ impl ProcessData {
             Record::JavaThread(t) => self.java_threads.push(t),
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::OpenAtEnd(o) => self.open_at_end.push(o),
+            Record::ClockSyncSkipped(c) => self.clock_sync_skipped = Some(c),
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),
             Record::OmpTeams(t) => self.omp_teams.push(t),

@@ -93,6 +93,8 @@ pub mod types {
     pub const WRITE_FAILURES: u16 = 64;
     /// OpenAtEnd (process.plx).
     pub const OPEN_AT_END: u16 = 67;
+    /// ClockSyncSkipped (process.plx).
+    pub const CLOCK_SYNC_SKIPPED: u16 = 70;
 }
 
 /// Extended event subtypes and their payload words.
@@ -195,6 +197,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (58, "MetricSample"),
     (64, "WriteFailures"),
     (67, "OpenAtEnd"),
+    (70, "ClockSyncSkipped"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -306,6 +309,8 @@ pub mod fixed_size {
     pub const WRITE_FAILURES: usize = 21;
     /// OpenAtEnd.
     pub const OPEN_AT_END: usize = 16;
+    /// ClockSyncSkipped.
+    pub const CLOCK_SYNC_SKIPPED: usize = 8;
 }
 
 /// Size of a live file's header.
@@ -578,6 +583,15 @@ pub mod structs {
         pub ticks: u64,
     }
 
+    /// Record 70: the clock exchange with rank 0 (a collective of every rank) was not run, at Init nor at Finalize, because not every rank of the job is known to be measured: an unmeasured rank would never join it and the measured ones would wait for it forever. The process's times stay on its own clock.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ClockSyncSkipped {
+        /// ranks of the job that marked themselves measured before MPI_Init (the experiment's `.plx-mpi/JOB/` directory); 0 when the job has no name (PLX_JOB unset) or the marker could not be made
+        pub marked: u32,
+        /// size of MPI_COMM_WORLD
+        pub size: u32,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -653,6 +667,8 @@ pub enum Record {
     WriteFailures(WriteFailures),
     /// Type 67.
     OpenAtEnd(OpenAtEnd),
+    /// Type 70.
+    ClockSyncSkipped(ClockSyncSkipped),
 }
 
 impl Record {
@@ -693,6 +709,7 @@ impl Record {
             Record::OmpTeams(_) => types::OMP_TEAMS,
             Record::WriteFailures(_) => types::WRITE_FAILURES,
             Record::OpenAtEnd(_) => types::OPEN_AT_END,
+            Record::ClockSyncSkipped(_) => types::CLOCK_SYNC_SKIPPED,
         }
     }
 
@@ -1020,6 +1037,11 @@ impl Record {
                 let ticks = r.u64()?;
                 Record::OpenAtEnd(OpenAtEnd { thread, frames, ticks })
             }
+            types::CLOCK_SYNC_SKIPPED => {
+                let marked = r.u32()?;
+                let size = r.u32()?;
+                Record::ClockSyncSkipped(ClockSyncSkipped { marked, size })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1279,6 +1301,10 @@ impl Record {
                 out.put_u32(v.thread);
                 out.put_u32(v.frames);
                 out.put_u64(v.ticks);
+            }
+            Record::ClockSyncSkipped(v) => {
+                out.put_u32(v.marked);
+                out.put_u32(v.size);
             }
         }
     }
@@ -1805,6 +1831,13 @@ impl Record {
                 dump_int(out, v.frames as i128);
                 out.push_str(" ticks=");
                 dump_int(out, v.ticks as i128);
+            }
+            Record::ClockSyncSkipped(v) => {
+                out.push_str("ClockSyncSkipped");
+                out.push_str(" marked=");
+                dump_int(out, v.marked as i128);
+                out.push_str(" size=");
+                dump_int(out, v.size as i128);
             }
         }
     }

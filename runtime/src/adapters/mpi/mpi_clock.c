@@ -2,7 +2,8 @@
  * pings with its CLOCK_MONOTONIC; the exchange with the shortest round trip gives the offset
  * (Cristian's method). Ranks on rank 0's host share its CLOCK_MONOTONIC: their offset is 0,
  * exactly, without a measurement whose error would only blur it. On a private duplicate of
- * MPI_COMM_WORLD, so no user message can match. */
+ * MPI_COMM_WORLD, so no user message can match. Run only when every rank of the job is measured
+ * (mpi_job.c): a rank left unmeasured would never join it. */
 #include "mpi_internal.h"
 
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void plx_mpi_clock_sync(int when)
+static void exchange(int when)
 {
     MPI_Comm comm;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS)
@@ -65,4 +66,27 @@ void plx_mpi_clock_sync(int when)
     plx_ext_rec_init(&rec);
     plx_enc_clock_offset(&rec, (uint8_t)when, local, offset, best_rtt);
     plx_ext_rec_write(&rec);
+}
+
+static int everyone; /* every rank of the job measured: decided at Init, kept for Finalize */
+
+void plx_mpi_clock_init(void)
+{
+    int marked = plx_mpi_job_marked(plx_mpi_size);
+    everyone = marked == plx_mpi_size;
+    if (everyone) {
+        exchange(0);
+        plx_mpi_job_unmark(); /* every rank has counted: the exchange's first collective is done */
+        return;
+    }
+    struct plx_rec rec;
+    plx_ext_rec_init(&rec);
+    plx_enc_clock_sync_skipped(&rec, (uint32_t)marked, (uint32_t)plx_mpi_size);
+    plx_ext_rec_write(&rec);
+}
+
+void plx_mpi_clock_finalize(void)
+{
+    if (everyone)
+        exchange(1);
 }

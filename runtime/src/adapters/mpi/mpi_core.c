@@ -6,7 +6,8 @@
 int plx_mpi_rank = -1, plx_mpi_size = 0;
 int plx_mpi_ready;
 /* Loaded by plx attach into a running rank: the other ranks are not measured, so no clock
- * synchronisation (a collective of every rank) is ever run. */
+ * synchronisation (a collective of every rank) is ever run. Otherwise it runs when every rank
+ * marked itself measured before MPI_Init (mpi_job.c). */
 static int attached;
 
 __attribute__((constructor)) static void plx_mpi_load(void)
@@ -36,7 +37,7 @@ static void started(int provided)
     plx_ext_rec_write(&rec);
     plx_mpi_comms_init();
     if (!attached)
-        plx_mpi_clock_sync(0);
+        plx_mpi_clock_init();
     plx_mpi_ready = 1;
 }
 
@@ -59,18 +60,20 @@ PLX_MPI_EXPORT void plx_attach_mpi(void)
 
 PLX_MPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-    PLX_MPI_WRAP("MPI_Init", PMPI_Init(argc, argv), , if (rc_ == MPI_SUCCESS) started(MPI_THREAD_SINGLE));
+    PLX_MPI_WRAP("MPI_Init", PMPI_Init(argc, argv), plx_mpi_job_mark(),
+                 if (rc_ == MPI_SUCCESS) started(MPI_THREAD_SINGLE));
 }
 
 PLX_MPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    PLX_MPI_WRAP("MPI_Init_thread", PMPI_Init_thread(argc, argv, required, provided), ,
+    PLX_MPI_WRAP("MPI_Init_thread", PMPI_Init_thread(argc, argv, required, provided),
+                 plx_mpi_job_mark(),
                  if (rc_ == MPI_SUCCESS) started(*provided));
 }
 
 PLX_MPI_EXPORT int MPI_Finalize(void)
 {
-    PLX_MPI_WRAP("MPI_Finalize", PMPI_Finalize(), if (plx_mpi_ready && !attached) plx_mpi_clock_sync(1);
+    PLX_MPI_WRAP("MPI_Finalize", PMPI_Finalize(), if (plx_mpi_ready && !attached) plx_mpi_clock_finalize();
                  plx_mpi_ready = 0, );
 }
 

@@ -58,8 +58,16 @@ PLX_HIDDEN void plx_mpi_thread_end(struct plx_thread *t);
 PLX_HIDDEN MPI_Request *plx_mpi_scratch_requests(struct plx_thread *t, int n);
 PLX_HIDDEN MPI_Status *plx_mpi_scratch_statuses(struct plx_thread *t, int n);
 
-/* clock offsets to rank 0 (mpi_clock.c) */
-PLX_HIDDEN void plx_mpi_clock_sync(int when);
+/* clock offsets to rank 0 (mpi_clock.c): at Init when every rank of the job is measured (the
+ * decision kept for Finalize), else a ClockSyncSkipped record */
+PLX_HIDDEN void plx_mpi_clock_init(void);
+PLX_HIDDEN void plx_mpi_clock_finalize(void);
+
+/* which ranks of the job are measured (mpi_job.c): a marker made before MPI_Init, the markers
+ * of the job counted after it (0 when this rank has none), this rank's removed */
+PLX_HIDDEN void plx_mpi_job_mark(void);
+PLX_HIDDEN int plx_mpi_job_marked(int size);
+PLX_HIDDEN void plx_mpi_job_unmark(void);
 
 /* A wrapper's region id, looked up once. */
 #define PLX_MPI_REGION(name)                                                                  \

@@ -380,6 +380,7 @@ pub(super) fn build_process(
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),
+        clock_sync_skipped: p.clock_sync_skipped.clone(),
         offsets: OffsetMap::new(&p.clock_offsets),
         clock_map: img.clock,
         comms: BTreeMap::new(),
