@@ -4,6 +4,7 @@ metric x focus queries, against real runs of the runtime's t_sync test and the t
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -267,3 +268,29 @@ def test_joined_threads_objects_survive_a_sigkill(tmp_path):
     assert "killed by signal 9 (SIGKILL)" in cp.stderr
     threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
     assert sorted(int(r["acquisitions"]) for r in threads) == [1] * 100
+
+
+@pytest.mark.parametrize("how", ["attr", "self"])
+def test_detached_thread_handle_reused_is_another_object(tmp_path, how):
+    """10 rounds of a detached thread (created detached, or detaching itself) that ends, then a
+    joinable thread, joined, which glibc gives the same handle: each joined thread is its own
+    object, named after its own pthread_create, joined once. The detached thread's handle was
+    never retired, so the joinable one took its object (named after the detached thread's
+    create). A thread created detached has no object; one that detaches itself has its own,
+    never joined."""
+    exe = build("detached_reuse.c", tmp_path / "detached_reuse", "-O1", "-pthread")
+    cp = run(tmp_path / "exp", exe, "10", how)
+    assert cp.stdout == "20 threads, 10 joinable with the detached one's handle\n"
+    src = (ROOT / "tests" / "e2e" / "programs" / "detached_reuse.c").read_text().splitlines()
+    joinable, detached = (next(i for i, text in enumerate(src, 1) if "pthread_create(&%s" % v in text)
+                          for v in "jd")
+    threads = [r for r in totals(sync_csv(tmp_path / "exp")) if r["kind"] == "thread"]
+    joined = sorted((r["site"], int(r["acquisitions"])) for r in threads
+                    if int(r["acquisitions"]))
+    assert joined == [("init at detached_reuse.c:%d (main)" % joinable, 1)] * 10, threads
+    assert len(threads) == 10, threads
+    tree = json.loads(plx("hierarchy", tmp_path / "exp", "--format", "json").stdout)["sync"]
+    cats = {c["name"]: c["children"] for c in tree["children"]}
+    names = sorted(re.sub(r" \(object \d+\)$", "", c["name"]) for c in cats["Thread"])
+    assert names == sorted(["detached_reuse.c:%d (main)" % joinable] * 10 + (
+        [] if how == "attr" else ["detached_reuse.c:%d (main)" % detached] * 10)), names

@@ -1,7 +1,9 @@
 /* Threads: pthread_create notes who the new thread is (named after its start routine, its wall
  * time from the call) before it runs; pthread_setname_np renames the calling thread (a name
- * given another way is read from the kernel: core/thread_name.c). Interposed by symbol, so
- * LD_PRELOAD suffices. */
+ * given another way is read from the kernel: core/thread_name.c). A thread object (what
+ * pthread_join acquires) is one joinable thread's lifetime: a thread created detached has none,
+ * and pthread_detach ends it, so that the next thread glibc gives the same handle has its own.
+ * Interposed by symbol, so LD_PRELOAD suffices. */
 #include "../core/hotpath.h"
 
 #include <dlfcn.h>
@@ -22,6 +24,7 @@ struct start {
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*setname_fn)(pthread_t, const char *);
+typedef int (*detach_fn)(pthread_t);
 
 /* Runs first in the new thread, before a sanitizer's own start routine has set the thread up
  * when one interposes pthread_create too: so it only notes who the thread is, and the thread is
@@ -61,7 +64,10 @@ PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
         free(s);
         return rc;
     }
-    if (t) { /* its thread object (what pthread_join acquires) is named after this call */
+    int detached = PTHREAD_CREATE_JOINABLE;
+    if (attr)
+        pthread_attr_getdetachstate(attr, &detached);
+    if (t && detached == PTHREAD_CREATE_JOINABLE) { /* its thread object is named after this call */
         t->guard++;
         plx_sync_define((const void *)*th, PLX_SYNC_THREAD, site, 1);
         t->guard--;
@@ -83,4 +89,22 @@ PLX_EXPORT int pthread_setname_np(pthread_t th, const char *name)
         t->guard--;
     }
     return rc;
+}
+
+/* The handle's object is retired before the real call: once a detached thread has ended, glibc
+ * may give its handle to a new thread at once. */
+PLX_EXPORT int pthread_detach(pthread_t th)
+{
+    static detach_fn real;
+    if (!real)
+        real = (detach_fn)dlsym(RTLD_NEXT, "pthread_detach");
+    struct plx_thread *t = plx_self;
+    if (plx_active && !plx_creating_internal && !(t && t->guard)) {
+        if (t)
+            t->guard++;
+        plx_sync_retire((const void *)th);
+        if (t)
+            t->guard--;
+    }
+    return real(th);
 }

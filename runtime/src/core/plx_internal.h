@@ -298,6 +298,9 @@ PLX_HIDDEN void plx_thread_comm_self(char out[16]);
 PLX_HIDDEN void plx_thread_name_start(struct plx_thread *t, const char *inherited);
 PLX_HIDDEN void plx_thread_name_end(struct plx_thread *t, int self);
 PLX_HIDDEN void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e);
+/* The object at `object` ended (a thread handle detached or joined): the next use of the
+ * address defines a new object. */
+PLX_HIDDEN void plx_sync_retire(const void *object);
 PLX_HIDDEN void plx_trace_ext(struct plx_thread *t, unsigned subtype, const uint64_t *payload,
                               unsigned words);
 PLX_HIDDEN void plx_trace_ext_at(struct plx_thread *t, uint64_t now, unsigned subtype,

@@ -204,15 +204,9 @@ static void write_stats(struct plx_thread *t, const struct plx_sync_entry *e, ui
     plx_rec_write(&rec, 0);
 }
 
-/* A thread object is one thread's lifetime, and a join ends it: the thread's handle may name
- * the next thread (glibc reuses pthread_t), which is another object. The process table's slot
- * is retired (the next use of the handle defines a new object in it), and the joiner's entry
- * writes its statistics now and takes that next object on its next use: its slot is reused,
- * so a thread that joins thousands of threads through a few hundred handles keeps a few
- * hundred entries. Called with the joiner's guard held, after a successful join. */
-void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e)
+void plx_sync_retire(const void *object)
 {
-    uintptr_t key = (uintptr_t)e->address;
+    uintptr_t key = (uintptr_t)object;
     for (uint32_t i = hash(key), n = 0; n < OBJECT_SLOTS; i = (i + 1) & (OBJECT_SLOTS - 1), n++) {
         uintptr_t k = atomic_load_explicit(&objects[i].key, memory_order_acquire);
         if (k == 0)
@@ -222,6 +216,17 @@ void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e)
             break;
         }
     }
+}
+
+/* A thread object is one thread's lifetime, and a join ends it: the thread's handle may name
+ * the next thread (glibc reuses pthread_t), which is another object. The process table's slot
+ * is retired (the next use of the handle defines a new object in it), and the joiner's entry
+ * writes its statistics now and takes that next object on its next use: its slot is reused,
+ * so a thread that joins thousands of threads through a few hundred handles keeps a few
+ * hundred entries. Called with the joiner's guard held, after a successful join. */
+void plx_sync_thread_joined(struct plx_thread *t, struct plx_sync_entry *e)
+{
+    plx_sync_retire((const void *)(uintptr_t)e->address);
     write_stats(t, e, plx_ticks());
     e->acquisitions = e->contended = e->wait = e->hold = e->releases = e->hold_start = 0;
     e->depth = 0;
