@@ -632,3 +632,41 @@ def test_attach_keeps_the_names_threads_were_given_before_it(tmp_path):
                    if r["function"] == "work" and r["process"] != "all")
     assert names == ["named-0", "named-1", "named-2"]
     assert calls(rows, "work") == 30
+
+
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_probe_globs_match_qualified_cxx_names(tmp_path, cxx):
+    """programs/probe_cxx.cpp built with a plain -O2: `--probe 'ns::Solver::step*,twice*'`
+    selects ns::Solver::step and both instances of the template twice, by the names filters
+    match (demangled, without the return type). The globs matched only the mangled symbols
+    (_ZN2ns6Solver4stepEi): plx run refused them before the program ran (exit 2), and with
+    PLX_PROBE set by hand the runtime probed nothing."""
+    require_tools(cxx)
+    exe = tmp_path / "probe_cxx"
+    cp = subprocess.run([cxx, "-O2", str(PROGRAMS / "probe_cxx.cpp"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, cp.stderr
+    out = tmp_path / "exp"
+    cp = run(out, exe, "100", opts=("--probe", "ns::Solver::step*,twice*"))
+    assert cp.stdout == "9900 10100\n"
+    counted = {r["function"]: int(r["calls"]) for r in report_csv(out)
+               if r["process"] == "all" and r["thread"] == "all"}
+    assert {k: v for k, v in counted.items() if "step" in k or "twice" in k} == {
+        "ns::Solver::step(int)": 100, "int twice<int>(int)": 200, "long twice<long>(long)": 100}
+    # the runtime alone (PLX_PROBE, never checked by plx run) matches the same
+    env = clean_env({"LD_PRELOAD": LIBPLX, "PLX_OUTPUT": tmp_path / "env",
+                     "PLX_PROBE": "ns::Solver::*"})
+    cp = subprocess.run([str(exe), "7"], capture_output=True, text=True, env=env)
+    assert cp.returncode == 0 and cp.stdout == "42 56\n", cp.stderr
+    assert calls(report_csv(tmp_path / "env"), "ns::Solver::step(int)") == 7
+
+
+def test_probe_of_a_library_loaded_with_dlopen_is_said_unchecked(tmp_path):
+    """`LIB:GLOB` naming no library the program needs (one it would dlopen) cannot be checked
+    before the program runs: plx run says so, and that it is not probed at start-up."""
+    exe = build_plain(tmp_path)
+    cp = run(tmp_path / "exp", exe, "10", opts=("--probe", "solve,libdl_only:entry*"))
+    assert ("plx: --probe 'libdl_only:entry*': no library the program needs is named "
+            "libdl_only*: not checked; a library loaded later with dlopen is not probed at "
+            "start-up (plx ctl PID insert 'libdl_only:entry*' once it is loaded)\n") in cp.stderr
+    assert calls(report_csv(tmp_path / "exp"), "solve") == 10 + 3 + 200 + 201 + 202 + 203

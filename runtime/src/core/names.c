@@ -1,7 +1,7 @@
 /* What a filter glob is matched against: a function's qualified name, without the return type
  * that a demangled function template's name begins with ("int twice<int>(int)" is matched as
  * "twice<int>(int)"), and whether a symbol is a deleting destructor. */
-#include "plx_internal.h"
+#include "names.h"
 
 #include <string.h>
 

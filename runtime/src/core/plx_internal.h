@@ -444,8 +444,7 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
 /* names.c: a demangled name without the return type of a function template (what globs match) */
-PLX_HIDDEN const char *plx_name_qualified(const char *name);
-PLX_HIDDEN int plx_name_is_deleting_dtor(const char *mangled);
+#include "names.h"
 
 /* ---- cyg_profile.c, cxx_catch.c: frames left without their exit hook ------------------- */
 /* A catch handler in the function at stack pointer `sp`: the thread's compiler-hook frames

@@ -13,6 +13,36 @@ use crate::CliError;
 extern "C" {
     fn plx_counter_event_valid(name: *const c_char) -> i32;
     fn plx_counter_event_name(i: usize, buf: *mut c_char, cap: usize) -> *const c_char;
+    fn plx_name_qualified(name: *const c_char) -> *const c_char;
+}
+
+/// `LIB:GLOB` split at the ':' that ends LIB, as the runtime does: the first one that is not half
+/// of a C++ scope `::` (`ns::Solver::step*` names no library).
+fn lib_split(spec: &str) -> Option<(&str, &str)> {
+    let b = spec.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b':' {
+            if b.get(i + 1) == Some(&b':') {
+                i += 2;
+                continue;
+            }
+            return Some((&spec[..i], &spec[i + 1..]));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What a --probe glob is matched against besides a symbol's own name, as the runtime does
+/// (runtime/src/core/names.c): a C++ name demangled, without a function template's return type
+/// (`_Z5twiceIiET_S0_` is `twice<int>(int)`).
+fn qualified(symbol: &str) -> Option<String> {
+    let demangled = plx_analysis::symbols::demangle(symbol)?;
+    let c = CString::new(demangled).ok()?;
+    // SAFETY: a NUL-terminated name; the result points into it (a suffix), read before it drops.
+    let q = unsafe { CStr::from_ptr(plx_name_qualified(c.as_ptr())) };
+    Some(q.to_string_lossy().into_owned())
 }
 
 /// The perf names of counter_events.c.
@@ -104,8 +134,10 @@ fn is_starter(p: &Path) -> bool {
 /// Checks `--probe GLOBS` against the ELF files of `command` that are programs to measure (the
 /// program, the program a launcher is given; not a shell, interpreter or launcher) and the
 /// libraries they need: a `GLOB` must match a function of one of those files, a `LIB:GLOB` one
-/// of the libraries whose file name begins with LIB. A command with no such file (a script,
-/// `sh -c '...'`), or a LIB no needed library is (one loaded with dlopen), is not checked.
+/// of the libraries whose file name begins with LIB; a C++ function by its symbol or by its
+/// qualified name ([`qualified`]). A command with no such file (a script, `sh -c '...'`) is not
+/// checked; a LIB no needed library is (one loaded with dlopen) is not checked either, and
+/// plx run says so.
 pub fn check_probes(spec: &str, command: &[OsString]) -> Result<(), CliError> {
     let mut programs = crate::source_files::command_files(command);
     programs.retain(|p| !is_starter(p));
@@ -117,7 +149,7 @@ pub fn check_probes(spec: &str, command: &[OsString]) -> Result<(), CliError> {
         if tok.is_empty() {
             continue;
         }
-        let (files, glob) = match tok.split_once(':') {
+        let (files, glob) = match lib_split(tok) {
             None => (programs.clone(), tok),
             Some((lib, glob)) => {
                 let all = libraries.get_or_insert_with(|| {
@@ -136,9 +168,18 @@ pub fn check_probes(spec: &str, command: &[OsString]) -> Result<(), CliError> {
             }
         };
         if files.is_empty() {
+            // a library the program loads with dlopen is not among those it needs: not
+            // checked, and not probed at start-up (it is not loaded yet)
+            if let Some((lib, _)) = lib_split(tok) {
+                eprintln!(
+                    "plx: --probe '{tok}': no library the program needs is named {lib}*: not checked; a library loaded later with dlopen is not probed at start-up (plx ctl PID insert '{tok}' once it is loaded)"
+                );
+            }
             continue;
         }
-        let names: Vec<String> = files.iter().flat_map(|f| function_names(f)).collect();
+        let mut names: Vec<String> = files.iter().flat_map(|f| function_names(f)).collect();
+        let cxx: Vec<String> = names.iter().filter_map(|n| qualified(n)).collect();
+        names.extend(cxx);
         if names.iter().any(|n| plx_analysis::glob_matches(glob, n)) {
             continue;
         }
@@ -158,6 +199,14 @@ pub fn check_probes(spec: &str, command: &[OsString]) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lib_ends_at_a_colon_that_is_no_scope() {
+        assert_eq!(lib_split("libm.so:exp"), Some(("libm.so", "exp")));
+        assert_eq!(lib_split("ns::Solver::step*"), None);
+        assert_eq!(lib_split("libx:ns::f*"), Some(("libx", "ns::f*")));
+        assert_eq!(lib_split("solve"), None);
+    }
 
     #[test]
     fn counters_by_the_runtime_table() {

@@ -168,6 +168,45 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* The ':' that ends a spec's LIB (`libm.so:exp`): the first one that is not half of a C++
+ * scope `::` (`ns::Solver::step*` names no library). NULL: none. */
+static char *lib_colon(char *spec)
+{
+    for (char *p = strchr(spec, ':'); p; p = strchr(p + 1, ':')) {
+        if (p[1] == ':') {
+            p++;
+            continue;
+        }
+        return p;
+    }
+    return NULL;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* Whether `glob` matches symbol `name`: its symbol-table name, or, for a C++ name, what filters
+ * match (core/names.c: demangled, without a function template's return type), so that
+ * `ns::Solver::step*` selects `_ZN2ns6Solver4stepEi`. */
+static int name_matches(const char *glob, const char *name)
+{
+    static demangle_fn demangle;
+    if (plx_glob_match(glob, name))
+        return 1;
+    if (name[0] != '_' || name[1] != 'Z')
+        return 0;
+    if (!demangle)
+        demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!demangle) { /* a C++ program that needs nothing of the C++ runtime has not loaded it */
+        void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        demangle = cxx ? (demangle_fn)dlsym(cxx, "__cxa_demangle") : NULL;
+    }
+    int status = -1;
+    char *d = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    int match = status == 0 && d && plx_glob_match(glob, plx_name_qualified(d));
+    free(d);
+    return match;
+}
+
 static void collect(const struct plx_function_symbol *s, void *arg)
 {
     struct selection *sel = arg;
@@ -177,7 +216,7 @@ static void collect(const struct plx_function_symbol *s, void *arg)
         if (sel->libs[i] ? strncmp(base_name(s->module), sel->libs[i], strlen(sel->libs[i])) != 0
                          : s->module_id != 0)
             continue;
-        if (!plx_glob_match(sel->patterns[i], s->name))
+        if (!name_matches(sel->patterns[i], s->name))
             continue;
         for (size_t k = 0; k < sel->nfound; k++)
             if (sel->found[k].sym.address == s->address)
@@ -637,8 +676,8 @@ static int matches(const struct plx_probe *p, const char *globs)
     char *save = NULL, buf[4096];
     snprintf(buf, sizeof buf, "%s", globs);
     for (char *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(g, ':');
-        if (plx_glob_match(colon ? colon + 1 : g, p->name))
+        char *colon = lib_colon(g);
+        if (name_matches(colon ? colon + 1 : g, p->name))
             return 1;
     }
     return 0;
@@ -778,7 +817,7 @@ static size_t probe_spec(const char *spec, int stop, char *err, size_t errcap)
             tok++;
         if (!*tok)
             continue;
-        char *colon = strchr(tok, ':');
+        char *colon = lib_colon(tok);
         sel.libs[sel.n] = colon ? tok : NULL;
         if (colon)
             *colon = 0;
