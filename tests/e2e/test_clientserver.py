@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PLX, ROOT, _fail_message, clean_env, plx
+from conftest import PLX, ROOT, _fail_message, clean_env, plx, run
 
 SRC = ROOT / "examples" / "clientserver"
 OBJECTS = 10
@@ -154,3 +154,28 @@ def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
     calls = {r["function"]: r["calls"] for r in csv.DictReader(io.StringIO(
         plx("report", out, "--format", "csv").stdout)) if r["process"] == "all"}
     assert calls["accept"] == "1" and calls["serve"] == "1" and calls["work"] == "1", calls
+
+
+SLEEP_WAIT_S = 0.1
+WAIT_CALLS = ("usleep", "nanosleep", "poll", "select", "epoll_wait")
+
+
+def test_sleep_and_poll_are_waiting_not_cpu(programs, tmp_path):
+    """programs/sleep_wait.c computes, waits SLEEP_WAIT_S in each of usleep, nanosleep, poll,
+    select and epoll_wait, and computes again: on the critical path each wait is `Wait: NAME`,
+    as accept's is, and main's CPU holds none of the 0.5 s (it held all of it: these calls were
+    not regions, so their time was main's own)."""
+    exe = programs.get("sleep_wait.c", "-O1")
+    out = tmp_path / "exp"
+    cp = run(out, exe, opts=("--trace",))
+    assert cp.stdout == "waited 5 times, 0 events\n"
+    doc, items = path(out, "--level", "procedure")
+    for name in WAIT_CALLS:
+        assert items["Wait: " + name]["kind"] == "wait", items.keys()
+        assert items["Wait: " + name]["time_s"] >= SLEEP_WAIT_S, items["Wait: " + name]
+    cpu = {n: i["time_s"] for n, i in items.items() if i["kind"] == "cpu"}
+    assert cpu.get("main", 0) < SLEEP_WAIT_S, cpu
+    calls = {r["function"]: r["calls"] for r in csv.DictReader(io.StringIO(
+        plx("report", out, "--format", "csv").stdout)) if r["process"] == "all"}
+    assert {n: calls.get(n) for n in WAIT_CALLS + ("work", "main")} == {
+        **{n: "1" for n in WAIT_CALLS}, "work": "2", "main": "1"}, calls

@@ -1,8 +1,9 @@
 """CPU sampling (plx run --cpu-sample, on by default with --trace): `plx histogram --metric cpu`
 shows when a thread was really on a CPU, `--metric compute` what the trace's states say.
 
-The program spins 300 ms, sleeps 300 ms in nanosleep (outside any MPI, socket or sync call),
-spins 300 ms: with 9 bins, bins 0-2 and 6-8 spin and 3-5 sleep. Thresholds leave room for a
+The program spins 300 ms, sleeps 300 ms in the nanosleep system call made directly (a wait no
+wrapper of the runtime sees; nanosleep() itself is a wait region: test_clientserver.py), spins
+300 ms: with 9 bins, bins 0-2 and 6-8 spin and 3-5 sleep. Thresholds leave room for a
 loaded 2-core VM (a spinning bin at least half on a CPU, a sleeping one at most 0.15)."""
 
 import csv

@@ -37,6 +37,7 @@ def test_thread_blocked_at_exit_ends_at_the_process_end(programs, toolchain, mod
     assert {p: c for p, (c, _) in paths.items()} == {
         ("main",): 1,
         ("main", "finish"): 1,
+        ("main", "finish", "nanosleep"): 1,  # finish's nap: a wait region (adapters/wait.c)
         WAITER[:1]: 1,
         WAITER[:2]: 1,
         WAITER: 1,
@@ -87,6 +88,7 @@ def test_thread_blocked_at_sigkill_ends_at_the_last_event(killed):
     assert {p: c for p, (c, _) in paths.items()} == {
         ("main",): 1,
         ("main", "finish"): 1,
+        ("main", "finish", "nanosleep"): 1,
         ("main", "finish", "marker"): 1,
         WAITER[:1]: 1,
         WAITER[:2]: 1,

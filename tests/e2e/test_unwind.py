@@ -76,6 +76,10 @@ def test_longjmp_pthread_exit_and_cancel_close_their_frames(programs, toolchain,
         expected[(start,)] = 1
         expected[(start, outer)] = 1
         expected[(start, outer, inner)] = 1
+        # the 60 ms wait the thread ends in: a wait region (adapters/wait.c), closed when
+        # pthread_exit or the cancellation ends the thread
+        expected[(start, outer, inner, "nanosleep")] = 1
+    expected[("main", "nanosleep")] = 1
     assert calls == expected
     # the frames a pthread_exit or a cancellation left end when their thread ends: after the
     # 60 ms wait (not at the thread's last event, the entry of the innermost one)

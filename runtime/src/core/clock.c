@@ -67,7 +67,7 @@ void plx_clock_init(void)
      * pair is written; the reader prefers the line through the first and last pairs. */
     uint64_t t0 = plx_ticks(), m0 = plx_monotonic_ns();
     struct timespec pause = {0, 2000000};
-    nanosleep(&pause, NULL);
+    plx_real_nanosleep(&pause, NULL);
     uint64_t t1 = plx_ticks(), m1 = plx_monotonic_ns();
     if (m1 > m0 && t1 > t0)
         clock_rate = (double)(t1 - t0) * 1e9 / (double)(m1 - m0);

@@ -76,7 +76,7 @@ int plx_create_internal_thread(pthread_t *th, void *(*fn)(void *), void *arg)
             sched_yield();
         } else {
             struct timespec d = {0, 50000};
-            nanosleep(&d, NULL);
+            plx_real_nanosleep(&d, NULL);
         }
     }
     release(s);

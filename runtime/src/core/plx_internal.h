@@ -443,6 +443,11 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 /* The entry of a function whose slot has PLX_REGION_CPU or PLX_REGION_COUNTERS. */
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
+/* wait.c: the real nanosleep and clock_nanosleep, for the runtime's own waits (the exported
+ * ones are wait regions of the program) */
+PLX_HIDDEN int plx_real_nanosleep(const struct timespec *req, struct timespec *rem);
+PLX_HIDDEN int plx_real_clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
+                                        struct timespec *rem);
 /* names.c: a demangled name without the return type of a function template (what globs match) */
 #include "names.h"
 

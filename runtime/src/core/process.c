@@ -136,7 +136,7 @@ void plx_process_end(int reason, int status)
         if (expected == 1 && atomic_load(&writer) != (pid_t)syscall(SYS_gettid))
             for (int i = 0; i < 5000 && atomic_load(&ended) == 1; i++) {
                 struct timespec ms = {0, 1000000};
-                nanosleep(&ms, NULL);
+                plx_real_nanosleep(&ms, NULL);
             }
         return;
     }

@@ -51,7 +51,7 @@ static int lock_bounded(void)
             sched_yield();
         } else {
             struct timespec d = {0, 50000};
-            nanosleep(&d, NULL);
+            plx_real_nanosleep(&d, NULL);
         }
     }
     return 0;
@@ -168,7 +168,7 @@ static void *sampler_main(void *arg)
             next = now;
             add_ms(&next, period_ms);
         }
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+        while (plx_real_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
             ;
         lock();
         if (!atomic_load(&stopped))

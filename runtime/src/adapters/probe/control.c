@@ -153,7 +153,7 @@ static int detach(char *out, size_t cap)
             return snprintf(out, cap, "error: process %d is not being measured now\n",
                             (int)getpid());
         struct timespec ms = {0, 2000000}; /* a thread inside the runtime: let it leave */
-        nanosleep(&ms, NULL);
+        plx_real_nanosleep(&ms, NULL);
     }
     return snprintf(out, cap, "error: process %d: a thread stays inside the runtime; not "
                     "detached\n", (int)getpid());
@@ -207,7 +207,7 @@ static void insert_skipped(char *reply, size_t cap)
         return;
     for (int tries = 0; tries < RETRY_TRIES && traced(); tries++) {
         struct timespec ms = {0, 5000000};
-        nanosleep(&ms, NULL);
+        plx_real_nanosleep(&ms, NULL);
     }
     plx_probes_command(cmd, reply, cap);
 }
