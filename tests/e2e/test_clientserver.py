@@ -31,6 +31,22 @@ def build(tmp, name, *flags):
     return out
 
 
+def wait_for_connections(port_file, n, procs, timeout=120):
+    """Until the server named in `port_file` has accepted `n` TCP connections on loopback
+    (/proc/net/tcp: established, its port local); a hang fails, never blocks the suite."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        text = port_file.read_text() if port_file.exists() else ""
+        if text.endswith("\n"):
+            local = ":%04X" % int(text)
+            rows = [l.split() for l in open("/proc/net/tcp").read().splitlines()[1:]]
+            if sum(1 for r in rows if r[1].endswith(local) and r[3] == "01") >= n:
+                return
+        time.sleep(0.02)
+    raise AssertionError("no %d connection(s) to the server within %d s" % (n, timeout))
+
+
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("clientserver")
@@ -42,9 +58,13 @@ def session(tmp_path_factory):
                                  *(str(c) for c in command)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=clean_env())
 
+    # the consumer connects (and asks for object 0, which blocks it) before the producer starts:
+    # started together, a loaded machine could start the consumer after the producer had put
+    # every object, and the consumer would then wait for nobody
     procs = [start("server", server, port, 2, 3),
-             start("producer", client, port, "put", OBJECTS, 4096, PRODUCE_MS * 1000),
              start("consumer", client, port, "get", OBJECTS, 4096, CONSUME_MS * 1000)]
+    wait_for_connections(port, 1, procs)
+    procs.append(start("producer", client, port, "put", OBJECTS, 4096, PRODUCE_MS * 1000))
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, "%s\n%s" % (out, err)
