@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -31,6 +32,19 @@ struct wait {
     uint32_t region;
 };
 
+/* The region's 1 + id, defined on first use (kind 5). Called with the guard held, or before
+ * the program's threads run. */
+static uint32_t region_id1(struct region *r)
+{
+    uint32_t v = atomic_load_explicit(&r->id1, memory_order_relaxed);
+    if (PLX_UNLIKELY(v == 0)) {
+        uint32_t id = plx_region_of_name(r->name, PLX_KIND_SOCKET);
+        v = id & PLX_REGION_EXCLUDED ? NOT_MEASURED : (id & PLX_REGION_ID_MASK) + 1;
+        atomic_store_explicit(&r->id1, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 /* Before the real call: the region is entered (clock read last). */
 __attribute__((noinline)) static struct wait wait_begin(struct region *r)
 {
@@ -44,12 +58,7 @@ __attribute__((noinline)) static struct wait wait_begin(struct region *r)
     struct plx_thread *t = plx_self;
     if (t && !t->guard && t->depth > 0) {
         t->guard++;
-        uint32_t v = atomic_load_explicit(&r->id1, memory_order_relaxed);
-        if (PLX_UNLIKELY(v == 0)) {
-            uint32_t id = plx_region_of_name(r->name, PLX_KIND_SOCKET);
-            v = id & PLX_REGION_EXCLUDED ? NOT_MEASURED : (id & PLX_REGION_ID_MASK) + 1;
-            atomic_store_explicit(&r->id1, v, memory_order_relaxed);
-        }
+        uint32_t v = region_id1(r);
         if (v != NOT_MEASURED) {
             w.t = t;
             w.region = v - 1;
@@ -83,35 +92,72 @@ __attribute__((noinline)) static void wait_end(struct wait w)
 }
 
 /* The runtime's own waits call the real functions: nothing of the runtime is recorded. */
+typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+
 int plx_real_nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    static int (*real)(const struct timespec *, struct timespec *);
-    if (!real)
-        real = (int (*)(const struct timespec *, struct timespec *))dlsym(RTLD_NEXT, "nanosleep");
-    return real(req, rem);
+    static _Atomic nanosleep_fn real;
+    nanosleep_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+    if (!f) {
+        f = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
+        atomic_store_explicit(&real, f, memory_order_relaxed);
+    }
+    return f(req, rem);
 }
 
 int plx_real_clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
                              struct timespec *rem)
 {
-    static int (*real)(clockid_t, int, const struct timespec *, struct timespec *);
-    if (!real)
-        real = (int (*)(clockid_t, int, const struct timespec *, struct timespec *))dlsym(
-            RTLD_NEXT, "clock_nanosleep");
-    return real(c, flags, req, rem);
+    static _Atomic clock_nanosleep_fn real;
+    clock_nanosleep_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+    if (!f) {
+        f = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
+        atomic_store_explicit(&real, f, memory_order_relaxed);
+    }
+    return f(c, flags, req, rem);
 }
+
+#if defined(__SANITIZE_THREAD__)
+#define PLX_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PLX_TSAN 1
+#endif
+#endif
+
+#ifdef PLX_TSAN
+/* ThreadSanitizer runs these wrappers inside its own interceptors' blocking calls, where it
+ * ignores synchronization (tsan's BlockingCall: "we do not expect to be executing any user/runtime
+ * code"): a first sight's region definition there would be reported as racing with another
+ * thread's under the same locks. In that build every wait region is defined at load, before any
+ * thread of the program runs (a process then lists them even when unused). */
+#define WAIT_REGION_INIT(name)                                                                \
+    __attribute__((constructor(103))) static void define_##name(void)                      \
+    {                                                                                      \
+        if (plx_active)                                                                    \
+            (void)region_id1(&r_##name);                                                   \
+    }
+#else
+#define WAIT_REGION_INIT(name)
+#endif
 
 /* A wrapper of `name` returning TYPE with parameters PARAMS and arguments ARGS. */
 #define LIST(...) __VA_ARGS__
 #define WAIT_CALL(type, name, PARAMS, ARGS)                                                   \
+    static struct region r_##name = {0, #name};                                            \
+    WAIT_REGION_INIT(name)                                                                 \
     PLX_EXPORT type name(LIST PARAMS)                                                      \
     {                                                                                      \
-        static struct region r_ = {0, #name};                                              \
-        static type (*real_)(LIST PARAMS);                                                 \
-        if (!real_)                                                                        \
-            real_ = (type(*)(LIST PARAMS))dlsym(RTLD_NEXT, #name);                          \
-        struct wait w_ = wait_begin(&r_);                                                  \
-        type rc_ = real_(LIST ARGS);                                                       \
+        struct region *const r_ = &r_##name;                                               \
+        static type (*_Atomic real_)(LIST PARAMS);                                         \
+        type (*f_)(LIST PARAMS) = atomic_load_explicit(&real_, memory_order_relaxed);      \
+        if (!f_) {                                                                         \
+            f_ = (type(*)(LIST PARAMS))dlsym(RTLD_NEXT, #name);                             \
+            atomic_store_explicit(&real_, f_, memory_order_relaxed);                       \
+        }                                                                                  \
+        struct wait w_ = wait_begin(r_);                                                  \
+        type rc_ = f_(LIST ARGS);                                                          \
         wait_end(w_);                                                                      \
         return rc_;                                                                        \
     }
