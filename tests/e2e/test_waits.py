@@ -211,6 +211,25 @@ def test_a_balanced_program_has_no_false_waits(mpi_run):
         assert abs(got.get(r, 0.0) - want[r]) <= 4e-6 and want[r] < D / 2, (r, got, want)
 
 
+def test_phase_keeps_the_waits_that_end_in_it(mpi_run):
+    table, _, ent, exp = mpi_run
+    # from the start to rank 0's entry into the late receiver's MPI_Ssend: the late senders
+    # of the first scenario end inside, nothing of the later scenarios does
+    end = enter(ent, 0, "main => late_receiver => MPI_Ssend")
+    first = min(t for times in ent.values() for t in times)
+    inside = rows(exp, "--phase", "0:%.6f" % (end - first))
+    cp = "main => late_sender => MPI_Recv"
+    assert waits_at(inside, "late_sender", cp) == waits_at(table, "late_sender", cp)
+    later = {r["callpath"].split(" => ")[1] for r in inside if r["callpath"].count(" => ") >= 2}
+    assert later == {"late_sender"}, inside
+
+
+def test_an_unknown_application_is_refused(mpi_run):
+    _, _, _, exp = mpi_run
+    cp = plx("waits", exp, "--app", "nosuch", check=False)
+    assert cp.returncode != 0 and "nosuch" in cp.stderr, cp.stderr
+
+
 def test_text_tree_and_json_totals_match_the_rows(mpi_run):
     table, _, _, exp = mpi_run
     sums = {}
