@@ -2,7 +2,8 @@
 and MPICH; a named delay_* function sleeps D seconds on chosen ranks before a send, a receive, a
 barrier, an allreduce, a bcast, a reduce, and at the head of a chain of messages; then a
 balanced part), programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
-D, a condition signalled after D) and programs/waits_omp.c (libgomp: a thread late at a
+D, a condition signalled after D, a pthread barrier one thread reaches D late, a semaphore
+posted after D) and programs/waits_omp.c (libgomp: a thread late at a
 parallel region's barrier, a critical section held for D).
 
 The delays are sleeps, so they hold on a loaded 2-core VM; each pattern's wait at each location
@@ -213,9 +214,10 @@ def test_a_balanced_program_has_no_false_waits(mpi_run):
 
 def test_phase_keeps_the_waits_that_end_in_it(mpi_run):
     table, _, ent, exp = mpi_run
-    # from the start to rank 0's entry into the late receiver's MPI_Ssend: the late senders
-    # of the first scenario end inside, nothing of the later scenarios does
-    end = enter(ent, 0, "main => late_receiver => MPI_Ssend")
+    # from the start to D/2 after rank 0 entered the late receiver's MPI_Ssend (its wait ends
+    # D after): the late senders of the first scenario end inside, nothing of the later
+    # scenarios does
+    end = enter(ent, 0, "main => late_receiver => MPI_Ssend") + D / 2
     first = min(t for times in ent.values() for t in times)
     inside = rows(exp, "--phase", "0:%.6f" % (end - first))
     cp = "main => late_sender => MPI_Recv"
@@ -298,6 +300,34 @@ def test_condition_wait_names_the_signaller(threads_run):
     c = [r for r in causes if r["pattern"] == "condition_wait"]
     assert [(thread_of(r["cause_location"]), r["cause_callpath"]) for r in c] == [
         (3, "producer => produce")], c
+
+
+def test_thread_barrier_waits_for_the_late_arrival(threads_run):
+    table, causes = threads_run
+    w = [r for r in table if r["pattern"] == "thread_barrier"]
+    assert [(thread_of(r["location"]), r["callpath"]) for r in w] == [(0, "main => meet")], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "thread_barrier"
+         and "late_arrival" in r["cause_callpath"].split(" => ")]
+    assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(4, "direct")}, c
+    assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c
+
+
+def test_semaphore_wait_names_the_poster(threads_run):
+    table, causes = threads_run
+    w = [r for r in table if r["pattern"] == "semaphore_wait"]
+    assert [(thread_of(r["location"]), r["callpath"]) for r in w] == [
+        (0, "main => take_token")], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "semaphore_wait"]
+    assert [(thread_of(r["cause_location"]), r["cause_callpath"]) for r in c] == [
+        (5, "poster => slow_post")], c
+
+
+def test_output_is_the_same_for_any_number_of_engine_threads(mpi_run):
+    _, _, _, exp = mpi_run
+    outs = {plx("-j", j, "waits", exp, "--causes", "--format", "csv").stdout for j in (1, 2, 4)}
+    assert len(outs) == 1 and len(next(iter(outs)).splitlines()) > 50
 
 
 @pytest.fixture(scope="module")
