@@ -360,3 +360,12 @@ def test_omp_critical_waits_for_the_holder(omp_run):
          and "hold_critical" in r["cause_callpath"].split(" => ")]
     assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(0, "direct")}, c
     assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c
+
+
+def test_a_profile_without_a_trace_is_refused(tmp_path):
+    exe = build("waits_threads.c", tmp_path / "waits_threads", "-O1", "-lpthread")
+    run(tmp_path / "exp", exe, 0.01)
+    cp = plx("waits", tmp_path / "exp", check=False)
+    assert cp.returncode == 2, cp
+    assert cp.stdout == ""
+    assert "no trace: this needs an event trace; rerun with `plx run --trace`" in cp.stderr

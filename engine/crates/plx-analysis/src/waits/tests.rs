@@ -575,3 +575,84 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
         )]
     );
 }
+
+#[test]
+fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
+    let mut t = setup(3, false, true);
+    t.enter(0, 0, "consume");
+    t.enter(1, 0, "produce");
+    t.enter(2, 0, "post");
+    // the condition (object 1, kind 2) signalled by thread 1 at 120; the semaphore (object 2,
+    // kind 4) posted by thread 2 at 300
+    t.ev(1, 120, EventKind::Release { object: 1, kind: 2 });
+    t.ev(
+        0,
+        125,
+        EventKind::Acquire {
+            object: 1,
+            kind: 2,
+            wait_ns: 100,
+        },
+    );
+    t.ev(2, 300, EventKind::Release { object: 2, kind: 4 });
+    t.ev(
+        0,
+        301,
+        EventKind::Acquire {
+            object: 2,
+            kind: 4,
+            wait_ns: 170,
+        },
+    );
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("condition_wait", 0, s("consume"), 100),
+            ("semaphore_wait", 0, s("consume"), 170),
+        ]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![
+            (
+                "condition_wait",
+                0,
+                1,
+                s("produce"),
+                CauseKind::Direct,
+                100.0
+            ),
+            ("semaphore_wait", 0, 2, s("post"), CauseKind::Direct, 170.0),
+        ]
+    );
+}
+
+#[test]
+fn a_late_receivers_cause_is_the_receivers_work() {
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 1, 0);
+    t.enter(1, 0, "work");
+    t.exit(1, 250, "work");
+    t.enter(1, 250, "MPI_Recv");
+    t.recv(1, 252, 0, 0, 1);
+    t.exit(0, 253, "MPI_Ssend");
+    t.exit(1, 254, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 0, s("main => MPI_Ssend"), 250)]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_receiver",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            250.0
+        )]
+    );
+}
