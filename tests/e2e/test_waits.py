@@ -4,7 +4,8 @@ barrier, an allreduce, a bcast, a reduce, and at the head of a chain of messages
 balanced part), programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
 D, a condition signalled after D, a pthread barrier one thread reaches D late, a semaphore
 posted after D) and programs/waits_omp.c (libgomp: a thread late at a
-parallel region's barrier, a critical section held for D).
+parallel region's barrier, a critical section held for D) and programs/waits_stream.c (a
+TCP read waiting for a write made D late).
 
 The delays are sleeps, so they hold on a loaded 2-core VM; each pattern's wait at each location
 is what the trace's own routine entries give (the Chrome export), most of it the
@@ -369,3 +370,17 @@ def test_a_profile_without_a_trace_is_refused(tmp_path):
     assert cp.returncode == 2, cp
     assert cp.stdout == ""
     assert "no trace: this needs an event trace; rerun with `plx run --trace`" in cp.stderr
+
+
+def test_a_stream_read_waits_for_its_writer(tmp_path):
+    exe = build("waits_stream.c", tmp_path / "waits_stream", "-g", "-O1", "-lpthread")
+    run(tmp_path / "exp", exe, D, opts=["--trace"])
+    table, causes = rows(tmp_path / "exp"), rows(tmp_path / "exp", "--causes")
+    w = [r for r in table if r["pattern"] == "stream_wait"]
+    assert [(thread_of(r["location"]), r["callpath"]) for r in w] == [
+        (0, "main => serve => read")], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "stream_wait"
+         and "slow_request" in r["cause_callpath"].split(" => ")]
+    assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(1, "direct")}, c
+    assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c

@@ -225,6 +225,7 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
         ("mpi", "collective"),
         ("threads", "pthread"),
         ("threads", "openmp"),
+        ("sockets", "streams"),
     ];
     for key in order {
         let pats = &groups[&key];

@@ -17,7 +17,9 @@
 //!   spinlock; the cause is the holder that released it), **condition_wait** (the signaller),
 //!   **join_wait** (the joined thread), **semaphore_wait** (the poster), **thread_barrier** and
 //!   **omp_barrier** (from the own arrival to the last one), **omp_critical**, **omp_lock**,
-//!   **omp_ordered**, **omp_taskwait**.
+//!   **omp_ordered**, **omp_taskwait**;
+//! - **stream_wait**: a read on a traced stream socket entered before the write holding its
+//!   last byte (a client waiting for its server, across the applications of a session).
 //!
 //! With causes, each location keeps an [`Account`] (time by call path, time waited, and its
 //! waits' root causes), and at the exit of every synchronising routine the account at that
@@ -75,11 +77,14 @@ pub enum Pattern {
     OmpOrdered,
     /// An OpenMP taskwait.
     OmpTaskwait,
+    /// A read on a traced stream socket until the write of its bytes began (a client waiting
+    /// for its server, across applications too).
+    StreamWait,
 }
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 16] = [
+    pub const ALL: [Pattern; 17] = [
         Pattern::LateSender,
         Pattern::LateReceiver,
         Pattern::WaitAtBarrier,
@@ -96,6 +101,7 @@ impl Pattern {
         Pattern::OmpLock,
         Pattern::OmpOrdered,
         Pattern::OmpTaskwait,
+        Pattern::StreamWait,
     ];
 
     /// The name in tables (`late_sender`, ...).
@@ -117,6 +123,7 @@ impl Pattern {
             Pattern::OmpLock => "omp_lock",
             Pattern::OmpOrdered => "omp_ordered",
             Pattern::OmpTaskwait => "omp_taskwait",
+            Pattern::StreamWait => "stream_wait",
         }
     }
 
@@ -133,6 +140,7 @@ impl Pattern {
             | Pattern::JoinWait
             | Pattern::SemaphoreWait
             | Pattern::ThreadBarrier => ("threads", "pthread"),
+            Pattern::StreamWait => ("sockets", "streams"),
             _ => ("threads", "openmp"),
         }
     }

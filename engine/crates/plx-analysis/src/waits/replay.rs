@@ -16,6 +16,8 @@ use crate::regions::RegionTable;
 use crate::selection::Window;
 
 const NONE: u32 = NONE_U32;
+/// Stream writes (reads) kept per stream while their reads (writes) have not come.
+const MAX_PENDING: usize = 1024;
 
 /// What the replay needs to know of the experiment (made from a [`crate::Model`] and the
 /// merge's locations, or by hand in tests).
@@ -51,9 +53,14 @@ enum Class {
     NToOne,
     /// Another MPI routine.
     Mpi,
+    /// A socket call on a traced stream.
+    Socket,
 }
 
 fn classify(name: &str, kind: RegionKind) -> Class {
+    if kind == RegionKind::Socket {
+        return Class::Socket;
+    }
     if kind != RegionKind::Mpi {
         return Class::Other;
     }
@@ -89,6 +96,8 @@ struct Frame {
 enum SyncWith {
     Rank(u32),
     Collective,
+    /// A stream write or read.
+    Stream,
 }
 
 #[derive(Debug, Default)]
@@ -109,6 +118,8 @@ struct Loc {
     counted: (i64, i64),
     /// Account when the thread last left a barrier or joined an OpenMP team (with causes).
     team: Option<Account>,
+    /// Account at the exit of its last stream write or read (with causes).
+    stream: Option<Account>,
 }
 
 impl Loc {
@@ -168,6 +179,29 @@ struct Instance {
     members: Vec<Member>,
 }
 
+/// A stream write not yet read to its end.
+#[derive(Debug)]
+struct Write {
+    /// Bytes written to the stream so far, this write's included.
+    end: u64,
+    loc: u32,
+    enter: i64,
+    cp: u32,
+    /// The writer's account since its last stream operation.
+    acc: Account,
+}
+
+/// A stream read whose write has not come yet.
+#[derive(Debug)]
+struct Read {
+    loc: u32,
+    enter: i64,
+    cp: u32,
+    t: i64,
+    end: u64,
+    acc: Account,
+}
+
 /// An object's latest releases: (location, call path, time) of the last, and of the last by a
 /// thread other than the last's.
 #[derive(Debug, Clone, Default)]
@@ -209,6 +243,10 @@ pub struct Replay {
     objects: HashMap<(u32, u32), Releases>,
     /// (location, object) → the location's account when it took the lock (with causes).
     holding: HashMap<(u32, u32), Account>,
+    /// Each stream's writes whose last byte is not read yet, in order.
+    writes: HashMap<u64, std::collections::VecDeque<Write>>,
+    /// Each stream's reads that came before the write holding their last byte.
+    reads: HashMap<u64, std::collections::VecDeque<Read>>,
     /// (pattern, location, call path) → (wait ns, count).
     pub waits: BTreeMap<(Pattern, u32, u32), (i64, u64)>,
     /// (pattern, waiting location, cause location, cause call path, kind) → delay ns.
@@ -229,6 +267,8 @@ impl Replay {
             instances: HashMap::new(),
             objects: HashMap::new(),
             holding: HashMap::new(),
+            writes: HashMap::new(),
+            reads: HashMap::new(),
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
         }
@@ -346,6 +386,34 @@ impl Replay {
                 r.arrival = arrival;
                 r.held = held;
             }
+            EventKind::StreamSend { stream, end, .. } => {
+                let l = &mut self.locs[li];
+                l.pending.push(SyncWith::Stream);
+                let r = l.routine();
+                let acc = if self.setup.causes {
+                    l.acc.since(l.stream.as_ref())
+                } else {
+                    Account::default()
+                };
+                let w = Write {
+                    end,
+                    loc,
+                    enter: r.map_or(t, |f| f.enter),
+                    cp: r.map_or(l.cp(), |f| f.cp),
+                    acc,
+                };
+                let q = self.writes.entry(stream).or_default();
+                // a stream whose reader is not traced keeps only its latest writes
+                if q.len() >= MAX_PENDING {
+                    q.pop_front();
+                }
+                q.push_back(w);
+                self.reads_fed(stream);
+            }
+            EventKind::StreamRecv { stream, end, .. } => {
+                self.locs[li].pending.push(SyncWith::Stream);
+                self.stream_read(li, t, stream, end);
+            }
             EventKind::OmpTeam { .. } if self.setup.causes => {
                 self.account(li, t);
                 let l = &mut self.locs[li];
@@ -388,6 +456,7 @@ impl Replay {
                         l.pair.insert(r, (t, l.acc.clone()));
                     }
                     SyncWith::Collective => l.coll = Some((t, l.acc.clone())),
+                    SyncWith::Stream => l.stream = Some(l.acc.clone()),
                 }
             }
         } else {
@@ -436,6 +505,81 @@ impl Replay {
                     self.msgs.insert(id, m);
                 }
             }
+        }
+    }
+
+    /// A read of a stream's bytes up to `end` that began before the write holding its last
+    /// byte did waited for it (a client for its server, say). A write is recorded at its
+    /// return, which may come after the read it fed: the read then waits for it in `reads`.
+    fn stream_read(&mut self, li: usize, t: i64, stream: u64, end: u64) {
+        let l = &self.locs[li];
+        let Some(r) = l.routine() else { return };
+        if end == 0 {
+            return;
+        }
+        let read = Read {
+            loc: li as u32,
+            enter: r.enter,
+            cp: r.cp,
+            t,
+            end,
+            acc: if self.setup.causes {
+                l.acc.since(l.stream.as_ref())
+            } else {
+                Account::default()
+            },
+        };
+        let q = self.writes.entry(stream).or_default();
+        // writes whose bytes all came before this read's last are read
+        while q.front().is_some_and(|w| w.end < end) {
+            q.pop_front();
+        }
+        match q.front() {
+            Some(w) => {
+                let w = (w.loc, w.enter, w.cp, w.acc.clone());
+                if q.front().is_some_and(|w| w.end == end) {
+                    q.pop_front();
+                }
+                self.stream_wait(read, w);
+            }
+            None => {
+                let q = self.reads.entry(stream).or_default();
+                if q.len() >= MAX_PENDING {
+                    q.pop_front();
+                }
+                q.push_back(read);
+            }
+        }
+    }
+
+    /// The reads of `stream` that waited for its newest write.
+    fn reads_fed(&mut self, stream: u64) {
+        let Some(w) = self.writes.get(&stream).and_then(|q| q.back()) else {
+            return;
+        };
+        let (end, w) = (w.end, (w.loc, w.enter, w.cp, w.acc.clone()));
+        while let Some(r) = self
+            .reads
+            .get_mut(&stream)
+            .and_then(|q| q.pop_front_if(|r| r.end <= end))
+        {
+            self.stream_wait(r, w.clone());
+        }
+    }
+
+    fn stream_wait(&mut self, r: Read, (wloc, wenter, wcp, wacc): (u32, i64, u32, Account)) {
+        let d = wenter.min(r.t) - r.enter;
+        if d > 0 && wloc != r.loc {
+            self.wait(
+                Pattern::StreamWait,
+                r.loc,
+                r.cp,
+                r.t,
+                d,
+                (wloc, wcp),
+                &wacc,
+                &r.acc,
+            );
         }
     }
 

@@ -18,6 +18,8 @@ fn region(regions: &mut RegionTable, name: &str) -> u32 {
         RegionKind::Mpi
     } else if name.starts_with("plx_") {
         RegionKind::Runtime
+    } else if name.starts_with("sock_") {
+        RegionKind::Socket
     } else {
         RegionKind::Function
     };
@@ -655,4 +657,56 @@ fn a_late_receivers_cause_is_the_receivers_work() {
             250.0
         )]
     );
+}
+
+fn stream_pair(write_first: bool) -> T {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "client");
+    t.enter(1, 0, "server");
+    t.enter(0, 10, "sock_recv");
+    t.enter(1, 0, "handle");
+    t.exit(1, 300, "handle");
+    t.enter(1, 300, "sock_send");
+    let send = EventKind::StreamSend {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    let recv = EventKind::StreamRecv {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    if write_first {
+        t.ev(1, 302, send);
+        t.ev(0, 303, recv);
+    } else {
+        // the read returned before the write did
+        t.ev(0, 301, recv);
+        t.ev(1, 302, send);
+    }
+    t
+}
+
+#[test]
+fn a_stream_read_waits_for_the_write_of_its_bytes() {
+    for write_first in [true, false] {
+        let t = stream_pair(write_first);
+        assert_eq!(
+            t.waits(),
+            vec![("stream_wait", 0, s("client => sock_recv"), 290)],
+            "write first: {write_first}"
+        );
+        assert_eq!(
+            t.causes(),
+            vec![(
+                "stream_wait",
+                0,
+                1,
+                s("server => handle"),
+                CauseKind::Direct,
+                290.0
+            )]
+        );
+    }
 }
