@@ -558,11 +558,11 @@ impl Replay {
             return;
         };
         let (end, w) = (w.end, (w.loc, w.enter, w.cp, w.acc.clone()));
-        while let Some(r) = self
-            .reads
-            .get_mut(&stream)
-            .and_then(|q| q.pop_front_if(|r| r.end <= end))
-        {
+        while let Some(q) = self.reads.get_mut(&stream) {
+            if q.front().is_none_or(|r| r.end > end) {
+                break;
+            }
+            let r = q.pop_front().expect("front");
             self.stream_wait(r, w.clone());
         }
     }
