@@ -39,6 +39,7 @@ pub mod timeline;
 pub mod tree;
 pub mod userstats;
 pub mod views;
+pub mod waits;
 
 pub use comms::{CommInfo, CommTable, Location};
 pub use error::AnalysisError;
@@ -62,3 +63,4 @@ pub use sync::{SyncObjectInfo, SyncRow, SyncStat};
 pub use tree::{CallTree, Node, PathNames};
 pub use userstats::UserStat;
 pub use views::{GroupBy, Table};
+pub use waits::{CauseKind, Pattern, WaitAnalysis};

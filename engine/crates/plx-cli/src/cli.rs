@@ -68,6 +68,9 @@ pub enum Command {
     /// Control a measured process while it runs: insert or remove probed functions, list what
     /// is probed, or reload its filter file's `counters` rules.
     Ctl(crate::ctl::CtlArgs),
+    /// Wait states (late sender, wait at barrier, lock contention, ...) per location and call
+    /// path, as a metric tree, and with --causes the delays that caused them.
+    Waits(crate::waits::WaitsArgs),
 }
 
 /// `plx run`.

@@ -32,6 +32,7 @@ mod signals;
 mod source_files;
 mod units;
 mod view;
+mod waits;
 
 use clap::Parser;
 
@@ -96,6 +97,7 @@ fn main() {
         cli::Command::Attach(a) => attach::attach(&a),
         cli::Command::Detach(a) => attach::detach(&a),
         cli::Command::Ctl(a) => ctl::ctl(&a),
+        cli::Command::Waits(a) => waits::waits(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,334 @@
+//! Wait states and their root causes (Scalasca's patterns, Böhme et al.'s delay analysis), found by one replay of the merged trace.
+//!
+//! [`WaitAnalysis::compute`] feeds the merged stream to a [`Replay`]: every location's call
+//! stack, the matched messages in flight, the collective instances (the k-th collective on a
+//! communicator at each member, numbered as the critical path numbers them) and the
+//! synchronization objects' releases. A wait is found when the event that ends it comes:
+//!
+//! - **late_sender**: a receive (or the Wait/Test that completes one) entered before its send's
+//!   routine: `send_enter - recv_enter`, at most the receive's own duration;
+//! - **late_receiver**: a blocking send (MPI_Send, MPI_Ssend, MPI_Rsend) that returned only
+//!   after a blocking receive was posted: `recv_enter - send_enter`;
+//! - **wait_at_barrier**, **wait_at_nxn**: every member but the last to enter waits from its
+//!   entry to the last entry; **late_broadcast** (Bcast, Scatter): a member that entered
+//!   before the root; **early_reduce** (Reduce, Gather): the root, from its entry to the first
+//!   other member's;
+//! - threads, from the acquire events' recorded wait: **lock_contention** (mutex, rwlock,
+//!   spinlock; the cause is the holder that released it), **condition_wait** (the signaller),
+//!   **join_wait** (the joined thread), **semaphore_wait** (the poster), **thread_barrier** and
+//!   **omp_barrier** (from the own arrival to the last one), **omp_critical**, **omp_lock**,
+//!   **omp_ordered**, **omp_taskwait**;
+//! - **stream_wait**: a read on a traced stream socket entered before the write holding its
+//!   last byte (a client waiting for its server, across the applications of a session).
+//!
+//! With causes, each location keeps an [`Account`] (time by call path, time waited, and its
+//! waits' root causes), and at the exit of every synchronising routine the account at that
+//! moment, per partner rank and for the last collective. A wait's time is divided between the
+//! late location's excess over the waiting one since they last synchronised ([`delay::divide`]).
+
+pub mod delay;
+pub mod replay;
+
+use std::collections::HashMap;
+
+use plx_format::{Experiment, Warning, NONE_U32};
+
+use crate::merge::{GlobalMerge, MergeOptions, TraceLocation};
+use crate::model::Model;
+use crate::regions::RegionTable;
+use crate::selection::Window;
+use crate::AnalysisError;
+
+pub use delay::{Account, CauseKind};
+pub use replay::{Replay, Setup};
+
+/// A kind of wait state, in the order of the metric tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pattern {
+    /// A receive blocked before its send began.
+    LateSender,
+    /// A blocking send blocked until its receive was posted.
+    LateReceiver,
+    /// MPI_Barrier: waiting for the last member.
+    WaitAtBarrier,
+    /// An N-to-N collective: waiting for the last member.
+    WaitAtNxn,
+    /// A 1-to-N collective: a member waiting for the root.
+    LateBroadcast,
+    /// An N-to-1 collective: the root waiting for the first member.
+    EarlyReduce,
+    /// A mutex, rwlock or spinlock held by another thread.
+    LockContention,
+    /// A condition variable until signalled.
+    ConditionWait,
+    /// pthread_join until the thread ended.
+    JoinWait,
+    /// A semaphore until posted.
+    SemaphoreWait,
+    /// A pthread barrier: waiting for the last thread.
+    ThreadBarrier,
+    /// An OpenMP barrier: waiting for the last thread.
+    OmpBarrier,
+    /// An OpenMP critical section (or atomic under a lock) held by another thread.
+    OmpCritical,
+    /// An OpenMP lock held by another thread.
+    OmpLock,
+    /// An OpenMP ordered section.
+    OmpOrdered,
+    /// An OpenMP taskwait.
+    OmpTaskwait,
+    /// A read on a traced stream socket until the write of its bytes began (a client waiting
+    /// for its server, across applications too).
+    StreamWait,
+}
+
+impl Pattern {
+    /// Every pattern, in metric-tree order.
+    pub const ALL: [Pattern; 17] = [
+        Pattern::LateSender,
+        Pattern::LateReceiver,
+        Pattern::WaitAtBarrier,
+        Pattern::WaitAtNxn,
+        Pattern::LateBroadcast,
+        Pattern::EarlyReduce,
+        Pattern::LockContention,
+        Pattern::ConditionWait,
+        Pattern::JoinWait,
+        Pattern::SemaphoreWait,
+        Pattern::ThreadBarrier,
+        Pattern::OmpBarrier,
+        Pattern::OmpCritical,
+        Pattern::OmpLock,
+        Pattern::OmpOrdered,
+        Pattern::OmpTaskwait,
+        Pattern::StreamWait,
+    ];
+
+    /// The name in tables (`late_sender`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::LateSender => "late_sender",
+            Pattern::LateReceiver => "late_receiver",
+            Pattern::WaitAtBarrier => "wait_at_barrier",
+            Pattern::WaitAtNxn => "wait_at_nxn",
+            Pattern::LateBroadcast => "late_broadcast",
+            Pattern::EarlyReduce => "early_reduce",
+            Pattern::LockContention => "lock_contention",
+            Pattern::ConditionWait => "condition_wait",
+            Pattern::JoinWait => "join_wait",
+            Pattern::SemaphoreWait => "semaphore_wait",
+            Pattern::ThreadBarrier => "thread_barrier",
+            Pattern::OmpBarrier => "omp_barrier",
+            Pattern::OmpCritical => "omp_critical",
+            Pattern::OmpLock => "omp_lock",
+            Pattern::OmpOrdered => "omp_ordered",
+            Pattern::OmpTaskwait => "omp_taskwait",
+            Pattern::StreamWait => "stream_wait",
+        }
+    }
+
+    /// Its place in the metric tree under `time`: (group, subgroup).
+    pub fn group(self) -> (&'static str, &'static str) {
+        match self {
+            Pattern::LateSender | Pattern::LateReceiver => ("mpi", "point-to-point"),
+            Pattern::WaitAtBarrier
+            | Pattern::WaitAtNxn
+            | Pattern::LateBroadcast
+            | Pattern::EarlyReduce => ("mpi", "collective"),
+            Pattern::LockContention
+            | Pattern::ConditionWait
+            | Pattern::JoinWait
+            | Pattern::SemaphoreWait
+            | Pattern::ThreadBarrier => ("threads", "pthread"),
+            Pattern::StreamWait => ("sockets", "streams"),
+            _ => ("threads", "openmp"),
+        }
+    }
+}
+
+/// Call paths, interned: each a (parent, region) pair; [`NONE_U32`] is the root.
+#[derive(Debug, Clone, Default)]
+pub struct Callpaths {
+    nodes: Vec<(u32, u32)>,
+    index: HashMap<(u32, u32), u32>,
+}
+
+impl Callpaths {
+    /// The call path of `region` called in `parent`.
+    pub fn child(&mut self, parent: u32, region: u32) -> u32 {
+        let n = self.nodes.len() as u32;
+        *self.index.entry((parent, region)).or_insert_with(|| {
+            self.nodes.push((parent, region));
+            n
+        })
+    }
+
+    /// `main => work => MPI_Recv` (`(thread)` for the root: outside every region).
+    pub fn name(&self, cp: u32, regions: &RegionTable) -> String {
+        let mut names = Vec::new();
+        let mut c = cp;
+        while c != NONE_U32 {
+            let (p, r) = self.nodes[c as usize];
+            names.push(regions.name(r));
+            c = p;
+        }
+        if names.is_empty() {
+            return "(thread)".to_string();
+        }
+        names.reverse();
+        names.join(" => ")
+    }
+}
+
+/// One row of waits: a pattern at a location and call path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitRow {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The waiting location (index into [`WaitAnalysis::locations`]).
+    pub location: u32,
+    /// Where it waited (index into [`WaitAnalysis::callpaths`]).
+    pub callpath: u32,
+    /// Time waited, ns.
+    pub wait_ns: i64,
+    /// Waits.
+    pub count: u64,
+}
+
+/// One row of causes: the part of a pattern's waits at a location that a delay caused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CauseRow {
+    /// The pattern of the waits.
+    pub pattern: Pattern,
+    /// The waiting location.
+    pub waiting: u32,
+    /// The location whose delay caused them.
+    pub cause: u32,
+    /// The call path of the delay (for a thread wait other than a join: where the holder,
+    /// signaller or last arrival was when it let the waiter go).
+    pub cause_callpath: u32,
+    /// Direct or propagated.
+    pub kind: CauseKind,
+    /// Wait time caused, ns.
+    pub delay_ns: f64,
+}
+
+/// The waits of an experiment (and with causes, their causes).
+#[derive(Debug, Clone)]
+pub struct WaitAnalysis {
+    /// The merge's locations.
+    pub locations: Vec<TraceLocation>,
+    /// The regions named by call paths.
+    pub regions: RegionTable,
+    /// The call paths.
+    pub callpaths: Callpaths,
+    /// Waits, by pattern, location and call path.
+    pub rows: Vec<WaitRow>,
+    /// Causes (empty unless asked for), by pattern, waiting location, cause location, call
+    /// path and kind.
+    pub causes: Vec<CauseRow>,
+    /// Events replayed.
+    pub events: u64,
+    /// The merge's warnings.
+    pub warnings: Vec<Warning>,
+}
+
+impl WaitAnalysis {
+    /// Replays `model`'s merged trace (read from `exp`) up to the window's end; reports the
+    /// waits that end inside `window` at locations of application `app` (`None`: all), and
+    /// with `causes`, their causes.
+    pub fn compute(
+        model: &Model,
+        exp: &Experiment,
+        window: Window,
+        app: Option<u32>,
+        causes: bool,
+        opts: MergeOptions,
+    ) -> Result<WaitAnalysis, AnalysisError> {
+        let merge = GlobalMerge::new(model, exp, opts)?;
+        let locations = merge.locations().to_vec();
+        let setup = Setup {
+            loc_rank: locations.iter().map(|l| l.rank).collect(),
+            loc_process: locations.iter().map(|l| l.process as u32).collect(),
+            loc_counted: locations
+                .iter()
+                .map(|l| app.is_none_or(|a| model.processes[l.process].app == a))
+                .collect(),
+            // an intercommunicator's collectives are not analysed: no members
+            comm_ranks: model
+                .comms
+                .all()
+                .iter()
+                .map(|c| match c.remote {
+                    Some(_) => Vec::new(),
+                    None => c.ranks.clone(),
+                })
+                .collect(),
+            window,
+            causes,
+        };
+        let mut replay = Replay::new(setup);
+        let mut events = 0u64;
+        let (merge, regions) = merge.feed(Some(window.end_ns), |feed| {
+            while let Some(ev) = feed.next_event() {
+                events += 1;
+                if ev.time_ns >= window.end_ns {
+                    break;
+                }
+                replay.event(feed.regions(), ev.location, ev.time_ns, ev.kind);
+            }
+            feed.regions().clone()
+        });
+        Ok(WaitAnalysis {
+            locations,
+            regions,
+            rows: replay
+                .waits
+                .iter()
+                .map(
+                    |(&(pattern, location, callpath), &(wait_ns, count))| WaitRow {
+                        pattern,
+                        location,
+                        callpath,
+                        wait_ns,
+                        count,
+                    },
+                )
+                .collect(),
+            causes: replay
+                .causes
+                .iter()
+                .map(
+                    |(&(pattern, waiting, cause, cause_callpath, kind), &delay_ns)| CauseRow {
+                        pattern,
+                        waiting,
+                        cause,
+                        cause_callpath,
+                        kind,
+                        delay_ns,
+                    },
+                )
+                .collect(),
+            callpaths: replay.callpaths,
+            events,
+            warnings: merge.warnings().to_vec(),
+        })
+    }
+
+    /// A call path's name.
+    pub fn callpath_name(&self, cp: u32) -> String {
+        self.callpaths.name(cp, &self.regions)
+    }
+
+    /// Total waiting of a pattern, ns.
+    pub fn total_ns(&self, pattern: Pattern) -> i64 {
+        self.rows
+            .iter()
+            .filter(|r| r.pattern == pattern)
+            .map(|r| r.wait_ns)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,846 @@
+//! The replay: the merged stream's events, one at a time, through each location's call stack, the messages in flight, the open collective instances and the synchronization objects' last releases; a wait is found when the event that ends it arrives (a receive, a collective's last member, an acquire, a send's exit).
+//!
+//! Memory: per location its stack and (with causes) its [`Account`] and the accounts at its
+//! last synchronisation with each partner rank; beyond that, only what is still open (messages
+//! sent and not yet received, collective instances not every member has reached, each object's
+//! last releases).
+
+use std::collections::{BTreeMap, HashMap};
+
+use plx_format::{RegionKind, SyncKind, NONE_U32};
+
+use super::delay::{divide, Account, CauseKind, Share};
+use super::{Callpaths, Pattern};
+use crate::merge::EventKind;
+use crate::regions::RegionTable;
+use crate::selection::Window;
+
+const NONE: u32 = NONE_U32;
+/// Stream writes (reads) kept per stream while their reads (writes) have not come.
+const MAX_PENDING: usize = 1024;
+
+/// What the replay needs to know of the experiment (made from a [`crate::Model`] and the
+/// merge's locations, or by hand in tests).
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// World rank of each location's process (`None`: not an MPI rank).
+    pub loc_rank: Vec<Option<u32>>,
+    /// Process (an index into [`crate::Model::processes`]) of each location.
+    pub loc_process: Vec<u32>,
+    /// Whether a location's waits are reported (the application chosen; all by default).
+    pub loc_counted: Vec<bool>,
+    /// World ranks of each communicator ([`crate::Model::comms`] order).
+    pub comm_ranks: Vec<Vec<u32>>,
+    /// Waits are reported when they end inside.
+    pub window: Window,
+    /// Keep accounts and find causes.
+    pub causes: bool,
+}
+
+/// Region classes, by the routine's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Other,
+    /// MPI_Init, MPI_Init_thread: every rank synchronised at its exit.
+    Init,
+    /// A blocking send that may wait for its receive (MPI_Send, MPI_Ssend, MPI_Rsend).
+    BlockingSend,
+    /// A blocking receive (the receive is posted at its entry).
+    BlockingRecv,
+    Barrier,
+    NxN,
+    OneToN,
+    NToOne,
+    /// Another MPI routine.
+    Mpi,
+    /// A socket call on a traced stream.
+    Socket,
+}
+
+fn classify(name: &str, kind: RegionKind) -> Class {
+    if kind == RegionKind::Socket {
+        return Class::Socket;
+    }
+    if kind != RegionKind::Mpi {
+        return Class::Other;
+    }
+    match name {
+        "MPI_Init" | "MPI_Init_thread" => Class::Init,
+        "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => Class::BlockingSend,
+        "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => Class::BlockingRecv,
+        "MPI_Barrier" => Class::Barrier,
+        "MPI_Allreduce"
+        | "MPI_Alltoall"
+        | "MPI_Alltoallv"
+        | "MPI_Alltoallw"
+        | "MPI_Allgather"
+        | "MPI_Allgatherv"
+        | "MPI_Reduce_scatter"
+        | "MPI_Reduce_scatter_block" => Class::NxN,
+        "MPI_Bcast" | "MPI_Scatter" | "MPI_Scatterv" => Class::OneToN,
+        "MPI_Reduce" | "MPI_Gather" | "MPI_Gatherv" => Class::NToOne,
+        _ => Class::Mpi,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    region: u32,
+    cp: u32,
+    enter: i64,
+    class: Class,
+}
+
+/// A synchronisation the location takes part in, its account taken at the routine's exit.
+#[derive(Debug, Clone, Copy)]
+enum SyncWith {
+    Rank(u32),
+    Collective,
+    /// A stream write or read.
+    Stream,
+}
+
+#[derive(Debug, Default)]
+struct Loc {
+    stack: Vec<Frame>,
+    last_t: i64,
+    acc: Account,
+    /// Account at the exit of the last synchronisation with each partner rank: (time, account).
+    pair: HashMap<u32, (i64, Account)>,
+    /// Account at the exit of the last collective (or MPI_Init).
+    coll: Option<(i64, Account)>,
+    /// Synchronisations of the open routine, recorded at its exit.
+    pending: Vec<SyncWith>,
+    /// The message of the open blocking send, for its late receiver.
+    open_send: Option<u64>,
+    /// Late-sender waiting already counted in the open routine: (its entry, counted until). A
+    /// Waitall completing several receives waits once, until the latest send.
+    counted: (i64, i64),
+    /// Account when the thread last left a barrier or joined an OpenMP team (with causes).
+    team: Option<Account>,
+    /// Account at the exit of its last stream write or read (with causes).
+    stream: Option<Account>,
+}
+
+impl Loc {
+    fn cp(&self) -> u32 {
+        self.stack.last().map_or(NONE, |f| f.cp)
+    }
+
+    /// The innermost open MPI routine.
+    fn routine(&self) -> Option<Frame> {
+        self.stack
+            .iter()
+            .rev()
+            .find(|f| f.class != Class::Other)
+            .copied()
+    }
+
+    /// The account since the last synchronisation with rank `peer` (or any collective,
+    /// whichever is later).
+    fn since(&self, peer: Option<u32>) -> Account {
+        let pair = peer.and_then(|p| self.pair.get(&p));
+        let snap = match (pair, &self.coll) {
+            (Some(p), Some(c)) => Some(if p.0 >= c.0 { p } else { c }),
+            (p, c) => p.or(c.as_ref()),
+        };
+        self.acc.since(snap.map(|s| &s.1))
+    }
+}
+
+/// A matched message between its send and its receive (and, for a late receiver, the send's
+/// exit).
+#[derive(Debug)]
+struct Msg {
+    sender: u32,
+    send_enter: i64,
+    send_cp: u32,
+    blocking: bool,
+    /// The sender's account since it last synchronised with the receiver, at the send.
+    acc: Account,
+    /// The send's exit, once seen.
+    send_exit: Option<i64>,
+    /// A blocking receive seen: (receiver, its entry, its call path, its account).
+    recv: Option<(u32, i64, u32, Account)>,
+}
+
+#[derive(Debug)]
+struct Member {
+    loc: u32,
+    rank: Option<u32>,
+    enter: i64,
+    exit: i64,
+    cp: u32,
+    acc: Account,
+}
+
+#[derive(Debug, Default)]
+struct Instance {
+    members: Vec<Member>,
+}
+
+/// A stream write not yet read to its end.
+#[derive(Debug)]
+struct Write {
+    /// Bytes written to the stream so far, this write's included.
+    end: u64,
+    loc: u32,
+    enter: i64,
+    cp: u32,
+    /// The writer's account since its last stream operation.
+    acc: Account,
+}
+
+/// A stream read whose write has not come yet.
+#[derive(Debug)]
+struct Read {
+    loc: u32,
+    enter: i64,
+    cp: u32,
+    t: i64,
+    end: u64,
+    acc: Account,
+}
+
+/// An object's latest releases: (location, call path, time) of the last, and of the last by a
+/// thread other than the last's.
+#[derive(Debug, Clone, Default)]
+struct Releases {
+    last: Option<(u32, u32, i64)>,
+    other: Option<(u32, u32, i64)>,
+    /// Of a barrier (with causes): the last arrival's account since it last left a barrier or
+    /// joined an OpenMP team.
+    arrival: Option<Account>,
+    /// Of a lock (with causes): the account of the holder's hold that ended with `last`, and
+    /// with `other`.
+    held: Option<Account>,
+    held_other: Option<Account>,
+}
+
+fn is_lock(kind: SyncKind) -> bool {
+    matches!(
+        kind,
+        SyncKind::Mutex
+            | SyncKind::RwLock
+            | SyncKind::Spin
+            | SyncKind::OmpCritical
+            | SyncKind::OmpAtomic
+            | SyncKind::OmpLock
+            | SyncKind::OmpOrdered
+    )
+}
+
+/// The replay's state and results.
+pub struct Replay {
+    setup: Setup,
+    locs: Vec<Loc>,
+    classes: Vec<Option<Class>>,
+    /// Call paths met.
+    pub callpaths: Callpaths,
+    msgs: HashMap<u64, Msg>,
+    coll_count: HashMap<(u32, u32), u32>,
+    instances: HashMap<(u32, u32), Instance>,
+    objects: HashMap<(u32, u32), Releases>,
+    /// (location, object) → the location's account when it took the lock (with causes).
+    holding: HashMap<(u32, u32), Account>,
+    /// Each stream's writes whose last byte is not read yet, in order.
+    writes: HashMap<u64, std::collections::VecDeque<Write>>,
+    /// Each stream's reads that came before the write holding their last byte.
+    reads: HashMap<u64, std::collections::VecDeque<Read>>,
+    /// (pattern, location, call path) → (wait ns, count).
+    pub waits: BTreeMap<(Pattern, u32, u32), (i64, u64)>,
+    /// (pattern, waiting location, cause location, cause call path, kind) → delay ns.
+    pub causes: BTreeMap<(Pattern, u32, u32, u32, CauseKind), f64>,
+}
+
+impl Replay {
+    /// A replay of `setup.loc_rank.len()` locations.
+    pub fn new(setup: Setup) -> Replay {
+        let n = setup.loc_rank.len();
+        Replay {
+            setup,
+            locs: (0..n).map(|_| Loc::default()).collect(),
+            classes: Vec::new(),
+            callpaths: Callpaths::default(),
+            msgs: HashMap::new(),
+            coll_count: HashMap::new(),
+            instances: HashMap::new(),
+            objects: HashMap::new(),
+            holding: HashMap::new(),
+            writes: HashMap::new(),
+            reads: HashMap::new(),
+            waits: BTreeMap::new(),
+            causes: BTreeMap::new(),
+        }
+    }
+
+    fn class(&mut self, regions: &RegionTable, r: u32) -> Class {
+        let i = r as usize;
+        if self.classes.len() <= i {
+            self.classes.resize(i + 1, None);
+        }
+        *self.classes[i].get_or_insert_with(|| {
+            let info = regions.get(r);
+            classify(&info.name, info.kind)
+        })
+    }
+
+    /// One event of the merged stream (in the stream's order).
+    pub fn event(&mut self, regions: &RegionTable, loc: u32, t: i64, kind: EventKind) {
+        let li = loc as usize;
+        match kind {
+            EventKind::Enter { region } => {
+                self.account(li, t);
+                let class = self.class(regions, region);
+                let l = &mut self.locs[li];
+                // the runtime's own work is apart from the user's call paths (a root of its own)
+                let parent = if regions.get(region).kind == RegionKind::Runtime {
+                    NONE
+                } else {
+                    l.cp()
+                };
+                let cp = self.callpaths.child(parent, region);
+                l.stack.push(Frame {
+                    region,
+                    cp,
+                    enter: t,
+                    class,
+                });
+            }
+            EventKind::Exit { region } => {
+                self.account(li, t);
+                self.exit(li, region, t);
+            }
+            EventKind::Send { message, peer, .. } => {
+                let l = &mut self.locs[li];
+                l.pending.push(SyncWith::Rank(peer));
+                let Some(id) = message else { return };
+                let r = l.routine();
+                let blocking = r.is_some_and(|f| f.class == Class::BlockingSend);
+                if blocking {
+                    l.open_send = Some(id);
+                }
+                let acc = if self.setup.causes {
+                    l.since(Some(peer))
+                } else {
+                    Account::default()
+                };
+                self.msgs.insert(
+                    id,
+                    Msg {
+                        sender: loc,
+                        send_enter: r.map_or(t, |f| f.enter),
+                        send_cp: r.map_or(l.cp(), |f| f.cp),
+                        blocking,
+                        acc,
+                        send_exit: None,
+                        recv: None,
+                    },
+                );
+            }
+            EventKind::Recv { message, peer, .. } => {
+                self.locs[li].pending.push(SyncWith::Rank(peer));
+                if let Some(link) = message {
+                    self.recv(li, t, link.id);
+                }
+            }
+            EventKind::Collective { comm, root, .. } => {
+                self.collective(li, t, comm, root);
+            }
+            EventKind::Acquire {
+                object,
+                kind,
+                wait_ns,
+            } => {
+                let kind = SyncKind::from_u8(kind);
+                self.acquire(li, t, object, kind, wait_ns as i64);
+                if self.setup.causes && is_lock(kind) {
+                    self.holding
+                        .insert((loc, object), self.locs[li].acc.clone());
+                }
+                if self.setup.causes && matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier) {
+                    let l = &mut self.locs[li];
+                    l.team = Some(l.acc.clone());
+                }
+            }
+            EventKind::Release { object, kind } => {
+                self.account(li, t);
+                let process = self.setup.loc_process[li];
+                let l = &self.locs[li];
+                let here = (loc, l.cp(), t);
+                let barrier = matches!(
+                    SyncKind::from_u8(kind),
+                    SyncKind::Barrier | SyncKind::OmpBarrier
+                );
+                let arrival = (barrier && self.setup.causes).then(|| l.acc.since(l.team.as_ref()));
+                let held = self
+                    .holding
+                    .remove(&(loc, object))
+                    .map(|a| l.acc.since(Some(&a)));
+                let r = self.objects.entry((process, object)).or_default();
+                if let Some(last) = r.last.filter(|l| l.0 != loc) {
+                    r.other = Some(last);
+                    r.held_other = r.held.take();
+                }
+                r.last = Some(here);
+                r.arrival = arrival;
+                r.held = held;
+            }
+            EventKind::StreamSend { stream, end, .. } => {
+                let l = &mut self.locs[li];
+                l.pending.push(SyncWith::Stream);
+                let r = l.routine();
+                let acc = if self.setup.causes {
+                    l.acc.since(l.stream.as_ref())
+                } else {
+                    Account::default()
+                };
+                let w = Write {
+                    end,
+                    loc,
+                    enter: r.map_or(t, |f| f.enter),
+                    cp: r.map_or(l.cp(), |f| f.cp),
+                    acc,
+                };
+                let q = self.writes.entry(stream).or_default();
+                // a stream whose reader is not traced keeps only its latest writes
+                if q.len() >= MAX_PENDING {
+                    q.pop_front();
+                }
+                q.push_back(w);
+                self.reads_fed(stream);
+            }
+            EventKind::StreamRecv { stream, end, .. } => {
+                self.locs[li].pending.push(SyncWith::Stream);
+                self.stream_read(li, t, stream, end);
+            }
+            EventKind::OmpTeam { .. } if self.setup.causes => {
+                self.account(li, t);
+                let l = &mut self.locs[li];
+                l.team = Some(l.acc.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// Time since the location's last event goes to its current call path.
+    fn account(&mut self, li: usize, t: i64) {
+        let l = &mut self.locs[li];
+        if self.setup.causes && !l.stack.is_empty() && t > l.last_t {
+            *l.acc.time.entry(l.cp()).or_insert(0) += t - l.last_t;
+        }
+        l.last_t = l.last_t.max(t);
+    }
+
+    fn exit(&mut self, li: usize, region: u32, t: i64) {
+        let l = &mut self.locs[li];
+        let Some(i) = l.stack.iter().rposition(|f| f.region == region) else {
+            return;
+        };
+        let f = l.stack[i];
+        l.stack.truncate(i);
+        if f.class == Class::Other {
+            return;
+        }
+        if f.class == Class::Init {
+            l.pending.push(SyncWith::Collective);
+        }
+        if let Some(id) = l.open_send.take() {
+            self.send_exit(id, t);
+        }
+        let l = &mut self.locs[li];
+        if self.setup.causes {
+            for s in std::mem::take(&mut l.pending) {
+                match s {
+                    SyncWith::Rank(r) => {
+                        l.pair.insert(r, (t, l.acc.clone()));
+                    }
+                    SyncWith::Collective => l.coll = Some((t, l.acc.clone())),
+                    SyncWith::Stream => l.stream = Some(l.acc.clone()),
+                }
+            }
+        } else {
+            l.pending.clear();
+        }
+    }
+
+    fn recv(&mut self, li: usize, t: i64, id: u64) {
+        let Some(mut m) = self.msgs.remove(&id) else {
+            return;
+        };
+        let l = &self.locs[li];
+        let Some(r) = l.routine() else { return };
+        let sender_rank = self.setup.loc_rank[m.sender as usize];
+        let acc = if self.setup.causes {
+            l.since(sender_rank)
+        } else {
+            Account::default()
+        };
+        // late sender: the receive (or the wait completing it) began before the send did;
+        // from the entry, or from where an earlier receive of the same call was counted to
+        let from = match l.counted {
+            (enter, until) if enter == r.enter => until.max(r.enter),
+            _ => r.enter,
+        };
+        let to = m.send_enter.min(t);
+        let d = to - from;
+        if d > 0 {
+            self.locs[li].counted = (r.enter, to);
+            self.wait(
+                Pattern::LateSender,
+                li as u32,
+                r.cp,
+                t,
+                d,
+                (m.sender, m.send_cp),
+                &m.acc,
+                &acc,
+            );
+        }
+        if m.blocking && r.class == Class::BlockingRecv {
+            m.recv = Some((li as u32, r.enter, r.cp, acc));
+            match m.send_exit {
+                Some(exit) => self.late_receiver(&m, exit),
+                None => {
+                    self.msgs.insert(id, m);
+                }
+            }
+        }
+    }
+
+    /// A read of a stream's bytes up to `end` that began before the write holding its last
+    /// byte did waited for it (a client for its server, say). A write is recorded at its
+    /// return, which may come after the read it fed: the read then waits for it in `reads`.
+    fn stream_read(&mut self, li: usize, t: i64, stream: u64, end: u64) {
+        let l = &self.locs[li];
+        let Some(r) = l.routine() else { return };
+        if end == 0 {
+            return;
+        }
+        let read = Read {
+            loc: li as u32,
+            enter: r.enter,
+            cp: r.cp,
+            t,
+            end,
+            acc: if self.setup.causes {
+                l.acc.since(l.stream.as_ref())
+            } else {
+                Account::default()
+            },
+        };
+        let q = self.writes.entry(stream).or_default();
+        // writes whose bytes all came before this read's last are read
+        while q.front().is_some_and(|w| w.end < end) {
+            q.pop_front();
+        }
+        match q.front() {
+            Some(w) => {
+                let w = (w.loc, w.enter, w.cp, w.acc.clone());
+                if q.front().is_some_and(|w| w.end == end) {
+                    q.pop_front();
+                }
+                self.stream_wait(read, w);
+            }
+            None => {
+                let q = self.reads.entry(stream).or_default();
+                if q.len() >= MAX_PENDING {
+                    q.pop_front();
+                }
+                q.push_back(read);
+            }
+        }
+    }
+
+    /// The reads of `stream` that waited for its newest write.
+    fn reads_fed(&mut self, stream: u64) {
+        let Some(w) = self.writes.get(&stream).and_then(|q| q.back()) else {
+            return;
+        };
+        let (end, w) = (w.end, (w.loc, w.enter, w.cp, w.acc.clone()));
+        while let Some(q) = self.reads.get_mut(&stream) {
+            if q.front().is_none_or(|r| r.end > end) {
+                break;
+            }
+            let r = q.pop_front().expect("front");
+            self.stream_wait(r, w.clone());
+        }
+    }
+
+    fn stream_wait(&mut self, r: Read, (wloc, wenter, wcp, wacc): (u32, i64, u32, Account)) {
+        let d = wenter.min(r.t) - r.enter;
+        if d > 0 && wloc != r.loc {
+            self.wait(
+                Pattern::StreamWait,
+                r.loc,
+                r.cp,
+                r.t,
+                d,
+                (wloc, wcp),
+                &wacc,
+                &r.acc,
+            );
+        }
+    }
+
+    fn send_exit(&mut self, id: u64, t: i64) {
+        let Some(m) = self.msgs.get_mut(&id) else {
+            return;
+        };
+        m.send_exit = Some(t);
+        if m.recv.is_some() {
+            let m = self.msgs.remove(&id).expect("present");
+            self.late_receiver(&m, t);
+        }
+    }
+
+    /// A blocking send that lasted until the receive was posted waited from its entry to the
+    /// receive's.
+    fn late_receiver(&mut self, m: &Msg, exit: i64) {
+        let Some((rl, r_enter, r_cp, r_acc)) = &m.recv else {
+            return;
+        };
+        if exit < *r_enter {
+            // it had returned before the receive was posted: it never waited for it
+            return;
+        }
+        let d = r_enter - m.send_enter;
+        if d > 0 {
+            self.wait(
+                Pattern::LateReceiver,
+                m.sender,
+                m.send_cp,
+                exit,
+                d,
+                (*rl, *r_cp),
+                r_acc,
+                &m.acc,
+            );
+        }
+    }
+
+    fn collective(&mut self, li: usize, t: i64, comm: Option<u32>, root: Option<u32>) {
+        let l = &mut self.locs[li];
+        l.pending.push(SyncWith::Collective);
+        let Some(r) = l.routine() else { return };
+        let Some(comm) = comm else { return };
+        let size = self
+            .setup
+            .comm_ranks
+            .get(comm as usize)
+            .map_or(0, |c| c.len());
+        if size < 2 {
+            return;
+        }
+        let acc = if self.setup.causes {
+            l.since(None)
+        } else {
+            Account::default()
+        };
+        let process = self.setup.loc_process[li];
+        let k = self.coll_count.entry((process, comm)).or_insert(0);
+        let key = (comm, *k);
+        *k += 1;
+        let inst = self.instances.entry(key).or_default();
+        inst.members.push(Member {
+            loc: li as u32,
+            rank: self.setup.loc_rank[li],
+            enter: r.enter,
+            exit: t,
+            cp: r.cp,
+            acc,
+        });
+        if inst.members.len() < size {
+            return;
+        }
+        let inst = self.instances.remove(&key).expect("present");
+        self.complete(r.class, root, inst);
+    }
+
+    /// Every member of a collective instance has left it: its waits.
+    fn complete(&mut self, class: Class, root: Option<u32>, inst: Instance) {
+        let m = &inst.members;
+        let latest = || m.iter().max_by_key(|x| (x.enter, x.loc)).expect("members");
+        let (pattern, late, waiting): (Pattern, &Member, Vec<&Member>) = match class {
+            Class::Barrier | Class::NxN => {
+                let last = latest();
+                let p = if class == Class::Barrier {
+                    Pattern::WaitAtBarrier
+                } else {
+                    Pattern::WaitAtNxn
+                };
+                (p, last, m.iter().filter(|x| x.loc != last.loc).collect())
+            }
+            Class::OneToN => {
+                let Some(r) = m.iter().find(|x| x.rank.is_some() && x.rank == root) else {
+                    return;
+                };
+                let others = m.iter().filter(|x| x.loc != r.loc).collect();
+                (Pattern::LateBroadcast, r, others)
+            }
+            Class::NToOne => {
+                let Some(r) = m.iter().find(|x| x.rank.is_some() && x.rank == root) else {
+                    return;
+                };
+                let Some(first) = m
+                    .iter()
+                    .filter(|x| x.loc != r.loc)
+                    .min_by_key(|x| (x.enter, x.loc))
+                else {
+                    return;
+                };
+                (Pattern::EarlyReduce, first, vec![r])
+            }
+            _ => return,
+        };
+        for w in waiting {
+            let d = (late.enter - w.enter).min(w.exit - w.enter);
+            if d > 0 {
+                self.wait(
+                    pattern,
+                    w.loc,
+                    w.cp,
+                    w.exit,
+                    d,
+                    (late.loc, late.cp),
+                    &late.acc,
+                    &w.acc,
+                );
+            }
+        }
+    }
+
+    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64) {
+        self.account(li, t);
+        if wait <= 0 {
+            return;
+        }
+        let loc = li as u32;
+        let process = self.setup.loc_process[li];
+        let rel = self
+            .objects
+            .get(&(process, object))
+            .cloned()
+            .unwrap_or_default();
+        let (by_other, held) = match rel.last {
+            Some(l) if l.0 != loc => (Some(l), rel.held.as_ref()),
+            _ => (rel.other, rel.held_other.as_ref()),
+        };
+        let arrival = t - wait;
+        let (pattern, cause, d) = match kind {
+            SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
+                (Pattern::LockContention, by_other, wait)
+            }
+            SyncKind::Cond => (Pattern::ConditionWait, by_other, wait),
+            SyncKind::Sem => (Pattern::SemaphoreWait, by_other, wait),
+            SyncKind::Thread => (Pattern::JoinWait, by_other, wait),
+            SyncKind::OmpCritical | SyncKind::OmpAtomic => (Pattern::OmpCritical, by_other, wait),
+            SyncKind::OmpLock => (Pattern::OmpLock, by_other, wait),
+            SyncKind::OmpOrdered => (Pattern::OmpOrdered, by_other, wait),
+            SyncKind::OmpTaskwait => (Pattern::OmpTaskwait, by_other, wait),
+            SyncKind::Barrier | SyncKind::OmpBarrier => {
+                // each arrival is a release: the barrier opened at the last one
+                let p = if kind == SyncKind::Barrier {
+                    Pattern::ThreadBarrier
+                } else {
+                    Pattern::OmpBarrier
+                };
+                match rel.last {
+                    Some(last) if last.0 != loc => (p, Some(last), (last.2 - arrival).min(wait)),
+                    _ => return,
+                }
+            }
+            SyncKind::Other(_) => return,
+        };
+        if d <= 0 {
+            return;
+        }
+        let cp = self.locs[li].cp();
+        let Some((cl, ccp, _)) = cause else {
+            self.record(pattern, loc, cp, t, d, Vec::new());
+            return;
+        };
+        let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
+        let shares = if !self.setup.causes {
+            Vec::new()
+        } else if let (true, Some(late)) = (barrier, &rel.arrival) {
+            // the last arrival's excess since both last left a barrier (or joined the team)
+            let l = &self.locs[li];
+            divide(d, cl, ccp, late, &l.acc.since(l.team.as_ref()))
+        } else if let (true, Some(held)) = (is_lock(kind), held) {
+            // the holder's time by call path while it held the lock
+            divide(d, cl, ccp, held, &Account::default())
+        } else if kind == SyncKind::Thread {
+            // the joined thread ran longer than the joiner waited: its time by call path
+            let c = &self.locs[cl as usize];
+            divide(d, cl, ccp, &c.acc, &Account::default())
+        } else {
+            vec![(cl, ccp, CauseKind::Direct, d as f64)]
+        };
+        self.record(pattern, loc, cp, t, d, shares);
+    }
+
+    /// A wait of `d` ns of location `loc` in call path `cp` ending at `end`, caused by
+    /// location `late.0` arriving late at call path `late.1` (accounts since they last
+    /// synchronised: `late_acc` of the late one, `own_acc` of the waiting one).
+    #[allow(clippy::too_many_arguments)]
+    fn wait(
+        &mut self,
+        pattern: Pattern,
+        loc: u32,
+        cp: u32,
+        end: i64,
+        d: i64,
+        late: (u32, u32),
+        late_acc: &Account,
+        own_acc: &Account,
+    ) {
+        let shares = if self.setup.causes {
+            divide(d, late.0, late.1, late_acc, own_acc)
+        } else {
+            Vec::new()
+        };
+        self.record(pattern, loc, cp, end, d, shares);
+    }
+
+    fn record(
+        &mut self,
+        pattern: Pattern,
+        loc: u32,
+        cp: u32,
+        end: i64,
+        d: i64,
+        shares: Vec<Share>,
+    ) {
+        let li = loc as usize;
+        if self.setup.causes {
+            let l = &mut self.locs[li];
+            // a collective's wait is known only when its last member comes, maybe after the
+            // location left it and took its accounts at the exit: those include it too
+            let later = l
+                .pair
+                .values_mut()
+                .chain(l.coll.as_mut())
+                .filter(|s| s.0 >= end)
+                .map(|s| &mut s.1);
+            for acc in std::iter::once(&mut l.acc).chain(later) {
+                *acc.waited.entry(cp).or_insert(0) += d;
+                for &(cl, ccp, _, ns) in &shares {
+                    *acc.blame.entry((cl, ccp)).or_insert(0.0) += ns;
+                }
+            }
+        }
+        if !self.setup.window.contains(end) || !self.setup.loc_counted[li] {
+            return;
+        }
+        let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
+        e.0 += d;
+        e.1 += 1;
+        for (cl, ccp, kind, ns) in shares {
+            *self
+                .causes
+                .entry((pattern, loc, cl, ccp, kind))
+                .or_insert(0.0) += ns;
+        }
+    }
+}

@@ -1,0 +1,712 @@
+//! Each pattern's arithmetic on synthetic event sequences (times in ns, exact).
+
+use plx_format::RegionKind;
+
+use super::delay::CauseKind;
+use super::{Pattern, Replay, Setup};
+use crate::merge::{EventKind, MessageLink};
+use crate::regions::{RegionInfo, RegionTable};
+use crate::selection::Window;
+
+struct T {
+    regions: RegionTable,
+    replay: Replay,
+}
+
+fn region(regions: &mut RegionTable, name: &str) -> u32 {
+    let kind = if name.starts_with("MPI_") {
+        RegionKind::Mpi
+    } else if name.starts_with("plx_") {
+        RegionKind::Runtime
+    } else if name.starts_with("sock_") {
+        RegionKind::Socket
+    } else {
+        RegionKind::Function
+    };
+    regions.intern(RegionInfo {
+        name: name.to_string(),
+        kind,
+        file: String::new(),
+        line: 0,
+    })
+}
+
+/// `n` ranks (location i = rank i, one process each), or threads of one process.
+fn setup(n: u32, ranks: bool, causes: bool) -> T {
+    T {
+        regions: RegionTable::default(),
+        replay: Replay::new(Setup {
+            loc_rank: (0..n).map(|i| ranks.then_some(i)).collect(),
+            loc_process: (0..n).map(|i| if ranks { i } else { 0 }).collect(),
+            loc_counted: vec![true; n as usize],
+            comm_ranks: vec![(0..n).collect()],
+            window: Window::ALL,
+            causes,
+        }),
+    }
+}
+
+impl T {
+    fn enter(&mut self, loc: u32, t: i64, name: &str) {
+        let region = region(&mut self.regions, name);
+        self.replay
+            .event(&self.regions, loc, t, EventKind::Enter { region });
+    }
+    fn exit(&mut self, loc: u32, t: i64, name: &str) {
+        let region = region(&mut self.regions, name);
+        self.replay
+            .event(&self.regions, loc, t, EventKind::Exit { region });
+    }
+    fn ev(&mut self, loc: u32, t: i64, kind: EventKind) {
+        self.replay.event(&self.regions, loc, t, kind);
+    }
+    fn send(&mut self, loc: u32, t: i64, peer: u32, id: u64) {
+        self.ev(
+            loc,
+            t,
+            EventKind::Send {
+                peer,
+                tag: 0,
+                bytes: 8,
+                comm: Some(0),
+                message: Some(id),
+            },
+        );
+    }
+    fn recv(&mut self, loc: u32, t: i64, peer: u32, id: u64, send_ns: i64) {
+        self.ev(
+            loc,
+            t,
+            EventKind::Recv {
+                peer,
+                tag: 0,
+                bytes: 8,
+                comm: Some(0),
+                message: Some(MessageLink {
+                    id,
+                    send_ns,
+                    sender: peer,
+                }),
+            },
+        );
+    }
+    fn coll(&mut self, loc: u32, enter: i64, exit: i64, name: &str, root: Option<u32>) {
+        self.enter(loc, enter, name);
+        self.ev(
+            loc,
+            exit,
+            EventKind::Collective {
+                comm: Some(0),
+                root,
+                bytes_sent: 0,
+                bytes_recv: 0,
+            },
+        );
+        self.exit(loc, exit, name);
+    }
+    fn waits(&self) -> Vec<(&'static str, u32, String, i64)> {
+        self.replay
+            .waits
+            .iter()
+            .map(|(&(p, l, cp), &(ns, _))| {
+                (
+                    p.name(),
+                    l,
+                    self.replay.callpaths.name(cp, &self.regions),
+                    ns,
+                )
+            })
+            .collect()
+    }
+    fn causes(&self) -> Vec<(&'static str, u32, u32, String, CauseKind, f64)> {
+        self.replay
+            .causes
+            .iter()
+            .map(|(&(p, w, c, cp, k), &ns)| {
+                (
+                    p.name(),
+                    w,
+                    c,
+                    self.replay.callpaths.name(cp, &self.regions),
+                    k,
+                    ns,
+                )
+            })
+            .collect()
+    }
+}
+
+fn s(x: &str) -> String {
+    x.to_string()
+}
+
+#[test]
+fn late_sender_is_the_time_from_the_receive_to_the_send() {
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(1, 0, "work");
+    t.enter(0, 100, "MPI_Recv");
+    t.exit(1, 400, "work");
+    t.enter(1, 400, "MPI_Send");
+    t.send(1, 401, 0, 0);
+    t.recv(0, 450, 1, 0, 401);
+    t.exit(1, 420, "MPI_Send");
+    t.exit(0, 460, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![("late_sender", 0, s("main => MPI_Recv"), 300)]
+    );
+    // rank 1 spent 400 in work, rank 0 nothing: all of it is the cause
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_sender",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            300.0
+        )]
+    );
+}
+
+#[test]
+fn an_early_send_is_no_wait() {
+    let mut t = setup(2, true, false);
+    t.enter(1, 0, "MPI_Send");
+    t.send(1, 1, 0, 0);
+    t.exit(1, 5, "MPI_Send");
+    t.enter(0, 10, "MPI_Recv");
+    t.recv(0, 12, 1, 0, 1);
+    t.exit(0, 13, "MPI_Recv");
+    assert!(t.waits().is_empty());
+}
+
+#[test]
+fn a_wait_completing_an_irecv_is_a_late_sender() {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Irecv");
+    t.exit(0, 2, "MPI_Irecv");
+    t.enter(0, 10, "MPI_Wait");
+    t.enter(1, 50, "MPI_Isend");
+    t.send(1, 51, 0, 0);
+    t.exit(1, 52, "MPI_Isend");
+    t.recv(0, 60, 1, 0, 51);
+    t.exit(0, 61, "MPI_Wait");
+    assert_eq!(t.waits(), vec![("late_sender", 0, s("MPI_Wait"), 40)]);
+}
+
+#[test]
+fn late_receiver_is_a_blocking_send_waiting_for_the_receive() {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 1, 0);
+    t.enter(1, 70, "MPI_Recv");
+    t.recv(1, 75, 0, 0, 1);
+    t.exit(0, 76, "MPI_Ssend");
+    t.exit(1, 77, "MPI_Recv");
+    assert_eq!(t.waits(), vec![("late_receiver", 0, s("MPI_Ssend"), 70)]);
+}
+
+#[test]
+fn an_eager_send_that_returned_before_the_receive_is_no_late_receiver() {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Send");
+    t.send(0, 1, 1, 0);
+    t.exit(0, 3, "MPI_Send");
+    t.enter(1, 70, "MPI_Recv");
+    t.recv(1, 75, 0, 0, 1);
+    t.exit(1, 77, "MPI_Recv");
+    assert!(t.waits().is_empty());
+}
+
+#[test]
+fn barrier_members_wait_for_the_last_entry() {
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(2, 0, "slow");
+    t.coll(0, 10, 500, "MPI_Barrier", None);
+    t.coll(1, 30, 501, "MPI_Barrier", None);
+    t.exit(2, 490, "slow");
+    t.coll(2, 490, 502, "MPI_Barrier", None);
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("wait_at_barrier", 0, s("main => MPI_Barrier"), 480),
+            ("wait_at_barrier", 1, s("main => MPI_Barrier"), 460),
+        ]
+    );
+    // rank 2's excess in slow over each waiter: 490 (rank 0 and 1 have none in slow) but
+    // main: rank 2 0, rank 0 10, rank 1 30 → only slow is excess
+    let c = t.causes();
+    assert_eq!(c.len(), 2);
+    assert_eq!(
+        c[0],
+        (
+            "wait_at_barrier",
+            0,
+            2,
+            s("main => slow"),
+            CauseKind::Direct,
+            480.0
+        )
+    );
+    assert_eq!(c[1].1, 1);
+    assert_eq!(c[1].5, 460.0);
+}
+
+#[test]
+fn allreduce_is_nxn_and_bcast_reduce_depend_on_the_root() {
+    let mut t = setup(3, true, false);
+    // allreduce: last entry at 100
+    t.coll(0, 0, 110, "MPI_Allreduce", None);
+    t.coll(1, 100, 111, "MPI_Allreduce", None);
+    t.coll(2, 40, 112, "MPI_Allreduce", None);
+    // bcast from root 1 entering at 300: 0 entered at 200 (waits 100), 2 at 350 (no wait)
+    t.coll(0, 200, 310, "MPI_Bcast", Some(1));
+    t.coll(1, 300, 305, "MPI_Bcast", Some(1));
+    t.coll(2, 350, 360, "MPI_Bcast", Some(1));
+    // reduce to root 0 entering at 400: the first other member enters at 470
+    t.coll(0, 400, 600, "MPI_Reduce", Some(0));
+    t.coll(1, 470, 480, "MPI_Reduce", Some(0));
+    t.coll(2, 520, 530, "MPI_Reduce", Some(0));
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("wait_at_nxn", 0, s("MPI_Allreduce"), 100),
+            ("wait_at_nxn", 2, s("MPI_Allreduce"), 60),
+            ("late_broadcast", 0, s("MPI_Bcast"), 100),
+            ("early_reduce", 0, s("MPI_Reduce"), 70),
+        ]
+    );
+}
+
+#[test]
+fn lock_contention_names_the_holder_where_it_released() {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "holder");
+    t.ev(
+        0,
+        1,
+        EventKind::Acquire {
+            object: 5,
+            kind: 0,
+            wait_ns: 0,
+        },
+    );
+    t.enter(1, 0, "waiter");
+    t.ev(0, 200, EventKind::Release { object: 5, kind: 0 });
+    t.ev(
+        1,
+        201,
+        EventKind::Acquire {
+            object: 5,
+            kind: 0,
+            wait_ns: 190,
+        },
+    );
+    assert_eq!(t.waits(), vec![("lock_contention", 1, s("waiter"), 190)]);
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "lock_contention",
+            1,
+            0,
+            s("holder"),
+            CauseKind::Direct,
+            190.0
+        )]
+    );
+}
+
+#[test]
+fn join_waits_for_the_joined_threads_work() {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "worker");
+    t.enter(1, 0, "slow");
+    t.exit(1, 300, "slow");
+    t.exit(1, 300, "worker");
+    t.ev(1, 300, EventKind::Release { object: 9, kind: 6 });
+    t.ev(
+        0,
+        301,
+        EventKind::Acquire {
+            object: 9,
+            kind: 6,
+            wait_ns: 290,
+        },
+    );
+    assert_eq!(t.waits(), vec![("join_wait", 0, s("main"), 290)]);
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "join_wait",
+            0,
+            1,
+            s("worker => slow"),
+            CauseKind::Direct,
+            290.0
+        )]
+    );
+}
+
+#[test]
+fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
+    let mut t = setup(2, false, false);
+    t.enter(0, 0, "a");
+    t.enter(1, 0, "b");
+    t.ev(0, 10, EventKind::Release { object: 3, kind: 3 });
+    t.ev(1, 80, EventKind::Release { object: 3, kind: 3 });
+    t.ev(
+        1,
+        85,
+        EventKind::Acquire {
+            object: 3,
+            kind: 3,
+            wait_ns: 5,
+        },
+    );
+    t.ev(
+        0,
+        86,
+        EventKind::Acquire {
+            object: 3,
+            kind: 3,
+            wait_ns: 76,
+        },
+    );
+    assert_eq!(t.waits(), vec![("thread_barrier", 0, s("a"), 70)]);
+}
+
+#[test]
+fn a_wait_caused_by_a_wait_is_propagated_to_its_root_cause() {
+    // rank 2 works 300 then sends to 1; rank 1 receives (waits 300) then sends to 0; rank 0
+    // waits in its receive from 0
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(2, 0, "work");
+    t.enter(1, 0, "MPI_Recv");
+    t.enter(0, 0, "MPI_Recv");
+    t.exit(2, 300, "work");
+    t.enter(2, 300, "MPI_Send");
+    t.send(2, 300, 1, 0);
+    t.exit(2, 301, "MPI_Send");
+    t.recv(1, 302, 2, 0, 300);
+    t.exit(1, 302, "MPI_Recv");
+    t.enter(1, 302, "MPI_Send");
+    t.send(1, 302, 0, 1);
+    t.exit(1, 303, "MPI_Send");
+    t.recv(0, 304, 1, 1, 302);
+    t.exit(0, 304, "MPI_Recv");
+    let w = t.waits();
+    assert_eq!(
+        w,
+        vec![
+            ("late_sender", 0, s("main => MPI_Recv"), 302),
+            ("late_sender", 1, s("main => MPI_Recv"), 300),
+        ]
+    );
+    let c = t.causes();
+    // rank 1's wait: rank 2's work, direct
+    assert!(c.contains(&(
+        "late_sender",
+        1,
+        2,
+        s("main => work"),
+        CauseKind::Direct,
+        300.0
+    )));
+    // rank 0's wait: rank 1 spent 302 in MPI_Recv of which 300 waiting (propagated to rank
+    // 2's work) and 2 busy (direct)
+    assert!(c.contains(&(
+        "late_sender",
+        0,
+        2,
+        s("main => work"),
+        CauseKind::Propagated,
+        300.0
+    )));
+    assert!(c.contains(&(
+        "late_sender",
+        0,
+        1,
+        s("main => MPI_Recv"),
+        CauseKind::Direct,
+        2.0
+    )));
+    let _ = Pattern::ALL;
+}
+
+#[test]
+fn the_runtimes_own_work_is_no_part_of_a_user_call_path() {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "worker");
+    t.enter(1, 0, "plx_symbols");
+    t.exit(1, 100, "plx_symbols");
+    t.exit(1, 400, "worker");
+    t.ev(1, 400, EventKind::Release { object: 9, kind: 6 });
+    t.ev(
+        0,
+        401,
+        EventKind::Acquire {
+            object: 9,
+            kind: 6,
+            wait_ns: 200,
+        },
+    );
+    assert_eq!(
+        t.causes(),
+        vec![
+            ("join_wait", 0, 1, s("worker"), CauseKind::Direct, 150.0),
+            ("join_wait", 0, 1, s("plx_symbols"), CauseKind::Direct, 50.0),
+        ]
+    );
+}
+
+#[test]
+fn a_waitall_completing_several_late_receives_waits_once_until_the_latest_send() {
+    let mut t = setup(3, true, false);
+    t.enter(0, 0, "MPI_Waitall");
+    t.enter(1, 100, "MPI_Isend");
+    t.send(1, 100, 0, 0);
+    t.exit(1, 101, "MPI_Isend");
+    t.enter(2, 300, "MPI_Isend");
+    t.send(2, 300, 0, 1);
+    t.exit(2, 301, "MPI_Isend");
+    t.recv(0, 305, 2, 1, 300);
+    t.recv(0, 306, 1, 0, 100);
+    t.exit(0, 307, "MPI_Waitall");
+    // 300 in all: not 300 + 100
+    assert_eq!(t.waits(), vec![("late_sender", 0, s("MPI_Waitall"), 300)]);
+}
+
+#[test]
+fn a_collective_wait_found_after_the_exit_is_not_excess_after_it() {
+    // rank 1 leaves the barrier (at 101) before rank 2's part of it comes (at 103), so its
+    // barrier wait is found after its exit; then it works 50 and sends late to rank 0
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.coll(1, 0, 101, "MPI_Barrier", None);
+    t.enter(0, 0, "work");
+    t.exit(0, 100, "work");
+    t.coll(0, 100, 102, "MPI_Barrier", None);
+    t.enter(2, 0, "work");
+    t.exit(2, 100, "work");
+    t.coll(2, 100, 103, "MPI_Barrier", None);
+    t.enter(0, 102, "MPI_Recv");
+    t.enter(1, 101, "work");
+    t.exit(1, 151, "work");
+    t.enter(1, 151, "MPI_Send");
+    t.send(1, 151, 0, 0);
+    t.exit(1, 152, "MPI_Send");
+    t.recv(0, 160, 1, 0, 151);
+    t.exit(0, 160, "MPI_Recv");
+    let late: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "late_sender")
+        .collect();
+    // all of it rank 1's work since the barrier: its barrier wait is before the interval
+    assert_eq!(
+        late,
+        vec![(
+            "late_sender",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            49.0
+        )]
+    );
+}
+
+#[test]
+fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began() {
+    let mut t = setup(2, false, true);
+    let team = |thread_num| EventKind::OmpTeam {
+        region: 0,
+        level: 1,
+        team_size: 2,
+        thread_num,
+    };
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.ev(0, 10, team(0));
+    t.ev(1, 10, team(1));
+    t.enter(1, 10, "late");
+    t.exit(1, 210, "late");
+    t.ev(0, 20, EventKind::Release { object: 4, kind: 7 });
+    t.ev(1, 210, EventKind::Release { object: 4, kind: 7 });
+    t.ev(
+        1,
+        211,
+        EventKind::Acquire {
+            object: 4,
+            kind: 7,
+            wait_ns: 1,
+        },
+    );
+    t.ev(
+        0,
+        212,
+        EventKind::Acquire {
+            object: 4,
+            kind: 7,
+            wait_ns: 192,
+        },
+    );
+    assert_eq!(t.waits(), vec![("omp_barrier", 0, s("main"), 190)]);
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "omp_barrier",
+            0,
+            1,
+            s("main => late"),
+            CauseKind::Direct,
+            190.0
+        )]
+    );
+}
+
+#[test]
+fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
+    let mut t = setup(3, false, true);
+    t.enter(0, 0, "consume");
+    t.enter(1, 0, "produce");
+    t.enter(2, 0, "post");
+    // the condition (object 1, kind 2) signalled by thread 1 at 120; the semaphore (object 2,
+    // kind 4) posted by thread 2 at 300
+    t.ev(1, 120, EventKind::Release { object: 1, kind: 2 });
+    t.ev(
+        0,
+        125,
+        EventKind::Acquire {
+            object: 1,
+            kind: 2,
+            wait_ns: 100,
+        },
+    );
+    t.ev(2, 300, EventKind::Release { object: 2, kind: 4 });
+    t.ev(
+        0,
+        301,
+        EventKind::Acquire {
+            object: 2,
+            kind: 4,
+            wait_ns: 170,
+        },
+    );
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("condition_wait", 0, s("consume"), 100),
+            ("semaphore_wait", 0, s("consume"), 170),
+        ]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![
+            (
+                "condition_wait",
+                0,
+                1,
+                s("produce"),
+                CauseKind::Direct,
+                100.0
+            ),
+            ("semaphore_wait", 0, 2, s("post"), CauseKind::Direct, 170.0),
+        ]
+    );
+}
+
+#[test]
+fn a_late_receivers_cause_is_the_receivers_work() {
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 1, 0);
+    t.enter(1, 0, "work");
+    t.exit(1, 250, "work");
+    t.enter(1, 250, "MPI_Recv");
+    t.recv(1, 252, 0, 0, 1);
+    t.exit(0, 253, "MPI_Ssend");
+    t.exit(1, 254, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 0, s("main => MPI_Ssend"), 250)]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_receiver",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            250.0
+        )]
+    );
+}
+
+fn stream_pair(write_first: bool) -> T {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "client");
+    t.enter(1, 0, "server");
+    t.enter(0, 10, "sock_recv");
+    t.enter(1, 0, "handle");
+    t.exit(1, 300, "handle");
+    t.enter(1, 300, "sock_send");
+    let send = EventKind::StreamSend {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    let recv = EventKind::StreamRecv {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    if write_first {
+        t.ev(1, 302, send);
+        t.ev(0, 303, recv);
+    } else {
+        // the read returned before the write did
+        t.ev(0, 301, recv);
+        t.ev(1, 302, send);
+    }
+    t
+}
+
+#[test]
+fn a_stream_read_waits_for_the_write_of_its_bytes() {
+    for write_first in [true, false] {
+        let t = stream_pair(write_first);
+        assert_eq!(
+            t.waits(),
+            vec![("stream_wait", 0, s("client => sock_recv"), 290)],
+            "write first: {write_first}"
+        );
+        assert_eq!(
+            t.causes(),
+            vec![(
+                "stream_wait",
+                0,
+                1,
+                s("server => handle"),
+                CauseKind::Direct,
+                290.0
+            )]
+        );
+    }
+}

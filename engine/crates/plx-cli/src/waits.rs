@@ -1,0 +1,314 @@
+//! `plx waits`: wait states (late sender, wait at barrier, lock contention, ...) per location and call path, and with --causes the delays that caused them; a Cube-like metric tree as text, or CSV/JSON rows.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use plx_analysis::waits::CauseRow;
+use plx_analysis::{
+    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Pattern, PhaseSpec,
+    WaitAnalysis, Window,
+};
+use plx_format::Experiment;
+use serde_json::{json, Value};
+
+use crate::cli::Format;
+use crate::csv::field;
+use crate::CliError;
+
+/// `plx waits`.
+#[derive(clap::Args, Debug)]
+pub struct WaitsArgs {
+    /// Experiment or session directory (recorded with `plx run --trace`).
+    pub dir: PathBuf,
+    /// Only the waits of this application (a session's application name); the others are
+    /// still replayed, as they may cause its waits.
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
+    /// Only the waits that end in this phase: a phase region's name, or START:END in seconds
+    /// from the trace's first event.
+    #[arg(long, value_name = "PHASE", value_parser = parse_phase)]
+    pub phase: Option<PhaseSpec>,
+    /// The delays that caused the waits: per wait pattern and waiting location, the late
+    /// location and call path whose excess time caused it, direct or propagated (through
+    /// the late location's own waits).
+    #[arg(long)]
+    pub causes: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn parse_phase(s: &str) -> Result<PhaseSpec, String> {
+    s.parse()
+}
+
+/// Runs `plx waits`.
+pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
+    let exp = Experiment::open(&args.dir).map_err(AnalysisError::from)?;
+    let model = Model::build(
+        &exp,
+        BuildOptions {
+            rebuild_from_trace: false,
+            resolve_sources: true,
+        },
+    );
+    if !model.processes.iter().any(|p| p.has_trace()) {
+        return Err(AnalysisError::NoEventTrace(args.dir.clone()).into());
+    }
+    for w in model.report_warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    let app = match &args.app {
+        Some(name) => Some(
+            model
+                .apps
+                .iter()
+                .position(|a| &a.name == name)
+                .ok_or_else(|| no_such_app(&model, name))? as u32,
+        ),
+        None => None,
+    };
+    let window = match &args.phase {
+        Some(p) => phase_window(&model, p)?,
+        None => Window::ALL,
+    };
+    let a = WaitAnalysis::compute(
+        &model,
+        &exp,
+        window,
+        app,
+        args.causes,
+        MergeOptions::default(),
+    )?;
+    for w in &a.warnings {
+        eprintln!("plx: warning: {w}");
+    }
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match (args.format, args.causes) {
+        (Format::Text, _) => text(args, &a, &mut out)?,
+        (Format::Csv, false) => csv(&a, &mut out)?,
+        (Format::Csv, true) => causes_csv(&a, &mut out)?,
+        (Format::Json, _) => json_out(args, &a, &mut out)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn no_such_app(model: &Model, name: &str) -> CliError {
+    let names: Vec<&str> = model
+        .apps
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let there = if names.is_empty() {
+        "this is one experiment, not a session".to_string()
+    } else {
+        format!("the session has {}", names.join(", "))
+    };
+    AnalysisError::NoSuchApp(name.to_string(), there).into()
+}
+
+fn secs(ns: f64) -> f64 {
+    ns / 1e9
+}
+
+/// Seconds with 6 decimals (what every row prints).
+fn s6(ns: f64) -> String {
+    format!("{:.6}", secs(ns))
+}
+
+fn loc(a: &WaitAnalysis, l: u32) -> String {
+    a.locations[l as usize].label()
+}
+
+fn csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "pattern,location,callpath,wait_s")?;
+    for r in &a.rows {
+        writeln!(
+            out,
+            "{},{},{},{}",
+            r.pattern.name(),
+            field(&loc(a, r.location)),
+            field(&a.callpath_name(r.callpath)),
+            s6(r.wait_ns as f64)
+        )?;
+    }
+    Ok(())
+}
+
+fn causes_csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "pattern,waiting_location,cause_location,cause_callpath,delay_s,kind"
+    )?;
+    for c in &a.causes {
+        writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            c.pattern.name(),
+            field(&loc(a, c.waiting)),
+            field(&loc(a, c.cause)),
+            field(&a.callpath_name(c.cause_callpath)),
+            s6(c.delay_ns),
+            c.kind.as_str()
+        )?;
+    }
+    Ok(())
+}
+
+fn cause_json(a: &WaitAnalysis, c: &CauseRow) -> Value {
+    json!({
+        "pattern": c.pattern.name(),
+        "waiting_location": loc(a, c.waiting),
+        "cause_location": loc(a, c.cause),
+        "cause_callpath": a.callpath_name(c.cause_callpath),
+        "delay_s": secs(c.delay_ns),
+        "kind": c.kind.as_str(),
+    })
+}
+
+fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+    let rows: Vec<Value> = a
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "pattern": r.pattern.name(),
+                "location": loc(a, r.location),
+                "callpath": a.callpath_name(r.callpath),
+                "wait_s": secs(r.wait_ns as f64),
+                "count": r.count,
+            })
+        })
+        .collect();
+    let totals: serde_json::Map<String, Value> = Pattern::ALL
+        .iter()
+        .map(|&p| (p.name().to_string(), json!(secs(a.total_ns(p) as f64))))
+        .collect();
+    let mut doc = json!({
+        "experiment": args.dir.display().to_string(),
+        "events": a.events,
+        "totals": totals,
+        "rows": rows,
+    });
+    if args.causes {
+        doc["causes"] = a.causes.iter().map(|c| cause_json(a, c)).collect();
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// The metric tree (time → group → subgroup → pattern, totals in seconds), then each pattern's
+/// call paths and locations (and causes).
+fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "Wait states in {} ({} events replayed)",
+        args.dir.display(),
+        a.events
+    )?;
+    let total: i64 = a.rows.iter().map(|r| r.wait_ns).sum();
+    writeln!(out)?;
+    writeln!(out, "{:<32} {:>12}", "metric", "wait_s")?;
+    writeln!(out, "{:<32} {:>12}", "time (waiting)", s6(total as f64))?;
+    let mut groups: BTreeMap<(&str, &str), Vec<Pattern>> = BTreeMap::new();
+    for p in Pattern::ALL {
+        groups.entry(p.group()).or_default().push(p);
+    }
+    let mut last_group = "";
+    // metric-tree order: mpi before threads, point-to-point before collective
+    let order = [
+        ("mpi", "point-to-point"),
+        ("mpi", "collective"),
+        ("threads", "pthread"),
+        ("threads", "openmp"),
+        ("sockets", "streams"),
+    ];
+    for key in order {
+        let pats = &groups[&key];
+        let sub: i64 = pats.iter().map(|&p| a.total_ns(p)).sum();
+        if key.0 != last_group {
+            let g: i64 = Pattern::ALL
+                .iter()
+                .filter(|p| p.group().0 == key.0)
+                .map(|&p| a.total_ns(p))
+                .sum();
+            writeln!(out, "  {:<30} {:>12}", key.0, s6(g as f64))?;
+            last_group = key.0;
+        }
+        writeln!(out, "    {:<28} {:>12}", key.1, s6(sub as f64))?;
+        for &p in pats {
+            let t = a.total_ns(p);
+            if t > 0 {
+                writeln!(out, "      {:<26} {:>12}", p.name(), s6(t as f64))?;
+            }
+        }
+    }
+    for p in Pattern::ALL {
+        let rows: Vec<_> = a.rows.iter().filter(|r| r.pattern == p).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(out)?;
+        writeln!(out, "{}: {} s", p.name(), s6(a.total_ns(p) as f64))?;
+        let mut by_cp: BTreeMap<String, (i64, u64)> = BTreeMap::new();
+        let mut by_loc: BTreeMap<u32, i64> = BTreeMap::new();
+        for r in &rows {
+            let e = by_cp.entry(a.callpath_name(r.callpath)).or_default();
+            e.0 += r.wait_ns;
+            e.1 += r.count;
+            *by_loc.entry(r.location).or_default() += r.wait_ns;
+        }
+        writeln!(out, "  {:>12} {:>8}  call path", "wait_s", "waits")?;
+        let mut cps: Vec<_> = by_cp.into_iter().collect();
+        cps.sort_by(|x, y| y.1 .0.cmp(&x.1 .0).then(x.0.cmp(&y.0)));
+        for (name, (ns, n)) in cps {
+            writeln!(out, "  {:>12} {:>8}  {name}", s6(ns as f64), n)?;
+        }
+        writeln!(out, "  {:>12}           location", "wait_s")?;
+        for (l, ns) in by_loc {
+            writeln!(out, "  {:>12}           {}", s6(ns as f64), loc(a, l))?;
+        }
+        if args.causes {
+            writeln!(
+                out,
+                "  {:>12} {:<11} {:<10} {:<10} cause call path",
+                "delay_s", "kind", "waiting", "cause"
+            )?;
+            let mut causes: Vec<&CauseRow> = a.causes.iter().filter(|c| c.pattern == p).collect();
+            causes.sort_by(|x, y| y.delay_ns.total_cmp(&x.delay_ns));
+            // rows under 0.5% of the pattern's total are summed in one line (CSV has them all)
+            let floor = a.total_ns(p) as f64 * 0.005;
+            let (small, n_small) = causes
+                .iter()
+                .filter(|c| c.delay_ns < floor)
+                .fold((0.0, 0), |(s, n), c| (s + c.delay_ns, n + 1));
+            for c in causes.iter().filter(|c| c.delay_ns >= floor) {
+                writeln!(
+                    out,
+                    "  {:>12} {:<11} {:<10} {:<10} {}",
+                    s6(c.delay_ns),
+                    c.kind.as_str(),
+                    loc(a, c.waiting),
+                    loc(a, c.cause),
+                    a.callpath_name(c.cause_callpath)
+                )?;
+            }
+            if n_small > 0 {
+                writeln!(
+                    out,
+                    "  {:>12} in {n_small} smaller rows (--format csv lists them)",
+                    s6(small)
+                )?;
+            }
+        }
+    }
+    if a.rows.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "no wait states")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,125 @@
+/* Wait states of known size (plx waits, tests/e2e/test_waits.py), 4 ranks. Each scenario is a
+ * function of its own, between two barriers called from main; a named delay_* function
+ * sleeps D seconds (argv[1]) on chosen ranks:
+ *   late_sender   ranks 1 and 3 sleep, then MPI_Send to 0 and 2 (waiting in MPI_Recv)
+ *   late_receiver ranks 1 and 3 sleep, then MPI_Recv what 0 and 2 MPI_Ssend them
+ *   barrier       rank 2 sleeps, then MPI_Barrier
+ *   nxn           rank 3 sleeps, then MPI_Allreduce
+ *   bcast         the root, rank 0, sleeps, then MPI_Bcast
+ *   reduce        every rank but the root, rank 1, sleeps, then MPI_Reduce
+ *   chain         rank 3 sleeps, sends to 2, which then sends to 1, which sends to 0
+ *   balanced      every rank sleeps D, then MPI_Allreduce and a ring MPI_Sendrecv */
+#include <mpi.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static double D;
+static int rank;
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+NOINLINE static void delay_send(void) { nap(D); }
+NOINLINE static void delay_recv(void) { nap(D); }
+NOINLINE static void delay_barrier(void) { nap(D); }
+NOINLINE static void delay_allreduce(void) { nap(D); }
+NOINLINE static void delay_bcast(void) { nap(D); }
+NOINLINE static void delay_reduce(void) { nap(D); }
+NOINLINE static void delay_chain(void) { nap(D); }
+NOINLINE static void balanced_work(void) { nap(D); }
+
+NOINLINE static void late_sender(void)
+{
+    int v = rank;
+    if (rank % 2) {
+        delay_send();
+        MPI_Send(&v, 1, MPI_INT, rank - 1, 1, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(&v, 1, MPI_INT, rank + 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+NOINLINE static void late_receiver(void)
+{
+    int v = rank;
+    if (rank % 2) {
+        delay_recv();
+        MPI_Recv(&v, 1, MPI_INT, rank - 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Ssend(&v, 1, MPI_INT, rank + 1, 2, MPI_COMM_WORLD);
+    }
+}
+
+NOINLINE static void barrier(void)
+{
+    if (rank == 2)
+        delay_barrier();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+NOINLINE static void nxn(void)
+{
+    int v = rank, sum = 0;
+    if (rank == 3)
+        delay_allreduce();
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+NOINLINE static void bcast(void)
+{
+    int v = rank;
+    if (rank == 0)
+        delay_bcast();
+    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+NOINLINE static void reduce(void)
+{
+    int v = rank, sum = 0;
+    if (rank != 1)
+        delay_reduce();
+    MPI_Reduce(&v, &sum, 1, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD);
+}
+
+NOINLINE static void chain(void)
+{
+    int v = rank;
+    if (rank == 3)
+        delay_chain();
+    else
+        MPI_Recv(&v, 1, MPI_INT, rank + 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank > 0)
+        MPI_Send(&v, 1, MPI_INT, rank - 1, 3, MPI_COMM_WORLD);
+}
+
+NOINLINE static void balanced(void)
+{
+    int v = rank, sum = 0, size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    balanced_work();
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 4, &sum, 1, MPI_INT,
+                 (rank + size - 1) % size, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    D = argc > 1 ? atof(argv[1]) : 0.2;
+    void (*scenarios[])(void) = {late_sender, late_receiver, barrier, nxn,
+                                 bcast,       reduce,        chain,   balanced};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
+        scenarios[i]();
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
