@@ -35,7 +35,13 @@ __attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *
     plx_pending_block = p;
     plx_pending_created = s->created;
     plx_pending_comm = s->comm; /* no call: the sanitizers' interceptors are not ready */
-    return s->fn(s->arg);
+    void *(*fn)(void *) = s->fn;
+    void *arg = s->arg;
+    /* sampled threads are registered before they run (the sampler needs their state); the
+     * registration frees s */
+    if (plx_stack_sampling() && plx_active && !plx_self)
+        plx_thread_attach();
+    return fn(arg);
 }
 
 PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

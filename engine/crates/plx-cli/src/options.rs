@@ -240,12 +240,30 @@ impl Setting {
         h
     }
 
+    /// A flag whose value may be left out: options.def writes its value name `[NAME=VALUE]`,
+    /// VALUE being what the bare flag sets (`--sample` is `--sample=1000`).
+    fn optional_value(&self) -> Option<(&'static str, &'static str)> {
+        self.value_name
+            .strip_prefix('[')?
+            .strip_suffix(']')?
+            .split_once('=')
+    }
+
     /// `plx run`'s flag for this setting, if it has one.
     fn arg(&'static self) -> Option<Arg> {
         let flag = self.flag?;
         let mut arg = Arg::new(flag).long(flag).help(self.help());
         if let Some(c) = self.short {
             arg = arg.short(c);
+        }
+        if let Some((name, missing)) = self.optional_value() {
+            return Some(
+                arg.value_name(name)
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value(missing)
+                    .value_parser(move |s: &str| self.check(s)),
+            );
         }
         arg = match self.kind {
             Kind::Bool => arg.action(ArgAction::SetTrue),
@@ -352,6 +370,10 @@ fn environment_table() -> String {
         let flag = match (s.flag, s.kind) {
             (None, _) => "—".to_string(),
             (Some(f), Kind::Bool) => format!("`--{f}` (sets `1`)"),
+            (Some(f), _) if s.optional_value().is_some() => {
+                let (name, missing) = s.optional_value().unwrap_or_default();
+                format!("`--{f}[={name}]` (bare: `{missing}`)")
+            }
             (Some(f), _) => match s.short {
                 Some(c) => format!("`-{c}, --{f} {}`", s.value_name),
                 None => format!("`--{f} {}`", s.value_name),
