@@ -1,6 +1,6 @@
 /* Call-stack sampling (PLX_SAMPLE=HZ): each measured thread opens a perf_event software
  * cpu-clock counter on itself whose overflow, every 1/HZ s of the thread's CPU time, sends it
- * SIGPROF; the handler unwinds the interrupted stack with libunwind (from .eh_frame, no frame
+ * a real-time signal (SAMPLE_SIGNAL); the handler unwinds the interrupted stack with libunwind (from .eh_frame, no frame
  * pointers needed) down to the innermost instrumented call open and adds the frames to the
  * thread's sample tree under that call's profile node (t->cur). The tree is written as one
  * SampleTree record with the thread's profile.
@@ -38,6 +38,11 @@
 #include <libunwind.h>
 #endif
 
+/* Not SIGPROF: launchers and profilers take it for themselves (Open MPI's mpirun installs a
+ * handler that forwards it to the job). A real-time signal also queues, where a second SIGPROF
+ * pending would merge with the first. glibc keeps SIGRTMIN-3..SIGRTMIN-1 for itself; programs
+ * that use real-time signals usually take the first ones. */
+#define SAMPLE_SIGNAL (SIGRTMIN + 6)
 #define MAX_FRAMES 128 /* deeper stacks keep their innermost frames */
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -228,7 +233,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     int saved = errno;
     struct plx_thread *t = plx_self;
     struct plx_samples *s = t ? t->samples : NULL;
-    if (s && si->si_fd == s->fd && atomic_load_explicit(&s->on, memory_order_acquire)) {
+    if (s && si->si_code == POLL_IN && si->si_fd == s->fd && atomic_load_explicit(&s->on, memory_order_acquire)) {
         atomic_store(&s->busy, 1); /* before `stopped` is read: plx_stack_sampler_stop waits */
         if (!atomic_load(&stopped))
             take(t, s, ucv);
@@ -249,8 +254,8 @@ void plx_stack_sampler_init(void)
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask); /* nothing else interrupts a sample */
-    if (sigaction(SIGPROF, &sa, NULL) != 0) {
-        plx_warn("call-stack sampling off: cannot handle SIGPROF: %s", strerror(errno));
+    if (sigaction(SAMPLE_SIGNAL, &sa, NULL) != 0) {
+        plx_warn("call-stack sampling off: cannot handle signal %d: %s", SAMPLE_SIGNAL, strerror(errno));
         return;
     }
     atomic_store(&stopped, 0);
@@ -281,12 +286,28 @@ static int open_event(void)
         fd = high;
     }
     struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
-    if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+    if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) != 0 ||
         fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0) {
         plx_sys_close(fd);
         return -1;
     }
     return fd;
+}
+
+/* One unwind outside any signal handler: libunwind's per-thread cache is thread-local storage of
+ * a dlopen()ed library, which glibc allocates with malloc on a thread's first access; a first
+ * access inside the handler could interrupt malloc itself (heap corruption, seen under Open
+ * MPI's mpirun). */
+static void warm_up(void)
+{
+#ifdef PLX_HAVE_LIBUNWIND
+    ucontext_t uc;
+    unw_cursor_t c;
+    if (getcontext(&uc) != 0 || u_init(&c, (unw_context_t *)&uc, 0) < 0)
+        return;
+    for (int i = 0; i < 4 && u_step(&c) > 0; i++)
+        ;
+#endif
 }
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -326,6 +347,7 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
         munmap(mem, bytes);
         return;
     }
+    warm_up();
     t->samples = s;
     atomic_store_explicit(&s->on, 1, memory_order_release);
     ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
