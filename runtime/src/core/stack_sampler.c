@@ -235,8 +235,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     struct plx_samples *s = t ? t->samples : NULL;
     if (s && si->si_code == POLL_IN && si->si_fd == s->fd && atomic_load_explicit(&s->on, memory_order_acquire)) {
         atomic_store(&s->busy, 1); /* before `stopped` is read: plx_stack_sampler_stop waits */
+        /* libunwind takes its own mutexes: the interposed pthread_mutex_lock must pass straight
+         * through, never record into the thread's state the signal interrupted */
+        t->guard++;
         if (!atomic_load(&stopped))
             take(t, s, ucv);
+        t->guard--;
         atomic_store_explicit(&s->busy, 0, memory_order_release);
     }
     errno = saved;
