@@ -455,6 +455,34 @@ mod tests {
         assert!(path.parse(&"d".repeat(4096)).is_err());
     }
 
+    /// `--sample` takes its value only after `=`; alone it sets the value its value name
+    /// gives (`[HZ=1000]`), and a following `--` still ends plx run's flags.
+    #[test]
+    fn optional_value_flag() {
+        use clap::{Args, FromArgMatches};
+        let cmd = RunSettings::augment_args(Command::new("run"))
+            .arg(Arg::new("cmd").num_args(0..).last(true));
+        let parse = |args: &[&str]| {
+            let m = cmd
+                .clone()
+                .try_get_matches_from(args)
+                .map_err(|e| e.kind())?;
+            let s = RunSettings::from_arg_matches(&m).unwrap();
+            Ok::<_, clap::error::ErrorKind>(s.get("PLX_SAMPLE").map(|v| v.to_owned()))
+        };
+        assert_eq!(
+            parse(&["run", "--sample", "--", "./app"]),
+            Ok(Some("1000".into()))
+        );
+        assert_eq!(
+            parse(&["run", "--sample=250", "--", "./app"]),
+            Ok(Some("250".into()))
+        );
+        assert_eq!(parse(&["run", "--", "./app"]), Ok(None));
+        assert!(parse(&["run", "--sample=200000", "--", "./app"]).is_err());
+        assert!(parse(&["run", "--sample=fast", "--", "./app"]).is_err());
+    }
+
     #[test]
     fn table_is_consistent() {
         let mut flags = std::collections::HashSet::new();
