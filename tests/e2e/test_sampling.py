@@ -80,6 +80,29 @@ def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler):
     assert re.search(r"thread 1: \d+ samples, 0 lost", text), text
 
 
+def test_stripped_binary_named_from_its_debuglink_file(tmp_path):
+    # the program as shipped: stripped, its debug information in spin.debug beside it
+    prog = compile_plain(tmp_path / "spin", "gcc")
+    debug = tmp_path / "spin.debug"
+    for cmd in (["objcopy", "--only-keep-debug", prog, debug], ["strip", "--strip-all", prog],
+                ["objcopy", "--add-gnu-debuglink=%s" % debug, prog]):
+        cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=tmp_path)
+        assert cp.returncode == 0, _fail_message(cp)
+    nm = subprocess.run(["nm", str(prog)], capture_output=True, text=True)
+    assert "no symbols" in nm.stderr, nm.stdout
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",))
+    truth = truths(cp.stdout)
+    rows = sampled_rows(out)
+    callers = {"alpha": ("main", "work", "alpha"), "beta": ("main", "work", "beta"),
+               "gamma_": ("worker", "gamma_")}
+    # the runtime names threads from the ELF symbol table, which the stripped file lacks
+    names = {"main": "main", "worker": "thread-1"}
+    for (thread, function), seconds in truth:
+        _, row = estimate(rows, names[thread], callers[function])
+        assert_within(float(row["inclusive_s"]), seconds, "%s (stripped)" % function)
+
+
 def test_samples_hang_under_the_api_region_open(tmp_path):
     prog = compile_plain(tmp_path / "spin_region", "gcc", "-DREGION")
     out = tmp_path / "exp"
