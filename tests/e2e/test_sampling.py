@@ -18,7 +18,7 @@ SRC = PROGRAMS / "sample_spin.c"
 
 def compile_plain(out, compiler="gcc", *defines, cc=None):
     cmd = [cc or compiler, "-O2", "-g", "-fomit-frame-pointer", *defines, str(SRC), "-o", str(out),
-           "-pthread"]
+           "-pthread", "-lm"]
     cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
     return out
@@ -101,6 +101,20 @@ def test_stripped_binary_named_from_its_debuglink_file(tmp_path):
     for (thread, function), seconds in truth:
         _, row = estimate(rows, names[thread], callers[function])
         assert_within(float(row["inclusive_s"]), seconds, "%s (stripped)" % function)
+
+
+def test_frames_in_a_shared_library_and_an_execed_program(tmp_path):
+    # spin() calls libm's cos; the program is exec'd by a shell that plx run started
+    prog = compile_plain(tmp_path / "spin_libm", "gcc", "-DLIBM")
+    out = tmp_path / "exp"
+    cp = run(out, "/bin/sh", "-c", "exec %s" % prog, opts=("--sample",))
+    truth = dict(truths(cp.stdout))
+    rows = sampled_rows(out)
+    _, row = estimate(rows, "main", ("main", "work", "alpha"))
+    assert_within(float(row["inclusive_s"]), truth[("main", "alpha")], "alpha after exec")
+    in_libm = [(p, r) for t, p, r in rows if t == "main" and p[-3:-1] == ("alpha", "spin")
+               and "cos" in p[-1] and int(r["samples"]) > 0]
+    assert in_libm, [p for t, p, r in rows if t == "main" and "spin" in p]
 
 
 def test_samples_hang_under_the_api_region_open(tmp_path):

@@ -2,11 +2,15 @@
  * printing the CPU time it took by its thread's clock ("truth THREAD FUNCTION SECONDS").
  * Built plain (gcc/clang -O2 -g -fomit-frame-pointer, no instrumentation). -DREGION: alpha runs
  * inside the API region "solve"; -DMPI: every rank does the same between MPI_Init and
- * MPI_Finalize; -DDEEP: everything runs 80 calls deep (more frames than a small sample tree). */
+ * MPI_Finalize; -DDEEP: everything runs 80 calls deep (more frames than a small sample tree);
+ * -DLIBM: the spin loop calls libm's cos (frames in a shared library). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#ifdef LIBM
+#include <math.h>
+#endif
 #ifdef MPI
 #include <mpi.h>
 #endif
@@ -31,7 +35,11 @@ __attribute__((noinline)) static void spin(double seconds)
     double t0 = cpu_now(), x = 0;
     while (cpu_now() - t0 < seconds)
         for (int i = 0; i < 20000; i++)
+#ifdef LIBM
+            x += cos(x + i);
+#else
             x += i * 0.5;
+#endif
     sink = x;
 }
 
