@@ -117,10 +117,12 @@ def test_frames_in_a_shared_library_and_an_execed_program(tmp_path):
     assert in_libm, [p for t, p, r in rows if t == "main" and "spin" in p]
 
 
-def test_samples_hang_under_the_api_region_open(tmp_path):
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_samples_hang_under_the_api_region_open(tmp_path, mode):
+    # with a trace the runtime keeps no tree: the regions open are recorded with each sample
     prog = compile_plain(tmp_path / "spin_region", "gcc", "-DREGION")
     out = tmp_path / "exp"
-    cp = run(out, prog, opts=("--sample=1000",))
+    cp = run(out, prog, opts=("--sample=1000",) + (("--trace",) if mode == "trace" else ()))
     truth = dict(truths(cp.stdout))
     rows = sampled_rows(out)
     # alpha ran inside "solve": its frames start below the region, nothing of main above them

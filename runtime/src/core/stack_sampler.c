@@ -43,7 +43,10 @@
  * pending would merge with the first. glibc keeps SIGRTMIN-3..SIGRTMIN-1 for itself; programs
  * that use real-time signals usually take the first ones. */
 #define SAMPLE_SIGNAL (SIGRTMIN + 6)
-#define MAX_FRAMES 128 /* deeper stacks keep their innermost frames */
+#define MAX_FRAMES 128
+/* a frame that is an instrumented region open (trace mode), its id in the low 32 bits */
+#define REGION_FRAME (1ull << 63)
+#define REGION_MODULE 0xFFFFFFFEu /* deeper stacks keep their innermost frames */
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
@@ -208,11 +211,26 @@ static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
 #endif
     s->taken++;
     uint32_t node = t->cur ? t->cur - 1 : PLX_NO_INDEX; /* as numbered in ThreadProfile */
-    uint32_t f;
-    if (n == 0) { /* in the instrumented call's own code: the node's own sample */
+    uint32_t f = PLX_NO_INDEX;
+    int full = 0;
+    if (t->buf) {
+        /* trace mode keeps no tree (t->cur stays the root): the regions open are the sample's
+         * outermost frames, marked, and the reader finds their node in the profile it rebuilds
+         * from the trace; throttled frames (node PLX_NO_INDEX) are not in it */
+        node = PLX_NO_INDEX;
+        uint32_t d = t->depth < t->max_depth ? t->depth : t->max_depth;
+        for (uint32_t i = 0; i < d && !full; i++) {
+            if (t->stack[i].node == PLX_NO_INDEX)
+                continue;
+            f = frame_of(s, f, PLX_NO_INDEX, REGION_FRAME | t->stack[i].region);
+            full = f == PLX_NO_INDEX;
+        }
+    }
+    if (full) {
+    } else if (n == 0 && f != PLX_NO_INDEX) { /* in the innermost region's own code */
+    } else if (n == 0) { /* in the instrumented call's own code: the node's own sample */
         f = frame_of(s, PLX_NO_INDEX, node, 0);
     } else {
-        f = PLX_NO_INDEX;
         for (int k = n - 1; k >= 0; k--) {
             f = frame_of(s, f, f == PLX_NO_INDEX ? node : 0, st[k]);
             if (f == PLX_NO_INDEX)
@@ -390,9 +408,11 @@ void plx_stack_sampler_write(struct plx_thread *t)
     plx_enc_sample_tree(&rec, t->index, period_ns, s->taken, s->lost_full, s->lost_loader, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         const struct frame *f = &s->frames[i];
-        uint32_t module = f->address ? plx_module_of(f->address - 1) : PLX_NO_INDEX;
+        uint32_t module = f->address & REGION_FRAME ? REGION_MODULE
+                          : f->address                ? plx_module_of(f->address - 1)
+                                                      : PLX_NO_INDEX;
         plx_enc_sample_tree_frames(&rec, f->parent, f->parent == PLX_NO_INDEX ? f->node : PLX_NO_INDEX,
-                                   module, f->address, f->samples);
+                                   module, f->address & ~REGION_FRAME, f->samples);
     }
     plx_rec_write(&rec, 0);
     t->samples = NULL;

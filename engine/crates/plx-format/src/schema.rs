@@ -590,11 +590,11 @@ pub mod structs {
         pub parent: u32,
         /// outermost frames: index of the ThreadProfile node open when sampled; 0xFFFFFFFF: the thread's root (no instrumented call open)
         pub node: u32,
-        /// the Module record holding `address`; 0xFFFFFFFF: none known
+        /// the Module record holding `address`; 0xFFFFFFFF: none known; 0xFFFFFFFE: not code but a region open when sampled, `address` its region id (with a trace, whose profile the reader rebuilds, the regions open are a sample's outermost frames)
         pub module: u32,
         /// a return address, or for the innermost frame of a sample the interrupted instruction's address + 1 (so every frame is looked up at `address - 1`)
         pub address: u64,
-        /// samples whose innermost frame this is
+        /// samples whose innermost frame this is (of a region frame: samples in the region's own code)
         pub samples: u64,
     }
 

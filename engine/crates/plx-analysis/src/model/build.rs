@@ -48,7 +48,7 @@ pub(super) struct RegionMap {
 }
 
 impl RegionMap {
-    fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
+    pub(super) fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
         *self.map.entry(local).or_insert_with(|| {
             table.intern(RegionInfo {
                 name: format!("region {local}"),
@@ -345,6 +345,7 @@ pub(super) fn build_process(
                 &profile_map,
                 st,
                 img,
+                &mut rmap,
                 table,
                 resolver,
                 &mut frame_names,

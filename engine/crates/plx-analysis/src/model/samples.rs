@@ -71,11 +71,16 @@ impl FrameNames {
 
 /// Adds `st`'s frames to `tree`; `map` gives the tree node of each ThreadProfile node. Returns
 /// how many frames were left out for naming a parent or node that does not exist.
+/// A frame that is a region open when sampled (the runtime's trace mode), not code.
+const REGION_MODULE: u32 = 0xFFFF_FFFE;
+
+#[allow(clippy::too_many_arguments)]
 pub(super) fn fold_samples(
     tree: &mut CallTree,
     map: &[u32],
     st: &SampleTree,
     img: &ProcessImage,
+    rmap: &mut RegionMap,
     table: &mut RegionTable,
     resolver: &mut SymbolResolver,
     names: &mut FrameNames,
@@ -87,6 +92,7 @@ pub(super) fn fold_samples(
     let mut node_of: Vec<Option<Option<u32>>> = vec![None; n];
     let mut parent_frame: Vec<Option<usize>> = vec![None; n];
     let mut anchor_of: Vec<Option<u32>> = vec![None; n];
+    let mut region = vec![false; n];
     let mut bad = 0u64;
     for (i, f) in st.frames.iter().enumerate() {
         let (parent, anchor) = if f.parent == NONE_U32 {
@@ -117,20 +123,33 @@ pub(super) fn fold_samples(
                 }
             }
         };
-        anchor_of[i] = anchor;
-        node_of[i] = Some(if f.address == 0 && f.parent == NONE_U32 {
+        let region_frame = f.module == REGION_MODULE;
+        node_of[i] = Some(if f.address == 0 && f.parent == NONE_U32 && !region_frame {
             anchor // the instrumented call's own code
+        } else if region_frame {
+            let Ok(local) = u32::try_from(f.address) else {
+                bad += 1;
+                continue;
+            };
+            Some(tree.child(parent, rmap.global(local, table)))
         } else {
             let region = names.region(f.module, f.address, img, table, resolver);
             Some(tree.child(parent, region))
         });
+        // frames below a region frame hang under it
+        anchor_of[i] = if region_frame {
+            node_of[i].flatten()
+        } else {
+            anchor
+        };
+        region[i] = region_frame;
     }
     for (i, f) in st.frames.iter().enumerate() {
         let Some(here) = node_of[i] else { continue };
         if f.samples == 0 {
             continue;
         }
-        let own = f.address == 0 && f.parent == NONE_U32;
+        let own = region[i] || (f.address == 0 && f.parent == NONE_U32);
         if !own {
             let secs = f.samples as f64 * period;
             if let Some(h) = here {
@@ -138,7 +157,7 @@ pub(super) fn fold_samples(
             }
             // the sampled frames from this one up: inclusive estimates and samples
             let mut k = Some(i);
-            while let Some(j) = k {
+            while let Some(j) = k.filter(|&j| !region[j]) {
                 if let Some(Some(node)) = node_of[j] {
                     tree.add(node, 0, 0, secs, 0.0);
                     tree.add_samples(node, f.samples);
