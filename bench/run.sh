@@ -87,6 +87,12 @@ if [ "${PLX_BENCH_OMP:-1}" != 0 ]; then
   bench/omp.sh > /dev/null && omp_md=$(cat "$out/omp.md")
 fi
 
+# call-stack sampling at 100 Hz, 1 kHz, 10 kHz against perf record (bench/sampling.sh)
+sampling_md=""
+if [ "${PLX_BENCH_SAMPLING:-1}" != 0 ]; then
+  bench/sampling.sh > /dev/null && sampling_md=$(cat "$out/sampling.md")
+fi
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -262,5 +268,9 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   if [ -n "$omp_md" ]; then
     echo
     echo "$omp_md"
+  fi
+  if [ -n "$sampling_md" ]; then
+    echo
+    echo "$sampling_md"
   fi
 } | tee "$out/results.md"

@@ -9,7 +9,7 @@
  *                 [--coarse-deltas] [--join-pairs N] [--streams N] [--streams-match]
  *                 [--stream-sends THREAD=N] [--stream-recvs THREAD=N]
  *                 [--stream-bytes-sent THREAD=N] [--stream-bytes-recvd THREAD=N]
- *                 [--cpu-samples MS] [--cpu-intervals FILE]
+ *                 [--cpu-samples MS] [--cpu-intervals FILE] [--stack-samples N]
  * Calls come from the profile, or from the trace's enter events when the profile has none.
  * Messages between world ranks S and D: --sent/--sent-bytes from the sender's MessageStats,
  * --received from the receiver's, --traced/--traced-recv from send/receive trace events.
@@ -24,7 +24,11 @@
  * of its steps at most 2·MS and their lower quartile at least MS/2, every sampled thread is one of its ThreadInfos, each thread's CPU time never decreases.
  * --cpu-intervals FILE: FILE holds "spin_start sleep_start sleep_end spin_end" (CLOCK_MONOTONIC
  * ns, written by the program): thread 0's samples inside the sleep add < 20 ms of CPU, inside
- * each spin ≥ 200 ms. */
+ * each spin ≥ 200 ms.
+ * --stack-samples N: call-stack sampling (PLX_SAMPLE): every thread with a ThreadProfile has one
+ * SampleTree (record 80), each tree's frames name an earlier frame as parent (or none, then a
+ * node of its ThreadProfile or none), their samples add up to the tree's `samples`, and the
+ * experiment holds N samples or more. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +48,8 @@ static uint64_t trace_enters, trace_events;
 static char thread_names[32768][64];
 static unsigned thread_name_count;
 static int printing;
+/* SampleTree records: trees, samples, malformed trees, ThreadProfiles (to compare) */
+static uint64_t sample_trees, stack_samples, bad_trees, thread_profiles;
 
 #define MAXRANK 256
 static int cur_rank = -1, ranks_seen;
@@ -341,7 +347,30 @@ static void read_process(const char *path)
             free(name);
             break;
         }
+        case PLX_REC_SAMPLE_TREE: {
+            uint32_t n = (uint32_t)F(SAMPLE_TREE, COUNT);
+            uint64_t sum = 0;
+            int bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t parent = (uint32_t)ITEM(SAMPLE_TREE, FRAMES, i, PARENT);
+                if (parent != 0xFFFFFFFFu && parent >= i)
+                    bad = 1;
+                sum += ITEM(SAMPLE_TREE, FRAMES, i, SAMPLES);
+            }
+            if (sum != F(SAMPLE_TREE, SAMPLES))
+                bad = 1;
+            if (printing)
+                printf("sample tree: thread %u, %llu samples, %u frames, lost %llu+%llu\n",
+                       (unsigned)F(SAMPLE_TREE, THREAD), (unsigned long long)F(SAMPLE_TREE, SAMPLES), n,
+                       (unsigned long long)F(SAMPLE_TREE, LOST_FULL),
+                       (unsigned long long)F(SAMPLE_TREE, LOST_LOADER));
+            sample_trees++;
+            stack_samples += F(SAMPLE_TREE, SAMPLES);
+            bad_trees += bad;
+            break;
+        }
         case PLX_REC_THREAD_PROFILE: {
+            thread_profiles++;
             uint32_t pt = (uint32_t)F(THREAD_PROFILE, THREAD);
             if (pt < 65536)
                 profiled[pt] = 1;
@@ -1097,6 +1126,16 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--clock") == 0) {
             fails += expect("ProcessInfo.clock", clock_mixed ? -2 : clock_seen, atoll(v));
+            i++;
+        } else if (strcmp(a, "--stack-samples") == 0) {
+            fails += expect("SampleTree records (one per ThreadProfile)", (long long)sample_trees,
+                            (long long)thread_profiles);
+            fails += expect("malformed SampleTree records", (long long)bad_trees, 0);
+            if (stack_samples < (uint64_t)atoll(v)) {
+                fprintf(stderr, "plx_check: %llu call-stack samples, expected at least %s\n",
+                        (unsigned long long)stack_samples, v);
+                fails++;
+            }
             i++;
         } else if (strcmp(a, "--cpu-samples") == 0) {
             fails += cpu_samples_check(atof(v));

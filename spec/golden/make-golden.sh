@@ -17,6 +17,7 @@
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
 #   java-threads     the same run made with the JVM's thread list (JavaThread)
 #   probe            src/probe.c built with plain cc -O2, --probe 'twice,tiny' (ProbeSite, ProbeChange)
+#   sample           src/sample.c built with plain cc -O2 -g, --sample=1000 (SampleTree)
 #   omp              src/omp.c (gcc -fopenmp, libgomp) with --trace (OmpTeams, the omp_task subtype)
 #   omp-paths        the same, made after workers' paths began with their starter's (the
 #                    omp_context subtype)
@@ -101,6 +102,9 @@ for name in "$@"; do
   probe)
     cc -O2 src/probe.c -o "$tmp/probe"
     "$plx" run -o "$tmp/out-$name" --probe 'twice,tiny' -- "$tmp/probe" ;;
+  sample)
+    cc -O2 -g src/sample.c -o "$tmp/sample"
+    "$plx" run -o "$tmp/out-$name" --sample=1000 -- "$tmp/sample" ;;
   counters)
     "$root/build/bin/plx-cc" -O0 src/counters.c -o "$tmp/counters"
     echo 'counters step task-clock | page-faults every 2' > "$tmp/counters.filter"

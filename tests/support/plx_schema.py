@@ -45,6 +45,7 @@ RECORDS = {
     64: ('WriteFailures', [('file', 'u8', None, None, False), ('writes', 'u64', None, None, False), ('bytes', 'u64', None, None, False), ('error', 'i32', None, None, False)]),
     67: ('OpenAtEnd', [('thread', 'u32', None, None, False), ('frames', 'u32', None, None, False), ('ticks', 'u64', None, None, False)]),
     70: ('ClockSyncSkipped', [('marked', 'u32', None, None, False), ('size', 'u32', None, None, False)]),
+    80: ('SampleTree', [('thread', 'u32', None, None, False), ('period_ns', 'u64', None, None, False), ('samples', 'u64', None, None, False), ('lost_full', 'u64', None, None, False), ('lost_loader', 'u64', None, None, False), ('count', 'u32', None, None, False), ('frames', 'group', 'count', [('parent', 'u32'), ('node', 'u32'), ('module', 'u32'), ('address', 'u64'), ('samples', 'u64')], False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 # id -> fields every version writes (later ones were appended: absent in older files)

@@ -10,15 +10,19 @@
 /* User regions are keyed by their id with the top bit set, so they never equal a function address. */
 #define USER_KEY(id) ((uintptr_t)(id) | ((uintptr_t)1 << 63))
 
-static void begin(const char *name, int kind)
+/* `sp`: the caller's stack pointer, where the call-stack sampler cuts the region's samples. */
+static void begin(const char *name, int kind, uintptr_t sp)
 {
     struct plx_thread *t = plx_thread();
     if (!t || !name)
         return;
     t->guard++; /* held while the stack changes: see cyg_profile.c */
     uint32_t v = plx_region_of_name(name, kind);
-    if (!(v & PLX_REGION_EXCLUDED))
+    if (!(v & PLX_REGION_EXCLUDED)) {
         plx_enter(t, USER_KEY(v), v & PLX_REGION_ID_MASK);
+        if (PLX_UNLIKELY(t->samples != NULL))
+            plx_stack_sampler_note_region(t, sp);
+    }
     t->guard--;
 }
 
@@ -38,9 +42,9 @@ static void end(const char *name, int kind)
     t->guard--;
 }
 
-PLX_API void plx_region_begin(const char *name) { begin(name, PLX_KIND_USER); }
+PLX_API void plx_region_begin(const char *name) { begin(name, PLX_KIND_USER, PLX_CALLER_SP()); }
 PLX_API void plx_region_end(const char *name) { end(name, PLX_KIND_USER); }
-PLX_API void plx_phase_begin(const char *name) { begin(name, PLX_KIND_PHASE); }
+PLX_API void plx_phase_begin(const char *name) { begin(name, PLX_KIND_PHASE, PLX_CALLER_SP()); }
 PLX_API void plx_phase_end(const char *name) { end(name, PLX_KIND_PHASE); }
 
 static const char *uevent_names[PLX_MAX_UEVENTS];

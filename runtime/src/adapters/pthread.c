@@ -38,7 +38,17 @@ __attribute__((no_sanitize("thread", "address"))) static void *trampoline(void *
     plx_pending_block = p;
     plx_pending_created = s->created;
     plx_pending_comm = s->comm; /* no call: the sanitizers' interceptors are not ready */
-    return s->fn(s->arg);
+    void *(*fn)(void *) = s->fn;
+    void *arg = s->arg;
+#ifndef PLX_SANITIZE_THREAD
+    /* sampled threads are registered before they run (the sampler needs their state); the
+     * registration frees s. Not under ThreadSanitizer, whose start routine has not run yet
+     * when a sanitized program's pthread_create reached this one: there a thread is sampled
+     * from its first event. */
+    if (plx_stack_sampling() && plx_active && !plx_self)
+        plx_thread_attach();
+#endif
+    return fn(arg);
 }
 
 PLX_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

@@ -162,6 +162,8 @@ struct plx_uevent {
 
 #define PLX_MAX_UEVENTS 256
 
+struct plx_samples; /* stack_sampler.c */
+
 struct plx_thread {
     /* Owned by the thread itself; other threads read it only at process end. */
     int guard;                 /* re-entry guard: nonzero while inside the runtime */
@@ -199,6 +201,7 @@ struct plx_thread {
                                   JVM's 15-character native names (pthread_setname_np) */
     char name[64];
     char comm[16];             /* its kernel name when it registered (thread_name.c) */
+    struct plx_samples *samples; /* call-stack samples (stack_sampler.c), or NULL */
 };
 
 PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
@@ -326,6 +329,21 @@ PLX_HIDDEN void plx_process_hooks_add(const struct plx_process_hooks *h);
  * when nothing could start. */
 PLX_HIDDEN int plx_process_attach(const char *settings);
 PLX_HIDDEN extern uint64_t plx_cpu_ns(void);
+
+/* ---- call-stack sampler (stack_sampler.c) ------------------------------------------------- */
+/* Whether threads are sampled (PLX_SAMPLE and the unwinder loaded). */
+PLX_HIDDEN int plx_stack_sampling(void);
+PLX_HIDDEN void plx_stack_sampler_init(void);
+PLX_HIDDEN void plx_stack_sampler_thread_start(struct plx_thread *t);
+PLX_HIDDEN void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp);
+PLX_HIDDEN void plx_stack_sampler_write(struct plx_thread *t);
+PLX_HIDDEN void plx_stack_sampler_stop(void);
+PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
+/* Under the registry lock: fn on every measured thread alive. */
+PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
+/* The Module record id of the module holding `addr` (recording modules loaded since), or
+ * PLX_NO_INDEX. Not from a signal handler. */
+PLX_HIDDEN uint32_t plx_module_of(uintptr_t addr);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
 PLX_HIDDEN void plx_sampler_start(void);

@@ -150,6 +150,7 @@ void plx_process_end(int reason, int status)
         plx_self->guard++;
     plx_ext_process_ending();
     plx_sampler_stop(); /* its final sample reads the threads before they are finished */
+    plx_stack_sampler_stop();
     plx_active = 0;
     plx_threads_finish_all();
     plx_live_pool_remove();
@@ -208,6 +209,7 @@ static void reset_child(void)
     plx_counters_rewrite();
     plx_sync_objects_after_fork();
     plx_threads_after_fork();
+    plx_stack_sampler_after_fork(plx_self);
     plx_streams_after_fork();
     plx_sampler_after_fork();
     for (int i = 0; i < nhooks; i++)
@@ -257,6 +259,7 @@ static int measure_start(int again)
         write_filter_text();
     }
     plx_counters_init();
+    plx_stack_sampler_init();
     plx_active = 1;
     plx_thread_attach();
     for (int i = 0; i < nhooks; i++)

@@ -57,6 +57,7 @@ enum plx_record_type {
     PLX_REC_WRITE_FAILURES = 64, /* WriteFailures, process.plx */
     PLX_REC_OPEN_AT_END = 67, /* OpenAtEnd, process.plx */
     PLX_REC_CLOCK_SYNC_SKIPPED = 70, /* ClockSyncSkipped, process.plx */
+    PLX_REC_SAMPLE_TREE = 80, /* SampleTree, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -758,6 +759,29 @@ static inline void plx_enc_clock_sync_skipped(struct plx_rec *r, uint32_t marked
     plx_rec_put_u32(r, size);
 }
 
+/* SampleTree (80); then count × plx_enc_sample_tree_frames() */
+static inline void plx_enc_sample_tree(struct plx_rec *r, uint32_t thread, uint64_t period_ns, uint64_t samples, uint64_t lost_full, uint64_t lost_loader, uint32_t count)
+{
+    plx_rec_begin(r, PLX_REC_SAMPLE_TREE);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u64(r, period_ns);
+    plx_rec_put_u64(r, samples);
+    plx_rec_put_u64(r, lost_full);
+    plx_rec_put_u64(r, lost_loader);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+}
+
+static inline void plx_enc_sample_tree_frames(struct plx_rec *r, uint32_t parent, uint32_t node, uint32_t module, uint64_t address, uint64_t samples)
+{
+    plx_rec_put_u32(r, parent);
+    plx_rec_put_u32(r, node);
+    plx_rec_put_u32(r, module);
+    plx_rec_put_u64(r, address);
+    plx_rec_put_u64(r, samples);
+    r->items++;
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -807,6 +831,8 @@ static inline void plx_enc_clock_sync_skipped(struct plx_rec *r, uint32_t marked
 #define PLX_WRITE_FAILURES_FIXED_SIZE 21u /* bytes before the first string or repeated field */
 #define PLX_OPEN_AT_END_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_SYNC_SKIPPED_FIXED_SIZE 8u /* bytes before the first string or repeated field */
+#define PLX_SAMPLE_TREE_FIXED_SIZE 40u /* bytes before the first string or repeated field */
+#define PLX_SAMPLE_TREE_FRAMES_ITEM_SIZE 28u
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1075,6 +1101,18 @@ enum {
     PLX_F_OPEN_AT_END_TICKS = 2,
     PLX_F_CLOCK_SYNC_SKIPPED_MARKED = 0,
     PLX_F_CLOCK_SYNC_SKIPPED_SIZE = 1,
+    PLX_F_SAMPLE_TREE_THREAD = 0,
+    PLX_F_SAMPLE_TREE_PERIOD_NS = 1,
+    PLX_F_SAMPLE_TREE_SAMPLES = 2,
+    PLX_F_SAMPLE_TREE_LOST_FULL = 3,
+    PLX_F_SAMPLE_TREE_LOST_LOADER = 4,
+    PLX_F_SAMPLE_TREE_COUNT = 5,
+    PLX_F_SAMPLE_TREE_FRAMES = 6,
+    PLX_F_SAMPLE_TREE_FRAMES_PARENT = 0,
+    PLX_F_SAMPLE_TREE_FRAMES_NODE = 1,
+    PLX_F_SAMPLE_TREE_FRAMES_MODULE = 2,
+    PLX_F_SAMPLE_TREE_FRAMES_ADDRESS = 3,
+    PLX_F_SAMPLE_TREE_FRAMES_SAMPLES = 4,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1400,6 +1438,22 @@ static const struct plx_field_def plx_fields_clock_sync_skipped[] = {
     {"marked", PLX_T_U32, -1, 0, 0, NULL},
     {"size", PLX_T_U32, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_sample_tree_frames[] = {
+    {"parent", PLX_T_U32, -1, 0, 0, NULL},
+    {"node", PLX_T_U32, -1, 0, 0, NULL},
+    {"module", PLX_T_U32, -1, 0, 0, NULL},
+    {"address", PLX_T_U64, -1, 0, 0, NULL},
+    {"samples", PLX_T_U64, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_sample_tree[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"period_ns", PLX_T_U64, -1, 0, 0, NULL},
+    {"samples", PLX_T_U64, -1, 0, 0, NULL},
+    {"lost_full", PLX_T_U64, -1, 0, 0, NULL},
+    {"lost_loader", PLX_T_U64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"frames", PLX_T_GROUP, 5, 0, 5, plx_fields_sample_tree_frames},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1440,8 +1494,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {64, "WriteFailures", 4, 4, plx_fields_write_failures},
     {67, "OpenAtEnd", 3, 3, plx_fields_open_at_end},
     {70, "ClockSyncSkipped", 2, 2, plx_fields_clock_sync_skipped},
+    {80, "SampleTree", 7, 7, plx_fields_sample_tree},
 };
-#define PLX_RECORD_DEFS 39
+#define PLX_RECORD_DEFS 40
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -384,6 +384,21 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
     return rc;
 }
 
+uint32_t plx_module_of(uintptr_t addr)
+{
+    if (!modules)
+        return PLX_NO_INDEX;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    struct module *m = module_of(addr);
+    if (!m) { /* loaded by dlopen since we last looked: its Module record is written now */
+        dl_iterate_phdr(add_module, NULL);
+        m = module_of(addr);
+    }
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+    return m ? (uint32_t)(m - modules) : PLX_NO_INDEX;
+}
+
 void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)
 {
     if (!modules)

@@ -179,6 +179,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     live = t;
     atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
     reg_give();
+    plx_stack_sampler_thread_start(t);
     return t;
 }
 
@@ -231,6 +232,7 @@ static void finish(struct plx_thread *t, uint64_t now, uint64_t cpu, int at_end)
     if (t->buf)
         plx_trace_write_chunk(t);
     plx_profile_write(t, now, cpu);
+    plx_stack_sampler_write(t);
     plx_sync_write(t);
     plx_messages_write(t);
     plx_ext_thread_ended(t);
@@ -353,6 +355,14 @@ void plx_threads_after_fork(void)
 void plx_thread_mark_internal(void)
 {
     plx_self = &dead;
+}
+
+void plx_threads_each(void (*fn)(struct plx_thread *))
+{
+    reg_take();
+    for (struct plx_thread *t = live; t; t = t->next)
+        fn(t);
+    reg_give();
 }
 
 uint32_t plx_threads_live_count(void)

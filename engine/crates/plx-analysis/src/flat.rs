@@ -18,6 +18,10 @@ pub struct FlatRow {
     /// Inclusive CPU seconds (filter rule `cputime`), summed like `inclusive`; `None` when no
     /// node of the region has one.
     pub cpu: Option<f64>,
+    /// Call-stack samples inside it, summed like `inclusive`.
+    pub samples: u64,
+    /// Some of its times are estimated from samples (a node no event entered).
+    pub estimated: bool,
 }
 
 /// One callpath (node) of a tree. The path itself is not held (a chain N deep would hold N²/2
@@ -36,6 +40,10 @@ pub struct CallpathRow {
     pub inclusive: f64,
     /// Inclusive CPU seconds (filter rule `cputime`), if measured.
     pub cpu: Option<f64>,
+    /// Call-stack samples inside it (inclusive).
+    pub samples: u64,
+    /// Its times are estimated from samples (no event entered it).
+    pub estimated: bool,
 }
 
 /// Sorts by exclusive time descending, then by `key` for a stable order.
@@ -66,6 +74,8 @@ pub fn flat_profile(tree: &CallTree) -> Vec<FlatRow> {
                 exclusive: 0.0,
                 inclusive: 0.0,
                 cpu: None,
+                samples: 0,
+                estimated: false,
             });
             rows.len() - 1
         });
@@ -73,8 +83,10 @@ pub fn flat_profile(tree: &CallTree) -> Vec<FlatRow> {
         row.calls += n.calls;
         row.child_calls += n.child_calls;
         row.exclusive += n.exclusive;
+        row.estimated |= n.is_estimated();
         if outer[i] {
             row.inclusive += n.inclusive;
+            row.samples += n.samples;
             if let Some(c) = n.cpu {
                 row.cpu = Some(row.cpu.unwrap_or(0.0) + c);
             }
@@ -99,6 +111,8 @@ pub fn callpath_rows(tree: &CallTree) -> Vec<CallpathRow> {
             exclusive: n.exclusive,
             inclusive: n.inclusive,
             cpu: n.cpu,
+            samples: n.samples,
+            estimated: n.is_estimated(),
         })
         .collect();
     by_exclusive(&mut rows, |r| r.exclusive, |r| order[r.node as usize]);

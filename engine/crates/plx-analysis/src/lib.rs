@@ -54,7 +54,8 @@ pub use merge::{
 };
 pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{
-    AppModel, BuildOptions, Model, ProcessModel, ProfileSource, ThreadModel, ThrottledRegion,
+    AppModel, BuildOptions, Model, ProcessModel, ProfileSource, SampleStats, ThreadModel,
+    ThrottledRegion,
 };
 pub use mpitime::{MpiTime, RoutineTime};
 pub use regions::{RegionInfo, RegionTable};

@@ -3,12 +3,15 @@
 
 mod build;
 mod clocks;
+mod samples;
 
 pub(crate) use build::region_info;
 use build::*;
 pub use clocks::globalize_event;
 pub(crate) use clocks::globalize_event_by;
 use clocks::*;
+pub use samples::SampleStats;
+use samples::{fold_samples, FrameNames};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -94,6 +97,8 @@ pub struct ThreadModel {
     /// Synchronization statistics per object (recorded, or recovered from the thread's live
     /// file), by object id.
     pub sync: Vec<SyncStat>,
+    /// Call-stack sampling's counts (`plx run --sample`), when the thread was sampled.
+    pub samples: Option<SampleStats>,
 }
 
 /// A region that stopped being measured.

@@ -20,6 +20,16 @@ pub struct Node {
     /// Inclusive CPU time, seconds, of a function selected by the filter rule `cputime`;
     /// `None` when not measured.
     pub cpu: Option<f64>,
+    /// Call-stack samples taken inside this callpath (inclusive: in it or below it).
+    pub samples: u64,
+}
+
+impl Node {
+    /// A frame known from call-stack samples only: no event entered it, so it has no calls
+    /// and its times are estimated from its samples (samples × period, CPU time).
+    pub fn is_estimated(&self) -> bool {
+        self.calls == 0 && self.samples > 0
+    }
 }
 
 /// A callpath tree; a parent always precedes its children, and (parent, region) is unique.
@@ -60,6 +70,7 @@ impl CallTree {
             inclusive: 0.0,
             exclusive: 0.0,
             cpu: None,
+            samples: 0,
         });
         self.index.insert(key, n);
         n
@@ -81,6 +92,24 @@ impl CallTree {
         *c = Some(c.unwrap_or(0.0) + cpu);
     }
 
+    /// Adds call-stack samples to node `n`.
+    pub fn add_samples(&mut self, n: u32, samples: u64) {
+        let node = &mut self.nodes[n as usize];
+        node.samples = node.samples.saturating_add(samples);
+    }
+
+    /// Takes `seconds` of estimated time out of node `n`'s exclusive time (given to its
+    /// sampled children), never below zero.
+    pub fn take_exclusive(&mut self, n: u32, seconds: f64) {
+        let node = &mut self.nodes[n as usize];
+        node.exclusive = (node.exclusive - seconds).max(0.0);
+    }
+
+    /// Does any node have call-stack samples?
+    pub fn has_samples(&self) -> bool {
+        self.nodes.iter().any(|n| n.samples > 0)
+    }
+
     /// Does any node have a CPU time?
     pub fn has_cpu(&self) -> bool {
         self.nodes.iter().any(|n| n.cpu.is_some())
@@ -96,6 +125,7 @@ impl CallTree {
             if let Some(c) = n.cpu {
                 self.add_cpu(m, c);
             }
+            self.add_samples(m, n.samples);
             map[i] = m;
         }
     }

@@ -198,6 +198,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
             source
         )?;
     }
+    sample_lines(p, out)?;
     java_lines(p, out)?;
     probe_lines(p, out)?;
     omp_lines(p, model, out)?;
@@ -375,6 +376,40 @@ fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result
 }
 
 /// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
+/// Call-stack sampling (`plx run --sample`): per sampled thread, samples taken and lost.
+fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    let sampled: Vec<_> = p
+        .threads
+        .iter()
+        .filter_map(|t| t.samples.map(|s| (t.thread, s)))
+        .collect();
+    let Some((_, first)) = sampled.first() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  samples     every {} of CPU time per thread (plx report: samples, ~estimated times)",
+        human_time(first.period_ns as f64 * 1e-9)
+    )?;
+    for (thread, s) in &sampled {
+        let lost = s.lost_full + s.lost_loader;
+        write!(
+            out,
+            "    thread {thread}: {} samples, {lost} lost",
+            s.samples
+        )?;
+        if lost > 0 {
+            write!(
+                out,
+                " ({} with the sample tree full, {} in the dynamic loader)",
+                s.lost_full, s.lost_loader
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     java_thread_lines(p, out)?;
     if p.java_classes.is_empty() {

@@ -240,12 +240,30 @@ impl Setting {
         h
     }
 
+    /// A flag whose value may be left out: options.def writes its value name `[NAME=VALUE]`,
+    /// VALUE being what the bare flag sets (`--sample` is `--sample=1000`).
+    fn optional_value(&self) -> Option<(&'static str, &'static str)> {
+        self.value_name
+            .strip_prefix('[')?
+            .strip_suffix(']')?
+            .split_once('=')
+    }
+
     /// `plx run`'s flag for this setting, if it has one.
     fn arg(&'static self) -> Option<Arg> {
         let flag = self.flag?;
         let mut arg = Arg::new(flag).long(flag).help(self.help());
         if let Some(c) = self.short {
             arg = arg.short(c);
+        }
+        if let Some((name, missing)) = self.optional_value() {
+            return Some(
+                arg.value_name(name)
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value(missing)
+                    .value_parser(move |s: &str| self.check(s)),
+            );
         }
         arg = match self.kind {
             Kind::Bool => arg.action(ArgAction::SetTrue),
@@ -352,6 +370,10 @@ fn environment_table() -> String {
         let flag = match (s.flag, s.kind) {
             (None, _) => "—".to_string(),
             (Some(f), Kind::Bool) => format!("`--{f}` (sets `1`)"),
+            (Some(f), _) if s.optional_value().is_some() => {
+                let (name, missing) = s.optional_value().unwrap_or_default();
+                format!("`--{f}[={name}]` (bare: `{missing}`)")
+            }
             (Some(f), _) => match s.short {
                 Some(c) => format!("`-{c}, --{f} {}`", s.value_name),
                 None => format!("`--{f} {}`", s.value_name),
@@ -431,6 +453,34 @@ mod tests {
         let path = setting("PLX_OUTPUT");
         assert!(path.parse(&"d".repeat(4095)).is_ok());
         assert!(path.parse(&"d".repeat(4096)).is_err());
+    }
+
+    /// `--sample` takes its value only after `=`; alone it sets the value its value name
+    /// gives (`[HZ=1000]`), and a following `--` still ends plx run's flags.
+    #[test]
+    fn optional_value_flag() {
+        use clap::{Args, FromArgMatches};
+        let cmd = RunSettings::augment_args(Command::new("run"))
+            .arg(Arg::new("cmd").num_args(0..).last(true));
+        let parse = |args: &[&str]| {
+            let m = cmd
+                .clone()
+                .try_get_matches_from(args)
+                .map_err(|e| e.kind())?;
+            let s = RunSettings::from_arg_matches(&m).unwrap();
+            Ok::<_, clap::error::ErrorKind>(s.get("PLX_SAMPLE").map(|v| v.to_owned()))
+        };
+        assert_eq!(
+            parse(&["run", "--sample", "--", "./app"]),
+            Ok(Some("1000".into()))
+        );
+        assert_eq!(
+            parse(&["run", "--sample=250", "--", "./app"]),
+            Ok(Some("250".into()))
+        );
+        assert_eq!(parse(&["run", "--", "./app"]), Ok(None));
+        assert!(parse(&["run", "--sample=200000", "--", "./app"]).is_err());
+        assert!(parse(&["run", "--sample=fast", "--", "./app"]).is_err());
     }
 
     #[test]

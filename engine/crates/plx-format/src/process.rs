@@ -45,6 +45,8 @@ pub struct ThreadData {
     pub node_counters: Vec<NodeCounters>,
     /// How each set the thread opened was read (the last record of a set wins).
     pub counter_paths: Vec<CounterReadPaths>,
+    /// Call-stack samples merged into a tree of code addresses (the last SampleTree wins).
+    pub sample_tree: Option<crate::records::SampleTree>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -225,6 +227,10 @@ impl ProcessData {
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::OpenAtEnd(o) => self.open_at_end.push(o),
             Record::ClockSyncSkipped(c) => self.clock_sync_skipped = Some(c),
+            Record::SampleTree(t) => {
+                let thread = t.thread;
+                self.thread_mut(thread).sample_tree = Some(t);
+            }
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),
             Record::OmpTeams(t) => self.omp_teams.push(t),

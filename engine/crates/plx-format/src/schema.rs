@@ -95,6 +95,8 @@ pub mod types {
     pub const OPEN_AT_END: u16 = 67;
     /// ClockSyncSkipped (process.plx).
     pub const CLOCK_SYNC_SKIPPED: u16 = 70;
+    /// SampleTree (process.plx).
+    pub const SAMPLE_TREE: u16 = 80;
 }
 
 /// Extended event subtypes and their payload words.
@@ -198,6 +200,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (64, "WriteFailures"),
     (67, "OpenAtEnd"),
     (70, "ClockSyncSkipped"),
+    (80, "SampleTree"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -311,6 +314,8 @@ pub mod fixed_size {
     pub const OPEN_AT_END: usize = 16;
     /// ClockSyncSkipped.
     pub const CLOCK_SYNC_SKIPPED: usize = 8;
+    /// SampleTree.
+    pub const SAMPLE_TREE: usize = 40;
 }
 
 /// Size of a live file's header.
@@ -592,6 +597,38 @@ pub mod structs {
         pub size: u32,
     }
 
+    /// One of [`SampleTree`]'s `frames`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SampleTreeFramesItem {
+        /// index of the calling frame in this list; 0xFFFFFFFF: the outermost frame kept, under `node`
+        pub parent: u32,
+        /// outermost frames: index of the ThreadProfile node open when sampled; 0xFFFFFFFF: the thread's root (no instrumented call open)
+        pub node: u32,
+        /// the Module record holding `address`; 0xFFFFFFFF: none known; 0xFFFFFFFE: not code but a region open when sampled, `address` its region id (with a trace, whose profile the reader rebuilds, the regions open are a sample's outermost frames)
+        pub module: u32,
+        /// a return address, or for the innermost frame of a sample the interrupted instruction's address + 1 (so every frame is looked up at `address - 1`)
+        pub address: u64,
+        /// samples whose innermost frame this is (of a region frame: samples in the region's own code)
+        pub samples: u64,
+    }
+
+    /// Record 80: the thread's call-stack samples, merged into a tree of code addresses: each sample's frames below the innermost instrumented call open when it was taken (the ThreadProfile node it hangs under), outermost first. Times estimated from it are `samples × period_ns` of CPU time.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SampleTree {
+        /// the thread's index
+        pub thread: u32,
+        /// the sampling period: ns of the thread's CPU time per sample
+        pub period_ns: u64,
+        /// samples taken (each in the tree, possibly with its stack cut short at the depth limit)
+        pub samples: u64,
+        /// samples lost because the thread's tree was full (`PLX_SAMPLE_NODES`)
+        pub lost_full: u64,
+        /// samples lost because the thread was in the dynamic loader (which may hold the lock the unwinder needs)
+        pub lost_loader: u64,
+        /// the tree's frames, a parent before its children
+        pub frames: Vec<SampleTreeFramesItem>,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -669,6 +706,8 @@ pub enum Record {
     OpenAtEnd(OpenAtEnd),
     /// Type 70.
     ClockSyncSkipped(ClockSyncSkipped),
+    /// Type 80.
+    SampleTree(SampleTree),
 }
 
 impl Record {
@@ -710,6 +749,7 @@ impl Record {
             Record::WriteFailures(_) => types::WRITE_FAILURES,
             Record::OpenAtEnd(_) => types::OPEN_AT_END,
             Record::ClockSyncSkipped(_) => types::CLOCK_SYNC_SKIPPED,
+            Record::SampleTree(_) => types::SAMPLE_TREE,
         }
     }
 
@@ -1042,6 +1082,22 @@ impl Record {
                 let size = r.u32()?;
                 Record::ClockSyncSkipped(ClockSyncSkipped { marked, size })
             }
+            types::SAMPLE_TREE => {
+                let thread = r.u32()?;
+                let period_ns = r.u64()?;
+                let samples = r.u64()?;
+                let lost_full = r.u64()?;
+                let lost_loader = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 28 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut frames = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    frames.push(SampleTreeFramesItem { parent: r.u32()?, node: r.u32()?, module: r.u32()?, address: r.u64()?, samples: r.u64()? });
+                }
+                Record::SampleTree(SampleTree { thread, period_ns, samples, lost_full, lost_loader, frames })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1305,6 +1361,21 @@ impl Record {
             Record::ClockSyncSkipped(v) => {
                 out.put_u32(v.marked);
                 out.put_u32(v.size);
+            }
+            Record::SampleTree(v) => {
+                out.put_u32(v.thread);
+                out.put_u64(v.period_ns);
+                out.put_u64(v.samples);
+                out.put_u64(v.lost_full);
+                out.put_u64(v.lost_loader);
+                out.put_u32(v.frames.len() as u32);
+                for x in &v.frames {
+                    out.put_u32(x.parent);
+                    out.put_u32(x.node);
+                    out.put_u32(x.module);
+                    out.put_u64(x.address);
+                    out.put_u64(x.samples);
+                }
             }
         }
     }
@@ -1838,6 +1909,41 @@ impl Record {
                 dump_int(out, v.marked as i128);
                 out.push_str(" size=");
                 dump_int(out, v.size as i128);
+            }
+            Record::SampleTree(v) => {
+                out.push_str("SampleTree");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" period_ns=");
+                dump_int(out, v.period_ns as i128);
+                out.push_str(" samples=");
+                dump_int(out, v.samples as i128);
+                out.push_str(" lost_full=");
+                dump_int(out, v.lost_full as i128);
+                out.push_str(" lost_loader=");
+                dump_int(out, v.lost_loader as i128);
+                out.push_str(" count=");
+                dump_int(out, v.frames.len() as i128);
+                out.push_str(" frames=");
+                out.push('[');
+                for (k, x) in v.frames.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push('{');
+                    out.push_str("parent=");
+                    dump_int(out, x.parent as i128);
+                    out.push_str(" node=");
+                    dump_int(out, x.node as i128);
+                    out.push_str(" module=");
+                    dump_int(out, x.module as i128);
+                    out.push_str(" address=");
+                    dump_int(out, x.address as i128);
+                    out.push_str(" samples=");
+                    dump_int(out, x.samples as i128);
+                    out.push('}');
+                }
+                out.push(']');
             }
         }
     }

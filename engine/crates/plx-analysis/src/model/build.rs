@@ -48,7 +48,7 @@ pub(super) struct RegionMap {
 }
 
 impl RegionMap {
-    fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
+    pub(super) fn global(&mut self, local: u32, table: &mut RegionTable) -> u32 {
         *self.map.entry(local).or_insert_with(|| {
             table.intern(RegionInfo {
                 name: format!("region {local}"),
@@ -99,6 +99,17 @@ pub(super) fn tree_from_ticks(
     table: &mut RegionTable,
     warnings: &mut Vec<Warning>,
 ) -> CallTree {
+    tree_from_ticks_mapped(nodes, img, rmap, table, warnings).0
+}
+
+/// The same, with the tree node of each of `nodes`.
+pub(super) fn tree_from_ticks_mapped(
+    nodes: &[TickNode],
+    img: &ProcessImage,
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+    warnings: &mut Vec<Warning>,
+) -> (CallTree, Vec<u32>) {
     let mut tree = CallTree::new();
     let mut map = vec![0u32; nodes.len()];
     let mut bad_parents = 0u64;
@@ -132,7 +143,7 @@ pub(super) fn tree_from_ticks(
             format!("{bad_parents} profile nodes name a parent that does not precede them: shown as roots"),
         ));
     }
-    tree
+    (tree, map)
 }
 
 /// What a process image gives without the experiment-wide tables: its threads and the profiles
@@ -193,6 +204,7 @@ pub(super) fn build_process(
     } = decoded;
     warnings.extend(decoding);
 
+    let mut frame_names = FrameNames::default();
     let mut threads = Vec::new();
     for th in thread_ids {
         let data = p.threads.get(&th);
@@ -221,10 +233,14 @@ pub(super) fn build_process(
             sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
                 img.clock.seconds(t)
             }),
+            samples: data
+                .and_then(|d| d.sample_tree.as_ref())
+                .map(SampleStats::of),
         };
         let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);
-        // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
+        let mut profile_map = Vec::new(); // tree node of each ThreadProfile node
+                                          // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
         let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
         if let Some(prof) = recorded {
             let mut nodes: Vec<TickNode> = prof
@@ -247,7 +263,9 @@ pub(super) fn build_process(
                     }
                 }
             }
-            tm.tree = tree_from_ticks(&nodes, img, &mut rmap, table, warnings);
+            let (tree, map) = tree_from_ticks_mapped(&nodes, img, &mut rmap, table, warnings);
+            tm.tree = tree;
+            profile_map = map;
             tm.source = if recovered {
                 ProfileSource::Recovered
             } else {
@@ -320,6 +338,27 @@ pub(super) fn build_process(
         } else {
             // no profile at all: message statistics (recovered from a live file) still count
             tm.messages = message_stats(recorded_messages, &mut rmap, table);
+        }
+        if let Some(st) = data.and_then(|d| d.sample_tree.as_ref()) {
+            let bad = fold_samples(
+                &mut tm.tree,
+                &profile_map,
+                st,
+                img,
+                &mut rmap,
+                table,
+                resolver,
+                &mut frame_names,
+            );
+            if bad > 0 {
+                warnings.push(Warning::file(
+                    img.process_path(),
+                    WarningKind::Malformed,
+                    format!(
+                        "thread {th}: {bad} sampled frames name a frame or profile node that does not exist: left out"
+                    ),
+                ));
+            }
         }
         threads.push(tm);
     }

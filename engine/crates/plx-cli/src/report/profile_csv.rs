@@ -26,6 +26,15 @@ fn cpu(c: Option<f64>) -> String {
     c.map_or_else(String::new, |c| format!("{c:.9}"))
 }
 
+/// `,SAMPLES,ESTIMATED` when the run sampled call stacks, else nothing.
+fn samples_fields(rep: &Report, samples: u64, estimated: bool) -> String {
+    if rep.total.tree.has_samples() {
+        format!(",{samples},{}", u8::from(estimated))
+    } else {
+        String::new()
+    }
+}
+
 /// `,APP` (the process's application, `all` for the total) in a session, else nothing.
 fn app_field(rep: &Report, t: &Table) -> String {
     if !rep.model.is_session() {
@@ -47,27 +56,29 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             let leaf = t.tree.nodes()[r.node as usize].region;
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{app}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{}{app}",
                 field(rep.name(leaf)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
                 field(&rep.path_text(&t.tree, r.node)),
-                cpu(r.cpu)
+                cpu(r.cpu),
+                samples_fields(rep, r.samples, r.estimated)
             )?;
         }
     } else {
         for r in flat_profile(&t.tree) {
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}{app}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{}{}{app}",
                 field(rep.name(r.region)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
-                cpu(r.cpu)
+                cpu(r.cpu),
+                samples_fields(rep, r.samples, r.estimated)
             )?;
         }
     }
@@ -84,6 +95,9 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         write!(out, ",callpath")?;
     }
     write!(out, ",cpu_s")?;
+    if rep.total.tree.has_samples() {
+        write!(out, ",samples,estimated")?;
+    }
     if rep.model.is_session() {
         write!(out, ",app")?;
     }

@@ -23,6 +23,8 @@ fn functions(rep: &Report, tree: &CallTree) -> Value {
                 "exclusive_s": r.exclusive,
                 "inclusive_s": r.inclusive,
                 "cpu_s": r.cpu,
+                "samples": r.samples,
+                "estimated": r.estimated,
             })
         })
         .collect()
@@ -59,13 +61,15 @@ struct Row<'a> {
 
 impl Serialize for Row<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(6))?;
+        let mut map = s.serialize_map(Some(8))?;
         map.serialize_entry("callpath", &self.path)?;
         map.serialize_entry("calls", &self.r.calls)?;
         map.serialize_entry("child_calls", &self.r.child_calls)?;
         map.serialize_entry("cpu_s", &self.r.cpu)?;
+        map.serialize_entry("estimated", &self.r.estimated)?;
         map.serialize_entry("exclusive_s", &self.r.exclusive)?;
         map.serialize_entry("inclusive_s", &self.r.inclusive)?;
+        map.serialize_entry("samples", &self.r.samples)?;
         map.end()
     }
 }

@@ -13,6 +13,8 @@ struct Row {
     calls: u64,
     child_calls: u64,
     cpu: Option<f64>,
+    samples: u64,
+    estimated: bool,
     name: Name,
 }
 
@@ -45,6 +47,8 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 calls: r.calls,
                 child_calls: r.child_calls,
                 cpu: r.cpu,
+                samples: r.samples,
+                estimated: r.estimated,
                 name: Name::Path(r.node),
             })
             .collect()
@@ -57,6 +61,8 @@ fn rows(rep: &Report, t: &Table) -> Vec<Row> {
                 calls: r.calls,
                 child_calls: r.child_calls,
                 cpu: r.cpu,
+                samples: r.samples,
+                estimated: r.estimated,
                 name: Name::Region(r.region),
             })
             .collect()
@@ -91,9 +97,17 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     } else {
         String::new()
     };
+    // the samples column only when the run sampled call stacks (plx run --sample); times
+    // estimated from samples are marked `~`
+    let with_samples = rep.total.tree.has_samples();
+    let samples_head = if with_samples {
+        format!(" {:>9}", "samples")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{:>7} {:>12} {:>12}{cpu_head} {:>10} {:>11} {:>12}  name",
+        "{:>7} {:>12} {:>12}{cpu_head}{samples_head} {:>10} {:>11} {:>12}  name",
         "%time", "exclusive", "inclusive", "calls", "child calls", "incl/call"
     )?;
     for r in &rows {
@@ -112,12 +126,18 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         };
+        let samples = if with_samples {
+            format!(" {:>9}", r.samples)
+        } else {
+            String::new()
+        };
+        let mark = |s: String| if r.estimated { format!("~{s}") } else { s };
         write!(
             out,
-            "{:>7.2} {:>12} {:>12}{cpu} {:>10} {:>11} {:>12}  ",
+            "{:>7.2} {:>12} {:>12}{cpu}{samples} {:>10} {:>11} {:>12}  ",
             pct,
-            human_time(r.exclusive),
-            human_time(r.inclusive),
+            mark(human_time(r.exclusive)),
+            mark(human_time(r.inclusive)),
             r.calls,
             r.child_calls,
             per_call,

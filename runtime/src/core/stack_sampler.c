@@ -1,0 +1,454 @@
+/* Call-stack sampling (PLX_SAMPLE=HZ): each measured thread opens a perf_event software
+ * cpu-clock counter on itself whose overflow, every 1/HZ s of the thread's CPU time, sends it
+ * a real-time signal (SAMPLE_SIGNAL); the handler unwinds the interrupted stack with libunwind (from .eh_frame, no frame
+ * pointers needed) down to the innermost instrumented call open and adds the frames to the
+ * thread's sample tree under that call's profile node (t->cur). The tree is written as one
+ * SampleTree record with the thread's profile.
+ *
+ * Why perf_event and not a POSIX CPU-clock timer: a timer_create(CLOCK_THREAD_CPUTIME_ID) timer
+ * expires only at the kernel's tick here (66 signals per CPU second asked 1000, the rest as
+ * overruns), a software perf_event is an hrtimer (975 per CPU second); docs/sampling.md.
+ *
+ * Invariants: a thread's struct plx_samples is written only by that thread — by its signal
+ * handler, or by the thread itself when it writes its profile, after `on` is cleared and its
+ * event closed. The process end (another thread) clears every `on` first (plx_stack_sampler_stop)
+ * and waits while a handler is `busy`, so that no handler runs on a tree being written. Nothing
+ * in the handler allocates, locks or calls into the runtime: libunwind's per-thread cache, the
+ * preallocated tree. libunwind is loaded with dlopen(RTLD_LOCAL) so that its _Unwind_* and
+ * backtrace() never replace the program's. The enter/exit hot path is untouched: the handler
+ * only reads t->cur, t->depth and the frames' stack pointers. */
+#include "plx_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#ifdef PLX_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+/* Not SIGPROF: launchers and profilers take it for themselves (Open MPI's mpirun installs a
+ * handler that forwards it to the job). A real-time signal also queues, where a second SIGPROF
+ * pending would merge with the first. glibc keeps SIGRTMIN-3..SIGRTMIN-1 for itself; programs
+ * that use real-time signals usually take the first ones. */
+#define SAMPLE_SIGNAL (SIGRTMIN + 6)
+#define MAX_FRAMES 128
+/* a frame that is an instrumented region open (trace mode), its id in the low 32 bits */
+#define REGION_FRAME (1ull << 63)
+#define REGION_MODULE 0xFFFFFFFEu /* deeper stacks keep their innermost frames */
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+struct frame {
+    uint64_t address; /* return address, or interrupted pc + 1 */
+    uint64_t samples; /* samples whose innermost frame this is */
+    uint32_t parent;  /* frame index, or PLX_NO_INDEX for the outermost frame kept */
+    uint32_t node;    /* outermost frames: ThreadProfile node index (t->cur), else 0 */
+};
+
+struct cut {
+    uintptr_t key, sp; /* a user region's key and its caller's stack pointer at begin */
+};
+
+struct plx_samples {
+    _Atomic int on;   /* samples are taken */
+    _Atomic int busy; /* a handler is running */
+    int fd;
+    uint32_t n, cap, mask;
+    uint64_t taken, lost_full, lost_loader;
+    struct frame *frames;
+    uint32_t *slots; /* hash of (parent, node, address) → frame index + 1; 2 × cap */
+    struct cut *cuts; /* per depth, for frames with no stack pointer */
+    size_t bytes;
+};
+
+static int enabled;         /* PLX_SAMPLE > 0 and the unwinder loaded */
+static _Atomic int stopped; /* the process end has begun: no sample any more */
+static uint64_t period_ns;
+static uintptr_t loader_lo, loader_hi; /* the dynamic loader's code */
+
+#ifdef PLX_HAVE_LIBUNWIND
+static int (*u_init)(unw_cursor_t *, unw_context_t *, int);
+static int (*u_step)(unw_cursor_t *);
+static int (*u_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+#endif
+
+int plx_stack_sampling(void)
+{
+    return enabled;
+}
+
+static int find_loader(struct dl_phdr_info *di, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    if (!di->dlpi_name || !strstr(di->dlpi_name, "/ld-linux"))
+        return 0;
+    for (int i = 0; i < di->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &di->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            loader_lo = di->dlpi_addr + ph->p_vaddr;
+            loader_hi = loader_lo + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+static int load_unwinder(void)
+{
+#ifdef PLX_HAVE_LIBUNWIND
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        plx_warn("call-stack sampling off: cannot load libunwind.so.8 (%s)", dlerror());
+        return -1;
+    }
+    u_init = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, STR(unw_init_local2));
+    u_step = (int (*)(unw_cursor_t *))dlsym(h, STR(unw_step));
+    u_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, STR(unw_get_reg));
+    int (*caching)(unw_addr_space_t, unw_caching_policy_t) =
+        (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, STR(unw_set_caching_policy));
+    unw_addr_space_t *space = (unw_addr_space_t *)dlsym(h, STR(unw_local_addr_space));
+    if (!u_init || !u_step || !u_reg || !caching || !space) {
+        plx_warn("call-stack sampling off: libunwind.so.8 lacks unw_init_local2");
+        return -1;
+    }
+    caching(*space, UNW_CACHE_PER_THREAD); /* no lock in a signal handler */
+    return 0;
+#else
+    plx_warn("call-stack sampling off: libplx was built without libunwind (libunwind-dev)");
+    return -1;
+#endif
+}
+
+static uint32_t hash(uint32_t parent, uint32_t node, uint64_t address)
+{
+    uint64_t h = (address ^ ((uint64_t)parent << 32 | node)) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* The frame (parent, node, address), added if new; PLX_NO_INDEX when the tree is full. */
+static uint32_t frame_of(struct plx_samples *s, uint32_t parent, uint32_t node, uint64_t address)
+{
+    for (uint32_t i = hash(parent, node, address) & s->mask;; i = (i + 1) & s->mask) {
+        uint32_t f = s->slots[i];
+        if (f == 0) {
+            if (s->n >= s->cap)
+                return PLX_NO_INDEX;
+            s->frames[s->n] = (struct frame){address, 0, parent, node};
+            s->slots[i] = ++s->n;
+            return s->n - 1;
+        }
+        struct frame *fr = &s->frames[f - 1];
+        if (fr->address == address && fr->parent == parent && fr->node == node)
+            return f - 1;
+    }
+}
+
+/* The stack pointer below which frames are the sample's own (called from the innermost
+ * instrumented call): a compiler hook's frame holds its function's, a user region the one its
+ * begin noted; 0 when no open call has one (every frame is kept). */
+static uintptr_t cut_of(const struct plx_thread *t, const struct plx_samples *s)
+{
+    uint32_t d = t->depth < t->max_depth ? t->depth : t->max_depth;
+    for (uint32_t i = d; i-- > 0;) {
+        const struct plx_frame *f = &t->stack[i];
+        if (f->sp != PLX_SP_NONE)
+            return f->sp;
+        if (s->cuts[i].key == f->key && s->cuts[i].sp)
+            return s->cuts[i].sp;
+    }
+    return 0;
+}
+
+#ifdef PLX_HAVE_LIBUNWIND
+/* The interrupted stack, innermost first, the frames whose CFA is at or below `cut`. */
+static int unwind(ucontext_t *uc, uintptr_t cut, uint64_t *out)
+{
+    unw_cursor_t c;
+    unw_word_t ip, sp;
+    if (u_init(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0 || u_reg(&c, UNW_REG_IP, &ip) < 0)
+        return 0;
+    int n = 0;
+    out[n++] = ip + 1;
+    while (n < MAX_FRAMES && u_step(&c) > 0) {
+        /* the caller's stack pointer is the CFA of the frame just left */
+        if (u_reg(&c, UNW_REG_SP, &sp) < 0)
+            break;
+        if (cut && sp > cut) {
+            n--; /* that frame is the instrumented call itself, or outside it */
+            break;
+        }
+        if (u_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        out[n++] = ip;
+    }
+    return n;
+}
+#endif
+
+static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (pc >= loader_lo && pc < loader_hi) {
+        s->lost_loader++; /* may hold the loader's lock, which the unwinder's lookups take */
+        return;
+    }
+    uint64_t st[MAX_FRAMES];
+    int n = 0;
+#ifdef PLX_HAVE_LIBUNWIND
+    n = unwind(uc, cut_of(t, s), st);
+#endif
+    s->taken++;
+    uint32_t node = t->cur ? t->cur - 1 : PLX_NO_INDEX; /* as numbered in ThreadProfile */
+    uint32_t f = PLX_NO_INDEX;
+    int full = 0;
+    if (t->buf) {
+        /* trace mode keeps no tree (t->cur stays the root): the regions open are the sample's
+         * outermost frames, marked, and the reader finds their node in the profile it rebuilds
+         * from the trace; throttled frames (node PLX_NO_INDEX) are not in it */
+        node = PLX_NO_INDEX;
+        uint32_t d = t->depth < t->max_depth ? t->depth : t->max_depth;
+        for (uint32_t i = 0; i < d && !full; i++) {
+            if (t->stack[i].node == PLX_NO_INDEX)
+                continue;
+            f = frame_of(s, f, PLX_NO_INDEX, REGION_FRAME | t->stack[i].region);
+            full = f == PLX_NO_INDEX;
+        }
+    }
+    if (full) {
+    } else if (n == 0 && f != PLX_NO_INDEX) { /* in the innermost region's own code */
+    } else if (n == 0) { /* in the instrumented call's own code: the node's own sample */
+        f = frame_of(s, PLX_NO_INDEX, node, 0);
+    } else {
+        for (int k = n - 1; k >= 0; k--) {
+            f = frame_of(s, f, f == PLX_NO_INDEX ? node : 0, st[k]);
+            if (f == PLX_NO_INDEX)
+                break;
+        }
+    }
+    if (f == PLX_NO_INDEX) {
+        s->taken--;
+        s->lost_full++;
+        return;
+    }
+    s->frames[f].samples++;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    int saved = errno;
+    struct plx_thread *t = plx_self;
+    struct plx_samples *s = t ? t->samples : NULL;
+    if (s && si->si_code == POLL_IN && si->si_fd == s->fd && atomic_load_explicit(&s->on, memory_order_acquire)) {
+        atomic_store(&s->busy, 1); /* before `stopped` is read: plx_stack_sampler_stop waits */
+        /* libunwind takes its own mutexes: the interposed pthread_mutex_lock must pass straight
+         * through, never record into the thread's state the signal interrupted */
+        t->guard++;
+        if (!atomic_load(&stopped))
+            take(t, s, ucv);
+        t->guard--;
+        atomic_store_explicit(&s->busy, 0, memory_order_release);
+    }
+    errno = saved;
+}
+
+void plx_stack_sampler_init(void)
+{
+    enabled = 0;
+    if (!plx_cfg.sample_hz || load_unwinder() != 0)
+        return;
+    period_ns = 1000000000ull / plx_cfg.sample_hz;
+    dl_iterate_phdr(find_loader, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask); /* nothing else interrupts a sample */
+    if (sigaction(SAMPLE_SIGNAL, &sa, NULL) != 0) {
+        plx_warn("call-stack sampling off: cannot handle signal %d: %s", SAMPLE_SIGNAL, strerror(errno));
+        return;
+    }
+    atomic_store(&stopped, 0);
+    enabled = 1;
+}
+
+static int open_event(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = period_ns;
+    a.disabled = 1;
+    a.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        a.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    if (fd < 0)
+        return -1;
+    /* out of the way of a program that dup2()s onto low descriptors */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (high >= 0) {
+        plx_sys_close(fd);
+        fd = high;
+    }
+    struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
+    if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) != 0 ||
+        fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0) {
+        plx_sys_close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One unwind outside any signal handler: libunwind's per-thread cache is thread-local storage of
+ * a dlopen()ed library, which glibc allocates with malloc on a thread's first access; a first
+ * access inside the handler could interrupt malloc itself (heap corruption, seen under Open
+ * MPI's mpirun). */
+static void warm_up(void)
+{
+#ifdef PLX_HAVE_LIBUNWIND
+    ucontext_t uc;
+    unw_cursor_t c;
+    if (getcontext(&uc) != 0 || u_init(&c, (unw_context_t *)&uc, 0) < 0)
+        return;
+    for (int i = 0; i < 4 && u_step(&c) > 0; i++)
+        ;
+#endif
+}
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+    uint32_t p = 1;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+/* On the thread itself, at its registration. */
+void plx_stack_sampler_thread_start(struct plx_thread *t)
+{
+    if (!enabled || t->samples)
+        return;
+    uint32_t cap = (uint32_t)plx_cfg.sample_nodes;
+    uint32_t slots = pow2_at_least(cap * 2);
+    size_t head = (sizeof(struct plx_samples) + 63) & ~(size_t)63;
+    size_t bytes = head + (size_t)cap * sizeof(struct frame) + (size_t)slots * 4 +
+                   (size_t)t->max_depth * sizeof(struct cut);
+    char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+        return;
+    struct plx_samples *s = (struct plx_samples *)mem;
+    s->bytes = bytes;
+    s->cap = cap;
+    s->mask = slots - 1;
+    s->frames = (struct frame *)(mem + head);
+    s->slots = (uint32_t *)(s->frames + cap);
+    s->cuts = (struct cut *)(s->slots + slots);
+    s->fd = open_event();
+    if (s->fd < 0) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1))
+            plx_warn("call-stack sampling: perf_event_open(cpu-clock) failed: %s; threads without "
+                     "it are not sampled", strerror(errno));
+        munmap(mem, bytes);
+        return;
+    }
+    warm_up();
+    t->samples = s;
+    atomic_store_explicit(&s->on, 1, memory_order_release);
+    ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+/* A user region's begin (api.c): the stack pointer of the code that began it, so that its
+ * samples keep only the frames that code called. */
+void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp)
+{
+    struct plx_samples *s = t->samples;
+    if (!s || !t->depth || t->depth > t->max_depth)
+        return;
+    s->cuts[t->depth - 1] = (struct cut){t->stack[t->depth - 1].key, sp};
+}
+
+static void quiesce(struct plx_samples *s)
+{
+    atomic_store_explicit(&s->on, 0, memory_order_release);
+    for (int i = 0; i < 100000 && atomic_load_explicit(&s->busy, memory_order_acquire); i++)
+        sched_yield();
+}
+
+/* The thread's SampleTree, written with its profile (by the thread at its end, or by the
+ * process end once every handler has stopped); its event is closed first. */
+void plx_stack_sampler_write(struct plx_thread *t)
+{
+    struct plx_samples *s = t->samples;
+    if (!s)
+        return;
+    quiesce(s);
+    if (s->fd >= 0)
+        plx_sys_close(s->fd);
+    s->fd = -1;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_sample_tree(&rec, t->index, period_ns, s->taken, s->lost_full, s->lost_loader, s->n);
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct frame *f = &s->frames[i];
+        uint32_t module = f->address & REGION_FRAME ? REGION_MODULE
+                          : f->address                ? plx_module_of(f->address - 1)
+                                                      : PLX_NO_INDEX;
+        plx_enc_sample_tree_frames(&rec, f->parent, f->parent == PLX_NO_INDEX ? f->node : PLX_NO_INDEX,
+                                   module, f->address & ~REGION_FRAME, f->samples);
+    }
+    plx_rec_write(&rec, 0);
+    t->samples = NULL;
+    /* another thread's handler may still hold the pointer: its tree stays (the process ends) */
+    if (t == plx_self)
+        munmap(s, s->bytes);
+}
+
+static void quiesce_thread(struct plx_thread *t)
+{
+    if (t->samples)
+        quiesce(t->samples);
+}
+
+/* The process end: no handler runs any more once this returns (trees are written after). */
+void plx_stack_sampler_stop(void)
+{
+    if (!enabled)
+        return;
+    atomic_store(&stopped, 1);
+    plx_threads_each(quiesce_thread);
+}
+
+/* In a fork()ed child: the surviving thread's event counts the parent's thread; it gets its
+ * own, and a tree emptied like its profile's counts. The other threads' events are the
+ * parent's (close-on-exec, never signalled here). */
+void plx_stack_sampler_after_fork(struct plx_thread *t)
+{
+    if (!enabled || !t || !t->samples)
+        return;
+    struct plx_samples *s = t->samples;
+    atomic_store(&s->on, 0);
+    if (s->fd >= 0)
+        plx_sys_close(s->fd);
+    t->samples = NULL;
+    munmap(s, s->bytes);
+    atomic_store(&stopped, 0);
+    plx_stack_sampler_thread_start(t);
+}

@@ -1,0 +1,176 @@
+"""Call-stack sampling (`plx run --sample`): a program nobody recompiled (gcc/clang -O2 -g,
+no frame pointers, no instrumentation) spins known CPU times in named functions on two threads;
+each function's estimated time must be within 10 % of the CPU time its thread's clock measured,
+under the right callers and thread; inside an API region the sampled frames hang under the
+region; under mpirun every rank is sampled; samples that find no room are counted."""
+
+import re
+import subprocess
+
+import pytest
+
+from components import require_tools
+from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, report_csv, run
+from mpi_impls import IMPLS
+
+SRC = PROGRAMS / "sample_spin.c"
+
+
+def compile_plain(out, compiler="gcc", *defines, cc=None):
+    cmd = [cc or compiler, "-O2", "-g", "-fomit-frame-pointer", *defines, str(SRC), "-o", str(out),
+           "-pthread", "-lm"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    return out
+
+
+def truths(stdout):
+    """{(thread name, function): CPU seconds} printed by the program."""
+    found = re.findall(r"^truth (\S+) (\S+) ([0-9.]+)$", stdout, re.M)
+    return [((t, f), float(s)) for t, f, s in found]
+
+
+def sampled_rows(out):
+    """[(thread name, callpath tuple, row)] of every thread's callpath rows."""
+    rows = report_csv(out, "--callpath")
+    return [(r["thread_name"], tuple(r["callpath"].split(" => ")), r)
+            for loc in location_rows(rows).values() for r in loc]
+
+
+def estimate(rows, thread, tail, process=None):
+    """The one row of `thread` whose callpath ends with `tail`."""
+    found = [(p, r) for t, p, r in rows
+             if t == thread and p[-len(tail):] == tail and (process is None or r["process"] == process)]
+    assert len(found) == 1, "expected one callpath of %s ending %r, found %r" % (
+        thread, tail, [p for p, _ in found])
+    return found[0]
+
+
+def assert_within(estimated, truth, what):
+    assert abs(estimated - truth) <= 0.10 * truth, "%s: estimated %.4f s, truth %.4f s" % (
+        what, estimated, truth)
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler):
+    require_tools(compiler)
+    prog = compile_plain(tmp_path / "spin", compiler)
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",))
+    truth = truths(cp.stdout)
+    assert [k for k, _ in truth] == [("main", "alpha"), ("worker", "gamma_"), ("main", "beta")] or \
+        sorted(k for k, _ in truth) == [("main", "alpha"), ("main", "beta"), ("worker", "gamma_")]
+    rows = sampled_rows(out)
+    callers = {"alpha": ("main", "work", "alpha"), "beta": ("main", "work", "beta"),
+               "gamma_": ("worker", "gamma_")}
+    for (thread, function), seconds in truth:
+        path, row = estimate(rows, thread, callers[function])
+        assert row["estimated"] == "1" and row["calls"] == "0", row
+        assert int(row["samples"]) > 0
+        assert_within(float(row["inclusive_s"]), seconds, "%s on %s (%s)" % (function, thread, path))
+        # 1 kHz: a sample per ms of CPU time
+        assert int(row["samples"]) == round(float(row["inclusive_s"]) * 1000)
+    # the flat profile has them too
+    flat = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "alpha"]
+    assert len(flat) == 1 and flat[0]["estimated"] == "1"
+    assert_within(float(flat[0]["inclusive_s"]), dict(truth)[("main", "alpha")], "flat alpha")
+    text = info(out).stdout
+    assert "samples     every 1.000 ms of CPU time per thread" in text
+    assert re.search(r"thread 0: \d+ samples, 0 lost", text), text
+    assert re.search(r"thread 1: \d+ samples, 0 lost", text), text
+
+
+def test_stripped_binary_named_from_its_debuglink_file(tmp_path):
+    # the program as shipped: stripped, its debug information in spin.debug beside it
+    prog = compile_plain(tmp_path / "spin", "gcc")
+    debug = tmp_path / "spin.debug"
+    for cmd in (["objcopy", "--only-keep-debug", prog, debug], ["strip", "--strip-all", prog],
+                ["objcopy", "--add-gnu-debuglink=%s" % debug, prog]):
+        cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=tmp_path)
+        assert cp.returncode == 0, _fail_message(cp)
+    nm = subprocess.run(["nm", str(prog)], capture_output=True, text=True)
+    assert "no symbols" in nm.stderr, nm.stdout
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",))
+    truth = truths(cp.stdout)
+    rows = sampled_rows(out)
+    callers = {"alpha": ("main", "work", "alpha"), "beta": ("main", "work", "beta"),
+               "gamma_": ("worker", "gamma_")}
+    # the runtime names threads from the ELF symbol table, which the stripped file lacks
+    names = {"main": "main", "worker": "thread-1"}
+    for (thread, function), seconds in truth:
+        _, row = estimate(rows, names[thread], callers[function])
+        assert_within(float(row["inclusive_s"]), seconds, "%s (stripped)" % function)
+
+
+def test_frames_in_a_shared_library_and_an_execed_program(tmp_path):
+    # spin() calls libm's cos; the program is exec'd by a shell that plx run started
+    prog = compile_plain(tmp_path / "spin_libm", "gcc", "-DLIBM")
+    out = tmp_path / "exp"
+    cp = run(out, "/bin/sh", "-c", "exec %s" % prog, opts=("--sample",))
+    truth = dict(truths(cp.stdout))
+    rows = sampled_rows(out)
+    _, row = estimate(rows, "main", ("main", "work", "alpha"))
+    assert_within(float(row["inclusive_s"]), truth[("main", "alpha")], "alpha after exec")
+    in_libm = [(p, r) for t, p, r in rows if t == "main" and p[-3:-1] == ("alpha", "spin")
+               and "cos" in p[-1] and int(r["samples"]) > 0]
+    assert in_libm, [p for t, p, r in rows if t == "main" and "spin" in p]
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_samples_hang_under_the_api_region_open(tmp_path, mode):
+    # with a trace the runtime keeps no tree: the regions open are recorded with each sample
+    prog = compile_plain(tmp_path / "spin_region", "gcc", "-DREGION")
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample=1000",) + (("--trace",) if mode == "trace" else ()))
+    truth = dict(truths(cp.stdout))
+    rows = sampled_rows(out)
+    # alpha ran inside "solve": its frames start below the region, nothing of main above them
+    path, row = estimate(rows, "main", ("solve", "alpha"))
+    assert path == ("solve", "alpha"), path
+    assert_within(float(row["inclusive_s"]), truth[("main", "alpha")], "alpha under solve")
+    region = [r for t, p, r in rows if t == "main" and p == ("solve",)]
+    assert len(region) == 1 and region[0]["calls"] == "1" and region[0]["estimated"] == "0"
+    assert int(region[0]["samples"]) >= int(row["samples"])
+    # beta ran after the region's end: under the thread's root
+    path, row = estimate(rows, "main", ("main", "work", "beta"))
+    assert "solve" not in path
+    assert_within(float(row["inclusive_s"]), truth[("main", "beta")], "beta")
+    assert not [p for t, p, r in rows if t == "main" and "solve" in p and "beta" in p]
+
+
+def test_samples_lost_when_the_tree_is_full_are_counted(tmp_path):
+    # 80 calls deep: every stack has more frames than a tree of 64 holds
+    prog = compile_plain(tmp_path / "deep", "gcc", "-DDEEP")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--sample",), env={"PLX_SAMPLE_NODES": "64"})
+    text = info(out).stdout
+    m = re.search(r"thread 0: (\d+) samples, (\d+) lost \((\d+) with the sample tree full, 0 in "
+                  r"the dynamic loader\)", text)
+    assert m, text
+    taken, lost, full = map(int, m.groups())
+    assert taken == 0 and lost == full and full >= 500, text
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+def test_every_mpi_rank_is_sampled(tmp_path, impl):
+    mpi = IMPLS[impl]
+    mpi.require()
+    prog = compile_plain(tmp_path / "spin_mpi", "-DMPI", cc=mpi.mpicc)
+    out = tmp_path / "exp"
+    cp = run(out, *mpi.mpirun_cmd(3, prog), opts=("--sample",))
+    found = truths(cp.stdout)
+    assert len(found) == 9, cp.stdout
+    rows = sampled_rows(out)
+    # the launcher's own processes are sampled too: the ranks are those that ran work()
+    processes = sorted({r["process"] for _, p, r in rows if "work" in p})
+    assert len(processes) == 3, processes
+    for p in processes:
+        for thread, tail in (("main", ("work", "alpha")), ("main", ("work", "beta")),
+                             ("worker", ("worker", "gamma_"))):
+            _, row = estimate(rows, thread, tail, process=p)
+            assert row["estimated"] == "1"
+            # the ranks' truths differ by a few ms: each estimate is within 10 % of the mean
+            want = [s for (t, f), s in found if t == thread and f == tail[-1]]
+            assert len(want) == 3
+            assert_within(float(row["inclusive_s"]), sum(want) / 3, "%s rank %s" % (tail[-1], p))
