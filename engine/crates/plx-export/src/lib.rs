@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod counted;
+mod driver;
 mod error;
 mod input;
 mod nesting;

@@ -21,10 +21,10 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
-use plx_analysis::{EventKind, GlobalMerge};
-
+use plx_analysis::{EventKind, GlobalMerge, MessageLink};
 use plx_format::SyncKind;
-use crate::nesting::Stacks;
+
+use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 
 /// The `parquet` format (docs/exports/parquet.md).
@@ -79,198 +79,266 @@ impl Exporter for Parquet {
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
-    let merge = input.merge()?;
-    let by_rank = input.options.partition == Some(Partition::Rank);
-    if by_rank && !merge.model().has_mpi() {
-        return Err(ExportError::Usage(format!(
-            "--partition rank: {} is not an MPI experiment (it has no ranks)",
-            input.model.dir.display()
-        )));
-    }
-    let origin = merge.origin_ns();
-    let meta = common_metadata(&merge);
-    let layout = |key: Option<(&'static str, usize)>| match key {
-        Some(k) if by_rank => Layout::ByKey(k),
-        _ => Layout::Single,
+    let mut sink = ParquetSink {
+        dir,
+        by_rank: input.options.partition == Some(Partition::Rank),
+        meta: Vec::new(),
+        tables: None,
+        origin: 0,
+        kinds: KINDS.iter().map(|k| ByteArray::from(*k)).collect(),
+        region_names: Vec::new(),
+        user_names: Vec::new(),
+        locs: Vec::new(),
     };
-    let mut events = Table::create(dir, "events", EVENT_COLUMNS, &meta, layout(EVENT_KEY))?;
-    let mut messages =
-        Table::create(dir, "messages", MESSAGE_COLUMNS, &meta, layout(MESSAGE_KEY))?;
+    drive(input, &mut sink)
+}
 
-    let kinds: Vec<ByteArray> = KINDS.iter().map(|k| ByteArray::from(*k)).collect();
-    // names as ByteArrays, made once (cloning one shares its bytes)
-    let mut region_names: Vec<ByteArray> = Vec::new();
-    let mut user_names: Vec<ByteArray> = Vec::new();
-    let locs: Vec<(i32, Option<i32>, i32)> = merge
-        .locations()
-        .iter()
-        .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
-        .collect();
-    let mut stacks = Stacks::new(locs.len());
-    let mut closed = Vec::new();
-    let mut n = 0u64;
+/// Writes a row per event (and per matched message) as the merge streams; the definition
+/// tables at the end.
+struct ParquetSink<'a> {
+    dir: &'a Path,
+    by_rank: bool,
+    meta: Vec<KeyValue>,
+    /// The events and messages tables, from [`Sink::begin`].
+    tables: Option<(Table, Table)>,
+    origin: i64,
+    /// The `kind` column's values, and region and user event names, as ByteArrays made once
+    /// (cloning one shares its bytes).
+    kinds: Vec<ByteArray>,
+    region_names: Vec<ByteArray>,
+    user_names: Vec<ByteArray>,
+    /// Per location: (process, rank, thread).
+    locs: Vec<(i32, Option<i32>, i32)>,
+}
 
-    // writing runs beside the merge (on its own thread with more than one engine thread)
-    let (merge, written) = merge.feed(None, |feed| -> Result<(), ExportError> {
-    while let Some(e) = feed.next_event() {
-        // the tables hold region, MPI and synchronization events (not stream bytes, not
-        // OpenMP team records)
-        if matches!(
-            e.kind,
-            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
-        ) {
-            continue;
+/// An event row's columns after its location, kind and region: each `None` but where the
+/// event has it.
+#[derive(Default)]
+struct Details {
+    peer: Option<i32>,
+    tag: Option<i32>,
+    bytes: Option<i64>,
+    bytes_recv: Option<i64>,
+    comm: Option<u32>,
+    root: Option<i32>,
+    message: Option<i64>,
+    user: Option<ByteArray>,
+    value: Option<f64>,
+    object: Option<i32>,
+    sync_kind: Option<u8>,
+    wait_ns: Option<i64>,
+}
+
+impl ParquetSink<'_> {
+    fn layout(&self, key: Option<(&'static str, usize)>) -> Layout {
+        match key {
+            Some(k) if self.by_rank => Layout::ByKey(k),
+            _ => Layout::Single,
         }
-        n += 1;
-        let li = e.location;
-        let (process, rank, thread) = locs[li as usize];
-        let t = e.time_ns - origin;
-        // the region the event is about: its own (enter, exit), else the innermost open one
-        let (kind, region) = match e.kind {
-            EventKind::Enter { region } => {
-                stacks.enter(li, region);
-                (K_ENTER, Some(region))
-            }
-            EventKind::Exit { region } => {
-                closed.clear();
-                stacks.exit(li, region, &mut closed);
-                (K_EXIT, Some(region))
-            }
-            EventKind::User { .. } => (K_USER, stacks.top(li)),
-            EventKind::Send { .. } => (K_SEND, stacks.top(li)),
-            EventKind::Recv { .. } => (K_RECV, stacks.top(li)),
-            EventKind::Collective { .. } => (K_COLLECTIVE, stacks.top(li)),
-            EventKind::Acquire { .. } => (K_ACQUIRE, stacks.top(li)),
-            EventKind::Release { .. } => (K_RELEASE, stacks.top(li)),
-            EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. }
-            | EventKind::OmpTeam { .. } => unreachable!("skipped above"),
-            EventKind::Counted { .. } => unreachable!("not in a merge without counters"),
-        };
+    }
+
+    fn tables(&mut self) -> &mut (Table, Table) {
+        self.tables.as_mut().expect("begin() made the tables")
+    }
+
+    /// A row of the events table: the event of `kind` about `region` (its own for an enter or
+    /// exit, else the innermost open one).
+    fn row(&mut self, cx: &Cx, at: At, kind: usize, region: Option<u32>, d: Details) -> Step {
         let region_name = region.map(|r| {
-            while region_names.len() <= r as usize {
-                let i = region_names.len() as u32;
-                region_names.push(ByteArray::from(feed.regions().name(i)));
+            while self.region_names.len() <= r as usize {
+                let i = self.region_names.len() as u32;
+                self.region_names.push(ByteArray::from(cx.regions.name(i)));
             }
-            region_names[r as usize].clone()
+            self.region_names[r as usize].clone()
         });
-        let (mut peer, mut tag, mut bytes, mut bytes_recv, mut comm) = (None, None, None, None, None);
-        let (mut root, mut message, mut value, mut user) = (None, None, None, None);
-        let (mut object, mut sync_kind, mut wait_ns) = (None, None, None);
-        match e.kind {
-            EventKind::Acquire {
-                object: o,
-                kind: k,
-                wait_ns: w,
-            } => {
-                (object, sync_kind, wait_ns) = (Some(o as i32), Some(k), Some(w as i64));
-            }
-            EventKind::Release { object: o, kind: k } => {
-                (object, sync_kind) = (Some(o as i32), Some(k));
-            }
-            EventKind::Enter { .. }
-            | EventKind::Exit { .. }
-            | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. }
-            | EventKind::OmpTeam { .. }
-            | EventKind::Counted { .. } => {}
-            EventKind::User { event, value: v } => {
-                while user_names.len() <= event as usize {
-                    let i = user_names.len();
-                    user_names.push(ByteArray::from(feed.user_events()[i].as_str()));
-                }
-                user = Some(user_names[event as usize].clone());
-                value = Some(v);
-            }
-            EventKind::Send {
-                peer: p,
-                tag: tg,
-                bytes: b,
-                comm: c,
-                message: m,
-            } => {
-                (peer, tag, bytes, comm) = (Some(p as i32), Some(tg), Some(b as i64), c);
-                message = m.map(|m| m as i64);
-            }
-            EventKind::Recv {
-                peer: p,
-                tag: tg,
-                bytes: b,
-                comm: c,
-                message: m,
-            } => {
-                (peer, tag, bytes, comm) = (Some(p as i32), Some(tg), Some(b as i64), c);
-                if let Some(m) = m {
-                    message = Some(m.id as i64);
-                    let (sp, sr, st) = locs[m.sender as usize];
-                    let c = messages.cols(rank);
-                    c[0].val(m.id as i64);
-                    c[1].val(m.send_ns - origin);
-                    c[2].val(t);
-                    c[3].val(m.sender as i32);
-                    c[4].val(sp);
-                    c[5].opt(sr);
-                    c[6].val(st);
-                    c[7].val(li as i32);
-                    c[8].val(process);
-                    c[9].opt(rank);
-                    c[10].val(thread);
-                    c[11].val(b as i64);
-                    c[12].val(tg);
-                    c[13].opt(comm.map(|c| c as i32));
-                    messages.row(rank)?;
-                }
-            }
-            EventKind::Collective {
-                comm: c,
-                root: r,
-                bytes_sent,
-                bytes_recv: br,
-            } => {
-                comm = c;
-                root = r.map(|r| r as i32);
-                bytes = Some(bytes_sent as i64);
-                bytes_recv = Some(br as i64);
-            }
-        }
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let (t, kind) = (at.ns - self.origin, self.kinds[kind].clone());
+        let events = &mut self.tables().0;
         let c = events.cols(rank);
         c[0].val(t);
-        c[1].val(li as i32);
+        c[1].val(at.loc as i32);
         c[2].val(process);
         c[3].opt(rank);
         c[4].val(thread);
-        c[5].val(kinds[kind].clone());
+        c[5].val(kind);
         c[6].opt(region.map(|r| r as i32));
         c[7].opt(region_name);
-        c[8].opt(peer);
-        c[9].opt(tag);
-        c[10].opt(bytes);
-        c[11].opt(bytes_recv);
-        c[12].opt(comm.map(|c| c as i32));
-        c[13].opt(root);
-        c[14].opt(message);
-        c[15].opt(user);
-        c[16].opt(value);
-        c[17].opt(object);
-        c[18].opt(sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
-        c[19].opt(wait_ns);
-        events.row(rank)?;
+        c[8].opt(d.peer);
+        c[9].opt(d.tag);
+        c[10].opt(d.bytes);
+        c[11].opt(d.bytes_recv);
+        c[12].opt(d.comm.map(|c| c as i32));
+        c[13].opt(d.root);
+        c[14].opt(d.message);
+        c[15].opt(d.user);
+        c[16].opt(d.value);
+        c[17].opt(d.object);
+        c[18].opt(d.sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
+        c[19].opt(d.wait_ns);
+        Ok(events.row(rank)?)
     }
-    Ok(())
-    });
-    written?;
 
-    let mut files = events.finish()?;
-    files.extend(messages.finish()?);
-    files.extend(write_locations(&merge, dir, &meta, layout(LOCATION_KEY))?);
-    files.extend(write_regions(&merge, dir, &meta, layout(None))?);
-    files.extend(write_comms(&merge, dir, &meta, layout(None))?);
-    Ok(ExportSummary {
-        records: n,
-        files,
-        clock: merge.clock_report(),
-        warnings: merge.warnings().to_vec(),
-    })
+    /// A row of the messages table: the matched message `link` received at `at`.
+    fn message(&mut self, at: At, m: Envelope, link: MessageLink) -> Step {
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let (sp, sr, st) = self.locs[link.sender as usize];
+        let origin = self.origin;
+        let messages = &mut self.tables().1;
+        let c = messages.cols(rank);
+        c[0].val(link.id as i64);
+        c[1].val(link.send_ns - origin);
+        c[2].val(at.ns - origin);
+        c[3].val(link.sender as i32);
+        c[4].val(sp);
+        c[5].opt(sr);
+        c[6].val(st);
+        c[7].val(at.loc as i32);
+        c[8].val(process);
+        c[9].opt(rank);
+        c[10].val(thread);
+        c[11].val(m.bytes as i64);
+        c[12].val(m.tag);
+        c[13].opt(m.comm.map(|c| c as i32));
+        Ok(messages.row(rank)?)
+    }
+}
+
+impl Sink for ParquetSink<'_> {
+    const OUTPUT: &'static str = "parquet output";
+
+    /// The tables hold region, MPI and synchronization events (not stream bytes, not OpenMP
+    /// team records).
+    fn takes(&self, kind: &EventKind) -> bool {
+        !matches!(
+            kind,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
+        )
+    }
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        if self.by_rank && !merge.model().has_mpi() {
+            return Err(ExportError::Usage(format!(
+                "--partition rank: {} is not an MPI experiment (it has no ranks)",
+                merge.model().dir.display()
+            ))
+            .into());
+        }
+        self.origin = merge.origin_ns();
+        self.meta = common_metadata(merge);
+        let (dir, meta) = (self.dir, &self.meta);
+        let events = Table::create(dir, "events", EVENT_COLUMNS, meta, self.layout(EVENT_KEY))?;
+        let messages =
+            Table::create(dir, "messages", MESSAGE_COLUMNS, meta, self.layout(MESSAGE_KEY))?;
+        self.tables = Some((events, messages));
+        self.locs = merge
+            .locations()
+            .iter()
+            .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
+            .collect();
+        Ok(())
+    }
+
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        self.row(cx, at, K_ENTER, Some(region), Details::default())
+    }
+
+    fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
+        self.row(cx, at, K_EXIT, Some(region), Details::default())
+    }
+
+    fn open_at_end(&mut self, _cx: &Cx, _at: At, _calls: &[u32], _cut: bool) -> Step {
+        Ok(())
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        while self.user_names.len() <= event as usize {
+            let i = self.user_names.len();
+            self.user_names.push(ByteArray::from(cx.user_events[i].as_str()));
+        }
+        let d = Details {
+            user: Some(self.user_names[event as usize].clone()),
+            value: Some(value),
+            ..Details::default()
+        };
+        self.row(cx, at, K_USER, cx.stacks.top(at.loc), d)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let d = Details {
+            peer: Some(m.peer as i32),
+            tag: Some(m.tag),
+            bytes: Some(m.bytes as i64),
+            comm: m.comm,
+            message: message.map(|m| m as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_SEND, cx.stacks.top(at.loc), d)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        if let Some(l) = link {
+            self.message(at, m, l)?;
+        }
+        let d = Details {
+            peer: Some(m.peer as i32),
+            tag: Some(m.tag),
+            bytes: Some(m.bytes as i64),
+            comm: m.comm,
+            message: link.map(|l| l.id as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_RECV, cx.stacks.top(at.loc), d)
+    }
+
+    fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let d = Details {
+            comm,
+            root: root.map(|r| r as i32),
+            bytes: Some(sent as i64),
+            bytes_recv: Some(received as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_COLLECTIVE, cx.stacks.top(at.loc), d)
+    }
+
+    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind),
+            wait_ns: Some(wait_ns as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_ACQUIRE, cx.stacks.top(at.loc), d)
+    }
+
+    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind),
+            ..Details::default()
+        };
+        self.row(cx, at, K_RELEASE, cx.stacks.top(at.loc), d)
+    }
+
+    /// The streamed tables' last rows and footers, then the definition tables.
+    fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+        let (events, messages) = self.tables.take().expect("begin() made the tables");
+        let (dir, meta) = (self.dir, &self.meta);
+        summary.files = events.finish()?;
+        summary.files.extend(messages.finish()?);
+        let files = &mut summary.files;
+        files.extend(write_locations(merge, dir, meta, self.layout(LOCATION_KEY))?);
+        files.extend(write_regions(merge, dir, meta, self.layout(None))?);
+        files.extend(write_comms(merge, dir, meta, self.layout(None))?);
+        Ok(())
+    }
 }
 
 /// How a table is laid out: one file `NAME.parquet`, or a dataset directory `NAME/` of
