@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::basic::Compression;
-use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
@@ -34,7 +34,7 @@ pub struct Parquet;
 pub const ROW_GROUP: usize = 1 << 18;
 
 /// Version of the table layout, in every file's key-value metadata (`plx.schema`).
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 impl Exporter for Parquet {
     fn name(&self) -> &'static str {
@@ -127,6 +127,8 @@ struct Details {
     object: Option<i32>,
     sync_kind: Option<u8>,
     wait_ns: Option<i64>,
+    /// An exit that ends a call cut by its process's end (killed).
+    truncated: bool,
 }
 
 impl ParquetSink<'_> {
@@ -175,6 +177,7 @@ impl ParquetSink<'_> {
         c[17].opt(d.object);
         c[18].opt(d.sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
         c[19].opt(d.wait_ns);
+        c[20].val(d.truncated);
         Ok(events.row(rank)?)
     }
 
@@ -246,7 +249,15 @@ impl Sink for ParquetSink<'_> {
         self.row(cx, at, K_EXIT, Some(region), Details::default())
     }
 
-    fn open_at_end(&mut self, _cx: &Cx, _at: At, _calls: &[u32], _cut: bool) -> Step {
+    /// An exit row per call still open, innermost first, `truncated` where it was cut.
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        for &r in calls {
+            let d = Details {
+                truncated: cut,
+                ..Details::default()
+            };
+            self.row(cx, at, K_EXIT, Some(r), d)?;
+        }
         Ok(())
     }
 
@@ -389,6 +400,7 @@ const KINDS: [&str; 8] = [
 /// A column's physical type.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ty {
+    Bool,
     I32,
     I64,
     F64,
@@ -419,6 +431,7 @@ const EVENT_COLUMNS: &[ColumnSpec] = &[
     ("object", Ty::I32, true),
     ("sync_kind", Ty::Str, true),
     ("wait_ns", Ty::I64, true),
+    ("truncated", Ty::Bool, false),
 ];
 
 const MESSAGE_COLUMNS: &[ColumnSpec] = &[
@@ -560,6 +573,7 @@ struct Column {
 }
 
 enum Data {
+    Bool(Vec<bool>),
     I32(Vec<i32>),
     I64(Vec<i64>),
     F64(Vec<f64>),
@@ -584,11 +598,12 @@ macro_rules! value_of {
         }
     )*};
 }
-value_of!(i32 => I32, i64 => I64, f64 => F64, ByteArray => Str);
+value_of!(bool => Bool, i32 => I32, i64 => I64, f64 => F64, ByteArray => Str);
 
 impl Column {
     fn new(ty: Ty, optional: bool) -> Column {
         let data = match ty {
+            Ty::Bool => Data::Bool(Vec::new()),
             Ty::I32 => Data::I32(Vec::new()),
             Ty::I64 => Data::I64(Vec::new()),
             Ty::F64 => Data::F64(Vec::new()),
@@ -625,6 +640,7 @@ impl Column {
 
     fn clear(&mut self) {
         match &mut self.data {
+            Data::Bool(d) => d.clear(),
             Data::I32(d) => d.clear(),
             Data::I64(d) => d.clear(),
             Data::F64(d) => d.clear(),
@@ -700,6 +716,7 @@ fn open_file(
         }
         let rep = if *optional { "optional" } else { "required" };
         let ty = match ty {
+            Ty::Bool => "boolean",
             Ty::I32 => "int32",
             Ty::I64 => "int64",
             Ty::F64 => "double",
@@ -741,6 +758,7 @@ fn write_group(
                 .expect("a writer per column");
             let def = col.def.as_deref();
             match &col.data {
+                Data::Bool(v) => w.typed::<BoolType>().write_batch(v, def, None),
                 Data::I32(v) => w.typed::<Int32Type>().write_batch(v, def, None),
                 Data::I64(v) => w.typed::<Int64Type>().write_batch(v, def, None),
                 Data::F64(v) => w.typed::<DoubleType>().write_batch(v, def, None),

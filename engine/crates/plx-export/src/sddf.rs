@@ -276,6 +276,13 @@ const DESCRIPTORS: &[Descriptor] = &[
             ("char", "Unit", "ns for task-clock and cpu-clock, # for counts"),
         ],
     ),
+    (
+        14,
+        "Truncated",
+        "the Exit record before it ended a call that was still open when its process was killed: cut at the process's latest event, not returned",
+        true,
+        &[("int", "Region", "Region record")],
+    ),
 ];
 
 /// A field's declaration: arrays for `char` strings and the communicator's ranks.
@@ -485,7 +492,16 @@ impl Sink for SddfSink<'_> {
         Ok(writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?)
     }
 
-    fn open_at_end(&mut self, _cx: &Cx, _at: At, _calls: &[u32], _cut: bool) -> Step {
+    /// An Exit record per call still open, innermost first; a cut one followed by a
+    /// Truncated record.
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        let (node, thread, t) = self.head(cx, at)?;
+        for &r in calls {
+            writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {r} }};;")?;
+            if cut {
+                writeln!(self.out, "\"Truncated\" {{ {node}, {thread}, {t}, {r} }};;")?;
+            }
+        }
         Ok(())
     }
 

@@ -140,17 +140,37 @@ impl Events {
     }
 
     /// The leaves of the calls still open at the end; those `cut` carry the `truncated`
-    /// attribute.
-    pub fn open_at_end(&mut self, at: At, calls: &[u32], _cut: bool) -> Step {
+    /// attribute (1).
+    pub fn open_at_end(&mut self, at: At, calls: &[u32], cut: bool) -> Step {
         let (w, t) = self.w(at);
         for &r in calls {
-            let code = unsafe { OTF2_EvtWriter_Leave(w, NO_ATTRIBUTES, t, r) };
+            let attributes = if cut { self.cut_attribute()? } else { NO_ATTRIBUTES };
+            let code = unsafe { OTF2_EvtWriter_Leave(w, attributes, t, r) };
             self.archive.check(code, "writing an event")?;
             self.counts[at.loc as usize] += 1;
             self.n += 1;
             self.last = self.last.max(at.ns);
         }
         Ok(())
+    }
+
+    /// The attribute list holding `truncated` = 1 (the writer empties it with each event).
+    fn cut_attribute(&mut self) -> Result<*mut OTF2_AttributeList, ExportError> {
+        // SAFETY: the list is the library's, made once and deleted with `self`.
+        let list = match self.cut {
+            Some(l) => l,
+            None => {
+                let l = unsafe { OTF2_AttributeList_New() };
+                if l.is_null() {
+                    return Err(self.archive.fail("no attribute list"));
+                }
+                self.cut = Some(l);
+                l
+            }
+        };
+        let code = unsafe { OTF2_AttributeList_AddUint8(list, TRUNCATED, 1) };
+        self.archive.check(code, "an attribute")?;
+        Ok(list)
     }
 
     pub fn omp_team(&mut self, at: At, region: u32, level: u32, (size, num): (u32, u32)) -> Step {
@@ -301,5 +321,16 @@ impl Events {
             _ => return self.wrote(at, OTF2_SUCCESS, 0),
         };
         self.wrote(at, code, 1)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        if let Some(l) = self.cut.take() {
+            // SAFETY: made by OTF2_AttributeList_New, deleted once.
+            unsafe {
+                OTF2_AttributeList_Delete(l);
+            }
+        }
     }
 }
