@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use plx_analysis::{EventKind, GlobalMerge, MessageLink};
+use plx_analysis::{EventKind, GlobalMerge, MessageLink, RegionTable};
 
 use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
 use crate::is_sync_or_stream;
@@ -354,10 +354,13 @@ struct SddfSink<'a> {
 }
 
 impl SddfSink<'_> {
-    /// The Region and User Event Name records the merge has named since the last event.
-    fn definitions(&mut self, cx: &Cx) -> io::Result<()> {
-        let regions = cx.regions.all();
-        while self.regions_written < regions.len() {
+    /// The Region records of regions `..upto` not yet written. Those the merge knows before
+    /// the stream are written first; one it names on the way, right before the first record
+    /// naming it (not when the merge names it: its thread hands names over a batch at a time,
+    /// and the records are the same at any `-j`).
+    fn regions(&mut self, table: &RegionTable, upto: usize) -> io::Result<()> {
+        let regions = table.all();
+        while self.regions_written < upto.min(regions.len()) {
             let r = &regions[self.regions_written];
             writeln!(
                 self.out,
@@ -368,23 +371,27 @@ impl SddfSink<'_> {
             )?;
             self.regions_written += 1;
         }
-        while self.events_written < cx.user_events.len() {
+        Ok(())
+    }
+
+    /// The User Event Name records of user events `..upto` not yet written (as [`Self::regions`]).
+    fn user_events(&mut self, names: &[String], upto: usize) -> io::Result<()> {
+        while self.events_written < upto.min(names.len()) {
             writeln!(
                 self.out,
                 "\"User Event Name\" {{ {}, {} }};;",
                 self.events_written,
-                string(&cx.user_events[self.events_written])
+                string(&names[self.events_written])
             )?;
             self.events_written += 1;
         }
         Ok(())
     }
 
-    /// The definitions, then the fields every event record starts with: node, thread, time.
-    fn head(&mut self, cx: &Cx, at: At) -> io::Result<(u32, u32, String)> {
-        self.definitions(cx)?;
+    /// The fields every event record starts with: node, thread, time.
+    fn head(&self, at: At) -> (u32, u32, String) {
         let li = at.loc as usize;
-        Ok((self.node[li], self.thread[li], seconds(at.ns - self.origin)))
+        (self.node[li], self.thread[li], seconds(at.ns - self.origin))
     }
 
     /// The number of counter `name`, its Counter Name record written on first use.
@@ -479,23 +486,26 @@ impl Sink for SddfSink<'_> {
             )?;
         }
         self.origin = merge.origin_ns();
-        Ok(())
+        self.regions(merge.regions(), usize::MAX)?;
+        Ok(self.user_events(merge.user_events(), usize::MAX)?)
     }
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        self.regions(cx.regions, region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
         Ok(writeln!(self.out, "\"Enter\" {{ {node}, {thread}, {t}, {region} }};;")?)
     }
 
     fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        self.regions(cx.regions, region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
         Ok(writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?)
     }
 
     /// An Exit record per call still open, innermost first; a cut one followed by a
     /// Truncated record.
-    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+    fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        let (node, thread, t) = self.head(at);
         for &r in calls {
             writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {r} }};;")?;
             if cut {
@@ -506,7 +516,8 @@ impl Sink for SddfSink<'_> {
     }
 
     fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        self.user_events(cx.user_events, event as usize + 1)?;
+        let (node, thread, t) = self.head(at);
         let v = if value.is_finite() {
             format!("{value:e}")
         } else {
@@ -516,7 +527,7 @@ impl Sink for SddfSink<'_> {
     }
 
     fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        let (node, thread, t) = self.head(at);
         let here = int(cx.stacks.top(at.loc));
         let msg = message.map_or("-1".to_string(), |m| m.to_string());
         Ok(writeln!(
@@ -530,7 +541,7 @@ impl Sink for SddfSink<'_> {
     }
 
     fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        let (node, thread, t) = self.head(at);
         let here = int(cx.stacks.top(at.loc));
         let (src_thread, msg) = match link {
             Some(l) => (self.thread[l.sender as usize].to_string(), l.id.to_string()),
@@ -554,7 +565,7 @@ impl Sink for SddfSink<'_> {
         root: Option<u32>,
         (sent, received): (u64, u64),
     ) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        let (node, thread, t) = self.head(at);
         let here = int(cx.stacks.top(at.loc));
         Ok(writeln!(
             self.out,
@@ -565,7 +576,8 @@ impl Sink for SddfSink<'_> {
     }
 
     fn counted(&mut self, cx: &Cx, at: At, call: &CountedCall) -> Step {
-        let (node, thread, t) = self.head(cx, at)?;
+        self.regions(cx.regions, call.region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
         for &(i, name) in call.events {
             let c = self.counter(name)?;
             writeln!(
@@ -577,7 +589,10 @@ impl Sink for SddfSink<'_> {
         Ok(())
     }
 
-    fn end(&mut self, _merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+    /// The regions and user events no record named, then the clock condition.
+    fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+        self.regions(merge.regions(), usize::MAX)?;
+        self.user_events(merge.user_events(), usize::MAX)?;
         if let Some(c) = &summary.clock {
             writeln!(
                 self.out,

@@ -431,3 +431,59 @@ fn mpi_sddf_links_sends_and_receives_with_threads() {
         .iter()
         .any(|(n, v)| n == "Communicator" && v[2] == Value::Ints(vec![0, 1, 2])));
 }
+
+/// One thread: 3,000 calls of the defined `main`'s callee `f`, then `g` (region 9, without a
+/// definition: the merge names it when it meets it), called once.
+fn undefined_region(d: &Path) {
+    let mut p = plx_format::synth::SynthProcess::new("node1", 300, &["./app"]);
+    p.functions(&[(1, "main"), (2, "f")])
+        .thread(0, 300, "main", 0);
+    let mut e = plx_format::EventEncoder::new(0);
+    e.enter(1, 0);
+    for i in 0..3000u64 {
+        e.enter(2, 10 + 10 * i).exit(2, 15 + 10 * i);
+    }
+    e.enter(9, 40_000).exit(9, 40_010).exit(1, 40_020);
+    p.chunk(0, &e);
+    p.end(40_100, 0);
+    p.write(d).unwrap();
+}
+
+#[test]
+fn sddf_names_a_region_met_on_the_way_right_before_its_first_record_at_any_jobs() {
+    let d = common::tmp("sddf-undefined");
+    undefined_region(&d);
+    let mut outs = Vec::new();
+    for threads in [1, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let s = d.join(format!("j{threads}.sddf"));
+        pool.install(|| export("sddf", &d, &s, ExportOptions::default()).unwrap());
+        outs.push(std::fs::read_to_string(s).unwrap());
+    }
+    assert!(
+        outs[0] == outs[1],
+        "the sddf export differs between 1 and 4 threads"
+    );
+    let lines: Vec<&str> = outs[0].lines().collect();
+    // plx_flush (the runtime's, always defined), main, f before the first event; region 9 (the
+    // global region 3) right before its Enter
+    let regions: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("\"Region\" {") && lines[i].ends_with(";;"))
+        .collect();
+    assert_eq!(regions.len(), 4, "{lines:?}");
+    let def = regions[3];
+    assert_eq!(
+        lines[def],
+        "\"Region\" { 3, [9] { \"function\" }, [9] { \"region 9\" } };;"
+    );
+    assert_eq!(lines[def + 1], "\"Enter\" { 0, 0, 0.000040000, 3 };;");
+    assert!(lines[regions[2] + 1].starts_with("\"Enter\""));
+    let enters = lines
+        .iter()
+        .filter(|l| l.starts_with("\"Enter\"") && l.ends_with(";;"))
+        .count();
+    assert_eq!(enters, 3002);
+}
