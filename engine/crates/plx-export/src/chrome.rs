@@ -450,13 +450,13 @@ impl Sink for Writer<'_> {
     }
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
-        Ok(self.slice(cx.regions, 'B', at.loc, at.ns, region)?)
+        Ok(self.slice(cx.regions(), 'B', at.loc, at.ns, region)?)
     }
 
     fn exit(&mut self, cx: &Cx, at: At, _region: u32, closed: &[u32]) -> Step {
         self.unmatched_exits += closed.is_empty() as u64;
         for &r in closed {
-            self.slice(cx.regions, 'E', at.loc, at.ns, r)?;
+            self.slice(cx.regions(), 'E', at.loc, at.ns, r)?;
         }
         Ok(self.end_steps(at.loc, at.ns, Some(closed))?)
     }
@@ -464,14 +464,14 @@ impl Sink for Writer<'_> {
     /// The slices end, `"args":{"truncated":true}` where they were cut.
     fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
         for &r in calls {
-            self.slice_with(cx.regions, 'E', at.loc, at.ns, r, cut)?;
+            self.slice_with(cx.regions(), 'E', at.loc, at.ns, r, cut)?;
         }
         Ok(self.end_steps(at.loc, at.ns, None)?)
     }
 
     fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
         let li = at.loc as usize;
-        let name = format!("{}{}", cx.user_events[event as usize], self.counter_suffix[li]);
+        let name = format!("{}{}", cx.user_events()[event as usize], self.counter_suffix[li]);
         let (pid, tid) = (self.pid[li], self.tid[li]);
         let v = if value.is_finite() {
             format!("{value}")

@@ -81,12 +81,26 @@ pub(crate) struct CountedCall<'a> {
 }
 
 /// What a sink may read at an event besides the event.
-pub(crate) struct Cx<'a> {
-    /// Regions and user events the merge has named so far.
-    pub regions: &'a RegionTable,
-    pub user_events: &'a [String],
+pub(crate) struct Cx<'a, 'f, 'm> {
+    /// The feed: the regions and user events the merge has named so far (looked up only by
+    /// the sinks that name them).
+    feed: &'a Feed<'f, 'm>,
     /// The open calls of every location.
     pub stacks: &'a Stacks,
+}
+
+impl Cx<'_, '_, '_> {
+    /// Regions the merge has named so far.
+    #[inline]
+    pub fn regions(&self) -> &RegionTable {
+        self.feed.regions()
+    }
+
+    /// User events the merge has named so far.
+    #[inline]
+    pub fn user_events(&self) -> &[String] {
+        self.feed.user_events()
+    }
 }
 
 /// One trace format's writer: a method per kind of event, each a no-op unless the format shows
@@ -288,8 +302,7 @@ impl State<'_> {
         }
         self.taken += 1;
         let cx = Cx {
-            regions: feed.regions(),
-            user_events: feed.user_events(),
+            feed,
             stacks: &self.stacks,
         };
         match e.kind {
@@ -392,8 +405,7 @@ impl State<'_> {
                 ));
             }
             let cx = Cx {
-                regions: feed.regions(),
-                user_events: feed.user_events(),
+                feed,
                 stacks: &self.stacks,
             };
             let at = At {

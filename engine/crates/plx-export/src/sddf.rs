@@ -491,13 +491,13 @@ impl Sink for SddfSink<'_> {
     }
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
-        self.regions(cx.regions, region as usize + 1)?;
+        self.regions(cx.regions(), region as usize + 1)?;
         let (node, thread, t) = self.head(at);
         Ok(writeln!(self.out, "\"Enter\" {{ {node}, {thread}, {t}, {region} }};;")?)
     }
 
     fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
-        self.regions(cx.regions, region as usize + 1)?;
+        self.regions(cx.regions(), region as usize + 1)?;
         let (node, thread, t) = self.head(at);
         Ok(writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?)
     }
@@ -516,7 +516,7 @@ impl Sink for SddfSink<'_> {
     }
 
     fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
-        self.user_events(cx.user_events, event as usize + 1)?;
+        self.user_events(cx.user_events(), event as usize + 1)?;
         let (node, thread, t) = self.head(at);
         let v = if value.is_finite() {
             format!("{value:e}")
@@ -576,7 +576,7 @@ impl Sink for SddfSink<'_> {
     }
 
     fn counted(&mut self, cx: &Cx, at: At, call: &CountedCall) -> Step {
-        self.regions(cx.regions, call.region as usize + 1)?;
+        self.regions(cx.regions(), call.region as usize + 1)?;
         let (node, thread, t) = self.head(at);
         for &(i, name) in call.events {
             let c = self.counter(name)?;

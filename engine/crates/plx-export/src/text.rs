@@ -55,7 +55,7 @@ impl<'a> TextSink<'a> {
 
 /// The innermost open region's name at the event's location, `-` for none.
 fn here<'c>(cx: &'c Cx, at: At) -> &'c str {
-    cx.stacks.top(at.loc).map_or("-", |r| cx.regions.name(r))
+    cx.stacks.top(at.loc).map_or("-", |r| cx.regions().name(r))
 }
 
 impl Sink for TextSink<'_> {
@@ -81,13 +81,13 @@ impl Sink for TextSink<'_> {
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
         let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
-        let name = cx.regions.name(region);
+        let name = cx.regions().name(region);
         Ok(writeln!(self.out, "{t:>12} {label:<w$} enter      {name}")?)
     }
 
     fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
         let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
-        let name = cx.regions.name(region);
+        let name = cx.regions().name(region);
         Ok(writeln!(self.out, "{t:>12} {label:<w$} exit       {name}")?)
     }
 
@@ -96,7 +96,7 @@ impl Sink for TextSink<'_> {
         if calls.is_empty() {
             return Ok(());
         }
-        let names: Vec<&str> = calls.iter().map(|&r| cx.regions.name(r)).collect();
+        let names: Vec<&str> = calls.iter().map(|&r| cx.regions().name(r)).collect();
         let why = if cut {
             ", the process's latest event: it was killed (truncated)"
         } else {
@@ -114,7 +114,7 @@ impl Sink for TextSink<'_> {
 
     fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
         let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
-        let name = &cx.user_events[event as usize];
+        let name = &cx.user_events()[event as usize];
         Ok(writeln!(
             self.out,
             "{t:>12} {label:<w$} user       {name}  value={value}"
@@ -204,7 +204,7 @@ impl Sink for TextSink<'_> {
         Ok(writeln!(
             self.out,
             "{t:>12} {label:<w$} team       {}  level={level} size={size} num={num}",
-            cx.regions.name(region)
+            cx.regions().name(region)
         )?)
     }
 

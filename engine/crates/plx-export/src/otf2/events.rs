@@ -227,7 +227,7 @@ impl Events {
             if ops.len() <= r {
                 ops.resize(r + 1, None);
             }
-            *ops[r].get_or_insert_with(|| collective_of(cx.regions.name(r as u32)).map(|(op, _)| op))
+            *ops[r].get_or_insert_with(|| collective_of(cx.regions().name(r as u32)).map(|(op, _)| op))
         });
         let (c, root) = match root {
             Some(r) => self.refs.comm(comm, r),

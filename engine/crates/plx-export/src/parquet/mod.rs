@@ -149,7 +149,7 @@ impl ParquetSink<'_> {
         let region_name = region.map(|r| {
             while self.region_names.len() <= r as usize {
                 let i = self.region_names.len() as u32;
-                self.region_names.push(ByteArray::from(cx.regions.name(i)));
+                self.region_names.push(ByteArray::from(cx.regions().name(i)));
             }
             self.region_names[r as usize].clone()
         });
@@ -264,7 +264,7 @@ impl Sink for ParquetSink<'_> {
     fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
         while self.user_names.len() <= event as usize {
             let i = self.user_names.len();
-            self.user_names.push(ByteArray::from(cx.user_events[i].as_str()));
+            self.user_names.push(ByteArray::from(cx.user_events()[i].as_str()));
         }
         let d = Details {
             user: Some(self.user_names[event as usize].clone()),
