@@ -87,6 +87,7 @@ impl Events {
 
     /// Counts `records` written for the event at `at` (an event that wrote none is not
     /// counted), after checking the library's `code`.
+    #[inline]
     fn wrote(&mut self, at: At, code: OTF2_ErrorCode, records: u64) -> Step {
         self.archive.check(code, "writing an event")?;
         if records > 0 {
@@ -99,10 +100,12 @@ impl Events {
     }
 
     /// The location's writer and the event's time.
+    #[inline]
     fn w(&self, at: At) -> (*mut OTF2_EvtWriter, u64) {
         (self.writers[at.loc as usize], at.ns.max(0) as u64)
     }
 
+    #[inline]
     pub fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
         let li = at.loc as usize;
         if let Some((r, team, forked)) = self.omp_pending[li] {
@@ -119,6 +122,7 @@ impl Events {
 
     /// A leave of `region`; a team ends with its region's frame: the thread leaves it, and the
     /// one that forked it joins the team.
+    #[inline]
     pub fn exit(&mut self, cx: &Cx, at: At, region: u32) -> Step {
         let li = at.loc as usize;
         let (w, t) = self.w(at);

@@ -77,6 +77,7 @@ struct Otf2Sink<'a> {
 }
 
 impl Otf2Sink<'_> {
+    #[inline]
     fn ev(&mut self) -> &mut Events {
         self.events.as_mut().expect("begin() opened the archive")
     }
@@ -153,10 +154,12 @@ impl Sink for Otf2Sink<'_> {
         Ok(())
     }
 
+    #[inline]
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
         self.ev().enter(cx, at, region)
     }
 
+    #[inline]
     fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
         self.ev().exit(cx, at, region)
     }
