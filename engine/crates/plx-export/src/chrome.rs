@@ -21,10 +21,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
-use plx_analysis::{EventKind, GlobalMerge, Model, RegionTable};
+use plx_analysis::{EventKind, GlobalMerge, MessageLink, Model, RegionTable};
 use plx_format::{RegionKind, SyncKind};
 
-use crate::nesting::Stacks;
+use crate::driver::{drive, At, Cx, CountedCall, Envelope, Sink, Step};
 use crate::text::comm_token;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
@@ -59,16 +59,9 @@ impl Exporter for Chrome {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let merge = input.merge_with_counters()?;
         let (files, unread) = plx_format::read_metric_files(&input.experiment.dir);
-        let external = plx_analysis::external::external_metrics(
-            &input.model,
-            &files,
-            Some(merge.origin_ns()),
-        );
-        let mut w = Writer::new(&merge, out);
-        w.external = external;
-        let mut n = w.run(merge).map_err(ExportError::io("chrome output"))?;
+        let mut w = Writer::new(out, input, files);
+        let mut n = drive(input, &mut w)?;
         // what of the external metrics could not be read is said, as the merge's own damage
         n.warnings.extend(unread);
         Ok(n)
@@ -106,10 +99,8 @@ struct Writer<'a> {
     pid: Vec<u64>,
     tid: Vec<u64>,
     counter_suffix: Vec<String>,
-    /// Per location: its process (model index), the open regions with their entry times, and
-    /// the counter tracks whose step ends at a region's exit (region, track name as JSON).
-    process: Vec<usize>,
-    open: Vec<Vec<(u32, i64)>>,
+    /// Per location: the counter tracks whose step ends at a region's exit (region, track
+    /// name as JSON).
     steps: Vec<Vec<(u32, String)>>,
     lanes: Vec<Lanes>,
     /// JSON strings of region and user event names, escaped once.
@@ -119,8 +110,17 @@ struct Writer<'a> {
     measured: Vec<bool>,
     /// Flow events bound to a region's slice on a thread's own track.
     flows_on_slices: u64,
-    /// External metrics (plx run --monitor, plx import): counters of a process of their own.
+    /// Exits that matched no open call (dropped).
+    unmatched_exits: u64,
+    /// External metrics (plx run --monitor, plx import): counters of a process of their own,
+    /// read at [`Sink::begin`] from these files.
     external: Vec<plx_analysis::external::ExternalMetric>,
+    metric_files: Vec<plx_format::MetricFile>,
+    model: &'a Model,
+    /// Communicators' descriptions, by index.
+    comm_names: Vec<String>,
+    /// Locations' labels as JSON strings (a receive names its sender).
+    senders: Vec<String>,
 }
 
 /// The chrome pid of the external metrics' process: above every rank and OS pid, below 2³¹.
@@ -138,7 +138,35 @@ fn json_str(s: &str) -> String {
 }
 
 impl<'a> Writer<'a> {
-    fn new(merge: &GlobalMerge, out: &'a mut dyn Write) -> Writer<'a> {
+    fn new(
+        out: &'a mut dyn Write,
+        input: &'a ExportInput,
+        metric_files: Vec<plx_format::MetricFile>,
+    ) -> Writer<'a> {
+        Writer {
+            out,
+            first: true,
+            origin: 0,
+            pid: Vec::new(),
+            tid: Vec::new(),
+            counter_suffix: Vec::new(),
+            steps: Vec::new(),
+            lanes: Vec::new(),
+            region_json: Vec::new(),
+            region_cat: Vec::new(),
+            measured: Vec::new(),
+            flows_on_slices: 0,
+            unmatched_exits: 0,
+            external: Vec::new(),
+            metric_files,
+            model: &input.model,
+            comm_names: input.model.comms.all().iter().map(|c| c.describe()).collect(),
+            senders: Vec::new(),
+        }
+    }
+
+    /// The per-location tables of `merge`'s locations.
+    fn locations(&mut self, merge: &GlobalMerge) {
         let locs = merge.locations();
         // pid: the rank, else the OS pid (moved out of the ranks' range if it collides)
         let ranks: BTreeSet<u64> = locs.iter().filter_map(|l| l.rank.map(u64::from)).collect();
@@ -151,32 +179,31 @@ impl<'a> Writer<'a> {
             });
         }
         let threads_of = |p: usize| locs.iter().filter(|l| l.process == p).count();
-        Writer {
-            out,
-            first: true,
-            origin: merge.origin_ns(),
-            pid: locs.iter().map(|l| pid_of[&l.process]).collect(),
-            tid: locs.iter().map(|l| l.thread as u64).collect(),
-            external: Vec::new(),
-            counter_suffix: locs
-                .iter()
-                .map(|l| {
-                    if threads_of(l.process) > 1 {
-                        format!(" (thread {})", l.thread)
-                    } else {
-                        String::new()
-                    }
-                })
-                .collect(),
-            process: locs.iter().map(|l| l.process).collect(),
-            open: locs.iter().map(|_| Vec::new()).collect(),
-            steps: locs.iter().map(|_| Vec::new()).collect(),
-            lanes: locs.iter().map(|_| Lanes::default()).collect(),
-            region_json: Vec::new(),
-            region_cat: Vec::new(),
-            measured: locs.iter().map(|_| false).collect(),
-            flows_on_slices: 0,
-        }
+        self.origin = merge.origin_ns();
+        self.pid = locs.iter().map(|l| pid_of[&l.process]).collect();
+        self.tid = locs.iter().map(|l| l.thread as u64).collect();
+        self.counter_suffix = locs
+            .iter()
+            .map(|l| {
+                if threads_of(l.process) > 1 {
+                    format!(" (thread {})", l.thread)
+                } else {
+                    String::new()
+                }
+            })
+            .collect();
+        self.steps = locs.iter().map(|_| Vec::new()).collect();
+        self.lanes = locs.iter().map(|_| Lanes::default()).collect();
+        self.measured = locs.iter().map(|_| false).collect();
+        self.senders = locs.iter().map(|l| json_str(&l.label())).collect();
+    }
+
+    /// A communicator's description as a JSON string (`c3`, `?` without a definition).
+    fn comm_name(&self, c: Option<u32>) -> String {
+        let name = c
+            .and_then(|c| self.comm_names.get(c as usize).cloned())
+            .unwrap_or_else(|| comm_token(c));
+        json_str(&name)
     }
 
     fn event(&mut self, body: std::fmt::Arguments) -> io::Result<()> {
@@ -316,6 +343,7 @@ impl<'a> Writer<'a> {
     /// inside; to the marker slice when no region's slice holds that instant.
     fn marker(
         &mut self,
+        cx: &Cx,
         li: u32,
         t: i64,
         name: &str,
@@ -332,8 +360,8 @@ impl<'a> Writer<'a> {
         ))?;
         let Some((ph, id)) = flow else { return Ok(()) };
         let at = if ph == 's' { t + 1 } else { t - 1 };
-        let (tid, at) = match self.open[li as usize].last() {
-            Some(&(_, entry)) if at > entry => {
+        let (tid, at) = match cx.stacks.innermost(li) {
+            Some((_, entry)) if at > entry => {
                 self.flows_on_slices += 1;
                 (self.tid[li as usize], at)
             }
@@ -344,31 +372,6 @@ impl<'a> Writer<'a> {
         self.event(format_args!(
             "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
         ))
-    }
-
-    /// A counted call ending at `t` (right before its region's exit): per traced event of its
-    /// set, its count from the call's entry (the innermost open `region`), and 0 from the
-    /// region's exit ([`Writer::end_steps`]).
-    fn counted(
-        &mut self,
-        model: &Model,
-        li: u32,
-        t: i64,
-        (set, region, values): (u32, u32, [u64; 4]),
-    ) -> io::Result<()> {
-        let l = li as usize;
-        let entry = self.open[l]
-            .iter()
-            .rev()
-            .find(|&&(r, _)| r == region)
-            .map_or(t, |&(_, e)| e);
-        let events = crate::counted::traced_events(model, self.process[l], set);
-        for (i, name) in events {
-            let name = json_str(&format!("{name}{}", self.counter_suffix[l]));
-            self.step(li, entry, &name, values[i])?;
-            self.steps[l].push((region, name));
-        }
-        Ok(())
     }
 
     fn step(&mut self, li: u32, t: i64, name: &str, v: u64) -> io::Result<()> {
@@ -420,198 +423,151 @@ impl<'a> Writer<'a> {
         }
         Ok(())
     }
+}
 
-    fn run(&mut self, merge: GlobalMerge) -> io::Result<ExportSummary> {
+impl Sink for Writer<'_> {
+    const OUTPUT: &'static str = "chrome output";
+    const COUNTERS: bool = true;
+
+    /// Stream bytes and OpenMP teams have no Chrome shape here.
+    fn takes(&self, kind: &EventKind) -> bool {
+        !matches!(
+            kind,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
+        )
+    }
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        self.locations(merge);
+        self.external = plx_analysis::external::external_metrics(
+            self.model,
+            &self.metric_files,
+            Some(merge.origin_ns()),
+        );
         self.out
             .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-        self.metadata(&merge)?;
-        let n_locs = merge.locations().len();
-        let model = merge.model();
-        let senders: Vec<String> = merge
-            .locations()
-            .iter()
-            .map(|l| json_str(&l.label()))
-            .collect();
-        let locations = merge.locations().to_vec();
-        let mut cut_warnings = Vec::new();
-        let comm_names: Vec<String> = model.comms.all().iter().map(|c| c.describe()).collect();
-        let comm_name = |c: Option<u32>| -> String {
-            c.and_then(|c| comm_names.get(c as usize).cloned())
-                .unwrap_or_else(|| comm_token(c))
+        Ok(self.metadata(merge)?)
+    }
+
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        Ok(self.slice(cx.regions(), 'B', at.loc, at.ns, region)?)
+    }
+
+    fn exit(&mut self, cx: &Cx, at: At, _region: u32, closed: &[u32]) -> Step {
+        self.unmatched_exits += closed.is_empty() as u64;
+        for &r in closed {
+            self.slice(cx.regions(), 'E', at.loc, at.ns, r)?;
+        }
+        Ok(self.end_steps(at.loc, at.ns, Some(closed))?)
+    }
+
+    /// The slices end, `"args":{"truncated":true}` where they were cut.
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        for &r in calls {
+            self.slice_with(cx.regions(), 'E', at.loc, at.ns, r, cut)?;
+        }
+        Ok(self.end_steps(at.loc, at.ns, None)?)
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        let li = at.loc as usize;
+        let name = format!("{}{}", cx.user_events()[event as usize], self.counter_suffix[li]);
+        let (pid, tid) = (self.pid[li], self.tid[li]);
+        let v = if value.is_finite() {
+            format!("{value}")
+        } else {
+            "null".to_string()
         };
-        // writing runs beside the merge (on its own thread with more than one engine thread)
-        let (merge, written) = merge.feed(None, |feed| -> io::Result<(u64, u64)> {
-        let mut stacks = Stacks::new(n_locs);
-        // the runtime's own regions nest only among themselves, on the measurement track
-        let mut measure = Stacks::new(n_locs);
-        let mut last = vec![None::<i64>; n_locs];
-        let mut closed = Vec::new();
-        let mut n = 0u64;
-        while let Some(e) = feed.next_event() {
-            if matches!(
-                e.kind,
-                EventKind::StreamSend { .. }
-                    | EventKind::StreamRecv { .. }
-                    | EventKind::OmpTeam { .. }
-            ) {
-                continue;
-            }
-            n += 1;
-            let li = e.location;
-            let t = e.time_ns;
-            last[li as usize] = Some(t);
-            let regions = feed.regions();
-            match e.kind {
-                EventKind::Enter { region } => {
-                    if self.is_runtime(regions, region) {
-                        measure.enter(li, region);
-                    } else {
-                        stacks.enter(li, region);
-                        self.open[li as usize].push((region, t));
-                    }
-                    self.slice(regions, 'B', li, t, region)?;
-                }
-                EventKind::Exit { region } => {
-                    let open = &mut self.open[li as usize];
-                    if let Some(k) = open.iter().rposition(|&(r, _)| r == region) {
-                        open.truncate(k);
-                    }
-                    closed.clear();
-                    if self.is_runtime(regions, region) {
-                        measure.exit(li, region, &mut closed);
-                    } else {
-                        stacks.exit(li, region, &mut closed);
-                    }
-                    for &r in &closed {
-                        self.slice(regions, 'E', li, t, r)?;
-                    }
-                    self.end_steps(li, t, Some(&closed))?;
-                }
-                EventKind::User { event, value } => {
-                    let name = format!(
-                        "{}{}",
-                        feed.user_events()[event as usize],
-                        self.counter_suffix[li as usize]
-                    );
-                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
-                    let v = if value.is_finite() {
-                        format!("{value}")
-                    } else {
-                        "null".to_string()
-                    };
-                    self.event(format_args!(
-                        "{{\"ph\":\"C\",\"name\":{},\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"value\":{v}}}}}",
-                        json_str(&name),
-                        us(t - self.origin)
-                    ))?;
-                }
-                EventKind::Send {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                    message,
-                } => {
-                    let id = message.map_or("null".to_string(), |m| m.to_string());
-                    let args = format!(
-                        "\"to\":{peer},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id}",
-                        json_str(&comm_name(comm))
-                    );
-                    let flow = message.map(|m| ('s', m));
-                    self.marker(li, t, &format!("send to {peer}"), &args, flow)?;
-                }
-                EventKind::Recv {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                    message,
-                } => {
-                    let id = message.map_or("null".to_string(), |m| m.id.to_string());
-                    let from = match message {
-                        Some(m) => senders[m.sender as usize].clone(),
-                        None => peer.to_string(),
-                    };
-                    let latency = message.map_or("null".to_string(), |m| us(t - m.send_ns));
-                    let args = format!(
-                        "\"from\":{from},\"tag\":{tag},\"bytes\":{bytes},\"comm\":{},\"message\":{id},\"latency_us\":{latency}",
-                        json_str(&comm_name(comm))
-                    );
-                    let flow = message.map(|m| ('f', m.id));
-                    self.marker(li, t, &format!("recv from {peer}"), &args, flow)?;
-                }
-                EventKind::Collective {
-                    comm,
-                    root,
-                    bytes_sent,
-                    bytes_recv,
-                } => {
-                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
-                    let root = root.map_or("null".to_string(), |r| r.to_string());
-                    self.event(format_args!(
-                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"collective\",\"cat\":\"mpi-collective\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"comm\":{},\"root\":{root},\"bytes_sent\":{bytes_sent},\"bytes_received\":{bytes_recv}}}}}",
-                        us(t - self.origin),
-                        json_str(&comm_name(comm))
-                    ))?;
-                }
-                EventKind::Acquire {
-                    object,
-                    kind,
-                    wait_ns,
-                } => {
-                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
-                    let kind = SyncKind::from_u8(kind).as_str();
-                    self.event(format_args!(
-                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"acquire {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\",\"wait_us\":{}}}}}",
-                        us(t - self.origin),
-                        us(wait_ns as i64)
-                    ))?;
-                }
-                EventKind::Release { object, kind } => {
-                    let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
-                    let kind = SyncKind::from_u8(kind).as_str();
-                    self.event(format_args!(
-                        "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"release {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\"}}}}",
-                        us(t - self.origin)
-                    ))?;
-                }
-                EventKind::Counted {
-                    set,
-                    region,
-                    values,
-                } => self.counted(model, li, t, (set, region, values))?,
-                EventKind::StreamSend { .. }
-                | EventKind::StreamRecv { .. }
-                | EventKind::OmpTeam { .. } => {}
-            }
+        Ok(self.event(format_args!(
+            "{{\"ph\":\"C\",\"name\":{},\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"value\":{v}}}}}",
+            json_str(&name),
+            us(at.ns - self.origin)
+        ))?)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let id = message.map_or("null".to_string(), |m| m.to_string());
+        let args = format!(
+            "\"to\":{},\"tag\":{},\"bytes\":{},\"comm\":{},\"message\":{id}",
+            m.peer,
+            m.tag,
+            m.bytes,
+            self.comm_name(m.comm)
+        );
+        let flow = message.map(|m| ('s', m));
+        let name = format!("send to {}", m.peer);
+        Ok(self.marker(cx, at.loc, at.ns, &name, &args, flow)?)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        let id = link.map_or("null".to_string(), |l| l.id.to_string());
+        let from = match link {
+            Some(l) => self.senders[l.sender as usize].clone(),
+            None => m.peer.to_string(),
+        };
+        let latency = link.map_or("null".to_string(), |l| us(at.ns - l.send_ns));
+        let args = format!(
+            "\"from\":{from},\"tag\":{},\"bytes\":{},\"comm\":{},\"message\":{id},\"latency_us\":{latency}",
+            m.tag,
+            m.bytes,
+            self.comm_name(m.comm)
+        );
+        let flow = link.map(|l| ('f', l.id));
+        let name = format!("recv from {}", m.peer);
+        Ok(self.marker(cx, at.loc, at.ns, &name, &args, flow)?)
+    }
+
+    fn collective(
+        &mut self,
+        _cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let (pid, tid) = (self.pid[at.loc as usize], self.tid[at.loc as usize]);
+        let root = root.map_or("null".to_string(), |r| r.to_string());
+        Ok(self.event(format_args!(
+            "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"collective\",\"cat\":\"mpi-collective\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"comm\":{},\"root\":{root},\"bytes_sent\":{sent},\"bytes_received\":{received}}}}}",
+            us(at.ns - self.origin),
+            self.comm_name(comm)
+        ))?)
+    }
+
+    fn acquire(&mut self, _cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
+        let (pid, tid) = (self.pid[at.loc as usize], self.tid[at.loc as usize]);
+        let kind = SyncKind::from_u8(kind).as_str();
+        Ok(self.event(format_args!(
+            "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"acquire {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\",\"wait_us\":{}}}}}",
+            us(at.ns - self.origin),
+            us(wait_ns as i64)
+        ))?)
+    }
+
+    fn release(&mut self, _cx: &Cx, at: At, object: u32, kind: u8) -> Step {
+        let (pid, tid) = (self.pid[at.loc as usize], self.tid[at.loc as usize]);
+        let kind = SyncKind::from_u8(kind).as_str();
+        Ok(self.event(format_args!(
+            "{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"release {kind} {object}\",\"cat\":\"sync\",\"ts\":{},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"object\":{object},\"kind\":\"{kind}\"}}}}",
+            us(at.ns - self.origin)
+        ))?)
+    }
+
+    /// Per traced event of its set, a counter step: its count from the call's entry, 0 from
+    /// the region's exit ([`Writer::end_steps`]).
+    fn counted(&mut self, _cx: &Cx, at: At, call: &CountedCall) -> Step {
+        let l = at.loc as usize;
+        for &(i, name) in call.events {
+            let name = json_str(&format!("{name}{}", self.counter_suffix[l]));
+            self.step(at.loc, call.entry_ns, &name, call.values[i])?;
+            self.steps[l].push((call.region, name));
         }
-        // regions still open end at their thread's last event, or, in a killed process, at
-        // the process's latest event, cut there
-        let regions = feed.regions();
-        let killed = plx_analysis::merge::killed_ends(model, &locations, &last);
-        for li in 0..n_locs as u32 {
-            let Some(own) = last[li as usize] else { continue };
-            let cut = killed[li as usize];
-            let t = cut.map_or(own, |k| k.max(own));
-            let open: Vec<u32> = measure.close_all(li).into_iter().chain(stacks.close_all(li)).collect();
-            if cut.is_some() && !open.is_empty() {
-                let l = &locations[li as usize];
-                cut_warnings.push(plx_analysis::rebuild::killed_warning(
-                    &model.processes[l.process].path,
-                    l.thread,
-                    open.len(),
-                ));
-            }
-            for r in open {
-                self.slice_with(regions, 'E', li, t, r, cut.is_some())?;
-            }
-            self.end_steps(li, t, None)?;
-        }
-        Ok((n, stacks.unmatched_exits + measure.unmatched_exits))
-        });
-        let (n, unmatched_exits) = written?;
+        Ok(())
+    }
+
+    fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
         self.external_counters()?;
-        let clock = merge.clock_report();
+        let clock = &summary.clock;
         let mut other = serde_json::Map::new();
         other.insert("generator".into(), "plx export --format chrome".into());
         other.insert(
@@ -622,12 +578,12 @@ impl<'a> Writer<'a> {
             "time_origin_ns".into(),
             serde_json::Value::from(merge.origin_ns()),
         );
-        if let Some(c) = &clock {
+        if let Some(c) = clock {
             other.insert("clock_condition".into(), c.describe().into());
         }
         other.insert(
             "exits_without_enter".into(),
-            serde_json::Value::from(unmatched_exits),
+            serde_json::Value::from(self.unmatched_exits),
         );
         other.insert(
             "flows_on_thread_slices".into(),
@@ -639,10 +595,8 @@ impl<'a> Writer<'a> {
             "messages_without_flow".into(),
             serde_json::Value::from(backward),
         );
-        let mut warnings = merge.warnings().to_vec();
-        warnings.append(&mut cut_warnings);
         if let Some(c) = clock.as_ref().filter(|c| c.violations_after > 0) {
-            warnings.push(plx_format::Warning {
+            summary.warnings.push(plx_format::Warning {
                 path: merge.model().dir.clone(),
                 offset: None,
                 kind: plx_format::WarningKind::Clock,
@@ -655,16 +609,10 @@ impl<'a> Writer<'a> {
                 ),
             });
         }
-        write!(
+        Ok(write!(
             self.out,
             "\n],\n\"otherData\":{}}}\n",
             serde_json::Value::Object(other)
-        )?;
-        Ok(ExportSummary {
-            records: n,
-            files: Vec::new(),
-            clock,
-            warnings,
-        })
+        )?)
     }
 }

@@ -27,11 +27,6 @@ impl ExportError {
             _ => 2,
         }
     }
-
-    /// An I/O error on a stream; `path` names it in messages.
-    pub(crate) fn io(path: &str) -> impl Fn(std::io::Error) -> ExportError + '_ {
-        move |e| ExportError::Io(PathBuf::from(path), e)
-    }
 }
 
 impl fmt::Display for ExportError {

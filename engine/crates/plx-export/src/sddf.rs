@@ -11,10 +11,10 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use plx_analysis::{EventKind, GlobalMerge};
+use plx_analysis::{EventKind, GlobalMerge, MessageLink, RegionTable};
 
+use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
 use crate::is_sync_or_stream;
-use crate::nesting::Stacks;
 use crate::tau::nodes;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
@@ -36,8 +36,18 @@ impl Exporter for Sddf {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let merge = input.merge_with_counters()?;
-        write(merge, out).map_err(ExportError::io("sddf output"))
+        drive(
+            input,
+            &mut SddfSink {
+                out,
+                origin: 0,
+                node: Vec::new(),
+                thread: Vec::new(),
+                regions_written: 0,
+                events_written: 0,
+                counter_names: Vec::new(),
+            },
+        )
     }
 }
 
@@ -266,6 +276,13 @@ const DESCRIPTORS: &[Descriptor] = &[
             ("char", "Unit", "ns for task-clock and cpu-clock, # for counts"),
         ],
     ),
+    (
+        14,
+        "Truncated",
+        "the Exit record before it ended a call that was still open when its process was killed: cut at the process's latest event, not returned",
+        true,
+        &[("int", "Region", "Region record")],
+    ),
 ];
 
 /// A field's declaration: arrays for `char` strings and the communicator's ranks.
@@ -322,222 +339,272 @@ fn int(v: Option<u32>) -> String {
     v.map_or_else(|| "-1".to_string(), |v| v.to_string())
 }
 
-fn write(mut merge: GlobalMerge, out: &mut dyn Write) -> io::Result<ExportSummary> {
-    let model = merge.model();
-    writeln!(out, "SDDFA")?;
-    writeln!(out, "/*")?;
-    writeln!(
-        out,
-        " * \"generator\" \"Parallax: plx export --format sddf\""
-    )?;
-    writeln!(
-        out,
-        " * \"experiment\" \"{}\"",
-        clean(&model.dir.display().to_string())
-    )?;
-    writeln!(
-        out,
-        " * \"time\" \"seconds since the first event, at {} ns of rank 0's CLOCK_MONOTONIC\"",
-        merge.origin_ns()
-    )?;
-    writeln!(out, " */ ;;")?;
-    writeln!(out)?;
-    descriptors(out)?;
+/// Writes each event as a data record, the definitions it needs first.
+struct SddfSink<'a> {
+    out: &'a mut dyn Write,
+    origin: i64,
+    /// Per location: its node and thread.
+    node: Vec<u32>,
+    thread: Vec<u32>,
+    /// Region and User Event Name records written (the merge names more as it meets them).
+    regions_written: usize,
+    events_written: usize,
+    /// Counter Name records written, by number.
+    counter_names: Vec<String>,
+}
 
-    let node_of: HashMap<usize, u32> = nodes(model)
-        .into_iter()
-        .map(|(n, p)| {
-            let i = model
-                .processes
-                .iter()
-                .position(|q| std::ptr::eq(q, p))
-                .expect("a process of the model");
-            (i, n)
-        })
-        .collect();
-    let mut spare = node_of.values().max().map_or(0, |m| m + 1);
-    let mut loc_node = Vec::new();
-    for l in merge.locations() {
-        let node = match node_of.get(&l.process) {
-            Some(&n) => n,
-            None => {
-                spare += 1;
-                spare - 1
-            }
-        };
-        loc_node.push(node);
-        let p = &model.processes[l.process];
-        writeln!(
-            out,
-            "\"Location\" {{ {node}, {}, {}, {}, {} }};;",
-            l.thread,
-            p.pid,
-            string(&p.host),
-            string(&l.name)
-        )?;
-    }
-    for (i, c) in model.comms.all().iter().enumerate() {
-        let ranks: Vec<String> = c.members().iter().map(|r| r.to_string()).collect();
-        writeln!(
-            out,
-            "\"Communicator\" {{ {i}, {}, [{}] {{ {} }} }};;",
-            string(&c.describe()),
-            ranks.len(),
-            ranks.join(", ")
-        )?;
-    }
-    let mut regions_written = 0usize;
-    let mut events_written = 0usize;
-    let n_locs = merge.locations().len();
-    let mut stacks = Stacks::new(n_locs);
-    let mut closed = Vec::new();
-    let threads: Vec<u32> = merge.locations().iter().map(|l| l.thread).collect();
-    let origin = merge.origin_ns();
-    let mut n = 0u64;
-    let mut counter_names: Vec<String> = Vec::new();
-    while let Some(e) = merge.next_event() {
-        if is_sync_or_stream(&e.kind) {
-            continue;
-        }
-        // definitions first: regions and user events the merge met since
-        let regions = merge.regions().all();
-        while regions_written < regions.len() {
-            let r = &regions[regions_written];
+impl SddfSink<'_> {
+    /// The Region records of regions `..upto` not yet written. Those the merge knows before
+    /// the stream are written first; one it names on the way, right before the first record
+    /// naming it (not when the merge names it: its thread hands names over a batch at a time,
+    /// and the records are the same at any `-j`).
+    fn regions(&mut self, table: &RegionTable, upto: usize) -> io::Result<()> {
+        let regions = table.all();
+        while self.regions_written < upto.min(regions.len()) {
+            let r = &regions[self.regions_written];
             writeln!(
-                out,
-                "\"Region\" {{ {regions_written}, {}, {} }};;",
+                self.out,
+                "\"Region\" {{ {}, {}, {} }};;",
+                self.regions_written,
                 string(r.kind.as_str()),
                 string(&r.name)
             )?;
-            regions_written += 1;
+            self.regions_written += 1;
         }
-        let users = merge.user_events();
-        while events_written < users.len() {
-            writeln!(
-                out,
-                "\"User Event Name\" {{ {events_written}, {} }};;",
-                string(&users[events_written])
-            )?;
-            events_written += 1;
-        }
-        n += 1;
-        let li = e.location;
-        let (node, thread) = (loc_node[li as usize], threads[li as usize]);
-        let t = seconds(e.time_ns - origin);
-        let here = int(stacks.top(li));
-        match e.kind {
-            EventKind::Enter { region } => {
-                stacks.enter(li, region);
-                writeln!(out, "\"Enter\" {{ {node}, {thread}, {t}, {region} }};;")?;
-            }
-            EventKind::Exit { region } => {
-                closed.clear();
-                stacks.exit(li, region, &mut closed);
-                writeln!(out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?;
-            }
-            EventKind::Send {
-                peer,
-                tag,
-                bytes,
-                comm,
-                message,
-            } => {
-                let msg = message.map_or("-1".to_string(), |m| m.to_string());
-                writeln!(
-                    out,
-                    "\"Send\" {{ {node}, {thread}, {t}, {here}, {peer}, {tag}, {bytes}, {}, {msg} }};;",
-                    int(comm)
-                )?;
-            }
-            EventKind::Recv {
-                peer,
-                tag,
-                bytes,
-                comm,
-                message,
-            } => {
-                let (src_thread, msg) = match message {
-                    Some(m) => (threads[m.sender as usize].to_string(), m.id.to_string()),
-                    None => ("-1".to_string(), "-1".to_string()),
-                };
-                writeln!(
-                    out,
-                    "\"Receive\" {{ {node}, {thread}, {t}, {here}, {peer}, {src_thread}, {tag}, {bytes}, {}, {msg} }};;",
-                    int(comm)
-                )?;
-            }
-            EventKind::Collective {
-                comm,
-                root,
-                bytes_sent,
-                bytes_recv,
-            } => writeln!(
-                out,
-                "\"Collective\" {{ {node}, {thread}, {t}, {here}, {}, {}, {bytes_sent}, {bytes_recv} }};;",
-                int(comm),
-                int(root)
-            )?,
-            EventKind::User { event, value } => {
-                let v = if value.is_finite() {
-                    format!("{value:e}")
-                } else {
-                    "0".to_string()
-                };
-                writeln!(out, "\"User Event\" {{ {node}, {thread}, {t}, {event}, {v} }};;")?;
-            }
-            EventKind::Counted {
-                set,
-                region,
-                values,
-            } => {
-                let p = merge.locations()[li as usize].process;
-                for (i, name) in crate::counted::traced_events(model, p, set) {
-                    let c = match counter_names.iter().position(|x| x == name) {
-                        Some(c) => c,
-                        None => {
-                            counter_names.push(name.to_string());
-                            let c = counter_names.len() - 1;
-                            writeln!(
-                                out,
-                                "\"Counter Name\" {{ {c}, {}, {} }};;",
-                                string(name),
-                                string(crate::counted::unit(name))
-                            )?;
-                            c
-                        }
-                    };
-                    writeln!(
-                        out,
-                        "\"Counter\" {{ {node}, {thread}, {t}, {region}, {c}, {} }};;",
-                        values[i]
-                    )?;
-                }
-            }
-            // skipped above: SDDF (the JPVS record set) has no records for these
-            EventKind::Acquire { .. }
-            | EventKind::Release { .. }
-            | EventKind::StreamSend { .. }
-            | EventKind::StreamRecv { .. }
-            | EventKind::OmpTeam { .. } => {}
-        }
+        Ok(())
     }
-    let clock = merge.clock_report();
-    if let Some(c) = &clock {
+
+    /// The User Event Name records of user events `..upto` not yet written (as [`Self::regions`]).
+    fn user_events(&mut self, names: &[String], upto: usize) -> io::Result<()> {
+        while self.events_written < upto.min(names.len()) {
+            writeln!(
+                self.out,
+                "\"User Event Name\" {{ {}, {} }};;",
+                self.events_written,
+                string(&names[self.events_written])
+            )?;
+            self.events_written += 1;
+        }
+        Ok(())
+    }
+
+    /// The fields every event record starts with: node, thread, time.
+    fn head(&self, at: At) -> (u32, u32, String) {
+        let li = at.loc as usize;
+        (self.node[li], self.thread[li], seconds(at.ns - self.origin))
+    }
+
+    /// The number of counter `name`, its Counter Name record written on first use.
+    fn counter(&mut self, name: &str) -> io::Result<usize> {
+        if let Some(c) = self.counter_names.iter().position(|x| x == name) {
+            return Ok(c);
+        }
+        self.counter_names.push(name.to_string());
+        let c = self.counter_names.len() - 1;
+        writeln!(
+            self.out,
+            "\"Counter Name\" {{ {c}, {}, {} }};;",
+            string(name),
+            string(crate::counted::unit(name))
+        )?;
+        Ok(c)
+    }
+}
+
+impl Sink for SddfSink<'_> {
+    const OUTPUT: &'static str = "sddf output";
+    const COUNTERS: bool = true;
+
+    /// SDDF (the JPVS record set) has no records for synchronization, stream and team events.
+    fn takes(&self, kind: &EventKind) -> bool {
+        !is_sync_or_stream(kind)
+    }
+
+    /// The stream attributes, the descriptors, the locations and communicators.
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        let model = merge.model();
+        let out = &mut *self.out;
+        writeln!(out, "SDDFA")?;
+        writeln!(out, "/*")?;
         writeln!(
             out,
-            "\"Clock Condition\" {{ {}, {}, {}, {}, {}, {} }};;",
-            c.messages,
-            c.violations_before,
-            c.shifted_receives,
-            seconds(c.min_latency_ns),
-            seconds(c.max_shift_ns),
-            c.violations_after
+            " * \"generator\" \"Parallax: plx export --format sddf\""
         )?;
+        writeln!(
+            out,
+            " * \"experiment\" \"{}\"",
+            clean(&model.dir.display().to_string())
+        )?;
+        writeln!(
+            out,
+            " * \"time\" \"seconds since the first event, at {} ns of rank 0's CLOCK_MONOTONIC\"",
+            merge.origin_ns()
+        )?;
+        writeln!(out, " */ ;;")?;
+        writeln!(out)?;
+        descriptors(out)?;
+        let node_of: HashMap<usize, u32> = nodes(model)
+            .into_iter()
+            .map(|(n, p)| {
+                let i = model
+                    .processes
+                    .iter()
+                    .position(|q| std::ptr::eq(q, p))
+                    .expect("a process of the model");
+                (i, n)
+            })
+            .collect();
+        let mut spare = node_of.values().max().map_or(0, |m| m + 1);
+        for l in merge.locations() {
+            let node = match node_of.get(&l.process) {
+                Some(&n) => n,
+                None => {
+                    spare += 1;
+                    spare - 1
+                }
+            };
+            self.node.push(node);
+            self.thread.push(l.thread);
+            let p = &model.processes[l.process];
+            writeln!(
+                out,
+                "\"Location\" {{ {node}, {}, {}, {}, {} }};;",
+                l.thread,
+                p.pid,
+                string(&p.host),
+                string(&l.name)
+            )?;
+        }
+        for (i, c) in model.comms.all().iter().enumerate() {
+            let ranks: Vec<String> = c.members().iter().map(|r| r.to_string()).collect();
+            writeln!(
+                out,
+                "\"Communicator\" {{ {i}, {}, [{}] {{ {} }} }};;",
+                string(&c.describe()),
+                ranks.len(),
+                ranks.join(", ")
+            )?;
+        }
+        self.origin = merge.origin_ns();
+        self.regions(merge.regions(), usize::MAX)?;
+        Ok(self.user_events(merge.user_events(), usize::MAX)?)
     }
-    Ok(ExportSummary {
-        records: n,
-        files: Vec::new(),
-        clock,
-        warnings: merge.warnings().to_vec(),
-    })
+
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        self.regions(cx.regions(), region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
+        Ok(writeln!(self.out, "\"Enter\" {{ {node}, {thread}, {t}, {region} }};;")?)
+    }
+
+    fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
+        self.regions(cx.regions(), region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
+        Ok(writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {region} }};;")?)
+    }
+
+    /// An Exit record per call still open, innermost first; a cut one followed by a
+    /// Truncated record.
+    fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        let (node, thread, t) = self.head(at);
+        for &r in calls {
+            writeln!(self.out, "\"Exit\" {{ {node}, {thread}, {t}, {r} }};;")?;
+            if cut {
+                writeln!(self.out, "\"Truncated\" {{ {node}, {thread}, {t}, {r} }};;")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        self.user_events(cx.user_events(), event as usize + 1)?;
+        let (node, thread, t) = self.head(at);
+        let v = if value.is_finite() {
+            format!("{value:e}")
+        } else {
+            "0".to_string()
+        };
+        Ok(writeln!(self.out, "\"User Event\" {{ {node}, {thread}, {t}, {event}, {v} }};;")?)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let (node, thread, t) = self.head(at);
+        let here = int(cx.stacks.top(at.loc));
+        let msg = message.map_or("-1".to_string(), |m| m.to_string());
+        Ok(writeln!(
+            self.out,
+            "\"Send\" {{ {node}, {thread}, {t}, {here}, {}, {}, {}, {}, {msg} }};;",
+            m.peer,
+            m.tag,
+            m.bytes,
+            int(m.comm)
+        )?)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        let (node, thread, t) = self.head(at);
+        let here = int(cx.stacks.top(at.loc));
+        let (src_thread, msg) = match link {
+            Some(l) => (self.thread[l.sender as usize].to_string(), l.id.to_string()),
+            None => ("-1".to_string(), "-1".to_string()),
+        };
+        Ok(writeln!(
+            self.out,
+            "\"Receive\" {{ {node}, {thread}, {t}, {here}, {}, {src_thread}, {}, {}, {}, {msg} }};;",
+            m.peer,
+            m.tag,
+            m.bytes,
+            int(m.comm)
+        )?)
+    }
+
+    fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let (node, thread, t) = self.head(at);
+        let here = int(cx.stacks.top(at.loc));
+        Ok(writeln!(
+            self.out,
+            "\"Collective\" {{ {node}, {thread}, {t}, {here}, {}, {}, {sent}, {received} }};;",
+            int(comm),
+            int(root)
+        )?)
+    }
+
+    fn counted(&mut self, cx: &Cx, at: At, call: &CountedCall) -> Step {
+        self.regions(cx.regions(), call.region as usize + 1)?;
+        let (node, thread, t) = self.head(at);
+        for &(i, name) in call.events {
+            let c = self.counter(name)?;
+            writeln!(
+                self.out,
+                "\"Counter\" {{ {node}, {thread}, {t}, {}, {c}, {} }};;",
+                call.region, call.values[i]
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The regions and user events no record named, then the clock condition.
+    fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+        self.regions(merge.regions(), usize::MAX)?;
+        self.user_events(merge.user_events(), usize::MAX)?;
+        if let Some(c) = &summary.clock {
+            writeln!(
+                self.out,
+                "\"Clock Condition\" {{ {}, {}, {}, {}, {}, {} }};;",
+                c.messages,
+                c.violations_before,
+                c.shifted_receives,
+                seconds(c.min_latency_ns),
+                seconds(c.max_shift_ns),
+                c.violations_after
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -2,10 +2,10 @@
 
 use std::io::Write;
 
-use plx_analysis::{EventKind, GlobalMerge};
+use plx_analysis::{GlobalMerge, MessageLink};
 use plx_format::SyncKind;
 
-use crate::nesting::Stacks;
+use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
 /// The `text` format (docs/exports/text.md).
@@ -26,10 +26,44 @@ impl Exporter for Text {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        let merge = input.merge()?;
-        let io = ExportError::io("text output");
-        header(&merge, out).map_err(&io)?;
-        let width = merge
+        drive(input, &mut TextSink::new(out))
+    }
+}
+
+/// Writes each event as a line.
+struct TextSink<'a> {
+    out: &'a mut dyn Write,
+    origin: i64,
+    /// Width of the location column.
+    width: usize,
+    /// Location labels, and padded to `width`.
+    labels: Labels,
+    padded: Labels,
+}
+
+impl<'a> TextSink<'a> {
+    fn new(out: &'a mut dyn Write) -> TextSink<'a> {
+        TextSink {
+            out,
+            origin: 0,
+            width: 0,
+            labels: Labels::new([]),
+            padded: Labels::new([]),
+        }
+    }
+}
+
+/// The innermost open region's name at the event's location, `-` for none.
+fn here<'c>(cx: &'c Cx, at: At) -> &'c str {
+    cx.stacks.top(at.loc).map_or("-", |r| cx.regions().name(r))
+}
+
+impl Sink for TextSink<'_> {
+    const OUTPUT: &'static str = "text output";
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        header(merge, self.out)?;
+        self.width = merge
             .locations()
             .iter()
             .map(|l| l.label().len())
@@ -37,175 +71,148 @@ impl Exporter for Text {
             .unwrap_or(3)
             // `{:<w$}` panics past u16::MAX; a longer label (a hostile name) is not padded
             .min(u16::MAX as usize);
+        let width = self.width;
         let labels: Vec<String> = merge.locations().iter().map(|l| l.label()).collect();
-        let mut stacks = Stacks::new(labels.len());
-        let padded = Labels::new(labels.iter().map(|l| format!("{l:<width$}")));
-        let labels = Labels::new(labels);
-        let mut closed = Vec::new();
-        let origin = merge.origin_ns();
-        let locations = merge.locations().to_vec();
-        let mut cut_warnings = Vec::new();
-        let model = merge.model();
-        // formatting runs beside the merge (on its own thread with more than one engine thread)
-        let (merge, n) = merge.feed(None, |feed| -> Result<u64, ExportError> {
-        let mut n = 0u64;
-        let mut last = vec![None::<i64>; locations.len()];
-        while let Some(e) = feed.next_event() {
-            n += 1;
-            let loc = e.location;
-            last[loc as usize] = Some(e.time_ns);
-            let t = e.time_ns - origin;
-            let label = padded.get(loc);
-            let regions = feed.regions();
-            let here = |s: &Stacks| s.top(loc).map_or("-", |r| regions.name(r));
-            let r = match e.kind {
-                EventKind::Enter { region } => {
-                    stacks.enter(loc, region);
-                    writeln!(out, "{t:>12} {label:<width$} enter      {}", regions.name(region))
-                }
-                EventKind::Exit { region } => {
-                    closed.clear();
-                    stacks.exit(loc, region, &mut closed);
-                    writeln!(out, "{t:>12} {label:<width$} exit       {}", regions.name(region))
-                }
-                EventKind::User { event, value } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} user       {}  value={value}",
-                    feed.user_events()[event as usize]
-                ),
-                EventKind::Send {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                    message,
-                } => {
-                    let msg = message.map_or(String::new(), |m| format!(" msg={m}"));
-                    writeln!(
-                        out,
-                        "{t:>12} {label:<width$} send       {}  to={peer} tag={tag} bytes={bytes} comm={}{msg}",
-                        here(&stacks),
-                        comm_token(comm)
-                    )
-                }
-                EventKind::Recv {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                    message,
-                } => {
-                    let (from, msg) = match message {
-                        Some(m) => (labels.get(m.sender).to_string(), format!(" msg={}", m.id)),
-                        None => (peer.to_string(), String::new()),
-                    };
-                    writeln!(
-                        out,
-                        "{t:>12} {label:<width$} recv       {}  from={from} tag={tag} bytes={bytes} comm={}{msg}",
-                        here(&stacks),
-                        comm_token(comm)
-                    )
-                }
-                EventKind::Collective {
-                    comm,
-                    root,
-                    bytes_sent,
-                    bytes_recv,
-                } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} collective {}  comm={} root={} sent={bytes_sent} received={bytes_recv}",
-                    here(&stacks),
-                    comm_token(comm),
-                    root.map_or("-".to_string(), |r| r.to_string())
-                ),
-                EventKind::Acquire {
-                    object,
-                    kind,
-                    wait_ns,
-                } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} acquire    {}  object={object} kind={} wait_ns={wait_ns}",
-                    here(&stacks),
-                    SyncKind::from_u8(kind).as_str()
-                ),
-                EventKind::Release { object, kind } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} release    {}  object={object} kind={}",
-                    here(&stacks),
-                    SyncKind::from_u8(kind).as_str()
-                ),
-                EventKind::StreamSend { stream, end, bytes } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} ssend      {}  stream={stream:016x} end={end} bytes={bytes}",
-                    here(&stacks)
-                ),
-                EventKind::StreamRecv { stream, end, bytes } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} srecv      {}  stream={stream:016x} end={end} bytes={bytes}",
-                    here(&stacks)
-                ),
-                EventKind::OmpTeam {
-                    region,
-                    level,
-                    team_size,
-                    thread_num,
-                } => writeln!(
-                    out,
-                    "{t:>12} {label:<width$} team       {}  level={level} size={team_size} num={thread_num}",
-                    regions.name(region)
-                ),
-                // not in a merge without counters
-                EventKind::Counted { .. } => Ok(()),
-            };
-            r.map_err(&io)?;
+        self.padded = Labels::new(labels.iter().map(|l| format!("{l:<width$}")));
+        self.labels = Labels::new(labels);
+        self.origin = merge.origin_ns();
+        Ok(())
+    }
+
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let name = cx.regions().name(region);
+        Ok(writeln!(self.out, "{t:>12} {label:<w$} enter      {name}")?)
+    }
+
+    fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let name = cx.regions().name(region);
+        Ok(writeln!(self.out, "{t:>12} {label:<w$} exit       {name}")?)
+    }
+
+    /// A comment line per location: how many calls, which, where they end and why.
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        if calls.is_empty() {
+            return Ok(());
         }
-        // calls still open after a location's last event: where the other exports end them
-        // (a killed process's at its latest event, cut there)
-        let killed = plx_analysis::merge::killed_ends(model, &locations, &last);
-        for (li, own) in last.iter().enumerate() {
-            let Some(own) = *own else { continue };
-            let open = stacks.close_all(li as u32);
-            if open.is_empty() {
-                continue;
-            }
-            let names: Vec<&str> = open.iter().map(|&r| feed.regions().name(r)).collect();
-            let end = killed[li].map_or(own, |k| k.max(own)) - origin;
-            if killed[li].is_some() {
-                let l = &locations[li];
-                cut_warnings.push(plx_analysis::rebuild::killed_warning(
-                    &model.processes[l.process].path,
-                    l.thread,
-                    open.len(),
-                ));
-            }
-            let why = if killed[li].is_some() {
-                ", the process's latest event: it was killed (truncated)"
-            } else {
-                ", its last event"
-            };
-            writeln!(
-                out,
-                "# {}: {} calls still open ({}), ended at {end}{why}",
-                labels.get(li as u32),
-                open.len(),
-                names.join(" < "),
-            )
-            .map_err(&io)?;
+        let names: Vec<&str> = calls.iter().map(|&r| cx.regions().name(r)).collect();
+        let why = if cut {
+            ", the process's latest event: it was killed (truncated)"
+        } else {
+            ", its last event"
+        };
+        Ok(writeln!(
+            self.out,
+            "# {}: {} calls still open ({}), ended at {}{why}",
+            self.labels.get(at.loc),
+            calls.len(),
+            names.join(" < "),
+            at.ns - self.origin,
+        )?)
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let name = &cx.user_events()[event as usize];
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} user       {name}  value={value}"
+        )?)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let msg = message.map_or(String::new(), |m| format!(" msg={m}"));
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} send       {}  to={} tag={} bytes={} comm={}{msg}",
+            here(cx, at),
+            m.peer,
+            m.tag,
+            m.bytes,
+            comm_token(m.comm)
+        )?)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let (from, msg) = match link {
+            Some(l) => (self.labels.get(l.sender).to_string(), format!(" msg={}", l.id)),
+            None => (m.peer.to_string(), String::new()),
+        };
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} recv       {}  from={from} tag={} bytes={} comm={}{msg}",
+            here(cx, at),
+            m.tag,
+            m.bytes,
+            comm_token(m.comm)
+        )?)
+    }
+
+    fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} collective {}  comm={} root={} sent={sent} received={received}",
+            here(cx, at),
+            comm_token(comm),
+            root.map_or("-".to_string(), |r| r.to_string())
+        )?)
+    }
+
+    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} acquire    {}  object={object} kind={} wait_ns={wait_ns}",
+            here(cx, at),
+            SyncKind::from_u8(kind).as_str()
+        )?)
+    }
+
+    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} release    {}  object={object} kind={}",
+            here(cx, at),
+            SyncKind::from_u8(kind).as_str()
+        )?)
+    }
+
+    fn stream(&mut self, cx: &Cx, at: At, send: bool, (stream, end, bytes): (u64, u64, u64)) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        let what = if send { "ssend" } else { "srecv" };
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} {what}      {}  stream={stream:016x} end={end} bytes={bytes}",
+            here(cx, at)
+        )?)
+    }
+
+    fn omp_team(&mut self, cx: &Cx, at: At, region: u32, level: u32, (size, num): (u32, u32)) -> Step {
+        let (t, label, w) = (at.ns - self.origin, self.padded.get(at.loc), self.width);
+        Ok(writeln!(
+            self.out,
+            "{t:>12} {label:<w$} team       {}  level={level} size={size} num={num}",
+            cx.regions().name(region)
+        )?)
+    }
+
+    fn end(&mut self, _merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+        if let Some(c) = &summary.clock {
+            writeln!(self.out, "# {}", c.describe())?;
         }
-        Ok(n)
-        });
-        let n = n?;
-        let clock = merge.clock_report();
-        if let Some(c) = &clock {
-            writeln!(out, "# {}", c.describe()).map_err(&io)?;
-        }
-        writeln!(out, "# {n} events").map_err(&io)?;
-        Ok(ExportSummary {
-            records: n,
-            files: Vec::new(),
-            clock,
-            warnings: merge.warnings().iter().cloned().chain(cut_warnings).collect(),
-        })
+        Ok(writeln!(self.out, "# {} events", summary.records)?)
     }
 }
 

@@ -299,20 +299,26 @@ fn counts(s: &Sddf, text: &str) -> (BTreeMap<String, usize>, BTreeMap<String, us
     (a, b)
 }
 
-fn timestamps_ordered(s: &Sddf) {
+/// The timestamps of the event records are in order, but the last `trailing` (the Exits of the
+/// calls still open at the end, written after the stream, each at its location's end).
+fn timestamps_ordered(s: &Sddf, trailing: usize) {
+    let timed: Vec<_> = s
+        .records
+        .iter()
+        .filter(|(name, _)| {
+            s.descriptors[name]
+                .1
+                .get(2)
+                .is_some_and(|f| f.name == "Timestamp")
+        })
+        .collect();
     let mut last = f64::MIN;
-    for (name, v) in &s.records {
-        if s.descriptors[name]
-            .1
-            .get(2)
-            .is_some_and(|f| f.name == "Timestamp")
-        {
-            let Value::Double(t) = v[2] else {
-                panic!("timestamp")
-            };
-            assert!(t >= last, "{name} at {t} after {last}");
-            last = t;
-        }
+    for (name, v) in &timed[..timed.len() - trailing] {
+        let Value::Double(t) = v[2] else {
+            panic!("timestamp")
+        };
+        assert!(t >= last, "{name} at {t} after {last}");
+        last = t;
     }
 }
 
@@ -321,10 +327,21 @@ fn threads_sddf_parses_and_has_the_text_exports_events() {
     let d = common::tmp("sddf-threads");
     common::threads(&d);
     let (s, text) = export_both(&d);
-    let (a, b) = counts(&s, &text);
+    let (a, mut b) = counts(&s, &text);
+    // the worker's second io and the worker, still open when its trace ends, get their Exits
+    // at the worker's last event (the text export says so in a comment); not killed, so not
+    // marked Truncated
+    assert!(
+        text.contains("2 calls still open (io < worker), ended at 1900, its last event"),
+        "{text}"
+    );
+    *b.get_mut("exit").unwrap() += 2;
     assert_eq!(a, b);
     assert_eq!(b["enter"], 10);
-    timestamps_ordered(&s);
+    let last = s.records.iter().rfind(|(n, _)| n == "Exit").unwrap();
+    assert_eq!(last.1[2], Value::Double(1900e-9));
+    assert!(!s.records.iter().any(|(n, _)| n == "Truncated"));
+    timestamps_ordered(&s, 2);
     assert!(s.attributes.iter().any(|(k, _)| k == "generator"));
     let names: Vec<&str> = s.descriptors.keys().map(String::as_str).collect();
     for n in [
@@ -371,7 +388,7 @@ fn mpi_sddf_links_sends_and_receives_with_threads() {
     let (s, text) = export_both(&d);
     let (a, b) = counts(&s, &text);
     assert_eq!(a, b);
-    timestamps_ordered(&s);
+    timestamps_ordered(&s, 0);
     let field = |rec: &str, f: &str| {
         s.descriptors[rec]
             .1
@@ -413,4 +430,60 @@ fn mpi_sddf_links_sends_and_receives_with_threads() {
         .records
         .iter()
         .any(|(n, v)| n == "Communicator" && v[2] == Value::Ints(vec![0, 1, 2])));
+}
+
+/// One thread: 3,000 calls of the defined `main`'s callee `f`, then `g` (region 9, without a
+/// definition: the merge names it when it meets it), called once.
+fn undefined_region(d: &Path) {
+    let mut p = plx_format::synth::SynthProcess::new("node1", 300, &["./app"]);
+    p.functions(&[(1, "main"), (2, "f")])
+        .thread(0, 300, "main", 0);
+    let mut e = plx_format::EventEncoder::new(0);
+    e.enter(1, 0);
+    for i in 0..3000u64 {
+        e.enter(2, 10 + 10 * i).exit(2, 15 + 10 * i);
+    }
+    e.enter(9, 40_000).exit(9, 40_010).exit(1, 40_020);
+    p.chunk(0, &e);
+    p.end(40_100, 0);
+    p.write(d).unwrap();
+}
+
+#[test]
+fn sddf_names_a_region_met_on_the_way_right_before_its_first_record_at_any_jobs() {
+    let d = common::tmp("sddf-undefined");
+    undefined_region(&d);
+    let mut outs = Vec::new();
+    for threads in [1, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let s = d.join(format!("j{threads}.sddf"));
+        pool.install(|| export("sddf", &d, &s, ExportOptions::default()).unwrap());
+        outs.push(std::fs::read_to_string(s).unwrap());
+    }
+    assert!(
+        outs[0] == outs[1],
+        "the sddf export differs between 1 and 4 threads"
+    );
+    let lines: Vec<&str> = outs[0].lines().collect();
+    // plx_flush (the runtime's, always defined), main, f before the first event; region 9 (the
+    // global region 3) right before its Enter
+    let regions: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("\"Region\" {") && lines[i].ends_with(";;"))
+        .collect();
+    assert_eq!(regions.len(), 4, "{lines:?}");
+    let def = regions[3];
+    assert_eq!(
+        lines[def],
+        "\"Region\" { 3, [9] { \"function\" }, [9] { \"region 9\" } };;"
+    );
+    assert_eq!(lines[def + 1], "\"Enter\" { 0, 0, 0.000040000, 3 };;");
+    assert!(lines[regions[2] + 1].starts_with("\"Enter\""));
+    let enters = lines
+        .iter()
+        .filter(|l| l.starts_with("\"Enter\"") && l.ends_with(";;"))
+        .count();
+    assert_eq!(enters, 3002);
 }

@@ -18,6 +18,7 @@ pub type OTF2_CommRef = u32;
 pub type OTF2_MetricRef = u32;
 pub type OTF2_MetricMemberRef = u32;
 pub type OTF2_Paradigm = u8;
+pub type OTF2_AttributeRef = u32;
 pub type OTF2_Type = u8;
 pub type OTF2_FlushType = u8;
 pub type OTF2_FileType = u8;
@@ -129,6 +130,7 @@ pub const OTF2_COMM_FLAG_NONE: u32 = 0;
 
 pub const OTF2_TYPE_DOUBLE: OTF2_Type = 10;
 pub const OTF2_TYPE_UINT64: OTF2_Type = 4;
+pub const OTF2_TYPE_UINT8: OTF2_Type = 1;
 pub const OTF2_METRIC_TYPE_USER: u8 = 3;
 pub const OTF2_METRIC_ABSOLUTE_POINT: u8 = 17;
 pub const OTF2_METRIC_ACCUMULATED_START: u8 = 0;
@@ -372,4 +374,15 @@ extern "C" {
         contingent: OTF2_CommRef,
         sequence: u64,
     ) -> OTF2_ErrorCode;
+    pub fn OTF2_GlobalDefWriter_WriteAttribute(
+        w: G,
+        id: OTF2_AttributeRef,
+        name: OTF2_StringRef,
+        description: OTF2_StringRef,
+        value_type: OTF2_Type,
+    ) -> OTF2_ErrorCode;
+    pub fn OTF2_AttributeList_New() -> A;
+    pub fn OTF2_AttributeList_Delete(a: A) -> OTF2_ErrorCode;
+    pub fn OTF2_AttributeList_AddUint8(a: A, attribute: OTF2_AttributeRef, value: u8)
+        -> OTF2_ErrorCode;
 }

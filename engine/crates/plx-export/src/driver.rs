@@ -1,0 +1,419 @@
+//! The one loop of every trace export: the merged stream handed to a [`Sink`], one method per kind of event.
+//!
+//! [`drive`] owns what every trace format needs and none should redo: the merge (with the counted
+//! calls when the sink shows them), running the sink beside it on its own thread
+//! ([`GlobalMerge::feed`]), each location's stack of open calls ([`Stacks`]), the names of a
+//! counted call's values, and the end of the calls still open after a location's last event —
+//! at that event, or, in a process that was killed, at the process's latest event and marked
+//! cut (the warning said once, whatever the format). A sink only writes.
+//!
+//! Invariants a sink may rely on: events come in global time order; at
+//! [`Sink::enter`] and [`Sink::exit`] the stacks already hold the change (the entered region
+//! is the innermost; the regions an exit closed are gone); at every other event they are as
+//! before it; [`Sink::open_at_end`] is called once per location that has an event, in
+//! location order, after the last event of the stream.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+
+use plx_analysis::merge::Feed;
+use plx_analysis::{
+    EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation,
+};
+use plx_format::Warning;
+
+use crate::nesting::Stacks;
+use crate::{ExportError, ExportInput, ExportSummary};
+
+/// What a sink method returns.
+pub(crate) type Step = Result<(), SinkError>;
+
+/// A sink's failure: writing its stream (named by [`Sink::OUTPUT`] in the message), or any other.
+pub(crate) enum SinkError {
+    Io(io::Error),
+    Export(ExportError),
+}
+
+impl From<io::Error> for SinkError {
+    fn from(e: io::Error) -> Self {
+        SinkError::Io(e)
+    }
+}
+
+impl From<ExportError> for SinkError {
+    fn from(e: ExportError) -> Self {
+        SinkError::Export(e)
+    }
+}
+
+/// Where and when an event happened: a location (index into [`GlobalMerge::locations`]) and its
+/// global time, ns.
+#[derive(Clone, Copy)]
+pub(crate) struct At {
+    pub loc: u32,
+    pub ns: i64,
+}
+
+/// A point-to-point message's envelope, as a send or a receive records it.
+#[derive(Clone, Copy)]
+pub(crate) struct Envelope {
+    /// The other side, a world rank.
+    pub peer: u32,
+    pub tag: i32,
+    pub bytes: u64,
+    /// Communicator ([`Model::comms`] index), `None` without a definition.
+    pub comm: Option<u32>,
+}
+
+/// A call of a `counters` context that ended (right before its region's exit).
+pub(crate) struct CountedCall<'a> {
+    /// The process-local counter set.
+    pub set: u32,
+    /// The function counted.
+    pub region: u32,
+    /// Its entry time (the exit's when no open call of `region` is known).
+    pub entry_ns: i64,
+    /// The set's traced events, `(index in the set, name)`, refused ones left out.
+    pub events: &'a [(usize, &'a str)],
+    /// The values, by index in the set.
+    pub values: [u64; 4],
+}
+
+/// What a sink may read at an event besides the event.
+pub(crate) struct Cx<'a, 'f, 'm> {
+    /// The feed: the regions and user events the merge has named so far (looked up only by
+    /// the sinks that name them).
+    feed: &'a Feed<'f, 'm>,
+    /// The open calls of every location.
+    pub stacks: &'a Stacks,
+}
+
+impl Cx<'_, '_, '_> {
+    /// Regions the merge has named so far.
+    #[inline]
+    pub fn regions(&self) -> &RegionTable {
+        self.feed.regions()
+    }
+
+    /// User events the merge has named so far.
+    #[inline]
+    pub fn user_events(&self) -> &[String] {
+        self.feed.user_events()
+    }
+}
+
+/// One trace format's writer: a method per kind of event, each a no-op unless the format shows
+/// it. The methods are called by [`drive`] in stream order.
+pub(crate) trait Sink {
+    /// Names the output in I/O errors (`chrome output`).
+    const OUTPUT: &'static str;
+    /// Does it show counted calls ([`Sink::counted`])? Only then does the merge read them.
+    const COUNTERS: bool = false;
+
+    /// Does it hold events of this kind? Those it does not are neither handed to it nor counted
+    /// in [`ExportSummary::records`].
+    fn takes(&self, _kind: &EventKind) -> bool {
+        true
+    }
+
+    /// Before the first event: headers, definitions known up front.
+    fn begin(&mut self, _merge: &GlobalMerge) -> Step {
+        Ok(())
+    }
+
+    /// A region entered (already the innermost open call at `at.loc`).
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step;
+
+    /// An exit of `region`; `closed`: the calls it closed, innermost first (`region` and those
+    /// opened inside it and never exited), empty when it matched no open call.
+    fn exit(&mut self, cx: &Cx, at: At, region: u32, closed: &[u32]) -> Step;
+
+    /// The calls still open after the location's last event, innermost first (maybe none),
+    /// ended at `at`: the location's last event, or with `cut` its killed process's latest
+    /// event (the calls were cut there, not returned).
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step;
+
+    /// A user event's value.
+    fn user(&mut self, _cx: &Cx, _at: At, _event: u32, _value: f64) -> Step {
+        Ok(())
+    }
+
+    /// A message sent; `message`: its number when matched (its receive carries the same).
+    fn send(&mut self, _cx: &Cx, _at: At, _m: Envelope, _message: Option<u64>) -> Step {
+        Ok(())
+    }
+
+    /// A message received; `link`: the matched send.
+    fn recv(&mut self, _cx: &Cx, _at: At, _m: Envelope, _link: Option<MessageLink>) -> Step {
+        Ok(())
+    }
+
+    /// This rank's part of a collective (`root` a world rank).
+    fn collective(
+        &mut self,
+        _cx: &Cx,
+        _at: At,
+        _comm: Option<u32>,
+        _root: Option<u32>,
+        _bytes: (u64, u64),
+    ) -> Step {
+        Ok(())
+    }
+
+    /// A synchronization object taken (after `wait_ns` blocked), or a wait on it ended.
+    fn acquire(&mut self, _cx: &Cx, _at: At, _object: u32, _kind: u8, _wait_ns: u64) -> Step {
+        Ok(())
+    }
+
+    /// A synchronization object released, posted or signalled.
+    fn release(&mut self, _cx: &Cx, _at: At, _object: u32, _kind: u8) -> Step {
+        Ok(())
+    }
+
+    /// Bytes written to (`send`) or read from a traced stream socket: `(stream, end, bytes)`.
+    fn stream(&mut self, _cx: &Cx, _at: At, _send: bool, _io: (u64, u64, u64)) -> Step {
+        Ok(())
+    }
+
+    /// An OpenMP implicit task began: the location joined a team of `region` at `level`.
+    fn omp_team(
+        &mut self,
+        _cx: &Cx,
+        _at: At,
+        _region: u32,
+        _level: u32,
+        _size_num: (u32, u32),
+    ) -> Step {
+        Ok(())
+    }
+
+    /// A counted call ended (only with [`Sink::COUNTERS`]).
+    fn counted(&mut self, _cx: &Cx, _at: At, _call: &CountedCall) -> Step {
+        Ok(())
+    }
+
+    /// After the stream: footers, definitions gathered on the way. `summary` holds the events
+    /// taken, the clock condition and the warnings (the merge's, and the cut calls'); the sink
+    /// may add to it.
+    fn end(&mut self, _merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
+        Ok(())
+    }
+}
+
+/// Exports `input`'s merged trace through `sink`.
+pub(crate) fn drive<S: Sink>(
+    input: &ExportInput,
+    sink: &mut S,
+) -> Result<ExportSummary, ExportError> {
+    let merge = if S::COUNTERS {
+        input.merge_with_counters()?
+    } else {
+        input.merge()?
+    };
+    let error = |e: SinkError| match e {
+        SinkError::Io(e) => ExportError::Io(PathBuf::from(S::OUTPUT), e),
+        SinkError::Export(e) => e,
+    };
+    sink.begin(&merge).map_err(error)?;
+    let model = merge.model();
+    let locations = merge.locations().to_vec();
+    // writing runs beside the merge (on its own thread with more than one engine thread)
+    let (merge, fed) = merge.feed(None, |feed| {
+        let mut state = State {
+            stacks: Stacks::new(locations.len()),
+            last: vec![None; locations.len()],
+            counted: CountedNames {
+                model,
+                locations: &locations,
+                names: HashMap::new(),
+            },
+            closed: Vec::new(),
+            taken: 0,
+        };
+        while let Some(e) = feed.next_event() {
+            state.event(sink, feed, e)?;
+        }
+        state.close_open(sink, feed, model, &locations)
+    });
+    let (records, cut_warnings) = fed.map_err(error)?;
+    let mut summary = ExportSummary {
+        records,
+        files: Vec::new(),
+        clock: merge.clock_report(),
+        warnings: merge
+            .warnings()
+            .iter()
+            .cloned()
+            .chain(cut_warnings)
+            .collect(),
+    };
+    sink.end(&merge, &mut summary).map_err(error)?;
+    Ok(summary)
+}
+
+/// The names of a counted call's values: per (process, counter set), its traced events.
+struct CountedNames<'m> {
+    model: &'m Model,
+    locations: &'m [TraceLocation],
+    names: HashMap<(usize, u32), Vec<(usize, &'m str)>>,
+}
+
+impl<'m> CountedNames<'m> {
+    fn of(&mut self, loc: u32, set: u32) -> &[(usize, &'m str)] {
+        let process = self.locations[loc as usize].process;
+        let model = self.model;
+        self.names
+            .entry((process, set))
+            .or_insert_with(|| crate::counted::traced_events(model, process, set))
+    }
+}
+
+/// What the driver keeps while the stream passes.
+struct State<'m> {
+    stacks: Stacks,
+    /// Per location: the time of its last event.
+    last: Vec<Option<i64>>,
+    counted: CountedNames<'m>,
+    /// The calls the current exit closed.
+    closed: Vec<u32>,
+    /// Events handed to the sink.
+    taken: u64,
+}
+
+impl State<'_> {
+    /// Keeps the stacks, then hands the event to the sink if it takes it.
+    fn event<S: Sink>(&mut self, sink: &mut S, feed: &Feed, e: GlobalEvent) -> Step {
+        let at = At {
+            loc: e.location,
+            ns: e.time_ns,
+        };
+        self.last[at.loc as usize] = Some(at.ns);
+        match e.kind {
+            EventKind::Enter { region } => self.stacks.enter(at.loc, region, at.ns),
+            EventKind::Exit { region } => {
+                self.closed.clear();
+                self.stacks.exit(at.loc, region, &mut self.closed);
+            }
+            _ => {}
+        }
+        if !sink.takes(&e.kind) {
+            return Ok(());
+        }
+        self.taken += 1;
+        let cx = Cx {
+            feed,
+            stacks: &self.stacks,
+        };
+        match e.kind {
+            EventKind::Enter { region } => sink.enter(&cx, at, region),
+            EventKind::Exit { region } => sink.exit(&cx, at, region, &self.closed),
+            EventKind::User { event, value } => sink.user(&cx, at, event, value),
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+                message,
+            } => {
+                let m = Envelope {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                };
+                sink.send(&cx, at, m, message)
+            }
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+                message,
+            } => {
+                let m = Envelope {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                };
+                sink.recv(&cx, at, m, message)
+            }
+            EventKind::Collective {
+                comm,
+                root,
+                bytes_sent,
+                bytes_recv,
+            } => sink.collective(&cx, at, comm, root, (bytes_sent, bytes_recv)),
+            EventKind::Acquire {
+                object,
+                kind,
+                wait_ns,
+            } => sink.acquire(&cx, at, object, kind, wait_ns),
+            EventKind::Release { object, kind } => sink.release(&cx, at, object, kind),
+            EventKind::StreamSend { stream, end, bytes } => {
+                sink.stream(&cx, at, true, (stream, end, bytes))
+            }
+            EventKind::StreamRecv { stream, end, bytes } => {
+                sink.stream(&cx, at, false, (stream, end, bytes))
+            }
+            EventKind::OmpTeam {
+                region,
+                level,
+                team_size,
+                thread_num,
+            } => sink.omp_team(&cx, at, region, level, (team_size, thread_num)),
+            EventKind::Counted {
+                set,
+                region,
+                values,
+            } => {
+                let call = CountedCall {
+                    set,
+                    region,
+                    entry_ns: self.stacks.entry(at.loc, region).unwrap_or(at.ns),
+                    events: self.counted.of(at.loc, set),
+                    values,
+                };
+                sink.counted(&cx, at, &call)
+            }
+        }
+    }
+
+    /// Ends the calls still open after each location's last event: there, or, in a killed
+    /// process, at the process's latest event, cut there (a warning per location with cut
+    /// calls). Returns the events taken and those warnings.
+    fn close_open<S: Sink>(
+        mut self,
+        sink: &mut S,
+        feed: &Feed,
+        model: &Model,
+        locations: &[TraceLocation],
+    ) -> Result<(u64, Vec<Warning>), SinkError> {
+        let killed = plx_analysis::merge::killed_ends(model, locations, &self.last);
+        let mut warnings = Vec::new();
+        for (li, own) in self.last.iter().enumerate() {
+            let Some(own) = *own else { continue };
+            let open = self.stacks.close_all(li as u32);
+            let cut = killed[li];
+            if cut.is_some() && !open.is_empty() {
+                let l = &locations[li];
+                warnings.push(plx_analysis::rebuild::killed_warning(
+                    &model.processes[l.process].path,
+                    l.thread,
+                    open.len(),
+                ));
+            }
+            let cx = Cx {
+                feed,
+                stacks: &self.stacks,
+            };
+            let at = At {
+                loc: li as u32,
+                ns: cut.map_or(own, |k| k.max(own)),
+            };
+            sink.open_at_end(&cx, at, &open, cut.is_some())?;
+        }
+        Ok((self.taken, warnings))
+    }
+}

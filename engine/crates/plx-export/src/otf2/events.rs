@@ -1,0 +1,340 @@
+//! The events: each kind of event of the merged stream as OTF2 event records, through one event writer per location.
+
+use std::collections::HashMap;
+use std::ptr;
+
+use plx_analysis::MessageLink;
+use plx_format::SyncKind;
+
+use super::archive::Archive;
+use super::ffi::*;
+use super::refs::{collective_of, CommRefs, CounterMetrics};
+use crate::driver::{At, CountedCall, Cx, Envelope, Step};
+use crate::ExportError;
+
+/// The event writers and what the events of one location need of the others'.
+pub(super) struct Events {
+    pub archive: Archive,
+    /// Per location: its event writer (the library's until closed).
+    pub writers: Vec<*mut OTF2_EvtWriter>,
+    /// Per location: its process (model index), and its world rank (a matched receive's
+    /// sender is named by it).
+    process: Vec<usize>,
+    rank: Vec<Option<u32>>,
+    pub refs: CommRefs,
+    pub ctr: CounterMetrics,
+    /// OpenMP, per location: the team joined whose parallel region's enter is to come, and
+    /// the teams open (the stack depth of their region's frame, the team, whether it forked it).
+    omp_pending: Vec<Option<(u32, u32, bool)>>,
+    omp_open: Vec<Vec<(usize, u32, bool)>>,
+    /// Collective operation per region (looked up once per region).
+    ops: Vec<Option<Option<u8>>>,
+    /// Lock acquisitions so far per (process, object); the order of the one each location holds.
+    lock_order: HashMap<(usize, u32), u32>,
+    held: HashMap<(usize, u32), u32>,
+    /// Records written per location (its Location definition counts them), events that wrote
+    /// any, and the first and last time of those.
+    pub counts: Vec<u64>,
+    pub n: u64,
+    pub first: Option<i64>,
+    pub last: i64,
+    /// The attribute list of a cut call's leave (the `truncated` attribute), made on first use.
+    pub cut: Option<*mut OTF2_AttributeList>,
+}
+
+/// The attribute of a cut call's leave: 1 (`truncated`, defined only when a call was cut).
+pub(super) const TRUNCATED: OTF2_AttributeRef = 0;
+
+/// No attribute list.
+const NO_ATTRIBUTES: *mut OTF2_AttributeList = ptr::null_mut();
+
+impl Events {
+    /// An event writer per location of `locations` in `archive`.
+    pub fn new(
+        archive: Archive,
+        model: &plx_analysis::Model,
+        locations: &[plx_analysis::TraceLocation],
+    ) -> Result<Events, ExportError> {
+        let mut writers = Vec::with_capacity(locations.len());
+        for li in 0..locations.len() {
+            // SAFETY: the event files are open; the library owns the writer until closed.
+            let w = unsafe { OTF2_Archive_GetEvtWriter(archive.raw, li as u64) };
+            if w.is_null() {
+                return Err(archive.fail("no event writer"));
+            }
+            writers.push(w);
+        }
+        let nloc = locations.len();
+        Ok(Events {
+            archive,
+            writers,
+            process: locations.iter().map(|l| l.process).collect(),
+            rank: locations.iter().map(|l| l.rank).collect(),
+            refs: CommRefs::new(model),
+            ctr: CounterMetrics::new(model),
+            omp_pending: vec![None; nloc],
+            omp_open: vec![Vec::new(); nloc],
+            ops: Vec::new(),
+            lock_order: HashMap::new(),
+            held: HashMap::new(),
+            counts: vec![0; nloc],
+            n: 0,
+            first: None,
+            last: 0,
+            cut: None,
+        })
+    }
+
+    /// Counts `records` written for the event at `at` (an event that wrote none is not
+    /// counted), after checking the library's `code`.
+    #[inline]
+    fn wrote(&mut self, at: At, code: OTF2_ErrorCode, records: u64) -> Step {
+        self.archive.check(code, "writing an event")?;
+        if records > 0 {
+            self.counts[at.loc as usize] += records;
+            self.n += 1;
+            self.first.get_or_insert(at.ns);
+            self.last = at.ns;
+        }
+        Ok(())
+    }
+
+    /// The location's writer and the event's time.
+    #[inline]
+    fn w(&self, at: At) -> (*mut OTF2_EvtWriter, u64) {
+        (self.writers[at.loc as usize], at.ns.max(0) as u64)
+    }
+
+    #[inline]
+    pub fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        let li = at.loc as usize;
+        if let Some((r, team, forked)) = self.omp_pending[li] {
+            if r == region {
+                self.omp_open[li].push((cx.stacks.depth(at.loc), team, forked));
+                self.omp_pending[li] = None;
+            }
+        }
+        let (w, t) = self.w(at);
+        // SAFETY (every writer call of this file): `w` is an open event writer of the archive.
+        let code = unsafe { OTF2_EvtWriter_Enter(w, NO_ATTRIBUTES, t, region) };
+        self.wrote(at, code, 1)
+    }
+
+    /// A leave of `region`; a team ends with its region's frame: the thread leaves it, and the
+    /// one that forked it joins the team.
+    #[inline]
+    pub fn exit(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        let li = at.loc as usize;
+        let (w, t) = self.w(at);
+        let mut code = unsafe { OTF2_EvtWriter_Leave(w, NO_ATTRIBUTES, t, region) };
+        let mut records = 1;
+        while let Some(&(d, team, forked)) = self.omp_open[li].last() {
+            if code != OTF2_SUCCESS || d <= cx.stacks.depth(at.loc) {
+                break;
+            }
+            self.omp_open[li].pop();
+            code = unsafe { OTF2_EvtWriter_ThreadTeamEnd(w, NO_ATTRIBUTES, t, team) };
+            records += 1;
+            if forked && code == OTF2_SUCCESS {
+                code = unsafe { OTF2_EvtWriter_ThreadJoin(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_OPENMP) };
+                records += 1;
+            }
+        }
+        self.wrote(at, code, records)
+    }
+
+    /// The leaves of the calls still open at the end; those `cut` carry the `truncated`
+    /// attribute (1).
+    pub fn open_at_end(&mut self, at: At, calls: &[u32], cut: bool) -> Step {
+        let (w, t) = self.w(at);
+        for &r in calls {
+            let attributes = if cut { self.cut_attribute()? } else { NO_ATTRIBUTES };
+            let code = unsafe { OTF2_EvtWriter_Leave(w, attributes, t, r) };
+            self.archive.check(code, "writing an event")?;
+            self.counts[at.loc as usize] += 1;
+            self.n += 1;
+            self.last = self.last.max(at.ns);
+        }
+        Ok(())
+    }
+
+    /// The attribute list holding `truncated` = 1 (the writer empties it with each event).
+    fn cut_attribute(&mut self) -> Result<*mut OTF2_AttributeList, ExportError> {
+        // SAFETY: the list is the library's, made once and deleted with `self`.
+        let list = match self.cut {
+            Some(l) => l,
+            None => {
+                let l = unsafe { OTF2_AttributeList_New() };
+                if l.is_null() {
+                    return Err(self.archive.fail("no attribute list"));
+                }
+                self.cut = Some(l);
+                l
+            }
+        };
+        let code = unsafe { OTF2_AttributeList_AddUint8(list, TRUNCATED, 1) };
+        self.archive.check(code, "an attribute")?;
+        Ok(list)
+    }
+
+    pub fn omp_team(&mut self, at: At, region: u32, level: u32, (size, num): (u32, u32)) -> Step {
+        let li = at.loc as usize;
+        let team = self.refs.omp_team(self.process[li], region, level, li as u64);
+        let forked = num == 0;
+        self.omp_pending[li] = Some((region, team, forked));
+        let (w, t) = self.w(at);
+        let mut code = OTF2_SUCCESS;
+        let mut records = 0;
+        if forked {
+            code = unsafe { OTF2_EvtWriter_ThreadFork(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_OPENMP, size) };
+            records += 1;
+        }
+        if code == OTF2_SUCCESS {
+            code = unsafe { OTF2_EvtWriter_ThreadTeamBegin(w, NO_ATTRIBUTES, t, team) };
+            records += 1;
+        }
+        self.wrote(at, code, records)
+    }
+
+    pub fn send(&mut self, at: At, m: Envelope) -> Step {
+        let (c, to) = self.refs.comm(m.comm, m.peer);
+        let (w, t) = self.w(at);
+        let code =
+            unsafe { OTF2_EvtWriter_MpiSend(w, NO_ATTRIBUTES, t, to, c, m.tag as u32, m.bytes) };
+        self.wrote(at, code, 1)
+    }
+
+    pub fn recv(&mut self, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        // the sender's world rank: the matched send's location's, else the record's
+        let from = link
+            .and_then(|l| self.rank[l.sender as usize])
+            .unwrap_or(m.peer);
+        let (c, from) = self.refs.comm(m.comm, from);
+        let (w, t) = self.w(at);
+        let code =
+            unsafe { OTF2_EvtWriter_MpiRecv(w, NO_ATTRIBUTES, t, from, c, m.tag as u32, m.bytes) };
+        self.wrote(at, code, 1)
+    }
+
+    /// A collective's begin and end, its operation that of the MPI routine it is in.
+    pub fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let ops = &mut self.ops;
+        let op = cx.stacks.top(at.loc).and_then(|r| {
+            let r = r as usize;
+            if ops.len() <= r {
+                ops.resize(r + 1, None);
+            }
+            *ops[r].get_or_insert_with(|| collective_of(cx.regions().name(r as u32)).map(|(op, _)| op))
+        });
+        let (c, root) = match root {
+            Some(r) => self.refs.comm(comm, r),
+            None => (self.refs.comm(comm, 0).0, OTF2_COLLECTIVE_ROOT_NONE),
+        };
+        let (w, t) = self.w(at);
+        let op = op.unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+        let mut code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
+        if code == OTF2_SUCCESS {
+            code = unsafe {
+                OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, root, sent, received)
+            };
+        }
+        self.wrote(at, code, 2)
+    }
+
+    /// A user event's value: a metric event of its metric (after the counter metrics).
+    pub fn user(&mut self, at: At, event: u32, value: f64) -> Step {
+        let v = OTF2_MetricValue {
+            floating_point: value,
+        };
+        let metric = self.ctr.classes.len() as u32 + event;
+        let (w, t) = self.w(at);
+        let code =
+            unsafe { OTF2_EvtWriter_Metric(w, NO_ATTRIBUTES, t, metric, 1, &OTF2_TYPE_DOUBLE, &v) };
+        self.wrote(at, code, 1)
+    }
+
+    /// A counted call: a metric event of its set's class.
+    pub fn counted(&mut self, at: At, call: &CountedCall) -> Step {
+        let Some((class, idx)) = self.ctr.of.get(&(self.process[at.loc as usize], call.set)) else {
+            return self.wrote(at, OTF2_SUCCESS, 0);
+        };
+        let types = vec![OTF2_TYPE_UINT64; idx.len()];
+        let vs: Vec<OTF2_MetricValue> = idx
+            .iter()
+            .map(|&i| OTF2_MetricValue {
+                unsigned_int: call.values[i],
+            })
+            .collect();
+        let (w, t) = self.w(at);
+        let (class, k) = (*class, idx.len() as u8);
+        let code = unsafe {
+            OTF2_EvtWriter_Metric(w, NO_ATTRIBUTES, t, class, k, types.as_ptr(), vs.as_ptr())
+        };
+        self.wrote(at, code, 1)
+    }
+
+    /// A lock taken (its acquisition's order among the process's), or a thread joined.
+    pub fn acquire(&mut self, at: At, object: u32, kind: u8) -> Step {
+        let (li, (w, t)) = (at.loc as usize, self.w(at));
+        let process = self.process[li];
+        let code = match SyncKind::from_u8(kind) {
+            SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
+                let o = self.lock_order.entry((process, object)).or_insert(0);
+                *o += 1;
+                self.held.insert((li, object), *o);
+                let o = *o;
+                unsafe {
+                    OTF2_EvtWriter_ThreadAcquireLock(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_PTHREAD, object, o)
+                }
+            }
+            SyncKind::Thread => {
+                let c = self.refs.thread_contingent(process);
+                unsafe { OTF2_EvtWriter_ThreadWait(w, NO_ATTRIBUTES, t, c, object as u64) }
+            }
+            _ => return self.wrote(at, OTF2_SUCCESS, 0),
+        };
+        self.wrote(at, code, 1)
+    }
+
+    /// A lock released (the acquisition this location holds: another thread may have taken
+    /// the lock since, the merge ordering an unlock after the next lock when their clocks say
+    /// so), or a thread ended.
+    pub fn release(&mut self, at: At, object: u32, kind: u8) -> Step {
+        let (li, (w, t)) = (at.loc as usize, self.w(at));
+        let process = self.process[li];
+        let code = match SyncKind::from_u8(kind) {
+            SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
+                let o = self.held.remove(&(li, object)).unwrap_or_else(|| {
+                    self.lock_order.get(&(process, object)).copied().unwrap_or(0)
+                });
+                unsafe {
+                    OTF2_EvtWriter_ThreadReleaseLock(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_PTHREAD, object, o)
+                }
+            }
+            SyncKind::Thread => {
+                let c = self.refs.thread_contingent(process);
+                unsafe { OTF2_EvtWriter_ThreadEnd(w, NO_ATTRIBUTES, t, c, object as u64) }
+            }
+            _ => return self.wrote(at, OTF2_SUCCESS, 0),
+        };
+        self.wrote(at, code, 1)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        if let Some(l) = self.cut.take() {
+            // SAFETY: made by OTF2_AttributeList_New, deleted once.
+            unsafe {
+                OTF2_AttributeList_Delete(l);
+            }
+        }
+    }
+}

@@ -1,0 +1,535 @@
+//! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages — for pandas, Polars, DuckDB, Spark.
+//!
+//! A directory of five files (docs/exports/parquet.md): `events.parquet` (one row per event of
+//! the merged stream, in its order, then an exit per call still open at the end, `truncated`
+//! where its process was killed), `messages.parquet` (one row per matched message, in the
+//! order of the receives), `locations.parquet`, `regions.parquet` and `comms.parquet`. Events
+//! and messages are written while the merge streams, in row groups of [`ROW_GROUP`] rows, so
+//! memory stays bounded whatever the trace's size; the definition tables are written at the end
+//! (the merge may name regions it meets without a definition).
+//!
+//! Parquet's low-level column writer is used (no Arrow, [`table`]): every column is a plain
+//! physical type (`BOOLEAN`, `INT32`, `INT64`, `DOUBLE`, `BYTE_ARRAY` UTF-8 strings), optional
+//! where a value does not apply to every row; Snappy compression, dictionary encoding (which
+//! keeps repeated names small).
+
+mod table;
+
+use std::path::{Path, PathBuf};
+
+use parquet::data_type::ByteArray;
+use parquet::file::metadata::KeyValue;
+
+use plx_analysis::{EventKind, GlobalMerge, MessageLink};
+use plx_format::SyncKind;
+
+use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
+use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
+use table::{ColumnSpec, Layout, Table, Ty};
+
+/// The `parquet` format (docs/exports/parquet.md).
+pub struct Parquet;
+
+/// Rows per row group of the streamed tables (events, messages): what is held in memory.
+pub const ROW_GROUP: usize = 1 << 18;
+
+/// Version of the table layout, in every file's key-value metadata (`plx.schema`).
+pub const SCHEMA_VERSION: &str = "2";
+
+impl Exporter for Parquet {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn about(&self) -> &'static str {
+        "Parquet tables (events, messages, locations, regions, comms) for pandas, Polars, DuckDB"
+    }
+
+    fn output(&self) -> OutputKind {
+        OutputKind::Directory
+    }
+
+    fn partitions(&self) -> bool {
+        true
+    }
+
+    /// The regions table's `file` and `line`, as the OTF2 export's region definitions have them.
+    fn needs_sources(&self) -> bool {
+        true
+    }
+
+    fn export(
+        &self,
+        input: &ExportInput,
+        target: Target<'_>,
+    ) -> Result<ExportSummary, ExportError> {
+        let dir = match target {
+            Target::Directory(d) => d,
+            Target::Stream(_) => {
+                return Err(ExportError::Usage(
+                    "the parquet format writes a directory: give one with -o DIR".into(),
+                ))
+            }
+        };
+        write_tables(input, dir)
+    }
+}
+
+/// Writes the five tables of `input`'s merged trace under `dir` (which exists): one file per
+/// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
+/// partitioned by rank.
+pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
+    let mut sink = ParquetSink {
+        dir,
+        by_rank: input.options.partition == Some(Partition::Rank),
+        meta: Vec::new(),
+        tables: None,
+        origin: 0,
+        kinds: KINDS.iter().map(|k| ByteArray::from(*k)).collect(),
+        region_names: Vec::new(),
+        user_names: Vec::new(),
+        locs: Vec::new(),
+    };
+    drive(input, &mut sink)
+}
+
+/// Writes a row per event (and per matched message) as the merge streams; the definition
+/// tables at the end.
+struct ParquetSink<'a> {
+    dir: &'a Path,
+    by_rank: bool,
+    meta: Vec<KeyValue>,
+    /// The events and messages tables, from [`Sink::begin`].
+    tables: Option<(Table, Table)>,
+    origin: i64,
+    /// The `kind` column's values, and region and user event names, as ByteArrays made once
+    /// (cloning one shares its bytes).
+    kinds: Vec<ByteArray>,
+    region_names: Vec<ByteArray>,
+    user_names: Vec<ByteArray>,
+    /// Per location: (process, rank, thread).
+    locs: Vec<(i32, Option<i32>, i32)>,
+}
+
+/// An event row's columns after its location, kind and region: each `None` but where the
+/// event has it.
+#[derive(Default)]
+struct Details {
+    peer: Option<i32>,
+    tag: Option<i32>,
+    bytes: Option<i64>,
+    bytes_recv: Option<i64>,
+    comm: Option<u32>,
+    root: Option<i32>,
+    message: Option<i64>,
+    user: Option<ByteArray>,
+    value: Option<f64>,
+    object: Option<i32>,
+    sync_kind: Option<u8>,
+    wait_ns: Option<i64>,
+    /// An exit that ends a call cut by its process's end (killed).
+    truncated: bool,
+}
+
+impl ParquetSink<'_> {
+    fn layout(&self, key: Option<(&'static str, usize)>) -> Layout {
+        match key {
+            Some(k) if self.by_rank => Layout::ByKey(k),
+            _ => Layout::Single,
+        }
+    }
+
+    fn tables(&mut self) -> &mut (Table, Table) {
+        self.tables.as_mut().expect("begin() made the tables")
+    }
+
+    /// A row of the events table: the event of `kind` about `region` (its own for an enter or
+    /// exit, else the innermost open one).
+    fn row(&mut self, cx: &Cx, at: At, kind: usize, region: Option<u32>, d: Details) -> Step {
+        let region_name = region.map(|r| {
+            while self.region_names.len() <= r as usize {
+                let i = self.region_names.len() as u32;
+                self.region_names.push(ByteArray::from(cx.regions().name(i)));
+            }
+            self.region_names[r as usize].clone()
+        });
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let (t, kind) = (at.ns - self.origin, self.kinds[kind].clone());
+        let events = &mut self.tables().0;
+        let c = events.cols(rank);
+        c[0].val(t);
+        c[1].val(at.loc as i32);
+        c[2].val(process);
+        c[3].opt(rank);
+        c[4].val(thread);
+        c[5].val(kind);
+        c[6].opt(region.map(|r| r as i32));
+        c[7].opt(region_name);
+        c[8].opt(d.peer);
+        c[9].opt(d.tag);
+        c[10].opt(d.bytes);
+        c[11].opt(d.bytes_recv);
+        c[12].opt(d.comm.map(|c| c as i32));
+        c[13].opt(d.root);
+        c[14].opt(d.message);
+        c[15].opt(d.user);
+        c[16].opt(d.value);
+        c[17].opt(d.object);
+        c[18].opt(d.sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
+        c[19].opt(d.wait_ns);
+        c[20].val(d.truncated);
+        Ok(events.row(rank)?)
+    }
+
+    /// A row of the messages table: the matched message `link` received at `at`.
+    fn message(&mut self, at: At, m: Envelope, link: MessageLink) -> Step {
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let (sp, sr, st) = self.locs[link.sender as usize];
+        let origin = self.origin;
+        let messages = &mut self.tables().1;
+        let c = messages.cols(rank);
+        c[0].val(link.id as i64);
+        c[1].val(link.send_ns - origin);
+        c[2].val(at.ns - origin);
+        c[3].val(link.sender as i32);
+        c[4].val(sp);
+        c[5].opt(sr);
+        c[6].val(st);
+        c[7].val(at.loc as i32);
+        c[8].val(process);
+        c[9].opt(rank);
+        c[10].val(thread);
+        c[11].val(m.bytes as i64);
+        c[12].val(m.tag);
+        c[13].opt(m.comm.map(|c| c as i32));
+        Ok(messages.row(rank)?)
+    }
+}
+
+impl Sink for ParquetSink<'_> {
+    const OUTPUT: &'static str = "parquet output";
+
+    /// The tables hold region, MPI and synchronization events (not stream bytes, not OpenMP
+    /// team records).
+    fn takes(&self, kind: &EventKind) -> bool {
+        !matches!(
+            kind,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
+        )
+    }
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        if self.by_rank && !merge.model().has_mpi() {
+            return Err(ExportError::Usage(format!(
+                "--partition rank: {} is not an MPI experiment (it has no ranks)",
+                merge.model().dir.display()
+            ))
+            .into());
+        }
+        self.origin = merge.origin_ns();
+        self.meta = common_metadata(merge);
+        let (dir, meta) = (self.dir, &self.meta);
+        let events = Table::create(dir, "events", EVENT_COLUMNS, meta, self.layout(EVENT_KEY))?;
+        let messages =
+            Table::create(dir, "messages", MESSAGE_COLUMNS, meta, self.layout(MESSAGE_KEY))?;
+        self.tables = Some((events, messages));
+        self.locs = merge
+            .locations()
+            .iter()
+            .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
+            .collect();
+        Ok(())
+    }
+
+    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
+        self.row(cx, at, K_ENTER, Some(region), Details::default())
+    }
+
+    fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
+        self.row(cx, at, K_EXIT, Some(region), Details::default())
+    }
+
+    /// An exit row per call still open, innermost first, `truncated` where it was cut.
+    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        for &r in calls {
+            let d = Details {
+                truncated: cut,
+                ..Details::default()
+            };
+            self.row(cx, at, K_EXIT, Some(r), d)?;
+        }
+        Ok(())
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        while self.user_names.len() <= event as usize {
+            let i = self.user_names.len();
+            self.user_names.push(ByteArray::from(cx.user_events()[i].as_str()));
+        }
+        let d = Details {
+            user: Some(self.user_names[event as usize].clone()),
+            value: Some(value),
+            ..Details::default()
+        };
+        self.row(cx, at, K_USER, cx.stacks.top(at.loc), d)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let d = Details {
+            peer: Some(m.peer as i32),
+            tag: Some(m.tag),
+            bytes: Some(m.bytes as i64),
+            comm: m.comm,
+            message: message.map(|m| m as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_SEND, cx.stacks.top(at.loc), d)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        if let Some(l) = link {
+            self.message(at, m, l)?;
+        }
+        let d = Details {
+            peer: Some(m.peer as i32),
+            tag: Some(m.tag),
+            bytes: Some(m.bytes as i64),
+            comm: m.comm,
+            message: link.map(|l| l.id as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_RECV, cx.stacks.top(at.loc), d)
+    }
+
+    fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let d = Details {
+            comm,
+            root: root.map(|r| r as i32),
+            bytes: Some(sent as i64),
+            bytes_recv: Some(received as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_COLLECTIVE, cx.stacks.top(at.loc), d)
+    }
+
+    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind),
+            wait_ns: Some(wait_ns as i64),
+            ..Details::default()
+        };
+        self.row(cx, at, K_ACQUIRE, cx.stacks.top(at.loc), d)
+    }
+
+    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind),
+            ..Details::default()
+        };
+        self.row(cx, at, K_RELEASE, cx.stacks.top(at.loc), d)
+    }
+
+    /// The streamed tables' last rows and footers, then the definition tables.
+    fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
+        let (events, messages) = self.tables.take().expect("begin() made the tables");
+        let (dir, meta) = (self.dir, &self.meta);
+        summary.files = events.finish()?;
+        summary.files.extend(messages.finish()?);
+        let files = &mut summary.files;
+        files.extend(write_locations(merge, dir, meta, self.layout(LOCATION_KEY))?);
+        files.extend(write_regions(merge, dir, meta, self.layout(None))?);
+        files.extend(write_comms(merge, dir, meta, self.layout(None))?);
+        Ok(())
+    }
+}
+
+
+/// The partition key of each table partitioned by rank (`None`: a table of the whole run).
+const EVENT_KEY: Option<(&str, usize)> = Some(("rank", 3));
+const MESSAGE_KEY: Option<(&str, usize)> = Some(("receiver_rank", 9));
+const LOCATION_KEY: Option<(&str, usize)> = Some(("rank", 3));
+
+const K_ENTER: usize = 0;
+const K_EXIT: usize = 1;
+const K_USER: usize = 2;
+const K_SEND: usize = 3;
+const K_RECV: usize = 4;
+const K_COLLECTIVE: usize = 5;
+const K_ACQUIRE: usize = 6;
+const K_RELEASE: usize = 7;
+/// The `kind` column's values, as the text export names them.
+const KINDS: [&str; 8] = [
+    "enter",
+    "exit",
+    "user",
+    "send",
+    "recv",
+    "collective",
+    "acquire",
+    "release",
+];
+
+const EVENT_COLUMNS: &[ColumnSpec] = &[
+    ("time_ns", Ty::I64, false),
+    ("location", Ty::I32, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("thread", Ty::I32, false),
+    ("kind", Ty::Str, false),
+    ("region", Ty::I32, true),
+    ("region_name", Ty::Str, true),
+    ("peer", Ty::I32, true),
+    ("tag", Ty::I32, true),
+    ("bytes", Ty::I64, true),
+    ("bytes_recv", Ty::I64, true),
+    ("comm", Ty::I32, true),
+    ("root", Ty::I32, true),
+    ("message", Ty::I64, true),
+    ("user_event", Ty::Str, true),
+    ("value", Ty::F64, true),
+    ("object", Ty::I32, true),
+    ("sync_kind", Ty::Str, true),
+    ("wait_ns", Ty::I64, true),
+    ("truncated", Ty::Bool, false),
+];
+
+const MESSAGE_COLUMNS: &[ColumnSpec] = &[
+    ("message", Ty::I64, false),
+    ("send_ns", Ty::I64, false),
+    ("recv_ns", Ty::I64, false),
+    ("sender_location", Ty::I32, false),
+    ("sender_process", Ty::I32, false),
+    ("sender_rank", Ty::I32, true),
+    ("sender_thread", Ty::I32, false),
+    ("receiver_location", Ty::I32, false),
+    ("receiver_process", Ty::I32, false),
+    ("receiver_rank", Ty::I32, true),
+    ("receiver_thread", Ty::I32, false),
+    ("bytes", Ty::I64, false),
+    ("tag", Ty::I32, false),
+    ("comm", Ty::I32, true),
+];
+
+const LOCATION_COLUMNS: &[ColumnSpec] = &[
+    ("location", Ty::I32, false),
+    ("label", Ty::Str, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("host", Ty::Str, false),
+    ("pid", Ty::I64, false),
+    ("image", Ty::I32, false),
+    ("executable", Ty::Str, false),
+    ("thread", Ty::I32, false),
+    ("thread_name", Ty::Str, false),
+    ("start_realtime_ns", Ty::I64, true),
+];
+
+const REGION_COLUMNS: &[ColumnSpec] = &[
+    ("region", Ty::I32, false),
+    ("name", Ty::Str, false),
+    ("kind", Ty::Str, false),
+    ("file", Ty::Str, false),
+    ("line", Ty::I32, false),
+];
+
+const COMM_COLUMNS: &[ColumnSpec] = &[
+    ("comm", Ty::I32, false),
+    ("name", Ty::Str, false),
+    ("predefined", Ty::I32, true),
+    ("size", Ty::I32, false),
+    ("ranks", Ty::Str, false),
+    ("ordinal", Ty::I32, false),
+];
+
+/// Key-value metadata of every file: the time base.
+fn common_metadata(merge: &GlobalMerge) -> Vec<KeyValue> {
+    let base = if merge.model().has_mpi() {
+        "rank 0's CLOCK_MONOTONIC, ClockOffset-corrected"
+    } else {
+        "CLOCK_MONOTONIC"
+    };
+    vec![
+        KeyValue::new("plx.schema".into(), SCHEMA_VERSION.to_string()),
+        KeyValue::new("plx.origin_ns".into(), merge.origin_ns().to_string()),
+        KeyValue::new("plx.clock".into(), base.to_string()),
+        KeyValue::new("plx.time_unit".into(), "ns since plx.origin_ns".to_string()),
+    ]
+}
+
+fn write_locations(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let model = merge.model();
+    let mut t = Table::create(dir, "locations", LOCATION_COLUMNS, meta, layout)?;
+    for (i, l) in merge.locations().iter().enumerate() {
+        let p = &model.processes[l.process];
+        let c = t.cols(l.rank.map(|r| r as i32));
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(l.label().as_str()));
+        c[2].val(l.process as i32);
+        c[3].opt(l.rank.map(|r| r as i32));
+        c[4].val(ByteArray::from(l.host.as_str()));
+        c[5].val(l.pid as i64);
+        c[6].val(l.image as i32);
+        c[7].val(ByteArray::from(p.executable.as_str()));
+        c[8].val(l.thread as i32);
+        c[9].val(ByteArray::from(l.name.as_str()));
+        c[10].opt(p.start_realtime_ns.map(|n| n as i64));
+        t.row(l.rank.map(|r| r as i32))?;
+    }
+    t.finish()
+}
+
+fn write_regions(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let mut t = Table::create(dir, "regions", REGION_COLUMNS, meta, layout)?;
+    for (i, r) in merge.regions().all().iter().enumerate() {
+        let c = t.cols(None);
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(r.name.as_str()));
+        c[2].val(ByteArray::from(r.kind.as_str()));
+        c[3].val(ByteArray::from(r.file.as_str()));
+        c[4].val(r.line as i32);
+        t.row(None)?;
+    }
+    t.finish()
+}
+
+fn write_comms(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+    layout: Layout,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let mut t = Table::create(dir, "comms", COMM_COLUMNS, meta, layout)?;
+    for (i, info) in merge.model().comms.all().iter().enumerate() {
+        let members = info.members();
+        let ranks: Vec<String> = members.iter().map(|r| r.to_string()).collect();
+        let c = t.cols(None);
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(info.describe().as_str()));
+        c[2].opt(info.predefined.map(|p| p as i32));
+        c[3].val(members.len() as i32);
+        c[4].val(ByteArray::from(ranks.join(" ").as_str()));
+        c[5].val(info.ordinal as i32);
+        t.row(None)?;
+    }
+    t.finish()
+}
+
