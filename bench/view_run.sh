@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # What a traced run costs and what plx view then costs, on a real MPI program: the Life example
 # (examples/mpi/life.c) on 4 ranks of 3 threads. The run under `mpirun -np 4 plx run --trace`
-# against the same program with the runtime preloaded by hand (LD_PRELOAD=libplx.so,
-# PLX_TRACE=1, PLX_OUTPUT: the runtime's own work, nothing of plx run's before or after), the
-# best of PLX_BENCH_VIEW_RUN_REPS (default 3) wall times of each; then plx view's first open of
-# the experiment (nothing prepared), a later open, and the experiment's bytes on disk per event,
-# any index included. One line on stdout: "view-run: ...".
+# against the same program with the runtime preloaded by hand (LD_PRELOAD=libplx.so and Open
+# MPI's wrappers libplx-mpi.so, as plx run preloads them; PLX_TRACE=1, PLX_OUTPUT: the runtime's
+# own work, nothing of plx run's before or after), the two alternated PLX_BENCH_VIEW_RUN_REPS
+# times (default 5), the best and the median wall time of each; then plx view's first open of
+# the experiment (nothing prepared) and a later one, each with the CPU time plx view had used when
+# it served (all threads, /proc/PID/stat), and the experiment's bytes on disk per event, any index
+# included. One line on stdout: "view-run: ...".
 # PLX_BENCH_VIEW_RUN_ARGS: life's steps, size and worker threads (default 100 512 2: about 52 M
 # events).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/build/bin
-lib=$PWD/build/lib/libplx.so
+lib=$PWD/build/lib/libplx.so:$PWD/build/lib/libplx-mpi.so
 out=$PWD/build/bench/view-run
-reps=${PLX_BENCH_VIEW_RUN_REPS:-3}
+reps=${PLX_BENCH_VIEW_RUN_REPS:-5}
 read -r -a args <<< "${PLX_BENCH_VIEW_RUN_ARGS:-100 512 2}"
 mkdir -p "$out"
 mpicc -O1 -finstrument-functions examples/mpi/life.c -o "$out/life" -pthread
@@ -42,13 +44,8 @@ wall_preloaded() { # DIR: seconds of the same run with the runtime preloaded by 
   t1=$(date +%s.%N)
   elapsed "$t0" "$t1"
 }
-best() { # FUNCTION DIR
-  local b="" v
-  for _ in $(seq "$reps"); do
-    v=$("$1" "$2")
-    b=$(awk -v a="$b" -v c="$v" 'BEGIN { if (a == "" || c < a) print c; else print a }')
-  done
-  echo "$b"
+summary() { # SECONDS...: "best B s, median M s"
+  printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { printf "best %.2f s, median %.2f s", v[1], v[int((NR + 1) / 2)] }'
 }
 open_line() { # DIR: what plx view says about its open (the server is stopped then)
   local log="$out/view.log" pid line=""
@@ -60,26 +57,32 @@ open_line() { # DIR: what plx view says about its open (the server is stopped th
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
+  # utime and stime, in clock ticks, are the 12th and 13th fields after the command's name
+  local cpu
+  cpu=$(sed -E 's/.*\) //' "/proc/$pid/stat" | awk -v hz="$(getconf CLK_TCK)" \
+    '{ printf "%.2f", ($12 + $13) / hz }')
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  echo "$line"
+  echo "$line [cpu $cpu]"
 }
 
 exp=$out/exp
-preloaded=$(best wall_preloaded "$out/exp-preloaded")
-run=$(best wall_plx_run "$exp")
+runs=() preloads=()
+for _ in $(seq "$reps"); do
+  preloads+=("$(wall_preloaded "$out/exp-preloaded")")
+  runs+=("$(wall_plx_run "$exp")")
+done
 first=$(open_line "$exp")
 later=$(open_line "$exp")
 events=$(echo "$first" | sed -E 's/.*: ([0-9]+) events on.*/\1/')
 bytes=$(du -sb "$exp" | cut -f1)
 index=0
 [ -d "$exp/.plx-view" ] && index=$(du -sb "$exp/.plx-view" | cut -f1)
-secs() { echo "$1" | sed -E 's/.*opened in ([0-9.]+) s.*/\1/'; }
-echo "view-run: life ${args[*]} on 4 ranks, $events events (best of $reps): run" \
-  "${run} s under mpirun -np 4 plx run --trace, ${preloaded} s with the runtime preloaded" \
-  "by hand ($(awk -v a="$run" -v b="$preloaded" 'BEGIN { printf "%.2f", a / b }')x);" \
-  "plx view's first open $(secs "$first") s, a later one $(secs "$later") s" \
-  "($(echo "$first" | sed -E 's/.*\((index[^)]*)\).*/\1/')); experiment $bytes bytes" \
-  "($(awk -v a="$bytes" -v b="$events" 'BEGIN { printf "%.2f", a / b }') bytes/event)," \
-  "index kept $index bytes; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+secs() { echo "$1" | sed -E 's/.*opened in ([0-9.]+) s.*\[cpu ([0-9.]+)\].*/\1 s (\2 s of CPU)/'; }
+echo "view-run: life ${args[*]} on 4 ranks, $events events, $reps runs of each alternated:" \
+  "mpirun -np 4 plx run --trace $(summary "${runs[@]}"); the runtime preloaded by hand" \
+  "$(summary "${preloads[@]}"); plx view's first open $(secs "$first"), a later one" \
+  "$(secs "$later") ($(echo "$first" | sed -E 's/.*\((index[^)]*)\).*/\1/')); experiment" \
+  "$bytes bytes ($(awk -v a="$bytes" -v b="$events" 'BEGIN { printf "%.2f", a / b }')" \
+  "bytes/event), index kept $index bytes; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -rf "$out"

@@ -1,7 +1,7 @@
 //! (Ignored) what `plx view` costs on a large synthetic trace, against loading the same trace's
 //! Chrome JSON, in one run: `cargo test --release -p plx-view --test view_bench -- --ignored
-//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events; `make
-//! bench` uses 20 M) and
+//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
+//! default 100 M; `make bench` uses 20 M and 100 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
 
@@ -43,6 +43,20 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// CPU seconds (user and system, every thread) this process has used so far, from
+/// `/proc/self/stat` (in clock ticks of 10 ms).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // the fields after the command name (which may hold spaces) in parentheses
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// Seconds of `f`.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();
@@ -55,6 +69,8 @@ struct Run {
     events: u64,
     /// The first open of the experiment as `plx run --trace` leaves it (nothing prepared).
     first_s: f64,
+    /// The CPU seconds of the first open (every thread).
+    first_cpu_s: f64,
     /// Later opens (the same work: nothing is kept between opens), each.
     later_s: Vec<f64>,
     /// The merge pass (the fallback when the clock condition needs repair), index written.
@@ -90,7 +106,9 @@ fn du(d: &Path) -> u64 {
 /// bytes on disk, the merge pass (its index then removed); on the last open the latency of 20
 /// zooms and 20 pans (window answer as JSON text, 1600 columns).
 fn viewer(d: &Path) -> Run {
+    let cpu0 = cpu_s();
     let (v, first_s) = timed(|| Viewer::open(d, None).unwrap());
+    let first_cpu_s = cpu_s() - cpu0;
     assert!(matches!(&v.source, IndexSource::Parts(u) if u.merged == 0));
     drop(v);
     let mut later_s = Vec::new();
@@ -136,6 +154,7 @@ fn viewer(d: &Path) -> Run {
     Run {
         events: v.index.events,
         first_s,
+        first_cpu_s,
         later_s,
         merge_s,
         merge_index,
@@ -153,12 +172,13 @@ impl Run {
         let mib = |b: u64| b as f64 / (1 << 20) as f64;
         format!(
             "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): plx view's first open \
-(nothing prepared) {:.2} s ({:.1} M events/s), later opens {}; experiment {:.0} MiB on disk, \
+(nothing prepared) {:.2} s ({:.1} M events/s; {:.2} s of CPU), later opens {}; experiment {:.0} MiB on disk, \
 {:.2} bytes/event, index kept {} bytes; merge pass (fallback) {:.2} s, its index {:.0} MiB; \
 widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             self.events,
             self.first_s,
             self.events as f64 / self.first_s / 1e6,
+            self.first_cpu_s,
             self.later_s
                 .iter()
                 .map(|s| format!("{s:.2} s"))
@@ -193,7 +213,11 @@ fn stats(ms: &[f64]) -> String {
 #[ignore]
 fn open_and_query_latency_against_chrome_json() {
     let small = env("PLX_VIEW_BENCH_JSON_EVENTS", 2_000_000);
-    let large = env("PLX_VIEW_BENCH_EVENTS", 100_000_000);
+    let large: Vec<u64> = std::env::var("PLX_VIEW_BENCH_EVENTS")
+        .unwrap_or_else(|_| "100000000".into())
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
 
     // the comparison on one trace: plx view's open against parsing the Chrome JSON export
     let d = tmp("small");
@@ -224,7 +248,7 @@ fn open_and_query_latency_against_chrome_json() {
     );
     let _ = std::fs::remove_dir_all(&d);
 
-    if large > small {
+    for &large in large.iter().filter(|&&n| n > small) {
         let d = tmp("large");
         let (written, gen_s) = timed(|| world(&d, large / 16));
         let rss0 = peak_rss_kb();
