@@ -177,7 +177,8 @@ fn both_parts(d: &Path) -> Vec<(plx_view::part::Part, plx_view::part::Part)> {
         .collect()
 }
 
-/// Process 60: 3 threads taking one mutex in turn, releases and acquisitions of different
+/// Process 60: 3 threads taking one mutex in turn 300 times (most of it past the first batch the
+/// merge decodes before it is split), releases and acquisitions of different
 /// threads at the same ns (the merge orders them by ticks, then thread), a user event; process 61: killed (no end) with `main` and `work` still open on its 2 threads.
 fn locks(d: &Path) {
     use plx_format::records::{Record, UserEventDef};
@@ -199,7 +200,7 @@ fn locks(d: &Path) {
     for (t, e) in enc.iter_mut().enumerate() {
         e.enter(if t == 0 { 1 } else { 2 }, 0);
     }
-    for r in 0..30u64 {
+    for r in 0..300u64 {
         let t = (r % 3) as usize;
         let at = 100 * r + 10;
         enc[t]
@@ -210,12 +211,12 @@ fn locks(d: &Path) {
             .release(0, 0, at + 100);
     }
     for (t, e) in enc.iter_mut().enumerate() {
-        e.exit(if t == 0 { 1 } else { 2 }, 5000);
+        e.exit(if t == 0 { 1 } else { 2 }, 50_000);
     }
     for (t, e) in enc.iter().enumerate() {
         p.chunk(t as u32, e);
     }
-    p.end(5000, 0);
+    p.end(50_000, 0);
     p.write(d).unwrap();
 
     let mut k = SynthProcess::new("host", 61, &["/bin/killed"]);
@@ -248,7 +249,7 @@ fn each_thread_decoded_alone_gives_the_part_of_its_process_merge() {
         .iter()
         .map(|h| (h.from, h.to, h.acquire - h.release))
         .collect();
-    assert_eq!(pairs.len(), 29);
+    assert_eq!(pairs.len(), 299);
     for (i, p) in pairs.iter().enumerate() {
         let want = match i % 3 {
             0 => (0, 1, 0),
@@ -257,9 +258,9 @@ fn each_thread_decoded_alone_gives_the_part_of_its_process_merge() {
         };
         assert_eq!(*p, want, "hand-off {i}");
     }
-    // 30 values of the user event, 10 on each thread
+    // 300 values of the user event, 100 on each thread
     let markers: Vec<usize> = locks.tracks.iter().map(|t| t.markers.len()).collect();
-    assert_eq!(markers, [10, 10, 10]);
+    assert_eq!(markers, [100, 100, 100]);
     // the killed process's open calls closed at its latest event (400 ns)
     let outer = &killed.tracks[0].lanes[0];
     assert_eq!((outer.start[0], outer.end[0]), (5, 400));
@@ -267,6 +268,53 @@ fn each_thread_decoded_alone_gives_the_part_of_its_process_merge() {
     let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert_same_index(&v.index, &merged.index);
     assert_eq!(windows(&v), windows(&merged));
+}
+
+#[test]
+fn a_thread_with_damage_decodes_alone_as_its_merge_does() {
+    use plx_format::event::extended_word;
+    use plx_format::synth::SynthProcess;
+    use plx_format::EventEncoder;
+    let d = tmp("view-parts-damage");
+    let mut p = SynthProcess::new("host", 80, &["/bin/damaged"]);
+    p.functions(&[(1, "main"), (2, "step")])
+        .thread(0, 80, "main", 0)
+        .thread(1, 81, "t1", 0);
+    // 300 calls of step (past the first batch the merge decodes before it is split: what follows
+    // is read by the streams' own loop), a time reset back (after 20,000 ns to 5: the thread's
+    // time does not go back, the enter is taken at 20,000), an unknown word, then an extended
+    // event whose 5 payload words are missing
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 0);
+    for k in 0..300 {
+        m.enter(2, 10 + 60 * k).exit(2, 40 + 60 * k);
+    }
+    m.enter(2, 19_990)
+        .exit(2, 20_000)
+        .enter(2, 5)
+        .exit(2, 20_030)
+        .raw(&[3 << 62])
+        .exit(1, 20_040)
+        .raw(&[extended_word(9, 5, 1)]);
+    let mut w = EventEncoder::new(0);
+    w.enter(1, 3).exit(1, 60);
+    p.chunk(0, &m).chunk(1, &w).end(20_040, 0);
+    p.write(&d).unwrap();
+    let parts = both_parts(&d);
+    assert_eq!(parts.len(), 1);
+    let (alone, merged) = &parts[0];
+    assert_eq!(alone, merged);
+    let lanes = &alone.tracks[0].lanes;
+    assert_eq!((lanes[0].start[0], lanes[0].end[0]), (0, 20_040));
+    let steps: Vec<(i64, i64)> = (299..302)
+        .map(|i| (lanes[1].start[i], lanes[1].end[i]))
+        .collect();
+    assert_eq!(
+        steps,
+        [(17_950, 17_980), (19_990, 20_000), (20_000, 20_030)]
+    );
+    // the enters and exits; the time reset, the unknown word and the cut event are no events
+    assert_eq!(alone.events, 2 + 2 * 302 + 2);
 }
 
 #[test]
