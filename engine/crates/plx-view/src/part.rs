@@ -1,6 +1,13 @@
-//! The index of one process image ([`Part`]), built from that process's files alone — by
-//! `plx run` when its program has ended, or by `plx view` for a process without one — and the
-//! combination of the parts of every process into the [`TraceIndex`] of the experiment.
+//! The index of one process image ([`Part`]), built from that process's files alone at each
+//! open of `plx view` (kept in memory, never written), and the combination of the parts of
+//! every process into the [`TraceIndex`] of the experiment.
+//!
+//! [`build_all`] decodes every thread of every process on its own ([`plx_analysis::merge::Alone`]),
+//! the threads shared out among the machine's cores: a thread's lanes and markers need its own
+//! events only. Then each process's sends, receives, releases and acquisitions after a wait are
+//! put in the order the merge of the process gives them, (time, ticks, thread), for its hand-offs
+//! and its messages. [`build_merged`] gives the same part by the merge of the process alone, the
+//! fallback for a process naming a region or user event it never defined.
 //!
 //! A part holds what needs only its process: per thread the lanes and markers, the process's
 //! hand-offs, its events counted, and its sends and receives in the order the merge would give
