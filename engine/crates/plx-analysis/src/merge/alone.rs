@@ -105,6 +105,7 @@ impl Alone {
 struct Known<'a> {
     regions: &'a LocalIds,
     user_events: &'a HashMap<u64, u32>,
+    ns_per_tick: f64,
     unresolved: &'a mut bool,
 }
 
@@ -123,6 +124,10 @@ impl Names for Known<'_> {
             UNRESOLVED
         })
     }
+
+    fn ns_per_tick(&self) -> f64 {
+        self.ns_per_tick
+    }
 }
 
 impl LocationStream {
@@ -132,16 +137,16 @@ impl LocationStream {
         let mut names = Known {
             regions: &self.regions,
             user_events: &self.user_events,
+            ns_per_tick: self.ns_per_tick,
             unresolved: &mut self.unresolved,
         };
         for h in std::mem::take(&mut self.pending) {
             f(AloneEvent {
                 time_ns: h.base_ns,
                 ticks: h.ticks,
-                kind: kind_of(&h, self.ns_per_tick, &mut names),
+                kind: kind_of(&h, &mut names),
             });
         }
-        let ns_per_tick = self.ns_per_tick;
         self.source.scan(&stats, &mut |s| match s {
             Scanned::Region {
                 ticks,
@@ -163,7 +168,7 @@ impl LocationStream {
             Scanned::Other(h) => f(AloneEvent {
                 time_ns: h.base_ns,
                 ticks: h.ticks,
-                kind: kind_of(&h, ns_per_tick, &mut names),
+                kind: kind_of(&h, &mut names),
             }),
         });
     }

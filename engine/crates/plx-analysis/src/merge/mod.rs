@@ -1030,13 +1030,7 @@ impl<'m> GlobalMerge<'m> {
                     message,
                 }
             }
-            _ => {
-                let ns_per_tick = self.model.processes[self.slots[si as usize].model_index]
-                    .clock_map
-                    .ns_per_tick();
-                let mut names = SlotNames { merge: self, si };
-                kind_of(&head, ns_per_tick, &mut names)
-            }
+            _ => kind_of(&head, &mut SlotNames { merge: self, si }),
         };
         self.events += 1;
         self.advance(li);
@@ -1230,6 +1224,8 @@ pub(crate) trait Names {
     fn region(&mut self, local: u32) -> u32;
     /// The global user event of local id `id`.
     fn user_event(&mut self, id: u64) -> u32;
+    /// The process's clock's ns per tick (asked at a wait's end only).
+    fn ns_per_tick(&self) -> f64;
 }
 
 /// A merge's names of slot `si` (an id it has not met is interned).
@@ -1247,13 +1243,19 @@ impl Names for SlotNames<'_, '_> {
     fn user_event(&mut self, id: u64) -> u32 {
         self.merge.global_user_event(self.si, id)
     }
+
+    fn ns_per_tick(&self) -> f64 {
+        let slot = &self.merge.slots[self.si as usize];
+        self.merge.model.processes[slot.model_index]
+            .clock_map
+            .ns_per_tick()
+    }
 }
 
 /// What a decoded event is in the merged stream, its messages unlinked (`message: None`):
-/// the one translation of [`GlobalMerge`]'s events and of [`Alone`]'s. `ns_per_tick`: its
-/// process's clock's.
+/// the one translation of [`GlobalMerge`]'s events and of [`Alone`]'s.
 #[inline]
-pub(crate) fn kind_of(head: &Head, ns_per_tick: f64, names: &mut impl Names) -> EventKind {
+pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
     match head.ev {
         Event::Enter { region, .. } => EventKind::Enter {
             region: names.region(region),
@@ -1316,7 +1318,7 @@ pub(crate) fn kind_of(head: &Head, ns_per_tick: f64, names: &mut impl Names) -> 
         } => EventKind::Acquire {
             object,
             kind,
-            wait_ns: round_ns(wait_ticks as f64 * ns_per_tick).max(0) as u64,
+            wait_ns: round_ns(wait_ticks as f64 * names.ns_per_tick()).max(0) as u64,
         },
         Event::Release { object, kind, .. } => EventKind::Release { object, kind },
         Event::StreamSend {
