@@ -151,16 +151,15 @@ merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p p
 cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test -q --release -p plx-analysis \
   --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
 
-# plx view: what plx run adds at its end (one process's index part; all 8 at once), the first
-# open after it (parts read and combined), a later one, the first open without parts (built
-# then) and the merge pass (the fallback), and the latency of the widest zoom, zooms and pans
-# over a 20 M-event trace (PLX_BENCH_VIEW_EVENTS; the 100 M-event figures of docs/performance.md
-# take minutes to write), and in the same run parsing the Chrome JSON export of a 2 M-event
-# trace against plx view's opens of it
-view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000} cargo test -q --release \
-  -p plx-view --test view_bench -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
-# the same on a real MPI program: mpirun -np 4 plx run --trace of the Life example with and
-# without the end-of-run indexing, and plx view's first open of each (bench/view_run.sh)
+# plx view: the first open of a synthetic 8-rank trace as plx run --trace leaves it (nothing
+# prepared: every thread decoded on all cores), later opens, the bytes on disk per event (any
+# index included), the merge pass (the fallback) and the latency of the widest zoom, zooms and
+# pans, at 20 M and 100 M events (PLX_BENCH_VIEW_EVENTS, comma-separated), and in the same run
+# parsing the Chrome JSON export of a 2 M-event trace against plx view's open of it
+view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000,100000000} cargo test -q --release \
+  -p plx-view --test view_bench open_and_query -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
+# the same on a real MPI program: mpirun -np 4 plx run --trace of the Life example against the
+# same run with the runtime preloaded by hand, and plx view's opens of it (bench/view_run.sh)
 view_run_line=""
 if [ "${PLX_BENCH_VIEW_RUN:-1}" != 0 ]; then
   view_run_line=$(bench/view_run.sh 2>/dev/null | grep '^view-run:' || true)
@@ -233,7 +232,7 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
     echo
   fi
   if [ -n "$view_run_line" ]; then
-    echo "plx run's indexing for plx view (bench/view_run.sh, examples/mpi/life.c under mpirun):"
+    echo "A traced run and plx view's opens of it (bench/view_run.sh, examples/mpi/life.c under mpirun):"
     echo
     echo "    $view_run_line"
     echo

@@ -106,7 +106,7 @@ def run(out, *command, opts=(), env=None, status=0, cwd=None):
 
 def process_dirs(directory):
     """The process directories of experiment `directory` (`<host>.<pid>/`), sorted: not the
-    hidden ones beside them (`.plx-view/`, the viewer's index that plx run --trace leaves)."""
+    hidden ones beside them (`.plx-view/`, where plx view keeps the merge pass's index)."""
     return sorted(d for d in Path(directory).iterdir() if d.is_dir() and not d.name.startswith("."))
 
 

@@ -241,44 +241,28 @@ def first_line_of_plx_view(exp):
     return err.splitlines()
 
 
-def test_each_ranks_plx_run_indexed_its_own_process(life_trace):
-    # one part per rank, written by that rank's plx run when its program had ended
-    processes = [p.name for p in process_dirs(life_trace)]
-    parts = sorted(p.name for p in (life_trace / ".plx-view" / "parts").iterdir())
-    assert len(processes) == RANKS
-    assert parts == [f"{p}.0.bin" for p in processes]
-    # plx view reads them: no merge pass, no part built, no index file
+def test_a_traced_run_leaves_no_index_and_plx_view_decodes_each_thread(life_trace):
+    # each rank's plx run used to index its process once its program had ended (seconds per
+    # run, 1.8 times the trace's size on disk): the run now leaves the trace alone
+    assert len(process_dirs(life_trace)) == RANKS
+    assert not (life_trace / ".plx-view").exists()
+    # plx view decodes each thread (RANKS ranks of a main thread and THREADS workers) and
+    # writes nothing
     lines = first_line_of_plx_view(life_trace)
-    assert f"index combined from {RANKS} process parts read" in lines[-1], lines
-    assert not (life_trace / ".plx-view" / "index.bin").exists()
+    tracks = RANKS * (1 + THREADS)
+    assert f"events on {tracks} tracks opened in" in lines[-1], lines
+    assert f"(index built from {tracks} threads of {RANKS} processes)" in lines[-1], lines
+    assert not (life_trace / ".plx-view").exists()
 
 
-def test_a_run_without_indexing_is_indexed_by_plx_view(tmp_path, life_bin):
-    exe = life_bin
-    exp = tmp_path / "exp"
-    cp = subprocess.run(mpirun_cmd(2, PLX, "run", "--trace", "-o", exp, "--", exe, 2, 32, 1),
-                        capture_output=True, text=True, timeout=MPIRUN_TIMEOUT,
-                        env=dict(clean_env(), PLX_VIEW_INDEX="0"))
-    assert cp.returncode == 0, _fail_message(cp)
-    assert len(process_dirs(exp)) == 2
-    assert not (exp / ".plx-view").exists()
-    lines = first_line_of_plx_view(exp)
-    assert "index combined from 2 process parts built" in lines[-1], lines
-    assert len(list((exp / ".plx-view" / "parts").iterdir())) == 2
-    lines = first_line_of_plx_view(exp)
-    assert "index combined from 2 process parts read" in lines[-1], lines
-
-
-def test_plx_run_around_mpirun_indexes_the_ranks_it_launched(tmp_path, life_bin):
-    # plx run -- mpirun: the ranks descend from the launcher plx run started (by parent pid)
+def test_plx_run_around_mpirun_leaves_no_index(tmp_path, life_bin):
+    # plx run -- mpirun: the launcher (measured, without tracks) and its 2 ranks
     exe = life_bin
     exp = tmp_path / "exp"
     plx("run", "--trace", "-o", exp, "--", *mpirun_cmd(2, exe, 2, 32, 1))
-    # one part per rank (the launcher, measured but without tracks, has none)
-    parts = list((exp / ".plx-view" / "parts").iterdir())
-    assert len(parts) == 2, parts
+    assert not (exp / ".plx-view").exists()
     lines = first_line_of_plx_view(exp)
-    assert "index combined from 2 process parts read" in lines[-1], lines
+    assert "(index built from 4 threads of 2 processes)" in lines[-1], lines
 
 
 # --- the server against other local users, other sites and hostile clients ---------------------
@@ -426,24 +410,28 @@ def test_a_foreign_host_or_origin_is_refused_even_with_the_token(fib_trace):
             assert b"another site" in body
 
 
-def test_truncating_the_index_while_plx_view_serves_does_not_kill_it(fib_trace):
-    # the index parts used to be mapped: a part cut while served killed plx view (SIGBUS)
-    parts = sorted((fib_trace / ".plx-view" / "parts").iterdir())
-    assert len(parts) == 1
-    with serving(fib_trace) as (proc, port, token):
-        windows = [f"/api/window?token={token}&t0=0&t1={t1}&width=800" for t1 in
-                   (10**12, 10**6, 10**4)]
-        before = [http(port, w) for w in windows]
-        assert [s for s, _, _ in before] == [200, 200, 200]
-        whole = json.loads(before[0][2])
-        # main, every call of fib and the runtime's 2 plx_symbols, drawn or counted in a column
-        assert sum(sum(c[1] for c in depth["columns"]) + len(depth["full"])
-                   for depth in whole["tracks"][0]) == 1 + FIB_CALLS + 2
-        for p in parts:
-            os.truncate(p, 0)
-        after = [http(port, w) for w in windows]
-        assert [(s, b) for s, _, b in after] == [(s, b) for s, _, b in before]
-        assert proc.poll() is None
+def test_truncating_the_trace_while_plx_view_serves_changes_no_answer(fib_trace):
+    # the index parts used to be mapped: a part cut while served killed plx view (SIGBUS); the
+    # index is now built in memory from the trace, which is read once at the open
+    (trace,) = (p / "trace.plx" for p in process_dirs(fib_trace))
+    saved = trace.read_bytes()
+    try:
+        with serving(fib_trace) as (proc, port, token):
+            windows = [f"/api/window?token={token}&t0=0&t1={t1}&width=800" for t1 in
+                       (10**12, 10**6, 10**4)]
+            before = [http(port, w) for w in windows]
+            assert [s for s, _, _ in before] == [200, 200, 200]
+            whole = json.loads(before[0][2])
+            # main, every call of fib and the runtime's 2 plx_symbols, drawn or counted in a
+            # column
+            assert sum(sum(c[1] for c in depth["columns"]) + len(depth["full"])
+                       for depth in whole["tracks"][0]) == 1 + FIB_CALLS + 2
+            os.truncate(trace, 0)
+            after = [http(port, w) for w in windows]
+            assert [(s, b) for s, _, b in after] == [(s, b) for s, _, b in before]
+            assert proc.poll() is None
+    finally:
+        trace.write_bytes(saved)
 
 
 def proc_status(pid):
@@ -521,13 +509,13 @@ def test_idle_connections_and_an_endless_header_leave_plx_view_answering(fib_tra
 def test_a_fifo_under_plx_view_does_not_hang_plx_view(tmp_path, fib_bin):
     exp = tmp_path / "exp"
     run(exp, fib_bin, opts=("--trace",))
-    (part,) = (exp / ".plx-view" / "parts").iterdir()
-    part.unlink()
-    os.mkfifo(part)
+    # where a merge pass's index would be read from
+    index = exp / ".plx-view" / "index.bin"
+    index.parent.mkdir()
+    os.mkfifo(index)
     with serving(exp) as (proc, port, token):
         status, _, body = http(port, f"/api/meta?token={token}")
         assert (status, tracks_of(body)) == (200, ONE_TRACK)
-    err = proc.stderr.read()
-    assert f"plx: note: index part {part}: damaged: cannot open: not a regular file (a FIFO); " \
-        "rebuilt" in err, err
-    assert stat.S_ISREG(part.lstat().st_mode)
+    assert stat.S_ISFIFO(index.lstat().st_mode)
+
+

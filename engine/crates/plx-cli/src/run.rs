@@ -314,7 +314,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             return Err(CliError::new(code, format!("{name}: {e}")));
         }
     };
-    let child_pid = child.id();
     let status = child
         .wait()
         .map_err(|e| CliError::new(2, format!("{name}: wait failed: {e}")))?;
@@ -341,10 +340,6 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             failures.join("; ")
         );
         return Ok(if code == 0 { 3 } else { code });
-    }
-    // the viewer's index of the processes this run started, now that they have ended
-    if args.session.is_none() {
-        crate::view::index_run(&dir, &before, child_pid);
     }
     // one line per job: the other ranks' plx run processes write to the same directory
     if claim == crate::job::Claim::First {

@@ -35,8 +35,8 @@ pub type Counts = Vec<Option<u64>>;
 pub enum IndexSource {
     /// Read from the index file.
     Stored(PathBuf),
-    /// Combined from the parts of the processes ([`crate::part`]): read, or built now and
-    /// written.
+    /// Combined from the parts of the processes ([`crate::part`]), built now from each thread
+    /// decoded alone (nothing written).
     Parts(PartsUsed),
     /// Built by a merge pass, because the stored one was unusable (why) and the parts could not
     /// be combined (why, `None` for a session), then written to the file (or not: why).
@@ -55,7 +55,8 @@ pub enum IndexSource {
 /// Where [`Viewer::open_with`] takes a missing index from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
-    /// The processes' parts (read, or built), unless they cannot be combined; else a merge pass.
+    /// The processes' parts (built from their threads), unless they cannot be combined; else
+    /// a merge pass.
     Parts,
     /// A merge pass (its index then written to the index file).
     MergePass,
@@ -116,7 +117,7 @@ impl Viewer {
             Ok(ix) => (ix, IndexSource::Stored(path)),
             Err(unusable) => {
                 let combined = (via == Via::Parts && app.is_none() && !Experiment::is_session(dir))
-                    .then(|| part::from_parts(dir, &exp, &model));
+                    .then(|| part::from_parts(&exp, &model));
                 match combined {
                     Some(Ok((ix, used))) => (ix, IndexSource::Parts(used)),
                     other => {

@@ -192,31 +192,48 @@ impl LaneBuilder {
             acc = acc.wrapping_add((self.end[i] - self.start[i]) as u64);
             prefix.push(acc);
         }
+        // level 0 from the intervals, level k from level k − 1: the longest of each FANOUT
+        // entries (the first of equals)
         let mut levels: Vec<Level> = Vec::new();
-        // level k from level k − 1 (or the intervals): the longest of each FANOUT entries
-        let (mut at, mut dur): (Vec<u32>, Vec<i64>) = (
-            (0..n as u32).collect(),
-            (0..n).map(|i| self.end[i] - self.start[i]).collect(),
-        );
-        while at.len() > 1 {
-            let mut next_at = Vec::with_capacity(at.len().div_ceil(FANOUT));
-            let mut next_dur = Vec::with_capacity(at.len().div_ceil(FANOUT));
-            for c in 0..at.len().div_ceil(FANOUT) {
-                let range = c * FANOUT..((c + 1) * FANOUT).min(at.len());
-                let mut best = range.start;
-                for j in range {
-                    if dur[j] > dur[best] {
-                        best = j;
+        if n > 1 {
+            let blocks = n.div_ceil(FANOUT);
+            let (mut at, mut dur) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
+            for c in 0..blocks {
+                let mut best = c * FANOUT;
+                let mut bd = self.end[best] - self.start[best];
+                for j in best + 1..((c + 1) * FANOUT).min(n) {
+                    let d = self.end[j] - self.start[j];
+                    if d > bd {
+                        (best, bd) = (j, d);
                     }
                 }
-                next_at.push(at[best]);
-                next_dur.push(dur[best]);
+                at.push(best as u32);
+                dur.push(bd);
+            }
+            while at.len() > 1 {
+                let blocks = at.len().div_ceil(FANOUT);
+                let mut next_at = Vec::with_capacity(blocks);
+                let mut next_dur = Vec::with_capacity(blocks);
+                for c in 0..blocks {
+                    let mut best = c * FANOUT;
+                    for j in best + 1..((c + 1) * FANOUT).min(at.len()) {
+                        if dur[j] > dur[best] {
+                            best = j;
+                        }
+                    }
+                    next_at.push(at[best]);
+                    next_dur.push(dur[best]);
+                }
+                levels.push(Level {
+                    at: at.into(),
+                    dur: dur.into(),
+                });
+                (at, dur) = (next_at, next_dur);
             }
             levels.push(Level {
-                at: next_at.clone().into(),
-                dur: next_dur.clone().into(),
+                at: at.into(),
+                dur: dur.into(),
             });
-            (at, dur) = (next_at, next_dur);
         }
         Lane {
             start: self.start.into(),
@@ -358,6 +375,100 @@ impl Track {
     }
 }
 
+/// One track's lanes and markers, built from its events in its order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TrackBuilder {
+    building: Vec<LaneBuilder>,
+    /// Open regions: (region, entry).
+    stack: Vec<(u32, i64)>,
+    /// The latest event's time (`None` before the first).
+    pub last: Option<i64>,
+    markers: Vec<Marker>,
+}
+
+impl TrackBuilder {
+    /// One event of the track at `t` (what is not a region or a user event only counts as its
+    /// latest time).
+    #[inline]
+    pub(crate) fn take(&mut self, t: i64, kind: &EventKind) {
+        self.last = Some(t);
+        match *kind {
+            EventKind::Enter { region } => self.stack.push((region, t)),
+            EventKind::Exit { region } => {
+                // an exit closes its region's innermost open instance (and whatever was
+                // left open inside it)
+                let st = &mut self.stack;
+                if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
+                    while st.len() > pos {
+                        let (r, s) = st.pop().expect("nonempty");
+                        close(&mut self.building, st.len(), r, s, t);
+                    }
+                }
+            }
+            EventKind::User { event, value } => self.markers.push(Marker {
+                time: t,
+                event,
+                value,
+            }),
+            _ => {}
+        }
+    }
+
+    /// Closes what is still open (at the track's last event, or at `killed`, its killed
+    /// process's latest event, when later) and seals the lanes.
+    pub(crate) fn finish(mut self, killed: Option<i64>) -> (Vec<Lane>, Vec<Marker>) {
+        let last = self.last.unwrap_or(i64::MIN);
+        let end = killed.map_or(last, |k| k.max(last));
+        while let Some((r, s)) = self.stack.pop() {
+            close(&mut self.building, self.stack.len(), r, s, end.max(s));
+        }
+        (
+            self.building.into_iter().map(LaneBuilder::seal).collect(),
+            self.markers,
+        )
+    }
+}
+
+/// Pairs the releases and acquisitions of one process's synchronization objects into
+/// hand-offs, given in the process's order.
+#[derive(Debug, Default)]
+pub(crate) struct Handoffs {
+    /// (process, object) → the latest release: (time, track).
+    released: std::collections::HashMap<(usize, u32), (i64, u32)>,
+    /// The hand-offs found, in order.
+    pub found: Vec<Handoff>,
+}
+
+impl Handoffs {
+    /// An event at `t` of track `track` of process `process`.
+    #[inline]
+    pub(crate) fn take(&mut self, process: usize, track: u32, t: i64, kind: &EventKind) {
+        match *kind {
+            EventKind::Release { object, .. } => {
+                self.released.insert((process, object), (t, track));
+            }
+            EventKind::Acquire {
+                object,
+                kind,
+                wait_ns,
+            } if wait_ns > 0 => {
+                if let Some(&(rt, from)) = self.released.get(&(process, object)) {
+                    if from != track && rt <= t {
+                        self.found.push(Handoff {
+                            release: rt,
+                            acquire: t,
+                            from,
+                            to: track,
+                            kind,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What a stream of merged events gives each track, apart from messages: the lanes, markers and
 /// hand-offs (in the stream's order), the events counted and the last time.
 pub(crate) struct Built {
@@ -375,13 +486,8 @@ pub(crate) struct Built {
 pub(crate) struct Builder {
     /// Track → its process (hand-offs pair a release and an acquisition of one process).
     process: Vec<usize>,
-    building: Vec<Vec<LaneBuilder>>,
-    stacks: Vec<Vec<(u32, i64)>>,
-    last: Vec<i64>,
-    markers: Vec<Vec<Marker>>,
-    /// (process, object) → the latest release: (time, track).
-    released: std::collections::HashMap<(usize, u32), (i64, u32)>,
-    handoffs: Vec<Handoff>,
+    tracks: Vec<TrackBuilder>,
+    handoffs: Handoffs,
     events: u64,
     end: i64,
 }
@@ -391,12 +497,8 @@ impl Builder {
         let n = process.len();
         Builder {
             process,
-            building: vec![Vec::new(); n],
-            stacks: vec![Vec::new(); n],
-            last: vec![i64::MIN; n],
-            markers: vec![Vec::new(); n],
-            released: Default::default(),
-            handoffs: Vec::new(),
+            tracks: vec![TrackBuilder::default(); n],
+            handoffs: Handoffs::default(),
             events: 0,
             end: origin,
         }
@@ -407,75 +509,27 @@ impl Builder {
         self.events += 1;
         let li = ev.location as usize;
         let t = ev.time_ns;
-        self.last[li] = t;
         self.end = self.end.max(t);
-        match ev.kind {
-            EventKind::Enter { region } => self.stacks[li].push((region, t)),
-            EventKind::Exit { region } => {
-                // an exit closes its region's innermost open instance (and whatever was
-                // left open inside it)
-                let st = &mut self.stacks[li];
-                if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
-                    while st.len() > pos {
-                        let (r, s) = st.pop().expect("nonempty");
-                        close(&mut self.building[li], st.len(), r, s, t);
-                    }
-                }
-            }
-            EventKind::Release { object, .. } => {
-                self.released
-                    .insert((self.process[li], object), (t, li as u32));
-            }
-            EventKind::Acquire {
-                object,
-                kind,
-                wait_ns,
-            } if wait_ns > 0 => {
-                if let Some(&(rt, from)) = self.released.get(&(self.process[li], object)) {
-                    if from != li as u32 && rt <= t {
-                        self.handoffs.push(Handoff {
-                            release: rt,
-                            acquire: t,
-                            from,
-                            to: li as u32,
-                            kind,
-                        });
-                    }
-                }
-            }
-            EventKind::User { event, value } => self.markers[li].push(Marker {
-                time: t,
-                event,
-                value,
-            }),
-            _ => {}
-        }
+        self.tracks[li].take(t, &ev.kind);
+        self.handoffs.take(self.process[li], li as u32, t, &ev.kind);
     }
 
     /// Closes what is still open (regions open at a track's end last until its last event,
     /// or, in a killed process, until the process's latest event: cut there) and seals the
     /// lanes. `model` and `locations`: the merge's the events came from.
-    pub(crate) fn finish(mut self, model: &Model, locations: &[TraceLocation]) -> Built {
-        let last: Vec<Option<i64>> = self
-            .last
-            .iter()
-            .map(|&t| (t != i64::MIN).then_some(t))
-            .collect();
+    pub(crate) fn finish(self, model: &Model, locations: &[TraceLocation]) -> Built {
+        let last: Vec<Option<i64>> = self.tracks.iter().map(|t| t.last).collect();
         let killed = plx_analysis::merge::killed_ends(model, locations, &last);
-        for (li, st) in self.stacks.iter_mut().enumerate() {
-            let end = killed[li].map_or(self.last[li], |k| k.max(self.last[li]));
-            while let Some((r, s)) = st.pop() {
-                close(&mut self.building[li], st.len(), r, s, end.max(s));
-            }
-        }
+        let (lanes, markers) = self
+            .tracks
+            .into_iter()
+            .zip(killed)
+            .map(|(t, k)| t.finish(k))
+            .unzip();
         Built {
-            lanes: self
-                .building
-                .into_iter()
-                .map(|b| b.into_iter().map(LaneBuilder::seal).collect())
-                .collect(),
-            markers: self.markers,
-            handoffs: self.handoffs,
+            lanes,
+            markers,
+            handoffs: self.handoffs.found,
             events: self.events,
             end: self.end,
         }

@@ -1,6 +1,13 @@
-//! The index of one process image ([`Part`]), built from that process's files alone — by
-//! `plx run` when its program has ended, or by `plx view` for a process without one — and the
-//! combination of the parts of every process into the [`TraceIndex`] of the experiment.
+//! The index of one process image ([`Part`]), built from that process's files alone at each
+//! open of `plx view` (kept in memory, never written), and the combination of the parts of
+//! every process into the [`TraceIndex`] of the experiment.
+//!
+//! [`build_all`] decodes every thread of every process on its own ([`plx_analysis::merge::Alone`]),
+//! the threads shared out among the machine's cores: a thread's lanes and markers need its own
+//! events only. Then each process's sends, receives, releases and acquisitions after a wait are
+//! put in the order the merge of the process gives them, (time, ticks, thread), for its hand-offs
+//! and its messages. [`build_merged`] gives the same part by the merge of the process alone, the
+//! fallback for a process naming a region or user event it never defined.
 //!
 //! A part holds what needs only its process: per thread the lanes and markers, the process's
 //! hand-offs, its events counted, and its sends and receives in the order the merge would give
@@ -18,14 +25,15 @@
 //! runs the merge pass.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
-use plx_analysis::merge::{EventKind, GlobalMerge, MergeOptions, TraceLocation};
+use plx_analysis::merge::{
+    Alone, EventKind, GlobalMerge, LocationStream, MergeOptions, TraceLocation,
+};
 use plx_analysis::{AnalysisError, BuildOptions, Model, ProcessModel, RegionInfo, RegionTable};
 use plx_format::Experiment;
 
 use crate::arr::Arr;
-use crate::index::{Builder, Handoff, Lane, Marker, Message, TraceIndex, Track};
+use crate::index::{Builder, Handoff, Lane, Marker, Message, TraceIndex, Track, TrackBuilder};
 
 /// One thread of a part.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,13 +120,6 @@ pub fn clock_key(p: &ProcessModel) -> u64 {
     crate::store::hash(s.as_bytes())
 }
 
-/// Where the part of image `image` of process `host.pid` is kept.
-pub fn path(dir: &Path, host: &str, pid: u32, image: u32) -> PathBuf {
-    dir.join(crate::store::CACHE_DIR)
-        .join("parts")
-        .join(format!("{host}.{pid}.{image}.bin"))
-}
-
 /// The image whose clock map image `i` of `exp` shares in `model` (built from `exp`): the
 /// model gives every process of a host read with a calibrated time-stamp counter the map of the
 /// host's first such process in its order ([`ProcessModel::clock_map`]); `None` when that is
@@ -149,10 +150,35 @@ fn alone(exp: &Experiment, model: &Model, i: usize) -> (Experiment, usize) {
     (one, images.len() - 1)
 }
 
-/// The part of image `i` of `exp` (`None`: it has no trace events, or nothing measured); `model`
-/// is the experiment's
-/// (which says whose clock map the process shares).
-pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, AnalysisError> {
+/// What decoding a process's part starts from: the experiment of its image alone (and the
+/// image whose clock it shares), the model of that, and how its communicators' ids are kept.
+struct Prepared {
+    one: Experiment,
+    me: usize,
+    model: Model,
+    clock: u64,
+    comms: CommIds,
+}
+
+/// A process's communicator indices in its one-process model → its local ids
+/// ([`MessageEvent::comm`]).
+struct CommIds {
+    local: HashMap<u32, u32>,
+}
+
+impl CommIds {
+    fn of(&self, c: Option<u32>) -> u32 {
+        match c {
+            Some(g) if g & STAND_IN != 0 => g & !STAND_IN,
+            Some(g) => self.local.get(&g).copied().unwrap_or(UNKEYED),
+            None => UNKEYED,
+        }
+    }
+}
+
+/// The one-process model of image `i` of `exp` (`None`: it has no trace events, or nothing
+/// measured); `model` is the experiment's (which says whose clock map the process shares).
+fn prepare(exp: &Experiment, model: &Model, i: usize) -> Option<Prepared> {
     let (one, me) = alone(exp, model, i);
     let img = &one.images[me];
     let mut model = Model::build(
@@ -168,46 +194,56 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
             q.measured = false;
         }
     }
-    let Some(p) = model
+    let p = model
         .processes
         .iter_mut()
-        .find(|q| (q.host.as_str(), q.pid, q.image) == (img.host.as_str(), img.pid, img.image))
-    else {
-        return Ok(None);
-    };
+        .find(|q| (q.host.as_str(), q.pid, q.image) == (img.host.as_str(), img.pid, img.image))?;
     // a launcher measured by plx run (`mpirun` under `plx run -- mpirun ...`) has no track
     if !p.has_trace() || !p.measured {
-        return Ok(None);
+        return None;
     }
     let clock = clock_key(p);
-    // The merge of one process only needs to give its events in order with their
-    // communicators' local ids: it is no rank (no matching pre-pass over its trace, which the
-    // combination does for every rank at once), and every local id without a CommDef up to
-    // LOCAL_IDS gets a stand-in index that gives the id back.
+    // The events of one process only need to come in order with their communicators' local
+    // ids: it is no rank (no matching pre-pass over its trace, which the combination does for
+    // every rank at once), and every local id without a CommDef up to LOCAL_IDS gets a
+    // stand-in index that gives the id back.
     p.mpi = None;
     let local: HashMap<u32, u32> = p.comms.iter().map(|(&l, &g)| (g, l)).collect();
     for l in 0..LOCAL_IDS {
         p.comms.entry(l).or_insert(STAND_IN | l);
     }
-    let comm = move |c: Option<u32>| match c {
-        Some(g) if g & STAND_IN != 0 => g & !STAND_IN,
-        Some(g) => local.get(&g).copied().unwrap_or(UNKEYED),
-        None => UNKEYED,
-    };
-    // not repaired: a process alone has nothing to repair against, and its times must be the
-    // ones before any repair
-    let opts = MergeOptions {
-        repair_clock: false,
-        ..MergeOptions::default()
-    };
-    let mut merge = GlobalMerge::new(&model, &one, opts)?;
-    let locations: Vec<TraceLocation> = merge.locations().to_vec();
-    let origin = merge.origin_ns();
-    let mut b = Builder::new(locations.iter().map(|l| l.process).collect(), origin);
-    let mut messages = Vec::new();
-    while let Some(ev) = merge.next_event() {
-        b.take(&ev);
-        let (send, peer, tag, c, bytes) = match ev.kind {
+    Some(Prepared {
+        one,
+        me,
+        model,
+        clock,
+        comms: CommIds { local },
+    })
+}
+
+impl Prepared {
+    /// An empty part of this process.
+    fn part(&self) -> Part {
+        let img = &self.one.images[self.me];
+        Part {
+            host: img.host.clone(),
+            pid: img.pid,
+            image: img.image,
+            clock: self.clock,
+            regions: Vec::new(),
+            user_events: Vec::new(),
+            tracks: Vec::new(),
+            handoffs: Vec::new(),
+            messages: Vec::new(),
+            origin: 0,
+            end: 0,
+            events: 0,
+        }
+    }
+
+    /// The process's send or receive of `kind` at `time` on track `track`, if it is one.
+    fn message(&self, time: i64, track: u32, kind: &EventKind) -> Option<MessageEvent> {
+        let (send, peer, tag, c, bytes) = match *kind {
             EventKind::Send {
                 peer,
                 tag,
@@ -222,19 +258,47 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
                 comm,
                 ..
             } => (false, peer, tag, comm, bytes),
-            _ => continue,
+            _ => return None,
         };
-        messages.push(MessageEvent {
-            time: ev.time_ns,
-            track: ev.location,
+        Some(MessageEvent {
+            time,
+            track,
             send,
             peer,
             tag,
-            comm: comm(c),
+            comm: self.comms.of(c),
             bytes,
-        });
+        })
     }
-    let built = b.finish(&model, &locations);
+}
+
+/// The part of image `i` of `exp` by the merge of its process alone (`None`: it has no trace
+/// events, or nothing measured); `model` is the experiment's. [`build_all`] gives the same part
+/// from each thread decoded alone; this is its fallback.
+pub fn build_merged(
+    exp: &Experiment,
+    model: &Model,
+    i: usize,
+) -> Result<Option<Part>, AnalysisError> {
+    let Some(prep) = prepare(exp, model, i) else {
+        return Ok(None);
+    };
+    // not repaired: a process alone has nothing to repair against, and its times must be the
+    // ones before any repair
+    let opts = MergeOptions {
+        repair_clock: false,
+        ..MergeOptions::default()
+    };
+    let mut merge = GlobalMerge::new(&prep.model, &prep.one, opts)?;
+    let locations: Vec<TraceLocation> = merge.locations().to_vec();
+    let origin = merge.origin_ns();
+    let mut b = Builder::new(locations.iter().map(|l| l.process).collect(), origin);
+    let mut messages = Vec::new();
+    while let Some(ev) = merge.next_event() {
+        b.take(&ev);
+        messages.extend(prep.message(ev.time_ns, ev.location, &ev.kind));
+    }
+    let built = b.finish(&prep.model, &locations);
     let tracks = locations
         .iter()
         .zip(built.lanes)
@@ -246,10 +310,6 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
         })
         .collect();
     Ok(Some(Part {
-        host: img.host.clone(),
-        pid: img.pid,
-        image: img.image,
-        clock,
         regions: merge.regions().all().to_vec(),
         user_events: merge.user_events().to_vec(),
         tracks,
@@ -258,7 +318,241 @@ pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, 
         origin,
         end: built.end,
         events: built.events,
+        ..prep.part()
     }))
+}
+
+/// An event of a thread that the process's order matters for (a send, a receive, a release,
+/// an acquisition after a wait), with the merge's order key: (time, ticks, thread).
+struct Ordered {
+    time: i64,
+    ticks: u64,
+    thread: u32,
+    track: u32,
+    kind: EventKind,
+}
+
+/// One thread decoded alone.
+struct Decoded {
+    track: TrackBuilder,
+    ordered: Vec<Ordered>,
+    events: u64,
+    /// The latest time of its events.
+    end: Option<i64>,
+    unresolved: bool,
+}
+
+/// Decodes one thread (`track` of its process, thread `thread`) alone.
+fn decode(mut stream: LocationStream, track: u32, thread: u32) -> Decoded {
+    let mut tb = TrackBuilder::default();
+    let mut ordered = Vec::new();
+    let mut events = 0u64;
+    let mut end: Option<i64> = None;
+    stream.for_each(|ev| {
+        events += 1;
+        end = Some(end.map_or(ev.time_ns, |e| e.max(ev.time_ns)));
+        tb.take(ev.time_ns, &ev.kind);
+        let keep = match ev.kind {
+            EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => true,
+            EventKind::Acquire { wait_ns, .. } => wait_ns > 0,
+            _ => false,
+        };
+        if keep {
+            ordered.push(Ordered {
+                time: ev.time_ns,
+                ticks: ev.ticks,
+                thread,
+                track,
+                kind: ev.kind,
+            });
+        }
+    });
+    Decoded {
+        track: tb,
+        ordered,
+        events,
+        end,
+        unresolved: stream.unresolved(),
+    }
+}
+
+/// `f` of each of `items`, on up to as many threads as there are cores; the results in order.
+fn on_cores<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let n = items.len();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(n);
+    if workers <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let out: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n {
+                    break;
+                }
+                let item = items[k]
+                    .lock()
+                    .expect("no worker panics")
+                    .take()
+                    .expect("taken once");
+                let r = f(item);
+                *out[k].lock().expect("no worker panics") = Some(r);
+            });
+        }
+    });
+    out.into_iter()
+        .map(|m| {
+            m.into_inner()
+                .expect("no worker panics")
+                .expect("every item done")
+        })
+        .collect()
+}
+
+/// The parts of images `images` of `exp` (`None`: no trace events, or nothing measured):
+/// every thread of every process decoded alone, the threads spread over the machine's cores,
+/// then each process's events that its order matters for (messages, hand-offs) put in the
+/// merge's order. Equal to [`build_merged`]'s parts; a process with a region or user event
+/// without a definition is built that way.
+pub fn build_all(
+    exp: &Experiment,
+    model: &Model,
+    images: &[usize],
+) -> Vec<Result<Option<Part>, AnalysisError>> {
+    build_counted(exp, model, images).0
+}
+
+/// [`build_all`], with how many processes were built by [`build_merged`].
+fn build_counted(
+    exp: &Experiment,
+    model: &Model,
+    images: &[usize],
+) -> (Vec<Result<Option<Part>, AnalysisError>>, usize) {
+    // each process's model and streams
+    let setups: Vec<Result<Option<(Prepared, Alone)>, AnalysisError>> =
+        on_cores(images.to_vec(), |i| {
+            let Some(prep) = prepare(exp, model, i) else {
+                return Ok(None);
+            };
+            let alone = Alone::new(&prep.model, &prep.one)?;
+            Ok(Some((prep, alone)))
+        });
+    // every thread of every process
+    let mut work = Vec::new();
+    let mut setups: Vec<Result<Option<(Prepared, Alone)>, AnalysisError>> = setups;
+    for (k, s) in setups.iter_mut().enumerate() {
+        if let Ok(Some((_, alone))) = s {
+            let threads: Vec<u32> = alone.locations.iter().map(|l| l.thread).collect();
+            for (li, stream) in std::mem::take(&mut alone.streams).into_iter().enumerate() {
+                work.push((k, li as u32, threads[li], stream));
+            }
+        }
+    }
+    let mut decoded: Vec<(usize, Decoded)> = on_cores(work, |(k, li, thread, stream)| {
+        (k, decode(stream, li, thread))
+    });
+    // per process: the order of its threads' ordered events, then its tracks closed and sealed
+    let mut finishing = Vec::new();
+    let mut parts: Vec<Result<Option<Part>, AnalysisError>> = Vec::with_capacity(setups.len());
+    let mut merged = 0;
+    for (k, (s, &i)) in setups.into_iter().zip(images).enumerate() {
+        let (prep, alone) = match s {
+            Ok(Some(x)) => x,
+            Ok(None) => {
+                parts.push(Ok(None));
+                continue;
+            }
+            Err(e) => {
+                parts.push(Err(e));
+                continue;
+            }
+        };
+        let mine: Vec<Decoded> = decoded
+            .iter_mut()
+            .filter(|(dk, _)| *dk == k)
+            .map(|(_, d)| std::mem::replace(d, Decoded::empty()))
+            .collect();
+        if mine.iter().any(|d| d.unresolved) {
+            merged += 1;
+            parts.push(build_merged(exp, model, i));
+            continue;
+        }
+        let last: Vec<Option<i64>> = mine.iter().map(|d| d.track.last).collect();
+        let killed = plx_analysis::merge::killed_ends(&prep.model, &alone.locations, &last);
+        let events: u64 = mine.iter().map(|d| d.events).sum();
+        let end = mine
+            .iter()
+            .filter_map(|d| d.end)
+            .fold(alone.origin_ns, i64::max);
+        let mut ordered: Vec<Ordered> = Vec::new();
+        for (d, kill) in mine.into_iter().zip(killed) {
+            ordered.extend(d.ordered);
+            finishing.push((parts.len(), d.track, kill));
+        }
+        // stable: a thread's events of one key keep their order
+        ordered.sort_by_key(|o| (o.time, o.ticks, o.thread));
+        let mut handoffs = crate::index::Handoffs::default();
+        let mut messages = Vec::new();
+        for o in &ordered {
+            handoffs.take(0, o.track, o.time, &o.kind);
+            messages.extend(prep.message(o.time, o.track, &o.kind));
+        }
+        parts.push(Ok(Some(Part {
+            regions: alone.regions.all().to_vec(),
+            user_events: alone.user_events,
+            tracks: alone
+                .locations
+                .iter()
+                .map(|l| PartTrack {
+                    thread: l.thread,
+                    lanes: Vec::new(),
+                    markers: Vec::new(),
+                })
+                .collect(),
+            handoffs: handoffs.found,
+            messages,
+            origin: alone.origin_ns,
+            end,
+            events,
+            ..prep.part()
+        })));
+    }
+    let sealed = on_cores(finishing, |(p, tb, kill)| (p, tb.finish(kill)));
+    let mut next_track = vec![0usize; parts.len()];
+    for (p, (lanes, markers)) in sealed {
+        if let Ok(Some(part)) = &mut parts[p] {
+            let t = &mut part.tracks[next_track[p]];
+            next_track[p] += 1;
+            (t.lanes, t.markers) = (lanes, markers);
+        }
+    }
+    (parts, merged)
+}
+
+impl Decoded {
+    fn empty() -> Decoded {
+        Decoded {
+            track: TrackBuilder::default(),
+            ordered: Vec::new(),
+            events: 0,
+            end: None,
+            unresolved: false,
+        }
+    }
+}
+
+/// The part of image `i` of `exp` ([`build_all`] of it alone).
+pub fn build(exp: &Experiment, model: &Model, i: usize) -> Result<Option<Part>, AnalysisError> {
+    build_all(exp, model, &[i])
+        .pop()
+        .expect("one image, one part")
 }
 
 /// Why parts could not be combined: the merge pass is needed.
@@ -283,7 +577,7 @@ pub fn traced(model: &Model) -> Vec<usize> {
 
 /// The index of `model`'s trace from the part of each of its traced processes ([`traced`], in
 /// that order), or why the merge pass is needed.
-pub fn combine(model: &Model, parts: &[&Part]) -> Result<TraceIndex, NeedsMerge> {
+pub fn combine(model: &Model, parts: Vec<Part>) -> Result<TraceIndex, NeedsMerge> {
     let procs = traced(model);
     if procs.len() != parts.len() {
         return Err(NeedsMerge(format!(
@@ -342,16 +636,15 @@ pub fn combine(model: &Model, parts: &[&Part]) -> Result<TraceIndex, NeedsMerge>
                 }
             })
             .collect();
-        for pt in &part.tracks {
+        for pt in part.tracks {
             let l = TraceLocation::of(model, pi, pt.thread);
             let mut t = Track::of(&l);
             t.lanes = if same {
-                pt.lanes.clone()
+                pt.lanes
             } else {
                 pt.lanes
-                    .iter()
-                    .map(|lane| {
-                        let mut lane = lane.clone();
+                    .into_iter()
+                    .map(|mut lane| {
                         let region: Vec<u32> =
                             lane.region.iter().map(|&r| map[r as usize]).collect();
                         lane.region = Arr::from(region);
@@ -442,12 +735,13 @@ pub fn combine(model: &Model, parts: &[&Part]) -> Result<TraceIndex, NeedsMerge>
 /// How [`from_parts`] got its parts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PartsUsed {
-    /// Parts read from their files.
-    pub read: usize,
-    /// Parts built now, each with why its file was not used.
-    pub built: Vec<(PathBuf, crate::store::Unusable)>,
-    /// Parts that could not be written, and why.
-    pub unsaved: Vec<(PathBuf, String)>,
+    /// Processes (parts).
+    pub processes: usize,
+    /// Threads decoded.
+    pub threads: usize,
+    /// Processes built by the merge of their own events (a region or user event without a
+    /// definition), not thread by thread.
+    pub merged: usize,
 }
 
 /// The image of `exp` that process `p` of its model was built from.
@@ -457,183 +751,40 @@ fn image_of(exp: &Experiment, p: &ProcessModel) -> Option<usize> {
         .position(|i| (i.host.as_str(), i.pid, i.image) == (p.host.as_str(), p.pid, p.image))
 }
 
-/// A part built (or why not: an error, `None` without trace events), and why it could not be
-/// written, if so.
-type BuiltPart = (Result<Option<Part>, AnalysisError>, Option<String>);
-
-/// Builds the parts of images `todo` of `exp` on up to as many threads as there are cores:
-/// each written to `paths` with its fingerprint; the parts, or why one could not be built.
-fn build_many(
-    exp: &Experiment,
-    model: &Model,
-    todo: &[(usize, PathBuf, Option<u64>)],
-) -> Vec<BuiltPart> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<BuiltPart>>> = Mutex::new((0..todo.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(todo.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some((i, path, fp)) = todo.get(k) else {
-                    break;
-                };
-                let part = build(exp, model, *i);
-                let unsaved = match (&part, fp) {
-                    (Ok(Some(p)), Some(fp)) => crate::store::save_part(p, *fp, path)
-                        .err()
-                        .map(|e| e.to_string()),
-                    (Ok(Some(_)), None) => Some("the process directory cannot be listed".into()),
-                    _ => None,
-                };
-                out.lock().expect("no worker panics")[k] = Some((part, unsaved));
-            });
-        }
-    });
-    out.into_inner()
-        .expect("no worker panics")
-        .into_iter()
-        .map(|r| r.expect("every item done"))
-        .collect()
-}
-
-/// The index of `model` (built from `exp` in `dir`) from the parts of its traced processes:
-/// each read from its file, or built now (in parallel) and written, then combined; or why the
-/// merge pass is needed.
-pub fn from_parts(
-    dir: &Path,
-    exp: &Experiment,
-    model: &Model,
-) -> Result<(TraceIndex, PartsUsed), NeedsMerge> {
+/// The index of `model` (built from `exp`) from the parts of its traced processes, built now
+/// from each thread decoded alone on all cores ([`build_all`]) and combined; or why the merge
+/// pass is needed. Nothing is read from or written to disk but the trace.
+pub fn from_parts(exp: &Experiment, model: &Model) -> Result<(TraceIndex, PartsUsed), NeedsMerge> {
     let procs = traced(model);
-    let mut used = PartsUsed::default();
-    let mut parts: Vec<Option<Part>> = Vec::with_capacity(procs.len());
-    let mut todo = Vec::new();
-    let mut why = Vec::new();
+    let mut images = Vec::with_capacity(procs.len());
     for &pi in &procs {
         let p = &model.processes[pi];
-        let Some(i) = image_of(exp, p) else {
-            return Err(NeedsMerge(format!(
-                "process {}.{} has no image",
-                p.host, p.pid
-            )));
-        };
-        let img = &exp.images[i];
-        let path = path(dir, &img.host, img.pid, img.image);
-        let fp = crate::store::process_fingerprint(&img.dir, img.image).ok();
-        let loaded = match fp {
-            // a part computed on another clock (its host's reference process had not ended
-            // when it was built) is stale
-            Some(fp) => crate::store::load_part(&path, fp).and_then(|part| {
-                if part.clock == clock_key(p) {
-                    Ok(part)
-                } else {
-                    Err(crate::store::Unusable::Stale)
-                }
-            }),
-            None => Err(crate::store::Unusable::Damaged(format!(
-                "cannot list {}",
-                img.dir.display()
-            ))),
-        };
-        match loaded {
-            Ok(part) => {
-                used.read += 1;
-                parts.push(Some(part));
-            }
-            Err(u) => {
-                todo.push((i, path.clone(), fp));
-                why.push((parts.len(), path, u));
-                parts.push(None);
+        match image_of(exp, p) {
+            Some(i) => images.push(i),
+            None => {
+                return Err(NeedsMerge(format!(
+                    "process {}.{} has no image",
+                    p.host, p.pid
+                )))
             }
         }
     }
-    let built = build_many(exp, model, &todo);
-    for ((slot, path, u), (part, unsaved)) in why.into_iter().zip(built) {
+    let mut used = PartsUsed::default();
+    let mut parts = Vec::with_capacity(images.len());
+    let (built, merged) = build_counted(exp, model, &images);
+    used.merged = merged;
+    for (part, &i) in built.into_iter().zip(&images) {
+        let img = &exp.images[i];
         match part {
-            Ok(Some(part)) => parts[slot] = Some(part),
-            Ok(None) => return Err(NeedsMerge(format!("{} has no trace", path.display()))),
+            Ok(Some(part)) => {
+                used.processes += 1;
+                used.threads += part.tracks.len();
+                parts.push(part);
+            }
+            Ok(None) => return Err(NeedsMerge(format!("{} has no trace", img.dir.display()))),
             Err(e) => return Err(NeedsMerge(e.to_string())),
         }
-        if let Some(w) = unsaved {
-            used.unsaved.push((path.clone(), w));
-        }
-        used.built.push((path, u));
     }
-    let parts: Vec<&Part> = parts
-        .iter()
-        .map(|p| p.as_ref().expect("read or built"))
-        .collect();
-    let ix = combine(model, &parts)?;
+    let ix = combine(model, parts)?;
     Ok((ix, used))
-}
-
-/// How long [`prebuild`] waits for the process whose clock map its processes share to end.
-const REFERENCE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// What [`prebuild`] did.
-#[derive(Debug, Default)]
-pub struct Prebuilt {
-    /// Parts written.
-    pub written: Vec<PathBuf>,
-    /// Images without trace events (no part).
-    pub untraced: usize,
-    /// What could not be built or written.
-    pub failed: Vec<String>,
-}
-
-/// Builds and writes the parts of the images of the experiment `dir` that `pick` chooses (by
-/// host and pid), in parallel: `plx run` calls it for its own processes once they have ended.
-pub fn prebuild(dir: &Path, pick: impl Fn(&str, u32) -> bool) -> Result<Prebuilt, AnalysisError> {
-    let opts = BuildOptions {
-        rebuild_from_trace: false,
-        ..BuildOptions::default()
-    };
-    let mut exp = Experiment::open(dir)?;
-    let mut model = Model::build(&exp, opts);
-    // A process shares its host's reference clock map, final once that process has ended
-    // (under `mpirun plx run` it is another rank's; the processes picked have ended): wait for
-    // it a little, else the part is computed on its map so far and `plx view` rebuilds it.
-    let unfinished: Vec<PathBuf> = (0..exp.images.len())
-        .filter(|&i| pick(&exp.images[i].host, exp.images[i].pid))
-        .filter_map(|i| clock_reference(&exp, &model, i))
-        .filter(|&j| !exp.images[j].finished() && !pick(&exp.images[j].host, exp.images[j].pid))
-        .map(|j| exp.images[j].process_path())
-        .collect();
-    if !unfinished.is_empty() {
-        let deadline = std::time::Instant::now() + REFERENCE_WAIT;
-        while std::time::Instant::now() < deadline
-            && !unfinished.iter().all(|f| {
-                plx_format::ProcessData::read(f, &mut Vec::new())
-                    .end
-                    .is_some()
-            })
-        {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        exp = Experiment::open(dir)?;
-        model = Model::build(&exp, opts);
-    }
-    let mut todo = Vec::new();
-    for (i, img) in exp.images.iter().enumerate() {
-        if !pick(&img.host, img.pid) {
-            continue;
-        }
-        let fp = crate::store::process_fingerprint(&img.dir, img.image).ok();
-        todo.push((i, path(dir, &img.host, img.pid, img.image), fp));
-    }
-    let mut done = Prebuilt::default();
-    for ((_, path, _), (part, unsaved)) in todo.iter().zip(build_many(&exp, &model, &todo)) {
-        match (part, unsaved) {
-            (Ok(Some(_)), None) => done.written.push(path.clone()),
-            (Ok(Some(_)), Some(w)) => done.failed.push(format!("{}: {w}", path.display())),
-            (Ok(None), _) => done.untraced += 1,
-            (Err(e), _) => done.failed.push(format!("{}: {e}", path.display())),
-        }
-    }
-    Ok(done)
 }

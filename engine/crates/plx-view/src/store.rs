@@ -32,12 +32,9 @@ use crate::arr::{Arr, Bytes, Plain};
 use crate::index::{
     Handoff, Lane, Level, Marker, Message, PairMessages, TraceIndex, Track, FANOUT,
 };
-use crate::part::{MessageEvent, Part, PartTrack};
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
 const VERSION: u32 = 2;
-const PART_MAGIC: &[u8; 8] = b"PLXPART\x01";
-const PART_VERSION: u32 = 2;
 const HEADER: usize = 64;
 const ALIGN: u64 = 16;
 
@@ -98,24 +95,6 @@ pub fn fingerprint(dir: &Path, app: Option<&str>) -> std::io::Result<u64> {
     let mut h = fnv(&VERSION.to_le_bytes(), FNV0);
     h = fnv(env!("CARGO_PKG_VERSION").as_bytes(), h);
     h = fnv(app.unwrap_or("\0").as_bytes(), h);
-    for (name, len, mtime) in entries {
-        h = fnv(name.as_bytes(), h);
-        h = fnv(&len.to_le_bytes(), h);
-        h = fnv(&mtime.to_le_bytes(), h);
-    }
-    Ok(h)
-}
-
-/// A hash of what the part of image `image` of the process directory `pdir` is made from: its
-/// files by name, size and modification time; the image; the index and plx versions.
-pub fn process_fingerprint(pdir: &Path, image: u32) -> std::io::Result<u64> {
-    let mut entries: Vec<(String, u64, i128)> = Vec::new();
-    // depth 3: the directory's own files only
-    walk(pdir, pdir, 3, &mut entries)?;
-    entries.sort();
-    let mut h = fnv(&PART_VERSION.to_le_bytes(), FNV0);
-    h = fnv(env!("CARGO_PKG_VERSION").as_bytes(), h);
-    h = fnv(&image.to_le_bytes(), h);
     for (name, len, mtime) in entries {
         h = fnv(name.as_bytes(), h);
         h = fnv(&len.to_le_bytes(), h);
@@ -193,13 +172,6 @@ pub const SUPPORTED: bool = cfg!(target_endian = "little");
 /// Writes `ix` to `to` (through a temporary file renamed into place).
 pub fn save(ix: &TraceIndex, fingerprint: u64, to: &Path) -> std::io::Result<()> {
     save_with(MAGIC, VERSION, fingerprint, to, |w| index_meta(ix, w))
-}
-
-/// Writes `part` to `to` (through a temporary file renamed into place).
-pub fn save_part(part: &Part, fingerprint: u64, to: &Path) -> std::io::Result<()> {
-    save_with(PART_MAGIC, PART_VERSION, fingerprint, to, |w| {
-        part_meta(part, w)
-    })
 }
 
 type Writer<'a> = DataWriter<BufWriter<&'a mut std::fs::File>>;
@@ -360,35 +332,6 @@ fn index_meta<W: Write>(ix: &TraceIndex, w: &mut DataWriter<W>) -> std::io::Resu
     }))
 }
 
-fn part_meta<W: Write>(part: &Part, w: &mut DataWriter<W>) -> std::io::Result<Value> {
-    let mut tracks = Vec::new();
-    for t in &part.tracks {
-        tracks.push(json!({
-            "thread": t.thread,
-            "lanes": lanes_meta(&t.lanes, w)?,
-            "markers": markers_meta(&t.markers, w)?,
-        }));
-    }
-    let m = &part.messages;
-    let messages = json!([
-        w.put(&m.iter().map(|m| m.time).collect::<Vec<i64>>())?,
-        w.put(&m.iter().map(|m| m.track).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.send as u32).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.peer).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.tag as u32).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.comm).collect::<Vec<u32>>())?,
-        w.put(&m.iter().map(|m| m.bytes).collect::<Vec<u64>>())?,
-    ]);
-    Ok(json!({
-        "host": part.host, "pid": part.pid, "image": part.image,
-        "clock": part.clock.to_string(),
-        "origin": part.origin, "end": part.end, "events": part.events,
-        "regions": regions_meta(&part.regions), "user_events": part.user_events,
-        "tracks": tracks, "messages": messages,
-        "handoffs": handoffs_meta(&part.handoffs, w)?,
-    }))
-}
-
 fn damaged(why: impl Into<String>) -> Unusable {
     Unusable::Damaged(why.into())
 }
@@ -409,16 +352,6 @@ pub fn load(from: &Path, fingerprint: u64) -> Result<TraceIndex, Unusable> {
         data_end,
     }
     .index(&meta)
-}
-
-/// Reads the part at `from` made with `fingerprint`, checked as an index is.
-pub fn load_part(from: &Path, fingerprint: u64) -> Result<Part, Unusable> {
-    let (map, meta, data_end) = open_checked(from, PART_MAGIC, PART_VERSION, fingerprint)?;
-    Reader {
-        map: &map,
-        data_end,
-    }
-    .part(&meta)
 }
 
 /// The file at `from` read into memory, its header and checksums checked: the bytes, the
@@ -733,63 +666,6 @@ impl Reader<'_> {
                 kind: kind[i] as u8,
             })
             .collect())
-    }
-
-    fn part(&self, m: &Value) -> Result<Part, Unusable> {
-        let regions = region_table(&m["regions"])?;
-        let nregions = regions.all().len() as u32;
-        let user_events = names(&m["user_events"])?;
-        let mut tracks = Vec::new();
-        for t in list(&m["tracks"], "tracks")? {
-            tracks.push(PartTrack {
-                thread: u32::try_from(int(&t["thread"], "thread")?)
-                    .map_err(|_| damaged("thread"))?,
-                lanes: self.lanes(&t["lanes"], nregions)?,
-                markers: self.markers(&t["markers"], user_events.len() as u32)?,
-            });
-        }
-        let ntracks = tracks.len() as u32;
-        let ms = &m["messages"];
-        let time: Vec<i64> = self.owned(&ms[0], None, "message times")?;
-        let n = time.len();
-        let track: Vec<u32> = self.owned(&ms[1], Some(n), "message tracks")?;
-        let send: Vec<u32> = self.owned(&ms[2], Some(n), "message kinds")?;
-        let peer: Vec<u32> = self.owned(&ms[3], Some(n), "message peers")?;
-        let tag: Vec<u32> = self.owned(&ms[4], Some(n), "message tags")?;
-        let comm: Vec<u32> = self.owned(&ms[5], Some(n), "message communicators")?;
-        let bytes: Vec<u64> = self.owned(&ms[6], Some(n), "message bytes")?;
-        in_range(&track, ntracks, "message track")?;
-        in_range(&send, 2, "message kind")?;
-        let messages = (0..n)
-            .map(|i| MessageEvent {
-                time: time[i],
-                track: track[i],
-                send: send[i] == 1,
-                peer: peer[i],
-                tag: tag[i] as i32,
-                comm: comm[i],
-                bytes: bytes[i],
-            })
-            .collect();
-        let u32_of = |v: &Value, what: &str| -> Result<u32, Unusable> {
-            u32::try_from(int(v, what)?).map_err(|_| damaged(format!("{what} out of range")))
-        };
-        Ok(Part {
-            host: text(&m["host"], "host")?,
-            pid: u32_of(&m["pid"], "pid")?,
-            image: u32_of(&m["image"], "image")?,
-            clock: text(&m["clock"], "clock")?
-                .parse()
-                .map_err(|_| damaged("clock is not a number"))?,
-            regions: regions.all().to_vec(),
-            user_events,
-            handoffs: self.handoffs(&m["handoffs"], ntracks)?,
-            tracks,
-            messages,
-            origin: int(&m["origin"], "origin")?,
-            end: int(&m["end"], "end")?,
-            events: int(&m["events"], "events")? as u64,
-        })
     }
 }
 

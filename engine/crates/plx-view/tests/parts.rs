@@ -1,16 +1,17 @@
-//! The index combined from per-process parts: equal to the merge pass's index on a synthetic
-//! multi-process trace (3 ranks of 2 threads, messages between threads of different ranks, some
-//! never received); a second open reads the parts; a damaged or stale part is rebuilt; parts
-//! written beforehand (as `plx run` writes them) are read; a trace whose clock condition needs
-//! repair falls back to the merge pass.
+//! The index combined from per-process parts built from each thread decoded alone: equal to the
+//! merge pass's index on a synthetic multi-process trace (3 ranks of 2 threads, messages between
+//! threads of different ranks, some never received); each part equal to the one the merge of its
+//! process gives (lock hand-offs between 3 threads with ties in time, user events, a killed
+//! process with calls still open); nothing written beside the trace; a region without a
+//! definition takes its process's merge; a trace whose clock condition needs repair falls back
+//! to the merge pass.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::test_dir::{tmp, TestDir};
 use plx_view::api::{IndexSource, Via, Viewer};
 use plx_view::part::PartsUsed;
-use plx_view::store::Unusable;
 use plx_view::TraceIndex;
 
 const MESSAGES: u64 = 900;
@@ -93,20 +94,6 @@ fn assert_same_index(a: &TraceIndex, b: &TraceIndex) {
     }
 }
 
-fn parts_dir(d: &Path) -> PathBuf {
-    d.join(".plx-view").join("parts")
-}
-
-fn part_files(d: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(parts_dir(d))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    v.sort();
-    v
-}
-
 fn used(v: &Viewer) -> &PartsUsed {
     match &v.source {
         IndexSource::Parts(u) => u,
@@ -118,12 +105,14 @@ fn used(v: &Viewer) -> &PartsUsed {
 fn the_index_from_parts_equals_the_merge_pass_index() {
     let d = ring("equal");
     let parts = Viewer::open(&d, None).unwrap();
-    let u = used(&parts);
-    assert_eq!(u.read, 0);
-    assert_eq!(u.built.len(), 3);
-    assert!(u.built.iter().all(|(_, why)| *why == Unusable::Missing));
-    assert!(u.unsaved.is_empty());
-    assert_eq!(part_files(&d).len(), 3);
+    assert_eq!(
+        used(&parts),
+        &PartsUsed {
+            processes: 3,
+            threads: 6,
+            merged: 0
+        }
+    );
     // no merge pass: no index file
     assert!(!plx_view::store::path(&d, None).exists());
 
@@ -146,142 +135,225 @@ fn the_index_from_parts_equals_the_merge_pass_index() {
 }
 
 #[test]
-fn a_second_open_reads_the_parts() {
-    let d = ring("second");
+fn opening_writes_nothing_beside_the_trace() {
+    // the parts used to be written at the open (and by plx run): 1.8 times the trace's size
+    let d = ring("nothing-written");
+    let before = std::fs::read_dir(&*d).unwrap().count();
     let first = Viewer::open(&d, None).unwrap();
+    assert!(!d.join(".plx-view").exists());
+    assert_eq!(std::fs::read_dir(&*d).unwrap().count(), before);
     let second = Viewer::open(&d, None).unwrap();
-    let u = used(&second);
-    assert_eq!((u.read, u.built.len()), (3, 0));
     assert_same_index(&second.index, &first.index);
     assert_eq!(windows(&second), windows(&first));
 }
 
+fn model_of(d: &Path) -> (plx_format::Experiment, plx_analysis::Model) {
+    let exp = plx_format::Experiment::open(d).unwrap();
+    let model = plx_analysis::Model::build(
+        &exp,
+        plx_analysis::BuildOptions {
+            rebuild_from_trace: false,
+            ..Default::default()
+        },
+    );
+    (exp, model)
+}
+
+/// Each image's part from its threads decoded alone, and from the merge of its process.
+fn both_parts(d: &Path) -> Vec<(plx_view::part::Part, plx_view::part::Part)> {
+    let (exp, model) = model_of(d);
+    let images: Vec<usize> = (0..exp.images.len()).collect();
+    plx_view::part::build_all(&exp, &model, &images)
+        .into_iter()
+        .zip(&images)
+        .filter_map(|(alone, &i)| {
+            let merged = plx_view::part::build_merged(&exp, &model, i).unwrap();
+            match (alone.unwrap(), merged) {
+                (Some(a), Some(m)) => Some((a, m)),
+                (None, None) => None,
+                (a, m) => panic!("image {i}: {a:?} against {m:?}"),
+            }
+        })
+        .collect()
+}
+
+/// Process 60: 3 threads taking one mutex in turn 300 times (most of it past the first batch the
+/// merge decodes before it is split), releases and acquisitions of different
+/// threads at the same ns (the merge orders them by ticks, then thread), a user event; process 61: killed (no end) with `main` and `work` still open on its 2 threads.
+fn locks(d: &Path) {
+    use plx_format::records::{Record, UserEventDef};
+    use plx_format::synth::SynthProcess;
+    use plx_format::{EventEncoder, NamedBy, SyncKind, NONE_U32};
+    let mut p = SynthProcess::new("host", 60, &["/bin/locks"]);
+    p.functions(&[(1, "main"), (2, "worker"), (3, "locked")])
+        .thread(0, 60, "main", 0)
+        .thread(1, 61, "w1", 0)
+        .thread(2, 62, "w2", 0)
+        .sync_object(0, SyncKind::Mutex, NamedBy::Init, NONE_U32, 0x4000)
+        .record(Record::UserEventDef(UserEventDef {
+            event_id: 5,
+            name: "queue".into(),
+        }));
+    // thread t holds the lock in rounds r ≡ t (mod 3), from 100·r + 10 to 100·r + 110, where
+    // the next holder's acquisition is, at the release's very ns
+    let mut enc: Vec<EventEncoder> = (0..3).map(|_| EventEncoder::new(0)).collect();
+    for (t, e) in enc.iter_mut().enumerate() {
+        e.enter(if t == 0 { 1 } else { 2 }, 0);
+    }
+    for r in 0..300u64 {
+        let t = (r % 3) as usize;
+        let at = 100 * r + 10;
+        enc[t]
+            .acquire(0, 0, if r == 0 { 0 } else { 20 }, at)
+            .enter(3, at)
+            .user(5, r as f64, at + 1)
+            .exit(3, at + 90)
+            .release(0, 0, at + 100);
+    }
+    for (t, e) in enc.iter_mut().enumerate() {
+        e.exit(if t == 0 { 1 } else { 2 }, 50_000);
+    }
+    for (t, e) in enc.iter().enumerate() {
+        p.chunk(t as u32, e);
+    }
+    p.end(50_000, 0);
+    p.write(d).unwrap();
+
+    let mut k = SynthProcess::new("host", 61, &["/bin/killed"]);
+    k.functions(&[(1, "main"), (2, "work")])
+        .thread(0, 61, "main", 0)
+        .thread(1, 63, "t1", 0);
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 5).enter(2, 10).exit(2, 20).enter(2, 30);
+    let mut w = EventEncoder::new(0);
+    w.enter(2, 7).enter(2, 8).exit(2, 400);
+    k.chunk(0, &m).chunk(1, &w);
+    k.write(d).unwrap();
+}
+
 #[test]
-fn parts_written_before_the_first_open_are_read() {
-    let d = ring("prebuilt");
-    // as plx run does for its own processes once they have ended: here every process
-    let done = plx_view::part::prebuild(&d, |_, _| true).unwrap();
-    assert_eq!(done.written.len(), 3);
-    assert!(done.failed.is_empty());
-    assert_eq!(part_files(&d), {
-        let mut w = done.written.clone();
-        w.sort();
-        w
-    });
+fn each_thread_decoded_alone_gives_the_part_of_its_process_merge() {
+    let d = tmp("view-parts-alone");
+    locks(&d);
+    let parts = both_parts(&d);
+    assert_eq!(parts.len(), 2);
+    for (alone, merged) in &parts {
+        assert_eq!(alone, merged, "{}.{}", alone.host, alone.pid);
+    }
+    let (locks, killed) = (&parts[0].0, &parts[1].0);
+    // at a tie the merge gives the thread of the lower number first: the release comes before
+    // the acquisition from thread 0 to 1 and from 1 to 2, and after it from 2 to 0, where the
+    // acquisition pairs with the release of the round before (thread 1's)
+    let pairs: Vec<(u32, u32, i64)> = locks
+        .handoffs
+        .iter()
+        .map(|h| (h.from, h.to, h.acquire - h.release))
+        .collect();
+    assert_eq!(pairs.len(), 299);
+    for (i, p) in pairs.iter().enumerate() {
+        let want = match i % 3 {
+            0 => (0, 1, 0),
+            1 => (1, 2, 0),
+            _ => (1, 0, 100),
+        };
+        assert_eq!(*p, want, "hand-off {i}");
+    }
+    // 300 values of the user event, 100 on each thread
+    let markers: Vec<usize> = locks.tracks.iter().map(|t| t.markers.len()).collect();
+    assert_eq!(markers, [100, 100, 100]);
+    // the killed process's open calls closed at its latest event (400 ns)
+    let outer = &killed.tracks[0].lanes[0];
+    assert_eq!((outer.start[0], outer.end[0]), (5, 400));
     let v = Viewer::open(&d, None).unwrap();
-    let u = used(&v);
-    assert_eq!((u.read, u.built.len()), (3, 0));
     let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert_same_index(&v.index, &merged.index);
+    assert_eq!(windows(&v), windows(&merged));
+}
 
-    // one process only (pid 1001, rank 1): the two others are built at the open
-    let d = ring("prebuilt-one");
-    let done = plx_view::part::prebuild(&d, |_, pid| pid == 1001).unwrap();
-    assert_eq!(done.written.len(), 1);
+#[test]
+fn a_thread_with_damage_decodes_alone_as_its_merge_does() {
+    use plx_format::event::extended_word;
+    use plx_format::synth::SynthProcess;
+    use plx_format::EventEncoder;
+    let d = tmp("view-parts-damage");
+    let mut p = SynthProcess::new("host", 80, &["/bin/damaged"]);
+    p.functions(&[(1, "main"), (2, "step")])
+        .thread(0, 80, "main", 0)
+        .thread(1, 81, "t1", 0);
+    // 300 calls of step (past the first batch the merge decodes before it is split: what follows
+    // is read by the streams' own loop), a time reset back (after 20,000 ns to 5: the thread's
+    // time does not go back, the enter is taken at 20,000), an unknown word, then an extended
+    // event whose 5 payload words are missing
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 0);
+    for k in 0..300 {
+        m.enter(2, 10 + 60 * k).exit(2, 40 + 60 * k);
+    }
+    m.enter(2, 19_990)
+        .exit(2, 20_000)
+        .enter(2, 5)
+        .exit(2, 20_030)
+        .raw(&[3 << 62])
+        .exit(1, 20_040)
+        .raw(&[extended_word(9, 5, 1)]);
+    let mut w = EventEncoder::new(0);
+    w.enter(1, 3).exit(1, 60);
+    p.chunk(0, &m).chunk(1, &w).end(20_040, 0);
+    p.write(&d).unwrap();
+    let parts = both_parts(&d);
+    assert_eq!(parts.len(), 1);
+    let (alone, merged) = &parts[0];
+    assert_eq!(alone, merged);
+    let lanes = &alone.tracks[0].lanes;
+    assert_eq!((lanes[0].start[0], lanes[0].end[0]), (0, 20_040));
+    let steps: Vec<(i64, i64)> = (299..302)
+        .map(|i| (lanes[1].start[i], lanes[1].end[i]))
+        .collect();
+    assert_eq!(
+        steps,
+        [(17_950, 17_980), (19_990, 20_000), (20_000, 20_030)]
+    );
+    // the enters and exits; the time reset, the unknown word and the cut event are no events
+    assert_eq!(alone.events, 2 + 2 * 302 + 2);
+}
+
+#[test]
+fn a_region_without_a_definition_takes_the_merge_of_its_process() {
+    use plx_format::synth::SynthProcess;
+    use plx_format::EventEncoder;
+    let d = tmp("view-parts-undefined");
+    let mut p = SynthProcess::new("host", 70, &["/bin/undefined"]);
+    p.functions(&[(1, "main")]).thread(0, 70, "main", 0);
+    let mut e = EventEncoder::new(0);
+    e.enter(1, 0)
+        .enter(77, 10)
+        .exit(77, 20)
+        .enter(78, 30)
+        .user(9, 2.5, 35)
+        .exit(78, 40)
+        .exit(1, 50);
+    p.chunk(0, &e).end(50, 0);
+    p.write(&d).unwrap();
     let v = Viewer::open(&d, None).unwrap();
-    let u = used(&v);
-    assert_eq!((u.read, u.built.len()), (1, 2));
+    assert_eq!(
+        used(&v),
+        &PartsUsed {
+            processes: 1,
+            threads: 1,
+            merged: 1
+        }
+    );
+    let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert_same_index(&v.index, &merged.index);
-}
-
-#[test]
-fn a_damaged_or_stale_part_is_rebuilt() {
-    let d = ring("damaged");
-    let want = Viewer::open(&d, None).unwrap();
-    let want_windows = windows(&want);
-    let files = part_files(&d);
-    let f = &files[1];
-    let good = std::fs::read(f).unwrap();
-
-    // one byte of its data flipped
-    let mut bad = good.clone();
-    bad[200] ^= 0x40;
-    std::fs::write(f, &bad).unwrap();
-    let v = Viewer::open(&d, None).unwrap();
-    let u = used(&v);
-    assert_eq!(u.read, 2);
-    assert_eq!(
-        u.built,
-        vec![(
-            f.clone(),
-            Unusable::Damaged("the data's checksum does not match".into())
-        )]
-    );
-    assert_same_index(&v.index, &want.index);
-    assert_eq!(windows(&v), want_windows);
-    // written again: read at the next open
-    assert_eq!(used(&Viewer::open(&d, None).unwrap()).read, 3);
-
-    // cut short
-    std::fs::write(f, &good[..good.len() / 3]).unwrap();
-    let v = Viewer::open(&d, None).unwrap();
-    let u = used(&v);
-    assert_eq!(u.built.len(), 1);
-    assert!(
-        matches!(&u.built[0].1, Unusable::Damaged(w) if w.contains("the header says")),
-        "{:?}",
-        u.built
-    );
-    assert_eq!(windows(&v), want_windows);
-
-    // an index file is not a part
-    let _ = Viewer::open_with(&d, None, Via::MergePass).unwrap();
-    std::fs::copy(plx_view::store::path(&d, None), f).unwrap();
-    std::fs::remove_file(plx_view::store::path(&d, None)).unwrap();
-    let v = Viewer::open(&d, None).unwrap();
-    assert_eq!(
-        used(&v).built,
-        vec![(f.clone(), Unusable::Damaged("no index header".into()))]
-    );
-
-    // a process's trace file touched: that process's part is stale, the others are read
-    let pdir = d.join("node1.1002");
-    let trace = pdir.join("trace.plx");
-    let t = std::fs::File::options().write(true).open(&trace).unwrap();
-    t.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
-        .unwrap();
-    drop(t);
-    let v = Viewer::open(&d, None).unwrap();
-    let u = used(&v);
-    assert_eq!(u.read, 2);
-    assert_eq!(
-        u.built,
-        vec![(plx_view::part::path(&d, "node1", 1002, 0), Unusable::Stale)]
-    );
-    assert_eq!(windows(&v), want_windows);
-}
-
-#[test]
-fn a_fifo_as_a_part_is_not_read_but_rebuilt() {
-    // opening a FIFO for reading waits for a writer: plx view hung at its open
-    let d = ring("fifo");
-    let want = Viewer::open(&d, None).unwrap();
-    let f = part_files(&d)[2].clone();
-    std::fs::remove_file(&f).unwrap();
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&f)
-        .status()
-        .unwrap()
-        .success());
-    let (tx, rx) = std::sync::mpsc::channel();
-    let dir = d.to_path_buf();
-    std::thread::spawn(move || {
-        let v = Viewer::open(&dir, None).unwrap();
-        let _ = tx.send((used(&v).clone(), windows(&v)));
-    });
-    let (u, w) = rx
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the open returned within 60 s");
-    assert_eq!(u.read, 2);
-    assert_eq!(
-        u.built,
-        vec![(
-            f.clone(),
-            Unusable::Damaged("cannot open: not a regular file (a FIFO)".into())
-        )]
-    );
-    assert_eq!(w, windows(&want));
-    assert!(std::fs::symlink_metadata(&f).unwrap().is_file());
+    let names: Vec<&str> = v
+        .index
+        .regions
+        .all()
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(names.ends_with(&["region 77", "region 78"]), "{names:?}");
+    assert_eq!(v.index.user_events, ["event 9"]);
 }
 
 #[test]
@@ -317,13 +389,11 @@ fn a_receive_before_its_send_needs_the_merge_pass() {
 fn a_part_numbering_its_regions_otherwise_is_renumbered() {
     let d = ring("renumbered");
     let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
-    plx_view::part::prebuild(&d, |_, _| true).unwrap();
-    let files = part_files(&d);
-    let mut parts = Vec::new();
-    for (f, pid) in files.iter().zip([1000, 1001, 1002]) {
-        let fp = plx_view::store::process_fingerprint(&d.join(format!("node1.{pid}")), 0).unwrap();
-        parts.push(plx_view::store::load_part(f, fp).unwrap());
-    }
+    let (exp, model) = model_of(&d);
+    let mut parts: Vec<plx_view::part::Part> = plx_view::part::build_all(&exp, &model, &[0, 1, 2])
+        .into_iter()
+        .map(|p| p.unwrap().unwrap())
+        .collect();
     // rank 1's table in reverse order, its lanes' regions renumbered to match
     let p1 = &mut parts[1];
     let n = p1.regions.len() as u32;
@@ -334,16 +404,7 @@ fn a_part_numbering_its_regions_otherwise_is_renumbered() {
             lane.region = region.into();
         }
     }
-    let exp = plx_format::Experiment::open(&d).unwrap();
-    let model = plx_analysis::Model::build(
-        &exp,
-        plx_analysis::BuildOptions {
-            rebuild_from_trace: false,
-            ..Default::default()
-        },
-    );
-    let refs: Vec<&plx_view::part::Part> = parts.iter().collect();
-    let ix = plx_view::part::combine(&model, &refs).unwrap();
+    let ix = plx_view::part::combine(&model, parts).unwrap();
     assert_eq!(ix.tracks[2].label, "1.0");
     assert_same_index(&ix, &merged.index);
 }

@@ -1,7 +1,7 @@
 //! (Ignored) what `plx view` costs on a large synthetic trace, against loading the same trace's
 //! Chrome JSON, in one run: `cargo test --release -p plx-view --test view_bench -- --ignored
-//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's trace (default 100 M events; `make
-//! bench` uses 20 M) and
+//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
+//! default 100 M; `make bench` uses 20 M and 100 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
 
@@ -43,6 +43,20 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// CPU seconds (user and system, every thread) this process has used so far, from
+/// `/proc/self/stat` (in clock ticks of 10 ms).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // the fields after the command name (which may hold spaces) in parentheses
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// Seconds of `f`.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();
@@ -53,65 +67,63 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 /// What one viewer run measured.
 struct Run {
     events: u64,
-    /// What `plx run` adds at the end of the run: the parts of every process (8 ranks) built
-    /// and written, on all cores.
-    parts_s: f64,
-    /// What one rank's `plx run` adds: the part of one process (rank 0) built and written.
-    one_part_s: f64,
-    /// The first open after that: the parts read and combined.
+    /// The first open of the experiment as `plx run --trace` leaves it (nothing prepared).
     first_s: f64,
-    /// A later open (the same).
-    open_s: f64,
-    /// The first open of an experiment without parts (`PLX_VIEW_INDEX=0`): they are built then.
-    no_parts_s: f64,
+    /// The CPU seconds of the first open (every thread).
+    first_cpu_s: f64,
+    /// Later opens (the same work: nothing is kept between opens), each.
+    later_s: Vec<f64>,
     /// The merge pass (the fallback when the clock condition needs repair), index written.
     merge_s: f64,
+    /// The merge pass's index file, bytes.
+    merge_index: u64,
     zooms: Vec<f64>,
     pans: Vec<f64>,
     /// The whole trace at 1600 columns, ms.
     widest: f64,
     largest: u64,
-    parts_mib: f64,
+    /// The experiment's bytes on disk (every file) after the opens, and of them under
+    /// `.plx-view/` (any index).
+    disk: u64,
+    index: u64,
 }
 
-fn du_mib(d: &Path) -> f64 {
+/// Bytes of the files under `d`, recursively.
+fn du(d: &Path) -> u64 {
     std::fs::read_dir(d)
         .map(|es| {
             es.flatten()
-                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => du(&e.path()),
+                    _ => e.metadata().map_or(0, |m| m.len()),
+                })
                 .sum::<u64>()
         })
-        .unwrap_or(0) as f64
-        / (1 << 20) as f64
+        .unwrap_or(0)
 }
 
-/// The first open without parts (which builds them), the parts built again as `plx run` builds
-/// them, the first open after that, a later one, the merge pass; then on the last open the
-/// latency of 20 zooms and 20 pans (window answer as JSON text, 1600 columns).
+/// The first open of the experiment as written (nothing prepared), two later opens, the
+/// bytes on disk, the merge pass (its index then removed); on the last open the latency of 20
+/// zooms and 20 pans (window answer as JSON text, 1600 columns).
 fn viewer(d: &Path) -> Run {
-    let parts = d.join(".plx-view").join("parts");
-    let (v, no_parts_s) = timed(|| Viewer::open(d, None).unwrap());
-    assert!(matches!(&v.source, IndexSource::Parts(u) if u.read == 0 && u.unsaved.is_empty()));
-    drop(v);
-    std::fs::remove_dir_all(&parts).unwrap();
-    let (done, parts_s) = timed(|| plx_view::part::prebuild(d, |_, _| true).unwrap());
-    assert!(done.failed.is_empty() && !done.written.is_empty());
-    let parts_mib = du_mib(&parts);
-    // one rank's plx run: its own process only (rank 0, pid 5000)
-    let first = plx_view::part::path(d, "node1", 5000, 0);
-    assert!(first.is_file(), "{}", first.display());
-    std::fs::remove_file(&first).unwrap();
-    let (done, one_part_s) = timed(|| plx_view::part::prebuild(d, |_, pid| pid == 5000).unwrap());
-    assert_eq!(done.written, vec![first]);
+    let cpu0 = cpu_s();
     let (v, first_s) = timed(|| Viewer::open(d, None).unwrap());
-    assert!(matches!(&v.source, IndexSource::Parts(u) if u.built.is_empty()));
+    let first_cpu_s = cpu_s() - cpu0;
+    assert!(matches!(&v.source, IndexSource::Parts(u) if u.merged == 0));
     drop(v);
+    let mut later_s = Vec::new();
+    for _ in 0..2 {
+        let (v, s) = timed(|| Viewer::open(d, None).unwrap());
+        assert!(matches!(&v.source, IndexSource::Parts(_)));
+        later_s.push(s);
+    }
+    let (disk, index) = (du(d), du(&d.join(".plx-view")));
     let (v, merge_s) = timed(|| Viewer::open_with(d, None, Via::MergePass).unwrap());
     assert!(matches!(v.source, IndexSource::Built { unsaved: None, .. }));
     drop(v);
-    std::fs::remove_file(plx_view::store::path(d, None)).unwrap();
-    let (v, open_s) = timed(|| Viewer::open(d, None).unwrap());
-    assert!(matches!(&v.source, IndexSource::Parts(u) if u.built.is_empty()));
+    let merge_index = du(&d.join(".plx-view"));
+    std::fs::remove_dir_all(d.join(".plx-view")).unwrap();
+    let v = Viewer::open(d, None).unwrap();
     let span = v.index.end - v.index.origin;
     let mut zooms = Vec::new();
     let (mut t0, mut t1) = (0i64, span);
@@ -141,37 +153,42 @@ fn viewer(d: &Path) -> Run {
         .fold(0.0, f64::max);
     Run {
         events: v.index.events,
-        parts_s,
         first_s,
-        open_s,
-        no_parts_s,
-        one_part_s,
+        first_cpu_s,
+        later_s,
         merge_s,
+        merge_index,
         zooms,
         pans,
         widest,
         largest: largest as u64,
-        parts_mib,
+        disk,
+        index,
     }
 }
 
 impl Run {
     fn line(&self, gen_s: f64) -> String {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
         format!(
-            "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): end of one rank's plx run \
-(its process's part built and written) {:.2} s; parts of all 8 processes at once (on every \
-core, {:.0} MiB written) {:.2} s; plx view's first open \
-after it (parts read, combined) {:.2} s, later opens {:.2} s; first open without parts (built \
-then) {:.2} s; merge pass (fallback, index written) {:.2} s; widest zoom {:.1} ms; zooms {}; \
-pans {}; largest answer {} KiB",
+            "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): plx view's first open \
+(nothing prepared) {:.2} s ({:.1} M events/s; {:.2} s of CPU), later opens {}; experiment {:.0} MiB on disk, \
+{:.2} bytes/event, index kept {} bytes; merge pass (fallback) {:.2} s, its index {:.0} MiB; \
+widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             self.events,
-            self.one_part_s,
-            self.parts_mib,
-            self.parts_s,
             self.first_s,
-            self.open_s,
-            self.no_parts_s,
+            self.events as f64 / self.first_s / 1e6,
+            self.first_cpu_s,
+            self.later_s
+                .iter()
+                .map(|s| format!("{s:.2} s"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            mib(self.disk),
+            self.disk as f64 / self.events as f64,
+            self.index,
             self.merge_s,
+            mib(self.merge_index),
             self.widest,
             stats(&self.zooms),
             stats(&self.pans),
@@ -183,9 +200,11 @@ pans {}; largest answer {} KiB",
 fn stats(ms: &[f64]) -> String {
     let mut v = ms.to_vec();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     format!(
-        "median {:.1} ms, max {:.1} ms",
-        v[v.len() / 2],
+        "median {:.1} ms, p90 {:.1} ms, max {:.1} ms",
+        at(0.5),
+        at(0.9),
         v[v.len() - 1]
     )
 }
@@ -194,7 +213,11 @@ fn stats(ms: &[f64]) -> String {
 #[ignore]
 fn open_and_query_latency_against_chrome_json() {
     let small = env("PLX_VIEW_BENCH_JSON_EVENTS", 2_000_000);
-    let large = env("PLX_VIEW_BENCH_EVENTS", 100_000_000);
+    let large: Vec<u64> = std::env::var("PLX_VIEW_BENCH_EVENTS")
+        .unwrap_or_else(|_| "100000000".into())
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
 
     // the comparison on one trace: plx view's open against parsing the Chrome JSON export
     let d = tmp("small");
@@ -216,17 +239,16 @@ fn open_and_query_latency_against_chrome_json() {
     drop(doc);
     eprintln!(
         "view-bench: {}; the Chrome JSON ({:.0} MiB, exported in {export_s:.1} s) parses in \
-{parse_s:.2} s ({:.1}x plx view's first open, {:.1}x a later one), peak RSS {} MiB -> {} MiB",
+{parse_s:.2} s ({:.1}x plx view's first open), peak RSS {} MiB -> {} MiB",
         run.line(gen_s),
         json_bytes as f64 / (1 << 20) as f64,
         parse_s / run.first_s,
-        parse_s / run.open_s,
         rss0 / 1024,
         rss1 / 1024,
     );
     let _ = std::fs::remove_dir_all(&d);
 
-    if large > small {
+    for &large in large.iter().filter(|&&n| n > small) {
         let d = tmp("large");
         let (written, gen_s) = timed(|| world(&d, large / 16));
         let rss0 = peak_rss_kb();
@@ -304,4 +326,23 @@ window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1}
         g * 1e3,
         i * 1e3
     );
+}
+
+/// (Ignored) the open alone, 3 times, of the experiment `PLX_VIEW_BENCH_DIR` (written there
+/// first if absent, `PLX_VIEW_BENCH_EVENTS` events): for profiling the open.
+#[test]
+#[ignore]
+fn open_only() {
+    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+        return;
+    };
+    let d = std::path::PathBuf::from(d);
+    if !d.exists() {
+        std::fs::create_dir_all(&d).unwrap();
+        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+    }
+    for _ in 0..3 {
+        let (v, s) = timed(|| Viewer::open(&d, None).unwrap());
+        eprintln!("open-only: {} events opened in {s:.3} s", v.index.events);
+    }
 }

@@ -39,6 +39,19 @@ impl Source {
         self.cursor.fill(&self.files, &self.clock, stats, out);
         self.done = out.is_empty();
     }
+
+    /// Every remaining event to `f` ([`Cursor::scan`]), when the source is read alone.
+    pub fn scan(&mut self, stats: &Residency, f: &mut impl FnMut(super::cursor::Scanned)) {
+        if !self.done {
+            self.cursor.scan(&self.files, &self.clock, stats, f);
+            self.done = true;
+        }
+    }
+
+    /// The batch decoded ahead, if any.
+    pub fn take_ahead(&mut self) -> Vec<Head> {
+        std::mem::take(&mut self.ahead)
+    }
 }
 
 struct Shared {
@@ -123,6 +136,29 @@ impl Sources {
         if let (true, Some(tx)) = (more, &self.requests) {
             // the thread is gone only if it panicked: batches are then decoded when needed
             let _ = tx.send(li);
+        }
+    }
+
+    /// The sources, by location (each `Some`), the read-ahead thread ended.
+    pub fn into_sources(mut self) -> Vec<Option<Source>> {
+        self.requests = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let shared = std::mem::replace(
+            &mut self.shared,
+            Arc::new(Shared {
+                sources: Vec::new(),
+                stats: Residency::default(),
+            }),
+        );
+        match Arc::try_unwrap(shared) {
+            Ok(sh) => sh
+                .sources
+                .into_iter()
+                .map(|m| Some(m.into_inner().unwrap_or_else(|e| e.into_inner())))
+                .collect(),
+            Err(_) => unreachable!("the read-ahead thread, the only other owner, has ended"),
         }
     }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use plx_format::event::{DELTA_MASK, MAX_REGION};
 use plx_format::{ChunkEvents, ChunkInfo, ClockMap, Event, OffsetMap, Warning, WarningKind};
 
 use super::LocalIds;
@@ -123,10 +124,15 @@ impl Clock {
         crate::matching::key_of_comm(self.comms.get(local), local)
     }
 
+    /// As [`ProcessModel::rank0_ns`] rounded.
+    #[inline]
+    fn ns(&self, ticks: u64) -> i64 {
+        super::round_ns(self.offsets.to_rank0(self.map.ns(ticks)) + self.shift_ns as f64)
+    }
+
     /// As [`ProcessModel::rank0_ns`] rounded, and [`crate::model::globalize_event`].
     #[inline]
     fn head(&self, ticks: u64, ev: Event) -> Head {
-        let ns = self.offsets.to_rank0(self.map.ns(ticks)) + self.shift_ns as f64;
         let comm = match ev {
             Event::Send { comm, .. }
             | Event::Recv { comm, .. }
@@ -135,11 +141,25 @@ impl Clock {
         };
         Head {
             ticks,
-            base_ns: super::round_ns(ns),
+            base_ns: self.ns(ticks),
             comm,
             ev: crate::model::globalize_event_by(self.rank_base, ev),
         }
     }
+}
+
+/// An event [`Cursor::scan`] gives.
+pub(crate) enum Scanned {
+    /// An enter or exit: the thread's ticks, ns as in [`Head::base_ns`], the process-local
+    /// region.
+    Region {
+        ticks: u64,
+        ns: i64,
+        exit: bool,
+        region: u32,
+    },
+    /// Any other event the cursor yields.
+    Other(Head),
 }
 
 /// The trace files of a process image: the trace, then the files of its recovered chunks.
@@ -221,65 +241,138 @@ impl Cursor {
             if !self.loaded && !self.load(files, path, stats) {
                 return;
             }
-            let mut it = ChunkEvents::resume(&self.buf, self.pos, self.ticks);
+            // the chunk's bytes are taken out while they are decoded (the decoder borrows them)
+            let buf = std::mem::take(&mut self.buf);
+            let mut it = ChunkEvents::resume(&buf, self.pos, self.ticks);
             while out.len() < self.batch {
                 let Some(ev) = it.next() else {
                     self.exhausted_chunk = true;
                     break;
                 };
-                let keep = match (ev, self.filter) {
-                    // CPU and counter events are not part of the merged stream (profiles read
-                    // them, and the counter records hold every counted call) unless asked for
-                    // (exports that show counters), nor the notes that a worker's next enters
-                    // are its team starter's path
-                    (Event::CountedCall { .. }, Filter::AllWithCounters) => true,
-                    (
-                        Event::TimeReset { .. }
-                        | Event::Cpu { .. }
-                        | Event::OmpContext { .. }
-                        | Event::CountedCall { .. }
-                        | Event::CounterEpoch { .. },
-                        _,
-                    ) => false,
-                    (Event::Unknown { subtype, .. }, _) => {
-                        self.damage.unknown += 1;
-                        self.damage.unknown_subtypes |= 1 << subtype.min(63);
-                        false
-                    }
-                    (_, Filter::All | Filter::AllWithCounters) => true,
-                    (Event::Send { .. } | Event::Recv { .. }, Filter::Messages) => true,
-                    (_, Filter::Messages) => false,
-                };
-                if !keep {
+                if !self.keeps(&ev) {
                     continue;
                 }
-                let mut t = ev.ticks();
-                if t < self.last_ticks {
-                    self.damage.out_of_order += 1;
-                    t = self.last_ticks;
-                }
-                self.last_ticks = t;
+                let t = self.in_order(ev.ticks());
                 out.push(clock.head(t, ev));
             }
             if let Some(w) = it.cut_at() {
-                let info = self.chunks[self.next_chunk - 1];
-                self.damage.warnings.push(Warning::at(
-                    path,
-                    info.events_offset + 8 * w as u64,
-                    WarningKind::Malformed,
-                    format!(
-                        "thread {}: extended event's payload runs past its chunk: rest of chunk skipped",
-                        self.thread
-                    ),
-                ));
+                self.cut_warning(path, w);
             }
             (self.pos, self.ticks) = it.position();
+            self.buf = buf;
             if self.exhausted_chunk {
                 self.unload(stats);
             }
             if !out.is_empty() {
                 return;
             }
+        }
+    }
+
+    /// Whether the cursor yields `ev` (by its [`Filter`]; unknown events are counted).
+    #[inline]
+    fn keeps(&mut self, ev: &Event) -> bool {
+        match (ev, self.filter) {
+            // CPU and counter events are not part of the merged stream (profiles read
+            // them, and the counter records hold every counted call) unless asked for
+            // (exports that show counters), nor the notes that a worker's next enters
+            // are its team starter's path
+            (Event::CountedCall { .. }, Filter::AllWithCounters) => true,
+            (
+                Event::TimeReset { .. }
+                | Event::Cpu { .. }
+                | Event::OmpContext { .. }
+                | Event::CountedCall { .. }
+                | Event::CounterEpoch { .. },
+                _,
+            ) => false,
+            (Event::Unknown { subtype, .. }, _) => {
+                self.damage.unknown += 1;
+                self.damage.unknown_subtypes |= 1 << (*subtype).min(63);
+                false
+            }
+            (_, Filter::All | Filter::AllWithCounters) => true,
+            (Event::Send { .. } | Event::Recv { .. }, Filter::Messages) => true,
+            (_, Filter::Messages) => false,
+        }
+    }
+
+    /// A thread's time does not go back: `ticks`, or its predecessor's when earlier (counted).
+    #[inline]
+    fn in_order(&mut self, ticks: u64) -> u64 {
+        let mut t = ticks;
+        if t < self.last_ticks {
+            self.damage.out_of_order += 1;
+            t = self.last_ticks;
+        }
+        self.last_ticks = t;
+        t
+    }
+
+    /// The warning for an extended event at word `w` of the current chunk whose payload runs
+    /// past it.
+    fn cut_warning(&mut self, path: &Path, w: usize) {
+        let info = self.chunks[self.next_chunk - 1];
+        self.damage.warnings.push(Warning::at(
+            path,
+            info.events_offset + 8 * w as u64,
+            WarningKind::Malformed,
+            format!(
+                "thread {}: extended event's payload runs past its chunk: rest of chunk skipped",
+                self.thread
+            ),
+        ));
+    }
+
+    /// Every remaining event to `f`, the same events with the same times as [`Cursor::fill`]
+    /// gives, an enter or exit without building a [`Head`] (the words of most of a trace,
+    /// decoded here in a loop of their own).
+    pub fn scan(
+        &mut self,
+        files: &Files,
+        clock: &Clock,
+        stats: &Residency,
+        f: &mut impl FnMut(Scanned),
+    ) {
+        let (path, fs) = (files.path.as_path(), files.files.as_slice());
+        loop {
+            if !self.loaded && !self.load(fs, path, stats) {
+                return;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let whole = buf.len() & !7;
+            let (mut pos, mut ticks) = (self.pos, self.ticks);
+            while pos < whole {
+                let w = u64::from_le_bytes(buf[pos..pos + 8].try_into().expect("8 bytes"));
+                if w >> 62 <= 1 {
+                    pos += 8;
+                    ticks = ticks.wrapping_add(w & DELTA_MASK);
+                    let t = self.in_order(ticks);
+                    f(Scanned::Region {
+                        ticks: t,
+                        ns: clock.ns(t),
+                        exit: w >> 62 == 1,
+                        region: ((w >> 40) as u32) & MAX_REGION,
+                    });
+                    continue;
+                }
+                let mut it = ChunkEvents::resume(&buf, pos, ticks);
+                let Some(ev) = it.next() else {
+                    if let Some(w) = it.cut_at() {
+                        self.cut_warning(path, w);
+                    }
+                    break;
+                };
+                (pos, ticks) = it.position();
+                if self.keeps(&ev) {
+                    let t = self.in_order(ev.ticks());
+                    f(Scanned::Other(clock.head(t, ev)));
+                }
+            }
+            (self.pos, self.ticks) = (pos, ticks);
+            self.buf = buf;
+            self.exhausted_chunk = true;
+            self.unload(stats);
         }
     }
 

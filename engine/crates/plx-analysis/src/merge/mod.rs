@@ -31,6 +31,7 @@
 //! and as many events as it gave ([`ReplayPlan`]): the same events, no heap, no matching.
 
 mod ahead;
+mod alone;
 mod clc;
 mod cursor;
 mod feed;
@@ -48,6 +49,7 @@ use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::demangle;
 use crate::AnalysisError;
 
+pub use alone::{Alone, AloneEvent, LocationStream, UNRESOLVED};
 pub use clc::{ClockReport, DEFAULT_MIN_LATENCY_NS};
 pub use cursor::MergeStats;
 pub use feed::Feed;
@@ -514,6 +516,18 @@ impl<'m> GlobalMerge<'m> {
         opts: MergeOptions,
         filter: Filter,
     ) -> Result<GlobalMerge<'m>, AnalysisError> {
+        Self::build_with(model, exp, opts, filter, true)
+    }
+
+    /// [`GlobalMerge::build`]; `match_messages`: plan the matching of the ranks' messages (a
+    /// pass over their send and receive events) when there are ranks.
+    fn build_with(
+        model: &'m Model,
+        exp: Option<&Experiment>,
+        opts: MergeOptions,
+        filter: Filter,
+        match_messages: bool,
+    ) -> Result<GlobalMerge<'m>, AnalysisError> {
         if !model.processes.iter().any(ProcessModel::has_trace) {
             return Err(AnalysisError::NoEventTrace(model.dir.clone()));
         }
@@ -655,7 +669,7 @@ impl<'m> GlobalMerge<'m> {
                 m.loc_messages.push(LocMessages::default());
             }
         }
-        if m.states.iter().any(|s| s.matching) {
+        if match_messages && m.states.iter().any(|s| s.matching) {
             if let Some(plan) = MessagePlan::new(model) {
                 let msgs = Messages::new(plan, opts.repair_clock, opts.min_latency_ns);
                 m.min_latency = msgs.report.min_latency_ns;
@@ -986,36 +1000,8 @@ impl<'m> GlobalMerge<'m> {
             log.events += 1;
         }
         let kind = match head.ev {
-            Event::Enter { region, .. } => EventKind::Enter {
-                region: self.global_region(si, region),
-            },
-            Event::OmpTask {
-                thread_num,
-                team_size,
-                level,
-                region,
-                ..
-            } => EventKind::OmpTeam {
-                region: self.global_region(si, region),
-                level,
-                team_size,
-                thread_num,
-            },
-            Event::Exit { region, .. } => EventKind::Exit {
-                region: self.global_region(si, region),
-            },
-            Event::User {
-                event_id, value, ..
-            } => EventKind::User {
-                event: self.global_user_event(si, event_id),
-                value,
-            },
             Event::Send {
-                peer,
-                tag,
-                bytes,
-                comm: _,
-                ..
+                peer, tag, bytes, ..
             } => EventKind::Send {
                 peer,
                 tag,
@@ -1024,11 +1010,7 @@ impl<'m> GlobalMerge<'m> {
                 message: self.queue_send(li, si, time_ns, (peer, tag, head.comm)),
             },
             Event::Recv {
-                peer,
-                tag,
-                bytes,
-                comm: _,
-                ..
+                peer, tag, bytes, ..
             } => {
                 let loc = &mut self.loc_messages[li as usize];
                 let message = match std::mem::replace(&mut loc.pending, Pending::None) {
@@ -1048,61 +1030,7 @@ impl<'m> GlobalMerge<'m> {
                     message,
                 }
             }
-            Event::Collective {
-                comm: _,
-                root,
-                bytes_sent,
-                bytes_recv,
-                ..
-            } => EventKind::Collective {
-                comm: comm_of_key(head.comm),
-                root: (root != NONE_U32).then_some(root),
-                bytes_sent,
-                bytes_recv,
-            },
-            Event::Acquire {
-                object,
-                kind,
-                wait_ticks,
-                ..
-            } => {
-                let p = &self.model.processes[self.slots[si as usize].model_index];
-                let waited = wait_ticks as f64 * p.clock_map.ns_per_tick();
-                EventKind::Acquire {
-                    object,
-                    kind,
-                    wait_ns: round_ns(waited).max(0) as u64,
-                }
-            }
-            Event::Release { object, kind, .. } => EventKind::Release { object, kind },
-            Event::StreamSend {
-                stream, end, bytes, ..
-            } => EventKind::StreamSend { stream, end, bytes },
-            Event::StreamRecv {
-                stream, end, bytes, ..
-            } => EventKind::StreamRecv { stream, end, bytes },
-            Event::CountedCall {
-                set,
-                region,
-                value0,
-                value1,
-                value2,
-                value3,
-                ..
-            } => EventKind::Counted {
-                set,
-                region: self.global_region(si, region),
-                values: [value0, value1, value2, value3],
-            },
-            Event::TimeReset { .. }
-            | Event::Unknown { .. }
-            | Event::Cpu { .. }
-            | Event::OmpContext { .. }
-            | Event::CounterEpoch { .. } => {
-                unreachable!(
-                    "cursors drop time resets, unknown, CPU, OpenMP context and counter epoch events"
-                )
-            }
+            _ => kind_of(&head, &mut SlotNames { merge: self, si }),
         };
         self.events += 1;
         self.advance(li);
@@ -1290,6 +1218,140 @@ impl<'m> GlobalMerge<'m> {
 }
 
 /// The index of the map of `pairs` (local id, global id; sorted) in `maps`, added if new.
+/// Where [`kind_of`] turns a process's local region and user event ids into global ones.
+pub(crate) trait Names {
+    /// The global region of local id `local`.
+    fn region(&mut self, local: u32) -> u32;
+    /// The global user event of local id `id`.
+    fn user_event(&mut self, id: u64) -> u32;
+    /// The process's clock's ns per tick (asked at a wait's end only).
+    fn ns_per_tick(&self) -> f64;
+}
+
+/// A merge's names of slot `si` (an id it has not met is interned).
+struct SlotNames<'a, 'm> {
+    merge: &'a mut GlobalMerge<'m>,
+    si: u32,
+}
+
+impl Names for SlotNames<'_, '_> {
+    #[inline]
+    fn region(&mut self, local: u32) -> u32 {
+        self.merge.global_region(self.si, local)
+    }
+
+    fn user_event(&mut self, id: u64) -> u32 {
+        self.merge.global_user_event(self.si, id)
+    }
+
+    fn ns_per_tick(&self) -> f64 {
+        let slot = &self.merge.slots[self.si as usize];
+        self.merge.model.processes[slot.model_index]
+            .clock_map
+            .ns_per_tick()
+    }
+}
+
+/// What a decoded event is in the merged stream, its messages unlinked (`message: None`):
+/// the one translation of [`GlobalMerge`]'s events and of [`Alone`]'s.
+#[inline]
+pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
+    match head.ev {
+        Event::Enter { region, .. } => EventKind::Enter {
+            region: names.region(region),
+        },
+        Event::Exit { region, .. } => EventKind::Exit {
+            region: names.region(region),
+        },
+        Event::OmpTask {
+            thread_num,
+            team_size,
+            level,
+            region,
+            ..
+        } => EventKind::OmpTeam {
+            region: names.region(region),
+            level,
+            team_size,
+            thread_num,
+        },
+        Event::User {
+            event_id, value, ..
+        } => EventKind::User {
+            event: names.user_event(event_id),
+            value,
+        },
+        Event::Send {
+            peer, tag, bytes, ..
+        } => EventKind::Send {
+            peer,
+            tag,
+            bytes,
+            comm: comm_of_key(head.comm),
+            message: None,
+        },
+        Event::Recv {
+            peer, tag, bytes, ..
+        } => EventKind::Recv {
+            peer,
+            tag,
+            bytes,
+            comm: comm_of_key(head.comm),
+            message: None,
+        },
+        Event::Collective {
+            root,
+            bytes_sent,
+            bytes_recv,
+            ..
+        } => EventKind::Collective {
+            comm: comm_of_key(head.comm),
+            root: (root != NONE_U32).then_some(root),
+            bytes_sent,
+            bytes_recv,
+        },
+        Event::Acquire {
+            object,
+            kind,
+            wait_ticks,
+            ..
+        } => EventKind::Acquire {
+            object,
+            kind,
+            wait_ns: round_ns(wait_ticks as f64 * names.ns_per_tick()).max(0) as u64,
+        },
+        Event::Release { object, kind, .. } => EventKind::Release { object, kind },
+        Event::StreamSend {
+            stream, end, bytes, ..
+        } => EventKind::StreamSend { stream, end, bytes },
+        Event::StreamRecv {
+            stream, end, bytes, ..
+        } => EventKind::StreamRecv { stream, end, bytes },
+        Event::CountedCall {
+            set,
+            region,
+            value0,
+            value1,
+            value2,
+            value3,
+            ..
+        } => EventKind::Counted {
+            set,
+            region: names.region(region),
+            values: [value0, value1, value2, value3],
+        },
+        Event::TimeReset { .. }
+        | Event::Unknown { .. }
+        | Event::Cpu { .. }
+        | Event::OmpContext { .. }
+        | Event::CounterEpoch { .. } => {
+            unreachable!(
+                "cursors drop time resets, unknown, CPU, OpenMP context and counter epoch events"
+            )
+        }
+    }
+}
+
 fn intern_map<M: From<LocalIds>>(
     maps: &mut Vec<M>,
     known: &mut HashMap<Vec<(u32, u32)>, u32>,

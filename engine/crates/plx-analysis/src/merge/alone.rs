@@ -1,0 +1,180 @@
+//! Each location of a merge decoded alone, without the heap: the events of one thread with
+//! the times the merge gives them before any repair of the clock condition, so that the threads
+//! of a trace are read on as many cores as there are, each on its own.
+//!
+//! A location's events come in its own order with the kinds and global region and user event
+//! numbers of [`GlobalMerge`] (through the one translation, `kind_of`), messages unlinked. What
+//! needs several locations — the order of events of different threads, the matching of messages,
+//! the clock condition — is the caller's: within one process the merge orders events by (time,
+//! ticks, thread) when nothing is repaired.
+//!
+//! One difference from the merge: a region or user event id without a definition, which the
+//! merge names when it first meets it (in its global order), is given as [`UNRESOLVED`] and the
+//! stream says so ([`LocationStream::unresolved`]): the caller then takes the merge's path.
+
+use std::collections::HashMap;
+
+use super::ahead::Source;
+use super::cursor::{Head, Residency, Scanned};
+use super::{kind_of, EventKind, GlobalMerge, LocalIds, MergeOptions, Names, TraceLocation};
+use crate::model::Model;
+use crate::regions::RegionTable;
+use crate::AnalysisError;
+use plx_format::Experiment;
+
+/// The region or user event number of an id without a definition in [`Alone`]'s streams.
+pub const UNRESOLVED: u32 = u32::MAX;
+
+/// One event of a location decoded alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AloneEvent {
+    /// ns on rank 0's clock, not repaired (the merge's time of it when nothing is repaired).
+    pub time_ns: i64,
+    /// The thread's ticks (the merge's tie-break within a process, before the thread).
+    pub ticks: u64,
+    /// The event; messages unlinked.
+    pub kind: EventKind,
+}
+
+/// Every location of a merge, each to be decoded on its own.
+pub struct Alone {
+    /// The locations, in the merge's order.
+    pub locations: Vec<TraceLocation>,
+    /// The merge's region table (the model's, then every region defined by a process).
+    pub regions: RegionTable,
+    /// The merge's user event names.
+    pub user_events: Vec<String>,
+    /// The first event's time, ns (the merge's origin).
+    pub origin_ns: i64,
+    /// One stream per location, in the same order.
+    pub streams: Vec<LocationStream>,
+}
+
+/// One location's events ([`LocationStream::for_each`]).
+pub struct LocationStream {
+    /// What the merge had decoded before it was split, first.
+    pending: Vec<Head>,
+    source: Source,
+    regions: LocalIds,
+    user_events: HashMap<u64, u32>,
+    ns_per_tick: f64,
+    unresolved: bool,
+}
+
+impl Alone {
+    /// Every traced location of `model` (built from `exp`), none decoded yet; no message is
+    /// matched (no matching pre-pass over the trace).
+    pub fn new(model: &Model, exp: &Experiment) -> Result<Alone, AnalysisError> {
+        let opts = MergeOptions {
+            repair_clock: false,
+            ..MergeOptions::default()
+        };
+        let mut m = GlobalMerge::build_with(model, Some(exp), opts, super::Filter::All, false)?;
+        let mut sources = std::mem::replace(
+            &mut m.sources,
+            super::ahead::Sources::new(Vec::new(), false),
+        )
+        .into_sources();
+        let mut streams = Vec::with_capacity(m.locs.len());
+        for (li, loc) in m.locs.iter_mut().enumerate() {
+            let mut source = sources[li].take().expect("one per location");
+            let mut pending = std::mem::take(&mut loc.batch).split_off(loc.at as usize);
+            pending.extend(source.take_ahead());
+            let slot = loc.slot as usize;
+            let p = &model.processes[m.slots[slot].model_index];
+            streams.push(LocationStream {
+                pending,
+                source,
+                regions: m.region_maps[m.states[slot].regions as usize].clone(),
+                user_events: m.slots[slot].user_events.clone(),
+                ns_per_tick: p.clock_map.ns_per_tick(),
+                unresolved: false,
+            });
+        }
+        Ok(Alone {
+            locations: std::mem::take(&mut m.locations),
+            regions: m.regions.clone(),
+            user_events: m.user_events.clone(),
+            origin_ns: m.origin_ns,
+            streams,
+        })
+    }
+}
+
+/// A stream's names: an id without a definition is [`UNRESOLVED`].
+struct Known<'a> {
+    regions: &'a LocalIds,
+    user_events: &'a HashMap<u64, u32>,
+    ns_per_tick: f64,
+    unresolved: &'a mut bool,
+}
+
+impl Names for Known<'_> {
+    #[inline]
+    fn region(&mut self, local: u32) -> u32 {
+        self.regions.get(local).unwrap_or_else(|| {
+            *self.unresolved = true;
+            UNRESOLVED
+        })
+    }
+
+    fn user_event(&mut self, id: u64) -> u32 {
+        self.user_events.get(&id).copied().unwrap_or_else(|| {
+            *self.unresolved = true;
+            UNRESOLVED
+        })
+    }
+
+    fn ns_per_tick(&self) -> f64 {
+        self.ns_per_tick
+    }
+}
+
+impl LocationStream {
+    /// Gives each of the location's events to `f`, in order (once: the stream is then spent).
+    pub fn for_each(&mut self, mut f: impl FnMut(AloneEvent)) {
+        let stats = Residency::default();
+        let mut names = Known {
+            regions: &self.regions,
+            user_events: &self.user_events,
+            ns_per_tick: self.ns_per_tick,
+            unresolved: &mut self.unresolved,
+        };
+        for h in std::mem::take(&mut self.pending) {
+            f(AloneEvent {
+                time_ns: h.base_ns,
+                ticks: h.ticks,
+                kind: kind_of(&h, &mut names),
+            });
+        }
+        self.source.scan(&stats, &mut |s| match s {
+            Scanned::Region {
+                ticks,
+                ns,
+                exit,
+                region,
+            } => {
+                let region = names.region(region);
+                f(AloneEvent {
+                    time_ns: ns,
+                    ticks,
+                    kind: if exit {
+                        EventKind::Exit { region }
+                    } else {
+                        EventKind::Enter { region }
+                    },
+                })
+            }
+            Scanned::Other(h) => f(AloneEvent {
+                time_ns: h.base_ns,
+                ticks: h.ticks,
+                kind: kind_of(&h, &mut names),
+            }),
+        });
+    }
+
+    /// A region or user event id without a definition was met ([`UNRESOLVED`] given for it).
+    pub fn unresolved(&self) -> bool {
+        self.unresolved
+    }
+}
