@@ -314,6 +314,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             return Err(CliError::new(code, format!("{name}: {e}")));
         }
     };
+    let child_pid = child.id();
     let status = child
         .wait()
         .map_err(|e| CliError::new(2, format!("{name}: wait failed: {e}")))?;
