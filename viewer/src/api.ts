@@ -87,9 +87,9 @@ export interface Displays {
 
 const token = new URLSearchParams(window.location.search).get("token") ?? "";
 
-export async function get<T>(path: string, params: Record<string, number> = {}): Promise<T> {
+export async function get<T>(path: string, params: Record<string, number | string> = {}): Promise<T> {
   const q = new URLSearchParams(token ? { token } : {});
-  for (const [k, v] of Object.entries(params)) q.set(k, String(Math.round(v)));
+  for (const [k, v] of Object.entries(params)) q.set(k, typeof v === "number" ? String(Math.round(v)) : v);
   const r = await fetch(`${path}?${q.toString()}`);
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as T;

@@ -504,6 +504,84 @@ impl Viewer {
                "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
     }
 
+    /// `GET /api/search?name=&max=`: every instance of the regions named `name` (exactly), on
+    /// every track and depth: `count`, and the first `max` as `[track, depth, index, start,
+    /// end]` in track and time order.
+    pub fn search(&self, name: &str, max: usize) -> Value {
+        let ids: Vec<u32> = (0..self.index.regions.all().len() as u32)
+            .filter(|&r| self.index.regions.name(r) == name)
+            .collect();
+        let mut count = 0u64;
+        let mut found: Vec<Value> = Vec::new();
+        if !ids.is_empty() {
+            for (ti, t) in self.index.tracks.iter().enumerate() {
+                for (d, lane) in t.lanes.iter().enumerate() {
+                    for i in 0..lane.len() {
+                        if !ids.contains(&lane.region[i]) {
+                            continue;
+                        }
+                        count += 1;
+                        if found.len() < max {
+                            let r = lane.get(i);
+                            found.push(json!([ti, d, i, self.rel(r.start), self.rel(r.end)]));
+                        }
+                    }
+                }
+            }
+        }
+        json!({"name": name, "regions": ids, "count": count, "instances": found})
+    }
+
+    /// `GET /api/flame?t0=&t1=&tracks=`: the call tree of the regions overlapping `[t0, t1)` on
+    /// `tracks` (every track when empty), merged over the tracks by call path: `nodes` `[parent
+    /// (-1 for a root), region, inclusive ns (clipped to the interval), calls begun in it]`,
+    /// parents before their children.
+    pub fn flame(&self, t0: i64, t1: i64, tracks: &[usize]) -> Value {
+        let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
+        let mut nodes: Vec<(i64, u32, i64, u64)> = Vec::new();
+        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+        let all: Vec<usize> = (0..self.index.tracks.len()).collect();
+        let chosen = if tracks.is_empty() { &all[..] } else { tracks };
+        for &ti in chosen {
+            let Some(t) = self.index.tracks.get(ti) else {
+                continue;
+            };
+            // the node of each instance of the depth above that overlaps the interval
+            let mut above: (usize, Vec<usize>) = (0, Vec::new());
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                let mut here = Vec::with_capacity(hi - lo);
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let parent = if d == 0 {
+                        -1
+                    } else {
+                        let up = &t.lanes[d - 1];
+                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
+                            Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
+                                above.1[p - above.0] as i64
+                            }
+                            _ => -1,
+                        }
+                    };
+                    let k = *child.entry((parent, r.region)).or_insert_with(|| {
+                        nodes.push((parent, r.region, 0, 0));
+                        nodes.len() - 1
+                    });
+                    nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
+                    nodes[k].3 += u64::from(r.start >= a);
+                    here.push(k);
+                }
+                above = (lo, here);
+            }
+        }
+        let nodes: Vec<Value> = nodes
+            .iter()
+            .map(|(p, r, incl, calls)| json!([p, r, incl, calls]))
+            .collect();
+        json!({"t0": t0, "t1": b - self.index.origin, "nodes": nodes})
+    }
+
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
     /// them, the total's call paths (for the flame graph) and its call graph (gprof's). The
     /// call paths name each path whole (N²/2 names for a chain N deep): they are serialized

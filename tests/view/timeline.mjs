@@ -1,0 +1,277 @@
+// Drives plx view's timeline in a real headless Chromium (playwright-core, real clicks and keys)
+// and prints what the page showed as JSON, beside the server's answers for the same windows:
+// the overlays' level of detail at three zoom levels, the toggles and the state kept in the URL,
+// the overview, collapse and filter, the keyboard help, tooltips, search, double-click, the
+// selection's flame graph, the measurement lane and a matrix cell's messages. Screenshots go to
+// OUTDIR. Usage: node timeline.mjs URL CHROMIUM OUTDIR life|many
+
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
+const { chromium } = require("playwright-core");
+
+const [url, executablePath, outdir, mode] = process.argv.slice(2);
+const profile = mkdtempSync(join(tmpdir(), "plx-view-timeline-"));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const out = { errors: [] };
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+page.on("pageerror", (e) => out.errors.push(String(e)));
+
+const settled = async () => {
+  await page.waitForFunction(() => {
+    const c = document.getElementById("timeline");
+    return c && c.dataset.loading === "0" && c.dataset.lines !== undefined;
+  }, null, { timeout: 60000 });
+  await page.waitForTimeout(150);
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.loading === "0");
+};
+const data = () => page.evaluate(() => {
+  const d = { ...document.getElementById("timeline").dataset };
+  const o = document.getElementById("overview");
+  return { ...d, ov_x0: +o.dataset.x0, ov_x1: +o.dataset.x1, ov_width: o.clientWidth,
+    width: document.getElementById("timeline").clientWidth, url: location.search };
+});
+// the server's window answer for what the page shows now
+const api = (path) => page.evaluate(async (path) => {
+  const token = new URLSearchParams(location.search).get("token");
+  return (await fetch(`${path}${path.includes("?") ? "&" : "?"}token=${token}`)).json();
+}, path);
+const windowNow = async () => {
+  const d = await data();
+  return api(`api/window?t0=${d.t0}&t1=${d.t1}&width=${d.width - 170}&max=5000`);
+};
+const setWindow = async (t0, t1) => {
+  await page.evaluate(([a, b]) => window.plxView.setWindow(a, b), [t0, t1]);
+  await settled();
+};
+const bundles = () => page.evaluate(() => {
+  const b = window.plxView.bundles();
+  const f = (list) => list.map((x) => ({ x0: x.x0, y0: x.y0, x1: x.x1, y1: x.y1, count: x.count, from: x.from.size, to: x.to.size }));
+  return { messages: f(b.messages), handoffs: f(b.handoffs), transfers: f(b.transfers) };
+});
+const box = async () => page.locator("#timeline").boundingBox();
+
+try {
+  await page.goto(url);
+  await settled();
+  const meta = await api("api/meta");
+  out.meta_tracks = meta.tracks.length;
+  out.span = meta.span;
+  out.regions = meta.regions.map((r) => r[0]);
+  out.thread_names = meta.tracks.map((t) => t.thread_name);
+
+  // three zoom levels: the whole run, the span of the messages (or hand-offs), one of them
+  const levels = [];
+  const whole = await windowNow();
+  levels.push({ name: "whole", page: await data(), api: whole, bundles: await bundles() });
+  await page.screenshot({ path: join(outdir, `${mode}-whole.png`) });
+  const spans = [...whole.messages.lines.map((l) => [l[0], l[1]]), ...whole.handoffs.map((h) => [h[0], h[1]])];
+  const lo = Math.min(...spans.map((s) => s[0]));
+  const hi = Math.max(...spans.map((s) => s[1]));
+  await setWindow(lo - (hi - lo) * 0.05, hi + (hi - lo) * 0.05);
+  levels.push({ name: "mid", page: await data(), api: await windowNow(), bundles: await bundles() });
+  await page.screenshot({ path: join(outdir, `${mode}-mid.png`) });
+  const one = spans[Math.floor(spans.length / 2)];
+  const pad = Math.max((one[1] - one[0]) * 0.5, 2000);
+  await setWindow(one[0] - pad, one[1] + pad);
+  levels.push({ name: "deep", page: await data(), api: await windowNow(), bundles: await bundles() });
+  await page.screenshot({ path: join(outdir, `${mode}-deep.png`) });
+  out.levels = levels;
+
+  // a bundle's tooltip at the deep level
+  // (one whose middle lies on the plot, away from the regions' labels)
+  const inside = (x) => { const mx = (x.x0 + x.x1) / 2; const my = (x.y0 + x.y1) / 2; return mx > 180 && mx < levels[2].page.width - 10 && my > 45; };
+  const deepB = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs].find(inside);
+  if (deepB) {
+    const b = await box();
+    await page.mouse.move(b.x + (deepB.x0 + deepB.x1) / 2, b.y + (deepB.y0 + deepB.y1) / 2);
+    await page.waitForTimeout(100);
+    out.bundle_tip = await page.evaluate(() => {
+      const t = document.getElementById("tooltip");
+      return { kind: t.dataset.kind, count: t.dataset.count, text: t.textContent, shown: t.style.display };
+    });
+    out.bundle_tip.expected = deepB.count;
+  }
+
+  // the whole run again with the critical path: its bands and transfers against /api/critpath
+  await page.click("#reset-zoom");
+  await settled();
+  await page.click("#critical-path");
+  await page.waitForFunction(() => +document.getElementById("timeline").dataset.critical > 0, null, { timeout: 60000 });
+  out.crit = { page: await data(), api: await api("api/critpath") };
+  out.crit.api.profile = undefined;
+  await page.screenshot({ path: join(outdir, `${mode}-critical-path.png`) });
+  await page.click("#critical-path");
+
+  // overlays off: kept in the URL, and a page opened at that URL starts so
+  await page.click("#toggle-messages");
+  await page.click("#toggle-handoffs");
+  await settled();
+  out.off = await data();
+  await page.goto(page.url());
+  await settled();
+  out.off_reloaded = { ...(await data()),
+    messages_on: await page.evaluate(() => document.getElementById("toggle-messages").classList.contains("on")),
+    handoffs_on: await page.evaluate(() => document.getElementById("toggle-handoffs").classList.contains("on")) };
+  await page.click("#toggle-messages");
+  await page.click("#toggle-handoffs");
+  await settled();
+
+  // the overview: the window on it, a click there centres the window
+  await setWindow(out.span * 0.5, out.span * 0.6);
+  out.overview_zoomed = await data();
+  const ov = await page.locator("#overview").boundingBox();
+  await page.mouse.click(ov.x + ov.width * 0.25, ov.y + ov.height / 2);
+  await settled();
+  out.overview_clicked = await data();
+
+  // the window, a selection and a search kept in the URL: a page opened there shows them
+  await page.click("#reset-zoom");
+  await settled();
+
+  // collapse: a click on a group's header (a process, or a thread group), then the host
+  const headers = () => page.evaluate(() => window.plxView.headers());
+  out.headers = await headers();
+  const target = out.headers.find((h) => h.key.startsWith(mode === "many" ? "g:" : "p:"));
+  let b = await box();
+  await page.mouse.click(b.x + 20, b.y + target.y + 9);
+  await settled();
+  out.collapsed = { page: await data(), target, bundles: await bundles() };
+  await page.screenshot({ path: join(outdir, `${mode}-collapsed.png`) });
+  await page.goto(page.url());
+  await settled();
+  out.collapsed_reloaded = await data();
+  const again = (await headers()).find((h) => h.key === target.key);
+  b = await box();
+  await page.mouse.click(b.x + 20, b.y + again.y + 9);
+  await settled();
+  out.expanded = await data();
+  const host = (await headers()).find((h) => h.key.startsWith("h:"));
+  await page.mouse.click(b.x + 20, b.y + host.y + 9);
+  await settled();
+  out.host_collapsed = { page: await data(), bundles: await bundles() };
+  await page.mouse.click(b.x + 20, b.y + host.y + 9);
+  await settled();
+
+  // the track filter
+  const word = mode === "many" ? "work#1" : "life_worker";
+  await page.fill("#track-filter", word);
+  await settled();
+  out.filter = { word, page: await data(), tree: await page.evaluate(() => window.plxView.groupTree) };
+  await page.fill("#track-filter", "");
+  await settled();
+
+  // keyboard help
+  await page.focus("#timeline");
+  await page.keyboard.press("?");
+  out.help = await page.evaluate(() => {
+    const h = document.getElementById("help");
+    return { shown: h.dataset.shown, visible: getComputedStyle(h).display !== "none", rows: h.querySelectorAll("tr").length };
+  });
+  await page.keyboard.press("Escape");
+  out.help_closed = await page.evaluate(() => getComputedStyle(document.getElementById("help")).display !== "none");
+
+  // a tooltip on the widest region drawn below the outermost level, then a double-click on it
+  const region = await page.evaluate(() => window.plxView.drawn.filter((r) => r.depth >= 1 && !r.measure)
+    .sort((a, b) => b.w - a.w)[0]);
+  b = await box();
+  const rx = b.x + region.x + Math.min(region.w, 300) / 2;
+  const ry = b.y + region.y + region.h / 2;
+  await page.mouse.move(rx, ry);
+  await page.waitForTimeout(100);
+  out.tooltip = { region, name: meta.regions[region.region][0],
+    ...(await page.evaluate(() => {
+      const t = document.getElementById("tooltip");
+      return { kind: t.dataset.kind, ns: +t.dataset.ns, text: t.textContent, shown: t.style.display };
+    })) };
+  await page.mouse.dblclick(rx, ry);
+  await settled();
+  out.dblclick = await data();
+
+  // search: every instance, stepped through
+  const find = async (name) => {
+    await page.fill("#search", name);
+    await page.press("#search", "Enter");
+    await page.waitForFunction((n) => document.getElementById("search").dataset.found !== undefined &&
+      new URLSearchParams(location.search).get("find") === n, name, { timeout: 60000 });
+    await settled();
+    const r = { name, found: +(await page.getAttribute("#search", "data-found")),
+      current: +(await page.getAttribute("#search", "data-current")), page: await data(),
+      label: await page.textContent("#search-count") };
+    await page.press("#search", "Enter");
+    await settled();
+    r.next = { current: +(await page.getAttribute("#search", "data-current")), page: await data(),
+      label: await page.textContent("#search-count") };
+    r.api = await api(`api/search?name=${encodeURIComponent(name)}&max=1000000`);
+    r.runtime_drawn = await page.evaluate(() => window.plxView.drawn
+      .filter((d) => window.plxView.meta.regions[d.region][1] === "runtime")
+      .map((d) => ({ measure: d.measure, y: d.y, depth: d.depth, track: d.track })));
+    r.track_rows = await page.evaluate(() => Object.fromEntries(window.plxView.drawn.filter((d) => !d.measure)
+      .map((d) => [`${d.track}:${d.depth}`, d.y])));
+    return r;
+  };
+  out.search = [];
+  for (const name of mode === "many" ? ["work", "plx_symbols"] : ["update_rows", "MPI_Isend", "plx_symbols"]) {
+    out.search.push(await find(name));
+  }
+  await page.screenshot({ path: join(outdir, `${mode}-search.png`) });
+  await page.fill("#search", "");
+  await page.press("#search", "Enter");
+
+  // a selection (shift-drag over the middle fifth of the messages' span, every track): its
+  // flame graph against the interval's profile; a click on a node zooms into it
+  await setWindow(lo, hi);
+  b = await box();
+  const plot = b.width - 170;
+  await page.keyboard.down("Shift");
+  await page.mouse.move(b.x + 170 + plot * 0.4, b.y + 60);
+  await page.mouse.down();
+  await page.mouse.move(b.x + 170 + plot * 0.5, b.y + 62, { steps: 4 });
+  await page.mouse.move(b.x + 170 + plot * 0.6, b.y + 64, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForFunction(() => document.getElementById("flame-graph")?.dataset.nodes !== undefined, null, { timeout: 60000 });
+  const sel = new URLSearchParams((await data()).url).get("sel").split(",").map(Number);
+  out.selection = { sel, flame: await page.evaluate(() => window.plxView.flameData()),
+    stats: await api(`api/stats?t0=${Math.max(0, sel[0])}&t1=${sel[1]}`) };
+  const node = await page.evaluate(() => {
+    const c = document.getElementById("flame-graph");
+    const v = window.plxView;
+    // the widest box below the top bar
+    return { boxes: +c.dataset.boxes, ...v.flame.boxes.slice(1).sort((a, b) => b.w - a.w)[0] };
+  });
+  const fb = await page.locator("#flame-graph").boundingBox();
+  await page.mouse.click(fb.x + node.x + node.w / 2, fb.y + node.y + 8);
+  out.flame_click = { node, focus: +(await page.getAttribute("#flame-graph", "data-focus")) };
+  await page.screenshot({ path: join(outdir, `${mode}-selection.png`) });
+  await page.goto(page.url());
+  await settled();
+  out.selection_reloaded = await data();
+
+  // a cell of the communication matrix: its messages on the timeline
+  if (mode === "life") {
+    await page.click("#tab-communication");
+    await page.waitForSelector("#matrix td[data-from]");
+    const cell = await page.evaluate(() => {
+      const td = [...document.querySelectorAll("#matrix td[data-from]")].find((t) => +t.dataset.messages > 0);
+      return { from: +td.dataset.from, to: +td.dataset.to, messages: +td.dataset.messages };
+    });
+    await page.click(`#matrix td[data-from="${cell.from}"][data-to="${cell.to}"]`);
+    await settled();
+    out.cell = { cell, page: await data(), view: await page.evaluate(() => document.body.dataset.view) };
+    await page.screenshot({ path: join(outdir, `${mode}-matrix-cell.png`) });
+  }
+} finally {
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
