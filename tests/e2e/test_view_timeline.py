@@ -271,7 +271,52 @@ def test_a_matrix_cell_shows_its_messages_on_the_timeline(life, life_trace):
     assert f"pair={c['cell']['from']}%2C{c['cell']['to']}" in c["page"]["url"]
 
 
-def test_screenshots_at_three_zoom_levels(life, many):
+def test_screenshots_at_three_zoom_levels(life, many, series):
     for mode in ("life", "many"):
         for level in ("whole", "mid", "deep", "critical-path", "collapsed", "search", "selection"):
             assert (ARTIFACTS / f"{mode}-{level}.png").stat().st_size > 10_000, (mode, level)
+    for name in ("series-whole", "series-zoomed"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000, name
+
+
+POWER_CSV = "t,power,fan\n0,10,1000\n200,30,\n400,50,1200\n600,20,900\n"
+# the value each column holds from each sample time (µs) on: an empty field repeats the last
+POWER = {"power": {0: 10, 200: 30, 400: 50, 600: 20}, "fan": {0: 1000, 200: 1000, 400: 1200, 600: 900}}
+
+
+@pytest.fixture(scope="module")
+def series(many_trace, tmp_path_factory):
+    """8 threads of bench/threads.c traced with the system monitor, and a CSV file imported:
+    what the page shows of the series."""
+    d = tmp_path_factory.mktemp("view-series")
+    exp = d / "series-exp"
+    plx("run", "--trace", "--monitor", "cpu,mem", "--monitor-period", "2", "-o", exp, "--",
+        many_trace.parent / "threads", 8, 100000)
+    csv = d / "power.csv"
+    csv.write_text(POWER_CSV)
+    plx("import", exp, "--csv", csv, "--time-column", "t", "--time-unit", "us")
+    return drive(exp, "series")
+
+
+def test_external_series_are_step_tracks_under_their_host(series):
+    rows = series["series_rows"]
+    api = series["series_api"]["series"]
+    names = [r["name"] for r in rows]
+    assert names == [s["name"] for s in api]
+    assert names[:2] == ["power", "fan"]
+    monitor = [r for r in rows if r["source"].startswith("monitor")]
+    assert {"cpu.util", "mem.used"} <= {r["name"] for r in monitor}
+    assert int(series["page"]["seriesRows"]) == len(rows) == int(series["page"]["series"])
+    # under the host's header, before its first process
+    host = next(h for h in series["headers"] if h["key"].startswith("h:"))
+    first_process = next(h for h in series["headers"] if h["key"].startswith("p:"))
+    assert all(host["y"] < r["y"] < first_process["y"] for r in rows)
+    assert all(r["host"] == host["key"][2:] for r in rows)
+    assert series["errors"] == []
+
+
+def test_a_series_tooltip_gives_the_imported_value(series):
+    shown = {(h["name"], h["t"] // 1000): h["value"] for h in series["hovers"]}
+    want = {(name, t): v for name, values in POWER.items() for t, v in values.items()}
+    assert shown == want
+    assert all(h["kind"] == "series" for h in series["hovers"])

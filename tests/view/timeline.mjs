@@ -60,7 +60,41 @@ const bundles = () => page.evaluate(() => {
 });
 const box = async () => page.locator("#timeline").boundingBox();
 
-try {
+// the external series (plx import, plx run --monitor): their rows, and the value a tooltip gives
+// just after each of the CSV's sample times
+async function seriesFlow() {
+  await page.goto(url);
+  await settled();
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.series !== undefined, null, { timeout: 60000 });
+  await settled();
+  out.series_api = await api("api/series");
+  out.series_rows = await page.evaluate(() => window.plxView.seriesRows());
+  out.headers = await page.evaluate(() => window.plxView.headers());
+  out.page = await data();
+  await page.screenshot({ path: join(outdir, "series-whole.png") });
+  await setWindow(-100000, 800000);
+  out.zoomed = await data();
+  await page.screenshot({ path: join(outdir, "series-zoomed.png") });
+  const b = await box();
+  const plot = out.zoomed.width - 170;
+  out.hovers = [];
+  const rows = await page.evaluate(() => window.plxView.seriesRows());
+  for (const name of ["power", "fan"]) {
+    const row = rows.find((r) => r.name === name);
+    for (const t of [0, 200000, 400000, 600000]) {
+      const at = t + 50000;
+      const x = 170 + ((at - +out.zoomed.t0) / (+out.zoomed.t1 - +out.zoomed.t0)) * plot;
+      await page.mouse.move(b.x + x, b.y + row.y + row.h / 2);
+      await page.waitForTimeout(50);
+      out.hovers.push({ name, t, ...(await page.evaluate(() => {
+        const tip = document.getElementById("tooltip");
+        return { kind: tip.dataset.kind, value: tip.dataset.value === "" ? null : +tip.dataset.value, text: tip.textContent };
+      })) });
+    }
+  }
+}
+
+async function mainFlow() {
   await page.goto(url);
   await settled();
   const meta = await api("api/meta");
@@ -270,6 +304,10 @@ try {
     out.cell = { cell, page: await data(), view: await page.evaluate(() => document.body.dataset.view) };
     await page.screenshot({ path: join(outdir, `${mode}-matrix-cell.png`) });
   }
+}
+
+try {
+  if (mode === "series") await seriesFlow(); else await mainFlow();
 } finally {
   await ctx.close();
   rmSync(profile, { recursive: true, force: true });

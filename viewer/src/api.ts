@@ -102,3 +102,14 @@ export interface Compare {
   /** [function, inclusive s per run, last − first, last / first] */
   functions: [string, (number | null)[], number, number | null][];
 }
+
+/** `/api/series`: the external metrics (plx run --monitor, plx import). */
+export interface Series {
+  name: string; unit: string;
+  /** level: each value holds until the next sample; total: a running total */
+  mode: "level" | "total";
+  source: string; host: string;
+  /** [ns from the first event, value] in time order */
+  samples: [number, number][];
+}
+export interface SeriesAnswer { series: Series[]; warnings: string[] }

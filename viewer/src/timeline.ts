@@ -5,13 +5,13 @@
 // (state.ts). Only the rows in view are drawn: the canvas is the size of the viewport, the axis
 // and the labels stay in place while the tracks scroll under them.
 
-import { CritPath, get, Meta, RegionDetail, Stats, WindowAnswer } from "./api";
+import { CritPath, get, Meta, RegionDetail, Series, SeriesAnswer, Stats, WindowAnswer } from "./api";
 import { Flame, FlameView } from "./flame";
 import { bytes, el, regionColor, time } from "./format";
 import { Bundle, bundle, distance, drawBundles, Line, mergeRuns } from "./lod";
 import { Overview } from "./overview";
 import { Overlay, readState, ViewState, writeState } from "./state";
-import { GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, TrackRow } from "./tracks";
+import { GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
 
 export type { GroupNode } from "./tracks";
 /** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
@@ -27,6 +27,11 @@ const LABELLED = 400;
 /** At most one bundle of an overlay per this many pixels of the plot's width (lod.ts chooses
  * the cells): more lines than that are dense. */
 const PX_PER_BUNDLE = 8;
+
+/** A value, short. */
+function fmt(v: number): string {
+  return Math.abs(v) >= 1e6 ? v.toExponential(3) : String(+v.toPrecision(6));
+}
 
 /** A region drawn at full detail, for hit tests (and the browser tests); canvas px. */
 export interface Drawn {
@@ -70,6 +75,8 @@ export class Timeline {
   private found: SearchAnswer | null = null;
   private current = -1;
   private frame: Drawing = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
+  /** the external metrics (plx run --monitor, plx import), each with its value range */
+  private series: { s: Series; lo: number; hi: number }[] = [];
   /** tracks of the selection (empty: every track) */
   private selTracks: number[] = [];
   drawn: Drawn[] = [];
@@ -156,6 +163,14 @@ export class Timeline {
     if (s.selection) void this.select(s.selection[0], s.selection[1], []);
     if (s.search) void this.find(s.search);
     if (s.overlays.critical) void this.loadCrit();
+    void get<SeriesAnswer>("api/series").then((a) => {
+      this.series = a.series.map((x) => {
+        const v = x.samples.map((p) => p[1]);
+        return { s: x, lo: Math.min(0, ...v), hi: Math.max(...v, 0) };
+      });
+      this.canvas.dataset.series = String(this.series.length);
+      if (this.series.length) this.relayout();
+    });
   }
 
   /** Switches the view, and says so in the page's URL (`view=logical`). */
@@ -180,13 +195,15 @@ export class Timeline {
   private layout(): void {
     // every track gets a measurement lane when the experiment has runtime regions
     const measured = new Set<number>(this.runtime.size ? this.meta.tracks.map((_, i) => i) : []);
-    this.lay = layout(this.meta.tracks, this.grouping === "logical", this.state.collapsed, this.state.filter, measured);
+    this.lay = layout(this.meta.tracks, this.grouping === "logical", this.state.collapsed, this.state.filter, measured,
+      this.series.map((x) => x.s));
     this.groupTree = this.lay.tree;
     const d = this.canvas.dataset;
     d.tracks = String(this.lay.shown.size);
     d.kept = String(this.lay.kept);
     d.groups = String(this.lay.rows.filter((r) => r.kind === "group").length);
     d.collapsed = String([...this.state.collapsed].length);
+    d.seriesRows = String(this.lay.rows.filter((r) => r.kind === "series").length);
     d.grouping = this.grouping;
   }
 
@@ -384,7 +401,7 @@ export class Timeline {
     return out.length > 1 ? out : [];
   }
 
-  private rowAt(py: number): GroupRow | TrackRow | undefined {
+  private rowAt(py: number): GroupRow | TrackRow | SeriesRow | undefined {
     const y = this.rowY(py);
     const rows = this.lay.rows;
     let lo = 0;
@@ -415,6 +432,14 @@ export class Timeline {
   headers(): { key: string; text: string; y: number; collapsed: boolean; tracks: number }[] {
     return this.lay.rows.filter((r): r is GroupRow => r.kind === "group")
       .map((r) => ({ key: r.key, text: r.text, y: this.canvasY(r.y), collapsed: r.collapsed, tracks: r.tracks.length }));
+  }
+
+  /** The series' rows shown, in canvas px, for the browser tests. */
+  seriesRows(): { series: number; name: string; source: string; host: string; y: number; h: number }[] {
+    return this.lay.rows.filter((r): r is SeriesRow => r.kind === "series").map((r) => {
+      const x = this.series[r.series].s;
+      return { series: r.series, name: x.name, source: x.source, host: x.host, y: this.canvasY(r.y), h: r.h };
+    });
   }
 
   private hitRegion(px: number, py: number): Drawn | undefined {
@@ -449,6 +474,9 @@ export class Timeline {
     this.tip.dataset.ns = hit && text[0] === "region" ? String(hit.end - hit.start) : "";
     const b = text[0] === "region" ? undefined : this.hitBundle(px, py);
     this.tip.dataset.count = b ? String(b[1].count) : "";
+    const row = text[0] === "series" ? this.rowAt(py) : undefined;
+    const v = row && row.kind === "series" ? this.seriesValue(row.series, this.timeAt(px)) : null;
+    this.tip.dataset.value = v === null ? "" : String(v);
     this.tip.style.display = "block";
     this.tip.style.left = `${cx + 12}px`;
     this.tip.style.top = `${cy + 12}px`;
@@ -473,6 +501,13 @@ export class Timeline {
     }
     const a = this.answer;
     const r = this.rowAt(py);
+    if (r && r.kind === "series") {
+      const x = this.series[r.series];
+      const t = this.timeAt(px);
+      const v = this.seriesValue(r.series, t);
+      return ["series", `${x.s.name} at ${time(t)}: ${v === null ? "no value yet" : `${fmt(v)}${x.s.unit ? ` ${x.s.unit}` : ""}`}` +
+        ` (${x.s.source})`];
+    }
     if (!a || !r || r.kind !== "track") return null;
     const depth = Math.floor((this.rowY(py) - r.y - 2) / LANE_H);
     const lane = a.tracks[r.track]?.[depth];
@@ -647,7 +682,10 @@ export class Timeline {
     g.beginPath();
     g.rect(LABEL_W, HEAD, cssW - LABEL_W, cssH - HEAD);
     g.clip();
-    for (const r of visible) if (r.kind === "track") this.drawTrack(g, r, cssW);
+    for (const r of visible) {
+      if (r.kind === "track") this.drawTrack(g, r, cssW);
+      else if (r.kind === "series") this.drawSeries(g, r, cssW);
+    }
     this.frame = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
     if (a) this.drawOverlays(g, a);
     this.drawFound(g);
@@ -671,6 +709,16 @@ export class Timeline {
         g.fillRect(0, y, cssW, r.h);
         g.fillStyle = "#333";
         g.fillText(`${r.collapsed ? "▸" : "▾"} ${r.text}`, 4 + 12 * r.level, y + 13);
+      } else if (r.kind === "series") {
+        const x = this.series[r.series];
+        g.fillStyle = "#fff";
+        g.fillRect(0, y, LABEL_W, r.h);
+        g.fillStyle = "#222";
+        g.fillText(`${x.s.name}${x.s.unit ? ` (${x.s.unit})` : ""}`.slice(0, 26), 28, y + 12);
+        g.fillStyle = "#888";
+        g.font = "9px sans-serif";
+        g.fillText(`${x.s.mode === "level" ? "step" : "running total"}, max ${fmt(x.hi)}`, 28, y + 24);
+        g.font = "11px sans-serif";
       } else {
         g.fillStyle = "#fff";
         g.fillRect(0, y, LABEL_W, r.h);
@@ -690,6 +738,54 @@ export class Timeline {
     const d = c.dataset;
     d.drawMs = (performance.now() - started).toFixed(2);
     this.overview.draw(this.t0, this.t1);
+  }
+
+  /** A series' value at `t`: the last sample at or before it (a level holds until the next;
+   * a running total's value so far), null before the first. */
+  seriesValue(i: number, t: number): number | null {
+    const p = this.series[i]?.s.samples ?? [];
+    let lo = 0;
+    let hi = p.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (p[m][0] <= t) lo = m + 1; else hi = m;
+    }
+    return lo === 0 ? null : p[lo - 1][1];
+  }
+
+  /** A level as steps, a running total as a line; where samples are denser than pixels, each
+   * pixel column's range of values. */
+  private drawSeries(g: CanvasRenderingContext2D, row: SeriesRow, cssW: number): void {
+    const y0 = this.canvasY(row.y);
+    const x = this.series[row.series];
+    g.fillStyle = "#fbfbf5";
+    g.fillRect(LABEL_W, y0, cssW - LABEL_W, row.h);
+    const p = x.s.samples;
+    if (!p.length) return;
+    const yOf = (v: number) => y0 + row.h - 3 - ((v - x.lo) / Math.max(x.hi - x.lo, 1e-300)) * (row.h - 6);
+    // from the sample before the window to the one after it
+    let a = 0;
+    while (a + 1 < p.length && p[a + 1][0] <= this.t0) a++;
+    g.strokeStyle = "#00897b";
+    g.lineWidth = 1.5;
+    g.beginPath();
+    let prevY = 0;
+    for (let i = a; i < p.length; i++) {
+      const [t, v] = p[i];
+      const px = Math.max(this.x(t), LABEL_W - 2);
+      const py = yOf(v);
+      if (i === a) g.moveTo(px, py);
+      else if (x.s.mode === "level") { g.lineTo(px, prevY); g.lineTo(px, py); } else g.lineTo(px, py);
+      prevY = py;
+      if (t > this.t1) break;
+    }
+    g.stroke();
+    g.lineWidth = 1;
+    // the samples, when there is room to show them apart
+    if (p.length < this.plotWidth() / 4) {
+      g.fillStyle = "#00695c";
+      for (const [t, v] of p) if (t >= this.t0 && t <= this.t1) g.fillRect(this.x(t) - 1.5, yOf(v) - 1.5, 3, 3);
+    }
   }
 
   private drawTrack(g: CanvasRenderingContext2D, row: TrackRow, cssW: number): void {

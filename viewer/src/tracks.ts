@@ -23,7 +23,10 @@ export interface TrackRow {
   /** the measurement lane's row (the runtime's own work), below the regions */
   measure: number;
 }
-export type Row = GroupRow | TrackRow;
+/** An external metric's row (plx run --monitor, plx import). */
+export interface SeriesRow { kind: "series"; series: number; y: number; h: number }
+export const SERIES_H = 32;
+export type Row = GroupRow | TrackRow | SeriesRow;
 /** The grouping as a tree (the shape of plx hierarchy's JSON), for the browser tests. */
 export interface GroupNode { name: string; children: GroupNode[] }
 
@@ -45,7 +48,7 @@ function baseName(threadName: string): string {
 
 /** Lays out `tracks`. `measured`: tracks with a measurement lane (the runtime's own work). */
 export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<string>, filter: string,
-  measured: Set<number>): Layout {
+  measured: Set<number>, series: { name: string; host: string }[] = []): Layout {
   const top = (t: TrackMeta): string => logical ? t.application || "(program)" : t.host;
   const f = filter.trim().toLowerCase();
   const keep = (t: TrackMeta): boolean => !f ||
@@ -90,11 +93,24 @@ export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<str
     out.anchor.set(i, y + r.h / 2);
     y += r.h;
   };
+  const f2 = (s: { name: string }) => !f || s.name.toLowerCase().includes(f) || "series".includes(f);
+  const placed = new Set<number>();
+  const seriesRows = (which: number[]): void => {
+    for (const i of which) {
+      placed.add(i);
+      out.rows.push({ kind: "series", series: i, y, h: SERIES_H });
+      y += SERIES_H;
+    }
+  };
   for (const [name, procs] of tops) {
     const all = [...procs.values()].flat();
     const node: GroupNode = { name, children: [] };
     out.tree.push(node);
     const h0 = group(`${logical ? "a" : "h"}:${name}`, logical ? `application ${name}` : `host ${name}`, 0, all, null);
+    // the host's series (the monitor's), under its header
+    const mine = logical ? [] : series.flatMap((s, i) => (s.host === name ? [i] : []));
+    for (const i of mine) placed.add(i);
+    if (!h0) seriesRows(mine.filter((i) => f2(series[i])));
     for (const [proc, members] of procs) {
       const t = tracks[members[0]];
       const pnode: GroupNode = { name: t.process_name, children: [] };
@@ -125,6 +141,12 @@ export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<str
         }
       }
     }
+  }
+  // the others (a CSV file's, or every series in the logical view) in a group of their own
+  const rest = series.flatMap((s, i) => (!placed.has(i) && f2(s) ? [i] : []));
+  if (rest.length) {
+    const g = group("x:external", "external data", 0, [], null);
+    if (!g) seriesRows(rest);
   }
   out.height = y;
   return out;

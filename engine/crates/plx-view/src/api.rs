@@ -504,6 +504,41 @@ impl Viewer {
                "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
     }
 
+    /// `GET /api/series`: the external metrics (`plx run --monitor`, `plx import`) as time
+    /// series on the trace's time base: per metric `name`, `unit`, `mode` (`level`: each value
+    /// holds until the next sample; `total`: a running total), `source`, `host` (the host whose
+    /// clock the samples came on; empty for a CSV file), `samples` `[[t, value]...]` in time
+    /// order (t in ns from the first event); `warnings`: what of the files could not be read.
+    pub fn series(&self) -> Value {
+        let (files, unread) = plx_format::read_metric_files(&self.dir);
+        let metrics =
+            plx_analysis::external::external_metrics(&self.defs, &files, Some(self.index.origin));
+        // external_metrics gives each file's metrics in order: their hosts, the same way
+        let hosts = files
+            .iter()
+            .flat_map(|f| f.metrics.iter().map(move |_| f.source.host.clone()));
+        let o = self.index.origin as f64;
+        let out: Vec<Value> = metrics
+            .iter()
+            .zip(hosts)
+            .map(|(m, host)| {
+                let samples: Vec<Value> = m
+                    .samples
+                    .iter()
+                    .map(|&(t, v)| json!([(t - o).round() as i64, v]))
+                    .collect();
+                let mode = match m.mode {
+                    plx_format::MetricMode::Absolute => "level",
+                    plx_format::MetricMode::Cumulative => "total",
+                };
+                json!({"name": m.name, "unit": m.unit, "mode": mode, "source": m.source,
+                       "host": host, "samples": samples})
+            })
+            .collect();
+        let warnings: Vec<String> = unread.iter().map(|w| w.to_string()).collect();
+        json!({"series": out, "warnings": warnings})
+    }
+
     /// `GET /api/search?name=&max=`: every instance of the regions named `name` (exactly), on
     /// every track and depth: `count`, and the first `max` as `[track, depth, index, start,
     /// end]` in track and time order.
