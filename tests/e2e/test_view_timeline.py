@@ -320,3 +320,29 @@ def test_a_series_tooltip_gives_the_imported_value(series):
     want = {(name, t): v for name, values in POWER.items() for t, v in values.items()}
     assert shown == want
     assert all(h["kind"] == "series" for h in series["hovers"])
+
+
+def test_counter_tracks_are_plx_reports_counts(life, life_trace):
+    from test_view import COUNTERS, counter_csv
+
+    c = life["counters"]
+    want = counter_csv(life_trace)
+    calls_of = {(int(p["pid"]), th["thread"], f["function"]): f["calls"]
+                for p in report_json(life_trace)["processes"] for th in p["threads"]
+                for f in th["functions"]}
+    rows = c["rows"]
+    # a row per traced thread and event of its counted calls: task-clock and page-faults on
+    # each main thread (population), page-faults on each worker (update_rows)
+    assert int(c["page"]["counterRows"]) == len(rows) == RANKS * 2 + RANKS * THREADS
+    assert {r["event"] for r in rows} == set(COUNTERS)
+    for r in rows:
+        t = life["tracks"][r["track"]]
+        expected = {f: v[r["event"]] for (pid, th, f), v in want.items()
+                    if (pid, th) == (t["pid"], t["thread"]) and f != "(thread)" and r["event"] in v}
+        assert r["sums"] == expected, r
+        # one value per call of the counted functions on that thread
+        assert r["calls"] == sum(calls_of[(t["pid"], t["thread"], f)] for f in expected) > 0
+    tip = life["counter_tip"]
+    assert tip["kind"] == "counter"
+    assert tip["value"] == tip["call"][3][tip["e"]]
+    assert (ARTIFACTS / "life-counters.png").stat().st_size > 10_000

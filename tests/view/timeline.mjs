@@ -102,6 +102,7 @@ async function mainFlow() {
   out.span = meta.span;
   out.regions = meta.regions.map((r) => r[0]);
   out.thread_names = meta.tracks.map((t) => t.thread_name);
+  out.tracks = meta.tracks.map((t) => ({ pid: t.pid, thread: t.thread }));
 
   // three zoom levels: the whole run, the span of the messages (or hand-offs), one of them
   const levels = [];
@@ -215,8 +216,9 @@ async function mainFlow() {
   out.help_closed = await page.evaluate(() => getComputedStyle(document.getElementById("help")).display !== "none");
 
   // a tooltip on the widest region drawn below the outermost level, then a double-click on it
-  const region = await page.evaluate(() => window.plxView.drawn.filter((r) => r.depth >= 1 && !r.measure)
-    .sort((a, b) => b.w - a.w)[0]);
+  // (below the outermost level when one is drawn at full detail there)
+  const region = await page.evaluate(() => window.plxView.drawn.filter((r) => !r.measure)
+    .sort((a, b) => Math.min(b.depth, 1) - Math.min(a.depth, 1) || b.w - a.w)[0]);
   b = await box();
   const rx = b.x + region.x + Math.min(region.w, 300) / 2;
   const ry = b.y + region.y + region.h / 2;
@@ -303,6 +305,28 @@ async function mainFlow() {
     await settled();
     out.cell = { cell, page: await data(), view: await page.evaluate(() => document.body.dataset.view) };
     await page.screenshot({ path: join(outdir, `${mode}-matrix-cell.png`) });
+
+    // the counters: a row per thread and event, each counted call's value; a tooltip on one
+    await page.waitForFunction(() => document.getElementById("timeline").dataset.counterTracks !== undefined, null, { timeout: 120000 });
+    await settled();
+    out.counters = { page: await data(), rows: await page.evaluate(() => window.plxView.counterRows()),
+      api: await api("api/counters") };
+    const rows = out.counters.rows;
+    const row = rows.find((r) => r.event === "page-faults" && r.calls > 0) ?? rows[0];
+    const calls = out.counters.api.tracks.find((t) => t.track === row.track);
+    const e = calls.events.indexOf(row.event);
+    const call = calls.calls.filter((c) => c[3][e] !== null && c[3][e] !== undefined).sort((a, b) => (b[1] - b[0]) - (a[1] - a[0]))[0];
+    const pad = (call[1] - call[0]) * 0.25;
+    await setWindow(call[0] - pad, call[1] + pad);
+    const r2 = (await page.evaluate(() => window.plxView.counterRows())).find((r) => r.track === row.track && r.event === row.event);
+    const cb = await box();
+    await page.mouse.move(cb.x + 170 + (cb.width - 170) / 2, cb.y + r2.y + r2.h / 2);
+    await page.waitForTimeout(100);
+    out.counter_tip = { call, event: row.event, e, ...(await page.evaluate(() => {
+      const t = document.getElementById("tooltip");
+      return { kind: t.dataset.kind, value: t.dataset.value === "" ? null : +t.dataset.value, text: t.textContent };
+    })) };
+    await page.screenshot({ path: join(outdir, `${mode}-counters.png`) });
   }
 }
 

@@ -15,6 +15,8 @@ export interface TrackMeta {
 export interface Meta {
   dir: string; span: number; events: number; tracks: TrackMeta[]; regions: RegionDef[];
   user_events: string[]; messages: number; has_mpi: boolean;
+  /** whether the run counted anything (plx run --counters) */
+  has_counters?: boolean;
 }
 
 /** [start, end, region, index] (ns from the first event). */
@@ -113,3 +115,9 @@ export interface Series {
   samples: [number, number][];
 }
 export interface SeriesAnswer { series: Series[]; warnings: string[] }
+
+/** `/api/counters`: the counted calls per track: [start, end, region, value per event or null]. */
+export interface CountersAnswer {
+  error?: string;
+  tracks: { track: number; events: string[]; calls: [number, number, number, (number | null)[]][] }[];
+}

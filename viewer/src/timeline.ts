@@ -5,13 +5,13 @@
 // (state.ts). Only the rows in view are drawn: the canvas is the size of the viewport, the axis
 // and the labels stay in place while the tracks scroll under them.
 
-import { CritPath, get, Meta, RegionDetail, Series, SeriesAnswer, Stats, WindowAnswer } from "./api";
+import { CountersAnswer, CritPath, get, Meta, RegionDetail, Series, SeriesAnswer, Stats, WindowAnswer } from "./api";
 import { Flame, FlameView } from "./flame";
 import { bytes, el, regionColor, time } from "./format";
 import { Bundle, bundle, distance, drawBundles, Line, mergeRuns } from "./lod";
 import { Overview } from "./overview";
 import { Overlay, readState, ViewState, writeState } from "./state";
-import { GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
+import { CounterRow, GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
 
 export type { GroupNode } from "./tracks";
 /** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
@@ -77,6 +77,8 @@ export class Timeline {
   private frame: Drawing = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
   /** the external metrics (plx run --monitor, plx import), each with its value range */
   private series: { s: Series; lo: number; hi: number }[] = [];
+  /** per track, its counted calls (by start) and each event's largest value */
+  private counted = new Map<number, { events: string[]; calls: CountersAnswer["tracks"][number]["calls"]; max: number[] }>();
   /** tracks of the selection (empty: every track) */
   private selTracks: number[] = [];
   drawn: Drawn[] = [];
@@ -163,6 +165,17 @@ export class Timeline {
     if (s.selection) void this.select(s.selection[0], s.selection[1], []);
     if (s.search) void this.find(s.search);
     if (s.overlays.critical) void this.loadCrit();
+    if (this.meta.has_counters) {
+      void get<CountersAnswer>("api/counters").then((a) => {
+        if (a.error) { this.detail.textContent = a.error; return; }
+        for (const t of a.tracks) {
+          const max = t.events.map((_, e) => Math.max(1, ...t.calls.map((c) => c[3][e] ?? 0)));
+          this.counted.set(t.track, { events: t.events, calls: t.calls.sort((x, y) => x[0] - y[0]), max });
+        }
+        this.canvas.dataset.counterTracks = String(a.tracks.length);
+        this.relayout();
+      });
+    }
     void get<SeriesAnswer>("api/series").then((a) => {
       this.series = a.series.map((x) => {
         const v = x.samples.map((p) => p[1]);
@@ -196,7 +209,7 @@ export class Timeline {
     // every track gets a measurement lane when the experiment has runtime regions
     const measured = new Set<number>(this.runtime.size ? this.meta.tracks.map((_, i) => i) : []);
     this.lay = layout(this.meta.tracks, this.grouping === "logical", this.state.collapsed, this.state.filter, measured,
-      this.series.map((x) => x.s));
+      this.series.map((x) => x.s), new Map([...this.counted].map(([t, c]) => [t, c.events.length])));
     this.groupTree = this.lay.tree;
     const d = this.canvas.dataset;
     d.tracks = String(this.lay.shown.size);
@@ -204,6 +217,7 @@ export class Timeline {
     d.groups = String(this.lay.rows.filter((r) => r.kind === "group").length);
     d.collapsed = String([...this.state.collapsed].length);
     d.seriesRows = String(this.lay.rows.filter((r) => r.kind === "series").length);
+    d.counterRows = String(this.lay.rows.filter((r) => r.kind === "counter").length);
     d.grouping = this.grouping;
   }
 
@@ -401,7 +415,7 @@ export class Timeline {
     return out.length > 1 ? out : [];
   }
 
-  private rowAt(py: number): GroupRow | TrackRow | SeriesRow | undefined {
+  private rowAt(py: number): GroupRow | TrackRow | SeriesRow | CounterRow | undefined {
     const y = this.rowY(py);
     const rows = this.lay.rows;
     let lo = 0;
@@ -477,6 +491,12 @@ export class Timeline {
     const row = text[0] === "series" ? this.rowAt(py) : undefined;
     const v = row && row.kind === "series" ? this.seriesValue(row.series, this.timeAt(px)) : null;
     this.tip.dataset.value = v === null ? "" : String(v);
+    if (text[0] === "counter" && row === undefined) {
+      const cr = this.rowAt(py);
+      const call = cr && cr.kind === "counter" ? this.counterCall(cr.track, this.timeAt(px)) : undefined;
+      const cv = call && cr && cr.kind === "counter" ? call[3][cr.event] : null;
+      this.tip.dataset.value = cv === null || cv === undefined ? "" : String(cv);
+    }
     this.tip.style.display = "block";
     this.tip.style.left = `${cx + 12}px`;
     this.tip.style.top = `${cy + 12}px`;
@@ -501,6 +521,14 @@ export class Timeline {
     }
     const a = this.answer;
     const r = this.rowAt(py);
+    if (r && r.kind === "counter") {
+      const c = this.counted.get(r.track);
+      const call = this.counterCall(r.track, this.timeAt(px));
+      const v = call?.[3][r.event];
+      if (!c || !call || v === null || v === undefined) return null;
+      return ["counter", `${c.events[r.event]}: ${v} in ${this.meta.regions[call[2]]?.[0] ?? "?"} ` +
+        `(${time(call[1] - call[0])}, ${this.trackName(r.track)})`];
+    }
     if (r && r.kind === "series") {
       const x = this.series[r.series];
       const t = this.timeAt(px);
@@ -685,6 +713,7 @@ export class Timeline {
     for (const r of visible) {
       if (r.kind === "track") this.drawTrack(g, r, cssW);
       else if (r.kind === "series") this.drawSeries(g, r, cssW);
+      else if (r.kind === "counter") this.drawCounter(g, r, cssW);
     }
     this.frame = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
     if (a) this.drawOverlays(g, a);
@@ -709,6 +738,14 @@ export class Timeline {
         g.fillRect(0, y, cssW, r.h);
         g.fillStyle = "#333";
         g.fillText(`${r.collapsed ? "▸" : "▾"} ${r.text}`, 4 + 12 * r.level, y + 13);
+      } else if (r.kind === "counter") {
+        const c = this.counted.get(r.track);
+        g.fillStyle = "#fff";
+        g.fillRect(0, y, LABEL_W, r.h);
+        g.fillStyle = "#6a1b9a";
+        g.font = "10px sans-serif";
+        g.fillText(`${c?.events[r.event] ?? "?"} (max ${fmt(c?.max[r.event] ?? 0)})`.slice(0, 30), 40, y + 14);
+        g.font = "11px sans-serif";
       } else if (r.kind === "series") {
         const x = this.series[r.series];
         g.fillStyle = "#fff";
@@ -738,6 +775,57 @@ export class Timeline {
     const d = c.dataset;
     d.drawMs = (performance.now() - started).toFixed(2);
     this.overview.draw(this.t0, this.t1);
+  }
+
+  /** The counted call of `track` under `t` (the innermost: the last begun), or undefined. */
+  counterCall(track: number, t: number): CountersAnswer["tracks"][number]["calls"][number] | undefined {
+    const c = this.counted.get(track);
+    if (!c) return undefined;
+    let found;
+    for (const call of c.calls) {
+      if (call[0] > t) break;
+      if (call[1] >= t) found = call;
+    }
+    return found;
+  }
+
+  /** The counter rows shown, in canvas px, with what the page holds of each (the sum of its
+   * calls' values per function), for the browser tests. */
+  counterRows(): { track: number; event: string; y: number; h: number; calls: number; sums: Record<string, number> }[] {
+    return this.lay.rows.filter((r): r is CounterRow => r.kind === "counter").map((r) => {
+      const c = this.counted.get(r.track);
+      const sums: Record<string, number> = {};
+      let calls = 0;
+      for (const call of c?.calls ?? []) {
+        const v = call[3][r.event];
+        if (v === null || v === undefined) continue;
+        const name = this.meta.regions[call[2]]?.[0] ?? "?";
+        sums[name] = (sums[name] ?? 0) + v;
+        calls++;
+      }
+      return { track: r.track, event: c?.events[r.event] ?? "?", y: this.canvasY(r.y), h: r.h, calls, sums };
+    });
+  }
+
+  /** A counter as steps: each counted call's value from its entry to its exit. */
+  private drawCounter(g: CanvasRenderingContext2D, row: CounterRow, cssW: number): void {
+    const y0 = this.canvasY(row.y);
+    g.fillStyle = "#fbf8fd";
+    g.fillRect(LABEL_W, y0, cssW - LABEL_W, row.h);
+    const c = this.counted.get(row.track);
+    if (!c) return;
+    const max = c.max[row.event];
+    g.fillStyle = "rgba(106,27,154,0.6)";
+    const right = LABEL_W + this.plotWidth();
+    for (const [s, e, , vals] of c.calls) {
+      if (s > this.t1) break;
+      const v = vals[row.event];
+      if (e < this.t0 || v === null || v === undefined) continue;
+      const x0 = Math.max(this.x(s), LABEL_W);
+      const x1 = Math.min(this.x(e), right);
+      const h = Math.max((v / max) * (row.h - 4), v > 0 ? 1 : 0);
+      g.fillRect(x0, y0 + row.h - 2 - h, Math.max(x1 - x0, 1), h);
+    }
   }
 
   /** A series' value at `t`: the last sample at or before it (a level holds until the next;

@@ -26,7 +26,10 @@ export interface TrackRow {
 /** An external metric's row (plx run --monitor, plx import). */
 export interface SeriesRow { kind: "series"; series: number; y: number; h: number }
 export const SERIES_H = 32;
-export type Row = GroupRow | TrackRow | SeriesRow;
+/** A counter event's row under its thread (plx run --trace --counters). */
+export interface CounterRow { kind: "counter"; track: number; event: number; y: number; h: number }
+export const COUNTER_H = 22;
+export type Row = GroupRow | TrackRow | SeriesRow | CounterRow;
 /** The grouping as a tree (the shape of plx hierarchy's JSON), for the browser tests. */
 export interface GroupNode { name: string; children: GroupNode[] }
 
@@ -48,7 +51,8 @@ function baseName(threadName: string): string {
 
 /** Lays out `tracks`. `measured`: tracks with a measurement lane (the runtime's own work). */
 export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<string>, filter: string,
-  measured: Set<number>, series: { name: string; host: string }[] = []): Layout {
+  measured: Set<number>, series: { name: string; host: string }[] = [],
+  counters: Map<number, number> = new Map()): Layout {
   const top = (t: TrackMeta): string => logical ? t.application || "(program)" : t.host;
   const f = filter.trim().toLowerCase();
   const keep = (t: TrackMeta): boolean => !f ||
@@ -92,6 +96,11 @@ export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<str
     out.shown.set(i, r);
     out.anchor.set(i, y + r.h / 2);
     y += r.h;
+    // its counter events, one row each
+    for (let e = 0; e < (counters.get(i) ?? 0); e++) {
+      out.rows.push({ kind: "counter", track: i, event: e, y, h: COUNTER_H });
+      y += COUNTER_H;
+    }
   };
   const f2 = (s: { name: string }) => !f || s.name.toLowerCase().includes(f) || "series".includes(f);
   const placed = new Set<number>();

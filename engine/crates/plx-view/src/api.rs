@@ -79,6 +79,7 @@ pub struct Viewer {
     pub source: IndexSource,
     critpath: OnceCell<Result<CriticalPath, String>>,
     timeline: OnceCell<Result<Timeline, String>>,
+    counted: OnceCell<String>,
 }
 
 impl Viewer {
@@ -150,6 +151,7 @@ impl Viewer {
             source,
             critpath: OnceCell::new(),
             timeline: OnceCell::new(),
+            counted: OnceCell::new(),
         })
     }
 
@@ -295,6 +297,7 @@ impl Viewer {
             "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
             "handoffs": ix.handoffs.len(),
             "has_mpi": self.defs.has_mpi(),
+            "has_counters": self.defs.processes.iter().any(|p| !p.counters.sets.is_empty()),
         })
     }
 
@@ -502,6 +505,92 @@ impl Viewer {
                "messages": msgs,
                "message_count": pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
                "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
+    }
+
+    /// `GET /api/counters`: the counted calls of the trace (`plx run --trace --counters`,
+    /// subtype 10: the first four events of a call's set), per track: `tracks` `[{"track",
+    /// "events": [names], "calls": [[start, end, region, [value per event or null]]...]}]`, a
+    /// call's start and end those of the innermost instance of its region open when it was
+    /// counted (right before its exit). One pass over the trace at the first request; the
+    /// answer is kept.
+    pub fn counters(&self) -> &str {
+        self.counted.get_or_init(|| {
+            self.counted_calls()
+                .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
+        })
+    }
+
+    fn counted_calls(&self) -> Result<String, AnalysisError> {
+        use plx_analysis::{EventKind, GlobalMerge};
+        /// One track's counted calls: the events seen (columns), the calls.
+        type Calls = (Vec<String>, Vec<Value>);
+        let mut merge = GlobalMerge::with_counters(&self.defs, &self.exp, MergeOptions::default())?;
+        let track_of: HashMap<(usize, u32), usize> = self
+            .index
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.process, t.thread), i))
+            .collect();
+        let tracks: Vec<Option<usize>> = merge
+            .locations()
+            .iter()
+            .map(|l| track_of.get(&(l.process, l.thread)).copied())
+            .collect();
+        let o = self.index.origin;
+        let mut per: std::collections::BTreeMap<usize, Calls> = Default::default();
+        while let Some(ev) = merge.next_event() {
+            let EventKind::Counted {
+                set,
+                region,
+                values,
+            } = ev.kind
+            else {
+                continue;
+            };
+            let Some(ti) = tracks.get(ev.location as usize).copied().flatten() else {
+                continue;
+            };
+            let t = &self.index.tracks[ti];
+            let Some(s) = self
+                .defs
+                .processes
+                .get(t.process)
+                .and_then(|p| p.counters.sets.get(&set))
+            else {
+                continue;
+            };
+            // the call: the innermost instance of its region open at the event (at or before
+            // its exit)
+            let at = ev.time_ns;
+            let call = t.lanes.iter().rev().find_map(|lane| {
+                let i = lane.start.partition_point(|&x| x <= at).checked_sub(1)?;
+                (lane.end[i] >= at && lane.region[i] == region).then(|| lane.get(i))
+            });
+            let (start, end) = call.map_or((at, at), |r| (r.start, r.end));
+            let (events, calls) = per.entry(ti).or_default();
+            let mut vals: Vec<Option<u64>> = vec![None; events.len()];
+            for (i, (name, &refused)) in s.events.iter().zip(&s.refused).enumerate().take(4) {
+                if refused != 0 {
+                    continue;
+                }
+                let col = match events.iter().position(|e| e == name) {
+                    Some(c) => c,
+                    None => {
+                        events.push(name.clone());
+                        vals.push(None);
+                        events.len() - 1
+                    }
+                };
+                vals[col] = Some(values[i]);
+            }
+            calls.push(json!([start - o, end - o, region, vals]));
+        }
+        let tracks: Vec<Value> = per
+            .into_iter()
+            .map(|(ti, (events, calls))| json!({"track": ti, "events": events, "calls": calls}))
+            .collect();
+        Ok(json!({ "tracks": tracks }).to_string())
     }
 
     /// `GET /api/series`: the external metrics (`plx run --monitor`, `plx import`) as time

@@ -215,6 +215,12 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
             Answer::json(viewer.stats(num("t0", 0), num("t1", span.max(1))))
         }
         "/api/series" => Answer::json(viewer.series()),
+        "/api/counters" => Answer {
+            status: 200,
+            content_type: "application/json",
+            body: Body::Bytes(viewer.counters().as_bytes().to_vec()),
+            extra: Vec::new(),
+        },
         "/api/search" => Answer::json(viewer.search(
             &percent_decode(q.get("name").copied().unwrap_or("")),
             num("max", 100_000).clamp(0, 10_000_000) as usize,
