@@ -346,3 +346,13 @@ def test_counter_tracks_are_plx_reports_counts(life, life_trace):
     assert tip["kind"] == "counter"
     assert tip["value"] == tip["call"][3][tip["e"]]
     assert (ARTIFACTS / "life-counters.png").stat().st_size > 10_000
+
+
+def test_shift_wheel_scrolls_the_tracks_under_a_fixed_axis(life, many):
+    for run in (life, many):
+        before, after = run["scroll"]["before"], run["scroll"]["after"]
+        assert before["top"] == 0 and after["top"] == 120
+        # the rows moved up by as much; the canvas (axis, labels) stayed where it was
+        assert after["header"] == before["header"] - 120
+        assert after["box"] == before["box"]
+        assert (after["t0"], after["t1"]) == (before["t0"], before["t1"])

@@ -215,6 +215,20 @@ async function mainFlow() {
   await page.keyboard.press("Escape");
   out.help_closed = await page.evaluate(() => getComputedStyle(document.getElementById("help")).display !== "none");
 
+  // shift-wheel scrolls the tracks under the axis, the window unchanged
+  b = await box();
+  const scrolled = async () => page.evaluate(() => ({ top: document.getElementById("timeline-scroll").scrollTop,
+    header: window.plxView.headers()[0]?.y ?? null, box: document.getElementById("timeline").getBoundingClientRect().top }));
+  const before = { ...(await scrolled()), ...(await data()) };
+  await page.mouse.move(b.x + 600, b.y + 300);
+  await page.keyboard.down("Shift");
+  await page.mouse.wheel(0, 120);
+  await page.keyboard.up("Shift");
+  await page.waitForTimeout(150);
+  out.scroll = { before, after: { ...(await scrolled()), ...(await data()) } };
+  await page.evaluate(() => { document.getElementById("timeline-scroll").scrollTop = 0; });
+  await page.waitForTimeout(100);
+
   // a tooltip on the widest region drawn below the outermost level, then a double-click on it
   // (below the outermost level when one is drawn at full detail there)
   const region = await page.evaluate(() => window.plxView.drawn.filter((r) => !r.measure)

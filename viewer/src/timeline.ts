@@ -284,8 +284,12 @@ export class Timeline {
     const c = this.canvas;
     this.scroller.addEventListener("scroll", () => this.draw());
     c.addEventListener("wheel", (e) => {
-      if (!e.ctrlKey && Math.abs(e.deltaX) < Math.abs(e.deltaY) && e.shiftKey) return; // shift-wheel scrolls the tracks
       e.preventDefault();
+      if (e.shiftKey) {
+        // shift-wheel scrolls the tracks (the browser gives it as a horizontal delta)
+        this.scroller.scrollTop += e.deltaY || e.deltaX;
+        return;
+      }
       const t = this.timeAt(e.offsetX);
       const f = Math.pow(1.0015, e.deltaY);
       this.setWindow(t - (t - this.t0) * f, t + (this.t1 - t) * f);
