@@ -126,9 +126,9 @@ def test_many_threads_handoffs_are_bundled(many, many_trace):
 
 def test_a_bundles_tooltip_gives_its_count(life):
     tip = life["bundle_tip"]
-    assert tip["shown"] == "block"
-    assert tip["kind"] in ("messages", "hand-offs")
-    assert int(tip["count"]) == tip["expected"] >= 1
+    assert tip["shown"] == "block", tip
+    assert tip["kind"] in ("messages", "hand-offs"), tip
+    assert int(tip["count"]) == tip["expected"] >= 1, tip
 
 
 def test_critical_path_is_bands_per_track_and_bundled_transfers(life):

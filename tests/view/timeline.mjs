@@ -125,10 +125,18 @@ async function mainFlow() {
   // a bundle's tooltip at the deep level
   // (one whose middle lies on the plot, away from the regions' labels)
   const inside = (x) => { const mx = (x.x0 + x.x1) / 2; const my = (x.y0 + x.y1) / 2; return mx > 180 && mx < levels[2].page.width - 10 && my > 45; };
-  const deepB = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs].find(inside);
+  // and more than 4 px from every other line (the pointer lands on whole pixels)
+  const all = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs, ...levels[2].bundles.transfers];
+  const dist = (l, px, py) => {
+    const dx = l.x1 - l.x0, dy = l.y1 - l.y0, len = dx * dx + dy * dy;
+    const u = len === 0 ? 0 : Math.max(0, Math.min(1, ((px - l.x0) * dx + (py - l.y0) * dy) / len));
+    return Math.hypot(l.x0 + u * dx - px, l.y0 + u * dy - py);
+  };
+  const alone = (x) => all.every((o) => o === x || dist(o, (x.x0 + x.x1) / 2, (x.y0 + x.y1) / 2) > 4);
+  const deepB = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs].find((x) => inside(x) && alone(x));
   if (deepB) {
     const b = await box();
-    await page.mouse.move(b.x + (deepB.x0 + deepB.x1) / 2, b.y + (deepB.y0 + deepB.y1) / 2);
+    await page.mouse.move(Math.round(b.x + (deepB.x0 + deepB.x1) / 2), Math.round(b.y + (deepB.y0 + deepB.y1) / 2));
     await page.waitForTimeout(100);
     out.bundle_tip = await page.evaluate(() => {
       const t = document.getElementById("tooltip");
@@ -234,7 +242,20 @@ async function mainFlow() {
   const region = await page.evaluate(() => window.plxView.drawn.filter((r) => !r.measure)
     .sort((a, b) => Math.min(b.depth, 1) - Math.min(a.depth, 1) || b.w - a.w)[0]);
   b = await box();
-  const rx = b.x + region.x + Math.min(region.w, 300) / 2;
+  // a point of the region away from every line drawn over it
+  const free = await page.evaluate((r) => {
+    const b = window.plxView.bundles();
+    const lines = [...b.messages, ...b.handoffs, ...b.transfers];
+    const far = (px, py) => lines.every((l) => {
+      const dx = l.x1 - l.x0, dy = l.y1 - l.y0, len = dx * dx + dy * dy;
+      const u = len === 0 ? 0 : Math.max(0, Math.min(1, ((px - l.x0) * dx + (py - l.y0) * dy) / len));
+      return Math.hypot(l.x0 + u * dx - px, l.y0 + u * dy - py) > 4;
+    });
+    const y = r.y + r.h / 2;
+    for (let x = Math.max(r.x, 172) + 2; x < r.x + r.w - 1; x += 3) if (far(x, y)) return x;
+    return r.x + Math.min(r.w, 300) / 2;
+  }, region);
+  const rx = b.x + free;
   const ry = b.y + region.y + region.h / 2;
   await page.mouse.move(rx, ry);
   await page.waitForTimeout(100);

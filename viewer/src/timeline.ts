@@ -1,17 +1,19 @@
 // The timeline: one track per thread, grouped (tracks.ts), regions nested flame-chart style from
 // the server's window answers, the runtime's own work on a measurement lane, message lines,
-// hand-off arcs and the critical path at a level of detail (lod.ts), markers, an overview of the
+// hand-off arcs and the critical path at a level of detail (lod.ts), markers, counter and series
+// rows (values.ts), an overview of the
 // whole run, tooltips, search, the selection's profile and flame graph; its state in the URL
 // (state.ts). Only the rows in view are drawn: the canvas is the size of the viewport, the axis
 // and the labels stay in place while the tracks scroll under them.
 
-import { CountersAnswer, CritPath, get, Meta, RegionDetail, Series, SeriesAnswer, Stats, WindowAnswer } from "./api";
+import { CritPath, get, Meta, RegionDetail, Stats, WindowAnswer } from "./api";
 import { Flame, FlameView } from "./flame";
 import { bytes, el, regionColor, time } from "./format";
 import { Bundle, bundle, distance, drawBundles, Line, mergeRuns } from "./lod";
 import { Overview } from "./overview";
 import { Overlay, readState, ViewState, writeState } from "./state";
 import { CounterRow, GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
+import { ValueRows } from "./values";
 
 export type { GroupNode } from "./tracks";
 /** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
@@ -27,11 +29,6 @@ const LABELLED = 400;
 /** At most one bundle of an overlay per this many pixels of the plot's width (lod.ts chooses
  * the cells): more lines than that are dense. */
 const PX_PER_BUNDLE = 8;
-
-/** A value, short. */
-function fmt(v: number): string {
-  return Math.abs(v) >= 1e6 ? v.toExponential(3) : String(+v.toPrecision(6));
-}
 
 /** A region drawn at full detail, for hit tests (and the browser tests); canvas px. */
 export interface Drawn {
@@ -75,10 +72,8 @@ export class Timeline {
   private found: SearchAnswer | null = null;
   private current = -1;
   private frame: Drawing = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
-  /** the external metrics (plx run --monitor, plx import), each with its value range */
-  private series: { s: Series; lo: number; hi: number }[] = [];
-  /** per track, its counted calls (by start) and each event's largest value */
-  private counted = new Map<number, { events: string[]; calls: CountersAnswer["tracks"][number]["calls"]; max: number[] }>();
+  /** the counters' and the external series' rows */
+  private values: ValueRows;
   /** tracks of the selection (empty: every track) */
   private selTracks: number[] = [];
   drawn: Drawn[] = [];
@@ -90,6 +85,7 @@ export class Timeline {
     this.state = readState();
     this.grouping = this.state.logical ? "logical" : "physical";
     this.t1 = Math.max(meta.span, 1);
+    this.values = new ValueRows(meta);
     this.runtime = new Set(meta.regions.flatMap((r, i) => (r[1] === "runtime" ? [i] : [])));
     this.root = el("div", { id: "timeline-view", class: "view" });
     const bar = el("div", { class: "toolbar" });
@@ -165,25 +161,10 @@ export class Timeline {
     if (s.selection) void this.select(s.selection[0], s.selection[1], []);
     if (s.search) void this.find(s.search);
     if (s.overlays.critical) void this.loadCrit();
-    if (this.meta.has_counters) {
-      void get<CountersAnswer>("api/counters").then((a) => {
-        if (a.error) { this.detail.textContent = a.error; return; }
-        for (const t of a.tracks) {
-          const max = t.events.map((_, e) => Math.max(1, ...t.calls.map((c) => c[3][e] ?? 0)));
-          this.counted.set(t.track, { events: t.events, calls: t.calls.sort((x, y) => x[0] - y[0]), max });
-        }
-        this.canvas.dataset.counterTracks = String(a.tracks.length);
-        this.relayout();
-      });
-    }
-    void get<SeriesAnswer>("api/series").then((a) => {
-      this.series = a.series.map((x) => {
-        const v = x.samples.map((p) => p[1]);
-        return { s: x, lo: Math.min(0, ...v), hi: Math.max(...v, 0) };
-      });
-      this.canvas.dataset.series = String(this.series.length);
-      if (this.series.length) this.relayout();
-    });
+    this.values.load((what, n) => {
+      this.canvas.dataset[what === "series" ? "series" : "counterTracks"] = String(n);
+      if (n) this.relayout();
+    }, (why) => { this.detail.textContent = why; });
   }
 
   /** Switches the view, and says so in the page's URL (`view=logical`). */
@@ -209,7 +190,7 @@ export class Timeline {
     // every track gets a measurement lane when the experiment has runtime regions
     const measured = new Set<number>(this.runtime.size ? this.meta.tracks.map((_, i) => i) : []);
     this.lay = layout(this.meta.tracks, this.grouping === "logical", this.state.collapsed, this.state.filter, measured,
-      this.series.map((x) => x.s), new Map([...this.counted].map(([t, c]) => [t, c.events.length])));
+      this.values.series.map((x) => x.s), this.values.counterEvents());
     this.groupTree = this.lay.tree;
     const d = this.canvas.dataset;
     d.tracks = String(this.lay.shown.size);
@@ -455,18 +436,26 @@ export class Timeline {
   /** The series' rows shown, in canvas px, for the browser tests. */
   seriesRows(): { series: number; name: string; source: string; host: string; y: number; h: number }[] {
     return this.lay.rows.filter((r): r is SeriesRow => r.kind === "series").map((r) => {
-      const x = this.series[r.series].s;
+      const x = this.values.series[r.series].s;
       return { series: r.series, name: x.name, source: x.source, host: x.host, y: this.canvasY(r.y), h: r.h };
     });
+  }
+
+  /** The counter rows shown, in canvas px, with what the page holds of each (the sum of its
+   * calls' values per function), for the browser tests. */
+  counterRows(): { track: number; event: string; y: number; h: number; calls: number; sums: Record<string, number> }[] {
+    return this.lay.rows.filter((r): r is CounterRow => r.kind === "counter")
+      .map((r) => ({ track: r.track, y: this.canvasY(r.y), h: r.h, ...this.values.counterSums(r) }));
   }
 
   private hitRegion(px: number, py: number): Drawn | undefined {
     return this.drawn.find((d) => px >= d.x && px <= d.x + Math.max(d.w, 2) && py >= d.y && py <= d.y + d.h);
   }
 
-  private hitBundle(px: number, py: number): [string, Bundle] | undefined {
+  /** The bundle nearest to (px, py) closer than `within` pixels. */
+  private hitBundle(px: number, py: number, within = 4): [string, Bundle] | undefined {
     let best: [string, Bundle] | undefined;
-    let dist = 4;
+    let dist = within;
     for (const [kind, list] of [["messages", this.frame.messages], ["hand-offs", this.frame.handoffs],
       ["critical path", this.frame.transfers]] as [string, Bundle[]][]) {
       for (const b of list) {
@@ -488,34 +477,28 @@ export class Timeline {
     if (!text) { this.tip.style.display = "none"; return; }
     this.tip.textContent = text[1];
     this.tip.dataset.kind = text[0];
-    const hit = this.hitRegion(px, py);
-    this.tip.dataset.ns = hit && text[0] === "region" ? String(hit.end - hit.start) : "";
+    const hit = text[0] === "region" ? this.hitRegion(px, py) : undefined;
+    this.tip.dataset.ns = hit ? String(hit.end - hit.start) : "";
     const b = text[0] === "region" ? undefined : this.hitBundle(px, py);
     this.tip.dataset.count = b ? String(b[1].count) : "";
-    const row = text[0] === "series" ? this.rowAt(py) : undefined;
-    const v = row && row.kind === "series" ? this.seriesValue(row.series, this.timeAt(px)) : null;
-    this.tip.dataset.value = v === null ? "" : String(v);
-    if (text[0] === "counter" && row === undefined) {
-      const cr = this.rowAt(py);
-      const call = cr && cr.kind === "counter" ? this.counterCall(cr.track, this.timeAt(px)) : undefined;
-      const cv = call && cr && cr.kind === "counter" ? call[3][cr.event] : null;
-      this.tip.dataset.value = cv === null || cv === undefined ? "" : String(cv);
-    }
+    this.tip.dataset.value = text[2] === undefined || text[2] === null ? "" : String(text[2]);
     this.tip.style.display = "block";
     this.tip.style.left = `${cx + 12}px`;
     this.tip.style.top = `${cy + 12}px`;
   }
 
-  /** [kind, text] of what lies at (px, py). */
-  describe(px: number, py: number): [string, string] | null {
+  /** [kind, text, value (of a counter or a series)] of what lies at (px, py). */
+  describe(px: number, py: number): [string, string, (number | null)?] | null {
     if (px < LABEL_W || py < HEAD) return null;
-    const hit = this.hitRegion(px, py);
+    // a line is drawn over the regions: on it, it is what the pointer shows
+    const onLine = this.hitBundle(px, py, 1.5);
+    const hit = onLine ? undefined : this.hitRegion(px, py);
     if (hit) {
       const [name, kind] = this.meta.regions[hit.region] ?? ["?", "?"];
       return ["region", `${name} (${kind}) · ${time(hit.end - hit.start)} · ${this.trackName(hit.track)} · ` +
         `${time(hit.start)} – ${time(hit.end)}`];
     }
-    const b = this.hitBundle(px, py);
+    const b = onLine ?? this.hitBundle(px, py);
     if (b) {
       const [kind, x] = b;
       const n = x.count === 1 ? `1 ${kind === "messages" ? "message" : kind === "hand-offs" ? "hand-off" : "transfer"}` : `${x.count} ${kind}`;
@@ -525,20 +508,8 @@ export class Timeline {
     }
     const a = this.answer;
     const r = this.rowAt(py);
-    if (r && r.kind === "counter") {
-      const c = this.counted.get(r.track);
-      const call = this.counterCall(r.track, this.timeAt(px));
-      const v = call?.[3][r.event];
-      if (!c || !call || v === null || v === undefined) return null;
-      return ["counter", `${c.events[r.event]}: ${v} in ${this.meta.regions[call[2]]?.[0] ?? "?"} ` +
-        `(${time(call[1] - call[0])}, ${this.trackName(r.track)})`];
-    }
-    if (r && r.kind === "series") {
-      const x = this.series[r.series];
-      const t = this.timeAt(px);
-      const v = this.seriesValue(r.series, t);
-      return ["series", `${x.s.name} at ${time(t)}: ${v === null ? "no value yet" : `${fmt(v)}${x.s.unit ? ` ${x.s.unit}` : ""}`}` +
-        ` (${x.s.source})`];
+    if (r && (r.kind === "counter" || r.kind === "series")) {
+      return this.values.describe(r, this.timeAt(px), (t) => this.trackName(t));
     }
     if (!a || !r || r.kind !== "track") return null;
     const depth = Math.floor((this.rowY(py) - r.y - 2) / LANE_H);
@@ -716,8 +687,9 @@ export class Timeline {
     g.clip();
     for (const r of visible) {
       if (r.kind === "track") this.drawTrack(g, r, cssW);
-      else if (r.kind === "series") this.drawSeries(g, r, cssW);
-      else if (r.kind === "counter") this.drawCounter(g, r, cssW);
+      else if (r.kind === "series" || r.kind === "counter") {
+        this.values.draw(g, r, this.canvasY(r.y), { x: (t) => this.x(t), t0: this.t0, t1: this.t1, left: LABEL_W, right: LABEL_W + this.plotWidth() });
+      }
     }
     this.frame = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
     if (a) this.drawOverlays(g, a);
@@ -742,24 +714,8 @@ export class Timeline {
         g.fillRect(0, y, cssW, r.h);
         g.fillStyle = "#333";
         g.fillText(`${r.collapsed ? "▸" : "▾"} ${r.text}`, 4 + 12 * r.level, y + 13);
-      } else if (r.kind === "counter") {
-        const c = this.counted.get(r.track);
-        g.fillStyle = "#fff";
-        g.fillRect(0, y, LABEL_W, r.h);
-        g.fillStyle = "#6a1b9a";
-        g.font = "10px sans-serif";
-        g.fillText(`${c?.events[r.event] ?? "?"} (max ${fmt(c?.max[r.event] ?? 0)})`.slice(0, 30), 40, y + 14);
-        g.font = "11px sans-serif";
-      } else if (r.kind === "series") {
-        const x = this.series[r.series];
-        g.fillStyle = "#fff";
-        g.fillRect(0, y, LABEL_W, r.h);
-        g.fillStyle = "#222";
-        g.fillText(`${x.s.name}${x.s.unit ? ` (${x.s.unit})` : ""}`.slice(0, 26), 28, y + 12);
-        g.fillStyle = "#888";
-        g.font = "9px sans-serif";
-        g.fillText(`${x.s.mode === "level" ? "step" : "running total"}, max ${fmt(x.hi)}`, 28, y + 24);
-        g.font = "11px sans-serif";
+      } else if (r.kind === "counter" || r.kind === "series") {
+        this.values.label(g, r, y, LABEL_W);
       } else {
         g.fillStyle = "#fff";
         g.fillRect(0, y, LABEL_W, r.h);
@@ -779,105 +735,6 @@ export class Timeline {
     const d = c.dataset;
     d.drawMs = (performance.now() - started).toFixed(2);
     this.overview.draw(this.t0, this.t1);
-  }
-
-  /** The counted call of `track` under `t` (the innermost: the last begun), or undefined. */
-  counterCall(track: number, t: number): CountersAnswer["tracks"][number]["calls"][number] | undefined {
-    const c = this.counted.get(track);
-    if (!c) return undefined;
-    let found;
-    for (const call of c.calls) {
-      if (call[0] > t) break;
-      if (call[1] >= t) found = call;
-    }
-    return found;
-  }
-
-  /** The counter rows shown, in canvas px, with what the page holds of each (the sum of its
-   * calls' values per function), for the browser tests. */
-  counterRows(): { track: number; event: string; y: number; h: number; calls: number; sums: Record<string, number> }[] {
-    return this.lay.rows.filter((r): r is CounterRow => r.kind === "counter").map((r) => {
-      const c = this.counted.get(r.track);
-      const sums: Record<string, number> = {};
-      let calls = 0;
-      for (const call of c?.calls ?? []) {
-        const v = call[3][r.event];
-        if (v === null || v === undefined) continue;
-        const name = this.meta.regions[call[2]]?.[0] ?? "?";
-        sums[name] = (sums[name] ?? 0) + v;
-        calls++;
-      }
-      return { track: r.track, event: c?.events[r.event] ?? "?", y: this.canvasY(r.y), h: r.h, calls, sums };
-    });
-  }
-
-  /** A counter as steps: each counted call's value from its entry to its exit. */
-  private drawCounter(g: CanvasRenderingContext2D, row: CounterRow, cssW: number): void {
-    const y0 = this.canvasY(row.y);
-    g.fillStyle = "#fbf8fd";
-    g.fillRect(LABEL_W, y0, cssW - LABEL_W, row.h);
-    const c = this.counted.get(row.track);
-    if (!c) return;
-    const max = c.max[row.event];
-    g.fillStyle = "rgba(106,27,154,0.6)";
-    const right = LABEL_W + this.plotWidth();
-    for (const [s, e, , vals] of c.calls) {
-      if (s > this.t1) break;
-      const v = vals[row.event];
-      if (e < this.t0 || v === null || v === undefined) continue;
-      const x0 = Math.max(this.x(s), LABEL_W);
-      const x1 = Math.min(this.x(e), right);
-      const h = Math.max((v / max) * (row.h - 4), v > 0 ? 1 : 0);
-      g.fillRect(x0, y0 + row.h - 2 - h, Math.max(x1 - x0, 1), h);
-    }
-  }
-
-  /** A series' value at `t`: the last sample at or before it (a level holds until the next;
-   * a running total's value so far), null before the first. */
-  seriesValue(i: number, t: number): number | null {
-    const p = this.series[i]?.s.samples ?? [];
-    let lo = 0;
-    let hi = p.length;
-    while (lo < hi) {
-      const m = (lo + hi) >> 1;
-      if (p[m][0] <= t) lo = m + 1; else hi = m;
-    }
-    return lo === 0 ? null : p[lo - 1][1];
-  }
-
-  /** A level as steps, a running total as a line; where samples are denser than pixels, each
-   * pixel column's range of values. */
-  private drawSeries(g: CanvasRenderingContext2D, row: SeriesRow, cssW: number): void {
-    const y0 = this.canvasY(row.y);
-    const x = this.series[row.series];
-    g.fillStyle = "#fbfbf5";
-    g.fillRect(LABEL_W, y0, cssW - LABEL_W, row.h);
-    const p = x.s.samples;
-    if (!p.length) return;
-    const yOf = (v: number) => y0 + row.h - 3 - ((v - x.lo) / Math.max(x.hi - x.lo, 1e-300)) * (row.h - 6);
-    // from the sample before the window to the one after it
-    let a = 0;
-    while (a + 1 < p.length && p[a + 1][0] <= this.t0) a++;
-    g.strokeStyle = "#00897b";
-    g.lineWidth = 1.5;
-    g.beginPath();
-    let prevY = 0;
-    for (let i = a; i < p.length; i++) {
-      const [t, v] = p[i];
-      const px = Math.max(this.x(t), LABEL_W - 2);
-      const py = yOf(v);
-      if (i === a) g.moveTo(px, py);
-      else if (x.s.mode === "level") { g.lineTo(px, prevY); g.lineTo(px, py); } else g.lineTo(px, py);
-      prevY = py;
-      if (t > this.t1) break;
-    }
-    g.stroke();
-    g.lineWidth = 1;
-    // the samples, when there is room to show them apart
-    if (p.length < this.plotWidth() / 4) {
-      g.fillStyle = "#00695c";
-      for (const [t, v] of p) if (t >= this.t0 && t <= this.t1) g.fillRect(this.x(t) - 1.5, yOf(v) - 1.5, 3, 3);
-    }
   }
 
   private drawTrack(g: CanvasRenderingContext2D, row: TrackRow, cssW: number): void {
