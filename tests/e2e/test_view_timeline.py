@@ -242,9 +242,12 @@ def test_runtime_work_is_on_the_measurement_lane(life, many):
         assert drawn, "the instance stepped to is drawn"
         for d in drawn:
             assert d["measure"] is True
+            # on the measurement lane, below every region lane of its track, not at its depth's
+            row = d["row"]
+            assert row["measure"] == 1
+            assert d["y"] == row["y"] + 2 + row["depth"] * row["laneH"]
             lanes = [y for k, y in s["track_rows"].items() if int(k.split(":")[0]) == d["track"]]
-            # below every region lane of its track, not at its own depth's
-            assert lanes and d["y"] > max(lanes)
+            assert all(y < d["y"] for y in lanes)
 
 
 def test_the_selections_flame_graph_is_its_profile(life):

@@ -285,7 +285,7 @@ async function mainFlow() {
     r.api = await api(`api/search?name=${encodeURIComponent(name)}&max=1000000`);
     r.runtime_drawn = await page.evaluate(() => window.plxView.drawn
       .filter((d) => window.plxView.meta.regions[d.region][1] === "runtime")
-      .map((d) => ({ measure: d.measure, y: d.y, depth: d.depth, track: d.track })));
+      .map((d) => ({ measure: d.measure, y: d.y, depth: d.depth, track: d.track, row: window.plxView.trackRow(d.track) })));
     r.track_rows = await page.evaluate(() => Object.fromEntries(window.plxView.drawn.filter((d) => !d.measure)
       .map((d) => [`${d.track}:${d.depth}`, d.y])));
     return r;

@@ -441,6 +441,13 @@ export class Timeline {
     });
   }
 
+  /** Track `t`'s row when shown, in canvas px (its region lanes, then its measurement lane),
+   * for the browser tests. */
+  trackRow(t: number): { y: number; h: number; depth: number; measure: number; laneH: number } | null {
+    const r = this.lay.shown.get(t);
+    return r ? { y: this.canvasY(r.y), h: r.h, depth: r.depth, measure: r.measure, laneH: LANE_H } : null;
+  }
+
   /** The counter rows shown, in canvas px, with what the page holds of each (the sum of its
    * calls' values per function), for the browser tests. */
   counterRows(): { track: number; event: string; y: number; h: number; calls: number; sums: Record<string, number> }[] {
