@@ -227,6 +227,11 @@ def check_search(found, want):
         page = s["next"]["page"]
         assert int(page["t0"]) <= second[3] and second[4] <= int(page["t1"])
         assert f"find={s['name']}" in page["url"]
+        # the current instance outlined where it is drawn: the runtime's on the measurement
+        # lane, the program's at its depth
+        o = s["current_outline"]
+        lane = o["row"]["depth"] if s["name"].startswith("plx_") else o["depth"]
+        assert o["y"] == o["row"]["y"] + 2 + lane * o["row"]["laneH"], s["name"]
 
 
 def test_search_finds_plx_reports_calls(life, life_trace, many, many_trace):

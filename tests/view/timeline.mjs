@@ -123,20 +123,28 @@ async function mainFlow() {
   out.levels = levels;
 
   // a bundle's tooltip at the deep level
-  // (one whose middle lies on the plot, away from the regions' labels)
-  const inside = (x) => { const mx = (x.x0 + x.x1) / 2; const my = (x.y0 + x.y1) / 2; return mx > 180 && mx < levels[2].page.width - 10 && my > 45; };
-  // and more than 4 px from every other line (the pointer lands on whole pixels)
+  // (a point of one on the plot, more than 4 px from every other line: the pointer lands on
+  // whole pixels)
   const all = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs, ...levels[2].bundles.transfers];
   const dist = (l, px, py) => {
     const dx = l.x1 - l.x0, dy = l.y1 - l.y0, len = dx * dx + dy * dy;
     const u = len === 0 ? 0 : Math.max(0, Math.min(1, ((px - l.x0) * dx + (py - l.y0) * dy) / len));
     return Math.hypot(l.x0 + u * dx - px, l.y0 + u * dy - py);
   };
-  const alone = (x) => all.every((o) => o === x || dist(o, (x.x0 + x.x1) / 2, (x.y0 + x.y1) / 2) > 4);
-  const deepB = [...levels[2].bundles.messages, ...levels[2].bundles.handoffs].find((x) => inside(x) && alone(x));
+  let deepB = null;
+  let at = null;
+  for (const x of [...levels[2].bundles.messages, ...levels[2].bundles.handoffs]) {
+    for (let k = 1; k < 20 && !at; k++) {
+      const px = Math.round(x.x0 + (x.x1 - x.x0) * k / 20);
+      const py = Math.round(x.y0 + (x.y1 - x.y0) * k / 20);
+      if (px > 180 && px < levels[2].page.width - 10 && py > 45 && dist(x, px, py) < 1 &&
+          all.every((o) => o === x || dist(o, px, py) > 4)) at = [px, py];
+    }
+    if (at) { deepB = x; break; }
+  }
   if (deepB) {
     const b = await box();
-    await page.mouse.move(Math.round(b.x + (deepB.x0 + deepB.x1) / 2), Math.round(b.y + (deepB.y0 + deepB.y1) / 2));
+    await page.mouse.move(b.x + at[0], b.y + at[1]);
     await page.waitForTimeout(100);
     out.bundle_tip = await page.evaluate(() => {
       const t = document.getElementById("tooltip");
@@ -283,6 +291,8 @@ async function mainFlow() {
     r.next = { current: +(await page.getAttribute("#search", "data-current")), page: await data(),
       label: await page.textContent("#search-count") };
     r.api = await api(`api/search?name=${encodeURIComponent(name)}&max=1000000`);
+    r.current_outline = await page.evaluate((i) => ({ y: +document.getElementById("timeline").dataset.foundY,
+      row: window.plxView.trackRow(i[0]), depth: i[1] }), r.next.current >= 0 ? sortedSecond(r) : [0, 0]);
     r.runtime_drawn = await page.evaluate(() => window.plxView.drawn
       .filter((d) => window.plxView.meta.regions[d.region][1] === "runtime")
       .map((d) => ({ measure: d.measure, y: d.y, depth: d.depth, track: d.track, row: window.plxView.trackRow(d.track) })));
@@ -290,6 +300,10 @@ async function mainFlow() {
       .map((d) => [`${d.track}:${d.depth}`, d.y])));
     return r;
   };
+  // the instance stepped to second: the page orders them by start, then track
+  function sortedSecond(r) {
+    return [...r.api.instances].sort((x, y) => x[3] - y[3] || x[0] - y[0])[1];
+  }
   out.search = [];
   for (const name of mode === "many" ? ["work", "plx_symbols"] : ["update_rows", "MPI_Isend", "plx_symbols"]) {
     out.search.push(await find(name));

@@ -38,7 +38,7 @@ export interface Drawn {
 
 /** One instance found by the search: [track, depth, index, start, end]. */
 type Found = [number, number, number, number, number];
-interface SearchAnswer { name: string; count: number; instances: Found[] }
+interface SearchAnswer { name: string; regions: number[]; count: number; instances: Found[] }
 
 /** What the overlays drew in the last frame, for the page's data attributes and hit tests. */
 interface Drawing { messages: Bundle[]; handoffs: Bundle[]; transfers: Bundle[]; bands: number; density: number[] }
@@ -941,15 +941,22 @@ export class Timeline {
       g.strokeStyle = "#d500f9";
       g.lineWidth = 2;
       g.beginPath();
+      // the runtime's regions are drawn on the measurement lane: outlined there
+      const runtime = f.regions.some((r) => this.runtime.has(r));
       f.instances.forEach(([track, depth, , s, e], k) => {
         if (e < this.t0 || s > this.t1) return;
         const row = this.lay.shown.get(track);
         if (!row) return;
-        const y = this.canvasY(row.y) + 2 + depth * LANE_H;
+        const measure = runtime && row.measure > 0;
+        const y = this.canvasY(row.y) + 2 + (measure ? row.depth : depth) * LANE_H;
+        const h = measure ? MEASURE_H - 1 : LANE_H - 1;
         const x0 = Math.max(this.x(s), LABEL_W - 2);
         const w = Math.max(Math.min(this.x(e), LABEL_W + this.plotWidth() + 2) - x0, 2);
-        g.rect(x0, y - 1, w, LANE_H + 1);
-        if (k === this.current) g.rect(x0 - 2, y - 3, w + 4, LANE_H + 5);
+        g.rect(x0, y - 1, w, h + 2);
+        if (k === this.current) {
+          g.rect(x0 - 2, y - 3, w + 4, h + 6);
+          this.canvas.dataset.foundY = String(y);
+        }
         shown++;
       });
       g.stroke();
