@@ -15,6 +15,8 @@ export interface TrackMeta {
 export interface Meta {
   dir: string; span: number; events: number; tracks: TrackMeta[]; regions: RegionDef[];
   user_events: string[]; messages: number; has_mpi: boolean;
+  /** whether the run counted anything (plx run --counters) */
+  has_counters?: boolean;
 }
 
 /** [start, end, region, index] (ns from the first event). */
@@ -87,9 +89,9 @@ export interface Displays {
 
 const token = new URLSearchParams(window.location.search).get("token") ?? "";
 
-export async function get<T>(path: string, params: Record<string, number> = {}): Promise<T> {
+export async function get<T>(path: string, params: Record<string, number | string> = {}): Promise<T> {
   const q = new URLSearchParams(token ? { token } : {});
-  for (const [k, v] of Object.entries(params)) q.set(k, String(Math.round(v)));
+  for (const [k, v] of Object.entries(params)) q.set(k, typeof v === "number" ? String(Math.round(v)) : v);
   const r = await fetch(`${path}?${q.toString()}`);
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as T;
@@ -101,4 +103,21 @@ export interface Compare {
   metrics: [string, string, (number | null)[]][];
   /** [function, inclusive s per run, last − first, last / first] */
   functions: [string, (number | null)[], number, number | null][];
+}
+
+/** `/api/series`: the external metrics (plx run --monitor, plx import). */
+export interface Series {
+  name: string; unit: string;
+  /** level: each value holds until the next sample; total: a running total */
+  mode: "level" | "total";
+  source: string; host: string;
+  /** [ns from the first event, value] in time order */
+  samples: [number, number][];
+}
+export interface SeriesAnswer { series: Series[]; warnings: string[] }
+
+/** `/api/counters`: the counted calls per track: [start, end, region, value per event or null]. */
+export interface CountersAnswer {
+  error?: string;
+  tracks: { track: number; events: string[]; calls: [number, number, number, (number | null)[]][] }[];
 }

@@ -13,9 +13,12 @@ export class CommView {
   /** -1: every message (as plx comm counts them); else a communicator's, from the trace. */
   private comm = -1;
   private matrix: HTMLTableElement;
+  private onCell: (from: number, to: number) => void;
 
-  constructor(c: Comm) {
+  /** `onCell`: a click on a cell (sender, receiver ranks) shows its messages on the timeline. */
+  constructor(c: Comm, onCell: (from: number, to: number) => void) {
     this.c = c;
+    this.onCell = onCell;
     this.root = el("div", { id: "comm-view", class: "view" });
     const bar = el("div", { class: "toolbar" });
     const pick = el("select", { id: "comm-metric" });
@@ -58,6 +61,9 @@ export class CommView {
           const a = 0.1 + 0.9 * (x / max);
           td.style.background = `rgba(200, 40, 40, ${a.toFixed(3)})`;
           if (a > 0.55) td.style.color = "#fff";
+          td.style.cursor = "pointer";
+          td.title = `rank ${f} → rank ${t}: show these messages on the timeline`;
+          td.onclick = () => this.onCell(f, t);
         }
         tr.append(td);
       }

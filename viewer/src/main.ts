@@ -15,11 +15,19 @@ header h1 { font-size: 15px; margin: 0; }
 nav button { background: #37474f; color: #fff; border: 0; padding: 5px 12px; cursor: pointer; }
 nav button.on { background: #ff6d00; }
 .view { padding: 8px 12px; }
-.toolbar { display: flex; gap: 10px; align-items: center; margin-bottom: 6px; }
+.toolbar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 6px; }
 .toolbar button.on { background: #ff6d00; color: #fff; }
 .help { color: #666; font-size: 12px; }
 .timeline-body { display: flex; gap: 10px; align-items: flex-start; }
-#timeline { flex: 1; min-width: 0; outline: none; border: 1px solid #ccc; width: 100%; }
+.timeline-main { flex: 1; min-width: 0; }
+#overview { display: block; width: 100%; height: 34px; border: 1px solid #ccc; border-bottom: 0; cursor: pointer; }
+#timeline-scroll { overflow-y: auto; height: calc(100vh - 118px); min-height: 260px; border: 1px solid #ccc; }
+#timeline { position: sticky; top: 0; display: block; outline: none; width: 100%; }
+#tooltip { position: fixed; display: none; background: #263238; color: #fff; padding: 4px 6px; font-size: 12px;
+  pointer-events: none; z-index: 10; max-width: 520px; }
+#help { position: fixed; display: none; top: 90px; left: 50%; transform: translateX(-50%); z-index: 20;
+  box-shadow: 0 4px 18px rgba(0,0,0,0.3); width: 560px; }
+#flame-graph { display: block; width: 100%; cursor: pointer; }
 .side { width: 320px; flex: none; display: flex; flex-direction: column; gap: 8px; }
 .panel { border: 1px solid #ccc; padding: 6px; background: #fcfcfc; font-size: 12px; word-break: break-word; }
 .panel h3 { margin: 2px 0 6px; font-size: 14px; }
@@ -58,7 +66,9 @@ async function main(): Promise<void> {
       requestAnimationFrame(() => p.drawIcicle());
       return p.root;
     },
-    Communication: async () => new CommView(await get<Comm>("api/comm")).root,
+    Communication: async () => new CommView(await get<Comm>("api/comm"), (f, t) => {
+      void show("Timeline").then(() => timeline.showPair(f, t));
+    }).root,
     Displays: async () => displaysView(await get<Displays>("api/displays", { bins: 200 }),
       await get<CritPath>("api/critpath"), await get<Compare>("api/compare")),
   };
@@ -82,7 +92,7 @@ async function main(): Promise<void> {
     nav.append(b);
   }
   await show("Timeline");
-  timeline.setWindow(0, Math.max(meta.span, 1));
+  timeline.start();
   // the browser tests read the drawn regions from here
   (window as unknown as { plxView: Timeline }).plxView = timeline;
 }

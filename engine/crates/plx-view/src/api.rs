@@ -80,6 +80,7 @@ pub struct Viewer {
     pub source: IndexSource,
     critpath: OnceCell<Result<CriticalPath, String>>,
     timeline: OnceCell<Result<Timeline, String>>,
+    counted: OnceCell<String>,
 }
 
 impl Viewer {
@@ -151,6 +152,7 @@ impl Viewer {
             source,
             critpath: OnceCell::new(),
             timeline: OnceCell::new(),
+            counted: OnceCell::new(),
         })
     }
 
@@ -296,6 +298,7 @@ impl Viewer {
             "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
             "handoffs": ix.handoffs.len(),
             "has_mpi": self.defs.has_mpi(),
+            "has_counters": self.defs.processes.iter().any(|p| !p.counters.sets.is_empty()),
         })
     }
 
@@ -503,6 +506,205 @@ impl Viewer {
                "messages": msgs,
                "message_count": pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
                "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
+    }
+
+    /// `GET /api/counters`: the counted calls of the trace (`plx run --trace --counters`,
+    /// subtype 10: the first four events of a call's set), per track: `tracks` `[{"track",
+    /// "events": [names], "calls": [[start, end, region, [value per event or null]]...]}]`, a
+    /// call's start and end those of the innermost instance of its region open when it was
+    /// counted (right before its exit). One pass over the trace at the first request; the
+    /// answer is kept.
+    pub fn counters(&self) -> &str {
+        self.counted.get_or_init(|| {
+            self.counted_calls()
+                .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
+        })
+    }
+
+    fn counted_calls(&self) -> Result<String, AnalysisError> {
+        use plx_analysis::{EventKind, GlobalMerge};
+        /// One track's counted calls: the events seen (columns), the calls.
+        type Calls = (Vec<String>, Vec<Value>);
+        let mut merge = GlobalMerge::with_counters(&self.defs, &self.exp, MergeOptions::default())?;
+        let track_of: HashMap<(usize, u32), usize> = self
+            .index
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.process, t.thread), i))
+            .collect();
+        let tracks: Vec<Option<usize>> = merge
+            .locations()
+            .iter()
+            .map(|l| track_of.get(&(l.process, l.thread)).copied())
+            .collect();
+        let o = self.index.origin;
+        let mut per: std::collections::BTreeMap<usize, Calls> = Default::default();
+        while let Some(ev) = merge.next_event() {
+            let EventKind::Counted {
+                set,
+                region,
+                values,
+            } = ev.kind
+            else {
+                continue;
+            };
+            let Some(ti) = tracks.get(ev.location as usize).copied().flatten() else {
+                continue;
+            };
+            let t = &self.index.tracks[ti];
+            let Some(s) = self
+                .defs
+                .processes
+                .get(t.process)
+                .and_then(|p| p.counters.sets.get(&set))
+            else {
+                continue;
+            };
+            // the call: the innermost instance of its region open at the event (at or before
+            // its exit)
+            let at = ev.time_ns;
+            let call = t.lanes.iter().rev().find_map(|lane| {
+                let i = lane.start.partition_point(|&x| x <= at).checked_sub(1)?;
+                (lane.end[i] >= at && lane.region[i] == region).then(|| lane.get(i))
+            });
+            let (start, end) = call.map_or((at, at), |r| (r.start, r.end));
+            let (events, calls) = per.entry(ti).or_default();
+            let mut vals: Vec<Option<u64>> = vec![None; events.len()];
+            for (i, (name, &refused)) in s.events.iter().zip(&s.refused).enumerate().take(4) {
+                if refused != 0 {
+                    continue;
+                }
+                let col = match events.iter().position(|e| e == name) {
+                    Some(c) => c,
+                    None => {
+                        events.push(name.clone());
+                        vals.push(None);
+                        events.len() - 1
+                    }
+                };
+                vals[col] = Some(values[i]);
+            }
+            calls.push(json!([start - o, end - o, region, vals]));
+        }
+        let tracks: Vec<Value> = per
+            .into_iter()
+            .map(|(ti, (events, calls))| json!({"track": ti, "events": events, "calls": calls}))
+            .collect();
+        Ok(json!({ "tracks": tracks }).to_string())
+    }
+
+    /// `GET /api/series`: the external metrics (`plx run --monitor`, `plx import`) as time
+    /// series on the trace's time base: per metric `name`, `unit`, `mode` (`level`: each value
+    /// holds until the next sample; `total`: a running total), `source`, `host` (the host whose
+    /// clock the samples came on; empty for a CSV file), `samples` `[[t, value]...]` in time
+    /// order (t in ns from the first event); `warnings`: what of the files could not be read.
+    pub fn series(&self) -> Value {
+        let (files, unread) = plx_format::read_metric_files(&self.dir);
+        let metrics =
+            plx_analysis::external::external_metrics(&self.defs, &files, Some(self.index.origin));
+        // external_metrics gives each file's metrics in order: their hosts, the same way
+        let hosts = files
+            .iter()
+            .flat_map(|f| f.metrics.iter().map(move |_| f.source.host.clone()));
+        let o = self.index.origin as f64;
+        let out: Vec<Value> = metrics
+            .iter()
+            .zip(hosts)
+            .map(|(m, host)| {
+                let samples: Vec<Value> = m
+                    .samples
+                    .iter()
+                    .map(|&(t, v)| json!([(t - o).round() as i64, v]))
+                    .collect();
+                let mode = match m.mode {
+                    plx_format::MetricMode::Absolute => "level",
+                    plx_format::MetricMode::Cumulative => "total",
+                };
+                json!({"name": m.name, "unit": m.unit, "mode": mode, "source": m.source,
+                       "host": host, "samples": samples})
+            })
+            .collect();
+        let warnings: Vec<String> = unread.iter().map(|w| w.to_string()).collect();
+        json!({"series": out, "warnings": warnings})
+    }
+
+    /// `GET /api/search?name=&max=`: every instance of the regions named `name` (exactly), on
+    /// every track and depth: `count`, and the first `max` as `[track, depth, index, start,
+    /// end]` in track and time order.
+    pub fn search(&self, name: &str, max: usize) -> Value {
+        let ids: Vec<u32> = (0..self.index.regions.all().len() as u32)
+            .filter(|&r| self.index.regions.name(r) == name)
+            .collect();
+        let mut count = 0u64;
+        let mut found: Vec<Value> = Vec::new();
+        if !ids.is_empty() {
+            for (ti, t) in self.index.tracks.iter().enumerate() {
+                for (d, lane) in t.lanes.iter().enumerate() {
+                    for i in 0..lane.len() {
+                        if !ids.contains(&lane.region[i]) {
+                            continue;
+                        }
+                        count += 1;
+                        if found.len() < max {
+                            let r = lane.get(i);
+                            found.push(json!([ti, d, i, self.rel(r.start), self.rel(r.end)]));
+                        }
+                    }
+                }
+            }
+        }
+        json!({"name": name, "regions": ids, "count": count, "instances": found})
+    }
+
+    /// `GET /api/flame?t0=&t1=&tracks=`: the call tree of the regions overlapping `[t0, t1)` on
+    /// `tracks` (every track when empty), merged over the tracks by call path: `nodes` `[parent
+    /// (-1 for a root), region, inclusive ns (clipped to the interval), calls begun in it]`,
+    /// parents before their children.
+    pub fn flame(&self, t0: i64, t1: i64, tracks: &[usize]) -> Value {
+        let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
+        let mut nodes: Vec<(i64, u32, i64, u64)> = Vec::new();
+        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+        let all: Vec<usize> = (0..self.index.tracks.len()).collect();
+        let chosen = if tracks.is_empty() { &all[..] } else { tracks };
+        for &ti in chosen {
+            let Some(t) = self.index.tracks.get(ti) else {
+                continue;
+            };
+            // the node of each instance of the depth above that overlaps the interval
+            let mut above: (usize, Vec<usize>) = (0, Vec::new());
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                let mut here = Vec::with_capacity(hi - lo);
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let parent = if d == 0 {
+                        -1
+                    } else {
+                        let up = &t.lanes[d - 1];
+                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
+                            Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
+                                above.1[p - above.0] as i64
+                            }
+                            _ => -1,
+                        }
+                    };
+                    let k = *child.entry((parent, r.region)).or_insert_with(|| {
+                        nodes.push((parent, r.region, 0, 0));
+                        nodes.len() - 1
+                    });
+                    nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
+                    nodes[k].3 += u64::from(r.start >= a);
+                    here.push(k);
+                }
+                above = (lo, here);
+            }
+        }
+        let nodes: Vec<Value> = nodes
+            .iter()
+            .map(|(p, r, incl, calls)| json!([p, r, incl, calls]))
+            .collect();
+        json!({"t0": t0, "t1": b - self.index.origin, "nodes": nodes})
     }
 
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders

@@ -118,6 +118,30 @@ fn query(s: &str) -> HashMap<&str, &str> {
         .collect()
 }
 
+/// A query value as sent (`+` for a space, `%XX` for a byte), decoded; bytes that are not
+/// UTF-8 replaced.
+fn percent_decode(v: &str) -> String {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn forbidden() -> Answer<'static> {
     Answer::error(
         403,
@@ -189,6 +213,25 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         "/api/stats" => {
             let span = viewer.index.end - viewer.index.origin;
             Answer::json(viewer.stats(num("t0", 0), num("t1", span.max(1))))
+        }
+        "/api/series" => Answer::json(viewer.series()),
+        "/api/counters" => Answer {
+            status: 200,
+            content_type: "application/json",
+            body: Body::Bytes(viewer.counters().as_bytes().to_vec()),
+            extra: Vec::new(),
+        },
+        "/api/search" => Answer::json(viewer.search(
+            &percent_decode(q.get("name").copied().unwrap_or("")),
+            num("max", 100_000).clamp(0, 10_000_000) as usize,
+        )),
+        "/api/flame" => {
+            let span = viewer.index.end - viewer.index.origin;
+            let tracks: Vec<usize> = q
+                .get("tracks")
+                .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+                .unwrap_or_default();
+            Answer::json(viewer.flame(num("t0", 0), num("t1", span.max(1)), &tracks))
         }
         "/api/profile" => {
             let profile = viewer.profile();
@@ -457,6 +500,15 @@ fn reply(a: Answer) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        assert_eq!(percent_decode("MPI%5FSend"), "MPI_Send");
+        assert_eq!(percent_decode("ns%3A%3Af(int)+x"), "ns::f(int) x");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("caf%C3%A9"), "café");
+    }
 
     fn req(target: &str, headers: &[(&str, &str)]) -> Request {
         Request {

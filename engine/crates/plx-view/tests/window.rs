@@ -137,6 +137,50 @@ fn region_details_stats_and_the_token() {
 }
 
 #[test]
+fn search_finds_every_instance_and_the_flame_graph_clips_to_the_interval() {
+    let d = experiment("search");
+    let v = Viewer::open(&d, None).unwrap();
+    // every MPI_Send of rank 0 and every MPI_Recv of rank 1, in time order on their track
+    let s = v.search("MPI_Send", 10);
+    assert_eq!(s["count"], N);
+    let first = s["instances"].as_array().unwrap();
+    assert_eq!(first.len(), 10, "the first max");
+    assert_eq!(first[3], serde_json::json!([0, 1, 3, 4000, 4100]));
+    assert_eq!(v.search("MPI_Recv", 5000)["count"], N);
+    assert_eq!(v.search("main", 5000)["count"], 2);
+    assert_eq!(v.search("MPI_", 5000)["count"], 0, "names match whole");
+    // over HTTP, the name percent-encoded
+    let tok = "0123456789abcdef0123456789abcdef";
+    let a = handle(
+        &v,
+        tok,
+        "GET",
+        &format!("/api/search?token={tok}&name=MPI%5FSend&max=0"),
+    );
+    let a: serde_json::Value = serde_json::from_slice(&a.body.bytes()).unwrap();
+    assert_eq!(a["count"], N);
+    assert_eq!(a["instances"], serde_json::json!([]));
+
+    // [100 µs, 110.05 µs) on rank 0: main clipped to the interval, 10 sends begun in it and
+    // half of the 11th (100 ns regions at 1000·(k+1))
+    let f = v.flame(100_000, 110_050, &[0]);
+    let nodes = f["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2, "main and main → MPI_Send");
+    assert_eq!(nodes[0][0], -1);
+    assert_eq!(nodes[0][2], 10_050);
+    assert_eq!(nodes[0][3], 0, "main begun before");
+    assert_eq!(nodes[1][0], 0);
+    assert_eq!(nodes[1][2], 10 * 100 + 50);
+    assert_eq!(nodes[1][3], 11);
+    // both ranks: main is one node (merged by path), with a child per region
+    let f = v.flame(100_000, 110_050, &[]);
+    let nodes = f["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(nodes[0][2], 2 * 10_050);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_request_without_the_token_gets_403_over_http() {
     let d = experiment("http");
     let server = Server::bind(&ServerOptions {
