@@ -334,6 +334,47 @@ def test_callpath_tree_report_linear_in_call_depth(deep_chain, tmp_path, fmt):
     assert per_row < 400, "%.0f bytes per row" % per_row
 
 
+PROFILE_MEMORY = """
+import json, resource, sys, tracemalloc
+# the old profiles read 2.1 GB of JSON for this chain: fail fast rather than fill the machine
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+sys.path.insert(0, sys.argv[1])
+import parallax
+tracemalloc.start()
+prof = parallax.open(sys.argv[2], plx=sys.argv[3]).profiles
+_, peak = tracemalloc.get_traced_memory()
+leaf = prof[prof["function"] == "leaf"].index[0]
+print(json.dumps({"peak": peak, "rows": len(prof), "depth": int(prof["depth"].max()),
+                  "leaf": prof["callpath"].iloc[leaf].split(" => "),
+                  "down_calls": int(prof[prof["function"] == "down"]["calls"].sum()),
+                  "unique": int(prof["callpath"].nunique())}))
+"""
+
+
+def test_python_profiles_linear_in_call_depth(deep_chain, tmp_path):
+    """parallax's profiles parsed plx report's JSON, whose rows name their whole path (2.1 GB
+    for the 10,000-deep chain) and held every path: read from --tree's rows, their peak memory
+    is proportional to the depth."""
+    require_module("pandas")
+    require_module("pyarrow")
+    script = tmp_path / "profile_memory.py"
+    script.write_text(PROFILE_MEMORY)
+    cp = subprocess.run([sys.executable, str(script), str(ROOT / "python"), str(deep_chain),
+                         str(PLX)], capture_output=True, text=True, env=clean_env(),
+                        timeout=600)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    got = json.loads(cp.stdout)
+    # main, down 10,001 deep, leaf (and the runtime's own rows)
+    assert got["depth"] == CHAIN + 2
+    assert got["leaf"] == ["main"] + ["down"] * (CHAIN + 1) + ["leaf"]
+    assert got["down_calls"] == CHAIN + 1
+    assert got["unique"] == got["rows"] >= CHAIN + 3
+    # a few KiB per callpath node (the whole paths: 400 MB of text)
+    bound = 4096 * CHAIN
+    assert got["peak"] < bound, "peak %d bytes for a chain %d deep (bound %d)" % (
+        got["peak"], CHAIN, bound)
+
+
 SMALL_CHAIN = 40
 
 
@@ -360,6 +401,28 @@ def test_callpath_tree_is_the_callpath_report(small_chain, tmp_path):
         assert tuple(w[k] for k in cols) == tuple(t[k] for k in cols)
         rows = tables[(t["process"], t["thread"])]
         assert " => ".join(path_from_tree(rows, int(t["id"]))) == w["callpath"]
+
+
+def test_python_profiles_are_the_callpath_report(small_chain):
+    """parallax's profiles (read from --tree) hold plx report --callpath's rows exactly: the
+    same paths, functions, depths, calls and times to the nanosecond."""
+    require_module("pandas")
+    require_module("pyarrow")
+    import parallax
+
+    whole = [r for r in report_csv(small_chain, "--callpath") if r["process"] != "all"]
+    prof = parallax.open(small_chain, plx=str(PLX)).profiles
+    assert len(prof) == len(whole) >= SMALL_CHAIN + 3
+    got = [(str(r.pid), str(r.thread), r.callpath, r.function, r.depth, str(r.calls),
+            str(r.child_calls), "%.9f" % r.exclusive_s, "%.9f" % r.inclusive_s)
+           for r in prof.itertuples()]
+    want = [(w["process"], w["thread"], w["callpath"], w["function"],
+             w["callpath"].count(" => "), w["calls"], w["child_calls"], w["exclusive_s"],
+             w["inclusive_s"]) for w in whole]
+    assert got == want
+    deepest = "main => " + "down => " * (SMALL_CHAIN + 1) + "leaf"
+    assert list(prof[prof["callpath"] == deepest]["calls"]) == [1]
+    assert prof["callpath"].nunique() == len(prof)
 
 
 def test_forged_calibration_is_warned(fib_bin, tmp_path):
