@@ -16,6 +16,11 @@ from pandas.api.extensions import (
 from pandas.api.indexers import check_array_indexer
 from pandas.api.types import is_integer
 
+try:  # the .str methods of an object column, on the texts (pandas' own mixin where it has one)
+    from pandas.core.strings.object_array import ObjectStringArrayMixin as _StrMethods
+except ImportError:  # pragma: no cover (pandas without it: no .str on the column)
+    _StrMethods = object
+
 # a callpath's frames in its text, as plx report --format csv joins them
 SEPARATOR = " => "
 # the id of a missing path (a row added by reindexing)
@@ -96,9 +101,10 @@ class CallpathDtype(ExtensionDtype):
         return CallpathArray
 
 
-class CallpathArray(ExtensionArray):
+class CallpathArray(_StrMethods, ExtensionArray):
     """Callpaths as ids into a shared `Paths` table; an element read is its text, built then.
-    Comparing with a text, unique, factorize and groupby work on the ids (linear in rows)."""
+    Comparing with a text, unique, value_counts, factorize and groupby work on the ids (linear
+    in rows); the .str methods, sorting and conversions build the texts."""
 
     def __init__(self, ids, paths):
         self._ids = np.asarray(ids, dtype=np.int64)
@@ -172,6 +178,11 @@ class CallpathArray(ExtensionArray):
 
     def unique(self):
         return type(self)(pd.unique(self._ids), self._paths)
+
+    def value_counts(self, dropna=True):
+        ids = self._ids[self._ids != NA] if dropna else self._ids
+        ids, counts = np.unique(ids, return_counts=True)
+        return pd.Series(counts, index=pd.Index(type(self)(ids, self._paths)), name="count")
 
     def __eq__(self, other):
         if isinstance(other, (pd.Series, pd.Index, pd.DataFrame)):

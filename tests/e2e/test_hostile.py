@@ -423,6 +423,12 @@ def test_python_profiles_are_the_callpath_report(small_chain):
     deepest = "main => " + "down => " * (SMALL_CHAIN + 1) + "leaf"
     assert list(prof[prof["callpath"] == deepest]["calls"]) == [1]
     assert prof["callpath"].nunique() == len(prof)
+    # what an object column of the texts did: .str methods, groupby, value_counts, isin
+    assert prof["callpath"].str.count(" => ").tolist() == prof["depth"].tolist()
+    by_path = prof.groupby("callpath")["calls"].sum()
+    assert by_path.to_dict() == {w["callpath"]: int(w["calls"]) for w in whole}
+    assert prof["callpath"].value_counts().to_dict() == {w["callpath"]: 1 for w in whole}
+    assert prof["callpath"].isin([deepest, "main"]).sum() == 2
 
 
 def test_forged_calibration_is_warned(fib_bin, tmp_path):
