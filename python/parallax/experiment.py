@@ -80,7 +80,8 @@ class Experiment:
     # -- tables
 
     def report(self):
-        """plx report --callpath --format json, as a dict."""
+        """plx report --callpath --format json, as a dict. Its rows name their whole path (a
+        chain N deep: N²/2 names); profiles and to_hatchet read --tree's rows instead."""
         if "report" not in self._cache:
             self._cache["report"] = self._json("report", self.path, "--callpath")
         return self._cache["report"]
