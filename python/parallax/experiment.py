@@ -7,12 +7,13 @@ import subprocess
 import tempfile
 import warnings
 
+import numpy as np
 import pandas as pd
+
+from .callpaths import NA, SEPARATOR, CallpathArray, Paths
 
 # the Parquet export's tables (docs/exports/parquet.md)
 TRACE_TABLES = ("events", "messages", "locations", "regions", "comms")
-# a callpath's frames in the profiles table, as plx report --format csv joins them
-SEPARATOR = " => "
 # plx hierarchy's Sync branch of communicators and tags (not synchronization objects)
 MESSAGES = "Messages"
 
@@ -79,40 +80,73 @@ class Experiment:
     # -- tables
 
     def report(self):
-        """plx report --callpath --format json, as a dict."""
+        """plx report --callpath --format json, as a dict. Its rows name their whole path (a
+        chain N deep: N²/2 names); profiles and to_hatchet read --tree's rows instead."""
         if "report" not in self._cache:
             self._cache["report"] = self._json("report", self.path, "--callpath")
         return self._cache["report"]
+
+    def _callpath_tree(self):
+        """plx report --callpath --tree --format json (rows by node id and parent id: its size
+        linear in the call depth), with every row's path interned in one `Paths` table: returns
+        (the document, the table); each callpaths row gets a "path" key, its id there."""
+        if "tree" not in self._cache:
+            doc = self._json("report", self.path, "--callpath", "--tree")
+            paths = Paths()
+            tables = [t["callpaths"] for p in doc["processes"] for t in p["threads"]]
+            tables.append(doc["total"]["callpaths"])
+            for rows in tables:
+                # a parent's id is smaller than its children's: parents are interned first
+                local = {}
+                for c in sorted(rows, key=lambda c: c["id"]):
+                    parent = NA if c["parent"] is None else local[c["parent"]]
+                    c["path"] = local[c["id"]] = paths.intern(parent, c["function"])
+            self._cache["tree"] = (doc, paths)
+        return self._cache["tree"]
 
     @property
     def profiles(self):
         """One row per thread and callpath: node (the MPI rank, else the process's position),
         context (0), thread, pid, host, thread_name, callpath (frames joined by ' => '),
-        function (the last frame), depth, calls, child_calls, exclusive_s, inclusive_s."""
+        function (the last frame), depth, calls, child_calls, exclusive_s, inclusive_s.
+
+        The callpath column holds each row's path as an id into a tree of the paths (dtype
+        "callpath"): a row's text is built when it is read, and comparing the column with a
+        text, unique() and groupby work on the ids, so the table's memory is linear in the
+        call depth; ``.astype(str)`` makes every text (N²/2 frames for a chain N deep)."""
         if "profiles" not in self._cache:
-            rows = []
-            for i, p in enumerate(self.report()["processes"]):
+            doc, paths = self._callpath_tree()
+            cols = {k: [] for k in ("node", "thread", "pid", "host", "thread_name", "path",
+                                    "calls", "child_calls", "exclusive_s", "inclusive_s")}
+            for i, p in enumerate(doc["processes"]):
                 node = p["rank"] if p.get("rank") is not None else i
                 for t in p["threads"]:
                     for c in t["callpaths"]:
-                        rows.append({
-                            "node": node,
-                            "context": 0,
-                            "thread": t["thread"],
-                            "pid": p["pid"],
-                            "host": p["host"],
-                            "thread_name": t["name"],
-                            "callpath": SEPARATOR.join(c["callpath"]),
-                            "function": c["callpath"][-1],
-                            "depth": len(c["callpath"]) - 1,
-                            "calls": c["calls"],
-                            "child_calls": c["child_calls"],
-                            "exclusive_s": c["exclusive_s"],
-                            "inclusive_s": c["inclusive_s"],
-                        })
-            self._cache["profiles"] = pd.DataFrame(rows, columns=[
-                "node", "context", "thread", "pid", "host", "thread_name", "callpath",
-                "function", "depth", "calls", "child_calls", "exclusive_s", "inclusive_s"])
+                        cols["node"].append(node)
+                        cols["thread"].append(t["thread"])
+                        cols["pid"].append(p["pid"])
+                        cols["host"].append(p["host"])
+                        cols["thread_name"].append(t["name"])
+                        for k in ("path", "calls", "child_calls", "exclusive_s",
+                                  "inclusive_s"):
+                            cols[k].append(c[k])
+            ids = np.array(cols.pop("path"), dtype=np.int64)
+            df = pd.DataFrame({
+                "node": pd.Series(cols["node"], dtype="int64"),
+                "context": np.zeros(len(ids), dtype=np.int64),
+                "thread": pd.Series(cols["thread"], dtype="int64"),
+                "pid": pd.Series(cols["pid"], dtype="int64"),
+                "host": pd.Series(cols["host"], dtype=object),
+                "thread_name": pd.Series(cols["thread_name"], dtype=object),
+                "callpath": CallpathArray(ids, paths),
+                "function": pd.Series([paths.name[i] for i in ids], dtype=object),
+                "depth": pd.Series([paths.depth[i] for i in ids], dtype="int64"),
+                "calls": pd.Series(cols["calls"], dtype="int64"),
+                "child_calls": pd.Series(cols["child_calls"], dtype="int64"),
+                "exclusive_s": pd.Series(cols["exclusive_s"], dtype="float64"),
+                "inclusive_s": pd.Series(cols["inclusive_s"], dtype="float64"),
+            })
+            self._cache["profiles"] = df
         return self._cache["profiles"]
 
     def table(self, name, backend="pandas"):
@@ -204,37 +238,39 @@ class Experiment:
         from hatchet.graph import Graph
         from hatchet.node import Node
 
+        doc, paths = self._callpath_tree()
         if total:
-            rows = [{"rank": None, "thread": None, "path": tuple(c["callpath"]),
-                     "calls": c["calls"], "time": c["exclusive_s"],
-                     "time (inc)": c["inclusive_s"]}
-                    for c in self.report()["total"]["callpaths"]]
+            rows = [{"rank": None, "thread": None, "path": c["path"], "calls": c["calls"],
+                     "time": c["exclusive_s"], "time (inc)": c["inclusive_s"]}
+                    for c in doc["total"]["callpaths"]]
         else:
             prof = self.profiles
-            rows = [{"rank": int(r.node), "thread": int(r.thread),
-                     "path": tuple(r.callpath.split(SEPARATOR)), "calls": r.calls,
-                     "time": r.exclusive_s, "time (inc)": r.inclusive_s}
-                    for r in prof.itertuples()]
-        # the graph: one node per distinct callpath, parents first
+            cols = ("node", "thread", "calls", "exclusive_s", "inclusive_s")
+            rows = [{"rank": int(n), "thread": int(t), "path": int(i), "calls": c, "time": e,
+                     "time (inc)": inc}
+                    for i, n, t, c, e, inc in zip(prof["callpath"].array.path_ids,
+                                                  *(prof[k] for k in cols))]
+        # the graph: one node per distinct callpath of these rows, parents first (a path's
+        # parent has a smaller id)
+        used = set()
+        for r in rows:
+            i = r["path"]
+            while i != NA and i not in used:
+                used.add(i)
+                i = paths.parent[i]
         nodes = {}
         roots = []
-
-        def node_of(path):
-            if path not in nodes:
-                parent = node_of(path[:-1]) if len(path) > 1 else None
-                n = Node(Frame({"name": path[-1], "type": "function"}), parent)
-                if parent is None:
-                    roots.append(n)
-                else:
-                    parent.add_child(n)
-                nodes[path] = n
-            return nodes[path]
-
-        for r in sorted(rows, key=lambda r: len(r["path"])):
-            node_of(r["path"])
+        for i in sorted(used):
+            parent = nodes.get(paths.parent[i])
+            n = Node(Frame({"name": paths.name[i], "type": "function"}), parent)
+            if parent is None:
+                roots.append(n)
+            else:
+                parent.add_child(n)
+            nodes[i] = n
         graph = Graph(roots)
         graph.enumerate_traverse()
-        records = [{"node": nodes[r["path"]], "name": r["path"][-1], "rank": r["rank"],
+        records = [{"node": nodes[r["path"]], "name": paths.name[r["path"]], "rank": r["rank"],
                     "thread": r["thread"], "calls": r["calls"], "time": r["time"],
                     "time (inc)": r["time (inc)"]} for r in rows]
         df = pd.DataFrame(records)

@@ -3,6 +3,8 @@ name longer than a format width allows, a trace cut in the middle. Every reading
 at once, names the file and what is wrong, never hangs or panics, and says what it could not
 read (spec/format.md, "Reading untrusted experiments")."""
 
+import csv
+import json
 import os
 import re
 import queue
@@ -263,6 +265,170 @@ def test_memory_linear_in_call_depth(deep_chain, tmp_path, args):
     assert rss < bound, "peak RSS %d KiB for %d bytes of input (bound %d KiB)" % (rss, size,
                                                                                   bound)
 
+
+
+def chain_rows(path):
+    """The rows of `plx report --callpath --tree --format csv` at `path`, by table: {(process,
+    thread): {id: row}}."""
+    tables = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            tables.setdefault((r["process"], r["thread"]), {})[int(r["id"])] = r
+    return tables
+
+
+def path_from_tree(rows, node):
+    """The frames of node `node`, followed up its parents."""
+    frames = []
+    while node is not None:
+        r = rows[node]
+        frames.append(r["function"])
+        node = int(r["parent"]) if r["parent"] else None
+    return frames[::-1]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "text"])
+def test_callpath_tree_report_linear_in_call_depth(deep_chain, tmp_path, fmt):
+    """plx report --callpath names each callpath whole: 2.1 GB of JSON for the 10,000-deep
+    chain. --tree names a row by its node's id and its parent's: a bounded number of bytes per
+    row, and the chain's path rebuilt from the parents."""
+    out = tmp_path / ("report." + fmt)
+    with open(out, "wb") as f:
+        cp = subprocess.run([str(PLX), "report", str(deep_chain), "--callpath", "--tree",
+                             "--format", fmt], stdout=f, stderr=subprocess.PIPE,
+                            env=clean_env(), timeout=600)
+    assert cp.returncode == 0, cp.stderr
+    size = out.stat().st_size
+    if fmt == "csv":
+        tables = chain_rows(out)
+        # one thread, then the total: the same tree twice
+        assert sorted(t for _, t in tables) == ["0", "all"]
+        rows = [r for (p, _), t in tables.items() for r in t.values()]
+        for (_, thread), t in tables.items():
+            (leaf,) = [i for i, r in t.items() if r["function"] == "leaf"]
+            frames = path_from_tree(t, leaf)
+            assert frames == ["main"] + ["down"] * (CHAIN + 1) + ["leaf"], thread
+            chain = [r for r in t.values() if r["function"] in ("main", "down", "leaf")]
+            assert len(chain) == CHAIN + 3 and {r["calls"] for r in chain} == {"1"}
+    elif fmt == "json":
+        doc = json.loads(out.read_text())
+        (proc,) = doc["processes"]
+        (thread,) = proc["threads"]
+        rows = thread["callpaths"] + doc["total"]["callpaths"]
+        by_id = {c["id"]: c for c in thread["callpaths"]}
+        (leaf,) = [c for c in thread["callpaths"] if c["function"] == "leaf"]
+        depth, c = 0, leaf
+        while c["parent"] is not None:
+            assert c["parent"] < c["id"]
+            c, depth = by_id[c["parent"]], depth + 1
+        assert (c["function"], depth) == ("main", CHAIN + 2)
+        assert all("callpath" not in c for c in rows)
+    else:
+        text = out.read_text()
+        rows = [line for line in text.splitlines() if line.endswith(("  down", "  leaf",
+                                                                      "  main"))]
+    assert len(rows) >= 2 * (CHAIN + 3)
+    # a few numbers and a name per row: bounded whatever the depth (the whole paths: 210 KB a
+    # row here)
+    per_row = size / len(rows)
+    assert per_row < 400, "%.0f bytes per row" % per_row
+
+
+PROFILE_MEMORY = """
+import json, resource, sys, tracemalloc
+# the old profiles read 2.1 GB of JSON for this chain: fail fast rather than fill the machine
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+sys.path.insert(0, sys.argv[1])
+import parallax
+tracemalloc.start()
+prof = parallax.open(sys.argv[2], plx=sys.argv[3]).profiles
+_, peak = tracemalloc.get_traced_memory()
+leaf = prof[prof["function"] == "leaf"].index[0]
+print(json.dumps({"peak": peak, "rows": len(prof), "depth": int(prof["depth"].max()),
+                  "leaf": prof["callpath"].iloc[leaf].split(" => "),
+                  "down_calls": int(prof[prof["function"] == "down"]["calls"].sum()),
+                  "unique": int(prof["callpath"].nunique())}))
+"""
+
+
+def test_python_profiles_linear_in_call_depth(deep_chain, tmp_path):
+    """parallax's profiles parsed plx report's JSON, whose rows name their whole path (2.1 GB
+    for the 10,000-deep chain) and held every path: read from --tree's rows, their peak memory
+    is proportional to the depth."""
+    require_module("pandas")
+    require_module("pyarrow")
+    script = tmp_path / "profile_memory.py"
+    script.write_text(PROFILE_MEMORY)
+    cp = subprocess.run([sys.executable, str(script), str(ROOT / "python"), str(deep_chain),
+                         str(PLX)], capture_output=True, text=True, env=clean_env(),
+                        timeout=600)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    got = json.loads(cp.stdout)
+    # main, down 10,001 deep, leaf (and the runtime's own rows)
+    assert got["depth"] == CHAIN + 2
+    assert got["leaf"] == ["main"] + ["down"] * (CHAIN + 1) + ["leaf"]
+    assert got["down_calls"] == CHAIN + 1
+    assert got["unique"] == got["rows"] >= CHAIN + 3
+    # a few KiB per callpath node (the whole paths: 400 MB of text)
+    bound = 4096 * CHAIN
+    assert got["peak"] < bound, "peak %d bytes for a chain %d deep (bound %d)" % (
+        got["peak"], CHAIN, bound)
+
+
+SMALL_CHAIN = 40
+
+
+@pytest.fixture(scope="module")
+def small_chain(programs, exp_root):
+    out = exp_root / "hostile-small-chain"
+    run(out, programs.get("deep_chain.c", "-O0"), str(SMALL_CHAIN))
+    return out
+
+
+def test_callpath_tree_is_the_callpath_report(small_chain, tmp_path):
+    """--tree's rows are --callpath's rows, in the same order, with the same numbers: each
+    path rebuilt from the parents is the one the row names whole."""
+    whole = report_csv(small_chain, "--callpath")
+    out = tmp_path / "tree.csv"
+    out.write_text(plx("report", small_chain, "--callpath", "--tree", "--format", "csv").stdout)
+    tables = chain_rows(out)
+    with open(out, newline="") as f:
+        tree = list(csv.DictReader(f))
+    assert len(tree) == len(whole) >= SMALL_CHAIN + 3
+    cols = ("process", "thread", "function", "calls", "child_calls", "exclusive_s",
+            "inclusive_s", "thread_name", "host", "cpu_s")
+    for w, t in zip(whole, tree):
+        assert tuple(w[k] for k in cols) == tuple(t[k] for k in cols)
+        rows = tables[(t["process"], t["thread"])]
+        assert " => ".join(path_from_tree(rows, int(t["id"]))) == w["callpath"]
+
+
+def test_python_profiles_are_the_callpath_report(small_chain):
+    """parallax's profiles (read from --tree) hold plx report --callpath's rows exactly: the
+    same paths, functions, depths, calls and times to the nanosecond."""
+    require_module("pandas")
+    require_module("pyarrow")
+    import parallax
+
+    whole = [r for r in report_csv(small_chain, "--callpath") if r["process"] != "all"]
+    prof = parallax.open(small_chain, plx=str(PLX)).profiles
+    assert len(prof) == len(whole) >= SMALL_CHAIN + 3
+    got = [(str(r.pid), str(r.thread), r.callpath, r.function, r.depth, str(r.calls),
+            str(r.child_calls), "%.9f" % r.exclusive_s, "%.9f" % r.inclusive_s)
+           for r in prof.itertuples()]
+    want = [(w["process"], w["thread"], w["callpath"], w["function"],
+             w["callpath"].count(" => "), w["calls"], w["child_calls"], w["exclusive_s"],
+             w["inclusive_s"]) for w in whole]
+    assert got == want
+    deepest = "main => " + "down => " * (SMALL_CHAIN + 1) + "leaf"
+    assert list(prof[prof["callpath"] == deepest]["calls"]) == [1]
+    assert prof["callpath"].nunique() == len(prof)
+    # what an object column of the texts did: .str methods, groupby, value_counts, isin
+    assert prof["callpath"].str.count(" => ").tolist() == prof["depth"].tolist()
+    by_path = prof.groupby("callpath")["calls"].sum()
+    assert by_path.to_dict() == {w["callpath"]: int(w["calls"]) for w in whole}
+    assert prof["callpath"].value_counts().to_dict() == {w["callpath"]: 1 for w in whole}
+    assert prof["callpath"].isin([deepest, "main"]).sum() == 2
 
 
 def test_forged_calibration_is_warned(fib_bin, tmp_path):

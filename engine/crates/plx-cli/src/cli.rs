@@ -143,6 +143,11 @@ pub struct ReportArgs {
     /// Rows are callpaths instead of functions.
     #[arg(long, conflicts_with = "gprof")]
     pub callpath: bool,
+    /// With --callpath: each row names its callpath node's id, its parent's id (none for a
+    /// root) and its own function instead of the whole path, so the output grows linearly
+    /// with the call depth. Ids are per table; a parent's id is smaller than its children's.
+    #[arg(long, requires = "callpath", conflicts_with = "counters")]
+    pub tree: bool,
     /// gprof-style call graph (text and json).
     #[arg(long)]
     pub gprof: bool,

@@ -1,5 +1,6 @@
-//! CSV output of `plx report`'s profiles: one row per location and function (or callpath); in a session
-//! a last column names the process's application.
+//! CSV output of `plx report`'s profiles: one row per location and function (or callpath, named
+//! whole or, with `--tree`, by its node's id and parent id); in a session a last column names the
+//! process's application.
 
 use std::io::{self, Write};
 
@@ -53,16 +54,23 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     let host = field(&host);
     if rep.args.callpath {
         for r in callpath_rows(&t.tree) {
-            let leaf = t.tree.nodes()[r.node as usize].region;
+            let node = &t.tree.nodes()[r.node as usize];
+            // --tree: the node's id and its parent's, linear in depth; else the whole path
+            let path = if rep.args.tree {
+                let parent = node.parent.map_or_else(String::new, |p| p.to_string());
+                format!("{},{parent}", r.node)
+            } else {
+                field(&rep.path_text(&t.tree, r.node))
+            };
             writeln!(
                 out,
                 "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{}{app}",
-                field(rep.name(leaf)),
+                field(rep.name(node.region)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
-                field(&rep.path_text(&t.tree, r.node)),
+                path,
                 cpu(r.cpu),
                 samples_fields(rep, r.samples, r.estimated)
             )?;
@@ -91,7 +99,9 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         out,
         "process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host"
     )?;
-    if rep.args.callpath {
+    if rep.args.tree {
+        write!(out, ",id,parent")?;
+    } else if rep.args.callpath {
         write!(out, ",callpath")?;
     }
     write!(out, ",cpu_s")?;

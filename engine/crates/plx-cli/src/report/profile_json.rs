@@ -23,15 +23,14 @@ fn functions(rep: &Report, tree: &CallTree) -> Value {
                 "exclusive_s": r.exclusive,
                 "inclusive_s": r.inclusive,
                 "cpu_s": r.cpu,
-                "samples": r.samples,
-                "estimated": r.estimated,
             })
         })
         .collect()
 }
 
 /// A tree's callpath rows, serialized as they are walked: each row names its whole path (a
-/// chain N deep names N²/2 regions), so the rows are never built as values, only written.
+/// chain N deep names N²/2 regions), so the rows are never built as values, only written. With
+/// `--tree` a row names its node's id, its parent's id and its own function instead.
 struct Callpaths<'a> {
     rep: &'a Report<'a>,
     tree: &'a CallTree,
@@ -42,12 +41,11 @@ impl Serialize for Callpaths<'_> {
         let rows = callpath_rows(self.tree);
         let mut seq = s.serialize_seq(Some(rows.len()))?;
         for r in &rows {
-            let path = PathNames {
+            seq.serialize_element(&Row {
+                rep: self.rep,
                 tree: self.tree,
-                node: r.node,
-                regions: &self.rep.model.regions,
-            };
-            seq.serialize_element(&Row { path, r })?;
+                r,
+            })?;
         }
         seq.end()
     }
@@ -55,20 +53,36 @@ impl Serialize for Callpaths<'_> {
 
 /// One callpath row; its keys in the order of a JSON object's (sorted, as serde_json's map).
 struct Row<'a> {
-    path: PathNames<'a>,
+    rep: &'a Report<'a>,
+    tree: &'a CallTree,
     r: &'a plx_analysis::CallpathRow,
 }
 
 impl Serialize for Row<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(8))?;
-        map.serialize_entry("callpath", &self.path)?;
+        let node = &self.tree.nodes()[self.r.node as usize];
+        let mut map = s.serialize_map(None)?;
+        if !self.rep.args.tree {
+            let path = PathNames {
+                tree: self.tree,
+                node: self.r.node,
+                regions: &self.rep.model.regions,
+            };
+            map.serialize_entry("callpath", &path)?;
+        }
         map.serialize_entry("calls", &self.r.calls)?;
         map.serialize_entry("child_calls", &self.r.child_calls)?;
         map.serialize_entry("cpu_s", &self.r.cpu)?;
         map.serialize_entry("estimated", &self.r.estimated)?;
         map.serialize_entry("exclusive_s", &self.r.exclusive)?;
+        if self.rep.args.tree {
+            map.serialize_entry("function", self.rep.name(node.region))?;
+            map.serialize_entry("id", &self.r.node)?;
+        }
         map.serialize_entry("inclusive_s", &self.r.inclusive)?;
+        if self.rep.args.tree {
+            map.serialize_entry("parent", &node.parent)?;
+        }
         map.serialize_entry("samples", &self.r.samples)?;
         map.end()
     }

@@ -105,9 +105,15 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
     } else {
         String::new()
     };
+    // --tree: a callpath row is its node's id, its parent's and its own name
+    let tree_head = if rep.args.tree {
+        format!("  {:>8} {:>8}", "id", "parent")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{:>7} {:>12} {:>12}{cpu_head}{samples_head} {:>10} {:>11} {:>12}  name",
+        "{:>7} {:>12} {:>12}{cpu_head}{samples_head} {:>10} {:>11} {:>12}{tree_head}  name",
         "%time", "exclusive", "inclusive", "calls", "child calls", "incl/call"
     )?;
     for r in &rows {
@@ -144,6 +150,11 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
         )?;
         match r.name {
             Name::Region(region) => out.write_all(rep.name(region).as_bytes())?,
+            Name::Path(node) if rep.args.tree => {
+                let n = &t.tree.nodes()[node as usize];
+                let parent = n.parent.map_or_else(|| "-".to_string(), |p| p.to_string());
+                write!(out, "{node:>8} {parent:>8}  {}", rep.name(n.region))?;
+            }
             Name::Path(node) => rep.write_path(&t.tree, node, out)?,
         }
         writeln!(out)?;
