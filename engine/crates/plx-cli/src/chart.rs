@@ -9,7 +9,7 @@ use plx_analysis::timeline::{find_function, Timeline, TimelineOptions};
 use plx_analysis::{phase_window, AnalysisError, BuildOptions, Model, PhaseSpec, Window};
 use plx_format::Experiment;
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// Output of `plx histogram` and `plx display`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,13 +55,13 @@ pub(crate) const MAX_BINS: usize = 100_000;
 pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
     if bins == 0 {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             "--bins 0: give at least 1 bin".to_string(),
         ));
     }
     if bins > MAX_BINS {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("--bins {bins}: at most {MAX_BINS} bins"),
         ));
     }
@@ -87,7 +87,7 @@ pub(crate) fn open_run(
     if let Some(a) = app {
         model
             .select_app(a)
-            .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+            .map_err(|e| CliError::new(Exit::Usage, format!("{}: {e}", dir.display())))?;
     }
     if !model.processes.iter().any(|p| p.has_trace()) {
         return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
@@ -95,7 +95,7 @@ pub(crate) fn open_run(
     let function = match function {
         Some(f) => Some((
             f.to_string(),
-            find_function(&model, f).map_err(|e| CliError::new(2, e))?,
+            find_function(&model, f).map_err(|e| CliError::new(Exit::Usage, e))?,
         )),
         None => None,
     };
@@ -103,9 +103,9 @@ pub(crate) fn open_run(
         Some(p) => {
             let spec: PhaseSpec = p
                 .parse()
-                .map_err(|e: String| CliError::new(2, format!("--phase: {e}")))?;
+                .map_err(|e: String| CliError::new(Exit::Usage, format!("--phase: {e}")))?;
             phase_window(&model, &spec)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?
+                .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?
         }
         None => Window::ALL,
     };
@@ -173,7 +173,7 @@ pub(crate) fn output(path: Option<&Path>) -> Result<Output, CliError> {
     match path {
         Some(p) if p != Path::new("-") => {
             let f = plx_export::StagedFile::create(p)
-                .map_err(|e| CliError::new(1, format!("{}: {e}", p.display())))?;
+                .map_err(|e| CliError::new(Exit::Io, format!("{}: {e}", p.display())))?;
             Ok(Output::File(f))
         }
         _ => Ok(Output::Stdout(BufWriter::new(io::stdout()))),

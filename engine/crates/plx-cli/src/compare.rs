@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::cli::Format;
 use crate::csv::field;
 use crate::units::human_time;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `plx compare`.
 #[derive(clap::Args, Debug)]
@@ -67,7 +67,7 @@ fn load(args: &CompareArgs) -> Result<Vec<(String, String, Model, Source)>, CliE
     let mut out = Vec::new();
     for dir in &args.dirs {
         let model = Model::open(dir, opts)
-            .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+            .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
         let short = dir_name(dir);
         let long = dir.display().to_string();
         if !model.is_session() {
@@ -89,7 +89,7 @@ fn load(args: &CompareArgs) -> Result<Vec<(String, String, Model, Source)>, CliE
         for app in apps {
             let mut m = model.clone();
             m.select_app(&app)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+                .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
             out.push((
                 format!("{short}:{app}"),
                 format!("{long}:{app}"),
@@ -141,7 +141,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         }
         if args.phase.is_some() && !model.processes.iter().any(|p| p.has_trace()) {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{name}: --phase needs the run's trace, and there is none: rerun with \
                      `plx run --trace`"
@@ -149,7 +149,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
             ));
         }
         let run = Run::new(name.clone(), model, args.phase.as_ref())
-            .map_err(|e| CliError::new(2, format!("{name}: {e}")))?;
+            .map_err(|e| CliError::new(Exit::Input, format!("{name}: {e}")))?;
         runs.push(run);
         sources.push(source);
     }

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::cli::Format;
 use crate::csv::field;
 use crate::units::Left;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `--mode`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     if mode != Mode::Global && app.is_none() && several {
         let names: Vec<&str> = model.apps.iter().map(|a| a.name.as_str()).collect();
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "--mode {} needs --app NAME in a session of several applications ({})",
                 mode.as_str(),
@@ -151,7 +151,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     }
     if cp.path.is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: no critical path: no traced thread{} has events{}",
                 args.dir.display(),

@@ -8,7 +8,7 @@ use crate::CliError;
 
 impl From<ExportError> for CliError {
     fn from(e: ExportError) -> Self {
-        CliError::new(e.exit_code(), e.to_string())
+        CliError::with_status(e.exit_code(), e.to_string())
     }
 }
 

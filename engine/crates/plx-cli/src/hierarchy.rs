@@ -7,7 +7,7 @@ use plx_analysis::BuildOptions;
 use serde_json::{json, Value};
 
 use crate::cli::{Format, HierarchyArgs};
-use crate::CliError;
+use crate::{CliError, Exit};
 
 fn text(n: &HNode, depth: usize, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}{}", "  ".repeat(depth), n.name)?;
@@ -65,7 +65,7 @@ pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
         }
         Format::Csv => {
             return Err(CliError::new(
-                2,
+                Exit::Usage,
                 "plx hierarchy prints text or json, not csv".to_string(),
             ))
         }

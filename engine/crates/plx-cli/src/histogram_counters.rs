@@ -9,7 +9,7 @@ use plx_svg as svg;
 
 use crate::chart::{bar, output, value, ChartFormat};
 use crate::histogram::{HistBy, HistogramArgs};
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// A counted call: its location, its span (ns on the merge's time base) and its count.
 struct Call {
@@ -71,8 +71,8 @@ fn read_run(
     event: &str,
     func: Option<&str>,
 ) -> Result<RunCalls, CliError> {
-    let exp =
-        Experiment::open(dir).map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+    let exp = Experiment::open(dir)
+        .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
     let mut model = Model::build(&exp, BuildOptions::default());
     if let Some(app) = &args.chart.app {
         model.select_app(app)?;
@@ -132,9 +132,9 @@ fn read_run(
         Some(p) => {
             let spec: plx_analysis::PhaseSpec = p
                 .parse()
-                .map_err(|e: String| CliError::new(2, format!("--phase: {e}")))?;
+                .map_err(|e: String| CliError::new(Exit::Usage, format!("--phase: {e}")))?;
             let w = plx_analysis::phase_window(&model, &spec)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+                .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
             (w.start_ns.max(lo), w.end_ns.min(hi + 1))
         }
         None => (lo, hi + 1),

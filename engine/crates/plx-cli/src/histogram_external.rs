@@ -9,7 +9,7 @@ use plx_svg as svg;
 
 use crate::chart::{bar, output, value, ChartFormat};
 use crate::histogram::HistogramArgs;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// One run's series: (name, origin ns, the metric).
 struct RunSeries {
@@ -55,9 +55,9 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
             Some(p) => {
                 let spec: plx_analysis::PhaseSpec = p
                     .parse()
-                    .map_err(|e: String| CliError::new(2, format!("--phase: {e}")))?;
+                    .map_err(|e: String| CliError::new(Exit::Usage, format!("--phase: {e}")))?;
                 let w = plx_analysis::phase_window(&model, &spec)
-                    .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+                    .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
                 (
                     w.start_ns.max(first as i64) as f64,
                     w.end_ns.min(last as i64 + 1) as f64,
@@ -76,7 +76,7 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
         names.sort();
         names.dedup();
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             if names.is_empty() {
                 format!("--metric: {unknown}")
             } else {

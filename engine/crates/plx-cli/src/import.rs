@@ -11,7 +11,7 @@ use std::path::Path;
 use plx_format::{Experiment, MetricMode, MetricSource, MetricWriter, TimeBase};
 
 use crate::cli::{ImportArgs, TimeOrigin, TimeUnit};
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// A parsed CSV: metric names, then per line (time ns, values by column, None before a
 /// column's first value).
@@ -162,7 +162,7 @@ impl KindText for ::csv::Error {
 
 /// The bytes of the CSV file: a regular file only (a FIFO or a device would block or never end).
 fn read_csv_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    let err = |what: String| CliError::new(2, format!("{}: {what}", path.display()));
+    let err = |what: String| CliError::new(Exit::Input, format!("{}: {what}", path.display()));
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     if !meta.is_file() {
         return Err(err("not a regular file".to_string()));
@@ -172,17 +172,17 @@ fn read_csv_file(path: &Path) -> Result<Vec<u8>, CliError> {
 
 /// Runs `plx import`.
 pub fn import(args: &ImportArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.dir).map_err(|e| CliError::new(2, e.to_string()))?;
+    let exp = Experiment::open(&args.dir).map_err(|e| CliError::new(Exit::Input, e.to_string()))?;
     let Some(first) = exp.images.first() else {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!("{}: no measured process in it", args.dir.display()),
         ));
     };
     let host = first.host.clone();
     let data = read_csv_file(&args.csv)?;
     let table = parse_csv(&args.csv, &data, &args.time_column, args.time_unit)
-        .map_err(|e| CliError::new(2, e))?;
+        .map_err(|e| CliError::new(Exit::Input, e))?;
     let stem: String = args
         .csv
         .file_stem()
@@ -203,7 +203,7 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
     for f in others.iter().filter(|f| f.path != path) {
         if let Some(m) = f.metrics.iter().find(|m| table.names.contains(&m.name)) {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{}: column \"{}\" is already a metric of {} (rename the column)",
                     args.csv.display(),
@@ -227,7 +227,7 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
         },
         period_ns: 0,
     };
-    let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", path.display()));
+    let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
     // a failed write leaves no partial file under the final name, and an earlier import intact
     let staged = plx_export::StagedFile::create(&path).map_err(io)?;
     let mut w = MetricWriter::new(staged, &path, &source).map_err(io)?;

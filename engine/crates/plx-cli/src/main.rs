@@ -10,6 +10,7 @@ mod critical_path;
 mod csv;
 mod ctl;
 mod display;
+mod error;
 mod experiment;
 mod export;
 mod filter;
@@ -35,39 +36,7 @@ mod view;
 
 use clap::Parser;
 
-/// An error that ends plx with a message and an exit status.
-#[derive(Debug)]
-pub struct CliError {
-    /// Exit status.
-    pub code: i32,
-    /// Message after `plx: `.
-    pub message: String,
-}
-
-impl CliError {
-    /// An error with a status and message.
-    pub fn new(code: i32, message: String) -> Self {
-        CliError { code, message }
-    }
-}
-
-impl From<plx_analysis::AnalysisError> for CliError {
-    fn from(e: plx_analysis::AnalysisError) -> Self {
-        CliError::new(2, e.to_string())
-    }
-}
-
-impl From<std::io::Error> for CliError {
-    fn from(e: std::io::Error) -> Self {
-        // A closed pipe (`plx report | head`) ends output quietly.
-        let code = if e.kind() == std::io::ErrorKind::BrokenPipe {
-            0
-        } else {
-            1
-        };
-        CliError::new(code, e.to_string())
-    }
-}
+pub use error::{CliError, Exit};
 
 fn main() {
     let cli = cli::Cli::parse();

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cli::{Format, QueryArgs};
 use crate::units::human_time;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 fn value_text(metric: Metric, v: f64) -> String {
     if metric.unit() == "s" {
@@ -21,7 +21,10 @@ fn value_text(metric: Metric, v: f64) -> String {
 /// Runs `plx query`.
 pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     if args.bins == 0 {
-        return Err(CliError::new(2, "--bins must be at least 1".to_string()));
+        return Err(CliError::new(
+            Exit::Usage,
+            "--bins must be at least 1".to_string(),
+        ));
     }
     let metric = match Metric::parse(&args.metric) {
         Ok(m) => m,
@@ -51,15 +54,15 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
         BuildOptions::default(),
     )?;
     let h = model.hierarchies();
-    let focus =
-        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let focus = Focus::parse(args.focus.as_deref().unwrap_or(""), &h)
+        .map_err(|e| CliError::new(Exit::Usage, e))?;
     let window = match &args.phase {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
     let r = model
         .query_in(metric, &focus, args.bins, window)
-        .map_err(|e| CliError::new(2, e))?;
+        .map_err(|e| CliError::new(Exit::Input, e))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match args.format {
@@ -118,7 +121,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
 fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<(), CliError> {
     if args.focus.as_deref().is_some_and(|f| !f.trim().is_empty()) {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "{} is an external metric (of the whole run): it takes no --focus",
                 args.metric
@@ -147,7 +150,10 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
         .find(|m| m.name == args.metric)
         .expect("the name was found in the files");
     let Some((first, last)) = m.span() else {
-        return Err(CliError::new(2, format!("{}: no samples", m.name)));
+        return Err(CliError::new(
+            Exit::Input,
+            format!("{}: no samples", m.name),
+        ));
     };
     let (lo, hi) = match window {
         Some(w) => (
@@ -243,21 +249,21 @@ fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError>
     )?;
     let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("{not_a_metric}, or a counter the experiment counted"),
         ));
     };
     if args.phase.is_some() {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("{event} is a counter: its totals cover whole threads and calls, not --phase"),
         ));
     }
     let h = model.hierarchies();
-    let focus =
-        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let focus = Focus::parse(args.focus.as_deref().unwrap_or(""), &h)
+        .map_err(|e| CliError::new(Exit::Usage, e))?;
     let r = plx_analysis::counters::counter_query(&model, &event, &focus)
-        .map_err(|e| CliError::new(2, e))?;
+        .map_err(|e| CliError::new(Exit::Input, e))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let est = if r.estimated { " (estimate)" } else { "" };

@@ -9,7 +9,7 @@ use plx_view::api::{IndexSource, Viewer};
 use plx_view::server::{bundle, Server, ServerOptions};
 use plx_view::store::Unusable;
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `plx view`.
 #[derive(clap::Args, Debug)]
@@ -35,7 +35,7 @@ pub struct ViewArgs {
 pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     if bundle().is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Environment,
             "this plx was built without the viewer's bundle (viewer/dist/viewer.js): build it \
              with `make`, or set PLX_VIEWER_BUNDLE to a built viewer.js when running cargo"
                 .to_string(),
@@ -97,7 +97,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
         bind: args.bind.clone(),
         port: args.port.unwrap_or(0),
     })
-    .map_err(|e| CliError::new(1, e.to_string()))?;
+    .map_err(|e| CliError::new(Exit::Io, e.to_string()))?;
     eprintln!(
         "plx: {}: {} events on {} tracks opened in {:.2} s ({how}); Ctrl-C stops the server",
         args.dir.display(),
@@ -114,7 +114,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
         // address gives the browser the token as a cookie instead
         let once = server
             .one_time_url()
-            .map_err(|e| CliError::new(1, e.to_string()))?;
+            .map_err(|e| CliError::new(Exit::Io, e.to_string()))?;
         let browser = std::env::var("BROWSER").unwrap_or_else(|_| "xdg-open".to_string());
         if let Err(e) = std::process::Command::new(&browser).arg(&once).spawn() {
             eprintln!("plx: warning: cannot start {browser}: {e}; open the URL yourself");

@@ -17,7 +17,7 @@ use plx_analysis::{
 };
 
 use crate::cli::{By, Format, ReportArgs};
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// What every output format needs.
 pub struct Report<'a> {
@@ -148,7 +148,7 @@ pub fn open_model(
     }
     if !model.processes.iter().any(ProcessModel::has_trace) {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
                  none: rerun with `plx run --trace`",
@@ -174,7 +174,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     };
     if args.gprof && args.format == Format::Csv {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             "--gprof prints text or json, not csv".to_string(),
         ));
     }
@@ -183,7 +183,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         let mut out = BufWriter::new(stdout.lock());
         if !counters::write(&model, args.format, args.callpath, &mut out)? {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{}: no counters were measured: rerun with `plx run --counters EVENTS` or \
                      `counters` rules in the filter file (docs/counters.md)",
@@ -197,7 +197,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     if args.sync {
         if args.gprof || args.callpath {
             return Err(CliError::new(
-                2,
+                Exit::Usage,
                 "--sync lists synchronization objects: it takes no --gprof or --callpath"
                     .to_string(),
             ));
