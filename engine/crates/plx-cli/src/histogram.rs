@@ -1,7 +1,6 @@
 //! `plx histogram`: a metric over time in N bins (IPS-2's time histogram), runs overlaid, as a text table, CSV or SVG.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use clap::ValueEnum;
 use plx_analysis::timeline::{
@@ -9,15 +8,17 @@ use plx_analysis::timeline::{
 };
 use plx_svg as svg;
 
-use crate::chart::{bar, check_bins, open_run, output, value, ChartFormat, ChartOpts};
+use crate::args::{ChartFormat, ExperimentsArgs, OutputArgs, PhaseArg};
+use crate::chart::{bar, check_bins, open_run, value};
 use crate::csv::field;
 use crate::CliError;
 
-/// Series per location or one per run.
+/// `--by` of `plx histogram`: a series per thread or one per run.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HistBy {
-    /// One series per location (thread) of each run.
-    Location,
+    /// One series per thread (location) of each run (`location` is taken for it too).
+    #[value(alias = "location")]
+    Thread,
     /// One series per run (per application of a session): the sum over its locations.
     Total,
 }
@@ -25,10 +26,13 @@ pub enum HistBy {
 /// `plx histogram`.
 #[derive(clap::Args, Debug)]
 pub struct HistogramArgs {
-    /// Experiment or session directories (traced: plx run --trace). Each run, and each
-    /// application of a session, is a series of its own, timed from its own first event.
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
+    /// The experiments or sessions (traced: plx run --trace; each run, and each application
+    /// of a session, a series of its own, timed from its own first event) and --app.
+    #[command(flatten)]
+    pub exps: ExperimentsArgs,
+    /// --phase.
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// The metric: cpu (CPU utilization from CPU samples, plx run --cpu-sample; locations
     /// without samples as compute), compute (computing utilization from the trace's states:
     /// outside MPI, sockets and waits), mpi (time in MPI), messages and bytes (sent),
@@ -40,12 +44,12 @@ pub struct HistogramArgs {
     /// Number of bins (over the longest run's span).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub bins: usize,
-    /// One series per location, or per run.
+    /// One series per thread, or per run.
     #[arg(long, value_enum, default_value_t = HistBy::Total)]
     pub by: HistBy,
-    /// Phase, application, format and output.
+    /// --format and -o.
     #[command(flatten)]
-    pub chart: ChartOpts,
+    pub out: OutputArgs<ChartFormat>,
 }
 
 /// Runs `plx histogram`.
@@ -55,7 +59,7 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
         Ok(m) => m,
         Err(e) => {
             if let Some((event, func)) =
-                crate::histogram_counters::counter_metric(&args.dirs, &args.metric)
+                crate::histogram_counters::counter_metric(&args.exps.dirs, &args.metric)
             {
                 return crate::histogram_counters::histogram(args, &event, func.as_deref());
             }
@@ -63,18 +67,18 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
         }
     };
     let mut runs = Vec::new();
-    for dir in &args.dirs {
+    for dir in &args.exps.dirs {
         runs.push(open_run(
             dir,
-            args.chart.app.as_deref(),
-            args.chart.phase.as_deref(),
+            args.exps.app.name(),
+            args.phase.phase.as_ref(),
             metric.function(),
         )?);
     }
     // two runs of one name (a/x and b/x) are told apart by their paths
     for i in 0..runs.len() {
         if runs.iter().filter(|r| r.name == runs[i].name).count() > 1 {
-            runs[i].name = args.dirs[i].display().to_string();
+            runs[i].name = args.exps.dirs[i].display().to_string();
         }
     }
     let inputs: Vec<HistogramRun<'_>> = runs
@@ -85,9 +89,9 @@ pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
             window: r.window,
         })
         .collect();
-    let h = make_histogram(&inputs, &metric, args.bins, args.by == HistBy::Location);
-    let mut out = output(args.chart.output.as_deref())?;
-    match args.chart.format {
+    let h = make_histogram(&inputs, &metric, args.bins, args.by == HistBy::Thread);
+    let mut out = args.out.open()?;
+    match args.out.format {
         ChartFormat::Text => text(&h, &mut out)?,
         ChartFormat::Csv => csv(&h, &mut out)?,
         ChartFormat::Svg => out.write_all(chart(&h).to_svg().as_bytes())?,

@@ -7,7 +7,8 @@ use plx_analysis::{BuildOptions, EventKind, GlobalMerge, Model};
 use plx_format::Experiment;
 use plx_svg as svg;
 
-use crate::chart::{bar, output, value, ChartFormat};
+use crate::args::ChartFormat;
+use crate::chart::{bar, value};
 use crate::histogram::{HistBy, HistogramArgs};
 use crate::{CliError, Exit};
 
@@ -74,7 +75,7 @@ fn read_run(
     let exp = Experiment::open(dir)
         .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
     let mut model = Model::build(&exp, BuildOptions::default());
-    if let Some(app) = &args.chart.app {
+    if let Some(app) = &args.exps.app.app {
         model.select_app(app)?;
     }
     let mut merge = GlobalMerge::with_counters(&model, &exp, Default::default())?;
@@ -128,12 +129,9 @@ fn read_run(
             _ => {}
         }
     }
-    let (lo, hi) = match &args.chart.phase {
-        Some(p) => {
-            let spec: plx_analysis::PhaseSpec = p
-                .parse()
-                .map_err(|e: String| CliError::new(Exit::Usage, format!("--phase: {e}")))?;
-            let w = plx_analysis::phase_window(&model, &spec)
+    let (lo, hi) = match &args.phase.phase {
+        Some(spec) => {
+            let w = plx_analysis::phase_window(&model, spec)
                 .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
             (w.start_ns.max(lo), w.end_ns.min(hi + 1))
         }
@@ -185,7 +183,7 @@ fn bins(calls: &[&Call], lo: i64, width: f64, n: usize) -> Vec<f64> {
 /// Runs the histogram of counter `event` (of the calls of `func` only, when given).
 pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Result<(), CliError> {
     let mut runs = Vec::new();
-    for dir in &args.dirs {
+    for dir in &args.exps.dirs {
         runs.push(read_run(dir, args, event, func)?);
     }
     let width = runs
@@ -197,7 +195,7 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
     let mut series: Vec<(usize, Option<usize>, Vec<f64>)> = Vec::new();
     for (k, r) in runs.iter().enumerate() {
         let n = (((r.hi - r.lo) as f64 / width).ceil() as usize).clamp(1, args.bins);
-        if args.by == HistBy::Location {
+        if args.by == HistBy::Thread {
             for l in 0..r.locations.len() {
                 let calls: Vec<&Call> = r.calls.iter().filter(|c| c.location == l).collect();
                 if !calls.is_empty() {
@@ -227,8 +225,8 @@ pub fn histogram(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
     let loc_name = |k: usize, l: Option<usize>| {
         l.map_or_else(|| "total".to_string(), |l| runs[k].locations[l].clone())
     };
-    let mut out = output(args.chart.output.as_deref())?;
-    match args.chart.format {
+    let mut out = args.out.open()?;
+    match args.out.format {
         ChartFormat::Text => {
             writeln!(out, "{what}: {meaning}")?;
             writeln!(

@@ -7,7 +7,8 @@ use plx_analysis::{BuildOptions, GlobalMerge, Model};
 use plx_format::{read_metric_files, Experiment, MetricMode};
 use plx_svg as svg;
 
-use crate::chart::{bar, output, value, ChartFormat};
+use crate::args::ChartFormat;
+use crate::chart::{bar, value};
 use crate::histogram::HistogramArgs;
 use crate::{CliError, Exit};
 
@@ -24,7 +25,7 @@ struct RunSeries {
 pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> {
     let mut runs = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    for dir in &args.dirs {
+    for dir in &args.exps.dirs {
         let (files, _) = read_metric_files(dir);
         for f in &files {
             names.extend(f.metrics.iter().map(|m| m.name.clone()));
@@ -36,7 +37,7 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
             continue;
         }
         let mut model = Model::open(dir, BuildOptions::default())?;
-        if let Some(app) = &args.chart.app {
+        if let Some(app) = &args.exps.app.app {
             model.select_app(app)?;
         }
         let origin = Experiment::open(dir).ok().and_then(|exp| {
@@ -51,12 +52,9 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
         let Some((first, last)) = m.span() else {
             continue;
         };
-        let (lo, hi) = match &args.chart.phase {
-            Some(p) => {
-                let spec: plx_analysis::PhaseSpec = p
-                    .parse()
-                    .map_err(|e: String| CliError::new(Exit::Usage, format!("--phase: {e}")))?;
-                let w = plx_analysis::phase_window(&model, &spec)
+        let (lo, hi) = match &args.phase.phase {
+            Some(spec) => {
+                let w = plx_analysis::phase_window(&model, spec)
                     .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
                 (
                     w.start_ns.max(first as i64) as f64,
@@ -110,8 +108,8 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
     } else {
         format!("{}, ", m0.unit)
     };
-    let mut out = output(args.chart.output.as_deref())?;
-    match args.chart.format {
+    let mut out = args.out.open()?;
+    match args.out.format {
         ChartFormat::Text => {
             writeln!(
                 out,
@@ -199,6 +197,6 @@ pub fn histogram(args: &HistogramArgs, unknown: String) -> Result<(), CliError> 
             out.write_all(fig.to_svg().as_bytes())?;
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }

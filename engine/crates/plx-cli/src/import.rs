@@ -10,8 +10,56 @@ use std::path::Path;
 
 use plx_format::{Experiment, MetricMode, MetricSource, MetricWriter, TimeBase};
 
-use crate::cli::{ImportArgs, TimeOrigin, TimeUnit};
+use std::path::PathBuf;
+
 use crate::{CliError, Exit};
+use clap::ValueEnum;
+
+/// `plx import`.
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// The CSV file: a header line naming the columns, then one line per sample; every column
+    /// but the time column becomes a metric.
+    #[arg(long, value_name = "FILE")]
+    pub csv: PathBuf,
+    /// The column holding each sample's time.
+    #[arg(long, value_name = "NAME")]
+    pub time_column: String,
+    /// The time column's unit.
+    #[arg(long, value_enum, default_value_t = TimeUnit::S)]
+    pub time_unit: TimeUnit,
+    /// What the times count from: first-event (the experiment's first traced event, the origin
+    /// of plx query and plx histogram), unix (the Unix epoch, e.g. a logger's timestamps) or
+    /// monotonic (CLOCK_MONOTONIC of the host the experiment ran on).
+    #[arg(long, value_enum, default_value_t = TimeOrigin::FirstEvent)]
+    pub time_origin: TimeOrigin,
+}
+
+/// `plx import --time-unit`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds.
+    S,
+    /// Milliseconds.
+    Ms,
+    /// Microseconds.
+    Us,
+    /// Nanoseconds.
+    Ns,
+}
+
+/// `plx import --time-origin`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeOrigin {
+    /// The experiment's first traced event.
+    FirstEvent,
+    /// The Unix epoch.
+    Unix,
+    /// CLOCK_MONOTONIC of the experiment's host.
+    Monotonic,
+}
 
 /// A parsed CSV: metric names, then per line (time ns, values by column, None before a
 /// column's first value).

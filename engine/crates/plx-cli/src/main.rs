@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
 //! critical-path, compare, histogram, display, session, view).
 
+mod args;
 mod attach;
 mod chart;
 mod cli;
@@ -20,6 +21,7 @@ mod histogram_counters;
 mod histogram_external;
 mod import;
 mod info;
+mod info_data;
 mod job;
 mod monitor;
 mod mpi_detect;

@@ -6,10 +6,48 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cli::RunArgs;
 use crate::options::Kind;
 use crate::signals::signal_name;
 use crate::{CliError, Exit};
+
+/// `plx run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The flags setting PLX_* variables, from the runtime's option table
+    /// (runtime/src/core/options.def): -o/--output, --trace, --filter, --buffer, --clock, ...
+    #[command(flatten)]
+    pub settings: crate::options::RunSettings,
+    /// Measure into session DIR (several applications in one session): the experiment goes to
+    /// DIR/APP and DIR/session.txt lists it.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub session: Option<PathBuf>,
+    /// Add this run to an experiment directory that holds an earlier one (by default plx run
+    /// refuses: two runs in one directory read as one experiment). The processes of one MPI
+    /// job, each under its own plx run, share the directory without it.
+    #[arg(long, conflicts_with = "session")]
+    pub append: bool,
+    /// Replace the run an experiment directory holds: everything in it is removed first. Only
+    /// a directory plx run made (it holds .plx-run) is replaced.
+    #[arg(long, conflicts_with_all = ["session", "append"])]
+    pub force: bool,
+    /// The application's name in the session [default: the program's name]; needs --session.
+    #[arg(long, value_name = "NAME", requires = "session")]
+    pub app: Option<String>,
+    /// Sample the system while the program runs: a comma-separated list of cpu (utilisation
+    /// per core and in total, %), mem (memory in use), net (bytes received and sent), disk
+    /// (bytes read and written), from /proc, into DIR/metrics.monitor.HOST.plx (one monitor
+    /// per host under an MPI launcher).
+    #[arg(long, value_name = "LIST", value_parser = crate::monitor::parse_sources)]
+    pub monitor: Option<crate::monitor::Sources>,
+    /// The monitor's period in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 100, requires = "monitor",
+          value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
+    pub monitor_period: u32,
+    /// The program and its arguments (after `--`), passed on byte for byte.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD",
+          value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub command: Vec<std::ffi::OsString>,
+}
 
 /// Directory holding libplx.so: `$PLX_LIB_DIR`, else `<dir of plx>/../lib`.
 pub(crate) fn lib_dir() -> Result<PathBuf, CliError> {

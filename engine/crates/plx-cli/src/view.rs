@@ -3,19 +3,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use plx_view::api::{IndexSource, Viewer};
 use plx_view::server::{bundle, Server, ServerOptions};
 use plx_view::store::Unusable;
 
+use crate::args::ExperimentArgs;
 use crate::{CliError, Exit};
 
 /// `plx view`.
 #[derive(clap::Args, Debug)]
 pub struct ViewArgs {
-    /// Experiment or session directory (traced: plx run --trace).
-    pub dir: PathBuf,
+    /// The experiment or session (traced: plx run --trace) and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
     /// Port to listen on [default: a free one].
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
@@ -26,9 +28,6 @@ pub struct ViewArgs {
     /// the token (valid once, for 30 s), which sets it as a cookie.
     #[arg(long)]
     pub open: bool,
-    /// Only this application of a session.
-    #[arg(long, value_name = "A")]
-    pub app: Option<String>,
 }
 
 /// Runs `plx view` (until interrupted).
@@ -42,7 +41,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
         ));
     }
     let started = std::time::Instant::now();
-    let viewer = Viewer::open(&args.dir, args.app.as_deref())?;
+    let viewer = Viewer::open(&args.exp.dir, args.exp.app.name())?;
     for w in viewer.warnings() {
         eprintln!("plx: warning: {w}");
     }
@@ -100,7 +99,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     .map_err(|e| CliError::new(Exit::Io, e.to_string()))?;
     eprintln!(
         "plx: {}: {} events on {} tracks opened in {:.2} s ({how}); Ctrl-C stops the server",
-        args.dir.display(),
+        args.exp.dir.display(),
         viewer.index.events,
         viewer.index.tracks.len(),
         started.elapsed().as_secs_f64()
