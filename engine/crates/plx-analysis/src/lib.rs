@@ -21,6 +21,7 @@ pub mod glob;
 pub mod gprof;
 mod hash;
 pub mod hierarchy;
+pub mod histograms;
 pub mod matching;
 pub mod merge;
 pub mod messages;

@@ -17,8 +17,6 @@ mod export;
 mod filter;
 mod hierarchy;
 mod histogram;
-mod histogram_counters;
-mod histogram_external;
 mod import;
 mod info;
 mod info_data;
