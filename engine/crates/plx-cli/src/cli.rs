@@ -66,4 +66,7 @@ pub enum Command {
     /// Control a measured process while it runs: insert or remove probed functions, list what
     /// is probed, or reload its filter file's `counters` rules.
     Ctl(crate::ctl::CtlArgs),
+    /// Write the man pages and the shell completions into DIR (for `make`).
+    #[command(hide = true)]
+    Generate(crate::generate::GenerateArgs),
 }

@@ -15,6 +15,7 @@ mod error;
 mod experiment;
 mod export;
 mod filter;
+mod generate;
 mod hierarchy;
 mod histogram;
 mod import;
@@ -65,6 +66,7 @@ fn main() {
         cli::Command::Attach(a) => attach::attach(&a),
         cli::Command::Detach(a) => attach::detach(&a),
         cli::Command::Ctl(a) => ctl::ctl(&a),
+        cli::Command::Generate(a) => generate::generate(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),
