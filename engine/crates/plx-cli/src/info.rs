@@ -55,6 +55,41 @@ pub(crate) fn profile_source(t: &ThreadModel) -> &'static str {
     }
 }
 
+/// The process's threads table.
+fn thread_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  threads     {}\n    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  profile",
+        p.threads.len(),
+        "thread",
+        "tid",
+        "name",
+        "cpu",
+        "wall",
+        "trace events",
+        "lost"
+    )?;
+    for t in &p.threads {
+        let source = profile_source(t);
+        let events = t
+            .trace_events
+            .map_or_else(|| "-".to_string(), |e| e.to_string());
+        writeln!(
+            out,
+            "    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  {}",
+            t.thread,
+            t.tid.map_or_else(|| "-".to_string(), |x| x.to_string()),
+            t.name,
+            human_opt(t.cpu_s),
+            human_opt(t.wall_s),
+            events,
+            t.lost_events,
+            source
+        )?;
+    }
+    Ok(())
+}
+
 /// How the process ended, in words.
 pub fn end_text(p: &ProcessModel) -> String {
     match p.end {
@@ -177,36 +212,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         "  regions     {} ({} excluded by the filter)",
         p.region_count, p.excluded_regions
     )?;
-    writeln!(
-        out,
-        "  threads     {}\n    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  profile",
-        p.threads.len(),
-        "thread",
-        "tid",
-        "name",
-        "cpu",
-        "wall",
-        "trace events",
-        "lost"
-    )?;
-    for t in &p.threads {
-        let source = profile_source(t);
-        let events = t
-            .trace_events
-            .map_or_else(|| "-".to_string(), |e| e.to_string());
-        writeln!(
-            out,
-            "    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  {}",
-            t.thread,
-            t.tid.map_or_else(|| "-".to_string(), |x| x.to_string()),
-            t.name,
-            human_opt(t.cpu_s),
-            human_opt(t.wall_s),
-            events,
-            t.lost_events,
-            source
-        )?;
-    }
+    thread_lines(p, out)?;
     java_lines(p, out)?;
     probe_lines(p, out)?;
     omp_lines(p, model, out)?;
