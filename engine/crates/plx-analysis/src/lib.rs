@@ -22,6 +22,7 @@ pub mod gprof;
 mod hash;
 pub mod hierarchy;
 pub mod histograms;
+pub mod location_name;
 pub mod matching;
 pub mod merge;
 pub mod messages;

@@ -204,3 +204,67 @@ fn by_words_mean_the_same_in_every_command() {
     assert_eq!(h("location"), h("thread"));
     assert_eq!(h("thread").lines().count(), 1 + 2 * 2, "{}", h("thread"));
 }
+
+/// `plx query --focus machine=` takes a location in any form the commands print (one parser,
+/// plx_analysis::location_name): `300.1` (histogram, display), `node1:prog[300.1]` (the
+/// critical path's form before it printed `300.1`), the same as the Machine path of thread 1.
+#[test]
+fn query_focus_takes_a_location_in_every_printed_form() {
+    let d = tmp("shared-location");
+    traced(&d);
+    let dir = d.display().to_string();
+    let calls = |focus: &str| {
+        let out = ok(&[
+            "query", &dir, "--metric", "calls", "--focus", focus, "--format", "csv",
+        ]);
+        out.lines()
+            .nth(1)
+            .unwrap()
+            .rsplit(',')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(calls("machine=/node1/300/helper#1"), "1");
+    assert_eq!(calls("machine=/node1/300/main#0"), "2");
+    for name in ["300.1", "node1:prog[300.1]", "rank 300 thread 1"] {
+        assert_eq!(calls(&format!("machine={name}")), "1", "{name}");
+    }
+    assert_eq!(calls("machine=300.0"), "2");
+    assert_eq!(calls("machine=300"), "3");
+    let o = plx(&[
+        "query",
+        &dir,
+        "--metric",
+        "calls",
+        "--focus",
+        "machine=301.0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("focus machine=301.0: no location 301.0 in the experiment"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The critical path names locations in the same form as the other commands: `300.1`.
+#[test]
+fn critical_path_prints_the_canonical_location_name() {
+    let d = tmp("shared-critpath");
+    traced(&d);
+    let dir = d.display().to_string();
+    let csv = ok(&[
+        "critical-path",
+        &dir,
+        "--level",
+        "thread",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("thread,cpu,CPU: 300.0,300.0,")),
+        "{csv}"
+    );
+}
