@@ -160,7 +160,7 @@ def test_critical_path_goes_through_the_sleeping_thread(tmp_path, known_exp):
     # a barrier is a collective: the last arrival's sleeps (2 x 60 ms) are on the path, on the
     # thread that slept, and the threads that waited for it are not
     nap = [r for r in rows if r["level"] == "procedure" and r["name"] == "nap"]
-    assert len(nap) == 1 and nap[0]["location"].endswith(".%d]" % slept_index(exp)), cp.stdout
+    assert len(nap) == 1 and nap[0]["location"].endswith(".%d" % slept_index(exp)), cp.stdout
     assert float(nap[0]["time_s"]) > 0.115, nap[0]
     procedures = [r for r in rows if r["level"] == "procedure" and r["kind"] != "total"]
     assert max(procedures, key=lambda r: float(r["time_s"]))["name"] == "nap"
