@@ -35,6 +35,8 @@ engine: viewer
 	@cd engine && $(CARGO) build --release --quiet
 	@mkdir -p $(BUILD)/bin
 	@cp engine/target/release/plx $(BUILD)/bin/plx.new && mv -f $(BUILD)/bin/plx.new $(BUILD)/bin/plx
+	@rm -rf $(BUILD)/share.new && $(BUILD)/bin/plx generate $(BUILD)/share.new && \
+	  rm -rf $(BUILD)/share && mv $(BUILD)/share.new $(BUILD)/share
 
 wrappers:
 	@mkdir -p $(BUILD)/bin
@@ -85,13 +87,22 @@ bench: deps all
 fuzz: all
 	@bench/fuzz.sh
 
-install: all
-	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include
+# installs what `make` built under build/ (it builds nothing: run `make` first, as yourself)
+install:
+	@test -x $(BUILD)/bin/plx -a -d $(BUILD)/share/man/man1 || \
+	  { echo "make install: nothing built under $(BUILD): run make first" >&2; exit 2; }
+	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/share/man/man1 \
+	  $(PREFIX)/share/bash-completion/completions $(PREFIX)/share/zsh/site-functions \
+	  $(PREFIX)/share/fish/vendor_completions.d
 	install -m 755 $(BUILD)/bin/plx $(BUILD)/bin/plx-cc $(BUILD)/bin/plx-c++ $(BUILD)/bin/plx-mpicc $(PREFIX)/bin/
 	install -m 755 $(BUILD)/lib/libplx*.so $(PREFIX)/lib/
 	if [ -f $(BUILD)/lib/plx-agent.jar ]; then install -m 644 $(BUILD)/lib/*.jar $(PREFIX)/lib/ && \
 	  install -m 755 $(BUILD)/bin/plx-mpj $(PREFIX)/bin/; fi
 	install -m 644 runtime/include/plx.h $(PREFIX)/include/
+	install -m 644 $(BUILD)/share/man/man1/*.1 $(PREFIX)/share/man/man1/
+	install -m 644 $(BUILD)/share/bash-completion/completions/plx $(PREFIX)/share/bash-completion/completions/
+	install -m 644 $(BUILD)/share/zsh/site-functions/_plx $(PREFIX)/share/zsh/site-functions/
+	install -m 644 $(BUILD)/share/fish/vendor_completions.d/plx.fish $(PREFIX)/share/fish/vendor_completions.d/
 
 clean:
 	rm -rf $(BUILD) engine/target

@@ -255,3 +255,61 @@ def test_every_run_flag_is_documented_and_every_documented_flag_exists():
     assert {"-o", "--output", "--trace", "--filter", "--buffer", "--clock", "--cpu-sample",
             "--session", "--app", "-h", "--help"} <= flags
     assert flags == documented
+
+
+def subcommands():
+    """The commands `plx --help` lists (the hidden `generate` is not among them)."""
+    text = plx("--help").stdout.split("Commands:", 1)[1].split("Options:", 1)[0]
+    return [m.group(1) for m in re.finditer(r"^  (\S+)\s", text, re.M) if m.group(1) != "help"]
+
+
+def test_man_pages_name_every_flag_and_completions_are_made(tmp_path):
+    """`plx generate DIR` (what `make` runs): a man page per command naming every flag of its
+    `--help`, and completions for bash, zsh and fish that know the commands and their flags."""
+    plx("generate", tmp_path)
+    man = tmp_path / "man" / "man1"
+    commands = subcommands()
+    assert {"run", "report", "info", "histogram", "session"} <= set(commands)
+    assert "generate" not in commands
+    pages = {p.name for p in man.iterdir()}
+    assert "plx.1" in pages and "plx-generate.1" not in pages
+    for command in commands:
+        page = man / ("plx-%s.1" % command)
+        assert page.is_file(), (command, sorted(pages))
+        roff = page.read_text()
+        assert roff.startswith(".ie"), command
+        text = re.sub(r"\\f[BRIP]", "", roff).replace("\\-", "-")
+        for flag in help_flags(command):
+            assert re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(flag), text), (command, flag)
+    for sub in ("list", "add"):
+        assert (man / ("plx-session-%s.1" % sub)).is_file()
+    bash = (tmp_path / "bash-completion" / "completions" / "plx").read_text()
+    zsh = (tmp_path / "zsh" / "site-functions" / "_plx").read_text()
+    fish = (tmp_path / "fish" / "vendor_completions.d" / "plx.fish").read_text()
+    assert "complete -F _plx" in bash and zsh.startswith("#compdef plx")
+    for text in (bash, zsh, fish):
+        for command in commands:
+            assert re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(command), text), command
+        assert "--phase" in text or "-l phase" in text
+        assert "--counters" in text or "-l counters" in text
+
+
+def test_make_install_installs_what_make_built_without_building(tmp_path):
+    """`make install PREFIX=...` copies build/ (programs, libraries, man pages, completions)
+    and runs no build step: its commands name no compiler or build tool."""
+    repo = DOCS.parent
+    if not (repo / "build" / "share" / "man" / "man1" / "plx-report.1").is_file():
+        pytest.fail("build/share is missing: run make first")
+    dry = subprocess.run(["make", "-n", "install", "PREFIX=%s" % tmp_path], cwd=repo,
+                         capture_output=True, text=True, check=True).stdout
+    for tool in ("cargo", "ninja", "cmake", "npm", "mvn", "esbuild"):
+        assert tool not in dry, (tool, dry)
+    subprocess.run(["make", "install", "PREFIX=%s" % tmp_path], cwd=repo, capture_output=True,
+                   text=True, check=True)
+    for f in ("bin/plx", "bin/plx-cc", "lib/libplx.so", "include/plx.h",
+              "share/man/man1/plx.1", "share/man/man1/plx-report.1",
+              "share/bash-completion/completions/plx", "share/zsh/site-functions/_plx",
+              "share/fish/vendor_completions.d/plx.fish"):
+        assert (tmp_path / f).is_file(), f
+    cp = subprocess.run([tmp_path / "bin" / "plx", "--version"], capture_output=True, text=True)
+    assert cp.returncode == 0 and cp.stdout.startswith("plx ")

@@ -109,8 +109,8 @@ def test_consumer_inter_path_crosses_into_server_and_producer(session):
     assert consume >= 0.8 * CONSUME_MS / 1e3
     # and the server's threads carry the requests across
     _, threads = path(session, "--app", "consumer", "--mode", "inter", "--level", "thread")
-    assert any(n.startswith("CPU:") and "[server:" in n for n in threads), threads.keys()
-    assert any(n.startswith("CPU:") and "[producer:" in n for n in threads), threads.keys()
+    assert any(n.startswith("CPU: server:") for n in threads), threads.keys()
+    assert any(n.startswith("CPU: producer:") for n in threads), threads.keys()
     assert any(n.startswith("Msg:") for n in threads)
     assert 0.25 * OBJECTS * PRODUCE_MS / 1e3 <= total
 
@@ -118,8 +118,8 @@ def test_consumer_inter_path_crosses_into_server_and_producer(session):
 def test_intra_path_stays_in_the_application(session):
     _, threads = path(session, "--app", "consumer", "--mode", "intra", "--level", "thread")
     cpu = [n for n in threads if n.startswith("CPU:")]
-    assert cpu and all("[consumer:" in n for n in cpu), cpu
-    assert not any("[producer:" in n or "[server:" in n for n in threads), threads.keys()
+    assert cpu and all(n.startswith("CPU: consumer:") for n in cpu), cpu
+    assert not any("producer:" in n or "server:" in n for n in threads), threads.keys()
     doc, items = path(session, "--app", "consumer", "--mode", "intra", "--level", "procedure")
     assert "produce" not in items
 
@@ -128,7 +128,7 @@ def test_producer_is_not_limited_by_the_consumer(session):
     doc, items = path(session, "--app", "producer", "--mode", "inter", "--level", "procedure")
     assert "consume" not in items
     assert items["produce"]["time_s"] >= 0.8 * OBJECTS * PRODUCE_MS / 1e3
-    own = [i for i in items.values() if "[producer:" in i["location"] and i["kind"] != "msg"]
+    own = [i for i in items.values() if i["location"].startswith("producer:") and i["kind"] != "msg"]
     assert max(own, key=lambda i: i["time_s"])["name"] == "produce", own
 
 

@@ -72,7 +72,7 @@ def test_chain_puts_every_ranks_compute_on_the_path(chain):
     for r in range(NP):
         item = items.get("compute_rank%d" % r)
         assert_compute(item, (r + 1) * UNIT)
-        assert item["location"].endswith("[%d.0]" % r), item
+        assert item["location"] == "%d.0" % r, item
     # no waits on the path: it is the phase's elapsed time
     total, elapsed = doc["total_length_s"], doc["elapsed_s"]
     assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
@@ -94,7 +94,7 @@ def test_chain_messages_and_whole_run(chain):
     msgs = [n for n in items if n.startswith("Msg: ")]
     for m in msgs:
         a, b = m[len("Msg: "):].split("->")
-        assert int(b.rsplit("[", 1)[1].rstrip("]")) == int(a.rsplit("[", 1)[1].rstrip("]")) + 1, m
+        assert int(b) == int(a) + 1, m
     kinds = [s["kind"] for s in doc["path"]]
     assert kinds.count("msg") == NP - 1, doc["path"]
 
@@ -105,7 +105,7 @@ def test_slow_rank_before_a_barrier_is_the_path(barrier):
     assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
     slow = items.get("compute_slow")
     assert_compute(slow, SLOW)
-    assert slow["location"].endswith("[%d.0]" % (NP // 2)), slow
+    assert slow["location"] == "%d.0" % (NP // 2), slow
     assert slow["time_s"] >= 0.8 * total, (slow, total)
     assert "compute_fast" not in items, items["compute_fast"]
     # the whole run too: the fast ranks' compute is never on it
@@ -120,7 +120,7 @@ def test_text_and_csv_outputs(barrier):
     lines = out.splitlines()
     assert lines[0] == "Thread-level Global Critical Path"
     assert lines[2].startswith("TOTAL LENGTH")
-    assert lines[3].startswith("CPU: ") and lines[3].split()[1].endswith("[%d.0]" % (NP // 2))
+    assert lines[3].startswith("CPU: ") and lines[3].split()[1] == "%d.0" % (NP // 2)
     assert any(l.startswith("path (") for l in lines)
     cp = plx("critical-path", barrier, "--phase", "work", "--format", "csv", "--top", "1")
     rows = list(csv.DictReader(io.StringIO(cp.stdout)))

@@ -161,7 +161,7 @@ def test_critical_path_goes_through_the_sleeping_thread(tmp_path, known_exp):
     # adapters/wait.c) are on the path, on the thread that slept, and the threads that waited
     # for it are not
     nap = [r for r in rows if r["level"] == "procedure" and r["name"] == "Wait: nanosleep"]
-    assert len(nap) == 1 and nap[0]["location"].endswith(".%d]" % slept_index(exp)), cp.stdout
+    assert len(nap) == 1 and nap[0]["location"].endswith(".%d" % slept_index(exp)), cp.stdout
     assert nap[0]["kind"] == "wait" and float(nap[0]["time_s"]) > 0.115, nap[0]
     procedures = [r for r in rows if r["level"] == "procedure" and r["kind"] != "total"]
     assert max(procedures, key=lambda r: float(r["time_s"]))["name"] == "Wait: nanosleep"

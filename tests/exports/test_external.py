@@ -93,6 +93,20 @@ def test_histogram_of_an_external_metric(imported):
     assert svg.startswith("<?xml") and "net.rx: external metric (bytes, increase per bin)" in svg
 
 
+def test_histogram_of_an_external_metric_writes_its_o_file(imported, tmp_path):
+    """`-o FILE` of an external metric's histogram: the file was written under a temporary
+    name and never renamed, so plx exited 0 and left no FILE."""
+    out = tmp_path / "power.csv"
+    cp = plx("histogram", imported, "--metric", "power", "--bins", "6", "--format", "csv",
+             "-o", out)
+    assert cp.returncode == 0 and cp.stdout == ""
+    want = plx("histogram", imported, "--metric", "power", "--bins", "6", "--format",
+               "csv").stdout
+    assert out.read_text() == want
+    assert len(want.splitlines()) == 7
+    assert [p.name for p in tmp_path.iterdir()] == ["power.csv"]
+
+
 def test_bad_csv_names_file_and_line(monitored, tmp_path):
     cases = {
         "t,a\n0,1\n1,2,3\n": ":3: 3 field(s), the header has 2",

@@ -21,6 +21,8 @@ pub mod glob;
 pub mod gprof;
 mod hash;
 pub mod hierarchy;
+pub mod histograms;
+pub mod location_name;
 pub mod matching;
 pub mod merge;
 pub mod messages;

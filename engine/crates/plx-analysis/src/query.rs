@@ -242,6 +242,14 @@ impl Focus {
                     } else {
                         &h.machine
                     };
+                    // a location name (`0.1`, `rank 0`, `vm:prog[0.1]`) instead of a path
+                    let located;
+                    let path = if hier == "machine" && !path.starts_with('/') {
+                        located = location_path(root, path)?;
+                        located.as_str()
+                    } else {
+                        path
+                    };
                     let nodes = resolve(root, hier, path)?;
                     if path.trim_matches('/').is_empty() {
                         continue;
@@ -278,6 +286,18 @@ impl Focus {
         focus.text = norm.join(",");
         Ok(focus)
     }
+}
+
+/// The Machine path of location name `name` (any form the commands print): the first of its
+/// candidate paths that names a node.
+fn location_path(machine: &HNode, name: &str) -> Result<String, String> {
+    let l: crate::location_name::LocationName = name.parse()?;
+    let paths = l.machine_paths();
+    paths
+        .iter()
+        .find(|p| resolve(machine, "machine", p).is_ok())
+        .cloned()
+        .ok_or_else(|| format!("focus machine={name}: no location {l} in the experiment"))
 }
 
 fn sync_focus(nodes: &[&HNode]) -> SyncFocus {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use object::{Object, ObjectSymbol};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `plx attach`.
 #[derive(clap::Args, Debug)]
@@ -49,7 +49,7 @@ extern "C" fn on_stop_signal(_: libc::c_int) {
 }
 
 fn err(msg: String) -> CliError {
-    CliError::new(2, msg)
+    CliError::new(Exit::Environment, msg)
 }
 
 fn os_err(what: &str) -> String {

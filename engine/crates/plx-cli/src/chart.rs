@@ -1,43 +1,13 @@
-//! What `plx histogram` and `plx display` share: the output format and options, reading one
-//! run's timeline, the output stream, and the small text and CSV helpers.
+//! What `plx histogram` and `plx display` share: reading one run's timeline, and the small
+//! text helpers.
 
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::ValueEnum;
 use plx_analysis::timeline::{find_function, Timeline, TimelineOptions};
 use plx_analysis::{phase_window, AnalysisError, BuildOptions, Model, PhaseSpec, Window};
 use plx_format::Experiment;
 
-use crate::CliError;
-
-/// Output of `plx histogram` and `plx display`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChartFormat {
-    /// Tables for people, with small ASCII bars.
-    Text,
-    /// Comma-separated rows.
-    Csv,
-    /// An SVG chart.
-    Svg,
-}
-
-/// The options `plx histogram` and `plx display` share.
-#[derive(clap::Args, Debug)]
-pub struct ChartOpts {
-    /// Only this phase: a phase region's name, or START:END in seconds from the first event.
-    #[arg(long, value_name = "P")]
-    pub phase: Option<String>,
-    /// Only this application of a session.
-    #[arg(long, value_name = "A")]
-    pub app: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ChartFormat::Text)]
-    pub format: ChartFormat,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
+use crate::{CliError, Exit};
 
 /// One experiment read and passed over once.
 pub(crate) struct Run {
@@ -55,13 +25,13 @@ pub(crate) const MAX_BINS: usize = 100_000;
 pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
     if bins == 0 {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             "--bins 0: give at least 1 bin".to_string(),
         ));
     }
     if bins > MAX_BINS {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("--bins {bins}: at most {MAX_BINS} bins"),
         ));
     }
@@ -73,7 +43,7 @@ pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
 pub(crate) fn open_run(
     dir: &Path,
     app: Option<&str>,
-    phase: Option<&str>,
+    phase: Option<&PhaseSpec>,
     function: Option<&str>,
 ) -> Result<Run, CliError> {
     let exp = Experiment::open(dir).map_err(AnalysisError::from)?;
@@ -87,7 +57,7 @@ pub(crate) fn open_run(
     if let Some(a) = app {
         model
             .select_app(a)
-            .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+            .map_err(|e| CliError::new(Exit::Usage, format!("{}: {e}", dir.display())))?;
     }
     if !model.processes.iter().any(|p| p.has_trace()) {
         return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
@@ -95,18 +65,13 @@ pub(crate) fn open_run(
     let function = match function {
         Some(f) => Some((
             f.to_string(),
-            find_function(&model, f).map_err(|e| CliError::new(2, e))?,
+            find_function(&model, f).map_err(|e| CliError::new(Exit::Usage, e))?,
         )),
         None => None,
     };
     let window = match phase {
-        Some(p) => {
-            let spec: PhaseSpec = p
-                .parse()
-                .map_err(|e: String| CliError::new(2, format!("--phase: {e}")))?;
-            phase_window(&model, &spec)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?
-        }
+        Some(spec) => phase_window(&model, spec)
+            .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?,
         None => Window::ALL,
     };
     let timeline = Timeline::build(
@@ -134,50 +99,6 @@ pub(crate) fn open_run(
         timeline,
         window,
     })
-}
-
-/// Where a chart goes: the file of `-o`, written under a temporary name and renamed when
-/// complete ([`Output::finish`]; a failure leaves no partial file), or standard output.
-pub(crate) enum Output {
-    File(plx_export::StagedFile),
-    Stdout(BufWriter<io::Stdout>),
-}
-
-impl Output {
-    /// Completes the output: flushed, and the file moved into place.
-    pub(crate) fn finish(self) -> io::Result<()> {
-        match self {
-            Output::File(f) => f.commit(),
-            Output::Stdout(mut w) => w.flush(),
-        }
-    }
-}
-
-impl Write for Output {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Output::File(f) => f.write(buf),
-            Output::Stdout(w) => w.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Output::File(f) => f.flush(),
-            Output::Stdout(w) => w.flush(),
-        }
-    }
-}
-
-/// The output stream: the file of `-o` (`-` for standard output), else standard output.
-pub(crate) fn output(path: Option<&Path>) -> Result<Output, CliError> {
-    match path {
-        Some(p) if p != Path::new("-") => {
-            let f = plx_export::StagedFile::create(p)
-                .map_err(|e| CliError::new(1, format!("{}: {e}", p.display())))?;
-            Ok(Output::File(f))
-        }
-        _ => Ok(Output::Stdout(BufWriter::new(io::stdout()))),
-    }
 }
 
 /// A value: whole numbers without decimals, others with 6.

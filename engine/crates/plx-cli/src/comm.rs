@@ -1,7 +1,7 @@
 //! `plx comm`: the MPI communication matrix by rank or thread, and the latency/bandwidth fit, as text, CSV or JSON.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use plx_analysis::messages::pairs;
 use plx_analysis::{
@@ -11,10 +11,42 @@ use plx_analysis::{
 use plx_format::{Direction, Warning};
 use serde_json::{json, Value};
 
-use crate::cli::{CommArgs, CommBy, Format};
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::csv::field;
 use crate::units::human_bytes;
 use crate::CliError;
+
+/// `--by` of `plx comm`: the matrix's rows and columns.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommBy {
+    /// One per process (MPI rank; `rank` is taken for it too), from the message statistics of
+    /// the profiles.
+    #[value(alias = "rank")]
+    Process,
+    /// One per thread, `rank.thread`, from the trace's matched messages (needs --trace).
+    Thread,
+}
+
+/// `plx comm`.
+#[derive(clap::Args, Debug)]
+pub struct CommArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase: only the messages sent inside it.
+    #[command(flatten)]
+    pub phase: PhaseArg,
+    /// Rows and columns per process, or per thread (needs a trace).
+    #[arg(long, value_enum, default_value_t = CommBy::Process)]
+    pub by: CommBy,
+    /// Start-up latency, asymptotic bandwidth and time per byte per sender/receiver pair,
+    /// fitted to the trace's matched messages (needs a trace).
+    #[arg(long)]
+    pub fit: bool,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
+}
 
 /// Everything the outputs show.
 struct Comm<'a> {
@@ -36,8 +68,8 @@ struct Comm<'a> {
 /// Runs `plx comm`.
 pub fn comm(args: &CommArgs) -> Result<(), CliError> {
     let model = crate::experiment::open_app(
-        &args.dir,
-        args.app.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
         BuildOptions {
             rebuild_from_trace: true,
             resolve_sources: false,
@@ -47,7 +79,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         eprintln!("plx: warning: {w}");
     }
     let by_thread = args.by == CommBy::Thread;
-    let window = match &args.phase {
+    let window = match &args.phase.phase {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
@@ -92,8 +124,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
             c.pairs = pairs(&model, Direction::Sent, false);
         }
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = args.out.open()?;
     let empty = if args.fit {
         c.fits.is_empty()
     } else {
@@ -107,18 +138,18 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         let msg = if unmatched > 0 {
             format!(
                 "no matched MPI messages in {} ({unmatched} sends and receives without a partner)",
-                args.dir.display()
+                args.exp.dir.display()
             )
         } else {
-            format!("no MPI messages in {}", args.dir.display())
+            format!("no MPI messages in {}", args.exp.dir.display())
         };
-        match args.format {
+        match args.out.format {
             Format::Text => writeln!(out, "{msg}")?,
             _ => eprintln!("plx: {msg}"),
         }
     }
     c.locations = locations(&c);
-    match (args.format, args.fit) {
+    match (args.out.format, args.fit) {
         (Format::Text, _) if empty => {}
         (Format::Text, false) => text(&c, &mut out)?,
         (Format::Text, true) => fit_text(&c, &mut out)?,
@@ -126,7 +157,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         (Format::Csv, true) => fit_csv(&c, &mut out)?,
         (Format::Json, _) => json(&c, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 

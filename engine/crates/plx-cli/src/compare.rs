@@ -2,42 +2,38 @@
 //! application of a session) and the per-function differences of the last run against the
 //! first, as text, CSV or JSON.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use plx_analysis::compare::{compare as compare_runs, Comparison, FunctionDiff, Run, Unit};
 use plx_analysis::{BuildOptions, Model, PhaseSpec};
 use serde_json::{json, Value};
 
-use crate::cli::Format;
+use crate::args::{ExperimentsArgs, Format, OutputArgs, PhaseArg};
 use crate::csv::field;
 use crate::units::human_time;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `plx compare`.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// Experiment or session directories: an experiment is one column (named after the
-    /// directory), a session one column per application (`DIR:app`).
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Only this application of every session given.
-    #[arg(long, value_name = "NAME")]
-    pub app: Option<String>,
-    /// Compare one phase of each run: a phase region's NAME (its span in each run), or
-    /// START:END in seconds from each run's first traced event (needs the runs' traces).
-    #[arg(long, value_name = "NAME|START:END")]
-    pub phase: Option<PhaseSpec>,
+    /// The experiments (each one column, named after its directory; a session one column per
+    /// application, `DIR:app`) and --app (that application of every session given).
+    #[command(flatten)]
+    pub exps: ExperimentsArgs,
+    /// --phase: one phase of each run, its span in that run (needs the runs' traces).
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// "Calls: f" rows for this many functions, by inclusive time over all runs.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
     /// Only the per-function differences (in CSV the way to get them: the default CSV is the
     /// metric table).
     #[arg(long)]
     pub functions: bool,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
 }
 
 /// A column's source, for the JSON output.
@@ -65,9 +61,9 @@ fn load(args: &CompareArgs) -> Result<Vec<(String, String, Model, Source)>, CliE
         resolve_sources: false,
     };
     let mut out = Vec::new();
-    for dir in &args.dirs {
+    for dir in &args.exps.dirs {
         let model = Model::open(dir, opts)
-            .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+            .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
         let short = dir_name(dir);
         let long = dir.display().to_string();
         if !model.is_session() {
@@ -82,14 +78,14 @@ fn load(args: &CompareArgs) -> Result<Vec<(String, String, Model, Source)>, CliE
             ));
             continue;
         }
-        let apps: Vec<String> = match &args.app {
+        let apps: Vec<String> = match &args.exps.app.app {
             Some(a) => vec![a.clone()],
             None => model.apps.iter().map(|a| a.name.clone()).collect(),
         };
         for app in apps {
             let mut m = model.clone();
             m.select_app(&app)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", dir.display())))?;
+                .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", dir.display())))?;
             out.push((
                 format!("{short}:{app}"),
                 format!("{long}:{app}"),
@@ -139,29 +135,28 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         for w in model.report_warnings() {
             eprintln!("plx: warning: {name}: {w}");
         }
-        if args.phase.is_some() && !model.processes.iter().any(|p| p.has_trace()) {
+        if args.phase.phase.is_some() && !model.processes.iter().any(|p| p.has_trace()) {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{name}: --phase needs the run's trace, and there is none: rerun with \
                      `plx run --trace`"
                 ),
             ));
         }
-        let run = Run::new(name.clone(), model, args.phase.as_ref())
-            .map_err(|e| CliError::new(2, format!("{name}: {e}")))?;
+        let run = Run::new(name.clone(), model, args.phase.phase.as_ref())
+            .map_err(|e| CliError::new(Exit::Input, format!("{name}: {e}")))?;
         runs.push(run);
         sources.push(source);
     }
     let cmp = compare_runs(&runs, args.top);
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match args.format {
+    let mut out = args.out.open()?;
+    match args.out.format {
         Format::Text => text(args, &cmp, &mut out)?,
         Format::Csv => csv(args, &cmp, &mut out)?,
         Format::Json => json_out(args, &cmp, &runs, &sources, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
@@ -196,7 +191,7 @@ fn ratio_text(r: Option<f64>) -> String {
 }
 
 fn text(args: &CompareArgs, cmp: &Comparison, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(p) = &args.phase {
+    if let Some(p) = &args.phase.phase {
         match p {
             PhaseSpec::Named(n) => writeln!(out, "phase \"{n}\" of each run")?,
             PhaseSpec::Interval { .. } => writeln!(
@@ -425,7 +420,7 @@ fn json_out(
         .collect();
     let mut doc = json!({
         "runs": run_objs,
-        "phase": args.phase.as_ref().map(|p| p.to_string()),
+        "phase": args.phase.phase.as_ref().map(|p| p.to_string()),
         "functions": functions,
     });
     if !args.functions {

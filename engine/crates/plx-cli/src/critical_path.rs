@@ -1,23 +1,20 @@
 //! `plx critical-path`: the critical path of the trace's program activity graph (intra-, inter-application or global) and its profile by procedure, thread, process or machine, as text, CSV or JSON.
 
-use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::io::{self, Write};
 
 use clap::ValueEnum;
 use plx_analysis::critpath::{
     location_name, profile, CriticalPath, Item, ItemKind, Level, Mode, Segment,
 };
 use plx_analysis::runtime_cost::critical_path_warning;
-use plx_analysis::{
-    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, PhaseSpec, Window,
-};
+use plx_analysis::{phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Window};
 use plx_format::{Experiment, RegionKind};
 use serde_json::{json, Value};
 
-use crate::cli::Format;
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::csv::field;
 use crate::units::Left;
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `--mode`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,34 +44,28 @@ pub enum LevelArg {
 /// `plx critical-path`.
 #[derive(clap::Args, Debug)]
 pub struct CriticalPathArgs {
-    /// Experiment or session directory (recorded with `plx run --trace`).
-    pub dir: PathBuf,
-    /// The application whose path is wanted (a session's application name).
-    #[arg(long, value_name = "NAME")]
-    pub app: Option<String>,
+    /// The experiment or session (recorded with `plx run --trace`) and --app (the
+    /// application whose path is wanted).
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase: its start is the graph's initial node, its end the terminal.
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// intra, inter or global [default: intra with --app, else global].
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
     /// What the profile's rows are.
     #[arg(long, value_enum, default_value_t = LevelArg::Procedure)]
     pub level: LevelArg,
-    /// Only this phase: a phase region's name, or START:END in seconds from the trace's first
-    /// event (its start is the graph's initial node, its end the terminal).
-    #[arg(long, value_name = "PHASE", value_parser = parse_phase)]
-    pub phase: Option<PhaseSpec>,
     /// Only the N largest rows.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Also list the path's segments (with --format csv: the segments instead of the profile).
     #[arg(long)]
     pub path: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-fn parse_phase(s: &str) -> Result<PhaseSpec, String> {
-    s.parse()
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
 }
 
 /// Everything the outputs show.
@@ -90,7 +81,7 @@ struct Report<'a> {
 
 /// Runs `plx critical-path`.
 pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.dir).map_err(AnalysisError::from)?;
+    let exp = Experiment::open(&args.exp.dir).map_err(AnalysisError::from)?;
     let model = Model::build(
         &exp,
         BuildOptions {
@@ -99,22 +90,13 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         },
     );
     if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(AnalysisError::NoEventTrace(args.dir.clone()).into());
+        return Err(AnalysisError::NoEventTrace(args.exp.dir.clone()).into());
     }
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }
     let several = model.apps.len() > 1;
-    let app = match &args.app {
-        Some(name) => Some(
-            model
-                .apps
-                .iter()
-                .position(|a| &a.name == name)
-                .ok_or_else(|| no_such_app(&model, name))? as u32,
-        ),
-        None => None,
-    };
+    let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let mode = match (args.mode, app) {
         (Some(ModeArg::Global), _) | (None, None) => Mode::Global,
         (Some(ModeArg::Intra), _) | (None, Some(_)) => Mode::Intra,
@@ -123,7 +105,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     if mode != Mode::Global && app.is_none() && several {
         let names: Vec<&str> = model.apps.iter().map(|a| a.name.as_str()).collect();
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "--mode {} needs --app NAME in a session of several applications ({})",
                 mode.as_str(),
@@ -134,7 +116,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     // one application: intra and inter are the global path (and say so)
     let app = app.or((!several).then_some(0));
     let mode = if several { mode } else { Mode::Global };
-    let window = match &args.phase {
+    let window = match &args.phase.phase {
         Some(p) => phase_window(&model, p)?,
         None => Window::ALL,
     };
@@ -151,15 +133,15 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     }
     if cp.path.is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: no critical path: no traced thread{} has events{}",
-                args.dir.display(),
+                args.exp.dir.display(),
                 app.filter(|_| several).map_or(String::new(), |a| format!(
                     " of application {}",
                     model.apps[a as usize].name
                 )),
-                if args.phase.is_some() {
+                if args.phase.phase.is_some() {
                     " in the phase"
                 } else {
                     " (rerun it with plx run --trace)"
@@ -189,15 +171,14 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         cp,
         items,
     };
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match args.format {
+    let mut out = args.out.open()?;
+    match args.out.format {
         Format::Text => text(&rep, &mut out)?,
         Format::Csv if args.path => path_csv(&rep, &mut out)?,
         Format::Csv => csv(&rep, &mut out)?,
         Format::Json => json(&rep, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
@@ -222,21 +203,6 @@ fn runtime_on_path(model: &Model, cp: &CriticalPath, items: &[Item]) {
     if let Some(w) = critical_path_warning(path.length_ns, &runtime) {
         eprintln!("plx: warning: {w}");
     }
-}
-
-fn no_such_app(model: &Model, name: &str) -> CliError {
-    let names: Vec<&str> = model
-        .apps
-        .iter()
-        .map(|a| a.name.as_str())
-        .filter(|n| !n.is_empty())
-        .collect();
-    let there = if names.is_empty() {
-        "this is one experiment, not a session".to_string()
-    } else {
-        format!("the session has {}", names.join(", "))
-    };
-    AnalysisError::NoSuchApp(name.to_string(), there).into()
 }
 
 fn secs(ns: i64) -> f64 {
@@ -453,7 +419,7 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "level": rep.level.as_str(),
         "mode": rep.mode.as_str(),
         "app": rep.app.map(|a| rep.model.apps[a as usize].name.clone()).filter(|n| !n.is_empty()),
-        "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
+        "phase": rep.args.phase.phase.as_ref().map(|p| p.to_string()),
         "total_length_s": secs(rep.cp.length_ns()),
         // an application's own span for its path (intra, inter), the whole run's otherwise
         "elapsed_s": secs(match (rep.app, rep.mode) {

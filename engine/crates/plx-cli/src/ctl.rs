@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// The signal of a PLX_COUNTERS_SIGNAL value (options.def: USR1, USR2 or none); None for none.
 fn signal_of(value: &str) -> Option<i32> {
@@ -23,8 +23,12 @@ fn signal_of(value: &str) -> Option<i32> {
 /// Sends process `pid` its reload signal (read from its environment).
 pub fn reload(pid: i32) -> Result<(), CliError> {
     let path = format!("/proc/{}/environ", pid);
-    let env = std::fs::read(&path)
-        .map_err(|e| CliError::new(2, format!("process {}: cannot read {path}: {e}", pid)))?;
+    let env = std::fs::read(&path).map_err(|e| {
+        CliError::new(
+            Exit::Environment,
+            format!("process {}: cannot read {path}: {e}", pid),
+        )
+    })?;
     let var = |name: &str| {
         env.split(|b| *b == 0)
             .filter_map(|kv| std::str::from_utf8(kv).ok())
@@ -33,13 +37,13 @@ pub fn reload(pid: i32) -> Result<(), CliError> {
     };
     if var("PLX_OUTPUT").is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("process {} is not running under `plx run`", pid),
         ));
     }
     if var("PLX_FILTER").is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "process {} has no filter file to re-read (plx run --filter)",
                 pid
@@ -48,7 +52,7 @@ pub fn reload(pid: i32) -> Result<(), CliError> {
     }
     let Some(sig) = signal_of(var("PLX_COUNTERS_SIGNAL").as_deref().unwrap_or("USR1")) else {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "process {} was started with --reload-signal none: it cannot reload",
                 pid
@@ -58,7 +62,7 @@ pub fn reload(pid: i32) -> Result<(), CliError> {
     // SAFETY: kill(2) has no memory-safety preconditions.
     if unsafe { libc::kill(pid, sig) } != 0 {
         return Err(CliError::new(
-            1,
+            Exit::Io,
             format!("process {}: {}", pid, std::io::Error::last_os_error()),
         ));
     }
@@ -89,7 +93,7 @@ pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
         "reload" => {
             if !a.globs.is_empty() {
                 return Err(CliError::new(
-                    2,
+                    Exit::Usage,
                     "plx ctl reload: takes no functions".into(),
                 ));
             }
@@ -102,7 +106,7 @@ pub fn ctl(a: &CtlArgs) -> Result<i32, CliError> {
         act => {
             if a.globs.is_empty() {
                 return Err(CliError::new(
-                    2,
+                    Exit::Usage,
                     format!("plx ctl {act}: name the functions (globs)"),
                 ));
             }
@@ -122,11 +126,11 @@ pub fn socket_of(pid: i32) -> Result<Option<PathBuf>, CliError> {
     let entries = match std::fs::read_dir(&fd_dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CliError::new(2, format!("no process {pid}")))
+            return Err(CliError::new(Exit::Usage, format!("no process {pid}")))
         }
         Err(e) => {
             return Err(CliError::new(
-                2,
+                Exit::Environment,
                 format!("process {pid}: cannot read {fd_dir}: {e} (another user's process?)"),
             ))
         }
@@ -145,7 +149,7 @@ pub fn socket_of(pid: i32) -> Result<Option<PathBuf>, CliError> {
         return Ok(None);
     }
     let table = std::fs::read_to_string("/proc/net/unix")
-        .map_err(|e| CliError::new(2, format!("/proc/net/unix: {e}")))?;
+        .map_err(|e| CliError::new(Exit::Environment, format!("/proc/net/unix: {e}")))?;
     const LISTENING: u32 = 0x10000; // __SO_ACCEPTCON
     for line in table.lines().skip(1) {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -169,11 +173,12 @@ pub fn socket_of(pid: i32) -> Result<Option<PathBuf>, CliError> {
 pub fn request(pid: i32, cmd: &str) -> Result<String, CliError> {
     let path = socket_of(pid)?.ok_or_else(|| {
         CliError::new(
-            2,
+            Exit::Usage,
             format!("process {pid} is not measured by Parallax (it has no control socket)"),
         )
     })?;
-    let fail = |e: std::io::Error| CliError::new(2, format!("{}: {e}", path.display()));
+    let fail =
+        |e: std::io::Error| CliError::new(Exit::Environment, format!("{}: {e}", path.display()));
     let mut s = UnixStream::connect(&path).map_err(fail)?;
     s.set_read_timeout(Some(Duration::from_secs(120)))
         .map_err(fail)?;
@@ -182,7 +187,7 @@ pub fn request(pid: i32, cmd: &str) -> Result<String, CliError> {
     let mut reply = String::new();
     s.read_to_string(&mut reply).map_err(fail)?;
     if let Some(msg) = reply.strip_prefix("error: ") {
-        return Err(CliError::new(2, msg.trim_end().to_string()));
+        return Err(CliError::new(Exit::Usage, msg.trim_end().to_string()));
     }
     Ok(reply) // `list` of no probe: empty
 }

@@ -1,7 +1,6 @@
 //! `plx display`: JPVS's processor and communication displays and IPS-2's NPT profile, as text, CSV or SVG.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use clap::ValueEnum;
 use plx_analysis::timeline::{
@@ -10,7 +9,8 @@ use plx_analysis::timeline::{
 };
 use plx_svg as svg;
 
-use crate::chart::{bar, check_bins, open_run, output, ChartFormat, ChartOpts, Run};
+use crate::args::{ChartFormat, ExperimentArgs, OutputArgs, PhaseArg};
+use crate::chart::{bar, check_bins, open_run, Run};
 use crate::csv::field;
 use crate::CliError;
 
@@ -34,17 +34,21 @@ pub enum Kind {
 /// `plx display`.
 #[derive(clap::Args, Debug)]
 pub struct DisplayArgs {
-    /// Experiment or session directory (traced: plx run --trace).
-    pub dir: PathBuf,
+    /// The experiment or session (traced: plx run --trace) and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase.
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// Which display.
     #[arg(long, value_enum)]
     pub kind: Kind,
     /// Number of bins of the curves over time (concurrency, queue).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub bins: usize,
-    /// Phase, application, format and output.
+    /// --format and -o.
     #[command(flatten)]
-    pub chart: ChartOpts,
+    pub out: OutputArgs<ChartFormat>,
 }
 
 /// The colours of the states in charts.
@@ -76,13 +80,13 @@ fn rel(tl: &Timeline, ns: i64) -> f64 {
 pub fn display(args: &DisplayArgs) -> Result<(), CliError> {
     check_bins(args.bins)?;
     let run = open_run(
-        &args.dir,
-        args.chart.app.as_deref(),
-        args.chart.phase.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
+        args.phase.phase.as_ref(),
         None,
     )?;
-    let mut out = output(args.chart.output.as_deref())?;
-    let f = args.chart.format;
+    let mut out = args.out.open()?;
+    let f = args.out.format;
     match args.kind {
         Kind::Utilization => show_utilization(&run, f, &mut out)?,
         Kind::Gantt => show_gantt(&run, f, &mut out)?,

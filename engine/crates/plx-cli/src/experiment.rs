@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use plx_analysis::{BuildOptions, Model};
+use plx_analysis::{AnalysisError, BuildOptions, Model};
 use plx_format::Warning;
 
 use crate::CliError;
@@ -34,4 +34,27 @@ pub fn open_app_warned(
     let model = open_app(dir, app, opts)?;
     print_warnings(model.report_warnings());
     Ok(model)
+}
+
+/// The index of application `name` in the whole model (the commands that replay every
+/// application and keep one's results: critical-path, waits), or the error naming those there.
+pub fn app_index(model: &Model, name: Option<&str>) -> Result<Option<u32>, CliError> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    if let Some(i) = model.apps.iter().position(|a| a.name == name) {
+        return Ok(Some(i as u32));
+    }
+    let names: Vec<&str> = model
+        .apps
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let there = if names.is_empty() {
+        "this is one experiment, not a session".to_string()
+    } else {
+        format!("the session has {}", names.join(", "))
+    };
+    Err(AnalysisError::NoSuchApp(name.to_string(), there).into())
 }

@@ -3,12 +3,48 @@
 use plx_analysis::MergeOptions;
 use plx_export::{ExportError, ExportOptions, Partition};
 
-use crate::cli::ExportArgs;
+use std::path::PathBuf;
+
+use crate::args::ExperimentArgs;
 use crate::CliError;
+
+/// `--format` of `plx export`: the exporters' names, each with its one-line description.
+fn export_formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plx_export::FORMATS
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
+}
+
+/// `plx export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// The format written: another tool's (not a table's, as in the other commands).
+    #[arg(long, value_name = "FORMAT", value_parser = export_formats())]
+    pub format: String,
+    /// Output file (`-`: standard output), or directory for the tau format; required.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    /// Minimum latency a repaired message gets, in ns [default: the smallest transfer time
+    /// observed, at most 1000].
+    #[arg(long, value_name = "NS")]
+    pub min_latency: Option<u64>,
+    /// Leave receives that come before their send as they are (times only ClockOffset-corrected).
+    #[arg(long)]
+    pub no_clock_repair: bool,
+    /// Write the tables as a dataset partitioned by KEY, hive-style (`events/rank=N/part-0.parquet`):
+    /// `rank` (parquet format, MPI experiments).
+    #[arg(long, value_name = "KEY", value_parser = ["rank"])]
+    pub partition: Option<String>,
+}
 
 impl From<ExportError> for CliError {
     fn from(e: ExportError) -> Self {
-        CliError::new(e.exit_code(), e.to_string())
+        CliError::with_status(e.exit_code(), e.to_string())
     }
 }
 
@@ -19,10 +55,10 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
             repair_clock: !args.no_clock_repair,
             min_latency_ns: args.min_latency,
         },
-        app: args.app.clone(),
+        app: args.exp.app.app.clone(),
         partition: args.partition.as_ref().map(|_| Partition::Rank),
     };
-    let (input, summary) = plx_export::export(&args.format, &args.dir, &args.output, options)?;
+    let (input, summary) = plx_export::export(&args.format, &args.exp.dir, &args.output, options)?;
     for w in input.model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }

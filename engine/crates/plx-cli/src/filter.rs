@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `struct plx_filter_rule` of filter_parse.h.
 #[repr(C)]
@@ -115,7 +115,7 @@ const FILTER_MAX_BYTES: u64 = 16 << 20;
 pub fn check_file(path: &Path) -> Result<(), CliError> {
     let text = plx_format::read_regular(path, FILTER_MAX_BYTES).map_err(|e| {
         CliError::new(
-            2,
+            Exit::Input,
             format!("{}: cannot read filter file: {e}", path.display()),
         )
     })?;
@@ -126,7 +126,7 @@ pub fn check_file(path: &Path) -> Result<(), CliError> {
     if errors.is_empty() {
         return Ok(());
     }
-    Err(CliError::new(2, errors.join("\nplx: ")))
+    Err(CliError::new(Exit::Input, errors.join("\nplx: ")))
 }
 
 #[cfg(test)]

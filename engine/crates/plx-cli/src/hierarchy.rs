@@ -1,18 +1,46 @@
-//! `plx hierarchy`: the resource hierarchies (Code, Machine, Sync) as indented trees or JSON.
+//! `plx hierarchy`: the resource hierarchies (Code, Machine, Sync) as indented trees, JSON or CSV.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use plx_analysis::hierarchy::HNode;
 use plx_analysis::BuildOptions;
 use serde_json::{json, Value};
 
-use crate::cli::{Format, HierarchyArgs};
+use crate::args::{ExperimentArgs, Format, OutputArgs};
+use crate::csv::field;
 use crate::CliError;
+
+/// `plx hierarchy`.
+#[derive(clap::Args, Debug)]
+pub struct HierarchyArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
+}
 
 fn text(n: &HNode, depth: usize, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}{}", "  ".repeat(depth), n.name)?;
     for c in &n.children {
         text(c, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+/// A CSV row per node, in the text's order: the hierarchy (its root's name), the depth, the
+/// name and its aliases (`;`-separated).
+fn csv(hierarchy: &str, n: &HNode, depth: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{},{depth},{},{}",
+        field(hierarchy),
+        field(&n.name),
+        field(&n.aliases.join(";"))
+    )?;
+    for c in &n.children {
+        csv(hierarchy, c, depth + 1, out)?;
     }
     Ok(())
 }
@@ -28,14 +56,22 @@ fn to_json(n: &HNode) -> Value {
 /// Runs `plx hierarchy`.
 pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
     let model = crate::experiment::open_app_warned(
-        &args.dir,
-        args.app.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
         BuildOptions::default(),
     )?;
     let h = model.hierarchies();
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match args.format {
+    let roots: Vec<&HNode> = [
+        Some(&h.code),
+        h.program.as_ref(),
+        Some(&h.machine),
+        Some(&h.sync),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut out = args.out.open()?;
+    match args.out.format {
         Format::Json => {
             let mut doc = json!({
                 "experiment": model.dir.display().to_string(),
@@ -50,26 +86,18 @@ pub fn hierarchy(args: &HierarchyArgs) -> Result<(), CliError> {
             writeln!(out)?;
         }
         Format::Text => {
-            for root in [
-                Some(&h.code),
-                h.program.as_ref(),
-                Some(&h.machine),
-                Some(&h.sync),
-            ]
-            .into_iter()
-            .flatten()
-            {
+            for root in &roots {
                 text(root, 0, &mut out)?;
                 writeln!(out)?;
             }
         }
         Format::Csv => {
-            return Err(CliError::new(
-                2,
-                "plx hierarchy prints text or json, not csv".to_string(),
-            ))
+            writeln!(out, "hierarchy,depth,name,aliases")?;
+            for root in &roots {
+                csv(&root.name, root, 0, &mut out)?;
+            }
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }

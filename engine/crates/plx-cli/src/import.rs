@@ -10,8 +10,56 @@ use std::path::Path;
 
 use plx_format::{Experiment, MetricMode, MetricSource, MetricWriter, TimeBase};
 
-use crate::cli::{ImportArgs, TimeOrigin, TimeUnit};
-use crate::CliError;
+use std::path::PathBuf;
+
+use crate::{CliError, Exit};
+use clap::ValueEnum;
+
+/// `plx import`.
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// Experiment directory.
+    pub dir: PathBuf,
+    /// The CSV file: a header line naming the columns, then one line per sample; every column
+    /// but the time column becomes a metric.
+    #[arg(long, value_name = "FILE")]
+    pub csv: PathBuf,
+    /// The column holding each sample's time.
+    #[arg(long, value_name = "NAME")]
+    pub time_column: String,
+    /// The time column's unit.
+    #[arg(long, value_enum, default_value_t = TimeUnit::S)]
+    pub time_unit: TimeUnit,
+    /// What the times count from: first-event (the experiment's first traced event, the origin
+    /// of plx query and plx histogram), unix (the Unix epoch, e.g. a logger's timestamps) or
+    /// monotonic (CLOCK_MONOTONIC of the host the experiment ran on).
+    #[arg(long, value_enum, default_value_t = TimeOrigin::FirstEvent)]
+    pub time_origin: TimeOrigin,
+}
+
+/// `plx import --time-unit`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Seconds.
+    S,
+    /// Milliseconds.
+    Ms,
+    /// Microseconds.
+    Us,
+    /// Nanoseconds.
+    Ns,
+}
+
+/// `plx import --time-origin`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeOrigin {
+    /// The experiment's first traced event.
+    FirstEvent,
+    /// The Unix epoch.
+    Unix,
+    /// CLOCK_MONOTONIC of the experiment's host.
+    Monotonic,
+}
 
 /// A parsed CSV: metric names, then per line (time ns, values by column, None before a
 /// column's first value).
@@ -162,7 +210,7 @@ impl KindText for ::csv::Error {
 
 /// The bytes of the CSV file: a regular file only (a FIFO or a device would block or never end).
 fn read_csv_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    let err = |what: String| CliError::new(2, format!("{}: {what}", path.display()));
+    let err = |what: String| CliError::new(Exit::Input, format!("{}: {what}", path.display()));
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     if !meta.is_file() {
         return Err(err("not a regular file".to_string()));
@@ -172,17 +220,17 @@ fn read_csv_file(path: &Path) -> Result<Vec<u8>, CliError> {
 
 /// Runs `plx import`.
 pub fn import(args: &ImportArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.dir).map_err(|e| CliError::new(2, e.to_string()))?;
+    let exp = Experiment::open(&args.dir).map_err(|e| CliError::new(Exit::Input, e.to_string()))?;
     let Some(first) = exp.images.first() else {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!("{}: no measured process in it", args.dir.display()),
         ));
     };
     let host = first.host.clone();
     let data = read_csv_file(&args.csv)?;
     let table = parse_csv(&args.csv, &data, &args.time_column, args.time_unit)
-        .map_err(|e| CliError::new(2, e))?;
+        .map_err(|e| CliError::new(Exit::Input, e))?;
     let stem: String = args
         .csv
         .file_stem()
@@ -203,7 +251,7 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
     for f in others.iter().filter(|f| f.path != path) {
         if let Some(m) = f.metrics.iter().find(|m| table.names.contains(&m.name)) {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{}: column \"{}\" is already a metric of {} (rename the column)",
                     args.csv.display(),
@@ -227,7 +275,7 @@ pub fn import(args: &ImportArgs) -> Result<(), CliError> {
         },
         period_ns: 0,
     };
-    let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", path.display()));
+    let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
     // a failed write leaves no partial file under the final name, and an earlier import intact
     let staged = plx_export::StagedFile::create(&path).map_err(io)?;
     let mut w = MetricWriter::new(staged, &path, &source).map_err(io)?;

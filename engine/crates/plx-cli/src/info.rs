@@ -1,19 +1,31 @@
 //! `plx info`: processes (MPI ranks), threads, clocks and clock offsets, how each process ended, and every warning.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use plx_analysis::{
     clock_condition, BuildOptions, MatchSummary, MergeOptions, Model, ProcessModel, ProfileSource,
+    ThreadModel,
 };
 use plx_format::{ClockKind, ClockSource, EndReason, Warning};
 
-use crate::cli::InfoArgs;
+use crate::args::{ExperimentArgs, Format, OutputArgs};
 use crate::report::pid_text;
 use crate::signals::signal_name;
 use crate::units::{human_opt, human_time, utc_date};
 use crate::CliError;
 
-fn clock_text(p: &ProcessModel) -> String {
+/// `plx info`.
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
+}
+
+pub(crate) fn clock_text(p: &ProcessModel) -> String {
     let kind = match p.clock {
         Some(ClockKind::Tsc) => "tsc".to_string(),
         Some(ClockKind::Monotonic) => "monotonic".to_string(),
@@ -28,6 +40,54 @@ fn clock_text(p: &ProcessModel) -> String {
         ClockSource::Assumed => "assumed 1 tick = 1 ns",
     };
     format!("{kind}, {:.3} MHz ({how})", p.ticks_per_second / 1e6)
+}
+
+/// Where the thread's profile comes from, in words.
+pub(crate) fn profile_source(t: &ThreadModel) -> &'static str {
+    match t.source {
+        // with --trace the runtime keeps no call tree: the profile is the trace's, and a
+        // trace that could not be written leaves none
+        ProfileSource::Recorded if t.tree.is_empty() && t.lost_events > 0 => "lost with the trace",
+        ProfileSource::Recorded => "recorded",
+        ProfileSource::Rebuilt => "rebuilt from trace",
+        ProfileSource::Recovered => "recovered from live file",
+        ProfileSource::None => "none",
+    }
+}
+
+/// The process's threads table.
+fn thread_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  threads     {}\n    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  profile",
+        p.threads.len(),
+        "thread",
+        "tid",
+        "name",
+        "cpu",
+        "wall",
+        "trace events",
+        "lost"
+    )?;
+    for t in &p.threads {
+        let source = profile_source(t);
+        let events = t
+            .trace_events
+            .map_or_else(|| "-".to_string(), |e| e.to_string());
+        writeln!(
+            out,
+            "    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  {}",
+            t.thread,
+            t.tid.map_or_else(|| "-".to_string(), |x| x.to_string()),
+            t.name,
+            human_opt(t.cpu_s),
+            human_opt(t.wall_s),
+            events,
+            t.lost_events,
+            source
+        )?;
+    }
+    Ok(())
 }
 
 /// How the process ended, in words.
@@ -158,46 +218,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         "  regions     {} ({} excluded by the filter)",
         p.region_count, p.excluded_regions
     )?;
-    writeln!(
-        out,
-        "  threads     {}\n    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  profile",
-        p.threads.len(),
-        "thread",
-        "tid",
-        "name",
-        "cpu",
-        "wall",
-        "trace events",
-        "lost"
-    )?;
-    for t in &p.threads {
-        let source = match t.source {
-            // with --trace the runtime keeps no call tree: the profile is the trace's, and a
-            // trace that could not be written leaves none
-            ProfileSource::Recorded if t.tree.is_empty() && t.lost_events > 0 => {
-                "lost with the trace"
-            }
-            ProfileSource::Recorded => "recorded",
-            ProfileSource::Rebuilt => "rebuilt from trace",
-            ProfileSource::Recovered => "recovered from live file",
-            ProfileSource::None => "none",
-        };
-        let events = t
-            .trace_events
-            .map_or_else(|| "-".to_string(), |e| e.to_string());
-        writeln!(
-            out,
-            "    {:>6} {:>8}  {:<16} {:>12} {:>12} {:>12} {:>8}  {}",
-            t.thread,
-            t.tid.map_or_else(|| "-".to_string(), |x| x.to_string()),
-            t.name,
-            human_opt(t.cpu_s),
-            human_opt(t.wall_s),
-            events,
-            t.lost_events,
-            source
-        )?;
-    }
+    thread_lines(p, out)?;
     sample_lines(p, out)?;
     java_lines(p, out)?;
     probe_lines(p, out)?;
@@ -375,7 +396,6 @@ fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result
     Ok(())
 }
 
-/// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
 /// Call-stack sampling (`plx run --sample`): per sampled thread, samples taken and lost.
 fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     let sampled: Vec<_> = p
@@ -410,6 +430,7 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// The Java agent's part (docs/java.md): what it rewrote, what that cost, what it never measures.
 fn java_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     java_thread_lines(p, out)?;
     if p.java_classes.is_empty() {
@@ -553,32 +574,22 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
     Ok(summary)
 }
 
-/// Runs `plx info`.
-pub fn info(args: &InfoArgs) -> Result<(), CliError> {
-    let model = crate::experiment::open_app(
-        &args.dir,
-        args.app.as_deref(),
-        BuildOptions {
-            rebuild_from_trace: true,
-            resolve_sources: false,
-        },
-    )?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    writeln!(out, "experiment {}", model.dir.display())?;
-    writeln!(
-        out,
-        "{} process image(s), {} thread(s), {} distinct region(s)",
-        model.processes.len(),
+/// What `plx info` says of the whole experiment, before and after the processes.
+pub(crate) struct Summary {
+    /// A session's applications (`NAME (compare, shifted +S s)` for one in comparison mode).
+    pub apps: Option<Vec<String>>,
+    /// The MPI summary's lines: ranks and world, intercommunicators, processes not measured,
+    /// messages matched, the clock condition.
+    pub mpi_lines: Vec<String>,
+    /// The trace's message matching.
+    pub matching: Option<MatchSummary>,
+    /// Every warning, the throttled functions' last.
+    pub warnings: Vec<String>,
+}
+
+fn summary(model: &Model) -> io::Result<Summary> {
+    let apps = model.is_session().then(|| {
         model
-            .processes
-            .iter()
-            .map(|p| p.threads.len())
-            .sum::<usize>(),
-        model.regions.all().len()
-    )?;
-    if model.is_session() {
-        let apps: Vec<String> = model
             .apps
             .iter()
             .enumerate()
@@ -594,7 +605,71 @@ pub fn info(args: &InfoArgs) -> Result<(), CliError> {
                     a.name.clone()
                 }
             })
-            .collect();
+            .collect()
+    });
+    let mut lines = Vec::new();
+    let matching = mpi_summary(model, &mut lines)?;
+    let mpi_lines = String::from_utf8_lossy(&lines)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut warnings: Vec<String> = model.warnings.iter().map(Warning::to_string).collect();
+    if let Some(s) = &matching {
+        warnings.extend(s.warnings.iter().map(Warning::to_string));
+    }
+    for p in &model.processes {
+        for t in &p.throttled {
+            warnings.push(format!(
+                "{}: {} throttled after {} calls: no longer measured",
+                p.path.display(),
+                model.regions.name(t.region),
+                t.calls
+            ));
+        }
+    }
+    Ok(Summary {
+        apps,
+        mpi_lines,
+        matching,
+        warnings,
+    })
+}
+
+/// Runs `plx info`.
+pub fn info(args: &InfoArgs) -> Result<(), CliError> {
+    let model = crate::experiment::open_app(
+        &args.exp.dir,
+        args.exp.app.name(),
+        BuildOptions {
+            rebuild_from_trace: true,
+            resolve_sources: false,
+        },
+    )?;
+    let s = summary(&model)?;
+    let mut out = args.out.open()?;
+    match args.out.format {
+        Format::Text => text(&model, &s, &mut out)?,
+        Format::Json => crate::info_data::json(&model, &s, &mut out)?,
+        Format::Csv => crate::info_data::csv(&model, &mut out)?,
+    }
+    out.finish()?;
+    Ok(())
+}
+
+fn text(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "experiment {}", model.dir.display())?;
+    writeln!(
+        out,
+        "{} process image(s), {} thread(s), {} distinct region(s)",
+        model.processes.len(),
+        model
+            .processes
+            .iter()
+            .map(|p| p.threads.len())
+            .sum::<usize>(),
+        model.regions.all().len()
+    )?;
+    if let Some(apps) = &s.apps {
         writeln!(
             out,
             "session of {} application(s): {}",
@@ -602,43 +677,28 @@ pub fn info(args: &InfoArgs) -> Result<(), CliError> {
             apps.join(", ")
         )?;
     }
-    let summary = mpi_summary(&model, &mut out)?;
+    for l in &s.mpi_lines {
+        writeln!(out, "{l}")?;
+    }
     writeln!(out)?;
     for p in &model.processes {
-        process(p, &model, &mut out)?;
+        process(p, model, out)?;
     }
-    let mut warnings: Vec<&Warning> = model.warnings.iter().collect();
-    if let Some(s) = &summary {
-        warnings.extend(&s.warnings);
-    }
-    let throttled: usize = model.processes.iter().map(|p| p.throttled.len()).sum();
-    if warnings.is_empty() && throttled == 0 {
+    if s.warnings.is_empty() {
         writeln!(out, "warnings: none")?;
     } else {
         writeln!(out, "warnings:")?;
-        for w in warnings {
+        for w in &s.warnings {
             writeln!(out, "  {w}")?;
         }
-        for p in &model.processes {
-            for t in &p.throttled {
-                writeln!(
-                    out,
-                    "  {}: {} throttled after {} calls: no longer measured",
-                    p.path.display(),
-                    model.regions.name(t.region),
-                    t.calls
-                )?;
-            }
-        }
     }
-    out.flush()?;
     Ok(())
 }
 
 /// A command line as a shell would take it back: a word that is empty or holds anything but
 /// letters, digits and `_./=:,+@%-` in single quotes (`'a b'`, `''`), so that `a b` and `a`,
 /// `b` read apart.
-fn shell_words(argv: &[String]) -> String {
+pub(crate) fn shell_words(argv: &[String]) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+@%-".contains(c);
     argv.iter()
         .map(|w| {

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// The marker file in an experiment directory: the key of the job that wrote it.
 pub const MARKER: &str = ".plx-run";
@@ -116,7 +116,7 @@ fn read_marker(marker: &Path) -> std::io::Result<String> {
 }
 
 fn io_error(dir: &Path, e: std::io::Error) -> CliError {
-    CliError::new(2, format!("{}: {e}", dir.display()))
+    CliError::new(Exit::Input, format!("{}: {e}", dir.display()))
 }
 
 /// Claims `dir` (created, possibly empty) for the job `key`: the marker is written whole
@@ -160,9 +160,7 @@ pub fn claim(dir: &Path, key: &str, append: bool) -> Result<Claim, CliError> {
 }
 
 fn refusal(dir: &Path, what: &str) -> CliError {
-    CliError::new(
-        2,
-        format!(
+    CliError::new(Exit::Usage, format!(
             "{}: holds {what}; a second run there would mix both in one experiment: give another -o, replace it with --force, or add this run to it with --append",
             dir.display()
         ),
@@ -207,9 +205,7 @@ pub fn replace(dir: &Path, key: &str) -> Result<DirLock, CliError> {
         }
         Err(_) if !holds_a_run(dir) => {}
         Err(_) => {
-            return Err(CliError::new(
-                2,
-                format!(
+            return Err(CliError::new(Exit::Usage, format!(
                     "{}: not an experiment directory of plx run (no {MARKER} in it): --force replaces only those; give another -o or remove it yourself",
                     dir.display()
                 ),

@@ -1,6 +1,7 @@
 //! `plx`: the Parallax command line (run, report, info, comm, export, hierarchy, query,
 //! critical-path, compare, histogram, display, session, view).
 
+mod args;
 mod attach;
 mod chart;
 mod cli;
@@ -10,15 +11,16 @@ mod critical_path;
 mod csv;
 mod ctl;
 mod display;
+mod error;
 mod experiment;
 mod export;
 mod filter;
+mod generate;
 mod hierarchy;
 mod histogram;
-mod histogram_counters;
-mod histogram_external;
 mod import;
 mod info;
+mod info_data;
 mod job;
 mod monitor;
 mod mpi_detect;
@@ -36,39 +38,7 @@ mod waits;
 
 use clap::Parser;
 
-/// An error that ends plx with a message and an exit status.
-#[derive(Debug)]
-pub struct CliError {
-    /// Exit status.
-    pub code: i32,
-    /// Message after `plx: `.
-    pub message: String,
-}
-
-impl CliError {
-    /// An error with a status and message.
-    pub fn new(code: i32, message: String) -> Self {
-        CliError { code, message }
-    }
-}
-
-impl From<plx_analysis::AnalysisError> for CliError {
-    fn from(e: plx_analysis::AnalysisError) -> Self {
-        CliError::new(2, e.to_string())
-    }
-}
-
-impl From<std::io::Error> for CliError {
-    fn from(e: std::io::Error) -> Self {
-        // A closed pipe (`plx report | head`) ends output quietly.
-        let code = if e.kind() == std::io::ErrorKind::BrokenPipe {
-            0
-        } else {
-            1
-        };
-        CliError::new(code, e.to_string())
-    }
-}
+pub use error::{CliError, Exit};
 
 fn main() {
     let cli = cli::Cli::parse();
@@ -98,6 +68,7 @@ fn main() {
         cli::Command::Detach(a) => attach::detach(&a),
         cli::Command::Ctl(a) => ctl::ctl(&a),
         cli::Command::Waits(a) => waits::waits(&a).map(|()| 0),
+        cli::Command::Generate(a) => generate::generate(&a).map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

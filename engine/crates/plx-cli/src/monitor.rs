@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use plx_format::{MetricMode, MetricSource, MetricWriter, TimeBase};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// What can be monitored.
 pub const SOURCES: [&str; 4] = ["cpu", "mem", "net", "disk"];
@@ -162,11 +162,15 @@ impl Monitor {
             time_base: TimeBase::Monotonic,
             period_ns: period_ms as u64 * 1_000_000,
         };
-        let mut w = MetricWriter::create(&path, &src)
-            .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", path.display())))?;
+        let mut w = MetricWriter::create(&path, &src).map_err(|e| {
+            CliError::new(
+                Exit::Input,
+                format!("{}: cannot create: {e}", path.display()),
+            )
+        })?;
         let has = |s: &str| sources.iter().any(|x| x == s);
         let mut ids = Ids::default();
-        let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", path.display()));
+        let io = |e: std::io::Error| CliError::new(Exit::Io, format!("{}: {e}", path.display()));
         if has("cpu") {
             for (name, _, _) in cpu_times(&read("/proc/stat")) {
                 let metric = if name == "cpu" {
@@ -238,7 +242,12 @@ impl Monitor {
                 w.flush()?;
                 Ok(w.path().to_path_buf())
             })
-            .map_err(|e| CliError::new(2, format!("cannot start the monitor thread: {e}")))?;
+            .map_err(|e| {
+                CliError::new(
+                    Exit::Environment,
+                    format!("cannot start the monitor thread: {e}"),
+                )
+            })?;
         Ok(Monitor {
             stop,
             thread: Some(thread),
@@ -252,10 +261,13 @@ impl Monitor {
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(Ok(_))) | None => Ok(()),
             Some(Ok(Err(e))) => Err(CliError::new(
-                1,
+                Exit::Io,
                 format!("{}: the samples from then on are lost: {e}", self.name),
             )),
-            Some(Err(_)) => Err(CliError::new(1, "monitor: the thread panicked".to_string())),
+            Some(Err(_)) => Err(CliError::new(
+                Exit::Io,
+                "monitor: the thread panicked".to_string(),
+            )),
         }
     }
 }

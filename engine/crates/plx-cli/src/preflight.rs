@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSymbol, SymbolKind};
 use plx_analysis::suggest::{did_you_mean, near};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 extern "C" {
     fn plx_counter_event_valid(name: *const c_char) -> i32;
@@ -73,13 +73,14 @@ pub fn unknown_counter(name: &str) -> String {
 /// Checks `--counters EVENTS` with the runtime's own table.
 pub fn check_counters(events: &str) -> Result<(), CliError> {
     for ev in events.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let c = CString::new(ev).map_err(|_| CliError::new(2, "--counters: a NUL byte".into()))?;
+        let c = CString::new(ev)
+            .map_err(|_| CliError::new(Exit::Usage, "--counters: a NUL byte".into()))?;
         // SAFETY: a NUL-terminated name.
         if unsafe { plx_counter_event_valid(c.as_ptr()) } != 0 {
             continue;
         }
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("--counters: {}", unknown_counter(ev)),
         ));
     }
@@ -186,7 +187,7 @@ pub fn check_probes(spec: &str, command: &[OsString]) -> Result<(), CliError> {
         let hint = did_you_mean(&near(glob, names.iter().map(String::as_str)), 5);
         let of: Vec<String> = files.iter().map(|f| file_name(f)).collect();
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "--probe '{tok}': no function of {} matches it{hint}",
                 of.join(", ")

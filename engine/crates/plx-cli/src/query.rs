@@ -1,14 +1,39 @@
 //! `plx query`: a metric for a focus, as a total and (with a trace) a time series.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use plx_analysis::query::{Focus, Metric};
 use plx_analysis::BuildOptions;
 use serde_json::json;
 
-use crate::cli::{Format, QueryArgs};
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::units::human_time;
-use crate::CliError;
+use crate::{CliError, Exit};
+
+/// `plx query`.
+#[derive(clap::Args, Debug)]
+pub struct QueryArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase: the total then comes from the trace.
+    #[command(flatten)]
+    pub phase: PhaseArg,
+    /// wall_time, cpu_time, calls, wait_time, hold_time, messages or bytes; a counter; an
+    /// external metric.
+    #[arg(long, value_name = "METRIC")]
+    pub metric: String,
+    /// `code=/MODULE/FILE/FUNCTION,machine=/HOST/PROCESS/THREAD,sync=/CATEGORY/OBJECT`; an
+    /// omitted hierarchy is its root (see docs/commands/plx-query.md).
+    #[arg(long, value_name = "FOCUS")]
+    pub focus: Option<String>,
+    /// Bins of the time series (with a trace).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub bins: usize,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
+}
 
 fn value_text(metric: Metric, v: f64) -> String {
     if metric.unit() == "s" {
@@ -21,12 +46,15 @@ fn value_text(metric: Metric, v: f64) -> String {
 /// Runs `plx query`.
 pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     if args.bins == 0 {
-        return Err(CliError::new(2, "--bins must be at least 1".to_string()));
+        return Err(CliError::new(
+            Exit::Usage,
+            "--bins must be at least 1".to_string(),
+        ));
     }
     let metric = match Metric::parse(&args.metric) {
         Ok(m) => m,
         Err(e) => {
-            let (files, unread) = plx_format::read_metric_files(&args.dir);
+            let (files, unread) = plx_format::read_metric_files(&args.exp.dir);
             let names: Vec<&str> = files
                 .iter()
                 .flat_map(|f| f.metrics.iter().map(|m| m.name.as_str()))
@@ -46,23 +74,22 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
         }
     };
     let model = crate::experiment::open_app_warned(
-        &args.dir,
-        args.app.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
         BuildOptions::default(),
     )?;
     let h = model.hierarchies();
-    let focus =
-        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
-    let window = match &args.phase {
+    let focus = Focus::parse(args.focus.as_deref().unwrap_or(""), &h)
+        .map_err(|e| CliError::new(Exit::Usage, e))?;
+    let window = match &args.phase.phase {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
     let r = model
         .query_in(metric, &focus, args.bins, window)
-        .map_err(|e| CliError::new(2, e))?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match args.format {
+        .map_err(|e| CliError::new(Exit::Input, e))?;
+    let mut out = args.out.open()?;
+    match args.out.format {
         Format::Text => {
             writeln!(out, "metric {} ({})", metric.name(), metric.unit())?;
             writeln!(out, "focus  {}", r.focus)?;
@@ -108,7 +135,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
             writeln!(out)?;
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
@@ -118,7 +145,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
 fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<(), CliError> {
     if args.focus.as_deref().is_some_and(|f| !f.trim().is_empty()) {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!(
                 "{} is an external metric (of the whole run): it takes no --focus",
                 args.metric
@@ -126,18 +153,18 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
         ));
     }
     let model = crate::experiment::open_app_warned(
-        &args.dir,
-        args.app.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
         BuildOptions::default(),
     )?;
-    let origin = plx_format::Experiment::open(&args.dir)
+    let origin = plx_format::Experiment::open(&args.exp.dir)
         .ok()
         .and_then(|exp| {
             plx_analysis::GlobalMerge::new(&model, &exp, Default::default())
                 .ok()
                 .map(|m| m.origin_ns())
         });
-    let window = match &args.phase {
+    let window = match &args.phase.phase {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
@@ -147,7 +174,10 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
         .find(|m| m.name == args.metric)
         .expect("the name was found in the files");
     let Some((first, last)) = m.span() else {
-        return Err(CliError::new(2, format!("{}: no samples", m.name)));
+        return Err(CliError::new(
+            Exit::Input,
+            format!("{}: no samples", m.name),
+        ));
     };
     let (lo, hi) = match window {
         Some(w) => (
@@ -168,9 +198,8 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
         plx_format::MetricMode::Absolute => "time-weighted mean",
         plx_format::MetricMode::Cumulative => "increase",
     };
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match args.format {
+    let mut out = args.out.open()?;
+    match args.out.format {
         Format::Text => {
             if m.unit.is_empty() {
                 writeln!(out, "metric {} ({how})", m.name)?;
@@ -230,38 +259,37 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
             writeln!(out)?;
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
 /// `--metric EVENT` naming a counter of the experiment (page_faults or page-faults).
 fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError> {
     let model = crate::experiment::open_app_warned(
-        &args.dir,
-        args.app.as_deref(),
+        &args.exp.dir,
+        args.exp.app.name(),
         BuildOptions::default(),
     )?;
     let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("{not_a_metric}, or a counter the experiment counted"),
         ));
     };
-    if args.phase.is_some() {
+    if args.phase.phase.is_some() {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("{event} is a counter: its totals cover whole threads and calls, not --phase"),
         ));
     }
     let h = model.hierarchies();
-    let focus =
-        Focus::parse(args.focus.as_deref().unwrap_or(""), &h).map_err(|e| CliError::new(2, e))?;
+    let focus = Focus::parse(args.focus.as_deref().unwrap_or(""), &h)
+        .map_err(|e| CliError::new(Exit::Usage, e))?;
     let r = plx_analysis::counters::counter_query(&model, &event, &focus)
-        .map_err(|e| CliError::new(2, e))?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+        .map_err(|e| CliError::new(Exit::Input, e))?;
+    let mut out = args.out.open()?;
     let est = if r.estimated { " (estimate)" } else { "" };
-    match args.format {
+    match args.out.format {
         Format::Text => {
             writeln!(out, "metric {event} (count)")?;
             writeln!(out, "focus  {}", focus.text)?;
@@ -282,6 +310,6 @@ fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError>
             writeln!(out)?;
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }

@@ -7,18 +7,60 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cli::RunArgs;
 use crate::options::Kind;
 use crate::signals::signal_name;
-use crate::CliError;
+use crate::{CliError, Exit};
+
+/// `plx run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The flags setting PLX_* variables, from the runtime's option table
+    /// (runtime/src/core/options.def): -o/--output, --trace, --filter, --buffer, --clock, ...
+    #[command(flatten)]
+    pub settings: crate::options::RunSettings,
+    /// Measure into session DIR (several applications in one session): the experiment goes to
+    /// DIR/APP and DIR/session.txt lists it.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub session: Option<PathBuf>,
+    /// Add this run to an experiment directory that holds an earlier one (by default plx run
+    /// refuses: two runs in one directory read as one experiment). The processes of one MPI
+    /// job, each under its own plx run, share the directory without it.
+    #[arg(long, conflicts_with = "session")]
+    pub append: bool,
+    /// Replace the run an experiment directory holds: everything in it is removed first. Only
+    /// a directory plx run made (it holds .plx-run) is replaced.
+    #[arg(long, conflicts_with_all = ["session", "append"])]
+    pub force: bool,
+    /// The application's name in the session [default: the program's name]; needs --session.
+    #[arg(long, value_name = "NAME", requires = "session")]
+    pub app: Option<String>,
+    /// Sample the system while the program runs: a comma-separated list of cpu (utilisation
+    /// per core and in total, %), mem (memory in use), net (bytes received and sent), disk
+    /// (bytes read and written), from /proc, into DIR/metrics.monitor.HOST.plx (one monitor
+    /// per host under an MPI launcher).
+    #[arg(long, value_name = "LIST", value_parser = crate::monitor::parse_sources)]
+    pub monitor: Option<crate::monitor::Sources>,
+    /// The monitor's period in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 100, requires = "monitor",
+          value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
+    pub monitor_period: u32,
+    /// The program and its arguments (after `--`), passed on byte for byte.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD",
+          value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub command: Vec<std::ffi::OsString>,
+}
 
 /// Directory holding libplx.so: `$PLX_LIB_DIR`, else `<dir of plx>/../lib`.
 pub(crate) fn lib_dir() -> Result<PathBuf, CliError> {
     if let Some(d) = std::env::var_os("PLX_LIB_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(d));
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new(2, format!("cannot find the plx executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        CliError::new(
+            Exit::Environment,
+            format!("cannot find the plx executable: {e}"),
+        )
+    })?;
     let bin = exe.parent().unwrap_or(Path::new("/"));
     Ok(bin.join("..").join("lib"))
 }
@@ -27,8 +69,12 @@ pub(crate) fn absolute(p: &Path) -> Result<PathBuf, CliError> {
     if p.is_absolute() {
         return Ok(p.to_path_buf());
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(2, format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(|e| {
+        CliError::new(
+            Exit::Environment,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
     Ok(cwd.join(p))
 }
 
@@ -74,7 +120,7 @@ fn forward_to_remote_ranks(cmd: &mut Command, launcher_args: &[OsString]) -> Vec
 fn set_path(cmd: &mut Command, name: &str, path: &Path) -> Result<(), CliError> {
     crate::options::setting(name)
         .parse(&path.to_string_lossy())
-        .map_err(|e| CliError::new(2, format!("{}: {e}", path.display())))?;
+        .map_err(|e| CliError::new(Exit::Input, format!("{}: {e}", path.display())))?;
     cmd.env(name, path);
     Ok(())
 }
@@ -159,9 +205,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let xfsz = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let lib = lib_dir()?.join("libplx.so");
     if !lib.is_file() {
-        return Err(CliError::new(
-            2,
-            format!(
+        return Err(CliError::new(Exit::Environment, format!(
                 "runtime library not found: {} (install it there or set PLX_LIB_DIR to its directory)",
                 lib.display()
             ),
@@ -172,7 +216,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         Some(f) => {
             if !f.exists() {
                 return Err(CliError::new(
-                    2,
+                    Exit::Input,
                     format!("{}: filter file not found", f.display()),
                 ));
             }
@@ -199,8 +243,12 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             .map_or_else(|| default_dir(program), PathBuf::from),
     };
     let unstarted = crate::job::Unstarted::note(&dir);
-    let made = std::fs::create_dir_all(&dir)
-        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", dir.display())));
+    let made = std::fs::create_dir_all(&dir).map_err(|e| {
+        CliError::new(
+            Exit::Input,
+            format!("{}: cannot create: {e}", dir.display()),
+        )
+    });
     // a session directory is shared by design; an experiment directory only by one job
     let claim = match (made, &args.session) {
         (Ok(()), Some(_)) => Ok(crate::job::Claim::First),
@@ -306,18 +354,18 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             if let Some(session) = &args.session {
                 crate::session::leave(session, &dir);
             }
-            let code = if e.kind() == std::io::ErrorKind::NotFound {
-                127
+            let exit = if e.kind() == std::io::ErrorKind::NotFound {
+                Exit::NotFound
             } else {
-                126
+                Exit::CannotExecute
             };
-            return Err(CliError::new(code, format!("{name}: {e}")));
+            return Err(CliError::new(exit, format!("{name}: {e}")));
         }
     };
     let child_pid = child.id();
     let status = child
         .wait()
-        .map_err(|e| CliError::new(2, format!("{name}: wait failed: {e}")))?;
+        .map_err(|e| CliError::new(Exit::Environment, format!("{name}: wait failed: {e}")))?;
     // a monitor that could not write (disk full, a file size limit) leaves the experiment
     // incomplete, never the program's exit status unreported
     let monitor_failure = monitor.and_then(|m| m.stop().err()).map(|e| e.message);
@@ -340,7 +388,11 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             dir.display(),
             failures.join("; ")
         );
-        return Ok(if code == 0 { 3 } else { code });
+        return Ok(if code == 0 {
+            Exit::Incomplete.code()
+        } else {
+            code
+        });
     }
     // one line per job: the other ranks' plx run processes write to the same directory
     if claim == crate::job::Claim::First {
@@ -396,14 +448,21 @@ fn run_unmeasured(args: &RunArgs, why: &str, xfsz: libc::sighandler_t) -> Result
             Ok(())
         });
     }
-    let status = cmd
-        .status()
-        .map_err(|e| CliError::new(127, format!("{}: {e}", program.to_string_lossy())))?;
+    let status = cmd.status().map_err(|e| {
+        CliError::new(
+            Exit::NotFound,
+            format!("{}: {e}", program.to_string_lossy()),
+        )
+    })?;
     let code = match status.signal() {
         Some(sig) => 128 + sig,
         None => status.code().unwrap_or(1),
     };
-    Ok(if code == 0 { 3 } else { code })
+    Ok(if code == 0 {
+        Exit::Incomplete.code()
+    } else {
+        code
+    })
 }
 
 fn claim_dir(dir: &Path, args: &RunArgs) -> Result<crate::job::Claim, CliError> {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use plx_analysis::{BuildOptions, Model};
 use plx_format::{parse_session, Experiment, SESSION_FILE};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// `plx session`: `plx session DIR` is `plx session list DIR`, as every command takes the
 /// directory.
@@ -55,9 +55,7 @@ pub fn session(args: &SessionArgs) -> Result<(), CliError> {
         (Some(a), _) => a,
         (None, Some(dir)) => return list(dir),
         (None, None) => {
-            return Err(CliError::new(
-                2,
-                "plx session: give a session directory (plx session DIR, or plx session list DIR / add DIR EXPERIMENT --app NAME)".to_string(),
+            return Err(CliError::new(Exit::Usage, "plx session: give a session directory (plx session DIR, or plx session list DIR / add DIR EXPERIMENT --app NAME)".to_string(),
             ))
         }
     };
@@ -69,18 +67,19 @@ pub fn session(args: &SessionArgs) -> Result<(), CliError> {
             app,
             live,
         } => {
-            Experiment::open(experiment).map_err(|e| CliError::new(2, e.to_string()))?;
+            Experiment::open(experiment).map_err(|e| CliError::new(Exit::Input, e.to_string()))?;
             if Experiment::is_session(experiment) {
                 return Err(CliError::new(
-                    2,
+                    Exit::Input,
                     format!(
                         "{}: is a session; add its applications' directories one by one",
                         experiment.display()
                     ),
                 ));
             }
-            let target = std::fs::canonicalize(experiment)
-                .map_err(|e| CliError::new(2, format!("{}: {e}", experiment.display())))?;
+            let target = std::fs::canonicalize(experiment).map_err(|e| {
+                CliError::new(Exit::Input, format!("{}: {e}", experiment.display()))
+            })?;
             let mode = if *live { "live" } else { "compare" };
             let what = if register(dir, app, &target.to_string_lossy(), mode)? {
                 "added"
@@ -102,7 +101,7 @@ fn check_name(app: &str) -> Result<(), CliError> {
         Ok(())
     } else {
         Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("application name '{app}': use letters, digits, '-', '_', '.' or '+'"),
         ))
     }
@@ -162,10 +161,14 @@ pub fn leave(session: &Path, app_dir: &Path) {
 /// application is there already (then its directory must be the same). Whether it was added.
 fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, CliError> {
     check_name(app)?;
-    std::fs::create_dir_all(session)
-        .map_err(|e| CliError::new(2, format!("{}: cannot create: {e}", session.display())))?;
+    std::fs::create_dir_all(session).map_err(|e| {
+        CliError::new(
+            Exit::Input,
+            format!("{}: cannot create: {e}", session.display()),
+        )
+    })?;
     let path = session.join(SESSION_FILE);
-    let err = |e: std::io::Error| CliError::new(2, format!("{}: {e}", path.display()));
+    let err = |e: std::io::Error| CliError::new(Exit::Input, format!("{}: {e}", path.display()));
     // never through a planted symlink; a FIFO or device under the name is refused, not read
     let mut f = OpenOptions::new()
         .read(true)
@@ -185,15 +188,15 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, Cl
     let mut text = String::new();
     f.seek(SeekFrom::Start(0)).map_err(err)?;
     f.read_to_string(&mut text).map_err(err)?;
-    let apps =
-        parse_session(&text).map_err(|m| CliError::new(2, format!("{}: {m}", path.display())))?;
+    let apps = parse_session(&text)
+        .map_err(|m| CliError::new(Exit::Input, format!("{}: {m}", path.display())))?;
     if let Some((_, d, compare)) = apps.iter().find(|(n, _, _)| n == app) {
         let same = d.to_string_lossy() == dir && *compare == (mode == "compare");
         if same {
             return Ok(false);
         }
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: application '{app}' is already in the session (as {}); choose another name",
                 path.display(),
@@ -212,7 +215,7 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, Cl
     }
     if dir.chars().any(char::is_whitespace) {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             format!("{dir}: a directory with white space cannot be listed in a session"),
         ));
     }
@@ -223,7 +226,7 @@ fn register(session: &Path, app: &str, dir: &str, mode: &str) -> Result<bool, Cl
 fn list(dir: &Path) -> Result<(), CliError> {
     if !Experiment::is_session(dir) {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: not a session (no {SESSION_FILE}; plx run --session {} --app NAME makes one)",
                 dir.display(),
@@ -237,7 +240,7 @@ fn list(dir: &Path) -> Result<(), CliError> {
         "{:<16} {:<8} {:>9} {:>6} {:>12}  {}\n",
         "application", "mode", "processes", "ranks", "shift_s", "directory"
     ));
-    let exp = Experiment::open(dir).map_err(|e| CliError::new(2, e.to_string()))?;
+    let exp = Experiment::open(dir).map_err(|e| CliError::new(Exit::Input, e.to_string()))?;
     for (i, a) in model.apps.iter().enumerate() {
         let procs: Vec<_> = model
             .processes

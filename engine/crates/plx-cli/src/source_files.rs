@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use plx_analysis::objects::{function_files, needed_libraries};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 use plx_analysis::glob_matches;
 
 /// The ELF files of a command: its program and every argument naming an ELF file (the program
@@ -59,7 +59,7 @@ pub fn list_text(command: &[OsString], globs: &[String]) -> String {
 pub fn write(dir: &Path, filter: &Path, command: &[OsString]) -> Result<Option<PathBuf>, CliError> {
     let text = std::fs::read(filter).map_err(|e| {
         CliError::new(
-            2,
+            Exit::Input,
             format!("{}: cannot read filter file: {e}", filter.display()),
         )
     })?;
@@ -68,7 +68,13 @@ pub fn write(dir: &Path, filter: &Path, command: &[OsString]) -> Result<Option<P
         return Ok(None);
     }
     let path = dir.join("source-files");
-    plx_format::output::write_replacing(&path, list_text(command, &globs).as_bytes())
-        .map_err(|e| CliError::new(2, format!("{}: cannot write: {e}", path.display())))?;
+    plx_format::output::write_replacing(&path, list_text(command, &globs).as_bytes()).map_err(
+        |e| {
+            CliError::new(
+                Exit::Input,
+                format!("{}: cannot write: {e}", path.display()),
+            )
+        },
+    )?;
     Ok(Some(path))
 }

@@ -1,4 +1,4 @@
-//! Human-readable numbers: times in s/ms/us/ns, sizes in B/KB/MB/GB, dates from epoch nanoseconds.
+//! Human-readable numbers: times in s/ms/us/ns, sizes in B/KiB/MiB/GiB, dates from epoch nanoseconds.
 
 /// A duration in seconds with a unit chosen by size, e.g. `1.234 s`, `12.500 ms`, `3.000 us`.
 pub fn human_time(s: f64) -> String {
@@ -16,22 +16,23 @@ pub fn human_time(s: f64) -> String {
     }
 }
 
-/// A size in bytes with a decimal unit (1 KB = 1000 B, as 1 MB = 1e6 B in bandwidths):
-/// `0`, `512 B`, `1.5 KB`, `80.0 MB`.
+/// A size in bytes in powers of 1024, as `plx run`'s sizes are read (`--buffer 4K` is 4096
+/// bytes): `0`, `512 B`, `1.5 KiB`, `80.0 MiB`.
 pub fn human_bytes(b: f64) -> String {
+    const K: f64 = 1024.0;
     let a = b.abs();
     if a == 0.0 {
         "0".to_string()
-    } else if a < 1e3 {
+    } else if a < K {
         format!("{b:.0} B")
-    } else if a < 1e6 {
-        format!("{:.1} KB", b / 1e3)
-    } else if a < 1e9 {
-        format!("{:.1} MB", b / 1e6)
-    } else if a < 1e12 {
-        format!("{:.1} GB", b / 1e9)
+    } else if a < K * K {
+        format!("{:.1} KiB", b / K)
+    } else if a < K * K * K {
+        format!("{:.1} MiB", b / (K * K))
+    } else if a < K * K * K * K {
+        format!("{:.1} GiB", b / (K * K * K))
     } else {
-        format!("{:.1} TB", b / 1e12)
+        format!("{:.1} TiB", b / (K * K * K * K))
     }
 }
 
@@ -85,9 +86,10 @@ mod tests {
     fn sizes() {
         assert_eq!(human_bytes(0.0), "0");
         assert_eq!(human_bytes(512.0), "512 B");
-        assert_eq!(human_bytes(1500.0), "1.5 KB");
-        assert_eq!(human_bytes(80e6), "80.0 MB");
-        assert_eq!(human_bytes(2.5e9), "2.5 GB");
+        assert_eq!(human_bytes(1536.0), "1.5 KiB");
+        assert_eq!(human_bytes(80.0 * 1048576.0), "80.0 MiB");
+        assert_eq!(human_bytes(2.5 * 1073741824.0), "2.5 GiB");
+        assert_eq!(human_bytes(1000.0), "1000 B");
     }
 
     #[test]

@@ -1,19 +1,19 @@
 //! `plx view`: opens an experiment or session, indexes its trace and serves the web viewer on a
 //! local address with a random token.
 
-use std::path::PathBuf;
-
 use plx_view::api::{IndexSource, Viewer};
 use plx_view::server::{bundle, Server, ServerOptions};
 use plx_view::store::Unusable;
 
-use crate::CliError;
+use crate::args::ExperimentArgs;
+use crate::{CliError, Exit};
 
 /// `plx view`.
 #[derive(clap::Args, Debug)]
 pub struct ViewArgs {
-    /// Experiment or session directory (traced: plx run --trace).
-    pub dir: PathBuf,
+    /// The experiment or session (traced: plx run --trace) and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
     /// Port to listen on [default: a free one].
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
@@ -24,23 +24,20 @@ pub struct ViewArgs {
     /// the token (valid once, for 30 s), which sets it as a cookie.
     #[arg(long)]
     pub open: bool,
-    /// Only this application of a session.
-    #[arg(long, value_name = "A")]
-    pub app: Option<String>,
 }
 
 /// Runs `plx view` (until interrupted).
 pub fn view(args: &ViewArgs) -> Result<(), CliError> {
     if bundle().is_none() {
         return Err(CliError::new(
-            2,
+            Exit::Environment,
             "this plx was built without the viewer's bundle (viewer/dist/viewer.js): build it \
              with `make`, or set PLX_VIEWER_BUNDLE to a built viewer.js when running cargo"
                 .to_string(),
         ));
     }
     let started = std::time::Instant::now();
-    let viewer = Viewer::open(&args.dir, args.app.as_deref())?;
+    let viewer = Viewer::open(&args.exp.dir, args.exp.app.name())?;
     for w in viewer.warnings() {
         eprintln!("plx: warning: {w}");
     }
@@ -92,10 +89,10 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
         bind: args.bind.clone(),
         port: args.port.unwrap_or(0),
     })
-    .map_err(|e| CliError::new(1, e.to_string()))?;
+    .map_err(|e| CliError::new(Exit::Io, e.to_string()))?;
     eprintln!(
         "plx: {}: {} events on {} tracks opened in {:.2} s ({how}); Ctrl-C stops the server",
-        args.dir.display(),
+        args.exp.dir.display(),
         viewer.index.events,
         viewer.index.tracks.len(),
         started.elapsed().as_secs_f64()
@@ -109,7 +106,7 @@ pub fn view(args: &ViewArgs) -> Result<(), CliError> {
         // address gives the browser the token as a cookie instead
         let once = server
             .one_time_url()
-            .map_err(|e| CliError::new(1, e.to_string()))?;
+            .map_err(|e| CliError::new(Exit::Io, e.to_string()))?;
         let browser = std::env::var("BROWSER").unwrap_or_else(|_| "xdg-open".to_string());
         if let Err(e) = std::process::Command::new(&browser).arg(&once).spawn() {
             eprintln!("plx: warning: cannot start {browser}: {e}; open the URL yourself");

@@ -1,51 +1,42 @@
 //! `plx waits`: wait states (late sender, wait at barrier, lock contention, ...) per location and call path, and with --causes the delays that caused them; a Cube-like metric tree as text, or CSV/JSON rows.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::io::{self, Write};
 
 use plx_analysis::waits::CauseRow;
 use plx_analysis::{
-    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Pattern, PhaseSpec,
-    WaitAnalysis, Window,
+    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Pattern, WaitAnalysis, Window,
 };
 use plx_format::Experiment;
 use serde_json::{json, Value};
 
-use crate::cli::Format;
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::csv::field;
 use crate::CliError;
 
 /// `plx waits`.
 #[derive(clap::Args, Debug)]
 pub struct WaitsArgs {
-    /// Experiment or session directory (recorded with `plx run --trace`).
-    pub dir: PathBuf,
-    /// Only the waits of this application (a session's application name); the others are
-    /// still replayed, as they may cause its waits.
-    #[arg(long, value_name = "NAME")]
-    pub app: Option<String>,
-    /// Only the waits that end in this phase: a phase region's name, or START:END in seconds
-    /// from the trace's first event.
-    #[arg(long, value_name = "PHASE", value_parser = parse_phase)]
-    pub phase: Option<PhaseSpec>,
+    /// The experiment or session (recorded with `plx run --trace`) and --app: only the waits
+    /// of that application; the others are still replayed, as they may cause its waits.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase: only the waits that end in it.
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// The delays that caused the waits: per wait pattern and waiting location, the late
     /// location and call path whose excess time caused it, direct or propagated (through
     /// the late location's own waits).
     #[arg(long)]
     pub causes: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-fn parse_phase(s: &str) -> Result<PhaseSpec, String> {
-    s.parse()
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
 }
 
 /// Runs `plx waits`.
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.dir).map_err(AnalysisError::from)?;
+    let exp = Experiment::open(&args.exp.dir).map_err(AnalysisError::from)?;
     let model = Model::build(
         &exp,
         BuildOptions {
@@ -54,22 +45,13 @@ pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
         },
     );
     if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(AnalysisError::NoEventTrace(args.dir.clone()).into());
+        return Err(AnalysisError::NoEventTrace(args.exp.dir.clone()).into());
     }
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }
-    let app = match &args.app {
-        Some(name) => Some(
-            model
-                .apps
-                .iter()
-                .position(|a| &a.name == name)
-                .ok_or_else(|| no_such_app(&model, name))? as u32,
-        ),
-        None => None,
-    };
-    let window = match &args.phase {
+    let app = crate::experiment::app_index(&model, args.exp.app.name())?;
+    let window = match &args.phase.phase {
         Some(p) => phase_window(&model, p)?,
         None => Window::ALL,
     };
@@ -84,31 +66,15 @@ pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
     for w in &a.warnings {
         eprintln!("plx: warning: {w}");
     }
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match (args.format, args.causes) {
+    let mut out = args.out.open()?;
+    match (args.out.format, args.causes) {
         (Format::Text, _) => text(args, &a, &mut out)?,
         (Format::Csv, false) => csv(&a, &mut out)?,
         (Format::Csv, true) => causes_csv(&a, &mut out)?,
         (Format::Json, _) => json_out(args, &a, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
-}
-
-fn no_such_app(model: &Model, name: &str) -> CliError {
-    let names: Vec<&str> = model
-        .apps
-        .iter()
-        .map(|a| a.name.as_str())
-        .filter(|n| !n.is_empty())
-        .collect();
-    let there = if names.is_empty() {
-        "this is one experiment, not a session".to_string()
-    } else {
-        format!("the session has {}", names.join(", "))
-    };
-    AnalysisError::NoSuchApp(name.to_string(), there).into()
 }
 
 fn secs(ns: f64) -> f64 {
@@ -189,7 +155,7 @@ fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Res
         .map(|&p| (p.name().to_string(), json!(secs(a.total_ns(p) as f64))))
         .collect();
     let mut doc = json!({
-        "experiment": args.dir.display().to_string(),
+        "experiment": args.exp.dir.display().to_string(),
         "events": a.events,
         "totals": totals,
         "rows": rows,
@@ -207,7 +173,7 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
     writeln!(
         out,
         "Wait states in {} ({} events replayed)",
-        args.dir.display(),
+        args.exp.dir.display(),
         a.events
     )?;
     let total: i64 = a.rows.iter().map(|r| r.wait_ns).sum();

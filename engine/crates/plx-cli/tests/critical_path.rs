@@ -78,12 +78,12 @@ fn inter_application_text_csv_and_json() {
     ]);
     let want = "\
 Process-level Inter-Application Critical Path (A)
-item                                               time s    %time
-TOTAL LENGTH                                     0.003000
-CPU: host:client[A:100]                          0.002000    66.66
-CPU: host:server[B:200]                          0.001000    33.33
-Msg: host:server[B:200]->host:client[A:100]      0.000000     0.01
-Msg: host:client[A:100]->host:server[B:200]      0.000000     0.00
+item                     time s    %time
+TOTAL LENGTH           0.003000
+CPU: A:100             0.002000    66.66
+CPU: B:200             0.001000    33.33
+Msg: B:200->A:100      0.000000     0.01
+Msg: A:100->B:200      0.000000     0.00
 ";
     assert_eq!(text, want);
 
@@ -105,8 +105,8 @@ Msg: host:client[A:100]->host:server[B:200]      0.000000     0.00
         [
             "level,kind,name,location,time_s,percent",
             "procedure,total,TOTAL LENGTH,ALL,0.003000300,100.00",
-            "procedure,cpu,finish,host:client[A:100.0],0.001000000,33.33",
-            "procedure,cpu,prepare,host:client[A:100.0],0.001000000,33.33",
+            "procedure,cpu,finish,A:100.0,0.001000000,33.33",
+            "procedure,cpu,prepare,A:100.0,0.001000000,33.33",
         ]
     );
 
@@ -161,7 +161,7 @@ Msg: host:client[A:100]->host:server[B:200]      0.000000     0.00
     assert_eq!(rows[0], "kind,location,from,start_s,end_s,time_s,what");
     assert_eq!(
         rows[2],
-        "msg,host:server[B:200.0],host:client[A:100.0],0.005000000,0.005000100,0.000000100,stream"
+        "msg,B:200.0,A:100.0,0.005000000,0.005000100,0.000000100,stream"
     );
 }
 
@@ -181,7 +181,7 @@ fn a_phase_interval_limits_the_path() {
         "csv",
     ]);
     assert!(
-        csv.contains("procedure,cpu,warmup,host:server[B:200.0],0.001000000,100.00"),
+        csv.contains("procedure,cpu,warmup,B:200.0,0.001000000,100.00"),
         "{csv}"
     );
 }

@@ -38,7 +38,7 @@ fn ping_pong(d: &Path, n: u64, trace: bool) {
     m.write(d).unwrap();
 }
 
-/// 4 ranks in a ring, 3 rounds of 1 KB with tag 7, and an allreduce.
+/// 4 ranks in a ring, 3 rounds of 1 KiB with tag 7, and an allreduce.
 fn ring(d: &Path, trace: bool) {
     let mut w = MpiWorld::new(4);
     w.trace = trace;
@@ -86,16 +86,16 @@ sender\\receiver      0      1      2      3  total
 total                3      3      3      3     12
 
 bytes (rows: sender, columns: receiver)
-sender\\receiver        0        1        2        3    total
-0                      0   3.1 KB        0        0   3.1 KB
-1                      0        0   3.1 KB        0   3.1 KB
-2                      0        0        0   3.1 KB   3.1 KB
-3                 3.1 KB        0        0        0   3.1 KB
-total             3.1 KB   3.1 KB   3.1 KB   3.1 KB  12.3 KB
+sender\\receiver         0         1         2         3     total
+0                       0   3.0 KiB         0         0   3.0 KiB
+1                       0         0   3.0 KiB         0   3.0 KiB
+2                       0         0         0   3.0 KiB   3.0 KiB
+3                 3.0 KiB         0         0         0   3.0 KiB
+total             3.0 KiB   3.0 KiB   3.0 KiB   3.0 KiB  12.0 KiB
 ";
     assert!(out.contains(expected), "{out}");
     assert!(out.starts_with(&format!(
-        "communication matrix of {}: 4 ranks, 12 point-to-point messages, 12.3 KB",
+        "communication matrix of {}: 4 ranks, 12 point-to-point messages, 12.0 KiB",
         d.display()
     )));
 }

@@ -182,24 +182,19 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
     out
 }
 
-/// Names of locations at each level: `host:program[own]` for threads (`own` as
-/// [`TraceLocation::label`]: `rank.thread` or `pid.thread`, `app:` first in a session) and
-/// processes (without the thread), the host for machines.
-pub fn location_name(model: &Model, l: &TraceLocation, level: Level) -> String {
-    let exe = model.processes[l.process]
-        .executable
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .to_string();
+/// Names of locations at each level, in the one form of every command
+/// ([`crate::location_name`]): [`TraceLocation::label`] for threads (`rank.thread` or
+/// `pid.thread`, `app:` first in a session), without the thread for processes, the host for
+/// machines.
+pub fn location_name(_model: &Model, l: &TraceLocation, level: Level) -> String {
     let own = l.label();
     match level {
         Level::Machine => l.host.clone(),
-        Level::Process => {
-            let p = own.rsplit_once('.').map_or(own.as_str(), |(p, _)| p);
-            format!("{}:{exe}[{p}]", l.host)
-        }
-        Level::Thread | Level::Procedure => format!("{}:{exe}[{own}]", l.host),
+        Level::Process => own
+            .rsplit_once('.')
+            .map_or(own.as_str(), |(p, _)| p)
+            .to_string(),
+        Level::Thread | Level::Procedure => own,
     }
 }
 

@@ -7,7 +7,7 @@ use plx_analysis::counters::{CountedCall, CounterSetInfo};
 use plx_analysis::Model;
 use serde_json::json;
 
-use crate::cli::Format;
+use crate::args::Format;
 use crate::csv::field;
 
 struct Row<'a> {

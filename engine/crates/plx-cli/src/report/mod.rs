@@ -10,14 +10,62 @@ mod profile_json;
 mod profile_text;
 mod sync;
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use plx_analysis::{
     phase_window, BuildOptions, CallTree, GroupBy, Model, PhaseSpec, ProcessModel, Table,
 };
 
-use crate::cli::{By, Format, ReportArgs};
-use crate::CliError;
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::{CliError, Exit};
+
+/// `--by` of `plx report`: one table per ...
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    /// One table per thread, then the total.
+    Thread,
+    /// One table per process (an MPI rank; `rank` is taken for it too), then the total.
+    #[value(alias = "rank")]
+    Process,
+}
+
+/// `plx report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The experiment and --app.
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+    /// --phase: the profiles are rebuilt from the trace for the phase's span: time inside it,
+    /// calls begun inside it, in every thread.
+    #[command(flatten)]
+    pub phase: PhaseArg,
+    /// One table per thread or per process.
+    #[arg(long, value_enum, default_value_t = By::Thread)]
+    pub by: By,
+    /// Rows are callpaths instead of functions.
+    #[arg(long, conflicts_with = "gprof")]
+    pub callpath: bool,
+    /// With --callpath: each row names its callpath node's id, its parent's id (none for a
+    /// root) and its own function instead of the whole path, so the output grows linearly
+    /// with the call depth. Ids are per table; a parent's id is smaller than its children's.
+    #[arg(long, requires = "callpath", conflicts_with = "counters")]
+    pub tree: bool,
+    /// gprof-style call graph (text and json).
+    #[arg(long)]
+    pub gprof: bool,
+    /// Synchronization objects (mutexes, rwlocks, condition variables, barriers, semaphores,
+    /// spin locks, joined threads) sorted by wait time, instead of the profile.
+    #[arg(long)]
+    pub sync: bool,
+    /// Counters instead of the profile: each thread's totals (`plx run --counters`) and the
+    /// counted functions of the filter's `counters` contexts (inclusive, exclusive, and the
+    /// estimate of a multiplexed set), per configuration; --callpath splits them by callpath.
+    #[arg(long, conflicts_with_all = ["sync", "gprof"])]
+    pub counters: bool,
+    /// --format and -o.
+    #[command(flatten)]
+    pub out: OutputArgs<Format>,
+}
 
 /// What every output format needs.
 pub struct Report<'a> {
@@ -148,7 +196,7 @@ pub fn open_model(
     }
     if !model.processes.iter().any(ProcessModel::has_trace) {
         return Err(CliError::new(
-            2,
+            Exit::Input,
             format!(
                 "{}: --phase {spec} rebuilds the profiles from the trace, and there is \
                  none: rerun with `plx run --trace`",
@@ -163,41 +211,40 @@ pub fn open_model(
 /// Runs `plx report`.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let model = open_model(
-        &args.dir,
-        args.app.as_deref(),
-        args.phase.as_ref(),
+        &args.exp.dir,
+        args.exp.app.name(),
+        args.phase.phase.as_ref(),
         BuildOptions::default(),
     )?;
     let by = match args.by {
         By::Thread => GroupBy::Thread,
         By::Process => GroupBy::Process,
     };
-    if args.gprof && args.format == Format::Csv {
+    if args.gprof && args.out.format == Format::Csv {
         return Err(CliError::new(
-            2,
+            Exit::Usage,
             "--gprof prints text or json, not csv".to_string(),
         ));
     }
     if args.counters {
-        let stdout = std::io::stdout();
-        let mut out = BufWriter::new(stdout.lock());
-        if !counters::write(&model, args.format, args.callpath, &mut out)? {
+        let mut out = args.out.open()?;
+        if !counters::write(&model, args.out.format, args.callpath, &mut out)? {
             return Err(CliError::new(
-                2,
+                Exit::Input,
                 format!(
                     "{}: no counters were measured: rerun with `plx run --counters EVENTS` or \
                      `counters` rules in the filter file (docs/counters.md)",
-                    args.dir.display()
+                    args.exp.dir.display()
                 ),
             ));
         }
-        out.flush()?;
+        out.finish()?;
         return Ok(());
     }
     if args.sync {
         if args.gprof || args.callpath {
             return Err(CliError::new(
-                2,
+                Exit::Usage,
                 "--sync lists synchronization objects: it takes no --gprof or --callpath"
                     .to_string(),
             ));
@@ -205,10 +252,9 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         for w in model.report_warnings() {
             eprintln!("plx: warning: {w}");
         }
-        let stdout = std::io::stdout();
-        let mut out = BufWriter::new(stdout.lock());
-        sync::write(&model, by, args.format, &mut out)?;
-        out.flush()?;
+        let mut out = args.out.open()?;
+        sync::write(&model, by, args.out.format, &mut out)?;
+        out.finish()?;
         return Ok(());
     }
     let (tables, total) = model.tables(by);
@@ -223,14 +269,13 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match (args.format, args.gprof) {
+    let mut out = args.out.open()?;
+    match (args.out.format, args.gprof) {
         (Format::Text, true) => gprof::write(&rep, &mut out)?,
         (Format::Text, false) => profile_text::write(&rep, &mut out)?,
         (Format::Csv, _) => profile_csv::write(&rep, &mut out)?,
         (Format::Json, _) => profile_json::write(&rep, &mut out)?,
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }

@@ -282,8 +282,8 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     let mut doc = json!({
         "experiment": rep.model.dir.display().to_string(),
-        "phase": rep.args.phase.as_ref().map(|p| p.to_string()),
-        "app": rep.args.app,
+        "phase": rep.args.phase.phase.as_ref().map(|p| p.to_string()),
+        "app": rep.args.exp.app.app,
         "processes": processes,
         "total": total,
         "not_measured": not_measured,

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use plx_analysis::{GroupBy, Model, SyncRow};
 use serde_json::{json, Value};
 
-use crate::cli::Format;
+use crate::args::Format;
 use crate::csv::field;
 use crate::units::human_time;
 

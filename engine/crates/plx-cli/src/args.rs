@@ -1,0 +1,150 @@
+//! The argument groups the reading commands share, each flag declared once here (as ripgrep's
+//! `flags/defs.rs`, and `plx run`'s settings in runtime/src/core/options.def) and flattened
+//! into each command's own Args: the experiments read (directory, `--app`), the part of the run
+//! (`--phase`), and the output (`--format`, `-o`). docs/commands/README.md lists them.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use plx_analysis::PhaseSpec;
+
+use crate::{CliError, Exit};
+
+/// `--app`: one application of a session.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AppArg {
+    /// Only application NAME of a session (its logical view) [default: every application, the
+    /// physical view].
+    #[arg(long, value_name = "NAME")]
+    pub app: Option<String>,
+}
+
+impl AppArg {
+    /// The application named, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.app.as_deref()
+    }
+}
+
+/// `--phase`: a span of the run's time (docs/phases.md).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PhaseArg {
+    /// Only a phase of the run (docs/phases.md): the phase region NAME's span (from its first
+    /// begin to its last end, any thread) or START:END in seconds from the trace's first event
+    /// (either end may be empty); needs a trace.
+    #[arg(long, value_name = "NAME|START:END")]
+    pub phase: Option<PhaseSpec>,
+}
+
+/// One experiment or session read: its directory and `--app`.
+#[derive(clap::Args, Debug)]
+pub struct ExperimentArgs {
+    /// Experiment or session directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// --app.
+    #[command(flatten)]
+    pub app: AppArg,
+}
+
+/// Several experiments or sessions read side by side, and `--app`.
+#[derive(clap::Args, Debug)]
+pub struct ExperimentsArgs {
+    /// Experiment or session directories: each experiment is a run of its own, and each
+    /// application of a session.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// --app.
+    #[command(flatten)]
+    pub app: AppArg,
+}
+
+/// Output format of the commands that print tables (text, JSON or CSV).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned tables for people.
+    Text,
+    /// One JSON object.
+    Json,
+    /// Comma-separated rows, a header first (the columns are on each command's page).
+    Csv,
+}
+
+/// Output format of the commands that draw charts (`plx histogram`, `plx display`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartFormat {
+    /// Tables for people, with small ASCII bars.
+    Text,
+    /// Comma-separated rows, a header first.
+    Csv,
+    /// An SVG chart.
+    Svg,
+}
+
+/// `--format F` (text by default) and `-o FILE`; `F` is [`Format`] or [`ChartFormat`].
+#[derive(clap::Args, Debug)]
+pub struct OutputArgs<F>
+where
+    F: ValueEnum + Clone + Send + Sync + 'static,
+{
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text",
+          value_parser = clap::builder::EnumValueParser::<F>::new())]
+    pub format: F,
+    /// Write to FILE instead of standard output (`-`: standard output); FILE appears complete
+    /// or not at all (written under a temporary name, renamed at the end).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl<F: ValueEnum + Clone + Send + Sync + 'static> OutputArgs<F> {
+    /// The output stream; [`Output::finish`] completes it.
+    pub fn open(&self) -> Result<Output, CliError> {
+        output(self.output.as_deref())
+    }
+}
+
+/// Where a command's output goes: the file of `-o`, written under a temporary name and renamed
+/// when complete ([`Output::finish`]; a failure leaves no partial file), or standard output.
+pub enum Output {
+    File(plx_export::StagedFile),
+    Stdout(BufWriter<io::Stdout>),
+}
+
+impl Output {
+    /// Completes the output: flushed, and the file moved into place.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.commit(),
+            Output::Stdout(mut w) => w.flush(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::File(f) => f.write(buf),
+            Output::Stdout(w) => w.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.flush(),
+            Output::Stdout(w) => w.flush(),
+        }
+    }
+}
+
+/// The output stream: the file `path` (`-` for standard output), else standard output.
+pub fn output(path: Option<&Path>) -> Result<Output, CliError> {
+    match path {
+        Some(p) if p != Path::new("-") => {
+            let f = plx_export::StagedFile::create(p)
+                .map_err(|e| CliError::new(Exit::Io, format!("{}: {e}", p.display())))?;
+            Ok(Output::File(f))
+        }
+        _ => Ok(Output::Stdout(BufWriter::new(io::stdout()))),
+    }
+}

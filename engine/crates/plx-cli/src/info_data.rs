@@ -1,0 +1,110 @@
+//! `plx info --format json|csv`: what `plx info` prints as text, as data (docs/commands/plx-info.md).
+
+use std::io::{self, Write};
+
+use plx_analysis::{Model, ProcessModel, ThreadModel};
+use serde_json::{json, Value};
+
+use crate::csv::field;
+use crate::info::{clock_text, end_text, profile_source, shell_words, Summary};
+use crate::report::pid_text;
+
+/// The process's rank within its application, if it is an MPI rank.
+fn own_rank(p: &ProcessModel) -> Option<u32> {
+    p.mpi.as_ref().map(|m| m.rank - p.rank_base)
+}
+
+fn thread_json(t: &ThreadModel) -> Value {
+    json!({
+        "thread": t.thread,
+        "tid": t.tid,
+        "name": t.name,
+        "cpu_s": t.cpu_s,
+        "wall_s": t.wall_s,
+        "trace_events": t.trace_events,
+        "lost_events": t.lost_events,
+        "profile": profile_source(t),
+    })
+}
+
+fn process_json(p: &ProcessModel, model: &Model) -> Value {
+    json!({
+        "pid": pid_text(p),
+        "host": p.host,
+        "measured": p.measured,
+        "application": model.is_session().then(|| p.app_name(model)),
+        "rank": own_rank(p),
+        "session_rank": p.rank(),
+        "world_size": p.mpi.as_ref().map(|m| m.size),
+        "file": p.path.display().to_string(),
+        "executable": p.executable,
+        "argv": p.argv,
+        "command_line": shell_words(&p.argv),
+        "parent_pid": p.ppid,
+        "start_realtime_ns": p.start_realtime_ns,
+        "clock": clock_text(p),
+        "ended": end_text(p),
+        "written_by": (!p.version.is_empty()).then(|| format!("parallax {}", p.version)),
+        "regions": p.region_count,
+        "excluded_regions": p.excluded_regions,
+        "threads": p.threads.iter().map(thread_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The JSON document: the experiment's counts, its applications, the MPI and message
+/// summaries, a process per process image with its threads, and every warning.
+pub fn json(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    let doc = json!({
+        "experiment": model.dir.display().to_string(),
+        "process_images": model.processes.len(),
+        "threads": model.processes.iter().map(|p| p.threads.len()).sum::<usize>(),
+        "regions": model.regions.all().len(),
+        "applications": s.apps,
+        "mpi": s.mpi_lines,
+        "messages": s.matching.as_ref().map(|m| json!({
+            "matched": m.matched,
+            "unmatched_sends": m.unmatched_sends(),
+            "unmatched_receives": m.unmatched_receives(),
+            "collectives": m.collectives,
+        })),
+        "processes": model.processes.iter().map(|p| process_json(p, model)).collect::<Vec<_>>(),
+        "warnings": s.warnings,
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
+    writeln!(out)
+}
+
+/// CSV: the threads table of every process, one row per thread.
+pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile"
+    )?;
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    for p in &model.processes {
+        let app = if model.is_session() {
+            p.app_name(model)
+        } else {
+            ""
+        };
+        for t in &p.threads {
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{}",
+                field(&p.host),
+                field(&pid_text(p)),
+                field(app),
+                opt(own_rank(p).map(|r| r.to_string())),
+                t.thread,
+                opt(t.tid.map(|x| x.to_string())),
+                field(&t.name),
+                opt(t.cpu_s.map(|x| format!("{x:.9}"))),
+                opt(t.wall_s.map(|x| format!("{x:.9}"))),
+                opt(t.trace_events.map(|x| x.to_string())),
+                t.lost_events,
+                profile_source(t)
+            )?;
+        }
+    }
+    Ok(())
+}
