@@ -1442,3 +1442,29 @@ def test_two_hosts_clock_offset_measured_and_corrected(two_hosts_exp):
     assert len(sends) == len(recvs) == 55 and sends.keys() == recvs.keys()
     early = {m: (sends[m], recvs[m]) for m in sends if recvs[m] < sends[m]}
     assert early == {}
+
+
+@pytest.mark.parametrize("form", ["mpirun-plx", "plx-mpirun"])
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_lock_taken_inside_malloc_does_not_deadlock(name, form, tmp_path):
+    """Life on a 1024 x 1024 grid allocates enough for malloc to grow the heap; UCX's sbrk hook
+    (MPICH over UCX) then takes a rwlock with malloc's arena locked, and the runtime's first
+    sight of that lock loaded the symbol table of its module (qsort, which mallocs): every
+    rank deadlocked in its first calloc after MPI_Init. The lock's module is found without
+    allocating; the job ends with the exact ring matrix."""
+    impl = IMPLS[name]
+    impl.require()
+    exe = tmp_path / "life"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", str(MPI_SOURCES["life"]), "-o", str(exe),
+                         "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    steps, size, ranks = 5, 1024, 4
+    run = [PLX, "run", "-o", out, "--"]
+    cmd = (impl.mpirun_cmd(ranks, *run, exe, steps, size, 1) if form == "mpirun-plx"
+           else [*run, *impl.mpirun_cmd(ranks, exe, steps, size, 1)])
+    cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=clean_env(),
+                        timeout=120)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "population" in cp.stdout
+    assert comm_matrix(out) == ring(ranks, steps, size)

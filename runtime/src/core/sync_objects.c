@@ -29,13 +29,14 @@ static uint32_t hash(uintptr_t a)
 
 static void write_object(uint32_t id, const void *object, int kind, uintptr_t site, int by_init)
 {
-    struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
-    if (site)
-        plx_symbol_lookup(site, &sym); /* for the module; names are resolved by the reader */
+    /* only the module: names are resolved by the reader. Never the symbol table here (its
+     * first load sorts with qsort, which mallocs; __cxa_demangle too): a lock can be taken
+     * inside malloc, as UCX's sbrk hook takes a rwlock with malloc's arena locked */
+    uint32_t module = site ? plx_module_of(site) : PLX_NO_INDEX;
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_enc_sync_object(&rec, id, (uint8_t)kind, by_init ? 0 : 1, (uint64_t)(uintptr_t)object,
-                        sym.module_id, site);
+                        module, site);
     plx_rec_write(&rec, 0);
 }
 

@@ -11,6 +11,18 @@ use crate::options::Kind;
 use crate::signals::signal_name;
 use crate::{CliError, Exit};
 
+/// `eprintln!` in one write: under an MPI launcher every rank's plx run shares one standard
+/// error, and std's `eprintln!` writes a line in pieces, so two ranks' lines came out
+/// interleaved mid-line (a write of up to PIPE_BUF bytes to a pipe is never interleaved).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 /// `plx run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
