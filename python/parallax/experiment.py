@@ -16,6 +16,8 @@ from .callpaths import NA, SEPARATOR, CallpathArray, Paths
 TRACE_TABLES = ("events", "messages", "locations", "regions", "comms")
 # plx hierarchy's Sync branch of communicators and tags (not synchronization objects)
 MESSAGES = "Messages"
+# the tables computed from other plx commands
+DERIVED_TABLES = ("profiles", "sync_objects", "waits", "wait_causes")
 
 
 class PlxError(RuntimeError):
@@ -163,14 +165,14 @@ class Experiment:
             if key not in self._cache:
                 self._cache[key] = pd.read_parquet(path)
             return self._cache[key]
-        if name in ("profiles", "sync_objects"):
+        if name in DERIVED_TABLES:
             df = getattr(self, name)
             if backend == "polars":
                 import polars as pl
                 return pl.from_pandas(df)
             return df
-        raise ValueError(f"no table {name!r} (tables: {', '.join(TRACE_TABLES)}, profiles, "
-                         "sync_objects)")
+        raise ValueError(f"no table {name!r} (tables: "
+                         f"{', '.join(TRACE_TABLES + DERIVED_TABLES)})")
 
     @property
     def events(self):
@@ -225,6 +227,40 @@ class Experiment:
             self._cache["sync_objects"] = pd.DataFrame(
                 rows, columns=["category", "object", "name", "wait_s", "hold_s"])
         return self._cache["sync_objects"]
+
+    def _waits(self):
+        """plx waits --causes --format json (its rows and its causes: one replay for both)."""
+        if "waits" not in self._cache:
+            doc = self._json("waits", self.path, "--causes")
+            self._cache["waits"] = pd.DataFrame({
+                "pattern": pd.Series([r["pattern"] for r in doc["rows"]], dtype=object),
+                "location": pd.Series([r["location"] for r in doc["rows"]], dtype=object),
+                "callpath": pd.Series([r["callpath"] for r in doc["rows"]], dtype=object),
+                "wait_s": pd.Series([r["wait_s"] for r in doc["rows"]], dtype="float64"),
+                "count": pd.Series([r["count"] for r in doc["rows"]], dtype="int64"),
+            })
+            cols = ("pattern", "waiting_location", "cause_location", "cause_callpath", "kind")
+            causes = {k: pd.Series([c[k] for c in doc["causes"]], dtype=object) for k in cols}
+            causes["delay_s"] = pd.Series([c["delay_s"] for c in doc["causes"]],
+                                          dtype="float64")
+            self._cache["wait_causes"] = pd.DataFrame(
+                causes, columns=["pattern", "waiting_location", "cause_location",
+                                 "cause_callpath", "delay_s", "kind"])
+        return self._cache["waits"]
+
+    @property
+    def waits(self):
+        """One row per wait-state pattern, location and call path (plx waits, in its order):
+        pattern (late_sender, wait_at_barrier, lock_contention, ...), location (its label,
+        RANK.THREAD), callpath (frames joined by ' => '), wait_s, count (the waits summed)."""
+        return self._waits()
+
+    @property
+    def wait_causes(self):
+        """The delays that caused the waits (plx waits --causes): pattern, waiting_location,
+        cause_location, cause_callpath, delay_s, kind (direct or propagated)."""
+        self._waits()
+        return self._cache["wait_causes"]
 
     # -- Hatchet
 

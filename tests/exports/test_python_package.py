@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from components import require_module
 
-from conftest import PLX, ROOT, plx
+from conftest import BIN, PLX, ROOT, plx, run
 
 sys.path.insert(0, str(ROOT / "python"))  # this tree's package, whether or not it is installed
 
@@ -197,3 +197,62 @@ def test_events_hold_acquires_and_releases(parallax, experiments):
                    ("acquire", "thread"): 8, ("release", "thread"): 8}
     assert sync["object"].notna().all()
     assert (sync[sync["kind"] == "acquire"]["wait_ns"] >= 0).all()
+
+
+@pytest.fixture(scope="module")
+def waits_experiment(tmp_path_factory):
+    """tests/e2e/programs/waits_threads.c traced with D = 0.2 s: a mutex held for D while main
+    blocks on it, a join, a condition wait, a pthread barrier and a semaphore, each of D."""
+    root = tmp_path_factory.mktemp("waits")
+    exe = root / "waits_threads"
+    run([BIN / "plx-cc", "-O1", "-g", "-pthread",
+         ROOT / "tests" / "e2e" / "programs" / "waits_threads.c", "-o", exe])
+    exp = root / "waits.exp"
+    plx("run", "--trace", "-o", exp, "--", exe, "0.2")
+    return exp
+
+
+def csv_rows(*args):
+    return list(csv.DictReader(io.StringIO(plx(*args, "--format", "csv").stdout)))
+
+
+def test_waits_are_plx_waits(parallax, waits_experiment):
+    exp = opened(parallax, waits_experiment)
+    w = exp.waits
+    assert list(w.columns) == ["pattern", "location", "callpath", "wait_s", "count"]
+    # every row of plx waits --format csv, in its order, the seconds to its 6 decimals
+    want = csv_rows("waits", waits_experiment)
+    got = [{"pattern": r.pattern, "location": r.location, "callpath": r.callpath,
+            "wait_s": f"{r.wait_s:.6f}"} for r in w.itertuples()]
+    assert got == want
+    # each scenario's wait of 0.2 s, in main's thread (main's own joins of the other threads
+    # may wait a little too: those rows are the CSV's as well, checked above)
+    assert set(w["location"].str.split(".").str[-1]) == {"0"}
+    for pattern, callpath in (("lock_contention", "main => take_lock"),
+                              ("join_wait", "main => join_worker"),
+                              ("condition_wait", "main => consume"),
+                              ("thread_barrier", "main => meet"),
+                              ("semaphore_wait", "main => take_token")):
+        row = w[(w["pattern"] == pattern) & (w["callpath"] == callpath)]
+        assert list(row["count"]) == [1], (pattern, w)
+        assert 0.1 <= row["wait_s"].iloc[0] <= 0.4, (pattern, w)
+    assert list(w[w["pattern"] == "lock_contention"]["callpath"]) == ["main => take_lock"]
+    assert exp.table("waits") is w
+
+
+def test_wait_causes_are_plx_waits_causes(parallax, waits_experiment):
+    exp = opened(parallax, waits_experiment)
+    c = exp.wait_causes
+    assert list(c.columns) == ["pattern", "waiting_location", "cause_location",
+                               "cause_callpath", "delay_s", "kind"]
+    want = csv_rows("waits", waits_experiment, "--causes")
+    got = [{"pattern": r.pattern, "waiting_location": r.waiting_location,
+            "cause_location": r.cause_location, "cause_callpath": r.cause_callpath,
+            "delay_s": f"{r.delay_s:.6f}", "kind": r.kind} for r in c.itertuples()]
+    assert got == want
+    # the lock's wait is the holder's time in hold_lock: direct, caused by thread 1
+    lock = c[c["pattern"] == "lock_contention"]
+    assert set(lock["kind"]) == {"direct"}
+    assert set(lock["cause_location"].str.split(".").str[-1]) == {"1"}
+    held = lock[lock["cause_callpath"].str.startswith("holder => hold_lock")]["delay_s"].sum()
+    assert held >= 0.9 * exp.waits[exp.waits["pattern"] == "lock_contention"]["wait_s"].iloc[0]
