@@ -3,6 +3,7 @@ same events as the text export, the same matched messages as plx comm."""
 
 import csv
 import io
+import json
 from collections import Counter
 
 import pytest
@@ -15,7 +16,7 @@ pl = require_module("polars")
 duckdb = require_module("duckdb")
 require_module("pyarrow")
 
-TABLES = ["events", "messages", "locations", "regions", "comms"]
+TABLES = ["events", "messages", "locations", "regions", "comms", "waits"]
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,28 @@ def parquet_exports(experiments, tmp_path_factory):
         assert "as parquet" in cp.stderr
         out[name] = d
     return out
+
+
+@pytest.mark.parametrize("name", ["life", "t_mpi", "pingpong"])
+def test_waits_are_plx_waits(parquet_exports, experiments, name):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(parquet_exports[name] / "waits.parquet")
+    assert t.schema.names == ["pattern", "location", "callpath", "wait_s", "count"]
+    assert [f.type for f in t.schema] == [pa.string(), pa.string(), pa.string(), pa.float64(),
+                                          pa.int64()]
+    assert t.schema.metadata[b"plx.schema"] == b"2"
+    # every row of plx waits --format csv, in its order, the seconds to its 6 decimals
+    want = list(csv.DictReader(io.StringIO(
+        plx("waits", experiments[name], "--format", "csv").stdout)))
+    got = [{"pattern": r["pattern"], "location": r["location"], "callpath": r["callpath"],
+            "wait_s": f"{r['wait_s']:.6f}"} for r in t.to_pylist()]
+    assert got == want
+    # the counts are plx waits --format json's
+    doc = json.loads(plx("waits", experiments[name], "--format", "json").stdout)
+    assert [r["count"] for r in t.to_pylist()] == [r["count"] for r in doc["rows"]]
+    assert len(want) > 0 and all(r["count"] >= 1 for r in t.to_pylist())
 
 
 def read_all(path):

@@ -1,12 +1,13 @@
-//! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages — for pandas, Polars, DuckDB, Spark.
+//! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages, wait states — for pandas, Polars, DuckDB, Spark.
 //!
-//! A directory of five files (docs/exports/parquet.md): `events.parquet` (one row per event of
+//! A directory of six files (docs/exports/parquet.md): `events.parquet` (one row per event of
 //! the merged stream, in its order, then an exit per call still open at the end, `truncated`
 //! where its process was killed), `messages.parquet` (one row per matched message, in the
-//! order of the receives), `locations.parquet`, `regions.parquet` and `comms.parquet`. Events
-//! and messages are written while the merge streams, in row groups of [`ROW_GROUP`] rows, so
-//! memory stays bounded whatever the trace's size; the definition tables are written at the end
-//! (the merge may name regions it meets without a definition).
+//! order of the receives), `locations.parquet`, `regions.parquet`, `comms.parquet` and
+//! `waits.parquet` (`plx waits`' rows, from a second replay). Events and messages are written
+//! while the merge streams, in row groups of [`ROW_GROUP`] rows, so memory stays bounded
+//! whatever the trace's size; the definition tables are written at the end (the merge may name
+//! regions it meets without a definition).
 //!
 //! Parquet's low-level column writer is used (no Arrow, [`table`]): every column is a plain
 //! physical type (`BOOLEAN`, `INT32`, `INT64`, `DOUBLE`, `BYTE_ARRAY` UTF-8 strings), optional
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use parquet::data_type::ByteArray;
 use parquet::file::metadata::KeyValue;
 
-use plx_analysis::{EventKind, GlobalMerge, MessageLink};
+use plx_analysis::{EventKind, GlobalMerge, MessageLink, WaitAnalysis, Window};
 use plx_format::SyncKind;
 
 use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
@@ -42,7 +43,8 @@ impl Exporter for Parquet {
     }
 
     fn about(&self) -> &'static str {
-        "Parquet tables (events, messages, locations, regions, comms) for pandas, Polars, DuckDB"
+        "Parquet tables (events, messages, locations, regions, comms, waits) for pandas, Polars, \
+         DuckDB"
     }
 
     fn output(&self) -> OutputKind {
@@ -75,7 +77,7 @@ impl Exporter for Parquet {
     }
 }
 
-/// Writes the five tables of `input`'s merged trace under `dir` (which exists): one file per
+/// Writes the six tables of `input`'s merged trace under `dir` (which exists): one file per
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
@@ -90,7 +92,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         user_names: Vec::new(),
         locs: Vec::new(),
     };
-    drive(input, &mut sink)
+    let mut summary = drive(input, &mut sink)?;
+    summary.files.extend(write_waits(input, dir, &sink.meta)?);
+    Ok(summary)
 }
 
 /// Writes a row per event (and per matched message) as the merge streams; the definition
@@ -450,6 +454,14 @@ const COMM_COLUMNS: &[ColumnSpec] = &[
     ("ordinal", Ty::I32, false),
 ];
 
+const WAIT_COLUMNS: &[ColumnSpec] = &[
+    ("pattern", Ty::Str, false),
+    ("location", Ty::Str, false),
+    ("callpath", Ty::Str, false),
+    ("wait_s", Ty::F64, false),
+    ("count", Ty::I64, false),
+];
+
 /// Key-value metadata of every file: the time base.
 fn common_metadata(merge: &GlobalMerge) -> Vec<KeyValue> {
     let base = if merge.model().has_mpi() {
@@ -533,3 +545,30 @@ fn write_comms(
     t.finish()
 }
 
+/// The wait states of the exported processes (`plx waits`' rows, in its order: pattern,
+/// location label, call path, seconds, count), from a replay of its own.
+fn write_waits(
+    input: &ExportInput,
+    dir: &Path,
+    meta: &[KeyValue],
+) -> Result<Vec<PathBuf>, ExportError> {
+    let a = WaitAnalysis::compute(
+        &input.model,
+        &input.experiment,
+        Window::ALL,
+        None,
+        false,
+        input.options.merge,
+    )?;
+    let mut t = Table::create(dir, "waits", WAIT_COLUMNS, meta, Layout::Single)?;
+    for r in &a.rows {
+        let c = t.cols(None);
+        c[0].val(ByteArray::from(r.pattern.name()));
+        c[1].val(ByteArray::from(a.locations[r.location as usize].label().as_str()));
+        c[2].val(ByteArray::from(a.callpath_name(r.callpath).as_str()));
+        c[3].val(r.wait_ns as f64 / 1e9);
+        c[4].val(r.count as i64);
+        t.row(None)?;
+    }
+    t.finish()
+}
