@@ -993,6 +993,10 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
                         r"measured, and the exchange needs every rank; this rank's times stay on "
                         r"its host's clock$", text)
     assert len(warned) == 2, text
+    # --format json: the same "2 of 4 ranks measured" (processes in the text's order)
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    skipped = {p["rank"]: p["clock_sync_skipped"] for p in doc["processes"]}
+    assert skipped == {0: {"measured_ranks": 2, "ranks": 4}, 2: {"measured_ranks": 2, "ranks": 4}}
     full = tmp_path / "full"
     cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", full, "--", exe),
                         capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
@@ -1002,6 +1006,8 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
     for rank, block in ranks.items():
         assert re.search(r"(?m)^  clock offset to rank 0: \+0\.000 us at init \(rtt 0\.000 us\), "
                          r"\+0\.000 us at finalize \(rtt 0\.000 us\)$", block), block
+    doc = json.loads(plx("info", full, "--format", "json").stdout)
+    assert [p["clock_sync_skipped"] for p in doc["processes"]] == [None] * 4
     # every rank removed its marker once all had counted them
     assert list((full / ".plx-mpi").iterdir())[0].is_dir()
     assert [list(d.iterdir()) for d in (full / ".plx-mpi").iterdir()] == [[]]
