@@ -4,8 +4,9 @@ shows when a thread was really on a CPU, `--metric compute` what the trace's sta
 The program spins 300 ms, sleeps 300 ms in the nanosleep system call made directly (a wait no
 wrapper of the runtime sees; nanosleep() itself is a wait region: test_clientserver.py), spins
 300 ms: with 9 bins, bins 0-2 and 6-8 spin and 3-5 sleep. On a loaded machine a spinning
-thread is on a CPU only part of its spin: the spinning bins are held to the share of its spin the
-process was on a CPU by its own CPU-time clock (plx info), a sleeping bin to at most 0.15."""
+thread is on a CPU only part of its spin: the CPU time the samples find is held to the thread's
+own CPU-time clock (plx info) and must lie in the spinning bins; a sleeping bin has at most
+0.15."""
 
 import csv
 import io
@@ -35,15 +36,10 @@ def histogram(exp, metric, *extra):
     return list(csv.DictReader(io.StringIO(cp.stdout)))
 
 
-def spin_share(exp):
-    """The share of its spinning wall time the program's thread was on a CPU, by the thread's
-    CPU-time clock: its CPU time over its wall time less the 300 ms asleep. 1 on an idle
-    machine; on a 2-core machine at load 10-15 it was 0.5 (302 ms of CPU in 903 ms). Half of it
-    is the floor for a spinning bin: the samples must find the CPU time the kernel counted,
-    however much of it a loaded machine gave."""
+def thread_cpu_s(exp):
+    """The program's thread's CPU time by its own CPU-time clock (plx info)."""
     [proc] = json.loads(plx("info", exp, "--format", "json").stdout)["processes"]
-    main = proc["threads"][0]
-    return min(1.0, main["cpu_s"] / (main["wall_s"] - 0.3))
+    return proc["threads"][0]["cpu_s"]
 
 
 def values(rows):
@@ -55,12 +51,19 @@ def test_cpu_follows_the_samples(cpu_exps):
     assert len(rows) == 9 and {r["location"] for r in rows} == {"total"}
     assert {r["source"] for r in rows} == {"samples"}
     v = values(rows)
-    on_cpu = spin_share(cpu_exps["default"])
-    for b in SPIN_BINS:
-        assert v[b] >= 0.5 * on_cpu, (b, v, on_cpu)
+    # CPU seconds the samples found in each bin; on a loaded machine the spinning thread gets
+    # a varying part of the CPU (0.09 to 0.69 of a bin at load 8-10, a 200 ms stretch of none
+    # once), so the bins are held to the thread's own CPU-time clock, not to wall time: the
+    # samples find at least 3/4 of the CPU time the kernel counted (1.01-1.36 of it measured at
+    # load 8-10), at least 90 % of it in the spinning bins (0.965-0.995 measured; the trace's
+    # states would put 2/3 there)
+    found = [float(r["value"]) * (float(r["end_s"]) - float(r["start_s"]))
+             for r in sorted(rows, key=lambda r: int(r["bin"]))]
+    cpu_s = thread_cpu_s(cpu_exps["default"])
+    assert sum(found) >= 0.75 * cpu_s, (v, cpu_s)
+    assert sum(found[b] for b in SPIN_BINS) >= 0.9 * sum(found), (v, cpu_s)
     for b in SLEEP_BINS:
         assert v[b] <= 0.15, (b, v)
-    assert min(v[b] for b in SPIN_BINS) > max(v[b] for b in SLEEP_BINS), v
     # one location: the sampler thread is not one
     by_loc = histogram(cpu_exps["default"], "cpu", "--by", "location")
     assert len({r["location"] for r in by_loc}) == 1
