@@ -3,11 +3,14 @@ shows when a thread was really on a CPU, `--metric compute` what the trace's sta
 
 The program spins 300 ms, sleeps 300 ms in the nanosleep system call made directly (a wait no
 wrapper of the runtime sees; nanosleep() itself is a wait region: test_clientserver.py), spins
-300 ms: with 9 bins, bins 0-2 and 6-8 spin and 3-5 sleep. Thresholds leave room for a
-loaded 2-core VM (a spinning bin at least half on a CPU, a sleeping one at most 0.15)."""
+300 ms: with 9 bins, bins 0-2 and 6-8 spin and 3-5 sleep. On a loaded machine a spinning
+thread is on a CPU only part of its spin: the CPU time the samples find is held to the thread's
+own CPU-time clock (plx info) and must lie in the spinning bins; a sleeping bin has at most
+0.15."""
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -33,6 +36,12 @@ def histogram(exp, metric, *extra):
     return list(csv.DictReader(io.StringIO(cp.stdout)))
 
 
+def thread_cpu_s(exp):
+    """The program's thread's CPU time by its own CPU-time clock (plx info)."""
+    [proc] = json.loads(plx("info", exp, "--format", "json").stdout)["processes"]
+    return proc["threads"][0]["cpu_s"]
+
+
 def values(rows):
     return [float(r["value"]) for r in sorted(rows, key=lambda r: int(r["bin"]))]
 
@@ -42,8 +51,17 @@ def test_cpu_follows_the_samples(cpu_exps):
     assert len(rows) == 9 and {r["location"] for r in rows} == {"total"}
     assert {r["source"] for r in rows} == {"samples"}
     v = values(rows)
-    for b in SPIN_BINS:
-        assert v[b] >= 0.5, (b, v)
+    # CPU seconds the samples found in each bin; on a loaded machine the spinning thread gets
+    # a varying part of the CPU (0.09 to 0.69 of a bin at load 8-10, a 200 ms stretch of none
+    # once), so the bins are held to the thread's own CPU-time clock, not to wall time: the
+    # samples find at least 3/4 of the CPU time the kernel counted (1.01-1.36 of it measured at
+    # load 8-10), at least 90 % of it in the spinning bins (0.965-0.995 measured; the trace's
+    # states would put 2/3 there)
+    found = [float(r["value"]) * (float(r["end_s"]) - float(r["start_s"]))
+             for r in sorted(rows, key=lambda r: int(r["bin"]))]
+    cpu_s = thread_cpu_s(cpu_exps["default"])
+    assert sum(found) >= 0.75 * cpu_s, (v, cpu_s)
+    assert sum(found[b] for b in SPIN_BINS) >= 0.9 * sum(found), (v, cpu_s)
     for b in SLEEP_BINS:
         assert v[b] <= 0.15, (b, v)
     # one location: the sampler thread is not one

@@ -4,13 +4,16 @@ each function's estimated time must be within 10 % of the CPU time its thread's 
 under the right callers and thread; inside an API region the sampled frames hang under the
 region; under mpirun every rank is sampled; samples that find no room are counted."""
 
+import csv
+import io
+import json
 import re
 import subprocess
 
 import pytest
 
 from components import require_tools
-from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, report_csv, run
+from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv, run
 from mpi_impls import IMPLS
 
 SRC = PROGRAMS / "sample_spin.c"
@@ -150,6 +153,38 @@ def test_samples_lost_when_the_tree_is_full_are_counted(tmp_path):
     assert m, text
     taken, lost, full = map(int, m.groups())
     assert taken == 0 and lost == full and full >= 500, text
+    assert_data_has_the_text_samples(out)
+
+
+def assert_data_has_the_text_samples(out):
+    """`plx info --format json|csv` carry each sampled thread's samples taken and lost, the same
+    numbers as the text's `thread N: T samples, L lost (F with the sample tree full, D in the
+    dynamic loader)` lines and its `every 1.000 ms` period. Returns the text's {thread: taken}."""
+    text = info(out).stdout
+    lines = re.findall(r"(?m)^    thread (\d+): (\d+) samples, (\d+) lost(?: \((\d+) with the sample "
+                       r"tree full, (\d+) in the dynamic loader\))?$", text)
+    assert lines, text
+    assert "samples     every 1.000 ms of CPU time per thread" in text
+    want = {int(t): {"period_ns": 1000000, "taken": int(n), "lost": int(lost),
+                     "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0)}
+            for t, n, lost, full, loader in lines}
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    [proc] = doc["processes"]
+    assert {t["thread"]: t["samples"] for t in proc["threads"]} == want
+    assert proc["clock_sync_skipped"] is None
+    rows = list(csv.DictReader(io.StringIO(plx("info", out, "--format", "csv").stdout)))
+    assert {int(r["thread"]): (r["samples"], r["samples_lost"]) for r in rows} == \
+        {t: (str(w["taken"]), str(w["lost"])) for t, w in want.items()}
+    return {t: w["taken"] for t, w in want.items()}
+
+
+def test_info_json_and_csv_have_the_samples_of_the_text(tmp_path):
+    prog = compile_plain(tmp_path / "spin", "gcc")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--sample",))
+    taken = assert_data_has_the_text_samples(out)
+    # both threads spin for tens of ms of CPU time: a sample per ms
+    assert sorted(taken) == [0, 1] and min(taken.values()) >= 10, taken
 
 
 @pytest.mark.parametrize("impl", sorted(IMPLS))

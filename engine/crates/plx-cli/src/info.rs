@@ -4,9 +4,9 @@ use std::io::{self, Write};
 
 use plx_analysis::{
     clock_condition, BuildOptions, MatchSummary, MergeOptions, Model, ProcessModel, ProfileSource,
-    ThreadModel,
+    SampleStats, ThreadModel,
 };
-use plx_format::{ClockKind, ClockSource, EndReason, Warning};
+use plx_format::{ClockKind, ClockSource, ClockSyncSkipped, EndReason, Warning};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs};
 use crate::report::pid_text;
@@ -138,6 +138,24 @@ fn offsets_text(p: &ProcessModel) -> String {
     text
 }
 
+/// Why the process has no clock offset to rank 0, when the runtime skipped the exchange
+/// (the text's "not measured" line, the JSON's `clock_sync_skipped`).
+pub(crate) fn sync_skipped(p: &ProcessModel) -> Option<&ClockSyncSkipped> {
+    p.clock_sync_skipped
+        .as_ref()
+        .filter(|_| p.clock_offsets.is_empty())
+}
+
+/// How many of the job's ranks marked themselves measured; `None` when unknown (PLX_JOB unset).
+pub(crate) fn measured_ranks(c: &ClockSyncSkipped) -> Option<u32> {
+    (c.marked > 0).then_some(c.marked)
+}
+
+/// A sampled thread's samples lost, for every reason.
+pub(crate) fn samples_lost(s: &SampleStats) -> u64 {
+    s.lost_full + s.lost_loader
+}
+
 fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     if let Some(m) = &p.mpi {
         if p.rank_base > 0 {
@@ -164,10 +182,10 @@ fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     }
     if !p.clock_offsets.is_empty() {
         writeln!(out, "  clock offset to rank 0: {}", offsets_text(p))?;
-    } else if let Some(c) = &p.clock_sync_skipped {
-        let marked = match c.marked {
-            0 => "which ranks are measured is unknown (PLX_JOB unset)".to_string(),
-            n => format!("{n} of {} ranks measured", c.size),
+    } else if let Some(c) = sync_skipped(p) {
+        let marked = match measured_ranks(c) {
+            None => "which ranks are measured is unknown (PLX_JOB unset)".to_string(),
+            Some(n) => format!("{n} of {} ranks measured", c.size),
         };
         writeln!(out, "  clock offset to rank 0: not measured ({marked})")?;
     }
@@ -412,7 +430,7 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
         human_time(first.period_ns as f64 * 1e-9)
     )?;
     for (thread, s) in &sampled {
-        let lost = s.lost_full + s.lost_loader;
+        let lost = samples_lost(s);
         write!(
             out,
             "    thread {thread}: {} samples, {lost} lost",

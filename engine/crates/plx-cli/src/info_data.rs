@@ -6,7 +6,10 @@ use plx_analysis::{Model, ProcessModel, ThreadModel};
 use serde_json::{json, Value};
 
 use crate::csv::field;
-use crate::info::{clock_text, end_text, profile_source, shell_words, Summary};
+use crate::info::{
+    clock_text, end_text, measured_ranks, profile_source, samples_lost, shell_words, sync_skipped,
+    Summary,
+};
 use crate::report::pid_text;
 
 /// The process's rank within its application, if it is an MPI rank.
@@ -24,6 +27,13 @@ fn thread_json(t: &ThreadModel) -> Value {
         "trace_events": t.trace_events,
         "lost_events": t.lost_events,
         "profile": profile_source(t),
+        "samples": t.samples.map(|s| json!({
+            "period_ns": s.period_ns,
+            "taken": s.samples,
+            "lost": samples_lost(&s),
+            "lost_tree_full": s.lost_full,
+            "lost_in_loader": s.lost_loader,
+        })),
     })
 }
 
@@ -43,6 +53,10 @@ fn process_json(p: &ProcessModel, model: &Model) -> Value {
         "parent_pid": p.ppid,
         "start_realtime_ns": p.start_realtime_ns,
         "clock": clock_text(p),
+        "clock_sync_skipped": sync_skipped(p).map(|c| json!({
+            "measured_ranks": measured_ranks(c),
+            "ranks": c.size,
+        })),
         "ended": end_text(p),
         "written_by": (!p.version.is_empty()).then(|| format!("parallax {}", p.version)),
         "regions": p.region_count,
@@ -78,7 +92,7 @@ pub fn json(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
 pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile"
+        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile,samples,samples_lost"
     )?;
     let opt = |v: Option<String>| v.unwrap_or_default();
     for p in &model.processes {
@@ -90,7 +104,7 @@ pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
         for t in &p.threads {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 field(&p.host),
                 field(&pid_text(p)),
                 field(app),
@@ -102,7 +116,9 @@ pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
                 opt(t.wall_s.map(|x| format!("{x:.9}"))),
                 opt(t.trace_events.map(|x| x.to_string())),
                 t.lost_events,
-                profile_source(t)
+                profile_source(t),
+                opt(t.samples.map(|s| s.samples.to_string())),
+                opt(t.samples.map(|s| samples_lost(&s).to_string()))
             )?;
         }
     }

@@ -49,7 +49,8 @@ fn info_prints_its_threads_as_csv_and_json() {
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(
         rows[0],
-        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile"
+        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile,\
+         samples,samples_lost"
     );
     assert_eq!(rows.len(), 3, "{csv}");
     assert!(rows[1].starts_with("node1,300,,,0,300,main,"), "{csv}");
@@ -66,6 +67,10 @@ fn info_prints_its_threads_as_csv_and_json() {
     assert_eq!(p["ended"], "exited with status 0");
     assert_eq!(p["threads"][1]["name"], "helper");
     assert_eq!(p["threads"][1]["tid"], 301);
+    // not sampled, not an MPI rank: no samples, no skipped clock exchange; empty in the CSV
+    assert_eq!(p["threads"][0]["samples"], serde_json::Value::Null);
+    assert_eq!(p["clock_sync_skipped"], serde_json::Value::Null);
+    assert!(rows[1].ends_with(",,"), "{csv}");
     // the text says the same
     let text = ok(&["info", &dir]);
     assert!(text.contains("  argv        ./prog 'a b'\n"), "{text}");
