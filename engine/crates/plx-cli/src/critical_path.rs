@@ -7,8 +7,8 @@ use plx_analysis::critpath::{
     location_name, profile, CriticalPath, Item, ItemKind, Level, Mode, Segment,
 };
 use plx_analysis::runtime_cost::critical_path_warning;
-use plx_analysis::{phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Window};
-use plx_format::{Experiment, RegionKind};
+use plx_analysis::{phase_window, MergeOptions, Model, Window};
+use plx_format::RegionKind;
 use serde_json::{json, Value};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
@@ -81,20 +81,7 @@ struct Report<'a> {
 
 /// Runs `plx critical-path`.
 pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.exp.dir).map_err(AnalysisError::from)?;
-    let model = Model::build(
-        &exp,
-        BuildOptions {
-            rebuild_from_trace: false,
-            resolve_sources: true,
-        },
-    );
-    if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(AnalysisError::NoEventTrace(args.exp.dir.clone()).into());
-    }
-    for w in model.report_warnings() {
-        eprintln!("plx: warning: {w}");
-    }
+    let (exp, model) = crate::experiment::open_traced(&args.exp.dir)?;
     let several = model.apps.len() > 1;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let mode = match (args.mode, app) {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use plx_analysis::{AnalysisError, BuildOptions, Model};
-use plx_format::Warning;
+use plx_format::{Experiment, Warning};
 
 use crate::CliError;
 
@@ -57,4 +57,22 @@ pub fn app_index(model: &Model, name: Option<&str>) -> Result<Option<u32>, CliEr
         format!("the session has {}", names.join(", "))
     };
     Err(AnalysisError::NoSuchApp(name.to_string(), there).into())
+}
+
+/// The experiment `dir` and its whole model, for the commands that replay the trace of every
+/// application (critical-path, waits): refused without a trace, its warnings printed.
+pub fn open_traced(dir: &Path) -> Result<(Experiment, Model), CliError> {
+    let exp = Experiment::open(dir).map_err(AnalysisError::from)?;
+    let model = Model::build(
+        &exp,
+        BuildOptions {
+            rebuild_from_trace: false,
+            resolve_sources: true,
+        },
+    );
+    if !model.processes.iter().any(|p| p.has_trace()) {
+        return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
+    }
+    print_warnings(model.report_warnings());
+    Ok((exp, model))
 }

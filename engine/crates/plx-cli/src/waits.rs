@@ -4,10 +4,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use plx_analysis::waits::CauseRow;
-use plx_analysis::{
-    phase_window, AnalysisError, BuildOptions, MergeOptions, Model, Pattern, WaitAnalysis, Window,
-};
-use plx_format::Experiment;
+use plx_analysis::{phase_window, MergeOptions, Pattern, WaitAnalysis, Window};
 use serde_json::{json, Value};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
@@ -36,20 +33,7 @@ pub struct WaitsArgs {
 
 /// Runs `plx waits`.
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
-    let exp = Experiment::open(&args.exp.dir).map_err(AnalysisError::from)?;
-    let model = Model::build(
-        &exp,
-        BuildOptions {
-            rebuild_from_trace: false,
-            resolve_sources: true,
-        },
-    );
-    if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(AnalysisError::NoEventTrace(args.exp.dir.clone()).into());
-    }
-    for w in model.report_warnings() {
-        eprintln!("plx: warning: {w}");
-    }
+    let (exp, model) = crate::experiment::open_traced(&args.exp.dir)?;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let window = match &args.phase.phase {
         Some(p) => phase_window(&model, p)?,
