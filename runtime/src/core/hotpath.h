@@ -12,7 +12,7 @@
 static inline void plx_trace_put(struct plx_thread *t, uint64_t kind, uint32_t region, uint64_t now)
 {
     uint64_t d = now - t->last;
-    uint64_t word = (kind << 62) | ((uint64_t)region << 40) | d;
+    uint64_t word = (kind << PLX_EV_KIND_SHIFT) | ((uint64_t)region << PLX_EV_REGION_SHIFT) | d;
     if (PLX_UNLIKELY(t->pos >= t->end || d > PLX_EV_DELTA_MAX)) {
         plx_trace_slow(t, word, now);
         return;
