@@ -117,6 +117,8 @@ def load():
         size = lv.get("item_size", lv.get("size"))
         if off != size:
             raise SchemaError("live %s: fields take %d bytes, item_size %d" % (lv.get("kind", "header"), off, size))
+    for r in s["record"]:
+        rust_model(r)
     s["record"].sort(key=lambda r: r["id"])
     s["subtype"].sort(key=lambda st: st["id"])
     return s
@@ -131,3 +133,36 @@ def item_min(f):
 def counted(r):
     """count field name -> the repeated field it counts"""
     return {f["count"]: f for f in r["fields"] if "count" in f}
+
+
+def derives(fields, extra=()):
+    """The traits a generated struct of these fields derives: Copy without strings or repeated
+    fields, Eq without floats (every enum a field maps to is Copy and Eq), then `extra`."""
+    d = ["Debug", "Clone"]
+    if all(f.get("type") != "str" and "count" not in f for f in fields):
+        d.insert(1, "Copy")
+    d.append("PartialEq")
+    if all(f.get("type") != "f64" for f in fields):
+        d.append("Eq")
+    return d + [x for x in extra if x not in d]
+
+
+def rust_model(r):
+    """The Rust side of a record: whether the generator writes its struct (every record but
+    `rust = "value"` and `"none"`; `"struct"` is the default, still accepted), the name of each
+    repeated group's item struct (`rust_item`, or `<Record><Field>Item`), the derives."""
+    where = "record %s" % r["name"]
+    if r.get("rust", "struct") not in ("struct", "value", "none"):
+        raise SchemaError("%s: rust = %r is not struct, value or none" % (where, r["rust"]))
+    r["rust_struct"] = r.get("rust", "struct") == "struct"
+    if r.get("rust") == "value" and len(r["fields"]) != 1:
+        raise SchemaError("%s: rust = \"value\" with %d fields" % (where, len(r["fields"])))
+    counts = set(counted(r))
+    for f in r["fields"]:
+        if "items" in f:
+            if f.get("rust_item") is None:
+                f["rust_item"] = "%s%sItem" % (r["name"], camel(f["name"]))
+            if f["rust_item"] != "tuple":
+                f["rust_item_derive"] = derives(f["items"])
+    own = [x for f in r["fields"] if f["name"] not in counts for x in [f] + f.get("items", [])]
+    r["rust_derive"] = derives(own, r.get("rust_derive", []))

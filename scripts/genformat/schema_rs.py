@@ -6,6 +6,11 @@ OUTPUT = ROOT / 'engine/crates/plx-format/src/schema.rs'
 HEADER = header(__file__)
 
 
+def rs_doc(f):
+    """A field's doc comment: its `rust_doc`, else its doc, else its name."""
+    return f.get("rust_doc") or f.get("doc") or f["name"]
+
+
 def rs_get(f):
     t = f["type"]
     g = "r.%s()?" % t
@@ -172,12 +177,10 @@ def render(s):
     w("//! metric file record, the extended-event decoder, and the language-neutral dump the golden")
     w("//! tests compare.\n")
     w("use crate::bytes::{FieldReader, Put};")
-    w("use crate::counters::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};")
-    w("use crate::cpu::CpuSamples;")
     w("use crate::metrics::{MetricMode, TimeBase};")
-    w("use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};")
-    w("use crate::records::*;")
-    w("use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};\n")
+    w("use crate::mpi::{Direction, OffsetWhen, ThreadLevel};")
+    w("use crate::records::{ClockKind, DecodeProblem, EndReason, RegionKind};")
+    w("use crate::sync::{NamedBy, SyncKind};\n")
     w("/// Format version written in every file header.")
     w("pub const FORMAT_VERSION: u16 = %d;\n" % s["format_version"])
     w("/// Record type numbers.\npub mod types {")
@@ -245,25 +248,25 @@ def render(s):
         w("}")
     w("")
     recs = [r for r in s["record"] if r.get("rust") != "none"]
-    w("/// The structs of the records marked `rust = \"struct\"` in the schema (a repeated group's")
-    w("/// items as `<Record><Field>Item`), re-exported by [`crate::records`].")
+    w("/// The struct of every record (a repeated group's items as the record's `rust_item`, or")
+    w("/// `<Record><Field>Item`), re-exported by [`crate::records`] and the module of its kind;")
+    w("/// their behaviour is in `impl` blocks there.")
     w("pub mod structs {")
     w("    #[allow(unused_imports)]\n    use super::*;\n")
     for r in recs:
-        if r.get("rust") != "struct":
+        if not r["rust_struct"]:
             continue
         cnt = counted(r)
         for f in r["fields"]:
-            if "items" in f and f.get("rust_item") is None:
-                f["rust_item"] = "%s%sItem" % (r["name"], camel(f["name"]))
+            if "rust_item_derive" in f:
                 w("    /// One of [`%s`]'s `%s`." % (r["name"], f["name"]))
-                w("    #[derive(Debug, Clone, PartialEq)]\n    pub struct %s {" % f["rust_item"])
+                w("    #[derive(%s)]\n    pub struct %s {" % (", ".join(f["rust_item_derive"]), f["rust_item"]))
                 for i in f["items"]:
-                    w("        /// %s" % (i.get("doc") or i["name"]))
+                    w("        /// %s" % rs_doc(i))
                     w("        pub %s: %s," % (i["name"], i.get("rust", RTYPE[i["type"]])))
                 w("    }\n")
         w("    /// Record %d: %s" % (r["id"], r.get("doc") or r["name"]))
-        w("    #[derive(Debug, Clone, PartialEq)]\n    pub struct %s {" % r["name"])
+        w("    #[derive(%s)]\n    pub struct %s {" % (", ".join(r["rust_derive"]), r["name"]))
         for f in r["fields"]:
             if f["name"] in cnt:
                 continue
@@ -275,7 +278,7 @@ def render(s):
                 t = "Vec<%s>" % item
             else:
                 t = f.get("rust", RTYPE[f["type"]])
-            w("        /// %s" % (f.get("doc") or f["name"]))
+            w("        /// %s" % rs_doc(f))
             w("        pub %s: %s," % (f.get("rust_name", f["name"]), t))
         w("    }\n")
     w("}\n#[allow(unused_imports)]\npub use structs::*;\n")

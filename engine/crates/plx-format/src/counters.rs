@@ -1,64 +1,9 @@
 //! The counter records of `process.plx` (types 22–25: CounterSet, CounterEpoch, ThreadCounters,
 //! NodeCounters; decoded by the code generated from spec/records.toml).
 
+pub use crate::schema::structs::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};
+
 use crate::records::NodeCounters;
-
-/// One event of a [`CounterSet`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterEvent {
-    /// The name as written (`page-faults`, `cycles`, `perf::PAGE-FAULTS`).
-    pub name: String,
-    /// 0 when counted; else the errno with which the kernel (or PAPI) refused it.
-    pub refused: u32,
-}
-
-/// Record 22: an event set, defined when the configuration that names it is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterSet {
-    /// Process-local id.
-    pub set: u32,
-    /// The configuration (0 the first, +1 at each reload).
-    pub epoch: u32,
-    /// The context (process-local index of its `counters` rule), `0xFFFFFFFF` for the
-    /// whole-thread totals of `plx run --counters`.
-    pub context: u32,
-    /// Calls between switches of the context's sets (0: one set).
-    pub every: u32,
-    /// This set's place among its context's sets.
-    pub position: u32,
-    /// How many sets the context has.
-    pub sets_in_context: u32,
-    /// The context's function glob (empty for the whole-thread totals).
-    pub glob: String,
-    /// The events, in the order their values are written.
-    pub events: Vec<CounterEvent>,
-}
-
-/// Record 23: a configuration read (the start, then each reload).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterEpoch {
-    /// Its number.
-    pub epoch: u32,
-    /// When it was read, ticks.
-    pub ticks: u64,
-    /// Lines of the file that were wrong (reported and left out).
-    pub bad_lines: u32,
-    /// Contexts it holds.
-    pub contexts: u32,
-    /// The file read.
-    pub path: String,
-}
-
-/// Record 24: one thread's totals of the whole-thread set, from its start to its end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadCounters {
-    /// Thread index.
-    pub thread: u32,
-    /// The set.
-    pub set: u32,
-    /// One value per event of the set (0 for refused events).
-    pub values: Vec<u64>,
-}
 
 impl NodeCounters {
     /// The inclusive values, one per event of the set.

@@ -1,5 +1,7 @@
 //! The MPI records of `process.plx` (types 14–17: MpiInit, ClockOffset, CommDef, MessageStats) and their codecs.
 
+pub use crate::schema::structs::{ClockOffset, CommDef, MessageStats, MpiInit};
+
 /// The thread support level MPI provided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThreadLevel {
@@ -48,21 +50,6 @@ impl ThreadLevel {
     }
 }
 
-/// Record 14: MPI_Init (or MPI_Init_thread) returned; the process is a rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MpiInit {
-    /// Rank in MPI_COMM_WORLD: the process's node.
-    pub rank: u32,
-    /// Size of MPI_COMM_WORLD.
-    pub size: u32,
-    /// Thread level provided.
-    pub thread_level: ThreadLevel,
-    /// When Init returned, in ticks.
-    pub ticks: u64,
-    /// The MPI library's version string (first line).
-    pub library: String,
-}
-
 /// When a [`ClockOffset`] was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OffsetWhen {
@@ -101,32 +88,6 @@ impl OffsetWhen {
     }
 }
 
-/// Record 15: this process's clock against rank 0's, measured by ping-pongs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClockOffset {
-    /// At Init or at Finalize.
-    pub when: OffsetWhen,
-    /// This process's `CLOCK_MONOTONIC` at the middle of the best exchange, ns.
-    pub local_ns: u64,
-    /// Rank 0's `CLOCK_MONOTONIC` minus this process's at that moment, ns (0 on rank 0).
-    pub offset_ns: i64,
-    /// Round trip of the best ping-pong, ns.
-    pub rtt_ns: u64,
-}
-
-/// Record 16: a communicator, named across processes by `(ranks, ordinal)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommDef {
-    /// Process-local id: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, then in order of creation.
-    pub comm: u32,
-    /// Communicators with the same members this process created before it.
-    pub ordinal: u32,
-    /// World rank of each member in the communicator's rank order (its size is the length);
-    /// empty (format version 3): the world's ranks in order, as many as the MpiInit's size
-    /// (the model lists them: `plx_analysis::CommTable::intern_world`).
-    pub ranks: Vec<u32>,
-}
-
 /// Direction of a [`MessageStats`] record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Direction {
@@ -163,29 +124,6 @@ impl Direction {
             Direction::Other(_) => "other",
         }
     }
-}
-
-/// Record 17: messages of one MPI routine, peer, direction and communicator in one thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MessageStats {
-    /// Thread index.
-    pub thread: u32,
-    /// The MPI routine (a RegionDef of kind 4).
-    pub region: u32,
-    /// The other side as a world rank, [`crate::NONE_U32`] for collectives.
-    pub peer: u32,
-    /// Sent or received by this thread.
-    pub direction: Direction,
-    /// CommDef id.
-    pub comm: u32,
-    /// Messages (collective calls for collectives).
-    pub count: u64,
-    /// Total bytes.
-    pub bytes: u64,
-    /// Smallest message.
-    pub min_bytes: u64,
-    /// Largest message.
-    pub max_bytes: u64,
 }
 
 impl MessageStats {

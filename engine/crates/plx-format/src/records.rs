@@ -49,50 +49,6 @@ impl ClockKind {
     }
 }
 
-/// Record 1: who the process is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProcessInfo {
-    /// Process id.
-    pub pid: u32,
-    /// Parent process id.
-    pub ppid: u32,
-    /// `CLOCK_REALTIME` at start, ns since the epoch.
-    pub start_realtime_ns: u64,
-    /// Clock of every tick value.
-    pub clock: ClockKind,
-    /// Host name.
-    pub host: String,
-    /// Parallax version that wrote the file.
-    pub version: String,
-    /// `/proc/self/exe`.
-    pub executable: String,
-    /// The command line.
-    pub argv: Vec<String>,
-}
-
-/// Record 2 (and the pair in each trace chunk): a tick value and `CLOCK_MONOTONIC` read right after.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Calibration {
-    /// Clock value in ticks.
-    pub ticks: u64,
-    /// `CLOCK_MONOTONIC` in ns.
-    pub monotonic_ns: u64,
-}
-
-/// Record 4: a loaded executable or shared object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Module {
-    /// Id referred to by regions.
-    pub module_id: u32,
-    /// Load bias (runtime address − file address).
-    pub base: u64,
-    /// File of the module.
-    pub path: String,
-    /// GNU build-id in lower-case hex as loaded at run time; empty if the module has none or
-    /// the experiment predates format version 2.
-    pub build_id: String,
-}
-
 /// What a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RegionKind {
@@ -157,133 +113,11 @@ impl RegionKind {
     }
 }
 
-/// Record 5: a measured region.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionDef {
-    /// Dense id from 0; 0 is `plx_flush`.
-    pub region_id: u32,
-    /// Kind of region.
-    pub kind: RegionKind,
-    /// Bit 0: excluded by the filter.
-    pub flags: u8,
-    /// Module of the code, [`NONE_U32`] if none.
-    pub module_id: u32,
-    /// Runtime address (functions), 0 otherwise.
-    pub address: u64,
-    /// Name.
-    pub name: String,
-    /// Source file, empty if unknown.
-    pub file: String,
-    /// Source line, 0 if unknown.
-    pub line: u32,
-}
-
 impl RegionDef {
     /// Excluded by the filter (never measured).
     pub fn excluded(&self) -> bool {
         self.flags & 1 != 0
     }
-}
-
-/// Record 6: a thread started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadInfo {
-    /// Process-local index, 0 = main thread.
-    pub thread: u32,
-    /// Kernel thread id.
-    pub tid: u32,
-    /// Creating thread's index, [`NONE_U32`] for the main thread.
-    pub parent: u32,
-    /// Start time in ticks.
-    pub start_ticks: u64,
-    /// Thread CPU time at start, ns.
-    pub cpu_ns: u64,
-    /// Start routine's name.
-    pub name: String,
-}
-
-/// Record 7: a thread was renamed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadName {
-    /// Thread index.
-    pub thread: u32,
-    /// New name.
-    pub name: String,
-}
-
-/// One callpath node of a [`ThreadProfile`] (40 bytes on disk).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProfileNode {
-    /// Index of the parent node, [`NONE_U32`] for a root.
-    pub parent: u32,
-    /// Region id.
-    pub region: u32,
-    /// Times entered.
-    pub calls: u64,
-    /// Calls made from it to measured children.
-    pub child_calls: u64,
-    /// Inclusive time in ticks.
-    pub inclusive_ticks: u64,
-    /// Exclusive time in ticks.
-    pub exclusive_ticks: u64,
-}
-
-/// Record 8: a thread's callpath profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadProfile {
-    /// Thread index.
-    pub thread: u32,
-    /// End time in ticks.
-    pub end_ticks: u64,
-    /// Thread CPU time at end, ns.
-    pub cpu_ns: u64,
-    /// Events recorded in the trace.
-    pub trace_events: u64,
-    /// Events that could not be recorded.
-    pub lost_events: u64,
-    /// Callpaths beyond the profile's capacity.
-    pub lost_nodes: u64,
-    /// The tree in creation order (a parent precedes its children).
-    pub nodes: Vec<ProfileNode>,
-}
-
-/// Record 9: a user event's name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserEventDef {
-    /// Event id.
-    pub event_id: u32,
-    /// Name.
-    pub name: String,
-}
-
-/// Record 10: statistics of one user event in one thread.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct UserEventStats {
-    /// Thread index.
-    pub thread: u32,
-    /// Event id.
-    pub event_id: u32,
-    /// Number of values.
-    pub count: u64,
-    /// Smallest value.
-    pub min: f64,
-    /// Largest value.
-    pub max: f64,
-    /// Sum of values.
-    pub sum: f64,
-    /// Sum of squared values.
-    pub sum_squares: f64,
-}
-
-/// Record 11: a region stopped being measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Throttled {
-    /// Region id.
-    pub region_id: u32,
-    /// Calls in one callpath of one thread before it was throttled.
-    pub calls: u64,
-    /// Their inclusive time in ticks.
-    pub inclusive_ticks: u64,
 }
 
 /// Why a process image ended.
@@ -326,17 +160,6 @@ impl EndReason {
             EndReason::Other(o) => o,
         }
     }
-}
-
-/// Record 12: the process finished writing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessEnd {
-    /// Time in ticks.
-    pub ticks: u64,
-    /// Why.
-    pub reason: EndReason,
-    /// Exit status or signal number.
-    pub status: i32,
 }
 
 /// Why a record's payload could not be decoded.

@@ -5,12 +5,10 @@
 //! tests compare.
 
 use crate::bytes::{FieldReader, Put};
-use crate::counters::{CounterEpoch, CounterEvent, CounterSet, ThreadCounters};
-use crate::cpu::CpuSamples;
 use crate::metrics::{MetricMode, TimeBase};
-use crate::mpi::{ClockOffset, CommDef, Direction, MessageStats, MpiInit, OffsetWhen, ThreadLevel};
-use crate::records::*;
-use crate::sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
+use crate::mpi::{Direction, OffsetWhen, ThreadLevel};
+use crate::records::{ClockKind, DecodeProblem, EndReason, RegionKind};
+use crate::sync::{NamedBy, SyncKind};
 
 /// Format version written in every file header.
 pub const FORMAT_VERSION: u16 = 3;
@@ -411,14 +409,363 @@ pub mod live_mpi {
     pub const MAX_BYTES: usize = 48;
 }
 
-/// The structs of the records marked `rust = "struct"` in the schema (a repeated group's
-/// items as `<Record><Field>Item`), re-exported by [`crate::records`].
+/// The struct of every record (a repeated group's items as the record's `rust_item`, or
+/// `<Record><Field>Item`), re-exported by [`crate::records`] and the module of its kind;
+/// their behaviour is in `impl` blocks there.
 pub mod structs {
     #[allow(unused_imports)]
     use super::*;
 
+    /// Record 1: who the process is.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ProcessInfo {
+        /// process id
+        pub pid: u32,
+        /// parent process id
+        pub ppid: u32,
+        /// `CLOCK_REALTIME` at start, ns since the epoch
+        pub start_realtime_ns: u64,
+        /// 0 = TSC ticks, 1 = `CLOCK_MONOTONIC` ns, 2 = `CLOCK_MONOTONIC_COARSE` ns (`PLX_CLOCK=coarse`: the kernel tick's resolution, `clock_getres`, typically 1–4 ms)
+        pub clock: ClockKind,
+        /// host name
+        pub host: String,
+        /// Parallax version that wrote the file
+        pub version: String,
+        /// `/proc/self/exe`
+        pub executable: String,
+        /// the command line
+        pub argv: Vec<String>,
+    }
+
+    /// Record 2: a tick value and `CLOCK_MONOTONIC` read right after (also the pair in each trace chunk).
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct Calibration {
+        /// clock value
+        pub ticks: u64,
+        /// `CLOCK_MONOTONIC` read right after
+        pub monotonic_ns: u64,
+    }
+
+    /// Record 4: a loaded executable or shared object.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Module {
+        /// id the regions refer to
+        pub module_id: u32,
+        /// load bias (runtime address − file address)
+        pub base: u64,
+        /// file of the executable or shared object
+        pub path: String,
+        /// the module's GNU build-id in lower-case hex (from its loaded PT_NOTE), empty if it has none: the reader resolves source locations only from a file with the same build-id (the module's own file, or /usr/lib/debug/.build-id/)
+        pub build_id: String,
+    }
+
+    /// Record 5: a measured region.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct RegionDef {
+        /// dense, from 0; ids 0 and 1 are the runtime's own work: `plx_flush` (writing a trace buffer) and `plx_symbols` (first-sight lookup of a function's name and filter decision)
+        pub region_id: u32,
+        /// 0 function, 1 user region, 2 phase, 3 runtime (the runtime's own work), 4 MPI routine, 5 socket call on a traced connection, 6 Java method, 7 OpenMP construct (below)
+        pub kind: RegionKind,
+        /// bit 0: excluded by the filter (never measured)
+        pub flags: u8,
+        /// `Module` of the code, `0xFFFFFFFF` if none
+        pub module_id: u32,
+        /// runtime address (functions), 0 otherwise
+        pub address: u64,
+        /// demangled where the runtime could; the address in hex when no symbol was found
+        pub name: String,
+        /// source file if known, else empty (the reader may resolve it from the module)
+        pub file: String,
+        /// 0 if unknown
+        pub line: u32,
+    }
+
+    /// Record 6: a thread started.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ThreadInfo {
+        /// process-local index, 0 = main thread, then in the order threads first record something
+        pub thread: u32,
+        /// kernel thread id
+        pub tid: u32,
+        /// creating thread's index (`0xFFFFFFFF` for the main thread)
+        pub parent: u32,
+        /// start time in ticks
+        pub start_ticks: u64,
+        /// `CLOCK_THREAD_CPUTIME_ID` at start
+        pub cpu_ns: u64,
+        /// start routine's name, "main" for the main thread
+        pub name: String,
+    }
+
+    /// Record 7: a thread was renamed.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ThreadName {
+        /// thread index
+        pub thread: u32,
+        /// new name (`pthread_setname_np`, `plx_thread_name`) — the last one wins
+        pub name: String,
+    }
+
+    /// One of [`ThreadProfile`]'s `nodes`.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct ProfileNode {
+        /// index into this list, `0xFFFFFFFF` for a root
+        pub parent: u32,
+        /// region id
+        pub region: u32,
+        /// times entered
+        pub calls: u64,
+        /// calls made from it to measured children; the runtime's own regions, ids 0 and 1, are not counted
+        pub child_calls: u64,
+        /// inclusive time in ticks
+        pub inclusive_ticks: u64,
+        /// exclusive time in ticks
+        pub exclusive_ticks: u64,
+    }
+
+    /// Record 8: a thread's callpath profile.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ThreadProfile {
+        /// thread index
+        pub thread: u32,
+        /// end time in ticks
+        pub end_ticks: u64,
+        /// `CLOCK_THREAD_CPUTIME_ID` at the end
+        pub cpu_ns: u64,
+        /// events recorded in the trace
+        pub trace_events: u64,
+        /// events that could not be recorded
+        pub lost_events: u64,
+        /// callpaths beyond the profile's capacity (their time is kept in the parent)
+        pub lost_nodes: u64,
+        /// the callpath tree in creation order (a parent precedes its children)
+        pub nodes: Vec<ProfileNode>,
+    }
+
+    /// Record 9: a user event's name.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct UserEventDef {
+        /// event id
+        pub event_id: u32,
+        /// the event's name
+        pub name: String,
+    }
+
+    /// Record 10: statistics of one user event in one thread.
+    #[derive(Debug, Copy, Clone, PartialEq)]
+    pub struct UserEventStats {
+        /// thread index
+        pub thread: u32,
+        /// event id
+        pub event_id: u32,
+        /// number of values
+        pub count: u64,
+        /// smallest value
+        pub min: f64,
+        /// largest value
+        pub max: f64,
+        /// sum of the values
+        pub sum: f64,
+        /// sum of the squared values
+        pub sum_squares: f64,
+    }
+
+    /// Record 11: a region stopped being measured.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct Throttled {
+        /// stopped being measured after...
+        pub region_id: u32,
+        /// ...this many calls in one callpath of one thread...
+        pub calls: u64,
+        /// ...taking this long in all
+        pub inclusive_ticks: u64,
+    }
+
+    /// Record 12: the process finished writing.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct ProcessEnd {
+        /// time in ticks
+        pub ticks: u64,
+        /// 0 exit / return from main, 1 fatal signal, 2 exec, 3 MPI_Abort, 4 detached by `plx detach` (the process went on)
+        pub reason: EndReason,
+        /// exit status, signal number, or MPI_Abort's error code
+        pub status: i32,
+    }
+
+    /// Record 14: MPI_Init (or MPI_Init_thread) returned; the process is a rank.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct MpiInit {
+        /// rank in MPI_COMM_WORLD: the process's *node* (TAU's node/context/thread)
+        pub rank: u32,
+        /// size of MPI_COMM_WORLD
+        pub size: u32,
+        /// level provided: 0 single, 1 funneled, 2 serialized, 3 multiple
+        pub thread_level: ThreadLevel,
+        /// when Init returned
+        pub ticks: u64,
+        /// the MPI library's version string (MPI_Get_library_version, first line)
+        pub library: String,
+    }
+
+    /// Record 15: this process's clock against rank 0's, measured by ping-pongs.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct ClockOffset {
+        /// 0 at Init, 1 at Finalize
+        pub when: OffsetWhen,
+        /// this process's `CLOCK_MONOTONIC` at the middle of the best exchange
+        pub local_ns: u64,
+        /// rank 0's `CLOCK_MONOTONIC` minus this process's, at that moment (0 on rank 0 and on every rank of rank 0's host, which shares its clock)
+        pub offset_ns: i64,
+        /// round trip of the best of several ping-pongs with rank 0 (0 when not measured)
+        pub rtt_ns: u64,
+    }
+
+    /// Record 16: a communicator, named across processes by `(ranks, ordinal)`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CommDef {
+        /// process-local id: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, then in order of creation
+        pub comm: u32,
+        /// how many communicators with the same members this process created before it
+        pub ordinal: u32,
+        /// MPI_COMM_WORLD rank of each member, in the communicator's rank order
+        pub ranks: Vec<u32>,
+    }
+
+    /// Record 17: messages of one MPI routine, peer, direction and communicator in one thread.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct MessageStats {
+        /// thread index
+        pub thread: u32,
+        /// the MPI routine (a RegionDef of kind 4)
+        pub region: u32,
+        /// the other side as a rank of MPI_COMM_WORLD (`0xFFFFFFFF` for collectives)
+        pub peer: u32,
+        /// 0 sent by this thread, 1 received by this thread
+        pub direction: Direction,
+        /// CommDef id
+        pub comm: u32,
+        /// messages (collective calls for collectives)
+        pub count: u64,
+        /// total bytes
+        pub bytes: u64,
+        /// smallest message
+        pub min_bytes: u64,
+        /// largest message
+        pub max_bytes: u64,
+    }
+
+    /// Record 18: a synchronization object, on first sight.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct SyncObject {
+        /// process-local id, dense from 0
+        pub object: u32,
+        /// 0 mutex, 1 rwlock, 2 cond, 3 barrier, 4 sem, 5 spin, 6 thread (pthread_join targets); OpenMP: 7 barrier, 8 critical, 9 lock, 10 taskwait, 11 atomic, 12 ordered (below)
+        pub kind: SyncKind,
+        /// 0 its init call (pthread_mutex_init, ...), 1 its first use (statically initialised)
+        pub named_by: NamedBy,
+        /// the object's address
+        pub address: u64,
+        /// Module of the call site, `0xFFFFFFFF` if unknown
+        pub module_id: u32,
+        /// the call site's runtime address (the init call's or the first use's return address; for a thread object first seen at its thread's end, the return address of the `pthread_create` that started it; 0 if unknown)
+        pub site: u64,
+    }
+
+    /// Record 19: one thread's statistics of one object.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq, Default)]
+    pub struct SyncStats {
+        /// thread index
+        pub thread: u32,
+        /// SyncObject id
+        pub object: u32,
+        /// locks, waits (cond, barrier, sem, join) taken by this thread
+        pub acquisitions: u64,
+        /// of those, the ones that had to wait (a try first failed, or a wait that blocked)
+        pub contended: u64,
+        /// time blocked acquiring or waiting
+        pub wait_ticks: u64,
+        /// time held (mutex, rwlock, spin; a cond wait ends the mutex's hold until it returns)
+        pub hold_ticks: u64,
+        /// unlocks, posts (sem), signals and broadcasts (cond)
+        pub releases: u64,
+    }
+
+    /// Record 20: inclusive CPU time of the `cputime` functions' nodes of one thread's profile.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct NodeCpu {
+        /// thread index
+        pub thread: u32,
+        /// inclusive `CLOCK_THREAD_CPUTIME_ID` time of the ThreadProfile node
+        pub entries: Vec<(u32, u64)>,
+    }
+
+    /// Record 21: one sample of the CPU sampler: every measured thread alive at `ticks` and its CPU time (`PLX_CPU_SAMPLE`).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CpuSamples {
+        /// when the sample was taken (read just before the threads' clocks)
+        pub ticks: u64,
+        /// each measured thread alive at that moment: its index and its CPU time in ns (its `pthread_getcpuclockid` clock: `CLOCK_THREAD_CPUTIME_ID` read from outside)
+        pub values: Vec<(u32, u64)>,
+    }
+
+    /// One of [`CounterSet`]'s `events`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CounterEvent {
+        /// the name as written (`page-faults`, `cycles`, `perf::PAGE-FAULTS`)
+        pub name: String,
+        /// 0 when counted; else the errno with which the kernel (or PAPI) refused it
+        pub refused: u32,
+    }
+
+    /// Record 22: an event set, defined when the configuration that names it is read.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CounterSet {
+        /// process-local id, dense from 0 (never reused: a reload adds sets)
+        pub set: u32,
+        /// the configuration: 0 at the start, +1 per reload
+        pub epoch: u32,
+        /// process-local index of its `counters` rule; `0xFFFFFFFF` for the whole-thread totals (`PLX_COUNTERS`)
+        pub context: u32,
+        /// calls between switches of the context's sets; 0: one set
+        pub every: u32,
+        /// this set's place among its context's sets (0 first)
+        pub position: u32,
+        /// how many sets the context has (1 for the totals)
+        pub sets_in_context: u32,
+        /// the context's function glob; empty for the totals
+        pub glob: String,
+        /// each event as written, and 0 when counted or the errno with which the kernel (or PAPI) refused it (its values are then 0)
+        pub events: Vec<CounterEvent>,
+    }
+
+    /// Record 23: a configuration read (the start, then each reload).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CounterEpoch {
+        /// its number (0 the first, +1 at each reload)
+        pub epoch: u32,
+        /// when it was read
+        pub ticks: u64,
+        /// lines of the file reported and left out
+        pub bad_lines: u32,
+        /// `counters` rules it holds
+        pub contexts: u32,
+        /// the filter file
+        pub path: String,
+    }
+
+    /// Record 24: one thread's totals of the whole-thread set, from its start to its end.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ThreadCounters {
+        /// thread index
+        pub thread: u32,
+        /// the `PLX_COUNTERS` set
+        pub set: u32,
+        /// from the thread's start (its ThreadInfo) to its end, in the set's order; `task-clock` and `cpu-clock` in ns
+        pub values: Vec<u64>,
+    }
+
     /// Record 25: NodeCounters
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct NodeCounters {
         /// thread
         pub thread: u32,
@@ -435,7 +782,7 @@ pub mod structs {
     }
 
     /// Record 26: CounterReadPaths
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct CounterReadPaths {
         /// thread
         pub thread: u32,
@@ -450,7 +797,7 @@ pub mod structs {
     }
 
     /// Record 28: ProbeSite
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct ProbeSite {
         /// Module of the function
         pub module_id: u32,
@@ -465,7 +812,7 @@ pub mod structs {
     }
 
     /// Record 29: ProbeChange
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct ProbeChange {
         /// when
         pub ticks: u64,
@@ -476,7 +823,7 @@ pub mod structs {
     }
 
     /// Record 33: InterCommDef
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct InterCommDef {
         /// process-local id, counted with the CommDefs' (one sequence of ids)
         pub comm: u32,
@@ -489,7 +836,7 @@ pub mod structs {
     }
 
     /// Record 40: JavaClass
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct JavaClass {
         /// methods instrumented in it (each a RegionDef of kind 6)
         pub methods: u32,
@@ -502,7 +849,7 @@ pub mod structs {
     }
 
     /// Record 41: JavaThread
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct JavaThread {
         /// where it was seen: bit 0 the JVM's start (threads started before the agent), bit 1 a thread start, bit 2 the JVM's end
         pub flags: u32,
@@ -511,7 +858,7 @@ pub mod structs {
     }
 
     /// Record 48: OmpTeams
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct OmpTeams {
         /// thread
         pub thread: u32,
@@ -528,7 +875,7 @@ pub mod structs {
     }
 
     /// Record 56: where a metric file's series come from.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct MetricSource {
         /// `monitor` or `csv`
         pub kind: String,
@@ -543,7 +890,7 @@ pub mod structs {
     }
 
     /// Record 57: one metric of the file.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct MetricDef {
         /// dense from 0 in the file
         pub id: u32,
@@ -565,7 +912,7 @@ pub mod structs {
     }
 
     /// Record 64: WriteFailures
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct WriteFailures {
         /// 0: `process.plx`, 1: `trace.plx`
         pub file: u8,
@@ -578,7 +925,7 @@ pub mod structs {
     }
 
     /// Record 67: calls still open when the process ended (another thread's exit(), a fatal signal, exec): the runtime closed them at the process's end, so their time is cut there (truncated).
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct OpenAtEnd {
         /// the thread's index
         pub thread: u32,
@@ -589,7 +936,7 @@ pub mod structs {
     }
 
     /// Record 70: the clock exchange with rank 0 (a collective of every rank) was not run, at Init nor at Finalize, because not every rank of the job is known to be measured: an unmeasured rank would never join it and the measured ones would wait for it forever. The process's times stay on its own clock.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct ClockSyncSkipped {
         /// ranks of the job that marked themselves measured before MPI_Init (the experiment's `.plx-mpi/JOB/` directory); 0 when the job has no name (PLX_JOB unset) or the marker could not be made
         pub marked: u32,
@@ -598,7 +945,7 @@ pub mod structs {
     }
 
     /// One of [`SampleTree`]'s `frames`.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
     pub struct SampleTreeFramesItem {
         /// index of the calling frame in this list; 0xFFFFFFFF: the outermost frame kept, under `node`
         pub parent: u32,
@@ -613,7 +960,7 @@ pub mod structs {
     }
 
     /// Record 80: the thread's call-stack samples, merged into a tree of code addresses: each sample's frames below the innermost instrumented call open when it was taken (the ThreadProfile node it hangs under), outermost first. Times estimated from it are `samples × period_ns` of CPU time.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct SampleTree {
         /// the thread's index
         pub thread: u32,

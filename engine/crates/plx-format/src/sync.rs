@@ -1,6 +1,8 @@
 //! The synchronization records of `process.plx` (types 18–20: SyncObject, SyncStats, NodeCpu)
 //! and their codecs.
 
+pub use crate::schema::structs::{NodeCpu, SyncObject, SyncStats};
+
 /// What kind of synchronization object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SyncKind {
@@ -172,49 +174,4 @@ impl NamedBy {
             NamedBy::Other(_) => "other",
         }
     }
-}
-
-/// Record 18: a synchronization object, on first sight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyncObject {
-    /// Process-local id, dense from 0.
-    pub object: u32,
-    /// Kind.
-    pub kind: SyncKind,
-    /// Named by its init call or its first use.
-    pub named_by: NamedBy,
-    /// The object's address.
-    pub address: u64,
-    /// Module of the call site, [`crate::NONE_U32`] if unknown.
-    pub module_id: u32,
-    /// The call site's runtime address (a return address).
-    pub site: u64,
-}
-
-/// Record 19: one thread's statistics of one object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SyncStats {
-    /// Thread index.
-    pub thread: u32,
-    /// Object id.
-    pub object: u32,
-    /// Locks and waits taken.
-    pub acquisitions: u64,
-    /// Of those, the ones that had to wait.
-    pub contended: u64,
-    /// Ticks blocked acquiring or waiting.
-    pub wait_ticks: u64,
-    /// Ticks held.
-    pub hold_ticks: u64,
-    /// Unlocks, posts, signals and broadcasts.
-    pub releases: u64,
-}
-
-/// Record 20: inclusive CPU time of the `cputime` functions' nodes of one thread's profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeCpu {
-    /// Thread index.
-    pub thread: u32,
-    /// (ThreadProfile node index, CPU ns).
-    pub entries: Vec<(u32, u64)>,
 }
