@@ -10,6 +10,7 @@
  * Interposed when libplx comes before the C++ runtime
  * (LD_PRELOAD, or linked first); a program with the C++ runtime linked statically binds its own. */
 #include "../core/hotpath.h"
+#include "cyg_profile.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
  * just below the innermost frame's `sp` is the entering function's return address when that
  * frame is its caller. Anything else takes the out-of-line check (unwound_before_entry). */
 #include "../core/hotpath.h"
+#include "cyg_profile.h"
 
 #define PLX_EXPORT __attribute__((visibility("default"), no_instrument_function))
 

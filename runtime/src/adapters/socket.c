@@ -11,6 +11,7 @@
  * measured code meanwhile; errno is the real call's on return. */
 #include "../core/hotpath.h"
 #include "../core/streams.h"
+#include "call_region.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -56,62 +57,28 @@ __attribute__((noinline, cold)) static void *lazy(void **slot, const char *name)
 
 /* ---- recording ---------------------------------------------------------------------------- */
 
-/* A call's region: defined (kind 5) on first use, then cached. */
-struct region {
-    _Atomic uint32_t id1; /* 1 + region id; NOT_MEASURED if the table had no room; 0 unknown */
-    const char *name;
-};
-#define NOT_MEASURED 0xFFFFFFFFu
-#define REGION(var) static struct region r_##var = {0, #var}
-REGION(send);
-REGION(sendto);
-REGION(sendmsg);
-REGION(write);
-REGION(writev);
-REGION(recv);
-REGION(recvfrom);
-REGION(recvmsg);
-REGION(read);
-REGION(readv);
-REGION(accept);
-REGION(accept4);
-
-/* Keyed like user regions: the id with the top bit set, never a function address. */
-#define SOCKET_KEY(id) ((uintptr_t)(id) | ((uintptr_t)1 << 63))
-
-/* Called with the guard held (a first sight writes the RegionDef). */
-static uint32_t region_id1(struct region *r)
-{
-    uint32_t v = atomic_load_explicit(&r->id1, memory_order_relaxed);
-    if (PLX_UNLIKELY(v == 0)) {
-        uint32_t id = plx_region_of_name(r->name, PLX_KIND_SOCKET);
-        v = id & PLX_REGION_EXCLUDED ? NOT_MEASURED : (id & PLX_REGION_ID_MASK) + 1;
-        atomic_store_explicit(&r->id1, v, memory_order_relaxed);
-    }
-    return v;
-}
-
-struct call {
-    struct plx_thread *t; /* the measured thread whose region is open, or NULL */
-    uint32_t region;
-};
+/* Each call's region (kind 5). */
+PLX_CALL_REGION(send);
+PLX_CALL_REGION(sendto);
+PLX_CALL_REGION(sendmsg);
+PLX_CALL_REGION(write);
+PLX_CALL_REGION(writev);
+PLX_CALL_REGION(recv);
+PLX_CALL_REGION(recvfrom);
+PLX_CALL_REGION(recvmsg);
+PLX_CALL_REGION(read);
+PLX_CALL_REGION(readv);
+PLX_CALL_REGION(accept);
+PLX_CALL_REGION(accept4);
 
 /* Before the real call on a traced descriptor: the region is entered (clock read last). */
-__attribute__((noinline)) static struct call call_begin(struct region *r)
+__attribute__((noinline)) static struct plx_call call_begin(struct plx_call_region *r)
 {
-    struct call k = {NULL, 0};
+    struct plx_call k = {NULL, 0};
     int saved = errno;
     struct plx_thread *t = plx_wrapper_thread();
-    if (t) {
-        t->guard++;
-        uint32_t v = region_id1(r);
-        if (v != NOT_MEASURED) {
-            k.t = t;
-            k.region = v - 1;
-            plx_enter(t, SOCKET_KEY(k.region), k.region);
-        }
-        t->guard--;
-    }
+    if (t)
+        k = plx_call_enter(t, r);
     errno = saved;
     return k;
 }
@@ -119,7 +86,7 @@ __attribute__((noinline)) static struct call call_begin(struct region *r)
 /* After it: the clock is read first (the region's end), then `moved` bytes (0 for EOF, an
  * error or a peek) are counted on the connection; a measured thread records the stream event
  * at the region's end time and leaves the region. */
-__attribute__((noinline)) static void call_end(struct call k, int fd, struct plx_conn *c, int dir,
+__attribute__((noinline)) static void call_end(struct plx_call k, int fd, struct plx_conn *c, int dir,
                                                ssize_t moved)
 {
     int saved = errno;
@@ -140,11 +107,7 @@ __attribute__((noinline)) static void call_end(struct call k, int fd, struct plx
             plx_trace_ext_at(t, now, dir ? PLX_EXT_STREAM_RECV : PLX_EXT_STREAM_SEND, w,
                              PLX_EXT_STREAM_SEND_WORDS);
         }
-        struct plx_frame *f = t->depth ? &t->stack[t->depth - 1] : NULL;
-        if (f && f->key == SOCKET_KEY(k.region))
-            plx_leave(t, f, now);
-        else
-            t->lost_events++; /* no frame (stack full) or not ours */
+        plx_call_leave(k, now);
         t->guard--;
     }
     errno = saved;
@@ -170,7 +133,7 @@ __attribute__((noinline)) static void call_end(struct call k, int fd, struct plx
     }                                                                                      \
     __attribute__((noinline)) static ssize_t traced_##name(struct plx_conn *c_, LIST PARAMS) \
     {                                                                                      \
-        struct call k_ = call_begin(&r_##name);                                            \
+        struct plx_call k_ = call_begin(&r_##name);                                            \
         ssize_t n_ = REAL_DATA(name)(LIST ARGS);                                           \
         call_end(k_, fd, c_, dir, (moves) && n_ > 0 ? n_ : 0);                             \
         return n_;                                                                         \
@@ -317,7 +280,7 @@ static void accepted(int fd, const struct sockaddr *a, const socklen_t *len)
  * server blocks in them is waiting for a client, which the analysis must not take for CPU. */
 PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 {
-    struct call k = plx_active ? call_begin(&r_accept) : (struct call){NULL, 0};
+    struct plx_call k = plx_active ? call_begin(&r_accept) : (struct plx_call){NULL, 0};
     int rc = REAL(accept)(fd, addr, len);
     if (k.t)
         call_end(k, fd, NULL, 1, 0);
@@ -328,7 +291,7 @@ PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 
 PLX_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
 {
-    struct call k = plx_active ? call_begin(&r_accept4) : (struct call){NULL, 0};
+    struct plx_call k = plx_active ? call_begin(&r_accept4) : (struct plx_call){NULL, 0};
     int rc = REAL(accept4)(fd, addr, len, flags);
     if (k.t)
         call_end(k, fd, NULL, 1, 0);

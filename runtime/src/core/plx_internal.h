@@ -461,20 +461,13 @@ PLX_HIDDEN void plx_frame_exit_slow(struct plx_thread *t, struct plx_frame *f);
 /* The entry of a function whose slot has PLX_REGION_CPU or PLX_REGION_COUNTERS. */
 PLX_HIDDEN void plx_frame_enter_slow(struct plx_thread *t, uint32_t value);
 PLX_HIDDEN int plx_glob_match(const char *pat, const char *s);
-/* wait.c: the real nanosleep and clock_nanosleep, for the runtime's own waits (the exported
- * ones are wait regions of the program) */
+/* real_sleep.c: the real nanosleep and clock_nanosleep, for the runtime's own waits (the
+ * exported ones are the wait regions of adapters/wait.c) */
 PLX_HIDDEN int plx_real_nanosleep(const struct timespec *req, struct timespec *rem);
 PLX_HIDDEN int plx_real_clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
                                         struct timespec *rem);
 /* names.c: a demangled name without the return type of a function template (what globs match) */
 #include "names.h"
-
-/* ---- cyg_profile.c, cxx_catch.c: frames left without their exit hook ------------------- */
-/* A catch handler in the function at stack pointer `sp`: the thread's compiler-hook frames
- * below it are gone, closed; those inlined into it (at `sp`, above its lowest frame there) may
- * be: marked, one is closed when its function is entered again there, with those above it,
- * and all when the function they are inlined into exits. */
-PLX_HIDDEN void plx_cyg_caught(struct plx_thread *t, uintptr_t sp);
 
 /* ---- patch.c: removing the hook calls of excluded functions ----------------------------- */
 PLX_HIDDEN void plx_patch_hook_call(uintptr_t ret, uintptr_t hook);
@@ -482,38 +475,6 @@ PLX_HIDDEN uint64_t plx_patched_sites(void);
 /* Does the code at `target` (a PLT entry) jump through a GOT slot holding `hook`? */
 PLX_HIDDEN int plx_patch_plt_reaches(uintptr_t target, uintptr_t hook);
 
-/* ---- probes (adapters/probe): entries of unmodified functions rewritten (PLX_PROBE) ------- */
-PLX_HIDDEN void plx_probes_init(const char *spec);
-/* plx attach: program counters of the stopped threads, which no probe may displace. */
-PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
-/* plx detach: every entry restored (the other threads stopped); stubs and the exit trampoline
- * stay, for frames still open. */
-PLX_HIDDEN void plx_probes_remove_all(void);
-/* Entries of `syms` made jumps to `to` (another implementation: an MPI wrapper), no other
- * thread running; resume[i] is the relocated original of each (0 when not redirected, with its
- * reason in a ProbeSite record). How many were. */
-PLX_HIDDEN size_t plx_probes_redirect(const struct plx_function_symbol *syms,
-                                      const uintptr_t *to, uintptr_t *resume, size_t n);
-/* plx attach to an MPI rank (probe/mpi_attach.c): libplx-mpi loaded, the MPI routines of the
- * MPI library redirected to its wrappers, the rank identified. */
-PLX_HIDDEN void plx_attach_mpi_start(void);
-/* plx attach: the functions skipped because a stopped thread was inside their entry, as
- * --probe globs into `out` (emptied after): their length, 0 when none. */
-PLX_HIDDEN size_t plx_probes_take_retry(char *out, size_t cap);
-/* plx ctl insert|remove|list: the reply written into `out` (text; "error: ..." on failure);
- * its length, or -1 for another command. */
-PLX_HIDDEN int plx_probes_command(const char *cmd, char *out, size_t cap);
-/* The control socket (adapters/probe/control.c): `ctl.sock` in the process's directory, served
- * by a thread of the runtime; started when probes or plx attach are in use. */
-PLX_HIDDEN void plx_control_start(void);
-/* The socket's name removed (the process ends, or is detached); its thread ends with it. */
-PLX_HIDDEN void plx_control_end(void);
-/* In a fork()ed child: the parent's socket is not the child's; a new one if it had one. */
-PLX_HIDDEN void plx_control_after_fork(void);
-/* plx detach: every probe removed and the experiment finished, the process left running. 0, -1
- * when not measuring, -2 when a stopped thread is inside the runtime (call again later). The
- * other threads stopped. */
-PLX_HIDDEN int plx_attach_stop(void);
 /* Re-reads the filter file's counters rules (the reload signal, or plx ctl reload). */
 PLX_HIDDEN void plx_counters_reload(void);
 /* Incremented by each plx attach: a thread whose state belongs to an earlier one starts anew. */

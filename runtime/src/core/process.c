@@ -293,6 +293,8 @@ __attribute__((constructor(102))) static void plx_process_init(void)
     measure_start(0);
 }
 
+uint32_t plx_attach_generation;
+
 int plx_process_attach(const char *settings)
 {
     static int starts;

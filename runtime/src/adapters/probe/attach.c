@@ -2,6 +2,7 @@
  * when measuring starts (--probe, or plx attach), the socket gone with the experiment or
  * renewed in a fork()ed child; and plx attach's and plx detach's entry points. */
 #include "../../core/plx_internal.h"
+#include "probe_api.h"
 
 static void started(int attached)
 {

@@ -13,6 +13,7 @@
  * exec) is replaced when nothing answers on it. */
 #include "../../core/plx_internal.h"
 #include "world.h"
+#include "probe_api.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,6 +9,7 @@
  * at that entry's relocated original instead. Runs inside plx_attach_start (every other thread
  * stopped by plx attach). */
 #include "../../core/plx_internal.h"
+#include "probe_api.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -23,6 +23,7 @@
  * probe_entry.S that save the vector state; probe.h states the shadow stack's invariant. */
 #include "probe.h"
 #include "world.h"
+#include "probe_api.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -47,7 +48,6 @@
 #define POOL_SIZE (1u << 20)
 #define MAX_PATTERNS 64
 
-uint32_t plx_attach_generation;
 static struct plx_probe *inserted;
 #define MAX_AVOID 4096
 static uint64_t avoid[MAX_AVOID]; /* plx attach: where the stopped threads are */
