@@ -66,6 +66,39 @@ pub(crate) struct Envelope {
     pub comm: Option<u32>,
 }
 
+impl Envelope {
+    /// The envelope of a send or a receive (zeros for any other kind of event).
+    fn of(kind: &EventKind) -> Envelope {
+        match *kind {
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            }
+            | EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => Envelope {
+                peer,
+                tag,
+                bytes,
+                comm,
+            },
+            _ => Envelope {
+                peer: 0,
+                tag: 0,
+                bytes: 0,
+                comm: None,
+            },
+        }
+    }
+}
+
 /// A call of a `counters` context that ended (right before its region's exit).
 pub(crate) struct CountedCall<'a> {
     /// The process-local counter set.
@@ -309,36 +342,8 @@ impl State<'_> {
             EventKind::Enter { region } => sink.enter(&cx, at, region),
             EventKind::Exit { region } => sink.exit(&cx, at, region, &self.closed),
             EventKind::User { event, value } => sink.user(&cx, at, event, value),
-            EventKind::Send {
-                peer,
-                tag,
-                bytes,
-                comm,
-                message,
-            } => {
-                let m = Envelope {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                };
-                sink.send(&cx, at, m, message)
-            }
-            EventKind::Recv {
-                peer,
-                tag,
-                bytes,
-                comm,
-                message,
-            } => {
-                let m = Envelope {
-                    peer,
-                    tag,
-                    bytes,
-                    comm,
-                };
-                sink.recv(&cx, at, m, message)
-            }
+            EventKind::Send { message, .. } => sink.send(&cx, at, Envelope::of(&e.kind), message),
+            EventKind::Recv { message, .. } => sink.recv(&cx, at, Envelope::of(&e.kind), message),
             EventKind::Collective {
                 comm,
                 root,
