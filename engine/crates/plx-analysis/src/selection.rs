@@ -29,12 +29,32 @@ impl FromStr for PhaseSpec {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let Some((a, b)) = s.split_once(':') else {
-            if s.is_empty() {
-                return Err("an empty phase: give a phase name or START:END in seconds".into());
-            }
-            return Ok(PhaseSpec::Named(s.to_string()));
-        };
+        if s.contains(':') {
+            return PhaseSpec::interval(s, "phase");
+        }
+        if s.is_empty() {
+            return Err("an empty phase: give a phase name or START:END in seconds".into());
+        }
+        Ok(PhaseSpec::Named(s.to_string()))
+    }
+}
+
+impl PhaseSpec {
+    /// `--window START:END`: an interval only, seconds from the trace's first event (either
+    /// side may be empty).
+    pub fn window(s: &str) -> Result<Self, String> {
+        if !s.contains(':') {
+            return Err(format!(
+                "window '{s}': give START:END in seconds from the run's start (its first traced \
+                 event), e.g. 0.5:2; a phase by name is --phase NAME"
+            ));
+        }
+        PhaseSpec::interval(s, "window")
+    }
+
+    /// `START:END` of a `what` (phase or window) as an [`PhaseSpec::Interval`].
+    fn interval(s: &str, what: &str) -> Result<Self, String> {
+        let (a, b) = s.split_once(':').unwrap_or((s, ""));
         let num = |t: &str| -> Result<Option<f64>, String> {
             let t = t.trim();
             if t.is_empty() {
@@ -43,14 +63,14 @@ impl FromStr for PhaseSpec {
             match t.parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
                 _ => Err(format!(
-                    "phase '{s}': '{t}' is not a time in seconds (START:END, e.g. 0.5:2)"
+                    "{what} '{s}': '{t}' is not a time in seconds (START:END, e.g. 0.5:2)"
                 )),
             }
         };
         let (start_s, end_s) = (num(a)?, num(b)?);
         if let (Some(x), Some(y)) = (start_s, end_s) {
             if y <= x {
-                return Err(format!("phase '{s}': the end must come after the start"));
+                return Err(format!("{what} '{s}': the end must come after the start"));
             }
         }
         Ok(PhaseSpec::Interval { start_s, end_s })

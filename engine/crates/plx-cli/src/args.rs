@@ -27,7 +27,7 @@ impl AppArg {
     }
 }
 
-/// `--phase`: a span of the run's time (docs/phases.md).
+/// `--phase` or `--window`: a span of the run's time (docs/phases.md).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PhaseArg {
     /// Only a phase of the run (docs/phases.md): the phase region NAME's span (from its first
@@ -35,6 +35,19 @@ pub struct PhaseArg {
     /// (either end may be empty); needs a trace.
     #[arg(long, value_name = "NAME|START:END")]
     pub phase: Option<PhaseSpec>,
+    /// Only the window from START to END seconds after the run's start, its first traced event
+    /// (either end may be empty; e.g. 0.5:2, 1.5:); a time inside is counted, a message when
+    /// it was sent inside (docs/phases.md); needs a trace.
+    #[arg(long, value_name = "START:END", value_parser = PhaseSpec::window,
+          conflicts_with = "phase")]
+    pub window: Option<PhaseSpec>,
+}
+
+impl PhaseArg {
+    /// The span asked for: `--phase`, or `--window` as an interval.
+    pub fn spec(&self) -> Option<&PhaseSpec> {
+        self.phase.as_ref().or(self.window.as_ref())
+    }
 }
 
 /// One experiment or session read: its directory and `--app`.

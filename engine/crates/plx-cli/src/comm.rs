@@ -79,7 +79,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         eprintln!("plx: warning: {w}");
     }
     let by_thread = args.by == CommBy::Thread;
-    let window = match &args.phase.phase {
+    let window = match args.phase.spec() {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };

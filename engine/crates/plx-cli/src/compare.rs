@@ -135,7 +135,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         for w in model.report_warnings() {
             eprintln!("plx: warning: {name}: {w}");
         }
-        if args.phase.phase.is_some() && !model.processes.iter().any(|p| p.has_trace()) {
+        if args.phase.spec().is_some() && !model.processes.iter().any(|p| p.has_trace()) {
             return Err(CliError::new(
                 Exit::Input,
                 format!(
@@ -144,7 +144,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
                 ),
             ));
         }
-        let run = Run::new(name.clone(), model, args.phase.phase.as_ref())
+        let run = Run::new(name.clone(), model, args.phase.spec())
             .map_err(|e| CliError::new(Exit::Input, format!("{name}: {e}")))?;
         runs.push(run);
         sources.push(source);
@@ -191,7 +191,7 @@ fn ratio_text(r: Option<f64>) -> String {
 }
 
 fn text(args: &CompareArgs, cmp: &Comparison, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(p) = &args.phase.phase {
+    if let Some(p) = args.phase.spec() {
         match p {
             PhaseSpec::Named(n) => writeln!(out, "phase \"{n}\" of each run")?,
             PhaseSpec::Interval { .. } => writeln!(
@@ -420,7 +420,7 @@ fn json_out(
         .collect();
     let mut doc = json!({
         "runs": run_objs,
-        "phase": args.phase.phase.as_ref().map(|p| p.to_string()),
+        "phase": args.phase.spec().map(|p| p.to_string()),
         "functions": functions,
     });
     if !args.functions {

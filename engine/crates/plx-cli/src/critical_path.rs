@@ -103,7 +103,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     // one application: intra and inter are the global path (and say so)
     let app = app.or((!several).then_some(0));
     let mode = if several { mode } else { Mode::Global };
-    let window = match &args.phase.phase {
+    let window = match args.phase.spec() {
         Some(p) => phase_window(&model, p)?,
         None => Window::ALL,
     };
@@ -128,7 +128,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
                     " of application {}",
                     model.apps[a as usize].name
                 )),
-                if args.phase.phase.is_some() {
+                if args.phase.spec().is_some() {
                     " in the phase"
                 } else {
                     " (rerun it with plx run --trace)"
@@ -406,7 +406,7 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "level": rep.level.as_str(),
         "mode": rep.mode.as_str(),
         "app": rep.app.map(|a| rep.model.apps[a as usize].name.clone()).filter(|n| !n.is_empty()),
-        "phase": rep.args.phase.phase.as_ref().map(|p| p.to_string()),
+        "phase": rep.args.phase.spec().map(|p| p.to_string()),
         "total_length_s": secs(rep.cp.length_ns()),
         // an application's own span for its path (intra, inter), the whole run's otherwise
         "elapsed_s": secs(match (rep.app, rep.mode) {

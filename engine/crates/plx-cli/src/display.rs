@@ -79,12 +79,7 @@ fn rel(tl: &Timeline, ns: i64) -> f64 {
 /// Runs `plx display`.
 pub fn display(args: &DisplayArgs) -> Result<(), CliError> {
     check_bins(args.bins)?;
-    let run = open_run(
-        &args.exp.dir,
-        args.exp.app.name(),
-        args.phase.phase.as_ref(),
-        None,
-    )?;
+    let run = open_run(&args.exp.dir, args.exp.app.name(), args.phase.spec(), None)?;
     let mut out = args.out.open()?;
     let f = args.out.format;
     match args.kind {

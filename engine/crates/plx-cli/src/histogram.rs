@@ -102,7 +102,7 @@ fn timeline_chart(args: &HistogramArgs, metric: &Metric) -> Result<Chart, CliErr
         runs.push(open_run(
             dir,
             args.exps.app.name(),
-            args.phase.phase.as_ref(),
+            args.phase.spec(),
             metric.function(),
         )?);
     }
@@ -177,7 +177,7 @@ fn counter_chart(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
     for dir in &args.exps.dirs {
         let mut run =
             CounterRun::read(dir, args.exps.app.name(), event, func).map_err(in_run(dir))?;
-        if let Some(p) = &args.phase.phase {
+        if let Some(p) = args.phase.spec() {
             run.clip(p).map_err(phase_in_run(dir))?;
         }
         runs.push(run);
@@ -224,7 +224,7 @@ fn external_chart(args: &HistogramArgs, unknown: String) -> Result<Chart, CliErr
         let Some(mut run) = ExternalRun::read(dir, args.exps.app.name(), &args.metric)? else {
             continue;
         };
-        if let Some(p) = &args.phase.phase {
+        if let Some(p) = args.phase.spec() {
             run.clip(p).map_err(phase_in_run(dir))?;
         }
         runs.push(run);

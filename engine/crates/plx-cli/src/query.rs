@@ -81,7 +81,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
     let h = model.hierarchies();
     let focus = Focus::parse(args.focus.as_deref().unwrap_or(""), &h)
         .map_err(|e| CliError::new(Exit::Usage, e))?;
-    let window = match &args.phase.phase {
+    let window = match args.phase.spec() {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
@@ -164,7 +164,7 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
                 .ok()
                 .map(|m| m.origin_ns())
         });
-    let window = match &args.phase.phase {
+    let window = match args.phase.spec() {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
@@ -276,7 +276,7 @@ fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError>
             format!("{not_a_metric}, or a counter the experiment counted"),
         ));
     };
-    if args.phase.phase.is_some() {
+    if args.phase.spec().is_some() {
         return Err(CliError::new(
             Exit::Usage,
             format!("{event} is a counter: its totals cover whole threads and calls, not --phase"),

@@ -35,7 +35,7 @@ pub struct WaitsArgs {
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
     let (exp, model) = crate::experiment::open_traced(&args.exp.dir)?;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
-    let window = match &args.phase.phase {
+    let window = match args.phase.spec() {
         Some(p) => phase_window(&model, p)?,
         None => Window::ALL,
     };

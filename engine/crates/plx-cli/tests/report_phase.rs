@@ -47,10 +47,12 @@ fn window_clips_times_and_counts_calls_begun_inside() {
     let d = tmp("window");
     traced(&d, 100);
     let dir = d.display().to_string();
-    let out = ok(&["report", &dir, "--phase", "0.005:0.015", "--format", "csv"]);
-    // main: 5..15 ms inside, no call begun inside, 2 calls of work begun inside (10, 14);
-    // work: 5..8 + 10..12 + 14..15 = 6 ms; worker: 6..15 = 9 ms, 1 call.
-    let expected = "\
+    // --window START:END is the same interval as --phase START:END
+    for flag in ["--phase", "--window"] {
+        let out = ok(&["report", &dir, flag, "0.005:0.015", "--format", "csv"]);
+        // main: 5..15 ms inside, no call begun inside, 2 calls of work begun inside (10, 14);
+        // work: 5..8 + 10..12 + 14..15 = 6 ms; worker: 6..15 = 9 ms, 1 call.
+        let expected = "\
 process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host,cpu_s
 100,0,work,2,0,0.006000000,0.006000000,main,node1,
 100,0,main,0,2,0.004000000,0.010000000,main,node1,
@@ -59,27 +61,74 @@ all,all,worker,1,0,0.009000000,0.009000000,,,
 all,all,work,2,0,0.006000000,0.006000000,,,
 all,all,main,0,2,0.004000000,0.010000000,,,
 ";
-    assert_eq!(out, expected);
-    // open ends: from the start to 0.009 s, from 0.02 s to the end
-    let head = ok(&["report", &dir, "--phase", ":0.009", "--format", "csv"]);
+        assert_eq!(out, expected, "{flag}");
+        // open ends: from the start to 0.009 s, from 0.02 s to the end
+        let head = ok(&["report", &dir, flag, ":0.009", "--format", "csv"]);
+        assert!(
+            head.contains("\n100,0,work,1,0,0.006000000,0.006000000,"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\n100,0,main,1,1,0.003000000,0.009000000,"),
+            "{head}"
+        );
+        let tail = ok(&["report", &dir, flag, "0.02:", "--format", "csv"]);
+        assert!(
+            tail.contains("\n100,0,main,0,0,0.005000000,0.005000000,"),
+            "{tail}"
+        );
+        assert!(
+            tail.contains("\n100,1,worker,0,0,0.010000000,0.010000000,"),
+            "{tail}"
+        );
+        assert!(!tail.contains(",work,"), "{tail}");
+    }
+}
+
+#[test]
+fn window_flag_is_the_phase_interval_in_every_command() {
+    let d = tmp("window-flag");
+    traced(&d, 100);
+    let dir = d.display().to_string();
+    // every command that reads events takes it, with the output of the same --phase interval
+    for cmd in [
+        &["critical-path", &dir][..],
+        &["critical-path", &dir, "--format", "csv"][..],
+        &["waits", &dir, "--format", "csv"][..],
+        &["comm", &dir, "--by", "thread", "--format", "csv"][..],
+        &["query", &dir, "--metric", "calls", "--format", "csv"][..],
+    ] {
+        let w = ok(&[cmd, &["--window", "0.005:0.015"][..]].concat());
+        let p = ok(&[cmd, &["--phase", "0.005:0.015"][..]].concat());
+        assert_eq!(w, p, "{cmd:?}");
+    }
+}
+
+#[test]
+fn window_errors() {
+    let d = tmp("window-errors");
+    traced(&d, 100);
+    let dir = d.display().to_string();
+    for (bad, says) in [
+        (
+            "solve",
+            "window 'solve': give START:END in seconds from the run's start",
+        ),
+        ("a:1", "window 'a:1': 'a' is not a time in seconds"),
+        ("2:1", "window '2:1': the end must come after the start"),
+    ] {
+        let o = plx(&["report", &dir, &format!("--window={bad}")]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(says), "{bad}: {}", stderr(&o));
+    }
+    let o = plx(&["report", &dir, "--window", "0:1", "--phase", "0:2"]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        head.contains("\n100,0,work,1,0,0.006000000,0.006000000,"),
-        "{head}"
+        stderr(&o)
+            .contains("'--window <START:END>' cannot be used with '--phase <NAME|START:END>'"),
+        "{}",
+        stderr(&o)
     );
-    assert!(
-        head.contains("\n100,0,main,1,1,0.003000000,0.009000000,"),
-        "{head}"
-    );
-    let tail = ok(&["report", &dir, "--phase", "0.02:", "--format", "csv"]);
-    assert!(
-        tail.contains("\n100,0,main,0,0,0.005000000,0.005000000,"),
-        "{tail}"
-    );
-    assert!(
-        tail.contains("\n100,1,worker,0,0,0.010000000,0.010000000,"),
-        "{tail}"
-    );
-    assert!(!tail.contains(",work,"), "{tail}");
 }
 
 #[test]

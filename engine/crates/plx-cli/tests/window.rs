@@ -33,7 +33,17 @@ fn crossing(dir: &std::path::Path) {
 
 #[test]
 fn every_command_counts_the_messages_sent_in_the_window() {
-    let d = tmp("window-messages");
+    counts_the_messages_sent_in("--phase");
+}
+
+#[test]
+fn every_command_counts_the_messages_sent_in_a_window_flag() {
+    counts_the_messages_sent_in("--window");
+}
+
+/// The same window given as `flag START:END` (`--phase` or `--window`).
+fn counts_the_messages_sent_in(flag: &str) {
+    let d = tmp(&format!("window-messages{flag}"));
     crossing(&d);
     let dir = d.to_str().unwrap();
     // the window is relative to the first traced event: find it from the whole queue curve
@@ -57,7 +67,7 @@ fn every_command_counts_the_messages_sent_in_the_window() {
         (10_000.0 - origin_ns) / 1e9,
         (20_000.0 - origin_ns) / 1e9
     );
-    let window = ["--phase", phase.as_str()];
+    let window = [flag, phase.as_str()];
 
     // plx comm: the matrix
     let comm = ok(&[&["comm", dir, "--format", "csv"][..], &window].concat());

@@ -213,7 +213,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
     let model = open_model(
         &args.exp.dir,
         args.exp.app.name(),
-        args.phase.phase.as_ref(),
+        args.phase.spec(),
         BuildOptions::default(),
     )?;
     let by = match args.by {

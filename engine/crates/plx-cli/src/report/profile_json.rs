@@ -282,7 +282,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     let mut doc = json!({
         "experiment": rep.model.dir.display().to_string(),
-        "phase": rep.args.phase.phase.as_ref().map(|p| p.to_string()),
+        "phase": rep.args.phase.spec().map(|p| p.to_string()),
         "app": rep.args.exp.app.app,
         "processes": processes,
         "total": total,

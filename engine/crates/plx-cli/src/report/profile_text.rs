@@ -185,7 +185,7 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
 
 /// Writes all tables, the total, and throttled regions.
 pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
-    match &rep.args.phase.phase {
+    match rep.args.phase.spec() {
         Some(PhaseSpec::Named(p)) => {
             writeln!(
                 out,
