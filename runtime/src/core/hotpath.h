@@ -131,7 +131,7 @@ static inline void plx_leave(struct plx_thread *t, struct plx_frame *f, uint64_t
 }
 
 /* Records a completed interval of the runtime's own work (region `region`, kind runtime) apart
- * from the program's call paths (DESIGN.md runtime rule 7). In a profile the interval is a
+ * from the program's call paths (docs/architecture.md, runtime rule 7). In a profile the interval is a
  * child of the thread's root, and every open frame starts that much later, so no function of
  * the program counts it, inclusive or exclusive. In a trace the interval is a pair of events
  * at its true times, inside whatever region is open; the reader sets it apart. */
