@@ -118,6 +118,7 @@ def load():
         if off != size:
             raise SchemaError("live %s: fields take %d bytes, item_size %d" % (lv.get("kind", "header"), off, size))
     for r in s["record"]:
+        r["fixed_size"] = fixed_size(r)
         rust_model(r)
     s["record"].sort(key=lambda r: r["id"])
     s["subtype"].sort(key=lambda st: st["id"])
@@ -133,6 +134,16 @@ def item_min(f):
 def counted(r):
     """count field name -> the repeated field it counts"""
     return {f["count"]: f for f in r["fields"] if "count" in f}
+
+
+def fixed_size(r):
+    """Payload bytes of a record before its first string or repeated field."""
+    n = 0
+    for f in r["fields"]:
+        if "count" in f or f.get("type") == "str":
+            break
+        n += SIZE[f["type"]]
+    return n
 
 
 def derives(fields, extra=()):

@@ -178,11 +178,7 @@ static inline void plx_rec_put_str(struct plx_rec *r, const char *s)
                 w("    plx_rec_put_%s(r, %s);" % (i["type"], i["name"]))
             w("    r->items++;\n}\n")
     for r in s["record"]:
-        off = 0
-        for f in r["fields"]:
-            if "count" in f or f.get("type") == "str":
-                break
-            off += SIZE[f["type"]]
+        off = r["fixed_size"]
         w("#define PLX_%s_FIXED_SIZE %du /* bytes before the first string or repeated field */"
           % (snake(r["name"]).upper(), off))
         for f in r["fields"]:

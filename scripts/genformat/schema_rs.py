@@ -221,11 +221,7 @@ def render(s):
     w("/// Bytes of each record's payload before its first string or repeated field.")
     w("pub mod fixed_size {")
     for r in s["record"]:
-        off = 0
-        for f in r["fields"]:
-            if "count" in f or f.get("type") == "str":
-                break
-            off += SIZE[f["type"]]
+        off = r["fixed_size"]
         w("    /// %s." % r["name"])
         w("    pub const %s: usize = %d;" % (snake(r["name"]).upper(), off))
     w("}\n")
