@@ -419,7 +419,7 @@ pub(super) fn build_process(
         path: img.process_path(),
         mpi: p.mpi.clone(),
         clock_offsets: p.clock_offsets.clone(),
-        clock_sync_skipped: p.clock_sync_skipped.clone(),
+        clock_sync_skipped: p.clock_sync_skipped,
         offsets: OffsetMap::new(&p.clock_offsets),
         clock_map: img.clock,
         comms: BTreeMap::new(),
