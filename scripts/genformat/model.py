@@ -109,6 +109,10 @@ def load():
                     raise SchemaError("subtype %s.%s overlaps %s" % (st["name"], f["name"], used[(f["word"], b)]))
                 used[(f["word"], b)] = f["name"]
         st["words"] = 1 + max(f["word"] for f in st["fields"])
+        for f in st["fields"]:
+            f["bits"] = f["hi"] - f["lo"] + 1
+        # the fields of each payload word, in the schema's order
+        st["word_fields"] = [[f for f in st["fields"] if f["word"] == k] for k in range(st["words"])]
     for lv in [s["live_header"]] + s["live"]:
         off = 0
         for f in lv["fields"]:

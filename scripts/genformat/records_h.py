@@ -44,12 +44,10 @@ def render(s):
         w("/* %s (%d): %s */" % (st["name"], st["id"], st["doc"]))
         w("static inline void plx_ext_pack_%s(uint64_t w[PLX_EXT_%s_WORDS], %s)\n{"
           % (st["name"], st["name"].upper(), args))
-        for word in range(st["words"]):
+        for word, fields in enumerate(st["word_fields"]):
             parts = []
-            for f in st["fields"]:
-                if f["word"] != word:
-                    continue
-                bits = f["hi"] - f["lo"] + 1
+            for f in fields:
+                bits = f["bits"]
                 if f["type"] == "f64":
                     w("    uint64_t %s_bits;\n    memcpy(&%s_bits, &%s, 8);" % (f["name"], f["name"], f["name"]))
                     v = "%s_bits" % f["name"]

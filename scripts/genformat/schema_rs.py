@@ -390,7 +390,7 @@ def render(s):
             if f["lo"]:
                 x = "(%s >> %d)" % (x, f["lo"])
             t = f["type"]
-            bits = f["hi"] - f["lo"] + 1
+            bits = f["bits"]
             if t == "f64":
                 x = "f64::from_bits(%s)" % x
             elif t == "i32":
@@ -412,12 +412,10 @@ def render(s):
         w("/// The payload words of a `%s` event (subtype %d)." % (st["name"], st["id"]))
         w("pub fn pack_%s(%s) -> [u64; %d] {" % (st["name"], args, st["words"]))
         words = []
-        for word in range(st["words"]):
+        for fields in st["word_fields"]:
             parts = []
-            for f in st["fields"]:
-                if f["word"] != word:
-                    continue
-                bits = f["hi"] - f["lo"] + 1
+            for f in fields:
+                bits = f["bits"]
                 t = f["type"]
                 v = {"f64": "%s.to_bits()", "i32": "(%s as u32 as u64)"}.get(t, "(%s as u64)" if t != "u64" else "%s") % f["name"]
                 if bits < SIZE.get(t, 8) * 8:
