@@ -797,25 +797,7 @@ impl Viewer {
                     .map_or_else(Vec::new, |t| flame_of(t, a, b))
             })
             .collect();
-        let mut nodes: Vec<FlameNode> = Vec::new();
-        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
-        for local in per {
-            let mut to_global: Vec<usize> = Vec::with_capacity(local.len());
-            for (p, r, incl, calls) in local {
-                let parent = if p < 0 {
-                    -1
-                } else {
-                    to_global[p as usize] as i64
-                };
-                let k = *child.entry((parent, r)).or_insert_with(|| {
-                    nodes.push((parent, r, 0, 0));
-                    nodes.len() - 1
-                });
-                nodes[k].2 += incl;
-                nodes[k].3 += calls;
-                to_global.push(k);
-            }
-        }
+        let nodes = merge_flames(per);
         let nodes: Vec<Value> = nodes
             .iter()
             .map(|(p, r, incl, calls)| json!([p, r, incl, calls]))
@@ -1380,6 +1362,32 @@ fn take_counted(
 /// A node of a flame graph: (parent index, -1 for a root; region; inclusive ns; calls begun).
 type FlameNode = (i64, u32, i64, u64);
 
+/// The tracks' trees ([`flame_of`]) merged by call path in the tracks' order: a track's nodes,
+/// taken in the order it met them, meet the merged tree's in the order one pass over every
+/// track would.
+fn merge_flames(per: Vec<Vec<FlameNode>>) -> Vec<FlameNode> {
+    let mut nodes: Vec<FlameNode> = Vec::new();
+    let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+    for local in per {
+        let mut to_global: Vec<usize> = Vec::with_capacity(local.len());
+        for (p, r, incl, calls) in local {
+            let parent = if p < 0 {
+                -1
+            } else {
+                to_global[p as usize] as i64
+            };
+            let k = *child.entry((parent, r)).or_insert_with(|| {
+                nodes.push((parent, r, 0, 0));
+                nodes.len() - 1
+            });
+            nodes[k].2 += incl;
+            nodes[k].3 += calls;
+            to_global.push(k);
+        }
+    }
+    nodes
+}
+
 /// The call tree of track `t`'s regions overlapping `[a, b)` (global ns), its nodes in the order
 /// met (depth by depth, each in time order), parents before children.
 fn flame_of(t: &crate::index::Track, a: i64, b: i64) -> Vec<FlameNode> {
@@ -1436,4 +1444,104 @@ fn flame_of(t: &crate::index::Track, a: i64, b: i64) -> Vec<FlameNode> {
         above = (lo, here);
     }
     nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Lane, Track};
+
+    /// Nested regions of `depth` levels over `[0, span)`, pseudo-random (a linear congruential
+    /// generator from `seed`): each level's regions lie inside the level above's, 3 regions.
+    fn track(seed: u64, span: i64, depth: usize) -> Track {
+        let mut x = seed;
+        let mut next = move |n: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as i64) % n.max(1)
+        };
+        let mut lanes: Vec<Vec<(i64, i64, u32)>> = vec![vec![(0, span, 0)]];
+        for _ in 1..depth {
+            let mut here = Vec::new();
+            for &(s, e, _) in lanes.last().expect("a level") {
+                let mut t = s + next(20);
+                while t < e - 2 {
+                    let len = 1 + next((e - t - 1).min(400));
+                    here.push((t, t + len, next(3) as u32));
+                    t += len + next(30);
+                }
+            }
+            lanes.push(here);
+        }
+        Track {
+            label: String::new(),
+            app: String::new(),
+            host: String::new(),
+            process: 0,
+            thread: 0,
+            rank: None,
+            pid: 0,
+            name: String::new(),
+            lanes: lanes.iter().map(|l| Lane::from_regions(l)).collect(),
+            markers: Vec::new(),
+        }
+    }
+
+    /// The flame graph of `tracks` in one pass, a parent found by a search per instance.
+    fn one_pass(tracks: &[Track], a: i64, b: i64) -> Vec<FlameNode> {
+        let mut nodes: Vec<FlameNode> = Vec::new();
+        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+        for t in tracks {
+            let mut above: (usize, Vec<usize>) = (0, Vec::new());
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                let mut here = Vec::new();
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let parent = if d == 0 {
+                        -1
+                    } else {
+                        let up = &t.lanes[d - 1];
+                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
+                            Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
+                                above.1[p - above.0] as i64
+                            }
+                            _ => -1,
+                        }
+                    };
+                    let k = *child.entry((parent, r.region)).or_insert_with(|| {
+                        nodes.push((parent, r.region, 0, 0));
+                        nodes.len() - 1
+                    });
+                    nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
+                    nodes[k].3 += u64::from(r.start >= a);
+                    here.push(k);
+                }
+                above = (lo, here);
+            }
+        }
+        nodes
+    }
+
+    #[test]
+    fn flame_per_track_merged_equals_one_pass_over_every_track() {
+        let tracks: Vec<Track> = (0..5).map(|k| track(k + 1, 100_000, 5)).collect();
+        let regions: usize = tracks
+            .iter()
+            .flat_map(|t| t.lanes.iter().map(|l| l.len()))
+            .sum();
+        assert!(regions > 5_000, "{regions}");
+        for (a, b) in [
+            (0, 100_000),
+            (12_345, 54_321),
+            (99_000, 99_500),
+            (50_000, 50_001),
+        ] {
+            let merged = merge_flames(tracks.iter().map(|t| flame_of(t, a, b)).collect());
+            let want = one_pass(&tracks, a, b);
+            assert!(!want.is_empty());
+            assert_eq!(merged, want, "[{a}, {b})");
+        }
+    }
 }
