@@ -3,7 +3,9 @@ programs/sample_spin.c (built plain, -O2 -g, no frame pointers; alpha inside the
 "solve", beta after it, gamma_ on a worker thread) under `plx run --trace --sample`; a shift-drag
 over the whole run shows the sampled flame graph of the threads, whose call paths and samples are
 plx report --callpath's, and a hover on a sampled frame gives its call path, samples and
-estimated time. A screenshot is left in tests/e2e/artifacts/view-samples/."""
+estimated time; each track's strip of estimated samples holds exactly the samples taken under
+its instrumented calls, and its tooltip names the call path. Screenshots are left in
+tests/e2e/artifacts/view-samples/."""
 
 import json
 import os
@@ -12,7 +14,8 @@ import subprocess
 import pytest
 
 from components import require, require_tools
-from conftest import PLX, ROOT, _fail_message, clean_env, report_csv, run, total_rows
+from conftest import (PLX, ROOT, _fail_message, clean_env, location_rows, report_csv, run,
+                      total_rows)
 from test_sampling import compile_plain
 from test_view import CHROMIUM
 
@@ -75,3 +78,28 @@ def test_a_hover_on_a_sampled_frame_gives_its_samples_and_estimate(page):
     assert tip["text"].startswith(node["path"].replace(" => ", " → "))
     assert f"· {node['samples']} samples · ~" in tip["text"] and "(sampled frame)" in tip["text"]
     assert (ARTIFACTS / "samples-selection.png").stat().st_size > 10_000
+
+
+def test_the_tracks_strips_hold_the_samples_under_instrumented_calls(page, sampled):
+    """A thread's samples carry no time: the strip shares those taken under an instrumented
+    call (here the API region solve, on main) among its instances; the rest (under no call)
+    are not placed. Over the whole run the strip adds up to them."""
+    rows = report_csv(sampled, "--callpath")
+    api = page["lane_api"]
+    assert api["tracks"], api
+    under = {}
+    for (_, thread), loc in location_rows(rows).items():
+        under[int(thread)] = sum(int(r["samples"] or 0) for r in loc
+                                 if " => " not in r["callpath"] and int(r["calls"]) > 0)
+    drawn = 0.0
+    for t in api["tracks"]:
+        want = under[t["track"]] if t["track"] in under else 0
+        assert t["placed"] == want, (t["track"], t["placed"], want)
+        total = sum(c[1] for c in t["columns"])
+        assert abs(total - want) <= 1e-3 * max(want, 1), (total, want)
+        drawn += total
+    assert sum(under.values()) > 0
+    assert abs(float(page["lane_page"]["sampleSum"]) - drawn) <= 1e-2 * max(drawn, 1)
+    tip = page["lane_tip"]
+    assert tip["kind"] == "samples" and tip["value"] > 0
+    assert "mostly in solve" in tip["text"] and "samples (estimated)" in tip["text"]

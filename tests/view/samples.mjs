@@ -1,5 +1,6 @@
 // Drives plx view's call-stack samples in a real headless Chromium (playwright-core, real mouse):
-// a shift-drag over the whole run selects it, the selected threads' sampled flame graph appears
+// the samples' strip along the bottom of each track at the whole run and a hover on it; then a
+// shift-drag over the whole run selects it, the selected threads' sampled flame graph appears
 // beside the interval's; a hover on its widest sampled node gives the node's call path, samples
 // and estimated time. Prints what the page showed as JSON with the server's /api/samples; a
 // screenshot goes to OUTDIR. Usage: node samples.mjs URL CHROMIUM OUTDIR
@@ -35,8 +36,19 @@ try {
     const c = document.getElementById("timeline");
     return c && c.dataset.loading === "0" && c.dataset.lines !== undefined;
   }, null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.samplesLoading === "0", null, { timeout: 60000 });
   const b = await page.locator("#timeline").boundingBox();
   const row = await page.evaluate(() => window.plxView.trackRow(0));
+  out.lane_page = await page.evaluate(() => ({ ...document.getElementById("timeline").dataset }));
+  out.lane_api = await api(`api/sample_lane?t0=0&t1=${out.lane_page.t1}&width=1000`);
+  // a hover on track 0's strip a tenth into the run
+  await page.mouse.move(b.x + 170 + (b.width - 170) * 0.1, b.y + row.y + row.h - 2);
+  await page.waitForTimeout(100);
+  out.lane_tip = await page.evaluate(() => {
+    const t = document.getElementById("tooltip");
+    return { kind: t.dataset.kind, value: t.dataset.value === "" ? null : +t.dataset.value, text: t.textContent };
+  });
+  await page.screenshot({ path: join(outdir, "samples-lane-whole.png") });
   // shift-drag across the whole plot inside the first track: every track, the whole window
   const y = b.y + row.y + 6;
   await page.keyboard.down("Shift");

@@ -16,6 +16,7 @@ import { Overlay, readState, ViewState, writeState } from "./state";
 import { CounterRow, GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
 import { ValueRows } from "./values";
 import { WaitLayer } from "./waits";
+import { SampleLane, STRIP } from "./samplelane";
 
 export type { GroupNode } from "./tracks";
 /** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
@@ -82,6 +83,8 @@ export class Timeline {
   private values: ValueRows;
   /** the wait states of the window */
   readonly waits = new WaitLayer();
+  /** the call-stack samples of the window, estimated per column */
+  readonly sampleLane = new SampleLane();
   /** tracks of the selection (empty: every track) */
   private selTracks: number[] = [];
   drawn: Drawn[] = [];
@@ -268,6 +271,11 @@ export class Timeline {
           if (seq !== this.seq) return;
           this.answer = a;
           this.loadWaits();
+          this.canvas.dataset.samplesLoading = "1";
+          this.sampleLane.load(this.t0, this.t1, width, () => {
+            this.canvas.dataset.samplesLoading = "0";
+            this.draw();
+          }, (why) => { this.detail.textContent = why; });
           this.draw();
           // from the zoom or pan to its answer drawn
           this.canvas.dataset.frameMs = (performance.now() - this.requestedAt).toFixed(1);
@@ -553,6 +561,10 @@ export class Timeline {
       return this.values.describe(r, this.timeAt(px), (t) => this.trackName(t));
     }
     if (!a || !r || r.kind !== "track") return null;
+    if (this.rowY(py) >= r.y + r.h - STRIP) {
+      const s = this.sampleLane.describe(r.track, this.timeAt(px), this.trackName(r.track));
+      if (s) return ["samples", s[0], s[1]];
+    }
     const depth = Math.floor((this.rowY(py) - r.y - 2) / LANE_H);
     const lane = a.tracks[r.track]?.[depth];
     if (!lane) return null;
@@ -764,6 +776,12 @@ export class Timeline {
         return { y: this.canvasY(r.y) + 2 + depth * LANE_H, h: LANE_H - 1 };
       }, LABEL_W, LABEL_W + this.plotWidth());
     }
+    this.sampleLane.draw(g, (t) => this.x(t), (track) => {
+      const r = this.lay.shown.get(track);
+      return r ? { y: this.canvasY(r.y), h: r.h } : null;
+    });
+    c.dataset.sampleTracks = String(this.sampleLane.answer?.tracks.length ?? 0);
+    c.dataset.sampleSum = this.sampleLane.drawnSum.toFixed(3);
     const wa = this.waits.answer;
     c.dataset.waits = String(this.waits.drawn.length);
     c.dataset.waitsTotal = wa ? String(wa.total) : "";

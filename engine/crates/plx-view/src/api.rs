@@ -83,6 +83,7 @@ pub struct Viewer {
     timeline: OnceCell<Result<Timeline, String>>,
     counted: OnceCell<String>,
     waits: OnceCell<Result<Waits, String>>,
+    placed: OnceCell<Vec<Option<crate::samples::Placed>>>,
 }
 
 /// The waits of the trace ([`WaitAnalysis::compute_each`]) and where each lies on the timeline.
@@ -163,6 +164,7 @@ impl Viewer {
             timeline: OnceCell::new(),
             counted: OnceCell::new(),
             waits: OnceCell::new(),
+            placed: OnceCell::new(),
         })
     }
 
@@ -865,6 +867,63 @@ impl Viewer {
             })
             .collect();
         json!({"samples": taken, "lost": lost, "period_ns": periods, "nodes": nodes})
+    }
+
+    /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window,
+    /// estimated ([`crate::samples`]): `tracks` `[{"track", "taken", "placed" (of the run),
+    /// "period_ns", "columns": [[column, samples, path]...] (`null`: more instances in the
+    /// window than are placed; zoom in), "paths": [call path names]}]`.
+    pub fn sample_lane(&self, t0: i64, t1: i64, width: u32) -> Value {
+        use rayon::prelude::*;
+        let model = self.model();
+        let index = &self.index;
+        let placed = self.placed.get_or_init(|| {
+            index
+                .tracks
+                .par_iter()
+                .map(|t| {
+                    let th = model
+                        .processes
+                        .get(t.process)?
+                        .threads
+                        .iter()
+                        .find(|x| x.thread == t.thread)?;
+                    let st = th.samples.as_ref()?;
+                    Some(crate::samples::place(
+                        t,
+                        &index.regions,
+                        &th.tree,
+                        &model.regions,
+                        st.samples,
+                    ))
+                })
+                .collect()
+        });
+        let (a, b) = (index.origin + t0, index.origin + t1.max(t0 + 1));
+        let tracks: Vec<Value> = placed
+            .par_iter()
+            .enumerate()
+            .filter_map(|(ti, p)| {
+                let p = p.as_ref()?;
+                let t = &index.tracks[ti];
+                let period = model
+                    .processes
+                    .get(t.process)
+                    .and_then(|pm| pm.threads.iter().find(|x| x.thread == t.thread))
+                    .and_then(|th| th.samples.as_ref())
+                    .map_or(0, |s| s.period_ns);
+                let cols = crate::samples::columns(t, p, a, b, width).map(|c| {
+                    c.iter()
+                        .map(|&(c, v, path)| {
+                            json!([c, v, if path == u32::MAX { -1 } else { path as i64 }])
+                        })
+                        .collect::<Vec<Value>>()
+                });
+                Some(json!({"track": ti, "taken": p.taken, "placed": p.placed,
+                            "period_ns": period, "columns": cols, "paths": p.paths}))
+            })
+            .collect();
+        json!({"t0": t0, "t1": b - index.origin, "width": width, "tracks": tracks})
     }
 
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders

@@ -265,6 +265,14 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
             Some(v) => Answer::json(v),
             None => Answer::error(404, "no such wait\n"),
         },
+        "/api/sample_lane" => {
+            let span = viewer.index.end - viewer.index.origin;
+            Answer::json(viewer.sample_lane(
+                num("t0", 0),
+                num("t1", span.max(1)),
+                num("width", 1000).clamp(1, 20_000) as u32,
+            ))
+        }
         "/api/samples" => {
             let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
             Answer::json(viewer.samples(&tracks))
