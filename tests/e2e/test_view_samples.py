@@ -103,3 +103,15 @@ def test_the_tracks_strips_hold_the_samples_under_instrumented_calls(page, sampl
     tip = page["lane_tip"]
     assert tip["kind"] == "samples" and tip["value"] > 0
     assert "mostly in solve" in tip["text"] and "samples (estimated)" in tip["text"]
+    # closer in, the strip holds the window's part of solve's samples, spread evenly over its
+    # one call: a tenth and a thousandth of the run, both inside it
+    (main,) = [t for t in api["tracks"] if t["track"] == 0]
+    (inst,) = page["solve"]["instances"]
+    s, e = inst[3], inst[4]
+    for z in page["lane_zooms"]:
+        t0, t1 = float(z["t0"]), float(z["t1"])
+        assert s <= t0 < t1 <= e, (s, e, t0, t1)
+        want = main["placed"] * (t1 - t0) / (e - s)
+        assert abs(float(z["sampleSum"]) - want) <= 1e-3 * want + 1e-3, (z["sampleSum"], want)
+    for name in ("samples-lane-zoomed.png", "samples-lane-close.png"):
+        assert (ARTIFACTS / name).stat().st_size > 5_000

@@ -41,6 +41,7 @@ try {
   const row = await page.evaluate(() => window.plxView.trackRow(0));
   out.lane_page = await page.evaluate(() => ({ ...document.getElementById("timeline").dataset }));
   out.lane_api = await api(`api/sample_lane?t0=0&t1=${out.lane_page.t1}&width=1000`);
+  out.solve = await api("api/search?name=solve");
   // a hover on track 0's strip a tenth into the run
   await page.mouse.move(b.x + 170 + (b.width - 170) * 0.1, b.y + row.y + row.h - 2);
   await page.waitForTimeout(100);
@@ -49,6 +50,21 @@ try {
     return { kind: t.dataset.kind, value: t.dataset.value === "" ? null : +t.dataset.value, text: t.textContent };
   });
   await page.screenshot({ path: join(outdir, "samples-lane-whole.png") });
+  // two closer zoom levels: the strip's columns and their sum over each window
+  const span = +out.lane_page.t1;
+  out.lane_zooms = [];
+  for (const [f0, f1, name] of [[0.2, 0.3, "samples-lane-zoomed.png"], [0.25, 0.251, "samples-lane-close.png"]]) {
+    await page.evaluate(([a, c]) => window.plxView.setWindow(a, c), [span * f0, span * f1]);
+    await page.waitForFunction(() => {
+      const c = document.getElementById("timeline");
+      return c.dataset.loading === "0" && c.dataset.samplesLoading === "0";
+    }, null, { timeout: 60000 });
+    await page.waitForTimeout(200);
+    out.lane_zooms.push(await page.evaluate(() => ({ ...document.getElementById("timeline").dataset })));
+    await page.screenshot({ path: join(outdir, name) });
+  }
+  await page.evaluate((s) => window.plxView.setWindow(0, s), span);
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.samplesLoading === "0", null, { timeout: 60000 });
   // shift-drag across the whole plot inside the first track: every track, the whole window
   const y = b.y + row.y + 6;
   await page.keyboard.down("Shift");
