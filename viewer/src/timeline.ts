@@ -249,6 +249,8 @@ export class Timeline {
     t0 = Math.max(-span * 0.25, Math.min(t0, span * 1.25 - w));
     this.t0 = t0;
     this.t1 = t0 + w;
+    // what a tooltip described has moved
+    this.tip.style.display = "none";
     this.canvas.dataset.t0 = String(Math.round(this.t0));
     this.canvas.dataset.t1 = String(Math.round(this.t1));
     this.save();
