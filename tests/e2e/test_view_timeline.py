@@ -149,7 +149,7 @@ def test_overlays_switched_off_stay_off_in_the_url(life):
         assert n(page, "messageBundles") == n(page, "handoffBundles") == 0
         assert n(page, "lines") == 2 * RANKS * 10, "still counted"
         assert "msg=0" in page["url"] and "arcs=0" in page["url"]
-        assert page["overlays"] == ""
+        assert page["overlays"] == "waits"
     assert life["off_reloaded"]["messages_on"] is False
     assert life["off_reloaded"]["handoffs_on"] is False
 
@@ -203,7 +203,7 @@ def test_the_track_filter(life, many):
 
 
 def test_keyboard_help(life):
-    assert life["help"] == {"shown": "1", "visible": True, "rows": 10}
+    assert life["help"] == {"shown": "1", "visible": True, "rows": 11}
     assert life["help_closed"] is False
 
 

@@ -1,12 +1,31 @@
-// The selection's flame graph (an icicle): the call paths of the regions in the selected interval
-// and threads, each path's time clipped to the interval; a click zooms into a node, a click on
-// the top bar back out.
+// The selection's flame graphs (icicles): the call paths of the regions in the selected interval
+// and threads, each path's time clipped to the interval, and the call-stack samples of those
+// threads (/api/samples); a click zooms into a node, a click on the top bar back out; a tooltip
+// gives a node's call path and its time, calls or samples.
 
 import { Meta } from "./api";
 import { el, regionColor, time } from "./format";
 
-/** `/api/flame`: nodes [parent (−1: a root), region, inclusive ns, calls begun in it]. */
-export interface Flame { t0: number; t1: number; nodes: [number, number, number, number][] }
+/** `/api/flame`: nodes [parent (−1: a root), region, inclusive ns, calls begun in it]; a
+ * sampled flame graph names its nodes (`names`) and counts samples instead of calls. */
+export interface Flame {
+  t0: number; t1: number; nodes: [number, number, number, number][];
+  names?: string[]; sampled?: boolean[];
+}
+
+/** `/api/samples`: nodes [parent, name, samples, estimated ns, 1: known from samples only]. */
+export interface SamplesAnswer {
+  samples: number; lost: number; period_ns: [number, number][];
+  nodes: [number, string, number, number, number][];
+}
+
+/** The samples' tree as a flame graph (estimated ns as the width, samples as the count). */
+export function samplesFlame(a: SamplesAnswer): Flame {
+  return {
+    t0: 0, t1: 0, nodes: a.nodes.map(([p, , n, ns]) => [p, -1, ns, n]),
+    names: a.nodes.map((x) => x[1]), sampled: a.nodes.map((x) => x[4] === 1),
+  };
+}
 
 const ROW = 16;
 
@@ -24,29 +43,82 @@ export class FlameView {
   private focus = -1;
   boxes: Box[] = [];
 
-  constructor() {
-    this.root = el("div", { id: "flame", class: "panel" });
-    this.title = el("h3", {}, "Flame graph of the selection");
-    this.canvas = el("canvas", { id: "flame-graph" });
-    this.root.append(this.title);
+  private tip: HTMLElement;
+
+  constructor(id = "flame", title = "Flame graph of the selection") {
+    this.root = el("div", { id, class: "panel" });
+    this.root.style.position = "relative";
+    this.title = el("h3", {}, title);
+    this.canvas = el("canvas", { id: `${id}-graph` });
+    this.tip = el("div", { id: `${id}-tip`, class: "flame-tip" });
+    Object.assign(this.tip.style, { position: "absolute", display: "none", background: "#fffde7",
+      border: "1px solid #999", padding: "2px 4px", font: "11px sans-serif", pointerEvents: "none",
+      maxWidth: "420px", zIndex: "5" });
+    this.root.append(this.title, this.tip);
+    const at = (e: MouseEvent) => this.boxes.find((x) => e.offsetX >= x.x && e.offsetX <= x.x + x.w && e.offsetY >= x.y && e.offsetY < x.y + ROW);
     this.canvas.addEventListener("click", (e) => {
-      const b = this.boxes.find((x) => e.offsetX >= x.x && e.offsetX <= x.x + x.w && e.offsetY >= x.y && e.offsetY < x.y + ROW);
+      const b = at(e);
       if (!b) return;
       this.zoom(b.node === this.focus ? this.parentOf(b.node) : b.node);
     });
+    this.canvas.addEventListener("mousemove", (e) => {
+      const b = at(e);
+      if (!b || b.node < 0) { this.tip.style.display = "none"; return; }
+      this.tip.textContent = this.describe(b.node);
+      const [, , incl, count] = this.f?.nodes[b.node] ?? [0, 0, 0, 0];
+      this.tip.dataset.node = String(b.node);
+      this.tip.dataset.ns = String(incl);
+      this.tip.dataset.count = String(count);
+      this.tip.style.display = "block";
+      // kept inside the panel: left of the pointer near its right edge
+      const x = this.canvas.offsetLeft + e.offsetX + 10;
+      this.tip.style.left = `${Math.max(0, Math.min(x, this.root.clientWidth - 230))}px`;
+      this.tip.style.top = `${this.canvas.offsetTop + e.offsetY + 14}px`;
+    });
+    this.canvas.addEventListener("mouseleave", () => { this.tip.style.display = "none"; });
+  }
+
+  /** A node's name. */
+  private nameOf(k: number): [string, string] {
+    const f = this.f;
+    if (!f) return ["?", "function"];
+    if (f.names) return [f.names[k] ?? "?", "function"];
+    return (this.meta?.regions[f.nodes[k][1]] ?? ["?", "function"]) as [string, string];
+  }
+
+  /** The tooltip of node `k`: its call path, then its time and calls (or samples). */
+  describe(k: number): string {
+    const f = this.f;
+    if (!f) return "";
+    const path: string[] = [];
+    for (let p = k; p >= 0; p = f.nodes[p][0]) path.unshift(this.nameOf(p)[0]);
+    const [, , incl, count] = f.nodes[k];
+    if (f.names) {
+      const how = f.sampled?.[k] ? "sampled frame" : "instrumented call";
+      return `${path.join(" → ")} · ${count} samples · ~${time(incl)} estimated (${how})`;
+    }
+    return `${path.join(" → ")} · ${time(incl)} · ${count} calls begun`;
+  }
+
+  /** Hides the graph (nothing to show). */
+  hide(text: string): void {
+    this.f = null;
+    this.title.textContent = text;
+    this.canvas.remove();
+    this.root.dataset.samples = "0";
   }
 
   private parentOf(n: number): number {
     return this.f && n >= 0 ? this.f.nodes[n][0] : -1;
   }
 
-  show(f: Flame, meta: Meta, threads: number): void {
+  show(f: Flame, meta: Meta, threads: number, title?: string): void {
     this.f = f;
     this.meta = meta;
     this.children = f.nodes.map(() => []);
     this.roots = [];
     f.nodes.forEach(([p], i) => (p < 0 ? this.roots : this.children[p]).push(i));
-    this.title.textContent = `Flame graph: ${time(f.t1 - f.t0)} on ${threads} threads`;
+    this.title.textContent = title ?? `Flame graph: ${time(f.t1 - f.t0)} on ${threads} threads`;
     if (!this.canvas.isConnected) this.root.append(this.canvas);
     this.zoom(-1);
   }
@@ -77,17 +149,17 @@ export class FlameView {
     const total = top.reduce((s, k) => s + f.nodes[k][2], 0) || 1;
     // the path from the root to the focus, as the top bar's text
     const path: string[] = [];
-    for (let p = n; p >= 0; p = f.nodes[p][0]) path.unshift(meta.regions[f.nodes[p][1]]?.[0] ?? "?");
+    for (let p = n; p >= 0; p = f.nodes[p][0]) path.unshift(this.nameOf(p)[0]);
     g.fillStyle = "#cfd8dc";
     g.fillRect(0, 0, w, ROW - 1);
     g.fillStyle = "#111";
     g.fillText(n < 0 ? `all (${time(total)})` : `↑ ${path.join(" → ")}`, 3, 11);
     this.boxes.push({ x: 0, y: 0, w, node: n < 0 ? -1 : this.parentOf(n) });
     const place = (k: number, x: number, depth: number): void => {
-      const [, region, incl] = f.nodes[k];
+      const [, , incl] = f.nodes[k];
       const bw = (incl / total) * w;
       if (bw < 0.5) return;
-      const [name, kind] = meta.regions[region] ?? ["?", "function"];
+      const [name, kind] = this.nameOf(k);
       const y = depth * ROW;
       g.fillStyle = regionColor(name, kind);
       g.fillRect(x, y, Math.max(bw - 1, 0.5), ROW - 1);
@@ -97,7 +169,7 @@ export class FlameView {
         g.rect(x, y, bw, ROW);
         g.clip();
         g.fillStyle = "#111";
-        g.fillText(`${name} ${time(incl)}`, x + 2, y + 11);
+        g.fillText(`${name} ${f.names ? "~" : ""}${time(incl)}`, x + 2, y + 11);
         g.restore();
       }
       this.boxes.push({ x, y, w: bw, node: k });

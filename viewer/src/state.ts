@@ -2,8 +2,8 @@
 // picture: the window, the selection, the overlays, the grouping, what is collapsed, the track
 // filter and the search.
 
-/** The overlays that can be switched on and off; messages and hand-offs start on. */
-export type Overlay = "messages" | "handoffs" | "critical";
+/** The overlays that can be switched on and off; messages, hand-offs and waits start on. */
+export type Overlay = "messages" | "handoffs" | "critical" | "waits";
 
 export interface ViewState {
   t0: number | null; t1: number | null;
@@ -19,6 +19,7 @@ export interface ViewState {
 
 const OVERLAY_KEYS: [Overlay, string, boolean][] = [
   ["messages", "msg", true], ["handoffs", "arcs", true], ["critical", "crit", false],
+  ["waits", "waits", true],
 ];
 
 function num(v: string | null): number | null {

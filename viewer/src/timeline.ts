@@ -1,5 +1,6 @@
 // The timeline: one track per thread, grouped (tracks.ts), regions nested flame-chart style from
-// the server's window answers, the runtime's own work on a measurement lane, message lines,
+// the server's window answers, the runtime's own work on a measurement lane, wait states
+// (waits.ts), message lines,
 // hand-off arcs and the critical path at a level of detail (lod.ts), markers, counter and series
 // rows (values.ts), an overview of the
 // whole run, tooltips, search, the selection's profile and flame graph; its state in the URL
@@ -7,13 +8,15 @@
 // and the labels stay in place while the tracks scroll under them.
 
 import { CritPath, get, Meta, RegionDetail, Stats, WindowAnswer } from "./api";
-import { Flame, FlameView } from "./flame";
+import { Flame, FlameView, SamplesAnswer, samplesFlame } from "./flame";
 import { bytes, el, regionColor, time } from "./format";
 import { Bundle, bundle, distance, drawBundles, Line, mergeRuns } from "./lod";
 import { Overview } from "./overview";
 import { Overlay, readState, ViewState, writeState } from "./state";
 import { CounterRow, GroupNode, GroupRow, LANE_H, Layout, layout, MEASURE_H, SeriesRow, TrackRow } from "./tracks";
 import { ValueRows } from "./values";
+import { WaitLayer } from "./waits";
+import { SampleLane, STRIP } from "./samplelane";
 
 export type { GroupNode } from "./tracks";
 /** IPS-2's views: logical (application → rank → thread), physical (host → process → thread). */
@@ -29,6 +32,8 @@ const LABELLED = 400;
 /** At most one bundle of an overlay per this many pixels of the plot's width (lod.ts chooses
  * the cells): more lines than that are dense. */
 const PX_PER_BUNDLE = 8;
+/** Waits are shown at the start for runs of at most this many events. */
+const WAITS_AUTO = 10_000_000;
 
 /** A region drawn at full detail, for hit tests (and the browser tests); canvas px. */
 export interface Drawn {
@@ -54,6 +59,8 @@ export class Timeline {
   private detail: HTMLElement;
   private stats: HTMLElement;
   private flame: FlameView;
+  /** the selected threads' call-stack samples (plx run --sample) */
+  private sampled: FlameView;
   private overview: Overview;
   private searchBox: HTMLInputElement;
   private searchCount: HTMLElement;
@@ -74,6 +81,10 @@ export class Timeline {
   private frame: Drawing = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
   /** the counters' and the external series' rows */
   private values: ValueRows;
+  /** the wait states of the window */
+  readonly waits = new WaitLayer();
+  /** the call-stack samples of the window, estimated per column */
+  readonly sampleLane = new SampleLane();
   /** tracks of the selection (empty: every track) */
   private selTracks: number[] = [];
   drawn: Drawn[] = [];
@@ -83,6 +94,11 @@ export class Timeline {
   constructor(meta: Meta) {
     this.meta = meta;
     this.state = readState();
+    // the first waits of a run replay its whole trace (as plx waits does): on by default only
+    // up to WAITS_AUTO events, else when asked for (the button, x, or waits=1 in the URL)
+    if (meta.events > WAITS_AUTO && new URLSearchParams(window.location.search).get("waits") === null) {
+      this.state.overlays.waits = false;
+    }
     this.grouping = this.state.logical ? "logical" : "physical";
     this.t1 = Math.max(meta.span, 1);
     this.values = new ValueRows(meta);
@@ -93,7 +109,7 @@ export class Timeline {
     reset.onclick = () => this.setWindow(0, Math.max(this.meta.span, 1));
     const toggles: [Overlay, string, string][] = [
       ["messages", "toggle-messages", "Messages"], ["handoffs", "toggle-handoffs", "Hand-offs"],
-      ["critical", "critical-path", "Critical path"]];
+      ["critical", "critical-path", "Critical path"], ["waits", "toggle-waits", "Waits"]];
     const buttons = toggles.map(([o, id, text]) => {
       const b = el("button", { id, "data-overlay": o }, text);
       b.classList.toggle("on", this.state.overlays[o]);
@@ -141,8 +157,10 @@ export class Timeline {
     this.detail = el("div", { id: "detail", class: "panel" }, "Click a region for its details.");
     this.stats = el("div", { id: "window-stats", class: "panel" }, "Shift-drag over the timeline to select an interval.");
     this.flame = new FlameView();
+    this.sampled = new FlameView("samples", "Call-stack samples of the selected threads");
+    this.sampled.root.style.display = "none";
     const side = el("div", { class: "side" });
-    side.append(this.detail, this.stats, this.flame.root);
+    side.append(this.detail, this.stats, this.flame.root, this.sampled.root);
     const main = el("div", { class: "timeline-main" });
     main.append(this.overview.canvas, this.scroller);
     const body = el("div", { class: "timeline-body" });
@@ -231,6 +249,8 @@ export class Timeline {
     t0 = Math.max(-span * 0.25, Math.min(t0, span * 1.25 - w));
     this.t0 = t0;
     this.t1 = t0 + w;
+    // what a tooltip described has moved
+    this.tip.style.display = "none";
     this.canvas.dataset.t0 = String(Math.round(this.t0));
     this.canvas.dataset.t1 = String(Math.round(this.t1));
     this.save();
@@ -252,6 +272,12 @@ export class Timeline {
         .then((a) => {
           if (seq !== this.seq) return;
           this.answer = a;
+          this.loadWaits();
+          this.canvas.dataset.samplesLoading = "1";
+          this.sampleLane.load(this.t0, this.t1, width, () => {
+            this.canvas.dataset.samplesLoading = "0";
+            this.draw();
+          }, (why) => { this.detail.textContent = why; });
           this.draw();
           // from the zoom or pan to its answer drawn
           this.canvas.dataset.frameMs = (performance.now() - this.requestedAt).toFixed(1);
@@ -259,6 +285,16 @@ export class Timeline {
         })
         .catch((e: Error) => { this.detail.textContent = e.message; });
     });
+  }
+
+  /** The waits of the current window, when their overlay is on. */
+  private loadWaits(): void {
+    if (!this.state.overlays.waits) return;
+    this.canvas.dataset.waitsLoading = "1";
+    this.waits.load(this.t0, this.t1, () => {
+      this.canvas.dataset.waitsLoading = "0";
+      this.draw();
+    }, (why) => { this.detail.textContent = why; });
   }
 
   private bind(): void {
@@ -322,6 +358,7 @@ export class Timeline {
         case "m": void this.toggle("messages"); break;
         case "h": void this.toggle("handoffs"); break;
         case "c": void this.toggle("critical"); break;
+        case "x": void this.toggle("waits"); break;
         case "/": this.searchBox.focus(); break;
         case "Escape":
           this.state.selection = null;
@@ -356,7 +393,8 @@ export class Timeline {
       ["click", "a region's details; on a group's header, collapse or expand it"],
       ["double-click", "zoom to the region (or the message bundle) under the pointer"],
       ["/ , Enter", "find a region by name; Enter again or n / N: the next / previous instance"],
-      ["m / h / c", "messages, hand-offs, critical path on or off"],
+      ["m / h / c / x", "messages, hand-offs, critical path, waits on or off"],
+      ["click a wait", "its pattern, the location it waited for and its root causes (plx waits --causes)"],
       ["Esc", "clear the selection; close this help"],
       ["?", "this help"],
     ]) {
@@ -380,6 +418,7 @@ export class Timeline {
     b?.classList.toggle("on", this.state.overlays[o]);
     this.save();
     if (o === "critical" && this.state.overlays.critical) await this.loadCrit();
+    if (o === "waits" && this.state.overlays.waits) this.loadWaits();
     this.draw();
   }
 
@@ -499,6 +538,11 @@ export class Timeline {
     if (px < LABEL_W || py < HEAD) return null;
     // a line is drawn over the regions: on it, it is what the pointer shows
     const onLine = this.hitBundle(px, py, 1.5);
+    const wait = onLine ? undefined : this.hitWait(px, py);
+    if (wait) {
+      return ["wait", `${wait.pattern} · waited ${time(wait.end - wait.start)} · ${this.trackName(wait.track)} · ` +
+        `${time(wait.start)} – ${time(wait.end)} · click for its cause`];
+    }
     const hit = onLine ? undefined : this.hitRegion(px, py);
     if (hit) {
       const [name, kind] = this.meta.regions[hit.region] ?? ["?", "?"];
@@ -519,6 +563,10 @@ export class Timeline {
       return this.values.describe(r, this.timeAt(px), (t) => this.trackName(t));
     }
     if (!a || !r || r.kind !== "track") return null;
+    if (this.rowY(py) >= r.y + r.h - STRIP) {
+      const s = this.sampleLane.describe(r.track, this.timeAt(px), this.trackName(r.track));
+      if (s) return ["samples", s[0], s[1]];
+    }
     const depth = Math.floor((this.rowY(py) - r.y - 2) / LANE_H);
     const lane = a.tracks[r.track]?.[depth];
     if (!lane) return null;
@@ -543,7 +591,17 @@ export class Timeline {
     }
   }
 
+  /** The wait under the pointer, when waits are shown. */
+  private hitWait(px: number, py: number) {
+    return this.state.overlays.waits ? this.waits.hit(px, py) : undefined;
+  }
+
   private async click(px: number, py: number): Promise<void> {
+    const wait = this.hitWait(px, py);
+    if (wait) {
+      await this.waits.show(wait.id, this.detail, (t) => this.trackName(t));
+      return;
+    }
     const hit = this.hitRegion(px, py);
     if (!hit) return;
     await this.showRegion(hit.track, hit.depth, hit.index);
@@ -600,7 +658,21 @@ export class Timeline {
     this.stats.append(table);
     const q: Record<string, number | string> = { t0: Math.max(0, t0), t1 };
     if (tracks.length) q.tracks = tracks.join(",");
-    this.flame.show(await get<Flame>("api/flame", q), this.meta, tracks.length || this.meta.tracks.length);
+    const threads = tracks.length || this.meta.tracks.length;
+    this.flame.show(await get<Flame>("api/flame", q), this.meta, threads);
+    const sq: Record<string, string> = tracks.length ? { tracks: tracks.join(",") } : {};
+    const sa = await get<SamplesAnswer>("api/samples", sq);
+    this.sampled.root.style.display = sa.samples ? "" : "none";
+    this.sampled.root.dataset.samples = String(sa.samples);
+    if (sa.samples) {
+      this.sampled.show(samplesFlame(sa), this.meta, threads,
+        `Call-stack samples: ${sa.samples} on ${threads} threads${sa.lost ? ` (${sa.lost} lost)` : ""}, the whole run (samples carry no time)`);
+    }
+  }
+
+  /** The selected threads' sampled flame graph as drawn, for the browser tests. */
+  samplesData(): Flame | null {
+    return this.sampled.data;
   }
 
   /** Shows only the messages from rank `from` to rank `to` (null: every message), over the
@@ -698,6 +770,24 @@ export class Timeline {
         this.values.draw(g, r, this.canvasY(r.y), { x: (t) => this.x(t), t0: this.t0, t1: this.t1, left: LABEL_W, right: LABEL_W + this.plotWidth() });
       }
     }
+    this.waits.drawn = [];
+    if (this.state.overlays.waits) {
+      this.waits.draw(g, (t) => this.x(t), (track, depth) => {
+        const r = this.lay.shown.get(track);
+        if (!r || depth >= r.depth) return null;
+        return { y: this.canvasY(r.y) + 2 + depth * LANE_H, h: LANE_H - 1 };
+      }, LABEL_W, LABEL_W + this.plotWidth());
+    }
+    this.sampleLane.draw(g, (t) => this.x(t), (track) => {
+      const r = this.lay.shown.get(track);
+      return r ? { y: this.canvasY(r.y), h: r.h } : null;
+    });
+    c.dataset.sampleTracks = String(this.sampleLane.answer?.tracks.length ?? 0);
+    c.dataset.sampleSum = this.sampleLane.drawnSum.toFixed(3);
+    const wa = this.waits.answer;
+    c.dataset.waits = String(this.waits.drawn.length);
+    c.dataset.waitsTotal = wa ? String(wa.total) : "";
+    c.dataset.waitsInWindow = wa ? String(wa.count) : "";
     this.frame = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
     if (a) this.drawOverlays(g, a);
     this.drawFound(g);

@@ -14,6 +14,7 @@ use plx_analysis::timeline::{
     concurrency, histogram, queue_length, utilization, HistogramRun, Metric, Timeline,
     TimelineOptions,
 };
+use plx_analysis::waits::{Pattern, WaitAnalysis};
 use plx_analysis::{
     call_graph, callpath_rows, flat_profile, match_messages, AnalysisError, BuildOptions, CallTree,
     FitAccumulator, GroupBy, Model, PathNames, Window,
@@ -81,6 +82,15 @@ pub struct Viewer {
     critpath: OnceCell<Result<CriticalPath, String>>,
     timeline: OnceCell<Result<Timeline, String>>,
     counted: OnceCell<String>,
+    waits: OnceCell<Result<Waits, String>>,
+    placed: OnceCell<Vec<Option<crate::samples::Placed>>>,
+}
+
+/// The waits of the trace ([`WaitAnalysis::compute_each`]) and where each lies on the timeline.
+struct Waits {
+    analysis: WaitAnalysis,
+    /// The track of each of the analysis's locations (`None`: no track).
+    track: Vec<Option<usize>>,
 }
 
 impl Viewer {
@@ -153,6 +163,8 @@ impl Viewer {
             critpath: OnceCell::new(),
             timeline: OnceCell::new(),
             counted: OnceCell::new(),
+            waits: OnceCell::new(),
+            placed: OnceCell::new(),
         })
     }
 
@@ -194,46 +206,7 @@ impl Viewer {
         process: Option<usize>,
         thread: Option<u32>,
     ) -> (Counts, HashMap<u32, Counts>) {
-        let mut totals: Vec<Option<u64>> = vec![None; names.len()];
-        let mut by_region: HashMap<u32, Vec<Option<u64>>> = HashMap::new();
-        let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
-        let model = self.model();
-        for (pi, p) in model.processes.iter().enumerate() {
-            if process.is_some_and(|x| x != pi) {
-                continue;
-            }
-            for tc in &p.counters.threads {
-                if thread.is_some_and(|t| t != tc.thread) {
-                    continue;
-                }
-                // the event's column, when the set counted it
-                let column = |set: u32, i: usize| {
-                    let s = p.counters.sets.get(&set)?;
-                    if s.refused.get(i).copied().unwrap_or(1) != 0 {
-                        return None;
-                    }
-                    names.iter().position(|n| *n == s.events[i])
-                };
-                for (set, values) in &tc.totals {
-                    for (i, v) in values.iter().enumerate() {
-                        if let Some(c) = column(*set, i) {
-                            add(&mut totals[c], *v);
-                        }
-                    }
-                }
-                for call in &tc.calls {
-                    let row = by_region
-                        .entry(call.region)
-                        .or_insert_with(|| vec![None; names.len()]);
-                    for (i, v) in call.inclusive.iter().enumerate() {
-                        if let Some(c) = column(call.set, i) {
-                            add(&mut row[c], *v);
-                        }
-                    }
-                }
-            }
-        }
-        (totals, by_region)
+        counters_in(self.model(), names, process, thread)
     }
 
     /// Warnings of the model and the merge, as text.
@@ -522,10 +495,7 @@ impl Viewer {
     }
 
     fn counted_calls(&self) -> Result<String, AnalysisError> {
-        use plx_analysis::{EventKind, GlobalMerge};
-        /// One track's counted calls: the events seen (columns), the calls.
-        type Calls = (Vec<String>, Vec<Value>);
-        let mut merge = GlobalMerge::with_counters(&self.defs, &self.exp, MergeOptions::default())?;
+        use std::collections::BTreeMap;
         let track_of: HashMap<(usize, u32), usize> = self
             .index
             .tracks
@@ -533,13 +503,72 @@ impl Viewer {
             .enumerate()
             .map(|(i, t)| ((t.process, t.thread), i))
             .collect();
+        let per: BTreeMap<usize, CountedCalls> = if matches!(self.source, IndexSource::Parts(_)) {
+            self.counted_alone(&track_of)?
+        } else {
+            self.counted_merged(&track_of)?
+        };
+        let tracks: Vec<Value> = per
+            .into_iter()
+            .map(|(ti, (events, calls))| json!({"track": ti, "events": events, "calls": calls}))
+            .collect();
+        Ok(json!({ "tracks": tracks }).to_string())
+    }
+
+    /// The counted calls of every location decoded alone, the locations spread over the
+    /// cores (the index came from the parts: no clock repair, the merge's times are the
+    /// threads' own).
+    fn counted_alone(
+        &self,
+        track_of: &HashMap<(usize, u32), usize>,
+    ) -> Result<std::collections::BTreeMap<usize, CountedCalls>, AnalysisError> {
+        use plx_analysis::merge::Alone;
+        use plx_analysis::EventKind;
+        use rayon::prelude::*;
+        let alone = Alone::with_counters(&self.defs, &self.exp)?;
+        let (index, defs) = (&self.index, &self.defs);
+        let work: Vec<(Option<usize>, _)> = alone
+            .locations
+            .iter()
+            .map(|l| track_of.get(&(l.process, l.thread)).copied())
+            .zip(alone.streams)
+            .collect();
+        let per: Vec<Option<(usize, CountedCalls)>> = work
+            .into_par_iter()
+            .map(|(ti, mut stream)| {
+                let ti = ti?;
+                let mut calls = CountedCalls::default();
+                stream.for_each(|ev| {
+                    if let EventKind::Counted {
+                        set,
+                        region,
+                        values,
+                    } = ev.kind
+                    {
+                        take_counted(
+                            index, defs, &mut calls, ti, ev.time_ns, set, region, &values,
+                        );
+                    }
+                });
+                (!calls.1.is_empty()).then_some((ti, calls))
+            })
+            .collect();
+        Ok(per.into_iter().flatten().collect())
+    }
+
+    /// The counted calls in one pass of the merge (an index that needed the clock repaired).
+    fn counted_merged(
+        &self,
+        track_of: &HashMap<(usize, u32), usize>,
+    ) -> Result<std::collections::BTreeMap<usize, CountedCalls>, AnalysisError> {
+        use plx_analysis::{EventKind, GlobalMerge};
+        let mut merge = GlobalMerge::with_counters(&self.defs, &self.exp, MergeOptions::default())?;
         let tracks: Vec<Option<usize>> = merge
             .locations()
             .iter()
             .map(|l| track_of.get(&(l.process, l.thread)).copied())
             .collect();
-        let o = self.index.origin;
-        let mut per: std::collections::BTreeMap<usize, Calls> = Default::default();
+        let mut per: std::collections::BTreeMap<usize, CountedCalls> = Default::default();
         while let Some(ev) = merge.next_event() {
             let EventKind::Counted {
                 set,
@@ -552,46 +581,137 @@ impl Viewer {
             let Some(ti) = tracks.get(ev.location as usize).copied().flatten() else {
                 continue;
             };
-            let t = &self.index.tracks[ti];
-            let Some(s) = self
-                .defs
-                .processes
-                .get(t.process)
-                .and_then(|p| p.counters.sets.get(&set))
-            else {
-                continue;
-            };
-            // the call: the innermost instance of its region open at the event (at or before
-            // its exit)
-            let at = ev.time_ns;
-            let call = t.lanes.iter().rev().find_map(|lane| {
-                let i = lane.start.partition_point(|&x| x <= at).checked_sub(1)?;
-                (lane.end[i] >= at && lane.region[i] == region).then(|| lane.get(i))
-            });
-            let (start, end) = call.map_or((at, at), |r| (r.start, r.end));
-            let (events, calls) = per.entry(ti).or_default();
-            let mut vals: Vec<Option<u64>> = vec![None; events.len()];
-            for (i, (name, &refused)) in s.events.iter().zip(&s.refused).enumerate().take(4) {
-                if refused != 0 {
-                    continue;
-                }
-                let col = match events.iter().position(|e| e == name) {
-                    Some(c) => c,
-                    None => {
-                        events.push(name.clone());
-                        vals.push(None);
-                        events.len() - 1
-                    }
-                };
-                vals[col] = Some(values[i]);
-            }
-            calls.push(json!([start - o, end - o, region, vals]));
+            let calls = per.entry(ti).or_default();
+            take_counted(
+                &self.index,
+                &self.defs,
+                calls,
+                ti,
+                ev.time_ns,
+                set,
+                region,
+                &values,
+            );
         }
-        let tracks: Vec<Value> = per
-            .into_iter()
-            .map(|(ti, (events, calls))| json!({"track": ti, "events": events, "calls": calls}))
+        per.retain(|_, c| !c.1.is_empty());
+        Ok(per)
+    }
+
+    /// The waits, replayed at the first request (one pass over the merged trace, as `plx
+    /// waits --causes`); the analysis is kept.
+    fn wait_analysis(&self) -> Result<&Waits, String> {
+        self.waits
+            .get_or_init(|| {
+                let analysis =
+                    WaitAnalysis::compute_each(&self.defs, &self.exp, MergeOptions::default())
+                        .map_err(|e| e.to_string())?;
+                let track_of: HashMap<(usize, u32), usize> = self
+                    .index
+                    .tracks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| ((t.process, t.thread), i))
+                    .collect();
+                let track = analysis
+                    .locations
+                    .iter()
+                    .map(|l| track_of.get(&(l.process, l.thread)).copied())
+                    .collect();
+                Ok(Waits { analysis, track })
+            })
+            .as_ref()
+            .map_err(|e| e.clone())
+    }
+
+    /// `GET /api/waits?t0=&t1=&max=`: the wait states (`plx waits`'s patterns) overlapping
+    /// `[t0, t1)`: `patterns` (names, in metric-tree order), `total` (every wait of the run),
+    /// `count` (those overlapping), `waits` `[id, track, pattern, start, end, depth]` (the
+    /// `max` longest of them, in id order; `depth`: the nesting depth of the innermost region
+    /// instance holding the wait's start, where it is drawn); `error` when the trace cannot
+    /// be replayed.
+    pub fn waits(&self, t0: i64, t1: i64, max: usize) -> Value {
+        let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+        let w = match self.wait_analysis() {
+            Ok(w) => w,
+            Err(e) => return json!({"error": e, "patterns": names, "waits": []}),
+        };
+        let o = self.index.origin;
+        let (a, b) = (o + t0, o + t1.max(t0 + 1));
+        let found = &w.analysis.found;
+        let mut hit: Vec<usize> = (0..found.len())
+            .filter(|&i| {
+                let f = &found[i];
+                w.track[f.location as usize].is_some() && f.start < b && f.start + f.wait_ns > a
+            })
             .collect();
-        Ok(json!({ "tracks": tracks }).to_string())
+        let count = hit.len();
+        if hit.len() > max {
+            hit.sort_by_key(|&i| (std::cmp::Reverse(found[i].wait_ns), i));
+            hit.truncate(max);
+            hit.sort_unstable();
+        }
+        let waits: Vec<Value> = hit
+            .iter()
+            .map(|&i| {
+                let f = &found[i];
+                let ti = w.track[f.location as usize].expect("kept only with a track");
+                let pattern = Pattern::ALL.iter().position(|&p| p == f.pattern);
+                let depth = self.depth_at(ti, f.start);
+                json!([i, ti, pattern, f.start - o, f.start + f.wait_ns - o, depth])
+            })
+            .collect();
+        json!({"patterns": names, "total": found.iter().filter(|f| w.track[f.location as usize].is_some()).count(),
+               "count": count, "waits": waits})
+    }
+
+    /// The depth of the innermost region instance of track `ti` holding `t` (0 when none).
+    fn depth_at(&self, ti: usize, t: i64) -> usize {
+        let lanes = &self.index.tracks[ti].lanes;
+        (0..lanes.len())
+            .rev()
+            .find(|&d| {
+                let l = &lanes[d];
+                l.start
+                    .partition_point(|&s| s <= t)
+                    .checked_sub(1)
+                    .is_some_and(|i| l.end[i] > t)
+            })
+            .unwrap_or(0)
+    }
+
+    /// `GET /api/wait?id=`: one wait of [`Viewer::waits`]: `pattern`, `group` (`mpi
+    /// point-to-point`, ...), `track`, `location`, `callpath` (where it waited), `start`, `end`,
+    /// `wait_ns`; `late` (`track`, `location`, `callpath`: the location it waited for, where
+    /// that arrived; null when not known) and `causes` (`track`, `location`, `callpath`, `kind`
+    /// direct or propagated, `delay_ns`: `plx waits --causes`'s division of this wait, the
+    /// largest first). `None` for an unknown id.
+    pub fn wait(&self, id: usize) -> Option<Value> {
+        let w = self.wait_analysis().ok()?;
+        let a = &w.analysis;
+        let f = a.found.get(id)?;
+        let o = self.index.origin;
+        let loc = |l: u32| a.locations[l as usize].label();
+        let track = |l: u32| w.track[l as usize];
+        let (g, sub) = f.pattern.group();
+        let late = f.late.map(|(l, cp)| {
+            json!({"track": track(l), "location": loc(l), "callpath": a.callpath_name(cp)})
+        });
+        let mut causes = f.causes.clone();
+        causes.sort_by(|x, y| y.3.total_cmp(&x.3).then((x.0, x.1).cmp(&(y.0, y.1))));
+        let causes: Vec<Value> = causes
+            .iter()
+            .map(|&(l, cp, kind, ns)| {
+                json!({"track": track(l), "location": loc(l), "callpath": a.callpath_name(cp),
+                       "kind": kind.as_str(), "delay_ns": ns})
+            })
+            .collect();
+        Some(
+            json!({"id": id, "pattern": f.pattern.name(), "group": format!("{g} {sub}"),
+                    "track": track(f.location), "location": loc(f.location),
+                    "callpath": a.callpath_name(f.callpath), "start": f.start - o,
+                    "end": f.start + f.wait_ns - o, "wait_ns": f.wait_ns, "late": late,
+                    "causes": causes}),
+        )
     }
 
     /// `GET /api/series`: the external metrics (`plx run --monitor`, `plx import`) as time
@@ -660,46 +780,26 @@ impl Viewer {
     /// `GET /api/flame?t0=&t1=&tracks=`: the call tree of the regions overlapping `[t0, t1)` on
     /// `tracks` (every track when empty), merged over the tracks by call path: `nodes` `[parent
     /// (-1 for a root), region, inclusive ns (clipped to the interval), calls begun in it]`,
-    /// parents before their children.
+    /// parents before their children. Each track's tree is built on its own, on all cores.
     pub fn flame(&self, t0: i64, t1: i64, tracks: &[usize]) -> Value {
+        use rayon::prelude::*;
         let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
-        let mut nodes: Vec<(i64, u32, i64, u64)> = Vec::new();
-        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
         let all: Vec<usize> = (0..self.index.tracks.len()).collect();
         let chosen = if tracks.is_empty() { &all[..] } else { tracks };
-        for &ti in chosen {
-            let Some(t) = self.index.tracks.get(ti) else {
-                continue;
-            };
-            // the node of each instance of the depth above that overlaps the interval
-            let mut above: (usize, Vec<usize>) = (0, Vec::new());
-            for (d, lane) in t.lanes.iter().enumerate() {
-                let (lo, hi) = lane.overlapping(a, b);
-                let mut here = Vec::with_capacity(hi - lo);
-                for i in lo..hi {
-                    let r = lane.get(i);
-                    let parent = if d == 0 {
-                        -1
-                    } else {
-                        let up = &t.lanes[d - 1];
-                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
-                            Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
-                                above.1[p - above.0] as i64
-                            }
-                            _ => -1,
-                        }
-                    };
-                    let k = *child.entry((parent, r.region)).or_insert_with(|| {
-                        nodes.push((parent, r.region, 0, 0));
-                        nodes.len() - 1
-                    });
-                    nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
-                    nodes[k].3 += u64::from(r.start >= a);
-                    here.push(k);
-                }
-                above = (lo, here);
-            }
-        }
+        // each track's tree on its own (on all cores), then merged in the tracks' order: a
+        // track's nodes, taken in the order it met them, meet the merged tree's in the order
+        // one pass over every track would
+        let index = &self.index;
+        let per: Vec<Vec<FlameNode>> = chosen
+            .par_iter()
+            .map(|&ti| {
+                index
+                    .tracks
+                    .get(ti)
+                    .map_or_else(Vec::new, |t| flame_of(t, a, b))
+            })
+            .collect();
+        let nodes = merge_flames(per);
         let nodes: Vec<Value> = nodes
             .iter()
             .map(|(p, r, incl, calls)| json!([p, r, incl, calls]))
@@ -707,13 +807,134 @@ impl Viewer {
         json!({"t0": t0, "t1": b - self.index.origin, "nodes": nodes})
     }
 
+    /// `GET /api/samples?tracks=`: the call-stack samples (`plx run --sample`) of `tracks`
+    /// (every track when empty), merged by call path: `samples` (taken on them), `lost`,
+    /// `period_ns` (each track's, `[track, ns]`), `nodes` `[parent (-1: a root), name, samples
+    /// (inclusive), estimated ns (inclusive: samples × the period of each thread they came
+    /// from), sampled (1: a frame known from samples only, 0: an instrumented call)]`, parents
+    /// before children, only call paths with samples. Samples carry no time: the same for any
+    /// interval.
+    pub fn samples(&self, tracks: &[usize]) -> Value {
+        let model = self.model();
+        let all: Vec<usize> = (0..self.index.tracks.len()).collect();
+        let chosen = if tracks.is_empty() { &all[..] } else { tracks };
+        let mut nodes: Vec<(i64, u32, u64, u64, bool)> = Vec::new();
+        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+        let (mut taken, mut lost) = (0u64, 0u64);
+        let mut periods: Vec<Value> = Vec::new();
+        for &ti in chosen {
+            let Some(t) = self.index.tracks.get(ti) else {
+                continue;
+            };
+            let Some(th) = model
+                .processes
+                .get(t.process)
+                .and_then(|p| p.threads.iter().find(|x| x.thread == t.thread))
+            else {
+                continue;
+            };
+            let Some(st) = &th.samples else { continue };
+            taken += st.samples;
+            lost += st.lost_full + st.lost_loader;
+            periods.push(json!([ti, st.period_ns]));
+            let tn = th.tree.nodes();
+            let mut here: Vec<Option<usize>> = vec![None; tn.len()];
+            for (i, n) in tn.iter().enumerate() {
+                if n.samples == 0 {
+                    continue;
+                }
+                let parent = match n.parent {
+                    None => -1,
+                    Some(p) => match here.get(p as usize).copied().flatten() {
+                        Some(g) => g as i64,
+                        None => continue,
+                    },
+                };
+                let k = *child.entry((parent, n.region)).or_insert_with(|| {
+                    nodes.push((parent, n.region, 0, 0, true));
+                    nodes.len() - 1
+                });
+                nodes[k].2 += n.samples;
+                nodes[k].3 += n.samples * st.period_ns;
+                nodes[k].4 &= n.calls == 0;
+                here[i] = Some(k);
+            }
+        }
+        let nodes: Vec<Value> = nodes
+            .iter()
+            .map(|&(p, r, n, ns, sampled)| {
+                json!([p, model.regions.name(r), n, ns, u8::from(sampled)])
+            })
+            .collect();
+        json!({"samples": taken, "lost": lost, "period_ns": periods, "nodes": nodes})
+    }
+
+    /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window,
+    /// estimated ([`crate::samples`]): `tracks` `[{"track", "taken", "placed" (of the run),
+    /// "period_ns", "columns": [[column, samples, path]...] (`null`: more instances in the
+    /// window than are placed; zoom in), "paths": [call path names]}]`.
+    pub fn sample_lane(&self, t0: i64, t1: i64, width: u32) -> Value {
+        use rayon::prelude::*;
+        let model = self.model();
+        let index = &self.index;
+        let placed = self.placed.get_or_init(|| {
+            index
+                .tracks
+                .par_iter()
+                .map(|t| {
+                    let th = model
+                        .processes
+                        .get(t.process)?
+                        .threads
+                        .iter()
+                        .find(|x| x.thread == t.thread)?;
+                    let st = th.samples.as_ref()?;
+                    Some(crate::samples::place(
+                        t,
+                        &index.regions,
+                        &th.tree,
+                        &model.regions,
+                        st.samples,
+                    ))
+                })
+                .collect()
+        });
+        let (a, b) = (index.origin + t0, index.origin + t1.max(t0 + 1));
+        let tracks: Vec<Value> = placed
+            .par_iter()
+            .enumerate()
+            .filter_map(|(ti, p)| {
+                let p = p.as_ref()?;
+                let t = &index.tracks[ti];
+                let period = model
+                    .processes
+                    .get(t.process)
+                    .and_then(|pm| pm.threads.iter().find(|x| x.thread == t.thread))
+                    .and_then(|th| th.samples.as_ref())
+                    .map_or(0, |s| s.period_ns);
+                let cols = crate::samples::columns(t, p, a, b, width).map(|c| {
+                    c.iter()
+                        .map(|&(c, v, path)| {
+                            json!([c, v, if path == u32::MAX { -1 } else { path as i64 }])
+                        })
+                        .collect::<Vec<Value>>()
+                });
+                Some(json!({"track": ti, "taken": p.taken, "placed": p.placed,
+                            "period_ns": period, "columns": cols, "paths": p.paths}))
+            })
+            .collect();
+        json!({"t0": t0, "t1": b - index.origin, "width": width, "tracks": tracks})
+    }
+
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
     /// them, the total's call paths (for the flame graph) and its call graph (gprof's). The
     /// call paths name each path whole (N²/2 names for a chain N deep): they are serialized
     /// from the tree as the answer is written, never built.
     pub fn profile(&self) -> Profile<'_> {
-        let (tables, total) = self.model().tables(GroupBy::Thread);
-        let name = |r: u32| self.model().regions.name(r).to_string();
+        use rayon::prelude::*;
+        let model = self.model();
+        let (tables, total) = model.tables(GroupBy::Thread);
+        let name = |r: u32| model.regions.name(r).to_string();
         let counters = self.counter_names();
         // a table's rows, each with its function's counters (when the experiment has any), and
         // the table's whole-thread counter totals
@@ -721,7 +942,7 @@ impl Viewer {
             let (totals, by_region) = if counters.is_empty() {
                 (Vec::new(), HashMap::new())
             } else {
-                self.counters_of(&counters, t.process, t.thread)
+                counters_in(model, &counters, t.process, t.thread)
             };
             let rows = flat_profile(&t.tree)
                 .iter()
@@ -734,12 +955,12 @@ impl Viewer {
         };
         let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
             (Some(p), th) => {
-                let p = &self.model().processes[p];
+                let p = &model.processes[p];
                 let who = match p.rank() {
                     Some(r) => format!("rank {r}"),
                     None => format!("pid {}", p.pid),
                 };
-                let app = p.app_name(self.model());
+                let app = p.app_name(model);
                 let app = if app.is_empty() {
                     String::new()
                 } else {
@@ -753,28 +974,45 @@ impl Viewer {
             let (rows, totals) = flat(t);
             json!({"label": label, "rows": rows, "counters": totals})
         };
-        let mut out: Vec<Value> = vec![table("total".to_string(), &total)];
-        out.extend(tables.iter().map(|t| table(label(t), t)));
+        // the total and every thread's table, each on its own (on all cores), in order; the
+        // call graph beside them
+        let all: Vec<&plx_analysis::Table> = std::iter::once(&total).chain(&tables).collect();
+        let tables_on_cores = || -> Vec<Value> {
+            all.par_iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let l = if k == 0 {
+                        "total".to_string()
+                    } else {
+                        label(t)
+                    };
+                    table(l, t)
+                })
+                .collect()
+        };
         let arcs = |v: &[plx_analysis::gprof::Arc]| -> Vec<String> {
             v.iter()
                 .map(|a| a.region.map_or("<spontaneous>".to_string(), name))
                 .collect()
         };
-        let gprof: Vec<Value> = call_graph(&total.tree)
-            .iter()
-            .map(|e| {
-                json!([
-                    e.index,
-                    name(e.region),
-                    e.percent,
-                    e.self_s,
-                    e.children_s,
-                    e.calls,
-                    arcs(&e.parents),
-                    arcs(&e.children)
-                ])
-            })
-            .collect();
+        let gprof = || -> Vec<Value> {
+            call_graph(&total.tree)
+                .iter()
+                .map(|e| {
+                    json!([
+                        e.index,
+                        name(e.region),
+                        e.percent,
+                        e.self_s,
+                        e.children_s,
+                        e.calls,
+                        arcs(&e.parents),
+                        arcs(&e.children)
+                    ])
+                })
+                .collect()
+        };
+        let (out, gprof) = rayon::join(tables_on_cores, gprof);
         Profile {
             viewer: self,
             rest: json!({"tables": out, "gprof": gprof, "counters": counters}),
@@ -1078,5 +1316,291 @@ impl Serialize for Profile<'_> {
             map.serialize_entry("callpaths", &p)?;
         }
         map.end()
+    }
+}
+
+/// [`Viewer::counters_of`] in `model`.
+fn counters_in(
+    model: &Model,
+    names: &[String],
+    process: Option<usize>,
+    thread: Option<u32>,
+) -> (Counts, HashMap<u32, Counts>) {
+    let mut totals: Vec<Option<u64>> = vec![None; names.len()];
+    let mut by_region: HashMap<u32, Vec<Option<u64>>> = HashMap::new();
+    let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
+    for (pi, p) in model.processes.iter().enumerate() {
+        if process.is_some_and(|x| x != pi) {
+            continue;
+        }
+        for tc in &p.counters.threads {
+            if thread.is_some_and(|t| t != tc.thread) {
+                continue;
+            }
+            // the event's column, when the set counted it
+            let column = |set: u32, i: usize| {
+                let s = p.counters.sets.get(&set)?;
+                if s.refused.get(i).copied().unwrap_or(1) != 0 {
+                    return None;
+                }
+                names.iter().position(|n| *n == s.events[i])
+            };
+            for (set, values) in &tc.totals {
+                for (i, v) in values.iter().enumerate() {
+                    if let Some(c) = column(*set, i) {
+                        add(&mut totals[c], *v);
+                    }
+                }
+            }
+            for call in &tc.calls {
+                let row = by_region
+                    .entry(call.region)
+                    .or_insert_with(|| vec![None; names.len()]);
+                for (i, v) in call.inclusive.iter().enumerate() {
+                    if let Some(c) = column(call.set, i) {
+                        add(&mut row[c], *v);
+                    }
+                }
+            }
+        }
+    }
+    (totals, by_region)
+}
+
+/// One track's counted calls: the events seen (columns), the calls.
+type CountedCalls = (Vec<String>, Vec<Value>);
+
+/// One counted call of track `ti` at `at` (global ns): its values by column (a column
+/// added for an event first seen), its start and end those of the innermost instance of
+/// its region open at `at`.
+#[allow(clippy::too_many_arguments)]
+fn take_counted(
+    index: &TraceIndex,
+    defs: &Model,
+    (events, calls): &mut CountedCalls,
+    ti: usize,
+    at: i64,
+    set: u32,
+    region: u32,
+    values: &[u64],
+) {
+    let t = &index.tracks[ti];
+    let Some(s) = defs
+        .processes
+        .get(t.process)
+        .and_then(|p| p.counters.sets.get(&set))
+    else {
+        return;
+    };
+    // the call: the innermost instance of its region open at the event (at or before
+    // its exit)
+    let call = t.lanes.iter().rev().find_map(|lane| {
+        let i = lane.start.partition_point(|&x| x <= at).checked_sub(1)?;
+        (lane.end[i] >= at && lane.region[i] == region).then(|| lane.get(i))
+    });
+    let (start, end) = call.map_or((at, at), |r| (r.start, r.end));
+    let mut vals: Vec<Option<u64>> = vec![None; events.len()];
+    for (i, (name, &refused)) in s.events.iter().zip(&s.refused).enumerate().take(4) {
+        if refused != 0 {
+            continue;
+        }
+        let col = match events.iter().position(|e| e == name) {
+            Some(c) => c,
+            None => {
+                events.push(name.clone());
+                vals.push(None);
+                events.len() - 1
+            }
+        };
+        vals[col] = values.get(i).copied();
+    }
+    let o = index.origin;
+    calls.push(json!([start - o, end - o, region, vals]));
+}
+
+/// A node of a flame graph: (parent index, -1 for a root; region; inclusive ns; calls begun).
+type FlameNode = (i64, u32, i64, u64);
+
+/// The tracks' trees ([`flame_of`]) merged by call path in the tracks' order: a track's nodes,
+/// taken in the order it met them, meet the merged tree's in the order one pass over every
+/// track would.
+fn merge_flames(per: Vec<Vec<FlameNode>>) -> Vec<FlameNode> {
+    let mut nodes: Vec<FlameNode> = Vec::new();
+    let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+    for local in per {
+        let mut to_global: Vec<usize> = Vec::with_capacity(local.len());
+        for (p, r, incl, calls) in local {
+            let parent = if p < 0 {
+                -1
+            } else {
+                to_global[p as usize] as i64
+            };
+            let k = *child.entry((parent, r)).or_insert_with(|| {
+                nodes.push((parent, r, 0, 0));
+                nodes.len() - 1
+            });
+            nodes[k].2 += incl;
+            nodes[k].3 += calls;
+            to_global.push(k);
+        }
+    }
+    nodes
+}
+
+/// The call tree of track `t`'s regions overlapping `[a, b)` (global ns), its nodes in the order
+/// met (depth by depth, each in time order), parents before children.
+fn flame_of(t: &crate::index::Track, a: i64, b: i64) -> Vec<FlameNode> {
+    let mut nodes: Vec<FlameNode> = Vec::new();
+    let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+    // the node of each instance of the depth above that overlaps the interval
+    let mut above: (usize, Vec<usize>) = (0, Vec::new());
+    for (d, lane) in t.lanes.iter().enumerate() {
+        let (lo, hi) = lane.overlapping(a, b);
+        let mut here = Vec::with_capacity(hi - lo);
+        // the instances' parents only move forward (both lanes sorted by start): one walk
+        // over the lane above, not a search per instance; runs of one call path share a node
+        let up = d.checked_sub(1).map(|u| &t.lanes[u]);
+        let mut p: Option<usize> = None;
+        let mut last: Option<((i64, u32), usize)> = None;
+        for i in lo..hi {
+            let r = lane.get(i);
+            let parent = match up {
+                None => -1,
+                Some(up) => {
+                    // the last instance above starting at or before this one
+                    let q = match p {
+                        None => up.start.partition_point(|&s| s <= r.start),
+                        Some(x) => {
+                            let mut q = x + 1;
+                            while q < up.len() && up.start[q] <= r.start {
+                                q += 1;
+                            }
+                            q
+                        }
+                    };
+                    p = q.checked_sub(1);
+                    match p {
+                        Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
+                            above.1[p - above.0] as i64
+                        }
+                        _ => -1,
+                    }
+                }
+            };
+            let key = (parent, r.region);
+            let k = match last {
+                Some((lk, k)) if lk == key => k,
+                _ => *child.entry(key).or_insert_with(|| {
+                    nodes.push((parent, r.region, 0, 0));
+                    nodes.len() - 1
+                }),
+            };
+            last = Some((key, k));
+            nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
+            nodes[k].3 += u64::from(r.start >= a);
+            here.push(k);
+        }
+        above = (lo, here);
+    }
+    nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Lane, Track};
+
+    /// Nested regions of `depth` levels over `[0, span)`, pseudo-random (a linear congruential
+    /// generator from `seed`): each level's regions lie inside the level above's, 3 regions.
+    fn track(seed: u64, span: i64, depth: usize) -> Track {
+        let mut x = seed;
+        let mut next = move |n: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as i64) % n.max(1)
+        };
+        let mut lanes: Vec<Vec<(i64, i64, u32)>> = vec![vec![(0, span, 0)]];
+        for _ in 1..depth {
+            let mut here = Vec::new();
+            for &(s, e, _) in lanes.last().expect("a level") {
+                let mut t = s + next(20);
+                while t < e - 2 {
+                    let len = 1 + next((e - t - 1).min(400));
+                    here.push((t, t + len, next(3) as u32));
+                    t += len + next(30);
+                }
+            }
+            lanes.push(here);
+        }
+        Track {
+            label: String::new(),
+            app: String::new(),
+            host: String::new(),
+            process: 0,
+            thread: 0,
+            rank: None,
+            pid: 0,
+            name: String::new(),
+            lanes: lanes.iter().map(|l| Lane::from_regions(l)).collect(),
+            markers: Vec::new(),
+        }
+    }
+
+    /// The flame graph of `tracks` in one pass, a parent found by a search per instance.
+    fn one_pass(tracks: &[Track], a: i64, b: i64) -> Vec<FlameNode> {
+        let mut nodes: Vec<FlameNode> = Vec::new();
+        let mut child: HashMap<(i64, u32), usize> = HashMap::new();
+        for t in tracks {
+            let mut above: (usize, Vec<usize>) = (0, Vec::new());
+            for (d, lane) in t.lanes.iter().enumerate() {
+                let (lo, hi) = lane.overlapping(a, b);
+                let mut here = Vec::new();
+                for i in lo..hi {
+                    let r = lane.get(i);
+                    let parent = if d == 0 {
+                        -1
+                    } else {
+                        let up = &t.lanes[d - 1];
+                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
+                            Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
+                                above.1[p - above.0] as i64
+                            }
+                            _ => -1,
+                        }
+                    };
+                    let k = *child.entry((parent, r.region)).or_insert_with(|| {
+                        nodes.push((parent, r.region, 0, 0));
+                        nodes.len() - 1
+                    });
+                    nodes[k].2 += (r.end.min(b) - r.start.max(a)).max(0);
+                    nodes[k].3 += u64::from(r.start >= a);
+                    here.push(k);
+                }
+                above = (lo, here);
+            }
+        }
+        nodes
+    }
+
+    #[test]
+    fn flame_per_track_merged_equals_one_pass_over_every_track() {
+        let tracks: Vec<Track> = (0..5).map(|k| track(k + 1, 100_000, 5)).collect();
+        let regions: usize = tracks
+            .iter()
+            .flat_map(|t| t.lanes.iter().map(|l| l.len()))
+            .sum();
+        assert!(regions > 5_000, "{regions}");
+        for (a, b) in [
+            (0, 100_000),
+            (12_345, 54_321),
+            (99_000, 99_500),
+            (50_000, 50_001),
+        ] {
+            let merged = merge_flames(tracks.iter().map(|t| flame_of(t, a, b)).collect());
+            let want = one_pass(&tracks, a, b);
+            assert!(!want.is_empty());
+            assert_eq!(merged, want, "[{a}, {b})");
+        }
     }
 }

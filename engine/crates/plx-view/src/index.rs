@@ -164,13 +164,16 @@ impl Lane {
     /// A sealed lane of the intervals `[start, end)` (sorted, disjoint), region 0 each.
     #[cfg(test)]
     pub(crate) fn from_intervals(iv: &[(i64, i64)]) -> Lane {
+        let iv: Vec<(i64, i64, u32)> = iv.iter().map(|&(s, e)| (s, e, 0)).collect();
+        Lane::from_regions(&iv)
+    }
+
+    /// A sealed lane of the regions `(start, end, region)` (sorted, disjoint).
+    #[cfg(test)]
+    pub(crate) fn from_regions(iv: &[(i64, i64, u32)]) -> Lane {
         let mut l = LaneBuilder::default();
-        for &(start, end) in iv {
-            l.push(Region {
-                start,
-                end,
-                region: 0,
-            });
+        for &(start, end, region) in iv {
+            l.push(Region { start, end, region });
         }
         l.seal()
     }

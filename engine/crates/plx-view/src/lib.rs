@@ -9,6 +9,7 @@ pub mod http;
 pub mod index;
 pub mod part;
 pub mod query;
+pub mod samples;
 pub mod server;
 pub mod store;
 

@@ -111,6 +111,15 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// A `tracks` value: track indices separated by commas (sent as `%2C` by a browser's
+/// URLSearchParams).
+fn tracks_of(v: &str) -> Vec<usize> {
+    percent_decode(v)
+        .split(',')
+        .filter_map(|x| x.trim().parse().ok())
+        .collect()
+}
+
 fn query(s: &str) -> HashMap<&str, &str> {
     s.split('&')
         .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
@@ -227,10 +236,7 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         )),
         "/api/flame" => {
             let span = viewer.index.end - viewer.index.origin;
-            let tracks: Vec<usize> = q
-                .get("tracks")
-                .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-                .unwrap_or_default();
+            let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
             Answer::json(viewer.flame(num("t0", 0), num("t1", span.max(1)), &tracks))
         }
         "/api/profile" => {
@@ -243,6 +249,33 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
                 })),
                 extra: Vec::new(),
             }
+        }
+        "/api/waits" => {
+            let span = viewer.index.end - viewer.index.origin;
+            Answer::json(viewer.waits(
+                num("t0", 0),
+                num("t1", span.max(1)),
+                num("max", 5000).clamp(0, 100_000) as usize,
+            ))
+        }
+        "/api/wait" => match usize::try_from(num("id", -1))
+            .ok()
+            .and_then(|i| viewer.wait(i))
+        {
+            Some(v) => Answer::json(v),
+            None => Answer::error(404, "no such wait\n"),
+        },
+        "/api/sample_lane" => {
+            let span = viewer.index.end - viewer.index.origin;
+            Answer::json(viewer.sample_lane(
+                num("t0", 0),
+                num("t1", span.max(1)),
+                num("width", 1000).clamp(1, 20_000) as u32,
+            ))
+        }
+        "/api/samples" => {
+            let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
+            Answer::json(viewer.samples(&tracks))
         }
         "/api/comm" => Answer::json(viewer.comm()),
         "/api/critpath" => Answer::json(viewer.critpath()),
@@ -500,6 +533,13 @@ fn reply(a: Answer) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracks_sent_with_encoded_commas_are_each_read() {
+        assert_eq!(tracks_of("0%2C3%2c12"), vec![0, 3, 12]);
+        assert_eq!(tracks_of("1,2"), vec![1, 2]);
+        assert_eq!(tracks_of(""), Vec::<usize>::new());
+    }
 
     #[test]
     fn query_values_are_percent_decoded() {

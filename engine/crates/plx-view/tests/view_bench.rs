@@ -102,9 +102,12 @@ fn du(d: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// Zooms and pans measured, each: 5 rounds of 10 zooms in and 10 out, 5 sweeps of 20 pans.
+const ZOOMS: usize = 100;
+
 /// The first open of the experiment as written (nothing prepared), two later opens, the
-/// bytes on disk, the merge pass (its index then removed); on the last open the latency of 20
-/// zooms and 20 pans (window answer as JSON text, 1600 columns).
+/// bytes on disk, the merge pass (its index then removed); on the last open the latency of
+/// [`ZOOMS`] zooms and as many pans (window answer as JSON text, 1600 columns).
 fn viewer(d: &Path) -> Run {
     let cpu0 = cpu_s();
     let (v, first_s) = timed(|| Viewer::open(d, None).unwrap());
@@ -128,11 +131,11 @@ fn viewer(d: &Path) -> Run {
     let mut zooms = Vec::new();
     let (mut t0, mut t1) = (0i64, span);
     let mut largest = 0usize;
-    for i in 0..20 {
-        // zoom in towards the middle by half, then back out from the tenth on
+    for i in 0..ZOOMS {
+        // zoom in towards the middle by half 10 times, then back out 10 times, over and over
         let w = t1 - t0;
         let mid = t0 + w / 2;
-        let nw = if i < 10 { w / 2 } else { w * 2 };
+        let nw = if i % 20 < 10 { w / 2 } else { w * 2 };
         t0 = (mid - nw / 2).max(0);
         t1 = t0 + nw;
         let (text, s) = timed(|| v.window(t0, t1, 1600, 5000));
@@ -141,8 +144,8 @@ fn viewer(d: &Path) -> Run {
     }
     let mut pans = Vec::new();
     let w = span / 8;
-    for i in 0..20 {
-        let t0 = (i as i64) * (span - w) / 19;
+    for i in 0..ZOOMS {
+        let t0 = ((i % 20) as i64) * (span - w) / 19;
         let (text, s) = timed(|| v.window(t0, t0 + w, 1600, 5000));
         largest = largest.max(text.len());
         pans.push(s * 1e3);
@@ -173,7 +176,8 @@ impl Run {
         format!(
             "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): plx view's first open \
 (nothing prepared) {:.2} s ({:.1} M events/s; {:.2} s of CPU), later opens {}; experiment {:.0} MiB on disk, \
-{:.2} bytes/event, index kept {} bytes; merge pass (fallback) {:.2} s, its index {:.0} MiB; \
+{:.2} bytes/event, index kept {} bytes ({:.3} bytes/event); merge pass (fallback) {:.2} s, its index \
+{:.0} MiB; \
 widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             self.events,
             self.first_s,
@@ -187,6 +191,7 @@ widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             mib(self.disk),
             self.disk as f64 / self.events as f64,
             self.index,
+            self.index as f64 / self.events as f64,
             self.merge_s,
             mib(self.merge_index),
             self.widest,
@@ -200,12 +205,14 @@ widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
 fn stats(ms: &[f64]) -> String {
     let mut v = ms.to_vec();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    // nearest rank
+    let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1];
     format!(
-        "median {:.1} ms, p90 {:.1} ms, max {:.1} ms",
+        "p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms (of {})",
         at(0.5),
-        at(0.9),
-        v[v.len() - 1]
+        at(0.95),
+        at(0.99),
+        v.len()
     )
 }
 
@@ -345,4 +352,52 @@ fn open_only() {
         let (v, s) = timed(|| Viewer::open(&d, None).unwrap());
         eprintln!("open-only: {} events opened in {s:.3} s", v.index.events);
     }
+}
+
+/// (Ignored) the answers that scan whole ranges, on the experiment `PLX_VIEW_BENCH_DIR`
+/// (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events, default 20 M): the model
+/// `/api/profile` needs (built at its first request), `/api/profile` serialized, `/api/counters`
+/// (its first request) and `/api/flame` of the whole run on every track, each with the CPU
+/// seconds it used (every thread) and a checksum of its answer (equal before and after a change
+/// of how it is computed).
+#[test]
+#[ignore]
+fn endpoints() {
+    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+        return;
+    };
+    let d = std::path::PathBuf::from(d);
+    if !d.exists() {
+        std::fs::create_dir_all(&d).unwrap();
+        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+    }
+    let v = Viewer::open(&d, None).unwrap();
+    let span = v.index.end - v.index.origin;
+    let sum = |s: &str| crc32fast::hash(s.as_bytes());
+    let cpu = |f: &mut dyn FnMut() -> String| {
+        let c0 = cpu_s();
+        let (text, s) = timed(f);
+        (sum(&text), text.len(), s, cpu_s() - c0)
+    };
+    let line = |what: &str, (crc, len, s, c): (u32, usize, f64, f64)| {
+        eprintln!("endpoints: {what}: {s:.3} s wall, {c:.2} s CPU, {len} bytes, crc32 {crc:08x}")
+    };
+    line(
+        "model (first /api/profile)",
+        cpu(&mut || format!("{}", v.model().processes.len())),
+    );
+    line(
+        "/api/profile",
+        cpu(&mut || serde_json::to_string(&v.profile()).unwrap()),
+    );
+    line("/api/counters", cpu(&mut || v.counters().to_string()));
+    line(
+        "/api/flame whole run",
+        cpu(&mut || v.flame(0, span, &[]).to_string()),
+    );
+    line(
+        "/api/flame half, tracks 0-3",
+        cpu(&mut || v.flame(span / 4, 3 * span / 4, &[0, 1, 2, 3]).to_string()),
+    );
+    eprintln!("endpoints: {} events", v.index.events);
 }

@@ -65,11 +65,26 @@ impl Alone {
     /// Every traced location of `model` (built from `exp`), none decoded yet; no message is
     /// matched (no matching pre-pass over the trace).
     pub fn new(model: &Model, exp: &Experiment) -> Result<Alone, AnalysisError> {
+        Self::build(model, exp, super::Filter::All)
+    }
+
+    /// As [`Alone::new`], each stream with its counted calls (trace subtype 10) as
+    /// [`EventKind::Counted`] right before their functions' exits (as
+    /// [`GlobalMerge::with_counters`] gives them).
+    pub fn with_counters(model: &Model, exp: &Experiment) -> Result<Alone, AnalysisError> {
+        Self::build(model, exp, super::Filter::AllWithCounters)
+    }
+
+    fn build(
+        model: &Model,
+        exp: &Experiment,
+        filter: super::Filter,
+    ) -> Result<Alone, AnalysisError> {
         let opts = MergeOptions {
             repair_clock: false,
             ..MergeOptions::default()
         };
-        let mut m = GlobalMerge::build_with(model, Some(exp), opts, super::Filter::All, false)?;
+        let mut m = GlobalMerge::build_with(model, Some(exp), opts, filter, false)?;
         let mut sources = std::mem::replace(
             &mut m.sources,
             super::ahead::Sources::new(Vec::new(), false),

@@ -40,7 +40,7 @@ use crate::selection::Window;
 use crate::AnalysisError;
 
 pub use delay::{Account, CauseKind};
-pub use replay::{Replay, Setup};
+pub use replay::{FoundWait, Replay, Setup};
 
 /// A kind of wait state, in the order of the metric tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -231,6 +231,8 @@ pub struct WaitAnalysis {
     pub events: u64,
     /// The merge's warnings.
     pub warnings: Vec<Warning>,
+    /// Each wait, in the order found ([`WaitAnalysis::compute_each`]; empty otherwise).
+    pub found: Vec<FoundWait>,
 }
 
 impl WaitAnalysis {
@@ -244,6 +246,28 @@ impl WaitAnalysis {
         app: Option<u32>,
         causes: bool,
         opts: MergeOptions,
+    ) -> Result<WaitAnalysis, AnalysisError> {
+        Self::replay(model, exp, window, app, causes, opts, false)
+    }
+
+    /// [`WaitAnalysis::compute`] of the whole run with causes, keeping each wait
+    /// ([`WaitAnalysis::found`]) as well as the rows (the viewer's waits on the timeline).
+    pub fn compute_each(
+        model: &Model,
+        exp: &Experiment,
+        opts: MergeOptions,
+    ) -> Result<WaitAnalysis, AnalysisError> {
+        Self::replay(model, exp, Window::ALL, None, true, opts, true)
+    }
+
+    fn replay(
+        model: &Model,
+        exp: &Experiment,
+        window: Window,
+        app: Option<u32>,
+        causes: bool,
+        opts: MergeOptions,
+        each: bool,
     ) -> Result<WaitAnalysis, AnalysisError> {
         let merge = GlobalMerge::new(model, exp, opts)?;
         let locations = merge.locations().to_vec();
@@ -268,6 +292,9 @@ impl WaitAnalysis {
             causes,
         };
         let mut replay = Replay::new(setup);
+        if each {
+            replay.found = Some(Vec::new());
+        }
         let mut events = 0u64;
         let (merge, regions) = merge.feed(Some(window.end_ns), |feed| {
             while let Some(ev) = feed.next_event() {
@@ -309,6 +336,7 @@ impl WaitAnalysis {
                     },
                 )
                 .collect(),
+            found: replay.found.unwrap_or_default(),
             callpaths: replay.callpaths,
             events,
             warnings: merge.warnings().to_vec(),

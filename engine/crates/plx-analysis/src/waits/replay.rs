@@ -251,6 +251,28 @@ pub struct Replay {
     pub waits: BTreeMap<(Pattern, u32, u32), (i64, u64)>,
     /// (pattern, waiting location, cause location, cause call path, kind) → delay ns.
     pub causes: BTreeMap<(Pattern, u32, u32, u32, CauseKind), f64>,
+    /// Each wait counted, in the order found, when kept (`Some`; `None`: not kept).
+    pub found: Option<Vec<FoundWait>>,
+}
+
+/// One wait, as [`Replay::found`] keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundWait {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The waiting location.
+    pub location: u32,
+    /// Where it waited.
+    pub callpath: u32,
+    /// When the wait began, ns.
+    pub start: i64,
+    /// Time waited, ns.
+    pub wait_ns: i64,
+    /// The location it waited for and that location's call path when it arrived (`None`: not
+    /// known, a lock whose holder was not seen).
+    pub late: Option<(u32, u32)>,
+    /// Its causes (with causes): cause location, cause call path, kind, ns.
+    pub causes: Vec<Share>,
 }
 
 impl Replay {
@@ -271,6 +293,7 @@ impl Replay {
             reads: HashMap::new(),
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
+            found: None,
         }
     }
 
@@ -490,7 +513,7 @@ impl Replay {
                 Pattern::LateSender,
                 li as u32,
                 r.cp,
-                t,
+                (from, t),
                 d,
                 (m.sender, m.send_cp),
                 &m.acc,
@@ -574,7 +597,7 @@ impl Replay {
                 Pattern::StreamWait,
                 r.loc,
                 r.cp,
-                r.t,
+                (r.enter, r.t),
                 d,
                 (wloc, wcp),
                 &wacc,
@@ -610,7 +633,7 @@ impl Replay {
                 Pattern::LateReceiver,
                 m.sender,
                 m.send_cp,
-                exit,
+                (m.send_enter, exit),
                 d,
                 (*rl, *r_cp),
                 r_acc,
@@ -700,7 +723,7 @@ impl Replay {
                     pattern,
                     w.loc,
                     w.cp,
-                    w.exit,
+                    (w.enter, w.exit),
                     d,
                     (late.loc, late.cp),
                     &late.acc,
@@ -757,7 +780,7 @@ impl Replay {
         }
         let cp = self.locs[li].cp();
         let Some((cl, ccp, _)) = cause else {
-            self.record(pattern, loc, cp, t, d, Vec::new());
+            self.record(pattern, loc, cp, (arrival, t), d, None, Vec::new());
             return;
         };
         let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
@@ -777,10 +800,10 @@ impl Replay {
         } else {
             vec![(cl, ccp, CauseKind::Direct, d as f64)]
         };
-        self.record(pattern, loc, cp, t, d, shares);
+        self.record(pattern, loc, cp, (arrival, t), d, Some((cl, ccp)), shares);
     }
 
-    /// A wait of `d` ns of location `loc` in call path `cp` ending at `end`, caused by
+    /// A wait of `d` ns of location `loc` in call path `cp` from `at.0`, found at `at.1`, caused by
     /// location `late.0` arriving late at call path `late.1` (accounts since they last
     /// synchronised: `late_acc` of the late one, `own_acc` of the waiting one).
     #[allow(clippy::too_many_arguments)]
@@ -789,7 +812,7 @@ impl Replay {
         pattern: Pattern,
         loc: u32,
         cp: u32,
-        end: i64,
+        at: (i64, i64),
         d: i64,
         late: (u32, u32),
         late_acc: &Account,
@@ -800,16 +823,18 @@ impl Replay {
         } else {
             Vec::new()
         };
-        self.record(pattern, loc, cp, end, d, shares);
+        self.record(pattern, loc, cp, at, d, Some(late), shares);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         pattern: Pattern,
         loc: u32,
         cp: u32,
-        end: i64,
+        (start, end): (i64, i64),
         d: i64,
+        late: Option<(u32, u32)>,
         shares: Vec<Share>,
     ) {
         let li = loc as usize;
@@ -836,6 +861,17 @@ impl Replay {
         let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
         e.0 += d;
         e.1 += 1;
+        if let Some(found) = &mut self.found {
+            found.push(FoundWait {
+                pattern,
+                location: loc,
+                callpath: cp,
+                start,
+                wait_ns: d,
+                late,
+                causes: shares.clone(),
+            });
+        }
         for (cl, ccp, kind, ns) in shares {
             *self
                 .causes

@@ -1,0 +1,111 @@
+// Drives plx view's call-stack samples in a real headless Chromium (playwright-core, real mouse):
+// the samples' strip along the bottom of each track at the whole run and a hover on it; then a
+// shift-drag over the whole run selects it, the selected threads' sampled flame graph appears
+// beside the interval's; a hover on its widest sampled node gives the node's call path, samples
+// and estimated time. Prints what the page showed as JSON with the server's /api/samples; a
+// screenshot goes to OUTDIR. Usage: node samples.mjs URL CHROMIUM OUTDIR
+
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
+const { chromium } = require("playwright-core");
+
+const [url, executablePath, outdir] = process.argv.slice(2);
+const profile = mkdtempSync(join(tmpdir(), "plx-view-samples-"));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const out = { errors: [] };
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+page.on("pageerror", (e) => out.errors.push(String(e)));
+const api = (path) => page.evaluate(async (path) => {
+  const token = new URLSearchParams(location.search).get("token");
+  return (await fetch(`${path}${path.includes("?") ? "&" : "?"}token=${token}`)).json();
+}, path);
+
+try {
+  await page.goto(url);
+  await page.waitForFunction(() => {
+    const c = document.getElementById("timeline");
+    return c && c.dataset.loading === "0" && c.dataset.lines !== undefined;
+  }, null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.samplesLoading === "0", null, { timeout: 60000 });
+  const b = await page.locator("#timeline").boundingBox();
+  const row = await page.evaluate(() => window.plxView.trackRow(0));
+  out.lane_page = await page.evaluate(() => ({ ...document.getElementById("timeline").dataset }));
+  out.lane_api = await api(`api/sample_lane?t0=0&t1=${out.lane_page.t1}&width=1000`);
+  out.solve = await api("api/search?name=solve");
+  // a hover on track 0's strip a tenth into the run
+  await page.mouse.move(b.x + 170 + (b.width - 170) * 0.1, b.y + row.y + row.h - 2);
+  await page.waitForTimeout(100);
+  out.lane_tip = await page.evaluate(() => {
+    const t = document.getElementById("tooltip");
+    return { kind: t.dataset.kind, value: t.dataset.value === "" ? null : +t.dataset.value, text: t.textContent };
+  });
+  await page.screenshot({ path: join(outdir, "samples-lane-whole.png") });
+  // two closer zoom levels: the strip's columns and their sum over each window
+  const span = +out.lane_page.t1;
+  out.lane_zooms = [];
+  for (const [f0, f1, name] of [[0.2, 0.3, "samples-lane-zoomed.png"], [0.25, 0.251, "samples-lane-close.png"]]) {
+    await page.evaluate(([a, c]) => window.plxView.setWindow(a, c), [span * f0, span * f1]);
+    await page.waitForFunction(() => {
+      const c = document.getElementById("timeline");
+      return c.dataset.loading === "0" && c.dataset.samplesLoading === "0";
+    }, null, { timeout: 60000 });
+    await page.waitForTimeout(200);
+    out.lane_zooms.push(await page.evaluate(() => ({ ...document.getElementById("timeline").dataset })));
+    await page.screenshot({ path: join(outdir, name) });
+  }
+  await page.evaluate((s) => window.plxView.setWindow(0, s), span);
+  await page.waitForFunction(() => document.getElementById("timeline").dataset.samplesLoading === "0", null, { timeout: 60000 });
+  // shift-drag across the whole plot inside the first track: every track, the whole window
+  const y = b.y + row.y + 6;
+  await page.keyboard.down("Shift");
+  await page.mouse.move(b.x + 171, y);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, y, { steps: 4 });
+  await page.mouse.move(b.x + b.width - 2, y, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForFunction(() => +(document.getElementById("samples")?.dataset.samples ?? 0) > 0, null, { timeout: 60000 });
+  await page.waitForTimeout(100);
+  out.shown = await page.evaluate(() => {
+    const v = window.plxView;
+    const f = v.samplesData();
+    const path = (k) => { const p = []; for (let n = k; n >= 0; n = f.nodes[n][0]) p.unshift(f.names[n]); return p.join(" => "); };
+    return {
+      samples: +document.getElementById("samples").dataset.samples,
+      title: document.querySelector("#samples h3").textContent,
+      nodes: f.nodes.map((n, k) => ({ path: path(k), ns: n[2], samples: n[3], sampled: f.sampled[k] })),
+      boxes: +document.getElementById("samples-graph").dataset.boxes,
+    };
+  });
+  out.api = await api("api/samples");
+  // hover the widest sampled frame's box
+  const target = await page.evaluate(() => {
+    const v = window.plxView;
+    const f = v.samplesData();
+    const boxes = v.sampled.boxes.filter((x) => x.node >= 0 && f.sampled[x.node]);
+    return boxes.sort((a, c) => c.w - a.w)[0];
+  });
+  const gb = await page.locator("#samples-graph").boundingBox();
+  await page.mouse.move(gb.x + target.x + Math.min(target.w / 2, 40), gb.y + target.y + 8);
+  await page.waitForTimeout(100);
+  out.tip = await page.evaluate(() => {
+    const t = document.getElementById("samples-tip");
+    return { text: t.textContent, node: +t.dataset.node, ns: +t.dataset.ns, count: +t.dataset.count, shown: t.style.display };
+  });
+  out.target = target;
+  await page.screenshot({ path: join(outdir, "samples-selection.png"), fullPage: true });
+} finally {
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
