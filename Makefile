@@ -57,11 +57,13 @@ java:
 # the parallax Python package's wheel in build/wheels/: the native module (engine/crates/plx-python,
 # built in the engine's target directory: only that crate is compiled after `make engine`), the
 # python/ sources, and the plx command (installed on PATH with the wheel). A wheel for this
-# machine (tag linux: plx links the system's OTF2 library).
+# machine (tag linux: plx links the system's OTF2 library). The module is also put into
+# python/parallax/, so that python/ on sys.path imports this tree's package.
 python: engine
 	@rm -rf $(BUILD)/python-data $(BUILD)/wheels && mkdir -p $(BUILD)/python-data/scripts
 	@strip -o $(BUILD)/python-data/scripts/plx $(BUILD)/bin/plx
 	@cd python && maturin build --release --strip --compatibility linux --quiet -o $(BUILD)/wheels
+	@cd python/parallax && unzip -q -o -j $(BUILD)/wheels/parallax_hpc-*.whl parallax/_native.abi3.so
 
 demo: deps all
 	@scripts/demo.sh
@@ -82,10 +84,10 @@ test-sanitizers:
 
 test-engine:
 	@cd engine && $(CARGO) fmt --all -- --check
-	@cd engine && $(CARGO) clippy --quiet --all-targets -- -D warnings
+	@cd engine && $(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
 	@cd engine && $(CARGO) test --quiet
 
-test-e2e: viewer
+test-e2e: viewer python
 	@python3 -m pytest -q tests/e2e
 	@python3 -m pytest -q tests/exports
 

@@ -41,19 +41,19 @@ best() {
 }
 new=$(best native)
 old=$(best subprocess)
-read -r _ rows t_new arrow before_new peak_new <<<"$new"
-read -r _ rows_old t_old _ before_old peak_old <<<"$old"
+read -r _ rows t_new c_new arrow before_new peak_new <<<"$new"
+read -r _ rows_old t_old c_old _ before_old peak_old <<<"$old"
 [ "$rows" = "$rows_old" ] || { echo "python.sh: $rows rows natively, $rows_old by the former path" >&2; exit 1; }
 
 {
   echo "## Python: events into a DataFrame"
   echo
-  echo "| path | rows | time | rate | memory (peak RSS over the imported modules) | × Arrow size |"
-  echo "|---|---|---|---|---|---|"
-  awk -v r="$rows" -v t="$t_new" -v a="$arrow" -v b="$before_new" -v p="$peak_new" 'BEGIN {
-    m = p - b; printf "| `parallax.open(d).events` (engine inside, Arrow → pandas) | %d | %.2f s | **%.1f M rows/s** | %.0f MiB | **%.2f×** (Arrow %.0f MiB) |\n", r, t, r / t / 1e6, m, m * 1048576 / a, a / 1048576 }'
-  awk -v r="$rows" -v t="$t_old" -v a="$arrow" -v b="$before_old" -v p="$peak_old" -v tn="$t_new" 'BEGIN {
-    m = p - b; printf "| former: `plx export --format parquet` subprocess + `pandas.read_parquet` | %d | %.2f s | %.1f M rows/s (%.1f× slower) | %.0f MiB | %.2f× |\n", r, t, r / t / 1e6, t / tn, m, m * 1048576 / a }'
+  echo "| path | rows | time | rate | per CPU second | memory (peak RSS over the imported modules) | × Arrow size |"
+  echo "|---|---|---|---|---|---|---|"
+  awk -v r="$rows" -v t="$t_new" -v c="$c_new" -v a="$arrow" -v b="$before_new" -v p="$peak_new" 'BEGIN {
+    m = p - b; printf "| `parallax.open(d).events` (engine inside, Arrow-backed pandas) | %d | %.2f s | **%.1f M rows/s** | %.1f M rows/s | %.0f MiB | **%.2f×** (Arrow %.0f MiB) |\n", r, t, r / t / 1e6, r / c / 1e6, m, m * 1048576 / a, a / 1048576 }'
+  awk -v r="$rows" -v t="$t_old" -v c="$c_old" -v a="$arrow" -v b="$before_old" -v p="$peak_old" -v tn="$t_new" 'BEGIN {
+    m = p - b; printf "| former: `plx export --format parquet` subprocess + `pandas.read_parquet` | %d | %.2f s | %.1f M rows/s (%.1f× slower) | %.1f M rows/s | %.0f MiB | %.2f× |\n", r, t, r / t / 1e6, t / tn, r / c / 1e6, m, m * 1048576 / a }'
   echo
   echo "$rows events of bench/threads.c ($threads threads), the best of 3 runs of each path;"
   echo "targets: ≥ 20 M rows/s, ≤ 2× the Arrow size. \`bench/python.sh\` (PLX_BENCH_PY_EVENTS)."

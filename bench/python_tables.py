@@ -1,7 +1,8 @@
 """One path of bench/python.sh: the events of experiment DIR into a DataFrame, timed.
 
   python3 bench/python_tables.py native|subprocess DIR PLX
-prints one line: PATH ROWS SECONDS ARROW_BYTES RSS_BEFORE_MIB RSS_PEAK_MIB
+prints one line: PATH ROWS SECONDS CPU_SECONDS ARROW_BYTES RSS_BEFORE_MIB RSS_PEAK_MIB
+(CPU seconds: this process's threads and, for the former path, the plx subprocess's)
 (RSS from /proc/self/status: VmRSS once the modules are imported, VmHWM at the end).
 """
 
@@ -22,6 +23,11 @@ def rss(field):
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError(field)
+
+
+def children_cpu():
+    r = os.times()
+    return r.children_user + r.children_system
 
 
 def native(d, _plx):
@@ -46,10 +52,10 @@ def main():
     which, d, plx = sys.argv[1:4]
     import parallax  # noqa: F401 (imported before the baseline, as a user's session has it)
     before = rss("VmRSS")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time() + children_cpu()
     df, nbytes = (native if which == "native" else former)(d, plx)
-    t = time.perf_counter() - t0
-    print(which, len(df), f"{t:.3f}", nbytes, f"{before:.0f}", f"{rss('VmHWM'):.0f}")
+    t, c = time.perf_counter() - t0, time.process_time() + children_cpu() - c0
+    print(which, len(df), f"{t:.3f}", f"{c:.3f}", nbytes, f"{before:.0f}", f"{rss('VmHWM'):.0f}")
 
 
 if __name__ == "__main__":

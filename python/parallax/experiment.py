@@ -25,6 +25,8 @@ TRACE_TABLES = GROUPS["trace"]
 # sync_objects)
 TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes")
 BACKENDS = ("pandas", "polars", "arrow")
+# the tables whose pandas frames keep Arrow's memory (pd.ArrowDtype columns)
+ARROW_BACKED = ("events", "intervals", "messages")
 
 PlxError = _native.PlxError
 
@@ -80,7 +82,11 @@ class Experiment:
     def table(self, name, backend="pandas"):
         """Table `name` (events, intervals, messages, locations, regions, comms, profiles,
         sync_objects, waits, wait_causes) as a pandas DataFrame (kept: the same object each
-        time), a Polars DataFrame or a pyarrow Table."""
+        time), a Polars DataFrame or a pyarrow Table. The pandas columns of events, intervals
+        and messages are Arrow-backed (``pd.ArrowDtype``: the engine's memory, nulls as
+        ``<NA>``, names dictionary-encoded; ``.astype(...)`` or ``.to_numpy()`` makes numpy
+        arrays), those of the other tables numpy arrays (strings as objects, nulls as NaN or
+        None)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r}: one of {', '.join(BACKENDS)}")
         if name not in TABLES:
@@ -101,7 +107,10 @@ class Experiment:
             import polars as pl
             return pl.from_arrow(t)
         if name not in self._cache:
-            self._cache[name] = t.to_pandas()
+            # the trace's tables (a row per event or call): pandas columns over the Arrow arrays
+            # themselves (pd.ArrowDtype), no conversion, no copy; the others numpy columns
+            mapper = pd.ArrowDtype if name in ARROW_BACKED else None
+            self._cache[name] = t.to_pandas(types_mapper=mapper)
         return self._cache[name]
 
     def report(self):
@@ -168,7 +177,7 @@ class Experiment:
         table): time_ns, location, process, rank, thread, kind (enter, exit, user, send, recv,
         collective, acquire, release), region and region_name, the messages' peer, tag, bytes,
         comm, message, user events' user_event and value, synchronization objects' object,
-        sync_kind and wait_ns, truncated. Names are categoricals."""
+        sync_kind and wait_ns, truncated."""
         return self.table("events")
 
     @property

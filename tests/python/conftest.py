@@ -100,3 +100,16 @@ def waits_experiment(tmp_path_factory):
     exp = root / "waits.exp"
     plx("run", "--trace", "-o", exp, "--", exe, "0.2")
     return exp
+
+
+@pytest.fixture(scope="session")
+def sampled_experiment(tmp_path_factory):
+    """tests/e2e/programs/sample_spin.c (not instrumented: two threads spinning known CPU
+    times) run with plx run --sample: profiles of samples only."""
+    root = tmp_path_factory.mktemp("sampled")
+    exe = root / "spin"
+    run(["cc", "-O2", "-g", "-fomit-frame-pointer", "-pthread",
+         ROOT / "tests" / "e2e" / "programs" / "sample_spin.c", "-o", exe])
+    exp = root / "spin.exp"
+    plx("run", "--sample", "-o", exp, "--", exe)
+    return exp

@@ -55,27 +55,45 @@ def test_a_fresh_interpreter_reads_an_experiment_without_plx(venv, experiments):
     assert ev > 2 * iv > 0
 
 
-def test_profiles_are_plx_report_callpath(parallax, experiments):
+def report_rows(rep, samples):
+    """profiles' rows as plx report --callpath --format csv writes them."""
+    out = []
+    for r in rep.itertuples():
+        row = {"process": "all" if r.process is None else r.process,
+               "thread": "all" if pd_na(r.thread) else str(int(r.thread)),
+               "function": r.function, "calls": str(r.calls),
+               "child_calls": str(r.child_calls), "exclusive_s": f"{r.exclusive_s:.9f}",
+               "inclusive_s": f"{r.inclusive_s:.9f}", "thread_name": r.thread_name,
+               "host": r.host, "callpath": r.callpath,
+               "cpu_s": "" if pd_na(r.cpu_s) else f"{r.cpu_s:.9f}"}
+        if samples:
+            row["samples"] = str(r.samples)
+            row["estimated"] = str(int(r.estimated))
+        out.append(row)
+    return out
+
+
+def test_profiles_are_plx_report_callpath(parallax, experiments, sampled_experiment):
     """Every row of plx report --callpath --format csv, in its order: the threads' rows in
-    profiles, all of them (the total's too) in report()."""
-    for name in ("life", "pingpong"):
-        exp = parallax.open(experiments[name])
-        want = csv_rows("report", experiments[name], "--callpath")
-        rep = exp.report()
-        got = [{"process": "all" if r.process is None else r.process,
-                "thread": "all" if pd_na(r.thread) else str(int(r.thread)),
-                "function": r.function, "calls": str(r.calls),
-                "child_calls": str(r.child_calls), "exclusive_s": f"{r.exclusive_s:.9f}",
-                "inclusive_s": f"{r.inclusive_s:.9f}", "thread_name": r.thread_name,
-                "host": r.host, "callpath": r.callpath,
-                "cpu_s": "" if pd_na(r.cpu_s) else f"{r.cpu_s:.9f}"}
-               for r in rep.itertuples()]
-        assert got == want
+    profiles, all of them (the total's too) in report(); samples and estimated where the run
+    sampled call stacks."""
+    for d in (experiments["life"], experiments["pingpong"], sampled_experiment):
+        exp = parallax.open(d)
+        want = csv_rows("report", d, "--callpath")
+        sampled = d == sampled_experiment
+        assert ("samples" in want[0]) == sampled
+        assert report_rows(exp.report(), sampled) == want
         prof = exp.profiles
         threads = [r for r in want if r["process"] != "all"]
         assert len(prof) == len(threads)
         assert list(prof["callpath"].astype(str)) == [r["callpath"] for r in threads]
         assert list(prof["calls"]) == [int(r["calls"]) for r in threads]
+        assert ("samples" in prof.columns) == sampled
+    # sample_spin.c: alpha and beta on main, gamma_ on the worker, estimated from samples
+    prof = parallax.open(sampled_experiment).profiles
+    spun = prof[prof["function"].isin(["alpha", "beta", "gamma_"])]
+    assert sorted(spun["function"]) == ["alpha", "beta", "gamma_"]
+    assert spun["estimated"].all() and (spun["samples"] > 0).all()
     # life: node = MPI rank, 3 threads per rank (main and 2 workers), 20 steps
     prof = parallax.open(experiments["life"]).profiles
     assert sorted(prof["node"].unique()) == [0, 1, 2, 3]

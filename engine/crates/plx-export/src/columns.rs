@@ -7,9 +7,9 @@
 //! The events are the Parquet export's rows (docs/exports/parquet.md), one per event of the
 //! merged stream in its order, then an exit per call still open at the end.
 
-use std::collections::HashMap;
-
-use plx_analysis::{EventKind, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
+use plx_analysis::{
+    child_key, EventKind, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation,
+};
 use plx_format::SyncKind;
 
 use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
@@ -205,7 +205,7 @@ pub fn trace_columns(input: &ExportInput) -> Result<TraceColumns, ExportError> {
         out: TraceColumns::default(),
         locs: Vec::new(),
         open: Vec::new(),
-        paths: HashMap::new(),
+        paths: FastMap::default(),
     };
     let summary = drive(input, &mut sink)?;
     let mut out = sink.out;
@@ -222,7 +222,8 @@ struct ColumnSink {
     locs: Vec<(i32, Option<i32>, i32)>,
     /// Per location, its open calls, innermost last.
     open: Vec<Vec<Open>>,
-    paths: HashMap<PathNode, i32>,
+    /// Callpath index by (parent callpath, region) ([`child_key`]).
+    paths: FastMap<u64, i32>,
 }
 
 #[derive(Default)]
@@ -331,7 +332,8 @@ impl Sink for ColumnSink {
             region,
         };
         let next = self.out.callpaths.len() as i32;
-        let path = *self.paths.entry(node).or_insert(next);
+        let key = child_key((node.parent >= 0).then_some(node.parent as u32), region);
+        let path = *self.paths.entry(key).or_insert(next);
         if path == next {
             self.out.callpaths.push(node);
         }
