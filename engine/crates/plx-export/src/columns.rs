@@ -49,7 +49,14 @@ impl<T: Default + Copy> Col<T> {
     fn null(&mut self) {
         let i = self.values.len();
         self.values.push(T::default());
-        let bits = self.valid.get_or_insert_with(|| vec![0xff; i.div_ceil(8)]);
+        // rows before this one were present; bits past the last row stay zero
+        let bits = self.valid.get_or_insert_with(|| {
+            let mut b = vec![0xff; i / 8];
+            if i % 8 != 0 {
+                b.push((1u8 << (i % 8)) - 1);
+            }
+            b
+        });
         set_bit(bits, i, false);
         self.nulls += 1;
     }
@@ -446,5 +453,36 @@ impl Sink for ColumnSink {
         self.out.locations = merge.locations().to_vec();
         self.out.user_events = merge.user_events().to_vec();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_validity_bitmap_made_at_a_first_null_has_no_bits_past_the_rows() {
+        let mut c = Col::<i32>::default();
+        for i in 0..9 {
+            c.push(i);
+        }
+        assert!(c.valid.is_none());
+        c.opt(None);
+        c.opt(Some(10));
+        c.opt(None);
+        assert_eq!(c.values, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 0]);
+        assert_eq!(c.nulls, 2);
+        // rows 0..8 present, 9 null, 10 present, 11 null: least significant bit first
+        assert_eq!(c.valid, Some(vec![0xff, 0b0000_0101]));
+    }
+
+    #[test]
+    fn a_column_of_nulls_only() {
+        let mut c = Col::<f64>::default();
+        for _ in 0..17 {
+            c.opt(None);
+        }
+        assert_eq!(c.nulls, 17);
+        assert_eq!(c.valid, Some(vec![0, 0, 0]));
     }
 }
