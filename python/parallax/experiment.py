@@ -19,11 +19,12 @@ GROUPS = {
     "profiles": ("profiles", "callpaths"),
     "sync": ("sync",),
     "waits": ("waits", "wait_causes"),
+    "counters": ("counters",),
 }
 TRACE_TABLES = GROUPS["trace"]
 # the tables a user asks for by name (callpaths and sync are read through profiles and
 # sync_objects)
-TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes")
+TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters")
 BACKENDS = ("pandas", "polars", "arrow")
 # the tables whose pandas frames keep Arrow's memory (pd.ArrowDtype columns)
 ARROW_BACKED = ("events", "intervals", "messages")
@@ -81,7 +82,7 @@ class Experiment:
 
     def table(self, name, backend="pandas"):
         """Table `name` (events, intervals, messages, locations, regions, comms, profiles,
-        sync_objects, waits, wait_causes) as a pandas DataFrame (kept: the same object each
+        sync_objects, waits, wait_causes, counters) as a pandas DataFrame (kept: the same object each
         time), a Polars DataFrame or a pyarrow Table. The pandas columns of events, intervals
         and messages are Arrow-backed (``pd.ArrowDtype``: the engine's memory, nulls as
         ``<NA>``, names dictionary-encoded; ``.astype(...)`` or ``.to_numpy()`` makes numpy
@@ -217,6 +218,13 @@ class Experiment:
         null): process, pid, rank, thread, object (its name), kind, acquisitions, contended,
         wait_s, hold_s, releases, site, id (the process-local id), thread_name, host."""
         return self.table("sync_objects")
+
+    @property
+    def counters(self):
+        """The whole-thread counter totals of plx run --counters (plx report --counters'
+        "(thread)" rows), one row per thread, event set and event: process, pid, rank,
+        thread, thread_name, set, event, value. Empty without counters."""
+        return self.table("counters")
 
     @property
     def waits(self):

@@ -113,3 +113,16 @@ def sampled_experiment(tmp_path_factory):
     exp = root / "spin.exp"
     plx("run", "--sample", "-o", exp, "--", exe)
     return exp
+
+
+@pytest.fixture(scope="session")
+def counters_experiment(tmp_path_factory):
+    """tests/e2e/programs/counters.c (threads faulting pages, napping, spinning) run with plx
+    run --counters page-faults,context-switches,task-clock: whole-thread totals."""
+    root = tmp_path_factory.mktemp("counters")
+    exe = root / "counters"
+    run(["cc", "-O1", "-g", "-pthread", ROOT / "tests" / "e2e" / "programs" / "counters.c",
+         "-o", exe])
+    exp = root / "counters.exp"
+    plx("run", "--counters", "page-faults,context-switches,task-clock", "-o", exp, "--", exe)
+    return exp

@@ -275,3 +275,21 @@ def test_wait_causes_are_plx_waits_causes(parallax, waits_experiment):
     assert set(lock["cause_location"].str.split(".").str[-1]) == {"1"}
     held = lock[lock["cause_callpath"].str.startswith("holder => hold_lock")]["delay_s"].sum()
     assert held >= 0.9 * exp.waits[exp.waits["pattern"] == "lock_contention"]["wait_s"].iloc[0]
+
+
+def test_counters_are_plx_report_counters_thread_totals(parallax, counters_experiment):
+    """Each "(thread)" row of plx report --counters --format csv, in its order, one row per
+    event of the set; no table rows without counters."""
+    c = parallax.open(counters_experiment).counters
+    assert list(c.columns) == ["process", "pid", "rank", "thread", "thread_name", "set",
+                               "event", "value"]
+    rows = [r for r in csv_rows("report", counters_experiment, "--counters")
+            if r["function"] == "(thread)"]
+    events = ["page-faults", "context-switches", "task-clock"]
+    want = [(r["process"], int(r["thread"]), r["thread_name"], int(r["set"]), e, int(r[e]))
+            for r in rows for e in events if r[e] != ""]
+    got = list(zip(c["process"], c["thread"], c["thread_name"], c["set"], c["event"],
+                   c["value"]))
+    assert got == want
+    assert len(rows) == 1 and len(got) == 3  # main (no worker by default), every event counted
+    assert (c[c["event"] == "page-faults"]["value"] > 0).all()

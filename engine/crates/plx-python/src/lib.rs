@@ -5,7 +5,8 @@
 //! columns in place) with the warnings the engine printed as `plx: warning:` lines. The numbers
 //! are those of the commands: `trace` the Parquet export's tables (`plx export --format
 //! parquet`), `profiles` `plx report --callpath`, `sync` `plx report --sync`, `waits` `plx waits
-//! --causes`. The GIL is released while the engine works.
+//! --causes`, `counters` `plx report --counters`' thread totals. The GIL is released while
+//! the engine works.
 
 mod arrow;
 mod tables;
@@ -138,6 +139,12 @@ fn waits(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
     run(py, path, tables::waits)
 }
 
+/// The whole-thread counter totals (`plx report --counters`' `(thread)` rows), long form.
+#[pyfunction]
+fn counters(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    run(py, path, tables::counters)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PlxError", m.py().get_type::<PlxError>())?;
@@ -147,5 +154,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(sync, m)?)?;
     m.add_function(wrap_pyfunction!(waits, m)?)?;
+    m.add_function(wrap_pyfunction!(counters, m)?)?;
     Ok(())
 }

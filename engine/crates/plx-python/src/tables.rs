@@ -508,3 +508,63 @@ pub fn waits(dir: &Path) -> Result<Tables, String> {
         numbers: Vec::new(),
     })
 }
+
+/// The whole-thread counter totals of `plx report --counters` (its `(thread)` rows), one row
+/// per thread, event set and counted event (events the kernel refused left out).
+pub fn counters(dir: &Path) -> Result<Tables, String> {
+    let model = Model::open(dir, BuildOptions::default()).map_err(|e| e.to_string())?;
+    let mut c = CounterCols::default();
+    for p in &model.processes {
+        for tc in &p.counters.threads {
+            let name = p
+                .threads
+                .iter()
+                .find(|t| t.thread == tc.thread)
+                .map_or("", |t| t.name.as_str());
+            for (s, values) in &tc.totals {
+                let Some(set) = p.counters.sets.get(s) else {
+                    continue;
+                };
+                for (i, event) in set.events.iter().enumerate() {
+                    if set.refused[i] != 0 {
+                        continue;
+                    }
+                    c.process.push(pid_text(p));
+                    c.pid.push(p.pid as i64);
+                    c.rank.opt(p.rank().map(|r| r as i32));
+                    c.thread.push(tc.thread as i32);
+                    c.thread_name.push(name.to_string());
+                    c.set.push(set.set as i32);
+                    c.event.push(event.clone());
+                    c.value.push(values[i] as i64);
+                }
+            }
+        }
+    }
+    let mut b = Batch::default();
+    b.add("process", Array::texts(&c.process))
+        .add("pid", Array::values(c.pid))
+        .add("rank", Array::fixed(c.rank))
+        .add("thread", Array::values(c.thread))
+        .add("thread_name", Array::texts(&c.thread_name))
+        .add("set", Array::values(c.set))
+        .add("event", Array::texts(&c.event))
+        .add("value", Array::values(c.value));
+    Ok(Tables {
+        batches: vec![("counters", b)],
+        warnings: warnings(model.report_warnings()),
+        numbers: Vec::new(),
+    })
+}
+
+#[derive(Default)]
+struct CounterCols {
+    process: Vec<String>,
+    pid: Vec<i64>,
+    rank: Col<i32>,
+    thread: Vec<i32>,
+    thread_name: Vec<String>,
+    set: Vec<i32>,
+    event: Vec<String>,
+    value: Vec<i64>,
+}
