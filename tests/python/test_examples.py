@@ -27,3 +27,18 @@ def test_gantt_draws_the_calls_of_every_thread(venv, experiments, parallax, tmp_
     assert want > 12  # 4 ranks × 3 threads: at least their root calls
     w, h = png_size(out)
     assert (w, h) == (1200, 580)  # 12 in × 5.8 in (a row per thread: 4 ranks × 3) at 100 dpi
+
+
+def test_tour_runs_on_the_installed_package(venv, experiments):
+    """tour.py (docs/python.md's walk-through): the MPI calls per rank, the messages per pair
+    and size of pingpong.c (20 round trips of 8 and 4096 bytes: 20 each way and size)."""
+    require_module("hatchet", "Hatchet (pip install llnl-hatchet)")
+    require_module("thicket", "Thicket (pip install llnl-thicket)")
+    cp = in_venv(venv, open(ROOT / "python" / "examples" / "tour.py").read(),
+                 str(experiments["pingpong"]), str(experiments["life"]))
+    out = cp.stdout
+    assert "messages per pair and size:" in out
+    pairs = out.split("messages per pair and size:")[1].split("Name: count")[0]
+    counts = [line.split()[-1] for line in pairs.strip().splitlines()[1:]]
+    assert counts == ["20", "20", "20", "20"]
+    assert "thicket: 2 profiles," in out
