@@ -62,7 +62,7 @@ java:
 python: engine
 	@rm -rf $(BUILD)/python-data $(BUILD)/wheels && mkdir -p $(BUILD)/python-data/scripts
 	@strip -o $(BUILD)/python-data/scripts/plx $(BUILD)/bin/plx
-	@cd python && maturin build --release --strip --compatibility linux --quiet -o $(BUILD)/wheels
+	@cd python && python3 -m maturin build --release --strip --compatibility linux --quiet -o $(BUILD)/wheels
 	@cd python/parallax && unzip -q -o -j $(BUILD)/wheels/parallax_hpc-*.whl parallax/_native.abi3.so
 
 demo: deps all
