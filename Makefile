@@ -4,8 +4,8 @@ BUILD := $(CURDIR)/build
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps runtime viewer engine wrappers java demo test test-runtime test-sanitizers \
-        test-engine test-e2e bench fuzz install clean
+.PHONY: all deps runtime viewer engine wrappers java python demo test test-runtime test-sanitizers \
+        test-engine test-e2e test-python bench fuzz install clean
 
 all: runtime viewer engine wrappers java
 
@@ -54,10 +54,21 @@ java:
 	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
 	else echo "make: no mvn/javac: the Java agent is not built"; fi
 
+# the parallax Python package's wheel in build/wheels/: the native module (engine/crates/plx-python,
+# built in the engine's target directory: only that crate is compiled after `make engine`), the
+# python/ sources, and the plx command (installed on PATH with the wheel). A wheel for this
+# machine (tag linux: plx links the system's OTF2 library). The module is also put into
+# python/parallax/, so that python/ on sys.path imports this tree's package.
+python: engine
+	@rm -rf $(BUILD)/python-data $(BUILD)/wheels && mkdir -p $(BUILD)/python-data/scripts
+	@strip -o $(BUILD)/python-data/scripts/plx $(BUILD)/bin/plx
+	@cd python && python3 -m maturin build --release --strip --compatibility linux --quiet -o $(BUILD)/wheels
+	@cd python/parallax && unzip -q -o -j $(BUILD)/wheels/parallax_hpc-*.whl parallax/_native.abi3.so
+
 demo: deps all
 	@scripts/demo.sh
 
-test: deps all test-runtime test-sanitizers test-engine test-e2e
+test: deps all test-runtime test-sanitizers test-engine test-e2e test-python
 	@echo "make test: all suites passed"
 
 test-runtime:
@@ -73,12 +84,17 @@ test-sanitizers:
 
 test-engine:
 	@cd engine && $(CARGO) fmt --all -- --check
-	@cd engine && $(CARGO) clippy --quiet --all-targets -- -D warnings
+	@cd engine && $(CARGO) clippy --quiet --workspace --all-targets -- -D warnings
 	@cd engine && $(CARGO) test --quiet
 
-test-e2e: viewer
+test-e2e: viewer python
 	@python3 -m pytest -q tests/e2e
 	@python3 -m pytest -q tests/exports
+
+# the Python package from its wheel in a fresh virtual environment (its own run: the conftests of
+# tests/exports and tests/python are loaded apart)
+test-python: python
+	@python3 -m pytest -q tests/python
 
 bench: deps all
 	@bench/run.sh

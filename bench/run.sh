@@ -93,6 +93,14 @@ if [ "${PLX_BENCH_SAMPLING:-1}" != 0 ]; then
   bench/sampling.sh > /dev/null && sampling_md=$(cat "$out/sampling.md")
 fi
 
+# the Python package: events into a DataFrame, the engine inside against the former subprocess
+# path (bench/python.sh; needs the wheel of `make python`)
+python_md=""
+if [ "${PLX_BENCH_PYTHON:-1}" != 0 ]; then
+  { [ -n "$(ls build/wheels/parallax_hpc-*.whl 2>/dev/null)" ] || make -s python; } &&
+    bench/python.sh > /dev/null && python_md=$(cat "$out/python.md")
+fi
+
 # synchronization wrappers: an uncontended mutex lock/unlock pair
 cc -O2 bench/locks.c -o "$out/locks" -pthread
 lock_plain=$(best "$out/locks" 10000000)
@@ -271,5 +279,9 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   if [ -n "$sampling_md" ]; then
     echo
     echo "$sampling_md"
+  fi
+  if [ -n "$python_md" ]; then
+    echo
+    echo "$python_md"
   fi
 } | tee "$out/results.md"

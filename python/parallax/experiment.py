@@ -1,185 +1,194 @@
-"""One experiment directory, its tables read from the plx engine's outputs."""
+"""One experiment directory, its tables computed by the engine inside the package
+(``parallax._native``, the plx-analysis and plx-export crates) and handed over as Arrow record
+batches: no subprocess, no temporary files, no copy of a column."""
 
-import json
 import os
-import shutil
-import subprocess
-import tempfile
 import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from .callpaths import NA, SEPARATOR, CallpathArray, Paths
+from . import _native
+from .callpaths import NA, SEPARATOR, CallpathArray, Paths  # noqa: F401 (SEPARATOR: re-export)
 
-# the Parquet export's tables (docs/exports/parquet.md)
-TRACE_TABLES = ("events", "messages", "locations", "regions", "comms")
-# plx hierarchy's Sync branch of communicators and tags (not synchronization objects)
-MESSAGES = "Messages"
-# the tables computed from other plx commands
-DERIVED_TABLES = ("profiles", "sync_objects", "waits", "wait_causes")
+# the tables of each engine pass (one merge of the trace gives the first six)
+GROUPS = {
+    "trace": ("events", "intervals", "messages", "locations", "regions", "comms"),
+    "profiles": ("profiles", "callpaths"),
+    "sync": ("sync",),
+    "waits": ("waits", "wait_causes"),
+    "counters": ("counters",),
+}
+TRACE_TABLES = GROUPS["trace"]
+# the tables a user asks for by name (callpaths and sync are read through profiles and
+# sync_objects)
+TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters")
+BACKENDS = ("pandas", "polars", "arrow")
+# the tables whose pandas frames keep Arrow's memory (pd.ArrowDtype columns)
+ARROW_BACKED = ("events", "intervals", "messages")
 
-
-class PlxError(RuntimeError):
-    """plx failed (or is missing): the command and what it printed."""
+PlxError = _native.PlxError
 
 
 class PlxWarning(UserWarning):
-    """What plx could not read of an experiment (its `plx: warning:` lines): the tables hold
-    what was intact, as plx report's do."""
-
-
-WARNING_PREFIX = "plx: warning: "
-
-
-def _plx_binary(plx=None):
-    found = plx or os.environ.get("PLX") or shutil.which("plx")
-    if not found:
-        raise PlxError("the plx command is not on PATH (set $PLX to the plx binary)")
-    return found
+    """What the engine could not read of an experiment (the `plx: warning:` lines plx prints):
+    the tables hold what was intact, as plx report's do."""
 
 
 class Experiment:
-    """An experiment directory. Tables are computed by plx on first use, then kept."""
+    """An experiment directory. Each table is computed by the engine on first use, then kept
+    (as Arrow; a pandas frame is made once per table)."""
 
     def __init__(self, path, plx=None):
+        # plx: accepted for compatibility (the tables once came from the plx command); unused
         self.path = os.fspath(path)
         if not os.path.isdir(self.path):
             raise FileNotFoundError(f"{self.path}: not a directory")
-        self.plx = _plx_binary(plx)
+        self.plx = plx
+        self._arrow = {}
         self._cache = {}
-        self._parquet = None
         self._warned = set()
+        self.origin_ns = None
 
     def __repr__(self):
         return f"parallax.Experiment({self.path!r})"
 
-    # -- running the engine
+    # -- the engine
 
-    def _run(self, *args):
-        cmd = [self.plx, *args]
-        cp = subprocess.run(cmd, capture_output=True, text=True)
-        if cp.returncode != 0:
-            raise PlxError(f"{' '.join(cmd)} exited {cp.returncode}: {cp.stderr.strip()}")
-        # every warning of the engine is passed on, once per experiment object
-        for line in cp.stderr.splitlines():
-            if line.startswith(WARNING_PREFIX) and line not in self._warned:
-                self._warned.add(line)
-                warnings.warn(PlxWarning(line[len(WARNING_PREFIX):]), stacklevel=3)
-        return cp.stdout
+    def _load(self, group):
+        """Runs the engine pass `group` once: its tables as pyarrow Tables (zero-copy)."""
+        out = getattr(_native, group)(self.path)
+        for w in out.pop("warnings"):
+            if w not in self._warned:
+                self._warned.add(w)
+                warnings.warn(PlxWarning(w), stacklevel=4)
+        if "origin_ns" in out:
+            self.origin_ns = out.pop("origin_ns")
+        for name, batch in out.items():
+            self._arrow[name] = pa.Table.from_batches([pa.record_batch(batch)])
 
-    def _json(self, *args):
-        return json.loads(self._run(*args, "--format", "json"))
+    def arrow(self, name):
+        """Table `name` as a pyarrow Table holding the engine's memory (no copy)."""
+        if name == "sync_objects":
+            name = "sync"
+        if name not in self._arrow:
+            group = next((g for g, names in GROUPS.items() if name in names), None)
+            if group is None:
+                raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+            self._load(group)
+        return self._arrow[name]
 
-    def _parquet_dir(self):
-        """The Parquet export of the merged trace, written once into a temporary directory."""
-        if self._parquet is None:
-            tmp = tempfile.TemporaryDirectory(prefix="parallax-")
-            self._run("export", self.path, "--format", "parquet", "-o", tmp.name)
-            self._parquet = tmp  # removed with this object
-        return self._parquet.name
-
-    # -- tables
+    def table(self, name, backend="pandas"):
+        """Table `name` (events, intervals, messages, locations, regions, comms, profiles,
+        sync_objects, waits, wait_causes, counters) as a pandas DataFrame (kept: the same object each
+        time), a Polars DataFrame or a pyarrow Table. The pandas columns of events, intervals
+        and messages are Arrow-backed (``pd.ArrowDtype``: the engine's memory, nulls as
+        ``<NA>``, names dictionary-encoded; ``.astype(...)`` or ``.to_numpy()`` makes numpy
+        arrays), those of the other tables numpy arrays (strings as objects, nulls as NaN or
+        None)."""
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r}: one of {', '.join(BACKENDS)}")
+        if name not in TABLES:
+            raise ValueError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+        if name == "profiles":
+            df = self.profiles
+            if backend == "pandas":
+                return df
+            df = df.assign(callpath=df["callpath"].astype(str))
+            if backend == "arrow":
+                return pa.Table.from_pandas(df, preserve_index=False)
+            import polars as pl
+            return pl.from_pandas(df)
+        t = self.arrow(name)
+        if backend == "arrow":
+            return t
+        if backend == "polars":
+            import polars as pl
+            return pl.from_arrow(t)
+        if name not in self._cache:
+            # the trace's tables (a row per event or call): pandas columns over the Arrow arrays
+            # themselves (pd.ArrowDtype), no conversion, no copy; the others numpy columns
+            mapper = pd.ArrowDtype if name in ARROW_BACKED else None
+            self._cache[name] = t.to_pandas(types_mapper=mapper)
+        return self._cache[name]
 
     def report(self):
-        """plx report --callpath --format json, as a dict. Its rows name their whole path (a
-        chain N deep: N²/2 names); profiles and to_hatchet read --tree's rows instead."""
+        """The callpath profiles of every thread and their total (process, thread null), as
+        plx report --callpath computes them: the ``profiles`` table with its total rows."""
         if "report" not in self._cache:
-            self._cache["report"] = self._json("report", self.path, "--callpath")
+            df = self.arrow("profiles").to_pandas()
+            df["callpath"] = CallpathArray(df["callpath"].to_numpy(np.int64), self._paths())
+            self._cache["report"] = df
         return self._cache["report"]
 
-    def _callpath_tree(self):
-        """plx report --callpath --tree --format json (rows by node id and parent id: its size
-        linear in the call depth), with every row's path interned in one `Paths` table: returns
-        (the document, the table); each callpaths row gets a "path" key, its id there."""
-        if "tree" not in self._cache:
-            doc = self._json("report", self.path, "--callpath", "--tree")
+    def _paths(self):
+        """The profiles' callpaths as a `Paths` tree (each interned once: linear in paths)."""
+        if "paths" not in self._cache:
+            t = self.arrow("callpaths")
             paths = Paths()
-            tables = [t["callpaths"] for p in doc["processes"] for t in p["threads"]]
-            tables.append(doc["total"]["callpaths"])
-            for rows in tables:
-                # a parent's id is smaller than its children's: parents are interned first
-                local = {}
-                for c in sorted(rows, key=lambda c: c["id"]):
-                    parent = NA if c["parent"] is None else local[c["parent"]]
-                    c["path"] = local[c["id"]] = paths.intern(parent, c["function"])
-            self._cache["tree"] = (doc, paths)
+            paths.parent = t.column("parent").to_pylist()
+            paths.name = t.column("function").to_pylist()
+            paths.depth = t.column("depth").to_pylist()
+            paths._ids = {(p, n): i for i, (p, n) in enumerate(zip(paths.parent, paths.name))}
+            self._cache["paths"] = paths
+        return self._cache["paths"]
+
+    def _callpath_tree(self):
+        """(document, paths): the total table's rows ({"path", "calls", "exclusive_s",
+        "inclusive_s"}) under doc["total"]["callpaths"], the form to_hatchet reads."""
+        if "tree" not in self._cache:
+            t = self.arrow("profiles")
+            total = t.filter(t.column("total"))
+            rows = [{"path": p, "calls": c, "exclusive_s": e, "inclusive_s": i}
+                    for p, c, e, i in zip(*(total.column(k).to_pylist() for k in
+                                            ("callpath", "calls", "exclusive_s",
+                                             "inclusive_s")))]
+            self._cache["tree"] = ({"total": {"callpaths": rows}}, self._paths())
         return self._cache["tree"]
 
     @property
     def profiles(self):
-        """One row per thread and callpath: node (the MPI rank, else the process's position),
-        context (0), thread, pid, host, thread_name, callpath (frames joined by ' => '),
-        function (the last frame), depth, calls, child_calls, exclusive_s, inclusive_s.
+        """One row per thread and callpath (plx report --callpath, in its order): node (the
+        MPI rank, else the process's index), context (0), thread, pid, process (the pid, or
+        pid.image of a later exec image), host, thread_name, callpath, function, depth, calls,
+        child_calls, exclusive_s, inclusive_s, cpu_s (NaN where not measured), and where the
+        run sampled call stacks samples and estimated.
 
         The callpath column holds each row's path as an id into a tree of the paths (dtype
         "callpath"): a row's text is built when it is read, and comparing the column with a
         text, unique() and groupby work on the ids, so the table's memory is linear in the
         call depth; ``.astype(str)`` makes every text (N²/2 frames for a chain N deep)."""
         if "profiles" not in self._cache:
-            doc, paths = self._callpath_tree()
-            cols = {k: [] for k in ("node", "thread", "pid", "host", "thread_name", "path",
-                                    "calls", "child_calls", "exclusive_s", "inclusive_s")}
-            for i, p in enumerate(doc["processes"]):
-                node = p["rank"] if p.get("rank") is not None else i
-                for t in p["threads"]:
-                    for c in t["callpaths"]:
-                        cols["node"].append(node)
-                        cols["thread"].append(t["thread"])
-                        cols["pid"].append(p["pid"])
-                        cols["host"].append(p["host"])
-                        cols["thread_name"].append(t["name"])
-                        for k in ("path", "calls", "child_calls", "exclusive_s",
-                                  "inclusive_s"):
-                            cols[k].append(c[k])
-            ids = np.array(cols.pop("path"), dtype=np.int64)
-            df = pd.DataFrame({
-                "node": pd.Series(cols["node"], dtype="int64"),
-                "context": np.zeros(len(ids), dtype=np.int64),
-                "thread": pd.Series(cols["thread"], dtype="int64"),
-                "pid": pd.Series(cols["pid"], dtype="int64"),
-                "host": pd.Series(cols["host"], dtype=object),
-                "thread_name": pd.Series(cols["thread_name"], dtype=object),
-                "callpath": CallpathArray(ids, paths),
-                "function": pd.Series([paths.name[i] for i in ids], dtype=object),
-                "depth": pd.Series([paths.depth[i] for i in ids], dtype="int64"),
-                "calls": pd.Series(cols["calls"], dtype="int64"),
-                "child_calls": pd.Series(cols["child_calls"], dtype="int64"),
-                "exclusive_s": pd.Series(cols["exclusive_s"], dtype="float64"),
-                "inclusive_s": pd.Series(cols["inclusive_s"], dtype="float64"),
-            })
+            t = self.arrow("profiles")
+            t = t.filter(pc.invert(t.column("total")))
+            df = t.drop_columns(["total"]).to_pandas()
+            df["callpath"] = CallpathArray(df["callpath"].to_numpy(np.int64), self._paths())
+            df["function"] = df["function"].astype(object)
+            for k in ("node", "thread", "pid"):
+                df[k] = df[k].astype("int64")
+            df.insert(1, "context", np.zeros(len(df), dtype=np.int64))
             self._cache["profiles"] = df
         return self._cache["profiles"]
 
-    def table(self, name, backend="pandas"):
-        """A table of the merged trace (events, messages, locations, regions, comms), or the
-        profiles or sync_objects, as a pandas or a Polars DataFrame."""
-        if backend not in ("pandas", "polars"):
-            raise ValueError(f"backend {backend!r}: pandas or polars")
-        if name in TRACE_TABLES:
-            path = os.path.join(self._parquet_dir(), name + ".parquet")
-            if backend == "polars":
-                import polars as pl
-                return pl.read_parquet(path)
-            key = "trace:" + name
-            if key not in self._cache:
-                self._cache[key] = pd.read_parquet(path)
-            return self._cache[key]
-        if name in DERIVED_TABLES:
-            df = getattr(self, name)
-            if backend == "polars":
-                import polars as pl
-                return pl.from_pandas(df)
-            return df
-        raise ValueError(f"no table {name!r} (tables: "
-                         f"{', '.join(TRACE_TABLES + DERIVED_TABLES)})")
-
     @property
     def events(self):
-        """Every event of the merged trace in global time order (plx export --format parquet):
-        enter, exit, user, send, recv, collective, acquire and release (synchronization
-        objects: object, sync_kind, wait_ns)."""
+        """Every event of the merged trace in global time order (the Parquet export's events
+        table): time_ns, location, process, rank, thread, kind (enter, exit, user, send, recv,
+        collective, acquire, release), region and region_name, the messages' peer, tag, bytes,
+        comm, message, user events' user_event and value, synchronization objects' object,
+        sync_kind and wait_ns, truncated."""
         return self.table("events")
+
+    @property
+    def intervals(self):
+        """One row per call, its enter matched with the exit that ended it (pipit's
+        match_events), in the order the calls ended: location, process, rank, thread, region
+        (its name), region_id, callpath (its frames joined by ' => '), depth (0: a root
+        call), start_ns, end_ns, start_s, end_s, duration_s, truncated (ended by its killed
+        process's end)."""
+        return self.table("intervals")
 
     @property
     def messages(self):
@@ -203,64 +212,32 @@ class Experiment:
 
     @property
     def sync_objects(self):
-        """One row per synchronization object (plx hierarchy's Sync tree): category (Mutex,
-        CondVar, Barrier, Thread, ...), object (its id), name (where it was created), wait_s and
-        hold_s (plx query's wait_time and hold_time for the focus sync=/CATEGORY/OBJECT). The
-        Sync tree's Messages branch (communicators and tags of an MPI experiment) holds no
-        synchronization objects: it is left out."""
-        if "sync_objects" not in self._cache:
-            sync = self._json("hierarchy", self.path).get("sync") or {}
-            rows = []
-            for cat in sync.get("children", []):
-                if cat["name"] == MESSAGES:
-                    continue
-                for o in cat.get("children", []):
-                    obj = next((a for a in o["aliases"] if a.isdigit()), None)
-                    focus = f"sync=/{cat['name']}/{obj if obj is not None else o['name']}"
-                    row = {"category": cat["name"], "object": int(obj) if obj else None,
-                           "name": o["name"]}
-                    for metric in ("wait_time", "hold_time"):
-                        q = self._json("query", self.path, "--metric", metric, "--focus", focus,
-                                       "--bins", "1")
-                        row[metric.replace("_time", "_s")] = q["total"]
-                    rows.append(row)
-            self._cache["sync_objects"] = pd.DataFrame(
-                rows, columns=["category", "object", "name", "wait_s", "hold_s"])
-        return self._cache["sync_objects"]
+        """plx report --sync's rows: a row per thread and synchronization object (mutex,
+        rwlock, condition variable, barrier, semaphore, spin lock, joined thread), each
+        thread's sorted by wait time, then a row per object in total (process, pid, thread
+        null): process, pid, rank, thread, object (its name), kind, acquisitions, contended,
+        wait_s, hold_s, releases, site, id (the process-local id), thread_name, host."""
+        return self.table("sync_objects")
 
-    def _waits(self):
-        """plx waits --causes --format json (its rows and its causes: one replay for both)."""
-        if "waits" not in self._cache:
-            doc = self._json("waits", self.path, "--causes")
-            self._cache["waits"] = pd.DataFrame({
-                "pattern": pd.Series([r["pattern"] for r in doc["rows"]], dtype=object),
-                "location": pd.Series([r["location"] for r in doc["rows"]], dtype=object),
-                "callpath": pd.Series([r["callpath"] for r in doc["rows"]], dtype=object),
-                "wait_s": pd.Series([r["wait_s"] for r in doc["rows"]], dtype="float64"),
-                "count": pd.Series([r["count"] for r in doc["rows"]], dtype="int64"),
-            })
-            cols = ("pattern", "waiting_location", "cause_location", "cause_callpath", "kind")
-            causes = {k: pd.Series([c[k] for c in doc["causes"]], dtype=object) for k in cols}
-            causes["delay_s"] = pd.Series([c["delay_s"] for c in doc["causes"]],
-                                          dtype="float64")
-            self._cache["wait_causes"] = pd.DataFrame(
-                causes, columns=["pattern", "waiting_location", "cause_location",
-                                 "cause_callpath", "delay_s", "kind"])
-        return self._cache["waits"]
+    @property
+    def counters(self):
+        """The whole-thread counter totals of plx run --counters (plx report --counters'
+        "(thread)" rows), one row per thread, event set and event: process, pid, rank,
+        thread, thread_name, set, event, value. Empty without counters."""
+        return self.table("counters")
 
     @property
     def waits(self):
         """One row per wait-state pattern, location and call path (plx waits, in its order):
         pattern (late_sender, wait_at_barrier, lock_contention, ...), location (its label,
         RANK.THREAD), callpath (frames joined by ' => '), wait_s, count (the waits summed)."""
-        return self._waits()
+        return self.table("waits")
 
     @property
     def wait_causes(self):
         """The delays that caused the waits (plx waits --causes): pattern, waiting_location,
         cause_location, cause_callpath, delay_s, kind (direct or propagated)."""
-        self._waits()
-        return self._cache["wait_causes"]
+        return self.table("wait_causes")
 
     # -- Hatchet
 
@@ -330,7 +307,8 @@ class Experiment:
 
 
 def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parallax.open)
-    """The experiment in directory `path` (`plx`: the binary, else $PLX, else plx on PATH)."""
+    """The experiment in directory `path` (`plx`: accepted for compatibility, unused: the
+    engine is inside the package)."""
     return Experiment(path, plx=plx)
 
 

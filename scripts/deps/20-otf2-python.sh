@@ -9,9 +9,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 apt_install libotf2-trace-dev otf2-tools mpich libmpich-dev
 pip_install otf2:otf2 pyarrow:pyarrow pandas:pandas polars:polars hatchet:llnl-hatchet
 pip_install thicket:llnl-thicket
-# the parallax package of this tree, editable (python/)
-python3 -c "import parallax, sys; sys.exit(0 if hasattr(parallax, 'open') else 1)" 2>/dev/null || {
-  echo "install-deps: pip installing ./python (parallax)"
-  python3 -m pip install -q -e "$here/../../python" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages -e "$here/../../python"
-}
+# maturin builds the parallax package's native module (engine/crates/plx-python) and its wheel
+pip_install maturin:maturin matplotlib:matplotlib
+# the parallax package of this tree is not installed here: `make python` builds its wheel (and
+# its native module into python/parallax/), tests/python installs the wheel into a fresh venv

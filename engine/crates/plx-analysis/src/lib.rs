@@ -49,6 +49,7 @@ pub use fit::{FitAccumulator, FitNote, PairFit};
 pub use flat::{callpath_rows, flat_profile, CallpathRow, FlatRow};
 pub use glob::glob_matches;
 pub use gprof::{call_graph, GprofEntry};
+pub use hash::{child_key, FastMap};
 pub use matching::{match_messages, MatchSummary, MatchedMessage, PairCounter, UnmatchedPair};
 pub use merge::{
     clock_condition, ClockCondition, ClockReport, EventKind, GlobalEvent, GlobalMerge,

@@ -19,6 +19,8 @@ mod input;
 mod nesting;
 mod staged;
 
+pub mod columns;
+
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,488 @@
+//! The merged trace as columns in memory — the events and messages tables of the Parquet export, and the matched enter/exit intervals — for the Python module's Arrow tables.
+//!
+//! Every column is a plain vector (and, where a value may be missing, a validity bitmap in
+//! Arrow's layout: bit `i` of byte `i / 8`, least significant first, 1 present), so that a
+//! reader hands the vectors to Arrow as they are. Names are not repeated per row: a name column
+//! holds ids into a dictionary (`region_name` the region ids, into [`TraceColumns::regions`]).
+//! The events are the Parquet export's rows (docs/exports/parquet.md), one per event of the
+//! merged stream in its order, then an exit per call still open at the end.
+
+use plx_analysis::{
+    child_key, EventKind, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation,
+};
+use plx_format::SyncKind;
+
+use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
+use crate::{ExportError, ExportInput, ExportSummary};
+
+/// The values of a column and which are present.
+#[derive(Debug, Default, Clone)]
+pub struct Col<T> {
+    /// One per row (a placeholder where the row has none).
+    pub values: Vec<T>,
+    /// `None` while every row has a value; else Arrow's validity bitmap.
+    pub valid: Option<Vec<u8>>,
+    /// Rows without a value.
+    pub nulls: usize,
+}
+
+impl<T: Default + Copy> Col<T> {
+    /// Appends a present value.
+    #[inline]
+    pub fn push(&mut self, v: T) {
+        let i = self.values.len();
+        self.values.push(v);
+        if let Some(bits) = &mut self.valid {
+            set_bit(bits, i, true);
+        }
+    }
+
+    /// Appends a value or a null.
+    #[inline]
+    pub fn opt(&mut self, v: Option<T>) {
+        match v {
+            Some(v) => self.push(v),
+            None => self.null(),
+        }
+    }
+
+    fn null(&mut self) {
+        let i = self.values.len();
+        self.values.push(T::default());
+        // rows before this one were present; bits past the last row stay zero
+        let bits = self.valid.get_or_insert_with(|| {
+            let mut b = vec![0xff; i / 8];
+            if i % 8 != 0 {
+                b.push((1u8 << (i % 8)) - 1);
+            }
+            b
+        });
+        set_bit(bits, i, false);
+        self.nulls += 1;
+    }
+}
+
+#[inline]
+fn set_bit(bits: &mut Vec<u8>, i: usize, on: bool) {
+    if i / 8 >= bits.len() {
+        bits.push(0);
+    }
+    if on {
+        bits[i / 8] |= 1 << (i % 8);
+    } else {
+        bits[i / 8] &= !(1 << (i % 8));
+    }
+}
+
+/// The events table (the Parquet export's `events.parquet` columns, names by id).
+#[derive(Debug, Default)]
+#[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
+pub struct EventColumns {
+    /// ns since [`TraceColumns::origin_ns`].
+    pub time_ns: Col<i64>,
+    /// Index into the merge's locations.
+    pub location: Col<i32>,
+    pub process: Col<i32>,
+    pub rank: Col<i32>,
+    pub thread: Col<i32>,
+    /// Index into [`KINDS`].
+    pub kind: Col<i32>,
+    /// The event's region (an enter's or exit's own, else the innermost open one).
+    pub region: Col<i32>,
+    pub peer: Col<i32>,
+    pub tag: Col<i32>,
+    pub bytes: Col<i64>,
+    pub bytes_recv: Col<i64>,
+    pub comm: Col<i32>,
+    pub root: Col<i32>,
+    pub message: Col<i64>,
+    /// Index into [`TraceColumns::user_events`].
+    pub user_event: Col<i32>,
+    pub value: Col<f64>,
+    pub object: Col<i32>,
+    /// [`SyncKind`] as a number (its name: `SyncKind::from_u8(k).as_str()`).
+    pub sync_kind: Col<i32>,
+    pub wait_ns: Col<i64>,
+    /// 1: an exit that ends a call cut by its process's end (killed).
+    pub truncated: Col<u8>,
+}
+
+/// The messages table (`messages.parquet`'s columns).
+#[derive(Debug, Default)]
+#[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
+pub struct MessageColumns {
+    pub message: Col<i64>,
+    pub send_ns: Col<i64>,
+    pub recv_ns: Col<i64>,
+    pub sender_location: Col<i32>,
+    pub sender_process: Col<i32>,
+    pub sender_rank: Col<i32>,
+    pub sender_thread: Col<i32>,
+    pub receiver_location: Col<i32>,
+    pub receiver_process: Col<i32>,
+    pub receiver_rank: Col<i32>,
+    pub receiver_thread: Col<i32>,
+    pub bytes: Col<i64>,
+    pub tag: Col<i32>,
+    pub comm: Col<i32>,
+}
+
+/// One row per call: an enter matched with the exit that closed it (pipit's `match_events`),
+/// in the order the calls ended.
+#[derive(Debug, Default)]
+#[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
+pub struct IntervalColumns {
+    pub location: Col<i32>,
+    pub process: Col<i32>,
+    pub rank: Col<i32>,
+    pub thread: Col<i32>,
+    /// Region id (into [`TraceColumns::regions`]).
+    pub region: Col<i32>,
+    /// Index into [`TraceColumns::callpaths`].
+    pub callpath: Col<i32>,
+    /// Calls open around it (0: a root call).
+    pub depth: Col<i32>,
+    /// ns since the origin.
+    pub start_ns: Col<i64>,
+    pub end_ns: Col<i64>,
+    /// 1: ended by its process's end (killed), not by an exit.
+    pub truncated: Col<u8>,
+}
+
+/// A distinct callpath of the intervals: its parent's index (`-1` for a root) and its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub struct PathNode {
+    pub parent: i32,
+    pub region: u32,
+}
+
+/// The merged trace's tables.
+#[derive(Debug, Default)]
+#[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
+pub struct TraceColumns {
+    /// Global ns of time 0 of every `*_ns` column.
+    pub origin_ns: i64,
+    pub events: EventColumns,
+    pub messages: MessageColumns,
+    pub intervals: IntervalColumns,
+    /// The callpaths of the intervals, a parent before its children.
+    pub callpaths: Vec<PathNode>,
+    /// Regions by id (name, kind, source file and line).
+    pub regions: Vec<RegionInfo>,
+    /// The merge's locations (the `location` columns index them).
+    pub locations: Vec<TraceLocation>,
+    /// User event names by id.
+    pub user_events: Vec<String>,
+    /// The events taken, the clock condition, the warnings.
+    pub summary: ExportSummary,
+}
+
+/// The `kind` column's names, as the text and Parquet exports name them.
+pub const KINDS: [&str; 8] = [
+    "enter",
+    "exit",
+    "user",
+    "send",
+    "recv",
+    "collective",
+    "acquire",
+    "release",
+];
+const K_ENTER: i32 = 0;
+const K_EXIT: i32 = 1;
+const K_USER: i32 = 2;
+const K_SEND: i32 = 3;
+const K_RECV: i32 = 4;
+const K_COLLECTIVE: i32 = 5;
+const K_ACQUIRE: i32 = 6;
+const K_RELEASE: i32 = 7;
+
+/// The names of [`SyncKind`] by number (the `sync_kind` column's values name them).
+pub fn sync_kind_names() -> Vec<&'static str> {
+    (0..=u8::MAX)
+        .map(SyncKind::from_u8)
+        .map(SyncKind::as_str)
+        .collect()
+}
+
+/// Reads `input`'s merged trace into columns.
+pub fn trace_columns(input: &ExportInput) -> Result<TraceColumns, ExportError> {
+    let mut sink = ColumnSink {
+        out: TraceColumns::default(),
+        locs: Vec::new(),
+        open: Vec::new(),
+        paths: FastMap::default(),
+    };
+    let summary = drive(input, &mut sink)?;
+    let mut out = sink.out;
+    out.summary = summary;
+    Ok(out)
+}
+
+/// A call open at a location: its region, entry ns and callpath index.
+type Open = (u32, i64, i32);
+
+struct ColumnSink {
+    out: TraceColumns,
+    /// Per location: (process, rank, thread).
+    locs: Vec<(i32, Option<i32>, i32)>,
+    /// Per location, its open calls, innermost last.
+    open: Vec<Vec<Open>>,
+    /// Callpath index by (parent callpath, region) ([`child_key`]).
+    paths: FastMap<u64, i32>,
+}
+
+#[derive(Default)]
+struct Details {
+    peer: Option<i32>,
+    tag: Option<i32>,
+    bytes: Option<i64>,
+    bytes_recv: Option<i64>,
+    comm: Option<i32>,
+    root: Option<i32>,
+    message: Option<i64>,
+    user: Option<i32>,
+    value: Option<f64>,
+    object: Option<i32>,
+    sync_kind: Option<i32>,
+    wait_ns: Option<i64>,
+    truncated: bool,
+}
+
+impl ColumnSink {
+    fn row(&mut self, at: At, kind: i32, region: Option<u32>, d: Details) -> Step {
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let e = &mut self.out.events;
+        e.time_ns.push(at.ns - self.out.origin_ns);
+        e.location.push(at.loc as i32);
+        e.process.push(process);
+        e.rank.opt(rank);
+        e.thread.push(thread);
+        e.kind.push(kind);
+        e.region.opt(region.map(|r| r as i32));
+        e.peer.opt(d.peer);
+        e.tag.opt(d.tag);
+        e.bytes.opt(d.bytes);
+        e.bytes_recv.opt(d.bytes_recv);
+        e.comm.opt(d.comm);
+        e.root.opt(d.root);
+        e.message.opt(d.message);
+        e.user_event.opt(d.user);
+        e.value.opt(d.value);
+        e.object.opt(d.object);
+        e.sync_kind.opt(d.sync_kind);
+        e.wait_ns.opt(d.wait_ns);
+        e.truncated.push(d.truncated as u8);
+        Ok(())
+    }
+
+    /// Ends the `n` innermost open calls at `at.loc` at `at.ns`, innermost first.
+    fn close(&mut self, at: At, n: usize, truncated: bool) {
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let stack = &mut self.open[at.loc as usize];
+        let iv = &mut self.out.intervals;
+        for _ in 0..n {
+            let Some((region, start, path)) = stack.pop() else {
+                break;
+            };
+            iv.location.push(at.loc as i32);
+            iv.process.push(process);
+            iv.rank.opt(rank);
+            iv.thread.push(thread);
+            iv.region.push(region as i32);
+            iv.callpath.push(path);
+            iv.depth.push(stack.len() as i32);
+            iv.start_ns.push(start - self.out.origin_ns);
+            iv.end_ns.push(at.ns - self.out.origin_ns);
+            iv.truncated.push(truncated as u8);
+        }
+    }
+
+    fn envelope(m: Envelope) -> Details {
+        Details {
+            peer: Some(m.peer as i32),
+            tag: Some(m.tag),
+            bytes: Some(m.bytes as i64),
+            comm: m.comm.map(|c| c as i32),
+            ..Details::default()
+        }
+    }
+}
+
+impl Sink for ColumnSink {
+    const OUTPUT: &'static str = "trace columns";
+
+    /// The Parquet export's events: region, MPI and synchronization events.
+    fn takes(&self, kind: &EventKind) -> bool {
+        !matches!(
+            kind,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
+        )
+    }
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        self.out.origin_ns = merge.origin_ns();
+        self.locs = merge
+            .locations()
+            .iter()
+            .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
+            .collect();
+        self.open = vec![Vec::new(); self.locs.len()];
+        Ok(())
+    }
+
+    fn enter(&mut self, _cx: &Cx, at: At, region: u32) -> Step {
+        let stack = &self.open[at.loc as usize];
+        let node = PathNode {
+            parent: stack.last().map_or(-1, |o| o.2),
+            region,
+        };
+        let next = self.out.callpaths.len() as i32;
+        let key = child_key((node.parent >= 0).then_some(node.parent as u32), region);
+        let path = *self.paths.entry(key).or_insert(next);
+        if path == next {
+            self.out.callpaths.push(node);
+        }
+        self.open[at.loc as usize].push((region, at.ns, path));
+        self.row(at, K_ENTER, Some(region), Details::default())
+    }
+
+    fn exit(&mut self, _cx: &Cx, at: At, region: u32, closed: &[u32]) -> Step {
+        self.close(at, closed.len(), false);
+        self.row(at, K_EXIT, Some(region), Details::default())
+    }
+
+    fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
+        self.close(at, calls.len(), cut);
+        for &r in calls {
+            let d = Details {
+                truncated: cut,
+                ..Details::default()
+            };
+            self.row(at, K_EXIT, Some(r), d)?;
+        }
+        Ok(())
+    }
+
+    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
+        let d = Details {
+            user: Some(event as i32),
+            value: Some(value),
+            ..Details::default()
+        };
+        self.row(at, K_USER, cx.stacks.top(at.loc), d)
+    }
+
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
+        let d = Details {
+            message: message.map(|m| m as i64),
+            ..Self::envelope(m)
+        };
+        self.row(at, K_SEND, cx.stacks.top(at.loc), d)
+    }
+
+    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
+        if let Some(l) = link {
+            let (process, rank, thread) = self.locs[at.loc as usize];
+            let (sp, sr, st) = self.locs[l.sender as usize];
+            let origin = self.out.origin_ns;
+            let c = &mut self.out.messages;
+            c.message.push(l.id as i64);
+            c.send_ns.push(l.send_ns - origin);
+            c.recv_ns.push(at.ns - origin);
+            c.sender_location.push(l.sender as i32);
+            c.sender_process.push(sp);
+            c.sender_rank.opt(sr);
+            c.sender_thread.push(st);
+            c.receiver_location.push(at.loc as i32);
+            c.receiver_process.push(process);
+            c.receiver_rank.opt(rank);
+            c.receiver_thread.push(thread);
+            c.bytes.push(m.bytes as i64);
+            c.tag.push(m.tag);
+            c.comm.opt(m.comm.map(|c| c as i32));
+        }
+        let d = Details {
+            message: link.map(|l| l.id as i64),
+            ..Self::envelope(m)
+        };
+        self.row(at, K_RECV, cx.stacks.top(at.loc), d)
+    }
+
+    fn collective(
+        &mut self,
+        cx: &Cx,
+        at: At,
+        comm: Option<u32>,
+        root: Option<u32>,
+        (sent, received): (u64, u64),
+    ) -> Step {
+        let d = Details {
+            comm: comm.map(|c| c as i32),
+            root: root.map(|r| r as i32),
+            bytes: Some(sent as i64),
+            bytes_recv: Some(received as i64),
+            ..Details::default()
+        };
+        self.row(at, K_COLLECTIVE, cx.stacks.top(at.loc), d)
+    }
+
+    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind as i32),
+            wait_ns: Some(wait_ns as i64),
+            ..Details::default()
+        };
+        self.row(at, K_ACQUIRE, cx.stacks.top(at.loc), d)
+    }
+
+    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
+        let d = Details {
+            object: Some(object as i32),
+            sync_kind: Some(kind as i32),
+            ..Details::default()
+        };
+        self.row(at, K_RELEASE, cx.stacks.top(at.loc), d)
+    }
+
+    /// The names the merge gathered (it may name regions it met without a definition).
+    fn end(&mut self, merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
+        self.out.regions = merge.regions().all().to_vec();
+        self.out.locations = merge.locations().to_vec();
+        self.out.user_events = merge.user_events().to_vec();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_validity_bitmap_made_at_a_first_null_has_no_bits_past_the_rows() {
+        let mut c = Col::<i32>::default();
+        for i in 0..9 {
+            c.push(i);
+        }
+        assert!(c.valid.is_none());
+        c.opt(None);
+        c.opt(Some(10));
+        c.opt(None);
+        assert_eq!(c.values, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 0]);
+        assert_eq!(c.nulls, 2);
+        // rows 0..8 present, 9 null, 10 present, 11 null: least significant bit first
+        assert_eq!(c.valid, Some(vec![0xff, 0b0000_0101]));
+    }
+
+    #[test]
+    fn a_column_of_nulls_only() {
+        let mut c = Col::<f64>::default();
+        for _ in 0..17 {
+            c.opt(None);
+        }
+        assert_eq!(c.nulls, 17);
+        assert_eq!(c.valid, Some(vec![0, 0, 0]));
+    }
+}

@@ -1,0 +1,295 @@
+"""The parallax package installed from its wheel (conftest.py: a fresh virtual environment, no
+plx on PATH, no $PLX): every table holds the numbers of the plx command — plx report --callpath
+and --sync, plx export (text and Parquet), plx waits — exactly, for real runs."""
+
+import csv
+import io
+import json
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from components import require_module
+
+from conftest import in_venv, no_plx_env, plx, run
+
+
+def csv_rows(*args):
+    return list(csv.DictReader(io.StringIO(plx(*args, "--format", "csv").stdout)))
+
+
+@pytest.fixture(scope="module")
+def parquet(experiments, tmp_path_factory):
+    """{name: directory} of plx export --format parquet of each experiment."""
+    root = tmp_path_factory.mktemp("parquet")
+    out = {}
+    for name, exp in experiments.items():
+        out[name] = root / name
+        plx("export", exp, "--format", "parquet", "-o", out[name])
+    return out
+
+
+def test_the_package_is_the_installed_wheel_without_plx(parallax, venv):
+    """import parallax needs no plx: the engine is the native module of the wheel, and the
+    wheel's plx command is installed beside it."""
+    assert parallax._native.__file__.startswith(str(venv))
+    # the venv activated: its bin/ first on PATH
+    env = no_plx_env()
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    cp = run([venv / "bin" / "python", "-c", "import shutil; print(shutil.which('plx'))"],
+             env=env)
+    assert cp.stdout.strip() == str(venv / "bin" / "plx")
+    cp = run(["plx", "--version"], env=env)
+    assert cp.stdout == plx("--version").stdout
+    assert cp.stdout.startswith("plx ")
+
+
+def test_a_fresh_interpreter_reads_an_experiment_without_plx(venv, experiments):
+    """A user's first session: no $PLX, no plx on PATH, the tables of pingpong.c."""
+    code = ("import sys, parallax; e = parallax.open(sys.argv[1]); "
+            "print(len(e.events), len(e.messages), len(e.intervals))")
+    cp = in_venv(venv, code, str(experiments["pingpong"]))
+    ev, msg, iv = (int(x) for x in cp.stdout.split())
+    assert msg == 80
+    assert ev > 2 * iv > 0
+
+
+def report_rows(rep, samples):
+    """profiles' rows as plx report --callpath --format csv writes them."""
+    out = []
+    for r in rep.itertuples():
+        row = {"process": "all" if r.process is None else r.process,
+               "thread": "all" if pd_na(r.thread) else str(int(r.thread)),
+               "function": r.function, "calls": str(r.calls),
+               "child_calls": str(r.child_calls), "exclusive_s": f"{r.exclusive_s:.9f}",
+               "inclusive_s": f"{r.inclusive_s:.9f}", "thread_name": r.thread_name,
+               "host": r.host, "callpath": r.callpath,
+               "cpu_s": "" if pd_na(r.cpu_s) else f"{r.cpu_s:.9f}"}
+        if samples:
+            row["samples"] = str(r.samples)
+            row["estimated"] = str(int(r.estimated))
+        out.append(row)
+    return out
+
+
+def test_profiles_are_plx_report_callpath(parallax, experiments, sampled_experiment):
+    """Every row of plx report --callpath --format csv, in its order: the threads' rows in
+    profiles, all of them (the total's too) in report(); samples and estimated where the run
+    sampled call stacks."""
+    for d in (experiments["life"], experiments["pingpong"], sampled_experiment):
+        exp = parallax.open(d)
+        want = csv_rows("report", d, "--callpath")
+        sampled = d == sampled_experiment
+        assert ("samples" in want[0]) == sampled
+        assert report_rows(exp.report(), sampled) == want
+        prof = exp.profiles
+        threads = [r for r in want if r["process"] != "all"]
+        assert len(prof) == len(threads)
+        assert list(prof["callpath"].astype(str)) == [r["callpath"] for r in threads]
+        assert list(prof["calls"]) == [int(r["calls"]) for r in threads]
+        assert ("samples" in prof.columns) == sampled
+    # sample_spin.c: alpha and beta on main, gamma_ on the worker, estimated from samples
+    prof = parallax.open(sampled_experiment).profiles
+    spun = prof[prof["function"].isin(["alpha", "beta", "gamma_"])]
+    assert sorted(spun["function"]) == ["alpha", "beta", "gamma_"]
+    assert spun["estimated"].all() and (spun["samples"] > 0).all()
+    # life: node = MPI rank, 3 threads per rank (main and 2 workers), 20 steps
+    prof = parallax.open(experiments["life"]).profiles
+    assert sorted(prof["node"].unique()) == [0, 1, 2, 3]
+    assert sorted(prof["thread"].unique()) == [0, 1, 2]
+    halos = prof[prof["callpath"] == "main => exchange_halos"]
+    assert list(halos["calls"]) == [20, 20, 20, 20]
+    assert list(halos["depth"]) == [1, 1, 1, 1]
+
+
+def pd_na(v):
+    return v is None or v != v
+
+
+ARROW_TABLES = ("events", "messages", "locations", "regions", "comms")
+
+
+def test_trace_tables_are_the_parquet_export(parallax, experiments, parquet):
+    """events, messages, locations, regions and comms hold the Parquet export's rows and
+    values, column by column (names as categoricals)."""
+    for name in ("life", "t_mpi", "pingpong"):
+        exp = parallax.open(experiments[name])
+        for table in ARROW_TABLES:
+            want = pq.read_table(parquet[name] / (table + ".parquet"))
+            got = exp.table(table, backend="arrow")
+            assert got.column_names == want.column_names, (name, table)
+            for col in want.column_names:
+                g = got.column(col)
+                if pa.types.is_dictionary(g.type):
+                    g = g.cast(pa.string())
+                assert g.to_pylist() == want.column(col).to_pylist(), (name, table, col)
+
+
+def test_events_are_the_text_export(parallax, experiments, text_exports):
+    require_module("polars", "Polars (pip install polars)")
+    exp = parallax.open(experiments["pingpong"])
+    text = text_exports["pingpong"]
+    ev = exp.events
+    assert len(ev) == text.total + text.sync
+    got = Counter(zip(ev["kind"], ev["rank"].astype(int), ev["thread"].astype(int)))
+    want = Counter()
+    for label, evs in text.with_sync.items():
+        r, t = (int(x) for x in label.split("."))
+        for k, _ in evs:
+            want[(k, r, t)] += 1
+    assert got == want
+    # 20 round trips of 8 and of 4096 bytes: 80 messages, 40 each way
+    msg = exp.messages
+    assert len(msg) == 80
+    assert Counter(zip(msg["sender_rank"], msg["receiver_rank"])) == {(0, 1): 40, (1, 0): 40}
+    assert sorted(Counter(msg["bytes"]).items()) == [(8, 40), (4096, 40)]
+    assert (msg["recv_ns"] >= msg["send_ns"]).all()
+    # the same tables in Polars
+    pl_ev = exp.table("events", backend="polars")
+    assert pl_ev.shape == ev.shape and pl_ev["time_ns"].to_list() == ev["time_ns"].to_list()
+    assert exp.table("profiles", backend="polars").height == len(exp.profiles)
+    assert exp.table("events") is ev
+
+
+def test_intervals_are_the_matched_enters_and_exits(parallax, experiments):
+    """One interval per call: its enter and its exit are rows of the events table at its
+    start and end; per thread and callpath as many as plx report's calls."""
+    exp = parallax.open(experiments["life"])
+    iv, ev = exp.intervals, exp.events
+    assert list(iv.columns[:4]) == ["location", "process", "rank", "thread"]
+    enters = ev[ev["kind"] == "enter"]
+    exits = ev[ev["kind"] == "exit"]
+    assert len(iv) == len(enters) == len(exits)
+    key = lambda df, t: Counter(zip(df["location"], df[t], df["region"].astype(int)))  # noqa: E731
+    assert key(iv.assign(region=iv["region_id"]), "start_ns") == key(enters, "time_ns")
+    assert key(iv.assign(region=iv["region_id"]), "end_ns") == key(exits, "time_ns")
+    assert (iv["duration_s"] == (iv["end_ns"] - iv["start_ns"]) / 1e9).all()
+    assert (iv["start_s"] == iv["start_ns"] / 1e9).all()
+    want = Counter()  # (thread, callpath): calls, over the ranks
+    for r in csv_rows("report", experiments["life"], "--callpath"):
+        if r["process"] != "all":
+            want[(int(r["thread"]), r["callpath"])] += int(r["calls"])
+    got = Counter(zip(iv["thread"], iv["callpath"].astype(str)))
+    # the runtime's own symbol lookups: where they happened in the trace, under the thread's
+    # root in a profile (apart from the program's callpaths)
+    runtime = lambda c: {k: n for k, n in c.items() if "plx_symbols" not in k[1]}  # noqa: E731
+    assert runtime(got) == runtime(want)
+    assert len(runtime(got)) == 16
+    # callpath and depth agree: depth = frames above
+    assert (iv["callpath"].astype(str).str.count(" => ") == iv["depth"]).all()
+    assert {"main", "life_worker"} <= set(iv[iv["depth"] == 0]["region"].astype(str))
+
+
+def test_tables_are_handed_over_without_a_copy(parallax, experiments):
+    """pyarrow allocates nothing for the engine's tables: their buffers are the engine's."""
+    exp = parallax.open(experiments["t_mpi"])
+    before = pa.total_allocated_bytes()
+    t = exp.arrow("events")
+    assert t.num_rows > 0 and t.nbytes > 50_000
+    assert pa.total_allocated_bytes() - before < 4096
+
+
+def test_sync_objects_are_plx_report_sync(parallax, experiments, queue_experiment):
+    """Every row of plx report --sync --format csv, in its order."""
+    for d in (queue_experiment, experiments["life"]):
+        so = parallax.open(d).sync_objects
+        want = csv_rows("report", d, "--sync")
+        got = [{"process": "all" if r.process is None else r.process,
+                "thread": "all" if pd_na(r.thread) else str(int(r.thread)),
+                "object": r.object, "kind": r.kind, "acquisitions": str(r.acquisitions),
+                "contended": str(r.contended), "wait_s": f"{r.wait_s:.9f}",
+                "hold_s": f"{r.hold_s:.9f}", "releases": str(r.releases), "site": r.site,
+                "id": "" if pd_na(r.id) else str(int(r.id)), "thread_name": r.thread_name,
+                "host": r.host} for r in so.itertuples()]
+        assert got == want
+    # queue.c: 2 mutexes, 2 condition variables, 4 joined threads in total
+    so = parallax.open(queue_experiment).sync_objects
+    total = so[so["process"].isna()]
+    assert Counter(total["kind"]) == {"mutex": 2, "cond": 2, "thread": 4}
+
+
+def test_regions_have_file_and_line(parallax, experiments):
+    """Each function has the file and line plx report gives it (life.c's 7 functions)."""
+    exp = parallax.open(experiments["life"])
+    reg = exp.regions
+    funcs = json.loads(plx("report", experiments["life"], "--format", "json").stdout)[
+        "total"]["functions"]
+    want = {f["function"]: (f["file"], f["line"]) for f in funcs}
+    got = {r.name: (r.file, r.line) for r in reg.itertuples() if r.name in want}
+    assert got == want
+    in_life = sorted(n for n, (f, _) in got.items() if f.endswith("examples/mpi/life.c"))
+    assert in_life == ["exchange_halos", "life_worker", "main", "neighbours", "population",
+                       "seed", "update_rows"]
+
+
+def test_a_directory_that_is_no_experiment_is_a_plx_error(parallax, tmp_path):
+    """The engine's message, as plx prints it, in PlxError."""
+    exp = parallax.open(tmp_path)
+    with pytest.raises(parallax.PlxError) as e:
+        exp.events
+    msg = plx("export", tmp_path, "--format", "parquet", "-o", tmp_path / "out",
+              check=False).stderr
+    assert str(e.value) in msg
+    with pytest.raises(FileNotFoundError):
+        parallax.open(tmp_path / "missing")
+
+
+def test_waits_are_plx_waits(parallax, waits_experiment):
+    exp = parallax.open(waits_experiment)
+    w = exp.waits
+    assert list(w.columns) == ["pattern", "location", "callpath", "wait_s", "count"]
+    # every row of plx waits --format csv, in its order, the seconds to its 6 decimals
+    want = csv_rows("waits", waits_experiment)
+    got = [{"pattern": r.pattern, "location": r.location, "callpath": r.callpath,
+            "wait_s": f"{r.wait_s:.6f}"} for r in w.itertuples()]
+    assert got == want
+    # each scenario's wait of 0.2 s, in main's thread (main's own joins of the other threads
+    # may wait a little too: those rows are the CSV's as well, checked above)
+    assert set(w["location"].str.split(".").str[-1]) == {"0"}
+    for pattern, callpath in (("lock_contention", "main => take_lock"),
+                              ("join_wait", "main => join_worker"),
+                              ("condition_wait", "main => consume"),
+                              ("thread_barrier", "main => meet"),
+                              ("semaphore_wait", "main => take_token")):
+        row = w[(w["pattern"] == pattern) & (w["callpath"] == callpath)]
+        assert list(row["count"]) == [1], (pattern, w)
+        assert 0.1 <= row["wait_s"].iloc[0] <= 0.4, (pattern, w)
+    assert list(w[w["pattern"] == "lock_contention"]["callpath"]) == ["main => take_lock"]
+    assert exp.table("waits") is w
+
+
+def test_wait_causes_are_plx_waits_causes(parallax, waits_experiment):
+    exp = parallax.open(waits_experiment)
+    c = exp.wait_causes
+    assert list(c.columns) == ["pattern", "waiting_location", "cause_location",
+                               "cause_callpath", "delay_s", "kind"]
+    want = csv_rows("waits", waits_experiment, "--causes")
+    got = [{"pattern": r.pattern, "waiting_location": r.waiting_location,
+            "cause_location": r.cause_location, "cause_callpath": r.cause_callpath,
+            "delay_s": f"{r.delay_s:.6f}", "kind": r.kind} for r in c.itertuples()]
+    assert got == want
+    # the lock's wait is the holder's time in hold_lock: direct, caused by thread 1
+    lock = c[c["pattern"] == "lock_contention"]
+    assert set(lock["kind"]) == {"direct"}
+    assert set(lock["cause_location"].str.split(".").str[-1]) == {"1"}
+    held = lock[lock["cause_callpath"].str.startswith("holder => hold_lock")]["delay_s"].sum()
+    assert held >= 0.9 * exp.waits[exp.waits["pattern"] == "lock_contention"]["wait_s"].iloc[0]
+
+
+def test_counters_are_plx_report_counters_thread_totals(parallax, counters_experiment):
+    """Each "(thread)" row of plx report --counters --format csv, in its order, one row per
+    event of the set; no table rows without counters."""
+    c = parallax.open(counters_experiment).counters
+    assert list(c.columns) == ["process", "pid", "rank", "thread", "thread_name", "set",
+                               "event", "value"]
+    rows = [r for r in csv_rows("report", counters_experiment, "--counters")
+            if r["function"] == "(thread)"]
+    events = ["page-faults", "context-switches", "task-clock"]
+    want = [(r["process"], int(r["thread"]), r["thread_name"], int(r["set"]), e, int(r[e]))
+            for r in rows for e in events if r[e] != ""]
+    got = list(zip(c["process"], c["thread"], c["thread_name"], c["set"], c["event"],
+                   c["value"]))
+    assert got == want
+    assert len(rows) == 1 and len(got) == 3  # main (no worker by default), every event counted
+    assert (c[c["event"] == "page-faults"]["value"] > 0).all()
