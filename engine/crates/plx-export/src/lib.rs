@@ -17,6 +17,7 @@ mod driver;
 mod error;
 mod input;
 mod nesting;
+mod samples;
 mod staged;
 
 use std::io::{BufWriter, Write};
