@@ -8,13 +8,14 @@ taken."""
 
 import csv
 import json
+import os
 import re
 from collections import Counter, defaultdict
 
 import pytest
 from components import require_module, require_tools
 
-from conftest import ROOT, plx, run
+from conftest import MPI_TIMEOUT, PLX, ROOT, plx, run
 
 SRC = ROOT / "tests" / "e2e" / "programs" / "sample_spin.c"
 
@@ -179,3 +180,62 @@ def test_exports_of_an_unsampled_run_have_no_samples(tmp_path):
     assert "samples" not in doc and "stackFrames" not in doc
     plx("export", exp, "--format", "otf2", "-o", tmp_path / "o2")
     assert "CALLING_CONTEXT" not in run(["otf2-print", "-G", tmp_path / "o2" / "traces.otf2"]).stdout
+
+
+def test_mpi_ranks_samples_in_every_export(tmp_path):
+    """Two Open MPI ranks of the same program (-DMPI), each with two threads: every export
+    puts each rank's samples on that rank's locations."""
+    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+    pd = require_module("pandas")
+    otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
+    exe = tmp_path / "spin_mpi"
+    run(["mpicc", "-O2", "-g", "-fomit-frame-pointer", "-DMPI", SRC, "-o", exe, "-pthread", "-lm"])
+    exp = tmp_path / "exp"
+    mpirun = ["mpirun", "--oversubscribe", "-np", "2"]
+    if os.geteuid() == 0:
+        mpirun.insert(1, "--allow-run-as-root")
+    run([*mpirun, PLX, "run", "--trace", "--sample", "-o", exp, "--", exe], timeout=MPI_TIMEOUT)
+    expected = defaultdict(dict)  # (pid, thread) -> {callpath: samples}
+    for r in csv.DictReader(plx("report", exp, "--callpath", "--format", "csv").stdout.splitlines()):
+        if r["process"] != "all" and int(r["samples"]) > 0:
+            key = (int(r["process"]), int(r["thread"]))
+            expected[key][tuple(r["callpath"].split(" => "))] = (int(r["samples"]), r["estimated"] == "1")
+    assert len(expected) == 4, sorted(expected)
+    own = {k: own_samples(v) for k, v in expected.items()}
+
+    plx("export", exp, "--format", "parquet", "-o", tmp_path / "pq")
+    locs = pd.read_parquet(tmp_path / "pq" / "locations.parquet")
+    key_of = {l: (p, t) for l, p, t in zip(locs["location"], locs["pid"], locs["thread"])}
+    pid_of_rank = {int(r): p for r, p in zip(locs["rank"], locs["pid"])}
+    assert sorted(pid_of_rank) == [0, 1]
+    t = pd.read_parquet(tmp_path / "pq" / "samples.parquet")
+    got = defaultdict(dict)
+    for r in t.itertuples():
+        assert pid_of_rank[int(r.rank)] == key_of[r.location][0]
+        got[key_of[r.location]][tuple(r.callpath.split(" => "))] = (r.samples, bool(r.estimated))
+    assert dict(got) == dict(expected)
+
+    plx("export", exp, "--format", "chrome", "-o", tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    frames = doc["stackFrames"]
+
+    def path(sf):
+        p = []
+        while sf is not None:
+            p.append(frames[sf]["name"])
+            sf = frames[sf].get("parent")
+        return tuple(reversed(p))
+
+    got = defaultdict(Counter)
+    for s in doc["samples"]:  # chrome's pid is the rank
+        got[(pid_of_rank[s["pid"]], s["tid"])][path(s["sf"])] += s["weight"]
+    assert {k: dict(c) for k, c in got.items()} == own
+
+    plx("export", exp, "--format", "otf2", "-o", tmp_path / "o2")
+    got = defaultdict(Counter)
+    with otf2.reader.open(str(tmp_path / "o2" / "traces.otf2")) as tr:
+        for loc, ev in tr.events:
+            if type(ev).__name__ == "CallingContextSample":
+                rank, thread = loc.name.split(".")  # rank.thread
+                got[(pid_of_rank[int(rank)], int(thread))][context_path(ev.calling_context)] += 1
+    assert {k: dict(c) for k, c in got.items()} == own
