@@ -64,7 +64,9 @@ def test_parquet_samples_table(sampled, tmp_path):
     pd = require_module("pandas")
     exp, expected, taken = sampled
     out = tmp_path / "pq"
-    plx("export", exp, "--format", "parquet", "-o", out)
+    cp = plx("export", exp, "--format", "parquet", "-o", out)
+    assert re.search(r"exported \d+ events and %d call-stack samples as parquet" % sum(taken.values()),
+                     cp.stderr), cp.stderr
     t = pd.read_parquet(out / "samples.parquet")
     assert list(t.columns) == [
         "location", "process", "rank", "thread", "node", "parent", "depth", "region",
@@ -110,7 +112,9 @@ def test_otf2_calling_context_samples(sampled, tmp_path):
     otf2 = require_module("otf2", what="the OTF2 Python reader (pip install otf2)")
     exp, expected, taken = sampled
     out = tmp_path / "o2"
-    plx("export", exp, "--format", "otf2", "-o", out)
+    cp = plx("export", exp, "--format", "otf2", "-o", out)
+    assert re.search(r"exported \d+ events and %d call-stack samples as otf2" % sum(taken.values()),
+                     cp.stderr), cp.stderr
     got = defaultdict(Counter)
     last_event = {}
     with otf2.reader.open(str(out / "traces.otf2")) as tr:
@@ -138,7 +142,9 @@ def test_otf2_calling_context_samples(sampled, tmp_path):
 def test_chrome_stack_frames_and_samples(sampled, tmp_path):
     exp, expected, taken = sampled
     out = tmp_path / "trace.json"
-    plx("export", exp, "--format", "chrome", "-o", out)
+    cp = plx("export", exp, "--format", "chrome", "-o", out)
+    assert re.search(r"exported \d+ events and %d call-stack samples as chrome" % sum(taken.values()),
+                     cp.stderr), cp.stderr
     doc = json.loads(out.read_text())
     frames = doc["stackFrames"]
     for f in frames.values():
@@ -173,7 +179,8 @@ def test_exports_of_an_unsampled_run_have_no_samples(tmp_path):
     run(["gcc", "-O2", "-g", "-DREGION", SRC, "-o", exe, "-pthread", "-lm"])
     exp = tmp_path / "exp"
     plx("run", "-o", exp, "--trace", "--", exe)
-    plx("export", exp, "--format", "parquet", "-o", tmp_path / "pq")
+    cp = plx("export", exp, "--format", "parquet", "-o", tmp_path / "pq")
+    assert "call-stack samples" not in cp.stderr
     assert len(pd.read_parquet(tmp_path / "pq" / "samples.parquet")) == 0
     plx("export", exp, "--format", "chrome", "-o", tmp_path / "t.json")
     doc = json.loads((tmp_path / "t.json").read_text())

@@ -127,6 +127,8 @@ struct Writer<'a> {
     frames: Vec<(String, &'static str, Option<usize>)>,
     frame_index: BTreeMap<(Option<usize>, u32), usize>,
     sample_entries: Vec<String>,
+    /// The samples those entries weigh.
+    sampled: u64,
 }
 
 /// The chrome pid of the external metrics' process: above every rank and OS pid, below 2³¹.
@@ -172,6 +174,7 @@ impl<'a> Writer<'a> {
             frames: Vec::new(),
             frame_index: BTreeMap::new(),
             sample_entries: Vec::new(),
+            sampled: 0,
         }
     }
 
@@ -197,6 +200,7 @@ impl<'a> Writer<'a> {
             }
             ids.insert(n.node, id);
             if n.self_samples > 0 {
+                self.sampled += n.self_samples;
                 self.sample_entries.push(format!(
                     "{{\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":\"cpu-clock\",\"sf\":\"{id}\",\"weight\":{},\"args\":{{\"period_ns\":{}}}}}",
                     us(t - self.origin),
@@ -628,6 +632,7 @@ impl Sink for Writer<'_> {
 
     fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
         self.external_counters()?;
+        summary.samples = self.sampled;
         let clock = &summary.clock;
         let mut other = serde_json::Map::new();
         other.insert("generator".into(), "plx export --format chrome".into());

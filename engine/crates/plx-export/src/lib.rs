@@ -77,6 +77,8 @@ pub struct ExportSummary {
     pub clock: Option<ClockReport>,
     /// Warnings of the merge (the model's own are in [`ExportInput::model`]).
     pub warnings: Vec<Warning>,
+    /// Call-stack samples written (formats that carry them).
+    pub samples: u64,
 }
 
 /// One output format.

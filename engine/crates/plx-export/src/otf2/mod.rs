@@ -252,6 +252,7 @@ impl Sink for Otf2Sink<'_> {
         };
         defs::write(&ev.archive, merge, &written)?;
         summary.warnings.extend(unread);
+        summary.samples = ev.sampled;
         Ok(())
     }
 }

@@ -354,7 +354,9 @@ impl Sink for ParquetSink<'_> {
         files.extend(write_regions(merge, dir, meta, self.layout(None))?);
         files.extend(write_comms(merge, dir, meta, self.layout(None))?);
         // one row per sampled callpath, not per sample: small, one file also when partitioned
-        files.extend(write_samples(merge, dir, meta, Layout::Single)?);
+        let (sample_files, samples) = write_samples(merge, dir, meta, Layout::Single)?;
+        files.extend(sample_files);
+        summary.samples = samples;
         Ok(())
     }
 }
@@ -568,13 +570,15 @@ fn write_comms(
 }
 
 /// A row per callpath of each location's tree that call-stack samples were taken in, in
-/// location order, each tree's in its order (a parent before its children).
+/// location order, each tree's in its order (a parent before its children). Returns the files
+/// and the samples the rows hold.
 fn write_samples(
     merge: &GlobalMerge,
     dir: &Path,
     meta: &[KeyValue],
     layout: Layout,
-) -> Result<Vec<PathBuf>, ExportError> {
+) -> Result<(Vec<PathBuf>, u64), ExportError> {
+    let mut samples = 0;
     let mut t = Table::create(dir, "samples", SAMPLE_COLUMNS, meta, layout)?;
     let regions = merge.regions();
     for (li, s) in crate::samples::all(merge.model(), merge.locations()).iter().enumerate() {
@@ -601,9 +605,10 @@ fn write_samples(
             c[14].val(s.seconds(n.samples));
             c[15].val(s.seconds(n.self_samples));
             t.row(rank)?;
+            samples += n.self_samples;
         }
     }
-    t.finish()
+    Ok((t.finish()?, samples))
 }
 
 /// The wait states of the exported processes (`plx waits`' rows, in its order: pattern,
