@@ -9,11 +9,12 @@ import io
 import json
 import re
 import subprocess
+from collections import Counter
 
 import pytest
 
 from components import require_tools
-from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv, run
+from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv, report_json, run
 from mpi_impls import IMPLS
 
 SRC = PROGRAMS / "sample_spin.c"
@@ -209,3 +210,114 @@ def test_every_mpi_rank_is_sampled(tmp_path, impl):
             want = [s for (t, f), s in found if t == thread and f == tail[-1]]
             assert len(want) == 3
             assert_within(float(row["inclusive_s"]), sum(want) / 3, "%s rank %s" % (tail[-1], p))
+
+
+def own_samples(rows, thread):
+    """{callpath: samples whose innermost frame it is} of thread `thread`'s report rows."""
+    paths = {p: int(r["samples"]) for t, p, r in rows
+             if r["thread"] == str(thread) and int(r["samples"]) > 0}
+    own = dict(paths)
+    for p, s in paths.items():
+        if len(p) > 1 and p[:-1] in own:
+            own[p[:-1]] -= s
+    return {p: s for p, s in own.items() if s > 0}
+
+
+def test_critical_path_says_what_the_samples_ran_in_each_function(tmp_path):
+    # alpha spins inside the API region solve, beta and the worker's gamma_ with no measured
+    # call open
+    prog = compile_plain(tmp_path / "spin", "gcc", "-DREGION")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--trace", "--sample"))
+    rows = sampled_rows(out)
+    doc = json.loads(plx("critical-path", out, "--samples", "50", "--path", "--format",
+                         "json").stdout)
+    # the threads with CPU time on the path (main's, and the worker's if it ended last)
+    on_path = {int(s["location"].split(".")[1]) for s in doc["path"] if s["kind"] == "cpu"}
+    assert 0 in on_path
+    items = {i["name"]: i for i in doc["items"] if i["kind"] == "cpu"}
+    assert set(items) == {"solve", "(no function)"}
+    def threads(item):
+        """The threads of an item: its location's, or with ALL every one on the path."""
+        loc = item["location"]
+        return on_path if loc == "ALL" else {int(loc.split(".")[1])}
+
+    want = {"solve": Counter(), "(no function)": Counter()}
+    for name, item in items.items():
+        for th in threads(item):
+            for p, s in own_samples(rows, th).items():
+                if name == "solve" and p[0] == "solve":
+                    want[name][p[1:]] += s
+                elif name == "(no function)" and p[0] != "solve":
+                    want[name][p] += s
+    assert want["solve"][("alpha", "spin")] > 400
+    assert any(p[-2:] == ("beta", "spin") for p in want["(no function)"])
+    for name, paths in want.items():
+        s = items[name]["samples"]
+        got = {tuple(p["frames"]): p["samples"] for p in s["paths"]}
+        assert got == dict(paths), name
+        assert s["total"] == sum(paths.values())
+        # the item's time on the path shared out by samples
+        est = sum(p["estimated_s"] for p in s["paths"])
+        assert abs(est - items[name]["time_s"]) < 1e-6 * len(s["paths"])
+    first = items["solve"]["samples"]["paths"][0]
+    assert first["frames"] == ["alpha", "spin"]
+    assert first["samples"] == want["solve"][("alpha", "spin")]
+    # text and CSV: the three largest under each function by default
+    text = plx("critical-path", out, "--samples").stdout
+    assert re.search(r"^\s+~[0-9.]+\s+[0-9.]+  %d of %d samples: alpha => spin$" % (
+        first["samples"], items["solve"]["samples"]["total"]), text, re.M), text
+    lines = plx("critical-path", out, "--samples", "--format", "csv").stdout.splitlines()
+    sampled = [l.split(",") for l in lines if ",sampled," in l]
+    assert len(sampled) == min(3, len(want["solve"])) + min(3, len(want["(no function)"]))
+    assert sampled[0][2] == "solve => alpha => spin"
+
+
+def test_critical_path_samples_refused_without_samples_or_at_another_level(tmp_path):
+    prog = compile_plain(tmp_path / "spin", "gcc", "-DREGION")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--trace",))
+    cp = plx("critical-path", out, "--samples", check=False)
+    assert cp.returncode == 2
+    assert "--samples: the run has no call-stack samples (rerun it with plx run --trace --sample)" \
+        in cp.stderr
+    cp = plx("critical-path", out, "--samples", "--level", "thread", check=False)
+    assert cp.returncode == 2 and "it needs --level procedure" in cp.stderr
+
+
+def test_gprof_has_the_sampled_functions_marked_estimated(tmp_path):
+    # alpha (sampled) is called by the region solve (measured), beta by work (sampled); both
+    # call spin
+    prog = compile_plain(tmp_path / "spin", "gcc", "-DREGION")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--sample",))
+    rows = sampled_rows(out)
+    samples = {p: int(r["samples"]) for t, p, r in rows if t == "main"}
+    doc = report_json(out, "--gprof")
+    (proc,) = doc["processes"]
+    thread = [t for t in proc["threads"] if t["name"] == "main"][0]
+    graph = {e["function"]: e for e in thread["call_graph"]}
+    solve, alpha, spin = graph["solve"], graph["alpha"], graph["spin"]
+    assert (solve["calls"], solve["estimated"], solve["samples"]) == (1, False, samples[("solve",)])
+    assert (alpha["calls"], alpha["estimated"]) == (0, True)
+    assert alpha["samples"] == samples[("solve", "alpha")]
+    # alpha's caller is the region; the arc is sampled only: no count, its samples
+    (parent,) = alpha["parents"]
+    assert (parent["function"], parent["calls"], parent["estimated"]) == ("solve", 0, True)
+    assert parent["samples"] == samples[("solve", "alpha")]
+    # spin's callers: alpha and beta, each with the samples of its callpath
+    beta_path = [p for p in samples if p[-2:] == ("beta", "spin")]
+    assert len(beta_path) == 1
+    got = {p["function"]: p["samples"] for p in spin["parents"]}
+    assert got == {"alpha": samples[("solve", "alpha", "spin")], "beta": samples[beta_path[0]]}
+    assert spin["samples"] == sum(got.values()) and spin["estimated"] is True
+    # the self time of spin: its samples x 1 ms
+    assert abs(spin["self_s"] - spin["samples"] * 1e-3) < 1e-9
+    # text: a samples column, estimated times marked ~ and no count for sampled calls
+    text = plx("report", out, "--gprof").stdout
+    assert re.search(r"^index\s+%time\s+self\s+children\s+called\s+samples\s+name$", text, re.M)
+    line = re.search(r"^\[\d+\]\s+[0-9.]+\s+(~\S+ \S+)\s+(~\S+(?: \S+)?)\s+-\s+(\d+)  spin \[\d+\]$",
+                     text, re.M)
+    assert line and int(line.group(3)) == spin["samples"], text
+    assert re.search(r"^\[\d+\]\s+[0-9.]+\s+\d\S* \S+\s+\S+ \S+\s+1\s+%d  solve \[\d+\]$"
+                     % samples[("solve",)], text, re.M), text

@@ -18,6 +18,11 @@ pub struct Arc {
     pub self_s: f64,
     /// Seconds in the callee's descendants along this arc.
     pub children_s: f64,
+    /// Call-stack samples in the callee along this arc (its outermost nodes').
+    pub samples: u64,
+    /// Known only from samples (no event entered the callee from this caller): the times are
+    /// estimates, `calls` 0.
+    pub estimated: bool,
 }
 
 /// One function's block.
@@ -37,6 +42,10 @@ pub struct GprofEntry {
     pub calls: u64,
     /// Calls from itself (recursion).
     pub recursive_calls: u64,
+    /// Call-stack samples inside it (outermost nodes').
+    pub samples: u64,
+    /// Some of its times are estimated from samples (a node no event entered).
+    pub estimated: bool,
     /// Callers.
     pub parents: Vec<Arc>,
     /// Callees.
@@ -48,6 +57,8 @@ struct Acc {
     calls: u64,
     self_s: f64,
     children_s: f64,
+    samples: u64,
+    estimated: bool,
 }
 
 /// The call graph of a tree, entries by inclusive time descending.
@@ -66,8 +77,10 @@ pub fn call_graph(tree: &CallTree) -> Vec<GprofEntry> {
         let a = arcs.entry((caller, n.region)).or_default();
         a.calls += n.calls;
         a.self_s += n.exclusive;
+        a.estimated |= n.is_estimated();
         if outer[i] {
             a.children_s += n.inclusive - n.exclusive;
+            a.samples += n.samples;
         }
     }
     let total = tree.total();
@@ -95,6 +108,8 @@ pub fn call_graph(tree: &CallTree) -> Vec<GprofEntry> {
                     total_calls: calls_of[&f.region],
                     self_s: a.self_s,
                     children_s: a.children_s,
+                    samples: a.samples,
+                    estimated: a.estimated,
                 })
                 .collect();
             let children = arcs
@@ -106,6 +121,8 @@ pub fn call_graph(tree: &CallTree) -> Vec<GprofEntry> {
                     total_calls: calls_of[callee],
                     self_s: a.self_s,
                     children_s: a.children_s,
+                    samples: a.samples,
+                    estimated: a.estimated,
                 })
                 .collect();
             GprofEntry {
@@ -120,6 +137,8 @@ pub fn call_graph(tree: &CallTree) -> Vec<GprofEntry> {
                 children_s: (f.inclusive - f.exclusive).max(0.0),
                 calls: calls_of[&f.region],
                 recursive_calls: rec(f.region),
+                samples: f.samples,
+                estimated: f.estimated,
                 parents,
                 children,
             }
@@ -155,5 +174,36 @@ mod tests {
         assert_eq!(fe.parents[0].region, Some(0));
         assert_eq!(fe.parents[0].calls, 2);
         assert!((fe.percent - 60.0).abs() < 1e-9);
+        assert!(!fe.estimated && !fe.parents[0].estimated);
+    }
+
+    #[test]
+    fn sampled_functions_are_estimated_with_their_samples() {
+        // main(1 call, 10 s) -> kernel (sampled only: 4 samples, 4 s) -> leaf (1 sample)
+        let mut t = CallTree::new();
+        let m = t.child(None, 0);
+        t.add(m, 1, 0, 10.0, 5.0);
+        t.add_samples(m, 5);
+        let k = t.child(Some(m), 1);
+        t.add(k, 0, 0, 5.0, 4.0);
+        t.add_samples(k, 5);
+        let l = t.child(Some(k), 2);
+        t.add(l, 0, 0, 1.0, 1.0);
+        t.add_samples(l, 1);
+        let cg = call_graph(&t);
+        let main = cg.iter().find(|e| e.region == 0).unwrap();
+        assert!(!main.estimated && main.samples == 5 && main.calls == 1);
+        let kernel = cg.iter().find(|e| e.region == 1).unwrap();
+        assert!(kernel.estimated && kernel.samples == 5 && kernel.calls == 0);
+        assert_eq!(kernel.self_s, 4.0);
+        let from_main = &kernel.parents[0];
+        assert_eq!(
+            (from_main.region, from_main.samples, from_main.calls),
+            (Some(0), 5, 0)
+        );
+        assert!(from_main.estimated);
+        let to_leaf = &kernel.children[0];
+        assert_eq!((to_leaf.region, to_leaf.samples), (Some(2), 1));
+        assert!(to_leaf.estimated && main.children[0].estimated);
     }
 }

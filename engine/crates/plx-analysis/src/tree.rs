@@ -110,6 +110,18 @@ impl CallTree {
         self.nodes.iter().any(|n| n.samples > 0)
     }
 
+    /// Per node, the samples taken in its own code: its samples less its children's (a
+    /// sample's innermost frame is counted once, at its node).
+    pub fn self_samples(&self) -> Vec<u64> {
+        let mut own: Vec<u64> = self.nodes.iter().map(|n| n.samples).collect();
+        for n in &self.nodes {
+            if let Some(p) = n.parent {
+                own[p as usize] = own[p as usize].saturating_sub(n.samples);
+            }
+        }
+        own
+    }
+
     /// Does any node have a CPU time?
     pub fn has_cpu(&self) -> bool {
         self.nodes.iter().any(|n| n.cpu.is_some())

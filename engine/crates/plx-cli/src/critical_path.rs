@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use clap::ValueEnum;
 use plx_analysis::critpath::{
-    location_name, profile, CriticalPath, Item, ItemKind, Level, Mode, Segment,
+    item_samples, location_name, profile, CriticalPath, Item, ItemKind, ItemSamples, Level, Mode,
+    Segment,
 };
 use plx_analysis::runtime_cost::critical_path_warning;
 use plx_analysis::{phase_window, MergeOptions, Model, Window};
@@ -63,6 +64,10 @@ pub struct CriticalPathArgs {
     /// Also list the path's segments (with --format csv: the segments instead of the profile).
     #[arg(long)]
     pub path: bool,
+    /// Under each function, the N call paths sampled most while it ran (a run with
+    /// `plx run --trace --sample`; procedure level) [default N: 3].
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "3")]
+    pub samples: Option<usize>,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<Format>,
@@ -77,11 +82,13 @@ struct Report<'a> {
     app: Option<u32>,
     cp: CriticalPath,
     items: Vec<Item>,
+    /// With --samples, per item: what the samples say ran in it.
+    sampled: Vec<Option<ItemSamples>>,
 }
 
 /// Runs `plx critical-path`.
 pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
-    let (exp, model) = crate::experiment::open_traced(&args.exp.dir)?;
+    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, args.samples.is_some())?;
     let several = model.apps.len() > 1;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let mode = match (args.mode, app) {
@@ -142,6 +149,13 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         LevelArg::Process => Level::Process,
         LevelArg::Machine => Level::Machine,
     };
+    if args.samples.is_some() && level != Level::Procedure {
+        return Err(CliError::new(
+            Exit::Usage,
+            "--samples lists the sampled call paths under each function: it needs --level procedure"
+                .to_string(),
+        ));
+    }
     let mut items = profile(&model, &exp, &cp.graph, &cp.segments, level, opts)?;
     if level == Level::Procedure {
         runtime_on_path(&model, &cp, &items);
@@ -149,6 +163,10 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     if let Some(n) = args.top {
         items.truncate(n);
     }
+    let sampled = match args.samples {
+        Some(n) => sampled_items(&model, &cp, &items, n, &args.exp.dir)?,
+        None => Vec::new(),
+    };
     let rep = Report {
         args,
         model: &model,
@@ -157,6 +175,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         app,
         cp,
         items,
+        sampled,
     };
     let mut out = args.out.open()?;
     match args.out.format {
@@ -167,6 +186,42 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     }
     out.finish()?;
     Ok(())
+}
+
+/// Per item, its `top` sampled call paths (--samples); an error when the run has no samples.
+fn sampled_items(
+    model: &Model,
+    cp: &CriticalPath,
+    items: &[Item],
+    top: usize,
+    dir: &std::path::Path,
+) -> Result<Vec<Option<ItemSamples>>, CliError> {
+    let any = model
+        .processes
+        .iter()
+        .any(|p| p.threads.iter().any(|t| t.samples.is_some()));
+    if !any {
+        return Err(CliError::new(
+            Exit::Input,
+            format!(
+                "{}: --samples: the run has no call-stack samples (rerun it with plx run --trace --sample)",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(items
+        .iter()
+        .map(|i| item_samples(model, &cp.graph, &cp.segments, i, top))
+        .collect())
+}
+
+/// The frames of a sampled path, ` => `-joined (`(own code)` for the function's own).
+fn frames_text(model: &Model, p: &plx_analysis::critpath::SampledPath) -> String {
+    if p.frames.is_empty() {
+        return "(own code)".to_string();
+    }
+    let names: Vec<&str> = p.frames.iter().map(|&r| model.regions.name(r)).collect();
+    names.join(" => ")
 }
 
 /// Warns when the runtime's own regions (`plx_flush`, `plx_symbols`) are more than a few
@@ -290,7 +345,7 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
         writeln!(out, "{}  {:>12.6}", Left("TOTAL LENGTH", nw), secs(total))?;
     }
-    for (i, name) in rep.items.iter().zip(&names) {
+    for (k, (i, name)) in rep.items.iter().zip(&names).enumerate() {
         let p = percent(rep, i.time_ns);
         if procedure {
             writeln!(
@@ -307,6 +362,21 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                 Left(name, nw),
                 secs(i.time_ns)
             )?;
+        }
+        if let Some(Some(s)) = rep.sampled.get(k) {
+            for sp in &s.paths {
+                writeln!(
+                    out,
+                    "{}  {}  {:>12}  {:>7.2}  {} of {} samples: {}",
+                    Left("", lw),
+                    Left("", nw),
+                    format!("~{:.6}", secs(sp.estimated_ns)),
+                    percent(rep, sp.estimated_ns),
+                    sp.samples,
+                    s.samples,
+                    frames_text(rep.model, sp)
+                )?;
+            }
         }
     }
     if rep.args.path {
@@ -351,7 +421,7 @@ fn csv(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "{level},total,TOTAL LENGTH,ALL,{:.9},100.00",
         secs(rep.cp.length_ns())
     )?;
-    for i in &rep.items {
+    for (k, i) in rep.items.iter().enumerate() {
         writeln!(
             out,
             "{level},{},{},{},{:.9},{:.2}",
@@ -361,6 +431,19 @@ fn csv(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
             secs(i.time_ns),
             percent(rep, i.time_ns)
         )?;
+        // --samples: a `sampled` row per path below the function, named from the function
+        if let Some(Some(s)) = rep.sampled.get(k) {
+            for sp in &s.paths {
+                writeln!(
+                    out,
+                    "{level},sampled,{},{},{:.9},{:.2}",
+                    field(&format!("{} => {}", i.name, frames_text(rep.model, sp))),
+                    field(loc_text(i)),
+                    secs(sp.estimated_ns),
+                    percent(rep, sp.estimated_ns)
+                )?;
+            }
+        }
     }
     Ok(())
 }
@@ -390,14 +473,30 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     let items: Vec<Value> = rep
         .items
         .iter()
-        .map(|i| {
-            json!({
+        .enumerate()
+        .map(|(k, i)| {
+            let mut v = json!({
                 "kind": i.kind.as_str(),
                 "name": i.name,
                 "location": loc_text(i),
                 "time_s": secs(i.time_ns),
                 "percent": percent(rep, i.time_ns),
-            })
+            });
+            if let Some(Some(s)) = rep.sampled.get(k) {
+                let paths: Vec<Value> = s
+                    .paths
+                    .iter()
+                    .map(|sp| {
+                        json!({
+                            "frames": sp.frames.iter().map(|&r| rep.model.regions.name(r)).collect::<Vec<_>>(),
+                            "samples": sp.samples,
+                            "estimated_s": secs(sp.estimated_ns),
+                        })
+                    })
+                    .collect();
+                v["samples"] = json!({ "total": s.samples, "paths": paths });
+            }
+            v
         })
         .collect();
     let path = rep.cp.path.as_ref();

@@ -60,13 +60,15 @@ pub fn app_index(model: &Model, name: Option<&str>) -> Result<Option<u32>, CliEr
 }
 
 /// The experiment `dir` and its whole model, for the commands that replay the trace of every
-/// application (critical-path, waits): refused without a trace, its warnings printed.
-pub fn open_traced(dir: &Path) -> Result<(Experiment, Model), CliError> {
+/// application (critical-path, waits): refused without a trace, its warnings printed. With
+/// `profiles` the threads' profiles are rebuilt from the trace (call-stack samples then hang
+/// under the calls the trace opened, as `plx report` shows them).
+pub fn open_traced(dir: &Path, profiles: bool) -> Result<(Experiment, Model), CliError> {
     let exp = Experiment::open(dir).map_err(AnalysisError::from)?;
     let model = Model::build(
         &exp,
         BuildOptions {
-            rebuild_from_trace: false,
+            rebuild_from_trace: profiles,
             resolve_sources: true,
         },
     );

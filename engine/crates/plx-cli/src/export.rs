@@ -84,8 +84,13 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
         args.output.display().to_string()
     };
     let sep = if what.is_empty() { "" } else { " " };
+    let samples = if summary.samples > 0 {
+        format!(" and {} call-stack samples", summary.samples)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "plx: exported {} {unit} as {} to {what}{sep}{to}",
+        "plx: exported {} {unit}{samples} as {} to {what}{sep}{to}",
         summary.records, args.format
     );
     Ok(())

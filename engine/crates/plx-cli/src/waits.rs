@@ -33,7 +33,7 @@ pub struct WaitsArgs {
 
 /// Runs `plx waits`.
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
-    let (exp, model) = crate::experiment::open_traced(&args.exp.dir)?;
+    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, false)?;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let window = match args.phase.spec() {
         Some(p) => phase_window(&model, p)?,

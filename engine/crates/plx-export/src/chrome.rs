@@ -121,6 +121,14 @@ struct Writer<'a> {
     comm_names: Vec<String>,
     /// Locations' labels as JSON strings (a receive names its sender).
     senders: Vec<String>,
+    /// Per location: its call-stack samples, written as the document's `samples`.
+    samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
+    /// The `stackFrames` (by id: name, category, parent id) and `samples` entries so far.
+    frames: Vec<(String, &'static str, Option<usize>)>,
+    frame_index: BTreeMap<(Option<usize>, u32), usize>,
+    sample_entries: Vec<String>,
+    /// The samples those entries weigh.
+    sampled: u64,
 }
 
 /// The chrome pid of the external metrics' process: above every rank and OS pid, below 2³¹.
@@ -162,7 +170,61 @@ impl<'a> Writer<'a> {
             model: &input.model,
             comm_names: input.model.comms.all().iter().map(|c| c.describe()).collect(),
             senders: Vec::new(),
+            samples: Vec::new(),
+            frames: Vec::new(),
+            frame_index: BTreeMap::new(),
+            sample_entries: Vec::new(),
+            sampled: 0,
         }
+    }
+
+    /// The `samples` entries of location `li`, at `t` (its last event: the runtime keeps no
+    /// time of a sample): per sampled callpath, its innermost frame's samples as the weight.
+    fn location_samples(&mut self, regions: &RegionTable, li: u32, t: i64) {
+        let Some(s) = self.samples.get(li as usize).and_then(|s| s.as_ref()) else {
+            return;
+        };
+        let (pid, tid) = (self.pid[li as usize], self.tid[li as usize]);
+        let mut ids: BTreeMap<u32, usize> = BTreeMap::new();
+        for n in &s.nodes {
+            let parent = n.parent.and_then(|p| ids.get(&p).copied());
+            let next = self.frames.len();
+            let id = *self.frame_index.entry((parent, n.region)).or_insert(next);
+            if id == next {
+                let cat = if n.estimated {
+                    "sampled"
+                } else {
+                    regions.get(n.region).kind.as_str()
+                };
+                self.frames.push((json_str(regions.name(n.region)), cat, parent));
+            }
+            ids.insert(n.node, id);
+            if n.self_samples > 0 {
+                self.sampled += n.self_samples;
+                self.sample_entries.push(format!(
+                    "{{\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":\"cpu-clock\",\"sf\":\"{id}\",\"weight\":{},\"args\":{{\"period_ns\":{}}}}}",
+                    us(t - self.origin),
+                    n.self_samples,
+                    s.period_ns
+                ));
+            }
+        }
+    }
+
+    /// `"stackFrames"` and `"samples"`, each entry a line, when any location has samples.
+    fn write_samples(&mut self) -> io::Result<()> {
+        if self.sample_entries.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(b"\"stackFrames\":{\n")?;
+        for (i, (name, cat, parent)) in self.frames.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ",\n" };
+            let parent = parent.map_or(String::new(), |p| format!(",\"parent\":\"{p}\""));
+            write!(self.out, "{sep}\"{i}\":{{\"name\":{name},\"category\":\"{cat}\"{parent}}}")?;
+        }
+        self.out.write_all(b"\n},\n\"samples\":[\n")?;
+        self.out.write_all(self.sample_entries.join(",\n").as_bytes())?;
+        self.out.write_all(b"\n],\n")
     }
 
     /// The per-location tables of `merge`'s locations.
@@ -439,6 +501,7 @@ impl Sink for Writer<'_> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.locations(merge);
+        self.samples = crate::samples::all(self.model, merge.locations());
         self.external = plx_analysis::external::external_metrics(
             self.model,
             &self.metric_files,
@@ -461,11 +524,13 @@ impl Sink for Writer<'_> {
         Ok(self.end_steps(at.loc, at.ns, Some(closed))?)
     }
 
-    /// The slices end, `"args":{"truncated":true}` where they were cut.
+    /// The slices end, `"args":{"truncated":true}` where they were cut; the location's
+    /// samples are kept for the document's `samples`.
     fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
         for &r in calls {
             self.slice_with(cx.regions(), 'E', at.loc, at.ns, r, cut)?;
         }
+        self.location_samples(cx.regions(), at.loc, at.ns);
         Ok(self.end_steps(at.loc, at.ns, None)?)
     }
 
@@ -567,6 +632,7 @@ impl Sink for Writer<'_> {
 
     fn end(&mut self, merge: &GlobalMerge, summary: &mut ExportSummary) -> Step {
         self.external_counters()?;
+        summary.samples = self.sampled;
         let clock = &summary.clock;
         let mut other = serde_json::Map::new();
         other.insert("generator".into(), "plx export --format chrome".into());
@@ -609,9 +675,11 @@ impl Sink for Writer<'_> {
                 ),
             });
         }
-        Ok(write!(
+        self.out.write_all(b"\n],\n")?;
+        self.write_samples()?;
+        Ok(writeln!(
             self.out,
-            "\n],\n\"otherData\":{}}}\n",
+            "\"otherData\":{}}}",
             serde_json::Value::Object(other)
         )?)
     }

@@ -280,6 +280,7 @@ pub(crate) fn drive<S: Sink>(
             .cloned()
             .chain(cut_warnings)
             .collect(),
+        samples: 0,
     };
     sink.end(&merge, &mut summary).map_err(error)?;
     Ok(summary)

@@ -40,7 +40,8 @@ impl ExportInput {
     /// Reads the experiment in `dir`. With `profiles`, threads without a ThreadProfile get
     /// theirs rebuilt from the trace (profile formats need them; trace formats do not). With
     /// `sources`, regions without a source file and line get them from the executables' debug
-    /// information.
+    /// information. An experiment with call-stack samples gets its profiles rebuilt too: its
+    /// samples hang under the calls the trace opened, as `plx report` shows them.
     pub fn open(
         dir: &Path,
         options: ExportOptions,
@@ -48,10 +49,14 @@ impl ExportInput {
         sources: bool,
     ) -> Result<Self, ExportError> {
         let experiment = Experiment::open(dir)?;
+        let sampled = experiment
+            .images
+            .iter()
+            .any(|i| i.process.threads.values().any(|t| t.sample_tree.is_some()));
         let mut model = Model::build(
             &experiment,
             BuildOptions {
-                rebuild_from_trace: profiles,
+                rebuild_from_trace: profiles || sampled,
                 resolve_sources: sources,
             },
         );

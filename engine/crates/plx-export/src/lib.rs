@@ -17,6 +17,7 @@ mod driver;
 mod error;
 mod input;
 mod nesting;
+mod samples;
 mod staged;
 
 pub mod columns;
@@ -78,6 +79,8 @@ pub struct ExportSummary {
     pub clock: Option<ClockReport>,
     /// Warnings of the merge (the model's own are in [`ExportInput::model`]).
     pub warnings: Vec<Warning>,
+    /// Call-stack samples written (formats that carry them).
+    pub samples: u64,
 }
 
 /// One output format.

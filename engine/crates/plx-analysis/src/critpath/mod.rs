@@ -13,15 +13,18 @@
 //!
 //! [`Graph::longest_path`] diffuses path lengths forward in topological order and walks back
 //! from the terminal node (see [`longest`] for the weights and [`Mode`] for the three kinds
-//! of path); [`segments`] and [`profile`] turn the path into IPS-2's critical-path profile.
+//! of path); [`segments`] and [`profile`] turn the path into IPS-2's critical-path profile,
+//! and [`item_samples`] says which sampled call paths ran in a function's time on it.
 
 mod graph;
 pub mod longest;
 mod profile;
+mod samples;
 
 pub use graph::{ArcKind, Graph, Node, NodeKind, NONE};
 pub use longest::{LongestPath, Mode, PathArc};
 pub use profile::{location_name, profile, segments, Item, ItemKind, Level, Segment};
+pub use samples::{item_samples, ItemSamples, SampledPath, NO_FUNCTION};
 
 use plx_format::Experiment;
 

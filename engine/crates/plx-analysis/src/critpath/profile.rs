@@ -379,7 +379,7 @@ fn procedure_times(
         .into_iter()
         .map(|((r, loc), ns)| {
             let name = if r == NONE {
-                "(no function)".to_string()
+                super::NO_FUNCTION.to_string()
             } else {
                 regions.name(r).to_string()
             };

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use plx_analysis::gprof::Arc;
 use plx_analysis::{call_graph, Table};
 
 use super::Report;
@@ -22,12 +23,42 @@ fn graph(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             .find(|e| e.region == r)
             .map_or(0, |e| e.index)
     };
+    // with call-stack samples: a samples column, and times estimated from them marked `~`
+    let sampled = t.tree.has_samples();
+    let samples = |n: u64| {
+        if sampled {
+            format!(" {n:>9}")
+        } else {
+            String::new()
+        }
+    };
+    let time = |s: f64, estimated: bool| {
+        let h = human_time(s);
+        if estimated {
+            format!("~{h}")
+        } else {
+            h
+        }
+    };
+    // an arc no event took has no count: `-`
+    let arc_calls = |a: &Arc| {
+        if a.estimated && a.calls == 0 {
+            "-".to_string()
+        } else {
+            format!("{}/{}", a.calls, a.total_calls)
+        }
+    };
     writeln!(
         out,
-        "{:<7} {:>6} {:>12} {:>12} {:>13}  name",
-        "index", "%time", "self", "children", "called"
+        "{:<7} {:>6} {:>12} {:>12} {:>13}{}  name",
+        "index",
+        "%time",
+        "self",
+        "children",
+        "called",
+        if sampled { "   samples" } else { "" }
     )?;
-    let sep = "-".repeat(72);
+    let sep = "-".repeat(if sampled { 82 } else { 72 });
     for e in &entries {
         for a in &e.parents {
             let name = match a.region {
@@ -36,28 +67,32 @@ fn graph(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             };
             writeln!(
                 out,
-                "{:<7} {:>6} {:>12} {:>12} {:>13}      {}",
+                "{:<7} {:>6} {:>12} {:>12} {:>13}{}      {}",
                 "",
                 "",
-                human_time(a.self_s),
-                human_time(a.children_s),
-                format!("{}/{}", a.calls, a.total_calls),
+                time(a.self_s, a.estimated),
+                time(a.children_s, a.estimated),
+                arc_calls(a),
+                samples(a.samples),
                 name
             )?;
         }
-        let called = if e.recursive_calls > 0 {
+        let called = if e.estimated && e.calls == 0 {
+            "-".to_string()
+        } else if e.recursive_calls > 0 {
             format!("{}+{}", e.calls, e.recursive_calls)
         } else {
             e.calls.to_string()
         };
         writeln!(
             out,
-            "{:<7} {:>6.1} {:>12} {:>12} {:>13}  {} [{}]",
+            "{:<7} {:>6.1} {:>12} {:>12} {:>13}{}  {} [{}]",
             format!("[{}]", e.index),
             e.percent,
-            human_time(e.self_s),
-            human_time(e.children_s),
+            time(e.self_s, e.estimated),
+            time(e.children_s, e.estimated),
             called,
+            samples(e.samples),
             rep.name(e.region),
             e.index
         )?;
@@ -65,17 +100,24 @@ fn graph(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             let r = a.region.expect("a callee is a region");
             writeln!(
                 out,
-                "{:<7} {:>6} {:>12} {:>12} {:>13}      {} [{}]",
+                "{:<7} {:>6} {:>12} {:>12} {:>13}{}      {} [{}]",
                 "",
                 "",
-                human_time(a.self_s),
-                human_time(a.children_s),
-                format!("{}/{}", a.calls, a.total_calls),
+                time(a.self_s, a.estimated),
+                time(a.children_s, a.estimated),
+                arc_calls(a),
+                samples(a.samples),
                 rep.name(r),
                 index_of(r)
             )?;
         }
         writeln!(out, "{sep}")?;
+    }
+    if sampled {
+        writeln!(
+            out,
+            "~: estimated from call-stack samples (samples x period, CPU time); `-`: called only as samples saw it (no count)"
+        )?;
     }
     writeln!(out)?;
     Ok(())

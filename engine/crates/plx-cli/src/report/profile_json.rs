@@ -143,6 +143,8 @@ fn gprof(rep: &Report, tree: &CallTree) -> Value {
             "total_calls": a.total_calls,
             "self_s": a.self_s,
             "children_s": a.children_s,
+            "samples": a.samples,
+            "estimated": a.estimated,
         })
     };
     call_graph(tree)
@@ -156,6 +158,8 @@ fn gprof(rep: &Report, tree: &CallTree) -> Value {
                 "children_s": e.children_s,
                 "calls": e.calls,
                 "recursive_calls": e.recursive_calls,
+                "samples": e.samples,
+                "estimated": e.estimated,
                 "parents": e.parents.iter().map(arc).collect::<Vec<_>>(),
                 "children": e.children.iter().map(arc).collect::<Vec<_>>(),
             })

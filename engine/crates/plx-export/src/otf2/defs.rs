@@ -11,6 +11,7 @@ use plx_analysis::{GlobalMerge, TraceLocation};
 
 use super::archive::Archive;
 use super::ffi::*;
+use super::samples::Contexts;
 use super::refs::{region_class, CommRefs, CounterMetrics, ExtraComm, Strings};
 use crate::ExportError;
 
@@ -30,6 +31,8 @@ pub(super) struct Written<'a> {
     pub external_events: u64,
     /// Was a call cut (the `truncated` attribute is defined)?
     pub cut: bool,
+    /// The calling contexts and interrupt generators of the samples written.
+    pub contexts: &'a Contexts,
 }
 
 /// The definitions, string references resolved.
@@ -60,6 +63,8 @@ struct Defs {
     counters_description: u32,
     /// The `truncated` attribute: (name, description).
     truncated: (u32, u32),
+    /// The interrupt generators' name.
+    sampler: u32,
 }
 
 /// Writes the global definitions of the archive.
@@ -74,6 +79,7 @@ pub(super) fn write(archive: &Archive, merge: &GlobalMerge, w: &Written) -> Resu
     wr.clock_and_strings(merge, w, &d)?;
     wr.system_and_locations(merge.locations(), w, &d)?;
     wr.regions(&d)?;
+    wr.calling_contexts(w.contexts, &d)?;
     wr.comms(&d)?;
     wr.metrics(merge, w, &d)?;
     if w.cut {
@@ -176,7 +182,11 @@ impl Defs {
             ctr_members: Vec::new(),
             counters_description: 0,
             truncated: (0, 0),
+            sampler: 0,
         };
+        if !w.contexts.generators.is_empty() {
+            d.sampler = d.s.id("cpu-clock");
+        }
         d.gather_comms(merge, w.refs);
         d.paradigm_names.2 = d.s.id("OpenMP threads");
         d.gather_metrics(merge, w);
@@ -346,6 +356,27 @@ impl DefWriter<'_> {
             self.check(
                 unsafe { OTF2_GlobalDefWriter_WriteLocation(g, at, name, kind, w.external_events, group) },
                 "location",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The samples' interrupt generators (the CPU-time period each) and calling contexts.
+    fn calling_contexts(&self, c: &Contexts, d: &Defs) -> Result<(), ExportError> {
+        for (i, &period) in c.generators.iter().enumerate() {
+            let (mode, base) = (OTF2_INTERRUPT_GENERATOR_MODE_TIME, OTF2_BASE_DECIMAL);
+            // SAFETY: the writer is open; the name was written with the strings.
+            self.check(
+                unsafe { OTF2_GlobalDefWriter_WriteInterruptGenerator(self.g, i as u32, d.sampler, mode, base, -9, period) },
+                "an interrupt generator",
+            )?;
+        }
+        for (i, &(region, parent)) in c.contexts.iter().enumerate() {
+            let source = OTF2_UNDEFINED_UINT32;
+            // SAFETY: the writer is open; the region and parent are defined before it.
+            self.check(
+                unsafe { OTF2_GlobalDefWriter_WriteCallingContext(self.g, i as u32, region, source, parent) },
+                "a calling context",
             )?;
         }
         Ok(())

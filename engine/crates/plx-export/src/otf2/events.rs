@@ -9,6 +9,7 @@ use plx_format::SyncKind;
 use super::archive::Archive;
 use super::ffi::*;
 use super::refs::{collective_of, CommRefs, CounterMetrics};
+use super::samples::Contexts;
 use crate::driver::{At, CountedCall, Cx, Envelope, Step};
 use crate::ExportError;
 
@@ -40,6 +41,9 @@ pub(super) struct Events {
     pub last: i64,
     /// The attribute list of a cut call's leave (the `truncated` attribute), made on first use.
     pub cut: Option<*mut OTF2_AttributeList>,
+    /// The calling contexts of the call-stack samples written, and their number.
+    pub contexts: Contexts,
+    pub sampled: u64,
 }
 
 /// The attribute of a cut call's leave: 1 (`truncated`, defined only when a call was cut).
@@ -82,6 +86,8 @@ impl Events {
             first: None,
             last: 0,
             cut: None,
+            contexts: Contexts::default(),
+            sampled: 0,
         })
     }
 

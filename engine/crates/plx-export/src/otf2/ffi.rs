@@ -22,6 +22,9 @@ pub type OTF2_AttributeRef = u32;
 pub type OTF2_Type = u8;
 pub type OTF2_FlushType = u8;
 pub type OTF2_FileType = u8;
+pub type OTF2_CallingContextRef = u32;
+pub type OTF2_InterruptGeneratorRef = u32;
+pub type OTF2_SourceCodeLocationRef = u32;
 
 /// Opaque handles.
 #[repr(C)]
@@ -136,6 +139,7 @@ pub const OTF2_METRIC_ABSOLUTE_POINT: u8 = 17;
 pub const OTF2_METRIC_ACCUMULATED_START: u8 = 0;
 pub const OTF2_METRIC_TYPE_OTHER: u8 = 0;
 pub const OTF2_BASE_DECIMAL: u8 = 1;
+pub const OTF2_INTERRUPT_GENERATOR_MODE_TIME: u8 = 0;
 pub const OTF2_METRIC_SYNCHRONOUS_STRICT: u8 = 0;
 pub const OTF2_METRIC_SYNCHRONOUS: u8 = 1;
 pub const OTF2_RECORDER_KIND_ABSTRACT: u8 = 1;
@@ -241,6 +245,22 @@ extern "C" {
         events: u64,
         group: OTF2_LocationGroupRef,
     ) -> OTF2_ErrorCode;
+    pub fn OTF2_GlobalDefWriter_WriteCallingContext(
+        w: G,
+        id: OTF2_CallingContextRef,
+        region: OTF2_RegionRef,
+        source: OTF2_SourceCodeLocationRef,
+        parent: OTF2_CallingContextRef,
+    ) -> OTF2_ErrorCode;
+    pub fn OTF2_GlobalDefWriter_WriteInterruptGenerator(
+        w: G,
+        id: OTF2_InterruptGeneratorRef,
+        name: OTF2_StringRef,
+        mode: u8,
+        base: u8,
+        exponent: i64,
+        period: u64,
+    ) -> OTF2_ErrorCode;
     pub fn OTF2_GlobalDefWriter_WriteRegion(
         w: G,
         id: OTF2_RegionRef,
@@ -293,6 +313,14 @@ extern "C" {
         recorder: u8,
     ) -> OTF2_ErrorCode;
 
+    pub fn OTF2_EvtWriter_CallingContextSample(
+        w: E,
+        a: A,
+        t: u64,
+        context: OTF2_CallingContextRef,
+        unwind_distance: u32,
+        generator: OTF2_InterruptGeneratorRef,
+    ) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_Enter(w: E, a: A, t: u64, region: OTF2_RegionRef) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_Leave(w: E, a: A, t: u64, region: OTF2_RegionRef) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiSend(

@@ -11,6 +11,7 @@ mod defs;
 mod events;
 mod ffi;
 mod refs;
+mod samples;
 
 use std::path::Path;
 use std::ptr;
@@ -60,6 +61,7 @@ impl Exporter for Otf2 {
             input,
             out,
             events: None,
+            samples: Vec::new(),
         };
         let mut summary = drive(input, &mut sink)?;
         summary.records = sink.events.as_ref().map_or(0, |e| e.n);
@@ -74,6 +76,8 @@ struct Otf2Sink<'a> {
     input: &'a ExportInput,
     out: &'a Path,
     events: Option<Events>,
+    /// Per location: its call-stack samples, written after its last event.
+    samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
 }
 
 impl Otf2Sink<'_> {
@@ -151,6 +155,7 @@ impl Sink for Otf2Sink<'_> {
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let archive = Archive::open(self.out)?;
         self.events = Some(Events::new(archive, merge.model(), merge.locations())?);
+        self.samples = crate::samples::all(&self.input.model, merge.locations());
         Ok(())
     }
 
@@ -164,8 +169,14 @@ impl Sink for Otf2Sink<'_> {
         self.ev().exit(cx, at, region)
     }
 
+    /// The calls still open leave, then the location's samples follow.
     fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
-        self.ev().open_at_end(at, calls, cut)
+        self.ev().open_at_end(at, calls, cut)?;
+        let ev = self.events.as_mut().expect("begin() opened the archive");
+        match self.samples.get(at.loc as usize) {
+            Some(Some(s)) => ev.samples(at, s),
+            _ => Ok(()),
+        }
     }
 
     fn user(&mut self, _cx: &Cx, at: At, event: u32, value: f64) -> Step {
@@ -237,9 +248,11 @@ impl Sink for Otf2Sink<'_> {
             external: &external,
             external_events,
             cut: ev.cut.is_some(),
+            contexts: &ev.contexts,
         };
         defs::write(&ev.archive, merge, &written)?;
         summary.warnings.extend(unread);
+        summary.samples = ev.sampled;
         Ok(())
     }
 }

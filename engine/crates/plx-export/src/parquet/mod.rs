@@ -1,10 +1,11 @@
 //! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages, wait states — for pandas, Polars, DuckDB, Spark.
 //!
-//! A directory of six files (docs/exports/parquet.md): `events.parquet` (one row per event of
+//! A directory of seven files (docs/exports/parquet.md): `events.parquet` (one row per event of
 //! the merged stream, in its order, then an exit per call still open at the end, `truncated`
 //! where its process was killed), `messages.parquet` (one row per matched message, in the
 //! order of the receives), `locations.parquet`, `regions.parquet`, `comms.parquet` and
-//! `waits.parquet` (`plx waits`' rows, from a second replay). Events and messages are written
+//! `waits.parquet` (`plx waits`' rows, from a second replay), and `samples.parquet` (a row per
+//! callpath that call-stack samples were taken in, [`crate::samples`]). Events and messages are written
 //! while the merge streams, in row groups of [`ROW_GROUP`] rows, so memory stays bounded
 //! whatever the trace's size; the definition tables are written at the end (the merge may name
 //! regions it meets without a definition).
@@ -35,7 +36,7 @@ pub struct Parquet;
 pub const ROW_GROUP: usize = 1 << 18;
 
 /// Version of the table layout, in every file's key-value metadata (`plx.schema`).
-pub const SCHEMA_VERSION: &str = "2";
+pub const SCHEMA_VERSION: &str = "3";
 
 impl Exporter for Parquet {
     fn name(&self) -> &'static str {
@@ -43,8 +44,8 @@ impl Exporter for Parquet {
     }
 
     fn about(&self) -> &'static str {
-        "Parquet tables (events, messages, locations, regions, comms, waits) for pandas, Polars, \
-         DuckDB"
+        "Parquet tables (events, messages, locations, regions, comms, waits, samples) for pandas, \
+         Polars, DuckDB"
     }
 
     fn output(&self) -> OutputKind {
@@ -77,7 +78,7 @@ impl Exporter for Parquet {
     }
 }
 
-/// Writes the six tables of `input`'s merged trace under `dir` (which exists): one file per
+/// Writes the seven tables of `input`'s merged trace under `dir` (which exists): one file per
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
@@ -352,6 +353,10 @@ impl Sink for ParquetSink<'_> {
         files.extend(write_locations(merge, dir, meta, self.layout(LOCATION_KEY))?);
         files.extend(write_regions(merge, dir, meta, self.layout(None))?);
         files.extend(write_comms(merge, dir, meta, self.layout(None))?);
+        // one row per sampled callpath, not per sample: small, one file also when partitioned
+        let (sample_files, samples) = write_samples(merge, dir, meta, Layout::Single)?;
+        files.extend(sample_files);
+        summary.samples = samples;
         Ok(())
     }
 }
@@ -454,6 +459,25 @@ const COMM_COLUMNS: &[ColumnSpec] = &[
     ("ordinal", Ty::I32, false),
 ];
 
+const SAMPLE_COLUMNS: &[ColumnSpec] = &[
+    ("location", Ty::I32, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("thread", Ty::I32, false),
+    ("node", Ty::I32, false),
+    ("parent", Ty::I32, true),
+    ("depth", Ty::I32, false),
+    ("region", Ty::I32, false),
+    ("region_name", Ty::Str, false),
+    ("callpath", Ty::Str, false),
+    ("estimated", Ty::Bool, false),
+    ("samples", Ty::I64, false),
+    ("self_samples", Ty::I64, false),
+    ("period_ns", Ty::I64, false),
+    ("estimated_s", Ty::F64, false),
+    ("estimated_self_s", Ty::F64, false),
+];
+
 const WAIT_COLUMNS: &[ColumnSpec] = &[
     ("pattern", Ty::Str, false),
     ("location", Ty::Str, false),
@@ -543,6 +567,48 @@ fn write_comms(
         t.row(None)?;
     }
     t.finish()
+}
+
+/// A row per callpath of each location's tree that call-stack samples were taken in, in
+/// location order, each tree's in its order (a parent before its children). Returns the files
+/// and the samples the rows hold.
+fn write_samples(
+    merge: &GlobalMerge,
+    dir: &Path,
+    meta: &[KeyValue],
+    layout: Layout,
+) -> Result<(Vec<PathBuf>, u64), ExportError> {
+    let mut samples = 0;
+    let mut t = Table::create(dir, "samples", SAMPLE_COLUMNS, meta, layout)?;
+    let regions = merge.regions();
+    for (li, s) in crate::samples::all(merge.model(), merge.locations()).iter().enumerate() {
+        let Some(s) = s else { continue };
+        let l = &merge.locations()[li];
+        let rank = l.rank.map(|r| r as i32);
+        for n in &s.nodes {
+            let path: Vec<&str> = s.path(n.node).iter().map(|&r| regions.name(r)).collect();
+            let c = t.cols(rank);
+            c[0].val(li as i32);
+            c[1].val(l.process as i32);
+            c[2].opt(rank);
+            c[3].val(l.thread as i32);
+            c[4].val(n.node as i32);
+            c[5].opt(n.parent.map(|p| p as i32));
+            c[6].val(n.depth as i32);
+            c[7].val(n.region as i32);
+            c[8].val(ByteArray::from(regions.name(n.region)));
+            c[9].val(ByteArray::from(path.join(" => ").as_str()));
+            c[10].val(n.estimated);
+            c[11].val(n.samples as i64);
+            c[12].val(n.self_samples as i64);
+            c[13].val(s.period_ns as i64);
+            c[14].val(s.seconds(n.samples));
+            c[15].val(s.seconds(n.self_samples));
+            t.row(rank)?;
+            samples += n.self_samples;
+        }
+    }
+    Ok((t.finish()?, samples))
 }
 
 /// The wait states of the exported processes (`plx waits`' rows, in its order: pattern,
