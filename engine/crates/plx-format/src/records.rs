@@ -337,6 +337,8 @@ pub struct ProcessEnd {
     pub reason: EndReason,
     /// Exit status or signal number.
     pub status: i32,
+    /// `CLOCK_REALTIME` at the end, ns since the epoch; 0 when not known (older files).
+    pub realtime_ns: u64,
 }
 
 /// Why a record's payload could not be decoded.
@@ -472,6 +474,7 @@ mod tests {
             ticks: 9,
             reason: EndReason::Signal,
             status: 11,
+            realtime_ns: 1_700_000_000_000_000_000,
         }));
         round_trip(Record::Filter("exclude=foo".into()));
         round_trip(Record::RegionDef(RegionDef {
