@@ -9,6 +9,7 @@
  *                 [--coarse-deltas] [--join-pairs N] [--streams N] [--streams-match]
  *                 [--stream-sends THREAD=N] [--stream-recvs THREAD=N]
  *                 [--stream-bytes-sent THREAD=N] [--stream-bytes-recvd THREAD=N]
+ *                 [--stream-opens THREAD=N]
  *                 [--cpu-samples MS] [--cpu-intervals FILE] [--stack-samples N]
  * Calls come from the profile, or from the trace's enter events when the profile has none.
  * Messages between world ranks S and D: --sent/--sent-bytes from the sender's MessageStats,
@@ -484,6 +485,9 @@ static int name_in(const char *name, const char *const *list)
 }
 static const char *const send_calls[] = {"send", "sendto", "sendmsg", "write", "writev", NULL};
 static const char *const recv_calls[] = {"recv", "recvfrom", "recvmsg", "read", "readv", NULL};
+/* The calls that open a connection: their events are of 0 bytes at end 0. */
+static const char *const connect_calls[] = {"connect", NULL};
+static const char *const accept_calls[] = {"accept", "accept4", NULL};
 
 static void *grow(void *p, size_t *cap, size_t n, size_t item)
 {
@@ -589,8 +593,11 @@ static void read_trace(const char *path)
                             struct frame *f = &ts->stack[ts->depth - 1];
                             const char *name = f->region < MAXR ? region_name[f->region] : NULL;
                             e->in_socket = f->region < MAXR && region_kind[f->region] == 5;
-                            e->kind_ok = name_in(name, sub == PLX_EXT_STREAM_SEND ? send_calls : recv_calls) &&
-                                         f->ev < 0;
+                            int open = e->bytes == 0 && e->end == 0;
+                            const char *const *calls = sub == PLX_EXT_STREAM_SEND
+                                                           ? (open ? connect_calls : send_calls)
+                                                           : (open ? accept_calls : recv_calls);
+                            e->kind_ok = name_in(name, calls) && f->ev < 0;
                             e->t_enter = f->t;
                             f->ev = (long)nsevs;
                         }
@@ -663,12 +670,14 @@ static int expect(const char *what, long long got, long long want)
     return 1;
 }
 
-/* Stream events of the threads named `name`: their count, or (bytes) their bytes. */
-static long long stream_total(const char *name, int sub, int bytes)
+/* Stream events of the threads named `name` that moved bytes (opens: the 0-byte events of
+ * connect and accept, both subtypes): their count, or (bytes) their bytes. */
+static long long stream_total(const char *name, int sub, int bytes, int opens)
 {
     long long n = 0;
     for (size_t i = 0; i < nsevs; i++)
-        if (sevs[i].sub == sub && sevs[i].slot < 32768 && strcmp(thread_names[sevs[i].slot], name) == 0)
+        if ((opens || sevs[i].sub == sub) && (sevs[i].bytes == 0) == opens && sevs[i].slot < 32768 &&
+            strcmp(thread_names[sevs[i].slot], name) == 0)
             n += bytes ? (long long)sevs[i].bytes : 1;
     return n;
 }
@@ -738,7 +747,15 @@ static int streams_match(void)
                     hi = mid;
             }
             const struct sev *snd = lo < j ? &sevs[lo] : NULL;
-            if (!snd || snd->end - snd->bytes >= sevs[r].end) {
+            if (sevs[r].end == 0) {
+                /* an accept: its connect, if measured and blocking, is the stream's first send */
+                if (i < j && sevs[i].end == 0 && sevs[r].t_exit && sevs[r].t_exit < sevs[i].t_enter &&
+                    sevs[i].proc == sevs[r].proc) {
+                    fprintf(stderr, "plx_check: stream %016llx: accept returned before its connect began\n",
+                            stream);
+                    fails++;
+                }
+            } else if (!snd || snd->end - snd->bytes >= sevs[r].end) {
                 fprintf(stderr, "plx_check: stream %016llx: receive ending at %llu has no send\n", stream,
                         (unsigned long long)sevs[r].end);
                 fails++;
@@ -1154,7 +1171,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--streams-match") == 0) {
             fails += streams_match();
         } else if (strncmp(a, "--stream-", 9) == 0) {
-            /* --stream-sends, --stream-recvs, --stream-bytes-sent, --stream-bytes-recvd THREAD=N */
+            /* --stream-sends, --stream-recvs, --stream-bytes-sent, --stream-bytes-recvd,
+             * --stream-opens THREAD=N */
             char name[512];
             const char *eq = strrchr(v, '=');
             if (!eq) { fprintf(stderr, "plx_check: bad %s %s\n", a, v); return 2; }
@@ -1163,7 +1181,8 @@ int main(int argc, char **argv)
             int sub = strstr(a, "sent") || strstr(a, "sends") ? 8 : 9;
             char what[600];
             snprintf(what, sizeof what, "%s %s", a + 2, name);
-            fails += expect(what, stream_total(name, sub, bytes), atoll(eq + 1));
+            int opens = strcmp(a, "--stream-opens") == 0;
+            fails += expect(what, stream_total(name, sub, bytes, opens), atoll(eq + 1));
             i++;
         } else if (strcmp(a, "--ranks") == 0) {
             fails += expect("ranks", ranks_seen, atoll(v)); i++;

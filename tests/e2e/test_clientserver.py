@@ -199,3 +199,74 @@ def test_sleep_and_poll_are_waiting_not_cpu(programs, tmp_path):
         plx("report", out, "--format", "csv").stdout)) if r["process"] == "all"}
     assert {n: calls.get(n) for n in WAIT_CALLS + ("work", "main")} == {
         **{n: "1" for n in WAIT_CALLS}, "work": "2", "main": "1"}, calls
+
+
+PREP_S = 0.3
+
+
+def wait_for_port(port_file, proc, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        text = port_file.read_text() if port_file.exists() else ""
+        if text.endswith("\n"):
+            return int(text)
+        time.sleep(0.02)
+    raise AssertionError("no port from the server within %d s" % timeout)
+
+
+def assert_accept_follows_connect(doc, items):
+    """The server's wait in accept is the client's preparation, reached over the connection
+    (a `Msg:` item into the server), never `Wait: accept`."""
+    assert "Wait: accept" not in items, items
+    assert items["prepare"]["kind"] == "cpu" and items["prepare"]["time_s"] >= 0.9 * PREP_S, items
+    assert items["work"]["time_s"] >= 0.045, items
+    assert doc["total_length_s"] >= PREP_S + 0.045
+
+
+def test_accept_follows_the_connect_across_applications(programs, tmp_path):
+    """programs/connect_accept.c: a server application blocks in accept() until a client
+    application of the same session connects after preparing PREP_S; no byte passes. The
+    server's critical path (inter) runs through the client's `prepare` and the connection into
+    `accept`, not `Wait: accept` (before connect was linked to accept, all PREP_S was the wait)."""
+    exe = programs.get("connect_accept.c", "-O1", "-pthread")
+    s, port_file = tmp_path / "S", tmp_path / "port"
+
+    def start(app, *args):
+        return subprocess.Popen([str(PLX), "run", "--session", str(s), "--app", app, "--trace", "--",
+                                 str(exe), *(str(a) for a in args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=clean_env())
+
+    server = start("server", "server", port_file)
+    try:
+        client = start("client", "client", wait_for_port(port_file, server), int(PREP_S * 1000))
+        for p in (server, client):
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, "%s\n%s" % (out, err)
+    finally:
+        server.kill()
+    # global: the client is reached by no message from the server, so the server's inter path
+    # (active diffusion only) does not enter it
+    doc, items = path(s, "--mode", "global", "--level", "procedure")
+    assert_accept_follows_connect(doc, items)
+    _, threads = path(s, "--mode", "global", "--level", "thread")
+    msgs = [n for n in threads if n.startswith("Msg:")]
+    assert len(msgs) == 1 and msgs[0].startswith("Msg: client:") and "->server:" in msgs[0], threads
+    # the connection in the trace: the client's connect and the server's accept, 0 bytes each
+    text = plx("export", s, "--format", "text", "-o", "-").stdout
+    opens = sorted((f[1].split(":")[0], f[2], f[3], f[5], f[6]) for f in map(str.split, text.splitlines())
+                   if len(f) > 3 and f[2] in ("ssend", "srecv"))
+    assert opens == [("client", "ssend", "connect", "end=0", "bytes=0"),
+                     ("server", "srecv", "accept", "end=0", "bytes=0")], opens
+
+
+def test_accept_follows_the_connect_between_threads(programs, tmp_path):
+    """The same in one process: main blocks in accept() while a thread it created prepares
+    PREP_S and connects; the path goes from the thread's creation through `prepare` to accept."""
+    exe = programs.get("connect_accept.c", "-O1", "-pthread")
+    out = tmp_path / "exp"
+    run(out, exe, "threads", int(PREP_S * 1000), opts=("--trace",))
+    doc, items = path(out, "--level", "procedure")
+    assert_accept_follows_connect(doc, items)
+    _, threads = path(out, "--level", "thread")
+    assert len([n for n in threads if n.startswith("Msg:")]) == 1, threads

@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from components import require_module, require_tools
@@ -461,13 +462,50 @@ def test_forged_calibration_is_warned(fib_bin, tmp_path):
     assert len(got) == 2, got
     assert got[0] == rate_line
     m = re.fullmatch(r"plx: warning: %s: by its calibration records the process ran "
-                     r"(\d+\.\d{3}) s, but its file was last written (\d+\.\d{3}) s after "
+                     r"(\d+\.\d{3}) s, but it ended (\d+\.\d{3}) s after "
                      r"it started: times may be wrong" % re.escape(str(path)), got[1])
     assert m, got[1]
     # from the first pair to the process's end (after the last pair) at 0.2 s a tick
     assert float(m.group(1)) >= (t1 - t0) * 0.2 and float(m.group(2)) < 60
     text = plx("info", out).stdout
     assert rate_line[len("plx: warning: "):] in text
+
+
+def test_calibration_is_checked_against_the_runs_end_not_the_files_time(fib_bin, tmp_path):
+    """The calibration was checked against the process file's modification time, which a copy
+    changes: an honest experiment whose start-up rate was mismeasured (as 64 ranks on 2 cores
+    measure it, 20 times too high), copied with cp a day later, was warned as "times may be
+    wrong". The run's own end record (CLOCK_REALTIME at the end) is the reference now: no
+    warning, while forged pairs in the same copy are still found."""
+    out = tmp_path / "exp"
+    run(out, fib_bin)
+    (pdir,) = process_dirs(out)
+    data = bytearray((pdir / "process.plx").read_bytes())
+    off, pairs = 16, []
+    while off + 8 <= len(data):
+        rtype, _flags, length = struct.unpack_from("<HHI", data, off)
+        if rtype == 3:  # ClockRate: ticks per second, f64
+            (rate,) = struct.unpack_from("<d", data, off + 8)
+            struct.pack_into("<d", data, off + 8, rate * 20)
+        elif rtype == 2:
+            pairs.append(off + 8)
+        off += 8 + length
+    (pdir / "process.plx").write_bytes(bytes(data))
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(out), str(copy)], check=True)
+    (cpdir,) = process_dirs(copy)
+    later = time.time() + 86400
+    os.utime(cpdir / "process.plx", (later, later))  # the copy made a day later
+    cp = plx("report", copy)
+    assert warning_lines(cp.stderr) == [], cp.stderr
+    assert "warnings: none" in plx("info", copy).stdout
+    # forged pairs (1,000 ticks as 200 s) in the copy: found against the end record, not the copy's time
+    (t0, ns0), (t1, _) = (struct.unpack_from("<QQ", data, p) for p in pairs)
+    struct.pack_into("<Q", data, pairs[1] + 8, ns0 + (t1 - t0) * 200_000_000)
+    (cpdir / "process.plx").write_bytes(bytes(data))
+    os.utime(cpdir / "process.plx", (later, later))
+    got = [w for w in warning_lines(plx("report", copy).stderr) if "but it ended" in w]
+    assert len(got) == 1, got
 
 
 @pytest.fixture(scope="module")

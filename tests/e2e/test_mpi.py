@@ -969,7 +969,8 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
     shell that picks): the measured ranks used to wait forever in MPI_Init's clock exchange, a
     collective the others never join. Now the job runs to its end (t_mpi aborts with 3 on a wrong
     message count), the measured ranks skip the exchange, and plx info says why. A fully measured
-    run of the same program still measures every rank's offset."""
+    run of the same program still measures every rank's offset. Neither run leaves a marker of
+    DIR/.plx-mpi/JOB/ (nor the directories) behind."""
     impl = IMPLS[name]
     impl.require()
     exe = tmp_path / "t_mpi"
@@ -997,6 +998,8 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
     doc = json.loads(plx("info", out, "--format", "json").stdout)
     skipped = {p["rank"]: p["clock_sync_skipped"] for p in doc["processes"]}
     assert skipped == {0: {"measured_ranks": 2, "ranks": 4}, 2: {"measured_ranks": 2, "ranks": 4}}
+    # the skipped exchange leaves no marker and no directory (every marker stayed before)
+    assert not (out / ".plx-mpi").exists(), list((out / ".plx-mpi").rglob("*"))
     full = tmp_path / "full"
     cp = subprocess.run(impl.mpirun_cmd(4, PLX, "run", "-o", full, "--", exe),
                         capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
@@ -1008,9 +1011,8 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
                          r"\+0\.000 us at finalize \(rtt 0\.000 us\)$", block), block
     doc = json.loads(plx("info", full, "--format", "json").stdout)
     assert [p["clock_sync_skipped"] for p in doc["processes"]] == [None] * 4
-    # every rank removed its marker once all had counted them
-    assert list((full / ".plx-mpi").iterdir())[0].is_dir()
-    assert [list(d.iterdir()) for d in (full / ".plx-mpi").iterdir()] == [[]]
+    # every rank removed its marker once all had counted them, and the last one the directories
+    assert not (full / ".plx-mpi").exists(), list((full / ".plx-mpi").rglob("*"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1283,8 +1285,9 @@ def test_launcher_position_exact_calls(launch_exp):
 # ---------------------------------------------------------------------------------------------
 # 11. Two hosts on one machine (twohosts.py): network namespaces joined by a veth pair, each
 #     host with its own host name and its CLOCK_MONOTONIC 7 ms apart; t_mpi traced, 2 ranks a
-#     host, Open MPI over TCP, in both launch forms. Rank 0's host is a: ranks 2 and 3 measure
-#     their clock's offset (-7 ms) and the merged trace is on rank 0's clock.
+#     host, Open MPI over TCP and MPICH (Hydra, UCX over TCP), in both launch forms. Rank 0's
+#     host is a: ranks 2 and 3 measure their clock's offset (-7 ms) and the merged trace is on
+#     rank 0's clock.
 
 HOST_B_AHEAD_NS = 7_000_000
 HOST_RANKS = {"plxhost-a": [0, 1], "plxhost-b": [2, 3]}
@@ -1292,49 +1295,63 @@ HOST_RANKS = {"plxhost-a": [0, 1], "plxhost-b": [2, 3]}
 OFFSET_SLACK_US = 50.0
 # Seconds the job may take (about 3 s here) before it is failed as hung
 TWO_HOSTS_TIMEOUT = 120
+# The launchers' own processes, measured under plx run -- LAUNCHER (socket calls only)
+LAUNCHER_EXECUTABLES = {"open-mpi": "orterun", "mpich": "mpiexec.hydra"}
 
 
-@pytest.fixture(scope="module", params=LAUNCH_FORMS)
-def two_hosts_exp(request, mpi_programs, exp_root):
-    """(experiment, CompletedProcess) of t_mpi traced on 2 + 2 ranks of hosts a and b."""
+@pytest.fixture(scope="module", params=[(n, f) for n in sorted(IMPLS) for f in LAUNCH_FORMS],
+                ids=lambda p: "%s-%s" % p)
+def two_hosts_exp(request, tmp_path_factory, exp_root):
+    """(experiment, CompletedProcess, implementation name) of t_mpi traced on 2 + 2 ranks of
+    hosts a and b."""
     missing = twohosts.available()
     require(missing is None, missing or "", install="scripts/deps/55-hosts.sh, as root")
-    prog = mpi_programs.get("t_mpi")
-    out = exp_root / ("two-hosts-" + request.param)
+    name, form = request.param
+    impl = IMPLS[name]
+    impl.require()
+    prog = tmp_path_factory.mktemp("two-hosts-bin") / "t_mpi"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
+                         str(MPI_SOURCES["t_mpi"]), "-o", str(prog), "-pthread"],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = exp_root / ("two-hosts-%s-%s" % (name, form))
     with twohosts.TwoHosts(offsets_ns=(0, HOST_B_AHEAD_NS), names=tuple(HOST_RANKS)) as hosts:
-        launcher = ["mpirun", "--allow-run-as-root", "--hostfile", hosts.hostfile(2),
-                    *hosts.open_mpi_options(), "-np", "4"]
-        if request.param == "mpirun-plx":
+        if name == "open-mpi":
+            launcher = ["mpirun", "--allow-run-as-root", "--hostfile", hosts.hostfile(2),
+                        *hosts.open_mpi_options(), "-np", "4"]
+        else:
+            launcher = [*impl.launcher, *hosts.mpich_options(), "-np", "4"]
+        if form == "mpirun-plx":
             cmd = [*launcher, PLX, "run", "-o", out, "--trace", "--", prog]
         else:
             cmd = [PLX, "run", "-o", out, "--trace", "--", *launcher, prog]
         cp = hosts.run("a", cmd, TWO_HOSTS_TIMEOUT, capture_output=True, text=True,
                        env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
-    return out, cp
+    return out, cp, name
 
 
-def two_hosts_ranks(out):
+def two_hosts_ranks(out, name):
     """{rank: process} of plx report; the other processes can only be the launcher's (under
-    plx run -- mpirun, mpirun's TCP connections to its daemon on host b are traced: socket
-    calls only, in mpirun and its children before they exec'ed the ranks)."""
+    plx run -- mpirun, mpirun's TCP connections to its daemon or proxy on host b are traced:
+    socket calls only, in the launcher and its children before they exec'ed the ranks)."""
     doc = report_json(out)
     ranks = {p["rank"]: p for p in doc["processes"] if p["rank"] is not None}
     for p in doc["processes"]:
         if p["rank"] is None:
-            assert os.path.basename(p["executable"]) == "orterun", p["executable"]
+            assert os.path.basename(p["executable"]) == LAUNCHER_EXECUTABLES[name], p["executable"]
             assert {f["kind"] for t in p["threads"] for f in t["functions"]} <= {"socket"}, p
     return ranks
 
 
 def test_two_hosts_exact_matrix_and_calls(two_hosts_exp):
-    out, _ = two_hosts_exp
+    out, _, name = two_hosts_exp
     pairs, collectives = t_mpi_header()
     assert comm_matrix(out) == {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
     doc = json.loads(plx("comm", out, "--by", "thread", "--format", "json").stdout)
     assert doc["source"] == "trace" and doc["matched"] == 55
     assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
-    ranks = two_hosts_ranks(out)
+    ranks = two_hosts_ranks(out, name)
     assert sorted(ranks) == [0, 1, 2, 3]
     by_rank = {}
     for rank, p in ranks.items():
@@ -1348,11 +1365,13 @@ def test_two_hosts_exact_matrix_and_calls(two_hosts_exp):
         if rank == 3:
             assert got.pop("MPI_Testsome", 0) >= 1
         assert got == {**T_MPI_P2P_CALLS[rank], **T_MPI_EVERY_RANK, **collectives}, rank
+    for p in ranks.values():
+        assert p["mpi"]["library"].startswith(IMPLS[name].library), p["mpi"]["library"]
 
 
 def test_two_hosts_names_in_every_view(two_hosts_exp):
-    out, _ = two_hosts_exp
-    ranks = two_hosts_ranks(out)
+    out, _, name = two_hosts_exp
+    ranks = two_hosts_ranks(out, name)
     assert {h: sorted(r for r, p in ranks.items() if p["host"] == h) for h in HOST_RANKS} \
         == HOST_RANKS
     # plx report's tables
@@ -1413,7 +1432,7 @@ def test_two_hosts_clock_offset_measured_and_corrected(two_hosts_exp):
     """Ranks of host b measure their offset to rank 0 at MPI_Init and MPI_Finalize: -7 ms within
     the measurement's own bound (half its round trip); rank 1 shares rank 0's clock (0, not
     measured). In the merged trace no receive comes before its send."""
-    out, _ = two_hosts_exp
+    out, _, _ = two_hosts_exp
     text = info(out).stdout
     offsets = clock_offsets(text)
     exported = plx("export", out, "--format", "text", "--output", "-").stdout

@@ -4,7 +4,8 @@ namespace (a host name of their own) and time namespace (a CLOCK_MONOTONIC offse
 
     with TwoHosts(offsets_ns=(0, 7_000_000)) as hosts:
         hosts.run("a", ["mpirun", ...])          # runs on host a
-        hosts.agent                              # a launch agent (Open MPI's plm_rsh_agent)
+        hosts.agent                              # a launch agent (Open MPI's plm_rsh_agent,
+                                                 # Hydra's -launcher-exec)
 
 The launch agent is called like ssh (`AGENT [OPTIONS] HOST COMMAND...`, COMMAND a shell
 command line) and runs COMMAND on the host of that name or address, as ssh would: with a fresh
@@ -174,6 +175,15 @@ class TwoHosts:
         return ["--mca", "plm_rsh_agent", self.agent, "--mca", "plm_rsh_no_tree_spawn", "1",
                 "--mca", "oob_tcp_if_include", self.NET, "--mca", "btl_tcp_if_include", self.NET,
                 "--mca", "btl", "tcp,self", "--mca", "pml", "ob1"]
+
+    def mpich_options(self):
+        """MPICH's (Hydra's) options for a job across the two hosts, 2 ranks a host: the launch
+        agent in ssh's place, the veth interface for Hydra's control connections and UCX's
+        transfers (TCP between the hosts, shared memory within one)."""
+        return ["-launcher", "ssh", "-launcher-exec", self.agent,
+                "-hosts", "%s:2,%s:2" % (self.address["a"], self.address["b"]),
+                "-iface", self.interface, "-genv", "UCX_NET_DEVICES", self.interface,
+                "-genv", "UCX_TLS", "tcp,self,sm"]
 
     def close(self):
         """Ends what still runs in the namespaces (a daemon left by a failed job), removes the

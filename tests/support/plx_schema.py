@@ -17,7 +17,7 @@ RECORDS = {
     9: ('UserEventDef', [('event_id', 'u32', None, None, False), ('name', 'str', None, None, False)]),
     10: ('UserEventStats', [('thread', 'u32', None, None, False), ('event_id', 'u32', None, None, False), ('count', 'u64', None, None, False), ('min', 'f64', None, None, False), ('max', 'f64', None, None, False), ('sum', 'f64', None, None, False), ('sum_squares', 'f64', None, None, False)]),
     11: ('Throttled', [('region_id', 'u32', None, None, False), ('calls', 'u64', None, None, False), ('inclusive_ticks', 'u64', None, None, False)]),
-    12: ('ProcessEnd', [('ticks', 'u64', None, None, False), ('reason', 'u8', None, None, False), ('status', 'i32', None, None, False)]),
+    12: ('ProcessEnd', [('ticks', 'u64', None, None, False), ('reason', 'u8', None, None, False), ('status', 'i32', None, None, False), ('realtime_ns', 'u64', None, None, False)]),
     13: ('Filter', [('text', 'str', None, None, False)]),
     14: ('MpiInit', [('rank', 'u32', None, None, False), ('size', 'u32', None, None, False), ('thread_level', 'u32', None, None, False), ('ticks', 'u64', None, None, False), ('library', 'str', None, None, False)]),
     15: ('ClockOffset', [('when', 'u8', None, None, False), ('local_ns', 'u64', None, None, False), ('offset_ns', 'i64', None, None, False), ('rtt_ns', 'u64', None, None, False)]),
@@ -49,7 +49,7 @@ RECORDS = {
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 # id -> fields every version writes (later ones were appended: absent in older files)
-REQUIRED = {4: 3}
+REQUIRED = {4: 3, 12: 3}
 
 EVENT = {'kind': (62, 63), 'region': (40, 61), 'delta': (0, 39), 'subtype': (56, 61), 'words': (48, 55)}
 EVENT_KINDS = {'enter': 0, 'exit': 1, 'extended': 2}

@@ -1,8 +1,9 @@
 /* Socket calls, interposed by symbol (LD_PRELOAD suffices): connect and accept make a connected
  * TCP socket traced (core/streams.c), close and dup keep the descriptor table right, and each
  * send or receive call on a traced socket is a region of kind 5 named after the call, holding a
- * stream event for the bytes it moved (spec/format.md "Stream subtypes"); accept and accept4
- * are regions of kind 5 too, the time a server waits for a client.
+ * stream event for the bytes it moved (spec/format.md "Stream subtypes"); connect, accept and
+ * accept4 are regions of kind 5 too (the time a client and a server wait for each other), each
+ * holding a stream event of 0 bytes that links the two ends.
  *
  * A data call on any other descriptor costs the table load before the real call. On a traced
  * one every byte is counted, whichever thread moves it (offsets must match the peer's); the
@@ -70,6 +71,7 @@ PLX_CALL_REGION(read);
 PLX_CALL_REGION(readv);
 PLX_CALL_REGION(accept);
 PLX_CALL_REGION(accept4);
+PLX_CALL_REGION(connect);
 
 /* Before the real call on a traced descriptor: the region is entered (clock read last). */
 __attribute__((noinline)) static struct plx_call call_begin(struct plx_call_region *r)
@@ -85,9 +87,10 @@ __attribute__((noinline)) static struct plx_call call_begin(struct plx_call_regi
 
 /* After it: the clock is read first (the region's end), then `moved` bytes (0 for EOF, an
  * error or a peek) are counted on the connection; a measured thread records the stream event
- * at the region's end time and leaves the region. */
-__attribute__((noinline)) static void call_end(struct plx_call k, int fd, struct plx_conn *c, int dir,
-                                               ssize_t moved)
+ * at the region's end time and leaves the region. `opened`: the call opened connection `c`
+ * (connect, accept), recorded as an event of 0 bytes at offset 0 (spec/format.md). */
+__attribute__((noinline)) static void call_end_as(struct plx_call k, int fd, struct plx_conn *c,
+                                                  int dir, ssize_t moved, int opened)
 {
     int saved = errno;
     struct plx_thread *t = k.t;
@@ -96,7 +99,7 @@ __attribute__((noinline)) static void call_end(struct plx_call k, int fd, struct
     /* the guard is taken from outside only by the process end, which has written this thread */
     if (t && !t->guard && !t->dead) {
         t->guard++;
-        if (moved > 0 && t->buf && plx_stream_ready(fd, c)) {
+        if ((moved > 0 || (opened && c)) && t->buf && plx_stream_ready(fd, c)) {
             uint64_t w[PLX_EXT_STREAM_SEND_WORDS];
             uint64_t id = atomic_load_explicit(dir ? &c->in : &c->out, memory_order_relaxed);
             if (dir)
@@ -111,6 +114,11 @@ __attribute__((noinline)) static void call_end(struct plx_call k, int fd, struct
         t->guard--;
     }
     errno = saved;
+}
+
+static void call_end(struct plx_call k, int fd, struct plx_conn *c, int dir, ssize_t moved)
+{
+    call_end_as(k, fd, c, dir, moved, 0);
 }
 
 /* A data call `name` with parameters PARAMS (the descriptor is `fd`) and arguments ARGS:
@@ -254,15 +262,20 @@ static int ip_family(const struct sockaddr *a, socklen_t len)
     return a && len >= sizeof(sa_family_t) && (a->sa_family == AF_INET || a->sa_family == AF_INET6);
 }
 
+/* connect to an IP address is a region of kind 5; once connected, its stream send of 0 bytes
+ * is what the peer's accept waited for (the critical path's arc between the two). */
 PLX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-    int rc = REAL(connect)(fd, addr, len);
     if (!plx_active || !ip_family(SA(addr), len))
-        return rc;
+        return REAL(connect)(fd, addr, len);
+    struct plx_call k = call_begin(&r_connect);
+    int rc = REAL(connect)(fd, addr, len);
     int saved = errno;
     if (rc == 0 || saved == EINPROGRESS || saved == EINTR) /* the last two go on without us */
         plx_stream_connected(fd, rc == 0);
     errno = saved;
+    if (k.t)
+        call_end_as(k, fd, rc == 0 ? plx_stream_conn(fd) : NULL, 0, 0, 1);
     return rc;
 }
 
@@ -276,28 +289,32 @@ static void accepted(int fd, const struct sockaddr *a, const socklen_t *len)
     errno = saved;
 }
 
-/* accept and accept4 are regions of their own (kind 5), without a stream event: the time a
- * server blocks in them is waiting for a client, which the analysis must not take for CPU. */
+/* accept and accept4 are regions of their own (kind 5): the time a server blocks in them is
+ * waiting for a client, which the analysis must not take for CPU. A traced connection's
+ * stream receive of 0 bytes inside names the client's connect that ended the wait. */
+static int accept_end(struct plx_call k, int rc, const struct sockaddr *a, const socklen_t *len)
+{
+    int saved = errno;
+    if (rc >= 0 && plx_active)
+        accepted(rc, a, len);
+    if (k.t)
+        call_end_as(k, rc, rc >= 0 ? plx_stream_conn(rc) : NULL, 1, 0, 1);
+    errno = saved;
+    return rc;
+}
+
 PLX_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 {
     struct plx_call k = plx_active ? call_begin(&r_accept) : (struct plx_call){NULL, 0};
     int rc = REAL(accept)(fd, addr, len);
-    if (k.t)
-        call_end(k, fd, NULL, 1, 0);
-    if (rc >= 0 && plx_active)
-        accepted(rc, SA(addr), len);
-    return rc;
+    return accept_end(k, rc, SA(addr), len);
 }
 
 PLX_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
 {
     struct plx_call k = plx_active ? call_begin(&r_accept4) : (struct plx_call){NULL, 0};
     int rc = REAL(accept4)(fd, addr, len, flags);
-    if (k.t)
-        call_end(k, fd, NULL, 1, 0);
-    if (rc >= 0 && plx_active)
-        accepted(rc, SA(addr), len);
-    return rc;
+    return accept_end(k, rc, SA(addr), len);
 }
 
 /* The entry goes first: a descriptor number reused by another thread right after the close

@@ -159,7 +159,10 @@ void plx_process_end(int reason, int status)
     struct plx_rec rec;
     plx_rec_init(&rec);
     write_failures(&rec);
-    plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status,
+                        (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     plx_rec_write(&rec, 0);
     plx_writer_close();
     for (int i = 0; i < nhooks; i++)

@@ -426,12 +426,13 @@ static inline void plx_enc_throttled(struct plx_rec *r, uint32_t region_id, uint
 }
 
 /* ProcessEnd (12) */
-static inline void plx_enc_process_end(struct plx_rec *r, uint64_t ticks, uint8_t reason, int32_t status)
+static inline void plx_enc_process_end(struct plx_rec *r, uint64_t ticks, uint8_t reason, int32_t status, uint64_t realtime_ns)
 {
     plx_rec_begin(r, PLX_REC_PROCESS_END);
     plx_rec_put_u64(r, ticks);
     plx_rec_put_u8(r, reason);
     plx_rec_put_i32(r, status);
+    plx_rec_put_u64(r, realtime_ns);
 }
 
 /* Filter (13) */
@@ -794,7 +795,7 @@ static inline void plx_enc_sample_tree_frames(struct plx_rec *r, uint32_t parent
 #define PLX_USER_EVENT_DEF_FIXED_SIZE 4u /* bytes before the first string or repeated field */
 #define PLX_USER_EVENT_STATS_FIXED_SIZE 48u /* bytes before the first string or repeated field */
 #define PLX_THROTTLED_FIXED_SIZE 20u /* bytes before the first string or repeated field */
-#define PLX_PROCESS_END_FIXED_SIZE 13u /* bytes before the first string or repeated field */
+#define PLX_PROCESS_END_FIXED_SIZE 21u /* bytes before the first string or repeated field */
 #define PLX_FILTER_FIXED_SIZE 0u /* bytes before the first string or repeated field */
 #define PLX_MPI_INIT_FIXED_SIZE 20u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_OFFSET_FIXED_SIZE 25u /* bytes before the first string or repeated field */
@@ -968,6 +969,7 @@ enum {
     PLX_F_PROCESS_END_TICKS = 0,
     PLX_F_PROCESS_END_REASON = 1,
     PLX_F_PROCESS_END_STATUS = 2,
+    PLX_F_PROCESS_END_REALTIME_NS = 3,
     PLX_F_FILTER_TEXT = 0,
     PLX_F_MPI_INIT_RANK = 0,
     PLX_F_MPI_INIT_SIZE = 1,
@@ -1242,6 +1244,7 @@ static const struct plx_field_def plx_fields_process_end[] = {
     {"ticks", PLX_T_U64, -1, 0, 0, NULL},
     {"reason", PLX_T_U8, -1, 0, 0, NULL},
     {"status", PLX_T_I32, -1, 0, 0, NULL},
+    {"realtime_ns", PLX_T_U64, -1, 0, 0, NULL},
 };
 static const struct plx_field_def plx_fields_filter[] = {
     {"text", PLX_T_STR, -1, 0, 0, NULL},
@@ -1466,7 +1469,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {9, "UserEventDef", 2, 2, plx_fields_user_event_def},
     {10, "UserEventStats", 7, 7, plx_fields_user_event_stats},
     {11, "Throttled", 3, 3, plx_fields_throttled},
-    {12, "ProcessEnd", 3, 3, plx_fields_process_end},
+    {12, "ProcessEnd", 4, 3, plx_fields_process_end},
     {13, "Filter", 1, 1, plx_fields_filter},
     {14, "MpiInit", 5, 5, plx_fields_mpi_init},
     {15, "ClockOffset", 4, 4, plx_fields_clock_offset},

@@ -211,6 +211,7 @@ fn info_shows_signal_end() {
             ticks: 50,
             reason: EndReason::Signal,
             status: 11,
+            realtime_ns: 0,
         }));
     p.write(&d).unwrap();
     let o = plx(&["info", d.to_str().unwrap()]);

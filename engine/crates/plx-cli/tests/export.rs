@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn ok(o: &Output) -> String {
     assert!(
@@ -303,9 +303,10 @@ fn chrome_flows_bind_to_the_mpi_calls_slices_on_32_bit_tids() {
 }
 
 /// With --no-clock-repair the message received before its send (rank 1's clock is behind) is
-/// not linked by the merge and its flow was left out silently: the export says how many.
+/// not linked by the merge, and the chrome export left its flow out (it said so): it is drawn
+/// now, as a flow named for what it is from the receive to the send, the send marked.
 #[test]
-fn chrome_no_clock_repair_says_which_messages_have_no_flow() {
+fn chrome_no_clock_repair_draws_messages_received_before_their_send() {
     let d = common::tmp("chrome-no-repair");
     common::mpi(&d);
     let out = d.join("trace.json");
@@ -321,17 +322,44 @@ fn chrome_no_clock_repair_says_which_messages_have_no_flow() {
     ok(&o);
     assert!(
         stderr(&o).contains("plx: warning: ")
-            && stderr(&o).contains(": 1 of 4 matched message(s) are received before their send on the unrepaired clocks: the chrome export draws their send and receive slices without a flow arrow (export without --no-clock-repair to draw them)"),
+            && stderr(&o).contains(": 1 of 4 matched message(s) are received before their send on the unrepaired clocks: the chrome export draws 1 as a flow named 'message received before its send' from the receive to the send\n"),
         "{}",
         stderr(&o)
     );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
     let (_, on_slices) = check_chrome_flows(&doc);
-    assert_eq!(on_slices.values().sum::<u64>(), 6, "{on_slices:?}");
-    assert_eq!(doc["otherData"]["messages_without_flow"], 1);
-    // the repaired export draws all 4
+    assert_eq!(on_slices.values().sum::<u64>(), 8, "{on_slices:?}");
+    assert_eq!(doc["otherData"]["messages_without_flow"], 0);
+    assert_eq!(doc["otherData"]["messages_received_before_send_drawn"], 1);
+    let events = doc["traceEvents"].as_array().unwrap();
+    let flows: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "s" || e["ph"] == "f")
+        .collect();
+    let backward: Vec<&&Value> = flows
+        .iter()
+        .filter(|e| e["name"] == "message received before its send")
+        .collect();
+    // its start on the receiver (rank 1), its end on the sender (rank 0), later
+    assert_eq!(backward.len(), 2, "{backward:?}");
+    assert_eq!(
+        (&backward[0]["ph"], &backward[1]["ph"]),
+        (&json!("s"), &json!("f"))
+    );
+    assert_eq!(backward[0]["id"], backward[1]["id"]);
+    assert!(num(backward[0], "ts") < num(backward[1], "ts"));
+    let marked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["args"]["received_before_send"] == true)
+        .collect();
+    assert_eq!(marked.len(), 1);
+    assert_eq!(marked[0]["pid"], backward[1]["pid"]);
+    assert_ne!(backward[0]["pid"], backward[1]["pid"]);
+    assert_eq!(flows.len(), 8);
+    // the repaired export draws all 4 as messages
     let doc = chrome(&d);
     assert_eq!(doc["otherData"]["messages_without_flow"], 0);
+    assert_eq!(doc["otherData"]["messages_received_before_send_drawn"], 0);
 }
 
 /// One profile file: its entries by name → (calls, subrs, excl, incl, group).

@@ -10,15 +10,19 @@
 //! the threads' own tracks: `s` 1 ns after the send event, inside the call that sent it; `f` with
 //! `bp: "e"` 1 ns before the receive event, inside the call that completed it (a receive is
 //! recorded at its call's end). With no region open at the event the flow binds to the message
-//! slice on the lane instead. A message received before its send (clocks left unrepaired) is
-//! not linked by the merge and gets no flow: the export warns with their number. User events are `C` counters; collectives instant
+//! slice on the lane instead. A message received before its send (clocks left unrepaired,
+//! `--no-clock-repair`) is not linked by the merge: the export pairs such a receive with the
+//! later send of the same communicator, ranks and tag, in order, as MPI does, and draws it as a
+//! flow named `message received before its send` from the receive to the send (Perfetto draws
+//! a flow forward in time only), with `"received_before_send":true` in the send's arguments;
+//! the number drawn and left without a flow is in `otherData` and a warning. User events are `C` counters; collectives instant
 //! events. The runtime's own work (regions of kind runtime: `plx_flush`, `plx_symbols`) is
 //! measurement cost, not a call of the program: its slices are on a *measurement track* of their
 //! thread (tid [`MEASURE_BASE`] + thread), never nested in the program's slices. A counted call (a
 //! `counters` context) is a step on a `C` track per event and thread: its inclusive count from
 //! its entry, 0 from its exit.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::{self, Write};
 
 use plx_analysis::{EventKind, GlobalMerge, MessageLink, Model, RegionTable};
@@ -129,7 +133,22 @@ struct Writer<'a> {
     sample_entries: Vec<String>,
     /// The samples those entries weigh.
     sampled: u64,
+    /// Per location: its world rank.
+    rank: Vec<Option<u32>>,
+    /// Unrepaired clocks: receives the merge left unlinked, by (communicator, sender, receiver,
+    /// tag), in order: the flow id each started.
+    backward: HashMap<(Option<u32>, u32, u32, i32), VecDeque<u64>>,
+    /// Flows started at an unlinked receive, and those ended at their send.
+    backward_started: u64,
+    backward_drawn: u64,
+    /// Whether the merge repairs the clock condition (else unlinked receives are paired here).
+    repair: bool,
 }
+
+/// First flow id of messages received before their send (above every message id).
+const BACKWARD_BASE: u64 = 1 << 48;
+/// Name of their flows.
+const BACKWARD_NAME: &str = "message received before its send";
 
 /// The chrome pid of the external metrics' process: above every rank and OS pid, below 2³¹.
 pub const EXTERNAL_PID: u64 = 2_100_000_000;
@@ -175,6 +194,11 @@ impl<'a> Writer<'a> {
             frame_index: BTreeMap::new(),
             sample_entries: Vec::new(),
             sampled: 0,
+            rank: Vec::new(),
+            backward: HashMap::new(),
+            backward_started: 0,
+            backward_drawn: 0,
+            repair: input.options.merge.repair_clock,
         }
     }
 
@@ -258,6 +282,7 @@ impl<'a> Writer<'a> {
         self.lanes = locs.iter().map(|_| Lanes::default()).collect();
         self.measured = locs.iter().map(|_| false).collect();
         self.senders = locs.iter().map(|l| json_str(&l.label())).collect();
+        self.rank = locs.iter().map(|l| l.rank).collect();
     }
 
     /// A communicator's description as a JSON string (`c3`, `?` without a definition).
@@ -421,7 +446,17 @@ impl<'a> Writer<'a> {
             us(MARKER_NS)
         ))?;
         let Some((ph, id)) = flow else { return Ok(()) };
-        let at = if ph == 's' { t + 1 } else { t - 1 };
+        // inside the call: 1 ns after a send's event (at its entry), before a receive's (at its end)
+        let at = if (ph == 's') != (id >= BACKWARD_BASE) {
+            t + 1
+        } else {
+            t - 1
+        };
+        let flow_name = if id >= BACKWARD_BASE {
+            BACKWARD_NAME
+        } else {
+            "message"
+        };
         let (tid, at) = match cx.stacks.innermost(li) {
             Some((_, entry)) if at > entry => {
                 self.flows_on_slices += 1;
@@ -432,7 +467,7 @@ impl<'a> Writer<'a> {
         let ts = us(at - self.origin);
         let bp = if ph == 'f' { ",\"bp\":\"e\"" } else { "" };
         self.event(format_args!(
-            "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"message\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
+            "{{\"ph\":\"{ph}\",\"id\":{id},\"name\":\"{flow_name}\",\"cat\":\"{MESSAGE_CAT}\",\"ts\":{ts},\"pid\":{pid},\"tid\":{tid}{bp}}}"
         ))
     }
 
@@ -552,14 +587,26 @@ impl Sink for Writer<'_> {
 
     fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
         let id = message.map_or("null".to_string(), |m| m.to_string());
-        let args = format!(
+        // a send whose receive went before it, unlinked: the flow that receive started ends here
+        let backward = match (message, self.rank[at.loc as usize], self.repair) {
+            (None, Some(r), false) => self
+                .backward
+                .get_mut(&(m.comm, r, m.peer, m.tag))
+                .and_then(|q| q.pop_front()),
+            _ => None,
+        };
+        let mut args = format!(
             "\"to\":{},\"tag\":{},\"bytes\":{},\"comm\":{},\"message\":{id}",
             m.peer,
             m.tag,
             m.bytes,
             self.comm_name(m.comm)
         );
-        let flow = message.map(|m| ('s', m));
+        if backward.is_some() {
+            self.backward_drawn += 1;
+            args.push_str(",\"received_before_send\":true");
+        }
+        let flow = message.map(|m| ('s', m)).or(backward.map(|b| ('f', b)));
         let name = format!("send to {}", m.peer);
         Ok(self.marker(cx, at.loc, at.ns, &name, &args, flow)?)
     }
@@ -577,7 +624,17 @@ impl Sink for Writer<'_> {
             m.bytes,
             self.comm_name(m.comm)
         );
-        let flow = link.map(|l| ('f', l.id));
+        let mut flow = link.map(|l| ('f', l.id));
+        if let (None, Some(r), false) = (link, self.rank[at.loc as usize], self.repair) {
+            // unlinked on unrepaired clocks: its send may come later
+            let id = BACKWARD_BASE + self.backward_started;
+            self.backward_started += 1;
+            self.backward
+                .entry((m.comm, m.peer, r, m.tag))
+                .or_default()
+                .push_back(id);
+            flow = Some(('s', id));
+        }
         let name = format!("recv from {}", m.peer);
         Ok(self.marker(cx, at.loc, at.ns, &name, &args, flow)?)
     }
@@ -655,23 +712,45 @@ impl Sink for Writer<'_> {
             "flows_on_thread_slices".into(),
             serde_json::Value::from(self.flows_on_slices),
         );
-        // receives left before their send in the merged stream are not linked to it
+        // receives left before their send in the merged stream are not linked to it: on
+        // unrepaired clocks each paired here with its later send is drawn all the same
         let backward = clock.as_ref().map_or(0, |c| c.violations_after);
+        let without = backward.saturating_sub(self.backward_drawn);
         other.insert(
             "messages_without_flow".into(),
-            serde_json::Value::from(backward),
+            serde_json::Value::from(without),
+        );
+        other.insert(
+            "messages_received_before_send_drawn".into(),
+            serde_json::Value::from(self.backward_drawn),
         );
         if let Some(c) = clock.as_ref().filter(|c| c.violations_after > 0) {
+            let drawn = if self.backward_drawn > 0 {
+                format!(
+                    "the chrome export draws {} as a flow named '{BACKWARD_NAME}' from the receive to the send",
+                    self.backward_drawn
+                )
+            } else {
+                String::new()
+            };
+            let left = if without > 0 {
+                format!(
+                    "{}the chrome export draws {without} as send and receive slices without a flow arrow{}",
+                    if drawn.is_empty() { "" } else { ", and " },
+                    if c.repaired { "" } else { " (export without --no-clock-repair to draw them)" }
+                )
+            } else {
+                String::new()
+            };
             summary.warnings.push(plx_format::Warning {
                 path: merge.model().dir.clone(),
                 offset: None,
                 kind: plx_format::WarningKind::Clock,
                 message: format!(
-                    "{} of {} matched message(s) are received before their send on the {} clocks: the chrome export draws their send and receive slices without a flow arrow{}",
+                    "{} of {} matched message(s) are received before their send on the {} clocks: {drawn}{left}",
                     c.violations_after,
                     c.messages,
                     if c.repaired { "repaired" } else { "unrepaired" },
-                    if c.repaired { "" } else { " (export without --no-clock-repair to draw them)" },
                 ),
             });
         }

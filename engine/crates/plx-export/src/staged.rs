@@ -5,8 +5,11 @@
 //! directly: renaming onto it would replace the device with a file.
 //!
 //! A writer killed midway leaves its temporary name behind: the next file or directory staged
-//! in the same directory removes every `.NAME.plx-tmp-PID` there whose process no longer runs
-//! (and that belongs to the same user).
+//! in the same directory removes every `.NAME.plx-tmp-PID-START` there whose writer no longer
+//! runs (and that belongs to the same user). A writer is its process id and its start time
+//! (field 22 of `/proc/PID/stat`, clock ticks since boot), which no later process has: a process
+//! that got the id of a dead writer neither keeps the dead writer's files nor loses its own.
+//! Names of the older form `.NAME.plx-tmp-PID` are judged by the id alone.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -22,28 +25,60 @@ fn dir_of(dest: &Path) -> PathBuf {
     }
 }
 
-/// `.<name>.plx-tmp-<pid>` in the directory of `dest`.
+/// The start time of process `pid` (clock ticks after boot), `None` when it does not run or
+/// /proc cannot tell. The command name in parentheses may hold anything: the fields are read
+/// after its last `)`.
+fn start_time(pid: &str) -> Option<u64> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    // fields 3 (state) onwards: the start time is field 22
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
+/// `.<name>.plx-tmp-<pid>-<start>` in the directory of `dest` (`-<start>` left out when /proc
+/// cannot tell).
 fn temp_name(dest: &Path) -> PathBuf {
     let name = dest
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    dir_of(dest).join(format!(".{name}{TEMP_MARK}{}", std::process::id()))
+    let me = std::process::id();
+    let writer = match start_time("self") {
+        Some(start) => format!("{me}-{start}"),
+        None => me.to_string(),
+    };
+    dir_of(dest).join(format!(".{name}{TEMP_MARK}{writer}"))
 }
 
-/// The process id of a temporary name `.<name>.plx-tmp-<pid>`.
-fn temp_pid(file_name: &std::ffi::OsStr) -> Option<u32> {
+/// The writer of a temporary name `.<name>.plx-tmp-<pid>[-<start>]`: its process id and start
+/// time (`None` in the older form).
+fn temp_writer(file_name: &std::ffi::OsStr) -> Option<(u32, Option<u64>)> {
     let name = file_name.to_str()?;
-    let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
-    if !stem.starts_with('.') || stem.len() < 2 || !pid.bytes().all(|b| b.is_ascii_digit()) {
+    let (stem, writer) = name.rsplit_once(TEMP_MARK)?;
+    if !stem.starts_with('.') || stem.len() < 2 {
         return None;
     }
-    pid.parse().ok()
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match writer.split_once('-') {
+        Some((pid, start)) if digits(pid) && digits(start) => {
+            Some((pid.parse().ok()?, Some(start.parse().ok()?)))
+        }
+        None if digits(writer) => Some((writer.parse().ok()?, None)),
+        _ => None,
+    }
 }
 
-/// Whether process `pid` runs on this machine (its /proc entry); `true` when /proc cannot tell.
-fn alive(pid: u32) -> bool {
-    let proc_root = Path::new("/proc");
-    !proc_root.join("self").exists() || proc_root.join(pid.to_string()).exists()
+/// Whether the writer (process `pid`, started at `start`) still runs on this machine; `true`
+/// when /proc cannot tell.
+fn alive(pid: u32, start: Option<u64>) -> bool {
+    if start_time("self").is_none() {
+        return true;
+    }
+    match (start_time(&pid.to_string()), start) {
+        (None, _) => false,
+        (Some(now), Some(then)) => now == then,
+        (Some(_), None) => true,
+    }
 }
 
 /// Removes the temporary files and directories of dead writers in the directory of `dest`
@@ -55,13 +90,13 @@ pub fn remove_stale(dest: &Path) {
     };
     let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
     for e in entries.flatten() {
-        let Some(pid) = temp_pid(&e.file_name()) else {
+        let Some((pid, start)) = temp_writer(&e.file_name()) else {
             continue;
         };
         let Ok(meta) = e.path().symlink_metadata() else {
             continue;
         };
-        if pid == std::process::id() || alive(pid) || me.is_some_and(|u| u != meta.uid()) {
+        if alive(pid, start) || me.is_some_and(|u| u != meta.uid()) {
             continue;
         }
         let _ = if meta.is_dir() {
@@ -272,6 +307,45 @@ mod tests {
             left,
             vec![".notes.plx-tmp-x1", ".other.json.plx-tmp-1", "new.json"]
         );
+    }
+
+    /// The writer was known by its process id alone: a file of a dead writer whose id a live
+    /// process got again was kept forever, and a live writer's file was removed when a dead
+    /// process of its id was judged. Now the start time tells them apart.
+    #[test]
+    fn a_reused_process_id_neither_keeps_a_dead_writers_file_nor_removes_a_live_ones() {
+        let d = plx_format::test_dir::tmp("staged-reused-pid");
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let start = start_time(&pid.to_string()).unwrap();
+        // a dead writer whose id `sleep` got later (it started at another time)
+        let reused = d.join(format!(".old.json.plx-tmp-{pid}-{}", start - 1));
+        // the live writer itself
+        let live = d.join(format!(".cur.json.plx-tmp-{pid}-{start}"));
+        // a dead writer whose id no process has
+        let dead = d.join(format!(".gone.otf2.plx-tmp-{}-{start}", dead_pid()));
+        for f in [&reused, &live, &dead] {
+            std::fs::write(f, "x").unwrap();
+        }
+        let mut f = StagedFile::create(&d.join("new.json")).unwrap();
+        f.write_all(b"{}").unwrap();
+        f.commit().unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&*d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let _ = child.kill();
+        let _ = child.wait();
+        let live_name = live.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(left, vec![live_name, "new.json".to_string()]);
+        // this process's own name carries its start time
+        let own = temp_name(&d.join("x"));
+        let me = format!("{}-{}", std::process::id(), start_time("self").unwrap());
+        assert!(own.to_string_lossy().ends_with(&me), "{own:?}");
     }
 
     extern "C" {

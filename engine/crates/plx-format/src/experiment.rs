@@ -436,11 +436,13 @@ fn read_image(files: ImageFiles, warnings: &mut Vec<Warning>) -> ProcessImage {
 }
 
 /// Calibration pairs that contradict the run (damaged or forged records showed 1,000 ticks as
-/// 200 s): a run longer by the calibrated clock than the time from its start
-/// (`start_realtime_ns`) to the last write of its process file (its modification time) by more
-/// than a second; and a rate more than 5 % from the one measured at start (`ClockRate`) unless
-/// the calibrated run agrees with that time (the start's short measurement is the one to doubt
-/// then: 64 ranks on 2 cores measured 51,382 MHz for a 2,596 MHz clock).
+/// 200 s): a run longer by the calibrated clock than by the wall clock (from `ProcessInfo`'s
+/// `start_realtime_ns` to `ProcessEnd`'s `realtime_ns`; in a file without them, to the last
+/// write of the process file, its modification time) by more than a second; and a rate more
+/// than 5 % from the one measured at start (`ClockRate`) unless the calibrated run agrees with
+/// the wall clock (the start's short measurement is the one to doubt then: 64 ranks on 2 cores
+/// measured 51,382 MHz for a 2,596 MHz clock). The file's own records come first: a copied
+/// experiment has a new modification time.
 fn calibration_warnings(
     ppath: &Path,
     pairs: &[crate::records::Calibration],
@@ -465,14 +467,29 @@ fn calibration_warnings(
         }
     }
     if let Some((run_s, wall_s)) = run.filter(|(run_s, wall_s)| *run_s > wall_s + 1.0) {
+        let by = if ended_realtime(process).is_some() {
+            "it ended"
+        } else {
+            "its file was last written"
+        };
         warnings.push(warn(format!(
-            "by its calibration records the process ran {run_s:.3} s, but its file was last written {wall_s:.3} s after it started: times may be wrong"
+            "by its calibration records the process ran {run_s:.3} s, but {by} {wall_s:.3} s after it started: times may be wrong"
         )));
     }
 }
 
-/// The run's length by the calibrated clock (first calibration to the process's end) and the
-/// time from its start to its process file's last write, in seconds; None when unknown.
+/// The wall-clock time of the process's end, ns since the epoch, from its own end record.
+fn ended_realtime(process: &ProcessData) -> Option<u64> {
+    process
+        .end
+        .as_ref()
+        .map(|e| e.realtime_ns)
+        .filter(|&ns| ns > 0)
+}
+
+/// The run's length by the calibrated clock (first calibration to the process's end) and by
+/// the wall clock (its start to its end record's time, else to its process file's last write),
+/// in seconds; None when unknown.
 fn calibrated_run(
     ppath: &Path,
     pairs: &[crate::records::Calibration],
@@ -486,12 +503,16 @@ fn calibrated_run(
         .chain(process.end.as_ref().map(|e| e.ticks))
         .max()?;
     let info = process.info.as_ref()?;
-    let written = std::fs::metadata(ppath)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())?;
+    let end_s = match ended_realtime(process) {
+        Some(ns) => ns as f64 * 1e-9,
+        None => std::fs::metadata(ppath)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())?
+            .as_secs_f64(),
+    };
     let run_s = last.saturating_sub(first) as f64 * clock.ns_per_tick() * 1e-9;
-    let wall_s = written.as_secs_f64() - info.start_realtime_ns as f64 * 1e-9;
+    let wall_s = end_s - info.start_realtime_ns as f64 * 1e-9;
     Some((run_s, wall_s))
 }
 

@@ -295,6 +295,7 @@ mod tests {
             ticks: 9,
             reason: EndReason::Signal,
             status: 11,
+            realtime_ns: 1_700_000_000_000_000_000,
         }));
         round_trip(Record::Filter("exclude=foo".into()));
         round_trip(Record::RegionDef(RegionDef {

@@ -257,7 +257,7 @@ pub mod fixed_size {
     /// Throttled.
     pub const THROTTLED: usize = 20;
     /// ProcessEnd.
-    pub const PROCESS_END: usize = 13;
+    pub const PROCESS_END: usize = 21;
     /// Filter.
     pub const FILTER: usize = 0;
     /// MpiInit.
@@ -590,6 +590,8 @@ pub mod structs {
         pub reason: EndReason,
         /// exit status, signal number, or MPI_Abort's error code
         pub status: i32,
+        /// `CLOCK_REALTIME` at the end, ns since the epoch (0: not known): with `ProcessInfo`'s start, the run's length by the wall clock, against which the reader checks the calibration
+        pub realtime_ns: u64,
     }
 
     /// Record 14: MPI_Init (or MPI_Init_thread) returned; the process is a rank.
@@ -1204,7 +1206,8 @@ impl Record {
                 let ticks = r.u64()?;
                 let reason = EndReason::from_u8(r.u8()?);
                 let status = r.i32()?;
-                Record::ProcessEnd(ProcessEnd { ticks, reason, status })
+                let realtime_ns = if r.remaining() == 0 { Default::default() } else { r.u64()? };
+                Record::ProcessEnd(ProcessEnd { ticks, reason, status, realtime_ns })
             }
             types::FILTER => {
                 Record::Filter(r.str()?)
@@ -1538,6 +1541,7 @@ impl Record {
                 out.put_u64(v.ticks);
                 out.put_u8(v.reason.to_u8());
                 out.put_i32(v.status);
+                out.put_u64(v.realtime_ns);
             }
             Record::Filter(v) => out.put_str(v),
             Record::MpiInit(v) => {
@@ -1903,6 +1907,8 @@ impl Record {
                 dump_int(out, v.reason.to_u8() as i128);
                 out.push_str(" status=");
                 dump_int(out, v.status as i128);
+                out.push_str(" realtime_ns=");
+                dump_int(out, v.realtime_ns as i128);
             }
             Record::Filter(v) => {
                 out.push_str("Filter text=");

@@ -296,6 +296,7 @@ impl SynthProcess {
             ticks,
             reason: EndReason::Exit,
             status,
+            realtime_ns: 0,
         }));
         self
     }

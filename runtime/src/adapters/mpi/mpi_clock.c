@@ -79,6 +79,7 @@ void plx_mpi_clock_init(void)
         plx_mpi_job_unmark(); /* every rank has counted: the exchange's first collective is done */
         return;
     }
+    plx_mpi_job_decided();
     struct plx_rec rec;
     plx_ext_rec_init(&rec);
     plx_enc_clock_sync_skipped(&rec, (uint32_t)marked, (uint32_t)plx_mpi_size);

@@ -68,6 +68,7 @@ PLX_HIDDEN void plx_mpi_clock_finalize(void);
 PLX_HIDDEN void plx_mpi_job_mark(void);
 PLX_HIDDEN int plx_mpi_job_marked(int size);
 PLX_HIDDEN void plx_mpi_job_unmark(void);
+PLX_HIDDEN void plx_mpi_job_decided(void);
 
 /* A wrapper's region id, looked up once. */
 #define PLX_MPI_REGION(name)                                                                  \

@@ -3,9 +3,9 @@
  * experiment's `.plx-mpi/JOB/` (JOB: a hash of PLX_JOB, which plx run sets to its job's key).
  * MPI_Init returns on no rank before every rank has entered it (Open MPI's and MPICH's Init end
  * in the launcher's fence over all ranks), so afterwards every rank counts the same markers and
- * takes the same decision, with no collective an unmeasured rank would never join. Directories
- * are opened without following links and must belong to this user; files are made with
- * O_EXCL. */
+ * takes the same decision, with no collective an unmeasured rank would never join. No marker is
+ * left once the ranks have decided (plx_mpi_job_unmark, plx_mpi_job_decided). Directories are
+ * opened without following links and must belong to this user; files are made with O_EXCL. */
 #include "mpi_internal.h"
 
 #include <dirent.h>
@@ -20,6 +20,7 @@
 
 static char marker[300]; /* this process's marker, relative to the job's directory */
 static int marked;
+static pid_t marker_pid; /* the process that made it (not a child forked since) */
 
 /* The directory `name` under `at`, made if absent: -1 unless it is a directory of this user. */
 static int own_dir_at(int at, const char *name)
@@ -35,27 +36,60 @@ static int own_dir_at(int at, const char *name)
     return fd;
 }
 
-/* The job's marker directory, made if absent; -1 without a job name or an experiment. */
-static int job_dir(void)
+/* The job's directory name: a hash of its key; 0 without a job name or an experiment. */
+static int job_name(char name[17])
 {
     const char *job = plx_ext_config()->job;
-    const char *out = plx_ext_config()->output;
-    if (!*job || !*out)
-        return -1;
+    if (!*job || !*plx_ext_config()->output)
+        return 0;
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
     for (const char *p = job; *p; p++)
         h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    snprintf(name, 17, "%016llx", (unsigned long long)h);
+    return 1;
+}
+
+/* The job's marker directory, made if absent; -1 without a job name or an experiment. Tried
+ * again when `.plx-mpi` vanished between its making and the job's (the last rank of another
+ * job removed it). */
+static int job_dir(void)
+{
     char name[17];
-    snprintf(name, sizeof name, "%016llx", (unsigned long long)h);
-    int top = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int mpi = top < 0 ? -1 : own_dir_at(top, ".plx-mpi");
-    int dir = mpi < 0 ? -1 : own_dir_at(mpi, name);
+    if (!job_name(name))
+        return -1;
+    int top = open(plx_ext_config()->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir = -1;
+    for (int k = 0; top >= 0 && dir < 0 && k < 3; k++) {
+        int mpi = own_dir_at(top, ".plx-mpi");
+        dir = mpi < 0 ? -1 : own_dir_at(mpi, name);
+        if (mpi >= 0)
+            close(mpi);
+        if (dir < 0 && errno != ENOENT)
+            break;
+    }
     if (top >= 0)
         close(top);
-    if (mpi >= 0)
-        close(mpi);
     return dir;
 }
+
+/* The job's directory and `.plx-mpi`, each removed if empty (the last rank to leave). */
+static void remove_dirs(void)
+{
+    char name[17];
+    int top = job_name(name) ? open(plx_ext_config()->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                             : -1;
+    if (top < 0)
+        return;
+    int mpi = openat(top, ".plx-mpi", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (mpi >= 0) {
+        unlinkat(mpi, name, AT_REMOVEDIR);
+        close(mpi);
+        unlinkat(top, ".plx-mpi", AT_REMOVEDIR);
+    }
+    close(top);
+}
+
+static void unmark_at_end(void);
 
 void plx_mpi_job_mark(void)
 {
@@ -69,6 +103,8 @@ void plx_mpi_job_mark(void)
     if (fd >= 0) {
         close(fd);
         marked = 1;
+        marker_pid = getpid();
+        plx_ext_on_process_end(unmark_at_end);
     }
     close(dir);
 }
@@ -104,13 +140,65 @@ int plx_mpi_job_marked(int size)
     return n;
 }
 
-/* Once every rank has counted (after the first collective of the clock exchange). */
+/* Every rank measured: once every rank has counted (after the exchange's first collective), the
+ * marker goes; the last one out removes the directories. */
 void plx_mpi_job_unmark(void)
 {
+    int saved = errno;
     int dir = marked ? job_dir() : -1;
-    if (dir < 0)
-        return;
-    unlinkat(dir, marker, 0);
-    close(dir);
-    marked = 0;
+    if (dir >= 0) {
+        unlinkat(dir, marker, 0);
+        close(dir);
+        marked = 0;
+        remove_dirs();
+    }
+    errno = saved;
+}
+
+/* Whether every entry of the directory is a decided rank's (NAME.done); then they are removed. */
+static int all_decided(int dir)
+{
+    DIR *d = fdopendir(dup(dir));
+    if (!d)
+        return 0;
+    int all = 1;
+    for (struct dirent *e; all && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        all = e->d_name[0] == '.' || (n > 5 && strcmp(e->d_name + n - 5, ".done") == 0);
+    }
+    if (all) {
+        rewinddir(d);
+        for (struct dirent *e; (e = readdir(d));)
+            if (e->d_name[0] != '.')
+                unlinkat(dir, e->d_name, 0);
+    }
+    closedir(d);
+    return all;
+}
+
+/* Not every rank measured: another measured rank may still be counting, so the marker stays
+ * counted but is named decided (MARKER.done); the last rank to decide removes every marker and
+ * the directories. Also at the end of a rank that never decided (killed by its launcher, ended
+ * inside MPI_Init). */
+void plx_mpi_job_decided(void)
+{
+    int saved = errno;
+    int dir = marked ? job_dir() : -1;
+    if (dir >= 0) {
+        char done[sizeof marker + 5];
+        snprintf(done, sizeof done, "%s.done", marker);
+        renameat(dir, marker, dir, done);
+        marked = 0;
+        int all = all_decided(dir);
+        close(dir);
+        if (all)
+            remove_dirs();
+    }
+    errno = saved;
+}
+
+static void unmark_at_end(void)
+{
+    if (marker_pid == getpid())
+        plx_mpi_job_decided();
 }

@@ -39,9 +39,9 @@ pub enum NodeKind {
     Depart,
     /// A collective instance's last arrival (no thread: its predecessors are all arrivals).
     Collective,
-    /// Bytes written to a stream.
+    /// Bytes written to a stream, or a `connect` (at its entry).
     StreamSend,
-    /// Bytes read from a stream.
+    /// Bytes read from a stream, or an `accept` released by a `connect`.
     StreamRecv,
     /// A lock taken or a wait ended after blocking.
     Acquire,
@@ -166,8 +166,11 @@ struct Builder<'a> {
     /// (comm, k) → instance.
     instances: HashMap<(u32, u32), usize>,
     inst: Vec<Instance>,
+    /// Per stream: (end, bytes, node) of each write, and of each `connect` (0 bytes at end 0).
     stream_sends: HashMap<u64, Vec<(u64, u64, u32)>>,
-    stream_recvs: Vec<(u32, u64, u64)>,
+    /// (node, stream, end, label): each read, and each `accept` (end 0, labelled with its
+    /// routine: it stays a wait when no connect is found).
+    stream_recvs: Vec<(u32, u64, u64, u32)>,
     label_index: HashMap<String, u32>,
     /// Threads created inside the window: (start time, child location, parent location).
     starts: Vec<(i64, u32, u32)>,
@@ -635,11 +638,16 @@ impl Builder<'_> {
                     .push((end, bytes, v));
             }
             EventKind::StreamRecv { stream, end, .. } => {
-                if let Some((_, enter)) = self.routine(regions, loc) {
+                let routine = self.routine(regions, loc);
+                if let Some((_, enter)) = routine {
                     self.wait_start(loc, enter);
                 }
                 let v = self.push(loc, t, NodeKind::StreamRecv);
-                self.stream_recvs.push((v, stream, end));
+                let label = match routine {
+                    Some((r, _)) if end == 0 => self.label(regions.name(r).to_string()),
+                    _ => NONE,
+                };
+                self.stream_recvs.push((v, stream, end, label));
             }
             // only in a merge with counters, which this is not
             EventKind::Counted { .. } => {}
@@ -731,13 +739,14 @@ impl Builder<'_> {
         for sends in self.stream_sends.values_mut() {
             sends.sort_by_key(|s| s.0);
         }
-        for (v, stream, end) in std::mem::take(&mut self.stream_recvs) {
+        for (v, stream, end, label) in std::mem::take(&mut self.stream_recvs) {
+            if end == 0 {
+                self.opened(v, stream, label);
+                continue;
+            }
             let Some(sends) = self.stream_sends.get(&stream) else {
                 continue;
             };
-            if end == 0 {
-                continue;
-            }
             // the write whose bytes [end_s - bytes_s, end_s) hold byte end - 1
             let i = sends.partition_point(|s| s.0 < end);
             if let Some(&(e, bytes, s)) = sends.get(i) {
@@ -745,6 +754,33 @@ impl Builder<'_> {
                     self.set_remote(v, s, ArcKind::Stream, NONE);
                 }
             }
+        }
+    }
+
+    /// An `accept` (a receive of 0 bytes at end 0): released by the latest `connect` of its
+    /// stream that began before it returned (the earliest if clocks put all after it); without
+    /// one (the client not measured), blocked in its routine for a cause the graph does not show.
+    fn opened(&mut self, v: u32, stream: u64, label: u32) {
+        let t = self.g.nodes[v as usize].time_ns;
+        let nodes = &self.g.nodes;
+        let connect = self.stream_sends.get(&stream).and_then(|sends| {
+            let time = |s: &&(u64, u64, u32)| nodes[s.2 as usize].time_ns;
+            let opens = sends.iter().filter(|s| s.0 == 0 && s.1 == 0);
+            opens
+                .clone()
+                .filter(|s| time(s) <= t)
+                .max_by_key(time)
+                .or_else(|| opens.min_by_key(time))
+                .map(|s| s.2)
+        });
+        match connect {
+            Some(c) => self.set_remote(v, c, ArcKind::Stream, NONE),
+            None if label != NONE => {
+                let n = &mut self.g.nodes[v as usize];
+                n.kind = NodeKind::Unblocked;
+                n.label = label;
+            }
+            None => {}
         }
     }
 }
