@@ -2,18 +2,22 @@
 no frame pointers, no instrumentation) spins known CPU times in named functions on two threads;
 each function's estimated time must be within 10 % of the CPU time its thread's clock measured,
 under the right callers and thread; inside an API region the sampled frames hang under the
-region; under mpirun every rank is sampled; samples that find no room are counted."""
+region; under mpirun every rank is sampled; samples that find no room are counted; a SIGKILLed program
+keeps its samples."""
 
 import csv
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 
 import pytest
 
 from components import require_tools
-from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv, run
+from conftest import (PLX, PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv,
+                      run)
 from mpi_impls import IMPLS
 
 SRC = PROGRAMS / "sample_spin.c"
@@ -166,7 +170,8 @@ def assert_data_has_the_text_samples(out):
     assert lines, text
     assert "samples     every 1.000 ms of CPU time per thread" in text
     want = {int(t): {"period_ns": 1000000, "taken": int(n), "lost": int(lost),
-                     "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0)}
+                     "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0),
+                     "lost_not_kept": 0, "recovered": False}
             for t, n, lost, full, loader in lines}
     doc = json.loads(plx("info", out, "--format", "json").stdout)
     [proc] = doc["processes"]
@@ -209,3 +214,54 @@ def test_every_mpi_rank_is_sampled(tmp_path, impl):
             want = [s for (t, f), s in found if t == thread and f == tail[-1]]
             assert len(want) == 3
             assert_within(float(row["inclusive_s"]), sum(want) / 3, "%s rank %s" % (tail[-1], p))
+
+
+def test_sigkill_keeps_the_samples(tmp_path):
+    """Each thread's sample tree lives in a file mapping (live.<thread>.samples) the kernel keeps:
+    the program is SIGKILLed while both threads block after spinning, and the reader recovers
+    every sample from the files, under the right functions and threads."""
+    prog = compile_plain(tmp_path / "spin_kill", "gcc", "-DKILL")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([str(PLX), "run", "--sample", "-o", str(out), "--", str(prog)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    printed = []
+    while not printed or not printed[-1].startswith("ready "):
+        line = p.stdout.readline()
+        assert line, "".join(printed) + p.stderr.read()
+        printed.append(line)
+    os.kill(int(printed[-1].split()[1]), signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 137, err
+    assert sorted(f.name for f in out.glob("*/live.*.samples")) == ["live.0.samples",
+                                                                    "live.1.samples"]
+    truth = truths("".join(printed))
+    assert sorted(k for k, _ in truth) == [("main", "alpha"), ("main", "beta"), ("worker", "gamma_")]
+    rows = sampled_rows(out)
+    callers = {"alpha": ("main", "work", "alpha"), "beta": ("main", "work", "beta"),
+               "gamma_": ("worker", "gamma_")}
+    for (thread, function), seconds in truth:
+        _, row = estimate(rows, thread, callers[function])
+        assert row["estimated"] == "1" and row["calls"] == "0", row
+        assert_within(float(row["inclusive_s"]), seconds, "%s on %s after SIGKILL" % (function, thread))
+        assert int(row["samples"]) == round(float(row["inclusive_s"]) * 1000)
+    text = info(out).stdout
+    taken = {}
+    for thread in (0, 1):
+        # a sample may find the thread in the dynamic loader (lazy binding): lost, counted
+        m = re.search(r"thread %d: (\d+) samples, (\d+) lost(?: \(0 with the sample tree full, "
+                      r"(\d+) in the dynamic loader, 0 not kept on the disk\))?; recovered from "
+                      r"its live file \(the process was killed before writing them\)" % thread, text)
+        assert m, text
+        taken[thread] = int(m.group(1))
+        assert int(m.group(2)) == int(m.group(3) or 0) <= 5, text
+        assert "thread %d: call-stack samples recovered from live.%d.samples (the process was " \
+               "killed before writing them)" % (thread, thread) in text
+    # every sample of the spins, and at most a few more (startup, the blocking calls)
+    spun = {0: sum(s for (t, _), s in truth if t == "main"), 1: dict(truth)[("worker", "gamma_")]}
+    for thread, seconds in spun.items():
+        assert 0.9 * seconds * 1000 <= taken[thread] <= 1.1 * seconds * 1000 + 20, (taken, spun)
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    [proc] = doc["processes"]
+    for t in proc["threads"]:
+        assert t["samples"]["recovered"] is True, t
+        assert t["samples"]["lost_not_kept"] == t["samples"]["lost_tree_full"] == 0, t

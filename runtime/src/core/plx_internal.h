@@ -344,6 +344,7 @@ PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
 /* The Module record id of the module holding `addr` (recording modules loaded since), or
  * PLX_NO_INDEX. Not from a signal handler. */
 PLX_HIDDEN uint32_t plx_module_of(uintptr_t addr);
+PLX_HIDDEN uint32_t plx_module_known(uintptr_t addr);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
 PLX_HIDDEN void plx_sampler_start(void);
@@ -551,6 +552,12 @@ PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_
 /* The file backs `items` items now (*room updated); -1 when the disk or limit has no room. */
 PLX_HIDDEN int plx_live_grow(const char *kind, struct plx_live_header *header, uint32_t items,
                              uint32_t *room);
+/* Unpooled, growable from a signal handler (the call-stack samples): the file is kept open. */
+PLX_HIDDEN void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size,
+                                   uint32_t capacity, uint32_t reserve,
+                                   struct plx_live_header **header, int *fd, size_t *bytes);
+PLX_HIDDEN int plx_live_extend(struct plx_live_header *header, int fd, size_t *bytes, uint32_t items);
+PLX_HIDDEN uint32_t plx_live_items_in(const struct plx_live_header *header, size_t bytes);
 PLX_HIDDEN void plx_live_disown(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_pool_remove(void);
