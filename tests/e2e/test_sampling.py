@@ -58,12 +58,13 @@ def assert_within(estimated, truth, what):
         what, estimated, truth)
 
 
-@pytest.mark.parametrize("compiler", ["gcc", "clang"])
-def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler):
+@pytest.mark.parametrize("compiler,how", [("gcc", "trap"), ("clang", "trap"), ("gcc", "rt")])
+def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler, how):
+    # PLX_SAMPLE_SIGNAL: SIGTRAP from the perf event (the default) or SIGRTMIN+6 through its file
     require_tools(compiler)
     prog = compile_plain(tmp_path / "spin", compiler)
     out = tmp_path / "exp"
-    cp = run(out, prog, opts=("--sample",))
+    cp = run(out, prog, opts=("--sample",), env={"PLX_SAMPLE_SIGNAL": how})
     truth = truths(cp.stdout)
     assert [k for k, _ in truth] == [("main", "alpha"), ("worker", "gamma_"), ("main", "beta")] or \
         sorted(k for k, _ in truth) == [("main", "alpha"), ("main", "beta"), ("worker", "gamma_")]
@@ -265,3 +266,71 @@ def test_sigkill_keeps_the_samples(tmp_path):
     for t in proc["threads"]:
         assert t["samples"]["recovered"] is True, t
         assert t["samples"]["lost_not_kept"] == t["samples"]["lost_tree_full"] == 0, t
+
+
+TRAPPING = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+static volatile double sink;
+static volatile int traps;
+static void on_trap(int sig) { (void)sig; traps++; }
+static void spin(void)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        for (int i = 0; i < 100000; i++)
+            sink += i * 0.5;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 1e8);
+}
+int main(int argc, char **argv)
+{
+    spin();
+    printf("spun\n");
+    fflush(stdout);
+    if (argc > 1 && strcmp(argv[1], "ignored") == 0)
+        signal(SIGTRAP, SIG_IGN);
+    if (argc > 1 && strcmp(argv[1], "handled") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_trap;
+        sigaction(SIGTRAP, &sa, NULL);
+        spin();
+    }
+    raise(SIGTRAP);
+    printf("after the trap: %d\n", traps);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("disposition", ["default", "ignored", "handled"])
+def test_sampling_traps_leave_the_programs_own_sigtrap_alone(tmp_path, disposition):
+    # samples come as SIGTRAP: a SIGTRAP the program raises itself still has its own disposition,
+    # and a handler it installs gets its one trap, none of the samples taken after
+    src = tmp_path / "trapping.c"
+    src.write_text(TRAPPING)
+    prog = tmp_path / "trapping"
+    cp = subprocess.run(["gcc", "-O2", "-g", str(src), "-o", str(prog)], capture_output=True,
+                        text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    args = [str(prog)] + ([disposition] if disposition != "default" else [])
+    bare = subprocess.run(args, capture_output=True, text=True, env=clean_env())
+    out = tmp_path / "exp"
+    p = subprocess.run([str(PLX), "run", "--sample", "-o", str(out), "--"] + args,
+                       capture_output=True, text=True, env=clean_env(), timeout=120)
+    if disposition == "default":
+        assert bare.returncode == -signal.SIGTRAP and bare.stdout == "spun\n"
+        assert p.returncode == 128 + signal.SIGTRAP, p.stderr
+        assert p.stdout == "spun\n"
+    else:
+        want = "spun\nafter the trap: %d\n" % (disposition == "handled")
+        assert bare.returncode == 0 and bare.stdout == want
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == want
+    m = re.search(r"thread 0: (\d+) samples", info(out).stdout)
+    spun = 0.2 if disposition == "handled" else 0.1
+    assert m and int(m.group(1)) >= 0.75 * spun * 1000, info(out).stdout

@@ -339,6 +339,10 @@ PLX_HIDDEN void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp
 PLX_HIDDEN void plx_stack_sampler_write(struct plx_thread *t);
 PLX_HIDDEN void plx_stack_sampler_stop(void);
 PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
+/* SIGTRAP is the sampler's (PLX_SAMPLE_SIGNAL=trap): `act` (if any) becomes the program's
+ * disposition, `old` (if any) gets the one it replaces; 0 when the sampler does not take SIGTRAP
+ * (the caller sets the signal itself). */
+PLX_HIDDEN int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *old);
 /* Under the registry lock: fn on every measured thread alive. */
 PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
 /* The Module record id of the module holding `addr` (recording modules loaded since), or
