@@ -8,7 +8,9 @@
 
 #include <signal.h>
 
-#define PLX_EXPORT __attribute__((visibility("default")))
+/* not instrumented: a sanitizer's runtime installs its handlers through these before it is
+ * initialized itself */
+#define PLX_EXPORT __attribute__((visibility("default"), no_sanitize("thread", "address")))
 
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 extern sighandler_t bsd_signal(int sig, sighandler_t handler);
@@ -22,7 +24,7 @@ PLX_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 }
 
 /* signal() and sysv_signal() as the C library defines them (BSD and System V semantics). */
-static sighandler_t kept(sighandler_t handler, int flags)
+__attribute__((no_sanitize("thread", "address"))) static sighandler_t kept(sighandler_t handler, int flags)
 {
     struct sigaction act, old;
     memset(&act, 0, sizeof act);

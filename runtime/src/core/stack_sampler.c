@@ -155,7 +155,13 @@ static int load_unwinder(void)
     u_init = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, STR(unw_init_local2));
     u_step = (int (*)(unw_cursor_t *))dlsym(h, STR(unw_step));
     u_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, STR(unw_get_reg));
+#ifndef PLX_SANITIZE_THREAD
     u_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace"); /* may lack: the step path */
+#else
+    /* its per-thread cache's destructor locks a mutex at the thread's exit, after
+     * ThreadSanitizer has finished the thread: its interceptor crashes. The step path only. */
+    u_backtrace = NULL;
+#endif
     int (*caching)(unw_addr_space_t, unw_caching_policy_t) =
         (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, STR(unw_set_caching_policy));
     unw_addr_space_t *space = (unw_addr_space_t *)dlsym(h, STR(unw_local_addr_space));
