@@ -334,3 +334,62 @@ def test_sampling_traps_leave_the_programs_own_sigtrap_alone(tmp_path, dispositi
     m = re.search(r"thread 0: (\d+) samples", info(out).stdout)
     spun = 0.2 if disposition == "handled" else 0.1
     assert m and int(m.group(1)) >= 0.75 * spun * 1000, info(out).stdout
+
+
+def many_functions_source(n):
+    """A program calling n functions that each spin 0.8 ms of CPU time (n distinct frames and
+    more), then printing "ready PID" and blocking for a SIGKILL."""
+    lines = ["#include <stdio.h>", "#include <time.h>", "#include <unistd.h>",
+             "static volatile double sink;",
+             "static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);"
+             " return t.tv_sec + t.tv_nsec * 1e-9; }"]
+    lines += ["__attribute__((noinline)) void f%d(void) { double t0 = cpu(); while (cpu() - t0 < "
+              "0.0008) for (int i = 0; i < 200; i++) sink += i * 0.5; }" % k for k in range(n)]
+    lines.append("typedef void (*fn)(void);")
+    lines.append("static fn all[] = {%s};" % ", ".join("f%d" % k for k in range(n)))
+    lines.append('int main(void) { for (int k = 0; k < %d; k++) all[k](); printf("ready %%d\\n", '
+                 '(int)getpid()); fflush(stdout); for (;;) pause(); }' % n)
+    return "\n".join(lines) + "\n"
+
+
+def test_sigkill_counts_the_samples_the_disk_had_no_room_for(tmp_path):
+    """Under a real 40 KiB file size limit the live samples file keeps its first 1024 frames
+    (36 KiB) and cannot grow: after a SIGKILL the samples in the frames past it are lost, and
+    plx info counts them (the head's total against the frames' sum)."""
+    import resource
+
+    src = tmp_path / "many.c"
+    src.write_text(many_functions_source(1500))
+    prog = tmp_path / "many"
+    cp = subprocess.run(["gcc", "-O2", "-g", str(src), "-o", str(prog)], capture_output=True,
+                        text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40 * 1024, 40 * 1024))
+
+    p = subprocess.Popen([str(PLX), "run", "--sample=2000", "-o", str(out), "--", str(prog)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=clean_env(), preexec_fn=limit)
+    line = p.stdout.readline()
+    assert line.startswith("ready "), line + p.stderr.read()
+    os.kill(int(line.split()[1]), signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 137, err
+    [live] = out.glob("*/live.0.samples")
+    assert live.stat().st_size == 36864  # the header and 1025 items, page-rounded: never grown
+    text = info(out).stdout
+    m = re.search(r"thread 0: (\d+) samples, (\d+) lost \(0 with the sample tree full, (\d+) in the "
+                  r"dynamic loader, (\d+) not kept on the disk\); recovered from its live file", text)
+    assert m, text
+    taken, lost, loader, not_kept = map(int, m.groups())
+    assert lost == loader + not_kept and not_kept > 0 and loader <= 5, text
+    # 1500 × 0.8 ms of CPU at 2 kHz: every sample is either in the file or counted as lost
+    assert 0.9 * 2400 <= taken + not_kept <= 1.1 * 2400 + 20, text
+    assert ("thread 0: call-stack samples recovered from live.0.samples (the process was killed "
+            "before writing them); %d samples the runtime kept in memory only (no room on the "
+            "disk to grow the file) were lost" % not_kept) in text
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    [t] = doc["processes"][0]["threads"]
+    assert t["samples"]["lost_not_kept"] == not_kept and t["samples"]["taken"] == taken
