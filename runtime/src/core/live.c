@@ -182,8 +182,10 @@ void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size, u
         f = high;
     }
     *fd = f;
-    if (f < 0)
-        *bytes = 0; /* backs what it backs, never more */
+    if (f < 0) { /* cannot grow it: no file at all, the mapping is memory as far as it goes */
+        unlink(path);
+        *bytes = 0;
+    }
     return items;
 }
 
