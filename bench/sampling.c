@@ -1,9 +1,10 @@
 /* Call-stack sampling benchmark's program: a compute-bound call tree (a recursion 8 deep over
  * small arithmetic leaves), built plain (-O2 -g, with or without frame pointers). Prints the
  * process's CPU time, user + system, which includes whatever a sampler's interrupts cost it.
- * `sampling ROUNDS HZ`: the program samples itself the way libplx does (a perf_event cpu-clock
- * counter signalling the thread HZ times per CPU second) into an empty handler — the kernel's
- * share of a sample, without unwinding. */
+ * `sampling ROUNDS HZ [rt]`: the program samples itself the way libplx does (a perf_event
+ * cpu-clock counter interrupting the thread HZ times per CPU second: SIGTRAP raised by the event,
+ * or with `rt` SIGRTMIN+6 through its file) into an empty handler — the kernel's share of a
+ * sample, without unwinding. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -39,9 +40,9 @@ static void on_signal(int sig)
     signals++;
 }
 
-static int self_sample(long hz)
+static int self_sample(long hz, int rt)
 {
-    int sig = SIGRTMIN + 6;
+    int sig = rt ? SIGRTMIN + 6 : SIGTRAP;
     signal(sig, on_signal);
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -49,9 +50,13 @@ static int self_sample(long hz)
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_CPU_CLOCK;
     a.sample_period = 1000000000 / hz;
+    a.sigtrap = !rt;
+    a.remove_on_exec = !rt;
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -1;
+    if (!rt)
+        return 0;
     struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
     fcntl(fd, F_SETOWN_EX, &owner);
     fcntl(fd, F_SETSIG, sig);
@@ -61,7 +66,7 @@ static int self_sample(long hz)
 int main(int argc, char **argv)
 {
     long rounds = argc > 1 ? atol(argv[1]) : 30000;
-    if (argc > 2 && self_sample(atol(argv[2])) != 0) {
+    if (argc > 2 && self_sample(atol(argv[2]), argc > 3 && strcmp(argv[3], "rt") == 0) != 0) {
         perror("perf_event_open");
         return 1;
     }

@@ -2,19 +2,23 @@
 no frame pointers, no instrumentation) spins known CPU times in named functions on two threads;
 each function's estimated time must be within 10 % of the CPU time its thread's clock measured,
 under the right callers and thread; inside an API region the sampled frames hang under the
-region; under mpirun every rank is sampled; samples that find no room are counted."""
+region; under mpirun every rank is sampled; samples that find no room are counted; a SIGKILLed program
+keeps its samples."""
 
 import csv
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 from collections import Counter
 
 import pytest
 
 from components import require_tools
-from conftest import PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv, report_json, run
+from conftest import (PLX, PROGRAMS, _fail_message, clean_env, info, location_rows, plx, report_csv,
+                      report_json, run)
 from mpi_impls import IMPLS
 
 SRC = PROGRAMS / "sample_spin.c"
@@ -55,12 +59,13 @@ def assert_within(estimated, truth, what):
         what, estimated, truth)
 
 
-@pytest.mark.parametrize("compiler", ["gcc", "clang"])
-def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler):
+@pytest.mark.parametrize("compiler,how", [("gcc", "trap"), ("clang", "trap"), ("gcc", "rt")])
+def test_sampled_functions_match_their_thread_cpu_time(tmp_path, compiler, how):
+    # PLX_SAMPLE_SIGNAL: SIGTRAP from the perf event (the default) or SIGRTMIN+6 through its file
     require_tools(compiler)
     prog = compile_plain(tmp_path / "spin", compiler)
     out = tmp_path / "exp"
-    cp = run(out, prog, opts=("--sample",))
+    cp = run(out, prog, opts=("--sample",), env={"PLX_SAMPLE_SIGNAL": how})
     truth = truths(cp.stdout)
     assert [k for k, _ in truth] == [("main", "alpha"), ("worker", "gamma_"), ("main", "beta")] or \
         sorted(k for k, _ in truth) == [("main", "alpha"), ("main", "beta"), ("worker", "gamma_")]
@@ -167,7 +172,8 @@ def assert_data_has_the_text_samples(out):
     assert lines, text
     assert "samples     every 1.000 ms of CPU time per thread" in text
     want = {int(t): {"period_ns": 1000000, "taken": int(n), "lost": int(lost),
-                     "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0)}
+                     "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0),
+                     "lost_not_kept": 0, "recovered": False}
             for t, n, lost, full, loader in lines}
     doc = json.loads(plx("info", out, "--format", "json").stdout)
     [proc] = doc["processes"]
@@ -321,3 +327,181 @@ def test_gprof_has_the_sampled_functions_marked_estimated(tmp_path):
     assert line and int(line.group(3)) == spin["samples"], text
     assert re.search(r"^\[\d+\]\s+[0-9.]+\s+\d\S* \S+\s+\S+ \S+\s+1\s+%d  solve \[\d+\]$"
                      % samples[("solve",)], text, re.M), text
+
+
+def test_sigkill_keeps_the_samples(tmp_path):
+    """Each thread's sample tree lives in a file mapping (live.<thread>.samples) the kernel keeps:
+    the program is SIGKILLed while both threads block after spinning, and the reader recovers
+    every sample from the files, under the right functions and threads."""
+    prog = compile_plain(tmp_path / "spin_kill", "gcc", "-DKILL")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([str(PLX), "run", "--sample", "-o", str(out), "--", str(prog)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    printed = []
+    while not printed or not printed[-1].startswith("ready "):
+        line = p.stdout.readline()
+        assert line, "".join(printed) + p.stderr.read()
+        printed.append(line)
+    os.kill(int(printed[-1].split()[1]), signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 137, err
+    assert sorted(f.name for f in out.glob("*/live.*.samples")) == ["live.0.samples",
+                                                                    "live.1.samples"]
+    truth = truths("".join(printed))
+    assert sorted(k for k, _ in truth) == [("main", "alpha"), ("main", "beta"), ("worker", "gamma_")]
+    rows = sampled_rows(out)
+    callers = {"alpha": ("main", "work", "alpha"), "beta": ("main", "work", "beta"),
+               "gamma_": ("worker", "gamma_")}
+    for (thread, function), seconds in truth:
+        _, row = estimate(rows, thread, callers[function])
+        assert row["estimated"] == "1" and row["calls"] == "0", row
+        assert_within(float(row["inclusive_s"]), seconds, "%s on %s after SIGKILL" % (function, thread))
+        assert int(row["samples"]) == round(float(row["inclusive_s"]) * 1000)
+    text = info(out).stdout
+    taken = {}
+    for thread in (0, 1):
+        # a sample may find the thread in the dynamic loader (lazy binding): lost, counted
+        m = re.search(r"thread %d: (\d+) samples, (\d+) lost(?: \(0 with the sample tree full, "
+                      r"(\d+) in the dynamic loader, 0 not kept on the disk\))?; recovered from "
+                      r"its live file \(the process was killed before writing them\)" % thread, text)
+        assert m, text
+        taken[thread] = int(m.group(1))
+        assert int(m.group(2)) == int(m.group(3) or 0) <= 5, text
+        assert "thread %d: call-stack samples recovered from live.%d.samples (the process was " \
+               "killed before writing them)" % (thread, thread) in text
+    # every sample of the spins, and at most a few more (startup, the blocking calls)
+    spun = {0: sum(s for (t, _), s in truth if t == "main"), 1: dict(truth)[("worker", "gamma_")]}
+    for thread, seconds in spun.items():
+        assert 0.9 * seconds * 1000 <= taken[thread] <= 1.1 * seconds * 1000 + 20, (taken, spun)
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    [proc] = doc["processes"]
+    for t in proc["threads"]:
+        assert t["samples"]["recovered"] is True, t
+        assert t["samples"]["lost_not_kept"] == t["samples"]["lost_tree_full"] == 0, t
+
+
+TRAPPING = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+static volatile double sink;
+static volatile int traps;
+static void on_trap(int sig) { (void)sig; traps++; }
+static void spin(void)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        for (int i = 0; i < 100000; i++)
+            sink += i * 0.5;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 1e8);
+}
+int main(int argc, char **argv)
+{
+    spin();
+    printf("spun\n");
+    fflush(stdout);
+    if (argc > 1 && strcmp(argv[1], "ignored") == 0)
+        signal(SIGTRAP, SIG_IGN);
+    if (argc > 1 && strcmp(argv[1], "handled") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_trap;
+        sigaction(SIGTRAP, &sa, NULL);
+        spin();
+    }
+    raise(SIGTRAP);
+    printf("after the trap: %d\n", traps);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("disposition", ["default", "ignored", "handled"])
+def test_sampling_traps_leave_the_programs_own_sigtrap_alone(tmp_path, disposition):
+    # samples come as SIGTRAP: a SIGTRAP the program raises itself still has its own disposition,
+    # and a handler it installs gets its one trap, none of the samples taken after
+    src = tmp_path / "trapping.c"
+    src.write_text(TRAPPING)
+    prog = tmp_path / "trapping"
+    cp = subprocess.run(["gcc", "-O2", "-g", str(src), "-o", str(prog)], capture_output=True,
+                        text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    args = [str(prog)] + ([disposition] if disposition != "default" else [])
+    bare = subprocess.run(args, capture_output=True, text=True, env=clean_env())
+    out = tmp_path / "exp"
+    p = subprocess.run([str(PLX), "run", "--sample", "-o", str(out), "--"] + args,
+                       capture_output=True, text=True, env=clean_env(), timeout=120)
+    if disposition == "default":
+        assert bare.returncode == -signal.SIGTRAP and bare.stdout == "spun\n"
+        assert p.returncode == 128 + signal.SIGTRAP, p.stderr
+        assert p.stdout == "spun\n"
+    else:
+        want = "spun\nafter the trap: %d\n" % (disposition == "handled")
+        assert bare.returncode == 0 and bare.stdout == want
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == want
+    m = re.search(r"thread 0: (\d+) samples", info(out).stdout)
+    spun = 0.2 if disposition == "handled" else 0.1
+    assert m and int(m.group(1)) >= 0.75 * spun * 1000, info(out).stdout
+
+
+def many_functions_source(n):
+    """A program calling n functions that each spin 0.8 ms of CPU time (n distinct frames and
+    more), then printing "ready PID" and blocking for a SIGKILL."""
+    lines = ["#include <stdio.h>", "#include <time.h>", "#include <unistd.h>",
+             "static volatile double sink;",
+             "static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);"
+             " return t.tv_sec + t.tv_nsec * 1e-9; }"]
+    lines += ["__attribute__((noinline)) void f%d(void) { double t0 = cpu(); while (cpu() - t0 < "
+              "0.0008) for (int i = 0; i < 200; i++) sink += i * 0.5; }" % k for k in range(n)]
+    lines.append("typedef void (*fn)(void);")
+    lines.append("static fn all[] = {%s};" % ", ".join("f%d" % k for k in range(n)))
+    lines.append('int main(void) { for (int k = 0; k < %d; k++) all[k](); printf("ready %%d\\n", '
+                 '(int)getpid()); fflush(stdout); for (;;) pause(); }' % n)
+    return "\n".join(lines) + "\n"
+
+
+def test_sigkill_counts_the_samples_the_disk_had_no_room_for(tmp_path):
+    """Under a real 40 KiB file size limit the live samples file keeps its first 1024 frames
+    (36 KiB) and cannot grow: after a SIGKILL the samples in the frames past it are lost, and
+    plx info counts them (the head's total against the frames' sum)."""
+    import resource
+
+    src = tmp_path / "many.c"
+    src.write_text(many_functions_source(1500))
+    prog = tmp_path / "many"
+    cp = subprocess.run(["gcc", "-O2", "-g", str(src), "-o", str(prog)], capture_output=True,
+                        text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40 * 1024, 40 * 1024))
+
+    p = subprocess.Popen([str(PLX), "run", "--sample=2000", "-o", str(out), "--", str(prog)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=clean_env(), preexec_fn=limit)
+    line = p.stdout.readline()
+    assert line.startswith("ready "), line + p.stderr.read()
+    os.kill(int(line.split()[1]), signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 137, err
+    [live] = out.glob("*/live.0.samples")
+    assert live.stat().st_size == 36864  # the header and 1025 items, page-rounded: never grown
+    text = info(out).stdout
+    m = re.search(r"thread 0: (\d+) samples, (\d+) lost \(0 with the sample tree full, (\d+) in the "
+                  r"dynamic loader, (\d+) not kept on the disk\); recovered from its live file", text)
+    assert m, text
+    taken, lost, loader, not_kept = map(int, m.groups())
+    assert lost == loader + not_kept and not_kept > 0 and loader <= 5, text
+    # 1500 × 0.8 ms of CPU at 2 kHz: every sample is either in the file or counted as lost
+    assert 0.9 * 2400 <= taken + not_kept <= 1.1 * 2400 + 20, text
+    assert ("thread 0: call-stack samples recovered from live.0.samples (the process was killed "
+            "before writing them); %d samples the runtime kept in memory only (no room on the "
+            "disk to grow the file) were lost" % not_kept) in text
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    [t] = doc["processes"][0]["threads"]
+    assert t["samples"]["lost_not_kept"] == not_kept and t["samples"]["taken"] == taken

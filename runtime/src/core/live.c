@@ -159,6 +159,64 @@ void plx_live_remove(const char *kind, uint32_t thread)
     errno = saved;
 }
 
+/* ---- a file grown from a signal handler -------------------------------------------------- */
+
+/* `live.<thread>.<kind>`, unpooled, its file backing the first `reserve` items where the disk
+ * has room. The file stays open (*fd, close-on-exec, above the program's low descriptors) so
+ * that plx_live_extend needs no path; *fd is -1 and *bytes 0 when the mapping is memory only. */
+void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size, uint32_t capacity,
+                        uint32_t reserve, struct plx_live_header **header, int *fd, size_t *bytes)
+{
+    struct live_file file;
+    void *items = live_map_at(kind, thread, thread, item_size, capacity, reserve, header, &file);
+    *fd = -1;
+    *bytes = items ? file.bytes : 0;
+    if (!items || !file.bytes)
+        return items;
+    char path[4700];
+    live_path(path, sizeof path, kind, thread);
+    int f = plx_file_reopen(path, O_RDWR, file.dev, file.ino);
+    int high = f >= 0 ? fcntl(f, F_DUPFD_CLOEXEC, 512) : -1;
+    if (high >= 0) {
+        plx_sys_close(f);
+        f = high;
+    }
+    *fd = f;
+    if (f < 0) { /* cannot grow it: no file at all, the mapping is memory as far as it goes */
+        unlink(path);
+        *bytes = 0;
+    }
+    return items;
+}
+
+/* Async-signal-safe (no lock, no allocation, no message): the file `fd` of `h`'s mapping backs
+ * `items` items, its room on the disk taken first, then the mapping's next pages replaced by the
+ * file's. *bytes is what it backs; -1 when the disk or the size limit has no room. */
+int plx_live_extend(struct plx_live_header *h, int fd, size_t *bytes, uint32_t items)
+{
+    size_t whole = page_round(sizeof *h + (size_t)h->item_size * h->capacity);
+    size_t want = page_round(sizeof *h + (size_t)h->item_size * items);
+    if (want > whole)
+        want = whole;
+    if (fd < 0 || !*bytes)
+        return -1;
+    if (want <= *bytes)
+        return 0;
+    if (plx_file_reserve(fd, (off_t)want) != 0 ||
+        mmap((char *)h + *bytes, want - *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+             (off_t)*bytes) == MAP_FAILED)
+        return -1;
+    *bytes = want;
+    return 0;
+}
+
+/* How many items of h the file's first `bytes` hold. */
+uint32_t plx_live_items_in(const struct plx_live_header *h, size_t bytes)
+{
+    struct live_file file = {0, 0, bytes};
+    return bytes ? room_of(h, &file) : 0;
+}
+
 /* ---- pooled slots -------------------------------------------------------------------------- */
 
 #define POOL_SLOTS 4096u

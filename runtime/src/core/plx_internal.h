@@ -339,11 +339,16 @@ PLX_HIDDEN void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp
 PLX_HIDDEN void plx_stack_sampler_write(struct plx_thread *t);
 PLX_HIDDEN void plx_stack_sampler_stop(void);
 PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
+/* SIGTRAP is the sampler's (PLX_SAMPLE_SIGNAL=trap): `act` (if any) becomes the program's
+ * disposition, `old` (if any) gets the one it replaces; 0 when the sampler does not take SIGTRAP
+ * (the caller sets the signal itself). */
+PLX_HIDDEN int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *old);
 /* Under the registry lock: fn on every measured thread alive. */
 PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
 /* The Module record id of the module holding `addr` (recording modules loaded since), or
  * PLX_NO_INDEX. Not from a signal handler. */
 PLX_HIDDEN uint32_t plx_module_of(uintptr_t addr);
+PLX_HIDDEN uint32_t plx_module_known(uintptr_t addr);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
 PLX_HIDDEN void plx_sampler_start(void);
@@ -512,6 +517,12 @@ PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_
 /* The file backs `items` items now (*room updated); -1 when the disk or limit has no room. */
 PLX_HIDDEN int plx_live_grow(const char *kind, struct plx_live_header *header, uint32_t items,
                              uint32_t *room);
+/* Unpooled, growable from a signal handler (the call-stack samples): the file is kept open. */
+PLX_HIDDEN void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size,
+                                   uint32_t capacity, uint32_t reserve,
+                                   struct plx_live_header **header, int *fd, size_t *bytes);
+PLX_HIDDEN int plx_live_extend(struct plx_live_header *header, int fd, size_t *bytes, uint32_t items);
+PLX_HIDDEN uint32_t plx_live_items_in(const struct plx_live_header *header, size_t bytes);
 PLX_HIDDEN void plx_live_disown(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_pool_remove(void);

@@ -3,7 +3,9 @@
  * a real-time signal (SAMPLE_SIGNAL); the handler unwinds the interrupted stack with libunwind (from .eh_frame, no frame
  * pointers needed) down to the innermost instrumented call open and adds the frames to the
  * thread's sample tree under that call's profile node (t->cur). The tree is written as one
- * SampleTree record with the thread's profile.
+ * SampleTree record with the thread's profile. While the thread runs the tree's frames and totals
+ * live in its `live.<thread>.samples` file, mapped shared, so that a SIGKILL leaves them for the
+ * reader (spec/format.md "Live files").
  *
  * Why perf_event and not a POSIX CPU-clock timer: a timer_create(CLOCK_THREAD_CPUTIME_ID) timer
  * expires only at the kernel's tick here (66 signals per CPU second asked 1000, the rest as
@@ -14,7 +16,8 @@
  * event closed. The process end (another thread) clears every `on` first (plx_stack_sampler_stop)
  * and waits while a handler is `busy`, so that no handler runs on a tree being written. Nothing
  * in the handler allocates, locks or calls into the runtime: libunwind's per-thread cache, the
- * preallocated tree. libunwind is loaded with dlopen(RTLD_LOCAL) so that its _Unwind_* and
+ * preallocated tree; its only system calls are the live file's growth (plx_live_extend, a few
+ * times per thread as the tree doubles). libunwind is loaded with dlopen(RTLD_LOCAL) so that its _Unwind_* and
  * backtrace() never replace the program's. The enter/exit hot path is untouched: the handler
  * only reads t->cur, t->depth and the frames' stack pointers. */
 #include "plx_internal.h"
@@ -26,6 +29,7 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -43,19 +47,45 @@
  * pending would merge with the first. glibc keeps SIGRTMIN-3..SIGRTMIN-1 for itself; programs
  * that use real-time signals usually take the first ones. */
 #define SAMPLE_SIGNAL (SIGRTMIN + 6)
-#define MAX_FRAMES 128
-/* a frame that is an instrumented region open (trace mode), its id in the low 32 bits */
-#define REGION_FRAME (1ull << 63)
-#define REGION_MODULE 0xFFFFFFFEu /* deeper stacks keep their innermost frames */
+/* Or (PLX_SAMPLE_SIGNAL=trap, the default where the kernel has it) SIGTRAP raised by the event
+ * itself (perf_event_attr.sigtrap): the kernel queues it as task work on the interrupted
+ * thread's way back to user space, where the file's signal first takes an irq_work
+ * self-interrupt (a VM exit here: 26 µs against 15 µs per sample at 10 kHz, bench/sampling.sh).
+ * Its siginfo carries the event's sig_data (after si_addr, the kernel's
+ * asm-generic/siginfo.h _sigfault._perf._data, which glibc's siginfo_t does not name); any
+ * other SIGTRAP goes to the disposition the program had. */
+#define TRAP_DATA 0x6c706d6173786c70ull /* "plxsampl" */
+#define TRAP_PERF_CODE 6               /* si_code TRAP_PERF */
+#define SI_PERF_DATA(si) (*(const uint64_t *)((const char *)&(si)->si_addr + sizeof(void *)))
+#define MAX_FRAMES 128 /* deeper stacks keep their innermost frames */
+/* the module of a frame that is an instrumented region open (trace mode), its id the address */
+#define REGION_MODULE 0xFFFFFFFEu
+#define LIVE_FIRST 1024u /* frames the live file backs at first; doubled as the tree grows */
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
+/* a SampleTree frame, as a `samples` live item */
 struct frame {
-    uint64_t address; /* return address, or interrupted pc + 1 */
-    uint64_t samples; /* samples whose innermost frame this is */
     uint32_t parent;  /* frame index, or PLX_NO_INDEX for the outermost frame kept */
     uint32_t node;    /* outermost frames: ThreadProfile node index (t->cur), else 0 */
+    uint32_t module;  /* Module record known when first sampled, REGION_MODULE, PLX_NO_INDEX */
+    uint32_t pad;
+    uint64_t address; /* return address, interrupted pc + 1, or (REGION_MODULE) a region id */
+    uint64_t samples; /* samples whose innermost frame this is */
 };
+_Static_assert(sizeof(struct frame) == PLX_LIVE_SAMPLES_ITEM_SIZE &&
+               offsetof(struct frame, module) == PLX_LIVE_SAMPLES_OFF_MODULE &&
+               offsetof(struct frame, address) == PLX_LIVE_SAMPLES_OFF_ADDRESS &&
+               offsetof(struct frame, samples) == PLX_LIVE_SAMPLES_OFF_SAMPLES, "live samples item");
+
+/* item 0 of the live file: the SampleTree's totals */
+struct head {
+    uint64_t period_ns, taken, lost_full, lost_loader;
+};
+_Static_assert(sizeof(struct head) == PLX_LIVE_SAMPLES_HEAD_ITEM_SIZE &&
+               offsetof(struct head, taken) == PLX_LIVE_SAMPLES_HEAD_OFF_SAMPLES &&
+               offsetof(struct head, lost_loader) == PLX_LIVE_SAMPLES_HEAD_OFF_LOST_LOADER,
+               "live samples head");
 
 struct cut {
     uintptr_t key, sp; /* a user region's key and its caller's stack pointer at begin */
@@ -64,16 +94,24 @@ struct cut {
 struct plx_samples {
     _Atomic int on;   /* samples are taken */
     _Atomic int busy; /* a handler is running */
-    int fd;
+    int fd;           /* the perf event */
     uint32_t n, cap, mask;
-    uint64_t taken, lost_full, lost_loader;
+    uint32_t kept;    /* frames the live file backs (all when the tree is memory only) */
+    int live_fd;      /* the live file, kept open to grow it; -1: none */
+    int no_room;      /* the disk had no room to grow it: no more tries */
+    size_t live_bytes;
+    struct plx_live_header *live; /* head and frames, in the live file where it could be made */
+    struct head *head;
     struct frame *frames;
     uint32_t *slots; /* hash of (parent, node, address) → frame index + 1; 2 × cap */
     struct cut *cuts; /* per depth, for frames with no stack pointer */
-    size_t bytes;
+    size_t bytes;     /* this struct, slots and cuts */
 };
 
 static int enabled;         /* PLX_SAMPLE > 0 and the unwinder loaded */
+static int use_trap;        /* samples come as SIGTRAP (sigtrap events), else SAMPLE_SIGNAL */
+static struct sigaction prev_trap; /* the program's SIGTRAP disposition, for the other traps */
+static _Atomic int trap_kept;      /* the handler is installed on SIGTRAP: adapters/sigtrap.c */
 static _Atomic int stopped; /* the process end has begun: no sample any more */
 static uint64_t period_ns;
 static uintptr_t loader_lo, loader_hi; /* the dynamic loader's code */
@@ -82,6 +120,7 @@ static uintptr_t loader_lo, loader_hi; /* the dynamic loader's code */
 static int (*u_init)(unw_cursor_t *, unw_context_t *, int);
 static int (*u_step)(unw_cursor_t *);
 static int (*u_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+static int (*u_backtrace)(void **, int);
 #endif
 
 int plx_stack_sampling(void)
@@ -116,6 +155,13 @@ static int load_unwinder(void)
     u_init = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, STR(unw_init_local2));
     u_step = (int (*)(unw_cursor_t *))dlsym(h, STR(unw_step));
     u_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, STR(unw_get_reg));
+#ifndef PLX_SANITIZE_THREAD
+    u_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace"); /* may lack: the step path */
+#else
+    /* its per-thread cache's destructor locks a mutex at the thread's exit, after
+     * ThreadSanitizer has finished the thread: its interceptor crashes. The step path only. */
+    u_backtrace = NULL;
+#endif
     int (*caching)(unw_addr_space_t, unw_caching_policy_t) =
         (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, STR(unw_set_caching_policy));
     unw_addr_space_t *space = (unw_addr_space_t *)dlsym(h, STR(unw_local_addr_space));
@@ -131,26 +177,48 @@ static int load_unwinder(void)
 #endif
 }
 
-static uint32_t hash(uint32_t parent, uint32_t node, uint64_t address)
+static uint32_t hash(uint32_t parent, uint32_t node, uint64_t address, int region)
 {
-    uint64_t h = (address ^ ((uint64_t)parent << 32 | node)) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (address ^ ((uint64_t)region << 63) ^ ((uint64_t)parent << 32 | node)) *
+                 0x9E3779B97F4A7C15ull;
     return (uint32_t)(h >> 32);
 }
 
-/* The frame (parent, node, address), added if new; PLX_NO_INDEX when the tree is full. */
-static uint32_t frame_of(struct plx_samples *s, uint32_t parent, uint32_t node, uint64_t address)
+/* Frame n is new: the live file must back it before count covers it. The file doubles; where
+ * the disk has no more room the frames past it stay in memory and count stops (the reader
+ * finds fewer samples in the frames than the head's total). */
+static void publish(struct plx_samples *s, uint32_t n)
 {
-    for (uint32_t i = hash(parent, node, address) & s->mask;; i = (i + 1) & s->mask) {
+    if (n >= s->kept && !s->no_room) {
+        uint32_t want = s->kept * 2 > s->cap ? s->cap : s->kept * 2;
+        if (plx_live_extend(s->live, s->live_fd, &s->live_bytes, want + 1) == 0)
+            s->kept = plx_live_items_in(s->live, s->live_bytes) - 1;
+        else
+            s->no_room = 1;
+    }
+    if (n < s->kept)
+        __atomic_store_n(&s->live->count, n + 2, __ATOMIC_RELEASE); /* the head and frames 0..n */
+}
+
+/* The frame (parent, node, address), added if new; PLX_NO_INDEX when the tree is full. `region`:
+ * the frame is a region open (trace mode), `address` its id. */
+static uint32_t frame_of(struct plx_samples *s, uint32_t parent, uint32_t node, uint64_t address,
+                         int region)
+{
+    for (uint32_t i = hash(parent, node, address, region) & s->mask;; i = (i + 1) & s->mask) {
         uint32_t f = s->slots[i];
         if (f == 0) {
             if (s->n >= s->cap)
                 return PLX_NO_INDEX;
-            s->frames[s->n] = (struct frame){address, 0, parent, node};
+            uint32_t module = region ? REGION_MODULE : address ? plx_module_known(address - 1) : PLX_NO_INDEX;
+            s->frames[s->n] = (struct frame){parent, node, module, 0, address, 0};
+            publish(s, s->n);
             s->slots[i] = ++s->n;
             return s->n - 1;
         }
         struct frame *fr = &s->frames[f - 1];
-        if (fr->address == address && fr->parent == parent && fr->node == node)
+        if (fr->address == address && fr->parent == parent && fr->node == node &&
+            (fr->module == REGION_MODULE) == region)
             return f - 1;
     }
 }
@@ -195,21 +263,48 @@ static int unwind(ucontext_t *uc, uintptr_t cut, uint64_t *out)
     }
     return n;
 }
+
+/* The whole interrupted stack from libunwind's fast trace (unw_backtrace: on x86_64 a per-thread
+ * table of each code address's frame layout; once the addresses are in it, no lock and no
+ * system call, where each unw_step takes the global cache's lock and masks signals twice). It
+ * starts in this handler: the interrupted frames follow the one at the interrupted pc; callers
+ * are their return addresses. -1 when that frame is not among the first HANDLER_FRAMES (the step
+ * path then). */
+#define HANDLER_FRAMES 8
+static int unwind_fast(const ucontext_t *uc, uint64_t *out)
+{
+    void *b[MAX_FRAMES + HANDLER_FRAMES];
+    int n = u_backtrace(b, MAX_FRAMES + HANDLER_FRAMES);
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    for (int i = 0; i < n && i < HANDLER_FRAMES; i++) {
+        if ((uintptr_t)b[i] != pc)
+            continue;
+        int k = 0;
+        out[k++] = pc + 1;
+        for (; i + k < n && k < MAX_FRAMES; k++)
+            out[k] = (uint64_t)(uintptr_t)b[i + k];
+        return k;
+    }
+    return -1;
+}
 #endif
 
 static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (pc >= loader_lo && pc < loader_hi) {
-        s->lost_loader++; /* may hold the loader's lock, which the unwinder's lookups take */
+        s->head->lost_loader++; /* may hold the loader's lock, which the unwinder's lookups take */
         return;
     }
     uint64_t st[MAX_FRAMES];
     int n = 0;
 #ifdef PLX_HAVE_LIBUNWIND
-    n = unwind(uc, cut_of(t, s), st);
+    uintptr_t cut = cut_of(t, s);
+    /* with a cut the frames' stack pointers are needed: only the step path has them */
+    n = !cut && u_backtrace ? unwind_fast(uc, st) : -1;
+    if (n < 0)
+        n = unwind(uc, cut, st);
 #endif
-    s->taken++;
     uint32_t node = t->cur ? t->cur - 1 : PLX_NO_INDEX; /* as numbered in ThreadProfile */
     uint32_t f = PLX_NO_INDEX;
     int full = 0;
@@ -222,36 +317,64 @@ static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
         for (uint32_t i = 0; i < d && !full; i++) {
             if (t->stack[i].node == PLX_NO_INDEX)
                 continue;
-            f = frame_of(s, f, PLX_NO_INDEX, REGION_FRAME | t->stack[i].region);
+            f = frame_of(s, f, PLX_NO_INDEX, t->stack[i].region, 1);
             full = f == PLX_NO_INDEX;
         }
     }
     if (full) {
     } else if (n == 0 && f != PLX_NO_INDEX) { /* in the innermost region's own code */
     } else if (n == 0) { /* in the instrumented call's own code: the node's own sample */
-        f = frame_of(s, PLX_NO_INDEX, node, 0);
+        f = frame_of(s, PLX_NO_INDEX, node, 0, 0);
     } else {
         for (int k = n - 1; k >= 0; k--) {
-            f = frame_of(s, f, f == PLX_NO_INDEX ? node : 0, st[k]);
+            f = frame_of(s, f, f == PLX_NO_INDEX ? node : 0, st[k], 0);
             if (f == PLX_NO_INDEX)
                 break;
         }
     }
     if (f == PLX_NO_INDEX) {
-        s->taken--;
-        s->lost_full++;
+        s->head->lost_full++;
         return;
     }
     s->frames[f].samples++;
+    s->head->taken++; /* after its frame: a kill between leaves the frames one ahead, never behind */
+}
+
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* A SIGTRAP no event of ours raised (a breakpoint, the program's own): as without the sampler. */
+static void pass_trap(int sig, siginfo_t *si, void *uc)
+{
+    if (prev_trap.sa_flags & SA_SIGINFO) {
+        prev_trap.sa_sigaction(sig, si, uc);
+    } else if (prev_trap.sa_handler == SIG_DFL) {
+        /* its default action once this handler returns (SIGTRAP is blocked until then) */
+        __sigaction(SIGTRAP, &prev_trap, NULL); /* the C library's: sigaction() keeps ours */
+        raise(SIGTRAP);
+    } else if (prev_trap.sa_handler != SIG_IGN) {
+        prev_trap.sa_handler(sig);
+    }
+}
+
+static int is_sample(int sig, const siginfo_t *si, const struct plx_samples *s)
+{
+    if (sig == SIGTRAP)
+        return si->si_code == TRAP_PERF_CODE && SI_PERF_DATA(si) == TRAP_DATA;
+    return s && si->si_code == POLL_IN && si->si_fd == s->fd;
 }
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
-    (void)sig;
     int saved = errno;
     struct plx_thread *t = plx_self;
     struct plx_samples *s = t ? t->samples : NULL;
-    if (s && si->si_code == POLL_IN && si->si_fd == s->fd && atomic_load_explicit(&s->on, memory_order_acquire)) {
+    if (!is_sample(sig, si, s)) {
+        if (sig == SIGTRAP)
+            pass_trap(sig, si, ucv);
+        errno = saved;
+        return;
+    }
+    if (s && atomic_load_explicit(&s->on, memory_order_acquire)) {
         atomic_store(&s->busy, 1); /* before `stopped` is read: plx_stack_sampler_stop waits */
         /* libunwind takes its own mutexes: the interposed pthread_mutex_lock must pass straight
          * through, never record into the thread's state the signal interrupted */
@@ -264,6 +387,9 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     errno = saved;
 }
 
+static int trap_events_work(void);
+static int traced(void);
+
 void plx_stack_sampler_init(void)
 {
     enabled = 0;
@@ -271,20 +397,36 @@ void plx_stack_sampler_init(void)
         return;
     period_ns = 1000000000ull / plx_cfg.sample_hz;
     dl_iterate_phdr(find_loader, NULL);
+    use_trap = plx_cfg.sample_signal != 1 && !traced() && trap_events_work();
+    int sig = use_trap ? SIGTRAP : SAMPLE_SIGNAL;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask); /* nothing else interrupts a sample */
-    if (sigaction(SAMPLE_SIGNAL, &sa, NULL) != 0) {
-        plx_warn("call-stack sampling off: cannot handle signal %d: %s", SAMPLE_SIGNAL, strerror(errno));
+    if (sigaction(sig, &sa, use_trap ? &prev_trap : NULL) != 0) {
+        plx_warn("call-stack sampling off: cannot handle signal %d: %s", sig, strerror(errno));
         return;
     }
     atomic_store(&stopped, 0);
     enabled = 1;
+    atomic_store(&trap_kept, use_trap);
 }
 
-static int open_event(void)
+int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *old)
+{
+    if (!atomic_load(&trap_kept))
+        return 0;
+    struct sigaction prev = prev_trap;
+    if (act)
+        prev_trap = *act;
+    if (old)
+        *old = prev;
+    return 1;
+}
+
+/* The calling thread's cpu-clock event, disabled; -1 when the kernel refuses it. */
+static int event_open(int trap)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -294,11 +436,45 @@ static int open_event(void)
     a.sample_period = period_ns;
     a.disabled = 1;
     a.exclude_hv = 1;
+    if (trap) {
+        a.sigtrap = 1;
+        a.remove_on_exec = 1; /* the kernel's condition for sigtrap */
+        a.sig_data = TRAP_DATA;
+    }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) {
         a.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
         fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
+    return fd;
+}
+
+/* Whether this kernel has sigtrap events (Linux 5.13). */
+static int trap_events_work(void)
+{
+    int fd = event_open(1);
+    if (fd >= 0)
+        plx_sys_close(fd);
+    return fd >= 0;
+}
+
+/* A debugger tracing the process would stop it at every SIGTRAP. */
+static int traced(void)
+{
+    char buf[2048];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? plx_sys_read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        plx_sys_close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *p = strstr(buf, "TracerPid:");
+    return p && atoi(p + 10) != 0;
+}
+
+/* The thread's sampling event, high in the descriptor table, signalling this thread. */
+static int open_event(void)
+{
+    int fd = event_open(use_trap);
     if (fd < 0)
         return -1;
     /* out of the way of a program that dup2()s onto low descriptors */
@@ -307,6 +483,8 @@ static int open_event(void)
         plx_sys_close(fd);
         fd = high;
     }
+    if (use_trap)
+        return fd; /* the event raises SIGTRAP on the thread it counts */
     struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
     if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) != 0 ||
         fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0) {
@@ -325,11 +503,49 @@ static void warm_up(void)
 #ifdef PLX_HAVE_LIBUNWIND
     ucontext_t uc;
     unw_cursor_t c;
+    if (u_backtrace) { /* its per-thread frame cache: malloc, pthread_setspecific on first use */
+        void *b[4];
+        u_backtrace(b, 4);
+    }
     if (getcontext(&uc) != 0 || u_init(&c, (unw_context_t *)&uc, 0) < 0)
         return;
     for (int i = 0; i < 4 && u_step(&c) > 0; i++)
         ;
 #endif
+}
+
+/* The head and frames in `live.<thread>.samples` (spec/format.md "Live files"): its first
+ * frames backed by the disk, the rest grown into as the tree grows; memory where no file can be
+ * made (said once). */
+static int map_tree(struct plx_thread *t, struct plx_samples *s)
+{
+    struct head *items = plx_live_map_open("samples", t->index, sizeof(struct frame), s->cap + 1,
+                                           LIVE_FIRST + 1, &s->live, &s->live_fd, &s->live_bytes);
+    if (!items)
+        return -1;
+    s->head = items;
+    s->frames = (struct frame *)items + 1;
+    s->head->period_ns = period_ns;
+    s->kept = s->live_bytes ? plx_live_items_in(s->live, s->live_bytes) - 1 : s->cap;
+    s->no_room = s->live_fd < 0;
+    s->live->count = 1;
+    return 0;
+}
+
+/* The tree's memory and live file; the file is removed (its content is in the records, or the
+ * process is a fork()ed child and the file its parent's). `unmap`: the tree's memory too (no
+ * other thread's handler can hold it). */
+static void drop_tree(struct plx_thread *t, struct plx_samples *s, int remove, int unmap)
+{
+    if (s->live_fd >= 0)
+        plx_sys_close(s->live_fd);
+    s->live_fd = -1;
+    if (remove && s->live_bytes)
+        plx_live_remove("samples", t->index);
+    if (!unmap)
+        return;
+    plx_live_unmap(s->live);
+    munmap(s, s->bytes);
 }
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -348,8 +564,7 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
     uint32_t cap = (uint32_t)plx_cfg.sample_nodes;
     uint32_t slots = pow2_at_least(cap * 2);
     size_t head = (sizeof(struct plx_samples) + 63) & ~(size_t)63;
-    size_t bytes = head + (size_t)cap * sizeof(struct frame) + (size_t)slots * 4 +
-                   (size_t)t->max_depth * sizeof(struct cut);
+    size_t bytes = head + (size_t)slots * 4 + (size_t)t->max_depth * sizeof(struct cut);
     char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
         return;
@@ -357,8 +572,7 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
     s->bytes = bytes;
     s->cap = cap;
     s->mask = slots - 1;
-    s->frames = (struct frame *)(mem + head);
-    s->slots = (uint32_t *)(s->frames + cap);
+    s->slots = (uint32_t *)(mem + head);
     s->cuts = (struct cut *)(s->slots + slots);
     s->fd = open_event();
     if (s->fd < 0) {
@@ -366,6 +580,11 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
         if (!atomic_exchange(&warned, 1))
             plx_warn("call-stack sampling: perf_event_open(cpu-clock) failed: %s; threads without "
                      "it are not sampled", strerror(errno));
+        munmap(mem, bytes);
+        return;
+    }
+    if (map_tree(t, s) != 0) {
+        plx_sys_close(s->fd);
         munmap(mem, bytes);
         return;
     }
@@ -405,20 +624,19 @@ void plx_stack_sampler_write(struct plx_thread *t)
     s->fd = -1;
     struct plx_rec rec;
     plx_rec_init(&rec);
-    plx_enc_sample_tree(&rec, t->index, period_ns, s->taken, s->lost_full, s->lost_loader, s->n);
+    const struct head *h = s->head;
+    plx_enc_sample_tree(&rec, t->index, period_ns, h->taken, h->lost_full, h->lost_loader, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         const struct frame *f = &s->frames[i];
-        uint32_t module = f->address & REGION_FRAME ? REGION_MODULE
-                          : f->address                ? plx_module_of(f->address - 1)
-                                                      : PLX_NO_INDEX;
+        uint32_t module = f->module != PLX_NO_INDEX || !f->address ? f->module
+                                                                   : plx_module_of(f->address - 1);
         plx_enc_sample_tree_frames(&rec, f->parent, f->parent == PLX_NO_INDEX ? f->node : PLX_NO_INDEX,
-                                   module, f->address & ~REGION_FRAME, f->samples);
+                                   module, f->address, f->samples);
     }
     plx_rec_write(&rec, 0);
     t->samples = NULL;
     /* another thread's handler may still hold the pointer: its tree stays (the process ends) */
-    if (t == plx_self)
-        munmap(s, s->bytes);
+    drop_tree(t, s, 1, t == plx_self);
 }
 
 static void quiesce_thread(struct plx_thread *t)
@@ -448,7 +666,7 @@ void plx_stack_sampler_after_fork(struct plx_thread *t)
     if (s->fd >= 0)
         plx_sys_close(s->fd);
     t->samples = NULL;
-    munmap(s, s->bytes);
+    drop_tree(t, s, 0, 1); /* the file is the parent's */
     atomic_store(&stopped, 0);
     plx_stack_sampler_thread_start(t);
 }

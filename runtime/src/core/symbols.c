@@ -138,7 +138,8 @@ static int add_module(struct dl_phdr_info *di, size_t size, void *data)
     m->hi = hi;
     note_build_id(di, lo, hi, m->build_id, sizeof m->build_id);
     write_module(nmodules);
-    nmodules++;
+    /* published whole, its Module record written: plx_module_known reads without the lock */
+    __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -397,6 +398,18 @@ uint32_t plx_module_of(uintptr_t addr)
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
     return m ? (uint32_t)(m - modules) : PLX_NO_INDEX;
+}
+
+/* Async-signal-safe (no lock, no lookup of new modules): the module holding addr among those
+ * already recorded, PLX_NO_INDEX if none. Entries are never changed once published. */
+uint32_t plx_module_known(uintptr_t addr)
+{
+    const struct module *m = modules;
+    uint32_t n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; m && i < n; i++)
+        if (addr >= m[i].lo && addr < m[i].hi)
+            return i;
+    return PLX_NO_INDEX;
 }
 
 void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)

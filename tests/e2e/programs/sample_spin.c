@@ -3,7 +3,8 @@
  * Built plain (gcc/clang -O2 -g -fomit-frame-pointer, no instrumentation). -DREGION: alpha runs
  * inside the API region "solve"; -DMPI: every rank does the same between MPI_Init and
  * MPI_Finalize; -DDEEP: everything runs 80 calls deep (more frames than a small sample tree);
- * -DLIBM: the spin loop calls libm's cos (frames in a shared library). */
+ * -DLIBM: the spin loop calls libm's cos (frames in a shared library); -DKILL: once both threads
+ * have spun, main prints "ready PID" and both threads block forever (for a SIGKILL). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,11 @@
 #endif
 #ifdef MPI
 #include <mpi.h>
+#endif
+#ifdef KILL
+#include <semaphore.h>
+#include <unistd.h>
+static sem_t spun;
 #endif
 
 #ifdef REGION
@@ -68,6 +74,12 @@ static void *worker(void *arg)
 {
     (void)arg;
     gamma_(0.6);
+#ifdef KILL
+    fflush(stdout);
+    sem_post(&spun);
+    for (;;)
+        pause();
+#endif
     return NULL;
 }
 
@@ -88,6 +100,14 @@ __attribute__((noinline)) static int work(int depth)
     plx_region_end("solve");
 #endif
     beta(0.3);
+#ifdef KILL
+    while (sem_wait(&spun) != 0)
+        ;
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    for (;;)
+        pause();
+#endif
     pthread_join(th, NULL);
     return 0;
 }
@@ -96,6 +116,9 @@ int main(int argc, char **argv)
 {
 #ifdef MPI
     MPI_Init(&argc, &argv);
+#endif
+#ifdef KILL
+    sem_init(&spun, 0, 0);
 #endif
     int depth = 0;
 #ifdef DEEP

@@ -153,7 +153,7 @@ pub(crate) fn measured_ranks(c: &ClockSyncSkipped) -> Option<u32> {
 
 /// A sampled thread's samples lost, for every reason.
 pub(crate) fn samples_lost(s: &SampleStats) -> u64 {
-    s.lost_full + s.lost_loader
+    s.lost()
 }
 
 fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
@@ -439,8 +439,18 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
         if lost > 0 {
             write!(
                 out,
-                " ({} with the sample tree full, {} in the dynamic loader)",
+                " ({} with the sample tree full, {} in the dynamic loader",
                 s.lost_full, s.lost_loader
+            )?;
+            if s.recovered {
+                write!(out, ", {} not kept on the disk", s.lost_not_kept)?;
+            }
+            write!(out, ")")?;
+        }
+        if s.recovered {
+            write!(
+                out,
+                "; recovered from its live file (the process was killed before writing them)"
             )?;
         }
         writeln!(out)?;

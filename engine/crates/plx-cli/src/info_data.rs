@@ -33,6 +33,8 @@ fn thread_json(t: &ThreadModel) -> Value {
             "lost": samples_lost(&s),
             "lost_tree_full": s.lost_full,
             "lost_in_loader": s.lost_loader,
+            "lost_not_kept": s.lost_not_kept,
+            "recovered": s.recovered,
         })),
     })
 }

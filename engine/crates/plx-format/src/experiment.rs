@@ -597,6 +597,23 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
                 ),
             ));
         }
+        if let Some(d) = data.filter(|d| d.recovered.samples.is_some()) {
+            let path = d.recovered.samples.as_deref().unwrap_or(Path::new(""));
+            let lost = match d.recovered.samples_not_kept {
+                0 => String::new(),
+                n => format!(
+                    "; {n} samples the runtime kept in memory only (no room on the disk to grow the file) were lost"
+                ),
+            };
+            warnings.push(Warning::file(
+                &ppath,
+                WarningKind::Recovered,
+                format!(
+                    "thread {th}: call-stack samples recovered from {} (the process was killed before writing them){lost}",
+                    file_name_of(path)
+                ),
+            ));
+        }
         if let Some(path) = data.and_then(|d| d.recovered.profile.as_ref()) {
             warnings.push(Warning::file(
                 &ppath,

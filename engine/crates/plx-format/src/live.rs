@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::mpi::{Direction, MessageStats};
 use crate::process::ProcessData;
-use crate::records::{ProfileNode, ThreadProfile, NONE_U32};
+use crate::records::{ProfileNode, SampleTree, SampleTreeFramesItem, ThreadProfile, NONE_U32};
 use crate::schema;
 use crate::sync::SyncStats;
 use crate::trace::{read_some_at, TraceIndex};
@@ -30,6 +30,8 @@ pub const LIVE_NODE_LEN: u16 = schema::LIVE_NODES_ITEM_SIZE as u16;
 pub const LIVE_MPI_LEN: u16 = schema::LIVE_MPI_ITEM_SIZE as u16;
 /// Size of a `sync` item.
 pub const LIVE_SYNC_LEN: u16 = schema::LIVE_SYNC_ITEM_SIZE as u16;
+/// Size of a `samples` item (a frame, or item 0 the head).
+pub const LIVE_SAMPLES_LEN: u16 = schema::LIVE_SAMPLES_ITEM_SIZE as u16;
 
 /// What a live file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,6 +44,8 @@ pub enum LiveKind {
     Sync,
     /// `trace`: the thread's trace buffer (word 0 the base ticks, then event words).
     Trace,
+    /// `samples`: the thread's call-stack samples (item 0 the head, then the SampleTree frames).
+    Samples,
 }
 
 impl LiveKind {
@@ -52,6 +56,7 @@ impl LiveKind {
             LiveKind::Mpi => "mpi",
             LiveKind::Sync => "sync",
             LiveKind::Trace => "trace",
+            LiveKind::Samples => "samples",
         }
     }
 
@@ -62,6 +67,7 @@ impl LiveKind {
             "mpi" => Some(LiveKind::Mpi),
             "sync" => Some(LiveKind::Sync),
             "trace" => Some(LiveKind::Trace),
+            "samples" => Some(LiveKind::Samples),
             _ => None,
         }
     }
@@ -73,6 +79,7 @@ impl LiveKind {
             LiveKind::Mpi => LIVE_MPI_LEN,
             LiveKind::Sync => LIVE_SYNC_LEN,
             LiveKind::Trace => 8,
+            LiveKind::Samples => LIVE_SAMPLES_LEN,
         }
     }
 
@@ -260,6 +267,35 @@ impl LiveMpiEntry {
     }
 }
 
+/// One frame of a `samples` file (32 bytes): item `i > 0` is frame `i − 1` of the thread's
+/// SampleTree, with the same fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveSampleFrame {
+    /// Calling frame (a frame index, not an item), [`NONE_U32`] for an outermost frame.
+    pub parent: u32,
+    /// Outermost frames: the ThreadProfile node open when sampled, [`NONE_U32`] the root.
+    pub node: u32,
+    /// Module record of `address`, [`NONE_U32`] when none was recorded yet when sampled.
+    pub module: u32,
+    /// Return address, or the interrupted instruction's + 1.
+    pub address: u64,
+    /// Samples whose innermost frame this is.
+    pub samples: u64,
+}
+
+/// Item 0 of a `samples` file: the totals of the thread's SampleTree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveSampleHead {
+    /// The sampling period, ns of the thread's CPU time.
+    pub period_ns: u64,
+    /// Samples taken (each counted in a frame).
+    pub samples: u64,
+    /// Samples lost: the tree was full.
+    pub lost_full: u64,
+    /// Samples lost: the thread was in the dynamic loader.
+    pub lost_loader: u64,
+}
+
 /// One slot of a `sync` file's hash table (64 bytes); only slots with `used` = 1 hold data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LiveSyncEntry {
@@ -427,6 +463,57 @@ pub struct LiveFiles {
     pub sync: BTreeMap<u32, LiveSync>,
     /// `live.<slot>.trace` files of threads that had events in their buffer.
     pub trace: Vec<LiveTrace>,
+    /// `live.<thread>.samples` files that passed validation.
+    pub samples: BTreeMap<u32, LiveSamples>,
+}
+
+/// A `live.<thread>.samples` file, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveSamples {
+    /// The file.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: LiveHeader,
+    /// Item 0: the totals.
+    pub head: LiveSampleHead,
+    /// The frames the file holds (items 1 to count − 1).
+    pub frames: Vec<LiveSampleFrame>,
+}
+
+impl LiveSamples {
+    /// The SampleTree the thread would have written, of the frames the file holds.
+    pub fn sample_tree(&self) -> SampleTree {
+        SampleTree {
+            thread: self.header.thread,
+            period_ns: self.head.period_ns,
+            samples: self.frame_samples(),
+            lost_full: self.head.lost_full,
+            lost_loader: self.head.lost_loader,
+            frames: self
+                .frames
+                .iter()
+                .map(|f| SampleTreeFramesItem {
+                    parent: f.parent,
+                    node: f.node,
+                    module: f.module,
+                    address: f.address,
+                    samples: f.samples,
+                })
+                .collect(),
+        }
+    }
+
+    /// Samples the head counts that no frame of the file holds: taken in frames the runtime
+    /// kept in memory only (the disk had no room to grow the file), lost with the process.
+    pub fn not_kept(&self) -> u64 {
+        self.head.samples.saturating_sub(self.frame_samples())
+    }
+
+    fn frame_samples(&self) -> u64 {
+        self.frames
+            .iter()
+            .fold(0u64, |n, f| n.saturating_add(f.samples))
+    }
 }
 
 /// A `live.<slot>.trace` file, read: the events its thread had not yet written as a chunk.
@@ -530,6 +617,23 @@ impl LiveFiles {
                         );
                     }
                 }
+                Some(LiveKind::Samples) => {
+                    let mut items = Vec::new();
+                    let header = read_live(path, LiveKind::Samples, thread, warnings, |b| {
+                        items.push(b.to_vec())
+                    });
+                    if let (Some(header), Some((head, frames))) = (header, items.split_first()) {
+                        live.samples.insert(
+                            thread,
+                            LiveSamples {
+                                path: path.clone(),
+                                header,
+                                head: LiveSampleHead::decode(head),
+                                frames: frames.iter().map(|b| LiveSampleFrame::decode(b)).collect(),
+                            },
+                        );
+                    }
+                }
                 Some(LiveKind::Trace) => {
                     let mut words = Vec::new();
                     let header = read_live(path, LiveKind::Trace, thread, warnings, |b| {
@@ -569,6 +673,7 @@ impl LiveFiles {
             && self.mpi.is_empty()
             && self.sync.is_empty()
             && self.trace.is_empty()
+            && self.samples.is_empty()
     }
 
     /// Puts the live data in place of the records `process` lacks (noted in
@@ -580,7 +685,8 @@ impl LiveFiles {
     /// * a thread with an `mpi` file gets its used slots as MessageStats, in place of any
     ///   records (one record per entry: a process killed while writing them leaves only some);
     /// * likewise a thread with a `sync` file gets its used slots as SyncStats (a hold still in
-    ///   progress counts up to the latest time known for the process).
+    ///   progress counts up to the latest time known for the process);
+    /// * a thread with no SampleTree but a `samples` file gets the file's tree.
     ///
     /// `nodes` files of threads that have a ThreadProfile are ignored (the process was killed
     /// after writing it, before removing the file). Returns the threads recovered, by kind.
@@ -649,6 +755,16 @@ impl LiveFiles {
                 data.recovered.sync = Some(live.path.clone());
                 done.push((*th, LiveKind::Sync));
             }
+        }
+        for (th, live) in &self.samples {
+            let data = process.thread_mut(*th);
+            if data.sample_tree.is_some() {
+                continue; // written before the process was killed: the record is whole
+            }
+            data.sample_tree = Some(live.sample_tree());
+            data.recovered.samples = Some(live.path.clone());
+            data.recovered.samples_not_kept = live.not_kept();
+            done.push((*th, LiveKind::Samples));
         }
         done
     }

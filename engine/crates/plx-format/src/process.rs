@@ -65,6 +65,10 @@ pub struct Recovered {
     pub messages: Option<PathBuf>,
     /// `live.<thread>.sync`, if the synchronization statistics come from it.
     pub sync: Option<PathBuf>,
+    /// `live.<thread>.samples`, if the call-stack samples come from it.
+    pub samples: Option<PathBuf>,
+    /// Samples its head counted that none of its frames holds (lost with the process).
+    pub samples_not_kept: u64,
 }
 
 /// The decoded content of one `process.plx` (or `process.N.plx`).

@@ -383,6 +383,36 @@ pub mod live_sync {
     /// `hold_start` (u64).
     pub const HOLD_START: usize = 56;
 }
+/// Size of a `samples` live item.
+pub const LIVE_SAMPLES_ITEM_SIZE: usize = 32;
+/// Field offsets of a `samples` live item.
+pub mod live_samples {
+    /// `parent` (u32).
+    pub const PARENT: usize = 0;
+    /// `node` (u32).
+    pub const NODE: usize = 4;
+    /// `module` (u32).
+    pub const MODULE: usize = 8;
+    /// `padding` (pad).
+    pub const PADDING: usize = 12;
+    /// `address` (u64).
+    pub const ADDRESS: usize = 16;
+    /// `samples` (u64).
+    pub const SAMPLES: usize = 24;
+}
+/// Size of a `samples_head` live item.
+pub const LIVE_SAMPLES_HEAD_ITEM_SIZE: usize = 32;
+/// Field offsets of a `samples_head` live item.
+pub mod live_samples_head {
+    /// `period_ns` (u64).
+    pub const PERIOD_NS: usize = 0;
+    /// `samples` (u64).
+    pub const SAMPLES: usize = 8;
+    /// `lost_full` (u64).
+    pub const LOST_FULL: usize = 16;
+    /// `lost_loader` (u64).
+    pub const LOST_LOADER: usize = 24;
+}
 /// Size of a `mpi` live item.
 pub const LIVE_MPI_ITEM_SIZE: usize = 56;
 /// Field offsets of a `mpi` live item.
@@ -2541,6 +2571,62 @@ impl crate::live::LiveSyncEntry {
         b[40..48].copy_from_slice(&self.hold_ticks.to_le_bytes());
         b[48..56].copy_from_slice(&self.releases.to_le_bytes());
         b[56..64].copy_from_slice(&self.hold_start.to_le_bytes());
+        b
+    }
+}
+
+impl crate::live::LiveSampleFrame {
+    /// Decodes one `samples` item (at least 32 bytes).
+    pub fn decode(b: &[u8]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::live::LiveSampleFrame {
+            parent: at(0, 4) as u32,
+            node: at(4, 4) as u32,
+            module: at(8, 4) as u32,
+            address: at(16, 8),
+            samples: at(24, 8),
+        }
+    }
+
+    /// Encodes one `samples` item (padding zero).
+    pub fn encode(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(&self.parent.to_le_bytes());
+        b[4..8].copy_from_slice(&self.node.to_le_bytes());
+        b[8..12].copy_from_slice(&self.module.to_le_bytes());
+        b[16..24].copy_from_slice(&self.address.to_le_bytes());
+        b[24..32].copy_from_slice(&self.samples.to_le_bytes());
+        b
+    }
+}
+
+impl crate::live::LiveSampleHead {
+    /// Decodes one `samples_head` item (at least 32 bytes).
+    pub fn decode(b: &[u8]) -> Self {
+        let at = |o: usize, n: usize| {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[o..o + n]);
+            u64::from_le_bytes(a)
+        };
+        crate::live::LiveSampleHead {
+            period_ns: at(0, 8),
+            samples: at(8, 8),
+            lost_full: at(16, 8),
+            lost_loader: at(24, 8),
+        }
+    }
+
+    /// Encodes one `samples_head` item (padding zero).
+    pub fn encode(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..8].copy_from_slice(&self.period_ns.to_le_bytes());
+        b[8..16].copy_from_slice(&self.samples.to_le_bytes());
+        b[16..24].copy_from_slice(&self.lost_full.to_le_bytes());
+        b[24..32].copy_from_slice(&self.lost_loader.to_le_bytes());
         b
     }
 }

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use plx_format::live::{LiveHeader, LiveKind, LiveMpiEntry, LIVE_HEADER_LEN};
+use plx_format::live::{
+    LiveHeader, LiveKind, LiveMpiEntry, LiveSampleFrame, LiveSampleHead, LIVE_HEADER_LEN,
+};
+use plx_format::records::{Record, SampleTree, SampleTreeFramesItem};
 use plx_format::synth::{live_tree, NodeSpec, SynthProcess};
 use plx_format::writer::{live_file_bytes, live_mpi_bytes, live_nodes_bytes};
 use plx_format::{
@@ -418,4 +421,100 @@ fn garbage_inside_a_valid_live_file_does_not_panic() {
     let e = Experiment::open(dir.parent().unwrap().parent().unwrap()).unwrap();
     let odd = dir.with_file_name("live.5.nodes");
     assert!(e.warnings.iter().any(|w| w.path == odd), "{:?}", e.warnings);
+}
+
+fn sample_frame(parent: u32, node: u32, address: u64, samples: u64) -> LiveSampleFrame {
+    LiveSampleFrame {
+        parent,
+        node,
+        module: 0,
+        address,
+        samples,
+    }
+}
+
+/// A `live.<thread>.samples` file: the head, then `frames`, room for 8 more.
+fn live_samples_bytes(thread: u32, head: LiveSampleHead, frames: &[LiveSampleFrame]) -> Vec<u8> {
+    let count = frames.len() as u32 + 1;
+    let mut items = head.encode().to_vec();
+    items.extend(frames.iter().flat_map(|f| f.encode()));
+    live_file_bytes(
+        &LiveHeader::new(LiveKind::Samples, thread, count, count + 8),
+        &items,
+    )
+}
+
+#[test]
+fn live_samples_are_the_sample_tree_of_a_thread_without_one() {
+    // thread 0 left only its live samples: 12 taken, 10 of them in the frames the file holds
+    // (2 in frames the disk had no room for); thread 1 wrote its SampleTree, its file is stale
+    let d = tmp("samples");
+    let head = LiveSampleHead {
+        period_ns: 1_000_000,
+        samples: 12,
+        lost_full: 1,
+        lost_loader: 2,
+    };
+    let frames = [
+        sample_frame(NONE_U32, NONE_U32, 0x1000, 0),
+        sample_frame(0, 0, 0x1100, 9),
+        sample_frame(0, 0, 0x1200, 1),
+    ];
+    let written = SampleTree {
+        thread: 1,
+        period_ns: 1_000_000,
+        samples: 4,
+        lost_full: 0,
+        lost_loader: 0,
+        frames: vec![SampleTreeFramesItem {
+            parent: NONE_U32,
+            node: NONE_U32,
+            module: 0,
+            address: 0x2000,
+            samples: 4,
+        }],
+    };
+    let mut p = killed();
+    p.file("live.0.samples", live_samples_bytes(0, head, &frames))
+        .file("live.1.samples", live_samples_bytes(1, head, &frames))
+        .record(Record::SampleTree(written.clone()));
+    let dir = p.write(&d).unwrap();
+    let e = Experiment::open(&d).unwrap();
+    let img = &e.images[0];
+    let t0 = &img.process.threads[&0];
+    let tree = t0.sample_tree.as_ref().unwrap();
+    assert_eq!(
+        (
+            tree.thread,
+            tree.period_ns,
+            tree.samples,
+            tree.lost_full,
+            tree.lost_loader
+        ),
+        (0, 1_000_000, 10, 1, 2)
+    );
+    let got: Vec<_> = tree
+        .frames
+        .iter()
+        .map(|f| (f.parent, f.node, f.module, f.address, f.samples))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (NONE_U32, NONE_U32, 0, 0x1000, 0),
+            (0, 0, 0, 0x1100, 9),
+            (0, 0, 0, 0x1200, 1)
+        ]
+    );
+    assert_eq!(t0.recovered.samples, Some(dir.join("live.0.samples")));
+    assert_eq!(t0.recovered.samples_not_kept, 2);
+    let t1 = &img.process.threads[&1];
+    assert_eq!(t1.sample_tree.as_ref(), Some(&written));
+    assert_eq!(t1.recovered.samples, None);
+    assert!(recovered_warnings(&e.warnings).contains(
+        &"thread 0: call-stack samples recovered from live.0.samples (the process was killed \
+          before writing them); 2 samples the runtime kept in memory only (no room on the disk \
+          to grow the file) were lost"
+            .to_string()
+    ));
 }

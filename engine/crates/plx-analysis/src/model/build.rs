@@ -233,9 +233,11 @@ pub(super) fn build_process(
             sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
                 img.clock.seconds(t)
             }),
-            samples: data
-                .and_then(|d| d.sample_tree.as_ref())
-                .map(SampleStats::of),
+            samples: data.and_then(|d| {
+                d.sample_tree
+                    .as_ref()
+                    .map(|t| SampleStats::of(t, &d.recovered))
+            }),
         };
         let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);

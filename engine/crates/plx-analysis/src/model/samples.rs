@@ -4,6 +4,7 @@
 
 use super::*;
 use plx_format::records::SampleTree;
+use plx_format::Recovered;
 
 /// What a thread's samples were: taken, and lost (for `plx info`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -16,16 +17,28 @@ pub struct SampleStats {
     pub lost_full: u64,
     /// Samples lost: the thread was in the dynamic loader.
     pub lost_loader: u64,
+    /// The samples come from the thread's live file: its process was killed before writing them.
+    pub recovered: bool,
+    /// Samples lost with the killed process: the runtime kept their frames in memory only (the
+    /// disk had no room to grow the live file).
+    pub lost_not_kept: u64,
 }
 
 impl SampleStats {
-    pub(super) fn of(t: &SampleTree) -> Self {
+    pub(super) fn of(t: &SampleTree, recovered: &Recovered) -> Self {
         SampleStats {
             period_ns: t.period_ns,
             samples: t.samples,
             lost_full: t.lost_full,
             lost_loader: t.lost_loader,
+            recovered: recovered.samples.is_some(),
+            lost_not_kept: recovered.samples_not_kept,
         }
+    }
+
+    /// Samples lost, for every reason.
+    pub fn lost(&self) -> u64 {
+        self.lost_full + self.lost_loader + self.lost_not_kept
     }
 }
 
