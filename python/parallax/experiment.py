@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import hatchet as _hatchet
 from .callpaths import NA, SEPARATOR, CallpathArray, Paths
 
 # the Parquet export's tables (docs/exports/parquet.md)
@@ -107,10 +108,19 @@ class Experiment:
         return self._cache["tree"]
 
     @property
+    def info(self):
+        """plx info DIR --format json, as a dict: each process's command line, host, start
+        (start_realtime_ns), MPI world size, threads and the runtime's version (written_by)."""
+        if "info" not in self._cache:
+            self._cache["info"] = self._json("info", self.path)
+        return self._cache["info"]
+
+    @property
     def profiles(self):
         """One row per thread and callpath: node (the MPI rank, else the process's position),
         context (0), thread, pid, host, thread_name, callpath (frames joined by ' => '),
-        function (the last frame), depth, calls, child_calls, exclusive_s, inclusive_s.
+        function (the last frame), depth, file and line (the function's source, "" and 0
+        where the debug information has none), calls, child_calls, exclusive_s, inclusive_s.
 
         The callpath column holds each row's path as an id into a tree of the paths (dtype
         "callpath"): a row's text is built when it is read, and comparing the column with a
@@ -119,7 +129,8 @@ class Experiment:
         if "profiles" not in self._cache:
             doc, paths = self._callpath_tree()
             cols = {k: [] for k in ("node", "thread", "pid", "host", "thread_name", "path",
-                                    "calls", "child_calls", "exclusive_s", "inclusive_s")}
+                                    "file", "line", "calls", "child_calls", "exclusive_s",
+                                    "inclusive_s")}
             for i, p in enumerate(doc["processes"]):
                 node = p["rank"] if p.get("rank") is not None else i
                 for t in p["threads"]:
@@ -129,8 +140,8 @@ class Experiment:
                         cols["pid"].append(p["pid"])
                         cols["host"].append(p["host"])
                         cols["thread_name"].append(t["name"])
-                        for k in ("path", "calls", "child_calls", "exclusive_s",
-                                  "inclusive_s"):
+                        for k in ("path", "file", "line", "calls", "child_calls",
+                                  "exclusive_s", "inclusive_s"):
                             cols[k].append(c[k])
             ids = np.array(cols.pop("path"), dtype=np.int64)
             df = pd.DataFrame({
@@ -143,6 +154,8 @@ class Experiment:
                 "callpath": CallpathArray(ids, paths),
                 "function": pd.Series([paths.name[i] for i in ids], dtype=object),
                 "depth": pd.Series([paths.depth[i] for i in ids], dtype="int64"),
+                "file": pd.Series(cols["file"], dtype=object),
+                "line": pd.Series(cols["line"], dtype="int64"),
                 "calls": pd.Series(cols["calls"], dtype="int64"),
                 "child_calls": pd.Series(cols["child_calls"], dtype="int64"),
                 "exclusive_s": pd.Series(cols["exclusive_s"], dtype="float64"),
@@ -265,68 +278,8 @@ class Experiment:
     # -- Hatchet
 
     def to_hatchet(self, total=False):
-        """A Hatchet GraphFrame of the callpath profiles: one node per callpath; metrics
-        time (exclusive s), time (inc) and calls. Per thread (index node, rank, thread: rank is
-        the profiles' node column) or, with total=True, the sum over threads (index node only,
-        the numbers of plx report --callpath's total table)."""
-        import hatchet
-        from hatchet.frame import Frame
-        from hatchet.graph import Graph
-        from hatchet.node import Node
-
-        doc, paths = self._callpath_tree()
-        if total:
-            rows = [{"rank": None, "thread": None, "path": c["path"], "calls": c["calls"],
-                     "time": c["exclusive_s"], "time (inc)": c["inclusive_s"]}
-                    for c in doc["total"]["callpaths"]]
-        else:
-            prof = self.profiles
-            cols = ("node", "thread", "calls", "exclusive_s", "inclusive_s")
-            rows = [{"rank": int(n), "thread": int(t), "path": int(i), "calls": c, "time": e,
-                     "time (inc)": inc}
-                    for i, n, t, c, e, inc in zip(prof["callpath"].array.path_ids,
-                                                  *(prof[k] for k in cols))]
-        # the graph: one node per distinct callpath of these rows, parents first (a path's
-        # parent has a smaller id)
-        used = set()
-        for r in rows:
-            i = r["path"]
-            while i != NA and i not in used:
-                used.add(i)
-                i = paths.parent[i]
-        nodes = {}
-        roots = []
-        for i in sorted(used):
-            parent = nodes.get(paths.parent[i])
-            n = Node(Frame({"name": paths.name[i], "type": "function"}), parent)
-            if parent is None:
-                roots.append(n)
-            else:
-                parent.add_child(n)
-            nodes[i] = n
-        graph = Graph(roots)
-        graph.enumerate_traverse()
-        records = [{"node": nodes[r["path"]], "name": paths.name[r["path"]], "rank": r["rank"],
-                    "thread": r["thread"], "calls": r["calls"], "time": r["time"],
-                    "time (inc)": r["time (inc)"]} for r in rows]
-        df = pd.DataFrame(records)
-        if total:
-            df = df.drop(columns=["rank", "thread"]).set_index("node")
-        else:
-            # every (rank, thread) has a row for every node (zeros where it never ran it), as
-            # Hatchet's multi-rank readers give
-            pairs = sorted(set(zip(df["rank"], df["thread"])))
-            df = df.set_index(["node", "rank", "thread"])
-            idx = pd.MultiIndex.from_tuples(
-                [(n, r, t) for n in nodes.values() for r, t in pairs],
-                names=["node", "rank", "thread"])
-            df = df.reindex(idx)
-            df["name"] = [n.frame["name"] for n, _, _ in idx]
-            df[["calls", "time", "time (inc)"]] = df[["calls", "time", "time (inc)"]].fillna(0)
-        df = df.sort_index()
-        gf = hatchet.GraphFrame(graph, df, ["time", "calls"], ["time (inc)"])
-        gf.metadata = {"experiment": os.path.abspath(self.path)}
-        return gf
+        """A Hatchet GraphFrame of the callpath profiles (parallax.hatchet.to_hatchet)."""
+        return _hatchet.to_hatchet(self, total=total)
 
 
 def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parallax.open)
@@ -335,17 +288,5 @@ def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parall
 
 
 def thicket(paths, plx=None):
-    """A Thicket (llnl-thicket) of several experiments: each run's callpath profile summed over
-    its threads (to_hatchet(total=True)), one profile per run, the call trees united."""
-    from thicket import Thicket
-
-    paths = [os.fspath(p) for p in paths]
-    if not paths:
-        raise ValueError("thicket() needs at least one experiment directory")
-    tks = [Thicket.thicketize_graphframe(open(p, plx=plx).to_hatchet(total=True),
-                                         os.path.abspath(p)) for p in paths]
-    if len(tks) == 1:
-        return tks[0]
-    return Thicket.concat_thickets(thickets=tks, axis="index", calltree="union",
-                                   disable_tqdm=True)
-
+    """A Thicket of the runs in directories `paths` (parallax.hatchet.thicket)."""
+    return _hatchet.thicket(open(p, plx=plx) for p in paths)

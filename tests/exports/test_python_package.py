@@ -1,5 +1,6 @@
-"""The parallax Python package (python/): its DataFrames, Hatchet GraphFrames and Thickets hold
-the engine's numbers — plx report --callpath, the text export, plx query — for real runs."""
+"""The parallax Python package (python/): its DataFrames hold the engine's numbers — plx report
+--callpath, the text export, plx query — for real runs (its Hatchet GraphFrames and Thickets:
+tests/python/test_hatchet.py)."""
 
 import csv
 import io
@@ -49,38 +50,6 @@ def test_profiles_are_plx_report(parallax, experiments):
     assert list(halos["calls"]) == [20, 20, 20, 20]
 
 
-def test_hatchet_graphframe_has_the_report_numbers(parallax, experiments):
-    require_module("hatchet", "Hatchet (pip install llnl-hatchet)")
-    exp = opened(parallax, experiments["life"])
-    gf = exp.to_hatchet()
-    df = gf.dataframe.reset_index()
-    prof = exp.profiles
-    # one graph node per distinct callpath
-    assert len(list(gf.graph.traverse())) == prof["callpath"].nunique()
-
-    def path(node):
-        return " => ".join(f.frame["name"] for f in node.path())
-
-    got = {(int(r["rank"]), int(r["thread"]), path(r["node"])): (r["calls"], r["time"])
-           for _, r in df.iterrows() if r["calls"] > 0}
-    want = {(r.node, r.thread, r.callpath): (r.calls, r.exclusive_s) for r in prof.itertuples()
-            if r.calls > 0}
-    assert got.keys() == want.keys()
-    for k in want:
-        assert got[k][0] == want[k][0]
-        assert got[k][1] == pytest.approx(want[k][1], abs=1e-12)
-    # the total: plx report --callpath's total table
-    total = json.loads(plx("report", experiments["life"], "--callpath", "--format",
-                           "json").stdout)["total"]["callpaths"]
-    gt = exp.to_hatchet(total=True).dataframe
-    by_path = {path(n): (r["calls"], r["time (inc)"]) for n, r in gt.iterrows()}
-    assert len(by_path) == len(total)
-    for c in total:
-        calls, inc = by_path[" => ".join(c["callpath"])]
-        assert calls == c["calls"] and inc == pytest.approx(c["inclusive_s"], abs=1e-12)
-    assert "exchange_halos" in gf.tree(metric_column="time (inc)")
-
-
 def test_events_and_messages_are_the_merged_trace(parallax, experiments, text_exports):
     require_module("polars", "Polars (pip install polars)")
     exp = opened(parallax, experiments["pingpong"])
@@ -117,25 +86,6 @@ def test_sync_objects(parallax, queue_experiment):
     q = json.loads(plx("query", queue_experiment, "--metric", "hold_time", "--focus",
                        "sync=/Mutex/%d" % hot["object"].iloc[0], "--format", "json").stdout)
     assert hot["hold_s"].iloc[0] == pytest.approx(q["total"]) and q["total"] > 0
-
-
-def test_thicket_of_two_runs(parallax, experiments):
-    require_module("thicket", "Thicket (pip install llnl-thicket)")
-    dirs = [experiments["life"], experiments["pingpong"]]
-    tk = parallax.thicket(dirs, plx=str(PLX))
-    assert len(tk.profile) == 2
-    df = tk.dataframe.reset_index()
-    # each run's profile is its own total: main's calls (1 per thread running main: 4 ranks)
-    for d in dirs:
-        prof = opened(parallax, d).profiles
-        want = prof[prof["callpath"] == "main"]["calls"].sum()
-        prof_id = [p for p, name in tk.profile_mapping.items() if name == str(d.resolve())]
-        assert len(prof_id) == 1
-        mains = df[(df["profile"] == prof_id[0]) & (df["name"] == "main")]
-        assert mains["calls"].sum() == want == 4
-    # the union of both call trees: life's workers and pingpong's exchange
-    names = set(df["name"])
-    assert {"life_worker", "exchange_halos", "exchange"} <= names
 
 
 def test_sync_objects_of_an_mpi_experiment(parallax, experiments):
