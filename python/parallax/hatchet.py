@@ -22,7 +22,8 @@ METRICS = ["calls", "time", "time (inc)"]
 
 
 def _thread_label(name, thread):
-    return f"<thread {name}>" if name else f"<thread {thread}>"
+    """A thread root's name: the thread's name, else its index (a thread with no name)."""
+    return f"<thread {name}>" if isinstance(name, str) and name else f"<thread {thread}>"
 
 
 def metadata(exp):
