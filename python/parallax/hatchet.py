@@ -77,7 +77,8 @@ def to_hatchet(exp, total=False):
     labels = [_thread_label(n, t) for n, t in zip(prof["thread_name"], prof["thread"])]
     where = {}  # path id -> (file, line) of its function
     for i, f, ln in zip(ids, prof["file"], prof["line"]):
-        where.setdefault(int(i), (f or "", int(ln)))
+        # "" and 0 where the debug information has none (also read from a null)
+        where.setdefault(int(i), (f if isinstance(f, str) else "", int(ln) if ln == ln else 0))
 
     # the graph: a root per thread label, below it one node per callpath that label's threads
     # ran; a path's parent has a smaller id than it, so parents are made first
