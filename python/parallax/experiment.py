@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
+from . import hatchet as _hatchet
 from .callpaths import NA, SEPARATOR, CallpathArray, Paths  # noqa: F401 (SEPARATOR: re-export)
 
 # the tables of each engine pass (one merge of the trace gives the first six)
@@ -20,11 +21,13 @@ GROUPS = {
     "sync": ("sync",),
     "waits": ("waits", "wait_causes"),
     "counters": ("counters",),
+    "processes": ("processes",),
 }
 TRACE_TABLES = GROUPS["trace"]
 # the tables a user asks for by name (callpaths and sync are read through profiles and
 # sync_objects)
-TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters")
+TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters",
+          "processes")
 BACKENDS = ("pandas", "polars", "arrow")
 # the tables whose pandas frames keep Arrow's memory (pd.ArrowDtype columns)
 ARROW_BACKED = ("events", "intervals", "messages")
@@ -149,10 +152,22 @@ class Experiment:
         return self._cache["tree"]
 
     @property
+    def info(self):
+        """The run's identity, as plx info gives it: {"experiment": path, "processes": [one dict
+        per process image: process, pid, host, rank, world_size, executable, command_line,
+        arguments (after the program, shell-quoted), start_realtime_ns, written_by
+        ("parallax VERSION"), threads (how many)]} (the ``processes`` table's rows)."""
+        if "info" not in self._cache:
+            procs = self.arrow("processes").to_pylist()
+            self._cache["info"] = {"experiment": self.path, "processes": procs}
+        return self._cache["info"]
+
+    @property
     def profiles(self):
         """One row per thread and callpath (plx report --callpath, in its order): node (the
         MPI rank, else the process's index), context (0), thread, pid, process (the pid, or
-        pid.image of a later exec image), host, thread_name, callpath, function, depth, calls,
+        pid.image of a later exec image), host, thread_name, callpath, function, depth, file
+        and line (the function's source, "" and 0 where the debug information has none), calls,
         child_calls, exclusive_s, inclusive_s, cpu_s (NaN where not measured), and where the
         run sampled call stacks samples and estimated.
 
@@ -242,68 +257,8 @@ class Experiment:
     # -- Hatchet
 
     def to_hatchet(self, total=False):
-        """A Hatchet GraphFrame of the callpath profiles: one node per callpath; metrics
-        time (exclusive s), time (inc) and calls. Per thread (index node, rank, thread: rank is
-        the profiles' node column) or, with total=True, the sum over threads (index node only,
-        the numbers of plx report --callpath's total table)."""
-        import hatchet
-        from hatchet.frame import Frame
-        from hatchet.graph import Graph
-        from hatchet.node import Node
-
-        doc, paths = self._callpath_tree()
-        if total:
-            rows = [{"rank": None, "thread": None, "path": c["path"], "calls": c["calls"],
-                     "time": c["exclusive_s"], "time (inc)": c["inclusive_s"]}
-                    for c in doc["total"]["callpaths"]]
-        else:
-            prof = self.profiles
-            cols = ("node", "thread", "calls", "exclusive_s", "inclusive_s")
-            rows = [{"rank": int(n), "thread": int(t), "path": int(i), "calls": c, "time": e,
-                     "time (inc)": inc}
-                    for i, n, t, c, e, inc in zip(prof["callpath"].array.path_ids,
-                                                  *(prof[k] for k in cols))]
-        # the graph: one node per distinct callpath of these rows, parents first (a path's
-        # parent has a smaller id)
-        used = set()
-        for r in rows:
-            i = r["path"]
-            while i != NA and i not in used:
-                used.add(i)
-                i = paths.parent[i]
-        nodes = {}
-        roots = []
-        for i in sorted(used):
-            parent = nodes.get(paths.parent[i])
-            n = Node(Frame({"name": paths.name[i], "type": "function"}), parent)
-            if parent is None:
-                roots.append(n)
-            else:
-                parent.add_child(n)
-            nodes[i] = n
-        graph = Graph(roots)
-        graph.enumerate_traverse()
-        records = [{"node": nodes[r["path"]], "name": paths.name[r["path"]], "rank": r["rank"],
-                    "thread": r["thread"], "calls": r["calls"], "time": r["time"],
-                    "time (inc)": r["time (inc)"]} for r in rows]
-        df = pd.DataFrame(records)
-        if total:
-            df = df.drop(columns=["rank", "thread"]).set_index("node")
-        else:
-            # every (rank, thread) has a row for every node (zeros where it never ran it), as
-            # Hatchet's multi-rank readers give
-            pairs = sorted(set(zip(df["rank"], df["thread"])))
-            df = df.set_index(["node", "rank", "thread"])
-            idx = pd.MultiIndex.from_tuples(
-                [(n, r, t) for n in nodes.values() for r, t in pairs],
-                names=["node", "rank", "thread"])
-            df = df.reindex(idx)
-            df["name"] = [n.frame["name"] for n, _, _ in idx]
-            df[["calls", "time", "time (inc)"]] = df[["calls", "time", "time (inc)"]].fillna(0)
-        df = df.sort_index()
-        gf = hatchet.GraphFrame(graph, df, ["time", "calls"], ["time (inc)"])
-        gf.metadata = {"experiment": os.path.abspath(self.path)}
-        return gf
+        """A Hatchet GraphFrame of the callpath profiles (parallax.hatchet.to_hatchet)."""
+        return _hatchet.to_hatchet(self, total=total)
 
 
 def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parallax.open)
@@ -313,17 +268,5 @@ def open(path, plx=None):  # noqa: A001 (the package's entry point, as in parall
 
 
 def thicket(paths, plx=None):
-    """A Thicket (llnl-thicket) of several experiments: each run's callpath profile summed over
-    its threads (to_hatchet(total=True)), one profile per run, the call trees united."""
-    from thicket import Thicket
-
-    paths = [os.fspath(p) for p in paths]
-    if not paths:
-        raise ValueError("thicket() needs at least one experiment directory")
-    tks = [Thicket.thicketize_graphframe(open(p, plx=plx).to_hatchet(total=True),
-                                         os.path.abspath(p)) for p in paths]
-    if len(tks) == 1:
-        return tks[0]
-    return Thicket.concat_thickets(thickets=tks, axis="index", calltree="union",
-                                   disable_tqdm=True)
-
+    """A Thicket of the runs in directories `paths` (parallax.hatchet.thicket)."""
+    return _hatchet.thicket(open(p, plx=plx) for p in paths)

@@ -64,7 +64,7 @@ def report_rows(rep, samples):
                "function": r.function, "calls": str(r.calls),
                "child_calls": str(r.child_calls), "exclusive_s": f"{r.exclusive_s:.9f}",
                "inclusive_s": f"{r.inclusive_s:.9f}", "thread_name": r.thread_name,
-               "host": r.host, "callpath": r.callpath,
+               "host": r.host, "callpath": r.callpath, "file": r.file, "line": str(r.line),
                "cpu_s": "" if pd_na(r.cpu_s) else f"{r.cpu_s:.9f}"}
         if samples:
             row["samples"] = str(r.samples)

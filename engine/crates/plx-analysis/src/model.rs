@@ -211,6 +211,13 @@ pub struct AppModel {
 }
 
 impl ProcessModel {
+    /// The command line as a shell would take it back: a word that is empty or holds anything
+    /// but letters, digits and `_./=:,+@%-` in single quotes (`'a b'`, `''`), so that `a b` and
+    /// `a`, `b` read apart.
+    pub fn command_line(&self) -> String {
+        shell_words(&self.argv)
+    }
+
     /// A world rank as the process wrote it (a peer, a root, a member) → the model's rank.
     #[inline]
     pub fn global_rank(&self, local: u32) -> u32 {
@@ -440,5 +447,33 @@ impl Model {
             }
         }
         out
+    }
+}
+
+/// `argv` as `ProcessModel::command_line` writes it.
+pub fn shell_words(argv: &[String]) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+@%-".contains(c);
+    argv.iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(plain) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod shell_words_tests {
+    use super::shell_words;
+
+    #[test]
+    fn words_with_spaces_or_nothing_are_quoted() {
+        let w = |v: &[&str]| shell_words(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(w(&["./solver", "-n", "64"]), "./solver -n 64");
+        assert_eq!(w(&["./a", "a b", "", "c"]), "./a 'a b' '' c");
+        assert_eq!(w(&["it's"]), "'it'\\''s'");
     }
 }

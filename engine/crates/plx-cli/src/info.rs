@@ -204,7 +204,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
             p.host
         )?;
         writeln!(out, "  file        {}", p.path.display())?;
-        writeln!(out, "  argv        {}", shell_words(&p.argv))?;
+        writeln!(out, "  argv        {}", p.command_line())?;
         writeln!(out, "  ended       {}", end_text(p))?;
         probe_lines(p, out)?; // why nothing was measured, when no probe could be inserted
         return writeln!(out);
@@ -216,7 +216,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
     mpi_lines(p, out)?;
     writeln!(out, "  file        {}", p.path.display())?;
     writeln!(out, "  executable  {}", p.executable)?;
-    writeln!(out, "  argv        {}", shell_words(&p.argv))?;
+    writeln!(out, "  argv        {}", p.command_line())?;
     if let Some(pp) = p.ppid {
         writeln!(out, "  parent pid  {pp}")?;
     }
@@ -721,34 +721,4 @@ fn text(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A command line as a shell would take it back: a word that is empty or holds anything but
-/// letters, digits and `_./=:,+@%-` in single quotes (`'a b'`, `''`), so that `a b` and `a`,
-/// `b` read apart.
-pub(crate) fn shell_words(argv: &[String]) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+@%-".contains(c);
-    argv.iter()
-        .map(|w| {
-            if !w.is_empty() && w.chars().all(plain) {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod shell_words_tests {
-    use super::shell_words;
-
-    #[test]
-    fn words_with_spaces_or_nothing_are_quoted() {
-        let w = |v: &[&str]| shell_words(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(w(&["./solver", "-n", "64"]), "./solver -n 64");
-        assert_eq!(w(&["./a", "a b", "", "c"]), "./a 'a b' '' c");
-        assert_eq!(w(&["it's"]), "'it'\\''s'");
-    }
 }

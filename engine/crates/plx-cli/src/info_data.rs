@@ -7,8 +7,7 @@ use serde_json::{json, Value};
 
 use crate::csv::field;
 use crate::info::{
-    clock_text, end_text, measured_ranks, profile_source, samples_lost, shell_words, sync_skipped,
-    Summary,
+    clock_text, end_text, measured_ranks, profile_source, samples_lost, sync_skipped, Summary,
 };
 use crate::report::pid_text;
 
@@ -51,7 +50,7 @@ fn process_json(p: &ProcessModel, model: &Model) -> Value {
         "file": p.path.display().to_string(),
         "executable": p.executable,
         "argv": p.argv,
-        "command_line": shell_words(&p.argv),
+        "command_line": p.command_line(),
         "parent_pid": p.ppid,
         "start_realtime_ns": p.start_realtime_ns,
         "clock": clock_text(p),

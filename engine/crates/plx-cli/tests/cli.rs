@@ -79,17 +79,17 @@ fn csv_callpath_by_process_exact_rows() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = format!(
-        "{HEADER},callpath,cpu_s
-100,all,compute,2,0,0.006000000,0.006000000,,node1,main => compute,
-100,all,compute,1,1,0.005000000,0.008000000,,node1,compute,
-100,all,io,1,0,0.003000000,0.003000000,,node1,main => io,
-100,all,io,1,0,0.003000000,0.003000000,,node1,compute => io,
-100,all,main,1,3,0.001000000,0.010000000,,node1,main,
-all,all,compute,2,0,0.006000000,0.006000000,,,main => compute,
-all,all,compute,1,1,0.005000000,0.008000000,,,compute,
-all,all,io,1,0,0.003000000,0.003000000,,,main => io,
-all,all,io,1,0,0.003000000,0.003000000,,,compute => io,
-all,all,main,1,3,0.001000000,0.010000000,,,main,
+        "{HEADER},callpath,file,line,cpu_s
+100,all,compute,2,0,0.006000000,0.006000000,,node1,main => compute,,0,
+100,all,compute,1,1,0.005000000,0.008000000,,node1,compute,,0,
+100,all,io,1,0,0.003000000,0.003000000,,node1,main => io,,0,
+100,all,io,1,0,0.003000000,0.003000000,,node1,compute => io,,0,
+100,all,main,1,3,0.001000000,0.010000000,,node1,main,,0,
+all,all,compute,2,0,0.006000000,0.006000000,,,main => compute,,0,
+all,all,compute,1,1,0.005000000,0.008000000,,,compute,,0,
+all,all,io,1,0,0.003000000,0.003000000,,,main => io,,0,
+all,all,io,1,0,0.003000000,0.003000000,,,compute => io,,0,
+all,all,main,1,3,0.001000000,0.010000000,,,main,,0,
 "
     );
     assert_eq!(stdout(&o), expected);

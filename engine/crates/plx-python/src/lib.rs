@@ -145,6 +145,12 @@ fn counters(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
     run(py, path, tables::counters)
 }
 
+/// The process images (`plx info`'s processes): program, arguments, host, start, MPI world.
+#[pyfunction]
+fn processes(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    run(py, path, tables::processes)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PlxError", m.py().get_type::<PlxError>())?;
@@ -155,5 +161,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sync, m)?)?;
     m.add_function(wrap_pyfunction!(waits, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
+    m.add_function(wrap_pyfunction!(processes, m)?)?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! CSV output of `plx report`'s profiles: one row per location and function (or callpath, named
-//! whole or, with `--tree`, by its node's id and parent id); in a session a last column names the
-//! process's application.
+//! whole or, with `--tree`, by its node's id and parent id, then its function's file and line);
+//! in a session a last column names the process's application.
 
 use std::io::{self, Write};
 
@@ -62,15 +62,18 @@ fn table(rep: &Report, t: &Table, out: &mut dyn Write) -> io::Result<()> {
             } else {
                 field(&rep.path_text(&t.tree, r.node))
             };
+            let info = rep.model.regions.get(node.region);
             writeln!(
                 out,
-                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{}{}{app}",
+                "{process},{thread},{},{},{},{:.9},{:.9},{tname},{host},{},{},{},{}{}{app}",
                 field(rep.name(node.region)),
                 r.calls,
                 r.child_calls,
                 r.exclusive,
                 r.inclusive,
                 path,
+                field(&info.file),
+                info.line,
                 cpu(r.cpu),
                 samples_fields(rep, r.samples, r.estimated)
             )?;
@@ -100,9 +103,9 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         "process,thread,function,calls,child_calls,exclusive_s,inclusive_s,thread_name,host"
     )?;
     if rep.args.tree {
-        write!(out, ",id,parent")?;
+        write!(out, ",id,parent,file,line")?;
     } else if rep.args.callpath {
-        write!(out, ",callpath")?;
+        write!(out, ",callpath,file,line")?;
     }
     write!(out, ",cpu_s")?;
     if rep.total.tree.has_samples() {

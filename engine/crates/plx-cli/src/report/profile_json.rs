@@ -75,11 +75,15 @@ impl Serialize for Row<'_> {
         map.serialize_entry("cpu_s", &self.r.cpu)?;
         map.serialize_entry("estimated", &self.r.estimated)?;
         map.serialize_entry("exclusive_s", &self.r.exclusive)?;
+        // the function's source file and line ("" and 0 where the debug information has none)
+        let info = self.rep.model.regions.get(node.region);
+        map.serialize_entry("file", &info.file)?;
         if self.rep.args.tree {
             map.serialize_entry("function", self.rep.name(node.region))?;
             map.serialize_entry("id", &self.r.node)?;
         }
         map.serialize_entry("inclusive_s", &self.r.inclusive)?;
+        map.serialize_entry("line", &info.line)?;
         if self.rep.args.tree {
             map.serialize_entry("parent", &node.parent)?;
         }

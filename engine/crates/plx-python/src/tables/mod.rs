@@ -8,7 +8,7 @@ mod reports;
 mod trace;
 
 pub use profiles::profiles;
-pub use reports::{counters, sync, waits};
+pub use reports::{counters, processes, sync, waits};
 pub use trace::trace;
 
 use plx_export::columns::Col;

@@ -1,4 +1,4 @@
-//! `plx report --callpath`'s rows, every thread's and the total's, with one table of their callpaths.
+//! `plx report --callpath`'s rows (with each function's file and line), every thread's and the total's, with one table of their callpaths.
 
 use std::collections::HashMap;
 
@@ -73,7 +73,13 @@ pub fn profiles(dir: &Path) -> Result<Tables, String> {
         }
     }
     let fnames: Vec<&str> = names.iter().map(|r| r.name.as_str()).collect();
+    let files: Vec<&str> = names.iter().map(|r| r.file.as_str()).collect();
     let c = cols;
+    let lines: Vec<i32> = c
+        .function
+        .iter()
+        .map(|&r| names[r as usize].line as i32)
+        .collect();
     let mut b = Batch::default();
     b.add("node", Array::fixed(c.node))
         .add(
@@ -85,8 +91,10 @@ pub fn profiles(dir: &Path) -> Result<Tables, String> {
         .add("thread_name", Array::texts(&c.thread_name))
         .add("host", Array::texts(&c.host))
         .add("callpath", Array::values(c.callpath))
-        .add("function", Array::dictionary(col(c.function), &fnames))
+        .add("function", Array::dictionary(col(c.function.clone()), &fnames))
         .add("depth", Array::values(c.depth))
+        .add("file", Array::dictionary(col(c.function), &files))
+        .add("line", Array::values(lines))
         .add("calls", Array::values(c.calls))
         .add("child_calls", Array::values(c.child_calls))
         .add("exclusive_s", Array::values(c.exclusive_s))

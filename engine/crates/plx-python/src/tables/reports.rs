@@ -226,3 +226,64 @@ struct CounterCols {
     event: Vec<String>,
     value: Vec<i64>,
 }
+
+/// `plx info`'s processes: a row per process image with what identifies the run (program,
+/// arguments, host, start, MPI world, the runtime's version) and its thread count.
+pub fn processes(dir: &Path) -> Result<Tables, String> {
+    let model = Model::open(dir, BuildOptions::default()).map_err(|e| e.to_string())?;
+    let ps = &model.processes;
+    let mut b = Batch::default();
+    b.add("process", Array::texts(ps.iter().map(pid_text)))
+        .add(
+            "pid",
+            Array::values(ps.iter().map(|p| p.pid as i64).collect()),
+        )
+        .add("host", Array::texts(ps.iter().map(|p| p.host.as_str())))
+        .add(
+            "rank",
+            Array::fixed(opt_col(ps.iter().map(|p| p.rank().map(|r| r as i32)))),
+        )
+        .add(
+            "world_size",
+            Array::fixed(opt_col(
+                ps.iter().map(|p| p.mpi.as_ref().map(|m| m.size as i32)),
+            )),
+        )
+        .add(
+            "executable",
+            Array::texts(ps.iter().map(|p| p.executable.as_str())),
+        )
+        .add(
+            "command_line",
+            Array::texts(ps.iter().map(|p| p.command_line())),
+        )
+        .add(
+            "arguments",
+            Array::texts(
+                ps.iter()
+                    .map(|p| plx_analysis::shell_words(p.argv.get(1..).unwrap_or(&[]))),
+            ),
+        )
+        .add(
+            "start_realtime_ns",
+            Array::fixed(opt_col(
+                ps.iter().map(|p| p.start_realtime_ns.map(|n| n as i64)),
+            )),
+        )
+        .add(
+            "written_by",
+            Array::strings(
+                ps.iter()
+                    .map(|p| (!p.version.is_empty()).then(|| format!("parallax {}", p.version))),
+            ),
+        )
+        .add(
+            "threads",
+            Array::values(ps.iter().map(|p| p.threads.len() as i32).collect()),
+        );
+    Ok(Tables {
+        batches: vec![("processes", b)],
+        warnings: warnings(model.report_warnings()),
+        numbers: Vec::new(),
+    })
+}
