@@ -142,6 +142,39 @@ def test_late_receiver_at_the_synchronous_senders(mpi_run):
           {0: (1, "direct"), 2: (3, "direct")})
 
 
+def test_wrong_order_late_sender_and_late_receiver(mpi_run):
+    table, causes, ent, _ = mpi_run
+    cp = "main => wrong_order => "
+    first, second = ent[(2, cp + "MPI_Recv")]
+    # rank 2 waited in its first receive for rank 1's delayed message while rank 0's, sent
+    # before it, was pending
+    want = {2: enter(ent, 1, cp + "MPI_Send") - first}
+    check(table, causes, "late_sender_wrong_order", cp + "MPI_Recv", want, "delay_wrong_order",
+          {2: (1, "direct")})
+    # rank 0's Ssend waited until rank 2 posted the receive, after taking rank 1's later message
+    want = {0: second - enter(ent, 0, cp + "MPI_Ssend")}
+    check(table, causes, "late_receiver_wrong_order", cp + "MPI_Ssend", want,
+          "delay_wrong_order", {0: (1, "propagated")})
+    assert waits_at(table, "late_sender", cp + "MPI_Recv") == {}
+    assert waits_at(table, "late_receiver", cp + "MPI_Ssend") == {}
+
+
+def test_late_receiver_in_the_wait_completing_an_issend(mpi_run):
+    table, causes, ent, _ = mpi_run
+    cp = "main => nonblocking => "
+    want = {0: enter(ent, 1, cp + "MPI_Recv") - enter(ent, 0, cp + "MPI_Wait")}
+    check(table, causes, "late_receiver", cp + "MPI_Wait", want, "delay_issend",
+          {0: (1, "direct")})
+
+
+def test_an_ibsend_never_waits_for_its_receiver(mpi_run):
+    table, _, _, _ = mpi_run
+    # rank 2's Ibsend completes once buffered, whatever rank 3's delay
+    got = [r for r in table if r["callpath"].startswith("main => nonblocking")
+           and int(r["location"].split(".")[0]) in (2, 3)]
+    assert got == [], got
+
+
 def collective_entries(ent, path):
     return {r: enter(ent, r, path) for r in range(NP)}
 
@@ -249,13 +282,15 @@ def test_text_tree_and_json_totals_match_the_rows(mpi_run):
             break
         tree.append(ln.split())
     names = [t[0] for t in tree]
-    assert names[:6] == ["time", "mpi", "point-to-point", "late_sender", "late_receiver",
-                         "collective"], names
+    assert names[:8] == ["time", "mpi", "point-to-point", "late_sender",
+                         "late_sender_wrong_order", "late_receiver",
+                         "late_receiver_wrong_order", "collective"], names
     tot = {t[0]: float(t[-1]) for t in tree}
-    for p in ("late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn",
-              "late_broadcast", "early_reduce"):
+    p2p = ("late_sender", "late_sender_wrong_order", "late_receiver",
+           "late_receiver_wrong_order")
+    for p in p2p + ("wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"):
         assert abs(tot[p] - sums[p]) < 2e-6 * len(table), (p, tot[p], sums[p])
-    assert abs(tot["point-to-point"] - sums["late_sender"] - sums["late_receiver"]) < 1e-4
+    assert abs(tot["point-to-point"] - sum(sums[p] for p in p2p)) < 1e-4
 
 
 @pytest.fixture(scope="module")

@@ -184,6 +184,7 @@ struct plx_thread {
     struct plx_live_header *live_trace; /* its "trace" live file: word 0 the chunk's base */
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
+    uint64_t sends;            /* send events traced (messages.c): the next one's number */
     uint64_t start_ticks, start_cpu_ns;
     struct plx_uevent uevents[PLX_MAX_UEVENTS];
     uint32_t nuevents;

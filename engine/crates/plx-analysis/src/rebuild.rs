@@ -318,6 +318,7 @@ impl ProfileBuilder {
             | Event::OmpTask { .. }
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. }
+            | Event::SendDone { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {}
         }

@@ -157,6 +157,10 @@ pub mod subtypes {
     pub const SUBTYPE_OMP_CONTEXT: u8 = 19;
     /// Payload words of [`SUBTYPE_OMP_CONTEXT`].
     pub const SUBTYPE_OMP_CONTEXT_WORDS: u8 = 1;
+    /// send_done: a nonblocking or persistent send completed (in the Wait/Test call that completed it, on the thread that called it).
+    pub const SUBTYPE_SEND_DONE: u8 = 28;
+    /// Payload words of [`SUBTYPE_SEND_DONE`].
+    pub const SUBTYPE_SEND_DONE_WORDS: u8 = 2;
 }
 
 /// Every record type: (id, name).
@@ -219,6 +223,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (11, "counter_epoch"),
     (18, "omp_task"),
     (19, "omp_context"),
+    (28, "send_done"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -2396,6 +2401,17 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 28 (send_done): a nonblocking or persistent send completed (in the Wait/Test call that completed it, on the thread that called it).
+    SendDone {
+        /// the thread that recorded the send (its Thread index)
+        thread: u32,
+        /// 0 standard (Isend), 1 synchronous (Issend), 2 buffered (Ibsend), 3 ready (Irsend); persistent sends likewise
+        mode: u8,
+        /// the send's number among that thread's `send` events (0 the first)
+        send: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -2490,6 +2506,11 @@ pub(crate) fn decode_extended(
             let w0 = word(0);
             Some(Event::OmpContext { count: w0 as u32, thread: (w0 >> 32) as u32, ticks })
         }
+        SUBTYPE_SEND_DONE if n >= SUBTYPE_SEND_DONE_WORDS as usize => {
+            let w0 = word(0);
+            let w1 = word(1);
+            Some(Event::SendDone { thread: w0 as u32, mode: (w0 >> 32) as u8, send: w1, ticks })
+        }
         _ => None,
     }
 }
@@ -2564,6 +2585,11 @@ pub fn pack_omp_context(count: u32, thread: u32) -> [u64; 1] {
     [(count as u64) | ((thread as u64) << 32)]
 }
 
+/// The payload words of a `send_done` event (subtype 28).
+pub fn pack_send_done(thread: u32, mode: u8, send: u64) -> [u64; 2] {
+    [(thread as u64) | ((mode as u64) << 32), send]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -2585,6 +2611,7 @@ impl Event {
             | Event::CounterEpoch { ticks, .. }
             | Event::OmpTask { ticks, .. }
             | Event::OmpContext { ticks, .. }
+            | Event::SendDone { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -2747,6 +2774,17 @@ impl Event {
                 dump_int(out, count as i128);
                 out.push_str(" thread=");
                 dump_int(out, thread as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::SendDone { thread, mode, send, ticks } => {
+                out.push_str("send_done");
+                out.push_str(" thread=");
+                dump_int(out, thread as i128);
+                out.push_str(" mode=");
+                dump_int(out, mode as i128);
+                out.push_str(" send=");
+                dump_int(out, send as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

@@ -545,7 +545,7 @@ impl Builder<'_> {
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
             }
-            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } | EventKind::SendDone { .. } => {}
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
                 if let Some(id) = message {

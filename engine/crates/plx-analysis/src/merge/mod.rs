@@ -207,6 +207,15 @@ pub enum EventKind {
         /// The matching send, when matched.
         message: Option<MessageLink>,
     },
+    /// A nonblocking or persistent send completed (in the Wait/Test call that completed it).
+    SendDone {
+        /// The process-local thread that recorded the send.
+        thread: u32,
+        /// Its mode: 0 standard, 1 synchronous, 2 buffered, 3 ready.
+        mode: u8,
+        /// The send's number among that thread's send events (0 the first).
+        send: u64,
+    },
     /// This rank's part of a collective.
     Collective {
         /// Communicator ([`Model::comms`] index), `None` without a CommDef.
@@ -1299,6 +1308,9 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
             comm: comm_of_key(head.comm),
             message: None,
         },
+        Event::SendDone {
+            thread, mode, send, ..
+        } => EventKind::SendDone { thread, mode, send },
         Event::Collective {
             root,
             bytes_sent,

@@ -7,8 +7,13 @@
 //!
 //! - **late_sender**: a receive (or the Wait/Test that completes one) entered before its send's
 //!   routine: `send_enter - recv_enter`, at most the receive's own duration;
-//! - **late_receiver**: a blocking send (MPI_Send, MPI_Ssend, MPI_Rsend) that returned only
-//!   after a blocking receive was posted: `recv_enter - send_enter`;
+//! - **late_receiver**: a blocking send (MPI_Send, MPI_Ssend, MPI_Rsend), or the Wait/Test
+//!   call completing a nonblocking send that is not buffered (its `send_done` event), that
+//!   returned only after a blocking receive was posted: `recv_enter - enter`;
+//! - **late_sender_wrong_order**: a late sender while a message sent to the receiving rank
+//!   before the awaited one was pending; **late_receiver_wrong_order**: a late receiver whose
+//!   receiver, while the send waited, received a message sent after it. A wait is counted in
+//!   one of the two variants only;
 //! - **wait_at_barrier**, **wait_at_nxn**: every member but the last to enter waits from its
 //!   entry to the last entry; **late_broadcast** (Bcast, Scatter): a member that entered
 //!   before the root; **early_reduce** (Reduce, Gather): the root, from its entry to the first
@@ -47,8 +52,14 @@ pub use replay::{Replay, Setup};
 pub enum Pattern {
     /// A receive blocked before its send began.
     LateSender,
-    /// A blocking send blocked until its receive was posted.
+    /// A late sender while a message sent to the same rank earlier than the awaited one was
+    /// pending (received in the wrong order).
+    LateSenderWrongOrder,
+    /// A send blocked until its receive was posted (a blocking send, or the Wait/Test
+    /// completing a nonblocking one).
     LateReceiver,
+    /// A late receiver whose receiver, while the send waited, received a message sent after it.
+    LateReceiverWrongOrder,
     /// MPI_Barrier: waiting for the last member.
     WaitAtBarrier,
     /// An N-to-N collective: waiting for the last member.
@@ -84,9 +95,11 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 17] = [
+    pub const ALL: [Pattern; 19] = [
         Pattern::LateSender,
+        Pattern::LateSenderWrongOrder,
         Pattern::LateReceiver,
+        Pattern::LateReceiverWrongOrder,
         Pattern::WaitAtBarrier,
         Pattern::WaitAtNxn,
         Pattern::LateBroadcast,
@@ -108,7 +121,9 @@ impl Pattern {
     pub fn name(self) -> &'static str {
         match self {
             Pattern::LateSender => "late_sender",
+            Pattern::LateSenderWrongOrder => "late_sender_wrong_order",
             Pattern::LateReceiver => "late_receiver",
+            Pattern::LateReceiverWrongOrder => "late_receiver_wrong_order",
             Pattern::WaitAtBarrier => "wait_at_barrier",
             Pattern::WaitAtNxn => "wait_at_nxn",
             Pattern::LateBroadcast => "late_broadcast",
@@ -130,7 +145,10 @@ impl Pattern {
     /// Its place in the metric tree under `time`: (group, subgroup).
     pub fn group(self) -> (&'static str, &'static str) {
         match self {
-            Pattern::LateSender | Pattern::LateReceiver => ("mpi", "point-to-point"),
+            Pattern::LateSender
+            | Pattern::LateSenderWrongOrder
+            | Pattern::LateReceiver
+            | Pattern::LateReceiverWrongOrder => ("mpi", "point-to-point"),
             Pattern::WaitAtBarrier
             | Pattern::WaitAtNxn
             | Pattern::LateBroadcast
@@ -250,6 +268,7 @@ impl WaitAnalysis {
         let setup = Setup {
             loc_rank: locations.iter().map(|l| l.rank).collect(),
             loc_process: locations.iter().map(|l| l.process as u32).collect(),
+            loc_thread: locations.iter().map(|l| l.thread).collect(),
             loc_counted: locations
                 .iter()
                 .map(|l| app.is_none_or(|a| model.processes[l.process].app == a))

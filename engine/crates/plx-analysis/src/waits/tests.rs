@@ -38,6 +38,7 @@ fn setup(n: u32, ranks: bool, causes: bool) -> T {
         replay: Replay::new(Setup {
             loc_rank: (0..n).map(|i| ranks.then_some(i)).collect(),
             loc_process: (0..n).map(|i| if ranks { i } else { 0 }).collect(),
+            loc_thread: (0..n).map(|i| if ranks { 0 } else { i }).collect(),
             loc_counted: vec![true; n as usize],
             comm_ranks: vec![(0..n).collect()],
             window: Window::ALL,
@@ -207,6 +208,91 @@ fn late_receiver_is_a_blocking_send_waiting_for_the_receive() {
     t.exit(0, 76, "MPI_Ssend");
     t.exit(1, 77, "MPI_Recv");
     assert_eq!(t.waits(), vec![("late_receiver", 0, s("MPI_Ssend"), 70)]);
+}
+
+#[test]
+fn a_late_sender_while_an_earlier_message_was_pending_is_wrong_order() {
+    let mut t = setup(3, true, false);
+    t.enter(0, 4, "MPI_Send");
+    t.send(0, 5, 2, 0);
+    t.exit(0, 6, "MPI_Send");
+    t.enter(2, 10, "MPI_Recv");
+    t.enter(1, 100, "MPI_Send");
+    t.send(1, 101, 2, 1);
+    t.exit(1, 102, "MPI_Send");
+    t.recv(2, 105, 1, 1, 101);
+    t.exit(2, 106, "MPI_Recv");
+    // the earlier message, received now, waited for nothing
+    t.enter(2, 110, "MPI_Recv");
+    t.recv(2, 111, 0, 0, 5);
+    t.exit(2, 112, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![("late_sender_wrong_order", 2, s("MPI_Recv"), 90)]
+    );
+}
+
+#[test]
+fn a_late_receiver_whose_receiver_took_a_later_message_first_is_wrong_order() {
+    let mut t = setup(3, true, false);
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 2, 0);
+    t.enter(2, 40, "MPI_Recv");
+    t.enter(1, 50, "MPI_Send");
+    t.send(1, 51, 2, 1);
+    t.exit(1, 52, "MPI_Send");
+    t.recv(2, 55, 1, 1, 51);
+    t.exit(2, 56, "MPI_Recv");
+    t.enter(2, 60, "MPI_Recv");
+    t.recv(2, 61, 0, 0, 1);
+    t.exit(0, 62, "MPI_Ssend");
+    t.exit(2, 63, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("late_sender_wrong_order", 2, s("MPI_Recv"), 10),
+            ("late_receiver_wrong_order", 0, s("MPI_Ssend"), 60)
+        ]
+    );
+}
+
+fn issend_then_wait(mode: u8, done_first: bool) -> T {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Issend");
+    t.send(0, 1, 1, 0);
+    t.exit(0, 2, "MPI_Issend");
+    t.enter(0, 10, "MPI_Wait");
+    t.enter(1, 70, "MPI_Recv");
+    let done = EventKind::SendDone {
+        thread: 0,
+        mode,
+        send: 0,
+    };
+    if done_first {
+        t.ev(0, 74, done);
+        t.recv(1, 75, 0, 0, 1);
+    } else {
+        t.recv(1, 75, 0, 0, 1);
+        t.ev(0, 76, done);
+    }
+    t.exit(0, 77, "MPI_Wait");
+    t.exit(1, 78, "MPI_Recv");
+    t
+}
+
+#[test]
+fn the_wait_completing_a_synchronous_send_is_a_late_receiver() {
+    for done_first in [false, true] {
+        let t = issend_then_wait(1, done_first);
+        assert_eq!(t.waits(), vec![("late_receiver", 0, s("MPI_Wait"), 60)]);
+    }
+}
+
+#[test]
+fn a_buffered_send_never_waits_for_its_receiver() {
+    for done_first in [false, true] {
+        assert!(issend_then_wait(2, done_first).waits().is_empty());
+    }
 }
 
 #[test]
