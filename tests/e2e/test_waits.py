@@ -20,6 +20,7 @@ import pytest
 
 from conftest import PLX, _fail_message, build, clean_env, plx, run
 from conftest import PROGRAMS
+from components import require_tools
 from mpi_impls import IMPLS
 
 D = 0.2
@@ -419,3 +420,26 @@ def test_a_stream_read_waits_for_its_writer(tmp_path):
          and "slow_request" in r["cause_callpath"].split(" => ")]
     assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(1, "direct")}, c
     assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c
+
+
+def test_java_monitor_wait_names_the_holder_thread(tmp_path):
+    """JWaits.java: main blocks D entering a monitor thread "holder" holds (monitor_wait, the
+    cause the holder), then waits D in Object.wait until "producer" notifies it (condition_wait,
+    once: the JVM's own pthread waits inside a Java wait are not counted again)."""
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JWaits.java")],
+                   check=True, env=clean_env())
+    exp = tmp_path / "exp"
+    run(exp, "java", "-cp", tmp_path, "JWaits", D, opts=["--trace"])
+    names = {"%s.%s" % (r["process"], r["thread"]): r["thread_name"]
+             for r in csv.DictReader(io.StringIO(plx("report", exp, "--format", "csv").stdout))}
+    table, causes = rows(exp), rows(exp, "--causes")
+    w = [r for r in table if r["pattern"] == "monitor_wait"]
+    assert [(names[r["location"]], r["callpath"]) for r in w] == [
+        ("main", "JWaits.main(String[]) => JWaits.takeLock()")], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "monitor_wait"]
+    assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("holder", "direct")], c
+    assert abs(float(c[0]["delay_s"]) - float(w[0]["wait_s"])) <= 2e-6, c
+    cw = waits_at(table, "condition_wait", "JWaits.main(String[]) => JWaits.consume()")
+    assert len(cw) == 1 and injected(sum(cw.values())) and sum(cw.values()) < 1.5 * D, cw

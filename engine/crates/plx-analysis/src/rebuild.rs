@@ -656,6 +656,7 @@ mod tests {
         let acquire = |object, kind, wait_ticks, ticks| Event::Acquire {
             object,
             kind,
+            holder: 0,
             wait_ticks,
             ticks,
         };

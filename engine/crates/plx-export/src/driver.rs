@@ -349,6 +349,7 @@ impl State<'_> {
                 object,
                 kind,
                 wait_ns,
+                ..
             } => sink.acquire(&cx, at, object, kind, wait_ns),
             EventKind::Release { object, kind } => sink.release(&cx, at, object, kind),
             EventKind::StreamSend { stream, end, bytes } => {

@@ -2310,6 +2310,8 @@ pub enum Event {
         object: u32,
         /// SyncObject kind
         kind: u8,
+        /// 1 + the Thread index of the object's owner when the wait began, where the runtime can tell (Java monitors); 0 unknown
+        holder: u32,
         /// ticks spent blocked before it
         wait_ticks: u64,
         /// Absolute ticks.
@@ -2462,7 +2464,7 @@ pub(crate) fn decode_extended(
         SUBTYPE_ACQUIRE if n >= SUBTYPE_ACQUIRE_WORDS as usize => {
             let w0 = word(0);
             let w1 = word(1);
-            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, wait_ticks: w1, ticks })
+            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, holder: ((w0 >> 40) & 0xFFFFFF) as u32, wait_ticks: w1, ticks })
         }
         SUBTYPE_RELEASE if n >= SUBTYPE_RELEASE_WORDS as usize => {
             let w0 = word(0);
@@ -2541,8 +2543,8 @@ pub fn pack_collective(comm: u32, root: u32, bytes_sent: u64, bytes_recv: u64) -
 }
 
 /// The payload words of a `acquire` event (subtype 5).
-pub fn pack_acquire(object: u32, kind: u8, wait_ticks: u64) -> [u64; 2] {
-    [(object as u64) | ((kind as u64) << 32), wait_ticks]
+pub fn pack_acquire(object: u32, kind: u8, holder: u32, wait_ticks: u64) -> [u64; 2] {
+    [(object as u64) | ((kind as u64) << 32) | (((holder as u64) & 0xFFFFFF) << 40), wait_ticks]
 }
 
 /// The payload words of a `release` event (subtype 6).
@@ -2680,12 +2682,14 @@ impl Event {
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }
-            Event::Acquire { object, kind, wait_ticks, ticks } => {
+            Event::Acquire { object, kind, holder, wait_ticks, ticks } => {
                 out.push_str("acquire");
                 out.push_str(" object=");
                 dump_int(out, object as i128);
                 out.push_str(" kind=");
                 dump_int(out, kind as i128);
+                out.push_str(" holder=");
+                dump_int(out, holder as i128);
                 out.push_str(" wait_ticks=");
                 dump_int(out, wait_ticks as i128);
                 out.push_str(" ticks=");

@@ -587,6 +587,7 @@ impl Builder<'_> {
                 object,
                 kind: k,
                 wait_ns,
+                ..
             } => {
                 if wait_ns == 0 {
                     return;

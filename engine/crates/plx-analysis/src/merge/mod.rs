@@ -235,6 +235,9 @@ pub enum EventKind {
         kind: u8,
         /// Time blocked before it, ns.
         wait_ns: u64,
+        /// 1 + the thread index of the object's owner when the wait began (Java monitors);
+        /// 0 unknown.
+        holder: u32,
     },
     /// A synchronization object released, posted or signalled (a thread's end releases its
     /// own thread object, kind 6).
@@ -1325,12 +1328,14 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
         Event::Acquire {
             object,
             kind,
+            holder,
             wait_ticks,
             ..
         } => EventKind::Acquire {
             object,
             kind,
             wait_ns: round_ns(wait_ticks as f64 * names.ns_per_tick()).max(0) as u64,
+            holder,
         },
         Event::Release { object, kind, .. } => EventKind::Release { object, kind },
         Event::StreamSend {

@@ -22,7 +22,9 @@
 //!   spinlock; the cause is the holder that released it), **condition_wait** (the signaller),
 //!   **join_wait** (the joined thread), **semaphore_wait** (the poster), **thread_barrier** and
 //!   **omp_barrier** (from the own arrival to the last one), **omp_critical**, **omp_lock**,
-//!   **omp_ordered**, **omp_taskwait**;
+//!   **omp_ordered**, **omp_taskwait**; **monitor_wait** (a Java `synchronized` entered while
+//!   another thread held it: the cause is the owner the runtime named when the wait began, at
+//!   its call path when the waiter got in) and `Object.wait` as **condition_wait**;
 //! - **stream_wait**: a read on a traced stream socket entered before the write holding its
 //!   last byte (a client waiting for its server, across the applications of a session).
 //!
@@ -78,6 +80,8 @@ pub enum Pattern {
     SemaphoreWait,
     /// A pthread barrier: waiting for the last thread.
     ThreadBarrier,
+    /// A Java monitor (`synchronized`) held by another thread.
+    MonitorWait,
     /// An OpenMP barrier: waiting for the last thread.
     OmpBarrier,
     /// An OpenMP critical section (or atomic under a lock) held by another thread.
@@ -95,7 +99,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 19] = [
+    pub const ALL: [Pattern; 20] = [
         Pattern::LateSender,
         Pattern::LateSenderWrongOrder,
         Pattern::LateReceiver,
@@ -109,6 +113,7 @@ impl Pattern {
         Pattern::JoinWait,
         Pattern::SemaphoreWait,
         Pattern::ThreadBarrier,
+        Pattern::MonitorWait,
         Pattern::OmpBarrier,
         Pattern::OmpCritical,
         Pattern::OmpLock,
@@ -133,6 +138,7 @@ impl Pattern {
             Pattern::JoinWait => "join_wait",
             Pattern::SemaphoreWait => "semaphore_wait",
             Pattern::ThreadBarrier => "thread_barrier",
+            Pattern::MonitorWait => "monitor_wait",
             Pattern::OmpBarrier => "omp_barrier",
             Pattern::OmpCritical => "omp_critical",
             Pattern::OmpLock => "omp_lock",
@@ -159,6 +165,7 @@ impl Pattern {
             | Pattern::SemaphoreWait
             | Pattern::ThreadBarrier => ("threads", "pthread"),
             Pattern::StreamWait => ("sockets", "streams"),
+            Pattern::MonitorWait => ("threads", "java"),
             _ => ("threads", "openmp"),
         }
     }

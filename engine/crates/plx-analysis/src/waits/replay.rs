@@ -400,9 +400,10 @@ impl Replay {
                 object,
                 kind,
                 wait_ns,
+                holder,
             } => {
                 let kind = SyncKind::from_u8(kind);
-                self.acquire(li, t, object, kind, wait_ns as i64);
+                self.acquire(li, t, object, kind, wait_ns as i64, holder);
                 if self.setup.causes && is_lock(kind) {
                     self.holding
                         .insert((loc, object), self.locs[li].acc.clone());
@@ -820,7 +821,7 @@ impl Replay {
         }
     }
 
-    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64) {
+    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64, holder: u32) {
         self.account(li, t);
         if wait <= 0 {
             return;
@@ -837,7 +838,14 @@ impl Replay {
             _ => (rel.other, rel.held_other.as_ref()),
         };
         let arrival = t - wait;
+        // the owner the runtime named when the wait began (Java monitors), where it is now
+        let owner = holder
+            .checked_sub(1)
+            .and_then(|h| self.loc_of.get(&(process, h)))
+            .map(|&o| (o, self.locs[o as usize].cp(), t));
         let (pattern, cause, d) = match kind {
+            SyncKind::JavaMonitor => (Pattern::MonitorWait, owner, wait),
+            SyncKind::JavaWait => (Pattern::ConditionWait, owner.or(by_other), wait),
             SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
                 (Pattern::LockContention, by_other, wait)
             }

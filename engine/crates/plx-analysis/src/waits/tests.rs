@@ -381,6 +381,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             object: 5,
             kind: 0,
             wait_ns: 0,
+            holder: 0,
         },
     );
     t.enter(1, 0, "waiter");
@@ -392,6 +393,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             object: 5,
             kind: 0,
             wait_ns: 190,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("lock_contention", 1, s("waiter"), 190)]);
@@ -424,6 +426,7 @@ fn join_waits_for_the_joined_threads_work() {
             object: 9,
             kind: 6,
             wait_ns: 290,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("join_wait", 0, s("main"), 290)]);
@@ -454,6 +457,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             object: 3,
             kind: 3,
             wait_ns: 5,
+            holder: 0,
         },
     );
     t.ev(
@@ -463,6 +467,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             object: 3,
             kind: 3,
             wait_ns: 76,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("thread_barrier", 0, s("a"), 70)]);
@@ -545,6 +550,7 @@ fn the_runtimes_own_work_is_no_part_of_a_user_call_path() {
             object: 9,
             kind: 6,
             wait_ns: 200,
+            holder: 0,
         },
     );
     assert_eq!(
@@ -639,6 +645,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             object: 4,
             kind: 7,
             wait_ns: 1,
+            holder: 0,
         },
     );
     t.ev(
@@ -648,6 +655,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             object: 4,
             kind: 7,
             wait_ns: 192,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("omp_barrier", 0, s("main"), 190)]);
@@ -680,6 +688,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             object: 1,
             kind: 2,
             wait_ns: 100,
+            holder: 0,
         },
     );
     t.ev(2, 300, EventKind::Release { object: 2, kind: 4 });
@@ -690,6 +699,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             object: 2,
             kind: 4,
             wait_ns: 170,
+            holder: 0,
         },
     );
     assert_eq!(
