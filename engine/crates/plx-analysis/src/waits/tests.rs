@@ -806,3 +806,27 @@ fn a_stream_read_waits_for_the_write_of_its_bytes() {
         );
     }
 }
+
+#[test]
+fn a_java_monitor_wait_is_caused_by_the_holder_the_runtime_named() {
+    let mut t = setup(3, false, true);
+    t.enter(1, 0, "hold");
+    t.enter(0, 40, "take");
+    t.ev(
+        0,
+        150,
+        EventKind::Acquire {
+            object: 1,
+            kind: 13,
+            wait_ns: 100,
+            holder: 2, // thread index 1
+        },
+    );
+    t.exit(0, 160, "take");
+    t.exit(1, 170, "hold");
+    assert_eq!(t.waits(), vec![("monitor_wait", 0, s("take"), 100)]);
+    assert_eq!(
+        t.causes(),
+        vec![("monitor_wait", 0, 1, s("hold"), CauseKind::Direct, 100.0)]
+    );
+}
