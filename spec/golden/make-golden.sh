@@ -12,6 +12,7 @@
 #   all-trace        the same with --trace (every event subtype but MPI's and the time reset)
 #   mpi              src/mpi.c under mpirun with 2 ranks, --trace (MPI records and subtypes)
 #   intercomm        src/intercomm.c under mpirun with 2 ranks, --trace (InterCommDef)
+#   mpi-nonblocking  src/mpi-nonblocking.c under mpirun with 2 ranks, --trace (send_done)
 #   mpi-partial      src/mpi.c under mpirun with 2 ranks, only rank 0 under plx run
 #                    (ClockSyncSkipped)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
@@ -125,7 +126,7 @@ for name in "$@"; do
     "$plx" import "$tmp/out-$name" --csv src/power.csv --time-column t --time-unit ms ;;
   all-profile) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 -- "$tmp/all" ;;
   all-trace) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 --trace -- "$tmp/all" ;;
-  mpi|intercomm)
+  mpi|intercomm|mpi-nonblocking)
     mpicc -g -O0 -finstrument-functions "src/$name.c" -o "$tmp/$name"
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root

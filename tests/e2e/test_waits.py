@@ -20,6 +20,7 @@ import pytest
 
 from conftest import PLX, _fail_message, build, clean_env, plx, run
 from conftest import PROGRAMS
+from components import require_tools
 from mpi_impls import IMPLS
 
 D = 0.2
@@ -142,6 +143,39 @@ def test_late_receiver_at_the_synchronous_senders(mpi_run):
           {0: (1, "direct"), 2: (3, "direct")})
 
 
+def test_wrong_order_late_sender_and_late_receiver(mpi_run):
+    table, causes, ent, _ = mpi_run
+    cp = "main => wrong_order => "
+    first, second = ent[(2, cp + "MPI_Recv")]
+    # rank 2 waited in its first receive for rank 1's delayed message while rank 0's, sent
+    # before it, was pending
+    want = {2: enter(ent, 1, cp + "MPI_Send") - first}
+    check(table, causes, "late_sender_wrong_order", cp + "MPI_Recv", want, "delay_wrong_order",
+          {2: (1, "direct")})
+    # rank 0's Ssend waited until rank 2 posted the receive, after taking rank 1's later message
+    want = {0: second - enter(ent, 0, cp + "MPI_Ssend")}
+    check(table, causes, "late_receiver_wrong_order", cp + "MPI_Ssend", want,
+          "delay_wrong_order", {0: (1, "propagated")})
+    assert waits_at(table, "late_sender", cp + "MPI_Recv") == {}
+    assert waits_at(table, "late_receiver", cp + "MPI_Ssend") == {}
+
+
+def test_late_receiver_in_the_wait_completing_an_issend(mpi_run):
+    table, causes, ent, _ = mpi_run
+    cp = "main => nonblocking => "
+    want = {0: enter(ent, 1, cp + "MPI_Recv") - enter(ent, 0, cp + "MPI_Wait")}
+    check(table, causes, "late_receiver", cp + "MPI_Wait", want, "delay_issend",
+          {0: (1, "direct")})
+
+
+def test_an_ibsend_never_waits_for_its_receiver(mpi_run):
+    table, _, _, _ = mpi_run
+    # rank 2's Ibsend completes once buffered, whatever rank 3's delay
+    got = [r for r in table if r["callpath"].startswith("main => nonblocking")
+           and int(r["location"].split(".")[0]) in (2, 3)]
+    assert got == [], got
+
+
 def collective_entries(ent, path):
     return {r: enter(ent, r, path) for r in range(NP)}
 
@@ -249,13 +283,15 @@ def test_text_tree_and_json_totals_match_the_rows(mpi_run):
             break
         tree.append(ln.split())
     names = [t[0] for t in tree]
-    assert names[:6] == ["time", "mpi", "point-to-point", "late_sender", "late_receiver",
-                         "collective"], names
+    assert names[:8] == ["time", "mpi", "point-to-point", "late_sender",
+                         "late_sender_wrong_order", "late_receiver",
+                         "late_receiver_wrong_order", "collective"], names
     tot = {t[0]: float(t[-1]) for t in tree}
-    for p in ("late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn",
-              "late_broadcast", "early_reduce"):
+    p2p = ("late_sender", "late_sender_wrong_order", "late_receiver",
+           "late_receiver_wrong_order")
+    for p in p2p + ("wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"):
         assert abs(tot[p] - sums[p]) < 2e-6 * len(table), (p, tot[p], sums[p])
-    assert abs(tot["point-to-point"] - sums["late_sender"] - sums["late_receiver"]) < 1e-4
+    assert abs(tot["point-to-point"] - sum(sums[p] for p in p2p)) < 1e-4
 
 
 @pytest.fixture(scope="module")
@@ -384,3 +420,26 @@ def test_a_stream_read_waits_for_its_writer(tmp_path):
          and "slow_request" in r["cause_callpath"].split(" => ")]
     assert {(thread_of(r["cause_location"]), r["kind"]) for r in c} == {(1, "direct")}, c
     assert sum(float(r["delay_s"]) for r in c) >= 0.9 * float(w[0]["wait_s"]), c
+
+
+def test_java_monitor_wait_names_the_holder_thread(tmp_path):
+    """JWaits.java: main blocks D entering a monitor thread "holder" holds (monitor_wait, the
+    cause the holder), then waits D in Object.wait until "producer" notifies it (condition_wait,
+    once: the JVM's own pthread waits inside a Java wait are not counted again)."""
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JWaits.java")],
+                   check=True, env=clean_env())
+    exp = tmp_path / "exp"
+    run(exp, "java", "-cp", tmp_path, "JWaits", D, opts=["--trace"])
+    names = {"%s.%s" % (r["process"], r["thread"]): r["thread_name"]
+             for r in csv.DictReader(io.StringIO(plx("report", exp, "--format", "csv").stdout))}
+    table, causes = rows(exp), rows(exp, "--causes")
+    w = [r for r in table if r["pattern"] == "monitor_wait"]
+    assert [(names[r["location"]], r["callpath"]) for r in w] == [
+        ("main", "JWaits.main(String[]) => JWaits.takeLock()")], w
+    assert injected(float(w[0]["wait_s"])), w
+    c = [r for r in causes if r["pattern"] == "monitor_wait"]
+    assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("holder", "direct")], c
+    assert abs(float(c[0]["delay_s"]) - float(w[0]["wait_s"])) <= 2e-6, c
+    cw = waits_at(table, "condition_wait", "JWaits.main(String[]) => JWaits.consume()")
+    assert len(cw) == 1 and injected(sum(cw.values())) and sum(cw.values()) < 1.5 * D, cw

@@ -61,7 +61,7 @@ SUBTYPES = {
     2: ('send', 3, [('peer', 'u32', 0, 0, 31), ('tag', 'i32', 0, 32, 63), ('bytes', 'u64', 1, 0, 63), ('comm', 'u32', 2, 0, 31)]),
     3: ('recv', 3, [('peer', 'u32', 0, 0, 31), ('tag', 'i32', 0, 32, 63), ('bytes', 'u64', 1, 0, 63), ('comm', 'u32', 2, 0, 31)]),
     4: ('collective', 3, [('comm', 'u32', 0, 0, 31), ('root', 'u32', 0, 32, 63), ('bytes_sent', 'u64', 1, 0, 63), ('bytes_recv', 'u64', 2, 0, 63)]),
-    5: ('acquire', 2, [('object', 'u32', 0, 0, 31), ('kind', 'u8', 0, 32, 39), ('wait_ticks', 'u64', 1, 0, 63)]),
+    5: ('acquire', 2, [('object', 'u32', 0, 0, 31), ('kind', 'u8', 0, 32, 39), ('holder', 'u32', 0, 40, 63), ('wait_ticks', 'u64', 1, 0, 63)]),
     6: ('release', 1, [('object', 'u32', 0, 0, 31), ('kind', 'u8', 0, 32, 39)]),
     7: ('cpu', 2, [('region', 'u32', 0, 0, 31), ('cpu_ns', 'u64', 1, 0, 63)]),
     8: ('stream_send', 3, [('stream', 'u64', 0, 0, 63), ('end', 'u64', 1, 0, 63), ('bytes', 'u64', 2, 0, 63)]),
@@ -70,5 +70,6 @@ SUBTYPES = {
     11: ('counter_epoch', 1, [('epoch', 'u32', 0, 0, 31)]),
     18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
     19: ('omp_context', 1, [('count', 'u32', 0, 0, 31), ('thread', 'u32', 0, 32, 63)]),
+    28: ('send_done', 2, [('thread', 'u32', 0, 0, 31), ('mode', 'u8', 0, 32, 39), ('send', 'u64', 1, 0, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

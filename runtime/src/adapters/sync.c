@@ -298,7 +298,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
     if (em) {
         em->hold_start = t1;
         uint64_t w[PLX_EXT_ACQUIRE_WORDS];
-        plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0);
+        plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0, 0);
         plx_trace_ext(t, PLX_EXT_ACQUIRE, w, PLX_EXT_ACQUIRE_WORDS);
     }
     plx_sync_acquired(t, ec, PLX_SYNC_COND, t1, t1 - t0, rc == 0, 0);

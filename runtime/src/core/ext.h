@@ -42,8 +42,14 @@ PLX_EXT_API void plx_ext_live_remove(const char *kind, struct plx_thread *t,
  * the thread's statistics by (region, peer, communicator, direction). Peers and roots are world
  * ranks (PLX_EXT_NO_PEER: none), communicators the ids of CommDef records. */
 #define PLX_EXT_NO_PEER 0xFFFFFFFFu
-PLX_EXT_API void plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm,
-                                  uint32_t peer, int tag, uint64_t bytes);
+/* plx_ext_msg_sent returns the send's number among the thread's send events (trace mode), or
+ * PLX_EXT_NO_SEND; plx_ext_msg_send_done records the completion of a nonblocking send by that
+ * number, on the thread that completed it (a `send_done` event; modes as in spec/records.toml). */
+#define PLX_EXT_NO_SEND UINT64_MAX
+PLX_EXT_API uint64_t plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                      uint32_t peer, int tag, uint64_t bytes);
+PLX_EXT_API void plx_ext_msg_send_done(struct plx_thread *t, uint32_t thread, int mode,
+                                       uint64_t send);
 PLX_EXT_API void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm,
                                       uint32_t peer, int tag, uint64_t bytes);
 PLX_EXT_API void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,

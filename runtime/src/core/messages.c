@@ -77,13 +77,21 @@ static void count(struct plx_thread *t, uint32_t region, uint32_t peer, uint32_t
     m->lost++;
 }
 
-void plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer, int tag,
-                      uint64_t bytes)
+uint64_t plx_ext_msg_sent(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer,
+                          int tag, uint64_t bytes)
 {
     uint64_t w[PLX_EXT_SEND_WORDS];
     plx_ext_pack_send(w, peer, tag, bytes, comm);
     plx_trace_ext(t, PLX_EXT_SEND, w, PLX_EXT_SEND_WORDS);
     count(t, region, peer, comm, DIR_SENT, bytes);
+    return t->buf ? t->sends++ : PLX_EXT_NO_SEND;
+}
+
+void plx_ext_msg_send_done(struct plx_thread *t, uint32_t thread, int mode, uint64_t send)
+{
+    uint64_t w[PLX_EXT_SEND_DONE_WORDS];
+    plx_ext_pack_send_done(w, thread, (uint8_t)mode, send);
+    plx_trace_ext(t, PLX_EXT_SEND_DONE, w, PLX_EXT_SEND_DONE_WORDS);
 }
 
 void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer,

@@ -184,6 +184,10 @@ struct plx_thread {
     struct plx_live_header *live_trace; /* its "trace" live file: word 0 the chunk's base */
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
+    uint64_t sends;            /* send events traced (messages.c): the next one's number */
+    int java_blocked;          /* in a Java monitor's contended entry or Object.wait
+                                  (adapters/jvm/monitors.c): the JVM's own pthread waits
+                                  inside are that wait, not recorded apart */
     uint64_t start_ticks, start_cpu_ns;
     struct plx_uevent uevents[PLX_MAX_UEVENTS];
     uint32_t nuevents;
@@ -271,7 +275,9 @@ enum plx_sync_kind { PLX_SYNC_MUTEX, PLX_SYNC_RWLOCK, PLX_SYNC_COND, PLX_SYNC_BA
                      PLX_SYNC_SEM, PLX_SYNC_SPIN, PLX_SYNC_THREAD,
                      /* OpenMP (adapters/omp) */
                      PLX_SYNC_OMP_BARRIER, PLX_SYNC_OMP_CRITICAL, PLX_SYNC_OMP_LOCK,
-                     PLX_SYNC_OMP_TASKWAIT, PLX_SYNC_OMP_ATOMIC, PLX_SYNC_OMP_ORDERED };
+                     PLX_SYNC_OMP_TASKWAIT, PLX_SYNC_OMP_ATOMIC, PLX_SYNC_OMP_ORDERED,
+                     /* Java (adapters/jvm/monitors.c) */
+                     PLX_SYNC_JAVA_MONITOR, PLX_SYNC_JAVA_WAIT };
 struct plx_sync_entry { /* 64 bytes: the item of the "sync" live file (spec/format.md) */
     uint64_t address;
     uint32_t object;
@@ -292,6 +298,9 @@ PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, in
 PLX_HIDDEN void plx_sync_objects_after_fork(void);
 PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
                                   uint64_t now, uint64_t waited, int contended, int holds);
+/* A wait whose holder the caller knows (1 + its Thread index; 0 unknown), held by nobody after. */
+PLX_HIDDEN void plx_sync_waited_for(struct plx_thread *t, struct plx_sync_entry *e, int kind,
+                                    uint64_t waited, uint32_t holder);
 PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
                                   uint64_t now, int holds);
 PLX_HIDDEN void plx_sync_write(struct plx_thread *t);

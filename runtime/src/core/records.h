@@ -91,6 +91,7 @@ enum plx_ext_subtype {
     PLX_EXT_COUNTER_EPOCH = 11, /* payload: plx_ext_pack_counter_epoch() */
     PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
     PLX_EXT_OMP_CONTEXT = 19, /* payload: plx_ext_pack_omp_context() */
+    PLX_EXT_SEND_DONE = 28, /* payload: plx_ext_pack_send_done() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -106,6 +107,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_COUNTER_EPOCH_WORDS 1u
 #define PLX_EXT_OMP_TASK_WORDS 2u
 #define PLX_EXT_OMP_CONTEXT_WORDS 1u
+#define PLX_EXT_SEND_DONE_WORDS 2u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -147,9 +149,9 @@ static inline void plx_ext_pack_collective(uint64_t w[PLX_EXT_COLLECTIVE_WORDS],
 }
 
 /* acquire (5): a lock taken or a wait ended */
-static inline void plx_ext_pack_acquire(uint64_t w[PLX_EXT_ACQUIRE_WORDS], uint32_t object, uint8_t kind, uint64_t wait_ticks)
+static inline void plx_ext_pack_acquire(uint64_t w[PLX_EXT_ACQUIRE_WORDS], uint32_t object, uint8_t kind, uint32_t holder, uint64_t wait_ticks)
 {
-    w[0] = (uint64_t)object | ((uint64_t)kind << 32);
+    w[0] = (uint64_t)object | ((uint64_t)kind << 32) | (((uint64_t)holder & 0xFFFFFFull) << 40);
     w[1] = (uint64_t)wait_ticks;
 }
 
@@ -209,6 +211,13 @@ static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uin
 static inline void plx_ext_pack_omp_context(uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS], uint32_t count, uint32_t thread)
 {
     w[0] = (uint64_t)count | ((uint64_t)thread << 32);
+}
+
+/* send_done (28): a nonblocking or persistent send completed (in the Wait/Test call that completed it, on the thread that called it) */
+static inline void plx_ext_pack_send_done(uint64_t w[PLX_EXT_SEND_DONE_WORDS], uint32_t thread, uint8_t mode, uint64_t send)
+{
+    w[0] = (uint64_t)thread | ((uint64_t)mode << 32);
+    w[1] = (uint64_t)send;
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -1144,7 +1153,8 @@ enum {
     PLX_SF_COLLECTIVE_BYTES_RECV = 3,
     PLX_SF_ACQUIRE_OBJECT = 0,
     PLX_SF_ACQUIRE_KIND = 1,
-    PLX_SF_ACQUIRE_WAIT_TICKS = 2,
+    PLX_SF_ACQUIRE_HOLDER = 2,
+    PLX_SF_ACQUIRE_WAIT_TICKS = 3,
     PLX_SF_RELEASE_OBJECT = 0,
     PLX_SF_RELEASE_KIND = 1,
     PLX_SF_CPU_REGION = 0,
@@ -1168,6 +1178,9 @@ enum {
     PLX_SF_OMP_TASK_REGION = 3,
     PLX_SF_OMP_CONTEXT_COUNT = 0,
     PLX_SF_OMP_CONTEXT_THREAD = 1,
+    PLX_SF_SEND_DONE_THREAD = 0,
+    PLX_SF_SEND_DONE_MODE = 1,
+    PLX_SF_SEND_DONE_SEND = 2,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -1540,6 +1553,7 @@ static const struct plx_subfield_def plx_subfields_collective[] = {
 static const struct plx_subfield_def plx_subfields_acquire[] = {
     {"object", PLX_T_U32, 0, 0, 31},
     {"kind", PLX_T_U8, 0, 32, 39},
+    {"holder", PLX_T_U32, 0, 40, 63},
     {"wait_ticks", PLX_T_U64, 1, 0, 63},
 };
 static const struct plx_subfield_def plx_subfields_release[] = {
@@ -1581,13 +1595,18 @@ static const struct plx_subfield_def plx_subfields_omp_context[] = {
     {"count", PLX_T_U32, 0, 0, 31},
     {"thread", PLX_T_U32, 0, 32, 63},
 };
+static const struct plx_subfield_def plx_subfields_send_done[] = {
+    {"thread", PLX_T_U32, 0, 0, 31},
+    {"mode", PLX_T_U8, 0, 32, 39},
+    {"send", PLX_T_U64, 1, 0, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
     {2, "send", 3, 4, plx_subfields_send},
     {3, "recv", 3, 4, plx_subfields_recv},
     {4, "collective", 3, 4, plx_subfields_collective},
-    {5, "acquire", 2, 3, plx_subfields_acquire},
+    {5, "acquire", 2, 4, plx_subfields_acquire},
     {6, "release", 1, 2, plx_subfields_release},
     {7, "cpu", 2, 2, plx_subfields_cpu},
     {8, "stream_send", 3, 3, plx_subfields_stream_send},
@@ -1596,8 +1615,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {11, "counter_epoch", 1, 1, plx_subfields_counter_epoch},
     {18, "omp_task", 2, 4, plx_subfields_omp_task},
     {19, "omp_context", 1, 2, plx_subfields_omp_context},
+    {28, "send_done", 2, 3, plx_subfields_send_done},
 };
-#define PLX_SUBTYPE_DEFS 14
+#define PLX_SUBTYPE_DEFS 15
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

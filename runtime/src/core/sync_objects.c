@@ -147,11 +147,12 @@ struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, 
     return NULL;
 }
 
-static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int kind, uint64_t waited)
+static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int kind, uint64_t waited,
+                  uint32_t holder)
 {
     uint64_t w[PLX_EXT_ACQUIRE_WORDS];
     if (subtype == PLX_EXT_ACQUIRE) {
-        plx_ext_pack_acquire(w, object, (uint8_t)kind, waited);
+        plx_ext_pack_acquire(w, object, (uint8_t)kind, holder, waited);
         plx_trace_ext(t, subtype, w, PLX_EXT_ACQUIRE_WORDS);
     } else {
         plx_ext_pack_release(w, object, (uint8_t)kind);
@@ -168,7 +169,17 @@ void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     e->wait += waited;
     if (holds && e->depth++ == 0)
         e->hold_start = now;
-    trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited);
+    if (!t->java_blocked)
+        trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, 0);
+}
+
+void plx_sync_waited_for(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t waited,
+                         uint32_t holder)
+{
+    e->acquisitions++;
+    e->contended++;
+    e->wait += waited;
+    trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, holder);
 }
 
 void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t now,
@@ -177,7 +188,7 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     e->releases++;
     if (holds && e->depth > 0 && --e->depth == 0)
         e->hold += now - e->hold_start;
-    trace(t, PLX_EXT_RELEASE, e->object, kind, 0);
+    trace(t, PLX_EXT_RELEASE, e->object, kind, 0, 0);
 }
 
 /* A measured thread that ends releases its own thread object (address: its pthread_t, as
@@ -192,7 +203,7 @@ void plx_sync_thread_end(struct plx_thread *t)
     uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site,
                             t->create_site != 0);
     if (id != PLX_NO_INDEX)
-        trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0);
+        trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0, 0);
 }
 
 static void write_stats(struct plx_thread *t, const struct plx_sync_entry *e, uint64_t now)

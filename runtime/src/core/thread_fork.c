@@ -60,6 +60,7 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         }
         t->pos = t->buf;
         t->trace_events = 0;
+        t->sends = 0;
         /* the child's trace starts inside the regions that are open */
         for (uint32_t i = 0; i < t->depth; i++)
             plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);

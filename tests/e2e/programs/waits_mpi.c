@@ -8,7 +8,12 @@
  *   bcast         the root, rank 0, sleeps, then MPI_Bcast
  *   reduce        every rank but the root, rank 1, sleeps, then MPI_Reduce
  *   chain         rank 3 sleeps, sends to 2, which then sends to 1, which sends to 0
- *   balanced      every rank sleeps D, then MPI_Allreduce and a ring MPI_Sendrecv */
+ *   balanced      every rank sleeps D, then MPI_Allreduce and a ring MPI_Sendrecv
+ *   wrong_order   rank 0 MPI_Ssends to 2; rank 1 sleeps, then MPI_Sends to 2, which receives
+ *                 rank 1's message first (a late sender while rank 0's earlier one is
+ *                 pending), then rank 0's (whose Ssend waited while 2 took a later message)
+ *   nonblocking   rank 0 MPI_Issends to 1 and waits in MPI_Wait while rank 1 sleeps before its
+ *                 MPI_Recv; rank 2 MPI_Ibsends to 3 (buffered: it never waits for 3's sleep) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +38,9 @@ NOINLINE static void delay_bcast(void) { nap(D); }
 NOINLINE static void delay_reduce(void) { nap(D); }
 NOINLINE static void delay_chain(void) { nap(D); }
 NOINLINE static void balanced_work(void) { nap(D); }
+NOINLINE static void delay_wrong_order(void) { nap(D); }
+NOINLINE static void delay_issend(void) { nap(D); }
+NOINLINE static void delay_ibsend(void) { nap(D); }
 
 NOINLINE static void late_sender(void)
 {
@@ -108,13 +116,51 @@ NOINLINE static void balanced(void)
                  (rank + size - 1) % size, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+NOINLINE static void wrong_order(void)
+{
+    int v = rank;
+    if (rank == 0) {
+        MPI_Ssend(&v, 1, MPI_INT, 2, 5, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        delay_wrong_order();
+        MPI_Send(&v, 1, MPI_INT, 2, 6, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Recv(&v, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+NOINLINE static void nonblocking(void)
+{
+    int v = rank;
+    static char buf[MPI_BSEND_OVERHEAD + 64];
+    MPI_Request req;
+    if (rank == 0) {
+        MPI_Issend(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        delay_issend();
+        MPI_Recv(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 2) {
+        void *old;
+        int size;
+        MPI_Buffer_attach(buf, sizeof buf);
+        MPI_Ibsend(&v, 1, MPI_INT, 3, 8, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Buffer_detach(&old, &size);
+    } else {
+        delay_ibsend();
+        MPI_Recv(&v, 1, MPI_INT, 2, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     D = argc > 1 ? atof(argv[1]) : 0.2;
-    void (*scenarios[])(void) = {late_sender, late_receiver, barrier, nxn,
-                                 bcast,       reduce,        chain,   balanced};
+    void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
+                                 reduce,      chain,         balanced,    wrong_order, nonblocking};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

@@ -164,6 +164,8 @@ pub fn category(kind: SyncKind) -> &'static str {
         SyncKind::OmpTaskwait => "OmpTaskwait",
         SyncKind::OmpAtomic => "OmpAtomic",
         SyncKind::OmpOrdered => "OmpOrdered",
+        SyncKind::JavaMonitor => "JavaMonitor",
+        SyncKind::JavaWait => "JavaWait",
         SyncKind::Other(_) => "Other",
     }
 }

@@ -318,6 +318,7 @@ impl ProfileBuilder {
             | Event::OmpTask { .. }
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. }
+            | Event::SendDone { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {}
         }
@@ -655,6 +656,7 @@ mod tests {
         let acquire = |object, kind, wait_ticks, ticks| Event::Acquire {
             object,
             kind,
+            holder: 0,
             wait_ticks,
             ticks,
         };

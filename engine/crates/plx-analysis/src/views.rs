@@ -152,11 +152,13 @@ fn event_ns(p: &ProcessModel, ev: Event) -> Event {
         Event::Acquire {
             object,
             kind,
+            holder,
             wait_ticks,
             ticks,
         } => Event::Acquire {
             object,
             kind,
+            holder,
             wait_ticks: t.saturating_sub(global_ns(p, ticks.saturating_sub(wait_ticks))),
             ticks: t,
         },

@@ -43,6 +43,9 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
                 region, thread_num, ..
             } => format!("team {} num {thread_num}", m.regions().name(region)),
             EventKind::Counted { set, values, .. } => format!("counted {set} {values:?}"),
+            EventKind::SendDone { thread, mode, send } => {
+                format!("send_done {thread} {mode} {send}")
+            }
         };
         out.push(format!("{t} {loc} {what}"));
     }

@@ -175,6 +175,7 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
         ("mpi", "collective"),
         ("threads", "pthread"),
         ("threads", "openmp"),
+        ("threads", "java"),
         ("sockets", "streams"),
     ];
     for key in order {

@@ -250,7 +250,7 @@ impl EventEncoder {
 
     /// Appends a synchronization acquire (subtype 5) at `ticks` after `wait_ticks` blocked.
     pub fn acquire(&mut self, object: u32, kind: u8, wait_ticks: u64, ticks: u64) -> &mut Self {
-        let p = schema::pack_acquire(object, kind, wait_ticks);
+        let p = schema::pack_acquire(object, kind, 0, wait_ticks);
         self.extended(SUBTYPE_ACQUIRE, &p, ticks)
     }
 

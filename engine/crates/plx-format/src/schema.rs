@@ -155,6 +155,10 @@ pub mod subtypes {
     pub const SUBTYPE_OMP_CONTEXT: u8 = 19;
     /// Payload words of [`SUBTYPE_OMP_CONTEXT`].
     pub const SUBTYPE_OMP_CONTEXT_WORDS: u8 = 1;
+    /// send_done: a nonblocking or persistent send completed (in the Wait/Test call that completed it, on the thread that called it).
+    pub const SUBTYPE_SEND_DONE: u8 = 28;
+    /// Payload words of [`SUBTYPE_SEND_DONE`].
+    pub const SUBTYPE_SEND_DONE_WORDS: u8 = 2;
 }
 
 /// Every record type: (id, name).
@@ -217,6 +221,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (11, "counter_epoch"),
     (18, "omp_task"),
     (19, "omp_context"),
+    (28, "send_done"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -691,11 +696,11 @@ pub mod structs {
     pub struct SyncObject {
         /// process-local id, dense from 0
         pub object: u32,
-        /// 0 mutex, 1 rwlock, 2 cond, 3 barrier, 4 sem, 5 spin, 6 thread (pthread_join targets); OpenMP: 7 barrier, 8 critical, 9 lock, 10 taskwait, 11 atomic, 12 ordered (below)
+        /// 0 mutex, 1 rwlock, 2 cond, 3 barrier, 4 sem, 5 spin, 6 thread (pthread_join targets); OpenMP: 7 barrier, 8 critical, 9 lock, 10 taskwait, 11 atomic, 12 ordered (below); Java: 13 monitor (entering a `synchronized` block or method held by another thread), 14 monitor wait (`Object.wait`)
         pub kind: SyncKind,
         /// 0 its init call (pthread_mutex_init, ...), 1 its first use (statically initialised)
         pub named_by: NamedBy,
-        /// the object's address
+        /// the object's address (a Java monitor: its identity hash code plus `0x7F00000000000000`; objects move)
         pub address: u64,
         /// Module of the call site, `0xFFFFFFFF` if unknown
         pub module_id: u32,
@@ -2744,6 +2749,8 @@ pub enum Event {
         object: u32,
         /// SyncObject kind
         kind: u8,
+        /// 1 + the Thread index of the object's owner when the wait began, where the runtime can tell (Java monitors); 0 unknown
+        holder: u32,
         /// ticks spent blocked before it
         wait_ticks: u64,
         /// Absolute ticks.
@@ -2835,6 +2842,17 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 28 (send_done): a nonblocking or persistent send completed (in the Wait/Test call that completed it, on the thread that called it).
+    SendDone {
+        /// the thread that recorded the send (its Thread index)
+        thread: u32,
+        /// 0 standard (Isend), 1 synchronous (Issend), 2 buffered (Ibsend), 3 ready (Irsend); persistent sends likewise
+        mode: u8,
+        /// the send's number among that thread's `send` events (0 the first)
+        send: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -2885,7 +2903,7 @@ pub(crate) fn decode_extended(
         SUBTYPE_ACQUIRE if n >= SUBTYPE_ACQUIRE_WORDS as usize => {
             let w0 = word(0);
             let w1 = word(1);
-            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, wait_ticks: w1, ticks })
+            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, holder: ((w0 >> 40) & 0xFFFFFF) as u32, wait_ticks: w1, ticks })
         }
         SUBTYPE_RELEASE if n >= SUBTYPE_RELEASE_WORDS as usize => {
             let w0 = word(0);
@@ -2929,6 +2947,11 @@ pub(crate) fn decode_extended(
             let w0 = word(0);
             Some(Event::OmpContext { count: w0 as u32, thread: (w0 >> 32) as u32, ticks })
         }
+        SUBTYPE_SEND_DONE if n >= SUBTYPE_SEND_DONE_WORDS as usize => {
+            let w0 = word(0);
+            let w1 = word(1);
+            Some(Event::SendDone { thread: w0 as u32, mode: (w0 >> 32) as u8, send: w1, ticks })
+        }
         _ => None,
     }
 }
@@ -2959,8 +2982,8 @@ pub fn pack_collective(comm: u32, root: u32, bytes_sent: u64, bytes_recv: u64) -
 }
 
 /// The payload words of a `acquire` event (subtype 5).
-pub fn pack_acquire(object: u32, kind: u8, wait_ticks: u64) -> [u64; 2] {
-    [(object as u64) | ((kind as u64) << 32), wait_ticks]
+pub fn pack_acquire(object: u32, kind: u8, holder: u32, wait_ticks: u64) -> [u64; 2] {
+    [(object as u64) | ((kind as u64) << 32) | (((holder as u64) & 0xFFFFFF) << 40), wait_ticks]
 }
 
 /// The payload words of a `release` event (subtype 6).
@@ -3003,6 +3026,11 @@ pub fn pack_omp_context(count: u32, thread: u32) -> [u64; 1] {
     [(count as u64) | ((thread as u64) << 32)]
 }
 
+/// The payload words of a `send_done` event (subtype 28).
+pub fn pack_send_done(thread: u32, mode: u8, send: u64) -> [u64; 2] {
+    [(thread as u64) | ((mode as u64) << 32), send]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -3024,6 +3052,7 @@ impl Event {
             | Event::CounterEpoch { ticks, .. }
             | Event::OmpTask { ticks, .. }
             | Event::OmpContext { ticks, .. }
+            | Event::SendDone { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -3092,12 +3121,14 @@ impl Event {
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }
-            Event::Acquire { object, kind, wait_ticks, ticks } => {
+            Event::Acquire { object, kind, holder, wait_ticks, ticks } => {
                 out.push_str("acquire");
                 out.push_str(" object=");
                 dump_int(out, object as i128);
                 out.push_str(" kind=");
                 dump_int(out, kind as i128);
+                out.push_str(" holder=");
+                dump_int(out, holder as i128);
                 out.push_str(" wait_ticks=");
                 dump_int(out, wait_ticks as i128);
                 out.push_str(" ticks=");
@@ -3186,6 +3217,17 @@ impl Event {
                 dump_int(out, count as i128);
                 out.push_str(" thread=");
                 dump_int(out, thread as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::SendDone { thread, mode, send, ticks } => {
+                out.push_str("send_done");
+                out.push_str(" thread=");
+                dump_int(out, thread as i128);
+                out.push_str(" mode=");
+                dump_int(out, mode as i128);
+                out.push_str(" send=");
+                dump_int(out, send as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

@@ -33,13 +33,17 @@ pub enum SyncKind {
     OmpAtomic,
     /// An OpenMP ordered section.
     OmpOrdered,
+    /// A Java monitor entered while another thread held it (`synchronized`).
+    JavaMonitor,
+    /// A Java monitor waited on (`Object.wait`) until notified.
+    JavaWait,
     /// A value this reader does not know.
     Other(u8),
 }
 
 impl SyncKind {
     /// Every known kind, in on-disk order.
-    pub const ALL: [SyncKind; 13] = [
+    pub const ALL: [SyncKind; 15] = [
         SyncKind::Mutex,
         SyncKind::RwLock,
         SyncKind::Cond,
@@ -53,6 +57,8 @@ impl SyncKind {
         SyncKind::OmpTaskwait,
         SyncKind::OmpAtomic,
         SyncKind::OmpOrdered,
+        SyncKind::JavaMonitor,
+        SyncKind::JavaWait,
     ];
 
     /// From the on-disk byte.
@@ -71,6 +77,8 @@ impl SyncKind {
             10 => SyncKind::OmpTaskwait,
             11 => SyncKind::OmpAtomic,
             12 => SyncKind::OmpOrdered,
+            13 => SyncKind::JavaMonitor,
+            14 => SyncKind::JavaWait,
             o => SyncKind::Other(o),
         }
     }
@@ -91,13 +99,15 @@ impl SyncKind {
             SyncKind::OmpTaskwait => 10,
             SyncKind::OmpAtomic => 11,
             SyncKind::OmpOrdered => 12,
+            SyncKind::JavaMonitor => 13,
+            SyncKind::JavaWait => 14,
             SyncKind::Other(o) => o,
         }
     }
 
     /// A short lowercase name: `mutex`, `rwlock`, `cond`, `barrier`, `sem`, `spin`, `thread`,
     /// `omp-barrier`, `omp-critical`, `omp-lock`, `omp-taskwait`, `omp-atomic`, `omp-ordered`,
-    /// `other`.
+    /// `java-monitor`, `java-wait`, `other`.
     pub fn as_str(self) -> &'static str {
         match self {
             SyncKind::Mutex => "mutex",
@@ -113,6 +123,8 @@ impl SyncKind {
             SyncKind::OmpTaskwait => "omp-taskwait",
             SyncKind::OmpAtomic => "omp-atomic",
             SyncKind::OmpOrdered => "omp-ordered",
+            SyncKind::JavaMonitor => "java-monitor",
+            SyncKind::JavaWait => "java-wait",
             SyncKind::Other(_) => "other",
         }
     }

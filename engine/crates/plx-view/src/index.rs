@@ -454,6 +454,7 @@ impl Handoffs {
                 object,
                 kind,
                 wait_ns,
+                ..
             } if wait_ns > 0 => {
                 if let Some(&(rt, from)) = self.released.get(&(process, object)) {
                     if from != track && rt <= t {

@@ -5,6 +5,7 @@
 #include "../../core/hotpath.h"
 
 #include <jni.h>
+#include <jvmti.h>
 
 #define JNI_EXPORT_PLX __attribute__((visibility("default")))
 
@@ -23,6 +24,12 @@ PLX_HIDDEN void plx_jvm_class_record(const char *name, uint32_t methods, uint64_
 /* jvmti.c: how many frames of the Java method calling `hook` (a native of Hooks, skipped) the
  * calling thread's stack holds, that one included; -1 without the JVMTI agent. Allocates. */
 PLX_HIDDEN int plx_jvm_frames_of_caller(jmethodID hook);
+/* monitors.c: asks for the monitor capabilities and sets its callbacks (before the JVMTI
+ * environment's SetEventCallbacks), enables its events after; names a Java thread's monitor
+ * owner by the plx thread that runs it (called on the thread itself, as it starts). */
+PLX_HIDDEN void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);
+PLX_HIDDEN void plx_jvm_monitors_enable(jvmtiEnv *jvmti);
+PLX_HIDDEN void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread);
 /* jvmti.c: the agent jar has bound the natives (Hooks.init). */
 PLX_HIDDEN void plx_jvm_agent_started(void);
 

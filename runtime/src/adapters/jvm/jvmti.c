@@ -75,7 +75,7 @@ int plx_jvm_frames_of_caller(jmethodID hook)
 
 static void JNICALL vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
-    (void)thread;
+    plx_jvm_monitor_thread(env, thread);
     list_all(env, jni, SEEN_VM_START);
 }
 
@@ -90,6 +90,7 @@ static void JNICALL thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
     jvmtiThreadInfo info;
     if ((*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE)
         return;
+    plx_jvm_monitor_thread(env, thread);
     if (info.name)
         list_thread(info.name, SEEN_STARTING);
     /* A thread attached again keeps its first name (the launcher's main thread re-attaches as
@@ -154,7 +155,9 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     cb.VMDeath = vm_death;
     cb.GarbageCollectionStart = gc_start;
     cb.GarbageCollectionFinish = gc_finish;
+    plx_jvm_monitors_callbacks(jvmti, &cb);
     (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+    plx_jvm_monitors_enable(jvmti);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);

@@ -33,9 +33,12 @@ enum { PLX_REQ_SEND = 1, PLX_REQ_RECV = 2, PLX_REQ_COLL = 3 };
 struct plx_req {
     _Atomic uintptr_t key; /* the MPI_Request handle; 0 empty, 1 deleted */
     uint8_t kind, persistent;
+    uint8_t mode;          /* a send's mode (0 standard, 1 synchronous, 2 buffered, 3 ready) */
     uint32_t region, comm, peer;
     int32_t tag;
     uint64_t bytes;
+    uint32_t thread;       /* a posted send: the thread that recorded it, and its number there */
+    uint64_t send;         /* (PLX_EXT_NO_SEND: not traced) */
 };
 PLX_HIDDEN void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region,
                                 uint32_t comm, uint32_t peer, int tag, uint64_t bytes);
@@ -44,8 +47,10 @@ PLX_HIDDEN void plx_mpi_req_remove(struct plx_req *e);
 PLX_HIDDEN uintptr_t plx_mpi_req_key(MPI_Request r);
 
 /* recording (mpi_record.c, on the runtime's message records: core/messages.c) */
-PLX_HIDDEN void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
-                             uint32_t peer, int tag, uint64_t bytes);
+PLX_HIDDEN uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
+                                 uint32_t peer, int tag, uint64_t bytes);
+/* A posted (or started) send's number on the thread, for its send_done at completion. */
+PLX_HIDDEN void plx_mpi_req_sent(MPI_Request r, struct plx_thread *t, int mode, uint64_t send);
 PLX_HIDDEN void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
                                  const MPI_Status *st);
 PLX_HIDDEN void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,

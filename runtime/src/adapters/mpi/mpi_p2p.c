@@ -15,7 +15,8 @@
                      SEND_EVENT(dest, tag, count, type), );                                 \
     }
 
-#define NONBLOCKING_SEND(NAME, PERSISTENT)                                                    \
+/* MODE: 0 standard, 1 synchronous, 2 buffered, 3 ready (the send_done event's). */
+#define NONBLOCKING_SEND(NAME, PERSISTENT, MODE)                                              \
     PLX_MPI_EXPORT int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag,  \
                             MPI_Comm comm, MPI_Request *req)                               \
     {                                                                                      \
@@ -24,23 +25,26 @@
             const struct plx_comm *c = plx_mpi_comm(comm);                                 \
             uint32_t peer = plx_mpi_world_rank(c, dest);                                   \
             uint64_t bytes = plx_mpi_bytes(count, type);                                   \
-            if (!PERSISTENT) plx_mpi_sent(t, rid, c, peer, tag, bytes),                    \
-            if (rc_ == MPI_SUCCESS && c) plx_mpi_req_add(*req, PLX_REQ_SEND, PERSISTENT,   \
-                                                         rid, c->id, peer, tag, bytes));    \
+            uint64_t sent_ = PERSISTENT ? PLX_EXT_NO_SEND                                  \
+                                        : plx_mpi_sent(t, rid, c, peer, tag, bytes),       \
+            if (rc_ == MPI_SUCCESS && c) {                                                 \
+                plx_mpi_req_add(*req, PLX_REQ_SEND, PERSISTENT, rid, c->id, peer, tag, bytes); \
+                plx_mpi_req_sent(*req, t, MODE, sent_);                                    \
+            });                                                                            \
     }
 
 BLOCKING_SEND(MPI_Send)
 BLOCKING_SEND(MPI_Ssend)
 BLOCKING_SEND(MPI_Bsend)
 BLOCKING_SEND(MPI_Rsend)
-NONBLOCKING_SEND(MPI_Isend, 0)
-NONBLOCKING_SEND(MPI_Issend, 0)
-NONBLOCKING_SEND(MPI_Ibsend, 0)
-NONBLOCKING_SEND(MPI_Irsend, 0)
-NONBLOCKING_SEND(MPI_Send_init, 1)
-NONBLOCKING_SEND(MPI_Ssend_init, 1)
-NONBLOCKING_SEND(MPI_Bsend_init, 1)
-NONBLOCKING_SEND(MPI_Rsend_init, 1)
+NONBLOCKING_SEND(MPI_Isend, 0, 0)
+NONBLOCKING_SEND(MPI_Issend, 0, 1)
+NONBLOCKING_SEND(MPI_Ibsend, 0, 2)
+NONBLOCKING_SEND(MPI_Irsend, 0, 3)
+NONBLOCKING_SEND(MPI_Send_init, 1, 0)
+NONBLOCKING_SEND(MPI_Ssend_init, 1, 1)
+NONBLOCKING_SEND(MPI_Bsend_init, 1, 2)
+NONBLOCKING_SEND(MPI_Rsend_init, 1, 3)
 
 /* The status to hand to PMPI: the caller's, or ours when it passed MPI_STATUS_IGNORE. */
 #define STATUS(st) MPI_Status own_status_, *st_ = (st) == MPI_STATUS_IGNORE ? &own_status_ : (st)
@@ -102,7 +106,9 @@ static void started(struct plx_thread *t, MPI_Request req)
 {
     struct plx_req *e = plx_mpi_req_find(req);
     if (e && e->kind == PLX_REQ_SEND)
-        plx_mpi_sent(t, e->region, plx_mpi_comm_by_id(e->comm), e->peer, e->tag, e->bytes);
+        plx_mpi_req_sent(req, t, e->mode,
+                         plx_mpi_sent(t, e->region, plx_mpi_comm_by_id(e->comm), e->peer, e->tag,
+                                      e->bytes));
 }
 
 PLX_MPI_EXPORT int MPI_Start(MPI_Request *req)

@@ -74,12 +74,12 @@ uint64_t plx_mpi_bytes(int n, MPI_Datatype type)
     return (uint64_t)n * (uint64_t)size;
 }
 
-void plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c, uint32_t peer,
-                  int tag, uint64_t bytes)
+uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
+                      uint32_t peer, int tag, uint64_t bytes)
 {
     if (peer == PLX_NO_PEER || !c)
-        return; /* MPI_PROC_NULL */
-    plx_ext_msg_sent(t, region, c->id, peer, tag, bytes);
+        return PLX_EXT_NO_SEND; /* MPI_PROC_NULL */
+    return plx_ext_msg_sent(t, region, c->id, peer, tag, bytes);
 }
 
 void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
@@ -110,6 +110,8 @@ void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status
     struct plx_req *e = plx_mpi_req_find(saved);
     if (!e)
         return;
+    if (e->kind == PLX_REQ_SEND && e->send != PLX_EXT_NO_SEND)
+        plx_ext_msg_send_done(t, e->thread, e->mode, e->send);
     if (e->kind == PLX_REQ_RECV && st) {
         int cancelled = 0;
         PMPI_Test_cancelled(st, &cancelled);

@@ -45,6 +45,8 @@ void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, u
         e->peer = peer;
         e->tag = tag;
         e->bytes = bytes;
+        e->mode = 0;
+        e->send = PLX_EXT_NO_SEND;
         atomic_store_explicit(&e->key, k, memory_order_release);
         return;
     }
@@ -61,6 +63,17 @@ struct plx_req *plx_mpi_req_find(MPI_Request r)
             return NULL;
     }
     return NULL;
+}
+
+/* Written by the thread that posts or starts the request, before any completion of it. */
+void plx_mpi_req_sent(MPI_Request r, struct plx_thread *t, int mode, uint64_t send)
+{
+    struct plx_req *e = plx_mpi_req_find(r);
+    if (!e)
+        return;
+    e->mode = (uint8_t)mode;
+    e->thread = t->index;
+    e->send = send;
 }
 
 void plx_mpi_req_remove(struct plx_req *e)

@@ -548,7 +548,7 @@ impl Builder<'_> {
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
             }
-            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } | EventKind::SendDone { .. } => {}
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
                 if let Some(id) = message {
@@ -590,6 +590,7 @@ impl Builder<'_> {
                 object,
                 kind: k,
                 wait_ns,
+                ..
             } => {
                 if wait_ns == 0 {
                     return;

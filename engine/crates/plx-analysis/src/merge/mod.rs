@@ -207,6 +207,15 @@ pub enum EventKind {
         /// The matching send, when matched.
         message: Option<MessageLink>,
     },
+    /// A nonblocking or persistent send completed (in the Wait/Test call that completed it).
+    SendDone {
+        /// The process-local thread that recorded the send.
+        thread: u32,
+        /// Its mode: 0 standard, 1 synchronous, 2 buffered, 3 ready.
+        mode: u8,
+        /// The send's number among that thread's send events (0 the first).
+        send: u64,
+    },
     /// This rank's part of a collective.
     Collective {
         /// Communicator ([`Model::comms`] index), `None` without a CommDef.
@@ -226,6 +235,9 @@ pub enum EventKind {
         kind: u8,
         /// Time blocked before it, ns.
         wait_ns: u64,
+        /// 1 + the thread index of the object's owner when the wait began (Java monitors);
+        /// 0 unknown.
+        holder: u32,
     },
     /// A synchronization object released, posted or signalled (a thread's end releases its
     /// own thread object, kind 6).
@@ -1299,6 +1311,9 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
             comm: comm_of_key(head.comm),
             message: None,
         },
+        Event::SendDone {
+            thread, mode, send, ..
+        } => EventKind::SendDone { thread, mode, send },
         Event::Collective {
             root,
             bytes_sent,
@@ -1313,12 +1328,14 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
         Event::Acquire {
             object,
             kind,
+            holder,
             wait_ticks,
             ..
         } => EventKind::Acquire {
             object,
             kind,
             wait_ns: round_ns(wait_ticks as f64 * names.ns_per_tick()).max(0) as u64,
+            holder,
         },
         Event::Release { object, kind, .. } => EventKind::Release { object, kind },
         Event::StreamSend {

@@ -7,8 +7,13 @@
 //!
 //! - **late_sender**: a receive (or the Wait/Test that completes one) entered before its send's
 //!   routine: `send_enter - recv_enter`, at most the receive's own duration;
-//! - **late_receiver**: a blocking send (MPI_Send, MPI_Ssend, MPI_Rsend) that returned only
-//!   after a blocking receive was posted: `recv_enter - send_enter`;
+//! - **late_receiver**: a blocking send (MPI_Send, MPI_Ssend, MPI_Rsend), or the Wait/Test
+//!   call completing a nonblocking send that is not buffered (its `send_done` event), that
+//!   returned only after a blocking receive was posted: `recv_enter - enter`;
+//! - **late_sender_wrong_order**: a late sender while a message sent to the receiving rank
+//!   before the awaited one was pending; **late_receiver_wrong_order**: a late receiver whose
+//!   receiver, while the send waited, received a message sent after it. A wait is counted in
+//!   one of the two variants only;
 //! - **wait_at_barrier**, **wait_at_nxn**: every member but the last to enter waits from its
 //!   entry to the last entry; **late_broadcast** (Bcast, Scatter): a member that entered
 //!   before the root; **early_reduce** (Reduce, Gather): the root, from its entry to the first
@@ -17,7 +22,9 @@
 //!   spinlock; the cause is the holder that released it), **condition_wait** (the signaller),
 //!   **join_wait** (the joined thread), **semaphore_wait** (the poster), **thread_barrier** and
 //!   **omp_barrier** (from the own arrival to the last one), **omp_critical**, **omp_lock**,
-//!   **omp_ordered**, **omp_taskwait**;
+//!   **omp_ordered**, **omp_taskwait**; **monitor_wait** (a Java `synchronized` entered while
+//!   another thread held it: the cause is the owner the runtime named when the wait began, at
+//!   its call path when the waiter got in) and `Object.wait` as **condition_wait**;
 //! - **stream_wait**: a read on a traced stream socket entered before the write holding its
 //!   last byte (a client waiting for its server, across the applications of a session).
 //!
@@ -47,8 +54,14 @@ pub use replay::{FoundWait, Replay, Setup};
 pub enum Pattern {
     /// A receive blocked before its send began.
     LateSender,
-    /// A blocking send blocked until its receive was posted.
+    /// A late sender while a message sent to the same rank earlier than the awaited one was
+    /// pending (received in the wrong order).
+    LateSenderWrongOrder,
+    /// A send blocked until its receive was posted (a blocking send, or the Wait/Test
+    /// completing a nonblocking one).
     LateReceiver,
+    /// A late receiver whose receiver, while the send waited, received a message sent after it.
+    LateReceiverWrongOrder,
     /// MPI_Barrier: waiting for the last member.
     WaitAtBarrier,
     /// An N-to-N collective: waiting for the last member.
@@ -67,6 +80,8 @@ pub enum Pattern {
     SemaphoreWait,
     /// A pthread barrier: waiting for the last thread.
     ThreadBarrier,
+    /// A Java monitor (`synchronized`) held by another thread.
+    MonitorWait,
     /// An OpenMP barrier: waiting for the last thread.
     OmpBarrier,
     /// An OpenMP critical section (or atomic under a lock) held by another thread.
@@ -84,9 +99,11 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 17] = [
+    pub const ALL: [Pattern; 20] = [
         Pattern::LateSender,
+        Pattern::LateSenderWrongOrder,
         Pattern::LateReceiver,
+        Pattern::LateReceiverWrongOrder,
         Pattern::WaitAtBarrier,
         Pattern::WaitAtNxn,
         Pattern::LateBroadcast,
@@ -96,6 +113,7 @@ impl Pattern {
         Pattern::JoinWait,
         Pattern::SemaphoreWait,
         Pattern::ThreadBarrier,
+        Pattern::MonitorWait,
         Pattern::OmpBarrier,
         Pattern::OmpCritical,
         Pattern::OmpLock,
@@ -108,7 +126,9 @@ impl Pattern {
     pub fn name(self) -> &'static str {
         match self {
             Pattern::LateSender => "late_sender",
+            Pattern::LateSenderWrongOrder => "late_sender_wrong_order",
             Pattern::LateReceiver => "late_receiver",
+            Pattern::LateReceiverWrongOrder => "late_receiver_wrong_order",
             Pattern::WaitAtBarrier => "wait_at_barrier",
             Pattern::WaitAtNxn => "wait_at_nxn",
             Pattern::LateBroadcast => "late_broadcast",
@@ -118,6 +138,7 @@ impl Pattern {
             Pattern::JoinWait => "join_wait",
             Pattern::SemaphoreWait => "semaphore_wait",
             Pattern::ThreadBarrier => "thread_barrier",
+            Pattern::MonitorWait => "monitor_wait",
             Pattern::OmpBarrier => "omp_barrier",
             Pattern::OmpCritical => "omp_critical",
             Pattern::OmpLock => "omp_lock",
@@ -130,7 +151,10 @@ impl Pattern {
     /// Its place in the metric tree under `time`: (group, subgroup).
     pub fn group(self) -> (&'static str, &'static str) {
         match self {
-            Pattern::LateSender | Pattern::LateReceiver => ("mpi", "point-to-point"),
+            Pattern::LateSender
+            | Pattern::LateSenderWrongOrder
+            | Pattern::LateReceiver
+            | Pattern::LateReceiverWrongOrder => ("mpi", "point-to-point"),
             Pattern::WaitAtBarrier
             | Pattern::WaitAtNxn
             | Pattern::LateBroadcast
@@ -141,6 +165,7 @@ impl Pattern {
             | Pattern::SemaphoreWait
             | Pattern::ThreadBarrier => ("threads", "pthread"),
             Pattern::StreamWait => ("sockets", "streams"),
+            Pattern::MonitorWait => ("threads", "java"),
             _ => ("threads", "openmp"),
         }
     }
@@ -274,6 +299,7 @@ impl WaitAnalysis {
         let setup = Setup {
             loc_rank: locations.iter().map(|l| l.rank).collect(),
             loc_process: locations.iter().map(|l| l.process as u32).collect(),
+            loc_thread: locations.iter().map(|l| l.thread).collect(),
             loc_counted: locations
                 .iter()
                 .map(|l| app.is_none_or(|a| model.processes[l.process].app == a))

@@ -5,7 +5,7 @@
 //! sent and not yet received, collective instances not every member has reached, each object's
 //! last releases).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use plx_format::{RegionKind, SyncKind, NONE_U32};
 
@@ -16,8 +16,11 @@ use crate::regions::RegionTable;
 use crate::selection::Window;
 
 const NONE: u32 = NONE_U32;
-/// Stream writes (reads) kept per stream while their reads (writes) have not come.
+/// Stream writes (reads) kept per stream while their reads (writes) have not come; nonblocking
+/// sends kept per location while their completion has not come.
 const MAX_PENDING: usize = 1024;
+/// A location's latest receives kept for the wrong-order late receiver.
+const RECENT: usize = 16;
 
 /// What the replay needs to know of the experiment (made from a [`crate::Model`] and the
 /// merge's locations, or by hand in tests).
@@ -27,6 +30,8 @@ pub struct Setup {
     pub loc_rank: Vec<Option<u32>>,
     /// Process (an index into [`crate::Model::processes`]) of each location.
     pub loc_process: Vec<u32>,
+    /// Process-local thread index of each location.
+    pub loc_thread: Vec<u32>,
     /// Whether a location's waits are reported (the application chosen; all by default).
     pub loc_counted: Vec<bool>,
     /// World ranks of each communicator ([`crate::Model::comms`] order).
@@ -51,6 +56,8 @@ enum Class {
     NxN,
     OneToN,
     NToOne,
+    /// A Wait/Test of several requests (its completions' order is not the program's choice).
+    WaitMany,
     /// Another MPI routine.
     Mpi,
     /// A socket call on a traced stream.
@@ -79,6 +86,8 @@ fn classify(name: &str, kind: RegionKind) -> Class {
         | "MPI_Reduce_scatter_block" => Class::NxN,
         "MPI_Bcast" | "MPI_Scatter" | "MPI_Scatterv" => Class::OneToN,
         "MPI_Reduce" | "MPI_Gather" | "MPI_Gatherv" => Class::NToOne,
+        "MPI_Waitall" | "MPI_Waitany" | "MPI_Waitsome" | "MPI_Testall" | "MPI_Testany"
+        | "MPI_Testsome" => Class::WaitMany,
         _ => Class::Mpi,
     }
 }
@@ -120,6 +129,12 @@ struct Loc {
     team: Option<Account>,
     /// Account at the exit of its last stream write or read (with causes).
     stream: Option<Account>,
+    /// Send events seen: the next one's number (as `send_done` events number them).
+    sends: u64,
+    /// Its nonblocking sends not completed yet, oldest first: (number, message).
+    nonblocking: VecDeque<(u64, u64)>,
+    /// Its latest receives: (time, the send event's time), newest last.
+    recent: VecDeque<(i64, i64)>,
 }
 
 impl Loc {
@@ -155,13 +170,20 @@ struct Msg {
     sender: u32,
     send_enter: i64,
     send_cp: u32,
+    /// The send event's time, and the receiving rank.
+    sent: i64,
+    peer: u32,
+    /// A blocking send, or a nonblocking one whose completion may come (a late receiver).
     blocking: bool,
+    nonblocking: bool,
     /// The sender's account since it last synchronised with the receiver, at the send.
     acc: Account,
-    /// The send's exit, once seen.
-    send_exit: Option<i64>,
-    /// A blocking receive seen: (receiver, its entry, its call path, its account).
-    recv: Option<(u32, i64, u32, Account)>,
+    /// The call that waited for the send to complete, once it returned: (location, entry,
+    /// call path, return) — the blocking send, or the Wait/Test completing a nonblocking one.
+    done: Option<(u32, i64, u32, i64)>,
+    /// A blocking receive seen: (receiver, its entry, its call path, its account, whether the
+    /// receiver received a message sent after this one while it waited).
+    recv: Option<(u32, i64, u32, Account, bool)>,
 }
 
 #[derive(Debug)]
@@ -247,6 +269,10 @@ pub struct Replay {
     writes: HashMap<u64, std::collections::VecDeque<Write>>,
     /// Each stream's reads that came before the write holding their last byte.
     reads: HashMap<u64, std::collections::VecDeque<Read>>,
+    /// (process, thread index) → location.
+    loc_of: HashMap<(u32, u32), u32>,
+    /// Each rank's matched messages not received yet: (send time, message).
+    inbound: HashMap<u32, BTreeSet<(i64, u64)>>,
     /// (pattern, location, call path) → (wait ns, count).
     pub waits: BTreeMap<(Pattern, u32, u32), (i64, u64)>,
     /// (pattern, waiting location, cause location, cause call path, kind) → delay ns.
@@ -280,7 +306,6 @@ impl Replay {
     pub fn new(setup: Setup) -> Replay {
         let n = setup.loc_rank.len();
         Replay {
-            setup,
             locs: (0..n).map(|_| Loc::default()).collect(),
             classes: Vec::new(),
             callpaths: Callpaths::default(),
@@ -291,9 +316,14 @@ impl Replay {
             holding: HashMap::new(),
             writes: HashMap::new(),
             reads: HashMap::new(),
+            loc_of: (0..n)
+                .map(|i| ((setup.loc_process[i], setup.loc_thread[i]), i as u32))
+                .collect(),
+            inbound: HashMap::new(),
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
             found: None,
+            setup,
         }
     }
 
@@ -337,30 +367,49 @@ impl Replay {
             EventKind::Send { message, peer, .. } => {
                 let l = &mut self.locs[li];
                 l.pending.push(SyncWith::Rank(peer));
+                let n = l.sends;
+                l.sends += 1;
                 let Some(id) = message else { return };
                 let r = l.routine();
                 let blocking = r.is_some_and(|f| f.class == Class::BlockingSend);
+                // a send that is not a blocking call's is a nonblocking (or started) one
+                let nonblocking = !blocking && r.is_some_and(|f| f.class == Class::Mpi);
                 if blocking {
                     l.open_send = Some(id);
                 }
+                if nonblocking {
+                    l.nonblocking.push_back((n, id));
+                    if l.nonblocking.len() > MAX_PENDING {
+                        let (_, old) = l.nonblocking.pop_front().expect("front");
+                        if self.msgs.get(&old).is_some_and(|m| m.recv.is_some()) {
+                            self.msgs.remove(&old);
+                        }
+                    }
+                }
+                let l = &self.locs[li];
                 let acc = if self.setup.causes {
                     l.since(Some(peer))
                 } else {
                     Account::default()
                 };
+                self.inbound.entry(peer).or_default().insert((t, id));
                 self.msgs.insert(
                     id,
                     Msg {
                         sender: loc,
                         send_enter: r.map_or(t, |f| f.enter),
                         send_cp: r.map_or(l.cp(), |f| f.cp),
+                        sent: t,
+                        peer,
                         blocking,
+                        nonblocking,
                         acc,
-                        send_exit: None,
+                        done: None,
                         recv: None,
                     },
                 );
             }
+            EventKind::SendDone { thread, mode, send } => self.send_done(li, t, thread, mode, send),
             EventKind::Recv { message, peer, .. } => {
                 self.locs[li].pending.push(SyncWith::Rank(peer));
                 if let Some(link) = message {
@@ -374,9 +423,10 @@ impl Replay {
                 object,
                 kind,
                 wait_ns,
+                holder,
             } => {
                 let kind = SyncKind::from_u8(kind);
-                self.acquire(li, t, object, kind, wait_ns as i64);
+                self.acquire(li, t, object, kind, wait_ns as i64, holder);
                 if self.setup.causes && is_lock(kind) {
                     self.holding
                         .insert((loc, object), self.locs[li].acc.clone());
@@ -469,7 +519,7 @@ impl Replay {
             l.pending.push(SyncWith::Collective);
         }
         if let Some(id) = l.open_send.take() {
-            self.send_exit(id, t);
+            self.send_exit(id, (li as u32, f.enter, f.cp, t));
         }
         let l = &mut self.locs[li];
         if self.setup.causes {
@@ -491,7 +541,22 @@ impl Replay {
         let Some(mut m) = self.msgs.remove(&id) else {
             return;
         };
-        let l = &self.locs[li];
+        let inbound = self.inbound.get_mut(&m.peer);
+        // a message sent to this rank before the awaited one and not received yet
+        let earlier = inbound.is_some_and(|q| {
+            q.remove(&(m.sent, id));
+            q.first().is_some_and(|&(sent, _)| sent < m.sent)
+        });
+        let l = &mut self.locs[li];
+        // while the message waited, its receiver received one sent after it
+        let overtaken = l
+            .recent
+            .iter()
+            .any(|&(at, sent)| at > m.send_enter && sent > m.sent);
+        l.recent.push_back((t, m.sent));
+        if l.recent.len() > RECENT {
+            l.recent.pop_front();
+        }
         let Some(r) = l.routine() else { return };
         let sender_rank = self.setup.loc_rank[m.sender as usize];
         let acc = if self.setup.causes {
@@ -510,7 +575,11 @@ impl Replay {
         if d > 0 {
             self.locs[li].counted = (r.enter, to);
             self.wait(
-                Pattern::LateSender,
+                if earlier && r.class != Class::WaitMany {
+                    Pattern::LateSenderWrongOrder
+                } else {
+                    Pattern::LateSender
+                },
                 li as u32,
                 r.cp,
                 (from, t),
@@ -520,14 +589,45 @@ impl Replay {
                 &acc,
             );
         }
-        if m.blocking && r.class == Class::BlockingRecv {
-            m.recv = Some((li as u32, r.enter, r.cp, acc));
-            match m.send_exit {
-                Some(exit) => self.late_receiver(&m, exit),
+        if (m.blocking || m.nonblocking) && r.class == Class::BlockingRecv {
+            m.recv = Some((li as u32, r.enter, r.cp, acc, overtaken));
+            match m.done {
+                Some(_) => self.late_receiver(&m),
                 None => {
                     self.msgs.insert(id, m);
                 }
             }
+        }
+    }
+
+    /// A nonblocking send completed in the Wait/Test call open at `li` (a buffered one never
+    /// waits for its receiver).
+    fn send_done(&mut self, li: usize, t: i64, thread: u32, mode: u8, send: u64) {
+        let process = self.setup.loc_process[li];
+        let Some(&sender) = self.loc_of.get(&(process, thread)) else {
+            return;
+        };
+        let q = &mut self.locs[sender as usize].nonblocking;
+        let Some(i) = q.iter().position(|&(n, _)| n == send) else {
+            return;
+        };
+        let (_, id) = q.remove(i).expect("present");
+        let Some(r) = self.locs[li].routine() else {
+            self.drop_if_received(id);
+            return;
+        };
+        if mode == 2 {
+            self.drop_if_received(id);
+            return;
+        }
+        self.send_exit(id, (li as u32, r.enter, r.cp, t));
+    }
+
+    fn drop_if_received(&mut self, id: u64) {
+        if self.msgs.get(&id).is_some_and(|m| m.recv.is_some()) {
+            self.msgs.remove(&id);
+        } else if let Some(m) = self.msgs.get_mut(&id) {
+            m.nonblocking = false;
         }
     }
 
@@ -606,39 +706,50 @@ impl Replay {
         }
     }
 
-    fn send_exit(&mut self, id: u64, t: i64) {
+    /// The call that waited for the send returned: (location, entry, call path, return).
+    fn send_exit(&mut self, id: u64, done: (u32, i64, u32, i64)) {
         let Some(m) = self.msgs.get_mut(&id) else {
             return;
         };
-        m.send_exit = Some(t);
+        m.done = Some(done);
         if m.recv.is_some() {
             let m = self.msgs.remove(&id).expect("present");
-            self.late_receiver(&m, t);
+            self.late_receiver(&m);
+        } else if !m.blocking && !m.nonblocking {
+            self.msgs.remove(&id);
         }
     }
 
-    /// A blocking send that lasted until the receive was posted waited from its entry to the
-    /// receive's.
-    fn late_receiver(&mut self, m: &Msg, exit: i64) {
-        let Some((rl, r_enter, r_cp, r_acc)) = &m.recv else {
+    /// A send whose call (the blocking send, or the Wait/Test completing it) lasted until the
+    /// receive was posted waited from that call's entry to the receive's.
+    fn late_receiver(&mut self, m: &Msg) {
+        let (Some((rl, r_enter, r_cp, r_acc, overtaken)), Some((wl, enter, cp, exit))) =
+            (&m.recv, m.done)
+        else {
             return;
         };
         if exit < *r_enter {
             // it had returned before the receive was posted: it never waited for it
             return;
         }
-        let d = r_enter - m.send_enter;
+        // a Wait/Test completing several requests waits once: from where its earlier waits
+        // were counted to
+        let w = &mut self.locs[wl as usize];
+        let from = match w.counted {
+            (e, until) if e == enter => until.max(enter),
+            _ => enter,
+        };
+        let d = r_enter - from;
         if d > 0 {
-            self.wait(
-                Pattern::LateReceiver,
-                m.sender,
-                m.send_cp,
-                (m.send_enter, exit),
-                d,
-                (*rl, *r_cp),
-                r_acc,
-                &m.acc,
-            );
+            if !m.blocking {
+                w.counted = (enter, *r_enter);
+            }
+            let pattern = if *overtaken {
+                Pattern::LateReceiverWrongOrder
+            } else {
+                Pattern::LateReceiver
+            };
+            self.wait(pattern, wl, cp, (from, exit), d, (*rl, *r_cp), r_acc, &m.acc);
         }
     }
 
@@ -733,7 +844,7 @@ impl Replay {
         }
     }
 
-    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64) {
+    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64, holder: u32) {
         self.account(li, t);
         if wait <= 0 {
             return;
@@ -750,7 +861,14 @@ impl Replay {
             _ => (rel.other, rel.held_other.as_ref()),
         };
         let arrival = t - wait;
+        // the owner the runtime named when the wait began (Java monitors), where it is now
+        let owner = holder
+            .checked_sub(1)
+            .and_then(|h| self.loc_of.get(&(process, h)))
+            .map(|&o| (o, self.locs[o as usize].cp(), t));
         let (pattern, cause, d) = match kind {
+            SyncKind::JavaMonitor => (Pattern::MonitorWait, owner, wait),
+            SyncKind::JavaWait => (Pattern::ConditionWait, owner.or(by_other), wait),
             SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
                 (Pattern::LockContention, by_other, wait)
             }

@@ -38,6 +38,7 @@ fn setup(n: u32, ranks: bool, causes: bool) -> T {
         replay: Replay::new(Setup {
             loc_rank: (0..n).map(|i| ranks.then_some(i)).collect(),
             loc_process: (0..n).map(|i| if ranks { i } else { 0 }).collect(),
+            loc_thread: (0..n).map(|i| if ranks { 0 } else { i }).collect(),
             loc_counted: vec![true; n as usize],
             comm_ranks: vec![(0..n).collect()],
             window: Window::ALL,
@@ -210,6 +211,91 @@ fn late_receiver_is_a_blocking_send_waiting_for_the_receive() {
 }
 
 #[test]
+fn a_late_sender_while_an_earlier_message_was_pending_is_wrong_order() {
+    let mut t = setup(3, true, false);
+    t.enter(0, 4, "MPI_Send");
+    t.send(0, 5, 2, 0);
+    t.exit(0, 6, "MPI_Send");
+    t.enter(2, 10, "MPI_Recv");
+    t.enter(1, 100, "MPI_Send");
+    t.send(1, 101, 2, 1);
+    t.exit(1, 102, "MPI_Send");
+    t.recv(2, 105, 1, 1, 101);
+    t.exit(2, 106, "MPI_Recv");
+    // the earlier message, received now, waited for nothing
+    t.enter(2, 110, "MPI_Recv");
+    t.recv(2, 111, 0, 0, 5);
+    t.exit(2, 112, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![("late_sender_wrong_order", 2, s("MPI_Recv"), 90)]
+    );
+}
+
+#[test]
+fn a_late_receiver_whose_receiver_took_a_later_message_first_is_wrong_order() {
+    let mut t = setup(3, true, false);
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 2, 0);
+    t.enter(2, 40, "MPI_Recv");
+    t.enter(1, 50, "MPI_Send");
+    t.send(1, 51, 2, 1);
+    t.exit(1, 52, "MPI_Send");
+    t.recv(2, 55, 1, 1, 51);
+    t.exit(2, 56, "MPI_Recv");
+    t.enter(2, 60, "MPI_Recv");
+    t.recv(2, 61, 0, 0, 1);
+    t.exit(0, 62, "MPI_Ssend");
+    t.exit(2, 63, "MPI_Recv");
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("late_sender_wrong_order", 2, s("MPI_Recv"), 10),
+            ("late_receiver_wrong_order", 0, s("MPI_Ssend"), 60)
+        ]
+    );
+}
+
+fn issend_then_wait(mode: u8, done_first: bool) -> T {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Issend");
+    t.send(0, 1, 1, 0);
+    t.exit(0, 2, "MPI_Issend");
+    t.enter(0, 10, "MPI_Wait");
+    t.enter(1, 70, "MPI_Recv");
+    let done = EventKind::SendDone {
+        thread: 0,
+        mode,
+        send: 0,
+    };
+    if done_first {
+        t.ev(0, 74, done);
+        t.recv(1, 75, 0, 0, 1);
+    } else {
+        t.recv(1, 75, 0, 0, 1);
+        t.ev(0, 76, done);
+    }
+    t.exit(0, 77, "MPI_Wait");
+    t.exit(1, 78, "MPI_Recv");
+    t
+}
+
+#[test]
+fn the_wait_completing_a_synchronous_send_is_a_late_receiver() {
+    for done_first in [false, true] {
+        let t = issend_then_wait(1, done_first);
+        assert_eq!(t.waits(), vec![("late_receiver", 0, s("MPI_Wait"), 60)]);
+    }
+}
+
+#[test]
+fn a_buffered_send_never_waits_for_its_receiver() {
+    for done_first in [false, true] {
+        assert!(issend_then_wait(2, done_first).waits().is_empty());
+    }
+}
+
+#[test]
 fn an_eager_send_that_returned_before_the_receive_is_no_late_receiver() {
     let mut t = setup(2, true, false);
     t.enter(0, 0, "MPI_Send");
@@ -295,6 +381,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             object: 5,
             kind: 0,
             wait_ns: 0,
+            holder: 0,
         },
     );
     t.enter(1, 0, "waiter");
@@ -306,6 +393,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             object: 5,
             kind: 0,
             wait_ns: 190,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("lock_contention", 1, s("waiter"), 190)]);
@@ -338,6 +426,7 @@ fn join_waits_for_the_joined_threads_work() {
             object: 9,
             kind: 6,
             wait_ns: 290,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("join_wait", 0, s("main"), 290)]);
@@ -368,6 +457,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             object: 3,
             kind: 3,
             wait_ns: 5,
+            holder: 0,
         },
     );
     t.ev(
@@ -377,6 +467,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             object: 3,
             kind: 3,
             wait_ns: 76,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("thread_barrier", 0, s("a"), 70)]);
@@ -459,6 +550,7 @@ fn the_runtimes_own_work_is_no_part_of_a_user_call_path() {
             object: 9,
             kind: 6,
             wait_ns: 200,
+            holder: 0,
         },
     );
     assert_eq!(
@@ -553,6 +645,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             object: 4,
             kind: 7,
             wait_ns: 1,
+            holder: 0,
         },
     );
     t.ev(
@@ -562,6 +655,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             object: 4,
             kind: 7,
             wait_ns: 192,
+            holder: 0,
         },
     );
     assert_eq!(t.waits(), vec![("omp_barrier", 0, s("main"), 190)]);
@@ -594,6 +688,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             object: 1,
             kind: 2,
             wait_ns: 100,
+            holder: 0,
         },
     );
     t.ev(2, 300, EventKind::Release { object: 2, kind: 4 });
@@ -604,6 +699,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             object: 2,
             kind: 4,
             wait_ns: 170,
+            holder: 0,
         },
     );
     assert_eq!(
@@ -709,4 +805,28 @@ fn a_stream_read_waits_for_the_write_of_its_bytes() {
             )]
         );
     }
+}
+
+#[test]
+fn a_java_monitor_wait_is_caused_by_the_holder_the_runtime_named() {
+    let mut t = setup(3, false, true);
+    t.enter(1, 0, "hold");
+    t.enter(0, 40, "take");
+    t.ev(
+        0,
+        150,
+        EventKind::Acquire {
+            object: 1,
+            kind: 13,
+            wait_ns: 100,
+            holder: 2, // thread index 1
+        },
+    );
+    t.exit(0, 160, "take");
+    t.exit(1, 170, "hold");
+    assert_eq!(t.waits(), vec![("monitor_wait", 0, s("take"), 100)]);
+    assert_eq!(
+        t.causes(),
+        vec![("monitor_wait", 0, 1, s("hold"), CauseKind::Direct, 100.0)]
+    );
 }
