@@ -749,7 +749,16 @@ impl Replay {
             } else {
                 Pattern::LateReceiver
             };
-            self.wait(pattern, wl, cp, (from, exit), d, (*rl, *r_cp), r_acc, &m.acc);
+            self.wait(
+                pattern,
+                wl,
+                cp,
+                (from, exit),
+                d,
+                (*rl, *r_cp),
+                r_acc,
+                &m.acc,
+            );
         }
     }
 

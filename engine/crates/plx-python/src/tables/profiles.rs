@@ -91,7 +91,10 @@ pub fn profiles(dir: &Path) -> Result<Tables, String> {
         .add("thread_name", Array::texts(&c.thread_name))
         .add("host", Array::texts(&c.host))
         .add("callpath", Array::values(c.callpath))
-        .add("function", Array::dictionary(col(c.function.clone()), &fnames))
+        .add(
+            "function",
+            Array::dictionary(col(c.function.clone()), &fnames),
+        )
         .add("depth", Array::values(c.depth))
         .add("file", Array::dictionary(col(c.function), &files))
         .add("line", Array::values(lines))
