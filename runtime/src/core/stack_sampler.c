@@ -109,6 +109,13 @@ struct plx_samples {
 };
 
 static int enabled;         /* PLX_SAMPLE > 0 and the unwinder loaded */
+/* ThreadSanitizer runs the handler of a synchronous signal (SIGTRAP) at once, even inside its
+ * own runtime, and defers an asynchronous one to a safe point: its builds take rt */
+#ifdef PLX_SANITIZE_THREAD
+#define TRAP_ALLOWED 0
+#else
+#define TRAP_ALLOWED 1
+#endif
 static int use_trap;        /* samples come as SIGTRAP (sigtrap events), else SAMPLE_SIGNAL */
 static struct sigaction prev_trap; /* the program's SIGTRAP disposition, for the other traps */
 static _Atomic int trap_kept;      /* the handler is installed on SIGTRAP: adapters/sigtrap.c */
@@ -397,7 +404,7 @@ void plx_stack_sampler_init(void)
         return;
     period_ns = 1000000000ull / plx_cfg.sample_hz;
     dl_iterate_phdr(find_loader, NULL);
-    use_trap = plx_cfg.sample_signal != 1 && !traced() && trap_events_work();
+    use_trap = TRAP_ALLOWED && plx_cfg.sample_signal != 1 && !traced() && trap_events_work();
     int sig = use_trap ? SIGTRAP : SAMPLE_SIGNAL;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
