@@ -329,10 +329,10 @@ def test_callpath_tree_report_linear_in_call_depth(deep_chain, tmp_path, fmt):
         rows = [line for line in text.splitlines() if line.endswith(("  down", "  leaf",
                                                                       "  main"))]
     assert len(rows) >= 2 * (CHAIN + 3)
-    # a few numbers and a name per row: bounded whatever the depth (the whole paths: 210 KB a
-    # row here)
+    # a few numbers, a name and its source file per row: bounded whatever the depth (the whole
+    # paths: 210 KB a row here)
     per_row = size / len(rows)
-    assert per_row < 400, "%.0f bytes per row" % per_row
+    assert per_row < 500, "%.0f bytes per row" % per_row
 
 
 PROFILE_MEMORY = """

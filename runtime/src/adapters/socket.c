@@ -262,13 +262,15 @@ static int ip_family(const struct sockaddr *a, socklen_t len)
     return a && len >= sizeof(sa_family_t) && (a->sa_family == AF_INET || a->sa_family == AF_INET6);
 }
 
-/* connect to an IP address is a region of kind 5; once connected, its stream send of 0 bytes
- * is what the peer's accept waited for (the critical path's arc between the two). */
+/* connect to an IP address inside a measured call is a region of kind 5 (a process with no
+ * measured code, a launcher, stays unmeasured); once connected, its stream send of 0 bytes is
+ * what the peer's accept waited for (the critical path's arc between the two). */
 PLX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
     if (!plx_active || !ip_family(SA(addr), len))
         return REAL(connect)(fd, addr, len);
-    struct plx_call k = call_begin(&r_connect);
+    struct plx_thread *self = plx_self;
+    struct plx_call k = self && self->depth > 0 ? call_begin(&r_connect) : (struct plx_call){NULL, 0};
     int rc = REAL(connect)(fd, addr, len);
     int saved = errno;
     if (rc == 0 || saved == EINPROGRESS || saved == EINTR) /* the last two go on without us */
