@@ -331,7 +331,9 @@ impl State<'_> {
             }
             _ => {}
         }
-        if !sink.takes(&e.kind) {
+        // no export has a record of a send's completion (the waits analysis reads it): it is
+        // neither written nor counted
+        if matches!(e.kind, EventKind::SendDone { .. }) || !sink.takes(&e.kind) {
             return Ok(());
         }
         self.taken += 1;
@@ -384,8 +386,7 @@ impl State<'_> {
                 };
                 sink.counted(&cx, at, &call)
             }
-            // no export has a record of a send's completion: the waits analysis reads it
-            EventKind::SendDone { .. } => Ok(()),
+            EventKind::SendDone { .. } => Ok(()), // not taken (above)
         }
     }
 
