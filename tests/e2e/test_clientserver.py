@@ -270,3 +270,44 @@ def test_accept_follows_the_connect_between_threads(programs, tmp_path):
     assert_accept_follows_connect(doc, items)
     _, threads = path(out, "--level", "thread")
     assert len([n for n in threads if n.startswith("Msg:")]) == 1, threads
+
+
+def test_nonblocking_connect_pairs_with_accept(programs, tmp_path):
+    """programs/connect_accept.c nbclient: the client's connect on an O_NONBLOCK socket returns
+    EINPROGRESS and poll() and SO_ERROR complete it. Its stream send of 0 bytes is recorded all
+    the same (before, an in-progress connect recorded none), pairs with the server's accept,
+    and the server's critical path runs through the client's `prepare`."""
+    exe = programs.get("connect_accept.c", "-O1", "-pthread")
+    s, port_file = tmp_path / "S", tmp_path / "port"
+
+    def start(app, *args):
+        return subprocess.Popen([str(PLX), "run", "--session", str(s), "--app", app, "--trace", "--",
+                                 str(exe), *(str(a) for a in args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=clean_env())
+
+    server = start("server", "server", port_file)
+    try:
+        client = start("client", "nbclient", wait_for_port(port_file, server), int(PREP_S * 1000))
+        outs = {}
+        for name, p in (("server", server), ("client", client)):
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, "%s\n%s" % (out, err)
+            outs[name] = out
+    finally:
+        server.kill()
+    assert outs["client"] == "in progress\n"
+    calls = {r["function"]: (r["process"], r["calls"]) for r in csv.DictReader(
+        io.StringIO(plx("report", s, "--format", "csv").stdout)) if r["process"] != "all"}
+    assert {f: calls[f][1] for f in ("connect", "poll", "accept")} == {
+        "connect": "1", "poll": "1", "accept": "1"}, calls
+    assert calls["connect"][0] == calls["poll"][0] != calls["accept"][0], calls
+    text = plx("export", s, "--format", "text", "-o", "-").stdout
+    opens = sorted((f[1].split(":")[0], f[2], f[3], f[5], f[6]) for f in map(str.split, text.splitlines())
+                   if len(f) > 3 and f[2] in ("ssend", "srecv"))
+    assert opens == [("client", "ssend", "connect", "end=0", "bytes=0"),
+                     ("server", "srecv", "accept", "end=0", "bytes=0")], opens
+    doc, items = path(s, "--mode", "global", "--level", "procedure")
+    assert_accept_follows_connect(doc, items)
+    _, threads = path(s, "--mode", "global", "--level", "thread")
+    msgs = [n for n in threads if n.startswith("Msg:")]
+    assert len(msgs) == 1 and msgs[0].startswith("Msg: client:") and "->server:" in msgs[0], threads

@@ -262,22 +262,25 @@ static int ip_family(const struct sockaddr *a, socklen_t len)
     return a && len >= sizeof(sa_family_t) && (a->sa_family == AF_INET || a->sa_family == AF_INET6);
 }
 
-/* connect to an IP address inside a measured call is a region of kind 5 (a process with no
- * measured code, a launcher, stays unmeasured); once connected, its stream send of 0 bytes is
- * what the peer's accept waited for (the critical path's arc between the two). */
+/* connect to an IP address is a region of kind 5 on a measured thread, in a program with
+ * instrumented code or without (a launcher records nothing: core/launchers.c); its stream send
+ * of 0 bytes is what the peer's accept waited for (the critical path's arc between the two).
+ * A non-blocking connect (EINPROGRESS) holds it too, at the connect's own time: a thread's
+ * events are in time order, so it cannot be written later with that time, and it is the
+ * connect that the peer's accept answers. Its ids come from the address the connect bound and
+ * the destination; asking again (connect returning 0 or EISCONN later) records nothing more. */
 PLX_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
     if (!plx_active || !ip_family(SA(addr), len))
         return REAL(connect)(fd, addr, len);
-    struct plx_thread *self = plx_self;
-    struct plx_call k = self && self->depth > 0 ? call_begin(&r_connect) : (struct plx_call){NULL, 0};
+    struct plx_call k = call_begin(&r_connect);
     int rc = REAL(connect)(fd, addr, len);
-    int saved = errno;
+    int saved = errno, opened = 0;
     if (rc == 0 || saved == EINPROGRESS || saved == EINTR) /* the last two go on without us */
-        plx_stream_connected(fd, rc == 0);
+        opened = plx_stream_connected(fd, rc == 0, SA(addr), len);
     errno = saved;
     if (k.t)
-        call_end_as(k, fd, rc == 0 ? plx_stream_conn(fd) : NULL, 0, 0, 1);
+        call_end_as(k, fd, opened ? plx_stream_conn(fd) : NULL, 0, 0, 1);
     return rc;
 }
 

@@ -210,6 +210,10 @@ struct plx_thread {
 
 PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
 PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
+/* This process runs a launcher or helper (launchers.c), decided once at its start (an exec
+ * decides again, a fork inherits it): it is written as a process, but none of its threads is
+ * attached, so no adapter records an event in it. */
+PLX_HIDDEN extern int plx_launcher;
 /* Set by the pthread_create trampoline, read when the thread attaches. */
 PLX_HIDDEN extern PLX_TLS uintptr_t plx_pending_start;
 PLX_HIDDEN extern PLX_TLS uint32_t plx_pending_parent;

@@ -2,6 +2,7 @@
 #include "hotpath.h"
 #include "streams.h"
 #include "counters.h"
+#include "launchers.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -239,6 +240,30 @@ static void after_fork_child(void)
 
 static int attached; /* started by plx attach: served on the control socket */
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Whether this process runs a launcher or helper (launchers.c): its executable, or the name it
+ * was started by (argv[0], a launcher started through a link of another name). */
+static int is_launcher(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    if (plx_launcher_kind(base_name(exe)) != PLX_LAUNCHER_NONE)
+        return 1;
+    char argv0[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? plx_sys_read(fd, argv0, sizeof argv0 - 1) : 0;
+    if (fd >= 0)
+        plx_sys_close(fd);
+    argv0[len > 0 ? len : 0] = 0;
+    return plx_launcher_kind(base_name(argv0)) != PLX_LAUNCHER_NONE;
+}
+
 /* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
  * second start after plx_attach_stop writes a new experiment: modules and regions known from
  * the first are written again. */
@@ -246,6 +271,7 @@ static int measure_start(int again)
 {
     plx_clock_init();
     measured_pid = getpid();
+    plx_launcher = !attached && is_launcher();
     if (plx_writer_open() != 0)
         return -1;
     write_process_info();
@@ -262,7 +288,8 @@ static int measure_start(int again)
         write_filter_text();
     }
     plx_counters_init();
-    plx_stack_sampler_init();
+    if (!plx_launcher) /* no signal handler of ours in a launcher: it forwards signals to its job */
+        plx_stack_sampler_init();
     plx_active = 1;
     plx_thread_attach();
     for (int i = 0; i < nhooks; i++)
@@ -285,7 +312,8 @@ static int measure_start(int again)
         on_exit(on_exit_handler, NULL);
         pthread_atfork(NULL, NULL, after_fork_child);
     }
-    plx_sampler_start();
+    if (!plx_launcher)
+        plx_sampler_start();
     return 0;
 }
 

@@ -57,6 +57,7 @@ static uint32_t conn_new(void)
         atomic_store_explicit(&c->written, 0, memory_order_relaxed);
         atomic_store_explicit(&c->read, 0, memory_order_relaxed);
         atomic_store_explicit(&c->ready, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->pending, 0, memory_order_relaxed);
         atomic_store_explicit(&c->refs, 1, memory_order_relaxed);
     }
     return v;
@@ -123,9 +124,10 @@ static size_t endpoint(const struct sockaddr_storage *ss, unsigned char out[18])
     return 0;
 }
 
-/* The connection's ids from the socket's own and its peer's address; -1 if not an IP socket or
- * not connected (yet). */
-static int find_ids(int fd, struct plx_conn *c)
+/* The connection's ids from the socket's own and its peer's address (`to`, the address a
+ * connect in progress was given; NULL: the peer's, asked of the socket); -1 if not an IP socket
+ * or not connected (yet). */
+static int find_ids_to(int fd, struct plx_conn *c, const struct sockaddr *to, socklen_t len)
 {
     struct sockaddr_storage me, peer;
     socklen_t a = sizeof me, b = sizeof peer;
@@ -133,8 +135,14 @@ static int find_ids(int fd, struct plx_conn *c)
     if (getsockname(fd, (struct sockaddr *)&me, &a) != 0)
         return -1;
     size_t m = endpoint(&me, mine);
-    if (!m || getpeername(fd, (struct sockaddr *)&peer, &b) != 0)
+    if (!m)
         return -1;
+    if (to) {
+        memset(&peer, 0, sizeof peer);
+        memcpy(&peer, to, len < sizeof peer ? len : sizeof peer);
+    } else if (getpeername(fd, (struct sockaddr *)&peer, &b) != 0) {
+        return -1;
+    }
     size_t p = endpoint(&peer, theirs);
     if (!p)
         return -1;
@@ -142,6 +150,11 @@ static int find_ids(int fd, struct plx_conn *c)
     atomic_store_explicit(&c->in, fnv(fnv(FNV_BASIS, theirs, p), mine, m), memory_order_relaxed);
     atomic_store_explicit(&c->ready, 1, memory_order_release);
     return 0;
+}
+
+static int find_ids(int fd, struct plx_conn *c)
+{
+    return find_ids_to(fd, c, NULL, 0);
 }
 
 int plx_stream_ready(int fd, struct plx_conn *c)
@@ -163,23 +176,32 @@ static int is_stream(int fd)
 
 /* ---- table changes ---------------------------------------------------------------------- */
 
-void plx_stream_connected(int fd, int established)
+int plx_stream_connected(int fd, int established, const struct sockaddr *to, socklen_t len)
 {
     if ((unsigned)fd >= PLX_STREAM_FDS)
-        return;
+        return 0;
     struct plx_conn *c = plx_stream_conn(fd);
-    /* a non-blocking connect asked again and now done: the ids of the one in progress */
-    if (c && established && !atomic_load_explicit(&c->ready, memory_order_acquire)) {
-        find_ids(fd, c);
-        return;
+    /* a non-blocking connect asked again and now done: the one in progress, its ids known */
+    if (c && established && atomic_exchange_explicit(&c->pending, 0, memory_order_acq_rel)) {
+        if (!atomic_load_explicit(&c->ready, memory_order_acquire))
+            find_ids(fd, c);
+        return 0;
     }
     uint32_t v = is_stream(fd) ? conn_new() : 0;
     if (v && established && find_ids(fd, &plx_conns[v - 1]) != 0) {
         conn_put(v);
         v = 0;
     }
+    /* in progress: the ids from the local address (bound by the connect) and the destination;
+     * else learnt on first use */
+    if (v && !established) {
+        atomic_store_explicit(&plx_conns[v - 1].pending, 1, memory_order_relaxed);
+        if (to)
+            find_ids_to(fd, &plx_conns[v - 1], to, len);
+    }
     if (v || c)
         install(fd, v); /* 0: a stale entry of a descriptor closed behind our back */
+    return v != 0;
 }
 
 void plx_stream_accepted(int fd)

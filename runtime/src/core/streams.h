@@ -12,6 +12,8 @@
 
 #include "plx_internal.h"
 
+#include <sys/socket.h>
+
 #define PLX_STREAM_FDS 65536u /* descriptors from this one up are not traced */
 
 struct plx_conn {
@@ -19,6 +21,7 @@ struct plx_conn {
     _Atomic uint64_t written, read; /* bytes moved since the connect or accept */
     _Atomic uint32_t ready;         /* ids known (a non-blocking connect learns them on first use) */
     _Atomic uint32_t refs;          /* descriptors naming it (dup); 0 when free */
+    _Atomic uint32_t pending;       /* a non-blocking connect in progress, not yet asked again */
     uint32_t next_free;             /* 1 + next free connection, under the pool lock */
 };
 
@@ -41,9 +44,13 @@ static inline uint64_t plx_stream_moved(struct plx_conn *c, int dir, uint64_t n)
     return atomic_fetch_add_explicit(dir ? &c->read : &c->written, n, memory_order_relaxed) + n;
 }
 
-/* After connect on an AF_INET/AF_INET6 address: `established` (it returned 0) or in progress
- * (EINPROGRESS, EINTR). Cold: a few system calls. */
-PLX_HIDDEN void plx_stream_connected(int fd, int established);
+/* After connect to AF_INET/AF_INET6 address `to` (`len` bytes): `established` (it returned 0)
+ * or in progress (EINPROGRESS, EINTR: the ids are known at once, from the local address the
+ * connect bound and `to`). 1 when this call opened the connection (its stream send of 0 bytes
+ * is to be recorded), 0 for none or for a connect in progress asked again. Cold: a few system
+ * calls. */
+PLX_HIDDEN int plx_stream_connected(int fd, int established, const struct sockaddr *to,
+                                     socklen_t len);
 /* After accept/accept4 returned `fd`. */
 PLX_HIDDEN void plx_stream_accepted(int fd);
 /* Before the descriptor is closed (close, close_range, closefrom); `fd` may be untraced. */

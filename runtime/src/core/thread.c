@@ -25,6 +25,7 @@ PLX_TLS uint32_t plx_pending_parent = PLX_NO_INDEX;
 PLX_TLS void *plx_pending_block;
 PLX_TLS uintptr_t plx_pending_site;
 volatile int plx_active;
+int plx_launcher;
 
 static struct plx_thread dead = {.guard = 1, .dead = 1};
 static struct plx_thread *live;
@@ -187,6 +188,8 @@ struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine
 {
     int saved = errno;
     plx_self = &dead; /* hooks called while attaching record nothing */
+    if (plx_launcher)
+        return NULL; /* nor anything after, in a launcher: the thread stays the dead state */
     struct plx_thread *t = plx_thread_new(parent, start_routine);
     plx_self = t;
     errno = saved;

@@ -3,8 +3,13 @@
  * the client's connect to the server's accept explains the server's wait.
  *   connect_accept server PORT_FILE   listens on 127.0.0.1, writes its port to PORT_FILE
  *   connect_accept client PORT MS     prepares MS ms, connects to PORT
+ *   connect_accept nbclient PORT MS   the same with a non-blocking connect completed by poll()
+ *                                     and SO_ERROR; prints "in progress" when it was
  *   connect_accept threads MS         both in one process: a client thread and main serving */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +59,31 @@ __attribute__((noinline)) int client(void)
     return 0;
 }
 
+/* O_NONBLOCK connect; poll for writability; SO_ERROR says how it ended. */
+__attribute__((noinline)) int nbclient(void)
+{
+    prepare();
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((unsigned short)port)};
+    if (s < 0 || fcntl(s, F_SETFL, O_NONBLOCK) != 0)
+        return 1;
+    int rc = connect(s, (struct sockaddr *)&a, sizeof a);
+    if (rc != 0 && errno != EINPROGRESS)
+        return 1;
+    if (rc != 0) {
+        printf("in progress\n");
+        struct pollfd p = {.fd = s, .events = POLLOUT};
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (poll(&p, 1, 10000) != 1 || getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+            err != 0)
+            return 1;
+    }
+    close(s);
+    return 0;
+}
+
 static void *client_thread(void *arg)
 {
     (void)arg;
@@ -98,6 +128,11 @@ int main(int argc, char **argv)
         port = atoi(argv[2]);
         prep_ms = atoi(argv[3]);
         return client();
+    }
+    if (argc == 4 && strcmp(argv[1], "nbclient") == 0) {
+        port = atoi(argv[2]);
+        prep_ms = atoi(argv[3]);
+        return nbclient();
     }
     if (argc == 3 && strcmp(argv[1], "threads") == 0) {
         prep_ms = atoi(argv[2]);

@@ -25,23 +25,28 @@ impl MpiImpl {
     }
 }
 
-/// The MPI launchers, by file name.
-pub(crate) const LAUNCHERS: &[&str] = &[
-    "mpirun",
-    "mpiexec",
-    "orterun",
-    "srun",
-    "mpirun.openmpi",
-    "mpiexec.openmpi",
-    "mpiexec.hydra",
-    "mpirun.mpich",
-    "mpiexec.mpich",
-];
+extern "C" {
+    /// runtime/src/core/launchers.c: 0 none, 1 a job launcher, 2 a launcher's or Parallax's
+    /// helper (compiled in by build.rs: the list the runtime uses).
+    fn plx_launcher_kind(name: *const std::ffi::c_char) -> std::ffi::c_int;
+}
+
+/// A job launcher's kind (launchers.h).
+const LAUNCHER_JOB: std::ffi::c_int = 1;
+
+/// What the runtime's list says of file name `name`: 0 none, 1 a job launcher, 2 a helper.
+pub(crate) fn launcher_kind(name: &str) -> std::ffi::c_int {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return 0;
+    };
+    // SAFETY: a NUL-terminated string the call only reads.
+    unsafe { plx_launcher_kind(c.as_ptr()) }
+}
 
 /// Whether `program` is an MPI launcher (`mpirun`, `mpiexec.hydra`, `srun`, ...).
 pub fn is_launcher(program: impl AsRef<OsStr>) -> bool {
     let program = program.as_ref();
-    LAUNCHERS.contains(&file_name(Path::new(program)).as_str())
+    launcher_kind(&file_name(Path::new(program))) == LAUNCHER_JOB
 }
 
 /// The file `program` names: itself if it contains a slash, else the first match on PATH.
@@ -62,7 +67,7 @@ pub fn mpi_of(program: impl AsRef<OsStr>) -> Option<MpiImpl> {
     let program = program.as_ref();
     let base = file_name(Path::new(program));
     let path = resolve(program);
-    if LAUNCHERS.contains(&base.as_str()) {
+    if launcher_kind(&base) == LAUNCHER_JOB {
         // the alternatives' symlinks lead to the implementation's own launcher
         let real = path
             .and_then(|p| std::fs::canonicalize(p).ok())

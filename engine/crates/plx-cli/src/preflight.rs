@@ -118,7 +118,8 @@ fn file_name(p: &Path) -> String {
 }
 
 /// Programs that start the program to measure rather than being it (shells, interpreters,
-/// wrappers; MPI launchers are mpi_detect's): their own functions are not what a glob means.
+/// wrappers; MPI launchers and their helpers are the runtime's list, mpi_detect's): their own
+/// functions are not what a glob means.
 const STARTERS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "csh", "tcsh", "fish", "busybox", "env", "nice",
     "nohup", "time", "timeout", "taskset", "numactl", "setsid", "stdbuf", "chrt", "ionice",
@@ -128,7 +129,7 @@ const STARTERS: &[&str] = &[
 fn is_starter(p: &Path) -> bool {
     let name = file_name(p);
     STARTERS.contains(&name.as_str())
-        || crate::mpi_detect::LAUNCHERS.contains(&name.as_str())
+        || crate::mpi_detect::launcher_kind(&name) != 0
         || name.starts_with("python")
 }
 
