@@ -336,6 +336,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
+    terminate_forwarded();
     // SAFETY: the closure runs in the forked child before exec and only calls signal(2), which
     // is async-signal-safe; `xfsz` is a disposition signal(2) returned.
     unsafe {
@@ -375,6 +376,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         }
     };
     let child_pid = child.id();
+    forward_terminate_to(child_pid);
     let status = child
         .wait()
         .map_err(|e| CliError::new(Exit::Environment, format!("{name}: wait failed: {e}")))?;
@@ -400,6 +402,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             dir.display(),
             failures.join("; ")
         );
+        let _ = std::io::Write::flush(&mut std::io::stderr());
         return Ok(if code == 0 {
             Exit::Incomplete.code()
         } else {
@@ -411,6 +414,44 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         eprintln!("plx: experiment written to {}", dir.display());
     }
     Ok(code)
+}
+
+/// The program's process while plx run waits for it (0: not started yet), and a SIGTERM that
+/// came before it was known.
+static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static TERM_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_terminate(sig: libc::c_int) {
+    let pid = CHILD.load(std::sync::atomic::Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe; the pid is the program's, never 0 or -1.
+        unsafe { libc::kill(pid, sig) };
+    } else {
+        TERM_PENDING.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A SIGTERM to plx run (a launcher aborting its job: Open MPI's mpirun, when another rank's
+/// plx run exited 3) goes to the program, and plx run stays to report how it ended and what was
+/// lost: each rank's own line is printed, never cut by the abort. The handler is reset by the
+/// program's exec.
+fn terminate_forwarded() {
+    // SAFETY: the handler only loads an atomic and calls kill(2), both async-signal-safe.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            on_terminate as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+/// The program is process `pid`: a SIGTERM from now on goes to it, and one that came before.
+fn forward_terminate_to(pid: u32) {
+    CHILD.store(pid as i32, std::sync::atomic::Ordering::SeqCst);
+    if TERM_PENDING.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        // SAFETY: kill(2) of the program's own process id.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    }
 }
 
 /// The checks of --counters and --probe (an unknown event, a glob matching nothing).
