@@ -311,3 +311,30 @@ def test_nonblocking_connect_pairs_with_accept(programs, tmp_path):
     _, threads = path(s, "--mode", "global", "--level", "thread")
     msgs = [n for n in threads if n.startswith("Msg:")]
     assert len(msgs) == 1 and msgs[0].startswith("Msg: client:") and "->server:" in msgs[0], threads
+
+
+CONNECT_DELAY_S = 0.2
+
+
+def test_late_connect_wait_is_the_clients_delay(programs, tmp_path):
+    """programs/connect_accept.c threads: main blocks in accept() while the client thread it
+    created computes CONNECT_DELAY_S in `prepare` before connecting. plx waits counts the
+    accept's wait as late_connect (the connect's stream event of 0 bytes ends it), about the
+    delay, and its cause is `prepare` on the client thread (before, no wait was found)."""
+    exe = programs.get("connect_accept.c", "-O1", "-pthread")
+    out = tmp_path / "exp"
+    run(out, exe, "threads", int(CONNECT_DELAY_S * 1000), opts=("--trace",))
+    rows = [r for r in csv.DictReader(io.StringIO(plx("waits", out, "--format", "csv").stdout))
+            if r["pattern"] == "late_connect"]
+    assert [(r["location"].split(".")[1], r["callpath"]) for r in rows] == [
+        ("0", "main => serve => accept")], rows
+    assert CONNECT_DELAY_S <= float(rows[0]["wait_s"]) < CONNECT_DELAY_S + 0.1, rows
+    causes = [r for r in csv.DictReader(io.StringIO(
+        plx("waits", out, "--causes", "--format", "csv").stdout)) if r["pattern"] == "late_connect"]
+    top = max(causes, key=lambda r: float(r["delay_s"]))
+    assert top["waiting_location"] == rows[0]["location"], causes
+    assert top["cause_location"].split(".")[1] == "1", causes
+    assert top["cause_callpath"].endswith("client => prepare"), causes
+    # the spin lasts at least the delay; a loaded machine (2 cores shared) stretches it a little
+    assert CONNECT_DELAY_S * 0.95 <= float(top["delay_s"]) < CONNECT_DELAY_S * 1.15, causes
+    assert top["kind"] == "direct", causes

@@ -51,6 +51,7 @@ MPI_SOURCES = {
     "t_mpi": ROOT / "runtime" / "tests" / "t_mpi.c",
     "t_mpi_abort": ROOT / "runtime" / "tests" / "t_mpi_abort.c",
     "mpi_preload": PROGRAMS / "mpi_preload.c",
+    "killed_rank": PROGRAMS / "killed_rank.c",
 }
 
 # Seconds an mpirun may take before the test is failed rather than left hanging.
@@ -1013,6 +1014,26 @@ def test_partly_measured_job_does_not_hang(name, tmp_path):
     assert [p["clock_sync_skipped"] for p in doc["processes"]] == [None] * 4
     # every rank removed its marker once all had counted them, and the last one the directories
     assert not (full / ".plx-mpi").exists(), list((full / ".plx-mpi").rglob("*"))
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_sigkilled_rank_leaves_no_marker(name, tmp_path):
+    """programs/killed_rank.c under `mpirun -np 2 plx run`: rank 1 is killed by SIGKILL inside
+    MPI_Init, after it made its marker in DIR/.plx-mpi/JOB/, and never removes it (before, the
+    marker and the directories stayed for good). Its plx run removes the marker of its dead
+    program (HOST.PID-START: the process no longer runs), so nothing is left."""
+    impl = IMPLS[name]
+    impl.require()
+    exe = tmp_path / "killed_rank"
+    cp = subprocess.run([impl.mpicc, "-g", "-O1", str(MPI_SOURCES["killed_rank"]), "-o", str(exe),
+                         "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    cp = subprocess.run(impl.mpirun_cmd(2, PLX, "run", "-o", out, "--", exe),
+                        capture_output=True, text=True, env=clean_env(), timeout=MPIRUN_TIMEOUT)
+    assert cp.returncode != 0, _fail_message(cp)
+    assert "killed by signal 9 (SIGKILL)" in cp.stderr, _fail_message(cp)
+    assert not (out / ".plx-mpi").exists(), list((out / ".plx-mpi").rglob("*"))
 
 
 # ---------------------------------------------------------------------------------------------

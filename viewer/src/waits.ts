@@ -33,7 +33,7 @@ const COLORS: Record<string, string> = {
   lock_contention: "#00897b", condition_wait: "#039be5", join_wait: "#546e7a",
   semaphore_wait: "#00acc1", thread_barrier: "#7cb342", omp_barrier: "#6d4c41",
   omp_critical: "#8d6e63", omp_lock: "#a1887f", omp_ordered: "#795548",
-  omp_taskwait: "#4e342e", stream_wait: "#9e9d24",
+  omp_taskwait: "#4e342e", stream_wait: "#9e9d24", late_connect: "#827717",
 };
 
 export function waitColor(pattern: string): string {

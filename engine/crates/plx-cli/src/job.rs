@@ -271,6 +271,51 @@ impl Unstarted {
     }
 }
 
+/// The clock exchange's markers in `DIR/.plx-mpi/JOB/` (runtime/src/adapters/mpi/mpi_job.c:
+/// `HOST.PID-START`, or `HOST.PID-START.done`) whose writer, a process of this host, no longer
+/// runs (a rank killed by SIGKILL before it decided never removes its own), removed; then each
+/// job's directory and `.plx-mpi` when empty. Markers of other hosts and of processes that
+/// still run stay: removing a dead rank's marker changes no decision a live rank takes (a
+/// count short of the job's size skips the exchange, as a rank that died makes it skip).
+pub fn remove_dead_markers(dir: &Path) {
+    let top = dir.join(".plx-mpi");
+    let Ok(jobs) = std::fs::read_dir(&top) else {
+        return;
+    };
+    let host = crate::monitor::hostname();
+    for job in jobs.flatten() {
+        if !job.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(markers) = std::fs::read_dir(job.path()) else {
+            continue;
+        };
+        for m in markers.flatten() {
+            let name = m.file_name();
+            let Some((h, pid, start)) = name.to_str().and_then(marker_writer) else {
+                continue;
+            };
+            if h == host && !plx_export::writer_alive(pid, start) {
+                let _ = std::fs::remove_file(m.path());
+            }
+        }
+        let _ = std::fs::remove_dir(job.path());
+    }
+    let _ = std::fs::remove_dir(&top);
+}
+
+/// The writer of marker `name`: its host, process id and start time (`None`: unknown, 0 in the
+/// name when the runtime could not read it).
+fn marker_writer(name: &str) -> Option<(&str, u32, Option<u64>)> {
+    let name = name.strip_suffix(".done").unwrap_or(name);
+    let (host, writer) = name.rsplit_once('.')?;
+    let (pid, start) = match writer.split_once('-') {
+        Some((pid, start)) => (pid, Some(start.parse::<u64>().ok()?)),
+        None => (writer, None),
+    };
+    Some((host, pid.parse().ok()?, start.filter(|&s| s != 0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,5 +415,21 @@ mod tests {
             format!("{}: not an experiment directory of plx run (no .plx-run in it): --force replaces only those; give another -o or remove it yourself", d.display())
         );
         assert!(d.join("thesis.tex").exists());
+    }
+
+    #[test]
+    fn markers_name_their_writer() {
+        assert_eq!(
+            marker_writer("node1.cluster.4242-777"),
+            Some(("node1.cluster", 4242, Some(777)))
+        );
+        assert_eq!(
+            marker_writer("node1.4242-777.done"),
+            Some(("node1", 4242, Some(777)))
+        );
+        assert_eq!(marker_writer("node1.4242"), Some(("node1", 4242, None)));
+        assert_eq!(marker_writer("node1.4242-0"), Some(("node1", 4242, None)));
+        assert_eq!(marker_writer("node1.x-1"), None);
+        assert_eq!(marker_writer("nohost"), None);
     }
 }

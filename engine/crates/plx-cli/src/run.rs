@@ -380,6 +380,8 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     let status = child
         .wait()
         .map_err(|e| CliError::new(Exit::Environment, format!("{name}: wait failed: {e}")))?;
+    // a rank killed before it removed its clock-exchange marker (SIGKILL) leaves it: gone now
+    crate::job::remove_dead_markers(&dir);
     // a monitor that could not write (disk full, a file size limit) leaves the experiment
     // incomplete, never the program's exit status unreported
     let monitor_failure = monitor.and_then(|m| m.stop().err()).map(|e| e.message);

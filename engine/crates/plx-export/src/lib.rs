@@ -30,7 +30,7 @@ use plx_format::Warning;
 
 pub use error::ExportError;
 pub use input::{ExportInput, ExportOptions, Partition};
-pub use staged::{StagedDir, StagedFile};
+pub use staged::{alive as writer_alive, StagedDir, StagedFile};
 
 /// Declares the format modules and [`FORMATS`], in the order `--format` lists them.
 macro_rules! formats {

@@ -69,8 +69,9 @@ fn temp_writer(file_name: &std::ffi::OsStr) -> Option<(u32, Option<u64>)> {
 }
 
 /// Whether the writer (process `pid`, started at `start`) still runs on this machine; `true`
-/// when /proc cannot tell.
-fn alive(pid: u32, start: Option<u64>) -> bool {
+/// when /proc cannot tell. Shared with `plx run`, which judges the MPI clock exchange's
+/// markers (`HOST.PID-START`) by it.
+pub fn alive(pid: u32, start: Option<u64>) -> bool {
     if start_time("self").is_none() {
         return true;
     }

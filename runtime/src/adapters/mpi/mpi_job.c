@@ -1,10 +1,12 @@
 /* Which ranks of the job run measured, known without a message: before MPI_Init each measured
- * rank creates an empty marker, named after its process directory (HOST.PID), in the
+ * rank creates an empty marker, named after its process and its start (HOST.PID-START, START
+ * the process's start time, field 22 of /proc/PID/stat: no later process has both), in the
  * experiment's `.plx-mpi/JOB/` (JOB: a hash of PLX_JOB, which plx run sets to its job's key).
  * MPI_Init returns on no rank before every rank has entered it (Open MPI's and MPICH's Init end
  * in the launcher's fence over all ranks), so afterwards every rank counts the same markers and
  * takes the same decision, with no collective an unmeasured rank would never join. No marker is
- * left once the ranks have decided (plx_mpi_job_unmark, plx_mpi_job_decided). Directories are
+ * left once the ranks have decided (plx_mpi_job_unmark, plx_mpi_job_decided); a rank killed
+ * before (SIGKILL) leaves its marker, which plx run removes once its writer no longer runs. Directories are
  * opened without following links and must belong to this user; files are made with O_EXCL. */
 #include "mpi_internal.h"
 
@@ -91,6 +93,24 @@ static void remove_dirs(void)
 
 static void unmark_at_end(void);
 
+/* This process's start time (clock ticks after boot), 0 when /proc cannot tell. The command
+ * name in parentheses may hold anything: the fields are read after its last ')'. */
+static unsigned long long start_time(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++) /* p: before field `field + 1` */
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 void plx_mpi_job_mark(void)
 {
     int dir = job_dir();
@@ -98,7 +118,7 @@ void plx_mpi_job_mark(void)
         return;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    snprintf(marker, sizeof marker, "%s.%d", host, (int)getpid());
+    snprintf(marker, sizeof marker, "%s.%d-%llu", host, (int)getpid(), start_time());
     int fd = openat(dir, marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) {
         close(fd);

@@ -26,7 +26,9 @@
 //!   another thread held it: the cause is the owner the runtime named when the wait began, at
 //!   its call path when the waiter got in) and `Object.wait` as **condition_wait**;
 //! - **stream_wait**: a read on a traced stream socket entered before the write holding its
-//!   last byte (a client waiting for its server, across the applications of a session).
+//!   last byte (a client waiting for its server, across the applications of a session);
+//! - **late_connect**: a server's accept of a traced connection entered before its client's
+//!   connect (the two ends' stream events of 0 bytes): `connect_enter - accept_enter`.
 //!
 //! With causes, each location keeps an [`Account`] (time by call path, time waited, and its
 //! waits' root causes), and at the exit of every synchronising routine the account at that
@@ -95,11 +97,13 @@ pub enum Pattern {
     /// A read on a traced stream socket until the write of its bytes began (a client waiting
     /// for its server, across applications too).
     StreamWait,
+    /// A server's accept of a traced connection until its client's connect began.
+    LateConnect,
 }
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 20] = [
+    pub const ALL: [Pattern; 21] = [
         Pattern::LateSender,
         Pattern::LateSenderWrongOrder,
         Pattern::LateReceiver,
@@ -120,6 +124,7 @@ impl Pattern {
         Pattern::OmpOrdered,
         Pattern::OmpTaskwait,
         Pattern::StreamWait,
+        Pattern::LateConnect,
     ];
 
     /// The name in tables (`late_sender`, ...).
@@ -145,6 +150,7 @@ impl Pattern {
             Pattern::OmpOrdered => "omp_ordered",
             Pattern::OmpTaskwait => "omp_taskwait",
             Pattern::StreamWait => "stream_wait",
+            Pattern::LateConnect => "late_connect",
         }
     }
 
@@ -164,7 +170,7 @@ impl Pattern {
             | Pattern::JoinWait
             | Pattern::SemaphoreWait
             | Pattern::ThreadBarrier => ("threads", "pthread"),
-            Pattern::StreamWait => ("sockets", "streams"),
+            Pattern::StreamWait | Pattern::LateConnect => ("sockets", "streams"),
             Pattern::MonitorWait => ("threads", "java"),
             _ => ("threads", "openmp"),
         }

@@ -637,9 +637,6 @@ impl Replay {
     fn stream_read(&mut self, li: usize, t: i64, stream: u64, end: u64) {
         let l = &self.locs[li];
         let Some(r) = l.routine() else { return };
-        if end == 0 {
-            return;
-        }
         let read = Read {
             loc: li as u32,
             enter: r.enter,
@@ -657,7 +654,8 @@ impl Replay {
         while q.front().is_some_and(|w| w.end < end) {
             q.pop_front();
         }
-        match q.front() {
+        // an accept pairs with its connect only, never with the client's first bytes
+        match q.front().filter(|w| end > 0 || w.end == 0) {
             Some(w) => {
                 let w = (w.loc, w.enter, w.cp, w.acc.clone());
                 if q.front().is_some_and(|w| w.end == end) {
@@ -686,6 +684,9 @@ impl Replay {
                 break;
             }
             let r = q.pop_front().expect("front");
+            if r.end == 0 && end > 0 {
+                continue; // an accept whose connect is not traced: bytes are no connect
+            }
             self.stream_wait(r, w.clone());
         }
     }
@@ -694,7 +695,7 @@ impl Replay {
         let d = wenter.min(r.t) - r.enter;
         if d > 0 && wloc != r.loc {
             self.wait(
-                Pattern::StreamWait,
+                stream_pattern(&r),
                 r.loc,
                 r.cp,
                 (r.enter, r.t),
@@ -1005,5 +1006,16 @@ impl Replay {
                 .entry((pattern, loc, cl, ccp, kind))
                 .or_insert(0.0) += ns;
         }
+    }
+}
+
+/// A stream read's pattern: the events of 0 bytes at offset 0 are a connection's opening (the
+/// client's connect and the server's accept, docs/sockets.md), whose wait is the server's for
+/// its client ([`Pattern::LateConnect`]); any other read waited for the bytes it got.
+fn stream_pattern(r: &Read) -> Pattern {
+    if r.end == 0 {
+        Pattern::LateConnect
+    } else {
+        Pattern::StreamWait
     }
 }

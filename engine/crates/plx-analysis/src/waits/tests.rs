@@ -830,3 +830,88 @@ fn a_java_monitor_wait_is_caused_by_the_holder_the_runtime_named() {
         vec![("monitor_wait", 0, 1, s("hold"), CauseKind::Direct, 100.0)]
     );
 }
+
+/// A server blocked in accept from 10 until its client, which prepared until 200, connected: the
+/// two ends' stream events of 0 bytes (connect's send, accept's receive) pair, in either order
+/// of the merged stream; a data write of the stream never stands for the connect.
+fn connect_pair(connect_first: bool) -> T {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "serve");
+    t.enter(1, 0, "prepare");
+    t.enter(0, 10, "sock_accept");
+    t.exit(1, 200, "prepare");
+    t.enter(1, 200, "sock_connect");
+    let send = EventKind::StreamSend {
+        stream: 9,
+        end: 0,
+        bytes: 0,
+    };
+    let recv = EventKind::StreamRecv {
+        stream: 9,
+        end: 0,
+        bytes: 0,
+    };
+    if connect_first {
+        t.ev(1, 201, send);
+        t.exit(1, 201, "sock_connect");
+        t.ev(0, 202, recv);
+    } else {
+        t.ev(0, 201, recv);
+        t.ev(1, 202, send);
+        t.exit(1, 202, "sock_connect");
+    }
+    t.exit(0, 203, "sock_accept");
+    t
+}
+
+#[test]
+fn an_accept_waits_for_its_clients_connect() {
+    for connect_first in [true, false] {
+        let t = connect_pair(connect_first);
+        assert_eq!(
+            t.waits(),
+            vec![("late_connect", 0, s("serve => sock_accept"), 190)],
+            "connect first: {connect_first}"
+        );
+        assert_eq!(
+            t.causes(),
+            vec![(
+                "late_connect",
+                0,
+                1,
+                s("prepare"),
+                CauseKind::Direct,
+                190.0
+            )]
+        );
+    }
+}
+
+#[test]
+fn an_accept_never_pairs_with_the_clients_bytes() {
+    // the client's connect is not traced: its first write (64 bytes) is no connect
+    let mut t = setup(2, false, true);
+    t.enter(0, 10, "sock_accept");
+    t.enter(1, 200, "sock_write");
+    t.ev(
+        1,
+        201,
+        EventKind::StreamSend {
+            stream: 9,
+            end: 64,
+            bytes: 64,
+        },
+    );
+    t.exit(1, 201, "sock_write");
+    t.ev(
+        0,
+        202,
+        EventKind::StreamRecv {
+            stream: 9,
+            end: 0,
+            bytes: 0,
+        },
+    );
+    t.exit(0, 203, "sock_accept");
+    assert_eq!(t.waits(), vec![]);
+}
