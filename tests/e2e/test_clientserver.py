@@ -328,7 +328,8 @@ def test_late_connect_wait_is_the_clients_delay(programs, tmp_path):
             if r["pattern"] == "late_connect"]
     assert [(r["location"].split(".")[1], r["callpath"]) for r in rows] == [
         ("0", "main => serve => accept")], rows
-    assert CONNECT_DELAY_S <= float(rows[0]["wait_s"]) < CONNECT_DELAY_S + 0.1, rows
+    # the delay, and the client thread's start before it (~20 ms; more on a loaded machine)
+    assert CONNECT_DELAY_S <= float(rows[0]["wait_s"]) < CONNECT_DELAY_S * 1.5, rows
     causes = [r for r in csv.DictReader(io.StringIO(
         plx("waits", out, "--causes", "--format", "csv").stdout)) if r["pattern"] == "late_connect"]
     top = max(causes, key=lambda r: float(r["delay_s"]))
@@ -336,5 +337,5 @@ def test_late_connect_wait_is_the_clients_delay(programs, tmp_path):
     assert top["cause_location"].split(".")[1] == "1", causes
     assert top["cause_callpath"].endswith("client => prepare"), causes
     # the spin lasts at least the delay; a loaded machine (2 cores shared) stretches it a little
-    assert CONNECT_DELAY_S * 0.95 <= float(top["delay_s"]) < CONNECT_DELAY_S * 1.15, causes
+    assert CONNECT_DELAY_S * 0.95 <= float(top["delay_s"]) < CONNECT_DELAY_S * 1.25, causes
     assert top["kind"] == "direct", causes
