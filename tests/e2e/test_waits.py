@@ -176,6 +176,62 @@ def test_an_ibsend_never_waits_for_its_receiver(mpi_run):
     assert got == [], got
 
 
+def counts(exp, scenario):
+    """{(pattern, rank, call path): count} of the JSON rows in one scenario's call paths."""
+    doc = json.loads(plx("waits", exp, "--format", "json").stdout)
+    return {(r["pattern"], int(r["location"].split(".")[0]), r["callpath"]): r["count"]
+            for r in doc["rows"] if scenario in r["callpath"].split(" => ")}
+
+
+def test_late_receiver_waits_for_the_post_of_a_late_irecv(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_late => "
+    # rank 0's MPI_Ssend and rank 2's MPI_Wait (completing an MPI_Issend) until ranks 1 and 3
+    # posted their receives with MPI_Irecv (completed later, in MPI_Wait)
+    want = {0: enter(ent, 1, cp + "MPI_Irecv") - enter(ent, 0, cp + "MPI_Ssend")}
+    check(table, causes, "late_receiver", cp + "MPI_Ssend", want, "delay_irecv",
+          {0: (1, "direct")})
+    want = {2: enter(ent, 3, cp + "MPI_Irecv") - enter(ent, 2, cp + "MPI_Wait")}
+    check(table, causes, "late_receiver", cp + "MPI_Wait", want, "delay_irecv",
+          {2: (3, "direct")})
+    assert counts(exp, "irecv_late") == {
+        ("late_receiver", 0, cp + "MPI_Ssend"): 1,
+        ("late_receiver", 2, cp + "MPI_Wait"): 1,
+    }
+
+
+def test_a_rendezvous_send_waits_for_an_irecv_and_a_wait_for_a_late_send(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_rendezvous => "
+    # a 4 MiB MPI_Send (above the eager limit) waited for rank 1's late MPI_Irecv
+    want = {0: enter(ent, 1, cp + "MPI_Irecv") - enter(ent, 0, cp + "MPI_Send")}
+    check(table, causes, "late_receiver", cp + "MPI_Send", want, "delay_rendezvous",
+          {0: (1, "direct")})
+    # rank 3's MPI_Wait, completing an MPI_Irecv posted early, waited for rank 2's late send
+    want = {3: enter(ent, 2, cp + "MPI_Send") - enter(ent, 3, cp + "MPI_Wait")}
+    check(table, causes, "late_sender", cp + "MPI_Wait", want, "delay_late_isend",
+          {3: (2, "direct")})
+    assert counts(exp, "irecv_rendezvous") == {
+        ("late_receiver", 0, cp + "MPI_Send"): 1,
+        ("late_sender", 3, cp + "MPI_Wait"): 1,
+    }
+
+
+def test_a_waitall_over_irecvs_waits_once_for_the_latest_send(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_waitall => "
+    # ranks 1 and 2 sent after rank 0 posted its receives and before it entered MPI_Waitall
+    # (D/2 after its posts), rank 3 D/2 after it: one wait, until rank 3's send
+    want = {0: enter(ent, 3, cp + "MPI_Send") - enter(ent, 0, cp + "MPI_Waitall")}
+    got = waits_at(table, "late_sender", cp + "MPI_Waitall")
+    assert sorted(got) == [0], got
+    assert same(got[0], want[0]) and injected(got[0], D / 2), (got, want)
+    c = caused(causes, "late_sender", "delay_waitall")
+    assert list(c) == [(0, 3, "direct")], c
+    assert 0.9 * got[0] <= c[(0, 3, "direct")] <= got[0] + 2e-6, (c, got)
+    assert counts(exp, "irecv_waitall") == {("late_sender", 0, cp + "MPI_Waitall"): 1}
+
+
 def collective_entries(ent, path):
     return {r: enter(ent, r, path) for r in range(NP)}
 
