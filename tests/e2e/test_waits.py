@@ -481,7 +481,8 @@ def test_a_stream_read_waits_for_its_writer(tmp_path):
 def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     """JWaits.java: main blocks D entering a monitor thread "holder" holds (monitor_wait, the
     cause the holder), then waits D in Object.wait until "producer" notifies it (condition_wait,
-    once: the JVM's own pthread waits inside a Java wait are not counted again)."""
+    once: the JVM's own pthread waits inside a Java wait are not counted again; the cause the
+    producer where it called notifyAll)."""
     require_tools("java", "javac", what="a JDK (java, javac)")
     subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JWaits.java")],
                    check=True, env=clean_env())
@@ -499,3 +500,10 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     assert abs(float(c[0]["delay_s"]) - float(w[0]["wait_s"])) <= 2e-6, c
     cw = waits_at(table, "condition_wait", "JWaits.main(String[]) => JWaits.consume()")
     assert len(cw) == 1 and injected(sum(cw.values())) and sum(cw.values()) < 1.5 * D, cw
+    # the notifier (the agent hooks each notify/notifyAll call site): thread "producer" where
+    # it called notifyAll, the whole wait (the JVM's own waits of the run have causes of their
+    # own, none in produce)
+    c = [r for r in causes if r["pattern"] == "condition_wait"
+         and r["cause_callpath"] == "JWaits.produce()"]
+    assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("producer", "direct")], c
+    assert abs(float(c[0]["delay_s"]) - sum(cw.values())) <= 2e-6, c
