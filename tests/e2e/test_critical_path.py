@@ -127,3 +127,33 @@ def test_text_and_csv_outputs(barrier):
     assert cp.stdout.splitlines()[0] == "level,kind,name,location,time_s,percent"
     assert [r["kind"] for r in rows] == ["total", "cpu"]
     assert rows[1]["name"] == "compute_slow" and float(rows[1]["percent"]) >= 80
+
+
+RV_SLOW, RV_FAST = 0.5, 0.1  # rendezvous
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def rendezvous(request, tmp_path_factory):
+    """The rendezvous example under each MPI implementation (Open MPI, MPICH)."""
+    impl = IMPLS[request.param]
+    impl.require()
+    return traced_run(tmp_path_factory.mktemp("cp-rendezvous"), "rendezvous", RV_SLOW, RV_FAST,
+                      impl=impl)
+
+
+def test_the_path_runs_from_a_late_receive_into_the_senders_wait(rendezvous):
+    doc, items = profile(rendezvous, "--phase", "work")
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    # rank 1's late compute, then (the Issend completing when the Irecv is posted) rank 0's
+    # compute after its MPI_Wait
+    late = items.get("compute_late")
+    assert_compute(late, RV_SLOW)
+    assert late["location"] == "1.0", late
+    after = items.get("compute_after")
+    assert_compute(after, RV_FAST)
+    assert after["location"] == "0.0", after
+    # rank 0's MPI_Wait waited for rank 1: not on the path as its own time
+    wait = items.get("MPI_Wait", {"time_s": 0.0})
+    assert wait["time_s"] < 0.05 * RV_SLOW, wait
+    assert "compute_other" not in items, items["compute_other"]

@@ -176,6 +176,62 @@ def test_an_ibsend_never_waits_for_its_receiver(mpi_run):
     assert got == [], got
 
 
+def counts(exp, scenario):
+    """{(pattern, rank, call path): count} of the JSON rows in one scenario's call paths."""
+    doc = json.loads(plx("waits", exp, "--format", "json").stdout)
+    return {(r["pattern"], int(r["location"].split(".")[0]), r["callpath"]): r["count"]
+            for r in doc["rows"] if scenario in r["callpath"].split(" => ")}
+
+
+def test_late_receiver_waits_for_the_post_of_a_late_irecv(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_late => "
+    # rank 0's MPI_Ssend and rank 2's MPI_Wait (completing an MPI_Issend) until ranks 1 and 3
+    # posted their receives with MPI_Irecv (completed later, in MPI_Wait)
+    want = {0: enter(ent, 1, cp + "MPI_Irecv") - enter(ent, 0, cp + "MPI_Ssend")}
+    check(table, causes, "late_receiver", cp + "MPI_Ssend", want, "delay_irecv",
+          {0: (1, "direct")})
+    want = {2: enter(ent, 3, cp + "MPI_Irecv") - enter(ent, 2, cp + "MPI_Wait")}
+    check(table, causes, "late_receiver", cp + "MPI_Wait", want, "delay_irecv",
+          {2: (3, "direct")})
+    assert counts(exp, "irecv_late") == {
+        ("late_receiver", 0, cp + "MPI_Ssend"): 1,
+        ("late_receiver", 2, cp + "MPI_Wait"): 1,
+    }
+
+
+def test_a_rendezvous_send_waits_for_an_irecv_and_a_wait_for_a_late_send(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_rendezvous => "
+    # a 4 MiB MPI_Send (above the eager limit) waited for rank 1's late MPI_Irecv
+    want = {0: enter(ent, 1, cp + "MPI_Irecv") - enter(ent, 0, cp + "MPI_Send")}
+    check(table, causes, "late_receiver", cp + "MPI_Send", want, "delay_rendezvous",
+          {0: (1, "direct")})
+    # rank 3's MPI_Wait, completing an MPI_Irecv posted early, waited for rank 2's late send
+    want = {3: enter(ent, 2, cp + "MPI_Send") - enter(ent, 3, cp + "MPI_Wait")}
+    check(table, causes, "late_sender", cp + "MPI_Wait", want, "delay_late_isend",
+          {3: (2, "direct")})
+    assert counts(exp, "irecv_rendezvous") == {
+        ("late_receiver", 0, cp + "MPI_Send"): 1,
+        ("late_sender", 3, cp + "MPI_Wait"): 1,
+    }
+
+
+def test_a_waitall_over_irecvs_waits_once_for_the_latest_send(mpi_run):
+    table, causes, ent, exp = mpi_run
+    cp = "main => irecv_waitall => "
+    # ranks 1 and 2 sent after rank 0 posted its receives and before it entered MPI_Waitall
+    # (D/2 after its posts), rank 3 D/2 after it: one wait, until rank 3's send
+    want = {0: enter(ent, 3, cp + "MPI_Send") - enter(ent, 0, cp + "MPI_Waitall")}
+    got = waits_at(table, "late_sender", cp + "MPI_Waitall")
+    assert sorted(got) == [0], got
+    assert same(got[0], want[0]) and injected(got[0], D / 2), (got, want)
+    c = caused(causes, "late_sender", "delay_waitall")
+    assert list(c) == [(0, 3, "direct")], c
+    assert 0.9 * got[0] <= c[(0, 3, "direct")] <= got[0] + 2e-6, (c, got)
+    assert counts(exp, "irecv_waitall") == {("late_sender", 0, cp + "MPI_Waitall"): 1}
+
+
 def collective_entries(ent, path):
     return {r: enter(ent, r, path) for r in range(NP)}
 
@@ -425,7 +481,8 @@ def test_a_stream_read_waits_for_its_writer(tmp_path):
 def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     """JWaits.java: main blocks D entering a monitor thread "holder" holds (monitor_wait, the
     cause the holder), then waits D in Object.wait until "producer" notifies it (condition_wait,
-    once: the JVM's own pthread waits inside a Java wait are not counted again)."""
+    once: the JVM's own pthread waits inside a Java wait are not counted again; the cause the
+    producer where it called notifyAll)."""
     require_tools("java", "javac", what="a JDK (java, javac)")
     subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JWaits.java")],
                    check=True, env=clean_env())
@@ -443,3 +500,10 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     assert abs(float(c[0]["delay_s"]) - float(w[0]["wait_s"])) <= 2e-6, c
     cw = waits_at(table, "condition_wait", "JWaits.main(String[]) => JWaits.consume()")
     assert len(cw) == 1 and injected(sum(cw.values())) and sum(cw.values()) < 1.5 * D, cw
+    # the notifier (the agent hooks each notify/notifyAll call site): thread "producer" where
+    # it called notifyAll, the whole wait (the JVM's own waits of the run have causes of their
+    # own, none in produce)
+    c = [r for r in causes if r["pattern"] == "condition_wait"
+         and r["cause_callpath"] == "JWaits.produce()"]
+    assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("producer", "direct")], c
+    assert abs(float(c[0]["delay_s"]) - sum(cw.values())) <= 2e-6, c

@@ -71,5 +71,6 @@ SUBTYPES = {
     18: ('omp_task', 2, [('thread_num', 'u32', 0, 0, 31), ('team_size', 'u32', 0, 32, 63), ('level', 'u32', 1, 0, 31), ('region', 'u32', 1, 32, 63)]),
     19: ('omp_context', 1, [('count', 'u32', 0, 0, 31), ('thread', 'u32', 0, 32, 63)]),
     28: ('send_done', 2, [('thread', 'u32', 0, 0, 31), ('mode', 'u8', 0, 32, 39), ('send', 'u64', 1, 0, 63)]),
+    29: ('recv_posted', 1, [('posted', 'u64', 0, 0, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

@@ -52,6 +52,15 @@ PLX_EXT_API void plx_ext_msg_send_done(struct plx_thread *t, uint32_t thread, in
                                        uint64_t send);
 PLX_EXT_API void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm,
                                       uint32_t peer, int tag, uint64_t bytes);
+/* A receive completed later than it was posted (a nonblocking or persistent one): its post's
+ * ticks, a `recv_posted` event right before the receive's plx_ext_msg_received (trace mode). */
+PLX_EXT_API void plx_ext_msg_recv_posted(struct plx_thread *t, uint64_t posted);
+/* The clock value of the thread's latest trace event (right after plx_ext_enter: the entry of
+ * the routine) without reading the clock; 0 when the thread is not tracing. */
+static inline uint64_t plx_ext_last_ticks(const struct plx_thread *t)
+{
+    return t->buf ? t->last : 0;
+}
 PLX_EXT_API void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
                                         uint32_t root, uint64_t sent, uint64_t received);
 /* A collective's bytes for one rank, the one rule of every message-passing layer (messages.c):

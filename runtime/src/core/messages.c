@@ -94,6 +94,13 @@ void plx_ext_msg_send_done(struct plx_thread *t, uint32_t thread, int mode, uint
     plx_trace_ext(t, PLX_EXT_SEND_DONE, w, PLX_EXT_SEND_DONE_WORDS);
 }
 
+void plx_ext_msg_recv_posted(struct plx_thread *t, uint64_t posted)
+{
+    uint64_t w[PLX_EXT_RECV_POSTED_WORDS];
+    plx_ext_pack_recv_posted(w, posted);
+    plx_trace_ext(t, PLX_EXT_RECV_POSTED, w, PLX_EXT_RECV_POSTED_WORDS);
+}
+
 void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t peer,
                           int tag, uint64_t bytes)
 {

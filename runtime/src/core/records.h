@@ -92,6 +92,7 @@ enum plx_ext_subtype {
     PLX_EXT_OMP_TASK = 18, /* payload: plx_ext_pack_omp_task() */
     PLX_EXT_OMP_CONTEXT = 19, /* payload: plx_ext_pack_omp_context() */
     PLX_EXT_SEND_DONE = 28, /* payload: plx_ext_pack_send_done() */
+    PLX_EXT_RECV_POSTED = 29, /* payload: plx_ext_pack_recv_posted() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -108,6 +109,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_OMP_TASK_WORDS 2u
 #define PLX_EXT_OMP_CONTEXT_WORDS 1u
 #define PLX_EXT_SEND_DONE_WORDS 2u
+#define PLX_EXT_RECV_POSTED_WORDS 1u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -218,6 +220,12 @@ static inline void plx_ext_pack_send_done(uint64_t w[PLX_EXT_SEND_DONE_WORDS], u
 {
     w[0] = (uint64_t)thread | ((uint64_t)mode << 32);
     w[1] = (uint64_t)send;
+}
+
+/* recv_posted (29): the receive whose `recv` event follows on this thread was posted earlier than the call that completed it (MPI_Irecv, or MPI_Start of a persistent receive): written right before that `recv`, in the Wait/Test call */
+static inline void plx_ext_pack_recv_posted(uint64_t w[PLX_EXT_RECV_POSTED_WORDS], uint64_t posted)
+{
+    w[0] = (uint64_t)posted;
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -1181,6 +1189,7 @@ enum {
     PLX_SF_SEND_DONE_THREAD = 0,
     PLX_SF_SEND_DONE_MODE = 1,
     PLX_SF_SEND_DONE_SEND = 2,
+    PLX_SF_RECV_POSTED_POSTED = 0,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -1600,6 +1609,9 @@ static const struct plx_subfield_def plx_subfields_send_done[] = {
     {"mode", PLX_T_U8, 0, 32, 39},
     {"send", PLX_T_U64, 1, 0, 63},
 };
+static const struct plx_subfield_def plx_subfields_recv_posted[] = {
+    {"posted", PLX_T_U64, 0, 0, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
@@ -1616,8 +1628,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {18, "omp_task", 2, 4, plx_subfields_omp_task},
     {19, "omp_context", 1, 2, plx_subfields_omp_context},
     {28, "send_done", 2, 3, plx_subfields_send_done},
+    {29, "recv_posted", 1, 1, plx_subfields_recv_posted},
 };
-#define PLX_SUBTYPE_DEFS 15
+#define PLX_SUBTYPE_DEFS 16
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

@@ -13,7 +13,17 @@
  *                 rank 1's message first (a late sender while rank 0's earlier one is
  *                 pending), then rank 0's (whose Ssend waited while 2 took a later message)
  *   nonblocking   rank 0 MPI_Issends to 1 and waits in MPI_Wait while rank 1 sleeps before its
- *                 MPI_Recv; rank 2 MPI_Ibsends to 3 (buffered: it never waits for 3's sleep) */
+ *                 MPI_Recv; rank 2 MPI_Ibsends to 3 (buffered: it never waits for 3's sleep)
+ *   irecv_late    ranks 1 and 3 sleep, then post their receive with MPI_Irecv and complete it
+ *                 in MPI_Wait; rank 0 MPI_Ssends to 1, rank 2 MPI_Issends to 3 and waits in
+ *                 MPI_Wait (both wait for the post)
+ *   irecv_rendezvous rank 1 sleeps, then MPI_Irecv + MPI_Wait of a 4 MiB message rank 0
+ *                 MPI_Sends (above every eager limit: the send waits for the post); rank 3
+ *                 posts MPI_Irecv and waits in MPI_Wait for rank 2, which sleeps before its
+ *                 MPI_Send
+ *   irecv_waitall rank 0 posts MPI_Irecvs from ranks 1, 2 and 3, sleeps D/2 and waits for
+ *                 them in MPI_Waitall; ranks 1 and 2 send after D/4 (the receives posted, the
+ *                 wait not begun), rank 3 after sleeping D */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -41,6 +51,12 @@ NOINLINE static void balanced_work(void) { nap(D); }
 NOINLINE static void delay_wrong_order(void) { nap(D); }
 NOINLINE static void delay_issend(void) { nap(D); }
 NOINLINE static void delay_ibsend(void) { nap(D); }
+NOINLINE static void delay_irecv(void) { nap(D); }
+NOINLINE static void delay_rendezvous(void) { nap(D); }
+NOINLINE static void delay_late_isend(void) { nap(D); }
+NOINLINE static void delay_waitall(void) { nap(D); }
+NOINLINE static void work_before_waitall(void) { nap(D / 2); }
+NOINLINE static void before_early_send(void) { nap(D / 4); }
 
 NOINLINE static void late_sender(void)
 {
@@ -154,13 +170,70 @@ NOINLINE static void nonblocking(void)
     }
 }
 
+NOINLINE static void irecv_late(void)
+{
+    int v = rank;
+    MPI_Request req;
+    if (rank == 0) {
+        MPI_Ssend(&v, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Issend(&v, 1, MPI_INT, 3, 10, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        delay_irecv();
+        MPI_Irecv(&v, 1, MPI_INT, rank - 1, rank == 1 ? 9 : 10, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+}
+
+#define BIG (4 << 20)
+
+NOINLINE static void irecv_rendezvous(void)
+{
+    static char big[BIG];
+    int v = rank;
+    MPI_Request req;
+    if (rank == 0) {
+        MPI_Send(big, BIG, MPI_CHAR, 1, 11, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        delay_rendezvous();
+        MPI_Irecv(big, BIG, MPI_CHAR, 0, 11, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (rank == 2) {
+        delay_late_isend();
+        MPI_Send(&v, 1, MPI_INT, 3, 12, MPI_COMM_WORLD);
+    } else {
+        MPI_Irecv(&v, 1, MPI_INT, 2, 12, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+}
+
+NOINLINE static void irecv_waitall(void)
+{
+    int v[3] = {rank, rank, rank};
+    MPI_Request reqs[3];
+    if (rank == 0) {
+        for (int i = 0; i < 3; i++)
+            MPI_Irecv(&v[i], 1, MPI_INT, i + 1, 13, MPI_COMM_WORLD, &reqs[i]);
+        work_before_waitall();
+        MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+    } else {
+        if (rank == 3)
+            delay_waitall();
+        else
+            before_early_send();
+        MPI_Send(&v[0], 1, MPI_INT, 0, 13, MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     D = argc > 1 ? atof(argv[1]) : 0.2;
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
-                                 reduce,      chain,         balanced,    wrong_order, nonblocking};
+                                 reduce,      chain,         balanced,    wrong_order, nonblocking,
+                                 irecv_late,  irecv_rendezvous, irecv_waitall};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

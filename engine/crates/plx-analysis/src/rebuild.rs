@@ -319,6 +319,7 @@ impl ProfileBuilder {
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. }
             | Event::SendDone { .. }
+            | Event::RecvPosted { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {}
         }

@@ -46,6 +46,7 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
             EventKind::SendDone { thread, mode, send } => {
                 format!("send_done {thread} {mode} {send}")
             }
+            EventKind::RecvPosted { before_ns } => format!("recv_posted {before_ns}"),
         };
         out.push(format!("{t} {loc} {what}"));
     }

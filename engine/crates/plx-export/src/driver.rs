@@ -331,9 +331,13 @@ impl State<'_> {
             }
             _ => {}
         }
-        // no export has a record of a send's completion (the waits analysis reads it): it is
-        // neither written nor counted
-        if matches!(e.kind, EventKind::SendDone { .. }) || !sink.takes(&e.kind) {
+        // no export has a record of a send's completion or of a receive's post (the waits
+        // analysis and the critical path read them): they are neither written nor counted
+        if matches!(
+            e.kind,
+            EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+        ) || !sink.takes(&e.kind)
+        {
             return Ok(());
         }
         self.taken += 1;
@@ -386,7 +390,7 @@ impl State<'_> {
                 };
                 sink.counted(&cx, at, &call)
             }
-            EventKind::SendDone { .. } => Ok(()), // not taken (above)
+            EventKind::SendDone { .. } | EventKind::RecvPosted { .. } => Ok(()), // not taken (above)
         }
     }
 

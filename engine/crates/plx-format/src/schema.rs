@@ -159,6 +159,10 @@ pub mod subtypes {
     pub const SUBTYPE_SEND_DONE: u8 = 28;
     /// Payload words of [`SUBTYPE_SEND_DONE`].
     pub const SUBTYPE_SEND_DONE_WORDS: u8 = 2;
+    /// recv_posted: the receive whose `recv` event follows on this thread was posted earlier than the call that completed it (MPI_Irecv, or MPI_Start of a persistent receive): written right before that `recv`, in the Wait/Test call.
+    pub const SUBTYPE_RECV_POSTED: u8 = 29;
+    /// Payload words of [`SUBTYPE_RECV_POSTED`].
+    pub const SUBTYPE_RECV_POSTED_WORDS: u8 = 1;
 }
 
 /// Every record type: (id, name).
@@ -222,6 +226,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (18, "omp_task"),
     (19, "omp_context"),
     (28, "send_done"),
+    (29, "recv_posted"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -2853,6 +2858,13 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 29 (recv_posted): the receive whose `recv` event follows on this thread was posted earlier than the call that completed it (MPI_Irecv, or MPI_Start of a persistent receive): written right before that `recv`, in the Wait/Test call.
+    RecvPosted {
+        /// ticks of the post: the entry of the MPI_Irecv or MPI_Start call (the process's clock, as `time_reset`)
+        posted: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -2952,6 +2964,10 @@ pub(crate) fn decode_extended(
             let w1 = word(1);
             Some(Event::SendDone { thread: w0 as u32, mode: (w0 >> 32) as u8, send: w1, ticks })
         }
+        SUBTYPE_RECV_POSTED if n >= SUBTYPE_RECV_POSTED_WORDS as usize => {
+            let w0 = word(0);
+            Some(Event::RecvPosted { posted: w0, ticks })
+        }
         _ => None,
     }
 }
@@ -3031,6 +3047,11 @@ pub fn pack_send_done(thread: u32, mode: u8, send: u64) -> [u64; 2] {
     [(thread as u64) | ((mode as u64) << 32), send]
 }
 
+/// The payload words of a `recv_posted` event (subtype 29).
+pub fn pack_recv_posted(posted: u64) -> [u64; 1] {
+    [posted]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -3053,6 +3074,7 @@ impl Event {
             | Event::OmpTask { ticks, .. }
             | Event::OmpContext { ticks, .. }
             | Event::SendDone { ticks, .. }
+            | Event::RecvPosted { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -3228,6 +3250,13 @@ impl Event {
                 dump_int(out, mode as i128);
                 out.push_str(" send=");
                 dump_int(out, send as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::RecvPosted { posted, ticks } => {
+                out.push_str("recv_posted");
+                out.push_str(" posted=");
+                dump_int(out, posted as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

@@ -6,12 +6,18 @@
  * 1 + its Thread index, set on the thread itself as it starts. A monitor is keyed by its
  * identity hash code (objects move), with the top bits set apart from real addresses. Only
  * contended entries and waits call in here, never an uncontended `synchronized`. The JVM's own
- * pthread waits inside a monitor wait are that wait: not traced apart (java_blocked). */
+ * pthread waits inside a monitor wait are that wait: not traced apart (java_blocked).
+ * JVMTI has no event for Object.notify: the agent calls Hooks.notified before each
+ * notify/notifyAll call site of the classes it rewrites, a release of the object's monitor-wait
+ * object, so that a wait's cause is the notifying thread where it notified. */
 #include "jvm.h"
 
 #include <string.h>
 
 #define MONITOR_KEY(hash) ((const void *)(((uintptr_t)0x7F << 56) | (uint32_t)(hash)))
+
+/* The JVMTI environment whose monitor events are on (for the identity hash of notified objects). */
+static jvmtiEnv *monitors_env;
 
 /* Owned by the thread: the start of its current contended entry or wait, and the owner then. */
 static PLX_TLS uint64_t wait_start;
@@ -120,8 +126,27 @@ void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb)
     cb->MonitorWaited = wait_end;
 }
 
+/* Object.notify or notifyAll is about to be called on `object` (by a rewritten class). */
+JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_notified(JNIEnv *jni, jclass cls,
+                                                              jobject object)
+{
+    (void)jni;
+    (void)cls;
+    jvmtiEnv *env = monitors_env;
+    struct plx_thread *t = plx_thread();
+    jint hash = 0;
+    if (!t || !env || !object || (*env)->GetObjectHashCode(env, object, &hash) != JVMTI_ERROR_NONE)
+        return;
+    t->guard++;
+    struct plx_sync_entry *e = plx_sync_entry(t, MONITOR_KEY(hash), PLX_SYNC_JAVA_WAIT, 0);
+    if (e)
+        plx_sync_released(t, e, PLX_SYNC_JAVA_WAIT, plx_ticks(), 0);
+    t->guard--;
+}
+
 void plx_jvm_monitors_enable(jvmtiEnv *jvmti)
 {
+    monitors_env = jvmti;
     static const jvmtiEvent events[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
                                         JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
                                         JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};

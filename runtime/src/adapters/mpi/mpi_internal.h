@@ -39,9 +39,12 @@ struct plx_req {
     uint64_t bytes;
     uint32_t thread;       /* a posted send: the thread that recorded it, and its number there */
     uint64_t send;         /* (PLX_EXT_NO_SEND: not traced) */
+    uint64_t posted;       /* a receive: ticks of its post (MPI_Irecv's or MPI_Start's entry;
+                              0: not traced), for its recv_posted event at completion */
 };
 PLX_HIDDEN void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region,
-                                uint32_t comm, uint32_t peer, int tag, uint64_t bytes);
+                                uint32_t comm, uint32_t peer, int tag, uint64_t bytes,
+                                uint64_t posted);
 PLX_HIDDEN struct plx_req *plx_mpi_req_find(MPI_Request r);
 PLX_HIDDEN void plx_mpi_req_remove(struct plx_req *e);
 PLX_HIDDEN uintptr_t plx_mpi_req_key(MPI_Request r);
@@ -51,8 +54,10 @@ PLX_HIDDEN uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const st
                                  uint32_t peer, int tag, uint64_t bytes);
 /* A posted (or started) send's number on the thread, for its send_done at completion. */
 PLX_HIDDEN void plx_mpi_req_sent(MPI_Request r, struct plx_thread *t, int mode, uint64_t send);
+/* `posted`: a request's receive, the ticks of its post (a recv_posted event before the recv);
+ * 0 for a blocking receive, posted at its routine's entry. */
 PLX_HIDDEN void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
-                                 const MPI_Status *st);
+                                 const MPI_Status *st, uint64_t posted);
 PLX_HIDDEN void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
                                    uint64_t sent, uint64_t received);
 PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);

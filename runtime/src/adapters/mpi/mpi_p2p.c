@@ -28,7 +28,7 @@
             uint64_t sent_ = PERSISTENT ? PLX_EXT_NO_SEND                                  \
                                         : plx_mpi_sent(t, rid, c, peer, tag, bytes),       \
             if (rc_ == MPI_SUCCESS && c) {                                                 \
-                plx_mpi_req_add(*req, PLX_REQ_SEND, PERSISTENT, rid, c->id, peer, tag, bytes); \
+                plx_mpi_req_add(*req, PLX_REQ_SEND, PERSISTENT, rid, c->id, peer, tag, bytes, 0); \
                 plx_mpi_req_sent(*req, t, MODE, sent_);                                    \
             });                                                                            \
     }
@@ -54,28 +54,32 @@ PLX_MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
 {
     STATUS(status);
     PLX_MPI_WRAP("MPI_Recv", PMPI_Recv(buf, count, type, source, tag, comm, st_), ,
-                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, plx_mpi_comm(comm), st_));
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, plx_mpi_comm(comm), st_, 0));
 }
 
-static void post_recv(uint32_t rid, MPI_Comm comm, MPI_Request req, int persistent)
+/* An Irecv is posted at its entry (the thread's latest event); a persistent receive at each
+ * MPI_Start. */
+static void post_recv(struct plx_thread *t, uint32_t rid, MPI_Comm comm, MPI_Request req,
+                      int persistent)
 {
     const struct plx_comm *c = plx_mpi_comm(comm);
     if (c)
-        plx_mpi_req_add(req, PLX_REQ_RECV, persistent, rid, c->id, PLX_NO_PEER, 0, 0);
+        plx_mpi_req_add(req, PLX_REQ_RECV, persistent, rid, c->id, PLX_NO_PEER, 0, 0,
+                        persistent ? 0 : plx_ext_last_ticks(t));
 }
 
 PLX_MPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
                              MPI_Comm comm, MPI_Request *req)
 {
     PLX_MPI_WRAP("MPI_Irecv", PMPI_Irecv(buf, count, type, source, tag, comm, req), ,
-                 if (rc_ == MPI_SUCCESS) post_recv(rid, comm, *req, 0));
+                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, *req, 0));
 }
 
 PLX_MPI_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag,
                                  MPI_Comm comm, MPI_Request *req)
 {
     PLX_MPI_WRAP("MPI_Recv_init", PMPI_Recv_init(buf, count, type, source, tag, comm, req), ,
-                 if (rc_ == MPI_SUCCESS) post_recv(rid, comm, *req, 1));
+                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, *req, 1));
 }
 
 PLX_MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
@@ -87,7 +91,7 @@ PLX_MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype
                  PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                                comm, st_),
                  SEND_EVENT(dest, stag, scount, stype),
-                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_));
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_, 0));
 }
 
 PLX_MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest,
@@ -98,13 +102,16 @@ PLX_MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
     PLX_MPI_WRAP("MPI_Sendrecv_replace",
                  PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, st_),
                  SEND_EVENT(dest, stag, count, type),
-                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_));
+                 if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_, 0));
 }
 
-/* A persistent send leaves when started. */
+/* A persistent send leaves when started; a persistent receive is posted then (the start's
+ * entry, the thread's latest event). */
 static void started(struct plx_thread *t, MPI_Request req)
 {
     struct plx_req *e = plx_mpi_req_find(req);
+    if (e && e->kind == PLX_REQ_RECV)
+        e->posted = plx_ext_last_ticks(t);
     if (e && e->kind == PLX_REQ_SEND)
         plx_mpi_req_sent(req, t, e->mode,
                          plx_mpi_sent(t, e->region, plx_mpi_comm_by_id(e->comm), e->peer, e->tag,

@@ -83,7 +83,7 @@ uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_co
 }
 
 void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
-                      const MPI_Status *st)
+                      const MPI_Status *st, uint64_t posted)
 {
     if (!c || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
         return;
@@ -91,6 +91,8 @@ void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_co
     PMPI_Get_count(st, MPI_BYTE, &n);
     uint64_t bytes = n > 0 ? (uint64_t)n : 0;
     uint32_t peer = plx_mpi_world_rank(c, st->MPI_SOURCE);
+    if (posted)
+        plx_ext_msg_recv_posted(t, posted);
     plx_ext_msg_received(t, region, c->id, peer, st->MPI_TAG, bytes);
 }
 
@@ -116,7 +118,7 @@ void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status
         int cancelled = 0;
         PMPI_Test_cancelled(st, &cancelled);
         if (!cancelled)
-            plx_mpi_received(t, e->region, plx_mpi_comm_by_id(e->comm), st);
+            plx_mpi_received(t, e->region, plx_mpi_comm_by_id(e->comm), st, e->posted);
     }
     if (!e->persistent)
         plx_mpi_req_remove(e);

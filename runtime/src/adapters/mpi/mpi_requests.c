@@ -27,7 +27,7 @@ static uint32_t hash(uintptr_t k)
 }
 
 void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, uint32_t comm,
-                     uint32_t peer, int tag, uint64_t bytes)
+                     uint32_t peer, int tag, uint64_t bytes, uint64_t posted)
 {
     uintptr_t k = plx_mpi_req_key(r);
     for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
@@ -47,6 +47,7 @@ void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, u
         e->bytes = bytes;
         e->mode = 0;
         e->send = PLX_EXT_NO_SEND;
+        e->posted = posted;
         atomic_store_explicit(&e->key, k, memory_order_release);
         return;
     }

@@ -47,6 +47,12 @@ pub enum NodeKind {
     Acquire,
     /// A lock released, a semaphore posted, a condition signalled, a thread ended.
     Release,
+    /// The entry of the call that posted a receive (MPI_Irecv, MPI_Start).
+    Post,
+    /// A nonblocking send completed (its `send_done`, in the Wait/Test call), other than a
+    /// buffered one: its remote arc, where the call waited for the receive's post, comes from
+    /// that post (a rendezvous).
+    SendDone,
     /// The return of a blocking socket call (`accept`, a receive that got nothing) whose cause
     /// the graph does not show: the thread arc into it is waiting, not CPU (its label: the
     /// routine).
@@ -68,6 +74,8 @@ pub enum ArcKind {
     Fork,
     /// From a collective's virtual node (label: routine and communicator).
     Collective,
+    /// A nonblocking send's completion from its receive's post.
+    Rendezvous,
 }
 
 /// One node of the program activity graph.
@@ -132,6 +140,22 @@ struct LocState {
     last_event: i64,
     /// Inside MPI_Init or MPI_Finalize: (region, its arrival node).
     init_or_finalize: Option<(u32, u32)>,
+    /// Send events seen: the next one's number (as `send_done` events number them).
+    sends: u64,
+    /// Its latest receive posts: (time, node), oldest first.
+    posts: std::collections::VecDeque<(i64, u32)>,
+    /// The post time of its next receive (a `recv_posted` event).
+    posted: Option<i64>,
+}
+
+/// A nonblocking send's rendezvous: its completion and its receive's post, linked when both
+/// are known.
+#[derive(Debug, Clone, Copy)]
+struct Rendezvous {
+    /// The post node of its receive ([`NONE`]: not seen yet).
+    post: u32,
+    /// The completion's node and the entry of the call that completed it.
+    done: Option<(u32, i64)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -176,13 +200,34 @@ struct Builder<'a> {
     starts: Vec<(i64, u32, u32)>,
     next_start: usize,
     /// Per global region: 0 not classified yet, 1 other, 2 MPI or socket routine, 3 MPI_Init,
-    /// MPI_Init_thread or MPI_Finalize (collective over MPI_COMM_WORLD without an event).
+    /// MPI_Init_thread or MPI_Finalize (collective over MPI_COMM_WORLD without an event), 4
+    /// a receive's post, 5 a nonblocking send, 6 a blocking receive.
     class: Vec<u8>,
+    /// (process, thread) → location.
+    loc_of: HashMap<(usize, u32), u32>,
+    /// A nonblocking send's message by (location, send number), until its `send_done`.
+    nonblocking: HashMap<(u32, u64), u64>,
+    /// Messages of nonblocking sends whose completion or receive is still to come.
+    rendezvous: HashMap<u64, Rendezvous>,
 }
+
+/// Receive posts kept per location for their `recv_posted` (a Waitall of more receives names
+/// the rest by their completing call).
+const POSTS: usize = 256;
+/// A post's time from its `recv_posted` against the node of its call's entry: the two are
+/// the same clock value converted along different ways (rounding).
+const POST_SLACK_NS: i64 = 1_000;
 
 const OTHER: u8 = 1;
 const ROUTINE: u8 = 2;
 const INIT_FINALIZE: u8 = 3;
+/// A routine that posts a receive (MPI_Irecv; MPI_Start and MPI_Startall, which may start
+/// nonblocking sends too).
+const POST: u8 = 4;
+/// A nonblocking send that may wait for its receive (not MPI_Ibsend).
+const NB_SEND: u8 = 5;
+/// A blocking receive: posted at its entry.
+const BLOCKING_RECV: u8 = 6;
 /// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
 const INIT_K: u32 = u32::MAX - 1;
 const FINALIZE_K: u32 = u32::MAX;
@@ -231,7 +276,13 @@ impl Graph {
             starts: Vec::new(),
             next_start: 0,
             class: Vec::new(),
+            loc_of: HashMap::new(),
+            nonblocking: HashMap::new(),
+            rendezvous: HashMap::new(),
         };
+        b.loc_of = (b.g.locations.iter().enumerate())
+            .map(|(i, l)| ((l.process, l.thread), i as u32))
+            .collect();
         b.thread_starts(exp);
         // the graph is built beside the merge (on its own thread with more than one engine
         // thread), which stops where the graph does: at the window's end
@@ -398,7 +449,13 @@ impl Builder<'_> {
                 {
                     INIT_FINALIZE
                 }
-                RegionKind::Mpi | RegionKind::Socket => ROUTINE,
+                RegionKind::Mpi => match info.name.as_str() {
+                    "MPI_Irecv" | "MPI_Start" | "MPI_Startall" => POST,
+                    "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" => NB_SEND,
+                    "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => BLOCKING_RECV,
+                    _ => ROUTINE,
+                },
+                RegionKind::Socket => ROUTINE,
                 _ => OTHER,
             };
         }
@@ -527,6 +584,9 @@ impl Builder<'_> {
             // before the window: only the call stack and the collectives' numbering matter
             self.locs[li].before = true;
             self.stack(loc, t, &kind);
+            if let EventKind::Send { .. } = kind {
+                self.locs[li].sends += 1;
+            }
             if let EventKind::Collective { comm: Some(c), .. } = kind {
                 let process = self.g.locations[li].process as u32;
                 *self.coll_count.entry((process, c)).or_insert(0) += 1;
@@ -547,10 +607,42 @@ impl Builder<'_> {
                 }
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
+                if let EventKind::Enter { region } = kind {
+                    if self.class(regions, region) == POST {
+                        let v = self.push(loc, t, NodeKind::Post);
+                        let posts = &mut self.locs[li].posts;
+                        if posts.len() >= POSTS {
+                            posts.pop_front();
+                        }
+                        posts.push_back((t, v));
+                    }
+                }
             }
-            EventKind::User { .. } | EventKind::OmpTeam { .. } | EventKind::SendDone { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
+            EventKind::RecvPosted { before_ns } => {
+                self.locs[li].posted = Some(t - before_ns as i64);
+            }
+            EventKind::SendDone { thread, mode, send } => {
+                self.send_done(regions, loc, t, (thread, mode, send));
+            }
             EventKind::Send { message, .. } => {
                 let v = self.push(loc, t, NodeKind::Send);
+                let n = self.locs[li].sends;
+                self.locs[li].sends += 1;
+                let nonblocking = match self.routine(regions, loc) {
+                    Some((r, _)) => matches!(self.class(regions, r), POST | NB_SEND),
+                    None => false,
+                };
+                if let (Some(id), true) = (message, nonblocking) {
+                    self.nonblocking.insert((loc, n), id);
+                    self.rendezvous.insert(
+                        id,
+                        Rendezvous {
+                            post: NONE,
+                            done: None,
+                        },
+                    );
+                }
                 if let Some(id) = message {
                     let id = id as usize;
                     if self.send_of.len() <= id {
@@ -560,8 +652,27 @@ impl Builder<'_> {
                 }
             }
             EventKind::Recv { message, .. } => {
-                if let Some((_, enter)) = self.routine(regions, loc) {
+                let routine = self.routine(regions, loc);
+                if let Some((_, enter)) = routine {
                     self.wait_start(loc, enter);
+                }
+                // where the receive was posted: an Irecv's (or Start's) node, a blocking
+                // receive's entry
+                let posted = self.locs[li].posted.take();
+                let post = match (posted, routine) {
+                    (Some(p), _) => self.locs[li]
+                        .posts
+                        .iter()
+                        .rev()
+                        .find(|&&(at, _)| at <= p + POST_SLACK_NS)
+                        .map(|&(_, v)| v),
+                    (None, Some((r, _))) if self.class(regions, r) == BLOCKING_RECV => {
+                        self.locs[li].last
+                    }
+                    _ => None,
+                };
+                if let (Some(m), Some(post)) = (message, post) {
+                    self.posted(m.id, post);
                 }
                 let v = self.push(loc, t, NodeKind::Recv);
                 let r = message
@@ -656,6 +767,66 @@ impl Builder<'_> {
     }
 
     /// `mutex queue.c:97 (main)`, or `join 0.1` for a thread object (the thread that ended).
+    /// A nonblocking send completed in the Wait/Test call open at `loc`: a node at the
+    /// completion (after a wait-start at the call's entry), linked to its receive's post once
+    /// both are known.
+    fn send_done(
+        &mut self,
+        regions: &RegionTable,
+        loc: u32,
+        t: i64,
+        (thread, mode, send): (u32, u8, u64),
+    ) {
+        let process = self.g.locations[loc as usize].process;
+        let Some(&sender) = self.loc_of.get(&(process, thread)) else {
+            return;
+        };
+        let Some(id) = self.nonblocking.remove(&(sender, send)) else {
+            return;
+        };
+        let enter = self.routine(regions, loc).map(|(_, e)| e);
+        // a buffered send never waits for its receive
+        let (false, Some(enter)) = (mode == 2, enter) else {
+            self.rendezvous.remove(&id);
+            return;
+        };
+        self.wait_start(loc, enter);
+        let v = self.push(loc, t, NodeKind::SendDone);
+        let Some(r) = self.rendezvous.get_mut(&id) else {
+            return;
+        };
+        if r.post == NONE {
+            r.done = Some((v, enter));
+        } else {
+            let post = r.post;
+            self.rendezvous.remove(&id);
+            self.link(post, v, enter);
+        }
+    }
+
+    /// Message `id`'s receive was posted at node `post`.
+    fn posted(&mut self, id: u64, post: u32) {
+        let Some(r) = self.rendezvous.get_mut(&id) else {
+            return;
+        };
+        match r.done {
+            Some((v, enter)) => {
+                self.rendezvous.remove(&id);
+                self.link(post, v, enter);
+            }
+            None => r.post = post,
+        }
+    }
+
+    /// The completion `v` of a call entered at `enter` waited for the receive's post `post`
+    /// when the post came while the call was blocked.
+    fn link(&mut self, post: u32, v: u32, enter: i64) {
+        let p = self.g.nodes[post as usize].time_ns;
+        if p >= enter && p <= self.g.nodes[v as usize].time_ns {
+            self.set_remote(v, post, ArcKind::Rendezvous, NONE);
+        }
+    }
+
     fn sync_label(&mut self, process: u32, object: u32, kind: u8, releaser: u32) -> u32 {
         let kind = SyncKind::from_u8(kind);
         let s = if kind == SyncKind::Thread {

@@ -150,6 +150,7 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
                 ArcKind::Msg => (ItemKind::Msg, "message".to_string()),
                 ArcKind::Stream => (ItemKind::Msg, "stream".to_string()),
                 ArcKind::Fork => (ItemKind::Fork, "thread creation".to_string()),
+                ArcKind::Rendezvous => (ItemKind::Msg, "rendezvous".to_string()),
                 ArcKind::Sync | ArcKind::Collective | ArcKind::None => (
                     ItemKind::Sync,
                     g.labels

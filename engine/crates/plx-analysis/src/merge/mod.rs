@@ -207,6 +207,13 @@ pub enum EventKind {
         /// The matching send, when matched.
         message: Option<MessageLink>,
     },
+    /// The location's next receive was posted before the call that completes it (an
+    /// MPI_Irecv, or MPI_Start of a persistent receive): that receive's [`EventKind::Recv`]
+    /// follows on the location.
+    RecvPosted {
+        /// Time from the post to this event, ns (the post is at this event's time minus it).
+        before_ns: u64,
+    },
     /// A nonblocking or persistent send completed (in the Wait/Test call that completed it).
     SendDone {
         /// The process-local thread that recorded the send.
@@ -1314,6 +1321,10 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
         Event::SendDone {
             thread, mode, send, ..
         } => EventKind::SendDone { thread, mode, send },
+        Event::RecvPosted { posted, ticks } => EventKind::RecvPosted {
+            before_ns: round_ns(ticks.saturating_sub(posted) as f64 * names.ns_per_tick()).max(0)
+                as u64,
+        },
         Event::Collective {
             root,
             bytes_sent,

@@ -21,6 +21,15 @@ const NONE: u32 = NONE_U32;
 const MAX_PENDING: usize = 1024;
 /// A location's latest receives kept for the wrong-order late receiver.
 const RECENT: usize = 16;
+/// A location's latest receive posts kept (the call paths of late receivers whose receive was
+/// posted by MPI_Irecv or MPI_Start; a Waitall of more names the rest by its own).
+const POSTS: usize = 256;
+/// Of those, the latest keep the location's account at the post (with causes): a late
+/// receiver's delay is its work before the post, not after.
+const POST_ACCOUNTS: usize = 16;
+/// A post's time from its `recv_posted` against its call's entry: the same clock value
+/// converted along different ways (rounding).
+const POST_SLACK_NS: i64 = 1_000;
 
 /// What the replay needs to know of the experiment (made from a [`crate::Model`] and the
 /// merge's locations, or by hand in tests).
@@ -52,6 +61,9 @@ enum Class {
     BlockingSend,
     /// A blocking receive (the receive is posted at its entry).
     BlockingRecv,
+    /// A call that posts a receive completed later (MPI_Irecv; MPI_Start and MPI_Startall,
+    /// which may start nonblocking sends too).
+    PostRecv,
     Barrier,
     NxN,
     OneToN,
@@ -75,6 +87,7 @@ fn classify(name: &str, kind: RegionKind) -> Class {
         "MPI_Init" | "MPI_Init_thread" => Class::Init,
         "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => Class::BlockingSend,
         "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => Class::BlockingRecv,
+        "MPI_Irecv" | "MPI_Start" | "MPI_Startall" => Class::PostRecv,
         "MPI_Barrier" => Class::Barrier,
         "MPI_Allreduce"
         | "MPI_Alltoall"
@@ -135,6 +148,11 @@ struct Loc {
     nonblocking: VecDeque<(u64, u64)>,
     /// Its latest receives: (time, the send event's time), newest last.
     recent: VecDeque<(i64, i64)>,
+    /// Its latest calls that posted a receive: (entry, call path, with causes the account at
+    /// the entry for the latest [`POST_ACCOUNTS`]), newest last.
+    posts: VecDeque<(i64, u32, Option<Account>)>,
+    /// The post time of its next receive (its `recv_posted` event).
+    posted: Option<i64>,
 }
 
 impl Loc {
@@ -154,12 +172,17 @@ impl Loc {
     /// The account since the last synchronisation with rank `peer` (or any collective,
     /// whichever is later).
     fn since(&self, peer: Option<u32>) -> Account {
+        self.at_since(&self.acc, peer)
+    }
+
+    /// [`Loc::since`] of an account the location had earlier (`acc`).
+    fn at_since(&self, acc: &Account, peer: Option<u32>) -> Account {
         let pair = peer.and_then(|p| self.pair.get(&p));
         let snap = match (pair, &self.coll) {
             (Some(p), Some(c)) => Some(if p.0 >= c.0 { p } else { c }),
             (p, c) => p.or(c.as_ref()),
         };
-        self.acc.since(snap.map(|s| &s.1))
+        acc.since(snap.map(|s| &s.1))
     }
 }
 
@@ -359,6 +382,16 @@ impl Replay {
                     enter: t,
                     class,
                 });
+                if class == Class::PostRecv {
+                    if l.posts.len() >= POSTS {
+                        l.posts.pop_front();
+                    }
+                    let acc = self.setup.causes.then(|| l.acc.clone());
+                    l.posts.push_back((t, cp, acc));
+                    if let Some(i) = l.posts.len().checked_sub(POST_ACCOUNTS + 1) {
+                        l.posts[i].2 = None;
+                    }
+                }
             }
             EventKind::Exit { region } => {
                 self.account(li, t);
@@ -373,7 +406,8 @@ impl Replay {
                 let r = l.routine();
                 let blocking = r.is_some_and(|f| f.class == Class::BlockingSend);
                 // a send that is not a blocking call's is a nonblocking (or started) one
-                let nonblocking = !blocking && r.is_some_and(|f| f.class == Class::Mpi);
+                let nonblocking =
+                    !blocking && r.is_some_and(|f| matches!(f.class, Class::Mpi | Class::PostRecv));
                 if blocking {
                     l.open_send = Some(id);
                 }
@@ -410,10 +444,15 @@ impl Replay {
                 );
             }
             EventKind::SendDone { thread, mode, send } => self.send_done(li, t, thread, mode, send),
+            EventKind::RecvPosted { before_ns } => {
+                self.locs[li].posted = Some(t - before_ns as i64);
+            }
             EventKind::Recv { message, peer, .. } => {
-                self.locs[li].pending.push(SyncWith::Rank(peer));
+                let l = &mut self.locs[li];
+                l.pending.push(SyncWith::Rank(peer));
+                let posted = l.posted.take();
                 if let Some(link) = message {
-                    self.recv(li, t, link.id);
+                    self.recv(li, t, link.id, posted);
                 }
             }
             EventKind::Collective { comm, root, .. } => {
@@ -537,7 +576,9 @@ impl Replay {
         }
     }
 
-    fn recv(&mut self, li: usize, t: i64, id: u64) {
+    /// A message received at `t`; `posted`: when its receive was posted, if not at the entry
+    /// of a blocking receive (an MPI_Irecv or MPI_Start: its `recv_posted`).
+    fn recv(&mut self, li: usize, t: i64, id: u64, posted: Option<i64>) {
         let Some(mut m) = self.msgs.remove(&id) else {
             return;
         };
@@ -589,8 +630,25 @@ impl Replay {
                 &acc,
             );
         }
-        if (m.blocking || m.nonblocking) && r.class == Class::BlockingRecv {
-            m.recv = Some((li as u32, r.enter, r.cp, acc, overtaken));
+        // where the receive was posted, for a late receiver: a blocking receive's entry, or
+        // the MPI_Irecv (MPI_Start) call its recv_posted names (the completing call's path
+        // when that call is no longer kept)
+        let post = match (r.class, posted) {
+            (Class::BlockingRecv, _) => Some((r.enter, r.cp, acc)),
+            (_, Some(p)) => {
+                let l = &self.locs[li];
+                let at = l.posts.iter().rev().find(|e| e.0 <= p + POST_SLACK_NS);
+                let cp = at.map_or(r.cp, |e| e.1);
+                let acc = match at.and_then(|e| e.2.as_ref()) {
+                    Some(a) => l.at_since(a, sender_rank),
+                    None => acc,
+                };
+                Some((p, cp, acc))
+            }
+            _ => None,
+        };
+        if let (true, Some((post_t, post_cp, acc))) = (m.blocking || m.nonblocking, post) {
+            m.recv = Some((li as u32, post_t, post_cp, acc, overtaken));
             match m.done {
                 Some(_) => self.late_receiver(&m),
                 None => {

@@ -864,6 +864,47 @@ fn connect_pair(connect_first: bool) -> T {
     t
 }
 
+/// Rank 1 posts its receive with MPI_Irecv at 250 (after `work`) and completes it in MPI_Wait;
+/// rank 0's `send_call` (MPI_Ssend, or MPI_Issend then MPI_Wait) waited from its entry at 0.
+fn late_irecv(issend: bool, causes: bool) -> T {
+    let mut t = setup(2, true, causes);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    if issend {
+        t.enter(0, 0, "MPI_Issend");
+        t.send(0, 1, 1, 0);
+        t.exit(0, 2, "MPI_Issend");
+        t.enter(0, 10, "MPI_Wait");
+    } else {
+        t.enter(0, 0, "MPI_Ssend");
+        t.send(0, 1, 1, 0);
+    }
+    t.enter(1, 0, "work");
+    t.exit(1, 250, "work");
+    t.enter(1, 250, "MPI_Irecv");
+    t.exit(1, 251, "MPI_Irecv");
+    if issend {
+        t.ev(
+            0,
+            253,
+            EventKind::SendDone {
+                thread: 0,
+                mode: 1,
+                send: 0,
+            },
+        );
+        t.exit(0, 253, "MPI_Wait");
+    } else {
+        t.exit(0, 253, "MPI_Ssend");
+    }
+    // rank 1 waits later: the receive is known only now, 250 after its post
+    t.enter(1, 400, "MPI_Wait");
+    t.ev(1, 401, EventKind::RecvPosted { before_ns: 151 });
+    t.recv(1, 401, 0, 0, 1);
+    t.exit(1, 402, "MPI_Wait");
+    t
+}
+
 #[test]
 fn an_accept_waits_for_its_clients_connect() {
     for connect_first in [true, false] {
@@ -914,4 +955,76 @@ fn an_accept_never_pairs_with_the_clients_bytes() {
     );
     t.exit(0, 203, "sock_accept");
     assert_eq!(t.waits(), vec![]);
+}
+
+#[test]
+fn a_synchronous_send_waits_for_a_late_irecvs_post() {
+    let t = late_irecv(false, true);
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 0, s("main => MPI_Ssend"), 250)]
+    );
+    // the receiver's work before the post caused it; the late receiver is named where it
+    // posted the receive
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_receiver",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            250.0
+        )]
+    );
+}
+
+#[test]
+fn the_wait_completing_an_issend_waits_for_a_late_irecvs_post() {
+    let t = late_irecv(true, false);
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 0, s("main => MPI_Wait"), 240)]
+    );
+}
+
+#[test]
+fn an_irecv_posted_before_the_send_is_no_late_receiver() {
+    let mut t = setup(2, true, false);
+    t.enter(1, 0, "MPI_Irecv");
+    t.exit(1, 1, "MPI_Irecv");
+    t.enter(0, 10, "MPI_Ssend");
+    t.send(0, 11, 1, 0);
+    t.exit(0, 30, "MPI_Ssend");
+    t.enter(1, 50, "MPI_Wait");
+    t.ev(1, 51, EventKind::RecvPosted { before_ns: 51 });
+    t.recv(1, 51, 0, 0, 11);
+    t.exit(1, 52, "MPI_Wait");
+    assert!(t.waits().is_empty(), "{:?}", t.waits());
+}
+
+#[test]
+fn a_late_irecv_names_its_post_call_path() {
+    let mut t = setup(2, true, false);
+    t.replay.found = Some(Vec::new());
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 1, 0);
+    t.enter(1, 0, "post");
+    t.enter(1, 90, "MPI_Irecv");
+    t.exit(1, 91, "MPI_Irecv");
+    t.exit(1, 92, "post");
+    t.exit(0, 95, "MPI_Ssend");
+    t.enter(1, 100, "MPI_Wait");
+    t.ev(1, 101, EventKind::RecvPosted { before_ns: 11 });
+    t.recv(1, 101, 0, 0, 1);
+    t.exit(1, 102, "MPI_Wait");
+    let found = t.replay.found.as_ref().expect("kept");
+    assert_eq!(found.len(), 1);
+    let late = found[0].late.expect("late location");
+    assert_eq!(late.0, 1);
+    assert_eq!(
+        t.replay.callpaths.name(late.1, &t.regions),
+        "post => MPI_Irecv"
+    );
+    assert_eq!(found[0].wait_ns, 90);
 }

@@ -39,6 +39,13 @@ public final class Hooks {
      */
     public static native void caught(int id);
 
+    /**
+     * Object.notify or notifyAll is about to be called on {@code monitor} (each such call site of
+     * a rewritten class calls this first): a release of its monitor-wait object, the cause of the
+     * waits it ends (JVMTI has no notify event).
+     */
+    public static native void notified(Object monitor);
+
     /** The region id of a method (kind Java method), or -1 when the filter excludes it. */
     static native int method(String name);
 

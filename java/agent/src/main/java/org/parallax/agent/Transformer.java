@@ -239,6 +239,12 @@ final class Transformer implements ClassFileTransformer {
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
             handlerBegins();
+            if (opcode == Opcodes.INVOKEVIRTUAL && desc.equals("()V")
+                    && (name.equals("notify") || name.equals("notifyAll"))) {
+                /* Object's final notify: its receiver, once more, to the runtime first */
+                super.visitInsn(Opcodes.DUP);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "notified", "(Ljava/lang/Object;)V", false);
+            }
             super.visitMethodInsn(opcode, owner, name, desc, itf);
             if (opcode == Opcodes.INVOKESPECIAL && name.equals("<init>") && !covering && pendingNews >= 0) {
                 if (pendingNews == 0)
