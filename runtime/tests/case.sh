@@ -7,18 +7,7 @@
 checker=$1 out=$2 want=$3 envs=$4 expected=$5
 shift 5
 [ "$1" = "--" ] && shift
-prog=""
-for a in "$@"; do prog="$prog '$a'"; done
-rm -rf "$out"
-mkdir -p "$(dirname "$out")"
-eval "env PLX_OUTPUT='$out' $envs $prog" >/dev/null 2>"$out.stderr"
-status=$?
-if [ "$status" != "$want" ]; then
-  echo "case: exit status $status, expected $want" >&2
-  cat "$out.stderr" >&2
-  exit 1
-fi
-"$checker" --counts "$out" >"$out.counts" || { echo "case: $checker --counts $out failed" >&2; exit 1; }
+"$(dirname "$0")/run_case.sh" "$checker" "$out" "$want" "$envs" -- "$@" -- --counts >"$out.counts" || exit 1
 # under a sanitizer threads are named after its start routine: names are not compared
 if [ -n "$PLX_CASE_SKIP_NAMES" ]; then
   grep -v '^thread name ' "$out.counts" >"$out.counts.tmp"; mv "$out.counts.tmp" "$out.counts"

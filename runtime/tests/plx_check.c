@@ -1,6 +1,6 @@
 /* plx_check: reads an experiment by the schema (spec/records.toml, through plx_walk.h) and checks
  * expectations; `plx_check --dump DIR [--expect FILE]` prints (or compares) the golden dump;
- * `plx_check --counts DIR` prints the counts the blessed e2e cases compare (case.sh).
+ * `plx_check DIR --counts` prints the counts the blessed e2e cases compare (case.sh).
  * The runtime tests use it so they run without the engine, under the sanitizers.
  *
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
@@ -1071,11 +1071,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--dump") == 0 && argc >= 3)
         return dump(argv[2], argc >= 5 && strcmp(argv[3], "--expect") == 0 ? argv[4] : NULL);
-    int counts = strcmp(argv[1], "--counts") == 0 && argc >= 3;
-    if (counts) {
-        argv++;
-        argc--;
-    }
+    int counts = 0; /* --counts, anywhere after DIR */
+    for (int i = 2; i < argc; i++)
+        counts |= strcmp(argv[i], "--counts") == 0;
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--print") == 0)
             printing = 1;
