@@ -174,9 +174,9 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     # the logical trees (Program) beside the physical one (Machine)
     text = plx("hierarchy", s).stdout
     program = text[text.index("Program\n"):text.index("Machine\n")]
-    assert re.fullmatch(r"Program\n  pp1\n    (\S+)\n      rank 0\n        main#0\n      rank 1\n"
-                        r"        main#0\n  pp2\n    \1\n      rank 0\n        main#0\n      rank 1\n"
-                        r"        main#0\n\n", program), program
+    assert re.fullmatch(r"Program\n  pp1\n    (\S+)\n      0\n        pp1:0.0\n      1\n"
+                        r"        pp1:1.0\n  pp2\n    \1\n      0\n        pp2:0.0\n      1\n"
+                        r"        pp2:1.0\n\n", program), program
     machine = text[text.index("Machine\n"):text.index("Sync\n")]
     assert [l.strip() for l in machine.splitlines() if "rank" in l] == [
         "pp1:rank 0", "pp1:rank 1", "pp2:rank 0", "pp2:rank 1"]

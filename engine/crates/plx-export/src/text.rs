@@ -284,18 +284,7 @@ fn header(merge: &GlobalMerge, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(out, "# locations:")?;
     for l in merge.locations() {
-        let p = &model.processes[l.process];
-        let who = match l.rank {
-            Some(r) => format!("rank {r} (pid {} on {})", p.pid, p.host),
-            None => format!("pid {} on {}", p.pid, p.host),
-        };
-        writeln!(
-            out,
-            "#   {:<8} {who} thread {} \"{}\"",
-            l.label(),
-            l.thread,
-            l.name
-        )?;
+        writeln!(out, "#   {}", l.long_label())?;
     }
     if !model.comms.all().is_empty() {
         writeln!(out, "# communicators:")?;
