@@ -97,7 +97,7 @@ fn hierarchy_prints_csv() {
         .collect();
     assert_eq!(rows.len() - 1, names.len(), "{csv}\n{text}");
     assert!(rows.contains(&"Machine,1,node1,"), "{csv}");
-    assert!(rows.contains(&"Machine,3,helper#1,helper;1"), "{csv}");
+    assert!(rows.contains(&"Machine,3,300.1,helper;1;helper#1"), "{csv}");
 }
 
 /// `-o FILE` writes what standard output would get, on every table command.
