@@ -1,5 +1,6 @@
 /* plx_check: reads an experiment by the schema (spec/records.toml, through plx_walk.h) and checks
- * expectations; `plx_check --dump DIR [--expect FILE]` prints (or compares) the golden dump.
+ * expectations; `plx_check --dump DIR [--expect FILE]` prints (or compares) the golden dump;
+ * `plx_check DIR --counts` prints the counts the blessed e2e cases compare (case.sh).
  * The runtime tests use it so they run without the engine, under the sanitizers.
  *
  *   plx_check DIR [--processes N] [--threads N] [--calls NAME=N] [--thread-name NAME=N]
@@ -662,6 +663,44 @@ static uint64_t calls_of(const char *name)
     return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* `--counts`: the experiment as stable text, the counts only (no times, pids or sizes that
+ * vary from run to run): processes, processes ended and the signal that ended them, threads,
+ * the calls of each region (runtime regions, whose flushes vary, left out) by name, and the
+ * threads of each name. The e2e cases (case.sh) compare it with their blessed files. */
+static void print_counts(FILE *out)
+{
+    fprintf(out, "processes %d\nended %d\n", processes, ended);
+    if (end_signal >= 0)
+        fprintf(out, "end signal %d\n", end_signal);
+    fprintf(out, "threads %d\n", threads);
+    char **names = malloc(sizeof(char *) * (ntotals + thread_name_count + 1));
+    int n = 0;
+    for (int j = 0; j < ntotals; j++)
+        if (totals[j].calls && totals[j].kind != 3)
+            names[n++] = totals[j].name;
+    qsort(names, n, sizeof *names, by_name);
+    for (int j = 0; j < n; j++)
+        fprintf(out, "calls %s %llu\n", names[j], (unsigned long long)calls_of(names[j]));
+    n = 0;
+    for (unsigned t = 0; t < thread_name_count; t++)
+        if (thread_names[t][0])
+            names[n++] = thread_names[t];
+    qsort(names, n, sizeof *names, by_name);
+    for (int j = 0; j < n;) {
+        int k = j;
+        while (k < n && strcmp(names[k], names[j]) == 0)
+            k++;
+        fprintf(out, "thread name %s %d\n", names[j], k - j);
+        j = k;
+    }
+    free(names);
+}
+
 static int expect(const char *what, long long got, long long want)
 {
     if (got == want)
@@ -1032,6 +1071,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--dump") == 0 && argc >= 3)
         return dump(argv[2], argc >= 5 && strcmp(argv[3], "--expect") == 0 ? argv[4] : NULL);
+    int counts = 0; /* --counts, anywhere after DIR */
+    for (int i = 2; i < argc; i++)
+        counts |= strcmp(argv[i], "--counts") == 0;
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--print") == 0)
             printing = 1;
@@ -1053,6 +1095,10 @@ int main(int argc, char **argv)
         fold_process();
     }
     closedir(d);
+    if (counts) {
+        print_counts(stdout);
+        return errors ? 1 : 0;
+    }
     int fails = errors;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

@@ -370,7 +370,7 @@ def test_life_launcher_not_reported(life_exps):
     assert sorted(info_ranks) == list(range(LIFE_RANKS))
     assert re.search(r"(?m)^\d+ process\(es\) not measured \(no instrumented code\)$", header)
     assert any(
-        block.startswith("process %d on " % launchers[0]["pid"])
+        block.startswith("process %d (pid %d on " % (launchers[0]["pid"], launchers[0]["pid"]))
         and re.search(r"(?m)^\s+argv\s+mpirun ", block)
         for block in unmeasured
     ), unmeasured
@@ -1410,7 +1410,7 @@ def test_two_hosts_names_in_every_view(two_hosts_exp):
     blocks = info_rank_blocks(info_text)
     for host, rs in HOST_RANKS.items():
         for r in rs:
-            assert re.match(r"process \S+ on %s\n" % host, blocks[r]), blocks[r]
+            assert re.match(r"process \S+ \(pid \d+ on %s\)\n" % host, blocks[r]), blocks[r]
     # the text export's locations
     exported = plx("export", out, "--format", "text", "--output", "-").stdout
     for host, rs in HOST_RANKS.items():

@@ -174,12 +174,13 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     # the logical trees (Program) beside the physical one (Machine)
     text = plx("hierarchy", s).stdout
     program = text[text.index("Program\n"):text.index("Machine\n")]
-    assert re.fullmatch(r"Program\n  pp1\n    (\S+)\n      rank 0\n        main#0\n      rank 1\n"
-                        r"        main#0\n  pp2\n    \1\n      rank 0\n        main#0\n      rank 1\n"
-                        r"        main#0\n\n", program), program
+    assert re.fullmatch(r"Program\n  pp1\n    (\S+)\n      0\n        pp1:0.0\n      1\n"
+                        r"        pp1:1.0\n  pp2\n    \1\n      0\n        pp2:0.0\n      1\n"
+                        r"        pp2:1.0\n\n", program), program
     machine = text[text.index("Machine\n"):text.index("Sync\n")]
-    assert [l.strip() for l in machine.splitlines() if "rank" in l] == [
-        "pp1:rank 0", "pp1:rank 1", "pp2:rank 0", "pp2:rank 1"]
+    # processes named APP:RANK, as every command names them
+    assert [l.strip() for l in machine.splitlines() if re.fullmatch(r"\s+pp\d:\d", l)] == [
+        "pp1:0", "pp1:1", "pp2:0", "pp2:1"]
 
     # the applications' worlds told apart in the physical view, only its own in the logical one
     assert "    pp1:MPI_COMM_WORLD\n" in text and "    pp2:MPI_COMM_WORLD\n" in text, text
@@ -193,8 +194,8 @@ def test_two_mpi_applications_keep_their_ranks_apart(tmp_path, mpi_programs):
     assert total("program=/pp1") > 0 and total("program=/pp2") > total("program=/pp1")
     # exports of one application
     text = plx("export", s, "--app", "pp2", "--format", "text", "-o", "-").stdout
-    locations = re.findall(r"(?m)^#   (\S+)\s+rank (\d+) ", text)
-    assert locations == [("pp2:0.0", "0"), ("pp2:1.0", "1")]
+    locations = re.findall(r"(?m)^#   (\S+) \"[^\"]*\" \(pid \d+ on ", text)
+    assert locations == ["pp2:0.0", "pp2:1.0"]
     assert len(re.findall(r"(?m) send ", text)) == 60
 
 

@@ -104,7 +104,8 @@ def test_hierarchy_of_t_sync(t_sync):
                  for fn in f["children"]}
     assert {"main", "hammer", "producer", "consumer"} <= functions
     hosts = doc["machine"]["children"]
-    threads = [t["name"] for h in hosts for p in h["children"] for t in p["children"]]
+    # a thread node is named RANK.THREAD (here PID.THREAD) and answers to NAME#THREAD too
+    threads = [a for h in hosts for p in h["children"] for t in p["children"] for a in t["aliases"]]
     assert "main#0" in threads and sum(t.startswith("hammer#") for t in threads) == 4
     cats = {c["name"]: c for c in doc["sync"]["children"]}
     assert {"Mutex", "CondVar", "RwLock", "Barrier", "Semaphore", "Spin"} <= set(cats)

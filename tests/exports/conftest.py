@@ -117,9 +117,10 @@ class TextExport:
         self.skipped = 0  # synchronization and stream events (only the text export has them)
         for line in Path(path).read_text().splitlines():
             if line.startswith("#"):
-                m = re.match(r"^#\s+(\S+)\s+(.*) thread (\d+) \"(.*)\"$", line)
+                # LABEL "NAME" (pid PID on HOST): the long location name
+                m = re.match(r"^#\s+(\S+) \"(.*)\" (\(pid .* on .*\))$", line)
                 if m and not line.startswith("# time"):
-                    self.locations[m.group(1)] = (m.group(2), m.group(4))
+                    self.locations[m.group(1)] = (m.group(3), m.group(2))
                 m = re.match(r"^# (\d+) events$", line)
                 if m:
                     self.total = int(m.group(1))

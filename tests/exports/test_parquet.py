@@ -134,7 +134,7 @@ def test_locations_regions_comms(parquet_exports, text_exports):
     text = text_exports["t_mpi"]
     for r in locs.itertuples():
         who, thread_name = text.locations[r.label]
-        assert who == f"rank {r.rank} (pid {r.pid} on {r.host})"
+        assert who == f"(pid {r.pid} on {r.host})" and r.label.startswith(f"{r.rank}.")
         assert thread_name == r.thread_name
     regions = pd.read_parquet(d / "regions.parquet", engine="pyarrow")
     assert list(regions["region"]) == list(range(len(regions)))

@@ -11,6 +11,7 @@ use plx_format::{Event, RegionKind, SyncKind};
 
 use crate::glob::{glob_matches, is_glob};
 use crate::model::Model;
+use crate::location_name::Who;
 
 /// What a hierarchy node stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,25 +192,24 @@ pub fn comm_name(model: &Model, comm: u32) -> String {
     }
 }
 
-/// The node name of a process: `rank N` for an MPI rank, else its pid (`pid.image` for an
-/// exec image).
+/// The node name of a process: its short name ([`Who::short`]: the rank, else the pid,
+/// `pid:image` for an exec image; `app:` first in a session).
 pub fn process_name(model: &Model, pi: usize) -> String {
-    let p = &model.processes[pi];
-    let own = own_process_name(p);
-    if model.is_session() {
-        format!("{}:{own}", p.app_name(model))
-    } else {
-        own
-    }
+    Who::process(model, &model.processes[pi]).short(None)
 }
 
-/// The process's name within its application: `rank N` (its own rank), pid or `pid.image`.
-fn own_process_name(p: &crate::model::ProcessModel) -> String {
-    match p.rank() {
-        Some(r) => format!("rank {}", r - p.rank_base),
-        None if p.image == 0 => p.pid.to_string(),
-        None => format!("{}.{}", p.pid, p.image),
+/// The names a process node also answers to: its pid, and the forms printed before the one
+/// naming (`rank N`, `rankN`, `pid.image`).
+fn process_aliases(p: &crate::model::ProcessModel) -> Vec<String> {
+    let mut a = vec![p.pid.to_string()];
+    if let Some(r) = p.rank() {
+        a.push(format!("rank {}", r - p.rank_base));
+        a.push(format!("rank{}", r - p.rank_base));
     }
+    if p.image > 0 {
+        a.push(format!("{}.{}", p.pid, p.image));
+    }
+    a
 }
 
 fn file_name(path: &str) -> &str {
@@ -263,26 +263,28 @@ impl Model {
                 continue;
             }
             let host = machine.child(&p.host);
+            let who = Who::process(self, p);
             let mut pn = HNode {
-                name: process_name(self, pi),
-                aliases: vec![p.pid.to_string()],
+                name: who.short(None),
+                aliases: process_aliases(p),
                 resource: Resource::Process(pi),
                 children: Vec::new(),
             };
-            if let Some(r) = p.rank() {
-                pn.aliases.push(format!("rank{r}"));
-            }
             for t in &p.threads {
                 pn.children.push(HNode {
-                    name: format!("{}#{}", t.name, t.thread),
-                    aliases: vec![t.name.clone(), t.thread.to_string()],
+                    name: who.short(Some(t.thread)),
+                    aliases: vec![
+                        t.name.clone(),
+                        t.thread.to_string(),
+                        format!("{}#{}", t.name, t.thread),
+                    ],
                     resource: Resource::Thread(pi, t.thread),
                     children: Vec::new(),
                 });
             }
             if let Some(prog) = program.as_mut() {
                 let mut logical = pn.clone();
-                logical.name = own_process_name(p);
+                logical.name = Who { app: "", ..who }.short(None);
                 prog.child(p.app_name(self))
                     .child(&p.host)
                     .children

@@ -5,7 +5,8 @@
 use plx_format::{RegionKind, Warning, WarningKind};
 
 use crate::flat::flat_profile;
-use crate::model::{Model, ProcessModel, ThreadModel};
+use crate::location_name::Who;
+use crate::model::{Model, ThreadModel};
 
 /// The share of a thread's wall time (or of a critical path) above which the runtime's own
 /// time is reported.
@@ -67,12 +68,6 @@ fn thread_cost(model: &Model, t: &ThreadModel) -> ThreadCost {
     c
 }
 
-fn thread_label(p: &ProcessModel, t: &ThreadModel) -> String {
-    match p.rank() {
-        Some(r) => format!("rank {r} thread {}", t.thread),
-        None => format!("process {} thread {}", p.pid, t.thread),
-    }
-}
 
 /// One warning per process whose threads spent more than [`RUNTIME_SHARE`] of their wall time
 /// in the runtime's own work (at least [`RUNTIME_FLOOR_S`] of it besides `plx_symbols`, or
@@ -118,7 +113,7 @@ pub fn runtime_cost_warnings(model: &Model) -> Vec<Warning> {
                 "the runtime's own work ({}) is {:.1} % of {}'s time{others}: it lies inside the measured times of the functions it interrupted; {}",
                 parts.join(", "),
                 share * 100.0,
-                thread_label(p, t),
+                Who::process(model, p).short(Some(t.thread)),
                 remedy(c.hottest.as_ref().map(|(n, k)| (n.as_str(), *k)))
             ),
         ));

@@ -5,7 +5,7 @@ use plx_export::{ExportError, ExportOptions, Partition};
 
 use std::path::PathBuf;
 
-use crate::args::ExperimentArgs;
+use crate::args::{ExperimentArgs, PhaseArg};
 use crate::CliError;
 
 /// `--format` of `plx export`: the exporters' names, each with its one-line description.
@@ -23,6 +23,11 @@ pub struct ExportArgs {
     /// The experiment and --app.
     #[command(flatten)]
     pub exp: ExperimentArgs,
+    /// --phase, --window: only the events of a span of the run; the calls open at its edges
+    /// are entered at its start and exited at its end, a message is written when both its send
+    /// and its receive are inside (docs/commands/export.md).
+    #[command(flatten)]
+    pub phase: PhaseArg,
     /// The format written: another tool's (not a table's, as in the other commands).
     #[arg(long, value_name = "FORMAT", value_parser = export_formats())]
     pub format: String,
@@ -57,6 +62,7 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
         },
         app: args.exp.app.app.clone(),
         partition: args.partition.as_ref().map(|_| Partition::Rank),
+        window: args.phase.spec().cloned(),
     };
     let (input, summary) = plx_export::export(&args.format, &args.exp.dir, &args.output, options)?;
     for w in input.model.report_warnings() {
@@ -64,6 +70,12 @@ pub fn export(args: &ExportArgs) -> Result<(), CliError> {
     }
     for w in &summary.warnings {
         eprintln!("plx: warning: {w}");
+    }
+    if summary.messages_across_edges > 0 {
+        eprintln!(
+            "plx: {} message(s) with one end outside the window left out",
+            summary.messages_across_edges
+        );
     }
     if let Some(c) = &summary.clock {
         eprintln!("plx: {}", c.describe());

@@ -9,7 +9,7 @@ use plx_analysis::{
 use plx_format::{ClockKind, ClockSource, ClockSyncSkipped, EndReason, Warning};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs};
-use crate::report::pid_text;
+use plx_analysis::location_name::Who;
 use crate::signals::signal_name;
 use crate::units::{human_opt, human_time, utc_date};
 use crate::CliError;
@@ -199,9 +199,8 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
     if !p.measured {
         writeln!(
             out,
-            "process {} on {}: not measured (no instrumented code)",
-            pid_text(p),
-            p.host
+            "process {}: not measured (no instrumented code)",
+            Who::process(model, p).long(None)
         )?;
         writeln!(out, "  file        {}", p.path.display())?;
         writeln!(out, "  argv        {}", p.command_line())?;
@@ -209,7 +208,7 @@ fn process(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result<(
         probe_lines(p, out)?; // why nothing was measured, when no probe could be inserted
         return writeln!(out);
     }
-    writeln!(out, "process {} on {}", pid_text(p), p.host)?;
+    writeln!(out, "process {}", Who::process(model, p).long(None))?;
     if model.is_session() {
         writeln!(out, "  application {}", p.app_name(model))?;
     }

@@ -102,7 +102,7 @@ fn text_report_names_locations_and_times() {
     let o = plx(&["report", d.to_str().unwrap()]);
     assert!(o.status.success());
     let out = stdout(&o);
-    assert!(out.contains("process 100 (node1) thread 1 \"worker\""));
+    assert!(out.contains("100.1 \"worker\" (pid 100 on node1)"));
     assert!(out.contains("cpu time 8.000 ms, wall time 10.000 ms"));
     assert!(out.contains(
         "  60.00     6.000 ms     6.000 ms          2           0     3.000 ms  compute"
@@ -137,7 +137,7 @@ fn gprof_lists_parents_and_children() {
     let o = plx(&["report", d.to_str().unwrap(), "--gprof"]);
     assert!(o.status.success());
     let out = stdout(&o);
-    assert!(out.contains("call graph of process 100 (node1) thread 0 \"main\""));
+    assert!(out.contains("call graph of 100.0 \"main\" (pid 100 on node1)"));
     assert!(out.contains("<spontaneous>"));
     assert!(out.contains("2/2      compute [2]"), "{out}");
 }
@@ -218,7 +218,7 @@ fn info_shows_signal_end() {
     assert!(o.status.success());
     let out = stdout(&o);
     assert!(out.contains("killed by signal 11 (SIGSEGV)"), "{out}");
-    assert!(out.contains("process 300 on node1"));
+    assert!(out.contains("process 300 (pid 300 on node1)"));
     assert!(out.contains("warnings: none"));
 }
 

@@ -271,19 +271,19 @@ fn report_has_mpi_sections_by_rank() {
     let dir = d.to_str().unwrap();
     let text = ok(&["report", dir]);
     assert!(text.starts_with(
-        "not measured (no instrumented code): process 499 (node1) mpirun -np 2 ./app\n\nrank 0 (pid 501 on node1) thread 0 \"main\"\n"
+        "not measured (no instrumented code): process 499 (node1) mpirun -np 2 ./app\n\n0.0 \"main\" (pid 501 on node1)\n"
     ), "{text}");
     assert!(!text.contains("plx_symbols"), "{text}");
-    let rank1 = text.find("rank 1 (pid 500 on node1)").unwrap();
-    assert!(text.find("rank 0 (pid 501 on node1)").unwrap() < rank1);
+    let rank1 = text.find("\n1.0 \"main\" (pid 500 on node1)").unwrap();
+    assert!(text.find("\n0.0 \"main\" (pid 501 on node1)").unwrap() < rank1);
     // each rank: 4 sends of 1 us, 4 receives of 4 us; wall 431 and 422 us
     assert!(
         text.contains(
             "time in MPI
-  location                                      MPI time  % of wall
-  rank 0 (pid 501 on node1) thread 0 \"main\"    20.000 us       4.64
-  rank 1 (pid 500 on node1) thread 0 \"main\"    20.000 us       4.74
-  all                                          40.000 us       4.69
+  location                          MPI time  % of wall
+  0.0 \"main\" (pid 501 on node1)    20.000 us       4.64
+  1.0 \"main\" (pid 500 on node1)    20.000 us       4.74
+  all                              40.000 us       4.69
 
   MPI routine                   calls         time  % of MPI time
   MPI_Recv                          8    32.000 us          80.00
@@ -299,7 +299,7 @@ messages (point-to-point, as counted by the senders; sizes in bytes)
     );
     let by_process = ok(&["report", dir, "--by", "process"]);
     assert!(
-        by_process.contains("  rank 1 (pid 500 on node1)    20.000 us       4.74\n"),
+        by_process.contains("  1 (pid 500 on node1)    20.000 us       4.74\n"),
         "{by_process}"
     );
     assert!(
@@ -379,8 +379,8 @@ fn info_shows_ranks_and_mpi_warnings() {
         "MPI: 3 rank(s) of a world of 3, 4 communicator(s), 3 rank(s) traced\n",
         "1 process(es) not measured (no instrumented code)\n",
         "messages in the traces: 6 matched, 2 sends never received, 0 receives without a send, 0 collective events\n",
-        "process 1000 on node1\n  rank        0 of 3 (thread level single)\n  MPI library synthetic MPI 1.0\n  communicators 2\n",
-        "process 999 on node1: not measured (no instrumented code)\n",
+        "process 0 (pid 1000 on node1)\n  rank        0 of 3 (thread level single)\n  MPI library synthetic MPI 1.0\n  communicators 2\n",
+        "process 999 (pid 999 on node1): not measured (no instrumented code)\n",
         "node1.1002/process.plx: rank 2: no ProcessEnd record: the process did not finish writing\n",
         ": messages from rank 0 to rank 2: 4 sent, 2 received (rank 2 did not finish)\n",
         ": unmatched messages from rank 0 to rank 2: 2 sends were never received (rank 2 did not finish)\n",
@@ -390,7 +390,7 @@ fn info_shows_ranks_and_mpi_warnings() {
     // the process list: ranks by rank, then the launcher
     let order: Vec<&str> = out.lines().filter(|l| l.starts_with("process ")).collect();
     assert_eq!(order.len(), 4);
-    assert!(order[2].starts_with("process 1002"));
+    assert!(order[2].starts_with("process 2 (pid 1002 on node1)"));
     assert!(order[3].starts_with("process 999"));
     // and plx comm by rank warns about the mismatch too
     let o = plx(&["comm", d.to_str().unwrap(), "--format", "csv"]);
@@ -452,7 +452,7 @@ fn warnings_about_processes_not_measured_stay_in_info() {
         info.contains("node1.498/process.plx: no ProcessEnd record"),
         "{info}"
     );
-    assert!(info.contains("process 498 on node1: not measured (no instrumented code)\n"));
+    assert!(info.contains("process 498 (pid 498 on node1): not measured (no instrumented code)\n"));
 }
 
 #[test]
@@ -514,7 +514,7 @@ fn launcher_and_its_forked_helpers_are_one_not_measured_line() {
     let text = ok(&["report", d.to_str().unwrap()]);
     assert!(
         text.starts_with(
-            "not measured (no instrumented code): processes 497, 498, 499 (node1) mpirun -np 2 ./app\n\nrank 0 "
+            "not measured (no instrumented code): processes 497, 498, 499 (node1) mpirun -np 2 ./app\n\n0.0 \"main\" (pid 501 on node1)\n"
         ),
         "{text}"
     );

@@ -241,11 +241,11 @@ fn app_selects_one_application() {
     // the physical view: both, labelled by application
     let all = ok(&["report", &s]);
     assert!(
-        all.contains("app a: process 100 (node1) thread 0 \"main\""),
+        all.contains("a:100.0 \"main\" (pid 100 on node1)"),
         "{all}"
     );
     assert!(
-        all.contains("app b: process 200 (node1) thread 1 \"helper\""),
+        all.contains("b:200.1 \"helper\" (pid 200 on node1)"),
         "{all}"
     );
     let o = plx(&["report", &s, "--app", "c"]);

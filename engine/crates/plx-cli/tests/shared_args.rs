@@ -97,7 +97,7 @@ fn hierarchy_prints_csv() {
         .collect();
     assert_eq!(rows.len() - 1, names.len(), "{csv}\n{text}");
     assert!(rows.contains(&"Machine,1,node1,"), "{csv}");
-    assert!(rows.contains(&"Machine,3,helper#1,helper;1"), "{csv}");
+    assert!(rows.contains(&"Machine,3,300.1,helper;1;helper#1"), "{csv}");
 }
 
 /// `-o FILE` writes what standard output would get, on every table command.
@@ -230,7 +230,7 @@ fn query_focus_takes_a_location_in_every_printed_form() {
             .unwrap()
             .to_string()
     };
-    assert_eq!(calls("machine=/node1/300/helper#1"), "1");
+    assert_eq!(calls("machine=/node1/300/300.1"), "1");
     assert_eq!(calls("machine=/node1/300/main#0"), "2");
     for name in ["300.1", "node1:prog[300.1]", "rank 300 thread 1"] {
         assert_eq!(calls(&format!("machine={name}")), "1", "{name}");

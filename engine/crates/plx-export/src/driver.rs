@@ -7,19 +7,26 @@
 //! at that event, or, in a process that was killed, at the process's latest event and marked
 //! cut (the warning said once, whatever the format). A sink only writes.
 //!
+//! **A window** ([`ExportInput::window`], `--window`/`--phase`): the sink gets the events at
+//! or after its start and before its end. The calls open at the start are entered at the
+//! start (outermost first), those open at the end exited at the end (the window's end instant,
+//! not marked cut); a matched message is written when both its send and its receive are inside,
+//! the others are counted ([`ExportSummary::messages_across_edges`]). The stacks follow every
+//! event, inside or not.
+//!
 //! Invariants a sink may rely on: events come in global time order; at
 //! [`Sink::enter`] and [`Sink::exit`] the stacks already hold the change (the entered region
 //! is the innermost; the regions an exit closed are gone); at every other event they are as
 //! before it; [`Sink::open_at_end`] is called once per location that has an event, in
 //! location order, after the last event of the stream.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::PathBuf;
 
 use plx_analysis::merge::Feed;
 use plx_analysis::{
-    EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation,
+    EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation, Window,
 };
 use plx_format::Warning;
 
@@ -248,6 +255,13 @@ pub(crate) fn drive<S: Sink>(
         SinkError::Io(e) => ExportError::Io(PathBuf::from(S::OUTPUT), e),
         SinkError::Export(e) => e,
     };
+    let window = input.window;
+    let (inside, messages_across_edges) = if window == Window::ALL {
+        (None, 0)
+    } else {
+        let (inside, across) = messages_inside(input, window)?;
+        (Some(inside), across)
+    };
     sink.begin(&merge).map_err(error)?;
     let model = merge.model();
     let locations = merge.locations().to_vec();
@@ -263,6 +277,9 @@ pub(crate) fn drive<S: Sink>(
             },
             closed: Vec::new(),
             taken: 0,
+            window,
+            inside,
+            started: false,
         };
         while let Some(e) = feed.next_event() {
             state.event(sink, feed, e)?;
@@ -281,9 +298,48 @@ pub(crate) fn drive<S: Sink>(
             .chain(cut_warnings)
             .collect(),
         samples: 0,
+        messages_across_edges,
     };
     sink.end(&merge, &mut summary).map_err(error)?;
     Ok(summary)
+}
+
+/// The matched messages with both ends in `window` (their numbers), and how many have one end
+/// inside and the other outside: one pass of the merge up to the window's end.
+fn messages_inside(
+    input: &ExportInput,
+    window: Window,
+) -> Result<(HashSet<u64>, u64), ExportError> {
+    let mut merge = input.merge()?;
+    let (mut sent, mut both, mut received_only) = (HashSet::new(), HashSet::new(), 0u64);
+    while let Some(e) = merge.next_event() {
+        if e.time_ns >= window.end_ns {
+            break;
+        }
+        if !window.contains(e.time_ns) {
+            continue;
+        }
+        match e.kind {
+            EventKind::Send {
+                message: Some(id), ..
+            } => {
+                sent.insert(id);
+            }
+            EventKind::Recv {
+                message: Some(link),
+                ..
+            } => {
+                if window.contains(link.send_ns) {
+                    both.insert(link.id);
+                } else {
+                    received_only += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let sent_only = sent.iter().filter(|id| !both.contains(id)).count() as u64;
+    Ok((both, sent_only + received_only))
 }
 
 /// The names of a counted call's values: per (process, counter set), its traced events.
@@ -313,6 +369,12 @@ struct State<'m> {
     closed: Vec<u32>,
     /// Events handed to the sink.
     taken: u64,
+    /// The span written.
+    window: Window,
+    /// With a window: the messages written (both ends inside).
+    inside: Option<HashSet<u64>>,
+    /// Has the stream reached the window's start (the calls open there entered)?
+    started: bool,
 }
 
 impl State<'_> {
@@ -323,6 +385,12 @@ impl State<'_> {
             ns: e.time_ns,
         };
         self.last[at.loc as usize] = Some(at.ns);
+        if at.ns >= self.window.end_ns {
+            return Ok(());
+        }
+        if at.ns >= self.window.start_ns && !self.started {
+            self.open_at_start(sink, feed)?;
+        }
         match e.kind {
             EventKind::Enter { region } => self.stacks.enter(at.loc, region, at.ns),
             EventKind::Exit { region } => {
@@ -337,6 +405,8 @@ impl State<'_> {
             e.kind,
             EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
         ) || !sink.takes(&e.kind)
+            || !self.started
+            || !self.message_inside(&e.kind)
         {
             return Ok(());
         }
@@ -394,6 +464,41 @@ impl State<'_> {
         }
     }
 
+    /// Is the event no message, or one written (with a window: both ends inside)?
+    fn message_inside(&self, kind: &EventKind) -> bool {
+        let id = match *kind {
+            EventKind::Send { message, .. } => message,
+            EventKind::Recv { message, .. } => message.map(|l| l.id),
+            _ => None,
+        };
+        match (&self.inside, id) {
+            (Some(inside), Some(id)) => inside.contains(&id),
+            _ => true,
+        }
+    }
+
+    /// At the window's start: the calls open there entered at it, outermost first.
+    fn open_at_start<S: Sink>(&mut self, sink: &mut S, feed: &Feed) -> Step {
+        self.started = true;
+        let at_start = self.window.start_ns;
+        for loc in 0..self.last.len() as u32 {
+            let mut open = self.stacks.close_all(loc);
+            while let Some(region) = open.pop() {
+                self.stacks.enter(loc, region, at_start);
+                if !sink.takes(&EventKind::Enter { region }) {
+                    continue;
+                }
+                self.taken += 1;
+                let cx = Cx {
+                    feed,
+                    stacks: &self.stacks,
+                };
+                sink.enter(&cx, At { loc, ns: at_start }, region)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Ends the calls still open after each location's last event: there, or, in a killed
     /// process, at the process's latest event, cut there (a warning per location with cut
     /// calls). Returns the events taken and those warnings.
@@ -404,12 +509,17 @@ impl State<'_> {
         model: &Model,
         locations: &[TraceLocation],
     ) -> Result<(u64, Vec<Warning>), SinkError> {
+        if !self.started {
+            self.open_at_start(sink, feed)?;
+        }
         let killed = plx_analysis::merge::killed_ends(model, locations, &self.last);
         let mut warnings = Vec::new();
         for (li, own) in self.last.iter().enumerate() {
             let Some(own) = *own else { continue };
             let open = self.stacks.close_all(li as u32);
-            let cut = killed[li];
+            let ends = killed[li].map_or(own, |k| k.max(own));
+            // a location that goes on past the window's end: its calls end there, not cut
+            let cut = killed[li].filter(|_| ends < self.window.end_ns);
             if cut.is_some() && !open.is_empty() {
                 let l = &locations[li];
                 warnings.push(plx_analysis::rebuild::killed_warning(
@@ -424,7 +534,7 @@ impl State<'_> {
             };
             let at = At {
                 loc: li as u32,
-                ns: cut.map_or(own, |k| k.max(own)),
+                ns: ends.clamp(self.window.start_ns, self.window.end_ns),
             };
             sink.open_at_end(&cx, at, &open, cut.is_some())?;
         }

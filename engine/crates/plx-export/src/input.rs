@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
-use plx_analysis::{BuildOptions, GlobalMerge, MergeOptions, Model};
+use plx_analysis::{phase_window, BuildOptions, GlobalMerge, MergeOptions, Model, PhaseSpec, Window};
 use plx_format::Experiment;
 
 use crate::ExportError;
 
 /// Options common to all exports.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportOptions {
     /// How trace formats merge the threads (clock-condition repair, minimum latency).
     pub merge: MergeOptions,
@@ -17,6 +17,8 @@ pub struct ExportOptions {
     /// A table format's tables as datasets partitioned by this key (formats that
     /// [`partition`](crate::Exporter::partitions)); `None`: one file per table.
     pub partition: Option<Partition>,
+    /// Only this span of the run (`--phase` or `--window`, docs/phases.md); `None`: all of it.
+    pub window: Option<PhaseSpec>,
 }
 
 /// What a partitioned export splits its tables by.
@@ -34,6 +36,9 @@ pub struct ExportInput {
     pub model: Model,
     /// The options.
     pub options: ExportOptions,
+    /// The span exported ([`ExportOptions::window`] in the merge's time; [`Window::ALL`]
+    /// without one).
+    pub window: Window,
 }
 
 impl ExportInput {
@@ -63,10 +68,15 @@ impl ExportInput {
         if let Some(app) = &options.app {
             model.select_app(app)?;
         }
+        let window = match &options.window {
+            Some(spec) => phase_window(&model, spec)?,
+            None => Window::ALL,
+        };
         Ok(ExportInput {
             experiment,
             model,
             options,
+            window,
         })
     }
 

@@ -81,6 +81,9 @@ pub struct ExportSummary {
     pub warnings: Vec<Warning>,
     /// Call-stack samples written (formats that carry them).
     pub samples: u64,
+    /// With a window: matched messages with one end inside it and the other outside, left out
+    /// (a message is written when both its send and its receive are inside).
+    pub messages_across_edges: u64,
 }
 
 /// One output format.
@@ -139,6 +142,12 @@ pub fn export(
     if options.partition.is_some() && !exporter.partitions() {
         return Err(ExportError::Usage(format!(
             "--partition: the {format} format writes no partitioned tables (parquet does)"
+        )));
+    }
+    if options.window.is_some() && !exporter.needs_trace() {
+        return Err(ExportError::Usage(format!(
+            "--phase/--window: the {format} format holds profiles of the whole run; a window \
+             is exported by the trace formats"
         )));
     }
     let input = ExportInput::open(

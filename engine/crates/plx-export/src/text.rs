@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use plx_analysis::{GlobalMerge, MessageLink};
+use plx_analysis::{GlobalMerge, MessageLink, Window};
 use plx_format::SyncKind;
 
 use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
@@ -26,7 +26,7 @@ impl Exporter for Text {
         target: Target<'_>,
     ) -> Result<ExportSummary, ExportError> {
         let out = stream(target, self.name())?;
-        drive(input, &mut TextSink::new(out))
+        drive(input, &mut TextSink::new(out, input.window))
     }
 }
 
@@ -34,6 +34,8 @@ impl Exporter for Text {
 struct TextSink<'a> {
     out: &'a mut dyn Write,
     origin: i64,
+    /// The span written.
+    window: Window,
     /// Width of the location column.
     width: usize,
     /// Location labels, and padded to `width`.
@@ -42,10 +44,11 @@ struct TextSink<'a> {
 }
 
 impl<'a> TextSink<'a> {
-    fn new(out: &'a mut dyn Write) -> TextSink<'a> {
+    fn new(out: &'a mut dyn Write, window: Window) -> TextSink<'a> {
         TextSink {
             out,
             origin: 0,
+            window,
             width: 0,
             labels: Labels::new([]),
             padded: Labels::new([]),
@@ -63,6 +66,20 @@ impl Sink for TextSink<'_> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         header(merge, self.out)?;
+        if self.window != Window::ALL {
+            let o = merge.origin_ns();
+            let edge = |t: i64| match t {
+                i64::MIN | i64::MAX => "-".to_string(),
+                t => (t - o).to_string(),
+            };
+            writeln!(
+                self.out,
+                "# window: {} to {} ns: the calls open at its start entered there, those open \
+                 at its end ended there; messages with both ends inside",
+                edge(self.window.start_ns),
+                edge(self.window.end_ns)
+            )?;
+        }
         self.width = merge
             .locations()
             .iter()
@@ -99,6 +116,10 @@ impl Sink for TextSink<'_> {
         let names: Vec<&str> = calls.iter().map(|&r| cx.regions().name(r)).collect();
         let why = if cut {
             ", the process's latest event: it was killed (truncated)"
+        } else if at.ns == self.window.end_ns {
+            ", the window's end"
+        } else if at.ns == self.window.start_ns {
+            ", the window's start"
         } else {
             ", its last event"
         };
@@ -263,18 +284,7 @@ fn header(merge: &GlobalMerge, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(out, "# locations:")?;
     for l in merge.locations() {
-        let p = &model.processes[l.process];
-        let who = match l.rank {
-            Some(r) => format!("rank {r} (pid {} on {})", p.pid, p.host),
-            None => format!("pid {} on {}", p.pid, p.host),
-        };
-        writeln!(
-            out,
-            "#   {:<8} {who} thread {} \"{}\"",
-            l.label(),
-            l.thread,
-            l.name
-        )?;
+        writeln!(out, "#   {}", l.long_label())?;
     }
     if !model.comms.all().is_empty() {
         writeln!(out, "# communicators:")?;

@@ -188,14 +188,11 @@ pub fn segments(g: &Graph, path: &LongestPath) -> Vec<Segment> {
 /// `pid.thread`, `app:` first in a session), without the thread for processes, the host for
 /// machines.
 pub fn location_name(_model: &Model, l: &TraceLocation, level: Level) -> String {
-    let own = l.label();
+    let who = crate::location_name::Who::location(l);
     match level {
         Level::Machine => l.host.clone(),
-        Level::Process => own
-            .rsplit_once('.')
-            .map_or(own.as_str(), |(p, _)| p)
-            .to_string(),
-        Level::Thread | Level::Procedure => own,
+        Level::Process => who.short(None),
+        Level::Thread | Level::Procedure => who.short(Some(l.thread)),
     }
 }
 

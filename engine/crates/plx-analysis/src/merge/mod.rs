@@ -122,19 +122,16 @@ impl TraceLocation {
         }
     }
 
-    /// `rank.thread` for an MPI rank, else `pid.thread` (`pid:image.thread` for a later exec
-    /// image); in a session prefixed with `app:`, the rank the application's own.
+    /// The location's short name ([`crate::location_name::Who::short`]): `rank.thread` for an
+    /// MPI rank, else `pid.thread` (`pid:image.thread` for a later exec image); in a session
+    /// prefixed with `app:`, the rank the application's own.
     pub fn label(&self) -> String {
-        let own = match (self.rank, self.image) {
-            (Some(r), _) => format!("{}.{}", r - self.rank_base, self.thread),
-            (None, 0) => format!("{}.{}", self.pid, self.thread),
-            (None, i) => format!("{}:{i}.{}", self.pid, self.thread),
-        };
-        if self.app.is_empty() {
-            own
-        } else {
-            format!("{}:{own}", self.app)
-        }
+        crate::location_name::Who::location(self).short(Some(self.thread))
+    }
+
+    /// The location's long name, for headings: `0.1 "worker" (pid 1234 on node1)`.
+    pub fn long_label(&self) -> String {
+        crate::location_name::Who::location(self).long(Some((self.thread, &self.name)))
     }
 }
 

@@ -82,22 +82,9 @@ pub struct Report<'a> {
 }
 
 impl Report<'_> {
-    /// `process 1234 (host) thread 2 "worker"`, `rank 3 (pid 1234 on host)`, or `total`.
+    /// The table's heading: its location's long name ([`location_heading`]), or `total`.
     pub fn label(&self, t: &Table) -> String {
-        let Some(pi) = t.process else {
-            return "total (all processes, all threads)".to_string();
-        };
-        let p = &self.model.processes[pi];
-        let mut s = app_process_label(self.model, p);
-        if let Some(th) = t.thread {
-            let name = p
-                .threads
-                .iter()
-                .find(|x| x.thread == th)
-                .map_or("", |x| x.name.as_str());
-            s.push_str(&format!(" thread {th} \"{name}\""));
-        }
-        s
+        location_heading(self.model, t.process, t.thread)
     }
 
     /// The thread's name, or empty.
@@ -147,27 +134,21 @@ impl Report<'_> {
     }
 }
 
-/// `rank 3 (pid 1234 on host)` for an MPI rank, else `process 1234 (host)`.
-pub fn process_label(p: &plx_analysis::ProcessModel) -> String {
-    match p.rank() {
-        // a session's later application: its own rank, then the session-wide one
-        Some(r) if p.rank_base > 0 => format!(
-            "rank {} (session rank {r}, pid {} on {})",
-            r - p.rank_base,
-            pid_text(p),
-            p.host
-        ),
-        Some(r) => format!("rank {r} (pid {} on {})", pid_text(p), p.host),
-        None => format!("process {} ({})", pid_text(p), p.host),
-    }
-}
-
-/// [`process_label`], prefixed with `app NAME: ` in a session.
-pub fn app_process_label(model: &Model, p: &ProcessModel) -> String {
-    match p.app_name(model) {
-        "" => process_label(p),
-        app => format!("app {app}: {}", process_label(p)),
-    }
+/// A table's heading: the long name of process `pi` or of its thread `thread`
+/// ([`plx_analysis::location_name::Who::long`]: `0.1 "worker" (pid 1234 on node1)`), or
+/// `total (all processes, all threads)`.
+pub fn location_heading(model: &Model, pi: Option<usize>, thread: Option<u32>) -> String {
+    let Some(pi) = pi else {
+        return "total (all processes, all threads)".to_string();
+    };
+    let p = &model.processes[pi];
+    let name = |th: u32| {
+        p.threads
+            .iter()
+            .find(|x| x.thread == th)
+            .map_or("", |x| x.name.as_str())
+    };
+    plx_analysis::location_name::Who::process(model, p).long(thread.map(|th| (th, name(th))))
 }
 
 /// `1234`, or `1234.2` for the second exec image.

@@ -245,7 +245,7 @@ pub fn write(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "throttled regions of {}: no longer measured after",
-            super::app_process_label(rep.model, p)
+            plx_analysis::location_name::Who::process(rep.model, p).long(None)
         )?;
         for t in &p.throttled {
             writeln!(

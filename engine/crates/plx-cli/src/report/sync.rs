@@ -11,20 +11,7 @@ use crate::csv::field;
 use crate::units::human_time;
 
 fn location_label(model: &Model, r: &SyncRow) -> String {
-    let Some(pi) = r.process else {
-        return "total (all processes, all threads)".to_string();
-    };
-    let p = &model.processes[pi];
-    let mut s = super::app_process_label(model, p);
-    if let Some(th) = r.thread {
-        let name = p
-            .threads
-            .iter()
-            .find(|x| x.thread == th)
-            .map_or("", |x| x.name.as_str());
-        s.push_str(&format!(" thread {th} \"{name}\""));
-    }
-    s
+    super::location_heading(model, r.process, r.thread)
 }
 
 fn text_table(model: &Model, rows: &[&SyncRow], out: &mut dyn Write) -> io::Result<()> {

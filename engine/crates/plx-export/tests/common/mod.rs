@@ -8,7 +8,7 @@ use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{EventEncoder, Record, RegionKind, UserEventDef, NONE_U32};
 
 #[allow(unused_imports)]
-pub use plx_format::test_dir::tmp;
+pub use plx_format::test_dir::{tmp, TestDir};
 
 /// Process 100 on node1 traced with two threads: main runs two iterations (a phase) of
 /// compute, the first with fib recursing once, and records the user event `bytes`; the worker
