@@ -40,6 +40,7 @@ use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocat
 use crate::model::Model;
 use crate::regions::{RegionInfo, RegionTable};
 use crate::selection::Window;
+use crate::hash::FastMap;
 use crate::AnalysisError;
 
 /// The job's communication, as the analysis needs it: one all-gather of bytes.
@@ -82,13 +83,28 @@ pub fn compute(
         .iter()
         .copied()
         .collect();
-    let part = merge_own(model, exp, window, &own)?;
+    // the block's merge: its processes alone, on their recorded clocks (see the clock condition)
+    let mut mine = model.clone();
+    for (i, p) in mine.processes.iter_mut().enumerate() {
+        p.measured &= own.contains(&i);
+    }
+    let opts = MergeOptions {
+        repair_clock: false,
+        min_latency_ns: None,
+    };
+    let merge = match own.is_empty() {
+        true => None,
+        false => Some(GlobalMerge::new(&mine, exp, opts)?),
+    };
+    let own_locs: Vec<(usize, u32)> = merge.as_ref().map_or(Vec::new(), |m| {
+        m.locations().iter().map(|l| (l.process, l.thread)).collect()
+    });
 
     // the global locations: the blocks' own, in rank order (blocks follow the process order,
     // as the serial merge's locations do)
     let mut w = Buf::default();
-    w.u32(part.locations.len() as u32);
-    for &(p, t) in &part.locations {
+    w.u32(own_locs.len() as u32);
+    for &(p, t) in &own_locs {
         w.u32(p as u32);
         w.u32(t);
     }
@@ -103,24 +119,42 @@ pub fn compute(
             locations.push(TraceLocation::of(model, p, t));
         }
     }
-    let global: HashMap<(usize, u32), u32> = locations
+    let global: FastMap<(usize, u32), u32> = locations
         .iter()
         .enumerate()
         .map(|(i, l)| ((l.process, l.thread), i as u32))
         .collect();
+    // each merge location's global index, process and rank
+    let local: Vec<(u32, u32, Option<u32>)> = own_locs
+        .iter()
+        .map(|&(p, t)| (global[&(p, t)], p as u32, model.processes[p].rank()))
+        .collect();
 
     // own stream on global locations, messages named by channel; boundary events for the others
     let mut ids = Channels::default();
-    let mut own_events = Vec::with_capacity(part.events.len());
+    let mut own_events = Vec::new();
     let mut boundary = Boundary::default();
-    for &(t, li, kind) in &part.events {
-        let (p, th) = part.locations[li as usize];
-        let loc = global[&(p, th)];
-        let kind = ids.rename(kind, model.processes[p].rank());
-        own_events.push((t, p as u32, loc, kind));
-        boundary.add(&part.regions, t, p as u32, loc, kind);
-    }
-    let mut regions = part.regions;
+    let (mut counted, mut beyond) = (0u64, false);
+    let mut regions = match merge {
+        None => RegionTable::default(),
+        Some(m) => {
+            m.feed(Some(window.end_ns), |feed| {
+                while let Some(ev) = feed.next_event() {
+                    if ev.time_ns >= window.end_ns {
+                        beyond = true;
+                        break;
+                    }
+                    counted += 1;
+                    let (loc, p, rank) = local[ev.location as usize];
+                    let kind = ids.rename(ev.kind, rank);
+                    own_events.push((ev.time_ns, p, loc, kind));
+                    boundary.add(feed.regions(), ev.time_ns, p, loc, kind);
+                }
+                feed.regions().clone()
+            })
+            .1
+        }
+    };
     let mut remote: Vec<(i64, u32, u32, EventKind)> = Vec::new();
     for (r, b) in x.allgather(&boundary.finish())?.iter().enumerate() {
         if r != x.rank() {
@@ -151,8 +185,8 @@ pub fn compute(
     };
     let mut replay = Replay::new(setup);
     // a call path's first entry at an own location: (time, process, position in the stream)
-    let mut first: HashMap<u32, (i64, u32, u64)> = HashMap::new();
-    let mut sends: HashMap<u64, i64> = HashMap::new();
+    let mut first: FastMap<u32, (i64, u32, u64)> = FastMap::default();
+    let mut sends: FastMap<u64, i64> = FastMap::default();
     let mut unordered = false;
     let (mut a, mut b) = (own_events.iter().peekable(), remote.iter().peekable());
     let mut seq = 0u64;
@@ -175,10 +209,8 @@ pub fn compute(
             EventKind::Recv {
                 message: Some(link),
                 ..
-            } if take_own => {
-                if sends.remove(&link.id).is_some_and(|s| t <= s) {
-                    unordered = true;
-                }
+            } if take_own && sends.remove(&link.id).is_some_and(|s| t <= s) => {
+                unordered = true;
             }
             _ => {}
         }
@@ -194,8 +226,8 @@ pub fn compute(
 
     // to rank 0: rows, first entries, events, the clock condition
     let mut w = Buf::default();
-    w.u64(part.counted);
-    w.u8(part.beyond as u8);
+    w.u64(counted);
+    w.u8(beyond as u8);
     w.u8(unordered as u8);
     w.u32(replay.waits.len() as u32);
     for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
@@ -312,69 +344,12 @@ fn assemble(
     })
 }
 
-/// A block's merged stream.
-struct Part {
-    /// (process, thread) of each location of the block's merge.
-    locations: Vec<(usize, u32)>,
-    /// (time, merge location, event), in the merge's order.
-    events: Vec<(i64, u32, EventKind)>,
-    regions: RegionTable,
-    /// Events before the window's end; whether one at or after it came.
-    counted: u64,
-    beyond: bool,
-}
-
-fn merge_own(
-    model: &Model,
-    exp: &Experiment,
-    window: Window,
-    own: &HashSet<usize>,
-) -> Result<Part, AnalysisError> {
-    let mut part = Part {
-        locations: Vec::new(),
-        events: Vec::new(),
-        regions: RegionTable::default(),
-        counted: 0,
-        beyond: false,
-    };
-    if own.is_empty() {
-        return Ok(part);
-    }
-    let mut mine = model.clone();
-    for (i, p) in mine.processes.iter_mut().enumerate() {
-        p.measured &= own.contains(&i);
-    }
-    let opts = MergeOptions {
-        repair_clock: false,
-        min_latency_ns: None,
-    };
-    let merge = GlobalMerge::new(&mine, exp, opts)?;
-    part.locations = merge
-        .locations()
-        .iter()
-        .map(|l| (l.process, l.thread))
-        .collect();
-    let (_, regions) = merge.feed(Some(window.end_ns), |feed| {
-        while let Some(ev) = feed.next_event() {
-            if ev.time_ns >= window.end_ns {
-                part.beyond = true;
-                break;
-            }
-            part.counted += 1;
-            part.events.push((ev.time_ns, ev.location, ev.kind));
-        }
-        feed.regions().clone()
-    });
-    part.regions = regions;
-    Ok(part)
-}
-
 /// Messages named by channel and number: (communicator, sender, receiver, tag) → sends and
 /// receives counted so far.
 #[derive(Default)]
 struct Channels {
-    sent: HashMap<(u32, u32, u32, i32), u64>,
-    received: HashMap<(u32, u32, u32, i32), u64>,
+    sent: FastMap<(u32, u32, u32, i32), u64>,
+    received: FastMap<(u32, u32, u32, i32), u64>,
 }
 
 impl Channels {
@@ -436,7 +411,7 @@ impl Channels {
 #[derive(Default)]
 struct Boundary {
     regions: Buf,
-    region_ids: HashMap<u32, u32>,
+    region_ids: FastMap<u32, u32>,
     events: Buf,
     n: u32,
 }
