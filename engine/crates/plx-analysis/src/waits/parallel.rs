@@ -23,7 +23,8 @@
 //!
 //! **Clock condition.** The serial merge moves a receive recorded before its send (clocks of
 //! several hosts) later, with its process's later events. A block cannot: when any receive is
-//! not after its send, rank 0 runs the serial analysis instead, and says so.
+//! not after its send, or the merge of the message events alone ([`crate::clock_condition`],
+//! on rank 0) moves any receive, rank 0 runs the serial analysis instead, and says so.
 //!
 //! **Results.** Rows, and for every call path the first event (time, process, position) that
 //! entered it at an own location, go to rank 0: the call paths are numbered in the order of
@@ -187,6 +188,7 @@ pub fn compute(
     // a call path's first entry at an own location: (time, process, position in the stream)
     let mut first: FastMap<u32, (i64, u32, u64)> = FastMap::default();
     let mut sends: FastMap<u64, i64> = FastMap::default();
+    let mut recvs: FastMap<u64, i64> = FastMap::default();
     let mut unordered = false;
     let (mut a, mut b) = (own_events.iter().peekable(), remote.iter().peekable());
     let mut seq = 0u64;
@@ -198,20 +200,28 @@ pub fn compute(
             (None, None) => break,
         };
         let &(t, p, loc, kind) = if take_own { a.next() } else { b.next() }.expect("peeked");
+        // the clock condition: each own receive after its send (either may come first)
         match kind {
             EventKind::Send {
                 peer,
                 message: Some(id),
                 ..
             } if own_ranks.contains(&peer) => {
-                sends.insert(id, t);
+                if recvs.remove(&id).is_some() {
+                    unordered = true;
+                } else {
+                    sends.insert(id, t);
+                }
             }
             EventKind::Recv {
                 message: Some(link),
                 ..
-            } if take_own && sends.remove(&link.id).is_some_and(|s| t <= s) => {
-                unordered = true;
-            }
+            } if take_own => match sends.remove(&link.id) {
+                Some(s) => unordered |= t <= s,
+                None => {
+                    recvs.insert(link.id, t);
+                }
+            },
             _ => {}
         }
         replay.event(&regions, loc, t, kind);
@@ -283,7 +293,11 @@ fn assemble(
             *e = (*e).min(key);
         }
     }
-    if unordered {
+    // the serial merge may move receives on other grounds too (its controlled logical clock
+    // over the pairs it matched): its check over the message events alone is the judge
+    let moved = crate::merge::clock_condition(model, MergeOptions::default())
+        .is_some_and(|c| c.report.shifted_receives > 0 || c.report.violations_after > 0);
+    if unordered || moved {
         let analysis = WaitAnalysis::compute(
             model,
             exp,
