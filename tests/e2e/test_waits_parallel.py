@@ -28,8 +28,9 @@ ANALYSIS_NP = 4
 def injected(x):
     """A wait made by the sleep of D s: 64 ranks share 2 cores, so the sleeper may wake late
     (MPICH's ranks poll) and a waiter may leave the barrier before the scenario up to ~0.3 s
-    after another; each wait's exact value is checked against the trace's entries."""
-    return D * 0.25 <= x <= D * 1.6
+    after another (up to ~0.35 s under MPICH); each wait's exact value is checked against the
+    trace's entries."""
+    return D * 0.25 <= x <= D * 2
 
 
 @pytest.fixture(scope="module", params=sorted(IMPLS))
@@ -54,6 +55,9 @@ def parallel(impl, exp, *args, np=ANALYSIS_NP):
     cp = subprocess.run(impl.mpirun_cmd(np, PLX, "waits", "--parallel", exp, *args),
                         capture_output=True, text=True, env=clean_env(), timeout=300)
     assert cp.returncode == 0, _fail_message(cp)
+    # the blocks were analysed in parallel (not process 0 alone, as when the clock condition
+    # needs the serial merge's repair)
+    assert "alone" not in cp.stderr, cp.stderr
     return cp.stdout
 
 
@@ -96,6 +100,9 @@ def test_parallel_finds_the_injected_waits_at_64_ranks(job):
             assert same(x, enter(ent, late_rank, late_path) - enter(ent, r, callpath)), \
                 (pattern, r, x)
             assert injected(x), (pattern, r, x)
+        # most waiters were in time: the median wait is D within 40 %
+        median = sorted(got.values())[len(got) // 2]
+        assert D * 0.6 <= median <= D * 1.4, (pattern, median, got)
     # nothing else of the scenarios waited
     for r in csv.DictReader(io.StringIO(out)):
         if "scenario_" in r["callpath"]:
