@@ -127,10 +127,20 @@ fn any_number_of_analysis_processes_gives_the_serial_rows() {
         WaitAnalysis::compute(&model, &exp, window, None, false, MergeOptions::default()).unwrap();
     let want = rows(&serial);
     // the clock condition holds: the serial merge moves nothing
-    let clock = clock_condition(&model, MergeOptions::default()).unwrap().report;
-    assert_eq!((clock.messages, clock.shifted_receives), (24, 0), "{clock:?}");
+    let clock = clock_condition(&model, MergeOptions::default())
+        .unwrap()
+        .report;
+    assert_eq!(
+        (clock.messages, clock.shifted_receives),
+        (24, 0),
+        "{clock:?}"
+    );
     let at = |p: &str| -> Vec<String> {
-        want.0.iter().filter(|r| r.0 == p).map(|r| r.1.clone()).collect()
+        want.0
+            .iter()
+            .filter(|r| r.0 == p)
+            .map(|r| r.1.clone())
+            .collect()
     };
     // the world's waits: late senders at 4-7, the late receiver, 8 ranks waiting for rank 7
     assert_eq!(at("late_sender"), ["4.0", "5.0", "6.0", "7.0"], "{want:?}");
@@ -163,11 +173,16 @@ fn a_receive_before_its_send_makes_rank_0_analyse_alone() {
     let d = tmp("waits-parallel-unordered");
     world(&d, true);
     let (exp, model) = open(&d);
-    let serial =
-        WaitAnalysis::compute(&model, &exp, Window::ALL, None, false, MergeOptions::default())
-            .unwrap();
+    let serial = WaitAnalysis::compute(
+        &model,
+        &exp,
+        Window::ALL,
+        None,
+        false,
+        MergeOptions::default(),
+    )
+    .unwrap();
     let (a, fallback) = parallel(&exp, &model, 3, Window::ALL);
     assert!(fallback);
     assert_eq!(rows(&a), rows(&serial));
 }
-

@@ -37,11 +37,11 @@ use plx_format::{Experiment, RegionKind, NONE_U32};
 
 use super::replay::{Replay, Setup};
 use super::{Callpaths, Pattern, WaitAnalysis, WaitRow};
+use crate::hash::FastMap;
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocation};
 use crate::model::Model;
 use crate::regions::{RegionInfo, RegionTable};
 use crate::selection::Window;
-use crate::hash::FastMap;
 use crate::AnalysisError;
 
 /// The job's communication, as the analysis needs it: one all-gather of bytes.
@@ -98,7 +98,10 @@ pub fn compute(
         false => Some(GlobalMerge::new(&mine, exp, opts)?),
     };
     let own_locs: Vec<(usize, u32)> = merge.as_ref().map_or(Vec::new(), |m| {
-        m.locations().iter().map(|l| (l.process, l.thread)).collect()
+        m.locations()
+            .iter()
+            .map(|l| (l.process, l.thread))
+            .collect()
     });
 
     // the global locations: the blocks' own, in rank order (blocks follow the process order,
@@ -241,7 +244,10 @@ pub fn compute(
     w.u8(unordered as u8);
     w.u32(replay.waits.len() as u32);
     for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
-        w.u8(Pattern::ALL.iter().position(|&q| q == pattern).expect("pattern") as u8);
+        w.u8(Pattern::ALL
+            .iter()
+            .position(|&q| q == pattern)
+            .expect("pattern") as u8);
         w.u32(loc);
         w.str(&replay.callpaths.name(cp, &regions));
         w.i64(ns);
@@ -298,14 +304,8 @@ fn assemble(
     let moved = crate::merge::clock_condition(model, MergeOptions::default())
         .is_some_and(|c| c.report.shifted_receives > 0 || c.report.violations_after > 0);
     if unordered || moved {
-        let analysis = WaitAnalysis::compute(
-            model,
-            exp,
-            window,
-            app,
-            false,
-            MergeOptions::default(),
-        )?;
+        let analysis =
+            WaitAnalysis::compute(model, exp, window, app, false, MergeOptions::default())?;
         return Ok(ParallelResult {
             analysis,
             serial: true,
@@ -453,11 +453,13 @@ impl Boundary {
             w.u8(tag);
         };
         match kind {
-            EventKind::Enter { region } | EventKind::Exit { region }
-                if boundary_region(region) =>
-            {
+            EventKind::Enter { region } | EventKind::Exit { region } if boundary_region(region) => {
                 let id = self.region(table, region);
-                let tag = if matches!(kind, EventKind::Enter { .. }) { 0 } else { 1 };
+                let tag = if matches!(kind, EventKind::Enter { .. }) {
+                    0
+                } else {
+                    1
+                };
                 head(&mut self.events, tag);
                 self.events.u32(id);
             }
@@ -515,7 +517,11 @@ impl Boundary {
             }
             EventKind::StreamSend { stream, end, bytes }
             | EventKind::StreamRecv { stream, end, bytes } => {
-                let tag = if matches!(kind, EventKind::StreamSend { .. }) { 6 } else { 7 };
+                let tag = if matches!(kind, EventKind::StreamSend { .. }) {
+                    6
+                } else {
+                    7
+                };
                 head(&mut self.events, tag);
                 self.events.u64(stream);
                 self.events.u64(end);
