@@ -17,7 +17,7 @@ runtime:
 	@ninja -C $(BUILD)/runtime --quiet
 	@mkdir -p $(BUILD)/lib $(BUILD)/include
 	@cp $(BUILD)/runtime/libplx.so $(BUILD)/lib/
-	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/lib/ 2>/dev/null || true
+	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/runtime/libplx-par*.so $(BUILD)/lib/ 2>/dev/null || true
 	@cp runtime/include/plx.h $(BUILD)/include/
 
 # the viewer's bundle, embedded into plx by plx-view's build.rs

@@ -15,6 +15,8 @@ pub enum AnalysisError {
     NoEventTrace(std::path::PathBuf),
     /// `--app NAME` names no application of the session (name, what there is).
     NoSuchApp(String, String),
+    /// The parallel analysis failed (its exchange between the analysis ranks).
+    Parallel(String),
 }
 
 impl fmt::Display for AnalysisError {
@@ -25,6 +27,7 @@ impl fmt::Display for AnalysisError {
             AnalysisError::NoSuchApp(a, there) => {
                 write!(f, "no application named \"{a}\": {there}")
             }
+            AnalysisError::Parallel(m) => write!(f, "parallel analysis: {m}"),
             AnalysisError::NoTrace(d) => write!(
                 f,
                 "{}: no trace: this needs the MPI ranks' traces; rerun with `plx run --trace`",
@@ -45,6 +48,7 @@ impl std::error::Error for AnalysisError {
             AnalysisError::Format(e) => Some(e),
             AnalysisError::NoSuchPhase(_)
             | AnalysisError::NoSuchApp(..)
+            | AnalysisError::Parallel(_)
             | AnalysisError::NoTrace(_)
             | AnalysisError::NoEventTrace(_) => None,
         }

@@ -25,6 +25,7 @@ mod job;
 mod monitor;
 mod mpi_detect;
 mod options;
+mod par_mpi;
 mod preflight;
 mod query;
 mod report;

@@ -36,6 +36,7 @@
 //! late location's excess over the waiting one since they last synchronised ([`delay::divide`]).
 
 pub mod delay;
+pub mod parallel;
 pub mod replay;
 
 use std::collections::HashMap;
@@ -310,16 +311,7 @@ impl WaitAnalysis {
                 .iter()
                 .map(|l| app.is_none_or(|a| model.processes[l.process].app == a))
                 .collect(),
-            // an intercommunicator's collectives are not analysed: no members
-            comm_ranks: model
-                .comms
-                .all()
-                .iter()
-                .map(|c| match c.remote {
-                    Some(_) => Vec::new(),
-                    None => c.ranks.clone(),
-                })
-                .collect(),
+            comm_ranks: comm_members(model),
             window,
             causes,
         };
@@ -388,6 +380,20 @@ impl WaitAnalysis {
             .map(|r| r.wait_ns)
             .sum()
     }
+}
+
+/// Each communicator's world ranks ([`Setup::comm_ranks`]); an intercommunicator's
+/// collectives are not analysed: no members.
+fn comm_members(model: &Model) -> Vec<Vec<u32>> {
+    model
+        .comms
+        .all()
+        .iter()
+        .map(|c| match c.remote {
+            Some(_) => Vec::new(),
+            None => c.ranks.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -350,6 +350,11 @@ impl Replay {
         }
     }
 
+    /// The call path location `loc` is in now ([`NONE`] outside every region).
+    pub fn callpath_of(&self, loc: u32) -> u32 {
+        self.locs[loc as usize].cp()
+    }
+
     fn class(&mut self, regions: &RegionTable, r: u32) -> Class {
         let i = r as usize;
         if self.classes.len() <= i {

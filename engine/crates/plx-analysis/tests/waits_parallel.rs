@@ -1,0 +1,188 @@
+//! The parallel wait-state analysis (`waits::parallel`), its processes played by threads that
+//! all-gather through shared memory: on any number of them, rank 0's rows are the serial
+//! analysis's, in the same order, with the same event count; a receive recorded before its
+//! send makes rank 0 analyse alone.
+
+use std::path::Path;
+use std::sync::{Arc, Barrier, Mutex};
+
+use plx_analysis::waits::parallel::{compute, Exchange};
+use plx_analysis::{clock_condition, AnalysisError, MergeOptions, Model, WaitAnalysis, Window};
+use plx_format::synth_mpi::{MpiWorld, Msg};
+use plx_format::test_dir::tmp;
+use plx_format::{Experiment, NONE_U32};
+
+#[path = "fixtures/open.rs"]
+mod open_fixture;
+use open_fixture::open;
+
+/// One analysis process of `size`, all-gathering through `shared`.
+struct Threads {
+    rank: usize,
+    size: usize,
+    shared: Arc<(Mutex<Vec<Vec<u8>>>, Barrier)>,
+}
+
+impl Exchange for Threads {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn allgather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, AnalysisError> {
+        let (slots, barrier) = &*self.shared;
+        slots.lock().unwrap()[self.rank] = bytes.to_vec();
+        barrier.wait();
+        let all = slots.lock().unwrap().clone();
+        // nobody writes the next round's bytes before everyone has read this one's
+        barrier.wait();
+        Ok(all)
+    }
+}
+
+/// 9 ranks: ranks 0-3 send to ranks 4-7 (each receive posted about 1.5 µs before its send: late
+/// senders, every message crossing the blocks of 2 or more analysis processes), one of them
+/// by MPI_Ssend posted before its receive (a late receiver), and an allreduce rank 7 enters
+/// 5 µs late; `unordered`: one receive recorded 3 µs before its send.
+fn world(d: &Path, unordered: bool) {
+    let n = 9u32;
+    let mut w = MpiWorld::new(n);
+    w.trace = true;
+    w.chunk_ops = 2;
+    let mut t = 50_000u64;
+    for k in 0..6u64 {
+        for r in 0..4 {
+            let send = t + r as u64 * 53;
+            let recv = if unordered && k == 3 && r == 1 {
+                send - 3_000
+            } else {
+                send + 1_500 + r as u64 * 7
+            };
+            let mut m = Msg::new((r, 0), (r + 4, 0), 64, send, recv)
+                .tag((k % 2) as i32)
+                .durations(300, 3_000 + 100 * k);
+            if r == 2 && k == 1 {
+                // the receive posted 1.3 µs after the Ssend entered, which lasts 5 µs
+                m = m.routines("MPI_Ssend", "MPI_Recv").durations(5_000, 200);
+            }
+            w.message(&m);
+        }
+        t += 20_000;
+    }
+    for r in 0..n {
+        let enter = t + if r == 7 { 5_000 } else { r as u64 * 100 };
+        w.collective((r, 0), "MPI_Allreduce", 0, NONE_U32, 8, 8, enter, t + 6_000);
+    }
+    w.write(d).unwrap();
+}
+
+type Row = (&'static str, String, String, i64, u64);
+
+fn rows(a: &WaitAnalysis) -> (Vec<Row>, u64) {
+    let rows = a
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.pattern.name(),
+                a.locations[r.location as usize].label(),
+                a.callpath_name(r.callpath),
+                r.wait_ns,
+                r.count,
+            )
+        })
+        .collect();
+    (rows, a.events)
+}
+
+/// Rank 0's result of `size` analysis processes, and whether it was the serial one.
+fn parallel(exp: &Experiment, model: &Model, size: usize, window: Window) -> (WaitAnalysis, bool) {
+    let shared = Arc::new((Mutex::new(vec![Vec::new(); size]), Barrier::new(size)));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..size)
+            .map(|rank| {
+                let x = Threads {
+                    rank,
+                    size,
+                    shared: Arc::clone(&shared),
+                };
+                s.spawn(move || compute(model, exp, window, None, &x).unwrap())
+            })
+            .collect();
+        let mut out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(out[1..].iter().all(Option::is_none));
+        let r = out.remove(0).expect("rank 0's result");
+        (r.analysis, r.serial)
+    })
+}
+
+#[test]
+fn any_number_of_analysis_processes_gives_the_serial_rows() {
+    let d = tmp("waits-parallel");
+    world(&d, false);
+    let (exp, model) = open(&d);
+    let window = Window::ALL;
+    let serial =
+        WaitAnalysis::compute(&model, &exp, window, None, false, MergeOptions::default()).unwrap();
+    let want = rows(&serial);
+    // the clock condition holds: the serial merge moves nothing
+    let clock = clock_condition(&model, MergeOptions::default())
+        .unwrap()
+        .report;
+    assert_eq!(
+        (clock.messages, clock.shifted_receives),
+        (24, 0),
+        "{clock:?}"
+    );
+    let at = |p: &str| -> Vec<String> {
+        want.0
+            .iter()
+            .filter(|r| r.0 == p)
+            .map(|r| r.1.clone())
+            .collect()
+    };
+    // the world's waits: late senders at 4-7, the late receiver, 8 ranks waiting for rank 7
+    assert_eq!(at("late_sender"), ["4.0", "5.0", "6.0", "7.0"], "{want:?}");
+    assert_eq!(at("late_receiver"), ["2.0"], "{want:?}");
+    assert_eq!(at("wait_at_nxn").len(), 8, "{want:?}");
+    for size in [1, 2, 4, 9, 12] {
+        let (a, fallback) = parallel(&exp, &model, size, window);
+        assert!(!fallback, "{size}");
+        assert_eq!(rows(&a), want, "{size} analysis processes");
+    }
+}
+
+#[test]
+fn a_window_counts_the_events_the_serial_replay_counts() {
+    let d = tmp("waits-parallel-window");
+    world(&d, false);
+    let (exp, model) = open(&d);
+    let window = Window {
+        start_ns: 60_000,
+        end_ns: 110_000,
+    };
+    let serial =
+        WaitAnalysis::compute(&model, &exp, window, None, false, MergeOptions::default()).unwrap();
+    let (a, _) = parallel(&exp, &model, 3, window);
+    assert_eq!(rows(&a), rows(&serial));
+}
+
+#[test]
+fn a_receive_before_its_send_makes_rank_0_analyse_alone() {
+    let d = tmp("waits-parallel-unordered");
+    world(&d, true);
+    let (exp, model) = open(&d);
+    let serial = WaitAnalysis::compute(
+        &model,
+        &exp,
+        Window::ALL,
+        None,
+        false,
+        MergeOptions::default(),
+    )
+    .unwrap();
+    let (a, fallback) = parallel(&exp, &model, 3, Window::ALL);
+    assert!(fallback);
+    assert_eq!(rows(&a), rows(&serial));
+}
