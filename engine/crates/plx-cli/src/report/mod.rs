@@ -172,11 +172,7 @@ pub fn app_process_label(model: &Model, p: &ProcessModel) -> String {
 
 /// `1234`, or `1234.2` for the second exec image.
 pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
-    if p.image == 0 {
-        p.pid.to_string()
-    } else {
-        format!("{}.{}", p.pid, p.image)
-    }
+    p.pid_text()
 }
 
 /// The model of `dir` as the options select it: one application (`--app`), and with `--phase`
