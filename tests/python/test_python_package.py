@@ -319,7 +319,9 @@ def test_counters_are_plx_report_counters(parallax, counters_experiment):
                           for f, n in (("(thread)", 3), ("touch_pages", 2), ("spin", pmu))},
                        (0, "nap"): 2, (0, "step"): 3}
     touch = c[(c["function"] == "touch_pages") & (c["event"] == "minor-faults")]
-    assert list(touch["calls"]) == [1, 1, 1] and (touch["value"] >= [500, 1000, 2000]).all()
+    # main touches 500 pages, the workers 1000 and 2000 (in either order)
+    assert list(touch["calls"]) == [1, 1, 1]
+    assert all(v >= n for v, n in zip(sorted(touch["value"]), (500, 1000, 2000)))
     nap = c[(c["function"] == "nap") & (c["event"] == "context-switches")]
     assert list(nap["calls"]) == [1] and (nap["value"] >= 20).all()
     # step's 100 calls, 10 with one set then 10 with the other: 50 each, estimated to 100
@@ -335,7 +337,7 @@ def test_native_batches_are_arrow_streams(parallax, experiments):
     d = str(experiments["t_mpi"])
     want = pa.record_batch(parallax._native.trace(d)["events"])
     got = pa.table(parallax._native.trace(d)["events"])
-    assert got.schema == want.schema and got.num_rows == want.num_rows > 1000
+    assert got.schema == want.schema and got.num_rows == want.num_rows > 500
     assert got.to_pylist() == pa.Table.from_batches([want]).to_pylist()
     reader = pa.RecordBatchReader.from_stream(parallax._native.trace(d)["messages"])
     batches = list(reader)
