@@ -16,16 +16,24 @@ from maturin import (  # noqa: F401 (the hooks this backend does not change)
     get_requires_for_build_editable,
     get_requires_for_build_sdist,
     get_requires_for_build_wheel,
-    prepare_metadata_for_build_editable,
-    prepare_metadata_for_build_wheel,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGED = ROOT / "build" / "python-data" / "scripts" / "plx"
 
 
+def check_tree():
+    """Stops with a message unless python/ is inside the repository (the engine's crates)."""
+    if not (ROOT / "engine" / "crates" / "plx-python" / "Cargo.toml").exists():
+        raise RuntimeError(
+            f"parallax-hpc: the package is built from the Parallax repository (its engine "
+            f"crates): no {ROOT / 'engine' / 'crates' / 'plx-python'} beside "
+            f"{ROOT / 'python'}; build from a checkout of the repository, or install a wheel")
+
+
 def stage_plx():
     """Puts a stripped plx at STAGED, built by `make engine` when it is not there."""
+    check_tree()
     if STAGED.exists():
         return
     built = ROOT / "build" / "bin" / "plx"
@@ -50,6 +58,16 @@ def stage_plx():
         shutil.copy2(built, tmp)
     os.chmod(tmp, 0o755)
     tmp.replace(STAGED)
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    check_tree()
+    return maturin.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    check_tree()
+    return maturin.prepare_metadata_for_build_editable(metadata_directory, config_settings)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
