@@ -60,13 +60,20 @@ def stage_plx():
     tmp.replace(STAGED)
 
 
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+def check_tree_and_data():
+    """check_tree(), and the data directory the wheel takes (maturin wants it there already
+    for the metadata; plx is staged into it by the wheel's build)."""
     check_tree()
+    STAGED.parent.mkdir(parents=True, exist_ok=True)
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    check_tree_and_data()
     return maturin.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
 
 
 def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
-    check_tree()
+    check_tree_and_data()
     return maturin.prepare_metadata_for_build_editable(metadata_directory, config_settings)
 
 
