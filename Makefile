@@ -1,11 +1,12 @@
 # Parallax: `make` builds in place under build/; `make demo`, `make test`, `make bench`.
 PREFIX ?= /usr/local
+PYTHON ?= python3
 BUILD := $(CURDIR)/build
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: all deps runtime viewer engine wrappers java python demo test test-runtime test-sanitizers \
-        test-engine test-e2e test-python bench fuzz install clean
+        test-engine test-e2e test-python python-manylinux bench fuzz install clean
 
 all: runtime viewer engine wrappers java
 
@@ -68,6 +69,13 @@ python: engine
 demo: deps all
 	@scripts/demo.sh
 
+# the same wheel made a manylinux one (build/wheels/manylinux/): auditwheel (scripts/deps) copies
+# the shared libraries plx and the native module link beyond the manylinux set (libotf2...) into
+# the wheel and points both at them; the tag is the oldest glibc the symbols they use allow
+python-manylinux: python
+	@rm -rf $(BUILD)/wheels/manylinux
+	@$(PYTHON) -m auditwheel repair -w $(BUILD)/wheels/manylinux $(BUILD)/wheels/parallax_hpc-*.whl
+
 test: deps all test-runtime test-sanitizers test-engine test-e2e test-python
 	@echo "make test: all suites passed"
 
@@ -119,6 +127,14 @@ install:
 	install -m 644 $(BUILD)/share/bash-completion/completions/plx $(PREFIX)/share/bash-completion/completions/
 	install -m 644 $(BUILD)/share/zsh/site-functions/_plx $(PREFIX)/share/zsh/site-functions/
 	install -m 644 $(BUILD)/share/fish/vendor_completions.d/plx.fish $(PREFIX)/share/fish/vendor_completions.d/
+	@# the parallax Python package, when `make python` built its wheel: into PREFIX's site-packages
+	@# ($(PYTHON) -m pip install --prefix: PREFIX/lib/pythonX.Y/site-packages), its plx the one above
+	@set -e; whl=$$(ls $(BUILD)/wheels/parallax_hpc-*.whl 2>/dev/null || true); \
+	if [ -n "$$whl" ]; then \
+	  $(PYTHON) -m pip install -q --no-deps --no-index --force-reinstall --prefix $(PREFIX) $$whl; \
+	  install -m 755 $(BUILD)/bin/plx $(PREFIX)/bin/; \
+	  echo "make install: the parallax package is in $$($(PYTHON) -c 'import sysconfig, sys; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1], "platbase": sys.argv[1]}))' $(PREFIX))"; \
+	else echo "make install: no wheel in $(BUILD)/wheels: the Python package is not installed (make python)"; fi
 
 clean:
 	rm -rf $(BUILD) engine/target

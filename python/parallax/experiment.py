@@ -14,16 +14,18 @@ from . import _native
 from . import hatchet as _hatchet
 from .callpaths import NA, SEPARATOR, CallpathArray, Paths  # noqa: F401 (SEPARATOR: re-export)
 
-# the tables of each engine pass (one merge of the trace gives the first six)
+# the tables of each engine pass (one merge of the trace gives the first five, another the
+# intervals: the events are not computed for the intervals, nor the intervals for the events)
 GROUPS = {
-    "trace": ("events", "intervals", "messages", "locations", "regions", "comms"),
+    "trace": ("events", "messages", "locations", "regions", "comms"),
+    "intervals": ("intervals",),
     "profiles": ("profiles", "callpaths"),
     "sync": ("sync",),
     "waits": ("waits", "wait_causes"),
     "counters": ("counters",),
     "processes": ("processes",),
 }
-TRACE_TABLES = GROUPS["trace"]
+TRACE_TABLES = ("events", "intervals", "messages", "locations", "regions", "comms")
 # the tables a user asks for by name (callpaths and sync are read through profiles and
 # sync_objects)
 TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters",
@@ -236,9 +238,12 @@ class Experiment:
 
     @property
     def counters(self):
-        """The whole-thread counter totals of plx run --counters (plx report --counters'
-        "(thread)" rows), one row per thread, event set and event: process, pid, rank,
-        thread, thread_name, set, event, value. Empty without counters."""
+        """The rows of plx report --counters, one per counted event of each: the threads'
+        whole-run totals (plx run --counters; function "(thread)") and the counted functions
+        (counters rules; per epoch and event set): process, pid, rank, thread, thread_name,
+        function, epoch, set, calls, context_calls, estimated, event, value (the total, or a
+        function's inclusive count), exclusive, estimate (the inclusive count scaled to all
+        the context's calls). Empty without counters."""
         return self.table("counters")
 
     @property

@@ -117,12 +117,20 @@ def sampled_experiment(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def counters_experiment(tmp_path_factory):
-    """tests/e2e/programs/counters.c (threads faulting pages, napping, spinning) run with plx
-    run --counters page-faults,context-switches,task-clock: whole-thread totals."""
+    """tests/e2e/programs/counters.c (threads faulting pages, napping, spinning), instrumented,
+    run with plx run --counters page-faults,context-switches,task-clock (whole-thread totals)
+    and the counters rules of docs/counters.md's example (counted functions, a multiplexed
+    context, and `cycles`, refused where the machine has no PMU)."""
     root = tmp_path_factory.mktemp("counters")
     exe = root / "counters"
-    run(["cc", "-O1", "-g", "-pthread", ROOT / "tests" / "e2e" / "programs" / "counters.c",
-         "-o", exe])
+    run(["cc", "-O1", "-g", "-finstrument-functions", "-pthread",
+         ROOT / "tests" / "e2e" / "programs" / "counters.c", "-o", exe])
+    rules = root / "counters.filter"
+    rules.write_text("counters touch_pages page-faults,minor-faults\n"
+                     "counters nap context-switches,task-clock\n"
+                     "counters spin task-clock,cycles\n"
+                     "counters step task-clock | page-faults,context-switches every 10\n")
     exp = root / "counters.exp"
-    plx("run", "--counters", "page-faults,context-switches,task-clock", "-o", exp, "--", exe)
+    plx("run", "--counters", "page-faults,context-switches,task-clock", "--filter", rules,
+        "-o", exp, "--", exe, "500", "20", "5000000")
     return exp

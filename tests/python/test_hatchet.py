@@ -3,8 +3,8 @@ numbers of plx report --callpath, each function's file and line, one root per th
 run's metadata from plx info, and a Thicket of two runs grouped by their parameters.
 
 Runs: examples/threads/queue.c (2 producers, 2 consumers: 5 threads) with 300 and with 600 items
-per producer, and examples/mpi/life.c under Open MPI's mpirun -np 4 (a main thread and 2
-workers per rank)."""
+per producer, and examples/mpi/life.c under mpirun -np 4 of Open MPI and of MPICH (a main
+thread and 2 workers per rank)."""
 
 import datetime
 import json
@@ -29,8 +29,9 @@ LIFE = ROOT / "examples" / "mpi" / "life.c"
 TIMEOUT = 300
 
 
-def run(cmd, **kw):
+def run(cmd, extra_env=(), **kw):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLX_") and k != "LD_PRELOAD"}
+    env.update(extra_env)
     env["LC_ALL"] = "C"
     env["PLX"] = str(PLX)
     env["PYTHONPATH"] = str(ROOT / "python")  # for the examples run as programs
@@ -83,18 +84,27 @@ def queue_runs(tmp_path_factory):
     return out, (before, time.time())
 
 
-@pytest.fixture(scope="module")
-def life_run(tmp_path_factory):
-    """life.c, 20 steps of a 64-row board, 2 workers per rank, under mpirun -np 4."""
-    require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
-    root = tmp_path_factory.mktemp("life")
+# the MPI implementations: (name, compiler wrapper, launcher and the options it always gets);
+# as root Open MPI's mpirun wants --allow-run-as-root and refuses more ranks than cores without
+# --oversubscribe, MPICH's Hydra needs neither
+MPIS = {
+    "open-mpi": ("Open MPI", "mpicc", ["mpirun", "--oversubscribe"]
+                 + (["--allow-run-as-root"] if os.geteuid() == 0 else [])),
+    "mpich": ("MPICH", "mpicc.mpich", ["mpirun.mpich"]),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(MPIS))
+def life_run(request, tmp_path_factory):
+    """life.c, 20 steps of a 64-row board, 2 workers per rank, under mpirun -np 4 of Open MPI,
+    then of MPICH."""
+    name, mpicc, launcher = MPIS[request.param]
+    require_tools(mpicc, launcher[0], what="%s (%s, %s)" % (name, mpicc, launcher[0]))
+    root = tmp_path_factory.mktemp("life-" + request.param)
     exe = root / "life"
-    run([BIN / "plx-mpicc", "-O1", "-g", LIFE, "-o", exe, "-lm"])
+    run([BIN / "plx-mpicc", "-O1", "-g", LIFE, "-o", exe, "-lm"], extra_env={"PLX_MPICC": mpicc})
     exp = root / "life.exp"
-    mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
-    if os.geteuid() == 0:
-        mpirun.insert(1, "--allow-run-as-root")
-    run([*mpirun, PLX, "run", "-o", exp, "--", exe, "20", "64", "2"], cwd=root)
+    run([*launcher, "-np", "4", PLX, "run", "-o", exp, "--", exe, "20", "64", "2"], cwd=root)
     return exp
 
 

@@ -277,19 +277,83 @@ def test_wait_causes_are_plx_waits_causes(parallax, waits_experiment):
     assert held >= 0.9 * exp.waits[exp.waits["pattern"] == "lock_contention"]["wait_s"].iloc[0]
 
 
-def test_counters_are_plx_report_counters_thread_totals(parallax, counters_experiment):
-    """Each "(thread)" row of plx report --counters --format csv, in its order, one row per
-    event of the set; no table rows without counters."""
+def test_counters_are_plx_report_counters(parallax, counters_experiment):
+    """Each row of plx report --counters --format csv, in its order — the threads' "(thread)"
+    totals and the counted functions' rows — is the table's rows of its counted events, with
+    the same numbers (refused events left out)."""
     c = parallax.open(counters_experiment).counters
-    assert list(c.columns) == ["process", "pid", "rank", "thread", "thread_name", "set",
-                               "event", "value"]
-    rows = [r for r in csv_rows("report", counters_experiment, "--counters")
-            if r["function"] == "(thread)"]
-    events = ["page-faults", "context-switches", "task-clock"]
-    want = [(r["process"], int(r["thread"]), r["thread_name"], int(r["set"]), e, int(r[e]))
-            for r in rows for e in events if r[e] != ""]
-    got = list(zip(c["process"], c["thread"], c["thread_name"], c["set"], c["event"],
-                   c["value"]))
+    assert list(c.columns) == ["process", "pid", "rank", "thread", "thread_name", "function",
+                               "epoch", "set", "calls", "context_calls", "estimated", "event",
+                               "value", "exclusive", "estimate"]
+    rows = csv_rows("report", counters_experiment, "--counters")
+    names = [k for k in rows[0] if k not in (
+        "process", "thread", "thread_name", "epoch", "set", "function", "calls",
+        "context_calls", "estimated") and ":" not in k]
+    num = lambda v: None if v == "" else int(v)  # noqa: E731
+    want = []
+    for r in rows:
+        for e in names:
+            if r[e] == "":
+                continue
+            est = None if r[e + ":estimate"] == "" else float(r[e + ":estimate"])
+            want.append((r["process"], int(r["thread"]), r["thread_name"], r["function"],
+                         num(r["epoch"]), int(r["set"]), num(r["calls"]),
+                         num(r["context_calls"]), r["estimated"] == "1", e, int(r[e]),
+                         num(r[e + ":exclusive"]), est))
+    na = lambda v: None if v is None or v != v else v  # noqa: E731 (NaN, None: no value)
+    got = [(p, t, tn, f, na(ep), s, na(ca), na(cc), bool(es), e, v, na(x),
+            None if na(m) is None else round(m, 1))
+           for p, t, tn, f, ep, s, ca, cc, es, e, v, x, m in zip(
+               c["process"], c["thread"], c["thread_name"], c["function"], c["epoch"],
+               c["set"], c["calls"], c["context_calls"], c["estimated"], c["event"],
+               c["value"], c["exclusive"], c["estimate"])]
+    got = [tuple(int(v) if isinstance(v, float) and v == int(v) and i in (4, 6, 7, 11)
+                 else v for i, v in enumerate(g)) for g in got]
     assert got == want
-    assert len(rows) == 1 and len(got) == 3  # main (no worker by default), every event counted
-    assert (c[c["event"] == "page-faults"]["value"] > 0).all()
+    # 3 threads (main, 2 workers), each: its totals (3 events), touch_pages (2 events), spin
+    # (task-clock; cycles refused without a PMU); the main thread also nap (2) and step (2 sets
+    # of 1 and 2 events)
+    rows_of = Counter(zip(c["thread"], c["function"]))
+    pmu = 2 if "cycles" in set(c["event"]) else 1
+    assert rows_of == {**{(t, f): n for t in (0, 1, 2)
+                          for f, n in (("(thread)", 3), ("touch_pages", 2), ("spin", pmu))},
+                       (0, "nap"): 2, (0, "step"): 3}
+    touch = c[(c["function"] == "touch_pages") & (c["event"] == "minor-faults")]
+    # main touches 500 pages, the workers 1000 and 2000 (in either order)
+    assert list(touch["calls"]) == [1, 1, 1]
+    assert all(v >= n for v, n in zip(sorted(touch["value"]), (500, 1000, 2000)))
+    nap = c[(c["function"] == "nap") & (c["event"] == "context-switches")]
+    assert list(nap["calls"]) == [1] and (nap["value"] >= 20).all()
+    # step's 100 calls, 10 with one set then 10 with the other: 50 each, estimated to 100
+    step = c[c["function"] == "step"]
+    assert list(step["calls"]) == [50, 50, 50] and list(step["context_calls"]) == [100] * 3
+    assert step["estimated"].all() and not c[c["function"] != "step"]["estimated"].any()
+
+
+def test_native_batches_are_arrow_streams(parallax, experiments):
+    """A native record batch is an Arrow C stream (__arrow_c_stream__): pyarrow.table,
+    pyarrow's stream reader, Polars and DuckDB read it, its rows and values those of
+    __arrow_c_array__, each batch read once."""
+    d = str(experiments["t_mpi"])
+    want = pa.record_batch(parallax._native.trace(d)["events"])
+    got = pa.table(parallax._native.trace(d)["events"])
+    assert got.schema == want.schema and got.num_rows == want.num_rows > 500
+    assert got.to_pylist() == pa.Table.from_batches([want]).to_pylist()
+    reader = pa.RecordBatchReader.from_stream(parallax._native.trace(d)["messages"])
+    batches = list(reader)
+    assert len(batches) == 1
+    assert batches[0].num_rows == pa.table(parallax._native.trace(d)["messages"]).num_rows > 0
+    once = parallax._native.trace(d)["regions"]
+    pa.table(once)
+    with pytest.raises(RuntimeError, match="already read"):
+        once.__arrow_c_stream__()
+    require_module("polars", "Polars (pip install polars)")
+    import polars as pl
+    df = pl.from_arrow(parallax._native.trace(d)["events"])
+    assert df.height == want.num_rows
+    assert df["kind"].cast(pl.String).to_list() == want.column("kind").cast(pa.string()).to_pylist()
+    require_module("duckdb", "DuckDB (pip install duckdb)")
+    import duckdb
+    ev = parallax._native.trace(d)["events"]  # noqa: F841 (read by name by DuckDB)
+    kinds = dict(duckdb.sql("select kind::varchar, count(*) from ev group by 1").fetchall())
+    assert kinds == dict(Counter(want.column("kind").cast(pa.string()).to_pylist()))

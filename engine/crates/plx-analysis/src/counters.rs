@@ -348,3 +348,127 @@ pub fn counter_query(
         },
     })
 }
+
+/// A row of `plx report --counters`: a thread's whole-run totals of an event set (`call`
+/// `None`, function `(thread)`), or a counted function's calls with a set (per callpath with
+/// `callpath`).
+#[derive(Debug, Clone)]
+pub struct CounterRow<'a> {
+    /// The process image.
+    pub process: &'a crate::ProcessModel,
+    /// Thread index.
+    pub thread: u32,
+    /// The thread's name.
+    pub thread_name: &'a str,
+    /// `(thread)` for the totals, else the counted function's name.
+    pub function: String,
+    /// The callpath (`a => b`), empty unless rows are per callpath.
+    pub callpath: String,
+    /// The event set.
+    pub set: &'a CounterSetInfo,
+    /// The counted calls (a function's row).
+    pub call: Option<CountedCall>,
+    /// The totals, by index in the set (a `(thread)` row).
+    pub totals: Option<&'a [u64]>,
+}
+
+/// The rows of `plx report --counters` (`callpath`: `--callpath`): per process and thread, its
+/// totals per set, then its counted functions by epoch, name, callpath and set (the callpaths of
+/// a function and set summed unless `callpath`).
+pub fn report_rows<'a>(model: &'a crate::Model, callpath: bool) -> Vec<CounterRow<'a>> {
+    let mut out = Vec::new();
+    for p in &model.processes {
+        for tc in &p.counters.threads {
+            let name = p
+                .threads
+                .iter()
+                .find(|t| t.thread == tc.thread)
+                .map_or("", |t| t.name.as_str());
+            let row = |function: String, callpath: String, set, call, totals| CounterRow {
+                process: p,
+                thread: tc.thread,
+                thread_name: name,
+                function,
+                callpath,
+                set,
+                call,
+                totals,
+            };
+            for (s, v) in &tc.totals {
+                if let Some(set) = p.counters.sets.get(s) {
+                    out.push(row("(thread)".into(), String::new(), set, None, Some(v)));
+                }
+            }
+            let mut calls: Vec<&CountedCall> = tc.calls.iter().collect();
+            calls.sort_by(|a, b| {
+                let key = |c: &&'a CountedCall| {
+                    (
+                        p.counters.sets.get(&c.set).map(|s| s.epoch),
+                        model.regions.name(c.region),
+                        &c.path,
+                        c.set,
+                    )
+                };
+                key(a).cmp(&key(b))
+            });
+            // per function: the callpaths of one function and set are summed
+            let mut merged: Vec<CountedCall> = Vec::new();
+            for c in calls {
+                let key_path = if callpath { c.path.clone() } else { Vec::new() };
+                match merged
+                    .iter_mut()
+                    .find(|m| m.set == c.set && m.region == c.region && m.path == key_path)
+                {
+                    Some(m) => {
+                        m.calls += c.calls;
+                        m.context_calls += c.context_calls;
+                        for (a, b) in m.inclusive.iter_mut().zip(&c.inclusive) {
+                            *a += b;
+                        }
+                        for (a, b) in m.exclusive.iter_mut().zip(&c.exclusive) {
+                            *a += b;
+                        }
+                    }
+                    None => merged.push(CountedCall {
+                        path: key_path,
+                        ..c.clone()
+                    }),
+                }
+            }
+            for c in merged {
+                let Some(set) = p.counters.sets.get(&c.set) else {
+                    continue;
+                };
+                let text = c
+                    .path
+                    .iter()
+                    .map(|r| model.regions.name(*r))
+                    .collect::<Vec<_>>()
+                    .join(" => ");
+                out.push(row(
+                    model.regions.name(c.region).to_string(),
+                    text,
+                    set,
+                    Some(c),
+                    None,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Every counted event's name in the experiment, in order of first appearance.
+pub fn event_names(model: &crate::Model) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in &model.processes {
+        for s in p.counters.sets.values() {
+            for e in &s.events {
+                if !names.contains(e) {
+                    names.push(e.clone());
+                }
+            }
+        }
+    }
+    names
+}

@@ -211,6 +211,15 @@ pub struct AppModel {
 }
 
 impl ProcessModel {
+    /// `1234`, or `1234.2` for the second exec image: the process as the reports name it.
+    pub fn pid_text(&self) -> String {
+        if self.image == 0 {
+            self.pid.to_string()
+        } else {
+            format!("{}.{}", self.pid, self.image)
+        }
+    }
+
     /// The command line as a shell would take it back: a word that is empty or holds anything
     /// but letters, digits and `_./=:,+@%-` in single quotes (`'a b'`, `''`), so that `a b` and
     /// `a`, `b` read apart.

@@ -46,6 +46,12 @@ impl<T: Default + Copy> Col<T> {
         }
     }
 
+    /// Room for `rows` rows in one allocation (a column of millions of rows is not moved to
+    /// grow).
+    pub fn reserve(&mut self, rows: usize) {
+        self.values.reserve_exact(rows);
+    }
+
     fn null(&mut self) {
         let i = self.values.len();
         self.values.push(T::default());
@@ -107,6 +113,31 @@ pub struct EventColumns {
     pub truncated: Col<u8>,
 }
 
+impl EventColumns {
+    fn reserve(&mut self, rows: usize) {
+        self.time_ns.reserve(rows);
+        self.location.reserve(rows);
+        self.process.reserve(rows);
+        self.rank.reserve(rows);
+        self.thread.reserve(rows);
+        self.kind.reserve(rows);
+        self.region.reserve(rows);
+        self.peer.reserve(rows);
+        self.tag.reserve(rows);
+        self.bytes.reserve(rows);
+        self.bytes_recv.reserve(rows);
+        self.comm.reserve(rows);
+        self.root.reserve(rows);
+        self.message.reserve(rows);
+        self.user_event.reserve(rows);
+        self.value.reserve(rows);
+        self.object.reserve(rows);
+        self.sync_kind.reserve(rows);
+        self.wait_ns.reserve(rows);
+        self.truncated.reserve(rows);
+    }
+}
+
 /// The messages table (`messages.parquet`'s columns).
 #[derive(Debug, Default)]
 #[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
@@ -147,6 +178,21 @@ pub struct IntervalColumns {
     pub end_ns: Col<i64>,
     /// 1: ended by its process's end (killed), not by an exit.
     pub truncated: Col<u8>,
+}
+
+impl IntervalColumns {
+    fn reserve(&mut self, rows: usize) {
+        self.location.reserve(rows);
+        self.process.reserve(rows);
+        self.rank.reserve(rows);
+        self.thread.reserve(rows);
+        self.region.reserve(rows);
+        self.callpath.reserve(rows);
+        self.depth.reserve(rows);
+        self.start_ns.reserve(rows);
+        self.end_ns.reserve(rows);
+        self.truncated.reserve(rows);
+    }
 }
 
 /// A distinct callpath of the intervals: its parent's index (`-1` for a root) and its region.
@@ -206,10 +252,20 @@ pub fn sync_kind_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Reads `input`'s merged trace into columns.
-pub fn trace_columns(input: &ExportInput) -> Result<TraceColumns, ExportError> {
+/// The tables a pass fills (the messages always: they are few).
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted {
+    /// [`TraceColumns::events`].
+    pub events: bool,
+    /// [`TraceColumns::intervals`] and [`TraceColumns::callpaths`].
+    pub intervals: bool,
+}
+
+/// Reads `input`'s merged trace into columns: those `wanted` (the others stay empty).
+pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
     let mut sink = ColumnSink {
         out: TraceColumns::default(),
+        wanted,
         locs: Vec::new(),
         open: Vec::new(),
         paths: FastMap::default(),
@@ -225,6 +281,7 @@ type Open = (u32, i64, i32);
 
 struct ColumnSink {
     out: TraceColumns,
+    wanted: Wanted,
     /// Per location: (process, rank, thread).
     locs: Vec<(i32, Option<i32>, i32)>,
     /// Per location, its open calls, innermost last.
@@ -252,6 +309,9 @@ struct Details {
 
 impl ColumnSink {
     fn row(&mut self, at: At, kind: i32, region: Option<u32>, d: Details) -> Step {
+        if !self.wanted.events {
+            return Ok(());
+        }
         let (process, rank, thread) = self.locs[at.loc as usize];
         let e = &mut self.out.events;
         e.time_ns.push(at.ns - self.out.origin_ns);
@@ -279,6 +339,9 @@ impl ColumnSink {
 
     /// Ends the `n` innermost open calls at `at.loc` at `at.ns`, innermost first.
     fn close(&mut self, at: At, n: usize, truncated: bool) {
+        if !self.wanted.intervals {
+            return;
+        }
         let (process, rank, thread) = self.locs[at.loc as usize];
         let stack = &mut self.open[at.loc as usize];
         let iv = &mut self.out.intervals;
@@ -329,10 +392,31 @@ impl Sink for ColumnSink {
             .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
             .collect();
         self.open = vec![Vec::new(); self.locs.len()];
+        // a row per event word at most (an event takes one word or more), plus the calls open
+        // at the end: every column in one allocation
+        let words: u64 = merge
+            .model()
+            .processes
+            .iter()
+            .filter(|p| p.measured)
+            .filter_map(|p| p.trace.as_ref())
+            .flat_map(|t| t.words_per_thread.values())
+            .sum();
+        let rows = usize::try_from(words).unwrap_or(usize::MAX);
+        if self.wanted.events {
+            self.out.events.reserve(rows);
+        }
+        if self.wanted.intervals {
+            // an interval per enter, an enter a word and its exit another
+            self.out.intervals.reserve(rows / 2);
+        }
         Ok(())
     }
 
     fn enter(&mut self, _cx: &Cx, at: At, region: u32) -> Step {
+        if !self.wanted.intervals {
+            return self.row(at, K_ENTER, Some(region), Details::default());
+        }
         let stack = &self.open[at.loc as usize];
         let node = PathNode {
             parent: stack.last().map_or(-1, |o| o.2),

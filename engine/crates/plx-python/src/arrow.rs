@@ -2,7 +2,8 @@
 //!
 //! A [`Batch`] owns its columns' vectors; [`Batch::export`] moves them into an `ArrowArray`
 //! whose `release` callback frees them, so that pyarrow (or Polars) reads the engine's memory in
-//! place and frees it when its last reference goes. Only what the tables use is here: fixed
+//! place and frees it when its last reference goes; [`Batch::stream`] hands the same as an
+//! `ArrowArrayStream` (the C stream interface) of one batch. Only what the tables use is here: fixed
 //! width numbers, booleans, UTF-8 strings, dictionaries of strings, and the struct of a batch.
 
 use std::collections::HashMap;
@@ -230,152 +231,284 @@ impl Batch {
         self.len.unwrap_or(0)
     }
 
-    /// The batch as the C data interface's schema and array (a struct of the columns),
-    /// owning every vector.
-    pub fn export(self) -> (FfiSchema, FfiArray) {
-        let top = Array {
+    /// The struct array of the columns.
+    fn into_array(self) -> Array {
+        Array {
             format: "+s",
             len: self.len.unwrap_or(0),
             nulls: 0,
             buffers: vec![None],
             children: self.columns,
             dictionary: None,
-        };
-        export_schema_and_array("", top)
-    }
-}
-
-struct SchemaPrivate {
-    _format: CString,
-    _name: CString,
-    children: Vec<*mut FfiSchema>,
-    dictionary: *mut FfiSchema,
-}
-
-struct ArrayPrivate {
-    _buffers: Vec<Option<Buffer>>,
-    pointers: Vec<*const c_void>,
-    children: Vec<*mut FfiArray>,
-    dictionary: *mut FfiArray,
-}
-
-fn export_schema_and_array(name: &str, a: Array) -> (FfiSchema, FfiArray) {
-    let nullable = a.nulls > 0 || a.buffers.first().is_some_and(|b| b.is_some());
-    let (mut child_schemas, mut child_arrays) = (Vec::new(), Vec::new());
-    for (n, c) in a.children {
-        let (s, arr) = export_schema_and_array(&n, c);
-        child_schemas.push(Box::into_raw(Box::new(s)));
-        child_arrays.push(Box::into_raw(Box::new(arr)));
-    }
-    let (dict_schema, dict_array) = match a.dictionary {
-        Some(d) => {
-            let (s, arr) = export_schema_and_array("", *d);
-            (Box::into_raw(Box::new(s)), Box::into_raw(Box::new(arr)))
         }
-        None => (ptr::null_mut(), ptr::null_mut()),
-    };
-    let format = CString::new(a.format).expect("format");
-    let cname = CString::new(name).expect("a column name without NUL");
-    let mut sp = Box::new(SchemaPrivate {
-        _format: format,
-        _name: cname,
-        children: child_schemas,
-        dictionary: dict_schema,
+    }
+
+    /// The batch as the C data interface's schema and array (a struct of the columns),
+    /// owning every vector.
+    pub fn export(self) -> (FfiSchema, FfiArray) {
+        let top = self.into_array();
+        (export_schema("", &Shape::of(&top)), export_array(top))
+    }
+
+    /// The batch as an `ArrowArrayStream` of the C stream interface: its schema, then this
+    /// one batch, then the end.
+    pub fn stream(self) -> FfiStream {
+        let top = self.into_array();
+        let p = Box::new(StreamPrivate {
+            shape: Shape::of(&top),
+            batch: Some(top),
+        });
+        FfiStream {
+            get_schema: Some(stream_schema),
+            get_next: Some(stream_next),
+            get_last_error: Some(stream_error),
+            release: Some(stream_release),
+            private_data: Box::into_raw(p).cast(),
+        }
+    }
+}
+
+/// An array's type without its data: what its schema says.
+struct Shape {
+    format: &'static str,
+    nullable: bool,
+    children: Vec<(String, Shape)>,
+    dictionary: Option<Box<Shape>>,
+}
+
+impl Shape {
+    fn of(a: &Array) -> Shape {
+        Shape {
+            format: a.format,
+            nullable: a.nulls > 0 || a.buffers.first().is_some_and(|b| b.is_some()),
+            children: a
+                .children
+                .iter()
+                .map(|(n, c)| (n.clone(), Shape::of(c)))
+                .collect(),
+            dictionary: a.dictionary.as_deref().map(|d| Box::new(Shape::of(d))),
+        }
+    }
+}
+
+/// What an exported schema or array owns besides its struct: its children, its dictionary,
+/// and `E` (the strings or the buffers its pointers point into).
+struct Owned<T, E> {
+    children: Vec<*mut T>,
+    dictionary: *mut T,
+    _own: E,
+}
+
+/// A struct of the C data interface with a `release` callback and private data
+/// ([`Owned`]).
+pub trait Released: Sized {
+    /// Its `release` field.
+    #[doc(hidden)]
+    fn release_slot(&mut self) -> &mut Option<unsafe extern "C" fn(*mut Self)>;
+    /// Its `private_data` field.
+    #[doc(hidden)]
+    fn private_data(&self) -> *mut c_void;
+}
+
+impl Released for FfiSchema {
+    fn release_slot(&mut self) -> &mut Option<unsafe extern "C" fn(*mut Self)> {
+        &mut self.release
+    }
+    fn private_data(&self) -> *mut c_void {
+        self.private_data
+    }
+}
+
+impl Released for FfiArray {
+    fn release_slot(&mut self) -> &mut Option<unsafe extern "C" fn(*mut Self)> {
+        &mut self.release
+    }
+    fn private_data(&self) -> *mut c_void {
+        self.private_data
+    }
+}
+
+/// Boxes the children (and the dictionary) of a schema or array.
+fn boxed<T>(items: Vec<T>) -> Vec<*mut T> {
+    items
+        .into_iter()
+        .map(|x| Box::into_raw(Box::new(x)))
+        .collect()
+}
+
+fn export_schema(name: &str, s: &Shape) -> FfiSchema {
+    let children = boxed(
+        s.children
+            .iter()
+            .map(|(n, c)| export_schema(n, c))
+            .collect(),
+    );
+    let dictionary = s
+        .dictionary
+        .as_deref()
+        .map_or(ptr::null_mut(), |d| Box::into_raw(Box::new(export_schema("", d))));
+    let strings = (
+        CString::new(s.format).expect("format"),
+        CString::new(name).expect("a column name without NUL"),
+    );
+    let (format, cname) = (strings.0.as_ptr(), strings.1.as_ptr());
+    let mut p = Box::new(Owned {
+        children,
+        dictionary,
+        _own: strings,
     });
-    let schema = FfiSchema {
-        format: sp._format.as_ptr(),
-        name: sp._name.as_ptr(),
+    FfiSchema {
+        format,
+        name: cname,
         metadata: ptr::null(),
-        flags: if nullable { NULLABLE } else { 0 },
-        n_children: sp.children.len() as i64,
-        children: sp.children.as_mut_ptr(),
-        dictionary: sp.dictionary,
-        release: Some(release_schema),
-        private_data: Box::into_raw(sp).cast(),
-    };
-    let pointers = a
+        flags: if s.nullable { NULLABLE } else { 0 },
+        n_children: p.children.len() as i64,
+        children: p.children.as_mut_ptr(),
+        dictionary,
+        release: Some(release::<FfiSchema, (CString, CString)>),
+        private_data: Box::into_raw(p).cast(),
+    }
+}
+
+/// The vectors an exported array's buffer pointers point into, and those pointers.
+type ArrayOwn = (Vec<Option<Buffer>>, Vec<*const c_void>);
+
+fn export_array(a: Array) -> FfiArray {
+    let children = boxed(a.children.into_iter().map(|(_, c)| export_array(c)).collect());
+    let dictionary = a
+        .dictionary
+        .map_or(ptr::null_mut(), |d| Box::into_raw(Box::new(export_array(*d))));
+    let pointers: Vec<*const c_void> = a
         .buffers
         .iter()
         .map(|b| b.as_ref().map_or(ptr::null(), Buffer::ptr))
         .collect();
-    let mut ap = Box::new(ArrayPrivate {
-        _buffers: a.buffers,
-        pointers,
-        children: child_arrays,
-        dictionary: dict_array,
+    let n_buffers = pointers.len() as i64;
+    let mut p = Box::new(Owned {
+        children,
+        dictionary,
+        _own: (a.buffers, pointers),
     });
-    let array = FfiArray {
+    FfiArray {
         length: a.len as i64,
         null_count: a.nulls as i64,
         offset: 0,
-        n_buffers: ap.pointers.len() as i64,
-        n_children: ap.children.len() as i64,
-        buffers: ap.pointers.as_mut_ptr(),
-        children: ap.children.as_mut_ptr(),
-        dictionary: ap.dictionary,
-        release: Some(release_array),
-        private_data: Box::into_raw(ap).cast(),
-    };
-    (schema, array)
-}
-
-/// The schema's release callback: releases its children and dictionary, frees what it owns.
-unsafe extern "C" fn release_schema(s: *mut FfiSchema) {
-    // SAFETY: called once by the consumer on a schema made by export_schema_and_array (or one
-    // moved from it), whose private data is a boxed SchemaPrivate.
-    unsafe {
-        let s = &mut *s;
-        let p = Box::from_raw(s.private_data.cast::<SchemaPrivate>());
-        for &c in &p.children {
-            let mut child = Box::from_raw(c);
-            if let Some(r) = child.release {
-                r(&mut *child);
-            }
-        }
-        if !p.dictionary.is_null() {
-            let mut d = Box::from_raw(p.dictionary);
-            if let Some(r) = d.release {
-                r(&mut *d);
-            }
-        }
-        s.release = None;
+        n_buffers,
+        n_children: p.children.len() as i64,
+        buffers: p._own.1.as_mut_ptr(),
+        children: p.children.as_mut_ptr(),
+        dictionary,
+        release: Some(release::<FfiArray, ArrayOwn>),
+        private_data: Box::into_raw(p).cast(),
     }
 }
 
-/// The array's release callback: releases its children and dictionary, frees its vectors.
-unsafe extern "C" fn release_array(a: *mut FfiArray) {
-    // SAFETY: as release_schema, with a boxed ArrayPrivate.
+/// The release callback of a schema or array: releases its children and dictionary, frees
+/// what it owns.
+unsafe extern "C" fn release<T: Released, E>(x: *mut T) {
+    // SAFETY: called once by the consumer on a struct made by export_schema or export_array
+    // (or one moved from it), whose private data is a boxed Owned<T, E>.
     unsafe {
-        let a = &mut *a;
-        let p = Box::from_raw(a.private_data.cast::<ArrayPrivate>());
-        for &c in &p.children {
+        let x = &mut *x;
+        let p = Box::from_raw(x.private_data().cast::<Owned<T, E>>());
+        let dictionary = (!p.dictionary.is_null()).then_some(p.dictionary);
+        for &c in p.children.iter().chain(dictionary.iter()) {
             let mut child = Box::from_raw(c);
-            if let Some(r) = child.release {
+            if let Some(r) = *child.release_slot() {
                 r(&mut *child);
             }
         }
-        if !p.dictionary.is_null() {
-            let mut d = Box::from_raw(p.dictionary);
-            if let Some(r) = d.release {
-                r(&mut *d);
-            }
-        }
-        a.release = None;
+        *x.release_slot() = None;
     }
 }
 
-/// Releases a schema the consumer did not take (its `release` still set).
-pub fn drop_schema(s: &mut FfiSchema) {
+/// Releases a schema or array the consumer did not take (its `release` still set).
+pub fn drop_released<T: Released>(x: &mut T) {
+    if let Some(r) = *x.release_slot() {
+        // SAFETY: a struct made here and not released yet.
+        unsafe { r(x) }
+    }
+}
+
+/// `struct ArrowArrayStream` of the C stream interface
+/// (arrow.apache.org/docs/format/CStreamInterface.html).
+#[repr(C)]
+pub struct FfiStream {
+    get_schema: Option<unsafe extern "C" fn(*mut FfiStream, *mut FfiSchema) -> i32>,
+    get_next: Option<unsafe extern "C" fn(*mut FfiStream, *mut FfiArray) -> i32>,
+    get_last_error: Option<unsafe extern "C" fn(*mut FfiStream) -> *const c_char>,
+    release: Option<unsafe extern "C" fn(*mut FfiStream)>,
+    private_data: *mut c_void,
+}
+
+// SAFETY: as the schema and the array: it owns its private data and is moved, never shared.
+unsafe impl Send for FfiStream {}
+
+/// A stream's schema, and its one batch until it is read.
+struct StreamPrivate {
+    shape: Shape,
+    batch: Option<Array>,
+}
+
+/// SAFETY (the stream callbacks): called by the consumer on a stream made by
+/// [`Batch::stream`] (or moved from it) and not released, whose private data is a boxed
+/// [`StreamPrivate`]; `out` points to a struct the consumer owns, written here whole.
+unsafe fn stream_private<'a>(s: *mut FfiStream) -> &'a mut StreamPrivate {
+    // SAFETY: see above
+    unsafe { &mut *(*s).private_data.cast::<StreamPrivate>() }
+}
+
+unsafe extern "C" fn stream_schema(s: *mut FfiStream, out: *mut FfiSchema) -> i32 {
+    // SAFETY: see stream_private
+    unsafe {
+        let p = stream_private(s);
+        ptr::write(out, export_schema("", &p.shape));
+    }
+    0
+}
+
+unsafe extern "C" fn stream_next(s: *mut FfiStream, out: *mut FfiArray) -> i32 {
+    // SAFETY: see stream_private
+    unsafe {
+        let p = stream_private(s);
+        let next = match p.batch.take() {
+            Some(a) => export_array(a),
+            // the end: a released array
+            None => FfiArray {
+                length: 0,
+                null_count: 0,
+                offset: 0,
+                n_buffers: 0,
+                n_children: 0,
+                buffers: ptr::null_mut(),
+                children: ptr::null_mut(),
+                dictionary: ptr::null_mut(),
+                release: None,
+                private_data: ptr::null_mut(),
+            },
+        };
+        ptr::write(out, next);
+    }
+    0
+}
+
+unsafe extern "C" fn stream_error(_s: *mut FfiStream) -> *const c_char {
+    // no call fails
+    ptr::null()
+}
+
+unsafe extern "C" fn stream_release(s: *mut FfiStream) {
+    // SAFETY: see stream_private
+    unsafe {
+        drop(Box::from_raw((*s).private_data.cast::<StreamPrivate>()));
+        (*s).release = None;
+    }
+}
+
+/// Releases a stream the consumer did not take.
+pub fn drop_stream(s: &mut FfiStream) {
     if let Some(r) = s.release {
-        // SAFETY: a schema made here and not released yet.
+        // SAFETY: a stream made here and not released yet.
         unsafe { r(s) }
-    }
-}
-
-/// Releases an array the consumer did not take.
-pub fn drop_array(a: &mut FfiArray) {
-    if let Some(r) = a.release {
-        // SAFETY: an array made here and not released yet.
-        unsafe { r(a) }
     }
 }

@@ -11,15 +11,15 @@
 mod arrow;
 mod tables;
 
-use std::ffi::CString;
-use std::path::PathBuf;
+use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDict};
+use pyo3::types::{PyCFunction, PyCapsule, PyDict, PyTuple};
 
-use arrow::{drop_array, drop_schema, Batch};
+use arrow::{drop_released, drop_stream, Batch};
 
 create_exception!(
     _native,
@@ -62,24 +62,48 @@ impl RecordBatch {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema;
-        let batch = self
-            .batch
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this record batch was already read"))?;
-        let (schema, array) = batch.export();
+        let (schema, array) = self.take()?.export();
         let schema = PyCapsule::new_with_destructor(
             py,
             schema,
-            Some(CString::new("arrow_schema").expect("name")),
-            |mut s, _| drop_schema(&mut s),
+            Some(CString::from(c"arrow_schema")),
+            |mut s, _| drop_released(&mut s),
         )?;
         let array = PyCapsule::new_with_destructor(
             py,
             array,
-            Some(CString::new("arrow_array").expect("name")),
-            |mut a, _| drop_array(&mut a),
+            Some(CString::from(c"arrow_array")),
+            |mut a, _| drop_released(&mut a),
         )?;
         Ok((schema, array))
+    }
+
+    /// The Arrow PyCapsule interface for streams: a capsule of an `ArrowArrayStream` of this
+    /// one batch (`pyarrow.table(b)`, `polars.from_arrow(b)`, DuckDB read it). The schema asked
+    /// for is ignored.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let stream = self.take()?.stream();
+        PyCapsule::new_with_destructor(
+            py,
+            stream,
+            Some(CString::from(c"arrow_array_stream")),
+            |mut s, _| drop_stream(&mut s),
+        )
+    }
+}
+
+impl RecordBatch {
+    /// The batch, moved out for its one reader.
+    fn take(&mut self) -> PyResult<Batch> {
+        self.batch
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this record batch was already read"))
     }
 }
 
@@ -104,51 +128,77 @@ fn to_dict(py: Python<'_>, t: Tables) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// Runs `f` on `path` with the GIL released; its error becomes a `PlxError`.
-fn run<'py>(
+/// An engine pass: the tables it computes from an experiment directory.
+type Pass = fn(&Path) -> Result<Tables, String>;
+
+/// The module's functions, `name(path)` each: its pass, run with the GIL released (an error
+/// becomes a `PlxError`), its tables as a dict.
+const PASSES: [(&CStr, &CStr, Pass); 7] = [
+    (
+        c"trace",
+        c"trace(path)\n--\n\nThe merged trace's events, messages, locations, regions and comms (one merge; no intervals).",
+        tables::trace,
+    ),
+    (
+        c"intervals",
+        c"intervals(path)\n--\n\nThe matched enter/exit intervals of the merged trace (one merge; no events).",
+        tables::intervals,
+    ),
+    (
+        c"profiles",
+        c"profiles(path)\n--\n\nThe callpath profiles of every thread (plx report --callpath) and their total, with the callpaths table they index.",
+        tables::profiles,
+    ),
+    (
+        c"sync",
+        c"sync(path)\n--\n\nThe synchronization objects (plx report --sync): per thread, then in total.",
+        tables::sync,
+    ),
+    (
+        c"waits",
+        c"waits(path)\n--\n\nThe wait states and their causes (plx waits --causes).",
+        tables::waits,
+    ),
+    (
+        c"counters",
+        c"counters(path)\n--\n\nThe counter totals (plx report --counters), long form.",
+        tables::counters,
+    ),
+    (
+        c"processes",
+        c"processes(path)\n--\n\nThe process images (plx info's processes): program, arguments, host, start, MPI world.",
+        tables::processes,
+    ),
+];
+
+/// `pass(path)` as a Python function.
+fn function<'py>(
     py: Python<'py>,
-    path: PathBuf,
-    f: fn(&std::path::Path) -> Result<Tables, String>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let t = py.detach(|| f(&path)).map_err(PlxError::new_err)?;
-    to_dict(py, t)
-}
-
-/// The merged trace: events, intervals, messages, locations, regions, comms (one merge).
-#[pyfunction]
-fn trace(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::trace)
-}
-
-/// The callpath profiles of every thread (`plx report --callpath`) and their total, with the
-/// callpaths table they index.
-#[pyfunction]
-fn profiles(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::profiles)
-}
-
-/// The synchronization objects (`plx report --sync`): per thread, then in total.
-#[pyfunction]
-fn sync(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::sync)
-}
-
-/// The wait states and their causes (`plx waits --causes`).
-#[pyfunction]
-fn waits(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::waits)
-}
-
-/// The whole-thread counter totals (`plx report --counters`' `(thread)` rows), long form.
-#[pyfunction]
-fn counters(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::counters)
-}
-
-/// The process images (`plx info`'s processes): program, arguments, host, start, MPI world.
-#[pyfunction]
-fn processes(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
-    run(py, path, tables::processes)
+    (name, doc, pass): (&'static CStr, &'static CStr, Pass),
+) -> PyResult<Bound<'py, PyCFunction>> {
+    PyCFunction::new_closure(
+        py,
+        Some(name),
+        Some(doc),
+        move |args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>| -> PyResult<Py<PyDict>> {
+            let py = args.py();
+            let path: PathBuf = match (args.len(), kwargs) {
+                (1, None) => args.get_item(0)?.extract()?,
+                (0, Some(k)) if k.len() == 1 => k
+                    .get_item("path")?
+                    .ok_or_else(|| PyRuntimeError::new_err("path: missing"))?
+                    .extract()?,
+                _ => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "{}() takes one argument, the experiment directory",
+                        name.to_string_lossy()
+                    )))
+                }
+            };
+            let t = py.detach(|| pass(&path)).map_err(PlxError::new_err)?;
+            Ok(to_dict(py, t)?.unbind())
+        },
+    )
 }
 
 #[pymodule]
@@ -156,11 +206,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PlxError", m.py().get_type::<PlxError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<RecordBatch>()?;
-    m.add_function(wrap_pyfunction!(trace, m)?)?;
-    m.add_function(wrap_pyfunction!(profiles, m)?)?;
-    m.add_function(wrap_pyfunction!(sync, m)?)?;
-    m.add_function(wrap_pyfunction!(waits, m)?)?;
-    m.add_function(wrap_pyfunction!(counters, m)?)?;
-    m.add_function(wrap_pyfunction!(processes, m)?)?;
+    for pass in PASSES {
+        m.add(pass.0.to_str().expect("ASCII"), function(m.py(), pass)?)?;
+    }
     Ok(())
 }

@@ -3,128 +3,12 @@
 
 use std::io::{self, Write};
 
-use plx_analysis::counters::{CountedCall, CounterSetInfo};
+use plx_analysis::counters::{event_names, report_rows, CounterRow as Row};
 use plx_analysis::Model;
 use serde_json::json;
 
 use crate::args::Format;
 use crate::csv::field;
-
-struct Row<'a> {
-    process: String,
-    thread: u32,
-    thread_name: &'a str,
-    function: String,
-    callpath: String,
-    set: &'a CounterSetInfo,
-    call: Option<CountedCall>,
-    totals: Option<&'a [u64]>,
-}
-
-fn rows<'a>(model: &'a Model, callpath: bool) -> Vec<Row<'a>> {
-    let mut out = Vec::new();
-    for p in &model.processes {
-        let pid = super::pid_text(p);
-        for tc in &p.counters.threads {
-            let name = p
-                .threads
-                .iter()
-                .find(|t| t.thread == tc.thread)
-                .map_or("", |t| t.name.as_str());
-            for (s, v) in &tc.totals {
-                if let Some(set) = p.counters.sets.get(s) {
-                    out.push(Row {
-                        process: pid.clone(),
-                        thread: tc.thread,
-                        thread_name: name,
-                        function: "(thread)".into(),
-                        callpath: String::new(),
-                        set,
-                        call: None,
-                        totals: Some(v),
-                    });
-                }
-            }
-            let mut calls: Vec<&CountedCall> = tc.calls.iter().collect();
-            calls.sort_by(|a, b| {
-                let ka = (
-                    p.counters.sets.get(&a.set).map(|s| s.epoch),
-                    model.regions.name(a.region),
-                    &a.path,
-                    a.set,
-                );
-                let kb = (
-                    p.counters.sets.get(&b.set).map(|s| s.epoch),
-                    model.regions.name(b.region),
-                    &b.path,
-                    b.set,
-                );
-                ka.cmp(&kb)
-            });
-            // per function: the callpaths of one function and set are summed
-            let mut merged: Vec<CountedCall> = Vec::new();
-            for c in calls {
-                let key_path = if callpath { c.path.clone() } else { Vec::new() };
-                match merged
-                    .iter_mut()
-                    .find(|m| m.set == c.set && m.region == c.region && m.path == key_path)
-                {
-                    Some(m) => {
-                        m.calls += c.calls;
-                        m.context_calls += c.context_calls;
-                        for (a, b) in m.inclusive.iter_mut().zip(&c.inclusive) {
-                            *a += b;
-                        }
-                        for (a, b) in m.exclusive.iter_mut().zip(&c.exclusive) {
-                            *a += b;
-                        }
-                    }
-                    None => merged.push(CountedCall {
-                        path: key_path,
-                        ..c.clone()
-                    }),
-                }
-            }
-            for c in merged {
-                let Some(set) = p.counters.sets.get(&c.set) else {
-                    continue;
-                };
-                let callpath_text = c
-                    .path
-                    .iter()
-                    .map(|r| model.regions.name(*r))
-                    .collect::<Vec<_>>()
-                    .join(" => ");
-                out.push(Row {
-                    process: pid.clone(),
-                    thread: tc.thread,
-                    thread_name: name,
-                    function: model.regions.name(c.region).to_string(),
-                    callpath: callpath_text,
-                    set,
-                    call: Some(c),
-                    totals: None,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Every event name of the experiment, in order of first appearance.
-fn event_names(model: &Model) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for p in &model.processes {
-        for s in p.counters.sets.values() {
-            for e in &s.events {
-                if !names.contains(e) {
-                    names.push(e.clone());
-                }
-            }
-        }
-    }
-    names
-}
 
 /// Writes the counters report; an experiment without counters says so (exit status 2).
 pub fn write(
@@ -136,7 +20,7 @@ pub fn write(
     if model.processes.iter().all(|p| p.counters.is_empty()) {
         return Ok(false);
     }
-    let rows = rows(model, callpath);
+    let rows = report_rows(model, callpath);
     match format {
         Format::Text => text(model, &rows, out)?,
         Format::Csv => csv(model, &rows, callpath, out)?,
@@ -168,12 +52,12 @@ fn text(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
     }
     let mut last = None;
     for r in rows {
-        let here = (r.process.clone(), r.thread);
+        let here = (r.process.pid_text(), r.thread);
         if last.as_ref() != Some(&here) {
             writeln!(
                 out,
                 "\ncounters of process {} thread {} \"{}\"",
-                r.process, r.thread, r.thread_name
+                here.0, r.thread, r.thread_name
             )?;
             writeln!(
                 out,
@@ -249,7 +133,7 @@ fn csv(model: &Model, rows: &[Row], callpath: bool, out: &mut dyn Write) -> io::
         write!(
             out,
             "{},{},{},{epoch},{},{}",
-            r.process,
+            r.process.pid_text(),
             r.thread,
             field(r.thread_name),
             r.set.set,
@@ -325,7 +209,7 @@ fn jsonw(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
                 })
                 .collect();
             json!({
-                "process": r.process, "thread": r.thread, "thread_name": r.thread_name,
+                "process": r.process.pid_text(), "thread": r.thread, "thread_name": r.thread_name,
                 "function": r.function, "callpath": r.callpath, "set": r.set.set,
                 "epoch": r.set.epoch, "calls": r.call.as_ref().map(|c| c.calls),
                 "context_calls": r.call.as_ref().map(|c| c.context_calls), "events": events,

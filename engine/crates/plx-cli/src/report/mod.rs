@@ -153,11 +153,7 @@ pub fn location_heading(model: &Model, pi: Option<usize>, thread: Option<u32>) -
 
 /// `1234`, or `1234.2` for the second exec image.
 pub fn pid_text(p: &plx_analysis::ProcessModel) -> String {
-    if p.image == 0 {
-        p.pid.to_string()
-    } else {
-        format!("{}.{}", p.pid, p.image)
-    }
+    p.pid_text()
 }
 
 /// The model of `dir` as the options select it: one application (`--app`), and with `--phase`

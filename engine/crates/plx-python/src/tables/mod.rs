@@ -9,7 +9,7 @@ mod trace;
 
 pub use profiles::profiles;
 pub use reports::{counters, processes, sync, waits};
-pub use trace::trace;
+pub use trace::{intervals, trace};
 
 use plx_export::columns::Col;
 
@@ -34,13 +34,4 @@ pub(crate) fn opt_col<T: Copy + Default>(values: impl IntoIterator<Item = Option
         c.opt(v);
     }
     c
-}
-
-/// `1234`, or `1234.2` for a later exec image (plx report's process column).
-pub(crate) fn pid_text(p: &plx_analysis::ProcessModel) -> String {
-    if p.image == 0 {
-        p.pid.to_string()
-    } else {
-        format!("{}.{}", p.pid, p.image)
-    }
 }

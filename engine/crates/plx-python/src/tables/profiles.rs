@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::arrow::{Array, Batch};
 use crate::Tables;
 
-use super::{col, pid_text, warnings};
+use super::{col, warnings};
 
 /// `plx report --callpath`: a row per thread and callpath, then the total's rows (process and
 /// thread null), in the report's order; each row's callpath an id into the `callpaths` table
@@ -54,7 +54,7 @@ pub fn profiles(dir: &Path) -> Result<Tables, String> {
                 t.process
                     .map(|pi| model.processes[pi].rank().map_or(pi as i32, |r| r as i32)),
             );
-            cols.process.push(p.map(pid_text));
+            cols.process.push(p.map(|p| p.pid_text()));
             cols.pid.opt(p.map(|p| p.pid as i64));
             cols.thread.opt(t.thread.map(|t| t as i32));
             cols.thread_name.push(tname.to_string());

@@ -1,5 +1,6 @@
-//! `plx report --sync`, `plx waits --causes` and `plx report --counters`' thread totals as tables.
+//! `plx report --sync`, `plx waits --causes` and `plx report --counters` as tables.
 
+use plx_analysis::counters::report_rows;
 use plx_analysis::{BuildOptions, GroupBy, MergeOptions, Model, WaitAnalysis, Window};
 use plx_export::columns::Col;
 use plx_format::Experiment;
@@ -9,7 +10,7 @@ use std::path::Path;
 use crate::arrow::{Array, Batch};
 use crate::Tables;
 
-use super::{opt_col, pid_text, warnings};
+use super::{col, opt_col, warnings};
 
 /// `plx report --sync`: a row per thread and object (each thread's sorted by wait time), then
 /// a row per object in total (process and thread null).
@@ -27,7 +28,7 @@ pub fn sync(dir: &Path) -> Result<Tables, String> {
     let mut b = Batch::default();
     b.add(
         "process",
-        Array::strings(rows.iter().map(|r| proc_of(r).map(pid_text))),
+        Array::strings(rows.iter().map(|r| proc_of(r).map(|p| p.pid_text()))),
     )
     .add(
         "pid",
@@ -167,34 +168,43 @@ pub fn waits(dir: &Path) -> Result<Tables, String> {
     })
 }
 
-/// The whole-thread counter totals of `plx report --counters` (its `(thread)` rows), one row
-/// per thread, event set and counted event (events the kernel refused left out).
+/// The rows of `plx report --counters` (one per process, thread and set of its `(thread)`
+/// totals, then per counted function and set), long form: a row per counted event of the
+/// row's set (events the kernel refused left out). A `(thread)` row's value is the total, a
+/// function's the inclusive count, with its exclusive count and estimate.
 pub fn counters(dir: &Path) -> Result<Tables, String> {
     let model = Model::open(dir, BuildOptions::default()).map_err(|e| e.to_string())?;
     let mut c = CounterCols::default();
-    for p in &model.processes {
-        for tc in &p.counters.threads {
-            let name = p
-                .threads
-                .iter()
-                .find(|t| t.thread == tc.thread)
-                .map_or("", |t| t.name.as_str());
-            for (s, values) in &tc.totals {
-                let Some(set) = p.counters.sets.get(s) else {
-                    continue;
-                };
-                for (i, event) in set.events.iter().enumerate() {
-                    if set.refused[i] != 0 {
-                        continue;
-                    }
-                    c.process.push(pid_text(p));
-                    c.pid.push(p.pid as i64);
-                    c.rank.opt(p.rank().map(|r| r as i32));
-                    c.thread.push(tc.thread as i32);
-                    c.thread_name.push(name.to_string());
-                    c.set.push(set.set as i32);
-                    c.event.push(event.clone());
-                    c.value.push(values[i] as i64);
+    for r in report_rows(&model, false) {
+        for (i, event) in r.set.events.iter().enumerate() {
+            if r.set.refused[i] != 0 {
+                continue;
+            }
+            let p = r.process;
+            c.process.push(p.pid_text());
+            c.pid.push(p.pid as i64);
+            c.rank.opt(p.rank().map(|r| r as i32));
+            c.thread.push(r.thread as i32);
+            c.thread_name.push(r.thread_name);
+            c.function.push(r.function.clone());
+            c.epoch.opt(r.call.as_ref().map(|_| r.set.epoch as i32));
+            c.set.push(r.set.set as i32);
+            c.calls.opt(r.call.as_ref().map(|k| k.calls as i64));
+            c.context_calls
+                .opt(r.call.as_ref().map(|k| k.context_calls as i64));
+            c.estimated
+                .push(u8::from(r.call.is_some() && r.set.multiplexed()));
+            c.event.push(event.as_str());
+            match (&r.call, r.totals) {
+                (Some(k), _) => {
+                    c.value.push(k.inclusive[i] as i64);
+                    c.exclusive.push(k.exclusive[i] as i64);
+                    c.estimate.push(k.estimate(i));
+                }
+                (None, t) => {
+                    c.value.push(t.map_or(0, |t| t[i]) as i64);
+                    c.exclusive.opt(None);
+                    c.estimate.opt(None);
                 }
             }
         }
@@ -205,9 +215,16 @@ pub fn counters(dir: &Path) -> Result<Tables, String> {
         .add("rank", Array::fixed(c.rank))
         .add("thread", Array::values(c.thread))
         .add("thread_name", Array::texts(&c.thread_name))
+        .add("function", Array::texts(&c.function))
+        .add("epoch", Array::fixed(c.epoch))
         .add("set", Array::values(c.set))
+        .add("calls", Array::fixed(c.calls))
+        .add("context_calls", Array::fixed(c.context_calls))
+        .add("estimated", Array::boolean(col(c.estimated)))
         .add("event", Array::texts(&c.event))
-        .add("value", Array::values(c.value));
+        .add("value", Array::values(c.value))
+        .add("exclusive", Array::fixed(c.exclusive))
+        .add("estimate", Array::fixed(c.estimate));
     Ok(Tables {
         batches: vec![("counters", b)],
         warnings: warnings(model.report_warnings()),
@@ -216,15 +233,22 @@ pub fn counters(dir: &Path) -> Result<Tables, String> {
 }
 
 #[derive(Default)]
-struct CounterCols {
+struct CounterCols<'a> {
     process: Vec<String>,
     pid: Vec<i64>,
     rank: Col<i32>,
     thread: Vec<i32>,
-    thread_name: Vec<String>,
+    thread_name: Vec<&'a str>,
+    function: Vec<String>,
+    epoch: Col<i32>,
     set: Vec<i32>,
-    event: Vec<String>,
+    calls: Col<i64>,
+    context_calls: Col<i64>,
+    estimated: Vec<u8>,
+    event: Vec<&'a str>,
     value: Vec<i64>,
+    exclusive: Col<i64>,
+    estimate: Col<f64>,
 }
 
 /// `plx info`'s processes: a row per process image with what identifies the run (program,
@@ -233,7 +257,7 @@ pub fn processes(dir: &Path) -> Result<Tables, String> {
     let model = Model::open(dir, BuildOptions::default()).map_err(|e| e.to_string())?;
     let ps = &model.processes;
     let mut b = Batch::default();
-    b.add("process", Array::texts(ps.iter().map(pid_text)))
+    b.add("process", Array::texts(ps.iter().map(|p| p.pid_text())))
         .add(
             "pid",
             Array::values(ps.iter().map(|p| p.pid as i64).collect()),

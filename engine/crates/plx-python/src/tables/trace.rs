@@ -1,6 +1,6 @@
-//! `plx export --format parquet`'s tables and the matched intervals, from one merge of the trace.
+//! `plx export --format parquet`'s tables from one merge of the trace, and the matched intervals from another.
 
-use plx_export::columns::{sync_kind_names, trace_columns, Col, KINDS};
+use plx_export::columns::{sync_kind_names, trace_columns, Col, TraceColumns, Wanted, KINDS};
 use plx_export::{ExportInput, ExportOptions};
 
 use std::path::Path;
@@ -10,12 +10,12 @@ use crate::Tables;
 
 use super::{col, opt_col, warnings};
 
-/// `plx export --format parquet`'s tables, and the matched intervals, from one merge.
-pub fn trace(dir: &Path) -> Result<Tables, String> {
+/// The merged trace's columns that `wanted` names, with the warnings and the time origin.
+fn merged(dir: &Path, wanted: Wanted) -> Result<(ExportInput, TraceColumns, Tables), String> {
     let input =
         ExportInput::open(dir, ExportOptions::default(), false, true).map_err(|e| e.to_string())?;
-    let t = trace_columns(&input).map_err(|e| e.to_string())?;
-    let mut out = Tables {
+    let t = trace_columns(&input, wanted).map_err(|e| e.to_string())?;
+    let out = Tables {
         warnings: warnings(
             input
                 .model
@@ -26,6 +26,17 @@ pub fn trace(dir: &Path) -> Result<Tables, String> {
         numbers: vec![("origin_ns", t.origin_ns)],
         ..Tables::default()
     };
+    Ok((input, t, out))
+}
+
+/// `plx export --format parquet`'s tables (events, messages, locations, regions, comms), from
+/// one merge.
+pub fn trace(dir: &Path) -> Result<Tables, String> {
+    let wanted = Wanted {
+        events: true,
+        intervals: false,
+    };
+    let (input, t, mut out) = merged(dir, wanted)?;
     let names: Vec<&str> = t.regions.iter().map(|r| r.name.as_str()).collect();
     let e = t.events;
     let mut b = Batch::default();
@@ -57,43 +68,6 @@ pub fn trace(dir: &Path) -> Result<Tables, String> {
         .add("wait_ns", Array::fixed(e.wait_ns))
         .add("truncated", Array::boolean(e.truncated));
     out.batches.push(("events", b));
-
-    // the intervals: callpaths named once each (a dictionary), a parent's text before its child's
-    let mut texts: Vec<String> = Vec::with_capacity(t.callpaths.len());
-    for p in &t.callpaths {
-        let name = names[p.region as usize];
-        let text = match p.parent {
-            -1 => name.to_string(),
-            i => format!("{} => {name}", texts[i as usize]),
-        };
-        texts.push(text);
-    }
-    let iv = t.intervals;
-    let secs = |c: &Col<i64>| col(c.values.iter().map(|&n| n as f64 / 1e9).collect::<Vec<_>>());
-    let (start_s, end_s) = (secs(&iv.start_ns), secs(&iv.end_ns));
-    let duration_s = col(iv
-        .start_ns
-        .values
-        .iter()
-        .zip(&iv.end_ns.values)
-        .map(|(s, e)| (e - s) as f64 / 1e9)
-        .collect::<Vec<_>>());
-    let mut b = Batch::default();
-    b.add("location", Array::fixed(iv.location))
-        .add("process", Array::fixed(iv.process))
-        .add("rank", Array::fixed(iv.rank))
-        .add("thread", Array::fixed(iv.thread))
-        .add("region", Array::dictionary(iv.region.clone(), &names))
-        .add("region_id", Array::fixed(iv.region))
-        .add("callpath", Array::dictionary(iv.callpath, &texts))
-        .add("depth", Array::fixed(iv.depth))
-        .add("start_ns", Array::fixed(iv.start_ns))
-        .add("end_ns", Array::fixed(iv.end_ns))
-        .add("start_s", Array::fixed(start_s))
-        .add("end_s", Array::fixed(end_s))
-        .add("duration_s", Array::fixed(duration_s))
-        .add("truncated", Array::boolean(iv.truncated));
-    out.batches.push(("intervals", b));
 
     let m = t.messages;
     let mut b = Batch::default();
@@ -201,5 +175,53 @@ pub fn trace(dir: &Path) -> Result<Tables, String> {
             Array::values(comms.iter().map(|c| c.ordinal as i32).collect()),
         );
     out.batches.push(("comms", b));
+    Ok(out)
+}
+
+/// The matched intervals (a row per call), from one merge.
+pub fn intervals(dir: &Path) -> Result<Tables, String> {
+    let wanted = Wanted {
+        events: false,
+        intervals: true,
+    };
+    let (_input, t, mut out) = merged(dir, wanted)?;
+    let names: Vec<&str> = t.regions.iter().map(|r| r.name.as_str()).collect();
+    // the intervals: callpaths named once each (a dictionary), a parent's text before its child's
+    let mut texts: Vec<String> = Vec::with_capacity(t.callpaths.len());
+    for p in &t.callpaths {
+        let name = names[p.region as usize];
+        let text = match p.parent {
+            -1 => name.to_string(),
+            i => format!("{} => {name}", texts[i as usize]),
+        };
+        texts.push(text);
+    }
+    let iv = t.intervals;
+    let secs = |c: &Col<i64>| col(c.values.iter().map(|&n| n as f64 / 1e9).collect::<Vec<_>>());
+    let (start_s, end_s) = (secs(&iv.start_ns), secs(&iv.end_ns));
+    let duration_s = col(iv
+        .start_ns
+        .values
+        .iter()
+        .zip(&iv.end_ns.values)
+        .map(|(s, e)| (e - s) as f64 / 1e9)
+        .collect::<Vec<_>>());
+    let mut b = Batch::default();
+    b.add("location", Array::fixed(iv.location))
+        .add("process", Array::fixed(iv.process))
+        .add("rank", Array::fixed(iv.rank))
+        .add("thread", Array::fixed(iv.thread))
+        .add("region", Array::dictionary(iv.region.clone(), &names))
+        .add("region_id", Array::fixed(iv.region))
+        .add("callpath", Array::dictionary(iv.callpath, &texts))
+        .add("depth", Array::fixed(iv.depth))
+        .add("start_ns", Array::fixed(iv.start_ns))
+        .add("end_ns", Array::fixed(iv.end_ns))
+        .add("start_s", Array::fixed(start_s))
+        .add("end_s", Array::fixed(end_s))
+        .add("duration_s", Array::fixed(duration_s))
+        .add("truncated", Array::boolean(iv.truncated));
+    out.batches.push(("intervals", b));
+
     Ok(out)
 }
