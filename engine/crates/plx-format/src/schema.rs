@@ -95,6 +95,8 @@ pub mod types {
     pub const CLOCK_SYNC_SKIPPED: u16 = 70;
     /// SampleTree (process.plx).
     pub const SAMPLE_TREE: u16 = 80;
+    /// SampleStamps (process.plx).
+    pub const SAMPLE_STAMPS: u16 = 81;
 }
 
 /// Extended event subtypes and their payload words.
@@ -203,6 +205,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (67, "OpenAtEnd"),
     (70, "ClockSyncSkipped"),
     (80, "SampleTree"),
+    (81, "SampleStamps"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -319,6 +322,8 @@ pub mod fixed_size {
     pub const CLOCK_SYNC_SKIPPED: usize = 8;
     /// SampleTree.
     pub const SAMPLE_TREE: usize = 40;
+    /// SampleStamps.
+    pub const SAMPLE_STAMPS: usize = 16;
 }
 
 /// Size of a live file's header.
@@ -1013,6 +1018,17 @@ pub mod structs {
         pub frames: Vec<SampleTreeFramesItem>,
     }
 
+    /// Record 81: when each call-stack sample of a thread was taken, and where in its SampleTree: one word per sample, in the order taken. The samples of a thread's SampleTree that no stamp names (lost with a write, or taken before a fork) have no time.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SampleStamps {
+        /// the thread's index
+        pub thread: u32,
+        /// the time the first stamp's delta counts from
+        pub base_ticks: u64,
+        /// bits 0..39: ticks since the previous stamp of this record (the first: since `base_ticks`); bits 40..63: the index in the thread's SampleTree `frames` of the sample's innermost frame (the frame whose `samples` counts it)
+        pub stamps: Vec<u64>,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -1092,6 +1108,8 @@ pub enum Record {
     ClockSyncSkipped(ClockSyncSkipped),
     /// Type 80.
     SampleTree(SampleTree),
+    /// Type 81.
+    SampleStamps(SampleStamps),
 }
 
 impl Record {
@@ -1134,6 +1152,7 @@ impl Record {
             Record::OpenAtEnd(_) => types::OPEN_AT_END,
             Record::ClockSyncSkipped(_) => types::CLOCK_SYNC_SKIPPED,
             Record::SampleTree(_) => types::SAMPLE_TREE,
+            Record::SampleStamps(_) => types::SAMPLE_STAMPS,
         }
     }
 
@@ -1483,6 +1502,19 @@ impl Record {
                 }
                 Record::SampleTree(SampleTree { thread, period_ns, samples, lost_full, lost_loader, frames })
             }
+            types::SAMPLE_STAMPS => {
+                let thread = r.u32()?;
+                let base_ticks = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 8 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut stamps = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    stamps.push(r.u64()?);
+                }
+                Record::SampleStamps(SampleStamps { thread, base_ticks, stamps })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1761,6 +1793,14 @@ impl Record {
                     out.put_u32(x.module);
                     out.put_u64(x.address);
                     out.put_u64(x.samples);
+                }
+            }
+            Record::SampleStamps(v) => {
+                out.put_u32(v.thread);
+                out.put_u64(v.base_ticks);
+                out.put_u32(v.stamps.len() as u32);
+                for x in &v.stamps {
+                    out.put_u64(*x);
                 }
             }
         }
@@ -2330,6 +2370,24 @@ impl Record {
                     out.push_str(" samples=");
                     dump_int(out, x.samples as i128);
                     out.push('}');
+                }
+                out.push(']');
+            }
+            Record::SampleStamps(v) => {
+                out.push_str("SampleStamps");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" base_ticks=");
+                dump_int(out, v.base_ticks as i128);
+                out.push_str(" count=");
+                dump_int(out, v.stamps.len() as i128);
+                out.push_str(" stamps=");
+                out.push('[');
+                for (k, x) in v.stamps.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
                 }
                 out.push(']');
             }
