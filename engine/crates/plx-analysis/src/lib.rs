@@ -57,7 +57,7 @@ pub use merge::{
 };
 pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{
-    shell_words, AppModel, BuildOptions, Model, ProcessModel, ProfileSource, SampleStats,
+    shell_words, AppModel, BuildOptions, Model, ProcessModel, ProfileSource, SampleStats, TimedSample,
     ThreadModel, ThrottledRegion,
 };
 pub use mpitime::{MpiTime, RoutineTime};
