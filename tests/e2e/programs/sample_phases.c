@@ -1,6 +1,9 @@
 /* Two phases on one thread: phase_f spins 0.3 s of the thread's CPU time, then phase_g 0.3 s.
  * Prints each phase's CLOCK_MONOTONIC interval (ns) as "phase NAME START END": every sample
- * taken in a phase must be timed inside it. Built plain (gcc -O2 -g, no frame pointers). */
+ * taken in a phase must be timed inside it. With the argument `overlap`, the worker spins
+ * phase_g 0.6 s while main spins phase_f 0.3 s, then main joins it: the critical path runs
+ * through the worker, and main's phase_f is off it. Built plain (gcc -O2 -g, no frame
+ * pointers). */
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
@@ -49,9 +52,23 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(void)
+static void *long_g(void *arg)
+{
+    (void)arg;
+    spin(0.3);
+    phase_g();
+    return NULL;
+}
+
+int main(int argc, char **argv)
 {
     pthread_t th;
+    if (argc > 1) { /* overlap */
+        pthread_create(&th, NULL, long_g, NULL);
+        phase_f();
+        pthread_join(th, NULL);
+        return 0;
+    }
     pthread_create(&th, NULL, worker, NULL);
     pthread_join(th, NULL);
     printf("phase phase_f %lld %lld\nphase phase_g %lld %lld\n", t[0], t[1], t[2], t[3]);
