@@ -60,12 +60,17 @@ impl LocationSamples<'_> {
 
 /// The samples of location `l`, `None` when its thread has none.
 pub(crate) fn of<'m>(model: &'m Model, l: &TraceLocation) -> Option<LocationSamples<'m>> {
-    let t = model.processes[l.process]
+    of_thread(model, l.process, l.thread)
+}
+
+/// The samples of thread `thread` of process `process` (model indices).
+fn of_thread(model: &Model, process: usize, thread: u32) -> Option<LocationSamples<'_>> {
+    let t = model.processes[process]
         .threads
         .iter()
-        .find(|t| t.thread == l.thread)?;
+        .find(|t| t.thread == thread)?;
     let stats = t.samples?;
-    let p = &model.processes[l.process];
+    let p = &model.processes[process];
     if !t.tree.has_samples() {
         return None;
     }
@@ -133,14 +138,17 @@ pub struct SampleRow {
     pub estimated: bool,
 }
 
-/// Every call-stack sample of `merge`'s locations, a row each: per location its stamped samples
-/// in time order, then per sampled callpath (a parent before its children) its samples
-/// without a time.
-pub fn sample_rows(merge: &plx_analysis::GlobalMerge) -> Vec<SampleRow> {
-    let origin = merge.origin_ns();
+/// Every call-stack sample of the threads `locations` ((process, thread) of `model`: a merge's
+/// locations, or every thread of an experiment without a trace), a row each: per location its
+/// stamped samples in time order (ns since `origin`), then per sampled callpath (a parent
+/// before its children) its samples without a time.
+pub fn sample_rows(model: &Model, locations: &[(usize, u32)], origin: i64) -> Vec<SampleRow> {
     let mut rows = Vec::new();
-    for (li, s) in all(merge.model(), merge.locations()).iter().enumerate() {
-        let Some(s) = s else { continue };
+    for (li, &(process, thread)) in locations.iter().enumerate() {
+        let Some(s) = of_thread(model, process, thread) else {
+            continue;
+        };
+        let s = &s;
         let by_node: std::collections::HashMap<u32, &SampledNode> =
             s.nodes.iter().map(|n| (n.node, n)).collect();
         let row = |n: &SampledNode, time_ns| SampleRow {

@@ -151,6 +151,12 @@ fn processes(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
     run(py, path, tables::processes)
 }
 
+/// The call-stack samples, a row each, timed where the runtime stamped them (a trace).
+#[pyfunction]
+fn samples(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    run(py, path, tables::samples)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PlxError", m.py().get_type::<PlxError>())?;
@@ -162,5 +168,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(waits, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(processes, m)?)?;
+    m.add_function(wrap_pyfunction!(samples, m)?)?;
     Ok(())
 }
