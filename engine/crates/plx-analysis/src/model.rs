@@ -10,8 +10,8 @@ use build::*;
 pub use clocks::globalize_event;
 pub(crate) use clocks::globalize_event_by;
 use clocks::*;
-pub use samples::{SampleStats, TimedSample};
 use samples::{fold_samples, timed_samples, FrameNames};
+pub use samples::{SampleStats, TimedSample};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

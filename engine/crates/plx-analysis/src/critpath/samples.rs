@@ -115,7 +115,11 @@ pub fn item_samples(
 }
 
 /// Per node of `t`'s tree, its own stamped samples taken inside one of `spans` (global ns).
-fn during(p: &crate::model::ProcessModel, t: &crate::model::ThreadModel, spans: &[(i64, i64)]) -> Vec<u64> {
+fn during(
+    p: &crate::model::ProcessModel,
+    t: &crate::model::ThreadModel,
+    spans: &[(i64, i64)],
+) -> Vec<u64> {
     let mut own = vec![0u64; t.tree.nodes().len()];
     let mut spans = spans.to_vec();
     spans.sort_unstable();

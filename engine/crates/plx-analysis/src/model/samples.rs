@@ -96,7 +96,10 @@ pub struct TimedSample {
 
 /// What the samples of a thread's stamps hold: each in order, its frame's tree node; the stamps
 /// whose frame is not in the tree (left out, or past its end) are counted, not kept.
-pub(super) fn timed_samples(stamps: &[(u64, u32)], frame_nodes: &[Option<Option<u32>>]) -> (Vec<TimedSample>, u64) {
+pub(super) fn timed_samples(
+    stamps: &[(u64, u32)],
+    frame_nodes: &[Option<Option<u32>>],
+) -> (Vec<TimedSample>, u64) {
     let mut out = Vec::with_capacity(stamps.len());
     let mut bad = 0;
     for &(ticks, f) in stamps {
@@ -111,7 +114,6 @@ pub(super) fn timed_samples(stamps: &[(u64, u32)], frame_nodes: &[Option<Option<
 /// Adds `st`'s frames to `tree`; `map` gives the tree node of each ThreadProfile node. Returns
 /// how many frames were left out for naming a parent or node that does not exist, and per
 /// frame its tree node (`None`: left out; `Some(None)`: the thread's root).
-
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fold_samples(
     tree: &mut CallTree,

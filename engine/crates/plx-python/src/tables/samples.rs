@@ -52,42 +52,45 @@ pub fn samples(dir: &Path) -> Result<Tables, String> {
         .collect();
     let function: Vec<i32> = rows.iter().map(|r| r.region as i32).collect();
     let mut b = Batch::default();
-    b.add("time_ns", Array::fixed(opt_col(rows.iter().map(|r| r.time_ns))))
-        .add(
-            "location",
-            Array::values(rows.iter().map(|r| r.location as i32).collect()),
-        )
-        .add(
-            "process",
-            Array::values(
-                rows.iter()
-                    .map(|r| locs[r.location as usize].0 as i32)
-                    .collect(),
-            ),
-        )
-        .add(
-            "rank",
-            Array::fixed(opt_col(
-                rows.iter()
-                    .map(|r| locs[r.location as usize].2.map(|x| x as i32)),
-            )),
-        )
-        .add(
-            "thread",
-            Array::values(
-                rows.iter()
-                    .map(|r| locs[r.location as usize].1 as i32)
-                    .collect(),
-            ),
-        )
-        .add("callpath", Array::texts(&paths))
-        .add("function", Array::dictionary(col(function.clone()), &names))
-        .add("file", Array::dictionary(col(function), &files))
-        .add("line", Array::values(lines))
-        .add(
-            "estimated",
-            Array::boolean(col(rows.iter().map(|r| r.estimated as u8).collect())),
-        );
+    b.add(
+        "time_ns",
+        Array::fixed(opt_col(rows.iter().map(|r| r.time_ns))),
+    )
+    .add(
+        "location",
+        Array::values(rows.iter().map(|r| r.location as i32).collect()),
+    )
+    .add(
+        "process",
+        Array::values(
+            rows.iter()
+                .map(|r| locs[r.location as usize].0 as i32)
+                .collect(),
+        ),
+    )
+    .add(
+        "rank",
+        Array::fixed(opt_col(
+            rows.iter()
+                .map(|r| locs[r.location as usize].2.map(|x| x as i32)),
+        )),
+    )
+    .add(
+        "thread",
+        Array::values(
+            rows.iter()
+                .map(|r| locs[r.location as usize].1 as i32)
+                .collect(),
+        ),
+    )
+    .add("callpath", Array::texts(&paths))
+    .add("function", Array::dictionary(col(function.clone()), &names))
+    .add("file", Array::dictionary(col(function), &files))
+    .add("line", Array::values(lines))
+    .add(
+        "estimated",
+        Array::boolean(col(rows.iter().map(|r| r.estimated as u8).collect())),
+    );
     Ok(Tables {
         batches: vec![("samples", b)],
         warnings: warnings(input.model.report_warnings()),
