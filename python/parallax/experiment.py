@@ -24,15 +24,16 @@ GROUPS = {
     "waits": ("waits", "wait_causes"),
     "counters": ("counters",),
     "processes": ("processes",),
+    "samples": ("samples",),
 }
 TRACE_TABLES = ("events", "intervals", "messages", "locations", "regions", "comms")
 # the tables a user asks for by name (callpaths and sync are read through profiles and
 # sync_objects)
 TABLES = (*TRACE_TABLES, "profiles", "sync_objects", "waits", "wait_causes", "counters",
-          "processes")
+          "processes", "samples")
 BACKENDS = ("pandas", "polars", "arrow")
 # the tables whose pandas frames keep Arrow's memory (pd.ArrowDtype columns)
-ARROW_BACKED = ("events", "intervals", "messages")
+ARROW_BACKED = ("events", "intervals", "messages", "samples")
 
 PlxError = _native.PlxError
 
@@ -87,7 +88,7 @@ class Experiment:
 
     def table(self, name, backend="pandas"):
         """Table `name` (events, intervals, messages, locations, regions, comms, profiles,
-        sync_objects, waits, wait_causes, counters) as a pandas DataFrame (kept: the same object each
+        sync_objects, waits, wait_causes, counters, samples) as a pandas DataFrame (kept: the same object each
         time), a Polars DataFrame or a pyarrow Table. The pandas columns of events, intervals
         and messages are Arrow-backed (``pd.ArrowDtype``: the engine's memory, nulls as
         ``<NA>``, names dictionary-encoded; ``.astype(...)`` or ``.to_numpy()`` makes numpy
@@ -245,6 +246,16 @@ class Experiment:
         function's inclusive count), exclusive, estimate (the inclusive count scaled to all
         the context's calls). Empty without counters."""
         return self.table("counters")
+
+    @property
+    def samples(self):
+        """One row per call-stack sample of plx run --sample: time_ns (ns since origin_ns, as
+        the events'; <NA> where the runtime kept no time: without --trace), location, process,
+        rank, thread, callpath (frames joined by ' => '), function (its innermost frame), file
+        and line (the function's source, "" and 0 where the debug information has none),
+        estimated (a frame known only from samples). Stamped samples come first, per location
+        in time order. Empty without sampling."""
+        return self.table("samples")
 
     @property
     def waits(self):

@@ -260,15 +260,18 @@ def test_critical_path_says_what_the_samples_ran_in_each_function(tmp_path):
     assert any(p[-2:] == ("beta", "spin") for p in want["(no function)"])
     for name, paths in want.items():
         s = items[name]["samples"]
+        # stamped samples: only those taken during the path's CPU segments of the thread count
+        # (here nearly all of each thread's: its CPU time is on the path but for its edges)
+        assert s["timed"] is True
         got = {tuple(p["frames"]): p["samples"] for p in s["paths"]}
-        assert got == dict(paths), name
-        assert s["total"] == sum(paths.values())
+        assert all(got[p] <= paths[p] for p in got), name
+        assert 0.95 * sum(paths.values()) <= s["total"] <= sum(paths.values())
         # the item's time on the path shared out by samples
         est = sum(p["estimated_s"] for p in s["paths"])
         assert abs(est - items[name]["time_s"]) < 1e-6 * len(s["paths"])
     first = items["solve"]["samples"]["paths"][0]
     assert first["frames"] == ["alpha", "spin"]
-    assert first["samples"] == want["solve"][("alpha", "spin")]
+    assert first["samples"] >= 0.95 * want["solve"][("alpha", "spin")]
     # text and CSV: the three largest under each function by default
     text = plx("critical-path", out, "--samples").stdout
     assert re.search(r"^\s+~[0-9.]+\s+[0-9.]+  %d of %d samples: alpha => spin$" % (
@@ -505,3 +508,26 @@ def test_sigkill_counts_the_samples_the_disk_had_no_room_for(tmp_path):
     doc = json.loads(plx("info", out, "--format", "json").stdout)
     [t] = doc["processes"][0]["threads"]
     assert t["samples"]["lost_not_kept"] == not_kept and t["samples"]["taken"] == taken
+
+
+def test_critical_path_samples_are_those_of_the_path_segments(tmp_path):
+    # the worker spins 0.6 s (0.3 s, then phase_g 0.3 s) while main spins phase_f 0.3 s and
+    # then joins it: the path runs through the worker; main is on it only before the fork and
+    # after the join, so its phase_f samples (stamped during its time off the path) are not
+    # what ran on the path
+    exe = tmp_path / "phases"
+    cp = subprocess.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", str(PROGRAMS / "sample_phases.c"),
+                         "-o", str(exe), "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    run(out, exe, "overlap", opts=("--trace", "--sample"))
+    own_main = own_samples(sampled_rows(out), 0)
+    assert sum(s for p, s in own_main.items() if "phase_f" in p) > 150
+    doc = json.loads(plx("critical-path", out, "--samples", "50", "--format", "json").stdout)
+    frames = [(i["location"], tuple(p["frames"]), p["samples"])
+              for i in doc["items"] if i["kind"] == "cpu" and "samples" in i
+              for p in i["samples"]["paths"]]
+    assert all(i["samples"]["timed"] for i in doc["items"] if "samples" in i)
+    on_g = sum(n for _, f, n in frames if "phase_g" in f)
+    on_f = sum(n for _, f, n in frames if "phase_f" in f)
+    assert on_g > 150 and on_f == 0, frames

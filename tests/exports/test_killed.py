@@ -86,7 +86,7 @@ def test_parquet_has_every_call_left_once_and_the_cut_ones_marked(killed, tmp_pa
     out = tmp_path / "pq"
     export(killed, "parquet", out)
     table = pq.read_table(out / "events.parquet")
-    assert table.schema.metadata[b"plx.schema"] == b"3"
+    assert table.schema.metadata[b"plx.schema"] == b"4"
     rows = table.to_pylist()
     enters = Counter(r["region_name"] for r in rows if r["kind"] == "enter")
     exits = Counter(r["region_name"] for r in rows if r["kind"] == "exit")

@@ -40,7 +40,7 @@ def test_waits_are_plx_waits(parquet_exports, experiments, name):
     assert t.schema.names == ["pattern", "location", "callpath", "wait_s", "count"]
     assert [f.type for f in t.schema] == [pa.string(), pa.string(), pa.string(), pa.float64(),
                                           pa.int64()]
-    assert t.schema.metadata[b"plx.schema"] == b"3"
+    assert t.schema.metadata[b"plx.schema"] == b"4"
     # every row of plx waits --format csv, in its order, the seconds to its 6 decimals
     want = list(csv.DictReader(io.StringIO(
         plx("waits", experiments[name], "--format", "csv").stdout)))

@@ -67,11 +67,15 @@ def test_parquet_samples_table(sampled, tmp_path):
     cp = plx("export", exp, "--format", "parquet", "-o", out)
     assert re.search(r"exported \d+ events and %d call-stack samples as parquet" % sum(taken.values()),
                      cp.stderr), cp.stderr
-    t = pd.read_parquet(out / "samples.parquet")
-    assert list(t.columns) == [
+    whole = pd.read_parquet(out / "samples.parquet")
+    assert list(whole.columns) == [
         "location", "process", "rank", "thread", "node", "parent", "depth", "region",
         "region_name", "callpath", "estimated", "samples", "self_samples", "period_ns",
-        "estimated_s", "estimated_self_s"]
+        "estimated_s", "estimated_self_s", "time_ns"]
+    # the callpath rows (time_ns null); the stamped samples' rows, one each, follow them
+    t = whole[whole.time_ns.isna()]
+    stamped = whole[whole.time_ns.notna()]
+    assert len(stamped) == sum(taken.values()) and (stamped.self_samples == 1).all()
     locs = pd.read_parquet(out / "locations.parquet")
     thread_of = dict(zip(locs["location"], locs["thread"]))
     got = defaultdict(dict)
@@ -116,7 +120,7 @@ def test_otf2_calling_context_samples(sampled, tmp_path):
     assert re.search(r"exported \d+ events and %d call-stack samples as otf2" % sum(taken.values()),
                      cp.stderr), cp.stderr
     got = defaultdict(Counter)
-    last_event = {}
+    last_event, sample_times = {}, defaultdict(list)
     with otf2.reader.open(str(out / "traces.otf2")) as tr:
         generators = list(tr.definitions.interrupt_generators)
         assert len(generators) == 1
@@ -128,12 +132,15 @@ def test_otf2_calling_context_samples(sampled, tmp_path):
             if type(ev).__name__ == "CallingContextSample":
                 path = context_path(ev.calling_context)
                 assert ev.unwind_distance == len(path) and ev.interrupt_generator == g
-                # after the location's last event, at its time
-                assert ev.time == last_event[loc.name]
+                # at its time (stamped with a trace), among the location's events
+                assert ev.time >= last_event.get(loc.name, 0)
+                sample_times[loc.name].append(ev.time)
                 got[thread[loc.name]][path] += 1
             else:
                 last_event[loc.name] = ev.time
     assert {t: dict(c) for t, c in got.items()} == {t: own_samples(p) for t, p in expected.items()}
+    for name, times in sample_times.items():
+        assert times == sorted(times) and times[-1] <= last_event[name]
     # otf2-print sees as many, and every location's event count includes them
     printed = run(["otf2-print", out / "traces.otf2"]).stdout
     assert printed.count("CALLING_CONTEXT_SAMPLE ") == sum(taken.values())
@@ -149,10 +156,12 @@ def test_chrome_stack_frames_and_samples(sampled, tmp_path):
     frames = doc["stackFrames"]
     for f in frames.values():
         assert "parent" not in f or f["parent"] in frames
-    last = {}
+    first, last = {}, {}
     for e in doc["traceEvents"]:
         if e["ph"] != "M" and e["tid"] < 1_000_000:
-            last[(e["pid"], e["tid"])] = max(e["ts"], last.get((e["pid"], e["tid"]), 0))
+            k = e["pid"]
+            last[k] = max(e["ts"] + e.get("dur", 0), last.get(k, 0))
+            first[k] = min(e["ts"], first.get(k, e["ts"]))
 
     def path(sf):
         p = []
@@ -164,7 +173,8 @@ def test_chrome_stack_frames_and_samples(sampled, tmp_path):
     got = defaultdict(Counter)
     for s in doc["samples"]:
         assert s["name"] == "cpu-clock" and s["args"]["period_ns"] == 1_000_000
-        assert s["ts"] == last[(s["pid"], s["tid"])]
+        # each stamped sample at its own time, within its process's events
+        assert s["weight"] == 1 and first[s["pid"]] <= s["ts"] <= last[s["pid"]]
         got[s["tid"]][path(s["sf"])] += s["weight"]
     assert {t: dict(c) for t, c in got.items()} == {t: own_samples(p) for t, p in expected.items()}
     assert sum(s["weight"] for s in doc["samples"]) == sum(taken.values())
@@ -216,6 +226,7 @@ def test_mpi_ranks_samples_in_every_export(tmp_path):
     pid_of_rank = {int(r): p for r, p in zip(locs["rank"], locs["pid"])}
     assert sorted(pid_of_rank) == [0, 1]
     t = pd.read_parquet(tmp_path / "pq" / "samples.parquet")
+    t = t[t.time_ns.isna()]  # the callpath rows
     got = defaultdict(dict)
     for r in t.itertuples():
         assert pid_of_rank[int(r.rank)] == key_of[r.location][0]

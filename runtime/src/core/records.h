@@ -58,6 +58,7 @@ enum plx_record_type {
     PLX_REC_OPEN_AT_END = 67, /* OpenAtEnd, process.plx */
     PLX_REC_CLOCK_SYNC_SKIPPED = 70, /* ClockSyncSkipped, process.plx */
     PLX_REC_SAMPLE_TREE = 80, /* SampleTree, process.plx */
+    PLX_REC_SAMPLE_STAMPS = 81, /* SampleStamps, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -800,6 +801,18 @@ static inline void plx_enc_sample_tree_frames(struct plx_rec *r, uint32_t parent
     r->items++;
 }
 
+/* SampleStamps (81) */
+static inline void plx_enc_sample_stamps(struct plx_rec *r, uint32_t thread, uint64_t base_ticks, uint32_t count, const uint64_t *stamps)
+{
+    plx_rec_begin(r, PLX_REC_SAMPLE_STAMPS);
+    plx_rec_put_u32(r, thread);
+    plx_rec_put_u64(r, base_ticks);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+    plx_rec_put(r, stamps, (size_t)count * 8);
+    r->items = r->expect;
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -851,6 +864,8 @@ static inline void plx_enc_sample_tree_frames(struct plx_rec *r, uint32_t parent
 #define PLX_CLOCK_SYNC_SKIPPED_FIXED_SIZE 8u /* bytes before the first string or repeated field */
 #define PLX_SAMPLE_TREE_FIXED_SIZE 40u /* bytes before the first string or repeated field */
 #define PLX_SAMPLE_TREE_FRAMES_ITEM_SIZE 28u
+#define PLX_SAMPLE_STAMPS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_SAMPLE_STAMPS_STAMPS_ITEM_SIZE 8u
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1144,6 +1159,10 @@ enum {
     PLX_F_SAMPLE_TREE_FRAMES_MODULE = 2,
     PLX_F_SAMPLE_TREE_FRAMES_ADDRESS = 3,
     PLX_F_SAMPLE_TREE_FRAMES_SAMPLES = 4,
+    PLX_F_SAMPLE_STAMPS_THREAD = 0,
+    PLX_F_SAMPLE_STAMPS_BASE_TICKS = 1,
+    PLX_F_SAMPLE_STAMPS_COUNT = 2,
+    PLX_F_SAMPLE_STAMPS_STAMPS = 3,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1491,6 +1510,12 @@ static const struct plx_field_def plx_fields_sample_tree[] = {
     {"count", PLX_T_U32, -1, 0, 0, NULL},
     {"frames", PLX_T_GROUP, 5, 0, 5, plx_fields_sample_tree_frames},
 };
+static const struct plx_field_def plx_fields_sample_stamps[] = {
+    {"thread", PLX_T_U32, -1, 0, 0, NULL},
+    {"base_ticks", PLX_T_U64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"stamps", PLX_T_U64, 2, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1532,8 +1557,9 @@ static const struct plx_record_def plx_record_defs[] = {
     {67, "OpenAtEnd", 3, 3, plx_fields_open_at_end},
     {70, "ClockSyncSkipped", 2, 2, plx_fields_clock_sync_skipped},
     {80, "SampleTree", 7, 7, plx_fields_sample_tree},
+    {81, "SampleStamps", 4, 4, plx_fields_sample_stamps},
 };
-#define PLX_RECORD_DEFS 40
+#define PLX_RECORD_DEFS 41
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

@@ -19,7 +19,11 @@
  * preallocated tree; its only system calls are the live file's growth (plx_live_extend, a few
  * times per thread as the tree doubles). libunwind is loaded with dlopen(RTLD_LOCAL) so that its _Unwind_* and
  * backtrace() never replace the program's. The enter/exit hot path is untouched: the handler
- * only reads t->cur, t->depth and the frames' stack pointers. */
+ * only reads t->cur, t->depth and the frames' stack pointers. With a trace each sample is also
+ * stamped (time, frame) in a buffer of the sampler's own, which the handler writes as a
+ * SampleStamps record when full (a write(), async-signal-safe): the trace buffer is never
+ * written from the handler, since the signal may interrupt plx_trace_put between its store and
+ * its pointer's increment, and guarding that would cost the hot path. */
 #include "plx_internal.h"
 
 #include <dlfcn.h>
@@ -61,6 +65,11 @@
 /* the module of a frame that is an instrumented region open (trace mode), its id the address */
 #define REGION_MODULE 0xFFFFFFFEu
 #define LIVE_FIRST 1024u /* frames the live file backs at first; doubled as the tree grows */
+/* Trace mode: the stamps (time, frame) a thread keeps before its handler writes them as one
+ * SampleStamps record (8 KiB, about a second of CPU time at 1 kHz) */
+#define STAMPS 1024u
+#define STAMP_DELTA_MAX ((1ull << 40) - 1)
+#define STAMP_FRAME_SHIFT 40
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
@@ -105,8 +114,16 @@ struct plx_samples {
     struct frame *frames;
     uint32_t *slots; /* hash of (parent, node, address) → frame index + 1; 2 × cap */
     struct cut *cuts; /* per depth, for frames with no stack pointer */
-    size_t bytes;     /* this struct, slots and cuts */
+    size_t bytes;     /* this struct, slots, cuts, stamps and their record's buffer */
+    /* Trace mode only (stamps non-NULL): each sample's time and frame, in a buffer of this
+     * struct's own — never the trace buffer, whose writer (plx_trace_put) the signal may have
+     * interrupted between its store and its pointer's increment. */
+    uint64_t *stamps;
+    uint32_t nstamps;
+    uint64_t stamp_base, stamp_last;
+    unsigned char *stamp_rec; /* room for one SampleStamps record of STAMPS stamps */
 };
+#define STAMP_REC_BYTES (PLX_RECORD_HEADER_SIZE + 16 + STAMPS * 8)
 
 static int enabled;         /* PLX_SAMPLE > 0 and the unwinder loaded */
 /* ThreadSanitizer runs the handler of a synchronous signal (SIGTRAP) at once, even inside its
@@ -296,8 +313,38 @@ static int unwind_fast(const ucontext_t *uc, uint64_t *out)
 }
 #endif
 
+/* The stamps kept so far as one SampleStamps record (process.plx), from the handler or from
+ * the thread's end: a record built in its own buffer (no allocation) and one write; a write
+ * that fails is counted as the writer's failures. */
+static void write_stamps(const struct plx_thread *t, struct plx_samples *s)
+{
+    if (!s->nstamps)
+        return;
+    struct plx_rec rec;
+    plx_rec_over(&rec, s->stamp_rec, 0, STAMP_REC_BYTES);
+    plx_enc_sample_stamps(&rec, t->index, s->stamp_base, s->nstamps, s->stamps);
+    plx_rec_end(&rec);
+    plx_write_framed(s->stamp_rec, rec.len);
+    s->nstamps = 0;
+}
+
+/* Sample `now` counted in frame f: its stamp, the buffer written first when full or when the
+ * time since the last stamp does not fit. */
+static void stamp(const struct plx_thread *t, struct plx_samples *s, uint32_t f, uint64_t now)
+{
+    if ((int64_t)(now - s->stamp_last) < 0 && s->nstamps)
+        now = s->stamp_last; /* a core whose counter lags: the stamps stay in order */
+    if (s->nstamps == STAMPS || (s->nstamps && now - s->stamp_last > STAMP_DELTA_MAX))
+        write_stamps(t, s);
+    if (!s->nstamps)
+        s->stamp_base = s->stamp_last = now;
+    s->stamps[s->nstamps++] = (uint64_t)f << STAMP_FRAME_SHIFT | (now - s->stamp_last);
+    s->stamp_last = now;
+}
+
 static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
 {
+    uint64_t now = s->stamps ? plx_ticks() : 0;
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (pc >= loader_lo && pc < loader_hi) {
         s->head->lost_loader++; /* may hold the loader's lock, which the unwinder's lookups take */
@@ -345,6 +392,8 @@ static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
     }
     s->frames[f].samples++;
     s->head->taken++; /* after its frame: a kill between leaves the frames one ahead, never behind */
+    if (s->stamps)
+        stamp(t, s, f, now);
 }
 
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
@@ -571,7 +620,9 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
     uint32_t cap = (uint32_t)plx_cfg.sample_nodes;
     uint32_t slots = pow2_at_least(cap * 2);
     size_t head = (sizeof(struct plx_samples) + 63) & ~(size_t)63;
-    size_t bytes = head + (size_t)slots * 4 + (size_t)t->max_depth * sizeof(struct cut);
+    size_t cuts = ((size_t)t->max_depth * sizeof(struct cut) + 7) & ~(size_t)7;
+    size_t stamps = plx_cfg.trace ? STAMPS * 8 + STAMP_REC_BYTES : 0;
+    size_t bytes = head + (size_t)slots * 4 + cuts + stamps;
     char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED)
         return;
@@ -581,6 +632,10 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
     s->mask = slots - 1;
     s->slots = (uint32_t *)(mem + head);
     s->cuts = (struct cut *)(s->slots + slots);
+    if (stamps) {
+        s->stamps = (uint64_t *)((char *)s->cuts + cuts);
+        s->stamp_rec = (unsigned char *)(s->stamps + STAMPS);
+    }
     s->fd = open_event();
     if (s->fd < 0) {
         static _Atomic int warned;
@@ -641,6 +696,7 @@ void plx_stack_sampler_write(struct plx_thread *t)
                                    module, f->address, f->samples);
     }
     plx_rec_write(&rec, 0);
+    write_stamps(t, s); /* frames keep their index as the tree grows: any record names the last tree's */
     t->samples = NULL;
     /* another thread's handler may still hold the pointer: its tree stays (the process ends) */
     drop_tree(t, s, 1, t == plx_self);

@@ -58,7 +58,7 @@ pub use merge::{
 pub use messages::{MessageStat, Mismatch, PairStats};
 pub use model::{
     shell_words, AppModel, BuildOptions, Model, ProcessModel, ProfileSource, SampleStats,
-    ThreadModel, ThrottledRegion,
+    ThreadModel, ThrottledRegion, TimedSample,
 };
 pub use mpitime::{MpiTime, RoutineTime};
 pub use regions::{RegionInfo, RegionTable};

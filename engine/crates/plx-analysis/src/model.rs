@@ -10,8 +10,8 @@ use build::*;
 pub use clocks::globalize_event;
 pub(crate) use clocks::globalize_event_by;
 use clocks::*;
-pub use samples::SampleStats;
-use samples::{fold_samples, FrameNames};
+use samples::{fold_samples, timed_samples, FrameNames};
+pub use samples::{SampleStats, TimedSample};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -99,6 +99,9 @@ pub struct ThreadModel {
     pub sync: Vec<SyncStat>,
     /// Call-stack sampling's counts (`plx run --sample`), when the thread was sampled.
     pub samples: Option<SampleStats>,
+    /// With a trace: each call-stack sample's time and tree node, in the order taken (empty
+    /// without stamps: a profile, or an experiment older than SampleStamps).
+    pub sample_times: Vec<TimedSample>,
 }
 
 /// A region that stopped being measured.

@@ -494,7 +494,7 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                         })
                     })
                     .collect();
-                v["samples"] = json!({ "total": s.samples, "paths": paths });
+                v["samples"] = json!({ "total": s.samples, "timed": s.timed, "paths": paths });
             }
             v
         })

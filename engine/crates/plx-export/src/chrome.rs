@@ -202,8 +202,9 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// The `samples` entries of location `li`, at `t` (its last event: the runtime keeps no
-    /// time of a sample): per sampled callpath, its innermost frame's samples as the weight.
+    /// The `samples` entries of location `li`: each stamped sample at its time (weight 1), and
+    /// per sampled callpath its innermost frame's samples without a time at `t` (its last
+    /// event) as the weight.
     fn location_samples(&mut self, regions: &RegionTable, li: u32, t: i64) {
         let Some(s) = self.samples.get(li as usize).and_then(|s| s.as_ref()) else {
             return;
@@ -223,15 +224,25 @@ impl<'a> Writer<'a> {
                 self.frames.push((json_str(regions.name(n.region)), cat, parent));
             }
             ids.insert(n.node, id);
-            if n.self_samples > 0 {
-                self.sampled += n.self_samples;
+            let untimed = s.untimed(n);
+            if untimed > 0 {
+                self.sampled += untimed;
                 self.sample_entries.push(format!(
                     "{{\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":\"cpu-clock\",\"sf\":\"{id}\",\"weight\":{},\"args\":{{\"period_ns\":{}}}}}",
                     us(t - self.origin),
-                    n.self_samples,
+                    untimed,
                     s.period_ns
                 ));
             }
+        }
+        for &(ns, node) in &s.times {
+            let Some(id) = ids.get(&node) else { continue };
+            self.sampled += 1;
+            self.sample_entries.push(format!(
+                "{{\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":\"cpu-clock\",\"sf\":\"{id}\",\"weight\":1,\"args\":{{\"period_ns\":{}}}}}",
+                us(ns - self.origin),
+                s.period_ns
+            ));
         }
     }
 

@@ -17,7 +17,7 @@ mod driver;
 mod error;
 mod input;
 mod nesting;
-mod samples;
+pub mod samples;
 mod staged;
 
 pub mod columns;

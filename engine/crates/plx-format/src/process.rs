@@ -15,6 +15,10 @@ use crate::records::{CounterReadPaths, NodeCounters};
 use crate::sync::{SyncObject, SyncStats};
 use crate::warning::{Warning, WarningKind};
 
+/// A SampleStamps word: bits 0..39 the ticks since the previous stamp, 40..63 the frame.
+const STAMP_DELTA_MASK: u64 = (1 << 40) - 1;
+const STAMP_FRAME_SHIFT: u32 = 40;
+
 /// Everything one thread's records say.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadData {
@@ -47,6 +51,9 @@ pub struct ThreadData {
     pub counter_paths: Vec<CounterReadPaths>,
     /// Call-stack samples merged into a tree of code addresses (the last SampleTree wins).
     pub sample_tree: Option<crate::records::SampleTree>,
+    /// With a trace: each call-stack sample's time (ticks) and the index of its innermost frame
+    /// in `sample_tree`'s frames, in the order taken (the SampleStamps records decoded).
+    pub sample_stamps: Vec<(u64, u32)>,
     /// What was taken from live files because the records were never written.
     pub recovered: Recovered,
 }
@@ -234,6 +241,15 @@ impl ProcessData {
             Record::SampleTree(t) => {
                 let thread = t.thread;
                 self.thread_mut(thread).sample_tree = Some(t);
+            }
+            Record::SampleStamps(s) => {
+                let stamps = &mut self.thread_mut(s.thread).sample_stamps;
+                let mut ticks = s.base_ticks;
+                stamps.reserve(s.stamps.len());
+                for w in s.stamps {
+                    ticks = ticks.wrapping_add(w & STAMP_DELTA_MASK);
+                    stamps.push((ticks, (w >> STAMP_FRAME_SHIFT) as u32));
+                }
             }
             Record::ProbeSite(p) => self.probe_sites.push(p),
             Record::ProbeChange(c) => self.probe_changes.push(c),

@@ -95,6 +95,8 @@ pub mod types {
     pub const CLOCK_SYNC_SKIPPED: u16 = 70;
     /// SampleTree (process.plx).
     pub const SAMPLE_TREE: u16 = 80;
+    /// SampleStamps (process.plx).
+    pub const SAMPLE_STAMPS: u16 = 81;
 }
 
 /// Extended event subtypes and their payload words.
@@ -207,6 +209,7 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (67, "OpenAtEnd"),
     (70, "ClockSyncSkipped"),
     (80, "SampleTree"),
+    (81, "SampleStamps"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -324,6 +327,8 @@ pub mod fixed_size {
     pub const CLOCK_SYNC_SKIPPED: usize = 8;
     /// SampleTree.
     pub const SAMPLE_TREE: usize = 40;
+    /// SampleStamps.
+    pub const SAMPLE_STAMPS: usize = 16;
 }
 
 /// Size of a live file's header.
@@ -1018,6 +1023,17 @@ pub mod structs {
         pub frames: Vec<SampleTreeFramesItem>,
     }
 
+    /// Record 81: when each call-stack sample of a thread was taken, and where in its SampleTree: one word per sample, in the order taken. The samples of a thread's SampleTree that no stamp names (lost with a write, or taken before a fork) have no time.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SampleStamps {
+        /// the thread's index
+        pub thread: u32,
+        /// the time the first stamp's delta counts from
+        pub base_ticks: u64,
+        /// bits 0..39: ticks since the previous stamp of this record (the first: since `base_ticks`); bits 40..63: the index in the thread's SampleTree `frames` of the sample's innermost frame (the frame whose `samples` counts it)
+        pub stamps: Vec<u64>,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -1097,6 +1113,8 @@ pub enum Record {
     ClockSyncSkipped(ClockSyncSkipped),
     /// Type 80.
     SampleTree(SampleTree),
+    /// Type 81.
+    SampleStamps(SampleStamps),
 }
 
 impl Record {
@@ -1139,6 +1157,7 @@ impl Record {
             Record::OpenAtEnd(_) => types::OPEN_AT_END,
             Record::ClockSyncSkipped(_) => types::CLOCK_SYNC_SKIPPED,
             Record::SampleTree(_) => types::SAMPLE_TREE,
+            Record::SampleStamps(_) => types::SAMPLE_STAMPS,
         }
     }
 
@@ -1488,6 +1507,19 @@ impl Record {
                 }
                 Record::SampleTree(SampleTree { thread, period_ns, samples, lost_full, lost_loader, frames })
             }
+            types::SAMPLE_STAMPS => {
+                let thread = r.u32()?;
+                let base_ticks = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 8 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut stamps = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    stamps.push(r.u64()?);
+                }
+                Record::SampleStamps(SampleStamps { thread, base_ticks, stamps })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1766,6 +1798,14 @@ impl Record {
                     out.put_u32(x.module);
                     out.put_u64(x.address);
                     out.put_u64(x.samples);
+                }
+            }
+            Record::SampleStamps(v) => {
+                out.put_u32(v.thread);
+                out.put_u64(v.base_ticks);
+                out.put_u32(v.stamps.len() as u32);
+                for x in &v.stamps {
+                    out.put_u64(*x);
                 }
             }
         }
@@ -2335,6 +2375,24 @@ impl Record {
                     out.push_str(" samples=");
                     dump_int(out, x.samples as i128);
                     out.push('}');
+                }
+                out.push(']');
+            }
+            Record::SampleStamps(v) => {
+                out.push_str("SampleStamps");
+                out.push_str(" thread=");
+                dump_int(out, v.thread as i128);
+                out.push_str(" base_ticks=");
+                dump_int(out, v.base_ticks as i128);
+                out.push_str(" count=");
+                dump_int(out, v.stamps.len() as i128);
+                out.push_str(" stamps=");
+                out.push('[');
+                for (k, x) in v.stamps.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    dump_int(out, *x as i128);
                 }
                 out.push(']');
             }

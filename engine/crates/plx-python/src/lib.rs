@@ -133,7 +133,7 @@ type Pass = fn(&Path) -> Result<Tables, String>;
 
 /// The module's functions, `name(path)` each: its pass, run with the GIL released (an error
 /// becomes a `PlxError`), its tables as a dict.
-const PASSES: [(&CStr, &CStr, Pass); 7] = [
+const PASSES: [(&CStr, &CStr, Pass); 8] = [
     (
         c"trace",
         c"trace(path)\n--\n\nThe merged trace's events, messages, locations, regions and comms (one merge; no intervals).",
@@ -168,6 +168,11 @@ const PASSES: [(&CStr, &CStr, Pass); 7] = [
         c"processes",
         c"processes(path)\n--\n\nThe process images (plx info's processes): program, arguments, host, start, MPI world.",
         tables::processes,
+    ),
+    (
+        c"samples",
+        c"samples(path)\n--\n\nThe call-stack samples, a row each, timed where the runtime stamped them (a trace).",
+        tables::samples,
     ),
 ];
 

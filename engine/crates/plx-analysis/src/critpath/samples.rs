@@ -2,9 +2,10 @@
 //!
 //! A sample hangs under the innermost measured call open when it was taken, so the samples
 //! below a function's measured callpaths (and not below a measured call inside it) are what
-//! ran while it was the innermost measured call: the time the procedure level gives it. The
-//! runtime keeps no time of a sample: they are the samples of the whole run in that function
-//! on that thread, not only of the path's segments; each path's share of them estimates its
+//! ran while it was the innermost measured call: the time the procedure level gives it. Where
+//! the runtime stamped the samples (a trace) only those taken during the path's CPU segments on
+//! that thread count: what ran on the path. Without stamps (a profile) they are the samples of
+//! the whole run in that function on that thread; each path's share of them estimates its
 //! share of the item's time on the path.
 
 use std::collections::HashMap;
@@ -32,8 +33,11 @@ pub struct SampledPath {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemSamples {
     /// Samples taken while the item's function was the innermost measured call, on its
-    /// thread(s), the whole run.
+    /// thread(s): during the path's segments there where the samples have times, else the
+    /// whole run.
     pub samples: u64,
+    /// Whether every thread's samples had times (only the path's segments count).
+    pub timed: bool,
     /// The largest paths by samples (then frames), at most the number asked for.
     pub paths: Vec<SampledPath>,
 }
@@ -54,10 +58,13 @@ pub fn item_samples(
     }
     let function = (item.name != NO_FUNCTION).then_some(item.name.as_str());
     let mut on_path = vec![false; g.locations.len()];
+    let mut spans: Vec<Vec<(i64, i64)>> = vec![Vec::new(); g.locations.len()];
     for s in segs.iter().filter(|s| s.kind == ItemKind::Cpu) {
         on_path[s.location as usize] = true;
+        spans[s.location as usize].push((s.start_ns, s.end_ns));
     }
     let mut paths: HashMap<Vec<u32>, u64> = HashMap::new();
+    let mut timed = true;
     for (li, l) in g.locations.iter().enumerate() {
         let here = location_name(model, l, Level::Procedure);
         let mine = match &item.location {
@@ -74,7 +81,13 @@ pub fn item_samples(
         else {
             continue;
         };
-        below(model, &t.tree, function, &mut paths);
+        let own = if t.sample_times.is_empty() {
+            timed = false;
+            t.tree.self_samples()
+        } else {
+            during(&model.processes[l.process], t, &spans[li])
+        };
+        below(model, &t.tree, &own, function, &mut paths);
     }
     let samples: u64 = paths.values().sum();
     if samples == 0 {
@@ -94,7 +107,34 @@ pub fn item_samples(
             .then_with(|| a.frames.cmp(&b.frames))
     });
     paths.truncate(top);
-    Some(ItemSamples { samples, paths })
+    Some(ItemSamples {
+        samples,
+        timed,
+        paths,
+    })
+}
+
+/// Per node of `t`'s tree, its own stamped samples taken inside one of `spans` (global ns).
+fn during(
+    p: &crate::model::ProcessModel,
+    t: &crate::model::ThreadModel,
+    spans: &[(i64, i64)],
+) -> Vec<u64> {
+    let mut own = vec![0u64; t.tree.nodes().len()];
+    let mut spans = spans.to_vec();
+    spans.sort_unstable();
+    for s in &t.sample_times {
+        let Some(node) = s.node.filter(|&n| (n as usize) < own.len()) else {
+            continue;
+        };
+        let ns = p.rank0_ns(s.ticks).round() as i64;
+        // the last span starting at or before ns
+        let k = spans.partition_point(|&(a, _)| a <= ns);
+        if k > 0 && ns <= spans[k - 1].1 {
+            own[node as usize] += 1;
+        }
+    }
+    own
 }
 
 /// Adds to `paths` the samples of `tree` whose innermost measured call is `function` (`None`:
@@ -102,11 +142,11 @@ pub fn item_samples(
 fn below(
     model: &Model,
     tree: &crate::tree::CallTree,
+    own: &[u64],
     function: Option<&str>,
     paths: &mut HashMap<Vec<u32>, u64>,
 ) {
     let nodes = tree.nodes();
-    let own = tree.self_samples();
     // per node: its innermost measured callpath (itself when an event entered it)
     let mut anchor: Vec<Option<u32>> = vec![None; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {

@@ -238,6 +238,7 @@ pub(super) fn build_process(
                     .as_ref()
                     .map(|t| SampleStats::of(t, &d.recovered))
             }),
+            sample_times: Vec::new(),
         };
         let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);
@@ -342,7 +343,7 @@ pub(super) fn build_process(
             tm.messages = message_stats(recorded_messages, &mut rmap, table);
         }
         if let Some(st) = data.and_then(|d| d.sample_tree.as_ref()) {
-            let bad = fold_samples(
+            let (bad, frame_nodes) = fold_samples(
                 &mut tm.tree,
                 &profile_map,
                 st,
@@ -358,6 +359,18 @@ pub(super) fn build_process(
                     WarningKind::Malformed,
                     format!(
                         "thread {th}: {bad} sampled frames name a frame or profile node that does not exist: left out"
+                    ),
+                ));
+            }
+            let stamps = data.map_or(&[][..], |d| d.sample_stamps.as_slice());
+            let (timed, untimed) = timed_samples(stamps, &frame_nodes);
+            tm.sample_times = timed;
+            if untimed > 0 {
+                warnings.push(Warning::file(
+                    img.process_path(),
+                    WarningKind::Malformed,
+                    format!(
+                        "thread {th}: {untimed} sample stamps name a frame its sample tree does not have: left out"
                     ),
                 ));
             }

@@ -82,11 +82,38 @@ impl FrameNames {
     }
 }
 
-/// Adds `st`'s frames to `tree`; `map` gives the tree node of each ThreadProfile node. Returns
-/// how many frames were left out for naming a parent or node that does not exist.
 /// A frame that is a region open when sampled (the runtime's trace mode), not code.
 const REGION_MODULE: u32 = 0xFFFF_FFFE;
 
+/// A call-stack sample with its time (the runtime stamps each sample in trace mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedSample {
+    /// When it was taken, ticks of the thread's process ([`super::ProcessModel::rank0_ns`]).
+    pub ticks: u64,
+    /// The tree node whose own sample it is (`None`: the thread's root).
+    pub node: Option<u32>,
+}
+
+/// What the samples of a thread's stamps hold: each in order, its frame's tree node; the stamps
+/// whose frame is not in the tree (left out, or past its end) are counted, not kept.
+pub(super) fn timed_samples(
+    stamps: &[(u64, u32)],
+    frame_nodes: &[Option<Option<u32>>],
+) -> (Vec<TimedSample>, u64) {
+    let mut out = Vec::with_capacity(stamps.len());
+    let mut bad = 0;
+    for &(ticks, f) in stamps {
+        match frame_nodes.get(f as usize).copied().flatten() {
+            Some(node) => out.push(TimedSample { ticks, node }),
+            None => bad += 1,
+        }
+    }
+    (out, bad)
+}
+
+/// Adds `st`'s frames to `tree`; `map` gives the tree node of each ThreadProfile node. Returns
+/// how many frames were left out for naming a parent or node that does not exist, and per
+/// frame its tree node (`None`: left out; `Some(None)`: the thread's root).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn fold_samples(
     tree: &mut CallTree,
@@ -97,7 +124,7 @@ pub(super) fn fold_samples(
     table: &mut RegionTable,
     resolver: &mut SymbolResolver,
     names: &mut FrameNames,
-) -> u64 {
+) -> (u64, Vec<Option<Option<u32>>>) {
     let period = st.period_ns as f64 * 1e-9;
     let n = st.frames.len();
     // per frame: its tree node (None: left out; the thread root for an address-0 frame there)
@@ -188,5 +215,5 @@ pub(super) fn fold_samples(
             up = tree.nodes()[a as usize].parent;
         }
     }
-    bad
+    (bad, node_of)
 }

@@ -62,6 +62,7 @@ impl Exporter for Otf2 {
             out,
             events: None,
             samples: Vec::new(),
+            sample_refs: Vec::new(),
         };
         let mut summary = drive(input, &mut sink)?;
         summary.records = sink.events.as_ref().map_or(0, |e| e.n);
@@ -78,12 +79,30 @@ struct Otf2Sink<'a> {
     events: Option<Events>,
     /// Per location: its call-stack samples, written after its last event.
     samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
+    /// Per location with samples: their calling contexts and how many stamped ones are written.
+    sample_refs: Vec<Option<samples::LocationRefs>>,
 }
 
 impl Otf2Sink<'_> {
     #[inline]
     fn ev(&mut self) -> &mut Events {
         self.events.as_mut().expect("begin() opened the archive")
+    }
+
+    /// The events, once location `at.loc`'s stamped samples up to `at.ns` are written (so that
+    /// its records stay in time order).
+    #[inline]
+    fn at(&mut self, at: At) -> Result<&mut Events, crate::driver::SinkError> {
+        let ev = self.events.as_mut().expect("begin() opened the archive");
+        if let (Some(Some(s)), Some(Some(r))) = (
+            self.samples.get(at.loc as usize),
+            self.sample_refs.get_mut(at.loc as usize),
+        ) {
+            if s.times.get(r.next).is_some_and(|x| x.0 <= at.ns) {
+                ev.samples_until(at.loc, at.ns, s, r)?;
+            }
+        }
+        Ok(ev)
     }
 
     /// The external metrics (plx run --monitor, plx import) as one metric location after the
@@ -156,39 +175,48 @@ impl Sink for Otf2Sink<'_> {
         let archive = Archive::open(self.out)?;
         self.events = Some(Events::new(archive, merge.model(), merge.locations())?);
         self.samples = crate::samples::all(&self.input.model, merge.locations());
+        let ev = self.events.as_mut().expect("opened above");
+        self.sample_refs = self
+            .samples
+            .iter()
+            .map(|s| s.as_ref().map(|s| ev.sample_refs(s)))
+            .collect();
         Ok(())
     }
 
     #[inline]
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
-        self.ev().enter(cx, at, region)
+        self.at(at)?.enter(cx, at, region)
     }
 
     #[inline]
     fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
-        self.ev().exit(cx, at, region)
+        self.at(at)?.exit(cx, at, region)
     }
 
     /// The calls still open leave, then the location's samples follow.
     fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
-        self.ev().open_at_end(at, calls, cut)?;
+        self.at(at)?.open_at_end(at, calls, cut)?;
         let ev = self.events.as_mut().expect("begin() opened the archive");
-        match self.samples.get(at.loc as usize) {
-            Some(Some(s)) => ev.samples(at, s),
+        match (
+            self.samples.get(at.loc as usize),
+            self.sample_refs.get_mut(at.loc as usize),
+        ) {
+            (Some(Some(s)), Some(Some(r))) => ev.samples(at, s, r),
             _ => Ok(()),
         }
     }
 
     fn user(&mut self, _cx: &Cx, at: At, event: u32, value: f64) -> Step {
-        self.ev().user(at, event, value)
+        self.at(at)?.user(at, event, value)
     }
 
     fn send(&mut self, _cx: &Cx, at: At, m: Envelope, _message: Option<u64>) -> Step {
-        self.ev().send(at, m)
+        self.at(at)?.send(at, m)
     }
 
     fn recv(&mut self, _cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
-        self.ev().recv(at, m, link)
+        self.at(at)?.recv(at, m, link)
     }
 
     fn collective(
@@ -199,23 +227,23 @@ impl Sink for Otf2Sink<'_> {
         root: Option<u32>,
         bytes: (u64, u64),
     ) -> Step {
-        self.ev().collective(cx, at, comm, root, bytes)
+        self.at(at)?.collective(cx, at, comm, root, bytes)
     }
 
     fn acquire(&mut self, _cx: &Cx, at: At, object: u32, kind: u8, _wait_ns: u64) -> Step {
-        self.ev().acquire(at, object, kind)
+        self.at(at)?.acquire(at, object, kind)
     }
 
     fn release(&mut self, _cx: &Cx, at: At, object: u32, kind: u8) -> Step {
-        self.ev().release(at, object, kind)
+        self.at(at)?.release(at, object, kind)
     }
 
     fn omp_team(&mut self, _cx: &Cx, at: At, region: u32, level: u32, team: (u32, u32)) -> Step {
-        self.ev().omp_team(at, region, level, team)
+        self.at(at)?.omp_team(at, region, level, team)
     }
 
     fn counted(&mut self, _cx: &Cx, at: At, call: &CountedCall) -> Step {
-        self.ev().counted(at, call)
+        self.at(at)?.counted(at, call)
     }
 
     /// Stream bytes have no OTF2 record here.

@@ -1,8 +1,9 @@
 //! Call-stack samples as OTF2 calling-context samples: a `CallingContext` definition per sampled callpath (shared by every location that has it), an `InterruptGenerator` per sampling period, and a `CallingContextSample` event per sample.
 //!
-//! The runtime keeps no time of a sample ([`crate::samples`]): a location's samples are its
-//! last records, at the time of its last event, each sample one event whose calling context
-//! is the callpath of its innermost frame (`unwindDistance` its depth: every frame new).
+//! Each sample is one event whose calling context is the callpath of its innermost frame
+//! (`unwindDistance` its depth: every frame new), at its time where the runtime stamped it
+//! (before the location's event at or after that time), else after the location's last event
+//! ([`crate::samples`]).
 
 use std::collections::HashMap;
 
@@ -42,42 +43,83 @@ impl Contexts {
     }
 }
 
+/// One location's samples as OTF2 writes them: the calling context and depth of each sampled
+/// node, its interrupt generator, and how many of its stamped samples are written.
+pub(super) struct LocationRefs {
+    generator: u32,
+    refs: HashMap<u32, (u32, u32)>,
+    pub next: usize,
+}
+
 impl Events {
-    /// The samples of location `at.loc`, at `at.ns`: for each sampled callpath, a
-    /// `CallingContextSample` per sample whose innermost frame it is.
-    pub fn samples(&mut self, at: At, s: &LocationSamples) -> Step {
+    /// The calling contexts of `s`'s sampled callpaths (definitions, written at the end).
+    pub fn sample_refs(&mut self, s: &LocationSamples) -> LocationRefs {
         let generator = self.contexts.generator(s.period_ns);
-        let mut refs: HashMap<u32, u32> = HashMap::with_capacity(s.nodes.len());
-        let w = self.writers[at.loc as usize];
-        let t = at.ns.max(0) as u64;
+        let mut refs: HashMap<u32, (u32, u32)> = HashMap::with_capacity(s.nodes.len());
         for n in &s.nodes {
             // a sampled node's parent has samples too (they are inclusive): defined before it
             let parent = n
                 .parent
-                .and_then(|p| refs.get(&p).copied())
+                .and_then(|p| refs.get(&p).map(|r| r.0))
                 .unwrap_or(OTF2_UNDEFINED_UINT32);
             let cc = self.contexts.context(parent, n.region);
-            refs.insert(n.node, cc);
-            for _ in 0..n.self_samples {
-                // SAFETY: `w` is an open event writer of the archive.
-                let code = unsafe {
-                    OTF2_EvtWriter_CallingContextSample(
-                        w,
-                        std::ptr::null_mut(),
-                        t,
-                        cc,
-                        n.depth,
-                        generator,
-                    )
-                };
-                self.archive.check(code, "writing a calling-context sample")?;
-            }
-            self.counts[at.loc as usize] += n.self_samples;
-            self.sampled += n.self_samples;
+            refs.insert(n.node, (cc, n.depth));
         }
-        if s.nodes.iter().any(|n| n.self_samples > 0) {
-            self.last = self.last.max(at.ns);
+        LocationRefs {
+            generator,
+            refs,
+            next: 0,
+        }
+    }
+
+    fn sample(&mut self, loc: u32, ns: i64, (cc, depth): (u32, u32), generator: u32) -> Step {
+        let w = self.writers[loc as usize];
+        // SAFETY: `w` is an open event writer of the archive.
+        let code = unsafe {
+            OTF2_EvtWriter_CallingContextSample(
+                w,
+                std::ptr::null_mut(),
+                ns.max(0) as u64,
+                cc,
+                depth,
+                generator,
+            )
+        };
+        self.archive.check(code, "writing a calling-context sample")?;
+        self.counts[loc as usize] += 1;
+        self.sampled += 1;
+        self.last = self.last.max(ns);
+        Ok(())
+    }
+
+    /// The stamped samples of location `loc` taken at or before `ns` and not yet written, so
+    /// that they precede its event at `ns`.
+    pub fn samples_until(
+        &mut self,
+        loc: u32,
+        ns: i64,
+        s: &LocationSamples,
+        r: &mut LocationRefs,
+    ) -> Step {
+        while let Some(&(t, node)) = s.times.get(r.next).filter(|x| x.0 <= ns) {
+            r.next += 1;
+            if let Some(&cc) = r.refs.get(&node) {
+                self.sample(loc, t, cc, r.generator)?;
+            }
         }
         Ok(())
+    }
+
+    /// After location `at.loc`'s last event at `at.ns`: per sampled callpath a
+    /// `CallingContextSample` for each of its samples without a time, then the stamped ones
+    /// still to come, at their times.
+    pub fn samples(&mut self, at: At, s: &LocationSamples, r: &mut LocationRefs) -> Step {
+        for n in &s.nodes {
+            let cc = r.refs[&n.node];
+            for _ in 0..s.untimed(n) {
+                self.sample(at.loc, at.ns, cc, r.generator)?;
+            }
+        }
+        self.samples_until(at.loc, i64::MAX, s, r)
     }
 }

@@ -17,6 +17,7 @@
 
 mod table;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use parquet::data_type::ByteArray;
@@ -36,7 +37,7 @@ pub struct Parquet;
 pub const ROW_GROUP: usize = 1 << 18;
 
 /// Version of the table layout, in every file's key-value metadata (`plx.schema`).
-pub const SCHEMA_VERSION: &str = "3";
+pub const SCHEMA_VERSION: &str = "4";
 
 impl Exporter for Parquet {
     fn name(&self) -> &'static str {
@@ -476,6 +477,7 @@ const SAMPLE_COLUMNS: &[ColumnSpec] = &[
     ("period_ns", Ty::I64, false),
     ("estimated_s", Ty::F64, false),
     ("estimated_self_s", Ty::F64, false),
+    ("time_ns", Ty::I64, true),
 ];
 
 const WAIT_COLUMNS: &[ColumnSpec] = &[
@@ -570,8 +572,10 @@ fn write_comms(
 }
 
 /// A row per callpath of each location's tree that call-stack samples were taken in, in
-/// location order, each tree's in its order (a parent before its children). Returns the files
-/// and the samples the rows hold.
+/// location order, each tree's in its order (a parent before its children), `time_ns` null;
+/// then, where the runtime stamped them (a trace), a row per sample in time order, `time_ns`
+/// its time and 1 sample (its own) of the callpath of its innermost frame. Returns the files
+/// and the samples the callpath rows hold.
 fn write_samples(
     merge: &GlobalMerge,
     dir: &Path,
@@ -581,11 +585,21 @@ fn write_samples(
     let mut samples = 0;
     let mut t = Table::create(dir, "samples", SAMPLE_COLUMNS, meta, layout)?;
     let regions = merge.regions();
+    let origin = merge.origin_ns();
     for (li, s) in crate::samples::all(merge.model(), merge.locations()).iter().enumerate() {
         let Some(s) = s else { continue };
         let l = &merge.locations()[li];
         let rank = l.rank.map(|r| r as i32);
-        for n in &s.nodes {
+        let by_node: HashMap<u32, usize> =
+            s.nodes.iter().enumerate().map(|(i, n)| (n.node, i)).collect();
+        let timed = s
+            .times
+            .iter()
+            .filter_map(|&(ns, node)| by_node.get(&node).map(|&i| (Some(ns - origin), i, 1)));
+        let rows = (0..s.nodes.len()).map(|i| (None, i, 0)).chain(timed);
+        for (time, i, one) in rows {
+            let n = &s.nodes[i];
+            let (inclusive, own) = if one == 1 { (1, 1) } else { (n.samples, n.self_samples) };
             let path: Vec<&str> = s.path(n.node).iter().map(|&r| regions.name(r)).collect();
             let c = t.cols(rank);
             c[0].val(li as i32);
@@ -599,13 +613,16 @@ fn write_samples(
             c[8].val(ByteArray::from(regions.name(n.region)));
             c[9].val(ByteArray::from(path.join(" => ").as_str()));
             c[10].val(n.estimated);
-            c[11].val(n.samples as i64);
-            c[12].val(n.self_samples as i64);
+            c[11].val(inclusive as i64);
+            c[12].val(own as i64);
             c[13].val(s.period_ns as i64);
-            c[14].val(s.seconds(n.samples));
-            c[15].val(s.seconds(n.self_samples));
+            c[14].val(s.seconds(inclusive));
+            c[15].val(s.seconds(own));
+            c[16].opt(time);
             t.row(rank)?;
-            samples += n.self_samples;
+            if time.is_none() {
+                samples += n.self_samples;
+            }
         }
     }
     Ok((t.finish()?, samples))

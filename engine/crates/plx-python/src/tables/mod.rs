@@ -5,10 +5,12 @@
 
 mod profiles;
 mod reports;
+mod samples;
 mod trace;
 
 pub use profiles::profiles;
 pub use reports::{counters, processes, sync, waits};
+pub use samples::samples;
 pub use trace::{intervals, trace};
 
 use plx_export::columns::Col;
