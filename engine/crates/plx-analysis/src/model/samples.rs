@@ -124,17 +124,14 @@ impl JitRange {
 /// method: its name, file and first line. Several (the JVM freed code and reused its place;
 /// samples carry no time to say which ran): all their names, so no frame gets a wrong one.
 /// Code the JVM generated itself is never freed but nests (a blob of adapters, each adapter):
-/// the innermost range names it.
+/// the innermost range names it, the first recorded of equal ones.
 fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
     let holds = |r: &&JitRange| r.start <= pc && pc < r.end;
     let mut found: Vec<&JitRange> = ranges.iter().filter(holds).filter(|r| r.method).collect();
     if found.is_empty() {
-        let smallest = ranges.iter().filter(holds).map(|r| r.end - r.start).min()?;
-        found = ranges
-            .iter()
-            .filter(holds)
-            .filter(|r| r.end - r.start == smallest)
-            .collect();
+        // the same piece told twice (as made, then again at the JVM's start): its first name
+        let smallest = ranges.iter().filter(holds).min_by_key(|r| r.end - r.start)?;
+        return Some((smallest.name.clone(), smallest.file.clone(), smallest.line));
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     found.dedup_by(|a, b| a.name == b.name);
@@ -360,6 +357,8 @@ mod tests {
         ];
         assert_eq!(jit_name(&r, 0x1110).unwrap().0, "[jvm: I2C/C2I adapters(0xb)]");
         assert_eq!(jit_name(&r, 0x1010).unwrap().0, "[jvm: I2C/C2I adapters]");
+        let twice = [code(0x1100, 0x40, 1, "", "adapter(0xb)"), code(0x1100, 0x40, 1, "", "adapter")];
+        assert_eq!(jit_name(&twice, 0x1100).unwrap().0, "[jvm: adapter(0xb)]");
         // a compiled method where the JVM's own code was: the method
         assert_eq!(jit_name(&r, 0x3010).unwrap().0, "A.a()");
     }
