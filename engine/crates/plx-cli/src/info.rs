@@ -464,7 +464,11 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
                 c.replaced
             )
         };
-        writeln!(out, "    sampling signal: {why}; samples came by signal {} after", c.signal)?;
+        writeln!(
+            out,
+            "    sampling signal: {why}; samples came by signal {} after",
+            c.signal
+        )?;
     }
     let j = &p.jit_code;
     if j.methods + j.generated > 0 {

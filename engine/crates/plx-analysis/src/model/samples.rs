@@ -63,7 +63,10 @@ struct JitRange {
 
 /// `Lpkg/Outer$Inner;` → `pkg.Outer.Inner`.
 fn java_class_name(sig: &str) -> String {
-    let s = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')).unwrap_or(sig);
+    let s = sig
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .unwrap_or(sig);
     s.replace(['/', '$'], ".")
 }
 
@@ -103,7 +106,10 @@ fn java_parameters(desc: &str) -> Option<String> {
 impl JitRange {
     fn of(c: &plx_format::records::JitCode) -> Self {
         let name = if c.kind == 0 {
-            let (method, desc) = c.method.find('(').map_or((&c.method[..], ""), |i| c.method.split_at(i));
+            let (method, desc) = c
+                .method
+                .find('(')
+                .map_or((&c.method[..], ""), |i| c.method.split_at(i));
             let params = java_parameters(desc).unwrap_or_default();
             format!("{}.{method}{params}", java_class_name(&c.class))
         } else {
@@ -130,7 +136,10 @@ fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
     let mut found: Vec<&JitRange> = ranges.iter().filter(holds).filter(|r| r.method).collect();
     if found.is_empty() {
         // the same piece told twice (as made, then again at the JVM's start): its first name
-        let smallest = ranges.iter().filter(holds).min_by_key(|r| r.end - r.start)?;
+        let smallest = ranges
+            .iter()
+            .filter(holds)
+            .min_by_key(|r| r.end - r.start)?;
         return Some((smallest.name.clone(), smallest.file.clone(), smallest.line));
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
@@ -139,7 +148,13 @@ fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
         [] => None,
         [one] => Some((one.name.clone(), one.file.clone(), one.line)),
         many => Some((
-            format!("[jit: {}]", many.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" | ")),
+            format!(
+                "[jit: {}]",
+                many.iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
             String::new(),
             0,
         )),
@@ -322,12 +337,22 @@ mod tests {
     #[test]
     fn jit_frames_named_like_the_agents_methods() {
         let r = [
-            code(0x1000, 0x100, 0, "Lpkg/Hot$In;", "spin([[JLjava/lang/String;I)J"),
+            code(
+                0x1000,
+                0x100,
+                0,
+                "Lpkg/Hot$In;",
+                "spin([[JLjava/lang/String;I)J",
+            ),
             code(0x2000, 0x100, 1, "", "Interpreter"),
         ];
         assert_eq!(
             jit_name(&r, 0x1000),
-            Some(("pkg.Hot.In.spin(long[][], String, int)".into(), "pkg/Hot.java".into(), 7))
+            Some((
+                "pkg.Hot.In.spin(long[][], String, int)".into(),
+                "pkg/Hot.java".into(),
+                7
+            ))
         );
         assert_eq!(jit_name(&r, 0x20ff).unwrap().0, "[jvm: Interpreter]");
         assert_eq!(jit_name(&r, 0x1100), None);
@@ -355,9 +380,15 @@ mod tests {
             code(0x3000, 0x40, 1, "", "Interpreter"),
             code(0x3000, 0x40, 0, "LA;", "a()V"),
         ];
-        assert_eq!(jit_name(&r, 0x1110).unwrap().0, "[jvm: I2C/C2I adapters(0xb)]");
+        assert_eq!(
+            jit_name(&r, 0x1110).unwrap().0,
+            "[jvm: I2C/C2I adapters(0xb)]"
+        );
         assert_eq!(jit_name(&r, 0x1010).unwrap().0, "[jvm: I2C/C2I adapters]");
-        let twice = [code(0x1100, 0x40, 1, "", "adapter(0xb)"), code(0x1100, 0x40, 1, "", "adapter")];
+        let twice = [
+            code(0x1100, 0x40, 1, "", "adapter(0xb)"),
+            code(0x1100, 0x40, 1, "", "adapter"),
+        ];
         assert_eq!(jit_name(&twice, 0x1100).unwrap().0, "[jvm: adapter(0xb)]");
         // a compiled method where the JVM's own code was: the method
         assert_eq!(jit_name(&r, 0x3010).unwrap().0, "A.a()");
