@@ -531,6 +531,9 @@ def test_program_taking_sigtrap_by_the_raw_system_call_keeps_it_and_is_sampled(t
     text = info(out).stdout
     assert "sampling signal: the program replaced the handler of signal 5 by the raw " \
         "rt_sigaction system call; samples came by signal %d after" % (signal.SIGRTMIN + 6) in text, text
+    data = json.loads(plx("info", out, "--format", "json").stdout)
+    assert [p["sample_signals"] for p in data["processes"]] == [
+        [{"reason": "handler replaced", "replaced": 5, "signal": signal.SIGRTMIN + 6}]]
 
 
 def test_go_program_runs_to_its_end_and_is_sampled(tmp_path):
