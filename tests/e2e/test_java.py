@@ -822,3 +822,32 @@ def test_jvm_started_by_a_script_is_measured(jcalls):
     assert "total " in cp.stdout
     assert "Picked up JAVA_TOOL_OPTIONS: -agentpath:" in cp.stderr
     assert program_paths(paths(out, "main")) == expected_main_paths()
+
+
+def test_sampled_jit_methods_named_with_their_thread_cpu_time(tmp_path):
+    # JitSpin's two hot methods spin known CPU times (ThreadMXBean) on two threads, not
+    # rewritten by the agent (the filter): the samples alone find them, in compiled code the
+    # JVM made at run time, named by the agent's JitCode records
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JitSpin.java")
+    f = tmp_path / "filter"
+    f.write_text("exclude class JitSpin\n")
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-cp", tmp_path, "JitSpin", "800", "500",
+             opts=("--sample=1000", "--filter", f))
+    truth = {(t, m): float(s) for t, m, s in
+             re.findall(r"^truth (\S+) (\S+) ([0-9.]+)$", cp.stdout, re.M)}
+    assert sorted(truth) == [("alpha-thread", "spinAlpha"), ("beta-thread", "spinBeta")], cp.stdout
+    rows = [r for r in report_csv(out, "--callpath") if r["thread"] != "all" and r["process"] != "all"]
+    for (thread, method), seconds in truth.items():
+        name = "JitSpin.%s(long)" % method
+        own = [r for r in rows if r["callpath"].split(" => ")[-1] == name]
+        assert own and all(r["estimated"] == "1" for r in own)
+        # every sampled frame of the method is on its own thread
+        assert {r["thread_name"] for r in own} == {thread}, own
+        estimated = sum(float(r["exclusive_s"]) for r in own)
+        assert abs(estimated - seconds) <= 0.15 * seconds, "%s: estimated %.4f s, truth %.4f s" % (
+            name, estimated, seconds)
+    assert not [r for r in rows if r["callpath"].split(" => ")[-1].startswith("[jit:")]
+    text = plx("info", out).stdout
+    assert re.search(r"jvm code    \d+ compiled methods \(\d+ freed\), \d+ pieces of code", text), text

@@ -531,3 +531,58 @@ def test_critical_path_samples_are_those_of_the_path_segments(tmp_path):
     on_g = sum(n for _, f, n in frames if "phase_g" in f)
     on_f = sum(n for _, f, n in frames if "phase_f" in f)
     assert on_g > 150 and on_f == 0, frames
+
+
+def test_program_taking_sigtrap_by_the_raw_system_call_keeps_it_and_is_sampled(tmp_path):
+    # raw_sigtrap.c installs its SIGTRAP handler by syscall(SYS_rt_sigaction), past the
+    # runtime's sigaction(): the worker thread's start finds it and moves the samples to the
+    # real-time signal; the program's handler gets its own raise(SIGTRAP) and no sample
+    prog = tmp_path / "raw_sigtrap"
+    cp = subprocess.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", str(PROGRAMS / "raw_sigtrap.c"),
+                         "-o", str(prog), "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",), status=7)
+    # its own trap reached it; of the samples, at most one taken in main's few µs of CPU between
+    # its system call and its pthread_create (the check is the worker's start); without the
+    # check every sample (~800) reaches the program's handler and none is taken
+    assert re.search(r"^own 1 perf [01]$", cp.stdout, re.M), cp.stdout
+    rows = sampled_rows(out)
+    callers = {"worker_spin": ("worker", "worker_spin"), "main_spin": ("main", "main_spin")}
+    truth = truths(cp.stdout)
+    assert sorted(k for k, _ in truth) == [("main", "main_spin"), ("worker", "worker_spin")]
+    for (thread, function), seconds in truth:
+        _, row = estimate(rows, thread, callers[function])
+        assert_within(float(row["inclusive_s"]), seconds, "%s on %s" % (function, thread))
+    text = info(out).stdout
+    assert "sampling signal: the program replaced the handler of signal 5 by the raw " \
+        "rt_sigaction system call; samples came by signal %d after" % (signal.SIGRTMIN + 6) in text, text
+    data = json.loads(plx("info", out, "--format", "json").stdout)
+    assert [p["sample_signals"] for p in data["processes"]] == [
+        [{"reason": "handler replaced", "replaced": 5, "signal": signal.SIGRTMIN + 6}]]
+
+
+def test_go_program_runs_to_its_end_and_is_sampled(tmp_path):
+    # the Go runtime installs its handlers (SIGTRAP and SIGRTMIN+6 among them) by the raw
+    # system call: the sampler takes the real-time signal for a Go executable, and puts its
+    # handler back in front of Go's at the first thread start after
+    require_tools("go", what="a Go compiler (golang-go)")
+    prog = tmp_path / "gosignals"
+    env = dict(clean_env(), GOCACHE=str(tmp_path / "gocache"), GOPATH=str(tmp_path / "gopath"),
+               GOFLAGS="-mod=mod", CGO_ENABLED="1")
+    cp = subprocess.run(["go", "build", "-o", str(prog), "."], cwd=PROGRAMS / "go_signals",
+                        capture_output=True, text=True, env=env)
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",), status=5)
+    assert "go done" in cp.stdout
+    truth = truths(cp.stdout)
+    assert sorted(k for k, _ in truth) == [("go0", "spinGo"), ("go1", "spinGo")], cp.stdout
+    # goroutine threads are named by the runtime, not by Go: the two spins are summed
+    rows = sampled_rows(out)
+    own = [r for _, p, r in rows if p[-1] == "main.spinGo"]
+    assert own and all(r["estimated"] == "1" for r in own)
+    assert_within(sum(float(r["exclusive_s"]) for r in own), sum(s for _, s in truth), "spinGo")
+    text = info(out).stdout
+    assert "sampling signal: the program is a Go program; samples came by signal %d after" % (
+        signal.SIGRTMIN + 6) in text, text

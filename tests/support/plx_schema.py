@@ -47,6 +47,9 @@ RECORDS = {
     70: ('ClockSyncSkipped', [('marked', 'u32', None, None, False), ('size', 'u32', None, None, False)]),
     80: ('SampleTree', [('thread', 'u32', None, None, False), ('period_ns', 'u64', None, None, False), ('samples', 'u64', None, None, False), ('lost_full', 'u64', None, None, False), ('lost_loader', 'u64', None, None, False), ('count', 'u32', None, None, False), ('frames', 'group', 'count', [('parent', 'u32'), ('node', 'u32'), ('module', 'u32'), ('address', 'u64'), ('samples', 'u64')], False)]),
     81: ('SampleStamps', [('thread', 'u32', None, None, False), ('base_ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('stamps', 'u64', 'count', None, False)]),
+    82: ('JitCode', [('start', 'u64', None, None, False), ('size', 'u64', None, None, False), ('ticks', 'u64', None, None, False), ('kind', 'u32', None, None, False), ('line', 'u32', None, None, False), ('class', 'str', None, None, False), ('method', 'str', None, None, False), ('file', 'str', None, None, False)]),
+    83: ('JitUnload', [('start', 'u64', None, None, False), ('ticks', 'u64', None, None, False)]),
+    84: ('SampleSignal', [('reason', 'u32', None, None, False), ('replaced', 'u32', None, None, False), ('signal', 'u32', None, None, False), ('ticks', 'u64', None, None, False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 # id -> fields every version writes (later ones were appended: absent in older files)

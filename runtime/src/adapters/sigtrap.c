@@ -3,7 +3,8 @@
  * traps on to, the sampler's handler staying installed — else a program taking SIGTRAP (Open
  * MPI's mpirun forwards it to the job) would receive every sample. Interposed by symbol; every
  * other call goes straight to the C library's. A program that installs handlers by the raw
- * rt_sigaction system call is not seen (docs/sampling.md). */
+ * rt_sigaction system call is not seen here: plx_stack_sampler_check finds it later
+ * (docs/sampling.md). */
 #include "../core/plx_internal.h"
 
 #include <signal.h>

@@ -356,6 +356,12 @@ PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
  * disposition, `old` (if any) gets the one it replaces; 0 when the sampler does not take SIGTRAP
  * (the caller sets the signal itself). */
 PLX_HIDDEN int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *old);
+/* Whether the program replaced the sampling signal's handler by the raw rt_sigaction system
+ * call (the C library's sigaction() is interposed): SIGTRAP taken moves every thread's samples
+ * to the real-time signal, the real-time signal taken puts the sampler's handler back in front
+ * of the program's. Called as each thread's sampler starts and as a thread flushes its trace;
+ * a system call, never on the enter/exit path. */
+PLX_HIDDEN void plx_stack_sampler_check(void);
 /* Under the registry lock: fn on every measured thread alive. */
 PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
 /* The Module record id of the module holding `addr` (recording modules loaded since), or

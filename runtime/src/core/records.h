@@ -59,6 +59,9 @@ enum plx_record_type {
     PLX_REC_CLOCK_SYNC_SKIPPED = 70, /* ClockSyncSkipped, process.plx */
     PLX_REC_SAMPLE_TREE = 80, /* SampleTree, process.plx */
     PLX_REC_SAMPLE_STAMPS = 81, /* SampleStamps, process.plx */
+    PLX_REC_JIT_CODE = 82, /* JitCode, process.plx */
+    PLX_REC_JIT_UNLOAD = 83, /* JitUnload, process.plx */
+    PLX_REC_SAMPLE_SIGNAL = 84, /* SampleSignal, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -813,6 +816,38 @@ static inline void plx_enc_sample_stamps(struct plx_rec *r, uint32_t thread, uin
     r->items = r->expect;
 }
 
+/* JitCode (82) */
+static inline void plx_enc_jit_code(struct plx_rec *r, uint64_t start, uint64_t size, uint64_t ticks, uint32_t kind, uint32_t line, const char *class, const char *method, const char *file)
+{
+    plx_rec_begin(r, PLX_REC_JIT_CODE);
+    plx_rec_put_u64(r, start);
+    plx_rec_put_u64(r, size);
+    plx_rec_put_u64(r, ticks);
+    plx_rec_put_u32(r, kind);
+    plx_rec_put_u32(r, line);
+    plx_rec_put_str(r, class);
+    plx_rec_put_str(r, method);
+    plx_rec_put_str(r, file);
+}
+
+/* JitUnload (83) */
+static inline void plx_enc_jit_unload(struct plx_rec *r, uint64_t start, uint64_t ticks)
+{
+    plx_rec_begin(r, PLX_REC_JIT_UNLOAD);
+    plx_rec_put_u64(r, start);
+    plx_rec_put_u64(r, ticks);
+}
+
+/* SampleSignal (84) */
+static inline void plx_enc_sample_signal(struct plx_rec *r, uint32_t reason, uint32_t replaced, uint32_t signal, uint64_t ticks)
+{
+    plx_rec_begin(r, PLX_REC_SAMPLE_SIGNAL);
+    plx_rec_put_u32(r, reason);
+    plx_rec_put_u32(r, replaced);
+    plx_rec_put_u32(r, signal);
+    plx_rec_put_u64(r, ticks);
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -866,6 +901,9 @@ static inline void plx_enc_sample_stamps(struct plx_rec *r, uint32_t thread, uin
 #define PLX_SAMPLE_TREE_FRAMES_ITEM_SIZE 28u
 #define PLX_SAMPLE_STAMPS_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_SAMPLE_STAMPS_STAMPS_ITEM_SIZE 8u
+#define PLX_JIT_CODE_FIXED_SIZE 32u /* bytes before the first string or repeated field */
+#define PLX_JIT_UNLOAD_FIXED_SIZE 16u /* bytes before the first string or repeated field */
+#define PLX_SAMPLE_SIGNAL_FIXED_SIZE 20u /* bytes before the first string or repeated field */
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1163,6 +1201,20 @@ enum {
     PLX_F_SAMPLE_STAMPS_BASE_TICKS = 1,
     PLX_F_SAMPLE_STAMPS_COUNT = 2,
     PLX_F_SAMPLE_STAMPS_STAMPS = 3,
+    PLX_F_JIT_CODE_START = 0,
+    PLX_F_JIT_CODE_SIZE = 1,
+    PLX_F_JIT_CODE_TICKS = 2,
+    PLX_F_JIT_CODE_KIND = 3,
+    PLX_F_JIT_CODE_LINE = 4,
+    PLX_F_JIT_CODE_CLASS = 5,
+    PLX_F_JIT_CODE_METHOD = 6,
+    PLX_F_JIT_CODE_FILE = 7,
+    PLX_F_JIT_UNLOAD_START = 0,
+    PLX_F_JIT_UNLOAD_TICKS = 1,
+    PLX_F_SAMPLE_SIGNAL_REASON = 0,
+    PLX_F_SAMPLE_SIGNAL_REPLACED = 1,
+    PLX_F_SAMPLE_SIGNAL_SIGNAL = 2,
+    PLX_F_SAMPLE_SIGNAL_TICKS = 3,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1516,6 +1568,26 @@ static const struct plx_field_def plx_fields_sample_stamps[] = {
     {"count", PLX_T_U32, -1, 0, 0, NULL},
     {"stamps", PLX_T_U64, 2, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_jit_code[] = {
+    {"start", PLX_T_U64, -1, 0, 0, NULL},
+    {"size", PLX_T_U64, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+    {"kind", PLX_T_U32, -1, 0, 0, NULL},
+    {"line", PLX_T_U32, -1, 0, 0, NULL},
+    {"class", PLX_T_STR, -1, 0, 0, NULL},
+    {"method", PLX_T_STR, -1, 0, 0, NULL},
+    {"file", PLX_T_STR, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_jit_unload[] = {
+    {"start", PLX_T_U64, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_sample_signal[] = {
+    {"reason", PLX_T_U32, -1, 0, 0, NULL},
+    {"replaced", PLX_T_U32, -1, 0, 0, NULL},
+    {"signal", PLX_T_U32, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1558,8 +1630,11 @@ static const struct plx_record_def plx_record_defs[] = {
     {70, "ClockSyncSkipped", 2, 2, plx_fields_clock_sync_skipped},
     {80, "SampleTree", 7, 7, plx_fields_sample_tree},
     {81, "SampleStamps", 4, 4, plx_fields_sample_stamps},
+    {82, "JitCode", 8, 8, plx_fields_jit_code},
+    {83, "JitUnload", 2, 2, plx_fields_jit_unload},
+    {84, "SampleSignal", 4, 4, plx_fields_sample_signal},
 };
-#define PLX_RECORD_DEFS 41
+#define PLX_RECORD_DEFS 44
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

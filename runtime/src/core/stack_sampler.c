@@ -133,8 +133,12 @@ static int enabled;         /* PLX_SAMPLE > 0 and the unwinder loaded */
 #else
 #define TRAP_ALLOWED 1
 #endif
-static int use_trap;        /* samples come as SIGTRAP (sigtrap events), else SAMPLE_SIGNAL */
+static _Atomic int use_trap; /* samples come as SIGTRAP (sigtrap events), else SAMPLE_SIGNAL */
 static struct sigaction prev_trap; /* the program's SIGTRAP disposition, for the other traps */
+/* the program's own disposition of SAMPLE_SIGNAL, where it replaced ours by the raw system call
+ * (the Go runtime takes every signal): the signals that are not samples go to it */
+static struct sigaction prev_rt;
+static _Atomic int switching;      /* the sampling signal is being checked or changed */
 static _Atomic int trap_kept;      /* the handler is installed on SIGTRAP: adapters/sigtrap.c */
 static _Atomic int stopped; /* the process end has begun: no sample any more */
 static uint64_t period_ns;
@@ -398,17 +402,17 @@ static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
 
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
-/* A SIGTRAP no event of ours raised (a breakpoint, the program's own): as without the sampler. */
-static void pass_trap(int sig, siginfo_t *si, void *uc)
+/* A signal no event of ours raised (a breakpoint, the program's own): as without the sampler. */
+static void pass_on(const struct sigaction *prev, int sig, siginfo_t *si, void *uc)
 {
-    if (prev_trap.sa_flags & SA_SIGINFO) {
-        prev_trap.sa_sigaction(sig, si, uc);
-    } else if (prev_trap.sa_handler == SIG_DFL) {
-        /* its default action once this handler returns (SIGTRAP is blocked until then) */
-        __sigaction(SIGTRAP, &prev_trap, NULL); /* the C library's: sigaction() keeps ours */
-        raise(SIGTRAP);
-    } else if (prev_trap.sa_handler != SIG_IGN) {
-        prev_trap.sa_handler(sig);
+    if (prev->sa_flags & SA_SIGINFO) {
+        prev->sa_sigaction(sig, si, uc);
+    } else if (prev->sa_handler == SIG_DFL) {
+        /* its default action once this handler returns (the signal is blocked until then) */
+        __sigaction(sig, prev, NULL); /* the C library's: sigaction() keeps ours */
+        raise(sig);
+    } else if (prev->sa_handler != SIG_IGN) {
+        prev->sa_handler(sig);
     }
 }
 
@@ -426,7 +430,9 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     struct plx_samples *s = t ? t->samples : NULL;
     if (!is_sample(sig, si, s)) {
         if (sig == SIGTRAP)
-            pass_trap(sig, si, ucv);
+            pass_on(&prev_trap, sig, si, ucv);
+        else if (prev_rt.sa_handler != SIG_DFL) /* none: a stray sample of a closed event */
+            pass_on(&prev_rt, sig, si, ucv);
         errno = saved;
         return;
     }
@@ -445,6 +451,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
 
 static int trap_events_work(void);
 static int traced(void);
+static int go_program(void);
+static int open_event(pid_t tid);
 
 void plx_stack_sampler_init(void)
 {
@@ -454,6 +462,16 @@ void plx_stack_sampler_init(void)
     period_ns = 1000000000ull / plx_cfg.sample_hz;
     dl_iterate_phdr(find_loader, NULL);
     use_trap = TRAP_ALLOWED && plx_cfg.sample_signal != 1 && !traced() && trap_events_work();
+    if (use_trap && go_program()) {
+        /* its runtime takes SIGTRAP by the raw system call, and a trap it did not expect kills
+         * the program: the real-time signal, which the Go runtime drops until the first thread
+         * check gives it back to the sampler (plx_stack_sampler_check) */
+        use_trap = 0;
+        struct plx_rec rec;
+        plx_rec_init(&rec);
+        plx_enc_sample_signal(&rec, 2, 0, (uint32_t)SAMPLE_SIGNAL, plx_ticks());
+        plx_rec_write(&rec, 0);
+    }
     int sig = use_trap ? SIGTRAP : SAMPLE_SIGNAL;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -469,6 +487,117 @@ void plx_stack_sampler_init(void)
     atomic_store(&trap_kept, use_trap);
 }
 
+/* Whether the executable is a Go program: its `.go.buildinfo` section (every Go linker since
+ * 1.13 writes it). */
+static int go_program(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ElfW(Ehdr) eh;
+    int go = 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_shentsize == sizeof(ElfW(Shdr)) && eh.e_shstrndx < eh.e_shnum && eh.e_shnum <= 256) {
+        ElfW(Shdr) sh[256], *names = &sh[eh.e_shstrndx];
+        size_t bytes = (size_t)eh.e_shnum * sizeof *sh;
+        char str[4096];
+        if (pread(fd, sh, bytes, (off_t)eh.e_shoff) == (ssize_t)bytes) {
+            size_t n = names->sh_size < sizeof str - 1 ? names->sh_size : sizeof str - 1;
+            ssize_t got = pread(fd, str, n, (off_t)names->sh_offset);
+            str[got > 0 ? got : 0] = 0;
+            for (unsigned i = 0; got > 0 && i < eh.e_shnum && !go; i++)
+                go = sh[i].sh_name < (size_t)got && strcmp(str + sh[i].sh_name, ".go.buildinfo") == 0;
+        }
+    }
+    plx_sys_close(fd);
+    return go;
+}
+
+/* The kernel's struct sigaction, as the raw rt_sigaction system call reads and writes it. */
+struct ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+
+static void record_switch(uint32_t reason, int replaced, int sig)
+{
+    static _Atomic int written; /* a program replacing the handler again and again: the first few */
+    if (atomic_fetch_add(&written, 1) >= 8)
+        return;
+    struct plx_rec rec;
+    plx_rec_init(&rec);
+    plx_enc_sample_signal(&rec, reason, (uint32_t)replaced, (uint32_t)sig, plx_ticks());
+    plx_rec_write(&rec, 0);
+}
+
+/* Thread t's event reopened to signal SAMPLE_SIGNAL, from the thread that found SIGTRAP taken
+ * (under the registry lock). The new descriptor replaces s->fd before its event is enabled (the
+ * handler knows its samples by it); the thread's end takes s->fd by exchange too, so each
+ * descriptor is closed once. */
+static void to_rt(struct plx_thread *t)
+{
+    struct plx_samples *s = t->samples;
+    if (!s || !atomic_load(&s->on))
+        return;
+    int fd = open_event((pid_t)t->tid);
+    int old = __atomic_exchange_n(&s->fd, fd, __ATOMIC_ACQ_REL);
+    if (old < 0) { /* the thread has written its tree */
+        __atomic_exchange_n(&s->fd, old, __ATOMIC_ACQ_REL);
+        if (fd >= 0)
+            plx_sys_close(fd);
+        return;
+    }
+    if (fd >= 0)
+        ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    plx_sys_close(old); /* a thread whose new event the kernel refused is no longer sampled */
+}
+
+static int install(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    /* SA_ONSTACK: a program's handler it passes signals on to may need its alternate stack (Go's) */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    return __sigaction(sig, &sa, NULL);
+}
+
+void plx_stack_sampler_check(void)
+{
+    if (!enabled || atomic_exchange(&switching, 1))
+        return;
+    int saved = errno;
+    int trap = atomic_load(&use_trap);
+    int sig = trap ? SIGTRAP : SAMPLE_SIGNAL;
+    struct ksigaction k;
+    memset(&k, 0, sizeof k);
+    if (syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof k.mask) == 0 && k.handler != (void *)on_signal) {
+        if (trap) {
+            /* SIGTRAP is the program's now: samples come by SAMPLE_SIGNAL on every thread */
+            if (install(SAMPLE_SIGNAL) == 0) {
+                atomic_store(&trap_kept, 0);
+                atomic_store(&use_trap, 0);
+                plx_threads_each(to_rt);
+                record_switch(1, SIGTRAP, SAMPLE_SIGNAL);
+            }
+        } else {
+            /* the program took SAMPLE_SIGNAL too: its handler gets the signals that are not
+             * samples, the sampler's is put back */
+            memset(&prev_rt, 0, sizeof prev_rt);
+            prev_rt.sa_handler = (sighandler_t)k.handler;
+            prev_rt.sa_flags = (int)k.flags;
+            memcpy(&prev_rt.sa_mask, &k.mask, sizeof k.mask);
+            if (install(SAMPLE_SIGNAL) == 0)
+                record_switch(1, SAMPLE_SIGNAL, SAMPLE_SIGNAL);
+        }
+    }
+    atomic_store(&switching, 0);
+    errno = saved;
+}
+
 int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *old)
 {
     if (!atomic_load(&trap_kept))
@@ -481,8 +610,9 @@ int plx_stack_sampler_keep_trap(const struct sigaction *act, struct sigaction *o
     return 1;
 }
 
-/* The calling thread's cpu-clock event, disabled; -1 when the kernel refuses it. */
-static int event_open(int trap)
+/* The cpu-clock event of thread `tid` (0: the calling thread), disabled; -1 when the kernel
+ * refuses it. */
+static int event_open(int trap, pid_t tid)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -497,10 +627,10 @@ static int event_open(int trap)
         a.remove_on_exec = 1; /* the kernel's condition for sigtrap */
         a.sig_data = TRAP_DATA;
     }
-    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) {
         a.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
-        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     return fd;
 }
@@ -508,7 +638,7 @@ static int event_open(int trap)
 /* Whether this kernel has sigtrap events (Linux 5.13). */
 static int trap_events_work(void)
 {
-    int fd = event_open(1);
+    int fd = event_open(1, 0);
     if (fd >= 0)
         plx_sys_close(fd);
     return fd >= 0;
@@ -527,10 +657,12 @@ static int traced(void)
     return p && atoi(p + 10) != 0;
 }
 
-/* The thread's sampling event, high in the descriptor table, signalling this thread. */
-static int open_event(void)
+/* Thread `tid`'s sampling event (0: the calling thread's), high in the descriptor table,
+ * signalling that thread; disabled when `tid` is another thread. */
+static int open_event(pid_t tid)
 {
-    int fd = event_open(use_trap);
+    int trap = atomic_load(&use_trap);
+    int fd = event_open(trap, tid);
     if (fd < 0)
         return -1;
     /* out of the way of a program that dup2()s onto low descriptors */
@@ -539,9 +671,9 @@ static int open_event(void)
         plx_sys_close(fd);
         fd = high;
     }
-    if (use_trap)
+    if (trap)
         return fd; /* the event raises SIGTRAP on the thread it counts */
-    struct f_owner_ex owner = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
+    struct f_owner_ex owner = {F_OWNER_TID, tid ? tid : (pid_t)syscall(SYS_gettid)};
     if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) != 0 ||
         fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0) {
         plx_sys_close(fd);
@@ -636,7 +768,8 @@ void plx_stack_sampler_thread_start(struct plx_thread *t)
         s->stamps = (uint64_t *)((char *)s->cuts + cuts);
         s->stamp_rec = (unsigned char *)(s->stamps + STAMPS);
     }
-    s->fd = open_event();
+    plx_stack_sampler_check();
+    s->fd = open_event(0);
     if (s->fd < 0) {
         static _Atomic int warned;
         if (!atomic_exchange(&warned, 1))
@@ -681,9 +814,9 @@ void plx_stack_sampler_write(struct plx_thread *t)
     if (!s)
         return;
     quiesce(s);
-    if (s->fd >= 0)
-        plx_sys_close(s->fd);
-    s->fd = -1;
+    int fd = __atomic_exchange_n(&s->fd, -1, __ATOMIC_ACQ_REL); /* to_rt may replace it */
+    if (fd >= 0)
+        plx_sys_close(fd);
     struct plx_rec rec;
     plx_rec_init(&rec);
     const struct head *h = s->head;

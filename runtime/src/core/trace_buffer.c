@@ -67,6 +67,7 @@ void plx_trace_flush(struct plx_thread *t)
     if (t0 - t->last > PLX_EV_DELTA_MAX)
         t0 = t->last; /* the reset comes with the next event */
     plx_trace_write_chunk(t);
+    plx_stack_sampler_check();
     uint64_t t1 = plx_ticks();
     if (t1 - t0 > PLX_EV_DELTA_MAX)
         t1 = t0;

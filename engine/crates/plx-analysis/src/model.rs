@@ -31,6 +31,17 @@ use crate::sync::{name_objects, stats_in_seconds, SyncObjectInfo, SyncStat};
 use crate::tree::CallTree;
 use crate::userstats::UserStat;
 
+/// The JVM's code ranges of a process (docs/java.md "Sampling").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JitCounts {
+    /// Compiled methods installed (JitCode of kind 0).
+    pub methods: usize,
+    /// Pieces of code the JVM generated itself: the interpreter, stubs (JitCode of kind 1).
+    pub generated: usize,
+    /// Compiled methods freed (JitUnload).
+    pub freed: usize,
+}
+
 /// What to do while building a [`Model`].
 #[derive(Debug, Clone, Copy)]
 pub struct BuildOptions {
@@ -158,6 +169,10 @@ pub struct ProcessModel {
     pub java_classes: Vec<plx_format::JavaClass>,
     /// The JVM's threads (JavaThread records), measured code or not.
     pub java_threads: Vec<plx_format::JavaThread>,
+    /// The JVM's code ranges recorded for naming samples (JitCode, JitUnload records).
+    pub jit_code: JitCounts,
+    /// Changes of the sampling signal the program forced (SampleSignal records), in file order.
+    pub sample_signals: Vec<plx_format::records::SampleSignal>,
     /// Functions selected for probes (probed or skipped with a reason), in file order.
     pub probe_sites: Vec<plx_format::ProbeSite>,
     /// When probes were inserted and removed, in file order.

@@ -454,6 +454,30 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    for c in &p.sample_signals {
+        let why = if c.reason == 2 {
+            "the program is a Go program".to_string()
+        } else {
+            format!(
+                "the program replaced the handler of signal {} by the raw rt_sigaction system call",
+                c.replaced
+            )
+        };
+        writeln!(
+            out,
+            "    sampling signal: {why}; samples came by signal {} after",
+            c.signal
+        )?;
+    }
+    let j = &p.jit_code;
+    if j.methods + j.generated > 0 {
+        writeln!(
+            out,
+            "    jvm code    {} compiled methods ({} freed), {} pieces of code the JVM generated \
+             (sampled frames in them named)",
+            j.methods, j.freed, j.generated
+        )?;
+    }
     Ok(())
 }
 

@@ -58,6 +58,16 @@ fn process_json(p: &ProcessModel, model: &Model) -> Value {
             "measured_ranks": measured_ranks(c),
             "ranks": c.size,
         })),
+        "sample_signals": p.sample_signals.iter().map(|c| json!({
+            "reason": if c.reason == 2 { "go program" } else { "handler replaced" },
+            "replaced": c.replaced,
+            "signal": c.signal,
+        })).collect::<Vec<_>>(),
+        "jvm_code": (p.jit_code.methods + p.jit_code.generated > 0).then(|| json!({
+            "compiled_methods": p.jit_code.methods,
+            "freed": p.jit_code.freed,
+            "generated": p.jit_code.generated,
+        })),
         "ended": end_text(p),
         "written_by": (!p.version.is_empty()).then(|| format!("parallax {}", p.version)),
         "regions": p.region_count,

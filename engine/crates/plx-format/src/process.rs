@@ -123,6 +123,12 @@ pub struct ProcessData {
     pub java_classes: Vec<crate::records::JavaClass>,
     /// The JVM's threads the Java agent listed (JavaThread records) in file order.
     pub java_threads: Vec<crate::records::JavaThread>,
+    /// Code the JVM made at run time (JitCode records) in file order.
+    pub jit_code: Vec<crate::records::JitCode>,
+    /// Compiled methods the JVM freed (JitUnload records) in file order.
+    pub jit_unloads: Vec<crate::records::JitUnload>,
+    /// Changes of the sampling signal (SampleSignal records) in file order.
+    pub sample_signals: Vec<crate::records::SampleSignal>,
     /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
     pub probe_sites: Vec<crate::records::ProbeSite>,
     /// Probes inserted and removed (ProbeChange records) in file order.
@@ -235,6 +241,9 @@ impl ProcessData {
             }
             Record::JavaClass(c) => self.java_classes.push(c),
             Record::JavaThread(t) => self.java_threads.push(t),
+            Record::JitCode(c) => self.jit_code.push(c),
+            Record::JitUnload(u) => self.jit_unloads.push(u),
+            Record::SampleSignal(s) => self.sample_signals.push(s),
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::OpenAtEnd(o) => self.open_at_end.push(o),
             Record::ClockSyncSkipped(c) => self.clock_sync_skipped = Some(c),

@@ -97,6 +97,12 @@ pub mod types {
     pub const SAMPLE_TREE: u16 = 80;
     /// SampleStamps (process.plx).
     pub const SAMPLE_STAMPS: u16 = 81;
+    /// JitCode (process.plx).
+    pub const JIT_CODE: u16 = 82;
+    /// JitUnload (process.plx).
+    pub const JIT_UNLOAD: u16 = 83;
+    /// SampleSignal (process.plx).
+    pub const SAMPLE_SIGNAL: u16 = 84;
 }
 
 /// Extended event subtypes and their payload words.
@@ -210,6 +216,9 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (70, "ClockSyncSkipped"),
     (80, "SampleTree"),
     (81, "SampleStamps"),
+    (82, "JitCode"),
+    (83, "JitUnload"),
+    (84, "SampleSignal"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -329,6 +338,12 @@ pub mod fixed_size {
     pub const SAMPLE_TREE: usize = 40;
     /// SampleStamps.
     pub const SAMPLE_STAMPS: usize = 16;
+    /// JitCode.
+    pub const JIT_CODE: usize = 32;
+    /// JitUnload.
+    pub const JIT_UNLOAD: usize = 16;
+    /// SampleSignal.
+    pub const SAMPLE_SIGNAL: usize = 20;
 }
 
 /// Size of a live file's header.
@@ -1034,6 +1049,49 @@ pub mod structs {
         pub stamps: Vec<u64>,
     }
 
+    /// Record 82: a range of code the JVM made at run time, in no module: sampled frames in it are named by it. The range holds that code from `ticks` until a JitUnload of the same `start` at a later time.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct JitCode {
+        /// first byte of the code
+        pub start: u64,
+        /// bytes of code
+        pub size: u64,
+        /// when the code was made (on the process's clock)
+        pub ticks: u64,
+        /// 0 a compiled Java method, 1 code the JVM generated itself (`method` its name, e.g. `Interpreter`)
+        pub kind: u32,
+        /// the method's first source line (its line table's smallest), 0 when unknown
+        pub line: u32,
+        /// the method's class as the JVM writes it (`Lpkg/Hot;`); empty for kind 1
+        pub class: String,
+        /// the method's name then its descriptor (`spin(J)J`); kind 1: the JVM's name for the code
+        pub method: String,
+        /// the class's source file (`Hot.java`), with its package's directories; empty when unknown
+        pub file: String,
+    }
+
+    /// Record 83: the JitCode range starting at `start` holds no more code from `ticks` on.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct JitUnload {
+        /// first byte of the code freed
+        pub start: u64,
+        /// when it was freed
+        pub ticks: u64,
+    }
+
+    /// Record 84: the sampling signal's handler was replaced by the program behind the C library's back (the raw `rt_sigaction` system call, as the Go runtime does), or the program is a Go program: samples come by `signal` from then on.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct SampleSignal {
+        /// 1 the program replaced the handler of `replaced` (seen when a thread's sampler started or a thread wrote its buffer); 2 the executable is a Go program (its `.go.buildinfo` section), seen at the start
+        pub reason: u32,
+        /// the signal whose handler the program replaced (0 with reason 2)
+        pub replaced: u32,
+        /// the signal samples come by from then on
+        pub signal: u32,
+        /// when
+        pub ticks: u64,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -1115,6 +1173,12 @@ pub enum Record {
     SampleTree(SampleTree),
     /// Type 81.
     SampleStamps(SampleStamps),
+    /// Type 82.
+    JitCode(JitCode),
+    /// Type 83.
+    JitUnload(JitUnload),
+    /// Type 84.
+    SampleSignal(SampleSignal),
 }
 
 impl Record {
@@ -1158,6 +1222,9 @@ impl Record {
             Record::ClockSyncSkipped(_) => types::CLOCK_SYNC_SKIPPED,
             Record::SampleTree(_) => types::SAMPLE_TREE,
             Record::SampleStamps(_) => types::SAMPLE_STAMPS,
+            Record::JitCode(_) => types::JIT_CODE,
+            Record::JitUnload(_) => types::JIT_UNLOAD,
+            Record::SampleSignal(_) => types::SAMPLE_SIGNAL,
         }
     }
 
@@ -1520,6 +1587,29 @@ impl Record {
                 }
                 Record::SampleStamps(SampleStamps { thread, base_ticks, stamps })
             }
+            types::JIT_CODE => {
+                let start = r.u64()?;
+                let size = r.u64()?;
+                let ticks = r.u64()?;
+                let kind = r.u32()?;
+                let line = r.u32()?;
+                let class = r.str()?;
+                let method = r.str()?;
+                let file = r.str()?;
+                Record::JitCode(JitCode { start, size, ticks, kind, line, class, method, file })
+            }
+            types::JIT_UNLOAD => {
+                let start = r.u64()?;
+                let ticks = r.u64()?;
+                Record::JitUnload(JitUnload { start, ticks })
+            }
+            types::SAMPLE_SIGNAL => {
+                let reason = r.u32()?;
+                let replaced = r.u32()?;
+                let signal = r.u32()?;
+                let ticks = r.u64()?;
+                Record::SampleSignal(SampleSignal { reason, replaced, signal, ticks })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1807,6 +1897,26 @@ impl Record {
                 for x in &v.stamps {
                     out.put_u64(*x);
                 }
+            }
+            Record::JitCode(v) => {
+                out.put_u64(v.start);
+                out.put_u64(v.size);
+                out.put_u64(v.ticks);
+                out.put_u32(v.kind);
+                out.put_u32(v.line);
+                out.put_str(&v.class);
+                out.put_str(&v.method);
+                out.put_str(&v.file);
+            }
+            Record::JitUnload(v) => {
+                out.put_u64(v.start);
+                out.put_u64(v.ticks);
+            }
+            Record::SampleSignal(v) => {
+                out.put_u32(v.reason);
+                out.put_u32(v.replaced);
+                out.put_u32(v.signal);
+                out.put_u64(v.ticks);
             }
         }
     }
@@ -2395,6 +2505,43 @@ impl Record {
                     dump_int(out, *x as i128);
                 }
                 out.push(']');
+            }
+            Record::JitCode(v) => {
+                out.push_str("JitCode");
+                out.push_str(" start=");
+                dump_int(out, v.start as i128);
+                out.push_str(" size=");
+                dump_int(out, v.size as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
+                out.push_str(" kind=");
+                dump_int(out, v.kind as i128);
+                out.push_str(" line=");
+                dump_int(out, v.line as i128);
+                out.push_str(" class=");
+                dump_str(out, &v.class);
+                out.push_str(" method=");
+                dump_str(out, &v.method);
+                out.push_str(" file=");
+                dump_str(out, &v.file);
+            }
+            Record::JitUnload(v) => {
+                out.push_str("JitUnload");
+                out.push_str(" start=");
+                dump_int(out, v.start as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
+            }
+            Record::SampleSignal(v) => {
+                out.push_str("SampleSignal");
+                out.push_str(" reason=");
+                dump_int(out, v.reason as i128);
+                out.push_str(" replaced=");
+                dump_int(out, v.replaced as i128);
+                out.push_str(" signal=");
+                dump_int(out, v.signal as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
             }
         }
     }

@@ -30,6 +30,11 @@ PLX_HIDDEN int plx_jvm_frames_of_caller(jmethodID hook);
 PLX_HIDDEN void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);
 PLX_HIDDEN void plx_jvm_monitors_enable(jvmtiEnv *jvmti);
 PLX_HIDDEN void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread);
+/* jit.c (with PLX_SAMPLE): asks for the compiled-code capabilities and sets its callbacks
+ * (before SetEventCallbacks), enables its events after; at VMInit, the code made before. */
+PLX_HIDDEN void plx_jvm_jit_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);
+PLX_HIDDEN void plx_jvm_jit_enable(jvmtiEnv *jvmti);
+PLX_HIDDEN void plx_jvm_jit_existing(jvmtiEnv *jvmti);
 /* jvmti.c: the agent jar has bound the natives (Hooks.init). */
 PLX_HIDDEN void plx_jvm_agent_started(void);
 

@@ -2,7 +2,7 @@
  * Thread.getName() from their start, every JVM thread listed (JavaThread records: at the JVM's
  * start, at each thread start and at the JVM's end, measured code or not), and garbage
  * collections as regions of the thread running them (the JVM's VM thread), so a method's time
- * that was a collection shows as such. */
+ * that was a collection shows as such; with sampling, the compiled code's ranges (jit.c). */
 #include "jvm.h"
 
 #include <jvmti.h>
@@ -76,6 +76,7 @@ int plx_jvm_frames_of_caller(jmethodID hook)
 static void JNICALL vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     plx_jvm_monitor_thread(env, thread);
+    plx_jvm_jit_existing(env);
     list_all(env, jni, SEEN_VM_START);
 }
 
@@ -156,8 +157,10 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     cb.GarbageCollectionStart = gc_start;
     cb.GarbageCollectionFinish = gc_finish;
     plx_jvm_monitors_callbacks(jvmti, &cb);
+    plx_jvm_jit_callbacks(jvmti, &cb);
     (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
     plx_jvm_monitors_enable(jvmti);
+    plx_jvm_jit_enable(jvmti);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);

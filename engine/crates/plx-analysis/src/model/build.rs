@@ -428,6 +428,12 @@ pub(super) fn build_process(
         counters,
         java_classes: p.java_classes.clone(),
         java_threads: p.java_threads.clone(),
+        jit_code: JitCounts {
+            methods: p.jit_code.iter().filter(|c| c.kind == 0).count(),
+            generated: p.jit_code.iter().filter(|c| c.kind != 0).count(),
+            freed: p.jit_unloads.len(),
+        },
+        sample_signals: p.sample_signals.clone(),
         probe_sites: p.probe_sites.clone(),
         probe_changes: p.probe_changes.clone(),
         omp_teams: p.omp_teams.clone(),

@@ -46,6 +46,119 @@ impl SampleStats {
 #[derive(Default)]
 pub(super) struct FrameNames {
     by_address: FastMap<(u32, u64), u32>,
+    /// The JVM's code ranges (JitCode records) by start, built at the first frame in no module.
+    jit: Option<Vec<JitRange>>,
+}
+
+/// A JitCode range and the name its frames get.
+struct JitRange {
+    /// A compiled method (else code the JVM generated itself).
+    method: bool,
+    start: u64,
+    end: u64,
+    name: String,
+    file: String,
+    line: u32,
+}
+
+/// `Lpkg/Outer$Inner;` → `pkg.Outer.Inner`.
+fn java_class_name(sig: &str) -> String {
+    let s = sig
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .unwrap_or(sig);
+    s.replace(['/', '$'], ".")
+}
+
+/// A descriptor's parameter types as the Java agent names methods (`(int, Object[])`, types
+/// without their package); None when the descriptor is malformed.
+fn java_parameters(desc: &str) -> Option<String> {
+    let body = desc.strip_prefix('(')?.split(')').next()?;
+    let mut out = Vec::new();
+    let mut chars = body.chars();
+    let mut dims = 0;
+    while let Some(c) = chars.next() {
+        let name = match c {
+            '[' => {
+                dims += 1;
+                continue;
+            }
+            'L' => {
+                let cls: String = chars.by_ref().take_while(|&c| c != ';').collect();
+                cls.rsplit('/').next().unwrap_or("").replace('$', ".")
+            }
+            'Z' => "boolean".into(),
+            'B' => "byte".into(),
+            'C' => "char".into(),
+            'S' => "short".into(),
+            'I' => "int".into(),
+            'J' => "long".into(),
+            'F' => "float".into(),
+            'D' => "double".into(),
+            _ => return None,
+        };
+        out.push(format!("{name}{}", "[]".repeat(dims)));
+        dims = 0;
+    }
+    Some(format!("({})", out.join(", ")))
+}
+
+impl JitRange {
+    fn of(c: &plx_format::records::JitCode) -> Self {
+        let name = if c.kind == 0 {
+            let (method, desc) = c
+                .method
+                .find('(')
+                .map_or((&c.method[..], ""), |i| c.method.split_at(i));
+            let params = java_parameters(desc).unwrap_or_default();
+            format!("{}.{method}{params}", java_class_name(&c.class))
+        } else {
+            format!("[jvm: {}]", c.method)
+        };
+        JitRange {
+            method: c.kind == 0,
+            start: c.start,
+            end: c.start.saturating_add(c.size),
+            name,
+            file: c.file.clone(),
+            line: c.line,
+        }
+    }
+}
+
+/// The name of code at `pc` in no module: the JitCode ranges that held it over the run. One
+/// method: its name, file and first line. Several (the JVM freed code and reused its place;
+/// samples carry no time to say which ran): all their names, so no frame gets a wrong one.
+/// Code the JVM generated itself is never freed but nests (a blob of adapters, each adapter):
+/// the innermost range names it, the first recorded of equal ones.
+fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
+    let holds = |r: &&JitRange| r.start <= pc && pc < r.end;
+    let mut found: Vec<&JitRange> = ranges.iter().filter(holds).filter(|r| r.method).collect();
+    if found.is_empty() {
+        // the same piece told twice (as made, then again at the JVM's start): its first name
+        let smallest = ranges
+            .iter()
+            .filter(holds)
+            .min_by_key(|r| r.end - r.start)?;
+        return Some((smallest.name.clone(), smallest.file.clone(), smallest.line));
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found.dedup_by(|a, b| a.name == b.name);
+    match found.as_slice() {
+        [] => None,
+        [one] => Some((one.name.clone(), one.file.clone(), one.line)),
+        many => Some((
+            format!(
+                "[jit: {}]",
+                many.iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+            String::new(),
+            0,
+        )),
+    }
 }
 
 impl FrameNames {
@@ -62,20 +175,32 @@ impl FrameNames {
         }
         let m = img.process.modules.get(&module);
         let loc = m.and_then(|m| resolver.locate_call_site(address, m));
-        let (name, file) = match (loc, m) {
-            (Some(l), _) if l.function.is_some() => (l.function.unwrap_or_default(), l.file),
+        let jit = if m.is_none() && !img.process.jit_code.is_empty() {
+            let ranges = self
+                .jit
+                .get_or_insert_with(|| img.process.jit_code.iter().map(JitRange::of).collect());
+            jit_name(ranges, address.wrapping_sub(1))
+        } else {
+            None
+        };
+        // the sample's line is a call site, not the function's: 0, but for JIT code the
+        // method's first line (as the Java agent's regions have)
+        let (name, file, line) = match (loc, m, jit) {
+            (Some(l), _, _) if l.function.is_some() => (l.function.unwrap_or_default(), l.file, 0),
             // no symbol: the module, one region for all its unnamed code
-            (_, Some(m)) => (
+            (_, Some(m), _) => (
                 format!("[{}]", m.path.rsplit('/').next().unwrap_or(&m.path)),
                 String::new(),
+                0,
             ),
-            (_, None) => ("[unknown]".to_string(), String::new()),
+            (_, None, Some(j)) => j,
+            (_, None, None) => ("[unknown]".to_string(), String::new(), 0),
         };
         let r = table.intern(RegionInfo {
             name,
             kind: RegionKind::Function,
             file,
-            line: 0, // the sample's line is a call site, not the function's
+            line,
         });
         self.by_address.insert((module, address), r);
         r
@@ -216,4 +341,83 @@ pub(super) fn fold_samples(
         }
     }
     (bad, node_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plx_format::records::JitCode;
+
+    fn code(start: u64, size: u64, kind: u32, class: &str, method: &str) -> JitRange {
+        JitRange::of(&JitCode {
+            start,
+            size,
+            ticks: 0,
+            kind,
+            line: 7,
+            class: class.into(),
+            method: method.into(),
+            file: "pkg/Hot.java".into(),
+        })
+    }
+
+    #[test]
+    fn jit_frames_named_like_the_agents_methods() {
+        let r = [
+            code(
+                0x1000,
+                0x100,
+                0,
+                "Lpkg/Hot$In;",
+                "spin([[JLjava/lang/String;I)J",
+            ),
+            code(0x2000, 0x100, 1, "", "Interpreter"),
+        ];
+        assert_eq!(
+            jit_name(&r, 0x1000),
+            Some((
+                "pkg.Hot.In.spin(long[][], String, int)".into(),
+                "pkg/Hot.java".into(),
+                7
+            ))
+        );
+        assert_eq!(jit_name(&r, 0x20ff).unwrap().0, "[jvm: Interpreter]");
+        assert_eq!(jit_name(&r, 0x1100), None);
+        assert_eq!(jit_name(&r, 0xfff), None);
+    }
+
+    #[test]
+    fn reused_jit_code_is_named_by_every_method_that_held_it() {
+        // a method freed, another compiled over part of its place, the first compiled again
+        let r = [
+            code(0x1000, 0x100, 0, "LA;", "a()V"),
+            code(0x1080, 0x100, 0, "LB;", "b(I)V"),
+            code(0x1000, 0x100, 0, "LA;", "a()V"),
+        ];
+        assert_eq!(jit_name(&r, 0x1010).unwrap().0, "A.a()");
+        assert_eq!(jit_name(&r, 0x1090).unwrap().0, "[jit: A.a() | B.b(int)]");
+        assert_eq!(jit_name(&r, 0x1100).unwrap().0, "B.b(int)");
+    }
+
+    #[test]
+    fn nested_jvm_code_named_by_the_innermost_range() {
+        let r = [
+            code(0x1000, 0x1000, 1, "", "I2C/C2I adapters"),
+            code(0x1100, 0x40, 1, "", "I2C/C2I adapters(0xb)"),
+            code(0x3000, 0x40, 1, "", "Interpreter"),
+            code(0x3000, 0x40, 0, "LA;", "a()V"),
+        ];
+        assert_eq!(
+            jit_name(&r, 0x1110).unwrap().0,
+            "[jvm: I2C/C2I adapters(0xb)]"
+        );
+        assert_eq!(jit_name(&r, 0x1010).unwrap().0, "[jvm: I2C/C2I adapters]");
+        let twice = [
+            code(0x1100, 0x40, 1, "", "adapter(0xb)"),
+            code(0x1100, 0x40, 1, "", "adapter"),
+        ];
+        assert_eq!(jit_name(&twice, 0x1100).unwrap().0, "[jvm: adapter(0xb)]");
+        // a compiled method where the JVM's own code was: the method
+        assert_eq!(jit_name(&r, 0x3010).unwrap().0, "A.a()");
+    }
 }

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Writes spec/golden/jit/: a small synthetic experiment of a sampled JVM process, its values
+taken from a real run (java -Xcomp with one method compiled, loaded by three class loaders in
+turn and freed at their collection): JitCode records of compiled methods and of the JVM's own
+code, a JitUnload, a SampleSignal, and a SampleTree whose frames lie in that code. A real run's
+process.plx holds ~900 pieces of the JVM's code (300 KB): too large to keep as a golden file."""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tests/support"))
+from plx_codec import encode, file_header  # noqa: E402
+
+NONE = 0xFFFFFFFF
+
+
+def process():
+    b = file_header("process")
+    b += encode("ProcessInfo", pid=1000, ppid=1, start_realtime_ns=1700000000000000000, clock=1,
+                host="golden", version="0.1.0", executable="/usr/bin/java",
+                argv=["java", "Unload"])
+    b += encode("ClockRate", ticks_per_second=1e9)
+    b += encode("Calibration", ticks=1000, monotonic_ns=1000)
+    b += encode("SampleSignal", reason=1, replaced=5, signal=40, ticks=1500)
+    b += encode("ThreadInfo", thread=0, tid=1000, parent=NONE, start_ticks=1000, cpu_ns=10,
+                name="main")
+    b += encode("JitCode", start=0x7F00_1000_0000, size=0x3E0, ticks=1100, kind=1, line=0,
+                method="Interpreter", file="", **{"class": ""})
+    b += encode("JitCode", start=0x7F00_1000_8000, size=0x120, ticks=2000, kind=0, line=1,
+                method="run()J", file="Hot.java", **{"class": "LHot;"})
+    b += encode("JitUnload", start=0x7F00_1000_8000, ticks=3000)
+    b += encode("JitCode", start=0x7F00_1000_8000, size=0x120, ticks=3100, kind=0, line=1,
+                method="run()J", file="Hot.java", **{"class": "LHot;"})
+    b += encode("ThreadProfile", thread=0, end_ticks=5000, cpu_ns=900, trace_events=0,
+                lost_events=0, lost_nodes=0, nodes=[])
+    b += encode("SampleTree", thread=0, period_ns=1000000, samples=5, lost_full=0, lost_loader=0,
+                frames=[dict(parent=NONE, node=NONE, module=NONE, address=0x7F00_1000_0010,
+                             samples=2),
+                        dict(parent=0, node=NONE, module=NONE, address=0x7F00_1000_8041,
+                             samples=3)])
+    b += encode("Calibration", ticks=5000, monotonic_ns=5000)
+    b += encode("ProcessEnd", ticks=5100, reason=0, status=0, realtime_ns=1700000000000005100)
+    return b
+
+
+def main():
+    d = HERE / "jit" / "golden.1000"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "process.plx").write_bytes(process())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+module gosignals
+
+go 1.19
