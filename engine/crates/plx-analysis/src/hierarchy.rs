@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use plx_format::{Event, RegionKind, SyncKind};
 
 use crate::glob::{glob_matches, is_glob};
-use crate::model::Model;
 use crate::location_name::Who;
+use crate::model::Model;
 
 /// What a hierarchy node stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]

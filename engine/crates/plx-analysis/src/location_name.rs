@@ -265,7 +265,10 @@ mod tests {
         };
         assert_eq!(w.short(Some(1)), "0.1");
         assert_eq!(w.short(None), "0");
-        assert_eq!(w.long(Some((1, "worker"))), "0.1 \"worker\" (pid 1234 on node1)");
+        assert_eq!(
+            w.long(Some((1, "worker"))),
+            "0.1 \"worker\" (pid 1234 on node1)"
+        );
         assert_eq!(w.long(None), "0 (pid 1234 on node1)");
         w.app = "solver";
         w.session_rank = Some(4);

@@ -68,7 +68,6 @@ fn thread_cost(model: &Model, t: &ThreadModel) -> ThreadCost {
     c
 }
 
-
 /// One warning per process whose threads spent more than [`RUNTIME_SHARE`] of their wall time
 /// in the runtime's own work (at least [`RUNTIME_FLOOR_S`] of it besides `plx_symbols`, or
 /// [`SYMBOLS_FLOOR_S`] of `plx_symbols`): the worst thread, how many others, and the remedy.

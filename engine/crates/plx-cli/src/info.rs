@@ -9,10 +9,10 @@ use plx_analysis::{
 use plx_format::{ClockKind, ClockSource, ClockSyncSkipped, EndReason, Warning};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs};
-use plx_analysis::location_name::Who;
 use crate::signals::signal_name;
 use crate::units::{human_opt, human_time, utc_date};
 use crate::CliError;
+use plx_analysis::location_name::Who;
 
 /// `plx info`.
 #[derive(clap::Args, Debug)]

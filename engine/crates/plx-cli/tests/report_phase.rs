@@ -240,10 +240,7 @@ fn app_selects_one_application() {
     );
     // the physical view: both, labelled by application
     let all = ok(&["report", &s]);
-    assert!(
-        all.contains("a:100.0 \"main\" (pid 100 on node1)"),
-        "{all}"
-    );
+    assert!(all.contains("a:100.0 \"main\" (pid 100 on node1)"), "{all}");
     assert!(
         all.contains("b:200.1 \"helper\" (pid 200 on node1)"),
         "{all}"

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use plx_analysis::{phase_window, BuildOptions, GlobalMerge, MergeOptions, Model, PhaseSpec, Window};
+use plx_analysis::{
+    phase_window, BuildOptions, GlobalMerge, MergeOptions, Model, PhaseSpec, Window,
+};
 use plx_format::Experiment;
 
 use crate::ExportError;

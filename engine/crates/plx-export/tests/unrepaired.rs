@@ -43,7 +43,11 @@ fn otf2_writes_a_message_received_before_its_send() {
             .map(|w| w[2].parse::<i64>().unwrap())
             .unwrap()
     };
-    assert_eq!((at("MPI_RECV", "2"), at("MPI_SEND", "0")), (9000, 10000), "{text}");
+    assert_eq!(
+        (at("MPI_RECV", "2"), at("MPI_SEND", "0")),
+        (9000, 10000),
+        "{text}"
+    );
     // said once, as the clock condition of every format
     let clock = summary.clock.expect("an MPI run's clock condition");
     assert_eq!(clock.violations_after, 1);

@@ -140,7 +140,11 @@ fn otf2_export_of_a_window_as_otf2_print_reads_it() {
         ("MPI_RECV", 1),
     ]);
     for (k, n) in &want {
-        assert_eq!(kinds.get(k).copied().unwrap_or(0), *n, "{k}: {kinds:?}\n{text}");
+        assert_eq!(
+            kinds.get(k).copied().unwrap_or(0),
+            *n,
+            "{k}: {kinds:?}\n{text}"
+        );
     }
     assert_eq!(summary.messages_across_edges, 1);
 }
@@ -156,7 +160,9 @@ fn parquet_export_of_a_window() {
         let row = row.unwrap();
         for (name, field) in row.get_column_iter() {
             if name == "kind" {
-                *kinds.entry(field.to_string().trim_matches('"').to_string()).or_insert(0) += 1;
+                *kinds
+                    .entry(field.to_string().trim_matches('"').to_string())
+                    .or_insert(0) += 1;
             }
         }
     }

@@ -343,10 +343,9 @@ fn export_schema(name: &str, s: &Shape) -> FfiSchema {
             .map(|(n, c)| export_schema(n, c))
             .collect(),
     );
-    let dictionary = s
-        .dictionary
-        .as_deref()
-        .map_or(ptr::null_mut(), |d| Box::into_raw(Box::new(export_schema("", d))));
+    let dictionary = s.dictionary.as_deref().map_or(ptr::null_mut(), |d| {
+        Box::into_raw(Box::new(export_schema("", d)))
+    });
     let strings = (
         CString::new(s.format).expect("format"),
         CString::new(name).expect("a column name without NUL"),
@@ -374,10 +373,15 @@ fn export_schema(name: &str, s: &Shape) -> FfiSchema {
 type ArrayOwn = (Vec<Option<Buffer>>, Vec<*const c_void>);
 
 fn export_array(a: Array) -> FfiArray {
-    let children = boxed(a.children.into_iter().map(|(_, c)| export_array(c)).collect());
-    let dictionary = a
-        .dictionary
-        .map_or(ptr::null_mut(), |d| Box::into_raw(Box::new(export_array(*d))));
+    let children = boxed(
+        a.children
+            .into_iter()
+            .map(|(_, c)| export_array(c))
+            .collect(),
+    );
+    let dictionary = a.dictionary.map_or(ptr::null_mut(), |d| {
+        Box::into_raw(Box::new(export_array(*d)))
+    });
     let pointers: Vec<*const c_void> = a
         .buffers
         .iter()

@@ -185,7 +185,9 @@ fn function<'py>(
         py,
         Some(name),
         Some(doc),
-        move |args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>| -> PyResult<Py<PyDict>> {
+        move |args: &Bound<'_, PyTuple>,
+              kwargs: Option<&Bound<'_, PyDict>>|
+              -> PyResult<Py<PyDict>> {
             let py = args.py();
             let path: PathBuf = match (args.len(), kwargs) {
                 (1, None) => args.get_item(0)?.extract()?,

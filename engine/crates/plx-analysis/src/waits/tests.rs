@@ -916,14 +916,7 @@ fn an_accept_waits_for_its_clients_connect() {
         );
         assert_eq!(
             t.causes(),
-            vec![(
-                "late_connect",
-                0,
-                1,
-                s("prepare"),
-                CauseKind::Direct,
-                190.0
-            )]
+            vec![("late_connect", 0, 1, s("prepare"), CauseKind::Direct, 190.0)]
         );
     }
 }
