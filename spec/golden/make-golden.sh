@@ -5,7 +5,7 @@
 #   cd engine && PLX_BLESS=1 cargo test -p plx-format --test golden
 # Golden files are kept as they are once checked in: old formats must keep decoding, so only
 # name an experiment here to make a new one. spec/golden/unknown is synthetic: make-unknown.py;
-# spec/golden/jit (JitCode, JitUnload, SampleSignal) too: make-jit.py.
+# spec/golden/jit (JitCode, JitUnload, SampleSignal, SampleStamps) too: make-jit.py.
 #   profile, trace   main runs fib(5) in the phase `compute`, a worker thread fib(4)
 #   profile-v2       the same profile run written at format version 2 (Module.build_id)
 #   all-profile      src/all.c (every record but MPI's) with filter "throttle 100 1000",

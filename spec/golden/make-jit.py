@@ -2,7 +2,8 @@
 """Writes spec/golden/jit/: a small synthetic experiment of a sampled JVM process, its values
 taken from a real run (java -Xcomp with one method compiled, loaded by three class loaders in
 turn and freed at their collection): JitCode records of compiled methods and of the JVM's own
-code, a JitUnload, a SampleSignal, and a SampleTree whose frames lie in that code. A real run's
+code, a JitUnload, a SampleSignal, and a SampleTree whose frames lie in that code, its samples
+stamped (SampleStamps, as a traced run writes them). A real run's
 process.plx holds ~900 pieces of the JVM's code (300 KB): too large to keep as a golden file."""
 
 import sys
@@ -34,6 +35,10 @@ def process():
                 method="run()J", file="Hot.java", **{"class": "LHot;"})
     b += encode("ThreadProfile", thread=0, end_ticks=5000, cpu_ns=900, trace_events=0,
                 lost_events=0, lost_nodes=0, nodes=[])
+    # the five samples' stamps: ticks since the previous one (bits 0..39), the tree frame whose
+    # samples count it (bits 40..63): frame 0 twice, frame 1 three times
+    stamps = [(f << 40) | d for f, d in ((0, 100), (1, 500), (0, 400), (1, 300), (1, 200))]
+    b += encode("SampleStamps", thread=0, base_ticks=2000, stamps=stamps)
     b += encode("SampleTree", thread=0, period_ns=1000000, samples=5, lost_full=0, lost_loader=0,
                 frames=[dict(parent=NONE, node=NONE, module=NONE, address=0x7F00_1000_0010,
                              samples=2),
