@@ -745,9 +745,11 @@ fn close(
     while lanes.len() <= depth {
         let mut l = LaneBuilder::default();
         if lanes.len() < RESERVED_DEPTHS && reserve > 0 {
-            l.start.reserve_exact(reserve);
-            l.end.reserve_exact(reserve);
-            l.region.reserve_exact(reserve);
+            // refused (strict overcommit, a small address space): the lane grows as it fills
+            let _ = l.start.try_reserve_exact(reserve).and_then(|_| {
+                l.end.try_reserve_exact(reserve)?;
+                l.region.try_reserve_exact(reserve)
+            });
         }
         lanes.push(l);
     }
