@@ -3,7 +3,8 @@
 //! sorted by send time and the user events.
 //!
 //! Invariants: within one [`Lane`] intervals are disjoint and sorted by start (hence by end);
-//! `prefix[i]` is the total duration of intervals `0..i`; level `k` (from 0) of the summaries
+//! `prefix[k]` is the total duration of intervals `0..k·FANOUT` (of all of them for the last);
+//! level `k` (from 0) of the summaries
 //! holds, per block of `FANOUT^(k+1)` consecutive intervals, the longest one's index (the first
 //! of equals) and its duration.
 
@@ -37,7 +38,8 @@ pub struct Region {
 }
 
 /// The regions of one track at one nesting depth, with their level-of-detail summaries: the
-/// running total of durations and the longest interval per block and per super block.
+/// running total of durations per block and the longest interval per block and per super
+/// block.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lane {
     /// Entries, sorted.
@@ -46,7 +48,9 @@ pub struct Lane {
     pub end: Arr<i64>,
     /// Regions.
     pub region: Arr<u32>,
-    /// `prefix[i]`: total duration of intervals `0..i` (`len + 1` values).
+    /// `prefix[k]`: total duration of intervals `0..k·FANOUT` (`len.div_ceil(FANOUT) + 1`
+    /// values, the last the total). Kept per block, not per interval: a lane's memory is
+    /// written once at each open, and a sum per interval was 8 of its 28 bytes per interval.
     pub prefix: Arr<u64>,
     /// The maxima per block, level `k` of blocks of `FANOUT^(k+1)` intervals, up to the level
     /// of one block.
@@ -86,9 +90,23 @@ impl Lane {
         self.end[i] - self.start[i]
     }
 
-    /// Total duration of intervals `a..b`.
+    /// Total duration of intervals `a..b`: the blocks inside it from the running total, the
+    /// intervals of the blocks cut at either end one by one (fewer than [`FANOUT`] each).
     pub fn busy(&self, a: usize, b: usize) -> u64 {
-        self.prefix[b].wrapping_sub(self.prefix[a])
+        let scan = |i: usize, j: usize| {
+            (i..j).fold(0u64, |acc, k| acc.wrapping_add(self.dur(k) as u64))
+        };
+        let (ka, kb) = (a.div_ceil(FANOUT), b / FANOUT);
+        if a >= b {
+            0
+        } else if ka >= kb {
+            scan(a, b)
+        } else {
+            self.prefix[kb]
+                .wrapping_sub(self.prefix[ka])
+                .wrapping_add(scan(a, ka * FANOUT))
+                .wrapping_add(scan(kb * FANOUT, b))
+        }
     }
 
     /// Indices of the intervals overlapping `[t0, t1)`: `end > t0` and `start < t1`.
@@ -188,12 +206,14 @@ impl LaneBuilder {
 
     fn seal(self) -> Lane {
         let n = self.start.len();
-        let mut prefix = Vec::with_capacity(n + 1);
+        let mut prefix = Vec::with_capacity(n.div_ceil(FANOUT) + 1);
         let mut acc = 0u64;
         prefix.push(0);
         for i in 0..n {
             acc = acc.wrapping_add((self.end[i] - self.start[i]) as u64);
-            prefix.push(acc);
+            if (i + 1) % FANOUT == 0 || i + 1 == n {
+                prefix.push(acc);
+            }
         }
         // level 0 from the intervals, level k from level k − 1: the longest of each FANOUT
         // entries (the first of equals)
@@ -782,12 +802,20 @@ mod tests {
         for &(a, b) in &[(0, 10_000), (5, 4_200), (4_096, 8_192), (63, 65), (7, 7)] {
             let scan = (a..b).max_by_key(|&i| (l.dur(i), std::cmp::Reverse(i)));
             assert_eq!(l.longest(a, b), scan, "{a}..{b}");
+            let sum: u64 = (a..b).map(|i| l.dur(i) as u64).sum();
+            assert_eq!(l.busy(a, b), sum, "{a}..{b}");
             for min in [0, 50, 95, 96, 97] {
                 let mut got = Vec::new();
                 l.longer_than(a, b, min, &mut |i| got.push(i));
                 let want: Vec<usize> = (a..b).filter(|&i| l.dur(i) > min).collect();
                 assert_eq!(got, want, "{a}..{b} > {min}");
             }
+        }
+        // one running total per block of FANOUT intervals, and one for all of them
+        assert_eq!(l.prefix.len(), 1_251);
+        for (a, b) in [(0, 1), (3, 5), (7, 9), (8, 16), (9, 15), (1, 9_999), (9_992, 10_000)] {
+            let sum: u64 = (a..b).map(|i| l.dur(i) as u64).sum();
+            assert_eq!(l.busy(a, b), sum, "{a}..{b}");
         }
         assert_eq!(
             l.busy(0, 10_000),
