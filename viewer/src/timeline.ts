@@ -287,14 +287,20 @@ export class Timeline {
     });
   }
 
-  /** The waits of the current window, when their overlay is on. */
+  /** The waits of the current window, when their overlay is on; its button says "computing"
+   * while the server replays the trace for them. */
   private loadWaits(): void {
     if (!this.state.overlays.waits) return;
     this.canvas.dataset.waitsLoading = "1";
+    const button = this.root.querySelector<HTMLButtonElement>("#toggle-waits");
     this.waits.load(this.t0, this.t1, () => {
       this.canvas.dataset.waitsLoading = "0";
+      if (button) button.textContent = "Waits";
       this.draw();
-    }, (why) => { this.detail.textContent = why; });
+    }, (why) => { this.detail.textContent = why; }, () => {
+      this.canvas.dataset.waitsLoading = "computing";
+      if (button) button.textContent = "Waits (computing…)";
+    });
   }
 
   private bind(): void {

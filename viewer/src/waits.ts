@@ -10,6 +10,8 @@ export type WaitBox = [number, number, number, number, number, number];
 
 export interface WaitsAnswer {
   error?: string;
+  /** the server is still replaying the trace (in the background): ask again later */
+  computing?: boolean;
   /** the patterns' names, in plx waits' metric-tree order */
   patterns: string[];
   /** waits of the whole run, and of them those overlapping the window */
@@ -36,6 +38,9 @@ const COLORS: Record<string, string> = {
   omp_taskwait: "#4e342e", stream_wait: "#9e9d24", late_connect: "#827717",
 };
 
+/** How often the waits are asked for again while the server computes them. */
+const RETRY_MS = 300;
+
 export function waitColor(pattern: string): string {
   return COLORS[pattern] ?? "#c62828";
 }
@@ -51,17 +56,28 @@ export class WaitLayer {
   drawn: DrawnWait[] = [];
   private seq = 0;
 
-  /** Asks for the waits of [t0, t1); `done` when they came (the newest request wins). */
-  load(t0: number, t1: number, done: () => void, failed: (why: string) => void): void {
+  /** Asks for the waits of [t0, t1); `done` when they came (the newest request wins). While
+   * the server still replays the trace, `computing` is called and the request repeated every
+   * RETRY_MS. */
+  load(t0: number, t1: number, done: () => void, failed: (why: string) => void,
+    computing: () => void = () => {}): void {
     const seq = ++this.seq;
-    get<WaitsAnswer>("api/waits", { t0: Math.max(0, t0), t1, max: 5000 })
-      .then((a) => {
-        if (seq !== this.seq) return;
-        if (a.error) failed(`waits: ${a.error}`);
-        this.answer = a;
-        done();
-      })
-      .catch((e: Error) => failed(e.message));
+    const ask = (): void => {
+      get<WaitsAnswer>("api/waits", { t0: Math.max(0, t0), t1, max: 5000 })
+        .then((a) => {
+          if (seq !== this.seq) return;
+          if (a.computing) {
+            computing();
+            setTimeout(() => { if (seq === this.seq) ask(); }, RETRY_MS);
+            return;
+          }
+          if (a.error) failed(`waits: ${a.error}`);
+          this.answer = a;
+          done();
+        })
+        .catch((e: Error) => failed(e.message));
+    };
+    ask();
   }
 
   /** Draws the waits over their routines: a box in the pattern's colour, striped so that the

@@ -1,7 +1,7 @@
 //! The JSON answers of the API: an opened experiment ([`Viewer`]) and one function per endpoint.
 //! Times in answers are ns from the trace's first event (`origin`).
 
-use std::cell::OnceCell;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -74,16 +74,32 @@ pub struct Viewer {
     /// enough to open, read without the trace.
     pub defs: Model,
     app: Option<String>,
-    model: OnceCell<Model>,
+    model: OnceLock<Model>,
     /// The trace index.
     pub index: TraceIndex,
     /// Where the index came from.
     pub source: IndexSource,
-    critpath: OnceCell<Result<CriticalPath, String>>,
-    timeline: OnceCell<Result<Timeline, String>>,
-    counted: OnceCell<String>,
-    waits: OnceCell<Result<Waits, String>>,
-    placed: OnceCell<Vec<Option<crate::samples::Placed>>>,
+    critpath: OnceLock<Result<CriticalPath, String>>,
+    timeline: OnceLock<Result<Timeline, String>>,
+    counted: OnceLock<String>,
+    waits: OnceLock<Result<Waits, String>>,
+    /// Whether the waits were asked for, and the thread that replays them told
+    /// ([`Viewer::replay_waits_when_asked`]).
+    replay: (Mutex<Replay>, Condvar),
+    /// Held by the waits' replay while it runs ([`Viewer::hold_waits`]).
+    replaying: Mutex<()>,
+    placed: OnceLock<Vec<Option<crate::samples::Placed>>>,
+}
+
+/// The waits' replay on a thread of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    /// Not asked for yet.
+    Idle,
+    /// Asked for: the thread replays them.
+    Asked,
+    /// No such thread: the answer that asks replays them.
+    Inline,
 }
 
 /// The waits of the trace ([`WaitAnalysis::compute_each`]) and where each lies on the timeline.
@@ -157,14 +173,16 @@ impl Viewer {
             exp,
             defs: model,
             app: app.map(str::to_string),
-            model: OnceCell::new(),
+            model: OnceLock::new(),
             index,
             source,
-            critpath: OnceCell::new(),
-            timeline: OnceCell::new(),
-            counted: OnceCell::new(),
-            waits: OnceCell::new(),
-            placed: OnceCell::new(),
+            critpath: OnceLock::new(),
+            timeline: OnceLock::new(),
+            counted: OnceLock::new(),
+            waits: OnceLock::new(),
+            replay: (Mutex::new(Replay::Idle), Condvar::new()),
+            replaying: Mutex::new(()),
+            placed: OnceLock::new(),
         })
     }
 
@@ -597,11 +615,85 @@ impl Viewer {
         Ok(per)
     }
 
+    fn replay_state(&self) -> MutexGuard<'_, Replay> {
+        self.replay.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until the waits are first asked for ([`Viewer::waits_if_ready`]), then replays
+    /// them; returns at once after [`Viewer::stop_replay`]. Run by the server on a thread of its
+    /// own, so that the replay of the whole trace holds no answer to a zoom.
+    pub fn replay_waits_when_asked(&self) {
+        let mut state = self.replay_state();
+        while *state == Replay::Idle {
+            state = self.replay.1.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        let asked = *state == Replay::Asked;
+        drop(state);
+        if asked {
+            // an error is kept in the analysis's place and answered
+            let _ = self.wait_analysis();
+        }
+    }
+
+    /// No thread replays the waits (any more): the answer that asks for them replays them.
+    pub fn stop_replay(&self) {
+        let mut state = self.replay_state();
+        if *state == Replay::Idle {
+            *state = Replay::Inline;
+        }
+        self.replay.1.notify_all();
+    }
+
+    /// Holds the waits' replay back until the guard is dropped (it waits for the guard before it
+    /// begins): a test's way to ask the server while the replay is under way.
+    pub fn hold_waits(&self) -> MutexGuard<'_, ()> {
+        self.replaying.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The waits when replayed; else `None`, and their replay asked for (of the thread of
+    /// [`Viewer::replay_waits_when_asked`]; without one, replayed now).
+    fn waits_if_replayed(&self) -> Option<Result<&Waits, String>> {
+        if self.waits.get().is_some() {
+            return Some(self.wait_analysis());
+        }
+        let mut state = self.replay_state();
+        match *state {
+            Replay::Inline => {
+                drop(state);
+                Some(self.wait_analysis())
+            }
+            Replay::Idle => {
+                *state = Replay::Asked;
+                self.replay.1.notify_all();
+                None
+            }
+            Replay::Asked => None,
+        }
+    }
+
+    /// [`Viewer::waits`] if the waits are replayed, else `{"computing": true}` (and their replay
+    /// begun in the background): the server's answer, which never waits for the replay.
+    pub fn waits_if_ready(&self, t0: i64, t1: i64, max: usize) -> Value {
+        match self.waits_if_replayed() {
+            Some(_) => self.waits(t0, t1, max),
+            None => json!({"computing": true}),
+        }
+    }
+
+    /// [`Viewer::wait`] if the waits are replayed, else `Some({"computing": true})`.
+    pub fn wait_if_ready(&self, id: usize) -> Option<Value> {
+        match self.waits_if_replayed() {
+            Some(_) => self.wait(id),
+            None => Some(json!({"computing": true})),
+        }
+    }
+
     /// The waits, replayed at the first request (one pass over the merged trace, as `plx
     /// waits --causes`); the analysis is kept.
     fn wait_analysis(&self) -> Result<&Waits, String> {
         self.waits
             .get_or_init(|| {
+                let _held = self.hold_waits();
                 let analysis =
                     WaitAnalysis::compute_each(&self.defs, &self.exp, MergeOptions::default())
                         .map_err(|e| e.to_string())?;

@@ -3,14 +3,15 @@
 //! has waited longest for its request), a request head of at most [`Limits::line`] bytes a
 //! line and [`Limits::head`] in all (else 431), and [`Limits::time`] to send it (else 408).
 //!
-//! Threads: the caller's thread computes every answer (the viewer is not shared between
-//! threads); one thread accepts; one thread per open connection reads its requests, hands each
-//! to the caller's thread through a channel and writes the answer back. So the threads are at
-//! most `connections + 2`, the memory held for requests at most `connections × head` bytes,
-//! the descriptors two per connection (its stream, and the acceptor's handle to close it).
-//! A [`Body::Written`] answer is counted, then written by the caller's thread in pieces of
-//! [`PIECE`] bytes that its connection sends as they come (at most two pieces held), so an
-//! answer larger than memory is never held whole.
+//! Threads: [`Limits::answerers`] threads compute the answers, each request taken by whichever
+//! is free, so a slow answer (a first replay of the whole trace) holds one of them while the
+//! others go on answering zooms; one thread accepts; one thread per open connection reads its
+//! requests, hands each to the answerers through a channel and writes the answer back. So the
+//! threads are at most `connections + answerers + 1`, the memory held for requests at most
+//! `connections × head` bytes, the descriptors two per connection (its stream, and the
+//! acceptor's handle to close it). A [`Body::Written`] answer is counted, then written by its
+//! answerer in pieces of [`PIECE`] bytes that its connection sends as they come (at most two
+//! pieces held), so an answer larger than memory is never held whole.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -31,6 +32,8 @@ pub struct Limits {
     /// Time to send a whole request head, from when the connection waits for it; also the time
     /// an answer may take to be written.
     pub time: Duration,
+    /// Threads computing answers at once (at least 1).
+    pub answerers: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +43,7 @@ impl Default for Limits {
             line: 8 * 1024,
             head: 64 * 1024,
             time: Duration::from_secs(10),
+            answerers: 4,
         }
     }
 }
@@ -193,12 +197,12 @@ struct Slots {
 
 type Job = (Request, Sender<Sent>);
 
-/// Serves `listener` until the process ends, `answer` computing each request's reply on this
-/// thread.
+/// Serves `listener` until the process ends, `answer` computing each request's reply on one of
+/// [`Limits::answerers`] threads.
 pub fn serve<'a>(
     listener: TcpListener,
     limits: Limits,
-    mut answer: impl FnMut(&Request) -> Reply<'a>,
+    answer: impl Fn(&Request) -> Reply<'a> + Sync,
 ) {
     let (jobs, incoming) = channel::<Job>();
     let slots = Arc::new(Mutex::new(Slots::default()));
@@ -209,11 +213,26 @@ pub fn serve<'a>(
     if acceptor.is_err() {
         return;
     }
-    answer_loop(incoming, &mut answer);
+    // the acceptor holds the only sender and never ends: neither do the answerers
+    let incoming = Mutex::new(incoming);
+    std::thread::scope(|s| {
+        for _ in 1..limits.answerers.max(1) {
+            let spawned = std::thread::Builder::new()
+                .name("plx-view-answer".into())
+                .spawn_scoped(s, || answer_loop(&incoming, &answer));
+            if spawned.is_err() {
+                break;
+            }
+        }
+        answer_loop(&incoming, &answer);
+    });
 }
 
-fn answer_loop<'a>(incoming: Receiver<Job>, answer: &mut impl FnMut(&Request) -> Reply<'a>) {
-    for (req, back) in incoming {
+fn answer_loop<'a>(incoming: &Mutex<Receiver<Job>>, answer: &impl Fn(&Request) -> Reply<'a>) {
+    loop {
+        // one answerer waits for the next request at a time; the others wait for the lock
+        let job = incoming.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok((req, back)) = job else { return };
         let r = answer(&req);
         // a connection that went away is no error of the server's
         let Body::Written(write) = r.body else {

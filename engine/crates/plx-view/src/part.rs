@@ -343,8 +343,8 @@ struct Decoded {
 }
 
 /// Decodes one thread (`track` of its process, thread `thread`) alone.
-fn decode(mut stream: LocationStream, track: u32, thread: u32) -> Decoded {
-    let mut tb = TrackBuilder::default();
+fn decode(mut stream: LocationStream, track: u32, thread: u32, words: u64) -> Decoded {
+    let mut tb = TrackBuilder::with_events(words);
     let mut ordered = Vec::new();
     let mut events = 0u64;
     let mut end: Option<i64> = None;
@@ -450,13 +450,18 @@ fn build_counted(
     for (k, s) in setups.iter_mut().enumerate() {
         if let Ok(Some((_, alone))) = s {
             let threads: Vec<u32> = alone.locations.iter().map(|l| l.thread).collect();
+            let trace = exp.images[images[k]].trace.as_ref();
             for (li, stream) in std::mem::take(&mut alone.streams).into_iter().enumerate() {
-                work.push((k, li as u32, threads[li], stream));
+                // the thread's event words: at least its events
+                let words = trace
+                    .and_then(|t| t.words_per_thread.get(&threads[li]).copied())
+                    .unwrap_or(0);
+                work.push((k, li as u32, threads[li], words, stream));
             }
         }
     }
-    let mut decoded: Vec<(usize, Decoded)> = on_cores(work, |(k, li, thread, stream)| {
-        (k, decode(stream, li, thread))
+    let mut decoded: Vec<(usize, Decoded)> = on_cores(work, |(k, li, thread, words, stream)| {
+        (k, decode(stream, li, thread, words))
     });
     // per process: the order of its threads' ordered events, then its tracks closed and sealed
     let mut finishing = Vec::new();

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, TcpListener};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -57,8 +58,15 @@ pub struct Gate {
     /// (bound to every address).
     hosts: Option<Vec<String>>,
     cookie: String,
-    /// The one-time address's nonce and until when it holds; `None` once used or never made.
-    once: Option<(String, Instant)>,
+    /// The one-time address, shared by the threads that answer.
+    once: Mutex<Once>,
+}
+
+/// The one-time address's state.
+#[derive(Default)]
+struct Once {
+    /// Its nonce and until when it holds; `None` once used or never made.
+    nonce: Option<(String, Instant)>,
     /// A nonce already used, to warn when it comes again.
     used: Vec<String>,
 }
@@ -252,7 +260,7 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         }
         "/api/waits" => {
             let span = viewer.index.end - viewer.index.origin;
-            Answer::json(viewer.waits(
+            Answer::json(viewer.waits_if_ready(
                 num("t0", 0),
                 num("t1", span.max(1)),
                 num("max", 5000).clamp(0, 100_000) as usize,
@@ -260,7 +268,7 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         }
         "/api/wait" => match usize::try_from(num("id", -1))
             .ok()
-            .and_then(|i| viewer.wait(i))
+            .and_then(|i| viewer.wait_if_ready(i))
         {
             Some(v) => Answer::json(v),
             None => Answer::error(404, "no such wait\n"),
@@ -320,8 +328,7 @@ impl Gate {
             port,
             hosts,
             cookie: format!("plx_view_{port}"),
-            once: None,
-            used: Vec::new(),
+            once: Mutex::new(Once::default()),
         }
     }
 
@@ -395,23 +402,29 @@ impl Gate {
 
     /// A new one-time path (`/open?once=NONCE`), usable once within [`ONE_TIME`]; any earlier
     /// one is void.
-    pub fn one_time(&mut self) -> Result<String, ViewError> {
+    pub fn one_time(&self) -> Result<String, ViewError> {
         let nonce = random_token()?;
         let path = format!("/open?once={nonce}");
-        self.once = Some((nonce, Instant::now() + ONE_TIME));
+        self.once().nonce = Some((nonce, Instant::now() + ONE_TIME));
         Ok(path)
+    }
+
+    fn once(&self) -> std::sync::MutexGuard<'_, Once> {
+        self.once.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// `/open?once=NONCE`: the cookie and a redirection to the page the first time within
     /// [`ONE_TIME`], else 403 (and a warning when it was used already: someone else may have
     /// read it first).
-    fn redeem(&mut self, target: &str) -> Answer<'static> {
+    fn redeem(&self, target: &str) -> Answer<'static> {
         let (_, qs) = target.split_once('?').unwrap_or((target, ""));
         let given = query(qs).get("once").copied().unwrap_or("");
-        match &self.once {
+        let mut once = self.once();
+        match &once.nonce {
             Some((nonce, until)) if same(given, nonce) && Instant::now() <= *until => {
-                self.used.push(nonce.clone());
-                self.once = None;
+                let nonce = nonce.clone();
+                once.used.push(nonce);
+                once.nonce = None;
                 let mut a = Answer::error(303, "to the page\n");
                 a.extra = vec![
                     ("Location".into(), "/".into()),
@@ -425,7 +438,7 @@ impl Gate {
                 ];
                 a
             }
-            _ if self.used.iter().any(|u| same(given, u)) => {
+            _ if once.used.iter().any(|u| same(given, u)) => {
                 eprintln!(
                     "plx: warning: the one-time address opened in the browser was used a second \
                      time; if the browser did not get the page, someone else used it first: \
@@ -442,7 +455,7 @@ impl Gate {
     }
 
     /// The answer to `req` from `viewer`.
-    pub fn answer<'v>(&mut self, viewer: &'v Viewer, req: &Request) -> Answer<'v> {
+    pub fn answer<'v>(&self, viewer: &'v Viewer, req: &Request) -> Answer<'v> {
         if let Err(a) = self.place(req) {
             return a;
         }
@@ -495,16 +508,27 @@ impl Server {
         &self.gate.token
     }
 
-    /// Serves requests until the process ends, answering them one after the other on this
-    /// thread.
+    /// Serves requests until the process ends, several at once ([`Limits::answerers`]), the
+    /// waits replayed on a thread of their own when first asked for
+    /// ([`Viewer::replay_waits_when_asked`]).
     pub fn serve(self, viewer: &Viewer) {
         let Server {
             listener,
-            mut gate,
+            gate,
             limits,
             ..
         } = self;
-        http::serve(listener, limits, |req| reply(gate.answer(viewer, req)))
+        std::thread::scope(|s| {
+            let replay = std::thread::Builder::new()
+                .name("plx-view-waits".into())
+                .spawn_scoped(s, || viewer.replay_waits_when_asked());
+            if replay.is_err() {
+                // no thread for it: the waits are replayed by the answer that asks first
+                viewer.stop_replay();
+            }
+            http::serve(listener, limits, |req| reply(gate.answer(viewer, req)));
+            viewer.stop_replay();
+        })
     }
 }
 
@@ -614,7 +638,7 @@ mod tests {
 
     #[test]
     fn the_one_time_path_sets_the_cookie_once() {
-        let mut g = Gate::new("tok".into(), "127.0.0.1", 4000);
+        let g = Gate::new("tok".into(), "127.0.0.1", 4000);
         let path = g.one_time().unwrap();
         assert!(!path.contains("tok"));
         let a = g.redeem(&path);
@@ -645,7 +669,7 @@ mod tests {
         assert_eq!(g.admitted(&req("/api/meta?token=tok", &[h])), Some("tok"));
         // expired
         let path = g.one_time().unwrap();
-        g.once.as_mut().unwrap().1 = Instant::now() - Duration::from_secs(1);
+        g.once().nonce.as_mut().unwrap().1 = Instant::now() - Duration::from_secs(1);
         assert_eq!(g.redeem(&path).status, 403);
     }
 }

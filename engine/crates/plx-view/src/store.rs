@@ -34,7 +34,7 @@ use crate::index::{
 };
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 64;
 const ALIGN: u64 = 16;
 
@@ -621,7 +621,7 @@ impl Reader<'_> {
             let lane = Lane {
                 end: self.arr(&l[1], Some(n), "lane ends")?,
                 region: self.arr(&l[2], Some(n), "lane regions")?,
-                prefix: self.arr(&l[3], Some(n + 1), "lane sums")?,
+                prefix: self.arr(&l[3], Some(n.div_ceil(FANOUT) + 1), "lane sums")?,
                 levels,
                 start,
             };

@@ -13,6 +13,11 @@ use plx_view::server::{handle, Server, ServerOptions};
 const N: u64 = 1000;
 
 fn experiment(name: &str) -> PathBuf {
+    experiment_receiving_for(name, 200)
+}
+
+/// [`experiment`], each receive's region lasting `recv_ns` up to its return.
+fn experiment_receiving_for(name: &str, recv_ns: u64) -> PathBuf {
     let d = std::env::temp_dir().join(format!("plx-view-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
@@ -21,7 +26,7 @@ fn experiment(name: &str) -> PathBuf {
     w.chunk_ops = 100;
     for k in 0..N {
         let send = 1000 * (k + 1);
-        w.message(&Msg::new((0, 0), (1, 0), 8 * (k + 1), send, send + 500).durations(100, 200));
+        w.message(&Msg::new((0, 0), (1, 0), 8 * (k + 1), send, send + 500).durations(100, recv_ns));
     }
     w.write(&d).unwrap();
     d
@@ -422,5 +427,71 @@ fn a_lock_handoff_and_a_join_are_arcs_between_threads() {
         a["handoffs"][0],
         serde_json::json!([700_030, 700_040, 1, 0, 6])
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_zoom_answers_while_the_waits_are_replayed() {
+    // each receive begins 300 ns before its send: 1,000 late-sender waits of 300 ns
+    let d = experiment_receiving_for("waits-meanwhile", 800);
+    let server = Server::bind(&ServerOptions {
+        bind: "127.0.0.1".to_string(),
+        port: 0,
+    })
+    .unwrap();
+    let addr = server.addr.clone();
+    let token = server.token().to_string();
+    let v: &'static Viewer = Box::leak(Box::new(Viewer::open(&d, None).unwrap()));
+    // the replay cannot finish while this is held
+    let held = v.hold_waits();
+    std::thread::spawn(move || server.serve(v));
+    let get = |path: &str| -> String {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        write!(
+            s,
+            "GET {path}{}token={token} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n",
+            if path.contains('?') { '&' } else { '?' }
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out.split_once("\r\n\r\n").unwrap().1.to_string()
+    };
+    assert_eq!(get("/api/waits?t0=0&t1=1024000"), r#"{"computing":true}"#);
+    assert_eq!(get("/api/wait?id=0"), r#"{"computing":true}"#);
+    // the replay under way (held): a zoom and the metadata are answered meanwhile
+    let a: serde_json::Value =
+        serde_json::from_str(&get("/api/window?t0=0&t1=1024000&width=1024")).unwrap();
+    assert_eq!(a["messages"]["total"], N);
+    let m: serde_json::Value = serde_json::from_str(&get("/api/meta")).unwrap();
+    assert_eq!(m["events"].as_u64().unwrap(), v.index.events);
+    assert_eq!(get("/api/waits?t0=0&t1=1024000"), r#"{"computing":true}"#);
+    drop(held);
+    // replayed once, in the background: then the answer is the analysis's
+    let start = std::time::Instant::now();
+    let ready = loop {
+        let w: serde_json::Value =
+            serde_json::from_str(&get("/api/waits?t0=0&t1=1024000")).unwrap();
+        if w.get("computing").is_none() {
+            break w;
+        }
+        assert!(start.elapsed().as_secs() < 20, "the waits never came");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(ready, v.waits(0, 1_024_000, 5000));
+    assert_eq!(ready["total"], N);
+    assert_eq!(ready["count"], N);
+    let late = ready["patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p == "late_sender")
+        .unwrap();
+    for w in ready["waits"].as_array().unwrap() {
+        assert_eq!(w[2], late);
+        assert_eq!(w[4].as_i64().unwrap() - w[3].as_i64().unwrap(), 300);
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
