@@ -1,9 +1,9 @@
 //! The JSON answers of the API: an opened experiment ([`Viewer`]) and one function per endpoint.
 //! Times in answers are ns from the trace's first event (`origin`).
 
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use plx_analysis::compare::{compare, Run as CompareRun};
 use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};

@@ -93,9 +93,8 @@ impl Lane {
     /// Total duration of intervals `a..b`: the blocks inside it from the running total, the
     /// intervals of the blocks cut at either end one by one (fewer than [`FANOUT`] each).
     pub fn busy(&self, a: usize, b: usize) -> u64 {
-        let scan = |i: usize, j: usize| {
-            (i..j).fold(0u64, |acc, k| acc.wrapping_add(self.dur(k) as u64))
-        };
+        let scan =
+            |i: usize, j: usize| (i..j).fold(0u64, |acc, k| acc.wrapping_add(self.dur(k) as u64));
         let (ka, kb) = (a.div_ceil(FANOUT), b / FANOUT);
         if a >= b {
             0
@@ -463,7 +462,14 @@ impl TrackBuilder {
         let last = self.last.unwrap_or(i64::MIN);
         let end = killed.map_or(last, |k| k.max(last));
         while let Some((r, s)) = self.stack.pop() {
-            close(&mut self.building, self.reserve, self.stack.len(), r, s, end.max(s));
+            close(
+                &mut self.building,
+                self.reserve,
+                self.stack.len(),
+                r,
+                s,
+                end.max(s),
+            );
         }
         (
             self.building.into_iter().map(LaneBuilder::seal).collect(),
@@ -813,7 +819,15 @@ mod tests {
         }
         // one running total per block of FANOUT intervals, and one for all of them
         assert_eq!(l.prefix.len(), 1_251);
-        for (a, b) in [(0, 1), (3, 5), (7, 9), (8, 16), (9, 15), (1, 9_999), (9_992, 10_000)] {
+        for (a, b) in [
+            (0, 1),
+            (3, 5),
+            (7, 9),
+            (8, 16),
+            (9, 15),
+            (1, 9_999),
+            (9_992, 10_000),
+        ] {
             let sum: u64 = (a..b).map(|i| l.dur(i) as u64).sum();
             assert_eq!(l.busy(a, b), sum, "{a}..{b}");
         }
