@@ -1,5 +1,6 @@
 """Call counts and the callpath tree of fib(20), in profile mode and rebuilt from a trace."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -233,7 +234,7 @@ def test_gprof_recursion(fib_exps):
 
 def test_text_report(fib_exps):
     text = plx("report", fib_exps["profile"]).stdout
-    assert 'thread 0 "main"' in text
+    assert re.search(r'(?m)^\d+\.0 "main" \(pid \d+ on \S+\)$', text), text
     assert "total (all processes, all threads)" in text
     fib_lines = [line for line in text.splitlines() if line.split()[-1:] == ["fib"]]
     # one in the thread's table, one in the total

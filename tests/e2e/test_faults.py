@@ -507,7 +507,7 @@ def test_full_tmpfs_under_mpirun_keeps_the_job(tmp_path, impl, where):
                            % re.escape(str(out)), cp.stderr)
         named_by = [sorted(set(re.findall(r"(?:^|; )([^/; ]+)/", line))) for line in lines]
         ranks = sorted(Path(re.search(r"(?m)^  file +(\S+)$", b).group(1)).parent.name
-                       for b in re.split(r"(?m)^(?=process \S+ on \S+)", text)
+                       for b in re.split(r"(?m)^(?=process \S+ \()", text)
                        if re.search(r"(?m)^  rank +\d+ of 2 ", b))
         assert len(ranks) == 2, text
         if where == "mpirun-plx":

@@ -157,7 +157,7 @@ def test_throttle(filters_bin, tmp_path, opts):
     (proc,) = doc["processes"]
     assert [(t["function"], t["calls"]) for t in proc["throttled"]] == [("tiny", 1000)]
     report = plx("report", out).stdout
-    m = re.search(r"throttled regions of process \d+ .*\n((?:.*\n?)*)", report)
+    m = re.search(r"throttled regions of \d+ \(pid \d+ on \S+\): .*\n((?:.*\n?)*)", report)
     assert m, report
     assert re.search(r"^\s*1000 calls\s+\S+ \S+\s+tiny\s*$", m.group(1), re.M), m.group(1)
 

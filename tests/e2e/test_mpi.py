@@ -195,7 +195,7 @@ def info_sections(text):
     """plx info output as (header, {rank: block}, [not measured blocks], warnings text)."""
     body, sep, warnings = text.partition("\nwarnings:")
     assert sep, "no warnings section in plx info:\n" + text[-2000:]
-    parts = re.split(r"(?m)^(?=process \S+ on \S+)", body)
+    parts = re.split(r"(?m)^(?=process \S+ \()", body)
     header, ranks, unmeasured = parts[0], {}, []
     for block in parts[1:]:
         m = re.search(r"(?m)^\s+rank\s+(\d+) of \d+", block)
@@ -357,8 +357,9 @@ def test_life_launcher_not_reported(life_exps):
     assert {r["process"] for r in report_csv(outer)} == reported | {"all"}
     cp = plx("report", outer)
     assert "mpirun" not in cp.stderr
-    tables = [line for line in cp.stdout.splitlines() if re.match(r"^(rank|process) \S+ \(", line)]
-    assert tables and all(line.startswith("rank ") for line in tables), tables
+    # each table is headed by its location, pid included: only the ranks' pids
+    heads = re.findall(r'(?m)^\S+(?: "[^"]*")? \(pid (\d+)(?::\d+)? on \S+\)$', cp.stdout)
+    assert heads and {int(p) for p in heads} <= {p["pid"] for p in ranks.values()}, heads
     # mpirun and the helpers it forks (same command line): one line listing their pids
     lines = [line for line in cp.stdout.splitlines() if line.startswith("not measured")]
     assert len(lines) == 1, lines
@@ -645,11 +646,11 @@ def test_pingpong_report_text_mpi_sections(pingpong_exp, by):
     msg_at = text.index("\nmessages (point-to-point, as counted by the senders; sizes in bytes)\n")
     assert total_at < mpi_at < msg_at
     mpi_section = text[mpi_at:msg_at].splitlines()
-    loc_lines = [line.strip() for line in mpi_section if re.match(r"^\s+(rank \d+ \(pid|all\s)", line)]
-    suffix = r' thread 0 "main"' if by == "thread" else ""
+    loc_lines = [line.strip() for line in mpi_section if re.match(r"^\s+(\d\S* (\"main\" )?\(pid|all\s)", line)]
+    name = r'%d.0 "main"' if by == "thread" else "%d"
     assert len(loc_lines) == 3, mpi_section
     for rank, line in enumerate(loc_lines[:2]):
-        assert re.match(r'^rank %d \(pid \d+ on \S+\)%s\s+[\d.]+ [mun]?s\s+[\d.]+$' % (rank, suffix), line), line
+        assert re.match(r'^%s \(pid \d+ on \S+\)\s+[\d.]+ [mun]?s\s+[\d.]+$' % (name % rank), line), line
     assert re.match(r"^all\s+[\d.]+ [mun]?s\s+[\d.]+$", loc_lines[2]), loc_lines[2]
     routines = {}
     for line in mpi_section:
@@ -1397,25 +1398,25 @@ def test_two_hosts_names_in_every_view(two_hosts_exp):
         == HOST_RANKS
     # plx report's tables
     text = plx("report", out, "--by", "process").stdout
-    heads = re.findall(r"(?m)^rank (\d+) \(pid [\d.]+ on (\S+)\)$", text)
+    heads = re.findall(r"(?m)^(\d+) \(pid [\d:]+ on (\S+)\)$", text)
     assert sorted((int(r), h) for r, h in heads) == [
         (r, h) for h, rs in HOST_RANKS.items() for r in rs]
     # plx hierarchy: the machine tree, host by host
     machine = json.loads(plx("hierarchy", out, "--format", "json").stdout)["machine"]
-    assert {h["name"]: [p["name"] for p in h["children"] if p["name"].startswith("rank ")]
+    assert {h["name"]: [p["name"] for p in h["children"] if p["name"].isdigit()]
             for h in machine["children"] if h["name"] in HOST_RANKS} == {
-        h: ["rank %d" % r for r in rs] for h, rs in HOST_RANKS.items()}
+        h: [str(r) for r in rs] for h, rs in HOST_RANKS.items()}
     # plx info: each rank's block names its host
     info_text = info(out).stdout
     blocks = info_rank_blocks(info_text)
     for host, rs in HOST_RANKS.items():
         for r in rs:
-            assert re.match(r"process \S+ \(pid \d+ on %s\)\n" % host, blocks[r]), blocks[r]
+            assert re.match(r"process \S+ \(pid [\d:]+ on %s\)\n" % host, blocks[r]), blocks[r]
     # the text export's locations
     exported = plx("export", out, "--format", "text", "--output", "-").stdout
     for host, rs in HOST_RANKS.items():
         for r in rs:
-            assert re.search(r"(?m)^#\s+%d\.0\s+rank %d \(pid \d+ on %s\) thread 0 " % (r, r, host),
+            assert re.search(r'(?m)^#\s+%d\.0 "main" \(pid [\d:]+ on %s\)' % (r, host),
                              exported), exported[:2000]
 
 
@@ -1423,7 +1424,7 @@ def info_rank_blocks(info_text):
     """{rank: block} of plx info's process blocks (the launcher's, if measured, left out)."""
     body = info_text.partition("\nwarnings:")[0]
     out = {}
-    for block in re.split(r"(?m)^(?=process \S+ on \S+)", body)[1:]:
+    for block in re.split(r"(?m)^(?=process \S+ \()", body)[1:]:
         m = re.search(r"(?m)^\s+rank\s+(\d+) of \d+", block)
         if m:
             assert int(m.group(1)) not in out

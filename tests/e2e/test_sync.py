@@ -192,7 +192,7 @@ def query(directory, metric, focus=None, bins=None):
 def worker_threads(directory):
     doc = json.loads(plx("hierarchy", directory, "--format", "json").stdout)
     return [t["name"] for h in doc["machine"]["children"] for p in h["children"]
-            for t in p["children"] if t["name"].startswith("multiply_rows#")]
+            for t in p["children"] if any(a.startswith("multiply_rows#") for a in t["aliases"])]
 
 
 def test_cpu_time_of_innerp_per_thread_sums_to_the_total(matmul):

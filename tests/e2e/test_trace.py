@@ -229,7 +229,7 @@ def test_runtime_cost_on_the_critical_path_is_flagged(programs, tmp_path):
     prog = programs.get("hot_tiny.c", "-O1")
     out = tmp_path / "small-buffer"
     run(out, prog, "2000000", opts=("--trace", "--buffer", "4K"))
-    thread = r"is \d+\.\d % of process \d+ thread 0's time: it lies inside the measured times of " \
+    thread = r"is \d+\.\d % of \d+\.0's time: it lies inside the measured times of " \
              r"the functions it interrupted; "
     lines = [l for l in info(out).stdout.splitlines() if "the runtime's own work (plx_flush " in l]
     assert len(lines) == 1, info(out).stdout
