@@ -71,11 +71,13 @@ def test_parquet_samples_table(sampled, tmp_path):
     assert list(whole.columns) == [
         "location", "process", "rank", "thread", "node", "parent", "depth", "region",
         "region_name", "callpath", "estimated", "samples", "self_samples", "period_ns",
-        "estimated_s", "estimated_self_s", "time_ns"]
-    # the callpath rows (time_ns null); the stamped samples' rows, one each, follow them
-    t = whole[whole.time_ns.isna()]
-    stamped = whole[whole.time_ns.notna()]
-    assert len(stamped) == sum(taken.values()) and (stamped.self_samples == 1).all()
+        "estimated_s", "estimated_self_s"]
+    t = whole
+    # the stamped samples, a row each, in a file of their own: no sum counts one twice
+    stamped = pd.read_parquet(out / "sample_times.parquet")
+    assert list(stamped.columns) == [
+        "location", "process", "rank", "thread", "time_ns", "node", "callpath"]
+    assert len(stamped) == sum(taken.values()) == t.self_samples.sum()
     locs = pd.read_parquet(out / "locations.parquet")
     thread_of = dict(zip(locs["location"], locs["thread"]))
     got = defaultdict(dict)
@@ -226,7 +228,6 @@ def test_mpi_ranks_samples_in_every_export(tmp_path):
     pid_of_rank = {int(r): p for r, p in zip(locs["rank"], locs["pid"])}
     assert sorted(pid_of_rank) == [0, 1]
     t = pd.read_parquet(tmp_path / "pq" / "samples.parquet")
-    t = t[t.time_ns.isna()]  # the callpath rows
     got = defaultdict(dict)
     for r in t.itertuples():
         assert pid_of_rank[int(r.rank)] == key_of[r.location][0]

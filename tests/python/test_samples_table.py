@@ -1,5 +1,5 @@
 """The package's `samples` table: a row per call-stack sample, with its time where the runtime
-stamped it (plx run --trace --sample), checked against the Parquet export's samples.parquet
+stamped it (plx run --trace --sample), checked against the Parquet export's sample_times.parquet
 (the same samples, times and callpaths) and against the program's own phase intervals."""
 
 import re
@@ -31,20 +31,19 @@ def phases(tmp_path_factory):
 def test_samples_are_the_parquet_export(parallax, phases, tmp_path):
     exp, spans, _ = phases
     plx("export", exp, "--format", "parquet", "-o", tmp_path / "pq")
-    whole = pd.read_parquet(tmp_path / "pq" / "samples.parquet")
+    totals = pd.read_parquet(tmp_path / "pq" / "samples.parquet")
+    stamped = pd.read_parquet(tmp_path / "pq" / "sample_times.parquet")
     x = parallax.open(exp)
     s = x.samples
     assert list(s.columns) == ["time_ns", "location", "process", "rank", "thread", "callpath",
                                "function", "file", "line", "estimated"]
-    stamped = whole[whole.time_ns.notna()]
     # every sample stamped (a trace): the same rows as the Parquet export's stamped rows
     assert s.time_ns.notna().all() and len(s) == len(stamped) > 300
     assert list(s.time_ns.astype("int64")) == list(stamped.time_ns.astype("int64"))
     assert list(s.callpath.astype(str)) == list(stamped.callpath)
     assert list(s.location.astype("int64")) == list(stamped.location)
-    assert list(s.function.astype(str)) == list(stamped.region_name)
+    assert list(s.function.astype(str)) == [c.split(" => ")[-1] for c in stamped.callpath]
     # as many per callpath as the callpath rows count
-    totals = whole[whole.time_ns.isna()]
     assert Counter(s.callpath.astype(str)) == {c: n for c, n in zip(totals.callpath, totals.self_samples) if n}
     # each phase's samples inside the phase (one period either side)
     origin = x.origin_ns

@@ -17,7 +17,7 @@
 
 mod table;
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use parquet::data_type::ByteArray;
@@ -354,7 +354,8 @@ impl Sink for ParquetSink<'_> {
         files.extend(write_locations(merge, dir, meta, self.layout(LOCATION_KEY))?);
         files.extend(write_regions(merge, dir, meta, self.layout(None))?);
         files.extend(write_comms(merge, dir, meta, self.layout(None))?);
-        // one row per sampled callpath, not per sample: small, one file also when partitioned
+        // one row per sampled callpath, and one per stamped sample: one file each also when
+        // partitioned
         let (sample_files, samples) = write_samples(merge, dir, meta, Layout::Single)?;
         files.extend(sample_files);
         summary.samples = samples;
@@ -477,7 +478,18 @@ const SAMPLE_COLUMNS: &[ColumnSpec] = &[
     ("period_ns", Ty::I64, false),
     ("estimated_s", Ty::F64, false),
     ("estimated_self_s", Ty::F64, false),
-    ("time_ns", Ty::I64, true),
+];
+
+/// `sample_times.parquet`: a row per stamped sample (a trace), apart from the callpath rows of
+/// `samples.parquet` so that no sum over a file counts a sample twice.
+const SAMPLE_TIME_COLUMNS: &[ColumnSpec] = &[
+    ("location", Ty::I32, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("thread", Ty::I32, false),
+    ("time_ns", Ty::I64, false),
+    ("node", Ty::I32, false),
+    ("callpath", Ty::Str, false),
 ];
 
 const WAIT_COLUMNS: &[ColumnSpec] = &[
@@ -571,11 +583,11 @@ fn write_comms(
     t.finish()
 }
 
-/// A row per callpath of each location's tree that call-stack samples were taken in, in
-/// location order, each tree's in its order (a parent before its children), `time_ns` null;
-/// then, where the runtime stamped them (a trace), a row per sample in time order, `time_ns`
-/// its time and 1 sample (its own) of the callpath of its innermost frame. Returns the files
-/// and the samples the callpath rows hold.
+/// `samples.parquet`: a row per callpath of each location's tree that call-stack samples were
+/// taken in, in location order, each tree's in its order (a parent before its children);
+/// `sample_times.parquet`: where the runtime stamped them (a trace), a row per sample in time
+/// order, its time and the callpath of its innermost frame. Returns the files and the samples
+/// the callpath rows hold.
 fn write_samples(
     merge: &GlobalMerge,
     dir: &Path,
@@ -584,23 +596,20 @@ fn write_samples(
 ) -> Result<(Vec<PathBuf>, u64), ExportError> {
     let mut samples = 0;
     let mut t = Table::create(dir, "samples", SAMPLE_COLUMNS, meta, layout)?;
+    let mut times = Table::create(dir, "sample_times", SAMPLE_TIME_COLUMNS, meta, layout)?;
     let regions = merge.regions();
     let origin = merge.origin_ns();
     for (li, s) in crate::samples::all(merge.model(), merge.locations()).iter().enumerate() {
         let Some(s) = s else { continue };
         let l = &merge.locations()[li];
         let rank = l.rank.map(|r| r as i32);
-        let by_node: HashMap<u32, usize> =
-            s.nodes.iter().enumerate().map(|(i, n)| (n.node, i)).collect();
-        let timed = s
-            .times
-            .iter()
-            .filter_map(|&(ns, node)| by_node.get(&node).map(|&i| (Some(ns - origin), i, 1)));
-        let rows = (0..s.nodes.len()).map(|i| (None, i, 0)).chain(timed);
-        for (time, i, one) in rows {
-            let n = &s.nodes[i];
-            let (inclusive, own) = if one == 1 { (1, 1) } else { (n.samples, n.self_samples) };
-            let path: Vec<&str> = s.path(n.node).iter().map(|&r| regions.name(r)).collect();
+        // a stamp names a frame of the thread's last tree (one whose write was lost, none)
+        let in_tree: HashSet<u32> = s.nodes.iter().map(|n| n.node).collect();
+        let path = |node: u32| -> String {
+            let names: Vec<&str> = s.path(node).iter().map(|&r| regions.name(r)).collect();
+            names.join(" => ")
+        };
+        for n in &s.nodes {
             let c = t.cols(rank);
             c[0].val(li as i32);
             c[1].val(l.process as i32);
@@ -611,21 +620,34 @@ fn write_samples(
             c[6].val(n.depth as i32);
             c[7].val(n.region as i32);
             c[8].val(ByteArray::from(regions.name(n.region)));
-            c[9].val(ByteArray::from(path.join(" => ").as_str()));
+            c[9].val(ByteArray::from(path(n.node).as_str()));
             c[10].val(n.estimated);
-            c[11].val(inclusive as i64);
-            c[12].val(own as i64);
+            c[11].val(n.samples as i64);
+            c[12].val(n.self_samples as i64);
             c[13].val(s.period_ns as i64);
-            c[14].val(s.seconds(inclusive));
-            c[15].val(s.seconds(own));
-            c[16].opt(time);
+            c[14].val(s.seconds(n.samples));
+            c[15].val(s.seconds(n.self_samples));
             t.row(rank)?;
-            if time.is_none() {
-                samples += n.self_samples;
+            samples += n.self_samples;
+        }
+        for &(ns, node) in &s.times {
+            if !in_tree.contains(&node) {
+                continue;
             }
+            let c = times.cols(rank);
+            c[0].val(li as i32);
+            c[1].val(l.process as i32);
+            c[2].opt(rank);
+            c[3].val(l.thread as i32);
+            c[4].val(ns - origin);
+            c[5].val(node as i32);
+            c[6].val(ByteArray::from(path(node).as_str()));
+            times.row(rank)?;
         }
     }
-    Ok((t.finish()?, samples))
+    let mut files = t.finish()?;
+    files.extend(times.finish()?);
+    Ok((files, samples))
 }
 
 /// The wait states of the exported processes (`plx waits`' rows, in its order: pattern,

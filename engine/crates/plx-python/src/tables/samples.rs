@@ -10,8 +10,8 @@ use crate::Tables;
 
 use super::{col, opt_col, warnings};
 
-/// A row per sample, as `samples.parquet`'s stamped rows and its callpaths' samples without a
-/// time: `time_ns` (since the merge's origin, as the events'; null when not stamped),
+/// A row per sample, as `sample_times.parquet`'s rows, or `samples.parquet`'s callpaths'
+/// samples without a time: `time_ns` (since the merge's origin, as the events'; null when not stamped),
 /// location, process, rank, thread, callpath, function, file, line, estimated.
 pub fn samples(dir: &Path) -> Result<Tables, String> {
     let input =
