@@ -37,7 +37,8 @@ pub struct PhaseArg {
     pub phase: Option<PhaseSpec>,
     /// Only the window from START to END seconds after the run's start, its first traced event
     /// (either end may be empty; e.g. 0.5:2, 1.5:); a time inside is counted, a message when
-    /// it was sent inside (docs/phases.md); needs a trace.
+    /// it was sent inside (plx export: when both its ends are inside; docs/phases.md); needs a
+    /// trace.
     #[arg(long, value_name = "START:END", value_parser = PhaseSpec::window,
           conflicts_with = "phase")]
     pub window: Option<PhaseSpec>,
