@@ -29,7 +29,11 @@ def injected(waits):
     """Waits made by the sleep of D s: 64 ranks share 2 cores (with MPICH's ranks polling), so
     the sleeper may wake up to ~0.3 s late and a waiter may arrive up to ~0.4 s after another:
     each wait is positive and below D + 0.5 s, and the longest (the earliest arrival's) is at
-    least 0.9 D. Each wait's exact value is checked against the trace's entries."""
+    least 0.9 D; a lone waiter (point to point) has no earlier arrival beside it, so it is at
+    least D / 2. Each wait's exact value is checked against the trace's entries."""
+    if len(waits) == 1:
+        # one waiter (point to point): it too may arrive late, by up to ~0.4 s under MPICH
+        return 0 < waits[0] <= D + 0.5 and waits[0] >= D * 0.5
     return all(0 < x <= D + 0.5 for x in waits) and D * 0.9 <= max(waits)
 
 
