@@ -167,31 +167,49 @@ def assert_data_has_the_text_samples(out):
     numbers as the text's `thread N: T samples, L lost (F with the sample tree full, D in the
     dynamic loader)` lines and its `every 1.000 ms` period. Returns the text's {thread: taken}."""
     text = info(out).stdout
-    lines = re.findall(r"(?m)^    thread (\d+): (\d+) samples, (\d+) lost(?: \((\d+) with the sample "
-                       r"tree full, (\d+) in the dynamic loader\))?$", text)
+    lines = re.findall(r"(?m)^    thread (\d+): (\d+) samples, (?:(\d+) stamped, )?(\d+) lost(?: \((\d+) "
+                       r"with the sample tree full, (\d+) in the dynamic loader\))?$", text)
     assert lines, text
     assert "samples     every 1.000 ms of CPU time per thread" in text
-    want = {int(t): {"period_ns": 1000000, "taken": int(n), "lost": int(lost),
+    want = {int(t): {"period_ns": 1000000, "taken": int(n),
+                     "stamped": int(stamped) if stamped else None, "lost": int(lost),
                      "lost_tree_full": int(full or 0), "lost_in_loader": int(loader or 0),
                      "lost_not_kept": 0, "recovered": False}
-            for t, n, lost, full, loader in lines}
+            for t, n, stamped, lost, full, loader in lines}
     doc = json.loads(plx("info", out, "--format", "json").stdout)
     [proc] = doc["processes"]
     assert {t["thread"]: t["samples"] for t in proc["threads"]} == want
     assert proc["clock_sync_skipped"] is None
     rows = list(csv.DictReader(io.StringIO(plx("info", out, "--format", "csv").stdout)))
-    assert {int(r["thread"]): (r["samples"], r["samples_lost"]) for r in rows} == \
-        {t: (str(w["taken"]), str(w["lost"])) for t, w in want.items()}
+    assert {int(r["thread"]): (r["samples"], r["samples_stamped"], r["samples_lost"])
+            for r in rows} == \
+        {t: (str(w["taken"]), "" if w["stamped"] is None else str(w["stamped"]), str(w["lost"]))
+         for t, w in want.items()}
     return {t: w["taken"] for t, w in want.items()}
 
 
-def test_info_json_and_csv_have_the_samples_of_the_text(tmp_path):
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_info_json_and_csv_have_the_samples_of_the_text(tmp_path, mode):
     prog = compile_plain(tmp_path / "spin", "gcc")
     out = tmp_path / "exp"
-    run(out, prog, opts=("--sample",))
+    run(out, prog, opts=("--sample",) + (("--trace",) if mode == "trace" else ()))
     taken = assert_data_has_the_text_samples(out)
     # both threads spin for tens of ms of CPU time: a sample per ms
     assert sorted(taken) == [0, 1] and min(taken.values()) >= 10, taken
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    stamped = {t["thread"]: t["samples"]["stamped"] for t in doc["processes"][0]["threads"]}
+    if mode == "profile":
+        # no trace, no stamps: the text has no `stamped` count, the data null
+        assert stamped == {0: None, 1: None}
+        return
+    # with a trace every sample taken is stamped, and each stamp is a row of sample_times.parquet
+    pd = pytest.importorskip("pandas")
+    plx("export", out, "--format", "parquet", "-o", tmp_path / "pq")
+    rows = pd.read_parquet(tmp_path / "pq" / "sample_times.parquet")
+    assert stamped == taken == {int(t): len(g) for t, g in rows.groupby("thread")}, (stamped, taken)
+    text = info(out).stdout
+    for t, n in taken.items():
+        assert "    thread %d: %d samples, %d stamped, 0 lost" % (t, n, n) in text, text
 
 
 @pytest.mark.parametrize("impl", sorted(IMPLS))

@@ -156,6 +156,12 @@ pub(crate) fn samples_lost(s: &SampleStats) -> u64 {
     s.lost()
 }
 
+/// A sampled thread's samples stamped with their times (`None`: its process has no trace, so
+/// the runtime stamped none): each stamp that names a frame of the thread's sample tree.
+pub(crate) fn samples_stamped(p: &ProcessModel, t: &ThreadModel) -> Option<u64> {
+    (t.samples.is_some() && p.has_trace()).then_some(t.sample_times.len() as u64)
+}
+
 fn mpi_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     if let Some(m) = &p.mpi {
         if p.rank_base > 0 {
@@ -413,14 +419,15 @@ fn omp_lines(p: &ProcessModel, model: &Model, out: &mut dyn Write) -> io::Result
     Ok(())
 }
 
-/// Call-stack sampling (`plx run --sample`): per sampled thread, samples taken and lost.
+/// Call-stack sampling (`plx run --sample`): per sampled thread, samples taken, stamped (with
+/// a trace) and lost.
 fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
     let sampled: Vec<_> = p
         .threads
         .iter()
-        .filter_map(|t| t.samples.map(|s| (t.thread, s)))
+        .filter_map(|t| t.samples.map(|s| (t.thread, s, samples_stamped(p, t))))
         .collect();
-    let Some((_, first)) = sampled.first() else {
+    let Some((_, first, _)) = sampled.first() else {
         return Ok(());
     };
     writeln!(
@@ -428,13 +435,13 @@ fn sample_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
         "  samples     every {} of CPU time per thread (plx report: samples, ~estimated times)",
         human_time(first.period_ns as f64 * 1e-9)
     )?;
-    for (thread, s) in &sampled {
+    for (thread, s, stamped) in &sampled {
         let lost = samples_lost(s);
-        write!(
-            out,
-            "    thread {thread}: {} samples, {lost} lost",
-            s.samples
-        )?;
+        write!(out, "    thread {thread}: {} samples, ", s.samples)?;
+        if let Some(n) = stamped {
+            write!(out, "{n} stamped, ")?;
+        }
+        write!(out, "{lost} lost")?;
         if lost > 0 {
             write!(
                 out,

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use crate::csv::field;
 use crate::info::{
-    clock_text, end_text, measured_ranks, profile_source, samples_lost, sync_skipped, Summary,
+    clock_text, end_text, measured_ranks, profile_source, samples_lost, samples_stamped,
+    sync_skipped, Summary,
 };
 use crate::report::pid_text;
 
@@ -16,7 +17,7 @@ fn own_rank(p: &ProcessModel) -> Option<u32> {
     p.mpi.as_ref().map(|m| m.rank - p.rank_base)
 }
 
-fn thread_json(t: &ThreadModel) -> Value {
+fn thread_json(p: &ProcessModel, t: &ThreadModel) -> Value {
     json!({
         "thread": t.thread,
         "tid": t.tid,
@@ -29,6 +30,7 @@ fn thread_json(t: &ThreadModel) -> Value {
         "samples": t.samples.map(|s| json!({
             "period_ns": s.period_ns,
             "taken": s.samples,
+            "stamped": samples_stamped(p, t),
             "lost": samples_lost(&s),
             "lost_tree_full": s.lost_full,
             "lost_in_loader": s.lost_loader,
@@ -72,7 +74,7 @@ fn process_json(p: &ProcessModel, model: &Model) -> Value {
         "written_by": (!p.version.is_empty()).then(|| format!("parallax {}", p.version)),
         "regions": p.region_count,
         "excluded_regions": p.excluded_regions,
-        "threads": p.threads.iter().map(thread_json).collect::<Vec<_>>(),
+        "threads": p.threads.iter().map(|t| thread_json(p, t)).collect::<Vec<_>>(),
     })
 }
 
@@ -103,7 +105,7 @@ pub fn json(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
 pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile,samples,samples_lost"
+        "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile,samples,samples_stamped,samples_lost"
     )?;
     let opt = |v: Option<String>| v.unwrap_or_default();
     for p in &model.processes {
@@ -115,7 +117,7 @@ pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
         for t in &p.threads {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 field(&p.host),
                 field(&pid_text(p)),
                 field(app),
@@ -129,6 +131,7 @@ pub fn csv(model: &Model, out: &mut dyn Write) -> io::Result<()> {
                 t.lost_events,
                 profile_source(t),
                 opt(t.samples.map(|s| s.samples.to_string())),
+                opt(samples_stamped(p, t).map(|n| n.to_string())),
                 opt(t.samples.map(|s| samples_lost(&s).to_string()))
             )?;
         }

@@ -50,7 +50,7 @@ fn info_prints_its_threads_as_csv_and_json() {
     assert_eq!(
         rows[0],
         "host,pid,application,rank,thread,tid,name,cpu_s,wall_s,trace_events,lost_events,profile,\
-         samples,samples_lost"
+         samples,samples_stamped,samples_lost"
     );
     assert_eq!(rows.len(), 3, "{csv}");
     assert!(rows[1].starts_with("node1,300,,,0,300,main,"), "{csv}");
