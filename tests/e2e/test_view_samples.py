@@ -3,8 +3,8 @@ programs/sample_spin.c (built plain, -O2 -g, no frame pointers; alpha inside the
 "solve", beta after it, gamma_ on a worker thread) under `plx run --trace --sample`; a shift-drag
 over the whole run shows the sampled flame graph of the threads, whose call paths and samples are
 plx report --callpath's, and a hover on a sampled frame gives its call path, samples and
-estimated time; each track's strip of estimated samples holds exactly the samples taken under
-its instrumented calls, and its tooltip names the call path. Screenshots are left in
+estimated time; each track's strip holds each stamped sample at its time, exactly the samples
+sample_times.parquet has in the window, and its tooltip names the sampled frame. Screenshots are left in
 tests/e2e/artifacts/view-samples/."""
 
 import json
@@ -14,8 +14,7 @@ import subprocess
 import pytest
 
 from components import require, require_tools
-from conftest import (PLX, ROOT, _fail_message, clean_env, location_rows, report_csv, run,
-                      total_rows)
+from conftest import PLX, ROOT, _fail_message, clean_env, plx, report_csv, run, total_rows
 from test_sampling import compile_plain
 from test_view import CHROMIUM
 
@@ -80,38 +79,51 @@ def test_a_hover_on_a_sampled_frame_gives_its_samples_and_estimate(page):
     assert (ARTIFACTS / "samples-selection.png").stat().st_size > 10_000
 
 
-def test_the_tracks_strips_hold_the_samples_under_instrumented_calls(page, sampled):
-    """A thread's samples carry no time: the strip shares those taken under an instrumented
-    call (here the API region solve, on main) among its instances; the rest (under no call)
-    are not placed. Over the whole run the strip adds up to them."""
-    rows = report_csv(sampled, "--callpath")
+def stamped_times(sampled, tmp):
+    """{location: sorted sample times, ns since the trace's origin} of sample_times.parquet: the
+    samples the runtime stamped, read back by pandas."""
+    pd = pytest.importorskip("pandas")
+    out = tmp / "pq"
+    plx("export", sampled, "--format", "parquet", "-o", out)
+    t = pd.read_parquet(out / "sample_times.parquet")
+    return {int(loc): sorted(int(x) for x in g.time_ns) for loc, g in t.groupby("location")}
+
+
+def test_the_tracks_strips_hold_each_stamped_sample_at_its_time(page, sampled, tmp_path):
+    """With a trace the runtime stamps each sample: a track's strip draws each of its thread's
+    stamped samples in the pixel column of its time, no estimate. Over the whole run and in two
+    closer windows the strip holds exactly the samples sample_times.parquet has in the window,
+    and plx info's stamped count; a hover on a column names the sampled frame."""
+    times = stamped_times(sampled, tmp_path)
+    doc = json.loads(plx("info", sampled, "--format", "json").stdout)
+    [proc] = doc["processes"]
+    stamped = {t["thread"]: t["samples"]["stamped"] for t in proc["threads"]}
     api = page["lane_api"]
-    assert api["tracks"], api
-    under = {}
-    for (_, thread), loc in location_rows(rows).items():
-        under[int(thread)] = sum(int(r["samples"] or 0) for r in loc
-                                 if " => " not in r["callpath"] and int(r["calls"]) > 0)
-    drawn = 0.0
+    assert sorted(t["track"] for t in api["tracks"]) == sorted(times) == [0, 1], (api, list(times))
     for t in api["tracks"]:
-        want = under[t["track"]] if t["track"] in under else 0
-        assert t["placed"] == want, (t["track"], t["placed"], want)
-        total = sum(c[1] for c in t["columns"])
-        assert abs(total - want) <= 1e-3 * max(want, 1), (total, want)
-        drawn += total
-    assert sum(under.values()) > 0
-    assert abs(float(page["lane_page"]["sampleSum"]) - drawn) <= 1e-2 * max(drawn, 1)
-    tip = page["lane_tip"]
-    assert tip["kind"] == "samples" and tip["value"] > 0
-    assert "mostly in solve" in tip["text"] and "samples (estimated)" in tip["text"]
-    # closer in, the strip holds the window's part of solve's samples, spread evenly over its
-    # one call: a tenth and a thousandth of the run, both inside it
-    (main,) = [t for t in api["tracks"] if t["track"] == 0]
-    (inst,) = page["solve"]["instances"]
-    s, e = inst[3], inst[4]
+        n = len(times[t["track"]])
+        assert t["stamped"] == t["in_window"] == n == stamped[t["track"]] > 0, (t["track"], n)
+        assert t["taken"] == n  # nothing lost: every sample taken has its stamp
+        assert sum(c[1] for c in t["columns"]) == n
+        assert "placed" not in t
+    whole = sum(len(v) for v in times.values())
+    assert int(page["lane_page"]["sampleStamped"]) == whole
+    assert float(page["lane_page"]["sampleSum"]) == whole
+    # closer in: exactly the stamped samples in each window [t0, t1)
     for z in page["lane_zooms"]:
-        t0, t1 = float(z["t0"]), float(z["t1"])
-        assert s <= t0 < t1 <= e, (s, e, t0, t1)
-        want = main["placed"] * (t1 - t0) / (e - s)
-        assert abs(float(z["sampleSum"]) - want) <= 1e-3 * want + 1e-3, (z["sampleSum"], want)
+        a, b = z["lane_t0"], z["lane_t1"]
+        want = {loc: sum(1 for x in v if a <= x < b) for loc, v in times.items()}
+        assert {k: v for k, v in z["in_window"]} == want, (z["in_window"], want)
+        assert int(z["sampleStamped"]) == sum(want.values()), (z["sampleStamped"], want)
+    # the hover names the sampled frame and its call path under the region solve
+    tip = page["lane_tip"]
+    near = page["lane_spot"]["columns"]
+    assert tip["kind"] == "samples" and tip["value"] in [c[1] for c in near], (tip, near)
+    (col,) = [c for c in near if c[1] == tip["value"]][:1]
+    assert tip["text"].startswith("1 sample at " if col[1] == 1 else "%d samples at " % col[1])
+    top = col[2][0][1]
+    assert (" · in spin%s (solve => alpha => spin)" % ("" if col[1] == 1 else " ×%d" % top)) \
+        in tip["text"], (tip["text"], col)
+    assert "estimated" not in tip["text"]
     for name in ("samples-lane-zoomed.png", "samples-lane-close.png"):
         assert (ARTIFACTS / name).stat().st_size > 5_000

@@ -1,5 +1,6 @@
 // Drives plx view's call-stack samples in a real headless Chromium (playwright-core, real mouse):
-// the samples' strip along the bottom of each track at the whole run and a hover on it; then a
+// the samples' strip along the bottom of each track (each stamped sample at its time) at the whole
+// run and two closer windows, and a hover on a column of samples taken in alpha; then a
 // shift-drag over the whole run selects it, the selected threads' sampled flame graph appears
 // beside the interval's; a hover on its widest sampled node gives the node's call path, samples
 // and estimated time. Prints what the page showed as JSON with the server's /api/samples; a
@@ -42,8 +43,20 @@ try {
   out.lane_page = await page.evaluate(() => ({ ...document.getElementById("timeline").dataset }));
   out.lane_api = await api(`api/sample_lane?t0=0&t1=${out.lane_page.t1}&width=1000`);
   out.solve = await api("api/search?name=solve");
-  // a hover on track 0's strip a tenth into the run
-  await page.mouse.move(b.x + 170 + (b.width - 170) * 0.1, b.y + row.y + row.h - 2);
+  // a hover on track 0's strip in the middle of three columns whose samples were mostly taken in
+  // alpha => spin (a column is about a pixel wide: the hover lands on one of the three)
+  const spot = await page.evaluate(() => {
+    const v = window.plxView;
+    const a = v.sampleLane.answer;
+    const t = a.tracks.find((x) => x.track === 0);
+    const inAlpha = (c) => c && c[2][0] && t.frames[c[2][0][0]][1].endsWith("alpha => spin");
+    const by = new Map(t.columns.map((c) => [c[0], c]));
+    const col = t.columns.find((c) => inAlpha(c) && inAlpha(by.get(c[0] - 1)) && inAlpha(by.get(c[0] + 1)));
+    const colT = (a.t1 - a.t0) / a.width;
+    return { px: v.x(a.t0 + (col[0] + 0.5) * colT), columns: [by.get(col[0] - 1), col, by.get(col[0] + 1)] };
+  });
+  out.lane_spot = spot;
+  await page.mouse.move(b.x + spot.px, b.y + row.y + row.h - 2);
   await page.waitForTimeout(100);
   out.lane_tip = await page.evaluate(() => {
     const t = document.getElementById("tooltip");
@@ -60,7 +73,11 @@ try {
       return c.dataset.loading === "0" && c.dataset.samplesLoading === "0";
     }, null, { timeout: 60000 });
     await page.waitForTimeout(200);
-    out.lane_zooms.push(await page.evaluate(() => ({ ...document.getElementById("timeline").dataset })));
+    out.lane_zooms.push(await page.evaluate(() => {
+      const a = window.plxView.sampleLane.answer;
+      return { ...document.getElementById("timeline").dataset, lane_t0: a.t0, lane_t1: a.t1,
+               in_window: a.tracks.map((t) => [t.track, t.in_window]) };
+    }));
     await page.screenshot({ path: join(outdir, name) });
   }
   await page.evaluate((s) => window.plxView.setWindow(0, s), span);

@@ -790,6 +790,7 @@ export class Timeline {
     });
     c.dataset.sampleTracks = String(this.sampleLane.answer?.tracks.length ?? 0);
     c.dataset.sampleSum = this.sampleLane.drawnSum.toFixed(3);
+    c.dataset.sampleStamped = String(this.sampleLane.drawnStamped);
     const wa = this.waits.answer;
     c.dataset.waits = String(this.waits.drawn.length);
     c.dataset.waitsTotal = wa ? String(wa.total) : "";

@@ -88,7 +88,16 @@ pub struct Viewer {
     replay: (Mutex<Replay>, Condvar),
     /// Held by the waits' replay while it runs ([`Viewer::hold_waits`]).
     replaying: Mutex<()>,
-    placed: OnceLock<Vec<Option<crate::samples::Placed>>>,
+    /// Per track: its samples at their times (a trace) or, without stamps, placed by estimate.
+    placed: OnceLock<Vec<Option<Lane>>>,
+}
+
+/// A track's call-stack samples on its strip ([`crate::samples`]).
+enum Lane {
+    /// Stamped: each at its time.
+    Stamped(crate::samples::Stamped),
+    /// No stamps (a profile): placed by estimate.
+    Estimated(crate::samples::Placed),
 }
 
 /// The waits' replay on a thread of its own.
@@ -961,58 +970,84 @@ impl Viewer {
         json!({"samples": taken, "lost": lost, "period_ns": periods, "nodes": nodes})
     }
 
-    /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window,
-    /// estimated ([`crate::samples`]): `tracks` `[{"track", "taken", "placed" (of the run),
-    /// "period_ns", "columns": [[column, samples, path]...] (`null`: more instances in the
-    /// window than are placed; zoom in), "paths": [call path names]}]`.
+    /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window.
+    /// A track whose samples the runtime stamped (a trace): `{"track", "taken", "stamped" (of
+    /// the run), "period_ns", "in_window" (stamped samples in `[t0, t1)`), "columns": [[column,
+    /// samples, [[frame, samples]...] (the column's sampled frames, most first, at most 3)]...],
+    /// "frames": [[innermost frame, call path]...]}`, each sample in the column of its time.
+    /// Without stamps (a profile), estimated ([`crate::samples::place`]): `{"track", "taken",
+    /// "stamped": 0, "placed" (of the run), "period_ns", "columns": [[column, samples, path]...]
+    /// (`null`: more instances in the window than are placed; zoom in), "paths": [call path
+    /// names]}`.
     pub fn sample_lane(&self, t0: i64, t1: i64, width: u32) -> Value {
         use rayon::prelude::*;
         let model = self.model();
         let index = &self.index;
-        let placed = self.placed.get_or_init(|| {
+        let thread = |t: &crate::index::Track| {
+            let p = model.processes.get(t.process)?;
+            Some((p, p.threads.iter().find(|x| x.thread == t.thread)?))
+        };
+        let lanes = self.placed.get_or_init(|| {
             index
                 .tracks
                 .par_iter()
                 .map(|t| {
-                    let th = model
-                        .processes
-                        .get(t.process)?
-                        .threads
-                        .iter()
-                        .find(|x| x.thread == t.thread)?;
+                    let (p, th) = thread(t)?;
                     let st = th.samples.as_ref()?;
-                    Some(crate::samples::place(
+                    if let Some(s) = crate::samples::stamped(p, th, &model.regions) {
+                        return Some(Lane::Stamped(s));
+                    }
+                    Some(Lane::Estimated(crate::samples::place(
                         t,
                         &index.regions,
                         &th.tree,
                         &model.regions,
                         st.samples,
-                    ))
+                    )))
                 })
                 .collect()
         });
         let (a, b) = (index.origin + t0, index.origin + t1.max(t0 + 1));
-        let tracks: Vec<Value> = placed
+        let tracks: Vec<Value> = lanes
             .par_iter()
             .enumerate()
-            .filter_map(|(ti, p)| {
-                let p = p.as_ref()?;
+            .filter_map(|(ti, lane)| {
                 let t = &index.tracks[ti];
-                let period = model
-                    .processes
-                    .get(t.process)
-                    .and_then(|pm| pm.threads.iter().find(|x| x.thread == t.thread))
-                    .and_then(|th| th.samples.as_ref())
+                let period = thread(t)
+                    .and_then(|(_, th)| th.samples.as_ref())
                     .map_or(0, |s| s.period_ns);
-                let cols = crate::samples::columns(t, p, a, b, width).map(|c| {
-                    c.iter()
-                        .map(|&(c, v, path)| {
-                            json!([c, v, if path == u32::MAX { -1 } else { path as i64 }])
-                        })
-                        .collect::<Vec<Value>>()
-                });
-                Some(json!({"track": ti, "taken": p.taken, "placed": p.placed,
-                            "period_ns": period, "columns": cols, "paths": p.paths}))
+                match lane.as_ref()? {
+                    Lane::Stamped(s) => {
+                        let cols = crate::samples::stamped_columns(s, a, b, width);
+                        let in_window: u64 = cols.iter().map(|c| c.1).sum();
+                        let cols: Vec<Value> = cols
+                            .iter()
+                            .map(|(c, n, f)| {
+                                let f: Vec<Value> = f.iter().map(|&(k, m)| json!([k, m])).collect();
+                                json!([c, n, f])
+                            })
+                            .collect();
+                        let frames: Vec<Value> =
+                            s.frames.iter().map(|(n, p)| json!([n, p])).collect();
+                        Some(
+                            json!({"track": ti, "taken": s.taken, "stamped": s.times.len(),
+                                    "period_ns": period, "in_window": in_window,
+                                    "columns": cols, "frames": frames}),
+                        )
+                    }
+                    Lane::Estimated(p) => {
+                        let cols = crate::samples::columns(t, p, a, b, width).map(|c| {
+                            c.iter()
+                                .map(|&(c, v, path)| {
+                                    json!([c, v, if path == u32::MAX { -1 } else { path as i64 }])
+                                })
+                                .collect::<Vec<Value>>()
+                        });
+                        Some(json!({"track": ti, "taken": p.taken, "stamped": 0,
+                                    "placed": p.placed, "period_ns": period, "columns": cols,
+                                    "paths": p.paths}))
+                    }
+                }
             })
             .collect();
         json!({"t0": t0, "t1": b - index.origin, "width": width, "tracks": tracks})

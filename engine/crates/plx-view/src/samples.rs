@@ -1,12 +1,15 @@
-//! Call-stack samples placed on a thread's timeline, estimated: the runtime keeps a thread's
-//! samples as one tree without their times (record SampleTree), each sample under the
-//! instrumented call path open when it was taken. A call path's own samples (its samples less
-//! its instrumented callees') are shared among its instances on the track in proportion to each
-//! instance's exclusive time, and each instance's share is spread evenly over its span.
+//! Call-stack samples on a thread's timeline. With a trace the runtime stamps each sample with
+//! its time (record SampleStamps): a stamped thread's samples are drawn at their times, each
+//! naming its sampled frame ([`Stamped`]). Without stamps (a profile) a thread's samples are one
+//! tree without times (record SampleTree), each sample under the instrumented call path open
+//! when it was taken, and they are placed by estimate ([`place`]): a call path's own samples
+//! (its samples less its instrumented callees') are shared among its instances on the track in
+//! proportion to each instance's exclusive time, and each instance's share is spread evenly
+//! over its span.
 
 use std::collections::HashMap;
 
-use plx_analysis::{CallTree, RegionTable};
+use plx_analysis::{CallTree, ProcessModel, RegionTable, ThreadModel};
 
 use crate::index::Track;
 
@@ -161,6 +164,89 @@ pub fn place(
     }
 }
 
+/// A thread's stamped samples (a trace), in time order.
+#[derive(Debug, Clone)]
+pub struct Stamped {
+    /// Each sample's time, global ns (as the index's), sorted.
+    pub times: Vec<i64>,
+    /// Each sample's frame (index into `frames`).
+    pub frame: Vec<u32>,
+    /// The sampled frames: `(name of the innermost frame, its call path from the root)`.
+    pub frames: Vec<(String, String)>,
+    /// Samples taken on the thread (stamped or not).
+    pub taken: u64,
+}
+
+/// Samples in one column of the window: `(column, samples, its frames with their samples, most
+/// first, at most [`FRAMES_PER_COLUMN`])`.
+pub type StampedColumn = (u32, u64, Vec<(u32, u64)>);
+
+/// The frames a column of stamped samples names (the most sampled first).
+pub const FRAMES_PER_COLUMN: usize = 3;
+
+/// The stamped samples of thread `th` of process `p` (`regions`: the model's), `None` when it
+/// has none (not sampled, or a profile).
+pub fn stamped(p: &ProcessModel, th: &ThreadModel, regions: &RegionTable) -> Option<Stamped> {
+    let taken = th.samples?.samples;
+    if th.sample_times.is_empty() {
+        return None;
+    }
+    let mut order: Vec<(i64, u32)> = Vec::with_capacity(th.sample_times.len());
+    let mut index: HashMap<Option<u32>, u32> = HashMap::new();
+    let mut frames: Vec<(String, String)> = Vec::new();
+    for s in &th.sample_times {
+        let f = *index.entry(s.node).or_insert_with(|| {
+            frames.push(match s.node {
+                Some(n) => {
+                    let path: Vec<&str> =
+                        th.tree.path(n).iter().map(|&r| regions.name(r)).collect();
+                    (
+                        path.last().copied().unwrap_or("?").to_string(),
+                        path.join(" => "),
+                    )
+                }
+                None => ("(thread root)".to_string(), String::new()),
+            });
+            (frames.len() - 1) as u32
+        });
+        order.push((p.rank0_ns(s.ticks).round() as i64, f));
+    }
+    order.sort_by_key(|x| x.0);
+    Some(Stamped {
+        times: order.iter().map(|x| x.0).collect(),
+        frame: order.iter().map(|x| x.1).collect(),
+        frames,
+        taken,
+    })
+}
+
+/// `s`'s samples in `[a, b)` cut into `width` columns (as [`columns`]): each column with samples.
+pub fn stamped_columns(s: &Stamped, a: i64, b: i64, width: u32) -> Vec<StampedColumn> {
+    let w = width.max(1) as i64;
+    let span = (b - a).max(1);
+    let lo = s.times.partition_point(|&t| t < a);
+    let hi = s.times.partition_point(|&t| t < b);
+    let mut out: Vec<StampedColumn> = Vec::new();
+    for i in lo..hi {
+        let c =
+            (((s.times[i] - a) as i128 * w as i128 / span as i128) as i64).clamp(0, w - 1) as u32;
+        if out.last().is_none_or(|x| x.0 != c) {
+            out.push((c, 0, Vec::new()));
+        }
+        let col = out.last_mut().expect("pushed");
+        col.1 += 1;
+        match col.2.iter_mut().find(|x| x.0 == s.frame[i]) {
+            Some(x) => x.1 += 1,
+            None => col.2.push((s.frame[i], 1)),
+        }
+    }
+    for col in &mut out {
+        col.2.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        col.2.truncate(FRAMES_PER_COLUMN);
+    }
+    out
+}
+
 /// `p`'s samples over `[a, b)` cut into `width` columns (as the window query's: column `c` from
 /// `a + (b − a)·c / width`): `[column, estimated samples, call path of the largest share]` of
 /// each column with samples; `None` when the window overlaps more than [`MAX_INSTANCES`] of
@@ -276,5 +362,35 @@ mod tests {
         }
         assert_eq!(p.paths[cols[1].2 as usize], "A => B");
         assert_eq!(p.paths[cols[0].2 as usize], "A");
+    }
+
+    #[test]
+    fn stamped_samples_fall_in_the_column_of_their_time() {
+        // frames 0 (f) and 1 (g); samples at 0, 5, 9, 10, 25, 99, 100 ns over [0, 100) in 10
+        let s = Stamped {
+            times: vec![0, 5, 9, 10, 25, 99, 100],
+            frame: vec![0, 1, 1, 0, 0, 1, 0],
+            frames: vec![
+                ("f".into(), "main => f".into()),
+                ("g".into(), "main => g".into()),
+            ],
+            taken: 8,
+        };
+        let cols = stamped_columns(&s, 0, 100, 10);
+        assert_eq!(
+            cols,
+            vec![
+                (0, 3, vec![(1, 2), (0, 1)]),
+                (1, 1, vec![(0, 1)]),
+                (2, 1, vec![(0, 1)]),
+                (9, 1, vec![(1, 1)]),
+            ]
+        );
+        // a window of one sample's column: the one sample at 25
+        assert_eq!(
+            stamped_columns(&s, 20, 30, 1000),
+            vec![(500, 1, vec![(0, 1)])]
+        );
+        assert!(stamped_columns(&s, 101, 200, 10).is_empty());
     }
 }
