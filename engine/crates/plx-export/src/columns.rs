@@ -34,7 +34,11 @@ impl<T: Default + Copy> Col<T> {
         let i = self.values.len();
         self.values.push(v);
         if let Some(bits) = &mut self.valid {
-            set_bit(bits, i, true);
+            // the bitmap has a byte per 8 rows begun: a new one at a multiple of 8
+            match bits.last_mut() {
+                Some(last) if i % 8 != 0 => *last |= 1 << (i % 8),
+                _ => bits.push(1),
+            }
         }
     }
 
@@ -53,31 +57,31 @@ impl<T: Default + Copy> Col<T> {
         self.values.reserve_exact(rows);
     }
 
+    #[inline]
     fn null(&mut self) {
         let i = self.values.len();
         self.values.push(T::default());
-        // rows before this one were present; bits past the last row stay zero
-        let bits = self.valid.get_or_insert_with(|| {
-            let mut b = vec![0xff; i / 8];
-            if i % 8 != 0 {
-                b.push((1u8 << (i % 8)) - 1);
-            }
-            b
-        });
-        set_bit(bits, i, false);
         self.nulls += 1;
+        match &mut self.valid {
+            // bits past the last row are zero: a null's bit is one of them
+            Some(bits) => {
+                if i % 8 == 0 {
+                    bits.push(0);
+                }
+            }
+            None => self.first_null(i),
+        }
     }
-}
 
-#[inline]
-fn set_bit(bits: &mut Vec<u8>, i: usize, on: bool) {
-    if i / 8 >= bits.len() {
-        bits.push(0);
-    }
-    if on {
-        bits[i / 8] |= 1 << (i % 8);
-    } else {
-        bits[i / 8] &= !(1 << (i % 8));
+    /// The bitmap at the first null, row `i`: the rows before it present, room for as many
+    /// rows as the values have.
+    #[cold]
+    fn first_null(&mut self, i: usize) {
+        let mut b = Vec::with_capacity(self.values.capacity().div_ceil(8));
+        b.resize(i / 8, 0xff);
+        // the byte of row i: the rows before it in that byte present, row i not
+        b.push((1u8 << (i % 8)) - 1);
+        self.valid = Some(b);
     }
 }
 
@@ -421,6 +425,21 @@ mod tests {
         assert_eq!(c.nulls, 2);
         // rows 0..8 present, 9 null, 10 present, 11 null: least significant bit first
         assert_eq!(c.valid, Some(vec![0xff, 0b0000_0101]));
+    }
+
+    #[test]
+    fn a_first_null_at_a_byte_boundary_then_values_into_the_next_byte() {
+        let mut c = Col::<i64>::default();
+        for i in 0..8 {
+            c.push(i);
+        }
+        c.opt(None);
+        for i in 9..17 {
+            c.push(i);
+        }
+        assert_eq!(c.nulls, 1);
+        // rows 0..7 present, 8 null, 9..15 present, 16 present (a third byte)
+        assert_eq!(c.valid, Some(vec![0xff, 0b1111_1110, 0b0000_0001]));
     }
 
     #[test]
