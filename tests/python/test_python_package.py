@@ -333,29 +333,31 @@ def test_counters_are_plx_report_counters(parallax, counters_experiment):
 def test_native_batches_are_arrow_streams(parallax, experiments):
     """A native record batch is an Arrow C stream (__arrow_c_stream__): pyarrow.table,
     pyarrow's stream reader, Polars and DuckDB read it, its rows and values those of
-    __arrow_c_array__, each batch read once."""
+    __arrow_c_array__; a batch is read as many times as asked, each reader the same rows."""
     d = str(experiments["t_mpi"])
-    want = pa.record_batch(parallax._native.trace(d)["events"])
-    got = pa.table(parallax._native.trace(d)["events"])
+    events = parallax._native.trace(d)["events"]
+    want = pa.record_batch(events)
+    got = pa.table(events)
     assert got.schema == want.schema and got.num_rows == want.num_rows > 500
     assert got.to_pylist() == pa.Table.from_batches([want]).to_pylist()
-    reader = pa.RecordBatchReader.from_stream(parallax._native.trace(d)["messages"])
-    batches = list(reader)
+    messages = parallax._native.trace(d)["messages"]
+    batches = list(pa.RecordBatchReader.from_stream(messages))
     assert len(batches) == 1
-    assert batches[0].num_rows == pa.table(parallax._native.trace(d)["messages"]).num_rows > 0
-    once = parallax._native.trace(d)["regions"]
-    pa.table(once)
-    with pytest.raises(RuntimeError, match="already read"):
-        once.__arrow_c_stream__()
+    assert batches[0].num_rows == pa.table(messages).num_rows == messages.num_rows > 0
+    # a third and fourth reading of one batch: the same table, each reader its own arrays
+    regions = parallax._native.trace(d)["regions"]
+    first = pa.table(regions)
+    assert pa.table(regions).equals(first) and pa.record_batch(regions).equals(first.to_batches()[0])
+    del regions
+    assert first.num_rows == len(first.column("name").to_pylist()) > 3  # alive after the batch
     require_module("polars", "Polars (pip install polars)")
     import polars as pl
-    df = pl.DataFrame(parallax._native.trace(d)["events"])
+    df = pl.DataFrame(events)
     assert df.height == want.num_rows
     assert df["kind"].cast(pl.String).to_list() == want.column("kind").cast(pa.string()).to_pylist()
     require_module("duckdb", "DuckDB (pip install duckdb)")
     import duckdb
-    # DuckDB asks an object for its schema, then for its data: a batch is read once, so
-    # DuckDB reads the table pyarrow made of it
-    ev = pa.table(parallax._native.trace(d)["events"])  # noqa: F841 (read by name by DuckDB)
-    kinds = dict(duckdb.sql("select kind::varchar, count(*) from ev group by 1").fetchall())
+    # DuckDB reads the batch itself (it asks for its schema, then for its data), twice
+    kinds = dict(duckdb.sql("select kind::varchar, count(*) from events group by 1").fetchall())
     assert kinds == dict(Counter(want.column("kind").cast(pa.string()).to_pylist()))
+    assert duckdb.sql("select count(*) from events").fetchall() == [(want.num_rows,)]

@@ -7,13 +7,14 @@
 //! The events are the Parquet export's rows (docs/exports/parquet.md), one per event of the
 //! merged stream in its order, then an exit per call still open at the end.
 
-use plx_analysis::{
-    child_key, EventKind, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation,
-};
+use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, Cx, Envelope, Step};
+use crate::rows::{location_ids, Details, Kind, RowWriter, Rows};
 use crate::{ExportError, ExportInput, ExportSummary};
+
+pub use crate::rows::KINDS;
 
 /// The values of a column and which are present.
 #[derive(Debug, Default, Clone)]
@@ -33,7 +34,11 @@ impl<T: Default + Copy> Col<T> {
         let i = self.values.len();
         self.values.push(v);
         if let Some(bits) = &mut self.valid {
-            set_bit(bits, i, true);
+            // the bitmap has a byte per 8 rows begun: a new one at a multiple of 8
+            match bits.last_mut() {
+                Some(last) if i % 8 != 0 => *last |= 1 << (i % 8),
+                _ => bits.push(1),
+            }
         }
     }
 
@@ -52,31 +57,31 @@ impl<T: Default + Copy> Col<T> {
         self.values.reserve_exact(rows);
     }
 
+    #[inline]
     fn null(&mut self) {
         let i = self.values.len();
         self.values.push(T::default());
-        // rows before this one were present; bits past the last row stay zero
-        let bits = self.valid.get_or_insert_with(|| {
-            let mut b = vec![0xff; i / 8];
-            if i % 8 != 0 {
-                b.push((1u8 << (i % 8)) - 1);
-            }
-            b
-        });
-        set_bit(bits, i, false);
         self.nulls += 1;
+        match &mut self.valid {
+            // bits past the last row are zero: a null's bit is one of them
+            Some(bits) => {
+                if i % 8 == 0 {
+                    bits.push(0);
+                }
+            }
+            None => self.first_null(i),
+        }
     }
-}
 
-#[inline]
-fn set_bit(bits: &mut Vec<u8>, i: usize, on: bool) {
-    if i / 8 >= bits.len() {
-        bits.push(0);
-    }
-    if on {
-        bits[i / 8] |= 1 << (i % 8);
-    } else {
-        bits[i / 8] &= !(1 << (i % 8));
+    /// The bitmap at the first null, row `i`: the rows before it present, room for as many
+    /// rows as the values have.
+    #[cold]
+    fn first_null(&mut self, i: usize) {
+        let mut b = Vec::with_capacity(self.values.capacity().div_ceil(8));
+        b.resize(i / 8, 0xff);
+        // the byte of row i: the rows before it in that byte present, row i not
+        b.push((1u8 << (i % 8)) - 1);
+        self.valid = Some(b);
     }
 }
 
@@ -224,26 +229,6 @@ pub struct TraceColumns {
     pub summary: ExportSummary,
 }
 
-/// The `kind` column's names, as the text and Parquet exports name them.
-pub const KINDS: [&str; 8] = [
-    "enter",
-    "exit",
-    "user",
-    "send",
-    "recv",
-    "collective",
-    "acquire",
-    "release",
-];
-const K_ENTER: i32 = 0;
-const K_EXIT: i32 = 1;
-const K_USER: i32 = 2;
-const K_SEND: i32 = 3;
-const K_RECV: i32 = 4;
-const K_COLLECTIVE: i32 = 5;
-const K_ACQUIRE: i32 = 6;
-const K_RELEASE: i32 = 7;
-
 /// The names of [`SyncKind`] by number (the `sync_kind` column's values name them).
 pub fn sync_kind_names() -> Vec<&'static str> {
     (0..=u8::MAX)
@@ -263,15 +248,15 @@ pub struct Wanted {
 
 /// Reads `input`'s merged trace into columns: those `wanted` (the others stay empty).
 pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
-    let mut sink = ColumnSink {
+    let mut sink = Rows(ColumnSink {
         out: TraceColumns::default(),
         wanted,
         locs: Vec::new(),
         open: Vec::new(),
         paths: FastMap::default(),
-    };
+    });
     let summary = drive(input, &mut sink)?;
-    let mut out = sink.out;
+    let mut out = sink.0.out;
     out.summary = summary;
     Ok(out)
 }
@@ -290,107 +275,12 @@ struct ColumnSink {
     paths: FastMap<u64, i32>,
 }
 
-#[derive(Default)]
-struct Details {
-    peer: Option<i32>,
-    tag: Option<i32>,
-    bytes: Option<i64>,
-    bytes_recv: Option<i64>,
-    comm: Option<i32>,
-    root: Option<i32>,
-    message: Option<i64>,
-    user: Option<i32>,
-    value: Option<f64>,
-    object: Option<i32>,
-    sync_kind: Option<i32>,
-    wait_ns: Option<i64>,
-    truncated: bool,
-}
-
-impl ColumnSink {
-    fn row(&mut self, at: At, kind: i32, region: Option<u32>, d: Details) -> Step {
-        if !self.wanted.events {
-            return Ok(());
-        }
-        let (process, rank, thread) = self.locs[at.loc as usize];
-        let e = &mut self.out.events;
-        e.time_ns.push(at.ns - self.out.origin_ns);
-        e.location.push(at.loc as i32);
-        e.process.push(process);
-        e.rank.opt(rank);
-        e.thread.push(thread);
-        e.kind.push(kind);
-        e.region.opt(region.map(|r| r as i32));
-        e.peer.opt(d.peer);
-        e.tag.opt(d.tag);
-        e.bytes.opt(d.bytes);
-        e.bytes_recv.opt(d.bytes_recv);
-        e.comm.opt(d.comm);
-        e.root.opt(d.root);
-        e.message.opt(d.message);
-        e.user_event.opt(d.user);
-        e.value.opt(d.value);
-        e.object.opt(d.object);
-        e.sync_kind.opt(d.sync_kind);
-        e.wait_ns.opt(d.wait_ns);
-        e.truncated.push(d.truncated as u8);
-        Ok(())
-    }
-
-    /// Ends the `n` innermost open calls at `at.loc` at `at.ns`, innermost first.
-    fn close(&mut self, at: At, n: usize, truncated: bool) {
-        if !self.wanted.intervals {
-            return;
-        }
-        let (process, rank, thread) = self.locs[at.loc as usize];
-        let stack = &mut self.open[at.loc as usize];
-        let iv = &mut self.out.intervals;
-        for _ in 0..n {
-            let Some((region, start, path)) = stack.pop() else {
-                break;
-            };
-            iv.location.push(at.loc as i32);
-            iv.process.push(process);
-            iv.rank.opt(rank);
-            iv.thread.push(thread);
-            iv.region.push(region as i32);
-            iv.callpath.push(path);
-            iv.depth.push(stack.len() as i32);
-            iv.start_ns.push(start - self.out.origin_ns);
-            iv.end_ns.push(at.ns - self.out.origin_ns);
-            iv.truncated.push(truncated as u8);
-        }
-    }
-
-    fn envelope(m: Envelope) -> Details {
-        Details {
-            peer: Some(m.peer as i32),
-            tag: Some(m.tag),
-            bytes: Some(m.bytes as i64),
-            comm: m.comm.map(|c| c as i32),
-            ..Details::default()
-        }
-    }
-}
-
-impl Sink for ColumnSink {
+impl RowWriter for ColumnSink {
     const OUTPUT: &'static str = "trace columns";
-
-    /// The Parquet export's events: region, MPI and synchronization events.
-    fn takes(&self, kind: &EventKind) -> bool {
-        !matches!(
-            kind,
-            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
-        )
-    }
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.out.origin_ns = merge.origin_ns();
-        self.locs = merge
-            .locations()
-            .iter()
-            .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
-            .collect();
+        self.locs = location_ids(merge);
         self.open = vec![Vec::new(); self.locs.len()];
         // a row per event word at most (an event takes one word or more), plus the calls open
         // at the end: every column in one allocation
@@ -413,9 +303,61 @@ impl Sink for ColumnSink {
         Ok(())
     }
 
-    fn enter(&mut self, _cx: &Cx, at: At, region: u32) -> Step {
+    fn row(&mut self, _cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
+        if !self.wanted.events {
+            return Ok(());
+        }
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let e = &mut self.out.events;
+        e.time_ns.push(at.ns - self.out.origin_ns);
+        e.location.push(at.loc as i32);
+        e.process.push(process);
+        e.rank.opt(rank);
+        e.thread.push(thread);
+        e.kind.push(kind as i32);
+        e.region.opt(region.map(|r| r as i32));
+        e.peer.opt(d.peer);
+        e.tag.opt(d.tag);
+        e.bytes.opt(d.bytes);
+        e.bytes_recv.opt(d.bytes_recv);
+        e.comm.opt(d.comm.map(|c| c as i32));
+        e.root.opt(d.root);
+        e.message.opt(d.message);
+        e.user_event.opt(d.user.map(|u| u as i32));
+        e.value.opt(d.value);
+        e.object.opt(d.object);
+        e.sync_kind.opt(d.sync_kind.map(i32::from));
+        e.wait_ns.opt(d.wait_ns);
+        e.truncated.push(d.truncated as u8);
+        Ok(())
+    }
+
+    fn message(&mut self, at: At, m: Envelope, l: MessageLink) -> Step {
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let (sp, sr, st) = self.locs[l.sender as usize];
+        let origin = self.out.origin_ns;
+        let c = &mut self.out.messages;
+        c.message.push(l.id as i64);
+        c.send_ns.push(l.send_ns - origin);
+        c.recv_ns.push(at.ns - origin);
+        c.sender_location.push(l.sender as i32);
+        c.sender_process.push(sp);
+        c.sender_rank.opt(sr);
+        c.sender_thread.push(st);
+        c.receiver_location.push(at.loc as i32);
+        c.receiver_process.push(process);
+        c.receiver_rank.opt(rank);
+        c.receiver_thread.push(thread);
+        c.bytes.push(m.bytes as i64);
+        c.tag.push(m.tag);
+        c.comm.opt(m.comm.map(|c| c as i32));
+        Ok(())
+    }
+
+    /// The call's callpath (made at its first call), on the location's stack.
+    fn entered(&mut self, at: At, region: u32) {
         if !self.wanted.intervals {
-            return self.row(at, K_ENTER, Some(region), Details::default());
+            return;
         }
         let stack = &self.open[at.loc as usize];
         let node = PathNode {
@@ -429,106 +371,31 @@ impl Sink for ColumnSink {
             self.out.callpaths.push(node);
         }
         self.open[at.loc as usize].push((region, at.ns, path));
-        self.row(at, K_ENTER, Some(region), Details::default())
     }
 
-    fn exit(&mut self, _cx: &Cx, at: At, region: u32, closed: &[u32]) -> Step {
-        self.close(at, closed.len(), false);
-        self.row(at, K_EXIT, Some(region), Details::default())
-    }
-
-    fn open_at_end(&mut self, _cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
-        self.close(at, calls.len(), cut);
-        for &r in calls {
-            let d = Details {
-                truncated: cut,
-                ..Details::default()
+    /// An interval per call ended, innermost first.
+    fn closed(&mut self, at: At, n: usize, truncated: bool) {
+        if !self.wanted.intervals {
+            return;
+        }
+        let (process, rank, thread) = self.locs[at.loc as usize];
+        let stack = &mut self.open[at.loc as usize];
+        let iv = &mut self.out.intervals;
+        for _ in 0..n {
+            let Some((region, start, path)) = stack.pop() else {
+                break;
             };
-            self.row(at, K_EXIT, Some(r), d)?;
+            iv.location.push(at.loc as i32);
+            iv.process.push(process);
+            iv.rank.opt(rank);
+            iv.thread.push(thread);
+            iv.region.push(region as i32);
+            iv.callpath.push(path);
+            iv.depth.push(stack.len() as i32);
+            iv.start_ns.push(start - self.out.origin_ns);
+            iv.end_ns.push(at.ns - self.out.origin_ns);
+            iv.truncated.push(truncated as u8);
         }
-        Ok(())
-    }
-
-    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
-        let d = Details {
-            user: Some(event as i32),
-            value: Some(value),
-            ..Details::default()
-        };
-        self.row(at, K_USER, cx.stacks.top(at.loc), d)
-    }
-
-    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
-        let d = Details {
-            message: message.map(|m| m as i64),
-            ..Self::envelope(m)
-        };
-        self.row(at, K_SEND, cx.stacks.top(at.loc), d)
-    }
-
-    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
-        if let Some(l) = link {
-            let (process, rank, thread) = self.locs[at.loc as usize];
-            let (sp, sr, st) = self.locs[l.sender as usize];
-            let origin = self.out.origin_ns;
-            let c = &mut self.out.messages;
-            c.message.push(l.id as i64);
-            c.send_ns.push(l.send_ns - origin);
-            c.recv_ns.push(at.ns - origin);
-            c.sender_location.push(l.sender as i32);
-            c.sender_process.push(sp);
-            c.sender_rank.opt(sr);
-            c.sender_thread.push(st);
-            c.receiver_location.push(at.loc as i32);
-            c.receiver_process.push(process);
-            c.receiver_rank.opt(rank);
-            c.receiver_thread.push(thread);
-            c.bytes.push(m.bytes as i64);
-            c.tag.push(m.tag);
-            c.comm.opt(m.comm.map(|c| c as i32));
-        }
-        let d = Details {
-            message: link.map(|l| l.id as i64),
-            ..Self::envelope(m)
-        };
-        self.row(at, K_RECV, cx.stacks.top(at.loc), d)
-    }
-
-    fn collective(
-        &mut self,
-        cx: &Cx,
-        at: At,
-        comm: Option<u32>,
-        root: Option<u32>,
-        (sent, received): (u64, u64),
-    ) -> Step {
-        let d = Details {
-            comm: comm.map(|c| c as i32),
-            root: root.map(|r| r as i32),
-            bytes: Some(sent as i64),
-            bytes_recv: Some(received as i64),
-            ..Details::default()
-        };
-        self.row(at, K_COLLECTIVE, cx.stacks.top(at.loc), d)
-    }
-
-    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
-        let d = Details {
-            object: Some(object as i32),
-            sync_kind: Some(kind as i32),
-            wait_ns: Some(wait_ns as i64),
-            ..Details::default()
-        };
-        self.row(at, K_ACQUIRE, cx.stacks.top(at.loc), d)
-    }
-
-    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
-        let d = Details {
-            object: Some(object as i32),
-            sync_kind: Some(kind as i32),
-            ..Details::default()
-        };
-        self.row(at, K_RELEASE, cx.stacks.top(at.loc), d)
     }
 
     /// The names the merge gathered (it may name regions it met without a definition).
@@ -558,6 +425,21 @@ mod tests {
         assert_eq!(c.nulls, 2);
         // rows 0..8 present, 9 null, 10 present, 11 null: least significant bit first
         assert_eq!(c.valid, Some(vec![0xff, 0b0000_0101]));
+    }
+
+    #[test]
+    fn a_first_null_at_a_byte_boundary_then_values_into_the_next_byte() {
+        let mut c = Col::<i64>::default();
+        for i in 0..8 {
+            c.push(i);
+        }
+        c.opt(None);
+        for i in 9..17 {
+            c.push(i);
+        }
+        assert_eq!(c.nulls, 1);
+        // rows 0..7 present, 8 null, 9..15 present, 16 present (a third byte)
+        assert_eq!(c.valid, Some(vec![0xff, 0b1111_1110, 0b0000_0001]));
     }
 
     #[test]

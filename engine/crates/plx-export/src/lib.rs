@@ -17,6 +17,7 @@ mod driver;
 mod error;
 mod input;
 mod nesting;
+mod rows;
 pub mod samples;
 mod staged;
 

@@ -1,14 +1,18 @@
 //! Record batches handed to Arrow readers through the Arrow C data interface (the two C structs of arrow.apache.org/docs/format/CDataInterface.html), without copying a column.
 //!
-//! A [`Batch`] owns its columns' vectors; [`Batch::export`] moves them into an `ArrowArray`
-//! whose `release` callback frees them, so that pyarrow (or Polars) reads the engine's memory in
-//! place and frees it when its last reference goes; [`Batch::stream`] hands the same as an
-//! `ArrowArrayStream` (the C stream interface) of one batch. Only what the tables use is here: fixed
-//! width numbers, booleans, UTF-8 strings, dictionaries of strings, and the struct of a batch.
+//! A [`Batch`] gathers its columns' vectors; [`Batch::share`] makes them a [`Shared`] batch, the
+//! vectors behind a reference count. [`Shared::export`] hands them out as an `ArrowArray` whose
+//! private data holds a reference, released by its `release` callback, so that pyarrow (or
+//! Polars, DuckDB) reads the engine's memory in place, as many times as it asks, and the memory
+//! is freed when the last reader (or the batch itself) lets go; [`Shared::stream`] hands the
+//! same as an `ArrowArrayStream` (the C stream interface) of one batch. Only what the tables use
+//! is here: fixed width numbers, booleans, UTF-8 strings, dictionaries of strings, and the struct
+//! of a batch.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::ptr;
+use std::sync::Arc;
 
 use plx_export::columns::Col;
 
@@ -226,37 +230,46 @@ impl Batch {
         self
     }
 
-    /// Rows.
-    pub fn rows(&self) -> usize {
-        self.len.unwrap_or(0)
-    }
-
-    /// The struct array of the columns.
-    fn into_array(self) -> Array {
-        Array {
+    /// The batch, its vectors behind a reference count: readable any number of times.
+    pub fn share(self) -> Shared {
+        let top = Arc::new(Array {
             format: "+s",
             len: self.len.unwrap_or(0),
             nulls: 0,
             buffers: vec![None],
             children: self.columns,
             dictionary: None,
-        }
+        });
+        Shared { top }
+    }
+}
+
+/// A batch whose vectors every exported array shares (an [`Arc`] in each one's private data).
+pub struct Shared {
+    top: Arc<Array>,
+}
+
+impl Shared {
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.top.len
     }
 
-    /// The batch as the C data interface's schema and array (a struct of the columns),
-    /// owning every vector.
-    pub fn export(self) -> (FfiSchema, FfiArray) {
-        let top = self.into_array();
-        (export_schema("", &Shape::of(&top)), export_array(top))
+    /// The batch as the C data interface's schema and array (a struct of the columns), the
+    /// array holding a reference to the vectors until it is released.
+    pub fn export(&self) -> (FfiSchema, FfiArray) {
+        (
+            export_schema("", &Shape::of(&self.top)),
+            export_array(&self.top, &self.top),
+        )
     }
 
     /// The batch as an `ArrowArrayStream` of the C stream interface: its schema, then this
     /// one batch, then the end.
-    pub fn stream(self) -> FfiStream {
-        let top = self.into_array();
+    pub fn stream(&self) -> FfiStream {
         let p = Box::new(StreamPrivate {
-            shape: Shape::of(&top),
-            batch: Some(top),
+            shape: Shape::of(&self.top),
+            batch: Some(Arc::clone(&self.top)),
         });
         FfiStream {
             get_schema: Some(stream_schema),
@@ -369,19 +382,22 @@ fn export_schema(name: &str, s: &Shape) -> FfiSchema {
     }
 }
 
-/// The vectors an exported array's buffer pointers point into, and those pointers.
-type ArrayOwn = (Vec<Option<Buffer>>, Vec<*const c_void>);
+/// What an exported array's buffer pointers point into (a reference to the whole batch, which
+/// owns the vectors), and those pointers.
+type ArrayOwn = (Arc<Array>, Vec<*const c_void>);
 
-fn export_array(a: Array) -> FfiArray {
+/// `a` (an array inside `root`) as the C data interface's array, holding a reference to `root`.
+fn export_array(root: &Arc<Array>, a: &Array) -> FfiArray {
     let children = boxed(
         a.children
-            .into_iter()
-            .map(|(_, c)| export_array(c))
+            .iter()
+            .map(|(_, c)| export_array(root, c))
             .collect(),
     );
-    let dictionary = a.dictionary.map_or(ptr::null_mut(), |d| {
-        Box::into_raw(Box::new(export_array(*d)))
+    let dictionary = a.dictionary.as_deref().map_or(ptr::null_mut(), |d| {
+        Box::into_raw(Box::new(export_array(root, d)))
     });
+    // the vectors do not move while root is alive: the pointers stay valid
     let pointers: Vec<*const c_void> = a
         .buffers
         .iter()
@@ -391,7 +407,7 @@ fn export_array(a: Array) -> FfiArray {
     let mut p = Box::new(Owned {
         children,
         dictionary,
-        _own: (a.buffers, pointers),
+        _own: (Arc::clone(root), pointers),
     });
     FfiArray {
         length: a.len as i64,
@@ -451,11 +467,11 @@ unsafe impl Send for FfiStream {}
 /// A stream's schema, and its one batch until it is read.
 struct StreamPrivate {
     shape: Shape,
-    batch: Option<Array>,
+    batch: Option<Arc<Array>>,
 }
 
 /// SAFETY (the stream callbacks): called by the consumer on a stream made by
-/// [`Batch::stream`] (or moved from it) and not released, whose private data is a boxed
+/// [`Shared::stream`] (or moved from it) and not released, whose private data is a boxed
 /// [`StreamPrivate`]; `out` points to a struct the consumer owns, written here whole.
 unsafe fn stream_private<'a>(s: *mut FfiStream) -> &'a mut StreamPrivate {
     // SAFETY: see above
@@ -476,7 +492,7 @@ unsafe extern "C" fn stream_next(s: *mut FfiStream, out: *mut FfiArray) -> i32 {
     unsafe {
         let p = stream_private(s);
         let next = match p.batch.take() {
-            Some(a) => export_array(a),
+            Some(a) => export_array(&a, &a),
             // the end: a released array
             None => FfiArray {
                 length: 0,

@@ -1,12 +1,12 @@
 //! `parallax._native`: the engine inside the Python package — an experiment's tables computed by plx-analysis and plx-export, handed to Python as Arrow record batches (no copy, no subprocess).
 //!
 //! Each function reads the experiment directory it is given and returns a dict of
-//! [`RecordBatch`]es (objects with `__arrow_c_array__`: `pyarrow.record_batch(b)` takes their
-//! columns in place) with the warnings the engine printed as `plx: warning:` lines. The numbers
-//! are those of the commands: `trace` the Parquet export's tables (`plx export --format
-//! parquet`), `profiles` `plx report --callpath`, `sync` `plx report --sync`, `waits` `plx waits
-//! --causes`, `counters` `plx report --counters`' thread totals. The GIL is released while
-//! the engine works.
+//! [`RecordBatch`]es (objects with `__arrow_c_array__`: `pyarrow.record_batch(b)` reads their
+//! columns in place, as often as asked) with the warnings the engine printed as `plx: warning:`
+//! lines. The numbers are those of the commands: `trace` the Parquet export's tables (`plx
+//! export --format parquet`), `profiles` `plx report --callpath`, `sync` `plx report --sync`,
+//! `waits` `plx waits --causes`, `counters` `plx report --counters`' thread totals. The GIL is
+//! released while the engine works.
 
 mod arrow;
 mod tables;
@@ -19,7 +19,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyCapsule, PyDict, PyTuple};
 
-use arrow::{drop_released, drop_stream, Batch};
+use arrow::{drop_released, drop_stream, Batch, Shared};
 
 create_exception!(
     _native,
@@ -28,19 +28,18 @@ create_exception!(
     "The engine could not read the experiment: the message plx would print."
 );
 
-/// A record batch for one reader: `__arrow_c_array__` moves its columns out (a second call is
-/// an error).
-#[pyclass(module = "parallax._native")]
+/// A record batch: its columns shared by every reader (each `__arrow_c_array__` or
+/// `__arrow_c_stream__` call hands out the same memory, freed when the batch and the last
+/// reader's arrays are gone).
+#[pyclass(module = "parallax._native", frozen)]
 pub struct RecordBatch {
-    batch: Option<Batch>,
-    rows: usize,
+    batch: Shared,
 }
 
 impl RecordBatch {
     fn new(batch: Batch) -> RecordBatch {
         RecordBatch {
-            rows: batch.rows(),
-            batch: Some(batch),
+            batch: batch.share(),
         }
     }
 }
@@ -50,19 +49,19 @@ impl RecordBatch {
     /// Rows.
     #[getter]
     fn num_rows(&self) -> usize {
-        self.rows
+        self.batch.rows()
     }
 
     /// The Arrow PyCapsule interface: (schema capsule, array capsule) of a struct array whose
     /// fields are the columns. The schema asked for is ignored (the batch has one).
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_array__<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema;
-        let (schema, array) = self.take()?.export();
+        let (schema, array) = self.batch.export();
         let schema = PyCapsule::new_with_destructor(
             py,
             schema,
@@ -79,31 +78,22 @@ impl RecordBatch {
     }
 
     /// The Arrow PyCapsule interface for streams: a capsule of an `ArrowArrayStream` of this
-    /// one batch (`pyarrow.table(b)`, `polars.from_arrow(b)`, DuckDB read it). The schema asked
-    /// for is ignored.
+    /// one batch (`pyarrow.table(b)`, `polars.from_arrow(b)`, DuckDB read it, each as often as
+    /// it asks). The schema asked for is ignored.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let stream = self.take()?.stream();
+        let stream = self.batch.stream();
         PyCapsule::new_with_destructor(
             py,
             stream,
             Some(CString::from(c"arrow_array_stream")),
             |mut s, _| drop_stream(&mut s),
         )
-    }
-}
-
-impl RecordBatch {
-    /// The batch, moved out for its one reader.
-    fn take(&mut self) -> PyResult<Batch> {
-        self.batch
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this record batch was already read"))
     }
 }
 

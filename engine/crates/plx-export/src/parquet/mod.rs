@@ -23,10 +23,11 @@ use std::path::{Path, PathBuf};
 use parquet::data_type::ByteArray;
 use parquet::file::metadata::KeyValue;
 
-use plx_analysis::{EventKind, GlobalMerge, MessageLink, WaitAnalysis, Window};
+use plx_analysis::{GlobalMerge, MessageLink, WaitAnalysis, Window};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, Cx, Envelope, Step};
+use crate::rows::{location_ids, Details, Kind, RowWriter, Rows, KINDS};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 use table::{ColumnSpec, Layout, Table, Ty};
 
@@ -83,7 +84,7 @@ impl Exporter for Parquet {
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
-    let mut sink = ParquetSink {
+    let mut sink = Rows(ParquetSink {
         dir,
         by_rank: input.options.partition == Some(Partition::Rank),
         meta: Vec::new(),
@@ -93,9 +94,9 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         region_names: Vec::new(),
         user_names: Vec::new(),
         locs: Vec::new(),
-    };
+    });
     let mut summary = drive(input, &mut sink)?;
-    summary.files.extend(write_waits(input, dir, &sink.meta)?);
+    summary.files.extend(write_waits(input, dir, &sink.0.meta)?);
     Ok(summary)
 }
 
@@ -105,7 +106,7 @@ struct ParquetSink<'a> {
     dir: &'a Path,
     by_rank: bool,
     meta: Vec<KeyValue>,
-    /// The events and messages tables, from [`Sink::begin`].
+    /// The events and messages tables, from [`RowWriter::begin`].
     tables: Option<(Table, Table)>,
     origin: i64,
     /// The `kind` column's values, and region and user event names, as ByteArrays made once
@@ -115,26 +116,6 @@ struct ParquetSink<'a> {
     user_names: Vec<ByteArray>,
     /// Per location: (process, rank, thread).
     locs: Vec<(i32, Option<i32>, i32)>,
-}
-
-/// An event row's columns after its location, kind and region: each `None` but where the
-/// event has it.
-#[derive(Default)]
-struct Details {
-    peer: Option<i32>,
-    tag: Option<i32>,
-    bytes: Option<i64>,
-    bytes_recv: Option<i64>,
-    comm: Option<u32>,
-    root: Option<i32>,
-    message: Option<i64>,
-    user: Option<ByteArray>,
-    value: Option<f64>,
-    object: Option<i32>,
-    sync_kind: Option<u8>,
-    wait_ns: Option<i64>,
-    /// An exit that ends a call cut by its process's end (killed).
-    truncated: bool,
 }
 
 impl ParquetSink<'_> {
@@ -149,9 +130,22 @@ impl ParquetSink<'_> {
         self.tables.as_mut().expect("begin() made the tables")
     }
 
+    /// The name of user event `event`, made once.
+    fn user_name(&mut self, cx: &Cx, event: u32) -> ByteArray {
+        while self.user_names.len() <= event as usize {
+            let i = self.user_names.len();
+            self.user_names.push(ByteArray::from(cx.user_events()[i].as_str()));
+        }
+        self.user_names[event as usize].clone()
+    }
+}
+
+impl RowWriter for ParquetSink<'_> {
+    const OUTPUT: &'static str = "parquet output";
+
     /// A row of the events table: the event of `kind` about `region` (its own for an enter or
     /// exit, else the innermost open one).
-    fn row(&mut self, cx: &Cx, at: At, kind: usize, region: Option<u32>, d: Details) -> Step {
+    fn row(&mut self, cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
         let region_name = region.map(|r| {
             while self.region_names.len() <= r as usize {
                 let i = self.region_names.len() as u32;
@@ -159,8 +153,9 @@ impl ParquetSink<'_> {
             }
             self.region_names[r as usize].clone()
         });
+        let user = d.user.map(|u| self.user_name(cx, u));
         let (process, rank, thread) = self.locs[at.loc as usize];
-        let (t, kind) = (at.ns - self.origin, self.kinds[kind].clone());
+        let (t, kind) = (at.ns - self.origin, self.kinds[kind as usize].clone());
         let events = &mut self.tables().0;
         let c = events.cols(rank);
         c[0].val(t);
@@ -178,7 +173,7 @@ impl ParquetSink<'_> {
         c[12].opt(d.comm.map(|c| c as i32));
         c[13].opt(d.root);
         c[14].opt(d.message);
-        c[15].opt(d.user);
+        c[15].opt(user);
         c[16].opt(d.value);
         c[17].opt(d.object);
         c[18].opt(d.sync_kind.map(|k| ByteArray::from(SyncKind::from_u8(k).as_str())));
@@ -210,19 +205,6 @@ impl ParquetSink<'_> {
         c[13].opt(m.comm.map(|c| c as i32));
         Ok(messages.row(rank)?)
     }
-}
-
-impl Sink for ParquetSink<'_> {
-    const OUTPUT: &'static str = "parquet output";
-
-    /// The tables hold region, MPI and synchronization events (not stream bytes, not OpenMP
-    /// team records).
-    fn takes(&self, kind: &EventKind) -> bool {
-        !matches!(
-            kind,
-            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } | EventKind::OmpTeam { .. }
-        )
-    }
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         if self.by_rank && !merge.model().has_mpi() {
@@ -239,109 +221,8 @@ impl Sink for ParquetSink<'_> {
         let messages =
             Table::create(dir, "messages", MESSAGE_COLUMNS, meta, self.layout(MESSAGE_KEY))?;
         self.tables = Some((events, messages));
-        self.locs = merge
-            .locations()
-            .iter()
-            .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
-            .collect();
+        self.locs = location_ids(merge);
         Ok(())
-    }
-
-    fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
-        self.row(cx, at, K_ENTER, Some(region), Details::default())
-    }
-
-    fn exit(&mut self, cx: &Cx, at: At, region: u32, _closed: &[u32]) -> Step {
-        self.row(cx, at, K_EXIT, Some(region), Details::default())
-    }
-
-    /// An exit row per call still open, innermost first, `truncated` where it was cut.
-    fn open_at_end(&mut self, cx: &Cx, at: At, calls: &[u32], cut: bool) -> Step {
-        for &r in calls {
-            let d = Details {
-                truncated: cut,
-                ..Details::default()
-            };
-            self.row(cx, at, K_EXIT, Some(r), d)?;
-        }
-        Ok(())
-    }
-
-    fn user(&mut self, cx: &Cx, at: At, event: u32, value: f64) -> Step {
-        while self.user_names.len() <= event as usize {
-            let i = self.user_names.len();
-            self.user_names.push(ByteArray::from(cx.user_events()[i].as_str()));
-        }
-        let d = Details {
-            user: Some(self.user_names[event as usize].clone()),
-            value: Some(value),
-            ..Details::default()
-        };
-        self.row(cx, at, K_USER, cx.stacks.top(at.loc), d)
-    }
-
-    fn send(&mut self, cx: &Cx, at: At, m: Envelope, message: Option<u64>) -> Step {
-        let d = Details {
-            peer: Some(m.peer as i32),
-            tag: Some(m.tag),
-            bytes: Some(m.bytes as i64),
-            comm: m.comm,
-            message: message.map(|m| m as i64),
-            ..Details::default()
-        };
-        self.row(cx, at, K_SEND, cx.stacks.top(at.loc), d)
-    }
-
-    fn recv(&mut self, cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
-        if let Some(l) = link {
-            self.message(at, m, l)?;
-        }
-        let d = Details {
-            peer: Some(m.peer as i32),
-            tag: Some(m.tag),
-            bytes: Some(m.bytes as i64),
-            comm: m.comm,
-            message: link.map(|l| l.id as i64),
-            ..Details::default()
-        };
-        self.row(cx, at, K_RECV, cx.stacks.top(at.loc), d)
-    }
-
-    fn collective(
-        &mut self,
-        cx: &Cx,
-        at: At,
-        comm: Option<u32>,
-        root: Option<u32>,
-        (sent, received): (u64, u64),
-    ) -> Step {
-        let d = Details {
-            comm,
-            root: root.map(|r| r as i32),
-            bytes: Some(sent as i64),
-            bytes_recv: Some(received as i64),
-            ..Details::default()
-        };
-        self.row(cx, at, K_COLLECTIVE, cx.stacks.top(at.loc), d)
-    }
-
-    fn acquire(&mut self, cx: &Cx, at: At, object: u32, kind: u8, wait_ns: u64) -> Step {
-        let d = Details {
-            object: Some(object as i32),
-            sync_kind: Some(kind),
-            wait_ns: Some(wait_ns as i64),
-            ..Details::default()
-        };
-        self.row(cx, at, K_ACQUIRE, cx.stacks.top(at.loc), d)
-    }
-
-    fn release(&mut self, cx: &Cx, at: At, object: u32, kind: u8) -> Step {
-        let d = Details {
-            object: Some(object as i32),
-            sync_kind: Some(kind),
-            ..Details::default()
-        };
-        self.row(cx, at, K_RELEASE, cx.stacks.top(at.loc), d)
     }
 
     /// The streamed tables' last rows and footers, then the definition tables.
@@ -368,26 +249,6 @@ impl Sink for ParquetSink<'_> {
 const EVENT_KEY: Option<(&str, usize)> = Some(("rank", 3));
 const MESSAGE_KEY: Option<(&str, usize)> = Some(("receiver_rank", 9));
 const LOCATION_KEY: Option<(&str, usize)> = Some(("rank", 3));
-
-const K_ENTER: usize = 0;
-const K_EXIT: usize = 1;
-const K_USER: usize = 2;
-const K_SEND: usize = 3;
-const K_RECV: usize = 4;
-const K_COLLECTIVE: usize = 5;
-const K_ACQUIRE: usize = 6;
-const K_RELEASE: usize = 7;
-/// The `kind` column's values, as the text export names them.
-const KINDS: [&str; 8] = [
-    "enter",
-    "exit",
-    "user",
-    "send",
-    "recv",
-    "collective",
-    "acquire",
-    "release",
-];
 
 const EVENT_COLUMNS: &[ColumnSpec] = &[
     ("time_ns", Ty::I64, false),
