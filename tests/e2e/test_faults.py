@@ -11,6 +11,7 @@ import shlex
 import signal as signals
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -719,6 +720,52 @@ def test_disk_full_before_the_start_is_no_silent_success(programs, tmp_path):
         assert (pdir / "process.plx").stat().st_size == 0
         assert ("incomplete: %s/process.plx: empty: nothing of the process could be written "
                 "(a full disk or a file size limit)" % pdir.name) in cp.stderr, cp.stderr
+
+
+@pytest.mark.parametrize("mode, left_kib", [("profile", 4), ("trace", 8)])
+def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs, tmp_path, mode,
+                                                                       left_kib):
+    """A tmpfs too full for the header of process.plx (profile) or trace.plx (trace) at the
+    start, with room again once the program runs (another job freed it): the records written
+    then went into a file without its header, which every reader refused ("bad magic": the 1,000
+    calls of work() lost), and plx run said "experiment written" and exited 0. Now the header goes
+    before the file's first record that finds room: the 1,000 calls are read back; what was lost
+    before (the profile's first records) is counted and makes the run incomplete (exit 3)."""
+    prog = programs.get("room_later.c", "-O0")
+    with small_tmpfs(tmp_path / "mnt", "256k") as mnt:
+        fill = mnt / "fill"
+        fill.write_bytes(b"\0" * ((256 - left_kib) * 1024))
+        out = mnt / "exp"
+        args = [PLX, "run", "-o", str(out)] + (["--trace"] if mode == "trace" else []) + \
+            ["--", str(prog), "1000"]
+        p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=clean_env())
+        for _ in range(3000):
+            if any(d.is_dir() for d in out.glob("*.*")) and p.poll() is None:
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        fill.unlink()
+        stdout, stderr = p.communicate("x", timeout=120)
+        assert stdout == "room_later: 1000\n", stderr
+        (pdir,) = process_dirs(out)
+        name = FULL_FILE[mode]
+        assert (pdir / name).read_bytes()[:4] == b"PLX1"
+        text = info(out).stdout
+        assert "bad magic" not in text, text
+        assert "header truncated" not in text, text
+        assert calls(report_csv(out), "work") == 1000
+        if mode == "profile":
+            # the disk was full at the start: the first records were lost, and said so
+            assert "%s/process.plx: no ProcessInfo record" % pdir in text, text
+            assert p.returncode == 3, stderr
+            assert re.search(r"incomplete: %s/process.plx: \d+ writes \(\d+ bytes\) failed "
+                             r"\(No space left on device\)" % pdir.name, stderr), stderr
+        else:
+            (thread,) = info_thread_lines(text)
+            # work's and main's entries and exits, and the runtime's 2 symbol lookups
+            assert thread["trace_events"] == 2 * 1000 + 2 + 2 * 2, text
+            assert p.returncode == 0, stderr
 
 
 def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
