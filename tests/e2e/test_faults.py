@@ -8,6 +8,7 @@ import io
 import os
 import re
 import shlex
+import shutil
 import signal as signals
 import socket
 import subprocess
@@ -766,6 +767,31 @@ def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs,
             # work's and main's entries and exits, and the runtime's 2 symbol lookups
             assert thread["trace_events"] == 2 * 1000 + 2 + 2 * 2, text
             assert p.returncode == 0, stderr
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced by another directory"])
+def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_path, how):
+    """The experiment directory removed (rm -r, a cleanup of /tmp) while the program ran, or
+    replaced by another of the same name: plx run said "plx: experiment written to DIR" and
+    exited 0 over a directory that was gone. Now it says the experiment is lost and exits 3; the
+    program ran to its end with its own output."""
+    prog = programs.get("room_later.c", "-O0")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([PLX, "run", "-o", str(out), "--trace", "--", str(prog), "1000"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    for _ in range(3000):
+        if any(d.is_dir() for d in out.glob("*.*")):
+            break
+        time.sleep(0.01)
+    shutil.rmtree(out)
+    if how != "removed":
+        out.mkdir()
+    stdout, stderr = p.communicate("x", timeout=120)
+    assert stdout == "room_later: 1000\n", stderr
+    assert p.returncode == 3, stderr
+    assert stderr == ("plx: %s: %s while the program ran: the experiment written in it is lost\n"
+                      % (out, how)), stderr
 
 
 def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
