@@ -7,6 +7,7 @@ import csv
 import io
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal as signals
@@ -792,6 +793,29 @@ def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_
     assert p.returncode == 3, stderr
     assert stderr == ("plx: %s: %s while the program ran: the experiment written in it is lost\n"
                       % (out, how)), stderr
+
+
+@pytest.mark.parametrize("fmt", ["chrome", "parquet"])
+def test_export_under_a_file_size_limit_is_an_error_not_sigxfsz(programs, tmp_path, fmt):
+    """plx export under `ulimit -f 4` (4 KiB) of a traced run whose export is larger: the chrome
+    and parquet exports died of SIGXFSZ (exit 153, no message) and left their partial
+    .NAME.plx-tmp-PID file behind. Now the write fails with EFBIG: an error (exit 1, as any
+    output that cannot be written), nothing left under the output's name or the temporary
+    one."""
+    exp = tmp_path / "exp"
+    run(exp, programs.get("threads.c", "-O0", "-pthread"), opts=("--trace",))
+    out = tmp_path / "out"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    cp = subprocess.run([PLX, "export", str(exp), "--format", fmt, "-o", str(out)],
+                        capture_output=True, text=True, env=clean_env(), preexec_fn=limit,
+                        timeout=120)
+    assert cp.returncode == 1, (cp.returncode, cp.stderr)
+    assert cp.stderr.startswith("plx: ") and \
+        cp.stderr.endswith(": File too large (os error 27)\n"), cp.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
 
 
 def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
