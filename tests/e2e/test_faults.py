@@ -818,6 +818,21 @@ def test_export_under_a_file_size_limit_is_an_error_not_sigxfsz(programs, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
 
 
+def test_otf2_export_on_a_full_disk_names_the_full_file_system(programs, tmp_path):
+    """The OTF2 export onto a full 64 KiB tmpfs: plx's own line said only "OTF2 library: local
+    definitions: INTEGRITY_FAULT (The structural integrity is not given)", as if the experiment
+    were damaged. Now it names the full file system; exit 1, nothing left on it."""
+    exp = tmp_path / "exp"
+    run(exp, programs.get("threads.c", "-O0", "-pthread"), opts=("--trace",))
+    with small_tmpfs(tmp_path / "mnt", "64k") as mnt:
+        cp = plx("export", exp, "--format", "otf2", "-o", mnt / "out.otf2", check=False)
+        assert cp.returncode == 1, cp.stderr
+        last = cp.stderr.splitlines()[-1]
+        assert last.startswith("plx: %s/.out.otf2.plx-tmp-" % mnt), last
+        assert last.endswith("; the file system holding %s is full" % mnt), last
+        assert list(mnt.iterdir()) == []
+
+
 def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):
     """plx run --filter FIFO said "filter file not found" for a file that is there; now the
     check says what it is, at once, and the program does not run."""
