@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -161,6 +162,17 @@ int plx_writer_open(void)
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
+    /* a relative PLX_OUTPUT (set by hand) names the directory under the working directory of
+     * now: the program may change it before its threads' live files are made, a child forks or
+     * execs, or the files are removed at the end */
+    if (plx_cfg.output[0] != '/') {
+        char cwd[PLX_PATH_CAP], abs[PLX_PATH_CAP];
+        if (getcwd(cwd, sizeof cwd) &&
+            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, plx_cfg.output) < sizeof abs) {
+            memcpy(plx_cfg.output, abs, sizeof abs);
+            setenv("PLX_OUTPUT", abs, 1);
+        }
+    }
     mkdir(plx_cfg.output, 0755);
     snprintf(plx_process_dir, sizeof plx_process_dir, "%s/%s.%d", plx_cfg.output, host, (int)getpid());
     if (plx_dir_make_own(plx_process_dir) != 0) {
