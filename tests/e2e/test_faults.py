@@ -7,10 +7,13 @@ import csv
 import io
 import os
 import re
+import resource
 import shlex
+import shutil
 import signal as signals
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -719,6 +722,115 @@ def test_disk_full_before_the_start_is_no_silent_success(programs, tmp_path):
         assert (pdir / "process.plx").stat().st_size == 0
         assert ("incomplete: %s/process.plx: empty: nothing of the process could be written "
                 "(a full disk or a file size limit)" % pdir.name) in cp.stderr, cp.stderr
+
+
+@pytest.mark.parametrize("mode, left_kib", [("profile", 4), ("trace", 8)])
+def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs, tmp_path, mode,
+                                                                       left_kib):
+    """A tmpfs too full for the header of process.plx (profile) or trace.plx (trace) at the
+    start, with room again once the program runs (another job freed it): the records written
+    then went into a file without its header, which every reader refused ("bad magic": the 1,000
+    calls of work() lost), and plx run said "experiment written" and exited 0. Now the header goes
+    before the file's first record that finds room: the 1,000 calls are read back; what was lost
+    before (the profile's first records) is counted and makes the run incomplete (exit 3)."""
+    prog = programs.get("room_later.c", "-O0")
+    with small_tmpfs(tmp_path / "mnt", "256k") as mnt:
+        fill = mnt / "fill"
+        fill.write_bytes(b"\0" * ((256 - left_kib) * 1024))
+        out = mnt / "exp"
+        args = [PLX, "run", "-o", str(out)] + (["--trace"] if mode == "trace" else []) + \
+            ["--", str(prog), "1000"]
+        p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=clean_env())
+        for _ in range(3000):
+            if any(d.is_dir() for d in out.glob("*.*")) and p.poll() is None:
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        fill.unlink()
+        stdout, stderr = p.communicate("x", timeout=120)
+        assert stdout == "room_later: 1000\n", stderr
+        (pdir,) = process_dirs(out)
+        name = FULL_FILE[mode]
+        assert (pdir / name).read_bytes()[:4] == b"PLX1"
+        text = info(out).stdout
+        assert "bad magic" not in text, text
+        assert "header truncated" not in text, text
+        assert calls(report_csv(out), "work") == 1000
+        if mode == "profile":
+            # the disk was full at the start: the first records were lost, and said so
+            assert "%s/process.plx: no ProcessInfo record" % pdir in text, text
+            assert p.returncode == 3, stderr
+            assert re.search(r"incomplete: %s/process.plx: \d+ writes \(\d+ bytes\) failed "
+                             r"\(No space left on device\)" % pdir.name, stderr), stderr
+        else:
+            (thread,) = info_thread_lines(text)
+            # work's and main's entries and exits, and the runtime's 2 symbol lookups
+            assert thread["trace_events"] == 2 * 1000 + 2 + 2 * 2, text
+            assert p.returncode == 0, stderr
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced by another directory"])
+def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_path, how):
+    """The experiment directory removed (rm -r, a cleanup of /tmp) while the program ran, or
+    replaced by another of the same name: plx run said "plx: experiment written to DIR" and
+    exited 0 over a directory that was gone. Now it says the experiment is lost and exits 3; the
+    program ran to its end with its own output."""
+    prog = programs.get("room_later.c", "-O0")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([PLX, "run", "-o", str(out), "--trace", "--", str(prog), "1000"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    for _ in range(3000):
+        if any(d.is_dir() for d in out.glob("*.*")):
+            break
+        time.sleep(0.01)
+    shutil.rmtree(out)
+    if how != "removed":
+        out.mkdir()
+    stdout, stderr = p.communicate("x", timeout=120)
+    assert stdout == "room_later: 1000\n", stderr
+    assert p.returncode == 3, stderr
+    assert stderr == ("plx: %s: %s while the program ran: the experiment written in it is lost\n"
+                      % (out, how)), stderr
+
+
+@pytest.mark.parametrize("fmt", ["chrome", "parquet"])
+def test_export_under_a_file_size_limit_is_an_error_not_sigxfsz(programs, tmp_path, fmt):
+    """plx export under `ulimit -f 4` (4 KiB) of a traced run whose export is larger: the chrome
+    and parquet exports died of SIGXFSZ (exit 153, no message) and left their partial
+    .NAME.plx-tmp-PID file behind. Now the write fails with EFBIG: an error (exit 1, as any
+    output that cannot be written), nothing left under the output's name or the temporary
+    one."""
+    exp = tmp_path / "exp"
+    run(exp, programs.get("threads.c", "-O0", "-pthread"), opts=("--trace",))
+    out = tmp_path / "out"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    cp = subprocess.run([PLX, "export", str(exp), "--format", fmt, "-o", str(out)],
+                        capture_output=True, text=True, env=clean_env(), preexec_fn=limit,
+                        timeout=120)
+    assert cp.returncode == 1, (cp.returncode, cp.stderr)
+    assert cp.stderr.startswith("plx: ") and \
+        cp.stderr.endswith(": File too large (os error 27)\n"), cp.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
+
+
+def test_otf2_export_on_a_full_disk_names_the_full_file_system(programs, tmp_path):
+    """The OTF2 export onto a full 64 KiB tmpfs: plx's own line said only "OTF2 library: local
+    definitions: INTEGRITY_FAULT (The structural integrity is not given)", as if the experiment
+    were damaged. Now it names the full file system; exit 1, nothing left on it."""
+    exp = tmp_path / "exp"
+    run(exp, programs.get("threads.c", "-O0", "-pthread"), opts=("--trace",))
+    with small_tmpfs(tmp_path / "mnt", "64k") as mnt:
+        cp = plx("export", exp, "--format", "otf2", "-o", mnt / "out.otf2", check=False)
+        assert cp.returncode == 1, cp.stderr
+        last = cp.stderr.splitlines()[-1]
+        assert last.startswith("plx: %s/.out.otf2.plx-tmp-" % mnt), last
+        assert last.endswith("; the file system holding %s is full" % mnt), last
+        assert list(mnt.iterdir()) == []
 
 
 def test_a_fifo_as_filter_file_is_named_not_missing(programs, tmp_path):

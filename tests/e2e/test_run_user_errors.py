@@ -4,7 +4,9 @@ measured and passed on byte for byte; a command that does not start leaves nothi
 stops plx run before the program runs, with what is near."""
 
 import os
+import re
 import subprocess
+import time
 
 import pytest
 
@@ -176,3 +178,39 @@ def test_mistyped_function_in_a_focus_gets_did_you_mean(tmp_path):
         assert cp.returncode == 2
         assert cp.stderr == ('plx: focus %s: nothing named "wrok" under %s (did you mean '
                              'work?): valid are %s\n' % (focus, under, valid))
+
+
+def test_force_refuses_a_directory_whose_run_is_still_going(programs, tmp_path):
+    """plx run --force -o DIR while another job's program still ran into DIR: the running
+    job's process directory was removed under it (its plx run then said "experiment written"
+    and exited 0 over nothing), or, caught before its program had started, both runs were mixed
+    in one experiment. Now --force refuses (exit 2) while that run goes on; the first run's 10
+    calls of work() are kept; once it has ended, --force replaces it."""
+    prog = programs.get("room_later.c", "-O0")
+    out = tmp_path / "exp"
+    first = subprocess.Popen([PLX, "run", "-o", str(out), "--", str(prog), "10"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=clean_env())
+    for _ in range(3000):
+        if any(d.is_dir() for d in out.glob("*.*")):
+            break
+        time.sleep(0.01)
+    def forced():
+        return subprocess.run([PLX, "run", "--force", "-o", str(out), "--", str(prog), "20"],
+                              input="x", capture_output=True, text=True, env=clean_env(),
+                              timeout=120)
+
+    second = forced()
+    assert second.returncode == 2, second.stderr
+    assert second.stdout == ""
+    assert re.fullmatch(r"plx: %s: the run it holds is still going \(process \d+\): --force "
+                        r"replaces only a run that has ended; give another -o, or wait for it "
+                        r"to end\n" % re.escape(str(out)), second.stderr), second.stderr
+    stdout, stderr = first.communicate("x", timeout=120)
+    assert first.returncode == 0, stderr
+    assert stdout == "room_later: 10\n"
+    assert stderr == "plx: experiment written to %s\n" % out
+    assert calls(report_csv(out), "work") == 10
+    third = forced()
+    assert third.returncode == 0, third.stderr
+    assert calls(report_csv(out), "work") == 20

@@ -63,7 +63,8 @@ static inline __attribute__((always_inline)) void plx_enter_sp(struct plx_thread
 {
     if (PLX_UNLIKELY(t->depth >= t->max_depth)) {
         t->overflow++;
-        t->lost_events++;
+        /* a call not measured; with a trace, its two events (entry and exit) not recorded */
+        t->lost_events += plx_cfg.trace ? 2 : 1;
         return;
     }
     struct plx_frame *f = &t->stack[t->depth++];

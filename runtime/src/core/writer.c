@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -63,6 +64,21 @@ static int write_all(int fd, struct iovec *iov, int n, size_t *partial)
 static _Atomic uint64_t failed_writes[2], failed_bytes[2];
 static _Atomic int failed_errno[2];
 
+static void failed(int which, int err, uint64_t bytes)
+{
+    int zero = 0;
+    atomic_compare_exchange_strong(&failed_errno[which], &zero, err);
+    atomic_fetch_add(&failed_writes[which], 1);
+    atomic_fetch_add(&failed_bytes[which], bytes);
+}
+
+/* Each file's header, and whether it is still to be written (its first write failed); the
+ * lock is held by the one writer that writes it before its record. */
+static unsigned char headers[2][PLX_FILE_HEADER_SIZE];
+static _Atomic int header_missing[2];
+static int header_errno[2];
+static atomic_flag header_lock[2] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+
 static void remember(int which, int fd, const char *path)
 {
     struct stat st;
@@ -84,10 +100,24 @@ static int open_file(const char *name, int index, uint16_t kind)
     int fd = plx_file_create(path, O_WRONLY | O_APPEND);
     if (fd < 0)
         return -1;
-    remember(kind == 2 ? 1 : 0, fd, path);
-    unsigned char hdr[PLX_FILE_HEADER_SIZE] = {'P', 'L', 'X', '1', PLX_FORMAT_VERSION, 0, (unsigned char)kind, 0};
-    struct iovec iov = {hdr, sizeof hdr};
-    write_all(fd, &iov, 1, NULL);
+    int which = kind == 2 ? 1 : 0;
+    remember(which, fd, path);
+    unsigned char *hdr = headers[which];
+    const unsigned char head[] = {'P', 'L', 'X', '1', PLX_FORMAT_VERSION, 0, (unsigned char)kind, 0};
+    memset(hdr, 0, PLX_FILE_HEADER_SIZE);
+    memcpy(hdr, head, sizeof head);
+    struct iovec iov = {hdr, PLX_FILE_HEADER_SIZE};
+    size_t partial = 0;
+    atomic_store(&header_missing[which], 0);
+    if (write_all(fd, &iov, 1, &partial) != 0) {
+        /* a full disk: written before the file's first record that finds room
+         * (append_with_header), never a file of records without its header; counted as a
+         * failed write if none did (plx_writer_failures) */
+        header_errno[which] = errno;
+        if (partial > 0)
+            (void)ftruncate(fd, 0);
+        atomic_store(&header_missing[which], 1);
+    }
     /* with a trace, room for the records written at the end (profiles, ProcessEnd, the count
      * of failed writes) is reserved now: a trace that fills the disk cannot take it */
     if (kind == 1 && plx_cfg.trace) {
@@ -132,6 +162,17 @@ int plx_writer_open(void)
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
+    /* a relative PLX_OUTPUT (set by hand) names the directory under the working directory of
+     * now: the program may change it before its threads' live files are made, a child forks or
+     * execs, or the files are removed at the end */
+    if (plx_cfg.output[0] != '/') {
+        char cwd[PLX_PATH_CAP], abs[PLX_PATH_CAP];
+        if (getcwd(cwd, sizeof cwd) &&
+            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, plx_cfg.output) < sizeof abs) {
+            memcpy(plx_cfg.output, abs, sizeof abs);
+            setenv("PLX_OUTPUT", abs, 1);
+        }
+    }
     mkdir(plx_cfg.output, 0755);
     snprintf(plx_process_dir, sizeof plx_process_dir, "%s/%s.%d", plx_cfg.output, host, (int)getpid());
     if (plx_dir_make_own(plx_process_dir) != 0) {
@@ -182,6 +223,31 @@ static int checked_fd(int which)
     return fd;
 }
 
+/* Writes iov[0..n) (n <= 2) after the header of file `which`, which its first write could not
+ * write: the file's first bytes are its header, whatever finds room first. The writer that
+ * holds the lock writes both; another (a second thread, a signal handler on the holder's thread)
+ * fails with ENOSPC, its record counted as lost. */
+static int append_with_header(int which, int fd, struct iovec *iov, int n, size_t *partial)
+{
+    if (atomic_flag_test_and_set_explicit(&header_lock[which], memory_order_acquire)) {
+        errno = ENOSPC;
+        return -1;
+    }
+    int r;
+    if (!atomic_load_explicit(&header_missing[which], memory_order_acquire)) {
+        r = write_all(fd, iov, n, partial);
+    } else {
+        struct iovec all[3] = {{headers[which], PLX_FILE_HEADER_SIZE}};
+        for (int i = 0; i < n && i < 2; i++)
+            all[i + 1] = iov[i];
+        r = write_all(fd, all, n + 1, partial);
+        if (r == 0)
+            atomic_store_explicit(&header_missing[which], 0, memory_order_release);
+    }
+    atomic_flag_clear_explicit(&header_lock[which], memory_order_release);
+    return r;
+}
+
 /* Appends iov[0..n) to file `which` (0 process.plx, 1 trace.plx), errno preserved; -1 when
  * the write failed (counted; bytes it wrote before failing are cut off again, so that the
  * records after it, once there is room, are framed). */
@@ -193,14 +259,17 @@ static int append(int which, struct iovec *iov, int n)
     for (int i = 0; i < n; i++)
         len += iov[i].iov_len;
     size_t partial = 0;
-    int r = fd >= 0 ? write_all(fd, iov, n, &partial) : -1;
-    if (fd < 0)
-        errno = lost_errno[which] ? lost_errno[which] : EBADF;
+    int r;
+    if (PLX_UNLIKELY(atomic_load_explicit(&header_missing[which], memory_order_acquire)) &&
+        fd >= 0) {
+        r = append_with_header(which, fd, iov, n, &partial);
+    } else {
+        r = fd >= 0 ? write_all(fd, iov, n, &partial) : -1;
+        if (fd < 0)
+            errno = lost_errno[which] ? lost_errno[which] : EBADF;
+    }
     if (r != 0) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&failed_errno[which], &zero, errno);
-        atomic_fetch_add(&failed_writes[which], 1);
-        atomic_fetch_add(&failed_bytes[which], len);
+        failed(which, errno, len);
         struct stat st;
         if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
             (void)ftruncate(fd, st.st_size - (off_t)partial);
@@ -214,7 +283,17 @@ uint64_t plx_writer_failures(int trace_file, uint64_t *bytes, int *err)
     int which = trace_file ? 1 : 0;
     *bytes = atomic_load(&failed_bytes[which]);
     *err = atomic_load(&failed_errno[which]);
-    return atomic_load(&failed_writes[which]);
+    uint64_t n = atomic_load(&failed_writes[which]);
+    /* a trace that never found room for its header is an empty file: one write lost (the
+     * process file's goes with the record of these failures, or it is empty, which plx run
+     * reports itself) */
+    if (which == 1 && atomic_load(&header_missing[1])) {
+        n++;
+        *bytes += PLX_FILE_HEADER_SIZE;
+        if (!*err)
+            *err = header_errno[1];
+    }
+    return n;
 }
 
 void plx_write_framed(const void *bytes, size_t len)

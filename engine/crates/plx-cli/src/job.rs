@@ -193,7 +193,15 @@ pub fn replace(dir: &Path, key: &str) -> Result<DirLock, CliError> {
     let marker = dir.join(MARKER);
     match std::fs::read_to_string(&marker) {
         Ok(theirs) if theirs.trim_end() == key => {}
-        Ok(_) => {
+        Ok(theirs) => {
+            // emptied under a running job, its experiment would be lost (or mixed with this
+            // run's) while its plx run says it was written
+            if let Some(pid) = still_running(dir, theirs.trim_end()) {
+                return Err(CliError::new(Exit::Usage, format!(
+                    "{}: the run it holds is still going (process {pid}): --force replaces only a run that has ended; give another -o, or wait for it to end",
+                    dir.display()
+                )));
+            }
             for e in std::fs::read_dir(dir).map_err(|e| io_error(dir, e))?.flatten() {
                 let path = e.path();
                 let gone = match e.file_type() {
@@ -213,6 +221,49 @@ pub fn replace(dir: &Path, key: &str) -> Result<DirLock, CliError> {
         }
     }
     Ok(lock)
+}
+
+/// A process of the run `dir` holds (its marker `key`) that still runs on this host: the
+/// `plx run` or the launcher the key names (pid and start time), or a measured process whose
+/// directory still holds the files its runtime removes at its end (live files, the room kept
+/// for its last records).
+fn still_running(dir: &Path, key: &str) -> Option<u32> {
+    let mut words = key.split(' ');
+    if let (Some("run" | "launcher"), Some(pid), Some(start)) =
+        (words.next(), words.next(), words.next())
+    {
+        if let Ok(pid) = pid.parse::<u32>() {
+            if !start.is_empty() && start_time(pid).as_deref() == Some(start) {
+                return Some(pid);
+            }
+        }
+    }
+    let host = crate::monitor::hostname();
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name();
+        let Some((h, pid)) = name.to_str().and_then(|n| n.rsplit_once('.')) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if h != host || !Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let running = std::fs::read_dir(e.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|f| {
+                let n = f.file_name();
+                let n = n.to_string_lossy();
+                n.starts_with("live.") || n == ".plx-reserve"
+            });
+        if running {
+            return Some(pid);
+        }
+    }
+    None
 }
 
 /// What `plx run` creates for its experiment before the program starts, to be removed when

@@ -50,6 +50,13 @@ fn main() {
             .build_global()
             .expect("the pool is made once, before any parallel work");
     }
+    // a file size limit (ulimit -f) makes a write fail (EFBIG), an error that names the file
+    // and leaves no partial output, instead of SIGXFSZ killing plx midway; plx run keeps the
+    // disposition it was started with, for the program (run.rs)
+    if !matches!(cli.command, cli::Command::Run(_)) {
+        // SAFETY: setting one signal's disposition to SIG_IGN has no memory-safety preconditions.
+        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    }
     let result = match cli.command {
         cli::Command::Run(a) => run::run(a),
         cli::Command::Report(a) => report::report(&a).map(|()| 0),

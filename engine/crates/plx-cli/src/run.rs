@@ -348,6 +348,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
         });
     }
     let before = entries(&dir);
+    let dir_id = dir_identity(&dir);
     // the system monitor samples from just before the program starts until it has ended
     let monitor =
         match &args.monitor {
@@ -391,6 +392,25 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     } else {
         status.code().unwrap_or(1)
     };
+    // a directory removed (a cleanup of /tmp, rm -r by hand) or replaced while the program ran
+    // took what the runtime wrote with it: never "experiment written"
+    let now_id = dir_identity(&dir);
+    if dir_id.is_some() && now_id != dir_id {
+        eprintln!(
+            "plx: {}: {} while the program ran: the experiment written in it is lost",
+            dir.display(),
+            if now_id.is_none() {
+                "removed"
+            } else {
+                "replaced by another directory"
+            }
+        );
+        return Ok(if code == 0 {
+            Exit::Incomplete.code()
+        } else {
+            code
+        });
+    }
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
     let mut failures = write_failures(&dir, &before, child_pid, claim == crate::job::Claim::First);
@@ -534,6 +554,15 @@ fn entries(dir: &Path) -> std::collections::BTreeSet<OsString> {
     std::fs::read_dir(dir)
         .map(|es| es.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default()
+}
+
+/// The directory's device and inode, `None` when it is not there.
+fn dir_identity(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
 }
 
 /// What the WriteFailures records of the process directories this run's program made say

@@ -112,9 +112,28 @@ impl Archive {
         };
         Err(ExportError::Io(
             self.out.clone(),
-            std::io::Error::other(format!("OTF2 library: {what}: {name} ({desc})")),
+            std::io::Error::other(format!(
+                "OTF2 library: {what}: {name} ({desc}){}",
+                full_disk(&self.out)
+            )),
         ))
     }
+}
+
+/// What the library's code does not say when its writes failed: the file system holding `out`
+/// is full (its own errors name only the archive's structure: INTEGRITY_FAULT), or empty.
+fn full_disk(out: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
+        return String::new();
+    };
+    // SAFETY: statvfs writes the struct it is given; `c` is a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 || st.f_bavail > 0 {
+        return String::new();
+    }
+    format!("; the file system holding {} is full", dir.display())
 }
 
 impl Drop for Archive {
