@@ -507,3 +507,39 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
          and r["cause_callpath"] == "JWaits.produce()"]
     assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("producer", "direct")], c
     assert abs(float(c[0]["delay_s"]) - sum(cw.values())) <= 2e-6, c
+
+
+def test_mpj_late_receiver_against_an_irecv(tmp_path):
+    """programs/java/MpjLate.java under MPJ Express (plx-mpj, 3 ranks): rank 0's Ssend waits D
+    for rank 1, which sleeps D in delayRecv before it posts the receive with Irecv (completed by
+    Request.Wait): a late receiver measured against the Irecv's entry (its recv_posted), at
+    rank 0's Ssend, the cause rank 1 in delayRecv; the wait is exactly the Irecv's entry less
+    the Ssend's (the trace's own entries)."""
+    from test_java import need_mpj
+    cp_jars = need_mpj()
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", cp_jars,
+                    str(PROGRAMS / "java" / "MpjLate.java")], check=True, env=clean_env())
+    exp = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(PLX.parent / "plx-mpj"), "-np", "3", "-o", str(exp), "--trace", "--", "java", "-cp",
+         "%s:%s" % (cp_jars, tmp_path), "MpjLate", str(D)],
+        capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "late ok" in cp.stdout, _fail_message(cp)
+    table, causes = rows(exp), rows(exp, "--causes")
+    args = "(Object, int, int, Datatype, int, int)"
+    ssend = "MpjLate.main(String[]) => mpi.Comm.Ssend%s => MPI_Ssend" % args
+    irecv = "MpjLate.main(String[]) => mpi.Comm.Irecv%s => MPI_Irecv" % args
+    p2p = [r for r in table if r["pattern"].startswith(("late_sender", "late_receiver"))]
+    assert [(r["pattern"], r["location"], r["callpath"]) for r in p2p] == [
+        ("late_receiver", "0.1", ssend)], p2p
+    w = float(p2p[0]["wait_s"])
+    assert injected(w), w
+    ent = entries(exp)
+    assert same(w, enter(ent, 1, irecv) - enter(ent, 0, ssend)), (w, ent.get((1, irecv)))
+    c = [r for r in causes if r["pattern"] == "late_receiver"]
+    assert {(r["waiting_location"], r["cause_location"]) for r in c} == {("0.1", "1.1")}, c
+    assert abs(sum(float(r["delay_s"]) for r in c) - w) <= 2e-6, c
+    delay = sum(float(r["delay_s"]) for r in c
+                if "MpjLate.delayRecv(long)" in r["cause_callpath"].split(" => "))
+    assert delay >= 0.9 * w, c

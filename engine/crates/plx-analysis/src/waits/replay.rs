@@ -562,8 +562,12 @@ impl Replay {
         if f.class == Class::Init {
             l.pending.push(SyncWith::Collective);
         }
-        if let Some(id) = l.open_send.take() {
-            self.send_exit(id, (li as u32, f.enter, f.cp, t));
+        // the blocking send's own exit (not that of a routine measured inside it: MPJ
+        // Express's socket writes inside its Ssend)
+        if f.class == Class::BlockingSend {
+            if let Some(id) = l.open_send.take() {
+                self.send_exit(id, (li as u32, f.enter, f.cp, t));
+            }
         }
         let l = &mut self.locs[li];
         if self.setup.causes {
