@@ -945,7 +945,14 @@ impl Replay {
             .map(|&o| (o, self.locs[o as usize].cp(), t));
         let (pattern, cause, d) = match kind {
             SyncKind::JavaMonitor => (Pattern::MonitorWait, owner, wait),
-            SyncKind::JavaWait => (Pattern::ConditionWait, owner.or(by_other), wait),
+            // only a notify made while it waited ended it: an earlier one (the notifier of
+            // an earlier wait on the object) is no cause of this one; a notify the runtime did
+            // not see (a class not rewritten) leaves the wait without a cause
+            SyncKind::JavaWait => (
+                Pattern::ConditionWait,
+                owner.or(by_other.filter(|l| l.2 >= arrival)),
+                wait,
+            ),
             SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
                 (Pattern::LockContention, by_other, wait)
             }
