@@ -157,3 +157,35 @@ def test_the_path_runs_from_a_late_receive_into_the_senders_wait(rendezvous):
     wait = items.get("MPI_Wait", {"time_s": 0.0})
     assert wait["time_s"] < 0.05 * RV_SLOW, wait
     assert "compute_other" not in items, items["compute_other"]
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def blocking_sends(request, tmp_path_factory):
+    """examples/critpath/ssend.c under each MPI implementation: phase "ssend" (an MPI_Ssend to
+    a late MPI_Recv) and phase "send" (an MPI_Send of 4 MiB, rendezvous, to a late
+    MPI_Irecv + MPI_Wait)."""
+    impl = IMPLS[request.param]
+    impl.require()
+    return traced_run(tmp_path_factory.mktemp("cp-ssend"), "ssend", RV_SLOW, RV_FAST, impl=impl)
+
+
+@pytest.mark.parametrize("phase,routine", [("ssend", "MPI_Ssend"), ("send", "MPI_Send")])
+def test_the_path_runs_from_a_late_receive_into_a_blocking_send(blocking_sends, phase, routine):
+    doc, items = profile(blocking_sends, "--phase", phase, "--path")
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    late = items.get("compute_late_" + phase)
+    assert_compute(late, RV_SLOW)
+    assert late["location"] == "1.0", late
+    after = items.get("compute_after_" + phase)
+    assert_compute(after, RV_FAST)
+    assert after["location"] == "0.0", after
+    # rank 0's blocking send waited for rank 1's receive: not on the path as its own time
+    send = items.get(routine, {"time_s": 0.0})
+    assert send["time_s"] < 0.05 * RV_SLOW, send
+    assert "compute_other" not in items, items["compute_other"]
+    # the path: rank 1's compute, the rendezvous from its receive's post into the end of rank
+    # 0's send, rank 0's compute after it
+    arcs = [(s["kind"], s["location"], s.get("from"), s["what"]) for s in doc["path"]
+            if s["kind"] == "msg"]
+    assert ("msg", "0.0", "1.0", "rendezvous") in arcs, doc["path"]

@@ -14,6 +14,7 @@ injected D, and each cause names the rank (thread) and the delay_* function."""
 import csv
 import io
 import json
+import re
 import subprocess
 
 import pytest
@@ -507,3 +508,89 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
          and r["cause_callpath"] == "JWaits.produce()"]
     assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("producer", "direct")], c
     assert abs(float(c[0]["delay_s"]) - sum(cw.values())) <= 2e-6, c
+
+
+def test_java_join_and_unseen_notify(tmp_path):
+    """JJoin.java: main joins thread "worker", which sleeps D in slowWork (join_wait: the JVM
+    wakes the joiner as the thread ends, no notify call site; the cause the worker, in
+    slowWork); then main waits in Object.wait until thread "first" notifies it D later from a
+    rewritten call site (condition_wait, the cause "first"); then on the same object until thread
+    "second" notifies it through JJoin$Quiet, a class the filter excludes: that notify is not
+    seen, so that wait has no cause (never "first", whose notify came before it began)."""
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JJoin.java")],
+                   check=True, env=clean_env())
+    flt = tmp_path / "filter"
+    flt.write_text("exclude class JJoin$Quiet\n")
+    exp = tmp_path / "exp"
+    run(exp, "java", "-cp", tmp_path, "JJoin", D, opts=["--trace", "--filter", flt])
+    names = {"%s.%s" % (r["process"], r["thread"]): r["thread_name"]
+             for r in csv.DictReader(io.StringIO(plx("report", exp, "--format", "csv").stdout))}
+    table, causes = rows(exp), rows(exp, "--causes")
+    main = [r for r in table if names.get(r["location"]) == "main"]
+    join = "JJoin.main(String[]) => JJoin.joinWorker(Thread)"
+    first = "JJoin.main(String[]) => JJoin.awaitFirst() => JJoin.awaitRound(int)"
+    second = "JJoin.main(String[]) => JJoin.awaitSecond() => JJoin.awaitRound(int)"
+    got = {(r["pattern"], r["callpath"]): float(r["wait_s"]) for r in main
+           if r["callpath"] in (join, first, second)}
+    assert set(got) == {("join_wait", join), ("condition_wait", first),
+                        ("condition_wait", second)}, got
+    for k, w in got.items():
+        assert injected(w) and w < 1.5 * D, (k, w)
+
+    # the join's cause: the worker, its time in slowWork (the sleep there, a wait of its own:
+    # propagated), the whole wait
+    c = [r for r in causes
+         if r["pattern"] == "join_wait" and names.get(r["waiting_location"]) == "main"]
+    assert {names.get(r["cause_location"]) for r in c} == {"worker"}, c
+    assert all(r["cause_callpath"].startswith("JJoin.slowWork()") for r in c), c
+    assert abs(sum(float(r["delay_s"]) for r in c) - got[("join_wait", join)]) <= 2e-6, c
+    # the two Object.waits: only the first has a cause, "first" in signalFirst, its whole wait
+    c = [r for r in causes if r["pattern"] == "condition_wait"
+         and names.get(r["waiting_location"]) == "main"
+         and names.get(r["cause_location"]) in ("first", "second")]
+    assert [(names[r["cause_location"]], r["cause_callpath"], r["kind"]) for r in c] == [
+        ("first", "JJoin.signalFirst()", "direct")], c
+    assert abs(float(c[0]["delay_s"]) - got[("condition_wait", first)]) <= 2e-6, c
+    # the text view says how much waiting has no recorded cause: the second wait at least
+    text = plx("waits", exp, "--causes").stdout
+    block = text.split("\ncondition_wait: ")[1].split("\n\n")[0]
+    unknown = re.findall(r"^\s+(\d+\.\d{6}) unknown\s+\(waits whose cause was not recorded\)$",
+                         block, re.M)
+    assert len(unknown) == 1 and float(unknown[0]) >= got[("condition_wait", second)] - 2e-6, block
+
+
+def test_mpj_late_receiver_against_an_irecv(tmp_path):
+    """programs/java/MpjLate.java under MPJ Express (plx-mpj, 3 ranks): rank 0's Ssend waits D
+    for rank 1, which sleeps D in delayRecv before it posts the receive with Irecv (completed by
+    Request.Wait): a late receiver measured against the Irecv's entry (its recv_posted), at
+    rank 0's Ssend, the cause rank 1 in delayRecv; the wait is exactly the Irecv's entry less
+    the Ssend's (the trace's own entries)."""
+    from test_java import need_mpj
+    cp_jars = need_mpj()
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", cp_jars,
+                    str(PROGRAMS / "java" / "MpjLate.java")], check=True, env=clean_env())
+    exp = tmp_path / "exp"
+    cp = subprocess.run(
+        [str(PLX.parent / "plx-mpj"), "-np", "3", "-o", str(exp), "--trace", "--", "java", "-cp",
+         "%s:%s" % (cp_jars, tmp_path), "MpjLate", str(D)],
+        capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "late ok" in cp.stdout, _fail_message(cp)
+    table, causes = rows(exp), rows(exp, "--causes")
+    args = "(Object, int, int, Datatype, int, int)"
+    ssend = "MpjLate.main(String[]) => mpi.Comm.Ssend%s => MPI_Ssend" % args
+    irecv = "MpjLate.main(String[]) => mpi.Comm.Irecv%s => MPI_Irecv" % args
+    p2p = [r for r in table if r["pattern"].startswith(("late_sender", "late_receiver"))]
+    assert [(r["pattern"], r["location"], r["callpath"]) for r in p2p] == [
+        ("late_receiver", "0.1", ssend)], p2p
+    w = float(p2p[0]["wait_s"])
+    assert injected(w), w
+    ent = entries(exp)
+    assert same(w, enter(ent, 1, irecv) - enter(ent, 0, ssend)), (w, ent.get((1, irecv)))
+    c = [r for r in causes if r["pattern"] == "late_receiver"]
+    assert {(r["waiting_location"], r["cause_location"]) for r in c} == {("0.1", "1.1")}, c
+    assert abs(sum(float(r["delay_s"]) for r in c) - w) <= 2e-6, c
+    delay = sum(float(r["delay_s"]) for r in c
+                if "MpjLate.delayRecv(long)" in r["cause_callpath"].split(" => "))
+    assert delay >= 0.9 * w, c

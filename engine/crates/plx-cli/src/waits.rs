@@ -309,6 +309,17 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
                     s6(small)
                 )?;
             }
+            // waits whose cause was not recorded (a notify the runtime did not see) have no
+            // cause rows: said, never given to another location
+            let unknown = a.total_ns(p) as f64 - causes.iter().map(|c| c.delay_ns).sum::<f64>();
+            if unknown >= 500.0 {
+                writeln!(
+                    out,
+                    "  {:>12} {:<11} (waits whose cause was not recorded)",
+                    s6(unknown),
+                    "unknown"
+                )?;
+            }
         }
     }
     if a.rows.is_empty() {

@@ -30,6 +30,7 @@ PLX_HIDDEN int plx_jvm_frames_of_caller(jmethodID hook);
 PLX_HIDDEN void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);
 PLX_HIDDEN void plx_jvm_monitors_enable(jvmtiEnv *jvmti);
 PLX_HIDDEN void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread);
+PLX_HIDDEN void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread);
 /* jit.c (with PLX_SAMPLE): asks for the compiled-code capabilities and sets its callbacks
  * (before SetEventCallbacks), enables its events after; at VMInit, the code made before. */
 PLX_HIDDEN void plx_jvm_jit_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);

@@ -106,6 +106,12 @@ static void JNICALL thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
         (*env)->Deallocate(env, (unsigned char *)info.name);
 }
 
+static void JNICALL thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    (void)jni;
+    plx_jvm_monitor_thread_end(env, thread);
+}
+
 /* Runs on the VM thread at a safepoint: only the runtime's own code, no JNI. */
 static void JNICALL gc_start(jvmtiEnv *env)
 {
@@ -152,6 +158,7 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ThreadStart = thread_start;
+    cb.ThreadEnd = thread_end;
     cb.VMInit = vm_init;
     cb.VMDeath = vm_death;
     cb.GarbageCollectionStart = gc_start;
@@ -162,6 +169,7 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     plx_jvm_monitors_enable(jvmti);
     plx_jvm_jit_enable(jvmti);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
     if (gc) {

@@ -9,12 +9,19 @@
  * pthread waits inside a monitor wait are that wait: not traced apart (java_blocked).
  * JVMTI has no event for Object.notify: the agent calls Hooks.notified before each
  * notify/notifyAll call site of the classes it rewrites, a release of the object's monitor-wait
- * object, so that a wait's cause is the notifying thread where it notified. */
+ * object, so that a wait's cause is the notifying thread where it notified. Thread.join waits
+ * in Object.wait on the Thread object, which the JVM notifies as the thread ends: a wait on a
+ * Thread object is recorded as a join, an acquire of that thread's Java thread object (keyed by
+ * the Thread object's identity hash code: the joiner may wait before the thread has started to
+ * run, and after it ended), which the thread releases at its JVMTI ThreadEnd (posted on it
+ * before the JVM wakes its joiners). */
 #include "jvm.h"
 
 #include <string.h>
 
 #define MONITOR_KEY(hash) ((const void *)(((uintptr_t)0x7F << 56) | (uint32_t)(hash)))
+/* A Java thread's thread object (Thread.join), by its Thread object's identity hash code. */
+#define JTHREAD_KEY(hash) ((const void *)(((uintptr_t)0x7E << 56) | (uint32_t)(hash)))
 
 /* The JVMTI environment whose monitor events are on (for the identity hash of notified objects). */
 static jvmtiEnv *monitors_env;
@@ -22,6 +29,10 @@ static jvmtiEnv *monitors_env;
 /* Owned by the thread: the start of its current contended entry or wait, and the owner then. */
 static PLX_TLS uint64_t wait_start;
 static PLX_TLS uint32_t wait_holder;
+/* The current Object.wait is on a Thread object (a Thread.join). */
+static PLX_TLS int wait_joined;
+/* java.lang.Thread (a global reference, taken at the first wait). */
+static jclass thread_class;
 
 void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread)
 {
@@ -30,31 +41,47 @@ void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread)
         (*jvmti)->SetThreadLocalStorage(jvmti, thread, (const void *)(uintptr_t)(t->index + 1));
 }
 
+/* The measured thread a Thread object runs (1 + its index), 0 if none. */
+static uint32_t thread_of(jvmtiEnv *env, jthread thread)
+{
+    void *index = NULL;
+    if ((*env)->GetThreadLocalStorage(env, thread, &index) != JVMTI_ERROR_NONE)
+        return 0;
+    return (uint32_t)(uintptr_t)index;
+}
+
 static uint32_t owner_of(jvmtiEnv *env, jobject object)
 {
     jvmtiMonitorUsage u;
     memset(&u, 0, sizeof u);
     if ((*env)->GetObjectMonitorUsage(env, object, &u) != JVMTI_ERROR_NONE)
         return 0;
-    void *index = NULL;
-    if (u.owner)
-        (*env)->GetThreadLocalStorage(env, u.owner, &index);
+    uint32_t owner = u.owner ? thread_of(env, u.owner) : 0;
     (*env)->Deallocate(env, (unsigned char *)u.waiters);
     (*env)->Deallocate(env, (unsigned char *)u.notify_waiters);
-    return (uint32_t)(uintptr_t)index;
+    return owner;
 }
 
 static void waited(jvmtiEnv *env, jobject object, int kind)
 {
     uint64_t now = plx_ticks(), start = wait_start;
+    int joined = wait_joined;
     struct plx_thread *t = plx_self;
     jint hash = 0;
     wait_start = 0;
+    wait_joined = 0;
     if (t)
         t->java_blocked = 0;
     if (!t || t->guard || !start || (*env)->GetObjectHashCode(env, object, &hash) != JVMTI_ERROR_NONE)
         return;
     t->guard++;
+    if (joined && kind == PLX_SYNC_JAVA_WAIT) {
+        struct plx_sync_entry *e = plx_sync_entry(t, JTHREAD_KEY(hash), PLX_SYNC_THREAD, 0);
+        if (e)
+            plx_sync_waited_for(t, e, PLX_SYNC_THREAD, now - start, 0);
+        t->guard--;
+        return;
+    }
     struct plx_sync_entry *e = plx_sync_entry(t, MONITOR_KEY(hash), kind, 0);
     if (e)
         plx_sync_waited_for(t, e, kind, now - start, wait_holder);
@@ -88,11 +115,20 @@ static void JNICALL wait_begin(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobje
                                jlong timeout)
 {
     (void)env;
-    (void)jni;
     (void)thread;
-    (void)object;
     (void)timeout;
+    if (!thread_class) { /* a race takes two global references of the same class: harmless */
+        jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+        if (c) {
+            thread_class = (jclass)(*jni)->NewGlobalRef(jni, c);
+            (*jni)->DeleteLocalRef(jni, c);
+        } else {
+            (*jni)->ExceptionClear(jni);
+        }
+    }
+    int joined = thread_class && object && (*jni)->IsInstanceOf(jni, object, thread_class);
     blocked(0); /* the notifier is not known to JVMTI */
+    wait_joined = joined;
 }
 
 static void JNICALL wait_end(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobject object,
@@ -124,6 +160,22 @@ void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb)
     cb->MonitorContendedEntered = contended_entered;
     cb->MonitorWait = wait_begin;
     cb->MonitorWaited = wait_end;
+}
+
+/* JVMTI ThreadEnd, on the ending thread: it releases its Java thread object, which its
+ * joiners' waits acquire. */
+void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread)
+{
+    struct plx_thread *t = plx_self;
+    jint hash = 0;
+    if (!t || t->guard || t->dead || !thread ||
+        (*env)->GetObjectHashCode(env, thread, &hash) != JVMTI_ERROR_NONE)
+        return;
+    t->guard++;
+    struct plx_sync_entry *e = plx_sync_entry(t, JTHREAD_KEY(hash), PLX_SYNC_THREAD, 0);
+    if (e)
+        plx_sync_released(t, e, PLX_SYNC_THREAD, plx_ticks(), 0);
+    t->guard--;
 }
 
 /* Object.notify or notifyAll is about to be called on `object` (by a rewritten class). */

@@ -16,7 +16,8 @@
  * `ncomms` counts it). A thread's posted receives not yet completed are kept up to PENDING; one
  * posted beyond them is not recorded, and said once. MPI.OBJECT messages: a send is recorded
  * when MPJ commits its buffer (the serialized bytes are known then), a receive takes the length
- * of the serialized bytes MPJ committed inside the routine that completed it. */
+ * of the serialized bytes MPJ committed inside the routine that completed it. A receive posted
+ * by Irecv and completed by a Wait/Test has a recv_posted event (its Irecv's entry) before it. */
 #include "jvm.h"
 
 #include "../../core/ext.h"
@@ -50,7 +51,8 @@ struct comm {
 struct pending {
     jweak request;
     uint32_t region, elem_bytes, comm;
-    int object; /* MPI.OBJECT: its bytes are a committed serialized length */
+    int object;      /* MPI.OBJECT: its bytes are a committed serialized length */
+    uint64_t posted; /* ticks of its Irecv's entry (0: not traced), for its recv_posted event */
 };
 
 static PLX_TLS int depth; /* MPJ routines of this thread entered and not left */
@@ -67,6 +69,7 @@ struct mpj_thread {
     struct pending pending[PENDING];
     uint32_t commits[COMMITS]; /* serialized lengths committed in the routine */
     int ncommits, next_commit;
+    uint64_t entered; /* ticks of the outermost routine's entry (0: not traced) */
 };
 static PLX_TLS struct mpj_thread *mine;
 
@@ -428,6 +431,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
     uint64_t bytes = c && count > 0 ? (uint64_t)count * elem_bytes(env, dt) : 0;
     t->guard++;
     plx_ext_enter(t, (uint32_t)region);
+    mine->entered = plx_ext_last_ticks(t);
     if (object) {
         deferred.region = (uint32_t)region;
         deferred.comm = c->id;
@@ -517,8 +521,10 @@ static void collective(JNIEnv *env, struct plx_thread *t, uint32_t region, int k
     t->guard--;
 }
 
+/* `posted`: a request's receive, the ticks of its Irecv's entry (a recv_posted event before
+ * the receive, as the C wrappers write it); 0 for a blocking receive, posted at its entry. */
 static void received(JNIEnv *env, struct plx_thread *t, uint32_t region, const struct comm *c,
-                     jobject st, uint32_t elem, int object)
+                     jobject st, uint32_t elem, int object, uint64_t posted)
 {
     int source, tag;
     uint64_t bytes;
@@ -528,6 +534,8 @@ static void received(JNIEnv *env, struct plx_thread *t, uint32_t region, const s
     if (object)
         bytes = next_committed();
     t->guard++;
+    if (posted)
+        plx_ext_msg_recv_posted(t, posted);
     plx_ext_msg_received(t, region, c->id, peer_of(c, source), tag, bytes);
     t->guard--;
 }
@@ -542,7 +550,7 @@ static void completed(JNIEnv *env, struct plx_thread *t, jobject request, jobjec
         if (!pending[i].request || !(*env)->IsSameObject(env, pending[i].request, request))
             continue;
         received(env, t, pending[i].region, &comms[pending[i].comm], st, pending[i].elem_bytes,
-                 pending[i].object);
+                 pending[i].object, pending[i].posted);
         (*env)->DeleteWeakGlobalRef(env, pending[i].request);
         pending[i].request = NULL;
         return;
@@ -589,7 +597,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
     case MPJ_RECV:
     case MPJ_SENDRECV:
         received(env, t, (uint32_t)region, comm_of(env, self), result, elem_bytes(env, rdt),
-                 is_object(env, rdt));
+                 is_object(env, rdt), 0);
         break;
     case MPJ_IRECV: {
         const struct comm *c = result ? comm_of(env, self) : NULL;
@@ -601,7 +609,8 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
             i++;
         if (i < PENDING)
             pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result), (uint32_t)region,
-                                          elem_bytes(env, rdt), c->id, is_object(env, rdt)};
+                                          elem_bytes(env, rdt), c->id, is_object(env, rdt),
+                                          mine->entered};
         else if (atomic_fetch_add(&full, 1) == 0)
             plx_warn("MPJ Express: more than %d receives posted and not completed on a thread: "
                      "the receives beyond them are not recorded as messages", PENDING);

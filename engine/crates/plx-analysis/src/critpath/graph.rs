@@ -49,9 +49,9 @@ pub enum NodeKind {
     Release,
     /// The entry of the call that posted a receive (MPI_Irecv, MPI_Start).
     Post,
-    /// A nonblocking send completed (its `send_done`, in the Wait/Test call), other than a
-    /// buffered one: its remote arc, where the call waited for the receive's post, comes from
-    /// that post (a rendezvous).
+    /// A send completed: a nonblocking one's `send_done` (in the Wait/Test call), other than a
+    /// buffered one, or the return of a blocking MPI_Send, MPI_Ssend or MPI_Rsend. Its remote
+    /// arc, where the call waited for the receive's post, comes from that post (a rendezvous).
     SendDone,
     /// The return of a blocking socket call (`accept`, a receive that got nothing) whose cause
     /// the graph does not show: the thread arc into it is waiting, not CPU (its label: the
@@ -74,7 +74,8 @@ pub enum ArcKind {
     Fork,
     /// From a collective's virtual node (label: routine and communicator).
     Collective,
-    /// A nonblocking send's completion from its receive's post.
+    /// A send's completion (a nonblocking send's Wait/Test, a blocking send's return) from its
+    /// receive's post.
     Rendezvous,
 }
 
@@ -146,10 +147,12 @@ struct LocState {
     posts: std::collections::VecDeque<(i64, u32)>,
     /// The post time of its next receive (a `recv_posted` event).
     posted: Option<i64>,
+    /// The blocking send open on it: (its routine, the routine's entry, the message).
+    blocking_send: Option<(u32, i64, u64)>,
 }
 
-/// A nonblocking send's rendezvous: its completion and its receive's post, linked when both
-/// are known.
+/// A send's rendezvous (a nonblocking send's, or a blocking send's): its completion and its
+/// receive's post, linked when both are known.
 #[derive(Debug, Clone, Copy)]
 struct Rendezvous {
     /// The post node of its receive ([`NONE`]: not seen yet).
@@ -201,13 +204,14 @@ struct Builder<'a> {
     next_start: usize,
     /// Per global region: 0 not classified yet, 1 other, 2 MPI or socket routine, 3 MPI_Init,
     /// MPI_Init_thread or MPI_Finalize (collective over MPI_COMM_WORLD without an event), 4
-    /// a receive's post, 5 a nonblocking send, 6 a blocking receive.
+    /// a receive's post, 5 a nonblocking send, 6 a blocking receive, 7 a blocking send.
     class: Vec<u8>,
     /// (process, thread) → location.
     loc_of: HashMap<(usize, u32), u32>,
     /// A nonblocking send's message by (location, send number), until its `send_done`.
     nonblocking: HashMap<(u32, u64), u64>,
-    /// Messages of nonblocking sends whose completion or receive is still to come.
+    /// Messages of sends (nonblocking, or blocking but not buffered) whose completion or
+    /// receive is still to come.
     rendezvous: HashMap<u64, Rendezvous>,
 }
 
@@ -228,6 +232,9 @@ const POST: u8 = 4;
 const NB_SEND: u8 = 5;
 /// A blocking receive: posted at its entry.
 const BLOCKING_RECV: u8 = 6;
+/// A blocking send that may wait for its receive (MPI_Ssend; MPI_Send when the message goes
+/// rendezvous; MPI_Rsend; not MPI_Bsend): its return is a send's completion.
+const BLOCKING_SEND: u8 = 7;
 /// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
 const INIT_K: u32 = u32::MAX - 1;
 const FINALIZE_K: u32 = u32::MAX;
@@ -453,6 +460,7 @@ impl Builder<'_> {
                     "MPI_Irecv" | "MPI_Start" | "MPI_Startall" => POST,
                     "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" => NB_SEND,
                     "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => BLOCKING_RECV,
+                    "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => BLOCKING_SEND,
                     _ => ROUTINE,
                 },
                 RegionKind::Socket => ROUTINE,
@@ -604,6 +612,7 @@ impl Builder<'_> {
             EventKind::Enter { .. } | EventKind::Exit { .. } => {
                 if let EventKind::Exit { region } = kind {
                     self.socket_exit(regions, loc, region, t);
+                    self.blocking_send_exit(loc, region, t);
                 }
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
@@ -629,10 +638,19 @@ impl Builder<'_> {
                 let v = self.push(loc, t, NodeKind::Send);
                 let n = self.locs[li].sends;
                 self.locs[li].sends += 1;
-                let nonblocking = match self.routine(regions, loc) {
-                    Some((r, _)) => matches!(self.class(regions, r), POST | NB_SEND),
-                    None => false,
-                };
+                let routine = self.routine(regions, loc);
+                let class = routine.map_or(OTHER, |(r, _)| self.class(regions, r));
+                let nonblocking = matches!(class, POST | NB_SEND);
+                if let (Some(id), Some((r, enter)), BLOCKING_SEND) = (message, routine, class) {
+                    self.locs[li].blocking_send = Some((r, enter, id));
+                    self.rendezvous.insert(
+                        id,
+                        Rendezvous {
+                            post: NONE,
+                            done: None,
+                        },
+                    );
+                }
                 if let (Some(id), true) = (message, nonblocking) {
                     self.nonblocking.insert((loc, n), id);
                     self.rendezvous.insert(
@@ -792,6 +810,26 @@ impl Builder<'_> {
         };
         self.wait_start(loc, enter);
         let v = self.push(loc, t, NodeKind::SendDone);
+        self.done(id, v, enter);
+    }
+
+    /// The return of a blocking send at `t` (if `region` is the one open on `loc`): a node,
+    /// linked to its receive's post once both are known.
+    fn blocking_send_exit(&mut self, loc: u32, region: u32, t: i64) {
+        let st = &mut self.locs[loc as usize];
+        let Some((id, enter)) = (st.blocking_send)
+            .filter(|&(r, _, _)| r == region)
+            .map(|(_, e, id)| (id, e))
+        else {
+            return;
+        };
+        st.blocking_send = None;
+        let v = self.push(loc, t, NodeKind::SendDone);
+        self.done(id, v, enter);
+    }
+
+    /// Message `id`'s send completed at node `v`, in a call entered at `enter`.
+    fn done(&mut self, id: u64, v: u32, enter: i64) {
         let Some(r) = self.rendezvous.get_mut(&id) else {
             return;
         };

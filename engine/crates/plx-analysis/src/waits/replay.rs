@@ -562,8 +562,12 @@ impl Replay {
         if f.class == Class::Init {
             l.pending.push(SyncWith::Collective);
         }
-        if let Some(id) = l.open_send.take() {
-            self.send_exit(id, (li as u32, f.enter, f.cp, t));
+        // the blocking send's own exit (not that of a routine measured inside it: MPJ
+        // Express's socket writes inside its Ssend)
+        if f.class == Class::BlockingSend {
+            if let Some(id) = l.open_send.take() {
+                self.send_exit(id, (li as u32, f.enter, f.cp, t));
+            }
         }
         let l = &mut self.locs[li];
         if self.setup.causes {
@@ -941,7 +945,14 @@ impl Replay {
             .map(|&o| (o, self.locs[o as usize].cp(), t));
         let (pattern, cause, d) = match kind {
             SyncKind::JavaMonitor => (Pattern::MonitorWait, owner, wait),
-            SyncKind::JavaWait => (Pattern::ConditionWait, owner.or(by_other), wait),
+            // only a notify made while it waited ended it: an earlier one (the notifier of
+            // an earlier wait on the object) is no cause of this one; a notify the runtime did
+            // not see (a class not rewritten) leaves the wait without a cause
+            SyncKind::JavaWait => (
+                Pattern::ConditionWait,
+                owner.or(by_other.filter(|l| l.2 >= arrival)),
+                wait,
+            ),
             SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
                 (Pattern::LockContention, by_other, wait)
             }
