@@ -1,13 +1,13 @@
 #!/bin/sh
-# run_mpi_case.sh CHECKER LAUNCHER PRELOAD OUTDIR RANKS EXPECTED_STATUS ENV -- PROGRAM ARGS... -- CHECK-ARGS...
+# run_mpi_case.sh CHECKER LAUNCHER PRELOAD OUTDIR RANKS EXPECTED_STATUS ENV -- PROGRAM ARGS...
 # Runs PROGRAM on RANKS ranks with LAUNCHER (e.g. "mpirun --oversubscribe") and PRELOAD (the
-# runtime and the MPI wrappers) preloaded, checks the launcher's exit status, then the experiment.
+# runtime and the MPI wrappers) preloaded, checks the launcher's exit status, then prints the
+# experiment's counts (CHECKER OUTDIR).
 checker=$1 launcher=$2 preload=$3 out=$4 np=$5 want=$6 envs=$7
 shift 7
 [ "$1" = "--" ] && shift
 prog=""
-while [ $# -gt 0 ] && [ "$1" != "--" ]; do prog="$prog '$1'"; shift; done
-[ "$1" = "--" ] && shift
+for a in "$@"; do prog="$prog '$a'"; done
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 eval "timeout 300 $launcher -np $np env PLX_OUTPUT='$out' LD_PRELOAD='$preload' $envs $prog" \
@@ -18,4 +18,4 @@ if [ "$status" != "$want" ]; then
   cat "$out.stderr" >&2
   exit 1
 fi
-exec "$checker" "$out" "$@"
+eval "exec env $envs '$checker' '$out'"

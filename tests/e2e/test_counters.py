@@ -110,6 +110,12 @@ def test_two_sets_every_10_calls_cover_50_calls_each(contexts_exp):
     assert float(tc["task-clock:estimate"]) == pytest.approx(2 * int(tc["task-clock"]), rel=1e-6)
     text = plx("report", contexts_exp, "--counters").stdout
     assert "(est.)" in text
+    # each thread's heading names its location as every command does: PID.THREAD "NAME" (pid
+    # PID on HOST)
+    (pid,) = {r["process"] for r in counter_rows(contexts_exp)}
+    heads = [line for line in text.splitlines() if line.startswith("counters of ")]
+    assert heads and all(re.fullmatch(r'counters of %s\.\d+ "[^"]+" \(pid %s on \S+\)' % (pid, pid), h)
+                         for h in heads), heads
 
 
 def test_exclusive_leaves_out_counted_callees(counters_bin, tmp_path):
@@ -462,9 +468,11 @@ def test_chrome_export_has_a_counter_track_per_event_and_thread(traced_exp, tmp_
         if e.get("cat") == "counters":
             assert e["ph"] == "C"
             tracks.setdefault(e["name"], []).append((e["ts"], e["tid"], e["args"]["value"]))
+    # tracks named after their location, PROCESS.THREAD (the process a pid: no MPI here)
+    (pid,) = {r["process"] for r in counter_rows(traced_exp)}
     sums, calls = {}, {}
     for name, pts in tracks.items():
-        ev, thread = re.fullmatch(r"(.+) \(thread (\d+)\)", name).groups()
+        ev, thread = re.fullmatch(r"(.+) \(%s\.(\d+)\)" % pid, name).groups()
         k = (int(thread), ev)
         assert {tid for _, tid, _ in pts} == {int(thread)}
         # a step per counted call: its count from its entry, 0 from its exit
@@ -482,7 +490,7 @@ def test_chrome_export_has_a_counter_track_per_event_and_thread(traced_exp, tmp_
             for e in doc["traceEvents"]
             if e.get("name") == "touch_pages" and e["tid"] == thread and e["ph"] in "BE"
         )
-        pts = sorted(tracks["minor-faults (thread %d)" % thread])
+        pts = sorted(tracks["minor-faults (%s.%d)" % (pid, thread)])
         assert [ts for ts, _, _ in pts] == slices
         assert pts[1][2] == 0
         firsts.append(pts[0][2])

@@ -180,8 +180,9 @@ def test_critical_path_goes_through_the_sleeping_thread(tmp_path, known_exp):
     # 2,000,000,000 + thread, which holds the runtime's own work, are above)
     names = {e["args"]["name"] for e in events
              if e.get("ph") == "M" and e["name"] == "thread_name" and e["tid"] < 1_000_000}
-    assert {n.split(" ", 2)[2] for n in names} == {"main", "omp thread 1", "omp thread 2",
-                                                    "omp thread 3"}
+    # named LOCATION "THREAD NAME"
+    assert {n.split(" ", 1)[1] for n in names} == {'"main"', '"omp thread 1"', '"omp thread 2"',
+                                                    '"omp thread 3"'}
 
 
 def slept_index(exp):

@@ -8,6 +8,7 @@ Screenshots at three zoom levels are left in tests/e2e/artifacts/view-timeline/.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -319,6 +320,9 @@ def test_external_series_are_step_tracks_under_their_host(series):
     host = next(h for h in series["headers"] if h["key"].startswith("h:"))
     first_process = next(h for h in series["headers"] if h["key"].startswith("p:"))
     assert all(host["y"] < r["y"] < first_process["y"] for r in rows)
+    # a process named as every command names it: PROCESS (pid PID on HOST), then its threads
+    assert re.fullmatch(r"(\d+) \(pid \1 on %s\) · %d threads" % (re.escape(host["key"][2:]), first_process["tracks"]),
+                        first_process["text"]), first_process["text"]
     assert all(r["host"] == host["key"][2:] for r in rows)
     assert series["errors"] == []
 

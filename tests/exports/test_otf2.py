@@ -256,16 +256,20 @@ def test_definitions(otf2, archives, name):
     assert str(main.paradigm).endswith("COMPILER")
     assert str(defs["regions"]["MPI_Init_thread"].paradigm).endswith("MPI")
     assert str(defs["regions"]["MPI_Allreduce"].region_role).endswith("COLL_ALL2ALL")
-    # system tree: machine > node per host > rank N > locations
+    # system tree: machine > node per host > process (its long name) > locations
     assert any(c == "machine" and p is None for c, p in defs["nodes"].values())
-    for line in header:
-        m = re.match(r'^#\s+(\d+\.\d+)\s+rank (\d+) \(pid \d+ on (\S+)\) thread', line)
+    seen = 0
+    for line in header:  # `#   0.1 "worker" (pid 1234 on node1)`: the locations' long names
+        m = re.match(r'^#\s+((\d+)\.\d+) "[^"]*" \(pid (\d+) on (\S+)\)$', line)
         if not m:
             continue
-        label, rank, host = m.groups()
-        assert defs["locations"][label] == f"rank {rank}"
-        assert defs["groups"][f"rank {rank}"] == host
+        seen += 1
+        label, rank, pid, host = m.groups()
+        group = defs["locations"][label]  # the process's long name, then the executable
+        assert re.fullmatch(rf"{rank} \(pid {pid} on {re.escape(host)}\) \S+", group), group
+        assert defs["groups"][group] == host
         assert defs["nodes"][host] == ("node", "machine")
+    assert seen == len(defs["locations"]) > 0
     assert "MPI_COMM_WORLD" in defs["comms"]
     # clock: ns, offset at the first event, length the span
     last = max(t for evs in events.values() for *_, t in evs)

@@ -824,7 +824,8 @@ export class Timeline {
         g.fillStyle = "#fff";
         g.fillRect(0, y, LABEL_W, r.h);
         g.fillStyle = "#222";
-        g.fillText(this.meta.tracks[r.track].thread_name.slice(0, 26), 28, y + 12);
+        const t = this.meta.tracks[r.track];
+        g.fillText(`${t.label} "${t.name}"`.slice(0, 26), 28, y + 12);
         if (r.measure) {
           g.fillStyle = "#888";
           g.font = "8px sans-serif";

@@ -5,6 +5,12 @@
 
 import { TrackMeta } from "./api";
 
+/** A track's process as every plx command names it (the long form of its location name, without
+ * the thread): `0 (pid 1234 on node1)`, `solver:0 (pid 1234 on node1)`, `1234 (pid 1234 on node1)`. */
+export function processLong(t: TrackMeta): string {
+  return `${t.label.slice(0, t.label.lastIndexOf("."))} (pid ${t.pid} on ${t.host})`;
+}
+
 export const LANE_H = 14;
 export const GROUP_H = 18;
 /** The measurement lane's height. */
@@ -124,8 +130,7 @@ export function layout(tracks: TrackMeta[], logical: boolean, collapsed: Set<str
       const t = tracks[members[0]];
       const pnode: GroupNode = { name: t.process_name, children: [] };
       node.children.push(pnode);
-      const extra = t.rank !== null ? ` (pid ${t.pid})` : "";
-      const h1 = group(`p:${proc}`, `${t.process_name}${extra} · ${members.length} threads`, 1, members, h0);
+      const h1 = group(`p:${proc}`, `${processLong(t)} · ${members.length} threads`, 1, members, h0);
       // threads of one name, when many, under one header
       const byName = new Map<string, number[]>();
       for (const m of members) {

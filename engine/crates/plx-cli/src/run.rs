@@ -215,45 +215,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // disposition plx was started with.
     // SAFETY: installing SIG_IGN for one signal has no memory-safety preconditions.
     let xfsz = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    let lib = lib_dir()?.join("libplx.so");
-    if !lib.is_file() {
-        return Err(CliError::new(Exit::Environment, format!(
-                "runtime library not found: {} (install it there or set PLX_LIB_DIR to its directory)",
-                lib.display()
-            ),
-        ));
-    }
-    let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
-    let filter = match args.settings.get("PLX_FILTER").map(Path::new) {
-        Some(f) => {
-            if !f.exists() {
-                return Err(CliError::new(
-                    Exit::Input,
-                    format!("{}: filter file not found", f.display()),
-                ));
-            }
-            // a FIFO, a device or a directory is refused by the check, saying which it is
-            crate::filter::check_file(f)?;
-            Some(std::fs::canonicalize(f).unwrap_or(absolute(f)?))
-        }
-        None => None,
-    };
+    let lib = runtime_library()?;
+    let filter = filter_file(&args)?;
     preflight(&args)?;
-    let dir = match &args.session {
-        Some(session) => {
-            let app = match &args.app {
-                Some(a) => a.clone(),
-                None => Path::new(program)
-                    .file_name()
-                    .map_or_else(|| name.to_string(), |b| b.to_string_lossy().into_owned()),
-            };
-            crate::session::join(session, &app)?
-        }
-        None => args
-            .settings
-            .get("PLX_OUTPUT")
-            .map_or_else(|| default_dir(program), PathBuf::from),
-    };
+    let dir = experiment_dir(&args)?;
     let unstarted = crate::job::Unstarted::note(&dir);
     let made = std::fs::create_dir_all(&dir).map_err(|e| {
         CliError::new(
@@ -278,56 +243,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     };
     let dir_abs = std::fs::canonicalize(&dir).unwrap_or(absolute(&dir)?);
 
-    let mut preload = OsString::from(lib.as_os_str());
-    // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
-    let mpi = crate::mpi_detect::mpi_of(program).or_else(|| java_mpi(&args.command));
-    if let Some(mpi) = mpi {
-        let mpi_lib = lib.with_file_name(mpi.library());
-        if mpi_lib.is_file() {
-            preload.push(":");
-            preload.push(mpi_lib.as_os_str());
-        }
-    }
-    let java_options = java_tool_options(&args.command, &lib);
-    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
-        preload.push(":");
-        preload.push(old);
-    }
-    let mut cmd = Command::new(program);
-    cmd.env("LD_PRELOAD", preload);
-    if let Some(o) = java_options {
-        cmd.env("JAVA_TOOL_OPTIONS", o);
-    }
-    // each flag's value was checked by the runtime's grammar as clap parsed it; paths go
-    // absolute, within the runtime's length limit
-    for (setting, value) in args.settings.iter() {
-        match (setting.name, setting.kind) {
-            ("PLX_OUTPUT" | "PLX_FILTER" | "PLX_SOURCE_FILES", _) => {}
-            (_, Kind::Path) => set_path(&mut cmd, setting.name, &absolute(Path::new(value))?)?,
-            _ => {
-                cmd.env(setting.name, value);
-            }
-        }
-    }
-    set_path(&mut cmd, "PLX_OUTPUT", &dir_abs)?;
-    if let Some(f) = &filter {
-        set_path(&mut cmd, "PLX_FILTER", f)?;
-        // the file rules are decided here, from debug information libplx never reads
-        if let Some(list) = crate::source_files::write(&dir_abs, f, &args.command)? {
-            set_path(&mut cmd, "PLX_SOURCE_FILES", &list)?;
-        }
-    }
-    // the job's name: the runtime's MPI clock exchange runs only when every rank of it is
-    // measured (docs/mpi.md)
-    if std::env::var_os("PLX_JOB").is_none_or(|v| v.is_empty()) {
-        cmd.env("PLX_JOB", crate::job::job_key());
-    }
-    if mpi == Some(crate::mpi_detect::MpiImpl::OpenMpi) && crate::mpi_detect::is_launcher(program) {
-        let launcher_args = forward_to_remote_ranks(&mut cmd, &args.command[1..]);
-        cmd.args(launcher_args);
-    } else {
-        cmd.args(&args.command[1..]);
-    }
+    let mut cmd = measured_command(&args, &lib, &dir_abs, filter.as_deref())?;
     // Like a shell: a terminal's ^C / ^\ goes to the program; plx stays to report its status.
     // Ignored before the program starts (it may signal plx at once), restored in the child
     // before exec: an ignored disposition would otherwise be inherited.
@@ -386,6 +302,141 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     // a monitor that could not write (disk full, a file size limit) leaves the experiment
     // incomplete, never the program's exit status unreported
     let monitor_failure = monitor.and_then(|m| m.stop().err()).map(|e| e.message);
+    Ok(report_end(
+        &name,
+        status,
+        &dir,
+        &before,
+        child_pid,
+        claim == crate::job::Claim::First,
+        monitor_failure,
+    ))
+}
+
+/// The runtime library `plx run` preloads, found beside `plx` (or in `PLX_LIB_DIR`).
+fn runtime_library() -> Result<PathBuf, CliError> {
+    let lib = lib_dir()?.join("libplx.so");
+    if !lib.is_file() {
+        return Err(CliError::new(Exit::Environment, format!(
+                "runtime library not found: {} (install it there or set PLX_LIB_DIR to its directory)",
+                lib.display()
+            ),
+        ));
+    }
+    Ok(std::fs::canonicalize(&lib).unwrap_or(lib))
+}
+
+/// The filter file (`--filter`), checked and absolute.
+fn filter_file(args: &RunArgs) -> Result<Option<PathBuf>, CliError> {
+    let Some(f) = args.settings.get("PLX_FILTER").map(Path::new) else {
+        return Ok(None);
+    };
+    if !f.exists() {
+        return Err(CliError::new(
+            Exit::Input,
+            format!("{}: filter file not found", f.display()),
+        ));
+    }
+    // a FIFO, a device or a directory is refused by the check, saying which it is
+    crate::filter::check_file(f)?;
+    Ok(Some(std::fs::canonicalize(f).unwrap_or(absolute(f)?)))
+}
+
+/// The experiment directory: the session's directory for this application (`--session`), else
+/// `-o DIR`, else the default name after the program.
+fn experiment_dir(args: &RunArgs) -> Result<PathBuf, CliError> {
+    let program = &args.command[0];
+    Ok(match &args.session {
+        Some(session) => {
+            let app = match &args.app {
+                Some(a) => a.clone(),
+                None => Path::new(program).file_name().map_or_else(
+                    || program.to_string_lossy().to_string(),
+                    |b| b.to_string_lossy().into_owned(),
+                ),
+            };
+            crate::session::join(session, &app)?
+        }
+        None => args
+            .settings
+            .get("PLX_OUTPUT")
+            .map_or_else(|| default_dir(program), PathBuf::from),
+    })
+}
+
+/// The program's command, measured: the runtime (and the MPI wrappers, the JVM agent)
+/// preloaded, the settings in its environment, a launcher's arguments forwarded to its ranks.
+fn measured_command(
+    args: &RunArgs,
+    lib: &Path,
+    dir_abs: &Path,
+    filter: Option<&Path>,
+) -> Result<Command, CliError> {
+    let program = &args.command[0];
+    let mut preload = OsString::from(lib.as_os_str());
+    // MPI programs (and launchers, whose ranks inherit the environment) also get the wrappers
+    let mpi = crate::mpi_detect::mpi_of(program).or_else(|| java_mpi(&args.command));
+    if let Some(mpi) = mpi {
+        let mpi_lib = lib.with_file_name(mpi.library());
+        if mpi_lib.is_file() {
+            preload.push(":");
+            preload.push(mpi_lib.as_os_str());
+        }
+    }
+    let java_options = java_tool_options(&args.command, lib);
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut cmd = Command::new(program);
+    cmd.env("LD_PRELOAD", preload);
+    if let Some(o) = java_options {
+        cmd.env("JAVA_TOOL_OPTIONS", o);
+    }
+    // each flag's value was checked by the runtime's grammar as clap parsed it; paths go
+    // absolute, within the runtime's length limit
+    for (setting, value) in args.settings.iter() {
+        match (setting.name, setting.kind) {
+            ("PLX_OUTPUT" | "PLX_FILTER" | "PLX_SOURCE_FILES", _) => {}
+            (_, Kind::Path) => set_path(&mut cmd, setting.name, &absolute(Path::new(value))?)?,
+            _ => {
+                cmd.env(setting.name, value);
+            }
+        }
+    }
+    set_path(&mut cmd, "PLX_OUTPUT", dir_abs)?;
+    if let Some(f) = filter {
+        set_path(&mut cmd, "PLX_FILTER", f)?;
+        // the file rules are decided here, from debug information libplx never reads
+        if let Some(list) = crate::source_files::write(dir_abs, f, &args.command)? {
+            set_path(&mut cmd, "PLX_SOURCE_FILES", &list)?;
+        }
+    }
+    // the job's name: the runtime's MPI clock exchange runs only when every rank of it is
+    // measured (docs/mpi.md)
+    if std::env::var_os("PLX_JOB").is_none_or(|v| v.is_empty()) {
+        cmd.env("PLX_JOB", crate::job::job_key());
+    }
+    if mpi == Some(crate::mpi_detect::MpiImpl::OpenMpi) && crate::mpi_detect::is_launcher(program) {
+        let launcher_args = forward_to_remote_ranks(&mut cmd, &args.command[1..]);
+        cmd.args(launcher_args);
+    } else {
+        cmd.args(&args.command[1..]);
+    }
+    Ok(cmd)
+}
+
+/// Says how the run ended and what the experiment lacks; the exit status `plx run` returns
+/// (the program's, or `Exit::Incomplete` for a successful program whose experiment is not whole).
+fn report_end(
+    name: &str,
+    status: std::process::ExitStatus,
+    dir: &Path,
+    before: &std::collections::BTreeSet<OsString>,
+    child_pid: u32,
+    first: bool,
+    monitor_failure: Option<String>,
+) -> i32 {
     let code = if let Some(sig) = status.signal() {
         eprintln!("plx: {name} killed by signal {sig} ({})", signal_name(sig));
         128 + sig
@@ -413,7 +464,7 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
     }
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
-    let mut failures = write_failures(&dir, &before, child_pid, claim == crate::job::Claim::First);
+    let mut failures = write_failures(dir, before, child_pid, first);
     if let Some(m) = monitor_failure {
         eprintln!("plx: {m}");
         failures.push(m);
@@ -425,17 +476,17 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             failures.join("; ")
         );
         let _ = std::io::Write::flush(&mut std::io::stderr());
-        return Ok(if code == 0 {
+        return if code == 0 {
             Exit::Incomplete.code()
         } else {
             code
-        });
+        };
     }
     // one line per job: the other ranks' plx run processes write to the same directory
-    if claim == crate::job::Claim::First {
+    if first {
         eprintln!("plx: experiment written to {}", dir.display());
     }
-    Ok(code)
+    code
 }
 
 /// The program's process while plx run waits for it (0: not started yet), and a SIGTERM that

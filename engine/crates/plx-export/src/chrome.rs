@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::{self, Write};
 
+use plx_analysis::location_name::Who;
 use plx_analysis::{EventKind, GlobalMerge, MessageLink, Model, RegionTable};
 use plx_format::{RegionKind, SyncKind};
 
@@ -103,6 +104,8 @@ struct Writer<'a> {
     pid: Vec<u64>,
     tid: Vec<u64>,
     counter_suffix: Vec<String>,
+    /// Each location's name (`Who`'s short form, `[APP:]PROCESS.THREAD`), its tracks' prefix.
+    labels: Vec<String>,
     /// Per location: the counter tracks whose step ends at a region's exit (region, track
     /// name as JSON).
     steps: Vec<Vec<(u32, String)>>,
@@ -177,6 +180,7 @@ impl<'a> Writer<'a> {
             pid: Vec::new(),
             tid: Vec::new(),
             counter_suffix: Vec::new(),
+            labels: Vec::new(),
             steps: Vec::new(),
             lanes: Vec::new(),
             region_json: Vec::new(),
@@ -283,12 +287,13 @@ impl<'a> Writer<'a> {
             .iter()
             .map(|l| {
                 if threads_of(l.process) > 1 {
-                    format!(" (thread {})", l.thread)
+                    format!(" ({})", l.label())
                 } else {
                     String::new()
                 }
             })
             .collect();
+        self.labels = locs.iter().map(|l| l.label()).collect();
         self.steps = locs.iter().map(|_| Vec::new()).collect();
         self.lanes = locs.iter().map(|_| Lanes::default()).collect();
         self.measured = locs.iter().map(|_| false).collect();
@@ -320,10 +325,7 @@ impl<'a> Writer<'a> {
             let (pid, tid) = (self.pid[i], self.tid[i]);
             if seen.insert(l.process) {
                 let p = &model.processes[l.process];
-                let name = match l.rank {
-                    Some(r) => format!("rank {r} (pid {} on {})", p.pid, p.host),
-                    None => format!("process {} on {}", p.pid, p.host),
-                };
+                let name = Who::location(l).long(None);
                 let exe = p
                     .executable
                     .rsplit('/')
@@ -341,9 +343,9 @@ impl<'a> Writer<'a> {
                 ))?;
             }
             let name = if l.name.is_empty() {
-                format!("thread {}", l.thread)
+                l.label()
             } else {
-                format!("thread {} {}", l.thread, l.name)
+                format!("{} \"{}\"", l.label(), l.name)
             };
             self.event(format_args!(
                 "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
@@ -363,10 +365,11 @@ impl<'a> Writer<'a> {
         let (pid, thread) = (self.pid[li as usize], self.tid[li as usize]);
         let tid = LANE_BASE + thread * LANES + lane;
         if new {
+            let label = &self.labels[li as usize];
             let name = if lane == 0 {
-                format!("thread {thread} messages")
+                format!("{label} messages")
             } else {
-                format!("thread {thread} messages {}", lane + 1)
+                format!("{label} messages {}", lane + 1)
             };
             self.event(format_args!(
                 "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
@@ -413,8 +416,9 @@ impl<'a> Writer<'a> {
             let thread = tid;
             tid = MEASURE_BASE + thread;
             if !std::mem::replace(&mut self.measured[li as usize], true) {
+                let name = json_str(&format!("{} measurement", self.labels[li as usize]));
                 self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":\"thread {thread} measurement\"}}}}"
+                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{name}}}}}"
                 ))?;
                 self.event(format_args!(
                     "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use plx_analysis::counters::{event_names, report_rows, CounterRow as Row};
+use plx_analysis::location_name::Who;
 use plx_analysis::Model;
 use serde_json::json;
 
@@ -54,11 +55,8 @@ fn text(model: &Model, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
     for r in rows {
         let here = (r.process.pid_text(), r.thread);
         if last.as_ref() != Some(&here) {
-            writeln!(
-                out,
-                "\ncounters of process {} thread {} \"{}\"",
-                here.0, r.thread, r.thread_name
-            )?;
+            let who = Who::process(model, r.process).long(Some((r.thread, r.thread_name)));
+            writeln!(out, "\ncounters of {who}")?;
             writeln!(
                 out,
                 "{:>5} {:>4} {:>9} {:>9}  {:<20} {:>16} {:>16} {:>18}  function",

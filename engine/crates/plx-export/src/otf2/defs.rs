@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use plx_analysis::external::ExternalMetric;
+use plx_analysis::location_name::Who;
 use plx_analysis::{GlobalMerge, TraceLocation};
 
 use super::archive::Archive;
@@ -88,21 +89,18 @@ pub(super) fn write(archive: &Archive, merge: &GlobalMerge, w: &Written) -> Resu
     Ok(())
 }
 
-/// The name of a location group: `rank N`, else `process PID EXE`.
+/// The name of a location group (a process): `Who`'s long form, then the executable's name:
+/// `0 (pid 1234 on node1) life`, `solver:0 (session rank 4, pid 1234 on node1)`.
 fn group_name(l: &TraceLocation, executable: &str) -> String {
-    match l.rank {
-        Some(r) => format!("rank {}", r - l.rank_base),
-        None => {
-            let exe = Path::new(executable)
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if exe.is_empty() {
-                format!("process {}", l.pid)
-            } else {
-                format!("process {} {exe}", l.pid)
-            }
-        }
+    let exe = Path::new(executable)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let who = Who::location(l).long(None);
+    if exe.is_empty() {
+        who
+    } else {
+        format!("{who} {exe}")
     }
 }
 
