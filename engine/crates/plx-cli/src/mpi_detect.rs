@@ -88,11 +88,13 @@ pub fn mpi_of(program: impl AsRef<OsStr>) -> Option<MpiImpl> {
             .unwrap_or(base);
         let c = std::ffi::CString::new(real).unwrap_or_default();
         // SAFETY: a NUL-terminated string the call only reads.
-        return Some(if unsafe { plx_launcher_mpi(c.as_ptr()) } == PLX_MPI_MPICH {
-            MpiImpl::Mpich
-        } else {
-            MpiImpl::OpenMpi
-        });
+        return Some(
+            if unsafe { plx_launcher_mpi(c.as_ptr()) } == PLX_MPI_MPICH {
+                MpiImpl::Mpich
+            } else {
+                MpiImpl::OpenMpi
+            },
+        );
     }
     linked_mpi(&path?)
 }
