@@ -95,6 +95,43 @@ def test_socket_messages_are_matched(session):
                       "server": OBJECTS * (8 + 8 + 4096)}
 
 
+def test_comm_stream_matrix_of_the_session(session):
+    """plx comm --kind stream: the connections (each client's connect, the accept it released)
+    and the writes and bytes of every writer/reader pair, the same in text, CSV and JSON; by
+    thread the same totals (before, plx comm knew only MPI: "no MPI messages")."""
+    app = lambda label: label.split(":")[0]
+    doc = json.loads(plx("comm", session, "--kind", "stream", "--format", "json").stdout)
+    got = {(app(p["writer"]), app(p["reader"])): (p["connections"], p["writes"], p["bytes"])
+           for p in doc["pairs"]}
+    # a PUT: a 12-byte header and the object, two writes; its reply 8 bytes. A GET: a header;
+    # its reply 8 bytes and the object, two writes (the server's worker threads write them)
+    expected = {("producer", "server"): (1, 2 * OBJECTS, OBJECTS * (12 + 4096)),
+                ("consumer", "server"): (1, OBJECTS, OBJECTS * 12),
+                ("server", "producer"): (0, OBJECTS, OBJECTS * 8),
+                ("server", "consumer"): (0, 2 * OBJECTS, OBJECTS * (8 + 4096))}
+    assert got == expected, doc["pairs"]
+    assert doc["kind"] == "stream" and doc["by"] == "process" and doc["unread"] == []
+    assert doc["total"] == {"connections": 2, "writes": 6 * OBJECTS,
+                            "bytes": OBJECTS * (12 + 4096 + 8) * 2}
+    assert sorted(app(l) for l in doc["locations"]) == ["consumer", "producer", "server"]
+    rows = list(csv.DictReader(io.StringIO(
+        plx("comm", session, "--kind", "stream", "--format", "csv").stdout)))
+    assert {(app(r["writer"]), app(r["reader"])): (int(r["connections"]), int(r["writes"]),
+                                                   int(r["bytes"])) for r in rows} == expected
+    text = plx("comm", session, "--kind", "stream").stdout
+    assert ": 3 process(es), 2 connections, 60 writes, 80.4 KiB (TCP streams" in text, text
+    for title in ("connections (rows: client, columns: server)",
+                  "writes (rows: writer, columns: reader)", "bytes (rows: writer, columns: reader)"):
+        assert title in text, text
+    by_thread = json.loads(plx("comm", session, "--kind", "stream", "--by", "thread",
+                               "--format", "json").stdout)
+    assert by_thread["total"] == doc["total"] and by_thread["by"] == "thread"
+    # the server's reader threads read the requests, its worker threads write the replies
+    readers = {p["reader"] for p in by_thread["pairs"] if app(p["reader"]) == "server"}
+    writers = {p["writer"] for p in by_thread["pairs"] if app(p["writer"]) == "server"}
+    assert readers and writers and not readers & writers, by_thread["pairs"]
+
+
 def test_consumer_inter_path_crosses_into_server_and_producer(session):
     doc, items = path(session, "--app", "consumer", "--mode", "inter", "--level", "procedure")
     total = doc["total_length_s"]

@@ -1192,6 +1192,9 @@ def test_intercomm_parquet_and_sddf_list_both_groups(intercomm_exp, tmp_path):
 #     message and call is counted exactly.
 
 LAUNCH_FORMS = ("mpirun-plx", "plx-mpirun")
+# ... and `plx run -- ./launch.sh`, a shell script that runs `mpirun -np 4 ./app` (not by exec):
+# the launcher started by a program plx run does not know for one
+LOCAL_LAUNCH_FORMS = LAUNCH_FORMS + ("plx-script",)
 
 # The unmeasured processes of `plx run -- LAUNCHER -np 4`: Open MPI's mpirun forks each rank
 # (the fork's image is replaced by the rank's exec); MPICH's mpirun forks and execs Hydra's
@@ -1225,6 +1228,11 @@ def launch_run(tmp_path_factory, name, form):
     out = root / "exp"
     if form == "mpirun-plx":
         cmd = impl.mpirun_cmd(4, PLX, "run", "-o", out, "--trace", "--", exe)
+    elif form == "plx-script":
+        script = root / "launch.sh"
+        script.write_text("#!/bin/sh\n%s\n" % " ".join(impl.mpirun_cmd(4, exe)))
+        script.chmod(0o755)
+        cmd = [str(PLX), "run", "-o", str(out), "--trace", "--", str(script)]
     else:
         cmd = [str(PLX), "run", "-o", str(out), "--trace", "--", *impl.mpirun_cmd(4, exe)]
     cp = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(),
@@ -1233,7 +1241,7 @@ def launch_run(tmp_path_factory, name, form):
     return _LAUNCH_RUNS[key]
 
 
-@pytest.fixture(params=[(impl, form) for impl in sorted(IMPLS) for form in LAUNCH_FORMS],
+@pytest.fixture(params=[(impl, form) for impl in sorted(IMPLS) for form in LOCAL_LAUNCH_FORMS],
                 ids=lambda p: "%s-%s" % p)
 def launch_exp(request, tmp_path_factory):
     return launch_run(tmp_path_factory, *request.param)
@@ -1242,28 +1250,42 @@ def launch_exp(request, tmp_path_factory):
 def test_launcher_position_keeps_the_job_alive(launch_exp):
     """The job ends with status 0, nothing crashes (before the fork handler held the thread's
     guard, MPICH's Hydra proxy under plx run died of SIGSEGV in the pthread_rwlock_unlock
-    wrapper, called from UCX's munmap hook, and the job failed), each rank exited 0."""
+    wrapper, called from UCX's munmap hook, and the job failed), each rank exited 0. Started by
+    a script, the shell is one more process not measured, and the header counts the ranks'
+    threads only (before, a launcher started by a script got no MPI wrappers: no rank, no
+    MPI line, and the shell's thread was counted)."""
     impl, form, out, cp = launch_exp
     assert cp.returncode == 0, _fail_message(cp)
     for crash in ("Caught signal", "Segmentation fault", "backtrace", "assert"):
         assert crash not in cp.stderr, _fail_message(cp)
     assert cp.stderr.count("plx: experiment written to %s" % out) == 1, cp.stderr
-    _, ranks, unmeasured, warnings = info_sections(info(out).stdout)
+    header, ranks, unmeasured, warnings = info_sections(info(out).stdout)
     assert sorted(ranks) == [0, 1, 2, 3]
     for rank, block in ranks.items():
         assert ended(block) == "exited with status 0", (rank, block)
         assert re.search(r"(?m)^\s+rank\s+%d of 4 \(thread level multiple\)$" % rank, block)
+    threads = sum(int(re.search(r"(?m)^\s+threads\s+(\d+)$", b).group(1)) for b in ranks.values())
+    images = len(ranks) + len(unmeasured)
+    assert re.search(r"(?m)^%d process image\(s\), %d thread\(s\), " % (images, threads),
+                     header), header
+    assert re.search(r"(?m)^MPI: 4 rank\(s\) of a world of 4, \d+ communicator\(s\), 4 rank\(s\) "
+                     r"traced$", header), header
     if form == "mpirun-plx":
         assert unmeasured == [] and warnings.strip() == "none", warnings
+        assert "not measured" not in header, header
     else:
-        # the launcher's processes, each ended normally (none of a signal): (program, how it
-        # ended) -> how many
+        assert "\n%d process(es) not measured (no instrumented code)\n" % len(unmeasured) in header
+        # the launcher's processes (and the script's shell), each ended normally (none of a
+        # signal): (program, how it ended) -> how many
         got = {}
         for block in unmeasured:
             argv0 = re.search(r"(?m)^\s+argv\s+(\S+)", block).group(1)
             key = (os.path.basename(argv0), ended(block))
             got[key] = got.get(key, 0) + 1
-        assert got == LAUNCHER_PROCESSES[impl.name], unmeasured
+        expected = dict(LAUNCHER_PROCESSES[impl.name])
+        if form == "plx-script":
+            expected[("sh", "exited with status 0")] = 1
+        assert got == expected, unmeasured
 
 
 def test_mpich_launcher_under_plx_run_keeps_the_job_alive(tmp_path_factory):

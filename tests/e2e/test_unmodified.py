@@ -1,26 +1,35 @@
 """A program built without instrumentation (plain cc, no plx-cc) measured by LD_PRELOAD alone:
-its threads, its pthread synchronization objects, joins and TCP traffic (docs/threads.md).
-programs/plain_threads.c: 4 threads x 1000 acquisitions of one mutex, joined; then (unless
-given `locks`) a server thread reading 10 writes of 100 bytes over 127.0.0.1."""
+its threads, its pthread synchronization objects, joins and TCP traffic (docs/threads.md), and its
+blocking waits (docs/sockets.md). programs/plain_threads.c: 4 threads x 1000 acquisitions of one
+mutex, joined; then (unless given `locks`) a server thread reading 10 writes of 100 bytes over
+127.0.0.1. programs/sleep_wait.c: 5 waits of 0.1 s (usleep, nanosleep, poll, select, epoll_wait)
+between two computations."""
 
+import json
 import subprocess
 
 import pytest
 
-from conftest import PROGRAMS, _fail_message, clean_env, info, plx, report_csv, run
+from conftest import (PROGRAMS, _fail_message, clean_env, info, info_thread_lines, plx,
+                      report_csv, run)
 from components import require_tools
 
 THREADS, LOCKS, WRITES, BYTES = 4, 1000, 10, 100
 
 
-@pytest.fixture(scope="module")
-def plain_bin(tmp_path_factory):
+def plain_cc(tmp_path_factory, source):
+    """programs/SOURCE built by plain cc (no instrumentation)."""
     require_tools("cc", what="a C compiler (cc)")
-    out = tmp_path_factory.mktemp("plain") / "plain_threads"
-    cp = subprocess.run(["cc", "-O1", "-pthread", str(PROGRAMS / "plain_threads.c"), "-o", str(out)],
+    out = tmp_path_factory.mktemp("plain") / source.removesuffix(".c")
+    cp = subprocess.run(["cc", "-O1", "-pthread", str(PROGRAMS / source), "-o", str(out)],
                         capture_output=True, text=True, env=clean_env())
     assert cp.returncode == 0, _fail_message(cp)
     return out
+
+
+@pytest.fixture(scope="module")
+def plain_bin(tmp_path_factory):
+    return plain_cc(tmp_path_factory, "plain_threads.c")
 
 
 def test_threads_and_locks_of_an_uninstrumented_program(plain_bin, tmp_path):
@@ -70,3 +79,41 @@ def test_socket_traffic_of_an_uninstrumented_program(plain_bin, tmp_path):
     opens = sorted(f[3] for f in map(str.split, text.splitlines())
                    if len(f) > 6 and f[2] in ("ssend", "srecv") and f[6] == "bytes=0")
     assert opens == ["accept", "connect"], opens
+
+
+WAIT_S = 0.1
+WAIT_CALLS = ("usleep", "nanosleep", "poll", "select", "epoll_wait")
+
+
+def test_waits_of_an_uninstrumented_program_are_waiting(tmp_path_factory, tmp_path):
+    """An uninstrumented program's sleeps and polls, made outside any measured call, are wait
+    regions at the top of its thread: the report counts each once with its 0.1 s, and the
+    critical path has each as `Wait: NAME`, none of the 0.5 s as CPU. Before, a wait was
+    recorded only inside a measured call: this program's process was "not measured", and with
+    --sample its 0.5 s were nobody's."""
+    exe = plain_cc(tmp_path_factory, "sleep_wait.c")
+    out = tmp_path / "profile"
+    cp = run(out, exe)
+    assert cp.stdout == "waited 5 times, 0 events\n"  # the program's own output, unchanged
+    assert "not measured" not in info(out).stdout
+    rows = [r for r in report_csv(out) if r["process"] != "all"]
+    assert {(r["thread_name"], r["function"]): int(r["calls"]) for r in rows} == {
+        ("main", name): 1 for name in WAIT_CALLS}
+    for r in rows:
+        assert float(r["inclusive_s"]) >= WAIT_S, r
+    # traced and sampled: the samples find the computation, the trace the waits
+    out = tmp_path / "trace"
+    run(out, exe, opts=("--trace", "--sample"))
+    threads = info_thread_lines(info(out).stdout)
+    assert [(t["name"], t["trace_events"]) for t in threads] == [("main", 2 * len(WAIT_CALLS))], threads
+    doc = json.loads(plx("critical-path", out, "--format", "json").stdout)
+    waits = {i["name"]: i["time_s"] for i in doc["items"] if i["kind"] == "wait"}
+    assert sorted(waits) == sorted("Wait: " + name for name in WAIT_CALLS), doc["items"]
+    assert min(waits.values()) >= WAIT_S, waits
+    # the path runs from the first wait's entry to the last one's exit: between them the
+    # program only returns from one call and makes the next
+    cpu = sum(i["time_s"] for i in doc["items"] if i["kind"] == "cpu")
+    assert cpu < 0.01, doc["items"]
+    assert doc["total_length_s"] >= len(WAIT_CALLS) * WAIT_S
+    work = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "work"]
+    assert len(work) == 1 and int(work[0]["samples"]) > 0, work

@@ -2,8 +2,8 @@
  * nanosleep, clock_nanosleep, poll, ppoll, select, pselect, epoll_wait, epoll_pwait. Each is a
  * region of kind 5, like accept: the time a thread spends in one is waiting, which the critical
  * path never counts as CPU (plx-analysis critpath: a kind 5 call with no stream event inside).
- * Interposed by symbol (LD_PRELOAD suffices); recorded only for a measured thread outside the
- * runtime (its guard free) inside one of its measured calls, the real call run with the guard
+ * Interposed by symbol (LD_PRELOAD suffices); recorded for any measured thread outside the
+ * runtime (its guard free), inside a measured call or not, the real call run with the guard
  * released, errno the real call's. The runtime's own waits call the real functions
  * (core/real_sleep.c). */
 #include "../core/hotpath.h"
@@ -21,6 +21,14 @@
 
 #define PLX_EXPORT __attribute__((visibility("default")))
 
+#if defined(__SANITIZE_THREAD__)
+#define PLX_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PLX_TSAN 1
+#endif
+#endif
+
 /* Before the real call: the region is entered (clock read last). */
 __attribute__((noinline)) static struct plx_call wait_begin(struct plx_call_region *r)
 {
@@ -28,11 +36,17 @@ __attribute__((noinline)) static struct plx_call wait_begin(struct plx_call_regi
     if (!plx_active)
         return w;
     int saved = errno;
-    /* only inside a measured call (a thread not yet attached has none): a program's waits are
-     * its calls', and a process with no measured code (a launcher's event loop) stays
-     * unmeasured */
-    struct plx_thread *t = plx_self;
-    if (t && !t->guard && t->depth > 0)
+    /* any measured thread, inside a measured call or not (an uninstrumented program's waits
+     * are waits too): a thread the program started is attached by its first wait, as by its
+     * first lock or socket call; a library's helper thread not yet measured stays unmeasured,
+     * and a launcher's threads are never measured (process.c), so its event loop is not
+     * recorded. Under ThreadSanitizer (see below) no thread is attached here. */
+#ifdef PLX_TSAN
+    struct plx_thread *t = plx_self && !plx_self->guard ? plx_self : NULL;
+#else
+    struct plx_thread *t = plx_wrapper_thread();
+#endif
+    if (t)
         w = plx_call_enter(t, r);
     errno = saved;
     return w;
@@ -54,14 +68,6 @@ __attribute__((noinline)) static void wait_end(struct plx_call w)
     }
     errno = saved;
 }
-
-#if defined(__SANITIZE_THREAD__)
-#define PLX_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PLX_TSAN 1
-#endif
-#endif
 
 #ifdef PLX_TSAN
 /* ThreadSanitizer runs these wrappers inside its own interceptors' blocking calls, where it

@@ -34,3 +34,14 @@ int plx_launcher_kind(const char *name)
             return programs[i].kind;
     return PLX_LAUNCHER_NONE;
 }
+
+int plx_launcher_mpi(const char *real_name)
+{
+    return real_name && (strstr(real_name, "mpich") || strstr(real_name, "hydra")) ? PLX_MPI_MPICH
+                                                                                   : PLX_MPI_OPEN_MPI;
+}
+
+const char *plx_mpi_wrapper(int mpi)
+{
+    return mpi == PLX_MPI_MPICH ? "libplx-mpi-mpich.so" : "libplx-mpi.so";
+}

@@ -16,4 +16,13 @@
 /* What the program of file name `name` (no directory; NULL: none) is. */
 __attribute__((visibility("hidden"))) int plx_launcher_kind(const char *name);
 
+/* The MPI implementations with a wrapper library of their own. */
+#define PLX_MPI_OPEN_MPI 1
+#define PLX_MPI_MPICH 2
+/* The MPI of a job launcher whose executable, its links followed, has file name `real_name`:
+ * MPICH for Hydra's (mpiexec.hydra, mpirun.mpich), else Open MPI. */
+__attribute__((visibility("hidden"))) int plx_launcher_mpi(const char *real_name);
+/* The file name of the wrapper library of MPI `mpi`, beside libplx.so. */
+__attribute__((visibility("hidden"))) const char *plx_mpi_wrapper(int mpi);
+
 #endif /* PLX_LAUNCHERS_H */

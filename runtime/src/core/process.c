@@ -4,6 +4,7 @@
 #include "counters.h"
 #include "launchers.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -246,22 +247,48 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* Whether this process runs a launcher or helper (launchers.c): its executable, or the name it
- * was started by (argv[0], a launcher started through a link of another name). */
-static int is_launcher(void)
+/* What this process runs (launchers.c): a launcher or helper by its executable, or by the name
+ * it was started by (argv[0], a launcher started through a link of another name). `exe` gets
+ * the executable's path, links followed. */
+static int launcher_kind(char *exe, size_t size)
 {
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ssize_t n = readlink("/proc/self/exe", exe, size - 1);
     exe[n > 0 ? n : 0] = 0;
-    if (plx_launcher_kind(base_name(exe)) != PLX_LAUNCHER_NONE)
-        return 1;
+    int kind = plx_launcher_kind(base_name(exe));
+    if (kind != PLX_LAUNCHER_NONE)
+        return kind;
     char argv0[4096];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t len = fd >= 0 ? plx_sys_read(fd, argv0, sizeof argv0 - 1) : 0;
     if (fd >= 0)
         plx_sys_close(fd);
     argv0[len > 0 ? len : 0] = 0;
-    return plx_launcher_kind(base_name(argv0)) != PLX_LAUNCHER_NONE;
+    return plx_launcher_kind(base_name(argv0));
+}
+
+/* A job launcher whose ranks would miss the MPI wrappers: one started by a command plx run did
+ * not know for a launcher (a script that runs mpirun), when LD_PRELOAD has libplx.so and no
+ * wrapper. Its ranks inherit its environment, so the wrapper library of its MPI (by its
+ * executable `exe`), beside libplx.so, is added to its LD_PRELOAD, as plx run adds it for a
+ * launcher it starts itself (plx-cli mpi_detect.rs). Called at the start, before the launcher
+ * runs a thread or a child. */
+static void launcher_add_wrappers(const char *exe)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    Dl_info dl;
+    if (!preload || strstr(preload, "libplx-mpi") || !dladdr((void *)&plx_active, &dl) ||
+        !dl.dli_fname || !strstr(preload, dl.dli_fname))
+        return;
+    const char *slash = strrchr(dl.dli_fname, '/');
+    char lib[4096], value[16384];
+    int n = slash ? snprintf(lib, sizeof lib, "%.*s/%s", (int)(slash - dl.dli_fname),
+                             dl.dli_fname, plx_mpi_wrapper(plx_launcher_mpi(base_name(exe))))
+                  : -1;
+    if (n <= 0 || (size_t)n >= sizeof lib || access(lib, R_OK) != 0)
+        return;
+    n = snprintf(value, sizeof value, "%s:%s", preload, lib);
+    if (n > 0 && (size_t)n < sizeof value)
+        setenv("LD_PRELOAD", value, 1);
 }
 
 /* Starts measuring this process (the constructor, or plx attach): 0, or -1 with a warning. A
@@ -271,7 +298,15 @@ static int measure_start(int again)
 {
     plx_clock_init();
     measured_pid = getpid();
-    plx_launcher = !attached && is_launcher();
+    if (!attached) {
+        char exe[4096];
+        int kind = launcher_kind(exe, sizeof exe);
+        plx_launcher = kind != PLX_LAUNCHER_NONE;
+        if (kind == PLX_LAUNCHER_JOB)
+            launcher_add_wrappers(exe);
+    } else {
+        plx_launcher = 0;
+    }
     if (plx_writer_open() != 0)
         return -1;
     write_process_info();

@@ -27,6 +27,17 @@ pub enum CommBy {
     Thread,
 }
 
+/// `--kind` of `plx comm`: which messages.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommKind {
+    /// MPI point-to-point messages, between ranks.
+    Mpi,
+    /// TCP stream traffic the socket wrappers traced (docs/sockets.md), between processes or
+    /// threads, MPI or not: connections (a connect and the accept it released), writes and
+    /// their bytes (needs --trace).
+    Stream,
+}
+
 /// `plx comm`.
 #[derive(clap::Args, Debug)]
 pub struct CommArgs {
@@ -39,6 +50,9 @@ pub struct CommArgs {
     /// Rows and columns per process, or per thread (needs a trace).
     #[arg(long, value_enum, default_value_t = CommBy::Process)]
     pub by: CommBy,
+    /// Which messages: MPI's, or the TCP streams' the socket wrappers traced.
+    #[arg(long, value_enum, default_value_t = CommKind::Mpi)]
+    pub kind: CommKind,
     /// Start-up latency, asymptotic bandwidth and time per byte per sender/receiver pair,
     /// fitted to the trace's matched messages (needs a trace).
     #[arg(long)]
@@ -83,6 +97,19 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
     };
+    if args.kind == CommKind::Stream {
+        if args.fit {
+            return Err(CliError::new(
+                crate::error::Exit::Usage,
+                "--fit is of MPI messages: it takes no --kind stream".to_string(),
+            ));
+        }
+        let streams = stream_traffic(&args.exp.dir, &model, by_thread, window)?;
+        let mut out = args.out.open()?;
+        streams_out(args, &streams, &mut out)?;
+        out.finish()?;
+        return Ok(());
+    }
     let mut c = Comm {
         args,
         model: &model,
@@ -184,17 +211,34 @@ fn matrix(
     show: impl Fn(u64) -> String,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let n = c.locations.len();
     let index = |l: Location| c.locations.binary_search(&l).unwrap_or(0);
+    let cells: Vec<(usize, usize, u64)> = c
+        .pairs
+        .iter()
+        .map(|p| (index(p.sender), index(p.receiver), value(p)))
+        .collect();
+    let labels: Vec<String> = c.locations.iter().map(|l| l.to_string()).collect();
+    grid(title, "sender\\receiver", &labels, &cells, show, out)
+}
+
+/// A square matrix over `labels` of the nonzero `cells` (row, column, value; one cell may come
+/// several times: added), with row and column totals.
+fn grid(
+    title: &str,
+    corner: &str,
+    labels: &[String],
+    nonzero: &[(usize, usize, u64)],
+    show: impl Fn(u64) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let n = labels.len();
     let mut cells = vec![vec![0u64; n]; n];
-    for p in &c.pairs {
-        cells[index(p.sender)][index(p.receiver)] += value(p);
+    for &(i, j, v) in nonzero {
+        cells[i][j] += v;
     }
     let row_total: Vec<u64> = cells.iter().map(|r| r.iter().sum()).collect();
     let col_total: Vec<u64> = (0..n).map(|j| cells.iter().map(|r| r[j]).sum()).collect();
     let grand: u64 = row_total.iter().sum();
-    let corner = "sender\\receiver";
-    let labels: Vec<String> = c.locations.iter().map(|l| l.to_string()).collect();
     let first = labels
         .iter()
         .map(|l| l.len())
@@ -206,10 +250,9 @@ fn matrix(
     // one width for every column: the widest cell, label or total (zero, most of the cells of
     // a large matrix, formatted once: the text is the n² part of the command)
     let zero = show(0);
-    let width = c
-        .pairs
+    let width = nonzero
         .iter()
-        .map(|p| cells[index(p.sender)][index(p.receiver)])
+        .map(|&(i, j, _)| cells[i][j])
         .chain([0])
         .chain(row_total.iter().copied())
         .chain(col_total.iter().copied())
@@ -222,7 +265,7 @@ fn matrix(
         .min(u16::MAX as usize);
     writeln!(out, "{title}")?;
     write!(out, "{corner:<first$}")?;
-    for l in &labels {
+    for l in labels {
         write!(out, "  {l:>width$}")?;
     }
     writeln!(out, "  {:>width$}", "total")?;
@@ -555,6 +598,251 @@ fn json(c: &Comm, out: &mut dyn Write) -> io::Result<()> {
     }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// One writer/reader pair of the TCP stream traffic: the locations are indexes into
+/// [`Streams::labels`].
+#[derive(Default, Clone, Copy)]
+struct StreamPair {
+    /// Connections: a connect's send of 0 bytes and the accept's receive it released.
+    connections: u64,
+    /// Writes that moved bytes, each the reader's of its last byte.
+    writes: u64,
+    /// Their bytes.
+    bytes: u64,
+}
+
+/// The TCP stream traffic of a trace, between processes or threads.
+struct Streams {
+    labels: Vec<String>,
+    /// (writer, reader) -> counts.
+    pairs: BTreeMap<(usize, usize), StreamPair>,
+    /// Writes, their bytes and connects no measured location read or accepted (a peer not
+    /// measured, bytes never read), by writer.
+    unread: BTreeMap<usize, StreamPair>,
+}
+
+/// Reads the trace's stream events: per stream (one direction of a connection), its writes and
+/// reads by byte offset, each write the reader's that read its last byte; in a phase the writes
+/// and connects made inside it.
+fn stream_traffic(
+    dir: &std::path::Path,
+    model: &Model,
+    by_thread: bool,
+    window: Option<plx_analysis::selection::Window>,
+) -> Result<Streams, CliError> {
+    let exp = plx_format::Experiment::open(dir).map_err(plx_analysis::AnalysisError::from)?;
+    let mut merge = plx_analysis::GlobalMerge::new(model, &exp, Default::default())?;
+    let names: Vec<String> = merge
+        .locations()
+        .iter()
+        .map(|l| plx_analysis::location_name::Who::location(l).short(by_thread.then_some(l.thread)))
+        .collect();
+    let mut labels = names.clone();
+    labels.sort();
+    labels.dedup();
+    let index: Vec<usize> = names
+        .iter()
+        .map(|n| labels.binary_search(n).unwrap_or(0))
+        .collect();
+    // per stream: writes (end, bytes, at, time) and reads (end, at)
+    type Ends = (Vec<(u64, u64, usize, i64)>, Vec<(u64, usize)>);
+    let mut streams: BTreeMap<u64, Ends> = BTreeMap::new();
+    while let Some(e) = merge.next_event() {
+        let at = index[e.location as usize];
+        match e.kind {
+            plx_analysis::EventKind::StreamSend { stream, end, bytes } => {
+                streams
+                    .entry(stream)
+                    .or_default()
+                    .0
+                    .push((end, bytes, at, e.time_ns));
+            }
+            plx_analysis::EventKind::StreamRecv { stream, end, .. } => {
+                streams.entry(stream).or_default().1.push((end, at));
+            }
+            _ => {}
+        }
+    }
+    for w in merge.warnings() {
+        eprintln!("plx: warning: {w}");
+    }
+    let mut pairs: BTreeMap<(usize, usize), StreamPair> = BTreeMap::new();
+    let mut unread: BTreeMap<usize, StreamPair> = BTreeMap::new();
+    for (_, (mut writes, mut reads)) in streams {
+        writes.sort_by_key(|w| w.0);
+        reads.sort_by_key(|r| r.0);
+        for (end, bytes, writer, time) in writes {
+            if window.is_some_and(|w| !w.holds_message_sent_at(time)) {
+                continue;
+            }
+            // a connect (0 bytes at offset 0) is answered by the accept's 0-byte read; a write
+            // by the read that got its last byte (end - 1: the first read ending past it)
+            let reader = if bytes == 0 {
+                reads.iter().find(|r| r.0 == 0).map(|r| r.1)
+            } else {
+                let i = reads.partition_point(|r| r.0 < end);
+                reads.get(i).map(|r| r.1)
+            };
+            let p = match reader {
+                Some(r) => pairs.entry((writer, r)).or_default(),
+                None => unread.entry(writer).or_default(),
+            };
+            if bytes == 0 {
+                if end == 0 {
+                    p.connections += 1;
+                }
+            } else {
+                p.writes += 1;
+                p.bytes += bytes;
+            }
+        }
+    }
+    pairs.retain(|_, p| p.connections + p.writes > 0);
+    unread.retain(|_, p| p.connections + p.writes > 0);
+    // rows and columns: the locations with traffic
+    let mut used: Vec<usize> = pairs.keys().flat_map(|&(w, r)| [w, r]).collect();
+    used.extend(unread.keys());
+    used.sort();
+    used.dedup();
+    let renumber = |i: usize| used.binary_search(&i).unwrap_or(0);
+    Ok(Streams {
+        labels: used.iter().map(|&i| labels[i].clone()).collect(),
+        pairs: pairs
+            .into_iter()
+            .map(|((w, r), p)| ((renumber(w), renumber(r)), p))
+            .collect(),
+        unread: unread.into_iter().map(|(w, p)| (renumber(w), p)).collect(),
+    })
+}
+
+fn streams_out(args: &CommArgs, s: &Streams, out: &mut dyn Write) -> io::Result<()> {
+    let total = |f: fn(&StreamPair) -> u64| s.pairs.values().map(f).sum::<u64>();
+    let unread = |f: fn(&StreamPair) -> u64| s.unread.values().map(f).sum::<u64>();
+    let by = if args.by == CommBy::Thread {
+        "thread"
+    } else {
+        "process"
+    };
+    match args.out.format {
+        Format::Text => {
+            if s.pairs.is_empty() && s.unread.is_empty() {
+                writeln!(out, "no TCP stream traffic in {}", args.exp.dir.display())?;
+                return Ok(());
+            }
+            writeln!(
+                out,
+                "stream matrix of {}: {} {}, {} connections, {} writes, {} (TCP streams in the trace, each write the reader's of its last byte)",
+                args.exp.dir.display(),
+                s.labels.len(),
+                if by == "thread" { "thread(s)" } else { "process(es)" },
+                total(|p| p.connections),
+                total(|p| p.writes),
+                human_bytes(total(|p| p.bytes) as f64)
+            )?;
+            writeln!(out)?;
+            let cells = |f: fn(&StreamPair) -> u64| -> Vec<(usize, usize, u64)> {
+                s.pairs
+                    .iter()
+                    .filter(|(_, p)| f(p) > 0)
+                    .map(|(&(w, r), p)| (w, r, f(p)))
+                    .collect()
+            };
+            let labels = &s.labels;
+            grid(
+                "connections (rows: client, columns: server)",
+                "client\\server",
+                labels,
+                &cells(|p| p.connections),
+                |v| v.to_string(),
+                out,
+            )?;
+            grid(
+                "writes (rows: writer, columns: reader)",
+                "writer\\reader",
+                labels,
+                &cells(|p| p.writes),
+                |v| v.to_string(),
+                out,
+            )?;
+            grid(
+                "bytes (rows: writer, columns: reader)",
+                "writer\\reader",
+                labels,
+                &cells(|p| p.bytes),
+                |v| human_bytes(v as f64),
+                out,
+            )?;
+            if !s.unread.is_empty() {
+                writeln!(
+                    out,
+                    "unread: {} connects no measured accept answered, {} writes ({}) no measured read got",
+                    unread(|p| p.connections),
+                    unread(|p| p.writes),
+                    human_bytes(unread(|p| p.bytes) as f64)
+                )?;
+            }
+        }
+        Format::Csv => {
+            writeln!(out, "writer,reader,connections,writes,bytes")?;
+            for (&(w, r), p) in &s.pairs {
+                writeln!(
+                    out,
+                    "{},{},{},{},{}",
+                    field(&s.labels[w]),
+                    field(&s.labels[r]),
+                    p.connections,
+                    p.writes,
+                    p.bytes
+                )?;
+            }
+            for (&w, p) in &s.unread {
+                writeln!(
+                    out,
+                    "{},,{},{},{}",
+                    field(&s.labels[w]),
+                    p.connections,
+                    p.writes,
+                    p.bytes
+                )?;
+            }
+        }
+        Format::Json => {
+            let counts = |p: &StreamPair| json!({"connections": p.connections, "writes": p.writes, "bytes": p.bytes});
+            let pairs: Vec<Value> = s
+                .pairs
+                .iter()
+                .map(|(&(w, r), p)| {
+                    let mut v = counts(p);
+                    v["writer"] = json!(s.labels[w]);
+                    v["reader"] = json!(s.labels[r]);
+                    v
+                })
+                .collect();
+            let unread_rows: Vec<Value> = s
+                .unread
+                .iter()
+                .map(|(&w, p)| {
+                    let mut v = counts(p);
+                    v["writer"] = json!(s.labels[w]);
+                    v
+                })
+                .collect();
+            let doc = json!({
+                "experiment": args.exp.dir.display().to_string(),
+                "kind": "stream",
+                "by": by,
+                "locations": s.labels,
+                "pairs": pairs,
+                "total": {"connections": total(|p| p.connections), "writes": total(|p| p.writes),
+                          "bytes": total(|p| p.bytes)},
+                "unread": unread_rows,
+            });
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -557,6 +557,29 @@ fn java_thread_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The MPI line of the header; with traces, matches their messages (for the warnings).
+/// The threads of the measured processes: a process not measured (a launcher, a shell that
+/// only started the program) has none that counts, whatever the runtime wrote of it.
+pub(crate) fn measured_threads(model: &Model) -> usize {
+    model
+        .processes
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| p.threads.len())
+        .sum()
+}
+
+/// `N process(es) not measured (no instrumented code)`, when there are such processes.
+fn unmeasured_line(model: &Model, out: &mut dyn Write) -> io::Result<()> {
+    let unmeasured = model.processes.iter().filter(|p| !p.measured).count();
+    if unmeasured > 0 {
+        writeln!(
+            out,
+            "{unmeasured} process(es) not measured (no instrumented code)"
+        )?;
+    }
+    Ok(())
+}
+
 fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSummary>> {
     if !model.has_mpi() {
         return Ok(None);
@@ -599,13 +622,7 @@ fn mpi_summary(model: &Model, out: &mut dyn Write) -> io::Result<Option<MatchSum
     if !inter.is_empty() {
         writeln!(out, "intercommunicators: {}", inter.join(", "))?;
     }
-    let unmeasured = model.processes.iter().filter(|p| !p.measured).count();
-    if unmeasured > 0 {
-        writeln!(
-            out,
-            "{unmeasured} process(es) not measured (no instrumented code)"
-        )?;
-    }
+    unmeasured_line(model, out)?;
     if traced == 0 {
         return Ok(None);
     }
@@ -720,11 +737,7 @@ fn text(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
         out,
         "{} process image(s), {} thread(s), {} distinct region(s)",
         model.processes.len(),
-        model
-            .processes
-            .iter()
-            .map(|p| p.threads.len())
-            .sum::<usize>(),
+        measured_threads(model),
         model.regions.all().len()
     )?;
     if let Some(apps) = &s.apps {
@@ -737,6 +750,10 @@ fn text(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     }
     for l in &s.mpi_lines {
         writeln!(out, "{l}")?;
+    }
+    if !model.has_mpi() {
+        // with MPI, the line is the MPI summary's
+        unmeasured_line(model, out)?;
     }
     writeln!(out)?;
     for p in &model.processes {

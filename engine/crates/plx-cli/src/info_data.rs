@@ -84,7 +84,7 @@ pub fn json(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     let doc = json!({
         "experiment": model.dir.display().to_string(),
         "process_images": model.processes.len(),
-        "threads": model.processes.iter().map(|p| p.threads.len()).sum::<usize>(),
+        "threads": crate::info::measured_threads(model),
         "regions": model.regions.all().len(),
         "applications": s.apps,
         "mpi": s.mpi_lines,

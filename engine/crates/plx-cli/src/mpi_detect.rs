@@ -16,19 +16,32 @@ pub enum MpiImpl {
 }
 
 impl MpiImpl {
-    /// File name of its wrapper library beside libplx.so.
+    /// File name of its wrapper library beside libplx.so (launchers.c: the name the runtime
+    /// adds for a launcher started by a script).
     pub fn library(self) -> &'static str {
-        match self {
-            MpiImpl::OpenMpi => "libplx-mpi.so",
-            MpiImpl::Mpich => "libplx-mpi-mpich.so",
-        }
+        let mpi = match self {
+            MpiImpl::OpenMpi => PLX_MPI_OPEN_MPI,
+            MpiImpl::Mpich => PLX_MPI_MPICH,
+        };
+        // SAFETY: a static NUL-terminated ASCII string of launchers.c.
+        unsafe { std::ffi::CStr::from_ptr(plx_mpi_wrapper(mpi)) }
+            .to_str()
+            .unwrap_or_default()
     }
 }
+
+/// launchers.h's MPI implementations.
+const PLX_MPI_OPEN_MPI: std::ffi::c_int = 1;
+const PLX_MPI_MPICH: std::ffi::c_int = 2;
 
 extern "C" {
     /// runtime/src/core/launchers.c: 0 none, 1 a job launcher, 2 a launcher's or Parallax's
     /// helper (compiled in by build.rs: the list the runtime uses).
     fn plx_launcher_kind(name: *const std::ffi::c_char) -> std::ffi::c_int;
+    /// launchers.c: the MPI of a job launcher by its executable's file name, links followed.
+    fn plx_launcher_mpi(real_name: *const std::ffi::c_char) -> std::ffi::c_int;
+    /// launchers.c: the wrapper library's file name of an MPI.
+    fn plx_mpi_wrapper(mpi: std::ffi::c_int) -> *const std::ffi::c_char;
 }
 
 /// A job launcher's kind (launchers.h).
@@ -73,11 +86,15 @@ pub fn mpi_of(program: impl AsRef<OsStr>) -> Option<MpiImpl> {
             .and_then(|p| std::fs::canonicalize(p).ok())
             .map(|p| file_name(&p))
             .unwrap_or(base);
-        return Some(if real.contains("mpich") || real.contains("hydra") {
-            MpiImpl::Mpich
-        } else {
-            MpiImpl::OpenMpi
-        });
+        let c = std::ffi::CString::new(real).unwrap_or_default();
+        // SAFETY: a NUL-terminated string the call only reads.
+        return Some(
+            if unsafe { plx_launcher_mpi(c.as_ptr()) } == PLX_MPI_MPICH {
+                MpiImpl::Mpich
+            } else {
+                MpiImpl::OpenMpi
+            },
+        );
     }
     linked_mpi(&path?)
 }

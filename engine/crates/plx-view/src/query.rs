@@ -336,7 +336,9 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
         .partition_point(|m| m.send < t0.saturating_sub(ix.max_latency));
     let mid = ix.messages.partition_point(|m| m.send < sure).max(lo);
     let hi = ix.messages.partition_point(|m| m.send < t1);
-    let crosses = |m: &&Message| m.to.is_some() && m.recv.is_some_and(|r| r >= t0);
+    // a receive the clock repair could not put after its send (traces that contradict each
+    // other) is drawn back from its send: sent inside, it crosses the window wherever it ends
+    let crosses = |m: &&Message| m.to.is_some() && m.recv.is_some_and(|r| r.max(m.send) >= t0);
     let near = ix.messages[lo..mid].iter().filter(crosses);
     let in_pair = |p: &PairMessages| {
         (
@@ -440,7 +442,7 @@ fn messages_scan(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnsw
     let mut lines = Vec::new();
     for m in &ix.messages[lo..hi] {
         match (m.recv, m.to) {
-            (Some(r), Some(to)) if r >= g.t0 => {
+            (Some(r), Some(to)) if r.max(m.send) >= g.t0 => {
                 out.total += 1;
                 lines.push(*m);
                 acc.push(((g.col(m.send), m.from, to), (1, m.bytes, r as i128)));
@@ -586,6 +588,65 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_message_received_before_its_send_is_counted_where_it_was_sent() {
+        // two messages: one received 500 ns before its send (traces the clock repair could not
+        // reconcile), one forward; the window [1000, 2000) holds both sends, the backward
+        // message's receive lies before it
+        let sent = vec![
+            Message {
+                send: 1_200,
+                recv: Some(700),
+                from: 0,
+                to: Some(1),
+                bytes: 8,
+            },
+            Message {
+                send: 1_500,
+                recv: Some(1_600),
+                from: 1,
+                to: Some(0),
+                bytes: 16,
+            },
+        ];
+        let ix = TraceIndex {
+            tracks: Vec::new(),
+            regions: Default::default(),
+            user_events: Vec::new(),
+            max_latency: 100,
+            min_latency: -500,
+            pairs: PairMessages::of(&sent),
+            unmatched: Vec::<i64>::new().into(),
+            messages: sent.clone(),
+            handoffs: Vec::new(),
+            max_handoff: 0,
+            origin: 0,
+            end: 3_000,
+            events: 0,
+        };
+        let g = Grid {
+            t0: 1_000,
+            span: 1_000,
+            w: 10,
+        };
+        for max in [0, 10] {
+            let (a, b) = (
+                messages(&ix, &g, 2_000, max),
+                messages_scan(&ix, &g, 2_000, max),
+            );
+            assert_eq!(a, b);
+            assert_eq!(a.total, 2, "max {max}");
+        }
+        assert_eq!(messages(&ix, &g, 2_000, 10).lines, sent);
+        // a window after both ends of the backward message does not hold it
+        let later = Grid {
+            t0: 1_300,
+            span: 700,
+            w: 10,
+        };
+        assert_eq!(messages(&ix, &later, 2_000, 10).total, 1);
     }
 
     #[test]

@@ -567,8 +567,12 @@ impl Builder<'_> {
             return;
         };
         // a stream event inside (a write's send at the entry, a read's receive at the exit)
-        // already placed the call in the graph
-        if enter >= t || (st.last.is_some() && st.last_time >= enter) {
+        // already placed the call in the graph; the thread's start node alone does not (an
+        // uninstrumented program's first event may be the entry of a wait)
+        let placed = st
+            .last
+            .is_some_and(|v| self.g.nodes[v as usize].kind != NodeKind::Start);
+        if enter >= t || (placed && st.last_time >= enter) {
             return;
         }
         self.wait_start(loc, enter);
