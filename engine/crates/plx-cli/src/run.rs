@@ -263,8 +263,10 @@ pub fn run(args: RunArgs) -> Result<i32, CliError> {
             Ok(())
         });
     }
-    let before = entries(&dir);
-    let dir_id = dir_identity(&dir);
+    let before = DirAtStart {
+        entries: entries(&dir),
+        id: dir_identity(&dir),
+    };
     // the system monitor samples from just before the program starts until it has ended
     let monitor =
         match &args.monitor {
@@ -432,7 +434,7 @@ fn report_end(
     name: &str,
     status: std::process::ExitStatus,
     dir: &Path,
-    before: &std::collections::BTreeSet<OsString>,
+    before: &DirAtStart,
     child_pid: u32,
     first: bool,
     monitor_failure: Option<String>,
@@ -445,8 +447,8 @@ fn report_end(
     };
     // a directory removed (a cleanup of /tmp, rm -r by hand) or replaced while the program ran
     // took what the runtime wrote with it: never "experiment written"
-    let now_id = dir_identity(&dir);
-    if dir_id.is_some() && now_id != dir_id {
+    let now_id = dir_identity(dir);
+    if before.id.is_some() && now_id != before.id {
         eprintln!(
             "plx: {}: {} while the program ran: the experiment written in it is lost",
             dir.display(),
@@ -456,15 +458,15 @@ fn report_end(
                 "replaced by another directory"
             }
         );
-        return Ok(if code == 0 {
+        return if code == 0 {
             Exit::Incomplete.code()
         } else {
             code
-        });
+        };
     }
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
-    let mut failures = write_failures(dir, before, child_pid, first);
+    let mut failures = write_failures(dir, &before.entries, child_pid, first);
     if let Some(m) = monitor_failure {
         eprintln!("plx: {m}");
         failures.push(m);
@@ -605,6 +607,12 @@ fn entries(dir: &Path) -> std::collections::BTreeSet<OsString> {
     std::fs::read_dir(dir)
         .map(|es| es.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default()
+}
+
+/// The experiment directory as the program started: its entries and its device and inode.
+struct DirAtStart {
+    entries: std::collections::BTreeSet<OsString>,
+    id: Option<(u64, u64)>,
 }
 
 /// The directory's device and inode, `None` when it is not there.
