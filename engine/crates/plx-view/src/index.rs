@@ -205,33 +205,32 @@ impl LaneBuilder {
 
     fn seal(self) -> Lane {
         let n = self.start.len();
-        let mut prefix = Vec::with_capacity(n.div_ceil(FANOUT) + 1);
+        let (start, end) = (&self.start[..n], &self.end[..n]);
+        // one pass over the intervals: the running total per block and level 0 of the
+        // maxima, the longest of each FANOUT intervals (the first of equals); level k from
+        // level k − 1
+        let blocks = n.div_ceil(FANOUT);
+        let mut prefix = Vec::with_capacity(blocks + 1);
+        prefix.push(0u64);
+        let (mut at, mut dur) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
         let mut acc = 0u64;
-        prefix.push(0);
-        for i in 0..n {
-            acc = acc.wrapping_add((self.end[i] - self.start[i]) as u64);
-            if (i + 1) % FANOUT == 0 || i + 1 == n {
-                prefix.push(acc);
+        for c in 0..blocks {
+            let (lo, hi) = (c * FANOUT, ((c + 1) * FANOUT).min(n));
+            let (mut best, mut bd) = (lo, end[lo] - start[lo]);
+            acc = acc.wrapping_add(bd as u64);
+            for j in lo + 1..hi {
+                let d = end[j] - start[j];
+                acc = acc.wrapping_add(d as u64);
+                if d > bd {
+                    (best, bd) = (j, d);
+                }
             }
+            prefix.push(acc);
+            at.push(best as u32);
+            dur.push(bd);
         }
-        // level 0 from the intervals, level k from level k − 1: the longest of each FANOUT
-        // entries (the first of equals)
         let mut levels: Vec<Level> = Vec::new();
         if n > 1 {
-            let blocks = n.div_ceil(FANOUT);
-            let (mut at, mut dur) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
-            for c in 0..blocks {
-                let mut best = c * FANOUT;
-                let mut bd = self.end[best] - self.start[best];
-                for j in best + 1..((c + 1) * FANOUT).min(n) {
-                    let d = self.end[j] - self.start[j];
-                    if d > bd {
-                        (best, bd) = (j, d);
-                    }
-                }
-                at.push(best as u32);
-                dur.push(bd);
-            }
             while at.len() > 1 {
                 let blocks = at.len().div_ceil(FANOUT);
                 let mut next_at = Vec::with_capacity(blocks);

@@ -2,7 +2,8 @@
 //! merge pass's index on a synthetic multi-process trace (3 ranks of 2 threads, messages between
 //! threads of different ranks, some never received); each part equal to the one the merge of its
 //! process gives (lock hand-offs between 3 threads with ties in time, user events, a killed
-//! process with calls still open); nothing written beside the trace; a region without a
+//! process with calls still open); messages on communicators no CommDef names matched as the
+//! merge matches them; nothing written beside the trace; a region without a
 //! definition takes its process's merge; a trace whose clock condition needs repair falls back
 //! to the merge pass.
 
@@ -407,4 +408,37 @@ fn a_part_numbering_its_regions_otherwise_is_renumbered() {
     let ix = plx_view::part::combine(&model, parts).unwrap();
     assert_eq!(ix.tracks[2].label, "1.0");
     assert_same_index(&ix, &merged.index);
+}
+
+#[test]
+fn messages_on_communicators_without_a_definition_are_matched_from_the_parts() {
+    // 40 messages on local id 5 and 40 on 700, which no CommDef names: the merge keys them
+    // by their local ids (every one matched), and so must the parts
+    let d = tmp("view-parts-undefined-comm");
+    let mut w = MpiWorld::new(2);
+    w.trace = true;
+    for k in 0..80u64 {
+        let comm = if k < 40 { (5, 5) } else { (700, 700) };
+        let send = 1000 * (k + 1);
+        w.message(
+            &Msg::new((0, 0), (1, 0), 8, send, send + 300)
+                .comm(comm.0, comm.1)
+                .durations(100, 200),
+        );
+    }
+    w.write(&d).unwrap();
+    let parts = Viewer::open(&d, None).unwrap();
+    assert_eq!(
+        used(&parts),
+        &PartsUsed {
+            processes: 2,
+            threads: 2,
+            merged: 0
+        }
+    );
+    let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
+    let (a, b) = (&parts.index, &merged.index);
+    assert_eq!(a.messages.len(), 80);
+    assert_eq!(b.messages.iter().filter(|m| m.recv.is_some()).count(), 80);
+    assert_same_index(a, b);
 }
