@@ -93,6 +93,13 @@ static void warn_unknown(void)
                      "ignored", (int)strcspn(*e, "="), *e);
 }
 
+/* The process's LD_PRELOAD, NULL when unset: a launcher started by a script adds its MPI's
+ * wrappers to it (process.c). Read here, where every variable the runtime reads is. */
+const char *plx_env_preload(void)
+{
+    return getenv("LD_PRELOAD");
+}
+
 /* The settings block of plx_config_load_from, or NULL: the environment. */
 static const char *block;
 

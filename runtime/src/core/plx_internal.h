@@ -473,6 +473,7 @@ PLX_HIDDEN void plx_modules_rewrite(void);
 
 /* ---- filter (filter.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_filter_load(const char *path);
+PLX_HIDDEN const char *plx_env_preload(void); /* LD_PRELOAD, NULL: unset (config.c) */
 PLX_HIDDEN const char *plx_filter_text(void); /* the file as loaded, whole; NULL: none */
 PLX_HIDDEN int plx_filter_excludes(const char *name, const char *file);
 PLX_HIDDEN int plx_filter_cputime(const char *name, const char *file);

@@ -274,7 +274,7 @@ static int launcher_kind(char *exe, size_t size)
  * runs a thread or a child. */
 static void launcher_add_wrappers(const char *exe)
 {
-    const char *preload = getenv("LD_PRELOAD");
+    const char *preload = plx_env_preload();
     Dl_info dl;
     if (!preload || strstr(preload, "libplx-mpi") || !dladdr((void *)&plx_active, &dl) ||
         !dl.dli_fname || !strstr(preload, dl.dli_fname))
