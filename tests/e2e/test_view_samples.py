@@ -1,13 +1,16 @@
 """plx view's call-stack samples in a real headless Chromium (tests/view/samples.mjs, real mouse):
 programs/sample_spin.c (built plain, -O2 -g, no frame pointers; alpha inside the API region
-"solve", beta after it, gamma_ on a worker thread) under `plx run --trace --sample`; a shift-drag
-over the whole run shows the sampled flame graph of the threads, whose call paths and samples are
-plx report --callpath's, and a hover on a sampled frame gives its call path, samples and
+"solve", beta after it, gamma_ on a worker thread) under `plx run --trace --sample`; over the whole
+run the samples per call path are plx report --callpath's; a shift-drag over the run shows the
+sampled flame graph of the threads' samples taken in the selection, exactly those
+sample_times.parquet has there (and a window asked of the server, the run's middle third, too),
+and a hover on a sampled frame gives its call path, samples and
 estimated time; each track's strip holds each stamped sample at its time, exactly the samples
 sample_times.parquet has in the window, and its tooltip names the sampled frame. Screenshots are left in
 tests/e2e/artifacts/view-samples/."""
 
 import json
+import math
 import os
 import subprocess
 
@@ -52,14 +55,57 @@ def page(sampled):
         server.wait(timeout=10)
 
 
-def test_the_sampled_flame_graph_is_plx_reports_samples(page, sampled):
+def api_paths(answer):
+    """{call path: samples} of an /api/samples answer's nodes."""
+    nodes = answer["nodes"]
+
+    def path(k):
+        p = []
+        while k >= 0:
+            p.insert(0, nodes[k][1])
+            k = nodes[k][0]
+        return " => ".join(p)
+    return {path(k): n[2] for k, n in enumerate(nodes)}
+
+
+def stamped_paths(sampled, tmp, t0, t1):
+    """{call path: samples inside it} of the samples sample_times.parquet has in [t0, t1)."""
+    pd = pytest.importorskip("pandas")
+    out = tmp / "pq-paths"
+    if not out.exists():
+        plx("export", sampled, "--format", "parquet", "-o", out)
+    t = pd.read_parquet(out / "sample_times.parquet")
+    want = {}
+    for x, path in zip(t.time_ns, t.callpath):
+        if t0 <= int(x) < t1 and path:
+            frames = path.split(" => ")
+            for d in range(1, len(frames) + 1):
+                p = " => ".join(frames[:d])
+                want[p] = want.get(p, 0) + 1
+    return want, sum(1 for x in t.time_ns if t0 <= int(x) < t1)
+
+
+def test_the_sampled_flame_graph_is_plx_reports_samples(page, sampled, tmp_path):
+    """Over the whole run the samples per call path are plx report --callpath's; a selection's
+    graph (a trace: each sample stamped with its time) holds exactly the samples taken in the
+    selected interval, and so does a window asked of the server (the run's middle third)."""
     assert page["errors"] == []
     want = {r["callpath"]: int(r["samples"]) for r in total_rows(report_csv(sampled, "--callpath"))
             if int(r["samples"] or 0) > 0}
+    assert api_paths(page["api"]) == want
+    assert page["api"]["untimed"] == []
     shown = page["shown"]
     got = {n["path"]: n["samples"] for n in shown["nodes"]}
-    assert got == want
-    assert shown["samples"] == page["api"]["samples"] > 0
+    # the selection as the page asks for it: from 0 at the earliest, rounded as JavaScript does
+    s0, s1 = page["selection"]
+    t0, t1 = math.floor(max(0, s0) + 0.5), math.floor(s1 + 0.5)
+    in_selection, n = stamped_paths(sampled, tmp_path, t0, t1)
+    assert got == in_selection and shown["samples"] == n > 0, (t0, t1)
+    assert shown["title"].endswith("in the selection"), shown["title"]
+    third = page["api_third"]
+    mid, n_mid = stamped_paths(sampled, tmp_path, third["t0"], third["t1"])
+    assert api_paths(third["answer"]) == mid and third["answer"]["samples"] == n_mid > 0
+    assert n_mid < page["api"]["samples"]
     # the sampled functions, under the region or the thread's root, are frames known from samples
     sampled_paths = {n["path"] for n in shown["nodes"] if n["sampled"]}
     assert any(p.split(" => ")[-2:] == ["solve", "alpha"] for p in sampled_paths)

@@ -1,8 +1,8 @@
 // Drives plx view's call-stack samples in a real headless Chromium (playwright-core, real mouse):
 // the samples' strip along the bottom of each track (each stamped sample at its time) at the whole
 // run and two closer windows, and a hover on a column of samples taken in alpha; then a
-// shift-drag over the whole run selects it, the selected threads' sampled flame graph appears
-// beside the interval's; a hover on its widest sampled node gives the node's call path, samples
+// shift-drag over the whole run selects it, the selected threads' sampled flame graph of the
+// samples taken in the selection appears beside the interval's; a hover on its widest sampled node gives the node's call path, samples
 // and estimated time. Prints what the page showed as JSON with the server's /api/samples; a
 // screenshot goes to OUTDIR. Usage: node samples.mjs URL CHROMIUM OUTDIR
 
@@ -104,7 +104,11 @@ try {
       boxes: +document.getElementById("samples-graph").dataset.boxes,
     };
   });
+  out.selection = await page.evaluate(() => window.plxView.state.selection);
   out.api = await api("api/samples");
+  // the middle third of the run asked for directly: a trace's samples have times
+  const third = Math.round(+out.lane_page.t1 / 3);
+  out.api_third = { t0: third, t1: 2 * third, answer: await api(`api/samples?t0=${third}&t1=${2 * third}`) };
   // hover the widest sampled frame's box
   const target = await page.evaluate(() => {
     const v = window.plxView;

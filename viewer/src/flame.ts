@@ -16,6 +16,8 @@ export interface Flame {
 /** `/api/samples`: nodes [parent, name, samples, estimated ns, 1: known from samples only]. */
 export interface SamplesAnswer {
   samples: number; lost: number; period_ns: [number, number][];
+  /** the tracks whose samples carry no time (a profile): counted over the whole run */
+  untimed: number[];
   nodes: [number, string, number, number, number][];
 }
 

@@ -666,13 +666,17 @@ export class Timeline {
     if (tracks.length) q.tracks = tracks.join(",");
     const threads = tracks.length || this.meta.tracks.length;
     this.flame.show(await get<Flame>("api/flame", q), this.meta, threads);
-    const sq: Record<string, string> = tracks.length ? { tracks: tracks.join(",") } : {};
+    const sq: Record<string, number | string> = { t0: Math.max(0, t0), t1 };
+    if (tracks.length) sq.tracks = tracks.join(",");
     const sa = await get<SamplesAnswer>("api/samples", sq);
     this.sampled.root.style.display = sa.samples ? "" : "none";
     this.sampled.root.dataset.samples = String(sa.samples);
     if (sa.samples) {
+      // a trace's samples have times: those of the selection; a profile's: the whole run's
+      const when = sa.untimed.length === 0 ? "in the selection"
+        : `the whole run (the samples of ${sa.untimed.length} of them carry no time)`;
       this.sampled.show(samplesFlame(sa), this.meta, threads,
-        `Call-stack samples: ${sa.samples} on ${threads} threads${sa.lost ? ` (${sa.lost} lost)` : ""}, the whole run (samples carry no time)`);
+        `Call-stack samples: ${sa.samples} on ${threads} threads${sa.lost ? ` (${sa.lost} lost in the run)` : ""}, ${when}`);
     }
   }
 

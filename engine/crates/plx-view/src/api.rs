@@ -908,15 +908,18 @@ impl Viewer {
         json!({"t0": t0, "t1": b - self.index.origin, "nodes": nodes})
     }
 
-    /// `GET /api/samples?tracks=`: the call-stack samples (`plx run --sample`) of `tracks`
-    /// (every track when empty), merged by call path: `samples` (taken on them), `lost`,
-    /// `period_ns` (each track's, `[track, ns]`), `nodes` `[parent (-1: a root), name, samples
-    /// (inclusive), estimated ns (inclusive: samples × the period of each thread they came
-    /// from), sampled (1: a frame known from samples only, 0: an instrumented call)]`, parents
-    /// before children, only call paths with samples. Samples carry no time: the same for any
-    /// interval.
-    pub fn samples(&self, tracks: &[usize]) -> Value {
+    /// `GET /api/samples?tracks=&t0=&t1=`: the call-stack samples (`plx run --sample`) of
+    /// `tracks` (every track when empty), merged by call path: `samples` (taken on them, in the
+    /// window where timed), `lost` (of the whole run), `period_ns` (each track's, `[track,
+    /// ns]`), `untimed` (the tracks whose samples carry no time: a profile, counted over the
+    /// whole run whatever the window), `nodes` `[parent (-1: a root), name, samples (inclusive),
+    /// estimated ns (inclusive: samples × the period of each thread they came from), sampled (1:
+    /// a frame known from samples only, 0: an instrumented call)]`, parents before children,
+    /// only call paths with samples. With `window` (`t0`, `t1`: ns since the trace's origin) a
+    /// thread whose samples the runtime stamped (a trace) counts those taken in `[t0, t1)`.
+    pub fn samples(&self, tracks: &[usize], window: Option<(i64, i64)>) -> Value {
         let model = self.model();
+        let mut untimed: Vec<usize> = Vec::new();
         let all: Vec<usize> = (0..self.index.tracks.len()).collect();
         let chosen = if tracks.is_empty() { &all[..] } else { tracks };
         let mut nodes: Vec<(i64, u32, u64, u64, bool)> = Vec::new();
@@ -935,13 +938,41 @@ impl Viewer {
                 continue;
             };
             let Some(st) = &th.samples else { continue };
-            taken += st.samples;
             lost += st.lost_full + st.lost_loader;
             periods.push(json!([ti, st.period_ns]));
             let tn = th.tree.nodes();
+            // each node's samples (inclusive): the stamped ones in the window, else the run's
+            let timed = window.filter(|_| !th.sample_times.is_empty());
+            let counts: Vec<u64> = match timed {
+                Some((t0, t1)) => {
+                    let p = &model.processes[t.process];
+                    let (a, b) = (self.index.origin + t0, self.index.origin + t1);
+                    let mut c = vec![0u64; tn.len()];
+                    for s in &th.sample_times {
+                        let at = p.rank0_ns(s.ticks).round() as i64;
+                        if at < a || at >= b {
+                            continue;
+                        }
+                        taken += 1;
+                        let mut n = s.node;
+                        while let Some(k) = n.filter(|&k| (k as usize) < c.len()) {
+                            c[k as usize] += 1;
+                            n = tn[k as usize].parent;
+                        }
+                    }
+                    c
+                }
+                None => {
+                    taken += st.samples;
+                    if window.is_some() {
+                        untimed.push(ti);
+                    }
+                    tn.iter().map(|n| n.samples).collect()
+                }
+            };
             let mut here: Vec<Option<usize>> = vec![None; tn.len()];
             for (i, n) in tn.iter().enumerate() {
-                if n.samples == 0 {
+                if counts[i] == 0 {
                     continue;
                 }
                 let parent = match n.parent {
@@ -955,8 +986,8 @@ impl Viewer {
                     nodes.push((parent, n.region, 0, 0, true));
                     nodes.len() - 1
                 });
-                nodes[k].2 += n.samples;
-                nodes[k].3 += n.samples * st.period_ns;
+                nodes[k].2 += counts[i];
+                nodes[k].3 += counts[i] * st.period_ns;
                 nodes[k].4 &= n.calls == 0;
                 here[i] = Some(k);
             }
@@ -967,7 +998,8 @@ impl Viewer {
                 json!([p, model.regions.name(r), n, ns, u8::from(sampled)])
             })
             .collect();
-        json!({"samples": taken, "lost": lost, "period_ns": periods, "nodes": nodes})
+        json!({"samples": taken, "lost": lost, "period_ns": periods, "untimed": untimed,
+               "nodes": nodes})
     }
 
     /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window.

@@ -283,7 +283,13 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         }
         "/api/samples" => {
             let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
-            Answer::json(viewer.samples(&tracks))
+            // a window when the query names one (the selection's), else the whole run
+            let window = (q.contains_key("t0") || q.contains_key("t1")).then(|| {
+                let span = viewer.index.end - viewer.index.origin;
+                let t0 = num("t0", 0);
+                (t0, num("t1", span.max(1)).max(t0 + 1))
+            });
+            Answer::json(viewer.samples(&tracks, window))
         }
         "/api/comm" => Answer::json(viewer.comm()),
         "/api/critpath" => Answer::json(viewer.critpath()),
