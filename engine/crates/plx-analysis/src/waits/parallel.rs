@@ -57,6 +57,140 @@ pub trait Exchange {
     fn send(&self, to: usize, bytes: Vec<u8>) -> Result<(), AnalysisError>;
     /// The next bytes rank `from` sent this rank (waits for them).
     fn recv(&self, from: usize) -> Result<Vec<u8>, AnalysisError>;
+    /// Gives each rank its part of `parts` (one per rank) and returns what each rank gave this
+    /// one (a collective call: every rank makes it; an empty part is not sent).
+    fn alltoallv(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, AnalysisError> {
+        let mut out: Vec<Vec<u8>> = vec![Vec::new(); self.size()];
+        let mut sizes = Vec::with_capacity(parts.len() * 8);
+        for p in &parts {
+            sizes.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        }
+        // who sends to whom: every rank's part sizes
+        let all = self.allgather(&sizes)?;
+        for (r, p) in parts.into_iter().enumerate() {
+            if r == self.rank() {
+                out[r] = p;
+            } else if !p.is_empty() {
+                self.send(r, p)?;
+            }
+        }
+        for (r, s) in all.iter().enumerate() {
+            let at = self.rank() * 8;
+            let n = s.get(at..at + 8).map_or(0, |b| {
+                u64::from_le_bytes(b.try_into().expect("8 bytes"))
+            });
+            if r != self.rank() && n > 0 {
+                out[r] = self.recv(r)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Another block's boundary event: (time, process, location, event, for a send its number
+/// among its location's sends).
+type Remote = (i64, u32, u32, EventKind, Option<u64>);
+
+/// Each block's boundary events of this block's stream `events`, encoded: an MPI (or socket)
+/// call's events go, with its enter and exit, to the blocks of its messages' partners and of
+/// its collectives' members (a stream's to every block); nothing of a call without any.
+#[allow(clippy::too_many_arguments)]
+fn route(
+    events: &[(i64, u32, u32, EventKind)],
+    regions: &RegionTable,
+    me: usize,
+    size: usize,
+    rank_block: &HashMap<u32, u32>,
+    comm_ranks: &[Vec<u32>],
+    global: &FastMap<(usize, u32), u32>,
+) -> Vec<Vec<u8>> {
+    let comm_blocks: Vec<Vec<u32>> = comm_ranks
+        .iter()
+        .map(|ranks| {
+            let mut b: Vec<u32> = ranks
+                .iter()
+                .filter_map(|r| rank_block.get(r).copied())
+                .collect();
+            b.sort_unstable();
+            b.dedup();
+            b
+        })
+        .collect();
+    let boundary = |r: u32| matches!(regions.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
+    // per location: the open calls' events (their positions) and where they go
+    let mut open: FastMap<u32, (Vec<usize>, Vec<u32>, usize)> = FastMap::default();
+    let mut sends: FastMap<u32, u64> = FastMap::default();
+    // a nonblocking send's block, until its completion
+    let mut nonblocking: FastMap<(u32, u64), u32> = FastMap::default();
+    let mut to: Vec<Vec<(usize, Option<u64>)>> = vec![Vec::new(); size];
+    let mut send_no: Vec<Option<u64>> = vec![None; events.len()];
+    for (i, &(_, p, loc, kind)) in events.iter().enumerate() {
+        let o = open.entry(loc).or_default();
+        let dests: Vec<u32> = match kind {
+            EventKind::Enter { region } if boundary(region) => {
+                o.2 += 1;
+                Vec::new()
+            }
+            EventKind::Exit { region } if boundary(region) => {
+                if o.2 == 0 {
+                    continue;
+                }
+                o.2 -= 1;
+                Vec::new()
+            }
+            EventKind::Send { peer, .. } => {
+                let n = sends.entry(loc).or_insert(0);
+                send_no[i] = Some(*n);
+                let b = rank_block.get(&peer).copied();
+                if let (Some(b), true) = (b, o.2 > 0) {
+                    nonblocking.insert((loc, *n), b);
+                }
+                *n += 1;
+                b.into_iter().collect()
+            }
+            EventKind::Recv { peer, .. } => rank_block.get(&peer).copied().into_iter().collect(),
+            EventKind::SendDone { thread, send, .. } => global
+                .get(&(p as usize, thread))
+                .and_then(|&sender| nonblocking.remove(&(sender, send)))
+                .into_iter()
+                .collect(),
+            EventKind::Collective { comm, .. } => comm
+                .and_then(|c| comm_blocks.get(c as usize).cloned())
+                .unwrap_or_default(),
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {
+                (0..size as u32).collect()
+            }
+            _ => continue,
+        };
+        o.0.push(i);
+        o.1.extend(dests);
+        if o.2 == 0 {
+            // the outermost call returned (or an event outside any): to its blocks
+            let (evs, mut ds, _) = std::mem::take(o);
+            ds.sort_unstable();
+            ds.dedup();
+            for d in ds {
+                if d as usize != me {
+                    to[d as usize].extend(evs.iter().map(|&e| (e, send_no[e])));
+                }
+            }
+        }
+    }
+    to.into_iter()
+        .map(|mut evs| {
+            if evs.is_empty() {
+                return Vec::new();
+            }
+            // the stream's order: a process's events in their own order
+            evs.sort_unstable_by_key(|e| e.0);
+            let mut w = Boundary::default();
+            for (e, n) in evs {
+                let (t, p, loc, kind) = events[e];
+                w.add(regions, t, p, loc, kind, n);
+            }
+            w.finish()
+        })
+        .collect()
 }
 
 /// What rank 0 gets of a parallel analysis.
@@ -167,10 +301,23 @@ pub fn compute(
         .map(|&(p, t)| (global[&(p, t)], p as u32, model.processes[p].rank()))
         .collect();
 
-    // own stream on global locations, messages named by channel; boundary events for the others
+    // each process's block, each rank's, and per communicator the blocks with members
+    let mut proc_block = vec![NONE_U32; model.processes.len()];
+    for b in 0..x.size() {
+        for &p in &traced[block(traced.len(), b, x.size())] {
+            proc_block[p] = b as u32;
+        }
+    }
+    let rank_block: HashMap<u32, u32> = locations
+        .iter()
+        .filter_map(|l| l.rank.map(|r| (r, proc_block[l.process])))
+        .collect();
+    let comm_ranks = super::comm_members(model);
+
+    // own stream on global locations, messages named by channel; boundary events for the
+    // blocks holding their partners
     let mut ids = Channels::default();
     let mut own_events = Vec::new();
-    let mut boundary = Boundary::default();
     let (mut counted, mut beyond) = (0u64, false);
     let mut regions = match merge {
         None => RegionTable::default(),
@@ -185,16 +332,29 @@ pub fn compute(
                     let (loc, p, rank) = local[ev.location as usize];
                     let kind = ids.rename(ev.kind, rank);
                     own_events.push((ev.time_ns, p, loc, kind));
-                    boundary.add(feed.regions(), ev.time_ns, p, loc, kind);
                 }
                 feed.regions().clone()
             })
             .1
         }
     };
-    let mut remote: Vec<(i64, u32, u32, EventKind)> = Vec::new();
-    for (r, b) in gather(&mut st, &boundary.finish())?.iter().enumerate() {
-        if r != x.rank() {
+    let parts = route(
+        &own_events,
+        &regions,
+        x.rank(),
+        x.size(),
+        &rank_block,
+        &comm_ranks,
+        &global,
+    );
+    for (b, p) in parts.iter().enumerate() {
+        if b != x.rank() && !p.is_empty() {
+            st.sent_bytes += p.len() as u64;
+        }
+    }
+    let mut remote: Vec<Remote> = Vec::new();
+    for (r, b) in x.alltoallv(parts)?.iter().enumerate() {
+        if r != x.rank() && !b.is_empty() {
             decode_boundary(b, &mut regions, locations.len(), &mut remote)?;
         }
     }
@@ -216,11 +376,10 @@ pub fn compute(
                 own.contains(&l.process) && app.is_none_or(|a| model.processes[l.process].app == a)
             })
             .collect(),
-        comm_ranks: super::comm_members(model),
+        comm_ranks: comm_ranks.clone(),
         window,
         causes,
     };
-    let comm_ranks = setup.comm_ranks.clone();
     let mut replay = Replay::new(setup);
     // with causes: the call paths numbered as the serial replay numbers them, from every
     // block's first entries, and the link to the other blocks
@@ -241,17 +400,7 @@ pub fn compute(
         let cps = number_callpaths(&all, &mut regions)?;
         replay.callpaths = cps.clone();
         numbered = Some(cps);
-        let mut proc_block = vec![NONE_U32; model.processes.len()];
-        for b in 0..x.size() {
-            for &p in &traced[block(traced.len(), b, x.size())] {
-                proc_block[p] = b as u32;
-            }
-        }
         let loc_block: Vec<u32> = locations.iter().map(|l| proc_block[l.process]).collect();
-        let rank_block = locations
-            .iter()
-            .filter_map(|l| l.rank.map(|r| (r, proc_block[l.process])))
-            .collect();
         replay.link = Some(Link::new(
             x.rank() as u32,
             locations.iter().map(|l| own.contains(&l.process)).collect(),
@@ -281,7 +430,15 @@ pub fn compute(
             (None, Some(_)) => false,
             (None, None) => break,
         };
-        let &(t, p, loc, kind) = if take_own { a.next() } else { b.next() }.expect("peeked");
+        let (t, p, loc, kind): (i64, u32, u32, EventKind) = if take_own {
+            *a.next().expect("peeked")
+        } else {
+            let e = b.next().expect("peeked");
+            if let Some(n) = e.4 {
+                replay.set_next_send(e.2, n);
+            }
+            (e.0, e.1, e.2, e.3)
+        };
         // the clock condition: each own receive after its send (either may come first)
         match kind {
             EventKind::Send {
@@ -999,7 +1156,15 @@ impl Boundary {
         })
     }
 
-    fn add(&mut self, table: &RegionTable, t: i64, p: u32, loc: u32, kind: EventKind) {
+    fn add(
+        &mut self,
+        table: &RegionTable,
+        t: i64,
+        p: u32,
+        loc: u32,
+        kind: EventKind,
+        send_no: Option<u64>,
+    ) {
         let boundary_region =
             |r: u32| matches!(table.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
         let head = |w: &mut Buf, tag: u8| {
@@ -1033,6 +1198,7 @@ impl Boundary {
                 w.u64(bytes);
                 w.u32(comm.unwrap_or(NONE_U32));
                 w.u64(message.expect("named"));
+                w.u64(send_no.expect("numbered"));
             }
             EventKind::Recv {
                 peer,
@@ -1106,7 +1272,7 @@ fn decode_boundary(
     b: &[u8],
     regions: &mut RegionTable,
     locations: usize,
-    out: &mut Vec<(i64, u32, u32, EventKind)>,
+    out: &mut Vec<Remote>,
 ) -> Result<(), AnalysisError> {
     let mut r = Rd::new(b);
     let mut ids = Vec::new();
@@ -1129,6 +1295,7 @@ fn decode_boundary(
                 .copied()
                 .ok_or_else(|| bad("unknown region"))
         };
+        let mut n = None;
         let kind = match r.u8()? {
             0 => EventKind::Enter {
                 region: region(&mut r)?,
@@ -1177,7 +1344,10 @@ fn decode_boundary(
             },
             _ => return Err(bad("unknown boundary event")),
         };
-        out.push((t, p, loc, kind));
+        if let EventKind::Send { .. } = kind {
+            n = Some(r.u64()?);
+        }
+        out.push((t, p, loc, kind, n));
     }
     Ok(())
 }

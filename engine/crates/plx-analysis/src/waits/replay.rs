@@ -497,6 +497,12 @@ impl Replay {
         }
     }
 
+    /// Numbers location `loc`'s next send `n` (among its sends: a block that gets only
+    /// some of another block's sends, [`super::parallel`]).
+    pub fn set_next_send(&mut self, loc: u32, n: u64) {
+        self.locs[loc as usize].sends = n;
+    }
+
     /// The call path location `loc` is in now ([`NONE`] outside every region).
     pub fn callpath_of(&self, loc: u32) -> u32 {
         self.locs[loc as usize].cp()
