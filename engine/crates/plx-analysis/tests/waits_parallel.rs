@@ -250,16 +250,26 @@ fn the_causes_are_computed_by_every_block_and_are_the_serial_ones() {
     let d = tmp("waits-parallel-causes");
     world(&d, false);
     let (exp, model) = open(&d);
-    let serial =
-        WaitAnalysis::compute(&model, &exp, Window::ALL, None, true, MergeOptions::default())
-            .unwrap();
+    let serial = WaitAnalysis::compute(
+        &model,
+        &exp,
+        Window::ALL,
+        None,
+        true,
+        MergeOptions::default(),
+    )
+    .unwrap();
     let want = causes(&serial);
     // late senders at 4-7 blamed on 0-3, the late receiver 2 on 6, 8 ranks waiting for 7
     assert_eq!(want.len(), 23, "{want:#?}");
     for size in [1, 2, 3, 4, 9, 12] {
         let r = parallel_with(&exp, &model, size, Window::ALL, true);
         assert!(!r.serial, "{size}");
-        assert_eq!(rows(&r.analysis), rows(&serial), "{size} analysis processes");
+        assert_eq!(
+            rows(&r.analysis),
+            rows(&serial),
+            "{size} analysis processes"
+        );
         assert_eq!(causes(&r.analysis), want, "{size} analysis processes");
         // each block found its own locations' causes: the 9 ranks' rows are split among them
         let found: Vec<u64> = r.stats.iter().map(|s| s.causes).collect();

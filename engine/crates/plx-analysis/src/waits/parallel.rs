@@ -8,14 +8,16 @@
 //! **Boundary events.** What a location's MPI partners need of it is what happens inside its MPI
 //! (and socket) calls: their enters and exits, and the send, receive, send-completion,
 //! collective and stream events. Each rank merges its own processes (no clock repair: see
-//! below), keeps that merged stream, and gives every other rank its boundary events (one
-//! all-gather). Each rank then replays its own stream interleaved with the other ranks'
-//! boundary events in the serial merge's order — (time, process), a process's events in their
-//! own order — through the same [`Replay`] as the serial analysis, counting only its own
+//! below), keeps that merged stream, and gives the other ranks the boundary events they need
+//! (one all-to-all): an MPI call's events, with its enter and exit, go to the blocks of its
+//! messages' partners and its collectives' members. Each rank then replays its own stream
+//! interleaved with the boundary events it got in the serial merge's order — (time,
+//! process), a process's events in their own order — through the same [`Replay`] as the serial analysis, counting only its own
 //! locations' waits. The partners' MPI state (their open routine, their messages, collective
 //! instances, the receives behind the wrong-order variants) is then what the serial replay has,
-//! so each own wait is the serial one; the partners' call paths outside MPI are not known (they
-//! matter only to the causes).
+//! so each own wait is the serial one. The partners' call paths outside MPI and their accounts
+//! are not known here: with causes, the late location's block sends them as items
+//! ([`Link`]), and the call paths are numbered beforehand as the serial replay numbers them.
 //!
 //! **Messages.** A message is named by its channel (communicator, sender, receiver, tag) and
 //! its number on it, which the sender's and the receiver's blocks count alike (MPI's order per
@@ -37,7 +39,7 @@ use plx_format::{Experiment, RegionKind, NONE_U32};
 
 use super::delay::{Account, CauseKind};
 use super::replay::{Item, Key, Link, Replay, Setup};
-use super::{CauseRow, Callpaths, Pattern, WaitAnalysis, WaitRow};
+use super::{Callpaths, CauseRow, Pattern, WaitAnalysis, WaitRow};
 use crate::hash::FastMap;
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocation};
 use crate::model::Model;
@@ -76,9 +78,9 @@ pub trait Exchange {
         }
         for (r, s) in all.iter().enumerate() {
             let at = self.rank() * 8;
-            let n = s.get(at..at + 8).map_or(0, |b| {
-                u64::from_le_bytes(b.try_into().expect("8 bytes"))
-            });
+            let n = s
+                .get(at..at + 8)
+                .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
             if r != self.rank() && n > 0 {
                 out[r] = self.recv(r)?;
             }
@@ -388,10 +390,12 @@ pub fn compute(
     if causes {
         let mine = first_entries(&own_events, &regions);
         let mut w = Buf::default();
-        w.u8(own_events
-            .iter()
-            .any(|e| matches!(e.3, EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }))
-            as u8);
+        w.u8(own_events.iter().any(|e| {
+            matches!(
+                e.3,
+                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+            )
+        }) as u8);
         encode_callpaths(&mut w, &mine.0, &mine.1, &regions);
         let all = gather(&mut st, &w.0)?;
         for b in &all {
@@ -520,8 +524,7 @@ pub fn compute(
         if x.rank() != 0 {
             return Ok(None);
         }
-        return assemble_numbered(model, exp, window, app, locations, regions, cps, &all)
-            .map(Some);
+        return assemble_numbered(model, exp, window, app, locations, regions, cps, &all).map(Some);
     }
     w.u32(replay.waits.len() as u32);
     for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
@@ -718,15 +721,7 @@ fn assemble_numbered(
         });
     }
     rows.sort_by_key(|r| (r.pattern, r.location, r.callpath));
-    causes.sort_by_key(|c| {
-        (
-            c.pattern,
-            c.waiting,
-            c.cause,
-            c.cause_callpath,
-            c.kind,
-        )
-    });
+    causes.sort_by_key(|c| (c.pattern, c.waiting, c.cause, c.cause_callpath, c.kind));
     Ok(ParallelResult {
         analysis: WaitAnalysis {
             locations,
@@ -818,7 +813,12 @@ fn first_entries(
     (cps, first)
 }
 
-fn encode_callpaths(w: &mut Buf, cps: &Callpaths, first: &[(i64, u32, u64)], regions: &RegionTable) {
+fn encode_callpaths(
+    w: &mut Buf,
+    cps: &Callpaths,
+    first: &[(i64, u32, u64)],
+    regions: &RegionTable,
+) {
     w.u32(cps.len() as u32);
     for (cp, &(t, p, seq)) in first.iter().enumerate() {
         let (parent, region) = cps.node(cp as u32);
@@ -836,7 +836,10 @@ fn encode_callpaths(w: &mut Buf, cps: &Callpaths, first: &[(i64, u32, u64)], reg
 
 /// Every block's call paths (after its stream flag), numbered by their first entry anywhere
 /// as the serial replay numbers them, on `regions` (which gets the regions it lacks).
-fn number_callpaths(all: &[Vec<u8>], regions: &mut RegionTable) -> Result<Callpaths, AnalysisError> {
+fn number_callpaths(
+    all: &[Vec<u8>],
+    regions: &mut RegionTable,
+) -> Result<Callpaths, AnalysisError> {
     let mut names = RegionTable::default();
     let mut union = Callpaths::default();
     let mut first: Vec<(i64, u32, u64)> = Vec::new();
@@ -896,7 +899,12 @@ const END: u8 = 255;
 
 impl Post<'_> {
     /// Sends the outbox, an item list per block (and with `end`, the end to every block).
-    fn flush(&mut self, replay: &mut Replay, st: &mut Stats, end: bool) -> Result<(), AnalysisError> {
+    fn flush(
+        &mut self,
+        replay: &mut Replay,
+        st: &mut Stats,
+        end: bool,
+    ) -> Result<(), AnalysisError> {
         let Some(k) = &mut replay.link else {
             return Ok(());
         };
@@ -929,7 +937,11 @@ impl Post<'_> {
         from: u32,
     ) -> Result<(), AnalysisError> {
         loop {
-            if replay.link.as_ref().is_some_and(|k| k.inbox.contains_key(&key)) {
+            if replay
+                .link
+                .as_ref()
+                .is_some_and(|k| k.inbox.contains_key(&key))
+            {
                 return Ok(());
             }
             if self.ended[from as usize] {
@@ -996,7 +1008,8 @@ fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
         a.waited.insert(r.u32()?, r.i64()?);
     }
     for _ in 0..r.u32()? {
-        a.blame.insert((r.u32()?, r.u32()?), f64::from_bits(r.u64()?));
+        a.blame
+            .insert((r.u32()?, r.u32()?), f64::from_bits(r.u64()?));
     }
     Ok(a)
 }
@@ -1043,7 +1056,10 @@ fn encode_item(w: &mut Buf, key: Key, item: &Item) {
 /// An item, or `None` for the end of a block's items.
 fn decode_item(r: &mut Rd) -> Result<Option<(Key, Item)>, AnalysisError> {
     Ok(Some(match r.u8()? {
-        0 => (Key::Send(r.u64()?), Item::Send(r.u32()?, decode_account(r)?)),
+        0 => (
+            Key::Send(r.u64()?),
+            Item::Send(r.u32()?, decode_account(r)?),
+        ),
         1 => {
             let id = r.u64()?;
             let p = match r.u8()? {

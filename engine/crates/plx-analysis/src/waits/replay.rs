@@ -353,8 +353,10 @@ impl Link {
         let comm_blocks = comm_ranks
             .iter()
             .map(|ranks| {
-                let blocks: BTreeSet<u32> =
-                    ranks.iter().filter_map(|r| rank_block.get(r).copied()).collect();
+                let blocks: BTreeSet<u32> = ranks
+                    .iter()
+                    .filter_map(|r| rank_block.get(r).copied())
+                    .collect();
                 let mine = ranks
                     .iter()
                     .filter(|r| rank_block.get(r) == Some(&me))
@@ -487,7 +489,10 @@ impl Replay {
                 }
                 let process = self.setup.loc_process[li];
                 let n = self.coll_count.get(&(process, comm)).copied().unwrap_or(0);
-                let have = self.instances.get(&(comm, n)).map_or(0, |i| i.members.len());
+                let have = self
+                    .instances
+                    .get(&(comm, n))
+                    .map_or(0, |i| i.members.len());
                 if have + 1 < size {
                     return Vec::new();
                 }
@@ -765,9 +770,7 @@ impl Replay {
     /// Returns where the receive was posted when the message's sender waits for it (a late
     /// receiver's late location, for the sender's block in a parallel analysis).
     fn recv(&mut self, li: usize, t: i64, id: u64, posted: Option<i64>) -> Option<Posted> {
-        let Some(mut m) = self.msgs.remove(&id) else {
-            return None;
-        };
+        let mut m = self.msgs.remove(&id)?;
         let inbound = self.inbound.get_mut(&m.peer);
         // a message sent to this rank before the awaited one and not received yet
         let earlier = inbound.is_some_and(|q| {
@@ -784,7 +787,7 @@ impl Replay {
         if l.recent.len() > RECENT {
             l.recent.pop_front();
         }
-        let Some(r) = l.routine() else { return None };
+        let r = l.routine()?;
         let sender_rank = self.setup.loc_rank[m.sender as usize];
         let acc = if self.setup.causes {
             l.since(sender_rank)
@@ -857,7 +860,11 @@ impl Replay {
         if let Some(q) = self.inbound.get_mut(&m.peer) {
             q.remove(&(m.sent, id));
         }
-        let post = match self.link.as_mut().and_then(|k| k.inbox.remove(&Key::Post(id))) {
+        let post = match self
+            .link
+            .as_mut()
+            .and_then(|k| k.inbox.remove(&Key::Post(id)))
+        {
             Some(Item::Post(Some(p))) => p,
             _ => return,
         };
@@ -1091,11 +1098,8 @@ impl Replay {
                 let item: Vec<(u32, u32, Account)> =
                     may.iter().map(|m| (m.loc, m.cp, m.acc.clone())).collect();
                 for &b in blocks {
-                    k.outbox.push((
-                        b,
-                        Key::Coll(comm, key.1, k.me),
-                        Item::Coll(item.clone()),
-                    ));
+                    k.outbox
+                        .push((b, Key::Coll(comm, key.1, k.me), Item::Coll(item.clone())));
                 }
             }
         }
