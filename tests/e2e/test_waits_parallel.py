@@ -6,8 +6,10 @@ run with 4 analysis processes (each a block of 16 measured ranks: every partner 
 point-to-point scenario crosses blocks).
 
 Checked: the parallel output is the serial output byte for byte (text, CSV, JSON, --phase,
---causes; 3 and 4 analysis processes), the injected waits are on exactly the ranks and call paths the program makes them,
-each about D; and without mpirun --parallel is a clear error."""
+--causes; 3 and 4 analysis processes), the injected waits are on exactly the ranks and call
+paths the program makes them, each about D; with --causes every analysis process finds the
+causes of its own block's waits (--stats: none computes them alone), the late ranks' accounts
+sent point to point; and without mpirun --parallel is a clear error."""
 
 import csv
 import io
@@ -110,10 +112,32 @@ def test_parallel_finds_the_injected_waits_at_64_ranks(job):
             assert (r["pattern"], r["callpath"]) in {(w[0], w[1]) for w in want}, r
 
 
+def stats(impl, exp, *args, np=ANALYSIS_NP):
+    """(stdout, [per analysis process: (own events, cause rows, items sent)]) of --stats."""
+    cp = subprocess.run(impl.mpirun_cmd(np, PLX, "waits", "--parallel", "--stats", exp, *args),
+                        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "alone" not in cp.stderr, cp.stderr
+    got = []
+    for line in cp.stderr.splitlines():
+        if line.startswith("plx: process "):
+            w = line.split()
+            got.append((int(w[3]), int(w[14]), int(w[-3])))
+    assert len(got) == np, cp.stderr
+    return cp.stdout, got
+
+
 def test_parallel_causes_and_one_application_are_the_serial_ones(job):
     impl, exp = job
-    assert parallel(impl, exp, "--causes", "--format", "csv") == \
-        plx("waits", exp, "--causes", "--format", "csv").stdout
+    for args in (["--format", "csv"], [], ["--format", "json"]):
+        want = plx("waits", exp, "--causes", *args).stdout
+        for np in (3, 4):
+            out, st = stats(impl, exp, "--causes", *args, np=np)
+            assert out == want, (args, np)
+            # every block (of 21 or 22, or of 16 ranks) replayed its own events and found the
+            # causes of its own ranks' waits (each rank waits at the barrier, the allreduce or
+            # the bcast), the late ranks' accounts coming from their blocks as items
+            assert all(e > 0 and c > 0 and i > 0 for e, c, i in st), (np, st)
     # more analysis processes than fit evenly: blocks of 21, 21 and 22 ranks
     assert parallel(impl, exp, "--format", "csv", np=3) == \
         plx("waits", exp, "--format", "csv").stdout

@@ -1,12 +1,13 @@
 //! The parallel wait-state analysis (`waits::parallel`), its processes played by threads that
-//! all-gather through shared memory: on any number of them, rank 0's rows are the serial
-//! analysis's, in the same order, with the same event count; a receive recorded before its
-//! send makes rank 0 analyse alone.
+//! all-gather through shared memory and send each other bytes through channels: on any number
+//! of them, rank 0's rows (and causes) are the serial analysis's, in the same order, with the
+//! same event count; a receive recorded before its send makes rank 0 analyse alone.
 
 use std::path::Path;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Barrier, Mutex};
 
-use plx_analysis::waits::parallel::{compute, Exchange};
+use plx_analysis::waits::parallel::{compute, Exchange, ParallelResult};
 use plx_analysis::{clock_condition, AnalysisError, MergeOptions, Model, WaitAnalysis, Window};
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::test_dir::tmp;
@@ -21,6 +22,9 @@ struct Threads {
     rank: usize,
     size: usize,
     shared: Arc<(Mutex<Vec<Vec<u8>>>, Barrier)>,
+    /// To each rank, and from each rank.
+    to: Vec<Sender<Vec<u8>>>,
+    from: Vec<Mutex<Receiver<Vec<u8>>>>,
 }
 
 impl Exchange for Threads {
@@ -38,6 +42,13 @@ impl Exchange for Threads {
         // nobody writes the next round's bytes before everyone has read this one's
         barrier.wait();
         Ok(all)
+    }
+    fn send(&self, to: usize, bytes: Vec<u8>) -> Result<(), AnalysisError> {
+        self.to[to].send(bytes).unwrap();
+        Ok(())
+    }
+    fn recv(&self, from: usize) -> Result<Vec<u8>, AnalysisError> {
+        Ok(self.from[from].lock().unwrap().recv().unwrap())
     }
 }
 
@@ -98,23 +109,70 @@ fn rows(a: &WaitAnalysis) -> (Vec<Row>, u64) {
 
 /// Rank 0's result of `size` analysis processes, and whether it was the serial one.
 fn parallel(exp: &Experiment, model: &Model, size: usize, window: Window) -> (WaitAnalysis, bool) {
+    let r = parallel_with(exp, model, size, window, false);
+    (r.analysis, r.serial)
+}
+
+/// Rank 0's result of `size` analysis processes (with `causes`, their causes).
+fn parallel_with(
+    exp: &Experiment,
+    model: &Model,
+    size: usize,
+    window: Window,
+    causes: bool,
+) -> ParallelResult {
     let shared = Arc::new((Mutex::new(vec![Vec::new(); size]), Barrier::new(size)));
+    // channel (i, j): from rank i to rank j
+    let (mut tx, mut rx): (Vec<Vec<_>>, Vec<Vec<_>>) = (Vec::new(), Vec::new());
+    for _ in 0..size {
+        let (t, r): (Vec<_>, Vec<_>) = (0..size).map(|_| channel()).unzip();
+        tx.push(t);
+        rx.push(r);
+    }
+    let mut from: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> = (0..size).map(|_| Vec::new()).collect();
+    for row in rx {
+        for (j, r) in row.into_iter().enumerate() {
+            from[j].push(Mutex::new(r));
+        }
+    }
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..size)
-            .map(|rank| {
+        let handles: Vec<_> = from
+            .into_iter()
+            .enumerate()
+            .map(|(rank, from)| {
                 let x = Threads {
                     rank,
                     size,
                     shared: Arc::clone(&shared),
+                    to: tx[rank].clone(),
+                    from,
                 };
-                s.spawn(move || compute(model, exp, window, None, &x).unwrap())
+                s.spawn(move || compute(model, exp, window, None, causes, &x).unwrap())
             })
             .collect();
         let mut out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         assert!(out[1..].iter().all(Option::is_none));
-        let r = out.remove(0).expect("rank 0's result");
-        (r.analysis, r.serial)
+        out.remove(0).expect("rank 0's result")
     })
+}
+
+type CauseOut = (&'static str, String, String, String, &'static str, u64);
+
+/// The causes as `plx waits --causes` prints them: names, and each delay's bits.
+fn causes(a: &WaitAnalysis) -> Vec<CauseOut> {
+    a.causes
+        .iter()
+        .map(|c| {
+            (
+                c.pattern.name(),
+                a.locations[c.waiting as usize].label(),
+                a.locations[c.cause as usize].label(),
+                a.callpath_name(c.cause_callpath),
+                c.kind.as_str(),
+                c.delay_ns.to_bits(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -185,4 +243,42 @@ fn a_receive_before_its_send_makes_rank_0_analyse_alone() {
     let (a, fallback) = parallel(&exp, &model, 3, Window::ALL);
     assert!(fallback);
     assert_eq!(rows(&a), rows(&serial));
+}
+
+#[test]
+fn the_causes_are_computed_by_every_block_and_are_the_serial_ones() {
+    let d = tmp("waits-parallel-causes");
+    world(&d, false);
+    let (exp, model) = open(&d);
+    let serial = WaitAnalysis::compute(
+        &model,
+        &exp,
+        Window::ALL,
+        None,
+        true,
+        MergeOptions::default(),
+    )
+    .unwrap();
+    let want = causes(&serial);
+    // late senders at 4-7 blamed on 0-3, the late receiver 2 on 6, 8 ranks waiting for 7
+    assert_eq!(want.len(), 23, "{want:#?}");
+    for size in [1, 2, 3, 4, 9, 12] {
+        let r = parallel_with(&exp, &model, size, Window::ALL, true);
+        assert!(!r.serial, "{size}");
+        assert_eq!(
+            rows(&r.analysis),
+            rows(&serial),
+            "{size} analysis processes"
+        );
+        assert_eq!(causes(&r.analysis), want, "{size} analysis processes");
+        // each block found its own locations' causes: the 9 ranks' rows are split among them
+        let found: Vec<u64> = r.stats.iter().map(|s| s.causes).collect();
+        assert_eq!(found.iter().sum::<u64>(), want.len() as u64, "{found:?}");
+        // every one of the 9 ranks has causes of its waits: each block found some
+        let busy = r.stats.iter().filter(|s| s.causes > 0).count();
+        assert_eq!(busy, size.min(9), "{found:?}");
+        // what the blocks sent each other: nothing with one, items with more
+        let items: u64 = r.stats.iter().map(|s| s.items).sum();
+        assert_eq!(items == 0, size == 1, "{:?}", r.stats);
+    }
 }

@@ -11,6 +11,8 @@ type Init = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
 type Allgather =
     unsafe extern "C" fn(*const c_void, c_longlong, *mut *mut c_void, *mut c_longlong) -> c_int;
 type Free = unsafe extern "C" fn(*mut c_void);
+type Send = unsafe extern "C" fn(c_int, *const c_void, c_longlong) -> c_int;
+type Recv = unsafe extern "C" fn(c_int, *mut *mut c_void, *mut c_longlong) -> c_int;
 type Finalize = unsafe extern "C" fn() -> c_int;
 type Abort = unsafe extern "C" fn(c_int);
 
@@ -19,6 +21,8 @@ pub struct Job {
     rank: usize,
     size: usize,
     allgather: Allgather,
+    send: Send,
+    recv: Recv,
     free: Free,
     finalize: Finalize,
     abort: Abort,
@@ -93,6 +97,8 @@ impl Job {
             rank: rank as usize,
             size: size as usize,
             allgather: symbol(lib, "plx_par_allgather")?,
+            send: symbol(lib, "plx_par_send")?,
+            recv: symbol(lib, "plx_par_recv")?,
             free: symbol(lib, "plx_par_free")?,
             finalize: symbol(lib, "plx_par_finalize")?,
             abort: symbol(lib, "plx_par_abort")?,
@@ -153,5 +159,38 @@ impl Exchange for Job {
         // SAFETY: the library's buffer, not used after
         unsafe { (self.free)(out) };
         Ok(parts)
+    }
+
+    fn send(&self, to: usize, bytes: Vec<u8>) -> Result<(), AnalysisError> {
+        // SAFETY: `bytes` is readable for its length; the library sends a copy
+        let rc = unsafe {
+            (self.send)(
+                to as c_int,
+                bytes.as_ptr() as *const c_void,
+                bytes.len() as c_longlong,
+            )
+        };
+        match rc {
+            0 => Ok(()),
+            -2 => Err(AnalysisError::Parallel(
+                "an exchange of over 2 GiB (MPI's int counts)".to_string(),
+            )),
+            _ => Err(AnalysisError::Parallel(format!("MPI_Isend failed ({rc})"))),
+        }
+    }
+
+    fn recv(&self, from: usize) -> Result<Vec<u8>, AnalysisError> {
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut len: c_longlong = 0;
+        // SAFETY: two out-parameters to fill
+        let rc = unsafe { (self.recv)(from as c_int, &mut out, &mut len) };
+        if rc != 0 {
+            return Err(AnalysisError::Parallel(format!("MPI_Recv failed ({rc})")));
+        }
+        // SAFETY: the library malloc'ed `len` bytes at `out`, freed below
+        let v = unsafe { std::slice::from_raw_parts(out as *const u8, len as usize) }.to_vec();
+        // SAFETY: the library's buffer, not used after
+        unsafe { (self.free)(out) };
+        Ok(v)
     }
 }

@@ -29,9 +29,14 @@ pub struct WaitsArgs {
     /// Run as an MPI job (`mpirun -np N plx waits --parallel DIR`, Open MPI or MPICH): each
     /// analysis process merges and replays its own contiguous block of the measured
     /// processes and exchanges the MPI calls' events with the others; process 0 prints what
-    /// the serial analysis prints. With --causes, process 0 computes the causes alone.
+    /// the serial analysis prints. With --causes, each process finds the causes of its own
+    /// locations' waits, given the late locations' accounts by their processes.
     #[arg(long)]
     pub parallel: bool,
+    /// With --parallel: what each analysis process did, on stderr (its events replayed, the
+    /// waits and causes it found, the bytes it exchanged).
+    #[arg(long, requires = "parallel")]
+    pub stats: bool,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<Format>,
@@ -93,24 +98,32 @@ fn parallel(
     window: Window,
     app: Option<u32>,
 ) -> Result<Option<WaitAnalysis>, CliError> {
-    use plx_analysis::waits::parallel::Exchange;
-    if args.causes {
-        // the causes need every location's whole account: rank 0 alone
-        if job.rank() != 0 {
-            return Ok(None);
-        }
-        let a = WaitAnalysis::compute(model, exp, window, app, true, MergeOptions::default())?;
-        return Ok(Some(a));
-    }
-    let Some(r) = plx_analysis::waits::parallel::compute(model, exp, window, app, job)? else {
+    let Some(r) =
+        plx_analysis::waits::parallel::compute(model, exp, window, app, args.causes, job)?
+    else {
         return Ok(None);
     };
     if r.serial {
         eprintln!(
-            "plx: note: a receive is recorded before its send (clocks of several hosts): the \
-             merge repairs the clock condition across ranks, so process 0 analysed the \
-             experiment alone"
+            "plx: note: process 0 analysed the experiment alone: a receive is recorded before \
+             its send (clocks of several hosts; the merge repairs the clock condition across \
+             ranks), or with --causes a traced stream joins processes"
         );
+    }
+    if args.stats {
+        for (i, s) in r.stats.iter().enumerate() {
+            eprintln!(
+                "plx: process {i}: {} own events and {} others' replayed, {} wait rows and {} \
+                 cause rows found, {} bytes all-gathered, {} bytes in {} items sent",
+                s.events,
+                s.remote_events,
+                s.rows,
+                s.causes,
+                s.gathered_bytes,
+                s.sent_bytes,
+                s.items
+            );
+        }
     }
     Ok(Some(r.analysis))
 }

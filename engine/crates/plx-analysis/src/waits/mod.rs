@@ -195,6 +195,21 @@ impl Callpaths {
         })
     }
 
+    /// Call paths interned so far.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Call path `cp`'s (parent, region).
+    pub fn node(&self, cp: u32) -> (u32, u32) {
+        self.nodes[cp as usize]
+    }
+
     /// `main => work => MPI_Recv` (`(thread)` for the root: outside every region).
     pub fn name(&self, cp: u32, regions: &RegionTable) -> String {
         let mut names = Vec::new();

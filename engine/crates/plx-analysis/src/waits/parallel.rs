@@ -8,14 +8,16 @@
 //! **Boundary events.** What a location's MPI partners need of it is what happens inside its MPI
 //! (and socket) calls: their enters and exits, and the send, receive, send-completion,
 //! collective and stream events. Each rank merges its own processes (no clock repair: see
-//! below), keeps that merged stream, and gives every other rank its boundary events (one
-//! all-gather). Each rank then replays its own stream interleaved with the other ranks'
-//! boundary events in the serial merge's order — (time, process), a process's events in their
-//! own order — through the same [`Replay`] as the serial analysis, counting only its own
+//! below), keeps that merged stream, and gives the other ranks the boundary events they need
+//! (one all-to-all): an MPI call's events, with its enter and exit, go to the blocks of its
+//! messages' partners and its collectives' members. Each rank then replays its own stream
+//! interleaved with the boundary events it got in the serial merge's order — (time,
+//! process), a process's events in their own order — through the same [`Replay`] as the serial analysis, counting only its own
 //! locations' waits. The partners' MPI state (their open routine, their messages, collective
 //! instances, the receives behind the wrong-order variants) is then what the serial replay has,
-//! so each own wait is the serial one; the partners' call paths outside MPI are not known (they
-//! matter only to the causes).
+//! so each own wait is the serial one. The partners' call paths outside MPI and their accounts
+//! are not known here: with causes, the late location's block sends them as items
+//! ([`Link`]), and the call paths are numbered beforehand as the serial replay numbers them.
 //!
 //! **Messages.** A message is named by its channel (communicator, sender, receiver, tag) and
 //! its number on it, which the sender's and the receiver's blocks count alike (MPI's order per
@@ -35,8 +37,9 @@ use std::hash::{Hash, Hasher};
 
 use plx_format::{Experiment, RegionKind, NONE_U32};
 
-use super::replay::{Replay, Setup};
-use super::{Callpaths, Pattern, WaitAnalysis, WaitRow};
+use super::delay::{Account, CauseKind};
+use super::replay::{Item, Key, Link, Replay, Setup};
+use super::{Callpaths, CauseRow, Pattern, WaitAnalysis, WaitRow};
 use crate::hash::FastMap;
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocation};
 use crate::model::Model;
@@ -52,6 +55,144 @@ pub trait Exchange {
     fn size(&self) -> usize;
     /// Every rank's `bytes`, in rank order (a collective call: every rank makes it).
     fn allgather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, AnalysisError>;
+    /// Sends `bytes` to rank `to` without waiting for it to receive them.
+    fn send(&self, to: usize, bytes: Vec<u8>) -> Result<(), AnalysisError>;
+    /// The next bytes rank `from` sent this rank (waits for them).
+    fn recv(&self, from: usize) -> Result<Vec<u8>, AnalysisError>;
+    /// Gives each rank its part of `parts` (one per rank) and returns what each rank gave this
+    /// one (a collective call: every rank makes it; an empty part is not sent).
+    fn alltoallv(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, AnalysisError> {
+        let mut out: Vec<Vec<u8>> = vec![Vec::new(); self.size()];
+        let mut sizes = Vec::with_capacity(parts.len() * 8);
+        for p in &parts {
+            sizes.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        }
+        // who sends to whom: every rank's part sizes
+        let all = self.allgather(&sizes)?;
+        for (r, p) in parts.into_iter().enumerate() {
+            if r == self.rank() {
+                out[r] = p;
+            } else if !p.is_empty() {
+                self.send(r, p)?;
+            }
+        }
+        for (r, s) in all.iter().enumerate() {
+            let at = self.rank() * 8;
+            let n = s
+                .get(at..at + 8)
+                .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+            if r != self.rank() && n > 0 {
+                out[r] = self.recv(r)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Another block's boundary event: (time, process, location, event, for a send its number
+/// among its location's sends).
+type Remote = (i64, u32, u32, EventKind, Option<u64>);
+
+/// Each block's boundary events of this block's stream `events`, encoded: an MPI (or socket)
+/// call's events go, with its enter and exit, to the blocks of its messages' partners and of
+/// its collectives' members (a stream's to every block); nothing of a call without any.
+#[allow(clippy::too_many_arguments)]
+fn route(
+    events: &[(i64, u32, u32, EventKind)],
+    regions: &RegionTable,
+    me: usize,
+    size: usize,
+    rank_block: &HashMap<u32, u32>,
+    comm_ranks: &[Vec<u32>],
+    global: &FastMap<(usize, u32), u32>,
+) -> Vec<Vec<u8>> {
+    let comm_blocks: Vec<Vec<u32>> = comm_ranks
+        .iter()
+        .map(|ranks| {
+            let mut b: Vec<u32> = ranks
+                .iter()
+                .filter_map(|r| rank_block.get(r).copied())
+                .collect();
+            b.sort_unstable();
+            b.dedup();
+            b
+        })
+        .collect();
+    let boundary = |r: u32| matches!(regions.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
+    // per location: the open calls' events (their positions) and where they go
+    let mut open: FastMap<u32, (Vec<usize>, Vec<u32>, usize)> = FastMap::default();
+    let mut sends: FastMap<u32, u64> = FastMap::default();
+    // a nonblocking send's block, until its completion
+    let mut nonblocking: FastMap<(u32, u64), u32> = FastMap::default();
+    let mut to: Vec<Vec<(usize, Option<u64>)>> = vec![Vec::new(); size];
+    let mut send_no: Vec<Option<u64>> = vec![None; events.len()];
+    for (i, &(_, p, loc, kind)) in events.iter().enumerate() {
+        let o = open.entry(loc).or_default();
+        let dests: Vec<u32> = match kind {
+            EventKind::Enter { region } if boundary(region) => {
+                o.2 += 1;
+                Vec::new()
+            }
+            EventKind::Exit { region } if boundary(region) => {
+                if o.2 == 0 {
+                    continue;
+                }
+                o.2 -= 1;
+                Vec::new()
+            }
+            EventKind::Send { peer, .. } => {
+                let n = sends.entry(loc).or_insert(0);
+                send_no[i] = Some(*n);
+                let b = rank_block.get(&peer).copied();
+                if let (Some(b), true) = (b, o.2 > 0) {
+                    nonblocking.insert((loc, *n), b);
+                }
+                *n += 1;
+                b.into_iter().collect()
+            }
+            EventKind::Recv { peer, .. } => rank_block.get(&peer).copied().into_iter().collect(),
+            EventKind::SendDone { thread, send, .. } => global
+                .get(&(p as usize, thread))
+                .and_then(|&sender| nonblocking.remove(&(sender, send)))
+                .into_iter()
+                .collect(),
+            EventKind::Collective { comm, .. } => comm
+                .and_then(|c| comm_blocks.get(c as usize).cloned())
+                .unwrap_or_default(),
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {
+                (0..size as u32).collect()
+            }
+            _ => continue,
+        };
+        o.0.push(i);
+        o.1.extend(dests);
+        if o.2 == 0 {
+            // the outermost call returned (or an event outside any): to its blocks
+            let (evs, mut ds, _) = std::mem::take(o);
+            ds.sort_unstable();
+            ds.dedup();
+            for d in ds {
+                if d as usize != me {
+                    to[d as usize].extend(evs.iter().map(|&e| (e, send_no[e])));
+                }
+            }
+        }
+    }
+    to.into_iter()
+        .map(|mut evs| {
+            if evs.is_empty() {
+                return Vec::new();
+            }
+            // the stream's order: a process's events in their own order
+            evs.sort_unstable_by_key(|e| e.0);
+            let mut w = Boundary::default();
+            for (e, n) in evs {
+                let (t, p, loc, kind) = events[e];
+                w.add(regions, t, p, loc, kind, n);
+            }
+            w.finish()
+        })
+        .collect()
 }
 
 /// What rank 0 gets of a parallel analysis.
@@ -59,8 +200,30 @@ pub trait Exchange {
 pub struct ParallelResult {
     /// The analysis, as the serial one gives it.
     pub analysis: WaitAnalysis,
-    /// The clock condition did not hold: the analysis is rank 0's serial one.
+    /// The clock condition did not hold (or, with causes, a stream crossed the blocks): the
+    /// analysis is rank 0's serial one.
     pub serial: bool,
+    /// What each analysis process did, in rank order.
+    pub stats: Vec<Stats>,
+}
+
+/// What one analysis process replayed and exchanged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Its own events replayed.
+    pub events: u64,
+    /// The other blocks' events replayed.
+    pub remote_events: u64,
+    /// Waits found at its own locations (their rows).
+    pub rows: u64,
+    /// Cause rows found at its own locations.
+    pub causes: u64,
+    /// Bytes it gave the collective exchanges (each all-gather's own part).
+    pub gathered_bytes: u64,
+    /// Bytes it sent point to point (the causes' items), and the items.
+    pub sent_bytes: u64,
+    /// Items it sent.
+    pub items: u64,
 }
 
 /// The processes of analysis rank `rank` of `size`: its contiguous share of `procs`.
@@ -68,15 +231,21 @@ pub fn block(procs: usize, rank: usize, size: usize) -> std::ops::Range<usize> {
     (rank * procs / size)..((rank + 1) * procs / size)
 }
 
-/// The waits of `model` as [`WaitAnalysis::compute`] finds them without causes, computed by every
-/// rank of `x` together; `Some` on rank 0.
+/// The waits of `model` as [`WaitAnalysis::compute`] finds them (with `causes`, their causes
+/// too), computed by every rank of `x` together; `Some` on rank 0.
 pub fn compute(
     model: &Model,
     exp: &Experiment,
     window: Window,
     app: Option<u32>,
+    causes: bool,
     x: &dyn Exchange,
 ) -> Result<Option<ParallelResult>, AnalysisError> {
+    let mut st = Stats::default();
+    let gather = |st: &mut Stats, b: &[u8]| {
+        st.gathered_bytes += b.len() as u64;
+        x.allgather(b)
+    };
     let traced: Vec<usize> = (0..model.processes.len())
         .filter(|&p| model.processes[p].measured && model.processes[p].has_trace())
         .collect();
@@ -113,7 +282,7 @@ pub fn compute(
         w.u32(t);
     }
     let mut locations = Vec::new();
-    for b in x.allgather(&w.0)? {
+    for b in gather(&mut st, &w.0)? {
         let mut r = Rd::new(&b);
         for _ in 0..r.u32()? {
             let (p, t) = (r.u32()? as usize, r.u32()?);
@@ -134,10 +303,23 @@ pub fn compute(
         .map(|&(p, t)| (global[&(p, t)], p as u32, model.processes[p].rank()))
         .collect();
 
-    // own stream on global locations, messages named by channel; boundary events for the others
+    // each process's block, each rank's, and per communicator the blocks with members
+    let mut proc_block = vec![NONE_U32; model.processes.len()];
+    for b in 0..x.size() {
+        for &p in &traced[block(traced.len(), b, x.size())] {
+            proc_block[p] = b as u32;
+        }
+    }
+    let rank_block: HashMap<u32, u32> = locations
+        .iter()
+        .filter_map(|l| l.rank.map(|r| (r, proc_block[l.process])))
+        .collect();
+    let comm_ranks = super::comm_members(model);
+
+    // own stream on global locations, messages named by channel; boundary events for the
+    // blocks holding their partners
     let mut ids = Channels::default();
     let mut own_events = Vec::new();
-    let mut boundary = Boundary::default();
     let (mut counted, mut beyond) = (0u64, false);
     let mut regions = match merge {
         None => RegionTable::default(),
@@ -152,16 +334,29 @@ pub fn compute(
                     let (loc, p, rank) = local[ev.location as usize];
                     let kind = ids.rename(ev.kind, rank);
                     own_events.push((ev.time_ns, p, loc, kind));
-                    boundary.add(feed.regions(), ev.time_ns, p, loc, kind);
                 }
                 feed.regions().clone()
             })
             .1
         }
     };
-    let mut remote: Vec<(i64, u32, u32, EventKind)> = Vec::new();
-    for (r, b) in x.allgather(&boundary.finish())?.iter().enumerate() {
-        if r != x.rank() {
+    let parts = route(
+        &own_events,
+        &regions,
+        x.rank(),
+        x.size(),
+        &rank_block,
+        &comm_ranks,
+        &global,
+    );
+    for (b, p) in parts.iter().enumerate() {
+        if b != x.rank() && !p.is_empty() {
+            st.sent_bytes += p.len() as u64;
+        }
+    }
+    let mut remote: Vec<Remote> = Vec::new();
+    for (r, b) in x.alltoallv(parts)?.iter().enumerate() {
+        if r != x.rank() && !b.is_empty() {
             decode_boundary(b, &mut regions, locations.len(), &mut remote)?;
         }
     }
@@ -183,11 +378,45 @@ pub fn compute(
                 own.contains(&l.process) && app.is_none_or(|a| model.processes[l.process].app == a)
             })
             .collect(),
-        comm_ranks: super::comm_members(model),
+        comm_ranks: comm_ranks.clone(),
         window,
-        causes: false,
+        causes,
     };
     let mut replay = Replay::new(setup);
+    // with causes: the call paths numbered as the serial replay numbers them, from every
+    // block's first entries, and the link to the other blocks
+    let mut streams = false;
+    let mut numbered = None;
+    if causes {
+        let mine = first_entries(&own_events, &regions);
+        let mut w = Buf::default();
+        w.u8(own_events.iter().any(|e| {
+            matches!(
+                e.3,
+                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+            )
+        }) as u8);
+        encode_callpaths(&mut w, &mine.0, &mine.1, &regions);
+        let all = gather(&mut st, &w.0)?;
+        for b in &all {
+            streams |= b.first() == Some(&1);
+        }
+        let cps = number_callpaths(&all, &mut regions)?;
+        replay.callpaths = cps.clone();
+        numbered = Some(cps);
+        let loc_block: Vec<u32> = locations.iter().map(|l| proc_block[l.process]).collect();
+        replay.link = Some(Link::new(
+            x.rank() as u32,
+            locations.iter().map(|l| own.contains(&l.process)).collect(),
+            loc_block,
+            rank_block,
+            &comm_ranks,
+        ));
+    }
+    let mut post = Post {
+        x,
+        ended: vec![false; x.size()],
+    };
     // a call path's first entry at an own location: (time, process, position in the stream)
     let mut first: FastMap<u32, (i64, u32, u64)> = FastMap::default();
     let mut sends: FastMap<u64, i64> = FastMap::default();
@@ -196,13 +425,24 @@ pub fn compute(
     let (mut a, mut b) = (own_events.iter().peekable(), remote.iter().peekable());
     let mut seq = 0u64;
     loop {
+        if streams {
+            break; // rank 0 analyses alone: a stream's accounts are not exchanged
+        }
         let take_own = match (a.peek(), b.peek()) {
             (Some(o), Some(r)) => (o.0, o.1) < (r.0, r.1),
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => break,
         };
-        let &(t, p, loc, kind) = if take_own { a.next() } else { b.next() }.expect("peeked");
+        let (t, p, loc, kind): (i64, u32, u32, EventKind) = if take_own {
+            *a.next().expect("peeked")
+        } else {
+            let e = b.next().expect("peeked");
+            if let Some(n) = e.4 {
+                replay.set_next_send(e.2, n);
+            }
+            (e.0, e.1, e.2, e.3)
+        };
         // the clock condition: each own receive after its send (either may come first)
         match kind {
             EventKind::Send {
@@ -227,7 +467,18 @@ pub fn compute(
             },
             _ => {}
         }
+        for (key, from) in replay.needs(loc, &kind) {
+            post.fetch(&mut replay, &mut st, key, from)?;
+        }
         replay.event(&regions, loc, t, kind);
+        if replay.link.as_ref().is_some_and(|k| k.outbox.len() >= 256) {
+            post.flush(&mut replay, &mut st, false)?;
+        }
+        if take_own {
+            st.events += 1;
+        } else {
+            st.remote_events += 1;
+        }
         if take_own {
             if let EventKind::Enter { .. } = kind {
                 let cp = replay.callpath_of(loc);
@@ -237,11 +488,44 @@ pub fn compute(
         }
     }
 
+    if replay.link.is_some() {
+        post.finish(&mut replay, &mut st)?;
+    }
+
     // to rank 0: rows, first entries, events, the clock condition
+    st.rows = replay.waits.len() as u64;
+    st.causes = replay.causes.len() as u64;
     let mut w = Buf::default();
     w.u64(counted);
     w.u8(beyond as u8);
-    w.u8(unordered as u8);
+    w.u8((unordered || streams) as u8);
+    if let Some(cps) = numbered {
+        // the call paths are the serial ones: rows and causes by number
+        w.u32(replay.waits.len() as u32);
+        for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
+            w.u8(pattern_index(pattern));
+            w.u32(loc);
+            w.u32(cp);
+            w.i64(ns);
+            w.u64(n);
+        }
+        w.u32(replay.causes.len() as u32);
+        for (&(pattern, waiting, cause, cp, kind), &ns) in &replay.causes {
+            w.u8(pattern_index(pattern));
+            w.u32(waiting);
+            w.u32(cause);
+            w.u32(cp);
+            w.u8(kind as u8);
+            w.u64(ns.to_bits());
+        }
+        st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
+        stats(&mut w, &st);
+        let all = x.allgather(&w.0)?;
+        if x.rank() != 0 {
+            return Ok(None);
+        }
+        return assemble_numbered(model, exp, window, app, locations, regions, cps, &all).map(Some);
+    }
     w.u32(replay.waits.len() as u32);
     for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
         w.u8(Pattern::ALL
@@ -260,6 +544,8 @@ pub fn compute(
         w.u32(p);
         w.u64(s);
     }
+    st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
+    stats(&mut w, &st);
     let all = x.allgather(&w.0)?;
     if x.rank() != 0 {
         return Ok(None);
@@ -276,6 +562,7 @@ fn assemble(
     locations: Vec<TraceLocation>,
     all: &[Vec<u8>],
 ) -> Result<ParallelResult, AnalysisError> {
+    let mut stats = Vec::new();
     let mut events = 0u64;
     let mut beyond = false;
     let mut unordered = false;
@@ -298,17 +585,17 @@ fn assemble(
             let e = first.entry(name).or_insert(key);
             *e = (*e).min(key);
         }
+        stats.push(read_stats(&mut r)?);
     }
     // the serial merge may move receives on other grounds too (its controlled logical clock
     // over the pairs it matched): its check over the message events alone is the judge
-    let moved = crate::merge::clock_condition(model, MergeOptions::default())
-        .is_some_and(|c| c.report.shifted_receives > 0 || c.report.violations_after > 0);
-    if unordered || moved {
+    if unordered || moved(model) {
         let analysis =
             WaitAnalysis::compute(model, exp, window, app, false, MergeOptions::default())?;
         return Ok(ParallelResult {
             analysis,
             serial: true,
+            stats,
         });
     }
     // call paths numbered by their first entry, as the serial replay met them
@@ -355,7 +642,449 @@ fn assemble(
             found: Vec::new(),
         },
         serial: false,
+        stats,
     })
+}
+
+/// The serial merge moves a receive (see the clock condition).
+fn moved(model: &Model) -> bool {
+    crate::merge::clock_condition(model, MergeOptions::default())
+        .is_some_and(|c| c.report.shifted_receives > 0 || c.report.violations_after > 0)
+}
+
+/// Rank 0, with causes: every rank's rows and causes, their call paths numbered alike
+/// (`callpaths`, naming `regions`), as one analysis (or the serial one).
+#[allow(clippy::too_many_arguments)]
+fn assemble_numbered(
+    model: &Model,
+    exp: &Experiment,
+    window: Window,
+    app: Option<u32>,
+    locations: Vec<TraceLocation>,
+    regions: RegionTable,
+    callpaths: Callpaths,
+    all: &[Vec<u8>],
+) -> Result<ParallelResult, AnalysisError> {
+    let mut stats = Vec::new();
+    let (mut events, mut beyond, mut alone) = (0u64, false, false);
+    let mut rows = Vec::new();
+    let mut causes = Vec::new();
+    let n_locs = locations.len() as u32;
+    let n_cps = callpaths.len() as u32;
+    let loc = |r: &mut Rd| -> Result<u32, AnalysisError> {
+        let l = r.u32()?;
+        (l < n_locs).then_some(l).ok_or_else(|| bad("location"))
+    };
+    let cp = |r: &mut Rd| -> Result<u32, AnalysisError> {
+        let c = r.u32()?;
+        (c < n_cps || c == NONE_U32)
+            .then_some(c)
+            .ok_or_else(|| bad("call path"))
+    };
+    for b in all {
+        let mut r = Rd::new(b);
+        events += r.u64()?;
+        beyond |= r.u8()? != 0;
+        alone |= r.u8()? != 0;
+        for _ in 0..r.u32()? {
+            rows.push(WaitRow {
+                pattern: pattern_at(r.u8()?)?,
+                location: loc(&mut r)?,
+                callpath: cp(&mut r)?,
+                wait_ns: r.i64()?,
+                count: r.u64()?,
+            });
+        }
+        for _ in 0..r.u32()? {
+            causes.push(CauseRow {
+                pattern: pattern_at(r.u8()?)?,
+                waiting: loc(&mut r)?,
+                cause: loc(&mut r)?,
+                cause_callpath: cp(&mut r)?,
+                kind: match r.u8()? {
+                    0 => CauseKind::Direct,
+                    1 => CauseKind::Propagated,
+                    _ => return Err(bad("cause kind")),
+                },
+                delay_ns: f64::from_bits(r.u64()?),
+            });
+        }
+        stats.push(read_stats(&mut r)?);
+    }
+    if alone || moved(model) {
+        let analysis =
+            WaitAnalysis::compute(model, exp, window, app, true, MergeOptions::default())?;
+        return Ok(ParallelResult {
+            analysis,
+            serial: true,
+            stats,
+        });
+    }
+    rows.sort_by_key(|r| (r.pattern, r.location, r.callpath));
+    causes.sort_by_key(|c| (c.pattern, c.waiting, c.cause, c.cause_callpath, c.kind));
+    Ok(ParallelResult {
+        analysis: WaitAnalysis {
+            locations,
+            regions,
+            callpaths,
+            rows,
+            causes,
+            events: events + beyond as u64,
+            warnings: Vec::new(),
+            found: Vec::new(),
+        },
+        serial: false,
+        stats,
+    })
+}
+
+fn pattern_index(p: Pattern) -> u8 {
+    Pattern::ALL.iter().position(|&q| q == p).expect("pattern") as u8
+}
+
+fn pattern_at(i: u8) -> Result<Pattern, AnalysisError> {
+    Pattern::ALL
+        .get(i as usize)
+        .copied()
+        .ok_or_else(|| bad("pattern"))
+}
+
+/// The bytes [`stats`] writes.
+const STATS_BYTES: u64 = 7 * 8;
+
+fn stats(w: &mut Buf, s: &Stats) {
+    for v in [
+        s.events,
+        s.remote_events,
+        s.rows,
+        s.causes,
+        s.gathered_bytes,
+        s.sent_bytes,
+        s.items,
+    ] {
+        w.u64(v);
+    }
+}
+
+fn read_stats(r: &mut Rd) -> Result<Stats, AnalysisError> {
+    Ok(Stats {
+        events: r.u64()?,
+        remote_events: r.u64()?,
+        rows: r.u64()?,
+        causes: r.u64()?,
+        gathered_bytes: r.u64()?,
+        sent_bytes: r.u64()?,
+        items: r.u64()?,
+    })
+}
+
+/// Each call path the own events enter, numbered in the order of their first entry here, and
+/// that entry: (time, process, position in the own stream).
+fn first_entries(
+    events: &[(i64, u32, u32, EventKind)],
+    regions: &RegionTable,
+) -> (Callpaths, Vec<(i64, u32, u64)>) {
+    let mut cps = Callpaths::default();
+    let mut first = Vec::new();
+    let mut stacks: FastMap<u32, Vec<(u32, u32)>> = FastMap::default();
+    for (seq, &(t, p, loc, kind)) in events.iter().enumerate() {
+        let s = stacks.entry(loc).or_default();
+        match kind {
+            // as the replay nests them: the runtime's own work is a root of its own
+            EventKind::Enter { region } => {
+                let parent = match regions.get(region).kind {
+                    RegionKind::Runtime => NONE_U32,
+                    _ => s.last().map_or(NONE_U32, |f| f.1),
+                };
+                let cp = cps.child(parent, region);
+                if cp as usize == first.len() {
+                    first.push((t, p, seq as u64));
+                }
+                s.push((region, cp));
+            }
+            EventKind::Exit { region } => {
+                if let Some(i) = s.iter().rposition(|f| f.0 == region) {
+                    s.truncate(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    (cps, first)
+}
+
+fn encode_callpaths(
+    w: &mut Buf,
+    cps: &Callpaths,
+    first: &[(i64, u32, u64)],
+    regions: &RegionTable,
+) {
+    w.u32(cps.len() as u32);
+    for (cp, &(t, p, seq)) in first.iter().enumerate() {
+        let (parent, region) = cps.node(cp as u32);
+        let info = regions.get(region);
+        w.u32(parent);
+        w.str(&info.name);
+        w.u8(info.kind.to_u8());
+        w.str(&info.file);
+        w.u32(info.line);
+        w.i64(t);
+        w.u32(p);
+        w.u64(seq);
+    }
+}
+
+/// Every block's call paths (after its stream flag), numbered by their first entry anywhere
+/// as the serial replay numbers them, on `regions` (which gets the regions it lacks).
+fn number_callpaths(
+    all: &[Vec<u8>],
+    regions: &mut RegionTable,
+) -> Result<Callpaths, AnalysisError> {
+    let mut names = RegionTable::default();
+    let mut union = Callpaths::default();
+    let mut first: Vec<(i64, u32, u64)> = Vec::new();
+    for b in all {
+        let mut r = Rd::new(b);
+        r.u8()?;
+        let mut here: Vec<u32> = Vec::new();
+        for _ in 0..r.u32()? {
+            let parent = r.u32()?;
+            let info = RegionInfo {
+                name: r.str()?,
+                kind: RegionKind::from_u8(r.u8()?),
+                file: r.str()?,
+                line: r.u32()?,
+            };
+            let key = (r.i64()?, r.u32()?, r.u64()?);
+            let parent = match parent {
+                NONE_U32 => NONE_U32,
+                p => *here.get(p as usize).ok_or_else(|| bad("call path"))?,
+            };
+            let cp = union.child(parent, names.intern(info));
+            if cp as usize == first.len() {
+                first.push(key);
+            }
+            first[cp as usize] = first[cp as usize].min(key);
+            here.push(cp);
+        }
+    }
+    // a call path's parent was entered before it: parents come first
+    let mut order: Vec<u32> = (0..union.len() as u32).collect();
+    order.sort_by_key(|&c| first[c as usize]);
+    let mut new = vec![NONE_U32; order.len()];
+    let mut out = Callpaths::default();
+    for (i, &c) in order.iter().enumerate() {
+        let (parent, region) = union.node(c);
+        let parent = match parent {
+            NONE_U32 => NONE_U32,
+            p => new[p as usize],
+        };
+        if parent == NONE_U32 && union.node(c).0 != NONE_U32 {
+            return Err(bad("call path order"));
+        }
+        new[c as usize] = out.child(parent, regions.intern(names.get(region).clone()));
+        debug_assert_eq!(new[c as usize], i as u32);
+    }
+    Ok(out)
+}
+
+/// A block's items for the others, and its reading of theirs ([`Link`]).
+struct Post<'a> {
+    x: &'a dyn Exchange,
+    /// The blocks whose last items came.
+    ended: Vec<bool>,
+}
+
+const END: u8 = 255;
+
+impl Post<'_> {
+    /// Sends the outbox, an item list per block (and with `end`, the end to every block).
+    fn flush(
+        &mut self,
+        replay: &mut Replay,
+        st: &mut Stats,
+        end: bool,
+    ) -> Result<(), AnalysisError> {
+        let Some(k) = &mut replay.link else {
+            return Ok(());
+        };
+        let mut to: Vec<Buf> = (0..self.x.size()).map(|_| Buf::default()).collect();
+        for (b, key, item) in k.outbox.drain(..) {
+            encode_item(&mut to[b as usize], key, &item);
+            st.items += 1;
+        }
+        for (b, mut w) in to.into_iter().enumerate() {
+            if b == self.x.rank() {
+                continue;
+            }
+            if end {
+                w.u8(END);
+            }
+            if !w.0.is_empty() {
+                st.sent_bytes += w.0.len() as u64;
+                self.x.send(b, w.0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads block `from`'s items until `key` has come.
+    fn fetch(
+        &mut self,
+        replay: &mut Replay,
+        st: &mut Stats,
+        key: Key,
+        from: u32,
+    ) -> Result<(), AnalysisError> {
+        loop {
+            if replay
+                .link
+                .as_ref()
+                .is_some_and(|k| k.inbox.contains_key(&key))
+            {
+                return Ok(());
+            }
+            if self.ended[from as usize] {
+                return Err(bad("an item that never came"));
+            }
+            // what the others wait for goes first: no block waits for one that waits for it
+            self.flush(replay, st, false)?;
+            self.read(replay, from)?;
+        }
+    }
+
+    fn read(&mut self, replay: &mut Replay, from: u32) -> Result<(), AnalysisError> {
+        let b = self.x.recv(from as usize)?;
+        let k = replay.link.as_mut().expect("linked");
+        let mut r = Rd::new(&b);
+        while r.at < b.len() {
+            match decode_item(&mut r)? {
+                Some((key, item)) => {
+                    k.inbox.insert(key, item);
+                }
+                None => self.ended[from as usize] = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// The last items, the end to every block, and every block's end read.
+    fn finish(&mut self, replay: &mut Replay, st: &mut Stats) -> Result<(), AnalysisError> {
+        self.flush(replay, st, true)?;
+        for b in 0..self.x.size() {
+            while b != self.x.rank() && !self.ended[b] {
+                self.read(replay, b as u32)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn encode_account(w: &mut Buf, a: &Account) {
+    w.u32(a.time.len() as u32);
+    for (&cp, &ns) in &a.time {
+        w.u32(cp);
+        w.i64(ns);
+    }
+    w.u32(a.waited.len() as u32);
+    for (&cp, &ns) in &a.waited {
+        w.u32(cp);
+        w.i64(ns);
+    }
+    w.u32(a.blame.len() as u32);
+    for (&(l, cp), &ns) in &a.blame {
+        w.u32(l);
+        w.u32(cp);
+        w.u64(ns.to_bits());
+    }
+}
+
+fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
+    let mut a = Account::default();
+    for _ in 0..r.u32()? {
+        a.time.insert(r.u32()?, r.i64()?);
+    }
+    for _ in 0..r.u32()? {
+        a.waited.insert(r.u32()?, r.i64()?);
+    }
+    for _ in 0..r.u32()? {
+        a.blame
+            .insert((r.u32()?, r.u32()?), f64::from_bits(r.u64()?));
+    }
+    Ok(a)
+}
+
+fn encode_item(w: &mut Buf, key: Key, item: &Item) {
+    match (key, item) {
+        (Key::Send(id), Item::Send(cp, a)) => {
+            w.u8(0);
+            w.u64(id);
+            w.u32(*cp);
+            encode_account(w, a);
+        }
+        (Key::Post(id), Item::Post(p)) => {
+            w.u8(1);
+            w.u64(id);
+            match p {
+                None => w.u8(0),
+                Some((loc, t, cp, a, overtaken)) => {
+                    w.u8(1);
+                    w.u32(*loc);
+                    w.i64(*t);
+                    w.u32(*cp);
+                    encode_account(w, a);
+                    w.u8(*overtaken as u8);
+                }
+            }
+        }
+        (Key::Coll(comm, n, b), Item::Coll(v)) => {
+            w.u8(2);
+            w.u32(comm);
+            w.u32(n);
+            w.u32(b);
+            w.u32(v.len() as u32);
+            for (loc, cp, a) in v {
+                w.u32(*loc);
+                w.u32(*cp);
+                encode_account(w, a);
+            }
+        }
+        _ => unreachable!("an item under another's key"),
+    }
+}
+
+/// An item, or `None` for the end of a block's items.
+fn decode_item(r: &mut Rd) -> Result<Option<(Key, Item)>, AnalysisError> {
+    Ok(Some(match r.u8()? {
+        0 => (
+            Key::Send(r.u64()?),
+            Item::Send(r.u32()?, decode_account(r)?),
+        ),
+        1 => {
+            let id = r.u64()?;
+            let p = match r.u8()? {
+                0 => None,
+                _ => Some((
+                    r.u32()?,
+                    r.i64()?,
+                    r.u32()?,
+                    decode_account(r)?,
+                    r.u8()? != 0,
+                )),
+            };
+            (Key::Post(id), Item::Post(p))
+        }
+        2 => {
+            let key = Key::Coll(r.u32()?, r.u32()?, r.u32()?);
+            let mut v = Vec::new();
+            for _ in 0..r.u32()? {
+                v.push((r.u32()?, r.u32()?, decode_account(r)?));
+            }
+            (key, Item::Coll(v))
+        }
+        END => return Ok(None),
+        _ => return Err(bad("unknown item")),
+    }))
 }
 
 /// Messages named by channel and number: (communicator, sender, receiver, tag) → sends and
@@ -443,7 +1172,15 @@ impl Boundary {
         })
     }
 
-    fn add(&mut self, table: &RegionTable, t: i64, p: u32, loc: u32, kind: EventKind) {
+    fn add(
+        &mut self,
+        table: &RegionTable,
+        t: i64,
+        p: u32,
+        loc: u32,
+        kind: EventKind,
+        send_no: Option<u64>,
+    ) {
         let boundary_region =
             |r: u32| matches!(table.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
         let head = |w: &mut Buf, tag: u8| {
@@ -477,6 +1214,7 @@ impl Boundary {
                 w.u64(bytes);
                 w.u32(comm.unwrap_or(NONE_U32));
                 w.u64(message.expect("named"));
+                w.u64(send_no.expect("numbered"));
             }
             EventKind::Recv {
                 peer,
@@ -550,7 +1288,7 @@ fn decode_boundary(
     b: &[u8],
     regions: &mut RegionTable,
     locations: usize,
-    out: &mut Vec<(i64, u32, u32, EventKind)>,
+    out: &mut Vec<Remote>,
 ) -> Result<(), AnalysisError> {
     let mut r = Rd::new(b);
     let mut ids = Vec::new();
@@ -573,6 +1311,7 @@ fn decode_boundary(
                 .copied()
                 .ok_or_else(|| bad("unknown region"))
         };
+        let mut n = None;
         let kind = match r.u8()? {
             0 => EventKind::Enter {
                 region: region(&mut r)?,
@@ -621,7 +1360,10 @@ fn decode_boundary(
             },
             _ => return Err(bad("unknown boundary event")),
         };
-        out.push((t, p, loc, kind));
+        if let EventKind::Send { .. } = kind {
+            n = Some(r.u64()?);
+        }
+        out.push((t, p, loc, kind, n));
     }
     Ok(())
 }

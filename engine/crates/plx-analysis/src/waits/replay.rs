@@ -302,6 +302,106 @@ pub struct Replay {
     pub causes: BTreeMap<(Pattern, u32, u32, u32, CauseKind), f64>,
     /// Each wait counted, in the order found, when kept (`Some`; `None`: not kept).
     pub found: Option<Vec<FoundWait>>,
+    /// In a parallel analysis with causes: this block's locations and its items for and from
+    /// the other blocks (`None`: every location is this replay's).
+    pub link: Option<Link>,
+}
+
+/// What a block of a parallel analysis with causes ([`super::parallel`]) gives the others and
+/// takes from them: the late location's account since the last synchronisation, which only
+/// the late location's block keeps.
+///
+/// - at a send to a rank of another block, the sender's call path and account since it last
+///   synchronised with the receiver ([`Item::Send`]), for a late sender there;
+/// - at a receive from a rank of another block, where the receive was posted, with the
+///   receiver's account ([`Item::Post`]), for a late receiver at the sender;
+/// - when the block's last member of a collective instance has arrived, the call path and
+///   account of its members that may be the instance's late one ([`Item::Coll`]: the latest
+///   arrival, the root, the earliest other than the root), to every other block with members.
+///
+/// An item is made when its event is replayed and needed when an event at the same place or
+/// later in the merged order is ([`Replay::needs`]): the blocks never wait for each other in
+/// a cycle.
+#[derive(Debug, Default)]
+pub struct Link {
+    /// Whether each location is this block's.
+    pub own: Vec<bool>,
+    /// Each location's block.
+    pub loc_block: Vec<u32>,
+    /// Each world rank's block.
+    pub rank_block: HashMap<u32, u32>,
+    /// This block.
+    pub me: u32,
+    /// Per communicator: the other blocks with members, and this block's members.
+    pub comm_blocks: Vec<(Vec<u32>, usize)>,
+    /// Items from the other blocks, not used yet.
+    pub inbox: HashMap<Key, Item>,
+    /// Items for other blocks: (block, key, item).
+    pub outbox: Vec<(u32, Key, Item)>,
+}
+
+impl Link {
+    /// The link of block `me`, its locations `own`, each location's block and the blocks of
+    /// the ranks; `comm_ranks` as in [`Setup`].
+    pub fn new(
+        me: u32,
+        own: Vec<bool>,
+        loc_block: Vec<u32>,
+        rank_block: HashMap<u32, u32>,
+        comm_ranks: &[Vec<u32>],
+    ) -> Link {
+        let comm_blocks = comm_ranks
+            .iter()
+            .map(|ranks| {
+                let blocks: BTreeSet<u32> = ranks
+                    .iter()
+                    .filter_map(|r| rank_block.get(r).copied())
+                    .collect();
+                let mine = ranks
+                    .iter()
+                    .filter(|r| rank_block.get(r) == Some(&me))
+                    .count();
+                (blocks.into_iter().filter(|&b| b != me).collect(), mine)
+            })
+            .collect();
+        Link {
+            own,
+            loc_block,
+            rank_block,
+            me,
+            comm_blocks,
+            inbox: HashMap::new(),
+            outbox: Vec::new(),
+        }
+    }
+}
+
+/// An item's name: a message's number, or a collective instance (communicator, number) and
+/// the block that sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// The send of a message.
+    Send(u64),
+    /// The receive of a message.
+    Post(u64),
+    /// A block's members of a collective instance: (communicator, instance, block).
+    Coll(u32, u32, u32),
+}
+
+/// Where a receive was posted (a late receiver's late location): (receiver, post time, call
+/// path, the receiver's account since it last synchronised with the sender, whether the
+/// receiver received a message sent after this one while it waited).
+pub type Posted = (u32, i64, u32, Account, bool);
+
+/// An item ([`Link`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// The sender's call path at the send and its account.
+    Send(u32, Account),
+    /// Where the receive was posted (`None`: the receive is no late receiver's).
+    Post(Option<Posted>),
+    /// Members that may be late: (location, call path, account).
+    Coll(Vec<(u32, u32, Account)>),
 }
 
 /// One wait, as [`Replay::found`] keeps it.
@@ -346,8 +446,66 @@ impl Replay {
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
             found: None,
+            link: None,
             setup,
         }
+    }
+
+    /// Whether location `li` is this replay's (not another block's).
+    fn own(&self, li: usize) -> bool {
+        self.link.as_ref().is_none_or(|k| k.own[li])
+    }
+
+    /// The items (and the blocks they come from) that [`Replay::event`] needs in its link's
+    /// inbox for this event: a message's send or receive at another block's location whose
+    /// partner is this block's, and the other blocks' members of a collective instance this
+    /// event completes.
+    pub fn needs(&self, loc: u32, kind: &EventKind) -> Vec<(Key, u32)> {
+        let Some(k) = &self.link else {
+            return Vec::new();
+        };
+        let li = loc as usize;
+        let mine = |peer: &u32| k.rank_block.get(peer) == Some(&k.me);
+        match *kind {
+            EventKind::Send {
+                peer,
+                message: Some(id),
+                ..
+            } if !k.own[li] && mine(&peer) => vec![(Key::Send(id), k.loc_block[li])],
+            EventKind::Recv {
+                peer,
+                message: Some(m),
+                ..
+            } if !k.own[li] && mine(&peer) => vec![(Key::Post(m.id), k.loc_block[li])],
+            EventKind::Collective {
+                comm: Some(comm), ..
+            } => {
+                let Some((blocks, n)) = k.comm_blocks.get(comm as usize) else {
+                    return Vec::new();
+                };
+                let size = self.setup.comm_ranks[comm as usize].len();
+                if *n == 0 || size < 2 || self.locs[li].routine().is_none() {
+                    return Vec::new();
+                }
+                let process = self.setup.loc_process[li];
+                let n = self.coll_count.get(&(process, comm)).copied().unwrap_or(0);
+                let have = self
+                    .instances
+                    .get(&(comm, n))
+                    .map_or(0, |i| i.members.len());
+                if have + 1 < size {
+                    return Vec::new();
+                }
+                blocks.iter().map(|&b| (Key::Coll(comm, n, b), b)).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Numbers location `loc`'s next send `n` (among its sends: a block that gets only
+    /// some of another block's sends, [`super::parallel`]).
+    pub fn set_next_send(&mut self, loc: u32, n: u64) {
+        self.locs[loc as usize].sends = n;
     }
 
     /// The call path location `loc` is in now ([`NONE`] outside every region).
@@ -425,19 +583,35 @@ impl Replay {
                         }
                     }
                 }
+                let own = self.own(li);
                 let l = &self.locs[li];
-                let acc = if self.setup.causes {
+                let mut send_cp = r.map_or(l.cp(), |f| f.cp);
+                let mut acc = if self.setup.causes && own {
                     l.since(Some(peer))
                 } else {
                     Account::default()
                 };
+                if let Some(k) = &mut self.link {
+                    match (own, k.rank_block.get(&peer).copied()) {
+                        (true, Some(b)) if b != k.me => {
+                            k.outbox
+                                .push((b, Key::Send(id), Item::Send(send_cp, acc.clone())));
+                        }
+                        (false, _) => {
+                            if let Some(Item::Send(cp, a)) = k.inbox.remove(&Key::Send(id)) {
+                                (send_cp, acc) = (cp, a);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 self.inbound.entry(peer).or_default().insert((t, id));
                 self.msgs.insert(
                     id,
                     Msg {
                         sender: loc,
                         send_enter: r.map_or(t, |f| f.enter),
-                        send_cp: r.map_or(l.cp(), |f| f.cp),
+                        send_cp,
                         sent: t,
                         peer,
                         blocking,
@@ -456,8 +630,16 @@ impl Replay {
                 let l = &mut self.locs[li];
                 l.pending.push(SyncWith::Rank(peer));
                 let posted = l.posted.take();
-                if let Some(link) = message {
-                    self.recv(li, t, link.id, posted);
+                let Some(link) = message else { return };
+                if !self.own(li) {
+                    self.others_recv(link.id);
+                    return;
+                }
+                let post = self.recv(li, t, link.id, posted);
+                if let Some(k) = &mut self.link {
+                    if let Some(b) = k.rank_block.get(&peer).copied().filter(|&b| b != k.me) {
+                        k.outbox.push((b, Key::Post(link.id), Item::Post(post)));
+                    }
                 }
             }
             EventKind::Collective { comm, root, .. } => {
@@ -542,8 +724,9 @@ impl Replay {
 
     /// Time since the location's last event goes to its current call path.
     fn account(&mut self, li: usize, t: i64) {
+        let own = self.own(li);
         let l = &mut self.locs[li];
-        if self.setup.causes && !l.stack.is_empty() && t > l.last_t {
+        if self.setup.causes && own && !l.stack.is_empty() && t > l.last_t {
             *l.acc.time.entry(l.cp()).or_insert(0) += t - l.last_t;
         }
         l.last_t = l.last_t.max(t);
@@ -569,8 +752,9 @@ impl Replay {
                 self.send_exit(id, (li as u32, f.enter, f.cp, t));
             }
         }
+        let own = self.own(li);
         let l = &mut self.locs[li];
-        if self.setup.causes {
+        if self.setup.causes && own {
             for s in std::mem::take(&mut l.pending) {
                 match s {
                     SyncWith::Rank(r) => {
@@ -587,10 +771,10 @@ impl Replay {
 
     /// A message received at `t`; `posted`: when its receive was posted, if not at the entry
     /// of a blocking receive (an MPI_Irecv or MPI_Start: its `recv_posted`).
-    fn recv(&mut self, li: usize, t: i64, id: u64, posted: Option<i64>) {
-        let Some(mut m) = self.msgs.remove(&id) else {
-            return;
-        };
+    /// Returns where the receive was posted when the message's sender waits for it (a late
+    /// receiver's late location, for the sender's block in a parallel analysis).
+    fn recv(&mut self, li: usize, t: i64, id: u64, posted: Option<i64>) -> Option<Posted> {
+        let mut m = self.msgs.remove(&id)?;
         let inbound = self.inbound.get_mut(&m.peer);
         // a message sent to this rank before the awaited one and not received yet
         let earlier = inbound.is_some_and(|q| {
@@ -607,7 +791,7 @@ impl Replay {
         if l.recent.len() > RECENT {
             l.recent.pop_front();
         }
-        let Some(r) = l.routine() else { return };
+        let r = l.routine()?;
         let sender_rank = self.setup.loc_rank[m.sender as usize];
         let acc = if self.setup.causes {
             l.since(sender_rank)
@@ -656,8 +840,40 @@ impl Replay {
             }
             _ => None,
         };
-        if let (true, Some((post_t, post_cp, acc))) = (m.blocking || m.nonblocking, post) {
-            m.recv = Some((li as u32, post_t, post_cp, acc, overtaken));
+        let (true, Some((post_t, post_cp, acc))) = (m.blocking || m.nonblocking, post) else {
+            return None;
+        };
+        let recv = (li as u32, post_t, post_cp, acc, overtaken);
+        let out = self.link.is_some().then(|| recv.clone());
+        m.recv = Some(recv);
+        match m.done {
+            Some(_) => self.late_receiver(&m),
+            None => {
+                self.msgs.insert(id, m);
+            }
+        }
+        out
+    }
+
+    /// A message received at another block's location: where its receiver posted it comes
+    /// from that block when the sender is this block's (a late receiver's late location).
+    fn others_recv(&mut self, id: u64) {
+        let Some(mut m) = self.msgs.remove(&id) else {
+            return;
+        };
+        if let Some(q) = self.inbound.get_mut(&m.peer) {
+            q.remove(&(m.sent, id));
+        }
+        let post = match self
+            .link
+            .as_mut()
+            .and_then(|k| k.inbox.remove(&Key::Post(id)))
+        {
+            Some(Item::Post(Some(p))) => p,
+            _ => return,
+        };
+        if m.blocking || m.nonblocking {
+            m.recv = Some(post);
             match m.done {
                 Some(_) => self.late_receiver(&m),
                 None => {
@@ -843,7 +1059,8 @@ impl Replay {
         if size < 2 {
             return;
         }
-        let acc = if self.setup.causes {
+        let own = self.link.as_ref().is_none_or(|k| k.own[li]);
+        let acc = if self.setup.causes && own {
             l.since(None)
         } else {
             Account::default()
@@ -861,10 +1078,56 @@ impl Replay {
             cp: r.cp,
             acc,
         });
+        if let (Some(k), true) = (&mut self.link, own) {
+            let (blocks, n) = &k.comm_blocks[comm as usize];
+            let mine: Vec<&Member> = inst
+                .members
+                .iter()
+                .filter(|m| k.own[m.loc as usize])
+                .collect();
+            if mine.len() == *n && !blocks.is_empty() {
+                // the block's members that may be the late one: the latest arrival, the root,
+                // the earliest but the root
+                let is_root = |m: &Member| m.rank.is_some() && m.rank == root;
+                let mut may: Vec<&Member> = Vec::new();
+                may.extend(mine.iter().max_by_key(|x| (x.enter, x.loc)));
+                may.extend(mine.iter().find(|x| is_root(x)));
+                may.extend(
+                    mine.iter()
+                        .filter(|x| !is_root(x))
+                        .min_by_key(|x| (x.enter, x.loc)),
+                );
+                may.sort_by_key(|m| m.loc);
+                may.dedup_by_key(|m| m.loc);
+                let item: Vec<(u32, u32, Account)> =
+                    may.iter().map(|m| (m.loc, m.cp, m.acc.clone())).collect();
+                for &b in blocks {
+                    k.outbox
+                        .push((b, Key::Coll(comm, key.1, k.me), Item::Coll(item.clone())));
+                }
+            }
+        }
         if inst.members.len() < size {
             return;
         }
-        let inst = self.instances.remove(&key).expect("present");
+        let mut inst = self.instances.remove(&key).expect("present");
+        if let Some(k) = &mut self.link {
+            let (blocks, n) = &k.comm_blocks[comm as usize];
+            if *n == 0 {
+                return; // no member is this block's: nobody here waited
+            }
+            let mut may: HashMap<u32, (u32, Account)> = HashMap::new();
+            for &b in blocks {
+                if let Some(Item::Coll(v)) = k.inbox.remove(&Key::Coll(comm, key.1, b)) {
+                    may.extend(v.into_iter().map(|(l, cp, a)| (l, (cp, a))));
+                }
+            }
+            for m in &mut inst.members {
+                if let Some((cp, a)) = may.remove(&m.loc) {
+                    (m.cp, m.acc) = (cp, a);
+                }
+            }
+        }
         self.complete(r.class, root, inst);
     }
 
@@ -1020,6 +1283,9 @@ impl Replay {
         late_acc: &Account,
         own_acc: &Account,
     ) {
+        if !self.own(loc as usize) {
+            return; // another block's wait: that block finds it
+        }
         let shares = if self.setup.causes {
             divide(d, late.0, late.1, late_acc, own_acc)
         } else {
