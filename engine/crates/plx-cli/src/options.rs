@@ -599,12 +599,15 @@ mod tests {
                 );
             }
         }
-        // config.c reads each variable by the table's name, none by a name of its own
-        assert!(read_by_name.is_empty(), "getenv of {read_by_name:?}");
+        // config.c reads each setting by the table's name, none by a name of its own; of the
+        // system's variables it reads LD_PRELOAD alone, which a launcher started by a script
+        // extends for its ranks (plx_env_preload)
+        assert_eq!(read_by_name, ["LD_PRELOAD"], "getenv of {read_by_name:?}");
         let config = std::fs::read_to_string(repo().join("runtime/src/core/config.c")).unwrap();
-        // its one getenv is lookup's (the environment, or the settings block of an attach), by
+        // its other getenv is lookup's (the environment, or the settings block of an attach), by
         // the table's name of the option it is given
-        assert_eq!(config.matches("getenv(").count(), 1);
+        assert_eq!(config.matches("getenv(").count(), 2);
+        assert!(config.contains("return getenv(\"LD_PRELOAD\");"));
         assert!(config.contains("static const char *lookup(const struct plx_option *o)"));
         assert!(config.contains("return getenv(o->name);"));
     }
