@@ -68,21 +68,24 @@ def api_paths(answer):
     return {path(k): n[2] for k, n in enumerate(nodes)}
 
 
-def stamped_paths(sampled, tmp, t0, t1):
-    """{call path: samples inside it} of the samples sample_times.parquet has in [t0, t1)."""
+def stamped_paths(sampled, tmp, t0, t1, span):
+    """{call path: samples inside it} of the samples sample_times.parquet has in [t0, t1), each
+    at its time on the timeline: one taken before the trace's first event or after its last is
+    drawn at the run's edge (0 or span - 1)."""
     pd = pytest.importorskip("pandas")
     out = tmp / "pq-paths"
     if not out.exists():
         plx("export", sampled, "--format", "parquet", "-o", out)
     t = pd.read_parquet(out / "sample_times.parquet")
     want = {}
-    for x, path in zip(t.time_ns, t.callpath):
-        if t0 <= int(x) < t1 and path:
+    at = [min(max(int(x), 0), span - 1) for x in t.time_ns]
+    for x, path in zip(at, t.callpath):
+        if t0 <= x < t1 and path:
             frames = path.split(" => ")
             for d in range(1, len(frames) + 1):
                 p = " => ".join(frames[:d])
                 want[p] = want.get(p, 0) + 1
-    return want, sum(1 for x in t.time_ns if t0 <= int(x) < t1)
+    return want, sum(1 for x in at if t0 <= x < t1)
 
 
 def test_the_sampled_flame_graph_is_plx_reports_samples(page, sampled, tmp_path):
@@ -99,11 +102,12 @@ def test_the_sampled_flame_graph_is_plx_reports_samples(page, sampled, tmp_path)
     # the selection as the page asks for it: from 0 at the earliest, rounded as JavaScript does
     s0, s1 = page["selection"]
     t0, t1 = math.floor(max(0, s0) + 0.5), math.floor(s1 + 0.5)
-    in_selection, n = stamped_paths(sampled, tmp_path, t0, t1)
+    span = int(page["lane_page"]["t1"])
+    in_selection, n = stamped_paths(sampled, tmp_path, t0, t1, span)
     assert got == in_selection and shown["samples"] == n > 0, (t0, t1)
     assert shown["title"].endswith("in the selection"), shown["title"]
     third = page["api_third"]
-    mid, n_mid = stamped_paths(sampled, tmp_path, third["t0"], third["t1"])
+    mid, n_mid = stamped_paths(sampled, tmp_path, third["t0"], third["t1"], span)
     assert api_paths(third["answer"]) == mid and third["answer"]["samples"] == n_mid > 0
     assert n_mid < page["api"]["samples"]
     # the sampled functions, under the region or the thread's root, are frames known from samples

@@ -949,7 +949,11 @@ impl Viewer {
                     let (a, b) = (self.index.origin + t0, self.index.origin + t1);
                     let mut c = vec![0u64; tn.len()];
                     for s in &th.sample_times {
-                        let at = p.rank0_ns(s.ticks).round() as i64;
+                        let at = crate::samples::on_timeline(
+                            p.rank0_ns(s.ticks).round() as i64,
+                            self.index.origin,
+                            self.index.end,
+                        );
                         if at < a || at >= b {
                             continue;
                         }
@@ -1026,7 +1030,9 @@ impl Viewer {
                 .map(|t| {
                     let (p, th) = thread(t)?;
                     let st = th.samples.as_ref()?;
-                    if let Some(s) = crate::samples::stamped(p, th, &model.regions) {
+                    if let Some(s) =
+                        crate::samples::stamped(p, th, &model.regions, (index.origin, index.end))
+                    {
                         return Some(Lane::Stamped(s));
                     }
                     Some(Lane::Estimated(crate::samples::place(

@@ -184,9 +184,22 @@ pub type StampedColumn = (u32, u64, Vec<(u32, u64)>);
 /// The frames a column of stamped samples names (the most sampled first).
 pub const FRAMES_PER_COLUMN: usize = 3;
 
+/// The time at which the timeline draws a sample taken at `at` (global ns): the run's span is
+/// its events' (`[origin, end)`), so a sample taken before the first event or after the last (a
+/// thread's exit after its last measured call) is drawn at the run's edge, never left out.
+pub fn on_timeline(at: i64, origin: i64, end: i64) -> i64 {
+    at.clamp(origin, (end - 1).max(origin))
+}
+
 /// The stamped samples of thread `th` of process `p` (`regions`: the model's), `None` when it
-/// has none (not sampled, or a profile).
-pub fn stamped(p: &ProcessModel, th: &ThreadModel, regions: &RegionTable) -> Option<Stamped> {
+/// has none (not sampled, or a profile); each at its time on the timeline of `[origin, end)`
+/// ([`on_timeline`]).
+pub fn stamped(
+    p: &ProcessModel,
+    th: &ThreadModel,
+    regions: &RegionTable,
+    (origin, end): (i64, i64),
+) -> Option<Stamped> {
     let taken = th.samples?.samples;
     if th.sample_times.is_empty() {
         return None;
@@ -209,7 +222,10 @@ pub fn stamped(p: &ProcessModel, th: &ThreadModel, regions: &RegionTable) -> Opt
             });
             (frames.len() - 1) as u32
         });
-        order.push((p.rank0_ns(s.ticks).round() as i64, f));
+        order.push((
+            on_timeline(p.rank0_ns(s.ticks).round() as i64, origin, end),
+            f,
+        ));
     }
     order.sort_by_key(|x| x.0);
     Some(Stamped {
@@ -362,6 +378,15 @@ mod tests {
         }
         assert_eq!(p.paths[cols[1].2 as usize], "A => B");
         assert_eq!(p.paths[cols[0].2 as usize], "A");
+    }
+
+    #[test]
+    fn a_sample_outside_the_events_span_is_drawn_at_its_edge() {
+        // the run's events span [100, 200): a sample after the last event is in the last ns
+        assert_eq!(on_timeline(250, 100, 200), 199);
+        assert_eq!(on_timeline(40, 100, 200), 100);
+        assert_eq!(on_timeline(150, 100, 200), 150);
+        assert_eq!(on_timeline(7, 100, 100), 100);
     }
 
     #[test]
