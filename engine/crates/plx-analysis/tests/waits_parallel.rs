@@ -282,3 +282,56 @@ fn the_causes_are_computed_by_every_block_and_are_the_serial_ones() {
         assert_eq!(items == 0, size == 1, "{:?}", r.stats);
     }
 }
+
+/// 8 ranks: rank r (0-3) MPI_Ssends to rank r + 4, whose receive was posted by MPI_Irecv
+/// 1.3 µs after the Ssend entered and completed by an MPI_Wait entered 3 µs after it: each
+/// sender waits for the post (late receiver 1.3 µs), not for the Wait's entry.
+fn irecv_world(d: &Path) {
+    let mut w = MpiWorld::new(8);
+    w.trace = true;
+    w.chunk_ops = 2;
+    for r in 0..4u32 {
+        let send = 50_000 + r as u64 * 10_000;
+        let posted = send + 1_300;
+        w.op((r + 4, 0), "MPI_Irecv", posted, posted + 100, None);
+        w.message(
+            &Msg::new((r, 0), (r + 4, 0), 64, send, send + 3_200)
+                .routines("MPI_Ssend", "MPI_Wait")
+                .durations(5_000, 200)
+                .posted(posted),
+        );
+    }
+    w.write(d).unwrap();
+}
+
+#[test]
+fn a_late_receiver_waits_for_the_post_of_an_irecv_in_another_block() {
+    let d = tmp("waits-parallel-irecv");
+    irecv_world(&d);
+    let (exp, model) = open(&d);
+    for causes in [false, true] {
+        let serial = WaitAnalysis::compute(
+            &model,
+            &exp,
+            Window::ALL,
+            None,
+            causes,
+            MergeOptions::default(),
+        )
+        .unwrap();
+        let want = rows(&serial);
+        let late: Vec<i64> = want
+            .0
+            .iter()
+            .filter(|r| r.0 == "late_receiver")
+            .map(|r| r.3)
+            .collect();
+        // each of the 4 senders waited from its entry to the post, 1.3 µs
+        assert_eq!(late, [1_300; 4], "{want:?}");
+        for size in [2, 3, 4] {
+            let r = parallel_with(&exp, &model, size, Window::ALL, causes);
+            assert!(!r.serial, "{size} processes: rank 0 analysed alone");
+            assert_eq!(rows(&r.analysis), want, "{size} processes, causes {causes}");
+        }
+    }
+}

@@ -273,6 +273,16 @@ impl EventEncoder {
         self.extended(SUBTYPE_STREAM_RECV, &p, ticks)
     }
 
+    /// Appends a `recv_posted` event (subtype 29) at `ticks`: the receive it precedes was posted
+    /// (MPI_Irecv entered) at `posted`.
+    pub fn recv_posted(&mut self, posted: u64, ticks: u64) -> &mut Self {
+        self.extended(
+            SUBTYPE_RECV_POSTED,
+            &schema::pack_recv_posted(posted),
+            ticks,
+        )
+    }
+
     /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
     /// its exit.
     pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {

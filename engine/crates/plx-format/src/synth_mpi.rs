@@ -46,6 +46,9 @@ pub struct Msg {
     pub send_routine: String,
     /// MPI routine of the receive op.
     pub recv_routine: String,
+    /// `Some(t)`: the receive was posted (MPI_Irecv) at `t`, receiver's ticks: its op holds a
+    /// `recv_posted` event before the receive, as the runtime writes in the Wait completing it.
+    pub recv_posted: Option<u64>,
 }
 
 impl Msg {
@@ -70,7 +73,14 @@ impl Msg {
             recv_wait: 0,
             send_routine: "MPI_Send".to_string(),
             recv_routine: "MPI_Recv".to_string(),
+            recv_posted: None,
         }
+    }
+
+    /// Its receive posted by MPI_Irecv at `ticks` (receiver's ticks), completed by its op.
+    pub fn posted(mut self, ticks: u64) -> Msg {
+        self.recv_posted = Some(ticks);
+        self
     }
 
     /// With tag `tag`.
@@ -109,6 +119,8 @@ struct Op {
     enter: u64,
     exit: u64,
     event: Option<Event>,
+    /// A receive's post (`recv_posted` before `event`).
+    posted: Option<u64>,
     seq: usize,
 }
 
@@ -205,6 +217,7 @@ impl MpiWorld {
             enter,
             exit,
             event,
+            posted: None,
             seq,
         });
         self
@@ -239,7 +252,11 @@ impl MpiWorld {
             m.recv_ticks.saturating_sub(m.recv_wait),
             m.recv_ticks,
             Some(recv),
-        )
+        );
+        if let Some(op) = self.ranks[m.to.0 as usize].ops.last_mut() {
+            op.posted = m.recv_posted;
+        }
+        self
     }
 
     /// A collective call of `routine` on (rank, thread) over `[enter, exit]`, its event at `exit`.
@@ -329,7 +346,7 @@ impl MpiWorld {
                 // trace mode: no nodes; the events recorded are counted
                 let events: usize = 2 + mine
                     .iter()
-                    .map(|o| 2 + o.event.is_some() as usize)
+                    .map(|o| 2 + o.event.is_some() as usize + o.posted.is_some() as usize)
                     .sum::<usize>();
                 p.record(Record::ThreadProfile(ThreadProfile {
                     thread: t,
@@ -372,6 +389,9 @@ impl MpiWorld {
                     in_chunk = 0;
                 }
                 enc.enter(o.region, o.enter);
+                if let (Some(posted), Some(e)) = (o.posted, &o.event) {
+                    enc.recv_posted(posted, e.ticks());
+                }
                 match o.event {
                     Some(Event::Send {
                         peer,

@@ -162,6 +162,9 @@ fn route(
             EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {
                 (0..size as u32).collect()
             }
+            // a receive's post goes with the call completing it, to its sender's block: a
+            // late receiver waits for the post, not for the Wait's entry
+            EventKind::RecvPosted { .. } => Vec::new(),
             _ => continue,
         };
         o.0.push(i);
@@ -1265,6 +1268,10 @@ impl Boundary {
                 self.events.u64(end);
                 self.events.u64(bytes);
             }
+            EventKind::RecvPosted { before_ns } => {
+                head(&mut self.events, 8);
+                self.events.u64(before_ns);
+            }
             _ => return,
         }
         self.n += 1;
@@ -1357,6 +1364,9 @@ fn decode_boundary(
                 stream: r.u64()?,
                 end: r.u64()?,
                 bytes: r.u64()?,
+            },
+            8 => EventKind::RecvPosted {
+                before_ns: r.u64()?,
             },
             _ => return Err(bad("unknown boundary event")),
         };
