@@ -144,7 +144,11 @@ impl Defs {
             .iter()
             .map(|r| {
                 let (role, paradigm) = region_class(&r.name, r.kind);
-                let file = if r.file.is_empty() {
+                // MPI routines name the file "MPI", as Score-P's do: Scalasca's analyser and
+                // Cube classify a region as MPI by it
+                let file = if paradigm == OTF2_PARADIGM_MPI {
+                    s.id("MPI")
+                } else if r.file.is_empty() {
                     OTF2_UNDEFINED_UINT32
                 } else {
                     s.id(&r.file)

@@ -30,6 +30,10 @@ pub(super) struct Events {
     omp_open: Vec<Vec<(usize, u32, bool)>>,
     /// Collective operation per region (looked up once per region).
     ops: Vec<Option<Option<u8>>>,
+    /// Per location: a collective routine entered whose MpiCollectiveBegin is written and
+    /// whose MpiCollectiveEnd is not (the begin follows the routine's enter, as readers such
+    /// as Scalasca's analyser take it for the time the location arrived).
+    coll_open: Vec<bool>,
     /// Lock acquisitions so far per (process, object); the order of the one each location holds.
     lock_order: HashMap<(usize, u32), u32>,
     held: HashMap<(usize, u32), u32>,
@@ -79,6 +83,7 @@ impl Events {
             omp_pending: vec![None; nloc],
             omp_open: vec![Vec::new(); nloc],
             ops: Vec::new(),
+            coll_open: vec![false; nloc],
             lock_order: HashMap::new(),
             held: HashMap::new(),
             counts: vec![0; nloc],
@@ -122,8 +127,39 @@ impl Events {
         }
         let (w, t) = self.w(at);
         // SAFETY (every writer call of this file): `w` is an open event writer of the archive.
-        let code = unsafe { OTF2_EvtWriter_Enter(w, NO_ATTRIBUTES, t, region) };
-        self.wrote(at, code, 1)
+        let mut code = unsafe { OTF2_EvtWriter_Enter(w, NO_ATTRIBUTES, t, region) };
+        let mut records = 1;
+        if code == OTF2_SUCCESS && self.op_of(cx, region).is_some() {
+            code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
+            self.coll_open[li] = true;
+            records += 1;
+        }
+        self.wrote(at, code, records)
+    }
+
+    /// The collective operation of MPI routine `region`, if it is one.
+    fn op_of(&mut self, cx: &Cx, region: u32) -> Option<u8> {
+        let r = region as usize;
+        if self.ops.len() <= r {
+            self.ops.resize(r + 1, None);
+        }
+        *self.ops[r].get_or_insert_with(|| collective_of(cx.regions().name(region)).map(|(op, _)| op))
+    }
+
+    /// The end of a collective begun at a routine's enter whose collective event never came
+    /// (the routine left, or the trace ended, first): on no known communicator, nothing moved.
+    fn end_open_collective(&mut self, cx: &Cx, at: At, region: u32) -> (OTF2_ErrorCode, u64) {
+        let li = at.loc as usize;
+        if !std::mem::replace(&mut self.coll_open[li], false) {
+            return (OTF2_SUCCESS, 0);
+        }
+        let op = self.op_of(cx, region).unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+        let c = self.refs.comm(None, 0).0;
+        let (w, t) = self.w(at);
+        let code = unsafe {
+            OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, OTF2_COLLECTIVE_ROOT_NONE, 0, 0)
+        };
+        (code, 1)
     }
 
     /// A leave of `region`; a team ends with its region's frame: the thread leaves it, and the
@@ -131,9 +167,12 @@ impl Events {
     #[inline]
     pub fn exit(&mut self, cx: &Cx, at: At, region: u32) -> Step {
         let li = at.loc as usize;
+        let (mut code, mut records) = self.end_open_collective(cx, at, region);
         let (w, t) = self.w(at);
-        let mut code = unsafe { OTF2_EvtWriter_Leave(w, NO_ATTRIBUTES, t, region) };
-        let mut records = 1;
+        if code == OTF2_SUCCESS {
+            code = unsafe { OTF2_EvtWriter_Leave(w, NO_ATTRIBUTES, t, region) };
+            records += 1;
+        }
         while let Some(&(d, team, forked)) = self.omp_open[li].last() {
             if code != OTF2_SUCCESS || d <= cx.stacks.depth(at.loc) {
                 break;
@@ -153,6 +192,17 @@ impl Events {
     /// attribute (1).
     pub fn open_at_end(&mut self, at: At, calls: &[u32], cut: bool) -> Step {
         let (w, t) = self.w(at);
+        if std::mem::replace(&mut self.coll_open[at.loc as usize], false) {
+            // the innermost open call is the collective routine (its operation looked up at its enter)
+            let op = calls.first().and_then(|&r| self.ops.get(r as usize).copied().flatten().flatten());
+            let c = self.refs.comm(None, 0).0;
+            let op = op.unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+            let code = unsafe {
+                OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, OTF2_COLLECTIVE_ROOT_NONE, 0, 0)
+            };
+            self.archive.check(code, "writing an event")?;
+            self.counts[at.loc as usize] += 1;
+        }
         for &r in calls {
             let attributes = if cut { self.cut_attribute()? } else { NO_ATTRIBUTES };
             let code = unsafe { OTF2_EvtWriter_Leave(w, attributes, t, r) };
@@ -231,27 +281,26 @@ impl Events {
         root: Option<u32>,
         (sent, received): (u64, u64),
     ) -> Step {
-        let ops = &mut self.ops;
-        let op = cx.stacks.top(at.loc).and_then(|r| {
-            let r = r as usize;
-            if ops.len() <= r {
-                ops.resize(r + 1, None);
-            }
-            *ops[r].get_or_insert_with(|| collective_of(cx.regions().name(r as u32)).map(|(op, _)| op))
-        });
+        let op = cx.stacks.top(at.loc).and_then(|r| self.op_of(cx, r));
         let (c, root) = match root {
             Some(r) => self.refs.comm(comm, r),
             None => (self.refs.comm(comm, 0).0, OTF2_COLLECTIVE_ROOT_NONE),
         };
         let (w, t) = self.w(at);
         let op = op.unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
-        let mut code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
+        // begun at the routine's enter, unless the event is outside a collective routine
+        let begun = std::mem::replace(&mut self.coll_open[at.loc as usize], false);
+        let mut code = if begun {
+            OTF2_SUCCESS
+        } else {
+            unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) }
+        };
         if code == OTF2_SUCCESS {
             code = unsafe {
                 OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, root, sent, received)
             };
         }
-        self.wrote(at, code, 2)
+        self.wrote(at, code, if begun { 1 } else { 2 })
     }
 
     /// A user event's value: a metric event of its metric (after the counter metrics).
