@@ -11,6 +11,8 @@ Test/Wait families and MPI.OBJECT; every JVM thread in plx info.
 programs/java/JCalls.java lists its calls in its header comment; examples/java/Life.java its
 calls and messages."""
 
+import csv
+import io
 import json
 import os
 import re
@@ -209,6 +211,67 @@ def test_trace_mode_same_calls_and_no_loss(trace_exp, profile_exp):
     assert program_paths(paths(trace_exp, "main")) == expected_main_paths()
     text = plx("info", trace_exp).stdout
     assert "warnings: none" in text
+
+
+FORK_D = 0.3
+
+
+def test_critical_path_enters_a_java_thread_from_its_thread_start(tmp_path):
+    """programs/java/JFork.java: main starts thread "worker" in startWorker (Thread.start), the
+    worker sleeps D in longWork, main joins it in joinWorker (Object.wait on the Thread
+    object). The critical path forks from main inside startWorker into the worker, runs
+    through longWork (its whole duration in the trace) and comes back to main by the join at
+    the worker's end (its release of its Thread object); main's wait in joinWorker is not on
+    it. Segment times are the trace's own events (the Chrome export, in us)."""
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JFork.java")
+    exp = tmp_path / "exp"
+    run(exp, "java", "-cp", tmp_path, "JFork", FORK_D, opts=["--trace"])
+    chrome = tmp_path / "trace.json"
+    plx("export", exp, "--format", "chrome", "-o", chrome)
+    events = json.loads(chrome.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    # main: the thread running JFork.main; the worker: the one running longWork
+    (pid,) = {e["pid"] for e in events if e.get("ph") == "B"}
+    tid = {name: e["tid"] for e in events for name, m in (("main", "JFork.main(String[])"),
+                                                          ("worker", "JFork.longWork()"))
+           if e.get("ph") == "B" and e["name"] == m}
+    label = {name: "%d.%d" % (pid, t) for name, t in tid.items()}
+
+    def at(name, ph, what):
+        (t,) = [e["ts"] / 1e6 for e in events
+                if e.get("tid") == tid[name] and e.get("ph") == ph and e["name"] == what]
+        return t
+
+    segs = list(csv.DictReader(io.StringIO(
+        plx("critical-path", exp, "--path", "--format", "csv").stdout)))
+    main, worker = label["main"], label["worker"]
+    kinds = [(s["kind"], s["from"], s["location"]) for s in segs]
+    i = kinds.index(("fork", main, worker))
+    fork, run_, join = segs[i], segs[i + 1], segs[i + 2]
+    # the fork: inside main's startWorker (its Thread.start)
+    t = float(fork["start_s"])
+    assert at("main", "B", "JFork.startWorker()") <= t <= at("main", "E", "JFork.startWorker()")
+    # the worker from there to its end, then the join into main
+    obj = [e["args"]["object"] for e in events if e.get("tid") == tid["main"]
+           and e.get("ph") == "i" and e["name"].startswith("acquire thread")
+           and e["args"]["wait_us"] > 0]
+    assert len(obj) == 1, obj
+    release = at("worker", "i", "release thread %d" % obj[0])
+    acquire = at("main", "i", "acquire thread %d" % obj[0])
+    assert (run_["kind"], run_["location"]) == ("cpu", worker), run_
+    assert abs(float(run_["start_s"]) - t) <= 2e-6 and abs(float(run_["end_s"]) - release) <= 2e-6
+    assert (join["kind"], join["from"], join["location"], join["what"]) == (
+        "sync", worker, main, "join " + worker), join
+    assert abs(float(join["start_s"]) - release) <= 2e-6, join
+    assert abs(float(join["end_s"]) - acquire) <= 2e-6, join
+    # the profile: longWork's whole time in the trace on the worker, main's wait not on it
+    prof = {(r["name"], r["location"]): float(r["time_s"]) for r in csv.DictReader(io.StringIO(
+        plx("critical-path", exp, "--format", "csv").stdout))}
+    work = at("worker", "E", "JFork.longWork()") - at("worker", "B", "JFork.longWork()")
+    assert FORK_D <= work < 2 * FORK_D, work
+    assert abs(prof[("JFork.longWork()", worker)] - work) <= 2e-6, prof
+    assert prof.get(("JFork.joinWorker(Thread)", main), 0.0) < 0.001, prof
 
 
 def test_gc_pauses_on_the_vm_thread(jcalls):

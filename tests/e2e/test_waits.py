@@ -560,12 +560,15 @@ def test_java_join_and_unseen_notify(tmp_path):
     assert len(unknown) == 1 and float(unknown[0]) >= got[("condition_wait", second)] - 2e-6, block
 
 
-def test_mpj_late_receiver_against_an_irecv(tmp_path):
-    """programs/java/MpjLate.java under MPJ Express (plx-mpj, 3 ranks): rank 0's Ssend waits D
-    for rank 1, which sleeps D in delayRecv before it posts the receive with Irecv (completed by
-    Request.Wait): a late receiver measured against the Irecv's entry (its recv_posted), at
-    rank 0's Ssend, the cause rank 1 in delayRecv; the wait is exactly the Irecv's entry less
-    the Ssend's (the trace's own entries)."""
+@pytest.mark.parametrize("how", ["ssend", "isend"])
+def test_mpj_late_receiver_against_an_irecv(tmp_path, how):
+    """programs/java/MpjLate.java under MPJ Express (plx-mpj, 3 ranks): rank 1 sleeps D in
+    delayRecv before it posts the receive with Irecv (completed by Request.Wait), so rank 0's
+    send waits D for it: a late receiver measured against the Irecv's entry (its recv_posted),
+    the cause rank 1 in delayRecv; the wait is exactly the Irecv's entry less the entry of the
+    call that waited (the trace's own entries). With "ssend" rank 0 waits in its Ssend; with
+    "isend" it sends 1 MiB with Isend (niodev's rendezvous protocol) and waits in the
+    Request.Wait completing it (the Isend's send_done)."""
     from test_java import need_mpj
     cp_jars = need_mpj()
     subprocess.run(["javac", "-d", str(tmp_path), "-cp", cp_jars,
@@ -573,24 +576,31 @@ def test_mpj_late_receiver_against_an_irecv(tmp_path):
     exp = tmp_path / "exp"
     cp = subprocess.run(
         [str(PLX.parent / "plx-mpj"), "-np", "3", "-o", str(exp), "--trace", "--", "java", "-cp",
-         "%s:%s" % (cp_jars, tmp_path), "MpjLate", str(D)],
+         "%s:%s" % (cp_jars, tmp_path), "MpjLate", str(D), how],
         capture_output=True, text=True, env=clean_env(), timeout=180)
     assert cp.returncode == 0, _fail_message(cp)
     assert "late ok" in cp.stdout, _fail_message(cp)
     table, causes = rows(exp), rows(exp, "--causes")
     args = "(Object, int, int, Datatype, int, int)"
-    ssend = "MpjLate.main(String[]) => mpi.Comm.Ssend%s => MPI_Ssend" % args
+    waited = {"ssend": "MpjLate.main(String[]) => mpi.Comm.Ssend%s => MPI_Ssend" % args,
+              "isend": "MpjLate.main(String[]) => MpjLate.waitSend(Request) => "
+                       "mpi.Request.Wait() => MPI_Wait"}[how]
     irecv = "MpjLate.main(String[]) => mpi.Comm.Irecv%s => MPI_Irecv" % args
     p2p = [r for r in table if r["pattern"].startswith(("late_sender", "late_receiver"))]
     assert [(r["pattern"], r["location"], r["callpath"]) for r in p2p] == [
-        ("late_receiver", "0.1", ssend)], p2p
+        ("late_receiver", "0.1", waited)], p2p
     w = float(p2p[0]["wait_s"])
     assert injected(w), w
     ent = entries(exp)
-    assert same(w, enter(ent, 1, irecv) - enter(ent, 0, ssend)), (w, ent.get((1, irecv)))
+    assert same(w, enter(ent, 1, irecv) - enter(ent, 0, waited)), (w, ent.get((1, irecv)))
     c = [r for r in causes if r["pattern"] == "late_receiver"]
     assert {(r["waiting_location"], r["cause_location"]) for r in c} == {("0.1", "1.1")}, c
     assert abs(sum(float(r["delay_s"]) for r in c) - w) <= 2e-6, c
     delay = sum(float(r["delay_s"]) for r in c
                 if "MpjLate.delayRecv(long)" in r["cause_callpath"].split(" => "))
     assert delay >= 0.9 * w, c
+    # the message is counted once, as sent
+    bytes_ = {"ssend": 4, "isend": 4 * 256 * 1024}[how]
+    pairs = {(int(r["sender"]), int(r["receiver"])): (int(r["messages"]), int(r["bytes"]))
+             for r in csv.DictReader(io.StringIO(plx("comm", exp, "--format", "csv").stdout))}
+    assert {k: v for k, v in pairs.items() if v[0]} == {(0, 1): (1, bytes_)}, pairs

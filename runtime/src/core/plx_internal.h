@@ -186,8 +186,8 @@ struct plx_thread {
     uint64_t trace_events, lost_events;
     uint64_t sends;            /* send events traced (messages.c): the next one's number */
     int java_blocked;          /* in a Java monitor's contended entry or Object.wait
-                                  (adapters/jvm/monitors.c): the JVM's own pthread waits
-                                  inside are that wait, not recorded apart */
+                                  (adapters/jvm/monitors.c): the JVM's own pthread calls
+                                  inside (locks, waits) are that wait, not recorded apart */
     uint64_t start_ticks, start_cpu_ns;
     struct plx_uevent uevents[PLX_MAX_UEVENTS];
     uint32_t nuevents;

@@ -188,7 +188,10 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     e->releases++;
     if (holds && e->depth > 0 && --e->depth == 0)
         e->hold += now - e->hold_start;
-    trace(t, PLX_EXT_RELEASE, e->object, kind, 0, 0);
+    /* the JVM's own releases inside a Java monitor wait are that wait, as its acquires are:
+     * a release traced there would be a communication point of the thread inside the wait */
+    if (!t->java_blocked)
+        trace(t, PLX_EXT_RELEASE, e->object, kind, 0, 0);
 }
 
 /* A measured thread that ends releases its own thread object (address: its pthread_t, as

@@ -6,7 +6,8 @@
  * 1 + its Thread index, set on the thread itself as it starts. A monitor is keyed by its
  * identity hash code (objects move), with the top bits set apart from real addresses. Only
  * contended entries and waits call in here, never an uncontended `synchronized`. The JVM's own
- * pthread waits inside a monitor wait are that wait: not traced apart (java_blocked).
+ * pthread calls inside a monitor wait (its locks, its waits) are that wait: not traced apart
+ * (java_blocked).
  * JVMTI has no event for Object.notify: the agent calls Hooks.notified before each
  * notify/notifyAll call site of the classes it rewrites, a release of the object's monitor-wait
  * object, so that a wait's cause is the notifying thread where it notified. Thread.join waits
@@ -70,11 +71,17 @@ static void waited(jvmtiEnv *env, jobject object, int kind)
     jint hash = 0;
     wait_start = 0;
     wait_joined = 0;
-    if (t)
-        t->java_blocked = 0;
-    if (!t || t->guard || !start || (*env)->GetObjectHashCode(env, object, &hash) != JVMTI_ERROR_NONE)
+    if (!t)
         return;
+    /* the JVM's locks taken for the hash code are the runtime's work, not the thread's: the
+     * wait's acquire is the thread's first event after the wait (plx critical-path places the
+     * wait's start before it) */
     t->guard++;
+    t->java_blocked = 0;
+    if (t->guard > 1 || !start || (*env)->GetObjectHashCode(env, object, &hash) != JVMTI_ERROR_NONE) {
+        t->guard--;
+        return;
+    }
     if (joined && kind == PLX_SYNC_JAVA_WAIT) {
         struct plx_sync_entry *e = plx_sync_entry(t, JTHREAD_KEY(hash), PLX_SYNC_THREAD, 0);
         if (e)

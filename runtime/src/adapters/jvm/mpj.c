@@ -17,7 +17,10 @@
  * posted beyond them is not recorded, and said once. MPI.OBJECT messages: a send is recorded
  * when MPJ commits its buffer (the serialized bytes are known then), a receive takes the length
  * of the serialized bytes MPJ committed inside the routine that completed it. A receive posted
- * by Irecv and completed by a Wait/Test has a recv_posted event (its Irecv's entry) before it. */
+ * by Irecv and completed by a Wait/Test has a recv_posted event (its Irecv's entry) before it;
+ * a send posted by Isend (Issend, Ibsend, Irsend) has a send_done event in the Wait/Test that
+ * completed it, with its mode, as the C wrappers write it. A request is completed on the
+ * thread that posted it (another thread's Wait on it records nothing). */
 #include "jvm.h"
 
 #include "../../core/ext.h"
@@ -33,10 +36,10 @@ enum { MPJ_OTHER = 0, MPJ_SEND = 1, MPJ_RECV = 2, MPJ_ISEND = 3, MPJ_IRECV = 4, 
        MPJ_ALLTOALL = 16, MPJ_GATHERV = 17, MPJ_SCATTERV = 18, MPJ_ALLGATHERV = 19,
        MPJ_ALLTOALLV = 20, MPJ_REDUCE_SCATTER = 21, MPJ_SCAN = 22, MPJ_TEST = 23,
        MPJ_TESTALL = 24, MPJ_WAITANY = 25, MPJ_TESTANY = 26, MPJ_WAITSOME = 27,
-       MPJ_TESTSOME = 28, MPJ_COMM_NEW = 29 };
+       MPJ_TESTSOME = 28, MPJ_COMM_NEW = 29, MPJ_ISSEND = 31, MPJ_IBSEND = 32, MPJ_IRSEND = 33 };
 
 #define MPJ_OBJECT 12 /* mpi.Datatype.OBJECT, the base type of MPI.OBJECT */
-#define PENDING 64    /* a thread's posted receives not yet completed */
+#define PENDING 64    /* a thread's requests (receives and sends) not yet completed */
 #define COMMS 1024    /* communicators of the process */
 #define COMMITS 64    /* serialized lengths committed inside one routine */
 
@@ -48,11 +51,17 @@ struct comm {
     uint32_t *local;       /* world rank of each rank of the local group */
 };
 
+/* A request not completed yet: a receive posted by Irecv, or a send posted by Isend (the
+ * Issend/Ibsend/Irsend forms too), whose completion is a send_done event. */
 struct pending {
     jweak request;
     uint32_t region, elem_bytes, comm;
     int object;      /* MPI.OBJECT: its bytes are a committed serialized length */
     uint64_t posted; /* ticks of its Irecv's entry (0: not traced), for its recv_posted event */
+    int send;        /* a send: its mode (0 standard .. 3 ready, as send_done's) in `mode` */
+    int mode;
+    uint32_t thread; /* a send: the thread that recorded it, and its number there */
+    uint64_t sent;
 };
 
 static PLX_TLS int depth; /* MPJ routines of this thread entered and not left */
@@ -70,6 +79,7 @@ struct mpj_thread {
     uint32_t commits[COMMITS]; /* serialized lengths committed in the routine */
     int ncommits, next_commit;
     uint64_t entered; /* ticks of the outermost routine's entry (0: not traced) */
+    uint64_t sent;    /* the outermost routine's send's number (PLX_EXT_NO_SEND: none) */
 };
 static PLX_TLS struct mpj_thread *mine;
 
@@ -356,6 +366,32 @@ static uint32_t peer_of(const struct comm *c, int rank)
     return c && rank >= 0 && (uint32_t)rank < c->size ? c->world[rank] : PLX_EXT_NO_PEER;
 }
 
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static int nonblocking_send(int kind)
+{
+    return kind == MPJ_ISEND || kind == MPJ_ISSEND || kind == MPJ_IBSEND || kind == MPJ_IRSEND;
+}
+
+/* A free entry of the thread's pending requests, or NULL (said once). An entry whose request
+ * the program let go without completing it (its weak reference cleared) is free again. */
+static struct pending *pending_slot(JNIEnv *env)
+{
+    struct pending *pending = mine->pending;
+    for (int i = 0; i < PENDING; i++) {
+        if (pending[i].request && (*env)->IsSameObject(env, pending[i].request, NULL)) {
+            (*env)->DeleteWeakGlobalRef(env, pending[i].request);
+            pending[i].request = NULL;
+        }
+        if (!pending[i].request)
+            return &pending[i];
+    }
+    if (atomic_fetch_add(&full, 1) == 0)
+        plx_warn("MPJ Express: more than %d requests posted and not completed on a thread: the "
+                 "receives and send completions beyond them are not recorded", PENDING);
+    return NULL;
+}
+
 /* ---- natives ------------------------------------------------------------------------------ */
 
 JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jclass cls,
@@ -424,7 +460,8 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
     if (!counted)
         return;
     mine->ncommits = mine->next_commit = 0;
-    int send = kind == MPJ_SEND || kind == MPJ_ISEND || kind == MPJ_SENDRECV;
+    mine->sent = PLX_EXT_NO_SEND;
+    int send = kind == MPJ_SEND || kind == MPJ_SENDRECV || nonblocking_send(kind);
     const struct comm *c = send ? comm_of(env, comm) : NULL;
     uint32_t to = peer_of(c, peer);
     int object = c && to != PLX_EXT_NO_PEER && is_object(env, dt);
@@ -439,7 +476,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
         deferred.tag = tag;
         deferred.active = 1;
     } else if (to != PLX_EXT_NO_PEER)
-        plx_ext_msg_sent(t, (uint32_t)region, c->id, to, tag, bytes);
+        mine->sent = plx_ext_msg_sent(t, (uint32_t)region, c->id, to, tag, bytes);
     t->guard--;
 }
 
@@ -464,7 +501,8 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBuffer(JNIEnv *env, jcla
     if (deferred.active) {
         deferred.active = 0;
         t->guard++;
-        plx_ext_msg_sent(t, deferred.region, deferred.comm, deferred.peer, deferred.tag, len);
+        mine->sent =
+            plx_ext_msg_sent(t, deferred.region, deferred.comm, deferred.peer, deferred.tag, len);
         t->guard--;
     } else if (mine->ncommits < COMMITS) {
         mine->commits[mine->ncommits++] = len;
@@ -540,7 +578,8 @@ static void received(JNIEnv *env, struct plx_thread *t, uint32_t region, const s
     t->guard--;
 }
 
-/* A request completed (Wait/Test family): a posted receive is recorded now, with its source. */
+/* A request completed (Wait/Test family): a posted receive is recorded now, with its source;
+ * a posted send's completion is its send_done event. */
 static void completed(JNIEnv *env, struct plx_thread *t, jobject request, jobject st)
 {
     if (!request || !st)
@@ -549,8 +588,14 @@ static void completed(JNIEnv *env, struct plx_thread *t, jobject request, jobjec
     for (int i = 0; i < PENDING; i++) {
         if (!pending[i].request || !(*env)->IsSameObject(env, pending[i].request, request))
             continue;
-        received(env, t, pending[i].region, &comms[pending[i].comm], st, pending[i].elem_bytes,
-                 pending[i].object, pending[i].posted);
+        if (pending[i].send) {
+            t->guard++;
+            plx_ext_msg_send_done(t, pending[i].thread, pending[i].mode, pending[i].sent);
+            t->guard--;
+        } else {
+            received(env, t, pending[i].region, &comms[pending[i].comm], st,
+                     pending[i].elem_bytes, pending[i].object, pending[i].posted);
+        }
         (*env)->DeleteWeakGlobalRef(env, pending[i].request);
         pending[i].request = NULL;
         return;
@@ -603,17 +648,24 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
         const struct comm *c = result ? comm_of(env, self) : NULL;
         if (!c)
             break;
-        struct pending *pending = mine->pending;
-        int i = 0;
-        while (i < PENDING && pending[i].request)
-            i++;
-        if (i < PENDING)
-            pending[i] = (struct pending){(*env)->NewWeakGlobalRef(env, result), (uint32_t)region,
-                                          elem_bytes(env, rdt), c->id, is_object(env, rdt),
-                                          mine->entered};
-        else if (atomic_fetch_add(&full, 1) == 0)
-            plx_warn("MPJ Express: more than %d receives posted and not completed on a thread: "
-                     "the receives beyond them are not recorded as messages", PENDING);
+        struct pending *p = pending_slot(env);
+        if (p)
+            *p = (struct pending){.request = (*env)->NewWeakGlobalRef(env, result),
+                                  .region = (uint32_t)region, .elem_bytes = elem_bytes(env, rdt),
+                                  .comm = c->id, .object = is_object(env, rdt),
+                                  .posted = mine->entered};
+        break;
+    }
+    case MPJ_ISEND:
+    case MPJ_ISSEND:
+    case MPJ_IBSEND:
+    case MPJ_IRSEND: {
+        struct pending *p = result && mine->sent != PLX_EXT_NO_SEND ? pending_slot(env) : NULL;
+        if (p)
+            *p = (struct pending){.request = (*env)->NewWeakGlobalRef(env, result),
+                                  .region = (uint32_t)region, .send = 1,
+                                  .mode = kind == MPJ_ISEND ? 0 : kind - MPJ_ISSEND + 1,
+                                  .thread = t->index, .sent = mine->sent};
         break;
     }
     case MPJ_WAIT:

@@ -21,7 +21,8 @@ final class Mpj {
         BARRIER = 7, BCAST = 8, REDUCE = 9, ALLREDUCE = 10, INIT = 11, WAITALL = 12, GATHER = 13,
         SCATTER = 14, ALLGATHER = 15, ALLTOALL = 16, GATHERV = 17, SCATTERV = 18, ALLGATHERV = 19,
         ALLTOALLV = 20, REDUCE_SCATTER = 21, SCAN = 22, TEST = 23, TESTALL = 24, WAITANY = 25,
-        TESTANY = 26, WAITSOME = 27, TESTSOME = 28, COMM_NEW = 29, BUFFER = 30;
+        TESTANY = 26, WAITSOME = 27, TESTSOME = 28, COMM_NEW = 29, BUFFER = 30, ISSEND = 31,
+        IBSEND = 32, IRSEND = 33;
 
     /**
      * One method: its MPI routine and kind; slots of the arguments (-1: none): the communicator
@@ -78,8 +79,11 @@ final class Mpj {
         // Comm: buf 1, offset 2, count 3, datatype 4, peer 5, tag 6
         for (String m : new String[] {"Send", "Ssend", "Bsend", "Rsend"})
             add("mpi/Comm", m, p2p + "V", new Routine("MPI_" + m, SEND, 0, 4, 3, 5, 6));
-        for (String m : new String[] {"Isend", "Issend", "Ibsend", "Irsend"})
-            add("mpi/Comm", m, p2p + "Lmpi/Request;", new Routine("MPI_" + m, ISEND, 0, 4, 3, 5, 6));
+        // the nonblocking sends by mode (their send_done events say it)
+        String[] isends = {"Isend", "Issend", "Ibsend", "Irsend"};
+        int[] modes = {ISEND, ISSEND, IBSEND, IRSEND};
+        for (int i = 0; i < isends.length; i++)
+            add("mpi/Comm", isends[i], p2p + "Lmpi/Request;", new Routine("MPI_" + isends[i], modes[i], 0, 4, 3, 5, 6));
         add("mpi/Comm", "Recv", p2p + "Lmpi/Status;", r("MPI_Recv", RECV).recv(4, -1, -1));
         add("mpi/Comm", "Irecv", p2p + "Lmpi/Request;", r("MPI_Irecv", IRECV).recv(4, -1, -1));
         // Sendrecv: the send's arguments in 1-6, the receive's in 7-12
