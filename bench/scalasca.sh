@@ -4,7 +4,8 @@
 # Scalasca's scout.mpi and by `plx waits [--causes]`; prints each pattern's total seconds from
 # both and their difference. Scalasca is not packaged by Debian: build it from its public source
 # (docs/waits.md, "Checked against Scalasca") and point SCALASCA_ROOT at the installation.
-#   SCALASCA_ROOT=/opt/scalasca bash bench/scalasca.sh [D]
+#   SCALASCA_ROOT=/opt/scalasca bash bench/scalasca.sh [openmpi|mpich] [D]
+# (the run under Open MPI or MPICH; scout runs under the MPI it was built with, Open MPI here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=${SCALASCA_ROOT:-}
@@ -12,13 +13,19 @@ if [ -z "$root" ] || [ ! -x "$root/bin/scout.mpi" ]; then
   echo "bench/scalasca.sh: no scout.mpi under SCALASCA_ROOT='$root' (see docs/waits.md, \"Checked against Scalasca\")" >&2
   exit 2
 fi
-d=${1:-0.2}
+mpi=${1:-openmpi}
+d=${2:-0.2}
+case $mpi in
+  openmpi) mpicc=mpicc.openmpi; launch=(mpirun.openmpi --oversubscribe -np 4) ;;
+  mpich) mpicc=mpicc.mpich; launch=(mpirun.mpich -np 4) ;;
+  *) echo "bench/scalasca.sh: MPI is openmpi or mpich, not $mpi" >&2; exit 2 ;;
+esac
 plx=$PWD/build/bin/plx
 out=$PWD/build/bench/scalasca
 rm -rf "$out" && mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpicc.openmpi -g -O1 -finstrument-functions tests/e2e/programs/waits_mpi.c -o "$out/waits_mpi"
-mpirun.openmpi --oversubscribe -np 4 "$plx" run --trace -o "$out/exp" -- "$out/waits_mpi" "$d" >"$out/run.log" 2>&1
+"$mpicc" -g -O1 -finstrument-functions tests/e2e/programs/waits_mpi.c -o "$out/waits_mpi" 2>/dev/null
+"${launch[@]}" "$plx" run --trace -o "$out/exp" -- "$out/waits_mpi" "$d" >"$out/run.log" 2>&1
 "$plx" export "$out/exp" --format otf2 -o "$out/otf2" 2>/dev/null
 (cd "$out" && mpirun.openmpi --oversubscribe -np 4 "$root/bin/scout.mpi" otf2/traces.otf2 >scout.log 2>&1) ||
   { cat "$out/scout.log" >&2; exit 1; }
