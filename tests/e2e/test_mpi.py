@@ -18,6 +18,7 @@ import subprocess
 import pytest
 
 from conftest import (
+    DOCS,
     LIBPLX,
     PLX,
     PROGRAMS,
@@ -444,6 +445,48 @@ def t_mpi_exps(mpi_programs, exp_root):
 @pytest.fixture(params=["profile", "trace"])
 def t_mpi_exp(request, t_mpi_exps):
     return t_mpi_exps[request.param]
+
+
+# The placeholders of the location forms the docs write (`N.T "NAME" (pid P on HOST)`).
+DOC_PLACEHOLDERS = {"N": r"\d+", "T": r"\d+", "NAME": r'[^"]*', "HOST": r"\S+"}
+
+
+def location_form_regex(form):
+    """A documented location heading as a regex: its placeholders (DOC_PLACEHOLDERS) for
+    what they stand for, and its pid and host, given or not, for any pid (`P`, `P:I`) and
+    host: `0.0 "main" (pid 14376:1 on vm)` matches `0.0 "main" (pid 812 on node1)`."""
+    head, pid = form.split(" (pid ", 1)
+    assert re.fullmatch(r"[\w:]+ on \w+\)", pid), form
+    words = [DOC_PLACEHOLDERS.get(w, re.escape(w)) for w in re.split(r"([A-Z]+)", head)]
+    return "".join(words) + r" \(pid \d+(?::\d+)? on \S+\)"
+
+
+def documented_location_forms():
+    """The location headings docs/mpi.md and docs/commands/plx-report.md show: the forms in
+    backquotes, and the heading lines of docs/mpi.md's example."""
+    forms = set()
+    for page in (DOCS / "mpi.md", DOCS / "commands" / "plx-report.md"):
+        text = page.read_text().replace("\n", " ")
+        forms |= set(re.findall(r"`([^`]*? \(pid [^`]*\))`", text))
+    example = (DOCS / "mpi.md").read_text()
+    forms |= set(re.findall(r'(?m)^(\S+(?: "[^"]*")? \(pid \S+ on \S+\))$', example))
+    return forms
+
+
+def test_documented_location_names_are_what_plx_prints(t_mpi_exps):
+    """Each rank's heading as docs/mpi.md and docs/commands/plx-report.md show it (a thread
+    `0.0 "main" (pid P on HOST)`, a process `0 (pid P on HOST)`, `process 0 (...)` in plx info)
+    is a line plx report, plx report --by process or plx info prints for t_mpi's 4 ranks."""
+    exp = t_mpi_exps["trace"]
+    printed = "".join(plx(*args).stdout for args in
+                      (("report", exp), ("report", exp, "--by", "process"), ("info", exp)))
+    lines = {line.strip() for line in printed.splitlines()}
+    forms = documented_location_forms()
+    for form in sorted(forms):
+        regex = location_form_regex(form)
+        assert any(re.fullmatch(regex, line) for line in lines), (form, regex, printed)
+    assert {'N.T "NAME" (pid P on HOST)', "N (pid P on HOST)", "process N (pid P on HOST)",
+            "N (pid PID on HOST)"} <= forms, forms
 
 
 def test_t_mpi_comm_matrix(t_mpi_exp):

@@ -635,6 +635,25 @@ struct Walker {
 }
 
 impl Walker {
+    /// The start of the open call of region `g` whose CPU time a Cpu event of `g` gives, when
+    /// the focus selects it and it counts: once, not inside a selected call of `g`.
+    fn cpu_call_start(&self, g: Option<u32>, focus: &Focus) -> Option<f64> {
+        let pos = self.stack.iter().rposition(|f| f.0 == g)?;
+        let sel = focus
+            .code
+            .as_ref()
+            .is_none_or(|c| g.is_some_and(|g| c.contains(&g)));
+        // counted once: no enclosing selected call of a cputime function
+        let enclosed = self.stack[..pos].iter().any(|f| {
+            focus
+                .code
+                .as_ref()
+                .is_none_or(|c| f.0.is_some_and(|r| c.contains(&r)))
+                && f.0 == g
+        });
+        (sel && !enclosed).then(|| self.stack[pos].1)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn event(
         &mut self,
@@ -719,23 +738,7 @@ impl Walker {
             }
             Event::Cpu { region, cpu_ns, .. } if metric == Metric::CpuTime => {
                 let g = global_region(model, p, region);
-                let Some(pos) = self.stack.iter().rposition(|f| f.0 == g) else {
-                    return;
-                };
-                let sel = focus
-                    .code
-                    .as_ref()
-                    .is_none_or(|c| g.is_some_and(|g| c.contains(&g)));
-                // counted once: no enclosing selected call of a cputime function
-                let enclosed = self.stack[..pos].iter().any(|f| {
-                    focus
-                        .code
-                        .as_ref()
-                        .is_none_or(|c| f.0.is_some_and(|r| c.contains(&r)))
-                        && f.0 == g
-                });
-                if sel && !enclosed {
-                    let start = self.stack[pos].1;
+                if let Some(start) = self.cpu_call_start(g, focus) {
                     parts.push((start, ns, cpu_ns as f64 * 1e-9));
                 }
             }

@@ -74,6 +74,75 @@ pub struct ExperimentsArgs {
     pub app: AppArg,
 }
 
+/// The value of `--by` a command takes: its own choice of the shared words (`thread`, `process`,
+/// `total`; docs/commands/README.md), and its default.
+pub trait ByChoice: ValueEnum + Clone + Send + Sync + 'static {
+    /// The default's name, as written on the command line.
+    const DEFAULT: &'static str;
+}
+
+/// `--by`: what one table, matrix row or series is.
+#[derive(clap::Args, Debug)]
+pub struct ByArg<B: ByChoice> {
+    /// What one table, matrix row or series is: one per thread (location), per process (MPI
+    /// rank) or per run; the same words in every command.
+    #[arg(long, value_name = "BY", default_value = B::DEFAULT,
+          value_parser = clap::builder::EnumValueParser::<B>::new())]
+    pub by: B,
+}
+
+/// `--bins`: the bins of a series over time.
+#[derive(clap::Args, Debug)]
+pub struct BinsArg {
+    /// Number of bins of the series over time, over the run's span (several runs: the longest
+    /// run's); 1 to 100000.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub bins: usize,
+}
+
+/// The most bins a series over time takes (a bin per pixel of a wide chart and more).
+pub const MAX_BINS: usize = 100_000;
+
+impl BinsArg {
+    /// The number of bins, checked: at least 1 and at most [`MAX_BINS`].
+    pub fn checked(&self) -> Result<usize, CliError> {
+        let bins = self.bins;
+        if bins == 0 {
+            return Err(CliError::new(
+                Exit::Usage,
+                "--bins 0: give at least 1 bin".to_string(),
+            ));
+        }
+        if bins > MAX_BINS {
+            return Err(CliError::new(
+                Exit::Usage,
+                format!("--bins {bins}: at most {MAX_BINS} bins"),
+            ));
+        }
+        Ok(bins)
+    }
+}
+
+/// `--top`: only the largest rows.
+#[derive(clap::Args, Debug)]
+pub struct TopArg {
+    /// Only the N largest rows [default: every row; plx compare: the "Calls: f" rows of the 5
+    /// functions of largest inclusive time over all runs].
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+}
+
+/// `--metric`: the metric a command measures.
+#[derive(clap::Args, Debug)]
+pub struct MetricArg {
+    /// The metric: a built-in one (plx query: wall_time, cpu_time, calls, wait_time,
+    /// hold_time, messages, bytes; plx histogram: cpu, compute, mpi, messages, bytes,
+    /// calls:FUNC, time:FUNC), a counter of the runs (EVENT, or EVENT:FUNC in plx histogram)
+    /// or an external metric's name (plx run --monitor, plx import).
+    #[arg(long, value_name = "METRIC")]
+    pub metric: String,
+}
+
 /// Output format of the commands that print tables (text, JSON or CSV).
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

@@ -18,26 +18,6 @@ pub(crate) struct Run {
     pub window: Window,
 }
 
-/// The most bins a histogram or display takes (a bin per pixel of a wide chart and more).
-pub(crate) const MAX_BINS: usize = 100_000;
-
-/// `--bins N` must be at least 1 and at most [`MAX_BINS`].
-pub(crate) fn check_bins(bins: usize) -> Result<(), CliError> {
-    if bins == 0 {
-        return Err(CliError::new(
-            Exit::Usage,
-            "--bins 0: give at least 1 bin".to_string(),
-        ));
-    }
-    if bins > MAX_BINS {
-        return Err(CliError::new(
-            Exit::Usage,
-            format!("--bins {bins}: at most {MAX_BINS} bins"),
-        ));
-    }
-    Ok(())
-}
-
 /// Reads `dir`, keeps application `app`, finds the phase's window and builds the timeline
 /// (following `function`); warnings go to standard error.
 pub(crate) fn open_run(

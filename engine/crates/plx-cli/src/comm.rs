@@ -11,7 +11,7 @@ use plx_analysis::{
 use plx_format::{Direction, Warning};
 use serde_json::{json, Value};
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{ByArg, ByChoice, ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::csv::field;
 use crate::units::human_bytes;
 use crate::CliError;
@@ -25,6 +25,10 @@ pub enum CommBy {
     Process,
     /// One per thread, `rank.thread`, from the trace's matched messages (needs --trace).
     Thread,
+}
+
+impl ByChoice for CommBy {
+    const DEFAULT: &'static str = "process";
 }
 
 /// `--kind` of `plx comm`: which messages.
@@ -47,9 +51,9 @@ pub struct CommArgs {
     /// --phase: only the messages sent inside it.
     #[command(flatten)]
     pub phase: PhaseArg,
-    /// Rows and columns per process, or per thread (needs a trace).
-    #[arg(long, value_enum, default_value_t = CommBy::Process)]
-    pub by: CommBy,
+    /// --by: rows and columns per process, or per thread (needs a trace).
+    #[command(flatten)]
+    pub by: ByArg<CommBy>,
     /// Which messages: MPI's, or the TCP streams' the socket wrappers traced.
     #[arg(long, value_enum, default_value_t = CommKind::Mpi)]
     pub kind: CommKind,
@@ -92,7 +96,7 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
     for w in model.report_warnings() {
         eprintln!("plx: warning: {w}");
     }
-    let by_thread = args.by == CommBy::Thread;
+    let by_thread = args.by.by == CommBy::Thread;
     let window = match args.phase.spec() {
         Some(spec) => Some(plx_analysis::phase_window(&model, spec)?),
         None => None,
@@ -719,7 +723,7 @@ fn stream_traffic(
 fn streams_out(args: &CommArgs, s: &Streams, out: &mut dyn Write) -> io::Result<()> {
     let total = |f: fn(&StreamPair) -> u64| s.pairs.values().map(f).sum::<u64>();
     let unread = |f: fn(&StreamPair) -> u64| s.unread.values().map(f).sum::<u64>();
-    let by = if args.by == CommBy::Thread {
+    let by = if args.by.by == CommBy::Thread {
         "thread"
     } else {
         "process"

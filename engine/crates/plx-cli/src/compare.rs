@@ -9,7 +9,7 @@ use plx_analysis::compare::{compare as compare_runs, Comparison, FunctionDiff, R
 use plx_analysis::{BuildOptions, Model, PhaseSpec};
 use serde_json::{json, Value};
 
-use crate::args::{ExperimentsArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{ExperimentsArgs, Format, OutputArgs, PhaseArg, TopArg};
 use crate::csv::field;
 use crate::units::human_time;
 use crate::{CliError, Exit};
@@ -24,9 +24,9 @@ pub struct CompareArgs {
     /// --phase: one phase of each run, its span in that run (needs the runs' traces).
     #[command(flatten)]
     pub phase: PhaseArg,
-    /// "Calls: f" rows for this many functions, by inclusive time over all runs.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub top: usize,
+    /// --top: "Calls: f" rows for this many functions, by inclusive time over all runs.
+    #[command(flatten)]
+    pub top: TopArg,
     /// Only the per-function differences (in CSV the way to get them: the default CSV is the
     /// metric table).
     #[arg(long)]
@@ -35,6 +35,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub out: OutputArgs<Format>,
 }
+
+/// The functions of `plx compare`'s "Calls: f" rows without `--top`.
+const COMPARE_TOP: usize = 5;
 
 /// A column's source, for the JSON output.
 struct Source {
@@ -149,7 +152,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), CliError> {
         runs.push(run);
         sources.push(source);
     }
-    let cmp = compare_runs(&runs, args.top);
+    let cmp = compare_runs(&runs, args.top.top.unwrap_or(COMPARE_TOP));
     let mut out = args.out.open()?;
     match args.out.format {
         Format::Text => text(args, &cmp, &mut out)?,

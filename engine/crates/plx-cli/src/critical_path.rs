@@ -12,7 +12,7 @@ use plx_analysis::{phase_window, MergeOptions, Model, Window};
 use plx_format::RegionKind;
 use serde_json::{json, Value};
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg, TopArg};
 use crate::csv::field;
 use crate::units::Left;
 use crate::{CliError, Exit};
@@ -58,9 +58,9 @@ pub struct CriticalPathArgs {
     /// What the profile's rows are.
     #[arg(long, value_enum, default_value_t = LevelArg::Procedure)]
     pub level: LevelArg,
-    /// Only the N largest rows.
-    #[arg(long, value_name = "N")]
-    pub top: Option<usize>,
+    /// --top.
+    #[command(flatten)]
+    pub top: TopArg,
     /// Also list the path's segments (with --format csv: the segments instead of the profile).
     #[arg(long)]
     pub path: bool,
@@ -160,7 +160,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     if level == Level::Procedure {
         runtime_on_path(&model, &cp, &items);
     }
-    if let Some(n) = args.top {
+    if let Some(n) = args.top.top {
         items.truncate(n);
     }
     let sampled = match args.samples {

@@ -9,8 +9,8 @@ use plx_analysis::timeline::{
 };
 use plx_svg as svg;
 
-use crate::args::{ChartFormat, ExperimentArgs, OutputArgs, PhaseArg};
-use crate::chart::{bar, check_bins, open_run, Run};
+use crate::args::{BinsArg, ChartFormat, ExperimentArgs, OutputArgs, PhaseArg};
+use crate::chart::{bar, open_run, Run};
 use crate::csv::field;
 use crate::CliError;
 
@@ -43,9 +43,9 @@ pub struct DisplayArgs {
     /// Which display.
     #[arg(long, value_enum)]
     pub kind: Kind,
-    /// Number of bins of the curves over time (concurrency, queue).
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub bins: usize,
+    /// --bins: of the curves over time (concurrency, queue).
+    #[command(flatten)]
+    pub bins: BinsArg,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<ChartFormat>,
@@ -78,15 +78,15 @@ fn rel(tl: &Timeline, ns: i64) -> f64 {
 
 /// Runs `plx display`.
 pub fn display(args: &DisplayArgs) -> Result<(), CliError> {
-    check_bins(args.bins)?;
+    let bins = args.bins.checked()?;
     let run = open_run(&args.exp.dir, args.exp.app.name(), args.phase.spec(), None)?;
     let mut out = args.out.open()?;
     let f = args.out.format;
     match args.kind {
         Kind::Utilization => show_utilization(&run, f, &mut out)?,
         Kind::Gantt => show_gantt(&run, f, &mut out)?,
-        Kind::Concurrency => show_concurrency(&run, args.bins, f, &mut out)?,
-        Kind::Queue => show_queue(&run, args.bins, f, &mut out)?,
+        Kind::Concurrency => show_concurrency(&run, bins, f, &mut out)?,
+        Kind::Queue => show_queue(&run, bins, f, &mut out)?,
         Kind::Spacetime => show_space_time(&run, f, &mut out)?,
         Kind::Npt => show_npt(&run, f, &mut out)?,
     }

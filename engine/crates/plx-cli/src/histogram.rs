@@ -13,8 +13,10 @@ use plx_analysis::timeline::{histogram as make_histogram, CpuSource, HistogramRu
 use plx_analysis::AnalysisError;
 use plx_svg as svg;
 
-use crate::args::{ChartFormat, ExperimentsArgs, OutputArgs, PhaseArg};
-use crate::chart::{bar, check_bins, open_run, value};
+use crate::args::{
+    BinsArg, ByArg, ByChoice, ChartFormat, ExperimentsArgs, MetricArg, OutputArgs, PhaseArg,
+};
+use crate::chart::{bar, open_run, value};
 use crate::csv::field;
 use crate::{CliError, Exit};
 
@@ -28,6 +30,10 @@ pub enum HistBy {
     Total,
 }
 
+impl ByChoice for HistBy {
+    const DEFAULT: &'static str = "total";
+}
+
 /// `plx histogram`.
 #[derive(clap::Args, Debug)]
 pub struct HistogramArgs {
@@ -38,20 +44,20 @@ pub struct HistogramArgs {
     /// --phase.
     #[command(flatten)]
     pub phase: PhaseArg,
-    /// The metric: cpu (CPU utilization from CPU samples, plx run --cpu-sample; locations
+    /// --metric: cpu (CPU utilization from CPU samples, plx run --cpu-sample; locations
     /// without samples as compute), compute (computing utilization from the trace's states:
     /// outside MPI, sockets and waits), mpi (time in MPI), messages and bytes (sent),
     /// calls:FUNC (calls beginning in the bin), time:FUNC (time inside FUNC); a counter of
     /// the runs' counters contexts, EVENT or EVENT:FUNC (its counted calls' counts, each
     /// spread over its call's time); an external metric's name.
-    #[arg(long, value_name = "M")]
-    pub metric: String,
-    /// Number of bins (over the longest run's span).
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub bins: usize,
-    /// One series per thread, or per run.
-    #[arg(long, value_enum, default_value_t = HistBy::Total)]
-    pub by: HistBy,
+    #[command(flatten)]
+    pub metric: MetricArg,
+    /// --bins: over the longest run's span.
+    #[command(flatten)]
+    pub bins: BinsArg,
+    /// --by: one series per thread, or per run.
+    #[command(flatten)]
+    pub by: ByArg<HistBy>,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<ChartFormat>,
@@ -59,10 +65,10 @@ pub struct HistogramArgs {
 
 /// Runs `plx histogram`.
 pub fn histogram(args: &HistogramArgs) -> Result<(), CliError> {
-    check_bins(args.bins)?;
-    let chart = match Metric::parse(&args.metric) {
+    args.bins.checked()?;
+    let chart = match Metric::parse(&args.metric.metric) {
         Ok(metric) => timeline_chart(args, &metric)?,
-        Err(e) => match counter_metric(&args.exps.dirs, &args.metric) {
+        Err(e) => match counter_metric(&args.exps.dirs, &args.metric.metric) {
             Some((event, func)) => counter_chart(args, &event, func.as_deref())?,
             None => external_chart(args, e)?,
         },
@@ -120,7 +126,12 @@ fn timeline_chart(args: &HistogramArgs, metric: &Metric) -> Result<Chart, CliErr
             window: r.window,
         })
         .collect();
-    let h = make_histogram(&inputs, metric, args.bins, args.by == HistBy::Thread);
+    let h = make_histogram(
+        &inputs,
+        metric,
+        args.bins.bins,
+        args.by.by == HistBy::Thread,
+    );
     let mut header = vec![format!("{}: {}", h.metric.name(), h.metric.meaning())];
     if let Some(src) = h.cpu_source {
         header.push(format!("source: {}", src.meaning()));
@@ -182,7 +193,7 @@ fn counter_chart(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
         }
         runs.push(run);
     }
-    let binned = counter_histogram(&runs, args.bins, args.by == HistBy::Thread);
+    let binned = counter_histogram(&runs, args.bins.bins, args.by.by == HistBy::Thread);
     let what = match func {
         Some(f) => format!("{event}:{f}"),
         None => event.to_string(),
@@ -214,14 +225,15 @@ fn counter_chart(args: &HistogramArgs, event: &str, func: Option<&str>) -> Resul
     })
 }
 
-/// The histogram of external metric `args.metric`, or the error `unknown` (the built-in
+/// The histogram of external metric of `--metric`, or the error `unknown` (the built-in
 /// metrics' error) with the external metrics the runs have.
 fn external_chart(args: &HistogramArgs, unknown: String) -> Result<Chart, CliError> {
     let mut runs = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for dir in &args.exps.dirs {
         names.extend(external_names(dir));
-        let Some(mut run) = ExternalRun::read(dir, args.exps.app.name(), &args.metric)? else {
+        let Some(mut run) = ExternalRun::read(dir, args.exps.app.name(), &args.metric.metric)?
+        else {
             continue;
         };
         if let Some(p) = args.phase.spec() {
@@ -244,7 +256,7 @@ fn external_chart(args: &HistogramArgs, unknown: String) -> Result<Chart, CliErr
             },
         ));
     }
-    let binned = external_histogram(&runs, args.bins);
+    let binned = external_histogram(&runs, args.bins.bins);
     let m0 = &runs[0].metric;
     let level = runs[0].is_level();
     let how = if level {

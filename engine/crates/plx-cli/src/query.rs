@@ -6,7 +6,7 @@ use plx_analysis::query::{Focus, Metric};
 use plx_analysis::BuildOptions;
 use serde_json::json;
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{BinsArg, ExperimentArgs, Format, MetricArg, OutputArgs, PhaseArg};
 use crate::units::human_time;
 use crate::{CliError, Exit};
 
@@ -19,17 +19,17 @@ pub struct QueryArgs {
     /// --phase: the total then comes from the trace.
     #[command(flatten)]
     pub phase: PhaseArg,
-    /// wall_time, cpu_time, calls, wait_time, hold_time, messages or bytes; a counter; an
-    /// external metric.
-    #[arg(long, value_name = "METRIC")]
-    pub metric: String,
+    /// --metric: wall_time, cpu_time, calls, wait_time, hold_time, messages or bytes; a
+    /// counter; an external metric.
+    #[command(flatten)]
+    pub metric: MetricArg,
     /// `code=/MODULE/FILE/FUNCTION,machine=/HOST/PROCESS/THREAD,sync=/CATEGORY/OBJECT`; an
     /// omitted hierarchy is its root (see docs/commands/plx-query.md).
     #[arg(long, value_name = "FOCUS")]
     pub focus: Option<String>,
-    /// Bins of the time series (with a trace).
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub bins: usize,
+    /// --bins: of the time series (with a trace).
+    #[command(flatten)]
+    pub bins: BinsArg,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<Format>,
@@ -45,13 +45,8 @@ fn value_text(metric: Metric, v: f64) -> String {
 
 /// Runs `plx query`.
 pub fn query(args: &QueryArgs) -> Result<(), CliError> {
-    if args.bins == 0 {
-        return Err(CliError::new(
-            Exit::Usage,
-            "--bins must be at least 1".to_string(),
-        ));
-    }
-    let metric = match Metric::parse(&args.metric) {
+    let bins = args.bins.checked()?;
+    let metric = match Metric::parse(&args.metric.metric) {
         Ok(m) => m,
         Err(e) => {
             let (files, unread) = plx_format::read_metric_files(&args.exp.dir);
@@ -59,7 +54,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
                 .iter()
                 .flat_map(|f| f.metrics.iter().map(|m| m.name.as_str()))
                 .collect();
-            if names.contains(&args.metric.as_str()) {
+            if names.contains(&args.metric.metric.as_str()) {
                 crate::experiment::print_warnings(&unread);
                 return query_external(args, &files);
             }
@@ -86,7 +81,7 @@ pub fn query(args: &QueryArgs) -> Result<(), CliError> {
         None => None,
     };
     let r = model
-        .query_in(metric, &focus, args.bins, window)
+        .query_in(metric, &focus, bins, window)
         .map_err(|e| CliError::new(Exit::Input, e))?;
     let mut out = args.out.open()?;
     match args.out.format {
@@ -148,7 +143,7 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
             Exit::Usage,
             format!(
                 "{} is an external metric (of the whole run): it takes no --focus",
-                args.metric
+                args.metric.metric
             ),
         ));
     }
@@ -171,7 +166,7 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
     let all = plx_analysis::external::external_metrics(&model, files, origin);
     let m = all
         .iter()
-        .find(|m| m.name == args.metric)
+        .find(|m| m.name == args.metric.metric)
         .expect("the name was found in the files");
     let Some((first, last)) = m.span() else {
         return Err(CliError::new(
@@ -190,7 +185,7 @@ fn query_external(args: &QueryArgs, files: &[plx_format::MetricFile]) -> Result<
     let zero = origin.map_or(lo, |o| o as f64);
     let total = m.total(lo, hi);
     let series: Vec<(f64, f64, f64)> = m
-        .bins(lo, hi, args.bins)
+        .bins(lo, hi, args.bins.bins)
         .into_iter()
         .map(|(a, b, v)| ((lo - zero + a) / 1e9, (lo - zero + b) / 1e9, v))
         .collect();
@@ -270,7 +265,7 @@ fn counter_query(args: &QueryArgs, not_a_metric: String) -> Result<(), CliError>
         args.exp.app.name(),
         BuildOptions::default(),
     )?;
-    let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric) else {
+    let Some(event) = plx_analysis::counters::counter_event(&model, &args.metric.metric) else {
         return Err(CliError::new(
             Exit::Usage,
             format!("{not_a_metric}, or a counter the experiment counted"),

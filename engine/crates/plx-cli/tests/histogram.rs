@@ -359,6 +359,20 @@ fn errors_name_the_file_or_argument() {
     assert!(e.contains("--bins 0"), "{e}");
     let e = fails(&["display", dir, "--kind", "queue", "--bins", "0"]);
     assert!(e.contains("--bins 0"), "{e}");
+    // --bins is one flag: plx query checks it as the charts do
+    for cmd in [
+        &["histogram", dir, "--metric", "cpu"][..],
+        &["display", dir, "--kind", "queue"],
+        &["query", dir, "--metric", "wall_time"],
+    ] {
+        for (bins, msg) in [
+            ("0", "--bins 0: give at least 1 bin"),
+            ("100001", "--bins 100001: at most 100000 bins"),
+        ] {
+            let e = fails(&[cmd, &["--bins", bins][..]].concat());
+            assert!(e.contains(msg), "{cmd:?} {e}");
+        }
+    }
 
     let n = tmp("no-trace");
     fixtures::no_trace(&n);

@@ -518,47 +518,7 @@ fn calibrated_run(
 
 fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
     let ppath = img.process_path();
-    for w in &img.process.write_failures {
-        let err = std::io::Error::from_raw_os_error(w.error);
-        warnings.push(Warning::file(
-            img.dir.join(file_name(
-                if w.file == 1 { "trace" } else { "process" },
-                img.image,
-            )),
-            WarningKind::WriteFailed { writes: w.writes },
-            format!(
-                "the runtime could not complete {} writes ({} bytes of whole records): {}; what they held is lost, the rest of the file is kept",
-                w.writes,
-                w.bytes,
-                err.to_string().split(" (os error").next().unwrap_or_default()
-            ),
-        ));
-    }
-    if let Some(c) = &img.process.clock_sync_skipped {
-        let marked = match c.marked {
-            0 => "it is not known which other ranks are measured (PLX_JOB unset)".to_string(),
-            n => format!("{n} of its {} ranks are measured", c.size),
-        };
-        warnings.push(Warning::file(
-            &ppath,
-            WarningKind::Clock,
-            format!(
-                "no clock offset to rank 0 measured: {marked}, and the exchange needs every rank; this rank's times stay on its host's clock"
-            ),
-        ));
-    }
-    for o in &img.process.open_at_end {
-        warnings.push(Warning::file(
-            &ppath,
-            WarningKind::OpenAtEnd {
-                calls: u64::from(o.frames),
-            },
-            format!(
-                "thread {}: {} calls still open when the process ended, closed at its end (truncated)",
-                o.thread, o.frames
-            ),
-        ));
-    }
+    process_warnings(img, &ppath, warnings);
     let mut threads: BTreeSet<u32> = img.process.threads.keys().copied().collect();
     if let Some(t) = &img.trace {
         threads.extend(t.threads());
@@ -627,56 +587,7 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
         }
         let profile = data.and_then(|d| d.profile.as_ref());
         match profile {
-            Some(p) => {
-                // the profile counts the event words its thread wrote to the trace: fewer in
-                // the file means the trace lost them (cut, or damaged chunks skipped)
-                if let Some(t) = &img.trace {
-                    let words = t.words_per_thread.get(&th).copied().unwrap_or(0);
-                    if p.trace_events > words {
-                        let lost = p.trace_events - words;
-                        warnings.push(Warning::file(
-                            &t.path,
-                            WarningKind::LostEvents { count: lost },
-                            format!(
-                                "thread {th}: {lost} of the {} trace event words its profile says were written are not in the file",
-                                p.trace_events
-                            ),
-                        ));
-                    }
-                }
-                if p.lost_events > 0 {
-                    warnings.push(Warning::file(
-                        &ppath,
-                        WarningKind::LostEvents {
-                            count: p.lost_events,
-                        },
-                        // without a trace what the runtime could not record were calls
-                        if img.trace.is_some() {
-                            format!(
-                                "thread {th}: {} trace events lost (beyond the depth limit PLX_MAX_DEPTH, a full table, or trace chunks not written)",
-                                p.lost_events
-                            )
-                        } else {
-                            format!(
-                                "thread {th}: {} calls not measured (beyond the depth limit PLX_MAX_DEPTH, or a full table)",
-                                p.lost_events
-                            )
-                        },
-                    ));
-                }
-                if p.lost_nodes > 0 {
-                    warnings.push(Warning::file(
-                        &ppath,
-                        WarningKind::LostNodes {
-                            count: p.lost_nodes,
-                        },
-                        format!(
-                            "thread {th}: {} callpaths beyond the profile's capacity (time kept in their parents)",
-                            p.lost_nodes
-                        ),
-                    ));
-                }
-            }
+            Some(p) => profile_warnings(img, th, p, &ppath, warnings),
             None => {
                 let words = img
                     .trace
@@ -691,6 +602,111 @@ fn thread_warnings(img: &ProcessImage, warnings: &mut Vec<Warning>) {
                 warnings.push(Warning::file(&ppath, WarningKind::NoThreadProfile, msg));
             }
         }
+    }
+}
+
+/// The warnings of a process image as a whole: writes the runtime could not complete, the
+/// clock offset not measured, calls open at its end.
+fn process_warnings(img: &ProcessImage, ppath: &Path, warnings: &mut Vec<Warning>) {
+    for w in &img.process.write_failures {
+        let err = std::io::Error::from_raw_os_error(w.error);
+        warnings.push(Warning::file(
+            img.dir.join(file_name(
+                if w.file == 1 { "trace" } else { "process" },
+                img.image,
+            )),
+            WarningKind::WriteFailed { writes: w.writes },
+            format!(
+                "the runtime could not complete {} writes ({} bytes of whole records): {}; what they held is lost, the rest of the file is kept",
+                w.writes,
+                w.bytes,
+                err.to_string().split(" (os error").next().unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(c) = &img.process.clock_sync_skipped {
+        let marked = match c.marked {
+            0 => "it is not known which other ranks are measured (PLX_JOB unset)".to_string(),
+            n => format!("{n} of its {} ranks are measured", c.size),
+        };
+        warnings.push(Warning::file(
+            ppath,
+            WarningKind::Clock,
+            format!(
+                "no clock offset to rank 0 measured: {marked}, and the exchange needs every rank; this rank's times stay on its host's clock"
+            ),
+        ));
+    }
+    for o in &img.process.open_at_end {
+        warnings.push(Warning::file(
+            ppath,
+            WarningKind::OpenAtEnd {
+                calls: u64::from(o.frames),
+            },
+            format!(
+                "thread {}: {} calls still open when the process ended, closed at its end (truncated)",
+                o.thread, o.frames
+            ),
+        ));
+    }
+}
+
+/// The warnings of thread `th`'s profile `p`: trace event words missing from the file, events
+/// or calls lost, callpaths beyond the profile's capacity.
+fn profile_warnings(
+    img: &ProcessImage,
+    th: u32,
+    p: &crate::records::ThreadProfile,
+    ppath: &Path,
+    warnings: &mut Vec<Warning>,
+) {
+    // the profile counts the event words its thread wrote to the trace: fewer in
+    // the file means the trace lost them (cut, or damaged chunks skipped)
+    if let Some(t) = &img.trace {
+        let words = t.words_per_thread.get(&th).copied().unwrap_or(0);
+        if p.trace_events > words {
+            let lost = p.trace_events - words;
+            warnings.push(Warning::file(
+                &t.path,
+                WarningKind::LostEvents { count: lost },
+                format!(
+                    "thread {th}: {lost} of the {} trace event words its profile says were written are not in the file",
+                    p.trace_events
+                ),
+            ));
+        }
+    }
+    if p.lost_events > 0 {
+        warnings.push(Warning::file(
+            ppath,
+            WarningKind::LostEvents {
+                count: p.lost_events,
+            },
+            // without a trace what the runtime could not record were calls
+            if img.trace.is_some() {
+                format!(
+                    "thread {th}: {} trace events lost (beyond the depth limit PLX_MAX_DEPTH, a full table, or trace chunks not written)",
+                    p.lost_events
+                )
+            } else {
+                format!(
+                    "thread {th}: {} calls not measured (beyond the depth limit PLX_MAX_DEPTH, or a full table)",
+                    p.lost_events
+                )
+            },
+        ));
+    }
+    if p.lost_nodes > 0 {
+        warnings.push(Warning::file(
+            ppath,
+            WarningKind::LostNodes {
+                count: p.lost_nodes,
+            },
+            format!(
+                "thread {th}: {} callpaths beyond the profile's capacity (time kept in their parents)",
+                p.lost_nodes
+            ),
+        ));
     }
 }
 

@@ -589,6 +589,34 @@ pub fn traced(model: &Model) -> Vec<usize> {
         .collect()
 }
 
+/// A message's matching key: communicator, sender rank, receiver rank, tag.
+type Key = (u64, u32, u32, i32);
+
+/// The receives `recvs` matched in order with the sends `sends` (indices into `messages`) of
+/// the same key; a receive at or before its send is an error (the merge pass repairs it).
+fn pair_messages(
+    messages: &mut [Message],
+    sends: &HashMap<Key, Vec<usize>>,
+    recvs: &HashMap<Key, Vec<(i64, u32)>>,
+) -> Result<(), NeedsMerge> {
+    for (key, rs) in recvs {
+        let Some(ss) = sends.get(key) else { continue };
+        for (&(time, track), &si) in rs.iter().zip(ss) {
+            let m = &mut messages[si];
+            if time <= m.send {
+                return Err(NeedsMerge(format!(
+                    "a message from rank {} to rank {} is received ({time} ns) at or before it was \
+                     sent ({} ns): the clock condition needs the merge pass's repair",
+                    key.1, key.2, m.send
+                )));
+            }
+            m.recv = Some(time);
+            m.to = Some(track);
+        }
+    }
+    Ok(())
+}
+
 /// The index of `model`'s trace from the part of each of its traced processes ([`traced`], in
 /// that order), or why the merge pass is needed.
 pub fn combine(model: &Model, parts: Vec<Part>) -> Result<TraceIndex, NeedsMerge> {
@@ -614,7 +642,6 @@ pub fn combine(model: &Model, parts: Vec<Part>) -> Result<TraceIndex, NeedsMerge
         .iter()
         .map(|(_, p)| *p as *const ProcessModel)
         .collect();
-    type Key = (u64, u32, u32, i32);
     let mut sends: HashMap<Key, Vec<usize>> = HashMap::new();
     let mut recvs: HashMap<Key, Vec<(i64, u32)>> = HashMap::new();
     let (mut origin, mut end, mut events) = (i64::MAX, i64::MIN, 0u64);
@@ -719,21 +746,7 @@ pub fn combine(model: &Model, parts: Vec<Part>) -> Result<TraceIndex, NeedsMerge
         end = end.max(part.end);
         events += part.events;
     }
-    for (key, rs) in &recvs {
-        let Some(ss) = sends.get(key) else { continue };
-        for (&(time, track), &si) in rs.iter().zip(ss) {
-            let m = &mut messages[si];
-            if time <= m.send {
-                return Err(NeedsMerge(format!(
-                    "a message from rank {} to rank {} is received ({time} ns) at or before it was \
-                     sent ({} ns): the clock condition needs the merge pass's repair",
-                    key.1, key.2, m.send
-                )));
-            }
-            m.recv = Some(time);
-            m.to = Some(track);
-        }
-    }
+    pair_messages(&mut messages, &sends, &recvs)?;
     Ok(TraceIndex::assemble(
         tracks,
         regions,

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
 
-use crate::merge::{EventKind, GlobalMerge, MergeOptions, ReplayPlan, TraceLocation};
+use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, ReplayPlan, TraceLocation};
 use crate::model::Model;
 use crate::regions::RegionTable;
 use crate::selection::Window;
@@ -638,72 +638,8 @@ impl Builder<'_> {
             EventKind::SendDone { thread, mode, send } => {
                 self.send_done(regions, loc, t, (thread, mode, send));
             }
-            EventKind::Send { message, .. } => {
-                let v = self.push(loc, t, NodeKind::Send);
-                let n = self.locs[li].sends;
-                self.locs[li].sends += 1;
-                let routine = self.routine(regions, loc);
-                let class = routine.map_or(OTHER, |(r, _)| self.class(regions, r));
-                let nonblocking = matches!(class, POST | NB_SEND);
-                if let (Some(id), Some((r, enter)), BLOCKING_SEND) = (message, routine, class) {
-                    self.locs[li].blocking_send = Some((r, enter, id));
-                    self.rendezvous.insert(
-                        id,
-                        Rendezvous {
-                            post: NONE,
-                            done: None,
-                        },
-                    );
-                }
-                if let (Some(id), true) = (message, nonblocking) {
-                    self.nonblocking.insert((loc, n), id);
-                    self.rendezvous.insert(
-                        id,
-                        Rendezvous {
-                            post: NONE,
-                            done: None,
-                        },
-                    );
-                }
-                if let Some(id) = message {
-                    let id = id as usize;
-                    if self.send_of.len() <= id {
-                        self.send_of.resize(id + 1, NONE);
-                    }
-                    self.send_of[id] = v;
-                }
-            }
-            EventKind::Recv { message, .. } => {
-                let routine = self.routine(regions, loc);
-                if let Some((_, enter)) = routine {
-                    self.wait_start(loc, enter);
-                }
-                // where the receive was posted: an Irecv's (or Start's) node, a blocking
-                // receive's entry
-                let posted = self.locs[li].posted.take();
-                let post = match (posted, routine) {
-                    (Some(p), _) => self.locs[li]
-                        .posts
-                        .iter()
-                        .rev()
-                        .find(|&&(at, _)| at <= p + POST_SLACK_NS)
-                        .map(|&(_, v)| v),
-                    (None, Some((r, _))) if self.class(regions, r) == BLOCKING_RECV => {
-                        self.locs[li].last
-                    }
-                    _ => None,
-                };
-                if let (Some(m), Some(post)) = (message, post) {
-                    self.posted(m.id, post);
-                }
-                let v = self.push(loc, t, NodeKind::Recv);
-                let r = message
-                    .and_then(|m| self.send_of.get(m.id as usize).copied())
-                    .unwrap_or(NONE);
-                if r != NONE {
-                    self.set_remote(v, r, ArcKind::Msg, NONE);
-                }
-            }
+            EventKind::Send { message, .. } => self.send(regions, loc, t, message),
+            EventKind::Recv { message, .. } => self.recv(regions, loc, t, message),
             EventKind::Collective { comm, .. } => {
                 let routine = self.routine(regions, loc);
                 let enter = routine.map_or(t, |(_, e)| e);
@@ -785,6 +721,78 @@ impl Builder<'_> {
             }
             // only in a merge with counters, which this is not
             EventKind::Counted { .. } => {}
+        }
+    }
+
+    /// An MPI send at `loc`: its node, the rendezvous a blocking or nonblocking send
+    /// waits on, and where its receive will find it.
+    fn send(&mut self, regions: &RegionTable, loc: u32, t: i64, message: Option<u64>) {
+        let li = loc as usize;
+        let v = self.push(loc, t, NodeKind::Send);
+        let n = self.locs[li].sends;
+        self.locs[li].sends += 1;
+        let routine = self.routine(regions, loc);
+        let class = routine.map_or(OTHER, |(r, _)| self.class(regions, r));
+        let nonblocking = matches!(class, POST | NB_SEND);
+        if let (Some(id), Some((r, enter)), BLOCKING_SEND) = (message, routine, class) {
+            self.locs[li].blocking_send = Some((r, enter, id));
+            self.rendezvous.insert(
+                id,
+                Rendezvous {
+                    post: NONE,
+                    done: None,
+                },
+            );
+        }
+        if let (Some(id), true) = (message, nonblocking) {
+            self.nonblocking.insert((loc, n), id);
+            self.rendezvous.insert(
+                id,
+                Rendezvous {
+                    post: NONE,
+                    done: None,
+                },
+            );
+        }
+        if let Some(id) = message {
+            let id = id as usize;
+            if self.send_of.len() <= id {
+                self.send_of.resize(id + 1, NONE);
+            }
+            self.send_of[id] = v;
+        }
+    }
+
+    /// An MPI receive at `loc`: the wait from its call's entry, its post (an Irecv's node, a
+    /// blocking receive's entry) and its node, linked to its send's.
+    fn recv(&mut self, regions: &RegionTable, loc: u32, t: i64, message: Option<MessageLink>) {
+        let li = loc as usize;
+        let routine = self.routine(regions, loc);
+        if let Some((_, enter)) = routine {
+            self.wait_start(loc, enter);
+        }
+        // where the receive was posted: an Irecv's (or Start's) node, a blocking
+        // receive's entry
+        let posted = self.locs[li].posted.take();
+        let post = match (posted, routine) {
+            (Some(p), _) => self.locs[li]
+                .posts
+                .iter()
+                .rev()
+                .find(|&&(at, _)| at <= p + POST_SLACK_NS)
+                .map(|&(_, v)| v),
+            (None, Some((r, _))) if self.class(regions, r) == BLOCKING_RECV => self.locs[li].last,
+            _ => None,
+        };
+        if let (Some(m), Some(post)) = (message, post) {
+            self.posted(m.id, post);
+        }
+        let v = self.push(loc, t, NodeKind::Recv);
+        let r = message
+            .and_then(|m| self.send_of.get(m.id as usize).copied())
+            .unwrap_or(NONE);
+        if r != NONE {
+            self.set_remote(v, r, ArcKind::Msg, NONE);
         }
     }
 

@@ -144,23 +144,18 @@ impl View<'_> {
             (None, None) => 0,
         }
     }
-}
 
-impl Graph {
-    /// The critical path of `mode` for application `app` (`None`: every application; for
-    /// intra and inter, `None` is the global path). `None` when the view has no thread end.
-    pub fn longest_path(&self, mode: Mode, app: Option<u32>) -> Option<LongestPath> {
-        let view = View { g: self, mode, app };
-        let n = self.nodes.len();
-        let inc: Vec<bool> = (0..n as u32).map(|v| view.included(v)).collect();
-        // successors (CSR) and in-degrees of the view
+    /// The view's in-degrees, and its successors in CSR form (node `v`'s are
+    /// `succ[start[v]..start[v + 1]]`), over the nodes `inc` includes: (indeg, start, succ).
+    fn successors(&self, inc: &[bool]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let n = inc.len();
         let mut indeg = vec![0u32; n];
         let mut start = vec![0u32; n + 1];
         for v in 0..n as u32 {
             if !inc[v as usize] {
                 continue;
             }
-            view.preds(v, |p, _| {
+            self.preds(v, |p, _| {
                 start[p as usize + 1] += 1;
                 indeg[v as usize] += 1;
             });
@@ -174,12 +169,23 @@ impl Graph {
             if !inc[v as usize] {
                 continue;
             }
-            view.preds(v, |p, _| {
+            self.preds(v, |p, _| {
                 succ[fill[p as usize] as usize] = v;
                 fill[p as usize] += 1;
             });
         }
-        drop(fill);
+        (indeg, start, succ)
+    }
+}
+
+impl Graph {
+    /// The critical path of `mode` for application `app` (`None`: every application; for
+    /// intra and inter, `None` is the global path). `None` when the view has no thread end.
+    pub fn longest_path(&self, mode: Mode, app: Option<u32>) -> Option<LongestPath> {
+        let view = View { g: self, mode, app };
+        let n = self.nodes.len();
+        let inc: Vec<bool> = (0..n as u32).map(|v| view.included(v)).collect();
+        let (mut indeg, start, succ) = view.successors(&inc);
 
         let mut len = vec![0i64; n];
         let mut best = vec![NONE; n];

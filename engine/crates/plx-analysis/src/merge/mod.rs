@@ -598,21 +598,7 @@ impl<'m> GlobalMerge<'m> {
             let Some(index) = p.trace.as_ref().filter(|t| !t.chunks.is_empty()) else {
                 continue;
             };
-            let mut files = Vec::new();
-            let paths = std::iter::once(&index.path).chain(index.recovered.iter().map(|r| &r.path));
-            for path in paths {
-                match plx_format::open_regular(path) {
-                    Ok(input) => files.push(input.file),
-                    Err(e) => {
-                        m.warnings.push(Warning::file(
-                            path,
-                            WarningKind::MissingFile,
-                            format!("cannot read: {e}"),
-                        ));
-                        break;
-                    }
-                }
-            }
+            let files = open_trace_files(index, &mut m.warnings);
             if files.is_empty() {
                 continue;
             }
@@ -634,24 +620,7 @@ impl<'m> GlobalMerge<'m> {
             };
             let mut regions = Vec::new();
             if let Some(img) = images.get(&p.path) {
-                for def in img.process.regions.values() {
-                    // an OpenMP construct's name is its source line (as in the model)
-                    let info = if def.kind == RegionKind::Omp {
-                        crate::model::region_info(def, img, BuildOptions::default(), &mut resolver)
-                    } else {
-                        RegionInfo {
-                            name: demangle(&def.name).unwrap_or_else(|| def.name.clone()),
-                            kind: def.kind,
-                            file: def.file.clone(),
-                            line: def.line,
-                        }
-                    };
-                    regions.push((def.region_id, m.regions.intern(info)));
-                }
-                for (id, def) in &img.process.user_events {
-                    let g = m.intern_user_event(&def.name);
-                    s.user_events.insert(*id as u64, g);
-                }
+                regions = m.image_regions(img, &mut s.user_events, &mut resolver);
             }
             regions.sort_unstable();
             m.states.push(SlotState {
@@ -786,6 +755,36 @@ impl<'m> GlobalMerge<'m> {
             f(self.emit(li, si, head));
         }
         self.states[si as usize].delta = 0;
+    }
+
+    /// The regions of process image `img` as (its id, the merge's region), in its order, and
+    /// its user events interned into `user_events` (its id to the merge's).
+    fn image_regions(
+        &mut self,
+        img: &plx_format::ProcessImage,
+        user_events: &mut HashMap<u64, u32>,
+        resolver: &mut crate::symbols::SymbolResolver,
+    ) -> Vec<(u32, u32)> {
+        let mut regions = Vec::new();
+        for def in img.process.regions.values() {
+            // an OpenMP construct's name is its source line (as in the model)
+            let info = if def.kind == RegionKind::Omp {
+                crate::model::region_info(def, img, BuildOptions::default(), resolver)
+            } else {
+                RegionInfo {
+                    name: demangle(&def.name).unwrap_or_else(|| def.name.clone()),
+                    kind: def.kind,
+                    file: def.file.clone(),
+                    line: def.line,
+                }
+            };
+            regions.push((def.region_id, self.regions.intern(info)));
+        }
+        for (id, def) in &img.process.user_events {
+            let g = self.intern_user_event(&def.name);
+            user_events.insert(*id as u64, g);
+        }
+        regions
     }
 
     fn intern_user_event(&mut self, name: &str) -> u32 {
@@ -1440,6 +1439,30 @@ pub fn clock_condition(model: &Model, opts: MergeOptions) -> Option<ClockConditi
         matching: msgs.plan.summary,
         warnings: m.warnings.split_off(m.matching_warnings),
     })
+}
+
+/// The files of trace `index` (its own, then those recovered from live files) that open, up
+/// to the first that does not (a warning).
+fn open_trace_files(
+    index: &plx_format::TraceIndex,
+    warnings: &mut Vec<Warning>,
+) -> Vec<std::fs::File> {
+    let mut files = Vec::new();
+    let paths = std::iter::once(&index.path).chain(index.recovered.iter().map(|r| &r.path));
+    for path in paths {
+        match plx_format::open_regular(path) {
+            Ok(input) => files.push(input.file),
+            Err(e) => {
+                warnings.push(Warning::file(
+                    path,
+                    WarningKind::MissingFile,
+                    format!("cannot read: {e}"),
+                ));
+                break;
+            }
+        }
+    }
+    files
 }
 
 #[cfg(test)]

@@ -211,61 +211,15 @@ pub(super) fn build_process(
         let info = data.and_then(|d| d.info.as_ref());
         let profile = data.and_then(|d| d.profile.as_ref());
         let recovered = data.is_some_and(|d| d.recovered.profile.is_some());
-        let trace_words = img
-            .trace
-            .as_ref()
-            .and_then(|t| t.words_per_thread.get(&th).copied())
-            .unwrap_or(0);
-        let mut tm = ThreadModel {
-            thread: th,
-            tid: info.map(|i| i.tid),
-            name: data.map(|d| d.name.clone()).unwrap_or_default(),
-            cpu_s: None,
-            wall_s: None,
-            tree: CallTree::new(),
-            source: ProfileSource::None,
-            trace_words,
-            trace_events: profile.filter(|_| !recovered).map(|p| p.trace_events),
-            lost_events: profile.map_or(0, |p| p.lost_events),
-            lost_nodes: profile.map_or(0, |p| p.lost_nodes),
-            user_events: Vec::new(),
-            messages: Vec::new(),
-            sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
-                img.clock.seconds(t)
-            }),
-            samples: data.and_then(|d| {
-                d.sample_tree
-                    .as_ref()
-                    .map(|t| SampleStats::of(t, &d.recovered))
-            }),
-            sample_times: Vec::new(),
-        };
+        let mut tm = new_thread(img, th, data, recovered);
         let recorded_messages = data.map(|d| d.message_stats.as_slice()).unwrap_or(&[]);
         let rebuilt_here = rebuilt.get(&th);
         let mut profile_map = Vec::new(); // tree node of each ThreadProfile node
                                           // In trace mode the runtime writes ThreadProfiles without nodes: the trace is the profile.
         let recorded = profile.filter(|p| !p.nodes.is_empty() || rebuilt_here.is_none());
         if let Some(prof) = recorded {
-            let mut nodes: Vec<TickNode> = prof
-                .nodes
-                .iter()
-                .map(|n| TickNode {
-                    parent: n.parent,
-                    region: n.region,
-                    calls: n.calls,
-                    child_calls: n.child_calls,
-                    inclusive: n.inclusive_ticks,
-                    exclusive: n.exclusive_ticks,
-                    cpu_ns: None,
-                })
-                .collect();
-            if !recovered {
-                for (node, ns) in data.map(|d| d.node_cpu.as_slice()).unwrap_or(&[]) {
-                    if let Some(n) = nodes.get_mut(*node as usize) {
-                        n.cpu_ns = Some(n.cpu_ns.unwrap_or(0) + ns);
-                    }
-                }
-            }
+            let node_cpu = data.map(|d| d.node_cpu.as_slice()).unwrap_or(&[]);
+            let nodes = recorded_nodes(prof, (!recovered).then_some(node_cpu));
             let (tree, map) = tree_from_ticks_mapped(&nodes, img, &mut rmap, table, warnings);
             tm.tree = tree;
             profile_map = map;
@@ -282,98 +236,43 @@ pub(super) fn build_process(
                         .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
                 );
             }
-            for s in data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]) {
-                tm.user_events.push(UserStat {
-                    name: event_name(s.event_id as u64),
-                    count: s.count,
-                    min: s.min,
-                    max: s.max,
-                    sum: s.sum,
-                    sum_squares: s.sum_squares,
-                });
-            }
+            let stats = data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]);
+            recorded_user_stats(&mut tm, stats, &event_name);
         } else if let Some((nodes, b)) = rebuilt_here {
-            tm.tree = tree_from_ticks(nodes, img, &mut rmap, table, warnings);
-            tm.source = ProfileSource::Rebuilt;
-            // records (or statistics recovered from the live file) count exactly what the trace
-            // may only partly hold (a killed process's last buffer is lost)
-            let derived = if profile.is_some() || !recorded_messages.is_empty() {
-                recorded_messages
-            } else {
-                b.messages.as_slice()
-            };
-            tm.messages = message_stats(derived, &mut rmap, table);
-            if let (Some(prof), Some(i)) = (profile, info) {
-                tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
-                tm.wall_s = Some(
-                    img.clock
-                        .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
-                );
-            }
-            tm.trace_events = Some(tm.trace_events.unwrap_or(b.events));
-            let start = info.map(|i| i.start_ticks).or(b.first_ticks);
-            if let (None, Some(s)) = (tm.wall_s, start) {
-                tm.wall_s = Some(img.clock.seconds(b.last_ticks.saturating_sub(s)));
-            }
             let recorded_stats = data.map(|d| d.user_stats.as_slice()).unwrap_or(&[]);
-            for s in recorded_stats {
-                tm.user_events.push(UserStat {
-                    name: event_name(s.event_id as u64),
-                    count: s.count,
-                    min: s.min,
-                    max: s.max,
-                    sum: s.sum,
-                    sum_squares: s.sum_squares,
-                });
-            }
-            let mut ids: Vec<_> = b.user.iter().collect();
-            ids.sort_by_key(|(id, _)| **id);
-            for (id, s) in ids.into_iter().filter(|_| recorded_stats.is_empty()) {
-                tm.user_events.push(UserStat {
-                    name: event_name(*id),
-                    count: s.count,
-                    min: s.min,
-                    max: s.max,
-                    sum: s.sum,
-                    sum_squares: s.sum_squares,
-                });
-            }
+            let thread = ThreadSources {
+                img,
+                info,
+                profile,
+                recorded_messages,
+                recorded_stats,
+            };
+            rebuilt_profile(
+                &mut tm,
+                nodes,
+                b,
+                thread,
+                &event_name,
+                &mut rmap,
+                table,
+                warnings,
+            );
         } else {
             // no profile at all: message statistics (recovered from a live file) still count
             tm.messages = message_stats(recorded_messages, &mut rmap, table);
         }
         if let Some(st) = data.and_then(|d| d.sample_tree.as_ref()) {
-            let (bad, frame_nodes) = fold_samples(
-                &mut tm.tree,
+            let stamps = data.map_or(&[][..], |d| d.sample_stamps.as_slice());
+            let ctx = (img, &mut rmap, &mut *table, &mut *resolver);
+            add_samples(
+                &mut tm,
                 &profile_map,
                 st,
-                img,
-                &mut rmap,
-                table,
-                resolver,
+                stamps,
+                ctx,
                 &mut frame_names,
+                warnings,
             );
-            if bad > 0 {
-                warnings.push(Warning::file(
-                    img.process_path(),
-                    WarningKind::Malformed,
-                    format!(
-                        "thread {th}: {bad} sampled frames name a frame or profile node that does not exist: left out"
-                    ),
-                ));
-            }
-            let stamps = data.map_or(&[][..], |d| d.sample_stamps.as_slice());
-            let (timed, untimed) = timed_samples(stamps, &frame_nodes);
-            tm.sample_times = timed;
-            if untimed > 0 {
-                warnings.push(Warning::file(
-                    img.process_path(),
-                    WarningKind::Malformed,
-                    format!(
-                        "thread {th}: {untimed} sample stamps name a frame its sample tree does not have: left out"
-                    ),
-                ));
-            }
         }
         threads.push(tm);
     }
@@ -394,19 +293,7 @@ pub(super) fn build_process(
     // measured by its interposed calls alone: threads it started (the runtime attaches only
     // those, lazily), synchronization objects used from its own code (module 0, the
     // executable; a launcher's library locks are not its measurements) and messages.
-    let measured = p.mpi.is_some()
-        || p.regions.is_empty()
-        || threads.len() > 1
-        || p.sync_objects.values().any(|o| o.module_id == 0)
-        || threads.iter().any(|t| !t.messages.is_empty())
-        || !p.user_events.is_empty()
-        || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
-        || threads.iter().any(|t| {
-            t.tree
-                .nodes()
-                .iter()
-                .any(|n| table.get(n.region).kind != RegionKind::Runtime)
-        });
+    let measured = is_measured(p, &threads, table);
     ProcessModel {
         host: info.map_or_else(|| img.host.clone(), |i| i.host.clone()),
         pid: info.map_or(img.pid, |i| i.pid),
@@ -452,17 +339,250 @@ pub(super) fn build_process(
         rank_base: 0,
         shift_ns: 0,
         cpu_samples: p.cpu_samples.clone(),
-        first_ticks: p
-            .threads
-            .values()
-            .filter_map(|d| d.info.as_ref().map(|i| i.start_ticks))
-            .chain(
-                img.trace
-                    .iter()
-                    .flat_map(|t| t.chunks.iter().map(|c| c.header.base_ticks)),
-            )
-            .min(),
+        first_ticks: first_ticks(img),
     }
+}
+
+/// Folds thread `tm`'s sample tree `st` into its call tree (`profile_map`: the tree node of
+/// each ThreadProfile node) and times its samples by `stamps`; frames or stamps naming what
+/// does not exist are left out with a warning.
+fn add_samples(
+    tm: &mut ThreadModel,
+    profile_map: &[u32],
+    st: &plx_format::records::SampleTree,
+    stamps: &[(u64, u32)],
+    (img, rmap, table, resolver): (
+        &ProcessImage,
+        &mut RegionMap,
+        &mut RegionTable,
+        &mut SymbolResolver,
+    ),
+    frame_names: &mut FrameNames,
+    warnings: &mut Vec<Warning>,
+) {
+    let (bad, frame_nodes) = fold_samples(
+        &mut tm.tree,
+        profile_map,
+        st,
+        img,
+        rmap,
+        table,
+        resolver,
+        frame_names,
+    );
+    if bad > 0 {
+        warnings.push(Warning::file(
+            img.process_path(),
+            WarningKind::Malformed,
+            format!(
+                "thread {}: {bad} sampled frames name a frame or profile node that does not exist: left out",
+                tm.thread
+            ),
+        ));
+    }
+    let (timed, untimed) = timed_samples(stamps, &frame_nodes);
+    tm.sample_times = timed;
+    if untimed > 0 {
+        warnings.push(Warning::file(
+            img.process_path(),
+            WarningKind::Malformed,
+            format!(
+                "thread {}: {untimed} sample stamps name a frame its sample tree does not have: left out",
+                tm.thread
+            ),
+        ));
+    }
+}
+
+/// Thread `th`'s model before its profile: its identity, its trace's size, its losses, its
+/// synchronization and sample statistics (`recovered`: its profile comes from a live file).
+fn new_thread(
+    img: &ProcessImage,
+    th: u32,
+    data: Option<&plx_format::process::ThreadData>,
+    recovered: bool,
+) -> ThreadModel {
+    let info = data.and_then(|d| d.info.as_ref());
+    let profile = data.and_then(|d| d.profile.as_ref());
+    let trace_words = img
+        .trace
+        .as_ref()
+        .and_then(|t| t.words_per_thread.get(&th).copied())
+        .unwrap_or(0);
+    ThreadModel {
+        thread: th,
+        tid: info.map(|i| i.tid),
+        name: data.map(|d| d.name.clone()).unwrap_or_default(),
+        cpu_s: None,
+        wall_s: None,
+        tree: CallTree::new(),
+        source: ProfileSource::None,
+        trace_words,
+        trace_events: profile.filter(|_| !recovered).map(|p| p.trace_events),
+        lost_events: profile.map_or(0, |p| p.lost_events),
+        lost_nodes: profile.map_or(0, |p| p.lost_nodes),
+        user_events: Vec::new(),
+        messages: Vec::new(),
+        sync: stats_in_seconds(data.map(|d| d.sync_stats.as_slice()).unwrap_or(&[]), |t| {
+            img.clock.seconds(t)
+        }),
+        samples: data.and_then(|d| {
+            d.sample_tree
+                .as_ref()
+                .map(|t| SampleStats::of(t, &d.recovered))
+        }),
+        sample_times: Vec::new(),
+    }
+}
+
+/// What a thread's records hold besides its trace: its process image, its ThreadInfo and
+/// ThreadProfile, its message and user-event statistics.
+struct ThreadSources<'a> {
+    img: &'a ProcessImage,
+    info: Option<&'a plx_format::records::ThreadInfo>,
+    profile: Option<&'a plx_format::records::ThreadProfile>,
+    recorded_messages: &'a [MessageStats],
+    recorded_stats: &'a [plx_format::records::UserEventStats],
+}
+
+/// Thread `tm`'s profile rebuilt from its trace (`nodes`, and `b`'s messages, user events and
+/// times), completed by what its records hold (`t`).
+#[allow(clippy::too_many_arguments)]
+fn rebuilt_profile(
+    tm: &mut ThreadModel,
+    nodes: &[TickNode],
+    b: &ProfileBuilder,
+    t: ThreadSources<'_>,
+    event_name: &dyn Fn(u64) -> String,
+    rmap: &mut RegionMap,
+    table: &mut RegionTable,
+    warnings: &mut Vec<Warning>,
+) {
+    let ThreadSources {
+        img,
+        info,
+        profile,
+        recorded_messages,
+        recorded_stats,
+    } = t;
+    tm.tree = tree_from_ticks(nodes, img, rmap, table, warnings);
+    tm.source = ProfileSource::Rebuilt;
+    // records (or statistics recovered from the live file) count exactly what the trace
+    // may only partly hold (a killed process's last buffer is lost)
+    let derived = if profile.is_some() || !recorded_messages.is_empty() {
+        recorded_messages
+    } else {
+        b.messages.as_slice()
+    };
+    tm.messages = message_stats(derived, rmap, table);
+    if let (Some(prof), Some(i)) = (profile, info) {
+        tm.cpu_s = Some(prof.cpu_ns.saturating_sub(i.cpu_ns) as f64 * 1e-9);
+        tm.wall_s = Some(
+            img.clock
+                .seconds(prof.end_ticks.saturating_sub(i.start_ticks)),
+        );
+    }
+    tm.trace_events = Some(tm.trace_events.unwrap_or(b.events));
+    let start = info.map(|i| i.start_ticks).or(b.first_ticks);
+    if let (None, Some(s)) = (tm.wall_s, start) {
+        tm.wall_s = Some(img.clock.seconds(b.last_ticks.saturating_sub(s)));
+    }
+    recorded_user_stats(tm, recorded_stats, event_name);
+    let mut ids: Vec<_> = b.user.iter().collect();
+    ids.sort_by_key(|(id, _)| **id);
+    for (id, s) in ids.into_iter().filter(|_| recorded_stats.is_empty()) {
+        tm.user_events.push(UserStat {
+            name: event_name(*id),
+            count: s.count,
+            min: s.min,
+            max: s.max,
+            sum: s.sum,
+            sum_squares: s.sum_squares,
+        });
+    }
+}
+
+/// Whether process `p` (its `threads` built) holds measurements of its own: not only the
+/// runtime's regions, as a launcher's.
+fn is_measured(
+    p: &plx_format::process::ProcessData,
+    threads: &[ThreadModel],
+    table: &RegionTable,
+) -> bool {
+    p.mpi.is_some()
+        || p.regions.is_empty()
+        || threads.len() > 1
+        || p.sync_objects.values().any(|o| o.module_id == 0)
+        || threads.iter().any(|t| !t.messages.is_empty())
+        || !p.user_events.is_empty()
+        || p.regions.values().any(|r| r.kind != RegionKind::Runtime)
+        || threads.iter().any(|t| {
+            t.tree
+                .nodes()
+                .iter()
+                .any(|n| table.get(n.region).kind != RegionKind::Runtime)
+        })
+}
+
+/// The tick nodes of ThreadProfile `prof`, with the CPU time per node `node_cpu` (none for a
+/// profile recovered from a live file).
+fn recorded_nodes(
+    prof: &plx_format::records::ThreadProfile,
+    node_cpu: Option<&[(u32, u64)]>,
+) -> Vec<TickNode> {
+    let mut nodes: Vec<TickNode> = prof
+        .nodes
+        .iter()
+        .map(|n| TickNode {
+            parent: n.parent,
+            region: n.region,
+            calls: n.calls,
+            child_calls: n.child_calls,
+            inclusive: n.inclusive_ticks,
+            exclusive: n.exclusive_ticks,
+            cpu_ns: None,
+        })
+        .collect();
+    if let Some(node_cpu) = node_cpu {
+        for (node, ns) in node_cpu {
+            if let Some(n) = nodes.get_mut(*node as usize) {
+                n.cpu_ns = Some(n.cpu_ns.unwrap_or(0) + ns);
+            }
+        }
+    }
+    nodes
+}
+
+/// Appends the user events' statistics `stats` a thread's records hold to `tm`'s.
+fn recorded_user_stats(
+    tm: &mut ThreadModel,
+    stats: &[plx_format::records::UserEventStats],
+    event_name: &dyn Fn(u64) -> String,
+) {
+    for s in stats {
+        tm.user_events.push(UserStat {
+            name: event_name(s.event_id as u64),
+            count: s.count,
+            min: s.min,
+            max: s.max,
+            sum: s.sum,
+            sum_squares: s.sum_squares,
+        });
+    }
+}
+
+/// The first tick of process image `img`: its threads' starts and its trace's first chunks.
+fn first_ticks(img: &ProcessImage) -> Option<u64> {
+    img.process
+        .threads
+        .values()
+        .filter_map(|d| d.info.as_ref().map(|i| i.start_ticks))
+        .chain(
+            img.trace
+                .iter()
+                .flat_map(|t| t.chunks.iter().map(|c| c.header.base_ticks)),
+        )
+        .min()
 }
 
 /// The applications, with the time shift of those in comparison mode: each starts when the

@@ -93,6 +93,10 @@ pub trait Exchange {
 /// among its location's sends).
 type Remote = (i64, u32, u32, EventKind, Option<u64>);
 
+/// Each call path's first entry at an own location: (time, process, position in the own
+/// stream).
+type FirstEntries = FastMap<u32, (i64, u32, u64)>;
+
 /// Each block's boundary events of this block's stream `events`, encoded: an MPI (or socket)
 /// call's events go, with its enter and exit, to the blocks of its messages' partners and of
 /// its collectives' members (a stream's to every block); nothing of a call without any.
@@ -245,10 +249,6 @@ pub fn compute(
     x: &dyn Exchange,
 ) -> Result<Option<ParallelResult>, AnalysisError> {
     let mut st = Stats::default();
-    let gather = |st: &mut Stats, b: &[u8]| {
-        st.gathered_bytes += b.len() as u64;
-        x.allgather(b)
-    };
     let traced: Vec<usize> = (0..model.processes.len())
         .filter(|&p| model.processes[p].measured && model.processes[p].has_trace())
         .collect();
@@ -278,23 +278,7 @@ pub fn compute(
 
     // the global locations: the blocks' own, in rank order (blocks follow the process order,
     // as the serial merge's locations do)
-    let mut w = Buf::default();
-    w.u32(own_locs.len() as u32);
-    for &(p, t) in &own_locs {
-        w.u32(p as u32);
-        w.u32(t);
-    }
-    let mut locations = Vec::new();
-    for b in gather(&mut st, &w.0)? {
-        let mut r = Rd::new(&b);
-        for _ in 0..r.u32()? {
-            let (p, t) = (r.u32()? as usize, r.u32()?);
-            if p >= model.processes.len() {
-                return Err(bad("location of an unknown process"));
-            }
-            locations.push(TraceLocation::of(model, p, t));
-        }
-    }
+    let locations = gather_locations(model, &own_locs, &mut st, x)?;
     let global: FastMap<(usize, u32), u32> = locations
         .iter()
         .enumerate()
@@ -307,12 +291,7 @@ pub fn compute(
         .collect();
 
     // each process's block, each rank's, and per communicator the blocks with members
-    let mut proc_block = vec![NONE_U32; model.processes.len()];
-    for b in 0..x.size() {
-        for &p in &traced[block(traced.len(), b, x.size())] {
-            proc_block[p] = b as u32;
-        }
-    }
+    let proc_block = process_blocks(model.processes.len(), &traced, x.size());
     let rank_block: HashMap<u32, u32> = locations
         .iter()
         .filter_map(|l| l.rank.map(|r| (r, proc_block[l.process])))
@@ -343,68 +322,31 @@ pub fn compute(
             .1
         }
     };
-    let parts = route(
+    let remote = exchange_boundary(
         &own_events,
-        &regions,
-        x.rank(),
-        x.size(),
+        &mut regions,
         &rank_block,
         &comm_ranks,
         &global,
-    );
-    for (b, p) in parts.iter().enumerate() {
-        if b != x.rank() && !p.is_empty() {
-            st.sent_bytes += p.len() as u64;
-        }
-    }
-    let mut remote: Vec<Remote> = Vec::new();
-    for (r, b) in x.alltoallv(parts)?.iter().enumerate() {
-        if r != x.rank() && !b.is_empty() {
-            decode_boundary(b, &mut regions, locations.len(), &mut remote)?;
-        }
-    }
-    // stable: a process's events keep their order (they all come from one rank)
-    remote.sort_by_key(|e| (e.0, e.1));
+        locations.len(),
+        &mut st,
+        x,
+    )?;
 
     let own_ranks: HashSet<u32> = locations
         .iter()
         .filter(|l| own.contains(&l.process))
         .filter_map(|l| l.rank)
         .collect();
-    let setup = Setup {
-        loc_rank: locations.iter().map(|l| l.rank).collect(),
-        loc_process: locations.iter().map(|l| l.process as u32).collect(),
-        loc_thread: locations.iter().map(|l| l.thread).collect(),
-        loc_counted: locations
-            .iter()
-            .map(|l| {
-                own.contains(&l.process) && app.is_none_or(|a| model.processes[l.process].app == a)
-            })
-            .collect(),
-        comm_ranks: comm_ranks.clone(),
-        window,
-        causes,
-    };
+    let setup = block_setup(model, &locations, &own, app, &comm_ranks, window, causes);
     let mut replay = Replay::new(setup);
     // with causes: the call paths numbered as the serial replay numbers them, from every
     // block's first entries, and the link to the other blocks
     let mut streams = false;
     let mut numbered = None;
     if causes {
-        let mine = first_entries(&own_events, &regions);
-        let mut w = Buf::default();
-        w.u8(own_events.iter().any(|e| {
-            matches!(
-                e.3,
-                EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
-            )
-        }) as u8);
-        encode_callpaths(&mut w, &mine.0, &mine.1, &regions);
-        let all = gather(&mut st, &w.0)?;
-        for b in &all {
-            streams |= b.first() == Some(&1);
-        }
-        let cps = number_callpaths(&all, &mut regions)?;
+        let cps;
+        (cps, streams) = gather_callpaths(&own_events, &mut regions, &mut st, x)?;
         replay.callpaths = cps.clone();
         numbered = Some(cps);
         let loc_block: Vec<u32> = locations.iter().map(|l| proc_block[l.process]).collect();
@@ -421,16 +363,207 @@ pub fn compute(
         ended: vec![false; x.size()],
     };
     // a call path's first entry at an own location: (time, process, position in the stream)
-    let mut first: FastMap<u32, (i64, u32, u64)> = FastMap::default();
+    let (first, unordered) = match streams {
+        // rank 0 analyses alone: a stream's accounts are not exchanged
+        true => (FastMap::default(), false),
+        false => replay_events(
+            &own_events,
+            &remote,
+            &mut replay,
+            &regions,
+            &own_ranks,
+            &mut post,
+            &mut st,
+        )?,
+    };
+
+    if replay.link.is_some() {
+        post.finish(&mut replay, &mut st)?;
+    }
+
+    // to rank 0: rows, first entries, events, the clock condition
+    st.rows = replay.waits.len() as u64;
+    st.causes = replay.causes.len() as u64;
+    let mut w = Buf::default();
+    w.u64(counted);
+    w.u8(beyond as u8);
+    w.u8((unordered || streams) as u8);
+    if let Some(cps) = numbered {
+        // the call paths are the serial ones: rows and causes by number
+        encode_numbered(&mut w, &replay);
+        st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
+        stats(&mut w, &st);
+        let all = x.allgather(&w.0)?;
+        if x.rank() != 0 {
+            return Ok(None);
+        }
+        return assemble_numbered(model, exp, window, app, locations, regions, cps, &all).map(Some);
+    }
+    encode_named(&mut w, &replay, &first, &regions);
+    st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
+    stats(&mut w, &st);
+    let all = x.allgather(&w.0)?;
+    if x.rank() != 0 {
+        return Ok(None);
+    }
+    assemble(model, exp, window, app, locations, &all).map(Some)
+}
+
+/// Each of `processes` processes' block among `size` ([`block`] of the `traced` ones;
+/// `NONE_U32` for the others).
+fn process_blocks(processes: usize, traced: &[usize], size: usize) -> Vec<u32> {
+    let mut proc_block = vec![NONE_U32; processes];
+    for b in 0..size {
+        for &p in &traced[block(traced.len(), b, size)] {
+            proc_block[p] = b as u32;
+        }
+    }
+    proc_block
+}
+
+/// The call paths numbered as the serial replay numbers them, from every block's first
+/// entries (`own_events`' here), and whether any block has stream events.
+fn gather_callpaths(
+    own_events: &[(i64, u32, u32, EventKind)],
+    regions: &mut RegionTable,
+    st: &mut Stats,
+    x: &dyn Exchange,
+) -> Result<(Callpaths, bool), AnalysisError> {
+    let mine = first_entries(own_events, regions);
+    let mut w = Buf::default();
+    w.u8(own_events.iter().any(|e| {
+        matches!(
+            e.3,
+            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
+        )
+    }) as u8);
+    encode_callpaths(&mut w, &mine.0, &mine.1, regions);
+    st.gathered_bytes += w.0.len() as u64;
+    let all = x.allgather(&w.0)?;
+    let mut streams = false;
+    for b in &all {
+        streams |= b.first() == Some(&1);
+    }
+    let cps = number_callpaths(&all, regions)?;
+    Ok((cps, streams))
+}
+
+/// The global locations: every block's own (`own_locs`: process, thread), in rank order.
+fn gather_locations(
+    model: &Model,
+    own_locs: &[(usize, u32)],
+    st: &mut Stats,
+    x: &dyn Exchange,
+) -> Result<Vec<TraceLocation>, AnalysisError> {
+    let mut w = Buf::default();
+    w.u32(own_locs.len() as u32);
+    for &(p, t) in own_locs {
+        w.u32(p as u32);
+        w.u32(t);
+    }
+    let mut locations = Vec::new();
+    for b in {
+        st.gathered_bytes += w.0.len() as u64;
+        x.allgather(&w.0)?
+    } {
+        let mut r = Rd::new(&b);
+        for _ in 0..r.u32()? {
+            let (p, t) = (r.u32()? as usize, r.u32()?);
+            if p >= model.processes.len() {
+                return Err(bad("location of an unknown process"));
+            }
+            locations.push(TraceLocation::of(model, p, t));
+        }
+    }
+    Ok(locations)
+}
+
+/// The replay's setup for a block owning the processes `own`: every global location, those
+/// of `own` (and of application `app`) counted.
+fn block_setup(
+    model: &Model,
+    locations: &[TraceLocation],
+    own: &HashSet<usize>,
+    app: Option<u32>,
+    comm_ranks: &[Vec<u32>],
+    window: Window,
+    causes: bool,
+) -> Setup {
+    Setup {
+        loc_rank: locations.iter().map(|l| l.rank).collect(),
+        loc_process: locations.iter().map(|l| l.process as u32).collect(),
+        loc_thread: locations.iter().map(|l| l.thread).collect(),
+        loc_counted: locations
+            .iter()
+            .map(|l| {
+                own.contains(&l.process) && app.is_none_or(|a| model.processes[l.process].app == a)
+            })
+            .collect(),
+        comm_ranks: comm_ranks.to_vec(),
+        window,
+        causes,
+    }
+}
+
+/// Sends each other block the boundary events of `own_events` it needs and receives theirs:
+/// the other blocks' events, in time order (each process's in its order); their regions
+/// interned into `regions`.
+#[allow(clippy::too_many_arguments)]
+fn exchange_boundary(
+    own_events: &[(i64, u32, u32, EventKind)],
+    regions: &mut RegionTable,
+    rank_block: &HashMap<u32, u32>,
+    comm_ranks: &[Vec<u32>],
+    global: &FastMap<(usize, u32), u32>,
+    locations: usize,
+    st: &mut Stats,
+    x: &dyn Exchange,
+) -> Result<Vec<Remote>, AnalysisError> {
+    let parts = route(
+        own_events,
+        regions,
+        x.rank(),
+        x.size(),
+        rank_block,
+        comm_ranks,
+        global,
+    );
+    for (b, p) in parts.iter().enumerate() {
+        if b != x.rank() && !p.is_empty() {
+            st.sent_bytes += p.len() as u64;
+        }
+    }
+    let mut remote: Vec<Remote> = Vec::new();
+    for (r, b) in x.alltoallv(parts)?.iter().enumerate() {
+        if r != x.rank() && !b.is_empty() {
+            decode_boundary(b, regions, locations, &mut remote)?;
+        }
+    }
+    // stable: a process's events keep their order (they all come from one rank)
+    remote.sort_by_key(|e| (e.0, e.1));
+    Ok(remote)
+}
+
+/// Replays the block's own events and the other blocks' boundary events (`remote`) in time
+/// order, fetching what the replay needs from the other blocks through `post`: the first entry
+/// of each call path at an own location (time, process, position in the own stream), and
+/// whether an own receive came at or before its send (the clock condition does not hold).
+fn replay_events(
+    own_events: &[(i64, u32, u32, EventKind)],
+    remote: &[Remote],
+    replay: &mut Replay,
+    regions: &RegionTable,
+    own_ranks: &HashSet<u32>,
+    post: &mut Post<'_>,
+    st: &mut Stats,
+) -> Result<(FirstEntries, bool), AnalysisError> {
+    let mut first: FirstEntries = FastMap::default();
     let mut sends: FastMap<u64, i64> = FastMap::default();
     let mut recvs: FastMap<u64, i64> = FastMap::default();
     let mut unordered = false;
     let (mut a, mut b) = (own_events.iter().peekable(), remote.iter().peekable());
     let mut seq = 0u64;
     loop {
-        if streams {
-            break; // rank 0 analyses alone: a stream's accounts are not exchanged
-        }
         let take_own = match (a.peek(), b.peek()) {
             (Some(o), Some(r)) => (o.0, o.1) < (r.0, r.1),
             (Some(_), None) => true,
@@ -471,11 +604,11 @@ pub fn compute(
             _ => {}
         }
         for (key, from) in replay.needs(loc, &kind) {
-            post.fetch(&mut replay, &mut st, key, from)?;
+            post.fetch(replay, st, key, from)?;
         }
-        replay.event(&regions, loc, t, kind);
+        replay.event(regions, loc, t, kind);
         if replay.link.as_ref().is_some_and(|k| k.outbox.len() >= 256) {
-            post.flush(&mut replay, &mut st, false)?;
+            post.flush(replay, st, false)?;
         }
         if take_own {
             st.events += 1;
@@ -490,45 +623,32 @@ pub fn compute(
             seq += 1;
         }
     }
+    Ok((first, unordered))
+}
 
-    if replay.link.is_some() {
-        post.finish(&mut replay, &mut st)?;
+/// Rows and causes of `replay` by call path number (the serial replay's numbers).
+fn encode_numbered(w: &mut Buf, replay: &Replay) {
+    w.u32(replay.waits.len() as u32);
+    for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
+        w.u8(pattern_index(pattern));
+        w.u32(loc);
+        w.u32(cp);
+        w.i64(ns);
+        w.u64(n);
     }
+    w.u32(replay.causes.len() as u32);
+    for (&(pattern, waiting, cause, cp, kind), &ns) in &replay.causes {
+        w.u8(pattern_index(pattern));
+        w.u32(waiting);
+        w.u32(cause);
+        w.u32(cp);
+        w.u8(kind as u8);
+        w.u64(ns.to_bits());
+    }
+}
 
-    // to rank 0: rows, first entries, events, the clock condition
-    st.rows = replay.waits.len() as u64;
-    st.causes = replay.causes.len() as u64;
-    let mut w = Buf::default();
-    w.u64(counted);
-    w.u8(beyond as u8);
-    w.u8((unordered || streams) as u8);
-    if let Some(cps) = numbered {
-        // the call paths are the serial ones: rows and causes by number
-        w.u32(replay.waits.len() as u32);
-        for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
-            w.u8(pattern_index(pattern));
-            w.u32(loc);
-            w.u32(cp);
-            w.i64(ns);
-            w.u64(n);
-        }
-        w.u32(replay.causes.len() as u32);
-        for (&(pattern, waiting, cause, cp, kind), &ns) in &replay.causes {
-            w.u8(pattern_index(pattern));
-            w.u32(waiting);
-            w.u32(cause);
-            w.u32(cp);
-            w.u8(kind as u8);
-            w.u64(ns.to_bits());
-        }
-        st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
-        stats(&mut w, &st);
-        let all = x.allgather(&w.0)?;
-        if x.rank() != 0 {
-            return Ok(None);
-        }
-        return assemble_numbered(model, exp, window, app, locations, regions, cps, &all).map(Some);
-    }
+/// Rows of `replay` and the first entries `first` ([`replay_events`]) by call path name.
+fn encode_named(w: &mut Buf, replay: &Replay, first: &FirstEntries, regions: &RegionTable) {
     w.u32(replay.waits.len() as u32);
     for (&(pattern, loc, cp), &(ns, n)) in &replay.waits {
         w.u8(Pattern::ALL
@@ -536,24 +656,17 @@ pub fn compute(
             .position(|&q| q == pattern)
             .expect("pattern") as u8);
         w.u32(loc);
-        w.str(&replay.callpaths.name(cp, &regions));
+        w.str(&replay.callpaths.name(cp, regions));
         w.i64(ns);
         w.u64(n);
     }
     w.u32(first.len() as u32);
-    for (&cp, &(t, p, s)) in &first {
-        w.str(&replay.callpaths.name(cp, &regions));
+    for (&cp, &(t, p, s)) in first {
+        w.str(&replay.callpaths.name(cp, regions));
         w.i64(t);
         w.u32(p);
         w.u64(s);
     }
-    st.gathered_bytes += w.0.len() as u64 + STATS_BYTES;
-    stats(&mut w, &st);
-    let all = x.allgather(&w.0)?;
-    if x.rank() != 0 {
-        return Ok(None);
-    }
-    assemble(model, exp, window, app, locations, &all).map(Some)
 }
 
 /// Rank 0: the rows of every rank as one analysis (or the serial one).

@@ -560,68 +560,7 @@ impl Replay {
                 self.account(li, t);
                 self.exit(li, region, t);
             }
-            EventKind::Send { message, peer, .. } => {
-                let l = &mut self.locs[li];
-                l.pending.push(SyncWith::Rank(peer));
-                let n = l.sends;
-                l.sends += 1;
-                let Some(id) = message else { return };
-                let r = l.routine();
-                let blocking = r.is_some_and(|f| f.class == Class::BlockingSend);
-                // a send that is not a blocking call's is a nonblocking (or started) one
-                let nonblocking =
-                    !blocking && r.is_some_and(|f| matches!(f.class, Class::Mpi | Class::PostRecv));
-                if blocking {
-                    l.open_send = Some(id);
-                }
-                if nonblocking {
-                    l.nonblocking.push_back((n, id));
-                    if l.nonblocking.len() > MAX_PENDING {
-                        let (_, old) = l.nonblocking.pop_front().expect("front");
-                        if self.msgs.get(&old).is_some_and(|m| m.recv.is_some()) {
-                            self.msgs.remove(&old);
-                        }
-                    }
-                }
-                let own = self.own(li);
-                let l = &self.locs[li];
-                let mut send_cp = r.map_or(l.cp(), |f| f.cp);
-                let mut acc = if self.setup.causes && own {
-                    l.since(Some(peer))
-                } else {
-                    Account::default()
-                };
-                if let Some(k) = &mut self.link {
-                    match (own, k.rank_block.get(&peer).copied()) {
-                        (true, Some(b)) if b != k.me => {
-                            k.outbox
-                                .push((b, Key::Send(id), Item::Send(send_cp, acc.clone())));
-                        }
-                        (false, _) => {
-                            if let Some(Item::Send(cp, a)) = k.inbox.remove(&Key::Send(id)) {
-                                (send_cp, acc) = (cp, a);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                self.inbound.entry(peer).or_default().insert((t, id));
-                self.msgs.insert(
-                    id,
-                    Msg {
-                        sender: loc,
-                        send_enter: r.map_or(t, |f| f.enter),
-                        send_cp,
-                        sent: t,
-                        peer,
-                        blocking,
-                        nonblocking,
-                        acc,
-                        done: None,
-                        recv: None,
-                    },
-                );
-            }
+            EventKind::Send { message, peer, .. } => self.send_event(li, t, message, peer),
             EventKind::SendDone { thread, mode, send } => self.send_done(li, t, thread, mode, send),
             EventKind::RecvPosted { before_ns } => {
                 self.locs[li].posted = Some(t - before_ns as i64);
@@ -720,6 +659,73 @@ impl Replay {
             }
             _ => {}
         }
+    }
+
+    /// An MPI send at location `li`: a nonblocking or blocking send's bookkeeping, the message
+    /// as its receive will find it (with causes, what its sender's time went to), and, with
+    /// blocks, the send's call path sent to or taken from the receiver's block.
+    fn send_event(&mut self, li: usize, t: i64, message: Option<u64>, peer: u32) {
+        let loc = li as u32;
+        let l = &mut self.locs[li];
+        l.pending.push(SyncWith::Rank(peer));
+        let n = l.sends;
+        l.sends += 1;
+        let Some(id) = message else { return };
+        let r = l.routine();
+        let blocking = r.is_some_and(|f| f.class == Class::BlockingSend);
+        // a send that is not a blocking call's is a nonblocking (or started) one
+        let nonblocking =
+            !blocking && r.is_some_and(|f| matches!(f.class, Class::Mpi | Class::PostRecv));
+        if blocking {
+            l.open_send = Some(id);
+        }
+        if nonblocking {
+            l.nonblocking.push_back((n, id));
+            if l.nonblocking.len() > MAX_PENDING {
+                let (_, old) = l.nonblocking.pop_front().expect("front");
+                if self.msgs.get(&old).is_some_and(|m| m.recv.is_some()) {
+                    self.msgs.remove(&old);
+                }
+            }
+        }
+        let own = self.own(li);
+        let l = &self.locs[li];
+        let mut send_cp = r.map_or(l.cp(), |f| f.cp);
+        let mut acc = if self.setup.causes && own {
+            l.since(Some(peer))
+        } else {
+            Account::default()
+        };
+        if let Some(k) = &mut self.link {
+            match (own, k.rank_block.get(&peer).copied()) {
+                (true, Some(b)) if b != k.me => {
+                    k.outbox
+                        .push((b, Key::Send(id), Item::Send(send_cp, acc.clone())));
+                }
+                (false, _) => {
+                    if let Some(Item::Send(cp, a)) = k.inbox.remove(&Key::Send(id)) {
+                        (send_cp, acc) = (cp, a);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.inbound.entry(peer).or_default().insert((t, id));
+        self.msgs.insert(
+            id,
+            Msg {
+                sender: loc,
+                send_enter: r.map_or(t, |f| f.enter),
+                send_cp,
+                sent: t,
+                peer,
+                blocking,
+                nonblocking,
+                acc,
+                done: None,
+                recv: None,
+            },
+        );
     }
 
     /// Time since the location's last event goes to its current call path.

@@ -16,7 +16,7 @@ use plx_analysis::{
     phase_window, BuildOptions, CallTree, GroupBy, Model, PhaseSpec, ProcessModel, Table,
 };
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{ByArg, ByChoice, ExperimentArgs, Format, OutputArgs, PhaseArg};
 use crate::{CliError, Exit};
 
 /// `--by` of `plx report`: one table per ...
@@ -29,6 +29,10 @@ pub enum By {
     Process,
 }
 
+impl ByChoice for By {
+    const DEFAULT: &'static str = "thread";
+}
+
 /// `plx report`.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
@@ -39,9 +43,9 @@ pub struct ReportArgs {
     /// calls begun inside it, in every thread.
     #[command(flatten)]
     pub phase: PhaseArg,
-    /// One table per thread or per process.
-    #[arg(long, value_enum, default_value_t = By::Thread)]
-    pub by: By,
+    /// --by: one table per thread or per process.
+    #[command(flatten)]
+    pub by: ByArg<By>,
     /// Rows are callpaths instead of functions.
     #[arg(long, conflicts_with = "gprof")]
     pub callpath: bool,
@@ -193,7 +197,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         args.phase.spec(),
         BuildOptions::default(),
     )?;
-    let by = match args.by {
+    let by = match args.by.by {
         By::Thread => GroupBy::Thread,
         By::Process => GroupBy::Process,
     };
