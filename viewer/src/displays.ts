@@ -1,7 +1,7 @@
 // Displays: utilization per location, the concurrency profile, the message queue length
 // (JPVS's displays) and the critical-path profile per level (IPS-2).
 
-import { Compare, CritPath, Displays } from "./api";
+import { Compare, CritPathAnswer, DisplaysAnswer } from "./api";
 import { bytes, el, seconds, time } from "./format";
 
 const STATE_COLORS = ["#2ca02c", "#d62728", "#ff7f0e", "#dddddd"];
@@ -26,9 +26,9 @@ function bars(values: number[], color: string, title: string, label: (i: number)
   return box;
 }
 
-export function displaysView(d: Displays, cp: CritPath, cmp: Compare): HTMLElement {
+export function displaysView(d: DisplaysAnswer, cp: CritPathAnswer, cmp: Compare): HTMLElement {
   const root = el("div", { id: "displays-view", class: "view" });
-  if (d.error) { root.append(el("p", {}, d.error)); return root; }
+  if ("error" in d) { root.append(el("p", {}, d.error)); return root; }
   root.append(el("h3", {}, "Utilization"));
   const t = el("table", { id: "utilization", class: "grid" });
   const hr = el("tr");
@@ -66,8 +66,9 @@ export function displaysView(d: Displays, cp: CritPath, cmp: Compare): HTMLEleme
   for (const [name, h] of Object.entries(d.histograms ?? {})) {
     root.append(bars(h.values, "#8c564b", titles[name] ?? name, (i) => time(h.start + i * h.width)));
   }
-  root.append(el("h3", {}, `Critical path: ${cp.error ?? time(cp.length)}`));
-  for (const [level, rows] of Object.entries(cp.profile ?? {})) {
+  root.append(el("h3", {}, `Critical path: ${"error" in cp ? cp.error : time(cp.length)}`));
+  const length = "error" in cp ? 0 : cp.length;
+  for (const [level, rows] of Object.entries("error" in cp ? {} : cp.profile)) {
     const pt = el("table", { class: "grid", id: `critpath-${level}` });
     const h = el("tr");
     for (const x of [level, "kind", "location", "time", "%"]) h.append(el("th", {}, x));
@@ -75,7 +76,7 @@ export function displaysView(d: Displays, cp: CritPath, cmp: Compare): HTMLEleme
     for (const [kind, name, loc, ns] of rows.slice(0, 25)) {
       const tr = el("tr");
       tr.append(el("td", {}, name), el("td", {}, kind), el("td", {}, loc ?? "ALL"), el("td", {}, time(ns)),
-        el("td", {}, cp.length > 0 ? ((100 * ns) / cp.length).toFixed(1) : ""));
+        el("td", {}, length > 0 ? ((100 * ns) / length).toFixed(1) : ""));
       pt.append(tr);
     }
     root.append(pt);

@@ -3,22 +3,13 @@
 // threads (/api/samples); a click zooms into a node, a click on the top bar back out; a tooltip
 // gives a node's call path and its time, calls or samples.
 
-import { Meta } from "./api";
+import { FlameAnswer, Meta, SamplesAnswer } from "./api";
 import { el, regionColor, time } from "./format";
 
-/** `/api/flame`: nodes [parent (−1: a root), region, inclusive ns, calls begun in it]; a
- * sampled flame graph names its nodes (`names`) and counts samples instead of calls. */
-export interface Flame {
-  t0: number; t1: number; nodes: [number, number, number, number][];
+/** A flame graph: `/api/flame`'s answer, or one made of samples, which names its nodes (`names`)
+ * and counts samples instead of calls. */
+export interface Flame extends FlameAnswer {
   names?: string[]; sampled?: boolean[];
-}
-
-/** `/api/samples`: nodes [parent, name, samples, estimated ns, 1: known from samples only]. */
-export interface SamplesAnswer {
-  samples: number; lost: number; period_ns: [number, number][];
-  /** the tracks whose samples carry no time (a profile): counted over the whole run */
-  untimed: number[];
-  nodes: [number, string, number, number, number][];
 }
 
 /** The samples' tree as a flame graph (estimated ns as the width, samples as the count). */

@@ -1,7 +1,7 @@
 // plx view's page: tabs for the timeline, profiles, communication and displays, each fetched
 // from the server when first shown.
 
-import { Comm, Compare, CritPath, Displays, get, Meta, Profile } from "./api";
+import { Comm, Compare, CritPathAnswer, DisplaysAnswer, get, Meta, Profile } from "./api";
 import { CommView } from "./comm";
 import { displaysView } from "./displays";
 import { el, time } from "./format";
@@ -69,8 +69,8 @@ async function main(): Promise<void> {
     Communication: async () => new CommView(await get<Comm>("api/comm"), (f, t) => {
       void show("Timeline").then(() => timeline.showPair(f, t));
     }).root,
-    Displays: async () => displaysView(await get<Displays>("api/displays", { bins: 200 }),
-      await get<CritPath>("api/critpath"), await get<Compare>("api/compare")),
+    Displays: async () => displaysView(await get<DisplaysAnswer>("api/displays", { bins: 200 }),
+      await get<CritPathAnswer>("api/critpath"), await get<Compare>("api/compare")),
   };
   const made = new Map<string, HTMLElement>();
   const show = async (name: string): Promise<void> => {

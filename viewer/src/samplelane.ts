@@ -4,26 +4,8 @@
 // profile): per column, the samples estimated to fall there (each call path's share, by
 // exclusive time, of its instances).
 
-import { get } from "./api";
+import { get, SampleLaneAnswer } from "./api";
 import { time } from "./format";
-
-export interface SampleTrack {
-  track: number; taken: number; period_ns: number;
-  /** samples stamped with their times (of the run); 0: none, the columns are estimates */
-  stamped: number;
-  /** stamped: [column, samples, [[frame (index into frames), samples]...] most first];
-   * estimated: [column, estimated samples, call path of the largest share (index into paths;
-   * -1 none)], null: too many regions in the window to place them (zoom in) */
-  columns: [number, number, number | [number, number][]][] | null;
-  /** stamped: the stamped samples in the window */
-  in_window?: number;
-  /** stamped: [innermost frame, call path] */
-  frames?: [string, string][];
-  /** estimated: samples placed (of the run) and the call paths' names */
-  placed?: number;
-  paths?: string[];
-}
-export interface SampleLaneAnswer { t0: number; t1: number; width: number; tracks: SampleTrack[] }
 
 /** The strip's height, px, at the bottom of a track's row. */
 export const STRIP = 5;
@@ -78,17 +60,17 @@ export class SampleLane {
     const c = Math.floor(((t - a.t0) / (a.t1 - a.t0)) * a.width);
     const col = s.columns.find((x) => x[0] === c);
     if (!col) return null;
-    if (s.stamped) {
+    if ("frames" in s) {
       const colT = (a.t1 - a.t0) / a.width;
       const frames = (col[2] as [number, number][]).map(([f, n]) => {
-        const [name, path] = s.frames?.[f] ?? ["?", ""];
+        const [name, path] = s.frames[f] ?? ["?", ""];
         return `${name}${col[1] > 1 ? ` ×${n}` : ""}${path && path !== name ? ` (${path})` : ""}`;
       });
       const more = col[1] - (col[2] as [number, number][]).reduce((m, x) => m + x[1], 0);
       const what = col[1] === 1 ? "1 sample" : `${col[1]} samples`;
       return [`${what} at ${time(a.t0 + c * colT)} – ${time(a.t0 + (c + 1) * colT)} · in ${frames.join(", ")}${more > 0 ? `, ${more} more` : ""} · ${trackName}`, col[1]];
     }
-    const path = (col[2] as number) >= 0 ? s.paths?.[col[2] as number] ?? "?" : "?";
+    const path = (col[2] as number) >= 0 ? s.paths[col[2] as number] ?? "?" : "?";
     return [`~${col[1].toFixed(1)} samples (estimated) · ~${time(col[1] * s.period_ns)} CPU · mostly in ${path} · ${trackName}`, col[1]];
   }
 }

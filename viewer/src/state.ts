@@ -39,7 +39,9 @@ export function readState(search = window.location.search): ViewState {
   const sel = (q.get("sel") ?? "").split(",").map(num);
   return {
     t0: num(q.get("t0")), t1: num(q.get("t1")),
-    selection: sel.length === 2 && sel[0] !== null && sel[1] !== null ? [sel[0], sel[1]] : null,
+    // a selection in either order is the same interval
+    selection: sel.length === 2 && sel[0] !== null && sel[1] !== null
+      ? [Math.min(sel[0], sel[1]), Math.max(sel[0], sel[1])] : null,
     overlays,
     logical: q.get("view") === "logical",
     collapsed: new Set((q.get("collapse") ?? "").split(",").filter((s) => s !== "")),

@@ -7,8 +7,8 @@
 // (state.ts). Only the rows in view are drawn: the canvas is the size of the viewport, the axis
 // and the labels stay in place while the tracks scroll under them.
 
-import { CritPath, get, Meta, RegionDetail, Stats, WindowAnswer } from "./api";
-import { Flame, FlameView, SamplesAnswer, samplesFlame } from "./flame";
+import { CritPath, CritPathAnswer, get, interval, Meta, RegionDetail, SamplesAnswer, SearchAnswer, Stats, WindowAnswer } from "./api";
+import { Flame, FlameView, samplesFlame } from "./flame";
 import { bytes, el, regionColor, time } from "./format";
 import { Bundle, bundle, distance, drawBundles, Line, mergeRuns } from "./lod";
 import { Overview } from "./overview";
@@ -41,12 +41,18 @@ export interface Drawn {
   start: number; end: number; region: number; measure: boolean;
 }
 
-/** One instance found by the search: [track, depth, index, start, end]. */
-type Found = [number, number, number, number, number];
-interface SearchAnswer { name: string; regions: number[]; count: number; instances: Found[] }
 
 /** What the overlays drew in the last frame, for the page's data attributes and hit tests. */
-interface Drawing { messages: Bundle[]; handoffs: Bundle[]; transfers: Bundle[]; bands: number; density: number[] }
+interface Drawing {
+  messages: Bundle[];
+  /** the messages received before their send (clocks that disagree), drawn flagged */
+  backward: Bundle[];
+  handoffs: Bundle[]; transfers: Bundle[]; bands: number; density: number[];
+}
+
+/** How a message received before its send is drawn: red, dashed (and in the legend). */
+const BACKWARD_COLOR = "#d50000";
+const BACKWARD_DASH = [2, 2];
 
 export class Timeline {
   readonly root: HTMLElement;
@@ -65,6 +71,9 @@ export class Timeline {
   private searchBox: HTMLInputElement;
   private searchCount: HTMLElement;
   private pairChip: HTMLElement;
+  /** The legend of the messages received before their send, shown when the window has any. */
+  private legend: HTMLElement;
+  private legendText: HTMLElement;
   private t0 = 0;
   private t1 = 1;
   private answer: WindowAnswer | null = null;
@@ -78,7 +87,7 @@ export class Timeline {
   private runtime: Set<number>;
   private found: SearchAnswer | null = null;
   private current = -1;
-  private frame: Drawing = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
+  private frame: Drawing = { messages: [], backward: [], handoffs: [], transfers: [], bands: 0, density: [] };
   /** the counters' and the external series' rows */
   private values: ValueRows;
   /** the wait states of the window */
@@ -140,13 +149,25 @@ export class Timeline {
     const next = el("button", { id: "search-next", title: "next instance (n)" }, "▶");
     next.onclick = () => this.step(1);
     this.searchCount = el("span", { id: "search-count", class: "help" });
+    this.legend = el("span", { id: "backward-legend", title: "messages received before their send: the " +
+      "clocks of their processes disagree by more than the clock repair could reconcile (hover one for by how much)" });
+    const swatch = el("canvas", { width: "24", height: "8" });
+    const sg = swatch.getContext("2d");
+    if (sg) {
+      sg.strokeStyle = BACKWARD_COLOR;
+      sg.setLineDash(BACKWARD_DASH);
+      sg.beginPath(); sg.moveTo(0, 4); sg.lineTo(24, 4); sg.stroke();
+    }
+    this.legendText = el("span", {});
+    this.legend.append(swatch, this.legendText);
+    this.legend.style.display = "none";
     this.pairChip = el("button", { id: "pair", title: "show every message again" });
     this.pairChip.onclick = () => this.showPair(null, null);
     this.pairChip.style.display = this.state.pair ? "" : "none";
     if (this.state.pair) this.pairChip.textContent = `messages rank ${this.state.pair[0]} → rank ${this.state.pair[1]} ✕`;
     const help = el("button", { id: "help-button", title: "keyboard help (?)" }, "?");
     help.onclick = () => this.showHelp();
-    bar.append(reset, ...buttons, view, filter, this.searchBox, prev, next, this.searchCount, this.pairChip, help);
+    bar.append(reset, ...buttons, view, filter, this.searchBox, prev, next, this.searchCount, this.pairChip, this.legend, help);
     this.overview = new Overview(meta, (a, b) => this.setWindow(a, b));
     this.canvas = el("canvas", { id: "timeline", tabindex: "0" });
     this.spacer = el("div", { class: "spacer" });
@@ -174,7 +195,8 @@ export class Timeline {
   start(): void {
     const span = Math.max(this.meta.span, 1);
     const s = this.state;
-    if (s.t0 !== null && s.t1 !== null && s.t1 > s.t0) this.setWindow(s.t0, s.t1);
+    // a window given backwards is the same window (setWindow puts it in order)
+    if (s.t0 !== null && s.t1 !== null && s.t1 !== s.t0) this.setWindow(s.t0, s.t1);
     else this.setWindow(0, span);
     if (s.selection) void this.select(s.selection[0], s.selection[1], []);
     if (s.search) void this.find(s.search);
@@ -244,6 +266,9 @@ export class Timeline {
 
   setWindow(t0: number, t1: number): void {
     const span = Math.max(this.meta.span, 1);
+    // a window given backwards is the same window; one not finite is the whole run
+    if (!Number.isFinite(t0) || !Number.isFinite(t1)) [t0, t1] = [0, span];
+    if (t1 < t0) [t0, t1] = [t1, t0];
     let w = Math.max(t1 - t0, 10);
     w = Math.min(w, span * 1.5);
     t0 = Math.max(-span * 0.25, Math.min(t0, span * 1.25 - w));
@@ -430,8 +455,10 @@ export class Timeline {
 
   private async loadCrit(): Promise<void> {
     if (!this.crit) {
-      this.crit = await get<CritPath>("api/critpath");
-      if (this.crit.error) this.detail.textContent = this.crit.error;
+      const a = await get<CritPathAnswer>("api/critpath");
+      // without one, nothing is drawn and the page says why
+      if ("error" in a) this.detail.textContent = a.error;
+      this.crit = "error" in a ? { length: 0, segments: [], profile: {} } : a;
     }
     this.draw();
   }
@@ -508,8 +535,8 @@ export class Timeline {
   private hitBundle(px: number, py: number, within = 4): [string, Bundle] | undefined {
     let best: [string, Bundle] | undefined;
     let dist = within;
-    for (const [kind, list] of [["messages", this.frame.messages], ["hand-offs", this.frame.handoffs],
-      ["critical path", this.frame.transfers]] as [string, Bundle[]][]) {
+    for (const [kind, list] of [["backward", this.frame.backward], ["messages", this.frame.messages],
+      ["hand-offs", this.frame.handoffs], ["critical path", this.frame.transfers]] as [string, Bundle[]][]) {
       for (const b of list) {
         const d = distance(b, px, py);
         if (d < dist) { dist = d; best = [kind, b]; }
@@ -556,6 +583,14 @@ export class Timeline {
         `${time(hit.start)} – ${time(hit.end)}`];
     }
     const b = onLine ?? this.hitBundle(px, py);
+    if (b && b[0] === "backward") {
+      const x = b[1];
+      const who = (set: Set<number>) => set.size === 1 ? this.trackName([...set][0]) : `${set.size} threads`;
+      // one message: sent at t0, received at t1 (before it)
+      const what = x.count === 1 ? `1 message received before its send: clocks disagree by ${time(x.t0 - x.t1)}`
+        : `${x.count} messages received before their send: clocks disagree`;
+      return ["backward", `${what} · ${bytes(x.bytes)}: ${who(x.from)} → ${who(x.to)}`];
+    }
     if (b) {
       const [kind, x] = b;
       const n = x.count === 1 ? `1 ${kind === "messages" ? "message" : kind === "hand-offs" ? "hand-off" : "transfer"}` : `${x.count} ${kind}`;
@@ -643,11 +678,13 @@ export class Timeline {
 
   /** Selects [t0, t1) on `tracks` (empty: every track): its profile, messages and flame graph. */
   async select(t0: number, t1: number, tracks: number[]): Promise<void> {
+    // in order, at least 1 ns, and from the run's start (the server's window)
+    [t0, t1] = interval(Math.max(0, Math.min(t0, t1)), Math.max(0, t0, t1));
     this.state.selection = [t0, t1];
     this.selTracks = tracks;
     this.save();
     this.draw();
-    const s = await get<Stats>("api/stats", { t0: Math.max(0, t0), t1 });
+    const s = await get<Stats>("api/stats", { t0, t1 });
     this.stats.replaceChildren();
     this.stats.append(el("h3", {}, `${time(s.t0)} – ${time(s.t1)}`),
       el("div", { id: "stats-messages", "data-count": String(s.message_count) },
@@ -662,11 +699,11 @@ export class Timeline {
       table.append(tr);
     }
     this.stats.append(table);
-    const q: Record<string, number | string> = { t0: Math.max(0, t0), t1 };
+    const q: Record<string, number | string> = { t0, t1 };
     if (tracks.length) q.tracks = tracks.join(",");
     const threads = tracks.length || this.meta.tracks.length;
     this.flame.show(await get<Flame>("api/flame", q), this.meta, threads);
-    const sq: Record<string, number | string> = { t0: Math.max(0, t0), t1 };
+    const sq: Record<string, number | string> = { t0, t1 };
     if (tracks.length) sq.tracks = tracks.join(",");
     const sa = await get<SamplesAnswer>("api/samples", sq);
     this.sampled.root.style.display = sa.samples ? "" : "none";
@@ -702,8 +739,9 @@ export class Timeline {
   }
 
   /** The overlays' bundles of the last frame, for the browser tests. */
-  bundles(): { messages: Bundle[]; handoffs: Bundle[]; transfers: Bundle[] } {
-    return { messages: this.frame.messages, handoffs: this.frame.handoffs, transfers: this.frame.transfers };
+  bundles(): { messages: Bundle[]; backward: Bundle[]; handoffs: Bundle[]; transfers: Bundle[] } {
+    return { messages: this.frame.messages, backward: this.frame.backward, handoffs: this.frame.handoffs,
+      transfers: this.frame.transfers };
   }
 
   /** Finds every instance of the region `name` and steps to the first. */
@@ -799,7 +837,7 @@ export class Timeline {
     c.dataset.waits = String(this.waits.drawn.length);
     c.dataset.waitsTotal = wa ? String(wa.total) : "";
     c.dataset.waitsInWindow = wa ? String(wa.count) : "";
-    this.frame = { messages: [], handoffs: [], transfers: [], bands: 0, density: [] };
+    this.frame = { messages: [], backward: [], handoffs: [], transfers: [], bands: 0, density: [] };
     if (a) this.drawOverlays(g, a);
     this.drawFound(g);
     if (this.state.selection) {
@@ -931,6 +969,7 @@ export class Timeline {
     };
     let lines = 0;
     const msgs: Line[] = [];
+    const back: Line[] = [];
     const pair = this.state.pair;
     const rank = (t: number) => this.meta.tracks[t]?.rank;
     const wanted = (from: number, to: number) => !pair || (rank(from) === pair[0] && rank(to) === pair[1]);
@@ -942,7 +981,8 @@ export class Timeline {
       const y0 = anchor(from);
       const y1 = anchor(to);
       if (y0 === undefined || y1 === undefined) continue;
-      msgs.push([this.x(s), y0, this.x(r), y1, 1, by, s, r, from, to]);
+      // received before its send: kept apart, drawn flagged
+      (r < s ? back : msgs).push([this.x(s), y0, this.x(r), y1, 1, by, s, r, from, to]);
     }
     for (const [col, from, to, n, by, recv] of a.messages.bundles) {
       lines += n;
@@ -969,13 +1009,21 @@ export class Timeline {
     if (o.messages) {
       this.frame.messages = bundle(msgs, this.bundleLimit());
       drawBundles(g, this.frame.messages, "rgba(20,20,20,0.55)", [], this.frame.messages.length <= LABELLED);
+      this.frame.backward = bundle(back, this.bundleLimit());
+      drawBundles(g, this.frame.backward, BACKWARD_COLOR, BACKWARD_DASH, this.frame.backward.length <= LABELLED);
     }
+    // the window's messages received before their send (the server's count), and those drawn
+    d.backward = String(a.messages.backward);
+    d.backwardDrawn = String(this.frame.backward.reduce((n, b) => n + b.count, 0));
+    this.legend.style.display = a.messages.backward ? "" : "none";
+    this.legend.dataset.count = String(a.messages.backward);
+    this.legendText.textContent = ` ${a.messages.backward} received before their send`;
     if (o.handoffs) {
       this.frame.handoffs = bundle(arcs, this.bundleLimit());
       drawBundles(g, this.frame.handoffs, "rgba(123,31,162,0.8)", [4, 3], this.frame.handoffs.length <= LABELLED);
     }
     d.messageBundles = String(this.frame.messages.length);
-    d.messagesDrawn = String(this.frame.messages.reduce((n, b) => n + b.count, 0));
+    d.messagesDrawn = String([...this.frame.messages, ...this.frame.backward].reduce((n, b) => n + b.count, 0));
     d.handoffBundles = String(this.frame.handoffs.length);
     d.handoffsDrawn = String(this.frame.handoffs.reduce((n, b) => n + b.count, 0));
     d.overlays = (Object.keys(o) as Overlay[]).filter((k) => o[k]).join(",");

@@ -2,7 +2,7 @@
 // call at its count) and the external series (plx run --monitor, plx import: a level as steps, a
 // running total as a line): their data, drawing, labels and tooltips.
 
-import { CountersAnswer, get, Meta, Series, SeriesAnswer } from "./api";
+import { CountedCall, CountersAnswer, get, Meta, Series, SeriesAnswer } from "./api";
 import { time } from "./format";
 import { CounterRow, SeriesRow } from "./tracks";
 
@@ -11,7 +11,7 @@ export function fmt(v: number): string {
   return Math.abs(v) >= 1e6 ? v.toExponential(3) : String(+v.toPrecision(6));
 }
 
-type Call = CountersAnswer["tracks"][number]["calls"][number];
+type Call = CountedCall;
 
 /** Where the plot lies: times to canvas x, the window, the plot's edges. */
 export interface Plot { x: (t: number) => number; t0: number; t1: number; left: number; right: number }
@@ -31,7 +31,7 @@ export class ValueRows {
   load(loaded: (what: "series" | "counters", n: number) => void, failed: (why: string) => void): void {
     if (this.meta.has_counters) {
       void get<CountersAnswer>("api/counters").then((a) => {
-        if (a.error) { failed(a.error); return; }
+        if ("error" in a) { failed(a.error); return; }
         for (const t of a.tracks) {
           const max = t.events.map((_, e) => Math.max(1, ...t.calls.map((c) => c[3][e] ?? 0)));
           this.counted.set(t.track, { events: t.events, calls: t.calls.sort((x, y) => x[0] - y[0]), max });

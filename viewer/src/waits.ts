@@ -2,30 +2,8 @@
 // in, coloured by pattern, from the server's /api/waits for the window; a click shows its
 // cause (/api/wait: the location it waited for, and plx waits --causes' division of it).
 
-import { get } from "./api";
+import { get, WaitAnswer, Waits, WaitsAnswer, WaitDetail } from "./api";
 import { el, time } from "./format";
-
-/** [id, track, pattern (index into `patterns`), start, end, depth] (ns from the first event). */
-export type WaitBox = [number, number, number, number, number, number];
-
-export interface WaitsAnswer {
-  error?: string;
-  /** the server is still replaying the trace (in the background): ask again later */
-  computing?: boolean;
-  /** the patterns' names, in plx waits' metric-tree order */
-  patterns: string[];
-  /** waits of the whole run, and of them those overlapping the window */
-  total: number; count: number;
-  /** the longest of those overlapping the window (at most the request's max) */
-  waits: WaitBox[];
-}
-
-export interface WaitPlace { track: number | null; location: string; callpath: string }
-export interface WaitCause extends WaitPlace { kind: "direct" | "propagated"; delay_ns: number }
-export interface WaitDetail extends WaitPlace {
-  id: number; pattern: string; group: string; start: number; end: number; wait_ns: number;
-  late: WaitPlace | null; causes: WaitCause[];
-}
 
 /** One colour per pattern: MPI point-to-point red/orange, collectives purple, threads
  * teal/blue, OpenMP brown, streams olive. */
@@ -52,7 +30,7 @@ export interface DrawnWait { x: number; y: number; w: number; h: number; id: num
 export type LaneAt = (track: number, depth: number) => { y: number; h: number } | null;
 
 export class WaitLayer {
-  answer: WaitsAnswer | null = null;
+  answer: Waits | null = null;
   drawn: DrawnWait[] = [];
   private seq = 0;
 
@@ -66,7 +44,7 @@ export class WaitLayer {
       get<WaitsAnswer>("api/waits", { t0: Math.max(0, t0), t1, max: 5000 })
         .then((a) => {
           if (seq !== this.seq) return;
-          if (a.computing) {
+          if ("computing" in a) {
             computing();
             setTimeout(() => { if (seq === this.seq) ask(); }, RETRY_MS);
             return;
@@ -93,7 +71,7 @@ export class WaitLayer {
       const x1 = Math.min(x(e), right + 2);
       if (x1 < left || x0 > right) continue;
       const w = Math.max(x1 - x0, 2);
-      const pattern = a.patterns[p] ?? "?";
+      const pattern = p === null ? "?" : a.patterns[p] ?? "?";
       const c = waitColor(pattern);
       g.fillStyle = c;
       g.globalAlpha = 0.85;
@@ -131,7 +109,8 @@ export class WaitLayer {
 
   /** Shows wait `id` and its causes in `panel`. */
   async show(id: number, panel: HTMLElement, trackName: (t: number) => string): Promise<WaitDetail> {
-    const w = await get<WaitDetail>("api/wait", { id });
+    const w = await get<WaitAnswer>("api/wait", { id });
+    if ("computing" in w) throw new Error(`wait ${id}: the waits are still being replayed`);
     panel.replaceChildren();
     panel.append(
       el("h3", { id: "detail-name", "data-pattern": w.pattern }, `${w.pattern} (${w.group})`),

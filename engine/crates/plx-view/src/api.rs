@@ -21,11 +21,12 @@ use plx_analysis::{
 };
 use plx_format::{Direction, Experiment};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::index::TraceIndex;
 use crate::part::{self, PartsUsed};
 use crate::query::{window, WindowQuery};
+use crate::schema;
 use crate::store::{self, Unusable};
 
 /// Counter values, one per event name (`None`: not counted).
@@ -90,6 +91,8 @@ pub struct Viewer {
     replaying: Mutex<()>,
     /// Per track: its samples at their times (a trace) or, without stamps, placed by estimate.
     placed: OnceLock<Vec<Option<Lane>>>,
+    /// The send times of the matched messages received before their send, in order.
+    backward: OnceLock<Vec<i64>>,
 }
 
 /// A track's call-stack samples on its strip ([`crate::samples`]).
@@ -192,6 +195,7 @@ impl Viewer {
             replay: (Mutex::new(Replay::Idle), Condvar::new()),
             replaying: Mutex::new(()),
             placed: OnceLock::new(),
+            backward: OnceLock::new(),
         })
     }
 
@@ -250,9 +254,9 @@ impl Viewer {
     }
 
     /// `GET /api/meta`: tracks with their grouping, regions, user events, the span.
-    pub fn meta(&self) -> Value {
+    pub fn meta(&self) -> schema::Meta {
         let ix = &self.index;
-        let tracks: Vec<Value> = ix
+        let tracks: Vec<schema::TrackMeta> = ix
             .tracks
             .iter()
             .map(|t| {
@@ -271,35 +275,56 @@ impl Viewer {
                         .to_string(),
                     _ => t.app.clone(),
                 };
-                json!({
-                    "label": t.label, "app": t.app, "host": t.host, "pid": t.pid,
-                    "rank": t.rank, "thread": t.thread, "name": t.name,
-                    "process": t.process, "depth": t.lanes.len(),
-                    "regions": t.lanes.iter().map(|l| l.len()).sum::<usize>(),
-                    "process_name": process_name(&self.defs, t.process),
-                    "thread_name": format!("{thread_name}#{}", t.thread),
-                    "application": application,
-                })
+                schema::TrackMeta {
+                    label: t.label.clone(),
+                    app: t.app.clone(),
+                    host: t.host.clone(),
+                    pid: t.pid,
+                    rank: t.rank,
+                    thread: t.thread,
+                    name: t.name.clone(),
+                    process: t.process,
+                    depth: t.lanes.len(),
+                    regions: t.lanes.iter().map(|l| l.len()).sum::<usize>(),
+                    process_name: process_name(&self.defs, t.process),
+                    thread_name: format!("{thread_name}#{}", t.thread),
+                    application,
+                }
             })
             .collect();
-        let regions: Vec<Value> = ix
+        let regions = ix
             .regions
             .all()
             .iter()
-            .map(|info| json!([info.name, info.kind.as_str(), info.file, info.line]))
+            .map(|info| {
+                schema::RegionDef(
+                    info.name.clone(),
+                    info.kind.as_str().to_string(),
+                    info.file.clone(),
+                    info.line,
+                )
+            })
             .collect();
-        json!({
-            "dir": self.dir.display().to_string(),
-            "span": ix.end - ix.origin,
-            "events": ix.events,
-            "tracks": tracks,
-            "regions": regions,
-            "user_events": ix.user_events,
-            "messages": ix.messages.iter().filter(|m| m.to.is_some()).count(),
-            "handoffs": ix.handoffs.len(),
-            "has_mpi": self.defs.has_mpi(),
-            "has_counters": self.defs.processes.iter().any(|p| !p.counters.sets.is_empty()),
-        })
+        let matched = ix.messages.iter().filter(|m| m.to.is_some());
+        schema::Meta {
+            dir: self.dir.display().to_string(),
+            span: ix.end - ix.origin,
+            events: ix.events,
+            tracks,
+            regions,
+            user_events: ix.user_events.clone(),
+            messages: matched.clone().count() as u64,
+            messages_backward: matched
+                .filter(|m| m.recv.is_some_and(|r| r < m.send))
+                .count() as u64,
+            handoffs: ix.handoffs.len() as u64,
+            has_mpi: self.defs.has_mpi(),
+            has_counters: self
+                .defs
+                .processes
+                .iter()
+                .any(|p| !p.counters.sets.is_empty()),
+        }
     }
 
     /// `GET /api/window?t0=&t1=&width=&max=`: see [`crate::query`]. The JSON text is written
@@ -360,9 +385,17 @@ impl Viewer {
             out.push(']');
         }
         let m = &a.messages;
+        // a message received before its send crosses the window when sent in it
+        let back = self.backward.get_or_init(|| {
+            let ms = self.index.messages.iter();
+            ms.filter(|m| m.to.is_some() && m.recv.is_some_and(|r| r < m.send))
+                .map(|m| m.send)
+                .collect()
+        });
+        let backward = back.partition_point(|&s| s < q.t1) - back.partition_point(|&s| s < q.t0);
         let _ = write!(
             out,
-            "],\"messages\":{{\"total\":{},\"unmatched\":{},\"lines\":[",
+            "],\"messages\":{{\"total\":{},\"unmatched\":{},\"backward\":{backward},\"lines\":[",
             m.total, m.unmatched
         );
         for (k, l) in m.lines.iter().enumerate() {
@@ -420,7 +453,7 @@ impl Viewer {
     }
 
     /// `GET /api/region?track=&depth=&index=`: a region instance, its call path and source.
-    pub fn region(&self, track: usize, depth: usize, i: usize) -> Option<Value> {
+    pub fn region(&self, track: usize, depth: usize, i: usize) -> Option<schema::RegionDetail> {
         let t = self.index.tracks.get(track)?;
         if i >= t.lanes.get(depth)?.len() {
             return None;
@@ -428,9 +461,9 @@ impl Viewer {
         let path = self.index.call_path(track, depth, i);
         let me = *path.last()?;
         let info = self.index.regions.get(me.region);
-        let names: Vec<&str> = path
+        let names: Vec<String> = path
             .iter()
-            .map(|r| self.index.regions.name(r.region))
+            .map(|r| self.index.regions.name(r.region).to_string())
             .collect();
         // the counters of the region's function on this thread, and the thread's totals
         let counters = self.counter_names();
@@ -439,23 +472,31 @@ impl Viewer {
         } else {
             self.counters_of(&counters, Some(t.process), Some(t.thread))
         };
-        Some(json!({
-            "track": t.label, "name": info.name, "kind": info.kind.as_str(),
-            "start": self.rel(me.start), "end": self.rel(me.end), "duration": me.end - me.start,
-            "file": info.file, "line": info.line, "call_path": names,
-            "counters": counters,
-            "function_counters": self
-                .model()
-                .regions
-                .find(&info.name, info.kind)
-                .and_then(|r| by_region.get(&r)),
-            "thread_counters": totals,
-        }))
+        let function_counters = self
+            .model()
+            .regions
+            .find(&info.name, info.kind)
+            .and_then(|r| by_region.get(&r))
+            .cloned();
+        Some(schema::RegionDetail {
+            track: t.label.clone(),
+            name: info.name.clone(),
+            kind: info.kind.as_str().to_string(),
+            start: self.rel(me.start),
+            end: self.rel(me.end),
+            duration: me.end - me.start,
+            file: info.file.clone(),
+            line: info.line,
+            call_path: names,
+            counters,
+            function_counters,
+            thread_counters: totals,
+        })
     }
 
     /// `GET /api/stats?t0=&t1=`: the profile of a window (each region's time clipped to it:
     /// inclusive, exclusive, and the calls that begin in it) and its messages per pair.
-    pub fn stats(&self, t0: i64, t1: i64) -> Value {
+    pub fn stats(&self, t0: i64, t1: i64) -> schema::Stats {
         let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
         let clip = |s: i64, e: i64| (e.min(b) - s.max(a)).max(0);
         // region → (calls, inclusive, exclusive)
@@ -482,9 +523,11 @@ impl Viewer {
         }
         let mut rows: Vec<(u32, (u64, i64, i64))> = rows.into_iter().collect();
         rows.sort_by_key(|(r, (_, _, ex))| (std::cmp::Reverse(*ex), *r));
-        let profile: Vec<Value> = rows
+        let profile = rows
             .iter()
-            .map(|(r, (calls, inc, ex))| json!([self.index.regions.name(*r), calls, inc, ex]))
+            .map(|&(r, (calls, inc, ex))| {
+                schema::StatsRow(self.index.regions.name(r).to_string(), calls, inc, ex)
+            })
             .collect();
         let mut pairs: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
         let hi = self.index.messages.partition_point(|m| m.send < b);
@@ -498,14 +541,17 @@ impl Viewer {
         }
         let mut pairs: Vec<_> = pairs.into_iter().collect();
         pairs.sort();
-        let msgs: Vec<Value> = pairs
-            .iter()
-            .map(|((f, t), (n, by))| json!([f, t, n, by]))
-            .collect();
-        json!({"t0": t0, "t1": b - self.index.origin, "profile": profile,
-               "messages": msgs,
-               "message_count": pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
-               "bytes": pairs.iter().map(|(_, (_, by))| by).sum::<u64>()})
+        schema::Stats {
+            t0,
+            t1: b - self.index.origin,
+            profile,
+            messages: pairs
+                .iter()
+                .map(|&((f, t), (n, by))| schema::Pair(f, t, n, by))
+                .collect(),
+            message_count: pairs.iter().map(|(_, (n, _))| n).sum::<u64>(),
+            bytes: pairs.iter().map(|(_, (_, by))| by).sum::<u64>(),
+        }
     }
 
     /// `GET /api/counters`: the counted calls of the trace (`plx run --trace --counters`,
@@ -516,12 +562,18 @@ impl Viewer {
     /// answer is kept.
     pub fn counters(&self) -> &str {
         self.counted.get_or_init(|| {
-            self.counted_calls()
-                .unwrap_or_else(|e| json!({"error": e.to_string()}).to_string())
+            let answer = match self.counted_calls() {
+                Ok(c) => schema::CountersAnswer::Counted(c),
+                Err(e) => schema::CountersAnswer::Failed(schema::Failed {
+                    error: e.to_string(),
+                }),
+            };
+            serde_json::to_string(&answer)
+                .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
         })
     }
 
-    fn counted_calls(&self) -> Result<String, AnalysisError> {
+    fn counted_calls(&self) -> Result<schema::Counted, AnalysisError> {
         use std::collections::BTreeMap;
         let track_of: HashMap<(usize, u32), usize> = self
             .index
@@ -535,11 +587,15 @@ impl Viewer {
         } else {
             self.counted_merged(&track_of)?
         };
-        let tracks: Vec<Value> = per
+        let tracks = per
             .into_iter()
-            .map(|(ti, (events, calls))| json!({"track": ti, "events": events, "calls": calls}))
+            .map(|(track, (events, calls))| schema::CountedTrack {
+                track,
+                events,
+                calls,
+            })
             .collect();
-        Ok(json!({ "tracks": tracks }).to_string())
+        Ok(schema::Counted { tracks })
     }
 
     /// The counted calls of every location decoded alone, the locations spread over the
@@ -682,18 +738,20 @@ impl Viewer {
 
     /// [`Viewer::waits`] if the waits are replayed, else `{"computing": true}` (and their replay
     /// begun in the background): the server's answer, which never waits for the replay.
-    pub fn waits_if_ready(&self, t0: i64, t1: i64, max: usize) -> Value {
+    pub fn waits_if_ready(&self, t0: i64, t1: i64, max: usize) -> schema::WaitsAnswer {
         match self.waits_if_replayed() {
-            Some(_) => self.waits(t0, t1, max),
-            None => json!({"computing": true}),
+            Some(_) => schema::WaitsAnswer::Waits(self.waits(t0, t1, max)),
+            None => schema::WaitsAnswer::Computing(schema::Computing { computing: true }),
         }
     }
 
     /// [`Viewer::wait`] if the waits are replayed, else `Some({"computing": true})`.
-    pub fn wait_if_ready(&self, id: usize) -> Option<Value> {
+    pub fn wait_if_ready(&self, id: usize) -> Option<schema::WaitAnswer> {
         match self.waits_if_replayed() {
-            Some(_) => self.wait(id),
-            None => Some(json!({"computing": true})),
+            Some(_) => self.wait(id).map(schema::WaitAnswer::Wait),
+            None => Some(schema::WaitAnswer::Computing(schema::Computing {
+                computing: true,
+            })),
         }
     }
 
@@ -730,11 +788,19 @@ impl Viewer {
     /// `max` longest of them, in id order; `depth`: the nesting depth of the innermost region
     /// instance holding the wait's start, where it is drawn); `error` when the trace cannot
     /// be replayed.
-    pub fn waits(&self, t0: i64, t1: i64, max: usize) -> Value {
-        let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+    pub fn waits(&self, t0: i64, t1: i64, max: usize) -> schema::Waits {
+        let patterns: Vec<String> = Pattern::ALL.iter().map(|p| p.name().to_string()).collect();
         let w = match self.wait_analysis() {
             Ok(w) => w,
-            Err(e) => return json!({"error": e, "patterns": names, "waits": []}),
+            Err(e) => {
+                return schema::Waits {
+                    error: Some(e),
+                    patterns,
+                    total: 0,
+                    count: 0,
+                    waits: Vec::new(),
+                }
+            }
         };
         let o = self.index.origin;
         let (a, b) = (o + t0, o + t1.max(t0 + 1));
@@ -751,18 +817,26 @@ impl Viewer {
             hit.truncate(max);
             hit.sort_unstable();
         }
-        let waits: Vec<Value> = hit
+        let waits = hit
             .iter()
             .map(|&i| {
                 let f = &found[i];
                 let ti = w.track[f.location as usize].expect("kept only with a track");
                 let pattern = Pattern::ALL.iter().position(|&p| p == f.pattern);
                 let depth = self.depth_at(ti, f.start);
-                json!([i, ti, pattern, f.start - o, f.start + f.wait_ns - o, depth])
+                schema::WaitBox(i, ti, pattern, f.start - o, f.start + f.wait_ns - o, depth)
             })
             .collect();
-        json!({"patterns": names, "total": found.iter().filter(|f| w.track[f.location as usize].is_some()).count(),
-               "count": count, "waits": waits})
+        schema::Waits {
+            error: None,
+            patterns,
+            total: found
+                .iter()
+                .filter(|f| w.track[f.location as usize].is_some())
+                .count(),
+            count,
+            waits,
+        }
     }
 
     /// The depth of the innermost region instance of track `ti` holding `t` (0 when none).
@@ -786,7 +860,7 @@ impl Viewer {
     /// that arrived; null when not known) and `causes` (`track`, `location`, `callpath`, `kind`
     /// direct or propagated, `delay_ns`: `plx waits --causes`'s division of this wait, the
     /// largest first). `None` for an unknown id.
-    pub fn wait(&self, id: usize) -> Option<Value> {
+    pub fn wait(&self, id: usize) -> Option<schema::WaitDetail> {
         let w = self.wait_analysis().ok()?;
         let a = &w.analysis;
         let f = a.found.get(id)?;
@@ -794,25 +868,40 @@ impl Viewer {
         let loc = |l: u32| a.locations[l as usize].label();
         let track = |l: u32| w.track[l as usize];
         let (g, sub) = f.pattern.group();
-        let late = f.late.map(|(l, cp)| {
-            json!({"track": track(l), "location": loc(l), "callpath": a.callpath_name(cp)})
+        let late = f.late.map(|(l, cp)| schema::WaitPlace {
+            track: track(l),
+            location: loc(l),
+            callpath: a.callpath_name(cp),
         });
         let mut causes = f.causes.clone();
         causes.sort_by(|x, y| y.3.total_cmp(&x.3).then((x.0, x.1).cmp(&(y.0, y.1))));
-        let causes: Vec<Value> = causes
+        let causes = causes
             .iter()
-            .map(|&(l, cp, kind, ns)| {
-                json!({"track": track(l), "location": loc(l), "callpath": a.callpath_name(cp),
-                       "kind": kind.as_str(), "delay_ns": ns})
+            .map(|&(l, cp, kind, ns)| schema::WaitCause {
+                track: track(l),
+                location: loc(l),
+                callpath: a.callpath_name(cp),
+                kind: if kind.as_str() == "direct" {
+                    schema::CauseKind::Direct
+                } else {
+                    schema::CauseKind::Propagated
+                },
+                delay_ns: ns,
             })
             .collect();
-        Some(
-            json!({"id": id, "pattern": f.pattern.name(), "group": format!("{g} {sub}"),
-                    "track": track(f.location), "location": loc(f.location),
-                    "callpath": a.callpath_name(f.callpath), "start": f.start - o,
-                    "end": f.start + f.wait_ns - o, "wait_ns": f.wait_ns, "late": late,
-                    "causes": causes}),
-        )
+        Some(schema::WaitDetail {
+            id,
+            pattern: f.pattern.name().to_string(),
+            group: format!("{g} {sub}"),
+            track: track(f.location),
+            location: loc(f.location),
+            callpath: a.callpath_name(f.callpath),
+            start: f.start - o,
+            end: f.start + f.wait_ns - o,
+            wait_ns: f.wait_ns,
+            late,
+            causes,
+        })
     }
 
     /// `GET /api/series`: the external metrics (`plx run --monitor`, `plx import`) as time
@@ -820,7 +909,7 @@ impl Viewer {
     /// holds until the next sample; `total`: a running total), `source`, `host` (the host whose
     /// clock the samples came on; empty for a CSV file), `samples` `[[t, value]...]` in time
     /// order (t in ns from the first event); `warnings`: what of the files could not be read.
-    pub fn series(&self) -> Value {
+    pub fn series(&self) -> schema::SeriesAnswer {
         let (files, unread) = plx_format::read_metric_files(&self.dir);
         let metrics =
             plx_analysis::external::external_metrics(&self.defs, &files, Some(self.index.origin));
@@ -829,36 +918,38 @@ impl Viewer {
             .iter()
             .flat_map(|f| f.metrics.iter().map(move |_| f.source.host.clone()));
         let o = self.index.origin as f64;
-        let out: Vec<Value> = metrics
+        let series = metrics
             .iter()
             .zip(hosts)
-            .map(|(m, host)| {
-                let samples: Vec<Value> = m
+            .map(|(m, host)| schema::Series {
+                name: m.name.clone(),
+                unit: m.unit.clone(),
+                mode: match m.mode {
+                    plx_format::MetricMode::Absolute => schema::SeriesMode::Level,
+                    plx_format::MetricMode::Cumulative => schema::SeriesMode::Total,
+                },
+                source: m.source.clone(),
+                host,
+                samples: m
                     .samples
                     .iter()
-                    .map(|&(t, v)| json!([(t - o).round() as i64, v]))
-                    .collect();
-                let mode = match m.mode {
-                    plx_format::MetricMode::Absolute => "level",
-                    plx_format::MetricMode::Cumulative => "total",
-                };
-                json!({"name": m.name, "unit": m.unit, "mode": mode, "source": m.source,
-                       "host": host, "samples": samples})
+                    .map(|&(t, v)| schema::SeriesSample((t - o).round() as i64, v))
+                    .collect(),
             })
             .collect();
-        let warnings: Vec<String> = unread.iter().map(|w| w.to_string()).collect();
-        json!({"series": out, "warnings": warnings})
+        let warnings = unread.iter().map(|w| w.to_string()).collect();
+        schema::SeriesAnswer { series, warnings }
     }
 
     /// `GET /api/search?name=&max=`: every instance of the regions named `name` (exactly), on
     /// every track and depth: `count`, and the first `max` as `[track, depth, index, start,
     /// end]` in track and time order.
-    pub fn search(&self, name: &str, max: usize) -> Value {
+    pub fn search(&self, name: &str, max: usize) -> schema::SearchAnswer {
         let ids: Vec<u32> = (0..self.index.regions.all().len() as u32)
             .filter(|&r| self.index.regions.name(r) == name)
             .collect();
         let mut count = 0u64;
-        let mut found: Vec<Value> = Vec::new();
+        let mut found: Vec<schema::Found> = Vec::new();
         if !ids.is_empty() {
             for (ti, t) in self.index.tracks.iter().enumerate() {
                 for (d, lane) in t.lanes.iter().enumerate() {
@@ -869,20 +960,25 @@ impl Viewer {
                         count += 1;
                         if found.len() < max {
                             let r = lane.get(i);
-                            found.push(json!([ti, d, i, self.rel(r.start), self.rel(r.end)]));
+                            found.push(schema::Found(ti, d, i, self.rel(r.start), self.rel(r.end)));
                         }
                     }
                 }
             }
         }
-        json!({"name": name, "regions": ids, "count": count, "instances": found})
+        schema::SearchAnswer {
+            name: name.to_string(),
+            regions: ids,
+            count,
+            instances: found,
+        }
     }
 
     /// `GET /api/flame?t0=&t1=&tracks=`: the call tree of the regions overlapping `[t0, t1)` on
     /// `tracks` (every track when empty), merged over the tracks by call path: `nodes` `[parent
     /// (-1 for a root), region, inclusive ns (clipped to the interval), calls begun in it]`,
     /// parents before their children. Each track's tree is built on its own, on all cores.
-    pub fn flame(&self, t0: i64, t1: i64, tracks: &[usize]) -> Value {
+    pub fn flame(&self, t0: i64, t1: i64, tracks: &[usize]) -> schema::FlameAnswer {
         use rayon::prelude::*;
         let (a, b) = (self.index.origin + t0, self.index.origin + t1.max(t0 + 1));
         let all: Vec<usize> = (0..self.index.tracks.len()).collect();
@@ -901,11 +997,14 @@ impl Viewer {
             })
             .collect();
         let nodes = merge_flames(per);
-        let nodes: Vec<Value> = nodes
-            .iter()
-            .map(|(p, r, incl, calls)| json!([p, r, incl, calls]))
-            .collect();
-        json!({"t0": t0, "t1": b - self.index.origin, "nodes": nodes})
+        schema::FlameAnswer {
+            t0,
+            t1: b - self.index.origin,
+            nodes: nodes
+                .iter()
+                .map(|&(p, r, incl, calls)| schema::FlameNode(p, r, incl, calls))
+                .collect(),
+        }
     }
 
     /// `GET /api/samples?tracks=&t0=&t1=`: the call-stack samples (`plx run --sample`) of
@@ -917,7 +1016,7 @@ impl Viewer {
     /// a frame known from samples only, 0: an instrumented call)]`, parents before children,
     /// only call paths with samples. With `window` (`t0`, `t1`: ns since the trace's origin) a
     /// thread whose samples the runtime stamped (a trace) counts those taken in `[t0, t1)`.
-    pub fn samples(&self, tracks: &[usize], window: Option<(i64, i64)>) -> Value {
+    pub fn samples(&self, tracks: &[usize], window: Option<(i64, i64)>) -> schema::SamplesAnswer {
         let model = self.model();
         let mut untimed: Vec<usize> = Vec::new();
         let all: Vec<usize> = (0..self.index.tracks.len()).collect();
@@ -925,7 +1024,7 @@ impl Viewer {
         let mut nodes: Vec<(i64, u32, u64, u64, bool)> = Vec::new();
         let mut child: HashMap<(i64, u32), usize> = HashMap::new();
         let (mut taken, mut lost) = (0u64, 0u64);
-        let mut periods: Vec<Value> = Vec::new();
+        let mut periods: Vec<schema::TrackPeriod> = Vec::new();
         for &ti in chosen {
             let Some(t) = self.index.tracks.get(ti) else {
                 continue;
@@ -939,7 +1038,7 @@ impl Viewer {
             };
             let Some(st) = &th.samples else { continue };
             lost += st.lost_full + st.lost_loader;
-            periods.push(json!([ti, st.period_ns]));
+            periods.push(schema::TrackPeriod(ti, st.period_ns));
             let tn = th.tree.nodes();
             // each node's samples (inclusive): the stamped ones in the window, else the run's
             let timed = window.filter(|_| !th.sample_times.is_empty());
@@ -996,14 +1095,25 @@ impl Viewer {
                 here[i] = Some(k);
             }
         }
-        let nodes: Vec<Value> = nodes
+        let nodes = nodes
             .iter()
             .map(|&(p, r, n, ns, sampled)| {
-                json!([p, model.regions.name(r), n, ns, u8::from(sampled)])
+                schema::SampleNode(
+                    p,
+                    model.regions.name(r).to_string(),
+                    n,
+                    ns,
+                    u8::from(sampled),
+                )
             })
             .collect();
-        json!({"samples": taken, "lost": lost, "period_ns": periods, "untimed": untimed,
-               "nodes": nodes})
+        schema::SamplesAnswer {
+            samples: taken,
+            lost,
+            period_ns: periods,
+            untimed,
+            nodes,
+        }
     }
 
     /// `GET /api/sample_lane?t0=&t1=&width=`: each sampled track's samples over the window.
@@ -1015,7 +1125,7 @@ impl Viewer {
     /// "stamped": 0, "placed" (of the run), "period_ns", "columns": [[column, samples, path]...]
     /// (`null`: more instances in the window than are placed; zoom in), "paths": [call path
     /// names]}`.
-    pub fn sample_lane(&self, t0: i64, t1: i64, width: u32) -> Value {
+    pub fn sample_lane(&self, t0: i64, t1: i64, width: u32) -> schema::SampleLaneAnswer {
         use rayon::prelude::*;
         let model = self.model();
         let index = &self.index;
@@ -1046,7 +1156,7 @@ impl Viewer {
                 .collect()
         });
         let (a, b) = (index.origin + t0, index.origin + t1.max(t0 + 1));
-        let tracks: Vec<Value> = lanes
+        let tracks: Vec<schema::SampleTrack> = lanes
             .par_iter()
             .enumerate()
             .filter_map(|(ti, lane)| {
@@ -1058,37 +1168,56 @@ impl Viewer {
                     Lane::Stamped(s) => {
                         let cols = crate::samples::stamped_columns(s, a, b, width);
                         let in_window: u64 = cols.iter().map(|c| c.1).sum();
-                        let cols: Vec<Value> = cols
+                        let columns = cols
                             .iter()
                             .map(|(c, n, f)| {
-                                let f: Vec<Value> = f.iter().map(|&(k, m)| json!([k, m])).collect();
-                                json!([c, n, f])
+                                let f = f.iter().map(|&(k, m)| schema::FrameCount(k, m)).collect();
+                                schema::StampedColumn(*c, *n, f)
                             })
                             .collect();
-                        let frames: Vec<Value> =
-                            s.frames.iter().map(|(n, p)| json!([n, p])).collect();
-                        Some(
-                            json!({"track": ti, "taken": s.taken, "stamped": s.times.len(),
-                                    "period_ns": period, "in_window": in_window,
-                                    "columns": cols, "frames": frames}),
-                        )
+                        let frames = s
+                            .frames
+                            .iter()
+                            .map(|(n, p)| schema::FramePath(n.clone(), p.clone()))
+                            .collect();
+                        Some(schema::SampleTrack::Stamped(schema::StampedTrack {
+                            track: ti,
+                            taken: s.taken,
+                            stamped: s.times.len() as u64,
+                            period_ns: period,
+                            in_window,
+                            columns,
+                            frames,
+                        }))
                     }
                     Lane::Estimated(p) => {
-                        let cols = crate::samples::columns(t, p, a, b, width).map(|c| {
+                        let columns = crate::samples::columns(t, p, a, b, width).map(|c| {
                             c.iter()
                                 .map(|&(c, v, path)| {
-                                    json!([c, v, if path == u32::MAX { -1 } else { path as i64 }])
+                                    let path = if path == u32::MAX { -1 } else { path as i64 };
+                                    schema::EstimatedColumn(c, v, path)
                                 })
-                                .collect::<Vec<Value>>()
+                                .collect()
                         });
-                        Some(json!({"track": ti, "taken": p.taken, "stamped": 0,
-                                    "placed": p.placed, "period_ns": period, "columns": cols,
-                                    "paths": p.paths}))
+                        Some(schema::SampleTrack::Estimated(schema::EstimatedTrack {
+                            track: ti,
+                            taken: p.taken,
+                            stamped: 0,
+                            placed: p.placed,
+                            period_ns: period,
+                            columns,
+                            paths: p.paths.clone(),
+                        }))
                     }
                 }
             })
             .collect();
-        json!({"t0": t0, "t1": b - index.origin, "width": width, "tracks": tracks})
+        schema::SampleLaneAnswer {
+            t0,
+            t1: b - index.origin,
+            width,
+            tracks,
+        }
     }
 
     /// `GET /api/profile`: per thread and total, the flat profile rows as `plx report` orders
@@ -1103,7 +1232,7 @@ impl Viewer {
         let counters = self.counter_names();
         // a table's rows, each with its function's counters (when the experiment has any), and
         // the table's whole-thread counter totals
-        let flat = |t: &plx_analysis::Table| -> (Vec<Value>, Value) {
+        let flat = |t: &plx_analysis::Table| -> (Vec<schema::FlatRow>, Counts) {
             let (totals, by_region) = if counters.is_empty() {
                 (Vec::new(), HashMap::new())
             } else {
@@ -1112,11 +1241,17 @@ impl Viewer {
             let rows = flat_profile(&t.tree)
                 .iter()
                 .map(|r| {
-                    let c = by_region.get(&r.region).map_or(Value::Null, |v| json!(v));
-                    json!([name(r.region), r.calls, r.exclusive, r.inclusive, r.cpu, c])
+                    schema::FlatRow(
+                        name(r.region),
+                        r.calls,
+                        r.exclusive,
+                        r.inclusive,
+                        r.cpu,
+                        by_region.get(&r.region).cloned(),
+                    )
                 })
                 .collect();
-            (rows, json!(totals))
+            (rows, totals)
         };
         let label = |t: &plx_analysis::Table| match (t.process, t.thread) {
             (Some(p), th) => {
@@ -1136,13 +1271,17 @@ impl Viewer {
             _ => "total".to_string(),
         };
         let table = |label: String, t: &plx_analysis::Table| {
-            let (rows, totals) = flat(t);
-            json!({"label": label, "rows": rows, "counters": totals})
+            let (rows, counters) = flat(t);
+            schema::ProfileTable {
+                label,
+                rows,
+                counters,
+            }
         };
         // the total and every thread's table, each on its own (on all cores), in order; the
         // call graph beside them
         let all: Vec<&plx_analysis::Table> = std::iter::once(&total).chain(&tables).collect();
-        let tables_on_cores = || -> Vec<Value> {
+        let tables_on_cores = || -> Vec<schema::ProfileTable> {
             all.par_iter()
                 .enumerate()
                 .map(|(k, t)| {
@@ -1160,11 +1299,11 @@ impl Viewer {
                 .map(|a| a.region.map_or("<spontaneous>".to_string(), name))
                 .collect()
         };
-        let gprof = || -> Vec<Value> {
+        let gprof = || -> Vec<schema::GprofRow> {
             call_graph(&total.tree)
                 .iter()
                 .map(|e| {
-                    json!([
+                    schema::GprofRow(
                         e.index,
                         name(e.region),
                         e.percent,
@@ -1172,35 +1311,42 @@ impl Viewer {
                         e.children_s,
                         e.calls,
                         arcs(&e.parents),
-                        arcs(&e.children)
-                    ])
+                        arcs(&e.children),
+                    )
                 })
                 .collect()
         };
-        let (out, gprof) = rayon::join(tables_on_cores, gprof);
+        let (tables, gprof) = rayon::join(tables_on_cores, gprof);
         Profile {
             viewer: self,
-            rest: json!({"tables": out, "gprof": gprof, "counters": counters}),
+            tables,
+            gprof,
+            counters,
             tree: total.tree,
         }
     }
 
     /// `GET /api/comm`: the matrix by rank (as `plx comm`), the matrix of each communicator
     /// (from the trace's matched messages) and the latency/bandwidth fit.
-    pub fn comm(&self) -> Value {
+    pub fn comm(&self) -> schema::CommAnswer {
         if !self.model().has_mpi() {
-            return json!({"ranks": [], "pairs": [], "fits": []});
+            return schema::CommAnswer {
+                ranks: Vec::new(),
+                pairs: Vec::new(),
+                communicators: Vec::new(),
+                fits: Vec::new(),
+            };
         }
         let ranks: Vec<u32> = self.model().ranks().iter().map(|(r, _)| *r).collect();
-        let pairs: Vec<Value> = pairs(self.model(), Direction::Sent, false)
+        let pairs = pairs(self.model(), Direction::Sent, false)
             .iter()
-            .map(|p| json!([p.sender.rank, p.receiver.rank, p.messages, p.bytes]))
+            .map(|p| schema::Pair(p.sender.rank, p.receiver.rank, p.messages, p.bytes))
             .collect();
         let mut fit = FitAccumulator::new(false);
         // (communicator, sender, receiver) → (messages, bytes), from the trace's matched messages
         let mut per_comm: std::collections::BTreeMap<(Option<u32>, u32, u32), (u64, u64)> =
             Default::default();
-        let fits: Vec<Value> = match match_messages(self.model(), |m| {
+        let fits: Vec<schema::Fit> = match match_messages(self.model(), |m| {
             fit.add(m);
             let e = per_comm
                 .entry((m.comm, m.sender.rank, m.receiver.rank))
@@ -1211,18 +1357,21 @@ impl Viewer {
             Ok(_) => fit
                 .fits()
                 .iter()
-                .map(|f| {
-                    json!({"from": f.sender.rank, "to": f.receiver.rank,
-                           "messages": f.messages, "latency_us": f.latency_us,
-                           "bandwidth_mbps": f.bandwidth_mbps, "r2": f.r2,
-                           "mean_transfer_us": f.mean_transfer_us,
-                           "notes": f.notes().iter().map(|n| n.code()).collect::<Vec<_>>()})
+                .map(|f| schema::Fit {
+                    from: f.sender.rank,
+                    to: f.receiver.rank,
+                    messages: f.messages,
+                    latency_us: f.latency_us,
+                    bandwidth_mbps: f.bandwidth_mbps,
+                    r2: f.r2,
+                    mean_transfer_us: f.mean_transfer_us,
+                    notes: f.notes().iter().map(|n| n.code().to_string()).collect(),
                 })
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let mut comms: Vec<Value> = Vec::new();
-        let mut cur: Option<(Option<u32>, Vec<Value>)> = None;
+        let mut comms: Vec<schema::CommMatrix> = Vec::new();
+        let mut cur: Option<(Option<u32>, Vec<schema::Pair>)> = None;
         let name = |c: Option<u32>| match c {
             Some(i) => self.model().comms.get(i).describe(),
             None => "(no communicator definition)".to_string(),
@@ -1230,21 +1379,32 @@ impl Viewer {
         for ((c, f, t), (n, b)) in per_comm {
             if cur.as_ref().is_some_and(|(k, _)| *k != c) {
                 let (k, v) = cur.take().expect("some");
-                comms.push(json!({"name": name(k), "pairs": v}));
+                comms.push(schema::CommMatrix {
+                    name: name(k),
+                    pairs: v,
+                });
             }
             cur.get_or_insert_with(|| (c, Vec::new()))
                 .1
-                .push(json!([f, t, n, b]));
+                .push(schema::Pair(f, t, n, b));
         }
         if let Some((k, v)) = cur {
-            comms.push(json!({"name": name(k), "pairs": v}));
+            comms.push(schema::CommMatrix {
+                name: name(k),
+                pairs: v,
+            });
         }
-        json!({"ranks": ranks, "pairs": pairs, "fits": fits, "communicators": comms})
+        schema::CommAnswer {
+            ranks,
+            pairs,
+            communicators: comms,
+            fits,
+        }
     }
 
     /// `GET /api/compare`: IPS-2's metric table and the per-function differences, one column
     /// per application of a session (as `plx compare SESSION`), else the run's own column.
-    pub fn compare(&self) -> Value {
+    pub fn compare(&self) -> schema::CompareAnswer {
         let names: Vec<String> = self
             .model()
             .apps
@@ -1272,27 +1432,37 @@ impl Viewer {
             }
         }
         let c = compare(&runs, 10);
-        let metrics: Vec<Value> = c
+        let metrics = c
             .metrics
             .iter()
-            .map(|m| json!([m.metric, m.unit.as_str(), m.values]))
+            .map(|m| {
+                schema::MetricRow(
+                    m.metric.clone(),
+                    m.unit.as_str().to_string(),
+                    m.values.clone(),
+                )
+            })
             .collect();
-        let functions: Vec<Value> = c
+        let functions = c
             .functions
             .iter()
             .take(50)
             .map(|f| {
                 let incl: Vec<Option<f64>> =
                     f.runs.iter().map(|r| r.map(|x| x.inclusive_s)).collect();
-                json!([f.name, incl, f.inclusive_diff_s, f.inclusive_ratio])
+                schema::FunctionRow(f.name.clone(), incl, f.inclusive_diff_s, f.inclusive_ratio)
             })
             .collect();
-        json!({"runs": c.runs, "metrics": metrics, "functions": functions})
+        schema::CompareAnswer {
+            runs: c.runs,
+            metrics,
+            functions,
+        }
     }
 
     /// `GET /api/critpath`: the global critical path's segments (on tracks) and its profile per
     /// level.
-    pub fn critpath(&self) -> Value {
+    pub fn critpath(&self) -> schema::CritPathAnswer {
         let cp = self.critpath.get_or_init(|| {
             CriticalPath::compute(
                 self.model(),
@@ -1306,7 +1476,7 @@ impl Viewer {
         });
         let cp = match cp {
             Ok(cp) => cp,
-            Err(e) => return json!({"error": e}),
+            Err(e) => return schema::CritPathAnswer::Failed(schema::Failed { error: e.clone() }),
         };
         // graph locations → tracks, by (process, thread)
         let track_of: HashMap<(usize, u32), usize> = self
@@ -1322,21 +1492,21 @@ impl Viewer {
                 .get(l as usize)
                 .and_then(|g| track_of.get(&(g.process, g.thread)).copied())
         };
-        let segs: Vec<Value> = cp
+        let segments = cp
             .segments
             .iter()
             .map(|s| {
-                json!([
-                    s.kind.as_str(),
+                schema::Segment(
+                    s.kind.as_str().to_string(),
                     tr(s.location),
                     s.from.and_then(tr),
                     self.rel(s.start_ns),
                     self.rel(s.end_ns),
-                    s.what
-                ])
+                    s.what.clone(),
+                )
             })
             .collect();
-        let mut levels = serde_json::Map::new();
+        let mut levels = std::collections::BTreeMap::new();
         for (name, level) in [("procedure", Level::Procedure), ("thread", Level::Thread)] {
             if let Ok(items) = profile(
                 self.model(),
@@ -1346,39 +1516,50 @@ impl Viewer {
                 level,
                 MergeOptions::default(),
             ) {
-                let rows: Vec<Value> = items
+                let rows = items
                     .iter()
-                    .map(|i| json!([i.kind.as_str(), i.name, i.location, i.time_ns]))
+                    .map(|i| {
+                        schema::CritRow(
+                            i.kind.as_str().to_string(),
+                            i.name.clone(),
+                            i.location.clone(),
+                            i.time_ns,
+                        )
+                    })
                     .collect();
-                levels.insert(name.to_string(), Value::Array(rows));
+                levels.insert(name.to_string(), rows);
             }
         }
-        json!({"length": cp.length_ns(), "segments": segs, "profile": levels})
+        schema::CritPathAnswer::CritPath(schema::CritPath {
+            length: cp.length_ns(),
+            segments,
+            profile: levels,
+        })
     }
 
     /// `GET /api/displays?bins=N`: utilization per location, the concurrency profile, the
     /// message queue length (JPVS's displays) and the time histograms of computing threads, MPI,
     /// messages and bytes (IPS-2), from the state timeline.
-    pub fn displays(&self, bins: usize) -> Value {
+    pub fn displays(&self, bins: usize) -> schema::DisplaysAnswer {
         let tl = self.timeline.get_or_init(|| {
             Timeline::build(self.model(), &self.exp, &TimelineOptions::default())
                 .map_err(|e| e.to_string())
         });
         let tl = match tl {
             Ok(t) => t,
-            Err(e) => return json!({"error": e}),
+            Err(e) => return schema::DisplaysAnswer::Failed(schema::Failed { error: e.clone() }),
         };
         let bins = bins.clamp(1, 2000);
-        let util: Vec<Value> = utilization(tl, Window::ALL)
+        let util = utilization(tl, Window::ALL)
             .iter()
-            .map(|u| json!([u.location, u.seconds]))
+            .map(|u| schema::Utilization(u.location.clone(), u.seconds.to_vec()))
             .collect();
         let run = [HistogramRun {
             name: "",
             timeline: tl,
             window: Window::ALL,
         }];
-        let mut hists = serde_json::Map::new();
+        let mut hists = std::collections::BTreeMap::new();
         for (name, m) in [
             ("compute", Metric::Compute),
             ("mpi", Metric::Mpi),
@@ -1389,21 +1570,35 @@ impl Viewer {
             if let Some(s) = h.series.first() {
                 hists.insert(
                     name.to_string(),
-                    json!({"values": s.values, "start": s.grid.start_ns - tl.origin_ns,
-                           "width": s.grid.width_ns}),
+                    schema::Histogram {
+                        values: s.values.clone(),
+                        start: s.grid.start_ns - tl.origin_ns,
+                        width: s.grid.width_ns,
+                    },
                 );
             }
         }
         let c = concurrency(tl, Window::ALL, bins);
         let q = queue_length(tl, Window::ALL, bins);
-        json!({
-            "states": ["computing", "mpi", "wait", "idle"],
-            "utilization": util,
-            "concurrency": {"seconds": c.seconds, "mean": c.mean, "max": c.max,
-                            "start": c.grid.start_ns - tl.origin_ns, "width": c.grid.width_ns},
-            "queue": {"mean": q.mean, "max": q.max, "start": q.grid.start_ns - tl.origin_ns,
-                      "width": q.grid.width_ns},
-            "histograms": hists,
+        schema::DisplaysAnswer::Displays(schema::Displays {
+            states: ["computing", "mpi", "wait", "idle"]
+                .map(str::to_string)
+                .to_vec(),
+            utilization: util,
+            concurrency: schema::Concurrency {
+                seconds: c.seconds,
+                mean: c.mean,
+                max: c.max,
+                start: c.grid.start_ns - tl.origin_ns,
+                width: c.grid.width_ns,
+            },
+            queue: schema::Queue {
+                mean: q.mean,
+                max: q.max,
+                start: q.grid.start_ns - tl.origin_ns,
+                width: q.grid.width_ns,
+            },
+            histograms: hists,
         })
     }
 }
@@ -1436,11 +1631,14 @@ fn tuple(out: &mut String, values: &[i64]) {
     out.push(']');
 }
 
-/// `GET /api/profile`'s answer (see [`Viewer::profile`]): `rest`, an object, with `callpaths`
-/// written from `tree` among its keys (in serde_json's sorted order).
+/// `GET /api/profile`'s answer (see [`Viewer::profile`]): [`schema::ProfileAnswer`], its
+/// `callpaths` written from `tree` as the answer is written (`tests/api_types.rs` reads the
+/// answer back as the declared type).
 pub struct Profile<'a> {
     viewer: &'a Viewer,
-    rest: Value,
+    tables: Vec<schema::ProfileTable>,
+    gprof: Vec<schema::GprofRow>,
+    counters: Vec<String>,
     tree: CallTree,
 }
 
@@ -1466,20 +1664,11 @@ impl Serialize for Callpaths<'_> {
 
 impl Serialize for Profile<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let rest = self.rest.as_object().expect("the profile is an object");
-        let mut map = s.serialize_map(Some(rest.len() + 1))?;
-        let mut paths = Some(Callpaths(self));
-        for (k, v) in rest {
-            if k.as_str() > "callpaths" {
-                if let Some(p) = paths.take() {
-                    map.serialize_entry("callpaths", &p)?;
-                }
-            }
-            map.serialize_entry(k, v)?;
-        }
-        if let Some(p) = paths {
-            map.serialize_entry("callpaths", &p)?;
-        }
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("callpaths", &Callpaths(self))?;
+        map.serialize_entry("counters", &self.counters)?;
+        map.serialize_entry("gprof", &self.gprof)?;
+        map.serialize_entry("tables", &self.tables)?;
         map.end()
     }
 }
@@ -1533,7 +1722,7 @@ fn counters_in(
 }
 
 /// One track's counted calls: the events seen (columns), the calls.
-type CountedCalls = (Vec<String>, Vec<Value>);
+type CountedCalls = (Vec<String>, Vec<schema::CountedCall>);
 
 /// One counted call of track `ti` at `at` (global ns): its values by column (a column
 /// added for an event first seen), its start and end those of the innermost instance of
@@ -1580,7 +1769,7 @@ fn take_counted(
         vals[col] = values.get(i).copied();
     }
     let o = index.origin;
-    calls.push(json!([start - o, end - o, region, vals]));
+    calls.push(schema::CountedCall(start - o, end - o, region, vals));
 }
 
 /// A node of a flame graph: (parent index, -1 for a root; region; inclusive ns; calls begun).

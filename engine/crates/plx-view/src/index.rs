@@ -625,22 +625,60 @@ impl TraceIndex {
         let mut b = Builder::new(tracks.iter().map(|t| t.process).collect(), origin);
         let mut sends: std::collections::HashMap<u64, usize> = Default::default();
         let mut messages: Vec<Message> = Vec::new();
+        // receives the clock repair let go before their send (traces that contradict each
+        // other): the merge gives them and the next send of their (communicator, sender,
+        // receiver, tag) unlinked; here they are paired, in that order, and kept as messages
+        // received before their send
+        let rank: Vec<Option<u32>> = merge
+            .locations()
+            .iter()
+            .map(|l| model.processes.get(l.process).and_then(|p| p.rank()))
+            .collect();
+        type Key = (Option<u32>, u32, u32, i32);
+        let mut released: std::collections::HashMap<Key, std::collections::VecDeque<(i64, u32)>> =
+            Default::default();
         while let Some(ev) = merge.next_event() {
             b.take(&ev);
             let li = ev.location as usize;
             let t = ev.time_ns;
             match ev.kind {
-                EventKind::Send { bytes, message, .. } => {
+                EventKind::Send {
+                    bytes,
+                    message,
+                    peer,
+                    tag,
+                    comm,
+                } => {
                     if let Some(id) = message {
                         sends.insert(id, messages.len());
                     }
+                    let early = match (message, rank[li]) {
+                        (None, Some(me)) => released
+                            .get_mut(&(comm, me, peer, tag))
+                            .and_then(|q| q.pop_front()),
+                        _ => None,
+                    };
                     messages.push(Message {
                         send: t,
-                        recv: None,
+                        recv: early.map(|(r, _)| r),
                         from: li as u32,
-                        to: None,
+                        to: early.map(|(_, to)| to),
                         bytes,
                     });
+                }
+                EventKind::Recv {
+                    message: None,
+                    peer,
+                    tag,
+                    comm,
+                    ..
+                } => {
+                    if let Some(me) = rank[li] {
+                        released
+                            .entry((comm, peer, me, tag))
+                            .or_default()
+                            .push_back((t, li as u32));
+                    }
                 }
                 EventKind::Recv {
                     bytes,

@@ -10,6 +10,7 @@ pub mod index;
 pub mod part;
 pub mod query;
 pub mod samples;
+pub mod schema;
 pub mod server;
 pub mod store;
 

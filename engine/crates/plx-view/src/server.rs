@@ -9,8 +9,6 @@ use std::net::{IpAddr, TcpListener};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::api::Viewer;
 use crate::http::{self, Body, Limits, Reply, Request};
 use crate::ViewError;
@@ -91,12 +89,15 @@ pub struct Answer<'a> {
 }
 
 impl Answer<'_> {
-    fn json(v: Value) -> Answer<'static> {
-        Answer {
-            status: 200,
-            content_type: "application/json",
-            body: Body::Bytes(v.to_string().into_bytes()),
-            extra: Vec::new(),
+    fn json<T: serde::Serialize>(v: T) -> Answer<'static> {
+        match serde_json::to_vec(&v) {
+            Ok(body) => Answer {
+                status: 200,
+                content_type: "application/json",
+                body: Body::Bytes(body),
+                extra: Vec::new(),
+            },
+            Err(e) => Answer::error(500, &format!("the answer could not be written: {e}\n")),
         }
     }
 
@@ -184,6 +185,10 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
     let (path, qs) = url.split_once('?').unwrap_or((url, ""));
     let q = query(qs);
     let num = |k: &str, d: i64| -> i64 { q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d) };
+    // the window `[t0, t1)` of a query (the whole run where it names neither end); a bound
+    // that is not a whole number of ns, or an end not after the start, is refused with 400
+    let span = (viewer.index.end - viewer.index.origin).max(1);
+    let window = || window_of(&q, span);
     match path {
         "/" | "/index.html" => Answer {
             status: 200,
@@ -202,15 +207,18 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         },
         "/api/meta" => Answer::json(viewer.meta()),
         "/api/window" => {
-            let span = viewer.index.end - viewer.index.origin;
+            let (t0, t1) = match window() {
+                Ok(w) => w,
+                Err(a) => return a,
+            };
             Answer {
                 status: 200,
                 content_type: "application/json",
                 body: Body::Bytes(
                     viewer
                         .window(
-                            num("t0", 0),
-                            num("t1", span.max(1)),
+                            t0,
+                            t1,
                             num("width", 1000).clamp(1, 20_000) as u32,
                             num("max", 5000).clamp(0, 1_000_000) as usize,
                         )
@@ -227,10 +235,10 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
             Some(v) => Answer::json(v),
             None => Answer::error(404, "no such region\n"),
         },
-        "/api/stats" => {
-            let span = viewer.index.end - viewer.index.origin;
-            Answer::json(viewer.stats(num("t0", 0), num("t1", span.max(1))))
-        }
+        "/api/stats" => match window() {
+            Ok((t0, t1)) => Answer::json(viewer.stats(t0, t1)),
+            Err(a) => a,
+        },
         "/api/series" => Answer::json(viewer.series()),
         "/api/counters" => Answer {
             status: 200,
@@ -242,11 +250,13 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
             &percent_decode(q.get("name").copied().unwrap_or("")),
             num("max", 100_000).clamp(0, 10_000_000) as usize,
         )),
-        "/api/flame" => {
-            let span = viewer.index.end - viewer.index.origin;
-            let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
-            Answer::json(viewer.flame(num("t0", 0), num("t1", span.max(1)), &tracks))
-        }
+        "/api/flame" => match window() {
+            Ok((t0, t1)) => {
+                let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
+                Answer::json(viewer.flame(t0, t1, &tracks))
+            }
+            Err(a) => a,
+        },
         "/api/profile" => {
             let profile = viewer.profile();
             Answer {
@@ -258,14 +268,14 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
                 extra: Vec::new(),
             }
         }
-        "/api/waits" => {
-            let span = viewer.index.end - viewer.index.origin;
-            Answer::json(viewer.waits_if_ready(
-                num("t0", 0),
-                num("t1", span.max(1)),
+        "/api/waits" => match window() {
+            Ok((t0, t1)) => Answer::json(viewer.waits_if_ready(
+                t0,
+                t1,
                 num("max", 5000).clamp(0, 100_000) as usize,
-            ))
-        }
+            )),
+            Err(a) => a,
+        },
         "/api/wait" => match usize::try_from(num("id", -1))
             .ok()
             .and_then(|i| viewer.wait_if_ready(i))
@@ -273,22 +283,20 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
             Some(v) => Answer::json(v),
             None => Answer::error(404, "no such wait\n"),
         },
-        "/api/sample_lane" => {
-            let span = viewer.index.end - viewer.index.origin;
-            Answer::json(viewer.sample_lane(
-                num("t0", 0),
-                num("t1", span.max(1)),
-                num("width", 1000).clamp(1, 20_000) as u32,
-            ))
-        }
+        "/api/sample_lane" => match window() {
+            Ok((t0, t1)) => {
+                Answer::json(viewer.sample_lane(t0, t1, num("width", 1000).clamp(1, 20_000) as u32))
+            }
+            Err(a) => a,
+        },
         "/api/samples" => {
             let tracks = tracks_of(q.get("tracks").copied().unwrap_or(""));
             // a window when the query names one (the selection's), else the whole run
-            let window = (q.contains_key("t0") || q.contains_key("t1")).then(|| {
-                let span = viewer.index.end - viewer.index.origin;
-                let t0 = num("t0", 0);
-                (t0, num("t1", span.max(1)).max(t0 + 1))
-            });
+            let window = match (q.contains_key("t0") || q.contains_key("t1")).then(window) {
+                Some(Ok(w)) => Some(w),
+                Some(Err(a)) => return a,
+                None => None,
+            };
             Answer::json(viewer.samples(&tracks, window))
         }
         "/api/comm" => Answer::json(viewer.comm()),
@@ -297,6 +305,34 @@ fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
         "/api/displays" => Answer::json(viewer.displays(num("bins", 200).max(1) as usize)),
         _ => Answer::error(404, "not found\n"),
     }
+}
+
+/// The window `[t0, t1)` a query names, in ns from the trace's first event: `t0` 0 and `t1`
+/// `span` where absent. A bound that is not a whole number (`NaN`, `inf`, `1e3`, text) or an end
+/// not after the start is refused: 400, saying which.
+fn window_of(q: &HashMap<&str, &str>, span: i64) -> Result<(i64, i64), Answer<'static>> {
+    let bound = |k: &str, d: i64| match q.get(k) {
+        None => Ok(d),
+        Some(v) => v.parse::<i64>().map_err(|_| {
+            Answer::error(
+                400,
+                &format!(
+                    "bad window: {k}={} is not a whole number of ns\n",
+                    percent_decode(v)
+                ),
+            )
+        }),
+    };
+    let (t0, t1) = (bound("t0", 0)?, bound("t1", span)?);
+    if t1 <= t0 {
+        return Err(Answer::error(
+            400,
+            &format!(
+                "bad window: t1={t1} is not after t0={t0} (a window [t0, t1) needs t0 < t1)\n"
+            ),
+        ));
+    }
+    Ok((t0, t1))
 }
 
 /// `host:port` split, the host an IP address when it is one (`[v6]` unbracketed).

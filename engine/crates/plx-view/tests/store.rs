@@ -245,5 +245,5 @@ fn an_index_truncated_while_served_changes_no_answer() {
         .unwrap();
     f.set_len(0).unwrap();
     assert_eq!(windows(&served), want);
-    assert_eq!(served.region(1, 1, 5).unwrap()["duration"], 100);
+    assert_eq!(served.region(1, 1, 5).unwrap().duration, 100);
 }

@@ -393,11 +393,13 @@ fn endpoints() {
     line("/api/counters", cpu(&mut || v.counters().to_string()));
     line(
         "/api/flame whole run",
-        cpu(&mut || v.flame(0, span, &[]).to_string()),
+        cpu(&mut || serde_json::to_string(&v.flame(0, span, &[])).unwrap()),
     );
     line(
         "/api/flame half, tracks 0-3",
-        cpu(&mut || v.flame(span / 4, 3 * span / 4, &[0, 1, 2, 3]).to_string()),
+        cpu(&mut || {
+            serde_json::to_string(&v.flame(span / 4, 3 * span / 4, &[0, 1, 2, 3])).unwrap()
+        }),
     );
     eprintln!("endpoints: {} events", v.index.events);
 }

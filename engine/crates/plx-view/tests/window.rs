@@ -12,6 +12,11 @@ use plx_view::server::{handle, Server, ServerOptions};
 
 const N: u64 = 1000;
 
+/// An answer as the JSON the server writes.
+fn js<T: serde::Serialize>(answer: T) -> serde_json::Value {
+    serde_json::to_value(answer).unwrap()
+}
+
 fn experiment(name: &str) -> PathBuf {
     experiment_receiving_for(name, 200)
 }
@@ -108,13 +113,13 @@ fn counts_at_each_zoom_level() {
 fn region_details_stats_and_the_token() {
     let d = experiment("api");
     let v = Viewer::open(&d, None).unwrap();
-    let r = v.region(0, 1, 3).unwrap();
+    let r = js(v.region(0, 1, 3).unwrap());
     assert_eq!(r["name"], "MPI_Send");
     assert_eq!(r["duration"], 100);
     assert_eq!(r["start"], 4000);
     assert_eq!(r["call_path"], serde_json::json!(["main", "MPI_Send"]));
     // the window [100 µs, 110 µs): 10 sends of 100 ns, 10 messages of 8·(k+1) bytes
-    let s = v.stats(100_000, 110_000);
+    let s = js(v.stats(100_000, 110_000));
     assert_eq!(s["message_count"], 10);
     assert_eq!(s["bytes"], (100..110).map(|k| 8 * k).sum::<u64>());
     let send = s["profile"]
@@ -142,18 +147,69 @@ fn region_details_stats_and_the_token() {
 }
 
 #[test]
+fn a_backwards_or_non_finite_window_is_refused_with_400() {
+    let d = experiment("backwards");
+    let v = Viewer::open(&d, None).unwrap();
+    let tok = "0123456789abcdef0123456789abcdef";
+    let ask = |path: &str, query: &str| {
+        let a = handle(&v, tok, "GET", &format!("{path}?token={tok}&{query}"));
+        (a.status, String::from_utf8(a.body.bytes()).unwrap())
+    };
+    for path in [
+        "/api/window",
+        "/api/stats",
+        "/api/flame",
+        "/api/sample_lane",
+        "/api/samples",
+        "/api/waits",
+    ] {
+        assert_eq!(
+            ask(path, "t0=5&t1=1"),
+            (
+                400,
+                "bad window: t1=1 is not after t0=5 (a window [t0, t1) needs t0 < t1)\n".into()
+            ),
+            "{path}"
+        );
+        assert_eq!(ask(path, "t0=5&t1=5").0, 400, "{path}: an empty window");
+        assert_eq!(
+            ask(path, "t0=NaN&t1=100"),
+            (
+                400,
+                "bad window: t0=NaN is not a whole number of ns\n".into()
+            ),
+            "{path}"
+        );
+        assert_eq!(
+            ask(path, "t0=0&t1=Infinity").1,
+            "bad window: t1=Infinity is not a whole number of ns\n",
+            "{path}"
+        );
+        // the run's end where t1 is absent: t0 after it is backwards
+        assert_eq!(ask(path, "t0=2000000").0, 400, "{path}");
+    }
+    // a window forwards is answered
+    assert_eq!(ask("/api/window", "t0=1&t1=5").0, 200);
+    let (status, body) = ask("/api/stats", "t0=100000&t1=110000");
+    assert_eq!(status, 200);
+    let s: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(s["message_count"], 10);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn search_finds_every_instance_and_the_flame_graph_clips_to_the_interval() {
     let d = experiment("search");
     let v = Viewer::open(&d, None).unwrap();
     // every MPI_Send of rank 0 and every MPI_Recv of rank 1, in time order on their track
-    let s = v.search("MPI_Send", 10);
+    let s = js(v.search("MPI_Send", 10));
     assert_eq!(s["count"], N);
     let first = s["instances"].as_array().unwrap();
     assert_eq!(first.len(), 10, "the first max");
     assert_eq!(first[3], serde_json::json!([0, 1, 3, 4000, 4100]));
-    assert_eq!(v.search("MPI_Recv", 5000)["count"], N);
-    assert_eq!(v.search("main", 5000)["count"], 2);
-    assert_eq!(v.search("MPI_", 5000)["count"], 0, "names match whole");
+    assert_eq!(js(v.search("MPI_Recv", 5000))["count"], N);
+    assert_eq!(js(v.search("main", 5000))["count"], 2);
+    assert_eq!(js(v.search("MPI_", 5000))["count"], 0, "names match whole");
     // over HTTP, the name percent-encoded
     let tok = "0123456789abcdef0123456789abcdef";
     let a = handle(
@@ -168,7 +224,7 @@ fn search_finds_every_instance_and_the_flame_graph_clips_to_the_interval() {
 
     // [100 µs, 110.05 µs) on rank 0: main clipped to the interval, 10 sends begun in it and
     // half of the 11th (100 ns regions at 1000·(k+1))
-    let f = v.flame(100_000, 110_050, &[0]);
+    let f = js(v.flame(100_000, 110_050, &[0]));
     let nodes = f["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2, "main and main → MPI_Send");
     assert_eq!(nodes[0][0], -1);
@@ -178,7 +234,7 @@ fn search_finds_every_instance_and_the_flame_graph_clips_to_the_interval() {
     assert_eq!(nodes[1][2], 10 * 100 + 50);
     assert_eq!(nodes[1][3], 11);
     // both ranks: main is one node (merged by path), with a child per region
-    let f = v.flame(100_000, 110_050, &[]);
+    let f = js(v.flame(100_000, 110_050, &[]));
     let nodes = f["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
     assert_eq!(nodes[0][2], 2 * 10_050);
@@ -310,7 +366,7 @@ fn the_window_answer_is_valid_json_with_every_message() {
 fn displays_comparison_matrices_and_profiles_count_exactly() {
     let d = experiment("displays");
     let v = Viewer::open(&d, None).unwrap();
-    let a = v.displays(50);
+    let a = js(v.displays(50));
     let sent: f64 = a["histograms"]["messages"]["values"]
         .as_array()
         .unwrap()
@@ -326,7 +382,7 @@ fn displays_comparison_matrices_and_profiles_count_exactly() {
         .sum();
     assert_eq!(bytes, (8 * N * (N + 1) / 2) as f64);
     assert_eq!(a["utilization"].as_array().unwrap().len(), 2);
-    let c = v.compare();
+    let c = js(v.compare());
     assert_eq!(c["runs"].as_array().unwrap().len(), 1);
     let messages = c["metrics"]
         .as_array()
@@ -335,7 +391,7 @@ fn displays_comparison_matrices_and_profiles_count_exactly() {
         .find(|m| m[0] == "Messages")
         .unwrap();
     assert_eq!(messages[2][0], N as f64);
-    let comm = v.comm();
+    let comm = js(v.comm());
     assert_eq!(
         comm["pairs"],
         serde_json::json!([[0, 1, N, 8 * N * (N + 1) / 2]])
@@ -480,7 +536,7 @@ fn a_zoom_answers_while_the_waits_are_replayed() {
         assert!(start.elapsed().as_secs() < 20, "the waits never came");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    assert_eq!(ready, v.waits(0, 1_024_000, 5000));
+    assert_eq!(ready, js(v.waits(0, 1_024_000, 5000)));
     assert_eq!(ready["total"], N);
     assert_eq!(ready["count"], N);
     let late = ready["patterns"]
