@@ -801,6 +801,38 @@ def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_
                       % (out, how)), stderr
 
 
+def test_live_file_in_a_removed_directory_is_not_called_a_full_disk(programs, tmp_path):
+    """A thread started after the experiment directory was removed cannot make its live file
+    (ENOENT): the runtime said "no room for the live file (No such file or directory)", a full
+    disk that was not. It names the real cause, and the program runs to its end."""
+    prog = programs.get("room_later.c", "-O0")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([PLX, "run", "-o", str(out), "--trace", "--", str(prog), "1000",
+                          "thread"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    for _ in range(3000):
+        if any(d.is_dir() for d in out.glob("*.*")):
+            break
+        time.sleep(0.01)
+    (pdir,) = [d.name for d in out.glob("*.*") if d.is_dir()]
+    for _ in range(100):
+        shutil.rmtree(out, ignore_errors=True)
+        if not out.exists():
+            break
+        time.sleep(0.01)
+    assert not out.exists()
+    stdout, stderr = p.communicate("x", timeout=120)
+    assert stdout == "room_later: 1000\n", stderr
+    assert p.returncode == 3, stderr
+    assert "no room" not in stderr, stderr
+    assert stderr == (
+        "plx: %s/%s/live.1.trace: the live file cannot be made or grown (No such file or "
+        "directory): the data it would hold stays in memory and is lost if the process is killed\n"
+        "plx: %s: removed while the program ran: the experiment written in it is lost\n"
+        % (out, pdir, out)), stderr
+
+
 @pytest.mark.parametrize("fmt", ["chrome", "parquet"])
 def test_export_under_a_file_size_limit_is_an_error_not_sigxfsz(programs, tmp_path, fmt):
     """plx export under `ulimit -f 4` (4 KiB) of a traced run whose export is larger: the chrome
