@@ -132,6 +132,17 @@ def test_comm_stream_matrix_of_the_session(session):
     assert readers and writers and not readers & writers, by_thread["pairs"]
 
 
+def test_comm_without_mpi_names_the_stream_traffic(session):
+    """plx comm (MPI by default) on a session of traced socket streams and no MPI said only
+    "no MPI messages": it names the streams and the command that shows them."""
+    hint = ("no MPI messages in %s; it holds traced TCP stream traffic: "
+            "`plx comm --kind stream %s` shows it" % (session, session))
+    cp = plx("comm", session)
+    assert cp.stdout == hint + "\n", cp.stdout
+    cp = plx("comm", session, "--format", "json")
+    assert cp.stderr.endswith("plx: " + hint + "\n"), cp.stderr
+
+
 def test_consumer_inter_path_crosses_into_server_and_producer(session):
     doc, items = path(session, "--app", "consumer", "--mode", "inter", "--level", "procedure")
     total = doc["total_length_s"]
