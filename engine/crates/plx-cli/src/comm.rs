@@ -169,7 +169,8 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
             )
         } else if !args.fit
             && model.processes.iter().any(|p| p.has_trace())
-            && has_stream_traffic(&args.exp.dir, &model)? {
+            && has_stream_traffic(&args.exp.dir, &model)?
+        {
             format!(
                 "no MPI messages in {dir}; it holds traced TCP stream traffic: `plx comm --kind stream {dir}` shows it",
                 dir = args.exp.dir.display()
