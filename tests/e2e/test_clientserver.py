@@ -132,6 +132,17 @@ def test_comm_stream_matrix_of_the_session(session):
     assert readers and writers and not readers & writers, by_thread["pairs"]
 
 
+def test_comm_without_mpi_names_the_stream_traffic(session):
+    """plx comm (MPI by default) on a session of traced socket streams and no MPI said only
+    "no MPI messages": it names the streams and the command that shows them."""
+    hint = ("no MPI messages in %s; it holds traced TCP stream traffic: "
+            "`plx comm --kind stream %s` shows it" % (session, session))
+    cp = plx("comm", session)
+    assert cp.stdout == hint + "\n", cp.stdout
+    cp = plx("comm", session, "--format", "json")
+    assert cp.stderr.endswith("plx: " + hint + "\n"), cp.stderr
+
+
 def test_consumer_inter_path_crosses_into_server_and_producer(session):
     doc, items = path(session, "--app", "consumer", "--mode", "inter", "--level", "procedure")
     total = doc["total_length_s"]
@@ -179,9 +190,9 @@ def test_global_path_and_errors(session):
 WAIT_S = 0.3
 
 
-def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
-    """The server waits WAIT_S in accept() for a client that is not measured: on the critical
-    path that time is `Wait: accept`, not CPU of main (which it was before accept was a region)."""
+def serve_an_unmeasured_client(programs, tmp_path):
+    """programs/accept_wait.c traced, a client connecting from outside the run after WAIT_S and
+    sending 8 bytes; the experiment."""
     server = programs.get("accept_wait.c", "-O1")
     port_file, out = tmp_path / "port", tmp_path / "exp"
     proc = subprocess.Popen([str(PLX), "run", "-o", str(out), "--trace", "--", str(server),
@@ -200,6 +211,13 @@ def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 0, "%s\n%s" % (pout, perr)
+    return out
+
+
+def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
+    """The server waits WAIT_S in accept() for a client that is not measured: on the critical
+    path that time is `Wait: accept`, not CPU of main (which it was before accept was a region)."""
+    out = serve_an_unmeasured_client(programs, tmp_path)
     doc, items = path(out, "--level", "procedure")
     assert items["Wait: accept"]["kind"] == "wait"
     assert items["Wait: accept"]["time_s"] >= WAIT_S
@@ -211,6 +229,22 @@ def test_server_blocked_in_accept_is_waiting_not_cpu(programs, tmp_path):
     calls = {r["function"]: r["calls"] for r in csv.DictReader(io.StringIO(
         plx("report", out, "--format", "csv").stdout)) if r["process"] == "all"}
     assert calls["accept"] == "1" and calls["serve"] == "1" and calls["work"] == "1", calls
+
+
+def test_waits_lists_an_accept_of_an_unmeasured_client_as_io_wait(programs, tmp_path):
+    """plx waits listed nothing for a server's WAIT_S in accept() of a client that is not
+    measured (no late_connect: its connect is not in the trace): the accept and the read of the
+    client's 8 bytes are `io_wait`s at their call paths, with --causes `none`."""
+    out = serve_an_unmeasured_client(programs, tmp_path)
+    rows = list(csv.DictReader(io.StringIO(plx("waits", out, "--format", "csv").stdout)))
+    assert [(r["pattern"], r["callpath"]) for r in rows] == [
+        ("io_wait", "main => accept"), ("io_wait", "main => serve => read")], rows
+    accept, read = (float(r["wait_s"]) for r in rows)
+    assert accept >= WAIT_S and read < 0.1, rows
+    causes = list(csv.DictReader(io.StringIO(
+        plx("waits", out, "--format", "csv", "--causes").stdout)))
+    assert [(c["pattern"], c["cause_location"], c["kind"]) for c in causes] == [
+        ("io_wait", "", "none")] * 2, causes
 
 
 SLEEP_WAIT_S = 0.1

@@ -1,11 +1,16 @@
 """C++ (plx-c++): demangled names, templates, namespaces, virtual methods, exceptions."""
 
+import csv
+import io
+import json
+
 import pytest
 
 from conftest import (
     RUNTIME_REGIONS,
     TOOLCHAINS,
     build,
+    plx,
     callpath_rows,
     report_csv,
     run,
@@ -163,3 +168,29 @@ def test_include_glob_matches_a_function_template(cxx_filter_bin, tmp_path):
 def run_exp(out, prog, *opts):
     run(out, prog, opts=opts)
     return out
+
+
+def test_critical_path_caps_a_long_template_name_column(programs, tmp_path):
+    """plx critical-path padded its function column to the longest name: a template
+    instantiated with a nested std::map made every line over 500 characters wide. The column
+    is at most 60 characters (the name's first 29 and last 28 around "..."); CSV and JSON keep
+    the whole name."""
+    prog = programs.get("long_template.cpp", "-O0", cxx=True)
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--trace",))
+    doc = json.loads(plx("critical-path", out, "--level", "procedure", "--format",
+                         "json").stdout)
+    (name,) = [i["name"] for i in doc["items"] if "weigh<" in i["name"]]
+    assert len(name) > 500, name
+    assert name.startswith("long weigh<std::map<")
+    rows = list(csv.DictReader(io.StringIO(
+        plx("critical-path", out, "--level", "procedure", "--format", "csv").stdout)))
+    assert [r["name"] for r in rows if "weigh<" in r["name"]] == [name]
+    text = plx("critical-path", out, "--level", "procedure").stdout
+    lines = text.splitlines()
+    (row,) = [l for l in lines if "weigh<" in l]
+    assert name[:29] + "..." + name[-28:] in row, row
+    header = lines[1]
+    # location column, two spaces, the 60-character function column, two spaces, "time s"
+    assert header.index("time s") - header.index("function") == 60 + 2 + 6, header
+    assert max(len(l) for l in lines) < 120, text

@@ -5,6 +5,7 @@ planted names."""
 import contextlib
 import csv
 import io
+import json
 import os
 import re
 import resource
@@ -192,6 +193,25 @@ def test_fork(programs, tmp_path):
     locs = location_rows(rows)
     assert len(locs) == 2
     assert {p for p, _ in locs} == {str(parent["pid"]), str(child["pid"])}
+
+
+def test_a_hundred_children_exiting_inside_main_give_one_warning_line(programs, tmp_path):
+    """100 forked children each calling _exit inside main: each child's "1 calls still open"
+    warning was a line of its own, 100 lines in plx info and plx report. They are one line with
+    the count, the files and the first 3; plx info --format json keeps each."""
+    prog = programs.get("fork_exit.c", "-O0")
+    out = tmp_path / "exp"
+    run(out, prog, "100")
+    children = sorted(d for d in out.iterdir() if (d / "process.plx").exists())
+    assert len(children) == 101
+    doc = json.loads(plx("info", out, "--format", "json").stdout)
+    cut = [w for w in doc["warnings"] if w.endswith(": " + CUT_MAIN)]
+    assert len(cut) == 100 and len(doc["warnings"]) == 100, doc["warnings"]
+    line = "100 open-at-end warnings in 100 files, the first 3: %s (`plx info --format json` lists each)" % (
+        "; ".join(cut[:3]))
+    text = plx("info", out).stdout
+    assert text.split("warnings:\n", 1)[1] == "  " + line + "\n", text
+    assert plx("report", out).stderr == "plx: warning: " + line + "\n"
 
 
 @pytest.mark.parametrize("mode", ["profile", "trace"])
@@ -799,6 +819,41 @@ def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_
     assert p.returncode == 3, stderr
     assert stderr == ("plx: %s: %s while the program ran: the experiment written in it is lost\n"
                       % (out, how)), stderr
+
+
+def test_live_file_in_a_removed_directory_is_not_called_a_full_disk(programs, tmp_path):
+    """A thread started after the experiment directory was removed cannot make its live file
+    (ENOENT): the runtime said "no room for the live file (No such file or directory)", a full
+    disk that was not. It names the real cause, and the program runs to its end."""
+    prog = programs.get("room_later.c", "-O0")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([PLX, "run", "-o", str(out), "--trace", "--", str(prog), "1000",
+                          "thread"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=clean_env())
+    for _ in range(3000):
+        if any(d.is_dir() for d in out.glob("*.*")):
+            break
+        time.sleep(0.01)
+    (pdir,) = [d.name for d in out.glob("*.*") if d.is_dir()]
+    for _ in range(100):
+        shutil.rmtree(out, ignore_errors=True)
+        if not out.exists():
+            break
+        time.sleep(0.01)
+    assert not out.exists()
+    stdout, stderr = p.communicate("x", timeout=120)
+    assert stdout == "room_later: 1000\n", stderr
+    assert p.returncode == 3, stderr
+    assert "no room" not in stderr, stderr
+    # the thread's trace or sync file, or main's when the removal came before main made its own
+    lines = stderr.splitlines()
+    assert re.fullmatch(
+        r"plx: %s/live\.[0-9]+\.[a-z]+: the live file cannot be made or grown \(No such file or "
+        r"directory\): the data it would hold stays in memory and is lost if the process is "
+        r"killed" % re.escape("%s/%s" % (out, pdir)), lines[0]), stderr
+    assert lines[-1] == ("plx: %s: removed while the program ran: the experiment written in it "
+                         "is lost" % out), stderr
 
 
 @pytest.mark.parametrize("fmt", ["chrome", "parquet"])

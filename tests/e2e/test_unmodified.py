@@ -5,6 +5,8 @@ mutex, joined; then (unless given `locks`) a server thread reading 10 writes of 
 127.0.0.1. programs/sleep_wait.c: 5 waits of 0.1 s (usleep, nanosleep, poll, select, epoll_wait)
 between two computations."""
 
+import csv
+import io
 import json
 import subprocess
 
@@ -117,3 +119,37 @@ def test_waits_of_an_uninstrumented_program_are_waiting(tmp_path_factory, tmp_pa
     assert doc["total_length_s"] >= len(WAIT_CALLS) * WAIT_S
     work = [r for r in report_csv(out) if r["process"] == "all" and r["function"] == "work"]
     assert len(work) == 1 and int(work[0]["samples"]) > 0, work
+
+
+def test_waits_lists_the_sleeps_and_polls_with_no_partner(tmp_path_factory, tmp_path):
+    """plx waits listed nothing for an uninstrumented program's 5 waits of 0.1 s (usleep,
+    nanosleep, poll, select, epoll_wait), though the critical path counts them as waiting: each
+    is a `sleep` or an `io_wait` at its call path, with its duration, in CSV, JSON and the
+    metric tree, and with --causes its cause is `none` (no location made it wait)."""
+    exe = plain_cc(tmp_path_factory, "sleep_wait.c")
+    out = tmp_path / "trace"
+    run(out, exe, opts=("--trace",))
+    rows = list(csv.DictReader(io.StringIO(plx("waits", out, "--format", "csv").stdout)))
+    (location,) = {r["location"] for r in rows}
+    assert [(r["pattern"], r["callpath"]) for r in rows] == [
+        ("sleep", "usleep"), ("sleep", "nanosleep"), ("io_wait", "poll"), ("io_wait", "select"),
+        ("io_wait", "epoll_wait")], rows
+    for r in rows:
+        assert WAIT_S <= float(r["wait_s"]) < WAIT_S + 0.1, r
+    doc = json.loads(plx("waits", out, "--format", "json", "--causes").stdout)
+    assert [(r["pattern"], r["callpath"], r["count"]) for r in doc["rows"]] == [
+        (r["pattern"], r["callpath"], 1) for r in rows]
+    sleep = sum(float(r["wait_s"]) for r in rows if r["pattern"] == "sleep")
+    io_wait = sum(float(r["wait_s"]) for r in rows if r["pattern"] == "io_wait")
+    assert abs(doc["totals"]["sleep"] - sleep) < 2e-6 and abs(doc["totals"]["io_wait"] - io_wait) < 4e-6
+    assert [(c["pattern"], c["waiting_location"], c["cause_location"], c["kind"])
+            for c in doc["causes"]] == [(r["pattern"], location, None, "none") for r in rows]
+    causes = list(csv.DictReader(io.StringIO(
+        plx("waits", out, "--format", "csv", "--causes").stdout)))
+    assert [(c["pattern"], c["cause_location"], c["cause_callpath"], c["delay_s"], c["kind"])
+            for c in causes] == [(r["pattern"], "", "", r["wait_s"], "none") for r in rows]
+    text = plx("waits", out, "--causes").stdout
+    assert "\n  system " in text and "\n    no partner " in text, text
+    assert "\n      sleep " in text and "\n      io_wait " in text, text
+    assert "(a wait with no partner: no location caused it)" in text, text
+    assert "unknown" not in text, text

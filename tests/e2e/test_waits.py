@@ -108,7 +108,25 @@ def mpi_run(request, tmp_path_factory):
     cp = subprocess.run(impl.mpirun_cmd(NP, PLX, "run", "--trace", "-o", exp, "--", exe, D),
                         capture_output=True, text=True, env=clean_env(), timeout=300)
     assert cp.returncode == 0, _fail_message(cp)
-    return rows(exp), rows(exp, "--causes"), entries(exp), exp
+    return partnered(rows(exp)), partnered(rows(exp, "--causes")), entries(exp), exp
+
+
+def partnered(table):
+    """The rows of the patterns with a partner: the injected delays are naps (nanosleep),
+    `sleep` waits of their own (test_the_naps_are_sleeps_with_no_cause)."""
+    return [r for r in table if r["pattern"] not in ("sleep", "io_wait")]
+
+
+def test_the_naps_are_sleeps_with_no_cause(mpi_run):
+    """Every injected delay is a nanosleep in nap(): a `sleep` wait with no partner, its cause
+    `none`; no other wait of the program is one."""
+    _, _, _, exp = mpi_run
+    sleeps = [r for r in rows(exp) if r["pattern"] in ("sleep", "io_wait")]
+    assert sleeps and all(r["pattern"] == "sleep" and r["callpath"].endswith(" => nap => nanosleep")
+                          for r in sleeps), sleeps
+    causes = [c for c in rows(exp, "--causes") if c["pattern"] in ("sleep", "io_wait")]
+    assert [(c["waiting_location"], c["cause_location"], c["delay_s"], c["kind"])
+            for c in causes] == [(r["location"], "", r["wait_s"], "none") for r in sleeps]
 
 
 def check(table, causes, pattern, callpath, want, function, cause_of, share=0.9):
@@ -181,7 +199,7 @@ def counts(exp, scenario):
     """{(pattern, rank, call path): count} of the JSON rows in one scenario's call paths."""
     doc = json.loads(plx("waits", exp, "--format", "json").stdout)
     return {(r["pattern"], int(r["location"].split(".")[0]), r["callpath"]): r["count"]
-            for r in doc["rows"] if scenario in r["callpath"].split(" => ")}
+            for r in partnered(doc["rows"]) if scenario in r["callpath"].split(" => ")}
 
 
 def test_late_receiver_waits_for_the_post_of_a_late_irecv(mpi_run):
@@ -330,7 +348,7 @@ def test_text_tree_and_json_totals_match_the_rows(mpi_run):
     for r in table:
         sums[r["pattern"]] = sums.get(r["pattern"], 0.0) + float(r["wait_s"])
     doc = json.loads(plx("waits", exp, "--format", "json").stdout)
-    assert len(doc["rows"]) == len(table)
+    assert len(partnered(doc["rows"])) == len(table)
     for p, s in sums.items():
         assert abs(doc["totals"][p] - s) < 1e-5, (p, doc["totals"][p], s)
     text = plx("waits", exp).stdout.splitlines()

@@ -106,10 +106,16 @@ def test_parallel_finds_the_injected_waits_at_64_ranks(job):
             assert same(x, enter(ent, late_rank, late_path) - enter(ent, r, callpath)), \
                 (pattern, r, x)
         assert injected(list(got.values())), (pattern, got)
-    # nothing else of the scenarios waited
+    # nothing else of the scenarios waited, but each late rank's injected delay: a nanosleep in
+    # nap(), a wait with no partner (`sleep`)
+    naps = set()
     for r in csv.DictReader(io.StringIO(out)):
-        if "scenario_" in r["callpath"]:
+        if r["pattern"] == "sleep":
+            assert r["callpath"].endswith(" => nap => nanosleep") and injected([float(r["wait_s"])]), r
+            naps.add(int(r["location"].split(".")[0]))
+        elif "scenario_" in r["callpath"]:
             assert (r["pattern"], r["callpath"]) in {(w[0], w[1]) for w in want}, r
+    assert naps == {5, 50, 63, 17, 33}, naps
 
 
 def stats(impl, exp, *args, np=ANALYSIS_NP):

@@ -36,20 +36,27 @@ static size_t page_round(size_t n)
     return (n + page - 1) / page * page;
 }
 
-/* What a live file cannot be made or grown for is said once a process: the data stays in
- * memory (measured as ever, written as records at the thread's end), only a SIGKILL loses it. */
+/* What a live file cannot be made or grown for is said once a process for each kind of cause:
+ * the data stays in memory (measured as ever, written as records at the thread's end), only a
+ * SIGKILL loses it. A full disk or a size limit is "no room"; any other error (the directory
+ * removed, a permission) is named by its own errno, never called a lack of room. */
 static void live_not_kept(const char *path, int err)
 {
-    static atomic_int said[2];
+    static atomic_int said[3];
     int planted = err == EEXIST || err == ELOOP || err == ESTALE;
-    if (atomic_exchange(&said[planted], 1))
+    int full = err == ENOSPC || err == EDQUOT || err == EFBIG;
+    int kind = planted ? 1 : full ? 0 : 2;
+    if (atomic_exchange(&said[kind], 1))
         return;
     if (planted)
         plx_warn("%s: exists and is not this process's file (a symlink or a file someone else "
                  "made): left untouched; the data it would hold stays in memory and is lost if "
                  "the process is killed", path);
-    else
+    else if (full)
         plx_warn("%s: no room for the live file (%s): the data it would hold stays in memory "
+                 "and is lost if the process is killed", path, strerror(err));
+    else
+        plx_warn("%s: the live file cannot be made or grown (%s): the data it would hold stays in memory "
                  "and is lost if the process is killed", path, strerror(err));
 }
 

@@ -171,6 +171,14 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
                 "no matched MPI messages in {} ({unmatched} sends and receives without a partner)",
                 args.exp.dir.display()
             )
+        } else if !args.fit
+            && model.processes.iter().any(|p| p.has_trace())
+            && has_stream_traffic(&args.exp.dir, &model)?
+        {
+            format!(
+                "no MPI messages in {dir}; it holds traced TCP stream traffic: `plx comm --kind stream {dir}` shows it",
+                dir = args.exp.dir.display()
+            )
         } else {
             format!("no MPI messages in {}", args.exp.dir.display())
         };
@@ -718,6 +726,22 @@ fn stream_traffic(
             .collect(),
         unread: unread.into_iter().map(|(w, p)| (renumber(w), p)).collect(),
     })
+}
+
+/// Whether the trace holds a stream event (a socket wrapper's write or read): read up to the
+/// first one.
+fn has_stream_traffic(dir: &std::path::Path, model: &Model) -> Result<bool, CliError> {
+    let exp = plx_format::Experiment::open(dir).map_err(plx_analysis::AnalysisError::from)?;
+    let mut merge = plx_analysis::GlobalMerge::new(model, &exp, Default::default())?;
+    while let Some(e) = merge.next_event() {
+        if matches!(
+            e.kind,
+            plx_analysis::EventKind::StreamSend { .. } | plx_analysis::EventKind::StreamRecv { .. }
+        ) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn streams_out(args: &CommArgs, s: &Streams, out: &mut dyn Write) -> io::Result<()> {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg, TopArg};
 use crate::csv::field;
-use crate::units::Left;
+use crate::units::{elide_middle, Left};
 use crate::{CliError, Exit};
 
 /// `--mode`.
@@ -281,6 +281,9 @@ fn title(rep: &Report) -> String {
     format!("{level}-level {mode} Critical Path{app}")
 }
 
+/// The text's function (item) column: at most this many characters.
+const NAME_COLUMN: usize = 60;
+
 fn loc_text(item: &Item) -> &str {
     item.location.as_deref().unwrap_or("ALL")
 }
@@ -300,7 +303,13 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", title(rep))?;
     let total = rep.cp.length_ns();
     let procedure = rep.level == Level::Procedure;
-    let names: Vec<&str> = rep.items.iter().map(|i| i.name.as_str()).collect();
+    // a name longer than the column (a C++ template's, hundreds of characters) is elided in
+    // its middle: CSV and JSON carry it whole
+    let names: Vec<std::borrow::Cow<str>> = rep
+        .items
+        .iter()
+        .map(|i| elide_middle(&i.name, NAME_COLUMN))
+        .collect();
     let lw = if procedure {
         rep.items
             .iter()
@@ -313,7 +322,7 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
     };
     let nw = names
         .iter()
-        .map(|n| n.len())
+        .map(|n| n.chars().count())
         .max()
         .unwrap_or(0)
         .max("TOTAL LENGTH".len())

@@ -19,8 +19,9 @@ pub fn open_app(dir: &Path, app: Option<&str>, opts: BuildOptions) -> Result<Mod
 
 /// Says on stderr what could not be read (`plx: warning: ...`, the lines `plx report` prints),
 /// so that no reader answers from part of an experiment without saying so.
+/// A kind shared by many processes' warnings is one line (plx_format::summary_lines).
 pub fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a Warning>) {
-    for w in warnings {
+    for w in plx_format::summary_lines(warnings) {
         eprintln!("plx: warning: {w}");
     }
 }

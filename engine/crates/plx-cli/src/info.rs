@@ -660,6 +660,9 @@ pub(crate) struct Summary {
     pub matching: Option<MatchSummary>,
     /// Every warning, the throttled functions' last.
     pub warnings: Vec<String>,
+    /// The same for the text: a kind shared by many processes' warnings in one line
+    /// (plx_format::summary_lines).
+    pub warning_lines: Vec<String>,
 }
 
 fn summary(model: &Model) -> io::Result<Summary> {
@@ -688,12 +691,21 @@ fn summary(model: &Model) -> io::Result<Summary> {
         .lines()
         .map(str::to_string)
         .collect();
-    let mut warnings: Vec<String> = model.warnings.iter().map(Warning::to_string).collect();
-    if let Some(s) = &matching {
-        warnings.extend(s.warnings.iter().map(Warning::to_string));
-    }
+    let all: Vec<&Warning> = model
+        .warnings
+        .iter()
+        .chain(matching.iter().flat_map(|s| s.warnings.iter()))
+        .collect();
+    let mut warnings: Vec<String> = all.iter().map(|w| w.to_string()).collect();
+    let mut warning_lines = plx_format::summary_lines(all);
     for p in &model.processes {
         for t in &p.throttled {
+            warning_lines.push(format!(
+                "{}: {} throttled after {} calls: no longer measured",
+                p.path.display(),
+                model.regions.name(t.region),
+                t.calls
+            ));
             warnings.push(format!(
                 "{}: {} throttled after {} calls: no longer measured",
                 p.path.display(),
@@ -707,6 +719,7 @@ fn summary(model: &Model) -> io::Result<Summary> {
         mpi_lines,
         matching,
         warnings,
+        warning_lines,
     })
 }
 
@@ -759,11 +772,11 @@ fn text(model: &Model, s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     for p in &model.processes {
         process(p, model, out)?;
     }
-    if s.warnings.is_empty() {
+    if s.warning_lines.is_empty() {
         writeln!(out, "warnings: none")?;
     } else {
         writeln!(out, "warnings:")?;
-        for w in &s.warnings {
+        for w in &s.warning_lines {
             writeln!(out, "  {w}")?;
         }
     }

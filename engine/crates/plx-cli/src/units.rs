@@ -102,6 +102,34 @@ mod tests {
     }
 }
 
+/// `name` in at most `max` characters (`max` >= 5): a longer one keeps its first and last
+/// characters around "..." (a C++ template's name and its arguments' ends stay readable).
+pub fn elide_middle(name: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = name.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let keep = max - 3;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut s: String = name.chars().take(head).collect();
+    s.push_str("...");
+    s.extend(name.chars().skip(n - tail));
+    std::borrow::Cow::Owned(s)
+}
+
+#[cfg(test)]
+mod elide_tests {
+    use super::elide_middle;
+
+    #[test]
+    fn a_long_name_keeps_its_ends() {
+        assert_eq!(elide_middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(elide_middle("abcdefghijk", 10), "abcd...ijk");
+        assert_eq!(elide_middle("äöüäöüäöüäöü", 9), "äöü...äöü");
+    }
+}
+
 /// `text` left-aligned in a column of `width` characters, for any width: `{:<w$}` panics
 /// ("Formatting argument out of range") past 65,535, which a region name may be.
 pub struct Left<'a>(pub &'a str, pub usize);

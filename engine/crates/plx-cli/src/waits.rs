@@ -173,6 +173,16 @@ fn causes_csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
             c.kind.as_str()
         )?;
     }
+    // waits with no partner (a sleep, an I/O wait): no location caused them, said as `none`
+    for r in a.rows.iter().filter(|r| !r.pattern.has_cause()) {
+        writeln!(
+            out,
+            "{},{},,,{},none",
+            r.pattern.name(),
+            field(&loc(a, r.location)),
+            s6(r.wait_ns as f64)
+        )?;
+    }
     Ok(())
 }
 
@@ -212,7 +222,23 @@ fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Res
         "rows": rows,
     });
     if args.causes {
-        doc["causes"] = a.causes.iter().map(|c| cause_json(a, c)).collect();
+        // waits with no partner (a sleep, an I/O wait): no location caused them
+        let none = a.rows.iter().filter(|r| !r.pattern.has_cause()).map(|r| {
+            json!({
+                "pattern": r.pattern.name(),
+                "waiting_location": loc(a, r.location),
+                "cause_location": Value::Null,
+                "cause_callpath": Value::Null,
+                "delay_s": secs(r.wait_ns as f64),
+                "kind": "none",
+            })
+        });
+        doc["causes"] = a
+            .causes
+            .iter()
+            .map(|c| cause_json(a, c))
+            .chain(none)
+            .collect();
     }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
@@ -244,6 +270,7 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
         ("threads", "openmp"),
         ("threads", "java"),
         ("sockets", "streams"),
+        ("system", "no partner"),
     ];
     for key in order {
         let pats = &groups[&key];
@@ -290,7 +317,14 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
         for (l, ns) in by_loc {
             writeln!(out, "  {:>12}           {}", s6(ns as f64), loc(a, l))?;
         }
-        if args.causes {
+        if args.causes && !p.has_cause() {
+            writeln!(
+                out,
+                "  {:>12} {:<11} (a wait with no partner: no location caused it)",
+                s6(a.total_ns(p) as f64),
+                "none"
+            )?;
+        } else if args.causes {
             writeln!(
                 out,
                 "  {:>12} {:<11} {:<10} {:<10} cause call path",

@@ -127,6 +127,9 @@ pub(crate) struct Cx<'a, 'f, 'm> {
     feed: &'a Feed<'f, 'm>,
     /// The open calls of every location.
     pub stacks: &'a Stacks,
+    /// The location's send events before this event, all of them (those before a window
+    /// too): a send's number, as a `send_done` event names it.
+    pub sends: u64,
 }
 
 impl Cx<'_, '_, '_> {
@@ -150,6 +153,9 @@ pub(crate) trait Sink {
     const OUTPUT: &'static str;
     /// Does it show counted calls ([`Sink::counted`])? Only then does the merge read them.
     const COUNTERS: bool = false;
+    /// Does it show nonblocking completions ([`Sink::send_done`], [`Sink::recv_posted`])?
+    /// Only then are they handed to it (and counted).
+    const COMPLETIONS: bool = false;
 
     /// Does it hold events of this kind? Those it does not are neither handed to it nor counted
     /// in [`ExportSummary::records`].
@@ -181,6 +187,18 @@ pub(crate) trait Sink {
 
     /// A message sent; `message`: its number when matched (its receive carries the same).
     fn send(&mut self, _cx: &Cx, _at: At, _m: Envelope, _message: Option<u64>) -> Step {
+        Ok(())
+    }
+
+    /// A nonblocking send completed in the Wait/Test call open at `at`: the `send`-th send
+    /// (from 0) of thread `thread` of the process; `mode` 2: a buffered one.
+    fn send_done(&mut self, _cx: &Cx, _at: At, _thread: u32, _mode: u8, _send: u64) -> Step {
+        Ok(())
+    }
+
+    /// The next receive at `at.loc` (in the Wait/Test call open there) was posted `before_ns`
+    /// before `at` (by an MPI_Irecv or MPI_Start).
+    fn recv_posted(&mut self, _cx: &Cx, _at: At, _before_ns: u64) -> Step {
         Ok(())
     }
 
@@ -270,6 +288,7 @@ pub(crate) fn drive<S: Sink>(
         let mut state = State {
             stacks: Stacks::new(locations.len()),
             last: vec![None; locations.len()],
+            sends: vec![0; locations.len()],
             counted: CountedNames {
                 model,
                 locations: &locations,
@@ -364,6 +383,8 @@ struct State<'m> {
     stacks: Stacks,
     /// Per location: the time of its last event.
     last: Vec<Option<i64>>,
+    /// Per location: its send events so far ([`Cx::sends`]).
+    sends: Vec<u64>,
     counted: CountedNames<'m>,
     /// The calls the current exit closed.
     closed: Vec<u32>,
@@ -399,12 +420,18 @@ impl State<'_> {
             }
             _ => {}
         }
-        // no export has a record of a send's completion or of a receive's post (the waits
-        // analysis and the critical path read them): they are neither written nor counted
-        if matches!(
-            e.kind,
-            EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
-        ) || !sink.takes(&e.kind)
+        let sends = self.sends[at.loc as usize];
+        if let EventKind::Send { .. } = e.kind {
+            self.sends[at.loc as usize] += 1;
+        }
+        // a send's completion and a receive's post go to the sinks that show them (OTF2's
+        // nonblocking records); the others neither write nor count them
+        if (!S::COMPLETIONS
+            && matches!(
+                e.kind,
+                EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+            ))
+            || !sink.takes(&e.kind)
             || !self.started
             || !self.message_inside(&e.kind)
         {
@@ -414,6 +441,7 @@ impl State<'_> {
         let cx = Cx {
             feed,
             stacks: &self.stacks,
+            sends,
         };
         match e.kind {
             EventKind::Enter { region } => sink.enter(&cx, at, region),
@@ -460,7 +488,10 @@ impl State<'_> {
                 };
                 sink.counted(&cx, at, &call)
             }
-            EventKind::SendDone { .. } | EventKind::RecvPosted { .. } => Ok(()), // not taken (above)
+            EventKind::SendDone { thread, mode, send } => {
+                sink.send_done(&cx, at, thread, mode, send)
+            }
+            EventKind::RecvPosted { before_ns } => sink.recv_posted(&cx, at, before_ns),
         }
     }
 
@@ -492,6 +523,7 @@ impl State<'_> {
                 let cx = Cx {
                     feed,
                     stacks: &self.stacks,
+                    sends: self.sends[loc as usize],
                 };
                 sink.enter(&cx, At { loc, ns: at_start }, region)?;
             }
@@ -531,6 +563,7 @@ impl State<'_> {
             let cx = Cx {
                 feed,
                 stacks: &self.stacks,
+                sends: self.sends[li],
             };
             let at = At {
                 loc: li as u32,

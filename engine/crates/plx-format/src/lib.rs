@@ -64,4 +64,4 @@ pub use process::{ProcessData, Recovered, ThreadData};
 pub use records::*;
 pub use sync::{NamedBy, NodeCpu, SyncKind, SyncObject, SyncStats};
 pub use trace::{ChunkHeader, ChunkInfo, TraceIndex, TraceReader};
-pub use warning::{Warning, WarningKind};
+pub use warning::{summary_lines, Warning, WarningKind};

@@ -140,3 +140,94 @@ impl fmt::Display for Warning {
         }
     }
 }
+
+/// More warnings of one kind than this, from more than one file, are one line in
+/// [`summary_lines`].
+pub const SHOWN: usize = 3;
+
+/// Warnings as a terminal shows them (`plx report`, `plx info`): each on its line, except a
+/// kind that more than [`SHOWN`] warnings from several files share (the same cut call in each
+/// of 100 forked children): one line, at its first warning's place, with the count, the files
+/// and the first [`SHOWN`] in full. `plx info --format json` lists each.
+pub fn summary_lines<'a>(warnings: impl IntoIterator<Item = &'a Warning>) -> Vec<String> {
+    let all: Vec<&Warning> = warnings.into_iter().collect();
+    let mut kinds: Vec<(&str, Vec<&Warning>)> = Vec::new();
+    for w in &all {
+        let k = w.kind.as_str();
+        match kinds.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, v)) => v.push(w),
+            None => kinds.push((k, vec![w])),
+        }
+    }
+    let grouped = |k: &str| {
+        kinds
+            .iter()
+            .find(|(n, _)| *n == k)
+            .is_some_and(|(_, v)| v.len() > SHOWN && v.iter().any(|w| w.path != v[0].path))
+    };
+    let mut out = Vec::new();
+    let mut said: Vec<&str> = Vec::new();
+    for w in &all {
+        let k = w.kind.as_str();
+        if !grouped(k) {
+            out.push(w.to_string());
+            continue;
+        }
+        if said.contains(&k) {
+            continue;
+        }
+        said.push(k);
+        let v = &kinds.iter().find(|(n, _)| *n == k).expect("kind").1;
+        let mut files: Vec<&std::path::Path> = v.iter().map(|w| w.path.as_path()).collect();
+        files.sort();
+        files.dedup();
+        let first: Vec<String> = v.iter().take(SHOWN).map(|w| w.to_string()).collect();
+        out.push(format!(
+            "{} {k} warnings in {} files, the first {SHOWN}: {} (`plx info --format json` lists each)",
+            v.len(),
+            files.len(),
+            first.join("; ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::{summary_lines, Warning, WarningKind};
+
+    fn cut(process: u32) -> Warning {
+        Warning::file(
+            format!("e/h.{process}/process.plx"),
+            WarningKind::OpenAtEnd { calls: 1 },
+            "thread 0: 1 calls still open when the process ended, closed at its end (truncated)"
+                .to_string(),
+        )
+    }
+
+    #[test]
+    fn a_hundred_forked_childrens_cut_calls_are_one_line() {
+        let mut ws: Vec<Warning> = (1..=100).map(cut).collect();
+        ws.insert(
+            1,
+            Warning::file("e/h.1/trace.plx", WarningKind::Clock, "a clock".to_string()),
+        );
+        let lines = summary_lines(&ws);
+        assert_eq!(
+            lines,
+            vec![
+                "100 open-at-end warnings in 100 files, the first 3: \
+                 e/h.1/process.plx: thread 0: 1 calls still open when the process ended, closed at its end (truncated); \
+                 e/h.2/process.plx: thread 0: 1 calls still open when the process ended, closed at its end (truncated); \
+                 e/h.3/process.plx: thread 0: 1 calls still open when the process ended, closed at its end (truncated) \
+                 (`plx info --format json` lists each)"
+                    .to_string(),
+                "e/h.1/trace.plx: a clock".to_string(),
+            ]
+        );
+        // three, or many of one file (one process's threads), stay as they are
+        assert_eq!(summary_lines(&ws[..4]).len(), 4);
+        let one: Vec<Warning> = (0..5).map(|_| cut(7)).collect();
+        assert_eq!(summary_lines(&one).len(), 5);
+    }
+}

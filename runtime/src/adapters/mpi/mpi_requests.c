@@ -66,15 +66,26 @@ struct plx_req *plx_mpi_req_find(MPI_Request r)
     return NULL;
 }
 
-/* Written by the thread that posts or starts the request, before any completion of it. */
+/* Written by the thread that posts or starts the request, before any completion of it. One
+ * handle may stand for several requests at once: Open MPI returns one shared, already complete
+ * request for each eager MPI_Isend, so two Isends before a Waitall have one handle and an
+ * entry each (added in order, completed in order): the send goes to the first entry of the
+ * handle without one (a persistent request's own entry, whose handle is its alone). */
 void plx_mpi_req_sent(MPI_Request r, struct plx_thread *t, int mode, uint64_t send)
 {
-    struct plx_req *e = plx_mpi_req_find(r);
-    if (!e)
+    uintptr_t k = plx_mpi_req_key(r);
+    for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
+        uintptr_t s = atomic_load_explicit(&table[i].key, memory_order_acquire);
+        if (s == EMPTY)
+            return;
+        struct plx_req *e = &table[i];
+        if (s != k || (!e->persistent && e->send != PLX_EXT_NO_SEND))
+            continue;
+        e->mode = (uint8_t)mode;
+        e->thread = t->index;
+        e->send = send;
         return;
-    e->mode = (uint8_t)mode;
-    e->thread = t->index;
-    e->send = send;
+    }
 }
 
 void plx_mpi_req_remove(struct plx_req *e)

@@ -28,7 +28,11 @@
 //! - **stream_wait**: a read on a traced stream socket entered before the write holding its
 //!   last byte (a client waiting for its server, across the applications of a session);
 //! - **late_connect**: a server's accept of a traced connection entered before its client's
-//!   connect (the two ends' stream events of 0 bytes): `connect_enter - accept_enter`.
+//!   connect (the two ends' stream events of 0 bytes): `connect_enter - accept_enter`;
+//! - with no partner: **sleep** (sleep, usleep, nanosleep, clock_nanosleep) and **io_wait** (a
+//!   poll, select or epoll wait, an accept or a read that moved no traced bytes, and an accept
+//!   or read on a traced stream whose other end was not measured): the call's whole duration,
+//!   with no cause (no other location made it wait).
 //!
 //! With causes, each location keeps an [`Account`] (time by call path, time waited, and its
 //! waits' root causes), and at the exit of every synchronising routine the account at that
@@ -100,11 +104,17 @@ pub enum Pattern {
     StreamWait,
     /// A server's accept of a traced connection until its client's connect began.
     LateConnect,
+    /// A sleep (sleep, usleep, nanosleep, clock_nanosleep): waiting with no partner.
+    Sleep,
+    /// A poll, select or epoll wait, or an accept or read no measured location answered:
+    /// waiting on descriptors with no partner.
+    IoWait,
 }
 
 impl Pattern {
     /// Every pattern, in metric-tree order.
-    pub const ALL: [Pattern; 21] = [
+    /// (A parallel analysis numbers them by their place here: new ones go last.)
+    pub const ALL: [Pattern; 23] = [
         Pattern::LateSender,
         Pattern::LateSenderWrongOrder,
         Pattern::LateReceiver,
@@ -126,6 +136,8 @@ impl Pattern {
         Pattern::OmpTaskwait,
         Pattern::StreamWait,
         Pattern::LateConnect,
+        Pattern::Sleep,
+        Pattern::IoWait,
     ];
 
     /// The name in tables (`late_sender`, ...).
@@ -152,6 +164,8 @@ impl Pattern {
             Pattern::OmpTaskwait => "omp_taskwait",
             Pattern::StreamWait => "stream_wait",
             Pattern::LateConnect => "late_connect",
+            Pattern::Sleep => "sleep",
+            Pattern::IoWait => "io_wait",
         }
     }
 
@@ -173,8 +187,15 @@ impl Pattern {
             | Pattern::ThreadBarrier => ("threads", "pthread"),
             Pattern::StreamWait | Pattern::LateConnect => ("sockets", "streams"),
             Pattern::MonitorWait => ("threads", "java"),
+            Pattern::Sleep | Pattern::IoWait => ("system", "no partner"),
             _ => ("threads", "openmp"),
         }
+    }
+
+    /// Whether another location can have caused its waits: not a sleep's or an I/O wait's,
+    /// which have no partner (their `--causes` say `none`).
+    pub fn has_cause(self) -> bool {
+        !matches!(self, Pattern::Sleep | Pattern::IoWait)
     }
 }
 
@@ -343,6 +364,7 @@ impl WaitAnalysis {
                 }
                 replay.event(feed.regions(), ev.location, ev.time_ns, ev.kind);
             }
+            replay.finish();
             feed.regions().clone()
         });
         Ok(WaitAnalysis {

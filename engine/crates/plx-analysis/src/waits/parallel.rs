@@ -380,6 +380,8 @@ pub fn compute(
     if replay.link.is_some() {
         post.finish(&mut replay, &mut st)?;
     }
+    // the block's reads no write answered: I/O waits with no partner, as in the serial replay
+    replay.finish();
 
     // to rank 0: rows, first entries, events, the clock condition
     st.rows = replay.waits.len() as u64;

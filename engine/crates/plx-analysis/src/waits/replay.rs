@@ -76,6 +76,21 @@ enum Class {
     Socket,
 }
 
+/// The pattern of a call that waits with no partner when it moved no traced bytes: a sleep, or
+/// a wait on descriptors (wait.c's and socket.c's regions, kind 5). A send, write or connect
+/// that moved nothing returned at once or failed: none.
+fn alone(name: &str, kind: RegionKind) -> Option<Pattern> {
+    if kind != RegionKind::Socket {
+        return None;
+    }
+    match name {
+        "sleep" | "usleep" | "nanosleep" | "clock_nanosleep" => Some(Pattern::Sleep),
+        "poll" | "ppoll" | "select" | "pselect" | "epoll_wait" | "epoll_pwait" | "accept"
+        | "accept4" | "recv" | "recvfrom" | "recvmsg" | "read" | "readv" => Some(Pattern::IoWait),
+        _ => None,
+    }
+}
+
 fn classify(name: &str, kind: RegionKind) -> Class {
     if kind == RegionKind::Socket {
         return Class::Socket;
@@ -111,6 +126,8 @@ struct Frame {
     cp: u32,
     enter: i64,
     class: Class,
+    /// Its pattern when it waits with no partner (moves no traced bytes).
+    alone: Option<Pattern>,
 }
 
 /// A synchronisation the location takes part in, its account taken at the routine's exit.
@@ -153,6 +170,8 @@ struct Loc {
     posts: VecDeque<(i64, u32, Option<Account>)>,
     /// The post time of its next receive (its `recv_posted` event).
     posted: Option<i64>,
+    /// When it last had a stream event (`None`: never).
+    streamed: Option<i64>,
 }
 
 impl Loc {
@@ -279,7 +298,7 @@ fn is_lock(kind: SyncKind) -> bool {
 pub struct Replay {
     setup: Setup,
     locs: Vec<Loc>,
-    classes: Vec<Option<Class>>,
+    classes: Vec<Option<(Class, Option<Pattern>)>>,
     /// Call paths met.
     pub callpaths: Callpaths,
     msgs: HashMap<u64, Msg>,
@@ -513,14 +532,17 @@ impl Replay {
         self.locs[loc as usize].cp()
     }
 
-    fn class(&mut self, regions: &RegionTable, r: u32) -> Class {
+    fn class(&mut self, regions: &RegionTable, r: u32) -> (Class, Option<Pattern>) {
         let i = r as usize;
         if self.classes.len() <= i {
             self.classes.resize(i + 1, None);
         }
         *self.classes[i].get_or_insert_with(|| {
             let info = regions.get(r);
-            classify(&info.name, info.kind)
+            (
+                classify(&info.name, info.kind),
+                alone(&info.name, info.kind),
+            )
         })
     }
 
@@ -530,7 +552,7 @@ impl Replay {
         match kind {
             EventKind::Enter { region } => {
                 self.account(li, t);
-                let class = self.class(regions, region);
+                let (class, alone) = self.class(regions, region);
                 let l = &mut self.locs[li];
                 // the runtime's own work is apart from the user's call paths (a root of its own)
                 let parent = if regions.get(region).kind == RegionKind::Runtime {
@@ -544,6 +566,7 @@ impl Replay {
                     cp,
                     enter: t,
                     class,
+                    alone,
                 });
                 if class == Class::PostRecv {
                     if l.posts.len() >= POSTS {
@@ -626,6 +649,7 @@ impl Replay {
             }
             EventKind::StreamSend { stream, end, .. } => {
                 let l = &mut self.locs[li];
+                l.streamed = Some(t);
                 l.pending.push(SyncWith::Stream);
                 let r = l.routine();
                 let acc = if self.setup.causes {
@@ -649,6 +673,7 @@ impl Replay {
                 self.reads_fed(stream);
             }
             EventKind::StreamRecv { stream, end, .. } => {
+                self.locs[li].streamed = Some(t);
                 self.locs[li].pending.push(SyncWith::Stream);
                 self.stream_read(li, t, stream, end);
             }
@@ -745,6 +770,14 @@ impl Replay {
         };
         let f = l.stack[i];
         l.stack.truncate(i);
+        // a sleep, or a wait on descriptors that got no traced bytes (an uninstrumented
+        // program's poll, an accept of a client the runtime does not trace): the whole call
+        if let Some(p) = f.alone {
+            if l.streamed.is_none_or(|s| s < f.enter) {
+                self.alone(p, li as u32, f.cp, (f.enter, t));
+            }
+        }
+        let l = &mut self.locs[li];
         if f.class == Class::Other {
             return;
         }
@@ -974,7 +1007,10 @@ impl Replay {
             }
             let r = q.pop_front().expect("front");
             if r.end == 0 && end > 0 {
-                continue; // an accept whose connect is not traced: bytes are no connect
+                // an accept whose connect is not traced: bytes are no connect, its client was
+                // not measured
+                self.alone(Pattern::IoWait, r.loc, r.cp, (r.enter, r.t));
+                continue;
             }
             self.stream_wait(r, w.clone());
         }
@@ -1298,6 +1334,45 @@ impl Replay {
             Vec::new()
         };
         self.record(pattern, loc, cp, at, d, Some(late), shares);
+    }
+
+    /// The end of the replay: a read (an accept) on a traced stream whose write (connect)
+    /// never came waited for a writer that was not measured: an I/O wait with no partner.
+    pub fn finish(&mut self) {
+        let mut left: Vec<Read> = self.reads.drain().flat_map(|(_, q)| q).collect();
+        left.sort_by_key(|r| (r.t, r.loc));
+        for r in left {
+            self.alone(Pattern::IoWait, r.loc, r.cp, (r.enter, r.t));
+        }
+    }
+
+    /// A wait with no partner (a sleep, an I/O wait), from its start to its end: counted, no
+    /// cause. It is not in the location's own waiting: a location late because it slept was
+    /// late by its sleep, which is the direct cause of whoever waited for it.
+    fn alone(&mut self, pattern: Pattern, loc: u32, cp: u32, (start, end): (i64, i64)) {
+        let li = loc as usize;
+        let d = end - start;
+        if d <= 0
+            || !self.own(li)
+            || !self.setup.window.contains(end)
+            || !self.setup.loc_counted[li]
+        {
+            return;
+        }
+        let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
+        e.0 += d;
+        e.1 += 1;
+        if let Some(found) = &mut self.found {
+            found.push(FoundWait {
+                pattern,
+                location: loc,
+                callpath: cp,
+                start,
+                wait_ns: d,
+                late: None,
+                causes: Vec::new(),
+            });
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

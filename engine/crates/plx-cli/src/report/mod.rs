@@ -230,9 +230,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
                     .to_string(),
             ));
         }
-        for w in model.report_warnings() {
-            eprintln!("plx: warning: {w}");
-        }
+        crate::experiment::print_warnings(model.report_warnings());
         let mut out = args.out.open()?;
         sync::write(&model, by, args.out.format, &mut out)?;
         out.finish()?;
@@ -247,9 +245,7 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         args,
         mpi,
     };
-    for w in model.report_warnings() {
-        eprintln!("plx: warning: {w}");
-    }
+    crate::experiment::print_warnings(model.report_warnings());
     let mut out = args.out.open()?;
     match (args.out.format, args.gprof) {
         (Format::Text, true) => gprof::write(&rep, &mut out)?,

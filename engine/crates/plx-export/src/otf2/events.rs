@@ -22,6 +22,8 @@ pub(super) struct Events {
     /// sender is named by it).
     process: Vec<usize>,
     rank: Vec<Option<u32>>,
+    /// Per location: its thread's index in its process (a `send_done` names the sender so).
+    thread: Vec<u32>,
     pub refs: CommRefs,
     pub ctr: CounterMetrics,
     /// OpenMP, per location: the team joined whose parallel region's enter is to come, and
@@ -48,7 +50,30 @@ pub(super) struct Events {
     /// The calling contexts of the call-stack samples written, and their number.
     pub contexts: Contexts,
     pub sampled: u64,
+    /// Nonblocking point to point: each region's role (looked up once per region), the next
+    /// request id, the nonblocking sends not completed yet by (process, thread, send number)
+    /// with their request, and per location its MPI_Irecv calls not completed yet (entry,
+    /// request) and the post time of its next receive (its `recv_posted`).
+    nonblocking: Vec<Option<Nonblocking>>,
+    next_request: u64,
+    isends: HashMap<(usize, u32, u64), u64>,
+    irecvs: Vec<Vec<(i64, u64)>>,
+    posted: Vec<Option<i64>>,
 }
+
+/// A region's part in nonblocking point to point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nonblocking {
+    /// MPI_Isend, MPI_Issend, MPI_Irsend, MPI_Ibsend: its send is an MPI_ISEND.
+    Send,
+    /// MPI_Irecv: its entry is an MPI_IRECV_REQUEST.
+    Recv,
+    Other,
+}
+
+/// A receive is the MPI_Irecv's posted at most this long after the call's entry (as the
+/// waits analysis pairs them).
+const POST_SLACK_NS: i64 = 1_000;
 
 /// The attribute of a cut call's leave: 1 (`truncated`, defined only when a call was cut).
 pub(super) const TRUNCATED: OTF2_AttributeRef = 0;
@@ -93,6 +118,12 @@ impl Events {
             cut: None,
             contexts: Contexts::default(),
             sampled: 0,
+            nonblocking: Vec::new(),
+            next_request: 0,
+            isends: HashMap::new(),
+            irecvs: vec![Vec::new(); nloc],
+            posted: vec![None; nloc],
+            thread: locations.iter().map(|l| l.thread).collect(),
         })
     }
 
@@ -133,6 +164,11 @@ impl Events {
             code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
             self.coll_open[li] = true;
             records += 1;
+        } else if code == OTF2_SUCCESS && self.role(cx, region) == Nonblocking::Recv {
+            let request = self.request();
+            self.irecvs[li].push((at.ns, request));
+            code = unsafe { OTF2_EvtWriter_MpiIrecvRequest(w, NO_ATTRIBUTES, t, request) };
+            records += 1;
         }
         self.wrote(at, code, records)
     }
@@ -160,6 +196,24 @@ impl Events {
             OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, OTF2_COLLECTIVE_ROOT_NONE, 0, 0)
         };
         (code, 1)
+    }
+
+    /// The part `region` has in nonblocking point to point.
+    fn role(&mut self, cx: &Cx, region: u32) -> Nonblocking {
+        let r = region as usize;
+        if self.nonblocking.len() <= r {
+            self.nonblocking.resize(r + 1, None);
+        }
+        *self.nonblocking[r].get_or_insert_with(|| match cx.regions().name(region) {
+            "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" | "MPI_Ibsend" => Nonblocking::Send,
+            "MPI_Irecv" => Nonblocking::Recv,
+            _ => Nonblocking::Other,
+        })
+    }
+
+    fn request(&mut self) -> u64 {
+        self.next_request += 1;
+        self.next_request
     }
 
     /// A leave of `region`; a team ends with its region's frame: the thread leaves it, and the
@@ -252,23 +306,68 @@ impl Events {
         self.wrote(at, code, records)
     }
 
-    pub fn send(&mut self, at: At, m: Envelope) -> Step {
+    /// A send: an MPI_ISEND with a request of its own in a nonblocking send routine (its
+    /// MPI_ISEND_COMPLETE comes with the `send_done` of the Wait/Test completing it), else an
+    /// MPI_SEND.
+    pub fn send(&mut self, cx: &Cx, at: At, m: Envelope) -> Step {
         let (c, to) = self.refs.comm(m.comm, m.peer);
+        let li = at.loc as usize;
+        let isend = cx
+            .stacks
+            .top(at.loc)
+            .is_some_and(|r| self.role(cx, r) == Nonblocking::Send);
         let (w, t) = self.w(at);
-        let code =
-            unsafe { OTF2_EvtWriter_MpiSend(w, NO_ATTRIBUTES, t, to, c, m.tag as u32, m.bytes) };
+        let code = if isend {
+            let request = self.request();
+            self.isends
+                .insert((self.process[li], self.thread[li], cx.sends), request);
+            unsafe {
+                OTF2_EvtWriter_MpiIsend(w, NO_ATTRIBUTES, t, to, c, m.tag as u32, m.bytes, request)
+            }
+        } else {
+            unsafe { OTF2_EvtWriter_MpiSend(w, NO_ATTRIBUTES, t, to, c, m.tag as u32, m.bytes) }
+        };
         self.wrote(at, code, 1)
     }
 
+    /// A nonblocking send completed: MPI_ISEND_COMPLETE of its request, at the completing call
+    /// (a persistent send's, started by MPI_Start, was an MPI_SEND: nothing).
+    pub fn send_done(&mut self, at: At, thread: u32, send: u64) -> Step {
+        let key = (self.process[at.loc as usize], thread, send);
+        let Some(request) = self.isends.remove(&key) else {
+            return self.wrote(at, OTF2_SUCCESS, 0);
+        };
+        let (w, t) = self.w(at);
+        let code = unsafe { OTF2_EvtWriter_MpiIsendComplete(w, NO_ATTRIBUTES, t, request) };
+        self.wrote(at, code, 1)
+    }
+
+    /// The next receive here was posted `before_ns` ago (by an MPI_Irecv, or MPI_Start).
+    pub fn recv_posted(&mut self, at: At, before_ns: u64) -> Step {
+        self.posted[at.loc as usize] = Some(at.ns - before_ns as i64);
+        self.wrote(at, OTF2_SUCCESS, 0)
+    }
+
+    /// A receive: the MPI_IRECV of the request of the MPI_Irecv that posted it (the latest
+    /// entered by the post), else an MPI_RECV.
     pub fn recv(&mut self, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
         // the sender's world rank: the matched send's location's, else the record's
         let from = link
             .and_then(|l| self.rank[l.sender as usize])
             .unwrap_or(m.peer);
         let (c, from) = self.refs.comm(m.comm, from);
+        let li = at.loc as usize;
+        let request = self.posted[li].take().and_then(|p| {
+            let q = &mut self.irecvs[li];
+            let i = q.iter().rposition(|&(enter, _)| enter <= p + POST_SLACK_NS)?;
+            Some(q.remove(i).1)
+        });
         let (w, t) = self.w(at);
-        let code =
-            unsafe { OTF2_EvtWriter_MpiRecv(w, NO_ATTRIBUTES, t, from, c, m.tag as u32, m.bytes) };
+        let (tag, bytes) = (m.tag as u32, m.bytes);
+        let code = match request {
+            Some(r) => unsafe { OTF2_EvtWriter_MpiIrecv(w, NO_ATTRIBUTES, t, from, c, tag, bytes, r) },
+            None => unsafe { OTF2_EvtWriter_MpiRecv(w, NO_ATTRIBUTES, t, from, c, tag, bytes) },
+        };
         self.wrote(at, code, 1)
     }
 

@@ -341,6 +341,28 @@ extern "C" {
         tag: u32,
         len: u64,
     ) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_MpiIsend(
+        w: E,
+        a: A,
+        t: u64,
+        receiver: u32,
+        comm: OTF2_CommRef,
+        tag: u32,
+        len: u64,
+        request: u64,
+    ) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_MpiIsendComplete(w: E, a: A, t: u64, request: u64) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_MpiIrecvRequest(w: E, a: A, t: u64, request: u64) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_MpiIrecv(
+        w: E,
+        a: A,
+        t: u64,
+        sender: u32,
+        comm: OTF2_CommRef,
+        tag: u32,
+        len: u64,
+        request: u64,
+    ) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiCollectiveBegin(w: E, a: A, t: u64) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiCollectiveEnd(
         w: E,

@@ -170,6 +170,7 @@ impl Otf2Sink<'_> {
 impl Sink for Otf2Sink<'_> {
     const OUTPUT: &'static str = "otf2 output";
     const COUNTERS: bool = true;
+    const COMPLETIONS: bool = true;
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let archive = Archive::open(self.out)?;
@@ -211,8 +212,16 @@ impl Sink for Otf2Sink<'_> {
         self.at(at)?.user(at, event, value)
     }
 
-    fn send(&mut self, _cx: &Cx, at: At, m: Envelope, _message: Option<u64>) -> Step {
-        self.at(at)?.send(at, m)
+    fn send(&mut self, cx: &Cx, at: At, m: Envelope, _message: Option<u64>) -> Step {
+        self.at(at)?.send(cx, at, m)
+    }
+
+    fn send_done(&mut self, _cx: &Cx, at: At, thread: u32, _mode: u8, send: u64) -> Step {
+        self.at(at)?.send_done(at, thread, send)
+    }
+
+    fn recv_posted(&mut self, _cx: &Cx, at: At, before_ns: u64) -> Step {
+        self.at(at)?.recv_posted(at, before_ns)
     }
 
     fn recv(&mut self, _cx: &Cx, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
