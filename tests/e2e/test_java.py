@@ -872,6 +872,8 @@ def test_sampled_jit_frames_name_the_methods_inlined_there(tmp_path):
     # samples in spin's compiled code then read `spin => mix` (JitInline records), mix with its
     # file and a line of its body, and carry most of spin's CPU time: mix is three of the loop's
     # four statements (the rest: the loop's counter, the call of next, next itself, named apart)
+    # 0.6: the first recorded instruction after a sampled one may be the loop's own (its
+    # counter and test): measured 0.88 of spin's time, 0.6 leaves the load's spread room
     need_java()
     sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JitInlined.java")
     f = tmp_path / "filter"
@@ -883,7 +885,9 @@ def test_sampled_jit_frames_name_the_methods_inlined_there(tmp_path):
     assert re.search(r"JitInlined::mix \(\d+ bytes\)\s+inline \(hot\)", cp.stdout), cp.stdout[-3000:]
     truth = float(re.search(r"^truth spin-thread spin ([0-9.]+)$", cp.stderr, re.M).group(1))
     rows = [r for r in report_csv(out, "--callpath") if r["thread"] != "all" and r["process"] != "all"]
-    inlined = [r for r in rows if r["callpath"].endswith("JitInlined.spin(long) => JitInlined.mix(long)")]
+    # a sample in the JVM's code is not unwound (its frames have no unwind information): the
+    # compiled method is the root of the thread's sampled tree
+    inlined = [r for r in rows if r["callpath"] == "JitInlined.spin(long) => JitInlined.mix(long)"]
     assert inlined and all(r["estimated"] == "1" for r in inlined), [r["callpath"] for r in rows][:40]
     assert {r["thread_name"] for r in inlined} == {"spin-thread"}
     src = (PROGRAMS / "java" / "JitInlined.java").read_text().splitlines()

@@ -193,6 +193,7 @@ static void JNICALL method_load(jvmtiEnv *env, jmethodID method, jint size, cons
     struct plx_rec rec;
     plx_rec_init(&rec);
     uint64_t now = plx_ticks();
+    plx_stack_sampler_jvm_code((uintptr_t)start, (uintptr_t)size);
     plx_enc_jit_code(&rec, (uint64_t)(uintptr_t)start, (uint64_t)size, now, 0,
                      first_line(env, method), class_sig ? class_sig : "", method_desc, file);
     if (compile_info)
@@ -238,6 +239,7 @@ static void JNICALL method_unload(jvmtiEnv *env, jmethodID method, const void *s
 static void JNICALL code_generated(jvmtiEnv *env, const char *name, const void *start, jint size)
 {
     (void)env;
+    plx_stack_sampler_jvm_code((uintptr_t)start, (uintptr_t)size);
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_enc_jit_code(&rec, (uint64_t)(uintptr_t)start, (uint64_t)size, plx_ticks(), 1, 0, "",
