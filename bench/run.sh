@@ -184,6 +184,13 @@ fi
 over() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # the Java agent: ns per measured method call against the same JVM without it
 java_md=$(bench/java/run.sh 2>/dev/null || true)
+# Java call-stack sampling: a JIT-compiled loop at 100 Hz, 1 kHz, 10 kHz against the same JVM
+# unsampled and without the agent, runs alternating (bench/java/sampling.sh)
+java_sampling_md=""
+if [ "${PLX_BENCH_SAMPLING:-1}" != 0 ]; then
+  bench/java/sampling.sh > /dev/null 2>&1 && [ -f "$out/java-sampling.md" ] &&
+    java_sampling_md=$(cat "$out/java-sampling.md")
+fi
 
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
@@ -279,6 +286,10 @@ java_md=$(bench/java/run.sh 2>/dev/null || true)
   if [ -n "$sampling_md" ]; then
     echo
     echo "$sampling_md"
+  fi
+  if [ -n "$java_sampling_md" ]; then
+    echo
+    echo "$java_sampling_md"
   fi
   if [ -n "$python_md" ]; then
     echo

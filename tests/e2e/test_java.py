@@ -927,3 +927,34 @@ def test_sampled_jit_methods_named_with_their_thread_cpu_time(tmp_path):
     assert not [r for r in rows if r["callpath"].split(" => ")[-1].startswith("[jit:")]
     text = plx("info", out).stdout
     assert re.search(r"jvm code    \d+ compiled methods \(\d+ freed\), \d+ pieces of code", text), text
+
+
+def test_sampled_jit_frames_name_the_methods_inlined_there(tmp_path):
+    # JitInlined.mix is inlined by C2 into spin's loop (PrintInlining says so); mix ends in a call
+    # of next, kept out of line, an instruction the compiler records with mix inlined there. The
+    # samples in spin's compiled code then read `spin => mix` (JitInline records), mix with its
+    # file and a line of its body, and carry most of spin's CPU time: mix is three of the loop's
+    # four statements (the rest: the loop's counter, the call of next, next itself, named apart)
+    # 0.6: the first recorded instruction after a sampled one may be the loop's own (its
+    # counter and test): measured 0.88 of spin's time, 0.6 leaves the load's spread room
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JitInlined.java")
+    f = tmp_path / "filter"
+    f.write_text("exclude class JitInlined\n")
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,JitInlined.next",
+             "-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining", "-cp", tmp_path, "JitInlined", "1000",
+             opts=("--sample=1000", "--filter", f))
+    assert re.search(r"JitInlined::mix \(\d+ bytes\)\s+inline \(hot\)", cp.stdout), cp.stdout[-3000:]
+    truth = float(re.search(r"^truth spin-thread spin ([0-9.]+)$", cp.stderr, re.M).group(1))
+    rows = [r for r in report_csv(out, "--callpath") if r["thread"] != "all" and r["process"] != "all"]
+    # a sample in the JVM's code is not unwound (its frames have no unwind information): the
+    # compiled method is the root of the thread's sampled tree
+    inlined = [r for r in rows if r["callpath"] == "JitInlined.spin(long) => JitInlined.mix(long)"]
+    assert inlined and all(r["estimated"] == "1" for r in inlined), [r["callpath"] for r in rows][:40]
+    assert {r["thread_name"] for r in inlined} == {"spin-thread"}
+    src = (PROGRAMS / "java" / "JitInlined.java").read_text().splitlines()
+    body = range(src.index("    static long mix(long x) {") + 1, src.index("        return next(x ^ (x >>> 17));") + 2)
+    assert all(r["file"].endswith("JitInlined.java") and int(r["line"]) in body for r in inlined), inlined
+    mix = sum(float(r["inclusive_s"]) for r in inlined)
+    assert 0.6 * truth <= mix <= 1.1 * truth, "spin => mix: %.4f s of spin's %.4f s" % (mix, truth)

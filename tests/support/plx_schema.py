@@ -50,6 +50,8 @@ RECORDS = {
     82: ('JitCode', [('start', 'u64', None, None, False), ('size', 'u64', None, None, False), ('ticks', 'u64', None, None, False), ('kind', 'u32', None, None, False), ('line', 'u32', None, None, False), ('class', 'str', None, None, False), ('method', 'str', None, None, False), ('file', 'str', None, None, False)]),
     83: ('JitUnload', [('start', 'u64', None, None, False), ('ticks', 'u64', None, None, False)]),
     84: ('SampleSignal', [('reason', 'u32', None, None, False), ('replaced', 'u32', None, None, False), ('signal', 'u32', None, None, False), ('ticks', 'u64', None, None, False)]),
+    85: ('JitMethod', [('id', 'u32', None, None, False), ('class', 'str', None, None, False), ('method', 'str', None, None, False), ('file', 'str', None, None, False), ('line', 'u32', None, None, False)]),
+    86: ('JitInline', [('start', 'u64', None, None, False), ('ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('frames', 'group', 'count', [('offset', 'u32'), ('method', 'u32'), ('line', 'u32')], False)]),
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 # id -> fields every version writes (later ones were appended: absent in older files)

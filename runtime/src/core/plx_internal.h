@@ -209,6 +209,10 @@ struct plx_thread {
 };
 
 PLX_HIDDEN extern PLX_TLS struct plx_thread *plx_self;
+/* The thread is in the runtime's own dl_iterate_phdr (symbols.c), holding the loader's lock
+ * that libunwind's lookups take: a sample then is dropped (counted as in the loader), since
+ * its unwinding could wait for that lock behind a thread waiting for libunwind's. */
+PLX_HIDDEN extern PLX_TLS volatile int plx_in_phdr;
 PLX_HIDDEN extern volatile int plx_active; /* an experiment is being written */
 /* This process runs a launcher or helper (launchers.c), decided once at its start (an exec
  * decides again, a fork inherits it): it is written as a process, but none of its threads is
@@ -352,6 +356,8 @@ PLX_HIDDEN void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp
 PLX_HIDDEN void plx_stack_sampler_write(struct plx_thread *t);
 PLX_HIDDEN void plx_stack_sampler_stop(void);
 PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
+/* The JVM agent: the JVM made code at [start, start + size) (its code cache). */
+PLX_HIDDEN void plx_stack_sampler_jvm_code(uintptr_t start, uintptr_t size);
 /* SIGTRAP is the sampler's (PLX_SAMPLE_SIGNAL=trap): `act` (if any) becomes the program's
  * disposition, `old` (if any) gets the one it replaces; 0 when the sampler does not take SIGTRAP
  * (the caller sets the signal itself). */

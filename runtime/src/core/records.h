@@ -62,6 +62,8 @@ enum plx_record_type {
     PLX_REC_JIT_CODE = 82, /* JitCode, process.plx */
     PLX_REC_JIT_UNLOAD = 83, /* JitUnload, process.plx */
     PLX_REC_SAMPLE_SIGNAL = 84, /* SampleSignal, process.plx */
+    PLX_REC_JIT_METHOD = 85, /* JitMethod, process.plx */
+    PLX_REC_JIT_INLINE = 86, /* JitInline, process.plx */
 };
 
 /* Trace event word: kind, then region and delta (enter/exit) or subtype, payload words and
@@ -848,6 +850,35 @@ static inline void plx_enc_sample_signal(struct plx_rec *r, uint32_t reason, uin
     plx_rec_put_u64(r, ticks);
 }
 
+/* JitMethod (85) */
+static inline void plx_enc_jit_method(struct plx_rec *r, uint32_t id, const char *class, const char *method, const char *file, uint32_t line)
+{
+    plx_rec_begin(r, PLX_REC_JIT_METHOD);
+    plx_rec_put_u32(r, id);
+    plx_rec_put_str(r, class);
+    plx_rec_put_str(r, method);
+    plx_rec_put_str(r, file);
+    plx_rec_put_u32(r, line);
+}
+
+/* JitInline (86); then count × plx_enc_jit_inline_frames() */
+static inline void plx_enc_jit_inline(struct plx_rec *r, uint64_t start, uint64_t ticks, uint32_t count)
+{
+    plx_rec_begin(r, PLX_REC_JIT_INLINE);
+    plx_rec_put_u64(r, start);
+    plx_rec_put_u64(r, ticks);
+    plx_rec_put_u32(r, count);
+    r->expect = count;
+}
+
+static inline void plx_enc_jit_inline_frames(struct plx_rec *r, uint32_t offset, uint32_t method, uint32_t line)
+{
+    plx_rec_put_u32(r, offset);
+    plx_rec_put_u32(r, method);
+    plx_rec_put_u32(r, line);
+    r->items++;
+}
+
 #define PLX_PROCESS_INFO_FIXED_SIZE 17u /* bytes before the first string or repeated field */
 #define PLX_CALIBRATION_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_CLOCK_RATE_FIXED_SIZE 8u /* bytes before the first string or repeated field */
@@ -904,6 +935,9 @@ static inline void plx_enc_sample_signal(struct plx_rec *r, uint32_t reason, uin
 #define PLX_JIT_CODE_FIXED_SIZE 32u /* bytes before the first string or repeated field */
 #define PLX_JIT_UNLOAD_FIXED_SIZE 16u /* bytes before the first string or repeated field */
 #define PLX_SAMPLE_SIGNAL_FIXED_SIZE 20u /* bytes before the first string or repeated field */
+#define PLX_JIT_METHOD_FIXED_SIZE 4u /* bytes before the first string or repeated field */
+#define PLX_JIT_INLINE_FIXED_SIZE 20u /* bytes before the first string or repeated field */
+#define PLX_JIT_INLINE_FRAMES_ITEM_SIZE 12u
 
 /* Live files: a 64-byte header, then items. Offsets of each field. */
 #define PLX_LIVE_HEADER_SIZE 64u
@@ -1215,6 +1249,18 @@ enum {
     PLX_F_SAMPLE_SIGNAL_REPLACED = 1,
     PLX_F_SAMPLE_SIGNAL_SIGNAL = 2,
     PLX_F_SAMPLE_SIGNAL_TICKS = 3,
+    PLX_F_JIT_METHOD_ID = 0,
+    PLX_F_JIT_METHOD_CLASS = 1,
+    PLX_F_JIT_METHOD_METHOD = 2,
+    PLX_F_JIT_METHOD_FILE = 3,
+    PLX_F_JIT_METHOD_LINE = 4,
+    PLX_F_JIT_INLINE_START = 0,
+    PLX_F_JIT_INLINE_TICKS = 1,
+    PLX_F_JIT_INLINE_COUNT = 2,
+    PLX_F_JIT_INLINE_FRAMES = 3,
+    PLX_F_JIT_INLINE_FRAMES_OFFSET = 0,
+    PLX_F_JIT_INLINE_FRAMES_METHOD = 1,
+    PLX_F_JIT_INLINE_FRAMES_LINE = 2,
     PLX_SF_TIME_RESET_TICKS = 0,
     PLX_SF_USER_EVENT_ID = 0,
     PLX_SF_USER_VALUE = 1,
@@ -1588,6 +1634,24 @@ static const struct plx_field_def plx_fields_sample_signal[] = {
     {"signal", PLX_T_U32, -1, 0, 0, NULL},
     {"ticks", PLX_T_U64, -1, 0, 0, NULL},
 };
+static const struct plx_field_def plx_fields_jit_method[] = {
+    {"id", PLX_T_U32, -1, 0, 0, NULL},
+    {"class", PLX_T_STR, -1, 0, 0, NULL},
+    {"method", PLX_T_STR, -1, 0, 0, NULL},
+    {"file", PLX_T_STR, -1, 0, 0, NULL},
+    {"line", PLX_T_U32, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_jit_inline_frames[] = {
+    {"offset", PLX_T_U32, -1, 0, 0, NULL},
+    {"method", PLX_T_U32, -1, 0, 0, NULL},
+    {"line", PLX_T_U32, -1, 0, 0, NULL},
+};
+static const struct plx_field_def plx_fields_jit_inline[] = {
+    {"start", PLX_T_U64, -1, 0, 0, NULL},
+    {"ticks", PLX_T_U64, -1, 0, 0, NULL},
+    {"count", PLX_T_U32, -1, 0, 0, NULL},
+    {"frames", PLX_T_GROUP, 2, 0, 3, plx_fields_jit_inline_frames},
+};
 static const struct plx_record_def plx_record_defs[] = {
     {1, "ProcessInfo", 9, 9, plx_fields_process_info},
     {2, "Calibration", 2, 2, plx_fields_calibration},
@@ -1633,8 +1697,10 @@ static const struct plx_record_def plx_record_defs[] = {
     {82, "JitCode", 8, 8, plx_fields_jit_code},
     {83, "JitUnload", 2, 2, plx_fields_jit_unload},
     {84, "SampleSignal", 4, 4, plx_fields_sample_signal},
+    {85, "JitMethod", 5, 5, plx_fields_jit_method},
+    {86, "JitInline", 4, 4, plx_fields_jit_inline},
 };
-#define PLX_RECORD_DEFS 44
+#define PLX_RECORD_DEFS 46
 static const struct plx_subfield_def plx_subfields_time_reset[] = {
     {"ticks", PLX_T_U64, 0, 0, 63},
 };

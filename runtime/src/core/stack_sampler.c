@@ -142,6 +142,10 @@ static _Atomic int switching;      /* the sampling signal is being checked or ch
 static _Atomic int trap_kept;      /* the handler is installed on SIGTRAP: adapters/sigtrap.c */
 static _Atomic int stopped; /* the process end has begun: no sample any more */
 static uint64_t period_ns;
+/* The JVM's code cache as far as the JVM agent has seen it (the bounds of every piece of code
+ * the JVM made: compiled methods, the interpreter, stubs), 0-0 when none: a sample there is
+ * not unwound (libunwind has no unwind information for that code). */
+static _Atomic uintptr_t jvm_lo, jvm_hi;
 static uintptr_t loader_lo, loader_hi; /* the dynamic loader's code */
 
 #ifdef PLX_HAVE_LIBUNWIND
@@ -346,23 +350,40 @@ static void stamp(const struct plx_thread *t, struct plx_samples *s, uint32_t f,
     s->stamp_last = now;
 }
 
+void plx_stack_sampler_jvm_code(uintptr_t start, uintptr_t size)
+{
+    uintptr_t lo = atomic_load(&jvm_lo), hi = atomic_load(&jvm_hi);
+    while ((lo == 0 || start < lo) && !atomic_compare_exchange_weak(&jvm_lo, &lo, start))
+        ;
+    while (start + size > hi && !atomic_compare_exchange_weak(&jvm_hi, &hi, start + size))
+        ;
+}
+
 static void take(struct plx_thread *t, struct plx_samples *s, ucontext_t *uc)
 {
     uint64_t now = s->stamps ? plx_ticks() : 0;
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (pc >= loader_lo && pc < loader_hi) {
+    if ((pc >= loader_lo && pc < loader_hi) || plx_in_phdr) {
         s->head->lost_loader++; /* may hold the loader's lock, which the unwinder's lookups take */
         return;
     }
     uint64_t st[MAX_FRAMES];
     int n = 0;
+    if (pc >= atomic_load_explicit(&jvm_lo, memory_order_relaxed) &&
+        pc < atomic_load_explicit(&jvm_hi, memory_order_relaxed)) {
+        /* in the JVM's code: its frames and the frames above them have no unwind information
+         * (libunwind guesses them by the frame pointer, each new address costing it a search
+         * of every module and system calls): the interrupted code's frame alone */
+        st[n++] = pc + 1;
+    } else {
 #ifdef PLX_HAVE_LIBUNWIND
-    uintptr_t cut = cut_of(t, s);
-    /* with a cut the frames' stack pointers are needed: only the step path has them */
-    n = !cut && u_backtrace ? unwind_fast(uc, st) : -1;
-    if (n < 0)
-        n = unwind(uc, cut, st);
+        uintptr_t cut = cut_of(t, s);
+        /* with a cut the frames' stack pointers are needed: only the step path has them */
+        n = !cut && u_backtrace ? unwind_fast(uc, st) : -1;
+        if (n < 0)
+            n = unwind(uc, cut, st);
 #endif
+    }
     uint32_t node = t->cur ? t->cur - 1 : PLX_NO_INDEX; /* as numbered in ThreadProfile */
     uint32_t f = PLX_NO_INDEX;
     int full = 0;

@@ -143,6 +143,16 @@ static int add_module(struct dl_phdr_info *di, size_t size, void *data)
     return 0;
 }
 
+PLX_TLS volatile int plx_in_phdr;
+
+/* Every loaded module through add_module, flagged for the sampler (plx_in_phdr). */
+static void walk_modules(void)
+{
+    plx_in_phdr++;
+    dl_iterate_phdr(add_module, NULL);
+    plx_in_phdr--;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
     const struct sym *x = a, *y = b;
@@ -332,7 +342,7 @@ static struct module *module_of(uintptr_t addr)
 void plx_symbols_init(void)
 {
     modules = modules_table;
-    dl_iterate_phdr(add_module, NULL);
+    walk_modules();
     if (nmodules && !modules[0].loaded)
         load_symbols(&modules[0]);
 }
@@ -363,7 +373,7 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
         sched_yield();
     struct module *m = module_of(addr);
     if (!m) { /* loaded by dlopen since we last looked */
-        dl_iterate_phdr(add_module, NULL);
+        walk_modules();
         m = module_of(addr);
     }
     int rc = -1;
@@ -393,7 +403,7 @@ uint32_t plx_module_of(uintptr_t addr)
         sched_yield();
     struct module *m = module_of(addr);
     if (!m) { /* loaded by dlopen since we last looked: its Module record is written now */
-        dl_iterate_phdr(add_module, NULL);
+        walk_modules();
         m = module_of(addr);
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
@@ -418,7 +428,7 @@ void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, vo
         return;
     while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
         sched_yield();
-    dl_iterate_phdr(add_module, NULL);
+    walk_modules();
     for (uint32_t i = 0; i < nmodules; i++) {
         struct module *m = &modules[i];
         if (!m->loaded)

@@ -127,6 +127,10 @@ pub struct ProcessData {
     pub jit_code: Vec<crate::records::JitCode>,
     /// Compiled methods the JVM freed (JitUnload records) in file order.
     pub jit_unloads: Vec<crate::records::JitUnload>,
+    /// The Java methods JitInline records name (JitMethod records) in file order.
+    pub jit_methods: Vec<crate::records::JitMethod>,
+    /// The methods inlined at compiled methods' instructions (JitInline records) in file order.
+    pub jit_inline: Vec<crate::records::JitInline>,
     /// Changes of the sampling signal (SampleSignal records) in file order.
     pub sample_signals: Vec<crate::records::SampleSignal>,
     /// Functions selected for probes, probed or skipped (ProbeSite records) in file order.
@@ -243,6 +247,8 @@ impl ProcessData {
             Record::JavaThread(t) => self.java_threads.push(t),
             Record::JitCode(c) => self.jit_code.push(c),
             Record::JitUnload(u) => self.jit_unloads.push(u),
+            Record::JitMethod(m) => self.jit_methods.push(m),
+            Record::JitInline(i) => self.jit_inline.push(i),
             Record::SampleSignal(s) => self.sample_signals.push(s),
             Record::WriteFailures(w) => self.write_failures.push(w),
             Record::OpenAtEnd(o) => self.open_at_end.push(o),

@@ -103,6 +103,10 @@ pub mod types {
     pub const JIT_UNLOAD: u16 = 83;
     /// SampleSignal (process.plx).
     pub const SAMPLE_SIGNAL: u16 = 84;
+    /// JitMethod (process.plx).
+    pub const JIT_METHOD: u16 = 85;
+    /// JitInline (process.plx).
+    pub const JIT_INLINE: u16 = 86;
 }
 
 /// Extended event subtypes and their payload words.
@@ -219,6 +223,8 @@ pub const RECORD_NAMES: &[(u16, &str)] = &[
     (82, "JitCode"),
     (83, "JitUnload"),
     (84, "SampleSignal"),
+    (85, "JitMethod"),
+    (86, "JitInline"),
 ];
 
 /// Every extended subtype: (id, name as in the dump).
@@ -344,6 +350,10 @@ pub mod fixed_size {
     pub const JIT_UNLOAD: usize = 16;
     /// SampleSignal.
     pub const SAMPLE_SIGNAL: usize = 20;
+    /// JitMethod.
+    pub const JIT_METHOD: usize = 4;
+    /// JitInline.
+    pub const JIT_INLINE: usize = 20;
 }
 
 /// Size of a live file's header.
@@ -1092,6 +1102,43 @@ pub mod structs {
         pub ticks: u64,
     }
 
+    /// Record 85: a Java method that JitInline records name by `id`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct JitMethod {
+        /// the process's number for the method, dense from 0
+        pub id: u32,
+        /// the method's class as the JVM writes it (`Lpkg/Hot;`)
+        pub class: String,
+        /// the method's name then its descriptor (`spin(J)J`)
+        pub method: String,
+        /// the class's source file (`Hot.java`), with its package's directories; empty when unknown
+        pub file: String,
+        /// the method's first source line (its line table's smallest), 0 when unknown
+        pub line: u32,
+    }
+
+    /// One of [`JitInline`]'s `frames`.
+    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    pub struct JitInlineFrame {
+        /// the instruction's address - `start`
+        pub offset: u32,
+        /// the JitMethod `id` of the method
+        pub method: u32,
+        /// the source line of the method's bytecode index there (its line table), 0 when unknown
+        pub line: u32,
+    }
+
+    /// Record 86: the Java methods on the compile-time stack at each instruction of a compiled method the JIT compiler recorded (calls, safepoints): which methods were inlined there. A sampled address in the method is taken as the first recorded instruction at or after it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct JitInline {
+        /// the compiled method's JitCode `start`
+        pub start: u64,
+        /// its JitCode `ticks` (which code at `start` it is)
+        pub ticks: u64,
+        /// each recorded instruction's stack, innermost method first and the compiled method last, the frames of one instruction next to each other
+        pub frames: Vec<JitInlineFrame>,
+    }
+
 }
 #[allow(unused_imports)]
 pub use structs::*;
@@ -1179,6 +1226,10 @@ pub enum Record {
     JitUnload(JitUnload),
     /// Type 84.
     SampleSignal(SampleSignal),
+    /// Type 85.
+    JitMethod(JitMethod),
+    /// Type 86.
+    JitInline(JitInline),
 }
 
 impl Record {
@@ -1225,6 +1276,8 @@ impl Record {
             Record::JitCode(_) => types::JIT_CODE,
             Record::JitUnload(_) => types::JIT_UNLOAD,
             Record::SampleSignal(_) => types::SAMPLE_SIGNAL,
+            Record::JitMethod(_) => types::JIT_METHOD,
+            Record::JitInline(_) => types::JIT_INLINE,
         }
     }
 
@@ -1610,6 +1663,27 @@ impl Record {
                 let ticks = r.u64()?;
                 Record::SampleSignal(SampleSignal { reason, replaced, signal, ticks })
             }
+            types::JIT_METHOD => {
+                let id = r.u32()?;
+                let class = r.str()?;
+                let method = r.str()?;
+                let file = r.str()?;
+                let line = r.u32()?;
+                Record::JitMethod(JitMethod { id, class, method, file, line })
+            }
+            types::JIT_INLINE => {
+                let start = r.u64()?;
+                let ticks = r.u64()?;
+                let count = r.u32()?;
+                if count as usize > r.remaining() / 12 {
+                    return Err(DecodeProblem::BadCount(count as u64));
+                }
+                let mut frames = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    frames.push(JitInlineFrame { offset: r.u32()?, method: r.u32()?, line: r.u32()? });
+                }
+                Record::JitInline(JitInline { start, ticks, frames })
+            }
             _ => return Ok(None),
         };
         Ok(Some(rec))
@@ -1917,6 +1991,23 @@ impl Record {
                 out.put_u32(v.replaced);
                 out.put_u32(v.signal);
                 out.put_u64(v.ticks);
+            }
+            Record::JitMethod(v) => {
+                out.put_u32(v.id);
+                out.put_str(&v.class);
+                out.put_str(&v.method);
+                out.put_str(&v.file);
+                out.put_u32(v.line);
+            }
+            Record::JitInline(v) => {
+                out.put_u64(v.start);
+                out.put_u64(v.ticks);
+                out.put_u32(v.frames.len() as u32);
+                for x in &v.frames {
+                    out.put_u32(x.offset);
+                    out.put_u32(x.method);
+                    out.put_u32(x.line);
+                }
             }
         }
     }
@@ -2542,6 +2633,44 @@ impl Record {
                 dump_int(out, v.signal as i128);
                 out.push_str(" ticks=");
                 dump_int(out, v.ticks as i128);
+            }
+            Record::JitMethod(v) => {
+                out.push_str("JitMethod");
+                out.push_str(" id=");
+                dump_int(out, v.id as i128);
+                out.push_str(" class=");
+                dump_str(out, &v.class);
+                out.push_str(" method=");
+                dump_str(out, &v.method);
+                out.push_str(" file=");
+                dump_str(out, &v.file);
+                out.push_str(" line=");
+                dump_int(out, v.line as i128);
+            }
+            Record::JitInline(v) => {
+                out.push_str("JitInline");
+                out.push_str(" start=");
+                dump_int(out, v.start as i128);
+                out.push_str(" ticks=");
+                dump_int(out, v.ticks as i128);
+                out.push_str(" count=");
+                dump_int(out, v.frames.len() as i128);
+                out.push_str(" frames=");
+                out.push('[');
+                for (k, x) in v.frames.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push('{');
+                    out.push_str("offset=");
+                    dump_int(out, x.offset as i128);
+                    out.push_str(" method=");
+                    dump_int(out, x.method as i128);
+                    out.push_str(" line=");
+                    dump_int(out, x.line as i128);
+                    out.push('}');
+                }
+                out.push(']');
             }
         }
     }

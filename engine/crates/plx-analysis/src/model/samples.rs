@@ -45,10 +45,15 @@ impl SampleStats {
 /// Names code addresses of one process once each: (module id, address) → global region.
 #[derive(Default)]
 pub(super) struct FrameNames {
-    by_address: FastMap<(u32, u64), u32>,
+    /// Per address its regions, outermost first: one, or for JIT code with methods inlined
+    /// there the compiled method then each inlined method.
+    by_address: FastMap<(u32, u64), Vec<u32>>,
     /// The JVM's code ranges (JitCode records) by start, built at the first frame in no module.
     jit: Option<Vec<JitRange>>,
 }
+
+/// A frame's name: function, file, line.
+type Named = (String, String, u32);
 
 /// A JitCode range and the name its frames get.
 struct JitRange {
@@ -59,6 +64,10 @@ struct JitRange {
     name: String,
     file: String,
     line: u32,
+    /// The methods inlined at the instructions the JIT compiler recorded (JitInline), by
+    /// offset in increasing order: each instruction's inlined methods, outermost first (the
+    /// compiled method itself left out), with the line of their bytecode there.
+    inlined: Vec<(u32, Vec<Named>)>,
 }
 
 /// `Lpkg/Outer$Inner;` → `pkg.Outer.Inner`.
@@ -103,15 +112,19 @@ fn java_parameters(desc: &str) -> Option<String> {
     Some(format!("({})", out.join(", ")))
 }
 
+/// A Java method as the agent names it: `pkg.Hot.spin(long)` from `Lpkg/Hot;` and `spin(J)J`.
+fn java_method_name(class: &str, method: &str) -> String {
+    let (name, desc) = method
+        .find('(')
+        .map_or((method, ""), |i| method.split_at(i));
+    let params = java_parameters(desc).unwrap_or_default();
+    format!("{}.{name}{params}", java_class_name(class))
+}
+
 impl JitRange {
     fn of(c: &plx_format::records::JitCode) -> Self {
         let name = if c.kind == 0 {
-            let (method, desc) = c
-                .method
-                .find('(')
-                .map_or((&c.method[..], ""), |i| c.method.split_at(i));
-            let params = java_parameters(desc).unwrap_or_default();
-            format!("{}.{method}{params}", java_class_name(&c.class))
+            java_method_name(&c.class, &c.method)
         } else {
             format!("[jvm: {}]", c.method)
         };
@@ -122,16 +135,89 @@ impl JitRange {
             name,
             file: c.file.clone(),
             line: c.line,
+            inlined: Vec::new(),
         }
     }
+
+    /// The ranges of a process: each compiled method with the inlining its JitInline gives
+    /// (matched by start and time; a frame naming a method no JitMethod names is left out).
+    fn all(p: &plx_format::ProcessData) -> Vec<JitRange> {
+        let methods: FastMap<u32, Named> = p
+            .jit_methods
+            .iter()
+            .map(|m| {
+                let name = java_method_name(&m.class, &m.method);
+                (m.id, (name, m.file.clone(), m.line))
+            })
+            .collect();
+        let mut inline: FastMap<(u64, u64), &plx_format::records::JitInline> = FastMap::default();
+        for i in &p.jit_inline {
+            inline.insert((i.start, i.ticks), i);
+        }
+        p.jit_code
+            .iter()
+            .map(|c| {
+                let mut r = JitRange::of(c);
+                if let Some(i) = inline.get(&(c.start, c.ticks)).filter(|_| c.kind == 0) {
+                    r.inlined = inlined_stacks(&i.frames, &methods);
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// The methods inlined at `pc` (in this range): those of the first recorded instruction at
+    /// or after it; none when no instruction after it was recorded.
+    fn inlined_at(&self, pc: u64) -> &[Named] {
+        let off = pc.saturating_sub(self.start);
+        let i = self.inlined.partition_point(|(o, _)| u64::from(*o) < off);
+        self.inlined.get(i).map_or(&[], |(_, m)| &m[..])
+    }
+}
+
+/// JitInline frames (runs of one offset, innermost first, the compiled method last) as
+/// (offset, inlined methods outermost first) in increasing offset order.
+fn inlined_stacks(
+    frames: &[plx_format::records::JitInlineFrame],
+    methods: &FastMap<u32, Named>,
+) -> Vec<(u32, Vec<Named>)> {
+    let mut out: Vec<(u32, Vec<Named>)> = Vec::new();
+    let mut k = 0;
+    while k < frames.len() {
+        let off = frames[k].offset;
+        let run = frames[k..].iter().take_while(|f| f.offset == off).count();
+        let stack = &frames[k..k + run];
+        // the last is the compiled method itself; the others from the outermost in
+        let inl: Option<Vec<Named>> = stack[..run - 1]
+            .iter()
+            .rev()
+            .map(|f| {
+                methods.get(&f.method).map(|(n, file, first)| {
+                    (
+                        n.clone(),
+                        file.clone(),
+                        if f.line > 0 { f.line } else { *first },
+                    )
+                })
+            })
+            .collect();
+        if let Some(inl) = inl {
+            out.push((off, inl));
+        }
+        k += run;
+    }
+    out.sort_by_key(|(o, _)| *o);
+    out.dedup_by_key(|(o, _)| *o);
+    out
 }
 
 /// The name of code at `pc` in no module: the JitCode ranges that held it over the run. One
 /// method: its name, file and first line. Several (the JVM freed code and reused its place;
 /// samples carry no time to say which ran): all their names, so no frame gets a wrong one.
 /// Code the JVM generated itself is never freed but nests (a blob of adapters, each adapter):
-/// the innermost range names it, the first recorded of equal ones.
-fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
+/// the innermost range names it, the first recorded of equal ones. See [`jit_names`] for the
+/// methods inlined there.
+fn jit_name(ranges: &[JitRange], pc: u64) -> Option<Named> {
     let holds = |r: &&JitRange| r.start <= pc && pc < r.end;
     let mut found: Vec<&JitRange> = ranges.iter().filter(holds).filter(|r| r.method).collect();
     if found.is_empty() {
@@ -161,6 +247,29 @@ fn jit_name(ranges: &[JitRange], pc: u64) -> Option<(String, String, u32)> {
     }
 }
 
+/// The names of code at `pc` in no module, outermost first: as [`jit_name`], followed, where one
+/// compiled method held it, by the methods inlined at that instruction.
+fn jit_names(ranges: &[JitRange], pc: u64) -> Option<Vec<Named>> {
+    let first = jit_name(ranges, pc)?;
+    let mut held = ranges
+        .iter()
+        .filter(|r| r.method && r.start <= pc && pc < r.end);
+    let one = held.next();
+    let same = one.is_some_and(|o| held.all(|r| r.name == o.name));
+    let mut out = vec![first];
+    if let (Some(r), true) = (one, same) {
+        // the last code recorded at the address: its inlining (code freed and compiled again
+        // in place has the same method's)
+        let last = ranges
+            .iter()
+            .rev()
+            .find(|r| r.method && r.start <= pc && pc < r.end)
+            .unwrap_or(r);
+        out.extend(last.inlined_at(pc).iter().cloned());
+    }
+    Some(out)
+}
+
 impl FrameNames {
     fn region(
         &mut self,
@@ -169,20 +278,20 @@ impl FrameNames {
         img: &ProcessImage,
         table: &mut RegionTable,
         resolver: &mut SymbolResolver,
-    ) -> u32 {
-        if let Some(&r) = self.by_address.get(&(module, address)) {
-            return r;
+    ) -> Vec<u32> {
+        if let Some(r) = self.by_address.get(&(module, address)) {
+            return r.clone();
         }
         let m = img.process.modules.get(&module);
         let loc = m.and_then(|m| resolver.locate_call_site(address, m));
-        let jit = if m.is_none() && !img.process.jit_code.is_empty() {
-            let ranges = self
-                .jit
-                .get_or_insert_with(|| img.process.jit_code.iter().map(JitRange::of).collect());
-            jit_name(ranges, address.wrapping_sub(1))
+        let mut jit = if m.is_none() && !img.process.jit_code.is_empty() {
+            let ranges = self.jit.get_or_insert_with(|| JitRange::all(&img.process));
+            jit_names(ranges, address.wrapping_sub(1))
         } else {
             None
         };
+        let inlined = jit.as_mut().map(|j| j.split_off(1)).unwrap_or_default();
+        let jit = jit.and_then(|j| j.into_iter().next());
         // the sample's line is a call site, not the function's: 0, but for JIT code the
         // method's first line (as the Java agent's regions have)
         let (name, file, line) = match (loc, m, jit) {
@@ -196,14 +305,19 @@ impl FrameNames {
             (_, None, Some(j)) => j,
             (_, None, None) => ("[unknown]".to_string(), String::new(), 0),
         };
-        let r = table.intern(RegionInfo {
-            name,
-            kind: RegionKind::Function,
-            file,
-            line,
-        });
-        self.by_address.insert((module, address), r);
-        r
+        let regions: Vec<u32> = std::iter::once((name, file, line))
+            .chain(inlined)
+            .map(|(name, file, line)| {
+                table.intern(RegionInfo {
+                    name,
+                    kind: RegionKind::Function,
+                    file,
+                    line,
+                })
+            })
+            .collect();
+        self.by_address.insert((module, address), regions.clone());
+        regions
     }
 }
 
@@ -258,6 +372,9 @@ pub(super) fn fold_samples(
     let mut parent_frame: Vec<Option<usize>> = vec![None; n];
     let mut anchor_of: Vec<Option<u32>> = vec![None; n];
     let mut region = vec![false; n];
+    // per frame the nodes above its own that it stands for (the compiled method and the
+    // methods inlined down to the innermost, whose node is node_of)
+    let mut outer_nodes: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut bad = 0u64;
     for (i, f) in st.frames.iter().enumerate() {
         let (parent, anchor) = if f.parent == NONE_U32 {
@@ -298,8 +415,16 @@ pub(super) fn fold_samples(
             };
             Some(tree.child(parent, rmap.global(local, table)))
         } else {
-            let region = names.region(f.module, f.address, img, table, resolver);
-            Some(tree.child(parent, region))
+            let regions = names.region(f.module, f.address, img, table, resolver);
+            let mut at = parent;
+            for (k, &r) in regions.iter().enumerate() {
+                let c = tree.child(at, r);
+                if k + 1 < regions.len() {
+                    outer_nodes[i].push(c);
+                }
+                at = Some(c);
+            }
+            at
         });
         // frames below a region frame hang under it
         anchor_of[i] = if region_frame {
@@ -324,8 +449,10 @@ pub(super) fn fold_samples(
             let mut k = Some(i);
             while let Some(j) = k.filter(|&j| !region[j]) {
                 if let Some(Some(node)) = node_of[j] {
-                    tree.add(node, 0, 0, secs, 0.0);
-                    tree.add_samples(node, f.samples);
+                    for &o in outer_nodes[j].iter().chain(std::iter::once(&node)) {
+                        tree.add(o, 0, 0, secs, 0.0);
+                        tree.add_samples(o, f.samples);
+                    }
                 }
                 k = parent_frame[j];
             }
@@ -384,6 +511,69 @@ mod tests {
         assert_eq!(jit_name(&r, 0x20ff).unwrap().0, "[jvm: Interpreter]");
         assert_eq!(jit_name(&r, 0x1100), None);
         assert_eq!(jit_name(&r, 0xfff), None);
+    }
+
+    #[test]
+    fn a_frame_in_compiled_code_names_the_methods_inlined_at_the_next_recorded_instruction() {
+        use plx_format::records::JitInlineFrame;
+        let names = |v: Option<Vec<Named>>| -> Vec<(String, u32)> {
+            v.unwrap_or_default()
+                .into_iter()
+                .map(|(n, _, l)| (n, l))
+                .collect()
+        };
+        let methods: FastMap<u32, Named> = [
+            (0, ("A.a()".to_string(), "A.java".to_string(), 10)),
+            (1, ("B.b(int)".to_string(), "B.java".to_string(), 20)),
+            (2, ("C.c()".to_string(), "C.java".to_string(), 30)),
+        ]
+        .into_iter()
+        .collect();
+        let f = |offset, method, line| JitInlineFrame {
+            offset,
+            method,
+            line,
+        };
+        let mut a = code(0x1000, 0x100, 0, "LA;", "a()V");
+        // at 0x40 b inlined into a (b at line 22, line 0: its first line); at 0x20 c into b
+        // into a; at 0x60 a alone; the JVM's order is not the addresses'
+        a.inlined = inlined_stacks(
+            &[
+                f(0x40, 1, 22),
+                f(0x40, 0, 12),
+                f(0x20, 2, 0),
+                f(0x20, 1, 21),
+                f(0x20, 0, 11),
+                f(0x60, 0, 13),
+            ],
+            &methods,
+        );
+        let r = [a];
+        assert_eq!(
+            names(jit_names(&r, 0x1010)),
+            [
+                ("A.a()".into(), 7),
+                ("B.b(int)".into(), 21),
+                ("C.c()".into(), 30)
+            ]
+        );
+        assert_eq!(names(jit_names(&r, 0x1020)).len(), 3);
+        assert_eq!(
+            names(jit_names(&r, 0x1021)),
+            [("A.a()".into(), 7), ("B.b(int)".into(), 22)]
+        );
+        assert_eq!(names(jit_names(&r, 0x1050)), [("A.a()".into(), 7)]);
+        // past the last recorded instruction: the compiled method alone
+        assert_eq!(names(jit_names(&r, 0x1080)), [("A.a()".into(), 7)]);
+        // code two methods held: neither's inlining
+        let mut b = code(0x1000, 0x100, 0, "LB;", "b(I)V");
+        b.inlined = inlined_stacks(&[f(0x40, 2, 31), f(0x40, 1, 20)], &methods);
+        let [a] = r;
+        let both = [a, b];
+        assert_eq!(
+            names(jit_names(&both, 0x1030)),
+            [("[jit: A.a() | B.b(int)]".into(), 0)]
+        );
     }
 
     #[test]
