@@ -143,8 +143,9 @@ def test_the_events_of_a_threaded_run_are_the_parquet_export(parallax, queue_exp
     ev = parallax.open(queue_experiment).events
     assert sorted(ev["thread"].unique()) == [0, 1, 2, 3, 4]
     assert ev["time_ns"].is_monotonic_increasing
-    # the threads take turns (the queue's hand-offs): not one thread's events after another's
-    assert (ev["thread"].diff().fillna(0) != 0).sum() > 100
+    # the threads take turns: the 64-slot ring holds 64 of the 600 items, so the producers
+    # wait for the consumers at least 9 times (not one thread's events after another's)
+    assert (ev["thread"].diff().fillna(0) != 0).sum() >= 9
 
 
 def test_events_are_the_text_export(parallax, experiments, text_exports):
