@@ -110,20 +110,42 @@ def pd_na(v):
 ARROW_TABLES = ("events", "messages", "locations", "regions", "comms")
 
 
+def assert_tables_are_the_parquet_export(parallax, exp_dir, parquet_dir, name):
+    """Each of ARROW_TABLES holds the Parquet export's rows and values, column by column, in
+    its order (names as categoricals)."""
+    exp = parallax.open(exp_dir)
+    for table in ARROW_TABLES:
+        want = pq.read_table(parquet_dir / (table + ".parquet"))
+        got = exp.table(table, backend="arrow")
+        assert got.column_names == want.column_names, (name, table)
+        for col in want.column_names:
+            g = got.column(col)
+            if pa.types.is_dictionary(g.type):
+                g = g.cast(pa.string())
+            assert g.to_pylist() == want.column(col).to_pylist(), (name, table, col)
+
+
 def test_trace_tables_are_the_parquet_export(parallax, experiments, parquet):
     """events, messages, locations, regions and comms hold the Parquet export's rows and
     values, column by column (names as categoricals)."""
     for name in ("life", "t_mpi", "pingpong"):
-        exp = parallax.open(experiments[name])
-        for table in ARROW_TABLES:
-            want = pq.read_table(parquet[name] / (table + ".parquet"))
-            got = exp.table(table, backend="arrow")
-            assert got.column_names == want.column_names, (name, table)
-            for col in want.column_names:
-                g = got.column(col)
-                if pa.types.is_dictionary(g.type):
-                    g = g.cast(pa.string())
-                assert g.to_pylist() == want.column(col).to_pylist(), (name, table, col)
+        assert_tables_are_the_parquet_export(parallax, experiments[name], parquet[name], name)
+
+
+def test_the_events_of_a_threaded_run_are_the_parquet_export(parallax, queue_experiment,
+                                                             tmp_path):
+    """One process's threads (each decoded alone, then put in the merge's order): the same
+    rows in the same order as the Parquet export's merged stream, the 5 threads' events
+    interleaved by time."""
+    out = tmp_path / "queue.parquet"
+    plx("export", queue_experiment, "--format", "parquet", "-o", out)
+    assert_tables_are_the_parquet_export(parallax, queue_experiment, out, "queue")
+    ev = parallax.open(queue_experiment).events
+    assert sorted(ev["thread"].unique()) == [0, 1, 2, 3, 4]
+    assert ev["time_ns"].is_monotonic_increasing
+    # the threads take turns: the 64-slot ring holds 64 of the 600 items, so the producers
+    # wait for the consumers at least 9 times (not one thread's events after another's)
+    assert (ev["thread"].diff().fillna(0) != 0).sum() >= 9
 
 
 def test_events_are_the_text_export(parallax, experiments, text_exports):

@@ -10,11 +10,11 @@
 use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, At, Cx, Envelope, Step};
+use crate::driver::{drive, drive_alone, pool, At, Cx, Envelope, Step};
 use crate::rows::{location_ids, Details, Kind, RowWriter, Rows};
 use crate::{ExportError, ExportInput, ExportSummary};
 
-pub use crate::rows::KINDS;
+pub use crate::rows::{ColumnSpec, Ty, EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS};
 
 /// The values of a column and which are present.
 #[derive(Debug, Default, Clone)]
@@ -143,6 +143,75 @@ impl EventColumns {
     }
 }
 
+/// One column of a table, as [`EVENT_COLUMNS`] and [`MESSAGE_COLUMNS`] type it.
+#[derive(Debug)]
+#[allow(missing_docs)]
+pub enum Column {
+    Bool(Col<u8>),
+    I32(Col<i32>),
+    I64(Col<i64>),
+    F64(Col<f64>),
+    /// A name column ([`Ty::Str`]): ids into the dictionary that [`Names`] says.
+    Names(Col<i32>, Names),
+}
+
+/// The dictionary of a name column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    /// [`KINDS`].
+    Kinds,
+    /// [`TraceColumns::regions`]' names.
+    Regions,
+    /// [`TraceColumns::user_events`].
+    UserEvents,
+    /// [`sync_kind_names`].
+    SyncKinds,
+}
+
+impl Column {
+    /// The type [`EVENT_COLUMNS`] and [`MESSAGE_COLUMNS`] give it.
+    pub fn ty(&self) -> Ty {
+        match self {
+            Column::Bool(_) => Ty::Bool,
+            Column::I32(_) => Ty::I32,
+            Column::I64(_) => Ty::I64,
+            Column::F64(_) => Ty::F64,
+            Column::Names(..) => Ty::Str,
+        }
+    }
+}
+
+impl EventColumns {
+    /// The columns in [`EVENT_COLUMNS`]' order (`region_name` the region ids again, as names).
+    pub fn into_columns(self) -> Vec<Column> {
+        use Column::*;
+        let e = self;
+        vec![
+            I64(e.time_ns),
+            I32(e.location),
+            I32(e.process),
+            I32(e.rank),
+            I32(e.thread),
+            Names(e.kind, self::Names::Kinds),
+            I32(e.region.clone()),
+            Names(e.region, self::Names::Regions),
+            I32(e.peer),
+            I32(e.tag),
+            I64(e.bytes),
+            I64(e.bytes_recv),
+            I32(e.comm),
+            I32(e.root),
+            I64(e.message),
+            Names(e.user_event, self::Names::UserEvents),
+            F64(e.value),
+            I32(e.object),
+            Names(e.sync_kind, self::Names::SyncKinds),
+            I64(e.wait_ns),
+            Bool(e.truncated),
+        ]
+    }
+}
+
 /// The messages table (`messages.parquet`'s columns).
 #[derive(Debug, Default)]
 #[allow(missing_docs)] // the columns of docs/exports/parquet.md and docs/python.md
@@ -161,6 +230,30 @@ pub struct MessageColumns {
     pub bytes: Col<i64>,
     pub tag: Col<i32>,
     pub comm: Col<i32>,
+}
+
+impl MessageColumns {
+    /// The columns in [`MESSAGE_COLUMNS`]' order.
+    pub fn into_columns(self) -> Vec<Column> {
+        use Column::*;
+        let m = self;
+        vec![
+            I64(m.message),
+            I64(m.send_ns),
+            I64(m.recv_ns),
+            I32(m.sender_location),
+            I32(m.sender_process),
+            I32(m.sender_rank),
+            I32(m.sender_thread),
+            I32(m.receiver_location),
+            I32(m.receiver_process),
+            I32(m.receiver_rank),
+            I32(m.receiver_thread),
+            I64(m.bytes),
+            I32(m.tag),
+            I32(m.comm),
+        ]
+    }
 }
 
 /// One row per call: an enter matched with the exit that closed it (pipit's `match_events`),
@@ -247,7 +340,18 @@ pub struct Wanted {
 }
 
 /// Reads `input`'s merged trace into columns: those `wanted` (the others stay empty).
+///
+/// The events alone (no intervals) of one process without messages are read without the
+/// merge: each thread decoded into its own columns on the machine's cores, then put in the
+/// merge's order by a k-way merge of their (time, ticks, thread) and gathered column by column
+/// in parallel — the same table. Otherwise (several processes, messages, a region without a
+/// definition, damage: [`drive_alone`]) through the merge.
 pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
+    if wanted.events && !wanted.intervals {
+        if let Some(t) = events_alone(input)? {
+            return Ok(t);
+        }
+    }
     let mut sink = Rows(ColumnSink {
         out: TraceColumns::default(),
         wanted,
@@ -259,6 +363,155 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
     let mut out = sink.0.out;
     out.summary = summary;
     Ok(out)
+}
+
+/// The events table from each thread decoded alone ([`trace_columns`]); `None` where the merge
+/// is needed.
+fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let wanted = Wanted {
+        events: true,
+        intervals: false,
+    };
+    let run = drive_alone(input, workers, |alone, _, words| {
+        let mut sink = ColumnSink {
+            out: TraceColumns {
+                origin_ns: alone.origin_ns,
+                ..TraceColumns::default()
+            },
+            wanted,
+            locs: location_ids(&alone.locations),
+            open: Vec::new(),
+            paths: FastMap::default(),
+        };
+        // a row per event word at most, plus its calls open at the end
+        sink.out
+            .events
+            .reserve(usize::try_from(words).unwrap_or(usize::MAX));
+        Rows(sink)
+    })?;
+    let Some(run) = run else {
+        return Ok(None);
+    };
+    let mut parts = Vec::with_capacity(run.locations.len());
+    let mut keys = Vec::with_capacity(run.locations.len());
+    for l in run.locations {
+        let events = l.sink.0.out.events;
+        // every event handed over made one row
+        if l.ticks.len() > events.time_ns.values.len() {
+            return Ok(None);
+        }
+        keys.push((l.ticks, l.thread));
+        parts.push(events);
+    }
+    let order = merge_order(&parts, &keys);
+    drop(keys);
+    let events = gather_events(workers, &order, parts);
+    let alone = run.alone;
+    Ok(Some(TraceColumns {
+        origin_ns: alone.origin_ns,
+        events,
+        regions: alone.regions.all().to_vec(),
+        locations: alone.locations,
+        user_events: alone.user_events,
+        summary: run.summary,
+        ..TraceColumns::default()
+    }))
+}
+
+/// The merged order of the locations' rows: per row, the location it is the next row of. The
+/// rows of events (`keys`: per location its events' ticks, and its thread) by (time, ticks,
+/// thread, location), as the merge's heap orders one process's events; then each location's
+/// rows after them (its calls open at the end), location by location.
+fn merge_order(parts: &[EventColumns], keys: &[(Vec<u64>, u32)]) -> Vec<u32> {
+    use std::cmp::Reverse;
+    use std::collections::binary_heap::{BinaryHeap, PeekMut};
+    let rows: usize = parts.iter().map(|p| p.time_ns.values.len()).sum();
+    let mut order = Vec::with_capacity(rows);
+    let key = |l: usize, i: usize| {
+        let (ticks, thread) = &keys[l];
+        (parts[l].time_ns.values[i], ticks[i], *thread, l as u32)
+    };
+    let mut at = vec![0usize; parts.len()];
+    let mut heap: BinaryHeap<Reverse<(i64, u64, u32, u32)>> = (0..parts.len())
+        .filter(|&l| !keys[l].0.is_empty())
+        .map(|l| Reverse(key(l, 0)))
+        .collect();
+    while let Some(mut top) = heap.peek_mut() {
+        let l = top.0 .3 as usize;
+        order.push(l as u32);
+        at[l] += 1;
+        if at[l] < keys[l].0.len() {
+            top.0 = key(l, at[l]);
+        } else {
+            PeekMut::pop(top);
+        }
+    }
+    for (l, p) in parts.iter().enumerate() {
+        let tail = p.time_ns.values.len() - keys[l].0.len();
+        order.extend(std::iter::repeat_n(l as u32, tail));
+    }
+    order
+}
+
+/// Column `parts` (one per location) into one, in `order` (per row its location).
+fn gather<T: Copy + Default>(order: &[u32], parts: Vec<Col<T>>) -> Col<T> {
+    let n = order.len();
+    let nulls: usize = parts.iter().map(|p| p.nulls).sum();
+    if nulls == n && n > 0 {
+        // no value at all: zeros, allocated as such
+        return Col {
+            values: vec![T::default(); n],
+            valid: Some(vec![0; n.div_ceil(8)]),
+            nulls,
+        };
+    }
+    let mut at = vec![0usize; parts.len()];
+    let mut values = Vec::with_capacity(n);
+    for &l in order {
+        let i = &mut at[l as usize];
+        values.push(parts[l as usize].values[*i]);
+        *i += 1;
+    }
+    let valid = (nulls > 0).then(|| {
+        at.fill(0);
+        let mut bits = vec![0u8; n.div_ceil(8)];
+        for (row, &l) in order.iter().enumerate() {
+            let i = &mut at[l as usize];
+            let present = parts[l as usize]
+                .valid
+                .as_ref()
+                .is_none_or(|b| b[*i / 8] >> (*i % 8) & 1 == 1);
+            bits[row / 8] |= (present as u8) << (row % 8);
+            *i += 1;
+        }
+        bits
+    });
+    Col {
+        values,
+        valid,
+        nulls,
+    }
+}
+
+/// The locations' events columns into one table in `order`, a column per job on `workers`
+/// threads (each location's column freed once gathered).
+fn gather_events(workers: usize, order: &[u32], mut parts: Vec<EventColumns>) -> EventColumns {
+    let mut out = EventColumns::default();
+    let mut jobs: Vec<Box<dyn FnOnce() + Send + '_>> = Vec::new();
+    macro_rules! jobs {
+        ($($f:ident),*) => {$(
+            let dst = &mut out.$f;
+            let src: Vec<_> = parts.iter_mut().map(|p| std::mem::take(&mut p.$f)).collect();
+            jobs.push(Box::new(move || *dst = gather(order, src)));
+        )*};
+    }
+    // the widest first
+    jobs!(time_ns, bytes, bytes_recv, message, value, wait_ns);
+    jobs!(location, process, rank, thread, kind, region, peer, tag, comm, root);
+    jobs!(user_event, object, sync_kind, truncated);
+    pool(workers, jobs, |job| job());
+    out
 }
 
 /// A call open at a location: its region, entry ns and callpath index.
@@ -280,7 +533,7 @@ impl RowWriter for ColumnSink {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.out.origin_ns = merge.origin_ns();
-        self.locs = location_ids(merge);
+        self.locs = location_ids(merge.locations());
         self.open = vec![Vec::new(); self.locs.len()];
         // a row per event word at most (an event takes one word or more), plus the calls open
         // at the end: every column in one allocation
@@ -410,6 +663,24 @@ impl RowWriter for ColumnSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The columns in memory are the declared ones, in order, of the declared types (a name
+    /// column a dictionary), every one there.
+    #[test]
+    fn the_columns_in_memory_are_the_declared_ones() {
+        let types = |c: Vec<Column>| c.iter().map(Column::ty).collect::<Vec<_>>();
+        let declared = |s: &[ColumnSpec]| s.iter().map(|c| c.1).collect::<Vec<_>>();
+        assert_eq!(
+            types(EventColumns::default().into_columns()),
+            declared(EVENT_COLUMNS)
+        );
+        assert_eq!(
+            types(MessageColumns::default().into_columns()),
+            declared(MESSAGE_COLUMNS)
+        );
+        assert_eq!(EVENT_COLUMNS.len(), 21);
+        assert_eq!(MESSAGE_COLUMNS.len(), 14);
+    }
 
     #[test]
     fn a_validity_bitmap_made_at_a_first_null_has_no_bits_past_the_rows() {

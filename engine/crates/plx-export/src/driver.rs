@@ -14,6 +14,13 @@
 //! the others are counted ([`ExportSummary::messages_across_edges`]). The stacks follow every
 //! event, inside or not.
 //!
+//! **Threads alone** ([`drive_alone`]): the events of one process without messages, each
+//! location decoded on its own into a sink of its own, on a pool sized to the cores — the
+//! same events and stacks per location as the merged stream hands them, in the location's order;
+//! the caller puts the locations' rows in the merge's order (within a process, when nothing is
+//! repaired: time, ticks, thread). Where that would not be the merge's stream it says so and
+//! the caller drives the merge.
+//!
 //! Invariants a sink may rely on: events come in global time order; at
 //! [`Sink::enter`] and [`Sink::exit`] the stacks already hold the change (the entered region
 //! is the innermost; the regions an exit closed are gone); at every other event they are as
@@ -24,7 +31,10 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::PathBuf;
 
-use plx_analysis::merge::Feed;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use plx_analysis::merge::{Alone, Feed, LocationStream};
 use plx_analysis::{
     EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation, Window,
 };
@@ -121,10 +131,11 @@ pub(crate) struct CountedCall<'a> {
 }
 
 /// What a sink may read at an event besides the event.
-pub(crate) struct Cx<'a, 'f, 'm> {
-    /// The feed: the regions and user events the merge has named so far (looked up only by
-    /// the sinks that name them).
-    feed: &'a Feed<'f, 'm>,
+pub(crate) struct Cx<'a> {
+    /// The regions and user events the merge has named so far (looked up only by the sinks
+    /// that name them).
+    regions: &'a RegionTable,
+    user_events: &'a [String],
     /// The open calls of every location.
     pub stacks: &'a Stacks,
     /// The location's send events before this event, all of them (those before a window
@@ -132,17 +143,26 @@ pub(crate) struct Cx<'a, 'f, 'm> {
     pub sends: u64,
 }
 
-impl Cx<'_, '_, '_> {
+impl<'a> Cx<'a> {
+    fn of(feed: &'a Feed, stacks: &'a Stacks, sends: u64) -> Cx<'a> {
+        Cx {
+            regions: feed.regions(),
+            user_events: feed.user_events(),
+            stacks,
+            sends,
+        }
+    }
+
     /// Regions the merge has named so far.
     #[inline]
     pub fn regions(&self) -> &RegionTable {
-        self.feed.regions()
+        self.regions
     }
 
     /// User events the merge has named so far.
     #[inline]
     pub fn user_events(&self) -> &[String] {
-        self.feed.user_events()
+        self.user_events
     }
 }
 
@@ -323,6 +343,46 @@ pub(crate) fn drive<S: Sink>(
     Ok(summary)
 }
 
+/// Hands an event to the sink's method for its kind (`closed`: the calls an exit closed; a
+/// counted call is the caller's, which knows its names).
+fn hand<S: Sink>(sink: &mut S, cx: &Cx, at: At, ev: EventKind, closed: &[u32]) -> Step {
+    match ev {
+        EventKind::Enter { region } => sink.enter(cx, at, region),
+        EventKind::Exit { region } => sink.exit(cx, at, region, closed),
+        EventKind::User { event, value } => sink.user(cx, at, event, value),
+        EventKind::Send { message, .. } => sink.send(cx, at, Envelope::of(&ev), message),
+        EventKind::Recv { message, .. } => sink.recv(cx, at, Envelope::of(&ev), message),
+        EventKind::Collective {
+            comm,
+            root,
+            bytes_sent,
+            bytes_recv,
+        } => sink.collective(cx, at, comm, root, (bytes_sent, bytes_recv)),
+        EventKind::Acquire {
+            object,
+            kind,
+            wait_ns,
+            ..
+        } => sink.acquire(cx, at, object, kind, wait_ns),
+        EventKind::Release { object, kind } => sink.release(cx, at, object, kind),
+        EventKind::StreamSend { stream, end, bytes } => {
+            sink.stream(cx, at, true, (stream, end, bytes))
+        }
+        EventKind::StreamRecv { stream, end, bytes } => {
+            sink.stream(cx, at, false, (stream, end, bytes))
+        }
+        EventKind::OmpTeam {
+            region,
+            level,
+            team_size,
+            thread_num,
+        } => sink.omp_team(cx, at, region, level, (team_size, thread_num)),
+        EventKind::SendDone { thread, mode, send } => sink.send_done(cx, at, thread, mode, send),
+        EventKind::RecvPosted { before_ns } => sink.recv_posted(cx, at, before_ns),
+        EventKind::Counted { .. } => Ok(()),
+    }
+}
+
 /// The matched messages with both ends in `window` (their numbers), and how many have one end
 /// inside and the other outside: one pass of the merge up to the window's end.
 fn messages_inside(
@@ -438,42 +498,8 @@ impl State<'_> {
             return Ok(());
         }
         self.taken += 1;
-        let cx = Cx {
-            feed,
-            stacks: &self.stacks,
-            sends,
-        };
+        let cx = Cx::of(feed, &self.stacks, sends);
         match e.kind {
-            EventKind::Enter { region } => sink.enter(&cx, at, region),
-            EventKind::Exit { region } => sink.exit(&cx, at, region, &self.closed),
-            EventKind::User { event, value } => sink.user(&cx, at, event, value),
-            EventKind::Send { message, .. } => sink.send(&cx, at, Envelope::of(&e.kind), message),
-            EventKind::Recv { message, .. } => sink.recv(&cx, at, Envelope::of(&e.kind), message),
-            EventKind::Collective {
-                comm,
-                root,
-                bytes_sent,
-                bytes_recv,
-            } => sink.collective(&cx, at, comm, root, (bytes_sent, bytes_recv)),
-            EventKind::Acquire {
-                object,
-                kind,
-                wait_ns,
-                ..
-            } => sink.acquire(&cx, at, object, kind, wait_ns),
-            EventKind::Release { object, kind } => sink.release(&cx, at, object, kind),
-            EventKind::StreamSend { stream, end, bytes } => {
-                sink.stream(&cx, at, true, (stream, end, bytes))
-            }
-            EventKind::StreamRecv { stream, end, bytes } => {
-                sink.stream(&cx, at, false, (stream, end, bytes))
-            }
-            EventKind::OmpTeam {
-                region,
-                level,
-                team_size,
-                thread_num,
-            } => sink.omp_team(&cx, at, region, level, (team_size, thread_num)),
             EventKind::Counted {
                 set,
                 region,
@@ -488,10 +514,7 @@ impl State<'_> {
                 };
                 sink.counted(&cx, at, &call)
             }
-            EventKind::SendDone { thread, mode, send } => {
-                sink.send_done(&cx, at, thread, mode, send)
-            }
-            EventKind::RecvPosted { before_ns } => sink.recv_posted(&cx, at, before_ns),
+            kind => hand(sink, &cx, at, kind, &self.closed),
         }
     }
 
@@ -520,11 +543,7 @@ impl State<'_> {
                     continue;
                 }
                 self.taken += 1;
-                let cx = Cx {
-                    feed,
-                    stacks: &self.stacks,
-                    sends: self.sends[loc as usize],
-                };
+                let cx = Cx::of(feed, &self.stacks, self.sends[loc as usize]);
                 sink.enter(&cx, At { loc, ns: at_start }, region)?;
             }
         }
@@ -549,28 +568,275 @@ impl State<'_> {
         for (li, own) in self.last.iter().enumerate() {
             let Some(own) = *own else { continue };
             let open = self.stacks.close_all(li as u32);
-            let ends = killed[li].map_or(own, |k| k.max(own));
-            // a location that goes on past the window's end: its calls end there, not cut
-            let cut = killed[li].filter(|_| ends < self.window.end_ns);
-            if cut.is_some() && !open.is_empty() {
-                let l = &locations[li];
-                warnings.push(plx_analysis::rebuild::killed_warning(
-                    &model.processes[l.process].path,
-                    l.thread,
-                    open.len(),
-                ));
-            }
-            let cx = Cx {
-                feed,
-                stacks: &self.stacks,
-                sends: self.sends[li],
-            };
-            let at = At {
-                loc: li as u32,
-                ns: ends.clamp(self.window.start_ns, self.window.end_ns),
-            };
-            sink.open_at_end(&cx, at, &open, cut.is_some())?;
+            let cx = Cx::of(feed, &self.stacks, self.sends[li]);
+            let end = (own, killed[li], self.window);
+            let at = (model, locations, li as u32);
+            close_location(sink, &cx, at, end, &open, &mut warnings)?;
         }
         Ok((self.taken, warnings))
     }
+}
+
+/// Ends location `li`'s calls still `open` after its last event (`own`, ns): there, or in a
+/// killed process (`killed`: its latest event) there and cut, a warning said for them; within
+/// the window.
+fn close_location<S: Sink>(
+    sink: &mut S,
+    cx: &Cx,
+    (model, locations, li): (&Model, &[TraceLocation], u32),
+    (own, killed, window): (i64, Option<i64>, Window),
+    open: &[u32],
+    warnings: &mut Vec<Warning>,
+) -> Step {
+    let ends = killed.map_or(own, |k| k.max(own));
+    // a location that goes on past the window's end: its calls end there, not cut
+    let cut = killed.filter(|_| ends < window.end_ns);
+    if cut.is_some() && !open.is_empty() {
+        let l = &locations[li as usize];
+        warnings.push(plx_analysis::rebuild::killed_warning(
+            &model.processes[l.process].path,
+            l.thread,
+            open.len(),
+        ));
+    }
+    let at = At {
+        loc: li,
+        ns: ends.clamp(window.start_ns, window.end_ns),
+    };
+    sink.open_at_end(cx, at, open, cut.is_some())
+}
+
+/// Calls `f` on each item on `workers` threads (at most one per item; the caller's thread
+/// alone when 1), the results in the items' order.
+pub(crate) fn pool<T: Send, R: Send>(
+    workers: usize,
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let n = items.len();
+    let workers = workers.clamp(1, n.max(1));
+    if workers == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let results: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let item = items[i].lock().expect("no worker panics").take();
+                let r = f(item.expect("each item taken once"));
+                *results[i].lock().expect("no worker panics") = Some(r);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .expect("no worker panics")
+                .expect("every item done")
+        })
+        .collect()
+}
+
+/// One location of [`drive_alone`], decoded: its sink, and what the rows' order needs.
+pub(crate) struct AloneLocation<S> {
+    pub sink: S,
+    /// The thread's ticks at each event handed to the sink, in order (the merge's tie-break
+    /// within a process after the time; its time is the sink's).
+    pub ticks: Vec<u64>,
+    /// Its thread.
+    pub thread: u32,
+}
+
+/// What [`drive_alone`] gives: a sink per location, its names.
+pub(crate) struct AloneRun<S> {
+    /// The merge's locations, regions, user events and origin (its streams spent).
+    pub alone: Alone,
+    /// One per location, in the merge's order.
+    pub locations: Vec<AloneLocation<S>>,
+    /// The events taken and the warnings (no clock report: nothing is repaired in one process
+    /// without messages).
+    pub summary: ExportSummary,
+}
+
+/// [`drive`] with every location decoded alone, each into its own sink (`make(alone, location,
+/// its event words)`), on `workers` threads: the same events handed over with the same stacks, but
+/// each location's in its own order, then its calls open at the end (a location's events
+/// before its end in both). Only where that is the merge's stream split by location: `None`
+/// (the caller takes [`drive`]) with a window, counted calls, more than one process, a message
+/// (matched only by the merge), a region or user event without a definition (named in the
+/// merge's order), damage (the merge's warnings), or a location whose events are not in
+/// (time, ticks) order (the merge's order within a process, when nothing is repaired, is
+/// (time, ticks, thread)).
+pub(crate) fn drive_alone<S: Sink + Send>(
+    input: &ExportInput,
+    workers: usize,
+    make: impl Fn(&Alone, u32, u64) -> S + Sync,
+) -> Result<Option<AloneRun<S>>, ExportError> {
+    if S::COUNTERS || input.window != Window::ALL {
+        return Ok(None);
+    }
+    let mut alone = Alone::new(&input.model, &input.experiment)?;
+    let Some(first) = alone.locations.first() else {
+        return Ok(None);
+    };
+    if alone.locations.iter().any(|l| l.process != first.process) {
+        return Ok(None);
+    }
+    let model = &input.model;
+    let words = |l: &TraceLocation| {
+        model.processes[l.process]
+            .trace
+            .as_ref()
+            .and_then(|t| t.words_per_thread.get(&l.thread).copied())
+            .unwrap_or(0)
+    };
+    let streams = std::mem::take(&mut alone.streams);
+    let items: Vec<(u32, LocationStream)> = (0..streams.len() as u32).zip(streams).collect();
+    let decoded = pool(workers, items, |(li, stream)| {
+        let l = &alone.locations[li as usize];
+        let sink = make(&alone, li, words(l));
+        decode_alone(&alone, li, stream, sink)
+    });
+    let mut done = Vec::with_capacity(decoded.len());
+    for d in decoded {
+        match d.map_err(|e| sink_error::<S>(e))? {
+            Some(d) => done.push(d),
+            None => return Ok(None),
+        }
+    }
+    // the calls still open at the end, location by location (as the merge's end)
+    let last: Vec<Option<i64>> = done.iter().map(|d| d.last).collect();
+    let killed = plx_analysis::merge::killed_ends(model, &alone.locations, &last);
+    let mut warnings = alone.warnings.clone();
+    let mut taken = 0;
+    let mut locations = Vec::with_capacity(done.len());
+    for (li, mut d) in done.into_iter().enumerate() {
+        taken += d.ticks.len() as u64;
+        if let Some(own) = d.last {
+            let open = d.stacks.close_all(li as u32);
+            let cx = Cx {
+                regions: &alone.regions,
+                user_events: &alone.user_events,
+                stacks: &d.stacks,
+                sends: 0,
+            };
+            let at = (model, &alone.locations[..], li as u32);
+            close_location(
+                &mut d.sink,
+                &cx,
+                at,
+                (own, killed[li], Window::ALL),
+                &open,
+                &mut warnings,
+            )
+            .map_err(sink_error::<S>)?;
+        }
+        locations.push(AloneLocation {
+            sink: d.sink,
+            ticks: d.ticks,
+            thread: alone.locations[li].thread,
+        });
+    }
+    let summary = ExportSummary {
+        records: taken,
+        files: Vec::new(),
+        clock: None,
+        warnings,
+        samples: 0,
+        messages_across_edges: 0,
+    };
+    Ok(Some(AloneRun {
+        alone,
+        locations,
+        summary,
+    }))
+}
+
+fn sink_error<S: Sink>(e: SinkError) -> ExportError {
+    match e {
+        SinkError::Io(e) => ExportError::Io(PathBuf::from(S::OUTPUT), e),
+        SinkError::Export(e) => e,
+    }
+}
+
+/// A location decoded alone, before its calls open at the end are ended.
+struct Decoded<S> {
+    sink: S,
+    ticks: Vec<u64>,
+    stacks: Stacks,
+    last: Option<i64>,
+}
+
+/// Location `li`'s events through `sink` as [`State::event`] hands them (no window): `None`
+/// where the merge is needed ([`drive_alone`]).
+fn decode_alone<S: Sink>(
+    alone: &Alone,
+    li: u32,
+    mut stream: LocationStream,
+    mut sink: S,
+) -> Result<Option<Decoded<S>>, SinkError> {
+    let mut stacks = Stacks::new(alone.locations.len());
+    let (mut closed, mut ticks) = (Vec::new(), Vec::new());
+    let (mut last, mut fine, mut failed) = (None::<(i64, u64)>, true, None);
+    stream.for_each(|e| {
+        if !fine || failed.is_some() {
+            return;
+        }
+        if last.is_some_and(|l| (e.time_ns, e.ticks) < l) {
+            fine = false;
+            return;
+        }
+        last = Some((e.time_ns, e.ticks));
+        let at = At {
+            loc: li,
+            ns: e.time_ns,
+        };
+        match e.kind {
+            EventKind::Enter { region } => stacks.enter(li, region, at.ns),
+            EventKind::Exit { region } => {
+                closed.clear();
+                stacks.exit(li, region, &mut closed);
+            }
+            EventKind::Send { .. }
+            | EventKind::Recv { .. }
+            | EventKind::SendDone { .. }
+            | EventKind::RecvPosted { .. } => {
+                fine = false;
+                return;
+            }
+            _ => {}
+        }
+        if !sink.takes(&e.kind) {
+            return;
+        }
+        ticks.push(e.ticks);
+        let cx = Cx {
+            regions: &alone.regions,
+            user_events: &alone.user_events,
+            stacks: &stacks,
+            sends: 0,
+        };
+        if let Err(x) = hand(&mut sink, &cx, at, e.kind, &closed) {
+            failed = Some(x);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !fine || stream.unresolved() || stream.damaged() {
+        return Ok(None);
+    }
+    Ok(Some(Decoded {
+        sink,
+        ticks,
+        stacks,
+        last: last.map(|l| l.0),
+    }))
 }

@@ -7,7 +7,7 @@
 //! synchronization events; not stream bytes, not OpenMP team records) and what each row holds
 //! is here and nowhere else.
 
-use plx_analysis::{EventKind, GlobalMerge, MessageLink};
+use plx_analysis::{EventKind, GlobalMerge, MessageLink, TraceLocation};
 
 use crate::driver::{At, Cx, Envelope, Sink, Step};
 use crate::ExportSummary;
@@ -22,6 +22,65 @@ pub const KINDS: [&str; 8] = [
     "collective",
     "acquire",
     "release",
+];
+
+/// A column's type: `Str` a name (in memory an id into a dictionary of names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Ty {
+    Bool,
+    I32,
+    I64,
+    F64,
+    Str,
+}
+
+/// A column: (name, type, optional: a row may have no value).
+pub type ColumnSpec = (&'static str, Ty, bool);
+
+/// The events table's columns, in order: (name, type, optional). The Parquet export's
+/// `events.parquet` and the Python module's `events` table ([`crate::columns::EventColumns::into_columns`])
+/// are made from this list.
+pub const EVENT_COLUMNS: &[ColumnSpec] = &[
+    ("time_ns", Ty::I64, false),
+    ("location", Ty::I32, false),
+    ("process", Ty::I32, false),
+    ("rank", Ty::I32, true),
+    ("thread", Ty::I32, false),
+    ("kind", Ty::Str, false),
+    ("region", Ty::I32, true),
+    ("region_name", Ty::Str, true),
+    ("peer", Ty::I32, true),
+    ("tag", Ty::I32, true),
+    ("bytes", Ty::I64, true),
+    ("bytes_recv", Ty::I64, true),
+    ("comm", Ty::I32, true),
+    ("root", Ty::I32, true),
+    ("message", Ty::I64, true),
+    ("user_event", Ty::Str, true),
+    ("value", Ty::F64, true),
+    ("object", Ty::I32, true),
+    ("sync_kind", Ty::Str, true),
+    ("wait_ns", Ty::I64, true),
+    ("truncated", Ty::Bool, false),
+];
+
+/// The messages table's columns, in order (`messages.parquet`, the Python module's `messages`).
+pub const MESSAGE_COLUMNS: &[ColumnSpec] = &[
+    ("message", Ty::I64, false),
+    ("send_ns", Ty::I64, false),
+    ("recv_ns", Ty::I64, false),
+    ("sender_location", Ty::I32, false),
+    ("sender_process", Ty::I32, false),
+    ("sender_rank", Ty::I32, true),
+    ("sender_thread", Ty::I32, false),
+    ("receiver_location", Ty::I32, false),
+    ("receiver_process", Ty::I32, false),
+    ("receiver_rank", Ty::I32, true),
+    ("receiver_thread", Ty::I32, false),
+    ("bytes", Ty::I64, false),
+    ("tag", Ty::I32, false),
+    ("comm", Ty::I32, true),
 ];
 
 /// An event row's kind: its index into [`KINDS`].
@@ -212,9 +271,8 @@ impl<W: RowWriter> Sink for Rows<W> {
 }
 
 /// Per location of the merge: its (process, rank, thread) as the tables' columns hold them.
-pub(crate) fn location_ids(merge: &GlobalMerge) -> Vec<(i32, Option<i32>, i32)> {
-    merge
-        .locations()
+pub(crate) fn location_ids(locations: &[TraceLocation]) -> Vec<(i32, Option<i32>, i32)> {
+    locations
         .iter()
         .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
         .collect()

@@ -48,6 +48,13 @@ impl Source {
         }
     }
 
+    /// Has the cursor met damage (events it could not decode, events out of order, bad
+    /// chunks: what the merge turns into warnings)?
+    pub fn damaged(&self) -> bool {
+        let d = &self.cursor.damage;
+        d.unknown > 0 || d.out_of_order > 0 || !d.warnings.is_empty()
+    }
+
     /// The batch decoded ahead, if any.
     pub fn take_ahead(&mut self) -> Vec<Head> {
         std::mem::take(&mut self.ahead)

@@ -48,6 +48,8 @@ pub struct Alone {
     pub origin_ns: i64,
     /// One stream per location, in the same order.
     pub streams: Vec<LocationStream>,
+    /// The merge's warnings from opening the traces (a trace file it could not read).
+    pub warnings: Vec<plx_format::Warning>,
 }
 
 /// One location's events ([`LocationStream::for_each`]).
@@ -112,6 +114,7 @@ impl Alone {
             user_events: m.user_events.clone(),
             origin_ns: m.origin_ns,
             streams,
+            warnings: m.warnings.clone(),
         })
     }
 }
@@ -186,6 +189,12 @@ impl LocationStream {
                 kind: kind_of(&h, &mut names),
             }),
         });
+    }
+
+    /// Did the stream meet damage that the merge would warn of (events it could not decode,
+    /// events out of order, bad chunks)? Read once the stream is spent.
+    pub fn damaged(&self) -> bool {
+        self.source.damaged()
     }
 
     /// A region or user event id without a definition was met ([`UNRESOLVED`] given for it).

@@ -27,7 +27,9 @@ use plx_analysis::{GlobalMerge, MessageLink, WaitAnalysis, Window};
 use plx_format::SyncKind;
 
 use crate::driver::{drive, At, Cx, Envelope, Step};
-use crate::rows::{location_ids, Details, Kind, RowWriter, Rows, KINDS};
+use crate::rows::{
+    location_ids, Details, Kind, RowWriter, Rows, EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS,
+};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 use table::{ColumnSpec, Layout, Table, Ty};
 
@@ -221,7 +223,7 @@ impl RowWriter for ParquetSink<'_> {
         let messages =
             Table::create(dir, "messages", MESSAGE_COLUMNS, meta, self.layout(MESSAGE_KEY))?;
         self.tables = Some((events, messages));
-        self.locs = location_ids(merge);
+        self.locs = location_ids(merge.locations());
         Ok(())
     }
 
@@ -249,47 +251,6 @@ impl RowWriter for ParquetSink<'_> {
 const EVENT_KEY: Option<(&str, usize)> = Some(("rank", 3));
 const MESSAGE_KEY: Option<(&str, usize)> = Some(("receiver_rank", 9));
 const LOCATION_KEY: Option<(&str, usize)> = Some(("rank", 3));
-
-const EVENT_COLUMNS: &[ColumnSpec] = &[
-    ("time_ns", Ty::I64, false),
-    ("location", Ty::I32, false),
-    ("process", Ty::I32, false),
-    ("rank", Ty::I32, true),
-    ("thread", Ty::I32, false),
-    ("kind", Ty::Str, false),
-    ("region", Ty::I32, true),
-    ("region_name", Ty::Str, true),
-    ("peer", Ty::I32, true),
-    ("tag", Ty::I32, true),
-    ("bytes", Ty::I64, true),
-    ("bytes_recv", Ty::I64, true),
-    ("comm", Ty::I32, true),
-    ("root", Ty::I32, true),
-    ("message", Ty::I64, true),
-    ("user_event", Ty::Str, true),
-    ("value", Ty::F64, true),
-    ("object", Ty::I32, true),
-    ("sync_kind", Ty::Str, true),
-    ("wait_ns", Ty::I64, true),
-    ("truncated", Ty::Bool, false),
-];
-
-const MESSAGE_COLUMNS: &[ColumnSpec] = &[
-    ("message", Ty::I64, false),
-    ("send_ns", Ty::I64, false),
-    ("recv_ns", Ty::I64, false),
-    ("sender_location", Ty::I32, false),
-    ("sender_process", Ty::I32, false),
-    ("sender_rank", Ty::I32, true),
-    ("sender_thread", Ty::I32, false),
-    ("receiver_location", Ty::I32, false),
-    ("receiver_process", Ty::I32, false),
-    ("receiver_rank", Ty::I32, true),
-    ("receiver_thread", Ty::I32, false),
-    ("bytes", Ty::I64, false),
-    ("tag", Ty::I32, false),
-    ("comm", Ty::I32, true),
-];
 
 const LOCATION_COLUMNS: &[ColumnSpec] = &[
     ("location", Ty::I32, false),

@@ -33,18 +33,12 @@ const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 /// number of ranks.
 pub(super) const DATASET_BUFFER: usize = 1 << 20;
 
-/// A column's physical type.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ty {
-    Bool,
-    I32,
-    I64,
-    F64,
-    Str,
-}
+/// A column's physical type ([`crate::rows::Ty`]: the events and messages tables' types are
+/// declared there).
+pub(super) use crate::rows::Ty;
 
 /// (name, type, optional).
-pub(super) type ColumnSpec = (&'static str, Ty, bool);
+pub(super) use crate::rows::ColumnSpec;
 
 /// A column's values of the current row group; `def` holds definition levels of an optional
 /// column (1 present, 0 null), whose values hold only the present ones.

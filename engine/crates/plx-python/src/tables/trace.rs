@@ -1,6 +1,9 @@
 //! `plx export --format parquet`'s tables from one merge of the trace, and the matched intervals from another.
 
-use plx_export::columns::{sync_kind_names, trace_columns, Col, TraceColumns, Wanted, KINDS};
+use plx_export::columns::{
+    sync_kind_names, trace_columns, Col, Column, ColumnSpec, Names, TraceColumns, Wanted,
+    EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS,
+};
 use plx_export::{ExportInput, ExportOptions};
 
 use std::path::Path;
@@ -29,6 +32,28 @@ fn merged(dir: &Path, wanted: Wanted) -> Result<(ExportInput, TraceColumns, Tabl
     Ok((input, t, out))
 }
 
+/// A table's columns as a batch, named and typed as `spec` declares them.
+fn batch<'a>(
+    spec: &[ColumnSpec],
+    columns: Vec<Column>,
+    dictionary: &dyn Fn(Names) -> &'a [&'a str],
+) -> Batch {
+    let mut b = Batch::default();
+    for (&(name, ..), c) in spec.iter().zip(columns) {
+        b.add(
+            name,
+            match c {
+                Column::Bool(c) => Array::boolean(c),
+                Column::I32(c) => Array::fixed(c),
+                Column::I64(c) => Array::fixed(c),
+                Column::F64(c) => Array::fixed(c),
+                Column::Names(c, n) => Array::dictionary(c, dictionary(n)),
+            },
+        );
+    }
+    b
+}
+
 /// `plx export --format parquet`'s tables (events, messages, locations, regions, comms), from
 /// one merge.
 pub fn trace(dir: &Path) -> Result<Tables, String> {
@@ -38,54 +63,20 @@ pub fn trace(dir: &Path) -> Result<Tables, String> {
     };
     let (input, t, mut out) = merged(dir, wanted)?;
     let names: Vec<&str> = t.regions.iter().map(|r| r.name.as_str()).collect();
-    let e = t.events;
-    let mut b = Batch::default();
-    b.add("time_ns", Array::fixed(e.time_ns))
-        .add("location", Array::fixed(e.location))
-        .add("process", Array::fixed(e.process))
-        .add("rank", Array::fixed(e.rank))
-        .add("thread", Array::fixed(e.thread))
-        .add("kind", Array::dictionary(e.kind, &KINDS))
-        .add("region", Array::fixed(e.region.clone()))
-        .add("region_name", Array::dictionary(e.region, &names))
-        .add("peer", Array::fixed(e.peer))
-        .add("tag", Array::fixed(e.tag))
-        .add("bytes", Array::fixed(e.bytes))
-        .add("bytes_recv", Array::fixed(e.bytes_recv))
-        .add("comm", Array::fixed(e.comm))
-        .add("root", Array::fixed(e.root))
-        .add("message", Array::fixed(e.message))
-        .add(
-            "user_event",
-            Array::dictionary(e.user_event, &t.user_events),
-        )
-        .add("value", Array::fixed(e.value))
-        .add("object", Array::fixed(e.object))
-        .add(
-            "sync_kind",
-            Array::dictionary(e.sync_kind, &sync_kind_names()),
-        )
-        .add("wait_ns", Array::fixed(e.wait_ns))
-        .add("truncated", Array::boolean(e.truncated));
-    out.batches.push(("events", b));
-
-    let m = t.messages;
-    let mut b = Batch::default();
-    b.add("message", Array::fixed(m.message))
-        .add("send_ns", Array::fixed(m.send_ns))
-        .add("recv_ns", Array::fixed(m.recv_ns))
-        .add("sender_location", Array::fixed(m.sender_location))
-        .add("sender_process", Array::fixed(m.sender_process))
-        .add("sender_rank", Array::fixed(m.sender_rank))
-        .add("sender_thread", Array::fixed(m.sender_thread))
-        .add("receiver_location", Array::fixed(m.receiver_location))
-        .add("receiver_process", Array::fixed(m.receiver_process))
-        .add("receiver_rank", Array::fixed(m.receiver_rank))
-        .add("receiver_thread", Array::fixed(m.receiver_thread))
-        .add("bytes", Array::fixed(m.bytes))
-        .add("tag", Array::fixed(m.tag))
-        .add("comm", Array::fixed(m.comm));
-    out.batches.push(("messages", b));
+    let (kinds, syncs) = (KINDS.to_vec(), sync_kind_names());
+    let user_events: Vec<&str> = t.user_events.iter().map(String::as_str).collect();
+    let dictionary = |n: Names| -> &[&str] {
+        match n {
+            Names::Kinds => &kinds,
+            Names::Regions => &names,
+            Names::UserEvents => &user_events,
+            Names::SyncKinds => &syncs,
+        }
+    };
+    let events = batch(EVENT_COLUMNS, t.events.into_columns(), &dictionary);
+    let messages = batch(MESSAGE_COLUMNS, t.messages.into_columns(), &dictionary);
+    out.batches.push(("events", events));
+    out.batches.push(("messages", messages));
 
     let model = &input.model;
     let locs = &t.locations;
