@@ -12,6 +12,7 @@ pub mod query;
 pub mod samples;
 pub mod server;
 pub mod store;
+pub mod times;
 
 pub use error::ViewError;
 pub use index::{Lane, Region, TraceIndex, Track};

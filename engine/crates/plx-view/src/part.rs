@@ -27,7 +27,7 @@
 use std::collections::{HashMap, HashSet};
 
 use plx_analysis::merge::{
-    Alone, EventKind, GlobalMerge, LocationStream, MergeOptions, TraceLocation,
+    Alone, AloneEvent, EventKind, GlobalMerge, LocationStream, MergeOptions, Sink, TraceLocation,
 };
 use plx_analysis::{AnalysisError, BuildOptions, Model, ProcessModel, RegionInfo, RegionTable};
 use plx_format::Experiment;
@@ -353,35 +353,66 @@ struct Decoded {
 
 /// Decodes one thread (`track` of its process, thread `thread`) alone.
 fn decode(mut stream: LocationStream, track: u32, thread: u32, words: u64) -> Decoded {
-    let mut tb = TrackBuilder::with_events(words);
-    let mut ordered = Vec::new();
-    let mut events = 0u64;
-    let mut end: Option<i64> = None;
-    stream.for_each(|ev| {
-        events += 1;
-        end = Some(end.map_or(ev.time_ns, |e| e.max(ev.time_ns)));
-        tb.take(ev.time_ns, &ev.kind);
+    let mut d = Decoding {
+        track,
+        thread,
+        out: Decoded {
+            track: TrackBuilder::with_events(words),
+            ordered: Vec::new(),
+            events: 0,
+            end: None,
+            unresolved: false,
+        },
+    };
+    stream.drain(&mut d);
+    d.out.unresolved = stream.unresolved();
+    d.out
+}
+
+/// A thread being decoded.
+struct Decoding {
+    track: u32,
+    thread: u32,
+    out: Decoded,
+}
+
+impl Decoding {
+    #[inline(always)]
+    fn at(&mut self, t: i64) {
+        let o = &mut self.out;
+        o.events += 1;
+        o.end = Some(o.end.map_or(t, |e| e.max(t)));
+    }
+}
+
+impl Sink for Decoding {
+    #[inline(always)]
+    fn region(&mut self, t: i64, _ticks: u64, exit: bool, region: u32) {
+        self.at(t);
+        if exit {
+            self.out.track.exit(t, region)
+        } else {
+            self.out.track.enter(t, region)
+        }
+    }
+
+    fn other(&mut self, ev: AloneEvent) {
+        self.at(ev.time_ns);
+        self.out.track.take(ev.time_ns, &ev.kind);
         let keep = match ev.kind {
             EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => true,
             EventKind::Acquire { wait_ns, .. } => wait_ns > 0,
             _ => false,
         };
         if keep {
-            ordered.push(Ordered {
+            self.out.ordered.push(Ordered {
                 time: ev.time_ns,
                 ticks: ev.ticks,
-                thread,
-                track,
+                thread: self.thread,
+                track: self.track,
                 kind: ev.kind,
             });
         }
-    });
-    Decoded {
-        track: tb,
-        ordered,
-        events,
-        end,
-        unresolved: stream.unresolved(),
     }
 }
 
