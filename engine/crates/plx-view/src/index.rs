@@ -550,28 +550,35 @@ impl Handoffs {
     #[inline]
     pub(crate) fn take(&mut self, process: usize, track: u32, t: i64, kind: &EventKind) {
         match *kind {
-            EventKind::Release { object, .. } => {
-                self.released.insert((process, object), (t, track));
-            }
+            EventKind::Release { object, .. } => self.release(process, track, t, object),
             EventKind::Acquire {
                 object,
                 kind,
                 wait_ns,
                 ..
-            } if wait_ns > 0 => {
-                if let Some(&(rt, from)) = self.released.get(&(process, object)) {
-                    if from != track && rt <= t {
-                        self.found.push(Handoff {
-                            release: rt,
-                            acquire: t,
-                            from,
-                            to: track,
-                            kind,
-                        });
-                    }
-                }
-            }
+            } if wait_ns > 0 => self.acquire(process, track, t, object, kind),
             _ => {}
+        }
+    }
+
+    /// A release of `object` at `t` by track `track` of process `process`.
+    pub(crate) fn release(&mut self, process: usize, track: u32, t: i64, object: u32) {
+        self.released.insert((process, object), (t, track));
+    }
+
+    /// An acquisition of `object` (of `kind`) after a wait, at `t` by track `track` of process
+    /// `process`.
+    pub(crate) fn acquire(&mut self, process: usize, track: u32, t: i64, object: u32, kind: u8) {
+        if let Some(&(rt, from)) = self.released.get(&(process, object)) {
+            if from != track && rt <= t {
+                self.found.push(Handoff {
+                    release: rt,
+                    acquire: t,
+                    from,
+                    to: track,
+                    kind,
+                });
+            }
         }
     }
 }
