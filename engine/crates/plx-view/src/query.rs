@@ -216,34 +216,38 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
         return out;
     }
     if scan {
-        let mut cur: Option<Column> = None;
+        // the current column, with its longest region's duration
+        let mut cur: Option<(Column, i64)> = None;
         for i in a..b {
             let (s, e) = (l.start.get(i), l.end.get(i));
             let c = g.col(s);
             if s >= g.t0 && e <= g.boundary(c + 1) && s < g.boundary(c + 1) {
                 match cur.as_mut() {
-                    Some(col) if col.col == c => {
+                    Some((col, longest)) if col.col == c => {
                         col.count += 1;
                         col.busy += (e - s) as u64;
-                        if l.dur(i) > l.dur(col.longest) {
-                            col.longest = i;
+                        if e - s > *longest {
+                            (col.longest, *longest) = (i, e - s);
                         }
                     }
                     _ => {
-                        out.columns.extend(cur.take());
-                        cur = Some(Column {
-                            col: c,
-                            count: 1,
-                            busy: (e - s) as u64,
-                            longest: i,
-                        });
+                        out.columns.extend(cur.take().map(|(col, _)| col));
+                        cur = Some((
+                            Column {
+                                col: c,
+                                count: 1,
+                                busy: (e - s) as u64,
+                                longest: i,
+                            },
+                            e - s,
+                        ));
                     }
                 }
             } else {
                 out.full.push(i);
             }
         }
-        out.columns.extend(cur);
+        out.columns.extend(cur.map(|(col, _)| col));
         return out;
     }
     // regions longer than the widest column cross a boundary; shorter ones that do contain one

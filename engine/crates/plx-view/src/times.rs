@@ -49,6 +49,10 @@ impl Times {
     pub fn get(&self, i: usize) -> i64 {
         let b = i / SPAN;
         let off = self.off[i];
+        if self.far.is_empty() {
+            // every block narrow (the usual case)
+            return self.base[b].wrapping_add(off as i64);
+        }
         match self.wide[b] {
             NARROW => self.base[b].wrapping_add(off as i64),
             w => self.far[w as usize + i % SPAN],
