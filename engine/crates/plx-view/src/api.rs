@@ -513,8 +513,7 @@ impl Viewer {
                     e.2 += c;
                     if d > 0 {
                         let up = &t.lanes[d - 1];
-                        if let Some(p) = up.start.partition_point(|&s| s <= r.start).checked_sub(1)
-                        {
+                        if let Some(p) = up.start.partition_point(|s| s <= r.start).checked_sub(1) {
                             rows.entry(up.region[p]).or_default().2 -= c;
                         }
                     }
@@ -847,9 +846,9 @@ impl Viewer {
             .find(|&d| {
                 let l = &lanes[d];
                 l.start
-                    .partition_point(|&s| s <= t)
+                    .partition_point(|s| s <= t)
                     .checked_sub(1)
-                    .is_some_and(|i| l.end[i] > t)
+                    .is_some_and(|i| l.end.get(i) > t)
             })
             .unwrap_or(0)
     }
@@ -1749,8 +1748,8 @@ fn take_counted(
     // the call: the innermost instance of its region open at the event (at or before
     // its exit)
     let call = t.lanes.iter().rev().find_map(|lane| {
-        let i = lane.start.partition_point(|&x| x <= at).checked_sub(1)?;
-        (lane.end[i] >= at && lane.region[i] == region).then(|| lane.get(i))
+        let i = lane.start.partition_point(|x| x <= at).checked_sub(1)?;
+        (lane.end.get(i) >= at && lane.region[i] == region).then(|| lane.get(i))
     });
     let (start, end) = call.map_or((at, at), |r| (r.start, r.end));
     let mut vals: Vec<Option<u64>> = vec![None; events.len()];
@@ -1823,10 +1822,10 @@ fn flame_of(t: &crate::index::Track, a: i64, b: i64) -> Vec<FlameNode> {
                 Some(up) => {
                     // the last instance above starting at or before this one
                     let q = match p {
-                        None => up.start.partition_point(|&s| s <= r.start),
+                        None => up.start.partition_point(|s| s <= r.start),
                         Some(x) => {
                             let mut q = x + 1;
-                            while q < up.len() && up.start[q] <= r.start {
+                            while q < up.len() && up.start.get(q) <= r.start {
                                 q += 1;
                             }
                             q
@@ -1916,7 +1915,7 @@ mod tests {
                         -1
                     } else {
                         let up = &t.lanes[d - 1];
-                        match up.start.partition_point(|&s| s <= r.start).checked_sub(1) {
+                        match up.start.partition_point(|s| s <= r.start).checked_sub(1) {
                             Some(p) if p >= above.0 && p - above.0 < above.1.len() => {
                                 above.1[p - above.0] as i64
                             }

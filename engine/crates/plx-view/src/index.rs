@@ -11,6 +11,7 @@
 use plx_analysis::merge::{EventKind, GlobalEvent, GlobalMerge, MergeOptions, TraceLocation};
 
 use crate::arr::Arr;
+use crate::times::{Times, TimesBuilder};
 use plx_analysis::{AnalysisError, Model, RegionTable};
 use plx_format::Experiment;
 
@@ -43,9 +44,9 @@ pub struct Region {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lane {
     /// Entries, sorted.
-    pub start: Arr<i64>,
+    pub start: Times,
     /// Exits, sorted.
-    pub end: Arr<i64>,
+    pub end: Times,
     /// Regions.
     pub region: Arr<u32>,
     /// `prefix[k]`: total duration of intervals `0..k·FANOUT` (`len.div_ceil(FANOUT) + 1`
@@ -57,12 +58,34 @@ pub struct Lane {
     pub levels: Vec<Level>,
 }
 
-/// A lane being built: intervals in the order they close at one depth.
-#[derive(Debug, Clone, Default)]
+/// A lane being built: intervals in the order they close at one depth, with the running total
+/// per block and the first level of maxima kept as they come (no second pass over the lane).
+#[derive(Debug, Clone)]
 struct LaneBuilder {
-    start: Vec<i64>,
-    end: Vec<i64>,
+    start: TimesBuilder,
+    end: TimesBuilder,
     region: Vec<u32>,
+    /// [`Lane::prefix`] of the blocks complete so far.
+    prefix: Vec<u64>,
+    /// The total duration so far.
+    acc: u64,
+    /// Level 0 of the maxima, the last block's so far.
+    at: Vec<u32>,
+    dur: Vec<i64>,
+}
+
+impl Default for LaneBuilder {
+    fn default() -> Self {
+        LaneBuilder {
+            start: TimesBuilder::default(),
+            end: TimesBuilder::default(),
+            region: Vec::new(),
+            prefix: vec![0],
+            acc: 0,
+            at: Vec::new(),
+            dur: Vec::new(),
+        }
+    }
 }
 
 impl Lane {
@@ -77,17 +100,19 @@ impl Lane {
     }
 
     /// Interval `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> Region {
         Region {
-            start: self.start[i],
-            end: self.end[i],
+            start: self.start.get(i),
+            end: self.end.get(i),
             region: self.region[i],
         }
     }
 
     /// Its duration, ns.
+    #[inline]
     pub fn dur(&self, i: usize) -> i64 {
-        self.end[i] - self.start[i]
+        self.end.get(i) - self.start.get(i)
     }
 
     /// Total duration of intervals `a..b`: the blocks inside it from the running total, the
@@ -110,15 +135,15 @@ impl Lane {
 
     /// Indices of the intervals overlapping `[t0, t1)`: `end > t0` and `start < t1`.
     pub fn overlapping(&self, t0: i64, t1: i64) -> (usize, usize) {
-        let a = self.end.partition_point(|&e| e <= t0);
-        let b = self.start.partition_point(|&s| s < t1);
+        let a = self.end.partition_point(|e| e <= t0);
+        let b = self.start.partition_point(|s| s < t1);
         (a, b.max(a))
     }
 
     /// The interval containing `t` strictly inside (`start < t < end`).
     pub fn containing(&self, t: i64) -> Option<usize> {
-        let i = self.start.partition_point(|&s| s < t).checked_sub(1)?;
-        (self.end[i] > t).then_some(i)
+        let i = self.start.partition_point(|s| s < t).checked_sub(1)?;
+        (self.end.get(i) > t).then_some(i)
     }
 
     /// The largest block that begins at `i` and ends by `b`: (its size, level), the level
@@ -197,38 +222,50 @@ impl Lane {
 }
 
 impl LaneBuilder {
+    /// Room for `n` intervals, as far as given (refused: the lane grows as it fills).
+    fn reserve(&mut self, n: usize) {
+        let blocks = n.div_ceil(FANOUT);
+        let _ = self
+            .start
+            .try_reserve(n)
+            .and_then(|_| self.end.try_reserve(n))
+            .and_then(|_| self.region.try_reserve_exact(n))
+            .and_then(|_| self.prefix.try_reserve_exact(blocks + 1))
+            .and_then(|_| self.at.try_reserve_exact(blocks))
+            .and_then(|_| self.dur.try_reserve_exact(blocks));
+    }
+
+    #[inline(always)]
     fn push(&mut self, r: Region) {
+        let i = self.region.len();
+        let d = r.end.wrapping_sub(r.start);
         self.start.push(r.start);
         self.end.push(r.end);
         self.region.push(r.region);
+        self.acc = self.acc.wrapping_add(d as u64);
+        // the longest of each FANOUT intervals (the first of equals)
+        if i % FANOUT == 0 {
+            self.at.push(i as u32);
+            self.dur.push(d);
+        } else {
+            let last = self.dur.len() - 1;
+            if d > self.dur[last] {
+                (self.at[last], self.dur[last]) = (i as u32, d);
+            }
+        }
+        if (i + 1) % FANOUT == 0 {
+            self.prefix.push(self.acc);
+        }
     }
 
     fn seal(self) -> Lane {
-        let n = self.start.len();
-        let (start, end) = (&self.start[..n], &self.end[..n]);
-        // one pass over the intervals: the running total per block and level 0 of the
-        // maxima, the longest of each FANOUT intervals (the first of equals); level k from
-        // level k − 1
-        let blocks = n.div_ceil(FANOUT);
-        let mut prefix = Vec::with_capacity(blocks + 1);
-        prefix.push(0u64);
-        let (mut at, mut dur) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
-        let mut acc = 0u64;
-        for c in 0..blocks {
-            let (lo, hi) = (c * FANOUT, ((c + 1) * FANOUT).min(n));
-            let (mut best, mut bd) = (lo, end[lo] - start[lo]);
-            acc = acc.wrapping_add(bd as u64);
-            for j in lo + 1..hi {
-                let d = end[j] - start[j];
-                acc = acc.wrapping_add(d as u64);
-                if d > bd {
-                    (best, bd) = (j, d);
-                }
-            }
-            prefix.push(acc);
-            at.push(best as u32);
-            dur.push(bd);
+        let n = self.region.len();
+        let mut prefix = self.prefix;
+        if n % FANOUT != 0 {
+            prefix.push(self.acc);
         }
+        // level k of the maxima from level k − 1
+        let (mut at, mut dur) = (self.at, self.dur);
         let mut levels: Vec<Level> = Vec::new();
         if n > 1 {
             while at.len() > 1 {
@@ -257,8 +294,8 @@ impl LaneBuilder {
             });
         }
         Lane {
-            start: self.start.into(),
-            end: self.end.into(),
+            start: self.start.finish(),
+            end: self.end.finish(),
             region: self.region.into(),
             prefix: prefix.into(),
             levels,
@@ -432,26 +469,47 @@ impl TrackBuilder {
     /// latest time).
     #[inline]
     pub(crate) fn take(&mut self, t: i64, kind: &EventKind) {
-        self.last = Some(t);
         match *kind {
-            EventKind::Enter { region } => self.stack.push((region, t)),
-            EventKind::Exit { region } => {
-                // an exit closes its region's innermost open instance (and whatever was
-                // left open inside it)
-                let st = &mut self.stack;
-                if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
-                    while st.len() > pos {
-                        let (r, s) = st.pop().expect("nonempty");
-                        close(&mut self.building, self.reserve, st.len(), r, s, t);
-                    }
-                }
+            EventKind::Enter { region } => self.enter(t, region),
+            EventKind::Exit { region } => self.exit(t, region),
+            EventKind::User { event, value } => {
+                self.last = Some(t);
+                self.markers.push(Marker {
+                    time: t,
+                    event,
+                    value,
+                })
             }
-            EventKind::User { event, value } => self.markers.push(Marker {
-                time: t,
-                event,
-                value,
-            }),
-            _ => {}
+            _ => self.last = Some(t),
+        }
+    }
+
+    /// An entry into `region` at `t`.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, t: i64, region: u32) {
+        self.last = Some(t);
+        self.stack.push((region, t));
+    }
+
+    /// An exit from `region` at `t`: it closes the region's innermost open instance (and
+    /// whatever was left open inside it).
+    #[inline(always)]
+    pub(crate) fn exit(&mut self, t: i64, region: u32) {
+        self.last = Some(t);
+        let st = &mut self.stack;
+        // the innermost open region, most often
+        if let Some(&(r, s)) = st.last() {
+            if r == region {
+                st.pop();
+                close(&mut self.building, self.reserve, st.len(), r, s, t);
+                return;
+            }
+        }
+        if let Some(pos) = st.iter().rposition(|&(r, _)| r == region) {
+            while st.len() > pos {
+                let (r, s) = st.pop().expect("nonempty");
+                close(&mut self.building, self.reserve, st.len(), r, s, t);
+            }
         }
     }
 
@@ -492,28 +550,35 @@ impl Handoffs {
     #[inline]
     pub(crate) fn take(&mut self, process: usize, track: u32, t: i64, kind: &EventKind) {
         match *kind {
-            EventKind::Release { object, .. } => {
-                self.released.insert((process, object), (t, track));
-            }
+            EventKind::Release { object, .. } => self.release(process, track, t, object),
             EventKind::Acquire {
                 object,
                 kind,
                 wait_ns,
                 ..
-            } if wait_ns > 0 => {
-                if let Some(&(rt, from)) = self.released.get(&(process, object)) {
-                    if from != track && rt <= t {
-                        self.found.push(Handoff {
-                            release: rt,
-                            acquire: t,
-                            from,
-                            to: track,
-                            kind,
-                        });
-                    }
-                }
-            }
+            } if wait_ns > 0 => self.acquire(process, track, t, object, kind),
             _ => {}
+        }
+    }
+
+    /// A release of `object` at `t` by track `track` of process `process`.
+    pub(crate) fn release(&mut self, process: usize, track: u32, t: i64, object: u32) {
+        self.released.insert((process, object), (t, track));
+    }
+
+    /// An acquisition of `object` (of `kind`) after a wait, at `t` by track `track` of process
+    /// `process`.
+    pub(crate) fn acquire(&mut self, process: usize, track: u32, t: i64, object: u32, kind: u8) {
+        if let Some(&(rt, from)) = self.released.get(&(process, object)) {
+            if from != track && rt <= t {
+                self.found.push(Handoff {
+                    release: rt,
+                    acquire: t,
+                    from,
+                    to: track,
+                    kind,
+                });
+            }
         }
     }
 }
@@ -787,9 +852,9 @@ impl TraceIndex {
                 let lane = &track.lanes[d];
                 let j = lane
                     .start
-                    .partition_point(|&s| s <= me.start)
+                    .partition_point(|s| s <= me.start)
                     .checked_sub(1)?;
-                (lane.end[j] >= me.end).then(|| lane.get(j))
+                (lane.end.get(j) >= me.end).then(|| lane.get(j))
             })
             .collect();
         path.push(me);
@@ -797,6 +862,7 @@ impl TraceIndex {
     }
 }
 
+#[inline(always)]
 fn close(
     lanes: &mut Vec<LaneBuilder>,
     reserve: usize,
@@ -805,18 +871,24 @@ fn close(
     start: i64,
     end: i64,
 ) {
+    if lanes.len() <= depth {
+        open_lanes(lanes, reserve, depth);
+    }
+    lanes[depth].push(Region { start, end, region });
+}
+
+/// Lanes up to `depth`.
+#[cold]
+#[inline(never)]
+fn open_lanes(lanes: &mut Vec<LaneBuilder>, reserve: usize, depth: usize) {
     while lanes.len() <= depth {
         let mut l = LaneBuilder::default();
         if lanes.len() < RESERVED_DEPTHS && reserve > 0 {
             // refused (strict overcommit, a small address space): the lane grows as it fills
-            let _ = l.start.try_reserve_exact(reserve).and_then(|_| {
-                l.end.try_reserve_exact(reserve)?;
-                l.region.try_reserve_exact(reserve)
-            });
+            l.reserve(reserve);
         }
         lanes.push(l);
     }
-    lanes[depth].push(Region { start, end, region });
 }
 
 #[cfg(test)]

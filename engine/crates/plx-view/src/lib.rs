@@ -13,6 +13,7 @@ pub mod samples;
 pub mod schema;
 pub mod server;
 pub mod store;
+pub mod times;
 
 pub use error::ViewError;
 pub use index::{Lane, Region, TraceIndex, Track};

@@ -27,7 +27,7 @@
 use std::collections::{HashMap, HashSet};
 
 use plx_analysis::merge::{
-    Alone, EventKind, GlobalMerge, LocationStream, MergeOptions, TraceLocation,
+    Alone, AloneEvent, EventKind, GlobalMerge, LocationStream, MergeOptions, Sink, TraceLocation,
 };
 use plx_analysis::{AnalysisError, BuildOptions, Model, ProcessModel, RegionInfo, RegionTable};
 use plx_format::Experiment;
@@ -252,24 +252,31 @@ impl Prepared {
 
     /// The process's send or receive of `kind` at `time` on track `track`, if it is one.
     fn message(&self, time: i64, track: u32, kind: &EventKind) -> Option<MessageEvent> {
-        let (send, peer, tag, c, bytes) = match *kind {
-            EventKind::Send {
+        match Op::of(kind)? {
+            Op::Message {
+                send,
                 peer,
                 tag,
-                bytes,
                 comm,
-                ..
-            } => (true, peer, tag, comm, bytes),
-            EventKind::Recv {
-                peer,
-                tag,
                 bytes,
-                comm,
-                ..
-            } => (false, peer, tag, comm, bytes),
-            _ => return None,
-        };
-        Some(MessageEvent {
+            } => Some(self.message_of(time, track, send, peer, tag, comm, bytes)),
+            _ => None,
+        }
+    }
+
+    /// The process's send (`send`) or receive at `time` on track `track`.
+    #[allow(clippy::too_many_arguments)]
+    fn message_of(
+        &self,
+        time: i64,
+        track: u32,
+        send: bool,
+        peer: u32,
+        tag: i32,
+        c: Option<u32>,
+        bytes: u64,
+    ) -> MessageEvent {
+        MessageEvent {
             time,
             track,
             send,
@@ -277,7 +284,7 @@ impl Prepared {
             tag,
             comm: self.comms.of(c),
             bytes,
-        })
+        }
     }
 }
 
@@ -338,7 +345,69 @@ struct Ordered {
     ticks: u64,
     thread: u32,
     track: u32,
-    kind: EventKind,
+    op: Op,
+}
+
+/// What an [`Ordered`] event is: of its kind, what the messages and hand-offs read (less than
+/// half an [`EventKind`]'s bytes: a thread's sends and receives are kept until its process's
+/// threads are decoded).
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// A send (`send`) or a receive.
+    Message {
+        send: bool,
+        peer: u32,
+        tag: i32,
+        comm: Option<u32>,
+        bytes: u64,
+    },
+    /// A release of `object`.
+    Release { object: u32 },
+    /// An acquisition of `object` (of `kind`) after a wait.
+    Acquire { object: u32, kind: u8 },
+}
+
+impl Op {
+    /// The op of an event the process's order matters for, `None` for any other.
+    #[inline]
+    fn of(kind: &EventKind) -> Option<Op> {
+        Some(match *kind {
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => Op::Message {
+                send: true,
+                peer,
+                tag,
+                comm,
+                bytes,
+            },
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => Op::Message {
+                send: false,
+                peer,
+                tag,
+                comm,
+                bytes,
+            },
+            EventKind::Release { object, .. } => Op::Release { object },
+            EventKind::Acquire {
+                object,
+                kind,
+                wait_ns,
+                ..
+            } if wait_ns > 0 => Op::Acquire { object, kind },
+            _ => return None,
+        })
+    }
 }
 
 /// One thread decoded alone.
@@ -353,35 +422,61 @@ struct Decoded {
 
 /// Decodes one thread (`track` of its process, thread `thread`) alone.
 fn decode(mut stream: LocationStream, track: u32, thread: u32, words: u64) -> Decoded {
-    let mut tb = TrackBuilder::with_events(words);
-    let mut ordered = Vec::new();
-    let mut events = 0u64;
-    let mut end: Option<i64> = None;
-    stream.for_each(|ev| {
-        events += 1;
-        end = Some(end.map_or(ev.time_ns, |e| e.max(ev.time_ns)));
-        tb.take(ev.time_ns, &ev.kind);
-        let keep = match ev.kind {
-            EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => true,
-            EventKind::Acquire { wait_ns, .. } => wait_ns > 0,
-            _ => false,
-        };
-        if keep {
-            ordered.push(Ordered {
+    let mut d = Decoding {
+        track,
+        thread,
+        out: Decoded {
+            track: TrackBuilder::with_events(words),
+            ordered: Vec::new(),
+            events: 0,
+            end: None,
+            unresolved: false,
+        },
+    };
+    stream.drain(&mut d);
+    d.out.unresolved = stream.unresolved();
+    d.out
+}
+
+/// A thread being decoded.
+struct Decoding {
+    track: u32,
+    thread: u32,
+    out: Decoded,
+}
+
+impl Decoding {
+    #[inline(always)]
+    fn at(&mut self, t: i64) {
+        let o = &mut self.out;
+        o.events += 1;
+        o.end = Some(o.end.map_or(t, |e| e.max(t)));
+    }
+}
+
+impl Sink for Decoding {
+    #[inline(always)]
+    fn region(&mut self, t: i64, _ticks: u64, exit: bool, region: u32) {
+        self.at(t);
+        if exit {
+            self.out.track.exit(t, region)
+        } else {
+            self.out.track.enter(t, region)
+        }
+    }
+
+    fn other(&mut self, ev: AloneEvent) {
+        self.at(ev.time_ns);
+        self.out.track.take(ev.time_ns, &ev.kind);
+        if let Some(op) = Op::of(&ev.kind) {
+            self.out.ordered.push(Ordered {
                 time: ev.time_ns,
                 ticks: ev.ticks,
-                thread,
-                track,
-                kind: ev.kind,
+                thread: self.thread,
+                track: self.track,
+                op,
             });
         }
-    });
-    Decoded {
-        track: tb,
-        ordered,
-        events,
-        end,
-        unresolved: stream.unresolved(),
     }
 }
 
@@ -505,7 +600,8 @@ fn build_counted(
             .iter()
             .filter_map(|d| d.end)
             .fold(alone.origin_ns, i64::max);
-        let mut ordered: Vec<Ordered> = Vec::new();
+        let mut ordered: Vec<Ordered> =
+            Vec::with_capacity(mine.iter().map(|d| d.ordered.len()).sum());
         for (d, kill) in mine.into_iter().zip(killed) {
             ordered.extend(d.ordered);
             finishing.push((parts.len(), d.track, kill));
@@ -515,8 +611,17 @@ fn build_counted(
         let mut handoffs = crate::index::Handoffs::default();
         let mut messages = Vec::new();
         for o in &ordered {
-            handoffs.take(0, o.track, o.time, &o.kind);
-            messages.extend(prep.message(o.time, o.track, &o.kind));
+            match o.op {
+                Op::Message {
+                    send,
+                    peer,
+                    tag,
+                    comm,
+                    bytes,
+                } => messages.push(prep.message_of(o.time, o.track, send, peer, tag, comm, bytes)),
+                Op::Release { object } => handoffs.release(0, o.track, o.time, object),
+                Op::Acquire { object, kind } => handoffs.acquire(0, o.track, o.time, object, kind),
+            }
         }
         parts.push(Ok(Some(Part {
             regions: alone.regions.all().to_vec(),

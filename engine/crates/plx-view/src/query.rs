@@ -216,55 +216,59 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
         return out;
     }
     if scan {
-        let mut cur: Option<Column> = None;
+        // the current column, with its longest region's duration
+        let mut cur: Option<(Column, i64)> = None;
         for i in a..b {
-            let (s, e) = (l.start[i], l.end[i]);
+            let (s, e) = (l.start.get(i), l.end.get(i));
             let c = g.col(s);
             if s >= g.t0 && e <= g.boundary(c + 1) && s < g.boundary(c + 1) {
                 match cur.as_mut() {
-                    Some(col) if col.col == c => {
+                    Some((col, longest)) if col.col == c => {
                         col.count += 1;
                         col.busy += (e - s) as u64;
-                        if l.dur(i) > l.dur(col.longest) {
-                            col.longest = i;
+                        if e - s > *longest {
+                            (col.longest, *longest) = (i, e - s);
                         }
                     }
                     _ => {
-                        out.columns.extend(cur.take());
-                        cur = Some(Column {
-                            col: c,
-                            count: 1,
-                            busy: (e - s) as u64,
-                            longest: i,
-                        });
+                        out.columns.extend(cur.take().map(|(col, _)| col));
+                        cur = Some((
+                            Column {
+                                col: c,
+                                count: 1,
+                                busy: (e - s) as u64,
+                                longest: i,
+                            },
+                            e - s,
+                        ));
                     }
                 }
             } else {
                 out.full.push(i);
             }
         }
-        out.columns.extend(cur);
+        out.columns.extend(cur.map(|(col, _)| col));
         return out;
     }
     // regions longer than the widest column cross a boundary; shorter ones that do contain one
     let widest = (g.span / g.w as i128) as i64 + 1;
     let mut full = Vec::new();
     l.longer_than(a, b, widest, &mut |i| full.push(i));
-    if l.start[a] < g.t0 {
+    if l.start.get(a) < g.t0 {
         full.push(a);
     }
-    if l.end[b - 1] > t1 {
+    if l.end.get(b - 1) > t1 {
         full.push(b - 1);
     }
     // one search per column: `next`, the first region starting at or after the column's end.
     // Regions are disjoint and sorted, so every region before `next − 1` ends by then: the
     // column's regions below a pixel are `ia..next`, less `next − 1` if it crosses the end
-    let mut ia = gallop(&l.start, a, 1, |s| s < g.t0);
+    let mut ia = gallop(l.start.len(), |i| l.start.get(i), a, 1, |s| s < g.t0);
     let mut step = 1;
     for c in 0..g.w {
         let hi = g.boundary(c + 1);
-        let next = gallop(&l.start, ia, step, |s| s < hi);
-        let crosses = next > 0 && l.end[next - 1] > hi;
+        let next = gallop(l.start.len(), |i| l.start.get(i), ia, step, |s| s < hi);
+        let crosses = next > 0 && l.end.get(next - 1) > hi;
         if crosses && c + 1 < g.w {
             full.push(next - 1);
         }
@@ -286,23 +290,30 @@ fn lane_with(l: &Lane, g: &Grid, t1: i64, scan: bool) -> LaneAnswer {
     out
 }
 
-/// The first index from `from` on whose value fails `pred` (true on a prefix of `v`), found by
-/// probing `guess` places after `from`, then doubling steps from there (forward or back) and
-/// bisecting: cheap when the answer is near the guess (the probes near it share cache lines).
-fn gallop<T: Copy>(v: &[T], from: usize, guess: usize, pred: impl Fn(T) -> bool) -> usize {
-    if from >= v.len() || !pred(v[from]) {
+/// The first index from `from` on whose value fails `pred` (true on a prefix of the `len`
+/// values `v(0..len)`), found by probing `guess` places after `from`, then doubling steps from
+/// there (forward or back) and bisecting: cheap when the answer is near the guess (the probes
+/// near it share cache lines).
+fn gallop<T: Copy>(
+    len: usize,
+    v: impl Fn(usize) -> T,
+    from: usize,
+    guess: usize,
+    pred: impl Fn(T) -> bool,
+) -> usize {
+    if from >= len || !pred(v(from)) {
         return from;
     }
-    // invariant: pred(v[lo]) holds, and hi is the end or !pred(v[hi])
-    let g = from.saturating_add(guess.max(1)).min(v.len());
-    let (lo, hi) = if g < v.len() && pred(v[g]) {
+    // invariant: pred(v(lo)) holds, and hi is the end or !pred(v(hi))
+    let g = from.saturating_add(guess.max(1)).min(len);
+    let (mut lo, mut hi) = if g < len && pred(v(g)) {
         let (mut lo, mut step) = (g, 1usize);
         loop {
             let next = lo.saturating_add(step);
-            if next >= v.len() {
-                break (lo, v.len());
+            if next >= len {
+                break (lo, len);
             }
-            if !pred(v[next]) {
+            if !pred(v(next)) {
                 break (lo, next);
             }
             lo = next;
@@ -315,14 +326,23 @@ fn gallop<T: Copy>(v: &[T], from: usize, guess: usize, pred: impl Fn(T) -> bool)
             if next <= from {
                 break (from, hi);
             }
-            if pred(v[next]) {
+            if pred(v(next)) {
                 break (next, hi);
             }
             hi = next;
             step *= 2;
         }
     };
-    lo + 1 + v[lo + 1..hi].partition_point(|&x| pred(x))
+    // bisect: pred holds at lo, fails at hi (or hi is the end)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if pred(v(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
@@ -380,7 +400,7 @@ fn messages(ix: &TraceIndex, g: &Grid, t1: i64, max: usize) -> MessagesAnswer {
         while i < b {
             let c = g.col(p.send[i]);
             let edge = g.boundary(c + 1);
-            let j = gallop(&p.send, i, 1, |s| s < edge).min(b);
+            let j = gallop(p.send.len(), |k| p.send[k], i, 1, |s| s < edge).min(b);
             acc.push((
                 (c, p.from, p.to),
                 (

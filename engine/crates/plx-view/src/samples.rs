@@ -40,11 +40,13 @@ fn parents(t: &Track) -> Vec<Vec<Option<usize>>> {
         let mut q = 0usize;
         out[d + 1] = (0..lane.len())
             .map(|i| {
-                let s = lane.start[i];
-                while q < up.len() && up.start[q] <= s {
+                let s = lane.start.get(i);
+                while q < up.len() && up.start.get(q) <= s {
                     q += 1;
                 }
-                p = q.checked_sub(1).filter(|&x| up.end[x] >= lane.end[i]);
+                p = q
+                    .checked_sub(1)
+                    .filter(|&x| up.end.get(x) >= lane.end.get(i));
                 p
             })
             .collect();
@@ -98,15 +100,11 @@ pub fn place(
             );
         }
         node.push(here);
-        excl.push(
-            (0..lane.len())
-                .map(|i| lane.end[i] - lane.start[i])
-                .collect(),
-        );
+        excl.push((0..lane.len()).map(|i| lane.dur(i)).collect());
         if d > 0 {
             for (i, parent) in up[d].iter().enumerate() {
                 if let Some(p) = *parent {
-                    excl[d - 1][p] -= lane.end[i] - lane.start[i];
+                    excl[d - 1][p] -= lane.dur(i);
                 }
             }
         }
@@ -285,7 +283,7 @@ pub fn columns(t: &Track, p: &Placed, a: i64, b: i64, width: u32) -> Option<Vec<
             if share <= 0.0 {
                 continue;
             }
-            let (s, e) = (lane.start[i], lane.end[i]);
+            let (s, e) = (lane.start.get(i), lane.end.get(i));
             let dur = (e - s).max(1) as f64;
             let (cs, ce) = (s.max(a), e.min(b).max(s.max(a) + 1));
             for c in col(cs)..=col(ce - 1) {

@@ -32,10 +32,12 @@ use crate::arr::{Arr, Bytes, Plain};
 use crate::index::{
     Handoff, Lane, Level, Marker, Message, PairMessages, TraceIndex, Track, FANOUT,
 };
+use crate::times::{Times, SPAN};
 
 const MAGIC: &[u8; 8] = b"PLXVIEW\x01";
-/// 4: a receive the clock repair let go before its send is paired with that send.
-const VERSION: u32 = 4;
+/// 5: lane times in 4-byte offsets from a base per block of 64; a receive the clock repair let
+/// go before its send is paired with that send.
+const VERSION: u32 = 5;
 const HEADER: usize = 64;
 const ALIGN: u64 = 16;
 
@@ -251,14 +253,24 @@ fn lanes_meta<W: Write>(lanes: &[Lane], w: &mut DataWriter<W>) -> std::io::Resul
             levels.push(json!([w.put(&v.at)?, w.put(&v.dur)?]));
         }
         out.push(json!([
-            w.put(&l.start)?,
-            w.put(&l.end)?,
+            times_meta(&l.start, w)?,
+            times_meta(&l.end, w)?,
             w.put(&l.region)?,
             w.put(&l.prefix)?,
             levels
         ]));
     }
     Ok(out)
+}
+
+/// A lane's times: `[base, wide, off, far]` ([`Times`]'s arrays).
+fn times_meta<W: Write>(t: &Times, w: &mut DataWriter<W>) -> std::io::Result<Value> {
+    Ok(json!([
+        w.put(&t.base)?,
+        w.put(&t.wide)?,
+        w.put(&t.off)?,
+        w.put(&t.far)?
+    ]))
 }
 
 fn markers_meta<W: Write>(markers: &[Marker], w: &mut DataWriter<W>) -> std::io::Result<Value> {
@@ -499,6 +511,19 @@ impl Reader<'_> {
         Arr::shared(self.map, off, len).ok_or_else(bad)
     }
 
+    /// The times described by `[base, wide, off, far]`, `want` of them if given.
+    fn times(&self, v: &Value, want: Option<usize>, what: &str) -> Result<Times, Unusable> {
+        let off: Arr<u32> = self.arr(&v[2], want, what)?;
+        let blocks = Some(off.len().div_ceil(SPAN));
+        Times::from_parts(
+            self.arr(&v[0], blocks, what)?,
+            self.arr(&v[1], blocks, what)?,
+            off,
+            self.arr(&v[3], None, what)?,
+        )
+        .map_err(|e| damaged(format!("{what}: {e}")))
+    }
+
     fn owned<T: Plain>(
         &self,
         v: &Value,
@@ -593,7 +618,7 @@ impl Reader<'_> {
     fn lanes(&self, v: &Value, nregions: u32) -> Result<Vec<Lane>, Unusable> {
         let mut lanes = Vec::new();
         for l in list(v, "lanes")? {
-            let start: Arr<i64> = self.arr(&l[0], None, "lane starts")?;
+            let start = self.times(&l[0], None, "lane starts")?;
             let n = start.len();
             let mut levels = Vec::new();
             // level k has a block of FANOUT^(k+1) per FANOUT^(k+1) intervals, up to one block
@@ -620,7 +645,7 @@ impl Reader<'_> {
                 return Err(damaged("a lane has fewer levels than its intervals need"));
             }
             let lane = Lane {
-                end: self.arr(&l[1], Some(n), "lane ends")?,
+                end: self.times(&l[1], Some(n), "lane ends")?,
                 region: self.arr(&l[2], Some(n), "lane regions")?,
                 prefix: self.arr(&l[3], Some(n.div_ceil(FANOUT) + 1), "lane sums")?,
                 levels,

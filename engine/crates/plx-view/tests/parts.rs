@@ -264,7 +264,7 @@ fn each_thread_decoded_alone_gives_the_part_of_its_process_merge() {
     assert_eq!(markers, [100, 100, 100]);
     // the killed process's open calls closed at its latest event (400 ns)
     let outer = &killed.tracks[0].lanes[0];
-    assert_eq!((outer.start[0], outer.end[0]), (5, 400));
+    assert_eq!((outer.start.get(0), outer.end.get(0)), (5, 400));
     let v = Viewer::open(&d, None).unwrap();
     let merged = Viewer::open_with(&d, None, Via::MergePass).unwrap();
     assert_same_index(&v.index, &merged.index);
@@ -306,9 +306,9 @@ fn a_thread_with_damage_decodes_alone_as_its_merge_does() {
     let (alone, merged) = &parts[0];
     assert_eq!(alone, merged);
     let lanes = &alone.tracks[0].lanes;
-    assert_eq!((lanes[0].start[0], lanes[0].end[0]), (0, 20_040));
+    assert_eq!((lanes[0].start.get(0), lanes[0].end.get(0)), (0, 20_040));
     let steps: Vec<(i64, i64)> = (299..302)
-        .map(|i| (lanes[1].start[i], lanes[1].end[i]))
+        .map(|i| (lanes[1].start.get(i), lanes[1].end.get(i)))
         .collect();
     assert_eq!(
         steps,

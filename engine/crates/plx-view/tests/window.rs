@@ -59,8 +59,8 @@ fn counts_at_each_zoom_level() {
     assert_eq!(ix.tracks[0].lanes.len(), 2, "main, then MPI_Send");
     assert_eq!(ix.tracks[0].lanes[1].len(), N as usize);
     assert_eq!(ix.tracks[1].lanes[1].len(), N as usize);
-    assert_eq!(ix.tracks[0].lanes[1].start[0] - ix.origin, 1000);
-    assert_eq!(ix.tracks[1].lanes[1].start[0] - ix.origin, 1300);
+    assert_eq!(ix.tracks[0].lanes[1].start.get(0) - ix.origin, 1000);
+    assert_eq!(ix.tracks[1].lanes[1].start.get(0) - ix.origin, 1300);
     assert_eq!(ix.messages.len(), N as usize);
 
     // 1 µs per pixel: every send region lies inside its own column

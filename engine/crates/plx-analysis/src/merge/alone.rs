@@ -52,6 +52,38 @@ pub struct Alone {
     pub warnings: Vec<plx_format::Warning>,
 }
 
+/// What takes a location's events from [`LocationStream::drain`].
+pub trait Sink {
+    /// An enter (`exit` false) or exit of `region` at `time_ns` (the thread's `ticks`), as
+    /// [`EventKind::Enter`] and [`EventKind::Exit`].
+    fn region(&mut self, time_ns: i64, ticks: u64, exit: bool, region: u32);
+    /// Any other event.
+    fn other(&mut self, ev: AloneEvent);
+}
+
+/// Every event to one function ([`LocationStream::for_each`]).
+struct Whole<F>(F);
+
+impl<F: FnMut(AloneEvent)> Sink for Whole<F> {
+    #[inline]
+    fn region(&mut self, time_ns: i64, ticks: u64, exit: bool, region: u32) {
+        (self.0)(AloneEvent {
+            time_ns,
+            ticks,
+            kind: if exit {
+                EventKind::Exit { region }
+            } else {
+                EventKind::Enter { region }
+            },
+        })
+    }
+
+    #[inline]
+    fn other(&mut self, ev: AloneEvent) {
+        (self.0)(ev)
+    }
+}
+
 /// One location's events ([`LocationStream::for_each`]).
 pub struct LocationStream {
     /// What the merge had decoded before it was split, first.
@@ -150,7 +182,14 @@ impl Names for Known<'_> {
 
 impl LocationStream {
     /// Gives each of the location's events to `f`, in order (once: the stream is then spent).
-    pub fn for_each(&mut self, mut f: impl FnMut(AloneEvent)) {
+    pub fn for_each(&mut self, f: impl FnMut(AloneEvent)) {
+        self.drain(&mut Whole(f))
+    }
+
+    /// Gives each of the location's events to `sink`, in order (once: the stream is then
+    /// spent): the enters and exits (most of a trace) to [`Sink::region`], the others to
+    /// [`Sink::other`].
+    pub fn drain(&mut self, sink: &mut impl Sink) {
         let stats = Residency::default();
         let mut names = Known {
             regions: &self.regions,
@@ -159,7 +198,7 @@ impl LocationStream {
             unresolved: &mut self.unresolved,
         };
         for h in std::mem::take(&mut self.pending) {
-            f(AloneEvent {
+            sink.other(AloneEvent {
                 time_ns: h.base_ns,
                 ticks: h.ticks,
                 kind: kind_of(&h, &mut names),
@@ -171,19 +210,8 @@ impl LocationStream {
                 ns,
                 exit,
                 region,
-            } => {
-                let region = names.region(region);
-                f(AloneEvent {
-                    time_ns: ns,
-                    ticks,
-                    kind: if exit {
-                        EventKind::Exit { region }
-                    } else {
-                        EventKind::Enter { region }
-                    },
-                })
-            }
-            Scanned::Other(h) => f(AloneEvent {
+            } => sink.region(ns, ticks, exit, names.region(region)),
+            Scanned::Other(h) => sink.other(AloneEvent {
                 time_ns: h.base_ns,
                 ticks: h.ticks,
                 kind: kind_of(&h, &mut names),
