@@ -335,3 +335,282 @@ fn a_late_receiver_waits_for_the_post_of_an_irecv_in_another_block() {
         }
     }
 }
+
+/// 12 ranks, 7 collective instances on the world, every rank's exit 6 µs after the instance's
+/// start: a barrier rank 10 enters 5 µs late, an allreduce rank 3 enters 4 µs late, a
+/// broadcast whose root 5 enters 4 µs late, a reduce whose root 2 enters 2 µs before every
+/// other member, a barrier rank 0 enters 3 µs late, a broadcast whose root 9 enters first
+/// (no wait), and one whose root 6 enters after ranks 0-5 and before 7-11 (neither the latest
+/// nor the earliest). The entry of rank r in each: [`coll_enter`].
+fn collective_world(d: &Path) {
+    let mut w = MpiWorld::new(12);
+    w.trace = true;
+    w.chunk_ops = 2;
+    for (k, &(routine, root)) in COLLECTIVES.iter().enumerate() {
+        let t = coll_start(k);
+        for r in 0..12 {
+            let root = root.unwrap_or(NONE_U32);
+            w.collective(
+                (r, 0),
+                routine,
+                0,
+                root,
+                8,
+                8,
+                t + coll_enter(k, r),
+                t + 6_000,
+            );
+        }
+    }
+    w.write(d).unwrap();
+}
+
+const COLLECTIVES: [(&str, Option<u32>); 7] = [
+    ("MPI_Barrier", None),
+    ("MPI_Allreduce", None),
+    ("MPI_Bcast", Some(5)),
+    ("MPI_Reduce", Some(2)),
+    ("MPI_Barrier", None),
+    ("MPI_Bcast", Some(9)),
+    ("MPI_Bcast", Some(6)),
+];
+
+fn coll_start(k: usize) -> u64 {
+    50_000 + k as u64 * 30_000
+}
+
+/// Rank r's entry into collective k, after the instance's start.
+fn coll_enter(k: usize, r: u32) -> u64 {
+    let r = r as u64;
+    match k {
+        0 if r == 10 => 5_000,
+        0 => r * 100,
+        1 if r == 3 => 4_000,
+        1 => (11 - r) * 50,
+        2 if r == 5 => 4_000,
+        2 => r * 30,
+        3 if r == 2 => 0,
+        3 => 2_000 + (r * 7 % 5) * 100,
+        4 if r == 0 => 3_000,
+        4 => r * 100,
+        5 if r == 9 => 0,
+        5 => 100 + r * 100,
+        _ if r == 6 => 650,
+        _ => r * 100 + (r / 7) * 1_000,
+    }
+}
+
+#[test]
+fn every_collective_pattern_is_the_serial_one_from_per_block_summaries() {
+    let d = tmp("waits-parallel-collectives");
+    collective_world(&d);
+    let (exp, model) = open(&d);
+    // the waits of each instance, from the entries: the late member's entry minus each
+    // waiting member's
+    let enter = |k: usize, r: u32| coll_enter(k, r) as i64;
+    let all_but = |k: usize, late: u32| -> i64 {
+        (0..12)
+            .filter(|&r| r != late)
+            .map(|r| enter(k, late) - enter(k, r))
+            .sum()
+    };
+    let want_totals = [
+        ("wait_at_barrier", all_but(0, 10) + all_but(4, 0), 12),
+        ("wait_at_nxn", all_but(1, 3), 11),
+        (
+            "late_broadcast",
+            all_but(2, 5) + (0..6).map(|r| 650 - enter(6, r)).sum::<i64>(),
+            12,
+        ),
+        (
+            "early_reduce",
+            (0..12)
+                .filter(|&r| r != 2)
+                .map(|r| enter(3, r))
+                .min()
+                .unwrap(),
+            1,
+        ),
+    ];
+    assert_eq!(want_totals[0].1, 49_400 + 26_400);
+    for causes in [false, true] {
+        let serial = WaitAnalysis::compute(
+            &model,
+            &exp,
+            Window::ALL,
+            None,
+            causes,
+            MergeOptions::default(),
+        )
+        .unwrap();
+        let want = rows(&serial);
+        for &(pattern, total, n) in &want_totals {
+            let of: Vec<&Row> = want.0.iter().filter(|r| r.0 == pattern).collect();
+            assert_eq!(of.len(), n, "{pattern}: {want:?}");
+            assert_eq!(of.iter().map(|r| r.3).sum::<i64>(), total, "{pattern}");
+        }
+        // 12 + 11 + 12 + 1 rows, nothing else (the broadcast whose root came first: none)
+        assert_eq!(want.0.len(), 36, "{want:?}");
+        let want_causes = causes.then(|| self::causes(&serial));
+        if let Some(c) = &want_causes {
+            // each wait blamed on its instance's late rank, in main: one row per waiting
+            // location and late rank (the barriers': 11 waiting for rank 10, 11 for rank 0;
+            // the broadcasts': 11 for root 5, 6 for root 6)
+            assert_eq!(c.len(), 22 + 11 + 17 + 1, "{c:#?}");
+        }
+        for size in [1, 2, 3, 4, 5, 12] {
+            let r = parallel_with(&exp, &model, size, Window::ALL, causes);
+            assert!(!r.serial, "{size}");
+            assert_eq!(rows(&r.analysis), want, "{size} processes, causes {causes}");
+            if let Some(c) = &want_causes {
+                assert_eq!(&self::causes(&r.analysis), c, "{size} processes");
+            }
+            // each block replayed, of the others, one summary per instance and other block
+            // (not their 3 events per member), and sent each other block at most 70 bytes an
+            // instance with the regions the summaries name
+            for s in &r.stats {
+                assert_eq!(
+                    s.remote_events,
+                    7 * (size as u64 - 1),
+                    "{size}: {:?}",
+                    r.stats
+                );
+                if !causes {
+                    assert!(
+                        s.sent_bytes <= (size as u64 - 1) * (7 * 74 + 120),
+                        "{size}: {:?}",
+                        r.stats
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// 8 ranks: rank r (0-3) connects to rank r + 4 (a traced stream each way is not needed: one
+/// direction, stream 1000 + r), whose accept began 1.5 µs + 10r ns before the connect, then
+/// writes 64 bytes 3 times, each read entered 1 µs + 10r ns before its write; before each
+/// write the writer computes in main.
+fn stream_world(d: &Path) {
+    let mut w = MpiWorld::new(8);
+    w.trace = true;
+    w.chunk_ops = 2;
+    for r in 0..4u32 {
+        let stream = 1000 + r as u64;
+        let (reader, lag) = (r + 4, 10 * r as u64);
+        let t = 50_000 + r as u64 * 1_000;
+        let connect = t + 1_500;
+        w.socket_call(
+            (reader, 0),
+            "accept",
+            connect - 1_500 - lag,
+            connect + 300,
+            Some(stream_event(false, stream, 0, connect + 300)),
+        );
+        w.socket_call(
+            (r, 0),
+            "connect",
+            connect,
+            connect + 200,
+            Some(stream_event(true, stream, 0, connect + 200)),
+        );
+        for k in 0..3u64 {
+            let write = t + 10_000 + k * 10_000;
+            let end = 64 * (k + 1);
+            w.socket_call(
+                (r, 0),
+                "send",
+                write,
+                write + 300,
+                Some(stream_event(true, stream, end, write + 300)),
+            );
+            w.socket_call(
+                (reader, 0),
+                "recv",
+                write - 1_000 - lag,
+                write + 500,
+                Some(stream_event(false, stream, end, write + 500)),
+            );
+        }
+    }
+    w.write(d).unwrap();
+}
+
+fn stream_event(write: bool, stream: u64, end: u64, ticks: u64) -> plx_format::Event {
+    let bytes = end.min(64);
+    match write {
+        true => plx_format::Event::StreamSend {
+            stream,
+            end,
+            bytes,
+            ticks,
+        },
+        false => plx_format::Event::StreamRecv {
+            stream,
+            end,
+            bytes,
+            ticks,
+        },
+    }
+}
+
+#[test]
+fn a_stream_between_blocks_is_analysed_in_parallel_with_its_causes() {
+    let d = tmp("waits-parallel-streams");
+    stream_world(&d);
+    let (exp, model) = open(&d);
+    for causes in [false, true] {
+        let serial = WaitAnalysis::compute(
+            &model,
+            &exp,
+            Window::ALL,
+            None,
+            causes,
+            MergeOptions::default(),
+        )
+        .unwrap();
+        let want = rows(&serial);
+        let of = |p: &str| -> Vec<(String, i64, u64)> {
+            want.0
+                .iter()
+                .filter(|r| r.0 == p)
+                .map(|r| (r.1.clone(), r.3, r.4))
+                .collect()
+        };
+        // each reader: its accept waited for the connect, each of its 3 reads for a write
+        let at = |r: i64| format!("{}.0", r + 4);
+        let connects: Vec<_> = (0..4).map(|r| (at(r), 1_500 + 10 * r, 1)).collect();
+        let reads: Vec<_> = (0..4).map(|r| (at(r), 3 * (1_000 + 10 * r), 3)).collect();
+        assert_eq!(of("late_connect"), connects, "{want:?}");
+        assert_eq!(of("stream_wait"), reads, "{want:?}");
+        let want_causes = causes.then(|| self::causes(&serial));
+        if let Some(c) = &want_causes {
+            // every wait blamed on its writer (rank r for reader r + 4), at its call paths
+            assert!(!c.is_empty());
+            for row in c {
+                let waiting: u32 = row.1.split('.').next().unwrap().parse().unwrap();
+                assert_eq!(row.2, format!("{}.0", waiting - 4), "{c:#?}");
+            }
+        }
+        for size in [1, 2, 3, 4, 8] {
+            let r = parallel_with(&exp, &model, size, Window::ALL, causes);
+            assert!(
+                !r.serial,
+                "{size} processes, causes {causes}: rank 0 analysed alone"
+            );
+            assert_eq!(rows(&r.analysis), want, "{size} processes, causes {causes}");
+            if let Some(c) = &want_causes {
+                assert_eq!(&self::causes(&r.analysis), c, "{size} processes");
+            }
+            if size == 2 {
+                // a stream's writes go to its reader's block alone: the writers' block gets
+                // nothing, the readers' the 4 writers' connect and 3 writes, 3 events each
+                let got: Vec<u64> = r.stats.iter().map(|s| s.remote_events).collect();
+                assert_eq!(got, [0, 48], "{:?}", r.stats);
+                // with causes, each write's place and account: 16 items
+                let items: Vec<u64> = r.stats.iter().map(|s| s.items).collect();
+                assert_eq!(items, [if causes { 16 } else { 0 }, 0], "{:?}", r.stats);
+            }
+        }
+    }
+}

@@ -107,7 +107,7 @@ fn parallel(
         eprintln!(
             "plx: note: process 0 analysed the experiment alone: a receive is recorded before \
              its send (clocks of several hosts; the merge repairs the clock condition across \
-             ranks), or with --causes a traced stream joins processes"
+             ranks)"
         );
     }
     if args.stats {

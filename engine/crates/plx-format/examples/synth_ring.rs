@@ -1,5 +1,7 @@
 //! Writes a synthetic traced MPI ring of N ranks (each sends M messages of 1 KiB to the next
-//! rank, then an MPI_Allreduce): `cargo run --release --example synth_ring -- DIR N M`.
+//! rank, then an MPI_Allreduce; with C > 1, C - 1 more collectives follow, cycling through
+//! MPI_Barrier, MPI_Allreduce, MPI_Bcast and MPI_Reduce with rank 0 as the root, each rank
+//! entering up to 5 µs apart): `cargo run --release --example synth_ring -- DIR N M [C]`.
 //! bench/scale.sh analyses it at 512 to 4,096 ranks.
 
 use plx_format::synth_mpi::{MpiWorld, Msg};
@@ -10,6 +12,7 @@ fn main() -> std::io::Result<()> {
     let dir = args.next().unwrap_or_else(|| "plx-ring".to_string());
     let n: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(256);
     let m: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(160);
+    let c: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let dir = std::path::Path::new(&dir);
     std::fs::create_dir_all(dir)?;
     let mut w = MpiWorld::new(n);
@@ -25,6 +28,21 @@ fn main() -> std::io::Result<()> {
     }
     for r in 0..n {
         w.collective((r, 0), "MPI_Allreduce", 0, NONE_U32, 8, 8, t, t + 20_000);
+    }
+    let routines = ["MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"];
+    for k in 1..c {
+        t += 40_000;
+        let routine = routines[(k - 1) as usize % routines.len()];
+        let root = if routine.ends_with("cast") || routine.ends_with("Reduce") {
+            0
+        } else {
+            NONE_U32
+        };
+        for r in 0..n {
+            // a spread of entries: every pattern has waits
+            let enter = t + (r as u64 * 37 + k * 11) % 101 * 50;
+            w.collective((r, 0), routine, 0, root, 8, 8, enter, t + 20_000);
+        }
     }
     w.write(dir)?;
     eprintln!("wrote {} ({n} ranks, {m} messages each)", dir.display());

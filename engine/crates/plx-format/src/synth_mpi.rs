@@ -157,6 +157,8 @@ pub struct MpiWorld {
     /// Ops per trace chunk (so that matching crosses chunk boundaries).
     pub chunk_ops: usize,
     routines: Vec<String>,
+    /// The routines that are socket calls (region kind 5), not MPI's.
+    sockets: BTreeSet<u32>,
     seq: usize,
 }
 
@@ -179,6 +181,7 @@ impl MpiWorld {
             trace: false,
             chunk_ops: 3,
             routines: Vec::new(),
+            sockets: BTreeSet::new(),
             seq: 0,
         }
     }
@@ -221,6 +224,21 @@ impl MpiWorld {
             seq,
         });
         self
+    }
+
+    /// A socket call `routine` (a region of kind socket) on (rank, thread) from `enter` to
+    /// `exit`, around a stream event (`Event::StreamSend`, `Event::StreamRecv`) if any.
+    pub fn socket_call(
+        &mut self,
+        at: (u32, u32),
+        routine: &str,
+        enter: u64,
+        exit: u64,
+        event: Option<Event>,
+    ) -> &mut Self {
+        let region = self.routine(routine);
+        self.sockets.insert(region);
+        self.op(at, routine, enter, exit, event)
     }
 
     /// A point-to-point message: a send op on the sender, a receive op on the receiver.
@@ -303,8 +321,13 @@ impl MpiWorld {
             .iter()
             .enumerate()
             .map(|(i, n)| (FIRST_ROUTINE + i as u32, n.as_str()))
+            .filter(|(id, _)| !self.sockets.contains(id))
             .collect();
         p.mpi_routines(&routines);
+        for &id in &self.sockets {
+            let name = &self.routines[(id - FIRST_ROUTINE) as usize];
+            p.region(id, crate::records::RegionKind::Socket, name);
+        }
         p.thread(0, r.pid, "main", 0);
         for t in &r.threads {
             p.thread(*t, r.pid + 100 * t, "worker", 0);
@@ -419,6 +442,22 @@ impl MpiWorld {
                         ticks,
                     }) => {
                         enc.collective(comm, root, bytes_sent, bytes_recv, ticks);
+                    }
+                    Some(Event::StreamSend {
+                        stream,
+                        end,
+                        bytes,
+                        ticks,
+                    }) => {
+                        enc.stream_send(stream, end, bytes, ticks);
+                    }
+                    Some(Event::StreamRecv {
+                        stream,
+                        end,
+                        bytes,
+                        ticks,
+                    }) => {
+                        enc.stream_recv(stream, end, bytes, ticks);
                     }
                     _ => {}
                 }

@@ -38,7 +38,7 @@ use std::hash::{Hash, Hasher};
 use plx_format::{Experiment, RegionKind, NONE_U32};
 
 use super::delay::{Account, CauseKind};
-use super::replay::{Item, Key, Link, Replay, Setup};
+use super::replay::{Item, Key, Link, Replay, Setup, Summary};
 use super::{Callpaths, CauseRow, Pattern, WaitAnalysis, WaitRow};
 use crate::hash::FastMap;
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocation};
@@ -89,9 +89,37 @@ pub trait Exchange {
     }
 }
 
-/// Another block's boundary event: (time, process, location, event, for a send its number
-/// among its location's sends).
-type Remote = (i64, u32, u32, EventKind, Option<u64>);
+/// What another block gave this one: a boundary event (for a send or a stream write, its
+/// number among its location's), or its members of a collective instance.
+#[derive(Debug, Clone)]
+enum Given {
+    Event(EventKind, Option<u64>),
+    Summary(Summary),
+}
+
+/// Another block's boundary event or summary: (time, process, location, what).
+type Remote = (i64, u32, u32, Given);
+
+/// What the blocks need of each other that the routing knows: the blocks of the ranks, of
+/// each communicator's members and of each stream's readers.
+struct Routes<'a> {
+    me: usize,
+    size: usize,
+    rank_block: &'a HashMap<u32, u32>,
+    /// Per communicator: its size, the blocks with members and this block's members.
+    comms: Vec<(usize, Vec<u32>, usize)>,
+    /// Per stream: the blocks reading it.
+    readers: &'a HashMap<u64, Vec<u32>>,
+    global: &'a FastMap<(usize, u32), u32>,
+    /// Each location's world rank.
+    loc_rank: &'a [Option<u32>],
+}
+
+/// Per traced stream: the blocks reading it.
+type StreamReaders = HashMap<u64, Vec<u32>>;
+
+/// A block's members of a collective instance met so far: (location, rank, entry).
+type Arrived = Vec<(u32, Option<u32>, i64)>;
 
 /// Each call path's first entry at an own location: (time, process, position in the own
 /// stream).
@@ -99,45 +127,39 @@ type FirstEntries = FastMap<u32, (i64, u32, u64)>;
 
 /// Each block's boundary events of this block's stream `events`, encoded: an MPI (or socket)
 /// call's events go, with its enter and exit, to the blocks of its messages' partners and of
-/// its collectives' members (a stream's to every block); nothing of a call without any.
-#[allow(clippy::too_many_arguments)]
-fn route(
-    events: &[(i64, u32, u32, EventKind)],
-    regions: &RegionTable,
-    me: usize,
-    size: usize,
-    rank_block: &HashMap<u32, u32>,
-    comm_ranks: &[Vec<u32>],
-    global: &FastMap<(usize, u32), u32>,
-) -> Vec<Vec<u8>> {
-    let comm_blocks: Vec<Vec<u32>> = comm_ranks
-        .iter()
-        .map(|ranks| {
-            let mut b: Vec<u32> = ranks
-                .iter()
-                .filter_map(|r| rank_block.get(r).copied())
-                .collect();
-            b.sort_unstable();
-            b.dedup();
-            b
-        })
-        .collect();
+/// its stream writes' readers; nothing of a call without any. A collective's events go nowhere:
+/// when the block's last member of an instance has arrived, its [`Summary`] goes to the other
+/// blocks with members, at the place of that member's collective event.
+fn route(events: &[(i64, u32, u32, EventKind)], regions: &RegionTable, x: &Routes) -> Vec<Vec<u8>> {
     let boundary = |r: u32| matches!(regions.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
+    let mine: Vec<usize> = x.comms.iter().map(|c| c.2).collect();
     // per location: the open calls' events (their positions) and where they go
     let mut open: FastMap<u32, (Vec<usize>, Vec<u32>, usize)> = FastMap::default();
+    // per location: the open boundary routines (region, entry), as the replay nests them
+    let mut routines: FastMap<u32, Vec<(u32, i64)>> = FastMap::default();
     let mut sends: FastMap<u32, u64> = FastMap::default();
+    let mut writes: FastMap<u32, u64> = FastMap::default();
     // a nonblocking send's block, until its completion
     let mut nonblocking: FastMap<(u32, u64), u32> = FastMap::default();
-    let mut to: Vec<Vec<(usize, Option<u64>)>> = vec![Vec::new(); size];
-    let mut send_no: Vec<Option<u64>> = vec![None; events.len()];
-    for (i, &(_, p, loc, kind)) in events.iter().enumerate() {
+    // collective instances: the next per (process, communicator), the block's members met
+    let mut coll_count: FastMap<(u32, u32), u32> = FastMap::default();
+    let mut arrived: FastMap<(u32, u32), Arrived> = FastMap::default();
+    let mut to: Vec<Vec<(usize, Option<u64>)>> = vec![Vec::new(); x.size];
+    let mut summaries: Vec<Vec<(usize, Summary)>> = vec![Vec::new(); x.size];
+    let mut number: Vec<Option<u64>> = vec![None; events.len()];
+    for (i, &(t, p, loc, kind)) in events.iter().enumerate() {
         let o = open.entry(loc).or_default();
         let dests: Vec<u32> = match kind {
             EventKind::Enter { region } if boundary(region) => {
+                routines.entry(loc).or_default().push((region, t));
                 o.2 += 1;
                 Vec::new()
             }
             EventKind::Exit { region } if boundary(region) => {
+                let r = routines.entry(loc).or_default();
+                if let Some(at) = r.iter().rposition(|f| f.0 == region) {
+                    r.truncate(at);
+                }
                 if o.2 == 0 {
                     continue;
                 }
@@ -146,26 +168,66 @@ fn route(
             }
             EventKind::Send { peer, .. } => {
                 let n = sends.entry(loc).or_insert(0);
-                send_no[i] = Some(*n);
-                let b = rank_block.get(&peer).copied();
+                number[i] = Some(*n);
+                let b = x.rank_block.get(&peer).copied();
                 if let (Some(b), true) = (b, o.2 > 0) {
                     nonblocking.insert((loc, *n), b);
                 }
                 *n += 1;
                 b.into_iter().collect()
             }
-            EventKind::Recv { peer, .. } => rank_block.get(&peer).copied().into_iter().collect(),
-            EventKind::SendDone { thread, send, .. } => global
+            EventKind::Recv { peer, .. } => x.rank_block.get(&peer).copied().into_iter().collect(),
+            EventKind::SendDone { thread, send, .. } => x
+                .global
                 .get(&(p as usize, thread))
                 .and_then(|&sender| nonblocking.remove(&(sender, send)))
                 .into_iter()
                 .collect(),
-            EventKind::Collective { comm, .. } => comm
-                .and_then(|c| comm_blocks.get(c as usize).cloned())
-                .unwrap_or_default(),
-            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. } => {
-                (0..size as u32).collect()
+            EventKind::Collective { comm, root, .. } => {
+                // counted as the replay counts instances: inside a routine, on a
+                // communicator of 2 or more
+                let routine = routines.get(&loc).and_then(|r| r.last()).copied();
+                let (Some((region, enter)), Some(c)) = (routine, comm) else {
+                    continue;
+                };
+                let Some((n, blocks, _)) = x.comms.get(c as usize) else {
+                    continue;
+                };
+                if *n < 2 {
+                    continue;
+                }
+                let k = coll_count.entry((p, c)).or_insert(0);
+                let key = (c, *k);
+                *k += 1;
+                if blocks.len() < 2 {
+                    continue; // every member is this block's
+                }
+                let a = arrived.entry(key).or_default();
+                a.push((loc, x.loc_rank[loc as usize], enter));
+                if a.len() == mine[c as usize] {
+                    let a = arrived.remove(&key).expect("present");
+                    let s = Summary {
+                        comm: c,
+                        instance: key.1,
+                        members: a.len() as u32,
+                        region,
+                        root,
+                        candidates: Summary::candidates(&a, root),
+                    };
+                    for &b in blocks.iter().filter(|&&b| b as usize != x.me) {
+                        summaries[b as usize].push((i, s.clone()));
+                    }
+                }
+                continue;
             }
+            EventKind::StreamSend { stream, .. } => {
+                let n = writes.entry(loc).or_insert(0);
+                number[i] = Some(*n);
+                *n += 1;
+                x.readers.get(&stream).cloned().unwrap_or_default()
+            }
+            // a read's wait is found at the reader: its block has it
+            EventKind::StreamRecv { .. } => Vec::new(),
             // a receive's post goes with the call completing it, to its sender's block: a
             // late receiver waits for the post, not for the Wait's entry
             EventKind::RecvPosted { .. } => Vec::new(),
@@ -179,23 +241,34 @@ fn route(
             ds.sort_unstable();
             ds.dedup();
             for d in ds {
-                if d as usize != me {
-                    to[d as usize].extend(evs.iter().map(|&e| (e, send_no[e])));
+                if d as usize != x.me {
+                    to[d as usize].extend(evs.iter().map(|&e| (e, number[e])));
                 }
             }
         }
     }
     to.into_iter()
-        .map(|mut evs| {
-            if evs.is_empty() {
+        .zip(summaries)
+        .map(|(mut evs, sums)| {
+            if evs.is_empty() && sums.is_empty() {
                 return Vec::new();
             }
-            // the stream's order: a process's events in their own order
+            // the stream's order: a process's events in their own order, a summary at its
+            // last member's collective event
             evs.sort_unstable_by_key(|e| e.0);
             let mut w = Boundary::default();
+            let mut sums = sums.into_iter().peekable();
             for (e, n) in evs {
+                while let Some((at, s)) = sums.next_if(|s| s.0 < e) {
+                    let (t, p, loc, _) = events[at];
+                    w.summary(regions, t, p, loc, &s);
+                }
                 let (t, p, loc, kind) = events[e];
                 w.add(regions, t, p, loc, kind, n);
+            }
+            for (at, s) in sums {
+                let (t, p, loc, _) = events[at];
+                w.summary(regions, t, p, loc, &s);
             }
             w.finish()
         })
@@ -322,13 +395,13 @@ pub fn compute(
             .1
         }
     };
-    let remote = exchange_boundary(
+    let (remote, readers) = exchange_boundary(
         &own_events,
         &mut regions,
         &rank_block,
         &comm_ranks,
         &global,
-        locations.len(),
+        &locations,
         &mut st,
         x,
     )?;
@@ -342,40 +415,36 @@ pub fn compute(
     let mut replay = Replay::new(setup);
     // with causes: the call paths numbered as the serial replay numbers them, from every
     // block's first entries, and the link to the other blocks
-    let mut streams = false;
     let mut numbered = None;
     if causes {
-        let cps;
-        (cps, streams) = gather_callpaths(&own_events, &mut regions, &mut st, x)?;
+        let cps = gather_callpaths(&own_events, &mut regions, &mut st, x)?;
         replay.callpaths = cps.clone();
         numbered = Some(cps);
         let loc_block: Vec<u32> = locations.iter().map(|l| proc_block[l.process]).collect();
-        replay.link = Some(Link::new(
+        let mut link = Link::new(
             x.rank() as u32,
             locations.iter().map(|l| own.contains(&l.process)).collect(),
             loc_block,
             rank_block,
             &comm_ranks,
-        ));
+        );
+        link.stream_blocks = readers;
+        replay.link = Some(link);
     }
     let mut post = Post {
         x,
         ended: vec![false; x.size()],
     };
     // a call path's first entry at an own location: (time, process, position in the stream)
-    let (first, unordered) = match streams {
-        // rank 0 analyses alone: a stream's accounts are not exchanged
-        true => (FastMap::default(), false),
-        false => replay_events(
-            &own_events,
-            &remote,
-            &mut replay,
-            &regions,
-            &own_ranks,
-            &mut post,
-            &mut st,
-        )?,
-    };
+    let (first, unordered) = replay_events(
+        &own_events,
+        &remote,
+        &mut replay,
+        &regions,
+        &own_ranks,
+        &mut post,
+        &mut st,
+    )?;
 
     if replay.link.is_some() {
         post.finish(&mut replay, &mut st)?;
@@ -389,7 +458,7 @@ pub fn compute(
     let mut w = Buf::default();
     w.u64(counted);
     w.u8(beyond as u8);
-    w.u8((unordered || streams) as u8);
+    w.u8(unordered as u8);
     if let Some(cps) = numbered {
         // the call paths are the serial ones: rows and causes by number
         encode_numbered(&mut w, &replay);
@@ -424,30 +493,19 @@ fn process_blocks(processes: usize, traced: &[usize], size: usize) -> Vec<u32> {
 }
 
 /// The call paths numbered as the serial replay numbers them, from every block's first
-/// entries (`own_events`' here), and whether any block has stream events.
+/// entries (`own_events`' here).
 fn gather_callpaths(
     own_events: &[(i64, u32, u32, EventKind)],
     regions: &mut RegionTable,
     st: &mut Stats,
     x: &dyn Exchange,
-) -> Result<(Callpaths, bool), AnalysisError> {
+) -> Result<Callpaths, AnalysisError> {
     let mine = first_entries(own_events, regions);
     let mut w = Buf::default();
-    w.u8(own_events.iter().any(|e| {
-        matches!(
-            e.3,
-            EventKind::StreamSend { .. } | EventKind::StreamRecv { .. }
-        )
-    }) as u8);
     encode_callpaths(&mut w, &mine.0, &mine.1, regions);
     st.gathered_bytes += w.0.len() as u64;
     let all = x.allgather(&w.0)?;
-    let mut streams = false;
-    for b in &all {
-        streams |= b.first() == Some(&1);
-    }
-    let cps = number_callpaths(&all, regions)?;
-    Ok((cps, streams))
+    number_callpaths(&all, regions)
 }
 
 /// The global locations: every block's own (`own_locs`: process, thread), in rank order.
@@ -507,9 +565,9 @@ fn block_setup(
     }
 }
 
-/// Sends each other block the boundary events of `own_events` it needs and receives theirs:
-/// the other blocks' events, in time order (each process's in its order); their regions
-/// interned into `regions`.
+/// The other blocks' boundary events and summaries for this block (in time order), and the
+/// blocks reading each traced stream (every block's reads, all-gathered: a stream's writes go
+/// to them).
 #[allow(clippy::too_many_arguments)]
 fn exchange_boundary(
     own_events: &[(i64, u32, u32, EventKind)],
@@ -517,19 +575,55 @@ fn exchange_boundary(
     rank_block: &HashMap<u32, u32>,
     comm_ranks: &[Vec<u32>],
     global: &FastMap<(usize, u32), u32>,
-    locations: usize,
+    locations: &[TraceLocation],
     st: &mut Stats,
     x: &dyn Exchange,
-) -> Result<Vec<Remote>, AnalysisError> {
-    let parts = route(
-        own_events,
-        regions,
-        x.rank(),
-        x.size(),
+) -> Result<(Vec<Remote>, StreamReaders), AnalysisError> {
+    let mut read: Vec<u64> = own_events
+        .iter()
+        .filter_map(|e| match e.3 {
+            EventKind::StreamRecv { stream, .. } => Some(stream),
+            _ => None,
+        })
+        .collect();
+    read.sort_unstable();
+    read.dedup();
+    let mut w = Buf::default();
+    w.u32(read.len() as u32);
+    for &s in &read {
+        w.u64(s);
+    }
+    st.gathered_bytes += w.0.len() as u64;
+    let mut readers: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (b, bytes) in x.allgather(&w.0)?.iter().enumerate() {
+        let mut r = Rd::new(bytes);
+        for _ in 0..r.u32()? {
+            readers.entry(r.u64()?).or_default().push(b as u32);
+        }
+    }
+    let loc_rank: Vec<Option<u32>> = locations.iter().map(|l| l.rank).collect();
+    let routes = Routes {
+        me: x.rank(),
+        size: x.size(),
         rank_block,
-        comm_ranks,
+        comms: comm_ranks
+            .iter()
+            .map(|ranks| {
+                let mut b: Vec<u32> = ranks
+                    .iter()
+                    .filter_map(|r| rank_block.get(r).copied())
+                    .collect();
+                let mine = b.iter().filter(|&&b| b as usize == x.rank()).count();
+                b.sort_unstable();
+                b.dedup();
+                (ranks.len(), b, mine)
+            })
+            .collect(),
+        readers: &readers,
         global,
-    );
+        loc_rank: &loc_rank,
+    };
+    let parts = route(own_events, regions, &routes);
     for (b, p) in parts.iter().enumerate() {
         if b != x.rank() && !p.is_empty() {
             st.sent_bytes += p.len() as u64;
@@ -538,12 +632,12 @@ fn exchange_boundary(
     let mut remote: Vec<Remote> = Vec::new();
     for (r, b) in x.alltoallv(parts)?.iter().enumerate() {
         if r != x.rank() && !b.is_empty() {
-            decode_boundary(b, regions, locations, &mut remote)?;
+            decode_boundary(b, regions, locations.len(), &mut remote)?;
         }
     }
     // stable: a process's events keep their order (they all come from one rank)
     remote.sort_by_key(|e| (e.0, e.1));
-    Ok(remote)
+    Ok((remote, readers))
 }
 
 /// Replays the block's own events and the other blocks' boundary events (`remote`) in time
@@ -576,10 +670,23 @@ fn replay_events(
             *a.next().expect("peeked")
         } else {
             let e = b.next().expect("peeked");
-            if let Some(n) = e.4 {
-                replay.set_next_send(e.2, n);
+            st.remote_events += 1;
+            let (kind, n) = match &e.3 {
+                Given::Event(kind, n) => (*kind, *n),
+                Given::Summary(s) => {
+                    for (key, from) in replay.needs_summary(s) {
+                        post.fetch(replay, st, key, from)?;
+                    }
+                    replay.summary(regions, s);
+                    continue;
+                }
+            };
+            match (kind, n) {
+                (EventKind::Send { .. }, Some(n)) => replay.set_next_send(e.2, n),
+                (EventKind::StreamSend { .. }, Some(n)) => replay.set_next_write(e.2, n),
+                _ => {}
             }
-            (e.0, e.1, e.2, e.3)
+            (e.0, e.1, e.2, kind)
         };
         // the clock condition: each own receive after its send (either may come first)
         match kind {
@@ -614,10 +721,6 @@ fn replay_events(
         }
         if take_own {
             st.events += 1;
-        } else {
-            st.remote_events += 1;
-        }
-        if take_own {
             if let EventKind::Enter { .. } = kind {
                 let cp = replay.callpath_of(loc);
                 first.entry(cp).or_insert((t, p, seq));
@@ -952,7 +1055,7 @@ fn encode_callpaths(
     }
 }
 
-/// Every block's call paths (after its stream flag), numbered by their first entry anywhere
+/// Every block's call paths, numbered by their first entry anywhere
 /// as the serial replay numbers them, on `regions` (which gets the regions it lacks).
 fn number_callpaths(
     all: &[Vec<u8>],
@@ -963,7 +1066,6 @@ fn number_callpaths(
     let mut first: Vec<(i64, u32, u64)> = Vec::new();
     for b in all {
         let mut r = Rd::new(b);
-        r.u8()?;
         let mut here: Vec<u32> = Vec::new();
         for _ in 0..r.u32()? {
             let parent = r.u32()?;
@@ -1167,6 +1269,13 @@ fn encode_item(w: &mut Buf, key: Key, item: &Item) {
                 encode_account(w, a);
             }
         }
+        (Key::Write(loc, n), Item::Send(cp, a)) => {
+            w.u8(3);
+            w.u32(loc);
+            w.u64(n);
+            w.u32(*cp);
+            encode_account(w, a);
+        }
         _ => unreachable!("an item under another's key"),
     }
 }
@@ -1200,6 +1309,10 @@ fn decode_item(r: &mut Rd) -> Result<Option<(Key, Item)>, AnalysisError> {
             }
             (key, Item::Coll(v))
         }
+        3 => (
+            Key::Write(r.u32()?, r.u64()?),
+            Item::Send(r.u32()?, decode_account(r)?),
+        ),
         END => return Ok(None),
         _ => return Err(bad("unknown item")),
     }))
@@ -1297,7 +1410,7 @@ impl Boundary {
         p: u32,
         loc: u32,
         kind: EventKind,
-        send_no: Option<u64>,
+        number: Option<u64>,
     ) {
         let boundary_region =
             |r: u32| matches!(table.get(r).kind, RegionKind::Mpi | RegionKind::Socket);
@@ -1332,7 +1445,7 @@ impl Boundary {
                 w.u64(bytes);
                 w.u32(comm.unwrap_or(NONE_U32));
                 w.u64(message.expect("named"));
-                w.u64(send_no.expect("numbered"));
+                w.u64(number.expect("numbered"));
             }
             EventKind::Recv {
                 peer,
@@ -1382,12 +1495,37 @@ impl Boundary {
                 self.events.u64(stream);
                 self.events.u64(end);
                 self.events.u64(bytes);
+                if tag == 6 {
+                    self.events.u64(number.expect("numbered"));
+                }
             }
             EventKind::RecvPosted { before_ns } => {
                 head(&mut self.events, 8);
                 self.events.u64(before_ns);
             }
             _ => return,
+        }
+        self.n += 1;
+    }
+
+    /// A summary of the block's members of a collective instance, at its last member's
+    /// collective event (time `t`, process `p`, location `loc`).
+    fn summary(&mut self, table: &RegionTable, t: i64, p: u32, loc: u32, s: &Summary) {
+        let region = self.region(table, s.region);
+        let w = &mut self.events;
+        w.i64(t);
+        w.u32(p);
+        w.u32(loc);
+        w.u8(9);
+        w.u32(s.comm);
+        w.u32(s.instance);
+        w.u32(s.members);
+        w.u32(region);
+        w.u32(s.root.unwrap_or(NONE_U32));
+        w.u8(s.candidates.len() as u8);
+        for &(l, enter) in &s.candidates {
+            w.u32(l);
+            w.i64(enter);
         }
         self.n += 1;
     }
@@ -1435,6 +1573,29 @@ fn decode_boundary(
         };
         let mut n = None;
         let kind = match r.u8()? {
+            9 => {
+                let (comm, instance, members) = (r.u32()?, r.u32()?, r.u32()?);
+                let region = region(&mut r)?;
+                let root = opt(r.u32()?);
+                let mut candidates = Vec::new();
+                for _ in 0..r.u8()? {
+                    let l = r.u32()?;
+                    if l as usize >= locations {
+                        return Err(bad("collective member of an unknown location"));
+                    }
+                    candidates.push((l, r.i64()?));
+                }
+                let s = Summary {
+                    comm,
+                    instance,
+                    members,
+                    region,
+                    root,
+                    candidates,
+                };
+                out.push((t, p, loc, Given::Summary(s)));
+                continue;
+            }
             0 => EventKind::Enter {
                 region: region(&mut r)?,
             },
@@ -1485,10 +1646,10 @@ fn decode_boundary(
             },
             _ => return Err(bad("unknown boundary event")),
         };
-        if let EventKind::Send { .. } = kind {
+        if let EventKind::Send { .. } | EventKind::StreamSend { .. } = kind {
             n = Some(r.u64()?);
         }
-        out.push((t, p, loc, kind, n));
+        out.push((t, p, loc, Given::Event(kind, n)));
     }
     Ok(())
 }

@@ -161,6 +161,8 @@ struct Loc {
     stream: Option<Account>,
     /// Send events seen: the next one's number (as `send_done` events number them).
     sends: u64,
+    /// Stream writes seen: the next one's number (a parallel analysis's items name them).
+    writes: u64,
     /// Its nonblocking sends not completed yet, oldest first: (number, message).
     nonblocking: VecDeque<(u64, u64)>,
     /// Its latest receives: (time, the send event's time), newest last.
@@ -240,7 +242,59 @@ struct Member {
 
 #[derive(Debug, Default)]
 struct Instance {
+    /// The members met, and of another block's members (a parallel analysis) those its
+    /// [`Summary`] names.
     members: Vec<Member>,
+    /// Members arrived: those met and those the other blocks' summaries count.
+    count: usize,
+}
+
+/// One block's members of a collective instance in a parallel analysis ([`super::parallel`]),
+/// reduced to what the other blocks' waits need: the members that may be the instance's late
+/// one. It stands, in the other blocks' replays, at the place of the block's last member's
+/// collective event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The communicator.
+    pub comm: u32,
+    /// The instance: the k-th collective on the communicator at each member.
+    pub instance: u32,
+    /// The block's members.
+    pub members: u32,
+    /// The routine of the block's last member (its class names the pattern).
+    pub region: u32,
+    /// The root its last member named.
+    pub root: Option<u32>,
+    /// (location, entry) of the latest member, the root and the earliest member but the root,
+    /// each once, by location.
+    pub candidates: Vec<(u32, i64)>,
+}
+
+impl Summary {
+    /// The candidates of `members` ((location, world rank, entry), in arrival order) when the
+    /// last of them named `root`: the latest to enter, the root, and the earliest but the root
+    /// (as [`Replay`] chooses the late member of a completed instance).
+    pub fn candidates(members: &[(u32, Option<u32>, i64)], root: Option<u32>) -> Vec<(u32, i64)> {
+        let is_root = |m: &&(u32, Option<u32>, i64)| m.1.is_some() && m.1 == root;
+        let mut may: Vec<(u32, i64)> = Vec::new();
+        may.extend(
+            members
+                .iter()
+                .max_by_key(|x| (x.2, x.0))
+                .map(|x| (x.0, x.2)),
+        );
+        may.extend(members.iter().find(is_root).map(|x| (x.0, x.2)));
+        may.extend(
+            members
+                .iter()
+                .filter(|x| !is_root(x))
+                .min_by_key(|x| (x.2, x.0))
+                .map(|x| (x.0, x.2)),
+        );
+        may.sort_unstable();
+        may.dedup_by_key(|m| m.0);
+        may
+    }
 }
 
 /// A stream write not yet read to its end.
@@ -334,6 +388,9 @@ pub struct Replay {
 ///   synchronised with the receiver ([`Item::Send`]), for a late sender there;
 /// - at a receive from a rank of another block, where the receive was posted, with the
 ///   receiver's account ([`Item::Post`]), for a late receiver at the sender;
+/// - at a stream write, the writer's call path and account since its last stream operation
+///   ([`Item::Send`] under [`Key::Write`]), to the blocks reading the stream (a stream wait's
+///   late location);
 /// - when the block's last member of a collective instance has arrived, the call path and
 ///   account of its members that may be the instance's late one ([`Item::Coll`]: the latest
 ///   arrival, the root, the earliest other than the root), to every other block with members.
@@ -353,6 +410,8 @@ pub struct Link {
     pub me: u32,
     /// Per communicator: the other blocks with members, and this block's members.
     pub comm_blocks: Vec<(Vec<u32>, usize)>,
+    /// Per traced stream: the blocks whose locations read it.
+    pub stream_blocks: HashMap<u64, Vec<u32>>,
     /// Items from the other blocks, not used yet.
     pub inbox: HashMap<Key, Item>,
     /// Items for other blocks: (block, key, item).
@@ -389,9 +448,17 @@ impl Link {
             rank_block,
             me,
             comm_blocks,
+            stream_blocks: HashMap::new(),
             inbox: HashMap::new(),
             outbox: Vec::new(),
         }
+    }
+
+    /// Whether this block's locations read `stream`.
+    pub fn reads(&self, stream: u64) -> bool {
+        self.stream_blocks
+            .get(&stream)
+            .is_some_and(|b| b.contains(&self.me))
     }
 }
 
@@ -405,6 +472,8 @@ pub enum Key {
     Post(u64),
     /// A block's members of a collective instance: (communicator, instance, block).
     Coll(u32, u32, u32),
+    /// A stream write: (writer, its number among the writer's stream writes).
+    Write(u32, u64),
 }
 
 /// Where a receive was posted (a late receiver's late location): (receiver, post time, call
@@ -508,14 +577,15 @@ impl Replay {
                 }
                 let process = self.setup.loc_process[li];
                 let n = self.coll_count.get(&(process, comm)).copied().unwrap_or(0);
-                let have = self
-                    .instances
-                    .get(&(comm, n))
-                    .map_or(0, |i| i.members.len());
+                let have = self.instances.get(&(comm, n)).map_or(0, |i| i.count);
                 if have + 1 < size {
                     return Vec::new();
                 }
                 blocks.iter().map(|&b| (Key::Coll(comm, n, b), b)).collect()
+            }
+            EventKind::StreamSend { stream, .. } if !k.own[li] && k.reads(stream) => {
+                let n = self.locs[li].writes;
+                vec![(Key::Write(loc, n), k.loc_block[li])]
             }
             _ => Vec::new(),
         }
@@ -525,6 +595,67 @@ impl Replay {
     /// some of another block's sends, [`super::parallel`]).
     pub fn set_next_send(&mut self, loc: u32, n: u64) {
         self.locs[loc as usize].sends = n;
+    }
+
+    /// Numbers location `loc`'s next stream write `n` (among its stream writes), as
+    /// [`Replay::set_next_send`] its sends.
+    pub fn set_next_write(&mut self, loc: u32, n: u64) {
+        self.locs[loc as usize].writes = n;
+    }
+
+    /// The items [`Replay::summary`] needs for `s`: when it completes an instance, the other
+    /// member blocks' candidates ([`Item::Coll`]).
+    pub fn needs_summary(&self, s: &Summary) -> Vec<(Key, u32)> {
+        let Some(k) = &self.link else {
+            return Vec::new();
+        };
+        let Some((blocks, n)) = k.comm_blocks.get(s.comm as usize) else {
+            return Vec::new();
+        };
+        let size = self
+            .setup
+            .comm_ranks
+            .get(s.comm as usize)
+            .map_or(0, |c| c.len());
+        let have = self
+            .instances
+            .get(&(s.comm, s.instance))
+            .map_or(0, |i| i.count);
+        if *n == 0 || have + (s.members as usize) < size {
+            return Vec::new();
+        }
+        blocks
+            .iter()
+            .map(|&b| (Key::Coll(s.comm, s.instance, b), b))
+            .collect()
+    }
+
+    /// Another block's members of a collective instance ([`Summary`]), at the place of its
+    /// last member's collective event: when they complete the instance, its waits.
+    pub fn summary(&mut self, regions: &RegionTable, s: &Summary) {
+        let (class, _) = self.class(regions, s.region);
+        let size = self
+            .setup
+            .comm_ranks
+            .get(s.comm as usize)
+            .map_or(0, |c| c.len());
+        let key = (s.comm, s.instance);
+        let inst = self.instances.entry(key).or_default();
+        for &(loc, enter) in &s.candidates {
+            inst.members.push(Member {
+                loc,
+                rank: self.setup.loc_rank[loc as usize],
+                enter,
+                // never a waiting one here: another block's
+                exit: enter,
+                cp: NONE,
+                acc: Account::default(),
+            });
+        }
+        inst.count += s.members as usize;
+        if inst.count >= size {
+            self.finish_instance(key, class, s.root);
+        }
     }
 
     /// The call path location `loc` is in now ([`NONE`] outside every region).
@@ -652,16 +783,32 @@ impl Replay {
                 l.streamed = Some(t);
                 l.pending.push(SyncWith::Stream);
                 let r = l.routine();
-                let acc = if self.setup.causes {
+                let n = l.writes;
+                l.writes += 1;
+                let mut acc = if self.setup.causes {
                     l.acc.since(l.stream.as_ref())
                 } else {
                     Account::default()
                 };
+                let mut cp = r.map_or(l.cp(), |f| f.cp);
+                let own = self.own(li);
+                if let Some(k) = &mut self.link {
+                    let key = Key::Write(loc, n);
+                    if own {
+                        // the stream's readers in other blocks: the writer's place and account
+                        let readers = k.stream_blocks.get(&stream).map_or(&[][..], |b| b);
+                        for &b in readers.iter().filter(|&&b| b != k.me) {
+                            k.outbox.push((b, key, Item::Send(cp, acc.clone())));
+                        }
+                    } else if let Some(Item::Send(c, a)) = k.inbox.remove(&key) {
+                        (cp, acc) = (c, a);
+                    }
+                }
                 let w = Write {
                     end,
                     loc,
                     enter: r.map_or(t, |f| f.enter),
-                    cp: r.map_or(l.cp(), |f| f.cp),
+                    cp,
                     acc,
                 };
                 let q = self.writes.entry(stream).or_default();
@@ -1120,6 +1267,7 @@ impl Replay {
             cp: r.cp,
             acc,
         });
+        inst.count += 1;
         if let (Some(k), true) = (&mut self.link, own) {
             let (blocks, n) = &k.comm_blocks[comm as usize];
             let mine: Vec<&Member> = inst
@@ -1128,30 +1276,30 @@ impl Replay {
                 .filter(|m| k.own[m.loc as usize])
                 .collect();
             if mine.len() == *n && !blocks.is_empty() {
-                // the block's members that may be the late one: the latest arrival, the root,
-                // the earliest but the root
-                let is_root = |m: &Member| m.rank.is_some() && m.rank == root;
-                let mut may: Vec<&Member> = Vec::new();
-                may.extend(mine.iter().max_by_key(|x| (x.enter, x.loc)));
-                may.extend(mine.iter().find(|x| is_root(x)));
-                may.extend(
-                    mine.iter()
-                        .filter(|x| !is_root(x))
-                        .min_by_key(|x| (x.enter, x.loc)),
-                );
-                may.sort_by_key(|m| m.loc);
-                may.dedup_by_key(|m| m.loc);
-                let item: Vec<(u32, u32, Account)> =
-                    may.iter().map(|m| (m.loc, m.cp, m.acc.clone())).collect();
+                // the block's members that may be the late one ([`Summary::candidates`])
+                let arrived: Vec<(u32, Option<u32>, i64)> =
+                    mine.iter().map(|m| (m.loc, m.rank, m.enter)).collect();
+                let item: Vec<(u32, u32, Account)> = Summary::candidates(&arrived, root)
+                    .iter()
+                    .filter_map(|&(l, _)| mine.iter().find(|m| m.loc == l))
+                    .map(|m| (m.loc, m.cp, m.acc.clone()))
+                    .collect();
                 for &b in blocks {
                     k.outbox
                         .push((b, Key::Coll(comm, key.1, k.me), Item::Coll(item.clone())));
                 }
             }
         }
-        if inst.members.len() < size {
+        if inst.count < size {
             return;
         }
+        self.finish_instance(key, r.class, root);
+    }
+
+    /// Collective instance `key` is complete: with the other blocks' candidates' call paths
+    /// and accounts (a parallel analysis), its waits.
+    fn finish_instance(&mut self, key: (u32, u32), class: Class, root: Option<u32>) {
+        let comm = key.0;
         let mut inst = self.instances.remove(&key).expect("present");
         if let Some(k) = &mut self.link {
             let (blocks, n) = &k.comm_blocks[comm as usize];
@@ -1170,7 +1318,7 @@ impl Replay {
                 }
             }
         }
-        self.complete(r.class, root, inst);
+        self.complete(class, root, inst);
     }
 
     /// Every member of a collective instance has left it: its waits.
