@@ -286,10 +286,10 @@ def test_early_reduce_is_the_root_waiting(mpi_run):
     table, causes, ent, _ = mpi_run
     cp = "main => reduce => MPI_Reduce"
     e = collective_entries(ent, cp)
-    # the first of the three delayed ranks to arrive ended the root's wait
-    first = min((0, 2, 3), key=lambda r: e[r])
-    check(table, causes, "early_reduce", cp, {1: e[first] - e[1]}, "delay_reduce",
-          {1: (first, "direct")})
+    # the root waits for the latest of the three delayed ranks (Scalasca's Early Reduce)
+    last = max((0, 2, 3), key=lambda r: e[r])
+    check(table, causes, "early_reduce", cp, {1: e[last] - e[1]}, "delay_reduce",
+          {1: (last, "direct")})
 
 
 def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):

@@ -427,7 +427,7 @@ fn every_collective_pattern_is_the_serial_one_from_per_block_summaries() {
             (0..12)
                 .filter(|&r| r != 2)
                 .map(|r| enter(3, r))
-                .min()
+                .max()
                 .unwrap(),
             1,
         ),

@@ -16,8 +16,8 @@
 //!   one of the two variants only;
 //! - **wait_at_barrier**, **wait_at_nxn**: every member but the last to enter waits from its
 //!   entry to the last entry; **late_broadcast** (Bcast, Scatter): a member that entered
-//!   before the root; **early_reduce** (Reduce, Gather): the root, from its entry to the first
-//!   other member's;
+//!   before the root; **early_reduce** (Reduce, Gather): the root, from its entry to the latest
+//!   other member's (Scalasca's definition);
 //! - threads, from the acquire events' recorded wait: **lock_contention** (mutex, rwlock,
 //!   spinlock; the cause is the holder that released it), **condition_wait** (the signaller),
 //!   **join_wait** (the joined thread), **semaphore_wait** (the poster), **thread_barrier** and

@@ -1346,14 +1346,15 @@ impl Replay {
                 let Some(r) = m.iter().find(|x| x.rank.is_some() && x.rank == root) else {
                     return;
                 };
-                let Some(first) = m
+                // as Scalasca's: the root waits for the latest of the members it receives from
+                let Some(last) = m
                     .iter()
                     .filter(|x| x.loc != r.loc)
-                    .min_by_key(|x| (x.enter, x.loc))
+                    .max_by_key(|x| (x.enter, x.loc))
                 else {
                     return;
                 };
-                (Pattern::EarlyReduce, first, vec![r])
+                (Pattern::EarlyReduce, last, vec![r])
             }
             _ => return,
         };
