@@ -1508,6 +1508,19 @@ impl Replay {
         {
             return;
         }
+        self.count(pattern, loc, cp, (start, d), None, &[]);
+    }
+
+    /// A wait's row, and the wait itself when they are kept.
+    fn count(
+        &mut self,
+        pattern: Pattern,
+        loc: u32,
+        cp: u32,
+        (start, d): (i64, i64),
+        late: Option<(u32, u32)>,
+        shares: &[Share],
+    ) {
         let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
         e.0 += d;
         e.1 += 1;
@@ -1518,8 +1531,8 @@ impl Replay {
                 callpath: cp,
                 start,
                 wait_ns: d,
-                late: None,
-                causes: Vec::new(),
+                late,
+                causes: shares.to_vec(),
             });
         }
     }
@@ -1556,20 +1569,7 @@ impl Replay {
         if !self.setup.window.contains(end) || !self.setup.loc_counted[li] {
             return;
         }
-        let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
-        e.0 += d;
-        e.1 += 1;
-        if let Some(found) = &mut self.found {
-            found.push(FoundWait {
-                pattern,
-                location: loc,
-                callpath: cp,
-                start,
-                wait_ns: d,
-                late,
-                causes: shares.clone(),
-            });
-        }
+        self.count(pattern, loc, cp, (start, d), late, &shares);
         for (cl, ccp, kind, ns) in shares {
             *self
                 .causes
