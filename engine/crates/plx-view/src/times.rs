@@ -83,10 +83,10 @@ impl Times {
                 }
             }
             w => {
-                let at = w as usize - b * SPAN;
+                let at = w as usize;
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
-                    if pred(self.far[at + mid]) {
+                    if pred(self.far[at + mid % SPAN]) {
                         lo = mid + 1;
                     } else {
                         hi = mid;
