@@ -136,30 +136,64 @@ pub fn waits(dir: &Path) -> Result<Tables, String> {
         "count",
         Array::values(a.rows.iter().map(|r| r.count as i64).collect()),
     );
+    // then the waits with no partner (a sleep, an I/O wait), as plx waits --causes gives them:
+    // kind `none`, no cause location or call path (null)
+    let alone: Vec<_> = a.rows.iter().filter(|r| !r.pattern.has_cause()).collect();
     let mut c = Batch::default();
     c.add(
         "pattern",
-        Array::texts(a.causes.iter().map(|r| r.pattern.name())),
+        Array::texts(
+            a.causes
+                .iter()
+                .map(|r| r.pattern.name())
+                .chain(alone.iter().map(|r| r.pattern.name())),
+        ),
     )
     .add(
         "waiting_location",
-        Array::texts(a.causes.iter().map(|r| label(r.waiting))),
+        Array::texts(
+            a.causes
+                .iter()
+                .map(|r| label(r.waiting))
+                .chain(alone.iter().map(|r| label(r.location))),
+        ),
     )
     .add(
         "cause_location",
-        Array::texts(a.causes.iter().map(|r| label(r.cause))),
+        Array::strings(
+            a.causes
+                .iter()
+                .map(|r| Some(label(r.cause)))
+                .chain(alone.iter().map(|_| None)),
+        ),
     )
     .add(
         "cause_callpath",
-        Array::texts(a.causes.iter().map(|r| a.callpath_name(r.cause_callpath))),
+        Array::strings(
+            a.causes
+                .iter()
+                .map(|r| Some(a.callpath_name(r.cause_callpath)))
+                .chain(alone.iter().map(|_| None)),
+        ),
     )
     .add(
         "delay_s",
-        Array::values(a.causes.iter().map(|r| r.delay_ns / 1e9).collect()),
+        Array::values(
+            a.causes
+                .iter()
+                .map(|r| r.delay_ns / 1e9)
+                .chain(alone.iter().map(|r| r.wait_ns as f64 / 1e9))
+                .collect(),
+        ),
     )
     .add(
         "kind",
-        Array::texts(a.causes.iter().map(|r| r.kind.as_str())),
+        Array::texts(
+            a.causes
+                .iter()
+                .map(|r| r.kind.as_str())
+                .chain(alone.iter().map(|_| "none")),
+        ),
     );
     Ok(Tables {
         batches: vec![("waits", b), ("wait_causes", c)],
