@@ -2,6 +2,7 @@
 and the Python reader (otf2.reader) — holds the text export's events, location by location, in
 order, at the same times, under the same names."""
 
+import os
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from components import require_module, require_tools
 
-from conftest import PLX, ROOT, plx, run
+from conftest import MPI_TIMEOUT, PLX, PLX_MPICC, ROOT, plx, run
 
 DETAIL = re.compile(r"(\w+)=(\S+)")
 LOCKS = ("mutex", "rwlock", "spin")
@@ -73,37 +74,62 @@ def collective_routines(events):
 
 
 ISENDS = ("MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend")
+STARTS = ("MPI_Start", "MPI_Startall")
+WAITS = ("MPI_Wait", "MPI_Test")
+
+
+def started_receives(evs):
+    """{index of an MPI_Start(all) enter: receives it started}: in these programs, the receives
+    completed in Wait/Test calls after a start and before the next start or MPI_Irecv."""
+    out, stack, start = {}, [], None
+    for i, (kind, region, _, _) in enumerate(evs):
+        if kind == "enter":
+            if region in STARTS:
+                start = i
+                out[i] = 0
+            elif region == "MPI_Irecv":
+                start = None
+            stack.append(region)
+        elif kind == "exit":
+            if region in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(region):]
+        elif kind == "recv" and start is not None and stack and stack[-1].startswith(WAITS):
+            out[start] += 1
+    return out
 
 
 def expected_records(origin, events):
     """{label: [(RECORD, time, region or None)]}: the OTF2 records each text event becomes (but
     MPI_ISEND_COMPLETE, whose send_done the text does not show: see complete_records). A
+    start of persistent requests is nonblocking too: its sends are MPI_ISENDs, and its enter
+    has an MPI_IRECV_REQUEST per receive it started, completed by an MPI_IRECV. A
     collective begins at its routine's enter, as Score-P writes it (Scalasca's analyser takes
     MPI_COLLECTIVE_BEGIN for the time a rank arrived), and ends at its collective event."""
     colls = collective_routines(events)
     out = {}
     for label, evs in events.items():
         recs, stack, irecvs = [], [], 0
-        for kind, region, d, t in evs:
+        starts = started_receives(evs)
+        for i, (kind, region, d, t) in enumerate(evs):
             ts = origin + t
             if kind == "enter":
                 recs.append(("ENTER", ts, region))
                 if region in colls:
                     recs.append(("MPI_COLLECTIVE_BEGIN", ts, None))
                 stack.append(region)
-                if region == "MPI_Irecv":
-                    recs.append(("MPI_IRECV_REQUEST", ts, None))
-                    irecvs += 1
+                posts = 1 if region == "MPI_Irecv" else starts.get(i, 0)
+                recs.extend([("MPI_IRECV_REQUEST", ts, None)] * posts)
+                irecvs += posts
             elif kind == "exit":
                 recs.append(("LEAVE", ts, region))
                 if region in stack:
                     del stack[len(stack) - 1 - stack[::-1].index(region):]
             elif kind == "send":
-                isend = bool(stack) and stack[-1] in ISENDS
+                isend = bool(stack) and stack[-1] in ISENDS + STARTS
                 recs.append(("MPI_ISEND" if isend else "MPI_SEND", ts, None))
             elif kind == "recv":
-                # a receive completed in a Wait/Test call while an MPI_Irecv is open: its MPI_IRECV
-                irecv = irecvs > 0 and bool(stack) and stack[-1].startswith(("MPI_Wait", "MPI_Test"))
+                # a receive completed in a Wait/Test call while a posted one is open: its MPI_IRECV
+                irecv = irecvs > 0 and bool(stack) and stack[-1].startswith(WAITS)
                 irecvs -= irecv
                 recs.append(("MPI_IRECV" if irecv else "MPI_RECV", ts, None))
             elif kind == "collective":
@@ -221,6 +247,89 @@ def test_nonblocking_records_with_their_requests(otf2, archives):
         assert begun == {}, (label, begun)
     # otf2-print reads the same records
     printed = read_otf2_print(path)
+    for label in ranks:
+        assert [r[0] for r in printed[label]] == [e[0] for e in read[label]]
+
+
+RING = 5  # starts of each kind in persistent_ring.c
+
+
+@pytest.fixture(scope="module")
+def persistent_ring(otf2, experiments, tmp_path_factory):
+    """tests/e2e/programs/persistent_ring.c traced on 4 ranks under Open MPI, as OTF2 (the
+    `experiments` fixture has checked that Open MPI is there)."""
+    root = tmp_path_factory.mktemp("ring")
+    exe, exp, out = root / "ring", root / "ring.exp", root / "ring.otf2"
+    run([PLX_MPICC, "-O1", "-g", ROOT / "tests" / "e2e" / "programs" / "persistent_ring.c",
+         "-o", exe])
+    mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
+    if os.geteuid() == 0:
+        mpirun.insert(1, "--allow-run-as-root")
+    run([*mpirun, PLX, "run", "--trace", "-o", exp, "--", exe, RING], cwd=root,
+        timeout=MPI_TIMEOUT)
+    plx("export", exp, "--format", "otf2", "-o", out)
+    return out
+
+
+def test_persistent_requests_are_nonblocking_records(otf2, persistent_ring):
+    """persistent_ring.c: each rank's MPI_Send_init and MPI_Recv_init requests in a ring, started
+    5 times by MPI_Startall (tag 7) and 5 times by MPI_Start each (tag 8). Their sends and
+    receives were MPI_SEND and MPI_RECV records with no request. Each start begins a new
+    request: its send an MPI_ISEND, its receive an MPI_IRECV_REQUEST, completed by an
+    MPI_ISEND_COMPLETE and an MPI_IRECV of that request in the MPI_Waitall or MPI_Wait; and a
+    reader that matches the i-th MPI_ISEND to a rank with the i-th MPI_IRECV from it on the same
+    communicator and tag (as Scalasca's does) pairs every message with its own."""
+    _, read = read_python(otf2, persistent_ring)
+    ranks = sorted(l for l in read if l.endswith(".0"))
+    assert ranks == ["0.0", "1.0", "2.0", "3.0"], sorted(read)
+    sends, recvs = defaultdict(list), defaultdict(list)
+    for label in ranks:
+        rank = int(label.split(".")[0])
+        evs = read[label]
+        kinds = [e[0] for e in evs]
+        counts = {k: kinds.count(k) for k in ("MPI_ISEND", "MPI_ISEND_COMPLETE", "MPI_IRECV_REQUEST",
+                                              "MPI_IRECV", "MPI_SEND", "MPI_RECV")}
+        assert counts == {"MPI_ISEND": 2 * RING, "MPI_ISEND_COMPLETE": 2 * RING,
+                          "MPI_IRECV_REQUEST": 2 * RING, "MPI_IRECV": 2 * RING,
+                          "MPI_SEND": 0, "MPI_RECV": 0}, (label, counts)
+        stack, begun, ids, per_start = [], {}, set(), []
+        for kind, t, region, ev in evs:
+            if kind == "ENTER":
+                stack.append(region)
+                if region in STARTS:
+                    per_start.append([region])
+            elif kind == "LEAVE":
+                stack.pop()
+            elif kind in ("MPI_ISEND", "MPI_IRECV_REQUEST"):
+                # begun in a start, a request id never used before on this rank
+                assert stack[-1] in STARTS, (label, stack)
+                assert ev.request_id not in ids
+                ids.add(ev.request_id)
+                begun[ev.request_id] = kind
+                per_start[-1].append(kind)
+                if kind == "MPI_ISEND":
+                    assert ev.communicator.name == "MPI_COMM_WORLD"
+                    sends[(rank, ev.receiver, ev.msg_tag)].append((ev.msg_length, t))
+            elif kind in ("MPI_ISEND_COMPLETE", "MPI_IRECV"):
+                assert begun.pop(ev.request_id) == {"MPI_ISEND_COMPLETE": "MPI_ISEND",
+                                                    "MPI_IRECV": "MPI_IRECV_REQUEST"}[kind]
+                assert stack[-1] in ("MPI_Waitall", "MPI_Wait"), (label, stack)
+                if kind == "MPI_IRECV":
+                    assert ev.communicator.name == "MPI_COMM_WORLD"
+                    recvs[(ev.sender, rank, ev.msg_tag)].append((ev.msg_length, t))
+        assert begun == {}, (label, begun)
+        # Startall: a send and a receive each; then the receive's MPI_Start, the send's
+        assert per_start == (
+            [["MPI_Startall", "MPI_IRECV_REQUEST", "MPI_ISEND"]] * RING
+            + [["MPI_Start", "MPI_IRECV_REQUEST"], ["MPI_Start", "MPI_ISEND"]] * RING), label
+    # matched by communicator, tag and order: 16 doubles each, every receive after its send
+    want = {(r, (r + 1) % 4, tag) for r in range(4) for tag in (7, 8)}
+    assert set(sends) == want and set(recvs) == want
+    for key in want:
+        assert [b for b, _ in sends[key]] == [b for b, _ in recvs[key]] == [128] * RING, key
+        assert all(ts <= tr for (_, ts), (_, tr) in zip(sends[key], recvs[key])), key
+    # otf2-print reads the same records
+    printed = read_otf2_print(persistent_ring)
     for label in ranks:
         assert [r[0] for r in printed[label]] == [e[0] for e in read[label]]
 

@@ -10,6 +10,7 @@ use super::archive::Archive;
 use super::ffi::*;
 use super::refs::{collective_of, CommRefs, CounterMetrics};
 use super::samples::Contexts;
+use super::starts::Starts;
 use crate::driver::{At, CountedCall, Cx, Envelope, Step};
 use crate::ExportError;
 
@@ -52,13 +53,15 @@ pub(super) struct Events {
     pub sampled: u64,
     /// Nonblocking point to point: each region's role (looked up once per region), the next
     /// request id, the nonblocking sends not completed yet by (process, thread, send number)
-    /// with their request, and per location its MPI_Irecv calls not completed yet (entry,
-    /// request) and the post time of its next receive (its `recv_posted`).
+    /// with their request, per location its receive requests not completed yet (the entry of
+    /// the MPI_Irecv or MPI_Start(all) that posted them, request) and the post time of its
+    /// next receive (its `recv_posted`), and the persistent receives each start started.
     nonblocking: Vec<Option<Nonblocking>>,
     next_request: u64,
     isends: HashMap<(usize, u32, u64), u64>,
     irecvs: Vec<Vec<(i64, u64)>>,
     posted: Vec<Option<i64>>,
+    starts: Starts,
 }
 
 /// A region's part in nonblocking point to point.
@@ -68,12 +71,39 @@ enum Nonblocking {
     Send,
     /// MPI_Irecv: its entry is an MPI_IRECV_REQUEST.
     Recv,
+    /// MPI_Start, MPI_Startall: each send in it is an MPI_ISEND, and its entry an
+    /// MPI_IRECV_REQUEST per persistent receive it started (a new request each start).
+    Start,
     Other,
 }
 
 /// A receive is the MPI_Irecv's posted at most this long after the call's entry (as the
 /// waits analysis pairs them).
 const POST_SLACK_NS: i64 = 1_000;
+
+/// The posting call of a receive posted at `p` among calls `q` in time order (`enter` gives
+/// a call's entry): the one entered nearest to `p`, at most [`POST_SLACK_NS`] after it (the
+/// post is the call's entry, but for rounding and clock correction), the first of those
+/// entered at one time (the receives of one MPI_Startall complete in its order).
+pub(super) fn posting_call<T>(q: &[T], enter: impl Fn(&T) -> i64, p: i64) -> Option<usize> {
+    let after = q.partition_point(|c| enter(c) < p);
+    let before = after.checked_sub(1);
+    let after = (after < q.len() && enter(&q[after]) <= p + POST_SLACK_NS).then_some(after);
+    let mut i = match (before, after) {
+        (Some(b), Some(a)) => {
+            if p - enter(&q[b]) <= enter(&q[a]) - p {
+                b
+            } else {
+                a
+            }
+        }
+        (b, a) => b.or(a)?,
+    };
+    while i > 0 && enter(&q[i - 1]) == enter(&q[i]) {
+        i -= 1;
+    }
+    Some(i)
+}
 
 /// The attribute of a cut call's leave: 1 (`truncated`, defined only when a call was cut).
 pub(super) const TRUNCATED: OTF2_AttributeRef = 0;
@@ -87,6 +117,7 @@ impl Events {
         archive: Archive,
         model: &plx_analysis::Model,
         locations: &[plx_analysis::TraceLocation],
+        starts: Starts,
     ) -> Result<Events, ExportError> {
         let mut writers = Vec::with_capacity(locations.len());
         for li in 0..locations.len() {
@@ -123,6 +154,7 @@ impl Events {
             isends: HashMap::new(),
             irecvs: vec![Vec::new(); nloc],
             posted: vec![None; nloc],
+            starts,
             thread: locations.iter().map(|l| l.thread).collect(),
         })
     }
@@ -164,11 +196,21 @@ impl Events {
             code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
             self.coll_open[li] = true;
             records += 1;
-        } else if code == OTF2_SUCCESS && self.role(cx, region) == Nonblocking::Recv {
-            let request = self.request();
-            self.irecvs[li].push((at.ns, request));
-            code = unsafe { OTF2_EvtWriter_MpiIrecvRequest(w, NO_ATTRIBUTES, t, request) };
-            records += 1;
+        } else if code == OTF2_SUCCESS {
+            let posts = match self.role(cx, region) {
+                Nonblocking::Recv => 1,
+                Nonblocking::Start => self.starts.take(li, at.ns),
+                _ => 0,
+            };
+            for _ in 0..posts {
+                let request = self.request();
+                self.irecvs[li].push((at.ns, request));
+                code = unsafe { OTF2_EvtWriter_MpiIrecvRequest(w, NO_ATTRIBUTES, t, request) };
+                records += 1;
+                if code != OTF2_SUCCESS {
+                    break;
+                }
+            }
         }
         self.wrote(at, code, records)
     }
@@ -207,6 +249,7 @@ impl Events {
         *self.nonblocking[r].get_or_insert_with(|| match cx.regions().name(region) {
             "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" | "MPI_Ibsend" => Nonblocking::Send,
             "MPI_Irecv" => Nonblocking::Recv,
+            "MPI_Start" | "MPI_Startall" => Nonblocking::Start,
             _ => Nonblocking::Other,
         })
     }
@@ -306,16 +349,16 @@ impl Events {
         self.wrote(at, code, records)
     }
 
-    /// A send: an MPI_ISEND with a request of its own in a nonblocking send routine (its
-    /// MPI_ISEND_COMPLETE comes with the `send_done` of the Wait/Test completing it), else an
-    /// MPI_SEND.
+    /// A send: an MPI_ISEND with a request of its own in a nonblocking send routine or a start
+    /// of a persistent send (its MPI_ISEND_COMPLETE comes with the `send_done` of the
+    /// Wait/Test completing it), else an MPI_SEND.
     pub fn send(&mut self, cx: &Cx, at: At, m: Envelope) -> Step {
         let (c, to) = self.refs.comm(m.comm, m.peer);
         let li = at.loc as usize;
         let isend = cx
             .stacks
             .top(at.loc)
-            .is_some_and(|r| self.role(cx, r) == Nonblocking::Send);
+            .is_some_and(|r| matches!(self.role(cx, r), Nonblocking::Send | Nonblocking::Start));
         let (w, t) = self.w(at);
         let code = if isend {
             let request = self.request();
@@ -330,8 +373,8 @@ impl Events {
         self.wrote(at, code, 1)
     }
 
-    /// A nonblocking send completed: MPI_ISEND_COMPLETE of its request, at the completing call
-    /// (a persistent send's, started by MPI_Start, was an MPI_SEND: nothing).
+    /// A nonblocking or started persistent send completed: MPI_ISEND_COMPLETE of its request,
+    /// at the completing call (a send written as an MPI_SEND: nothing).
     pub fn send_done(&mut self, at: At, thread: u32, send: u64) -> Step {
         let key = (self.process[at.loc as usize], thread, send);
         let Some(request) = self.isends.remove(&key) else {
@@ -348,8 +391,8 @@ impl Events {
         self.wrote(at, OTF2_SUCCESS, 0)
     }
 
-    /// A receive: the MPI_IRECV of the request of the MPI_Irecv that posted it (the latest
-    /// entered by the post), else an MPI_RECV.
+    /// A receive: the MPI_IRECV of the request of the MPI_Irecv or MPI_Start(all) that posted
+    /// it ([`posting_call`]), else an MPI_RECV.
     pub fn recv(&mut self, at: At, m: Envelope, link: Option<MessageLink>) -> Step {
         // the sender's world rank: the matched send's location's, else the record's
         let from = link
@@ -359,7 +402,7 @@ impl Events {
         let li = at.loc as usize;
         let request = self.posted[li].take().and_then(|p| {
             let q = &mut self.irecvs[li];
-            let i = q.iter().rposition(|&(enter, _)| enter <= p + POST_SLACK_NS)?;
+            let i = posting_call(q, |c| c.0, p)?;
             Some(q.remove(i).1)
         });
         let (w, t) = self.w(at);
@@ -490,5 +533,26 @@ impl Drop for Events {
                 OTF2_AttributeList_Delete(l);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::posting_call;
+
+    #[test]
+    fn a_receive_pairs_with_the_call_entered_nearest_its_post() {
+        // an MPI_Startall of two receives at 100, an MPI_Start 400 ns later
+        let q = [(100, 1), (100, 2), (500, 3)];
+        let at = |p| posting_call(&q, |c: &(i64, u32)| c.0, p).map(|i| q[i].1);
+        assert_eq!(at(100), Some(1)); // not the start 400 ns later, within the slack
+        assert_eq!(at(99), Some(1));
+        assert_eq!(at(499), Some(3));
+        assert_eq!(at(290), Some(1));
+        assert_eq!(at(310), Some(3));
+        assert_eq!(at(9_000), Some(3));
+        assert_eq!(at(-900), Some(1));
+        assert_eq!(at(-901), None);
+        assert_eq!(posting_call(&[] as &[(i64, u32)], |c| c.0, 5), None);
     }
 }

@@ -12,6 +12,7 @@ mod events;
 mod ffi;
 mod refs;
 mod samples;
+mod starts;
 
 use std::path::Path;
 use std::ptr;
@@ -22,6 +23,7 @@ use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
 use archive::Archive;
 use events::Events;
+use starts::Starts;
 use ffi::*;
 
 /// The `otf2` format (docs/exports/otf2.md).
@@ -57,9 +59,15 @@ impl Exporter for Otf2 {
                 ))
             }
         };
+        let starts = if Starts::needed(&input.model) {
+            Starts::find(input.merge()?)
+        } else {
+            Starts::default()
+        };
         let mut sink = Otf2Sink {
             input,
             out,
+            starts: Some(starts),
             events: None,
             samples: Vec::new(),
             sample_refs: Vec::new(),
@@ -76,6 +84,8 @@ impl Exporter for Otf2 {
 struct Otf2Sink<'a> {
     input: &'a ExportInput,
     out: &'a Path,
+    /// The persistent receives each start started, until [`Sink::begin`] takes them.
+    starts: Option<Starts>,
     events: Option<Events>,
     /// Per location: its call-stack samples, written after its last event.
     samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
@@ -174,7 +184,8 @@ impl Sink for Otf2Sink<'_> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let archive = Archive::open(self.out)?;
-        self.events = Some(Events::new(archive, merge.model(), merge.locations())?);
+        let starts = self.starts.take().unwrap_or_default();
+        self.events = Some(Events::new(archive, merge.model(), merge.locations(), starts)?);
         self.samples = crate::samples::all(&self.input.model, merge.locations());
         let ev = self.events.as_mut().expect("opened above");
         self.sample_refs = self
