@@ -9,14 +9,14 @@ from collections import Counter
 import pytest
 from components import require_module
 
-from conftest import plx
+from conftest import BIN, ROOT, plx, run
 
 pd = require_module("pandas")
 pl = require_module("polars")
 duckdb = require_module("duckdb")
 require_module("pyarrow")
 
-TABLES = ["events", "messages", "locations", "regions", "comms", "waits"]
+TABLES = ["events", "messages", "locations", "regions", "comms", "waits", "wait_causes"]
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,53 @@ def test_waits_are_plx_waits(parquet_exports, experiments, name):
     doc = json.loads(plx("waits", experiments[name], "--format", "json").stdout)
     assert [r["count"] for r in t.to_pylist()] == [r["count"] for r in doc["rows"]]
     assert len(want) > 0 and all(r["count"] >= 1 for r in t.to_pylist())
+
+
+@pytest.fixture(scope="module")
+def sleep_wait(tmp_path_factory):
+    """tests/e2e/programs/sleep_wait.c traced (0.1 s in each of usleep, nanosleep, poll, select,
+    epoll_wait), and its Parquet export."""
+    root = tmp_path_factory.mktemp("sleep_wait")
+    exe, exp, out = root / "sleep_wait", root / "sleep_wait.exp", root / "sleep_wait.pq"
+    run([BIN / "plx-cc", "-O1", "-g", ROOT / "tests" / "e2e" / "programs" / "sleep_wait.c",
+         "-o", exe])
+    plx("run", "--trace", "-o", exp, "--", exe)
+    plx("export", exp, "--format", "parquet", "-o", out)
+    return exp, out
+
+
+def causes_table(path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path / "wait_causes.parquet")
+    assert t.schema.names == ["pattern", "waiting_location", "cause_location", "cause_callpath",
+                              "delay_s", "kind"]
+    assert [f.type for f in t.schema] == [pa.string()] * 4 + [pa.float64(), pa.string()]
+    return t.to_pylist()
+
+
+def test_wait_causes_hold_the_waits_with_no_partner(sleep_wait):
+    """The Parquet export had no causes table, so the sleeps and I/O waits that plx waits
+    --causes gives (kind none, no cause) were in no table: wait_causes is plx waits --causes
+    --format json's rows, in its order, the same seconds: 2 sleeps (usleep, nanosleep) and 3
+    I/O waits (poll, select, epoll_wait) of 0.1 s each."""
+    exp, out = sleep_wait
+    got = causes_table(out)
+    want = json.loads(plx("waits", exp, "--causes", "--format", "json").stdout)["causes"]
+    assert got == want
+    assert [(r["pattern"], r["kind"], r["cause_location"], r["cause_callpath"]) for r in got] == \
+        [("sleep", "none", None, None)] * 2 + [("io_wait", "none", None, None)] * 3
+    assert all(0.1 <= r["delay_s"] < 0.15 for r in got), got
+
+
+@pytest.mark.parametrize("name", ["life", "t_mpi", "pingpong"])
+def test_wait_causes_are_plx_waits_causes(parquet_exports, experiments, name):
+    got = causes_table(parquet_exports[name])
+    want = json.loads(plx("waits", experiments[name], "--causes", "--format", "json").stdout)
+    assert got == want["causes"]
+    if name != "pingpong":
+        assert len(got) > 0 and all(r["kind"] in ("direct", "propagated") for r in got)
 
 
 def read_all(path):

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use plx_analysis::waits::CauseRow;
+use plx_analysis::waits::{CauseEntry, CauseRow};
 use plx_analysis::{phase_window, MergeOptions, Pattern, WaitAnalysis, Window};
 use serde_json::{json, Value};
 
@@ -161,39 +161,33 @@ fn causes_csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
         out,
         "pattern,waiting_location,cause_location,cause_callpath,delay_s,kind"
     )?;
-    for c in &a.causes {
+    // waits with no partner (a sleep, an I/O wait) have no cause location or call path
+    for c in a.cause_table() {
+        let (cause, callpath) = c.cause.map_or((String::new(), String::new()), |(l, cp)| {
+            (field(&loc(a, l)), field(&a.callpath_name(cp)))
+        });
         writeln!(
             out,
             "{},{},{},{},{},{}",
             c.pattern.name(),
             field(&loc(a, c.waiting)),
-            field(&loc(a, c.cause)),
-            field(&a.callpath_name(c.cause_callpath)),
+            cause,
+            callpath,
             s6(c.delay_ns),
-            c.kind.as_str()
-        )?;
-    }
-    // waits with no partner (a sleep, an I/O wait): no location caused them, said as `none`
-    for r in a.rows.iter().filter(|r| !r.pattern.has_cause()) {
-        writeln!(
-            out,
-            "{},{},,,{},none",
-            r.pattern.name(),
-            field(&loc(a, r.location)),
-            s6(r.wait_ns as f64)
+            c.kind
         )?;
     }
     Ok(())
 }
 
-fn cause_json(a: &WaitAnalysis, c: &CauseRow) -> Value {
+fn cause_json(a: &WaitAnalysis, c: &CauseEntry) -> Value {
     json!({
         "pattern": c.pattern.name(),
         "waiting_location": loc(a, c.waiting),
-        "cause_location": loc(a, c.cause),
-        "cause_callpath": a.callpath_name(c.cause_callpath),
+        "cause_location": c.cause.map(|(l, _)| loc(a, l)),
+        "cause_callpath": c.cause.map(|(_, cp)| a.callpath_name(cp)),
         "delay_s": secs(c.delay_ns),
-        "kind": c.kind.as_str(),
+        "kind": c.kind,
     })
 }
 
@@ -222,23 +216,7 @@ fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Res
         "rows": rows,
     });
     if args.causes {
-        // waits with no partner (a sleep, an I/O wait): no location caused them
-        let none = a.rows.iter().filter(|r| !r.pattern.has_cause()).map(|r| {
-            json!({
-                "pattern": r.pattern.name(),
-                "waiting_location": loc(a, r.location),
-                "cause_location": Value::Null,
-                "cause_callpath": Value::Null,
-                "delay_s": secs(r.wait_ns as f64),
-                "kind": "none",
-            })
-        });
-        doc["causes"] = a
-            .causes
-            .iter()
-            .map(|c| cause_json(a, c))
-            .chain(none)
-            .collect();
+        doc["causes"] = a.cause_table().map(|c| cause_json(a, &c)).collect();
     }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)

@@ -281,6 +281,22 @@ pub struct CauseRow {
     pub delay_ns: f64,
 }
 
+/// One row of the causes table ([`WaitAnalysis::cause_table`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CauseEntry {
+    /// The pattern of the waits.
+    pub pattern: Pattern,
+    /// The waiting location.
+    pub waiting: u32,
+    /// The location whose delay caused them and the delay's call path; `None` for waits
+    /// with no partner.
+    pub cause: Option<(u32, u32)>,
+    /// `direct`, `propagated`, or `none` (no partner).
+    pub kind: &'static str,
+    /// Wait time caused, ns.
+    pub delay_ns: f64,
+}
+
 /// The waits of an experiment (and with causes, their causes).
 #[derive(Debug, Clone)]
 pub struct WaitAnalysis {
@@ -407,6 +423,31 @@ impl WaitAnalysis {
     /// A call path's name.
     pub fn callpath_name(&self, cp: u32) -> String {
         self.callpaths.name(cp, &self.regions)
+    }
+
+    /// The causes as `plx waits --causes` gives them: the cause rows, then each row of waits
+    /// with no partner (a sleep, an I/O wait), which no location caused: kind `none`, no cause
+    /// location or call path, its wait time as the delay.
+    pub fn cause_table(&self) -> impl Iterator<Item = CauseEntry> + '_ {
+        let caused = self.causes.iter().map(|c| CauseEntry {
+            pattern: c.pattern,
+            waiting: c.waiting,
+            cause: Some((c.cause, c.cause_callpath)),
+            kind: c.kind.as_str(),
+            delay_ns: c.delay_ns,
+        });
+        let alone = self
+            .rows
+            .iter()
+            .filter(|r| !r.pattern.has_cause())
+            .map(|r| CauseEntry {
+                pattern: r.pattern,
+                waiting: r.location,
+                cause: None,
+                kind: "none",
+                delay_ns: r.wait_ns as f64,
+            });
+        caused.chain(alone)
     }
 
     /// Total waiting of a pattern, ns.

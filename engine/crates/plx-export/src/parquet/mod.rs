@@ -1,11 +1,12 @@
 //! `parquet`: the merged trace as Parquet tables — events, regions, locations, communicators, matched messages, wait states — for pandas, Polars, DuckDB, Spark.
 //!
-//! A directory of seven files (docs/exports/parquet.md): `events.parquet` (one row per event of
+//! A directory of nine files (docs/exports/parquet.md): `events.parquet` (one row per event of
 //! the merged stream, in its order, then an exit per call still open at the end, `truncated`
 //! where its process was killed), `messages.parquet` (one row per matched message, in the
-//! order of the receives), `locations.parquet`, `regions.parquet`, `comms.parquet` and
-//! `waits.parquet` (`plx waits`' rows, from a second replay), and `samples.parquet` (a row per
-//! callpath that call-stack samples were taken in, [`crate::samples`]). Events and messages are written
+//! order of the receives), `locations.parquet`, `regions.parquet`, `comms.parquet`,
+//! `waits.parquet` and `wait_causes.parquet` (`plx waits`' rows and `plx waits --causes`', from
+//! a second replay), `samples.parquet` (a row per callpath that call-stack samples were taken
+//! in, [`crate::samples`]) and `sample_times.parquet`. Events and messages are written
 //! while the merge streams, in row groups of [`ROW_GROUP`] rows, so memory stays bounded
 //! whatever the trace's size; the definition tables are written at the end (the merge may name
 //! regions it meets without a definition).
@@ -48,7 +49,7 @@ impl Exporter for Parquet {
     }
 
     fn about(&self) -> &'static str {
-        "Parquet tables (events, messages, locations, regions, comms, waits, samples) for pandas, \
+        "Parquet tables (events, messages, locations, regions, comms, waits, wait causes, samples) for pandas, \
          Polars, DuckDB"
     }
 
@@ -82,7 +83,7 @@ impl Exporter for Parquet {
     }
 }
 
-/// Writes the seven tables of `input`'s merged trace under `dir` (which exists): one file per
+/// Writes the nine tables of `input`'s merged trace under `dir` (which exists): one file per
 /// table, or with [`ExportOptions::partition`](crate::ExportOptions::partition) a dataset
 /// partitioned by rank.
 pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, ExportError> {
@@ -322,6 +323,16 @@ const WAIT_COLUMNS: &[ColumnSpec] = &[
     ("count", Ty::I64, false),
 ];
 
+/// `wait_causes`: `plx waits --causes`' rows.
+const CAUSE_COLUMNS: &[ColumnSpec] = &[
+    ("pattern", Ty::Str, false),
+    ("waiting_location", Ty::Str, false),
+    ("cause_location", Ty::Str, true),
+    ("cause_callpath", Ty::Str, true),
+    ("delay_s", Ty::F64, false),
+    ("kind", Ty::Str, false),
+];
+
 /// Key-value metadata of every file: the time base.
 fn common_metadata(merge: &GlobalMerge) -> Vec<KeyValue> {
     let base = if merge.model().has_mpi() {
@@ -473,7 +484,8 @@ fn write_samples(
 }
 
 /// The wait states of the exported processes (`plx waits`' rows, in its order: pattern,
-/// location label, call path, seconds, count), from a replay of its own.
+/// location label, call path, seconds, count) and their causes (`plx waits --causes`' rows,
+/// in its order, the waits with no partner last), from a replay of its own.
 fn write_waits(
     input: &ExportInput,
     dir: &Path,
@@ -484,18 +496,32 @@ fn write_waits(
         &input.experiment,
         Window::ALL,
         None,
-        false,
+        true,
         input.options.merge,
     )?;
+    let label = |l: u32| ByteArray::from(a.locations[l as usize].label().as_str());
     let mut t = Table::create(dir, "waits", WAIT_COLUMNS, meta, Layout::Single)?;
     for r in &a.rows {
         let c = t.cols(None);
         c[0].val(ByteArray::from(r.pattern.name()));
-        c[1].val(ByteArray::from(a.locations[r.location as usize].label().as_str()));
+        c[1].val(label(r.location));
         c[2].val(ByteArray::from(a.callpath_name(r.callpath).as_str()));
         c[3].val(r.wait_ns as f64 / 1e9);
         c[4].val(r.count as i64);
         t.row(None)?;
     }
-    t.finish()
+    let mut files = t.finish()?;
+    let mut t = Table::create(dir, "wait_causes", CAUSE_COLUMNS, meta, Layout::Single)?;
+    for e in a.cause_table() {
+        let c = t.cols(None);
+        c[0].val(ByteArray::from(e.pattern.name()));
+        c[1].val(label(e.waiting));
+        c[2].opt(e.cause.map(|(l, _)| label(l)));
+        c[3].opt(e.cause.map(|(_, cp)| ByteArray::from(a.callpath_name(cp).as_str())));
+        c[4].val(e.delay_ns / 1e9);
+        c[5].val(ByteArray::from(e.kind));
+        t.row(None)?;
+    }
+    files.extend(t.finish()?);
+    Ok(files)
 }
