@@ -220,9 +220,10 @@ def test_critical_path_enters_a_java_thread_from_its_thread_start(tmp_path):
     """programs/java/JFork.java: main starts thread "worker" in startWorker (Thread.start), the
     worker sleeps D in longWork, main joins it in joinWorker (Object.wait on the Thread
     object). The critical path forks from main inside startWorker into the worker, runs
-    through longWork (its whole duration in the trace) and comes back to main by the join at
-    the worker's end (its release of its Thread object); main's wait in joinWorker is not on
-    it. Segment times are the trace's own events (the Chrome export, in us)."""
+    through longWork (its CPU, and its Thread.sleep as a wait, the whole call in the trace:
+    a sleep is never CPU of its caller) and comes back to main by the join at the worker's end
+    (its release of its Thread object); main's wait in joinWorker is not on it. Segment times
+    are the trace's own events (the Chrome export, in us)."""
     need_java()
     sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JFork.java")
     exp = tmp_path / "exp"
@@ -248,7 +249,7 @@ def test_critical_path_enters_a_java_thread_from_its_thread_start(tmp_path):
     main, worker = label["main"], label["worker"]
     kinds = [(s["kind"], s["from"], s["location"]) for s in segs]
     i = kinds.index(("fork", main, worker))
-    fork, run_, join = segs[i], segs[i + 1], segs[i + 2]
+    fork, run_, sleep, after, join = segs[i:i + 5]
     # the fork: inside main's startWorker (its Thread.start)
     t = float(fork["start_s"])
     assert at("main", "B", "JFork.startWorker()") <= t <= at("main", "E", "JFork.startWorker()")
@@ -260,17 +261,27 @@ def test_critical_path_enters_a_java_thread_from_its_thread_start(tmp_path):
     release = at("worker", "i", "release thread %d" % obj[0])
     acquire = at("main", "i", "acquire thread %d" % obj[0])
     assert (run_["kind"], run_["location"]) == ("cpu", worker), run_
-    assert abs(float(run_["start_s"]) - t) <= 2e-6 and abs(float(run_["end_s"]) - release) <= 2e-6
+    assert (sleep["kind"], sleep["location"], sleep["what"]) == ("wait", worker, "Thread.sleep")
+    assert (after["kind"], after["location"]) == ("cpu", worker), after
+    begin, end = at("worker", "B", "Thread.sleep"), at("worker", "E", "Thread.sleep")
+    assert abs(float(run_["start_s"]) - t) <= 2e-6 and abs(float(run_["end_s"]) - begin) <= 2e-6
+    assert abs(float(sleep["start_s"]) - begin) <= 2e-6 and abs(float(sleep["end_s"]) - end) <= 2e-6
+    assert abs(float(after["start_s"]) - end) <= 2e-6
+    assert abs(float(after["end_s"]) - release) <= 2e-6
     assert (join["kind"], join["from"], join["location"], join["what"]) == (
         "sync", worker, main, "join " + worker), join
     assert abs(float(join["start_s"]) - release) <= 2e-6, join
     assert abs(float(join["end_s"]) - acquire) <= 2e-6, join
-    # the profile: longWork's whole time in the trace on the worker, main's wait not on it
+    # the profile: longWork's whole time in the trace on the worker (the sleep as a wait), main's
+    # wait not on it
     prof = {(r["name"], r["location"]): float(r["time_s"]) for r in csv.DictReader(io.StringIO(
         plx("critical-path", exp, "--format", "csv").stdout))}
     work = at("worker", "E", "JFork.longWork()") - at("worker", "B", "JFork.longWork()")
     assert FORK_D <= work < 2 * FORK_D, work
-    assert abs(prof[("JFork.longWork()", worker)] - work) <= 2e-6, prof
+    assert FORK_D <= end - begin < work, (begin, end)
+    assert abs(prof[("Wait: Thread.sleep", worker)] - (end - begin)) <= 2e-6, prof
+    assert abs(prof[("JFork.longWork()", worker)] + prof[("Wait: Thread.sleep", worker)]
+               - work) <= 4e-6, prof
     assert prof.get(("JFork.joinWorker(Thread)", main), 0.0) < 0.001, prof
 
 

@@ -528,6 +528,50 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     assert abs(float(c[0]["delay_s"]) - sum(cw.values())) <= 2e-6, c
 
 
+def test_java_thread_sleep_is_a_sleep_not_a_condition_wait(tmp_path):
+    """JSleep.java: thread "sleeper" sleeps D in nap. Thread.sleep was the JVM's timed condition
+    wait, so plx waits gave a condition_wait under nap: it is a sleep (region Thread.sleep, no
+    cause), of exactly the time the thread spent in it, and the JVM's own condition wait and
+    locks inside it are not waits. Object.wait stays a condition wait: main waits in awaitSignal
+    until thread "signaller" notifies it after sleeping D (its cause the signaller, where it
+    notified)."""
+    require_tools("java", "javac", what="a JDK (java, javac)")
+    subprocess.run(["javac", "-d", str(tmp_path), str(PROGRAMS / "java" / "JSleep.java")],
+                   check=True, env=clean_env())
+    exp = tmp_path / "exp"
+    run(exp, "java", "-cp", tmp_path, "JSleep", D, opts=["--trace"])
+    names = {"%s.%s" % (r["process"], r["thread"]): r["thread_name"]
+             for r in csv.DictReader(io.StringIO(plx("report", exp, "--format", "csv").stdout))}
+    table, causes = rows(exp), rows(exp, "--causes")
+    mine = [r for r in table if names.get(r["location"]) in ("sleeper", "signaller")]
+    # the two naps, nothing else: no condition_wait (nor lock_contention) inside them
+    assert sorted((names[r["location"]], r["pattern"], r["callpath"]) for r in mine) == [
+        ("signaller", "sleep", "JSleep.signal() => JSleep.nap(long) => Thread.sleep"),
+        ("sleeper", "sleep", "JSleep.sleeper() => JSleep.nap(long) => Thread.sleep")], mine
+    # each the whole Thread.sleep call (its enter to its exit in the trace): D and a few ms
+    text = plx("export", exp, "--format", "text", "-o", "-").stdout
+    spans = {}
+    for m in re.finditer(r"^\s*(\d+) (\S+)\s+(enter|exit)\s+Thread\.sleep$", text, re.M):
+        t, loc, kind = int(m.group(1)), m.group(2), m.group(3)
+        spans[loc] = spans.get(loc, 0) + (t if kind == "exit" else -t)
+    for r in mine:
+        w = float(r["wait_s"])
+        assert abs(w - spans[r["location"]] / 1e9) <= 1e-6, (r, spans)
+        assert D <= w <= D + 0.02, r
+    # no cause: kind none, as a native sleep's
+    got = [(names[r["waiting_location"]], r["cause_location"], r["delay_s"], r["kind"])
+           for r in causes if r["pattern"] == "sleep" and r["waiting_location"] in names
+           and names[r["waiting_location"]] in ("sleeper", "signaller")]
+    assert sorted(got) == sorted((names[r["location"]], "", "%.6f" % float(r["wait_s"]), "none")
+                                 for r in mine), got
+    # Object.wait: a condition wait at main, caused by the signaller where it notified
+    cw = waits_at(table, "condition_wait", "JSleep.main(String[]) => JSleep.awaitSignal()")
+    assert len(cw) == 1 and injected(sum(cw.values())), cw
+    c = [r for r in causes if r["pattern"] == "condition_wait"
+         and r["cause_callpath"] == "JSleep.signal()"]
+    assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("signaller", "direct")], c
+
+
 def test_java_join_and_unseen_notify(tmp_path):
     """JJoin.java: main joins thread "worker", which sleeps D in slowWork (join_wait: the JVM
     wakes the joiner as the thread ends, no notify call site; the cause the worker, in

@@ -285,7 +285,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
     uint64_t t0 = plx_ticks();
     if (em && em->depth)
         em->hold += t0 - em->hold_start;
-    if (em) {
+    /* inside a Java monitor wait or Thread.sleep the JVM's waits are that wait (java_blocked):
+     * no lock arcs */
+    if (em && !t->java_blocked) {
         uint64_t w[PLX_EXT_RELEASE_WORDS];
         plx_ext_pack_release(w, em->object, PLX_SYNC_MUTEX);
         plx_trace_ext(t, PLX_EXT_RELEASE, w, PLX_EXT_RELEASE_WORDS);
@@ -295,8 +297,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
                 : REAL(cond_wait, "pthread_cond_wait")(c, m);
     uint64_t t1 = plx_ticks();
     t->guard++;
-    if (em) {
+    if (em)
         em->hold_start = t1;
+    if (em && !t->java_blocked) {
         uint64_t w[PLX_EXT_ACQUIRE_WORDS];
         plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0, 0);
         plx_trace_ext(t, PLX_EXT_ACQUIRE, w, PLX_EXT_ACQUIRE_WORDS);

@@ -1,6 +1,7 @@
 /* Calls that block a thread until time passes or a descriptor is ready: sleep, usleep,
- * nanosleep, clock_nanosleep, poll, ppoll, select, pselect, epoll_wait, epoll_pwait. Each is a
- * region of kind 5, like accept: the time a thread spends in one is waiting, which the critical
+ * nanosleep, clock_nanosleep, poll, ppoll, select, pselect, epoll_wait, epoll_pwait, and Java's
+ * Thread.sleep (the JVM's JVM_Sleep, region `Thread.sleep`). Each is a region of kind 5, like
+ * accept: the time a thread spends in one is waiting, which the critical
  * path never counts as CPU (plx-analysis critpath: a kind 5 call with no stream event inside).
  * Interposed by symbol (LD_PRELOAD suffices); recorded for any measured thread outside the
  * runtime (its guard free), inside a measured call or not, the real call run with the guard
@@ -126,3 +127,29 @@ WAIT_CALL(int, epoll_wait, (int fd, struct epoll_event *ev, int max, int timeout
 WAIT_CALL(int, epoll_pwait,
           (int fd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask),
           (fd, ev, max, timeout, mask))
+
+/* Java's Thread.sleep: libjava registers the JVM's JVM_Sleep as the native of Thread.sleep
+ * (Thread.sleep0 in newer JDKs; both take the JNI environment, the class and a jlong), found
+ * by symbol, so the preloaded runtime's comes first. The JVM sleeps in a timed condition wait
+ * of its own: that wait and the locks around it are the sleep (java_blocked, as inside a Java
+ * monitor wait), never a condition wait of the thread. */
+static struct plx_call_region r_jvm_sleep = {0, "Thread.sleep"};
+WAIT_REGION_INIT(jvm_sleep)
+
+PLX_EXPORT void JVM_Sleep(void *env, void *thread_class, int64_t time)
+{
+    static void (*_Atomic real)(void *, void *, int64_t);
+    void (*f)(void *, void *, int64_t) = atomic_load_explicit(&real, memory_order_relaxed);
+    if (!f) {
+        f = (void (*)(void *, void *, int64_t))dlsym(RTLD_NEXT, "JVM_Sleep");
+        atomic_store_explicit(&real, f, memory_order_relaxed);
+    }
+    struct plx_call w = wait_begin(&r_jvm_sleep);
+    int blocked = w.t ? w.t->java_blocked : 0;
+    if (w.t)
+        w.t->java_blocked = 1;
+    f(env, thread_class, time);
+    if (w.t)
+        w.t->java_blocked = blocked;
+    wait_end(w);
+}

@@ -29,10 +29,10 @@
 //!   last byte (a client waiting for its server, across the applications of a session);
 //! - **late_connect**: a server's accept of a traced connection entered before its client's
 //!   connect (the two ends' stream events of 0 bytes): `connect_enter - accept_enter`;
-//! - with no partner: **sleep** (sleep, usleep, nanosleep, clock_nanosleep) and **io_wait** (a
-//!   poll, select or epoll wait, an accept or a read that moved no traced bytes, and an accept
-//!   or read on a traced stream whose other end was not measured): the call's whole duration,
-//!   with no cause (no other location made it wait).
+//! - with no partner: **sleep** (sleep, usleep, nanosleep, clock_nanosleep, Java's
+//!   Thread.sleep) and **io_wait** (a poll, select or epoll wait, an accept or a read that moved
+//!   no traced bytes, and an accept or read on a traced stream whose other end was not
+//!   measured): the call's whole duration, with no cause (no other location made it wait).
 //!
 //! With causes, each location keeps an [`Account`] (time by call path, time waited, and its
 //! waits' root causes), and at the exit of every synchronising routine the account at that
@@ -104,7 +104,7 @@ pub enum Pattern {
     StreamWait,
     /// A server's accept of a traced connection until its client's connect began.
     LateConnect,
-    /// A sleep (sleep, usleep, nanosleep, clock_nanosleep): waiting with no partner.
+    /// A sleep (sleep, usleep, nanosleep, clock_nanosleep, Thread.sleep): waiting with no partner.
     Sleep,
     /// A poll, select or epoll wait, or an accept or read no measured location answered:
     /// waiting on descriptors with no partner.

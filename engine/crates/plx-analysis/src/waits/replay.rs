@@ -84,7 +84,9 @@ fn alone(name: &str, kind: RegionKind) -> Option<Pattern> {
         return None;
     }
     match name {
-        "sleep" | "usleep" | "nanosleep" | "clock_nanosleep" => Some(Pattern::Sleep),
+        "sleep" | "usleep" | "nanosleep" | "clock_nanosleep" | "Thread.sleep" => {
+            Some(Pattern::Sleep)
+        }
         "poll" | "ppoll" | "select" | "pselect" | "epoll_wait" | "epoll_pwait" | "accept"
         | "accept4" | "recv" | "recvfrom" | "recvmsg" | "read" | "readv" => Some(Pattern::IoWait),
         _ => None,
