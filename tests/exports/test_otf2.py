@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from components import require_module, require_tools
+from components import require, require_module, require_tools
 
 from conftest import MPI_TIMEOUT, PLX, PLX_MPICC, ROOT, plx, run
 
@@ -254,17 +254,25 @@ def test_nonblocking_records_with_their_requests(otf2, archives):
 RING = 5  # starts of each kind in persistent_ring.c
 
 
-@pytest.fixture(scope="module")
-def persistent_ring(otf2, experiments, tmp_path_factory):
-    """tests/e2e/programs/persistent_ring.c traced on 4 ranks under Open MPI, as OTF2 (the
-    `experiments` fixture has checked that Open MPI is there)."""
+@pytest.fixture(scope="module", params=["open-mpi", "mpich"])
+def persistent_ring(request, otf2, tmp_path_factory):
+    """tests/e2e/programs/persistent_ring.c traced on 4 ranks, as OTF2: under Open MPI (built
+    with plx-mpicc) and MPICH (built with mpicc.mpich, measured through libplx-mpi-mpich.so)."""
     root = tmp_path_factory.mktemp("ring")
     exe, exp, out = root / "ring", root / "ring.exp", root / "ring.otf2"
-    run([PLX_MPICC, "-O1", "-g", ROOT / "tests" / "e2e" / "programs" / "persistent_ring.c",
-         "-o", exe])
-    mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
-    if os.geteuid() == 0:
-        mpirun.insert(1, "--allow-run-as-root")
+    src = ROOT / "tests" / "e2e" / "programs" / "persistent_ring.c"
+    if request.param == "open-mpi":
+        require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
+        run([PLX_MPICC, "-O1", "-g", src, "-o", exe])
+        mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
+        if os.geteuid() == 0:
+            mpirun.insert(1, "--allow-run-as-root")
+    else:
+        require_tools("mpicc.mpich", "mpirun.mpich", what="MPICH (mpicc.mpich, mpirun.mpich)")
+        require((ROOT / "build" / "lib" / "libplx-mpi-mpich.so").exists(),
+                "libplx-mpi-mpich.so (built by `make all` when mpicc.mpich is installed)")
+        run(["mpicc.mpich", "-O1", "-g", src, "-o", exe])
+        mpirun = ["mpirun.mpich", "-np", "4"]
     run([*mpirun, PLX, "run", "--trace", "-o", exp, "--", exe, RING], cwd=root,
         timeout=MPI_TIMEOUT)
     plx("export", exp, "--format", "otf2", "-o", out)
@@ -272,11 +280,11 @@ def persistent_ring(otf2, experiments, tmp_path_factory):
 
 
 def test_persistent_requests_are_nonblocking_records(otf2, persistent_ring):
-    """persistent_ring.c: each rank's MPI_Send_init and MPI_Recv_init requests in a ring, started
-    5 times by MPI_Startall (tag 7) and 5 times by MPI_Start each (tag 8). Their sends and
-    receives were MPI_SEND and MPI_RECV records with no request. Each start begins a new
-    request: its send an MPI_ISEND, its receive an MPI_IRECV_REQUEST, completed by an
-    MPI_ISEND_COMPLETE and an MPI_IRECV of that request in the MPI_Waitall or MPI_Wait; and a
+    """persistent_ring.c (Open MPI, MPICH): each rank's MPI_Send_init and MPI_Recv_init requests
+    in a ring, started 5 times by MPI_Startall (tag 7) and 5 times by MPI_Start each (tag 8).
+    Their sends and receives were MPI_SEND and MPI_RECV records with no request. Each start
+    begins a new request: its send an MPI_ISEND, its receive an MPI_IRECV_REQUEST, completed by
+    an MPI_ISEND_COMPLETE and an MPI_IRECV of that request in the MPI_Waitall or MPI_Wait; and a
     reader that matches the i-th MPI_ISEND to a rank with the i-th MPI_IRECV from it on the same
     communicator and tag (as Scalasca's does) pairs every message with its own."""
     _, read = read_python(otf2, persistent_ring)
