@@ -136,65 +136,35 @@ pub fn waits(dir: &Path) -> Result<Tables, String> {
         "count",
         Array::values(a.rows.iter().map(|r| r.count as i64).collect()),
     );
-    // then the waits with no partner (a sleep, an I/O wait), as plx waits --causes gives them:
-    // kind `none`, no cause location or call path (null)
-    let alone: Vec<_> = a.rows.iter().filter(|r| !r.pattern.has_cause()).collect();
+    // the causes as plx waits --causes gives them, the waits with no partner (a sleep, an I/O
+    // wait) last: kind `none`, no cause location or call path (null)
+    let causes: Vec<_> = a.cause_table().collect();
     let mut c = Batch::default();
     c.add(
         "pattern",
-        Array::texts(
-            a.causes
-                .iter()
-                .map(|r| r.pattern.name())
-                .chain(alone.iter().map(|r| r.pattern.name())),
-        ),
+        Array::texts(causes.iter().map(|r| r.pattern.name())),
     )
     .add(
         "waiting_location",
-        Array::texts(
-            a.causes
-                .iter()
-                .map(|r| label(r.waiting))
-                .chain(alone.iter().map(|r| label(r.location))),
-        ),
+        Array::texts(causes.iter().map(|r| label(r.waiting))),
     )
     .add(
         "cause_location",
-        Array::strings(
-            a.causes
-                .iter()
-                .map(|r| Some(label(r.cause)))
-                .chain(alone.iter().map(|_| None)),
-        ),
+        Array::strings(causes.iter().map(|r| r.cause.map(|(l, _)| label(l)))),
     )
     .add(
         "cause_callpath",
         Array::strings(
-            a.causes
+            causes
                 .iter()
-                .map(|r| Some(a.callpath_name(r.cause_callpath)))
-                .chain(alone.iter().map(|_| None)),
+                .map(|r| r.cause.map(|(_, cp)| a.callpath_name(cp))),
         ),
     )
     .add(
         "delay_s",
-        Array::values(
-            a.causes
-                .iter()
-                .map(|r| r.delay_ns / 1e9)
-                .chain(alone.iter().map(|r| r.wait_ns as f64 / 1e9))
-                .collect(),
-        ),
+        Array::values(causes.iter().map(|r| r.delay_ns / 1e9).collect()),
     )
-    .add(
-        "kind",
-        Array::texts(
-            a.causes
-                .iter()
-                .map(|r| r.kind.as_str())
-                .chain(alone.iter().map(|_| "none")),
-        ),
-    );
+    .add("kind", Array::texts(causes.iter().map(|r| r.kind)));
     Ok(Tables {
         batches: vec![("waits", b), ("wait_causes", c)],
         warnings: warnings(model.report_warnings().into_iter().chain(&a.warnings)),
