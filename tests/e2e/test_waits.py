@@ -1,7 +1,7 @@
 """plx waits on runs with injected delays of known size: programs/waits_mpi.c (4 ranks, Open MPI
 and MPICH; a named delay_* function sleeps D seconds on chosen ranks before a send, a receive, a
-barrier, an allreduce, a bcast, a reduce, and at the head of a chain of messages; then a
-balanced part), programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
+barrier, an allreduce, a bcast, a reduce, at the head of a chain of messages and of a relay;
+then a balanced part), programs/waits_threads.c (a mutex held for D, a join of a thread that sleeps
 D, a condition signalled after D, a pthread barrier one thread reaches D late, a semaphore
 posted after D) and programs/waits_omp.c (libgomp: a thread late at a
 parallel region's barrier, a critical section held for D) and programs/waits_stream.c (a
@@ -302,6 +302,54 @@ def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):
     # received, descheduled on a loaded machine, a direct cause of its own)
     check(table, causes, "late_sender", cp + "MPI_Recv", want, "delay_chain",
           {0: (3, "propagated"), 1: (3, "propagated"), 2: (3, "direct")}, share=0.75)
+
+
+def exits(exp):
+    """{(rank, call path): [exit time s, ...]} from the Chrome export (as `entries`)."""
+    entries(exp)
+    doc = json.loads((exp.parent / "trace.json").read_text())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    stacks, found = {}, {}
+    for e in events:
+        key = (e.get("pid"), e.get("tid"))
+        if e.get("ph") == "B":
+            stacks.setdefault(key, []).append(e["name"])
+        elif e.get("ph") == "E":
+            st = stacks[key]
+            found.setdefault((e["pid"], " => ".join(st)), []).append(e["ts"] / 1e6)
+            st.pop()
+    return found
+
+
+def test_a_relayed_delay_splits_into_direct_and_propagated_to_the_ms(mpi_run):
+    """relay: rank 0's delay_relay makes rank 1 wait; rank 1's wait and its relay_work make rank
+    2 wait. Rank 1's wait is caused by delay_relay directly, as long as the delay lasted (less
+    when rank 1 began the scenario late: its wait is shorter). Rank 2's wait is divided between
+    delay_relay (propagated, through rank 1's wait) and relay_work (direct) in proportion to
+    them, and the rest of it is rank 1's own lateness (leaving the barrier before, returning
+    from its receive), so each share is exact to the ms: the delay times the wait over the wait
+    plus rank 2's own lateness leaving that barrier (the trace's entries and exits)."""
+    table, causes, ent, exp = mpi_run
+    cp = "main => relay => "
+    w1 = enter(ent, 0, cp + "MPI_Send") - enter(ent, 1, cp + "MPI_Recv")
+    w2 = enter(ent, 1, cp + "MPI_Send") - enter(ent, 2, cp + "MPI_Recv")
+    got = waits_at(table, "late_sender", cp + "MPI_Recv")
+    assert sorted(got) == [1, 2] and same(got[1], w1) and same(got[2], w2), (got, w1, w2)
+    head = enter(ent, 0, cp + "MPI_Send") - enter(ent, 0, cp + "delay_relay")
+    work = enter(ent, 1, cp + "MPI_Send") - enter(ent, 1, cp + "relay_work")
+    assert injected(head) and injected(work, D / 2), (head, work)
+    c = caused(causes, "late_sender", "delay_relay")
+    c.update(caused(causes, "late_sender", "relay_work"))
+    assert sorted(c) == [(1, 0, "direct"), (2, 0, "propagated"), (2, 1, "direct")], c
+    first = c[(1, 0, "direct")]
+    assert abs(first - min(w1, head)) <= 1e-3, (c, w1, head)
+    # the barrier before the scenario: rank 2 left it after rank 1 by `lag` (or not)
+    ex = exits(exp)
+    left = {r: max(t for t in ex[(r, "main => MPI_Barrier")] if t < enter(ent, r, "main => relay"))
+            for r in (1, 2)}
+    scale = w2 / (w2 + max(0.0, left[2] - left[1]))
+    assert abs(c[(2, 0, "propagated")] - first * scale) <= 1e-3, (c, first, scale)
+    assert abs(c[(2, 1, "direct")] - work * scale) <= 1e-3, (c, work, scale)
 
 
 def test_a_balanced_program_has_no_false_waits(mpi_run):

@@ -23,7 +23,10 @@
  *                 MPI_Send
  *   irecv_waitall rank 0 posts MPI_Irecvs from ranks 1, 2 and 3, sleeps D/2 and waits for
  *                 them in MPI_Waitall; ranks 1 and 2 send after D/4 (the receives posted, the
- *                 wait not begun), rank 3 after sleeping D */
+ *                 wait not begun), rank 3 after sleeping D
+ *   relay         rank 0 sleeps D in delay_relay, then sends to 1; rank 1 receives, sleeps D/2
+ *                 in relay_work, then sends to 2 (waiting in MPI_Recv since the scenario began:
+ *                 for rank 0's delay through rank 1's wait, and for rank 1's relay_work) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -57,6 +60,8 @@ NOINLINE static void delay_late_isend(void) { nap(D); }
 NOINLINE static void delay_waitall(void) { nap(D); }
 NOINLINE static void work_before_waitall(void) { nap(D / 2); }
 NOINLINE static void before_early_send(void) { nap(D / 4); }
+NOINLINE static void delay_relay(void) { nap(D); }
+NOINLINE static void relay_work(void) { nap(D / 2); }
 
 NOINLINE static void late_sender(void)
 {
@@ -226,6 +231,21 @@ NOINLINE static void irecv_waitall(void)
     }
 }
 
+NOINLINE static void relay(void)
+{
+    int v = rank;
+    if (rank == 0) {
+        delay_relay();
+        MPI_Send(&v, 1, MPI_INT, 1, 14, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(&v, 1, MPI_INT, 0, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        relay_work();
+        MPI_Send(&v, 1, MPI_INT, 2, 14, MPI_COMM_WORLD);
+    } else if (rank == 2) {
+        MPI_Recv(&v, 1, MPI_INT, 1, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -233,7 +253,7 @@ int main(int argc, char **argv)
     D = argc > 1 ? atof(argv[1]) : 0.2;
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
-                                 irecv_late,  irecv_rendezvous, irecv_waitall};
+                                 irecv_late,  irecv_rendezvous, irecv_waitall, relay};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

@@ -260,8 +260,10 @@ fn the_causes_are_computed_by_every_block_and_are_the_serial_ones() {
     )
     .unwrap();
     let want = causes(&serial);
-    // late senders at 4-7 blamed on 0-3, the late receiver 2 on 6, 8 ranks waiting for 7
-    assert_eq!(want.len(), 23, "{want:#?}");
+    // late senders at 4-7 blamed on 0-3 (on 2 also its time in the MPI_Ssend of their
+    // previous message after 6 had left the receive), the late receiver 2 on 6, 8 ranks
+    // waiting for 7
+    assert_eq!(want.len(), 24, "{want:#?}");
     for size in [1, 2, 3, 4, 9, 12] {
         let r = parallel_with(&exp, &model, size, Window::ALL, true);
         assert!(!r.serial, "{size}");

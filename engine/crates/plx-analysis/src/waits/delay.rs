@@ -3,7 +3,7 @@
 //! Invariant: an [`Account`] only grows (times are added, never removed), so the difference of
 //! two of a location's accounts taken at two instants is what the location did between them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A location's cumulative account, or the difference of two (an interval's).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -14,6 +14,32 @@ pub struct Account {
     pub waited: BTreeMap<u32, i64>,
     /// The location's waits by root cause: (cause location, cause call path) → ns.
     pub blame: BTreeMap<(u32, u32), f64>,
+    /// An interval's: the synchronisation it begins at, as the location left it.
+    pub start: Option<Start>,
+}
+
+/// Which synchronisation: both sides of one name it alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sync {
+    /// A message (its number in the merged trace).
+    Message(u64),
+    /// A collective instance: (communicator, its number on it).
+    Collective(u32, u32),
+    /// MPI_Init.
+    Init,
+}
+
+/// Where a location's interval begins: the exit of a synchronising routine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// The synchronisation.
+    pub sync: Sync,
+    /// The routine's entry, ns.
+    pub enter: i64,
+    /// The routine's exit, ns.
+    pub exit: i64,
+    /// The routine's call path.
+    pub cp: u32,
 }
 
 impl Account {
@@ -38,6 +64,7 @@ impl Account {
             time: sub(&self.time, &e.time),
             waited: sub(&self.waited, &e.waited),
             blame: sub(&self.blame, &e.blame),
+            start: None,
         }
     }
 
@@ -48,6 +75,18 @@ impl Account {
 
     fn waited_total(&self) -> i64 {
         self.waited.values().sum()
+    }
+
+    /// This interval's time in its starting routine after the other location (interval
+    /// `other`) left the same synchronisation: (call path, ns). Two locations leave one
+    /// synchronisation at different times; their common interval begins at the earlier exit,
+    /// and the later one's time in the routine after it is its own (a lag, busy).
+    fn lag(&self, other: &Account) -> Option<(u32, i64)> {
+        let (Some(a), Some(b)) = (self.start, other.start) else {
+            return None;
+        };
+        let ns = a.exit - b.exit.max(a.enter);
+        (a.sync == b.sync && ns > 0).then_some((a.cp, ns))
     }
 }
 
@@ -76,8 +115,9 @@ pub type Share = (u32, u32, CauseKind, f64);
 
 /// Divides a wait of `wait_ns` between the delays of late location `late` (its interval account
 /// `late_acc`) over the waiting location's (`waiter_acc`), both since they last synchronised:
-/// the late location's excess busy time in each call path is a direct cause; its excess waiting
-/// is propagated to the root causes its own waits were blamed on in the interval (to its waiting
+/// the late location's excess busy time in each call path is a direct cause (the time either spent
+/// in the routine where the interval began, after the other left it, counts as its busy time
+/// there: [`Account::lag`]); its excess waiting is propagated to the root causes its own waits were blamed on in the interval (to its waiting
 /// call paths where those have none). Shares are proportional to the excesses and sum to
 /// `wait_ns`; without any excess (clocks, or work the interval does not show) the whole wait
 /// is a direct cause at `arrival_cp`, the late location's call path when it arrived.
@@ -88,9 +128,17 @@ pub fn divide(
     late_acc: &Account,
     waiter_acc: &Account,
 ) -> Vec<Share> {
+    let (late_lag, own_lag) = (late_acc.lag(waiter_acc), waiter_acc.lag(late_acc));
+    let lag = |l: Option<(u32, i64)>, cp: u32| l.filter(|x| x.0 == cp).map_or(0, |x| x.1);
     let mut direct: Vec<(u32, i64)> = Vec::new();
-    for &cp in late_acc.time.keys() {
-        let e = late_acc.busy(cp) - waiter_acc.busy(cp);
+    let cps: BTreeSet<u32> = late_acc
+        .time
+        .keys()
+        .copied()
+        .chain(late_lag.map(|x| x.0))
+        .collect();
+    for cp in cps {
+        let e = late_acc.busy(cp) + lag(late_lag, cp) - waiter_acc.busy(cp) - lag(own_lag, cp);
         if e > 0 {
             direct.push((cp, e));
         }
@@ -132,6 +180,7 @@ mod tests {
             time: time.iter().copied().collect(),
             waited: waited.iter().copied().collect(),
             blame: blame.iter().copied().collect(),
+            start: None,
         }
     }
 
@@ -179,6 +228,37 @@ mod tests {
         assert_eq!(
             divide(5, 2, 6, &a, &a),
             vec![(2, 6, CauseKind::Direct, 5.0)]
+        );
+    }
+
+    #[test]
+    fn the_later_exit_of_the_same_synchronisation_is_busy_in_its_routine() {
+        // late left the routine (call path 5, entered at 0) at 20, the waiter at 10: the late
+        // one's 10 after the waiter's exit is its excess there, beside its 30 of work (7)
+        let start = |sync, exit| {
+            Some(Start {
+                sync,
+                enter: 0,
+                exit,
+                cp: 5,
+            })
+        };
+        let mut late = acc(&[(7, 30)], &[], &[]);
+        late.start = start(Sync::Message(1), 20);
+        let mut waiter = acc(&[], &[], &[]);
+        waiter.start = start(Sync::Message(1), 10);
+        assert_eq!(
+            divide(80, 3, 9, &late, &waiter),
+            vec![
+                (3, 5, CauseKind::Direct, 20.0),
+                (3, 7, CauseKind::Direct, 60.0)
+            ]
+        );
+        // not the same synchronisation: no common exit to compare
+        waiter.start = start(Sync::Collective(0, 1), 10);
+        assert_eq!(
+            divide(80, 3, 9, &late, &waiter),
+            vec![(3, 7, CauseKind::Direct, 80.0)]
         );
     }
 

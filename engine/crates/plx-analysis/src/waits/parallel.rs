@@ -37,7 +37,7 @@ use std::hash::{Hash, Hasher};
 
 use plx_format::{Experiment, RegionKind, NONE_U32};
 
-use super::delay::{Account, CauseKind};
+use super::delay::{Account, CauseKind, Start, Sync};
 use super::replay::{Item, Key, Link, Replay, Setup, Summary};
 use super::{Callpaths, CauseRow, Pattern, WaitAnalysis, WaitRow};
 use crate::hash::FastMap;
@@ -1217,6 +1217,26 @@ fn encode_account(w: &mut Buf, a: &Account) {
         w.u32(cp);
         w.u64(ns.to_bits());
     }
+    match a.start {
+        None => w.u8(0),
+        Some(st) => {
+            match st.sync {
+                Sync::Message(id) => {
+                    w.u8(1);
+                    w.u64(id);
+                }
+                Sync::Collective(comm, k) => {
+                    w.u8(2);
+                    w.u32(comm);
+                    w.u32(k);
+                }
+                Sync::Init => w.u8(3),
+            }
+            w.i64(st.enter);
+            w.i64(st.exit);
+            w.u32(st.cp);
+        }
+    }
 }
 
 fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
@@ -1231,6 +1251,18 @@ fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
         a.blame
             .insert((r.u32()?, r.u32()?), f64::from_bits(r.u64()?));
     }
+    let sync = match r.u8()? {
+        0 => return Ok(a),
+        1 => Sync::Message(r.u64()?),
+        2 => Sync::Collective(r.u32()?, r.u32()?),
+        _ => Sync::Init,
+    };
+    a.start = Some(Start {
+        sync,
+        enter: r.i64()?,
+        exit: r.i64()?,
+        cp: r.u32()?,
+    });
     Ok(a)
 }
 

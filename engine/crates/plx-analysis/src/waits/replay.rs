@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use plx_format::{RegionKind, SyncKind, NONE_U32};
 
-use super::delay::{divide, Account, CauseKind, Share};
+use super::delay::{divide, Account, CauseKind, Share, Start, Sync};
 use super::{Callpaths, Pattern};
 use crate::merge::EventKind;
 use crate::regions::RegionTable;
@@ -135,10 +135,19 @@ struct Frame {
 /// A synchronisation the location takes part in, its account taken at the routine's exit.
 #[derive(Debug, Clone, Copy)]
 enum SyncWith {
-    Rank(u32),
-    Collective,
+    Rank(u32, Option<Sync>),
+    Collective(Option<Sync>),
     /// A stream write or read.
     Stream,
+}
+
+/// A location's account at the exit of a synchronising routine.
+#[derive(Debug, Clone)]
+struct Snap {
+    /// The synchronisation and the routine (`None`: not one its partners name alike).
+    start: Option<Start>,
+    exit: i64,
+    acc: Account,
 }
 
 #[derive(Debug, Default)]
@@ -146,10 +155,10 @@ struct Loc {
     stack: Vec<Frame>,
     last_t: i64,
     acc: Account,
-    /// Account at the exit of the last synchronisation with each partner rank: (time, account).
-    pair: HashMap<u32, (i64, Account)>,
+    /// Account at the exit of the last synchronisation with each partner rank.
+    pair: HashMap<u32, Snap>,
     /// Account at the exit of the last collective (or MPI_Init).
-    coll: Option<(i64, Account)>,
+    coll: Option<Snap>,
     /// Synchronisations of the open routine, recorded at its exit.
     pending: Vec<SyncWith>,
     /// The message of the open blocking send, for its late receiver.
@@ -202,10 +211,12 @@ impl Loc {
     fn at_since(&self, acc: &Account, peer: Option<u32>) -> Account {
         let pair = peer.and_then(|p| self.pair.get(&p));
         let snap = match (pair, &self.coll) {
-            (Some(p), Some(c)) => Some(if p.0 >= c.0 { p } else { c }),
+            (Some(p), Some(c)) => Some(if p.exit >= c.exit { p } else { c }),
             (p, c) => p.or(c.as_ref()),
         };
-        acc.since(snap.map(|s| &s.1))
+        let mut a = acc.since(snap.map(|s| &s.acc));
+        a.start = snap.and_then(|s| s.start);
+        a
     }
 }
 
@@ -723,7 +734,8 @@ impl Replay {
             }
             EventKind::Recv { message, peer, .. } => {
                 let l = &mut self.locs[li];
-                l.pending.push(SyncWith::Rank(peer));
+                l.pending
+                    .push(SyncWith::Rank(peer, message.map(|m| Sync::Message(m.id))));
                 let posted = l.posted.take();
                 let Some(link) = message else { return };
                 if !self.own(li) {
@@ -841,7 +853,8 @@ impl Replay {
     fn send_event(&mut self, li: usize, t: i64, message: Option<u64>, peer: u32) {
         let loc = li as u32;
         let l = &mut self.locs[li];
-        l.pending.push(SyncWith::Rank(peer));
+        l.pending
+            .push(SyncWith::Rank(peer, message.map(Sync::Message)));
         let n = l.sends;
         l.sends += 1;
         let Some(id) = message else { return };
@@ -931,7 +944,7 @@ impl Replay {
             return;
         }
         if f.class == Class::Init {
-            l.pending.push(SyncWith::Collective);
+            l.pending.push(SyncWith::Collective(Some(Sync::Init)));
         }
         // the blocking send's own exit (not that of a routine measured inside it: MPJ
         // Express's socket writes inside its Ssend)
@@ -943,12 +956,22 @@ impl Replay {
         let own = self.own(li);
         let l = &mut self.locs[li];
         if self.setup.causes && own {
+            let snap = |sync: Option<Sync>, acc: &Account| Snap {
+                start: sync.map(|sync| Start {
+                    sync,
+                    enter: f.enter,
+                    exit: t,
+                    cp: f.cp,
+                }),
+                exit: t,
+                acc: acc.clone(),
+            };
             for s in std::mem::take(&mut l.pending) {
                 match s {
-                    SyncWith::Rank(r) => {
-                        l.pair.insert(r, (t, l.acc.clone()));
+                    SyncWith::Rank(r, sync) => {
+                        l.pair.insert(r, snap(sync, &l.acc));
                     }
-                    SyncWith::Collective => l.coll = Some((t, l.acc.clone())),
+                    SyncWith::Collective(sync) => l.coll = Some(snap(sync, &l.acc)),
                     SyncWith::Stream => l.stream = Some(l.acc.clone()),
                 }
             }
@@ -1239,7 +1262,7 @@ impl Replay {
 
     fn collective(&mut self, li: usize, t: i64, comm: Option<u32>, root: Option<u32>) {
         let l = &mut self.locs[li];
-        l.pending.push(SyncWith::Collective);
+        l.pending.push(SyncWith::Collective(None));
         let Some(r) = l.routine() else { return };
         let Some(comm) = comm else { return };
         let size = self
@@ -1260,6 +1283,9 @@ impl Replay {
         let k = self.coll_count.entry((process, comm)).or_insert(0);
         let key = (comm, *k);
         *k += 1;
+        if let Some(SyncWith::Collective(s)) = self.locs[li].pending.last_mut() {
+            *s = Some(Sync::Collective(comm, key.1));
+        }
         let inst = self.instances.entry(key).or_default();
         inst.members.push(Member {
             loc: li as u32,
@@ -1559,8 +1585,8 @@ impl Replay {
                 .pair
                 .values_mut()
                 .chain(l.coll.as_mut())
-                .filter(|s| s.0 >= end)
-                .map(|s| &mut s.1);
+                .filter(|s| s.exit >= end)
+                .map(|s| &mut s.acc);
             for acc in std::iter::once(&mut l.acc).chain(later) {
                 *acc.waited.entry(cp).or_insert(0) += d;
                 for &(cl, ccp, _, ns) in &shares {

@@ -535,6 +535,88 @@ fn a_wait_caused_by_a_wait_is_propagated_to_its_root_cause() {
 }
 
 #[test]
+fn a_relayed_delay_is_direct_at_the_relay_and_propagated_to_its_head() {
+    // after a barrier that rank 1 leaves 10 later than ranks 0 and 2 (at 20, not 10): rank 0
+    // works 300 in delay_head and sends to rank 1, waiting in its receive since 20; rank 1
+    // works 100 in own_work and sends to rank 2, waiting in its receive since 10
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.coll(0, 0, 10, "MPI_Barrier", None);
+    t.coll(2, 0, 10, "MPI_Barrier", None);
+    t.coll(1, 0, 20, "MPI_Barrier", None);
+    t.enter(0, 10, "delay_head");
+    t.enter(2, 10, "MPI_Recv");
+    t.enter(1, 20, "MPI_Recv");
+    t.exit(0, 310, "delay_head");
+    t.enter(0, 310, "MPI_Send");
+    t.send(0, 310, 1, 0);
+    t.recv(1, 310, 0, 0, 310);
+    t.exit(1, 310, "MPI_Recv");
+    t.exit(0, 311, "MPI_Send");
+    t.enter(1, 310, "own_work");
+    t.exit(1, 410, "own_work");
+    t.enter(1, 410, "MPI_Send");
+    t.send(1, 410, 2, 1);
+    t.recv(2, 410, 1, 1, 410);
+    t.exit(2, 410, "MPI_Recv");
+    t.exit(1, 411, "MPI_Send");
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("late_sender", 1, s("main => MPI_Recv"), 290),
+            ("late_sender", 2, s("main => MPI_Recv"), 400),
+        ]
+    );
+    let late: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "late_sender")
+        .collect();
+    assert_eq!(
+        late,
+        vec![
+            // rank 1 waited 290 for rank 0's work since the barrier
+            (
+                "late_sender",
+                1,
+                0,
+                s("main => delay_head"),
+                CauseKind::Direct,
+                290.0
+            ),
+            // rank 2 waited 400 for rank 1: its 10 in the barrier after rank 2 had left it and
+            // its 100 of work, direct; its 290 of waiting, propagated to rank 0's delay_head
+            (
+                "late_sender",
+                2,
+                0,
+                s("main => delay_head"),
+                CauseKind::Propagated,
+                290.0
+            ),
+            (
+                "late_sender",
+                2,
+                1,
+                s("main => MPI_Barrier"),
+                CauseKind::Direct,
+                10.0
+            ),
+            (
+                "late_sender",
+                2,
+                1,
+                s("main => own_work"),
+                CauseKind::Direct,
+                100.0
+            ),
+        ]
+    );
+}
+
+#[test]
 fn the_runtimes_own_work_is_no_part_of_a_user_call_path() {
     let mut t = setup(2, false, true);
     t.enter(0, 0, "main");
