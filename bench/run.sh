@@ -151,21 +151,21 @@ fi
 
 # the engine's global path on ≥ 50 M events across 16 locations (8 ranks x 2 threads, messages
 # between ranks): merge in time order + message matching + profile, one thread
-merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo test -q --release -p plx-analysis --test merge \
-  -- --ignored --nocapture 2>/dev/null | grep '^merge+match+profile' || true)
+merge_line=$(cd engine && PLX_MERGE_EVENTS=51200000 cargo bench -q -p plx-analysis --bench merge \
+  2>&1 | grep '^merge+match+profile' || true)
 
 # the critical path (graph + longest path + profile) against the merge alone, same trace, same
 # run: 12.8 M events across 16 locations (8 ranks x 2 threads, messages and lock handoffs)
-cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo test -q --release -p plx-analysis \
-  --test critpath_bench -- --ignored --nocapture 2>&1 | grep '^critical-path:' || true)
+cp_line=$(cd engine && PLX_CP_EVENTS=${PLX_BENCH_CP_EVENTS:-12800000} cargo bench -q -p plx-analysis \
+  --bench critpath 2>&1 | grep '^critical-path:' || true)
 
 # plx view: the first open of a synthetic 8-rank trace as plx run --trace leaves it (nothing
 # prepared: every thread decoded on all cores), later opens, the bytes on disk per event (any
 # index included), the merge pass (the fallback) and the latency of the widest zoom, zooms and
 # pans, at 20 M and 100 M events (PLX_BENCH_VIEW_EVENTS, comma-separated), and in the same run
 # parsing the Chrome JSON export of a 2 M-event trace against plx view's open of it
-view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000,100000000} cargo test -q --release \
-  -p plx-view --test view_bench open_and_query -- --ignored --nocapture 2>&1 | grep '^view-bench:' || true)
+view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-20000000,100000000} cargo bench -q \
+  -p plx-view --bench view -- open_and_query 2>&1 | grep '^view-bench:' || true)
 # the same on a real MPI program: mpirun -np 4 plx run --trace of the Life example against the
 # same run with the runtime preloaded by hand, and plx view's opens of it (bench/view_run.sh)
 view_run_line=""
@@ -235,13 +235,13 @@ fi
     echo
   fi
   if [ -n "$cp_line" ]; then
-    echo "Engine, critical path (plx-analysis critpath_bench, synthetic MPI trace):"
+    echo "Engine, critical path (plx-analysis benches/critpath.rs, synthetic MPI trace):"
     echo
     echo "    $cp_line"
     echo
   fi
   if [ -n "$view_lines" ]; then
-    echo "plx view (plx-view view_bench, synthetic MPI trace, 1600 pixel columns):"
+    echo "plx view (plx-view benches/view.rs, synthetic MPI trace, 1600 pixel columns):"
     echo
     echo "$view_lines" | sed 's/^/    /'
     echo

@@ -1,6 +1,6 @@
-//! (Ignored) throughput and memory of the critical path against the merge alone, on one
-//! synthetic trace in one run: `cargo test --release -p plx-analysis --test critpath_bench --
-//! --ignored --nocapture` (`PLX_CP_EVENTS=N` for another total; default 12.8 M events).
+//! Throughput and memory of the critical path against the merge alone, on one synthetic trace in
+//! one run: `cargo bench -p plx-analysis --bench critpath` (`PLX_CP_EVENTS=N` for another total;
+//! default 12.8 M events).
 
 use std::path::Path;
 use std::time::Instant;
@@ -9,7 +9,7 @@ use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
 use plx_analysis::{BuildOptions, GlobalMerge, MergeOptions, Model, Window};
 use plx_format::Experiment;
 
-#[path = "fixtures/bench_world.rs"]
+#[path = "common/bench_world.rs"]
 mod bench_world;
 use bench_world::{peak_rss_kb, work};
 
@@ -40,9 +40,7 @@ fn world(d: &Path, ranks: u32, per_thread: u64) -> u64 {
 
 use plx_format::test_dir::tmp;
 
-#[test]
-#[ignore]
-fn critical_path_throughput() {
+fn main() {
     let total: u64 = std::env::var("PLX_CP_EVENTS")
         .ok()
         .and_then(|v| v.parse().ok())

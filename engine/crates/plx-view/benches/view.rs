@@ -1,6 +1,7 @@
-//! (Ignored) what `plx view` costs on a large synthetic trace, against loading the same trace's
-//! Chrome JSON, in one run: `cargo test --release -p plx-view --test view_bench -- --ignored
-//! --nocapture`. `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
+//! What `plx view` costs on a large synthetic trace, against loading the same trace's Chrome
+//! JSON, in one run: `cargo bench -p plx-view --bench view [-- NAME...]` (NAME: a part of a
+//! measurement's name, `open_and_query`, `breakdown`, `open_only`, `endpoints`; every one when
+//! none is named). `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
 //! default 100 M; `make bench` uses 20 M and 100 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
@@ -10,9 +11,9 @@ use std::time::Instant;
 
 use plx_view::api::{IndexSource, Via, Viewer};
 
-#[path = "../../plx-analysis/tests/fixtures/bench_world.rs"]
+#[path = "../../plx-analysis/benches/common/bench_world.rs"]
 mod bench_world;
-use bench_world::{peak_rss_kb, work};
+use bench_world::{peak_rss_kb, selected, work};
 
 /// 8 ranks of 2 threads calling `work` → `leaf`; every 16th iteration thread 0 sends to the next
 /// rank and receives from the previous one.
@@ -216,8 +217,6 @@ fn stats(ms: &[f64]) -> String {
     )
 }
 
-#[test]
-#[ignore]
 fn open_and_query_latency_against_chrome_json() {
     let small = env("PLX_VIEW_BENCH_JSON_EVENTS", 2_000_000);
     let large: Vec<u64> = std::env::var("PLX_VIEW_BENCH_EVENTS")
@@ -270,10 +269,8 @@ fn open_and_query_latency_against_chrome_json() {
     }
 }
 
-/// (Ignored) where a later open and the widest zoom spend their time, on the experiment
+/// where a later open and the widest zoom spend their time, on the experiment
 /// `PLX_VIEW_BENCH_DIR` (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events).
-#[test]
-#[ignore]
 fn breakdown() {
     let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
         return;
@@ -335,10 +332,8 @@ window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1}
     );
 }
 
-/// (Ignored) the open alone, 3 times, of the experiment `PLX_VIEW_BENCH_DIR` (written there
+/// the open alone, 3 times, of the experiment `PLX_VIEW_BENCH_DIR` (written there
 /// first if absent, `PLX_VIEW_BENCH_EVENTS` events): for profiling the open.
-#[test]
-#[ignore]
 fn open_only() {
     let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
         return;
@@ -354,14 +349,12 @@ fn open_only() {
     }
 }
 
-/// (Ignored) the answers that scan whole ranges, on the experiment `PLX_VIEW_BENCH_DIR`
+/// the answers that scan whole ranges, on the experiment `PLX_VIEW_BENCH_DIR`
 /// (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events, default 20 M): the model
 /// `/api/profile` needs (built at its first request), `/api/profile` serialized, `/api/counters`
 /// (its first request) and `/api/flame` of the whole run on every track, each with the CPU
 /// seconds it used (every thread) and a checksum of its answer (equal before and after a change
 /// of how it is computed).
-#[test]
-#[ignore]
 fn endpoints() {
     let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
         return;
@@ -402,4 +395,19 @@ fn endpoints() {
         }),
     );
     eprintln!("endpoints: {} events", v.index.events);
+}
+
+fn main() {
+    if selected("open_and_query_latency_against_chrome_json") {
+        open_and_query_latency_against_chrome_json();
+    }
+    if selected("breakdown") {
+        breakdown();
+    }
+    if selected("open_only") {
+        open_only();
+    }
+    if selected("endpoints") {
+        endpoints();
+    }
 }
