@@ -4,23 +4,11 @@
 // the server's count for the same window, and a window and a selection restored from a URL that
 // gives them backwards. Screenshots go to OUTDIR. Usage: node backward.mjs URL CHROMIUM OUTDIR
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, outdir] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-backward-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { ctx, close } = await launch("backward", executablePath);
 const out = { errors: [] };
 const page = ctx.pages()[0] ?? (await ctx.newPage());
 page.on("pageerror", (e) => out.errors.push(String(e)));
@@ -82,7 +70,6 @@ try {
       stats: document.querySelector("#stats-messages").dataset.count };
   });
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 console.log(JSON.stringify(out));

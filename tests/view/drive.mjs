@@ -3,26 +3,11 @@
 // profile's top row, the matrix cells, the answer without the token. Screenshots go to OUTDIR.
 // Usage: node drive.mjs URL CHROMIUM OUTDIR
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, outdir] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-chromium-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  viewport: { width: 1400, height: 800 },
-  bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { ctx, close } = await launch("chromium", executablePath);
 const out = {};
 try {
   const page = ctx.pages()[0] ?? (await ctx.newPage());
@@ -155,7 +140,6 @@ try {
   out.no_token = await page.evaluate(async () => (await fetch("api/meta")).status);
   out.errors = errors;
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 console.log(JSON.stringify(out));

@@ -3,22 +3,10 @@
 // the whole-run window, each over REPS repetitions (median and max, ms). Prints JSON.
 // Usage: node frame.mjs URL CHROMIUM [REPS]
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, reps = "10"] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-frame-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-});
+const { ctx, close } = await launch("frame", executablePath);
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return { median: +s[s.length >> 1].toFixed(2), max: +s[s.length - 1].toFixed(2), n: s.length };
@@ -56,6 +44,5 @@ try {
   }, +reps * 2);
   console.log(JSON.stringify({ zoom_ms: stats(zoom), draw_ms: stats(draw) }));
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }

@@ -6,23 +6,11 @@
 // and estimated time. Prints what the page showed as JSON with the server's /api/samples; a
 // screenshot goes to OUTDIR. Usage: node samples.mjs URL CHROMIUM OUTDIR
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, outdir] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-samples-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { ctx, close } = await launch("samples", executablePath);
 const out = { errors: [] };
 const page = ctx.pages()[0] ?? (await ctx.newPage());
 page.on("pageerror", (e) => out.errors.push(String(e)));
@@ -126,7 +114,6 @@ try {
   out.target = target;
   await page.screenshot({ path: join(outdir, "samples-selection.png"), fullPage: true });
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 console.log(JSON.stringify(out));

@@ -5,23 +5,11 @@
 // selection's flame graph, the measurement lane and a matrix cell's messages. Screenshots go to
 // OUTDIR. Usage: node timeline.mjs URL CHROMIUM OUTDIR life|many
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, outdir, mode] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-timeline-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { ctx, close } = await launch("timeline", executablePath);
 const out = { errors: [] };
 const page = ctx.pages()[0] ?? (await ctx.newPage());
 page.on("pageerror", (e) => out.errors.push(String(e)));
@@ -382,7 +370,6 @@ async function mainFlow() {
 try {
   if (mode === "series") await seriesFlow(); else await mainFlow();
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 console.log(JSON.stringify(out));

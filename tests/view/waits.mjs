@@ -5,24 +5,12 @@
 // go to OUTDIR. Usage: node waits.mjs URL CHROMIUM OUTDIR RANK (the rank whose late_sender
 // wait, on its thread 0, is clicked)
 
-import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, "..", "..", "viewer", "package.json"));
-const { chromium } = require("playwright-core");
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
 
 const [url, executablePath, outdir, rankArg] = process.argv.slice(2);
 const rank = Number(rankArg);
-const profile = mkdtempSync(join(tmpdir(), "plx-view-waits-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath, headless: true, viewport: { width: 1400, height: 800 }, bypassCSP: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const { ctx, close } = await launch("waits", executablePath);
 const out = { errors: [] };
 const page = ctx.pages()[0] ?? (await ctx.newPage());
 page.on("pageerror", (e) => out.errors.push(String(e)));
@@ -108,7 +96,6 @@ try {
   await page.waitForTimeout(200);
   out.off = await data();
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 console.log(JSON.stringify(out));
