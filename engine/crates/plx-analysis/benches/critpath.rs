@@ -9,7 +9,7 @@ use plx_analysis::critpath::{profile, CriticalPath, Level, Mode};
 use plx_analysis::{BuildOptions, GlobalMerge, MergeOptions, Model, Window};
 use plx_format::Experiment;
 
-#[path = "common/bench_world.rs"]
+#[path = "fixtures/bench_world.rs"]
 mod bench_world;
 use bench_world::{peak_rss_kb, work};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use plx_analysis::{EventKind, GlobalMerge, MergeOptions};
 use plx_format::test_dir::tmp;
 
-#[path = "common/bench_world.rs"]
+#[path = "fixtures/bench_world.rs"]
 mod bench_world;
 use bench_world::{peak_rss_kb, thread_cpu_s, work};
 #[path = "../tests/fixtures/open.rs"]

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `plx` binary on synthetic experiments: exact CSV rows, errors, `plx run`.
 
-mod support;
-use support::{plx, stderr, stdout, tmp};
+mod fixtures;
+use fixtures::{plx, stderr, stdout, tmp};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

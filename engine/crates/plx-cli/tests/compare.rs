@@ -2,13 +2,13 @@
 //! values, '-' / empty / null for what a run cannot have, the per-function differences sorted and
 //! exact, sessions (one column per application, `--app`), phases, and errors.
 
-mod support;
+mod fixtures;
 
 use std::path::Path;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth_mpi::{MpiWorld, Msg};
 use plx_format::{NamedBy, SyncKind};
-use support::{plx, stderr, stdout, tmp};
 
 /// Two ranks: a message each way, an MPI_Barrier (rank 0 waits `barrier0` ns, rank 1 50 ns);
 /// `slow` adds an MPI_Allreduce at the end, a second message of 4000 bytes instead of 2000 and,

@@ -1,13 +1,13 @@
 //! `plx critical-path` on synthetic experiments: the text, CSV and JSON outputs, --path,
 //! --top, --phase, and its errors.
 
-mod support;
+mod fixtures;
 
 use std::path::Path;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, RegionKind};
-use support::{plx, stderr, stdout, tmp};
 
 /// A client (app A) sends a request over a stream to a server (app B) that serves it 1 ms
 /// and replies; the client prepares and finishes 1 ms each; the server warms up 5 ms first.

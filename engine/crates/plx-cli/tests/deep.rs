@@ -1,12 +1,12 @@
 //! A call-path chain as deep as a runaway recursion leaves (hundreds of thousands of levels):
 //! every command that reads the tree stays linear in its depth.
 
-mod support;
+mod fixtures;
 
 use std::time::Instant;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth::{NodeSpec, SynthProcess};
-use support::{plx, stderr, stdout, tmp};
 
 /// `rec` calling itself `depth` times below `main`: node i's parent is node i − 1.
 fn chain(depth: u32) -> Vec<NodeSpec> {

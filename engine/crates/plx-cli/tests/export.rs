@@ -2,11 +2,11 @@
 //! TAU profiles checked against `plx report` and read by Hatchet (when installed), errors,
 //! damaged experiments, and the clock condition in `plx info`.
 
-mod support;
-use support::{plx, stderr};
+mod fixtures;
+use fixtures::{plx, stderr};
 
-#[path = "../../plx-export/tests/common/mod.rs"]
-mod common;
+#[path = "../../plx-export/tests/fixtures/mod.rs"]
+mod export_fixtures;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -192,7 +192,7 @@ fn check_chrome_flows(doc: &Value) -> (BTreeMap<String, u64>, BTreeMap<(String, 
 /// not a slice nested in `work`.
 #[test]
 fn chrome_puts_the_runtimes_work_on_a_measurement_track() {
-    let d = common::tmp("chrome-measurement");
+    let d = export_fixtures::tmp("chrome-measurement");
     let mut p = plx_format::synth::SynthProcess::new("node1", 7, &["./app"]);
     p.functions(&[(2, "main"), (3, "work")])
         .thread(0, 7, "main", 0);
@@ -232,17 +232,17 @@ fn chrome_puts_the_runtimes_work_on_a_measurement_track() {
 #[test]
 fn chrome_json_follows_perfettos_rules_and_counts_plx_reports_calls() {
     for (name, make) in [
-        ("chrome-threads", common::threads as fn(&Path)),
-        ("chrome-mpi", common::mpi),
+        ("chrome-threads", export_fixtures::threads as fn(&Path)),
+        ("chrome-mpi", export_fixtures::mpi),
     ] {
-        let d = common::tmp(name);
+        let d = export_fixtures::tmp(name);
         make(&d);
         let doc = chrome(&d);
         let slices = check_chrome(&doc);
         assert_eq!(slices, report_calls(&d), "{name}");
     }
-    let d = common::tmp("chrome-mpi-flows");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("chrome-mpi-flows");
+    export_fixtures::mpi(&d);
     let doc = chrome(&d);
     let events = doc["traceEvents"].as_array().unwrap();
     let flows = events.iter().filter(|e| e["ph"] == "s").count();
@@ -253,8 +253,8 @@ fn chrome_json_follows_perfettos_rules_and_counts_plx_reports_calls() {
         .as_str()
         .unwrap()
         .contains("0 violation(s) left"));
-    let d = common::tmp("chrome-threads-counters");
-    common::threads(&d);
+    let d = export_fixtures::tmp("chrome-threads-counters");
+    export_fixtures::threads(&d);
     let doc = chrome(&d);
     let names: Vec<&str> = doc["traceEvents"]
         .as_array()
@@ -286,8 +286,8 @@ fn chrome_json_follows_perfettos_rules_and_counts_plx_reports_calls() {
 /// 2³² + thread, which Perfetto folds onto tid = pid).
 #[test]
 fn chrome_flows_bind_to_the_mpi_calls_slices_on_32_bit_tids() {
-    let d = common::tmp("chrome-flows-bound");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("chrome-flows-bound");
+    export_fixtures::mpi(&d);
     let doc = chrome(&d);
     let (_, on_slices) = check_chrome_flows(&doc);
     let want: BTreeMap<(String, String), u64> = [
@@ -316,8 +316,8 @@ fn chrome_flows_bind_to_the_mpi_calls_slices_on_32_bit_tids() {
 /// now, as a flow named for what it is from the receive to the send, the send marked.
 #[test]
 fn chrome_no_clock_repair_draws_messages_received_before_their_send() {
-    let d = common::tmp("chrome-no-repair");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("chrome-no-repair");
+    export_fixtures::mpi(&d);
     let out = d.join("trace.json");
     let o = plx(&[
         "export",
@@ -473,10 +473,10 @@ fn tau(d: &Path) -> std::path::PathBuf {
 #[test]
 fn tau_profiles_hold_plx_reports_callpaths() {
     for (name, make) in [
-        ("tau-threads", common::threads as fn(&Path)),
-        ("tau-mpi", common::mpi),
+        ("tau-threads", export_fixtures::threads as fn(&Path)),
+        ("tau-mpi", export_fixtures::mpi),
     ] {
-        let d = common::tmp(name);
+        let d = export_fixtures::tmp(name);
         make(&d);
         let out = tau(&d);
         let want = report_callpaths(&d);
@@ -549,10 +549,10 @@ fn hatchet_reads_the_tau_export_with_plx_reports_numbers() {
         return;
     }
     for (name, make) in [
-        ("hatchet-threads", common::threads as fn(&Path)),
-        ("hatchet-mpi", common::mpi),
+        ("hatchet-threads", export_fixtures::threads as fn(&Path)),
+        ("hatchet-mpi", export_fixtures::mpi),
     ] {
-        let d = common::tmp(name);
+        let d = export_fixtures::tmp(name);
         make(&d);
         let out = tau(&d);
         let o = Command::new("python3")
@@ -603,8 +603,8 @@ fn hatchet_reads_the_tau_export_with_plx_reports_numbers() {
 
 #[test]
 fn export_errors_are_usage_errors() {
-    let d = common::tmp("errors");
-    common::threads(&d);
+    let d = export_fixtures::tmp("errors");
+    export_fixtures::threads(&d);
     let o = plx(&["export", s(&d), "--format", "vampir", "-o", "x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -620,7 +620,7 @@ fn export_errors_are_usage_errors() {
     let o = plx(&["export", s(&d), "--format", "text"]);
     assert_eq!(o.status.code(), Some(2), "-o is required");
     // a profile-only experiment has no trace for the trace formats, but a TAU profile
-    let p = common::tmp("errors-profile");
+    let p = export_fixtures::tmp("errors-profile");
     let mut sp = plx_format::synth::SynthProcess::new("h", 7, &["app"]);
     sp.functions(&[(1, "main")])
         .thread(0, 7, "main", 0)
@@ -651,8 +651,8 @@ fn export_errors_are_usage_errors() {
 
 #[test]
 fn text_to_standard_output_and_the_clock_condition_on_standard_error() {
-    let d = common::tmp("stdout");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("stdout");
+    export_fixtures::mpi(&d);
     let o = plx(&["export", s(&d), "--format", "text", "-o", "-"]);
     let out = ok(&o);
     assert!(out.starts_with("# Parallax events in global time order\n"));
@@ -684,8 +684,8 @@ fn text_to_standard_output_and_the_clock_condition_on_standard_error() {
 
 #[test]
 fn damaged_experiment_is_exported_as_far_as_intact() {
-    let d = common::tmp("damaged");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("damaged");
+    export_fixtures::mpi(&d);
     // rank 2's trace loses its end: the last chunk is cut
     let trace = d.join("node1.1002/trace.plx");
     let len = std::fs::metadata(&trace).unwrap().len();
@@ -717,15 +717,15 @@ fn damaged_experiment_is_exported_as_far_as_intact() {
 
 #[test]
 fn info_reports_the_clock_condition() {
-    let d = common::tmp("info-clock");
-    common::mpi(&d);
+    let d = export_fixtures::tmp("info-clock");
+    export_fixtures::mpi(&d);
     let out = ok(&plx(&["info", s(&d)]));
     assert!(
         out.contains("clock condition: 1 of 4 matched message(s) received before sent (after the ClockOffset correction); controlled logical clock (minimum latency 1000 ns): 2 receive(s) moved later, largest shift 2000 ns; 0 violation(s) left"),
         "{out}"
     );
-    let d = common::tmp("info-no-mpi");
-    common::threads(&d);
+    let d = export_fixtures::tmp("info-no-mpi");
+    export_fixtures::threads(&d);
     assert!(!ok(&plx(&["info", s(&d)])).contains("clock condition"));
 }
 
@@ -754,8 +754,8 @@ fn plx_with_file_limit(args: &[&str], limit: u64) -> Output {
 
 #[test]
 fn export_that_fails_leaves_no_partial_output() {
-    let d = common::tmp("export-fails");
-    common::threads(&d);
+    let d = export_fixtures::tmp("export-fails");
+    export_fixtures::threads(&d);
     let out = d.join("trace.json");
     std::fs::write(&out, "earlier").unwrap();
     let o = plx_with_file_limit(&["export", s(&d), "--format", "chrome", "-o", s(&out)], 300);

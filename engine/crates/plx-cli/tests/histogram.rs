@@ -1,11 +1,11 @@
 //! `plx histogram` and `plx display` on synthetic experiments with known states: exact CSV
 //! rows, SVG element counts, errors naming the file or argument.
 
-mod support;
-use support::{plx, stderr, stdout, tmp};
+mod fixtures;
+use fixtures::{plx, stderr, stdout, tmp};
 
 #[path = "../../plx-analysis/tests/fixtures/timeline.rs"]
-mod fixtures;
+mod timeline;
 
 /// `plx ARGS` that must succeed; its stdout.
 fn ok(args: &[&str]) -> String {
@@ -69,7 +69,7 @@ fn well_formed(svg: &str) {
 #[test]
 fn histogram_csv_of_every_metric() {
     let d = tmp("two-ranks");
-    fixtures::two_ranks(&d);
+    timeline::two_ranks(&d);
     let dir = d.to_str().unwrap();
     let name = d.file_name().unwrap().to_str().unwrap();
     let csv = |metric: &str, by: &str| {
@@ -148,9 +148,9 @@ fn histogram_csv_of_every_metric() {
 #[test]
 fn histogram_svg_has_one_polyline_per_series() {
     let a = tmp("svg-a");
-    fixtures::two_ranks(&a);
+    timeline::two_ranks(&a);
     let b = tmp("svg-b");
-    fixtures::one_thread(&b, 30, 0, 10);
+    timeline::one_thread(&b, 30, 0, 10);
     let out = a.join("h.svg");
     ok(&[
         "histogram",
@@ -193,7 +193,7 @@ fn histogram_svg_has_one_polyline_per_series() {
 #[test]
 fn display_csv_of_every_kind() {
     let d = tmp("displays");
-    fixtures::two_ranks(&d);
+    timeline::two_ranks(&d);
     let dir = d.to_str().unwrap();
     let csv = |kind: &str| {
         ok(&[
@@ -240,7 +240,7 @@ fn display_csv_of_every_kind() {
 #[test]
 fn display_svg_element_counts() {
     let d = tmp("display-svg");
-    fixtures::two_ranks(&d);
+    timeline::two_ranks(&d);
     let dir = d.to_str().unwrap();
     let svg = |kind: &str| {
         let s = ok(&[
@@ -273,7 +273,7 @@ fn display_svg_element_counts() {
 #[test]
 fn session_and_app_selection() {
     let d = tmp("session");
-    fixtures::session(&d);
+    timeline::session(&d);
     let dir = d.to_str().unwrap();
     let csv = ok(&[
         "histogram",
@@ -317,7 +317,7 @@ fn session_and_app_selection() {
 #[test]
 fn phase_selects_a_window() {
     let d = tmp("phase");
-    fixtures::waits(&d);
+    timeline::waits(&d);
     let dir = d.to_str().unwrap();
     let csv = ok(&[
         "display",
@@ -343,7 +343,7 @@ fn phase_selects_a_window() {
 #[test]
 fn errors_name_the_file_or_argument() {
     let d = tmp("errors");
-    fixtures::two_ranks(&d);
+    timeline::two_ranks(&d);
     let dir = d.to_str().unwrap();
     let e = fails(&["histogram", dir, "--metric", "flops"]);
     assert!(
@@ -375,7 +375,7 @@ fn errors_name_the_file_or_argument() {
     }
 
     let n = tmp("no-trace");
-    fixtures::no_trace(&n);
+    timeline::no_trace(&n);
     let e = fails(&["histogram", n.to_str().unwrap(), "--metric", "cpu"]);
     assert!(
         e.contains(n.to_str().unwrap()) && e.contains("rerun with `plx run --trace`"),

@@ -1,8 +1,8 @@
 //! `plx --jobs N`: the engine's output (standard output, standard error, files written) is the
 //! same byte for byte with one thread as with several, on a traced multi-rank experiment.
 
-mod support;
-use support::{plx, stderr, tmp};
+mod fixtures;
+use fixtures::{plx, stderr, tmp};
 
 use std::path::Path;
 

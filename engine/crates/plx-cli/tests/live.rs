@@ -1,8 +1,8 @@
 //! Killed processes: `plx report`, `plx comm` and `plx info` on threads recovered from the live
 //! files the runtime leaves (synthetic, and a real program killed under libplx.so).
 
-mod support;
-use support::{plx, stderr, stdout, tmp};
+mod fixtures;
+use fixtures::{plx, stderr, stdout, tmp};
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! `plx comm`, and the MPI parts of `plx report` and `plx info`, on synthetic MPI experiments
 //! with known communication: exact CSV rows, errors, what is left out and warned about.
 
-mod support;
-use support::{plx, stderr, stdout, tmp};
+mod fixtures;
+use fixtures::{plx, stderr, stdout, tmp};
 
 use std::path::Path;
 

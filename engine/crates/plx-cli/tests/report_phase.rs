@@ -2,13 +2,13 @@
 //! calls begun inside it) and `--app NAME` (one application of a session) on synthetic
 //! experiments with exact times (1 tick = 1 ns); their errors.
 
-mod support;
+mod fixtures;
 
 use std::path::Path;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth::SynthProcess;
 use plx_format::EventEncoder;
-use support::{plx, stderr, stdout, tmp};
 
 const MS: u64 = 1_000_000;
 

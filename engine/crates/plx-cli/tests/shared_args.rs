@@ -2,13 +2,13 @@
 //! on every table command, `--format json|csv` on `plx info` and `plx hierarchy`, the one
 //! `--phase` parser of the charts, the `--by` words, on a synthetic experiment.
 
-mod support;
+mod fixtures;
 
 use std::path::Path;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth::SynthProcess;
 use plx_format::EventEncoder;
-use support::{plx, stderr, stdout, tmp};
 
 const MS: u64 = 1_000_000;
 

@@ -1,10 +1,10 @@
 //! One window, one set of messages: for the same phase every command counts the messages sent
 //! inside it (docs/phases.md), whichever side of the window they were received on.
 
-mod support;
+mod fixtures;
 
+use fixtures::{plx, stderr, stdout, tmp};
 use plx_format::synth_mpi::{MpiWorld, Msg};
-use support::{plx, stderr, stdout, tmp};
 
 fn ok(args: &[&str]) -> String {
     let o = plx(args);

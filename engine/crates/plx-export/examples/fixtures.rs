@@ -1,13 +1,13 @@
 //! Writes the export tests' synthetic experiments under the directory given (`threads/`, `mpi/`).
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/fixtures/mod.rs"]
+mod fixtures;
 
 fn main() {
     let dir =
         std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "fixtures".into()));
     for (name, f) in [
-        ("threads", common::threads as fn(&std::path::Path)),
-        ("mpi", common::mpi),
+        ("threads", fixtures::threads as fn(&std::path::Path)),
+        ("mpi", fixtures::mpi),
     ] {
         let d = dir.join(name);
         let _ = std::fs::remove_dir_all(&d);

@@ -2,7 +2,7 @@
 //! attributes, record descriptors with attributes, data records with arrays), every record
 //! against its descriptor's types, and event counts equal to the `text` export's.
 
-mod common;
+mod fixtures;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -324,8 +324,8 @@ fn timestamps_ordered(s: &Sddf, trailing: usize) {
 
 #[test]
 fn threads_sddf_parses_and_has_the_text_exports_events() {
-    let d = common::tmp("sddf-threads");
-    common::threads(&d);
+    let d = fixtures::tmp("sddf-threads");
+    fixtures::threads(&d);
     let (s, text) = export_both(&d);
     let (a, mut b) = counts(&s, &text);
     // the worker's second io and the worker, still open when its trace ends, get their Exits
@@ -383,8 +383,8 @@ fn threads_sddf_parses_and_has_the_text_exports_events() {
 
 #[test]
 fn mpi_sddf_links_sends_and_receives_with_threads() {
-    let d = common::tmp("sddf-mpi");
-    common::mpi(&d);
+    let d = fixtures::tmp("sddf-mpi");
+    fixtures::mpi(&d);
     let (s, text) = export_both(&d);
     let (a, b) = counts(&s, &text);
     assert_eq!(a, b);
@@ -451,7 +451,7 @@ fn undefined_region(d: &Path) {
 
 #[test]
 fn sddf_names_a_region_met_on_the_way_right_before_its_first_record_at_any_jobs() {
-    let d = common::tmp("sddf-undefined");
+    let d = fixtures::tmp("sddf-undefined");
     undefined_region(&d);
     let mut outs = Vec::new();
     for threads in [1, 4] {

@@ -1,7 +1,7 @@
 //! Golden tests of the `text` export: synthetic experiments → exactly the text in `tests/data/`
 //! (`PLX_BLESS=1 cargo test -p plx-export --test text` rewrites them after a deliberate change).
 
-mod common;
+mod fixtures;
 
 use std::path::Path;
 
@@ -27,22 +27,22 @@ fn golden(name: &str, got: &str) {
 
 #[test]
 fn threads_text_is_the_golden_text() {
-    let d = common::tmp("text-threads");
-    common::threads(&d);
+    let d = fixtures::tmp("text-threads");
+    fixtures::threads(&d);
     golden("threads", &text_of(&d, ExportOptions::default()));
 }
 
 #[test]
 fn mpi_text_is_the_golden_text() {
-    let d = common::tmp("text-mpi");
-    common::mpi(&d);
+    let d = fixtures::tmp("text-mpi");
+    fixtures::mpi(&d);
     golden("mpi", &text_of(&d, ExportOptions::default()));
 }
 
 #[test]
 fn text_is_deterministic_and_in_time_order() {
-    let d = common::tmp("text-order");
-    common::mpi(&d);
+    let d = fixtures::tmp("text-order");
+    fixtures::mpi(&d);
     let a = text_of(&d, ExportOptions::default());
     let b = text_of(&d, ExportOptions::default());
     assert_eq!(a, b);
@@ -69,8 +69,8 @@ fn text_is_deterministic_and_in_time_order() {
 
 #[test]
 fn without_repair_the_raw_order_shows() {
-    let d = common::tmp("text-raw");
-    common::mpi(&d);
+    let d = fixtures::tmp("text-raw");
+    fixtures::mpi(&d);
     let opts = ExportOptions {
         merge: MergeOptions {
             repair_clock: false,

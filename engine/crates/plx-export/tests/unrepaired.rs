@@ -1,8 +1,8 @@
 //! `--no-clock-repair`: a message received before its send (rank 1 receives rank 0's message at
-//! 9,000 ns, sent at 10,000: tests/common `mpi`) is written by every trace format, as both its
+//! 9,000 ns, sent at 10,000: tests/fixtures `mpi`) is written by every trace format, as both its
 //! events, and said.
 
-mod common;
+mod fixtures;
 
 use std::process::Command;
 
@@ -21,8 +21,8 @@ fn unrepaired() -> ExportOptions {
 
 #[test]
 fn otf2_writes_a_message_received_before_its_send() {
-    let d = common::tmp("unrepaired-otf2");
-    common::mpi(&d);
+    let d = fixtures::tmp("unrepaired-otf2");
+    fixtures::mpi(&d);
     let out = d.join("otf2");
     let (_, summary) = export("otf2", &d, &out, unrepaired()).unwrap();
     let p = Command::new("otf2-print")
@@ -61,8 +61,8 @@ fn otf2_writes_a_message_received_before_its_send() {
 #[test]
 fn parquet_holds_both_ends_of_a_message_received_before_its_send() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
-    let d = common::tmp("unrepaired-parquet");
-    common::mpi(&d);
+    let d = fixtures::tmp("unrepaired-parquet");
+    fixtures::mpi(&d);
     let out = d.join("pq");
     export("parquet", &d, &out, unrepaired()).unwrap();
     let file = std::fs::File::open(out.join("events.parquet")).unwrap();

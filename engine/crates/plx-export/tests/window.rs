@@ -1,12 +1,12 @@
 //! `--window`: every trace format exports the same span of the synthetic MPI run
-//! (tests/common `mpi`, whose text export is tests/data/mpi.txt): the window [12 µs, 19.5 µs)
+//! (tests/fixtures `mpi`, whose text export is tests/data/mpi.txt): the window [12 µs, 19.5 µs)
 //! after the first event. Inside it: rank 2's MPI_Recv (13,000 ns) and MPI_Wait (18,500 ns),
 //! rank 1's MPI_Send of message 1 (14,000) received by rank 2 at 15,000, and the worker's
 //! MPI_Isend (15,000) of message 2, received at 19,500, at the window's end: outside. The four
 //! `main`/`worker` calls open at 12 µs are entered there; at 19.5 µs they and rank 2's
 //! MPI_Wait are open, and exited there.
 
-mod common;
+mod fixtures;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,9 +26,9 @@ fn windowed() -> ExportOptions {
 
 /// The window's export as `format`: (the experiment's directory, kept while it lives; the
 /// output; the summary).
-fn run(format: &str, name: &str) -> (common::TestDir, PathBuf, ExportSummary) {
-    let d = common::tmp(name);
-    common::mpi(&d);
+fn run(format: &str, name: &str) -> (fixtures::TestDir, PathBuf, ExportSummary) {
+    let d = fixtures::tmp(name);
+    fixtures::mpi(&d);
     let out = d.join(format!("out.{format}"));
     let (_, summary) = export(format, &d, &out, windowed()).unwrap();
     (d, out, summary)
@@ -175,8 +175,8 @@ fn parquet_export_of_a_window() {
 
 #[test]
 fn a_window_needs_a_trace_format() {
-    let d = common::tmp("window-tau");
-    common::mpi(&d);
+    let d = fixtures::tmp("window-tau");
+    fixtures::mpi(&d);
     let Err(e) = export("tau", &d, &d.join("tau"), windowed()) else {
         panic!("a tau export of a window");
     };

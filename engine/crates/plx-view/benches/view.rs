@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use plx_view::api::{IndexSource, Via, Viewer};
 
-#[path = "../../plx-analysis/benches/common/bench_world.rs"]
+#[path = "../../plx-analysis/benches/fixtures/bench_world.rs"]
 mod bench_world;
 use bench_world::{peak_rss_kb, selected, work};
 
