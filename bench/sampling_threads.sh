@@ -4,8 +4,9 @@
 # bench/sampling_threads.c starts $threads threads two at a time, each spinning 2 ms of its CPU
 # time, run plain, under `plx run` unsampled and under `plx run --sample=1000`, the runs
 # alternating ($reps rounds) so that the machine's load falls on each alike. Medians of the
-# process's CPU time; µs per thread = (sampled - unsampled) / threads, which holds the ~2
-# samples each thread takes as well. Writes build/bench/sampling-threads.md and prints it.
+# process's CPU time; µs per thread = (sampled - unsampled) / threads, which holds the samples
+# each thread takes as well (about 1.6: a thread's 2 ms count its sampling's set-up). Writes
+# build/bench/sampling-threads.md and prints it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/build/bin
