@@ -350,6 +350,41 @@ def test_gprof_has_the_sampled_functions_marked_estimated(tmp_path):
                      % samples[("solve",)], text, re.M), text
 
 
+def test_sigkill_after_a_thread_ended_finds_each_tree_once(tmp_path):
+    """A thread's end gives its samples file back to the next thread: a thread spins 0.2 s and
+    ends (its tree written as a record), the worker started after it takes its file
+    (live.1.samples), spins 0.6 s and is SIGKILLed with main: no third file is made, the
+    worker's samples are recovered from the file it took, the ended thread's come from its
+    record alone."""
+    prog = compile_plain(tmp_path / "spin_reuse", "gcc", "-DKILL", "-DREUSE")
+    out = tmp_path / "exp"
+    p = subprocess.Popen([str(PLX), "run", "--sample", "-o", str(out), "--", str(prog)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    printed = []
+    while not printed or not printed[-1].startswith("ready "):
+        line = p.stdout.readline()
+        assert line, "".join(printed) + p.stderr.read()
+        printed.append(line)
+    os.kill(int(printed[-1].split()[1]), signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 137, err
+    assert sorted(f.name for f in out.glob("*/live.*.samples")) == ["live.0.samples",
+                                                                    "live.1.samples"]
+    truth = dict(truths("".join(printed)))
+    text = info(out).stdout
+    taken = {}
+    for thread in (0, 1, 2):
+        m = re.search(r"^ *thread %d: (\d+) samples, (\d+) lost.*$" % thread, text, re.M)
+        assert m, text
+        taken[thread] = (int(m.group(1)), "recovered" in m.group(0))
+    assert "thread 2: call-stack samples recovered from live.1.samples (the process was " \
+           "killed before writing them)" in text, text
+    assert "recovered from live.2.samples" not in text and taken[1][1] is False, text
+    assert taken[0][1] is True and taken[2][1] is True, text
+    for thread, seconds in ((1, truth[("early", "delta")]), (2, truth[("worker", "gamma_")])):
+        assert 0.9 * seconds * 1000 <= taken[thread][0] <= 1.1 * seconds * 1000 + 20, (taken, truth)
+
+
 def test_sigkill_keeps_the_samples(tmp_path):
     """Each thread's sample tree lives in a file mapping (live.<thread>.samples) the kernel keeps:
     the program is SIGKILLed while both threads block after spinning, and the reader recovers

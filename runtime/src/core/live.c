@@ -4,9 +4,9 @@
  * Removed once the same data has been written as records (thread or process end). spec/format.md
  * defines the layout; an item is published by writing it before the header's count.
  *
- * Pooled kinds (nodes, trace): a file is a slot, `live.<slot>.<kind>`, owned by the thread its
- * header names; a thread's end gives it back (owner PLX_NO_INDEX) for the next thread to take,
- * so a short-lived thread costs no system call once the pool has a free slot. */
+ * Pooled kinds (nodes, trace, samples): a file is a slot, `live.<slot>.<kind>`, owned by the
+ * thread its header names; a thread's end gives it back (owner PLX_NO_INDEX) for the next thread
+ * to take, so a short-lived thread costs no file made or removed once the pool has a free slot. */
 #include "plx_internal.h"
 
 #include <errno.h>
@@ -168,34 +168,6 @@ void plx_live_remove(const char *kind, uint32_t thread)
 
 /* ---- a file grown from a signal handler -------------------------------------------------- */
 
-/* `live.<thread>.<kind>`, unpooled, its file backing the first `reserve` items where the disk
- * has room. The file stays open (*fd, close-on-exec, above the program's low descriptors) so
- * that plx_live_extend needs no path; *fd is -1 and *bytes 0 when the mapping is memory only. */
-void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size, uint32_t capacity,
-                        uint32_t reserve, struct plx_live_header **header, int *fd, size_t *bytes)
-{
-    struct live_file file;
-    void *items = live_map_at(kind, thread, thread, item_size, capacity, reserve, header, &file);
-    *fd = -1;
-    *bytes = items ? file.bytes : 0;
-    if (!items || !file.bytes)
-        return items;
-    char path[4700];
-    live_path(path, sizeof path, kind, thread);
-    int f = plx_file_reopen(path, O_RDWR, file.dev, file.ino);
-    int high = f >= 0 ? fcntl(f, F_DUPFD_CLOEXEC, 512) : -1;
-    if (high >= 0) {
-        plx_sys_close(f);
-        f = high;
-    }
-    *fd = f;
-    if (f < 0) { /* cannot grow it: no file at all, the mapping is memory as far as it goes */
-        unlink(path);
-        *bytes = 0;
-    }
-    return items;
-}
-
 /* Async-signal-safe (no lock, no allocation, no message): the file `fd` of `h`'s mapping backs
  * `items` items, its room on the disk taken first, then the mapping's next pages replaced by the
  * file's. *bytes is what it backs; -1 when the disk or the size limit has no room. */
@@ -236,12 +208,13 @@ struct pool {
     uint32_t free[POOL_SLOTS]; /* numbers of the slots given back */
     uint32_t nfree;
 };
-static struct pool pools[2] = {{.kind = "nodes"}, {.kind = "trace"}};
+#define POOLS 3
+static struct pool pools[POOLS] = {{.kind = "nodes"}, {.kind = "trace"}, {.kind = "samples"}};
 static atomic_flag pool_lock = ATOMIC_FLAG_INIT;
 
 static struct pool *pool_of(const char *kind)
 {
-    return kind[0] == 'n' ? &pools[0] : &pools[1];
+    return kind[0] == 'n' ? &pools[0] : kind[0] == 't' ? &pools[1] : &pools[2];
 }
 
 static void pool_take_lock(void)
@@ -357,11 +330,66 @@ void plx_live_give(const char *kind, struct plx_live_header *h)
     plx_live_unmap(h);
 }
 
+/* A pooled slot (plx_live_take) whose file stays open, so that a signal handler can grow it
+ * (plx_live_extend): *fd close-on-exec, above the program's low descriptors; *bytes what the
+ * file backs. *fd is -1 where it cannot grow: memory only, or an unpooled file (the pool full),
+ * whose first *bytes the file backs all the same. */
+void *plx_live_take_open(const char *kind, uint32_t thread, uint16_t item_size, uint32_t capacity,
+                         uint32_t reserve, struct plx_live_header **header, int *fd, size_t *bytes)
+{
+    uint32_t room;
+    void *items = plx_live_take(kind, thread, item_size, capacity, reserve, header, &room);
+    *fd = -1;
+    *bytes = 0;
+    if (!items)
+        return NULL;
+    struct pool *p = pool_of(kind);
+    pool_take_lock();
+    uint32_t n = slot_of(p, *header);
+    struct live_file file = n < POOL_SLOTS ? p->file[n] : (struct live_file){0, 0, 0};
+    pool_give_lock();
+    if (n == POOL_SLOTS) {
+        if (room < capacity) /* the file backs its first items only, and never grows */
+            *bytes = page_round(sizeof **header + (size_t)item_size * room);
+        return items;
+    }
+    if (!file.bytes)
+        return items;
+    char path[4700];
+    live_path(path, sizeof path, kind, n);
+    int f = plx_file_reopen(path, O_RDWR, file.dev, file.ino);
+    int high = f >= 0 ? fcntl(f, F_DUPFD_CLOEXEC, 512) : -1;
+    if (high >= 0) {
+        plx_sys_close(f);
+        f = high;
+    }
+    *fd = f;
+    *bytes = file.bytes;
+    return items;
+}
+
+/* The slot of plx_live_take_open given back, its file closed: `bytes` is what the file backs
+ * now (grown by plx_live_extend), kept for the slot's next taker. */
+void plx_live_give_open(const char *kind, struct plx_live_header *h, int fd, size_t bytes)
+{
+    if (fd >= 0)
+        plx_sys_close(fd);
+    if (!h)
+        return;
+    struct pool *p = pool_of(kind);
+    pool_take_lock();
+    uint32_t n = slot_of(p, h);
+    if (n < POOL_SLOTS && bytes > p->file[n].bytes)
+        p->file[n].bytes = bytes;
+    pool_give_lock();
+    plx_live_give(kind, h);
+}
+
 /* Process end: every slot given back is removed (the others' threads were killed mid-write). */
 void plx_live_pool_remove(void)
 {
     int saved = errno;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < POOLS; k++) {
         struct pool *p = &pools[k];
         pool_take_lock();
         for (uint32_t n = 0; n < p->nslots; n++)
@@ -380,7 +408,7 @@ void plx_live_pool_remove(void)
 void plx_live_pool_after_fork(void)
 {
     atomic_flag_clear(&pool_lock);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < POOLS; k++) {
         struct pool *p = &pools[k];
         for (uint32_t i = 0; i < p->nfree; i++)
             plx_live_unmap(p->slot[p->free[i]]);

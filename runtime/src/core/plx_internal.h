@@ -533,7 +533,7 @@ PLX_HIDDEN void *plx_live_map(const char *kind, uint32_t thread, uint16_t item_s
                               uint32_t capacity, struct plx_live_header **header);
 PLX_HIDDEN void plx_live_unmap(struct plx_live_header *header);
 PLX_HIDDEN void plx_live_remove(const char *kind, uint32_t thread);
-/* A pooled live file for `thread` (kinds "nodes", "trace"), its file backing at least the first
+/* A pooled live file for `thread` (kinds "nodes", "trace", "samples"), its file backing at least the first
  * `reserve` items where the disk has room; *room is how many items the file backs (capacity
  * when it is memory only). Items past *room are memory: grow before using them. */
 PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_size,
@@ -543,14 +543,16 @@ PLX_HIDDEN void *plx_live_take(const char *kind, uint32_t thread, uint16_t item_
 /* The file backs `items` items now (*room updated); -1 when the disk or limit has no room. */
 PLX_HIDDEN int plx_live_grow(const char *kind, struct plx_live_header *header, uint32_t items,
                              uint32_t *room);
-/* Unpooled, growable from a signal handler (the call-stack samples): the file is kept open. */
-PLX_HIDDEN void *plx_live_map_open(const char *kind, uint32_t thread, uint16_t item_size,
-                                   uint32_t capacity, uint32_t reserve,
-                                   struct plx_live_header **header, int *fd, size_t *bytes);
 PLX_HIDDEN int plx_live_extend(struct plx_live_header *header, int fd, size_t *bytes, uint32_t items);
 PLX_HIDDEN uint32_t plx_live_items_in(const struct plx_live_header *header, size_t bytes);
 PLX_HIDDEN void plx_live_disown(const char *kind, struct plx_live_header *header);
 PLX_HIDDEN void plx_live_give(const char *kind, struct plx_live_header *header);
+/* A pooled slot whose file stays open, grown from a signal handler (the call-stack samples) */
+PLX_HIDDEN void *plx_live_take_open(const char *kind, uint32_t thread, uint16_t item_size,
+                                    uint32_t capacity, uint32_t reserve,
+                                    struct plx_live_header **header, int *fd, size_t *bytes);
+PLX_HIDDEN void plx_live_give_open(const char *kind, struct plx_live_header *header, int fd,
+                                   size_t bytes);
 PLX_HIDDEN void plx_live_pool_remove(void);
 PLX_HIDDEN void plx_live_pool_after_fork(void);
 

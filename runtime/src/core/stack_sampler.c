@@ -4,8 +4,9 @@
  * pointers needed) down to the innermost instrumented call open and adds the frames to the
  * thread's sample tree under that call's profile node (t->cur). The tree is written as one
  * SampleTree record with the thread's profile. While the thread runs the tree's frames and totals
- * live in its `live.<thread>.samples` file, mapped shared, so that a SIGKILL leaves them for the
- * reader (spec/format.md "Live files").
+ * live in a `live.<slot>.samples` file of the process's pool (a thread's end gives it back to the
+ * next thread), mapped shared, so that a SIGKILL leaves them for the reader (spec/format.md
+ * "Live files").
  *
  * Why perf_event and not a POSIX CPU-clock timer: a timer_create(CLOCK_THREAD_CPUTIME_ID) timer
  * expires only at the kernel's tick here (66 signals per CPU second asked 1000, the rest as
@@ -723,38 +724,41 @@ static void warm_up(void)
 #endif
 }
 
-/* The head and frames in `live.<thread>.samples` (spec/format.md "Live files"): its first
- * frames backed by the disk, the rest grown into as the tree grows; memory where no file can be
- * made (said once). */
+/* The head and frames in a `samples` live file (spec/format.md "Live files"), a slot of the
+ * process's pool: a short thread takes the file a thread before it gave back (no file made or
+ * removed); its first frames backed by the disk, the rest grown into as the tree grows; memory
+ * where no file can be made (said once). */
 static int map_tree(struct plx_thread *t, struct plx_samples *s)
 {
-    struct head *items = plx_live_map_open("samples", t->index, sizeof(struct frame), s->cap + 1,
-                                           LIVE_FIRST + 1, &s->live, &s->live_fd, &s->live_bytes);
+    struct head *items = plx_live_take_open("samples", t->index, sizeof(struct frame), s->cap + 1,
+                                            LIVE_FIRST + 1, &s->live, &s->live_fd, &s->live_bytes);
     if (!items)
         return -1;
     s->head = items;
     s->frames = (struct frame *)items + 1;
-    s->head->period_ns = period_ns;
+    *s->head = (struct head){period_ns, 0, 0, 0}; /* a slot taken again: its last owner's totals */
     s->kept = s->live_bytes ? plx_live_items_in(s->live, s->live_bytes) - 1 : s->cap;
     s->no_room = s->live_fd < 0;
-    s->live->count = 1;
+    __atomic_store_n(&s->live->count, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
-/* The tree's memory and live file; the file is removed (its content is in the records, or the
- * process is a fork()ed child and the file its parent's). `unmap`: the tree's memory too (no
- * other thread's handler can hold it). */
-static void drop_tree(struct plx_thread *t, struct plx_samples *s, int remove, int unmap)
+/* The tree's live file given back to the pool (`give`: its content is in the records), or, in a
+ * fork()ed child, unmapped (the file is its parent's). `unmap`: the struct too (no other
+ * thread's handler can hold it). */
+static void drop_tree(struct plx_samples *s, int give, int unmap)
 {
-    if (s->live_fd >= 0)
-        plx_sys_close(s->live_fd);
+    int fd = s->live_fd;
     s->live_fd = -1;
-    if (remove && s->live_bytes)
-        plx_live_remove("samples", t->index);
-    if (!unmap)
-        return;
-    plx_live_unmap(s->live);
-    munmap(s, s->bytes);
+    if (give) {
+        plx_live_give_open("samples", s->live, fd, s->live_bytes);
+    } else {
+        if (fd >= 0)
+            plx_sys_close(fd);
+        plx_live_unmap(s->live);
+    }
+    if (unmap)
+        munmap(s, s->bytes);
 }
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -852,8 +856,8 @@ void plx_stack_sampler_write(struct plx_thread *t)
     plx_rec_write(&rec, 0);
     write_stamps(t, s); /* frames keep their index as the tree grows: any record names the last tree's */
     t->samples = NULL;
-    /* another thread's handler may still hold the pointer: its tree stays (the process ends) */
-    drop_tree(t, s, 1, t == plx_self);
+    /* another thread's handler may still hold the pointer: its struct stays (the process ends) */
+    drop_tree(s, 1, t == plx_self);
 }
 
 static void quiesce_thread(struct plx_thread *t)
@@ -883,7 +887,7 @@ void plx_stack_sampler_after_fork(struct plx_thread *t)
     if (s->fd >= 0)
         plx_sys_close(s->fd);
     t->samples = NULL;
-    drop_tree(t, s, 0, 1); /* the file is the parent's */
+    drop_tree(s, 0, 1); /* the file is the parent's */
     atomic_store(&stopped, 0);
     plx_stack_sampler_thread_start(t);
 }

@@ -4,7 +4,8 @@
  * inside the API region "solve"; -DMPI: every rank does the same between MPI_Init and
  * MPI_Finalize; -DDEEP: everything runs 80 calls deep (more frames than a small sample tree);
  * -DLIBM: the spin loop calls libm's cos (frames in a shared library); -DKILL: once both threads
- * have spun, main prints "ready PID" and both threads block forever (for a SIGKILL). */
+ * have spun, main prints "ready PID" and both threads block forever (for a SIGKILL); -DREUSE
+ * (with KILL): a thread spinning delta runs and ends before the worker starts. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,22 @@ __attribute__((noinline)) void gamma_(double s)
     printf("truth worker gamma_ %.6f\n", cpu_now() - t0);
 }
 
+#ifdef REUSE
+__attribute__((noinline)) void delta(double s)
+{
+    double t0 = cpu_now();
+    spin(s);
+    printf("truth early delta %.6f\n", cpu_now() - t0);
+}
+
+static void *early(void *arg)
+{
+    (void)arg;
+    delta(0.2);
+    return NULL;
+}
+#endif
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -91,6 +108,10 @@ __attribute__((noinline)) static int work(int depth)
         return r + 1;
     }
     pthread_t th;
+#ifdef REUSE
+    pthread_create(&th, NULL, early, NULL);
+    pthread_join(th, NULL);
+#endif
     pthread_create(&th, NULL, worker, NULL);
 #ifdef REGION
     plx_region_begin("solve");

@@ -86,7 +86,7 @@ impl LiveKind {
     /// Whether files of this kind are slots of a pool (`live.<slot>.<kind>`), owned by the
     /// thread their header names ([`NONE_U32`]: a free slot, holding nothing).
     pub fn pooled(self) -> bool {
-        matches!(self, LiveKind::Nodes | LiveKind::Trace)
+        matches!(self, LiveKind::Nodes | LiveKind::Trace | LiveKind::Samples)
     }
 
     /// `live.<thread>.<kind>` (for a pooled kind, the slot's number).
@@ -463,11 +463,11 @@ pub struct LiveFiles {
     pub sync: BTreeMap<u32, LiveSync>,
     /// `live.<slot>.trace` files of threads that had events in their buffer.
     pub trace: Vec<LiveTrace>,
-    /// `live.<thread>.samples` files that passed validation.
+    /// `live.<slot>.samples` files that passed validation, by the thread owning each.
     pub samples: BTreeMap<u32, LiveSamples>,
 }
 
-/// A `live.<thread>.samples` file, read.
+/// A `live.<slot>.samples` file, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveSamples {
     /// The file.
@@ -624,7 +624,7 @@ impl LiveFiles {
                     });
                     if let (Some(header), Some((head, frames))) = (header, items.split_first()) {
                         live.samples.insert(
-                            thread,
+                            header.thread,
                             LiveSamples {
                                 path: path.clone(),
                                 header,

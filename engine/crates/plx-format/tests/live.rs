@@ -518,3 +518,47 @@ fn live_samples_are_the_sample_tree_of_a_thread_without_one() {
             .to_string()
     ));
 }
+
+#[test]
+fn live_samples_files_are_pool_slots_owned_by_their_header_thread() {
+    // a short thread's end gives its samples file back for the next thread: the file's name is
+    // the slot's number, its header's thread the owner; a free slot (no owner) holds nothing
+    let d = tmp("samples-pool");
+    let head = LiveSampleHead {
+        period_ns: 1_000_000,
+        samples: 3,
+        lost_full: 0,
+        lost_loader: 0,
+    };
+    let frames = [sample_frame(NONE_U32, NONE_U32, 0x1000, 3)];
+    let mut p = killed();
+    p.file("live.0.samples", live_samples_bytes(7, head, &frames))
+        .file(
+            "live.1.samples",
+            live_samples_bytes(NONE_U32, head, &frames),
+        );
+    let dir = p.write(&d).unwrap();
+    let e = Experiment::open(&d).unwrap();
+    let img = &e.images[0];
+    let t7 = &img.process.threads[&7];
+    assert_eq!(
+        t7.sample_tree.as_ref().map(|t| (t.thread, t.samples)),
+        Some((7, 3))
+    );
+    assert_eq!(t7.recovered.samples, Some(dir.join("live.0.samples")));
+    assert!(
+        img.process
+            .threads
+            .values()
+            .filter(|t| t.sample_tree.is_some())
+            .count()
+            == 1
+    );
+    assert!(
+        !e.warnings
+            .iter()
+            .any(|w| w.path.ends_with("live.1.samples")),
+        "{:?}",
+        e.warnings
+    );
+}
