@@ -191,6 +191,12 @@ if [ "${PLX_BENCH_SAMPLING:-1}" != 0 ]; then
   bench/java/sampling.sh > /dev/null 2>&1 && [ -f "$out/java-sampling.md" ] &&
     java_sampling_md=$(cat "$out/java-sampling.md")
 fi
+# call-stack sampling of 400 short threads: each new thread's cost (bench/sampling_threads.sh)
+sampling_threads_md=""
+if [ "${PLX_BENCH_SAMPLING:-1}" != 0 ]; then
+  bench/sampling_threads.sh > /dev/null 2>&1 && [ -f "$out/sampling-threads.md" ] &&
+    sampling_threads_md=$(cat "$out/sampling-threads.md")
+fi
 
 {
   echo "# Benchmark results ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r))"
@@ -286,6 +292,10 @@ fi
   if [ -n "$sampling_md" ]; then
     echo
     echo "$sampling_md"
+  fi
+  if [ -n "$sampling_threads_md" ]; then
+    echo
+    echo "$sampling_threads_md"
   fi
   if [ -n "$java_sampling_md" ]; then
     echo
