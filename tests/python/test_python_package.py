@@ -148,6 +148,39 @@ def test_the_events_of_a_threaded_run_are_the_parquet_export(parallax, queue_exp
     assert (ev["thread"].diff().fillna(0) != 0).sum() >= 9
 
 
+def test_the_intervals_of_a_threaded_run_follow_the_merged_events(parallax, queue_experiment,
+                                                                  tmp_path):
+    """One process's threads (each thread's calls matched alone, then put in the merge's
+    order): the intervals are the Parquet export's merged events matched enter to exit, one
+    row per exit in the exits' order, and the callpaths numbered in the order the merged
+    stream enters them first."""
+    out = tmp_path / "queue.parquet"
+    plx("export", queue_experiment, "--format", "parquet", "-o", out)
+    ev = pq.read_table(out / "events.parquet").to_pydict()
+    stacks, want, paths = {}, [], {}
+    for loc, kind, region, name, t in zip(ev["location"], ev["kind"], ev["region"],
+                                          ev["region_name"], ev["time_ns"]):
+        stack = stacks.setdefault(loc, [])
+        if kind == "enter":
+            path = stack[-1][2] + " => " + name if stack else name
+            paths.setdefault(path, len(paths))
+            stack.append((region, t, path))
+        elif kind == "exit":
+            r, start, path = stack.pop()
+            want.append((loc, r, path, len(stack), start, t))
+    iv = parallax.open(queue_experiment).arrow("intervals")
+    got = list(zip(*(iv.column(c).to_pylist() for c in
+                     ("location", "region_id", "callpath", "depth", "start_ns", "end_ns"))))
+    assert len(got) == len(want)
+    calls = Counter(p for _, _, p, *_ in got if "plx_symbols" not in p)
+    # queue.c: 2 producers push 300 items each, 2 consumers pop them and an end mark each
+    assert calls == {"main": 1, "producer": 2, "consumer": 2, "producer => push": 600,
+                     "consumer => pop": 602}
+    assert got == want
+    assert iv.column("callpath").combine_chunks().dictionary.to_pylist() == list(paths)
+    assert sorted(set(iv.column("thread").to_pylist())) == [0, 1, 2, 3, 4]
+
+
 def test_events_are_the_text_export(parallax, experiments, text_exports):
     require_module("polars", "Polars (pip install polars)")
     exp = parallax.open(experiments["pingpong"])

@@ -352,6 +352,11 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
             return Ok(t);
         }
     }
+    if wanted.intervals && !wanted.events {
+        if let Some(t) = intervals_alone(input)? {
+            return Ok(t);
+        }
+    }
     let mut sink = Rows(ColumnSink {
         out: TraceColumns::default(),
         wanted,
@@ -369,26 +374,18 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
 /// is needed.
 fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let wanted = Wanted {
-        events: true,
-        intervals: false,
-    };
     let run = drive_alone(input, workers, |alone, _, words| {
-        let mut sink = ColumnSink {
-            out: TraceColumns {
-                origin_ns: alone.origin_ns,
-                ..TraceColumns::default()
-            },
-            wanted,
-            locs: location_ids(&alone.locations),
-            open: Vec::new(),
-            paths: FastMap::default(),
-        };
         // a row per event word at most, plus its calls open at the end
-        sink.out
-            .events
-            .reserve(usize::try_from(words).unwrap_or(usize::MAX));
-        Rows(sink)
+        let rows = usize::try_from(words).unwrap_or(usize::MAX);
+        Rows(ThreadRows {
+            origin_ns: alone.origin_ns,
+            time_ns: Vec::with_capacity(rows),
+            kind: Vec::with_capacity(rows),
+            region: Vec::with_capacity(rows),
+            truncated: Vec::with_capacity(rows),
+            details: Vec::new(),
+            nulls: 0,
+        })
     })?;
     let Some(run) = run else {
         return Ok(None);
@@ -396,18 +393,25 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
     let mut parts = Vec::with_capacity(run.locations.len());
     let mut keys = Vec::with_capacity(run.locations.len());
     for l in run.locations {
-        let events = l.sink.0.out.events;
+        let rows = l.sink.0;
         // every event handed over made one row
-        if l.ticks.len() > events.time_ns.values.len() {
+        if l.ticks.len() > rows.time_ns.len() {
             return Ok(None);
         }
         keys.push((l.ticks, l.thread));
-        parts.push(events);
+        parts.push(rows);
     }
-    let order = merge_order(&parts, &keys);
+    let rows: Vec<usize> = parts.iter().map(|p| p.time_ns.len()).collect();
+    let keyed: Vec<usize> = keys.iter().map(|k| k.0.len()).collect();
+    let order = merge_order(&rows, &keyed, |l, i| {
+        let (ticks, thread) = &keys[l];
+        (parts[l].time_ns[i], ticks[i], *thread, l as u32)
+    });
     drop(keys);
-    let events = gather_events(workers, &order, parts);
     let alone = run.alone;
+    let locs = location_ids(&alone.locations);
+    let events = gather_events(workers, &order, &parts, &locs);
+    drop(parts);
     Ok(Some(TraceColumns {
         origin_ns: alone.origin_ns,
         events,
@@ -419,99 +423,495 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
     }))
 }
 
-/// The merged order of the locations' rows: per row, the location it is the next row of. The
-/// rows of events (`keys`: per location its events' ticks, and its thread) by (time, ticks,
-/// thread, location), as the merge's heap orders one process's events; then each location's
-/// rows after them (its calls open at the end), location by location.
-fn merge_order(parts: &[EventColumns], keys: &[(Vec<u64>, u32)]) -> Vec<u32> {
+/// One location's rows decoded alone: only what varies from row to row (its location,
+/// process, rank and thread are the location's), the details of the few rows that have any
+/// apart. About 14 bytes a row, against the table's 104.
+struct ThreadRows {
+    origin_ns: i64,
+    /// ns since the origin.
+    time_ns: Vec<i64>,
+    /// Index into [`KINDS`].
+    kind: Vec<u8>,
+    /// The region id, `-1` for none.
+    region: Vec<i32>,
+    truncated: Vec<u8>,
+    /// (row, its details) of the rows with a detail column present, in row order.
+    details: Vec<(u32, Details)>,
+    /// Rows without a region.
+    nulls: usize,
+}
+
+/// Whether a row has a value in any of the detail columns (`peer` to `wait_ns`).
+fn has_details(d: &Details) -> bool {
+    d.peer.is_some()
+        || d.tag.is_some()
+        || d.bytes.is_some()
+        || d.bytes_recv.is_some()
+        || d.comm.is_some()
+        || d.root.is_some()
+        || d.message.is_some()
+        || d.user.is_some()
+        || d.value.is_some()
+        || d.object.is_some()
+        || d.sync_kind.is_some()
+        || d.wait_ns.is_some()
+}
+
+impl RowWriter for ThreadRows {
+    const OUTPUT: &'static str = "trace columns";
+
+    fn begin(&mut self, _merge: &GlobalMerge) -> Step {
+        Ok(())
+    }
+
+    fn row(&mut self, _cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
+        let row = self.time_ns.len() as u32;
+        self.time_ns.push(at.ns - self.origin_ns);
+        self.kind.push(kind as u8);
+        self.region.push(region.map_or(-1, |r| r as i32));
+        self.nulls += region.is_none() as usize;
+        self.truncated.push(d.truncated as u8);
+        if has_details(d) {
+            self.details.push((row, *d));
+        }
+        Ok(())
+    }
+
+    /// Never called: a location is decoded alone only in a process without messages.
+    fn message(&mut self, _at: At, _m: Envelope, _link: MessageLink) -> Step {
+        Ok(())
+    }
+
+    fn end(&mut self, _merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
+        Ok(())
+    }
+}
+
+/// The merged order of the locations' rows: per row, the location it is the next row of. Of
+/// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` — (time,
+/// ticks, thread, location), as the merge's heap orders one process's events; the others
+/// follow them (its calls open at the end), location by location.
+fn merge_order(
+    rows: &[usize],
+    keyed: &[usize],
+    key: impl Fn(usize, usize) -> (i64, u64, u32, u32),
+) -> Vec<u32> {
     use std::cmp::Reverse;
     use std::collections::binary_heap::{BinaryHeap, PeekMut};
-    let rows: usize = parts.iter().map(|p| p.time_ns.values.len()).sum();
-    let mut order = Vec::with_capacity(rows);
-    let key = |l: usize, i: usize| {
-        let (ticks, thread) = &keys[l];
-        (parts[l].time_ns.values[i], ticks[i], *thread, l as u32)
-    };
-    let mut at = vec![0usize; parts.len()];
-    let mut heap: BinaryHeap<Reverse<(i64, u64, u32, u32)>> = (0..parts.len())
-        .filter(|&l| !keys[l].0.is_empty())
+    let mut order = Vec::with_capacity(rows.iter().sum());
+    let mut at = vec![0usize; rows.len()];
+    let mut heap: BinaryHeap<Reverse<(i64, u64, u32, u32)>> = (0..rows.len())
+        .filter(|&l| keyed[l] > 0)
         .map(|l| Reverse(key(l, 0)))
         .collect();
     while let Some(mut top) = heap.peek_mut() {
         let l = top.0 .3 as usize;
         order.push(l as u32);
         at[l] += 1;
-        if at[l] < keys[l].0.len() {
+        if at[l] < keyed[l] {
             top.0 = key(l, at[l]);
         } else {
             PeekMut::pop(top);
         }
     }
-    for (l, p) in parts.iter().enumerate() {
-        let tail = p.time_ns.values.len() - keys[l].0.len();
-        order.extend(std::iter::repeat_n(l as u32, tail));
+    for (l, (&n, &k)) in rows.iter().zip(keyed).enumerate() {
+        order.extend(std::iter::repeat_n(l as u32, n - k));
     }
     order
 }
 
-/// Column `parts` (one per location) into one, in `order` (per row its location).
-fn gather<T: Copy + Default>(order: &[u32], parts: Vec<Col<T>>) -> Col<T> {
-    let n = order.len();
-    let nulls: usize = parts.iter().map(|p| p.nulls).sum();
-    if nulls == n && n > 0 {
-        // no value at all: zeros, allocated as such
-        return Col {
-            values: vec![T::default(); n],
-            valid: Some(vec![0; n.div_ceil(8)]),
-            nulls,
-        };
-    }
+/// A column of `parts`' values in `order` (per row its location): `get(part, i)` part's row `i`.
+fn gather<P, T: Copy>(order: &[u32], parts: &[P], get: impl Fn(&P, usize) -> T) -> Vec<T> {
     let mut at = vec![0usize; parts.len()];
-    let mut values = Vec::with_capacity(n);
+    let mut values = Vec::with_capacity(order.len());
     for &l in order {
         let i = &mut at[l as usize];
-        values.push(parts[l as usize].values[*i]);
+        values.push(get(&parts[l as usize], *i));
         *i += 1;
     }
-    let valid = (nulls > 0).then(|| {
-        at.fill(0);
-        let mut bits = vec![0u8; n.div_ceil(8)];
-        for (row, &l) in order.iter().enumerate() {
-            let i = &mut at[l as usize];
-            let present = parts[l as usize]
-                .valid
-                .as_ref()
-                .is_none_or(|b| b[*i / 8] >> (*i % 8) & 1 == 1);
-            bits[row / 8] |= (present as u8) << (row % 8);
-            *i += 1;
+    values
+}
+
+/// The intervals from each thread decoded alone ([`trace_columns`]): each thread's calls
+/// matched on its own stack, its callpaths numbered on its own; then the intervals put in the
+/// merge's order (that of the events that ended them, innermost first) and the callpaths
+/// numbered in the order the merge enters them first — the same table. `None` where the merge
+/// is needed.
+fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = drive_alone(input, workers, |alone, _, words| {
+        // an interval per enter, an enter a word and its exit another
+        let calls = usize::try_from(words / 2).unwrap_or(usize::MAX);
+        Rows(ThreadCalls {
+            origin_ns: alone.origin_ns,
+            events: 0,
+            open: Vec::new(),
+            paths: Vec::new(),
+            first: Vec::new(),
+            first_ns: Vec::new(),
+            ids: FastMap::default(),
+            region: Vec::with_capacity(calls),
+            path: Vec::with_capacity(calls),
+            depth: Vec::with_capacity(calls),
+            start_ns: Vec::with_capacity(calls),
+            end_ns: Vec::with_capacity(calls),
+            truncated: Vec::with_capacity(calls),
+            ended: Vec::with_capacity(calls),
+        })
+    })?;
+    let Some(run) = run else {
+        return Ok(None);
+    };
+    let mut parts = Vec::with_capacity(run.locations.len());
+    let mut keys = Vec::with_capacity(run.locations.len());
+    for l in run.locations {
+        let calls = l.sink.0;
+        // every event handed over counted once
+        if l.ticks.len() > calls.events as usize {
+            return Ok(None);
         }
-        bits
+        keys.push((l.ticks, l.thread));
+        parts.push(calls);
+    }
+    let key = |l: usize, event: u32| {
+        let (ticks, thread) = &keys[l];
+        (ticks[event as usize], *thread, l as u32)
+    };
+    // the callpaths in the order the merge enters them first: a parent before its children
+    // (entered before them on their thread), a path met on two threads numbered once
+    let mut firsts: Vec<(i64, u64, u32, u32, u32)> = Vec::new();
+    for (l, p) in parts.iter().enumerate() {
+        for (local, &event) in p.first.iter().enumerate() {
+            let (ticks, thread, l) = key(l, event);
+            firsts.push((p.first_ns[local], ticks, thread, l, local as u32));
+        }
+    }
+    firsts.sort_unstable();
+    let mut callpaths: Vec<PathNode> = Vec::new();
+    let mut ids: FastMap<u64, i32> = FastMap::default();
+    let mut global: Vec<Vec<i32>> = parts.iter().map(|p| vec![-1; p.paths.len()]).collect();
+    for &(.., l, local) in &firsts {
+        let node = parts[l as usize].paths[local as usize];
+        let parent = match node.parent {
+            -1 => -1,
+            p => global[l as usize][p as usize],
+        };
+        let next = callpaths.len() as i32;
+        let key = child_key((parent >= 0).then_some(parent as u32), node.region);
+        let id = *ids.entry(key).or_insert(next);
+        if id == next {
+            callpaths.push(PathNode {
+                parent,
+                region: node.region,
+            });
+        }
+        global[l as usize][local as usize] = id;
+    }
+    drop(firsts);
+    // the intervals ended by an event in the events' merged order, then those ended at the
+    // end, location by location
+    let rows: Vec<usize> = parts.iter().map(|p| p.ended.len()).collect();
+    let keyed: Vec<usize> = parts
+        .iter()
+        .zip(&keys)
+        .map(|(p, k)| p.ended.partition_point(|&e| (e as usize) < k.0.len()))
+        .collect();
+    let order = merge_order(&rows, &keyed, |l, i| {
+        let (ticks, thread, l) = key(l, parts[l].ended[i]);
+        (parts[l as usize].end_ns[i], ticks, thread, l)
     });
-    Col {
-        values,
-        valid,
-        nulls,
+    drop(keys);
+    let alone = run.alone;
+    let locs = location_ids(&alone.locations);
+    let intervals = gather_intervals(workers, &order, &parts, &global, &locs);
+    drop(parts);
+    Ok(Some(TraceColumns {
+        origin_ns: alone.origin_ns,
+        intervals,
+        callpaths,
+        regions: alone.regions.all().to_vec(),
+        locations: alone.locations,
+        user_events: alone.user_events,
+        summary: run.summary,
+        ..TraceColumns::default()
+    }))
+}
+
+/// One location's calls matched alone: its intervals in the order they ended, their callpaths
+/// numbered on this location (local ids, into `paths`).
+struct ThreadCalls {
+    origin_ns: i64,
+    /// Events handed over so far: the index of the next one in the location's ticks.
+    events: u32,
+    /// The open calls, innermost last (region, entry ns, local callpath).
+    open: Vec<Open>,
+    /// The location's callpaths, a parent before its children (`parent` a local id).
+    paths: Vec<PathNode>,
+    /// Per local callpath: the event that entered it first.
+    first: Vec<u32>,
+    /// Per local callpath: when it was entered first (ns since the origin).
+    first_ns: Vec<i64>,
+    /// Local callpath by (parent, region) ([`child_key`]).
+    ids: FastMap<u64, i32>,
+    region: Vec<i32>,
+    path: Vec<i32>,
+    depth: Vec<i32>,
+    /// ns since the origin.
+    start_ns: Vec<i64>,
+    end_ns: Vec<i64>,
+    truncated: Vec<u8>,
+    /// Per interval: the event that ended it (past the location's last: ended at the end).
+    ended: Vec<u32>,
+}
+
+impl RowWriter for ThreadCalls {
+    const OUTPUT: &'static str = "trace columns";
+
+    fn begin(&mut self, _merge: &GlobalMerge) -> Step {
+        Ok(())
+    }
+
+    fn row(&mut self, _cx: &Cx, _at: At, _kind: Kind, _region: Option<u32>, _d: &Details) -> Step {
+        self.events += 1;
+        Ok(())
+    }
+
+    /// Never called: a location is decoded alone only in a process without messages.
+    fn message(&mut self, _at: At, _m: Envelope, _link: MessageLink) -> Step {
+        Ok(())
+    }
+
+    fn entered(&mut self, at: At, region: u32) {
+        let parent = self.open.last().map_or(-1, |o| o.2);
+        let next = self.paths.len() as i32;
+        let key = child_key((parent >= 0).then_some(parent as u32), region);
+        let path = *self.ids.entry(key).or_insert(next);
+        if path == next {
+            self.paths.push(PathNode { parent, region });
+            self.first.push(self.events);
+            self.first_ns.push(at.ns - self.origin_ns);
+        }
+        self.open.push((region, at.ns - self.origin_ns, path));
+    }
+
+    fn closed(&mut self, at: At, n: usize, truncated: bool) {
+        for _ in 0..n {
+            let Some((region, start, path)) = self.open.pop() else {
+                break;
+            };
+            self.region.push(region as i32);
+            self.path.push(path);
+            self.depth.push(self.open.len() as i32);
+            self.start_ns.push(start);
+            self.end_ns.push(at.ns - self.origin_ns);
+            self.truncated.push(truncated as u8);
+            self.ended.push(self.events);
+        }
+    }
+
+    fn end(&mut self, _merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
+        Ok(())
     }
 }
 
-/// The locations' events columns into one table in `order`, a column per job on `workers`
-/// threads (each location's column freed once gathered).
-fn gather_events(workers: usize, order: &[u32], mut parts: Vec<EventColumns>) -> EventColumns {
-    let mut out = EventColumns::default();
-    let mut jobs: Vec<Box<dyn FnOnce() + Send + '_>> = Vec::new();
-    macro_rules! jobs {
-        ($($f:ident),*) => {$(
-            let dst = &mut out.$f;
-            let src: Vec<_> = parts.iter_mut().map(|p| std::mem::take(&mut p.$f)).collect();
-            jobs.push(Box::new(move || *dst = gather(order, src)));
-        )*};
-    }
-    // the widest first
-    jobs!(time_ns, bytes, bytes_recv, message, value, wait_ns);
-    jobs!(location, process, rank, thread, kind, region, peer, tag, comm, root);
-    jobs!(user_event, object, sync_kind, truncated);
+/// The locations' intervals into one table in `order`, their callpaths made global (`global`:
+/// per location, per local callpath), a column per job on `workers` threads.
+fn gather_intervals(
+    workers: usize,
+    order: &[u32],
+    parts: &[ThreadCalls],
+    global: &[Vec<i32>],
+    locs: &[(i32, Option<i32>, i32)],
+) -> IntervalColumns {
+    let n = order.len();
+    let mut iv = IntervalColumns::default();
+    let (location, process, rank, thread) = (
+        &mut iv.location,
+        &mut iv.process,
+        &mut iv.rank,
+        &mut iv.thread,
+    );
+    let (region, callpath, depth) = (&mut iv.region, &mut iv.callpath, &mut iv.depth);
+    let (start_ns, end_ns, truncated) = (&mut iv.start_ns, &mut iv.end_ns, &mut iv.truncated);
+    let jobs: Vec<Box<dyn FnOnce() + Send + '_>> = vec![
+        Box::new(move || *start_ns = col(gather(order, parts, |p, i| p.start_ns[i]))),
+        Box::new(move || *end_ns = col(gather(order, parts, |p, i| p.end_ns[i]))),
+        Box::new(move || *region = col(gather(order, parts, |p, i| p.region[i]))),
+        Box::new(move || {
+            let mut at = vec![0usize; parts.len()];
+            *callpath = col(order
+                .iter()
+                .map(|&l| {
+                    let i = &mut at[l as usize];
+                    *i += 1;
+                    global[l as usize][parts[l as usize].path[*i - 1] as usize]
+                })
+                .collect());
+        }),
+        Box::new(move || *depth = col(gather(order, parts, |p, i| p.depth[i]))),
+        Box::new(move || *truncated = col(gather(order, parts, |p, i| p.truncated[i]))),
+        Box::new(move || {
+            *location = col(order.iter().map(|&l| l as i32).collect());
+            *process = col(order.iter().map(|&l| locs[l as usize].0).collect());
+            *thread = col(order.iter().map(|&l| locs[l as usize].2).collect());
+            let mut c = Col::default();
+            c.reserve(n);
+            for &l in order {
+                c.opt(locs[l as usize].1);
+            }
+            *rank = c;
+        }),
+    ];
     pool(workers, jobs, |job| job());
-    out
+    iv
+}
+
+/// A column of `n` nulls: zeros allocated as such (pages the kernel maps on first touch, so
+/// a column nothing is written to costs no memory).
+fn nulls<T: Copy + Default>(n: usize) -> Col<T> {
+    Col {
+        values: vec![T::default(); n],
+        valid: Some(vec![0; n.div_ceil(8)]),
+        nulls: n,
+    }
+}
+
+impl<T: Copy + Default> Col<T> {
+    /// Row `row` of a column made by [`nulls`] given its value.
+    #[inline]
+    fn set(&mut self, row: usize, v: Option<T>) {
+        if let (Some(v), Some(bits)) = (v, &mut self.valid) {
+            self.values[row] = v;
+            bits[row / 8] |= 1 << (row % 8);
+            self.nulls -= 1;
+        }
+    }
+}
+
+/// The detail columns (`peer` to `wait_ns`) of the rows in `order`: nulls but for the rows
+/// that `parts`' details name.
+fn scatter_details(order: &[u32], parts: &[ThreadRows], e: &mut EventColumns) {
+    let n = order.len();
+    e.peer = nulls(n);
+    e.tag = nulls(n);
+    e.bytes = nulls(n);
+    e.bytes_recv = nulls(n);
+    e.comm = nulls(n);
+    e.root = nulls(n);
+    e.message = nulls(n);
+    e.user_event = nulls(n);
+    e.value = nulls(n);
+    e.object = nulls(n);
+    e.sync_kind = nulls(n);
+    e.wait_ns = nulls(n);
+    if parts.iter().all(|p| p.details.is_empty()) {
+        return;
+    }
+    let (mut at, mut next) = (vec![0usize; parts.len()], vec![0usize; parts.len()]);
+    for (row, &l) in order.iter().enumerate() {
+        let l = l as usize;
+        let (i, p) = (at[l], &parts[l]);
+        at[l] += 1;
+        let Some(&(r, d)) = p.details.get(next[l]) else {
+            continue;
+        };
+        if r as usize != i {
+            continue;
+        }
+        next[l] += 1;
+        e.peer.set(row, d.peer);
+        e.tag.set(row, d.tag);
+        e.bytes.set(row, d.bytes);
+        e.bytes_recv.set(row, d.bytes_recv);
+        e.comm.set(row, d.comm.map(|c| c as i32));
+        e.root.set(row, d.root);
+        e.message.set(row, d.message);
+        e.user_event.set(row, d.user.map(|u| u as i32));
+        e.value.set(row, d.value);
+        e.object.set(row, d.object);
+        e.sync_kind.set(row, d.sync_kind.map(i32::from));
+        e.wait_ns.set(row, d.wait_ns);
+    }
+}
+
+/// The locations' rows into one table in `order`, each column written once at its final
+/// size, a column (or group) per job on `workers` threads.
+fn gather_events(
+    workers: usize,
+    order: &[u32],
+    parts: &[ThreadRows],
+    locs: &[(i32, Option<i32>, i32)],
+) -> EventColumns {
+    let n = order.len();
+    let mut e = EventColumns::default();
+    let (time_ns, kind, region, truncated) =
+        (&mut e.time_ns, &mut e.kind, &mut e.region, &mut e.truncated);
+    let (location, process, rank, thread) =
+        (&mut e.location, &mut e.process, &mut e.rank, &mut e.thread);
+    let mut details = EventColumns::default();
+    let d = &mut details;
+    let jobs: Vec<Box<dyn FnOnce() + Send + '_>> = vec![
+        Box::new(move || *time_ns = col(gather(order, parts, |p, i| p.time_ns[i]))),
+        Box::new(move || {
+            let nulls_in: usize = parts.iter().map(|p| p.nulls).sum();
+            let values = gather(order, parts, |p, i| p.region[i].max(0));
+            *region = if nulls_in == 0 {
+                col(values)
+            } else {
+                let mut bits = vec![0u8; n.div_ceil(8)];
+                let present = gather(order, parts, |p, i| p.region[i] >= 0);
+                for (row, &p) in present.iter().enumerate() {
+                    bits[row / 8] |= (p as u8) << (row % 8);
+                }
+                Col {
+                    values,
+                    valid: Some(bits),
+                    nulls: nulls_in,
+                }
+            };
+        }),
+        Box::new(move || *kind = col(gather(order, parts, |p, i| p.kind[i] as i32))),
+        Box::new(move || *truncated = col(gather(order, parts, |p, i| p.truncated[i]))),
+        Box::new(move || {
+            *location = col(order.iter().map(|&l| l as i32).collect());
+            *process = col(order.iter().map(|&l| locs[l as usize].0).collect());
+            *thread = col(order.iter().map(|&l| locs[l as usize].2).collect());
+            *rank = if locs.iter().all(|l| l.1.is_none()) {
+                nulls(n)
+            } else {
+                let mut c = Col::default();
+                c.reserve(n);
+                for &l in order {
+                    c.opt(locs[l as usize].1);
+                }
+                c
+            };
+        }),
+        Box::new(move || scatter_details(order, parts, d)),
+    ];
+    pool(workers, jobs, |job| job());
+    e.peer = details.peer;
+    e.tag = details.tag;
+    e.bytes = details.bytes;
+    e.bytes_recv = details.bytes_recv;
+    e.comm = details.comm;
+    e.root = details.root;
+    e.message = details.message;
+    e.user_event = details.user_event;
+    e.value = details.value;
+    e.object = details.object;
+    e.sync_kind = details.sync_kind;
+    e.wait_ns = details.wait_ns;
+    e
+}
+
+/// A column of present values.
+fn col<T>(values: Vec<T>) -> Col<T> {
+    Col {
+        values,
+        valid: None,
+        nulls: 0,
+    }
 }
 
 /// A call open at a location: its region, entry ns and callpath index.

@@ -199,14 +199,23 @@ impl Array {
                 })
             })
             .collect();
-        let valid = ids.valid.as_deref();
-        for (i, v) in ids.values.iter_mut().enumerate() {
-            let present = valid.is_none_or(|b| b[i / 8] & (1 << (i % 8)) != 0);
-            *v = if present {
-                *code.get(*v as usize).expect("a name for every id")
-            } else {
-                0
-            };
+        // a null's id is 0 already (a column's placeholder); a present id is rewritten only where
+        // its code differs: a column of nulls, or of distinct names, is not touched (its pages,
+        // never written, cost no memory)
+        let identity = code.iter().enumerate().all(|(i, &c)| c == i as i32);
+        if ids.nulls < ids.values.len() {
+            let valid = ids.valid.as_deref();
+            for (i, v) in ids.values.iter_mut().enumerate() {
+                let present = valid.is_none_or(|b| b[i / 8] & (1 << (i % 8)) != 0);
+                let c = if present {
+                    *code.get(*v as usize).expect("a name for every id")
+                } else {
+                    0
+                };
+                if !identity && *v != c {
+                    *v = c;
+                }
+            }
         }
         let mut a = Array::fixed(ids);
         a.dictionary = Some(Box::new(Array::texts(distinct)));
