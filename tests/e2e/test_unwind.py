@@ -26,7 +26,7 @@ def mode(request):
     return request.param
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3", "-Os"])
 def test_exceptions_close_the_frames_they_unwind(programs, toolchain, mode, opt, tmp_path):
     prog = programs.get("unwind.cpp", opt, cxx=True, toolchain=toolchain)
     out = tmp_path / "exp"
@@ -88,10 +88,12 @@ def test_longjmp_pthread_exit_and_cancel_close_their_frames(programs, toolchain,
             assert paths[path[:k]][1] >= WAIT_S - 0.001, (path[:k], paths[path[:k]])
 
 
-def test_exceptions_through_inlined_frames(programs, toolchain, mode, tmp_path):
-    """cxx.cpp at -O2: Clang inlines catcher and thrower into main, so the frames a throw leaves
-    are at the catching function's own stack pointer; closed when thrower is entered again."""
-    prog = programs.get("cxx.cpp", "-O2", cxx=True, toolchain=toolchain)
+@pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3", "-Os"])
+def test_exceptions_through_inlined_frames(programs, toolchain, mode, opt, tmp_path):
+    """cxx.cpp at -O1 to -O3 and -Os: Clang inlines catcher and thrower into main, so the frames
+    a throw leaves are at the catching function's own stack pointer; closed when thrower is
+    entered again."""
+    prog = programs.get("cxx.cpp", opt, cxx=True, toolchain=toolchain)
     out = tmp_path / "exp"
     run(out, prog, opts=MODES[mode])
     calls = {p: c for p, (c, _) in paths_of(out).items()}
@@ -126,3 +128,33 @@ def test_inlined_recursion_keeps_its_call_paths(programs, toolchain, mode, tmp_p
         for depth, n in fib_calls_by_depth(20).items():
             expected[("main",) + ("fib",) * depth] = n
         assert calls == expected, opt
+
+
+# Clang at -O1 and above: the frames a caught exception left that were inlined into the catching
+# function share its stack pointer and return address, and stay open until entered again there
+# (issue 30: the calls after the catch are counted under them).
+INLINED_CATCH_GAP = {("clang", "-O1"), ("clang", "-O2"), ("clang", "-O3"), ("clang", "-Os")}
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3", "-Os"])
+def test_exceptions_caught_above_inlined_frames(programs, toolchain, mode, opt, request, tmp_path):
+    """unwind_inline.cpp: a throw caught by the function its thrower is inlined into, and one
+    caught two levels above inlined frames. Exact counts of every path, as GCC at -O0 has them."""
+    if (toolchain, opt) in INLINED_CATCH_GAP:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 30: inlined frames a catch left"))
+    prog = programs.get("unwind_inline.cpp", opt, cxx=True, toolchain=toolchain)
+    out = tmp_path / "exp"
+    run(out, prog, opts=MODES[mode])
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    n, thrown = 9, 6  # outer(9): leaf throws for i % 3 == 0 (via in2) and (i + 1) % 3 == 0 (in1)
+    top = ("main", "outer(int)")
+    expected = {("main",): 1, top: 1, top + ("after(int)",): n + thrown}
+    for base in (top, top + ("catcher_inl(int)", "mid(int)")):
+        expected[base + ("in1(int)",)] = n
+        expected[base + ("in1(int)", "in2(int)")] = n
+        expected[base + ("in1(int)", "in2(int)", "leaf(int)")] = n
+        expected[base + ("in1(int)", "leaf(int)")] = n - 3
+    expected[top + ("catcher_inl(int)",)] = n
+    expected[top + ("catcher_inl(int)", "mid(int)")] = n
+    expected[top + ("catcher_inl(int)", "after(int)")] = n + thrown
+    assert calls == expected
