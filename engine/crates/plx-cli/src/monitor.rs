@@ -340,6 +340,9 @@ fn sample(
     Ok(())
 }
 
+/// Values of metrics, by metric id.
+type Values = Vec<(u32, f64)>;
+
 /// The CPU lines' values of a sample at `t` with jiffies `now`: (time, values) in time order,
 /// each line's value at its reference's time, and (when `last`) every line's last value, to
 /// be written at `t`. Moves each reference its value was written for to `t`; the first sample
@@ -350,8 +353,8 @@ fn cpu_values(
     now: &[(u64, u64)],
     t: i64,
     last: bool,
-) -> (Vec<(i64, Vec<(u32, f64)>)>, Vec<(u32, f64)>) {
-    let mut at: std::collections::BTreeMap<i64, Vec<(u32, f64)>> = Default::default();
+) -> (Vec<(i64, Values)>, Values) {
+    let mut at: std::collections::BTreeMap<i64, Values> = Default::default();
     let mut closing = Vec::new();
     if refs.len() != now.len() {
         *refs = now
