@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import platform
 import re
 import resource
 import shlex
@@ -686,7 +687,12 @@ def test_plx_run_outlives_a_file_size_limit(tmp_path):
     run now ignores SIGXFSZ for itself, the program keeps the disposition plx was started with
     (default: SIGXFSZ not ignored), and the monitor's lost samples make the run incomplete."""
     out = tmp_path / "exp"
-    program = "sleep 1; grep SigIgn /proc/self/status"
+    # the program runs until the monitor's file has met the limit (its writes come in blocks
+    # of the writer's buffer: the file stays empty until one fails at 4 KiB), whatever the
+    # number of samples the monitor took meanwhile (fewer on a loaded machine)
+    metrics = out / ("metrics.monitor.%s.plx" % socket.gethostname())
+    program = ("for i in $(seq 1200); do [ $(stat -c %%s %s) -ge 4096 ] && break; sleep 0.05; "
+               "done; grep SigIgn /proc/self/status" % shlex.quote(str(metrics)))
     script = "ulimit -f 4; exec %s run --monitor cpu --monitor-period 5 -o %s -- bash -c %s" % (
         PLX, out, shlex.quote(program))
     cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
@@ -744,6 +750,26 @@ def test_disk_full_before_the_start_is_no_silent_success(programs, tmp_path):
                 "(a full disk or a file size limit)" % pdir.name) in cp.stderr, cp.stderr
 
 
+# read(2)'s number in /proc/PID/syscall
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}
+
+
+def wait_reading_stdin(out):
+    """The process directory under `out` once its program (the pid its name ends with) waits in
+    read(0, ...) for its standard input: past the runtime's start and its first writes."""
+    nr = READ_SYSCALL[platform.machine()]
+    for _ in range(12000):
+        for d in out.glob("*.*"):
+            try:
+                fields = Path("/proc/%s/syscall" % d.name.rsplit(".", 1)[1]).read_text().split()
+            except OSError:
+                continue
+            if fields[:2] == [nr, "0x0"]:
+                return d
+        time.sleep(0.01)
+    raise AssertionError("no program of %s waits on its standard input after 120 s" % out)
+
+
 @pytest.mark.parametrize("mode, left_kib", [("profile", 4), ("trace", 8)])
 def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs, tmp_path, mode,
                                                                        left_kib):
@@ -762,11 +788,8 @@ def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs,
             ["--", str(prog), "1000"]
         p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=clean_env())
-        for _ in range(3000):
-            if any(d.is_dir() for d in out.glob("*.*")) and p.poll() is None:
-                break
-            time.sleep(0.01)
-        time.sleep(0.2)
+        # room again once the runtime's start (its writes to the full disk) is over
+        wait_reading_stdin(out)
         fill.unlink()
         stdout, stderr = p.communicate("x", timeout=120)
         assert stdout == "room_later: 1000\n", stderr
@@ -790,6 +813,20 @@ def test_header_lost_to_a_full_disk_is_written_before_the_first_record(programs,
             assert p.returncode == 0, stderr
 
 
+def wait_for_main_live_file(out):
+    """The process directory under `out` once the runtime has made its files and main's live
+    file (live.0.trace): the program is then past the runtime's start, waiting on its standard
+    input. A removal before that (the process directory seen, its files not yet made) is a
+    removal during the runtime's start, which says so in messages of its own."""
+    for _ in range(12000):
+        found = [d for d in out.glob("*.*") if (d / "live.0.trace").exists()]
+        if found:
+            (pdir,) = found
+            return pdir
+        time.sleep(0.01)
+    raise AssertionError("no live.0.trace under %s after 120 s" % out)
+
+
 @pytest.mark.parametrize("how", ["removed", "replaced by another directory"])
 def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_path, how):
     """The experiment directory removed (rm -r, a cleanup of /tmp) while the program ran, or
@@ -801,10 +838,7 @@ def test_experiment_removed_while_the_program_runs_is_not_written(programs, tmp_
     p = subprocess.Popen([PLX, "run", "-o", str(out), "--trace", "--", str(prog), "1000"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=clean_env())
-    for _ in range(3000):
-        if any(d.is_dir() for d in out.glob("*.*")):
-            break
-        time.sleep(0.01)
+    wait_for_main_live_file(out)
     # the runtime may add a file while rmtree runs ("Directory not empty"): until it is gone
     for _ in range(100):
         shutil.rmtree(out, ignore_errors=True)
@@ -831,11 +865,7 @@ def test_live_file_in_a_removed_directory_is_not_called_a_full_disk(programs, tm
                           "thread"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=clean_env())
-    for _ in range(3000):
-        if any(d.is_dir() for d in out.glob("*.*")):
-            break
-        time.sleep(0.01)
-    (pdir,) = [d.name for d in out.glob("*.*") if d.is_dir()]
+    pdir = wait_for_main_live_file(out).name
     for _ in range(100):
         shutil.rmtree(out, ignore_errors=True)
         if not out.exists():
@@ -846,7 +876,7 @@ def test_live_file_in_a_removed_directory_is_not_called_a_full_disk(programs, tm
     assert stdout == "room_later: 1000\n", stderr
     assert p.returncode == 3, stderr
     assert "no room" not in stderr, stderr
-    # the thread's trace or sync file, or main's when the removal came before main made its own
+    # the thread's trace or sync file (main's was made before the removal)
     lines = stderr.splitlines()
     assert re.fullmatch(
         r"plx: %s/live\.[0-9]+\.[a-z]+: the live file cannot be made or grown \(No such file or "

@@ -213,18 +213,17 @@ impl Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let period = Duration::from_millis(period_ms.max(1) as u64);
+        // the first sample here, before the program starts (a thread started under load may
+        // first run after the program has): the CPU's references, the other sources' values;
+        // its write error, if any, is the thread's
+        let mut next = std::time::Instant::now();
+        let mut refs: Vec<CpuRef> = Vec::new();
+        let first = sample(&mut w, &ids, &disks, &mut refs, false);
         let thread = std::thread::Builder::new()
             .name("plx-monitor".into())
             .spawn(move || {
-                let mut prev: Vec<(u64, u64)> = Vec::new();
-                let mut prev_t = 0i64;
-                let mut next = std::time::Instant::now();
+                first?;
                 loop {
-                    let last = flag.load(Ordering::Acquire);
-                    sample(&mut w, &ids, &disks, &mut prev, &mut prev_t, last)?;
-                    if last {
-                        break;
-                    }
                     next += period;
                     let now = std::time::Instant::now();
                     if next <= now {
@@ -237,6 +236,11 @@ impl Monitor {
                             break;
                         }
                         std::thread::sleep((next - now).min(Duration::from_millis(20)));
+                    }
+                    let last = flag.load(Ordering::Acquire);
+                    sample(&mut w, &ids, &disks, &mut refs, last)?;
+                    if last {
+                        break;
                     }
                 }
                 w.flush()?;
@@ -281,15 +285,27 @@ struct Ids {
     disk: Option<(u32, u32)>,
 }
 
-/// One sample of every source. CPU utilisation is that of the interval since the previous
-/// sample, so it is written at the previous sample's time (a level holds until the next
-/// sample); the last sample repeats it at its own time, closing the last interval.
+/// A CPU line's (the total's or a core's) reference: its busy and all jiffies at the start of
+/// the interval not written yet, that start's time, and the value it last wrote.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CpuRef {
+    busy: u64,
+    all: u64,
+    t: i64,
+    value: Option<f64>,
+}
+
+/// One sample of every source. CPU utilisation is that of the interval since the line's
+/// reference, so it is written at the reference's time (a level holds until the next sample).
+/// A line whose jiffies did not move since its reference (a period shorter than the clock
+/// tick of /proc/stat, 10 ms) writes nothing and keeps its reference: its interval goes on
+/// into the next sample, and its last value holds meanwhile. The last sample repeats each
+/// line's last value at its own time, closing the line's last interval.
 fn sample(
     w: &mut MetricWriter,
     ids: &Ids,
     disks: &[String],
-    prev: &mut Vec<(u64, u64)>,
-    prev_t: &mut i64,
+    refs: &mut Vec<CpuRef>,
     last: bool,
 ) -> std::io::Result<()> {
     let t = now_ns();
@@ -299,22 +315,11 @@ fn sample(
             .into_iter()
             .map(|(_, busy, all)| (busy, all))
             .collect();
-        if prev.len() == now.len() {
-            for (&id, (&(b0, a0), &(b1, a1))) in ids.cpu.iter().zip(prev.iter().zip(now.iter())) {
-                let all = a1.saturating_sub(a0);
-                if all > 0 {
-                    values.push((id, 100.0 * b1.saturating_sub(b0) as f64 / all as f64));
-                }
-            }
+        let (at, closing) = cpu_values(&ids.cpu, refs, &now, t, last);
+        for (time, entries) in at {
+            w.sample(time, &entries)?;
         }
-        *prev = now;
-        if !values.is_empty() {
-            w.sample(*prev_t, &values)?;
-            if !last {
-                values.clear();
-            }
-        }
-        *prev_t = t;
+        values = closing;
     }
     if let Some(id) = ids.mem {
         if let Some(m) = mem_used(&read("/proc/meminfo")) {
@@ -335,9 +340,82 @@ fn sample(
     Ok(())
 }
 
+/// Values of metrics, by metric id.
+type Values = Vec<(u32, f64)>;
+
+/// The CPU lines' values of a sample at `t` with jiffies `now`: (time, values) in time order,
+/// each line's value at its reference's time, and (when `last`) every line's last value, to
+/// be written at `t`. Moves each reference its value was written for to `t`; the first sample
+/// (or a change in the number of lines) sets the references and has no values.
+fn cpu_values(
+    ids: &[u32],
+    refs: &mut Vec<CpuRef>,
+    now: &[(u64, u64)],
+    t: i64,
+    last: bool,
+) -> (Vec<(i64, Values)>, Values) {
+    let mut at: std::collections::BTreeMap<i64, Values> = Default::default();
+    let mut closing = Vec::new();
+    if refs.len() != now.len() {
+        *refs = now
+            .iter()
+            .map(|&(busy, all)| CpuRef {
+                busy,
+                all,
+                t,
+                value: None,
+            })
+            .collect();
+    } else {
+        for (&id, (r, &(busy, all))) in ids.iter().zip(refs.iter_mut().zip(now)) {
+            let d = all.saturating_sub(r.all);
+            if d > 0 {
+                let v = 100.0 * busy.saturating_sub(r.busy) as f64 / d as f64;
+                at.entry(r.t).or_default().push((id, v));
+                *r = CpuRef {
+                    busy,
+                    all,
+                    t,
+                    value: Some(v),
+                };
+            }
+            if last {
+                closing.extend(r.value.map(|v| (id, v)));
+            }
+        }
+    }
+    (at.into_iter().collect(), closing)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A core whose jiffies did not move in a period keeps its reference: its next value is
+    /// that of the whole interval, at the reference's time, and the last sample closes every
+    /// line with its last value, also one that did not move in the last period.
+    #[test]
+    fn cpu_lines_without_a_tick_keep_their_interval() {
+        let ids = [0, 1];
+        let mut refs = Vec::new();
+        let (at, closing) = cpu_values(&ids, &mut refs, &[(0, 0), (0, 0)], 100, false);
+        assert!(at.is_empty() && closing.is_empty());
+        // core 1 had no tick over [100, 200)
+        let (at, closing) = cpu_values(&ids, &mut refs, &[(1, 2), (0, 0)], 200, false);
+        assert_eq!(at, vec![(100, vec![(0, 50.0)])]);
+        assert!(closing.is_empty());
+        // core 1's value is that of [100, 300), at 100
+        let (at, _) = cpu_values(&ids, &mut refs, &[(3, 4), (1, 4)], 300, false);
+        assert_eq!(at, vec![(100, vec![(1, 25.0)]), (200, vec![(0, 100.0)])]);
+        // no tick on either core in the last period: both closed with their last value
+        let (at, closing) = cpu_values(&ids, &mut refs, &[(3, 4), (1, 4)], 305, true);
+        assert!(at.is_empty());
+        assert_eq!(closing, vec![(0, 100.0), (1, 25.0)]);
+        // a tick on core 0 only: its value at 300 and at 310, core 1's last at 310
+        let (at, closing) = cpu_values(&ids, &mut refs, &[(3, 5), (1, 4)], 310, true);
+        assert_eq!(at, vec![(300, vec![(0, 0.0)])]);
+        assert_eq!(closing, vec![(0, 0.0), (1, 25.0)]);
+    }
 
     #[test]
     fn proc_parsers() {
