@@ -126,8 +126,9 @@ fn one_thread_and_several_give_the_same_bytes() {
     }
     assert_eq!(
         written[0].len(),
-        48 * 3 + 5,
-        "events, messages and locations per rank; regions, comms, waits, samples and sample_times"
+        48 * 3 + 6,
+        "events, messages and locations per rank; regions, comms, waits, wait_causes, samples \
+         and sample_times"
     );
     assert!(written[0] == written[1], "parquet -j 3 differs from -j 1");
     // the OTF2 archive, written beside the merge: the same files with the same bytes, but for
