@@ -11,7 +11,7 @@ use plx_format::Experiment;
 
 #[path = "fixtures/bench_world.rs"]
 mod bench_world;
-use bench_world::{peak_rss_kb, work};
+use bench_world::{peak_rss_kb, ring, work};
 
 /// `ranks` ranks of 2 threads, `per_thread` events each: calls of `work` → `leaf`; every 16th
 /// iteration thread 0 sends to the next rank and receives from the previous one and releases a
@@ -20,14 +20,8 @@ fn world(d: &Path, ranks: u32, per_thread: u64) -> u64 {
     bench_world::world(d, ranks, 2, per_thread, |s, enc| {
         let at = s.at;
         if s.i % 16 == 0 && s.thread == 0 {
-            let (next, prev) = ((s.rank + 1) % s.ranks, (s.rank + s.ranks - 1) % s.ranks);
-            enc.enter(4, at + 1)
-                .send(next, 0, 64, 0, at + 2)
-                .exit(4, at + 3)
-                .enter(5, at + 4)
-                .recv(prev, 0, 64, 0, at + 502)
-                .exit(5, at + 503)
-                .release(0, 0, at + 505);
+            ring(s, enc);
+            enc.release(0, 0, at + 505);
             (510, 7)
         } else if s.i % 16 == 0 {
             enc.acquire(0, 0, 400, at + 508).release(0, 0, at + 509);

@@ -9,7 +9,7 @@ use plx_format::test_dir::tmp;
 
 #[path = "fixtures/bench_world.rs"]
 mod bench_world;
-use bench_world::{peak_rss_kb, thread_cpu_s, work};
+use bench_world::{peak_rss_kb, ring, thread_cpu_s, work};
 #[path = "../tests/fixtures/open.rs"]
 mod open_fixture;
 use open_fixture::open;
@@ -19,18 +19,10 @@ use open_fixture::open;
 /// previous one (every rank runs the same schedule: sends at T, receives at T + 500).
 fn big_world(d: &Path, ranks: u32, threads: u32, per_thread: u64) -> u64 {
     bench_world::world(d, ranks, threads, per_thread, |s, enc| {
-        let at = s.at;
         if s.thread == 0 && s.i % 64 == 0 {
-            let (next, prev) = ((s.rank + 1) % s.ranks, (s.rank + s.ranks - 1) % s.ranks);
-            enc.enter(4, at + 1)
-                .send(next, 0, 64, 0, at + 2)
-                .exit(4, at + 3)
-                .enter(5, at + 4)
-                .recv(prev, 0, 64, 0, at + 502)
-                .exit(5, at + 503);
-            (510, 6)
+            ring(s, enc)
         } else {
-            work(enc, at)
+            work(enc, s.at)
         }
     })
 }

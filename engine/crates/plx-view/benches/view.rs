@@ -13,24 +13,16 @@ use plx_view::api::{IndexSource, Via, Viewer};
 
 #[path = "../../plx-analysis/benches/fixtures/bench_world.rs"]
 mod bench_world;
-use bench_world::{peak_rss_kb, selected, work};
+use bench_world::{peak_rss_kb, ring, selected, work};
 
 /// 8 ranks of 2 threads calling `work` → `leaf`; every 16th iteration thread 0 sends to the next
 /// rank and receives from the previous one.
 fn world(d: &Path, per_thread: u64) -> u64 {
     bench_world::world(d, 8, 2, per_thread, |s, enc| {
-        let at = s.at;
         if s.i % 16 == 0 && s.thread == 0 {
-            let (next, prev) = ((s.rank + 1) % s.ranks, (s.rank + s.ranks - 1) % s.ranks);
-            enc.enter(4, at + 1)
-                .send(next, 0, 64, 0, at + 2)
-                .exit(4, at + 3)
-                .enter(5, at + 4)
-                .recv(prev, 0, 64, 0, at + 502)
-                .exit(5, at + 503);
-            (510, 6)
+            ring(s, enc)
         } else {
-            work(enc, at)
+            work(enc, s.at)
         }
     })
 }
