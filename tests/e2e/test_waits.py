@@ -558,11 +558,14 @@ def test_java_monitor_wait_names_the_holder_thread(tmp_path):
     names = {"%s.%s" % (r["process"], r["thread"]): r["thread_name"]
              for r in csv.DictReader(io.StringIO(plx("report", exp, "--format", "csv").stdout))}
     table, causes = rows(exp), rows(exp, "--causes")
-    w = [r for r in table if r["pattern"] == "monitor_wait"]
+    # the program's own monitor waits (the JVM's threads may contend for a monitor of its own
+    # for a microsecond outside every Java method, at "(thread)", under load)
+    w = [r for r in table if r["pattern"] == "monitor_wait" and "JWaits." in r["callpath"]]
     assert [(names[r["location"]], r["callpath"]) for r in w] == [
         ("main", "JWaits.main(String[]) => JWaits.takeLock()")], w
     assert injected(float(w[0]["wait_s"])), w
-    c = [r for r in causes if r["pattern"] == "monitor_wait"]
+    c = [r for r in causes if r["pattern"] == "monitor_wait"
+         and r["waiting_location"] == w[0]["location"]]
     assert [(names[r["cause_location"]], r["kind"]) for r in c] == [("holder", "direct")], c
     assert abs(float(c[0]["delay_s"]) - float(w[0]["wait_s"])) <= 2e-6, c
     cw = waits_at(table, "condition_wait", "JWaits.main(String[]) => JWaits.consume()")
