@@ -141,8 +141,10 @@ def test_otf2_calling_context_samples(sampled, tmp_path):
             else:
                 last_event[loc.name] = ev.time
     assert {t: dict(c) for t, c in got.items()} == {t: own_samples(p) for t, p in expected.items()}
+    # in time order, among the location's events: but for one, taken in the thread's end after
+    # its last event (under load its stamp can be any time later)
     for name, times in sample_times.items():
-        assert times == sorted(times) and times[-1] <= last_event[name]
+        assert times == sorted(times) and len([t for t in times if t > last_event[name]]) <= 1
     # otf2-print sees as many, and every location's event count includes them
     printed = run(["otf2-print", out / "traces.otf2"]).stdout
     assert printed.count("CALLING_CONTEXT_SAMPLE ") == sum(taken.values())
@@ -173,11 +175,15 @@ def test_chrome_stack_frames_and_samples(sampled, tmp_path):
         return tuple(reversed(p))
 
     got = defaultdict(Counter)
+    late = Counter()
     for s in doc["samples"]:
         assert s["name"] == "cpu-clock" and s["args"]["period_ns"] == 1_000_000
-        # each stamped sample at its own time, within its process's events
-        assert s["weight"] == 1 and first[s["pid"]] <= s["ts"] <= last[s["pid"]]
+        # each stamped sample at its own time, within its process's events: but for at most one
+        # a thread, taken in its end after the process's last event
+        assert s["weight"] == 1 and first[s["pid"]] <= s["ts"]
+        late[s["tid"]] += s["ts"] > last[s["pid"]]
         got[s["tid"]][path(s["sf"])] += s["weight"]
+    assert all(n <= 1 for n in late.values()), late
     assert {t: dict(c) for t, c in got.items()} == {t: own_samples(p) for t, p in expected.items()}
     assert sum(s["weight"] for s in doc["samples"]) == sum(taken.values())
     # a frame's category: the region's kind where it was measured, `sampled` where only sampled
