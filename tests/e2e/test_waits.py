@@ -714,7 +714,8 @@ def test_mpj_late_receiver_against_an_irecv(tmp_path, how):
     assert same(w, enter(ent, 1, irecv) - enter(ent, 0, waited)), (w, ent.get((1, irecv)))
     c = [r for r in causes if r["pattern"] == "late_receiver"]
     assert {(r["waiting_location"], r["cause_location"]) for r in c} == {("0.1", "1.1")}, c
-    assert abs(sum(float(r["delay_s"]) for r in c) - w) <= 2e-6, c
+    # each printed value rounded to 1 µs: the rows' and the wait's errors, 0.5 µs each at most
+    assert abs(sum(float(r["delay_s"]) for r in c) - w) <= 0.5e-6 * (len(c) + 1) + 1e-9, c
     delay = sum(float(r["delay_s"]) for r in c
                 if "MpjLate.delayRecv(long)" in r["cause_callpath"].split(" => "))
     assert delay >= 0.9 * w, c
