@@ -30,6 +30,19 @@ fn start_time(pid: u32) -> Option<String> {
     rest.split(' ').nth(19).map(str::to_string)
 }
 
+/// Was this process started as a rank of a launcher's job (`mpirun ... plx run`): a rank
+/// variable of Open MPI, MPICH's Hydra or PMIx in its environment.
+pub fn is_rank() -> bool {
+    [
+        "PMI_RANK",
+        "PMIX_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "MPI_LOCALRANKID",
+    ]
+    .iter()
+    .any(|n| std::env::var_os(n).is_some_and(|v| !v.is_empty()))
+}
+
 /// The key shared by the `plx run` processes of one job and by no other run: PLX_JOB (set by
 /// plx-mpj for its ranks), the launcher's job id (PMIx namespace, Open MPI job id, Slurm job
 /// step), else, for a launcher that gives
@@ -52,15 +65,7 @@ pub fn job_key() -> String {
         return format!("slurm {job}.{step}");
     }
     let pid = std::process::id();
-    let ranked = [
-        "PMI_RANK",
-        "PMIX_RANK",
-        "OMPI_COMM_WORLD_RANK",
-        "MPI_LOCALRANKID",
-    ]
-    .iter()
-    .any(|n| var(n).is_some());
-    if ranked {
+    if is_rank() {
         // SAFETY: getppid has no preconditions.
         let ppid = unsafe { libc::getppid() } as u32;
         // Hydra's proxy of each host names the launcher's control port: one for the job on

@@ -429,7 +429,8 @@ fn measured_command(
 }
 
 /// Says how the run ended and what the experiment lacks; the exit status `plx run` returns
-/// (the program's, or `Exit::Incomplete` for a successful program whose experiment is not whole).
+/// (the program's, or `Exit::Incomplete` for a successful program whose experiment is not
+/// whole, outside a launcher's job).
 fn report_end(
     name: &str,
     status: std::process::ExitStatus,
@@ -458,11 +459,7 @@ fn report_end(
                 "replaced by another directory"
             }
         );
-        return if code == 0 {
-            Exit::Incomplete.code()
-        } else {
-            code
-        };
+        return incomplete_status(code);
     }
     // writes the runtime could not complete (disk full, ...): never a silent success
     // (the runtime has said which files on standard error)
@@ -478,17 +475,25 @@ fn report_end(
             failures.join("; ")
         );
         let _ = std::io::Write::flush(&mut std::io::stderr());
-        return if code == 0 {
-            Exit::Incomplete.code()
-        } else {
-            code
-        };
+        return incomplete_status(code);
     }
     // one line per job: the other ranks' plx run processes write to the same directory
     if first {
         eprintln!("plx: experiment written to {}", dir.display());
     }
     code
+}
+
+/// The status of a run whose experiment is not whole: `Exit::Incomplete` for a program that
+/// exited 0, else the program's. A rank's plx run (`mpirun ... plx run`) keeps the program's 0:
+/// a launcher aborts the whole job on one rank's nonzero status, and its SIGTERM would cut the
+/// other ranks' programs, and what they still write, short.
+fn incomplete_status(code: i32) -> i32 {
+    if code == 0 && !crate::job::is_rank() {
+        Exit::Incomplete.code()
+    } else {
+        code
+    }
 }
 
 /// The program's process while plx run waits for it (0: not started yet), and a SIGTERM that
@@ -586,11 +591,7 @@ fn run_unmeasured(args: &RunArgs, why: &str, xfsz: libc::sighandler_t) -> Result
         Some(sig) => 128 + sig,
         None => status.code().unwrap_or(1),
     };
-    Ok(if code == 0 {
-        Exit::Incomplete.code()
-    } else {
-        code
-    })
+    Ok(incomplete_status(code))
 }
 
 fn claim_dir(dir: &Path, args: &RunArgs) -> Result<crate::job::Claim, CliError> {
