@@ -48,7 +48,7 @@ void *__cxa_begin_catch(void *exception)
     if (t && !t->guard && !t->dead && t->depth) {
         uintptr_t top = t->stack[t->depth - 1].sp;
         if (top != PLX_SP_NONE && top <= sp)
-            plx_cyg_caught(t, sp);
+            plx_cyg_caught(t, sp, (uintptr_t)__builtin_return_address(0));
     }
     begin_catch_fn next = atomic_load_explicit(&next_begin_catch, memory_order_acquire);
     if (!next) {

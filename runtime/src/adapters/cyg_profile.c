@@ -119,13 +119,59 @@ static void unwound_before_exit(struct plx_thread *t, uintptr_t sp)
         close_gone(t, now);
 }
 
-void plx_cyg_caught(struct plx_thread *t, uintptr_t sp)
+/* The frames from `d` up at one stack pointer, where a handler at `pc` caught: those the debug
+ * information shows inlined around `pc` (in order, each by its function's name, as the debug
+ * information at the function's own address has it) stay; the first that is not, and every
+ * frame above it, are gone. Returns the depth kept, or `depth` when unknown (no debug
+ * information). */
+static uint32_t inlined_kept(struct plx_thread *t, uint32_t d, uintptr_t pc)
+{
+    const char *const *scopes;
+    int n = plx_inline_scopes(pc - 1, &scopes); /* pc - 1: the call's own instruction */
+    if (n < 0) {
+        static _Atomic int warned;
+        if (!atomic_exchange(&warned, 1)) {
+            struct plx_symbol sym = {0};
+            plx_warn("a C++ exception was caught in %s over functions inlined into it, without "
+                     "debug information (-g) or libdw (libdw1) to tell which of them the exception "
+                     "left: any it left stay open until entered again or the catching function "
+                     "returns, and the calls made meanwhile are counted under them",
+                     plx_symbol_lookup(t->stack[d].key, &sym) == 0 ? sym.name : "a function");
+        }
+        return t->depth;
+    }
+    int j = 0;
+    for (uint32_t i = d; i < t->depth; i++) {
+        const char *const *own;
+        if (plx_inline_scopes(t->stack[i].key, &own) <= 0)
+            return t->depth;
+        const char *name = own[0];
+        while (j < n && strcmp(scopes[j], name) != 0)
+            j++;
+        if (j == n)
+            return i;
+        j++;
+    }
+    return t->depth;
+}
+
+void plx_cyg_caught(struct plx_thread *t, uintptr_t sp, uintptr_t pc)
 {
     guard_on(t);
     unwound_before_exit(t, sp);
     uint32_t d = t->depth;
     while (d > 0 && t->stack[d - 1].sp == sp)
         d--;
+    if (t->depth - d > 1) { /* functions inlined into the catching one, or frames it left */
+        uint32_t kept = inlined_kept(t, d, pc);
+        if (kept < t->depth) {
+            uint64_t now = plx_ticks();
+            while (t->depth > kept)
+                close_gone(t, now);
+            guard_off(t);
+            return;
+        }
+    }
     for (uint32_t i = d + 1; i < t->depth; i++)
         t->stack[i].site = 0; /* gone if its function is entered again at `sp` */
     guard_off(t);

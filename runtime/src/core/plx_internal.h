@@ -461,6 +461,12 @@ struct plx_symbol {
 };
 PLX_HIDDEN extern int plx_symbols_want_files; /* set when the filter has file rules */
 PLX_HIDDEN int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out);
+/* The functions whose code holds `pc` by the debug information, outermost first: the function
+ * and the functions inlined into it there, each by its DWARF name (the linkage name, else the
+ * name; the same for a function's inlined and out-of-line instances). Returns their number, or
+ * -1 when unknown (no libdw, no debug information). The names are kept for the process's life.
+ * inline_scopes.c. */
+PLX_HIDDEN int plx_inline_scopes(uintptr_t pc, const char *const **names);
 PLX_HIDDEN void plx_symbols_init(void);
 /* A function of a module's symbol table (probe selection). `name` as in the table (mangled). */
 struct plx_function_symbol {
