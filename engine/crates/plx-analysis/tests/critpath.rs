@@ -482,3 +482,86 @@ fn collectives_before_the_window_keep_their_numbers() {
     assert_eq!(t["compute_slow"], 10_000);
     assert!(!t.contains_key("compute_fast"), "{t:?}");
 }
+
+/// One application, two processes on one host: A prepares `write_at` ns, then writes 100
+/// bytes to B over a stream. B waits in `epoll_wait` from 0 to 3,000,100 ns, then reads the
+/// 100 bytes (a `recv` of 20 ns that does not block when they are there), serves 1 ms.
+fn poll_server(d: &Path, write_at: u64) -> u64 {
+    let regions = |p: &mut SynthProcess| {
+        p.region(8, RegionKind::Socket, "send")
+            .region(9, RegionKind::Socket, "recv")
+            .region(10, RegionKind::Socket, "epoll_wait");
+    };
+    let mut a = SynthProcess::new("host", 100, &["/bin/client"]);
+    a.functions(&[(1, "main"), (2, "prepare")])
+        .thread(0, 100, "main", 0);
+    regions(&mut a);
+    let mut e = EventEncoder::new(0);
+    e.enter(1, 0)
+        .enter(2, 0)
+        .exit(2, write_at)
+        .enter(8, write_at)
+        .stream_send(A_TO_B, 100, 100, write_at)
+        .exit(8, write_at + 50)
+        .exit(1, write_at + 60);
+    write(&d.join("client"), a, &[(0, &e)], write_at + 60);
+
+    let mut b = SynthProcess::new("host", 200, &["/bin/server"]);
+    b.functions(&[(1, "main"), (3, "serve")])
+        .thread(0, 200, "main", 0);
+    regions(&mut b);
+    let woke = 3_000_100;
+    let read = woke.max(write_at + 100);
+    let mut e = EventEncoder::new(0);
+    e.enter(1, 0)
+        .enter(10, 0)
+        .exit(10, woke)
+        .enter(9, woke)
+        .stream_recv(A_TO_B, 100, 100, read)
+        .exit(9, read + 20)
+        .enter(3, read + 20)
+        .exit(3, read + 1_000_020)
+        .exit(1, read + 1_000_030);
+    write(&d.join("server"), b, &[(0, &e)], read + 1_000_030);
+    read + 1_000_030
+}
+
+/// The `epoll_wait` nodes of a run's graph and their remote arcs.
+fn poll_arcs(r: &Run) -> Vec<(plx_analysis::critpath::ArcKind, bool)> {
+    let g = &r.cp.graph;
+    g.nodes
+        .iter()
+        .filter(|n| {
+            n.kind == plx_analysis::critpath::NodeKind::Unblocked
+                && g.labels.get(n.label as usize).map(String::as_str) == Some("epoll_wait")
+        })
+        .map(|n| (n.arc, n.remote != plx_analysis::critpath::NONE))
+        .collect()
+}
+
+#[test]
+fn a_poll_woken_by_bytes_its_thread_reads_continues_in_their_writer() {
+    use plx_analysis::critpath::ArcKind;
+    // A writes at 3 ms, 100 ns before B's epoll_wait returns: the bytes woke it, and the path
+    // is A's preparation, the stream, B's service (not 3 ms of B waiting)
+    let d = tmp("poll-woken");
+    std::fs::write(d.join("session.txt"), "app A client\napp B server\n").unwrap();
+    let end = poll_server(&d, 3_000_000);
+    let g = run(&d, Window::ALL, Mode::Global, None);
+    assert_eq!(poll_arcs(&g), [(ArcKind::Stream, true)]);
+    assert_eq!(g.cp.length_ns(), end as i64);
+    let t = g.times(Level::Procedure);
+    assert_eq!(t["prepare"], 3_000_000, "{t:?}");
+    assert_eq!(t["serve"], 1_000_000, "{t:?}");
+    assert!(!t.contains_key("epoll_wait"), "{t:?}");
+
+    // A writes at 3.5 ms, after the wait returned: something else woke it, which the graph
+    // does not show; the recv that then blocked for the bytes takes the stream's arc
+    let d = tmp("poll-not-woken");
+    std::fs::write(d.join("session.txt"), "app A client\napp B server\n").unwrap();
+    poll_server(&d, 3_500_000);
+    let g = run(&d, Window::ALL, Mode::Global, None);
+    assert_eq!(poll_arcs(&g), [(ArcKind::None, false)]);
+    let t = g.times(Level::Procedure);
+    assert_eq!(t["prepare"], 3_500_000, "{t:?}");
+}

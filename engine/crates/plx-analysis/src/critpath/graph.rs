@@ -149,6 +149,10 @@ struct LocState {
     posted: Option<i64>,
     /// The blocking send open on it: (its routine, the routine's entry, the message).
     blocking_send: Option<(u32, i64, u64)>,
+    /// The [`NodeKind::Unblocked`] node of its last wait on descriptors (`poll`, `select`,
+    /// `epoll_wait`), until its next read: bytes that read takes, written before the wait
+    /// returned, are what woke it.
+    poll: Option<u32>,
 }
 
 /// A send's rendezvous (a nonblocking send's, or a blocking send's): its completion and its
@@ -198,6 +202,8 @@ struct Builder<'a> {
     /// (node, stream, end, label): each read, and each `accept` (end 0, labelled with its
     /// routine: it stays a wait when no connect is found).
     stream_recvs: Vec<(u32, u64, u64, u32)>,
+    /// (wait's node, stream, end): each descriptor wait's first read after it.
+    poll_reads: Vec<(u32, u64, u64)>,
     label_index: HashMap<String, u32>,
     /// Threads created inside the window: (start time, child location, parent location).
     starts: Vec<(i64, u32, u32)>,
@@ -279,6 +285,7 @@ impl Graph {
             inst: Vec::new(),
             stream_sends: HashMap::new(),
             stream_recvs: Vec::new(),
+            poll_reads: Vec::new(),
             label_index: HashMap::new(),
             starts: Vec::new(),
             next_start: 0,
@@ -577,7 +584,14 @@ impl Builder<'_> {
         }
         self.wait_start(loc, enter);
         let v = self.push(loc, t, NodeKind::Unblocked);
-        let label = self.label(regions.name(region).to_string());
+        let name = regions.name(region);
+        if matches!(
+            name,
+            "poll" | "ppoll" | "select" | "pselect" | "epoll_wait" | "epoll_pwait"
+        ) {
+            self.locs[loc as usize].poll = Some(v);
+        }
+        let label = self.label(name.to_string());
         self.g.nodes[v as usize].label = label;
     }
 
@@ -718,6 +732,11 @@ impl Builder<'_> {
                     _ => NONE,
                 };
                 self.stream_recvs.push((v, stream, end, label));
+                if end != 0 {
+                    if let Some(w) = self.locs[li].poll.take() {
+                        self.poll_reads.push((w, stream, end));
+                    }
+                }
             }
             // only in a merge with counters, which this is not
             EventKind::Counted { .. } => {}
@@ -966,17 +985,31 @@ impl Builder<'_> {
                 self.opened(v, stream, label);
                 continue;
             }
-            let Some(sends) = self.stream_sends.get(&stream) else {
-                continue;
-            };
-            // the write whose bytes [end_s - bytes_s, end_s) hold byte end - 1
-            let i = sends.partition_point(|s| s.0 < end);
-            if let Some(&(e, bytes, s)) = sends.get(i) {
-                if e.saturating_sub(bytes) < end {
-                    self.set_remote(v, s, ArcKind::Stream, NONE);
-                }
+            if let Some(s) = self.write_holding(stream, end) {
+                self.set_remote(v, s, ArcKind::Stream, NONE);
             }
         }
+        // a descriptor wait woken by bytes its thread then read: from their write, when that
+        // came before the wait returned (else something else woke it)
+        for (w, stream, end) in std::mem::take(&mut self.poll_reads) {
+            let Some(s) = self.write_holding(stream, end) else {
+                continue;
+            };
+            let (wait, write) = (&self.g.nodes[w as usize], &self.g.nodes[s as usize]);
+            if wait.remote == NONE && write.time_ns <= wait.time_ns {
+                let label = wait.label;
+                self.set_remote(w, s, ArcKind::Stream, label);
+            }
+        }
+    }
+
+    /// The node of the write to `stream` whose bytes `[end_s - bytes_s, end_s)` hold byte
+    /// `end - 1` (the writes sorted by end).
+    fn write_holding(&self, stream: u64, end: u64) -> Option<u32> {
+        let sends = self.stream_sends.get(&stream)?;
+        let i = sends.partition_point(|s| s.0 < end);
+        let &(e, bytes, s) = sends.get(i)?;
+        (e.saturating_sub(bytes) < end).then_some(s)
     }
 
     /// An `accept` (a receive of 0 bytes at end 0): released by the latest `connect` of its
