@@ -670,3 +670,66 @@ def test_probe_of_a_library_loaded_with_dlopen_is_said_unchecked(tmp_path):
             "libdl_only*: not checked; a library loaded later with dlopen is not probed at "
             "start-up (plx ctl PID insert 'libdl_only:entry*' once it is loaded)\n") in cp.stderr
     assert calls(report_csv(tmp_path / "exp"), "solve") == 10 + 3 + 200 + 201 + 202 + 203
+
+
+def probe_throw_paths(n=30):
+    """programs/probe_throw.cpp's call paths and counts for n rounds (step throws for i % 3 == 0:
+    directly under solve_inner n/3 times, under the 5 deep frames for (i + 1) % 3 == 0)."""
+    top = ("main", "solve_outer(int)")
+    inner = top + ("solve_inner(int)",)
+    thrown = n // 3
+    want = {("main",): 1, top: n, top + ("after(int)",): n + 2 * thrown, inner: n,
+            inner + ("step(int)",): n}
+    d = inner
+    for _ in range(5):
+        d += ("deep(int, int)",)
+        want[d] = n - thrown
+    want[d + ("step(int)",)] = n - thrown
+    return want
+
+
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_exceptions_through_probed_functions(tmp_path, cxx, opt, mode):
+    """programs/probe_throw.cpp built plain: every function probed, exceptions thrown through
+    probed frames (1 and 6 deep) and caught by a probed function whose first instructions hold
+    a call. The program runs as without plx and every path is exact after each catch (was: the
+    unwinder met the exit trampoline as a return address, or the relocated call's return
+    address in the stub, found no frame and called std::terminate: SIGABRT)."""
+    from conftest import paths_of
+
+    require_tools(cxx)
+    exe = tmp_path / "probe_throw"
+    cp = subprocess.run([cxx, opt, "-g", str(PROGRAMS / "probe_throw.cpp"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, cp.stderr
+    out = tmp_path / "exp"
+    opts = ("--probe", "main,solve*,step*,deep*,after*") + (("--trace",) if mode == "trace" else ())
+    cp = run(out, exe, opts=opts)
+    assert cp.stdout == "solve 30 step 50 deep 100 caught 20\n", cp.stderr
+    calls = {p: c for p, (c, _) in paths_of(out).items()}
+    assert calls == probe_throw_paths()
+
+
+def test_cold_parts_of_functions_are_not_probed(tmp_path):
+    """GCC's `f.cold` holds f's unlikely blocks, entered by a jump from f: the word at its stack
+    pointer is no return address. `--probe 'step*'` on a -O2 build whose step has a cold part
+    (its throw) probes step only, and says why the cold part is skipped (was: its "return
+    address", a word of f's frame, replaced: a call counted that never was, and a crash when
+    the word mattered)."""
+    exe = tmp_path / "probe_throw"
+    cp = subprocess.run(["g++", "-O2", "-g", str(PROGRAMS / "probe_throw.cpp"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, cp.stderr
+    syms = subprocess.run(["nm", str(exe)], capture_output=True, text=True).stdout
+    assert re.search(r" _Z4stepi\.cold\b", syms), syms
+    out = tmp_path / "exp"
+    cp = run(out, exe, opts=("--probe", "step*,solve*"))
+    assert cp.stdout == "solve 30 step 50 deep 100 caught 20\n", cp.stderr
+    counted = {r["function"]: int(r["calls"]) for r in report_csv(out)
+               if r["process"] == "all" and r["thread"] == "all" and r["function"] != "plx_symbols"}
+    assert counted == {"step(int)": 50, "solve_outer(int)": 30, "solve_inner(int)": 30}, counted
+    text = plx("info", out).stdout
+    assert re.search(r"(?m)^ +_Z4stepi\.cold +skipped: a cold part of a function \(reached by a "
+                     r"jump, not a call\): it has no return address of its own$", text), text

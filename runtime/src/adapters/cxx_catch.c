@@ -11,6 +11,7 @@
  * (LD_PRELOAD, or linked first); a program with the C++ runtime linked statically binds its own. */
 #include "../core/hotpath.h"
 #include "cyg_profile.h"
+#include "probe/probe_api.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ void *__cxa_begin_catch(void *exception)
 {
     uintptr_t sp = PLX_CALLER_SP();
     struct plx_thread *t = plx_self;
+    plx_probe_caught(t, sp); /* always: the probed frames still running need their exits back */
     if (t && !t->guard && !t->dead && t->depth) {
         uintptr_t top = t->stack[t->depth - 1].sp;
         if (top != PLX_SP_NONE && top <= sp)

@@ -387,6 +387,12 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
         if (strcmp(s->name, unusual[i]) == 0)
             return "it returns twice or not at all (setjmp, vfork, context switches, entry "
                    "points): its return address cannot be replaced";
+    /* GCC's hot/cold splitting: `f.cold` (or `f.cold.N`) holds f's unlikely blocks, entered
+     * by a jump from f, so the word at the stack pointer there is no return address */
+    const char *cold = strstr(s->name, ".cold");
+    if (cold && (cold[5] == 0 || cold[5] == '.'))
+        return "a cold part of a function (reached by a jump, not a call): it has no return "
+               "address of its own";
     if (s->size < JMP_LEN) {
         snprintf(why, sizeof why, "too short: %llu bytes, the jump needs %d",
                  (unsigned long long)s->size, JMP_LEN);
@@ -463,12 +469,22 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
             put_abs_jmp(&q, (uintptr_t)x->operands[0].imm);
             continue;
         }
-        if (rel && in->id == X86_INS_CALL) { /* call *2(%rip); jmp +8; .quad target */
-            uintptr_t target = (uintptr_t)x->operands[0].imm;
-            static const unsigned char seq[] = {0xff, 0x15, 2, 0, 0, 0, 0xeb, 8};
-            memcpy(q, seq, sizeof seq);
-            memcpy(q + sizeof seq, &target, 8);
-            q += sizeof seq + 8;
+        if (rel && in->id == X86_INS_CALL) {
+            /* the call's own return address pushed (the instruction after it in the function,
+             * where its unwind and exception tables know the frame; a call is 5 bytes, so that
+             * is the end of the displaced ones), then a jump: lea -8(%rsp), %rsp (the flags
+             * kept); movl $lo, (%rsp); movl $hi, 4(%rsp); jmp *target */
+            uint64_t back = in->address + in->size;
+            uint32_t lo = (uint32_t)back, hi = (uint32_t)(back >> 32);
+            static const unsigned char lea[] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
+            memcpy(q, lea, sizeof lea);
+            q += sizeof lea;
+            q[0] = 0xc7; q[1] = 0x04; q[2] = 0x24;
+            memcpy(q + 3, &lo, 4);
+            q[7] = 0xc7; q[8] = 0x44; q[9] = 0x24; q[10] = 4;
+            memcpy(q + 11, &hi, 4);
+            q += 15;
+            put_abs_jmp(&q, (uintptr_t)x->operands[0].imm);
             continue;
         }
         int cc = rel ? condition_code(in) : -1;

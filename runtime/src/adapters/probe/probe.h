@@ -23,6 +23,7 @@ struct plx_probe {
 
 struct plx_probe_shadow {
     uintptr_t ret, fn;
+    uintptr_t *slot; /* where the return address is on the program's stack */
 };
 
 PLX_HIDDEN extern PLX_TLS struct plx_probe_shadow *plx_probe_shadow;
@@ -59,6 +60,7 @@ static inline void plx_probe_push(struct plx_thread *t, const struct plx_probe *
     struct plx_probe_shadow *s = &plx_probe_shadow[plx_probe_shadow_depth++];
     s->ret = *ret_slot;
     s->fn = p->fn;
+    s->slot = ret_slot;
     *ret_slot = (uintptr_t)plx_probe_exit_common;
 }
 

@@ -37,5 +37,10 @@ PLX_HIDDEN void plx_control_after_fork(void);
  * when not measuring, -2 when a stopped thread is inside the runtime (call again later). The
  * other threads stopped. */
 PLX_HIDDEN int plx_attach_stop(void);
+/* A C++ handler catches (cxx_catch.c's __cxa_begin_catch, called from the catching function,
+ * whose stack pointer at that call is `sp`): the probed frames below it are gone, closed in
+ * `t` (NULL, or a thread state that records nothing: only the shadow stack), and the others
+ * get the exit trampoline back (exceptions.c). */
+PLX_HIDDEN void plx_probe_caught(struct plx_thread *t, uintptr_t sp);
 
 #endif
