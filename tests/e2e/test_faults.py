@@ -353,6 +353,20 @@ def test_vfork_exec_leaves_the_parent_measured(programs, tmp_path):
 # (issue 30: the measured program is never harmed by the disk; nobody else's file is touched)
 
 
+def test_a_traced_run_keeps_no_reserved_room_on_the_disk(fib_bin, tmp_path):
+    """A traced process reserves 1 MiB beyond process.plx's end for its last records (a full
+    disk cannot take it); at its end what was not written goes back: every file of the
+    experiment holds no more blocks than its bytes need (was: 1 MiB a process kept, 1 GiB for
+    1,000 ranks)."""
+    out = tmp_path / "exp"
+    run(out, fib_bin, "10", opts=("--trace",))
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert any(f.name == "process.plx" for f in files), files
+    for f in files:
+        st = f.stat()
+        assert st.st_blocks * 512 <= -(-st.st_size // 4096) * 4096 + 4096, (f, st.st_size, st.st_blocks)
+
+
 @pytest.fixture(scope="module")
 def full_disk_bin(programs):
     return programs.get("full_disk.c", "-O0")

@@ -432,6 +432,8 @@ PLX_HIDDEN const char *plx_read_error(int err);
 
 /* ---- writer (writer.c) ------------------------------------------------------------------ */
 PLX_HIDDEN int plx_writer_open(void);
+/* The process's end: the room reserved beyond process.plx's end and not written freed. */
+PLX_HIDDEN void plx_writer_trim(void);
 PLX_HIDDEN void plx_writer_close(void);
 /* Frees the room kept on the disk for the process's last records (`.plx-reserve`). */
 PLX_HIDDEN void plx_writer_free_end_room(void);

@@ -166,6 +166,7 @@ void plx_process_end(int reason, int status)
     plx_enc_process_end(&rec, plx_ticks(), (uint8_t)reason, status,
                         (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     plx_rec_write(&rec, 0);
+    plx_writer_trim();
     plx_writer_close();
     for (int i = 0; i < nhooks; i++)
         if (hooks[i]->finished)

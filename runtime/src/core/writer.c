@@ -200,6 +200,16 @@ int plx_writer_open(void)
     return -1;
 }
 
+void plx_writer_trim(void)
+{
+    /* the room reserved beyond the end of process.plx for a trace's last records
+     * (open_file): what they did not take goes back to the file system (a truncation to the
+     * file's own size frees the blocks past it) */
+    struct stat st;
+    if (plx_cfg.trace && fds[0] >= 0 && fstat(fds[0], &st) == 0)
+        (void)ftruncate(fds[0], st.st_size);
+}
+
 void plx_writer_close(void)
 {
     for (int i = 0; i < 2; i++) {
