@@ -79,11 +79,11 @@ fn main() {
         cli::Command::Generate(a) => generate::generate(&a).map(|()| 0),
     };
     match result {
-        Ok(code) => std::process::exit(code),
-        Err(e) if e.code == 0 => {}
+        Ok(code) => par_mpi::end(code),
+        Err(e) if e.code == 0 => par_mpi::end(0),
         Err(e) => {
             eprintln!("plx: {}", e.message);
-            std::process::exit(e.code);
+            par_mpi::end(e.code);
         }
     }
 }

@@ -105,10 +105,11 @@ impl Job {
         })
     }
 
-    /// MPI_Finalize.
+    /// MPI_Finalize. The process then ends by [`end`].
     pub fn finish(self) {
         // SAFETY: after every collective call
         unsafe { (self.finalize)() };
+        FINALIZED.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Ends the whole job (a rank that failed: the others would wait for it forever).
@@ -193,4 +194,22 @@ impl Exchange for Job {
         unsafe { (self.free)(out) };
         Ok(v)
     }
+}
+
+static FINALIZED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ends a process that joined an MPI job with status `code`, its output flushed. After
+/// MPI_Finalize it skips the exit handlers and library destructors (`_exit`): Open MPI's, in
+/// the library loaded with dlopen, crashed a rank at its exit now and then (SIGSEGV after its
+/// whole output, `plx waits --parallel` under load), turning a finished analysis into a failed
+/// job.
+pub fn end(code: i32) -> ! {
+    if FINALIZED.load(std::sync::atomic::Ordering::SeqCst) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // SAFETY: _exit ends the process; every output this process writes is flushed above
+        unsafe { libc::_exit(code) };
+    }
+    std::process::exit(code)
 }
