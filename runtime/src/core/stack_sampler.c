@@ -202,7 +202,11 @@ static int load_unwinder(void)
         plx_warn("call-stack sampling off: libunwind.so.8 lacks unw_init_local2");
         return -1;
     }
-    caching(*space, UNW_CACHE_PER_THREAD); /* no lock in a signal handler */
+    /* a per-thread cache takes no lock in the handler; a libunwind built without thread-local
+     * storage (Debian's 1.6: no HAVE___THREAD) keeps its global cache instead, whose lock
+     * blocks every signal while held (lock_acquire's sigprocmask), so a handler never
+     * interrupts its own thread's holder: it waits only for another thread's unwind */
+    caching(*space, UNW_CACHE_PER_THREAD);
     return 0;
 #else
     plx_warn("call-stack sampling off: libplx was built without libunwind (libunwind-dev)");
