@@ -148,6 +148,27 @@ def test_samples_hang_under_the_api_region_open(tmp_path, mode):
     assert not [p for t, p, r in rows if t == "main" and "solve" in p and "beta" in p]
 
 
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_samples_in_a_library_loaded_where_another_was_unloaded(programs, tmp_path, mode):
+    """Plugin A, B, then A again at one address (dlclose between), each spinning in a function
+    the compiler hooks do not see: the samples at that address are A's, B's, then A's."""
+    a = programs.get("reload_a.c", "-O0", "-shared", "-fPIC", name="libreload_a")
+    b = programs.get("reload_b.c", "-O0", "-shared", "-fPIC", name="libreload_b")
+    main = programs.get("reload_main.c", "-O0", "-ldl")
+    out = tmp_path / "exp"
+    cp = run(out, main, a, b, "100000000",
+             opts=("--sample=1000",) + (("--trace",) if mode == "trace" else ()))
+    assert "same address" in cp.stdout
+    truth = dict(truths(cp.stdout))
+    rows = sampled_rows(out)
+    for function, source in (("alpha_spin", "reload_a.c"), ("beta_spin", "reload_b.c")):
+        path, row = estimate(rows, "main", (function,))
+        assert path == ("main", function)
+        assert row["file"] == str(PROGRAMS / source)
+        assert_within(float(row["inclusive_s"]), truth[("main", function)], function)
+    assert not [p for t, p, r in rows if "[unknown]" in p]
+
+
 def test_samples_lost_when_the_tree_is_full_are_counted(tmp_path):
     # 80 calls deep: every stack has more frames than a tree of 64 holds
     prog = compile_plain(tmp_path / "deep", "gcc", "-DDEEP")

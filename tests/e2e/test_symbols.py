@@ -3,8 +3,11 @@
 
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
+from plx_codec import decode, read_file
+from plx_schema import RECORDS
 
 from conftest import (
     PROGRAMS,
@@ -15,6 +18,7 @@ from conftest import (
     build,
     have,
     info,
+    process_dirs,
     report_csv,
     report_json,
     run,
@@ -100,6 +104,43 @@ def test_dlopen_plugin(plugin_exp):
     fns = functions_of(report_json(out)["total"])
     assert fns["plugin_work"]["file"] == str(PROGRAMS / "plugin.c")
     assert fns["plugin_helper"]["file"] == str(PROGRAMS / "plugin.c")
+
+
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_library_loaded_where_another_was_unloaded(programs, tmp_path, mode):
+    """Plugin A, B, then A again, each unloaded (dlclose) before the next is loaded at the same
+    address: each function is counted and named as the library it ran in."""
+    a = programs.get("reload_a.c", "-O0", "-shared", "-fPIC", name="libreload_a")
+    b = programs.get("reload_b.c", "-O0", "-shared", "-fPIC", name="libreload_b")
+    main = programs.get("reload_main.c", "-O0", "-ldl")
+    out = tmp_path / "exp"
+    cp = run(out, main, a, b, opts=("--trace",) if mode == "trace" else ())
+    assert cp.stdout.split("\n")[:4] == ["90", "380", "870", "same address"]
+    paths = callpath_rows(report_csv(out, "--callpath"))
+    got = {p: int(r["calls"]) for p, r in paths.items() if p[0] == "main"}
+    assert got == {
+        ("main",): 1,
+        ("main", "plugin_entry"): 3,
+        ("main", "plugin_entry", "alpha_work"): 40,
+        ("main", "plugin_entry", "beta_work"): 20,
+    }
+    fns = functions_of(report_json(out)["total"])
+    assert fns["alpha_work"]["file"] == str(PROGRAMS / "reload_a.c")
+    assert fns["beta_work"]["file"] == str(PROGRAMS / "reload_b.c")
+    assert "warnings: none" in info(out).stdout
+    # A loaded again where it was is the module it was, with its regions: a plugin loaded and
+    # unloaded in a loop defines its functions once
+    _kind, records = read_file(process_dirs(out)[0] / "process.plx")
+    defs = [(RECORDS[t][0], decode(t, p)) for t, p in records if RECORDS.get(t, ("",))[0] in
+            ("Module", "RegionDef")]
+    modules = {d["module_id"]: d["path"] for name, d in defs if name == "Module"}
+    plugins = sorted(Path(p).name for p in modules.values() if "libreload" in p)
+    assert plugins == [Path(a).name, Path(b).name]
+    regions = sorted((d["name"], Path(modules[d["module_id"]]).name) for name, d in defs
+                     if name == "RegionDef" and d["module_id"] in modules
+                     and "libreload" in modules[d["module_id"]])
+    assert regions == sorted([("alpha_work", a.name), ("plugin_entry", a.name),
+                              ("beta_work", b.name), ("plugin_entry", b.name)])
 
 
 def test_plain_instrumented_build(tmp_path):

@@ -100,6 +100,9 @@ PLX_HIDDEN void plx_region_bind(uintptr_t fn, uint32_t region, int hide);
 PLX_HIDDEN uint32_t plx_region_of_text(const char *name, int kind);
 PLX_HIDDEN void plx_region_throttle(uint32_t id, uint64_t calls, uint64_t ticks);
 PLX_HIDDEN int plx_region_is_excluded(uint32_t id);
+/* After a dlclose: the functions of every library unloaded leave the address table, so that
+ * code loaded later at their addresses gets regions of its own (slow path only). */
+PLX_HIDDEN void plx_regions_unloaded(void);
 PLX_HIDDEN void plx_regions_rewrite(void); /* after fork: definitions into the new file */
 /* After a reload of the counter contexts: every function's PLX_REGION_COUNTERS bit again. */
 PLX_HIDDEN void plx_regions_recount(void);
@@ -374,6 +377,12 @@ PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
  * PLX_NO_INDEX. Not from a signal handler. */
 PLX_HIDDEN uint32_t plx_module_of(uintptr_t addr);
 PLX_HIDDEN uint32_t plx_module_known(uintptr_t addr);
+/* The modules unloaded since the last call (dl_iterate_phdr's count of unloads changed), at most
+ * `cap` of them into `ids`, marked gone: no address is theirs any more. 0 when none, or when the
+ * calling thread is inside the symbol table (the runtime's own dlclose). */
+PLX_HIDDEN uint32_t plx_symbols_unloaded(uint32_t *ids, uint32_t cap);
+/* Async-signal-safe: whether module `id` is unloaded (and not loaded again where it was). */
+PLX_HIDDEN int plx_module_gone(uint32_t id);
 
 /* ---- CPU sampler (sampler.c) ------------------------------------------------------------ */
 PLX_HIDDEN void plx_sampler_start(void);

@@ -2,7 +2,13 @@
  *
  * Readers (the hot path) never lock: a slot's value is stored before its key is published with
  * release order. Writers hold `lock`, a spin lock that is only taken on first sight of a new
- * function or name, with the thread's re-entry guard set. */
+ * function or name, with the thread's re-entry guard set.
+ *
+ * A function of an unloaded library (dlclose) leaves the address table: its slot's key becomes
+ * the address with RETIRED set, which no lookup matches but which keeps the probe sequence
+ * whole, so the next code at that address is resolved afresh, in the module loaded there. A
+ * retired slot whose module is loaded again (the same file at the same place) is revived,
+ * region and all; slots are never emptied. */
 #include "counters.h"
 
 #include <sched.h>
@@ -13,6 +19,7 @@
 
 #define FN_SLOTS (1u << 21)
 #define NAME_SLOTS (1u << 16)
+#define RETIRED ((uintptr_t)1 << 63) /* above every user-space address */
 
 struct plx_slot *plx_fn_slots;
 uint32_t plx_fn_mask = 0;
@@ -108,6 +115,27 @@ static int outlined_by_llvm(const char *name)
     return strncmp(name, ".omp_", 5) == 0;
 }
 
+/* Under the lock: the retired slot of `addr` in `module`, published again (its value in *out)
+ * with the patching of its hooks to be tried again in the code loaded anew. */
+static int revive(uintptr_t addr, uint32_t module, uint32_t *out)
+{
+    if (module == PLX_NO_INDEX)
+        return 0;
+    for (uint32_t i = plx_hash_ptr(addr) & plx_fn_mask;; i = (i + 1) & plx_fn_mask) {
+        uintptr_t k = atomic_load_explicit(&plx_fn_slots[i].key, memory_order_relaxed);
+        if (k == 0)
+            return 0;
+        uint32_t v = atomic_load_explicit(&plx_fn_slots[i].value, memory_order_relaxed);
+        if (k != (addr | RETIRED) || info[v & PLX_REGION_ID_MASK].module_id != module)
+            continue;
+        v &= ~(PLX_REGION_ENTER_TRIED | PLX_REGION_EXIT_TRIED);
+        atomic_store_explicit(&plx_fn_slots[i].value, v, memory_order_relaxed);
+        atomic_store_explicit(&plx_fn_slots[i].key, addr, memory_order_release);
+        *out = v;
+        return 1;
+    }
+}
+
 uint32_t plx_region_of_address_slow(uintptr_t addr)
 {
     if (addr == 0)
@@ -130,7 +158,12 @@ uint32_t plx_region_of_address_slow(uintptr_t addr)
         struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
         char buf[32];
         const char *name;
-        if (plx_symbol_lookup(addr, &sym) == 0) {
+        int found = plx_symbol_lookup(addr, &sym);
+        if (revive(addr, sym.module_id, &value)) {
+            lock_give();
+            return value;
+        }
+        if (found == 0) {
             name = sym.name;
         } else {
             snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
@@ -278,6 +311,27 @@ void plx_region_mark(uintptr_t addr, uint32_t bits)
         if (k == 0)
             return;
         i = (i + 1) & plx_fn_mask;
+    }
+}
+
+void plx_regions_unloaded(void)
+{
+    uint32_t gone[64];
+    uint32_t n;
+    while ((n = plx_symbols_unloaded(gone, 64)) > 0) {
+        lock_take();
+        uint32_t count = atomic_load_explicit(&plx_region_count, memory_order_relaxed);
+        for (uint32_t id = 0; id < count; id++) {
+            struct region_info *r = &info[id];
+            if (r->kind != PLX_KIND_FUNCTION || !r->slot ||
+                atomic_load_explicit(&r->slot->key, memory_order_relaxed) != r->address)
+                continue;
+            for (uint32_t j = 0; j < n; j++)
+                if (r->module_id == gone[j])
+                    atomic_store_explicit(&r->slot->key, r->address | RETIRED,
+                                          memory_order_release);
+        }
+        lock_give();
     }
 }
 

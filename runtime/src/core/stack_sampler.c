@@ -254,8 +254,11 @@ static uint32_t frame_of(struct plx_samples *s, uint32_t parent, uint32_t node, 
             return s->n - 1;
         }
         struct frame *fr = &s->frames[f - 1];
+        /* a frame in an unloaded library stays its own: code loaded at its address later gets
+         * frames of its own */
         if (fr->address == address && fr->parent == parent && fr->node == node &&
-            (fr->module == REGION_MODULE) == region)
+            (fr->module == REGION_MODULE) == region &&
+            (region || fr->module == PLX_NO_INDEX || !plx_module_gone(fr->module)))
             return f - 1;
     }
 }

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +37,7 @@ struct module {
     size_t nsyms;
     const struct source_module *files; /* its functions named by file rules, once looked up */
     int files_tried;
+    int gone; /* unloaded (dlclose): no address is its until a load of the same file revives it */
 };
 
 /* One module of the PLX_SOURCE_FILES list: its functions' offsets, ascending, and files. */
@@ -58,6 +60,8 @@ static struct module modules_table[MAX_MODULES]; /* static: leak checkers see wh
 static struct module *modules;
 static uint32_t nmodules;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
+static PLX_TLS int holding; /* this thread holds `lock` (the runtime's own dlclose under it) */
+static unsigned long long subs_seen; /* dl_iterate_phdr's count of unloads, last looked at */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
 static void write_module(uint32_t id)
@@ -100,25 +104,33 @@ static void note_build_id(const struct dl_phdr_info *di, uintptr_t lo, uintptr_t
     }
 }
 
-static int add_module(struct dl_phdr_info *di, size_t size, void *data)
+/* The address range [*lo, *hi) of di's PT_LOAD segments (*hi 0 when it has none). */
+static void load_range(const struct dl_phdr_info *di, uintptr_t *lo, uintptr_t *hi)
 {
-    (void)size;
-    (void)data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    *lo = UINTPTR_MAX;
+    *hi = 0;
     for (int i = 0; i < di->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &di->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
         uintptr_t a = di->dlpi_addr + ph->p_vaddr;
-        if (a < lo)
-            lo = a;
-        if (a + ph->p_memsz > hi)
-            hi = a + ph->p_memsz;
+        if (a < *lo)
+            *lo = a;
+        if (a + ph->p_memsz > *hi)
+            *hi = a + ph->p_memsz;
     }
+}
+
+static int add_module(struct dl_phdr_info *di, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    uintptr_t lo, hi;
+    load_range(di, &lo, &hi);
     if (hi == 0)
         return 0;
     for (uint32_t i = 0; i < nmodules; i++)
-        if (modules[i].lo == lo && modules[i].base == di->dlpi_addr)
+        if (modules[i].lo == lo && modules[i].base == di->dlpi_addr && !modules[i].gone)
             return 0;
     if (nmodules >= MAX_MODULES)
         return 1;
@@ -137,6 +149,16 @@ static int add_module(struct dl_phdr_info *di, size_t size, void *data)
     m->lo = lo;
     m->hi = hi;
     note_build_id(di, lo, hi, m->build_id, sizeof m->build_id);
+    /* the same file (by build-id) loaded again where it was: the module it was, its regions
+     * revived (plx_region_of_address_slow) */
+    for (uint32_t i = 0; i < nmodules; i++) {
+        struct module *o = &modules[i];
+        if (o->gone && o->lo == lo && o->hi == hi && o->base == m->base && m->build_id[0] &&
+            strcmp(o->build_id, m->build_id) == 0 && strcmp(o->path, m->path) == 0) {
+            __atomic_store_n(&o->gone, 0, __ATOMIC_RELEASE);
+            return 0;
+        }
+    }
     write_module(nmodules);
     /* published whole, its Module record written: plx_module_known reads without the lock */
     __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);
@@ -144,6 +166,14 @@ static int add_module(struct dl_phdr_info *di, size_t size, void *data)
 }
 
 PLX_TLS volatile int plx_in_phdr;
+
+/* dl_iterate_phdr's count of unloads (the same in every entry). */
+static int read_subs(struct dl_phdr_info *di, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof di->dlpi_subs)
+        *(unsigned long long *)data = di->dlpi_subs;
+    return 1;
+}
 
 /* Every loaded module through add_module, flagged for the sampler (plx_in_phdr). */
 static void walk_modules(void)
@@ -332,7 +362,7 @@ static const char *source_file_of(struct module *m, uint64_t offset)
 static struct module *module_of(uintptr_t addr)
 {
     for (uint32_t i = 0; i < nmodules; i++)
-        if (addr >= modules[i].lo && addr < modules[i].hi)
+        if (addr >= modules[i].lo && addr < modules[i].hi && !modules[i].gone)
             return &modules[i];
     return NULL;
 }
@@ -411,15 +441,22 @@ uint32_t plx_module_of(uintptr_t addr)
 }
 
 /* Async-signal-safe (no lock, no lookup of new modules): the module holding addr among those
- * already recorded, PLX_NO_INDEX if none. Entries are never changed once published. */
+ * already recorded and loaded, PLX_NO_INDEX if none. Entries are never changed once published
+ * but for their `gone` flag. */
 uint32_t plx_module_known(uintptr_t addr)
 {
     const struct module *m = modules;
     uint32_t n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; m && i < n; i++)
-        if (addr >= m[i].lo && addr < m[i].hi)
+        if (addr >= m[i].lo && addr < m[i].hi && !__atomic_load_n(&m[i].gone, __ATOMIC_ACQUIRE))
             return i;
     return PLX_NO_INDEX;
+}
+
+int plx_module_gone(uint32_t id)
+{
+    return id < __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&modules[id].gone, __ATOMIC_ACQUIRE);
 }
 
 void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)
@@ -429,8 +466,11 @@ void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, vo
     while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
         sched_yield();
     walk_modules();
+    holding = 1;
     for (uint32_t i = 0; i < nmodules; i++) {
         struct module *m = &modules[i];
+        if (m->gone)
+            continue;
         if (!m->loaded)
             load_symbols(m);
         void *handle = NULL;
@@ -453,6 +493,7 @@ void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, vo
         if (handle)
             dlclose(handle);
     }
+    holding = 0;
     atomic_flag_clear_explicit(&lock, memory_order_release);
 }
 
@@ -461,4 +502,47 @@ void plx_modules_rewrite(void)
     atomic_flag_clear(&lock);
     for (uint32_t i = 0; i < nmodules; i++)
         write_module(i);
+}
+
+
+/* Marks in `seen` the recorded module that di is (as add_module matches them). */
+static int mark_loaded(struct dl_phdr_info *di, size_t size, void *seen)
+{
+    (void)size;
+    uintptr_t lo, hi;
+    load_range(di, &lo, &hi);
+    for (uint32_t i = 0; i < nmodules; i++)
+        if (modules[i].lo == lo && modules[i].base == di->dlpi_addr && !modules[i].gone)
+            ((unsigned char *)seen)[i] = 1;
+    return 0;
+}
+
+uint32_t plx_symbols_unloaded(uint32_t *ids, uint32_t cap)
+{
+    if (!modules || holding)
+        return 0;
+    unsigned long long subs = 0;
+    plx_in_phdr++;
+    dl_iterate_phdr(read_subs, &subs);
+    plx_in_phdr--;
+    if (subs == __atomic_load_n(&subs_seen, __ATOMIC_RELAXED))
+        return 0; /* nothing unloaded since the last look */
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    static unsigned char seen[MAX_MODULES];
+    memset(seen, 0, nmodules);
+    plx_in_phdr++;
+    dl_iterate_phdr(mark_loaded, seen);
+    plx_in_phdr--;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nmodules && n < cap; i++) {
+        if (seen[i] || modules[i].gone)
+            continue;
+        __atomic_store_n(&modules[i].gone, 1, __ATOMIC_RELEASE);
+        ids[n++] = i;
+    }
+    if (n < cap) /* all of them told: the next look starts from this count */
+        __atomic_store_n(&subs_seen, subs, __ATOMIC_RELAXED);
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+    return n;
 }
