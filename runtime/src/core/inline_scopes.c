@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 struct dw_module {
     uintptr_t bias; /* the link map's l_addr: address - bias = the file's address */
     Dwarf *dw;      /* NULL: no debug information */
+    int fd;
 };
 
 struct answer {
@@ -38,6 +40,7 @@ struct answer {
 
 static struct {
     Dwarf *(*begin)(int, Dwarf_Cmd);
+    int (*end)(Dwarf *);
     Dwarf_Die *(*addrdie)(Dwarf *, Dwarf_Addr, Dwarf_Die *);
     int (*child)(Dwarf_Die *, Dwarf_Die *);
     int (*siblingof)(Dwarf_Die *, Dwarf_Die *);
@@ -60,6 +63,7 @@ static int load_libdw(void)
     if (!h)
         return -1;
     dw.begin = (Dwarf *(*)(int, Dwarf_Cmd))dlsym(h, "dwarf_begin");
+    dw.end = (int (*)(Dwarf *))dlsym(h, "dwarf_end");
     dw.addrdie = (Dwarf_Die * (*)(Dwarf *, Dwarf_Addr, Dwarf_Die *)) dlsym(h, "dwarf_addrdie");
     dw.child = (int (*)(Dwarf_Die *, Dwarf_Die *))dlsym(h, "dwarf_child");
     dw.siblingof = (int (*)(Dwarf_Die *, Dwarf_Die *))dlsym(h, "dwarf_siblingof");
@@ -71,7 +75,7 @@ static int load_libdw(void)
                          uint8_t *))dlsym(h, "dwarf_nextcu");
     dw.offdie = (Dwarf_Die * (*)(Dwarf *, Dwarf_Off, Dwarf_Die *)) dlsym(h, "dwarf_offdie");
     dw.haspc = (int (*)(Dwarf_Die *, Dwarf_Addr))dlsym(h, "dwarf_haspc");
-    return dw.begin && dw.addrdie && dw.child && dw.siblingof && dw.tag && dw.attr_integrate && dw.formstring &&
+    return dw.begin && dw.end && dw.addrdie && dw.child && dw.siblingof && dw.tag && dw.attr_integrate && dw.formstring &&
                    dw.nextcu && dw.offdie && dw.haspc
                ? 0
                : -1;
@@ -92,6 +96,7 @@ static struct dw_module *module_at(uintptr_t pc)
     struct dw_module *m = &modules[nmodules++];
     m->bias = lm->l_addr;
     m->dw = NULL;
+    m->fd = -1;
     const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -105,6 +110,8 @@ static struct dw_module *module_at(uintptr_t pc)
     m->dw = dw.begin(fd, DWARF_C_READ);
     if (!m->dw)
         close(fd);
+    else
+        m->fd = fd;
     return m;
 }
 
@@ -204,12 +211,41 @@ static int compute(uintptr_t pc, const char ***out)
     return k;
 }
 
+/* dl_iterate_phdr's count of unloads (the same in every entry). */
+static int read_subs(struct dl_phdr_info *di, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof di->dlpi_subs)
+        *(unsigned long long *)data = di->dlpi_subs;
+    return 1;
+}
+
+/* A library unloaded (dlclose) since the last question: another may be at its addresses, so
+ * every module and answer kept is dropped. */
+static void forget_unloaded(void)
+{
+    static unsigned long long subs_seen;
+    unsigned long long subs = 0;
+    dl_iterate_phdr(read_subs, &subs);
+    if (subs == subs_seen)
+        return;
+    subs_seen = subs;
+    for (int i = 0; i < nmodules; i++)
+        if (modules[i].dw) {
+            dw.end(modules[i].dw);
+            close(modules[i].fd);
+        }
+    nmodules = 0;
+    memset(answers, 0, sizeof answers);
+}
+
 int plx_inline_scopes(uintptr_t pc, const char *const **names)
 {
     while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
         sched_yield();
     if (!loaded)
         loaded = load_libdw() == 0 ? 1 : -1;
+    if (loaded > 0)
+        forget_unloaded();
     int n = -1;
     if (loaded > 0 && pc) {
         size_t slot = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 54) & (ANSWERS - 1);
