@@ -1593,3 +1593,98 @@ def test_lock_taken_inside_malloc_does_not_deadlock(name, form, tmp_path):
     assert cp.returncode == 0, _fail_message(cp)
     assert "population" in cp.stdout
     assert comm_matrix(out) == ring(ranks, steps, size)
+
+
+# ---------------------------------------------------------------------------------------------
+# programs/mpi_more.c: matched probes, MPI_Isendrecv, communicators some ranks never use
+
+
+class MoreRuns:
+    """programs/mpi_more.c built once with an implementation's mpicc; each mode traced on 3
+    ranks under its launcher, once."""
+
+    def __init__(self, impl, root):
+        self.impl, self.root, self.exps = impl, root, {}
+        self.exe = root / "mpi_more"
+        cp = subprocess.run([impl.mpicc, "-g", "-O1", str(PROGRAMS / "mpi_more.c"), "-o",
+                             str(self.exe)], capture_output=True, text=True, env=clean_env())
+        assert cp.returncode == 0, _fail_message(cp)
+
+    def exp(self, mode):
+        if mode not in self.exps:
+            out = self.root / mode
+            cp = subprocess.run(self.impl.mpirun_cmd(3, PLX, "run", "-o", out, "--trace", "--",
+                                                     self.exe, mode),
+                                capture_output=True, text=True, env=clean_env(),
+                                timeout=MPIRUN_TIMEOUT)
+            assert cp.returncode == 0 and "mpi_more ok" in cp.stdout, _fail_message(cp)
+            self.exps[mode] = out
+        return self.exps[mode]
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def more_runs(request, tmp_path_factory):
+    impl = IMPLS[request.param]
+    impl.require()
+    return MoreRuns(impl, tmp_path_factory.mktemp("more-" + request.param))
+
+
+def check_more_messages(exp, pairs):
+    """The rank and thread matrices are PAIRS ({(sender, receiver): (messages, bytes)}, every
+    thread a main one), every message matched, no warning."""
+    header, rows, cp = comm_rows(exp)
+    assert "warning" not in cp.stderr, cp.stderr
+    assert comm_matrix(exp) == pairs
+    cp = plx("comm", exp, "--by", "thread", "--format", "csv")
+    assert "warning" not in cp.stderr, cp.stderr
+    assert comm_matrix(exp, "--by", "thread") == {
+        ("%d.0" % s, "%d.0" % d): v for (s, d), v in pairs.items()}
+    doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
+    assert doc["source"] == "trace" and doc["matched"] == sum(n for n, _ in pairs.values())
+    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
+    warnings = info(exp).stdout.partition("\nwarnings:")[2]
+    assert warnings.strip() == "none", warnings
+
+
+def test_matched_probes_received(more_runs):
+    """MPI_Mprobe/MPI_Improbe + MPI_Mrecv/MPI_Imrecv: each message received where it was probed
+    (its communicator a duplicate for one), MPI_MESSAGE_NO_PROC's receive no message."""
+    exp = more_runs.exp("mprobe")
+    check_more_messages(exp, {(1, 0): (2, 12 + 20), (2, 0): (1, 28)})
+    calls = mpi_calls(calls_by_rank(exp)[0])
+    assert calls["MPI_Improbe"] >= 1
+    del calls["MPI_Improbe"]
+    assert calls == {"MPI_Init": 1, "MPI_Comm_dup": 1, "MPI_Comm_free": 1, "MPI_Mprobe": 3,
+                     "MPI_Mrecv": 3, "MPI_Imrecv": 1, "MPI_Wait": 1, "MPI_Finalize": 1}
+
+
+def test_isendrecv_recorded(more_runs):
+    """MPI 4.0's MPI_Isendrecv and MPI_Isendrecv_replace (MPICH; Open MPI 4.1 has neither):
+    the send at the post, the receive at the MPI_Wait."""
+    if more_runs.impl.name != "MPICH":
+        pytest.skip("%s has no MPI_Isendrecv" % more_runs.impl.name)
+    exp = more_runs.exp("isendrecv")
+    pairs = {}
+    for r in range(3):
+        pairs[(r, (r + 1) % 3)] = (4, 4 * 12)
+        pairs[(r, (r - 1) % 3)] = (2, 2 * 8)
+    check_more_messages(exp, pairs)
+    for rank, fns in calls_by_rank(exp).items():
+        assert mpi_calls(fns) == {"MPI_Init": 1, "MPI_Isendrecv": 4, "MPI_Isendrecv_replace": 2,
+                                  "MPI_Wait": 6, "MPI_Finalize": 1}, rank
+
+
+@pytest.mark.parametrize("mode", ["idup", "cart", "creategroup", "dupinfo", "splittype",
+                                  "cartsub", "graph", "distgraph", "adjacent"])
+def test_communicator_used_by_some_ranks(more_runs, mode):
+    """A communicator made by MODE's routine is defined by every rank at its creation, used by
+    two of three: the ring on a later duplicate is matched on every rank (the same ordinals)."""
+    exp = more_runs.exp(mode)
+    # world 0 -> 2: 3 ints on C2 and 3 on the ring; the ring (REV reversed): 2 -> 1, 1 -> 0
+    check_more_messages(exp, {(0, 2): (2, 24), (1, 0): (1, 8), (2, 1): (1, 4)})
+    # MPI_COMM_WORLD, MPI_COMM_SELF, REV, C2 (and cartsub's 2-D grid), the ring's: on each rank
+    n = 6 if mode == "cartsub" else 5
+    text = info(exp).stdout
+    assert re.findall(r"(?m)^  communicators (\d+)$", text) == [str(n)] * 3, text
+    assert re.search(r"(?m)^MPI: 3 rank\(s\) of a world of 3, %d communicator\(s\), " % (n + 2),
+                     text), text

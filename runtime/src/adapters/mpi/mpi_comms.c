@@ -1,5 +1,7 @@
 /* Communicators: a process-local id per communicator and the world rank of each of its ranks,
- * defined on first sight (cold) and found afterwards by a lock-free lookup. */
+ * defined when created (mpi_commops.c: every member creates them in the same order, which the
+ * ordinals rest on) or on first sight of one made otherwise (cold), and found afterwards by a
+ * lock-free lookup. */
 #include "mpi_internal.h"
 
 #include <sched.h>
@@ -83,22 +85,23 @@ static uint32_t *world_ranks(MPI_Group group, int size)
     return w;
 }
 
-/* Called with the lock held. */
-static struct plx_comm *define(MPI_Comm comm)
+/* Called with the lock held; the groups are those of `like` (the communicator itself, or the
+ * one an MPI_Comm_idup copies). */
+static struct plx_comm *define(MPI_Comm comm, MPI_Comm like)
 {
     if (ndefined >= COMM_SLOTS)
         return NULL;
     int inter = 0, size = 0, local_size = 0;
     MPI_Group group, local = MPI_GROUP_NULL;
-    PMPI_Comm_test_inter(comm, &inter);
+    PMPI_Comm_test_inter(like, &inter);
     if (inter) {
-        PMPI_Comm_remote_size(comm, &size);
-        PMPI_Comm_remote_group(comm, &group);
-        PMPI_Comm_size(comm, &local_size);
-        PMPI_Comm_group(comm, &local);
+        PMPI_Comm_remote_size(like, &size);
+        PMPI_Comm_remote_group(like, &group);
+        PMPI_Comm_size(like, &local_size);
+        PMPI_Comm_group(like, &local);
     } else {
-        PMPI_Comm_size(comm, &size);
-        PMPI_Comm_group(comm, &group);
+        PMPI_Comm_size(like, &size);
+        PMPI_Comm_group(like, &group);
     }
     struct plx_comm *c = calloc(1, sizeof *c);
     if (c) {
@@ -138,7 +141,7 @@ static struct plx_comm *lookup(uintptr_t k)
     return NULL;
 }
 
-struct plx_comm *plx_mpi_comm(MPI_Comm comm)
+static struct plx_comm *get(MPI_Comm comm, MPI_Comm like)
 {
     uintptr_t k = key_of(comm);
     struct plx_comm *c = lookup(k);
@@ -147,7 +150,7 @@ struct plx_comm *plx_mpi_comm(MPI_Comm comm)
     while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
         sched_yield();
     c = lookup(k);
-    if (!c && (c = define(comm)) != NULL) {
+    if (!c && (c = define(comm, like)) != NULL) {
         for (uint32_t i = hash(k);; i = (i + 1) & (COMM_SLOTS - 1)) {
             uintptr_t s = atomic_load_explicit(&slots[i].key, memory_order_relaxed);
             if (s == 0 || s == (uintptr_t)-2) { /* empty or freed */
@@ -159,6 +162,16 @@ struct plx_comm *plx_mpi_comm(MPI_Comm comm)
     }
     atomic_flag_clear_explicit(&lock, memory_order_release);
     return c;
+}
+
+struct plx_comm *plx_mpi_comm(MPI_Comm comm)
+{
+    return get(comm, comm);
+}
+
+struct plx_comm *plx_mpi_comm_copy(MPI_Comm comm, MPI_Comm of)
+{
+    return get(comm, of);
 }
 
 /* A freed handle may be reused for a new communicator: its slot is marked freed (kept for

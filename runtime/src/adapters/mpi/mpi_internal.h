@@ -24,17 +24,22 @@ PLX_HIDDEN extern int plx_mpi_ready; /* MPI initialised and not finalised */
 /* communicators (mpi_comms.c) */
 PLX_HIDDEN void plx_mpi_comms_init(void);
 PLX_HIDDEN struct plx_comm *plx_mpi_comm(MPI_Comm comm); /* defines it on first sight */
+/* An MPI_Comm_idup's new communicator, defined with the members of the one it copies (its own
+ * may be asked for only once the idup completes). */
+PLX_HIDDEN struct plx_comm *plx_mpi_comm_copy(MPI_Comm comm, MPI_Comm of);
 PLX_HIDDEN void plx_mpi_comm_forget(MPI_Comm comm);
 PLX_HIDDEN uint32_t plx_mpi_world_rank(const struct plx_comm *c, int rank);
 PLX_HIDDEN const struct plx_comm *plx_mpi_comm_by_id(uint32_t id);
 
 /* requests (mpi_requests.c) */
-enum { PLX_REQ_SEND = 1, PLX_REQ_RECV = 2, PLX_REQ_COLL = 3 };
+/* PLX_REQ_SENDRECV: an MPI_Isendrecv's request, a send and a receive; PLX_REQ_MSG: a matched
+ * message (MPI_Message) and its communicator, no request */
+enum { PLX_REQ_SEND = 1, PLX_REQ_RECV = 2, PLX_REQ_COLL = 3, PLX_REQ_SENDRECV = 4, PLX_REQ_MSG = 5 };
 struct plx_req {
     _Atomic uintptr_t key; /* the MPI_Request handle; 0 empty, 1 deleted */
     uint8_t kind, persistent;
     uint8_t mode;          /* a send's mode (0 standard, 1 synchronous, 2 buffered, 3 ready) */
-    uint32_t region, comm, peer;
+    uint32_t region, comm, peer; /* (an MPI_Isendrecv's: its receive's source, tag and buffer) */
     int32_t tag;
     uint64_t bytes;
     uint32_t thread;       /* a posted send: the thread that recorded it, and its number there */
@@ -48,6 +53,11 @@ PLX_HIDDEN void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_
 PLX_HIDDEN struct plx_req *plx_mpi_req_find(MPI_Request r);
 PLX_HIDDEN void plx_mpi_req_remove(struct plx_req *e);
 PLX_HIDDEN uintptr_t plx_mpi_req_key(MPI_Request r);
+/* A message matched by MPI_Mprobe or MPI_Improbe on communicator `comm` (an id); taken (and
+ * forgotten) by the MPI_Mrecv or MPI_Imrecv that receives it: its communicator's id, or
+ * PLX_NO_PEER when unknown. */
+PLX_HIDDEN void plx_mpi_msg_add(MPI_Message m, uint32_t comm);
+PLX_HIDDEN uint32_t plx_mpi_msg_take(MPI_Message m);
 
 /* recording (mpi_record.c, on the runtime's message records: core/messages.c) */
 PLX_HIDDEN uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,

@@ -105,6 +105,90 @@ PLX_MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
                  if (rc_ == MPI_SUCCESS) plx_mpi_received(t, rid, c, st_, 0));
 }
 
+#if MPI_VERSION >= 4
+/* MPI 4.0's nonblocking send-receive (MPICH; not in Open MPI 4.1): the send leaves at the post
+ * (recorded before PMPI's call, as MPI_Isend's), the receive is posted at the routine's entry and
+ * recorded by the Wait/Test that completes the one request, with the send's completion. Its
+ * entry keeps the receive's side (source as a world rank, tag, the buffer's bytes): MPICH 4.0
+ * does not set the request's status reliably (plx_mpi_completed). */
+#define ISENDRECV(NAME, CALL, dest, stag, count, type, source, rtag, rcount, rtype)           \
+    PLX_MPI_WRAP(                                                                          \
+        NAME, CALL, const struct plx_comm *c = plx_mpi_comm(comm);                         \
+        uint64_t posted_ = plx_ext_last_ticks(t);                                          \
+        uint64_t sent_ = plx_mpi_sent(t, rid, c, plx_mpi_world_rank(c, dest), stag,        \
+                                      plx_mpi_bytes(count, type)),                         \
+        if (rc_ == MPI_SUCCESS && c) {                                                     \
+            plx_mpi_req_add(*req, source == MPI_PROC_NULL ? PLX_REQ_SEND : PLX_REQ_SENDRECV, 0, \
+                            rid, c->id, plx_mpi_world_rank(c, source), rtag,               \
+                            plx_mpi_bytes(rcount, rtype), posted_);                        \
+            plx_mpi_req_sent(*req, t, 0, sent_);                                           \
+        })
+
+PLX_MPI_EXPORT int MPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                                 int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+                                 int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    ISENDRECV("MPI_Isendrecv",
+              PMPI_Isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                             comm, req),
+              dest, stag, scount, stype, source, rtag, rcount, rtype);
+}
+
+PLX_MPI_EXPORT int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest,
+                                         int stag, int source, int rtag, MPI_Comm comm,
+                                         MPI_Request *req)
+{
+    ISENDRECV("MPI_Isendrecv_replace",
+              PMPI_Isendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, req), dest,
+              stag, count, type, source, rtag, count, type);
+}
+#endif
+
+/* Matched probes: the message keeps its communicator until MPI_Mrecv or MPI_Imrecv receives it
+ * (the receive is recorded as MPI_Recv's and MPI_Irecv's are; MPI_MESSAGE_NO_PROC's status
+ * names MPI_PROC_NULL, no message). */
+static void matched(MPI_Comm comm, int rc, const MPI_Message *m)
+{
+    const struct plx_comm *c = rc == MPI_SUCCESS ? plx_mpi_comm(comm) : NULL;
+    if (c && *m != MPI_MESSAGE_NULL && *m != MPI_MESSAGE_NO_PROC)
+        plx_mpi_msg_add(*m, c->id);
+}
+
+PLX_MPI_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *m,
+                              MPI_Status *status)
+{
+    PLX_MPI_WRAP("MPI_Mprobe", PMPI_Mprobe(source, tag, comm, m, status), , matched(comm, rc_, m));
+}
+
+PLX_MPI_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *m,
+                               MPI_Status *status)
+{
+    PLX_MPI_WRAP("MPI_Improbe", PMPI_Improbe(source, tag, comm, flag, m, status), ,
+                 if (rc_ == MPI_SUCCESS && *flag) matched(comm, rc_, m));
+}
+
+PLX_MPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m,
+                             MPI_Status *status)
+{
+    STATUS(status);
+    MPI_Message saved = *m;
+    PLX_MPI_WRAP("MPI_Mrecv", PMPI_Mrecv(buf, count, type, m, st_), ,
+                 uint32_t id = saved == MPI_MESSAGE_NO_PROC ? PLX_NO_PEER : plx_mpi_msg_take(saved);
+                 if (rc_ == MPI_SUCCESS && id != PLX_NO_PEER)
+                     plx_mpi_received(t, rid, plx_mpi_comm_by_id(id), st_, 0));
+}
+
+PLX_MPI_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m,
+                              MPI_Request *req)
+{
+    MPI_Message saved = *m;
+    PLX_MPI_WRAP("MPI_Imrecv", PMPI_Imrecv(buf, count, type, m, req), ,
+                 uint32_t id = saved == MPI_MESSAGE_NO_PROC ? PLX_NO_PEER : plx_mpi_msg_take(saved);
+                 if (rc_ == MPI_SUCCESS && id != PLX_NO_PEER)
+                     plx_mpi_req_add(*req, PLX_REQ_RECV, 0, rid, id, PLX_NO_PEER, 0, 0,
+                                     plx_ext_last_ticks(t)));
+}
+
 /* A persistent send leaves when started; a persistent receive is posted then (the start's
  * entry, the thread's latest event). */
 static void started(struct plx_thread *t, MPI_Request req)

@@ -106,14 +106,45 @@ void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, in
     plx_ext_msg_collective(t, region, c->id, wroot, sent, received);
 }
 
-/* A request finished (Wait/Test family): a receive is recorded now, with its real source. */
+/* An MPI_Isendrecv's receive: source and tag as posted (the status's for a wildcard), the bytes
+ * of the status where it names them and fits the buffer, else the buffer's (MPICH 4.0 leaves
+ * the status unset or empty now and then). */
+static void sendrecv_received(struct plx_thread *t, const struct plx_req *e, const MPI_Status *st)
+{
+    const struct plx_comm *c = plx_mpi_comm_by_id(e->comm);
+    if (!c)
+        return;
+    uint32_t from = st->MPI_SOURCE >= 0 ? plx_mpi_world_rank(c, st->MPI_SOURCE) : PLX_NO_PEER;
+    uint32_t peer = e->peer != PLX_NO_PEER ? e->peer : from;
+    int tag = e->tag != MPI_ANY_TAG ? e->tag : st->MPI_TAG;
+    if (peer == PLX_NO_PEER)
+        return;
+    int n = 0;
+    uint64_t bytes = e->bytes;
+    if (from == peer && st->MPI_TAG == tag && PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS &&
+        n > 0 && (uint64_t)n <= e->bytes)
+        bytes = (uint64_t)n;
+    if (e->posted)
+        plx_ext_msg_recv_posted(t, e->posted);
+    plx_ext_msg_received(t, e->region, c->id, peer, tag, bytes);
+}
+
+/* A request finished (Wait/Test family): a receive is recorded now, with its real source; an
+ * MPI_Isendrecv's request is both its send's completion and its receive. */
 void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st)
 {
     struct plx_req *e = plx_mpi_req_find(saved);
     if (!e)
         return;
-    if (e->kind == PLX_REQ_SEND && e->send != PLX_EXT_NO_SEND)
+    int send = e->kind == PLX_REQ_SEND || e->kind == PLX_REQ_SENDRECV;
+    if (send && e->send != PLX_EXT_NO_SEND)
         plx_ext_msg_send_done(t, e->thread, e->mode, e->send);
+    if (e->kind == PLX_REQ_SENDRECV && st) {
+        int cancelled = 0;
+        PMPI_Test_cancelled(st, &cancelled);
+        if (!cancelled)
+            sendrecv_received(t, e, st);
+    }
     if (e->kind == PLX_REQ_RECV && st) {
         int cancelled = 0;
         PMPI_Test_cancelled(st, &cancelled);

@@ -26,10 +26,18 @@ static uint32_t hash(uintptr_t k)
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 40) & (REQ_SLOTS - 1);
 }
 
-void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, uint32_t comm,
-                     uint32_t peer, int tag, uint64_t bytes, uint64_t posted)
+/* A matched message (MPI_Mprobe, MPI_Improbe) until its MPI_Mrecv or MPI_Imrecv: keyed in the
+ * same table, its key even (handle << 3 | 6) where a request's is odd, never a slot state. */
+static uintptr_t msg_key(MPI_Message m)
 {
-    uintptr_t k = plx_mpi_req_key(r);
+    uintptr_t k = 0;
+    memcpy(&k, &m, sizeof m < sizeof k ? sizeof m : sizeof k);
+    return (k << 3) | 6;
+}
+
+static void add(uintptr_t k, int kind, int persistent, uint32_t region, uint32_t comm,
+                uint32_t peer, int tag, uint64_t bytes, uint64_t posted)
+{
     for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
         uintptr_t s = atomic_load_explicit(&table[i].key, memory_order_relaxed);
         if (s != EMPTY && s != DELETED)
@@ -53,9 +61,14 @@ void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, u
     }
 }
 
-struct plx_req *plx_mpi_req_find(MPI_Request r)
+void plx_mpi_req_add(MPI_Request r, int kind, int persistent, uint32_t region, uint32_t comm,
+                     uint32_t peer, int tag, uint64_t bytes, uint64_t posted)
 {
-    uintptr_t k = plx_mpi_req_key(r);
+    add(plx_mpi_req_key(r), kind, persistent, region, comm, peer, tag, bytes, posted);
+}
+
+static struct plx_req *find(uintptr_t k)
+{
     for (uint32_t i = hash(k), n = 0; n < REQ_SLOTS; i = (i + 1) & (REQ_SLOTS - 1), n++) {
         uintptr_t s = atomic_load_explicit(&table[i].key, memory_order_acquire);
         if (s == k)
@@ -64,6 +77,26 @@ struct plx_req *plx_mpi_req_find(MPI_Request r)
             return NULL;
     }
     return NULL;
+}
+
+struct plx_req *plx_mpi_req_find(MPI_Request r)
+{
+    return find(plx_mpi_req_key(r));
+}
+
+void plx_mpi_msg_add(MPI_Message m, uint32_t comm)
+{
+    add(msg_key(m), PLX_REQ_MSG, 0, 0, comm, PLX_NO_PEER, 0, 0, 0);
+}
+
+uint32_t plx_mpi_msg_take(MPI_Message m)
+{
+    struct plx_req *e = find(msg_key(m));
+    if (!e)
+        return PLX_NO_PEER;
+    uint32_t comm = e->comm;
+    plx_mpi_req_remove(e);
+    return comm;
 }
 
 /* Written by the thread that posts or starts the request, before any completion of it. One
