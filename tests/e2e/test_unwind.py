@@ -194,9 +194,10 @@ def test_asynchronous_cancellation_writes_no_event_twice(programs, tmp_path):
     """programs/async_cancel.c: 40 threads cancelled asynchronously while they call work() in a
     loop, traced with a small buffer (many flushes). Each call is counted once: at most one more
     per cancelled thread than the program counted itself (a cancellation between the entry and
-    the program's count), never a chunk written twice (was: 3-6 % more calls, and impossible
+    the program's count), never a chunk read twice (was: 3-6 % more calls, and impossible
     paths `spin => loop => spin => loop => work`: a cancellation between a chunk's write and the
-    buffer's reset had the thread's end write it again)."""
+    buffer's reset has the thread's end write those words again, with its last events after
+    them; readers take them once)."""
     from conftest import callpath_rows, report_csv
 
     prog = programs.get("async_cancel.c", "-O2")

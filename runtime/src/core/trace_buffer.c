@@ -66,13 +66,7 @@ void plx_trace_flush(struct plx_thread *t)
     uint64_t t0 = plx_ticks();
     if (t0 - t->last > PLX_EV_DELTA_MAX)
         t0 = t->last; /* the reset comes with the next event */
-    /* an asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) between the chunk's write and
-     * the buffer's reset would have the thread's end write the same events again: held off
-     * until the buffer is empty (the runtime's writes are no cancellation points) */
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     plx_trace_write_chunk(t);
-    pthread_setcancelstate(cancel, NULL);
     plx_stack_sampler_check();
     uint64_t t1 = plx_ticks();
     if (t1 - t0 > PLX_EV_DELTA_MAX)

@@ -111,6 +111,8 @@ impl TraceIndex {
         }
         let mut offset = FILE_HEADER_LEN;
         let mut bad_chunks = 0u64;
+        // each thread's last chunk so far (its index in `chunks`)
+        let mut last_of: BTreeMap<u32, usize> = BTreeMap::new();
         loop {
             let mut rh = [0u8; 8];
             let n = read_some_at(&file, &mut rh, offset);
@@ -156,13 +158,21 @@ impl TraceIndex {
                 ));
                 continue;
             }
-            *index.words_per_thread.entry(header.thread).or_default() += header.event_count as u64;
-            index.chunks.push(ChunkInfo {
+            let mut info = ChunkInfo {
                 header,
                 record_offset: h.offset,
                 events_offset: h.payload_offset() + CHUNK_HEADER_LEN,
                 source: 0,
-            });
+            };
+            if let Some(&prev) = last_of.get(&header.thread) {
+                if !written_again(&file, &index.chunks[prev], &mut info) {
+                    continue;
+                }
+            }
+            *index.words_per_thread.entry(header.thread).or_default() +=
+                info.header.event_count as u64;
+            last_of.insert(header.thread, index.chunks.len());
+            index.chunks.push(info);
         }
         if bad_chunks > MAX_CHUNK_WARNINGS {
             warnings.push(Warning::file(
@@ -280,6 +290,33 @@ impl TraceIndex {
     }
 }
 
+/// A thread's chunk `c` that begins with its previous chunk `prev` again, word for word from the
+/// same base time: the runtime wrote `prev`, and the thread ended (an asynchronous
+/// cancellation) before its buffer was emptied, so its end wrote those words again with what
+/// came after them. `c` keeps only what came after (false: nothing, `c` is dropped); any other
+/// chunk is kept as it is (true). Words are read only for a chunk whose base time and length
+/// allow it: a thread's next chunk begins where its last event was.
+fn written_again(file: &File, prev: &ChunkInfo, c: &mut ChunkInfo) -> bool {
+    let (p, h) = (prev.header, c.header);
+    if h.base_ticks != p.base_ticks || h.event_count < p.event_count || p.event_count == 0 {
+        return true;
+    }
+    let n = p.event_count as usize * 8;
+    let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+    if read_some_at(file, &mut a, prev.events_offset) < n
+        || read_some_at(file, &mut b, c.events_offset) < n
+        || a != b
+    {
+        return true;
+    }
+    let mut events = crate::event::ChunkEvents::new(&a, p.base_ticks);
+    for _ in events.by_ref() {}
+    c.header.base_ticks = events.position().1;
+    c.header.event_count -= p.event_count;
+    c.events_offset += n as u64;
+    c.header.event_count > 0
+}
+
 /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (short at EOF or error).
 pub(crate) fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
     let mut done = 0;
@@ -339,5 +376,69 @@ impl TraceReader<'_> {
             ));
         }
         Ok(ChunkEvents::new(&self.buf, info.header.base_ticks))
+    }
+}
+
+#[cfg(test)]
+mod written_again_tests {
+    use super::*;
+    use crate::event::{enter_word, exit_word, Event};
+    use crate::framing::{file_header, FileKind};
+    use crate::writer::chunk_bytes;
+
+    fn calib(ticks: u64) -> Calibration {
+        Calibration {
+            ticks,
+            monotonic_ns: 0,
+        }
+    }
+
+    /// (thread, ticks) of every event of the trace, in file order.
+    fn events(path: &Path) -> (Vec<(u32, u64)>, Vec<Warning>) {
+        let mut w = Vec::new();
+        let index = TraceIndex::scan(path, &mut w).unwrap();
+        let mut reader = index.reader().unwrap();
+        let mut out = Vec::new();
+        while let Some(c) = reader.next_chunk() {
+            let (info, ev) = c.unwrap();
+            out.extend(ev.map(|e: Event| (info.header.thread, e.ticks())));
+        }
+        (out, w)
+    }
+
+    #[test]
+    fn a_chunk_written_again_with_more_after_it_is_read_once() {
+        let d = crate::test_dir::tmp("trace-written-again");
+        let path = d.join("trace.plx");
+        // thread 1: enter at 110, exit at 130 (chunk from 100), written again from 100 with an
+        // exit at 150 after it (the thread's end); thread 2 between them, from the same base
+        let first = [enter_word(1, 10), exit_word(1, 20)];
+        let again = [enter_word(1, 10), exit_word(1, 20), exit_word(2, 20)];
+        let mut bytes = file_header(FileKind::Trace).to_vec();
+        bytes.extend(chunk_bytes(1, 100, calib(200), &first));
+        bytes.extend(chunk_bytes(2, 100, calib(200), &first));
+        bytes.extend(chunk_bytes(1, 100, calib(300), &again));
+        // thread 3: the same words twice, nothing after them: the second dropped
+        bytes.extend(chunk_bytes(3, 100, calib(300), &first));
+        bytes.extend(chunk_bytes(3, 100, calib(300), &first));
+        // a new chunk from the thread's last event: kept as it is
+        bytes.extend(chunk_bytes(1, 150, calib(400), &first));
+        std::fs::write(&path, bytes).unwrap();
+        let (got, warnings) = events(&path);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            got,
+            [
+                (1, 110),
+                (1, 130),
+                (2, 110),
+                (2, 130),
+                (1, 150),
+                (3, 110),
+                (3, 130),
+                (1, 160),
+                (1, 180)
+            ]
+        );
     }
 }
