@@ -445,7 +445,13 @@ fn answers() {
             serde_json::to_string(&v.flame(a, b, &[])).unwrap(),
         );
     }
-    let names: Vec<String> = v.index.regions.all().iter().map(|r| r.name.clone()).collect();
+    let names: Vec<String> = v
+        .index
+        .regions
+        .all()
+        .iter()
+        .map(|r| r.name.clone())
+        .collect();
     for n in names {
         part(
             &format!("search {n}"),

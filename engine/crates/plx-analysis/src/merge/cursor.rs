@@ -572,9 +572,16 @@ mod tests {
         // shifts: exact over the ticks below about 2^52
         for (map, offsets, shift) in [
             (mono, OffsetMap::default(), 0),
-            (cal(&[pair(0, 0), pair(1000, 1000)]), OffsetMap::default(), 0),
             (
-                cal(&[pair(77, 3_600_000_000_123), pair(1_000_077, 3_600_001_000_123)]),
+                cal(&[pair(0, 0), pair(1000, 1000)]),
+                OffsetMap::default(),
+                0,
+            ),
+            (
+                cal(&[
+                    pair(77, 3_600_000_000_123),
+                    pair(1_000_077, 3_600_001_000_123),
+                ]),
                 OffsetMap::new(&[init(3_600_000_000_000, -1_234_567)]),
                 -5_000,
             ),
