@@ -602,16 +602,16 @@ fn build_counted(
             .iter()
             .filter_map(|d| d.end)
             .fold(alone.origin_ns, i64::max);
-        let mut ordered: Vec<Ordered> =
-            Vec::with_capacity(mine.iter().map(|d| d.ordered.len()).sum());
+        let mut each: Vec<Vec<Ordered>> = Vec::with_capacity(mine.len());
         for (d, kill) in mine.into_iter().zip(killed) {
-            ordered.extend(d.ordered);
+            each.push(d.ordered);
             finishing.push((parts.len(), d.track, kill));
         }
+        let mut ordered = concat(each);
         // stable: a thread's events of one key keep their order
         ordered.sort_by_key(|o| (o.time, o.ticks, o.thread));
         let mut handoffs = crate::index::Handoffs::default();
-        let mut messages = Vec::new();
+        let mut messages = Vec::with_capacity(ordered.len());
         for o in &ordered {
             match o.op {
                 Op::Message {
@@ -655,6 +655,20 @@ fn build_counted(
         }
     }
     (parts, merged)
+}
+
+/// The vectors one after the other; the one vector that is not empty as it is (a process
+/// whose one thread sends, receives and synchronizes, as most MPI programs' main thread).
+fn concat<T>(mut each: Vec<Vec<T>>) -> Vec<T> {
+    each.retain(|v| !v.is_empty());
+    if each.len() <= 1 {
+        return each.pop().unwrap_or_default();
+    }
+    let mut all = Vec::with_capacity(each.iter().map(Vec::len).sum());
+    for v in each {
+        all.extend(v);
+    }
+    all
 }
 
 impl Decoded {
