@@ -272,7 +272,8 @@ pub(crate) struct Cursor {
     thread: u32,
     chunks: Vec<ChunkInfo>,
     next_chunk: usize,
-    /// The current chunk's event bytes; empty when no chunk is loaded.
+    /// The current chunk's event bytes (while none is loaded, the last one's or none: the
+    /// buffer is read over by the next chunk, not zeroed first).
     buf: Vec<u8>,
     loaded: bool,
     exhausted_chunk: bool,
@@ -456,6 +457,7 @@ impl Cursor {
         };
         self.next_chunk += 1;
         let n = info.header.event_count as usize * 8;
+        // only bytes past the last chunk's are zeroed before they are read over
         self.buf.resize(n, 0);
         let read = match files.get(info.source as usize) {
             Some(file) => file.read_exact_at(&mut self.buf, info.events_offset),
@@ -487,7 +489,6 @@ impl Cursor {
         if self.loaded {
             stats.unload(self.buf.len() as u64);
             self.loaded = false;
-            self.buf.clear();
         }
     }
 }
