@@ -87,6 +87,11 @@ impl ClockMap {
         1e9 / self.ns_per_tick
     }
 
+    /// The line [`ClockMap::ns`] follows: (origin ticks, ns at them, ns per tick).
+    pub fn line(&self) -> (u64, f64, f64) {
+        (self.origin_ticks, self.origin_ns, self.ns_per_tick)
+    }
+
     /// `CLOCK_MONOTONIC` ns at `ticks`.
     pub fn ns(&self, ticks: u64) -> f64 {
         self.origin_ns + (ticks as f64 - self.origin_ticks as f64) * self.ns_per_tick
@@ -170,6 +175,11 @@ impl OffsetMap {
             },
             (None, None) => OffsetMap::default(),
         }
+    }
+
+    /// The line [`OffsetMap::offset_ns`] follows: (origin local ns, offset there, slope).
+    pub fn line(&self) -> (f64, f64, f64) {
+        (self.origin_ns, self.origin_offset_ns, self.slope)
     }
 
     /// Rank 0's clock minus this process's at local time `local_ns`.

@@ -1,6 +1,6 @@
 //! What `plx view` costs on a large synthetic trace, against loading the same trace's Chrome
 //! JSON, in one run: `cargo bench -p plx-view --bench view [-- NAME...]` (NAME: a part of a
-//! measurement's name, `open_and_query`, `breakdown`, `open_only`, `endpoints`; every one when
+//! measurement's name, `open_and_query`, `breakdown`, `open_only`, `endpoints`, `answers`; every one when
 //! none is named). `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
 //! default 100 M; `make bench` uses 20 M and 100 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
@@ -389,6 +389,98 @@ fn endpoints() {
     eprintln!("endpoints: {} events", v.index.events);
 }
 
+/// A checksum of the answers read from the index the open builds, on the experiment
+/// `PLX_VIEW_BENCH_DIR` (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events, default
+/// 20 M): `/api/meta`, the windows of [`viewer`]'s zooms and pans (1600 columns), `/api/stats` and
+/// `/api/flame` of the whole run and of a quarter, `/api/search` of each region and `/api/region`
+/// of instances spread over every lane; each as a crc32, then one of them all (equal before and
+/// after a change of how the open computes the index).
+fn answers() {
+    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+        return;
+    };
+    let d = std::path::PathBuf::from(d);
+    if !d.exists() {
+        std::fs::create_dir_all(&d).unwrap();
+        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+    }
+    let v = Viewer::open(&d, None).unwrap();
+    let span = v.index.end - v.index.origin;
+    let mut all = crc32fast::Hasher::new();
+    let mut part = |what: &str, text: String| {
+        all.update(text.as_bytes());
+        eprintln!(
+            "answers: {what}: {} bytes, crc32 {:08x}",
+            text.len(),
+            crc32fast::hash(text.as_bytes())
+        );
+    };
+    part("meta", serde_json::to_string(&v.meta()).unwrap());
+    let (mut t0, mut t1) = (0i64, span);
+    let mut zooms = String::new();
+    for i in 0..ZOOMS {
+        let w = t1 - t0;
+        let mid = t0 + w / 2;
+        let nw = if i % 20 < 10 { w / 2 } else { w * 2 };
+        t0 = (mid - nw / 2).max(0);
+        t1 = t0 + nw;
+        zooms.push_str(&v.window(t0, t1, 1600, 5000));
+    }
+    part("100 zooms", zooms);
+    let w = span / 8;
+    let pans: String = (0..ZOOMS)
+        .map(|i| {
+            let t0 = ((i % 20) as i64) * (span - w) / 19;
+            v.window(t0, t0 + w, 1600, 5000)
+        })
+        .collect();
+    part("100 pans", pans);
+    for (a, b) in [(0, span), (span / 4, span / 2)] {
+        part(
+            &format!("stats {a}..{b}"),
+            serde_json::to_string(&v.stats(a, b)).unwrap(),
+        );
+        part(
+            &format!("flame {a}..{b}"),
+            serde_json::to_string(&v.flame(a, b, &[])).unwrap(),
+        );
+    }
+    let names: Vec<String> = v
+        .index
+        .regions
+        .all()
+        .iter()
+        .map(|r| r.name.clone())
+        .collect();
+    for n in names {
+        part(
+            &format!("search {n}"),
+            serde_json::to_string(&v.search(&n, 100)).unwrap(),
+        );
+    }
+    let mut regions = String::new();
+    for (ti, t) in v.index.tracks.iter().enumerate() {
+        for (depth, lane) in t.lanes.iter().enumerate() {
+            let n = lane.len();
+            for k in 0..16 {
+                let i = n * k / 16;
+                if let Some(r) = v.region(ti, depth, i) {
+                    regions.push_str(&serde_json::to_string(&r).unwrap());
+                }
+            }
+            if let Some(r) = v.region(ti, depth, n.saturating_sub(1)) {
+                regions.push_str(&serde_json::to_string(&r).unwrap());
+            }
+        }
+    }
+    part("regions", regions);
+    eprintln!(
+        "answers: {} events, all answers crc32 {:08x}",
+        v.index.events,
+        all.finalize()
+    );
+}
+
 fn main() {
     if selected("open_and_query_latency_against_chrome_json") {
         open_and_query_latency_against_chrome_json();
@@ -401,5 +493,8 @@ fn main() {
     }
     if selected("endpoints") {
         endpoints();
+    }
+    if selected("answers") {
+        answers();
     }
 }

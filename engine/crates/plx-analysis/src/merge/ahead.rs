@@ -41,7 +41,7 @@ impl Source {
     }
 
     /// Every remaining event to `f` ([`Cursor::scan`]), when the source is read alone.
-    pub fn scan(&mut self, stats: &Residency, f: &mut impl FnMut(super::cursor::Scanned)) {
+    pub fn scan(&mut self, stats: &Residency, f: &mut impl super::cursor::Scan) {
         if !self.done {
             self.cursor.scan(&self.files, &self.clock, stats, f);
             self.done = true;

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use super::ahead::Source;
-use super::cursor::{Head, Residency, Scanned};
+use super::cursor::{Head, Residency, Scan};
 use super::{kind_of, EventKind, GlobalMerge, LocalIds, MergeOptions, Names, TraceLocation};
 use crate::model::Model;
 use crate::regions::RegionTable;
@@ -180,6 +180,29 @@ impl Names for Known<'_> {
     }
 }
 
+/// A [`Sink`] taking a cursor's events, with the stream's names.
+struct Scanning<'a, 'n, S> {
+    sink: &'a mut S,
+    names: Known<'n>,
+}
+
+impl<S: Sink> Scan for Scanning<'_, '_, S> {
+    #[inline(always)]
+    fn region(&mut self, ticks: u64, ns: i64, exit: bool, region: u32) {
+        let region = self.names.region(region);
+        self.sink.region(ns, ticks, exit, region)
+    }
+
+    #[inline(never)]
+    fn other(&mut self, h: Head) {
+        self.sink.other(AloneEvent {
+            time_ns: h.base_ns,
+            ticks: h.ticks,
+            kind: kind_of(&h, &mut self.names),
+        })
+    }
+}
+
 impl LocationStream {
     /// Gives each of the location's events to `f`, in order (once: the stream is then spent).
     pub fn for_each(&mut self, f: impl FnMut(AloneEvent)) {
@@ -204,19 +227,7 @@ impl LocationStream {
                 kind: kind_of(&h, &mut names),
             });
         }
-        self.source.scan(&stats, &mut |s| match s {
-            Scanned::Region {
-                ticks,
-                ns,
-                exit,
-                region,
-            } => sink.region(ns, ticks, exit, names.region(region)),
-            Scanned::Other(h) => sink.other(AloneEvent {
-                time_ns: h.base_ns,
-                ticks: h.ticks,
-                kind: kind_of(&h, &mut names),
-            }),
-        });
+        self.source.scan(&stats, &mut Scanning { sink, names });
     }
 
     /// Did the stream meet damage that the merge would warn of (events it could not decode,

@@ -105,6 +105,81 @@ pub(crate) struct Clock {
     rank_base: u32,
     /// The process's communicators, local id → experiment index.
     comms: Arc<LocalIds>,
+    /// The ticks whose ns are integer sums.
+    exact: Exact,
+}
+
+/// Where [`Clock::ns`] is an integer sum: the ticks `lo..=hi` (none when `lo > hi`) become
+/// `ticks + add` ns.
+///
+/// Why exact: with one ns per tick, an offset without drift and whole ns at the origins,
+/// every floating-point step of the conversion (ticks, ticks minus the origin's, times 1, plus
+/// the origin's ns, plus the offset, plus the shift, plus one half) adds whole numbers whose
+/// sums lie within ±2^52 for these ticks, where doubles hold every integer and every half
+/// exactly: no step rounds, and the rounding to whole ns gives the sum back. The common clocks
+/// (`CLOCK_MONOTONIC`, and one ns per tick however calibrated) convert so without a
+/// floating-point operation per event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Exact {
+    lo: u64,
+    hi: u64,
+    add: i64,
+}
+
+impl Exact {
+    /// No ticks.
+    const NONE: Exact = Exact {
+        lo: 1,
+        hi: 0,
+        add: 0,
+    };
+
+    /// The exact range of the conversion by `map`, `offsets` and `shift_ns`
+    /// ([`float_ns`]).
+    pub(crate) fn of(map: &ClockMap, offsets: &OffsetMap, shift_ns: i64) -> Exact {
+        const LIMIT: i128 = 1 << 52;
+        let (origin_ticks, origin_ns, per_tick) = map.line();
+        let (offset_origin, offset, slope) = offsets.line();
+        let whole = |x: f64| x.fract() == 0.0 && (x.abs() as i128) < LIMIT;
+        // the offset's slope 0 times a finite distance: the offset is `offset` (a zero's sign
+        // changes no sum that follows)
+        if per_tick != 1.0
+            || slope != 0.0
+            || !offset_origin.is_finite()
+            || !whole(origin_ns)
+            || !whole(offset)
+            || (origin_ticks as i128) >= LIMIT
+            || (shift_ns as i128).abs() >= LIMIT
+        {
+            return Exact::NONE;
+        }
+        // each step's value is the ticks plus one of these (ticks − origin, + origin's ns, +
+        // offset, + shift), to lie strictly within ±2^52, the ticks themselves below 2^52
+        let k1 = -(origin_ticks as i128);
+        let k2 = k1 + origin_ns as i128;
+        let k3 = k2 + offset as i128;
+        let k4 = k3 + shift_ns as i128;
+        let (mut lo, mut hi) = (0i128, LIMIT - 1);
+        for k in [0, k1, k2, k3, k4] {
+            lo = lo.max(-LIMIT + 1 - k);
+            hi = hi.min(LIMIT - 1 - k);
+        }
+        if lo > hi {
+            return Exact::NONE;
+        }
+        Exact {
+            lo: lo as u64,
+            hi: hi as u64,
+            add: k4 as i64,
+        }
+    }
+}
+
+/// Rank 0's ns at `ticks` by `map`, `offsets` and `shift_ns`, rounded: as
+/// [`ProcessModel::rank0_ns`] rounded, in floating point.
+#[inline]
+pub(crate) fn float_ns(map: &ClockMap, offsets: &OffsetMap, shift_ns: i64, ticks: u64) -> i64 {
+    super::round_ns(offsets.to_rank0(map.ns(ticks)) + shift_ns as f64)
 }
 
 impl Clock {
@@ -115,6 +190,7 @@ impl Clock {
             shift_ns: p.shift_ns,
             rank_base: p.rank_base,
             comms,
+            exact: Exact::of(&p.clock_map, &p.offsets, p.shift_ns),
         }
     }
 
@@ -124,10 +200,15 @@ impl Clock {
         crate::matching::key_of_comm(self.comms.get(local), local)
     }
 
-    /// As [`ProcessModel::rank0_ns`] rounded.
+    /// As [`ProcessModel::rank0_ns`] rounded ([`float_ns`]; an integer sum where that is
+    /// exact, [`Exact`]).
     #[inline]
     fn ns(&self, ticks: u64) -> i64 {
-        super::round_ns(self.offsets.to_rank0(self.map.ns(ticks)) + self.shift_ns as f64)
+        let e = self.exact;
+        if ticks >= e.lo && ticks <= e.hi {
+            return ticks as i64 + e.add;
+        }
+        float_ns(&self.map, &self.offsets, self.shift_ns, ticks)
     }
 
     /// As [`ProcessModel::rank0_ns`] rounded, and [`crate::model::globalize_event`].
@@ -148,18 +229,14 @@ impl Clock {
     }
 }
 
-/// An event [`Cursor::scan`] gives.
-pub(crate) enum Scanned {
-    /// An enter or exit: the thread's ticks, ns as in [`Head::base_ns`], the process-local
-    /// region.
-    Region {
-        ticks: u64,
-        ns: i64,
-        exit: bool,
-        region: u32,
-    },
+/// What takes the events of [`Cursor::scan`], monomorphised into its loop: the enters and
+/// exits (most of a trace's words) inline, the other events out of line.
+pub(crate) trait Scan {
+    /// An enter (`exit` false) or exit: the thread's ticks, ns as in [`Head::base_ns`], the
+    /// process-local region.
+    fn region(&mut self, ticks: u64, ns: i64, exit: bool, region: u32);
     /// Any other event the cursor yields.
-    Other(Head),
+    fn other(&mut self, h: Head);
 }
 
 /// The trace files of a process image: the trace, then the files of its recovered chunks.
@@ -195,7 +272,8 @@ pub(crate) struct Cursor {
     thread: u32,
     chunks: Vec<ChunkInfo>,
     next_chunk: usize,
-    /// The current chunk's event bytes; empty when no chunk is loaded.
+    /// The current chunk's event bytes (while none is loaded, the last one's or none: the
+    /// buffer is read over by the next chunk, not zeroed first).
     buf: Vec<u8>,
     loaded: bool,
     exhausted_chunk: bool,
@@ -327,13 +405,7 @@ impl Cursor {
     /// Every remaining event to `f`, the same events with the same times as [`Cursor::fill`]
     /// gives, an enter or exit without building a [`Head`] (the words of most of a trace,
     /// decoded here in a loop of their own).
-    pub fn scan(
-        &mut self,
-        files: &Files,
-        clock: &Clock,
-        stats: &Residency,
-        f: &mut impl FnMut(Scanned),
-    ) {
+    pub fn scan(&mut self, files: &Files, clock: &Clock, stats: &Residency, f: &mut impl Scan) {
         let (path, fs) = (files.path.as_path(), files.files.as_slice());
         loop {
             if !self.loaded && !self.load(fs, path, stats) {
@@ -348,12 +420,12 @@ impl Cursor {
                     pos += 8;
                     ticks = ticks.wrapping_add(w & DELTA_MASK);
                     let t = self.in_order(ticks);
-                    f(Scanned::Region {
-                        ticks: t,
-                        ns: clock.ns(t),
-                        exit: w >> 62 == 1,
-                        region: ((w >> 40) as u32) & MAX_REGION,
-                    });
+                    f.region(
+                        t,
+                        clock.ns(t),
+                        w >> 62 == 1,
+                        ((w >> 40) as u32) & MAX_REGION,
+                    );
                     continue;
                 }
                 let mut it = ChunkEvents::resume(&buf, pos, ticks);
@@ -366,7 +438,7 @@ impl Cursor {
                 (pos, ticks) = it.position();
                 if self.keeps(&ev) {
                     let t = self.in_order(ev.ticks());
-                    f(Scanned::Other(clock.head(t, ev)));
+                    f.other(clock.head(t, ev));
                 }
             }
             (self.pos, self.ticks) = (pos, ticks);
@@ -385,6 +457,7 @@ impl Cursor {
         };
         self.next_chunk += 1;
         let n = info.header.event_count as usize * 8;
+        // only bytes past the last chunk's are zeroed before they are read over
         self.buf.resize(n, 0);
         let read = match files.get(info.source as usize) {
             Some(file) => file.read_exact_at(&mut self.buf, info.events_offset),
@@ -416,7 +489,145 @@ impl Cursor {
         if self.loaded {
             stats.unload(self.buf.len() as u64);
             self.loaded = false;
-            self.buf.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plx_format::mpi::{ClockOffset, OffsetWhen};
+    use plx_format::{Calibration, ClockKind};
+
+    fn clock(map: ClockMap, offsets: OffsetMap, shift_ns: i64) -> Clock {
+        Clock {
+            map,
+            offsets,
+            shift_ns,
+            rank_base: 0,
+            comms: Arc::new(LocalIds::default()),
+            exact: Exact::of(&map, &offsets, shift_ns),
+        }
+    }
+
+    fn pair(ticks: u64, monotonic_ns: u64) -> Calibration {
+        Calibration {
+            ticks,
+            monotonic_ns,
+        }
+    }
+
+    fn offset(when: OffsetWhen, local_ns: u64, offset_ns: i64) -> ClockOffset {
+        ClockOffset {
+            when,
+            local_ns,
+            offset_ns,
+            rtt_ns: 0,
+        }
+    }
+
+    /// The ticks around each end of the exact range and of ±2^52 and 2^53 (every one of the
+    /// ticks `around`'s distance away), and pseudo-random ones of every magnitude.
+    fn ticks(c: &Clock) -> Vec<u64> {
+        let mut at = vec![0, c.exact.lo, c.exact.hi, 1 << 52, 1 << 53, u64::MAX];
+        at.push(c.map.line().0);
+        let mut v = Vec::new();
+        for a in at {
+            for d in 0..=64u64 {
+                v.push(a.wrapping_add(d));
+                v.push(a.wrapping_sub(d));
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for bits in 1..=64u32 {
+            for _ in 0..200 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                v.push(if bits == 64 { x } else { x >> (64 - bits) });
+            }
+        }
+        v
+    }
+
+    /// The exact range gives what the floating point gives, tick for tick; how many ticks
+    /// it took.
+    fn same(c: &Clock) -> usize {
+        let mut exact = 0;
+        for t in ticks(c) {
+            let want = float_ns(&c.map, &c.offsets, c.shift_ns, t);
+            assert_eq!(c.ns(t), want, "ticks {t}, {:?}", c.exact);
+            exact += usize::from(t >= c.exact.lo && t <= c.exact.hi);
+        }
+        exact
+    }
+
+    #[test]
+    fn exact_conversion_equals_the_floating_point() {
+        let init = |local, off| offset(OffsetWhen::Init, local, off);
+        let fin = |local, off| offset(OffsetWhen::Finalize, local, off);
+        let cal = |pairs: &[Calibration]| ClockMap::new(pairs, None, Some(ClockKind::Tsc));
+        let mono = ClockMap::new(&[], None, Some(ClockKind::Monotonic));
+        let big = 1u64 << 52;
+        // one ns per tick, calibrated or by the clock's kind, with offsets without drift and
+        // shifts: exact over the ticks below about 2^52
+        for (map, offsets, shift) in [
+            (mono, OffsetMap::default(), 0),
+            (
+                cal(&[pair(0, 0), pair(1000, 1000)]),
+                OffsetMap::default(),
+                0,
+            ),
+            (
+                cal(&[
+                    pair(77, 3_600_000_000_123),
+                    pair(1_000_077, 3_600_001_000_123),
+                ]),
+                OffsetMap::new(&[init(3_600_000_000_000, -1_234_567)]),
+                -5_000,
+            ),
+            (
+                mono,
+                OffsetMap::new(&[init(1_000, 40), fin(9_000_000, 40)]),
+                123_456_789,
+            ),
+            (
+                cal(&[pair(5, big - 1_000), pair(10, big - 995)]),
+                OffsetMap::new(&[fin(7, -3)]),
+                -2,
+            ),
+        ] {
+            let c = clock(map, offsets, shift);
+            assert!(c.exact.lo <= c.exact.hi, "{:?}", c.exact);
+            assert!(same(&c) > 1000, "{:?}", c.exact);
+        }
+        // the exact range ends where a step would reach 2^52
+        let c = clock(mono, OffsetMap::default(), 10);
+        assert_eq!((c.exact.lo, c.exact.hi, c.exact.add), (0, big - 11, 10));
+        let c = clock(mono, OffsetMap::default(), -10);
+        assert_eq!((c.exact.lo, c.exact.hi, c.exact.add), (0, big - 1, -10));
+        // a rate, a drift, a shift of 2^52 or a fraction of a ns: the floating point for all
+        for (map, offsets, shift) in [
+            (cal(&[pair(0, 0), pair(3, 1)]), OffsetMap::default(), 0),
+            (
+                mono,
+                OffsetMap::new(&[init(1_000, 40), fin(9_000_000, 45)]),
+                0,
+            ),
+            (mono, OffsetMap::default(), 1 << 52),
+            (
+                ClockMap::new(
+                    &[pair(10, 11), pair(20, 22)],
+                    None,
+                    Some(ClockKind::MonotonicCoarse),
+                ),
+                OffsetMap::default(),
+                0,
+            ),
+        ] {
+            let c = clock(map, offsets, shift);
+            assert_eq!(c.exact, Exact::NONE);
+            assert_eq!(same(&c), 0);
         }
     }
 }
