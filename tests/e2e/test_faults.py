@@ -168,10 +168,14 @@ def test_sigkill_without_trace(fault_bin, tmp_path):
     assert "profile recovered from live.0.nodes" in text, text
 
 
-def test_fork(programs, tmp_path):
+@pytest.mark.parametrize("mode", ["profile", "trace"])
+def test_fork(programs, tmp_path, mode):
+    """A fork()ed child's profile holds what the child did: the frames it was in at the fork
+    (main, 1 call in the parent) are no call of its own, in both modes (was, with --trace: the
+    child's trace began with their enters, counted as calls)."""
     prog = programs.get("fork.c", "-O0")
     out = tmp_path / "fork"
-    run(out, prog)
+    run(out, prog, opts=("--trace",) if mode == "trace" else ())
     doc = report_json(out)
     procs = doc["processes"]
     assert len(procs) == 2
@@ -191,6 +195,7 @@ def test_fork(programs, tmp_path):
     rows = report_csv(out)
     assert calls(rows, "parent_work") == 2
     assert calls(rows, "child_work") == 3
+    assert calls(rows, "main") == 1
     locs = location_rows(rows)
     assert len(locs) == 2
     assert {p for p, _ in locs} == {str(parent["pid"]), str(child["pid"])}

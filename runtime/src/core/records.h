@@ -215,7 +215,7 @@ static inline void plx_ext_pack_omp_task(uint64_t w[PLX_EXT_OMP_TASK_WORDS], uin
     w[1] = (uint64_t)level | ((uint64_t)region << 32);
 }
 
-/* omp_context (19): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls */
+/* omp_context (19): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task), or a `fork()`ed child's thread the path it was in at the fork (first in its trace): the next `count` enters are that path, not calls */
 static inline void plx_ext_pack_omp_context(uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS], uint32_t count, uint32_t thread)
 {
     w[0] = (uint64_t)count | ((uint64_t)thread << 32);

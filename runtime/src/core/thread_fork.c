@@ -61,7 +61,14 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         t->pos = t->buf;
         t->trace_events = 0;
         t->sends = 0;
-        /* the child's trace starts inside the regions that are open */
+        /* the child's trace starts inside the regions that are open: frames, not calls (an
+         * omp_context event says how many of the enters that follow they are, as for an OpenMP
+         * worker's copy of its team starter's path; the profile counts them 0 calls too) */
+        if (t->depth) {
+            uint64_t w[PLX_EXT_OMP_CONTEXT_WORDS];
+            plx_ext_pack_omp_context(w, t->depth, t->index);
+            plx_trace_ext_at(t, now, PLX_EXT_OMP_CONTEXT, w, PLX_EXT_OMP_CONTEXT_WORDS);
+        }
         for (uint32_t i = 0; i < t->depth; i++)
             plx_trace_put(t, PLX_EV_ENTER, t->stack[i].region, now);
     }

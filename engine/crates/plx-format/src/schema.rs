@@ -163,7 +163,7 @@ pub mod subtypes {
     pub const SUBTYPE_OMP_TASK: u8 = 18;
     /// Payload words of [`SUBTYPE_OMP_TASK`].
     pub const SUBTYPE_OMP_TASK_WORDS: u8 = 2;
-    /// omp_context: a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    /// omp_context: a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task), or a `fork()`ed child's thread the path it was in at the fork (first in its trace): the next `count` enters are that path, not calls.
     pub const SUBTYPE_OMP_CONTEXT: u8 = 19;
     /// Payload words of [`SUBTYPE_OMP_CONTEXT`].
     pub const SUBTYPE_OMP_CONTEXT_WORDS: u8 = 1;
@@ -3172,11 +3172,11 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
-    /// Subtype 19 (omp_context): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task): the next `count` enters are that path, not calls.
+    /// Subtype 19 (omp_context): a worker of an OpenMP team re-enters the call path of the thread that started the team (right after its omp_task), or a `fork()`ed child's thread the path it was in at the fork (first in its trace): the next `count` enters are that path, not calls.
     OmpContext {
         /// enters that follow and belong to the path
         count: u32,
-        /// the thread that started the team (its Thread index)
+        /// the thread that started the team (its Thread index); the thread itself in a fork()ed child
         thread: u32,
         /// Absolute ticks.
         ticks: u64,
