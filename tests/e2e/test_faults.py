@@ -168,6 +168,30 @@ def test_sigkill_without_trace(fault_bin, tmp_path):
     assert "profile recovered from live.0.nodes" in text, text
 
 
+def test_a_daemon_still_running_is_said_so_not_killed(programs, tmp_path):
+    """A double-forked daemon outlives its plx run: while it runs, plx info says it is still
+    running (was: "did not finish (no ProcessEnd: killed or crashed while writing)"); once it
+    ended, how it ended, with its own calls."""
+    prog = programs.get("daemon.c", "-O0")
+    out = tmp_path / "exp"
+    go = tmp_path / "go"
+    cp = run(out, prog, str(go))
+    assert cp.stdout == "started\n"
+    text = info(out).stdout
+    assert text.count("ended       still running (no ProcessEnd yet: a process that outlived its "
+                      "plx run, such as a daemon; what it writes is complete once it ends)") == 1, text
+    assert "killed or crashed" not in text, text
+    go.write_text("")
+    for _ in range(600):
+        text = info(out).stdout
+        if "still running" not in text:
+            break
+        time.sleep(0.05)
+    assert text.count("ended       exited with status 0") == 3, text
+    rows = report_csv(out)
+    assert calls(rows, "leaf") == 7
+
+
 @pytest.mark.parametrize("mode", ["profile", "trace"])
 def test_fork(programs, tmp_path, mode):
     """A fork()ed child's profile holds what the child did: the frames it was in at the fork

@@ -93,6 +93,11 @@ fn thread_lines(p: &ProcessModel, out: &mut dyn Write) -> io::Result<()> {
 /// How the process ended, in words.
 pub fn end_text(p: &ProcessModel) -> String {
     match p.end {
+        None if still_running(p) => {
+            "still running (no ProcessEnd yet: a process that outlived its plx run, such as a \
+             daemon; what it writes is complete once it ends)"
+                .to_string()
+        }
         None => "did not finish (no ProcessEnd: killed or crashed while writing)".to_string(),
         Some(e) => match e.reason {
             EndReason::Exit => format!("exited with status {}", e.status),
@@ -105,6 +110,39 @@ pub fn end_text(p: &ProcessModel) -> String {
             EndReason::Other(r) => format!("ended (reason {r}, status {})", e.status),
         },
     }
+}
+
+/// Is process `p` of this host still running: its pid is alive here and started within a
+/// second of the process's start (never another process that took the pid since).
+fn still_running(p: &ProcessModel) -> bool {
+    let Some(start_ns) = p.start_realtime_ns else {
+        return false;
+    };
+    let mut host = [0u8; 256];
+    // SAFETY: gethostname writes at most the buffer's length into it
+    if unsafe { libc::gethostname(host.as_mut_ptr().cast(), host.len() - 1) } != 0 {
+        return false;
+    }
+    let len = host.iter().position(|&b| b == 0).unwrap_or(0);
+    if p.host.as_bytes() != &host[..len] {
+        return false;
+    }
+    let started = || -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", p.pid)).ok()?;
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let ticks: f64 = rest.split(' ').nth(19)?.parse().ok()?;
+        let boot: f64 = std::fs::read_to_string("/proc/stat")
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("btime "))?
+            .trim()
+            .parse()
+            .ok()?;
+        // SAFETY: sysconf has no preconditions
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        Some(boot + ticks / hz)
+    };
+    started().is_some_and(|s| (s - start_ns as f64 / 1e9).abs() < 1.5)
 }
 
 /// `+12.500 us at init (rtt 3.000 us), ...` of the ClockOffset records.
