@@ -46,11 +46,13 @@ try {
   });
   if (at) {
     await page.mouse.move(at.x, at.y);
-    await page.waitForTimeout(100);
-    out.tooltip = await page.evaluate(() => {
+    // the tooltip, once the page has drawn it (a fixed 100 ms was too short under load)
+    const shownTip = () => {
       const t = document.getElementById("tooltip");
       return t.dataset.kind === "backward" && t.style.display !== "none" ? t.textContent : null;
-    });
+    };
+    await page.waitForFunction(shownTip, null, { timeout: 10000 }).catch(() => {});
+    out.tooltip = await page.evaluate(shownTip);
   }
   // a window after the flagged message
   await page.evaluate(() => window.plxView.setWindow(8000, 60000));

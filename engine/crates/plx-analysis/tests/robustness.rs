@@ -24,7 +24,14 @@ fn sample() -> SynthProcess {
         .user(0, 1.0, 3)
         .exit(2, 4)
         .enter(9, 5);
-    p.chunk(1, &ev).chunk(1, &ev);
+    // a second chunk from the first one's last event on, as the runtime writes them
+    let mut more = EventEncoder::new(5);
+    more.enter(1, 6)
+        .enter(2, 7)
+        .user(0, 1.0, 8)
+        .exit(2, 9)
+        .enter(9, 10);
+    p.chunk(1, &ev).chunk(1, &more);
     p.end(100, 0);
     p
 }

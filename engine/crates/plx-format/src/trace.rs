@@ -295,7 +295,8 @@ impl TraceIndex {
 /// cancellation) before its buffer was emptied, so its end wrote those words again with what
 /// came after them. `c` keeps only what came after (false: nothing, `c` is dropped); any other
 /// chunk is kept as it is (true). Words are read only for a chunk whose base time and length
-/// allow it: a thread's next chunk begins where its last event was.
+/// allow it: a thread's next chunk begins where its last event was, later than its base unless
+/// all of `prev`'s events came at one time.
 fn written_again(file: &File, prev: &ChunkInfo, c: &mut ChunkInfo) -> bool {
     let (p, h) = (prev.header, c.header);
     if h.base_ticks != p.base_ticks || h.event_count < p.event_count || p.event_count == 0 {
@@ -311,7 +312,13 @@ fn written_again(file: &File, prev: &ChunkInfo, c: &mut ChunkInfo) -> bool {
     }
     let mut events = crate::event::ChunkEvents::new(&a, p.base_ticks);
     for _ in events.by_ref() {}
-    c.header.base_ticks = events.position().1;
+    let end = events.position().1;
+    if end == p.base_ticks {
+        // every event of `prev` at its base time (a coarse clock): a next chunk from that same
+        // time may hold the same words as new events
+        return true;
+    }
+    c.header.base_ticks = end;
     c.header.event_count -= p.event_count;
     c.events_offset += n as u64;
     c.header.event_count > 0
@@ -421,6 +428,10 @@ mod written_again_tests {
         // thread 3: the same words twice, nothing after them: the second dropped
         bytes.extend(chunk_bytes(3, 100, calib(300), &first));
         bytes.extend(chunk_bytes(3, 100, calib(300), &first));
+        // thread 4: a coarse clock, every event at the base time: the same words again are new
+        let still = [enter_word(1, 0), exit_word(1, 0)];
+        bytes.extend(chunk_bytes(4, 100, calib(300), &still));
+        bytes.extend(chunk_bytes(4, 100, calib(300), &still));
         // a new chunk from the thread's last event: kept as it is
         bytes.extend(chunk_bytes(1, 150, calib(400), &first));
         std::fs::write(&path, bytes).unwrap();
@@ -436,6 +447,10 @@ mod written_again_tests {
                 (1, 150),
                 (3, 110),
                 (3, 130),
+                (4, 100),
+                (4, 100),
+                (4, 100),
+                (4, 100),
                 (1, 160),
                 (1, 180)
             ]
