@@ -491,3 +491,41 @@ def test_tau_export_keeps_each_parallel_region_apart(tmp_path, compiler):
             for r in paths if r["function"].startswith("parallel@")}
     assert len(want) == 9 and got == pytest.approx(want, abs=0.0011), (got, want)
 
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_openmp_locks_and_critical_sections(tmp_path, compiler):
+    """known.c, 2 regions of 4 threads, each thread entering the critical section 5 times and
+    taking the lock 2 times per region: otf2-print shows, per location, 14 ThreadAcquireLock and
+    14 ThreadReleaseLock of paradigm OpenMP, on two lock ids: the critical section's with
+    acquisition orders 1..40, the lock's 1..16, each release with its acquisition's order
+    (libomp's internal pthread mutexes have records of paradigm pthread besides)."""
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
+    exp = tmp_path / "exp"
+    run(exp, exe, "2", "5", opts=("--trace",))
+    plx("export", exp, "--format", "otf2", "-o", tmp_path / "otf2")
+    text = subprocess.run(["otf2-print", str(tmp_path / "otf2" / "traces.otf2")],
+                          capture_output=True, text=True, check=True).stdout
+    recs = re.findall(r"^THREAD_(ACQUIRE|RELEASE)_LOCK\s+(\d+)\s+\d+\s+Model: (\w+), "
+                      r"Lock: (\d+), Acquisition Order: (\d+)$", text, re.M)
+    # libomp's own pthread mutexes are the PTHREAD records beside them
+    recs = [r for r in recs if r[2] == "OPENMP"]
+    per_location = {}
+    for what, loc, model, _, _ in recs:
+        key = (what, int(loc), model)
+        per_location[key] = per_location.get(key, 0) + 1
+    assert per_location == {(w, loc, "OPENMP"): 14
+                            for w in ("ACQUIRE", "RELEASE") for loc in range(THREADS)}, per_location
+    orders = {}
+    for what, _, _, lock, order in recs:
+        orders.setdefault((what, int(lock)), []).append(int(order))
+    locks = sorted({lock for _, lock in orders})
+    assert len(locks) == 2, orders
+    by_count = sorted(locks, key=lambda l: len(orders[("ACQUIRE", l)]))
+    for lock, n in zip(by_count, (16, 40)):
+        for what in ("ACQUIRE", "RELEASE"):
+            assert sorted(orders[(what, lock)]) == list(range(1, n + 1)), (what, lock, orders)
