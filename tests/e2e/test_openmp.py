@@ -23,7 +23,7 @@ from conftest import (
     report_csv,
     run,
 )
-from components import require, require_tools
+from components import require, require_module, require_tools
 
 KNOWN = ROOT / "examples" / "openmp" / "known.c"
 HYBRID = ROOT / "examples" / "openmp" / "hybrid.c"
@@ -443,3 +443,89 @@ def test_otf2_nested_thread_teams(tmp_path, compiler):
         if rec == "THREAD_TEAM_BEGIN":
             assert counts[("THREAD_TEAM_END", loc)] == n
     assert len(re.findall(r'^COMM\s+\d+\s+Name: "OpenMP teams of', defs, re.M)) == 2, defs
+
+
+def tau_entries(path):
+    """{name: calls} of a TAU profile file's entries (flat and callpath, without the root)."""
+    out = {}
+    for m in re.finditer(r'^"([^"]*)" (\d+) ', path.read_text(), re.M):
+        if m.group(1) != ".TAU application":
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_tau_export_keeps_each_parallel_region_apart(tmp_path, compiler):
+    """omp_regions.c: three parallel regions of 3 threads on lines of their own, entered 2, 1
+    and 1 times. Every thread's TAU profile names them as plx report does (parallel@FILE:LINE,
+    loop@..., single@..., task@...), with plx report's calls per region and per callpath, and
+    Hatchet reads the three regions apart with plx report's inclusive times."""
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build("omp_regions.c", tmp_path / "omp_regions", "-fopenmp", "-O1", env=env)
+    exp = tmp_path / "exp"
+    run(exp, exe)
+    out = tmp_path / "tau"
+    plx("export", exp, "--format", "tau", "-o", out)
+    flat = [r for r in report_csv(exp) if r["process"] != "all"]
+    paths = [r for r in report_csv(exp, "--callpath") if r["process"] != "all"]
+    threads = sorted({int(r["thread"]) for r in flat})
+    assert threads == [0, 1, 2], threads
+    files = sorted(p.name for p in (out / "MULTI__TIME").iterdir())
+    assert files == ["profile.0.0.%d" % t for t in threads], files
+    for t in threads:
+        got = tau_entries(out / "MULTI__TIME" / ("profile.0.0.%d" % t))
+        want = {r["function"]: int(r["calls"]) for r in flat if int(r["thread"]) == t}
+        want.update({".TAU application => " + r["callpath"]: int(r["calls"])
+                     for r in paths if int(r["thread"]) == t})
+        assert got == want, (t, got, want)
+        regions = sorted(c for n, c in got.items() if n.startswith("parallel@omp_regions.c:"))
+        assert regions == [1, 1, 2], got
+    ht = require_module("hatchet", "Python package llnl-hatchet")
+    df = ht.GraphFrame.from_tau(str(out)).dataframe.reset_index()
+    par = df[df["name"].str.startswith("parallel@omp_regions.c:")]
+    got = {(n, int(t)): round(v, 3) for n, t, v in zip(par["name"], par["thread"], par["time (inc)"])}
+    want = {(r["function"], int(r["thread"])): round(float(r["inclusive_s"]) * 1e6, 3)
+            for r in paths if r["function"].startswith("parallel@")}
+    assert len(want) == 9 and got == pytest.approx(want, abs=0.0011), (got, want)
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_openmp_locks_and_critical_sections(tmp_path, compiler):
+    """known.c, 2 regions of 4 threads, each thread entering the critical section 5 times and
+    taking the lock 2 times per region: otf2-print shows, per location, 14 ThreadAcquireLock and
+    14 ThreadReleaseLock of paradigm OpenMP, on two lock ids: the critical section's with
+    acquisition orders 1..40, the lock's 1..16, each release with its acquisition's order
+    (libomp's internal pthread mutexes have records of paradigm pthread besides)."""
+    require_tools("otf2-print", what="otf2-print (otf2-tools)")
+    env = None
+    if compiler == "clang":
+        llvm_openmp()
+        env = {"PLX_CC": "clang"}
+    exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
+    exp = tmp_path / "exp"
+    run(exp, exe, "2", "5", opts=("--trace",))
+    plx("export", exp, "--format", "otf2", "-o", tmp_path / "otf2")
+    text = subprocess.run(["otf2-print", str(tmp_path / "otf2" / "traces.otf2")],
+                          capture_output=True, text=True, check=True).stdout
+    recs = re.findall(r"^THREAD_(ACQUIRE|RELEASE)_LOCK\s+(\d+)\s+\d+\s+Model: (\w+), "
+                      r"Lock: (\d+), Acquisition Order: (\d+)$", text, re.M)
+    # libomp's own pthread mutexes are the PTHREAD records beside them
+    recs = [r for r in recs if r[2] == "OPENMP"]
+    per_location = {}
+    for what, loc, model, _, _ in recs:
+        key = (what, int(loc), model)
+        per_location[key] = per_location.get(key, 0) + 1
+    assert per_location == {(w, loc, "OPENMP"): 14
+                            for w in ("ACQUIRE", "RELEASE") for loc in range(THREADS)}, per_location
+    orders = {}
+    for what, _, _, lock, order in recs:
+        orders.setdefault((what, int(lock)), []).append(int(order))
+    locks = sorted({lock for _, lock in orders})
+    assert len(locks) == 2, orders
+    by_count = sorted(locks, key=lambda l: len(orders[("ACQUIRE", l)]))
+    for lock, n in zip(by_count, (16, 40)):
+        for what in ("ACQUIRE", "RELEASE"):
+            assert sorted(orders[(what, lock)]) == list(range(1, n + 1)), (what, lock, orders)

@@ -40,6 +40,13 @@ impl Exporter for Tau {
         false
     }
 
+    /// `plx report`'s names: an OpenMP construct's carries its source line
+    /// (`parallel@solver.c:42`), resolved from the debug information when the experiment
+    /// lacks it.
+    fn needs_sources(&self) -> bool {
+        true
+    }
+
     fn export(
         &self,
         input: &ExportInput,

@@ -482,14 +482,17 @@ impl Events {
         let (li, (w, t)) = (at.loc as usize, self.w(at));
         let process = self.process[li];
         let code = match SyncKind::from_u8(kind) {
-            SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
+            SyncKind::Mutex
+            | SyncKind::RwLock
+            | SyncKind::Spin
+            | SyncKind::OmpLock
+            | SyncKind::OmpCritical => {
                 let o = self.lock_order.entry((process, object)).or_insert(0);
                 *o += 1;
                 self.held.insert((li, object), *o);
                 let o = *o;
-                unsafe {
-                    OTF2_EvtWriter_ThreadAcquireLock(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_PTHREAD, object, o)
-                }
+                let p = lock_paradigm(kind);
+                unsafe { OTF2_EvtWriter_ThreadAcquireLock(w, NO_ATTRIBUTES, t, p, object, o) }
             }
             SyncKind::Thread => {
                 let c = self.refs.thread_contingent(process);
@@ -507,13 +510,16 @@ impl Events {
         let (li, (w, t)) = (at.loc as usize, self.w(at));
         let process = self.process[li];
         let code = match SyncKind::from_u8(kind) {
-            SyncKind::Mutex | SyncKind::RwLock | SyncKind::Spin => {
+            SyncKind::Mutex
+            | SyncKind::RwLock
+            | SyncKind::Spin
+            | SyncKind::OmpLock
+            | SyncKind::OmpCritical => {
                 let o = self.held.remove(&(li, object)).unwrap_or_else(|| {
                     self.lock_order.get(&(process, object)).copied().unwrap_or(0)
                 });
-                unsafe {
-                    OTF2_EvtWriter_ThreadReleaseLock(w, NO_ATTRIBUTES, t, OTF2_PARADIGM_PTHREAD, object, o)
-                }
+                let p = lock_paradigm(kind);
+                unsafe { OTF2_EvtWriter_ThreadReleaseLock(w, NO_ATTRIBUTES, t, p, object, o) }
             }
             SyncKind::Thread => {
                 let c = self.refs.thread_contingent(process);
@@ -522,6 +528,16 @@ impl Events {
             _ => return self.wrote(at, OTF2_SUCCESS, 0),
         };
         self.wrote(at, code, 1)
+    }
+}
+
+/// The paradigm of a lock's records: OpenMP for an OpenMP lock or critical section, else
+/// pthread. OTF2 writes both as `ThreadAcquireLock`/`ThreadReleaseLock` (its `OmpAcquireLock`
+/// records are deprecated, not to be mixed with them).
+fn lock_paradigm(kind: u8) -> OTF2_Paradigm {
+    match SyncKind::from_u8(kind) {
+        SyncKind::OmpLock | SyncKind::OmpCritical => OTF2_PARADIGM_OPENMP,
+        _ => OTF2_PARADIGM_PTHREAD,
     }
 }
 
