@@ -112,8 +112,8 @@ pub fn end_text(p: &ProcessModel) -> String {
     }
 }
 
-/// Is process `p` of this host still running: its pid is alive here and started within a
-/// second of the process's start (never another process that took the pid since).
+/// Is process `p` of this host still running: its pid is alive here (not a zombie) and started
+/// within a second of the process's start (never another process that took the pid since).
 fn still_running(p: &ProcessModel) -> bool {
     let Some(start_ns) = p.start_realtime_ns else {
         return false;
@@ -130,6 +130,9 @@ fn still_running(p: &ProcessModel) -> bool {
     let started = || -> Option<f64> {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", p.pid)).ok()?;
         let rest = &stat[stat.rfind(')')? + 2..];
+        if rest.starts_with('Z') || rest.starts_with('X') {
+            return None; // ended, its parent has not yet waited for it
+        }
         let ticks: f64 = rest.split(' ').nth(19)?.parse().ok()?;
         let boot: f64 = std::fs::read_to_string("/proc/stat")
             .ok()?
