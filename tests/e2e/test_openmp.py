@@ -386,10 +386,9 @@ def otf2_team_records(tmp_path, exp):
     return counts, defs
 
 
-@pytest.mark.parametrize("compiler", ["gcc", "clang"])
-def test_otf2_thread_teams(tmp_path, compiler):
-    """OTF2 export of known.c (2 regions of 4 threads): every location begins and ends 2 teams,
-    the master forks and joins 2; the team is an OpenMP communicator of the 4 locations."""
+def known_traced(tmp_path, compiler):
+    """known.c (2 regions of 4 threads, 5 rounds) built with `compiler` and traced: its
+    experiment directory."""
     env = None
     if compiler == "clang":
         llvm_openmp()
@@ -397,6 +396,14 @@ def test_otf2_thread_teams(tmp_path, compiler):
     exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
     exp = tmp_path / "exp"
     run(exp, exe, "2", "5", opts=("--trace",))
+    return exp
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_otf2_thread_teams(tmp_path, compiler):
+    """OTF2 export of known.c (2 regions of 4 threads): every location begins and ends 2 teams,
+    the master forks and joins 2; the team is an OpenMP communicator of the 4 locations."""
+    exp = known_traced(tmp_path, compiler)
     counts, defs = otf2_team_records(tmp_path, exp)
     # location 0 is the main thread: the one that forks
     expected = {("THREAD_FORK", 0): 2, ("THREAD_JOIN", 0): 2}
@@ -500,13 +507,7 @@ def test_otf2_openmp_locks_and_critical_sections(tmp_path, compiler):
     acquisition orders 1..40, the lock's 1..16, each release with its acquisition's order
     (libomp's internal pthread mutexes have records of paradigm pthread besides)."""
     require_tools("otf2-print", what="otf2-print (otf2-tools)")
-    env = None
-    if compiler == "clang":
-        llvm_openmp()
-        env = {"PLX_CC": "clang"}
-    exe = build(KNOWN, tmp_path / "known", "-fopenmp", "-O1", env=env)
-    exp = tmp_path / "exp"
-    run(exp, exe, "2", "5", opts=("--trace",))
+    exp = known_traced(tmp_path, compiler)
     plx("export", exp, "--format", "otf2", "-o", tmp_path / "otf2")
     text = subprocess.run(["otf2-print", str(tmp_path / "otf2" / "traces.otf2")],
                           capture_output=True, text=True, check=True).stdout

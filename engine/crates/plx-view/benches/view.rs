@@ -261,16 +261,25 @@ fn open_and_query_latency_against_chrome_json() {
     }
 }
 
+/// The experiment `PLX_VIEW_BENCH_DIR` names (`None`: not set), written there first if absent
+/// (`PLX_VIEW_BENCH_EVENTS` events, default 20 M; `true`: just written).
+fn bench_dir() -> Option<(std::path::PathBuf, bool)> {
+    let d = std::path::PathBuf::from(std::env::var("PLX_VIEW_BENCH_DIR").ok()?);
+    let made = !d.exists();
+    if made {
+        std::fs::create_dir_all(&d).unwrap();
+        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+    }
+    Some((d, made))
+}
+
 /// where a later open and the widest zoom spend their time, on the experiment
 /// `PLX_VIEW_BENCH_DIR` (written there first if absent, `PLX_VIEW_BENCH_EVENTS` events).
 fn breakdown() {
-    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+    let Some((d, made)) = bench_dir() else {
         return;
     };
-    let d = std::path::PathBuf::from(d);
-    if !d.exists() {
-        std::fs::create_dir_all(&d).unwrap();
-        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
+    if made {
         Viewer::open_with(&d, None, Via::MergePass).unwrap();
     }
     // builds and writes the index if there is none (or it is stale)
@@ -327,14 +336,9 @@ window query {:.1} ms then {:.1} ms; Viewer::open {h:.3} s, window as JSON {:.1}
 /// the open alone, 3 times, of the experiment `PLX_VIEW_BENCH_DIR` (written there
 /// first if absent, `PLX_VIEW_BENCH_EVENTS` events): for profiling the open.
 fn open_only() {
-    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+    let Some((d, _)) = bench_dir() else {
         return;
     };
-    let d = std::path::PathBuf::from(d);
-    if !d.exists() {
-        std::fs::create_dir_all(&d).unwrap();
-        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
-    }
     for _ in 0..3 {
         let (v, s) = timed(|| Viewer::open(&d, None).unwrap());
         eprintln!("open-only: {} events opened in {s:.3} s", v.index.events);
@@ -348,14 +352,9 @@ fn open_only() {
 /// seconds it used (every thread) and a checksum of its answer (equal before and after a change
 /// of how it is computed).
 fn endpoints() {
-    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+    let Some((d, _)) = bench_dir() else {
         return;
     };
-    let d = std::path::PathBuf::from(d);
-    if !d.exists() {
-        std::fs::create_dir_all(&d).unwrap();
-        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
-    }
     let v = Viewer::open(&d, None).unwrap();
     let span = v.index.end - v.index.origin;
     let sum = |s: &str| crc32fast::hash(s.as_bytes());
@@ -396,14 +395,9 @@ fn endpoints() {
 /// of instances spread over every lane; each as a crc32, then one of them all (equal before and
 /// after a change of how the open computes the index).
 fn answers() {
-    let Ok(d) = std::env::var("PLX_VIEW_BENCH_DIR") else {
+    let Some((d, _)) = bench_dir() else {
         return;
     };
-    let d = std::path::PathBuf::from(d);
-    if !d.exists() {
-        std::fs::create_dir_all(&d).unwrap();
-        world(&d, env("PLX_VIEW_BENCH_EVENTS", 20_000_000) / 16);
-    }
     let v = Viewer::open(&d, None).unwrap();
     let span = v.index.end - v.index.origin;
     let mut all = crc32fast::Hasher::new();
