@@ -122,6 +122,61 @@ fn same(a: &str, b: &str) -> bool {
 
 /// A `tracks` value: track indices separated by commas (sent as `%2C` by a browser's
 /// URLSearchParams).
+/// The numeric parameters of `q` (each a whole number at least its least value: `bins` 1,
+/// `width` and `max` 0; the indices `track`, `depth`, `index` and `id` any whole number, an
+/// unknown one answered 404 by its route) and `tracks` (indices of the `n` tracks), checked:
+/// 400 naming the parameter and what it should be.
+fn numbers_checked(q: &HashMap<&str, &str>, n: usize) -> Result<(), Answer<'static>> {
+    const LEAST: [(&str, i64); 7] = [
+        ("width", 0),
+        ("bins", 1),
+        ("max", 0),
+        ("track", i64::MIN),
+        ("depth", i64::MIN),
+        ("index", i64::MIN),
+        ("id", i64::MIN),
+    ];
+    for (k, least) in LEAST {
+        let Some(v) = q.get(k) else { continue };
+        match v.parse::<i64>() {
+            Ok(x) if x >= least => {}
+            Ok(_) => {
+                return Err(Answer::error(
+                    400,
+                    &format!("bad parameter: {k}={v} is less than {least}\n"),
+                ))
+            }
+            Err(_) => {
+                return Err(Answer::error(
+                    400,
+                    &format!(
+                        "bad parameter: {k}={} is not a whole number\n",
+                        percent_decode(v)
+                    ),
+                ))
+            }
+        }
+    }
+    if let Some(v) = q.get("tracks") {
+        for x in percent_decode(v)
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+        {
+            if !x.trim().parse::<usize>().is_ok_and(|i| i < n) {
+                return Err(Answer::error(
+                    400,
+                    &format!(
+                        "bad parameter: tracks holds {}, not a track (0 to {})\n",
+                        x.trim(),
+                        n.saturating_sub(1)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn tracks_of(v: &str) -> Vec<usize> {
     percent_decode(v)
         .split(',')
@@ -184,6 +239,11 @@ pub fn handle<'v>(viewer: &'v Viewer, token: &str, method: &str, url: &str) -> A
 fn route<'v>(viewer: &'v Viewer, page_token: &str, url: &str) -> Answer<'v> {
     let (path, qs) = url.split_once('?').unwrap_or((url, ""));
     let q = query(qs);
+    // a numeric parameter that is not a whole number, or below its least value, is refused
+    // (400) before any answer: never read as its default
+    if let Err(a) = numbers_checked(&q, viewer.index.tracks.len()) {
+        return a;
+    }
     let num = |k: &str, d: i64| -> i64 { q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d) };
     // the window `[t0, t1)` of a query (the whole run where it names neither end); a bound
     // that is not a whole number of ns, or an end not after the start, is refused with 400

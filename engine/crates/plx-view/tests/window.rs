@@ -147,7 +147,7 @@ fn region_details_stats_and_the_token() {
 }
 
 #[test]
-fn a_backwards_or_non_finite_window_is_refused_with_400() {
+fn a_backwards_or_non_finite_window_or_a_bad_number_is_refused_with_400() {
     let d = experiment("backwards");
     let v = Viewer::open(&d, None).unwrap();
     let tok = "0123456789abcdef0123456789abcdef";
@@ -188,6 +188,40 @@ fn a_backwards_or_non_finite_window_is_refused_with_400() {
         // the run's end where t1 is absent: t0 after it is backwards
         assert_eq!(ask(path, "t0=2000000").0, 400, "{path}");
     }
+    // a numeric parameter that is no whole number, or below its least, is refused too (was:
+    // read as its default, or clamped: `search?max=-1` answered `count 2, instances []`)
+    for (path, query, said) in [
+        (
+            "/api/window",
+            "width=abc",
+            "width=abc is not a whole number",
+        ),
+        ("/api/window", "max=1.5", "max=1.5 is not a whole number"),
+        ("/api/search", "name=f&max=-1", "max=-1 is less than 0"),
+        ("/api/displays", "bins=-1", "bins=-1 is less than 1"),
+        (
+            "/api/region",
+            "track=x&depth=0&index=0",
+            "track=x is not a whole number",
+        ),
+        (
+            "/api/flame",
+            "tracks=a",
+            "tracks holds a, not a track (0 to 1)",
+        ),
+        (
+            "/api/flame",
+            "tracks=0,99",
+            "tracks holds 99, not a track (0 to 1)",
+        ),
+    ] {
+        assert_eq!(
+            ask(path, query),
+            (400, format!("bad parameter: {said}\n")),
+            "{path}?{query}"
+        );
+    }
+    assert_eq!(ask("/api/flame", "tracks=0%2C1").0, 200);
     // a window forwards is answered
     assert_eq!(ask("/api/window", "t0=1&t1=5").0, 200);
     let (status, body) = ask("/api/stats", "t0=100000&t1=110000");
