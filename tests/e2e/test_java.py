@@ -1002,3 +1002,26 @@ def test_mpj_critical_path_runs_through_an_isend_rendezvous(tmp_path):
     assert any(to.startswith("0.") and src.startswith("1.") for to, src, _ in arcs), arcs
     waits = sum(s["time_s"] for s in doc["path"] if s["kind"] == "wait")
     assert waits < 0.05, doc["path"]
+
+
+def test_a_class_the_agent_cannot_rewrite_is_a_warning(tmp_path):
+    """A class file the agent cannot rewrite (major version 69, JDK 25's, which the agent's ASM
+    does not read) leaves its methods unmeasured: plx info warns, naming the class (was: only a
+    line on standard error, and `warnings: none`)."""
+    need_java()
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (tmp_path / "Newer.java").write_text("public class Newer { public static int f() { return 1; } }\n")
+    sh("javac", "-d", newer, tmp_path / "Newer.java")
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "LoadNewer.java")
+    cls = newer / "Newer.class"
+    b = bytearray(cls.read_bytes())
+    b[6:8] = (69).to_bytes(2, "big")
+    cls.write_bytes(bytes(b))
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-cp", tmp_path, "LoadNewer", newer)
+    assert cp.stdout == "refused\n"
+    assert "plx: class Newer left unmeasured: " in cp.stderr, cp.stderr
+    text = plx("info", out).stdout
+    assert re.search(r"(?m)^  \S+/process\.plx: 1 Java classes could not be rewritten, their "
+                     r"methods are not measured: Newer \(the JVM's standard error said why", text), text

@@ -69,6 +69,8 @@ pub enum WarningKind {
     StaleModule,
     /// The runtime's own work (flushes, symbol lookups) is a large share of a thread's time.
     RuntimeCost,
+    /// Code the run meant to measure that was not (a Java class the agent could not rewrite).
+    Unmeasured,
 }
 
 impl WarningKind {
@@ -93,6 +95,7 @@ impl WarningKind {
             WarningKind::StaleModule => "stale-module",
             WarningKind::OpenAtEnd { .. } => "open-at-end",
             WarningKind::RuntimeCost => "runtime-cost",
+            WarningKind::Unmeasured => "unmeasured",
         }
     }
 }

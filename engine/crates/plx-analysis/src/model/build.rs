@@ -175,6 +175,31 @@ pub(super) fn decode_process(img: &ProcessImage, opts: BuildOptions) -> Decoded 
     }
 }
 
+/// A warning naming the Java classes of `img` the agent could not rewrite (JavaClass flag 1).
+fn warn_unrewritten_classes(img: &ProcessImage, warnings: &mut Vec<Warning>) {
+    let failed: Vec<&str> = img
+        .process
+        .java_classes
+        .iter()
+        .filter(|c| c.flags & 1 != 0)
+        .map(|c| c.name.as_str())
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    warnings.push(Warning::file(
+        img.process_path(),
+        WarningKind::Unmeasured,
+        format!(
+            "{} Java classes could not be rewritten, their methods are not measured: {}{} (the \
+             JVM's standard error said why, e.g. a class file newer than the agent reads)",
+            failed.len(),
+            failed[..failed.len().min(5)].join(", "),
+            if failed.len() > 5 { ", ..." } else { "" }
+        ),
+    ));
+}
+
 pub(super) fn build_process(
     img: &ProcessImage,
     decoded: Decoded,
@@ -184,6 +209,7 @@ pub(super) fn build_process(
     warnings: &mut Vec<Warning>,
 ) -> ProcessModel {
     let p = &img.process;
+    warn_unrewritten_classes(img, warnings);
     let mut rmap = RegionMap {
         map: FastMap::default(),
     };
