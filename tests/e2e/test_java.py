@@ -1025,3 +1025,19 @@ def test_a_class_the_agent_cannot_rewrite_is_a_warning(tmp_path):
     text = plx("info", out).stdout
     assert re.search(r"(?m)^  \S+/process\.plx: 1 Java classes could not be rewritten, their "
                      r"methods are not measured: Newer \(the JVM's standard error said why", text), text
+
+
+def test_a_thread_renamed_after_it_started_has_its_last_name(tmp_path):
+    """programs/java/JRename.java: a thread calls Thread.setName after it started (a name longer
+    than the 15 characters of a native name): its rows carry that name, not `Thread-0`, and the
+    launcher's main thread stays `main`."""
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JRename.java")
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-cp", tmp_path, "JRename")
+    assert cp.stdout == "worker was named renamed-worker-with-a-long-name, 3 calls\n"
+    rows = [r for r in report_csv(out) if r["function"] == "JRename.work()" and r["thread"] != "all"]
+    assert [(r["thread_name"], r["calls"]) for r in rows] == [
+        ("renamed-worker-with-a-long-name", "3")], rows
+    names = {r["thread_name"] for r in report_csv(out) if r["thread"] != "all"}
+    assert "main" in names and "Thread-0" not in names and "DestroyJavaVM" not in names, names
