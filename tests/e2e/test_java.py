@@ -267,10 +267,13 @@ def test_critical_path_enters_a_java_thread_from_its_thread_start(tmp_path):
     assert abs(float(run_["start_s"]) - t) <= 2e-6 and abs(float(run_["end_s"]) - begin) <= 2e-6
     assert abs(float(sleep["start_s"]) - begin) <= 2e-6 and abs(float(sleep["end_s"]) - end) <= 2e-6
     assert abs(float(after["start_s"]) - end) <= 2e-6
-    assert abs(float(after["end_s"]) - release) <= 2e-6
+    # the worker's CPU runs to its release of its Thread object, or on to its end where the
+    # JVM's own exit work after that release lasted until main's acquire (a fresh-clone run
+    # under load: 5.9 ms)
+    assert release - 2e-6 <= float(after["end_s"]) <= acquire + 2e-6, (after, release, acquire)
     assert (join["kind"], join["from"], join["location"], join["what"]) == (
         "sync", worker, main, "join " + worker), join
-    assert abs(float(join["start_s"]) - release) <= 2e-6, join
+    assert abs(float(join["start_s"]) - float(after["end_s"])) <= 2e-6, join
     assert abs(float(join["end_s"]) - acquire) <= 2e-6, join
     # the profile: longWork's whole time in the trace on the worker (the sleep as a wait), main's
     # wait not on it

@@ -320,7 +320,9 @@ def test_critical_path_says_what_the_samples_ran_in_each_function(tmp_path):
     # (the item's own paths: a sample the thread took off the path, in its exit handlers, is in
     # `want` but not the item's)
     assert len(sampled) == sum(min(3, len(items[n]["samples"]["paths"])) for n in want)
-    assert sampled[0][2] == "solve => alpha => spin"
+    # solve's rows begin with its largest path (the items' order is their time on the path:
+    # under load beta's share may come first)
+    assert [r[2] for r in sampled if r[2].startswith("solve => ")][0] == "solve => alpha => spin"
 
 
 def test_critical_path_samples_refused_without_samples_or_at_another_level(tmp_path):
