@@ -102,37 +102,30 @@ static void JNICALL thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
         plx_jvm_name_thread(t, info.name);
         t->guard--;
     }
-    /* the name it started with, kept with the Java thread: a Thread.setName since is seen at
-     * its end (the JVM's native name holds 15 characters, and only of the thread itself) */
-    if (info.name) {
-        char *kept = strdup(info.name);
-        if (kept && (*env)->SetThreadLocalStorage(env, thread, kept) != JVMTI_ERROR_NONE)
-            free(kept);
+    if (info.name)
         (*env)->Deallocate(env, (unsigned char *)info.name);
-    }
 }
 
 static void JNICALL thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     (void)jni;
     plx_jvm_monitor_thread_end(env, thread);
-    /* renamed since it started (Thread.setName): the thread is its last name (a thread attached
-     * again, the launcher's DestroyJavaVM, started with the name it ends with: kept `main`) */
-    char *started = NULL;
+    /* renamed since it started (Thread.setName; the JVM's native name holds 15 characters,
+     * and only of the thread itself): the thread is its last name. The launcher's thread
+     * attached again as DestroyJavaVM keeps `main`. (JVMTI's thread-local storage is the
+     * monitors' thread index: monitors.c.) */
     jvmtiThreadInfo info;
-    if ((*env)->GetThreadLocalStorage(env, thread, (void **)&started) != JVMTI_ERROR_NONE ||
-        !started || (*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE)
-        return;
     struct plx_thread *t = plx_self;
-    if (info.name && strcmp(info.name, started) != 0 && t && !t->dead) {
+    if (!t || t->dead || (*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE)
+        return;
+    if (info.name && strcmp(info.name, "DestroyJavaVM") != 0 &&
+        strncmp(info.name, t->name, sizeof t->name - 1) != 0) {
         t->guard++;
         plx_jvm_name_thread(t, info.name);
         t->guard--;
     }
     if (info.name)
         (*env)->Deallocate(env, (unsigned char *)info.name);
-    (*env)->SetThreadLocalStorage(env, thread, NULL);
-    free(started);
 }
 
 /* Runs on the VM thread at a safepoint: only the runtime's own code, no JNI. */
