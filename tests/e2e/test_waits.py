@@ -667,16 +667,24 @@ def test_java_join_and_unseen_notify(tmp_path):
     # the two Object.waits: only the first has a cause, "first" in signalFirst, its whole wait
     c = [r for r in causes if r["pattern"] == "condition_wait"
          and names.get(r["waiting_location"]) == "main"
-         and names.get(r["cause_location"]) in ("first", "second")]
+         and names.get(r["cause_location"]) == "first"]
     assert [(names[r["cause_location"]], r["cause_callpath"], r["kind"]) for r in c] == [
         ("first", "JJoin.signalFirst()", "direct")], c
     assert abs(float(c[0]["delay_s"]) - got[("condition_wait", first)]) <= 2e-6, c
+    # "second" only where the JVM saw its monitor's release outside every measured method
+    # (in the excluded class: "(thread)"), as a fresh-clone run under load did once
+    c2 = [r for r in causes if r["pattern"] == "condition_wait"
+          and names.get(r["waiting_location"]) == "main"
+          and names.get(r["cause_location"]) == "second"]
+    assert all(r["cause_callpath"] == "(thread)" for r in c2), c2
+    seconds = sum(float(r["delay_s"]) for r in c2)
     # the text view says how much waiting has no recorded cause: the second wait at least
     text = plx("waits", exp, "--causes").stdout
     block = text.split("\ncondition_wait: ")[1].split("\n\n")[0]
     unknown = re.findall(r"^\s+(\d+\.\d{6}) unknown\s+\(waits whose cause was not recorded\)$",
                          block, re.M)
-    assert len(unknown) == 1 and float(unknown[0]) >= got[("condition_wait", second)] - 2e-6, block
+    assert len(unknown) == 1, block
+    assert float(unknown[0]) + seconds >= got[("condition_wait", second)] - 2e-6, block
 
 
 @pytest.mark.parametrize("how", ["ssend", "isend"])
