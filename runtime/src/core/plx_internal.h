@@ -444,8 +444,11 @@ PLX_HIDDEN int plx_writer_open(void);
 /* The process's end: the room reserved beyond process.plx's end and not written freed. */
 PLX_HIDDEN void plx_writer_trim(void);
 PLX_HIDDEN void plx_writer_close(void);
-/* Frees the room kept on the disk for the process's last records (`.plx-reserve`). */
-PLX_HIDDEN void plx_writer_free_end_room(void);
+/* The process end: from now on a record process.plx has no room for goes into the room kept
+ * on the disk for the last records (`.plx-reserve`). */
+PLX_HIDDEN void plx_writer_open_end_room(void);
+/* That room cut to what it took and named end.plx (end.N.plx), or removed if it took nothing. */
+PLX_HIDDEN void plx_writer_close_end_room(void);
 /* Records already framed (headers included), appended to process.plx with one writev. */
 PLX_HIDDEN void plx_write_framed(const void *bytes, size_t len);
 PLX_HIDDEN extern char plx_process_dir[4600];

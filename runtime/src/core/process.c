@@ -156,7 +156,7 @@ void plx_process_end(int reason, int status)
     plx_active = 0;
     plx_threads_finish_all();
     plx_live_pool_remove();
-    plx_writer_free_end_room(); /* for the records below, whatever the threads' left */
+    plx_writer_open_end_room(); /* for the records below, whatever room the threads left */
     write_calibration();
     struct plx_rec rec;
     plx_rec_init(&rec);
@@ -167,6 +167,7 @@ void plx_process_end(int reason, int status)
                         (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     plx_rec_write(&rec, 0);
     plx_writer_trim();
+    plx_writer_close_end_room();
     plx_writer_close();
     for (int i = 0; i < nhooks; i++)
         if (hooks[i]->finished)

@@ -131,29 +131,130 @@ static int open_file(const char *name, int index, uint16_t kind)
 }
 
 /* Room for the last records (Calibration, WriteFailures, ProcessEnd) on a disk that fills up:
- * a file of its own holds it until the process end frees it (a file's own preallocation would
- * go with the first failed write cut off again). */
+ * a file of its own, kept open, holds it (a file's own preallocation would go with the first
+ * failed write cut off again). At the process end the last records go to process.plx; one that
+ * finds no room there is written into this file instead (a reserved block is never taken by
+ * anyone else), which is then cut to what it holds and named `end.plx` (`end.N.plx` after
+ * N execs): a reader takes its records as process.plx's last ones. Unused, it is removed. */
 #define RESERVE_NAME ".plx-reserve"
 #define RESERVE_BYTES (16 << 10)
+
+static int image_index;            /* N of process.N.plx (0: process.plx) */
+static int reserve_fd = -1;        /* .plx-reserve, open from the start to the end */
+static dev_t reserve_dev;
+static ino_t reserve_ino;
+static _Atomic int end_room_open;  /* the process end: process.plx's failed writes go to it */
+static off_t reserve_used;         /* bytes written into it (its header first) */
+
+static void reserve_path(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/" RESERVE_NAME, plx_process_dir);
+}
+
+/* Whether reserve_fd is still the reserve (the program may have closed the number and opened
+ * a file of its own under it); if not, it is forgotten, never closed or truncated. */
+static int reserve_is_ours(void)
+{
+    struct stat st;
+    if (reserve_fd >= 0 &&
+        (fstat(reserve_fd, &st) != 0 || st.st_dev != reserve_dev || st.st_ino != reserve_ino))
+        reserve_fd = -1;
+    return reserve_fd >= 0;
+}
 
 static void reserve_end_room(void)
 {
     char path[4700];
-    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
+    reserve_path(path, sizeof path);
     int fd = plx_file_create(path, O_WRONLY);
     if (fd < 0)
         return;
-    if (plx_file_reserve(fd, RESERVE_BYTES) != 0)
+    struct stat st;
+    if (plx_file_reserve(fd, RESERVE_BYTES) != 0 || fstat(fd, &st) != 0) {
         unlink(path);
-    plx_sys_close(fd);
+        plx_sys_close(fd);
+        return;
+    }
+    reserve_fd = fd;
+    reserve_dev = st.st_dev;
+    reserve_ino = st.st_ino;
 }
 
-void plx_writer_free_end_room(void)
+void plx_writer_open_end_room(void)
 {
-    char path[4700];
+    atomic_store(&end_room_open, 1);
+}
+
+/* Writes iov[0..n) into the reserve after what it holds (its header before the first); 0 when
+ * all of it fit in the reserved room. The program may have closed or reused the descriptor
+ * (launchers close every descriptor): it is checked, and reopened by name if needed. */
+static atomic_flag end_room_lock = ATOMIC_FLAG_INIT;
+
+static int write_end_room_locked(const struct iovec *iov, int n);
+
+static int write_end_room(const struct iovec *iov, int n)
+{
+    /* the end's writer is alone but for a thread still ending: that one's record is lost */
+    if (atomic_flag_test_and_set_explicit(&end_room_lock, memory_order_acquire))
+        return -1;
+    int r = write_end_room_locked(iov, n);
+    atomic_flag_clear_explicit(&end_room_lock, memory_order_release);
+    return r;
+}
+
+static int write_end_room_locked(const struct iovec *iov, int n)
+{
+    if (!reserve_is_ours() && reserve_ino != 0) {
+        char path[4700];
+        reserve_path(path, sizeof path);
+        reserve_fd = plx_file_reopen(path, O_WRONLY, reserve_dev, reserve_ino);
+    }
+    if (reserve_fd < 0)
+        return -1;
+    size_t len = reserve_used == 0 ? PLX_FILE_HEADER_SIZE : 0;
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    if (reserve_used + (off_t)len > RESERVE_BYTES)
+        return -1;
+    struct iovec all[3];
+    int k = 0;
+    if (reserve_used == 0)
+        all[k++] = (struct iovec){headers[0], PLX_FILE_HEADER_SIZE};
+    for (int i = 0; i < n && k < 3; i++)
+        all[k++] = iov[i];
+    sigset_t mask;
+    int pending;
+    plx_fsize_hold(&mask, &pending);
+    ssize_t w;
+    do
+        w = pwritev(reserve_fd, all, k, reserve_used);
+    while (w < 0 && errno == EINTR);
+    plx_fsize_release(&mask, pending);
+    if (w != (ssize_t)len)
+        return -1; /* within reserved blocks a short write is not expected: the record is lost */
+    reserve_used += (off_t)len;
+    return 0;
+}
+
+void plx_writer_close_end_room(void)
+{
+    char path[4700], end[4700];
     int saved = errno;
-    snprintf(path, sizeof path, "%s/" RESERVE_NAME, plx_process_dir);
-    unlink(path);
+    reserve_path(path, sizeof path);
+    int ours = reserve_is_ours();
+    if (reserve_used > 0 && ours && ftruncate(reserve_fd, reserve_used) == 0) {
+        if (image_index == 0)
+            snprintf(end, sizeof end, "%s/end.plx", plx_process_dir);
+        else
+            snprintf(end, sizeof end, "%s/end.%d.plx", plx_process_dir, image_index);
+        if (rename(path, end) != 0)
+            unlink(path);
+    } else {
+        unlink(path);
+    }
+    if (ours)
+        plx_sys_close(reserve_fd);
+    reserve_fd = -1;
     errno = saved;
 }
 
@@ -188,6 +289,7 @@ int plx_writer_open(void)
     for (int i = 0; i < 1000; i++) {
         fds[0] = open_file("process", i, 1);
         if (fds[0] >= 0) {
+            image_index = i;
             if (plx_cfg.trace)
                 fds[1] = open_file("trace", i, 2);
             reserve_end_room();
@@ -217,6 +319,13 @@ void plx_writer_close(void)
             plx_sys_close(fds[i]);
         fds[i] = -1;
     }
+    /* a forked child's copy of the parent's reserve: the parent's to use or remove */
+    if (reserve_is_ours())
+        plx_sys_close(reserve_fd);
+    reserve_fd = -1;
+    reserve_ino = 0;
+    reserve_used = 0;
+    atomic_store(&end_room_open, 0);
 }
 
 /* The descriptor of file `which`, reopened if the program closed or replaced it. */
@@ -270,6 +379,15 @@ static int append(int which, struct iovec *iov, int n)
         len += iov[i].iov_len;
     size_t partial = 0;
     int r;
+    struct iovec iov_copy[2]; /* the writes below advance iov */
+    for (int i = 0; i < n && i < 2; i++)
+        iov_copy[i] = iov[i];
+    /* once a last record went to the end room, the ones after it follow it there (in order) */
+    if (which == 0 && PLX_UNLIKELY(atomic_load_explicit(&end_room_open, memory_order_relaxed)) &&
+        reserve_used > 0 && write_end_room(iov_copy, n < 2 ? n : 2) == 0) {
+        errno = saved;
+        return 0;
+    }
     if (PLX_UNLIKELY(atomic_load_explicit(&header_missing[which], memory_order_acquire)) &&
         fd >= 0) {
         r = append_with_header(which, fd, iov, n, &partial);
@@ -279,10 +397,14 @@ static int append(int which, struct iovec *iov, int n)
             errno = lost_errno[which] ? lost_errno[which] : EBADF;
     }
     if (r != 0) {
-        failed(which, errno, len);
+        int err = errno;
         struct stat st;
         if (partial > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial)
             (void)ftruncate(fd, st.st_size - (off_t)partial);
+        if (which == 0 && atomic_load(&end_room_open) && write_end_room(iov_copy, n < 2 ? n : 2) == 0)
+            r = 0;
+        else
+            failed(which, err, len);
     }
     errno = saved;
     return r;

@@ -272,22 +272,19 @@ impl ProcessData {
         }
     }
 
-    /// Decodes a whole file already in memory; damage is appended to `warnings`.
-    pub fn parse(path: &Path, bytes: &[u8], warnings: &mut Vec<Warning>) -> ProcessData {
-        let mut data = ProcessData {
-            path: path.to_path_buf(),
-            ..ProcessData::default()
-        };
+    /// Applies the records of one file in memory; false when its header is not a process
+    /// file's (nothing read).
+    fn apply_file(&mut self, path: &Path, bytes: &[u8], warnings: &mut Vec<Warning>) -> bool {
         let head = &bytes[..bytes.len().min(16)];
         if let Err(w) = check_file_header(path, head, bytes.len() as u64, FileKind::Process) {
             warnings.push(w);
-            return data;
+            return false;
         }
         let mut it = RecordIter::new(path, bytes);
         for (h, payload) in it.by_ref() {
             match Record::decode(h.record_type, payload) {
-                Ok(Some(rec)) => data.apply(rec),
-                Ok(None) => data.unknown_records += 1,
+                Ok(Some(rec)) => self.apply(rec),
+                Ok(None) => self.unknown_records += 1,
                 Err(problem) => warnings.push(Warning::at(
                     path,
                     h.offset,
@@ -298,6 +295,32 @@ impl ProcessData {
         }
         if let Some(w) = it.warning {
             warnings.push(w);
+        }
+        true
+    }
+
+    /// Decodes a whole file already in memory; damage is appended to `warnings`.
+    pub fn parse(path: &Path, bytes: &[u8], warnings: &mut Vec<Warning>) -> ProcessData {
+        Self::parse_with_end(path, bytes, None, warnings)
+    }
+
+    /// [`ProcessData::parse`], then the records of the process's end file (`end.plx`: the last
+    /// records the runtime wrote into its reserved room when `process.plx` had none).
+    fn parse_with_end(
+        path: &Path,
+        bytes: &[u8],
+        end: Option<(&Path, &[u8])>,
+        warnings: &mut Vec<Warning>,
+    ) -> ProcessData {
+        let mut data = ProcessData {
+            path: path.to_path_buf(),
+            ..ProcessData::default()
+        };
+        let whole = data.apply_file(path, bytes, warnings);
+        if let Some((end_path, end_bytes)) = end {
+            data.apply_file(end_path, end_bytes, warnings);
+        } else if !whole {
+            return data;
         }
         if data.info.is_none() {
             warnings.push(Warning::file(
@@ -326,7 +349,14 @@ impl ProcessData {
         });
         match bytes {
             Ok((bytes, len)) => {
-                let data = Self::parse(path, &bytes, warnings);
+                let end_path = end_file(path);
+                let end = end_path.as_deref().and_then(|p| read_end_file(p, warnings));
+                let data = Self::parse_with_end(
+                    path,
+                    &bytes,
+                    end.as_ref().map(|(p, b)| (p.as_path(), b.as_slice())),
+                    warnings,
+                );
                 if (bytes.len() as u64) < len {
                     warnings.push(hole_warning(path, bytes.len() as u64, len));
                 }
@@ -343,6 +373,30 @@ impl ProcessData {
                     ..ProcessData::default()
                 }
             }
+        }
+    }
+}
+
+/// `end.plx` beside `process.plx`, `end.N.plx` beside `process.N.plx`: where the runtime wrote
+/// the process's last records that `process.plx` had no room for.
+pub fn end_file(process: &Path) -> Option<PathBuf> {
+    let name = process.file_name()?.to_str()?;
+    let rest = name.strip_prefix("process")?;
+    Some(process.with_file_name(format!("end{rest}")))
+}
+
+/// The end file's bytes, if there is one; one that is there but cannot be read is a warning.
+fn read_end_file(path: &Path, warnings: &mut Vec<Warning>) -> Option<(PathBuf, Vec<u8>)> {
+    match crate::input::open_regular(path).and_then(|input| input.read_data()) {
+        Ok(bytes) => Some((path.to_path_buf(), bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            warnings.push(Warning::file(
+                path,
+                WarningKind::MissingFile,
+                format!("cannot read: {e}"),
+            ));
+            None
         }
     }
 }
