@@ -733,3 +733,44 @@ def test_cold_parts_of_functions_are_not_probed(tmp_path):
     text = plx("info", out).stdout
     assert re.search(r"(?m)^ +_Z4stepi\.cold +skipped: a cold part of a function \(reached by a "
                      r"jump, not a call\): it has no return address of its own$", text), text
+
+
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_exceptions_through_probed_functions_under_attach(tmp_path, cxx):
+    """plx attach to a running C++ program (plain -O2 build) whose throws pass probed frames:
+    the program bound its unwinder and C++ runtime before libplx came, so libplx's own entries
+    were never called and the first throw met the exit trampoline as a return address and
+    ended in std::terminate (SIGABRT). The unwinder's entries are redirected to libplx's: the
+    program runs as without plx and every path of the window is exact."""
+    from conftest import paths_of
+
+    require_tools(cxx)
+    exe = tmp_path / "probe_throw"
+    cp = subprocess.run([cxx, "-O2", "-g", str(PROGRAMS / "probe_throw.cpp"), "-o", str(exe)],
+                        capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, cp.stderr
+    n = 300
+    d = tmp_path / "run"
+    d.mkdir()
+    prog = subprocess.Popen([str(exe), str(n), str(d)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out = tmp_path / "exp"
+        att = start_attach(prog.pid, out, "--probe", "solve*,step*,deep*,after*")
+        (d / "go").touch()
+        wait_for(d / "done")
+        plx("detach", str(prog.pid))
+        assert att.wait(timeout=60) == 0, att.stderr.read()
+        (d / "quit").touch()
+        status = prog.wait(timeout=60)
+        stdout, stderr = prog.communicate()
+        assert status == 0, stderr
+        assert stdout == "solve %d step %d deep %d caught %d\n" % (n, n + 2 * n // 3, 10 * n // 3,
+                                                                  2 * n // 3), stderr
+    finally:
+        prog.kill()
+    # main was running when the probes came: the paths begin at solve_outer
+    want = {p[1:]: c for p, c in probe_throw_paths(n).items() if len(p) > 1}
+    assert {p: c for p, (c, _) in paths_of(out).items()} == want
+    text = plx("info", out).stdout
+    assert "_Unwind" not in text and "__cxa" not in text, text

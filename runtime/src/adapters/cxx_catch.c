@@ -8,7 +8,8 @@
  * function's stack pointer is gone; functions inlined into the catching one and still open (at
  * its stack pointer) are closed when entered again there or when it exits (plx_cyg_caught).
  * Interposed when libplx comes before the C++ runtime
- * (LD_PRELOAD, or linked first); a program with the C++ runtime linked statically binds its own. */
+ * (LD_PRELOAD, or linked first), or its entry redirected to this one under plx attach
+ * (probe/exceptions.c); a program with the C++ runtime linked statically binds its own. */
 #include "../core/hotpath.h"
 #include "cyg_profile.h"
 #include "probe/probe_api.h"
@@ -42,6 +43,11 @@ static begin_catch_fn find_next(uintptr_t ret)
     return f == __cxa_begin_catch ? NULL : f;
 }
 
+void plx_cxx_catch_next(void *(*next)(void *))
+{
+    atomic_store_explicit(&next_begin_catch, next, memory_order_release);
+}
+
 void *__cxa_begin_catch(void *exception)
 {
     uintptr_t sp = PLX_CALLER_SP();
@@ -61,3 +67,5 @@ void *__cxa_begin_catch(void *exception)
     }
     return next(exception);
 }
+
+void *plx_cxx_begin_catch(void *exception) __attribute__((alias("__cxa_begin_catch")));

@@ -34,6 +34,7 @@ __attribute__((visibility("default"))) int plx_attach_start(const char *settings
     if (rc != 0)
         return rc;
     plx_attach_mpi_start();
+    plx_attach_exceptions_start();
     plx_control_start(); /* last: its thread changes probes from then on */
     return 0;
 }

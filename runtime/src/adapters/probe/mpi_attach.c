@@ -196,7 +196,7 @@ void plx_attach_mpi_start(void)
         r.to[kept++] = (uintptr_t)w;
     }
     r.n = kept;
-    size_t redirected = plx_probes_redirect(r.syms, r.to, resume, r.n);
+    size_t redirected = plx_probes_redirect(r.syms, r.to, resume, r.n, 1);
     struct object_of o = {.base = lm->l_addr};
     size_t slots = 0;
     if (dl_iterate_phdr(find_object, &o) && o.dyn)

@@ -367,12 +367,67 @@ static int is_cyg_hook(uintptr_t target)
     return hook && (target == hook || plx_patch_plt_reaches(target, hook));
 }
 
+/* The length of a shadow-stack instruction (Intel CET) at `b`, which capstone 4 does not
+ * decode, else 0: rdssp (f3 [rex] 0f 1e /1), incssp (f3 [rex] 0f ae /5), setssbsy (f3 0f 01
+ * e8), saveprevssp (f3 0f 01 ea). None branches; glibc's and libgcc's unwinders use them. */
+static size_t cet_length(const uint8_t *b, size_t avail)
+{
+    if (avail < 4 || b[0] != 0xf3)
+        return 0;
+    size_t i = (b[1] & 0xf0) == 0x40 ? 2 : 1; /* a REX prefix */
+    if (avail < i + 3 || b[i] != 0x0f)
+        return 0;
+    uint8_t op = b[i + 1], modrm = b[i + 2];
+    if ((op == 0x1e && (modrm & 0xf8) == 0xc8) || (op == 0xae && (modrm & 0xf8) == 0xe8))
+        return i + 3;
+    if (i == 1 && op == 0x01 && (modrm == 0xe8 || modrm == 0xea))
+        return 4;
+    return 0;
+}
+
+/* The bytes decoded from the entry without a gap. */
+static size_t decoded_run(const cs_insn *insn, size_t n, uintptr_t start)
+{
+    size_t covered = 0;
+    for (size_t i = 0; i < n && insn[i].address == start + covered; i++)
+        covered += insn[i].size;
+    return covered;
+}
+
+/* Disassembles s's body; a shadow-stack instruction capstone stops at is read as no-ops of
+ * its length (in a copy) and the rest decoded on. *first_gap: the offset of the first such
+ * instruction (s->size if none); *covered: the bytes decoded without a gap. */
+static size_t disassemble(struct capstone *cs, const struct plx_function_symbol *s,
+                          cs_insn **insn, size_t *first_gap, size_t *covered)
+{
+    const uint8_t *code = (const uint8_t *)s->address;
+    uint8_t *copy = NULL;
+    size_t n = cs->disasm(cs->handle, code, s->size, s->address, 0, insn);
+    *covered = decoded_run(*insn, n, s->address);
+    *first_gap = s->size;
+    size_t len;
+    while (*covered < s->size && (len = cet_length(code + *covered, s->size - *covered)) > 0) {
+        if (!copy) {
+            if ((copy = malloc(s->size)) == NULL)
+                break;
+            memcpy(copy, code, s->size);
+            *first_gap = *covered;
+        }
+        memset(copy + *covered, 0x90, len);
+        cs->free(*insn, n);
+        n = cs->disasm(cs->handle, copy, s->size, s->address, 0, insn);
+        *covered = decoded_run(*insn, n, s->address);
+        code = copy;
+    }
+    free(copy);
+    return n;
+}
+
 /* Decides whether `s` can be probed; fills `p` and the stub. NULL, or the reason it cannot. */
 static const char *prepare(struct capstone *cs, const struct plx_function_symbol *s,
                            struct plx_probe *p, unsigned char **stub_out)
 {
     static char why[160];
-    const uint8_t *code = (const uint8_t *)s->address;
     if (s->unsized)
         return "its size is unknown: the implementation its loader chose (IFUNC) has no symbol";
     if (s->address == (uintptr_t)getauxval(AT_ENTRY))
@@ -399,19 +454,18 @@ static const char *prepare(struct capstone *cs, const struct plx_function_symbol
         return why;
     }
     cs_insn *insn = NULL;
-    size_t n = cs->disasm(cs->handle, code, s->size, s->address, 0, &insn);
-    size_t covered = 0, ndisp = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (insn[i].address != s->address + covered) {
-            break;
-        }
-        covered += insn[i].size;
-        if (ndisp == 0 && covered >= JMP_LEN)
+    size_t covered, first_gap;
+    size_t n = disassemble(cs, s, &insn, &first_gap, &covered);
+    size_t ndisp = 0, displaced = 0;
+    for (size_t i = 0; i < n && ndisp == 0; i++)
+        if ((displaced += insn[i].size) >= JMP_LEN)
             ndisp = i + 1;
-    }
     const char *bad = NULL;
     if (covered < s->size) {
         snprintf(why, sizeof why, "unrecognised instruction at +%zu", covered);
+        bad = why;
+    } else if (first_gap < displaced) { /* a displaced one is copied, never read as no-ops */
+        snprintf(why, sizeof why, "a shadow-stack instruction at +%zu", first_gap);
         bad = why;
     }
     for (size_t i = 0; i < n && !bad; i++) { /* every branch of the body */
@@ -681,6 +735,8 @@ static void restore(const struct plx_probe *p)
 void plx_probes_remove_all(void)
 {
     for (struct plx_probe *p = inserted; p; p = p->next) {
+        if (p->redirect == PLX_REDIRECT_QUIET)
+            continue; /* the unwinder's stays: frames still open keep the exit trampoline */
         restore(p);
         write_change(p->fn, 0);
     }
@@ -689,6 +745,8 @@ void plx_probes_remove_all(void)
 
 static int matches(const struct plx_probe *p, const char *globs)
 {
+    if (p->redirect)
+        return 0;
     char *save = NULL, buf[4096];
     snprintf(buf, sizeof buf, "%s", globs);
     for (char *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
@@ -735,14 +793,14 @@ static long remove_matching(const char *globs, char *err, size_t errcap)
 }
 
 size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
-                           uintptr_t *resume, size_t n)
+                           uintptr_t *resume, size_t n, int record)
 {
     struct capstone cs;
     const char *why = NULL;
     for (size_t i = 0; i < n; i++)
         resume[i] = 0;
     if (capstone_load(&cs, &why) != 0) {
-        plx_warn("MPI routines not measured: %s", why);
+        plx_warn("%s not redirected: %s", n ? syms[0].name : "nothing", why);
         return 0;
     }
     struct plx_probe *probes = plx_arena_alloc(n * sizeof *probes);
@@ -755,18 +813,21 @@ size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr
             put_abs_jmp(&q, to[i]);
             bad = insert(&probes[i], stub);
         }
-        write_site(&syms[i], bad == NULL, bad);
+        if (record)
+            write_site(&syms[i], bad == NULL, bad);
         if (bad) {
             if (plx_cfg.verbose)
-                plx_warn("MPI routine %s not measured: %s", syms[i].name, bad);
+                plx_warn("%s not redirected: %s", syms[i].name, bad);
             continue;
         }
         probes[i].name = syms[i].name;
         probes[i].module_id = syms[i].module_id;
+        probes[i].redirect = record ? PLX_REDIRECT_RECORDED : PLX_REDIRECT_QUIET;
         probes[i].next = inserted;
         inserted = &probes[i];
         resume[i] = probes[i].resume;
-        write_change(syms[i].address, 1);
+        if (record)
+            write_change(syms[i].address, 1);
         done++;
     }
     cs.close(&cs.handle);
@@ -780,10 +841,11 @@ void plx_probes_remove_all(void)
 }
 
 size_t plx_probes_redirect(const struct plx_function_symbol *syms, const uintptr_t *to,
-                           uintptr_t *resume, size_t n)
+                           uintptr_t *resume, size_t n, int record)
 {
     (void)syms;
     (void)to;
+    (void)record;
     for (size_t i = 0; i < n; i++)
         resume[i] = 0;
     return 0;

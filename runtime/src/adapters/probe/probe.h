@@ -11,6 +11,8 @@
 
 #define PLX_PROBE_JMP_LEN 5 /* e9 rel32 */
 
+enum { PLX_REDIRECT_NONE, PLX_REDIRECT_RECORDED, PLX_REDIRECT_QUIET };
+
 struct plx_probe {
     uintptr_t fn;       /* the function's entry */
     uintptr_t resume;   /* its relocated first instructions, then a jump to fn + len */
@@ -18,6 +20,9 @@ struct plx_probe {
     unsigned char saved[PLX_PROBE_JMP_LEN]; /* the entry's bytes before the jump replaced them */
     const char *name;             /* its symbol (owned by the symbol table) */
     uint32_t module_id;
+    int redirect;                 /* an entry made a jump to another implementation (attach):
+                                   * not a probe of the user's, no glob of plx ctl remove's;
+                                   * PLX_REDIRECT_QUIET: no record says so (the unwinder's) */
     struct plx_probe *next;       /* inserted probes, newest first (start-up or attach only) */
 };
 

@@ -13,10 +13,20 @@ PLX_HIDDEN void plx_probes_avoid(const uint64_t *pcs, uint32_t n);
  * stay, for frames still open. */
 PLX_HIDDEN void plx_probes_remove_all(void);
 /* Entries of `syms` made jumps to `to` (another implementation: an MPI wrapper), no other
- * thread running; resume[i] is the relocated original of each (0 when not redirected, with its
- * reason in a ProbeSite record). How many were. */
+ * thread running; resume[i] is the relocated original of each (0 when not redirected; with
+ * `record`, each one's site and reason in a ProbeSite record). How many were. */
 PLX_HIDDEN size_t plx_probes_redirect(const struct plx_function_symbol *syms,
-                                      const uintptr_t *to, uintptr_t *resume, size_t n);
+                                      const uintptr_t *to, uintptr_t *resume, size_t n,
+                                      int record);
+/* plx attach (probe/exceptions.c): the program's unwinder and C++ runtime entries that
+ * libplx interposes under plx run redirected to libplx's, so that a throw through a probed
+ * function finds its return addresses. */
+PLX_HIDDEN void plx_attach_exceptions_start(void);
+/* The C++ runtime's __cxa_begin_catch that libplx's calls (cxx_catch.c): its relocated
+ * original once plx attach redirected its entry to libplx's. */
+PLX_HIDDEN void plx_cxx_catch_next(void *(*next)(void *));
+/* libplx's __cxa_begin_catch, by a name that binds to libplx's own definition. */
+PLX_HIDDEN void *plx_cxx_begin_catch(void *exception);
 /* plx attach to an MPI rank (probe/mpi_attach.c): libplx-mpi loaded, the MPI routines of the
  * MPI library redirected to its wrappers, the rank identified. */
 PLX_HIDDEN void plx_attach_mpi_start(void);
