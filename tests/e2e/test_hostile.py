@@ -105,6 +105,17 @@ def test_session_file_linking_to_dev_zero_is_refused(copy, tmp_path):
     assert cp.stderr == "plx: %s/session.txt: not a regular file (a device)\n" % copy
 
 
+@pytest.mark.parametrize("command", [("info",), ("report",)], ids=reader_id)
+def test_fifo_as_end_file_is_warned_and_the_rest_read(copy, tmp_path, command):
+    """end.plx, where the runtime writes the last records process.plx had no room for, is read
+    only when it is a regular file: a FIFO there is a warning naming it, never waited on."""
+    (pdir,) = [d for d in copy.iterdir() if (d / "process.plx").is_file()]
+    os.mkfifo(pdir / "end.plx")
+    cp = read_with(command, copy, tmp_path)
+    assert cp.returncode == 0, cp.stderr
+    assert "%s/end.plx: cannot read: not a regular file (a FIFO)" % pdir in cp.stdout + cp.stderr
+
+
 @pytest.mark.parametrize("fmt", ["chrome", "otf2"])
 def test_fifo_as_metrics_file_is_warned_and_the_export_written(copy, tmp_path, fmt):
     os.mkfifo(copy / "metrics.temp.plx")
