@@ -17,8 +17,10 @@ runtime:
 	@cmake -S runtime -B $(BUILD)/runtime -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@ninja -C $(BUILD)/runtime --quiet
 	@mkdir -p $(BUILD)/lib $(BUILD)/include
-	@cp $(BUILD)/runtime/libplx.so $(BUILD)/lib/
-	@cp $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/runtime/libplx-par*.so $(BUILD)/lib/ 2>/dev/null || true
+	@# new files, never written over: a process running with the old library keeps it mapped
+	@cp --remove-destination $(BUILD)/runtime/libplx.so $(BUILD)/lib/
+	@cp --remove-destination $(BUILD)/runtime/libplx-mpi*.so $(BUILD)/runtime/libplx-par*.so \
+	  $(BUILD)/lib/ 2>/dev/null || true
 	@cp runtime/include/plx.h $(BUILD)/include/
 
 # the viewer's bundle, embedded into plx by plx-view's build.rs
@@ -51,7 +53,7 @@ wrappers:
 java:
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
 	  cd java && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; } && \
-	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
+	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp --remove-destination agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
 	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
 	else echo "make: no mvn/javac: the Java agent is not built"; fi
 
