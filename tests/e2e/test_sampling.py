@@ -363,8 +363,10 @@ def test_gprof_has_the_sampled_functions_marked_estimated(tmp_path):
     got = {p["function"]: p["samples"] for p in spin["parents"]}
     assert got == {"alpha": samples[("solve", "alpha", "spin")], "beta": samples[beta_path[0]]}
     assert spin["samples"] == sum(got.values()) and spin["estimated"] is True
-    # the self time of spin: its samples x 1 ms
-    assert abs(spin["self_s"] - spin["samples"] * 1e-3) < 1e-9
+    # spin's time: its samples x 1 ms, its own and that of cpu_now, inlined into it (a frame
+    # of its own, as addr2line -i names it: was spin's self time, the inlined code lost)
+    assert abs(spin["self_s"] + spin["children_s"] - spin["samples"] * 1e-3) < 1e-9
+    assert {c["function"] for c in spin["children"]} <= {"cpu_now"}
     # text: a samples column, estimated times marked ~ and no count for sampled calls
     text = plx("report", out, "--gprof").stdout
     assert re.search(r"^index\s+%time\s+self\s+children\s+called\s+samples\s+name$", text, re.M)
@@ -673,3 +675,25 @@ def test_go_program_runs_to_its_end_and_is_sampled(tmp_path):
     text = info(out).stdout
     assert "sampling signal: the program is a Go program; samples came by signal %d after" % (
         signal.SIGRTMIN + 6) in text, text
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_samples_in_inlined_code_stay_under_the_function_they_are_in(tmp_path, compiler):
+    """programs/sample_inline.c: work spends its 0.3 s of CPU in now(), inlined into it. Each
+    sample names the function its code is in, then the functions inlined there (was: only the
+    innermost inlined one, so the path read main => now and work kept 1-2 ms of 300)."""
+    require_tools(compiler)
+    prog = tmp_path / "inline"
+    cp = subprocess.run([compiler, "-O2", "-g", str(PROGRAMS / "sample_inline.c"), "-o",
+                         str(prog)], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    out = tmp_path / "exp"
+    cp = run(out, prog, opts=("--sample",))
+    (truth,) = [s for (_, f), s in truths(cp.stdout) if f == "work"]
+    rows = sampled_rows(out)
+    _, work = estimate(rows, "main", ("main", "work"))
+    assert abs(float(work["inclusive_s"]) - truth) < 0.1 * truth, (work, truth)
+    # every sample of now's code is under work
+    inlined = [p for t, p, _ in rows if t == "main" and "now" in p]
+    assert inlined and all(p[p.index("now") - 1] == "work" for p in inlined), inlined
+

@@ -223,6 +223,53 @@ impl SymbolResolver {
         (out.function.is_some() || !out.file.is_empty()).then_some(out)
     }
 
+    /// The functions at the call site of return address `ret` (runtime address) in `module`,
+    /// the function the code belongs to first, then those inlined into it down to the
+    /// innermost: each with the file its frame's location is in (line 0). Empty when the
+    /// module's file or debug info cannot be read or names no function there; one entry, named
+    /// by the symbol table, where the debug info has no function for it.
+    pub fn locate_call_frames(&mut self, ret: u64, module: &Module) -> Vec<CodeLocation> {
+        let Some(loader) = self.loader(module) else {
+            return Vec::new();
+        };
+        let probe = ret.wrapping_sub(module.base).wrapping_sub(1);
+        let mut out = Vec::new();
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            while let Ok(Some(f)) = frames.next() {
+                let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
+                    break; // a frame without a name ends what can be told
+                };
+                out.push(CodeLocation {
+                    function: Some(name.into_owned()),
+                    file: f
+                        .location
+                        .and_then(|l| l.file)
+                        .unwrap_or_default()
+                        .to_string(),
+                    line: 0,
+                });
+            }
+        }
+        out.reverse();
+        if out.is_empty() {
+            if let Some(n) = loader.find_symbol(probe) {
+                let file = loader
+                    .find_location(probe)
+                    .ok()
+                    .flatten()
+                    .and_then(|l| l.file)
+                    .unwrap_or_default()
+                    .to_string();
+                out.push(CodeLocation {
+                    function: Some(demangle(n).unwrap_or_else(|| n.to_string())),
+                    file,
+                    line: 0,
+                });
+            }
+        }
+        out
+    }
+
     /// File and line of `def` from its module's debug info, if it can be found.
     pub fn locate(&mut self, def: &RegionDef, module: Option<&Module>) -> Option<(String, u32)> {
         let code = matches!(def.kind, RegionKind::Function | RegionKind::Omp);

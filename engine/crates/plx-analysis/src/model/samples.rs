@@ -283,19 +283,30 @@ impl FrameNames {
             return r.clone();
         }
         let m = img.process.modules.get(&module);
-        let loc = m.and_then(|m| resolver.locate_call_site(address, m));
+        // the function the code is in, then the functions inlined there (outermost first)
+        let mut native: Vec<Named> = m
+            .map(|m| resolver.locate_call_frames(address, m))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| (l.function.unwrap_or_default(), l.file, 0))
+            .collect();
         let mut jit = if m.is_none() && !img.process.jit_code.is_empty() {
             let ranges = self.jit.get_or_insert_with(|| JitRange::all(&img.process));
             jit_names(ranges, address.wrapping_sub(1))
         } else {
             None
         };
-        let inlined = jit.as_mut().map(|j| j.split_off(1)).unwrap_or_default();
+        let inlined = if native.is_empty() {
+            jit.as_mut().map(|j| j.split_off(1)).unwrap_or_default()
+        } else {
+            native.split_off(1)
+        };
+        let loc = native.into_iter().next();
         let jit = jit.and_then(|j| j.into_iter().next());
         // the sample's line is a call site, not the function's: 0, but for JIT code the
         // method's first line (as the Java agent's regions have)
         let (name, file, line) = match (loc, m, jit) {
-            (Some(l), _, _) if l.function.is_some() => (l.function.unwrap_or_default(), l.file, 0),
+            (Some(l), _, _) => l,
             // no symbol: the module, one region for all its unnamed code
             (_, Some(m), _) => (
                 format!("[{}]", m.path.rsplit('/').next().unwrap_or(&m.path)),
