@@ -202,6 +202,39 @@ def test_jdk25_class_files_are_measured(jcalls, tmp_path):
     assert "could not be rewritten" not in text, text
 
 
+VT_N, VT_ROUNDS = 8, 20
+
+
+def test_virtual_threads_are_locations_of_their_own(tmp_path):
+    """programs/java/JVirtual.java on JDK 25: 8 virtual threads each call a -> b 20 times, b
+    parking (Thread.sleep, LockSupport.parkNanos) so that others mount on its carrier meanwhile.
+    Each virtual thread is a location of its own, named by its Thread name, with its exact calls
+    under its exact paths, and no method of the program is on a carrier thread (was: recorded
+    on the carrier, a virtual thread mounted after another's park nested inside its open frames,
+    paths 24 deep here), in profile and trace mode alike."""
+    home = jdk25()
+    sh(home / "bin" / "javac", "-d", tmp_path, PROGRAMS / "java" / "JVirtual.java")
+    run_ = "JVirtual.lambda$spawn$0(int) => JVirtual.run(int)"
+    want = {"JVirtual.lambda$spawn$0(int)": 1, run_: 1, run_ + " => JVirtual.a(int)": VT_ROUNDS,
+            run_ + " => JVirtual.a(int) => JVirtual.b(int)": VT_ROUNDS}
+    for mode in ((), ("--trace",)):
+        out = tmp_path / ("exp" + "".join(mode))
+        cp = run(out, home / "bin" / "java", "-cp", tmp_path, "JVirtual", VT_N, VT_ROUNDS, opts=mode)
+        assert cp.stdout == "%d virtual threads, %d rounds\n" % (VT_N, VT_ROUNDS)
+        rows = [r for r in report_csv(out, "--callpath") if r["process"] != "all"]
+        for i in range(VT_N):
+            assert paths(out, "vt-%d" % i) == want, (mode, i)
+        by_thread = {}
+        for r in rows:
+            by_thread.setdefault(r["thread"], set()).add(r["thread_name"])
+        assert sorted(n for names in by_thread.values() for n in names if n.startswith("vt-")) == \
+            ["vt-%d" % i for i in range(VT_N)]
+        assert not [r for r in rows if r["function"].startswith("JVirtual.")
+                    and not r["thread_name"].startswith("vt-") and r["thread_name"] != "main"], rows
+        assert max(r["callpath"].count(" => ") for r in rows) <= 3
+        assert "warnings: none" in plx("info", out).stdout
+
+
 def test_info_reports_rewritten_classes(profile_exp):
     text = plx("info", profile_exp).stdout
     # JCalls: 12 methods with code (nativeSum is native); JCalls$Bad: its constructor

@@ -233,6 +233,12 @@ PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
 PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
+/* A location that is no thread of the process (a JVM virtual thread), named `name`: a thread's
+ * state, registered, that the thread running it makes its plx_self while it runs it and gives
+ * back after. plx_location_end writes and frees it (never while it is the caller's plx_self);
+ * the process end writes it when still registered. NULL when nothing is recorded. */
+PLX_HIDDEN struct plx_thread *plx_location_new(const char *name);
+PLX_HIDDEN void plx_location_end(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
 /* plx detach, every other thread stopped: 1 when one of them is inside the runtime (its guard
  * set, or the registry taken), so that its state cannot be finished from here now. */
