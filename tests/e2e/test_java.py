@@ -235,6 +235,33 @@ def test_virtual_threads_are_locations_of_their_own(tmp_path):
         assert "warnings: none" in plx("info", out).stdout
 
 
+def test_sync_names_java_monitors_by_class_and_leaves_their_hold_unknown(tmp_path):
+    """programs/java/JMonitors.java: main blocks entering the monitors of an ArrayList, an int[]
+    and a JMonitors$Account, each held 100 ms by thread "holder". plx report --sync names each
+    monitor by its object's class and shows its hold as unknown (JVMTI sees no monitor exit),
+    and names the holders' Thread objects by their name (was: `java-monitor 0x0 (object N)`
+    with hold 0 s, `thread 0x0`)."""
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JMonitors.java")
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-cp", tmp_path, "JMonitors", 100)
+    assert cp.stdout == "3 monitors\n"
+    rows = [r for r in report_csv(out, "--sync") if r["process"] == "all"]
+    monitors = {r["object"]: r for r in rows if r["kind"] == "java-monitor"}
+    assert sorted(monitors) == ["java-monitor JMonitors$Account", "java-monitor int[]",
+                                "java-monitor java.util.ArrayList"], rows
+    for r in monitors.values():
+        assert (r["acquisitions"], r["contended"], r["hold_s"], r["site"]) == ("1", "1", "", ""), r
+        assert 0.09 <= float(r["wait_s"]) < 1.0, r
+    threads = [r["object"] for r in rows if r["kind"] == "thread" and "holder" in r["object"]]
+    assert len(threads) == 3 and all(t.startswith("thread holder (object ") for t in threads), rows
+    assert not [r for r in rows if "0x0" in r["object"]], rows
+    text = plx("report", out, "--sync").stdout
+    assert re.search(r"(?m)^\s+\S+ ms\s+1\s+1\s+-\s+0  java-monitor java\.util\.ArrayList$", text), text
+    doc = report_json(out, "--sync")
+    assert [r["hold_s"] for r in doc["total"] if r["kind"] == "java-monitor"] == [None] * 3
+
+
 def test_info_reports_rewritten_classes(profile_exp):
     text = plx("info", profile_exp).stdout
     # JCalls: 12 methods with code (nativeSum is native); JCalls$Bad: its constructor

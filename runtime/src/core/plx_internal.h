@@ -311,6 +311,11 @@ _Static_assert(sizeof(struct plx_sync_entry) == PLX_LIVE_SYNC_ITEM_SIZE &&
 PLX_HIDDEN struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
                                                  uintptr_t site);
 PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init);
+/* An object that has a name of its own (a Java monitor: its object's class; a Java thread
+ * object: its Thread name) instead of a site, defined unless known; plx_sync_known: whether
+ * it is defined already (so the caller computes the name once). */
+PLX_HIDDEN void plx_sync_define_named(const void *object, int kind, const char *name);
+PLX_HIDDEN int plx_sync_known(const void *object);
 /* In a fork()ed child: objects are defined again, in the child's own file, on first use. */
 PLX_HIDDEN void plx_sync_objects_after_fork(void);
 PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
