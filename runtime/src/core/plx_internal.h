@@ -195,6 +195,7 @@ struct plx_thread {
     struct plx_uevent uevents[PLX_MAX_UEVENTS];
     uint32_t nuevents;
     struct plx_thread *next;   /* registry list, guarded by the registry lock */
+    struct plx_thread **pprev; /* the link pointing at it in that list; NULL once unlinked */
     unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
     uintptr_t create_site;     /* return address of the pthread_create that started it, or 0 */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
@@ -257,8 +258,10 @@ PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
 PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
 /* The trace buffer of `words` event words (and the room past `end`) in a live file, so its
- * events survive SIGKILL; in memory `mem` when the file cannot be made. */
-PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words);
+ * events survive SIGKILL; in memory `mem` when the file cannot be made or `in_file` is 0 (a
+ * location of no thread: plx_location_new). */
+PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words,
+                                     int in_file);
 PLX_HIDDEN void plx_trace_buffer_unmap(struct plx_thread *t);
 PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
 PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);

@@ -145,8 +145,12 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     if (nodes) {
         /* the tree lives in a file mapping so it survives SIGKILL; memory if that fails */
         t->max_nodes = plx_cfg.max_nodes;
-        t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
-                                 PLX_LIVE_NODES_FIRST, &t->live_nodes, &t->node_room);
+        /* a location's in memory: a program's thousands of virtual threads alive at once would
+         * each make and remove a file (beyond the pool's slots), at the file system's cost */
+        if (!location)
+            t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node),
+                                     plx_cfg.max_nodes, PLX_LIVE_NODES_FIRST, &t->live_nodes,
+                                     &t->node_room);
         if (!t->nodes) {
             t->nodes = (struct plx_node *)(mem + head + stack);
             t->node_room = t->max_nodes;
@@ -169,7 +173,7 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     plx_pending_created = 0;
     t->base = t->last = now;
     if (tbuf)
-        plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8);
+        plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8, !location);
     struct plx_symbol sym;
     if (location)
         snprintf(t->name, sizeof t->name, "%s", location);
@@ -191,6 +195,9 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     }
     reg_take();
     t->next = live;
+    t->pprev = &live;
+    if (live)
+        live->pprev = &t->next;
     live = t;
     atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
     reg_give();
@@ -277,13 +284,14 @@ static int unlink_thread(struct plx_thread *t)
 {
     int found = 0;
     reg_take();
-    for (struct plx_thread **p = &live; *p; p = &(*p)->next)
-        if (*p == t) {
-            *p = t->next;
-            found = 1;
-            atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
-            break;
-        }
+    if (t->pprev) { /* O(1): a program may run as many virtual threads as it likes */
+        *t->pprev = t->next;
+        if (t->next)
+            t->next->pprev = t->pprev;
+        t->pprev = NULL;
+        found = 1;
+        atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+    }
     reg_give();
     return found;
 }
@@ -362,9 +370,11 @@ void plx_threads_finish_all(void)
     live = NULL;
     atomic_store_explicit(&live_count, 0, memory_order_relaxed);
     reg_give();
-    for (struct plx_thread *t = all; t; t = t->next)
+    for (struct plx_thread *t = all; t; t = t->next) {
+        t->pprev = NULL; /* unlinked: the process end writes it */
         if (t != self)
             t->guard++;
+    }
     for (struct plx_thread *t = all; t; t = t->next) {
         uint64_t cpu = 0;
         if (!t->pthread) {
@@ -398,6 +408,7 @@ void plx_threads_after_fork(void)
     plx_thread_reset_after_fork(t);
     write_thread_info(t);
     t->next = NULL;
+    t->pprev = &live;
     live = t;
     atomic_store_explicit(&live_count, 1, memory_order_relaxed);
 }
