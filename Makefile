@@ -50,9 +50,11 @@ wrappers:
 
 # plx-agent.jar and parallax-api.jar (Maven; offline when the local repository has everything:
 # that try's messages, on standard output, are dropped, the online build's shown).
+# the shaded agent jar is removed first: Maven rebuilds no jar whose classes did not change and
+# shades the old jar again, keeping the ASM it held (a new asm.version would not reach it)
 java:
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
-	  cd java && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; } && \
+	  cd java && rm -f agent/target/*.jar && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; } && \
 	  mkdir -p $(BUILD)/lib $(BUILD)/bin && cp --remove-destination agent/target/plx-agent.jar api/target/parallax-api.jar $(BUILD)/lib/ && \
 	  cp ../scripts/plx-mpj.in $(BUILD)/bin/plx-mpj && chmod +x $(BUILD)/bin/plx-mpj; \
 	else echo "make: no mvn/javac: the Java agent is not built"; fi

@@ -234,7 +234,8 @@ class Experiment:
         rwlock, condition variable, barrier, semaphore, spin lock, joined thread), each
         thread's sorted by wait time, then a row per object in total (process, pid, thread
         null): process, pid, rank, thread, object (its name), kind, acquisitions, contended,
-        wait_s, hold_s, releases, site, id (the process-local id), thread_name, host."""
+        wait_s, hold_s (null where not known: a Java monitor's), releases, site, id (the
+        process-local id), thread_name, host."""
         return self.table("sync_objects")
 
     @property

@@ -46,6 +46,22 @@ def need_java():
     require(AGENT.is_file() and API.is_file(), "the Java agent (build/lib/plx-agent.jar)", "make java")
 
 
+def jdk25():
+    """The home of a JDK 25 (the image installs Temurin 25 in /usr/lib/jvm beside the default
+    JDK 17): $PLX_JDK25, else the first /usr/lib/jvm/* whose `release` file says JAVA_VERSION 25."""
+    need_java()
+    homes = [Path(os.environ["PLX_JDK25"])] if os.environ.get("PLX_JDK25") else sorted(
+        Path("/usr/lib/jvm").glob("*"))
+    for home in homes:
+        release = home / "release"
+        if (home / "bin" / "javac").is_file() and release.is_file() and re.search(
+                r'(?m)^JAVA_VERSION="25[."]', release.read_text()):
+            return home
+    require(False, "a JDK 25 (/usr/lib/jvm/temurin-25-jdk-amd64, or PLX_JDK25=its home)",
+            "Temurin 25 from adoptium.net")
+    return None
+
+
 def sh(*cmd, cwd=None):
     cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=clean_env(), cwd=cwd)
     assert cp.returncode == 0, _fail_message(cp)
@@ -160,6 +176,90 @@ def test_method_calls_paths_and_exceptional_exits(profile_exp):
     assert int(rows["JCalls.deep(int)"]["calls"]) == 4
     # the JDK is not measured by default: no java.* method, no Parallax API method
     assert not [f for f in rows if f.startswith(("java.", "jdk.", "sun.", "org.parallax."))]
+
+
+def test_jdk25_class_files_are_measured(jcalls, tmp_path):
+    """JCalls compiled by javac 25 (class file major version 69) and run on a JDK 25: the same
+    exact call counts under the same call paths as on the default JDK, and every class
+    rewritten (was: the agent's ASM 9.7.1 read no class file of major 69, and the program ran
+    unmeasured)."""
+    home = jdk25()
+    classes = tmp_path / "classes"
+    sh(home / "bin" / "javac", "-d", classes, "-cp", API, PROGRAMS / "java" / "JCalls.java")
+    assert (classes / "JCalls.class").read_bytes()[6:8] == (69).to_bytes(2, "big")
+    out = tmp_path / "exp"
+    cp = run(out, home / "bin" / "java", "-cp", "%s:%s" % (API, classes), "JCalls",
+             jcalls / "libjcalls.so")
+    assert "total " in cp.stdout and "left unmeasured" not in cp.stderr, cp.stderr
+    assert program_paths(paths(out, "main")) == expected_main_paths()
+    assert paths(out, "worker-1") == {
+        "JCalls.lambda$main$0()": 1,
+        "JCalls.lambda$main$0() => JCalls.mid(int)": 1,
+        "JCalls.lambda$main$0() => JCalls.mid(int) => JCalls.leaf(int)": 100,
+    }
+    text = plx("info", out).stdout
+    assert re.search(r"(?m)^  java        2 classes rewritten, 13 methods, ", text), text
+    assert "could not be rewritten" not in text, text
+
+
+VT_N, VT_ROUNDS = 8, 20
+
+
+def test_virtual_threads_are_locations_of_their_own(tmp_path):
+    """programs/java/JVirtual.java on JDK 25: 8 virtual threads each call a -> b 20 times, b
+    parking (Thread.sleep, LockSupport.parkNanos) so that others mount on its carrier meanwhile.
+    Each virtual thread is a location of its own, named by its Thread name, with its exact calls
+    under its exact paths, and no method of the program is on a carrier thread (was: recorded
+    on the carrier, a virtual thread mounted after another's park nested inside its open frames,
+    paths 24 deep here), in profile and trace mode alike."""
+    home = jdk25()
+    sh(home / "bin" / "javac", "-d", tmp_path, PROGRAMS / "java" / "JVirtual.java")
+    run_ = "JVirtual.lambda$spawn$0(int) => JVirtual.run(int)"
+    want = {"JVirtual.lambda$spawn$0(int)": 1, run_: 1, run_ + " => JVirtual.a(int)": VT_ROUNDS,
+            run_ + " => JVirtual.a(int) => JVirtual.b(int)": VT_ROUNDS}
+    for mode in ((), ("--trace",)):
+        out = tmp_path / ("exp" + "".join(mode))
+        cp = run(out, home / "bin" / "java", "-cp", tmp_path, "JVirtual", VT_N, VT_ROUNDS, opts=mode)
+        assert cp.stdout == "%d virtual threads, %d rounds\n" % (VT_N, VT_ROUNDS)
+        rows = [r for r in report_csv(out, "--callpath") if r["process"] != "all"]
+        for i in range(VT_N):
+            assert paths(out, "vt-%d" % i) == want, (mode, i)
+        by_thread = {}
+        for r in rows:
+            by_thread.setdefault(r["thread"], set()).add(r["thread_name"])
+        assert sorted(n for names in by_thread.values() for n in names if n.startswith("vt-")) == \
+            ["vt-%d" % i for i in range(VT_N)]
+        assert not [r for r in rows if r["function"].startswith("JVirtual.")
+                    and not r["thread_name"].startswith("vt-") and r["thread_name"] != "main"], rows
+        assert max(r["callpath"].count(" => ") for r in rows) <= 3
+        assert "warnings: none" in plx("info", out).stdout
+
+
+def test_sync_names_java_monitors_by_class_and_leaves_their_hold_unknown(tmp_path):
+    """programs/java/JMonitors.java: main blocks entering the monitors of an ArrayList, an int[]
+    and a JMonitors$Account, each held 100 ms by thread "holder". plx report --sync names each
+    monitor by its object's class and shows its hold as unknown (JVMTI sees no monitor exit),
+    and names the holders' Thread objects by their name (was: `java-monitor 0x0 (object N)`
+    with hold 0 s, `thread 0x0`)."""
+    need_java()
+    sh("javac", "-d", tmp_path, PROGRAMS / "java" / "JMonitors.java")
+    out = tmp_path / "exp"
+    cp = run(out, "java", "-cp", tmp_path, "JMonitors", 100)
+    assert cp.stdout == "3 monitors\n"
+    rows = [r for r in report_csv(out, "--sync") if r["process"] == "all"]
+    monitors = {r["object"]: r for r in rows if r["kind"] == "java-monitor"}
+    assert sorted(monitors) == ["java-monitor JMonitors$Account", "java-monitor int[]",
+                                "java-monitor java.util.ArrayList"], rows
+    for r in monitors.values():
+        assert (r["acquisitions"], r["contended"], r["hold_s"], r["site"]) == ("1", "1", "", ""), r
+        assert 0.09 <= float(r["wait_s"]) < 1.0, r
+    threads = [r["object"] for r in rows if r["kind"] == "thread" and "holder" in r["object"]]
+    assert len(threads) == 3 and all(t.startswith("thread holder (object ") for t in threads), rows
+    assert not [r for r in rows if "0x0" in r["object"]], rows
+    text = plx("report", out, "--sync").stdout
+    assert re.search(r"(?m)^\s+\S+ ms\s+1\s+1\s+-\s+0  java-monitor java\.util\.ArrayList$", text), text
+    doc = report_json(out, "--sync")
+    assert [r["hold_s"] for r in doc["total"] if r["kind"] == "java-monitor"] == [None] * 3
 
 
 def test_info_reports_rewritten_classes(profile_exp):
@@ -1008,8 +1108,7 @@ def test_mpj_critical_path_runs_through_an_isend_rendezvous(tmp_path):
 
 
 def test_a_class_the_agent_cannot_rewrite_is_a_warning(tmp_path):
-    """A class file the agent cannot rewrite (major version 69, JDK 25's, which the agent's ASM
-    does not read) leaves its methods unmeasured: plx info warns, naming the class (was: only a
+    """A class file the agent cannot rewrite (major version 99, which no JVM and no ASM reads) leaves its methods unmeasured: plx info warns, naming the class (was: only a
     line on standard error, and `warnings: none`)."""
     need_java()
     newer = tmp_path / "newer"
@@ -1019,7 +1118,7 @@ def test_a_class_the_agent_cannot_rewrite_is_a_warning(tmp_path):
     sh("javac", "-d", tmp_path, PROGRAMS / "java" / "LoadNewer.java")
     cls = newer / "Newer.class"
     b = bytearray(cls.read_bytes())
-    b[6:8] = (69).to_bytes(2, "big")
+    b[6:8] = (99).to_bytes(2, "big")
     cls.write_bytes(bytes(b))
     out = tmp_path / "exp"
     cp = run(out, "java", "-cp", tmp_path, "LoadNewer", newer)

@@ -23,7 +23,7 @@ RECORDS = {
     15: ('ClockOffset', [('when', 'u8', None, None, False), ('local_ns', 'u64', None, None, False), ('offset_ns', 'i64', None, None, False), ('rtt_ns', 'u64', None, None, False)]),
     16: ('CommDef', [('comm', 'u32', None, None, False), ('ordinal', 'u32', None, None, False), ('size', 'u32', None, None, False), ('ranks', 'u32', 'size', None, False)]),
     17: ('MessageStats', [('thread', 'u32', None, None, False), ('region', 'u32', None, None, False), ('peer', 'u32', None, None, False), ('direction', 'u8', None, None, False), ('comm', 'u32', None, None, False), ('count', 'u64', None, None, False), ('bytes', 'u64', None, None, False), ('min_bytes', 'u64', None, None, False), ('max_bytes', 'u64', None, None, False)]),
-    18: ('SyncObject', [('object', 'u32', None, None, False), ('kind', 'u8', None, None, False), ('named_by', 'u8', None, None, False), ('address', 'u64', None, None, False), ('module_id', 'u32', None, None, False), ('site', 'u64', None, None, False)]),
+    18: ('SyncObject', [('object', 'u32', None, None, False), ('kind', 'u8', None, None, False), ('named_by', 'u8', None, None, False), ('address', 'u64', None, None, False), ('module_id', 'u32', None, None, False), ('site', 'u64', None, None, False), ('name', 'str', None, None, False)]),
     19: ('SyncStats', [('thread', 'u32', None, None, False), ('object', 'u32', None, None, False), ('acquisitions', 'u64', None, None, False), ('contended', 'u64', None, None, False), ('wait_ticks', 'u64', None, None, False), ('hold_ticks', 'u64', None, None, False), ('releases', 'u64', None, None, False)]),
     20: ('NodeCpu', [('thread', 'u32', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('node', 'u32'), ('cpu_ns', 'u64')], False)]),
     21: ('CpuSamples', [('ticks', 'u64', None, None, False), ('count', 'u32', None, None, False), ('entries', 'group', 'count', [('thread', 'u32'), ('cpu_ns', 'u64')], False)]),
@@ -55,7 +55,7 @@ RECORDS = {
 }
 RECORD_IDS = {name: rid for rid, (name, _) in RECORDS.items()}
 # id -> fields every version writes (later ones were appended: absent in older files)
-REQUIRED = {4: 3, 12: 3}
+REQUIRED = {4: 3, 12: 3, 18: 6}
 
 EVENT = {'kind': (62, 63), 'region': (40, 61), 'delta': (0, 39), 'subtype': (56, 61), 'words': (48, 55)}
 EVENT_KINDS = {'enter': 0, 'exit': 1, 'extended': 2}

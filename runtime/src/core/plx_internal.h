@@ -195,6 +195,7 @@ struct plx_thread {
     struct plx_uevent uevents[PLX_MAX_UEVENTS];
     uint32_t nuevents;
     struct plx_thread *next;   /* registry list, guarded by the registry lock */
+    struct plx_thread **pprev; /* the link pointing at it in that list; NULL once unlinked */
     unsigned long pthread;     /* pthread_t, for reading its CPU clock from another thread */
     uintptr_t create_site;     /* return address of the pthread_create that started it, or 0 */
     void *mem;                 /* the mapping holding this struct, stack and nodes */
@@ -233,6 +234,12 @@ PLX_HIDDEN struct plx_thread *plx_thread_attach(void);
 PLX_HIDDEN int plx_program_thread(void);
 PLX_HIDDEN struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine);
 PLX_HIDDEN void plx_thread_finish(struct plx_thread *t, uint64_t now);
+/* A location that is no thread of the process (a JVM virtual thread), named `name`: a thread's
+ * state, registered, that the thread running it makes its plx_self while it runs it and gives
+ * back after. plx_location_end writes and frees it (never while it is the caller's plx_self);
+ * the process end writes it when still registered. NULL when nothing is recorded. */
+PLX_HIDDEN struct plx_thread *plx_location_new(const char *name);
+PLX_HIDDEN void plx_location_end(struct plx_thread *t, uint64_t now);
 PLX_HIDDEN void plx_threads_finish_all(void);
 /* plx detach, every other thread stopped: 1 when one of them is inside the runtime (its guard
  * set, or the registry taken), so that its state cannot be finished from here now. */
@@ -251,8 +258,10 @@ PLX_HIDDEN void plx_thread_set_name(struct plx_thread *t, const char *name);
 PLX_HIDDEN void plx_trace_flush(struct plx_thread *t);
 PLX_HIDDEN void plx_trace_write_chunk(struct plx_thread *t); /* the buffer as one chunk, emptied */
 /* The trace buffer of `words` event words (and the room past `end`) in a live file, so its
- * events survive SIGKILL; in memory `mem` when the file cannot be made. */
-PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words);
+ * events survive SIGKILL; in memory `mem` when the file cannot be made or `in_file` is 0 (a
+ * location of no thread: plx_location_new). */
+PLX_HIDDEN void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words,
+                                     int in_file);
 PLX_HIDDEN void plx_trace_buffer_unmap(struct plx_thread *t);
 PLX_HIDDEN void plx_profile_write(struct plx_thread *t, uint64_t now, uint64_t cpu);
 PLX_HIDDEN void plx_thread_reset_after_fork(struct plx_thread *t);
@@ -305,6 +314,11 @@ _Static_assert(sizeof(struct plx_sync_entry) == PLX_LIVE_SYNC_ITEM_SIZE &&
 PLX_HIDDEN struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, int kind,
                                                  uintptr_t site);
 PLX_HIDDEN void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init);
+/* An object that has a name of its own (a Java monitor: its object's class; a Java thread
+ * object: its Thread name) instead of a site, defined unless known; plx_sync_known: whether
+ * it is defined already (so the caller computes the name once). */
+PLX_HIDDEN void plx_sync_define_named(const void *object, int kind, const char *name);
+PLX_HIDDEN int plx_sync_known(const void *object);
 /* In a fork()ed child: objects are defined again, in the child's own file, on first use. */
 PLX_HIDDEN void plx_sync_objects_after_fork(void);
 PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,

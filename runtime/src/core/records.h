@@ -514,7 +514,7 @@ static inline void plx_enc_message_stats(struct plx_rec *r, uint32_t thread, uin
 }
 
 /* SyncObject (18) */
-static inline void plx_enc_sync_object(struct plx_rec *r, uint32_t object, uint8_t kind, uint8_t named_by, uint64_t address, uint32_t module_id, uint64_t site)
+static inline void plx_enc_sync_object(struct plx_rec *r, uint32_t object, uint8_t kind, uint8_t named_by, uint64_t address, uint32_t module_id, uint64_t site, const char *name)
 {
     plx_rec_begin(r, PLX_REC_SYNC_OBJECT);
     plx_rec_put_u32(r, object);
@@ -523,6 +523,7 @@ static inline void plx_enc_sync_object(struct plx_rec *r, uint32_t object, uint8
     plx_rec_put_u64(r, address);
     plx_rec_put_u32(r, module_id);
     plx_rec_put_u64(r, site);
+    plx_rec_put_str(r, name);
 }
 
 /* SyncStats (19) */
@@ -1115,6 +1116,7 @@ enum {
     PLX_F_SYNC_OBJECT_ADDRESS = 3,
     PLX_F_SYNC_OBJECT_MODULE_ID = 4,
     PLX_F_SYNC_OBJECT_SITE = 5,
+    PLX_F_SYNC_OBJECT_NAME = 6,
     PLX_F_SYNC_STATS_THREAD = 0,
     PLX_F_SYNC_STATS_OBJECT = 1,
     PLX_F_SYNC_STATS_ACQUISITIONS = 2,
@@ -1437,6 +1439,7 @@ static const struct plx_field_def plx_fields_sync_object[] = {
     {"address", PLX_T_U64, -1, 0, 0, NULL},
     {"module_id", PLX_T_U32, -1, 0, 0, NULL},
     {"site", PLX_T_U64, -1, 0, 0, NULL},
+    {"name", PLX_T_STR, -1, 0, 0, NULL},
 };
 static const struct plx_field_def plx_fields_sync_stats[] = {
     {"thread", PLX_T_U32, -1, 0, 0, NULL},
@@ -1670,7 +1673,7 @@ static const struct plx_record_def plx_record_defs[] = {
     {15, "ClockOffset", 4, 4, plx_fields_clock_offset},
     {16, "CommDef", 4, 4, plx_fields_comm_def},
     {17, "MessageStats", 9, 9, plx_fields_message_stats},
-    {18, "SyncObject", 6, 6, plx_fields_sync_object},
+    {18, "SyncObject", 7, 6, plx_fields_sync_object},
     {19, "SyncStats", 7, 7, plx_fields_sync_stats},
     {20, "NodeCpu", 3, 3, plx_fields_node_cpu},
     {21, "CpuSamples", 3, 3, plx_fields_cpu_samples},

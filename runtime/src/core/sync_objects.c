@@ -27,7 +27,9 @@ static uint32_t hash(uintptr_t a)
     return plx_hash_ptr(a) & (OBJECT_SLOTS - 1);
 }
 
-static void write_object(uint32_t id, const void *object, int kind, uintptr_t site, int by_init)
+/* `name`: the object's own name (a Java monitor's class), or NULL: named by its site. */
+static void write_object(uint32_t id, const void *object, int kind, uintptr_t site, int by_init,
+                         const char *name)
 {
     /* only the module: names are resolved by the reader. Never the symbol table here (its
      * first load sorts with qsort, which mallocs; __cxa_demangle too): a lock can be taken
@@ -36,28 +38,30 @@ static void write_object(uint32_t id, const void *object, int kind, uintptr_t si
     struct plx_rec rec;
     plx_rec_init(&rec);
     plx_enc_sync_object(&rec, id, (uint8_t)kind, by_init ? 0 : 1, (uint64_t)(uintptr_t)object,
-                        module, site);
+                        module, site, name);
     plx_rec_write(&rec, 0);
 }
 
 /* Defines a new object in slot i, which the caller has claimed (its id1 is 0). */
-static uint32_t define(uint32_t i, const void *object, int kind, uintptr_t site, int by_init)
+static uint32_t define(uint32_t i, const void *object, int kind, uintptr_t site, int by_init,
+                       const char *name)
 {
     uint32_t id = atomic_fetch_add(&nobjects, 1);
-    write_object(id, object, kind, site, by_init);
+    write_object(id, object, kind, site, by_init, name);
     atomic_store_explicit(&objects[i].id1, id + 1, memory_order_release);
     return id;
 }
 
 /* The id of the object in slot i (key already matched): waits while another thread defines
  * it, and defines the next one when it was retired. */
-static uint32_t slot_id(uint32_t i, const void *object, int kind, uintptr_t site, int by_init)
+static uint32_t slot_id(uint32_t i, const void *object, int kind, uintptr_t site, int by_init,
+                        const char *name)
 {
     for (;;) {
         uint32_t id1 = atomic_load_explicit(&objects[i].id1, memory_order_acquire);
         if (id1 == RETIRED) {
             if (atomic_compare_exchange_strong(&objects[i].id1, &id1, 0))
-                return define(i, object, kind, site, by_init);
+                return define(i, object, kind, site, by_init, name);
             continue;
         }
         if (id1)
@@ -68,7 +72,8 @@ static uint32_t slot_id(uint32_t i, const void *object, int kind, uintptr_t site
 
 /* The object's id, defining it on first sight. Lock-free: a slot is claimed by CAS on its key;
  * its id is published after the definition record is written. */
-static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_init)
+static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_init,
+                          const char *name)
 {
     uintptr_t key = (uintptr_t)object;
     if (key == 0)
@@ -78,10 +83,10 @@ static uint32_t object_id(const void *object, int kind, uintptr_t site, int by_i
         if (k == 0) {
             if (!atomic_compare_exchange_strong(&objects[i].key, &k, key))
                 continue; /* someone claimed it: look again at what they put there */
-            return define(i, object, kind, site, by_init);
+            return define(i, object, kind, site, by_init, name);
         }
         if (k == key)
-            return slot_id(i, object, kind, site, by_init);
+            return slot_id(i, object, kind, site, by_init, name);
         i = (i + 1) & (OBJECT_SLOTS - 1);
         n++;
     }
@@ -101,14 +106,34 @@ void plx_sync_objects_after_fork(void)
 
 void plx_sync_define(const void *object, int kind, uintptr_t site, int by_init)
 {
-    object_id(object, kind, site, by_init);
+    object_id(object, kind, site, by_init, NULL);
+}
+
+void plx_sync_define_named(const void *object, int kind, const char *name)
+{
+    object_id(object, kind, 0, 0, name);
+}
+
+int plx_sync_known(const void *object)
+{
+    uintptr_t key = (uintptr_t)object;
+    for (uint32_t i = hash(key), n = 0; n < OBJECT_SLOTS; i = (i + 1) & (OBJECT_SLOTS - 1), n++) {
+        uintptr_t k = atomic_load_explicit(&objects[i].key, memory_order_acquire);
+        if (k == 0)
+            return 0;
+        if (k == key) {
+            uint32_t id1 = atomic_load_explicit(&objects[i].id1, memory_order_acquire);
+            return id1 != 0 && id1 != RETIRED;
+        }
+    }
+    return 0;
 }
 
 /* An entry whose object ended (plx_sync_thread_joined) takes the address's current object. */
 static struct plx_sync_entry *renew(struct plx_sync_entry *e, const void *object, int kind,
                                     uintptr_t site)
 {
-    uint32_t id = object_id(object, kind, site, 0);
+    uint32_t id = object_id(object, kind, site, 0, NULL);
     if (id == PLX_NO_INDEX)
         return NULL;
     e->object = id;
@@ -134,7 +159,7 @@ struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, 
         if (e->used && e->address == key)
             return e->object != PLX_NO_INDEX ? e : renew(e, object, kind, site);
         if (!e->used) {
-            uint32_t id = object_id(object, kind, site, 0);
+            uint32_t id = object_id(object, kind, site, 0, NULL);
             if (id == PLX_NO_INDEX)
                 return NULL;
             e->address = key;
@@ -204,7 +229,7 @@ void plx_sync_thread_end(struct plx_thread *t)
         return;
     /* named after its pthread_create call, as that call names it (it may come first) */
     uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site,
-                            t->create_site != 0);
+                            t->create_site != 0, NULL);
     if (id != PLX_NO_INDEX)
         trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0, 0);
 }

@@ -4,7 +4,10 @@
  *
  * A thread owns its state; the registry list links live threads so the process end can write
  * those still running. Whoever unlinks a thread from the list writes its data: the thread itself
- * at its exit (TLS destructor), or the process end. Only the thread itself frees its memory. */
+ * at its exit (TLS destructor), or the process end. Only the thread itself frees its memory.
+ * A location that is no thread (plx_location_new: a JVM virtual thread) is run by one thread at
+ * a time, the one that has made it its plx_self; plx_location_end, called by the adapter that
+ * made it as it ends, writes it as the thread's exit does and frees it. */
 #include "hotpath.h"
 #include "counters.h"
 
@@ -117,8 +120,12 @@ int plx_program_thread(void)
     return attachable == 1;
 }
 
-/* Creates the calling thread's state; the caller has made plx_self the dead state meanwhile. */
-static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routine)
+/* Creates the calling thread's state; the caller has made plx_self the dead state meanwhile.
+ * With `location` a name: the state of a location that is no thread of the process (a JVM
+ * virtual thread), run by whichever thread makes it its plx_self: no CPU clock (its CPU time
+ * is 0), no counters, no samples, no TLS destructor; the tid is its creator's. */
+static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routine,
+                                         const char *location)
 {
     size_t head = round_page(sizeof(struct plx_thread));
     size_t stack = round_page((size_t)plx_cfg.max_depth * sizeof(struct plx_frame));
@@ -138,8 +145,12 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
     if (nodes) {
         /* the tree lives in a file mapping so it survives SIGKILL; memory if that fails */
         t->max_nodes = plx_cfg.max_nodes;
-        t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node), plx_cfg.max_nodes,
-                                 PLX_LIVE_NODES_FIRST, &t->live_nodes, &t->node_room);
+        /* a location's in memory: a program's thousands of virtual threads alive at once would
+         * each make and remove a file (beyond the pool's slots), at the file system's cost */
+        if (!location)
+            t->nodes = plx_live_take("nodes", t->index, sizeof(struct plx_node),
+                                     plx_cfg.max_nodes, PLX_LIVE_NODES_FIRST, &t->live_nodes,
+                                     &t->node_room);
         if (!t->nodes) {
             t->nodes = (struct plx_node *)(mem + head + stack);
             t->node_room = t->max_nodes;
@@ -154,33 +165,44 @@ static struct plx_thread *plx_thread_new(uint32_t parent, uintptr_t start_routin
         t->rstats = (uint64_t *)(mem + head + stack + nodes + tbuf);
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->parent = parent;
-    t->pthread = (unsigned long)pthread_self();
-    t->start_cpu_ns = plx_cpu_ns();
+    t->pthread = location ? 0 : (unsigned long)pthread_self();
+    t->start_cpu_ns = location ? 0 : plx_cpu_ns();
     uint64_t now = plx_ticks();
     /* its wall time starts at its creation, when an interposed pthread_create saw it */
     t->start_ticks = plx_pending_created && plx_pending_created < now ? plx_pending_created : now;
     plx_pending_created = 0;
     t->base = t->last = now;
     if (tbuf)
-        plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8);
+        plx_trace_buffer_map(t, (uint64_t *)(mem + head + stack + nodes), tbuf / 8, !location);
     struct plx_symbol sym;
-    if (t->index == 0)
+    if (location)
+        snprintf(t->name, sizeof t->name, "%s", location);
+    else if (t->index == 0)
         strcpy(t->name, "main");
     else if (start_routine && plx_symbol_lookup(start_routine, &sym) == 0)
         snprintf(t->name, sizeof t->name, "%s", sym.name);
     else
         snprintf(t->name, sizeof t->name, "thread-%u", t->index);
-    plx_thread_name_start(t, plx_pending_comm);
-    write_thread_info(t);
-    plx_counters_thread_start(t);
-    pthread_once(&key_once, make_key);
-    pthread_setspecific(exit_key, t);
+    if (location) {
+        t->java_name = 1; /* its name is its own, never the kernel's of a thread that runs it */
+        write_thread_info(t);
+    } else {
+        plx_thread_name_start(t, plx_pending_comm);
+        write_thread_info(t);
+        plx_counters_thread_start(t);
+        pthread_once(&key_once, make_key);
+        pthread_setspecific(exit_key, t);
+    }
     reg_take();
     t->next = live;
+    t->pprev = &live;
+    if (live)
+        live->pprev = &t->next;
     live = t;
     atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
     reg_give();
-    plx_stack_sampler_thread_start(t);
+    if (!location)
+        plx_stack_sampler_thread_start(t);
     return t;
 }
 
@@ -190,8 +212,21 @@ struct plx_thread *plx_thread_attach_as(uint32_t parent, uintptr_t start_routine
     plx_self = &dead; /* hooks called while attaching record nothing */
     if (plx_launcher)
         return NULL; /* nor anything after, in a launcher: the thread stays the dead state */
-    struct plx_thread *t = plx_thread_new(parent, start_routine);
+    struct plx_thread *t = plx_thread_new(parent, start_routine, NULL);
     plx_self = t;
+    errno = saved;
+    return t;
+}
+
+struct plx_thread *plx_location_new(const char *name)
+{
+    struct plx_thread *self = plx_self;
+    if (plx_launcher || !plx_active || (self && self->dead))
+        return NULL;
+    int saved = errno;
+    plx_self = &dead;
+    struct plx_thread *t = plx_thread_new(PLX_NO_INDEX, 0, name);
+    plx_self = self;
     errno = saved;
     return t;
 }
@@ -249,25 +284,24 @@ static int unlink_thread(struct plx_thread *t)
 {
     int found = 0;
     reg_take();
-    for (struct plx_thread **p = &live; *p; p = &(*p)->next)
-        if (*p == t) {
-            *p = t->next;
-            found = 1;
-            atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
-            break;
-        }
+    if (t->pprev) { /* O(1): a program may run as many virtual threads as it likes */
+        *t->pprev = t->next;
+        if (t->next)
+            t->next->pprev = t->pprev;
+        t->pprev = NULL;
+        found = 1;
+        atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+    }
     reg_give();
     return found;
 }
 
-void plx_thread_finish(struct plx_thread *t, uint64_t now)
+/* Writes t's data unless the process end did (it unlinked t first), then frees t. */
+static void release(struct plx_thread *t, uint64_t now)
 {
-    if (!t || t->dead)
-        return;
-    plx_self = &dead;
     if (unlink_thread(t)) {
         plx_thread_name_end(t, 1);
-        finish(t, now, plx_cpu_ns(), 0);
+        finish(t, now, t->pthread ? plx_cpu_ns() : 0, 0);
     }
     plx_live_unmap(t->live_sync);
     if (t->node_cpu)
@@ -275,6 +309,25 @@ void plx_thread_finish(struct plx_thread *t, uint64_t now)
     if (t->throttled)
         munmap(t->throttled, ((size_t)t->max_nodes + 63) / 64 * 8);
     munmap(t->mem, t->mem_bytes);
+}
+
+void plx_thread_finish(struct plx_thread *t, uint64_t now)
+{
+    if (!t || t->dead)
+        return;
+    plx_self = &dead;
+    release(t, now);
+}
+
+void plx_location_end(struct plx_thread *t, uint64_t now)
+{
+    struct plx_thread *self = plx_self;
+    if (!t || t == self)
+        return;
+    plx_self = &dead;
+    if (!t->dead) /* else the process end wrote it: its memory stays */
+        release(t, now);
+    plx_self = self;
 }
 
 /* A measured thread's end (TLS destructor): it releases its own thread object, the one a
@@ -317,12 +370,16 @@ void plx_threads_finish_all(void)
     live = NULL;
     atomic_store_explicit(&live_count, 0, memory_order_relaxed);
     reg_give();
-    for (struct plx_thread *t = all; t; t = t->next)
+    for (struct plx_thread *t = all; t; t = t->next) {
+        t->pprev = NULL; /* unlinked: the process end writes it */
         if (t != self)
             t->guard++;
+    }
     for (struct plx_thread *t = all; t; t = t->next) {
         uint64_t cpu = 0;
-        if (t == self) {
+        if (!t->pthread) {
+            /* a location of no thread (plx_location_new): no CPU clock */
+        } else if (t == self) {
             cpu = plx_cpu_ns();
         } else {
             clockid_t c;
@@ -351,6 +408,7 @@ void plx_threads_after_fork(void)
     plx_thread_reset_after_fork(t);
     write_thread_info(t);
     t->next = NULL;
+    t->pprev = &live;
     live = t;
     atomic_store_explicit(&live_count, 1, memory_order_relaxed);
 }
@@ -383,7 +441,8 @@ uint32_t plx_threads_sample_cpu(uint32_t *index, uint64_t *cpu_ns, uint32_t max,
     for (struct plx_thread *t = live; t && n < max; t = t->next) {
         clockid_t c;
         struct timespec ts;
-        if (pthread_getcpuclockid((pthread_t)t->pthread, &c) != 0 || clock_gettime(c, &ts) != 0)
+        if (!t->pthread || pthread_getcpuclockid((pthread_t)t->pthread, &c) != 0 ||
+            clock_gettime(c, &ts) != 0)
             continue;
         index[n] = t->index;
         cpu_ns[n] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -56,7 +56,7 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
             size_t words = t->live_trace->capacity - 1;
             plx_live_unmap(t->live_trace);
             t->live_trace = NULL;
-            plx_trace_buffer_map(t, mem == MAP_FAILED ? NULL : mem, words);
+            plx_trace_buffer_map(t, mem == MAP_FAILED ? NULL : mem, words, 1);
         }
         t->pos = t->buf;
         t->trace_events = 0;

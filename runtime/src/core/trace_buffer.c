@@ -9,11 +9,12 @@
 /* The "trace" live file (spec/format.md "Live files"): word 0 is the base ticks of the events
  * from word 1 on, 0 while they are being written as a chunk; the words past the last event are
  * zero (the file starts zeroed and a written chunk's words are zeroed again). */
-void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words)
+void plx_trace_buffer_map(struct plx_thread *t, uint64_t *mem, size_t words, int in_file)
 {
     uint32_t room; /* all of it: the file backs the whole buffer, or the buffer is memory */
-    uint64_t *w = plx_live_take("trace", t->index, 8, (uint32_t)(words + 1), (uint32_t)(words + 1),
-                                &t->live_trace, &room);
+    uint64_t *w = in_file ? plx_live_take("trace", t->index, 8, (uint32_t)(words + 1),
+                                          (uint32_t)(words + 1), &t->live_trace, &room)
+                          : NULL;
     if (w) {
         t->live_trace->count = t->live_trace->capacity;
         w[0] = t->base;

@@ -1,5 +1,6 @@
-//! Synchronization objects and their statistics: objects named by their site (init call or
-//! first use), per-thread statistics in seconds, and the rows of `plx report --sync`.
+//! Synchronization objects and their statistics: objects named by the runtime (a Java
+//! monitor's class) or by their site (init call or first use), per-thread statistics in
+//! seconds, and the rows of `plx report --sync`.
 
 use std::collections::BTreeMap;
 
@@ -28,9 +29,10 @@ pub struct SyncObjectInfo {
     pub file: String,
     /// The site's line, 0 if unknown.
     pub line: u32,
-    /// The name without its kind, unique in the process: `queue.c:97 (main)`, else
-    /// `main (0x5555...)` or `0x5555...` (the site's address); ` #<id>` is appended when two
-    /// objects of the process would have the same name.
+    /// The name without its kind, unique in the process: the runtime's name of the object
+    /// (a Java monitor's class: `java.util.ArrayList`), else its site's: `queue.c:97 (main)`,
+    /// `main (0x5555...)` or `0x5555...` (the site's address); ` (object <id>)` is appended
+    /// when two objects of the process would have the same name.
     pub name: String,
 }
 
@@ -40,8 +42,12 @@ impl SyncObjectInfo {
         format!("{} {}", self.kind.as_str(), self.name)
     }
 
-    /// `init at queue.c:97 (main)` or `first used at t_sync.c:30 (hammer)`.
+    /// `init at queue.c:97 (main)` or `first used at t_sync.c:30 (hammer)`; empty when the
+    /// site is not known (a Java monitor's).
     pub fn site_text(&self) -> String {
+        if self.site == 0 {
+            return String::new();
+        }
         let how = match self.named_by {
             NamedBy::Init => "init at",
             _ => "first used at",
@@ -114,7 +120,11 @@ pub fn name_objects(
                 None
             };
             let loc = loc.unwrap_or_default();
-            let name = site_name(loc.function.as_deref(), &loc.file, loc.line, o.site);
+            let name = if o.name.is_empty() {
+                site_name(loc.function.as_deref(), &loc.file, loc.line, o.site)
+            } else {
+                o.name.clone()
+            };
             SyncObjectInfo {
                 id: o.object,
                 kind: o.kind,
@@ -289,11 +299,49 @@ mod tests {
                     address: 0x100 + i as u64,
                     module_id: plx_format::NONE_U32,
                     site: 0xabc,
+                    name: String::new(),
                 },
             );
         }
         let named = name_objects(&objs, &BTreeMap::new(), &mut SymbolResolver::new(), true);
         assert_eq!(named[0].label(), "mutex 0xabc (object 0)");
         assert_eq!(named[1].site_text(), "init at 0xabc");
+    }
+
+    #[test]
+    fn a_name_from_the_runtime_replaces_the_site() {
+        let mut objs = BTreeMap::new();
+        for (i, name) in [
+            "java.lang.Object",
+            "java.lang.Object",
+            "java.util.ArrayList",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            objs.insert(
+                i as u32,
+                SyncObject {
+                    object: i as u32,
+                    kind: SyncKind::JavaMonitor,
+                    named_by: NamedBy::Use,
+                    address: 0x7F00_0000_0000_0000 + i as u64,
+                    module_id: plx_format::NONE_U32,
+                    site: 0,
+                    name: name.into(),
+                },
+            );
+        }
+        let named = name_objects(&objs, &BTreeMap::new(), &mut SymbolResolver::new(), true);
+        let labels: Vec<String> = named.iter().map(SyncObjectInfo::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "java-monitor java.lang.Object (object 0)",
+                "java-monitor java.lang.Object (object 1)",
+                "java-monitor java.util.ArrayList"
+            ]
+        );
+        assert_eq!(named[2].site_text(), "");
     }
 }

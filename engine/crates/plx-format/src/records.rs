@@ -349,6 +349,7 @@ mod tests {
             address: 0x7fff_0000_1000,
             module_id: 0,
             site: 0x5555_1234,
+            name: "java.util.ArrayList".into(),
         }));
         round_trip(Record::SyncStats(SyncStats {
             thread: 2,

@@ -727,7 +727,7 @@ pub mod structs {
     }
 
     /// Record 18: a synchronization object, on first sight.
-    #[derive(Debug, Copy, Clone, PartialEq, Eq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct SyncObject {
         /// process-local id, dense from 0
         pub object: u32,
@@ -741,6 +741,8 @@ pub mod structs {
         pub module_id: u32,
         /// the call site's runtime address (the init call's or the first use's return address; for a thread object first seen at its thread's end, the return address of the `pthread_create` that started it; 0 if unknown)
         pub site: u64,
+        /// the object's name where the runtime knows one, else empty (named by its site): a Java monitor its object's class (`java.util.ArrayList`), a Java thread object its `Thread` name
+        pub name: String,
     }
 
     /// Record 19: one thread's statistics of one object.
@@ -1438,7 +1440,8 @@ impl Record {
                 let address = r.u64()?;
                 let module_id = r.u32()?;
                 let site = r.u64()?;
-                Record::SyncObject(SyncObject { object, kind, named_by, address, module_id, site })
+                let name = if r.remaining() == 0 { Default::default() } else { r.str()? };
+                Record::SyncObject(SyncObject { object, kind, named_by, address, module_id, site, name })
             }
             types::SYNC_STATS => {
                 let thread = r.u32()?;
@@ -1819,6 +1822,7 @@ impl Record {
                 out.put_u64(v.address);
                 out.put_u32(v.module_id);
                 out.put_u64(v.site);
+                out.put_str(&v.name);
             }
             Record::SyncStats(v) => {
                 out.put_u32(v.thread);
@@ -2272,6 +2276,8 @@ impl Record {
                 dump_int(out, v.module_id as i128);
                 out.push_str(" site=");
                 dump_int(out, v.site as i128);
+                out.push_str(" name=");
+                dump_str(out, &v.name);
             }
             Record::SyncStats(v) => {
                 out.push_str("SyncStats");

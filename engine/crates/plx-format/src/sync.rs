@@ -144,6 +144,12 @@ impl SyncKind {
         )
     }
 
+    /// Is it held without the runtime seeing its hold (a Java monitor: JVMTI has no event for
+    /// a monitor's exit nor for an uncontended entry), so that its hold time is not known?
+    pub fn hold_unknown(self) -> bool {
+        matches!(self, SyncKind::JavaMonitor)
+    }
+
     /// Is it a barrier, where every thread's departure waits for the last arrival?
     pub fn is_barrier(self) -> bool {
         matches!(self, SyncKind::Barrier | SyncKind::OmpBarrier)

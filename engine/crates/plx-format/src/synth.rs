@@ -220,6 +220,7 @@ impl SynthProcess {
             address: 0x1000 * (object as u64 + 1),
             module_id,
             site,
+            name: String::new(),
         }));
         self
     }

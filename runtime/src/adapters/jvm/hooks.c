@@ -45,6 +45,11 @@ void plx_jvm_name_thread(struct plx_thread *t, const char *name)
     plx_thread_set_name(t, name);
 }
 
+void plx_jvm_thread_named(void)
+{
+    java_named = 1;
+}
+
 JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_init(JNIEnv *env, jclass cls)
 {
     if (!plx_active)

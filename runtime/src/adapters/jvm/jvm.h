@@ -36,6 +36,11 @@ PLX_HIDDEN void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread);
 PLX_HIDDEN void plx_jvm_jit_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb);
 PLX_HIDDEN void plx_jvm_jit_enable(jvmtiEnv *jvmti);
 PLX_HIDDEN void plx_jvm_jit_existing(jvmtiEnv *jvmti);
+/* vthreads.c: a JVMTI environment of its own for virtual threads (JDK 21 and later), each
+ * recorded as a location of its own (Agent_OnLoad). */
+PLX_HIDDEN void plx_jvm_vthreads_start(JavaVM *vm);
+/* hooks.c: the calling thread's plx_self carries its Java name (a mounted virtual thread's). */
+PLX_HIDDEN void plx_jvm_thread_named(void);
 /* jvmti.c: the agent jar has bound the natives (Hooks.init). */
 PLX_HIDDEN void plx_jvm_agent_started(void);
 

@@ -197,6 +197,7 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
     } else {
         plx_warn("JVMTI: no garbage collection events; collections are not recorded");
     }
+    plx_jvm_vthreads_start(vm);
     return 0;
 }
 

@@ -15,9 +15,13 @@
  * Thread object is recorded as a join, an acquire of that thread's Java thread object (keyed by
  * the Thread object's identity hash code: the joiner may wait before the thread has started to
  * run, and after it ended), which the thread releases at its JVMTI ThreadEnd (posted on it
- * before the JVM wakes its joiners). */
+ * before the JVM wakes its joiners).
+ * Each object is named on first sight (plx_sync_define_named): a monitor by its object's class
+ * (`java.util.ArrayList`), a Thread object by its Thread name. JVMTI has no event for a
+ * monitor's exit nor for an uncontended entry: a monitor's hold time is not measured. */
 #include "jvm.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define MONITOR_KEY(hash) ((const void *)(((uintptr_t)0x7F << 56) | (uint32_t)(hash)))
@@ -42,6 +46,55 @@ void plx_jvm_monitor_thread(jvmtiEnv *jvmti, jthread thread)
         (*jvmti)->SetThreadLocalStorage(jvmti, thread, (const void *)(uintptr_t)(t->index + 1));
 }
 
+/* `java.util.ArrayList` from the class signature `Ljava/util/ArrayList;`, `int[][]` from
+ * `[[I`. */
+static void type_name(const char *sig, char *out, size_t cap)
+{
+    static const char prim[] = "BbyteCcharDdoubleFfloatIintJlongSshortZboolean";
+    size_t dims = strspn(sig, "["), n = 0;
+    const char *p = sig + dims;
+    if (*p == 'L') {
+        for (p++; *p && *p != ';' && n + 1 < cap; p++)
+            out[n++] = *p == '/' ? '.' : *p;
+    } else {
+        const char *q = *p ? strchr(prim, *p) : NULL;
+        for (q = q ? q + 1 : "?"; *q >= 'a' && *q <= 'z' && n + 1 < cap; q++)
+            out[n++] = *q;
+    }
+    for (; dims > 0 && n + 3 < cap; dims--, n += 2)
+        memcpy(out + n, "[]", 2);
+    out[n] = 0;
+}
+
+/* Names the object `key` stands for on first sight: a monitor by its object's class, a Thread
+ * object (`thread_object`) by its Thread name. */
+static void name_object(jvmtiEnv *env, JNIEnv *jni, const void *key, int kind, jobject object,
+                        int thread_object)
+{
+    if (!object || plx_sync_known(key))
+        return;
+    char name[256] = "";
+    if (thread_object) {
+        jvmtiThreadInfo info;
+        memset(&info, 0, sizeof info);
+        if ((*env)->GetThreadInfo(env, object, &info) == JVMTI_ERROR_NONE && info.name) {
+            snprintf(name, sizeof name, "%s", info.name);
+            (*env)->Deallocate(env, (unsigned char *)info.name);
+        }
+    } else if (jni) {
+        jclass c = (*jni)->GetObjectClass(jni, object);
+        char *sig = NULL;
+        if (c && (*env)->GetClassSignature(env, c, &sig, NULL) == JVMTI_ERROR_NONE && sig) {
+            type_name(sig, name, sizeof name);
+            (*env)->Deallocate(env, (unsigned char *)sig);
+        }
+        if (c)
+            (*jni)->DeleteLocalRef(jni, c);
+    }
+    if (name[0])
+        plx_sync_define_named(key, kind, name);
+}
+
 /* The measured thread a Thread object runs (1 + its index), 0 if none. */
 static uint32_t thread_of(jvmtiEnv *env, jthread thread)
 {
@@ -63,7 +116,7 @@ static uint32_t owner_of(jvmtiEnv *env, jobject object)
     return owner;
 }
 
-static void waited(jvmtiEnv *env, jobject object, int kind)
+static void waited(jvmtiEnv *env, JNIEnv *jni, jobject object, int kind)
 {
     uint64_t now = plx_ticks(), start = wait_start;
     int joined = wait_joined;
@@ -83,12 +136,14 @@ static void waited(jvmtiEnv *env, jobject object, int kind)
         return;
     }
     if (joined && kind == PLX_SYNC_JAVA_WAIT) {
+        name_object(env, jni, JTHREAD_KEY(hash), PLX_SYNC_THREAD, object, 1);
         struct plx_sync_entry *e = plx_sync_entry(t, JTHREAD_KEY(hash), PLX_SYNC_THREAD, 0);
         if (e)
             plx_sync_waited_for(t, e, PLX_SYNC_THREAD, now - start, 0);
         t->guard--;
         return;
     }
+    name_object(env, jni, MONITOR_KEY(hash), kind, object, 0);
     struct plx_sync_entry *e = plx_sync_entry(t, MONITOR_KEY(hash), kind, 0);
     if (e)
         plx_sync_waited_for(t, e, kind, now - start, wait_holder);
@@ -113,9 +168,8 @@ static void JNICALL contended_enter(jvmtiEnv *env, JNIEnv *jni, jthread thread, 
 
 static void JNICALL contended_entered(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobject object)
 {
-    (void)jni;
     (void)thread;
-    waited(env, object, PLX_SYNC_JAVA_MONITOR);
+    waited(env, jni, object, PLX_SYNC_JAVA_MONITOR);
 }
 
 static void JNICALL wait_begin(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobject object,
@@ -141,7 +195,6 @@ static void JNICALL wait_begin(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobje
 static void JNICALL wait_end(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobject object,
                              jboolean timed_out)
 {
-    (void)jni;
     (void)thread;
     if (timed_out) { /* a timed sleep, not a wait for another thread */
         struct plx_thread *t = plx_self;
@@ -150,7 +203,7 @@ static void JNICALL wait_end(jvmtiEnv *env, JNIEnv *jni, jthread thread, jobject
         wait_start = 0;
         return;
     }
-    waited(env, object, PLX_SYNC_JAVA_WAIT);
+    waited(env, jni, object, PLX_SYNC_JAVA_WAIT);
 }
 
 void plx_jvm_monitors_callbacks(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb)
@@ -179,6 +232,7 @@ void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread)
         (*env)->GetObjectHashCode(env, thread, &hash) != JVMTI_ERROR_NONE)
         return;
     t->guard++;
+    name_object(env, NULL, JTHREAD_KEY(hash), PLX_SYNC_THREAD, thread, 1);
     struct plx_sync_entry *e = plx_sync_entry(t, JTHREAD_KEY(hash), PLX_SYNC_THREAD, 0);
     if (e)
         plx_sync_released(t, e, PLX_SYNC_THREAD, plx_ticks(), 0);
@@ -189,7 +243,6 @@ void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread)
 JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_notified(JNIEnv *jni, jclass cls,
                                                               jobject object)
 {
-    (void)jni;
     (void)cls;
     jvmtiEnv *env = monitors_env;
     struct plx_thread *t = plx_thread();
@@ -197,6 +250,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_notified(JNIEnv *jni, jclas
     if (!t || !env || !object || (*env)->GetObjectHashCode(env, object, &hash) != JVMTI_ERROR_NONE)
         return;
     t->guard++;
+    name_object(env, jni, MONITOR_KEY(hash), PLX_SYNC_JAVA_WAIT, object, 0);
     struct plx_sync_entry *e = plx_sync_entry(t, MONITOR_KEY(hash), PLX_SYNC_JAVA_WAIT, 0);
     if (e)
         plx_sync_released(t, e, PLX_SYNC_JAVA_WAIT, plx_ticks(), 0);

@@ -31,7 +31,11 @@ fn text_table(model: &Model, rows: &[&SyncRow], out: &mut dyn Write) -> io::Resu
             human_time(r.stat.wait_s),
             r.stat.acquisitions,
             r.stat.contended,
-            human_time(r.stat.hold_s),
+            if r.kind.hold_unknown() {
+                "-".to_string()
+            } else {
+                human_time(r.stat.hold_s)
+            },
             r.stat.releases,
             r.object,
             if r.site.is_empty() {
@@ -75,13 +79,17 @@ fn csv_row(model: &Model, r: &SyncRow, out: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(
         out,
-        "{process},{thread},{},{},{},{},{:.9},{:.9},{},{},{},{},{}",
+        "{process},{thread},{},{},{},{},{:.9},{},{},{},{},{},{}",
         field(&r.object),
         r.kind.as_str(),
         r.stat.acquisitions,
         r.stat.contended,
         r.stat.wait_s,
-        r.stat.hold_s,
+        if r.kind.hold_unknown() {
+            String::new()
+        } else {
+            format!("{:.9}", r.stat.hold_s)
+        },
         r.stat.releases,
         field(&r.site),
         r.id.map_or_else(String::new, |i| i.to_string()),
@@ -104,7 +112,7 @@ fn json_row(model: &Model, r: &SyncRow) -> Value {
         "acquisitions": r.stat.acquisitions,
         "contended": r.stat.contended,
         "wait_s": r.stat.wait_s,
-        "hold_s": r.stat.hold_s,
+        "hold_s": (!r.kind.hold_unknown()).then_some(r.stat.hold_s),
         "releases": r.stat.releases,
     })
 }

@@ -66,7 +66,11 @@ pub fn sync(dir: &Path) -> Result<Tables, String> {
     )
     .add(
         "hold_s",
-        Array::values(rows.iter().map(|r| r.stat.hold_s).collect()),
+        // null where the hold is not known (a Java monitor's)
+        Array::fixed(opt_col(
+            rows.iter()
+                .map(|r| (!r.kind.hold_unknown()).then_some(r.stat.hold_s)),
+        )),
     )
     .add(
         "releases",

@@ -1,0 +1,41 @@
+import java.util.ArrayList;
+import java.util.concurrent.CountDownLatch;
+
+/** Contended Java monitors of three classes (plx report --sync, tests/e2e/test_java.py): for
+ * each of an ArrayList, an int[] and a JMonitors$Account, thread "holder" enters the object's
+ * monitor and holds it D milliseconds (args[0]) while main blocks entering it; then main joins
+ * the holder. Prints "3 monitors". */
+public class JMonitors {
+    static final class Account {
+    }
+
+    static void hold(Object o, CountDownLatch in, long ms) {
+        synchronized (o) {
+            in.countDown();
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        }
+    }
+
+    static void contend(Object o, long ms) throws InterruptedException {
+        CountDownLatch in = new CountDownLatch(1);
+        Thread holder = new Thread(() -> hold(o, in, ms), "holder");
+        holder.start();
+        in.await();
+        synchronized (o) {
+            o.hashCode();
+        }
+        holder.join();
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        long ms = Long.parseLong(args[0]);
+        Object[] objects = {new ArrayList<String>(), new int[4], new Account()};
+        for (Object o : objects)
+            contend(o, ms);
+        System.out.println(objects.length + " monitors");
+    }
+}
