@@ -239,13 +239,13 @@ def test_every_mpi_rank_is_sampled(tmp_path, impl):
     mpi.require()
     prog = compile_plain(tmp_path / "spin_mpi", "-DMPI", cc=mpi.mpicc)
     out = tmp_path / "exp"
-    cp = run(out, *mpi.mpirun_cmd(3, prog), opts=("--sample",))
+    cp = run(out, *mpi.mpirun_cmd(4, prog), opts=("--sample",))
     found = truths(cp.stdout)
-    assert len(found) == 9, cp.stdout
+    assert len(found) == 12, cp.stdout
     rows = sampled_rows(out)
     # the launcher's own processes are sampled too: the ranks are those that ran work()
     processes = sorted({r["process"] for _, p, r in rows if "work" in p})
-    assert len(processes) == 3, processes
+    assert len(processes) == 4, processes
     for p in processes:
         for thread, tail in (("main", ("work", "alpha")), ("main", ("work", "beta")),
                              ("worker", ("worker", "gamma_"))):
@@ -253,8 +253,8 @@ def test_every_mpi_rank_is_sampled(tmp_path, impl):
             assert row["estimated"] == "1"
             # the ranks' truths differ by a few ms: each estimate is within 10 % of the mean
             want = [s for (t, f), s in found if t == thread and f == tail[-1]]
-            assert len(want) == 3
-            assert_within(float(row["inclusive_s"]), sum(want) / 3, "%s rank %s" % (tail[-1], p))
+            assert len(want) == 4
+            assert_within(float(row["inclusive_s"]), sum(want) / 4, "%s rank %s" % (tail[-1], p))
 
 
 def own_samples(rows, thread):
