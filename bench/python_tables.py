@@ -1,6 +1,7 @@
-"""One path of bench/python.sh: the events of experiment DIR into a DataFrame, timed.
+"""One path of bench/python.sh: the events of experiment DIR into a DataFrame, timed (with
+`intervals`: its matched intervals, by the native module).
 
-  python3 bench/python_tables.py native|subprocess DIR PLX
+  python3 bench/python_tables.py native|intervals|subprocess DIR PLX
 prints one line: PATH ROWS SECONDS CPU_SECONDS ARROW_BYTES RSS_BEFORE_MIB RSS_PEAK_MIB
 (CPU seconds: this process's threads and, for the former path, the plx subprocess's)
 (RSS from /proc/self/status: VmRSS once the modules are imported, VmHWM at the end).
@@ -37,6 +38,13 @@ def native(d, _plx):
     return df, exp.arrow("events").nbytes
 
 
+def intervals(d, _plx):
+    import parallax
+    exp = parallax.open(d)
+    df = exp.intervals
+    return df, exp.arrow("intervals").nbytes
+
+
 def former(d, plx):
     """What the package did before the engine moved inside: plx export --format parquet in a
     subprocess into a temporary directory, then pandas.read_parquet."""
@@ -53,7 +61,8 @@ def main():
     import parallax  # noqa: F401 (imported before the baseline, as a user's session has it)
     before = rss("VmRSS")
     t0, c0 = time.perf_counter(), time.process_time() + children_cpu()
-    df, nbytes = (native if which == "native" else former)(d, plx)
+    path = {"native": native, "intervals": intervals}.get(which, former)
+    df, nbytes = path(d, plx)
     t, c = time.perf_counter() - t0, time.process_time() + children_cpu() - c0
     print(which, len(df), f"{t:.3f}", f"{c:.3f}", nbytes, f"{before:.0f}", f"{rss('VmHWM'):.0f}")
 

@@ -148,15 +148,11 @@ def test_the_events_of_a_threaded_run_are_the_parquet_export(parallax, queue_exp
     assert (ev["thread"].diff().fillna(0) != 0).sum() >= 9
 
 
-def test_the_intervals_of_a_threaded_run_follow_the_merged_events(parallax, queue_experiment,
-                                                                  tmp_path):
-    """One process's threads (each thread's calls matched alone, then put in the merge's
-    order): the intervals are the Parquet export's merged events matched enter to exit, one
-    row per exit in the exits' order, and the callpaths numbered in the order the merged
-    stream enters them first."""
-    out = tmp_path / "queue.parquet"
-    plx("export", queue_experiment, "--format", "parquet", "-o", out)
-    ev = pq.read_table(out / "events.parquet").to_pydict()
+def merged_intervals(events_parquet):
+    """The Parquet export's merged events matched enter to exit: one row per exit in the exits'
+    order (location, region, callpath, depth, start_ns, end_ns), and the callpaths in the order
+    the stream enters them first."""
+    ev = pq.read_table(events_parquet).to_pydict()
     stacks, want, paths = {}, [], {}
     for loc, kind, region, name, t in zip(ev["location"], ev["kind"], ev["region"],
                                           ev["region_name"], ev["time_ns"]):
@@ -168,17 +164,80 @@ def test_the_intervals_of_a_threaded_run_follow_the_merged_events(parallax, queu
         elif kind == "exit":
             r, start, path = stack.pop()
             want.append((loc, r, path, len(stack), start, t))
+    return want, list(paths)
+
+
+def interval_rows(iv):
+    return list(zip(*(iv.column(c).to_pylist() for c in
+                      ("location", "region_id", "callpath", "depth", "start_ns", "end_ns"))))
+
+
+def test_the_intervals_of_a_threaded_run_follow_the_merged_events(parallax, queue_experiment,
+                                                                  tmp_path):
+    """One process's threads (each thread's calls matched alone, then put in the merge's
+    order): the intervals are the Parquet export's merged events matched enter to exit, one
+    row per exit in the exits' order, and the callpaths numbered in the order the merged
+    stream enters them first."""
+    out = tmp_path / "queue.parquet"
+    plx("export", queue_experiment, "--format", "parquet", "-o", out)
+    want, paths = merged_intervals(out / "events.parquet")
     iv = parallax.open(queue_experiment).arrow("intervals")
-    got = list(zip(*(iv.column(c).to_pylist() for c in
-                     ("location", "region_id", "callpath", "depth", "start_ns", "end_ns"))))
+    got = interval_rows(iv)
     assert len(got) == len(want)
     calls = Counter(p for _, _, p, *_ in got if "plx_symbols" not in p)
     # queue.c: 2 producers push 300 items each, 2 consumers pop them and an end mark each
     assert calls == {"main": 1, "producer": 2, "consumer": 2, "producer => push": 600,
                      "consumer => pop": 602}
     assert got == want
-    assert iv.column("callpath").combine_chunks().dictionary.to_pylist() == list(paths)
+    assert iv.column("callpath").combine_chunks().dictionary.to_pylist() == paths
     assert sorted(set(iv.column("thread").to_pylist())) == [0, 1, 2, 3, 4]
+
+
+def row_hashes(table):
+    """A hash per row of an Arrow table (names as strings), in its order."""
+    cols = [c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c
+            for c in table.columns]
+    return [hash(r) for r in zip(*(c.to_pylist() for c in cols))]
+
+
+def test_the_events_and_intervals_of_mpi_ranks_follow_the_merged_stream(parallax, experiments,
+                                                                        parquet):
+    """4 ranks of life.c with worker threads and messages (the merged stream split by
+    location, then gathered in its order): the events are the Parquet export's rows in its
+    order, row for row; the intervals its events matched enter to exit in the exits' order,
+    the callpaths numbered in the order the stream enters them first."""
+    exp_dir, out = experiments["life"], parquet["life"]
+    exp = parallax.open(exp_dir)
+    ev = exp.arrow("events")
+    want_ev = pq.read_table(out / "events.parquet")
+    assert ev.column_names == want_ev.column_names
+    got_h, want_h = row_hashes(ev), row_hashes(want_ev)
+    assert len(got_h) == len(want_h) > 10_000
+    assert got_h == want_h
+    # the ranks interleave: not one location's rows after another's
+    assert len(set(ev.column("rank").to_pylist())) == 4
+    locs = ev.column("location").to_numpy()
+    assert (locs[1:] != locs[:-1]).sum() > 1_000
+    want, paths = merged_intervals(out / "events.parquet")
+    iv = exp.arrow("intervals")
+    assert interval_rows(iv) == want
+    assert iv.column("callpath").combine_chunks().dictionary.to_pylist() == paths
+
+
+def test_region_name_shares_the_region_ids(parallax, experiments):
+    """The events' region_name is a dictionary over the region column's own buffers (its ids
+    and its validity), not a copy: the same addresses."""
+    ev = parallax.open(experiments["life"]).arrow("events")
+    assert ev.column("region").num_chunks == ev.column("region_name").num_chunks == 1
+    region, name = ev.column("region").chunk(0), ev.column("region_name").chunk(0)
+    assert pa.types.is_dictionary(name.type) and name.type.index_type == pa.int32()
+    assert region.null_count > 0
+    for i in (0, 1):  # validity, values
+        assert name.indices.buffers()[i].address == region.buffers()[i].address
+    names = dict(zip(*(parallax.open(experiments["life"]).arrow("regions").column(c).to_pylist()
+                       for c in ("region", "name"))))
+    assert name.cast(pa.string()).to_pylist() == [
+        None if r is None else names[r] for r in region.to_pylist()]
 
 
 def test_events_are_the_text_export(parallax, experiments, text_exports):

@@ -118,31 +118,6 @@ pub struct EventColumns {
     pub truncated: Col<u8>,
 }
 
-impl EventColumns {
-    fn reserve(&mut self, rows: usize) {
-        self.time_ns.reserve(rows);
-        self.location.reserve(rows);
-        self.process.reserve(rows);
-        self.rank.reserve(rows);
-        self.thread.reserve(rows);
-        self.kind.reserve(rows);
-        self.region.reserve(rows);
-        self.peer.reserve(rows);
-        self.tag.reserve(rows);
-        self.bytes.reserve(rows);
-        self.bytes_recv.reserve(rows);
-        self.comm.reserve(rows);
-        self.root.reserve(rows);
-        self.message.reserve(rows);
-        self.user_event.reserve(rows);
-        self.value.reserve(rows);
-        self.object.reserve(rows);
-        self.sync_kind.reserve(rows);
-        self.wait_ns.reserve(rows);
-        self.truncated.reserve(rows);
-    }
-}
-
 /// One column of a table, as [`EVENT_COLUMNS`] and [`MESSAGE_COLUMNS`] type it.
 #[derive(Debug)]
 #[allow(missing_docs)]
@@ -153,6 +128,9 @@ pub enum Column {
     F64(Col<f64>),
     /// A name column ([`Ty::Str`]): ids into the dictionary that [`Names`] says.
     Names(Col<i32>, Names),
+    /// A name column whose ids are those of an earlier column of the table (by index), not
+    /// repeated: `region_name` the names of `region`.
+    NamesOf(usize, Names),
 }
 
 /// The dictionary of a name column.
@@ -176,13 +154,13 @@ impl Column {
             Column::I32(_) => Ty::I32,
             Column::I64(_) => Ty::I64,
             Column::F64(_) => Ty::F64,
-            Column::Names(..) => Ty::Str,
+            Column::Names(..) | Column::NamesOf(..) => Ty::Str,
         }
     }
 }
 
 impl EventColumns {
-    /// The columns in [`EVENT_COLUMNS`]' order (`region_name` the region ids again, as names).
+    /// The columns in [`EVENT_COLUMNS`]' order (`region_name` the names of `region`'s ids).
     pub fn into_columns(self) -> Vec<Column> {
         use Column::*;
         let e = self;
@@ -193,8 +171,8 @@ impl EventColumns {
             I32(e.rank),
             I32(e.thread),
             Names(e.kind, self::Names::Kinds),
-            I32(e.region.clone()),
-            Names(e.region, self::Names::Regions),
+            I32(e.region),
+            NamesOf(6, self::Names::Regions),
             I32(e.peer),
             I32(e.tag),
             I64(e.bytes),
@@ -345,7 +323,9 @@ pub struct Wanted {
 /// merge: each thread decoded into its own columns on the machine's cores, then put in the
 /// merge's order by a k-way merge of their (time, ticks, thread) and gathered column by column
 /// in parallel — the same table. Otherwise (several processes, messages, a region without a
-/// definition, damage: [`drive_alone`]) through the merge.
+/// definition, damage: [`drive_alone`]) through the merge: the events into the same per-location
+/// parts, with the location of each row in the stream's order ([`ByLocation`]), then gathered
+/// alike; the intervals into their columns as the calls end ([`CallSink`]).
 pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
     if wanted.events && !wanted.intervals {
         if let Some(t) = events_alone(input)? {
@@ -357,17 +337,166 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
             return Ok(t);
         }
     }
-    let mut sink = Rows(ColumnSink {
-        out: TraceColumns::default(),
-        wanted,
-        locs: Vec::new(),
-        open: Vec::new(),
-        paths: FastMap::default(),
-    });
-    let summary = drive(input, &mut sink)?;
-    let mut out = sink.0.out;
-    out.summary = summary;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out = TraceColumns::default();
+    if wanted.events {
+        let mut sink = Rows(ByLocation::new(|origin_ns, words| {
+            ThreadRows::new(origin_ns, words)
+        }));
+        out.summary = drive(input, &mut sink)?;
+        let by = sink.0;
+        let locs = location_ids(&by.locations);
+        out.events = gather_events(workers, &by.order, &by.parts, &locs);
+        by.into_names(&mut out);
+    }
+    if wanted.intervals {
+        let mut sink = Rows(CallSink {
+            out: TraceColumns::default(),
+            locs: Vec::new(),
+            open: Vec::new(),
+            paths: FastMap::default(),
+        });
+        let summary = drive(input, &mut sink)?;
+        let events = std::mem::take(&mut out.events);
+        out = TraceColumns {
+            events,
+            summary,
+            ..sink.0.out
+        };
+    }
     Ok(out)
+}
+
+/// A location's part of the merged stream's rows ([`ByLocation`]).
+trait Part: RowWriter {
+    /// Rows (events, or intervals) so far.
+    fn rows(&self) -> usize;
+    /// Rows it has room for.
+    fn capacity(&self) -> usize;
+}
+
+/// The merged stream's events split by location: each location's rows in its own part (as a
+/// thread decoded alone keeps them: [`ThreadRows`], 14 bytes a row), and per row the location
+/// it belongs to, in the stream's order (4 bytes) — so that the table's columns are written
+/// once, at their final size, by [`gather_events`], as without the merge, a column without a
+/// value never written. The messages (few) go to their columns directly.
+struct ByLocation<P, F> {
+    make: F,
+    origin_ns: i64,
+    parts: Vec<P>,
+    /// Per row, in the stream's order: its location.
+    order: Vec<u32>,
+    /// Per location: (process, rank, thread).
+    locs: Vec<(i32, Option<i32>, i32)>,
+    messages: MessageColumns,
+    regions: Vec<RegionInfo>,
+    locations: Vec<TraceLocation>,
+    user_events: Vec<String>,
+}
+
+impl<P: Part, F: Fn(i64, u64) -> P> ByLocation<P, F> {
+    fn new(make: F) -> Self {
+        ByLocation {
+            make,
+            origin_ns: 0,
+            parts: Vec::new(),
+            order: Vec::new(),
+            locs: Vec::new(),
+            messages: MessageColumns::default(),
+            regions: Vec::new(),
+            locations: Vec::new(),
+            user_events: Vec::new(),
+        }
+    }
+
+    /// Appends location `loc`'s rows made since it had `before`, in the stream's order.
+    #[inline]
+    fn ordered(&mut self, loc: u32, before: usize) {
+        let n = self.parts[loc as usize].rows() - before;
+        self.order.extend(std::iter::repeat_n(loc, n));
+    }
+
+    /// Its messages, names and origin into `out`.
+    fn into_names(self, out: &mut TraceColumns) {
+        out.origin_ns = self.origin_ns;
+        out.messages = self.messages;
+        out.regions = self.regions;
+        out.locations = self.locations;
+        out.user_events = self.user_events;
+    }
+}
+
+impl<P: Part, F: Fn(i64, u64) -> P> RowWriter for ByLocation<P, F> {
+    const OUTPUT: &'static str = "trace columns";
+
+    fn begin(&mut self, merge: &GlobalMerge) -> Step {
+        self.origin_ns = merge.origin_ns();
+        self.locs = location_ids(merge.locations());
+        let model = merge.model();
+        let words = |l: &TraceLocation| {
+            model.processes[l.process]
+                .trace
+                .as_ref()
+                .and_then(|t| t.words_per_thread.get(&l.thread).copied())
+                .unwrap_or(0)
+        };
+        self.parts = merge
+            .locations()
+            .iter()
+            .map(|l| (self.make)(self.origin_ns, words(l)))
+            .collect();
+        let rows: usize = self.parts.iter().map(|p| p.capacity()).sum();
+        self.order.reserve_exact(rows);
+        Ok(())
+    }
+
+    fn row(&mut self, cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
+        let part = &mut self.parts[at.loc as usize];
+        let before = part.rows();
+        part.row(cx, at, kind, region, d)?;
+        self.ordered(at.loc, before);
+        Ok(())
+    }
+
+    fn message(&mut self, at: At, m: Envelope, l: MessageLink) -> Step {
+        push_message(&mut self.messages, &self.locs, self.origin_ns, at, m, l);
+        Ok(())
+    }
+
+    /// The names the merge gathered (it may name regions it met without a definition).
+    fn end(&mut self, merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
+        self.regions = merge.regions().all().to_vec();
+        self.locations = merge.locations().to_vec();
+        self.user_events = merge.user_events().to_vec();
+        Ok(())
+    }
+}
+
+/// A matched message's row.
+fn push_message(
+    c: &mut MessageColumns,
+    locs: &[(i32, Option<i32>, i32)],
+    origin: i64,
+    at: At,
+    m: Envelope,
+    l: MessageLink,
+) {
+    let (process, rank, thread) = locs[at.loc as usize];
+    let (sp, sr, st) = locs[l.sender as usize];
+    c.message.push(l.id as i64);
+    c.send_ns.push(l.send_ns - origin);
+    c.recv_ns.push(at.ns - origin);
+    c.sender_location.push(l.sender as i32);
+    c.sender_process.push(sp);
+    c.sender_rank.opt(sr);
+    c.sender_thread.push(st);
+    c.receiver_location.push(at.loc as i32);
+    c.receiver_process.push(process);
+    c.receiver_rank.opt(rank);
+    c.receiver_thread.push(thread);
+    c.bytes.push(m.bytes as i64);
+    c.tag.push(m.tag);
+    c.comm.opt(m.comm.map(|c| c as i32));
 }
 
 /// The events table from each thread decoded alone ([`trace_columns`]); `None` where the merge
@@ -375,17 +504,7 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
 fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = drive_alone(input, workers, |alone, _, words| {
-        // a row per event word at most, plus its calls open at the end
-        let rows = usize::try_from(words).unwrap_or(usize::MAX);
-        Rows(ThreadRows {
-            origin_ns: alone.origin_ns,
-            time_ns: Vec::with_capacity(rows),
-            kind: Vec::with_capacity(rows),
-            region: Vec::with_capacity(rows),
-            truncated: Vec::with_capacity(rows),
-            details: Vec::new(),
-            nulls: 0,
-        })
+        Rows(ThreadRows::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
         return Ok(None);
@@ -457,6 +576,32 @@ fn has_details(d: &Details) -> bool {
         || d.wait_ns.is_some()
 }
 
+impl ThreadRows {
+    /// A location's rows, room for those of `words` event words (a row per event word at
+    /// most, plus its calls open at the end).
+    fn new(origin_ns: i64, words: u64) -> ThreadRows {
+        let rows = usize::try_from(words).unwrap_or(usize::MAX);
+        ThreadRows {
+            origin_ns,
+            time_ns: Vec::with_capacity(rows),
+            kind: Vec::with_capacity(rows),
+            region: Vec::with_capacity(rows),
+            truncated: Vec::with_capacity(rows),
+            details: Vec::new(),
+            nulls: 0,
+        }
+    }
+}
+
+impl Part for ThreadRows {
+    fn rows(&self) -> usize {
+        self.time_ns.len()
+    }
+    fn capacity(&self) -> usize {
+        self.time_ns.capacity()
+    }
+}
+
 impl RowWriter for ThreadRows {
     const OUTPUT: &'static str = "trace columns";
 
@@ -477,7 +622,8 @@ impl RowWriter for ThreadRows {
         Ok(())
     }
 
-    /// Never called: a location is decoded alone only in a process without messages.
+    /// Never called: a location is decoded alone only in a process without messages, and in
+    /// the merged stream [`ByLocation`] keeps the messages.
     fn message(&mut self, _at: At, _m: Envelope, _link: MessageLink) -> Step {
         Ok(())
     }
@@ -540,24 +686,7 @@ fn gather<P, T: Copy>(order: &[u32], parts: &[P], get: impl Fn(&P, usize) -> T) 
 fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = drive_alone(input, workers, |alone, _, words| {
-        // an interval per enter, an enter a word and its exit another
-        let calls = usize::try_from(words / 2).unwrap_or(usize::MAX);
-        Rows(ThreadCalls {
-            origin_ns: alone.origin_ns,
-            events: 0,
-            open: Vec::new(),
-            paths: Vec::new(),
-            first: Vec::new(),
-            first_ns: Vec::new(),
-            ids: FastMap::default(),
-            region: Vec::with_capacity(calls),
-            path: Vec::with_capacity(calls),
-            depth: Vec::with_capacity(calls),
-            start_ns: Vec::with_capacity(calls),
-            end_ns: Vec::with_capacity(calls),
-            truncated: Vec::with_capacity(calls),
-            ended: Vec::with_capacity(calls),
-        })
+        Rows(ThreadCalls::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
         return Ok(None);
@@ -587,26 +716,7 @@ fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportEr
         }
     }
     firsts.sort_unstable();
-    let mut callpaths: Vec<PathNode> = Vec::new();
-    let mut ids: FastMap<u64, i32> = FastMap::default();
-    let mut global: Vec<Vec<i32>> = parts.iter().map(|p| vec![-1; p.paths.len()]).collect();
-    for &(.., l, local) in &firsts {
-        let node = parts[l as usize].paths[local as usize];
-        let parent = match node.parent {
-            -1 => -1,
-            p => global[l as usize][p as usize],
-        };
-        let next = callpaths.len() as i32;
-        let key = child_key((parent >= 0).then_some(parent as u32), node.region);
-        let id = *ids.entry(key).or_insert(next);
-        if id == next {
-            callpaths.push(PathNode {
-                parent,
-                region: node.region,
-            });
-        }
-        global[l as usize][local as usize] = id;
-    }
+    let (callpaths, global) = global_callpaths(&parts, firsts.iter().map(|f| (f.3, f.4)));
     drop(firsts);
     // the intervals ended by an event in the events' merged order, then those ended at the
     // end, location by location
@@ -637,6 +747,37 @@ fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportEr
     }))
 }
 
+/// The callpaths of the locations' `parts` numbered globally, a parent before its children:
+/// `firsts` names each local callpath (location, local id) in the order the merged stream
+/// enters it first; a path met on two threads is numbered once. Returns the callpaths and, per
+/// location, per local callpath, its global index.
+fn global_callpaths(
+    parts: &[ThreadCalls],
+    firsts: impl Iterator<Item = (u32, u32)>,
+) -> (Vec<PathNode>, Vec<Vec<i32>>) {
+    let mut callpaths: Vec<PathNode> = Vec::new();
+    let mut ids: FastMap<u64, i32> = FastMap::default();
+    let mut global: Vec<Vec<i32>> = parts.iter().map(|p| vec![-1; p.paths.len()]).collect();
+    for (l, local) in firsts {
+        let node = parts[l as usize].paths[local as usize];
+        let parent = match node.parent {
+            -1 => -1,
+            p => global[l as usize][p as usize],
+        };
+        let next = callpaths.len() as i32;
+        let key = child_key((parent >= 0).then_some(parent as u32), node.region);
+        let id = *ids.entry(key).or_insert(next);
+        if id == next {
+            callpaths.push(PathNode {
+                parent,
+                region: node.region,
+            });
+        }
+        global[l as usize][local as usize] = id;
+    }
+    (callpaths, global)
+}
+
 /// One location's calls matched alone: its intervals in the order they ended, their callpaths
 /// numbered on this location (local ids, into `paths`).
 struct ThreadCalls {
@@ -664,6 +805,30 @@ struct ThreadCalls {
     ended: Vec<u32>,
 }
 
+impl ThreadCalls {
+    /// A location's calls, room for those of `words` event words (an interval per enter, an
+    /// enter a word and its exit another).
+    fn new(origin_ns: i64, words: u64) -> ThreadCalls {
+        let calls = usize::try_from(words / 2).unwrap_or(usize::MAX);
+        ThreadCalls {
+            origin_ns,
+            events: 0,
+            open: Vec::new(),
+            paths: Vec::new(),
+            first: Vec::new(),
+            first_ns: Vec::new(),
+            ids: FastMap::default(),
+            region: Vec::with_capacity(calls),
+            path: Vec::with_capacity(calls),
+            depth: Vec::with_capacity(calls),
+            start_ns: Vec::with_capacity(calls),
+            end_ns: Vec::with_capacity(calls),
+            truncated: Vec::with_capacity(calls),
+            ended: Vec::with_capacity(calls),
+        }
+    }
+}
+
 impl RowWriter for ThreadCalls {
     const OUTPUT: &'static str = "trace columns";
 
@@ -676,7 +841,8 @@ impl RowWriter for ThreadCalls {
         Ok(())
     }
 
-    /// Never called: a location is decoded alone only in a process without messages.
+    /// Never called: a location is decoded alone only in a process without messages, and in
+    /// the merged stream [`ByLocation`] keeps the messages.
     fn message(&mut self, _at: At, _m: Envelope, _link: MessageLink) -> Step {
         Ok(())
     }
@@ -917,9 +1083,10 @@ fn col<T>(values: Vec<T>) -> Col<T> {
 /// A call open at a location: its region, entry ns and callpath index.
 type Open = (u32, i64, i32);
 
-struct ColumnSink {
+/// The intervals through the merge, written into their columns as the calls end (every
+/// interval column has a value in every row: nothing to leave unwritten, so no parts to gather).
+struct CallSink {
     out: TraceColumns,
-    wanted: Wanted,
     /// Per location: (process, rank, thread).
     locs: Vec<(i32, Option<i32>, i32)>,
     /// Per location, its open calls, innermost last.
@@ -928,15 +1095,15 @@ struct ColumnSink {
     paths: FastMap<u64, i32>,
 }
 
-impl RowWriter for ColumnSink {
+impl RowWriter for CallSink {
     const OUTPUT: &'static str = "trace columns";
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.out.origin_ns = merge.origin_ns();
         self.locs = location_ids(merge.locations());
         self.open = vec![Vec::new(); self.locs.len()];
-        // a row per event word at most (an event takes one word or more), plus the calls open
-        // at the end: every column in one allocation
+        // an interval per enter, an enter a word and its exit another: every column in one
+        // allocation
         let words: u64 = merge
             .model()
             .processes
@@ -946,72 +1113,22 @@ impl RowWriter for ColumnSink {
             .flat_map(|t| t.words_per_thread.values())
             .sum();
         let rows = usize::try_from(words).unwrap_or(usize::MAX);
-        if self.wanted.events {
-            self.out.events.reserve(rows);
-        }
-        if self.wanted.intervals {
-            // an interval per enter, an enter a word and its exit another
-            self.out.intervals.reserve(rows / 2);
-        }
+        self.out.intervals.reserve(rows / 2);
         Ok(())
     }
 
-    fn row(&mut self, _cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
-        if !self.wanted.events {
-            return Ok(());
-        }
-        let (process, rank, thread) = self.locs[at.loc as usize];
-        let e = &mut self.out.events;
-        e.time_ns.push(at.ns - self.out.origin_ns);
-        e.location.push(at.loc as i32);
-        e.process.push(process);
-        e.rank.opt(rank);
-        e.thread.push(thread);
-        e.kind.push(kind as i32);
-        e.region.opt(region.map(|r| r as i32));
-        e.peer.opt(d.peer);
-        e.tag.opt(d.tag);
-        e.bytes.opt(d.bytes);
-        e.bytes_recv.opt(d.bytes_recv);
-        e.comm.opt(d.comm.map(|c| c as i32));
-        e.root.opt(d.root);
-        e.message.opt(d.message);
-        e.user_event.opt(d.user.map(|u| u as i32));
-        e.value.opt(d.value);
-        e.object.opt(d.object);
-        e.sync_kind.opt(d.sync_kind.map(i32::from));
-        e.wait_ns.opt(d.wait_ns);
-        e.truncated.push(d.truncated as u8);
+    fn row(&mut self, _cx: &Cx, _at: At, _kind: Kind, _region: Option<u32>, _d: &Details) -> Step {
         Ok(())
     }
 
     fn message(&mut self, at: At, m: Envelope, l: MessageLink) -> Step {
-        let (process, rank, thread) = self.locs[at.loc as usize];
-        let (sp, sr, st) = self.locs[l.sender as usize];
         let origin = self.out.origin_ns;
-        let c = &mut self.out.messages;
-        c.message.push(l.id as i64);
-        c.send_ns.push(l.send_ns - origin);
-        c.recv_ns.push(at.ns - origin);
-        c.sender_location.push(l.sender as i32);
-        c.sender_process.push(sp);
-        c.sender_rank.opt(sr);
-        c.sender_thread.push(st);
-        c.receiver_location.push(at.loc as i32);
-        c.receiver_process.push(process);
-        c.receiver_rank.opt(rank);
-        c.receiver_thread.push(thread);
-        c.bytes.push(m.bytes as i64);
-        c.tag.push(m.tag);
-        c.comm.opt(m.comm.map(|c| c as i32));
+        push_message(&mut self.out.messages, &self.locs, origin, at, m, l);
         Ok(())
     }
 
     /// The call's callpath (made at its first call), on the location's stack.
     fn entered(&mut self, at: At, region: u32) {
-        if !self.wanted.intervals {
-            return;
-        }
         let stack = &self.open[at.loc as usize];
         let node = PathNode {
             parent: stack.last().map_or(-1, |o| o.2),
@@ -1028,9 +1145,6 @@ impl RowWriter for ColumnSink {
 
     /// An interval per call ended, innermost first.
     fn closed(&mut self, at: At, n: usize, truncated: bool) {
-        if !self.wanted.intervals {
-            return;
-        }
         let (process, rank, thread) = self.locs[at.loc as usize];
         let stack = &mut self.open[at.loc as usize];
         let iv = &mut self.out.intervals;

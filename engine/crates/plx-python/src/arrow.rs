@@ -58,6 +58,8 @@ enum Buffer {
     I32(Vec<i32>),
     I64(Vec<i64>),
     F64(Vec<f64>),
+    /// A buffer of two arrays or more (a name column over an id column's ids).
+    Shared(Arc<Buffer>),
 }
 
 impl Buffer {
@@ -67,6 +69,33 @@ impl Buffer {
             Buffer::I32(v) => v.as_ptr().cast(),
             Buffer::I64(v) => v.as_ptr().cast(),
             Buffer::F64(v) => v.as_ptr().cast(),
+            Buffer::Shared(b) => b.ptr(),
+        }
+    }
+
+    /// The buffer behind a reference count (in place), and another handle on it.
+    fn share(&mut self) -> Buffer {
+        let shared = match std::mem::replace(self, Buffer::U8(Vec::new())) {
+            Buffer::Shared(b) => b,
+            b => Arc::new(b),
+        };
+        *self = Buffer::Shared(Arc::clone(&shared));
+        Buffer::Shared(shared)
+    }
+
+    /// Its bytes, or its 32-bit numbers.
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Buffer::U8(v) => Some(v),
+            Buffer::Shared(b) => b.bytes(),
+            _ => None,
+        }
+    }
+    fn i32s(&self) -> Option<&[i32]> {
+        match self {
+            Buffer::I32(v) => Some(v),
+            Buffer::Shared(b) => b.i32s(),
+            _ => None,
         }
     }
 }
@@ -187,18 +216,7 @@ impl Array {
     /// whose categories are distinct: ids of one name share a code). An id outside `names`
     /// (never made by the engine) is an error, not an out-of-bounds read for the reader.
     pub fn dictionary<S: AsRef<str>>(mut ids: Col<i32>, names: &[S]) -> Array {
-        let mut distinct: Vec<&str> = Vec::new();
-        let mut code_of_name: HashMap<&str, i32> = HashMap::new();
-        let code: Vec<i32> = names
-            .iter()
-            .map(|n| {
-                let n = n.as_ref();
-                *code_of_name.entry(n).or_insert_with(|| {
-                    distinct.push(n);
-                    distinct.len() as i32 - 1
-                })
-            })
-            .collect();
+        let (distinct, code) = distinct(names);
         // a null's id is 0 already (a column's placeholder); a present id is rewritten only where
         // its code differs: a column of nulls, or of distinct names, is not touched (its pages,
         // never written, cost no memory)
@@ -221,6 +239,58 @@ impl Array {
         a.dictionary = Some(Box::new(Array::texts(distinct)));
         a
     }
+
+    /// The dictionary-encoded names of `ids`' ids (an int32 column), as
+    /// [`Array::dictionary`]: where the names are distinct (an id is its name's code), over
+    /// `ids`' own buffers — its values and validity shared, not copied; else a copy recoded.
+    pub fn names_of<S: AsRef<str>>(ids: &mut Array, names: &[S]) -> Array {
+        assert_eq!(ids.format, "i", "names of int32 ids");
+        let (distinct, code) = distinct(names);
+        if !code.iter().enumerate().all(|(i, &c)| c == i as i32) {
+            let col = Col {
+                values: ids.buffers[1]
+                    .as_ref()
+                    .and_then(Buffer::i32s)
+                    .expect("ids")
+                    .to_vec(),
+                valid: ids.buffers[0]
+                    .as_ref()
+                    .and_then(Buffer::bytes)
+                    .map(<[u8]>::to_vec),
+                nulls: ids.nulls,
+            };
+            return Array::dictionary(col, names);
+        }
+        Array {
+            format: "i",
+            len: ids.len,
+            nulls: ids.nulls,
+            buffers: ids
+                .buffers
+                .iter_mut()
+                .map(|b| b.as_mut().map(Buffer::share))
+                .collect(),
+            children: Vec::new(),
+            dictionary: Some(Box::new(Array::texts(distinct))),
+        }
+    }
+}
+
+/// `names` without repeats, in the order met, and per name its index there (its code).
+fn distinct<S: AsRef<str>>(names: &[S]) -> (Vec<&str>, Vec<i32>) {
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut code_of_name: HashMap<&str, i32> = HashMap::new();
+    let code: Vec<i32> = names
+        .iter()
+        .map(|n| {
+            let n = n.as_ref();
+            *code_of_name.entry(n).or_insert_with(|| {
+                distinct.push(n);
+                distinct.len() as i32 - 1
+            })
+        })
+        .collect();
+    (distinct, code)
 }
 
 /// Columns of equal length, named: a record batch.
@@ -231,6 +301,11 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Column `i`.
+    pub fn column_mut(&mut self, i: usize) -> &mut Array {
+        &mut self.columns[i].1
+    }
+
     /// Adds a column (all columns have one length).
     pub fn add(&mut self, name: &str, a: Array) -> &mut Batch {
         let len = *self.len.get_or_insert(a.len);

@@ -40,16 +40,15 @@ fn batch<'a>(
 ) -> Batch {
     let mut b = Batch::default();
     for (&(name, ..), c) in spec.iter().zip(columns) {
-        b.add(
-            name,
-            match c {
-                Column::Bool(c) => Array::boolean(c),
-                Column::I32(c) => Array::fixed(c),
-                Column::I64(c) => Array::fixed(c),
-                Column::F64(c) => Array::fixed(c),
-                Column::Names(c, n) => Array::dictionary(c, dictionary(n)),
-            },
-        );
+        let a = match c {
+            Column::Bool(c) => Array::boolean(c),
+            Column::I32(c) => Array::fixed(c),
+            Column::I64(c) => Array::fixed(c),
+            Column::F64(c) => Array::fixed(c),
+            Column::Names(c, n) => Array::dictionary(c, dictionary(n)),
+            Column::NamesOf(i, n) => Array::names_of(b.column_mut(i), dictionary(n)),
+        };
+        b.add(name, a);
     }
     b
 }
