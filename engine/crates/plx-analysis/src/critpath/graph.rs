@@ -470,8 +470,12 @@ impl Builder<'_> {
                     INIT_FINALIZE
                 }
                 RegionKind::Mpi => match info.name.as_str() {
-                    "MPI_Irecv" | "MPI_Imrecv" | "MPI_Isendrecv" | "MPI_Isendrecv_replace"
-                    | "MPI_Start" | "MPI_Startall" => POST,
+                    "MPI_Irecv"
+                    | "MPI_Imrecv"
+                    | "MPI_Isendrecv"
+                    | "MPI_Isendrecv_replace"
+                    | "MPI_Start"
+                    | "MPI_Startall" => POST,
                     "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" => NB_SEND,
                     "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" | "MPI_Mrecv" => {
                         BLOCKING_RECV

@@ -108,7 +108,11 @@ fn classify(name: &str, kind: RegionKind) -> Class {
         "MPI_Init" | "MPI_Init_thread" => Class::Init,
         "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => Class::BlockingSend,
         "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" | "MPI_Mrecv" => Class::BlockingRecv,
-        "MPI_Irecv" | "MPI_Imrecv" | "MPI_Isendrecv" | "MPI_Isendrecv_replace" | "MPI_Start"
+        "MPI_Irecv"
+        | "MPI_Imrecv"
+        | "MPI_Isendrecv"
+        | "MPI_Isendrecv_replace"
+        | "MPI_Start"
         | "MPI_Startall" => Class::PostRecv,
         "MPI_Probe" | "MPI_Mprobe" => Class::Probe,
         "MPI_Barrier" => Class::Barrier,
@@ -741,22 +745,7 @@ impl Replay {
                 self.locs[li].posted = Some(t - before_ns as i64);
             }
             EventKind::Recv { message, peer, .. } => {
-                let l = &mut self.locs[li];
-                l.pending
-                    .push(SyncWith::Rank(peer, message.map(|m| Sync::Message(m.id))));
-                let posted = l.posted.take();
-                let probe = l.probe.take();
-                let Some(link) = message else { return };
-                if !self.own(li) {
-                    self.others_recv(link.id);
-                    return;
-                }
-                let post = self.recv(li, t, link.id, posted, probe);
-                if let Some(k) = &mut self.link {
-                    if let Some(b) = k.rank_block.get(&peer).copied().filter(|&b| b != k.me) {
-                        k.outbox.push((b, Key::Post(link.id), Item::Post(post)));
-                    }
-                }
+                self.recv_event(li, t, peer, message.map(|m| m.id));
             }
             EventKind::Collective { comm, root, .. } => {
                 self.collective(li, t, comm, root);
@@ -989,6 +978,25 @@ impl Replay {
             }
         } else {
             l.pending.clear();
+        }
+    }
+
+    /// A receive event at `t` from `peer`, of message `id` (`None`: an untraced sender's).
+    fn recv_event(&mut self, li: usize, t: i64, peer: u32, id: Option<u64>) {
+        let l = &mut self.locs[li];
+        l.pending.push(SyncWith::Rank(peer, id.map(Sync::Message)));
+        let posted = l.posted.take();
+        let probe = l.probe.take();
+        let Some(id) = id else { return };
+        if !self.own(li) {
+            self.others_recv(id);
+            return;
+        }
+        let post = self.recv(li, t, id, posted, probe);
+        if let Some(k) = &mut self.link {
+            if let Some(b) = k.rank_block.get(&peer).copied().filter(|&b| b != k.me) {
+                k.outbox.push((b, Key::Post(id), Item::Post(post)));
+            }
         }
     }
 
