@@ -28,7 +28,10 @@
  *                 in relay_work, then sends to 2 (waiting in MPI_Recv since the scenario began:
  *                 for rank 0's delay through rank 1's wait, and for rank 1's relay_work)
  *   probe         ranks 1 and 3 sleep, then MPI_Send to 0 and 2; rank 0 waits in MPI_Mprobe and
- *                 receives with MPI_Mrecv, rank 2 waits in MPI_Probe and receives with MPI_Recv */
+ *                 receives with MPI_Mrecv, rank 2 waits in MPI_Probe and receives with MPI_Recv
+ *   isendrecv     (MPI 4.0: MPICH) rank 2 MPI_Ssends to 3, which sleeps D, posts its receive
+ *                 with MPI_Isendrecv, sleeps D/2 more and completes it in MPI_Wait (the late
+ *                 receiver's cause: the sleep before the post alone) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -65,6 +68,8 @@ NOINLINE static void before_early_send(void) { nap(D / 4); }
 NOINLINE static void delay_relay(void) { nap(D); }
 NOINLINE static void relay_work(void) { nap(D / 2); }
 NOINLINE static void delay_probed(void) { nap(D); }
+NOINLINE static void delay_isendrecv(void) { nap(D); }
+NOINLINE static void after_isendrecv(void) { nap(D / 2); }
 
 NOINLINE static void late_sender(void)
 {
@@ -266,6 +271,23 @@ NOINLINE static void probe(void)
     }
 }
 
+NOINLINE static void isendrecv(void)
+{
+#if MPI_VERSION >= 4
+    int v = rank, w = 0;
+    MPI_Request req;
+    if (rank == 2) {
+        MPI_Ssend(&v, 1, MPI_INT, 3, 16, MPI_COMM_WORLD);
+    } else if (rank == 3) {
+        delay_isendrecv();
+        MPI_Isendrecv(&v, 1, MPI_INT, MPI_PROC_NULL, 16, &w, 1, MPI_INT, 2, 16, MPI_COMM_WORLD,
+                      &req);
+        after_isendrecv();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -274,7 +296,7 @@ int main(int argc, char **argv)
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
                                  irecv_late,  irecv_rendezvous, irecv_waitall, relay,
-                                 probe};
+                                 probe,       isendrecv};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();
