@@ -1,6 +1,8 @@
 """plx critical-path on real MPI runs (Open MPI, 4 oversubscribed ranks, traced with
 `plx run --trace`): examples/critpath/chain.c (a token passed rank to rank, each rank computing
-(r + 1) x 0.1 s first) and barrier.c (one rank computing 1 s, the others 0.1 s, then a barrier).
+(r + 1) x 0.1 s first), barrier.c (one rank computing 1 s, the others 0.1 s, then a barrier),
+rendezvous.c and ssend.c (sends waiting for a late receive) and probe.c (a blocking probe waiting
+for a late send).
 
 The compute functions busy-wait on the wall clock, so their durations hold on a loaded 2-core VM;
 the tolerances below leave room for descheduling (a function may run long, never short)."""
@@ -189,3 +191,31 @@ def test_the_path_runs_from_a_late_receive_into_a_blocking_send(blocking_sends, 
     arcs = [(s["kind"], s["location"], s.get("from"), s["what"]) for s in doc["path"]
             if s["kind"] == "msg"]
     assert ("msg", "0.0", "1.0", "rendezvous") in arcs, doc["path"]
+
+
+@pytest.fixture(scope="module", params=sorted(IMPLS))
+def probes(request, tmp_path_factory):
+    """examples/critpath/probe.c under each MPI implementation: phase "mprobe" (MPI_Mprobe +
+    MPI_Mrecv of a late MPI_Send) and phase "probe" (MPI_Probe + MPI_Recv)."""
+    impl = IMPLS[request.param]
+    impl.require()
+    return traced_run(tmp_path_factory.mktemp("cp-probe"), "probe", RV_SLOW, RV_FAST, impl=impl)
+
+
+@pytest.mark.parametrize("phase,routine", [("mprobe", "MPI_Mprobe"), ("probe", "MPI_Probe")])
+def test_the_path_runs_from_a_late_send_into_a_blocking_probe(probes, phase, routine):
+    doc, items = profile(probes, "--phase", phase, "--path")
+    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
+    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
+    late = items.get("compute_late_" + phase)
+    assert_compute(late, RV_SLOW)
+    assert late["location"] == "1.0", late
+    after = items.get("compute_after_" + phase)
+    assert_compute(after, RV_FAST)
+    assert after["location"] == "0.0", after
+    # rank 0's probe waited for rank 1's send: not on the path as its own time
+    probe = items.get(routine, {"time_s": 0.0})
+    assert probe["time_s"] < 0.05 * RV_SLOW, probe
+    assert "compute_other" not in items, items["compute_other"]
+    arcs = [(s["kind"], s["location"], s.get("from")) for s in doc["path"] if s["kind"] == "msg"]
+    assert ("msg", "0.0", "1.0") in arcs, doc["path"]

@@ -153,6 +153,32 @@ def test_late_sender_at_the_receivers_caused_by_the_senders_delay(mpi_run):
           {0: (1, "direct"), 2: (3, "direct")})
 
 
+def test_a_blocking_probe_before_the_send_is_a_late_sender(mpi_run):
+    """The receive waits in MPI_Mprobe (rank 0, then MPI_Mrecv) and MPI_Probe (rank 2, then
+    MPI_Recv) until rank 1's and rank 3's sends: a late sender at the probe's call path, none in
+    the receive after it."""
+    table, causes, ent, _ = mpi_run
+    cp = "main => probe => "
+    for r, probe, recv in ((0, "MPI_Mprobe", "MPI_Mrecv"), (2, "MPI_Probe", "MPI_Recv")):
+        want = {r: enter(ent, r + 1, cp + "MPI_Send") - enter(ent, r, cp + probe)}
+        check(table, causes, "late_sender", cp + probe, want, "delay_probed",
+              {r: (r + 1, "direct")})
+        assert waits_at(table, "late_sender", cp + recv) == {}
+
+
+def test_late_receiver_waits_for_the_post_of_a_late_isendrecv(mpi_run):
+    """Rank 2's MPI_Ssend waits for rank 3's MPI_Isendrecv (MPICH: Open MPI 4.1 has none), whose
+    receive is posted at its entry: the cause is rank 3's sleep before it, not the one after."""
+    table, causes, ent, _ = mpi_run
+    cp = "main => isendrecv => "
+    if (3, cp + "MPI_Isendrecv") not in ent:
+        pytest.skip("no MPI_Isendrecv in this MPI implementation")
+    want = {2: enter(ent, 3, cp + "MPI_Isendrecv") - enter(ent, 2, cp + "MPI_Ssend")}
+    check(table, causes, "late_receiver", cp + "MPI_Ssend", want, "delay_isendrecv",
+          {2: (3, "direct")})
+    assert caused(causes, "late_receiver", "after_isendrecv") == {}
+
+
 def test_late_receiver_at_the_synchronous_senders(mpi_run):
     table, causes, ent, _ = mpi_run
     cp = "main => late_receiver => "

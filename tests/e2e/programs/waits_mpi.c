@@ -26,7 +26,12 @@
  *                 wait not begun), rank 3 after sleeping D
  *   relay         rank 0 sleeps D in delay_relay, then sends to 1; rank 1 receives, sleeps D/2
  *                 in relay_work, then sends to 2 (waiting in MPI_Recv since the scenario began:
- *                 for rank 0's delay through rank 1's wait, and for rank 1's relay_work) */
+ *                 for rank 0's delay through rank 1's wait, and for rank 1's relay_work)
+ *   probe         ranks 1 and 3 sleep, then MPI_Send to 0 and 2; rank 0 waits in MPI_Mprobe and
+ *                 receives with MPI_Mrecv, rank 2 waits in MPI_Probe and receives with MPI_Recv
+ *   isendrecv     (MPI 4.0: MPICH) rank 2 MPI_Ssends to 3, which sleeps D, posts its receive
+ *                 with MPI_Isendrecv, sleeps D/2 more and completes it in MPI_Wait (the late
+ *                 receiver's cause: the sleep before the post alone) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -62,6 +67,9 @@ NOINLINE static void work_before_waitall(void) { nap(D / 2); }
 NOINLINE static void before_early_send(void) { nap(D / 4); }
 NOINLINE static void delay_relay(void) { nap(D); }
 NOINLINE static void relay_work(void) { nap(D / 2); }
+NOINLINE static void delay_probed(void) { nap(D); }
+NOINLINE static void delay_isendrecv(void) { nap(D); }
+NOINLINE static void after_isendrecv(void) { nap(D / 2); }
 
 NOINLINE static void late_sender(void)
 {
@@ -246,6 +254,40 @@ NOINLINE static void relay(void)
     }
 }
 
+NOINLINE static void probe(void)
+{
+    int v = rank;
+    if (rank % 2) {
+        delay_probed();
+        MPI_Send(&v, 1, MPI_INT, rank - 1, 15, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Message m;
+        MPI_Mprobe(1, 15, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
+        MPI_Mrecv(&v, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Status st;
+        MPI_Probe(MPI_ANY_SOURCE, 15, MPI_COMM_WORLD, &st);
+        MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+NOINLINE static void isendrecv(void)
+{
+#if MPI_VERSION >= 4
+    int v = rank, w = 0;
+    MPI_Request req;
+    if (rank == 2) {
+        MPI_Ssend(&v, 1, MPI_INT, 3, 16, MPI_COMM_WORLD);
+    } else if (rank == 3) {
+        delay_isendrecv();
+        MPI_Isendrecv(&v, 1, MPI_INT, MPI_PROC_NULL, 16, &w, 1, MPI_INT, 2, 16, MPI_COMM_WORLD,
+                      &req);
+        after_isendrecv();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -253,7 +295,8 @@ int main(int argc, char **argv)
     D = argc > 1 ? atof(argv[1]) : 0.2;
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
-                                 irecv_late,  irecv_rendezvous, irecv_waitall, relay};
+                                 irecv_late,  irecv_rendezvous, irecv_waitall, relay,
+                                 probe,       isendrecv};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

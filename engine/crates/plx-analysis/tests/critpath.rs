@@ -565,3 +565,60 @@ fn a_poll_woken_by_bytes_its_thread_reads_continues_in_their_writer() {
     let t = g.times(Level::Procedure);
     assert_eq!(t["prepare"], 3_500_000, "{t:?}");
 }
+
+/// Rank 0 computes 100 µs, then sends; rank 1 waits for the message in a blocking probe
+/// (`probe`) from t = 0, receives it in `recv`, then computes 200 µs.
+fn probed(d: &Path, probe: &str, recv: &str) -> u64 {
+    let mut end = 0;
+    for r in 0..2u32 {
+        let mut p = SynthProcess::new("node1", 1000 + r, &["./ranks"]);
+        p.functions(&[(1, "main"), (2, "compute_rank0"), (3, "compute_rank1")]);
+        p.mpi_routines(&[(10, "MPI_Send"), (13, probe), (14, recv)])
+            .thread(0, 1000 + r, "main", 0)
+            .mpi_init(r, 2, ThreadLevel::Single, 0)
+            .comm(0, 0, &[0, 1])
+            .comm(1, 0, &[r]);
+        let mut e = EventEncoder::new(0);
+        e.enter(1, 0);
+        if r == 0 {
+            e.enter(2, 0).exit(2, 100_000);
+            e.enter(10, 100_000)
+                .send(1, 0, 8, 0, 100_000)
+                .exit(10, 100_100);
+            e.exit(1, 100_200);
+            end = end.max(100_200);
+        } else {
+            let arrive = 100_000 + TRANSFER;
+            e.enter(13, 0).exit(13, arrive);
+            e.enter(14, arrive)
+                .recv(0, 0, 8, 0, arrive + 10)
+                .exit(14, arrive + 50);
+            e.enter(3, arrive + 50).exit(3, arrive + 200_050);
+            e.exit(1, arrive + 200_060);
+            end = end.max(arrive + 200_060);
+        }
+        write(d, p, &[(0, &e)], end);
+    }
+    end
+}
+
+#[test]
+fn a_blocking_probe_waits_for_the_message_its_receive_takes() {
+    for (probe, recv) in [("MPI_Mprobe", "MPI_Mrecv"), ("MPI_Probe", "MPI_Recv")] {
+        let d = tmp("probe");
+        let elapsed = probed(&d, probe, recv) as i64;
+        let r = run(&d, Window::ALL, Mode::Global, None);
+        assert_eq!(r.cp.length_ns(), elapsed, "{probe}");
+        let want: BTreeMap<String, i64> = [
+            ("compute_rank0", 100_000),
+            ("Msg: 0.0->1.0", 1000),
+            (recv, 50),
+            ("compute_rank1", 200_000),
+            ("main", 10),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(r.times(Level::Procedure), want, "{probe}");
+    }
+}

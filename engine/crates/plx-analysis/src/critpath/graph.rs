@@ -153,6 +153,9 @@ struct LocState {
     /// `epoll_wait`), until its next read: bytes that read takes, written before the wait
     /// returned, are what woke it.
     poll: Option<u32>,
+    /// Its last blocking probe, until its next receive: (the node of its entry, the node of
+    /// its return, the return's time): the message the receive takes woke it.
+    probe: Option<(u32, u32, i64)>,
 }
 
 /// A send's rendezvous (a nonblocking send's, or a blocking send's): its completion and its
@@ -231,13 +234,16 @@ const POST_SLACK_NS: i64 = 1_000;
 const OTHER: u8 = 1;
 const ROUTINE: u8 = 2;
 const INIT_FINALIZE: u8 = 3;
-/// A routine that posts a receive (MPI_Irecv; MPI_Start and MPI_Startall, which may start
-/// nonblocking sends too).
+/// A routine that posts a receive (MPI_Irecv, MPI_Imrecv; MPI_Isendrecv, MPI_Start and
+/// MPI_Startall, which may start nonblocking sends too).
 const POST: u8 = 4;
 /// A nonblocking send that may wait for its receive (not MPI_Ibsend).
 const NB_SEND: u8 = 5;
 /// A blocking receive: posted at its entry.
 const BLOCKING_RECV: u8 = 6;
+/// A blocking probe (MPI_Probe, MPI_Mprobe): it waits for the message its location's next
+/// receive takes.
+const PROBE: u8 = 8;
 /// A blocking send that may wait for its receive (MPI_Ssend; MPI_Send when the message goes
 /// rendezvous; MPI_Rsend; not MPI_Bsend): its return is a send's completion.
 const BLOCKING_SEND: u8 = 7;
@@ -464,9 +470,17 @@ impl Builder<'_> {
                     INIT_FINALIZE
                 }
                 RegionKind::Mpi => match info.name.as_str() {
-                    "MPI_Irecv" | "MPI_Start" | "MPI_Startall" => POST,
+                    "MPI_Irecv"
+                    | "MPI_Imrecv"
+                    | "MPI_Isendrecv"
+                    | "MPI_Isendrecv_replace"
+                    | "MPI_Start"
+                    | "MPI_Startall" => POST,
                     "MPI_Isend" | "MPI_Issend" | "MPI_Irsend" => NB_SEND,
-                    "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => BLOCKING_RECV,
+                    "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" | "MPI_Mrecv" => {
+                        BLOCKING_RECV
+                    }
+                    "MPI_Probe" | "MPI_Mprobe" => PROBE,
                     "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => BLOCKING_SEND,
                     _ => ROUTINE,
                 },
@@ -631,6 +645,7 @@ impl Builder<'_> {
                 if let EventKind::Exit { region } = kind {
                     self.socket_exit(regions, loc, region, t);
                     self.blocking_send_exit(loc, region, t);
+                    self.probe_exit(regions, loc, region, t);
                 }
                 self.stack(loc, t, &kind);
                 self.init_or_finalize(regions, loc, t, &kind);
@@ -793,25 +808,35 @@ impl Builder<'_> {
         // where the receive was posted: an Irecv's (or Start's) node, a blocking
         // receive's entry
         let posted = self.locs[li].posted.take();
-        let post = match (posted, routine) {
-            (Some(p), _) => self.locs[li]
+        let r = message
+            .and_then(|m| self.send_of.get(m.id as usize).copied())
+            .unwrap_or(NONE);
+        // a blocking probe before it waited for the message (sent before the probe returned):
+        // the message arc ends at the probe's return, the receive was posted at its entry
+        let probe = self.locs[li]
+            .probe
+            .take()
+            .filter(|&(_, _, exit)| r != NONE && self.g.nodes[r as usize].time_ns <= exit);
+        let post = match (probe, posted, routine) {
+            (Some((p, _, _)), _, _) => Some(p).filter(|&p| p != NONE),
+            (None, Some(p), _) => self.locs[li]
                 .posts
                 .iter()
                 .rev()
                 .find(|&&(at, _)| at <= p + POST_SLACK_NS)
                 .map(|&(_, v)| v),
-            (None, Some((r, _))) if self.class(regions, r) == BLOCKING_RECV => self.locs[li].last,
+            (None, None, Some((r, _))) if self.class(regions, r) == BLOCKING_RECV => {
+                self.locs[li].last
+            }
             _ => None,
         };
         if let (Some(m), Some(post)) = (message, post) {
             self.posted(m.id, post);
         }
         let v = self.push(loc, t, NodeKind::Recv);
-        let r = message
-            .and_then(|m| self.send_of.get(m.id as usize).copied())
-            .unwrap_or(NONE);
+        let woken = probe.map_or(v, |(_, p, _)| p);
         if r != NONE {
-            self.set_remote(v, r, ArcKind::Msg, NONE);
+            self.set_remote(woken, r, ArcKind::Msg, NONE);
         }
     }
 
@@ -842,6 +867,22 @@ impl Builder<'_> {
         self.wait_start(loc, enter);
         let v = self.push(loc, t, NodeKind::SendDone);
         self.done(id, v, enter);
+    }
+
+    /// The return of a blocking probe at `t`: a wait-start at its entry and a receive node at
+    /// its return, whose message arc the location's next receive sets.
+    fn probe_exit(&mut self, regions: &RegionTable, loc: u32, region: u32, t: i64) {
+        if self.class(regions, region) != PROBE {
+            return;
+        }
+        let st = &self.locs[loc as usize];
+        let Some(&(_, enter)) = st.stack.iter().rev().find(|(r, _)| *r == region) else {
+            return;
+        };
+        self.wait_start(loc, enter);
+        let post = self.locs[loc as usize].last.unwrap_or(NONE);
+        let v = self.push(loc, t, NodeKind::Recv);
+        self.locs[loc as usize].probe = Some((post, v, t));
     }
 
     /// The return of a blocking send at `t` (if `region` is the one open on `loc`): a node,

@@ -59,11 +59,15 @@ enum Class {
     Init,
     /// A blocking send that may wait for its receive (MPI_Send, MPI_Ssend, MPI_Rsend).
     BlockingSend,
-    /// A blocking receive (the receive is posted at its entry).
+    /// A blocking receive (the receive is posted at its entry): MPI_Recv, MPI_Sendrecv, and
+    /// MPI_Mrecv (its wait, if any, in the probe before it).
     BlockingRecv,
-    /// A call that posts a receive completed later (MPI_Irecv; MPI_Start and MPI_Startall,
-    /// which may start nonblocking sends too).
+    /// A call that posts a receive completed later (MPI_Irecv, MPI_Imrecv, MPI_Isendrecv;
+    /// MPI_Start and MPI_Startall, which may start nonblocking sends too).
     PostRecv,
+    /// A blocking probe (MPI_Probe, MPI_Mprobe): it waits for the message its location's next
+    /// receive takes.
+    Probe,
     Barrier,
     NxN,
     OneToN,
@@ -103,8 +107,14 @@ fn classify(name: &str, kind: RegionKind) -> Class {
     match name {
         "MPI_Init" | "MPI_Init_thread" => Class::Init,
         "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => Class::BlockingSend,
-        "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" => Class::BlockingRecv,
-        "MPI_Irecv" | "MPI_Start" | "MPI_Startall" => Class::PostRecv,
+        "MPI_Recv" | "MPI_Sendrecv" | "MPI_Sendrecv_replace" | "MPI_Mrecv" => Class::BlockingRecv,
+        "MPI_Irecv"
+        | "MPI_Imrecv"
+        | "MPI_Isendrecv"
+        | "MPI_Isendrecv_replace"
+        | "MPI_Start"
+        | "MPI_Startall" => Class::PostRecv,
+        "MPI_Probe" | "MPI_Mprobe" => Class::Probe,
         "MPI_Barrier" => Class::Barrier,
         "MPI_Allreduce"
         | "MPI_Alltoall"
@@ -183,6 +193,8 @@ struct Loc {
     posts: VecDeque<(i64, u32, Option<Account>)>,
     /// The post time of its next receive (its `recv_posted` event).
     posted: Option<i64>,
+    /// Its last blocking probe, until its next receive: (entry, exit, call path).
+    probe: Option<(i64, i64, u32)>,
     /// When it last had a stream event (`None`: never).
     streamed: Option<i64>,
 }
@@ -733,21 +745,7 @@ impl Replay {
                 self.locs[li].posted = Some(t - before_ns as i64);
             }
             EventKind::Recv { message, peer, .. } => {
-                let l = &mut self.locs[li];
-                l.pending
-                    .push(SyncWith::Rank(peer, message.map(|m| Sync::Message(m.id))));
-                let posted = l.posted.take();
-                let Some(link) = message else { return };
-                if !self.own(li) {
-                    self.others_recv(link.id);
-                    return;
-                }
-                let post = self.recv(li, t, link.id, posted);
-                if let Some(k) = &mut self.link {
-                    if let Some(b) = k.rank_block.get(&peer).copied().filter(|&b| b != k.me) {
-                        k.outbox.push((b, Key::Post(link.id), Item::Post(post)));
-                    }
-                }
+                self.recv_event(li, t, peer, message.map(|m| m.id));
             }
             EventKind::Collective { comm, root, .. } => {
                 self.collective(li, t, comm, root);
@@ -946,6 +944,9 @@ impl Replay {
         if f.class == Class::Init {
             l.pending.push(SyncWith::Collective(Some(Sync::Init)));
         }
+        if f.class == Class::Probe {
+            l.probe = Some((f.enter, t, f.cp));
+        }
         // the blocking send's own exit (not that of a routine measured inside it: MPJ
         // Express's socket writes inside its Ssend)
         if f.class == Class::BlockingSend {
@@ -980,12 +981,41 @@ impl Replay {
         }
     }
 
+    /// A receive event at `t` from `peer`, of message `id` (`None`: an untraced sender's).
+    fn recv_event(&mut self, li: usize, t: i64, peer: u32, id: Option<u64>) {
+        let l = &mut self.locs[li];
+        l.pending.push(SyncWith::Rank(peer, id.map(Sync::Message)));
+        let posted = l.posted.take();
+        let probe = l.probe.take();
+        let Some(id) = id else { return };
+        if !self.own(li) {
+            self.others_recv(id);
+            return;
+        }
+        let post = self.recv(li, t, id, posted, probe);
+        if let Some(k) = &mut self.link {
+            if let Some(b) = k.rank_block.get(&peer).copied().filter(|&b| b != k.me) {
+                k.outbox.push((b, Key::Post(id), Item::Post(post)));
+            }
+        }
+    }
+
     /// A message received at `t`; `posted`: when its receive was posted, if not at the entry
-    /// of a blocking receive (an MPI_Irecv or MPI_Start: its `recv_posted`).
+    /// of a blocking receive (an MPI_Irecv or MPI_Start: its `recv_posted`); `probe`: the
+    /// location's blocking probe before the receive (entry, exit, call path), the message's
+    /// when its send began before the probe returned: the receive waits there.
     /// Returns where the receive was posted when the message's sender waits for it (a late
     /// receiver's late location, for the sender's block in a parallel analysis).
-    fn recv(&mut self, li: usize, t: i64, id: u64, posted: Option<i64>) -> Option<Posted> {
+    fn recv(
+        &mut self,
+        li: usize,
+        t: i64,
+        id: u64,
+        posted: Option<i64>,
+        probe: Option<(i64, i64, u32)>,
+    ) -> Option<Posted> {
         let mut m = self.msgs.remove(&id)?;
+        let probe = probe.filter(|&(_, exit, _)| m.send_enter <= exit);
         let inbound = self.inbound.get_mut(&m.peer);
         // a message sent to this rank before the awaited one and not received yet
         let earlier = inbound.is_some_and(|q| {
@@ -1002,7 +1032,19 @@ impl Replay {
         if l.recent.len() > RECENT {
             l.recent.pop_front();
         }
-        let r = l.routine()?;
+        let mut r = l.routine()?;
+        // a probed message: the receive waits in the probe (until its return), and is posted
+        // at the probe's entry
+        let mut to = m.send_enter.min(t);
+        if let Some((enter, exit, cp)) = probe {
+            r = Frame {
+                cp,
+                enter,
+                class: Class::BlockingRecv,
+                ..r
+            };
+            to = to.min(exit);
+        }
         let sender_rank = self.setup.loc_rank[m.sender as usize];
         let acc = if self.setup.causes {
             l.since(sender_rank)
@@ -1015,7 +1057,6 @@ impl Replay {
             (enter, until) if enter == r.enter => until.max(r.enter),
             _ => r.enter,
         };
-        let to = m.send_enter.min(t);
         let d = to - from;
         if d > 0 {
             self.locs[li].counted = (r.enter, to);
@@ -1027,7 +1068,7 @@ impl Replay {
                 },
                 li as u32,
                 r.cp,
-                (from, t),
+                (from, if probe.is_some() { to } else { t }),
                 d,
                 (m.sender, m.send_cp),
                 &m.acc,

@@ -1103,3 +1103,123 @@ fn a_late_irecv_names_its_post_call_path() {
     );
     assert_eq!(found[0].wait_ns, 90);
 }
+
+/// Rank 0 probes (`probe`, blocking or not) before rank 1's send, then receives the message
+/// in `recv` (MPI_Mrecv, MPI_Recv; MPI_Imrecv completed by MPI_Wait).
+fn probed(probe: &str, recv: &str) -> T {
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(1, 0, "work");
+    if probe == "MPI_Improbe" {
+        // a polling loop: each call returns at once, the last one with the message
+        for i in 0..4 {
+            t.enter(0, 100 + 100 * i, probe);
+            t.exit(0, 101 + 100 * i, probe);
+        }
+    } else {
+        t.enter(0, 100, probe);
+    }
+    t.exit(1, 400, "work");
+    t.enter(1, 400, "MPI_Send");
+    t.send(1, 401, 0, 0);
+    t.exit(1, 420, "MPI_Send");
+    if probe != "MPI_Improbe" {
+        t.exit(0, 450, probe);
+    }
+    t.enter(0, 455, recv);
+    if recv == "MPI_Imrecv" {
+        t.exit(0, 456, recv);
+        t.enter(0, 457, "MPI_Wait");
+        t.ev(0, 458, EventKind::RecvPosted { before_ns: 3 });
+        t.recv(0, 458, 1, 0, 401);
+        t.exit(0, 460, "MPI_Wait");
+    } else {
+        t.recv(0, 458, 1, 0, 401);
+        t.exit(0, 460, recv);
+    }
+    t
+}
+
+#[test]
+fn a_blocking_probe_before_the_send_is_the_receives_late_sender() {
+    for (probe, recv) in [
+        ("MPI_Mprobe", "MPI_Mrecv"),
+        ("MPI_Mprobe", "MPI_Imrecv"),
+        ("MPI_Probe", "MPI_Recv"),
+    ] {
+        let t = probed(probe, recv);
+        assert_eq!(
+            t.waits(),
+            vec![("late_sender", 0, format!("main => {probe}"), 300)],
+            "{probe} {recv}"
+        );
+        assert_eq!(
+            t.causes(),
+            vec![(
+                "late_sender",
+                0,
+                1,
+                s("main => work"),
+                CauseKind::Direct,
+                300.0
+            )]
+        );
+    }
+}
+
+#[test]
+fn a_nonblocking_probes_polling_loop_is_no_wait() {
+    assert!(probed("MPI_Improbe", "MPI_Mrecv").waits().is_empty());
+}
+
+#[test]
+fn a_probe_whose_message_was_sent_after_it_returned_is_not_the_receives_wait() {
+    let mut t = setup(2, true, false);
+    t.enter(0, 0, "MPI_Probe");
+    t.exit(0, 10, "MPI_Probe");
+    t.enter(0, 20, "MPI_Recv");
+    t.enter(1, 50, "MPI_Send");
+    t.send(1, 51, 0, 0);
+    t.exit(1, 52, "MPI_Send");
+    t.recv(0, 60, 1, 0, 51);
+    t.exit(0, 61, "MPI_Recv");
+    assert_eq!(t.waits(), vec![("late_sender", 0, s("MPI_Recv"), 30)]);
+}
+
+#[test]
+fn an_isendrecv_is_posted_at_its_entry() {
+    // rank 1 works 250, posts its receive in MPI_Isendrecv, works 150 more, then waits: rank
+    // 0's synchronous send waited for the post, caused by the work before it alone
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(0, 0, "MPI_Ssend");
+    t.send(0, 1, 1, 0);
+    t.enter(1, 0, "work");
+    t.exit(1, 250, "work");
+    t.enter(1, 250, "MPI_Isendrecv");
+    t.exit(1, 251, "MPI_Isendrecv");
+    t.enter(1, 251, "more");
+    t.exit(1, 400, "more");
+    t.enter(1, 400, "MPI_Wait");
+    t.ev(1, 402, EventKind::RecvPosted { before_ns: 152 });
+    t.recv(1, 402, 0, 0, 1);
+    t.exit(0, 403, "MPI_Ssend");
+    t.exit(1, 404, "MPI_Wait");
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 0, s("main => MPI_Ssend"), 250)]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_receiver",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            250.0
+        )]
+    );
+}
