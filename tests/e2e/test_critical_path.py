@@ -171,9 +171,10 @@ def blocking_sends(request, tmp_path_factory):
     return traced_run(tmp_path_factory.mktemp("cp-ssend"), "ssend", RV_SLOW, RV_FAST, impl=impl)
 
 
-@pytest.mark.parametrize("phase,routine", [("ssend", "MPI_Ssend"), ("send", "MPI_Send")])
-def test_the_path_runs_from_a_late_receive_into_a_blocking_send(blocking_sends, phase, routine):
-    doc, items = profile(blocking_sends, "--phase", phase, "--path")
+def late_rank_1_then_rank_0(run, phase, routine):
+    """The path of `phase`: rank 1's late compute, then rank 0's compute after `routine`, which
+    waited for rank 1 and is not on the path as its own time. Returns the path's document."""
+    doc, items = profile(run, "--phase", phase, "--path")
     total, elapsed = doc["total_length_s"], doc["elapsed_s"]
     assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
     late = items.get("compute_late_" + phase)
@@ -182,10 +183,16 @@ def test_the_path_runs_from_a_late_receive_into_a_blocking_send(blocking_sends, 
     after = items.get("compute_after_" + phase)
     assert_compute(after, RV_FAST)
     assert after["location"] == "0.0", after
-    # rank 0's blocking send waited for rank 1's receive: not on the path as its own time
-    send = items.get(routine, {"time_s": 0.0})
-    assert send["time_s"] < 0.05 * RV_SLOW, send
+    waited = items.get(routine, {"time_s": 0.0})
+    assert waited["time_s"] < 0.05 * RV_SLOW, waited
     assert "compute_other" not in items, items["compute_other"]
+    return doc
+
+
+@pytest.mark.parametrize("phase,routine", [("ssend", "MPI_Ssend"), ("send", "MPI_Send")])
+def test_the_path_runs_from_a_late_receive_into_a_blocking_send(blocking_sends, phase, routine):
+    # rank 0's blocking send waited for rank 1's receive
+    doc = late_rank_1_then_rank_0(blocking_sends, phase, routine)
     # the path: rank 1's compute, the rendezvous from its receive's post into the end of rank
     # 0's send, rank 0's compute after it
     arcs = [(s["kind"], s["location"], s.get("from"), s["what"]) for s in doc["path"]
@@ -204,18 +211,7 @@ def probes(request, tmp_path_factory):
 
 @pytest.mark.parametrize("phase,routine", [("mprobe", "MPI_Mprobe"), ("probe", "MPI_Probe")])
 def test_the_path_runs_from_a_late_send_into_a_blocking_probe(probes, phase, routine):
-    doc, items = profile(probes, "--phase", phase, "--path")
-    total, elapsed = doc["total_length_s"], doc["elapsed_s"]
-    assert 0.8 * elapsed <= total <= 1.05 * elapsed, (total, elapsed)
-    late = items.get("compute_late_" + phase)
-    assert_compute(late, RV_SLOW)
-    assert late["location"] == "1.0", late
-    after = items.get("compute_after_" + phase)
-    assert_compute(after, RV_FAST)
-    assert after["location"] == "0.0", after
-    # rank 0's probe waited for rank 1's send: not on the path as its own time
-    probe = items.get(routine, {"time_s": 0.0})
-    assert probe["time_s"] < 0.05 * RV_SLOW, probe
-    assert "compute_other" not in items, items["compute_other"]
+    # rank 0's probe waited for rank 1's send
+    doc = late_rank_1_then_rank_0(probes, phase, routine)
     arcs = [(s["kind"], s["location"], s.get("from")) for s in doc["path"] if s["kind"] == "msg"]
     assert ("msg", "0.0", "1.0") in arcs, doc["path"]

@@ -10,7 +10,7 @@
 use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, drive_alone, pool, At, Cx, Envelope, Step};
+use crate::driver::{drive, drive_alone, pool, trace_words, At, Cx, Envelope, Step};
 use crate::rows::{location_ids, Details, Kind, RowWriter, Rows};
 use crate::{ExportError, ExportInput, ExportSummary};
 
@@ -433,13 +433,7 @@ impl<P: Part, F: Fn(i64, u64) -> P> RowWriter for ByLocation<P, F> {
         self.origin_ns = merge.origin_ns();
         self.locs = location_ids(merge.locations());
         let model = merge.model();
-        let words = |l: &TraceLocation| {
-            model.processes[l.process]
-                .trace
-                .as_ref()
-                .and_then(|t| t.words_per_thread.get(&l.thread).copied())
-                .unwrap_or(0)
-        };
+        let words = |l: &TraceLocation| trace_words(model, l);
         self.parts = merge
             .locations()
             .iter()

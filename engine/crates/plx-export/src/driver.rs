@@ -674,6 +674,15 @@ pub(crate) struct AloneRun<S> {
 /// merge's order), damage (the merge's warnings), or a location whose events are not in
 /// (time, ticks) order (the merge's order within a process, when nothing is repaired, is
 /// (time, ticks, thread)).
+/// The trace words location `l` recorded (0 if its process has no trace): what sizes a sink.
+pub(crate) fn trace_words(model: &Model, l: &TraceLocation) -> u64 {
+    model.processes[l.process]
+        .trace
+        .as_ref()
+        .and_then(|t| t.words_per_thread.get(&l.thread).copied())
+        .unwrap_or(0)
+}
+
 pub(crate) fn drive_alone<S: Sink + Send>(
     input: &ExportInput,
     workers: usize,
@@ -690,13 +699,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
         return Ok(None);
     }
     let model = &input.model;
-    let words = |l: &TraceLocation| {
-        model.processes[l.process]
-            .trace
-            .as_ref()
-            .and_then(|t| t.words_per_thread.get(&l.thread).copied())
-            .unwrap_or(0)
-    };
+    let words = |l: &TraceLocation| trace_words(model, l);
     let streams = std::mem::take(&mut alone.streams);
     let items: Vec<(u32, LocationStream)> = (0..streams.len() as u32).zip(streams).collect();
     let decoded = pool(workers, items, |(li, stream)| {
