@@ -130,17 +130,19 @@ def masks(exp, paths):
     """[(regex, replacement)] of what names this run: its paths, host, process and thread ids."""
     out = [(re.compile(re.escape(str(p))), name) for p, name in paths]
     out.append((re.compile(r"\b%s\b" % re.escape(socket.gethostname())), "HOST"))
-    pids, tids = set(), set()
+    pids, tids = {}, set()  # pids: {pid: its mask}
     for d in process_dirs(exp):
-        pids.add(d.name.rsplit(".", 1)[1])
+        pids[d.name.rsplit(".", 1)[1]] = "PID"
     doc = json.loads(plx("report", exp, "--format", "json", check=False).stdout or "{}")
     for p in doc.get("processes", []):
-        pids.add(str(p["pid"]))
+        # an MPI rank's pid names the rank: its rows stay apart and in rank order
+        pids[str(p["pid"])] = "PID" if p.get("rank") is None else "PIDr%d" % p["rank"]
         tids |= {str(t["tid"]) for t in p["threads"] if t.get("tid") is not None}
     # pids before thread ids: the main thread's tid is its pid
-    for ids, name in ((pids, "PID"), (tids - pids, "TID")):
-        for i in sorted(ids, key=len, reverse=True):
-            out.append((re.compile(r"(?<![\w.])%s\b" % i), name))
+    for i in sorted(pids, key=len, reverse=True):
+        out.append((re.compile(r"(?<![\w.])%s\b" % i), pids[i]))
+    for i in sorted(tids - set(pids), key=len, reverse=True):
+        out.append((re.compile(r"(?<![\w.])%s\b" % i), "TID"))
     return out
 
 
