@@ -38,18 +38,27 @@ DATE = re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?( UTC)?")
 DURATION = re.compile(r"(?<![\w.])\d+(\.\d+)?(e[-+]?\d+)? ?(ns|us|µs|ms|s|min)\b")
 FREQUENCY = re.compile(r"\b\d+(\.\d+)? ?[GM]Hz\b")
 
-COMMAND_KEYS = {"name", "plx", "columns", "where", "lines", "drop", "mask", "sort", "stderr",
-                "status"}
+KEYS = {
+    "program": {"sources", "compiler", "flags", "toolchains", "mpi", "ranks", "args", "status"},
+    "run": {"options", "variants", "launch"},
+    "command": {"name", "plx", "columns", "where", "lines", "drop", "mask", "sort", "stderr",
+                "status"},
+}
+
+# {expected file: text} written by this session's PLX_BLESS: builds and variants that share a
+# file must agree on it
+BLESSED = {}
 
 
 def load(case_dir):
     with open(case_dir / "case.toml", "rb") as f:
         case = tomllib.load(f)
-    unknown = set(case) - {"program", "run", "command"}
+    unknown = set(case) - set(KEYS)
     assert not unknown, "%s: unknown sections %s" % (case_dir, sorted(unknown))
-    for cmd in case.get("command", []):
-        bad = set(cmd) - COMMAND_KEYS
-        assert not bad, "%s: command %s: unknown keys %s" % (case_dir, cmd.get("name"), sorted(bad))
+    for section, tables in case.items():
+        for table in tables if isinstance(tables, list) else [tables]:
+            bad = set(table) - KEYS[section]
+            assert not bad, "%s: [%s]: unknown keys %s" % (case_dir, section, sorted(bad))
     return case
 
 
@@ -208,6 +217,11 @@ def expected_file(case_dir, name, build, variant):
 
 def compare(expected_file, got):
     if BLESS:
+        if BLESSED.get(expected_file, got) != got:
+            pytest.fail("%s: another build or variant of the case blessed other output: keep "
+                        "one file each (NAME.BUILD.expected, NAME.VARIANT.expected) or select "
+                        "what they share" % expected_file.relative_to(ROOT), pytrace=False)
+        BLESSED[expected_file] = got
         expected_file.write_text(got)
         return
     if not expected_file.exists():
