@@ -906,14 +906,13 @@ def test_ranks_of_one_job_share_a_directory_another_job_is_refused(mpi_programs,
 
 @pytest.fixture(scope="module", params=sorted(IMPLS))
 def impl_exps(request, tmp_path_factory):
-    """{name: experiment} of life and t_mpi traced and t_mpi_abort, built with the
-    implementation's mpicc and run under its launcher, 4 ranks."""
+    """{name: experiment} of life traced and t_mpi_abort, built with the implementation's mpicc
+    and run under its launcher, 4 ranks (t_mpi on both: the cases tests/e2e/cases/t-mpi*)."""
     impl = IMPLS[request.param]
     impl.require()
     root = tmp_path_factory.mktemp("impl-" + request.param)
     exps = {"impl": impl}
     for name, opts, args in (("life", ("--trace",), (LIFE_STEPS, LIFE_SIZE, LIFE_THREADS)),
-                             ("t_mpi", ("--trace",), ()),
                              ("t_mpi_abort", (), ())):
         exe = root / name
         cp = subprocess.run([impl.mpicc, "-g", "-O1", "-finstrument-functions",
@@ -958,21 +957,6 @@ def test_impl_life(impl_exps):
     assert 0 < cp["total_length_s"] <= cp["elapsed_s"]
     assert sum(i["time_s"] for i in cp["items"]) == pytest.approx(cp["total_length_s"], abs=1e-6)
     assert "Sync: MPI_Init_thread on MPI_COMM_WORLD" in {i["name"] for i in cp["items"]}
-
-
-def test_impl_t_mpi_matching(impl_exps):
-    exp = impl_exps["t_mpi"]
-    pairs, _ = t_mpi_header()
-    assert comm_matrix(exp) == {pair: (n, T_MPI_BYTES[pair]) for pair, n in pairs.items()}
-    doc = json.loads(plx("comm", exp, "--by", "thread", "--format", "json").stdout)
-    assert doc["source"] == "trace" and doc["matched"] == 55
-    assert doc["unmatched"] == {"sends": 0, "receives": 0, "pairs": [], "ranks_without_trace": []}
-    header = info_sections(info(exp).stdout)[0]
-    assert re.search(r"(?m)^messages in the traces: 55 matched, 0 sends never received, "
-                     r"0 receives without a send, 48 collective events$", header), header
-    by_rank = calls_by_rank(exp)
-    for rank, want in T_MPI_P2P_CALLS.items():
-        assert {f: by_rank[rank].get(f) for f in want} == want, rank
 
 
 def test_impl_abort(impl_exps):
