@@ -175,9 +175,10 @@ def normalise(text, spec, masks_):
         w.writerows(sorted([r[c] for c in cols] for r in rows))
         return buf.getvalue()
     text = DURATION.sub("TIME", text)
-    # columns are as wide as their widest value, a time's among them: one space between words;
-    # the selection below sees the lines as the expected file shows them
-    lines = [re.sub(r"\s+", " ", line).rstrip() for line in text.splitlines()]
+    # columns are as wide as their widest value, a time's among them: one space between words
+    # (a line's indentation, a tree's depth, is kept); the selection below sees the lines as the
+    # expected file shows them
+    lines = [re.sub(r"(?<=\S)\s+", " ", line).rstrip() for line in text.splitlines()]
     if "lines" in spec:
         lines = [line for line in lines if re.search(spec["lines"], line)]
     if "drop" in spec:
@@ -192,16 +193,16 @@ def normalise(text, spec, masks_):
     return "".join(line + "\n" for line in lines)
 
 
-def run_command(spec, exp, out, case_dir):
+def run_command(spec, exp, out, case_dir, masks_):
     """Runs `plx ARGS` ({exp}: the experiment, {out}: a file the command writes and whose text
-    is compared, {case}: the case folder); returns (text, stderr)."""
+    is compared, {case}: the case folder); returns its output as compared."""
     sub = {"{exp}": str(exp), "{out}": str(out), "{case}": str(case_dir)}
     args = [sub.get(a, a) for a in spec["plx"]]
     cp = plx(*args, check=False, timeout=TIMEOUT)
     assert cp.returncode == spec.get("status", 0), _fail_message(cp)
-    text = out.read_text() if "{out}" in spec["plx"] else cp.stdout
+    text = normalise(out.read_text() if "{out}" in spec["plx"] else cp.stdout, spec, masks_)
     if spec.get("stderr"):
-        text += "--- stderr ---\n" + cp.stderr
+        text += "--- stderr ---\n" + normalise(cp.stderr, {}, masks_)
     return text
 
 
@@ -216,24 +217,23 @@ def expected_file(case_dir, name, build, variant):
 
 
 def compare(expected_file, got):
+    """Blesses EXPECTED_FILE with GOT, or returns the failure message of a difference."""
     if BLESS:
         if BLESSED.get(expected_file, got) != got:
-            pytest.fail("%s: another build or variant of the case blessed other output: keep "
-                        "one file each (NAME.BUILD.expected, NAME.VARIANT.expected) or select "
-                        "what they share" % expected_file.relative_to(ROOT), pytrace=False)
+            return ("%s: another build or variant of the case blessed other output: keep one "
+                    "file each (NAME.BUILD.expected, NAME.VARIANT.expected) or select what they "
+                    "share" % expected_file.relative_to(ROOT))
         BLESSED[expected_file] = got
         expected_file.write_text(got)
-        return
+        return None
     if not expected_file.exists():
-        pytest.fail("%s is missing: write it with PLX_BLESS=1 python3 -m pytest tests/e2e/"
-                    "test_cases.py -k %s" % (expected_file.relative_to(ROOT),
-                                             expected_file.parent.name), pytrace=False)
+        return "%s is missing: PLX_BLESS=1 writes it" % expected_file.relative_to(ROOT)
     want = expected_file.read_text()
-    if got != want:
-        diff = difflib.unified_diff(want.splitlines(keepends=True), got.splitlines(keepends=True),
-                                    str(expected_file.relative_to(ROOT)), "plx's output")
-        pytest.fail("output differs from the expected file (PLX_BLESS=1 rewrites it after a "
-                    "deliberate change):\n" + "".join(diff), pytrace=False)
+    if got == want:
+        return None
+    return "".join(difflib.unified_diff(want.splitlines(keepends=True),
+                                        got.splitlines(keepends=True),
+                                        str(expected_file.relative_to(ROOT)), "plx's output"))
 
 
 @pytest.mark.parametrize("name,build,variant", params())
@@ -249,7 +249,13 @@ def test_case(name, build, variant, tmp_path):
              (ROOT, "ROOT")]
     masks_ = masks(exp, paths)
     assert case.get("command"), "%s: no [[command]]" % name
+    failures = []
     for spec in case["command"]:
-        text = run_command(spec, exp, tmp_path / "out", case_dir)
-        compare(expected_file(case_dir, spec["name"], build, variant),
-                normalise(text, spec, masks_))
+        got = run_command(spec, exp, tmp_path / "out", case_dir, masks_)
+        failure = compare(expected_file(case_dir, spec["name"], build, variant), got)
+        if failure:
+            failures.append(failure)
+    if failures:
+        pytest.fail("output differs from the expected files (`PLX_BLESS=1 python3 -m pytest "
+                    "tests/e2e/test_cases.py -k %s` rewrites them after a deliberate change):\n%s"
+                    % (name, "\n".join(failures)), pytrace=False)
