@@ -38,6 +38,9 @@ DATE = re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?( UTC)?")
 DURATION = re.compile(r"(?<![\w.])\d+(\.\d+)?(e[-+]?\d+)? ?(ns|us|µs|ms|s|min)\b")
 FREQUENCY = re.compile(r"\b\d+(\.\d+)? ?[GM]Hz\b")
 
+# the CSV columns that name a process or thread (a pid, `PID.THREAD`)
+LOCATION_COLUMNS = {"process", "location", "waiting_location", "cause_location"}
+
 KEYS = {
     "program": {"sources", "compiler", "flags", "toolchains", "mpi", "ranks", "args", "status"},
     "run": {"options", "variants", "launch"},
@@ -136,7 +139,10 @@ def run_program(case, build, exe, exp, options, cwd):
 
 
 def masks(exp, paths):
-    """[(regex, replacement)] of what names this run: its paths, host, process and thread ids."""
+    """[(regex, replacement)] of what names this run: its paths, host, process and thread ids.
+    An id is masked where it stands for a process or thread, never as a bare number elsewhere:
+    in a fresh container a pid can equal a count the case holds (`pid N`, `process N`, `N.T`,
+    a line that is `N`, `HOST.N`, a row of plx info's thread table, a CSV location field)."""
     out = [(re.compile(re.escape(str(p))), name) for p, name in paths]
     out.append((re.compile(r"\b%s\b" % re.escape(socket.gethostname())), "HOST"))
     pids, tids = {}, set()  # pids: {pid: its mask}
@@ -147,23 +153,31 @@ def masks(exp, paths):
         # an MPI rank's pid names the rank: its rows stay apart and in rank order
         pids[str(p["pid"])] = "PID" if p.get("rank") is None else "PIDr%d" % p["rank"]
         tids |= {str(t["tid"]) for t in p["threads"] if t.get("tid") is not None}
-    # pids before thread ids: the main thread's tid is its pid
-    for i in sorted(pids, key=len, reverse=True):
-        out.append((re.compile(r"(?<![\w.])%s\b" % i), pids[i]))
-    for i in sorted(tids - set(pids), key=len, reverse=True):
-        out.append((re.compile(r"(?<![\w.])%s\b" % i), "TID"))
-    return out
+    ids = {**{t: "TID" for t in tids}, **pids}  # a main thread's tid is its pid
+    for i in sorted(ids, key=len, reverse=True):
+        m = ids[i]
+        if i in pids:
+            for context in (r"(?<=pid )%s\b", r"(?<=process )%s\b", r"(?<![\w.])%s(?=\.\d)",
+                            r"(?<=HOST\.)%s\b"):
+                out.append((re.compile(context % i), m))
+            out.append((re.compile(r"(?m)^(\s*)%s$" % i), r"\g<1>" + m))
+        out.append((re.compile(r"(?m)^(\s+\d+\s+)%s\b" % i), r"\g<1>" + m))
+    return out, pids
 
 
 def normalise(text, spec, masks_):
     """The text of one command as compared: masked, then the command's own selection."""
-    for regex, name in masks_:
+    regexes, pids = masks_
+    for regex, name in regexes:
         text = regex.sub(name, text)
     text = DATE.sub("DATE", text)
     text = FREQUENCY.sub("FREQ", text)
     if "columns" in spec:
         rows = list(csv.DictReader(io.StringIO(text)))
         where = spec.get("where", {})
+        for r in rows:  # a location field that is a pid (`N.T` is masked above)
+            for c in LOCATION_COLUMNS & set(r):
+                r[c] = pids.get(r[c], r[c])
         rows = [r for r in rows if all(re.fullmatch(v, r[k]) for k, v in where.items())]
         cols = spec["columns"]
         header = next(csv.reader(io.StringIO(text)), [])
