@@ -1,4 +1,5 @@
-"""C++ (plx-c++): demangled names, templates, namespaces, virtual methods, exceptions."""
+"""C++ (plx-c++): filters on demangled names, long template names (the counts and call paths of
+templates, namespaces, virtual methods and exceptions are the case tests/e2e/cases/cxx)."""
 
 import csv
 import io
@@ -11,24 +12,11 @@ from conftest import (
     TOOLCHAINS,
     build,
     plx,
-    callpath_rows,
     report_csv,
     run,
     total_rows,
 )
 from components import require_tools
-
-# cxx.cpp
-COUNTS = {
-    "main": 1,
-    "int twice<int>(int)": 7,
-    "double twice<double>(double)": 3,
-    "geo::area_sum(double, double)": 5,
-    "Square::area() const": 2,
-    "Circle::area() const": 3,
-    "thrower(int)": 10,
-    "catcher(int)": 1,
-}
 
 
 @pytest.fixture(scope="module", params=sorted(TOOLCHAINS))
@@ -36,69 +24,8 @@ def cxx_bin(request, programs):
     return programs.get("cxx.cpp", "-O0", cxx=True, toolchain=request.param)
 
 
-@pytest.fixture(scope="module", params=["profile", "trace"])
-def cxx_exp(request, cxx_bin, exp_root):
-    out = exp_root / ("%s-%s" % (cxx_bin.name, request.param))
-    run(out, cxx_bin, opts=("--trace",) if request.param == "trace" else ())
-    return out
-
-
 def flat_calls(rows):
     return {r["function"]: int(r["calls"]) for r in total_rows(rows)}
-
-
-def test_demangled_counts(cxx_exp):
-    got = flat_calls(report_csv(cxx_exp))
-    for name, n in COUNTS.items():
-        assert got.get(name) == n, (name, got)
-    # constructors and destructors of the two local objects
-    assert got["Square::Square(double)"] == 1
-    assert got["Circle::Circle(double)"] == 1
-    assert got["Square::~Square()"] == 1
-    assert got["Circle::~Circle()"] == 1
-    assert got["Shape::Shape()"] == 2
-    assert got["Shape::~Shape()"] == 2
-    # nothing mangled is left
-    assert not [n for n in got if n.startswith("_Z")]
-
-
-def test_exceptions_keep_the_stack(cxx_exp):
-    rows = report_csv(cxx_exp, "--callpath")
-    paths = callpath_rows(rows)
-    thrower = ("main", "catcher(int)", "thrower(int)")
-    assert int(paths[thrower]["calls"]) == 10
-    assert int(paths[("main", "catcher(int)")]["calls"]) == 1
-    # catcher's children: thrower, and at most the runtime's first-sight lookup
-    catcher_children = {
-        p[-1]: int(r["calls"]) for p, r in paths.items() if p[:-1] == ("main", "catcher(int)")
-    }
-    assert set(catcher_children) - RUNTIME_REGIONS == {"thrower(int)"}
-    assert int(paths[("main", "catcher(int)")]["child_calls"]) == sum(
-        v for k, v in catcher_children.items() if k not in RUNTIME_REGIONS
-    )
-    # no frame left open by an exception: thrower never appears under thrower, nothing under
-    # it, and every later call of main is still a direct child of main
-    for p in paths:
-        assert "thrower(int)" not in p[:-1], p
-        if "thrower(int)" in p:
-            assert p == thrower, p
-    for name in ("Circle::~Circle()", "Square::~Square()", "geo::area_sum(double, double)"):
-        assert ("main", name) in paths, name
-    main_children = sum(
-        int(r["calls"])
-        for p, r in paths.items()
-        if len(p) == 2 and p[0] == "main" and p[1] not in RUNTIME_REGIONS
-    )
-    assert int(paths[("main",)]["child_calls"]) == main_children
-
-
-def test_templates_and_virtuals_are_children_of_main(cxx_exp):
-    paths = callpath_rows(report_csv(cxx_exp, "--callpath"))
-    assert int(paths[("main", "int twice<int>(int)")]["calls"]) == 7
-    assert int(paths[("main", "double twice<double>(double)")]["calls"]) == 3
-    assert int(paths[("main", "Square::area() const")]["calls"]) == 2
-    assert int(paths[("main", "Circle::area() const")]["calls"]) == 3
-    assert int(paths[("main", "Square::Square(double)", "Shape::Shape()")]["calls"]) == 1
 
 
 def test_filter_on_demangled_names(cxx_bin, tmp_path):

@@ -148,17 +148,6 @@ def test_query_sync_focus_globs(t_sync):
     assert cp.returncode == 2 and 'nothing named "nothing*"' in cp.stderr, cp.stderr
 
 
-def test_query_errors_name_the_bad_part(t_sync):
-    cp = plx("query", t_sync, "--metric", "nonsense", check=False)
-    assert cp.returncode == 2 and "wall_time" in cp.stderr and "nonsense" in cp.stderr
-    cp = plx("query", t_sync, "--metric", "calls", "--focus", "code=/nosuchthing", check=False)
-    assert cp.returncode == 2 and "nosuchthing" in cp.stderr
-    cp = plx("query", t_sync, "--metric", "calls", "--focus", "place=/x", check=False)
-    assert cp.returncode == 2 and "code, machine, sync" in cp.stderr
-    cp = plx("query", t_sync, "--metric", "cpu_time", check=False)
-    assert cp.returncode == 2 and "cputime" in cp.stderr
-
-
 def test_queue_example_lock_count(tmp_path):
     exe = build(QUEUE, tmp_path / "queue", "-O1", "-lpthread")
     run(tmp_path / "exp", exe)

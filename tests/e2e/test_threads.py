@@ -1,4 +1,5 @@
-"""Threads: per-thread profiles and names, and 10,000 short-lived threads."""
+"""Threads: names and ids, and 10,000 short-lived threads (the calls per thread are the case
+tests/e2e/cases/threads)."""
 
 import re
 import subprocess
@@ -13,7 +14,6 @@ from conftest import (
     functions_of,
     info,
     info_thread_lines,
-    location_rows,
     report_csv,
     report_json,
     run,
@@ -21,8 +21,6 @@ from conftest import (
 )
 
 WORKERS = 8
-WORK_PER_WORKER = 100
-WORK_IN_MAIN = 10
 SHORT_THREADS = 10000
 
 
@@ -53,46 +51,6 @@ def test_nine_threads_named(threads_exp):
     (main,) = [t for t in threads if t["thread"] == 0]
     assert main["name"] == "main"
     assert len({t["tid"] for t in threads}) == WORKERS + 1
-
-
-def test_work_per_thread(threads_exp):
-    doc = report_json(threads_exp)
-    for _, t in all_threads(doc):
-        fns = functions_of(t)
-        if t["name"] == "worker":
-            assert fns["work"]["calls"] == WORK_PER_WORKER
-            assert fns["worker"]["calls"] == 1
-            assert "main" not in fns
-        else:
-            assert fns["work"]["calls"] == WORK_IN_MAIN
-            assert fns["main"]["calls"] == 1
-            assert "worker" not in fns
-    tot = functions_of(doc["total"])
-    assert tot["work"]["calls"] == WORKERS * WORK_PER_WORKER + WORK_IN_MAIN
-    assert tot["worker"]["calls"] == WORKERS
-
-
-def test_csv_per_thread(threads_exp):
-    rows = report_csv(threads_exp)
-    locs = location_rows(rows)
-    assert len(locs) == WORKERS + 1
-    for (_, thread), loc in locs.items():
-        names = {r["thread_name"] for r in loc}
-        assert len(names) == 1
-        work = [r for r in loc if r["function"] == "work"]
-        assert len(work) == 1
-        want = WORK_IN_MAIN if thread == "0" else WORK_PER_WORKER
-        assert int(work[0]["calls"]) == want
-        assert names == {"main" if thread == "0" else "worker"}
-    assert int(total(rows, "work")["calls"]) == WORKERS * WORK_PER_WORKER + WORK_IN_MAIN
-    # the total of a thread-local region is the sum over the threads
-    assert sum(int(r["calls"]) for loc in locs.values() for r in loc if r["function"] == "work") == 810
-
-
-def test_by_process_merges_threads(threads_exp):
-    rows = report_csv(threads_exp, "--by", "process")
-    work = [r for r in rows if r["function"] == "work"]
-    assert [(r["thread"], int(r["calls"])) for r in work] == [("all", 810), ("all", 810)]
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
 /* Every collective family once on 4 ranks, with ints (4 bytes), for the byte rule of
- * collectives (test_coll_bytes.py lists what each rank sends and receives): Barrier; Bcast 4
- * from 1; Reduce 2 to 2; Allreduce 3; Scan 1; Exscan 5; Gather 2 to 0; Gather to 3 with
- * MPI_IN_PLACE at the root; Gatherv to 0 (rank r sends r + 1, counts 1 2 3 4); Scatter 3 from 3;
- * Scatterv from 1 (counts 1 2 3 4); Allgather 2; Allgather with MPI_IN_PLACE; Allgatherv (r + 1);
- * Alltoall 1; Alltoallv (r sends j + 1 to rank j); Reduce_scatter (counts 1 2 3 4);
- * Reduce_scatter_block 2; Iallreduce 2 completed by MPI_Wait. */
+ * collectives (tests/e2e/cases/coll-bytes/collectives.expected lists what each rank sends and
+ * receives): Barrier; Bcast 4 from 1; Reduce 2 to 2; Allreduce 3; Scan 1; Exscan 5; Gather 2 to
+ * 0; Gather to 3 with MPI_IN_PLACE at the root; Gatherv to 0 (rank r sends r + 1, counts 1 2 3
+ * 4); Scatter 3 from 3; Scatterv from 1 (counts 1 2 3 4); Allgather 2; Allgather with
+ * MPI_IN_PLACE; Allgatherv (r + 1); Alltoall 1; Alltoallv (r sends j + 1 to rank j);
+ * Reduce_scatter (counts 1 2 3 4); Reduce_scatter_block 2; Iallreduce 2 completed by MPI_Wait. */
 #include <mpi.h>
 #include <stdio.h>
 
