@@ -343,6 +343,29 @@ def test_accept_follows_the_connect_between_threads(programs, tmp_path):
     assert len([n for n in threads if n.startswith("Msg:")]) == 1, threads
 
 
+def waits_csv(out, *opts):
+    return list(csv.DictReader(io.StringIO(plx("waits", out, "--format", "csv", *opts).stdout)))
+
+
+def test_a_poll_woken_by_bytes_waits_for_their_writer(programs, tmp_path):
+    """connect_accept.c pollread: a thread waits in poll() until main, after accepting it and
+    preparing PREP_S, writes the 8 bytes the thread then reads. plx waits finds a stream_wait
+    at the poll caused by main's `prepare` (was: an io_wait with no cause), as the critical
+    path takes the arc from that write."""
+    exe = programs.get("connect_accept.c", "-O1", "-pthread", "-finstrument-functions")
+    out = tmp_path / "exp"
+    run(out, exe, "pollread", int(PREP_S * 1000), opts=("--trace",))
+    rows = waits_csv(out)
+    polls = [r for r in rows if r["callpath"].endswith("poll")]
+    assert [(r["pattern"], r["callpath"]) for r in polls] == [
+        ("stream_wait", "poll_reader => poll")], rows
+    assert 0.9 * PREP_S <= float(polls[0]["wait_s"]) <= PREP_S + 0.1, polls
+    causes = waits_csv(out, "--causes")
+    caused = {c["cause_callpath"]: float(c["delay_s"]) for c in causes
+              if c["pattern"] == "stream_wait" and c["waiting_location"] == polls[0]["location"]}
+    assert caused.get("main => pollread => prepare", 0) >= 0.9 * PREP_S, causes
+
+
 def test_nonblocking_connect_pairs_with_accept(programs, tmp_path):
     """programs/connect_accept.c nbclient: the client's connect on an O_NONBLOCK socket returns
     EINPROGRESS and poll() and SO_ERROR complete it. Its stream send of 0 bytes is recorded all

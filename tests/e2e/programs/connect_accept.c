@@ -5,7 +5,10 @@
  *   connect_accept client PORT MS     prepares MS ms, connects to PORT
  *   connect_accept nbclient PORT MS   the same with a non-blocking connect completed by poll()
  *                                     and SO_ERROR; prints "in progress" when it was
- *   connect_accept threads MS         both in one process: a client thread and main serving */
+ *   connect_accept threads MS         both in one process: a client thread and main serving
+ *   connect_accept pollread MS        one process: a reader thread connects and waits in poll()
+ *                                     until main, once it accepted and prepared MS ms, writes 8
+ *                                     bytes, which the reader then reads */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +116,41 @@ __attribute__((noinline)) int serve(int s)
     return 0;
 }
 
+/* Connects, then waits in poll() for the 8 bytes main writes and reads them. */
+__attribute__((noinline)) void *poll_reader(void *arg)
+{
+    (void)arg;
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((unsigned short)port)};
+    char buf[8];
+    struct pollfd p = {.fd = s, .events = POLLIN};
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0 || poll(&p, 1, 10000) != 1 ||
+        read(s, buf, sizeof buf) != (ssize_t)sizeof buf)
+        return (void *)1L;
+    close(s);
+    return NULL;
+}
+
+__attribute__((noinline)) int pollread(void)
+{
+    int s = listener();
+    pthread_t t;
+    void *rc;
+    if (s < 0 || pthread_create(&t, NULL, poll_reader, NULL) != 0)
+        return 3;
+    int c = accept(s, NULL, NULL);
+    if (c < 0)
+        return 5;
+    prepare();
+    if (write(c, "8 bytes!", 8) != 8)
+        return 6;
+    pthread_join(t, &rc);
+    close(c);
+    close(s);
+    return (int)(long)rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "server") == 0) {
@@ -133,6 +171,10 @@ int main(int argc, char **argv)
         port = atoi(argv[2]);
         prep_ms = atoi(argv[3]);
         return nbclient();
+    }
+    if (argc == 3 && strcmp(argv[1], "pollread") == 0) {
+        prep_ms = atoi(argv[2]);
+        return pollread();
     }
     if (argc == 3 && strcmp(argv[1], "threads") == 0) {
         prep_ms = atoi(argv[2]);

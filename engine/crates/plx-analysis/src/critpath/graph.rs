@@ -599,10 +599,7 @@ impl Builder<'_> {
         self.wait_start(loc, enter);
         let v = self.push(loc, t, NodeKind::Unblocked);
         let name = regions.name(region);
-        if matches!(
-            name,
-            "poll" | "ppoll" | "select" | "pselect" | "epoll_wait" | "epoll_pwait"
-        ) {
+        if crate::waits::replay::is_descriptor_wait(name) {
             self.locs[loc as usize].poll = Some(v);
         }
         let label = self.label(name.to_string());

@@ -26,7 +26,9 @@
 //!   another thread held it: the cause is the owner the runtime named when the wait began, at
 //!   its call path when the waiter got in) and `Object.wait` as **condition_wait**;
 //! - **stream_wait**: a read on a traced stream socket entered before the write holding its
-//!   last byte (a client waiting for its server, across the applications of a session);
+//!   last byte (a client waiting for its server, across the applications of a session), and a
+//!   poll, select or epoll wait its thread's next read follows, when that write began while it
+//!   waited;
 //! - **late_connect**: a server's accept of a traced connection entered before its client's
 //!   connect (the two ends' stream events of 0 bytes): `connect_enter - accept_enter`;
 //! - with no partner: **sleep** (sleep, usleep, nanosleep, clock_nanosleep, Java's

@@ -97,6 +97,15 @@ fn alone(name: &str, kind: RegionKind) -> Option<Pattern> {
     }
 }
 
+/// A wait on descriptors that returns when one is ready (poll, select, epoll): woken by bytes its
+/// thread then reads, it waited for their writer (the rule the critical path's graph follows).
+pub(crate) fn is_descriptor_wait(name: &str) -> bool {
+    matches!(
+        name,
+        "poll" | "ppoll" | "select" | "pselect" | "epoll_wait" | "epoll_pwait"
+    )
+}
+
 fn classify(name: &str, kind: RegionKind) -> Class {
     if kind == RegionKind::Socket {
         return Class::Socket;
@@ -140,6 +149,8 @@ struct Frame {
     class: Class,
     /// Its pattern when it waits with no partner (moves no traced bytes).
     alone: Option<Pattern>,
+    /// A wait on descriptors ([`is_descriptor_wait`]).
+    poll: bool,
 }
 
 /// A synchronisation the location takes part in, its account taken at the routine's exit.
@@ -197,6 +208,9 @@ struct Loc {
     probe: Option<(i64, i64, u32)>,
     /// When it last had a stream event (`None`: never).
     streamed: Option<i64>,
+    /// Its last wait on descriptors that moved no traced bytes, until its next stream read
+    /// (whose write may have woken it) or its next such wait.
+    poll: Option<Read>,
 }
 
 impl Loc {
@@ -343,6 +357,9 @@ struct Read {
     t: i64,
     end: u64,
     acc: Account,
+    /// A wait on descriptors its thread's read followed: it waited for the write only if
+    /// the write began before it returned.
+    poll: bool,
 }
 
 /// An object's latest releases: (location, call path, time) of the last, and of the last by a
@@ -377,7 +394,7 @@ fn is_lock(kind: SyncKind) -> bool {
 pub struct Replay {
     setup: Setup,
     locs: Vec<Loc>,
-    classes: Vec<Option<(Class, Option<Pattern>)>>,
+    classes: Vec<Option<(Class, Option<Pattern>, bool)>>,
     /// Call paths met.
     pub callpaths: Callpaths,
     msgs: HashMap<u64, Msg>,
@@ -658,7 +675,7 @@ impl Replay {
     /// Another block's members of a collective instance ([`Summary`]), at the place of its
     /// last member's collective event: when they complete the instance, its waits.
     pub fn summary(&mut self, regions: &RegionTable, s: &Summary) {
-        let (class, _) = self.class(regions, s.region);
+        let (class, _, _) = self.class(regions, s.region);
         let size = self
             .setup
             .comm_ranks
@@ -688,16 +705,18 @@ impl Replay {
         self.locs[loc as usize].cp()
     }
 
-    fn class(&mut self, regions: &RegionTable, r: u32) -> (Class, Option<Pattern>) {
+    fn class(&mut self, regions: &RegionTable, r: u32) -> (Class, Option<Pattern>, bool) {
         let i = r as usize;
         if self.classes.len() <= i {
             self.classes.resize(i + 1, None);
         }
         *self.classes[i].get_or_insert_with(|| {
             let info = regions.get(r);
+            let alone = alone(&info.name, info.kind);
             (
                 classify(&info.name, info.kind),
-                alone(&info.name, info.kind),
+                alone,
+                alone == Some(Pattern::IoWait) && is_descriptor_wait(&info.name),
             )
         })
     }
@@ -708,7 +727,7 @@ impl Replay {
         match kind {
             EventKind::Enter { region } => {
                 self.account(li, t);
-                let (class, alone) = self.class(regions, region);
+                let (class, alone, poll) = self.class(regions, region);
                 let l = &mut self.locs[li];
                 // the runtime's own work is apart from the user's call paths (a root of its own)
                 let parent = if regions.get(region).kind == RegionKind::Runtime {
@@ -723,6 +742,7 @@ impl Replay {
                     enter: t,
                     class,
                     alone,
+                    poll,
                 });
                 if class == Class::PostRecv {
                     if l.posts.len() >= POSTS {
@@ -934,7 +954,29 @@ impl Replay {
         // program's poll, an accept of a client the runtime does not trace): the whole call
         if let Some(p) = f.alone {
             if l.streamed.is_none_or(|s| s < f.enter) {
-                self.alone(p, li as u32, f.cp, (f.enter, t));
+                if f.poll {
+                    // its pattern waits for the thread's next read (a stream wait if bytes
+                    // written before it returned woke it); a poll before it had none
+                    let acc = if self.setup.causes {
+                        l.acc.since(l.stream.as_ref())
+                    } else {
+                        Account::default()
+                    };
+                    let read = Read {
+                        loc: li as u32,
+                        enter: f.enter,
+                        cp: f.cp,
+                        t,
+                        end: 0,
+                        acc,
+                        poll: true,
+                    };
+                    if let Some(old) = l.poll.replace(read) {
+                        self.alone(Pattern::IoWait, old.loc, old.cp, (old.enter, old.t));
+                    }
+                } else {
+                    self.alone(p, li as u32, f.cp, (f.enter, t));
+                }
             }
         }
         let l = &mut self.locs[li];
@@ -1170,6 +1212,12 @@ impl Replay {
     /// byte did waited for it (a client for its server, say). A write is recorded at its
     /// return, which may come after the read it fed: the read then waits for it in `reads`.
     fn stream_read(&mut self, li: usize, t: i64, stream: u64, end: u64) {
+        // the thread's last wait on descriptors: woken by these bytes, if written before it
+        // returned (an accept's connect, end 0, wakes no poll of the reader's: bytes do)
+        if let Some(mut poll) = self.locs[li].poll.take_if(|_| end > 0) {
+            poll.end = end;
+            self.match_read(poll, stream, false);
+        }
         let l = &self.locs[li];
         let Some(r) = l.routine() else { return };
         let read = Read {
@@ -1183,17 +1231,29 @@ impl Replay {
             } else {
                 Account::default()
             },
+            poll: false,
         };
+        self.match_read(read, stream, true);
+    }
+
+    /// `read` against the write holding its last byte, or kept until that write comes;
+    /// `consume`: a read takes the writes whose bytes it read (a poll only looks).
+    fn match_read(&mut self, read: Read, stream: u64, consume: bool) {
+        let end = read.end;
         let q = self.writes.entry(stream).or_default();
         // writes whose bytes all came before this read's last are read
-        while q.front().is_some_and(|w| w.end < end) {
+        while consume && q.front().is_some_and(|w| w.end < end) {
             q.pop_front();
         }
         // an accept pairs with its connect only, never with the client's first bytes
-        match q.front().filter(|w| end > 0 || w.end == 0) {
+        match q
+            .iter()
+            .find(|w| w.end >= end)
+            .filter(|w| end > 0 || w.end == 0)
+        {
             Some(w) => {
                 let w = (w.loc, w.enter, w.cp, w.acc.clone());
-                if q.front().is_some_and(|w| w.end == end) {
+                if consume && q.front().is_some_and(|w| w.end == end) {
                     q.pop_front();
                 }
                 self.stream_wait(read, w);
@@ -1230,6 +1290,12 @@ impl Replay {
     }
 
     fn stream_wait(&mut self, r: Read, (wloc, wenter, wcp, wacc): (u32, i64, u32, Account)) {
+        if r.poll && (wenter >= r.t || wenter <= r.enter || wloc == r.loc) {
+            // bytes written after it returned did not wake it, nor did bytes there before it
+            // began: it waited for something else
+            self.alone(Pattern::IoWait, r.loc, r.cp, (r.enter, r.t));
+            return;
+        }
         let d = wenter.min(r.t) - r.enter;
         if d > 0 && wloc != r.loc {
             self.wait(
@@ -1555,9 +1621,12 @@ impl Replay {
     }
 
     /// The end of the replay: a read (an accept) on a traced stream whose write (connect)
-    /// never came waited for a writer that was not measured: an I/O wait with no partner.
+    /// never came waited for a writer that was not measured, and a wait on descriptors that no
+    /// traced bytes woke: I/O waits with no partner.
     pub fn finish(&mut self) {
         let mut left: Vec<Read> = self.reads.drain().flat_map(|(_, q)| q).collect();
+        // waits on descriptors no read of their thread followed
+        left.extend(self.locs.iter_mut().filter_map(|l| l.poll.take()));
         left.sort_by_key(|r| (r.t, r.loc));
         for r in left {
             self.alone(Pattern::IoWait, r.loc, r.cp, (r.enter, r.t));

@@ -18,7 +18,7 @@ fn region(regions: &mut RegionTable, name: &str) -> u32 {
         RegionKind::Mpi
     } else if name.starts_with("plx_") {
         RegionKind::Runtime
-    } else if name.starts_with("sock_") {
+    } else if name.starts_with("sock_") || name == "poll" {
         RegionKind::Socket
     } else {
         RegionKind::Function
@@ -887,6 +887,88 @@ fn a_stream_read_waits_for_the_write_of_its_bytes() {
             )]
         );
     }
+}
+
+/// A client polls its socket from 10 to 350, then reads 64 bytes (entering at 360) that the
+/// server wrote after `handle`, whose write began at `write_at`.
+fn poll_then_read(write_at: i64) -> T {
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "client");
+    t.enter(1, 0, "server");
+    t.enter(0, 10, "poll");
+    t.enter(1, 0, "handle");
+    let send = EventKind::StreamSend {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    let recv = EventKind::StreamRecv {
+        stream: 7,
+        end: 64,
+        bytes: 64,
+    };
+    if write_at < 350 {
+        t.exit(1, write_at, "handle");
+        t.enter(1, write_at, "sock_send");
+        t.ev(1, write_at + 2, send);
+        t.exit(1, write_at + 2, "sock_send");
+        t.exit(0, 350, "poll");
+        t.enter(0, 360, "sock_recv");
+        t.ev(0, 361, recv);
+    } else {
+        t.exit(0, 350, "poll");
+        t.enter(0, 360, "sock_recv");
+        t.exit(1, write_at, "handle");
+        t.enter(1, write_at, "sock_send");
+        t.ev(1, write_at + 2, send);
+        t.ev(0, write_at + 3, recv);
+    }
+    t
+}
+
+#[test]
+fn a_poll_woken_by_bytes_its_thread_then_reads_waits_for_their_writer() {
+    // the write began at 300, before the poll returned: the poll waited for it (the read
+    // after it found the bytes there)
+    let t = poll_then_read(300);
+    assert_eq!(
+        t.waits(),
+        vec![("stream_wait", 0, s("client => poll"), 290)]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "stream_wait",
+            0,
+            1,
+            s("server => handle"),
+            CauseKind::Direct,
+            290.0
+        )]
+    );
+    // the write began at 400, after the poll returned: something else woke it (an I/O wait
+    // of its own), and the read waited for the write
+    let t = poll_then_read(400);
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("stream_wait", 0, s("client => sock_recv"), 40),
+            ("io_wait", 0, s("client => poll"), 340)
+        ]
+    );
+}
+
+#[test]
+fn a_poll_no_read_followed_is_an_io_wait() {
+    let mut t = setup(1, false, true);
+    t.enter(0, 0, "client");
+    t.enter(0, 10, "poll");
+    t.exit(0, 350, "poll");
+    t.exit(0, 400, "client");
+    assert_eq!(t.waits(), vec![]);
+    // known at the end of the replay: no read came
+    t.replay.finish();
+    assert_eq!(t.waits(), vec![("io_wait", 0, s("client => poll"), 340)]);
 }
 
 #[test]
