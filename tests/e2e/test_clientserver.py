@@ -422,8 +422,9 @@ def test_late_connect_wait_is_the_clients_delay(programs, tmp_path):
             if r["pattern"] == "late_connect"]
     assert [(r["location"].split(".")[1], r["callpath"]) for r in rows] == [
         ("0", "main => serve => accept")], rows
-    # the delay, and the client thread's start before it (~20 ms; more on a loaded machine)
-    assert CONNECT_DELAY_S <= float(rows[0]["wait_s"]) < CONNECT_DELAY_S * 1.5, rows
+    # the delay, plus the client thread's start, less main's own way from pthread_create to
+    # accept: ~20 ms more; under load main may come late to accept (a fresh-clone run: 197.5 ms)
+    assert CONNECT_DELAY_S * 0.9 <= float(rows[0]["wait_s"]) < CONNECT_DELAY_S * 1.5, rows
     causes = [r for r in csv.DictReader(io.StringIO(
         plx("waits", out, "--causes", "--format", "csv").stdout)) if r["pattern"] == "late_connect"]
     top = max(causes, key=lambda r: float(r["delay_s"]))
