@@ -132,7 +132,7 @@ def test_the_naps_are_sleeps_with_no_cause(mpi_run):
 def check(table, causes, pattern, callpath, want, function, cause_of, share=0.9):
     """The waits of `pattern` at `callpath` are `want` ({rank: s}, from the trace's entries)
     exactly, each an injected delay; the causes in `function` name `cause_of[rank]` (rank,
-    kind) and make at least `share` of each wait."""
+    kind) and make at least `share` of each wait (of the delay D when the wait is longer)."""
     got = waits_at(table, pattern, callpath)
     assert sorted(got) == sorted(want), (got, want)
     for r, x in got.items():
@@ -141,7 +141,9 @@ def check(table, causes, pattern, callpath, want, function, cause_of, share=0.9)
     for r, x in got.items():
         mine = {k: v for k, v in c.items() if k[0] == r}
         assert list(mine) == [(r, *cause_of[r])], (r, c)
-        assert share * x <= sum(mine.values()) <= x + 2e-6, (r, mine, x)
+        # the injected delay's part: the wait less a late exit of the synchronisation before
+        # (the late rank's own time there, a cause of its own: 25 ms on a loaded machine)
+        assert share * min(x, D) <= sum(mine.values()) <= x + 2e-6, (r, mine, x)
 
 
 def test_late_sender_at_the_receivers_caused_by_the_senders_delay(mpi_run):
@@ -689,7 +691,10 @@ def test_java_join_and_unseen_notify(tmp_path):
     c = [r for r in causes
          if r["pattern"] == "join_wait" and names.get(r["waiting_location"]) == "main"]
     assert {names.get(r["cause_location"]) for r in c} == {"worker"}, c
-    assert all(r["cause_callpath"].startswith("JJoin.slowWork()") for r in c), c
+    # (beside the worker's time outside every measured method: its start and end, < 1 ms)
+    slow = [r for r in c if r["cause_callpath"].startswith("JJoin.slowWork()")]
+    assert {r["cause_callpath"] for r in c if r not in slow} <= {"(thread)"}, c
+    assert sum(float(r["delay_s"]) for r in c if r not in slow) < 1e-3, c
     assert abs(sum(float(r["delay_s"]) for r in c) - got[("join_wait", join)]) <= 2e-6, c
     # the two Object.waits: only the first has a cause, "first" in signalFirst, its whole wait
     c = [r for r in causes if r["pattern"] == "condition_wait"
@@ -759,3 +764,92 @@ def test_mpj_late_receiver_against_an_irecv(tmp_path, how):
     pairs = {(int(r["sender"]), int(r["receiver"])): (int(r["messages"]), int(r["bytes"]))
              for r in csv.DictReader(io.StringIO(plx("comm", exp, "--format", "csv").stdout))}
     assert {k: v for k, v in pairs.items() if v[0]} == {(0, 1): (1, bytes_)}, pairs
+
+
+# --- what ran during a cause: call-stack samples (plx waits --samples) ----------------------
+
+S = 0.4  # seconds of CPU each spin of programs/waits_sampled.c takes
+
+
+def compile_plain(tmp, cc, *flags):
+    """programs/waits_sampled.c built the usual way: -O2 -g, no instrumentation."""
+    exe = tmp / "waits_sampled"
+    cp = subprocess.run([cc, "-O2", "-g", *flags, str(PROGRAMS / "waits_sampled.c"), "-o",
+                         str(exe), "-pthread"], capture_output=True, text=True, env=clean_env())
+    assert cp.returncode == 0, _fail_message(cp)
+    return exe
+
+
+def sampled_cause(exp, pattern):
+    """The one direct cause of `pattern` with samples, from `plx waits --samples 50` (JSON)."""
+    doc = json.loads(plx("waits", exp, "--samples", "50", "--format", "json").stdout)
+    found = [c for c in doc["causes"] if c["pattern"] == pattern and "samples" in c]
+    assert len(found) == 1, doc["causes"]
+    return found[0]
+
+
+def assert_heavy_alone(c, tail):
+    """The cause's samples: the spin in `heavy` (S s of CPU at 1 kHz, ±10 %) taken in the
+    interval that caused the wait, not `early`'s spin before it, and estimates that share out
+    the delay."""
+    s = c["samples"]
+    assert s["timed"] is True
+    assert all("heavy" in p["frames"] for p in s["paths"]), s["paths"]
+    assert not any("early" in p["frames"] for p in s["paths"]), s["paths"]
+    assert s["paths"][0]["frames"][-len(tail):] == tail, s["paths"][0]
+    assert 0.9 * S * 1000 <= s["total"] <= 1.1 * S * 1000, s["total"]
+    assert sum(p["samples"] for p in s["paths"]) == s["total"]
+    assert abs(sum(p["estimated_s"] for p in s["paths"]) - c["delay_s"]) < 1e-5 * len(s["paths"])
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_lock_holders_sampled_work_is_what_ran_during_the_cause(tmp_path, cc):
+    """waits_sampled lock: main waits for the mutex while the holder spins in `heavy` (it spun
+    in `early` before taking it). Nothing is instrumented: the cause is the holder's time outside
+    any measured call, `(thread)`, and its samples say `heavy`."""
+    exe = compile_plain(tmp_path, cc)
+    exp = tmp_path / "exp"
+    run(exp, exe, "lock", S, opts=("--trace", "--sample"))
+    c = sampled_cause(exp, "lock_contention")
+    assert (c["waiting_location"].split(".")[1], c["cause_location"].split(".")[1],
+            c["cause_callpath"], c["kind"]) == ("0", "1", "(thread)", "direct"), c
+    assert_heavy_alone(c, ["holder", "heavy", "spin"])
+    # text: the sampled rows under the cause, the largest first
+    text = plx("waits", exp, "--samples").stdout
+    assert re.search(r"^\s+~[0-9.]+ sampled\s+%d of %d samples: .*holder => heavy => spin$" % (
+        c["samples"]["paths"][0]["samples"], c["samples"]["total"]), text, re.M), text
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+def test_late_senders_sampled_work_is_what_ran_during_the_cause(tmp_path, impl):
+    """waits_sampled mpi on 2 ranks, built with mpicc alone: after a barrier rank 1 spins S in
+    `heavy` before its send, rank 0 S/4 in `light` before its receive. The late sender's cause is
+    rank 1 outside any measured call (MPI only is measured), and its samples are `heavy`'s, not
+    `early`'s before the barrier. CSV: a `sampled` row per path, named from the thread's start."""
+    mpi = IMPLS[impl]
+    mpi.require()
+    exe = compile_plain(tmp_path, mpi.mpicc, "-DMPI")
+    exp = tmp_path / "exp"
+    cp = subprocess.run(mpi.mpirun_cmd(2, PLX, "run", "--trace", "--sample", "-o", exp, "--",
+                                       exe, "mpi", str(S)),
+                        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert cp.returncode == 0, _fail_message(cp)
+    c = sampled_cause(exp, "late_sender")
+    assert (c["waiting_location"], c["cause_location"], c["cause_callpath"], c["kind"]) == (
+        "0.0", "1.0", "(thread)", "direct"), c
+    assert_heavy_alone(c, ["main", "heavy", "spin"])
+    lines = plx("waits", exp, "--samples", "--format", "csv").stdout.splitlines()
+    sampled = [l for l in lines if l.startswith("late_sender,") and l.endswith(",sampled")]
+    assert 1 <= len(sampled) <= 3, lines
+    assert re.match(r"late_sender,0\.0,1\.0,_start => .*main => heavy => spin,[0-9.]+,sampled$",
+                    sampled[0]), sampled
+
+
+def test_waits_samples_refused_without_samples_or_in_parallel(tmp_path):
+    exe = compile_plain(tmp_path, "gcc")
+    exp = tmp_path / "exp"
+    run(exp, exe, "lock", "0.01", opts=("--trace",))
+    cp = plx("waits", exp, "--samples", check=False)
+    assert cp.returncode == 2 and "the run has no call-stack samples" in cp.stderr, cp.stderr
+    cp = plx("waits", exp, "--samples", "--parallel", check=False)
+    assert cp.returncode == 2 and "cannot be used with" in cp.stderr, cp.stderr

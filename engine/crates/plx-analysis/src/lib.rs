@@ -33,6 +33,7 @@ pub mod query;
 pub mod rebuild;
 pub mod regions;
 pub mod runtime_cost;
+pub mod sampled;
 pub mod selection;
 pub mod suggest;
 pub mod symbols;

@@ -196,32 +196,11 @@ fn sampled_items(
     top: usize,
     dir: &std::path::Path,
 ) -> Result<Vec<Option<ItemSamples>>, CliError> {
-    let any = model
-        .processes
-        .iter()
-        .any(|p| p.threads.iter().any(|t| t.samples.is_some()));
-    if !any {
-        return Err(CliError::new(
-            Exit::Input,
-            format!(
-                "{}: --samples: the run has no call-stack samples (rerun it with plx run --trace --sample)",
-                dir.display()
-            ),
-        ));
-    }
+    crate::sampled::require(model, dir)?;
     Ok(items
         .iter()
         .map(|i| item_samples(model, &cp.graph, &cp.segments, i, top))
         .collect())
-}
-
-/// The frames of a sampled path, ` => `-joined (`(own code)` for the function's own).
-fn frames_text(model: &Model, p: &plx_analysis::critpath::SampledPath) -> String {
-    if p.frames.is_empty() {
-        return "(own code)".to_string();
-    }
-    let names: Vec<&str> = p.frames.iter().map(|&r| model.regions.name(r)).collect();
-    names.join(" => ")
 }
 
 /// Warns when the runtime's own regions (`plx_flush`, `plx_symbols`) are more than a few
@@ -383,7 +362,7 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                     percent(rep, sp.estimated_ns),
                     sp.samples,
                     s.samples,
-                    frames_text(rep.model, sp)
+                    crate::sampled::frames_text(rep.model, sp)
                 )?;
             }
         }
@@ -446,7 +425,11 @@ fn csv(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(
                     out,
                     "{level},sampled,{},{},{:.9},{:.2}",
-                    field(&format!("{} => {}", i.name, frames_text(rep.model, sp))),
+                    field(&format!(
+                        "{} => {}",
+                        i.name,
+                        crate::sampled::frames_text(rep.model, sp)
+                    )),
                     field(loc_text(i)),
                     secs(sp.estimated_ns),
                     percent(rep, sp.estimated_ns)
@@ -492,18 +475,7 @@ fn json(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                 "percent": percent(rep, i.time_ns),
             });
             if let Some(Some(s)) = rep.sampled.get(k) {
-                let paths: Vec<Value> = s
-                    .paths
-                    .iter()
-                    .map(|sp| {
-                        json!({
-                            "frames": sp.frames.iter().map(|&r| rep.model.regions.name(r)).collect::<Vec<_>>(),
-                            "samples": sp.samples,
-                            "estimated_s": secs(sp.estimated_ns),
-                        })
-                    })
-                    .collect();
-                v["samples"] = json!({ "total": s.samples, "timed": s.timed, "paths": paths });
+                v["samples"] = crate::sampled::json(rep.model, s);
             }
             v
         })

@@ -30,6 +30,7 @@ mod preflight;
 mod query;
 mod report;
 mod run;
+mod sampled;
 mod session;
 mod signals;
 mod source_files;

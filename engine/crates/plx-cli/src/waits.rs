@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use plx_analysis::sampled::ItemSamples;
 use plx_analysis::waits::{CauseEntry, CauseRow};
 use plx_analysis::{phase_window, MergeOptions, Pattern, WaitAnalysis, Window};
 use serde_json::{json, Value};
@@ -26,6 +27,18 @@ pub struct WaitsArgs {
     /// the late location's own waits).
     #[arg(long)]
     pub causes: bool,
+    /// Under each direct cause, the N call paths the late location was sampled in most while
+    /// the cause's call path was its innermost measured call, in the intervals whose excess
+    /// caused the waits: what ran during the delay (a run with `plx run --trace --sample`;
+    /// implies --causes) [default N: 3].
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "3",
+        conflicts_with = "parallel"
+    )]
+    pub samples: Option<usize>,
     /// Run as an MPI job (`mpirun -np N plx waits --parallel DIR`, Open MPI or MPICH): each
     /// analysis process merges and replays its own contiguous block of the measured
     /// processes and exchanges the MPI calls' events with the others; process 0 prints what
@@ -42,9 +55,19 @@ pub struct WaitsArgs {
     pub out: OutputArgs<Format>,
 }
 
+impl WaitsArgs {
+    /// Whether the causes are asked for (--causes, or --samples).
+    fn causes(&self) -> bool {
+        self.causes || self.samples.is_some()
+    }
+}
+
 /// Runs `plx waits`.
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
-    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, false)?;
+    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, args.samples.is_some())?;
+    if args.samples.is_some() {
+        crate::sampled::require(&model, &args.exp.dir)?;
+    }
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let window = match args.phase.spec() {
         Some(p) => phase_window(&model, p)?,
@@ -65,6 +88,8 @@ pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
             Some(a) => a,
             None => return Ok(()),
         }
+    } else if args.samples.is_some() {
+        WaitAnalysis::compute_spans(&model, &exp, window, app, MergeOptions::default())?
     } else {
         WaitAnalysis::compute(
             &model,
@@ -78,12 +103,17 @@ pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
     for w in &a.warnings {
         eprintln!("plx: warning: {w}");
     }
+    let rep = Report {
+        args,
+        a: &a,
+        model: &model,
+    };
     let mut out = args.out.open()?;
-    match (args.out.format, args.causes) {
-        (Format::Text, _) => text(args, &a, &mut out)?,
+    match (args.out.format, args.causes()) {
+        (Format::Text, _) => text(&rep, &mut out)?,
         (Format::Csv, false) => csv(&a, &mut out)?,
-        (Format::Csv, true) => causes_csv(&a, &mut out)?,
-        (Format::Json, _) => json_out(args, &a, &mut out)?,
+        (Format::Csv, true) => causes_csv(&rep, &mut out)?,
+        (Format::Json, _) => json_out(&rep, &mut out)?,
     }
     out.finish()?;
     Ok(())
@@ -99,7 +129,7 @@ fn parallel(
     app: Option<u32>,
 ) -> Result<Option<WaitAnalysis>, CliError> {
     let Some(r) =
-        plx_analysis::waits::parallel::compute(model, exp, window, app, args.causes, job)?
+        plx_analysis::waits::parallel::compute(model, exp, window, app, args.causes(), job)?
     else {
         return Ok(None);
     };
@@ -126,6 +156,21 @@ fn parallel(
         }
     }
     Ok(Some(r.analysis))
+}
+
+/// What the outputs show.
+struct Report<'a> {
+    args: &'a WaitsArgs,
+    a: &'a WaitAnalysis,
+    model: &'a plx_analysis::Model,
+}
+
+impl Report<'_> {
+    /// With --samples, what the samples say ran in a direct cause.
+    fn sampled(&self, c: &CauseEntry) -> Option<ItemSamples> {
+        let top = self.args.samples?;
+        self.a.cause_samples(self.model, c, top)
+    }
 }
 
 fn secs(ns: f64) -> f64 {
@@ -156,7 +201,8 @@ fn csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-fn causes_csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+fn causes_csv(rep: &Report, out: &mut impl Write) -> io::Result<()> {
+    let a = rep.a;
     writeln!(
         out,
         "pattern,waiting_location,cause_location,cause_callpath,delay_s,kind"
@@ -176,22 +222,49 @@ fn causes_csv(a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
             s6(c.delay_ns),
             c.kind
         )?;
+        // --samples: a `sampled` row per path below the cause's call path
+        let Some((s, (l, cp))) = rep.sampled(&c).zip(c.cause) else {
+            continue;
+        };
+        for sp in &s.paths {
+            let frames = crate::sampled::frames_text(rep.model, sp);
+            writeln!(
+                out,
+                "{},{},{},{},{},sampled",
+                c.pattern.name(),
+                field(&loc(a, c.waiting)),
+                field(&loc(a, l)),
+                // (with no measured call open, the sampled frames from the thread's start)
+                field(&if cp == plx_format::NONE_U32 {
+                    frames
+                } else {
+                    format!("{} => {frames}", a.callpath_name(cp))
+                }),
+                s6(sp.estimated_ns as f64),
+            )?;
+        }
     }
     Ok(())
 }
 
-fn cause_json(a: &WaitAnalysis, c: &CauseEntry) -> Value {
-    json!({
+fn cause_json(rep: &Report, c: &CauseEntry) -> Value {
+    let a = rep.a;
+    let mut v = json!({
         "pattern": c.pattern.name(),
         "waiting_location": loc(a, c.waiting),
         "cause_location": c.cause.map(|(l, _)| loc(a, l)),
         "cause_callpath": c.cause.map(|(_, cp)| a.callpath_name(cp)),
         "delay_s": secs(c.delay_ns),
         "kind": c.kind,
-    })
+    });
+    if let Some(s) = rep.sampled(c) {
+        v["samples"] = crate::sampled::json(rep.model, &s);
+    }
+    v
 }
 
-fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+fn json_out(rep: &Report, out: &mut impl Write) -> io::Result<()> {
+    let (args, a) = (rep.args, rep.a);
     let rows: Vec<Value> = a
         .rows
         .iter()
@@ -215,8 +288,8 @@ fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Res
         "totals": totals,
         "rows": rows,
     });
-    if args.causes {
-        doc["causes"] = a.cause_table().map(|c| cause_json(a, &c)).collect();
+    if args.causes() {
+        doc["causes"] = a.cause_table().map(|c| cause_json(rep, &c)).collect();
     }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
@@ -224,7 +297,8 @@ fn json_out(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Res
 
 /// The metric tree (time → group → subgroup → pattern, totals in seconds), then each pattern's
 /// call paths and locations (and causes).
-fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<()> {
+fn text(rep: &Report, out: &mut impl Write) -> io::Result<()> {
+    let (args, a) = (rep.args, rep.a);
     writeln!(
         out,
         "Wait states in {} ({} events replayed)",
@@ -295,14 +369,14 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
         for (l, ns) in by_loc {
             writeln!(out, "  {:>12}           {}", s6(ns as f64), loc(a, l))?;
         }
-        if args.causes && !p.has_cause() {
+        if args.causes() && !p.has_cause() {
             writeln!(
                 out,
                 "  {:>12} {:<11} (a wait with no partner: no location caused it)",
                 s6(a.total_ns(p) as f64),
                 "none"
             )?;
-        } else if args.causes {
+        } else if args.causes() {
             writeln!(
                 out,
                 "  {:>12} {:<11} {:<10} {:<10} cause call path",
@@ -326,6 +400,19 @@ fn text(args: &WaitsArgs, a: &WaitAnalysis, out: &mut impl Write) -> io::Result<
                     loc(a, c.cause),
                     a.callpath_name(c.cause_callpath)
                 )?;
+                if let Some(s) = rep.sampled(&CauseEntry::from(*c)) {
+                    for sp in &s.paths {
+                        writeln!(
+                            out,
+                            "  {:>12} {:<11} {} of {} samples: {}",
+                            format!("~{}", s6(sp.estimated_ns as f64)),
+                            "sampled",
+                            sp.samples,
+                            s.samples,
+                            crate::sampled::frames_text(rep.model, sp)
+                        )?;
+                    }
+                }
             }
             if n_small > 0 {
                 writeln!(

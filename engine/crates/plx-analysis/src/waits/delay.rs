@@ -16,6 +16,11 @@ pub struct Account {
     pub blame: BTreeMap<(u32, u32), f64>,
     /// An interval's: the synchronisation it begins at, as the location left it.
     pub start: Option<Start>,
+    /// The time accounted up to, ns (the location's latest event then).
+    pub at: i64,
+    /// An interval's: the time accounted up to in the earlier account, ns (its time is what
+    /// the location did after `from` and up to `at`); 0 in a cumulative account.
+    pub from: i64,
 }
 
 /// Which synchronisation: both sides of one name it alike.
@@ -65,6 +70,8 @@ impl Account {
             waited: sub(&self.waited, &e.waited),
             blame: sub(&self.blame, &e.blame),
             start: None,
+            at: self.at,
+            from: e.at,
         }
     }
 
@@ -181,6 +188,8 @@ mod tests {
             waited: waited.iter().copied().collect(),
             blame: blame.iter().copied().collect(),
             start: None,
+            at: 0,
+            from: 0,
         }
     }
 

@@ -44,6 +44,7 @@
 pub mod delay;
 pub mod parallel;
 pub mod replay;
+mod sampled;
 
 use std::collections::HashMap;
 
@@ -56,7 +57,7 @@ use crate::selection::Window;
 use crate::AnalysisError;
 
 pub use delay::{Account, CauseKind};
-pub use replay::{FoundWait, Replay, Setup};
+pub use replay::{FoundWait, Replay, Setup, Spans};
 
 /// A kind of wait state, in the order of the metric tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -235,6 +236,15 @@ impl Callpaths {
 
     /// `main => work => MPI_Recv` (`(thread)` for the root: outside every region).
     pub fn name(&self, cp: u32, regions: &RegionTable) -> String {
+        let names = self.names(cp, regions);
+        if names.is_empty() {
+            return "(thread)".to_string();
+        }
+        names.join(" => ")
+    }
+
+    /// The region names of call path `cp`, outermost first (none for the root).
+    pub fn names<'r>(&self, cp: u32, regions: &'r RegionTable) -> Vec<&'r str> {
         let mut names = Vec::new();
         let mut c = cp;
         while c != NONE_U32 {
@@ -242,11 +252,8 @@ impl Callpaths {
             names.push(regions.name(r));
             c = p;
         }
-        if names.is_empty() {
-            return "(thread)".to_string();
-        }
         names.reverse();
-        names.join(" => ")
+        names
     }
 }
 
@@ -299,6 +306,18 @@ pub struct CauseEntry {
     pub delay_ns: f64,
 }
 
+impl From<&CauseRow> for CauseEntry {
+    fn from(c: &CauseRow) -> CauseEntry {
+        CauseEntry {
+            pattern: c.pattern,
+            waiting: c.waiting,
+            cause: Some((c.cause, c.cause_callpath)),
+            kind: c.kind.as_str(),
+            delay_ns: c.delay_ns,
+        }
+    }
+}
+
 /// The waits of an experiment (and with causes, their causes).
 #[derive(Debug, Clone)]
 pub struct WaitAnalysis {
@@ -319,6 +338,19 @@ pub struct WaitAnalysis {
     pub warnings: Vec<Warning>,
     /// Each wait, in the order found ([`WaitAnalysis::compute_each`]; empty otherwise).
     pub found: Vec<FoundWait>,
+    /// The intervals of the direct causes' excess ([`WaitAnalysis::compute_spans`]; empty
+    /// otherwise).
+    pub spans: Spans,
+}
+
+/// What a replay keeps beside the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Rows,
+    /// Each wait too.
+    Each,
+    /// The causes' intervals too.
+    Spans,
 }
 
 impl WaitAnalysis {
@@ -333,7 +365,20 @@ impl WaitAnalysis {
         causes: bool,
         opts: MergeOptions,
     ) -> Result<WaitAnalysis, AnalysisError> {
-        Self::replay(model, exp, window, app, causes, opts, false)
+        Self::replay(model, exp, window, app, causes, opts, Keep::Rows)
+    }
+
+    /// [`WaitAnalysis::compute`] with causes, keeping the intervals of the late locations
+    /// whose excess the direct causes are ([`WaitAnalysis::spans`]), to say what ran there
+    /// ([`WaitAnalysis::cause_samples`]).
+    pub fn compute_spans(
+        model: &Model,
+        exp: &Experiment,
+        window: Window,
+        app: Option<u32>,
+        opts: MergeOptions,
+    ) -> Result<WaitAnalysis, AnalysisError> {
+        Self::replay(model, exp, window, app, true, opts, Keep::Spans)
     }
 
     /// [`WaitAnalysis::compute`] of the whole run with causes, keeping each wait
@@ -343,7 +388,7 @@ impl WaitAnalysis {
         exp: &Experiment,
         opts: MergeOptions,
     ) -> Result<WaitAnalysis, AnalysisError> {
-        Self::replay(model, exp, Window::ALL, None, true, opts, true)
+        Self::replay(model, exp, Window::ALL, None, true, opts, Keep::Each)
     }
 
     fn replay(
@@ -353,7 +398,7 @@ impl WaitAnalysis {
         app: Option<u32>,
         causes: bool,
         opts: MergeOptions,
-        each: bool,
+        keep: Keep,
     ) -> Result<WaitAnalysis, AnalysisError> {
         let merge = GlobalMerge::new(model, exp, opts)?;
         let locations = merge.locations().to_vec();
@@ -370,8 +415,10 @@ impl WaitAnalysis {
             causes,
         };
         let mut replay = Replay::new(setup);
-        if each {
-            replay.found = Some(Vec::new());
+        match keep {
+            Keep::Rows => {}
+            Keep::Each => replay.found = Some(Vec::new()),
+            Keep::Spans => replay.spans = Some(Spans::new()),
         }
         let mut events = 0u64;
         let (merge, regions) = merge.feed(Some(window.end_ns), |feed| {
@@ -416,6 +463,7 @@ impl WaitAnalysis {
                 )
                 .collect(),
             found: replay.found.unwrap_or_default(),
+            spans: replay.spans.unwrap_or_default(),
             callpaths: replay.callpaths,
             events,
             warnings: merge.warnings().to_vec(),
@@ -431,13 +479,7 @@ impl WaitAnalysis {
     /// with no partner (a sleep, an I/O wait), which no location caused: kind `none`, no cause
     /// location or call path, its wait time as the delay.
     pub fn cause_table(&self) -> impl Iterator<Item = CauseEntry> + '_ {
-        let caused = self.causes.iter().map(|c| CauseEntry {
-            pattern: c.pattern,
-            waiting: c.waiting,
-            cause: Some((c.cause, c.cause_callpath)),
-            kind: c.kind.as_str(),
-            delay_ns: c.delay_ns,
-        });
+        let caused = self.causes.iter().map(CauseEntry::from);
         let alone = self
             .rows
             .iter()

@@ -38,7 +38,7 @@ use std::hash::{Hash, Hasher};
 use plx_format::{Experiment, RegionKind, NONE_U32};
 
 use super::delay::{Account, CauseKind, Start, Sync};
-use super::replay::{Item, Key, Link, Replay, Setup, Summary};
+use super::replay::{Item, Key, Link, Replay, Setup, Spans, Summary};
 use super::{Callpaths, CauseRow, Pattern, WaitAnalysis, WaitRow};
 use crate::hash::FastMap;
 use crate::merge::{EventKind, GlobalMerge, MergeOptions, MessageLink, TraceLocation};
@@ -861,6 +861,7 @@ fn assemble(
             events: events + beyond as u64,
             warnings: Vec::new(),
             found: Vec::new(),
+            spans: Spans::new(),
         },
         serial: false,
         stats,
@@ -953,6 +954,7 @@ fn assemble_numbered(
             events: events + beyond as u64,
             warnings: Vec::new(),
             found: Vec::new(),
+            spans: Spans::new(),
         },
         serial: false,
         stats,
@@ -1217,6 +1219,8 @@ fn encode_account(w: &mut Buf, a: &Account) {
         w.u32(cp);
         w.u64(ns.to_bits());
     }
+    w.i64(a.at);
+    w.i64(a.from);
     match a.start {
         None => w.u8(0),
         Some(st) => {
@@ -1251,6 +1255,8 @@ fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
         a.blame
             .insert((r.u32()?, r.u32()?), f64::from_bits(r.u64()?));
     }
+    a.at = r.i64()?;
+    a.from = r.i64()?;
     let sync = match r.u8()? {
         0 => return Ok(a),
         1 => Sync::Message(r.u64()?),

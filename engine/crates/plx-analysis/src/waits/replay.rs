@@ -175,6 +175,8 @@ struct Snap {
 struct Loc {
     stack: Vec<Frame>,
     last_t: i64,
+    /// Whether it had an event that was accounted (its time before is nobody's).
+    started: bool,
     acc: Account,
     /// Account at the exit of the last synchronisation with each partner rank.
     pair: HashMap<u32, Snap>,
@@ -417,6 +419,10 @@ pub struct Replay {
     pub causes: BTreeMap<(Pattern, u32, u32, u32, CauseKind), f64>,
     /// Each wait counted, in the order found, when kept (`Some`; `None`: not kept).
     pub found: Option<Vec<FoundWait>>,
+    /// When kept (with causes): (pattern, waiting location, cause location, cause call path)
+    /// → the intervals of the cause location whose excess the direct causes are, (after, up
+    /// to) in ns: where to look for what ran (the samples taken there).
+    pub spans: Option<Spans>,
     /// In a parallel analysis with causes: this block's locations and its items for and from
     /// the other blocks (`None`: every location is this replay's).
     pub link: Option<Link>,
@@ -534,6 +540,14 @@ pub enum Item {
     Coll(Vec<(u32, u32, Account)>),
 }
 
+/// The intervals of the direct causes ([`Replay::spans`]).
+pub type Spans = BTreeMap<(Pattern, u32, u32, u32), Vec<(i64, i64)>>;
+
+/// The interval an account covers, as [`Replay::spans`] keeps it.
+fn span(a: &Account) -> Option<(i64, i64)> {
+    Some((a.from, a.at))
+}
+
 /// One wait, as [`Replay::found`] keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FoundWait {
@@ -576,6 +590,7 @@ impl Replay {
             waits: BTreeMap::new(),
             causes: BTreeMap::new(),
             found: None,
+            spans: None,
             link: None,
             setup,
         }
@@ -933,14 +948,18 @@ impl Replay {
         );
     }
 
-    /// Time since the location's last event goes to its current call path.
+    /// Time since the location's last event goes to its current call path (the root's
+    /// [`NONE`] when no measured call is open: a program measured only in its MPI or thread
+    /// calls computes there).
     fn account(&mut self, li: usize, t: i64) {
         let own = self.own(li);
         let l = &mut self.locs[li];
-        if self.setup.causes && own && !l.stack.is_empty() && t > l.last_t {
+        if self.setup.causes && own && l.started && t > l.last_t {
             *l.acc.time.entry(l.cp()).or_insert(0) += t - l.last_t;
         }
+        l.started = true;
         l.last_t = l.last_t.max(t);
+        l.acc.at = l.last_t;
     }
 
     fn exit(&mut self, li: usize, region: u32, t: i64) {
@@ -1571,27 +1590,28 @@ impl Replay {
         }
         let cp = self.locs[li].cp();
         let Some((cl, ccp, _)) = cause else {
-            self.record(pattern, loc, cp, (arrival, t), d, None, Vec::new());
+            self.record(pattern, loc, cp, (arrival, t), d, None, (Vec::new(), None));
             return;
         };
         let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
-        let shares = if !self.setup.causes {
-            Vec::new()
+        let division = if !self.setup.causes {
+            (Vec::new(), None)
         } else if let (true, Some(late)) = (barrier, &rel.arrival) {
             // the last arrival's excess since both last left a barrier (or joined the team)
             let l = &self.locs[li];
-            divide(d, cl, ccp, late, &l.acc.since(l.team.as_ref()))
+            let own = l.acc.since(l.team.as_ref());
+            (divide(d, cl, ccp, late, &own), span(late))
         } else if let (true, Some(held)) = (is_lock(kind), held) {
             // the holder's time by call path while it held the lock
-            divide(d, cl, ccp, held, &Account::default())
+            (divide(d, cl, ccp, held, &Account::default()), span(held))
         } else if kind == SyncKind::Thread {
             // the joined thread ran longer than the joiner waited: its time by call path
-            let c = &self.locs[cl as usize];
-            divide(d, cl, ccp, &c.acc, &Account::default())
+            let c = &self.locs[cl as usize].acc;
+            (divide(d, cl, ccp, c, &Account::default()), span(c))
         } else {
-            vec![(cl, ccp, CauseKind::Direct, d as f64)]
+            (vec![(cl, ccp, CauseKind::Direct, d as f64)], None)
         };
-        self.record(pattern, loc, cp, (arrival, t), d, Some((cl, ccp)), shares);
+        self.record(pattern, loc, cp, (arrival, t), d, Some((cl, ccp)), division);
     }
 
     /// A wait of `d` ns of location `loc` in call path `cp` from `at.0`, found at `at.1`, caused by
@@ -1612,12 +1632,12 @@ impl Replay {
         if !self.own(loc as usize) {
             return; // another block's wait: that block finds it
         }
-        let shares = if self.setup.causes {
-            divide(d, late.0, late.1, late_acc, own_acc)
+        let division = if self.setup.causes {
+            (divide(d, late.0, late.1, late_acc, own_acc), span(late_acc))
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
-        self.record(pattern, loc, cp, at, d, Some(late), shares);
+        self.record(pattern, loc, cp, at, d, Some(late), division);
     }
 
     /// The end of the replay: a read (an accept) on a traced stream whose write (connect)
@@ -1675,6 +1695,9 @@ impl Replay {
         }
     }
 
+    /// A wait of `d` ns of location `loc` in call path `cp` from `start` to `end`, for location
+    /// and call path `late`; its causes' shares and the interval of the late location that the
+    /// direct ones are the excess of (when known).
     #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
@@ -1684,7 +1707,7 @@ impl Replay {
         (start, end): (i64, i64),
         d: i64,
         late: Option<(u32, u32)>,
-        shares: Vec<Share>,
+        (shares, span): (Vec<Share>, Option<(i64, i64)>),
     ) {
         let li = loc as usize;
         if self.setup.causes {
@@ -1708,6 +1731,13 @@ impl Replay {
             return;
         }
         self.count(pattern, loc, cp, (start, d), late, &shares);
+        if let (Some(spans), Some(span)) = (&mut self.spans, span) {
+            for &(cl, ccp, kind, _) in &shares {
+                if kind == CauseKind::Direct {
+                    spans.entry((pattern, loc, cl, ccp)).or_default().push(span);
+                }
+            }
+        }
         for (cl, ccp, kind, ns) in shares {
             *self
                 .causes
