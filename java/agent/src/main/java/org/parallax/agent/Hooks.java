@@ -21,9 +21,10 @@ public final class Hooks {
             return true;
         try {
             ready = init() == 0;
-        } catch (UnsatisfiedLinkError e) { /* no libplx JVMTI agent bound the natives */
-            System.err.println("plx: the Java agent needs libplx.so's JVMTI agent "
-                               + "(-agentpath:libplx.so; run the program under plx run)");
+        } catch (UnsatisfiedLinkError e) { /* libplx's JVMTI agent bound no native */
+            System.err.println("plx: the Java agent's natives are not bound: it needs libplx.so's "
+                               + "JVMTI agent of the same build (-agentpath:libplx.so, as plx run "
+                               + "gives it); Java methods are not measured");
             ready = false;
         }
         return ready;
