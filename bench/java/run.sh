@@ -12,7 +12,7 @@ command -v javac >/dev/null && [ -f "$lib/plx-agent.jar" ] || { echo "java bench
 mkdir -p "$out"
 javac -d "$out" bench/java/JavaBench.java
 echo "exclude class JavaBench" > "$out/exclude.filter"
-agent="-agentpath:$lib/libplx.so -javaagent:$lib/plx-agent.jar=lib=$lib/libplx.so"
+agent="-agentpath:$lib/libplx.so -javaagent:$lib/plx-agent.jar"
 
 best() { # the least disturbed of $reps runs
   local b=""

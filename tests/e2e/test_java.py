@@ -202,6 +202,38 @@ def test_jdk25_class_files_are_measured(jcalls, tmp_path):
     assert "could not be rewritten" not in text, text
 
 
+def test_jdk25_stderr_holds_no_line_of_the_agents(jcalls, tmp_path):
+    """JCalls (without its JNI library: the program loads no library itself) on a JDK 25 under
+    plx run, as the JDK runs it by default and with `--illegal-native-access=deny` (what JEP 472
+    announces as a later JDK's default): its exit status and standard output are the unmeasured
+    run's, its standard error the unmeasured run's between the JVM's `Picked up
+    JAVA_TOOL_OPTIONS` line and plx's last line, and every call is counted (was: the agent
+    loaded libplx with System.load, a restricted method from JDK 24 on: by default the JVM
+    printed `WARNING: A restricted method in java.lang.System has been called`, four lines
+    more and an empty one into the program's standard error; with deny the agent's premain
+    threw IllegalCallerException and the JVM aborted before the program's main)."""
+    home = jdk25()
+    for jvm_opts in ((), ("--illegal-native-access=deny",)):
+        command = [home / "bin" / "java", *jvm_opts, "-cp", "%s:%s" % (API, jcalls), "JCalls"]
+        plain = subprocess.run([str(c) for c in command], capture_output=True, text=True,
+                               env=clean_env())
+        assert plain.returncode == 0 and plain.stdout.startswith("total "), _fail_message(plain)
+        out = tmp_path / ("exp" + "".join(jvm_opts))
+        cp = run(out, *command)
+        assert cp.stdout == plain.stdout
+        lines = cp.stderr.splitlines()
+        assert lines[0].startswith("Picked up JAVA_TOOL_OPTIONS: -agentpath:"), cp.stderr
+        assert lines[-1] == "plx: experiment written to %s" % out, cp.stderr
+        assert lines[1:-1] == plain.stderr.splitlines(), cp.stderr
+        want = {p: n for p, n in expected_main_paths().items() if "viaNative" not in p}
+        assert program_paths(paths(out, "main")) == want, jvm_opts
+        assert paths(out, "worker-2") == {
+            "JCalls.lambda$main$0()": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int)": 1,
+            "JCalls.lambda$main$0() => JCalls.mid(int) => JCalls.leaf(int)": 100,
+        }, jvm_opts
+
+
 VT_N, VT_ROUNDS = 8, 20
 
 

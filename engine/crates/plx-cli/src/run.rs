@@ -184,8 +184,6 @@ fn java_tool_options(command: &[OsString], lib: &Path) -> Option<OsString> {
     o.push(lib.as_os_str());
     o.push(" -javaagent:");
     o.push(jar.as_os_str());
-    o.push("=lib=");
-    o.push(lib.as_os_str());
     if let Some(old) = std::env::var_os("JAVA_TOOL_OPTIONS").filter(|v| !v.is_empty()) {
         o.push(" ");
         o.push(old);

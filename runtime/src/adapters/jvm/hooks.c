@@ -1,6 +1,7 @@
 /* The JNI half of the Java agent: org.parallax.agent.Hooks' natives, feeding the same per-thread
  * state as the compiler hooks (core/hotpath.h), so Java methods, native code called through JNI
- * and MPI calls made below it form one call path on one thread.
+ * and MPI calls made below it form one call path on one thread; the table binding every one of
+ * them (RegisterNatives, as the JVMTI agent sees Hooks prepared: jvmti.c).
  *
  * Invariants: enter/exit are the hot path (no allocation, lock or system call beyond the clock);
  * a Java frame's key is its region id tagged with JAVA_KEY, never equal to a function address
@@ -50,7 +51,7 @@ void plx_jvm_thread_named(void)
     java_named = 1;
 }
 
-JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_init(JNIEnv *env, jclass cls)
+static jint JNICALL hooks_init(JNIEnv *env, jclass cls)
 {
     if (!plx_active)
         return 1;
@@ -103,14 +104,15 @@ static inline __attribute__((always_inline)) void enter(JNIEnv *env, jint id)
     t->guard = 0;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_enter(JNIEnv *env, jclass cls, jint id)
+static void JNICALL hooks_enter(JNIEnv *env, jclass cls, jint id)
 {
     (void)cls;
     enter(env, id);
 }
 
-/* The JVM's critical native (-XX:+CriticalJNINatives, JDK 17 and earlier; plx run adds it when
- * the JVM has it): called from compiled code without the JNI transition. */
+/* The JVM's critical native (-XX:+CriticalJNINatives, JDK 17 and earlier): called from compiled
+ * code without the JNI transition. The JVM finds it by this name in the library holding the
+ * method's bound native (hooks_enter), hence exported. */
 JNIEXPORT void JNICALL JavaCritical_org_parallax_agent_Hooks_enter(jint id)
 {
     enter(NULL, id);
@@ -159,7 +161,7 @@ static inline __attribute__((always_inline)) void leave(jint id)
     t->guard = 0;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_exit(JNIEnv *env, jclass cls, jint id)
+static void JNICALL hooks_exit(JNIEnv *env, jclass cls, jint id)
 {
     (void)env;
     (void)cls;
@@ -193,7 +195,7 @@ static uint32_t live_frame(const struct plx_thread *t, uintptr_t key, int live)
  * hook could not run included (a StackOverflowError: the catch-all handler's own call of
  * Hooks.exit overflows too). With a recursive method the JVM's count of its frames on the
  * stack (JVMTI) tells which of its frames is live; without the JVMTI agent, the innermost. */
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_caught(JNIEnv *env, jclass cls, jint id)
+static void JNICALL hooks_caught(JNIEnv *env, jclass cls, jint id)
 {
     (void)env;
     (void)cls;
@@ -213,7 +215,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_caught(JNIEnv *env, jclass 
 
 /* ---- class rewriting (slow path: once per method and class) -------------------------------- */
 
-JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_method(JNIEnv *env, jclass cls, jstring name)
+static jint JNICALL hooks_method(JNIEnv *env, jclass cls, jstring name)
 {
     (void)cls;
     const char *s = (*env)->GetStringUTFChars(env, name, NULL);
@@ -234,8 +236,7 @@ JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_method(JNIEnv *env, jclass 
     return id;
 }
 
-JNIEXPORT jboolean JNICALL Java_org_parallax_agent_Hooks_classMeasured(JNIEnv *env, jclass cls,
-                                                                        jstring name)
+static jboolean JNICALL hooks_class_measured(JNIEnv *env, jclass cls, jstring name)
 {
     (void)cls;
     const char *s = (*env)->GetStringUTFChars(env, name, NULL);
@@ -246,9 +247,8 @@ JNIEXPORT jboolean JNICALL Java_org_parallax_agent_Hooks_classMeasured(JNIEnv *e
     return measured ? JNI_TRUE : JNI_FALSE;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_classDone(JNIEnv *env, jclass cls,
-                                                               jstring name, jint methods,
-                                                               jlong nanos, jint flags)
+static void JNICALL hooks_class_done(JNIEnv *env, jclass cls, jstring name, jint methods,
+                                     jlong nanos, jint flags)
 {
     (void)cls;
     const char *s = (*env)->GetStringUTFChars(env, name, NULL);
@@ -260,8 +260,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_classDone(JNIEnv *env, jcla
 
 /* ---- user API (org.parallax.Profile) ------------------------------------------------------- */
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_regionBegin(JNIEnv *env, jclass cls,
-                                                                 jstring name, jint kind)
+static void JNICALL hooks_region_begin(JNIEnv *env, jclass cls, jstring name, jint kind)
 {
     (void)cls;
     struct plx_thread *t = plx_thread();
@@ -280,8 +279,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_regionBegin(JNIEnv *env, jc
     (*env)->ReleaseStringUTFChars(env, name, s);
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_regionEnd(JNIEnv *env, jclass cls,
-                                                               jstring name, jint kind)
+static void JNICALL hooks_region_end(JNIEnv *env, jclass cls, jstring name, jint kind)
 {
     (void)cls;
     uint64_t now = plx_ticks();
@@ -302,8 +300,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_regionEnd(JNIEnv *env, jcla
     (*env)->ReleaseStringUTFChars(env, name, s);
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_event(JNIEnv *env, jclass cls, jstring name,
-                                                           jdouble value)
+static void JNICALL hooks_event(JNIEnv *env, jclass cls, jstring name, jdouble value)
 {
     (void)cls;
     struct plx_thread *t = plx_thread();
@@ -318,8 +315,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_event(JNIEnv *env, jclass c
     (*env)->ReleaseStringUTFChars(env, name, s);
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_threadName(JNIEnv *env, jclass cls,
-                                                                jstring name)
+static void JNICALL hooks_thread_name(JNIEnv *env, jclass cls, jstring name)
 {
     (void)cls;
     struct plx_thread *t = plx_thread();
@@ -332,4 +328,71 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_threadName(JNIEnv *env, jcl
     plx_jvm_name_thread(t, s);
     t->guard--;
     (*env)->ReleaseStringUTFChars(env, name, s);
+}
+
+/* ---- binding ------------------------------------------------------------------------------- */
+
+#define OBJ "Ljava/lang/Object;"
+#define STR "Ljava/lang/String;"
+
+/* Every native method of Hooks (java/agent/.../Hooks.java): name, JNI signature, function. */
+static const JNINativeMethod natives[] = {
+    {"init", "()I", (void *)hooks_init},
+    {"enter", "(I)V", (void *)hooks_enter},
+    {"exit", "(I)V", (void *)hooks_exit},
+    {"caught", "(I)V", (void *)hooks_caught},
+    {"notified", "(" OBJ ")V", (void *)plx_jvm_notified},
+    {"method", "(" STR ")I", (void *)hooks_method},
+    {"classMeasured", "(" STR ")Z", (void *)hooks_class_measured},
+    {"classDone", "(" STR "IJI)V", (void *)hooks_class_done},
+    {"mpjRoutine", "(" STR ")I", (void *)plx_jvm_mpj_routine},
+    {"mpjBegin", "(II" OBJ OBJ "III)V", (void *)plx_jvm_mpj_begin},
+    {"mpjEnd", "(" OBJ "II" OBJ OBJ "I" OBJ OBJ "I" OBJ "I)V", (void *)plx_jvm_mpj_end},
+    {"mpjAbort", "(I)V", (void *)plx_jvm_mpj_abort},
+    {"mpjInit", "(" OBJ "II" OBJ ")V", (void *)plx_jvm_mpj_init},
+    {"mpjBuffer", "(" OBJ ")V", (void *)plx_jvm_mpj_buffer},
+    {"regionBegin", "(" STR "I)V", (void *)hooks_region_begin},
+    {"regionEnd", "(" STR "I)V", (void *)hooks_region_end},
+    {"event", "(" STR "D)V", (void *)hooks_event},
+    {"threadName", "(" STR ")V", (void *)hooks_thread_name},
+};
+#define NNATIVES ((jint)(sizeof natives / sizeof *natives))
+
+/* The number of native methods the class declares; -1 when JVMTI cannot list them. */
+static jint natives_declared(jvmtiEnv *jvmti, jclass cls)
+{
+    jint n = 0, count = 0;
+    jmethodID *methods = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) != JVMTI_ERROR_NONE)
+        return -1;
+    for (jint i = 0; i < n; i++) {
+        jint mods = 0;
+        if ((*jvmti)->GetMethodModifiers(jvmti, methods[i], &mods) == JVMTI_ERROR_NONE &&
+            (mods & 0x0100)) /* ACC_NATIVE */
+            count++;
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+    return count;
+}
+
+int plx_jvm_bind_hooks(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls)
+{
+    /* RegisterNatives fails on a name the class has no native of; the count catches a native
+     * the table lacks, which would otherwise throw UnsatisfiedLinkError in a measured method */
+    jint declared = natives_declared(jvmti, cls);
+    if (declared >= 0 && declared != NNATIVES) {
+        plx_warn("the Java agent's class org.parallax.agent.Hooks declares %d native methods, "
+                 "libplx binds %d (plx-agent.jar and libplx.so of different builds?): Java "
+                 "methods are not measured",
+                 (int)declared, (int)NNATIVES);
+        return -1;
+    }
+    if ((*jni)->RegisterNatives(jni, cls, natives, NNATIVES) != JNI_OK) {
+        (*jni)->ExceptionClear(jni);
+        (*jni)->UnregisterNatives(jni, cls);
+        plx_warn("cannot bind the natives of org.parallax.agent.Hooks (plx-agent.jar and "
+                 "libplx.so of different builds?): Java methods are not measured");
+        return -1;
+    }
+    return 0;
 }

@@ -43,5 +43,23 @@ PLX_HIDDEN void plx_jvm_vthreads_start(JavaVM *vm);
 PLX_HIDDEN void plx_jvm_thread_named(void);
 /* jvmti.c: the agent jar has bound the natives (Hooks.init). */
 PLX_HIDDEN void plx_jvm_agent_started(void);
+/* hooks.c: binds every native method of org.parallax.agent.Hooks (`cls`, just prepared) to its
+ * function in libplx with RegisterNatives, all or none; 0 when bound. The JVM looks up no JNI
+ * name and the agent loads no library (System.load is a restricted method from JDK 24 on). */
+PLX_HIDDEN int plx_jvm_bind_hooks(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls);
+/* Hooks' natives defined beside the state they use (monitors.c, mpj.c); bound by hooks.c. */
+PLX_HIDDEN void JNICALL plx_jvm_notified(JNIEnv *jni, jclass cls, jobject object);
+PLX_HIDDEN jint JNICALL plx_jvm_mpj_routine(JNIEnv *env, jclass cls, jstring name);
+PLX_HIDDEN void JNICALL plx_jvm_mpj_init(JNIEnv *env, jclass cls, jobject world, jint rank,
+                                         jint size, jobject self);
+PLX_HIDDEN void JNICALL plx_jvm_mpj_begin(JNIEnv *env, jclass cls, jint region, jint kind,
+                                          jobject comm, jobject dt, jint count, jint peer,
+                                          jint tag);
+PLX_HIDDEN void JNICALL plx_jvm_mpj_buffer(JNIEnv *env, jclass cls, jobject buf);
+PLX_HIDDEN void JNICALL plx_jvm_mpj_end(JNIEnv *env, jclass cls, jobject result, jint region,
+                                        jint kind, jobject self, jobject sdt, jint scount,
+                                        jobject scounts, jobject rdt, jint rcount, jobject rcounts,
+                                        jint root);
+PLX_HIDDEN void JNICALL plx_jvm_mpj_abort(JNIEnv *env, jclass cls, jint region);
 
 #endif /* PLX_JVM_H */

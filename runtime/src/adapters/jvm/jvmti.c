@@ -1,4 +1,5 @@
-/* The JVMTI half of the agent (-agentpath:libplx.so, added by plx run): Java threads named by
+/* The JVMTI half of the agent (-agentpath:libplx.so, added by plx run): the agent jar's natives
+ * bound as its class Hooks is prepared (hooks.c's table), Java threads named by
  * Thread.getName() from their start, every JVM thread listed (JavaThread records: at the JVM's
  * start, at each thread start and at the JVM's end, measured code or not), and garbage
  * collections as regions of the thread running them (the JVM's VM thread), so a method's time
@@ -7,6 +8,7 @@
 
 #include <jvmti.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +73,23 @@ int plx_jvm_frames_of_caller(jmethodID hook)
         count += frames[j].method == frames[i].method;
     free(frames);
     return i < got ? count : -1;
+}
+
+/* The first class org.parallax.agent.Hooks prepared (the agent jar's, by the boot loader) gets
+ * its natives before any of its code runs; the event is turned off after it. */
+static void JNICALL class_prepare(jvmtiEnv *env, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)thread;
+    static atomic_int bound;
+    char *sig = NULL;
+    if (atomic_load(&bound) ||
+        (*env)->GetClassSignature(env, klass, &sig, NULL) != JVMTI_ERROR_NONE)
+        return;
+    if (strcmp(sig, "Lorg/parallax/agent/Hooks;") == 0 && !atomic_exchange(&bound, 1)) {
+        (*env)->SetEventNotificationMode(env, JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
+        plx_jvm_bind_hooks(env, jni, klass);
+    }
+    (*env)->Deallocate(env, (unsigned char *)sig);
 }
 
 static void JNICALL vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
@@ -157,31 +176,27 @@ static void JNICALL gc_finish(jvmtiEnv *env)
     t->guard--;
 }
 
-JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+/* The measuring part of the agent (an experiment is written): its capabilities and callbacks;
+ * whether collections can be recorded. */
+static int measure_callbacks(jvmtiEventCallbacks *cb)
 {
-    (void)options;
-    (void)reserved;
-    if (!plx_active)
-        return 0; /* not under plx run: the JVM runs unmeasured */
-    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-        plx_warn("JVMTI is not available: Java threads and collections are not recorded");
-        return 0;
-    }
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     caps.can_generate_garbage_collection_events = 1;
     int gc = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
-    jvmtiEventCallbacks cb;
-    memset(&cb, 0, sizeof cb);
-    cb.ThreadStart = thread_start;
-    cb.ThreadEnd = thread_end;
-    cb.VMInit = vm_init;
-    cb.VMDeath = vm_death;
-    cb.GarbageCollectionStart = gc_start;
-    cb.GarbageCollectionFinish = gc_finish;
-    plx_jvm_monitors_callbacks(jvmti, &cb);
-    plx_jvm_jit_callbacks(jvmti, &cb);
-    (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+    cb->ThreadStart = thread_start;
+    cb->ThreadEnd = thread_end;
+    cb->VMInit = vm_init;
+    cb->VMDeath = vm_death;
+    cb->GarbageCollectionStart = gc_start;
+    cb->GarbageCollectionFinish = gc_finish;
+    plx_jvm_monitors_callbacks(jvmti, cb);
+    plx_jvm_jit_callbacks(jvmti, cb);
+    return gc;
+}
+
+static void measure_enable(JavaVM *vm, int gc)
+{
     plx_jvm_monitors_enable(jvmti);
     plx_jvm_jit_enable(jvmti);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
@@ -198,6 +213,33 @@ JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserv
         plx_warn("JVMTI: no garbage collection events; collections are not recorded");
     }
     plx_jvm_vthreads_start(vm);
+}
+
+/* The agent jar's natives are bound whether an experiment is written or not (Hooks.init then
+ * tells the agent to rewrite no class); the rest of the agent runs only when one is. */
+JNI_EXPORT_PLX jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)options;
+    (void)reserved;
+    jvmtiEnv *env = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK) {
+        if (plx_active)
+            plx_warn("JVMTI is not available: Java methods, threads and collections are not "
+                     "recorded");
+        return 0;
+    }
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ClassPrepare = class_prepare;
+    int gc = 0;
+    if (plx_active) {
+        jvmti = env;
+        gc = measure_callbacks(&cb);
+    }
+    (*env)->SetEventCallbacks(env, &cb, sizeof cb);
+    (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
+    if (plx_active)
+        measure_enable(vm, gc);
     return 0;
 }
 

@@ -240,8 +240,7 @@ void plx_jvm_monitor_thread_end(jvmtiEnv *env, jthread thread)
 }
 
 /* Object.notify or notifyAll is about to be called on `object` (by a rewritten class). */
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_notified(JNIEnv *jni, jclass cls,
-                                                              jobject object)
+void JNICALL plx_jvm_notified(JNIEnv *jni, jclass cls, jobject object)
 {
     (void)cls;
     jvmtiEnv *env = monitors_env;

@@ -394,8 +394,7 @@ static struct pending *pending_slot(JNIEnv *env)
 
 /* ---- natives ------------------------------------------------------------------------------ */
 
-JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jclass cls,
-                                                                jstring name)
+jint JNICALL plx_jvm_mpj_routine(JNIEnv *env, jclass cls, jstring name)
 {
     (void)cls;
     const char *s = (*env)->GetStringUTFChars(env, name, NULL);
@@ -411,8 +410,8 @@ JNIEXPORT jint JNICALL Java_org_parallax_agent_Hooks_mpjRoutine(JNIEnv *env, jcl
     return id;
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass cls, jobject world,
-                                                             jint rank, jint size, jobject self)
+void JNICALL plx_jvm_mpj_init(JNIEnv *env, jclass cls, jobject world, jint rank, jint size,
+                              jobject self)
 {
     (void)cls;
     if (world_ids || !world || size <= 0 || rank < 0 || rank >= size)
@@ -445,9 +444,8 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjInit(JNIEnv *env, jclass
 }
 
 /* The send of an outermost routine: now, or for MPI.OBJECT at its buffer's commit. */
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclass cls, jint region,
-                                                              jint kind, jobject comm, jobject dt,
-                                                              jint count, jint peer, jint tag)
+void JNICALL plx_jvm_mpj_begin(JNIEnv *env, jclass cls, jint region, jint kind, jobject comm,
+                               jobject dt, jint count, jint peer, jint tag)
 {
     (void)cls;
     if (depth++ > 0)
@@ -481,7 +479,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBegin(JNIEnv *env, jclas
 }
 
 /* mpjbuf.Buffer.commit() returned: the length of its serialized part (MPI.OBJECT elements). */
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjBuffer(JNIEnv *env, jclass cls, jobject buf)
+void JNICALL plx_jvm_mpj_buffer(JNIEnv *env, jclass cls, jobject buf)
 {
     (void)cls;
     if (depth == 0 || !counted || !buf)
@@ -624,11 +622,9 @@ static void completed_array(JNIEnv *env, struct plx_thread *t, jobjectArray reqs
     }
 }
 
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass cls, jobject result,
-                                                            jint region, jint kind, jobject self,
-                                                            jobject sdt, jint scount, jobject scounts,
-                                                            jobject rdt, jint rcount, jobject rcounts,
-                                                            jint root)
+void JNICALL plx_jvm_mpj_end(JNIEnv *env, jclass cls, jobject result, jint region, jint kind,
+                             jobject self, jobject sdt, jint scount, jobject scounts, jobject rdt,
+                             jint rcount, jobject rcounts, jint root)
 {
     (void)cls;
     if (--depth > 0 || !counted)
@@ -718,7 +714,7 @@ JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjEnd(JNIEnv *env, jclass 
 }
 
 /* The routine was left by an exception: its region closes, nothing is recorded. */
-JNIEXPORT void JNICALL Java_org_parallax_agent_Hooks_mpjAbort(JNIEnv *env, jclass cls, jint region)
+void JNICALL plx_jvm_mpj_abort(JNIEnv *env, jclass cls, jint region)
 {
     (void)env;
     (void)cls;

@@ -3,25 +3,28 @@ package org.parallax.agent;
 /**
  * The native half of the agent, in libplx (runtime/src/adapters/jvm/). Loaded by the boot class
  * loader (the agent jar is on the boot class path) so that instrumented JDK and application
- * classes reach the same class. Every method is a plain static JNI native; {@link #enter} and
- * {@link #exit} are the hot path: they take the region id the runtime gave the method when its
- * class was rewritten.
+ * classes reach the same class. Every method is a plain static JNI native, bound by libplx's
+ * JVMTI agent (-agentpath, beside -javaagent) with RegisterNatives as this class is prepared:
+ * nothing here loads a library. {@link #enter} and {@link #exit} are the hot path: they take the
+ * region id the runtime gave the method when its class was rewritten.
  */
 public final class Hooks {
     private Hooks() {}
 
-    /** True once libplx is loaded and bound; the agent rewrites nothing otherwise. */
+    /** True once libplx has bound the natives and writes an experiment; the agent rewrites
+     * nothing otherwise. */
     public static volatile boolean ready;
 
-    /** Loads libplx (already mapped by LD_PRELOAD) into the boot loader's native libraries. */
-    static synchronized boolean load(String path) {
+    /** Starts the runtime's Java half; false when nothing is measured. */
+    static synchronized boolean start() {
         if (ready)
             return true;
         try {
-            System.load(path);
             ready = init() == 0;
-        } catch (UnsatisfiedLinkError e) {
-            System.err.println("plx: the Java agent cannot bind libplx (" + path + "): " + e.getMessage());
+        } catch (UnsatisfiedLinkError e) { /* libplx's JVMTI agent bound no native */
+            System.err.println("plx: the Java agent's natives are not bound: it needs libplx.so's "
+                               + "JVMTI agent of the same build (-agentpath:libplx.so, as plx run "
+                               + "gives it); Java methods are not measured");
             ready = false;
         }
         return ready;
