@@ -19,7 +19,7 @@ use std::ptr;
 
 use plx_analysis::{EventKind, GlobalMerge, MessageLink};
 
-use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, CountedCall, Cx, Envelope, Place, Sink, Step};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
 use archive::Archive;
 use events::Events;
@@ -185,14 +185,17 @@ impl Sink for Otf2Sink<'_> {
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let archive = Archive::open(self.out)?;
         let starts = self.starts.take().unwrap_or_default();
-        self.events = Some(Events::new(archive, merge.model(), merge.locations(), starts)?);
-        self.samples = crate::samples::all(&self.input.model, merge.locations());
-        let ev = self.events.as_mut().expect("opened above");
-        self.sample_refs = self
-            .samples
-            .iter()
-            .map(|s| s.as_ref().map(|s| ev.sample_refs(s)))
-            .collect();
+        self.events = Some(Events::new(archive, merge.model(), starts));
+        Ok(())
+    }
+
+    /// Its event writer, and its samples' calling contexts.
+    fn location(&mut self, place: &Place) -> Step {
+        let ev = self.events.as_mut().expect("begin() opened the archive");
+        ev.location(place.location)?;
+        let samples = crate::samples::of(&self.input.model, place.location);
+        self.sample_refs.push(samples.as_ref().map(|s| ev.sample_refs(s)));
+        self.samples.push(samples);
         Ok(())
     }
 
@@ -279,7 +282,7 @@ impl Sink for Otf2Sink<'_> {
             &files,
             Some(merge.origin_ns()),
         );
-        let nloc = merge.locations().len();
+        let nloc = self.ev().counts.len();
         let mut external_events = 0;
         if !external.is_empty() {
             let base = self.ev().ctr.classes.len() as u32 + merge.user_events().len() as u32;
