@@ -71,6 +71,7 @@ impl Exporter for Otf2 {
             events: None,
             samples: Vec::new(),
             sample_refs: Vec::new(),
+            located: defs::Located::default(),
         };
         let mut summary = drive(input, &mut sink)?;
         summary.records = sink.events.as_ref().map_or(0, |e| e.n);
@@ -91,6 +92,8 @@ struct Otf2Sink<'a> {
     samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
     /// Per location with samples: their calling contexts and how many stamped ones are written.
     sample_refs: Vec<Option<samples::LocationRefs>>,
+    /// The locations as the definitions name them.
+    located: defs::Located,
 }
 
 impl Otf2Sink<'_> {
@@ -193,6 +196,7 @@ impl Sink for Otf2Sink<'_> {
     fn location(&mut self, place: &Place) -> Step {
         let ev = self.events.as_mut().expect("begin() opened the archive");
         ev.location(place.location)?;
+        self.located.add(place);
         let samples = crate::samples::of(&self.input.model, place.location);
         self.sample_refs.push(samples.as_ref().map(|s| ev.sample_refs(s)));
         self.samples.push(samples);
@@ -301,7 +305,7 @@ impl Sink for Otf2Sink<'_> {
             cut: ev.cut.is_some(),
             contexts: &ev.contexts,
         };
-        defs::write(&ev.archive, merge, &written)?;
+        defs::write(&ev.archive, merge, &self.located, &written)?;
         summary.warnings.extend(unread);
         summary.samples = ev.sampled;
         Ok(())
