@@ -329,13 +329,18 @@ impl<'a> Writer<'a> {
             format!("{label} \"{}\"", l.name)
         };
         self.labels.push(label);
+        self.track(pid, tid, &name, 2 * tid)
+    }
+
+    /// A track's metadata: its name and sort index (a thread's `2 × thread`, its message lanes'
+    /// and measurement track's `2 × thread + 1`, right below it).
+    fn track(&mut self, pid: u64, tid: u64, name: &str, sort_index: u64) -> io::Result<()> {
         self.event(format_args!(
             "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-            json_str(&name)
+            json_str(name)
         ))?;
         self.event(format_args!(
-            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-            2 * tid
+            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{sort_index}}}}}"
         ))
     }
 
@@ -351,14 +356,7 @@ impl<'a> Writer<'a> {
             } else {
                 format!("{label} messages {}", lane + 1)
             };
-            self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-                json_str(&name)
-            ))?;
-            self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-                2 * thread + 1
-            ))?;
+            self.track(pid, tid, &name, 2 * thread + 1)?;
         }
         Ok(tid)
     }
@@ -396,14 +394,8 @@ impl<'a> Writer<'a> {
             let thread = tid;
             tid = MEASURE_BASE + thread;
             if !std::mem::replace(&mut self.measured[li as usize], true) {
-                let name = json_str(&format!("{} measurement", self.labels[li as usize]));
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{name}}}}}"
-                ))?;
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-                    2 * thread + 1
-                ))?;
+                let name = format!("{} measurement", self.labels[li as usize]);
+                self.track(pid, tid, &name, 2 * thread + 1)?;
             }
         }
         let ts = us(t - self.origin);

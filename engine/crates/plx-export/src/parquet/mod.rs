@@ -8,8 +8,9 @@
 //! a second replay), `samples.parquet` (a row per callpath that call-stack samples were taken
 //! in, [`crate::samples`]) and `sample_times.parquet`. Events and messages are written
 //! while the merge streams, in row groups of [`ROW_GROUP`] rows, so memory stays bounded
-//! whatever the trace's size; the definition tables are written at the end (the merge may name
-//! regions it meets without a definition).
+//! whatever the trace's size; the locations table gets its rows as the driver hands the
+//! locations over, before the first event, the other definition tables are written at the end
+//! (the merge may name regions it meets without a definition).
 //!
 //! Parquet's low-level column writer is used (no Arrow, [`table`]): every column is a plain
 //! physical type (`BOOLEAN`, `INT32`, `INT64`, `DOUBLE`, `BYTE_ARRAY` UTF-8 strings), optional
@@ -107,8 +108,8 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
     Ok(summary)
 }
 
-/// Writes a row per event (and per matched message) as the merge streams; the definition
-/// tables at the end.
+/// Writes a row per location before the events, a row per event (and per matched message) as
+/// the merge streams; the other definition tables at the end.
 struct ParquetSink<'a> {
     dir: &'a Path,
     by_rank: bool,
