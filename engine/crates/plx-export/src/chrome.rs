@@ -25,11 +25,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::{self, Write};
 
-use plx_analysis::location_name::Who;
 use plx_analysis::{EventKind, GlobalMerge, MessageLink, Model, RegionTable};
 use plx_format::{RegionKind, SyncKind};
 
-use crate::driver::{drive, At, Cx, CountedCall, Envelope, Sink, Step};
+use crate::driver::{drive, At, CountedCall, Cx, Envelope, Place, Sink, Step};
 use crate::text::comm_token;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
@@ -138,6 +137,9 @@ struct Writer<'a> {
     sampled: u64,
     /// Per location: its world rank.
     rank: Vec<Option<u32>>,
+    /// The ranks of the merge's locations, and each process's chrome pid.
+    ranks: BTreeSet<u64>,
+    pid_of: BTreeMap<usize, u64>,
     /// Unrepaired clocks: receives the merge left unlinked, by (communicator, sender, receiver,
     /// tag), in order: the flow id each started.
     backward: HashMap<(Option<u32>, u32, u32, i32), VecDeque<u64>>,
@@ -199,6 +201,8 @@ impl<'a> Writer<'a> {
             sample_entries: Vec::new(),
             sampled: 0,
             rank: Vec::new(),
+            ranks: BTreeSet::new(),
+            pid_of: BTreeMap::new(),
             backward: HashMap::new(),
             backward_started: 0,
             backward_drawn: 0,
@@ -266,41 +270,6 @@ impl<'a> Writer<'a> {
         self.out.write_all(b"\n],\n")
     }
 
-    /// The per-location tables of `merge`'s locations.
-    fn locations(&mut self, merge: &GlobalMerge) {
-        let locs = merge.locations();
-        // pid: the rank, else the OS pid (moved out of the ranks' range if it collides)
-        let ranks: BTreeSet<u64> = locs.iter().filter_map(|l| l.rank.map(u64::from)).collect();
-        let mut pid_of: BTreeMap<usize, u64> = BTreeMap::new();
-        for l in locs {
-            pid_of.entry(l.process).or_insert_with(|| match l.rank {
-                Some(r) => r as u64,
-                None if ranks.contains(&(l.pid as u64)) => l.pid as u64 + PID_OFFSET,
-                None => l.pid as u64,
-            });
-        }
-        let threads_of = |p: usize| locs.iter().filter(|l| l.process == p).count();
-        self.origin = merge.origin_ns();
-        self.pid = locs.iter().map(|l| pid_of[&l.process]).collect();
-        self.tid = locs.iter().map(|l| l.thread as u64).collect();
-        self.counter_suffix = locs
-            .iter()
-            .map(|l| {
-                if threads_of(l.process) > 1 {
-                    format!(" ({})", l.label())
-                } else {
-                    String::new()
-                }
-            })
-            .collect();
-        self.labels = locs.iter().map(|l| l.label()).collect();
-        self.steps = locs.iter().map(|_| Vec::new()).collect();
-        self.lanes = locs.iter().map(|_| Lanes::default()).collect();
-        self.measured = locs.iter().map(|_| false).collect();
-        self.senders = locs.iter().map(|l| json_str(&l.label())).collect();
-        self.rank = locs.iter().map(|l| l.rank).collect();
-    }
-
     /// A communicator's description as a JSON string (`c3`, `?` without a definition).
     fn comm_name(&self, c: Option<u32>) -> String {
         let name = c
@@ -318,45 +287,61 @@ impl<'a> Writer<'a> {
         self.out.write_fmt(body)
     }
 
-    fn metadata(&mut self, merge: &GlobalMerge) -> io::Result<()> {
-        let model = merge.model();
-        let mut seen = BTreeSet::new();
-        for (i, l) in merge.locations().iter().enumerate() {
-            let (pid, tid) = (self.pid[i], self.tid[i]);
-            if seen.insert(l.process) {
-                let p = &model.processes[l.process];
-                let name = Who::location(l).long(None);
-                let exe = p
-                    .executable
-                    .rsplit('/')
-                    .next()
-                    .filter(|e| !e.is_empty())
-                    .map(|e| format!(" {e}"))
-                    .unwrap_or_default();
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}",
-                    json_str(&format!("{name}{exe}"))
-                ))?;
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{}}}}}",
-                    l.process
-                ))?;
-            }
-            let name = if l.name.is_empty() {
-                l.label()
-            } else {
-                format!("{} \"{}\"", l.label(), l.name)
+    /// Location `p`'s tables, and its metadata events: its process's name and sort index at
+    /// the process's first location, its thread's.
+    fn place(&mut self, p: &Place) -> io::Result<()> {
+        let l = p.location;
+        if p.first_of_process {
+            // pid: the rank, else the OS pid (moved out of the ranks' range if it collides)
+            let pid = match l.rank {
+                Some(r) => r as u64,
+                None if self.ranks.contains(&(l.pid as u64)) => l.pid as u64 + PID_OFFSET,
+                None => l.pid as u64,
             };
+            self.pid_of.insert(l.process, pid);
             self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-                json_str(&name)
+                "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}",
+                json_str(&p.process_name())
             ))?;
             self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-                2 * tid
+                "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{}}}}}",
+                l.process
             ))?;
         }
-        Ok(())
+        let (pid, tid) = (self.pid_of[&l.process], l.thread as u64);
+        let label = l.label();
+        self.pid.push(pid);
+        self.tid.push(tid);
+        self.counter_suffix.push(if p.threads > 1 {
+            format!(" ({label})")
+        } else {
+            String::new()
+        });
+        self.senders.push(json_str(&label));
+        self.steps.push(Vec::new());
+        self.lanes.push(Lanes::default());
+        self.measured.push(false);
+        self.rank.push(l.rank);
+        self.samples.push(crate::samples::of(self.model, l));
+        let name = if l.name.is_empty() {
+            label.clone()
+        } else {
+            format!("{label} \"{}\"", l.name)
+        };
+        self.labels.push(label);
+        self.track(pid, tid, &name, 2 * tid)
+    }
+
+    /// A track's metadata: its name and sort index (a thread's `2 × thread`, its message lanes'
+    /// and measurement track's `2 × thread + 1`, right below it).
+    fn track(&mut self, pid: u64, tid: u64, name: &str, sort_index: u64) -> io::Result<()> {
+        self.event(format_args!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+            json_str(name)
+        ))?;
+        self.event(format_args!(
+            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{sort_index}}}}}"
+        ))
     }
 
     /// The tid of lane `lane` of location `li` (named on first use, right below its thread).
@@ -371,14 +356,7 @@ impl<'a> Writer<'a> {
             } else {
                 format!("{label} messages {}", lane + 1)
             };
-            self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-                json_str(&name)
-            ))?;
-            self.event(format_args!(
-                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-                2 * thread + 1
-            ))?;
+            self.track(pid, tid, &name, 2 * thread + 1)?;
         }
         Ok(tid)
     }
@@ -416,14 +394,8 @@ impl<'a> Writer<'a> {
             let thread = tid;
             tid = MEASURE_BASE + thread;
             if !std::mem::replace(&mut self.measured[li as usize], true) {
-                let name = json_str(&format!("{} measurement", self.labels[li as usize]));
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{name}}}}}"
-                ))?;
-                self.event(format_args!(
-                    "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{}}}}}",
-                    2 * thread + 1
-                ))?;
+                let name = format!("{} measurement", self.labels[li as usize]);
+                self.track(pid, tid, &name, 2 * thread + 1)?;
             }
         }
         let ts = us(t - self.origin);
@@ -550,8 +522,8 @@ impl Sink for Writer<'_> {
     }
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
-        self.locations(merge);
-        self.samples = crate::samples::all(self.model, merge.locations());
+        self.origin = merge.origin_ns();
+        self.ranks = merge.locations().iter().filter_map(|l| l.rank.map(u64::from)).collect();
         self.external = plx_analysis::external::external_metrics(
             self.model,
             &self.metric_files,
@@ -559,7 +531,11 @@ impl Sink for Writer<'_> {
         );
         self.out
             .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-        Ok(self.metadata(merge)?)
+        Ok(())
+    }
+
+    fn location(&mut self, place: &Place) -> Step {
+        Ok(self.place(place)?)
     }
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {

@@ -10,8 +10,8 @@
 use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, drive_alone, pool, trace_words, At, Cx, Envelope, Step};
-use crate::rows::{location_ids, Details, Kind, RowWriter, Rows};
+use crate::driver::{drive, drive_alone, pool, At, Cx, Envelope, Place, Step};
+use crate::rows::{location_id, location_ids, Details, Kind, RowWriter, Rows};
 use crate::{ExportError, ExportInput, ExportSummary};
 
 pub use crate::rows::{ColumnSpec, Ty, EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS};
@@ -431,17 +431,22 @@ impl<P: Part, F: Fn(i64, u64) -> P> RowWriter for ByLocation<P, F> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.origin_ns = merge.origin_ns();
-        self.locs = location_ids(merge.locations());
-        let model = merge.model();
-        let words = |l: &TraceLocation| trace_words(model, l);
-        self.parts = merge
-            .locations()
-            .iter()
-            .map(|l| (self.make)(self.origin_ns, words(l)))
-            .collect();
+        Ok(())
+    }
+
+    /// The location's part (room for a row per event word).
+    fn location(&mut self, place: &Place) -> Step {
+        let l = place.location;
+        self.parts.push((self.make)(self.origin_ns, place.words()));
+        self.locs.push(location_id(l));
+        self.locations.push(l.clone());
+        Ok(())
+    }
+
+    /// Room for every part's rows in the order.
+    fn after_locations(&mut self) {
         let rows: usize = self.parts.iter().map(|p| p.capacity()).sum();
         self.order.reserve_exact(rows);
-        Ok(())
     }
 
     fn row(&mut self, cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step {
@@ -460,7 +465,6 @@ impl<P: Part, F: Fn(i64, u64) -> P> RowWriter for ByLocation<P, F> {
     /// The names the merge gathered (it may name regions it met without a definition).
     fn end(&mut self, merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
         self.regions = merge.regions().all().to_vec();
-        self.locations = merge.locations().to_vec();
         self.user_events = merge.user_events().to_vec();
         Ok(())
     }
@@ -1094,8 +1098,6 @@ impl RowWriter for CallSink {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.out.origin_ns = merge.origin_ns();
-        self.locs = location_ids(merge.locations());
-        self.open = vec![Vec::new(); self.locs.len()];
         // an interval per enter, an enter a word and its exit another: every column in one
         // allocation
         let words: u64 = merge
@@ -1108,6 +1110,13 @@ impl RowWriter for CallSink {
             .sum();
         let rows = usize::try_from(words).unwrap_or(usize::MAX);
         self.out.intervals.reserve(rows / 2);
+        Ok(())
+    }
+
+    fn location(&mut self, place: &Place) -> Step {
+        self.locs.push(location_id(place.location));
+        self.open.push(Vec::new());
+        self.out.locations.push(place.location.clone());
         Ok(())
     }
 
@@ -1162,7 +1171,6 @@ impl RowWriter for CallSink {
     /// The names the merge gathered (it may name regions it met without a definition).
     fn end(&mut self, merge: &GlobalMerge, _summary: &mut ExportSummary) -> Step {
         self.out.regions = merge.regions().all().to_vec();
-        self.out.locations = merge.locations().to_vec();
         self.out.user_events = merge.user_events().to_vec();
         Ok(())
     }

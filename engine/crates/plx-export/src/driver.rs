@@ -21,6 +21,12 @@
 //! repaired: time, ticks, thread). Where that would not be the merge's stream it says so and
 //! the caller drives the merge.
 //!
+//! **The locations** ([`Sink::location`]): the driver walks the merge's locations once, in its
+//! order, between [`Sink::begin`] and [`Sink::after_locations`], before the first event, each as
+//! a [`Place`] — the location, its process, and the process's grouping (is it the process's
+//! first location, how many it has) — so that a sink keeps no loop over the locations of its own:
+//! it writes a location's definitions (names, tracks, ids) and keeps what its events need.
+//!
 //! Invariants a sink may rely on: events come in global time order; at
 //! [`Sink::enter`] and [`Sink::exit`] the stacks already hold the change (the entered region
 //! is the innermost; the regions an exit closed are gone); at every other event they are as
@@ -34,7 +40,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use plx_analysis::location_name::Who;
 use plx_analysis::merge::{Alone, Feed, LocationStream};
+use plx_analysis::model::ProcessModel;
 use plx_analysis::{
     EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation, Window,
 };
@@ -166,6 +174,64 @@ impl<'a> Cx<'a> {
     }
 }
 
+/// A location of the merge as a sink defines it ([`Sink::location`]).
+pub(crate) struct Place<'a> {
+    /// Its index into the merge's locations ([`At::loc`]).
+    pub index: u32,
+    pub location: &'a TraceLocation,
+    /// Its process (the model's).
+    pub process: &'a ProcessModel,
+    /// Is it its process's first location in the merge's order (where a format defines the
+    /// process)?
+    pub first_of_process: bool,
+    /// The locations of its process in the merge.
+    pub threads: usize,
+}
+
+impl Place<'_> {
+    /// The process's name: `Who`'s long form, then the executable's file name
+    /// (`0 (pid 1234 on node1) life`, `solver:0 (session rank 4, pid 1234 on node1)`).
+    pub fn process_name(&self) -> String {
+        let who = Who::location(self.location).long(None);
+        match self.process.executable.rsplit('/').next() {
+            Some(exe) if !exe.is_empty() => format!("{who} {exe}"),
+            _ => who,
+        }
+    }
+
+    /// The trace words it recorded (0 if its process has no trace): what sizes its rows.
+    pub fn words(&self) -> u64 {
+        thread_words(self.process, self.location.thread)
+    }
+}
+
+/// The trace words thread `thread` of `p` recorded (0 if `p` has no trace).
+fn thread_words(p: &ProcessModel, thread: u32) -> u64 {
+    p.trace
+        .as_ref()
+        .and_then(|t| t.words_per_thread.get(&thread).copied())
+        .unwrap_or(0)
+}
+
+/// The places of `locations` (a merge's, of `model`), in their order.
+fn places<'a>(model: &'a Model, locations: &'a [TraceLocation]) -> Vec<Place<'a>> {
+    let mut threads = vec![0usize; model.processes.len()];
+    for l in locations {
+        threads[l.process] += 1;
+    }
+    let mut seen = vec![false; model.processes.len()];
+    (0..locations.len() as u32)
+        .zip(locations)
+        .map(|(index, l)| Place {
+            index,
+            location: l,
+            process: &model.processes[l.process],
+            first_of_process: !std::mem::replace(&mut seen[l.process], true),
+            threads: threads[l.process],
+        })
+        .collect()
+}
+
 /// One trace format's writer: a method per kind of event, each a no-op unless the format shows
 /// it. The methods are called by [`drive`] in stream order.
 pub(crate) trait Sink {
@@ -183,8 +249,19 @@ pub(crate) trait Sink {
         true
     }
 
-    /// Before the first event: headers, definitions known up front.
+    /// Before the locations: headers, definitions known up front.
     fn begin(&mut self, _merge: &GlobalMerge) -> Step {
+        Ok(())
+    }
+
+    /// Once per location of the merge, in its order, after [`Sink::begin`]: its definitions
+    /// (with [`drive_alone`]: once, for the sink's own location).
+    fn location(&mut self, _place: &Place) -> Step {
+        Ok(())
+    }
+
+    /// After the locations, before the first event: the definitions that follow theirs.
+    fn after_locations(&mut self, _merge: &GlobalMerge) -> Step {
         Ok(())
     }
 
@@ -302,6 +379,10 @@ pub(crate) fn drive<S: Sink>(
     };
     sink.begin(&merge).map_err(error)?;
     let model = merge.model();
+    for place in places(model, merge.locations()) {
+        sink.location(&place).map_err(error)?;
+    }
+    sink.after_locations(&merge).map_err(error)?;
     let locations = merge.locations().to_vec();
     // writing runs beside the merge (on its own thread with more than one engine thread)
     let (merge, fed) = merge.feed(None, |feed| {
@@ -673,16 +754,7 @@ pub(crate) struct AloneRun<S> {
 /// (matched only by the merge), a region or user event without a definition (named in the
 /// merge's order), damage (the merge's warnings), or a location whose events are not in
 /// (time, ticks) order (the merge's order within a process, when nothing is repaired, is
-/// (time, ticks, thread)).
-/// The trace words location `l` recorded (0 if its process has no trace): what sizes a sink.
-pub(crate) fn trace_words(model: &Model, l: &TraceLocation) -> u64 {
-    model.processes[l.process]
-        .trace
-        .as_ref()
-        .and_then(|t| t.words_per_thread.get(&l.thread).copied())
-        .unwrap_or(0)
-}
-
+/// (time, ticks, thread)). Each sink has its [`Sink::location`] before its events.
 pub(crate) fn drive_alone<S: Sink + Send>(
     input: &ExportInput,
     workers: usize,
@@ -699,12 +771,13 @@ pub(crate) fn drive_alone<S: Sink + Send>(
         return Ok(None);
     }
     let model = &input.model;
-    let words = |l: &TraceLocation| trace_words(model, l);
     let streams = std::mem::take(&mut alone.streams);
     let items: Vec<(u32, LocationStream)> = (0..streams.len() as u32).zip(streams).collect();
+    let at = places(model, &alone.locations);
     let decoded = pool(workers, items, |(li, stream)| {
-        let l = &alone.locations[li as usize];
-        let sink = make(&alone, li, words(l));
+        let place = &at[li as usize];
+        let mut sink = make(&alone, li, place.words());
+        sink.location(place)?;
         decode_alone(&alone, li, stream, sink)
     });
     let mut done = Vec::with_capacity(decoded.len());

@@ -9,7 +9,7 @@
 
 use plx_analysis::{EventKind, GlobalMerge, MessageLink, TraceLocation};
 
-use crate::driver::{At, Cx, Envelope, Sink, Step};
+use crate::driver::{At, Cx, Envelope, Place, Sink, Step};
 use crate::ExportSummary;
 
 /// The `kind` column's names, as the text export names them ([`Kind`] indexes them).
@@ -142,8 +142,16 @@ pub(crate) trait RowWriter {
     /// Names the output in I/O errors.
     const OUTPUT: &'static str;
 
-    /// Before the first row.
+    /// Before the locations.
     fn begin(&mut self, merge: &GlobalMerge) -> Step;
+
+    /// A location of the merge, in its order, before the first row ([`Sink::location`]).
+    fn location(&mut self, _place: &Place) -> Step {
+        Ok(())
+    }
+
+    /// After the locations, before the first row.
+    fn after_locations(&mut self) {}
 
     /// An events row: the event of `kind` at `at` in `region`.
     fn row(&mut self, cx: &Cx, at: At, kind: Kind, region: Option<u32>, d: &Details) -> Step;
@@ -178,6 +186,15 @@ impl<W: RowWriter> Sink for Rows<W> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         self.0.begin(merge)
+    }
+
+    fn location(&mut self, place: &Place) -> Step {
+        self.0.location(place)
+    }
+
+    fn after_locations(&mut self, _merge: &GlobalMerge) -> Step {
+        self.0.after_locations();
+        Ok(())
     }
 
     fn enter(&mut self, cx: &Cx, at: At, region: u32) -> Step {
@@ -270,10 +287,15 @@ impl<W: RowWriter> Sink for Rows<W> {
     }
 }
 
-/// Per location of the merge: its (process, rank, thread) as the tables' columns hold them.
-pub(crate) fn location_ids(locations: &[TraceLocation]) -> Vec<(i32, Option<i32>, i32)> {
-    locations
-        .iter()
-        .map(|l| (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32))
-        .collect()
+/// A location's (process, rank, thread) as the tables' columns hold them.
+pub(crate) type LocationId = (i32, Option<i32>, i32);
+
+/// Location `l`'s [`LocationId`].
+pub(crate) fn location_id(l: &TraceLocation) -> LocationId {
+    (l.process as i32, l.rank.map(|r| r as i32), l.thread as i32)
+}
+
+/// Per location of `locations`: its [`location_id`].
+pub(crate) fn location_ids(locations: &[TraceLocation]) -> Vec<LocationId> {
+    locations.iter().map(location_id).collect()
 }

@@ -114,14 +114,6 @@ fn of_thread(model: &Model, process: usize, thread: u32) -> Option<LocationSampl
     })
 }
 
-/// The samples of every location of `locations` (a merge's, of `model`), by location.
-pub(crate) fn all<'m>(
-    model: &'m Model,
-    locations: &[TraceLocation],
-) -> Vec<Option<LocationSamples<'m>>> {
-    locations.iter().map(|l| of(model, l)).collect()
-}
-
 /// One call-stack sample as a row (the Python package's `samples` table).
 pub struct SampleRow {
     /// ns since the merge's origin (as events' `time_ns`); `None`: not stamped.

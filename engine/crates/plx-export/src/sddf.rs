@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use plx_analysis::{EventKind, GlobalMerge, MessageLink, RegionTable};
 
-use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, CountedCall, Cx, Envelope, Place, Sink, Step};
 use crate::is_sync_or_stream;
 use crate::tau::nodes;
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
@@ -41,6 +41,8 @@ impl Exporter for Sddf {
             &mut SddfSink {
                 out,
                 origin: 0,
+                node_of: HashMap::new(),
+                spare: 0,
                 node: Vec::new(),
                 thread: Vec::new(),
                 regions_written: 0,
@@ -343,6 +345,10 @@ fn int(v: Option<u32>) -> String {
 struct SddfSink<'a> {
     out: &'a mut dyn Write,
     origin: i64,
+    /// Per process: its node as the `tau` export numbers it (a process it does not number
+    /// takes the next spare number at its first location).
+    node_of: HashMap<usize, u32>,
+    spare: u32,
     /// Per location: its node and thread.
     node: Vec<u32>,
     thread: Vec<u32>,
@@ -420,7 +426,7 @@ impl Sink for SddfSink<'_> {
         !is_sync_or_stream(kind)
     }
 
-    /// The stream attributes, the descriptors, the locations and communicators.
+    /// The stream attributes and the descriptors.
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let model = merge.model();
         let out = &mut *self.out;
@@ -443,7 +449,7 @@ impl Sink for SddfSink<'_> {
         writeln!(out, " */ ;;")?;
         writeln!(out)?;
         descriptors(out)?;
-        let node_of: HashMap<usize, u32> = nodes(model)
+        self.node_of = nodes(model)
             .into_iter()
             .map(|(n, p)| {
                 let i = model
@@ -454,38 +460,46 @@ impl Sink for SddfSink<'_> {
                 (i, n)
             })
             .collect();
-        let mut spare = node_of.values().max().map_or(0, |m| m + 1);
-        for l in merge.locations() {
-            let node = match node_of.get(&l.process) {
-                Some(&n) => n,
-                None => {
-                    spare += 1;
-                    spare - 1
-                }
-            };
-            self.node.push(node);
-            self.thread.push(l.thread);
-            let p = &model.processes[l.process];
-            writeln!(
-                out,
-                "\"Location\" {{ {node}, {}, {}, {}, {} }};;",
-                l.thread,
-                p.pid,
-                string(&p.host),
-                string(&l.name)
-            )?;
-        }
-        for (i, c) in model.comms.all().iter().enumerate() {
+        self.spare = self.node_of.values().max().map_or(0, |m| m + 1);
+        self.origin = merge.origin_ns();
+        Ok(())
+    }
+
+    /// A Location record.
+    fn location(&mut self, place: &Place) -> Step {
+        let l = place.location;
+        let node = match self.node_of.get(&l.process) {
+            Some(&n) => n,
+            None => {
+                self.spare += 1;
+                self.spare - 1
+            }
+        };
+        self.node.push(node);
+        self.thread.push(l.thread);
+        let p = place.process;
+        Ok(writeln!(
+            self.out,
+            "\"Location\" {{ {node}, {}, {}, {}, {} }};;",
+            l.thread,
+            p.pid,
+            string(&p.host),
+            string(&l.name)
+        )?)
+    }
+
+    /// The communicators, then the regions and user events the merge knows up front.
+    fn after_locations(&mut self, merge: &GlobalMerge) -> Step {
+        for (i, c) in merge.model().comms.all().iter().enumerate() {
             let ranks: Vec<String> = c.members().iter().map(|r| r.to_string()).collect();
             writeln!(
-                out,
+                self.out,
                 "\"Communicator\" {{ {i}, {}, [{}] {{ {} }} }};;",
                 string(&c.describe()),
                 ranks.len(),
                 ranks.join(", ")
             )?;
         }
-        self.origin = merge.origin_ns();
         self.regions(merge.regions(), usize::MAX)?;
         Ok(self.user_events(merge.user_events(), usize::MAX)?)
     }

@@ -5,7 +5,7 @@ use std::io::Write;
 use plx_analysis::{GlobalMerge, MessageLink, Window};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, At, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, Cx, Envelope, Place, Sink, Step};
 use crate::{stream, ExportError, ExportInput, ExportSummary, Exporter, Target};
 
 /// The `text` format (docs/exports/text.md).
@@ -66,6 +66,26 @@ impl Sink for TextSink<'_> {
 
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         header(merge, self.out)?;
+        self.origin = merge.origin_ns();
+        Ok(())
+    }
+
+    fn location(&mut self, place: &Place) -> Step {
+        let l = place.location;
+        self.labels.push(&l.label());
+        Ok(writeln!(self.out, "#   {}", l.long_label())?)
+    }
+
+    /// The communicators, the columns' names and the window; the labels padded to the widest.
+    fn after_locations(&mut self, merge: &GlobalMerge) -> Step {
+        let model = merge.model();
+        if !model.comms.all().is_empty() {
+            writeln!(self.out, "# communicators:")?;
+            for (i, c) in model.comms.all().iter().enumerate() {
+                writeln!(self.out, "#   c{i:<7} {}", c.describe())?;
+            }
+        }
+        writeln!(self.out, "# time_ns location event region details")?;
         if self.window != Window::ALL {
             let o = merge.origin_ns();
             let edge = |t: i64| match t {
@@ -80,19 +100,10 @@ impl Sink for TextSink<'_> {
                 edge(self.window.end_ns)
             )?;
         }
-        self.width = merge
-            .locations()
-            .iter()
-            .map(|l| l.label().len())
-            .max()
-            .unwrap_or(3)
-            // `{:<w$}` panics past u16::MAX; a longer label (a hostile name) is not padded
-            .min(u16::MAX as usize);
+        // `{:<w$}` panics past u16::MAX; a longer label (a hostile name) is not padded
+        self.width = self.labels.widest().unwrap_or(3).min(u16::MAX as usize);
         let width = self.width;
-        let labels: Vec<String> = merge.locations().iter().map(|l| l.label()).collect();
-        self.padded = Labels::new(labels.iter().map(|l| format!("{l:<width$}")));
-        self.labels = Labels::new(labels);
-        self.origin = merge.origin_ns();
+        self.padded = self.labels.map(|l| format!("{l:<width$}"));
         Ok(())
     }
 
@@ -257,6 +268,22 @@ impl Labels {
         l
     }
 
+    fn push(&mut self, label: &str) {
+        self.text.push_str(label);
+        self.ends.push(self.text.len());
+    }
+
+    /// The longest label's length (`None` without labels).
+    fn widest(&self) -> Option<usize> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.ends.iter().zip(starts).map(|(e, s)| e - s).max()
+    }
+
+    /// Each label through `f`.
+    fn map(&self, f: impl Fn(&str) -> String) -> Labels {
+        Labels::new((0..self.ends.len() as u32).map(|i| f(self.get(i))))
+    }
+
     fn get(&self, i: u32) -> &str {
         let i = i as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
@@ -269,28 +296,18 @@ pub(crate) fn comm_token(comm: Option<u32>) -> String {
     comm.map_or_else(|| "?".to_string(), |c| format!("c{c}"))
 }
 
+/// The header's lines before the locations'.
 fn header(merge: &GlobalMerge, out: &mut dyn Write) -> std::io::Result<()> {
-    let model = merge.model();
-    writeln!(out, "# Parallax events in global time order")?;
-    let base = if model.has_mpi() {
+    let base = if merge.model().has_mpi() {
         "rank 0's CLOCK_MONOTONIC, ClockOffset-corrected"
     } else {
         "CLOCK_MONOTONIC"
     };
+    writeln!(out, "# Parallax events in global time order")?;
     writeln!(
         out,
         "# time: ns since the first event, at {} ns of {base}",
         merge.origin_ns()
     )?;
-    writeln!(out, "# locations:")?;
-    for l in merge.locations() {
-        writeln!(out, "#   {}", l.long_label())?;
-    }
-    if !model.comms.all().is_empty() {
-        writeln!(out, "# communicators:")?;
-        for (i, c) in model.comms.all().iter().enumerate() {
-            writeln!(out, "#   c{i:<7} {}", c.describe())?;
-        }
-    }
-    writeln!(out, "# time_ns location event region details")
+    writeln!(out, "# locations:")
 }

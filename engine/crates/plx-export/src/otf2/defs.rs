@@ -4,16 +4,15 @@
 //! is written), then written: the strings before everything that names them.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use plx_analysis::external::ExternalMetric;
-use plx_analysis::location_name::Who;
 use plx_analysis::{GlobalMerge, TraceLocation};
 
 use super::archive::Archive;
 use super::ffi::*;
 use super::samples::Contexts;
 use super::refs::{region_class, CommRefs, CounterMetrics, ExtraComm, Strings};
+use crate::driver::Place;
 use crate::ExportError;
 
 /// Timestamps are nanoseconds.
@@ -34,6 +33,46 @@ pub(super) struct Written<'a> {
     pub cut: bool,
     /// The calling contexts and interrupt generators of the samples written.
     pub contexts: &'a Contexts,
+}
+
+/// The locations as the definitions name them, gathered one at a time as the driver hands
+/// them over ([`Located::add`]).
+#[derive(Default)]
+pub(super) struct Located {
+    /// The hosts, in the order of their first location.
+    hosts: Vec<String>,
+    /// Per process, at its first location: (process index, name, index into `hosts`).
+    groups: Vec<(usize, String, usize)>,
+    /// Per location: its label and process.
+    labels: Vec<String>,
+    process: Vec<usize>,
+    /// MPI: each rank's first location (rank, location), in location order.
+    rank_location: Vec<(u32, u64)>,
+}
+
+impl Located {
+    /// The next location.
+    pub fn add(&mut self, place: &Place) {
+        let l = place.location;
+        let h = host(l);
+        let node = match self.hosts.iter().position(|x| x == h) {
+            Some(i) => i,
+            None => {
+                self.hosts.push(h.to_string());
+                self.hosts.len() - 1
+            }
+        };
+        if place.first_of_process {
+            self.groups.push((l.process, place.process_name(), node));
+        }
+        if let Some(r) = l.rank {
+            if !self.rank_location.iter().any(|&(x, _)| x == r) {
+                self.rank_location.push((r, place.index as u64));
+            }
+        }
+        self.labels.push(l.label());
+        self.process.push(l.process);
+    }
 }
 
 /// The definitions, string references resolved.
@@ -69,16 +108,21 @@ struct Defs {
 }
 
 /// Writes the global definitions of the archive.
-pub(super) fn write(archive: &Archive, merge: &GlobalMerge, w: &Written) -> Result<(), ExportError> {
+pub(super) fn write(
+    archive: &Archive,
+    merge: &GlobalMerge,
+    at: &Located,
+    w: &Written,
+) -> Result<(), ExportError> {
     // SAFETY: the archive is open; the writer is the library's.
     let g = unsafe { OTF2_Archive_GetGlobalDefWriter(archive.raw) };
     if g.is_null() {
         return Err(archive.fail("no global definition writer"));
     }
-    let d = Defs::gather(merge, w);
+    let d = Defs::gather(merge, at, w);
     let wr = DefWriter { g, archive };
     wr.clock_and_strings(merge, w, &d)?;
-    wr.system_and_locations(merge.locations(), w, &d)?;
+    wr.system_and_locations(&at.process, w, &d)?;
     wr.regions(&d)?;
     wr.calling_contexts(w.contexts, &d)?;
     wr.comms(&d)?;
@@ -87,21 +131,6 @@ pub(super) fn write(archive: &Archive, merge: &GlobalMerge, w: &Written) -> Resu
         wr.truncated_attribute(&d)?;
     }
     Ok(())
-}
-
-/// The name of a location group (a process): `Who`'s long form, then the executable's name:
-/// `0 (pid 1234 on node1) life`, `solver:0 (session rank 4, pid 1234 on node1)`.
-fn group_name(l: &TraceLocation, executable: &str) -> String {
-    let exe = Path::new(executable)
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let who = Who::location(l).long(None);
-    if exe.is_empty() {
-        who
-    } else {
-        format!("{who} {exe}")
-    }
 }
 
 /// A host's name in the system tree (`localhost` for none).
@@ -114,30 +143,15 @@ fn host(l: &TraceLocation) -> &str {
 }
 
 impl Defs {
-    fn gather(merge: &GlobalMerge, w: &Written) -> Defs {
-        let model = merge.model();
-        let locations = merge.locations();
+    fn gather(merge: &GlobalMerge, at: &Located, w: &Written) -> Defs {
         let mut s = Strings::new();
         let machine = (s.id("machine"), s.id("machine"), s.id("node"));
-        let mut hosts: Vec<&str> = Vec::new();
-        let mut host_names = Vec::new();
-        for l in locations {
-            if !hosts.contains(&host(l)) {
-                hosts.push(host(l));
-                host_names.push(s.id(host(l)));
-            }
-        }
+        let host_names = at.hosts.iter().map(|h| s.id(h)).collect();
         // location groups: one per process that has a location, ref = process index
-        let mut groups = Vec::new();
-        let mut seen = vec![false; model.processes.len()];
-        for l in locations {
-            if !std::mem::replace(&mut seen[l.process], true) {
-                let name = s.id(&group_name(l, &model.processes[l.process].executable));
-                let node = 1 + hosts.iter().position(|&x| x == host(l)).unwrap_or(0) as u32;
-                groups.push((l.process as u32, name, node));
-            }
-        }
-        let loc_names = locations.iter().map(|l| s.id(&l.label())).collect();
+        let groups = (at.groups.iter())
+            .map(|(p, name, host)| (*p as u32, s.id(name), 1 + *host as u32))
+            .collect();
+        let loc_names = at.labels.iter().map(|l| s.id(l)).collect();
         let regions = merge
             .regions()
             .all()
@@ -156,14 +170,7 @@ impl Defs {
                 (s.id(&r.name), role, paradigm, file, r.line)
             })
             .collect();
-        let mut rank_location: Vec<(u32, u64)> = Vec::new();
-        for (i, l) in locations.iter().enumerate() {
-            if let Some(r) = l.rank {
-                if !rank_location.iter().any(|&(x, _)| x == r) {
-                    rank_location.push((r, i as u64));
-                }
-            }
-        }
+        let mut rank_location = at.rank_location.clone();
         rank_location.sort_unstable();
         let mpi_locations = s.id("MPI ranks");
         let threads_name = s.id("threads");
@@ -189,7 +196,7 @@ impl Defs {
         if !w.contexts.generators.is_empty() {
             d.sampler = d.s.id("cpu-clock");
         }
-        d.gather_comms(merge, w.refs);
+        d.gather_comms(merge, &at.process, w.refs);
         d.paradigm_names.2 = d.s.id("OpenMP threads");
         d.gather_metrics(merge, w);
         if w.cut {
@@ -202,9 +209,9 @@ impl Defs {
     }
 
     /// Per communicator, its name and members (indices into its paradigm's comm-locations
-    /// group): the experiment's, then those the events needed.
-    fn gather_comms(&mut self, merge: &GlobalMerge, refs: &CommRefs) {
-        let locations = merge.locations();
+    /// group): the experiment's, then those the events needed (`process`: per location, its
+    /// process).
+    fn gather_comms(&mut self, merge: &GlobalMerge, process: &[usize], refs: &CommRefs) {
         let rank_index: HashMap<u32, u64> = self
             .rank_location
             .iter()
@@ -244,8 +251,8 @@ impl Defs {
                 }
                 ExtraComm::Threads(p) => {
                     let name = process_name(&self.s, &self.groups, p);
-                    let members = (0..locations.len() as u64)
-                        .filter(|&i| locations[i as usize].process == p)
+                    let members = (0..process.len() as u64)
+                        .filter(|&i| process[i as usize] == p)
                         .collect();
                     let name = self.s.id(&format!("threads of {name}"));
                     (name, OTF2_PARADIGM_PTHREAD, members)
@@ -319,9 +326,10 @@ impl DefWriter<'_> {
 
     /// The system tree (the machine, a node per host), a location group per process, a
     /// location per thread, and the external metrics' location.
+    /// (`process`: per location, its process.)
     fn system_and_locations(
         &self,
-        locations: &[TraceLocation],
+        process: &[usize],
         w: &Written,
         d: &Defs,
     ) -> Result<(), ExportError> {
@@ -344,8 +352,8 @@ impl DefWriter<'_> {
                 "location group",
             )?;
         }
-        for (i, l) in locations.iter().enumerate() {
-            let (name, kind, group) = (d.loc_names[i], OTF2_LOCATION_TYPE_CPU_THREAD, l.process as u32);
+        for (i, &p) in process.iter().enumerate() {
+            let (name, kind, group) = (d.loc_names[i], OTF2_LOCATION_TYPE_CPU_THREAD, p as u32);
             self.check(
                 unsafe { OTF2_GlobalDefWriter_WriteLocation(g, i as u64, name, kind, w.counts[i], group) },
                 "location",
@@ -353,8 +361,8 @@ impl DefWriter<'_> {
         }
         if !w.external.is_empty() {
             let (name, kind) = (d.external_location, OTF2_LOCATION_TYPE_METRIC);
-            let group = locations.first().map_or(0, |l| l.process as u32);
-            let at = locations.len() as u64;
+            let group = process.first().map_or(0, |&p| p as u32);
+            let at = process.len() as u64;
             self.check(
                 unsafe { OTF2_GlobalDefWriter_WriteLocation(g, at, name, kind, w.external_events, group) },
                 "location",

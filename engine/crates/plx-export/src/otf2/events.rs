@@ -112,37 +112,22 @@ pub(super) const TRUNCATED: OTF2_AttributeRef = 0;
 const NO_ATTRIBUTES: *mut OTF2_AttributeList = ptr::null_mut();
 
 impl Events {
-    /// An event writer per location of `locations` in `archive`.
-    pub fn new(
-        archive: Archive,
-        model: &plx_analysis::Model,
-        locations: &[plx_analysis::TraceLocation],
-        starts: Starts,
-    ) -> Result<Events, ExportError> {
-        let mut writers = Vec::with_capacity(locations.len());
-        for li in 0..locations.len() {
-            // SAFETY: the event files are open; the library owns the writer until closed.
-            let w = unsafe { OTF2_Archive_GetEvtWriter(archive.raw, li as u64) };
-            if w.is_null() {
-                return Err(archive.fail("no event writer"));
-            }
-            writers.push(w);
-        }
-        let nloc = locations.len();
-        Ok(Events {
+    /// The events of `archive`, before its locations ([`Events::location`]).
+    pub fn new(archive: Archive, model: &plx_analysis::Model, starts: Starts) -> Events {
+        Events {
             archive,
-            writers,
-            process: locations.iter().map(|l| l.process).collect(),
-            rank: locations.iter().map(|l| l.rank).collect(),
+            writers: Vec::new(),
+            process: Vec::new(),
+            rank: Vec::new(),
             refs: CommRefs::new(model),
             ctr: CounterMetrics::new(model),
-            omp_pending: vec![None; nloc],
-            omp_open: vec![Vec::new(); nloc],
+            omp_pending: Vec::new(),
+            omp_open: Vec::new(),
             ops: Vec::new(),
-            coll_open: vec![false; nloc],
+            coll_open: Vec::new(),
             lock_order: HashMap::new(),
             held: HashMap::new(),
-            counts: vec![0; nloc],
+            counts: Vec::new(),
             n: 0,
             first: None,
             last: 0,
@@ -152,11 +137,32 @@ impl Events {
             nonblocking: Vec::new(),
             next_request: 0,
             isends: HashMap::new(),
-            irecvs: vec![Vec::new(); nloc],
-            posted: vec![None; nloc],
+            irecvs: Vec::new(),
+            posted: Vec::new(),
             starts,
-            thread: locations.iter().map(|l| l.thread).collect(),
-        })
+            thread: Vec::new(),
+        }
+    }
+
+    /// The next location, `l`: its event writer and state.
+    pub fn location(&mut self, l: &plx_analysis::TraceLocation) -> Result<(), ExportError> {
+        let li = self.writers.len() as u64;
+        // SAFETY: the event files are open; the library owns the writer until closed.
+        let w = unsafe { OTF2_Archive_GetEvtWriter(self.archive.raw, li) };
+        if w.is_null() {
+            return Err(self.archive.fail("no event writer"));
+        }
+        self.writers.push(w);
+        self.process.push(l.process);
+        self.rank.push(l.rank);
+        self.thread.push(l.thread);
+        self.omp_pending.push(None);
+        self.omp_open.push(Vec::new());
+        self.coll_open.push(false);
+        self.counts.push(0);
+        self.irecvs.push(Vec::new());
+        self.posted.push(None);
+        Ok(())
     }
 
     /// Counts `records` written for the event at `at` (an event that wrote none is not

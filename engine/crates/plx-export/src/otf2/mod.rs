@@ -19,7 +19,7 @@ use std::ptr;
 
 use plx_analysis::{EventKind, GlobalMerge, MessageLink};
 
-use crate::driver::{drive, At, CountedCall, Cx, Envelope, Sink, Step};
+use crate::driver::{drive, At, CountedCall, Cx, Envelope, Place, Sink, Step};
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Target};
 use archive::Archive;
 use events::Events;
@@ -71,6 +71,7 @@ impl Exporter for Otf2 {
             events: None,
             samples: Vec::new(),
             sample_refs: Vec::new(),
+            located: defs::Located::default(),
         };
         let mut summary = drive(input, &mut sink)?;
         summary.records = sink.events.as_ref().map_or(0, |e| e.n);
@@ -91,6 +92,8 @@ struct Otf2Sink<'a> {
     samples: Vec<Option<crate::samples::LocationSamples<'a>>>,
     /// Per location with samples: their calling contexts and how many stamped ones are written.
     sample_refs: Vec<Option<samples::LocationRefs>>,
+    /// The locations as the definitions name them.
+    located: defs::Located,
 }
 
 impl Otf2Sink<'_> {
@@ -185,14 +188,18 @@ impl Sink for Otf2Sink<'_> {
     fn begin(&mut self, merge: &GlobalMerge) -> Step {
         let archive = Archive::open(self.out)?;
         let starts = self.starts.take().unwrap_or_default();
-        self.events = Some(Events::new(archive, merge.model(), merge.locations(), starts)?);
-        self.samples = crate::samples::all(&self.input.model, merge.locations());
-        let ev = self.events.as_mut().expect("opened above");
-        self.sample_refs = self
-            .samples
-            .iter()
-            .map(|s| s.as_ref().map(|s| ev.sample_refs(s)))
-            .collect();
+        self.events = Some(Events::new(archive, merge.model(), starts));
+        Ok(())
+    }
+
+    /// Its event writer, and its samples' calling contexts.
+    fn location(&mut self, place: &Place) -> Step {
+        let ev = self.events.as_mut().expect("begin() opened the archive");
+        ev.location(place.location)?;
+        self.located.add(place);
+        let samples = crate::samples::of(&self.input.model, place.location);
+        self.sample_refs.push(samples.as_ref().map(|s| ev.sample_refs(s)));
+        self.samples.push(samples);
         Ok(())
     }
 
@@ -279,7 +286,7 @@ impl Sink for Otf2Sink<'_> {
             &files,
             Some(merge.origin_ns()),
         );
-        let nloc = merge.locations().len();
+        let nloc = self.ev().counts.len();
         let mut external_events = 0;
         if !external.is_empty() {
             let base = self.ev().ctr.classes.len() as u32 + merge.user_events().len() as u32;
@@ -298,7 +305,7 @@ impl Sink for Otf2Sink<'_> {
             cut: ev.cut.is_some(),
             contexts: &ev.contexts,
         };
-        defs::write(&ev.archive, merge, &written)?;
+        defs::write(&ev.archive, merge, &self.located, &written)?;
         summary.warnings.extend(unread);
         summary.samples = ev.sampled;
         Ok(())

@@ -8,8 +8,9 @@
 //! a second replay), `samples.parquet` (a row per callpath that call-stack samples were taken
 //! in, [`crate::samples`]) and `sample_times.parquet`. Events and messages are written
 //! while the merge streams, in row groups of [`ROW_GROUP`] rows, so memory stays bounded
-//! whatever the trace's size; the definition tables are written at the end (the merge may name
-//! regions it meets without a definition).
+//! whatever the trace's size; the locations table gets its rows as the driver hands the
+//! locations over, before the first event, the other definition tables are written at the end
+//! (the merge may name regions it meets without a definition).
 //!
 //! Parquet's low-level column writer is used (no Arrow, [`table`]): every column is a plain
 //! physical type (`BOOLEAN`, `INT32`, `INT64`, `DOUBLE`, `BYTE_ARRAY` UTF-8 strings), optional
@@ -24,13 +25,14 @@ use std::path::{Path, PathBuf};
 use parquet::data_type::ByteArray;
 use parquet::file::metadata::KeyValue;
 
-use plx_analysis::{GlobalMerge, MessageLink, WaitAnalysis, Window};
+use plx_analysis::{GlobalMerge, MessageLink, Model, WaitAnalysis, Window};
 use plx_format::SyncKind;
 
-use crate::driver::{drive, At, Cx, Envelope, Step};
+use crate::driver::{drive, At, Cx, Envelope, Place, Step};
 use crate::rows::{
-    location_ids, Details, Kind, RowWriter, Rows, EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS,
+    location_id, Details, LocationId, Kind, RowWriter, Rows, EVENT_COLUMNS, KINDS, MESSAGE_COLUMNS,
 };
+use crate::samples::LocationSamples;
 use crate::{ExportError, ExportInput, ExportSummary, Exporter, OutputKind, Partition, Target};
 use table::{ColumnSpec, Layout, Table, Ty};
 
@@ -97,14 +99,17 @@ pub fn write_tables(input: &ExportInput, dir: &Path) -> Result<ExportSummary, Ex
         region_names: Vec::new(),
         user_names: Vec::new(),
         locs: Vec::new(),
+        locations: None,
+        model: &input.model,
+        samples: Vec::new(),
     });
     let mut summary = drive(input, &mut sink)?;
     summary.files.extend(write_waits(input, dir, &sink.0.meta)?);
     Ok(summary)
 }
 
-/// Writes a row per event (and per matched message) as the merge streams; the definition
-/// tables at the end.
+/// Writes a row per location before the events, a row per event (and per matched message) as
+/// the merge streams; the other definition tables at the end.
 struct ParquetSink<'a> {
     dir: &'a Path,
     by_rank: bool,
@@ -118,7 +123,12 @@ struct ParquetSink<'a> {
     region_names: Vec<ByteArray>,
     user_names: Vec<ByteArray>,
     /// Per location: (process, rank, thread).
-    locs: Vec<(i32, Option<i32>, i32)>,
+    locs: Vec<LocationId>,
+    /// The locations table, a row per [`RowWriter::location`].
+    locations: Option<Table>,
+    model: &'a Model,
+    /// Per location: its call-stack samples, written at the end.
+    samples: Vec<Option<LocationSamples<'a>>>,
 }
 
 impl ParquetSink<'_> {
@@ -224,8 +234,30 @@ impl RowWriter for ParquetSink<'_> {
         let messages =
             Table::create(dir, "messages", MESSAGE_COLUMNS, meta, self.layout(MESSAGE_KEY))?;
         self.tables = Some((events, messages));
-        self.locs = location_ids(merge.locations());
+        let layout = self.layout(LOCATION_KEY);
+        self.locations = Some(Table::create(dir, "locations", LOCATION_COLUMNS, meta, layout)?);
         Ok(())
+    }
+
+    /// A row of the locations table.
+    fn location(&mut self, place: &Place) -> Step {
+        let (i, l, p) = (place.index, place.location, place.process);
+        self.locs.push(location_id(l));
+        self.samples.push(crate::samples::of(self.model, l));
+        let t = self.locations.as_mut().expect("begin() made the tables");
+        let c = t.cols(l.rank.map(|r| r as i32));
+        c[0].val(i as i32);
+        c[1].val(ByteArray::from(l.label().as_str()));
+        c[2].val(l.process as i32);
+        c[3].opt(l.rank.map(|r| r as i32));
+        c[4].val(ByteArray::from(l.host.as_str()));
+        c[5].val(l.pid as i64);
+        c[6].val(l.image as i32);
+        c[7].val(ByteArray::from(p.executable.as_str()));
+        c[8].val(l.thread as i32);
+        c[9].val(ByteArray::from(l.name.as_str()));
+        c[10].opt(p.start_realtime_ns.map(|n| n as i64));
+        Ok(t.row(l.rank.map(|r| r as i32))?)
     }
 
     /// The streamed tables' last rows and footers, then the definition tables.
@@ -235,12 +267,14 @@ impl RowWriter for ParquetSink<'_> {
         summary.files = events.finish()?;
         summary.files.extend(messages.finish()?);
         let files = &mut summary.files;
-        files.extend(write_locations(merge, dir, meta, self.layout(LOCATION_KEY))?);
+        let locations = self.locations.take().expect("begin() made the tables");
+        files.extend(locations.finish()?);
         files.extend(write_regions(merge, dir, meta, self.layout(None))?);
         files.extend(write_comms(merge, dir, meta, self.layout(None))?);
         // one row per sampled callpath, and one per stamped sample: one file each also when
         // partitioned
-        let (sample_files, samples) = write_samples(merge, dir, meta, Layout::Single)?;
+        let at = (&self.samples[..], &self.locs[..]);
+        let (sample_files, samples) = write_samples(merge, at, dir, meta, Layout::Single)?;
         files.extend(sample_files);
         summary.samples = samples;
         Ok(())
@@ -348,33 +382,6 @@ fn common_metadata(merge: &GlobalMerge) -> Vec<KeyValue> {
     ]
 }
 
-fn write_locations(
-    merge: &GlobalMerge,
-    dir: &Path,
-    meta: &[KeyValue],
-    layout: Layout,
-) -> Result<Vec<PathBuf>, ExportError> {
-    let model = merge.model();
-    let mut t = Table::create(dir, "locations", LOCATION_COLUMNS, meta, layout)?;
-    for (i, l) in merge.locations().iter().enumerate() {
-        let p = &model.processes[l.process];
-        let c = t.cols(l.rank.map(|r| r as i32));
-        c[0].val(i as i32);
-        c[1].val(ByteArray::from(l.label().as_str()));
-        c[2].val(l.process as i32);
-        c[3].opt(l.rank.map(|r| r as i32));
-        c[4].val(ByteArray::from(l.host.as_str()));
-        c[5].val(l.pid as i64);
-        c[6].val(l.image as i32);
-        c[7].val(ByteArray::from(p.executable.as_str()));
-        c[8].val(l.thread as i32);
-        c[9].val(ByteArray::from(l.name.as_str()));
-        c[10].opt(p.start_realtime_ns.map(|n| n as i64));
-        t.row(l.rank.map(|r| r as i32))?;
-    }
-    t.finish()
-}
-
 fn write_regions(
     merge: &GlobalMerge,
     dir: &Path,
@@ -417,12 +424,13 @@ fn write_comms(
 }
 
 /// `samples.parquet`: a row per callpath of each location's tree that call-stack samples were
-/// taken in, in location order, each tree's in its order (a parent before its children);
+/// taken in (`samples`, with the locations' ids `locs`), in location order, each tree's in its order (a parent before its children);
 /// `sample_times.parquet`: where the runtime stamped them (a trace), a row per sample in time
 /// order, its time and the callpath of its innermost frame. Returns the files and the samples
 /// the callpath rows hold.
 fn write_samples(
     merge: &GlobalMerge,
+    (samples_of, locs): (&[Option<LocationSamples>], &[LocationId]),
     dir: &Path,
     meta: &[KeyValue],
     layout: Layout,
@@ -432,10 +440,8 @@ fn write_samples(
     let mut times = Table::create(dir, "sample_times", SAMPLE_TIME_COLUMNS, meta, layout)?;
     let regions = merge.regions();
     let origin = merge.origin_ns();
-    for (li, s) in crate::samples::all(merge.model(), merge.locations()).iter().enumerate() {
+    for (li, (s, &(process, rank, thread))) in samples_of.iter().zip(locs).enumerate() {
         let Some(s) = s else { continue };
-        let l = &merge.locations()[li];
-        let rank = l.rank.map(|r| r as i32);
         // a stamp names a frame of the thread's last tree (one whose write was lost, none)
         let in_tree: HashSet<u32> = s.nodes.iter().map(|n| n.node).collect();
         let path = |node: u32| -> String {
@@ -445,9 +451,9 @@ fn write_samples(
         for n in &s.nodes {
             let c = t.cols(rank);
             c[0].val(li as i32);
-            c[1].val(l.process as i32);
+            c[1].val(process);
             c[2].opt(rank);
-            c[3].val(l.thread as i32);
+            c[3].val(thread);
             c[4].val(n.node as i32);
             c[5].opt(n.parent.map(|p| p as i32));
             c[6].val(n.depth as i32);
@@ -469,9 +475,9 @@ fn write_samples(
             }
             let c = times.cols(rank);
             c[0].val(li as i32);
-            c[1].val(l.process as i32);
+            c[1].val(process);
             c[2].opt(rank);
-            c[3].val(l.thread as i32);
+            c[3].val(thread);
             c[4].val(ns - origin);
             c[5].val(node as i32);
             c[6].val(ByteArray::from(path(node).as_str()));
