@@ -216,7 +216,9 @@ def test_whole_thread_totals_agree_with_perf_stat_per_thread(programs, tmp_path)
         tpf, tcs, ttc = (theirs[(tid, e)] for e in ("page-faults", "context-switches", "task-clock"))
         assert pf >= 1000 * i and tpf >= 1000 * i, (i, pf, tpf)
         assert 0 <= tpf - pf <= 600, (i, pf, tpf)
-        assert cs >= 10 * i and -3 <= cs - tcs <= 5, (i, cs, tcs)
+        # (perf higher by the preemptions after our last reading: 5 in a fresh-clone run
+        # under load)
+        assert cs >= 10 * i and -10 <= cs - tcs <= 5, (i, cs, tcs)
         # perf's task-clock is in ms, ours in ns
         assert -1e6 <= ttc * 1e6 - tc <= 5e6, (i, tc, ttc)
     # main: ours holds its wait for perf (polling: context switches), perf's its exit (the
