@@ -275,7 +275,7 @@ def test_critical_path_says_what_the_samples_ran_in_each_function(tmp_path):
     out = tmp_path / "exp"
     run(out, prog, opts=("--trace", "--sample"))
     rows = sampled_rows(out)
-    doc = json.loads(plx("critical-path", out, "--samples", "50", "--path", "--format",
+    doc = json.loads(plx("critical-path", out, "--samples=50", "--path", "--format",
                          "json").stdout)
     # the threads with CPU time on the path (main's, and the worker's if it ended last)
     on_path = {int(s["location"].split(".")[1]) for s in doc["path"] if s["kind"] == "cpu"}
@@ -612,7 +612,7 @@ def test_critical_path_samples_are_those_of_the_path_segments(tmp_path):
     run(out, exe, "overlap", opts=("--trace", "--sample"))
     own_main = own_samples(sampled_rows(out), 0)
     assert sum(s for p, s in own_main.items() if "phase_f" in p) > 150
-    doc = json.loads(plx("critical-path", out, "--samples", "50", "--format", "json").stdout)
+    doc = json.loads(plx("critical-path", out, "--samples=50", "--format", "json").stdout)
     frames = [(i["location"], tuple(p["frames"]), p["samples"])
               for i in doc["items"] if i["kind"] == "cpu" and "samples" in i
               for p in i["samples"]["paths"]]

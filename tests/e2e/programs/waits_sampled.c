@@ -1,18 +1,27 @@
 /* A wait caused by computation nobody instrumented: built plain (gcc -O2 -g, no hooks), what
  * made the late side late is known only to call-stack sampling (plx waits --samples).
  *   waits_sampled mpi S    2 ranks: both spin S seconds of CPU in `early` and meet in an
- *                          MPI_Barrier; then rank 1 spins S in `heavy` and rank 0 S/4 in
- *                          `light` before rank 1 MPI_Sends to rank 0, which waits in MPI_Recv
- *                          (a late sender of about 3S/4 caused by rank 1's `heavy`; its
- *                          `early` came before the last synchronisation and is no cause)
+ *                          MPI_Barrier; then both spin S/2 in `common`, and rank 1 S more in
+ *                          `heavy` before it MPI_Sends to rank 0, which waits in MPI_Recv (a
+ *                          late sender of about S caused by rank 1's `heavy`: its `common` is
+ *                          no excess over rank 0's, its `early` came before the last
+ *                          synchronisation)
  *   waits_sampled lock S   a thread spins S in `early`, takes a mutex and spins S in `heavy`
  *                          holding it; main, once the thread holds it, waits to take it (lock
- *                          contention of about S caused by the holder's `heavy`) */
+ *                          contention of about S caused by the holder's `heavy`)
+ *   waits_sampled omp S    (-fopenmp) two parallel regions of 2 threads: in the first thread 1
+ *                          spins S in `heavy` and thread 0 waits at the region's closing
+ *                          barrier, in the second thread 0 spins S in `heavy` and thread 1 waits
+ *                          (each an omp_barrier of about S caused by the other thread's `heavy`
+ *                          in the region; whichever thread enters a region first) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #ifdef MPI
 #include <mpi.h>
 #endif
@@ -40,7 +49,7 @@ NOINLINE static void spin(double seconds)
 /* (not tail calls: each keeps its frame) */
 NOINLINE void early(double s) { spin(s); sink += 1; }
 NOINLINE void heavy(double s) { spin(s); sink += 1; }
-NOINLINE void light(double s) { spin(s); sink += 1; }
+NOINLINE void common(double s) { spin(s); sink += 1; }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t held_m = PTHREAD_MUTEX_INITIALIZER;
@@ -65,7 +74,7 @@ static void *holder(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s mpi|lock SECONDS\n", argv[0]);
+        fprintf(stderr, "usage: %s mpi|lock|omp SECONDS\n", argv[0]);
         return 2;
     }
     seconds = atof(argv[2]);
@@ -81,17 +90,27 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         return 0;
     }
+#ifdef _OPENMP
+    if (strcmp(argv[1], "omp") == 0) {
+        for (int late = 1; late >= 0; late--) {
+#pragma omp parallel num_threads(2)
+            if (omp_get_thread_num() == late)
+                heavy(seconds);
+        }
+        return 0;
+    }
+#endif
 #ifdef MPI
     int rank, x = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     early(seconds);
     MPI_Barrier(MPI_COMM_WORLD);
+    common(seconds / 2);
     if (rank == 1) {
         heavy(seconds);
         MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
     } else if (rank == 0) {
-        light(seconds / 4);
         MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Finalize();

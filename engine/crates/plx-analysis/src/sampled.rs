@@ -36,31 +36,100 @@ pub struct ItemSamples {
     pub paths: Vec<SampledPath>,
 }
 
-/// The samples of thread `t` (of process `p`) to count, per node of its tree: those taken
-/// inside one of `spans` (global ns, both ends included) when the samples have times, else
-/// all its own; and whether they had times.
-pub(crate) fn own_samples(
-    p: &ProcessModel,
-    t: &ThreadModel,
-    spans: &[(i64, i64)],
-) -> (Vec<u64>, bool) {
-    if t.sample_times.is_empty() {
-        return (t.tree.self_samples(), false);
-    }
-    let mut own = vec![0u64; t.tree.nodes().len()];
-    let spans = union(spans);
-    for s in &t.sample_times {
-        let Some(node) = s.node.filter(|&n| (n as usize) < own.len()) else {
-            continue;
+/// A thread's samples below the measured calls an item accepts, ready to be counted in any
+/// stretch of time.
+pub(crate) struct Below {
+    /// The stamped samples, by time: (global ns, node); empty without stamps.
+    times: Vec<(i64, u32)>,
+    /// Without stamps: each node's own samples of the whole run.
+    untimed: Option<Vec<u64>>,
+    /// Per node of the tree: the frames below its anchor when `anchored` accepted the anchor
+    /// (innermost measured call: itself when an event entered it; `None` when none was open).
+    path: Vec<Option<Vec<u32>>>,
+}
+
+impl Below {
+    /// The samples of thread `t` of process `p` whose anchor `anchored` accepts.
+    pub(crate) fn new(
+        p: &ProcessModel,
+        t: &ThreadModel,
+        anchored: impl Fn(Option<u32>) -> bool,
+    ) -> Below {
+        let nodes = t.tree.nodes();
+        let mut anchor: Vec<Option<u32>> = vec![None; nodes.len()];
+        let mut path: Vec<Option<Vec<u32>>> = vec![None; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            anchor[i] = if n.calls > 0 {
+                Some(i as u32)
+            } else {
+                n.parent.and_then(|p| anchor[p as usize])
+            };
+            if !anchored(anchor[i]) {
+                continue;
+            }
+            // the frames from the anchor (excluded) down to the node
+            path[i] = Some(match n.parent {
+                _ if anchor[i] == Some(i as u32) => Vec::new(),
+                Some(up) if anchor[up as usize] == anchor[i] => {
+                    let mut f = path[up as usize].clone().unwrap_or_default();
+                    f.push(n.region);
+                    f
+                }
+                _ => vec![n.region],
+            });
+        }
+        let own = t.tree.self_samples();
+        let (times, untimed) = if t.sample_times.is_empty() {
+            // (a thread with no samples at all has none to stamp)
+            (Vec::new(), own.iter().any(|&n| n > 0).then_some(own))
+        } else {
+            let mut times: Vec<(i64, u32)> = t
+                .sample_times
+                .iter()
+                .filter_map(|s| {
+                    let node = s.node.filter(|&n| (n as usize) < nodes.len())?;
+                    Some((p.rank0_ns(s.ticks).round() as i64, node))
+                })
+                .collect();
+            times.sort_unstable();
+            (times, None)
         };
-        let ns = p.rank0_ns(s.ticks).round() as i64;
-        // the last span starting at or before ns
-        let k = spans.partition_point(|&(a, _)| a <= ns);
-        if k > 0 && ns <= spans[k - 1].1 {
-            own[node as usize] += 1;
+        Below {
+            times,
+            untimed,
+            path,
         }
     }
-    (own, true)
+
+    /// Whether the samples have times (else every stretch counts the whole run's).
+    pub(crate) fn timed(&self) -> bool {
+        self.untimed.is_none()
+    }
+
+    /// Adds to `paths` the samples taken inside one of `spans` (global ns, both ends
+    /// included; without stamps, all of them), by the frames below their anchor.
+    pub(crate) fn add(&self, spans: &[(i64, i64)], paths: &mut HashMap<Vec<u32>, u64>) {
+        let mut add = |node: usize, n: u64| {
+            if let Some(f) = self.path.get(node).and_then(Option::as_ref) {
+                *paths.entry(f.clone()).or_default() += n;
+            }
+        };
+        if let Some(own) = &self.untimed {
+            for (node, &n) in own.iter().enumerate().filter(|x| *x.1 > 0) {
+                add(node, n);
+            }
+            return;
+        }
+        for (a, b) in union(spans) {
+            let from = self.times.partition_point(|&(ns, _)| ns < a);
+            for &(ns, node) in &self.times[from..] {
+                if ns > b {
+                    break;
+                }
+                add(node as usize, 1);
+            }
+        }
+    }
 }
 
 /// `spans` sorted and merged where they overlap.
@@ -75,42 +144,6 @@ fn union(spans: &[(i64, i64)]) -> Vec<(i64, i64)> {
         }
     }
     out
-}
-
-/// Adds to `paths` the samples `own` (per node of `tree`) whose anchor (innermost measured
-/// call: a node of `tree`, `None` when none was open) `anchored` accepts, by the frames below
-/// the anchor.
-pub(crate) fn below(
-    tree: &CallTree,
-    own: &[u64],
-    anchored: impl Fn(Option<u32>) -> bool,
-    paths: &mut HashMap<Vec<u32>, u64>,
-) {
-    let nodes = tree.nodes();
-    // per node: its innermost measured callpath (itself when an event entered it)
-    let mut anchor: Vec<Option<u32>> = vec![None; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        anchor[i] = if n.calls > 0 {
-            Some(i as u32)
-        } else {
-            n.parent.and_then(|p| anchor[p as usize])
-        };
-    }
-    for (i, &samples) in own.iter().enumerate() {
-        if samples == 0 || !anchored(anchor[i]) {
-            continue;
-        }
-        let a = anchor[i];
-        let mut frames = Vec::new();
-        let mut cur = Some(i as u32);
-        while cur.is_some() && cur != a {
-            let c = cur.expect("checked") as usize;
-            frames.push(nodes[c].region);
-            cur = nodes[c].parent;
-        }
-        frames.reverse();
-        *paths.entry(frames).or_default() += samples;
-    }
 }
 
 /// The nodes of `tree` whose measured call path is the region names `want` (outermost first).
@@ -140,27 +173,45 @@ pub(crate) fn ranked(
     top: usize,
 ) -> Option<ItemSamples> {
     let samples: u64 = paths.values().sum();
+    let estimated = paths
+        .into_iter()
+        .map(|(frames, n)| (frames, (n, time_ns * n as f64 / samples.max(1) as f64)))
+        .collect();
+    ranked_by(estimated, timed, top)
+}
+
+/// The samples of `paths` (frames → samples and estimated ns) as an item's: the `top`
+/// largest by estimate (then samples, then frames); `None` without samples.
+pub(crate) fn ranked_by(
+    paths: HashMap<Vec<u32>, (u64, f64)>,
+    timed: bool,
+    top: usize,
+) -> Option<ItemSamples> {
+    let samples: u64 = paths.values().map(|p| p.0).sum();
     if samples == 0 {
         return None;
     }
-    let mut paths: Vec<SampledPath> = paths
+    let mut paths: Vec<(f64, SampledPath)> = paths
         .into_iter()
-        .map(|(frames, n)| SampledPath {
-            estimated_ns: (time_ns * n as f64 / samples as f64).round() as i64,
-            frames,
-            samples: n,
+        .map(|(frames, (n, ns))| {
+            let path = SampledPath {
+                estimated_ns: ns.round() as i64,
+                frames,
+                samples: n,
+            };
+            (ns, path)
         })
         .collect();
-    paths.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| a.frames.cmp(&b.frames))
+    paths.sort_by(|(a, x), (b, y)| {
+        b.total_cmp(a)
+            .then_with(|| y.samples.cmp(&x.samples))
+            .then_with(|| x.frames.cmp(&y.frames))
     });
     paths.truncate(top);
     Some(ItemSamples {
         samples,
         timed,
-        paths,
+        paths: paths.into_iter().map(|p| p.1).collect(),
     })
 }
 

@@ -66,7 +66,13 @@ pub struct CriticalPathArgs {
     pub path: bool,
     /// Under each function, the N call paths sampled most while it ran (a run with
     /// `plx run --trace --sample`; procedure level) [default N: 3].
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "3")]
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "3"
+    )]
     pub samples: Option<usize>,
     /// --format and -o.
     #[command(flatten)]

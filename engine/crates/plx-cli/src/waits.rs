@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use plx_analysis::sampled::ItemSamples;
-use plx_analysis::waits::{CauseEntry, CauseRow};
+use plx_analysis::waits::{CauseEntry, CauseRow, WaitRow};
 use plx_analysis::{phase_window, MergeOptions, Pattern, WaitAnalysis, Window};
 use serde_json::{json, Value};
 
@@ -35,6 +35,7 @@ pub struct WaitsArgs {
         long,
         value_name = "N",
         num_args = 0..=1,
+        require_equals = true,
         default_missing_value = "3",
         conflicts_with = "parallel"
     )]
@@ -171,6 +172,28 @@ impl Report<'_> {
         let top = self.args.samples?;
         self.a.cause_samples(self.model, c, top)
     }
+
+    /// With --samples, what the samples say ran during the waits of `rows`.
+    fn sampled_waits(&self, rows: &[&WaitRow]) -> Option<ItemSamples> {
+        let top = self.args.samples?;
+        self.a.wait_samples(self.model, rows, top)
+    }
+
+    /// `~0.123456 sampled     12 of 40 samples: frames` lines, indented by `indent`.
+    fn sampled_lines(&self, s: &ItemSamples, out: &mut impl Write) -> io::Result<()> {
+        for sp in &s.paths {
+            writeln!(
+                out,
+                "  {:>12} {:<11} {} of {} samples: {}",
+                format!("~{}", s6(sp.estimated_ns as f64)),
+                "sampled",
+                sp.samples,
+                s.samples,
+                crate::sampled::frames_text(self.model, sp)
+            )?;
+        }
+        Ok(())
+    }
 }
 
 fn secs(ns: f64) -> f64 {
@@ -269,13 +292,17 @@ fn json_out(rep: &Report, out: &mut impl Write) -> io::Result<()> {
         .rows
         .iter()
         .map(|r| {
-            json!({
+            let mut v = json!({
                 "pattern": r.pattern.name(),
                 "location": loc(a, r.location),
                 "callpath": a.callpath_name(r.callpath),
                 "wait_s": secs(r.wait_ns as f64),
                 "count": r.count,
-            })
+            });
+            if let Some(s) = rep.sampled_waits(&[r]) {
+                v["samples"] = crate::sampled::json(rep.model, &s);
+            }
+            v
         })
         .collect();
     let totals: serde_json::Map<String, Value> = Pattern::ALL
@@ -351,19 +378,24 @@ fn text(rep: &Report, out: &mut impl Write) -> io::Result<()> {
         }
         writeln!(out)?;
         writeln!(out, "{}: {} s", p.name(), s6(a.total_ns(p) as f64))?;
-        let mut by_cp: BTreeMap<String, (i64, u64)> = BTreeMap::new();
+        let mut by_cp: BTreeMap<String, (i64, u64, Vec<&WaitRow>)> = BTreeMap::new();
         let mut by_loc: BTreeMap<u32, i64> = BTreeMap::new();
         for r in &rows {
             let e = by_cp.entry(a.callpath_name(r.callpath)).or_default();
             e.0 += r.wait_ns;
             e.1 += r.count;
+            e.2.push(r);
             *by_loc.entry(r.location).or_default() += r.wait_ns;
         }
         writeln!(out, "  {:>12} {:>8}  call path", "wait_s", "waits")?;
         let mut cps: Vec<_> = by_cp.into_iter().collect();
         cps.sort_by(|x, y| y.1 .0.cmp(&x.1 .0).then(x.0.cmp(&y.0)));
-        for (name, (ns, n)) in cps {
+        for (name, (ns, n, these)) in cps {
             writeln!(out, "  {:>12} {:>8}  {name}", s6(ns as f64), n)?;
+            // --samples: what ran during these waits, below the call path that waited
+            if let Some(s) = rep.sampled_waits(&these) {
+                rep.sampled_lines(&s, out)?;
+            }
         }
         writeln!(out, "  {:>12}           location", "wait_s")?;
         for (l, ns) in by_loc {
@@ -401,17 +433,7 @@ fn text(rep: &Report, out: &mut impl Write) -> io::Result<()> {
                     a.callpath_name(c.cause_callpath)
                 )?;
                 if let Some(s) = rep.sampled(&CauseEntry::from(*c)) {
-                    for sp in &s.paths {
-                        writeln!(
-                            out,
-                            "  {:>12} {:<11} {} of {} samples: {}",
-                            format!("~{}", s6(sp.estimated_ns as f64)),
-                            "sampled",
-                            sp.samples,
-                            s.samples,
-                            crate::sampled::frames_text(rep.model, sp)
-                        )?;
-                    }
+                    rep.sampled_lines(&s, out)?;
                 }
             }
             if n_small > 0 {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::profile::{location_name, Item, ItemKind, Level, Segment};
 use super::Graph;
 use crate::model::Model;
-use crate::sampled::{below, own_samples, ranked};
+use crate::sampled::{ranked, Below};
 pub use crate::sampled::{ItemSamples, SampledPath};
 
 /// The procedure level's name of time in no function.
@@ -54,13 +54,13 @@ pub fn item_samples(
         let Some(t) = p.threads.iter().find(|t| t.thread == l.thread) else {
             continue;
         };
-        let (own, stamped) = own_samples(p, t, &spans[li]);
-        timed &= stamped;
         let nodes = t.tree.nodes();
         // the function as the innermost measured call (`None`: no measured call open)
         let anchored =
             |a: Option<u32>| a.map(|a| model.regions.name(nodes[a as usize].region)) == function;
-        below(&t.tree, &own, anchored, &mut paths);
+        let b = Below::new(p, t, anchored);
+        timed &= b.timed();
+        b.add(&spans[li], &mut paths);
     }
     ranked(paths, item.time_ns as f64, timed, top)
 }

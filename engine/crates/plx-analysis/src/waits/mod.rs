@@ -57,7 +57,7 @@ use crate::selection::Window;
 use crate::AnalysisError;
 
 pub use delay::{Account, CauseKind};
-pub use replay::{FoundWait, Replay, Setup, Spans};
+pub use replay::{CauseSpan, FoundWait, Replay, Setup, Spans};
 
 /// A kind of wait state, in the order of the metric tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -338,8 +338,8 @@ pub struct WaitAnalysis {
     pub warnings: Vec<Warning>,
     /// Each wait, in the order found ([`WaitAnalysis::compute_each`]; empty otherwise).
     pub found: Vec<FoundWait>,
-    /// The intervals of the direct causes' excess ([`WaitAnalysis::compute_spans`]; empty
-    /// otherwise).
+    /// The intervals of the waits and of the direct causes' excess
+    /// ([`WaitAnalysis::compute_spans`]; empty otherwise).
     pub spans: Spans,
 }
 
@@ -368,9 +368,9 @@ impl WaitAnalysis {
         Self::replay(model, exp, window, app, causes, opts, Keep::Rows)
     }
 
-    /// [`WaitAnalysis::compute`] with causes, keeping the intervals of the late locations
-    /// whose excess the direct causes are ([`WaitAnalysis::spans`]), to say what ran there
-    /// ([`WaitAnalysis::cause_samples`]).
+    /// [`WaitAnalysis::compute`] with causes, keeping the intervals of the waits and of the
+    /// late locations whose excess the direct causes are ([`WaitAnalysis::spans`]), to say what
+    /// ran there ([`WaitAnalysis::wait_samples`], [`WaitAnalysis::cause_samples`]).
     pub fn compute_spans(
         model: &Model,
         exp: &Experiment,
@@ -418,7 +418,7 @@ impl WaitAnalysis {
         match keep {
             Keep::Rows => {}
             Keep::Each => replay.found = Some(Vec::new()),
-            Keep::Spans => replay.spans = Some(Spans::new()),
+            Keep::Spans => replay.spans = Some(Spans::default()),
         }
         let mut events = 0u64;
         let (merge, regions) = merge.feed(Some(window.end_ns), |feed| {

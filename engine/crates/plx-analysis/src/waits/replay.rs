@@ -419,9 +419,8 @@ pub struct Replay {
     pub causes: BTreeMap<(Pattern, u32, u32, u32, CauseKind), f64>,
     /// Each wait counted, in the order found, when kept (`Some`; `None`: not kept).
     pub found: Option<Vec<FoundWait>>,
-    /// When kept (with causes): (pattern, waiting location, cause location, cause call path)
-    /// → the intervals of the cause location whose excess the direct causes are, (after, up
-    /// to) in ns: where to look for what ran (the samples taken there).
+    /// When kept (with causes): the intervals of the waits and of their direct causes, where
+    /// to look for what ran (the samples taken there).
     pub spans: Option<Spans>,
     /// In a parallel analysis with causes: this block's locations and its items for and from
     /// the other blocks (`None`: every location is this replay's).
@@ -540,13 +539,37 @@ pub enum Item {
     Coll(Vec<(u32, u32, Account)>),
 }
 
-/// The intervals of the direct causes ([`Replay::spans`]).
-pub type Spans = BTreeMap<(Pattern, u32, u32, u32), Vec<(i64, i64)>>;
-
-/// The interval an account covers, as [`Replay::spans`] keeps it.
-fn span(a: &Account) -> Option<(i64, i64)> {
-    Some((a.from, a.at))
+/// The intervals of the waits and of their direct causes ([`Replay::spans`]), ns.
+#[derive(Debug, Clone, Default)]
+pub struct Spans {
+    /// (pattern, location, call path) → each wait's (start, end).
+    pub waits: BTreeMap<(Pattern, u32, u32), Vec<(i64, i64)>>,
+    /// (pattern, waiting location, cause location, cause call path) → per wait, the intervals
+    /// whose excess its direct cause is, and the delay.
+    pub causes: BTreeMap<(Pattern, u32, u32, u32), Vec<CauseSpan>>,
 }
+
+/// Where a wait's direct cause came from: the intervals the delay analysis compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CauseSpan {
+    /// The late location's interval, ns: (after, up to).
+    pub late: (i64, i64),
+    /// The waiting location's own interval since the same synchronisation, whose time in the
+    /// same call path the late location's is compared with (`None`: nothing to compare, as a
+    /// lock holder's hold or a joined thread's life).
+    pub own: Option<(i64, i64)>,
+    /// The delay of this wait that the cause is, ns.
+    pub delay_ns: f64,
+}
+
+/// The interval an account covers.
+fn span(a: &Account) -> (i64, i64) {
+    (a.from, a.at)
+}
+
+/// The intervals of a wait's direct causes ([`CauseSpan`] without the delay): the late
+/// location's, and the waiting one's.
+type Intervals = Option<((i64, i64), Option<(i64, i64)>)>;
 
 /// One wait, as [`Replay::found`] keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -1598,18 +1621,31 @@ impl Replay {
             (Vec::new(), None)
         } else if let (true, Some(late)) = (barrier, &rel.arrival) {
             // the last arrival's excess since both last left a barrier (or joined the team)
+            // (its own account up to its arrival: the wait just accounted in its call path,
+            // which a barrier of threads shares with their work, is no busy time)
             let l = &self.locs[li];
-            let own = l.acc.since(l.team.as_ref());
-            (divide(d, cl, ccp, late, &own), span(late))
+            let mut own = l.acc.since(l.team.as_ref());
+            *own.waited.entry(cp).or_insert(0) += wait;
+            own.at = arrival;
+            let spans = Some((span(late), Some(span(&own))));
+            (divide(d, cl, ccp, late, &own), spans)
         } else if let (true, Some(held)) = (is_lock(kind), held) {
             // the holder's time by call path while it held the lock
-            (divide(d, cl, ccp, held, &Account::default()), span(held))
+            (
+                divide(d, cl, ccp, held, &Account::default()),
+                Some((span(held), None)),
+            )
         } else if kind == SyncKind::Thread {
             // the joined thread ran longer than the joiner waited: its time by call path
             let c = &self.locs[cl as usize].acc;
-            (divide(d, cl, ccp, c, &Account::default()), span(c))
+            (
+                divide(d, cl, ccp, c, &Account::default()),
+                Some((span(c), None)),
+            )
         } else {
-            (vec![(cl, ccp, CauseKind::Direct, d as f64)], None)
+            // the signaller, poster or owner where it let the waiter go: its work meanwhile
+            let shares = vec![(cl, ccp, CauseKind::Direct, d as f64)];
+            (shares, Some(((arrival, t), None)))
         };
         self.record(pattern, loc, cp, (arrival, t), d, Some((cl, ccp)), division);
     }
@@ -1633,7 +1669,8 @@ impl Replay {
             return; // another block's wait: that block finds it
         }
         let division = if self.setup.causes {
-            (divide(d, late.0, late.1, late_acc, own_acc), span(late_acc))
+            let spans = Some((span(late_acc), Some(span(own_acc))));
+            (divide(d, late.0, late.1, late_acc, own_acc), spans)
         } else {
             (Vec::new(), None)
         };
@@ -1682,6 +1719,10 @@ impl Replay {
         let e = self.waits.entry((pattern, loc, cp)).or_insert((0, 0));
         e.0 += d;
         e.1 += 1;
+        if let Some(spans) = &mut self.spans {
+            let w = spans.waits.entry((pattern, loc, cp)).or_default();
+            w.push((start, start + d));
+        }
         if let Some(found) = &mut self.found {
             found.push(FoundWait {
                 pattern,
@@ -1707,7 +1748,7 @@ impl Replay {
         (start, end): (i64, i64),
         d: i64,
         late: Option<(u32, u32)>,
-        (shares, span): (Vec<Share>, Option<(i64, i64)>),
+        (shares, intervals): (Vec<Share>, Intervals),
     ) {
         let li = loc as usize;
         if self.setup.causes {
@@ -1731,10 +1772,15 @@ impl Replay {
             return;
         }
         self.count(pattern, loc, cp, (start, d), late, &shares);
-        if let (Some(spans), Some(span)) = (&mut self.spans, span) {
-            for &(cl, ccp, kind, _) in &shares {
+        if let (Some(spans), Some((late, own))) = (&mut self.spans, intervals) {
+            for &(cl, ccp, kind, delay_ns) in &shares {
                 if kind == CauseKind::Direct {
-                    spans.entry((pattern, loc, cl, ccp)).or_default().push(span);
+                    let at = spans.causes.entry((pattern, loc, cl, ccp)).or_default();
+                    at.push(CauseSpan {
+                        late,
+                        own,
+                        delay_ns,
+                    });
                 }
             }
         }
