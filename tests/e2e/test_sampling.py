@@ -697,3 +697,33 @@ def test_samples_in_inlined_code_stay_under_the_function_they_are_in(tmp_path, c
     inlined = [p for t, p, _ in rows if t == "main" and "now" in p]
     assert inlined and all(p[p.index("now") - 1] == "work" for p in inlined), inlined
 
+
+
+def test_an_exported_window_has_the_samples_stamped_inside_it(tmp_path):
+    """plx export --window: the Chrome, OTF2 and Parquet exports carry the call-stack samples
+    stamped inside the window, each at its time (were: every sample of the run, 621 for 234)."""
+    prog = compile_plain(tmp_path / "spin", "gcc")
+    out = tmp_path / "exp"
+    run(out, prog, opts=("--trace", "--sample"))
+    whole = json.loads((plx("export", out, "--format", "chrome", "-o", "-").stdout))
+    ts = [s["ts"] for s in whole["samples"]]
+    assert len(ts) > 400, len(ts)
+    # the middle half of the samples' span after the trace's first event (the export's own
+    # origin, as the window's; samples before it are at negative times)
+    lo, hi = max(0, min(ts)), max(ts)
+    a, b = lo + (hi - lo) / 4, lo + 3 * (hi - lo) / 4
+    inside = [t for t in ts if a * 1e-6 <= t * 1e-6 < b * 1e-6]
+    assert 0 < len(inside) < len(ts)
+    window = "%.6f:%.6f" % (a * 1e-6, b * 1e-6)
+    cp = plx("export", out, "--format", "chrome", "--window", window, "-o", tmp_path / "w.json")
+    part = json.loads((tmp_path / "w.json").read_text())
+    got = sorted(s["ts"] for s in part["samples"])
+    # (the window's ends rounded to the microsecond: a sample on an edge may fall either way)
+    assert abs(len(got) - len(inside)) <= 2, (len(got), len(inside))
+    assert got and a - 1 <= got[0] and got[-1] < b + 1, (got[:1], got[-1:], a, b)
+    assert "and %d call-stack samples" % len(got) in cp.stderr, cp.stderr
+    for fmt in ("otf2", "parquet"):
+        cp = plx("export", out, "--format", fmt, "--window", window, "-o", tmp_path / fmt)
+        assert "and %d call-stack samples" % len(got) in cp.stderr, (fmt, cp.stderr)
+    import pyarrow.parquet as pq
+    assert pq.read_table(tmp_path / "parquet" / "sample_times.parquet").num_rows == len(got)

@@ -322,7 +322,7 @@ impl<'a> Writer<'a> {
         self.lanes.push(Lanes::default());
         self.measured.push(false);
         self.rank.push(l.rank);
-        self.samples.push(crate::samples::of(self.model, l));
+        self.samples.push(p.samples(self.model));
         let name = if l.name.is_empty() {
             label.clone()
         } else {

@@ -186,6 +186,8 @@ pub(crate) struct Place<'a> {
     pub first_of_process: bool,
     /// The locations of its process in the merge.
     pub threads: usize,
+    /// The export's window ([`ExportInput::window`]).
+    pub window: Window,
 }
 
 impl Place<'_> {
@@ -203,6 +205,11 @@ impl Place<'_> {
     pub fn words(&self) -> u64 {
         thread_words(self.process, self.location.thread)
     }
+
+    /// Its call-stack samples in the export's window (`None`: its thread has none).
+    pub fn samples<'m>(&self, model: &'m Model) -> Option<crate::samples::LocationSamples<'m>> {
+        crate::samples::of(model, self.location, self.window)
+    }
 }
 
 /// The trace words thread `thread` of `p` recorded (0 if `p` has no trace).
@@ -213,8 +220,8 @@ fn thread_words(p: &ProcessModel, thread: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The places of `locations` (a merge's, of `model`), in their order.
-fn places<'a>(model: &'a Model, locations: &'a [TraceLocation]) -> Vec<Place<'a>> {
+/// The places of `locations` (a merge's, of `model`) in an export of `window`, in their order.
+fn places<'a>(model: &'a Model, locations: &'a [TraceLocation], window: Window) -> Vec<Place<'a>> {
     let mut threads = vec![0usize; model.processes.len()];
     for l in locations {
         threads[l.process] += 1;
@@ -228,6 +235,7 @@ fn places<'a>(model: &'a Model, locations: &'a [TraceLocation]) -> Vec<Place<'a>
             process: &model.processes[l.process],
             first_of_process: !std::mem::replace(&mut seen[l.process], true),
             threads: threads[l.process],
+            window,
         })
         .collect()
 }
@@ -379,7 +387,7 @@ pub(crate) fn drive<S: Sink>(
     };
     sink.begin(&merge).map_err(error)?;
     let model = merge.model();
-    for place in places(model, merge.locations()) {
+    for place in places(model, merge.locations(), window) {
         sink.location(&place).map_err(error)?;
     }
     sink.after_locations(&merge).map_err(error)?;
@@ -773,7 +781,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
     let model = &input.model;
     let streams = std::mem::take(&mut alone.streams);
     let items: Vec<(u32, LocationStream)> = (0..streams.len() as u32).zip(streams).collect();
-    let at = places(model, &alone.locations);
+    let at = places(model, &alone.locations, input.window);
     let decoded = pool(workers, items, |(li, stream)| {
         let place = &at[li as usize];
         let mut sink = make(&alone, li, place.words());

@@ -6,7 +6,7 @@
 //! at the location's last event. The counts and callpaths are the model's (`plx report
 //! --callpath`).
 
-use plx_analysis::{CallTree, Model, TraceLocation};
+use plx_analysis::{CallTree, Model, TraceLocation, Window};
 
 /// One callpath of a location's tree with samples in it.
 pub(crate) struct SampledNode {
@@ -38,6 +38,8 @@ pub(crate) struct LocationSamples<'m> {
     pub times: Vec<(i64, u32)>,
     /// Per tree node: its own samples that have a stamp in `times`.
     timed: Vec<u64>,
+    /// Only the samples stamped inside a window ([`of`]): none is untimed.
+    windowed: bool,
 }
 
 impl LocationSamples<'_> {
@@ -48,8 +50,16 @@ impl LocationSamples<'_> {
 
     /// The own samples of `n` without a time (placed at the location's last event).
     pub fn untimed(&self, n: &SampledNode) -> u64 {
+        if self.windowed {
+            return 0;
+        }
         n.self_samples
             .saturating_sub(self.timed.get(n.node as usize).copied().unwrap_or(0))
+    }
+
+    /// Are they a window's (only the samples stamped inside it)?
+    pub fn windowed(&self) -> bool {
+        self.windowed
     }
 
     /// The regions of node `n`'s path from the root.
@@ -58,9 +68,24 @@ impl LocationSamples<'_> {
     }
 }
 
-/// The samples of location `l`, `None` when its thread has none.
-pub(crate) fn of<'m>(model: &'m Model, l: &TraceLocation) -> Option<LocationSamples<'m>> {
-    of_thread(model, l.process, l.thread)
+/// The samples of location `l` in `window`, `None` when its thread has none: with a window
+/// (not [`Window::ALL`]) its stamped samples inside it, none without a stamp (no time to place
+/// them in it).
+pub(crate) fn of<'m>(
+    model: &'m Model,
+    l: &TraceLocation,
+    window: Window,
+) -> Option<LocationSamples<'m>> {
+    let mut s = of_thread(model, l.process, l.thread)?;
+    if window != Window::ALL {
+        s.times.retain(|&(ns, _)| window.contains(ns));
+        s.timed.iter_mut().for_each(|n| *n = 0);
+        for &(_, node) in &s.times {
+            s.timed[node as usize] += 1;
+        }
+        s.windowed = true;
+    }
+    Some(s)
 }
 
 /// The samples of thread `thread` of process `process` (model indices).
@@ -111,6 +136,7 @@ fn of_thread(model: &Model, process: usize, thread: u32) -> Option<LocationSampl
         nodes,
         times,
         timed,
+        windowed: false,
     })
 }
 

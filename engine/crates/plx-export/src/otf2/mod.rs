@@ -197,7 +197,7 @@ impl Sink for Otf2Sink<'_> {
         let ev = self.events.as_mut().expect("begin() opened the archive");
         ev.location(place.location)?;
         self.located.add(place);
-        let samples = crate::samples::of(&self.input.model, place.location);
+        let samples = place.samples(&self.input.model);
         self.sample_refs.push(samples.as_ref().map(|s| ev.sample_refs(s)));
         self.samples.push(samples);
         Ok(())

@@ -243,7 +243,7 @@ impl RowWriter for ParquetSink<'_> {
     fn location(&mut self, place: &Place) -> Step {
         let (i, l, p) = (place.index, place.location, place.process);
         self.locs.push(location_id(l));
-        self.samples.push(crate::samples::of(self.model, l));
+        self.samples.push(place.samples(self.model));
         let t = self.locations.as_mut().expect("begin() made the tables");
         let c = t.cols(l.rank.map(|r| r as i32));
         c[0].val(i as i32);
@@ -467,7 +467,10 @@ fn write_samples(
             c[14].val(s.seconds(n.samples));
             c[15].val(s.seconds(n.self_samples));
             t.row(rank)?;
-            samples += n.self_samples;
+            // (with a window, the samples counted are those stamped inside it, below)
+            if !s.windowed() {
+                samples += n.self_samples;
+            }
         }
         for &(ns, node) in &s.times {
             if !in_tree.contains(&node) {
@@ -482,6 +485,9 @@ fn write_samples(
             c[5].val(node as i32);
             c[6].val(ByteArray::from(path(node).as_str()));
             times.row(rank)?;
+            if s.windowed() {
+                samples += 1;
+            }
         }
     }
     let mut files = t.finish()?;
