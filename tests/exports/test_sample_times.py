@@ -109,6 +109,13 @@ def test_otf2_samples_at_their_times(phases, tmp_path):
             timed.append((int(m[2]), path(m[3])))
     assert timed, events[:2000]
     check_times(timed, spans, own)
+    # every record inside the clock's span: from its global offset, for its length (samples
+    # stamped before the first traced event were before the offset)
+    clock = re.search(r"Global Offset: (\d+), Length: (\d+)", printed)
+    offset, length = int(clock[1]), int(clock[2])
+    stamps = [int(m[1]) for m in re.finditer(r"^[A-Z_]+\s+\d+\s+(\d+)\s", events, re.M)]
+    assert stamps and offset <= min(stamps) and max(stamps) <= offset + length, (
+        offset, length, min(stamps), max(stamps))
 
 
 def test_chrome_samples_at_their_times(phases, tmp_path):

@@ -300,7 +300,7 @@ impl DefWriter<'_> {
     }
 
     /// The clock (its offset the merge's origin, the first event, as the other exports'
-    /// times), then every string.
+    /// times, or the first call-stack sample stamped before it), then every string.
     fn clock_and_strings(&self, merge: &GlobalMerge, w: &Written, d: &Defs) -> Result<(), ExportError> {
         let (first, last) = w.span;
         let realtime = merge

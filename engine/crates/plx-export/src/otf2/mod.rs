@@ -294,7 +294,12 @@ impl Sink for Otf2Sink<'_> {
         }
         self.close_events(nloc)?;
         let ev = self.events.as_ref().expect("begin() opened the archive");
-        let origin = merge.origin_ns();
+        // the clock's start: the first event, or a call-stack sample stamped before it (a
+        // thread sampled before its first traced event), no record before it
+        let sampled = self.samples.iter().flatten();
+        let origin = sampled
+            .filter_map(|s| s.times.first().map(|t| t.0))
+            .fold(merge.origin_ns(), i64::min);
         let written = defs::Written {
             refs: &ev.refs,
             ctr: &ev.ctr,
