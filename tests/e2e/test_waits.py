@@ -849,6 +849,17 @@ def test_late_senders_sampled_work_is_what_ran_during_the_cause(tmp_path, impl):
         paths = recv[0]["samples"]["paths"]
         assert all("heavy" not in p["frames"] and "common" not in p["frames"] for p in paths)
         assert abs(sum(p["estimated_s"] for p in paths) - recv[0]["wait_s"]) < 1e-5 * len(paths)
+    # --samples=1: the largest path, and what the others hold in one line
+    one = json.loads(plx("waits", exp, "--samples=1", "--format", "json").stdout)
+    s1 = [x for x in one["causes"] if x["pattern"] == "late_sender" and "samples" in x][0]
+    s1 = s1["samples"]
+    more = s1["more"]
+    assert len(s1["paths"]) == 1 and more["paths"] >= 1, s1
+    assert s1["paths"][0]["samples"] + more["samples"] == s1["total"], s1
+    assert abs(s1["paths"][0]["estimated_s"] + more["estimated_s"] - c["delay_s"]) < 1e-5, s1
+    text = plx("waits", exp, "--samples=1").stdout
+    assert re.search(r"^\s+~[0-9.]+ sampled\s+%d more paths?: %d of %d samples" % (
+        more["paths"], more["samples"], s1["total"]), text, re.M), text
     lines = plx("waits", exp, "--samples", "--format", "csv").stdout.splitlines()
     sampled = [l for l in lines if l.startswith("late_sender,") and l.endswith(",sampled")]
     assert 1 <= len(sampled) <= 3, lines

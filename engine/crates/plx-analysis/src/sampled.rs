@@ -32,8 +32,10 @@ pub struct ItemSamples {
     pub samples: u64,
     /// Whether every thread's samples had times (only the item's stretches count).
     pub timed: bool,
-    /// The largest paths by samples (then frames), at most the number asked for.
+    /// The largest paths by estimate (then samples, then frames), at most the number asked for.
     pub paths: Vec<SampledPath>,
+    /// The paths left out of `paths`: how many, and their samples and estimate (ns).
+    pub rest: (usize, u64, i64),
 }
 
 /// A thread's samples below the measured calls an item accepts, ready to be counted in any
@@ -207,11 +209,17 @@ pub(crate) fn ranked_by(
             .then_with(|| y.samples.cmp(&x.samples))
             .then_with(|| x.frames.cmp(&y.frames))
     });
-    paths.truncate(top);
+    let left = paths.split_off(top.min(paths.len()));
+    let rest = (
+        left.len(),
+        left.iter().map(|p| p.1.samples).sum(),
+        left.iter().map(|p| p.0).sum::<f64>().round() as i64,
+    );
     Some(ItemSamples {
         samples,
         timed,
         paths: paths.into_iter().map(|p| p.1).collect(),
+        rest,
     })
 }
 

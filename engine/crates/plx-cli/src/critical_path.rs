@@ -371,6 +371,16 @@ fn text(rep: &Report, out: &mut dyn Write) -> io::Result<()> {
                     crate::sampled::frames_text(rep.model, sp)
                 )?;
             }
+            if let Some(rest) = crate::sampled::rest_text(s) {
+                writeln!(
+                    out,
+                    "{}  {}  {:>12}  {:>7.2}  {rest}",
+                    Left("", lw),
+                    Left("", nw),
+                    format!("~{:.6}", secs(s.rest.2)),
+                    percent(rep, s.rest.2),
+                )?;
+            }
         }
     }
     if rep.args.path {

@@ -35,7 +35,20 @@ pub fn frames_text(model: &Model, p: &SampledPath) -> String {
     names.join(" => ")
 }
 
-/// `{total, timed, paths: [{frames, samples, estimated_s}]}`.
+/// The line that follows the paths shown when some are left out: `K more paths: S of M
+/// samples (--samples=N for more)`; `None` when every path is shown.
+pub fn rest_text(s: &ItemSamples) -> Option<String> {
+    let (paths, samples, _) = s.rest;
+    (paths > 0).then(|| {
+        format!(
+            "{paths} more path{}: {samples} of {} samples (--samples=N shows N)",
+            if paths == 1 { "" } else { "s" },
+            s.samples
+        )
+    })
+}
+
+/// `{total, timed, paths: [{frames, samples, estimated_s}], more: {paths, samples, estimated_s}}`.
 pub fn json(model: &Model, s: &ItemSamples) -> Value {
     let paths: Vec<Value> = s
         .paths
@@ -48,5 +61,11 @@ pub fn json(model: &Model, s: &ItemSamples) -> Value {
             })
         })
         .collect();
-    json!({ "total": s.samples, "timed": s.timed, "paths": paths })
+    let (more, samples, ns) = s.rest;
+    json!({
+        "total": s.samples,
+        "timed": s.timed,
+        "paths": paths,
+        "more": { "paths": more, "samples": samples, "estimated_s": ns as f64 / 1e9 },
+    })
 }

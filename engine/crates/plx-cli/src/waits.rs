@@ -192,6 +192,10 @@ impl Report<'_> {
                 crate::sampled::frames_text(self.model, sp)
             )?;
         }
+        if let Some(rest) = crate::sampled::rest_text(s) {
+            let est = format!("~{}", s6(s.rest.2 as f64));
+            writeln!(out, "  {est:>12} {:<11} {rest}", "sampled")?;
+        }
         Ok(())
     }
 }
