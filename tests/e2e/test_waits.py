@@ -899,5 +899,9 @@ def test_waits_samples_refused_without_samples_or_in_parallel(tmp_path):
     # (the optional N takes `=`: the directory after --samples is the directory)
     cp = plx("waits", "--samples", exp, check=False)
     assert cp.returncode == 2 and "the run has no call-stack samples" in cp.stderr, cp.stderr
+    prof = tmp_path / "profile"
+    run(prof, exe, "lock", "0.01", opts=("--sample",))
+    cp = plx("waits", prof, "--samples", check=False)
+    assert cp.returncode == 2 and "rerun with `plx run --trace --sample`" in cp.stderr, cp.stderr
     cp = plx("waits", exp, "--samples", "--parallel", check=False)
     assert cp.returncode == 2 and "cannot be used with" in cp.stderr, cp.stderr

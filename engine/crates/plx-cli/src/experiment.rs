@@ -6,7 +6,7 @@ use std::path::Path;
 use plx_analysis::{AnalysisError, BuildOptions, Model};
 use plx_format::{Experiment, Warning};
 
-use crate::CliError;
+use crate::{CliError, Exit};
 
 /// The model of experiment `dir` built with `opts`, reduced to application `app` when given.
 pub fn open_app(dir: &Path, app: Option<&str>, opts: BuildOptions) -> Result<Model, CliError> {
@@ -74,6 +74,16 @@ pub fn open_traced(dir: &Path, profiles: bool) -> Result<(Experiment, Model), Cl
         },
     );
     if !model.processes.iter().any(|p| p.has_trace()) {
+        // (for what ran, by call-stack samples: the rerun needs both)
+        if profiles {
+            return Err(CliError::new(
+                Exit::Input,
+                format!(
+                    "{}: no trace: --samples needs an event trace and call-stack samples; rerun with `plx run --trace --sample`",
+                    dir.display()
+                ),
+            ));
+        }
         return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
     }
     print_warnings(model.report_warnings());
