@@ -7,6 +7,7 @@
 //! The events are the Parquet export's rows (docs/exports/parquet.md), one per event of the
 //! merged stream in its order, then an exit per call still open at the end.
 
+use plx_analysis::merge::{ClockReport, Links, NeedsMerge};
 use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
@@ -319,13 +320,13 @@ pub struct Wanted {
 
 /// Reads `input`'s merged trace into columns: those `wanted` (the others stay empty).
 ///
-/// The events alone (no intervals) of one process without messages are read without the
-/// merge: each thread decoded into its own columns on the machine's cores, then put in the
-/// merge's order by a k-way merge of their (time, ticks, thread) and gathered column by column
-/// in parallel — the same table. Otherwise (several processes, messages, a region without a
-/// definition, damage: [`drive_alone`]) through the merge: the events into the same per-location
-/// parts, with the location of each row in the stream's order ([`ByLocation`]), then gathered
-/// alike; the intervals into their columns as the calls end ([`CallSink`]).
+/// The events alone (no intervals) are read without the merge where it would place no event
+/// other than by its order: each thread decoded into its own columns on the machine's cores,
+/// then put in the merge's order by a k-way merge of their (time, process, ticks, thread) and
+/// gathered column by column in parallel, the messages linked in that order as the merge links
+/// them — the same table. So are the intervals alone of one process without messages.
+/// Otherwise (a receive the clock repair moves or whose send comes after it, a region without
+/// a definition, damage: [`drive_alone`], [`Links`]) through the merge: [`trace_columns_merged`].
 pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
     if wanted.events && !wanted.intervals {
         if let Some(t) = events_alone(input)? {
@@ -337,6 +338,17 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
             return Ok(t);
         }
     }
+    trace_columns_merged(input, wanted)
+}
+
+/// [`trace_columns`] through the merge always (the table the paths without it give): the
+/// events into per-location parts, with the location of each row in the stream's order
+/// ([`ByLocation`]), then gathered; the intervals into their columns as the calls end
+/// ([`CallSink`]).
+pub fn trace_columns_merged(
+    input: &ExportInput,
+    wanted: Wanted,
+) -> Result<TraceColumns, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut out = TraceColumns::default();
     if wanted.events {
@@ -501,7 +513,7 @@ fn push_message(
 /// is needed.
 fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = drive_alone(input, workers, |alone, _, words| {
+    let run = drive_alone(input, workers, true, |alone, _, words| {
         Rows(ThreadRows::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
@@ -515,29 +527,92 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
         if l.ticks.len() > rows.time_ns.len() {
             return Ok(None);
         }
-        keys.push((l.ticks, l.thread));
+        keys.push((l.process, l.ticks, l.thread));
         parts.push(rows);
     }
     let rows: Vec<usize> = parts.iter().map(|p| p.time_ns.len()).collect();
-    let keyed: Vec<usize> = keys.iter().map(|k| k.0.len()).collect();
+    let keyed: Vec<usize> = keys.iter().map(|k| k.1.len()).collect();
     let order = merge_order(&rows, &keyed, |l, i| {
-        let (ticks, thread) = &keys[l];
-        (parts[l].time_ns[i], ticks[i], *thread, l as u32)
+        let (process, ticks, thread) = &keys[l];
+        let key = (parts[l].time_ns[i], *process, ticks[i], *thread);
+        (key, l as u32)
     });
     drop(keys);
     let alone = run.alone;
     let locs = location_ids(&alone.locations);
+    let mut summary = run.summary;
+    let mut messages = MessageColumns::default();
+    if let Some(links) = run.links {
+        let linked = link_messages(&order, &mut parts, links, &locs, alone.origin_ns);
+        let Ok((clock, m)) = linked else {
+            return Ok(None);
+        };
+        summary.clock = clock;
+        messages = m;
+    }
     let events = gather_events(workers, &order, &parts, &locs);
     drop(parts);
     Ok(Some(TraceColumns {
         origin_ns: alone.origin_ns,
         events,
+        messages,
         regions: alone.regions.all().to_vec(),
         locations: alone.locations,
         user_events: alone.user_events,
-        summary: run.summary,
+        summary,
         ..TraceColumns::default()
     }))
+}
+
+/// The messages of `parts`' rows in `order` linked as the merge links them ([`Links`]): the
+/// message number of each matched send and receive into its row's details, a row per matched
+/// message in the messages' columns (at its receive, in order), and the clock report; `Err`
+/// where the merge would give another stream.
+fn link_messages(
+    order: &[u32],
+    parts: &mut [ThreadRows],
+    mut links: Links,
+    locs: &[(i32, Option<i32>, i32)],
+    origin_ns: i64,
+) -> Result<(Option<ClockReport>, MessageColumns), NeedsMerge> {
+    let mut messages = MessageColumns::default();
+    let (send, recv) = (Kind::Send as u8, Kind::Recv as u8);
+    if parts.iter().all(|p| p.details.is_empty()) {
+        return Ok((links.finish()?, messages));
+    }
+    let (mut at, mut next) = (vec![0u32; parts.len()], vec![0usize; parts.len()]);
+    for &l in order {
+        let l = l as usize;
+        let (i, p) = (at[l], &mut parts[l]);
+        at[l] += 1;
+        let Some((r, d)) = p.details.get_mut(next[l]) else {
+            continue;
+        };
+        if *r != i {
+            continue;
+        }
+        next[l] += 1;
+        let kind = p.kind[i as usize];
+        if kind != send && kind != recv {
+            continue;
+        }
+        let m = Envelope {
+            peer: d.peer.unwrap_or(0) as u32,
+            tag: d.tag.unwrap_or(0),
+            bytes: d.bytes.unwrap_or(0) as u64,
+            comm: d.comm,
+        };
+        let ns = p.time_ns[i as usize] + origin_ns;
+        let who = (m.peer, m.tag, m.comm);
+        if kind == send {
+            d.message = links.send(l as u32, ns, who)?.map(|id| id as i64);
+        } else if let Some(link) = links.recv(l as u32, ns, who)? {
+            d.message = Some(link.id as i64);
+            let at = At { loc: l as u32, ns };
+            push_message(&mut messages, locs, origin_ns, at, m, link);
+        }
+    }
+    Ok((links.finish()?, messages))
 }
 
 /// One location's rows decoded alone: only what varies from row to row (its location,
@@ -635,21 +710,21 @@ impl RowWriter for ThreadRows {
 /// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` — (time,
 /// ticks, thread, location), as the merge's heap orders one process's events; the others
 /// follow them (its calls open at the end), location by location.
-fn merge_order(
+fn merge_order<K: Ord + Copy>(
     rows: &[usize],
     keyed: &[usize],
-    key: impl Fn(usize, usize) -> (i64, u64, u32, u32),
+    key: impl Fn(usize, usize) -> (K, u32),
 ) -> Vec<u32> {
     use std::cmp::Reverse;
     use std::collections::binary_heap::{BinaryHeap, PeekMut};
     let mut order = Vec::with_capacity(rows.iter().sum());
     let mut at = vec![0usize; rows.len()];
-    let mut heap: BinaryHeap<Reverse<(i64, u64, u32, u32)>> = (0..rows.len())
+    let mut heap: BinaryHeap<Reverse<(K, u32)>> = (0..rows.len())
         .filter(|&l| keyed[l] > 0)
         .map(|l| Reverse(key(l, 0)))
         .collect();
     while let Some(mut top) = heap.peek_mut() {
-        let l = top.0 .3 as usize;
+        let l = top.0 .1 as usize;
         order.push(l as u32);
         at[l] += 1;
         if at[l] < keyed[l] {
@@ -683,7 +758,7 @@ fn gather<P, T: Copy>(order: &[u32], parts: &[P], get: impl Fn(&P, usize) -> T) 
 /// is needed.
 fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = drive_alone(input, workers, |alone, _, words| {
+    let run = drive_alone(input, workers, false, |alone, _, words| {
         Rows(ThreadCalls::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
@@ -726,7 +801,7 @@ fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportEr
         .collect();
     let order = merge_order(&rows, &keyed, |l, i| {
         let (ticks, thread, l) = key(l, parts[l].ended[i]);
-        (parts[l as usize].end_ns[i], ticks, thread, l)
+        ((parts[l as usize].end_ns[i], ticks, thread), l)
     });
     drop(keys);
     let alone = run.alone;
@@ -1237,5 +1312,103 @@ mod tests {
         }
         assert_eq!(c.nulls, 17);
         assert_eq!(c.valid, Some(vec![0, 0, 0]));
+    }
+}
+
+#[cfg(test)]
+mod alone_tests {
+    use super::*;
+    use crate::ExportOptions;
+    use plx_analysis::MergeOptions;
+    use plx_format::synth_mpi::{MpiWorld, Msg};
+    use plx_format::NONE_U32;
+
+    /// Three traced ranks exchanging four messages (one from rank 0's second thread by
+    /// MPI_Isend/MPI_Wait), then a barrier every rank leaves at 41,000 ns (a tie between
+    /// processes); the first message received at `first_recv` ns, sent at 10,000.
+    fn world(d: &std::path::Path, first_recv: u64) {
+        let mut w = MpiWorld::new(3);
+        w.trace = true;
+        w.message(&Msg::new((0, 0), (1, 0), 8, 10_000, first_recv).durations(100, 500));
+        w.message(
+            &Msg::new((1, 0), (2, 0), 64, 12_000, 13_500)
+                .tag(5)
+                .durations(100, 500),
+        );
+        w.message(
+            &Msg::new((0, 1), (2, 0), 1024, 15_000, 18_000)
+                .durations(200, 1000)
+                .routines("MPI_Isend", "MPI_Wait"),
+        );
+        w.message(&Msg::new((1, 0), (0, 0), 8, 20_000, 30_000).durations(100, 500));
+        for r in 0..3u32 {
+            let at = 40_000 + 10 * r as u64;
+            w.collective((r, 0), "MPI_Barrier", 0, NONE_U32, 0, 0, at, 41_000);
+        }
+        w.write(d).unwrap();
+    }
+
+    fn input(d: &std::path::Path, repair_clock: bool) -> ExportInput {
+        let merge = MergeOptions {
+            repair_clock,
+            min_latency_ns: None,
+        };
+        let options = ExportOptions {
+            merge,
+            ..ExportOptions::default()
+        };
+        ExportInput::open(d, options, false, true).unwrap()
+    }
+
+    const EVENTS: Wanted = Wanted {
+        events: true,
+        intervals: false,
+    };
+
+    /// The events, messages, locations and clock report, as text to compare.
+    fn table(t: &TraceColumns) -> String {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
+            t.events, t.messages, t.locations, t.summary.clock, t.summary.warnings, t.origin_ns
+        )
+    }
+
+    /// Several processes whose messages the merge places by their time alone: the events are
+    /// read without the merge, the same table as the merge's (messages numbered and linked).
+    #[test]
+    fn the_events_of_ranks_with_messages_are_read_without_the_merge_the_same() {
+        let d = plx_format::test_dir::tmp("alone-ranks");
+        world(&d, 11_500);
+        let input = input(&d, true);
+        let alone = events_alone(&input)
+            .unwrap()
+            .expect("read without the merge");
+        let merged = trace_columns_merged(&input, EVENTS).unwrap();
+        assert_eq!(table(&alone), table(&merged));
+        assert_eq!(alone.events.time_ns.values.len(), 41);
+        assert_eq!(alone.messages.message.values, [0, 1, 2, 3]);
+        assert_eq!(
+            alone.messages.recv_ns.values,
+            [11_500, 13_500, 18_000, 30_000]
+        );
+        let clock = alone.summary.clock.expect("a clock report");
+        assert_eq!((clock.messages, clock.shifted_receives), (4, 0));
+    }
+
+    /// A receive before its send: repaired (moved with its process's later events), or not
+    /// repaired (before its send, unlinked): the merge's, in both.
+    #[test]
+    fn a_receive_the_merge_moves_or_leaves_before_its_send_takes_the_merge() {
+        let d = plx_format::test_dir::tmp("alone-repair");
+        world(&d, 9_000);
+        for repair in [true, false] {
+            let input = input(&d, repair);
+            assert!(events_alone(&input).unwrap().is_none(), "repair {repair}");
+            let t = trace_columns(&input, EVENTS).unwrap();
+            let merged = trace_columns_merged(&input, EVENTS).unwrap();
+            assert_eq!(table(&t), table(&merged));
+            let clock = t.summary.clock.expect("a clock report");
+            assert_eq!(clock.shifted_receives, if repair { 2 } else { 0 });
+        }
     }
 }
