@@ -532,24 +532,33 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
     }
     let rows: Vec<usize> = parts.iter().map(|p| p.time_ns.len()).collect();
     let keyed: Vec<usize> = keys.iter().map(|k| k.1.len()).collect();
-    let order = merge_order(&rows, &keyed, |l, i| {
+    let key = |l: usize, i: usize| {
         let (process, ticks, thread) = &keys[l];
-        let key = (parts[l].time_ns[i], *process, ticks[i], *thread);
-        (key, l as u32)
-    });
-    drop(keys);
+        ((parts[l].time_ns[i], *process, ticks[i], *thread), l as u32)
+    };
+    let order = merge_order(&rows, &keyed, key);
     let alone = run.alone;
     let locs = location_ids(&alone.locations);
     let mut summary = run.summary;
     let mut messages = MessageColumns::default();
     if let Some(links) = run.links {
-        let linked = link_messages(&order, &mut parts, links, &locs, alone.origin_ns);
-        let Ok((clock, m)) = linked else {
+        let key = |l: usize, i: usize| {
+            let (process, ticks, thread) = &keys[l];
+            ((parts[l].time_ns[i], *process, ticks[i], *thread), l as u32)
+        };
+        let linked = link_messages(&parts, &keyed, key, links, &locs, alone.origin_ns);
+        let Ok((clock, m, ids)) = linked else {
             return Ok(None);
         };
+        for (p, ids) in parts.iter_mut().zip(ids) {
+            for (at, id) in ids {
+                p.details[at].1.message = id;
+            }
+        }
         summary.clock = clock;
         messages = m;
     }
+    drop(keys);
     let events = gather_events(workers, &order, &parts, &locs);
     drop(parts);
     Ok(Some(TraceColumns {
@@ -564,55 +573,95 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
     }))
 }
 
-/// The messages of `parts`' rows in `order` linked as the merge links them ([`Links`]): the
-/// message number of each matched send and receive into its row's details, a row per matched
-/// message in the messages' columns (at its receive, in order), and the clock report; `Err`
-/// where the merge would give another stream.
-fn link_messages(
-    order: &[u32],
-    parts: &mut [ThreadRows],
+/// Per location, (index into its details, the message number) of its matched sends and
+/// receives ([`link_messages`]).
+type MessageIds = Vec<Vec<(usize, Option<i64>)>>;
+
+/// The messages of `parts`' rows linked as the merge links them ([`Links`]), the sends and
+/// receives taken in the merged order (of each location's first `keyed` rows, by `key`): the
+/// message number of each send and receive (for its row's details), a row per matched message
+/// in the messages' columns (at its receive, in order), and the clock report; `Err` where the
+/// merge would give another stream.
+fn link_messages<K: Ord + Copy>(
+    parts: &[ThreadRows],
+    keyed: &[usize],
+    key: impl Fn(usize, usize) -> (K, u32),
     mut links: Links,
     locs: &[(i32, Option<i32>, i32)],
     origin_ns: i64,
-) -> Result<(Option<ClockReport>, MessageColumns), NeedsMerge> {
-    let mut messages = MessageColumns::default();
+) -> Result<(Option<ClockReport>, MessageColumns, MessageIds), NeedsMerge> {
     let (send, recv) = (Kind::Send as u8, Kind::Recv as u8);
-    if parts.iter().all(|p| p.details.is_empty()) {
-        return Ok((links.finish()?, messages));
+    // per location, its sends and receives: indices into its details (rows past the keyed
+    // ones are exits of the calls open at the end, never a message)
+    let ends: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| {
+            let is_message = |&(r, _): &(u32, Details)| {
+                let k = p.kind[r as usize];
+                k == send || k == recv
+            };
+            (0..p.details.len())
+                .filter(|&j| is_message(&p.details[j]))
+                .collect()
+        })
+        .collect();
+    let n: Vec<usize> = ends.iter().map(Vec::len).collect();
+    let beyond = |l: usize, e: &Vec<usize>| {
+        e.last()
+            .is_some_and(|&j| parts[l].details[j].0 as usize >= keyed[l])
+    };
+    if ends.iter().enumerate().any(|(l, e)| beyond(l, e)) {
+        return Err(NeedsMerge);
     }
-    let (mut at, mut next) = (vec![0u32; parts.len()], vec![0usize; parts.len()]);
-    for &l in order {
-        let l = l as usize;
-        let (i, p) = (at[l], &mut parts[l]);
-        at[l] += 1;
-        let Some((r, d)) = p.details.get_mut(next[l]) else {
-            continue;
-        };
-        if *r != i {
-            continue;
-        }
-        next[l] += 1;
-        let kind = p.kind[i as usize];
-        if kind != send && kind != recv {
-            continue;
-        }
-        let m = Envelope {
-            peer: d.peer.unwrap_or(0) as u32,
-            tag: d.tag.unwrap_or(0),
-            bytes: d.bytes.unwrap_or(0) as u64,
-            comm: d.comm,
-        };
-        let ns = p.time_ns[i as usize] + origin_ns;
-        let who = (m.peer, m.tag, m.comm);
-        if kind == send {
-            d.message = links.send(l as u32, ns, who)?.map(|id| id as i64);
-        } else if let Some(link) = links.recv(l as u32, ns, who)? {
-            d.message = Some(link.id as i64);
-            let at = At { loc: l as u32, ns };
-            push_message(&mut messages, locs, origin_ns, at, m, link);
-        }
+    let row = |l: usize, j: usize| parts[l].details[ends[l][j]].0 as usize;
+    let mut next = vec![0usize; parts.len()];
+    let mut ids: MessageIds = n.iter().map(|&n| Vec::with_capacity(n)).collect();
+    let mut messages = MessageColumns::default();
+    let mut failed = false;
+    merge_runs(
+        &n,
+        |l, j| key(l, row(l, j)),
+        |l, count| {
+            for _ in 0..count {
+                let j = next[l];
+                next[l] += 1;
+                if failed {
+                    continue;
+                }
+                let (p, at) = (&parts[l], ends[l][j]);
+                let (r, d) = p.details[at];
+                let m = Envelope {
+                    peer: d.peer.unwrap_or(0) as u32,
+                    tag: d.tag.unwrap_or(0),
+                    bytes: d.bytes.unwrap_or(0) as u64,
+                    comm: d.comm,
+                };
+                let ns = p.time_ns[r as usize] + origin_ns;
+                let who = (m.peer, m.tag, m.comm);
+                let id = if p.kind[r as usize] == send {
+                    links
+                        .send(l as u32, ns, who)
+                        .map(|id| id.map(|id| id as i64))
+                } else {
+                    links.recv(l as u32, ns, who).map(|link| {
+                        link.map(|link| {
+                            let at = At { loc: l as u32, ns };
+                            push_message(&mut messages, locs, origin_ns, at, m, link);
+                            link.id as i64
+                        })
+                    })
+                };
+                match id {
+                    Ok(id) => ids[l].push((at, id)),
+                    Err(NeedsMerge) => failed = true,
+                }
+            }
+        },
+    );
+    if failed {
+        return Err(NeedsMerge);
     }
-    Ok((links.finish()?, messages))
+    Ok((links.finish()?, messages, ids))
 }
 
 /// One location's rows decoded alone: only what varies from row to row (its location,
@@ -707,36 +756,67 @@ impl RowWriter for ThreadRows {
 }
 
 /// The merged order of the locations' rows: per row, the location it is the next row of. Of
-/// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` — (time,
-/// ticks, thread, location), as the merge's heap orders one process's events; the others
-/// follow them (its calls open at the end), location by location.
+/// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` ([`merge_runs`]);
+/// the others follow them (its calls open at the end), location by location.
 fn merge_order<K: Ord + Copy>(
     rows: &[usize],
     keyed: &[usize],
     key: impl Fn(usize, usize) -> (K, u32),
 ) -> Vec<u32> {
-    use std::cmp::Reverse;
-    use std::collections::binary_heap::{BinaryHeap, PeekMut};
     let mut order = Vec::with_capacity(rows.iter().sum());
-    let mut at = vec![0usize; rows.len()];
-    let mut heap: BinaryHeap<Reverse<(K, u32)>> = (0..rows.len())
-        .filter(|&l| keyed[l] > 0)
-        .map(|l| Reverse(key(l, 0)))
-        .collect();
-    while let Some(mut top) = heap.peek_mut() {
-        let l = top.0 .1 as usize;
-        order.push(l as u32);
-        at[l] += 1;
-        if at[l] < keyed[l] {
-            top.0 = key(l, at[l]);
-        } else {
-            PeekMut::pop(top);
-        }
-    }
+    merge_runs(keyed, key, |l, n| {
+        order.extend(std::iter::repeat_n(l as u32, n));
+    });
     for (l, (&n, &k)) in rows.iter().zip(keyed).enumerate() {
         order.extend(std::iter::repeat_n(l as u32, n - k));
     }
     order
+}
+
+/// A k-way merge of sorted lists: of list `l`'s `keyed[l]` items, item `i`'s key is `key(l, i)`
+/// — (time, process, ticks, thread) and the location, as the merge's heap orders events —
+/// handing `run(l, n)` each run of `n` items of one list that come next, in order. A list
+/// whose next key is below every other list's head goes on without a heap operation.
+fn merge_runs<K: Ord + Copy>(
+    keyed: &[usize],
+    key: impl Fn(usize, usize) -> (K, u32),
+    mut run: impl FnMut(usize, usize),
+) {
+    use std::cmp::Reverse;
+    use std::collections::binary_heap::{BinaryHeap, PeekMut};
+    let mut at = vec![0usize; keyed.len()];
+    let mut heap: BinaryHeap<Reverse<(K, u32)>> = (0..keyed.len())
+        .filter(|&l| keyed[l] > 0)
+        .map(|l| Reverse(key(l, 0)))
+        .collect();
+    loop {
+        // the smallest key of the other lists: the greater of the top's children (a max-heap
+        // of reversed keys)
+        let h = heap.as_slice();
+        let next = h
+            .get(1..h.len().min(3))
+            .and_then(|c| c.iter().max())
+            .copied();
+        let Some(mut top) = heap.peek_mut() else {
+            break;
+        };
+        let l = top.0 .1 as usize;
+        let from = at[l];
+        let mut i = from + 1;
+        while i < keyed[l] {
+            let k = key(l, i);
+            if next.is_some_and(|n| Reverse(k) < n) {
+                top.0 = k;
+                break;
+            }
+            i += 1;
+        }
+        run(l, i - from);
+        at[l] = i;
+        if i == keyed[l] {
+            PeekMut::pop(top);
+        }
+    }
 }
 
 /// A column of `parts`' values in `order` (per row its location): `get(part, i)` part's row `i`.
@@ -1358,6 +1438,34 @@ mod alone_tests {
             ..ExportOptions::default()
         };
         ExportInput::open(d, options, false, true).unwrap()
+    }
+
+    /// The k-way merge of sorted lists (one, two, three, five lists: the heap's top with one
+    /// child, two children, a deeper heap) gives every item in key order.
+    #[test]
+    fn merge_runs_gives_the_items_of_sorted_lists_in_key_order() {
+        let lists: Vec<Vec<i64>> = vec![
+            vec![1, 2, 3, 10, 11, 40],
+            vec![4, 5, 12, 13, 14, 15, 16],
+            vec![0, 6, 7, 8, 9, 41, 42],
+            vec![17],
+            vec![18, 19, 20, 43],
+        ];
+        for k in [1, 2, 3, 5] {
+            let keyed: Vec<usize> = lists[..k].iter().map(Vec::len).collect();
+            let order = merge_order(&keyed, &keyed, |l, i| (lists[l][i], l as u32));
+            let mut at = vec![0; k];
+            let merged: Vec<i64> = order
+                .iter()
+                .map(|&l| {
+                    at[l as usize] += 1;
+                    lists[l as usize][at[l as usize] - 1]
+                })
+                .collect();
+            let mut sorted: Vec<i64> = lists[..k].concat();
+            sorted.sort();
+            assert_eq!(merged, sorted, "{k} lists");
+        }
     }
 
     const EVENTS: Wanted = Wanted {
