@@ -1504,19 +1504,26 @@ mod alone_tests {
     }
 
     /// A receive before its send: repaired (moved with its process's later events), or not
-    /// repaired (before its send, unlinked): the merge's, in both.
+    /// repaired (before its send, unlinked); a receive at its send's very time, which the repair
+    /// moves by the minimum latency and which stays without it: the merge's table, in each.
     #[test]
     fn a_receive_the_merge_moves_or_leaves_before_its_send_takes_the_merge() {
-        let d = plx_format::test_dir::tmp("alone-repair");
-        world(&d, 9_000);
-        for repair in [true, false] {
+        for (first_recv, repair, alone, shifted) in [
+            (9_000, true, false, 2),
+            (9_000, false, false, 0),
+            (10_000, true, false, 2),
+            (10_000, false, true, 0),
+        ] {
+            let d = plx_format::test_dir::tmp("alone-repair");
+            world(&d, first_recv);
             let input = input(&d, repair);
-            assert!(events_alone(&input).unwrap().is_none(), "repair {repair}");
+            let case = format!("received at {first_recv}, repair {repair}");
+            assert_eq!(events_alone(&input).unwrap().is_some(), alone, "{case}");
             let t = trace_columns(&input, EVENTS).unwrap();
             let merged = trace_columns_merged(&input, EVENTS).unwrap();
-            assert_eq!(table(&t), table(&merged));
+            assert_eq!(table(&t), table(&merged), "{case}");
             let clock = t.summary.clock.expect("a clock report");
-            assert_eq!(clock.shifted_receives, if repair { 2 } else { 0 });
+            assert_eq!(clock.shifted_receives, shifted, "{case}");
         }
     }
 }

@@ -772,6 +772,9 @@ pub(crate) fn drive_alone<S: Sink + Send>(
     }
     let (mut alone, links) = if messages {
         let (alone, links) = Alone::linked(&input.model, &input.experiment, input.options.merge)?;
+        if links.needs_merge() {
+            return Ok(None);
+        }
         (alone, Some(links))
     } else {
         (Alone::new(&input.model, &input.experiment)?, None)

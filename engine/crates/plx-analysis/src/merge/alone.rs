@@ -136,6 +136,15 @@ impl Links {
         Ok(Some(super::link(s)))
     }
 
+    /// Does the matching find a message received before it was sent (after the ClockOffset
+    /// correction)? Its receive comes before its send in the merged order, which the merge
+    /// moves or leaves unlinked: known before any event is given.
+    pub fn needs_merge(&self) -> bool {
+        self.messages
+            .as_ref()
+            .is_some_and(|m| m.report.violations_before > 0)
+    }
+
     /// Once every event is given: the merge's report of the clock condition (nothing moved).
     pub fn finish(self) -> Result<Option<ClockReport>, NeedsMerge> {
         let Some(msgs) = self.messages else {
