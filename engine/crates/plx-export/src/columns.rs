@@ -7,6 +7,7 @@
 //! The events are the Parquet export's rows (docs/exports/parquet.md), one per event of the
 //! merged stream in its order, then an exit per call still open at the end.
 
+use plx_analysis::merge::{ClockReport, Links, NeedsMerge};
 use plx_analysis::{child_key, FastMap, GlobalMerge, MessageLink, RegionInfo, TraceLocation};
 use plx_format::SyncKind;
 
@@ -319,13 +320,13 @@ pub struct Wanted {
 
 /// Reads `input`'s merged trace into columns: those `wanted` (the others stay empty).
 ///
-/// The events alone (no intervals) of one process without messages are read without the
-/// merge: each thread decoded into its own columns on the machine's cores, then put in the
-/// merge's order by a k-way merge of their (time, ticks, thread) and gathered column by column
-/// in parallel — the same table. Otherwise (several processes, messages, a region without a
-/// definition, damage: [`drive_alone`]) through the merge: the events into the same per-location
-/// parts, with the location of each row in the stream's order ([`ByLocation`]), then gathered
-/// alike; the intervals into their columns as the calls end ([`CallSink`]).
+/// The events alone (no intervals) are read without the merge where it would place no event
+/// other than by its order: each thread decoded into its own columns on the machine's cores,
+/// then put in the merge's order by a k-way merge of their (time, process, ticks, thread) and
+/// gathered column by column in parallel, the messages linked in that order as the merge links
+/// them — the same table. So are the intervals alone of one process without messages.
+/// Otherwise (a receive the clock repair moves or whose send comes after it, a region without
+/// a definition, damage: [`drive_alone`], [`Links`]) through the merge: [`trace_columns_merged`].
 pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns, ExportError> {
     if wanted.events && !wanted.intervals {
         if let Some(t) = events_alone(input)? {
@@ -337,6 +338,17 @@ pub fn trace_columns(input: &ExportInput, wanted: Wanted) -> Result<TraceColumns
             return Ok(t);
         }
     }
+    trace_columns_merged(input, wanted)
+}
+
+/// [`trace_columns`] through the merge always (the table the paths without it give): the
+/// events into per-location parts, with the location of each row in the stream's order
+/// ([`ByLocation`]), then gathered; the intervals into their columns as the calls end
+/// ([`CallSink`]).
+pub fn trace_columns_merged(
+    input: &ExportInput,
+    wanted: Wanted,
+) -> Result<TraceColumns, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut out = TraceColumns::default();
     if wanted.events {
@@ -501,7 +513,7 @@ fn push_message(
 /// is needed.
 fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = drive_alone(input, workers, |alone, _, words| {
+    let run = drive_alone(input, workers, true, |alone, _, words| {
         Rows(ThreadRows::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
@@ -515,29 +527,141 @@ fn events_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError
         if l.ticks.len() > rows.time_ns.len() {
             return Ok(None);
         }
-        keys.push((l.ticks, l.thread));
+        keys.push((l.process, l.ticks, l.thread));
         parts.push(rows);
     }
     let rows: Vec<usize> = parts.iter().map(|p| p.time_ns.len()).collect();
-    let keyed: Vec<usize> = keys.iter().map(|k| k.0.len()).collect();
-    let order = merge_order(&rows, &keyed, |l, i| {
-        let (ticks, thread) = &keys[l];
-        (parts[l].time_ns[i], ticks[i], *thread, l as u32)
-    });
-    drop(keys);
+    let keyed: Vec<usize> = keys.iter().map(|k| k.1.len()).collect();
+    let key = |l: usize, i: usize| {
+        let (process, ticks, thread) = &keys[l];
+        ((parts[l].time_ns[i], *process, ticks[i], *thread), l as u32)
+    };
+    let order = merge_order(&rows, &keyed, key);
     let alone = run.alone;
     let locs = location_ids(&alone.locations);
+    let mut summary = run.summary;
+    let mut messages = MessageColumns::default();
+    if let Some(links) = run.links {
+        let key = |l: usize, i: usize| {
+            let (process, ticks, thread) = &keys[l];
+            ((parts[l].time_ns[i], *process, ticks[i], *thread), l as u32)
+        };
+        let linked = link_messages(&parts, &keyed, key, links, &locs, alone.origin_ns);
+        let Ok((clock, m, ids)) = linked else {
+            return Ok(None);
+        };
+        for (p, ids) in parts.iter_mut().zip(ids) {
+            for (at, id) in ids {
+                p.details[at].1.message = id;
+            }
+        }
+        summary.clock = clock;
+        messages = m;
+    }
+    drop(keys);
     let events = gather_events(workers, &order, &parts, &locs);
     drop(parts);
     Ok(Some(TraceColumns {
         origin_ns: alone.origin_ns,
         events,
+        messages,
         regions: alone.regions.all().to_vec(),
         locations: alone.locations,
         user_events: alone.user_events,
-        summary: run.summary,
+        summary,
         ..TraceColumns::default()
     }))
+}
+
+/// Per location, (index into its details, the message number) of its matched sends and
+/// receives ([`link_messages`]).
+type MessageIds = Vec<Vec<(usize, Option<i64>)>>;
+
+/// The messages of `parts`' rows linked as the merge links them ([`Links`]), the sends and
+/// receives taken in the merged order (of each location's first `keyed` rows, by `key`): the
+/// message number of each send and receive (for its row's details), a row per matched message
+/// in the messages' columns (at its receive, in order), and the clock report; `Err` where the
+/// merge would give another stream.
+fn link_messages<K: Ord + Copy>(
+    parts: &[ThreadRows],
+    keyed: &[usize],
+    key: impl Fn(usize, usize) -> (K, u32),
+    mut links: Links,
+    locs: &[(i32, Option<i32>, i32)],
+    origin_ns: i64,
+) -> Result<(Option<ClockReport>, MessageColumns, MessageIds), NeedsMerge> {
+    let (send, recv) = (Kind::Send as u8, Kind::Recv as u8);
+    // per location, its sends and receives: indices into its details (rows past the keyed
+    // ones are exits of the calls open at the end, never a message)
+    let ends: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| {
+            let is_message = |&(r, _): &(u32, Details)| {
+                let k = p.kind[r as usize];
+                k == send || k == recv
+            };
+            (0..p.details.len())
+                .filter(|&j| is_message(&p.details[j]))
+                .collect()
+        })
+        .collect();
+    let n: Vec<usize> = ends.iter().map(Vec::len).collect();
+    let beyond = |l: usize, e: &Vec<usize>| {
+        e.last()
+            .is_some_and(|&j| parts[l].details[j].0 as usize >= keyed[l])
+    };
+    if ends.iter().enumerate().any(|(l, e)| beyond(l, e)) {
+        return Err(NeedsMerge);
+    }
+    let row = |l: usize, j: usize| parts[l].details[ends[l][j]].0 as usize;
+    let mut next = vec![0usize; parts.len()];
+    let mut ids: MessageIds = n.iter().map(|&n| Vec::with_capacity(n)).collect();
+    let mut messages = MessageColumns::default();
+    let mut failed = false;
+    merge_runs(
+        &n,
+        |l, j| key(l, row(l, j)),
+        |l, count| {
+            for _ in 0..count {
+                let j = next[l];
+                next[l] += 1;
+                if failed {
+                    continue;
+                }
+                let (p, at) = (&parts[l], ends[l][j]);
+                let (r, d) = p.details[at];
+                let m = Envelope {
+                    peer: d.peer.unwrap_or(0) as u32,
+                    tag: d.tag.unwrap_or(0),
+                    bytes: d.bytes.unwrap_or(0) as u64,
+                    comm: d.comm,
+                };
+                let ns = p.time_ns[r as usize] + origin_ns;
+                let who = (m.peer, m.tag, m.comm);
+                let id = if p.kind[r as usize] == send {
+                    links
+                        .send(l as u32, ns, who)
+                        .map(|id| id.map(|id| id as i64))
+                } else {
+                    links.recv(l as u32, ns, who).map(|link| {
+                        link.map(|link| {
+                            let at = At { loc: l as u32, ns };
+                            push_message(&mut messages, locs, origin_ns, at, m, link);
+                            link.id as i64
+                        })
+                    })
+                };
+                match id {
+                    Ok(id) => ids[l].push((at, id)),
+                    Err(NeedsMerge) => failed = true,
+                }
+            }
+        },
+    );
+    if failed {
+        return Err(NeedsMerge);
+    }
+    Ok((links.finish()?, messages, ids))
 }
 
 /// One location's rows decoded alone: only what varies from row to row (its location,
@@ -632,36 +756,67 @@ impl RowWriter for ThreadRows {
 }
 
 /// The merged order of the locations' rows: per row, the location it is the next row of. Of
-/// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` — (time,
-/// ticks, thread, location), as the merge's heap orders one process's events; the others
-/// follow them (its calls open at the end), location by location.
-fn merge_order(
+/// location `l`'s `rows[l]` rows, the first `keyed[l]` are merged by `key(l, i)` ([`merge_runs`]);
+/// the others follow them (its calls open at the end), location by location.
+fn merge_order<K: Ord + Copy>(
     rows: &[usize],
     keyed: &[usize],
-    key: impl Fn(usize, usize) -> (i64, u64, u32, u32),
+    key: impl Fn(usize, usize) -> (K, u32),
 ) -> Vec<u32> {
-    use std::cmp::Reverse;
-    use std::collections::binary_heap::{BinaryHeap, PeekMut};
     let mut order = Vec::with_capacity(rows.iter().sum());
-    let mut at = vec![0usize; rows.len()];
-    let mut heap: BinaryHeap<Reverse<(i64, u64, u32, u32)>> = (0..rows.len())
-        .filter(|&l| keyed[l] > 0)
-        .map(|l| Reverse(key(l, 0)))
-        .collect();
-    while let Some(mut top) = heap.peek_mut() {
-        let l = top.0 .3 as usize;
-        order.push(l as u32);
-        at[l] += 1;
-        if at[l] < keyed[l] {
-            top.0 = key(l, at[l]);
-        } else {
-            PeekMut::pop(top);
-        }
-    }
+    merge_runs(keyed, key, |l, n| {
+        order.extend(std::iter::repeat_n(l as u32, n));
+    });
     for (l, (&n, &k)) in rows.iter().zip(keyed).enumerate() {
         order.extend(std::iter::repeat_n(l as u32, n - k));
     }
     order
+}
+
+/// A k-way merge of sorted lists: of list `l`'s `keyed[l]` items, item `i`'s key is `key(l, i)`
+/// — (time, process, ticks, thread) and the location, as the merge's heap orders events —
+/// handing `run(l, n)` each run of `n` items of one list that come next, in order. A list
+/// whose next key is below every other list's head goes on without a heap operation.
+fn merge_runs<K: Ord + Copy>(
+    keyed: &[usize],
+    key: impl Fn(usize, usize) -> (K, u32),
+    mut run: impl FnMut(usize, usize),
+) {
+    use std::cmp::Reverse;
+    use std::collections::binary_heap::{BinaryHeap, PeekMut};
+    let mut at = vec![0usize; keyed.len()];
+    let mut heap: BinaryHeap<Reverse<(K, u32)>> = (0..keyed.len())
+        .filter(|&l| keyed[l] > 0)
+        .map(|l| Reverse(key(l, 0)))
+        .collect();
+    loop {
+        // the smallest key of the other lists: the greater of the top's children (a max-heap
+        // of reversed keys)
+        let h = heap.as_slice();
+        let next = h
+            .get(1..h.len().min(3))
+            .and_then(|c| c.iter().max())
+            .copied();
+        let Some(mut top) = heap.peek_mut() else {
+            break;
+        };
+        let l = top.0 .1 as usize;
+        let from = at[l];
+        let mut i = from + 1;
+        while i < keyed[l] {
+            let k = key(l, i);
+            if next.is_some_and(|n| Reverse(k) < n) {
+                top.0 = k;
+                break;
+            }
+            i += 1;
+        }
+        run(l, i - from);
+        at[l] = i;
+        if i == keyed[l] {
+            PeekMut::pop(top);
+        }
+    }
 }
 
 /// A column of `parts`' values in `order` (per row its location): `get(part, i)` part's row `i`.
@@ -683,7 +838,7 @@ fn gather<P, T: Copy>(order: &[u32], parts: &[P], get: impl Fn(&P, usize) -> T) 
 /// is needed.
 fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportError> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = drive_alone(input, workers, |alone, _, words| {
+    let run = drive_alone(input, workers, false, |alone, _, words| {
         Rows(ThreadCalls::new(alone.origin_ns, words))
     })?;
     let Some(run) = run else {
@@ -726,7 +881,7 @@ fn intervals_alone(input: &ExportInput) -> Result<Option<TraceColumns>, ExportEr
         .collect();
     let order = merge_order(&rows, &keyed, |l, i| {
         let (ticks, thread, l) = key(l, parts[l].ended[i]);
-        (parts[l as usize].end_ns[i], ticks, thread, l)
+        ((parts[l as usize].end_ns[i], ticks, thread), l)
     });
     drop(keys);
     let alone = run.alone;
@@ -1237,5 +1392,138 @@ mod tests {
         }
         assert_eq!(c.nulls, 17);
         assert_eq!(c.valid, Some(vec![0, 0, 0]));
+    }
+}
+
+#[cfg(test)]
+mod alone_tests {
+    use super::*;
+    use crate::ExportOptions;
+    use plx_analysis::MergeOptions;
+    use plx_format::synth_mpi::{MpiWorld, Msg};
+    use plx_format::NONE_U32;
+
+    /// Three traced ranks exchanging four messages (one from rank 0's second thread by
+    /// MPI_Isend/MPI_Wait), then a barrier every rank leaves at 41,000 ns (a tie between
+    /// processes); the first message received at `first_recv` ns, sent at 10,000.
+    fn world(d: &std::path::Path, first_recv: u64) {
+        let mut w = MpiWorld::new(3);
+        w.trace = true;
+        w.message(&Msg::new((0, 0), (1, 0), 8, 10_000, first_recv).durations(100, 500));
+        w.message(
+            &Msg::new((1, 0), (2, 0), 64, 12_000, 13_500)
+                .tag(5)
+                .durations(100, 500),
+        );
+        w.message(
+            &Msg::new((0, 1), (2, 0), 1024, 15_000, 18_000)
+                .durations(200, 1000)
+                .routines("MPI_Isend", "MPI_Wait"),
+        );
+        w.message(&Msg::new((1, 0), (0, 0), 8, 20_000, 30_000).durations(100, 500));
+        for r in 0..3u32 {
+            let at = 40_000 + 10 * r as u64;
+            w.collective((r, 0), "MPI_Barrier", 0, NONE_U32, 0, 0, at, 41_000);
+        }
+        w.write(d).unwrap();
+    }
+
+    fn input(d: &std::path::Path, repair_clock: bool) -> ExportInput {
+        let merge = MergeOptions {
+            repair_clock,
+            min_latency_ns: None,
+        };
+        let options = ExportOptions {
+            merge,
+            ..ExportOptions::default()
+        };
+        ExportInput::open(d, options, false, true).unwrap()
+    }
+
+    /// The k-way merge of sorted lists (one, two, three, five lists: the heap's top with one
+    /// child, two children, a deeper heap) gives every item in key order.
+    #[test]
+    fn merge_runs_gives_the_items_of_sorted_lists_in_key_order() {
+        let lists: Vec<Vec<i64>> = vec![
+            vec![1, 2, 3, 10, 11, 40],
+            vec![4, 5, 12, 13, 14, 15, 16],
+            vec![0, 6, 7, 8, 9, 41, 42],
+            vec![17],
+            vec![18, 19, 20, 43],
+        ];
+        for k in [1, 2, 3, 5] {
+            let keyed: Vec<usize> = lists[..k].iter().map(Vec::len).collect();
+            let order = merge_order(&keyed, &keyed, |l, i| (lists[l][i], l as u32));
+            let mut at = vec![0; k];
+            let merged: Vec<i64> = order
+                .iter()
+                .map(|&l| {
+                    at[l as usize] += 1;
+                    lists[l as usize][at[l as usize] - 1]
+                })
+                .collect();
+            let mut sorted: Vec<i64> = lists[..k].concat();
+            sorted.sort();
+            assert_eq!(merged, sorted, "{k} lists");
+        }
+    }
+
+    const EVENTS: Wanted = Wanted {
+        events: true,
+        intervals: false,
+    };
+
+    /// The events, messages, locations and clock report, as text to compare.
+    fn table(t: &TraceColumns) -> String {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
+            t.events, t.messages, t.locations, t.summary.clock, t.summary.warnings, t.origin_ns
+        )
+    }
+
+    /// Several processes whose messages the merge places by their time alone: the events are
+    /// read without the merge, the same table as the merge's (messages numbered and linked).
+    #[test]
+    fn the_events_of_ranks_with_messages_are_read_without_the_merge_the_same() {
+        let d = plx_format::test_dir::tmp("alone-ranks");
+        world(&d, 11_500);
+        let input = input(&d, true);
+        let alone = events_alone(&input)
+            .unwrap()
+            .expect("read without the merge");
+        let merged = trace_columns_merged(&input, EVENTS).unwrap();
+        assert_eq!(table(&alone), table(&merged));
+        assert_eq!(alone.events.time_ns.values.len(), 41);
+        assert_eq!(alone.messages.message.values, [0, 1, 2, 3]);
+        assert_eq!(
+            alone.messages.recv_ns.values,
+            [11_500, 13_500, 18_000, 30_000]
+        );
+        let clock = alone.summary.clock.expect("a clock report");
+        assert_eq!((clock.messages, clock.shifted_receives), (4, 0));
+    }
+
+    /// A receive before its send: repaired (moved with its process's later events), or not
+    /// repaired (before its send, unlinked); a receive at its send's very time, which the repair
+    /// moves by the minimum latency and which stays without it: the merge's table, in each.
+    #[test]
+    fn a_receive_the_merge_moves_or_leaves_before_its_send_takes_the_merge() {
+        for (first_recv, repair, alone, shifted) in [
+            (9_000, true, false, 2),
+            (9_000, false, false, 0),
+            (10_000, true, false, 2),
+            (10_000, false, true, 0),
+        ] {
+            let d = plx_format::test_dir::tmp("alone-repair");
+            world(&d, first_recv);
+            let input = input(&d, repair);
+            let case = format!("received at {first_recv}, repair {repair}");
+            assert_eq!(events_alone(&input).unwrap().is_some(), alone, "{case}");
+            let t = trace_columns(&input, EVENTS).unwrap();
+            let merged = trace_columns_merged(&input, EVENTS).unwrap();
+            assert_eq!(table(&t), table(&merged), "{case}");
+            let clock = t.summary.clock.expect("a clock report");
+            assert_eq!(clock.shifted_receives, shifted, "{case}");
+        }
     }
 }

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use plx_analysis::location_name::Who;
-use plx_analysis::merge::{Alone, Feed, LocationStream};
+use plx_analysis::merge::{Alone, Feed, Links, LocationStream};
 use plx_analysis::model::ProcessModel;
 use plx_analysis::{
     EventKind, GlobalEvent, GlobalMerge, MessageLink, Model, RegionTable, TraceLocation, Window,
@@ -741,6 +741,8 @@ pub(crate) struct AloneLocation<S> {
     pub ticks: Vec<u64>,
     /// Its thread.
     pub thread: u32,
+    /// Its process ([`TraceLocation::process`]: the merge's tie-break after the time).
+    pub process: u32,
 }
 
 /// What [`drive_alone`] gives: a sink per location, its names.
@@ -749,33 +751,46 @@ pub(crate) struct AloneRun<S> {
     pub alone: Alone,
     /// One per location, in the merge's order.
     pub locations: Vec<AloneLocation<S>>,
-    /// The events taken and the warnings (no clock report: nothing is repaired in one process
-    /// without messages).
+    /// The events taken and the warnings (no clock report: the caller's, from the links).
     pub summary: ExportSummary,
+    /// With `messages`: the processes' messages, to be linked in the merged order.
+    pub links: Option<Links>,
 }
 
 /// [`drive`] with every location decoded alone, each into its own sink (`make(alone, location,
 /// its event words)`), on `workers` threads: the same events handed over with the same stacks, but
 /// each location's in its own order, then its calls open at the end (a location's events
 /// before its end in both). Only where that is the merge's stream split by location: `None`
-/// (the caller takes [`drive`]) with a window, counted calls, more than one process, a message
-/// (matched only by the merge), a region or user event without a definition (named in the
-/// merge's order), damage (the merge's warnings), or a location whose events are not in
-/// (time, ticks) order (the merge's order within a process, when nothing is repaired, is
-/// (time, ticks, thread)). Each sink has its [`Sink::location`] before its events.
+/// (the caller takes [`drive`]) with a window, counted calls, a region or user event without a
+/// definition (named in the merge's order), damage (the merge's warnings), or a location whose
+/// events are not in (time, ticks) order; without `messages`, also with more than one process
+/// or a message (matched only by the merge: the merge's order within a process, when nothing is
+/// repaired, is (time, ticks, thread)). With `messages` the sends and receives are handed over
+/// unlinked, the processes' messages planned ([`AloneRun::links`]): the caller links them in
+/// the merged order and takes [`drive`] where the merge would move an event ([`Links`]). Each
+/// sink has its [`Sink::location`] before its events.
 pub(crate) fn drive_alone<S: Sink + Send>(
     input: &ExportInput,
     workers: usize,
+    messages: bool,
     make: impl Fn(&Alone, u32, u64) -> S + Sync,
 ) -> Result<Option<AloneRun<S>>, ExportError> {
     if S::COUNTERS || input.window != Window::ALL {
         return Ok(None);
     }
-    let mut alone = Alone::new(&input.model, &input.experiment)?;
+    let (mut alone, links) = if messages {
+        let (alone, links) = Alone::linked(&input.model, &input.experiment, input.options.merge)?;
+        if links.needs_merge() {
+            return Ok(None);
+        }
+        (alone, Some(links))
+    } else {
+        (Alone::new(&input.model, &input.experiment)?, None)
+    };
     let Some(first) = alone.locations.first() else {
         return Ok(None);
     };
-    if alone.locations.iter().any(|l| l.process != first.process) {
+    if !messages && alone.locations.iter().any(|l| l.process != first.process) {
         return Ok(None);
     }
     let model = &input.model;
@@ -786,7 +801,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
         let place = &at[li as usize];
         let mut sink = make(&alone, li, place.words());
         sink.location(place)?;
-        decode_alone(&alone, li, stream, sink)
+        decode_alone(&alone, li, stream, sink, messages)
     });
     let mut done = Vec::with_capacity(decoded.len());
     for d in decoded {
@@ -826,6 +841,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
             sink: d.sink,
             ticks: d.ticks,
             thread: alone.locations[li].thread,
+            process: alone.locations[li].process as u32,
         });
     }
     let summary = ExportSummary {
@@ -840,6 +856,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
         alone,
         locations,
         summary,
+        links,
     }))
 }
 
@@ -858,13 +875,14 @@ struct Decoded<S> {
     last: Option<i64>,
 }
 
-/// Location `li`'s events through `sink` as [`State::event`] hands them (no window): `None`
-/// where the merge is needed ([`drive_alone`]).
+/// Location `li`'s events through `sink` as [`State::event`] hands them (no window; with
+/// `messages` the sends and receives unlinked): `None` where the merge is needed ([`drive_alone`]).
 fn decode_alone<S: Sink>(
     alone: &Alone,
     li: u32,
     mut stream: LocationStream,
     mut sink: S,
+    messages: bool,
 ) -> Result<Option<Decoded<S>>, SinkError> {
     let mut stacks = Stacks::new(alone.locations.len());
     let (mut closed, mut ticks) = (Vec::new(), Vec::new());
@@ -888,6 +906,10 @@ fn decode_alone<S: Sink>(
                 closed.clear();
                 stacks.exit(li, region, &mut closed);
             }
+            EventKind::Send { .. } | EventKind::Recv { .. } if messages => {}
+            // as the driver, to the sinks that show them
+            EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+                if messages && !S::COMPLETIONS => {}
             EventKind::Send { .. }
             | EventKind::Recv { .. }
             | EventKind::SendDone { .. }
@@ -896,6 +918,14 @@ fn decode_alone<S: Sink>(
                 return;
             }
             _ => {}
+        }
+        if !S::COMPLETIONS
+            && matches!(
+                e.kind,
+                EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+            )
+        {
+            return;
         }
         if !sink.takes(&e.kind) {
             return;

@@ -15,8 +15,11 @@
 use std::collections::HashMap;
 
 use super::ahead::Source;
+use super::clc::{next_matched, ClockReport, KeyMemo, Messages, QueuedSend};
 use super::cursor::{Head, Residency, Scan};
-use super::{kind_of, EventKind, GlobalMerge, LocalIds, MergeOptions, Names, TraceLocation};
+use super::{
+    kind_of, EventKind, GlobalMerge, LocalIds, MergeOptions, MessageLink, Names, TraceLocation,
+};
 use crate::model::Model;
 use crate::regions::RegionTable;
 use crate::AnalysisError;
@@ -48,8 +51,110 @@ pub struct Alone {
     pub origin_ns: i64,
     /// One stream per location, in the same order.
     pub streams: Vec<LocationStream>,
-    /// The merge's warnings from opening the traces (a trace file it could not read).
+    /// The merge's warnings from opening the traces (a trace file it could not read), after
+    /// the matching's with [`Alone::linked`].
     pub warnings: Vec<plx_format::Warning>,
+}
+
+/// The messages of the locations of an [`Alone`] made with [`Alone::linked`], linked as the
+/// merge links them: given the sends and receives in the merged order of the locations' events
+/// decoded alone — (time, process, ticks, thread, location), the merge's order when it moves no
+/// event — [`Links::send`] numbers a matched send and [`Links::recv`] pairs a receive with
+/// it. Where the merge would do otherwise they say so ([`NeedsMerge`]) and the caller takes the
+/// merge: a receive its send has not come before (the merge holds its process back, or gives it
+/// unlinked), a receive the repair of the clock condition would move (earlier than its send's
+/// time plus the minimum latency), a message of a communicator without a definition (its key is
+/// the process's own id), a matched send still unreceived at the end (a warning of the merge's).
+pub struct Links {
+    messages: Option<Messages>,
+    /// Per location: its rank when its messages take part in the matching.
+    ranks: Vec<Option<u32>>,
+    memo: Vec<KeyMemo>,
+    repair: bool,
+    min_latency: i64,
+}
+
+/// The merge would not give the stream [`Links`] is given: take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeedsMerge;
+
+impl Links {
+    /// Location `li`'s send at `time_ns` to `peer` with `tag` on `comm`: its message number
+    /// when it is matched.
+    pub fn send(
+        &mut self,
+        li: u32,
+        time_ns: i64,
+        (peer, tag, comm): (u32, i32, Option<u32>),
+    ) -> Result<Option<u64>, NeedsMerge> {
+        let (Some(msgs), Some(rank)) = (self.messages.as_mut(), self.ranks[li as usize]) else {
+            return Ok(None);
+        };
+        let key = (comm.ok_or(NeedsMerge)? as u64, rank, peer, tag);
+        let Messages {
+            keys,
+            plan,
+            next_id,
+            ..
+        } = msgs;
+        let Some(ks) = next_matched(keys, plan, key, true, &mut self.memo[li as usize]) else {
+            return Ok(None);
+        };
+        let id = *next_id;
+        *next_id += 1;
+        ks.queue.push_back(QueuedSend {
+            id,
+            time_ns,
+            location: li,
+        });
+        Ok(Some(id))
+    }
+
+    /// Location `li`'s receive at `time_ns` from `peer` with `tag` on `comm`: its send when it
+    /// is matched.
+    pub fn recv(
+        &mut self,
+        li: u32,
+        time_ns: i64,
+        (peer, tag, comm): (u32, i32, Option<u32>),
+    ) -> Result<Option<MessageLink>, NeedsMerge> {
+        let (Some(msgs), Some(rank)) = (self.messages.as_mut(), self.ranks[li as usize]) else {
+            return Ok(None);
+        };
+        let key = (comm.ok_or(NeedsMerge)? as u64, peer, rank, tag);
+        let memo = &mut self.memo[li as usize];
+        let Some(ks) = next_matched(&mut msgs.keys, &msgs.plan, key, false, memo) else {
+            return Ok(None);
+        };
+        let s = ks.queue.pop_front().ok_or(NeedsMerge)?;
+        if self.repair && time_ns < s.time_ns + self.min_latency {
+            return Err(NeedsMerge);
+        }
+        if time_ns < s.time_ns {
+            msgs.report.violations_after += 1;
+        }
+        Ok(Some(super::link(s)))
+    }
+
+    /// Does the matching find a message received before it was sent (after the ClockOffset
+    /// correction)? Its receive comes before its send in the merged order, which the merge
+    /// moves or leaves unlinked: known before any event is given.
+    pub fn needs_merge(&self) -> bool {
+        self.messages
+            .as_ref()
+            .is_some_and(|m| m.report.violations_before > 0)
+    }
+
+    /// Once every event is given: the merge's report of the clock condition (nothing moved).
+    pub fn finish(self) -> Result<Option<ClockReport>, NeedsMerge> {
+        let Some(msgs) = self.messages else {
+            return Ok(None);
+        };
+        if msgs.keys.values().any(|k| !k.queue.is_empty()) {
+            return Err(NeedsMerge);
+        }
+        Ok(Some(msgs.report))
+    }
 }
 
 /// What takes a location's events from [`LocationStream::drain`].
@@ -99,26 +204,50 @@ impl Alone {
     /// Every traced location of `model` (built from `exp`), none decoded yet; no message is
     /// matched (no matching pre-pass over the trace).
     pub fn new(model: &Model, exp: &Experiment) -> Result<Alone, AnalysisError> {
-        Self::build(model, exp, super::Filter::All)
+        Ok(Self::build(model, exp, super::Filter::All, None)?.0)
+    }
+
+    /// As [`Alone::new`], with the ranks' messages planned as the merge with `opts` plans them
+    /// (the matching's pre-pass), to be linked in the merged order by the [`Links`].
+    pub fn linked(
+        model: &Model,
+        exp: &Experiment,
+        opts: MergeOptions,
+    ) -> Result<(Alone, Links), AnalysisError> {
+        Self::build(model, exp, super::Filter::All, Some(opts))
     }
 
     /// As [`Alone::new`], each stream with its counted calls (trace subtype 10) as
     /// [`EventKind::Counted`] right before their functions' exits (as
     /// [`GlobalMerge::with_counters`] gives them).
     pub fn with_counters(model: &Model, exp: &Experiment) -> Result<Alone, AnalysisError> {
-        Self::build(model, exp, super::Filter::AllWithCounters)
+        Ok(Self::build(model, exp, super::Filter::AllWithCounters, None)?.0)
     }
 
+    /// `linked`: the merge's options, its messages planned for the [`Links`].
     fn build(
         model: &Model,
         exp: &Experiment,
         filter: super::Filter,
-    ) -> Result<Alone, AnalysisError> {
-        let opts = MergeOptions {
+        linked: Option<MergeOptions>,
+    ) -> Result<(Alone, Links), AnalysisError> {
+        let opts = linked.unwrap_or(MergeOptions {
             repair_clock: false,
             ..MergeOptions::default()
+        });
+        let mut m = GlobalMerge::build_with(model, Some(exp), opts, filter, linked.is_some())?;
+        let links = Links {
+            messages: m.messages.take(),
+            ranks: m
+                .locs
+                .iter()
+                .map(|l| &m.states[l.slot as usize])
+                .map(|s| s.rank.filter(|_| s.matching))
+                .collect(),
+            memo: vec![KeyMemo::default(); m.locs.len()],
+            repair: m.repair,
+            min_latency: m.min_latency,
         };
-        let mut m = GlobalMerge::build_with(model, Some(exp), opts, filter, false)?;
         let mut sources = std::mem::replace(
             &mut m.sources,
             super::ahead::Sources::new(Vec::new(), false),
@@ -140,14 +269,15 @@ impl Alone {
                 unresolved: false,
             });
         }
-        Ok(Alone {
+        let alone = Alone {
             locations: std::mem::take(&mut m.locations),
             regions: m.regions.clone(),
             user_events: m.user_events.clone(),
             origin_ns: m.origin_ns,
             streams,
             warnings: m.warnings.clone(),
-        })
+        };
+        Ok((alone, links))
     }
 }
 

@@ -49,7 +49,7 @@ use crate::regions::{RegionInfo, RegionTable};
 use crate::symbols::demangle;
 use crate::AnalysisError;
 
-pub use alone::{Alone, AloneEvent, LocationStream, Sink, UNRESOLVED};
+pub use alone::{Alone, AloneEvent, Links, LocationStream, NeedsMerge, Sink, UNRESOLVED};
 pub use clc::{ClockReport, DEFAULT_MIN_LATENCY_NS};
 pub use cursor::MergeStats;
 pub use feed::Feed;
