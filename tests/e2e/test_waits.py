@@ -896,6 +896,8 @@ def test_waits_samples_refused_without_samples_or_in_parallel(tmp_path):
     run(exp, exe, "lock", "0.01", opts=("--trace",))
     cp = plx("waits", exp, "--samples", check=False)
     assert cp.returncode == 2 and "the run has no call-stack samples" in cp.stderr, cp.stderr
+    cp = plx("waits", exp, "--samples=0", check=False)
+    assert cp.returncode == 2 and "1 or more" in cp.stderr, cp.stderr
     # (the optional N takes `=`: the directory after --samples is the directory)
     cp = plx("waits", "--samples", exp, check=False)
     assert cp.returncode == 2 and "the run has no call-stack samples" in cp.stderr, cp.stderr

@@ -71,6 +71,7 @@ pub struct CriticalPathArgs {
         value_name = "N",
         num_args = 0..=1,
         require_equals = true,
+        value_parser = crate::sampled::paths_n,
         default_missing_value = "3"
     )]
     pub samples: Option<usize>,

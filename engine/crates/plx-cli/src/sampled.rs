@@ -8,6 +8,14 @@ use serde_json::{json, Value};
 
 use crate::{CliError, Exit};
 
+/// `--samples=N`'s N: how many sampled paths to list under an item, at least 1.
+pub fn paths_n(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("the number of sampled paths to list under each item: 1 or more".to_string()),
+    }
+}
+
 /// An error unless the run has call-stack samples.
 pub fn require(model: &Model, dir: &Path) -> Result<(), CliError> {
     let any = model

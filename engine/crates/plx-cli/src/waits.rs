@@ -36,6 +36,7 @@ pub struct WaitsArgs {
         value_name = "N",
         num_args = 0..=1,
         require_equals = true,
+        value_parser = crate::sampled::paths_n,
         default_missing_value = "3",
         conflicts_with = "parallel"
     )]
