@@ -27,10 +27,11 @@ pub struct WaitsArgs {
     /// the late location's own waits).
     #[arg(long)]
     pub causes: bool,
-    /// Under each direct cause, the N call paths the late location was sampled in most while
-    /// the cause's call path was its innermost measured call, in the intervals whose excess
-    /// caused the waits: what ran during the delay (a run with `plx run --trace --sample`;
-    /// implies --causes) [default N: 3].
+    /// What ran, by call-stack samples (a run with `plx run --trace --sample`): under each call
+    /// path that waited, the N sampled paths below it most taken during its waits; under each
+    /// direct cause, the N the late location ran most in the intervals whose excess caused the
+    /// waits, beyond the waiting location's own there (implies --causes; N with `=`, at least
+    /// 1) [default N: 3].
     #[arg(
         long,
         value_name = "N",
