@@ -132,6 +132,26 @@ pub struct TopArg {
     pub top: Option<usize>,
 }
 
+/// `--samples[=N]`: what ran, by call-stack samples.
+#[derive(clap::Args, Debug)]
+pub struct SamplesArg {
+    /// What ran, by call-stack samples (a run with `plx run --trace --sample`): the N sampled
+    /// call paths that ran most under each item (plx critical-path: under each function on
+    /// the path, procedure level; plx waits: under each call path that waited, during its
+    /// waits, and under each direct cause, in the intervals whose excess caused the waits,
+    /// beyond the waiting location's own there; it implies --causes). N with `=`, at least 1
+    /// [default N: 3].
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        require_equals = true,
+        value_parser = crate::sampled::paths_n,
+        default_missing_value = "3"
+    )]
+    pub samples: Option<usize>,
+}
+
 /// `--metric`: the metric a command measures.
 #[derive(clap::Args, Debug)]
 pub struct MetricArg {

@@ -12,7 +12,7 @@ use plx_analysis::{phase_window, MergeOptions, Model, Window};
 use plx_format::RegionKind;
 use serde_json::{json, Value};
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg, TopArg};
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg, SamplesArg, TopArg};
 use crate::csv::field;
 use crate::units::{elide_middle, Left};
 use crate::{CliError, Exit};
@@ -64,17 +64,9 @@ pub struct CriticalPathArgs {
     /// Also list the path's segments (with --format csv: the segments instead of the profile).
     #[arg(long)]
     pub path: bool,
-    /// Under each function, the N call paths sampled most while it ran (a run with
-    /// `plx run --trace --sample`; procedure level) [default N: 3].
-    #[arg(
-        long,
-        value_name = "N",
-        num_args = 0..=1,
-        require_equals = true,
-        value_parser = crate::sampled::paths_n,
-        default_missing_value = "3"
-    )]
-    pub samples: Option<usize>,
+    /// --samples.
+    #[command(flatten)]
+    pub sampled: SamplesArg,
     /// --format and -o.
     #[command(flatten)]
     pub out: OutputArgs<Format>,
@@ -95,7 +87,8 @@ struct Report<'a> {
 
 /// Runs `plx critical-path`.
 pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
-    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, args.samples.is_some())?;
+    let (exp, model) =
+        crate::experiment::open_traced(&args.exp.dir, args.sampled.samples.is_some())?;
     let several = model.apps.len() > 1;
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
     let mode = match (args.mode, app) {
@@ -156,7 +149,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
         LevelArg::Process => Level::Process,
         LevelArg::Machine => Level::Machine,
     };
-    if args.samples.is_some() && level != Level::Procedure {
+    if args.sampled.samples.is_some() && level != Level::Procedure {
         return Err(CliError::new(
             Exit::Usage,
             "--samples lists the sampled call paths under each function: it needs --level procedure"
@@ -170,7 +163,7 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
     if let Some(n) = args.top.top {
         items.truncate(n);
     }
-    let sampled = match args.samples {
+    let sampled = match args.sampled.samples {
         Some(n) => sampled_items(&model, &cp, &items, n, &args.exp.dir)?,
         None => Vec::new(),
     };

@@ -8,7 +8,7 @@ use plx_analysis::waits::{CauseEntry, CauseRow, WaitRow};
 use plx_analysis::{phase_window, MergeOptions, Pattern, WaitAnalysis, Window};
 use serde_json::{json, Value};
 
-use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg};
+use crate::args::{ExperimentArgs, Format, OutputArgs, PhaseArg, SamplesArg};
 use crate::csv::field;
 use crate::CliError;
 
@@ -27,27 +27,15 @@ pub struct WaitsArgs {
     /// the late location's own waits).
     #[arg(long)]
     pub causes: bool,
-    /// What ran, by call-stack samples (a run with `plx run --trace --sample`): under each call
-    /// path that waited, the N sampled paths below it most taken during its waits; under each
-    /// direct cause, the N the late location ran most in the intervals whose excess caused the
-    /// waits, beyond the waiting location's own there (implies --causes; N with `=`, at least
-    /// 1) [default N: 3].
-    #[arg(
-        long,
-        value_name = "N",
-        num_args = 0..=1,
-        require_equals = true,
-        value_parser = crate::sampled::paths_n,
-        default_missing_value = "3",
-        conflicts_with = "parallel"
-    )]
-    pub samples: Option<usize>,
+    /// --samples.
+    #[command(flatten)]
+    pub sampled: SamplesArg,
     /// Run as an MPI job (`mpirun -np N plx waits --parallel DIR`, Open MPI or MPICH): each
     /// analysis process merges and replays its own contiguous block of the measured
     /// processes and exchanges the MPI calls' events with the others; process 0 prints what
     /// the serial analysis prints. With --causes, each process finds the causes of its own
     /// locations' waits, given the late locations' accounts by their processes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "samples")]
     pub parallel: bool,
     /// With --parallel: what each analysis process did, on stderr (its events replayed, the
     /// waits and causes it found, the bytes it exchanged).
@@ -61,14 +49,15 @@ pub struct WaitsArgs {
 impl WaitsArgs {
     /// Whether the causes are asked for (--causes, or --samples).
     fn causes(&self) -> bool {
-        self.causes || self.samples.is_some()
+        self.causes || self.sampled.samples.is_some()
     }
 }
 
 /// Runs `plx waits`.
 pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
-    let (exp, model) = crate::experiment::open_traced(&args.exp.dir, args.samples.is_some())?;
-    if args.samples.is_some() {
+    let (exp, model) =
+        crate::experiment::open_traced(&args.exp.dir, args.sampled.samples.is_some())?;
+    if args.sampled.samples.is_some() {
         crate::sampled::require(&model, &args.exp.dir)?;
     }
     let app = crate::experiment::app_index(&model, args.exp.app.name())?;
@@ -91,7 +80,7 @@ pub fn waits(args: &WaitsArgs) -> Result<(), CliError> {
             Some(a) => a,
             None => return Ok(()),
         }
-    } else if args.samples.is_some() {
+    } else if args.sampled.samples.is_some() {
         WaitAnalysis::compute_spans(&model, &exp, window, app, MergeOptions::default())?
     } else {
         WaitAnalysis::compute(
@@ -171,13 +160,13 @@ struct Report<'a> {
 impl Report<'_> {
     /// With --samples, what the samples say ran in a direct cause.
     fn sampled(&self, c: &CauseEntry) -> Option<ItemSamples> {
-        let top = self.args.samples?;
+        let top = self.args.sampled.samples?;
         self.a.cause_samples(self.model, c, top)
     }
 
     /// With --samples, what the samples say ran during the waits of `rows`.
     fn sampled_waits(&self, rows: &[&WaitRow]) -> Option<ItemSamples> {
-        let top = self.args.samples?;
+        let top = self.args.sampled.samples?;
         self.a.wait_samples(self.model, rows, top)
     }
 
