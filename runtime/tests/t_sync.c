@@ -5,7 +5,7 @@
  *   queue        producer/consumer, 1000 items, mutex + cond: mutex 1001 (producer) + 1000 + 2
  *                (consumers: one lock per item, one each to see the end) = 2003 acquisitions;
  *                cond: 1000 signals + 1 broadcast = 1001 releases
- *   rwlock       2 readers x 50 + 1 writer x 20         120 acquisitions
+ *   rwlock       2 readers x 50 + 1 writer x 20         120 acquisitions, contended or not (timing)
  *   barrier      3 threads x 10 waits                    30 acquisitions
  *   semaphore    25 posts, 25 waits                      25 acquisitions, 25 releases
  *   spin lock    2 threads x 500                       1000 acquisitions
