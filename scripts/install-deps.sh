@@ -22,7 +22,7 @@ fi
 
 # the tests read our exports with the real readers: Hatchet (TAU profiles), the official OTF2
 # library, pandas/Polars/DuckDB (Parquet)
-pip_install pytest:pytest hatchet:llnl-hatchet otf2:otf2 pyarrow:pyarrow pandas:pandas polars:polars \
+pip_install pytest:pytest pytest_rerunfailures:pytest-rerunfailures hatchet:llnl-hatchet otf2:otf2 pyarrow:pyarrow pandas:pandas polars:polars \
             duckdb:duckdb
 
 for component in "$here"/deps/[0-9]*.sh; do

@@ -373,6 +373,10 @@ PLX_HIDDEN void plx_stack_sampler_note_region(struct plx_thread *t, uintptr_t sp
 PLX_HIDDEN void plx_stack_sampler_write(struct plx_thread *t);
 PLX_HIDDEN void plx_stack_sampler_stop(void);
 PLX_HIDDEN void plx_stack_sampler_after_fork(struct plx_thread *t);
+/* Before a dlclose: every thread's frames sampled in a module not yet listed when they were
+ * taken (a library's code run before its first instrumented call got through the hook) take
+ * the module loaded there now, before it goes. */
+PLX_HIDDEN void plx_stack_sampler_before_unload(void);
 /* The JVM agent: the JVM made code at [start, start + size) (its code cache). */
 PLX_HIDDEN void plx_stack_sampler_jvm_code(uintptr_t start, uintptr_t size);
 /* SIGTRAP is the sampler's (PLX_SAMPLE_SIGNAL=trap): `act` (if any) becomes the program's
@@ -391,6 +395,9 @@ PLX_HIDDEN void plx_threads_each(void (*fn)(struct plx_thread *));
  * PLX_NO_INDEX. Not from a signal handler. */
 PLX_HIDDEN uint32_t plx_module_of(uintptr_t addr);
 PLX_HIDDEN uint32_t plx_module_known(uintptr_t addr);
+/* Records the modules loaded since the last look; nothing when the calling thread is inside the
+ * symbol table (the runtime's own dlclose). Not from a signal handler. */
+PLX_HIDDEN void plx_modules_list(void);
 /* The modules unloaded since the last call (dl_iterate_phdr's count of unloads changed), at most
  * `cap` of them into `ids`, marked gone: no address is theirs any more. 0 when none, or when the
  * calling thread is inside the symbol table (the runtime's own dlclose). */

@@ -250,15 +250,18 @@ static uint32_t frame_of(struct plx_samples *s, uint32_t parent, uint32_t node, 
             uint32_t module = region ? REGION_MODULE : address ? plx_module_known(address - 1) : PLX_NO_INDEX;
             s->frames[s->n] = (struct frame){parent, node, module, 0, address, 0};
             publish(s, s->n);
-            s->slots[i] = ++s->n;
-            return s->n - 1;
+            uint32_t added = s->n + 1; /* the frame published whole (name_frames reads it) */
+            __atomic_store_n(&s->n, added, __ATOMIC_RELEASE);
+            s->slots[i] = added;
+            return added - 1;
         }
         struct frame *fr = &s->frames[f - 1];
         /* a frame in an unloaded library stays its own: code loaded at its address later gets
          * frames of its own */
+        uint32_t module = __atomic_load_n(&fr->module, __ATOMIC_RELAXED); /* name_frames sets it */
         if (fr->address == address && fr->parent == parent && fr->node == node &&
-            (fr->module == REGION_MODULE) == region &&
-            (region || fr->module == PLX_NO_INDEX || !plx_module_gone(fr->module)))
+            (module == REGION_MODULE) == region &&
+            (region || module == PLX_NO_INDEX || !plx_module_gone(module)))
             return f - 1;
     }
 }
@@ -871,6 +874,33 @@ static void quiesce_thread(struct plx_thread *t)
 {
     if (t->samples)
         quiesce(t->samples);
+}
+
+/* Frames the handler found in no listed module take the module loaded at their address now. A
+ * handler may add frames meanwhile (it never changes a frame's module): a frame is read up to
+ * the count published before the loop, and its module is one aligned word. */
+static void name_frames(struct plx_thread *t)
+{
+    struct plx_samples *s = t->samples;
+    if (!s)
+        return;
+    uint32_t n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        struct frame *f = &s->frames[i];
+        if (__atomic_load_n(&f->module, __ATOMIC_RELAXED) != PLX_NO_INDEX || !f->address)
+            continue;
+        uint32_t m = plx_module_known(f->address - 1);
+        if (m != PLX_NO_INDEX)
+            __atomic_store_n(&f->module, m, __ATOMIC_RELAXED);
+    }
+}
+
+void plx_stack_sampler_before_unload(void)
+{
+    if (!enabled)
+        return;
+    plx_modules_list();
+    plx_threads_each(name_frames);
 }
 
 /* The process end: no handler runs any more once this returns (trees are written after). */

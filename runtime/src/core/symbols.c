@@ -440,6 +440,16 @@ uint32_t plx_module_of(uintptr_t addr)
     return m ? (uint32_t)(m - modules) : PLX_NO_INDEX;
 }
 
+void plx_modules_list(void)
+{
+    if (!modules || holding)
+        return;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    walk_modules();
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
 /* Async-signal-safe (no lock, no lookup of new modules): the module holding addr among those
  * already recorded and loaded, PLX_NO_INDEX if none. Entries are never changed once published
  * but for their `gone` flag. */

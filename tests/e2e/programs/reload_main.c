@@ -3,7 +3,8 @@
  * address" when the three plugin_entry were at one address (the loader reused the place).
  * With argv[3], each plugin's spin function (alpha_spin or beta_spin, not instrumented) also
  * runs argv[3] iterations, and "truth main NAME SECONDS" gives each one's CPU time in all (on
- * thread main, as sample_spin.c). */
+ * thread main, as sample_spin.c). With argv[4] "spin-only", no plugin_entry is called: no
+ * instrumented function of a plugin runs, only its spin function. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ int main(int argc, char **argv)
         return 2;
     const char *libs[] = {argv[1], argv[2], argv[1]};
     long spins = argc > 3 ? atol(argv[3]) : 0;
+    int entries = !(argc > 4 && strcmp(argv[4], "spin-only") == 0);
     void *at[3];
     double alpha = 0, beta = 0;
     for (int k = 0; k < 3; k++) {
@@ -37,7 +39,8 @@ int main(int argc, char **argv)
         if (!entry || !(alpha_spin || beta_spin))
             return 4;
         at[k] = (void *)entry;
-        printf("%d\n", entry(10 * (k + 1)));
+        if (entries)
+            printf("%d\n", entry(10 * (k + 1)));
         if (spins) {
             double t0 = cpu_now();
             (alpha_spin ? alpha_spin : beta_spin)(spins);
