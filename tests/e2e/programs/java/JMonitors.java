@@ -3,15 +3,18 @@ import java.util.concurrent.CountDownLatch;
 
 /** Contended Java monitors of three classes (plx report --sync, tests/e2e/test_java.py): for
  * each of an ArrayList, an int[] and a JMonitors$Account, thread "holder" enters the object's
- * monitor and holds it D milliseconds (args[0]) while main blocks entering it; then main joins
- * the holder. Prints "3 monitors". */
+ * monitor and, once main is blocked entering it, holds it D milliseconds more (args[0]); then
+ * main joins the holder. Prints "3 monitors". */
 public class JMonitors {
     static final class Account {
     }
 
-    static void hold(Object o, CountDownLatch in, long ms) {
+    static void hold(Object o, CountDownLatch in, Thread waiter, long ms) {
         synchronized (o) {
             in.countDown();
+            // however late the machine's load lets main run, it waits the whole D
+            while (waiter.getState() != Thread.State.BLOCKED)
+                Thread.onSpinWait();
             try {
                 Thread.sleep(ms);
             } catch (InterruptedException e) {
@@ -22,7 +25,8 @@ public class JMonitors {
 
     static void contend(Object o, long ms) throws InterruptedException {
         CountDownLatch in = new CountDownLatch(1);
-        Thread holder = new Thread(() -> hold(o, in, ms), "holder");
+        Thread main = Thread.currentThread();
+        Thread holder = new Thread(() -> hold(o, in, main, ms), "holder");
         holder.start();
         in.await();
         synchronized (o) {
