@@ -3,6 +3,7 @@ every thread did meanwhile — the threads started inside the phase included."""
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -71,3 +72,20 @@ def test_phase_needs_a_trace(programs, tmp_path):
         cp = plx(*cmd, tmp_path / "p", "--phase", "work", check=False)
         assert cp.returncode == 2, cp.stderr
         assert "rerun with `plx run --trace`" in cp.stderr, cp.stderr
+
+
+def test_a_window_after_the_run_is_an_error_naming_its_end(phased):
+    """Every command of --phase/--window says a window past the traced processes' end holds
+    nothing (was: empty tables, `No MPI messages`, 0 events exported, no word); one just inside
+    is taken."""
+    for cmd in (("report",), ("waits",), ("critical-path",), ("compare",), ("query", "--metric", "calls"),
+                ("export", "--format", "text", "-o", str(phased.parent / "w.txt"))):
+        for sel in (("--phase", "100:200"), ("--window", "100:")):
+            cp = plx(*cmd, phased, *sel, check=False)
+            assert cp.returncode == 2, (cmd, sel, cp.stderr)
+            m = re.search(r"no traced event is in the window: it begins 100 s after the trace's "
+                          r"first event, and the traced processes ended ([0-9.]+) s after it",
+                          cp.stderr)
+            assert m and 0 < float(m.group(1)) < 100, (cmd, cp.stderr)
+    cp = plx("report", phased, "--window", "0:", "--format", "csv")
+    assert total_rows(list(csv.DictReader(io.StringIO(cp.stdout))))

@@ -17,6 +17,8 @@ pub enum AnalysisError {
     NoSuchApp(String, String),
     /// The parallel analysis failed (its exchange between the analysis ranks).
     Parallel(String),
+    /// `--window`/`--phase START:END` lies after the trace (the whole message).
+    EmptyWindow(String),
 }
 
 impl fmt::Display for AnalysisError {
@@ -28,6 +30,7 @@ impl fmt::Display for AnalysisError {
                 write!(f, "no application named \"{a}\": {there}")
             }
             AnalysisError::Parallel(m) => write!(f, "parallel analysis: {m}"),
+            AnalysisError::EmptyWindow(m) => f.write_str(m),
             AnalysisError::NoTrace(d) => write!(
                 f,
                 "{}: no trace: this needs the MPI ranks' traces; rerun with `plx run --trace`",
@@ -49,6 +52,7 @@ impl std::error::Error for AnalysisError {
             AnalysisError::NoSuchPhase(_)
             | AnalysisError::NoSuchApp(..)
             | AnalysisError::Parallel(_)
+            | AnalysisError::EmptyWindow(_)
             | AnalysisError::NoTrace(_)
             | AnalysisError::NoEventTrace(_) => None,
         }

@@ -140,10 +140,22 @@ pub fn phase_window(model: &Model, phase: &PhaseSpec) -> Result<Window, Analysis
     let mut merge = GlobalMerge::new(model, &exp, MergeOptions::default())?;
     let origin = merge.origin_ns();
     match phase {
-        PhaseSpec::Interval { start_s, end_s } => Ok(Window {
-            start_ns: start_s.map_or(i64::MIN, |s| origin + (s * 1e9).round() as i64),
-            end_ns: end_s.map_or(i64::MAX, |e| origin + (e * 1e9).round() as i64),
-        }),
+        PhaseSpec::Interval { start_s, end_s } => {
+            let w = Window {
+                start_ns: start_s.map_or(i64::MIN, |s| origin + (s * 1e9).round() as i64),
+                end_ns: end_s.map_or(i64::MAX, |e| origin + (e * 1e9).round() as i64),
+            };
+            match traced_end_ns(model) {
+                Some(end) if w.start_ns > end => Err(AnalysisError::EmptyWindow(format!(
+                    "{}: no traced event is in the window: it begins {} s after the trace's \
+                     first event, and the traced processes ended {:.6} s after it",
+                    model.dir.display(),
+                    start_s.unwrap_or(0.0),
+                    (end - origin) as f64 / 1e9
+                ))),
+                _ => Ok(w),
+            }
+        }
         PhaseSpec::Named(name) => {
             let region = merge
                 .regions()
@@ -170,6 +182,17 @@ pub fn phase_window(model: &Model, phase: &PhaseSpec) -> Result<Window, Analysis
             }
         }
     }
+}
+
+/// When the last traced process ended (its ProcessEnd record), global ns; `None` when one of
+/// them did not finish writing (its end is not known).
+fn traced_end_ns(model: &Model) -> Option<i64> {
+    let mut end = None::<i64>;
+    for p in model.processes.iter().filter(|p| p.measured && p.has_trace()) {
+        let t = p.rank0_ns(p.end.as_ref()?.ticks).round() as i64;
+        end = Some(end.map_or(t, |e| e.max(t)));
+    }
+    end
 }
 
 impl Model {
