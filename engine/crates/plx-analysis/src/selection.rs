@@ -188,7 +188,11 @@ pub fn phase_window(model: &Model, phase: &PhaseSpec) -> Result<Window, Analysis
 /// them did not finish writing (its end is not known).
 fn traced_end_ns(model: &Model) -> Option<i64> {
     let mut end = None::<i64>;
-    for p in model.processes.iter().filter(|p| p.measured && p.has_trace()) {
+    for p in model
+        .processes
+        .iter()
+        .filter(|p| p.measured && p.has_trace())
+    {
         let t = p.rank0_ns(p.end.as_ref()?.ticks).round() as i64;
         end = Some(end.map_or(t, |e| e.max(t)));
     }
