@@ -170,7 +170,7 @@ view_lines=$(cd engine && PLX_VIEW_BENCH_EVENTS=${PLX_BENCH_VIEW_EVENTS:-2000000
 # same run with the runtime preloaded by hand, and plx view's opens of it (bench/view_run.sh)
 view_run_line=""
 if [ "${PLX_BENCH_VIEW_RUN:-1}" != 0 ]; then
-  view_run_line=$(bench/view_run.sh 2>/dev/null | grep '^view-run:' || true)
+  view_run_line=$(bench/view_run.sh 2>/dev/null | grep '^view-\(run\|bench\):' || true)
 fi
 
 # the engine on many ranks (bench/scale.sh, short: 256 and 512 synthetic ranks), one engine
@@ -253,9 +253,9 @@ fi
     echo
   fi
   if [ -n "$view_run_line" ]; then
-    echo "A traced run and plx view's opens of it (bench/view_run.sh, examples/mpi/life.c under mpirun):"
+    echo "A traced run and plx view's opens, zooms and pans of it (bench/view_run.sh, examples/mpi/life.c under mpirun):"
     echo
-    echo "    $view_run_line"
+    echo "$view_run_line" | sed 's/^/    /'
     echo
   fi
   if [ -n "$mpi_rows" ]; then

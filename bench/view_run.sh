@@ -7,7 +7,9 @@
 # times (default 5), the best and the median wall time of each; then plx view's first open of
 # the experiment (nothing prepared) and a later one, each with the CPU time plx view had used when
 # it served (all threads, /proc/PID/stat), and the experiment's bytes on disk per event, any index
-# included. One line on stdout: "view-run: ...".
+# included; then plx-view's benchmark on the same experiment (benches/view.rs `real_trace`: its
+# opens, 100 zooms and 100 pans with their p50/p95/p99). Two lines on stdout: "view-run: ...",
+# "view-bench: ...".
 # PLX_BENCH_VIEW_RUN_ARGS: life's steps, size and worker threads (default 100 512 2: about 52 M
 # events).
 set -euo pipefail
@@ -85,4 +87,7 @@ echo "view-run: life ${args[*]} on 4 ranks, $events events, $reps runs of each a
   "$(secs "$later") ($(echo "$first" | sed -E 's/.*\((index[^)]*)\).*/\1/')); experiment" \
   "$bytes bytes ($(awk -v a="$bytes" -v b="$events" 'BEGIN { printf "%.2f", a / b }')" \
   "bytes/event), index kept $index bytes; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# the zooms and pans of plx-view's benchmark, on this real trace (its first line: its own open)
+(cd engine && PLX_VIEW_BENCH_REAL="$exp" cargo bench -q -p plx-view --bench view -- real_trace) \
+  2>&1 | grep '^view-bench:' || echo "view-bench: real_trace failed"
 rm -rf "$out"

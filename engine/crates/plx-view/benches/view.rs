@@ -1,7 +1,8 @@
 //! What `plx view` costs on a large synthetic trace, against loading the same trace's Chrome
 //! JSON, in one run: `cargo bench -p plx-view --bench view [-- NAME...]` (NAME: a part of a
 //! measurement's name, `open_and_query`, `breakdown`, `open_only`, `endpoints`, `answers`; every one when
-//! none is named). `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
+//! none is named; `real_trace` only with `PLX_VIEW_BENCH_REAL=DIR`: the same measurements as
+//! `open_and_query` on a real experiment, bench/view_run.sh's). `PLX_VIEW_BENCH_EVENTS` sets the viewer's traces (events, comma-separated;
 //! default 100 M; `make bench` uses 20 M and 100 M) and
 //! `PLX_VIEW_BENCH_JSON_EVENTS` the trace of the comparison (default 2 M: its Chrome JSON is
 //! parsed whole into memory, as a viewer of that format does: 143 MiB of JSON take 1.9 GiB).
@@ -164,10 +165,11 @@ fn viewer(d: &Path) -> Run {
 }
 
 impl Run {
-    fn line(&self, gen_s: f64) -> String {
+    /// The figures of a trace of `events` events, `what` (its processes and tracks).
+    fn line(&self, what: &str) -> String {
         let mib = |b: u64| b as f64 / (1 << 20) as f64;
         format!(
-            "{} events (8 processes, 16 tracks, written in {gen_s:.1} s): plx view's first open \
+            "{} events ({what}): plx view's first open \
 (nothing prepared) {:.2} s ({:.1} M events/s; {:.2} s of CPU), later opens {}; experiment {:.0} MiB on disk, \
 {:.2} bytes/event, index kept {} bytes ({:.3} bytes/event); merge pass (fallback) {:.2} s, its index \
 {:.0} MiB; \
@@ -193,6 +195,19 @@ widest zoom {:.1} ms; zooms {}; pans {}; largest answer {} KiB",
             self.largest / 1024
         )
     }
+}
+
+fn synthetic(gen_s: f64) -> String {
+    format!("8 processes, 16 tracks, written in {gen_s:.1} s")
+}
+
+/// `open_and_query`'s measurements on the experiment `PLX_VIEW_BENCH_REAL` names (a real run;
+/// its `.plx-view` is removed after the merge pass, as for the synthetic ones).
+fn real_trace(d: &Path) {
+    let run = viewer(d);
+    let v = Viewer::open(d, None).unwrap();
+    let what = format!("{}, {} tracks", d.display(), v.index.tracks.len());
+    eprintln!("view-bench: {}; peak RSS {} MiB", run.line(&what), peak_rss_kb() / 1024);
 }
 
 fn stats(ms: &[f64]) -> String {
@@ -238,7 +253,7 @@ fn open_and_query_latency_against_chrome_json() {
     eprintln!(
         "view-bench: {}; the Chrome JSON ({:.0} MiB, exported in {export_s:.1} s) parses in \
 {parse_s:.2} s ({:.1}x plx view's first open), peak RSS {} MiB -> {} MiB",
-        run.line(gen_s),
+        run.line(&synthetic(gen_s)),
         json_bytes as f64 / (1 << 20) as f64,
         parse_s / run.first_s,
         rss0 / 1024,
@@ -254,7 +269,7 @@ fn open_and_query_latency_against_chrome_json() {
         assert_eq!(run.events, written);
         eprintln!(
             "view-bench: {}; peak RSS {} MiB",
-            run.line(gen_s),
+            run.line(&synthetic(gen_s)),
             peak_rss_kb().max(rss0) / 1024,
         );
         let _ = std::fs::remove_dir_all(&d);
@@ -490,5 +505,10 @@ fn main() {
     }
     if selected("answers") {
         answers();
+    }
+    if let Some(d) = std::env::var_os("PLX_VIEW_BENCH_REAL") {
+        if selected("real_trace") {
+            real_trace(Path::new(&d));
+        }
     }
 }
