@@ -207,7 +207,11 @@ fn real_trace(d: &Path) {
     let run = viewer(d);
     let v = Viewer::open(d, None).unwrap();
     let what = format!("{}, {} tracks", d.display(), v.index.tracks.len());
-    eprintln!("view-bench: {}; peak RSS {} MiB", run.line(&what), peak_rss_kb() / 1024);
+    eprintln!(
+        "view-bench: {}; peak RSS {} MiB",
+        run.line(&what),
+        peak_rss_kb() / 1024
+    );
 }
 
 fn stats(ms: &[f64]) -> String {

@@ -46,10 +46,9 @@ pub mod parallel;
 pub mod replay;
 mod sampled;
 
-use std::collections::HashMap;
-
 use plx_format::{Experiment, Warning, NONE_U32};
 
+use crate::hash::FastMap;
 use crate::merge::{GlobalMerge, MergeOptions, TraceLocation};
 use crate::model::Model;
 use crate::regions::RegionTable;
@@ -206,7 +205,7 @@ impl Pattern {
 #[derive(Debug, Clone, Default)]
 pub struct Callpaths {
     nodes: Vec<(u32, u32)>,
-    index: HashMap<(u32, u32), u32>,
+    index: FastMap<(u32, u32), u32>,
 }
 
 impl Callpaths {
