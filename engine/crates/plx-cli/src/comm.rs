@@ -179,6 +179,11 @@ pub fn comm(args: &CommArgs) -> Result<(), CliError> {
                 "no MPI messages in {dir}; it holds traced TCP stream traffic: `plx comm --kind stream {dir}` shows it",
                 dir = args.exp.dir.display()
             )
+        } else if window.is_some() {
+            format!(
+                "no MPI message of {} was sent inside the window (docs/phases.md)",
+                args.exp.dir.display()
+            )
         } else {
             format!("no MPI messages in {}", args.exp.dir.display())
         };
