@@ -321,6 +321,34 @@ def test_early_reduce_is_the_root_waiting(mpi_run):
           {1: (last, "direct")})
 
 
+def test_a_barrier_waits_cause_begins_where_the_pair_last_synchronised(mpi_run):
+    """pair_barrier: rank 1 sleeps D in delay_before_pair, sends to rank 0, sleeps D/2 in
+    work_after_pair, then enters the barrier. Rank 0 received the message (the two synchronised
+    there): its barrier wait is caused by work_after_pair alone. Ranks 2 and 3 last
+    synchronised with rank 1 at the barrier before: their waits are divided between the two
+    sleeps in proportion to their lengths in the trace."""
+    table, causes, ent, exp = mpi_run
+    cp = "main => pair_barrier => "
+    e = collective_entries(ent, cp + "MPI_Barrier")
+    want = {r: e[1] - e[r] for r in (0, 2, 3)}
+    got = waits_at(table, "wait_at_barrier", cp + "MPI_Barrier")
+    assert sorted(got) == [0, 2, 3] and all(same(got[r], want[r]) for r in want), (got, want)
+    assert injected(want[0], D / 2) and injected(want[2], 1.5 * D), want
+    before = caused(causes, "wait_at_barrier", "delay_before_pair")
+    after = caused(causes, "wait_at_barrier", "work_after_pair")
+    assert sorted(before) == [(2, 1, "direct"), (3, 1, "direct")], before
+    assert sorted(after) == [(0, 1, "direct"), (2, 1, "direct"), (3, 1, "direct")], after
+    assert 0.9 * want[0] <= after[(0, 1, "direct")] <= want[0] + 2e-6, (after, want)
+    ex = exits(exp)
+    length = {f: ex[(1, cp + f)][0] - enter(ent, 1, cp + f)
+              for f in ("delay_before_pair", "work_after_pair")}
+    ratio = length["delay_before_pair"] / length["work_after_pair"]
+    for r in (2, 3):
+        k = (r, 1, "direct")
+        assert abs(before[k] / after[k] - ratio) <= 0.02 * ratio, (r, before, after, length)
+        assert 0.9 * want[r] <= before[k] + after[k] <= want[r] + 2e-6, (r, before, after)
+
+
 def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):
     table, causes, ent, _ = mpi_run
     cp = "main => chain => "

@@ -31,7 +31,11 @@
  *                 receives with MPI_Mrecv, rank 2 waits in MPI_Probe and receives with MPI_Recv
  *   isendrecv     (MPI 4.0: MPICH) rank 2 MPI_Ssends to 3, which sleeps D, posts its receive
  *                 with MPI_Isendrecv, sleeps D/2 more and completes it in MPI_Wait (the late
- *                 receiver's cause: the sleep before the post alone) */
+ *                 receiver's cause: the sleep before the post alone)
+ *   pair_barrier  rank 1 sleeps D in delay_before_pair, sends to 0 (waiting in MPI_Recv), sleeps
+ *                 D/2 in work_after_pair and enters MPI_Barrier: rank 0's barrier wait is
+ *                 caused by work_after_pair alone (they synchronised at the message), ranks 2
+ *                 and 3's by both (they last synchronised at the barrier before) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -70,6 +74,8 @@ NOINLINE static void relay_work(void) { nap(D / 2); }
 NOINLINE static void delay_probed(void) { nap(D); }
 NOINLINE static void delay_isendrecv(void) { nap(D); }
 NOINLINE static void after_isendrecv(void) { nap(D / 2); }
+NOINLINE static void delay_before_pair(void) { nap(D); }
+NOINLINE static void work_after_pair(void) { nap(D / 2); }
 
 NOINLINE static void late_sender(void)
 {
@@ -288,6 +294,19 @@ NOINLINE static void isendrecv(void)
 #endif
 }
 
+NOINLINE static void pair_barrier(void)
+{
+    int v = rank;
+    if (rank == 1) {
+        delay_before_pair();
+        MPI_Send(&v, 1, MPI_INT, 0, 17, MPI_COMM_WORLD);
+        work_after_pair();
+    } else if (rank == 0) {
+        MPI_Recv(&v, 1, MPI_INT, 1, 17, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -296,7 +315,7 @@ int main(int argc, char **argv)
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
                                  irecv_late,  irecv_rendezvous, irecv_waitall, relay,
-                                 probe,       isendrecv};
+                                 probe,       isendrecv,     pair_barrier};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

@@ -1301,10 +1301,15 @@ fn encode_item(w: &mut Buf, key: Key, item: &Item) {
             w.u32(n);
             w.u32(b);
             w.u32(v.len() as u32);
-            for (loc, cp, a) in v {
+            for (loc, cp, a, pairs) in v {
                 w.u32(*loc);
                 w.u32(*cp);
                 encode_account(w, a);
+                w.u32(pairs.len() as u32);
+                for (rank, a) in pairs {
+                    w.u32(*rank);
+                    encode_account(w, a);
+                }
             }
         }
         (Key::Write(loc, n), Item::Send(cp, a)) => {
@@ -1343,7 +1348,12 @@ fn decode_item(r: &mut Rd) -> Result<Option<(Key, Item)>, AnalysisError> {
             let key = Key::Coll(r.u32()?, r.u32()?, r.u32()?);
             let mut v = Vec::new();
             for _ in 0..r.u32()? {
-                v.push((r.u32()?, r.u32()?, decode_account(r)?));
+                let (loc, cp, a) = (r.u32()?, r.u32()?, decode_account(r)?);
+                let mut pairs = Vec::new();
+                for _ in 0..r.u32()? {
+                    pairs.push((r.u32()?, decode_account(r)?));
+                }
+                v.push((loc, cp, a, pairs));
             }
             (key, Item::Coll(v))
         }

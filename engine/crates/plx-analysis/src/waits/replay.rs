@@ -235,6 +235,20 @@ impl Loc {
         self.at_since(&self.acc, peer)
     }
 
+    /// Its accounts since its last synchronisation with each rank it synchronised with after
+    /// its last collective ([`Pairs`]).
+    fn pairs_since_coll(&self) -> Pairs {
+        let after = self.coll.as_ref().map_or(i64::MIN, |c| c.exit);
+        let mut out: Pairs = self
+            .pair
+            .iter()
+            .filter(|(_, s)| s.exit > after)
+            .map(|(&r, _)| (r, self.since(Some(r))))
+            .collect();
+        out.sort_unstable_by_key(|p| p.0);
+        out
+    }
+
     /// [`Loc::since`] of an account the location had earlier (`acc`).
     fn at_since(&self, acc: &Account, peer: Option<u32>) -> Account {
         let pair = peer.and_then(|p| self.pair.get(&p));
@@ -279,6 +293,19 @@ struct Member {
     exit: i64,
     cp: u32,
     acc: Account,
+    /// Its accounts since its last synchronisation with each rank it synchronised with after
+    /// its last collective, by rank (`acc` stands for every other rank).
+    pairs: Pairs,
+}
+
+impl Member {
+    /// Its account since it last synchronised with `other`: their own pair's, or `acc`.
+    fn acc_with(&self, other: &Member) -> &Account {
+        other
+            .rank
+            .and_then(|r| self.pairs.iter().find(|p| p.0 == r))
+            .map_or(&self.acc, |p| &p.1)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -528,6 +555,14 @@ pub enum Key {
 /// receiver received a message sent after this one while it waited).
 pub type Posted = (u32, i64, u32, Account, bool);
 
+/// A collective member's accounts since it last synchronised with each rank it synchronised
+/// with after its last collective: (rank, account), by rank.
+pub type Pairs = Vec<(u32, Account)>;
+
+/// A member of a collective instance that may be its late one: (location, call path, its
+/// account since its last collective, [`Pairs`]).
+pub type Candidate = (u32, u32, Account, Pairs);
+
 /// An item ([`Link`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
@@ -535,8 +570,8 @@ pub enum Item {
     Send(u32, Account),
     /// Where the receive was posted (`None`: the receive is no late receiver's).
     Post(Option<Posted>),
-    /// Members that may be late: (location, call path, account).
-    Coll(Vec<(u32, u32, Account)>),
+    /// Members that may be late: (location, call path, account, accounts by rank).
+    Coll(Vec<Candidate>),
 }
 
 /// The intervals of the waits and of their direct causes ([`Replay::spans`]), ns.
@@ -730,6 +765,7 @@ impl Replay {
                 exit: enter,
                 cp: NONE,
                 acc: Account::default(),
+                pairs: Vec::new(),
             });
         }
         inst.count += s.members as usize;
@@ -1423,10 +1459,10 @@ impl Replay {
             return;
         }
         let own = self.link.as_ref().is_none_or(|k| k.own[li]);
-        let acc = if self.setup.causes && own {
-            l.since(None)
+        let (acc, pairs) = if self.setup.causes && own {
+            (l.since(None), l.pairs_since_coll())
         } else {
-            Account::default()
+            (Account::default(), Vec::new())
         };
         let process = self.setup.loc_process[li];
         let k = self.coll_count.entry((process, comm)).or_insert(0);
@@ -1443,6 +1479,7 @@ impl Replay {
             exit: t,
             cp: r.cp,
             acc,
+            pairs,
         });
         inst.count += 1;
         if let (Some(k), true) = (&mut self.link, own) {
@@ -1456,10 +1493,10 @@ impl Replay {
                 // the block's members that may be the late one ([`Summary::candidates`])
                 let arrived: Vec<(u32, Option<u32>, i64)> =
                     mine.iter().map(|m| (m.loc, m.rank, m.enter)).collect();
-                let item: Vec<(u32, u32, Account)> = Summary::candidates(&arrived, root)
+                let item: Vec<Candidate> = Summary::candidates(&arrived, root)
                     .iter()
                     .filter_map(|&(l, _)| mine.iter().find(|m| m.loc == l))
-                    .map(|m| (m.loc, m.cp, m.acc.clone()))
+                    .map(|m| (m.loc, m.cp, m.acc.clone(), m.pairs.clone()))
                     .collect();
                 for &b in blocks {
                     k.outbox
@@ -1483,15 +1520,15 @@ impl Replay {
             if *n == 0 {
                 return; // no member is this block's: nobody here waited
             }
-            let mut may: HashMap<u32, (u32, Account)> = HashMap::new();
+            let mut may: HashMap<u32, (u32, Account, Pairs)> = HashMap::new();
             for &b in blocks {
                 if let Some(Item::Coll(v)) = k.inbox.remove(&Key::Coll(comm, key.1, b)) {
-                    may.extend(v.into_iter().map(|(l, cp, a)| (l, (cp, a))));
+                    may.extend(v.into_iter().map(|(l, cp, a, p)| (l, (cp, a, p))));
                 }
             }
             for m in &mut inst.members {
-                if let Some((cp, a)) = may.remove(&m.loc) {
-                    (m.cp, m.acc) = (cp, a);
+                if let Some((cp, a, p)) = may.remove(&m.loc) {
+                    (m.cp, m.acc, m.pairs) = (cp, a, p);
                 }
             }
         }
@@ -1545,8 +1582,8 @@ impl Replay {
                     (w.enter, w.exit),
                     d,
                     (late.loc, late.cp),
-                    &late.acc,
-                    &w.acc,
+                    late.acc_with(w),
+                    w.acc_with(late),
                 );
             }
         }

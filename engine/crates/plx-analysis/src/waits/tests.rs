@@ -704,6 +704,50 @@ fn a_collective_wait_found_after_the_exit_is_not_excess_after_it() {
 }
 
 #[test]
+fn a_collective_wait_is_caused_by_what_the_late_rank_did_since_it_last_synchronised_with_the_waiter(
+) {
+    // rank 1 works 300 in before_msg, sends to rank 0 (waiting in its receive since 0), works
+    // 100 in after_msg and enters the barrier at 402; rank 0 enters it at 302, rank 2 at 0
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(1, 0, "before_msg");
+    t.exit(1, 300, "before_msg");
+    t.enter(1, 300, "MPI_Send");
+    t.send(1, 300, 0, 0);
+    t.exit(1, 301, "MPI_Send");
+    t.enter(0, 0, "MPI_Recv");
+    t.recv(0, 302, 1, 0, 300);
+    t.exit(0, 302, "MPI_Recv");
+    t.enter(1, 301, "after_msg");
+    t.exit(1, 401, "after_msg");
+    t.coll(0, 302, 403, "MPI_Barrier", None);
+    t.coll(2, 0, 403, "MPI_Barrier", None);
+    t.coll(1, 402, 403, "MPI_Barrier", None);
+    let barrier: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "wait_at_barrier")
+        .map(|c| (c.1, c.3, c.5))
+        .collect();
+    // rank 0 last synchronised with rank 1 at the message: only after_msg and the 1 in main
+    // after it made it wait (100 of 101 each, rank 1's 1 in the barrier is rank 0's there
+    // too); rank 2 at MPI_Init's place, the start: all 402 rank 1 did
+    assert_eq!(
+        barrier,
+        vec![
+            (0, s("main"), 100.0 / 101.0),
+            (0, s("main => after_msg"), 100.0 * 100.0 / 101.0),
+            (2, s("main"), 1.0),
+            (2, s("main => before_msg"), 300.0),
+            (2, s("main => MPI_Send"), 1.0),
+            (2, s("main => after_msg"), 100.0),
+        ]
+    );
+}
+
+#[test]
 fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began() {
     let mut t = setup(2, false, true);
     let team = |thread_num| EventKind::OmpTeam {
