@@ -87,11 +87,12 @@ __attribute__((constructor(101))) static void resolve(void)
 }
 
 /* The calling thread with its entry for `obj`; NULL if unmeasured (not measuring, inside the
- * runtime, or a library's thread). */
+ * runtime, a library's thread, or a call from the OpenMP runtime's own code:
+ * plx_sync_internal_site). */
 static struct plx_thread *begin(const void *obj, int kind, uintptr_t site, struct plx_sync_entry **e)
 {
     struct plx_thread *t = plx_wrapper_thread();
-    if (!t)
+    if (!t || plx_sync_internal_site(site))
         return NULL;
     t->guard++;
     *e = plx_sync_entry(t, obj, kind, site);
@@ -374,7 +375,7 @@ static void defined(const void *obj, int kind, uintptr_t site)
     /* only a measured thread's inits: a library's helper threads (and a library's work inside
      * a wrapped call, guard held) define objects nobody reports */
     struct plx_thread *t = plx_self;
-    if (!plx_active || !t || t->guard)
+    if (!plx_active || !t || t->guard || plx_sync_internal_site(site))
         return;
     t->guard++;
     plx_sync_define(obj, kind, site, 1);

@@ -330,6 +330,12 @@ PLX_HIDDEN void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e
                                   uint64_t now, int holds);
 PLX_HIDDEN void plx_sync_write(struct plx_thread *t);
 PLX_HIDDEN void plx_sync_thread_end(struct plx_thread *t);
+/* A runtime library that implements what the runtime measures by its own events (the OpenMP
+ * runtime: barriers, critical sections, locks and its workers' joins, built on pthread calls)
+ * named by an address in its code: pthread calls made from its code (plx_sync_internal_site)
+ * are that library's implementation, not the program's synchronisation, and are not measured. */
+PLX_HIDDEN void plx_sync_internal_library(const void *addr);
+PLX_HIDDEN int plx_sync_internal_site(uintptr_t site);
 /* ---- thread names from the kernel's (thread_name.c) ---- */
 PLX_HIDDEN void plx_thread_comm_self(char out[16]);
 PLX_HIDDEN void plx_thread_name_start(struct plx_thread *t, const char *inherited);

@@ -3,6 +3,7 @@
  * file. The wrappers (adapters/sync.c) call these with the thread's guard held. */
 #include "hotpath.h"
 
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -284,4 +285,67 @@ void plx_sync_write(struct plx_thread *t)
             write_stats(t, e, now);
     }
     plx_live_remove("sync", t->index);
+}
+
+/* ---- runtime libraries whose pthread calls are their own (plx_sync_internal_library) ---- */
+
+#define MAX_INTERNAL 4
+
+static struct {
+    uintptr_t lo, hi; /* its executable segments' span */
+} internal[MAX_INTERNAL];
+static _Atomic int ninternal; /* ranges published (written before) */
+static atomic_flag internal_lock = ATOMIC_FLAG_INIT;
+
+struct code_span {
+    uintptr_t addr, lo, hi;
+};
+
+/* The executable span of the object whose segments hold `addr`. */
+static int find_code(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct code_span *c = data;
+    int holds = 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+        holds |= c->addr >= a && c->addr < b;
+        if (ph->p_flags & PF_X) {
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+    }
+    if (!holds || hi == 0)
+        return 0;
+    c->lo = lo;
+    c->hi = hi;
+    return 1;
+}
+
+void plx_sync_internal_library(const void *addr)
+{
+    struct code_span c = {(uintptr_t)addr, 0, 0};
+    if (!addr || plx_sync_internal_site(c.addr) || !dl_iterate_phdr(find_code, &c))
+        return;
+    while (atomic_flag_test_and_set_explicit(&internal_lock, memory_order_acquire))
+        sched_yield();
+    int n = atomic_load_explicit(&ninternal, memory_order_relaxed);
+    if (n < MAX_INTERNAL) {
+        internal[n].lo = c.lo;
+        internal[n].hi = c.hi;
+        atomic_store_explicit(&ninternal, n + 1, memory_order_release);
+    }
+    atomic_flag_clear_explicit(&internal_lock, memory_order_release);
+}
+
+int plx_sync_internal_site(uintptr_t site)
+{
+    int n = atomic_load_explicit(&ninternal, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (site >= internal[i].lo && site < internal[i].hi)
+            return 1;
+    return 0;
 }

@@ -317,5 +317,8 @@ PLX_EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned omp_version,
                                                      const char *runtime_version)
 {
     static ompt_start_tool_result_t result = {initialize, finalize, {0}};
+    /* the caller is the OpenMP runtime, at its start-up: its barriers, locks and joins of its
+     * workers are built on pthread calls, which OMPT reports as what they implement */
+    plx_sync_internal_library(__builtin_return_address(0));
     return &result;
 }
