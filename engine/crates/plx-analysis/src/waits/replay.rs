@@ -299,12 +299,30 @@ struct Member {
 }
 
 impl Member {
-    /// Its account since it last synchronised with `other`: their own pair's, or `acc`.
-    fn acc_with(&self, other: &Member) -> &Account {
+    /// Its account since the last message exchanged with `other` after its last collective.
+    fn pair_with(&self, other: &Member) -> Option<&Account> {
         other
             .rank
             .and_then(|r| self.pairs.iter().find(|p| p.0 == r))
-            .map_or(&self.acc, |p| &p.1)
+            .map(|p| &p.1)
+    }
+}
+
+/// The accounts of late member `late` and waiting member `w` since they last synchronised: since
+/// their last message after the last collective when it synchronised them (both name it, and
+/// the two routines were in it at once: one waited for the other), else since the last
+/// collective. A message neither waited for (sent long before its receive was entered) tells
+/// neither where the other was: the late one's time between is work (or waiting) of its own,
+/// as Scalasca counts only wait states as synchronisations.
+fn since_synchronised<'a>(late: &'a Member, w: &'a Member) -> (&'a Account, &'a Account) {
+    match (late.pair_with(w), w.pair_with(late)) {
+        (Some(a), Some(b)) => match (a.start, b.start) {
+            (Some(x), Some(y)) if x.sync == y.sync && x.enter.max(y.enter) < x.exit.min(y.exit) => {
+                (a, b)
+            }
+            _ => (&late.acc, &w.acc),
+        },
+        _ => (&late.acc, &w.acc),
     }
 }
 
@@ -1575,6 +1593,7 @@ impl Replay {
         for w in waiting {
             let d = (late.enter - w.enter).min(w.exit - w.enter);
             if d > 0 {
+                let (late_acc, own_acc) = since_synchronised(late, w);
                 self.wait(
                     pattern,
                     w.loc,
@@ -1582,8 +1601,8 @@ impl Replay {
                     (w.enter, w.exit),
                     d,
                     (late.loc, late.cp),
-                    late.acc_with(w),
-                    w.acc_with(late),
+                    late_acc,
+                    own_acc,
                 );
             }
         }

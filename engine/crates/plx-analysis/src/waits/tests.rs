@@ -748,6 +748,59 @@ fn a_collective_wait_is_caused_by_what_the_late_rank_did_since_it_last_synchroni
 }
 
 #[test]
+fn a_message_neither_waited_for_does_not_begin_a_collective_waits_interval() {
+    // rank 1 sends to rank 0 at 10 and enters the barrier at 12; rank 0 works 100, receives
+    // rank 1's message (there already), then waits 200 in its receive from rank 2, which
+    // sleeps 300 before it sends, and enters the barrier last, at 302. The two never waited
+    // for each other: rank 1's barrier wait is rank 0's work (direct) and its wait for rank
+    // 2's delay (propagated), since the start; not rank 0's time in a receive after the message
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(0, 0, "work");
+    t.enter(2, 0, "delay");
+    t.enter(1, 10, "MPI_Send");
+    t.send(1, 10, 0, 0);
+    t.exit(1, 11, "MPI_Send");
+    t.exit(0, 100, "work");
+    t.enter(0, 100, "MPI_Recv");
+    t.recv(0, 101, 1, 0, 10);
+    t.exit(0, 101, "MPI_Recv");
+    t.enter(0, 101, "MPI_Recv");
+    t.exit(2, 300, "delay");
+    t.enter(2, 300, "MPI_Send");
+    t.send(2, 300, 0, 1);
+    t.exit(2, 301, "MPI_Send");
+    t.recv(0, 302, 2, 1, 300);
+    t.exit(0, 302, "MPI_Recv");
+    t.coll(1, 12, 303, "MPI_Barrier", None);
+    t.coll(2, 301, 303, "MPI_Barrier", None);
+    t.coll(0, 302, 303, "MPI_Barrier", None);
+    let barrier: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "wait_at_barrier" && c.1 == 1)
+        .map(|c| (c.2, c.3, c.4, c.5))
+        .collect();
+    // its 290 divided as rank 0's excess since the start: work 100, 3 busy in its receives,
+    // 199 waiting for rank 2's delay
+    let share = |x: f64| x * 290.0 / 302.0;
+    let want = [
+        (0, s("main => work"), CauseKind::Direct, share(100.0)),
+        (0, s("main => MPI_Recv"), CauseKind::Direct, share(3.0)),
+        (2, s("main => delay"), CauseKind::Propagated, share(199.0)),
+    ];
+    assert_eq!(barrier.len(), want.len(), "{barrier:?}");
+    for (got, want) in barrier.iter().zip(&want) {
+        assert!(
+            got.0 == want.0 && got.1 == want.1 && got.2 == want.2 && (got.3 - want.3).abs() < 1e-9,
+            "{barrier:?}"
+        );
+    }
+}
+
+#[test]
 fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began() {
     let mut t = setup(2, false, true);
     let team = |thread_num| EventKind::OmpTeam {
