@@ -350,6 +350,22 @@ def test_a_barrier_waits_cause_begins_where_the_pair_last_synchronised(mpi_run):
         assert 0.9 * want[r] <= before[k] + after[k] <= want[r] + 2e-6, (r, before, after)
 
 
+def test_parallel_causes_with_one_rank_a_block_are_the_serial_ones(mpi_run, request):
+    """`mpirun -np 4 plx waits --parallel --causes` on the 4-rank run: each rank is a block, so
+    every collective's late member's accounts (since the last collective, and since each
+    rank it exchanged a message with after it: pair_barrier) travel to the other blocks; the
+    output is the serial one byte for byte."""
+    impl = IMPLS[request.node.callspec.params["mpi_run"]]
+    exp = mpi_run[3]
+    cp = subprocess.run(impl.mpirun_cmd(NP, PLX, "waits", "--parallel", exp, "--causes",
+                                        "--format", "csv"),
+                        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert cp.returncode == 0, _fail_message(cp)
+    serial = plx("waits", exp, "--causes", "--format", "csv").stdout
+    assert "pair_barrier => work_after_pair" in serial
+    assert cp.stdout == serial
+
+
 def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):
     table, causes, ent, _ = mpi_run
     cp = "main => chain => "
