@@ -350,6 +350,35 @@ def test_a_barrier_waits_cause_begins_where_the_pair_last_synchronised(mpi_run):
         assert 0.9 * want[r] <= before[k] + after[k] <= want[r] + 2e-6, (r, before, after)
 
 
+def test_a_barrier_after_an_eager_reduce_waits_for_the_roots_work(mpi_run):
+    """reduce_root: the root sleeps D in delay_reduce_root before an MPI_Reduce the others left
+    long before; their barrier waits are caused by delay_reduce_root, directly (was: the
+    root's time in MPI_Reduce after they left it, as if the reduce had synchronised them)."""
+    table, causes, ent, _ = mpi_run
+    cp = "main => reduce_root => "
+    e = collective_entries(ent, cp + "MPI_Barrier")
+    want = {r: e[0] - e[r] for r in (1, 2, 3)}
+    check(table, causes, "wait_at_barrier", cp + "MPI_Barrier", want, "delay_reduce_root",
+          {r: (0, "direct") for r in want})
+    assert not [c for c in causes if c["cause_callpath"] == cp + "MPI_Reduce"
+                and float(c["delay_s"]) > 1e-3], causes
+
+
+def test_a_barrier_after_a_waitall_that_waited_for_a_late_rank_waits_for_that_rank(mpi_run):
+    """irecv_waitall, then main's barrier: rank 0's MPI_Waitall received ranks 1 and 2's early
+    messages and waited D/2 more for rank 3's; ranks 1 and 2 then wait at the barrier for rank
+    0 (or rank 3), caused by rank 3's delay_waitall (propagated through rank 0's wait, or
+    direct) and rank 0's work_before_waitall, not by rank 0's time in MPI_Waitall (was: D/2 and
+    more there; its own busy time in it, a few ms under MPICH's polling, remains)."""
+    _, causes, _, _ = mpi_run
+    waitall = "main => irecv_waitall => MPI_Waitall"
+    assert not [c for c in causes if c["pattern"] == "wait_at_barrier"
+                and c["cause_callpath"] == waitall and float(c["delay_s"]) > D / 10], causes
+    late = caused(causes, "wait_at_barrier", "delay_waitall")
+    for r in (1, 2):
+        assert sum(v for k, v in late.items() if k[0] == r and k[1] == 3) >= 0.25 * D, late
+
+
 def test_parallel_causes_with_one_rank_a_block_are_the_serial_ones(mpi_run, request):
     """`mpirun -np 4 plx waits --parallel --causes` on the 4-rank run: each rank is a block, so
     every collective's late member's accounts (since the last collective, and since each

@@ -35,7 +35,10 @@
  *   pair_barrier  rank 1 sleeps D in delay_before_pair, sends to 0 (waiting in MPI_Recv), sleeps
  *                 D/2 in work_after_pair and enters MPI_Barrier: rank 0's barrier wait is
  *                 caused by work_after_pair alone (they synchronised at the message), ranks 2
- *                 and 3's by both (they last synchronised at the barrier before) */
+ *                 and 3's by both (they last synchronised at the barrier before)
+ *   reduce_root   the root, rank 0, sleeps D in delay_reduce_root, then MPI_Reduce, which the
+ *                 others left long before (eager), then MPI_Barrier: their barrier waits are
+ *                 caused by delay_reduce_root (the reduce synchronised none of them) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -76,6 +79,7 @@ NOINLINE static void delay_isendrecv(void) { nap(D); }
 NOINLINE static void after_isendrecv(void) { nap(D / 2); }
 NOINLINE static void delay_before_pair(void) { nap(D); }
 NOINLINE static void work_after_pair(void) { nap(D / 2); }
+NOINLINE static void delay_reduce_root(void) { nap(D); }
 
 NOINLINE static void late_sender(void)
 {
@@ -307,6 +311,15 @@ NOINLINE static void pair_barrier(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+NOINLINE static void reduce_root(void)
+{
+    int v = rank, sum = 0;
+    if (rank == 0)
+        delay_reduce_root();
+    MPI_Reduce(&v, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -315,7 +328,7 @@ int main(int argc, char **argv)
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
                                  irecv_late,  irecv_rendezvous, irecv_waitall, relay,
-                                 probe,       isendrecv,     pair_barrier};
+                                 probe,       isendrecv,     pair_barrier, reduce_root};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

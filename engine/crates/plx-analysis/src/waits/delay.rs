@@ -45,6 +45,10 @@ pub struct Start {
     pub exit: i64,
     /// The routine's call path.
     pub cp: u32,
+    /// When the partner of the location's latest wait found while it was in the routine came
+    /// (`i64::MIN`: none), ns: a routine that kept waiting (for another partner) after this
+    /// synchronisation was waiting, not busy, after it.
+    pub waited_until: i64,
 }
 
 impl Account {
@@ -250,6 +254,7 @@ mod tests {
                 enter: 0,
                 exit,
                 cp: 5,
+                waited_until: i64::MIN,
             })
         };
         let mut late = acc(&[(7, 30)], &[], &[]);

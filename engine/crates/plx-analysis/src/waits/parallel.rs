@@ -1239,6 +1239,7 @@ fn encode_account(w: &mut Buf, a: &Account) {
             w.i64(st.enter);
             w.i64(st.exit);
             w.u32(st.cp);
+            w.i64(st.waited_until);
         }
     }
 }
@@ -1268,6 +1269,7 @@ fn decode_account(r: &mut Rd) -> Result<Account, AnalysisError> {
         enter: r.i64()?,
         exit: r.i64()?,
         cp: r.u32()?,
+        waited_until: r.i64()?,
     });
     Ok(a)
 }

@@ -186,6 +186,8 @@ struct Loc {
     pending: Vec<SyncWith>,
     /// The message of the open blocking send, for its late receiver.
     open_send: Option<u64>,
+    /// When the partner of its latest wait found came (with causes), ns.
+    wait_end: i64,
     /// Late-sender waiting already counted in the open routine: (its entry, counted until). A
     /// Waitall completing several receives waits once, until the latest send.
     counted: (i64, i64),
@@ -309,17 +311,23 @@ impl Member {
 }
 
 /// The accounts of late member `late` and waiting member `w` since they last synchronised: since
-/// their last message after the last collective when it synchronised them (both name it, and
-/// the two routines were in it at once: one waited for the other), else since the last
-/// collective. A message neither waited for (sent long before its receive was entered) tells
-/// neither where the other was: the late one's time between is work (or waiting) of its own,
-/// as Scalasca counts only wait states as synchronisations.
+/// their last message after the last collective when it synchronised them, else since the last
+/// collective. A message synchronised them when both name it, the two routines were in it at
+/// once (one waited for the other), and neither routine kept waiting after the other left it
+/// (an MPI_Waitall that went on waiting for a third rank). A message neither waited for (sent
+/// long before its receive was entered) tells neither where the other was: the late one's time
+/// between is work (or waiting) of its own, as Scalasca counts only wait states as
+/// synchronisations.
 fn since_synchronised<'a>(late: &'a Member, w: &'a Member) -> (&'a Account, &'a Account) {
+    let met = |x: Start, y: Start| {
+        x.sync == y.sync
+            && x.enter.max(y.enter) < x.exit.min(y.exit)
+            && x.waited_until <= y.exit
+            && y.waited_until <= x.exit
+    };
     match (late.pair_with(w), w.pair_with(late)) {
         (Some(a), Some(b)) => match (a.start, b.start) {
-            (Some(x), Some(y)) if x.sync == y.sync && x.enter.max(y.enter) < x.exit.min(y.exit) => {
-                (a, b)
-            }
+            (Some(x), Some(y)) if met(x, y) => (a, b),
             _ => (&late.acc, &w.acc),
         },
         _ => (&late.acc, &w.acc),
@@ -1101,6 +1109,11 @@ impl Replay {
                     enter: f.enter,
                     exit: t,
                     cp: f.cp,
+                    waited_until: if l.wait_end > f.enter {
+                        l.wait_end
+                    } else {
+                        i64::MIN
+                    },
                 }),
                 exit: t,
                 acc: acc.clone(),
@@ -1465,8 +1478,17 @@ impl Replay {
 
     fn collective(&mut self, li: usize, t: i64, comm: Option<u32>, root: Option<u32>) {
         let l = &mut self.locs[li];
-        l.pending.push(SyncWith::Collective(None));
-        let Some(r) = l.routine() else { return };
+        let r = l.routine();
+        // a barrier or an N×N collective makes every member wait for the last: they leave it
+        // synchronised, and their intervals for the next waits begin there; a 1-to-N or N-to-1
+        // collective (or another) synchronises only members that waited in it, which the
+        // members that left before the late one came never did (an eager MPI_Reduce's
+        // members, left long before the root entered it): it begins no interval
+        let syncs = r.is_none_or(|r| matches!(r.class, Class::Barrier | Class::NxN));
+        if syncs {
+            l.pending.push(SyncWith::Collective(None));
+        }
+        let Some(r) = r else { return };
         let Some(comm) = comm else { return };
         let size = self
             .setup
@@ -1486,7 +1508,7 @@ impl Replay {
         let k = self.coll_count.entry((process, comm)).or_insert(0);
         let key = (comm, *k);
         *k += 1;
-        if let Some(SyncWith::Collective(s)) = self.locs[li].pending.last_mut() {
+        if let (true, Some(SyncWith::Collective(s))) = (syncs, self.locs[li].pending.last_mut()) {
             *s = Some(Sync::Collective(comm, key.1));
         }
         let inst = self.instances.entry(key).or_default();
@@ -1809,6 +1831,10 @@ impl Replay {
         let li = loc as usize;
         if self.setup.causes {
             let l = &mut self.locs[li];
+            // when the partner came (the wait's end may be found later: at the receive)
+            if late.is_some() {
+                l.wait_end = l.wait_end.max(start + d);
+            }
             // a collective's wait is known only when its last member comes, maybe after the
             // location left it and took its accounts at the exit: those include it too
             let later = l

@@ -801,6 +801,102 @@ fn a_message_neither_waited_for_does_not_begin_a_collective_waits_interval() {
 }
 
 #[test]
+fn a_routine_that_kept_waiting_after_the_message_does_not_begin_the_interval() {
+    // rank 0's MPI_Waitall (from 0) completes rank 1's message, sent at 10 (rank 0 waited for
+    // it), and rank 2's, sent at 300 after its delay: rank 0 kept waiting after rank 1 left its
+    // send at 11. It works 2 in after, then enters the barrier last, at 303; rank 1 entered at
+    // 12. Rank 1's 291 is rank 0's waiting for rank 2 (propagated to its delay) and its 2 of
+    // after, since the start, not 290 busy in MPI_Waitall after the message
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(0, 0, "MPI_Waitall");
+    t.enter(2, 0, "delay");
+    t.enter(1, 10, "MPI_Send");
+    t.send(1, 10, 0, 0);
+    t.exit(1, 11, "MPI_Send");
+    t.exit(2, 300, "delay");
+    t.enter(2, 300, "MPI_Send");
+    t.send(2, 300, 0, 1);
+    t.exit(2, 301, "MPI_Send");
+    t.recv(0, 301, 1, 0, 10);
+    t.recv(0, 301, 2, 1, 300);
+    t.exit(0, 301, "MPI_Waitall");
+    t.enter(0, 301, "after");
+    t.exit(0, 303, "after");
+    t.coll(1, 12, 304, "MPI_Barrier", None);
+    t.coll(2, 301, 304, "MPI_Barrier", None);
+    t.coll(0, 303, 304, "MPI_Barrier", None);
+    let barrier: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "wait_at_barrier" && c.1 == 1)
+        .map(|c| (c.2, c.3, c.4, c.5))
+        .collect();
+    // rank 0's excess since the start: 1 busy in MPI_Waitall, 2 in after, 300 waiting (10
+    // blamed on rank 1, 290 on rank 2's delay)
+    let share = |x: f64| x * 291.0 / 303.0;
+    let want = [
+        (0, s("main => MPI_Waitall"), CauseKind::Direct, share(1.0)),
+        (0, s("main => after"), CauseKind::Direct, share(2.0)),
+        (
+            1,
+            s("main"),
+            CauseKind::Propagated,
+            share(300.0) * 10.0 / 300.0,
+        ),
+        (
+            2,
+            s("main => delay"),
+            CauseKind::Propagated,
+            share(300.0) * 290.0 / 300.0,
+        ),
+    ];
+    assert_eq!(barrier.len(), want.len(), "{barrier:?}");
+    for (got, want) in barrier.iter().zip(&want) {
+        assert!(
+            got.0 == want.0 && got.1 == want.1 && got.2 == want.2 && (got.3 - want.3).abs() < 1e-9,
+            "{barrier:?}"
+        );
+    }
+}
+
+#[test]
+fn an_eager_reduce_begins_no_interval() {
+    // the root, rank 0, works 300 then enters MPI_Reduce, which ranks 1 and 2 left at 2, long
+    // before; all three then meet at a barrier, ranks 1 and 2 waiting for rank 0's work (not
+    // for its time in MPI_Reduce after they left it: the reduce synchronised none of them)
+    let mut t = setup(3, true, true);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(0, 0, "work");
+    t.coll(1, 1, 2, "MPI_Reduce", Some(0));
+    t.coll(2, 1, 2, "MPI_Reduce", Some(0));
+    t.exit(0, 300, "work");
+    t.coll(0, 300, 301, "MPI_Reduce", Some(0));
+    t.coll(1, 2, 302, "MPI_Barrier", None);
+    t.coll(2, 2, 302, "MPI_Barrier", None);
+    t.coll(0, 301, 302, "MPI_Barrier", None);
+    let barrier: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "wait_at_barrier")
+        .map(|c| (c.1, c.2, c.3, c.4))
+        .collect();
+    assert_eq!(
+        barrier,
+        vec![
+            (1, 0, s("main => work"), CauseKind::Direct),
+            (2, 0, s("main => work"), CauseKind::Direct),
+        ],
+        "{:?}",
+        t.causes()
+    );
+}
+
+#[test]
 fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began() {
     let mut t = setup(2, false, true);
     let team = |thread_num| EventKind::OmpTeam {
