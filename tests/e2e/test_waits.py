@@ -15,11 +15,12 @@ import csv
 import io
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
 
-from conftest import PLX, _fail_message, build, clean_env, plx, run
+from conftest import PLX, _fail_message, build, clean_env, plx, process_dirs, run
 from conftest import PROGRAMS
 from test_openmp import llvm_openmp
 from components import require_tools
@@ -393,6 +394,23 @@ def test_parallel_causes_with_one_rank_a_block_are_the_serial_ones(mpi_run, requ
     serial = plx("waits", exp, "--causes", "--format", "csv").stdout
     assert "pair_barrier => work_after_pair" in serial
     assert cp.stdout == serial
+
+
+def test_parallel_without_one_ranks_process_file_is_the_serial_analysis(mpi_run, request,
+                                                                       tmp_path):
+    """One rank's process.plx removed: the serial analysis warns and analyses the rest; so does
+    `--parallel`, with the serial output (was: a panic, exit 101, on the other ranks' sends to
+    it, which nothing matches)."""
+    impl = IMPLS[request.node.callspec.params["mpi_run"]]
+    exp = tmp_path / "exp"
+    shutil.copytree(mpi_run[3], exp)
+    (process_dirs(exp)[1] / "process.plx").unlink()
+    serial = plx("waits", exp, "--causes", "--format", "csv").stdout
+    cp = subprocess.run(impl.mpirun_cmd(2, PLX, "waits", "--parallel", exp, "--causes",
+                                        "--format", "csv"),
+                        capture_output=True, text=True, env=clean_env(), timeout=300)
+    assert cp.returncode == 0, _fail_message(cp)
+    assert "late_sender" in serial and cp.stdout == serial
 
 
 def test_a_chain_of_late_senders_is_propagated_to_its_root_cause(mpi_run):

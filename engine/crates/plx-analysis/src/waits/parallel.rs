@@ -166,17 +166,21 @@ fn route(events: &[(i64, u32, u32, EventKind)], regions: &RegionTable, x: &Route
                 o.2 -= 1;
                 Vec::new()
             }
-            EventKind::Send { peer, .. } => {
+            EventKind::Send { peer, message, .. } => {
                 let n = sends.entry(loc).or_insert(0);
                 number[i] = Some(*n);
-                let b = x.rank_block.get(&peer).copied();
+                // an unmatched send (its receiver's trace is missing): no block replays it
+                let b = message.and(x.rank_block.get(&peer).copied());
                 if let (Some(b), true) = (b, o.2 > 0) {
                     nonblocking.insert((loc, *n), b);
                 }
                 *n += 1;
                 b.into_iter().collect()
             }
-            EventKind::Recv { peer, .. } => x.rank_block.get(&peer).copied().into_iter().collect(),
+            EventKind::Recv { peer, message, .. } => message
+                .and(x.rank_block.get(&peer).copied())
+                .into_iter()
+                .collect(),
             EventKind::SendDone { thread, send, .. } => x
                 .global
                 .get(&(p as usize, thread))
@@ -1494,7 +1498,8 @@ impl Boundary {
                 w.i32(tag);
                 w.u64(bytes);
                 w.u32(comm.unwrap_or(NONE_U32));
-                w.u64(message.expect("named"));
+                // unmatched: sent along with a matched event of the same call
+                w.u64(message.unwrap_or(u64::MAX));
                 w.u64(number.expect("numbered"));
             }
             EventKind::Recv {
@@ -1510,10 +1515,15 @@ impl Boundary {
                 w.i32(tag);
                 w.u64(bytes);
                 w.u32(comm.unwrap_or(NONE_U32));
-                let m = message.expect("named");
-                w.u64(m.id);
-                w.i64(m.send_ns);
-                w.u32(m.sender);
+                match message {
+                    Some(m) => {
+                        w.u8(1);
+                        w.u64(m.id);
+                        w.i64(m.send_ns);
+                        w.u32(m.sender);
+                    }
+                    None => w.u8(0),
+                }
             }
             EventKind::SendDone { thread, mode, send } => {
                 head(&mut self.events, 4);
@@ -1657,18 +1667,21 @@ fn decode_boundary(
                 tag: r.i32()?,
                 bytes: r.u64()?,
                 comm: opt(r.u32()?),
-                message: Some(r.u64()?),
+                message: Some(r.u64()?).filter(|&m| m != u64::MAX),
             },
             3 => EventKind::Recv {
                 peer: r.u32()?,
                 tag: r.i32()?,
                 bytes: r.u64()?,
                 comm: opt(r.u32()?),
-                message: Some(MessageLink {
-                    id: r.u64()?,
-                    send_ns: r.i64()?,
-                    sender: r.u32()?,
-                }),
+                message: match r.u8()? {
+                    0 => None,
+                    _ => Some(MessageLink {
+                        id: r.u64()?,
+                        send_ns: r.i64()?,
+                        sender: r.u32()?,
+                    }),
+                },
             },
             4 => EventKind::SendDone {
                 thread: r.u32()?,
