@@ -622,3 +622,55 @@ fn a_blocking_probe_waits_for_the_message_its_receive_takes() {
         assert_eq!(r.times(Level::Procedure), want, "{probe}");
     }
 }
+
+/// Rank 0 completes receives from ranks 1 and 2 in one MPI_Waitall (in the requests' order:
+/// `late_first` puts rank 2's first); rank 1 sends after 10 µs of compute_rank1, rank 2 after
+/// 300 µs of compute_rank2, whose message arrives 1000 ns later.
+fn waitall(d: &Path, late_first: bool) -> u64 {
+    let mut end = 0;
+    for r in 0..3u32 {
+        let mut p = rank(r, 3, &["compute_rank1", "compute_rank2"]);
+        p.mpi_routines(&[(15, "MPI_Waitall")]);
+        let mut e = EventEncoder::new(0);
+        e.enter(1, 0);
+        if r == 0 {
+            let back = 300_000 + TRANSFER;
+            let order = if late_first { [2, 1] } else { [1, 2] };
+            e.enter(15, 0);
+            for from in order {
+                e.recv(from, 0, 8, 0, back);
+            }
+            e.exit(15, back + 50);
+            e.exit(1, back + 60);
+            end = end.max(back + 60);
+        } else {
+            let c = if r == 1 { 10_000 } else { 300_000 };
+            e.enter(1 + r, 0).exit(1 + r, c);
+            e.enter(10, c).send(0, 0, 8, 0, c).exit(10, c + 100);
+            e.exit(1, c + 200);
+            end = end.max(c + 200);
+        }
+        write(d, p, &[(0, &e)], end);
+    }
+    end
+}
+
+#[test]
+fn a_waitall_continues_from_the_last_message_whatever_the_requests_order() {
+    for late_first in [false, true] {
+        let d = tmp("waitall");
+        let elapsed = waitall(&d, late_first) as i64;
+        let r = run(&d, Window::ALL, Mode::Global, None);
+        assert_eq!(r.cp.length_ns(), elapsed, "late_first {late_first}");
+        let want: BTreeMap<String, i64> = [
+            ("compute_rank2", 300_000),
+            ("Msg: 2.0->0.0", 1000),
+            ("MPI_Waitall", 50),
+            ("main", 10),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(r.times(Level::Procedure), want, "late_first {late_first}");
+    }
+}

@@ -156,6 +156,9 @@ struct LocState {
     /// Its last blocking probe, until its next receive: (the node of its entry, the node of
     /// its return, the return's time): the message the receive takes woke it.
     probe: Option<(u32, u32, i64)>,
+    /// The receive of the open Wait/Test of several requests whose message was sent last, so
+    /// far: (the call's entry, its node, the send's node).
+    many: Option<(i64, u32, u32)>,
 }
 
 /// A send's rendezvous (a nonblocking send's, or a blocking send's): its completion and its
@@ -247,6 +250,9 @@ const PROBE: u8 = 8;
 /// A blocking send that may wait for its receive (MPI_Ssend; MPI_Send when the message goes
 /// rendezvous; MPI_Rsend; not MPI_Bsend): its return is a send's completion.
 const BLOCKING_SEND: u8 = 7;
+/// A Wait/Test of several requests (MPI_Waitall, MPI_Waitsome, MPI_Testall, MPI_Testsome): its
+/// receives are recorded at its return, in the requests' order, not their arrival's.
+const WAIT_MANY: u8 = 9;
 /// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
 const INIT_K: u32 = u32::MAX - 1;
 const FINALIZE_K: u32 = u32::MAX;
@@ -482,6 +488,7 @@ impl Builder<'_> {
                     }
                     "MPI_Probe" | "MPI_Mprobe" => PROBE,
                     "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => BLOCKING_SEND,
+                    "MPI_Waitall" | "MPI_Waitsome" | "MPI_Testall" | "MPI_Testsome" => WAIT_MANY,
                     _ => ROUTINE,
                 },
                 RegionKind::Socket => ROUTINE,
@@ -832,9 +839,27 @@ impl Builder<'_> {
         }
         let v = self.push(loc, t, NodeKind::Recv);
         let woken = probe.map_or(v, |(_, p, _)| p);
-        if r != NONE {
-            self.set_remote(woken, r, ArcKind::Msg, NONE);
+        if r == NONE {
+            return;
         }
+        // a call completing several receives (recorded at its return, in the requests' order)
+        // returned with the message sent last: its arc goes to the call's first receive node,
+        // which ends the call's wait; an earlier message, which had come, arrives at a later
+        // node of no length (its arc would carry the wait for the last)
+        if let Some((_, enter)) = routine.filter(|&(rr, _)| self.class(regions, rr) == WAIT_MANY) {
+            let sent = |g: &Graph, x: u32| g.nodes[x as usize].time_ns;
+            match self.locs[li].many.filter(|m| m.0 == enter) {
+                Some((_, first, last)) if sent(&self.g, r) > sent(&self.g, last) => {
+                    self.set_remote(first, r, ArcKind::Msg, NONE);
+                    self.set_remote(woken, last, ArcKind::Msg, NONE);
+                    self.locs[li].many = Some((enter, first, r));
+                    return;
+                }
+                Some(_) => {}
+                None => self.locs[li].many = Some((enter, woken, r)),
+            }
+        }
+        self.set_remote(woken, r, ArcKind::Msg, NONE);
     }
 
     /// `mutex queue.c:97 (main)`, or `join 0.1` for a thread object (the thread that ended).
