@@ -491,18 +491,32 @@ def test_a_balanced_program_has_no_false_waits(mpi_run):
         assert abs(got.get(r, 0.0) - want[r]) <= 4e-6 and want[r] < D / 2, (r, got, want)
 
 
-def test_phase_keeps_the_waits_that_end_in_it(mpi_run):
+def test_a_phase_holds_the_part_inside_it_of_each_wait_that_ends_in_it(mpi_run):
     table, _, ent, exp = mpi_run
-    # from the start to D/2 after rank 0 entered the late receiver's MPI_Ssend (its wait ends
-    # D after): the late senders of the first scenario end inside, nothing of the later
-    # scenarios does
-    end = enter(ent, 0, "main => late_receiver => MPI_Ssend") + D / 2
     first = min(t for times in ent.values() for t in times)
+    # from the start to D/2 after rank 0 entered the late receiver's MPI_Ssend (its wait ends
+    # about D after): the late senders of the first scenario end inside, nothing of the later
+    # scenarios does
+    ssend = "main => late_receiver => MPI_Ssend"
+    end = enter(ent, 0, ssend) + D / 2
     inside = rows(exp, "--phase", "0:%.6f" % (end - first))
     cp = "main => late_sender => MPI_Recv"
-    assert waits_at(inside, "late_sender", cp) == waits_at(table, "late_sender", cp)
+    whole = waits_at(table, "late_sender", cp)
+    assert waits_at(inside, "late_sender", cp) == whole
     later = {r["callpath"].split(" => ")[1] for r in inside if r["callpath"].count(" => ") >= 2}
     assert later == {"late_sender"}, inside
+    # from D/2 after rank 0 entered the late sender's MPI_Recv: the part of each late sender
+    # after it (was: all of it, as it ended inside, where `plx report --phase` clips calls)
+    start = enter(ent, 0, cp) + D / 2
+    part = waits_at(rows(exp, "--phase", "%.6f:%.6f" % (start - first, end - first)),
+                    "late_sender", cp)
+    assert sorted(part) == sorted(whole) == [0, 2], (part, whole)
+    # where the window began on the trace's clock, from rank 0's part (the Chrome export's
+    # first event, the origin above, may come a few ms after the trace's first event)
+    began = enter(ent, 0, cp) + whole[0] - part[0]
+    assert abs(began - start) <= 0.005, (began, start)
+    want = whole[2] - max(0.0, began - enter(ent, 2, cp))
+    assert abs(part[2] - want) <= 2e-6, (part, want)
 
 
 def test_an_unknown_application_is_refused(mpi_run):

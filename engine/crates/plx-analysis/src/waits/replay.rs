@@ -1773,15 +1773,20 @@ impl Replay {
     /// late by its sleep, which is the direct cause of whoever waited for it.
     fn alone(&mut self, pattern: Pattern, loc: u32, cp: u32, (start, end): (i64, i64)) {
         let li = loc as usize;
-        let d = end - start;
-        if d <= 0
-            || !self.own(li)
-            || !self.setup.window.contains(end)
-            || !self.setup.loc_counted[li]
-        {
+        if end <= start || !self.own(li) || !self.setup.loc_counted[li] {
             return;
         }
-        self.count(pattern, loc, cp, (start, d), None, &[]);
+        if let Some((start, d)) = self.inside(start, end - start) {
+            self.count(pattern, loc, cp, (start, d), None, &[]);
+        }
+    }
+
+    /// The part of a wait from `start` for `d` ns inside the window: (start, ns), `None` when
+    /// none of it is (a window is one window: `plx report --phase` clips calls alike).
+    fn inside(&self, start: i64, d: i64) -> Option<(i64, i64)> {
+        let w = self.setup.window;
+        let (lo, hi) = (start.max(w.start_ns), (start + d).min(w.end_ns));
+        (hi > lo).then_some((lo, hi - lo))
     }
 
     /// A wait's row, and the wait itself when they are kept.
@@ -1850,9 +1855,23 @@ impl Replay {
                 }
             }
         }
-        if !self.setup.window.contains(end) || !self.setup.loc_counted[li] {
+        if !self.setup.loc_counted[li] {
             return;
         }
+        let Some((start, part)) = self.inside(start, d) else {
+            return;
+        };
+        // the causes of the part inside, in the same proportions
+        let shares: Vec<Share> = if part == d {
+            shares
+        } else {
+            let f = part as f64 / d as f64;
+            shares
+                .into_iter()
+                .map(|(l, c, k, ns)| (l, c, k, ns * f))
+                .collect()
+        };
+        let d = part;
         self.count(pattern, loc, cp, (start, d), late, &shares);
         if let (Some(spans), Some((late, own))) = (&mut self.spans, intervals) {
             for &(cl, ccp, kind, delay_ns) in &shares {

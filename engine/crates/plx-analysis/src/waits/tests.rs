@@ -33,6 +33,11 @@ fn region(regions: &mut RegionTable, name: &str) -> u32 {
 
 /// `n` ranks (location i = rank i, one process each), or threads of one process.
 fn setup(n: u32, ranks: bool, causes: bool) -> T {
+    setup_in(n, ranks, causes, Window::ALL)
+}
+
+/// [`setup`] of the waits inside `window`.
+fn setup_in(n: u32, ranks: bool, causes: bool, window: Window) -> T {
     T {
         regions: RegionTable::default(),
         replay: Replay::new(Setup {
@@ -41,7 +46,7 @@ fn setup(n: u32, ranks: bool, causes: bool) -> T {
             loc_thread: (0..n).map(|i| if ranks { 0 } else { i }).collect(),
             loc_counted: vec![true; n as usize],
             comm_ranks: vec![(0..n).collect()],
-            window: Window::ALL,
+            window,
             causes,
         }),
     }
@@ -170,6 +175,50 @@ fn late_sender_is_the_time_from_the_receive_to_the_send() {
             300.0
         )]
     );
+}
+
+#[test]
+fn a_window_holds_the_part_of_each_wait_inside_it() {
+    // the late sender of 300 (100 to 400) in a window from 350 to 1000: 50 of it, its cause's
+    // share alike; a window from 500 holds none of it
+    let run = |window| {
+        let mut t = setup_in(2, true, true, window);
+        t.enter(0, 0, "main");
+        t.enter(1, 0, "main");
+        t.enter(1, 0, "work");
+        t.enter(0, 100, "MPI_Recv");
+        t.exit(1, 400, "work");
+        t.enter(1, 400, "MPI_Send");
+        t.send(1, 401, 0, 0);
+        t.recv(0, 450, 1, 0, 401);
+        t.exit(1, 420, "MPI_Send");
+        t.exit(0, 460, "MPI_Recv");
+        t
+    };
+    let t = run(Window {
+        start_ns: 350,
+        end_ns: 1000,
+    });
+    assert_eq!(
+        t.waits(),
+        vec![("late_sender", 0, s("main => MPI_Recv"), 50)]
+    );
+    assert_eq!(
+        t.causes(),
+        vec![(
+            "late_sender",
+            0,
+            1,
+            s("main => work"),
+            CauseKind::Direct,
+            50.0
+        )]
+    );
+    let t = run(Window {
+        start_ns: 500,
+        end_ns: 1000,
+    });
+    assert_eq!(t.waits(), vec![]);
 }
 
 #[test]
