@@ -1055,3 +1055,26 @@ def test_disk_full_before_plx_run_still_runs_the_program(programs, tmp_path):
         assert cp.stderr == ("plx: %s: No space left on device (os error 28): the disk is full; "
                              "the program runs unmeasured\n" % (mnt / "exp"))
         assert not (mnt / "exp").exists()
+
+
+def test_a_trace_lost_to_a_file_size_limit_is_named_by_the_commands_that_need_it(programs,
+                                                                                 tmp_path):
+    """Under `ulimit -f 100` (50 KiB) a traced run of 2,000,000 calls loses every trace chunk
+    (plx run exits 3). The commands that need the trace say it was lost, with the events lost
+    and where to look, not "rerun with `plx run --trace`", which is what the user did."""
+    prog = programs.get("hot_tiny.c", "-O1")
+    out = tmp_path / "exp"
+    script = "ulimit -f 100; exec %s run --trace -o %s -- %s 2000000" % (PLX, out, prog)
+    cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                        env=clean_env(), timeout=120)
+    assert cp.returncode == 3, cp.stderr
+    lost = int(re.search(r"(?m)^\s+0\s+\d+\s+\S+.*?\s(\d+)\s+lost with the trace$",
+                         info(out).stdout).group(1))
+    assert lost >= 2000000, info(out).stdout
+    for command in (["waits"], ["critical-path"], ["export", "--format", "chrome", "-o",
+                                                    str(tmp_path / "t.json")]):
+        cp = plx(command[0], out, *command[1:], check=False)
+        assert cp.returncode == 2, cp
+        assert cp.stderr.strip() == (
+            "plx: %s: no trace events: the run was traced, but its %d events were lost "
+            "(`plx info` says why)" % (out, lost)), cp.stderr

@@ -13,6 +13,9 @@ pub enum AnalysisError {
     NoTrace(std::path::PathBuf),
     /// An analysis needs an event trace and no process of the experiment has one.
     NoEventTrace(std::path::PathBuf),
+    /// The run was traced, but every trace event was lost (a full disk, a file-size limit):
+    /// the directory and the events lost.
+    TraceLost(std::path::PathBuf, u64),
     /// `--app NAME` names no application of the session (name, what there is).
     NoSuchApp(String, String),
     /// The parallel analysis failed (its exchange between the analysis ranks).
@@ -41,6 +44,11 @@ impl fmt::Display for AnalysisError {
                 "{}: no trace: this needs an event trace; rerun with `plx run --trace`",
                 d.display()
             ),
+            AnalysisError::TraceLost(d, n) => write!(
+                f,
+                "{}: no trace events: the run was traced, but its {n} events were lost (`plx info` says why)",
+                d.display()
+            ),
         }
     }
 }
@@ -54,7 +62,8 @@ impl std::error::Error for AnalysisError {
             | AnalysisError::Parallel(_)
             | AnalysisError::EmptyWindow(_)
             | AnalysisError::NoTrace(_)
-            | AnalysisError::NoEventTrace(_) => None,
+            | AnalysisError::NoEventTrace(_)
+            | AnalysisError::TraceLost(..) => None,
         }
     }
 }

@@ -16,6 +16,8 @@ pub use samples::{SampleStats, TimedSample};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::AnalysisError;
+
 use plx_format::{
     ClockKind, ClockMap, ClockOffset, ClockSource, Experiment, MessageStats, MpiInit, OffsetMap,
     ProcessEnd, ProcessImage, RegionDef, RegionKind, TraceIndex, Warning, WarningKind, NONE_U32,
@@ -306,6 +308,22 @@ pub struct Model {
 }
 
 impl Model {
+    /// The error of a command that needs an event trace and finds none: the run's trace
+    /// events all lost (`TraceLost`), or never recorded (`NoEventTrace`).
+    pub fn no_event_trace(&self) -> AnalysisError {
+        let lost: u64 = self
+            .processes
+            .iter()
+            .flat_map(|p| &p.threads)
+            .map(|t| t.lost_events)
+            .sum();
+        if lost > 0 {
+            AnalysisError::TraceLost(self.dir.clone(), lost)
+        } else {
+            AnalysisError::NoEventTrace(self.dir.clone())
+        }
+    }
+
     /// Reads and builds the model of the experiment in `dir`.
     pub fn open(dir: &std::path::Path, opts: BuildOptions) -> Result<Model, crate::AnalysisError> {
         let exp = Experiment::open(dir)?;

@@ -124,7 +124,7 @@ impl Model {
     /// and a warning says so. Errors when no process has a trace.
     pub fn windowed(&self, w: Window) -> Result<Model, AnalysisError> {
         if !self.processes.iter().any(ProcessModel::has_trace) {
-            return Err(AnalysisError::NoEventTrace(self.dir.clone()));
+            return Err(self.no_event_trace());
         }
         let mut m = self.clone();
         let start = w.start_ns.max(0) as u64;

@@ -40,7 +40,7 @@ pub(crate) fn open_run(
             .map_err(|e| CliError::new(Exit::Usage, format!("{}: {e}", dir.display())))?;
     }
     if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
+        return Err(model.no_event_trace().into());
     }
     let function = match function {
         Some(f) => Some((

@@ -84,7 +84,7 @@ pub fn open_traced(dir: &Path, profiles: bool) -> Result<(Experiment, Model), Cl
                 ),
             ));
         }
-        return Err(AnalysisError::NoEventTrace(dir.to_path_buf()).into());
+        return Err(model.no_event_trace().into());
     }
     print_warnings(model.report_warnings());
     Ok((exp, model))

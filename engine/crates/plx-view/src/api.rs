@@ -139,7 +139,7 @@ impl Viewer {
             model.select_app(a)?;
         }
         if !model.processes.iter().any(|p| p.has_trace()) {
-            return Err(AnalysisError::NoEventTrace(dir.to_path_buf()));
+            return Err(model.no_event_trace());
         }
         let path = store::path(dir, app);
         let fp = store::fingerprint(dir, app);

@@ -545,7 +545,7 @@ impl<'m> GlobalMerge<'m> {
         match_messages: bool,
     ) -> Result<GlobalMerge<'m>, AnalysisError> {
         if !model.processes.iter().any(ProcessModel::has_trace) {
-            return Err(AnalysisError::NoEventTrace(model.dir.clone()));
+            return Err(model.no_event_trace());
         }
         let ranks = model.ranks();
         let mut m = GlobalMerge {

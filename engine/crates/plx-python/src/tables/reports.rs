@@ -107,7 +107,7 @@ pub fn waits(dir: &Path) -> Result<Tables, String> {
         },
     );
     if !model.processes.iter().any(|p| p.has_trace()) {
-        return Err(plx_analysis::AnalysisError::NoEventTrace(dir.to_path_buf()).to_string());
+        return Err(model.no_event_trace().to_string());
     }
     let a = WaitAnalysis::compute(
         &model,
