@@ -146,6 +146,18 @@ fn s(x: &str) -> String {
     x.to_string()
 }
 
+/// Cause rows (location, call path, kind, ns) equal to `want`'s, the shares to 1e-9 ns (a
+/// share's arithmetic may round in another order).
+fn same_shares(got: &[(u32, String, CauseKind, f64)], want: &[(u32, String, CauseKind, f64)]) {
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            g.0 == w.0 && g.1 == w.1 && g.2 == w.2 && (g.3 - w.3).abs() < 1e-9,
+            "{got:?}"
+        );
+    }
+}
+
 #[test]
 fn late_sender_is_the_time_from_the_receive_to_the_send() {
     let mut t = setup(2, true, true);
@@ -840,13 +852,7 @@ fn a_message_neither_waited_for_does_not_begin_a_collective_waits_interval() {
         (0, s("main => MPI_Recv"), CauseKind::Direct, share(3.0)),
         (2, s("main => delay"), CauseKind::Propagated, share(199.0)),
     ];
-    assert_eq!(barrier.len(), want.len(), "{barrier:?}");
-    for (got, want) in barrier.iter().zip(&want) {
-        assert!(
-            got.0 == want.0 && got.1 == want.1 && got.2 == want.2 && (got.3 - want.3).abs() < 1e-9,
-            "{barrier:?}"
-        );
-    }
+    same_shares(&barrier, &want);
 }
 
 #[test]
@@ -902,13 +908,7 @@ fn a_routine_that_kept_waiting_after_the_message_does_not_begin_the_interval() {
             share(300.0) * 290.0 / 300.0,
         ),
     ];
-    assert_eq!(barrier.len(), want.len(), "{barrier:?}");
-    for (got, want) in barrier.iter().zip(&want) {
-        assert!(
-            got.0 == want.0 && got.1 == want.1 && got.2 == want.2 && (got.3 - want.3).abs() < 1e-9,
-            "{barrier:?}"
-        );
-    }
+    same_shares(&barrier, &want);
 }
 
 #[test]
