@@ -323,6 +323,27 @@ def test_early_reduce_is_the_root_waiting(mpi_run):
           {1: (last, "direct")})
 
 
+def test_a_nonblocking_collective_waits_in_the_call_that_completes_it(mpi_run):
+    """icoll_nxn: rank 3 sleeps D, then posts MPI_Iallreduce; the others posted it at once and
+    wait in MPI_Wait, from its entry to rank 3's post (wait_at_nxn). icoll_bcast: the root, rank
+    2, sleeps D before MPI_Ibcast; the others wait in MPI_Waitall until its post
+    (late_broadcast). The posts themselves wait for nobody; each wait is caused by the late
+    rank's sleep, directly."""
+    table, causes, ent, _ = mpi_run
+    cp = "main => icoll_nxn => "
+    post = collective_entries(ent, cp + "MPI_Iallreduce")
+    want = {r: post[3] - enter(ent, r, cp + "MPI_Wait") for r in (0, 1, 2)}
+    check(table, causes, "wait_at_nxn", cp + "MPI_Wait", want, "delay_iallreduce",
+          {r: (3, "direct") for r in want})
+    cp = "main => icoll_bcast => "
+    post = collective_entries(ent, cp + "MPI_Ibcast")
+    want = {r: post[2] - enter(ent, r, cp + "MPI_Waitall") for r in (0, 1, 3)}
+    check(table, causes, "late_broadcast", cp + "MPI_Waitall", want, "delay_ibcast",
+          {r: (2, "direct") for r in want})
+    assert not [r for r in table if r["callpath"].endswith(("MPI_Iallreduce", "MPI_Ibcast"))], \
+        table
+
+
 def test_a_barrier_waits_cause_begins_where_the_pair_last_synchronised(mpi_run):
     """pair_barrier: rank 1 sleeps D in delay_before_pair, sends to rank 0, sleeps D/2 in
     work_after_pair, then enters the barrier. Rank 0 received the message (the two synchronised

@@ -78,5 +78,6 @@ SUBTYPES = {
     19: ('omp_context', 1, [('count', 'u32', 0, 0, 31), ('thread', 'u32', 0, 32, 63)]),
     28: ('send_done', 2, [('thread', 'u32', 0, 0, 31), ('mode', 'u8', 0, 32, 39), ('send', 'u64', 1, 0, 63)]),
     29: ('recv_posted', 1, [('posted', 'u64', 0, 0, 63)]),
+    30: ('coll_done', 2, [('thread', 'u32', 0, 0, 31), ('collective', 'u64', 1, 0, 63)]),
 }
 SUBTYPE_IDS = {name: sid for sid, (name, _, _) in SUBTYPES.items()}

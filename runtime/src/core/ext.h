@@ -61,8 +61,12 @@ static inline uint64_t plx_ext_last_ticks(const struct plx_thread *t)
 {
     return t->buf ? t->last : 0;
 }
-PLX_EXT_API void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
-                                        uint32_t root, uint64_t sent, uint64_t received);
+/* plx_ext_msg_collective returns the collective's number among the thread's collective events
+ * (trace mode), or PLX_EXT_NO_SEND; plx_ext_msg_coll_done records the completion of a
+ * nonblocking one by that number, on the thread that completed it (a `coll_done` event). */
+PLX_EXT_API uint64_t plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                            uint32_t root, uint64_t sent, uint64_t received);
+PLX_EXT_API void plx_ext_msg_coll_done(struct plx_thread *t, uint32_t thread, uint64_t collective);
 /* A collective's bytes for one rank, the one rule of every message-passing layer (messages.c):
  * `send` and `recv` are the bytes the rank's arguments describe on each side — one rank's part
  * (count x type size) for the fixed-size kinds, the sum of the counts array's parts for the v

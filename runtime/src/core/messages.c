@@ -110,14 +110,22 @@ void plx_ext_msg_received(struct plx_thread *t, uint32_t region, uint32_t comm, 
     count(t, region, peer, comm, DIR_RECEIVED, bytes);
 }
 
-void plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm, uint32_t root,
-                            uint64_t sent, uint64_t received)
+uint64_t plx_ext_msg_collective(struct plx_thread *t, uint32_t region, uint32_t comm,
+                                uint32_t root, uint64_t sent, uint64_t received)
 {
     uint64_t w[PLX_EXT_COLLECTIVE_WORDS];
     plx_ext_pack_collective(w, comm, root, sent, received);
     plx_trace_ext(t, PLX_EXT_COLLECTIVE, w, PLX_EXT_COLLECTIVE_WORDS);
     count(t, region, PLX_EXT_NO_PEER, comm, DIR_SENT, sent);
     count(t, region, PLX_EXT_NO_PEER, comm, DIR_RECEIVED, received);
+    return t->buf ? t->collectives++ : PLX_EXT_NO_SEND;
+}
+
+void plx_ext_msg_coll_done(struct plx_thread *t, uint32_t thread, uint64_t collective)
+{
+    uint64_t w[PLX_EXT_COLL_DONE_WORDS];
+    plx_ext_pack_coll_done(w, thread, collective);
+    plx_trace_ext(t, PLX_EXT_COLL_DONE, w, PLX_EXT_COLL_DONE_WORDS);
 }
 
 struct plx_coll_bytes plx_ext_coll_bytes(enum plx_coll kind, int at_root, uint32_t ranks,

@@ -188,6 +188,7 @@ struct plx_thread {
     uint64_t base, last;       /* ticks of the chunk start and of the previous event */
     uint64_t trace_events, lost_events;
     uint64_t sends;            /* send events traced (messages.c): the next one's number */
+    uint64_t collectives;      /* collective events traced (messages.c): likewise */
     int java_blocked;          /* in a Java monitor's contended entry or Object.wait
                                   (adapters/jvm/monitors.c): the JVM's own pthread calls
                                   inside (locks, waits) are that wait, not recorded apart */

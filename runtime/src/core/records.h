@@ -99,6 +99,7 @@ enum plx_ext_subtype {
     PLX_EXT_OMP_CONTEXT = 19, /* payload: plx_ext_pack_omp_context() */
     PLX_EXT_SEND_DONE = 28, /* payload: plx_ext_pack_send_done() */
     PLX_EXT_RECV_POSTED = 29, /* payload: plx_ext_pack_recv_posted() */
+    PLX_EXT_COLL_DONE = 30, /* payload: plx_ext_pack_coll_done() */
 };
 #define PLX_EXT_TIME_RESET_WORDS 1u
 #define PLX_EXT_USER_WORDS 2u
@@ -116,6 +117,7 @@ enum plx_ext_subtype {
 #define PLX_EXT_OMP_CONTEXT_WORDS 1u
 #define PLX_EXT_SEND_DONE_WORDS 2u
 #define PLX_EXT_RECV_POSTED_WORDS 1u
+#define PLX_EXT_COLL_DONE_WORDS 2u
 
 /* time_reset (0): written when a delta does not fit in 40 bits; later deltas count from it */
 static inline void plx_ext_pack_time_reset(uint64_t w[PLX_EXT_TIME_RESET_WORDS], uint64_t ticks)
@@ -232,6 +234,13 @@ static inline void plx_ext_pack_send_done(uint64_t w[PLX_EXT_SEND_DONE_WORDS], u
 static inline void plx_ext_pack_recv_posted(uint64_t w[PLX_EXT_RECV_POSTED_WORDS], uint64_t posted)
 {
     w[0] = (uint64_t)posted;
+}
+
+/* coll_done (30): a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...) completed: in the Wait/Test call that completed it, on the thread that called it */
+static inline void plx_ext_pack_coll_done(uint64_t w[PLX_EXT_COLL_DONE_WORDS], uint32_t thread, uint64_t collective)
+{
+    w[0] = (uint64_t)thread;
+    w[1] = (uint64_t)collective;
 }
 
 /* A buffer of framed records being built. plx_rec_begin (called by each plx_enc_*) ends the
@@ -1309,6 +1318,8 @@ enum {
     PLX_SF_SEND_DONE_MODE = 1,
     PLX_SF_SEND_DONE_SEND = 2,
     PLX_SF_RECV_POSTED_POSTED = 0,
+    PLX_SF_COLL_DONE_THREAD = 0,
+    PLX_SF_COLL_DONE_COLLECTIVE = 1,
 };
 #ifdef PLX_RECORDS_TABLE
 static const struct plx_field_def plx_fields_process_info[] = {
@@ -1782,6 +1793,10 @@ static const struct plx_subfield_def plx_subfields_send_done[] = {
 static const struct plx_subfield_def plx_subfields_recv_posted[] = {
     {"posted", PLX_T_U64, 0, 0, 63},
 };
+static const struct plx_subfield_def plx_subfields_coll_done[] = {
+    {"thread", PLX_T_U32, 0, 0, 31},
+    {"collective", PLX_T_U64, 1, 0, 63},
+};
 static const struct plx_subtype_def plx_subtype_defs[] = {
     {0, "time_reset", 1, 1, plx_subfields_time_reset},
     {1, "user", 2, 2, plx_subfields_user},
@@ -1799,8 +1814,9 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {19, "omp_context", 1, 2, plx_subfields_omp_context},
     {28, "send_done", 2, 3, plx_subfields_send_done},
     {29, "recv_posted", 1, 1, plx_subfields_recv_posted},
+    {30, "coll_done", 2, 2, plx_subfields_coll_done},
 };
-#define PLX_SUBTYPE_DEFS 16
+#define PLX_SUBTYPE_DEFS 17
 #endif /* PLX_RECORDS_TABLE */
 
 #endif /* PLX_RECORDS_H */

@@ -61,6 +61,7 @@ void plx_thread_reset_after_fork(struct plx_thread *t)
         t->pos = t->buf;
         t->trace_events = 0;
         t->sends = 0;
+        t->collectives = 0;
         /* the child's trace starts inside the regions that are open: frames, not calls (an
          * omp_context event says how many of the enters that follow they are, as for an OpenMP
          * worker's copy of its team starter's path; the profile counts them 0 calls too) */

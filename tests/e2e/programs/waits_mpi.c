@@ -38,7 +38,11 @@
  *                 and 3's by both (they last synchronised at the barrier before)
  *   reduce_root   the root, rank 0, sleeps D in delay_reduce_root, then MPI_Reduce, which the
  *                 others left long before (eager), then MPI_Barrier: their barrier waits are
- *                 caused by delay_reduce_root (the reduce synchronised none of them) */
+ *                 caused by delay_reduce_root (the reduce synchronised none of them)
+ *   icoll_nxn     rank 3 sleeps D in delay_iallreduce, then posts MPI_Iallreduce; every rank
+ *                 completes it in MPI_Wait right after its post (ranks 0-2 wait there for 3)
+ *   icoll_bcast   the root, rank 2, sleeps D in delay_ibcast, then posts MPI_Ibcast; every rank
+ *                 completes it in MPI_Waitall right after its post (the others wait there) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -80,6 +84,8 @@ NOINLINE static void after_isendrecv(void) { nap(D / 2); }
 NOINLINE static void delay_before_pair(void) { nap(D); }
 NOINLINE static void work_after_pair(void) { nap(D / 2); }
 NOINLINE static void delay_reduce_root(void) { nap(D); }
+NOINLINE static void delay_iallreduce(void) { nap(D); }
+NOINLINE static void delay_ibcast(void) { nap(D); }
 
 NOINLINE static void late_sender(void)
 {
@@ -320,6 +326,26 @@ NOINLINE static void reduce_root(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+NOINLINE static void icoll_nxn(void)
+{
+    int v = rank, sum = 0;
+    MPI_Request req;
+    if (rank == 3)
+        delay_iallreduce();
+    MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+NOINLINE static void icoll_bcast(void)
+{
+    int v = rank;
+    MPI_Request req;
+    if (rank == 2)
+        delay_ibcast();
+    MPI_Ibcast(&v, 1, MPI_INT, 2, MPI_COMM_WORLD, &req);
+    MPI_Waitall(1, &req, MPI_STATUSES_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -328,7 +354,8 @@ int main(int argc, char **argv)
     void (*scenarios[])(void) = {late_sender, late_receiver, barrier,     nxn,        bcast,
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
                                  irecv_late,  irecv_rendezvous, irecv_waitall, relay,
-                                 probe,       isendrecv,     pair_barrier, reduce_root};
+                                 probe,       isendrecv,     pair_barrier, reduce_root,
+                                 icoll_nxn,   icoll_bcast};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

@@ -319,6 +319,7 @@ impl ProfileBuilder {
             | Event::StreamSend { .. }
             | Event::StreamRecv { .. }
             | Event::SendDone { .. }
+            | Event::CollDone { .. }
             | Event::RecvPosted { .. }
             | Event::CountedCall { .. }
             | Event::CounterEpoch { .. } => {}

@@ -47,6 +47,9 @@ fn lines(d: &Path, opts: MergeOptions) -> (Vec<String>, Option<ClockReport>) {
                 format!("send_done {thread} {mode} {send}")
             }
             EventKind::RecvPosted { before_ns } => format!("recv_posted {before_ns}"),
+            EventKind::CollDone { thread, collective } => {
+                format!("coll_done {thread} {collective}")
+            }
         };
         out.push(format!("{t} {loc} {what}"));
     }

@@ -619,3 +619,107 @@ fn a_stream_between_blocks_is_analysed_in_parallel_with_its_causes() {
         }
     }
 }
+
+/// 6 ranks, two nonblocking collectives on the world (posts of 100 ns), each completed in a
+/// Wait ending 10 µs after the instance's start plus 10 ns a rank: an MPI_Iallreduce rank 4
+/// posts 5 µs late (the others at 100 ns a rank, entering MPI_Wait 300 ns after the post), then
+/// an MPI_Ibcast whose root 1 posts 3 µs late (the others at 50 ns a rank, entering
+/// MPI_Waitall 300 ns after the post). Before each post rank r computes in main.
+fn nonblocking_world(d: &Path) {
+    let mut w = MpiWorld::new(6);
+    w.trace = true;
+    w.chunk_ops = 2;
+    for (k, &(routine, root, late, at, wait)) in NONBLOCKING.iter().enumerate() {
+        let t = 50_000 + k as u64 * 30_000;
+        for r in 0..6 {
+            let post = t + if r == late {
+                at
+            } else {
+                r as u64 * 100 / (k as u64 + 1)
+            };
+            w.collective((r, 0), routine, 0, root, 8, 8, post, post + 100);
+            let done = plx_format::Event::CollDone {
+                thread: 0,
+                collective: k as u64,
+                ticks: t + 10_000 + r as u64 * 10,
+            };
+            let from = if r == late { post + 100 } else { post + 300 };
+            w.op((r, 0), wait, from, t + 10_000 + r as u64 * 10, Some(done));
+        }
+    }
+    w.write(d).unwrap();
+}
+
+/// (routine, root, late rank, its post after the start, completing call).
+const NONBLOCKING: [(&str, u32, u32, u64, &str); 2] = [
+    ("MPI_Iallreduce", NONE_U32, 4, 5_000, "MPI_Wait"),
+    ("MPI_Ibcast", 1, 1, 3_000, "MPI_Waitall"),
+];
+
+#[test]
+fn nonblocking_collectives_wait_in_their_completion_in_any_number_of_blocks() {
+    let d = tmp("waits-parallel-nonblocking");
+    nonblocking_world(&d);
+    let (exp, model) = open(&d);
+    for causes in [false, true] {
+        let serial = WaitAnalysis::compute(
+            &model,
+            &exp,
+            Window::ALL,
+            None,
+            causes,
+            MergeOptions::default(),
+        )
+        .unwrap();
+        let want = rows(&serial);
+        // each other rank's completing call waits from its entry (its post + 300) to the late
+        // rank's post
+        let waits = |pattern: &str, call: &str| -> Vec<(String, i64)> {
+            want.0
+                .iter()
+                .filter(|r| r.0 == pattern && r.2 == format!("main => {call}"))
+                .map(|r| (r.1.clone(), r.3))
+                .collect()
+        };
+        let nxn: Vec<(String, i64)> = [0u32, 1, 2, 3, 5]
+            .iter()
+            .map(|&r| (format!("{r}.0"), 5_000 - (r as i64 * 100 + 300)))
+            .collect();
+        let bcast: Vec<(String, i64)> = [0u32, 2, 3, 4, 5]
+            .iter()
+            .map(|&r| (format!("{r}.0"), 3_000 - (r as i64 * 50 + 300)))
+            .collect();
+        assert_eq!(waits("wait_at_nxn", "MPI_Wait"), nxn, "{want:?}");
+        assert_eq!(waits("late_broadcast", "MPI_Waitall"), bcast, "{want:?}");
+        assert_eq!(want.0.len(), 10, "{want:?}");
+        let want_causes = causes.then(|| self::causes(&serial));
+        if let Some(c) = &want_causes {
+            // each wait by its late rank's main (its extra time before the post), directly;
+            // rank 0's broadcast wait also by root 1's 10 ns in the Iallreduce's MPI_Wait
+            // after rank 0 left it (where their interval begins), in proportion: under 10
+            let late = |p: &str| if p == "wait_at_nxn" { "4.0" } else { "1.0" };
+            assert!(
+                c.iter().all(|x| x.4 == "direct" && x.2 == late(x.0)),
+                "{c:#?}"
+            );
+            let main: Vec<&str> = c.iter().filter(|x| x.3 == "main").map(|x| x.0).collect();
+            assert_eq!(main.len(), 10, "{c:#?}");
+            let lag: Vec<_> = c.iter().filter(|x| x.3 != "main").collect();
+            assert_eq!(lag.len(), 1, "{c:#?}");
+            assert_eq!(
+                (lag[0].1.as_str(), lag[0].3.as_str()),
+                ("0.0", "main => MPI_Wait")
+            );
+            let ns = f64::from_bits(lag[0].5);
+            assert!(ns > 0.0 && ns < 10.0, "{c:#?}");
+        }
+        for size in [1, 2, 3, 6] {
+            let r = parallel_with(&exp, &model, size, Window::ALL, causes);
+            assert!(!r.serial, "{size}");
+            assert_eq!(rows(&r.analysis), want, "{size} processes, causes {causes}");
+            if let Some(c) = &want_causes {
+                assert_eq!(&self::causes(&r.analysis), c, "{size} processes");
+            }
+        }
+    }
+}

@@ -301,6 +301,12 @@ pub(crate) trait Sink {
         Ok(())
     }
 
+    /// A nonblocking collective completed (in the Wait/Test call open at `at.loc`): the
+    /// `collective`-th collective event of process-local thread `thread`, its post.
+    fn coll_done(&mut self, _cx: &Cx, _at: At, _thread: u32, _collective: u64) -> Step {
+        Ok(())
+    }
+
     /// The next receive at `at.loc` (in the Wait/Test call open there) was posted `before_ns`
     /// before `at` (by an MPI_Irecv or MPI_Start).
     fn recv_posted(&mut self, _cx: &Cx, _at: At, _before_ns: u64) -> Step {
@@ -467,6 +473,7 @@ fn hand<S: Sink>(sink: &mut S, cx: &Cx, at: At, ev: EventKind, closed: &[u32]) -
             thread_num,
         } => sink.omp_team(cx, at, region, level, (team_size, thread_num)),
         EventKind::SendDone { thread, mode, send } => sink.send_done(cx, at, thread, mode, send),
+        EventKind::CollDone { thread, collective } => sink.coll_done(cx, at, thread, collective),
         EventKind::RecvPosted { before_ns } => sink.recv_posted(cx, at, before_ns),
         EventKind::Counted { .. } => Ok(()),
     }
@@ -578,7 +585,9 @@ impl State<'_> {
         if (!S::COMPLETIONS
             && matches!(
                 e.kind,
-                EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+                EventKind::SendDone { .. }
+                    | EventKind::CollDone { .. }
+                    | EventKind::RecvPosted { .. }
             ))
             || !sink.takes(&e.kind)
             || !self.started
@@ -908,11 +917,14 @@ fn decode_alone<S: Sink>(
             }
             EventKind::Send { .. } | EventKind::Recv { .. } if messages => {}
             // as the driver, to the sinks that show them
-            EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+            EventKind::SendDone { .. }
+            | EventKind::CollDone { .. }
+            | EventKind::RecvPosted { .. }
                 if messages && !S::COMPLETIONS => {}
             EventKind::Send { .. }
             | EventKind::Recv { .. }
             | EventKind::SendDone { .. }
+            | EventKind::CollDone { .. }
             | EventKind::RecvPosted { .. } => {
                 fine = false;
                 return;
@@ -922,7 +934,9 @@ fn decode_alone<S: Sink>(
         if !S::COMPLETIONS
             && matches!(
                 e.kind,
-                EventKind::SendDone { .. } | EventKind::RecvPosted { .. }
+                EventKind::SendDone { .. }
+                    | EventKind::CollDone { .. }
+                    | EventKind::RecvPosted { .. }
             )
         {
             return;

@@ -283,6 +283,16 @@ impl EventEncoder {
         )
     }
 
+    /// Appends a `coll_done` event (subtype 30) at `ticks`: the `collective`-th collective
+    /// event of thread `thread` (a nonblocking one's post) completed.
+    pub fn coll_done(&mut self, thread: u32, collective: u64, ticks: u64) -> &mut Self {
+        self.extended(
+            SUBTYPE_COLL_DONE,
+            &schema::pack_coll_done(thread, collective),
+            ticks,
+        )
+    }
+
     /// Appends the CPU time of a `cputime` function's call (subtype 7) at `ticks`, just before
     /// its exit.
     pub fn cpu(&mut self, region: u32, cpu_ns: u64, ticks: u64) -> &mut Self {

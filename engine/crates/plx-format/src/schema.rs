@@ -175,6 +175,10 @@ pub mod subtypes {
     pub const SUBTYPE_RECV_POSTED: u8 = 29;
     /// Payload words of [`SUBTYPE_RECV_POSTED`].
     pub const SUBTYPE_RECV_POSTED_WORDS: u8 = 1;
+    /// coll_done: a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...) completed: in the Wait/Test call that completed it, on the thread that called it.
+    pub const SUBTYPE_COLL_DONE: u8 = 30;
+    /// Payload words of [`SUBTYPE_COLL_DONE`].
+    pub const SUBTYPE_COLL_DONE_WORDS: u8 = 2;
 }
 
 /// Every record type: (id, name).
@@ -245,6 +249,7 @@ pub const SUBTYPE_NAMES: &[(u8, &str)] = &[
     (19, "omp_context"),
     (28, "send_done"),
     (29, "recv_posted"),
+    (30, "coll_done"),
 ];
 
 /// Bits of the delta (ticks since the previous event) in an event word.
@@ -3205,6 +3210,15 @@ pub enum Event {
         /// Absolute ticks.
         ticks: u64,
     },
+    /// Subtype 30 (coll_done): a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...) completed: in the Wait/Test call that completed it, on the thread that called it.
+    CollDone {
+        /// the thread that posted it (its Thread index)
+        thread: u32,
+        /// its post's number among that thread's `collective` events (0 the first)
+        collective: u64,
+        /// Absolute ticks.
+        ticks: u64,
+    },
     /// An extended event this reader does not know (skipped by its payload count).
     Unknown {
         /// Extended subtype, or 0xFF for word kind 3.
@@ -3308,6 +3322,11 @@ pub(crate) fn decode_extended(
             let w0 = word(0);
             Some(Event::RecvPosted { posted: w0, ticks })
         }
+        SUBTYPE_COLL_DONE if n >= SUBTYPE_COLL_DONE_WORDS as usize => {
+            let w0 = word(0);
+            let w1 = word(1);
+            Some(Event::CollDone { thread: w0 as u32, collective: w1, ticks })
+        }
         _ => None,
     }
 }
@@ -3392,6 +3411,11 @@ pub fn pack_recv_posted(posted: u64) -> [u64; 1] {
     [posted]
 }
 
+/// The payload words of a `coll_done` event (subtype 30).
+pub fn pack_coll_done(thread: u32, collective: u64) -> [u64; 2] {
+    [(thread as u64), collective]
+}
+
 impl Event {
     /// The event's absolute time in ticks.
     #[inline]
@@ -3415,6 +3439,7 @@ impl Event {
             | Event::OmpContext { ticks, .. }
             | Event::SendDone { ticks, .. }
             | Event::RecvPosted { ticks, .. }
+            | Event::CollDone { ticks, .. }
             | Event::Unknown { ticks, .. } => ticks,
         }
     }
@@ -3597,6 +3622,15 @@ impl Event {
                 out.push_str("recv_posted");
                 out.push_str(" posted=");
                 dump_int(out, posted as i128);
+                out.push_str(" ticks=");
+                dump_int(out, ticks as i128);
+            }
+            Event::CollDone { thread, collective, ticks } => {
+                out.push_str("coll_done");
+                out.push_str(" thread=");
+                dump_int(out, thread as i128);
+                out.push_str(" collective=");
+                dump_int(out, collective as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

@@ -443,6 +443,13 @@ impl MpiWorld {
                     }) => {
                         enc.collective(comm, root, bytes_sent, bytes_recv, ticks);
                     }
+                    Some(Event::CollDone {
+                        thread,
+                        collective,
+                        ticks,
+                    }) => {
+                        enc.coll_done(thread, collective, ticks);
+                    }
                     Some(Event::StreamSend {
                         stream,
                         end,

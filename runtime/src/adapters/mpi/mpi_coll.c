@@ -44,40 +44,49 @@ static uint64_t unless_in_place(const void *buf, uint64_t bytes)
     return buf == MPI_IN_PLACE ? 0 : bytes;
 }
 
-/* One blocking and one nonblocking wrapper share a byte rule; ROOT is the root or -1. */
-#define COLLECTIVE(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV)                                \
+/* One blocking and one nonblocking wrapper share a byte rule; ROOT is the root or -1. A
+ * nonblocking one's request (REQ; NULL for a blocking one) is followed to the Wait/Test call
+ * that completes it, which records the collective's completion (mpi_record.c). */
+#define COLLECTIVE_OF(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV, REQ)                         \
     PLX_MPI_EXPORT int NAME PARAMS                                                         \
     {                                                                                      \
         PLX_MPI_WRAP(#NAME, P##NAME ARGS, ,                                                \
                      if (rc_ == MPI_SUCCESS) {                                             \
                          struct plx_coll_bytes x_ = io(KIND, ROOT, comm, SEND, RECV);      \
-                         plx_mpi_collective(t, rid, comm, ROOT, x_.sent, x_.received);     \
+                         uint64_t n_ = plx_mpi_collective(t, rid, comm, ROOT, x_.sent,     \
+                                                          x_.received);                    \
+                         if (REQ)                                                          \
+                             plx_mpi_coll_posted(REQ, t, rid, comm, n_);                   \
                      });                                                                   \
     }
+#define COLLECTIVE(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV)                                \
+    COLLECTIVE_OF(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV, (MPI_Request *)NULL)
+#define ICOLLECTIVE(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV)                               \
+    COLLECTIVE_OF(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV, req)
 
 #define R MPI_Request *req
 #define B(n, t_) plx_mpi_bytes(n, t_)
 COLLECTIVE(MPI_Barrier, (MPI_Comm comm), (comm), -1, PLX_COLL_BARRIER, 0, 0)
-COLLECTIVE(MPI_Ibarrier, (MPI_Comm comm, R), (comm, req), -1, PLX_COLL_BARRIER, 0, 0)
+ICOLLECTIVE(MPI_Ibarrier, (MPI_Comm comm, R), (comm, req), -1, PLX_COLL_BARRIER, 0, 0)
 COLLECTIVE(MPI_Bcast, (void *b, int n, MPI_Datatype t_, int root, MPI_Comm comm), (b, n, t_, root, comm),
            root, PLX_COLL_BCAST, B(n, t_), 0)
-COLLECTIVE(MPI_Ibcast, (void *b, int n, MPI_Datatype t_, int root, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Ibcast, (void *b, int n, MPI_Datatype t_, int root, MPI_Comm comm, R),
            (b, n, t_, root, comm, req), root, PLX_COLL_BCAST, B(n, t_), 0)
 COLLECTIVE(MPI_Reduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, int root, MPI_Comm comm),
            (s, r, n, t_, op, root, comm), root, PLX_COLL_REDUCE, B(n, t_), 0)
-COLLECTIVE(MPI_Ireduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, int root, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Ireduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, int root, MPI_Comm comm, R),
            (s, r, n, t_, op, root, comm, req), root, PLX_COLL_REDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Allreduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
            (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
-COLLECTIVE(MPI_Iallreduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Iallreduce, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
            (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Scan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
            (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
-COLLECTIVE(MPI_Iscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Iscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
            (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 COLLECTIVE(MPI_Exscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
            (s, r, n, t_, op, comm), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
-COLLECTIVE(MPI_Iexscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Iexscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
            (s, r, n, t_, op, comm, req), -1, PLX_COLL_ALLREDUCE, B(n, t_), 0)
 
 #define GATHER_P const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt
@@ -85,20 +94,20 @@ COLLECTIVE(MPI_Iexscan, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op 
 #define SEND_PART unless_in_place(s, B(sn, st))
 COLLECTIVE(MPI_Gather, (GATHER_P, int root, MPI_Comm comm), (s, sn, st, r, rn, rt, root, comm), root,
            PLX_COLL_GATHER, SEND_PART, B(rn, rt))
-COLLECTIVE(MPI_Igather, (GATHER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
+ICOLLECTIVE(MPI_Igather, (GATHER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
            root, PLX_COLL_GATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Gatherv, (GATHERV_P, int root, MPI_Comm comm), (s, sn, st, r, rc, rd, rt, root, comm),
            root, PLX_COLL_GATHERV, SEND_PART, sum(rc, peers(comm), rt))
-COLLECTIVE(MPI_Igatherv, (GATHERV_P, int root, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Igatherv, (GATHERV_P, int root, MPI_Comm comm, R),
            (s, sn, st, r, rc, rd, rt, root, comm, req), root, PLX_COLL_GATHERV, SEND_PART,
            sum(rc, peers(comm), rt))
 COLLECTIVE(MPI_Allgather, (GATHER_P, MPI_Comm comm), (s, sn, st, r, rn, rt, comm), -1,
            PLX_COLL_ALLGATHER, SEND_PART, B(rn, rt))
-COLLECTIVE(MPI_Iallgather, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
+ICOLLECTIVE(MPI_Iallgather, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
            PLX_COLL_ALLGATHER, SEND_PART, B(rn, rt))
 COLLECTIVE(MPI_Allgatherv, (GATHERV_P, MPI_Comm comm), (s, sn, st, r, rc, rd, rt, comm), -1,
            PLX_COLL_ALLGATHERV, SEND_PART, sum(rc, peers(comm), rt))
-COLLECTIVE(MPI_Iallgatherv, (GATHERV_P, MPI_Comm comm, R), (s, sn, st, r, rc, rd, rt, comm, req), -1,
+ICOLLECTIVE(MPI_Iallgatherv, (GATHERV_P, MPI_Comm comm, R), (s, sn, st, r, rc, rd, rt, comm, req), -1,
            PLX_COLL_ALLGATHERV, SEND_PART, sum(rc, peers(comm), rt))
 
 #define SCATTER_P const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt
@@ -106,37 +115,37 @@ COLLECTIVE(MPI_Iallgatherv, (GATHERV_P, MPI_Comm comm, R), (s, sn, st, r, rc, rd
 #define RECV_PART unless_in_place(r, B(rn, rt))
 COLLECTIVE(MPI_Scatter, (SCATTER_P, int root, MPI_Comm comm), (s, sn, st, r, rn, rt, root, comm), root,
            PLX_COLL_SCATTER, B(sn, st), RECV_PART)
-COLLECTIVE(MPI_Iscatter, (SCATTER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
+ICOLLECTIVE(MPI_Iscatter, (SCATTER_P, int root, MPI_Comm comm, R), (s, sn, st, r, rn, rt, root, comm, req),
            root, PLX_COLL_SCATTER, B(sn, st), RECV_PART)
 COLLECTIVE(MPI_Scatterv, (SCATTERV_P, int root, MPI_Comm comm), (s, sc, sd, st, r, rn, rt, root, comm),
            root, PLX_COLL_SCATTERV, sum(sc, peers(comm), st), RECV_PART)
-COLLECTIVE(MPI_Iscatterv, (SCATTERV_P, int root, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Iscatterv, (SCATTERV_P, int root, MPI_Comm comm, R),
            (s, sc, sd, st, r, rn, rt, root, comm, req), root, PLX_COLL_SCATTERV,
            sum(sc, peers(comm), st), RECV_PART)
 
 COLLECTIVE(MPI_Alltoall, (GATHER_P, MPI_Comm comm), (s, sn, st, r, rn, rt, comm), -1, PLX_COLL_ALLTOALL,
            B(sn, st), B(rn, rt))
-COLLECTIVE(MPI_Ialltoall, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
+ICOLLECTIVE(MPI_Ialltoall, (GATHER_P, MPI_Comm comm, R), (s, sn, st, r, rn, rt, comm, req), -1,
            PLX_COLL_ALLTOALL, B(sn, st), B(rn, rt))
 #define ALLTOALLV_P const void *s, const int *sc, const int *sd, MPI_Datatype st, void *r, const int *rc, const int *rd, MPI_Datatype rt
 COLLECTIVE(MPI_Alltoallv, (ALLTOALLV_P, MPI_Comm comm), (s, sc, sd, st, r, rc, rd, rt, comm), -1,
            PLX_COLL_ALLTOALLV, sum(sc, peers(comm), st), sum(rc, peers(comm), rt))
-COLLECTIVE(MPI_Ialltoallv, (ALLTOALLV_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
+ICOLLECTIVE(MPI_Ialltoallv, (ALLTOALLV_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
            PLX_COLL_ALLTOALLV, sum(sc, peers(comm), st), sum(rc, peers(comm), rt))
 #define ALLTOALLW_P const void *s, const int *sc, const int *sd, const MPI_Datatype *st, void *r, const int *rc, const int *rd, const MPI_Datatype *rt
 COLLECTIVE(MPI_Alltoallw, (ALLTOALLW_P, MPI_Comm comm), (s, sc, sd, st, r, rc, rd, rt, comm), -1,
            PLX_COLL_ALLTOALLV, sumw(sc, st, peers(comm)), sumw(rc, rt, peers(comm)))
-COLLECTIVE(MPI_Ialltoallw, (ALLTOALLW_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
+ICOLLECTIVE(MPI_Ialltoallw, (ALLTOALLW_P, MPI_Comm comm, R), (s, sc, sd, st, r, rc, rd, rt, comm, req), -1,
            PLX_COLL_ALLTOALLV, sumw(sc, st, peers(comm)), sumw(rc, rt, peers(comm)))
 
 #define OWN_COUNT(rc) ((rc) ? (rc)[my_rank(comm)] : 0)
 COLLECTIVE(MPI_Reduce_scatter, (const void *s, void *r, const int *rc, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
            (s, r, rc, t_, op, comm), -1, PLX_COLL_REDUCE_SCATTER, sum(rc, peers(comm), t_),
            B(OWN_COUNT(rc), t_))
-COLLECTIVE(MPI_Ireduce_scatter, (const void *s, void *r, const int *rc, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Ireduce_scatter, (const void *s, void *r, const int *rc, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
            (s, r, rc, t_, op, comm, req), -1, PLX_COLL_REDUCE_SCATTER, sum(rc, peers(comm), t_),
            B(OWN_COUNT(rc), t_))
 COLLECTIVE(MPI_Reduce_scatter_block, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm),
            (s, r, n, t_, op, comm), -1, PLX_COLL_REDUCE_SCATTER_BLOCK, B(n, t_), B(n, t_))
-COLLECTIVE(MPI_Ireduce_scatter_block, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
+ICOLLECTIVE(MPI_Ireduce_scatter_block, (const void *s, void *r, int n, MPI_Datatype t_, MPI_Op op, MPI_Comm comm, R),
            (s, r, n, t_, op, comm, req), -1, PLX_COLL_REDUCE_SCATTER_BLOCK, B(n, t_), B(n, t_))

@@ -42,7 +42,8 @@ struct plx_req {
     uint32_t region, comm, peer; /* (an MPI_Isendrecv's: its receive's source, tag and buffer) */
     int32_t tag;
     uint64_t bytes;
-    uint32_t thread;       /* a posted send: the thread that recorded it, and its number there */
+    uint32_t thread;       /* a posted send (a nonblocking collective): the thread that
+                              recorded its send (collective) event, and its number there */
     uint64_t send;         /* (PLX_EXT_NO_SEND: not traced) */
     uint64_t posted;       /* a receive: ticks of its post (MPI_Irecv's or MPI_Start's entry;
                               0: not traced), for its recv_posted event at completion */
@@ -62,14 +63,20 @@ PLX_HIDDEN uint32_t plx_mpi_msg_take(MPI_Message m);
 /* recording (mpi_record.c, on the runtime's message records: core/messages.c) */
 PLX_HIDDEN uint64_t plx_mpi_sent(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
                                  uint32_t peer, int tag, uint64_t bytes);
-/* A posted (or started) send's number on the thread, for its send_done at completion. */
+/* A posted (or started) send's number on the thread, for its send_done at completion (a
+ * nonblocking collective's, for its coll_done). */
 PLX_HIDDEN void plx_mpi_req_sent(MPI_Request r, struct plx_thread *t, int mode, uint64_t send);
 /* `posted`: a request's receive, the ticks of its post (a recv_posted event before the recv);
  * 0 for a blocking receive, posted at its routine's entry. */
 PLX_HIDDEN void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_comm *c,
                                  const MPI_Status *st, uint64_t posted);
-PLX_HIDDEN void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
-                                   uint64_t sent, uint64_t received);
+/* A collective's event; its number among the thread's (PLX_EXT_NO_SEND: not traced). */
+PLX_HIDDEN uint64_t plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm,
+                                       int root, uint64_t sent, uint64_t received);
+/* A nonblocking collective's request, posted with collective event `n` on the thread: followed
+ * to the Wait/Test call that completes it (a coll_done event there). */
+PLX_HIDDEN void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32_t region,
+                                    MPI_Comm comm, uint64_t n);
 PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);
 PLX_HIDDEN uint64_t plx_mpi_bytes(int count, MPI_Datatype type);
 PLX_HIDDEN void plx_mpi_thread_end(struct plx_thread *t);

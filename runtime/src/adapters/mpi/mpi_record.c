@@ -96,14 +96,24 @@ void plx_mpi_received(struct plx_thread *t, uint32_t region, const struct plx_co
     plx_ext_msg_received(t, region, c->id, peer, st->MPI_TAG, bytes);
 }
 
-void plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
-                        uint64_t sent, uint64_t received)
+uint64_t plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm, int root,
+                            uint64_t sent, uint64_t received)
 {
     const struct plx_comm *c = plx_mpi_comm(comm);
     if (!c)
-        return;
+        return PLX_EXT_NO_SEND;
     uint32_t wroot = root >= 0 ? plx_mpi_world_rank(c, root) : PLX_NO_PEER;
-    plx_ext_msg_collective(t, region, c->id, wroot, sent, received);
+    return plx_ext_msg_collective(t, region, c->id, wroot, sent, received);
+}
+
+void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32_t region, MPI_Comm comm,
+                         uint64_t n)
+{
+    const struct plx_comm *c = plx_mpi_comm(comm);
+    if (!c || n == PLX_EXT_NO_SEND || *r == MPI_REQUEST_NULL)
+        return;
+    plx_mpi_req_add(*r, PLX_REQ_COLL, 0, region, c->id, PLX_NO_PEER, 0, 0, 0);
+    plx_mpi_req_sent(*r, t, 0, n);
 }
 
 /* An MPI_Isendrecv's receive: source and tag as posted (the status's for a wildcard), the bytes
@@ -130,7 +140,8 @@ static void sendrecv_received(struct plx_thread *t, const struct plx_req *e, con
 }
 
 /* A request finished (Wait/Test family): a receive is recorded now, with its real source; an
- * MPI_Isendrecv's request is both its send's completion and its receive. */
+ * MPI_Isendrecv's request is both its send's completion and its receive; a nonblocking
+ * collective's completion names its post. */
 void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st)
 {
     struct plx_req *e = plx_mpi_req_find(saved);
@@ -139,6 +150,8 @@ void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status
     int send = e->kind == PLX_REQ_SEND || e->kind == PLX_REQ_SENDRECV;
     if (send && e->send != PLX_EXT_NO_SEND)
         plx_ext_msg_send_done(t, e->thread, e->mode, e->send);
+    if (e->kind == PLX_REQ_COLL && e->send != PLX_EXT_NO_SEND)
+        plx_ext_msg_coll_done(t, e->thread, e->send);
     if (e->kind == PLX_REQ_SENDRECV && st) {
         int cancelled = 0;
         PMPI_Test_cancelled(st, &cancelled);

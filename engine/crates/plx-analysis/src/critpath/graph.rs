@@ -664,7 +664,7 @@ impl Builder<'_> {
                     }
                 }
             }
-            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } | EventKind::CollDone { .. } => {}
             EventKind::RecvPosted { before_ns } => {
                 self.locs[li].posted = Some(t - before_ns as i64);
             }

@@ -220,6 +220,14 @@ pub enum EventKind {
         /// The send's number among that thread's send events (0 the first).
         send: u64,
     },
+    /// A nonblocking collective completed (in the Wait/Test call that completed it).
+    CollDone {
+        /// The process-local thread that posted it.
+        thread: u32,
+        /// Its post's number among that thread's [`EventKind::Collective`] events (0 the
+        /// first).
+        collective: u64,
+    },
     /// This rank's part of a collective.
     Collective {
         /// Communicator ([`Model::comms`] index), `None` without a CommDef.
@@ -1317,6 +1325,9 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
         Event::SendDone {
             thread, mode, send, ..
         } => EventKind::SendDone { thread, mode, send },
+        Event::CollDone {
+            thread, collective, ..
+        } => EventKind::CollDone { thread, collective },
         Event::RecvPosted { posted, ticks } => EventKind::RecvPosted {
             before_ns: round_ns(ticks.saturating_sub(posted) as f64 * names.ns_per_tick()).max(0)
                 as u64,

@@ -72,6 +72,12 @@ enum Class {
     NxN,
     OneToN,
     NToOne,
+    /// The nonblocking forms (MPI_Ibarrier, MPI_Iallreduce, ...): posted here, completed in
+    /// a Wait/Test call.
+    IBarrier,
+    INxN,
+    IOneToN,
+    INToOne,
     /// A Wait/Test of several requests (its completions' order is not the program's choice).
     WaitMany,
     /// Another MPI routine.
@@ -135,9 +141,33 @@ fn classify(name: &str, kind: RegionKind) -> Class {
         | "MPI_Reduce_scatter_block" => Class::NxN,
         "MPI_Bcast" | "MPI_Scatter" | "MPI_Scatterv" => Class::OneToN,
         "MPI_Reduce" | "MPI_Gather" | "MPI_Gatherv" => Class::NToOne,
+        "MPI_Ibarrier" => Class::IBarrier,
+        "MPI_Iallreduce"
+        | "MPI_Ialltoall"
+        | "MPI_Ialltoallv"
+        | "MPI_Ialltoallw"
+        | "MPI_Iallgather"
+        | "MPI_Iallgatherv"
+        | "MPI_Ireduce_scatter"
+        | "MPI_Ireduce_scatter_block" => Class::INxN,
+        "MPI_Ibcast" | "MPI_Iscatter" | "MPI_Iscatterv" => Class::IOneToN,
+        "MPI_Ireduce" | "MPI_Igather" | "MPI_Igatherv" => Class::INToOne,
         "MPI_Waitall" | "MPI_Waitany" | "MPI_Waitsome" | "MPI_Testall" | "MPI_Testany"
         | "MPI_Testsome" => Class::WaitMany,
         _ => Class::Mpi,
+    }
+}
+
+impl Class {
+    /// A nonblocking collective's blocking form (its pattern's), `None` for any other routine.
+    fn completed_as(self) -> Option<Class> {
+        match self {
+            Class::IBarrier => Some(Class::Barrier),
+            Class::INxN => Some(Class::NxN),
+            Class::IOneToN => Some(Class::OneToN),
+            Class::INToOne => Some(Class::NToOne),
+            _ => None,
+        }
     }
 }
 
@@ -197,6 +227,8 @@ struct Loc {
     stream: Option<Account>,
     /// Send events seen: the next one's number (as `send_done` events number them).
     sends: u64,
+    /// Collective events seen: the next one's number (as `coll_done` events number them).
+    colls: u64,
     /// Stream writes seen: the next one's number (a parallel analysis's items name them).
     writes: u64,
     /// Its nonblocking sends not completed yet, oldest first: (number, message).
@@ -334,6 +366,18 @@ fn since_synchronised<'a>(late: &'a Member, w: &'a Member) -> (&'a Account, &'a 
     }
 }
 
+/// A nonblocking collective instance every member has posted: its waits come at its waiting
+/// members' completions.
+#[derive(Debug)]
+struct AllPosted {
+    pattern: Pattern,
+    /// The member the others waited for (its entry: its post's).
+    late: Member,
+    /// The members that waited for it, by location, whose completion has not come yet (this
+    /// replay's own only).
+    waiting: Vec<u32>,
+}
+
 #[derive(Debug, Default)]
 struct Instance {
     /// The members met, and of another block's members (a parallel analysis) those its
@@ -455,6 +499,14 @@ pub struct Replay {
     msgs: HashMap<u64, Msg>,
     coll_count: HashMap<(u32, u32), u32>,
     instances: HashMap<(u32, u32), Instance>,
+    /// Nonblocking collectives posted and not completed: (location, its collective number) →
+    /// (instance, its blocking form's class).
+    posts: HashMap<(u32, u64), ((u32, u32), Class)>,
+    /// Nonblocking instances every member has posted, until their waiting members complete.
+    posted: HashMap<(u32, u32), AllPosted>,
+    /// Completions of nonblocking instances not every member had posted yet: (the posting
+    /// location, the completing call as a member).
+    early: HashMap<(u32, u32), Vec<(u32, Member)>>,
     objects: HashMap<(u32, u32), Releases>,
     /// (location, object) → the location's account when it took the lock (with causes).
     holding: HashMap<(u32, u32), Account>,
@@ -663,6 +715,9 @@ impl Replay {
             msgs: HashMap::new(),
             coll_count: HashMap::new(),
             instances: HashMap::new(),
+            posts: HashMap::new(),
+            posted: HashMap::new(),
+            early: HashMap::new(),
             objects: HashMap::new(),
             holding: HashMap::new(),
             writes: HashMap::new(),
@@ -861,6 +916,7 @@ impl Replay {
             }
             EventKind::Send { message, peer, .. } => self.send_event(li, t, message, peer),
             EventKind::SendDone { thread, mode, send } => self.send_done(li, t, thread, mode, send),
+            EventKind::CollDone { thread, collective } => self.coll_done(li, t, thread, collective),
             EventKind::RecvPosted { before_ns } => {
                 self.locs[li].posted = Some(t - before_ns as i64);
             }
@@ -1478,6 +1534,8 @@ impl Replay {
 
     fn collective(&mut self, li: usize, t: i64, comm: Option<u32>, root: Option<u32>) {
         let l = &mut self.locs[li];
+        let number = l.colls;
+        l.colls += 1;
         let r = l.routine();
         // a barrier or an N×N collective makes every member wait for the last: they leave it
         // synchronised, and their intervals for the next waits begin there; a 1-to-N or N-to-1
@@ -1510,6 +1568,11 @@ impl Replay {
         *k += 1;
         if let (true, Some(SyncWith::Collective(s))) = (syncs, self.locs[li].pending.last_mut()) {
             *s = Some(Sync::Collective(comm, key.1));
+        }
+        // a nonblocking one's post, until the call that completes it (this replay's own:
+        // another block's completions are that block's)
+        if let (Some(c), true) = (r.class.completed_as(), own) {
+            self.posts.insert((li as u32, number), (key, c));
         }
         let inst = self.instances.entry(key).or_default();
         inst.members.push(Member {
@@ -1572,14 +1635,21 @@ impl Replay {
                 }
             }
         }
-        self.complete(class, root, inst);
+        match class.completed_as() {
+            Some(c) => self.all_posted(key, c, root, inst),
+            None => self.complete(class, root, inst),
+        }
     }
 
-    /// Every member of a collective instance has left it: its waits.
-    fn complete(&mut self, class: Class, root: Option<u32>, inst: Instance) {
-        let m = &inst.members;
+    /// The pattern of a collective instance of class `class` (a blocking form), its late member
+    /// and those that waited for it.
+    fn roles(
+        class: Class,
+        root: Option<u32>,
+        m: &[Member],
+    ) -> Option<(Pattern, &Member, Vec<&Member>)> {
         let latest = || m.iter().max_by_key(|x| (x.enter, x.loc)).expect("members");
-        let (pattern, late, waiting): (Pattern, &Member, Vec<&Member>) = match class {
+        Some(match class {
             Class::Barrier | Class::NxN => {
                 let last = latest();
                 let p = if class == Class::Barrier {
@@ -1590,27 +1660,27 @@ impl Replay {
                 (p, last, m.iter().filter(|x| x.loc != last.loc).collect())
             }
             Class::OneToN => {
-                let Some(r) = m.iter().find(|x| x.rank.is_some() && x.rank == root) else {
-                    return;
-                };
+                let r = m.iter().find(|x| x.rank.is_some() && x.rank == root)?;
                 let others = m.iter().filter(|x| x.loc != r.loc).collect();
                 (Pattern::LateBroadcast, r, others)
             }
             Class::NToOne => {
-                let Some(r) = m.iter().find(|x| x.rank.is_some() && x.rank == root) else {
-                    return;
-                };
+                let r = m.iter().find(|x| x.rank.is_some() && x.rank == root)?;
                 // as Scalasca's: the root waits for the latest of the members it receives from
-                let Some(last) = m
+                let last = m
                     .iter()
                     .filter(|x| x.loc != r.loc)
-                    .max_by_key(|x| (x.enter, x.loc))
-                else {
-                    return;
-                };
+                    .max_by_key(|x| (x.enter, x.loc))?;
                 (Pattern::EarlyReduce, last, vec![r])
             }
-            _ => return,
+            _ => return None,
+        })
+    }
+
+    /// Every member of a collective instance has left it: its waits.
+    fn complete(&mut self, class: Class, root: Option<u32>, inst: Instance) {
+        let Some((pattern, late, waiting)) = Self::roles(class, root, &inst.members) else {
+            return;
         };
         for w in waiting {
             let d = (late.enter - w.enter).min(w.exit - w.enter);
@@ -1628,6 +1698,115 @@ impl Replay {
                 );
             }
         }
+    }
+
+    /// Every member of nonblocking collective instance `key` (of blocking form `class`) has
+    /// posted it: its waits come with its waiting members' completions (some may have come).
+    fn all_posted(&mut self, key: (u32, u32), class: Class, root: Option<u32>, mut inst: Instance) {
+        let early = self.early.remove(&key).unwrap_or_default();
+        let Some((pattern, late, waiting)) = Self::roles(class, root, &inst.members) else {
+            return;
+        };
+        let late = late.loc;
+        let waiting: Vec<u32> = waiting
+            .iter()
+            .map(|w| w.loc)
+            .filter(|&l| self.own(l as usize))
+            .collect();
+        let i = inst
+            .members
+            .iter()
+            .position(|m| m.loc == late)
+            .expect("member");
+        let mut p = AllPosted {
+            pattern,
+            late: inst.members.swap_remove(i),
+            waiting,
+        };
+        for (poster, w) in early {
+            self.posted_wait(&mut p, poster, w);
+        }
+        if !p.waiting.is_empty() {
+            self.posted.insert(key, p);
+        }
+    }
+
+    /// A nonblocking collective completed in the Wait/Test call open at `li`: its post was the
+    /// `collective`-th collective event of thread `thread` of the same process.
+    fn coll_done(&mut self, li: usize, t: i64, thread: u32, collective: u64) {
+        let process = self.setup.loc_process[li];
+        let Some(&poster) = self.loc_of.get(&(process, thread)) else {
+            return;
+        };
+        let Some((key, class)) = self.posts.remove(&(poster, collective)) else {
+            return;
+        };
+        let own = self.own(li);
+        let l = &mut self.locs[li];
+        let Some(r) = l.routine() else {
+            return;
+        };
+        // a barrier or an N×N collective completed: its members are synchronised at the
+        // completing call's exit, as at a blocking one's
+        if matches!(class, Class::Barrier | Class::NxN) {
+            let sync = Sync::Collective(key.0, key.1);
+            l.pending.push(SyncWith::Collective(Some(sync)));
+        }
+        let (acc, pairs) = if self.setup.causes && own {
+            (l.since(None), l.pairs_since_coll())
+        } else {
+            (Account::default(), Vec::new())
+        };
+        let w = Member {
+            loc: li as u32,
+            rank: self.setup.loc_rank[li],
+            enter: r.enter,
+            exit: t,
+            cp: r.cp,
+            acc,
+            pairs,
+        };
+        match self.posted.remove(&key) {
+            Some(mut p) => {
+                self.posted_wait(&mut p, poster, w);
+                if !p.waiting.is_empty() {
+                    self.posted.insert(key, p);
+                }
+            }
+            None => self.early.entry(key).or_default().push((poster, w)),
+        }
+    }
+
+    /// The wait of the member of `p` that location `poster` posted, in the call `w` that
+    /// completed it: from the call's entry (or from where the same call's earlier waits were
+    /// counted to: an MPI_Waitall of receives and collectives waits once) until the late
+    /// member posted.
+    fn posted_wait(&mut self, p: &mut AllPosted, poster: u32, w: Member) {
+        let Some(i) = p.waiting.iter().position(|&l| l == poster) else {
+            return;
+        };
+        p.waiting.swap_remove(i);
+        let li = w.loc as usize;
+        let from = match self.locs[li].counted {
+            (enter, until) if enter == w.enter => until.max(w.enter),
+            _ => w.enter,
+        };
+        let to = p.late.enter.min(w.exit);
+        if to <= from {
+            return;
+        }
+        self.locs[li].counted = (w.enter, to);
+        let (late_acc, own_acc) = since_synchronised(&p.late, &w);
+        self.wait(
+            p.pattern,
+            w.loc,
+            w.cp,
+            (from, w.exit),
+            to - from,
+            (p.late.loc, p.late.cp),
+            late_acc,
+            own_acc,
+        );
     }
 
     fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64, holder: u32) {

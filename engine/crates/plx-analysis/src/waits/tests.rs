@@ -1547,3 +1547,198 @@ fn an_isendrecv_is_posted_at_its_entry() {
         )]
     );
 }
+
+impl T {
+    /// A nonblocking collective's post at `loc` over `[enter, exit]` (its event at the exit).
+    fn post(&mut self, loc: u32, enter: i64, exit: i64, name: &str, root: Option<u32>) {
+        self.coll(loc, enter, exit, name, root);
+    }
+    /// The completion, at `t` in the call open at `loc`, of the `n`-th collective event of
+    /// `loc`'s thread 0 (ranks: one thread each).
+    fn done(&mut self, loc: u32, t: i64, n: u64) {
+        self.ev(
+            loc,
+            t,
+            EventKind::CollDone {
+                thread: 0,
+                collective: n,
+            },
+        );
+    }
+}
+
+/// 3 ranks post an MPI_Iallreduce (rank 2 late, after `slow`), then complete it in MPI_Wait:
+/// rank 0 enters its Wait at 100, rank 1 at 30, rank 2 posts at 480.
+fn iallreduce(causes: bool) -> T {
+    let mut t = setup(3, true, causes);
+    for l in 0..3 {
+        t.enter(l, 0, "main");
+    }
+    t.enter(2, 0, "slow");
+    t.post(0, 10, 12, "MPI_Iallreduce", None);
+    t.enter(0, 12, "work");
+    t.post(1, 20, 22, "MPI_Iallreduce", None);
+    t.enter(1, 30, "MPI_Wait");
+    t.exit(0, 100, "work");
+    t.enter(0, 100, "MPI_Wait");
+    t.exit(2, 480, "slow");
+    t.post(2, 480, 482, "MPI_Iallreduce", None);
+    t.enter(2, 482, "MPI_Wait");
+    t.done(0, 500, 0);
+    t.exit(0, 500, "MPI_Wait");
+    t.done(1, 501, 0);
+    t.exit(1, 501, "MPI_Wait");
+    t.done(2, 502, 0);
+    t.exit(2, 502, "MPI_Wait");
+    t
+}
+
+#[test]
+fn a_nonblocking_collective_waits_in_the_call_that_completes_it_until_the_last_post() {
+    let t = iallreduce(false);
+    // from each Wait's entry to rank 2's post at 480; rank 2 itself waits for nobody
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("wait_at_nxn", 0, s("main => MPI_Wait"), 380),
+            ("wait_at_nxn", 1, s("main => MPI_Wait"), 450),
+        ]
+    );
+    // its cause: rank 2's slow, since the start (rank 0 spent 88 in work and 10 in main
+    // before its post, rank 1 20: slow is all excess), direct
+    let t = iallreduce(true);
+    let c: Vec<_> = t
+        .causes()
+        .into_iter()
+        .map(|c| (c.1, c.2, c.3, c.4))
+        .collect();
+    assert_eq!(
+        c,
+        vec![
+            (0, 2, s("main => slow"), CauseKind::Direct),
+            (1, 2, s("main => slow"), CauseKind::Direct),
+        ]
+    );
+    let total: f64 = t.causes().iter().map(|c| c.5).sum();
+    assert!((total - 830.0).abs() < 1e-9, "{:?}", t.causes());
+}
+
+#[test]
+fn a_nonblocking_collectives_completion_before_the_late_post_waits_until_it() {
+    // rank 0's clock puts its completion at 300, before rank 2's post at 480 in the stream
+    let mut t = setup(3, true, false);
+    t.post(0, 0, 2, "MPI_Ibarrier", None);
+    t.post(1, 0, 2, "MPI_Ibarrier", None);
+    t.enter(0, 100, "MPI_Wait");
+    t.done(0, 300, 0);
+    t.exit(0, 300, "MPI_Wait");
+    t.enter(1, 150, "MPI_Test");
+    t.exit(1, 160, "MPI_Test");
+    t.post(2, 480, 482, "MPI_Ibarrier", None);
+    t.enter(1, 490, "MPI_Test");
+    t.done(1, 491, 0);
+    t.exit(1, 491, "MPI_Test");
+    t.enter(2, 482, "MPI_Wait");
+    t.done(2, 495, 0);
+    t.exit(2, 495, "MPI_Wait");
+    // rank 0: its whole Wait (it returned before the post, by its clock); rank 1: nothing (the
+    // Test that completed it began after the post; a polling loop's calls before are no wait)
+    assert_eq!(t.waits(), vec![("wait_at_barrier", 0, s("MPI_Wait"), 200)]);
+}
+
+#[test]
+fn nonblocking_rooted_collectives_wait_for_their_root_and_a_waitall_waits_once() {
+    let mut t = setup(3, true, false);
+    // Ibcast from root 1, posted at 300: rank 0 waits from 200, rank 2 entered its Wait at 350
+    t.post(0, 0, 1, "MPI_Ibcast", Some(1));
+    t.post(2, 0, 1, "MPI_Ibcast", Some(1));
+    t.enter(0, 200, "MPI_Wait");
+    t.enter(2, 350, "MPI_Wait");
+    t.post(1, 300, 301, "MPI_Ibcast", Some(1));
+    t.enter(1, 301, "MPI_Wait");
+    t.done(1, 302, 0);
+    t.exit(1, 302, "MPI_Wait");
+    t.done(0, 310, 0);
+    t.exit(0, 310, "MPI_Wait");
+    t.done(2, 360, 0);
+    t.exit(2, 360, "MPI_Wait");
+    // Ireduce to root 0, whose Waitall (entered at 400) also completes an Irecv whose send
+    // came at 600: the latest other member posts at 520, the wait is 200 once, not 120 + 200
+    t.post(0, 390, 391, "MPI_Ireduce", Some(0));
+    t.post(1, 470, 471, "MPI_Ireduce", Some(0));
+    t.post(2, 520, 521, "MPI_Ireduce", Some(0));
+    t.enter(0, 400, "MPI_Waitall");
+    t.enter(1, 600, "MPI_Send");
+    t.send(1, 600, 0, 7);
+    t.exit(1, 601, "MPI_Send");
+    t.done(0, 605, 1);
+    t.recv(0, 606, 1, 7, 600);
+    t.exit(0, 607, "MPI_Waitall");
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("late_sender", 0, s("MPI_Waitall"), 80),
+            ("late_broadcast", 0, s("MPI_Wait"), 100),
+            ("early_reduce", 0, s("MPI_Waitall"), 120),
+        ]
+    );
+}
+
+#[test]
+fn a_completed_nonblocking_barrier_begins_the_next_waits_interval() {
+    // an Ibarrier rank 1 posts late after early_work; after its completion rank 1 works in
+    // late_work and enters a barrier 100 after rank 0: only late_work is the cause
+    let mut t = setup(2, true, true);
+    for l in 0..2 {
+        t.enter(l, 0, "main");
+    }
+    t.post(0, 0, 1, "MPI_Ibarrier", None);
+    t.enter(0, 1, "MPI_Wait");
+    t.enter(1, 0, "early_work");
+    t.exit(1, 200, "early_work");
+    t.post(1, 200, 201, "MPI_Ibarrier", None);
+    t.enter(1, 201, "MPI_Wait");
+    t.done(0, 202, 0);
+    t.exit(0, 202, "MPI_Wait");
+    t.done(1, 202, 0);
+    t.exit(1, 202, "MPI_Wait");
+    t.enter(1, 202, "late_work");
+    t.exit(1, 302, "late_work");
+    t.coll(0, 202, 303, "MPI_Barrier", None);
+    t.coll(1, 302, 303, "MPI_Barrier", None);
+    // the Ibarrier's 199 (from the Wait's entry at 1 to the post at 200) by early_work, the
+    // barrier's 100 by late_work alone: its interval begins at the Ibarrier's completion
+    let c: Vec<_> = t
+        .causes()
+        .into_iter()
+        .map(|c| (c.0, c.1, c.2, c.3, c.4, c.5))
+        .collect();
+    assert_eq!(
+        c,
+        vec![
+            (
+                "wait_at_barrier",
+                0,
+                1,
+                s("main => early_work"),
+                CauseKind::Direct,
+                199.0
+            ),
+            (
+                "wait_at_barrier",
+                0,
+                1,
+                s("main => late_work"),
+                CauseKind::Direct,
+                100.0
+            ),
+        ]
+    );
+    assert_eq!(
+        t.waits(),
+        vec![
+            ("wait_at_barrier", 0, s("main => MPI_Wait"), 199),
+            ("wait_at_barrier", 0, s("main => MPI_Barrier"), 100),
+        ]
+    );
+}
