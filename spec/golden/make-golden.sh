@@ -15,6 +15,7 @@
 #   intercomm        src/intercomm.c under mpirun with 2 ranks, --trace (InterCommDef)
 #   mpi-nonblocking  src/mpi-nonblocking.c under mpirun with 2 ranks, --trace (send_done)
 #   mpi-irecv        src/mpi-irecv.c under mpirun with 2 ranks, --trace (recv_posted)
+#   mpi-icoll        src/mpi-icoll.c under mpirun with 2 ranks, --trace (coll_done)
 #   mpi-partial      src/mpi.c under mpirun with 2 ranks, only rank 0 under plx run
 #                    (ClockSyncSkipped)
 #   java             src/Golden.java under the agent (JavaClass, Java method regions)
@@ -128,7 +129,7 @@ for name in "$@"; do
     "$plx" import "$tmp/out-$name" --csv src/power.csv --time-column t --time-unit ms ;;
   all-profile) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 -- "$tmp/all" ;;
   all-trace) all; "$plx" run -o "$tmp/out-$name" --filter "$tmp/all.filter" --cpu-sample 2 --trace -- "$tmp/all" ;;
-  mpi|intercomm|mpi-nonblocking|mpi-irecv)
+  mpi|intercomm|mpi-nonblocking|mpi-irecv|mpi-icoll)
     mpicc -g -O0 -finstrument-functions "src/$name.c" -o "$tmp/$name"
     root_flag=""
     [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root

@@ -254,14 +254,14 @@ def test_nonblocking_records_with_their_requests(otf2, archives):
 RING = 5  # starts of each kind in persistent_ring.c
 
 
-@pytest.fixture(scope="module", params=["open-mpi", "mpich"])
-def persistent_ring(request, otf2, tmp_path_factory):
-    """tests/e2e/programs/persistent_ring.c traced on 4 ranks, as OTF2: under Open MPI (built
-    with plx-mpicc) and MPICH (built with mpicc.mpich, measured through libplx-mpi-mpich.so)."""
-    root = tmp_path_factory.mktemp("ring")
-    exe, exp, out = root / "ring", root / "ring.exp", root / "ring.otf2"
-    src = ROOT / "tests" / "e2e" / "programs" / "persistent_ring.c"
-    if request.param == "open-mpi":
+def traced_otf2(impl, root, src, *args):
+    """tests/e2e/programs/`src` traced on 4 ranks with `args`, as OTF2 (the archive's path):
+    under Open MPI (built with plx-mpicc) or MPICH (built with mpicc.mpich, measured through
+    libplx-mpi-mpich.so)."""
+    name = Path(src).stem
+    exe, exp, out = root / name, root / (name + ".exp"), root / (name + ".otf2")
+    src = ROOT / "tests" / "e2e" / "programs" / src
+    if impl == "open-mpi":
         require_tools("mpicc", "mpirun", what="Open MPI (mpicc, mpirun)")
         run([PLX_MPICC, "-O1", "-g", src, "-o", exe])
         mpirun = ["mpirun", "--oversubscribe", "-np", "4"]
@@ -273,10 +273,16 @@ def persistent_ring(request, otf2, tmp_path_factory):
                 "libplx-mpi-mpich.so (built by `make all` when mpicc.mpich is installed)")
         run(["mpicc.mpich", "-O1", "-g", src, "-o", exe])
         mpirun = ["mpirun.mpich", "-np", "4"]
-    run([*mpirun, PLX, "run", "--trace", "-o", exp, "--", exe, RING], cwd=root,
+    run([*mpirun, PLX, "run", "--trace", "-o", exp, "--", exe, *args], cwd=root,
         timeout=MPI_TIMEOUT)
     plx("export", exp, "--format", "otf2", "-o", out)
     return out
+
+
+@pytest.fixture(scope="module", params=["open-mpi", "mpich"])
+def persistent_ring(request, otf2, tmp_path_factory):
+    """persistent_ring.c, RING starts of each kind."""
+    return traced_otf2(request.param, tmp_path_factory.mktemp("ring"), "persistent_ring.c", RING)
 
 
 def test_persistent_requests_are_nonblocking_records(otf2, persistent_ring):
@@ -338,6 +344,52 @@ def test_persistent_requests_are_nonblocking_records(otf2, persistent_ring):
         assert all(ts <= tr for (_, ts), (_, tr) in zip(sends[key], recvs[key])), key
     # otf2-print reads the same records
     printed = read_otf2_print(persistent_ring)
+    for label in ranks:
+        assert [r[0] for r in printed[label]] == [e[0] for e in read[label]]
+
+
+@pytest.fixture(scope="module", params=["open-mpi", "mpich"])
+def icollectives(request, otf2, tmp_path_factory):
+    """waits_mpi.c (its delays 20 ms), whose icoll_nxn and icoll_bcast post an MPI_Iallreduce
+    and an MPI_Ibcast (root 2) on every rank and complete them in MPI_Wait and MPI_Waitall."""
+    return traced_otf2(request.param, tmp_path_factory.mktemp("icoll"), "waits_mpi.c", 0.02)
+
+
+def test_nonblocking_collectives_are_requests_completed_in_the_wait(otf2, icollectives):
+    """Each rank's MPI_Iallreduce and MPI_Ibcast is a NON_BLOCKING_COLLECTIVE_REQUEST in the
+    routine (no MPI_COLLECTIVE_BEGIN/END there: the post is no blocking collective, which a
+    reader such as Scalasca's would take for one everybody waited in), completed by a
+    NON_BLOCKING_COLLECTIVE_COMPLETE of its request in the MPI_Wait (MPI_Waitall) after it, with
+    the operation, the communicator, the root and the bytes of the collective."""
+    _, read = read_python(otf2, icollectives)
+    ranks = sorted(l for l in read if l.endswith(".0"))
+    assert ranks == ["0.0", "1.0", "2.0", "3.0"], sorted(read)
+    for label in ranks:
+        stack, begun, done = [], {}, []
+        for kind, _, region, ev in read[label]:
+            if kind == "ENTER":
+                stack.append(region)
+            elif kind == "LEAVE":
+                stack.pop()
+            elif kind == "NON_BLOCKING_COLLECTIVE_REQUEST":
+                assert ev.request_id not in begun
+                begun[ev.request_id] = stack[-1]
+            elif kind == "NON_BLOCKING_COLLECTIVE_COMPLETE":
+                done.append((begun.pop(ev.request_id), stack[-1], str(ev.collective_op),
+                             ev.communicator.name, ev.root, ev.size_sent, ev.size_received))
+            elif kind.startswith("MPI_COLLECTIVE"):
+                assert not stack[-1].startswith(("MPI_Iallreduce", "MPI_Ibcast")), (label, stack)
+        assert begun == {}, (label, begun)
+        # an int each (as the blocking ones count): the allreduce sends and receives one, the
+        # broadcast's root sends one, the others receive it
+        none = 0xFFFFFFFF  # OTF2_COLLECTIVE_ROOT_NONE
+        assert done == [
+            ("MPI_Iallreduce", "MPI_Wait", "CollectiveOp.ALLREDUCE", "MPI_COMM_WORLD", none, 4, 4),
+            ("MPI_Ibcast", "MPI_Waitall", "CollectiveOp.BCAST", "MPI_COMM_WORLD", 2,
+             *((4, 0) if label == "2.0" else (0, 4))),
+        ], (label, done)
+    # otf2-print reads the same records
+    printed = read_otf2_print(icollectives)
     for label in ranks:
         assert [r[0] for r in printed[label]] == [e[0] for e in read[label]]
 

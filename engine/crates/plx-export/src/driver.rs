@@ -149,15 +149,18 @@ pub(crate) struct Cx<'a> {
     /// The location's send events before this event, all of them (those before a window
     /// too): a send's number, as a `send_done` event names it.
     pub sends: u64,
+    /// Likewise its collective events: a collective's number, as a `coll_done` event names it.
+    pub colls: u64,
 }
 
 impl<'a> Cx<'a> {
-    fn of(feed: &'a Feed, stacks: &'a Stacks, sends: u64) -> Cx<'a> {
+    fn of(feed: &'a Feed, stacks: &'a Stacks, (sends, colls): (u64, u64)) -> Cx<'a> {
         Cx {
             regions: feed.regions(),
             user_events: feed.user_events(),
             stacks,
             sends,
+            colls,
         }
     }
 
@@ -403,7 +406,7 @@ pub(crate) fn drive<S: Sink>(
         let mut state = State {
             stacks: Stacks::new(locations.len()),
             last: vec![None; locations.len()],
-            sends: vec![0; locations.len()],
+            sends: vec![(0, 0); locations.len()],
             counted: CountedNames {
                 model,
                 locations: &locations,
@@ -539,8 +542,8 @@ struct State<'m> {
     stacks: Stacks,
     /// Per location: the time of its last event.
     last: Vec<Option<i64>>,
-    /// Per location: its send events so far ([`Cx::sends`]).
-    sends: Vec<u64>,
+    /// Per location: its send and collective events so far ([`Cx::sends`], [`Cx::colls`]).
+    sends: Vec<(u64, u64)>,
     counted: CountedNames<'m>,
     /// The calls the current exit closed.
     closed: Vec<u32>,
@@ -577,8 +580,10 @@ impl State<'_> {
             _ => {}
         }
         let sends = self.sends[at.loc as usize];
-        if let EventKind::Send { .. } = e.kind {
-            self.sends[at.loc as usize] += 1;
+        match e.kind {
+            EventKind::Send { .. } => self.sends[at.loc as usize].0 += 1,
+            EventKind::Collective { .. } => self.sends[at.loc as usize].1 += 1,
+            _ => {}
         }
         // a send's completion and a receive's post go to the sinks that show them (OTF2's
         // nonblocking records); the others neither write nor count them
@@ -834,6 +839,7 @@ pub(crate) fn drive_alone<S: Sink + Send>(
                 user_events: &alone.user_events,
                 stacks: &d.stacks,
                 sends: 0,
+                colls: 0,
             };
             let at = (model, &alone.locations[..], li as u32);
             close_location(
@@ -950,6 +956,7 @@ fn decode_alone<S: Sink>(
             user_events: &alone.user_events,
             stacks: &stacks,
             sends: 0,
+            colls: 0,
         };
         if let Err(x) = hand(&mut sink, &cx, at, e.kind, &closed) {
             failed = Some(x);

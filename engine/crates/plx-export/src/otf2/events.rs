@@ -8,7 +8,7 @@ use plx_format::SyncKind;
 
 use super::archive::Archive;
 use super::ffi::*;
-use super::refs::{collective_of, CommRefs, CounterMetrics};
+use super::refs::{collective_of, is_nonblocking_collective, CommRefs, CounterMetrics};
 use super::samples::Contexts;
 use super::starts::Starts;
 use crate::driver::{At, CountedCall, Cx, Envelope, Step};
@@ -31,8 +31,13 @@ pub(super) struct Events {
     /// the teams open (the stack depth of their region's frame, the team, whether it forked it).
     omp_pending: Vec<Option<(u32, u32, bool)>>,
     omp_open: Vec<Vec<(usize, u32, bool)>>,
-    /// Collective operation per region (looked up once per region).
-    ops: Vec<Option<Option<u8>>>,
+    /// Collective operation per region, and whether the region posts a nonblocking one
+    /// (looked up once per region).
+    ops: Vec<Option<Option<(u8, bool)>>>,
+    /// Nonblocking collectives posted and not completed yet, by (process, thread, collective
+    /// number): what their NonBlockingCollectiveComplete writes (operation, communicator,
+    /// root, bytes sent and received, request).
+    icolls: HashMap<(usize, u32, u64), Posted>,
     /// Per location: a collective routine entered whose MpiCollectiveBegin is written and
     /// whose MpiCollectiveEnd is not (the begin follows the routine's enter, as readers such
     /// as Scalasca's analyser take it for the time the location arrived).
@@ -63,6 +68,10 @@ pub(super) struct Events {
     posted: Vec<Option<i64>>,
     starts: Starts,
 }
+
+/// A nonblocking collective posted: (operation, communicator, root, bytes sent, bytes
+/// received, request).
+type Posted = (u8, OTF2_CommRef, u32, u64, u64, u64);
 
 /// A region's part in nonblocking point to point.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -124,6 +133,7 @@ impl Events {
             omp_pending: Vec::new(),
             omp_open: Vec::new(),
             ops: Vec::new(),
+            icolls: HashMap::new(),
             coll_open: Vec::new(),
             lock_order: HashMap::new(),
             held: HashMap::new(),
@@ -198,7 +208,7 @@ impl Events {
         // SAFETY (every writer call of this file): `w` is an open event writer of the archive.
         let mut code = unsafe { OTF2_EvtWriter_Enter(w, NO_ATTRIBUTES, t, region) };
         let mut records = 1;
-        if code == OTF2_SUCCESS && self.op_of(cx, region).is_some() {
+        if code == OTF2_SUCCESS && self.op_of(cx, region).is_some_and(|(_, nb)| !nb) {
             code = unsafe { OTF2_EvtWriter_MpiCollectiveBegin(w, NO_ATTRIBUTES, t) };
             self.coll_open[li] = true;
             records += 1;
@@ -221,13 +231,17 @@ impl Events {
         self.wrote(at, code, records)
     }
 
-    /// The collective operation of MPI routine `region`, if it is one.
-    fn op_of(&mut self, cx: &Cx, region: u32) -> Option<u8> {
+    /// The collective operation of MPI routine `region`, if it is one, and whether the
+    /// routine posts a nonblocking one.
+    fn op_of(&mut self, cx: &Cx, region: u32) -> Option<(u8, bool)> {
         let r = region as usize;
         if self.ops.len() <= r {
             self.ops.resize(r + 1, None);
         }
-        *self.ops[r].get_or_insert_with(|| collective_of(cx.regions().name(region)).map(|(op, _)| op))
+        *self.ops[r].get_or_insert_with(|| {
+            let name = cx.regions().name(region);
+            collective_of(name).map(|(op, _)| (op, is_nonblocking_collective(name)))
+        })
     }
 
     /// The end of a collective begun at a routine's enter whose collective event never came
@@ -237,7 +251,7 @@ impl Events {
         if !std::mem::replace(&mut self.coll_open[li], false) {
             return (OTF2_SUCCESS, 0);
         }
-        let op = self.op_of(cx, region).unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+        let op = self.op_of(cx, region).map_or(OTF2_COLLECTIVE_OP_BARRIER, |o| o.0);
         let c = self.refs.comm(None, 0).0;
         let (w, t) = self.w(at);
         let code = unsafe {
@@ -299,7 +313,7 @@ impl Events {
             // the innermost open call is the collective routine (its operation looked up at its enter)
             let op = calls.first().and_then(|&r| self.ops.get(r as usize).copied().flatten().flatten());
             let c = self.refs.comm(None, 0).0;
-            let op = op.unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+            let op = op.map_or(OTF2_COLLECTIVE_OP_BARRIER, |o| o.0);
             let code = unsafe {
                 OTF2_EvtWriter_MpiCollectiveEnd(w, NO_ATTRIBUTES, t, op, c, OTF2_COLLECTIVE_ROOT_NONE, 0, 0)
             };
@@ -420,7 +434,33 @@ impl Events {
         self.wrote(at, code, 1)
     }
 
-    /// A collective's begin and end, its operation that of the MPI routine it is in.
+    /// A nonblocking collective completed: the NON_BLOCKING_COLLECTIVE_COMPLETE of its
+    /// request, at the completing call (one not posted here: nothing).
+    pub fn coll_done(&mut self, at: At, thread: u32, collective: u64) -> Step {
+        let key = (self.process[at.loc as usize], thread, collective);
+        let Some((op, c, root, sent, received, request)) = self.icolls.remove(&key) else {
+            return self.wrote(at, OTF2_SUCCESS, 0);
+        };
+        let (w, t) = self.w(at);
+        let code = unsafe {
+            OTF2_EvtWriter_NonBlockingCollectiveComplete(
+                w,
+                NO_ATTRIBUTES,
+                t,
+                op,
+                c,
+                root,
+                sent,
+                received,
+                request,
+            )
+        };
+        self.wrote(at, code, 1)
+    }
+
+    /// A collective's begin and end, its operation that of the MPI routine it is in; in a
+    /// routine that posts a nonblocking one, a NON_BLOCKING_COLLECTIVE_REQUEST (its
+    /// completion comes with the `coll_done` of the Wait/Test completing it).
     pub fn collective(
         &mut self,
         cx: &Cx,
@@ -435,7 +475,17 @@ impl Events {
             None => (self.refs.comm(comm, 0).0, OTF2_COLLECTIVE_ROOT_NONE),
         };
         let (w, t) = self.w(at);
-        let op = op.unwrap_or(OTF2_COLLECTIVE_OP_BARRIER);
+        if let Some((op, true)) = op {
+            let li = at.loc as usize;
+            let request = self.request();
+            let key = (self.process[li], self.thread[li], cx.colls);
+            self.icolls
+                .insert(key, (op, c, root, sent, received, request));
+            let code =
+                unsafe { OTF2_EvtWriter_NonBlockingCollectiveRequest(w, NO_ATTRIBUTES, t, request) };
+            return self.wrote(at, code, 1);
+        }
+        let op = op.map_or(OTF2_COLLECTIVE_OP_BARRIER, |o| o.0);
         // begun at the routine's enter, unless the event is outside a collective routine
         let begun = std::mem::replace(&mut self.coll_open[at.loc as usize], false);
         let mut code = if begun {

@@ -353,6 +353,24 @@ extern "C" {
     ) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiIsendComplete(w: E, a: A, t: u64, request: u64) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiIrecvRequest(w: E, a: A, t: u64, request: u64) -> OTF2_ErrorCode;
+    pub fn OTF2_EvtWriter_NonBlockingCollectiveRequest(
+        w: E,
+        a: A,
+        t: u64,
+        request: u64,
+    ) -> OTF2_ErrorCode;
+    #[allow(clippy::too_many_arguments)]
+    pub fn OTF2_EvtWriter_NonBlockingCollectiveComplete(
+        w: E,
+        a: A,
+        t: u64,
+        op: u8,
+        comm: OTF2_CommRef,
+        root: u32,
+        sent: u64,
+        received: u64,
+        request: u64,
+    ) -> OTF2_ErrorCode;
     pub fn OTF2_EvtWriter_MpiIrecv(
         w: E,
         a: A,

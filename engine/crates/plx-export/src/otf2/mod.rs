@@ -238,6 +238,10 @@ impl Sink for Otf2Sink<'_> {
         self.at(at)?.send_done(at, thread, send)
     }
 
+    fn coll_done(&mut self, _cx: &Cx, at: At, thread: u32, collective: u64) -> Step {
+        self.at(at)?.coll_done(at, thread, collective)
+    }
+
     fn recv_posted(&mut self, _cx: &Cx, at: At, before_ns: u64) -> Step {
         self.at(at)?.recv_posted(at, before_ns)
     }
@@ -320,7 +324,7 @@ impl Sink for Otf2Sink<'_> {
 #[cfg(test)]
 mod tests {
     use super::ffi::*;
-    use super::refs::{collective_of, region_class};
+    use super::refs::{collective_of, is_nonblocking_collective, region_class};
     use plx_format::RegionKind;
 
     #[test]
@@ -335,6 +339,10 @@ mod tests {
             OTF2_COLLECTIVE_OP_ALLREDUCE
         );
         assert_eq!(collective_of("MPI_Isend"), None);
+        assert!(is_nonblocking_collective("MPI_Iallreduce"));
+        assert!(is_nonblocking_collective("MPI_Ibarrier"));
+        assert!(!is_nonblocking_collective("MPI_Allreduce"));
+        assert!(!is_nonblocking_collective("MPI_Isend"));
         assert_eq!(
             region_class("MPI_Irecv", RegionKind::Mpi),
             (OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI)

@@ -37,7 +37,31 @@ impl Strings {
 /// (nonblocking `MPI_Ibcast` as `MPI_Bcast`).
 pub(super) fn collective_of(routine: &str) -> Option<(u8, u8)> {
     let base = routine.strip_prefix("MPI_")?;
-    let find = |b: &str| -> Option<(u8, u8)> {
+    // nonblocking: MPI_Ibcast, MPI_Iallreduce (the blocking name capitalised after the I)
+    blocking_collective(base).or_else(|| blocking_collective(&nonblocking_base(base)?))
+}
+
+/// Whether an MPI routine posts a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...).
+pub(super) fn is_nonblocking_collective(routine: &str) -> bool {
+    routine
+        .strip_prefix("MPI_")
+        .and_then(nonblocking_base)
+        .is_some_and(|b| blocking_collective(&b).is_some())
+}
+
+/// The blocking routine's name (without `MPI_`) of a nonblocking one's (`Iallreduce`).
+fn nonblocking_base(base: &str) -> Option<String> {
+    let rest = base.strip_prefix('I')?;
+    let mut c = rest.chars();
+    let first = c.next()?;
+    first
+        .is_ascii_lowercase()
+        .then(|| format!("{}{}", first.to_ascii_uppercase(), c.as_str()))
+}
+
+/// (collective operation, region role) of a blocking collective routine named without `MPI_`.
+fn blocking_collective(b: &str) -> Option<(u8, u8)> {
+    {
         Some(match b {
             "Barrier" => (OTF2_COLLECTIVE_OP_BARRIER, OTF2_REGION_ROLE_BARRIER),
             "Bcast" => (OTF2_COLLECTIVE_OP_BCAST, OTF2_REGION_ROLE_COLL_ONE2ALL),
@@ -64,14 +88,7 @@ pub(super) fn collective_of(routine: &str) -> Option<(u8, u8)> {
             "Exscan" => (OTF2_COLLECTIVE_OP_EXSCAN, OTF2_REGION_ROLE_COLL_ALL2ALL),
             _ => return None,
         })
-    };
-    // nonblocking: MPI_Ibcast, MPI_Iallreduce (the blocking name capitalised after the I)
-    find(base).or_else(|| {
-        let rest = base.strip_prefix('I')?;
-        let mut c = rest.chars();
-        let first = c.next()?.to_ascii_uppercase();
-        find(&format!("{first}{}", c.as_str()))
-    })
+    }
 }
 
 /// Point-to-point MPI routines (sends, receives, their completions and probes).
