@@ -81,11 +81,13 @@ int main(void)
     CHECK(plx_walk_subfield(st, w, PLX_SF_SEND_PEER) == 1 && (int64_t)plx_walk_subfield(st, w, PLX_SF_SEND_TAG) == -5);
     CHECK(plx_walk_subfield(st, w, PLX_SF_SEND_BYTES) == 4096 && plx_walk_subfield(st, w, PLX_SF_SEND_COMM) == 2);
     uint64_t a[PLX_EXT_ACQUIRE_WORDS];
-    plx_ext_pack_acquire(a, 0xFFFFFFFFu, 6, 0xABCDEF, 77);
+    plx_ext_pack_acquire(a, 0xFFFFFFFFu, 6, 0xABCDEF, 77, 1);
     st = plx_walk_subtype(PLX_EXT_ACQUIRE);
     CHECK(a[0] == (0xFFFFFFFFull | 6ull << 32 | 0xABCDEFull << 40) &&
           plx_walk_subfield(st, a, PLX_SF_ACQUIRE_KIND) == 6 &&
           plx_walk_subfield(st, a, PLX_SF_ACQUIRE_HOLDER) == 0xABCDEF);
+    CHECK(a[1] == (77ull | 1ull << 63) && plx_walk_subfield(st, a, PLX_SF_ACQUIRE_WAIT_TICKS) == 77 &&
+          plx_walk_subfield(st, a, PLX_SF_ACQUIRE_SHARED) == 1);
     CHECK(plx_walk_subtype(63) == NULL && plx_walk_def(999) == NULL);
 
     if (!fails)

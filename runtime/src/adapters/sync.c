@@ -115,8 +115,10 @@ static void released(struct plx_thread *t, struct plx_sync_entry *e, int kind, i
     t->guard--;
 }
 
-/* A lock: try first (uncontended: one clock read), then block. `ok` tells success codes. */
-#define LOCK(kind, obj, TRY, BLOCK, OK)                                                       \
+/* A lock: try first (uncontended: one clock read), then block. `ok` tells success codes;
+ * HOLDS: PLX_SYNC_HOLDS, or PLX_SYNC_HOLDS_SHARED for a read lock. */
+#define LOCK(kind, obj, TRY, BLOCK, OK) LOCK_AS(kind, PLX_SYNC_HOLDS, obj, TRY, BLOCK, OK)
+#define LOCK_AS(kind, HOLDS, obj, TRY, BLOCK, OK)                                             \
     do {                                                                                   \
         struct plx_sync_entry *e;                                                          \
         struct plx_thread *t = begin(obj, kind, SITE, &e);                                 \
@@ -130,7 +132,7 @@ static void released(struct plx_thread *t, struct plx_sync_entry *e, int kind, i
             t1 = plx_ticks();                                                              \
         }                                                                                  \
         if (OK)                                                                            \
-            acquired(t, e, kind, t0, t1, contended, 1);                                    \
+            acquired(t, e, kind, t0, t1, contended, HOLDS);                                \
         return rc;                                                                         \
     } while (0)
 
@@ -144,14 +146,15 @@ static void released(struct plx_thread *t, struct plx_sync_entry *e, int kind, i
     } while (0)
 
 /* A try: acquired without waiting when it succeeds. */
-#define TRY(kind, obj, CALL, OK)                                                              \
+#define TRY(kind, obj, CALL, OK) TRY_AS(kind, PLX_SYNC_HOLDS, obj, CALL, OK)
+#define TRY_AS(kind, HOLDS, obj, CALL, OK)                                                    \
     do {                                                                                   \
         struct plx_sync_entry *e;                                                          \
         struct plx_thread *t = begin(obj, kind, SITE, &e);                                 \
         int rc = CALL;                                                                     \
         if (t && (OK)) {                                                                   \
             uint64_t now = plx_ticks();                                                    \
-            acquired(t, e, kind, now, now, 0, 1);                                          \
+            acquired(t, e, kind, now, now, 0, HOLDS);                                      \
         }                                                                                  \
         return rc;                                                                         \
     } while (0)
@@ -176,7 +179,7 @@ PLX_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 PLX_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-    LOCK(PLX_SYNC_RWLOCK, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), REAL(rdlock, "pthread_rwlock_rdlock")(l), rc == 0);
+    LOCK_AS(PLX_SYNC_RWLOCK, PLX_SYNC_HOLDS_SHARED, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), REAL(rdlock, "pthread_rwlock_rdlock")(l), rc == 0);
 }
 PLX_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
@@ -184,7 +187,7 @@ PLX_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 }
 PLX_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *at)
 {
-    LOCK(PLX_SYNC_RWLOCK, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), REAL(timedrdlock, "pthread_rwlock_timedrdlock")(l, at), rc == 0);
+    LOCK_AS(PLX_SYNC_RWLOCK, PLX_SYNC_HOLDS_SHARED, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), REAL(timedrdlock, "pthread_rwlock_timedrdlock")(l, at), rc == 0);
 }
 PLX_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *at)
 {
@@ -192,7 +195,7 @@ PLX_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct time
 }
 PLX_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-    TRY(PLX_SYNC_RWLOCK, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), rc == 0);
+    TRY_AS(PLX_SYNC_RWLOCK, PLX_SYNC_HOLDS_SHARED, l, REAL(tryrdlock, "pthread_rwlock_tryrdlock")(l), rc == 0);
 }
 PLX_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
@@ -302,7 +305,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespe
         em->hold_start = t1;
     if (em && !t->java_blocked) {
         uint64_t w[PLX_EXT_ACQUIRE_WORDS];
-        plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0, 0);
+        plx_ext_pack_acquire(w, em->object, PLX_SYNC_MUTEX, 0, 0, 0);
         plx_trace_ext(t, PLX_EXT_ACQUIRE, w, PLX_EXT_ACQUIRE_WORDS);
     }
     plx_sync_acquired(t, ec, PLX_SYNC_COND, t1, t1 - t0, rc == 0, 0);

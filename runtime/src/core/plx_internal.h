@@ -322,6 +322,9 @@ PLX_HIDDEN void plx_sync_define_named(const void *object, int kind, const char *
 PLX_HIDDEN int plx_sync_known(const void *object);
 /* In a fork()ed child: objects are defined again, in the child's own file, on first use. */
 PLX_HIDDEN void plx_sync_objects_after_fork(void);
+/* `holds`: 0 a wait (nothing held after), PLX_SYNC_HOLDS a lock held until its release,
+ * PLX_SYNC_HOLDS_SHARED a read-write lock held for reading (its acquire event says so). */
+enum { PLX_SYNC_HOLDS = 1, PLX_SYNC_HOLDS_SHARED = 2 };
 PLX_HIDDEN void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
                                   uint64_t now, uint64_t waited, int contended, int holds);
 /* A wait whose holder the caller knows (1 + its Thread index; 0 unknown), held by nobody after. */

@@ -159,10 +159,10 @@ static inline void plx_ext_pack_collective(uint64_t w[PLX_EXT_COLLECTIVE_WORDS],
 }
 
 /* acquire (5): a lock taken or a wait ended */
-static inline void plx_ext_pack_acquire(uint64_t w[PLX_EXT_ACQUIRE_WORDS], uint32_t object, uint8_t kind, uint32_t holder, uint64_t wait_ticks)
+static inline void plx_ext_pack_acquire(uint64_t w[PLX_EXT_ACQUIRE_WORDS], uint32_t object, uint8_t kind, uint32_t holder, uint64_t wait_ticks, uint8_t shared)
 {
     w[0] = (uint64_t)object | ((uint64_t)kind << 32) | (((uint64_t)holder & 0xFFFFFFull) << 40);
-    w[1] = (uint64_t)wait_ticks;
+    w[1] = ((uint64_t)wait_ticks & 0x7FFFFFFFFFFFFFFFull) | (((uint64_t)shared & 0x1ull) << 63);
 }
 
 /* release (6): a lock released, a sem posted, a cond signalled or broadcast */
@@ -1291,6 +1291,7 @@ enum {
     PLX_SF_ACQUIRE_KIND = 1,
     PLX_SF_ACQUIRE_HOLDER = 2,
     PLX_SF_ACQUIRE_WAIT_TICKS = 3,
+    PLX_SF_ACQUIRE_SHARED = 4,
     PLX_SF_RELEASE_OBJECT = 0,
     PLX_SF_RELEASE_KIND = 1,
     PLX_SF_CPU_REGION = 0,
@@ -1744,7 +1745,8 @@ static const struct plx_subfield_def plx_subfields_acquire[] = {
     {"object", PLX_T_U32, 0, 0, 31},
     {"kind", PLX_T_U8, 0, 32, 39},
     {"holder", PLX_T_U32, 0, 40, 63},
-    {"wait_ticks", PLX_T_U64, 1, 0, 63},
+    {"wait_ticks", PLX_T_U64, 1, 0, 62},
+    {"shared", PLX_T_U8, 1, 63, 63},
 };
 static const struct plx_subfield_def plx_subfields_release[] = {
     {"object", PLX_T_U32, 0, 0, 31},
@@ -1803,7 +1805,7 @@ static const struct plx_subtype_def plx_subtype_defs[] = {
     {2, "send", 3, 4, plx_subfields_send},
     {3, "recv", 3, 4, plx_subfields_recv},
     {4, "collective", 3, 4, plx_subfields_collective},
-    {5, "acquire", 2, 4, plx_subfields_acquire},
+    {5, "acquire", 2, 5, plx_subfields_acquire},
     {6, "release", 1, 2, plx_subfields_release},
     {7, "cpu", 2, 2, plx_subfields_cpu},
     {8, "stream_send", 3, 3, plx_subfields_stream_send},

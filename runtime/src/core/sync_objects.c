@@ -174,11 +174,11 @@ struct plx_sync_entry *plx_sync_entry(struct plx_thread *t, const void *object, 
 }
 
 static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int kind, uint64_t waited,
-                  uint32_t holder)
+                  uint32_t holder, int shared)
 {
     uint64_t w[PLX_EXT_ACQUIRE_WORDS];
     if (subtype == PLX_EXT_ACQUIRE) {
-        plx_ext_pack_acquire(w, object, (uint8_t)kind, holder, waited);
+        plx_ext_pack_acquire(w, object, (uint8_t)kind, holder, waited, (uint8_t)shared);
         plx_trace_ext(t, subtype, w, PLX_EXT_ACQUIRE_WORDS);
     } else {
         plx_ext_pack_release(w, object, (uint8_t)kind);
@@ -186,7 +186,8 @@ static void trace(struct plx_thread *t, unsigned subtype, uint32_t object, int k
     }
 }
 
-/* `holds`: the object is held until its release (locks), as opposed to a wait. */
+/* `holds` (plx_internal.h): the object is held until its release (locks), as opposed to a
+ * wait; shared or not. */
 void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t now,
                        uint64_t waited, int contended, int holds)
 {
@@ -196,7 +197,7 @@ void plx_sync_acquired(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     if (holds && e->depth++ == 0)
         e->hold_start = now;
     if (!t->java_blocked)
-        trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, 0);
+        trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, 0, holds == PLX_SYNC_HOLDS_SHARED);
 }
 
 void plx_sync_waited_for(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t waited,
@@ -205,7 +206,7 @@ void plx_sync_waited_for(struct plx_thread *t, struct plx_sync_entry *e, int kin
     e->acquisitions++;
     e->contended++;
     e->wait += waited;
-    trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, holder);
+    trace(t, PLX_EXT_ACQUIRE, e->object, kind, waited, holder, 0);
 }
 
 void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind, uint64_t now,
@@ -217,7 +218,7 @@ void plx_sync_released(struct plx_thread *t, struct plx_sync_entry *e, int kind,
     /* the JVM's own releases inside a Java monitor wait are that wait, as its acquires are:
      * a release traced there would be a communication point of the thread inside the wait */
     if (!t->java_blocked)
-        trace(t, PLX_EXT_RELEASE, e->object, kind, 0, 0);
+        trace(t, PLX_EXT_RELEASE, e->object, kind, 0, 0, 0);
 }
 
 /* A measured thread that ends releases its own thread object (address: its pthread_t, as
@@ -232,7 +233,7 @@ void plx_sync_thread_end(struct plx_thread *t)
     uint32_t id = object_id((const void *)pthread_self(), PLX_SYNC_THREAD, t->create_site,
                             t->create_site != 0, NULL);
     if (id != PLX_NO_INDEX)
-        trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0, 0);
+        trace(t, PLX_EXT_RELEASE, id, PLX_SYNC_THREAD, 0, 0, 0);
 }
 
 static void write_stats(struct plx_thread *t, const struct plx_sync_entry *e, uint64_t now)

@@ -660,6 +660,7 @@ mod tests {
             kind,
             holder: 0,
             wait_ticks,
+            shared: 0,
             ticks,
         };
         let release = |object, kind, ticks| Event::Release {

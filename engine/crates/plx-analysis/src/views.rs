@@ -154,12 +154,14 @@ fn event_ns(p: &ProcessModel, ev: Event) -> Event {
             kind,
             holder,
             wait_ticks,
+            shared,
             ticks,
         } => Event::Acquire {
             object,
             kind,
             holder,
             wait_ticks: t.saturating_sub(global_ns(p, ticks.saturating_sub(wait_ticks))),
+            shared,
             ticks: t,
         },
         Event::Release { object, kind, .. } => Event::Release {

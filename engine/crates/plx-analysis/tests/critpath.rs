@@ -674,3 +674,55 @@ fn a_waitall_continues_from_the_last_message_whatever_the_requests_order() {
         assert_eq!(r.times(Level::Procedure), want, "late_first {late_first}");
     }
 }
+
+/// Thread 0 holds a read-write lock for writing 500 µs in compute_write; threads 1 and 2 block
+/// reading from 100 and 200 ns; thread 1 gets it first, reads 20 ns in compute_read1 and
+/// releases it before thread 2's acquire is recorded; thread 2 then computes 300 µs in
+/// compute_read2. Thread 2 waited for the writer, not for thread 1.
+#[test]
+fn a_reader_continues_from_the_writer_not_from_a_reader_that_released_after_it() {
+    let d = tmp("rwlock");
+    let mut p = SynthProcess::new("host", 60, &["/bin/rw"]);
+    p.functions(&[
+        (1, "main"),
+        (2, "worker"),
+        (3, "compute_write"),
+        (4, "compute_read1"),
+        (5, "compute_read2"),
+    ])
+    .thread(0, 60, "main", 0)
+    .thread(1, 61, "worker", 100)
+    .thread(2, 62, "worker", 200)
+    .sync_object(0, SyncKind::RwLock, NamedBy::Init, NONE_U32, 0x4000);
+    let rw = 1u8;
+    let mut m = EventEncoder::new(0);
+    m.enter(1, 0)
+        .acquire(0, rw, 0, 10)
+        .enter(3, 10)
+        .exit(3, 500_010)
+        .release(0, rw, 500_010)
+        .exit(1, 500_020);
+    let mut r1 = EventEncoder::new(100);
+    r1.enter(2, 100)
+        .read_acquire(0, rw, 499_920, 500_020)
+        .enter(4, 500_020)
+        .exit(4, 500_040)
+        .release(0, rw, 500_040)
+        .exit(2, 500_050);
+    let mut r2 = EventEncoder::new(200);
+    r2.enter(2, 200)
+        .read_acquire(0, rw, 499_900, 500_100)
+        .enter(5, 500_100)
+        .exit(5, 800_100)
+        .release(0, rw, 800_100)
+        .exit(2, 800_110);
+    write(&d, p, &[(0, &m), (1, &r1), (2, &r2)], 800_110);
+    let r = run(&d, Window::ALL, Mode::Global, None);
+    assert_eq!(r.cp.length_ns(), 800_110);
+    let t = r.times(Level::Procedure);
+    assert_eq!(t.get("compute_write"), Some(&500_000), "{t:?}");
+    assert_eq!(t.get("compute_read2"), Some(&300_000), "{t:?}");
+    assert_eq!(t.get("compute_read1"), None, "{t:?}");
+    // the arc from the writer's release to the reader's acquire: 90 ns
+    assert_eq!(t.get("Sync: rwlock 0x4000"), Some(&90), "{t:?}");
+}

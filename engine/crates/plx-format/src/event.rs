@@ -250,7 +250,20 @@ impl EventEncoder {
 
     /// Appends a synchronization acquire (subtype 5) at `ticks` after `wait_ticks` blocked.
     pub fn acquire(&mut self, object: u32, kind: u8, wait_ticks: u64, ticks: u64) -> &mut Self {
-        let p = schema::pack_acquire(object, kind, 0, wait_ticks);
+        let p = schema::pack_acquire(object, kind, 0, wait_ticks, 0);
+        self.extended(SUBTYPE_ACQUIRE, &p, ticks)
+    }
+
+    /// Appends a read-write lock's acquire for reading (subtype 5, `shared`) at `ticks` after
+    /// `wait_ticks` blocked.
+    pub fn read_acquire(
+        &mut self,
+        object: u32,
+        kind: u8,
+        wait_ticks: u64,
+        ticks: u64,
+    ) -> &mut Self {
+        let p = schema::pack_acquire(object, kind, 0, wait_ticks, 1);
         self.extended(SUBTYPE_ACQUIRE, &p, ticks)
     }
 

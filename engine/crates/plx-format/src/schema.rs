@@ -3103,6 +3103,8 @@ pub enum Event {
         holder: u32,
         /// ticks spent blocked before it
         wait_ticks: u64,
+        /// 1: a read-write lock taken for reading (shared with other readers), 0 any other acquire
+        shared: u8,
         /// Absolute ticks.
         ticks: u64,
     },
@@ -3269,7 +3271,7 @@ pub(crate) fn decode_extended(
         SUBTYPE_ACQUIRE if n >= SUBTYPE_ACQUIRE_WORDS as usize => {
             let w0 = word(0);
             let w1 = word(1);
-            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, holder: ((w0 >> 40) & 0xFFFFFF) as u32, wait_ticks: w1, ticks })
+            Some(Event::Acquire { object: w0 as u32, kind: (w0 >> 32) as u8, holder: ((w0 >> 40) & 0xFFFFFF) as u32, wait_ticks: (w1 & 0x7FFFFFFFFFFFFFFF), shared: ((w1 >> 63) & 0x1) as u8, ticks })
         }
         SUBTYPE_RELEASE if n >= SUBTYPE_RELEASE_WORDS as usize => {
             let w0 = word(0);
@@ -3357,8 +3359,8 @@ pub fn pack_collective(comm: u32, root: u32, bytes_sent: u64, bytes_recv: u64) -
 }
 
 /// The payload words of a `acquire` event (subtype 5).
-pub fn pack_acquire(object: u32, kind: u8, holder: u32, wait_ticks: u64) -> [u64; 2] {
-    [(object as u64) | ((kind as u64) << 32) | (((holder as u64) & 0xFFFFFF) << 40), wait_ticks]
+pub fn pack_acquire(object: u32, kind: u8, holder: u32, wait_ticks: u64, shared: u8) -> [u64; 2] {
+    [(object as u64) | ((kind as u64) << 32) | (((holder as u64) & 0xFFFFFF) << 40), (wait_ticks & 0x7FFFFFFFFFFFFFFF) | (((shared as u64) & 0x1) << 63)]
 }
 
 /// The payload words of a `release` event (subtype 6).
@@ -3508,7 +3510,7 @@ impl Event {
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }
-            Event::Acquire { object, kind, holder, wait_ticks, ticks } => {
+            Event::Acquire { object, kind, holder, wait_ticks, shared, ticks } => {
                 out.push_str("acquire");
                 out.push_str(" object=");
                 dump_int(out, object as i128);
@@ -3518,6 +3520,8 @@ impl Event {
                 dump_int(out, holder as i128);
                 out.push_str(" wait_ticks=");
                 dump_int(out, wait_ticks as i128);
+                out.push_str(" shared=");
+                dump_int(out, shared as i128);
                 out.push_str(" ticks=");
                 dump_int(out, ticks as i128);
             }

@@ -5,7 +5,7 @@
 //! predecessor (`prev`) and one remote predecessor (`remote`), except a collective's virtual
 //! node, whose predecessors are the members' arrivals ([`Graph::members`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
 
@@ -182,6 +182,8 @@ struct Handoff {
 struct LockState {
     last: Handoff,
     other: Option<Handoff>,
+    /// A read-write lock's last release of a hold for writing (what a reader waits for).
+    writer: Option<Handoff>,
 }
 
 #[derive(Debug, Default)]
@@ -198,6 +200,8 @@ struct Builder<'a> {
     /// Node of each matched message's send, by message id.
     send_of: Vec<u32>,
     locks: HashMap<(u32, u32), LockState>,
+    /// (location, read-write lock) it holds for reading.
+    reading: HashSet<(u32, u32)>,
     /// (process, comm) → collectives seen.
     coll_count: HashMap<(u32, u32), u32>,
     /// (comm, k) → instance.
@@ -292,6 +296,7 @@ impl Graph {
             locs: vec![LocState::default(); n],
             send_of: Vec::new(),
             locks: HashMap::new(),
+            reading: HashSet::new(),
             coll_count: HashMap::new(),
             instances: HashMap::new(),
             inst: Vec::new(),
@@ -613,6 +618,73 @@ impl Builder<'_> {
         self.g.nodes[v as usize].label = label;
     }
 
+    /// A lock taken (or a wait on an object ended) at `loc`, after `wait_ns` blocked: its
+    /// arc from the release that let it go.
+    fn lock_acquire(
+        &mut self,
+        loc: u32,
+        t: i64,
+        (object, k, shared): (u32, u8, bool),
+        wait_ns: u64,
+    ) {
+        let li = loc as usize;
+        let rwlock = SyncKind::from_u8(k) == SyncKind::RwLock;
+        if rwlock && shared {
+            self.reading.insert((loc, object));
+        } else if rwlock {
+            self.reading.remove(&(loc, object));
+        }
+        if wait_ns == 0 {
+            return;
+        }
+        let arrival = t - wait_ns as i64;
+        self.wait_start(loc, arrival);
+        let v = self.push(loc, t, NodeKind::Acquire);
+        let process = self.g.locations[li].process as u32;
+        let Some(lock) = self.locks.get(&(process, object)).copied() else {
+            return;
+        };
+        // a reader waits for the last writer to release it while it waited (as
+        // `plx waits` names it), not for a reader that released it after
+        let from = if rwlock && shared {
+            lock.writer
+                .filter(|h| h.loc != loc && self.g.nodes[h.node as usize].time_ns >= arrival)
+        } else if lock.last.loc != loc {
+            Some(lock.last)
+        } else {
+            lock.other
+        };
+        if let Some(h) = from {
+            let label = self.sync_label(process, object, k, h.loc);
+            self.set_remote(v, h.node, ArcKind::Sync, label);
+        }
+    }
+
+    /// An object released (posted, signalled) at `loc`.
+    fn lock_release(&mut self, loc: u32, t: i64, object: u32, k: u8) {
+        let li = loc as usize;
+        let v = self.push(loc, t, NodeKind::Release);
+        let process = self.g.locations[li].process as u32;
+        let h = Handoff { node: v, loc };
+        let writer = (SyncKind::from_u8(k) == SyncKind::RwLock
+            && !self.reading.remove(&(loc, object)))
+        .then_some(h);
+        self.locks
+            .entry((process, object))
+            .and_modify(|s| {
+                if s.last.loc != loc {
+                    s.other = Some(s.last);
+                }
+                s.last = h;
+                s.writer = writer.or(s.writer);
+            })
+            .or_insert(LockState {
+                last: h,
+                other: None,
+                writer,
+            });
+    }
+
     /// A wait-start node at `at` unless the thread's last node is already there or later.
     fn wait_start(&mut self, loc: u32, at: i64) {
         let st = &self.locs[loc as usize];
@@ -692,44 +764,10 @@ impl Builder<'_> {
                 object,
                 kind: k,
                 wait_ns,
+                shared,
                 ..
-            } => {
-                if wait_ns == 0 {
-                    return;
-                }
-                self.wait_start(loc, t - wait_ns as i64);
-                let v = self.push(loc, t, NodeKind::Acquire);
-                let process = self.g.locations[li].process as u32;
-                let Some(lock) = self.locks.get(&(process, object)).copied() else {
-                    return;
-                };
-                let from = if lock.last.loc != loc {
-                    Some(lock.last)
-                } else {
-                    lock.other
-                };
-                if let Some(h) = from {
-                    let label = self.sync_label(process, object, k, h.loc);
-                    self.set_remote(v, h.node, ArcKind::Sync, label);
-                }
-            }
-            EventKind::Release { object, .. } => {
-                let v = self.push(loc, t, NodeKind::Release);
-                let process = self.g.locations[li].process as u32;
-                let h = Handoff { node: v, loc };
-                self.locks
-                    .entry((process, object))
-                    .and_modify(|s| {
-                        if s.last.loc != loc {
-                            s.other = Some(s.last);
-                        }
-                        s.last = h;
-                    })
-                    .or_insert(LockState {
-                        last: h,
-                        other: None,
-                    });
-            }
+            } => self.lock_acquire(loc, t, (object, k, shared), wait_ns),
+            EventKind::Release { object, kind: k } => self.lock_release(loc, t, object, k),
             EventKind::StreamSend { stream, end, bytes } => {
                 // the bytes may reach the reader before the write returns: the send is where
                 // the call began (push keeps the thread's order)

@@ -250,6 +250,8 @@ pub enum EventKind {
         /// 1 + the thread index of the object's owner when the wait began (Java monitors);
         /// 0 unknown.
         holder: u32,
+        /// A read-write lock taken for reading (shared with other readers).
+        shared: bool,
     },
     /// A synchronization object released, posted or signalled (a thread's end releases its
     /// own thread object, kind 6).
@@ -1348,12 +1350,14 @@ pub(crate) fn kind_of(head: &Head, names: &mut impl Names) -> EventKind {
             kind,
             holder,
             wait_ticks,
+            shared,
             ..
         } => EventKind::Acquire {
             object,
             kind,
             wait_ns: round_ns(wait_ticks as f64 * names.ns_per_tick()).max(0) as u64,
             holder,
+            shared: shared != 0,
         },
         Event::Release { object, kind, .. } => EventKind::Release { object, kind },
         Event::StreamSend {

@@ -5,7 +5,7 @@
 //! sent and not yet received, collective instances not every member has reached, each object's
 //! last releases).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use plx_format::{RegionKind, SyncKind, NONE_U32};
 
@@ -474,6 +474,10 @@ struct Releases {
     /// with `other`.
     held: Option<Account>,
     held_other: Option<Account>,
+    /// Of a read-write lock: the last release of a hold for writing, and (with causes) that
+    /// hold's account: what a reader waits for.
+    writer: Option<(u32, u32, i64)>,
+    held_writer: Option<Account>,
 }
 
 fn is_lock(kind: SyncKind) -> bool {
@@ -510,6 +514,8 @@ pub struct Replay {
     objects: HashMap<(u32, u32), Releases>,
     /// (location, object) → the location's account when it took the lock (with causes).
     holding: HashMap<(u32, u32), Account>,
+    /// (location, read-write lock) it holds for reading.
+    reading: HashSet<(u32, u32)>,
     /// Each stream's writes whose last byte is not read yet, in order.
     writes: HashMap<u64, std::collections::VecDeque<Write>>,
     /// Each stream's reads that came before the write holding their last byte.
@@ -720,6 +726,7 @@ impl Replay {
             early: HashMap::new(),
             objects: HashMap::new(),
             holding: HashMap::new(),
+            reading: HashSet::new(),
             writes: HashMap::new(),
             reads: HashMap::new(),
             loc_of: (0..n)
@@ -931,9 +938,17 @@ impl Replay {
                 kind,
                 wait_ns,
                 holder,
+                shared,
             } => {
                 let kind = SyncKind::from_u8(kind);
-                self.acquire(li, t, object, kind, wait_ns as i64, holder);
+                self.acquire(li, t, object, kind, wait_ns as i64, holder, shared);
+                if kind == SyncKind::RwLock {
+                    if shared {
+                        self.reading.insert((loc, object));
+                    } else {
+                        self.reading.remove(&(loc, object));
+                    }
+                }
                 if self.setup.causes && is_lock(kind) {
                     self.holding
                         .insert((loc, object), self.locs[li].acc.clone());
@@ -946,12 +961,12 @@ impl Replay {
             EventKind::Release { object, kind } => {
                 self.account(li, t);
                 let process = self.setup.loc_process[li];
+                let kind = SyncKind::from_u8(kind);
+                // a read-write lock's writer (its readers exclude no other reader)
+                let writer = kind == SyncKind::RwLock && !self.reading.remove(&(loc, object));
                 let l = &self.locs[li];
                 let here = (loc, l.cp(), t);
-                let barrier = matches!(
-                    SyncKind::from_u8(kind),
-                    SyncKind::Barrier | SyncKind::OmpBarrier
-                );
+                let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
                 let arrival = (barrier && self.setup.causes).then(|| l.acc.since(l.team.as_ref()));
                 let held = self
                     .holding
@@ -961,6 +976,10 @@ impl Replay {
                 if let Some(last) = r.last.filter(|l| l.0 != loc) {
                     r.other = Some(last);
                     r.held_other = r.held.take();
+                }
+                if writer {
+                    r.writer = Some(here);
+                    r.held_writer = held.clone();
                 }
                 r.last = Some(here);
                 r.arrival = arrival;
@@ -1809,7 +1828,17 @@ impl Replay {
         );
     }
 
-    fn acquire(&mut self, li: usize, t: i64, object: u32, kind: SyncKind, wait: i64, holder: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn acquire(
+        &mut self,
+        li: usize,
+        t: i64,
+        object: u32,
+        kind: SyncKind,
+        wait: i64,
+        holder: u32,
+        shared: bool,
+    ) {
         self.account(li, t);
         if wait <= 0 {
             return;
@@ -1821,11 +1850,18 @@ impl Replay {
             .get(&(process, object))
             .cloned()
             .unwrap_or_default();
+        let arrival = t - wait;
         let (by_other, held) = match rel.last {
+            // a reader waited for a writer: the last to release the lock held for writing
+            // while it waited (not a reader that released it after the writer; none seen:
+            // unknown)
+            _ if shared && kind == SyncKind::RwLock => (
+                rel.writer.filter(|w| w.0 != loc && w.2 >= arrival),
+                rel.held_writer.as_ref(),
+            ),
             Some(l) if l.0 != loc => (Some(l), rel.held.as_ref()),
             _ => (rel.other, rel.held_other.as_ref()),
         };
-        let arrival = t - wait;
         // the owner the runtime named when the wait began (Java monitors), where it is now
         let owner = holder
             .checked_sub(1)

@@ -443,6 +443,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             kind: 0,
             wait_ns: 0,
             holder: 0,
+            shared: false,
         },
     );
     t.enter(1, 0, "waiter");
@@ -455,6 +456,7 @@ fn lock_contention_names_the_holder_where_it_released() {
             kind: 0,
             wait_ns: 190,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(t.waits(), vec![("lock_contention", 1, s("waiter"), 190)]);
@@ -488,6 +490,7 @@ fn join_waits_for_the_joined_threads_work() {
             kind: 6,
             wait_ns: 290,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(t.waits(), vec![("join_wait", 0, s("main"), 290)]);
@@ -519,6 +522,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             kind: 3,
             wait_ns: 5,
             holder: 0,
+            shared: false,
         },
     );
     t.ev(
@@ -529,6 +533,7 @@ fn thread_barrier_waits_from_the_own_arrival_to_the_last() {
             kind: 3,
             wait_ns: 76,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(t.waits(), vec![("thread_barrier", 0, s("a"), 70)]);
@@ -694,6 +699,7 @@ fn the_runtimes_own_work_is_no_part_of_a_user_call_path() {
             kind: 6,
             wait_ns: 200,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(
@@ -970,6 +976,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             kind: 7,
             wait_ns: 1,
             holder: 0,
+            shared: false,
         },
     );
     t.ev(
@@ -980,6 +987,7 @@ fn an_omp_barrier_wait_is_caused_by_the_late_threads_work_since_the_team_began()
             kind: 7,
             wait_ns: 192,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(t.waits(), vec![("omp_barrier", 0, s("main"), 190)]);
@@ -1013,6 +1021,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             kind: 2,
             wait_ns: 100,
             holder: 0,
+            shared: false,
         },
     );
     t.ev(2, 300, EventKind::Release { object: 2, kind: 4 });
@@ -1024,6 +1033,7 @@ fn condition_and_semaphore_waits_name_who_let_the_waiter_go() {
             kind: 4,
             wait_ns: 170,
             holder: 0,
+            shared: false,
         },
     );
     assert_eq!(
@@ -1226,6 +1236,7 @@ fn a_java_monitor_wait_is_caused_by_the_holder_the_runtime_named() {
             kind: 13,
             wait_ns: 100,
             holder: 2, // thread index 1
+            shared: false,
         },
     );
     t.exit(0, 160, "take");
@@ -1741,4 +1752,53 @@ fn a_completed_nonblocking_barrier_begins_the_next_waits_interval() {
             ("wait_at_barrier", 0, s("main => MPI_Barrier"), 100),
         ]
     );
+}
+
+#[test]
+fn a_readers_wait_is_caused_by_the_writer_not_by_a_reader_that_released_after_it() {
+    // thread 0 holds the rwlock (object 7, kind 1) for writing in write_hold; threads 1 and 2
+    // block reading; thread 1 gets it first and releases it before thread 2's acquire is seen
+    let acquire = |wait_ns, shared| EventKind::Acquire {
+        object: 7,
+        kind: 1,
+        wait_ns,
+        holder: 0,
+        shared,
+    };
+    for causes in [false, true] {
+        let mut t = setup(3, false, causes);
+        t.enter(0, 0, "write_hold");
+        t.ev(0, 1, acquire(0, false));
+        t.enter(1, 5, "read_one");
+        t.enter(2, 10, "read_two");
+        t.ev(0, 200, EventKind::Release { object: 7, kind: 1 });
+        t.exit(0, 201, "write_hold");
+        t.ev(1, 202, acquire(197, true));
+        t.ev(1, 203, EventKind::Release { object: 7, kind: 1 });
+        t.ev(2, 204, acquire(194, true));
+        t.ev(2, 205, EventKind::Release { object: 7, kind: 1 });
+        // a writer after them waits for the last reader to release
+        t.enter(0, 206, "write_again");
+        t.ev(0, 210, acquire(4, false));
+        t.exit(0, 211, "write_again");
+        assert_eq!(
+            t.waits(),
+            vec![
+                ("lock_contention", 0, s("write_again"), 4),
+                ("lock_contention", 1, s("read_one"), 197),
+                ("lock_contention", 2, s("read_two"), 194),
+            ]
+        );
+        if causes {
+            let c: Vec<_> = t.causes().into_iter().map(|c| (c.1, c.2, c.3)).collect();
+            assert_eq!(
+                c,
+                vec![
+                    (0, 2, s("read_two")),
+                    (1, 0, s("write_hold")),
+                    (2, 0, s("write_hold")),
+                ]
+            );
+        }
+    }
 }
