@@ -347,6 +347,32 @@ def test_a_nonblocking_collective_waits_in_the_call_that_completes_it(mpi_run):
         table
 
 
+def test_a_collective_on_a_subcommunicator_synchronises_only_its_members(mpi_run):
+    """subcomm: rank 3 sleeps D before an MPI_Allreduce on {1, 3} (rank 1 waits there for it);
+    ranks 0 and 2 meet in theirs on {0, 2} at once, then wait at main's barrier. Their waits
+    are caused by rank 3's delay_subcomm (directly, or through rank 1's wait), since they last
+    synchronised with ranks 1 and 3 at the barrier before (was: by rank 1's or 3's work after
+    the allreduce on {1, 3}, as if it had synchronised them too)."""
+    table, causes, ent, _ = mpi_run
+    cp = "main => subcomm => MPI_Allreduce"
+    e = collective_entries(ent, cp)
+    nxn = waits_at(table, "wait_at_nxn", cp)
+    assert same(nxn[1], e[3] - e[1]) and injected(nxn[1]), nxn
+    assert all(v < D / 20 for r, v in nxn.items() if r != 1), nxn  # {0, 2}: a few µs
+    # main's barrier after the scenario (the last: subcomm is the last scenario)
+    bar = {r: ent[(r, "main => MPI_Barrier")] for r in range(NP)}
+    k = len(bar[0]) - 1
+    late = max(range(NP), key=lambda r: bar[r][k])
+    assert late in (1, 3), bar
+    for r in (0, 2):
+        wait = bar[late][k] - bar[r][k]
+        assert injected(wait), (r, wait)
+        c = caused(causes, "wait_at_barrier", "delay_subcomm")
+        mine = sum(v for key, v in c.items() if key[0] == r and key[1] == 3)
+        assert mine >= 0.9 * D, (r, c, [x for x in causes if x["pattern"] == "wait_at_barrier"
+                                        and x["waiting_location"].startswith(f"{r}.")])
+
+
 def test_a_barrier_waits_cause_begins_where_the_pair_last_synchronised(mpi_run):
     """pair_barrier: rank 1 sleeps D in delay_before_pair, sends to rank 0, sleeps D/2 in
     work_after_pair, then enters the barrier. Rank 0 received the message (the two synchronised

@@ -42,7 +42,11 @@
  *   icoll_nxn     rank 3 sleeps D in delay_iallreduce, then posts MPI_Iallreduce; every rank
  *                 completes it in MPI_Wait right after its post (ranks 0-2 wait there for 3)
  *   icoll_bcast   the root, rank 2, sleeps D in delay_ibcast, then posts MPI_Ibcast; every rank
- *                 completes it in MPI_Waitall right after its post (the others wait there) */
+ *                 completes it in MPI_Waitall right after its post (the others wait there)
+ *   subcomm       ranks {0, 2} and {1, 3} split off; rank 3 sleeps D in delay_subcomm, then
+ *                 MPI_Allreduce on {1, 3} (rank 1 waits there), {0, 2} meet in theirs at once;
+ *                 at main's barrier after it ranks 0 and 2 wait for 1 and 3: caused by
+ *                 delay_subcomm (they last synchronised with 3 at the barrier before) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <time.h>
@@ -86,6 +90,7 @@ NOINLINE static void work_after_pair(void) { nap(D / 2); }
 NOINLINE static void delay_reduce_root(void) { nap(D); }
 NOINLINE static void delay_iallreduce(void) { nap(D); }
 NOINLINE static void delay_ibcast(void) { nap(D); }
+NOINLINE static void delay_subcomm(void) { nap(D); }
 
 NOINLINE static void late_sender(void)
 {
@@ -346,6 +351,17 @@ NOINLINE static void icoll_bcast(void)
     MPI_Waitall(1, &req, MPI_STATUSES_IGNORE);
 }
 
+NOINLINE static void subcomm(void)
+{
+    MPI_Comm half;
+    int v = rank, sum = 0;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    if (rank == 3)
+        delay_subcomm();
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, half);
+    MPI_Comm_free(&half);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -355,7 +371,7 @@ int main(int argc, char **argv)
                                  reduce,      chain,         balanced,    wrong_order, nonblocking,
                                  irecv_late,  irecv_rendezvous, irecv_waitall, relay,
                                  probe,       isendrecv,     pair_barrier, reduce_root,
-                                 icoll_nxn,   icoll_bcast};
+                                 icoll_nxn,   icoll_bcast,   subcomm};
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
         scenarios[i]();

@@ -187,7 +187,8 @@ struct Frame {
 #[derive(Debug, Clone, Copy)]
 enum SyncWith {
     Rank(u32, Option<Sync>),
-    Collective(Option<Sync>),
+    /// A barrier or N×N collective on a communicator ([`EVERYONE`]: MPI_Init).
+    Collective(u32, Option<Sync>),
     /// A stream write or read.
     Stream,
 }
@@ -210,8 +211,9 @@ struct Loc {
     acc: Account,
     /// Account at the exit of the last synchronisation with each partner rank.
     pair: HashMap<u32, Snap>,
-    /// Account at the exit of the last collective (or MPI_Init).
-    coll: Option<Snap>,
+    /// Account at the exit of the last synchronising collective on each communicator (MPI_Init
+    /// on [`EVERYONE`]).
+    coll: Vec<(u32, Snap)>,
     /// Synchronisations of the open routine, recorded at its exit.
     pending: Vec<SyncWith>,
     /// The message of the open blocking send, for its late receiver.
@@ -263,36 +265,107 @@ impl Loc {
             .copied()
     }
 
-    /// The account since the last synchronisation with rank `peer` (or any collective,
-    /// whichever is later).
-    fn since(&self, peer: Option<u32>) -> Account {
-        self.at_since(&self.acc, peer)
+    /// Its last synchronising collective on a communicator `on` accepts.
+    fn last_coll(&self, on: impl Fn(u32) -> bool) -> Option<&Snap> {
+        self.coll
+            .iter()
+            .filter(|(c, _)| on(*c))
+            .map(|(_, s)| s)
+            .max_by_key(|s| s.exit)
+    }
+
+    /// The account since the last synchronisation with rank `peer`: their last message, or
+    /// their last collective on a communicator holding both, whichever is later (`None`: an
+    /// unranked peer, any collective).
+    fn since(&self, peer: Option<u32>, comms: &Comms) -> Account {
+        self.at_since(&self.acc, peer, comms)
+    }
+
+    /// [`Loc::since`] of an account the location had earlier (`acc`).
+    fn at_since(&self, acc: &Account, peer: Option<u32>, comms: &Comms) -> Account {
+        let pair = peer.and_then(|p| self.pair.get(&p));
+        let coll = self.last_coll(|c| peer.is_none_or(|p| comms.holds(c, p)));
+        since_snap(acc, pair, coll)
     }
 
     /// Its accounts since its last synchronisation with each rank it synchronised with after
-    /// its last collective ([`Pairs`]).
-    fn pairs_since_coll(&self) -> Pairs {
-        let after = self.coll.as_ref().map_or(i64::MIN, |c| c.exit);
+    /// collective `coll` ([`Pairs`]).
+    fn pairs_since(&self, coll: Option<&Snap>, comms: &Comms) -> Pairs {
+        let after = coll.map_or(i64::MIN, |c| c.exit);
         let mut out: Pairs = self
             .pair
             .iter()
             .filter(|(_, s)| s.exit > after)
-            .map(|(&r, _)| (r, self.since(Some(r))))
+            .map(|(&r, _)| (r, self.since(Some(r), comms)))
             .collect();
         out.sort_unstable_by_key(|p| p.0);
         out
     }
+}
 
-    /// [`Loc::since`] of an account the location had earlier (`acc`).
-    fn at_since(&self, acc: &Account, peer: Option<u32>) -> Account {
-        let pair = peer.and_then(|p| self.pair.get(&p));
-        let snap = match (pair, &self.coll) {
-            (Some(p), Some(c)) => Some(if p.exit >= c.exit { p } else { c }),
-            (p, c) => p.or(c.as_ref()),
+/// `acc` since the later of two synchronisations' accounts, the interval beginning there.
+fn since_snap(acc: &Account, a: Option<&Snap>, b: Option<&Snap>) -> Account {
+    let snap = match (a, b) {
+        (Some(p), Some(c)) => Some(if p.exit >= c.exit { p } else { c }),
+        (p, c) => p.or(c),
+    };
+    let mut out = acc.since(snap.map(|s| &s.acc));
+    out.start = snap.and_then(|s| s.start);
+    out
+}
+
+/// The communicator of MPI_Init's synchronisation: every rank.
+const EVERYONE: u32 = u32::MAX;
+
+/// The communicators' members, to tell which collectives synchronised two ranks: sorted world
+/// ranks of each, and which communicators hold every member of which (found once a pair).
+#[derive(Debug, Default)]
+pub struct Comms {
+    sorted: Vec<Vec<u32>>,
+    covers: HashMap<(u32, u32), bool>,
+}
+
+impl Comms {
+    fn new(comm_ranks: &[Vec<u32>]) -> Comms {
+        let sorted = comm_ranks
+            .iter()
+            .map(|r| {
+                let mut v = r.clone();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        Comms {
+            sorted,
+            covers: HashMap::new(),
+        }
+    }
+
+    /// Whether communicator `c` holds world rank `rank`.
+    fn holds(&self, c: u32, rank: u32) -> bool {
+        c == EVERYONE
+            || self
+                .sorted
+                .get(c as usize)
+                .is_some_and(|v| v.binary_search(&rank).is_ok())
+    }
+
+    /// Whether communicator `d` holds every member of `c`.
+    fn covers(&mut self, d: u32, c: u32) -> bool {
+        if d == c || d == EVERYONE {
+            return true;
+        }
+        let (Some(dm), Some(cm)) = (self.sorted.get(d as usize), self.sorted.get(c as usize))
+        else {
+            return false;
         };
-        let mut a = acc.since(snap.map(|s| &s.acc));
-        a.start = snap.and_then(|s| s.start);
-        a
+        if dm.len() < cm.len() {
+            return false;
+        }
+        *self
+            .covers
+            .entry((d, c))
+            .or_insert_with(|| cm.iter().all(|r| dm.binary_search(r).is_ok()))
     }
 }
 
@@ -503,6 +576,7 @@ pub struct Replay {
     msgs: HashMap<u64, Msg>,
     coll_count: HashMap<(u32, u32), u32>,
     instances: HashMap<(u32, u32), Instance>,
+    comms: Comms,
     /// Nonblocking collectives posted and not completed: (location, its collective number) →
     /// (instance, its blocking form's class).
     posts: HashMap<(u32, u64), ((u32, u32), Class)>,
@@ -721,6 +795,7 @@ impl Replay {
             msgs: HashMap::new(),
             coll_count: HashMap::new(),
             instances: HashMap::new(),
+            comms: Comms::new(&setup.comm_ranks),
             posts: HashMap::new(),
             posted: HashMap::new(),
             early: HashMap::new(),
@@ -1072,7 +1147,7 @@ impl Replay {
         let l = &self.locs[li];
         let mut send_cp = r.map_or(l.cp(), |f| f.cp);
         let mut acc = if self.setup.causes && own {
-            l.since(Some(peer))
+            l.since(Some(peer), &self.comms)
         } else {
             Account::default()
         };
@@ -1163,7 +1238,8 @@ impl Replay {
             return;
         }
         if f.class == Class::Init {
-            l.pending.push(SyncWith::Collective(Some(Sync::Init)));
+            l.pending
+                .push(SyncWith::Collective(EVERYONE, Some(Sync::Init)));
         }
         if f.class == Class::Probe {
             l.probe = Some((f.enter, t, f.cp));
@@ -1198,7 +1274,13 @@ impl Replay {
                     SyncWith::Rank(r, sync) => {
                         l.pair.insert(r, snap(sync, &l.acc));
                     }
-                    SyncWith::Collective(sync) => l.coll = Some(snap(sync, &l.acc)),
+                    SyncWith::Collective(c, sync) => {
+                        let snap = snap(sync, &l.acc);
+                        match l.coll.iter_mut().find(|x| x.0 == c) {
+                            Some(x) => x.1 = snap,
+                            None => l.coll.push((c, snap)),
+                        }
+                    }
                     SyncWith::Stream => l.stream = Some(l.acc.clone()),
                 }
             }
@@ -1273,7 +1355,7 @@ impl Replay {
         }
         let sender_rank = self.setup.loc_rank[m.sender as usize];
         let acc = if self.setup.causes {
-            l.since(sender_rank)
+            l.since(sender_rank, &self.comms)
         } else {
             Account::default()
         };
@@ -1311,7 +1393,7 @@ impl Replay {
                 let at = l.posts.iter().rev().find(|e| e.0 <= p + POST_SLACK_NS);
                 let cp = at.map_or(r.cp, |e| e.1);
                 let acc = match at.and_then(|e| e.2.as_ref()) {
-                    Some(a) => l.at_since(a, sender_rank),
+                    Some(a) => l.at_since(a, sender_rank, &self.comms),
                     None => acc,
                 };
                 Some((p, cp, acc))
@@ -1561,12 +1643,14 @@ impl Replay {
         // collective (or another) synchronises only members that waited in it, which the
         // members that left before the late one came never did (an eager MPI_Reduce's
         // members, left long before the root entered it): it begins no interval
+        // (on its communicator: the ranks outside it were not synchronised by it; one the
+        // trace does not define synchronises nobody known)
         let syncs = r.is_none_or(|r| matches!(r.class, Class::Barrier | Class::NxN));
+        let Some(comm) = comm else { return };
         if syncs {
-            l.pending.push(SyncWith::Collective(None));
+            l.pending.push(SyncWith::Collective(comm, None));
         }
         let Some(r) = r else { return };
-        let Some(comm) = comm else { return };
         let size = self
             .setup
             .comm_ranks
@@ -1577,7 +1661,7 @@ impl Replay {
         }
         let own = self.link.as_ref().is_none_or(|k| k.own[li]);
         let (acc, pairs) = if self.setup.causes && own {
-            (l.since(None), l.pairs_since_coll())
+            self.member_accounts(li, comm)
         } else {
             (Account::default(), Vec::new())
         };
@@ -1585,7 +1669,8 @@ impl Replay {
         let k = self.coll_count.entry((process, comm)).or_insert(0);
         let key = (comm, *k);
         *k += 1;
-        if let (true, Some(SyncWith::Collective(s))) = (syncs, self.locs[li].pending.last_mut()) {
+        if let (true, Some(SyncWith::Collective(_, s))) = (syncs, self.locs[li].pending.last_mut())
+        {
             *s = Some(Sync::Collective(comm, key.1));
         }
         // a nonblocking one's post, until the call that completes it (this replay's own:
@@ -1630,6 +1715,22 @@ impl Replay {
             return;
         }
         self.finish_instance(key, r.class, root);
+    }
+
+    /// A member's accounts at location `li` for a collective on `comm` (its [`Member`]'s):
+    /// since its last synchronising collective on a communicator holding every member of
+    /// `comm` (that collective synchronised it with each of them), and since each rank it
+    /// synchronised with after that.
+    fn member_accounts(&mut self, li: usize, comm: u32) -> (Account, Pairs) {
+        let comms = &mut self.comms;
+        let l = &self.locs[li];
+        let coll = l
+            .coll
+            .iter()
+            .filter(|(c, _)| comms.covers(*c, comm))
+            .map(|(_, s)| s)
+            .max_by_key(|s| s.exit);
+        (since_snap(&l.acc, None, coll), l.pairs_since(coll, comms))
     }
 
     /// Collective instance `key` is complete: with the other blocks' candidates' call paths
@@ -1769,10 +1870,10 @@ impl Replay {
         // completing call's exit, as at a blocking one's
         if matches!(class, Class::Barrier | Class::NxN) {
             let sync = Sync::Collective(key.0, key.1);
-            l.pending.push(SyncWith::Collective(Some(sync)));
+            l.pending.push(SyncWith::Collective(key.0, Some(sync)));
         }
         let (acc, pairs) = if self.setup.causes && own {
-            (l.since(None), l.pairs_since_coll())
+            self.member_accounts(li, key.0)
         } else {
             (Account::default(), Vec::new())
         };
@@ -2060,7 +2161,7 @@ impl Replay {
             let later = l
                 .pair
                 .values_mut()
-                .chain(l.coll.as_mut())
+                .chain(l.coll.iter_mut().map(|(_, s)| s))
                 .filter(|s| s.exit >= end)
                 .map(|s| &mut s.acc);
             for acc in std::iter::once(&mut l.acc).chain(later) {

@@ -1802,3 +1802,77 @@ fn a_readers_wait_is_caused_by_the_writer_not_by_a_reader_that_released_after_it
         }
     }
 }
+
+impl T {
+    /// [`T::coll`] on communicator `comm`.
+    fn coll_on(&mut self, comm: u32, loc: u32, (enter, exit): (i64, i64), name: &str) {
+        self.enter(loc, enter, name);
+        self.ev(
+            loc,
+            exit,
+            EventKind::Collective {
+                comm: Some(comm),
+                root: None,
+                bytes_sent: 0,
+                bytes_recv: 0,
+            },
+        );
+        self.exit(loc, exit, name);
+    }
+}
+
+#[test]
+fn a_collective_on_a_communicator_without_the_waiter_begins_no_interval_with_it() {
+    // 4 ranks; communicator 1 is {0, 2}, 2 is {1, 3}. After a world barrier, rank 3 works 200
+    // in delay_x, then an allreduce on {1, 3}; ranks 0 and 2 meet in theirs at once. At the
+    // next world barrier rank 3 is last: ranks 0 and 2 last synchronised with it at the first
+    // barrier, so delay_x made them wait (was: only rank 3's time since its own allreduce)
+    let mut t = setup(4, true, true);
+    t.replay = Replay::new(Setup {
+        loc_rank: (0..4).map(Some).collect(),
+        loc_process: (0..4).collect(),
+        loc_thread: vec![0; 4],
+        loc_counted: vec![true; 4],
+        comm_ranks: vec![(0..4).collect(), vec![0, 2], vec![1, 3]],
+        window: Window::ALL,
+        causes: true,
+    });
+    for l in 0..4 {
+        t.enter(l, 0, "main");
+        t.coll_on(0, l, (0, 10), "MPI_Barrier");
+    }
+    t.enter(3, 10, "delay_x");
+    t.exit(3, 210, "delay_x");
+    t.coll_on(1, 0, (20, 21), "MPI_Allreduce");
+    t.coll_on(1, 2, (20, 21), "MPI_Allreduce");
+    t.coll_on(2, 1, (20, 211), "MPI_Allreduce");
+    t.coll_on(2, 3, (210, 211), "MPI_Allreduce");
+    t.coll_on(0, 0, (30, 221), "MPI_Barrier");
+    t.coll_on(0, 2, (30, 221), "MPI_Barrier");
+    t.coll_on(0, 1, (215, 221), "MPI_Barrier");
+    t.coll_on(0, 3, (220, 221), "MPI_Barrier");
+    let barrier: Vec<_> = t
+        .causes()
+        .into_iter()
+        .filter(|c| c.0 == "wait_at_barrier" && c.1 != 1)
+        .map(|c| (c.1, c.2, c.3, c.4))
+        .collect();
+    // ranks 0 and 2: 190 each, rank 3 the late one; its excess since the first barrier is
+    // delay_x's 200 and its 9 in main after the allreduce over their 10 in main and 1 in
+    // theirs: delay_x and main, never rank 3's allreduce alone
+    for w in [0, 2] {
+        let mine: Vec<_> = barrier.iter().filter(|c| c.0 == w).collect();
+        assert!(
+            mine.iter()
+                .any(|c| c.1 == 3 && c.2 == "main => delay_x" && c.3 == CauseKind::Direct),
+            "{barrier:?}"
+        );
+    }
+    let in_delay: f64 = t
+        .causes()
+        .iter()
+        .filter(|c| c.0 == "wait_at_barrier" && c.1 != 1 && c.3 == "main => delay_x")
+        .map(|c| c.5)
+        .sum();
+    assert!(in_delay > 0.9 * 380.0, "{:?}", t.causes());
+}
