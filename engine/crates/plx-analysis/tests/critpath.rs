@@ -726,3 +726,51 @@ fn a_reader_continues_from_the_writer_not_from_a_reader_that_released_after_it()
     // the arc from the writer's release to the reader's acquire: 90 ns
     assert_eq!(t.get("Sync: rwlock 0x4000"), Some(&90), "{t:?}");
 }
+
+/// 4 ranks post an MPI_Iallreduce: rank 2 after 1 ms in compute_slow, the others at once, who
+/// then compute 100 µs in compute_fast and wait in MPI_Wait; every rank's Wait returns (its
+/// coll_done) 2 µs after rank 2's post, then computes 50 µs in compute_after.
+#[test]
+fn a_nonblocking_collective_carries_the_path_from_the_last_post_to_the_completions() {
+    let d = tmp("icoll");
+    let size = 4;
+    let (slow, fast, after) = (1_000_000u64, 100_000u64, 50_000u64);
+    let done = slow + 2000;
+    for r in 0..size {
+        let mut p = rank(r, size, &["compute_slow", "compute_fast", "compute_after"]);
+        p.mpi_routines(&[(13, "MPI_Iallreduce"), (14, "MPI_Wait")]);
+        let post = if r == 2 { slow } else { 0 };
+        let mut e = EventEncoder::new(0);
+        e.enter(1, 0);
+        if r == 2 {
+            e.enter(2, 0).exit(2, slow);
+        }
+        e.enter(13, post)
+            .collective(0, NONE_U32, 8, 8, post + 100)
+            .exit(13, post + 100);
+        if r != 2 {
+            e.enter(3, post + 100).exit(3, post + 100 + fast);
+        }
+        let wait = if r == 2 { post + 100 } else { post + 100 + fast };
+        e.enter(14, wait)
+            .coll_done(0, 0, done)
+            .exit(14, done)
+            .enter(4, done)
+            .exit(4, done + after)
+            .exit(1, done + after);
+        write(&d, p, &[(0, &e)], done + after);
+    }
+    let r = run(&d, Window::ALL, Mode::Global, None);
+    assert_eq!(r.cp.length_ns(), (done + after) as i64);
+    let t = r.times(Level::Procedure);
+    // the path: rank 2's compute_slow, its post, the completion, compute_after (was: a waiting
+    // rank's compute_fast and ~900 µs of its MPI_Wait)
+    assert_eq!(t["compute_slow"], slow as i64, "{t:?}");
+    assert_eq!(t["compute_after"], after as i64, "{t:?}");
+    assert!(!t.contains_key("compute_fast"), "{t:?}");
+    let in_wait = t.get("MPI_Wait").copied().unwrap_or(0)
+        + t.get("Sync: MPI_Iallreduce on MPI_COMM_WORLD")
+            .copied()
+            .unwrap_or(0);
+    assert_eq!(in_wait + t.get("MPI_Iallreduce").copied().unwrap_or(0), 2000, "{t:?}");
+}

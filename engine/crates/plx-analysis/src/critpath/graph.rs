@@ -137,6 +137,8 @@ struct LocState {
     last_time: i64,
     /// Had an event before the window.
     before: bool,
+    /// Collective events seen: the next one's number (as `coll_done` events name them).
+    colls: u64,
     started: bool,
     last_event: i64,
     /// Inside MPI_Init or MPI_Finalize: (region, its arrival node).
@@ -207,6 +209,9 @@ struct Builder<'a> {
     /// (comm, k) → instance.
     instances: HashMap<(u32, u32), usize>,
     inst: Vec<Instance>,
+    /// Nonblocking collectives posted, by (location, its collective number): their instance,
+    /// until the Wait/Test completing them.
+    posted_colls: HashMap<(u32, u64), usize>,
     /// Per stream: (end, bytes, node) of each write, and of each `connect` (0 bytes at end 0).
     stream_sends: HashMap<u64, Vec<(u64, u64, u32)>>,
     /// (node, stream, end, label): each read, and each `accept` (end 0, labelled with its
@@ -257,6 +262,9 @@ const BLOCKING_SEND: u8 = 7;
 /// A Wait/Test of several requests (MPI_Waitall, MPI_Waitsome, MPI_Testall, MPI_Testsome): its
 /// receives are recorded at its return, in the requests' order, not their arrival's.
 const WAIT_MANY: u8 = 9;
+/// Posts a nonblocking collective (MPI_Iallreduce, ...): its arrival is the post, its
+/// departure the completion in a Wait/Test call (the `coll_done` there).
+const POST_COLL: u8 = 10;
 /// Collective instance numbers of MPI_Init and MPI_Finalize (after every counted one).
 const INIT_K: u32 = u32::MAX - 1;
 const FINALIZE_K: u32 = u32::MAX;
@@ -300,6 +308,7 @@ impl Graph {
             coll_count: HashMap::new(),
             instances: HashMap::new(),
             inst: Vec::new(),
+            posted_colls: HashMap::new(),
             stream_sends: HashMap::new(),
             stream_recvs: Vec::new(),
             poll_reads: Vec::new(),
@@ -494,6 +503,7 @@ impl Builder<'_> {
                     "MPI_Probe" | "MPI_Mprobe" => PROBE,
                     "MPI_Send" | "MPI_Ssend" | "MPI_Rsend" => BLOCKING_SEND,
                     "MPI_Waitall" | "MPI_Waitsome" | "MPI_Testall" | "MPI_Testsome" => WAIT_MANY,
+                    n if crate::waits::replay::posts_collective(n) => POST_COLL,
                     _ => ROUTINE,
                 },
                 RegionKind::Socket => ROUTINE,
@@ -517,17 +527,41 @@ impl Builder<'_> {
 
     /// Adds a member's arrival and departure to the k-th collective on `comm` (a model
     /// communicator), named `routine`.
-    fn collective(
+    /// The nonblocking collective whose post was the `collective`-th collective event of
+    /// thread `thread` of `loc`'s process completed at `t` in the Wait/Test call open at
+    /// `loc`: a wait-start at the call's entry and the member's departure.
+    fn coll_done(
+        &mut self,
+        regions: &RegionTable,
+        loc: u32,
+        t: i64,
+        (thread, collective): (u32, u64),
+    ) {
+        let process = self.g.locations[loc as usize].process;
+        let Some(&poster) = self.loc_of.get(&(process, thread)) else {
+            return;
+        };
+        let Some(i) = self.posted_colls.remove(&(poster, collective)) else {
+            return;
+        };
+        let Some((_, enter)) = self.routine(regions, loc) else {
+            return;
+        };
+        self.wait_start(loc, enter);
+        let d = self.push(loc, t, NodeKind::Depart);
+        self.inst[i].departures.push(d);
+    }
+
+    /// The instance of the `k`-th collective on `comm`, of `routine` (its label's).
+    fn instance(
         &mut self,
         regions: &RegionTable,
         comm: u32,
         k: u32,
         routine: Option<u32>,
-        a: u32,
-        d: u32,
-    ) {
+    ) -> usize {
         let key = (comm, k);
-        let i = match self.instances.get(&key) {
+        match self.instances.get(&key) {
             Some(&i) => i,
             None => {
                 let name = routine.map_or("collective", |r| regions.name(r));
@@ -542,9 +576,7 @@ impl Builder<'_> {
                 self.instances.insert(key, self.inst.len() - 1);
                 self.inst.len() - 1
             }
-        };
-        self.inst[i].arrivals.push(a);
-        self.inst[i].departures.push(d);
+        }
     }
 
     /// MPI_Init and MPI_Finalize synchronize every rank without a collective event: their
@@ -584,7 +616,9 @@ impl Builder<'_> {
         } else {
             INIT_K
         };
-        self.collective(regions, world, k, Some(r), a, d);
+        let i = self.instance(regions, world, k, Some(r));
+        self.inst[i].arrivals.push(a);
+        self.inst[i].departures.push(d);
     }
 
     /// The exit of a socket routine at `t`: unless a node was placed since its entry (its
@@ -703,9 +737,12 @@ impl Builder<'_> {
             if let EventKind::Send { .. } = kind {
                 self.locs[li].sends += 1;
             }
-            if let EventKind::Collective { comm: Some(c), .. } = kind {
-                let process = self.g.locations[li].process as u32;
-                *self.coll_count.entry((process, c)).or_insert(0) += 1;
+            if let EventKind::Collective { comm, .. } = kind {
+                self.locs[li].colls += 1;
+                if let Some(c) = comm {
+                    let process = self.g.locations[li].process as u32;
+                    *self.coll_count.entry((process, c)).or_insert(0) += 1;
+                }
             }
             return;
         }
@@ -736,7 +773,10 @@ impl Builder<'_> {
                     }
                 }
             }
-            EventKind::User { .. } | EventKind::OmpTeam { .. } | EventKind::CollDone { .. } => {}
+            EventKind::User { .. } | EventKind::OmpTeam { .. } => {}
+            EventKind::CollDone { thread, collective } => {
+                self.coll_done(regions, loc, t, (thread, collective));
+            }
             EventKind::RecvPosted { before_ns } => {
                 self.locs[li].posted = Some(t - before_ns as i64);
             }
@@ -746,10 +786,14 @@ impl Builder<'_> {
             EventKind::Send { message, .. } => self.send(regions, loc, t, message),
             EventKind::Recv { message, .. } => self.recv(regions, loc, t, message),
             EventKind::Collective { comm, .. } => {
+                let n = self.locs[li].colls;
+                self.locs[li].colls += 1;
                 let routine = self.routine(regions, loc);
                 let enter = routine.map_or(t, |(_, e)| e);
+                // a nonblocking one departs where the Wait/Test completing it does
+                let posted = routine.is_some_and(|(r, _)| self.class(regions, r) == POST_COLL);
                 let a = self.push(loc, enter, NodeKind::Arrive);
-                let d = self.push(loc, t, NodeKind::Depart);
+                let d = (!posted).then(|| self.push(loc, t, NodeKind::Depart));
                 let Some(comm) = comm else { return };
                 if self.model.comms.get(comm).ranks.len() < 2 {
                     return;
@@ -758,7 +802,14 @@ impl Builder<'_> {
                 let k = self.coll_count.entry((process, comm)).or_insert(0);
                 let kk = *k;
                 *k += 1;
-                self.collective(regions, comm, kk, routine.map(|(r, _)| r), a, d);
+                let i = self.instance(regions, comm, kk, routine.map(|(r, _)| r));
+                self.inst[i].arrivals.push(a);
+                match d {
+                    Some(d) => self.inst[i].departures.push(d),
+                    None => {
+                        self.posted_colls.insert((loc, n), i);
+                    }
+                }
             }
             EventKind::Acquire {
                 object,

@@ -112,6 +112,13 @@ pub(crate) fn is_descriptor_wait(name: &str) -> bool {
     )
 }
 
+/// Whether MPI routine `name` posts a nonblocking collective, completed later in a Wait/Test
+/// call (those in a pattern, and MPI_Iscan and MPI_Iexscan, in none).
+pub(crate) fn posts_collective(name: &str) -> bool {
+    classify(name, RegionKind::Mpi).completed_as().is_some()
+        || matches!(name, "MPI_Iscan" | "MPI_Iexscan")
+}
+
 fn classify(name: &str, kind: RegionKind) -> Class {
     if kind == RegionKind::Socket {
         return Class::Socket;
