@@ -131,6 +131,33 @@ def test_text_and_csv_outputs(barrier):
     assert rows[1]["name"] == "compute_slow" and float(rows[1]["percent"]) >= 80
 
 
+def test_imbalance_names_the_slow_ranks_compute(barrier):
+    """--imbalance in the phase: compute_slow is on the path for its whole SLOW s and ran on
+    one rank of NP, so its mean per thread is a quarter of it and its imbalance the rest;
+    compute_fast, off the path, has none; the rows are the largest first."""
+    cp = plx("critical-path", barrier, "--phase", "work", "--imbalance", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(cp.stdout)))
+    assert cp.stdout.splitlines()[0] == "function,path_s,mean_s,imbalance_s"
+    by = {r["function"]: {k: float(v) for k, v in r.items() if k != "function"} for r in rows}
+    slow = by["compute_slow"]
+    assert rows[0]["function"] == "compute_slow", rows
+    assert SLOW <= slow["path_s"] <= 1.3 * SLOW, slow
+    assert abs(slow["mean_s"] - slow["path_s"] / NP) <= 0.01 * slow["path_s"], slow
+    assert abs(slow["imbalance_s"] - (slow["path_s"] - slow["mean_s"])) <= 2e-9, slow
+    assert "compute_fast" not in by, by
+    imb = [r["imbalance_s"] for r in by.values()]
+    assert [float(r["imbalance_s"]) for r in rows] == sorted(imb, reverse=True)
+    # the text and JSON forms hold the same
+    doc = json.loads(plx("critical-path", barrier, "--phase", "work", "--imbalance",
+                         "--format", "json").stdout)
+    assert doc["imbalance"][0]["function"] == "compute_slow"
+    assert abs(doc["imbalance"][0]["imbalance_s"] - slow["imbalance_s"]) <= 1e-9
+    text = plx("critical-path", barrier, "--phase", "work", "--imbalance").stdout.splitlines()
+    assert text[0].startswith("Critical-Path Imbalance") and text[2].split()[0] == "compute_slow"
+    cp = plx("critical-path", barrier, "--imbalance", "--level", "thread", check=False)
+    assert cp.returncode == 2 and "cannot be used with" in cp.stderr, cp
+
+
 RV_SLOW, RV_FAST = 0.5, 0.1  # rendezvous
 
 

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use plx_analysis::critpath::{profile, CriticalPath, Item, ItemKind, Level, Mode, Segment};
+use plx_analysis::critpath::{
+    imbalance, profile, CriticalPath, Item, ItemKind, Level, Mode, Segment,
+};
 use plx_analysis::{MergeOptions, Model, Window};
 use plx_format::synth::SynthProcess;
 use plx_format::{EventEncoder, Experiment, NamedBy, RegionKind, SyncKind, ThreadLevel, NONE_U32};
@@ -228,6 +230,28 @@ fn the_slow_rank_before_a_barrier_is_on_the_path() {
     assert_eq!(barrier, 2000);
     let slow_cpu = r.times(Level::Thread)["CPU: 2.0"];
     assert!(slow_cpu >= slow as i64);
+    // compute_slow's imbalance: its 1 ms on the path over its mean of 250 µs a rank (rank 2
+    // alone ran it); compute_after, as long on every rank, and compute_fast, not on the path,
+    // have none; the barrier's mean (ranks waiting 902 µs in it) is over its path time
+    let imb = imbalance(
+        &r.model,
+        &r.exp,
+        &r.cp.graph,
+        &r.cp.segments,
+        MergeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imb[0].name, "compute_slow", "{imb:?}");
+    assert_eq!(imb[0].path_ns, slow as i64);
+    assert_eq!(imb[0].mean_ns, slow as f64 / 4.0);
+    assert_eq!(imb[0].imbalance_ns, slow as f64 * 0.75);
+    assert!(
+        imb.iter().all(|i| !matches!(
+            i.name.as_str(),
+            "compute_after" | "compute_fast" | "MPI_Barrier"
+        )),
+        "{imb:?}"
+    );
 }
 
 /// Main takes a mutex, works 500 µs in compute_locked, releases it; the worker (started at
@@ -751,7 +775,11 @@ fn a_nonblocking_collective_carries_the_path_from_the_last_post_to_the_completio
         if r != 2 {
             e.enter(3, post + 100).exit(3, post + 100 + fast);
         }
-        let wait = if r == 2 { post + 100 } else { post + 100 + fast };
+        let wait = if r == 2 {
+            post + 100
+        } else {
+            post + 100 + fast
+        };
         e.enter(14, wait)
             .coll_done(0, 0, done)
             .exit(14, done)
@@ -772,5 +800,9 @@ fn a_nonblocking_collective_carries_the_path_from_the_last_post_to_the_completio
         + t.get("Sync: MPI_Iallreduce on MPI_COMM_WORLD")
             .copied()
             .unwrap_or(0);
-    assert_eq!(in_wait + t.get("MPI_Iallreduce").copied().unwrap_or(0), 2000, "{t:?}");
+    assert_eq!(
+        in_wait + t.get("MPI_Iallreduce").copied().unwrap_or(0),
+        2000,
+        "{t:?}"
+    );
 }

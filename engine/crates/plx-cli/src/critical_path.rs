@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use clap::ValueEnum;
 use plx_analysis::critpath::{
-    item_samples, location_name, profile, CriticalPath, Item, ItemKind, ItemSamples, Level, Mode,
-    Segment,
+    imbalance, item_samples, location_name, profile, CriticalPath, Imbalance, Item, ItemKind,
+    ItemSamples, Level, Mode, Segment,
 };
 use plx_analysis::runtime_cost::critical_path_warning;
 use plx_analysis::{phase_window, MergeOptions, Model, Window};
@@ -64,6 +64,11 @@ pub struct CriticalPathArgs {
     /// Also list the path's segments (with --format csv: the segments instead of the profile).
     #[arg(long)]
     pub path: bool,
+    /// Instead of the profile, each function's critical-path imbalance: its time on the path,
+    /// its mean time per thread, and the excess of the one over the other, largest first
+    /// (functions without an excess left out; docs/commands/plx-critical-path.md)
+    #[arg(long, conflicts_with_all = ["level", "path", "samples"])]
+    pub imbalance: bool,
     /// --samples.
     #[command(flatten)]
     pub sampled: SamplesArg,
@@ -142,6 +147,16 @@ pub fn critical_path(args: &CriticalPathArgs) -> Result<(), CliError> {
                 }
             ),
         ));
+    }
+    if args.imbalance {
+        let mut rows = imbalance(&model, &exp, &cp.graph, &cp.segments, opts)?;
+        if let Some(n) = args.top.top {
+            rows.truncate(n);
+        }
+        let mut out = args.out.open()?;
+        imbalance_out(&rows, cp.length_ns(), args.out.format, &mut out)?;
+        out.finish()?;
+        return Ok(());
     }
     let level = match args.level {
         LevelArg::Procedure => Level::Procedure,
@@ -228,6 +243,76 @@ fn runtime_on_path(model: &Model, cp: &CriticalPath, items: &[Item]) {
 
 fn secs(ns: i64) -> f64 {
     ns as f64 / 1e9
+}
+
+/// `--imbalance`: per function its time on the path, its mean per thread and the excess.
+fn imbalance_out(
+    rows: &[Imbalance],
+    length_ns: i64,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let s = |ns: f64| ns / 1e9;
+    match format {
+        Format::Text => {
+            writeln!(
+                out,
+                "Critical-Path Imbalance (path length {:.6} s)",
+                secs(length_ns)
+            )?;
+            let w = rows
+                .iter()
+                .map(|r| elide_middle(&r.name, NAME_COLUMN).chars().count())
+                .max()
+                .unwrap_or(0)
+                .max("function".len());
+            writeln!(
+                out,
+                "{:<w$}  {:>12}  {:>12}  {:>12}",
+                "function", "path s", "mean s", "imbalance s"
+            )?;
+            for r in rows {
+                writeln!(
+                    out,
+                    "{:<w$}  {:>12.6}  {:>12.6}  {:>12.6}",
+                    elide_middle(&r.name, NAME_COLUMN),
+                    secs(r.path_ns),
+                    s(r.mean_ns),
+                    s(r.imbalance_ns)
+                )?;
+            }
+            Ok(())
+        }
+        Format::Csv => {
+            writeln!(out, "function,path_s,mean_s,imbalance_s")?;
+            for r in rows {
+                writeln!(
+                    out,
+                    "{},{:.9},{:.9},{:.9}",
+                    field(&r.name),
+                    secs(r.path_ns),
+                    s(r.mean_ns),
+                    s(r.imbalance_ns)
+                )?;
+            }
+            Ok(())
+        }
+        Format::Json => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "function": r.name,
+                        "path_s": secs(r.path_ns),
+                        "mean_s": s(r.mean_ns),
+                        "imbalance_s": s(r.imbalance_ns),
+                    })
+                })
+                .collect();
+            let doc = json!({"total_length_s": secs(length_ns), "imbalance": v});
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)
+        }
+    }
 }
 
 fn percent(rep: &Report, ns: i64) -> f64 {

@@ -23,7 +23,9 @@ mod samples;
 
 pub use graph::{ArcKind, Graph, Node, NodeKind, NONE};
 pub use longest::{LongestPath, Mode, PathArc};
-pub use profile::{location_name, profile, segments, Item, ItemKind, Level, Segment};
+pub use profile::{
+    imbalance, location_name, profile, segments, Imbalance, Item, ItemKind, Level, Segment,
+};
 pub use samples::{item_samples, ItemSamples, SampledPath, NO_FUNCTION};
 
 use plx_format::Experiment;

@@ -256,7 +256,7 @@ pub fn profile(
         }
     }
     if level == Level::Procedure {
-        for (name, loc, ns) in procedure_times(model, exp, g, segs, opts)? {
+        for (name, loc, ns) in procedure_times(model, exp, g, segs, opts, None)? {
             add(ItemKind::Cpu, name, &names[loc as usize], ns);
         }
     }
@@ -279,15 +279,77 @@ pub fn profile(
     Ok(items)
 }
 
+/// A function's critical-path imbalance (Böhme et al., "Scalable critical-path based
+/// performance analysis"): how much longer the path is in it than its mean time per thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imbalance {
+    /// The function ([`super::NO_FUNCTION`]: time in none).
+    pub name: String,
+    /// Its exclusive time on the path (the procedure level's row), ns.
+    pub path_ns: i64,
+    /// Its exclusive time per thread of the graph with events in the window, the mean, ns.
+    pub mean_ns: f64,
+    /// `path_ns − mean_ns` where positive: the path's time in it that a balanced program (every
+    /// thread as long in it as the mean) would not have.
+    pub imbalance_ns: f64,
+}
+
+/// Each function's critical-path imbalance, largest first (those with none left out): its
+/// time on the path against its mean exclusive time per thread in the window.
+pub fn imbalance(
+    model: &Model,
+    exp: &Experiment,
+    g: &Graph,
+    segs: &[Segment],
+    opts: MergeOptions,
+) -> Result<Vec<Imbalance>, AnalysisError> {
+    let mut totals = Totals::default();
+    let on_path = procedure_times(model, exp, g, segs, opts, Some(&mut totals))?;
+    let mut path: HashMap<String, i64> = HashMap::new();
+    for (name, _, ns) in on_path {
+        *path.entry(name).or_default() += ns;
+    }
+    let threads = totals.threads.max(1) as f64;
+    let mut out: Vec<Imbalance> = path
+        .into_iter()
+        .map(|(name, path_ns)| {
+            let mean_ns = totals.by_name.get(&name).copied().unwrap_or(0) as f64 / threads;
+            Imbalance {
+                imbalance_ns: path_ns as f64 - mean_ns,
+                name,
+                path_ns,
+                mean_ns,
+            }
+        })
+        .filter(|i| i.imbalance_ns > 0.0)
+        .collect();
+    out.sort_by(|a, b| {
+        b.imbalance_ns
+            .total_cmp(&a.imbalance_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Ok(out)
+}
+
+/// Every thread's exclusive time by function in the window (for the mean), and the threads
+/// with events in it.
+#[derive(Default)]
+struct Totals {
+    by_name: HashMap<String, i64>,
+    threads: usize,
+}
+
 /// Exclusive time of each (function, thread) inside the path's CPU segments: a second pass
 /// over each thread of the path alone ([`GlobalMerge::replay_location`]), its call stack
-/// replayed.
+/// replayed; with `totals`, over every thread, each function's exclusive time in the window
+/// too.
 fn procedure_times(
     model: &Model,
     exp: &Experiment,
     g: &Graph,
     segs: &[Segment],
     opts: MergeOptions,
+    totals: Option<&mut Totals>,
 ) -> Result<Vec<(String, u32, i64)>, AnalysisError> {
     let n = g.locations.len();
     let mut per_loc: Vec<Vec<(i64, i64)>> = vec![Vec::new(); n];
@@ -324,10 +386,15 @@ fn procedure_times(
         }
     };
     let window = g.window;
-    // each thread with CPU segments read alone, its events as the graph's merge gave them (up
-    // to the first at or after the window's end): no second merge
-    for li in (0..n).filter(|&li| !per_loc[li].is_empty()) {
+    // every thread's time by function in the window (with totals)
+    let mut all: HashMap<u32, i64> = HashMap::new();
+    let mut threads = 0;
+    // each thread with CPU segments read alone (every thread with totals), its events as the
+    // graph's merge gave them (up to the first at or after the window's end): no second merge
+    let every = totals.is_some();
+    for li in (0..n).filter(|&li| every || !per_loc[li].is_empty()) {
         let mut ended = false;
+        let mut seen = false;
         merge.replay_location(li as u32, &g.replay, |e| {
             if ended {
                 return;
@@ -336,7 +403,12 @@ fn procedure_times(
             if let Some(p) = prev[li] {
                 let top = stacks[li].last().copied().unwrap_or(NONE);
                 charge(li, p, t, top, &mut cursor);
+                let from = p.max(window.start_ns);
+                if every && t > from {
+                    *all.entry(top).or_default() += t - from;
+                }
             }
+            seen |= e.time_ns >= window.start_ns && e.time_ns < window.end_ns;
             prev[li] = Some(t);
             if e.time_ns >= window.end_ns {
                 ended = true;
@@ -352,6 +424,7 @@ fn procedure_times(
                 _ => {}
             }
         });
+        threads += usize::from(seen);
     }
     // a segment past a thread's last event read (the window's end): its open region
     for li in 0..n {
@@ -373,15 +446,21 @@ fn procedure_times(
         }
     }
     let regions = merge.regions();
+    let name = |r: u32| {
+        if r == NONE {
+            super::NO_FUNCTION.to_string()
+        } else {
+            regions.name(r).to_string()
+        }
+    };
+    if let Some(tot) = totals {
+        for (r, ns) in all {
+            *tot.by_name.entry(name(r)).or_default() += ns;
+        }
+        tot.threads = threads;
+    }
     Ok(times
         .into_iter()
-        .map(|((r, loc), ns)| {
-            let name = if r == NONE {
-                super::NO_FUNCTION.to_string()
-            } else {
-                regions.name(r).to_string()
-            };
-            (name, loc, ns)
-        })
+        .map(|((r, loc), ns)| (name(r), loc, ns))
         .collect())
 }
