@@ -5,7 +5,7 @@
 //! predecessor (`prev`) and one remote predecessor (`remote`), except a collective's virtual
 //! node, whose predecessors are the members' arrivals ([`Graph::members`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use plx_format::{Experiment, RegionKind, SyncKind, Warning, NONE_U32};
 
@@ -202,8 +202,8 @@ struct Builder<'a> {
     /// Node of each matched message's send, by message id.
     send_of: Vec<u32>,
     locks: HashMap<(u32, u32), LockState>,
-    /// (location, read-write lock) it holds for reading.
-    reading: HashSet<(u32, u32)>,
+    /// (location, read-write lock) → its read locks not released yet.
+    reading: HashMap<(u32, u32), u32>,
     /// (process, comm) → collectives seen.
     coll_count: HashMap<(u32, u32), u32>,
     /// (comm, k) → instance.
@@ -304,7 +304,7 @@ impl Graph {
             locs: vec![LocState::default(); n],
             send_of: Vec::new(),
             locks: HashMap::new(),
-            reading: HashSet::new(),
+            reading: HashMap::new(),
             coll_count: HashMap::new(),
             instances: HashMap::new(),
             inst: Vec::new(),
@@ -664,9 +664,7 @@ impl Builder<'_> {
         let li = loc as usize;
         let rwlock = SyncKind::from_u8(k) == SyncKind::RwLock;
         if rwlock && shared {
-            self.reading.insert((loc, object));
-        } else if rwlock {
-            self.reading.remove(&(loc, object));
+            *self.reading.entry((loc, object)).or_insert(0) += 1;
         }
         if wait_ns == 0 {
             return;
@@ -700,9 +698,16 @@ impl Builder<'_> {
         let v = self.push(loc, t, NodeKind::Release);
         let process = self.g.locations[li].process as u32;
         let h = Handoff { node: v, loc };
-        let writer = (SyncKind::from_u8(k) == SyncKind::RwLock
-            && !self.reading.remove(&(loc, object)))
-        .then_some(h);
+        // a read lock's release (a reader that took it twice releases it twice)
+        let read = match self.reading.get_mut(&(loc, object)) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                true
+            }
+            Some(_) => self.reading.remove(&(loc, object)).is_some(),
+            None => false,
+        };
+        let writer = (SyncKind::from_u8(k) == SyncKind::RwLock && !read).then_some(h);
         self.locks
             .entry((process, object))
             .and_modify(|s| {

@@ -321,7 +321,9 @@ pub fn imbalance(
                 mean_ns,
             }
         })
-        .filter(|i| i.imbalance_ns > 0.0)
+        // time in no function is no function's unevenness (a thread's start before its first
+        // event is on the path, in no thread's functions); under 1 ns is rounding
+        .filter(|i| i.imbalance_ns >= 1.0 && i.name != super::NO_FUNCTION)
         .collect();
     out.sort_by(|a, b| {
         b.imbalance_ns
@@ -389,6 +391,9 @@ fn procedure_times(
     // every thread's time by function in the window (with totals)
     let mut all: HashMap<u32, i64> = HashMap::new();
     let mut threads = 0;
+    // the latest event read: a thread's call open at the end lasts until the window's end or
+    // this, whichever comes first (the whole run's window has no end)
+    let mut latest = i64::MIN;
     // each thread with CPU segments read alone (every thread with totals), its events as the
     // graph's merge gave them (up to the first at or after the window's end): no second merge
     let every = totals.is_some();
@@ -400,6 +405,7 @@ fn procedure_times(
                 return;
             }
             let t = e.time_ns.min(window.end_ns);
+            latest = latest.max(t);
             if let Some(p) = prev[li] {
                 let top = stacks[li].last().copied().unwrap_or(NONE);
                 charge(li, p, t, top, &mut cursor);
@@ -426,11 +432,17 @@ fn procedure_times(
         });
         threads += usize::from(seen);
     }
-    // a segment past a thread's last event read (the window's end): its open region
+    // a segment past a thread's last event read (the window's end): its open region (for
+    // the mean too: a call the window's end cut)
+    let end = window.end_ns.min(latest);
     for li in 0..n {
         if let Some(p) = prev[li] {
             let top = stacks[li].last().copied().unwrap_or(NONE);
             charge(li, p, window.end_ns, top, &mut cursor);
+            let from = p.max(window.start_ns);
+            if every && top != NONE && end > from {
+                *all.entry(top).or_default() += end - from;
+            }
         }
     }
     // what no event of the thread covers (before its first event read, say) is time in no

@@ -5,7 +5,7 @@
 //! sent and not yet received, collective instances not every member has reached, each object's
 //! last releases).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use plx_format::{RegionKind, SyncKind, NONE_U32};
 
@@ -573,6 +573,17 @@ fn is_lock(kind: SyncKind) -> bool {
     )
 }
 
+/// A location's hold of a lock.
+#[derive(Debug)]
+struct Hold {
+    /// Acquires not released yet (a recursive mutex's, a reader's repeated read lock).
+    depth: u32,
+    /// A read-write lock held for reading.
+    shared: bool,
+    /// The location's account at the first acquire (with causes).
+    acc: Option<Account>,
+}
+
 /// The replay's state and results.
 pub struct Replay {
     setup: Setup,
@@ -593,10 +604,8 @@ pub struct Replay {
     /// location, the completing call as a member).
     early: HashMap<(u32, u32), Vec<(u32, Member)>>,
     objects: HashMap<(u32, u32), Releases>,
-    /// (location, object) → the location's account when it took the lock (with causes).
-    holding: HashMap<(u32, u32), Account>,
-    /// (location, read-write lock) it holds for reading.
-    reading: HashSet<(u32, u32)>,
+    /// (location, lock) → its hold of the lock.
+    holding: HashMap<(u32, u32), Hold>,
     /// Each stream's writes whose last byte is not read yet, in order.
     writes: HashMap<u64, std::collections::VecDeque<Write>>,
     /// Each stream's reads that came before the write holding their last byte.
@@ -808,7 +817,6 @@ impl Replay {
             early: HashMap::new(),
             objects: HashMap::new(),
             holding: HashMap::new(),
-            reading: HashSet::new(),
             writes: HashMap::new(),
             reads: HashMap::new(),
             loc_of: (0..n)
@@ -1024,49 +1032,23 @@ impl Replay {
             } => {
                 let kind = SyncKind::from_u8(kind);
                 self.acquire(li, t, object, kind, wait_ns as i64, holder, shared);
-                if kind == SyncKind::RwLock {
-                    if shared {
-                        self.reading.insert((loc, object));
-                    } else {
-                        self.reading.remove(&(loc, object));
-                    }
-                }
-                if self.setup.causes && is_lock(kind) {
-                    self.holding
-                        .insert((loc, object), self.locs[li].acc.clone());
+                if is_lock(kind) {
+                    // held from its first acquire to its last release (a recursive lock's
+                    // inner ones hand nothing over)
+                    let acc = self.setup.causes.then(|| self.locs[li].acc.clone());
+                    let h = self.holding.entry((loc, object)).or_insert(Hold {
+                        depth: 0,
+                        shared,
+                        acc,
+                    });
+                    h.depth += 1;
                 }
                 if self.setup.causes && matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier) {
                     let l = &mut self.locs[li];
                     l.team = Some(l.acc.clone());
                 }
             }
-            EventKind::Release { object, kind } => {
-                self.account(li, t);
-                let process = self.setup.loc_process[li];
-                let kind = SyncKind::from_u8(kind);
-                // a read-write lock's writer (its readers exclude no other reader)
-                let writer = kind == SyncKind::RwLock && !self.reading.remove(&(loc, object));
-                let l = &self.locs[li];
-                let here = (loc, l.cp(), t);
-                let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
-                let arrival = (barrier && self.setup.causes).then(|| l.acc.since(l.team.as_ref()));
-                let held = self
-                    .holding
-                    .remove(&(loc, object))
-                    .map(|a| l.acc.since(Some(&a)));
-                let r = self.objects.entry((process, object)).or_default();
-                if let Some(last) = r.last.filter(|l| l.0 != loc) {
-                    r.other = Some(last);
-                    r.held_other = r.held.take();
-                }
-                if writer {
-                    r.writer = Some(here);
-                    r.held_writer = held.clone();
-                }
-                r.last = Some(here);
-                r.arrival = arrival;
-                r.held = held;
-            }
+            EventKind::Release { object, kind } => self.release(li, t, object, kind),
             EventKind::StreamSend { stream, end, .. } => {
                 let l = &mut self.locs[li];
                 l.streamed = Some(t);
@@ -1120,6 +1102,43 @@ impl Replay {
             }
             _ => {}
         }
+    }
+
+    /// A synchronization object released (posted, signalled) at location `li`: its latest
+    /// releases, and a lock's hold that ended.
+    fn release(&mut self, li: usize, t: i64, object: u32, kind: u8) {
+        let loc = li as u32;
+        self.account(li, t);
+        let process = self.setup.loc_process[li];
+        let kind = SyncKind::from_u8(kind);
+        let hold = match self.holding.get_mut(&(loc, object)) {
+            // an inner release of a recursive hold: the lock stays held
+            Some(h) if h.depth > 1 => {
+                h.depth -= 1;
+                return;
+            }
+            _ => self.holding.remove(&(loc, object)),
+        };
+        // a read-write lock's writer (its readers exclude no other reader; a release
+        // whose acquire was not seen: a writer's)
+        let writer = kind == SyncKind::RwLock && !hold.as_ref().is_some_and(|h| h.shared);
+        let l = &self.locs[li];
+        let here = (loc, l.cp(), t);
+        let barrier = matches!(kind, SyncKind::Barrier | SyncKind::OmpBarrier);
+        let arrival = (barrier && self.setup.causes).then(|| l.acc.since(l.team.as_ref()));
+        let held = hold.and_then(|h| h.acc).map(|a| l.acc.since(Some(&a)));
+        let r = self.objects.entry((process, object)).or_default();
+        if let Some(last) = r.last.filter(|l| l.0 != loc) {
+            r.other = Some(last);
+            r.held_other = r.held.take();
+        }
+        if writer {
+            r.writer = Some(here);
+            r.held_writer = held.clone();
+        }
+        r.last = Some(here);
+        r.arrival = arrival;
+        r.held = held;
     }
 
     /// An MPI send at location `li`: a nonblocking or blocking send's bookkeeping, the message

@@ -1876,3 +1876,41 @@ fn a_collective_on_a_communicator_without_the_waiter_begins_no_interval_with_it(
         .sum();
     assert!(in_delay > 0.9 * 380.0, "{:?}", t.causes());
 }
+
+#[test]
+fn a_recursive_holds_cause_is_the_whole_hold_from_its_first_lock_to_its_last_unlock() {
+    // thread 0 locks a recursive mutex (object 3) twice, works 100 in first_part, unlocks
+    // once, works 100 in second_part, unlocks again; thread 1 waits from 20 until 201
+    let acquire = |wait_ns| EventKind::Acquire {
+        object: 3,
+        kind: 0,
+        wait_ns,
+        holder: 0,
+        shared: false,
+    };
+    let mut t = setup(2, false, true);
+    t.enter(0, 0, "holder");
+    t.ev(0, 0, acquire(0));
+    t.ev(0, 0, acquire(0));
+    t.enter(0, 0, "first_part");
+    t.exit(0, 100, "first_part");
+    t.ev(0, 100, EventKind::Release { object: 3, kind: 0 });
+    t.enter(0, 100, "second_part");
+    t.exit(0, 200, "second_part");
+    t.enter(0, 200, "unlock_helper");
+    t.ev(0, 200, EventKind::Release { object: 3, kind: 0 });
+    t.exit(0, 200, "unlock_helper");
+    t.enter(1, 20, "waiter");
+    t.ev(1, 201, acquire(181));
+    assert_eq!(t.waits(), vec![("lock_contention", 1, s("waiter"), 181)]);
+    // the hold's 200 in proportion: half in each part (was: all of it at the unlock helper,
+    // the inner unlock having ended the hold's account)
+    let c: Vec<_> = t.causes().into_iter().map(|c| (c.3, c.5)).collect();
+    assert_eq!(
+        c,
+        vec![
+            (s("holder => first_part"), 90.5),
+            (s("holder => second_part"), 90.5),
+        ]
+    );
+}
