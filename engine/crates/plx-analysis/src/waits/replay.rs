@@ -296,7 +296,8 @@ impl Loc {
     }
 
     /// Its accounts since its last synchronisation with each rank it synchronised with after
-    /// collective `coll` ([`Pairs`]).
+    /// collective `coll`, and since its last collective on each communicator it synchronised
+    /// on after it ([`Pairs`]).
     fn pairs_since(&self, coll: Option<&Snap>, comms: &Comms) -> Pairs {
         let after = coll.map_or(i64::MIN, |c| c.exit);
         let mut out: Pairs = self
@@ -304,6 +305,12 @@ impl Loc {
             .iter()
             .filter(|(_, s)| s.exit > after)
             .map(|(&r, _)| (r, self.since(Some(r), comms)))
+            .chain(
+                self.coll
+                    .iter()
+                    .filter(|(c, s)| s.exit > after && *c < COMM_KEY)
+                    .map(|(c, s)| (COMM_KEY | c, since_snap(&self.acc, None, Some(s)))),
+            )
             .collect();
         out.sort_unstable_by_key(|p| p.0);
         out
@@ -420,6 +427,17 @@ impl Member {
             .and_then(|r| self.pairs.iter().find(|p| p.0 == r))
             .map(|p| &p.1)
     }
+
+    /// Of the communicators it synchronised on after its last collective that hold `other`,
+    /// the one it synchronised on last: (its [`Pairs`] key, its account since then).
+    fn comm_with(&self, other: &Member, comms: &Comms) -> Option<(u32, &Account)> {
+        let r = other.rank?;
+        self.pairs
+            .iter()
+            .filter(|p| p.0 & COMM_KEY != 0 && comms.holds(p.0 & !COMM_KEY, r))
+            .max_by_key(|p| p.1.start.map_or(i64::MIN, |s| s.exit))
+            .map(|p| (p.0, &p.1))
+    }
 }
 
 /// The accounts of late member `late` and waiting member `w` since they last synchronised: since
@@ -430,19 +448,44 @@ impl Member {
 /// long before its receive was entered) tells neither where the other was: the late one's time
 /// between is work (or waiting) of its own, as Scalasca counts only wait states as
 /// synchronisations.
-fn since_synchronised<'a>(late: &'a Member, w: &'a Member) -> (&'a Account, &'a Account) {
+///
+/// A collective on a smaller communicator holding both after the last collective (a split
+/// half's) synchronised them too: the later of it and that message begins the interval.
+fn since_synchronised<'a>(
+    late: &'a Member,
+    w: &'a Member,
+    comms: &Comms,
+) -> (&'a Account, &'a Account) {
     let met = |x: Start, y: Start| {
         x.sync == y.sync
             && x.enter.max(y.enter) < x.exit.min(y.exit)
             && x.waited_until <= y.exit
             && y.waited_until <= x.exit
     };
-    match (late.pair_with(w), w.pair_with(late)) {
+    let msg = match (late.pair_with(w), w.pair_with(late)) {
         (Some(a), Some(b)) => match (a.start, b.start) {
-            (Some(x), Some(y)) if met(x, y) => (a, b),
-            _ => (&late.acc, &w.acc),
+            (Some(x), Some(y)) if met(x, y) => Some((a, b)),
+            _ => None,
         },
-        _ => (&late.acc, &w.acc),
+        _ => None,
+    };
+    let coll = late.comm_with(w, comms).and_then(|(key, a)| {
+        let b = w.pairs.iter().find(|p| p.0 == key).map(|p| &p.1)?;
+        Some((a, b))
+    });
+    let exit = |p: &Option<(&Account, &Account)>| {
+        p.and_then(|(a, _)| a.start.map(|s| s.exit))
+            .unwrap_or(i64::MIN)
+    };
+    match (msg, coll) {
+        (Some(m), Some(c)) => {
+            if exit(&Some(m)) >= exit(&Some(c)) {
+                m
+            } else {
+                c
+            }
+        }
+        (m, c) => m.or(c).unwrap_or((&late.acc, &w.acc)),
     }
 }
 
@@ -730,8 +773,13 @@ pub enum Key {
 pub type Posted = (u32, i64, u32, Account, bool);
 
 /// A collective member's accounts since it last synchronised with each rank it synchronised
-/// with after its last collective: (rank, account), by rank.
+/// with after its last collective, and since its last collective on each smaller communicator
+/// it synchronised on after it: (key, account), by key; the key a world rank, or [`COMM_KEY`]
+/// with the communicator.
 pub type Pairs = Vec<(u32, Account)>;
+
+/// In a [`Pairs`] key, the bit that marks a communicator (world ranks stay below it).
+pub const COMM_KEY: u32 = 1 << 31;
 
 /// A member of a collective instance that may be its late one: (location, call path, its
 /// account since its last collective, [`Pairs`]).
@@ -1831,7 +1879,7 @@ impl Replay {
         for w in waiting {
             let d = (late.enter - w.enter).min(w.exit - w.enter);
             if d > 0 {
-                let (late_acc, own_acc) = since_synchronised(late, w);
+                let (late_acc, own_acc) = since_synchronised(late, w, &self.comms);
                 self.wait(
                     pattern,
                     w.loc,
@@ -1942,7 +1990,7 @@ impl Replay {
             return;
         }
         self.locs[li].counted = (w.enter, to);
-        let (late_acc, own_acc) = since_synchronised(&p.late, &w);
+        let (late_acc, own_acc) = since_synchronised(&p.late, &w, &self.comms);
         self.wait(
             p.pattern,
             w.loc,

@@ -1914,3 +1914,54 @@ fn a_recursive_holds_cause_is_the_whole_hold_from_its_first_lock_to_its_last_unl
         ]
     );
 }
+
+#[test]
+fn a_collective_on_a_smaller_communicator_holding_both_begins_their_interval() {
+    // 4 ranks; communicator 1 is {0, 1}. After a world barrier, rank 0 works 100 in
+    // work_before, meets rank 1 (waiting since 15) in an allreduce on {0, 1}, works 50 in
+    // work_after and comes last to the next world barrier: rank 1 last synchronised with it
+    // at the allreduce (work_after made it wait), ranks 2 and 3 at the first barrier (both)
+    let mut t = setup(4, true, true);
+    t.replay = Replay::new(Setup {
+        loc_rank: (0..4).map(Some).collect(),
+        loc_process: (0..4).collect(),
+        loc_thread: vec![0; 4],
+        loc_counted: vec![true; 4],
+        comm_ranks: vec![(0..4).collect(), vec![0, 1]],
+        window: Window::ALL,
+        causes: true,
+    });
+    for l in 0..4 {
+        t.enter(l, 0, "main");
+        t.coll_on(0, l, (0, 10), "MPI_Barrier");
+    }
+    t.enter(0, 10, "work_before");
+    t.exit(0, 110, "work_before");
+    t.coll_on(1, 1, (15, 111), "MPI_Allreduce");
+    t.coll_on(1, 0, (110, 111), "MPI_Allreduce");
+    t.enter(0, 111, "work_after");
+    t.exit(0, 161, "work_after");
+    t.coll_on(0, 1, (112, 162), "MPI_Barrier");
+    t.coll_on(0, 2, (20, 162), "MPI_Barrier");
+    t.coll_on(0, 3, (20, 162), "MPI_Barrier");
+    t.coll_on(0, 0, (161, 162), "MPI_Barrier");
+    let of = |w: u32, f: &str| -> f64 {
+        t.causes()
+            .iter()
+            .filter(|c| c.0 == "wait_at_barrier" && c.1 == w && c.2 == 0 && c.3 == f)
+            .map(|c| c.5)
+            .sum()
+    };
+    // rank 1: its 49 all work_after's (was: two thirds work_before's, from the first barrier)
+    assert_eq!(of(1, "main => work_before"), 0.0, "{:?}", t.causes());
+    assert!(of(1, "main => work_after") > 0.9 * 49.0, "{:?}", t.causes());
+    // ranks 2 and 3: both, work_before the larger
+    for w in [2, 3] {
+        assert!(
+            of(w, "main => work_before") > of(w, "main => work_after"),
+            "{:?}",
+            t.causes()
+        );
+        assert!(of(w, "main => work_after") > 0.0, "{:?}", t.causes());
+    }
+}
