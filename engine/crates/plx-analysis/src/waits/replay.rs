@@ -148,20 +148,24 @@ fn classify(name: &str, kind: RegionKind) -> Class {
         | "MPI_Reduce_scatter_block" => Class::NxN,
         "MPI_Bcast" | "MPI_Scatter" | "MPI_Scatterv" => Class::OneToN,
         "MPI_Reduce" | "MPI_Gather" | "MPI_Gatherv" => Class::NToOne,
-        "MPI_Ibarrier" => Class::IBarrier,
-        "MPI_Iallreduce"
-        | "MPI_Ialltoall"
-        | "MPI_Ialltoallv"
-        | "MPI_Ialltoallw"
-        | "MPI_Iallgather"
-        | "MPI_Iallgatherv"
-        | "MPI_Ireduce_scatter"
-        | "MPI_Ireduce_scatter_block" => Class::INxN,
-        "MPI_Ibcast" | "MPI_Iscatter" | "MPI_Iscatterv" => Class::IOneToN,
-        "MPI_Ireduce" | "MPI_Igather" | "MPI_Igatherv" => Class::INToOne,
         "MPI_Waitall" | "MPI_Waitany" | "MPI_Waitsome" | "MPI_Testall" | "MPI_Testany"
         | "MPI_Testsome" => Class::WaitMany,
-        _ => Class::Mpi,
+        _ => posted_form(name).unwrap_or(Class::Mpi),
+    }
+}
+
+/// The class of a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...) from its blocking
+/// form's (MPI_Barrier, MPI_Allreduce: the name capitalised after the I).
+fn posted_form(name: &str) -> Option<Class> {
+    let rest = name.strip_prefix("MPI_I")?;
+    let first = rest.chars().next().filter(char::is_ascii_lowercase)?;
+    let blocking = format!("MPI_{}{}", first.to_ascii_uppercase(), &rest[1..]);
+    match classify(&blocking, RegionKind::Mpi) {
+        Class::Barrier => Some(Class::IBarrier),
+        Class::NxN => Some(Class::INxN),
+        Class::OneToN => Some(Class::IOneToN),
+        Class::NToOne => Some(Class::INToOne),
+        _ => None,
     }
 }
 

@@ -40,16 +40,25 @@ fn setup(n: u32, ranks: bool, causes: bool) -> T {
 fn setup_in(n: u32, ranks: bool, causes: bool, window: Window) -> T {
     T {
         regions: RegionTable::default(),
-        replay: Replay::new(Setup {
-            loc_rank: (0..n).map(|i| ranks.then_some(i)).collect(),
-            loc_process: (0..n).map(|i| if ranks { i } else { 0 }).collect(),
-            loc_thread: (0..n).map(|i| if ranks { 0 } else { i }).collect(),
-            loc_counted: vec![true; n as usize],
-            comm_ranks: vec![(0..n).collect()],
-            window,
-            causes,
-        }),
+        replay: Replay::new(setup_of(n, ranks, causes, window)),
     }
+}
+
+fn setup_of(n: u32, ranks: bool, causes: bool, window: Window) -> Setup {
+    Setup {
+        loc_rank: (0..n).map(|i| ranks.then_some(i)).collect(),
+        loc_process: (0..n).map(|i| if ranks { i } else { 0 }).collect(),
+        loc_thread: (0..n).map(|i| if ranks { 0 } else { i }).collect(),
+        loc_counted: vec![true; n as usize],
+        comm_ranks: vec![(0..n).collect()],
+        window,
+        causes,
+    }
+}
+
+/// `n` ranks with causes, the whole run.
+fn ranks_setup(n: u32) -> Setup {
+    setup_of(n, true, true, Window::ALL)
 }
 
 impl T {
@@ -1829,13 +1838,8 @@ fn a_collective_on_a_communicator_without_the_waiter_begins_no_interval_with_it(
     // barrier, so delay_x made them wait (was: only rank 3's time since its own allreduce)
     let mut t = setup(4, true, true);
     t.replay = Replay::new(Setup {
-        loc_rank: (0..4).map(Some).collect(),
-        loc_process: (0..4).collect(),
-        loc_thread: vec![0; 4],
-        loc_counted: vec![true; 4],
         comm_ranks: vec![(0..4).collect(), vec![0, 2], vec![1, 3]],
-        window: Window::ALL,
-        causes: true,
+        ..ranks_setup(4)
     });
     for l in 0..4 {
         t.enter(l, 0, "main");
@@ -1923,13 +1927,8 @@ fn a_collective_on_a_smaller_communicator_holding_both_begins_their_interval() {
     // at the allreduce (work_after made it wait), ranks 2 and 3 at the first barrier (both)
     let mut t = setup(4, true, true);
     t.replay = Replay::new(Setup {
-        loc_rank: (0..4).map(Some).collect(),
-        loc_process: (0..4).collect(),
-        loc_thread: vec![0; 4],
-        loc_counted: vec![true; 4],
         comm_ranks: vec![(0..4).collect(), vec![0, 1]],
-        window: Window::ALL,
-        causes: true,
+        ..ranks_setup(4)
     });
     for l in 0..4 {
         t.enter(l, 0, "main");
