@@ -633,15 +633,15 @@ def test_lock_contention_names_the_holder(threads_run):
 
 
 def test_a_reader_waits_for_the_writer_not_for_another_reader(tmp_path):
-    """waits_rwlock.c: thread 1 holds a rwlock for writing for D; main and thread 2 block
-    reading it. Thread 2, let in with main, takes and releases it again and again until main
+    """waits_rwlock.c: a writer thread holds a rwlock for D; main and a reader thread block
+    reading it. The reader, let in with main, takes and releases it again and again until main
     has it: a reader's release comes between the writer's and main's acquire. Both readers'
-    waits are caused by the writer's hold_write (was: main's by thread 2's spin_reader, the
+    waits are caused by the writer's hold_write (was: main's by the reader's spin_reader, the
     last other thread to release the lock)."""
     exe = build("waits_rwlock.c", tmp_path / "waits_rwlock", "-g", "-O1", "-lpthread")
     run(tmp_path / "exp", exe, D, opts=["--trace"])
-    # the trace says which acquires were for reading: the writer's (thread 1) not, the
-    # readers' (main, thread 2) all
+    # the trace says which acquires were for reading: the writer's not, the readers' (main,
+    # the reader thread) all
     (proc,) = process_dirs(tmp_path / "exp")
     kind, records = read_file(proc / "trace.plx")
     assert kind == FILE_KINDS["trace"]
@@ -653,22 +653,25 @@ def test_a_reader_waits_for_the_writer_not_for_another_reader(tmp_path):
             for name, _, ev in events(words, h["base_ticks"]):
                 if name == "acquire" and ev["kind"] == 1:  # rwlock
                     shared.setdefault(h["thread"], set()).add(ev["shared"])
-    assert shared == {0: {1}, 1: {0}, 2: {1}}, shared
+    # (threads are numbered as they first enter the runtime: the writer or the reader first)
+    (writer,) = [th for th, v in shared.items() if v == {0}]
+    (reader,) = [th for th, v in shared.items() if v == {1} and th != 0]
+    assert shared == {0: {1}, writer: {0}, reader: {1}}, shared
     table, causes = rows(tmp_path / "exp"), rows(tmp_path / "exp", "--causes")
     lock = {(thread_of(r["location"]), r["callpath"]): float(r["wait_s"])
             for r in table if r["pattern"] == "lock_contention"}
     main = lock[(0, "main => read_lock")]
     assert injected(main), lock
-    assert injected(lock[(2, "reader => spin_reader")]), lock
-    for waiting in (0, 2):
+    assert injected(lock[(reader, "reader => spin_reader")]), lock
+    for waiting in (0, reader):
         c = [r for r in causes if r["pattern"] == "lock_contention"
              and thread_of(r["waiting_location"]) == waiting]
         # the writer's time while it held the lock: in hold_write (sleeping in nap), beside
         # the runtime's own work on its thread meanwhile (a root of its own)
-        assert {thread_of(r["cause_location"]) for r in c} == {1}, c
+        assert {thread_of(r["cause_location"]) for r in c} == {writer}, c
         assert all(r["cause_callpath"].startswith(("writer => hold_write", "plx_"))
                    for r in c), c
-        wait = main if waiting == 0 else lock[(2, "reader => spin_reader")]
+        wait = main if waiting == 0 else lock[(reader, "reader => spin_reader")]
         held = sum(float(r["delay_s"]) for r in c
                    if r["cause_callpath"].startswith("writer => hold_write"))
         assert held >= 0.9 * wait, c
