@@ -56,7 +56,7 @@ static uint64_t unless_in_place(const void *buf, uint64_t bytes)
                          uint64_t n_ = plx_mpi_collective(t, rid, comm, ROOT, x_.sent,     \
                                                           x_.received);                    \
                          if (REQ)                                                          \
-                             plx_mpi_coll_posted(REQ, t, rid, comm, n_);                   \
+                             plx_mpi_coll_posted(REQ, t, rid, n_);                         \
                      });                                                                   \
     }
 #define COLLECTIVE(NAME, PARAMS, ARGS, ROOT, KIND, SEND, RECV)                                \

@@ -76,7 +76,7 @@ PLX_HIDDEN uint64_t plx_mpi_collective(struct plx_thread *t, uint32_t region, MP
 /* A nonblocking collective's request, posted with collective event `n` on the thread: followed
  * to the Wait/Test call that completes it (a coll_done event there). */
 PLX_HIDDEN void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32_t region,
-                                    MPI_Comm comm, uint64_t n);
+                                    uint64_t n);
 PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);
 PLX_HIDDEN uint64_t plx_mpi_bytes(int count, MPI_Datatype type);
 PLX_HIDDEN void plx_mpi_thread_end(struct plx_thread *t);

@@ -106,13 +106,12 @@ uint64_t plx_mpi_collective(struct plx_thread *t, uint32_t region, MPI_Comm comm
     return plx_ext_msg_collective(t, region, c->id, wroot, sent, received);
 }
 
-void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32_t region, MPI_Comm comm,
-                         uint64_t n)
+void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32_t region, uint64_t n)
 {
-    const struct plx_comm *c = plx_mpi_comm(comm);
-    if (!c || n == PLX_EXT_NO_SEND || *r == MPI_REQUEST_NULL)
+    if (n == PLX_EXT_NO_SEND || *r == MPI_REQUEST_NULL)
         return;
-    plx_mpi_req_add(*r, PLX_REQ_COLL, 0, region, c->id, PLX_NO_PEER, 0, 0, 0);
+    /* its completion names the post alone: no communicator looked up again */
+    plx_mpi_req_add(*r, PLX_REQ_COLL, 0, region, PLX_NO_PEER, PLX_NO_PEER, 0, 0, 0);
     plx_mpi_req_sent(*r, t, 0, n);
 }
 

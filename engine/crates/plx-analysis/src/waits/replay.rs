@@ -114,7 +114,7 @@ pub(crate) fn is_descriptor_wait(name: &str) -> bool {
 
 /// Whether MPI routine `name` posts a nonblocking collective, completed later in a Wait/Test
 /// call (those in a pattern, and MPI_Iscan and MPI_Iexscan, in none).
-pub(crate) fn posts_collective(name: &str) -> bool {
+pub fn posts_collective(name: &str) -> bool {
     classify(name, RegionKind::Mpi).completed_as().is_some()
         || matches!(name, "MPI_Iscan" | "MPI_Iexscan")
 }
@@ -1738,11 +1738,7 @@ impl Replay {
             return;
         }
         let own = self.link.as_ref().is_none_or(|k| k.own[li]);
-        let (acc, pairs) = if self.setup.causes && own {
-            self.member_accounts(li, comm)
-        } else {
-            (Account::default(), Vec::new())
-        };
+        let member = self.member(li, comm, r, t, own);
         let process = self.setup.loc_process[li];
         let k = self.coll_count.entry((process, comm)).or_insert(0);
         let key = (comm, *k);
@@ -1757,15 +1753,7 @@ impl Replay {
             self.posts.insert((li as u32, number), (key, c));
         }
         let inst = self.instances.entry(key).or_default();
-        inst.members.push(Member {
-            loc: li as u32,
-            rank: self.setup.loc_rank[li],
-            enter: r.enter,
-            exit: t,
-            cp: r.cp,
-            acc,
-            pairs,
-        });
+        inst.members.push(member);
         inst.count += 1;
         if let (Some(k), true) = (&mut self.link, own) {
             let (blocks, n) = &k.comm_blocks[comm as usize];
@@ -1795,20 +1783,34 @@ impl Replay {
         self.finish_instance(key, r.class, root);
     }
 
-    /// A member's accounts at location `li` for a collective on `comm` (its [`Member`]'s):
-    /// since its last synchronising collective on a communicator holding every member of
-    /// `comm` (that collective synchronised it with each of them), and since each rank it
-    /// synchronised with after that.
-    fn member_accounts(&mut self, li: usize, comm: u32) -> (Account, Pairs) {
+    /// Location `li` as a member of a collective on `comm`, in routine `r` at `t` (the
+    /// collective's event, or a nonblocking one's completion). With causes (an own location),
+    /// its accounts: since its last synchronising collective on a communicator holding every
+    /// member of `comm` (that collective synchronised it with each of them), and since each
+    /// rank and smaller communicator it synchronised with after that.
+    fn member(&mut self, li: usize, comm: u32, r: Frame, t: i64, own: bool) -> Member {
         let comms = &mut self.comms;
         let l = &self.locs[li];
-        let coll = l
-            .coll
-            .iter()
-            .filter(|(c, _)| comms.covers(*c, comm))
-            .map(|(_, s)| s)
-            .max_by_key(|s| s.exit);
-        (since_snap(&l.acc, None, coll), l.pairs_since(coll, comms))
+        let (acc, pairs) = if self.setup.causes && own {
+            let coll = l
+                .coll
+                .iter()
+                .filter(|(c, _)| comms.covers(*c, comm))
+                .map(|(_, s)| s)
+                .max_by_key(|s| s.exit);
+            (since_snap(&l.acc, None, coll), l.pairs_since(coll, comms))
+        } else {
+            (Account::default(), Vec::new())
+        };
+        Member {
+            loc: li as u32,
+            rank: self.setup.loc_rank[li],
+            enter: r.enter,
+            exit: t,
+            cp: r.cp,
+            acc,
+            pairs,
+        }
     }
 
     /// Collective instance `key` is complete: with the other blocks' candidates' call paths
@@ -1950,20 +1952,7 @@ impl Replay {
             let sync = Sync::Collective(key.0, key.1);
             l.pending.push(SyncWith::Collective(key.0, Some(sync)));
         }
-        let (acc, pairs) = if self.setup.causes && own {
-            self.member_accounts(li, key.0)
-        } else {
-            (Account::default(), Vec::new())
-        };
-        let w = Member {
-            loc: li as u32,
-            rank: self.setup.loc_rank[li],
-            enter: r.enter,
-            exit: t,
-            cp: r.cp,
-            acc,
-            pairs,
-        };
+        let w = self.member(li, key.0, r, t, own);
         match self.posted.remove(&key) {
             Some(mut p) => {
                 self.posted_wait(&mut p, poster, w);

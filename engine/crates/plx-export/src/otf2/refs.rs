@@ -42,11 +42,9 @@ pub(super) fn collective_of(routine: &str) -> Option<(u8, u8)> {
 }
 
 /// Whether an MPI routine posts a nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...).
+/// (The wait-state analysis's rule: one list of the routines.)
 pub(super) fn is_nonblocking_collective(routine: &str) -> bool {
-    routine
-        .strip_prefix("MPI_")
-        .and_then(nonblocking_base)
-        .is_some_and(|b| blocking_collective(&b).is_some())
+    plx_analysis::waits::replay::posts_collective(routine)
 }
 
 /// The blocking routine's name (without `MPI_`) of a nonblocking one's (`Iallreduce`).
