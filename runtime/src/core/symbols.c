@@ -60,7 +60,27 @@ static struct module modules_table[MAX_MODULES]; /* static: leak checkers see wh
 static struct module *modules;
 static uint32_t nmodules;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
-static PLX_TLS int holding; /* this thread holds `lock` (the runtime's own dlclose under it) */
+/* This thread holds `lock`: what the code under it reaches again gets nothing rather than wait
+ * for itself (the runtime's own dlclose; an mmap reading a symbol table that a library hooks,
+ * as UCX does, and whose hook takes a measured lock). */
+static PLX_TLS int holding;
+
+/* Takes `lock`; 0 when this thread holds it already. */
+static int take(void)
+{
+    if (holding)
+        return 0;
+    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+        sched_yield();
+    holding = 1;
+    return 1;
+}
+
+static void give(void)
+{
+    holding = 0;
+    atomic_flag_clear_explicit(&lock, memory_order_release);
+}
 static unsigned long long subs_seen; /* dl_iterate_phdr's count of unloads, last looked at */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -397,10 +417,8 @@ static const char *demangle(const char *name)
 
 int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
 {
-    if (!modules)
+    if (!modules || !take())
         return -1;
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        sched_yield();
     struct module *m = module_of(addr);
     if (!m) { /* loaded by dlopen since we last looked */
         walk_modules();
@@ -421,33 +439,29 @@ int plx_symbol_lookup(uintptr_t addr, struct plx_symbol *out)
         if (plx_symbols_want_files)
             out->file = source_file_of(m, addr - m->base);
     }
-    atomic_flag_clear_explicit(&lock, memory_order_release);
+    give();
     return rc;
 }
 
 uint32_t plx_module_of(uintptr_t addr)
 {
-    if (!modules)
+    if (!modules || !take())
         return PLX_NO_INDEX;
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        sched_yield();
     struct module *m = module_of(addr);
     if (!m) { /* loaded by dlopen since we last looked: its Module record is written now */
         walk_modules();
         m = module_of(addr);
     }
-    atomic_flag_clear_explicit(&lock, memory_order_release);
+    give();
     return m ? (uint32_t)(m - modules) : PLX_NO_INDEX;
 }
 
 void plx_modules_list(void)
 {
-    if (!modules || holding)
+    if (!modules || !take())
         return;
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        sched_yield();
     walk_modules();
-    atomic_flag_clear_explicit(&lock, memory_order_release);
+    give();
 }
 
 /* Async-signal-safe (no lock, no lookup of new modules): the module holding addr among those
@@ -471,12 +485,9 @@ int plx_module_gone(uint32_t id)
 
 void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, void *), void *arg)
 {
-    if (!modules)
+    if (!modules || !take())
         return;
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        sched_yield();
     walk_modules();
-    holding = 1;
     for (uint32_t i = 0; i < nmodules; i++) {
         struct module *m = &modules[i];
         if (m->gone)
@@ -503,12 +514,12 @@ void plx_symbols_each_function(void (*fn)(const struct plx_function_symbol *, vo
         if (handle)
             dlclose(handle);
     }
-    holding = 0;
-    atomic_flag_clear_explicit(&lock, memory_order_release);
+    give();
 }
 
 void plx_modules_rewrite(void)
 {
+    holding = 0;
     atomic_flag_clear(&lock);
     for (uint32_t i = 0; i < nmodules; i++)
         write_module(i);
@@ -535,10 +546,8 @@ uint32_t plx_symbols_unloaded(uint32_t *ids, uint32_t cap)
     plx_in_phdr++;
     dl_iterate_phdr(read_subs, &subs);
     plx_in_phdr--;
-    if (subs == __atomic_load_n(&subs_seen, __ATOMIC_RELAXED))
+    if (subs == __atomic_load_n(&subs_seen, __ATOMIC_RELAXED) || !take())
         return 0; /* nothing unloaded since the last look */
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        sched_yield();
     static unsigned char seen[MAX_MODULES];
     memset(seen, 0, nmodules);
     plx_in_phdr++;
@@ -553,6 +562,6 @@ uint32_t plx_symbols_unloaded(uint32_t *ids, uint32_t cap)
     }
     if (n < cap) /* all of them told: the next look starts from this count */
         __atomic_store_n(&subs_seen, subs, __ATOMIC_RELAXED);
-    atomic_flag_clear_explicit(&lock, memory_order_release);
+    give();
     return n;
 }

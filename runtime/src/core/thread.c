@@ -111,6 +111,9 @@ static PLX_TLS int attachable; /* 0 not decided, 1 yes, 2 no */
 int plx_program_thread(void)
 {
     if (!attachable) {
+        /* "no" while deciding: a wrapper the lookup itself reaches passes through (reading a
+         * symbol table maps it, and a library may hook mmap with a lock of its own: UCX) */
+        attachable = 2;
         struct plx_symbol sym = {NULL, PLX_NO_INDEX, 0, NULL, 0, 0};
         attachable = plx_pending_start && plx_symbol_lookup(plx_pending_start, &sym) == 0 &&
                              sym.module_id == 0
