@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/deps/lib.sh"
 
-apt_install cmake ninja-build gcc g++ make binutils valgrind python3 python3-pip pkg-config uftrace \
+apt_install cmake ninja-build gcc g++ gfortran make binutils valgrind python3 python3-pip pkg-config uftrace \
             openmpi-bin libopenmpi-dev
 
 if ! command -v cargo >/dev/null 2>&1; then

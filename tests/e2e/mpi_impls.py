@@ -28,6 +28,11 @@ class MpiImpl:
         require(LIBPLX.with_name(self.wrapper).exists(),
                 "%s (built by `make all` when %s is installed)" % (self.wrapper, self.mpicc))
 
+    @property
+    def mpifort(self):
+        """Its Fortran compiler wrapper (mpifort, mpifort.mpich)."""
+        return self.mpicc.replace("mpicc", "mpifort")
+
     def mpirun_cmd(self, np, *command):
         return [*self.launcher, "-np", str(np), *(str(c) for c in command)]
 

@@ -471,7 +471,7 @@ def test_attach_to_a_fortran_mpi_rank_measures_its_mpif_calls(tmp_path, impl):
 
     mpi = IMPLS[impl]
     mpi.require()
-    fc = mpi.mpicc.replace("mpicc", "mpifort")
+    fc = mpi.mpifort
     require_tools(fc, what="%s's Fortran compiler wrapper %s" % (mpi.name, fc))
     exe = tmp_path / "mpi_attach_loop_f"
     subprocess.run([fc, "-O2", "-g", str(PROGRAMS / "mpi_attach_loop.f90"), "-o", str(exe)],

@@ -13,6 +13,7 @@ static int attached;
 __attribute__((constructor)) static void plx_mpi_load(void)
 {
     plx_ext_on_thread_end(plx_mpi_thread_end);
+    plx_mpi_fortran_load();
 }
 
 /* After Init: who this process is. Runs with the thread acquired (nothing recorded inside). */

@@ -80,6 +80,8 @@ PLX_HIDDEN void plx_mpi_coll_posted(MPI_Request *r, struct plx_thread *t, uint32
 PLX_HIDDEN void plx_mpi_completed(struct plx_thread *t, MPI_Request saved, const MPI_Status *st);
 PLX_HIDDEN uint64_t plx_mpi_bytes(int count, MPI_Datatype type);
 PLX_HIDDEN void plx_mpi_thread_end(struct plx_thread *t);
+/* Points the MPI library's Fortran layers at the wrappers (mpi_fortran.c); at load. */
+PLX_HIDDEN void plx_mpi_fortran_load(void);
 
 /* scratch arrays of the calling thread, for saved requests and substitute statuses */
 PLX_HIDDEN MPI_Request *plx_mpi_scratch_requests(struct plx_thread *t, int n);

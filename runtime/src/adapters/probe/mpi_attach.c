@@ -8,17 +8,14 @@
  * wrapper: so every slot of libplx-mpi's GOT whose symbol is at a redirected entry is pointed
  * at that entry's relocated original instead. Runs inside plx_attach_start (every other thread
  * stopped by plx attach). */
-#include "../../core/plx_internal.h"
+#include "../../core/ext.h"
 #include "probe_api.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 struct mpi_lib {
     char path[4096];     /* the MPI library loaded in the process */
@@ -71,86 +68,22 @@ static void collect(const struct plx_function_symbol *s, void *arg)
     r->n++;
 }
 
-/* GOT slots of the object at `base` with dynamic section `dyn`: each slot whose symbol the MPI
- * library defines at a redirected entry now holds that entry's relocated original. */
-static size_t repoint_got(uintptr_t base, const ElfW(Dyn) *dyn, const ElfW(Phdr) *ph, int nph,
-                          void *mpi, const struct redirect_set *r, const uintptr_t *resume)
-{
-    const ElfW(Rela) *rela = NULL, *jmprel = NULL;
-    size_t relasz = 0, jmprelsz = 0;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-#define ADDR(v) ((v) < base ? base + (v) : (v)) /* glibc relocates d_ptr in place, or not */
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_RELA: rela = (const void *)ADDR(d->d_un.d_ptr); break;
-        case DT_RELASZ: relasz = d->d_un.d_val; break;
-        case DT_JMPREL: jmprel = (const void *)ADDR(d->d_un.d_ptr); break;
-        case DT_PLTRELSZ: jmprelsz = d->d_un.d_val; break;
-        case DT_SYMTAB: symtab = (const void *)ADDR(d->d_un.d_ptr); break;
-        case DT_STRTAB: strtab = (const void *)ADDR(d->d_un.d_ptr); break;
-        default: break;
-        }
-    }
-#undef ADDR
-    if (!symtab || !strtab)
-        return 0;
-    uintptr_t relro_lo = 0, relro_hi = 0;
-    for (int i = 0; i < nph; i++)
-        if (ph[i].p_type == PT_GNU_RELRO) {
-            relro_lo = base + ph[i].p_vaddr;
-            relro_hi = relro_lo + ph[i].p_memsz;
-        }
-    long pagesz = sysconf(_SC_PAGESIZE);
-    size_t n = 0;
-    const ElfW(Rela) *tables[2] = {rela, jmprel};
-    size_t sizes[2] = {relasz, jmprelsz};
-    for (int t = 0; t < 2; t++) {
-        for (size_t k = 0; tables[t] && k < sizes[t] / sizeof(ElfW(Rela)); k++) {
-            const ElfW(Rela) *e = &tables[t][k];
-            unsigned type = ELF64_R_TYPE(e->r_info);
-            if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
-                continue;
-            const char *name = strtab + symtab[ELF64_R_SYM(e->r_info)].st_name;
-            uintptr_t at = (uintptr_t)dlsym(mpi, name);
-            for (size_t i = 0; at && i < r->n; i++) {
-                if (r->syms[i].address != at || !resume[i])
-                    continue;
-                uintptr_t *slot = (uintptr_t *)(base + e->r_offset);
-                int ro = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
-                uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(pagesz - 1);
-                if (ro && mprotect((void *)page, (size_t)pagesz, PROT_READ | PROT_WRITE) != 0)
-                    break;
-                *slot = resume[i];
-                if (ro)
-                    mprotect((void *)page, (size_t)pagesz, PROT_READ);
-                n++;
-                break;
-            }
-        }
-    }
-    return n;
-}
-
-struct object_of {
-    uintptr_t base;
-    const ElfW(Dyn) *dyn;
-    const ElfW(Phdr) *ph;
-    int nph;
+/* The GOT slots of libplx-mpi whose symbol the MPI library defines at a redirected entry now
+ * hold that entry's relocated original. */
+struct repoint {
+    void *mpi;
+    const struct redirect_set *r;
+    const uintptr_t *resume;
 };
 
-static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+static uintptr_t original_of(const char *name, void *arg)
 {
-    (void)size;
-    struct object_of *o = arg;
-    if (info->dlpi_addr != o->base)
-        return 0;
-    o->ph = info->dlpi_phdr;
-    o->nph = info->dlpi_phnum;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            o->dyn = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    return 1;
+    const struct repoint *p = arg;
+    uintptr_t at = (uintptr_t)dlsym(p->mpi, name);
+    for (size_t i = 0; at && i < p->r->n; i++)
+        if (p->r->syms[i].address == at)
+            return p->resume[i];
+    return 0;
 }
 
 void plx_attach_mpi_start(void)
@@ -197,10 +130,8 @@ void plx_attach_mpi_start(void)
     }
     r.n = kept;
     size_t redirected = plx_probes_redirect(r.syms, r.to, resume, r.n, 1);
-    struct object_of o = {.base = lm->l_addr};
-    size_t slots = 0;
-    if (dl_iterate_phdr(find_object, &o) && o.dyn)
-        slots = repoint_got(o.base, o.dyn, o.ph, o.nph, mpi, &r, resume);
+    struct repoint p = {mpi, &r, resume};
+    size_t slots = plx_ext_got_repoint(lm->l_addr, original_of, &p);
     identify();
     if (plx_cfg.verbose)
         plx_warn("attach: %zu of %zu MPI routines of %s redirected to %s (%zu GOT slots)",
