@@ -2,7 +2,9 @@
  *   mprobe       matched probes: rank 1 sends rank 0 3 ints (tag 8, MPI_Mprobe + MPI_Mrecv) and
  *                5 ints (tag 9, MPI_Improbe + MPI_Imrecv + MPI_Wait); rank 2 sends rank 0 7 ints
  *                on a duplicate of MPI_COMM_WORLD (MPI_ANY_SOURCE, MPI_Mprobe + MPI_Mrecv); rank
- *                0 also probes MPI_PROC_NULL (MPI_MESSAGE_NO_PROC, received with MPI_Mrecv)
+ *                0 also probes MPI_PROC_NULL (MPI_MESSAGE_NO_PROC, received with MPI_Mrecv),
+ *                and receives from it with MPI_Irecv and a persistent MPI_Recv_init + MPI_Start
+ *                (each completed by MPI_Wait: no message)
  *   isendrecv    (MPI 4.0) 4 x MPI_Isendrecv of 3 ints to the next rank (tag 1), then 2 x
  *                MPI_Isendrecv_replace of 2 ints to the previous rank (tag 4), each with MPI_Wait
  *   idup, cart, creategroup, dupinfo, splittype, cartsub, graph, distgraph, adjacent
@@ -40,6 +42,12 @@ static void mprobe(int rank)
         MPI_Mrecv(x, 8, MPI_INT, &m, MPI_STATUS_IGNORE);
         MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &m, &st);
         MPI_Mrecv(x, 8, MPI_INT, &m, &st);
+        MPI_Irecv(x, 8, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, &st);
+        MPI_Recv_init(x, 8, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
+        MPI_Start(&r);
+        MPI_Wait(&r, &st);
+        MPI_Request_free(&r);
     }
     MPI_Comm_free(&dup);
 }

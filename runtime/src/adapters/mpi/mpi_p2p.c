@@ -58,11 +58,12 @@ PLX_MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
 }
 
 /* An Irecv is posted at its entry (the thread's latest event); a persistent receive at each
- * MPI_Start. */
-static void post_recv(struct plx_thread *t, uint32_t rid, MPI_Comm comm, MPI_Request req,
-                      int persistent)
+ * MPI_Start. One from MPI_PROC_NULL receives nothing and is not followed (MPICH completes it
+ * with source 0 in its status). */
+static void post_recv(struct plx_thread *t, uint32_t rid, MPI_Comm comm, int source,
+                      MPI_Request req, int persistent)
 {
-    const struct plx_comm *c = plx_mpi_comm(comm);
+    const struct plx_comm *c = source == MPI_PROC_NULL ? NULL : plx_mpi_comm(comm);
     if (c)
         plx_mpi_req_add(req, PLX_REQ_RECV, persistent, rid, c->id, PLX_NO_PEER, 0, 0,
                         persistent ? 0 : plx_ext_last_ticks(t));
@@ -72,14 +73,14 @@ PLX_MPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source
                              MPI_Comm comm, MPI_Request *req)
 {
     PLX_MPI_WRAP("MPI_Irecv", PMPI_Irecv(buf, count, type, source, tag, comm, req), ,
-                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, *req, 0));
+                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, source, *req, 0));
 }
 
 PLX_MPI_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag,
                                  MPI_Comm comm, MPI_Request *req)
 {
     PLX_MPI_WRAP("MPI_Recv_init", PMPI_Recv_init(buf, count, type, source, tag, comm, req), ,
-                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, *req, 1));
+                 if (rc_ == MPI_SUCCESS) post_recv(t, rid, comm, source, *req, 1));
 }
 
 PLX_MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
