@@ -276,11 +276,11 @@ impl Loc {
             .copied()
     }
 
-    /// Its last synchronising collective on a communicator `on` accepts.
-    fn last_coll(&self, on: impl Fn(u32) -> bool) -> Option<&Snap> {
+    /// Its last synchronising collective ended by `at` on a communicator `on` accepts.
+    fn last_coll(&self, at: i64, on: impl Fn(u32) -> bool) -> Option<&Snap> {
         self.coll
             .iter()
-            .filter(|(c, _)| on(*c))
+            .filter(|(c, s)| s.exit <= at && on(*c))
             .map(|(_, s)| s)
             .max_by_key(|s| s.exit)
     }
@@ -289,13 +289,17 @@ impl Loc {
     /// their last collective on a communicator holding both, whichever is later (`None`: an
     /// unranked peer, any collective).
     fn since(&self, peer: Option<u32>, comms: &Comms) -> Account {
-        self.at_since(&self.acc, peer, comms)
+        self.at_since(&self.acc, i64::MAX, peer, comms)
     }
 
-    /// [`Loc::since`] of an account the location had earlier (`acc`).
-    fn at_since(&self, acc: &Account, peer: Option<u32>, comms: &Comms) -> Account {
-        let pair = peer.and_then(|p| self.pair.get(&p));
-        let coll = self.last_coll(|c| peer.is_none_or(|p| comms.holds(c, p)));
+    /// [`Loc::since`] of an account the location had at time `at` (`acc`): from its last
+    /// synchronisation before then (one since, a message received after a receive was
+    /// posted, comes after the interval that post ends).
+    fn at_since(&self, acc: &Account, at: i64, peer: Option<u32>, comms: &Comms) -> Account {
+        let pair = peer
+            .and_then(|p| self.pair.get(&p))
+            .filter(|s| s.exit <= at);
+        let coll = self.last_coll(at, |c| peer.is_none_or(|p| comms.holds(c, p)));
         since_snap(acc, pair, coll)
     }
 
@@ -1471,7 +1475,7 @@ impl Replay {
                 let at = l.posts.iter().rev().find(|e| e.0 <= p + POST_SLACK_NS);
                 let cp = at.map_or(r.cp, |e| e.1);
                 let acc = match at.and_then(|e| e.2.as_ref()) {
-                    Some(a) => l.at_since(a, sender_rank, &self.comms),
+                    Some(a) => l.at_since(a, p, sender_rank, &self.comms),
                     None => acc,
                 };
                 Some((p, cp, acc))

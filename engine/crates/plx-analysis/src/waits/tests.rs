@@ -1964,3 +1964,47 @@ fn a_collective_on_a_smaller_communicator_holding_both_begins_their_interval() {
         assert!(of(w, "main => work_after") > 0.0, "{:?}", t.causes());
     }
 }
+
+#[test]
+fn a_late_receivers_cause_ends_at_the_post_before_a_message_received_after_it() {
+    // rank 1 sends a small message, then blocks in a send until rank 0, which works 200 first,
+    // posts its Irecv; rank 0 receives the small message after the post and completes the
+    // Irecv in MPI_Wait: the late receiver's cause is rank 0's work before the post, not its
+    // time after the small message's receive (which came after the post)
+    let mut t = setup(2, true, true);
+    t.enter(0, 0, "main");
+    t.enter(1, 0, "main");
+    t.enter(0, 0, "work");
+    t.enter(1, 0, "MPI_Send");
+    t.send(1, 1, 0, 0);
+    t.exit(1, 2, "MPI_Send");
+    t.enter(1, 2, "MPI_Send");
+    t.send(1, 3, 0, 1);
+    t.exit(0, 200, "work");
+    t.enter(0, 200, "MPI_Irecv");
+    t.exit(0, 201, "MPI_Irecv");
+    t.enter(0, 201, "MPI_Recv");
+    t.recv(0, 202, 1, 0, 1);
+    t.exit(0, 203, "MPI_Recv");
+    t.enter(0, 203, "MPI_Wait");
+    t.ev(0, 205, EventKind::RecvPosted { before_ns: 5 });
+    t.recv(0, 205, 1, 1, 3);
+    t.exit(1, 206, "MPI_Send");
+    t.exit(0, 207, "MPI_Wait");
+    assert_eq!(
+        t.waits(),
+        vec![("late_receiver", 1, s("main => MPI_Send"), 198)]
+    );
+    let c = t.causes();
+    assert_eq!(
+        c,
+        vec![(
+            "late_receiver",
+            1,
+            0,
+            s("main => work"),
+            CauseKind::Direct,
+            198.0
+        )]
+    );
+}
