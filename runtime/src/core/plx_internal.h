@@ -70,7 +70,7 @@ PLX_HIDDEN int plx_config_given(int id);
 __attribute__((visibility("default"))) const struct plx_config *plx_ext_config(void);
 
 /* ---- regions (regions.c): address or name → dense id, shared by all threads ---------------- */
-/* 4 is an MPI routine (libplx-mpi); 5 a socket call on a traced connection (socket.c); 6 a Java
+/* 4 is an MPI routine (libplx-mpi); 5 a measured C library call (socket.c, wait.c); 6 a Java
  * method (adapters/jvm); 7 an OpenMP construct (adapters/omp). */
 enum plx_region_kind { PLX_KIND_FUNCTION = 0, PLX_KIND_USER = 1, PLX_KIND_PHASE = 2, PLX_KIND_RUNTIME = 3,
                        PLX_KIND_MPI = 4, PLX_KIND_SOCKET = 5, PLX_KIND_JAVA = 6, PLX_KIND_OMP = 7 };

@@ -539,7 +539,7 @@ pub mod structs {
     pub struct RegionDef {
         /// dense, from 0; ids 0 and 1 are the runtime's own work: `plx_flush` (writing a trace buffer) and `plx_symbols` (first-sight lookup of a function's name and filter decision)
         pub region_id: u32,
-        /// 0 function, 1 user region, 2 phase, 3 runtime (the runtime's own work), 4 MPI routine, 5 socket call on a traced connection, 6 Java method, 7 OpenMP construct (below)
+        /// 0 function, 1 user region, 2 phase, 3 runtime (the runtime's own work), 4 MPI routine, 5 measured C library call (socket, sleep, wait on descriptors), 6 Java method, 7 OpenMP construct (below)
         pub kind: RegionKind,
         /// bit 0: excluded by the filter (never measured)
         pub flags: u8,
