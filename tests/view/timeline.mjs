@@ -44,7 +44,10 @@ const setWindow = async (t0, t1) => {
 const bundles = () => page.evaluate(() => {
   const b = window.plxView.bundles();
   const f = (list) => list.map((x) => ({ x0: x.x0, y0: x.y0, x1: x.x1, y1: x.y1, count: x.count, from: x.from.size, to: x.to.size }));
-  return { messages: f(b.messages), handoffs: f(b.handoffs), transfers: f(b.transfers) };
+  // the lines gathered into them: their ends in canvas px
+  const ends = (list) => list.map((l) => [l[0], l[1], l[2], l[3]]);
+  return { messages: f(b.messages), handoffs: f(b.handoffs), transfers: f(b.transfers),
+    lines: { messages: ends(b.lines.messages), handoffs: ends(b.lines.handoffs) } };
 });
 const box = async () => page.locator("#timeline").boundingBox();
 

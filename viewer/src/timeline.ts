@@ -48,6 +48,13 @@ interface Drawing {
   /** the messages received before their send (clocks that disagree), drawn flagged */
   backward: Bundle[];
   handoffs: Bundle[]; transfers: Bundle[]; bands: number; density: number[];
+  /** the lines the message and hand-off bundles were gathered from */
+  lines: { messages: Line[]; handoffs: Line[] };
+}
+
+function emptyDrawing(): Drawing {
+  return { messages: [], backward: [], handoffs: [], transfers: [], bands: 0, density: [],
+    lines: { messages: [], handoffs: [] } };
 }
 
 /** How a message received before its send is drawn: red, dashed (and in the legend). */
@@ -87,7 +94,7 @@ export class Timeline {
   private runtime: Set<number>;
   private found: SearchAnswer | null = null;
   private current = -1;
-  private frame: Drawing = { messages: [], backward: [], handoffs: [], transfers: [], bands: 0, density: [] };
+  private frame: Drawing = emptyDrawing();
   /** the counters' and the external series' rows */
   private values: ValueRows;
   /** the wait states of the window */
@@ -739,9 +746,10 @@ export class Timeline {
   }
 
   /** The overlays' bundles of the last frame, for the browser tests. */
-  bundles(): { messages: Bundle[]; backward: Bundle[]; handoffs: Bundle[]; transfers: Bundle[] } {
+  bundles(): { messages: Bundle[]; backward: Bundle[]; handoffs: Bundle[]; transfers: Bundle[];
+    lines: { messages: Line[]; handoffs: Line[] }; } {
     return { messages: this.frame.messages, backward: this.frame.backward, handoffs: this.frame.handoffs,
-      transfers: this.frame.transfers };
+      transfers: this.frame.transfers, lines: this.frame.lines };
   }
 
   /** Finds every instance of the region `name` and steps to the first. */
@@ -837,7 +845,7 @@ export class Timeline {
     c.dataset.waits = String(this.waits.drawn.length);
     c.dataset.waitsTotal = wa ? String(wa.total) : "";
     c.dataset.waitsInWindow = wa ? String(wa.count) : "";
-    this.frame = { messages: [], backward: [], handoffs: [], transfers: [], bands: 0, density: [] };
+    this.frame = emptyDrawing();
     if (a) this.drawOverlays(g, a);
     this.drawFound(g);
     if (this.state.selection) {
@@ -1006,6 +1014,7 @@ export class Timeline {
     d.lines = String(lines);
     d.handoffs = String(a.handoffs_total ?? 0);
     this.frame.density = density;
+    this.frame.lines = { messages: o.messages ? msgs : [], handoffs: o.handoffs ? arcs : [] };
     if (o.messages) {
       this.frame.messages = bundle(msgs, this.bundleLimit());
       drawBundles(g, this.frame.messages, "rgba(20,20,20,0.55)", [], this.frame.messages.length <= LABELLED);
