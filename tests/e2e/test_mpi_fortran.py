@@ -101,21 +101,21 @@ def test_waits_of_the_injected_delays_and_their_causes(fortran_run):
     table = rows(exp)
     top = "main => MAIN__ => "
     late = waits_at(table, "late_sender", top + "late_sender_any_ => MPI_Waitany")
-    assert list(late) == [0] and injected(late[0]), late
+    assert list(late) == [0] and injected(late[0], D), late
     nxn = waits_at(table, "wait_at_nxn", top + "iallreduce_ => MPI_Wait")
-    assert sorted(nxn) == [0, 1, 2] and all(injected(w) for w in nxn.values()), nxn
+    assert sorted(nxn) == [0, 1, 2] and all(injected(w, D) for w in nxn.values()), nxn
     bar = waits_at(table, "wait_at_barrier", top + "split_barrier_ => MPI_Barrier")
-    assert injected(bar[2]), bar
+    assert injected(bar[2], D), bar
     assert all(w < D / 4 for r, w in bar.items() if r != 2), bar
     bcast = waits_at(table, "late_broadcast", top + "late_bcast_ => MPI_Bcast")
-    assert sorted(bcast) == [0, 2, 3] and all(injected(w) for w in bcast.values()), bcast
+    assert sorted(bcast) == [0, 2, 3] and all(injected(w, D) for w in bcast.values()), bcast
     causes = rows(exp, "--causes")
     for pattern, delay, waiting, late_rank in (("late_sender", "delay_send_", [0], 1),
                                                ("wait_at_nxn", "delay_iallreduce_", [0, 1, 2], 3),
                                                ("late_broadcast", "delay_bcast_", [0, 2, 3], 1)):
         c = caused(causes, pattern, delay)
         for w in waiting:
-            assert injected(c.get((w, late_rank, "direct"), 0.0)), (pattern, w, c)
+            assert injected(c.get((w, late_rank, "direct"), 0.0), D), (pattern, w, c)
     # the subcommunicator's barrier: rank 2 waited for rank 3 alone
     c = caused(causes, "wait_at_barrier", "delay_split_")
-    assert injected(c.get((2, 3, "direct"), 0.0)), c
+    assert injected(c.get((2, 3, "direct"), 0.0), D), c

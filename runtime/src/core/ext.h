@@ -36,12 +36,12 @@ PLX_EXT_API void plx_ext_end_process(int reason, int status);
  * plx_ext_live_remove once its content has been written as records. */
 PLX_EXT_API void *plx_ext_live_map(const char *kind, struct plx_thread *t, uint16_t item_size,
                                    uint32_t capacity, struct plx_live_header **header);
+PLX_EXT_API void plx_ext_live_remove(const char *kind, struct plx_thread *t,
+                                     struct plx_live_header *header);
 /* Points each GOT slot (JUMP_SLOT, GLOB_DAT) of the loaded object at `base` whose symbol `to`
  * maps to an address (0: left as it is) at that address; the number of slots written. */
 PLX_EXT_API size_t plx_ext_got_repoint(uintptr_t base, uintptr_t (*to)(const char *name, void *arg),
                                        void *arg);
-PLX_EXT_API void plx_ext_live_remove(const char *kind, struct plx_thread *t,
-                                     struct plx_live_header *header);
 /* Messages (messages.c), for every message-passing layer: a trace event now (trace mode) and
  * the thread's statistics by (region, peer, communicator, direction). Peers and roots are world
  * ranks (PLX_EXT_NO_PEER: none), communicators the ids of CommDef records. */
